@@ -1,0 +1,66 @@
+"""The one small exception hierarchy every zooport error derives from.
+
+Classes:
+    ZooportError: the root; catch this to catch anything zooport raises on purpose.
+    ActionError: an action of the wrong rank, batch size, dtype, range or part.
+    UnknownBehaviorError: a behaviour name the environment does not have.
+    UnknownAgentError: an agent id that is not in the behaviour's current steps.
+    EnvNotResetError: ``get_steps``/``step`` before the first ``reset``.
+    EnvClosedError: any call after ``close``.
+    SideChannelError: a malformed, truncated or unexpected side-channel message.
+    RegistryError: an unknown registry id or a bad registry file.
+    SpecError: a spec or observation the adapters cannot represent.
+
+Each also derives from the built-in exception a Python user would try first
+(``ValueError``, ``LookupError``, ``RuntimeError``), so ``except ValueError`` keeps working.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ZooportError",
+    "ActionError",
+    "UnknownBehaviorError",
+    "UnknownAgentError",
+    "EnvNotResetError",
+    "EnvClosedError",
+    "SideChannelError",
+    "RegistryError",
+    "SpecError",
+]
+
+
+class ZooportError(Exception):
+    """Base class of every error zooport raises on purpose."""
+
+
+class ActionError(ZooportError, ValueError):
+    """An action does not match the behaviour's ``ActionSpec``."""
+
+
+class UnknownBehaviorError(ZooportError, LookupError):
+    """A behaviour name that the environment does not have."""
+
+
+class UnknownAgentError(ZooportError, LookupError):
+    """An agent id that is not part of the behaviour's current decision steps."""
+
+
+class EnvNotResetError(ZooportError, RuntimeError):
+    """The environment was used before its first ``reset()``."""
+
+
+class EnvClosedError(ZooportError, RuntimeError):
+    """The environment was used after ``close()``."""
+
+
+class SideChannelError(ZooportError, ValueError):
+    """A side-channel message is malformed, truncated or addressed to no channel."""
+
+
+class RegistryError(ZooportError, LookupError):
+    """An unknown registry identifier or an unreadable registry file."""
+
+
+class SpecError(ZooportError, ValueError):
+    """A behaviour spec or observation that cannot be represented as asked."""
