@@ -1,0 +1,51 @@
+"""zooport.envs: the batched BaseEnv API, side channels, registry, authoring base, built-ins.
+
+Modules:
+    base_env: ``ActionTuple``, ``ActionSpec``, ``BehaviorSpec``, ``DecisionSteps``, ``BaseEnv``...
+    side_channel: ML-Agents' side channels, byte-compatible.
+    batched_env: ``BatchedEnv``, the base class for writing a vectorised env.
+    registry: ``default_registry`` and the registry entry classes (offline).
+    checker: ``check_base_env``, a conformance checker for any BaseEnv.
+    builtin: ``Basic``, ``BallBalance``, ``GridWorld``, ``Tag``, ``Collector``.
+"""
+
+from __future__ import annotations
+
+from zooport.envs.base_env import (
+    ActionSpec,
+    ActionTuple,
+    AgentId,
+    BaseEnv,
+    BehaviorMapping,
+    BehaviorName,
+    BehaviorSpec,
+    DecisionStep,
+    DecisionSteps,
+    DimensionProperty,
+    GroupId,
+    ObservationSpec,
+    ObservationType,
+    TerminalStep,
+    TerminalSteps,
+)
+from zooport.envs.batched_env import BatchedEnv, StepResult
+
+__all__ = [
+    "ActionSpec",
+    "ActionTuple",
+    "AgentId",
+    "BaseEnv",
+    "BatchedEnv",
+    "BehaviorMapping",
+    "BehaviorName",
+    "BehaviorSpec",
+    "DecisionStep",
+    "DecisionSteps",
+    "DimensionProperty",
+    "GroupId",
+    "ObservationSpec",
+    "ObservationType",
+    "StepResult",
+    "TerminalStep",
+    "TerminalSteps",
+]
