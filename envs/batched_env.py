@@ -1,0 +1,480 @@
+"""A base class for writing a vectorised :class:`~zooport.envs.base_env.BaseEnv` with arrays only.
+
+Classes:
+    StepResult: what an author's ``_step`` returns per behaviour.
+    BatchedEnv: owns agent ids, decision periods, max-step interruption, restarting
+        finished agents in the same step, action validation, seeding, side channels and
+        ``close``; the author implements a handful of array functions.
+
+An author subclasses :class:`BatchedEnv`, declares behaviours with ``_add_behavior`` in
+``__init__`` and implements:
+
+- ``_reset_agents(behavior, slots)``: start a new episode for those slots.
+- ``_step(actions)``: advance the simulation one step for every active slot of every
+  behaviour; ``actions[behavior]`` is an :class:`ActionTuple` with one row per slot.
+  Returns ``{behavior: StepResult(reward, terminated[, group_reward])}`` over all slots.
+- ``_observe(behavior, slots)``: the observations of those slots, one array per spec.
+- optionally ``_action_mask(behavior, slots)`` (True = NOT available), ``_on_reset()``,
+  ``_render()``.
+
+Agents live in fixed *slots* (0 .. capacity-1 per behaviour). An agent keeps its id when
+it is restarted; ``_spawn`` activates free slots with fresh ids during an episode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, NamedTuple
+
+import numpy as np
+
+from zooport.envs.base_env import (
+    ActionTuple,
+    AgentId,
+    BaseEnv,
+    BehaviorMapping,
+    BehaviorName,
+    BehaviorSpec,
+    DecisionSteps,
+    TerminalSteps,
+)
+from zooport.envs.side_channel.side_channel import SideChannel
+from zooport.envs.side_channel.simulation_side import SimulationSideChannels
+from zooport.envs.side_channel.stats_side_channel import StatsAggregationMethod
+from zooport.errors import (
+    EnvClosedError,
+    EnvNotResetError,
+    UnknownAgentError,
+    UnknownBehaviorError,
+)
+
+__all__ = ["StepResult", "BatchedEnv"]
+
+
+class StepResult(NamedTuple):
+    """One behaviour's outcome of a simulation step, one entry per slot.
+
+    Attributes:
+        reward: (capacity,) rewards earned in this step.
+        terminated: (capacity,) True where the agent's episode ended (not a time limit).
+        group_reward: (capacity,) group rewards earned in this step, or None.
+    """
+
+    reward: np.ndarray
+    terminated: np.ndarray
+    group_reward: np.ndarray | None = None
+
+
+class _Behavior:
+    """Per-behaviour bookkeeping; arrays are indexed by slot."""
+
+    __slots__ = (
+        "name", "spec", "capacity", "initial", "period", "max_steps", "restart",
+        "ids", "active", "group_id", "continuous", "discrete", "pending_reward",
+        "pending_group", "episode_steps", "since_decision", "spawned", "decision_slots",
+        "actions_set", "steps", "empty_terminal",
+    )  # fmt: skip
+
+    def __init__(self, name, spec, n_agents, capacity, period, max_steps, restart, group_id):
+        self.name = name
+        self.spec = spec
+        self.capacity = capacity
+        self.initial = n_agents
+        self.period = period
+        self.max_steps = max_steps
+        self.restart = restart
+        self.ids = np.full(capacity, -1, dtype=np.int32)
+        self.active = np.zeros(capacity, dtype=bool)
+        self.group_id = np.zeros(capacity, dtype=np.int32)
+        if group_id is not None:
+            self.group_id[:] = group_id
+        self.continuous = np.zeros((capacity, spec.action_spec.continuous_size), np.float32)
+        self.discrete = np.zeros((capacity, spec.action_spec.discrete_size), np.int32)
+        self.pending_reward = np.zeros(capacity, dtype=np.float32)
+        self.pending_group = np.zeros(capacity, dtype=np.float32)
+        self.episode_steps = np.zeros(capacity, dtype=np.int64)
+        self.since_decision = np.zeros(capacity, dtype=np.int64)
+        self.spawned = np.zeros(capacity, dtype=bool)
+        self.decision_slots = np.zeros(0, dtype=np.intp)
+        self.actions_set = False
+        self.steps: tuple[DecisionSteps, TerminalSteps] | None = None
+        self.empty_terminal = TerminalSteps.empty(spec)
+
+
+class BatchedEnv(BaseEnv):
+    """Base class for a vectorised numpy environment; see the module docstring.
+
+    Args:
+        seed: seeds ``self.np_random``; ``reset(seed=...)`` reseeds it.
+        side_channels: the user's side channels; the environment reads its engine
+            configuration and environment parameters from their serialised messages and
+            sends statistics back through them.
+        max_steps: an agent's episode is interrupted (truncated) after this many steps;
+            0 means never. ``_add_behavior(max_steps=...)`` overrides it per behaviour.
+        reorder_agents: present each batch in a random row order, as Unity may; used to
+            test that consumers map agents by id, not by position.
+
+    Example:
+        >>> import numpy as np
+        >>> from zooport.envs.base_env import ActionSpec, BehaviorSpec, ObservationSpec
+        >>> from zooport.envs.base_env import DimensionProperty, ObservationType
+        >>> class Counter(BatchedEnv):
+        ...     '''Each agent counts its steps; the episode ends at 3.'''
+        ...     def __init__(self, n=2, **kw):
+        ...         super().__init__(**kw)
+        ...         obs = ObservationSpec((1,), (DimensionProperty.NONE,),
+        ...                               ObservationType.DEFAULT, "count")
+        ...         spec = BehaviorSpec([obs], ActionSpec.create_discrete((2,)))
+        ...         self._add_behavior("Counter", spec, n)
+        ...         self.count = np.zeros(n, np.float32)
+        ...     def _reset_agents(self, behavior, slots):
+        ...         self.count[slots] = 0
+        ...     def _step(self, actions):
+        ...         self.count += 1
+        ...         return {"Counter": StepResult(np.ones(2, np.float32), self.count >= 3)}
+        ...     def _observe(self, behavior, slots):
+        ...         return [self.count[slots, None]]
+        >>> env = Counter(seed=0)
+        >>> env.reset()
+        >>> for _ in range(3):
+        ...     env.step()
+        >>> decision, terminal = env.get_steps("Counter")
+        >>> terminal.agent_id.tolist(), terminal.reward.tolist(), decision.reward.tolist()
+        ([0, 1], [1.0, 1.0], [0.0, 0.0])
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 30}
+    #: Adapters call ``reset(seed=...)`` on cores that declare this.
+    seedable: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        *,
+        seed: int | None = None,
+        side_channels: Sequence[SideChannel] | None = None,
+        max_steps: int = 0,
+        reorder_agents: bool = False,
+    ) -> None:
+        if max_steps < 0:
+            raise ValueError(f"Expect max_steps to be >= 0 (0 = no limit), actually: {max_steps}")
+        self._behaviors: dict[str, _Behavior] = {}
+        self._specs = BehaviorMapping({})
+        self._max_steps = int(max_steps)
+        self._reorder = bool(reorder_agents)
+        self._seed = seed
+        self.np_random = np.random.default_rng(seed)
+        self._order_rng = np.random.default_rng(None if seed is None else seed + 1)
+        self._user_channels = list(side_channels or [])
+        self._channels = SimulationSideChannels(self._user_channels, seed=seed)
+        self._next_id = 0
+        self._was_reset = False
+        self._closed = False
+
+    # ----------------------------------------------------------------- authoring API
+
+    def _add_behavior(
+        self,
+        name: BehaviorName,
+        spec: BehaviorSpec,
+        n_agents: int,
+        *,
+        capacity: int | None = None,
+        decision_period: int = 1,
+        max_steps: int | None = None,
+        restart_finished: bool = True,
+        group_id: int | np.ndarray | None = None,
+    ) -> None:
+        """Declares a behaviour with ``n_agents`` agents (``capacity`` slots for spawning).
+
+        ``decision_period`` k: an agent requests a decision every k steps (and right after
+        its episode restarts), repeating its last action in between. With
+        ``restart_finished=False`` an agent whose episode ends stays out until ``reset``.
+        """
+        if name in self._behaviors:
+            raise ValueError(f"behavior {name!r} is declared twice")
+        capacity = n_agents if capacity is None else capacity
+        if n_agents < 1 or capacity < n_agents:
+            raise ValueError(
+                f"behavior {name!r}: expect 1 <= n_agents <= capacity, actually: "
+                f"n_agents={n_agents}, capacity={capacity}"
+            )
+        if decision_period < 1:
+            raise ValueError(
+                f"behavior {name!r}: expect decision_period >= 1, actually: {decision_period}"
+            )
+        limit = self._max_steps if max_steps is None else int(max_steps)
+        self._behaviors[name] = _Behavior(
+            name, spec, n_agents, capacity, decision_period, limit, restart_finished, group_id
+        )
+        self._specs = BehaviorMapping({b.name: b.spec for b in self._behaviors.values()})
+
+    def _spawn(self, behavior: BehaviorName, count: int) -> np.ndarray:
+        """Activates up to ``count`` free slots with fresh agent ids; returns the slots.
+
+        Spawned agents are reset with ``_reset_agents`` and request a decision at the end
+        of the current step.
+        """
+        b = self._behavior(behavior)
+        free = np.flatnonzero(~b.active)[:count]
+        b.active[free] = True
+        b.spawned[free] = True
+        b.ids[free] = np.arange(self._next_id, self._next_id + free.size, dtype=np.int32)
+        self._next_id += free.size
+        b.episode_steps[free] = 0
+        b.since_decision[free] = 0
+        b.pending_reward[free] = 0
+        b.pending_group[free] = 0
+        b.continuous[free] = 0
+        b.discrete[free] = 0
+        return free
+
+    def active_slots(self, behavior: BehaviorName) -> np.ndarray:
+        """A (capacity,) bool array, True where a slot holds a live agent."""
+        return self._behavior(behavior).active.copy()
+
+    def environment_parameter(self, key: str, default: float) -> float:
+        """The value sent through ``EnvironmentParametersChannel`` (sampled if a sampler)."""
+        return self._channels.get_parameter(key, default)
+
+    def record_stat(
+        self,
+        key: str,
+        value: float,
+        aggregation: StatsAggregationMethod = StatsAggregationMethod.AVERAGE,
+    ) -> None:
+        """Sends a statistic to the user's ``StatsSideChannel`` at the end of this step."""
+        self._channels.record_stat(key, value, aggregation)
+
+    @property
+    def engine_config(self):
+        """The engine configuration last received through ``EngineConfigurationChannel``."""
+        return self._channels.engine_config
+
+    def _reset_agents(self, behavior: BehaviorName, slots: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _step(self, actions: dict[BehaviorName, ActionTuple]) -> dict[BehaviorName, StepResult]:
+        raise NotImplementedError
+
+    def _observe(self, behavior: BehaviorName, slots: np.ndarray) -> list[np.ndarray]:
+        raise NotImplementedError
+
+    def _action_mask(self, behavior: BehaviorName, slots: np.ndarray) -> list[np.ndarray] | None:
+        return None
+
+    def _on_reset(self) -> None:
+        """Called at the start of every ``reset``, after reseeding; resets global state."""
+
+    def _render(self) -> np.ndarray:
+        raise NotImplementedError(f"{type(self).__name__} does not implement rendering")
+
+    # ----------------------------------------------------------------- BaseEnv API
+
+    @property
+    def behavior_specs(self) -> Mapping[BehaviorName, BehaviorSpec]:
+        self._check_open()
+        return self._specs
+
+    @property
+    def side_channels(self) -> list[SideChannel]:
+        """The user's side channels this environment was constructed with."""
+        return list(self._user_channels)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Starts a new episode for every agent; ``seed`` reseeds the environment's RNG."""
+        self._check_open()
+        if not self._behaviors:
+            raise RuntimeError(f"{type(self).__name__} declared no behavior (_add_behavior)")
+        if seed is not None:
+            self._seed = seed
+            self.np_random = np.random.default_rng(seed)
+            self._order_rng = np.random.default_rng(seed + 1)
+        self._channels.exchange()
+        self._on_reset()
+        self._next_id = 0
+        for b in self._behaviors.values():
+            b.active[:] = False
+            b.active[: b.initial] = True
+            b.ids[:] = -1
+            b.ids[: b.initial] = np.arange(self._next_id, self._next_id + b.initial)
+            self._next_id += b.initial
+            for array in (b.pending_reward, b.pending_group, b.episode_steps, b.since_decision):
+                array[:] = 0
+            b.continuous[:] = 0
+            b.discrete[:] = 0
+            b.spawned[:] = False
+            self._reset_agents(b.name, np.arange(b.initial))
+        for b in self._behaviors.values():
+            self._publish(b, np.flatnonzero(b.active), np.zeros(0, dtype=np.intp), None)
+        self._was_reset = True
+        self._channels.exchange()
+
+    def step(self) -> None:
+        """Advances every behaviour one simulation step."""
+        self._check_ready()
+        self._channels.exchange()
+        for b in self._behaviors.values():
+            if not b.actions_set and b.decision_slots.size:
+                # ML-Agents' rule: an agent that decided and got no action takes a zero action.
+                b.continuous[b.decision_slots] = 0
+                b.discrete[b.decision_slots] = 0
+            b.actions_set = False
+        results = self._step(
+            {name: ActionTuple(b.continuous, b.discrete) for name, b in self._behaviors.items()}
+        )
+        for name, b in self._behaviors.items():
+            try:
+                result = results[name]
+            except KeyError:
+                raise KeyError(
+                    f"{type(self).__name__}._step returned no StepResult for behavior {name!r}"
+                ) from None
+            self._advance(b, result)
+        self._channels.exchange()
+
+    def set_actions(self, behavior_name: BehaviorName, action: ActionTuple) -> None:
+        self._check_ready()
+        b = self._behavior(behavior_name)
+        action = b.spec.action_spec._validate_action(action, b.decision_slots.size, b.name)
+        slots = b.decision_slots
+        if b.continuous.shape[1]:
+            b.continuous[slots] = action.continuous
+        if b.discrete.shape[1]:
+            b.discrete[slots] = action.discrete
+        b.actions_set = True
+
+    def set_action_for_agent(
+        self, behavior_name: BehaviorName, agent_id: AgentId, action: ActionTuple
+    ) -> None:
+        self._check_ready()
+        b = self._behavior(behavior_name)
+        action = b.spec.action_spec._validate_action(action, 1, b.name)
+        decision = b.steps[0]
+        if agent_id not in decision.agent_id_to_index:
+            raise UnknownAgentError(
+                f"behavior {b.name!r}: agent {agent_id!r} did not request a decision at the "
+                f"last step; agents that did: {decision.agent_id.tolist()}"
+            )
+        if not b.actions_set:
+            b.continuous[b.decision_slots] = 0
+            b.discrete[b.decision_slots] = 0
+        slot = b.decision_slots[decision.agent_id_to_index[agent_id]]
+        b.continuous[slot] = action.continuous[0]
+        b.discrete[slot] = action.discrete[0]
+        b.actions_set = True
+
+    def get_steps(self, behavior_name: BehaviorName) -> tuple[DecisionSteps, TerminalSteps]:
+        self._check_ready()
+        return self._behavior(behavior_name).steps
+
+    def render(self) -> np.ndarray:
+        """An (H, W, 3) uint8 picture of the current state."""
+        self._check_ready()
+        return self._render()
+
+    def close(self) -> None:
+        """Releases the environment; later calls raise :class:`EnvClosedError`."""
+        self._closed = True
+
+    @property
+    def closed(self) -> bool:
+        """True once ``close()`` was called."""
+        return self._closed
+
+    # ----------------------------------------------------------------- internals
+
+    def _advance(self, b: _Behavior, result: StepResult) -> None:
+        active = b.active
+        reward = np.asarray(result.reward, dtype=np.float32)
+        terminated = np.asarray(result.terminated, dtype=bool)
+        if reward.shape != (b.capacity,) or terminated.shape != (b.capacity,):
+            raise ValueError(
+                f"{type(self).__name__}._step for behavior {b.name!r}: expected reward and "
+                f"terminated of shape ({b.capacity},), got {reward.shape} and {terminated.shape}"
+            )
+        spawned = b.spawned & active
+        stepped = active & ~spawned
+        b.pending_reward += np.where(stepped, reward, 0.0).astype(np.float32)
+        if result.group_reward is not None:
+            b.pending_group += np.where(stepped, result.group_reward, 0.0).astype(np.float32)
+        b.episode_steps[stepped] += 1
+        b.since_decision[stepped] += 1
+        terminated = terminated & stepped
+        interrupted = ~terminated & stepped & (b.max_steps > 0) & (b.episode_steps >= b.max_steps)
+        done_slots = np.flatnonzero(terminated | interrupted)
+        terminal = None
+        if done_slots.size:
+            terminal = self._terminal_steps(b, done_slots, interrupted[done_slots])
+            b.episode_steps[done_slots] = 0
+            if b.restart:
+                self._reset_agents(b.name, done_slots)
+            else:
+                b.active[done_slots] = False
+        if spawned.any():
+            self._reset_agents(b.name, np.flatnonzero(spawned))
+            b.spawned[:] = False
+        due = b.active & ((b.since_decision >= b.period) | spawned)
+        if done_slots.size and b.restart:
+            due[done_slots] = True
+        self._publish(b, np.flatnonzero(due), done_slots, terminal)
+
+    def _terminal_steps(
+        self, b: _Behavior, slots: np.ndarray, interrupted: np.ndarray
+    ) -> TerminalSteps:
+        if self._reorder:
+            order = self._order_rng.permutation(slots.size)
+            slots, interrupted = slots[order], interrupted[order]
+        steps = TerminalSteps(
+            obs=self._observe(b.name, slots),
+            reward=b.pending_reward[slots],
+            interrupted=interrupted.copy(),
+            agent_id=b.ids[slots],
+            group_id=b.group_id[slots],
+            group_reward=b.pending_group[slots],
+        )
+        b.pending_reward[slots] = 0
+        b.pending_group[slots] = 0
+        return steps
+
+    def _publish(
+        self,
+        b: _Behavior,
+        slots: np.ndarray,
+        done_slots: np.ndarray,
+        terminal: TerminalSteps | None,
+    ) -> None:
+        if self._reorder and slots.size:
+            slots = slots[self._order_rng.permutation(slots.size)]
+        decision = DecisionSteps(
+            obs=self._observe(b.name, slots),
+            reward=b.pending_reward[slots],
+            agent_id=b.ids[slots],
+            action_mask=self._action_mask(b.name, slots),
+            group_id=b.group_id[slots],
+            group_reward=b.pending_group[slots],
+        )
+        b.pending_reward[slots] = 0
+        b.pending_group[slots] = 0
+        b.since_decision[slots] = 0
+        b.decision_slots = slots
+        b.steps = (decision, b.empty_terminal if terminal is None else terminal)
+
+    def _behavior(self, name: BehaviorName) -> _Behavior:
+        try:
+            return self._behaviors[name]
+        except (KeyError, TypeError):
+            raise UnknownBehaviorError(
+                f"{type(self).__name__} has no behavior {name!r}; "
+                f"behaviors: {list(self._behaviors)}"
+            ) from None
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise EnvClosedError(f"{type(self).__name__} was used after close()")
+
+    def _check_ready(self) -> None:
+        self._check_open()
+        if not self._was_reset:
+            raise EnvNotResetError(
+                f"{type(self).__name__}: call reset() before step(), get_steps() or set_actions()"
+            )
