@@ -1,0 +1,229 @@
+"""The agents of one behaviour as a fixed set of slots, for the single and vector adapters.
+
+Classes:
+    SlotStep: the outcome of one adapter step, one entry per slot.
+    BehaviorSlots: maps a behaviour's agent ids to slots by array arithmetic, sends the
+        slots' actions to the core in one ``set_actions`` call, steps the core until a slot
+        has a decision or a terminal step, and keeps each slot's last observation.
+
+Semantics (shared by ``GymEnv``, ``BehaviorVectorEnv`` and ``SB3VecEnv``):
+    - slot i holds the i-th smallest agent id seen at reset; the core may reorder rows;
+    - a slot in TerminalSteps is terminated, or truncated when ``interrupted``, with its
+      terminal reward and final observation; if the core restarted it in the same step, the
+      DecisionSteps entry is the first observation of its next episode (SAME_STEP autoreset);
+    - a slot without a decision keeps its last observation, gets reward 0 (what it earns
+      arrives summed with its next decision), and its submitted action is ignored;
+    - an agent id that was not there at reset is an error: the slot count is fixed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from zooport.adapters.core_access import reset_core, step_until_any
+from zooport.adapters.spaces import ActionLayout, ObservationLayout
+from zooport.envs.base_env import ActionTuple, DecisionSteps, TerminalSteps
+from zooport.errors import SpecError, UnknownBehaviorError
+
+__all__ = ["SlotStep", "BehaviorSlots"]
+
+
+class SlotStep(NamedTuple):
+    """One adapter step over N slots.
+
+    Attributes:
+        reward: (N,) float32.
+        terminated: (N,) bool.
+        truncated: (N,) bool.
+        decided: (N,) bool, True where the slot has a new decision (its action counts next).
+        final_slots: the slots whose episode ended, in ascending order.
+        final_obs: their final observations (consumer layout, rows follow ``final_slots``).
+        group_reward: (N,) float32, the group reward reported with this step.
+    """
+
+    reward: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+    decided: np.ndarray
+    final_slots: np.ndarray
+    final_obs: Any
+    group_reward: np.ndarray
+
+
+def behavior_name_of(core: Any, behavior_name: str | None, adapter: str) -> str:
+    """The behaviour an adapter serves: the given one, or the core's only one."""
+    names = list(core.behavior_specs)
+    if behavior_name is None:
+        if len(names) != 1:
+            raise UnknownBehaviorError(
+                f"{adapter}: the core has behaviors {names}; pass behavior_name= to choose one"
+            )
+        return names[0]
+    if behavior_name not in names:
+        raise UnknownBehaviorError(
+            f"{adapter}: the core has no behavior {behavior_name!r}; behaviors: {names}"
+        )
+    return behavior_name
+
+
+class BehaviorSlots:
+    """A behaviour's agents as N slots; see the module docstring for the semantics.
+
+    Args:
+        core: any BaseEnv.
+        behavior_name: the behaviour (None when the core has only one).
+        uint8_visual, flatten_branched, allow_multiple_obs: see :mod:`zooport.adapters.spaces`.
+        adapter: the adapter's name, for error messages.
+    """
+
+    def __init__(
+        self,
+        core: Any,
+        behavior_name: str | None = None,
+        *,
+        uint8_visual: bool = False,
+        flatten_branched: bool = False,
+        allow_multiple_obs: bool = False,
+        adapter: str = "adapter",
+    ) -> None:
+        self.core = core
+        self.adapter = adapter
+        self.name = behavior_name_of(core, behavior_name, adapter)
+        spec = core.behavior_specs[self.name]
+        self.spec = spec
+        self.obs_layout = ObservationLayout(
+            spec.observation_specs, uint8_visual=uint8_visual, allow_multiple_obs=allow_multiple_obs
+        )
+        self.action_layout = ActionLayout(
+            spec.action_spec, flatten_branched=flatten_branched, name=self.name
+        )
+        self.ids = np.zeros(0, dtype=np.int64)
+        self.num_slots = 0
+        self.episode_over = np.zeros(0, dtype=bool)
+
+    # ------------------------------------------------------------------ episodes
+
+    def reset(self, seed: int | None = None) -> bool:
+        """Resets the core and fixes the slots; returns True if the seed reached the core."""
+        seeded = reset_core(self.core, seed)
+        decision, terminal = self.core.get_steps(self.name)
+        if not len(decision):
+            decision, terminal = step_until_any(self.core, [self.name])[self.name]
+        ids = np.sort(np.asarray(decision.agent_id, dtype=np.int64))
+        if self.num_slots and ids.size != self.num_slots:
+            raise SpecError(
+                f"{self.adapter}: behavior {self.name!r} had {self.num_slots} agents and now "
+                f"has {ids.size} after reset; the number of slots is fixed at construction"
+            )
+        self.ids = ids
+        self.num_slots = ids.size
+        self.obs = self.obs_layout.allocate(self.num_slots)
+        self.mask = np.ones((self.num_slots, self.action_layout.mask_size), dtype=np.int8)
+        self.carry = np.zeros(self.num_slots, dtype=np.float32)
+        self.group_id = np.zeros(self.num_slots, dtype=np.int32)
+        self.decided = np.zeros(self.num_slots, dtype=bool)
+        self.episode_over = np.zeros(self.num_slots, dtype=bool)
+        self._absorb_decisions(decision)
+        return seeded
+
+    def refill(self, limit: int = 1000) -> bool:
+        """Steps the core until every slot whose episode ended has a decision again.
+
+        Used by single-agent ``reset()`` after an episode that the core itself ended, so a
+        restarted agent does not cost a full core reset. Returns False when the agents have
+        not come back within ``limit`` core steps (a core that does not restart agents); the
+        caller then resets the core.
+        """
+        for _ in range(limit):
+            if self.decided[self.episode_over].all():
+                self.episode_over[:] = False
+                return True
+            self.core.step()
+            # What a slot earns before the episode it is waiting for belongs to that episode.
+            self.carry += self._absorb(*self.core.get_steps(self.name)).reward
+        return False
+
+    # ------------------------------------------------------------------ stepping
+
+    def slots_of(self, agent_ids: np.ndarray) -> np.ndarray:
+        """The slot of each agent id (vectorised); unknown ids are an error."""
+        agent_ids = np.asarray(agent_ids, dtype=np.int64)
+        slots = np.searchsorted(self.ids, agent_ids)
+        clipped = np.minimum(slots, max(self.num_slots - 1, 0))
+        known = (slots < self.num_slots) & (self.ids[clipped] == agent_ids)
+        if not known.all():
+            raise SpecError(
+                f"{self.adapter}: behavior {self.name!r} has agent ids "
+                f"{agent_ids[~known].tolist()} that were not there at reset "
+                f"(slots hold {self.ids.tolist()}); vector adapters need a fixed set of agents"
+            )
+        return slots
+
+    def set_actions(self, actions: Any) -> None:
+        """Sends the actions of the slots that have a decision to the core (one call)."""
+        action = self.action_layout.to_core(actions, self.num_slots)
+        rows = self._decision_slots
+        if rows.size:
+            self.core.set_actions(
+                self.name, ActionTuple(action.continuous[rows], action.discrete[rows])
+            )
+
+    def step(self, actions: Any) -> SlotStep:
+        """Sets the actions, steps the core until a slot reports, returns the outcome."""
+        self.set_actions(actions)
+        decision, terminal = step_until_any(self.core, [self.name])[self.name]
+        return self._absorb(decision, terminal)
+
+    def _absorb(self, decision: DecisionSteps, terminal: TerminalSteps) -> SlotStep:
+        n = self.num_slots
+        reward = np.zeros(n, dtype=np.float32)
+        group_reward = np.zeros(n, dtype=np.float32)
+        terminated = np.zeros(n, dtype=bool)
+        truncated = np.zeros(n, dtype=bool)
+        final_slots = np.zeros(0, dtype=np.intp)
+        final_obs = None
+        term_slots = self.slots_of(terminal.agent_id) if len(terminal) else final_slots
+        if len(terminal):
+            reward[term_slots] = terminal.reward
+            group_reward[term_slots] = terminal.group_reward
+            interrupted = np.asarray(terminal.interrupted, dtype=bool)
+            truncated[term_slots] = interrupted
+            terminated[term_slots] = ~interrupted
+            order = np.argsort(term_slots, kind="stable")
+            final_slots = term_slots[order]
+            final_obs = self.obs_layout.convert(terminal.obs, order)
+            # The last observation of a slot that is not restarted is its final one.
+            self.obs_layout.write(self.obs, term_slots, terminal.obs)
+            self.episode_over[term_slots] = True
+        dec_slots = self._absorb_decisions(decision)
+        restarted = np.zeros(n, dtype=bool)
+        restarted[term_slots] = True
+        restarted_rows = restarted[dec_slots]
+        fresh_rows = ~restarted_rows
+        reward[dec_slots[fresh_rows]] += decision.reward[fresh_rows]
+        group_reward[dec_slots[fresh_rows]] += decision.group_reward[fresh_rows]
+        reporting = np.zeros(n, dtype=bool)
+        reporting[term_slots] = True
+        reporting[dec_slots[fresh_rows]] = True
+        reward[reporting] += self.carry[reporting]
+        self.carry[reporting] = 0.0
+        # A restarted agent's decision reward belongs to its next episode.
+        self.carry[dec_slots[restarted_rows]] = decision.reward[restarted_rows]
+        return SlotStep(
+            reward, terminated, truncated, self.decided.copy(), final_slots, final_obs,
+            group_reward,
+        )  # fmt: skip
+
+    def _absorb_decisions(self, decision: DecisionSteps) -> np.ndarray:
+        slots = self.slots_of(decision.agent_id) if len(decision) else np.zeros(0, np.intp)
+        self._decision_slots = slots
+        self.decided[:] = False
+        if slots.size:
+            self.decided[slots] = True
+            self.obs_layout.write(self.obs, slots, decision.obs)
+            self.mask[slots] = self.action_layout.allowed_mask(decision.action_mask, slots.size)
+            self.group_id[slots] = decision.group_id
+            self.episode_over[slots] = False
+        return slots

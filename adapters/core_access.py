@@ -1,0 +1,89 @@
+"""How adapters reach a core: seeding, stepping until someone decides, side channels.
+
+Functions:
+    reset_core: reset a core, reseeding it where it can be seeded (warns once where not).
+    step_until_any: step a core until the given behaviours have a decision or terminal step.
+    side_channels_of: the side channels a core was built with, without private access.
+    render_core: the core's rgb_array picture, or None.
+
+Every adapter goes through these, so a real ``mlagents_envs`` UnityEnvironment, a zooport
+``BatchedEnv`` and a user's own ``BaseEnv`` are treated alike, by duck typing.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from zooport.envs.base_env import DecisionSteps, TerminalSteps
+from zooport.errors import ZooportError
+
+__all__ = ["reset_core", "step_until_any", "side_channels_of", "render_core", "MAX_IDLE_STEPS"]
+
+#: How many core steps an adapter waits for any decision before it gives up.
+MAX_IDLE_STEPS = 100_000
+
+_warned_unseedable: set[type] = set()
+
+
+def reset_core(core: Any, seed: int | None) -> bool:
+    """Resets ``core``; with a seed, reseeds it first where the core supports it.
+
+    Returns True when the seed reached the core. A core that cannot be seeded (a Unity
+    build) is reset anyway and a warning says why, once per core type.
+    """
+    if seed is not None and getattr(core, "seedable", False):
+        core.reset(seed=int(seed))
+        return True
+    core.reset()
+    if seed is not None and type(core) not in _warned_unseedable:
+        _warned_unseedable.add(type(core))
+        warnings.warn(
+            f"{type(core).__name__} cannot be reseeded from Python (it has no "
+            f"`seedable = True` reset(seed=...)); reset(seed={seed}) seeded only the adapter's "
+            "own random number generators, so trajectories may differ between runs",
+            stacklevel=3,
+        )
+    return False
+
+
+def step_until_any(
+    core: Any, behaviors: Sequence[str]
+) -> dict[str, tuple[DecisionSteps, TerminalSteps]]:
+    """Steps ``core`` until one of ``behaviors`` has a decision or a terminal step.
+
+    Never hands back an all-empty step; raises after :data:`MAX_IDLE_STEPS` empty steps.
+    """
+    for _ in range(MAX_IDLE_STEPS):
+        core.step()
+        steps = {name: core.get_steps(name) for name in behaviors}
+        if any(len(d) or len(t) for d, t in steps.values()):
+            return steps
+    raise ZooportError(
+        f"{type(core).__name__}: no agent of {list(behaviors)} requested a decision or "
+        f"ended its episode in {MAX_IDLE_STEPS} steps"
+    )
+
+
+def side_channels_of(core: Any) -> list[Any]:
+    """The side channels of ``core``: zooport's ``side_channels``, or a Unity build's."""
+    channels = getattr(core, "side_channels", None)
+    if channels is None:
+        manager = getattr(core, "_side_channel_manager", None)
+        channels = list(getattr(manager, "_side_channels_dict", {}).values())
+    return list(channels)
+
+
+def render_core(core: Any) -> np.ndarray | None:
+    """The core's own rgb_array picture, or None where the core cannot render."""
+    render = getattr(core, "render", None)
+    if render is None:
+        return None
+    try:
+        frame = render()
+    except NotImplementedError:
+        return None
+    return None if frame is None else np.asarray(frame)

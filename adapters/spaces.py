@@ -1,0 +1,357 @@
+"""Pure conversions between a behaviour's specs and Gymnasium spaces, for every adapter.
+
+Classes:
+    ObservationLayout: observation specs -> one Gymnasium space, and batch conversion.
+    ActionLayout: an action spec -> one Gymnasium space, batch conversion both ways,
+        and action masks in the consumers' polarity.
+
+Functions:
+    observation_key: the Dict key of an observation spec.
+
+Nothing here holds an environment: each layout is computed once from specs and then
+converts whole batches with array code, so every adapter shares one tested conversion.
+
+Conventions:
+    - rank-3 observations are visual: ``Box(0, 1, float32)``, or ``Box(0, 255, uint8)``
+      with ``uint8_visual`` (rounded, not truncated);
+    - other observations are ``Box(-inf, inf, float32)`` of the spec's shape (rank-2
+      variable-size observations are kept as they are);
+    - several observations: a ``Dict`` keyed by :func:`observation_key`; without
+      ``allow_multiple_obs``, observations that are all rank 1 are concatenated in spec order
+      into one ``Box`` instead (nothing is dropped);
+    - one discrete branch -> ``Discrete``; several -> ``MultiDiscrete``, or one ``Discrete``
+      over every combination with ``flatten_branched``; continuous -> ``Box(-1, 1, float32)``;
+      hybrid -> ``Dict(continuous=..., discrete=...)``;
+    - masks: the core says True = NOT available; consumers get int8, 1 = allowed, flattened
+      over branches (or over combinations with ``flatten_branched``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from zooport.envs.base_env import ActionSpec, ActionTuple, ObservationSpec
+from zooport.errors import ActionError, SpecError
+
+__all__ = ["ObservationLayout", "ActionLayout", "observation_key"]
+
+_NOT_A_NAME = re.compile(r"[^0-9A-Za-z_]+")
+
+
+def observation_key(spec: ObservationSpec, index: int) -> str:
+    """The Dict key of an observation: its spec name made identifier-safe, or ``obs_<i>``.
+
+    Example:
+        >>> from zooport.envs.base_env import ObservationSpec, ObservationType
+        >>> observation_key(ObservationSpec((3,), (), ObservationType.DEFAULT, "Ray Sensor"), 0)
+        'Ray_Sensor'
+        >>> observation_key(ObservationSpec((3,), (), ObservationType.DEFAULT, ""), 2)
+        'obs_2'
+    """
+    name = _NOT_A_NAME.sub("_", spec.name or "").strip("_")
+    return name or f"obs_{index}"
+
+
+def _unique_keys(specs: Sequence[ObservationSpec]) -> list[str]:
+    keys: list[str] = []
+    for i, spec in enumerate(specs):
+        key = observation_key(spec, i)
+        if key in keys:
+            key = f"{key}_{i}"
+        keys.append(key)
+    return keys
+
+
+class ObservationLayout:
+    """How a behaviour's observations become one Gymnasium space, batch by batch.
+
+    Args:
+        specs: the behaviour's observation specs.
+        uint8_visual: rank-3 observations as uint8 0..255 instead of float32 0..1.
+        allow_multiple_obs: always a ``Dict`` keyed by observation name.
+
+    Example:
+        >>> import numpy as np
+        >>> from zooport.envs.base_env import ObservationSpec, ObservationType
+        >>> vec = ObservationSpec((2,), (), ObservationType.DEFAULT, "position")
+        >>> goal = ObservationSpec((3,), (), ObservationType.GOAL_SIGNAL, "goal")
+        >>> layout = ObservationLayout([vec, goal])
+        >>> layout.space
+        Box(-inf, inf, (5,), float32)
+        >>> layout.convert([np.ones((1, 2)), np.zeros((1, 3))]).tolist()
+        [[1.0, 1.0, 0.0, 0.0, 0.0]]
+    """
+
+    def __init__(
+        self,
+        specs: Sequence[ObservationSpec],
+        *,
+        uint8_visual: bool = False,
+        allow_multiple_obs: bool = False,
+    ) -> None:
+        if not specs:
+            raise SpecError("a behaviour without observations cannot be given a space")
+        self.specs = list(specs)
+        self.uint8_visual = uint8_visual
+        self._visual = [len(s.shape) == 3 for s in self.specs]
+        parts = [self._space(s, v) for s, v in zip(self.specs, self._visual)]
+        self.keys: list[str] | None = None
+        if allow_multiple_obs or (len(parts) > 1 and any(len(s.shape) != 1 for s in self.specs)):
+            self.keys = _unique_keys(self.specs)
+            # Gymnasium's Dict sorts its keys; conversions follow the space's order.
+            self.space: spaces.Space = spaces.Dict(dict(zip(self.keys, parts)))
+            self._order = [self.keys.index(k) for k in self.space.spaces]
+        elif len(parts) == 1:
+            self.space = parts[0]
+        else:
+            size = sum(s.shape[0] for s in self.specs)
+            self.space = spaces.Box(-np.inf, np.inf, (size,), np.float32)
+
+    def _space(self, spec: ObservationSpec, visual: bool) -> spaces.Box:
+        shape = tuple(int(d) for d in spec.shape)
+        if visual and self.uint8_visual:
+            return spaces.Box(0, 255, shape, np.uint8)
+        if visual:
+            return spaces.Box(0.0, 1.0, shape, np.float32)
+        return spaces.Box(-np.inf, np.inf, shape, np.float32)
+
+    @property
+    def is_dict(self) -> bool:
+        """True when observations are dicts keyed by observation name."""
+        return self.keys is not None
+
+    def _part(self, obs: np.ndarray, i: int, rows: np.ndarray | None) -> np.ndarray:
+        if rows is not None:
+            obs = obs[rows]
+        if self._visual[i] and self.uint8_visual:
+            return np.rint(np.clip(obs, 0.0, 1.0) * 255.0).astype(np.uint8)
+        return np.array(obs, dtype=np.float32, copy=True)
+
+    def convert(
+        self, obs: Sequence[np.ndarray], rows: np.ndarray | None = None
+    ) -> np.ndarray | dict[str, np.ndarray]:
+        """A core batch (one array per spec, rows = agents) as fresh consumer arrays.
+
+        ``rows`` selects and orders the agents; every returned array is a new copy.
+        """
+        if self.keys is not None:
+            return {self.keys[i]: self._part(obs[i], i, rows) for i in self._order}
+        if len(self.specs) == 1:
+            return self._part(obs[0], 0, rows)
+        return np.concatenate([self._part(o, i, rows) for i, o in enumerate(obs)], axis=1)
+
+    def allocate(self, n: int) -> np.ndarray | dict[str, np.ndarray]:
+        """A zero batch of ``n`` observations in the consumer layout."""
+        if isinstance(self.space, spaces.Dict):
+            return {k: np.zeros((n, *s.shape), s.dtype) for k, s in self.space.spaces.items()}
+        return np.zeros((n, *self.space.shape), self.space.dtype)
+
+    def write(
+        self,
+        buffer: np.ndarray | dict[str, np.ndarray],
+        slots: np.ndarray,
+        obs: Sequence[np.ndarray],
+        rows: np.ndarray | None = None,
+    ) -> None:
+        """Writes a converted core batch into ``buffer[slots]``."""
+        converted = self.convert(obs, rows)
+        if isinstance(buffer, dict):
+            for key, value in converted.items():
+                buffer[key][slots] = value
+        else:
+            buffer[slots] = converted
+
+    @staticmethod
+    def copy(buffer: np.ndarray | dict[str, np.ndarray]) -> np.ndarray | dict[str, np.ndarray]:
+        """A fresh copy of a batch (so callers never hold an adapter's buffer)."""
+        if isinstance(buffer, dict):
+            return {k: v.copy() for k, v in buffer.items()}
+        return buffer.copy()
+
+    @staticmethod
+    def take(buffer: np.ndarray | dict[str, np.ndarray], i: int) -> np.ndarray | dict[str, Any]:
+        """Row ``i`` of a batch, as fresh arrays."""
+        if isinstance(buffer, dict):
+            return {k: v[i].copy() for k, v in buffer.items()}
+        return buffer[i].copy()
+
+
+class ActionLayout:
+    """How a behaviour's ``ActionSpec`` becomes one Gymnasium space, batch by batch.
+
+    Args:
+        spec: the behaviour's action spec.
+        flatten_branched: several discrete branches as one ``Discrete`` over every
+            combination; ``lookup[k]`` is the branch tuple of index ``k``.
+        name: the behaviour's name, used in error messages.
+
+    Example:
+        >>> layout = ActionLayout(ActionSpec.create_discrete((2, 2, 3)), flatten_branched=True)
+        >>> layout.space, layout.lookup[11].tolist()
+        (Discrete(12), [1, 1, 2])
+        >>> layout.to_core(np.array([11, 0])).discrete.tolist()
+        [[1, 1, 2], [0, 0, 0]]
+    """
+
+    def __init__(self, spec: ActionSpec, *, flatten_branched: bool = False, name: str = "") -> None:
+        self.spec = spec
+        self.name = name
+        self.branches = tuple(int(b) for b in spec.discrete_branches)
+        self.flatten = flatten_branched and len(self.branches) > 1
+        self.lookup: np.ndarray | None = None
+        if self.flatten:
+            self.lookup = np.array(
+                list(itertools.product(*(range(b) for b in self.branches))), dtype=np.int32
+            )
+        continuous = (
+            spaces.Box(-1.0, 1.0, (spec.continuous_size,), np.float32)
+            if spec.continuous_size
+            else None
+        )
+        discrete: spaces.Space | None = None
+        if self.flatten:
+            discrete = spaces.Discrete(len(self.lookup))
+        elif len(self.branches) == 1:
+            discrete = spaces.Discrete(self.branches[0])
+        elif self.branches:
+            discrete = spaces.MultiDiscrete(np.array(self.branches, dtype=np.int64))
+        self.is_hybrid = continuous is not None and discrete is not None
+        if self.is_hybrid:
+            self.space: spaces.Space = spaces.Dict({"continuous": continuous, "discrete": discrete})
+        elif continuous is not None:
+            self.space = continuous
+        elif discrete is not None:
+            self.space = discrete
+        else:
+            raise SpecError(f"behavior {name!r}: an action spec with no actions has no space")
+        self._discrete_space = discrete
+        self._branch_array = np.array(self.branches, dtype=np.int64)
+        self._offsets = np.cumsum((0,) + self.branches)
+
+    # ------------------------------------------------------------------ actions
+
+    def _discrete_to_core(self, actions: Any, n: int | None) -> np.ndarray:
+        array = np.asarray(actions)
+        if not (np.issubdtype(array.dtype, np.integer) or array.dtype == bool):
+            if np.issubdtype(array.dtype, np.floating) and np.all(array == np.rint(array)):
+                array = array.astype(np.int64)
+            else:
+                raise ActionError(
+                    f"behavior {self.name!r}: expected integer discrete actions for "
+                    f"{self._discrete_space}, got dtype {array.dtype}"
+                )
+        single = isinstance(self._discrete_space, spaces.Discrete)
+        expected_ndim = 1 if single else 2
+        if array.ndim != expected_ndim or (n is not None and array.shape[0] != n):
+            want = f"({n if n is not None else 'n'},)" if single else (
+                f"({n if n is not None else 'n'}, {len(self.branches)})"
+            )
+            raise ActionError(
+                f"behavior {self.name!r}: expected a batch of actions of shape {want} for "
+                f"{self._discrete_space}, got shape {array.shape}"
+            )
+        if self.flatten:
+            size = len(self.lookup)
+            if array.size and (array.min() < 0 or array.max() >= size):
+                raise ActionError(
+                    f"behavior {self.name!r}: flattened actions take values in [0, {size - 1}], "
+                    f"got {array.min() if array.min() < 0 else array.max()}"
+                )
+            return self.lookup[array]
+        if single:
+            return array.reshape(-1, 1).astype(np.int32, copy=False)
+        return array.astype(np.int32, copy=False)
+
+    def _continuous_to_core(self, actions: Any, n: int | None) -> np.ndarray:
+        array = np.asarray(actions)
+        size = self.spec.continuous_size
+        if array.ndim != 2 or array.shape[1] != size or (n is not None and array.shape[0] != n):
+            raise ActionError(
+                f"behavior {self.name!r}: expected a batch of continuous actions of shape "
+                f"({n if n is not None else 'n'}, {size}), got shape {array.shape}"
+            )
+        if not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)):
+            raise ActionError(
+                f"behavior {self.name!r}: expected numeric continuous actions, got {array.dtype}"
+            )
+        return array.astype(np.float32, copy=False)
+
+    def to_core(self, actions: Any, n: int | None = None) -> ActionTuple:
+        """A batch of consumer actions (rows = agents) as a core :class:`ActionTuple`.
+
+        The core validates values (finite, in range); this checks the consumer layout.
+        """
+        if self.is_hybrid:
+            if not isinstance(actions, dict) or set(actions) != {"continuous", "discrete"}:
+                got = sorted(actions) if isinstance(actions, dict) else type(actions).__name__
+                raise ActionError(
+                    f"behavior {self.name!r}: expected hybrid actions as a dict with keys "
+                    f"['continuous', 'discrete'], got {got}"
+                )
+            continuous = self._continuous_to_core(actions["continuous"], n)
+            discrete = self._discrete_to_core(actions["discrete"], continuous.shape[0])
+            return ActionTuple(continuous=continuous, discrete=discrete)
+        if self.spec.continuous_size:
+            return ActionTuple(continuous=self._continuous_to_core(actions, n))
+        return ActionTuple(discrete=self._discrete_to_core(actions, n))
+
+    def from_core(self, action: ActionTuple) -> np.ndarray | dict[str, np.ndarray]:
+        """A core :class:`ActionTuple` as a batch of consumer actions (inverse of to_core)."""
+        discrete: np.ndarray | None = None
+        if self.branches:
+            d = np.asarray(action.discrete, dtype=np.int64)
+            if self.flatten:
+                strides = np.cumprod((1,) + self.branches[:0:-1])[::-1]
+                discrete = d @ strides
+            elif len(self.branches) == 1:
+                discrete = d[:, 0]
+            else:
+                discrete = d
+        continuous = np.asarray(action.continuous, dtype=np.float32)
+        if self.is_hybrid:
+            return {"continuous": continuous.copy(), "discrete": discrete}
+        return continuous.copy() if self.spec.continuous_size else discrete
+
+    # ------------------------------------------------------------------ masks
+
+    @property
+    def mask_size(self) -> int:
+        """The length of one agent's consumer mask (0 without discrete branches)."""
+        if self.flatten:
+            return len(self.lookup)
+        return int(sum(self.branches))
+
+    def allowed_mask(self, core_mask: Sequence[np.ndarray] | None, n: int) -> np.ndarray:
+        """The core's masks (True = NOT available) as int8 (n, mask_size), 1 = allowed.
+
+        Example:
+            >>> layout = ActionLayout(ActionSpec.create_discrete((2, 3)))
+            >>> core = [np.array([[False, True]]), np.array([[True, False, False]])]
+            >>> layout.allowed_mask(core, 1).tolist()
+            [[1, 0, 0, 1, 1]]
+        """
+        if core_mask is None or not self.branches:
+            return np.ones((n, self.mask_size), dtype=np.int8)
+        if len(core_mask) != len(self.branches):
+            raise SpecError(
+                f"behavior {self.name!r}: expected one mask per discrete branch "
+                f"({len(self.branches)}), got {len(core_mask)}"
+            )
+        if self.flatten:
+            allowed = np.ones((n, len(self.lookup)), dtype=bool)
+            for j, mask in enumerate(core_mask):
+                allowed &= ~np.asarray(mask, dtype=bool)[:, self.lookup[:, j]]
+            return allowed.astype(np.int8)
+        return (~np.concatenate([np.asarray(m, dtype=bool) for m in core_mask], axis=1)).astype(
+            np.int8
+        )
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray | dict[str, np.ndarray]:
+        """``n`` uniform random consumer actions (for tests and random rollouts)."""
+        return self.from_core(self.spec.random_action(n, rng))

@@ -1,0 +1,45 @@
+"""Runs the doctest ``Example:`` of every zooport module, imported under its real name."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import pkgutil
+
+import pytest
+
+import zooport
+
+
+def _module_names() -> list[str]:
+    names = ["zooport"]
+    for info in pkgutil.walk_packages(zooport.__path__[:1], prefix="zooport."):
+        names.append(info.name)
+    for sub in ("zooport.envs", "zooport.adapters"):
+        package = importlib.import_module(sub)
+        names.append(sub)
+        names += [i.name for i in pkgutil.walk_packages(package.__path__, prefix=f"{sub}.")]
+    # Optional-dependency modules are collected only where their dependency is installed.
+    return sorted(set(names))
+
+
+@pytest.mark.parametrize("name", _module_names())
+def test_module_doctests(name: str) -> None:
+    module = importlib.import_module(name)
+    finder = doctest.DocTestFinder(exclude_empty=True)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    for test in finder.find(module, name):
+        runner.run(test)
+    result = runner.summarize(verbose=False)
+    assert result.failed == 0, f"{result.failed} doctest example(s) failed in {name}"
+
+
+def test_doctests_exist() -> None:
+    """The public API carries runnable examples; losing them all is a regression."""
+    finder = doctest.DocTestFinder(exclude_empty=True)
+    count = sum(
+        len(t.examples)
+        for name in _module_names()
+        for t in finder.find(importlib.import_module(name), name)
+    )
+    assert count >= 20
