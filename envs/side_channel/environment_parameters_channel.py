@@ -1,0 +1,196 @@
+"""Setting environment parameters: fixed floats or seeded samplers.
+
+Classes:
+    EnvironmentParametersChannel: sends parameter values and samplers (send-only).
+
+Every message is a string key, an int32 ``EnvironmentDataTypes`` code, then either a float32
+value (``FLOAT``) or, for ``SAMPLER``, an int32 seed, an int32 ``SamplerTypes`` code and the
+sampler's arguments: float32 min and max (``UNIFORM``), float32 mean and standard deviation
+(``GAUSSIAN``), or a float32 list of flattened ``(min, max)`` intervals (``MULTIRANGEUNIFORM``).
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Iterable
+from enum import IntEnum
+
+from zooport.errors import SideChannelError
+
+from ._common import SideChannelTypeError, check_float32, check_int32, encode_ascii, override
+from .incoming_message import IncomingMessage
+from .outgoing_message import OutgoingMessage
+from .side_channel import SideChannel
+
+__all__ = ["ENVIRONMENT_PARAMETERS_CHANNEL_ID", "EnvironmentParametersChannel"]
+
+#: The channel id of ML-Agents' environment parameters channel, on both ends.
+ENVIRONMENT_PARAMETERS_CHANNEL_ID = uuid.UUID("534c891e-810f-11ea-a9d0-822485860400")
+
+
+class EnvironmentParametersChannel(SideChannel):
+    """Sends environment parameters to the simulation, which reads them at its next reset.
+
+    A parameter is either a fixed float or a sampler the simulation draws a fresh value from
+    each time it reads the parameter, seeded by the seed sent with it. Python never receives
+    on this channel; a message from the simulation raises
+    :class:`~zooport.errors.SideChannelError`.
+
+    Example:
+        >>> channel = EnvironmentParametersChannel()
+        >>> channel.set_uniform_sampler_parameters("mass", 1.0, 2.0, seed=7)
+        >>> len(channel.message_queue[0])  # key (4 + 4) + type + seed + sampler + min + max
+        28
+    """
+
+    class EnvironmentDataTypes(IntEnum):
+        """The int32 code that follows the key: what kind of parameter the message sets."""
+
+        FLOAT = 0
+        SAMPLER = 1
+
+    class SamplerTypes(IntEnum):
+        """The int32 code that follows a sampler's seed: which distribution it draws from."""
+
+        UNIFORM = 0
+        GAUSSIAN = 1
+        MULTIRANGEUNIFORM = 2
+
+    def __init__(self) -> None:
+        super().__init__(ENVIRONMENT_PARAMETERS_CHANNEL_ID)
+
+    @override
+    def on_message_received(self, msg: IncomingMessage) -> None:
+        """Raise: environment parameters only flow from Python to the simulation."""
+        raise SideChannelError(
+            f"EnvironmentParametersChannel received a {len(msg.buffer)}-byte message from the "
+            f"simulation; this channel only sends"
+        )
+
+    def set_float_parameter(self, key: str, value: float) -> None:
+        """Set parameter ``key`` to the fixed value ``value`` (sent as float32).
+
+        Args:
+            key: the parameter's name (ASCII).
+            value: its value.
+        """
+        msg = self._start(key, self.EnvironmentDataTypes.FLOAT, "set_float_parameter")
+        msg.write_float32(check_float32(value, "set_float_parameter value"))
+        self.queue_message_to_send(msg)
+
+    def set_uniform_sampler_parameters(
+        self, key: str, min_value: float, max_value: float, seed: int
+    ) -> None:
+        """Make parameter ``key`` a sample from the uniform distribution on [min, max).
+
+        Args:
+            key: the parameter's name (ASCII).
+            min_value: the lower bound.
+            max_value: the upper bound, at least ``min_value``.
+            seed: the sampler's int32 seed.
+        """
+        where = "set_uniform_sampler_parameters"
+        low = _finite(min_value, f"{where} min_value")
+        high = _finite(max_value, f"{where} max_value")
+        if low > high:
+            raise SideChannelError(
+                f"{where}: expected min_value <= max_value, got min_value={low!r}, "
+                f"max_value={high!r}"
+            )
+        msg = self._start_sampler(key, seed, self.SamplerTypes.UNIFORM, where)
+        msg.write_float32(low)
+        msg.write_float32(high)
+        self.queue_message_to_send(msg)
+
+    def set_gaussian_sampler_parameters(
+        self, key: str, mean: float, st_dev: float, seed: int
+    ) -> None:
+        """Make parameter ``key`` a sample from a normal distribution.
+
+        Args:
+            key: the parameter's name (ASCII).
+            mean: the distribution's mean.
+            st_dev: its standard deviation, at least 0.
+            seed: the sampler's int32 seed.
+        """
+        where = "set_gaussian_sampler_parameters"
+        centre = _finite(mean, f"{where} mean")
+        spread = _finite(st_dev, f"{where} st_dev")
+        if spread < 0:
+            raise SideChannelError(f"{where}: expected st_dev >= 0, got {spread!r}")
+        msg = self._start_sampler(key, seed, self.SamplerTypes.GAUSSIAN, where)
+        msg.write_float32(centre)
+        msg.write_float32(spread)
+        self.queue_message_to_send(msg)
+
+    def set_multirangeuniform_sampler_parameters(
+        self, key: str, intervals: Iterable[tuple[float, float]], seed: int
+    ) -> None:
+        """Make parameter ``key`` a uniform sample from a union of intervals.
+
+        The simulation picks an interval with probability proportional to its width, then a
+        value uniformly within it.
+
+        Args:
+            key: the parameter's name (ASCII).
+            intervals: ``(min, max)`` pairs with ``min <= max`` and a positive total width.
+            seed: the sampler's int32 seed.
+        """
+        where = "set_multirangeuniform_sampler_parameters"
+        flat = _flatten_intervals(intervals, where)
+        msg = self._start_sampler(key, seed, self.SamplerTypes.MULTIRANGEUNIFORM, where)
+        msg.write_float32_list(flat)
+        self.queue_message_to_send(msg)
+
+    def _start(self, key: str, data_type: int, where: str) -> OutgoingMessage:
+        encode_ascii(key, f"{where} key")
+        msg = OutgoingMessage()
+        msg.write_string(key)
+        msg.write_int32(data_type)
+        return msg
+
+    def _start_sampler(self, key: str, seed: int, sampler: int, where: str) -> OutgoingMessage:
+        seed = check_int32(seed, f"{where} seed")
+        msg = self._start(key, self.EnvironmentDataTypes.SAMPLER, where)
+        msg.write_int32(seed)
+        msg.write_int32(sampler)
+        return msg
+
+
+def _finite(value: object, what: str) -> float:
+    number = check_float32(value, what)
+    if not math.isfinite(number):
+        raise SideChannelError(f"{what}: expected a finite number, got {number!r}")
+    return number
+
+
+def _flatten_intervals(intervals: object, where: str) -> list[float]:
+    if isinstance(intervals, (str, bytes)) or not isinstance(intervals, Iterable):
+        raise SideChannelTypeError(
+            f"{where} intervals: expected an iterable of (min, max) pairs, "
+            f"got {type(intervals).__name__}"
+        )
+    flat: list[float] = []
+    total_width = 0.0
+    for index, interval in enumerate(intervals):
+        try:
+            low, high = interval
+        except (TypeError, ValueError):
+            raise SideChannelTypeError(
+                f"{where} intervals[{index}]: expected a (min, max) pair, got {interval!r}"
+            ) from None
+        low = _finite(low, f"{where} intervals[{index}] min")
+        high = _finite(high, f"{where} intervals[{index}] max")
+        if low > high:
+            raise SideChannelError(
+                f"{where} intervals[{index}]: expected min <= max, got ({low!r}, {high!r})"
+            )
+        flat += (low, high)
+        total_width += high - low
+    if not total_width > 0:
+        raise SideChannelError(
+            f"{where} intervals: expected at least one interval and a positive total width, "
+            f"got {len(flat) // 2} intervals of total width {total_width!r}"
+        )
+    return flat

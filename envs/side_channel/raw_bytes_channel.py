@@ -1,0 +1,52 @@
+"""Unstructured bytes exchanged with the simulation.
+
+Classes:
+    RawBytesChannel: sends and receives opaque byte strings on a channel id of your choice.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from ._common import override
+from .incoming_message import IncomingMessage
+from .outgoing_message import OutgoingMessage
+from .side_channel import SideChannel
+
+__all__ = ["RawBytesChannel"]
+
+
+class RawBytesChannel(SideChannel):
+    """Sends and receives whole messages as raw bytes, for ad-hoc protocols.
+
+    Args:
+        channel_id: the channel id both ends agree on.
+
+    Example:
+        >>> import uuid
+        >>> channel = RawBytesChannel(uuid.UUID(int=7))
+        >>> channel.send_raw_data(b"\\x01\\x02")
+        >>> channel.message_queue
+        [b'\\x01\\x02']
+    """
+
+    def __init__(self, channel_id: uuid.UUID) -> None:
+        super().__init__(channel_id)
+        self._received_messages: list[bytearray] = []
+
+    @override
+    def on_message_received(self, msg: IncomingMessage) -> None:
+        """Keep the whole message until :meth:`get_and_clear_received_messages`."""
+        self._received_messages.append(msg.get_raw_bytes())
+
+    def get_and_clear_received_messages(self) -> list[bytearray]:
+        """Return the messages received since the last call, oldest first, and forget them."""
+        received = self._received_messages
+        self._received_messages = []
+        return received
+
+    def send_raw_data(self, data: bytes | bytearray | memoryview) -> None:
+        """Queue ``data`` (copied) to be sent as one message at the next reset or step."""
+        msg = OutgoingMessage()
+        msg.set_raw_bytes(data)
+        self.queue_message_to_send(msg)

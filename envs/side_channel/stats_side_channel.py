@@ -1,0 +1,101 @@
+"""Statistics the simulation reports, for logging by the trainer.
+
+Classes:
+    StatsAggregationMethod: how values of one key within a summary period are combined.
+    StatsSideChannel: collects the statistics the simulation sends (receive-only).
+
+Every message is a string key, a float32 value and an int32 ``StatsAggregationMethod`` code.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+from collections.abc import Mapping
+from enum import Enum
+
+from zooport.errors import SideChannelError
+
+from ._common import override
+from .incoming_message import IncomingMessage
+from .side_channel import SideChannel
+
+__all__ = [
+    "STATS_SIDE_CHANNEL_ID",
+    "StatsAggregationMethod",
+    "StatList",
+    "EnvironmentStats",
+    "StatsSideChannel",
+]
+
+#: The channel id of ML-Agents' stats channel, on both ends
+#: (``uuid.uuid5(uuid.NAMESPACE_URL, "com.unity.ml-agents/StatsSideChannel")``).
+STATS_SIDE_CHANNEL_ID = uuid.UUID("a1d8f7b7-cec8-50f9-b78b-d3e165a78520")
+
+
+class StatsAggregationMethod(Enum):
+    """How the values of one key within a summary period are combined.
+
+    Attributes:
+        AVERAGE: report their mean.
+        MOST_RECENT: report only the last one.
+        SUM: report their sum.
+        HISTOGRAM: report them all, as a histogram.
+    """
+
+    AVERAGE = 0
+    MOST_RECENT = 1
+    SUM = 2
+    HISTOGRAM = 3
+
+
+StatList = list[tuple[float, StatsAggregationMethod]]
+EnvironmentStats = Mapping[str, StatList]
+
+
+class StatsSideChannel(SideChannel):
+    """Collects ``(value, aggregation)`` pairs per key as the simulation sends them.
+
+    Python never sends on this channel.
+
+    Example:
+        >>> import struct
+        >>> channel = StatsSideChannel()
+        >>> payload = struct.pack("<i", 5) + b"score" + struct.pack("<fi", 1.5, 2)
+        >>> channel.on_message_received(IncomingMessage(payload))
+        >>> channel.get_and_reset_stats()
+        {'score': [(1.5, <StatsAggregationMethod.SUM: 2>)]}
+        >>> channel.get_and_reset_stats()
+        {}
+    """
+
+    def __init__(self) -> None:
+        super().__init__(STATS_SIDE_CHANNEL_ID)
+        self.stats: defaultdict[str, StatList] = defaultdict(list)
+
+    @override
+    def on_message_received(self, msg: IncomingMessage) -> None:
+        """Store one ``(key, value, aggregation)`` statistic."""
+        key = msg.read_string()
+        value = msg.read_float32()
+        # A simulation too old to send the aggregation means AVERAGE, as in ML-Agents.
+        code = msg.read_int32(default_value=StatsAggregationMethod.AVERAGE.value)
+        try:
+            aggregation = StatsAggregationMethod(code)
+        except ValueError:
+            valid = ", ".join(f"{m.value} ({m.name})" for m in StatsAggregationMethod)
+            raise SideChannelError(
+                f"StatsSideChannel: statistic {key!r} has aggregation code {code}, "
+                f"expected one of {valid}"
+            ) from None
+        self.stats[key].append((value, aggregation))
+
+    def get_and_reset_stats(self) -> EnvironmentStats:
+        """Return the statistics received since the last call, and forget them.
+
+        Returns:
+            A dict from key to the list of ``(value, aggregation)`` pairs received, in order.
+        """
+        stats = dict(self.stats)
+        self.stats = defaultdict(list)
+        return stats
