@@ -54,7 +54,13 @@ BehaviorName = str
 
 def _as_2d_array(values: Any, dtype: type, part: str, where: str) -> np.ndarray:
     """Converts ``values`` to a 2-D array of ``dtype`` without silently changing a value."""
-    array = np.asarray(values)
+    try:
+        array = np.asarray(values)
+    except (ValueError, TypeError) as exc:  # ragged nested lists and the like
+        raise ActionError(
+            f"{where}: expected a rectangular array of {part} actions, got a "
+            f"{type(values).__name__} numpy cannot convert: {exc}"
+        ) from None
     if array.ndim != 2:
         raise ActionError(
             f"{where}: expected {part} actions of rank 2 (n_agents, size), "
@@ -65,8 +71,17 @@ def _as_2d_array(values: Any, dtype: type, part: str, where: str) -> np.ndarray:
             raise ActionError(
                 f"{where}: expected numeric continuous actions, got dtype {array.dtype}"
             )
+        if np.issubdtype(array.dtype, np.floating) and array.dtype.itemsize > 4 and array.size:
+            # A float64 beyond float32's range would become inf (with a RuntimeWarning).
+            finite = array[np.isfinite(array)]
+            if finite.size and np.max(np.abs(finite)) > np.finfo(np.float32).max:
+                raise ActionError(
+                    f"{where}: expected {part} actions within float32 range, got "
+                    f"{finite[np.argmax(np.abs(finite))]}"
+                )
         return array.astype(np.float32, copy=False)
     if np.issubdtype(array.dtype, np.integer):
+        _check_int32_range(array, where)
         return array.astype(np.int32, copy=False)
     if np.issubdtype(array.dtype, np.floating) and array.size:
         # A float that is a whole number is accepted; 1.5 would be silently truncated.
@@ -75,10 +90,19 @@ def _as_2d_array(values: Any, dtype: type, part: str, where: str) -> np.ndarray:
                 f"{where}: expected integer discrete actions, got non-integral values "
                 f"of dtype {array.dtype}"
             )
+        _check_int32_range(array, where)
         return array.astype(np.int32)
     if array.size == 0:
         return array.astype(np.int32)
     raise ActionError(f"{where}: expected integer discrete actions, got dtype {array.dtype}")
+
+
+def _check_int32_range(array: np.ndarray, where: str) -> None:
+    # Casting 2**32 + 1 to int32 would silently give 1, a valid action.
+    info = np.iinfo(np.int32)
+    if array.size and (array.min() < info.min or array.max() > info.max):
+        bad = array.min() if array.min() < info.min else array.max()
+        raise ActionError(f"{where}: expected discrete actions within int32 range, got {bad}")
 
 
 class ActionTuple:
@@ -233,12 +257,12 @@ class ActionSpec(NamedTuple):
             )
         n = len(actions) if n_agents is None else n_agents
         continuous, discrete = actions.continuous, actions.discrete
-        if self.continuous_size == 0 and continuous.size:
+        if self.continuous_size == 0 and continuous.shape[1]:
             raise ActionError(
                 f"behavior {name!r} has no continuous actions, got a continuous part of "
                 f"shape {continuous.shape}"
             )
-        if self.discrete_size == 0 and discrete.size:
+        if self.discrete_size == 0 and discrete.shape[1]:
             raise ActionError(
                 f"behavior {name!r} has no discrete actions, got a discrete part of "
                 f"shape {discrete.shape}"
@@ -378,7 +402,7 @@ class _StepsBase(Mapping):
         """A dict from agent id to its row in the batch (built once, on first use)."""
         if self._agent_id_to_index is None:
             ids = self.agent_id.tolist()
-            self._agent_id_to_index = dict(zip(ids, range(len(ids))))
+            self._agent_id_to_index = dict(zip(ids, range(len(ids)), strict=True))
         return self._agent_id_to_index
 
     def _index_of(self, agent_id: AgentId) -> int:
@@ -392,6 +416,17 @@ class _StepsBase(Mapping):
 
     def __len__(self) -> int:
         return len(self.agent_id)
+
+    # Mapping's own __contains__/get catch only KeyError; an absent id is not an error here.
+    def __contains__(self, agent_id: object) -> bool:
+        try:
+            return agent_id in self.agent_id_to_index
+        except TypeError:
+            return False
+
+    def get(self, agent_id: AgentId, default: Any = None) -> Any:
+        """The step of ``agent_id``, or ``default`` when it is not in the batch."""
+        return self[agent_id] if agent_id in self else default
 
     def __iter__(self) -> Iterator[AgentId]:
         yield from self.agent_id.tolist()
