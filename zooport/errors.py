@@ -12,7 +12,8 @@ Classes:
     SpecError: a spec or observation the adapters cannot represent.
 
 Each also derives from the built-in exception a Python user would try first
-(``ValueError``, ``LookupError``, ``RuntimeError``), so ``except ValueError`` keeps working.
+(``ValueError``, ``LookupError``/``KeyError``, ``RuntimeError``), so ``except ValueError``
+keeps working.
 """
 
 from __future__ import annotations
@@ -42,8 +43,15 @@ class UnknownBehaviorError(ZooportError, LookupError):
     """A behaviour name that the environment does not have."""
 
 
-class UnknownAgentError(ZooportError, LookupError):
-    """An agent id that is not part of the behaviour's current decision steps."""
+class UnknownAgentError(ZooportError, KeyError):
+    """An agent id that is not part of the behaviour's current steps.
+
+    A ``KeyError`` as in ML-Agents, so ``except KeyError`` around ``steps[agent_id]`` works.
+    """
+
+    def __str__(self) -> str:
+        # KeyError quotes its argument; an error message reads better without quotes.
+        return str(self.args[0]) if self.args else ""
 
 
 class EnvNotResetError(ZooportError, RuntimeError):
