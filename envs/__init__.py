@@ -29,6 +29,14 @@ from zooport.envs.base_env import (
     TerminalSteps,
 )
 from zooport.envs.batched_env import BatchedEnv, StepResult
+from zooport.envs.checker import CheckReport, ConformanceError, check_base_env
+from zooport.envs.registry import (
+    BaseRegistryEntry,
+    LocalRegistryEntry,
+    RemoteRegistryEntry,
+    ZooportEnvRegistry,
+    default_registry,
+)
 
 __all__ = [
     "ActionSpec",
@@ -36,6 +44,14 @@ __all__ = [
     "AgentId",
     "BaseEnv",
     "BatchedEnv",
+    "BaseRegistryEntry",
+    "CheckReport",
+    "ConformanceError",
+    "LocalRegistryEntry",
+    "RemoteRegistryEntry",
+    "ZooportEnvRegistry",
+    "check_base_env",
+    "default_registry",
     "BehaviorMapping",
     "BehaviorName",
     "BehaviorSpec",
