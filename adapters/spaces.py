@@ -100,12 +100,12 @@ class ObservationLayout:
         self.specs = list(specs)
         self.uint8_visual = uint8_visual
         self._visual = [len(s.shape) == 3 for s in self.specs]
-        parts = [self._space(s, v) for s, v in zip(self.specs, self._visual)]
+        parts = [self._space(s, v) for s, v in zip(self.specs, self._visual, strict=True)]
         self.keys: list[str] | None = None
         if allow_multiple_obs or (len(parts) > 1 and any(len(s.shape) != 1 for s in self.specs)):
             self.keys = _unique_keys(self.specs)
             # Gymnasium's Dict sorts its keys; conversions follow the space's order.
-            self.space: spaces.Space = spaces.Dict(dict(zip(self.keys, parts)))
+            self.space: spaces.Space = spaces.Dict(dict(zip(self.keys, parts, strict=True)))
             self._order = [self.keys.index(k) for k in self.space.spaces]
         elif len(parts) == 1:
             self.space = parts[0]
