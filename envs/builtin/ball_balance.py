@@ -1,0 +1,256 @@
+"""A 3DBall-like task: tilt a platform to keep a ball on it.
+
+Classes:
+    BallBalance: many independent platforms, each balancing one ball (behaviour
+        ``"BallBalance"``), with continuous tilt actions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import ClassVar
+
+import numpy as np
+
+from zooport.envs.base_env import (
+    ActionSpec,
+    ActionTuple,
+    BehaviorName,
+    BehaviorSpec,
+    DimensionProperty,
+    ObservationSpec,
+    ObservationType,
+)
+from zooport.envs.batched_env import BatchedEnv, StepResult
+from zooport.envs.builtin import _render
+from zooport.envs.side_channel.side_channel import SideChannel
+
+__all__ = ["BallBalance"]
+
+#: Seconds of simulated time per environment step, split into physics substeps.
+_STEP_TIME = 0.1
+_SUBSTEPS = 5
+_DT = _STEP_TIME / _SUBSTEPS
+_SUBSTEP_FRACTIONS = (np.arange(1, _SUBSTEPS + 1) / _SUBSTEPS)[:, None, None]
+#: The largest tilt change per step (radians) at action +-1, and the tilt limit.
+_TILT_RATE = math.radians(4.0)
+_MAX_TILT = 0.5
+#: Episodes start with each tilt uniform in +-10 degrees and the ball at rest within +-1.5.
+_INITIAL_TILT = math.radians(10.0)
+_INITIAL_SPREAD = 1.5
+#: The ball falls off when its centre leaves [-_EDGE, _EDGE] on either platform axis.
+_EDGE = 3.0
+_PLATFORM_HALF_THICKNESS = 0.5
+#: Rolling resistance: a drag force ``-_DRAG * scale * velocity`` (a bigger ball feels more).
+_DRAG = 0.2
+#: A solid sphere rolling without slipping accelerates at 5/7 of a sliding point mass.
+_ROLLING = 5.0 / 7.0
+_REWARD_ALIVE = 0.1
+_REWARD_FALL = -1.0
+
+
+def _positive(name: str, value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"Expect {name} to be a number, actually: {value!r}")
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"Expect {name} to be finite and > 0, actually: {value!r}")
+    return float(value)
+
+
+class BallBalance(BatchedEnv):
+    """Unity ML-Agents' 3DBall, vectorised: each agent tilts a platform to balance a ball.
+
+    Every agent owns a square platform (ball centre must stay within +-3 on both platform
+    axes) and a ball that starts at rest at a random spot within +-1.5, on a platform tilted
+    by up to +-10 degrees about each axis. The ball rolls under gravity along the tilted
+    plane (semi-implicit Euler, 5 substeps of 0.02 s per step) with a small rolling
+    resistance. The agent earns +0.1 per step while the ball stays on; when the ball's centre
+    leaves the platform the step's reward is -1 and the episode terminates. Episodes are
+    interrupted after ``max_steps`` steps.
+
+    Physical parameters are read with :meth:`environment_parameter` each time an agent's
+    episode starts (one draw per agent when the user set a sampler), so an
+    ``EnvironmentParametersChannel`` changes them: ``"gravity"`` (default 9.81),
+    ``"mass"`` (default 1.0; a heavier ball is slowed less by rolling resistance) and
+    ``"scale"`` (default 1.0; the ball's diameter, which sets its height above the platform
+    and its resistance). When an episode ends the environment records the statistics
+    ``"BallBalance/EpisodeLength"``, ``"BallBalance/EpisodeReward"`` and
+    ``"BallBalance/Fell"`` (1 if the ball fell, 0 if interrupted), averaged.
+
+    Behaviour ``"BallBalance"``:
+
+    - observation ``"ball_state"``: (8,) float32 as in 3DBall: the platform's rotation about
+      z and about x (radians, each within +-0.5), the ball's position relative to the
+      platform centre (x, y, z, world frame; the ball's centre is on the platform while
+      ``|x|, |z| <= 3`` in the platform frame) and the ball's velocity (x, y, z, world frame).
+    - actions: 2 continuous, clipped to [-1, 1]: the rate of tilt about z and about x
+      (+-4 degrees per step at +-1). The tilt stops at +-0.5 radians.
+
+    Args:
+        n_agents: the number of platforms (default 12, as in 3DBall).
+        seed: seeds the initial states.
+        side_channels: the user's side channels (parameters in, statistics out).
+        max_steps: an episode is interrupted after this many steps; 0 means never.
+        reorder_agents: present each batch in a random row order (see ``BatchedEnv``).
+        mass, gravity, scale: the parameter values used when the user sent none.
+
+    Example:
+        >>> env = BallBalance(n_agents=3, seed=0)
+        >>> env.reset()
+        >>> decision, _ = env.get_steps("BallBalance")
+        >>> decision.obs[0].shape, decision.agent_id.tolist()
+        ((3, 8), [0, 1, 2])
+        >>> env.set_actions("BallBalance", env.behavior_specs["BallBalance"].action_spec
+        ...                 .empty_action(3))
+        >>> env.step()
+        >>> env.get_steps("BallBalance")[0].reward.tolist()
+        [0.10000000149011612, 0.10000000149011612, 0.10000000149011612]
+    """
+
+    behavior_name: ClassVar[BehaviorName] = "BallBalance"
+    #: The mean episode reward a trained PPO policy reaches (the cap is 0.1 * 200 = 20;
+    #: random actions earn about 1.7).
+    expected_reward: ClassVar[float] = 18.0
+    #: The default per-agent episode cap.
+    max_episode_steps: ClassVar[int] = 200
+
+    def __init__(
+        self,
+        *,
+        n_agents: int = 12,
+        seed: int | None = None,
+        side_channels: Sequence[SideChannel] | None = None,
+        max_steps: int = max_episode_steps,
+        reorder_agents: bool = False,
+        mass: float = 1.0,
+        gravity: float = 9.81,
+        scale: float = 1.0,
+    ) -> None:
+        if isinstance(n_agents, bool) or not isinstance(n_agents, (int, np.integer)):
+            raise TypeError(f"Expect n_agents to be an int, actually: {n_agents!r}")
+        if n_agents < 1:
+            raise ValueError(f"Expect n_agents >= 1, actually: {n_agents}")
+        self._defaults = {
+            "mass": _positive("mass", mass),
+            "gravity": _positive("gravity", gravity),
+            "scale": _positive("scale", scale),
+        }
+        super().__init__(
+            seed=seed, side_channels=side_channels, max_steps=max_steps,
+            reorder_agents=reorder_agents,
+        )  # fmt: skip
+        self.n_agents = n = int(n_agents)
+        obs = ObservationSpec(
+            (8,), (DimensionProperty.NONE,), ObservationType.DEFAULT, "ball_state"
+        )
+        spec = BehaviorSpec([obs], ActionSpec.create_continuous(2))
+        self._add_behavior(self.behavior_name, spec, n)
+        # Tilt columns: (about z, about x), the observation's order.
+        self._tilt = np.zeros((n, 2), dtype=np.float64)
+        # Ball position and velocity in the platform plane, columns (x, z).
+        self._position = np.zeros((n, 2), dtype=np.float64)
+        self._velocity = np.zeros((n, 2), dtype=np.float64)
+        self._params = {key: np.full(n, value) for key, value in self._defaults.items()}
+        self._episode_length = np.zeros(n, dtype=np.int64)
+        self._episode_reward = np.zeros(n, dtype=np.float64)
+
+    def _on_reset(self) -> None:
+        # An episode cut short by reset() is not a finished episode: no statistics.
+        self._episode_length[:] = 0
+        self._episode_reward[:] = 0.0
+
+    def _reset_agents(self, behavior: BehaviorName, slots: np.ndarray) -> None:
+        finished = slots[self._episode_length[slots] > 0]
+        if finished.size:
+            fell = (np.abs(self._position[finished]) > _EDGE).any(axis=1)
+            # One statistic per finished episode, as each Unity agent would record its own.
+            for length, reward, fall in zip(
+                self._episode_length[finished].tolist(),
+                self._episode_reward[finished].tolist(),
+                fell.tolist(),
+                strict=True,
+            ):
+                self.record_stat("BallBalance/EpisodeLength", length)
+                self.record_stat("BallBalance/EpisodeReward", reward)
+                self.record_stat("BallBalance/Fell", float(fall))
+        self._episode_length[slots] = 0
+        self._episode_reward[slots] = 0.0
+        for key, default in self._defaults.items():
+            # A sampler draws a fresh value per read: one read per agent, as in Unity.
+            values = [self.environment_parameter(key, default) for _ in range(slots.size)]
+            self._params[key][slots] = values
+        k = slots.size
+        self._tilt[slots] = self.np_random.uniform(-_INITIAL_TILT, _INITIAL_TILT, (k, 2))
+        self._position[slots] = self.np_random.uniform(-_INITIAL_SPREAD, _INITIAL_SPREAD, (k, 2))
+        self._velocity[slots] = 0.0
+
+    def _step(self, actions: dict[BehaviorName, ActionTuple]) -> dict[BehaviorName, StepResult]:
+        action = np.clip(actions[self.behavior_name].continuous, -1.0, 1.0).astype(np.float64)
+        # The tilt turns at a constant rate within a step, so the clipped tilt of every
+        # substep is one array expression: (substeps, n, 2).
+        turned = self._tilt + _SUBSTEP_FRACTIONS * (action * _TILT_RATE)
+        tilts = np.clip(turned, -_MAX_TILT, _MAX_TILT)
+        sin, cos = np.sin(tilts), np.cos(tilts)
+        # Gravity's component in the platform plane, R^T (0, -g, 0) for R = Rz Rx: (-sz, cz sx).
+        accel = np.empty_like(tilts)
+        accel[..., 0] = -sin[..., 0]
+        accel[..., 1] = cos[..., 0] * sin[..., 1]
+        accel *= (_ROLLING * self._params["gravity"])[:, None]
+        keep = 1.0 - (_DRAG * self._params["scale"] / self._params["mass"])[:, None] * _DT
+        position, velocity = self._position, self._velocity
+        for substep in range(_SUBSTEPS):  # semi-implicit Euler: velocity first
+            velocity *= keep
+            velocity += accel[substep] * _DT
+            position += velocity * _DT
+        self._tilt = tilts[-1]
+        fell = (np.abs(position) > _EDGE).any(axis=1)
+        reward = np.where(fell, _REWARD_FALL, _REWARD_ALIVE)
+        self._episode_length += 1
+        self._episode_reward += reward
+        return {self.behavior_name: StepResult(reward.astype(np.float32), fell)}
+
+    def _observe(self, behavior: BehaviorName, slots: np.ndarray) -> list[np.ndarray]:
+        tilt = self._tilt[slots]
+        x, z = self._position[slots, 0], self._position[slots, 1]
+        vx, vz = self._velocity[slots, 0], self._velocity[slots, 1]
+        height = _PLATFORM_HALF_THICKNESS + 0.5 * self._params["scale"][slots]
+        sin_z, cos_z = np.sin(tilt[:, 0]), np.cos(tilt[:, 0])
+        sin_x, cos_x = np.sin(tilt[:, 1]), np.cos(tilt[:, 1])
+        obs = np.empty((slots.size, 8), dtype=np.float32)
+        obs[:, :2] = tilt
+        _rotate(x, height, z, sin_z, cos_z, sin_x, cos_x, out=obs[:, 2:5])
+        _rotate(vx, 0.0, vz, sin_z, cos_z, sin_x, cos_x, out=obs[:, 5:8])
+        return [obs]
+
+    def _render(self) -> np.ndarray:
+        """A top view of every platform (shaded by tilt) and its ball, tiled on a grid."""
+        size, n = 64, self.n_agents
+        pixels_per_unit = size / (2 * (_EDGE + 0.5))
+        centre = size / 2
+        images = np.empty((n, size, size, 3), dtype=np.uint8)
+        images[...] = (30, 30, 30)
+        lo = int(round(centre - _EDGE * pixels_per_unit))
+        hi = int(round(centre + _EDGE * pixels_per_unit))
+        # Tilt shows as colour: red for rotation about z, blue for rotation about x.
+        shade = np.clip(self._tilt / _MAX_TILT, -1, 1)
+        platform = np.stack(
+            [150 + 100 * shade[:, 0], np.full(n, 150.0), 150 + 100 * shade[:, 1]], axis=1
+        )
+        images[:, lo:hi, lo:hi] = platform.astype(np.uint8)[:, None, None, :]
+        rows = np.arange(size)[None, :, None] + 0.5
+        cols = np.arange(size)[None, None, :] + 0.5
+        ball_row = centre + self._position[:, 1, None, None] * pixels_per_unit
+        ball_col = centre + self._position[:, 0, None, None] * pixels_per_unit
+        radius = 0.5 * self._params["scale"][:, None, None] * pixels_per_unit
+        ball = (rows - ball_row) ** 2 + (cols - ball_col) ** 2 <= radius**2
+        images[ball] = (255, 140, 0)
+        return _render.tile(images, columns=int(math.ceil(math.sqrt(n))))
+
+
+def _rotate(x, y, z, sin_z, cos_z, sin_x, cos_x, out: np.ndarray) -> None:
+    """Writes R (x, y, z) for R = Rz Rx (platform to world) into the (k, 3) ``out``."""
+    y1 = y * cos_x - z * sin_x
+    out[:, 0] = x * cos_z - y1 * sin_z
+    out[:, 1] = x * sin_z + y1 * cos_z
+    out[:, 2] = y * sin_x + z * cos_x

@@ -1,0 +1,145 @@
+"""ML-Agents' Basic example: walk along a line to the better of two goals.
+
+Classes:
+    Basic: one or more independent agents on a line of 21 positions (behaviour ``"Basic"``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+import numpy as np
+
+from zooport.envs.base_env import (
+    ActionSpec,
+    ActionTuple,
+    BehaviorName,
+    BehaviorSpec,
+    DimensionProperty,
+    ObservationSpec,
+    ObservationType,
+)
+from zooport.envs.batched_env import BatchedEnv, StepResult
+from zooport.envs.builtin import _render
+from zooport.envs.side_channel.side_channel import SideChannel
+
+__all__ = ["Basic"]
+
+_MIN_POSITION = 0
+_MAX_POSITION = 20
+_START = 10
+_SMALL_GOAL = 7
+_LARGE_GOAL = 17
+_SMALL_REWARD = 0.1
+_LARGE_REWARD = 1.0
+_STEP_PENALTY = -0.01
+#: ML-Agents' BasicSensor: a one-hot of the position over 20 slots. Positions 18..20 and
+#: 0..6 lie beyond a goal and are never observed, since reaching a goal ends the episode.
+_OBS_SIZE = 20
+#: Action 0 stays, 1 moves left, 2 moves right.
+_MOVES = np.array([0, -1, 1], dtype=np.int64)
+
+
+class Basic(BatchedEnv):
+    """ML-Agents' Basic: walk left to a small goal or right to a large one.
+
+    Each agent stands on an integer position in ``[0, 20]``, starting at 10. Reaching
+    position 7 (the small goal) earns +0.1, reaching 17 (the large goal) earns +1.0, and
+    every step costs 0.01; reaching either goal terminates the episode (the goal step's
+    reward is ``-0.01 + goal``). The best return is ``1.0 - 7 * 0.01 = 0.93`` (seven steps
+    right); the small goal gives at most ``0.1 - 3 * 0.01 = 0.07``. Episodes that reach no
+    goal are interrupted after ``max_steps`` steps. With ``n_agents > 1`` every agent walks
+    its own line.
+
+    Behaviour ``"Basic"``:
+
+    - observation ``"position"``: (20,) float32, the one-hot of the position (only
+      positions 7..17 occur).
+    - actions: one discrete branch of 3 - 0 stay, 1 left, 2 right. No action mask.
+
+    Args:
+        n_agents: the number of independent agents (one per vector slot).
+        seed: accepted for a uniform interface; Basic has no randomness.
+        side_channels: the user's side channels.
+        max_steps: an episode is interrupted after this many steps; 0 means never.
+        reorder_agents: present each batch in a random row order (see ``BatchedEnv``).
+
+    Example:
+        >>> import numpy as np
+        >>> from zooport.envs.base_env import ActionTuple
+        >>> env = Basic()
+        >>> env.reset()
+        >>> for _ in range(7):
+        ...     env.set_actions("Basic", ActionTuple(discrete=np.array([[2]])))
+        ...     env.step()
+        >>> decision, terminal = env.get_steps("Basic")
+        >>> round(float(terminal.reward[0]), 2), int(decision.obs[0][0].argmax())
+        (0.99, 10)
+    """
+
+    behavior_name: ClassVar[BehaviorName] = "Basic"
+    #: The mean episode reward a trained PPO policy reaches (the optimum is 0.93; random
+    #: actions earn about 0.04).
+    expected_reward: ClassVar[float] = 0.9
+    #: The default per-agent episode cap.
+    max_episode_steps: ClassVar[int] = 100
+
+    def __init__(
+        self,
+        *,
+        n_agents: int = 1,
+        seed: int | None = None,
+        side_channels: Sequence[SideChannel] | None = None,
+        max_steps: int = max_episode_steps,
+        reorder_agents: bool = False,
+    ) -> None:
+        if isinstance(n_agents, bool) or not isinstance(n_agents, (int, np.integer)):
+            raise TypeError(f"Expect n_agents to be an int, actually: {n_agents!r}")
+        if n_agents < 1:
+            raise ValueError(f"Expect n_agents >= 1, actually: {n_agents}")
+        super().__init__(
+            seed=seed, side_channels=side_channels, max_steps=max_steps,
+            reorder_agents=reorder_agents,
+        )  # fmt: skip
+        self.n_agents = int(n_agents)
+        obs = ObservationSpec(
+            (_OBS_SIZE,), (DimensionProperty.NONE,), ObservationType.DEFAULT, "position"
+        )
+        spec = BehaviorSpec([obs], ActionSpec.create_discrete((3,)))
+        self._add_behavior(self.behavior_name, spec, self.n_agents)
+        self._position = np.full(self.n_agents, _START, dtype=np.int64)
+
+    def _reset_agents(self, behavior: BehaviorName, slots: np.ndarray) -> None:
+        self._position[slots] = _START
+
+    def _step(self, actions: dict[BehaviorName, ActionTuple]) -> dict[BehaviorName, StepResult]:
+        move = _MOVES[actions[self.behavior_name].discrete[:, 0]]
+        position = np.clip(self._position + move, _MIN_POSITION, _MAX_POSITION)
+        self._position = position
+        small = position == _SMALL_GOAL
+        large = position == _LARGE_GOAL
+        goal = np.where(small, _SMALL_REWARD, 0.0) + np.where(large, _LARGE_REWARD, 0.0)
+        reward = (_STEP_PENALTY + goal).astype(np.float32)
+        return {self.behavior_name: StepResult(reward, small | large)}
+
+    def _observe(self, behavior: BehaviorName, slots: np.ndarray) -> list[np.ndarray]:
+        one_hot = np.zeros((slots.size, _OBS_SIZE), dtype=np.float32)
+        one_hot[np.arange(slots.size), np.minimum(self._position[slots], _OBS_SIZE - 1)] = 1.0
+        return [one_hot]
+
+    def _render(self) -> np.ndarray:
+        """One row of 21 cells per agent: goals green (the large one bigger), agent blue."""
+        cell, n, width = 16, self.n_agents, _MAX_POSITION - _MIN_POSITION + 1
+        image = _render.canvas(n * cell, width * cell, (40, 40, 40))
+        rows = np.arange(n) * cell
+        # Cell separators make positions countable.
+        _render.fill_rects(image, np.zeros(width), np.arange(width) * cell, n * cell, 1, (0, 0, 0))
+        for goal, side in ((_SMALL_GOAL, cell // 3), (_LARGE_GOAL, cell - 4)):
+            offset = (cell - side) // 2
+            left = np.full(n, goal * cell + offset)
+            _render.fill_rects(image, rows + offset, left, side, side, (60, 200, 60))
+        _render.fill_circles(
+            image, rows + cell / 2, (self._position + 0.5) * cell, cell * 0.35, (60, 120, 255)
+        )
+        return image

@@ -1,0 +1,265 @@
+"""ML-Agents' GridWorld: reach the goal the goal signal names, seen through a tiny camera.
+
+Classes:
+    GridWorld: independent boards, one agent each (behaviour ``"GridWorld"``), with a
+        visual observation, a goal signal and action masks.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import ClassVar
+
+import numpy as np
+
+from zooport.envs.base_env import (
+    ActionSpec,
+    ActionTuple,
+    BehaviorName,
+    BehaviorSpec,
+    DimensionProperty,
+    ObservationSpec,
+    ObservationType,
+)
+from zooport.envs.batched_env import BatchedEnv, StepResult
+from zooport.envs.builtin import _render
+from zooport.envs.side_channel.side_channel import SideChannel
+
+__all__ = ["GridWorld"]
+
+#: Row and column change of each action: 0 stay, 1 up, 2 down, 3 left, 4 right.
+_MOVES = np.array([[0, 0], [-1, 0], [1, 0], [0, -1], [0, 1]], dtype=np.int64)
+_GREEN_PLUS, _RED_CROSS = 0, 1
+_STEP_PENALTY = -0.01
+_GOAL_REWARD = 1.0
+_WRONG_GOAL_REWARD = -1.0
+
+# Cell kinds and their colours in the camera (float, [0, 1]).
+_EMPTY, _WALL, _PLUS, _CROSS, _AGENT = range(5)
+_PALETTE = np.array(
+    [[0.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]],
+    dtype=np.float32,
+)
+
+
+def _int_option(name: str, value: object, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"Expect {name} to be an int, actually: {value!r}")
+    if value < minimum:
+        raise ValueError(f"Expect {name} >= {minimum}, actually: {value}")
+    return int(value)
+
+
+class GridWorld(BatchedEnv):
+    """ML-Agents' GridWorld, vectorised: walk to the goal the goal signal names.
+
+    Every agent has its own board of ``grid_size`` interior cells surrounded by a wall. Each
+    episode places the agent, one green plus and one red cross on distinct random free cells
+    and draws the goal signal: which of the two the agent must reach. With ``n_walls > 0``
+    that many random interior walls are added per episode; they stand only on cells whose
+    row and column (from 0) are both odd, so the free cells always stay connected.
+
+    Each step costs 0.01. Stepping onto the named goal ends the episode with that step's
+    reward set to +1 (replacing the step cost, as in ML-Agents), onto the other goal with -1.
+    Episodes that reach neither are interrupted after ``max_steps`` steps. A move into a wall
+    (or the border) is masked; if taken anyway the agent stays where it is.
+
+    Behaviour ``"GridWorld"``:
+
+    - observation ``"camera"``: (rows * p, cols * p, 3) float32 in [0, 1], p =
+      ``pixels_per_cell``: a top view of the interior, one colour per cell - empty black,
+      wall grey (0.5), green plus (0, 1, 0), red cross (1, 0, 0), agent blue (0, 0, 1; drawn
+      over a goal it stands on). Dimension properties (TRANSLATIONAL_EQUIVARIANCE,
+      TRANSLATIONAL_EQUIVARIANCE, NONE).
+    - observation ``"goal"``: (2,) float32, ``ObservationType.GOAL_SIGNAL``, the one-hot of
+      the goal to reach: index 0 the green plus, 1 the red cross.
+    - actions: one discrete branch of 5 - 0 stay, 1 up, 2 down, 3 left, 4 right; the action
+      mask is True (NOT available) for moves into a wall or off the board.
+
+    Args:
+        n_agents: the number of boards (one agent each).
+        seed: seeds the layouts and goal signals.
+        side_channels: the user's side channels.
+        max_steps: an episode is interrupted after this many steps; 0 means never.
+        reorder_agents: present each batch in a random row order (see ``BatchedEnv``).
+        grid_size: the interior size, an int for a square or ``(rows, cols)``.
+        n_walls: the number of random interior walls per episode.
+        pixels_per_cell: the camera's pixels per cell side.
+
+    Example:
+        >>> env = GridWorld(n_agents=2, seed=0)
+        >>> env.reset()
+        >>> decision, _ = env.get_steps("GridWorld")
+        >>> [o.shape for o in decision.obs], decision.action_mask[0].shape
+        ([(2, 5, 5, 3), (2, 2)], (2, 5))
+        >>> bool(decision.action_mask[0][:, 0].any())  # "stay" is always available
+        False
+    """
+
+    behavior_name: ClassVar[BehaviorName] = "GridWorld"
+    #: The mean episode reward a trained (masked) PPO policy reaches: the optimum is about
+    #: 0.97, random allowed moves earn about -0.23.
+    expected_reward: ClassVar[float] = 0.75
+    #: The default per-agent episode cap.
+    max_episode_steps: ClassVar[int] = 50
+
+    def __init__(
+        self,
+        *,
+        n_agents: int = 4,
+        seed: int | None = None,
+        side_channels: Sequence[SideChannel] | None = None,
+        max_steps: int = max_episode_steps,
+        reorder_agents: bool = False,
+        grid_size: int | tuple[int, int] = 5,
+        n_walls: int = 0,
+        pixels_per_cell: int = 1,
+    ) -> None:
+        n = _int_option("n_agents", n_agents, 1)
+        if isinstance(grid_size, (int, np.integer)) and not isinstance(grid_size, bool):
+            grid_size = (grid_size, grid_size)
+        if not (isinstance(grid_size, (tuple, list)) and len(grid_size) == 2):
+            raise TypeError(
+                f"Expect grid_size to be an int or (rows, cols), actually: {grid_size!r}"
+            )
+        rows = _int_option("grid_size rows", grid_size[0], 2)
+        cols = _int_option("grid_size cols", grid_size[1], 2)
+        pillars = (rows // 2) * (cols // 2)
+        self.n_walls = _int_option("n_walls", n_walls, 0)
+        if self.n_walls > pillars or rows * cols - self.n_walls < 3:
+            raise ValueError(
+                f"Expect n_walls <= {min(pillars, rows * cols - 3)} on a {rows}x{cols} grid "
+                f"(walls stand on cells with odd row and column; 3 cells must stay free), "
+                f"actually: {self.n_walls}"
+            )
+        self.pixels_per_cell = _int_option("pixels_per_cell", pixels_per_cell, 1)
+        super().__init__(
+            seed=seed, side_channels=side_channels, max_steps=max_steps,
+            reorder_agents=reorder_agents,
+        )  # fmt: skip
+        self.n_agents, self.grid_size = n, (rows, cols)
+        p = self.pixels_per_cell
+        camera = ObservationSpec(
+            (rows * p, cols * p, 3),
+            (
+                DimensionProperty.TRANSLATIONAL_EQUIVARIANCE,
+                DimensionProperty.TRANSLATIONAL_EQUIVARIANCE,
+                DimensionProperty.NONE,
+            ),
+            ObservationType.DEFAULT,
+            "camera",
+        )
+        goal = ObservationSpec((2,), (DimensionProperty.NONE,), ObservationType.GOAL_SIGNAL, "goal")
+        spec = BehaviorSpec([camera, goal], ActionSpec.create_discrete((5,)))
+        self._add_behavior(self.behavior_name, spec, n)
+
+        # Boards are stored with their border: interior cell (r, c) is (r + 1, c + 1).
+        self._border = np.ones((rows + 2, cols + 2), dtype=bool)
+        self._border[1:-1, 1:-1] = False
+        self._walls = np.broadcast_to(self._border, (n, rows + 2, cols + 2)).copy()
+        odd_r, odd_c = np.meshgrid(np.arange(1, rows, 2), np.arange(1, cols, 2), indexing="ij")
+        self._pillar_cells = np.stack([odd_r.ravel(), odd_c.ravel()], axis=1) + 1
+        self._agent = np.ones((n, 2), dtype=np.int64)
+        self._goals = np.ones((n, 2, 2), dtype=np.int64)  # (agent, plus/cross, row/col)
+        self._target = np.zeros(n, dtype=np.int64)
+
+    def _reset_agents(self, behavior: BehaviorName, slots: np.ndarray) -> None:
+        k, (rows, cols) = slots.size, self.grid_size
+        self._walls[slots] = self._border
+        blocked = np.zeros((k, rows * cols), dtype=bool)
+        if self.n_walls:
+            # A random subset of the pillar cells: the first n_walls of a random order.
+            order = np.argsort(self.np_random.random((k, len(self._pillar_cells))), axis=1)
+            cells = self._pillar_cells[order[:, : self.n_walls]]  # (k, n_walls, 2)
+            self._walls[slots[:, None], cells[..., 0], cells[..., 1]] = True
+            blocked[np.arange(k)[:, None], (cells[..., 0] - 1) * cols + cells[..., 1] - 1] = True
+        # Three distinct free cells per board: the first three of a random order of free cells.
+        keys = self.np_random.random((k, rows * cols))
+        keys[blocked] = 2.0
+        chosen = np.argsort(keys, axis=1)[:, :3]
+        positions = np.stack([chosen // cols, chosen % cols], axis=2) + 1  # (k, 3, 2)
+        self._agent[slots] = positions[:, 0]
+        self._goals[slots] = positions[:, 1:]
+        self._target[slots] = self.np_random.integers(0, 2, k)
+
+    def _step(self, actions: dict[BehaviorName, ActionTuple]) -> dict[BehaviorName, StepResult]:
+        n = self.n_agents
+        target = self._agent + _MOVES[actions[self.behavior_name].discrete[:, 0]]
+        # The border is a wall, so a blocked move is exactly a move into a wall cell.
+        blocked = self._walls[np.arange(n), target[:, 0], target[:, 1]]
+        self._agent = np.where(blocked[:, None], self._agent, target)
+        on_goal = (self._agent[:, None, :] == self._goals).all(axis=2)  # (n, 2)
+        right = on_goal[np.arange(n), self._target]
+        wrong = on_goal[np.arange(n), 1 - self._target]
+        reward = np.where(right, _GOAL_REWARD, np.where(wrong, _WRONG_GOAL_REWARD, _STEP_PENALTY))
+        return {self.behavior_name: StepResult(reward.astype(np.float32), right | wrong)}
+
+    def _cell_kinds(self, slots: np.ndarray, border: bool) -> np.ndarray:
+        """(k, rows, cols) cell kinds of the boards in ``slots`` (with the border if asked)."""
+        index = np.arange(slots.size)
+        kinds = np.where(self._walls[slots], _WALL, _EMPTY)
+        goals, agent = self._goals[slots], self._agent[slots]
+        kinds[index, goals[:, 0, 0], goals[:, 0, 1]] = _PLUS
+        kinds[index, goals[:, 1, 0], goals[:, 1, 1]] = _CROSS
+        kinds[index, agent[:, 0], agent[:, 1]] = _AGENT
+        return kinds if border else kinds[:, 1:-1, 1:-1]
+
+    def _observe(self, behavior: BehaviorName, slots: np.ndarray) -> list[np.ndarray]:
+        camera = _PALETTE[self._cell_kinds(slots, border=False)]
+        if self.pixels_per_cell > 1:
+            camera = _render.upscale(camera, self.pixels_per_cell)
+        goal = np.zeros((slots.size, 2), dtype=np.float32)
+        goal[np.arange(slots.size), self._target[slots]] = 1.0
+        return [camera, goal]
+
+    def _action_mask(self, behavior: BehaviorName, slots: np.ndarray) -> list[np.ndarray]:
+        target = self._agent[slots, None, :] + _MOVES[None, :, :]  # (k, 5, 2)
+        return [self._walls[slots[:, None], target[..., 0], target[..., 1]]]
+
+    def _render(self) -> np.ndarray:
+        """Every board with its border, 12 pixels per cell, tiled on a grid.
+
+        The named goal's shape is drawn on a light background; the agent is a blue disc.
+        """
+        cell = 12
+        kinds = self._cell_kinds(np.arange(self.n_agents), border=True)
+        # The named goal keeps its shape on a lit cell (kinds 5 and 6), unless the agent is on it.
+        index = np.arange(self.n_agents)
+        goal = self._goals[index, self._target]
+        lit = index[kinds[index, goal[:, 0], goal[:, 1]] != _AGENT]
+        kinds[lit, goal[lit, 0], goal[lit, 1]] = 5 + self._target[lit]
+        stamps, fg, bg = _stamps(cell)
+        big = kinds.repeat(cell, axis=1).repeat(cell, axis=2)  # (n, R * cell, C * cell)
+        sub_r = np.arange(big.shape[1]) % cell
+        sub_c = np.arange(big.shape[2]) % cell
+        shape = stamps[big, sub_r[None, :, None], sub_c[None, None, :]]
+        images = np.where(shape[..., None], fg[big], bg[big])
+        return _render.tile(images, columns=int(math.ceil(math.sqrt(self.n_agents))))
+
+
+def _stamps(cell: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per cell kind: a (cell, cell) shape mask, its colour and the background colour.
+
+    Kinds: empty, wall, plus, cross, agent, then the named plus and named cross (lit cell).
+    """
+    r, c = np.mgrid[0:cell, 0:cell] + 0.5
+    mid, arm = cell / 2, cell * 0.12
+    inner = (r > cell * 0.15) & (r < cell * 0.85) & (c > cell * 0.15) & (c < cell * 0.85)
+    plus = inner & ((np.abs(r - mid) < arm) | (np.abs(c - mid) < arm))
+    cross = inner & ((np.abs(r - c) < arm * 1.4) | (np.abs(r + c - cell) < arm * 1.4))
+    disc = (r - mid) ** 2 + (c - mid) ** 2 <= (cell * 0.38) ** 2
+    full = np.ones((cell, cell), dtype=bool)
+    none = np.zeros((cell, cell), dtype=bool)
+    stamps = np.stack([none, full, plus, cross, disc, plus, cross])
+    fg = np.array(
+        [[0, 0, 0], [128, 128, 128], [0, 220, 0], [230, 0, 0], [40, 90, 255], [0, 220, 0],
+         [230, 0, 0]],
+        dtype=np.uint8,
+    )  # fmt: skip
+    bg = np.array(
+        [[20, 20, 20], [128, 128, 128], [20, 20, 20], [20, 20, 20], [20, 20, 20],
+         [235, 235, 235], [235, 235, 235]],
+        dtype=np.uint8,
+    )  # fmt: skip
+    return stamps, fg, bg
