@@ -5,6 +5,7 @@ Functions:
     step_until_any: step a core until the given behaviours have a decision or terminal step.
     side_channels_of: the side channels a core was built with, without private access.
     render_core: the core's rgb_array picture, or None.
+    adopt_core: the core an adapter keeps: the env itself, or an older-API env wrapped.
 
 Every adapter goes through these, so a real ``mlagents_envs`` UnityEnvironment, a zooport
 ``BatchedEnv`` and a user's own ``BaseEnv`` are treated alike, by duck typing.
@@ -18,10 +19,18 @@ from typing import Any
 
 import numpy as np
 
-from zooport.envs.base_env import DecisionSteps, TerminalSteps
+from zooport.envs.base_env import BaseEnv, DecisionSteps, TerminalSteps
+from zooport.envs.compat import as_base_env
 from zooport.errors import ZooportError
 
-__all__ = ["reset_core", "step_until_any", "side_channels_of", "render_core", "MAX_IDLE_STEPS"]
+__all__ = [
+    "reset_core",
+    "step_until_any",
+    "side_channels_of",
+    "render_core",
+    "adopt_core",
+    "MAX_IDLE_STEPS",
+]
 
 #: How many core steps an adapter waits for any decision before it gives up.
 MAX_IDLE_STEPS = 100_000
@@ -87,3 +96,15 @@ def render_core(core: Any) -> np.ndarray | None:
     except NotImplementedError:
         return None
     return None if frame is None else np.asarray(frame)
+
+
+def adopt_core(env: Any) -> BaseEnv:
+    """The core an adapter keeps for ``env``; every adapter calls this on what it is given.
+
+    A current-API env (a zooport ``BaseEnv``, a real ``mlagents_envs`` UnityEnvironment of
+    release 0.25 or later, a user's own) is returned unchanged; an env written against an
+    older ML-Agents API (``observation_shapes``, ``ActionType``, plain ndarray actions,
+    ``TerminalSteps.max_step``) is wrapped in a :class:`~zooport.envs.compat.LegacyBaseEnv`
+    that presents the current one. Nothing is imported from ``mlagents_envs``.
+    """
+    return as_base_env(env)
