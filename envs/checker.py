@@ -497,6 +497,10 @@ class _Run:
                 bad = array[~np.isfinite(array)][0]
                 state.fail(check, f"{where}.{field_name}: expected finite values, got {bad}")
         group = steps.group_id
+        ints = (int, np.integer)
+        if isinstance(group, (list, tuple)) and all(isinstance(g, ints) for g in group):
+            # mlagents_envs (0.28) itself hands group ids out as a list of ints: accepted.
+            group = np.asarray(group, dtype=np.int64).reshape(len(group))
         if not isinstance(group, np.ndarray) or group.shape != (n,):
             state.fail(check, f"{where}.group_id: expected shape ({n},), got {_shape_of(group)}")
             ok = False
