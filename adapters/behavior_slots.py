@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from zooport.adapters.core_access import reset_core, step_until_any
+from zooport.adapters.core_access import adopt_core, reset_core, step_until_any
 from zooport.adapters.spaces import ActionLayout, ObservationLayout
 from zooport.envs.base_env import ActionTuple, DecisionSteps, TerminalSteps
 from zooport.errors import SpecError, UnknownBehaviorError
@@ -88,7 +88,8 @@ class BehaviorSlots:
         allow_multiple_obs: bool = False,
         adapter: str = "adapter",
     ) -> None:
-        self.core = core
+        # Older-API cores are wrapped to present the current one; others pass unchanged.
+        self.core = core = adopt_core(core)
         self.adapter = adapter
         self.name = behavior_name_of(core, behavior_name, adapter)
         spec = core.behavior_specs[self.name]
@@ -102,6 +103,7 @@ class BehaviorSlots:
         self.ids = np.zeros(0, dtype=np.int64)
         self.num_slots = 0
         self.episode_over = np.zeros(0, dtype=bool)
+        self._every_slot = _read_only(np.zeros(0, dtype=np.intp))
 
     # ------------------------------------------------------------------ episodes
 
@@ -119,6 +121,9 @@ class BehaviorSlots:
             )
         self.ids = ids
         self.num_slots = ids.size
+        # Returned by slots_of when every slot reports in slot order (the common case);
+        # read-only because it is shared between steps.
+        self._every_slot = _read_only(np.arange(ids.size, dtype=np.intp))
         self.obs = self.obs_layout.allocate(self.num_slots)
         self.mask = np.ones((self.num_slots, self.action_layout.mask_size), dtype=np.int8)
         self.carry = np.zeros(self.num_slots, dtype=np.float32)
@@ -148,11 +153,18 @@ class BehaviorSlots:
     # ------------------------------------------------------------------ stepping
 
     def slots_of(self, agent_ids: np.ndarray) -> np.ndarray:
-        """The slot of each agent id (vectorised); unknown ids are an error."""
-        agent_ids = np.asarray(agent_ids, dtype=np.int64)
+        """The slot of each agent id (vectorised); unknown ids are an error.
+
+        When ``agent_ids`` are exactly the slots' ids in slot order, the result is a shared
+        read-only ``arange`` (checked with one comparison instead of a search).
+        """
+        agent_ids = np.asarray(agent_ids)
+        if agent_ids.shape == self.ids.shape and (agent_ids == self.ids).all():
+            return self._every_slot
+        agent_ids = agent_ids.astype(np.int64, copy=False)
         slots = np.searchsorted(self.ids, agent_ids)
-        clipped = np.minimum(slots, max(self.num_slots - 1, 0))
-        known = (slots < self.num_slots) & (self.ids[clipped] == agent_ids)
+        # An id past the last one gets slot num_slots; clipped, it compares unequal.
+        known = self.ids.take(slots, mode="clip") == agent_ids
         if not known.all():
             raise SpecError(
                 f"{self.adapter}: behavior {self.name!r} has agent ids "
@@ -165,7 +177,9 @@ class BehaviorSlots:
         """Sends the actions of the slots that have a decision to the core (one call)."""
         action = self.action_layout.to_core(actions, self.num_slots)
         rows = self._decision_slots
-        if rows.size:
+        if rows is self._every_slot:
+            self.core.set_actions(self.name, action)  # every slot decides, rows in slot order
+        elif rows.size:
             self.core.set_actions(
                 self.name, ActionTuple(action.continuous[rows], action.discrete[rows])
             )
@@ -173,10 +187,20 @@ class BehaviorSlots:
     def step(self, actions: Any) -> SlotStep:
         """Sets the actions, steps the core until a slot reports, returns the outcome."""
         self.set_actions(actions)
-        decision, terminal = step_until_any(self.core, [self.name])[self.name]
+        # step_until_any's first iteration, inlined: most steps report at once.
+        self.core.step()
+        decision, terminal = self.core.get_steps(self.name)
+        if not (len(decision) or len(terminal)):
+            decision, terminal = step_until_any(self.core, [self.name])[self.name]
         return self._absorb(decision, terminal)
 
     def _absorb(self, decision: DecisionSteps, terminal: TerminalSteps) -> SlotStep:
+        if not len(terminal):
+            return self._absorb_no_terminal(decision)
+        if len(decision) == self.num_slots:
+            slots = self.slots_of(decision.agent_id)
+            if slots is self._every_slot:
+                return self._absorb_all_decided(decision, terminal)
         n = self.num_slots
         reward = np.zeros(n, dtype=np.float32)
         group_reward = np.zeros(n, dtype=np.float32)
@@ -216,14 +240,87 @@ class BehaviorSlots:
             group_reward,
         )  # fmt: skip
 
-    def _absorb_decisions(self, decision: DecisionSteps) -> np.ndarray:
-        slots = self.slots_of(decision.agent_id) if len(decision) else np.zeros(0, np.intp)
+    def _absorb_no_terminal(self, decision: DecisionSteps) -> SlotStep:
+        """:meth:`_absorb` when no episode ended: the same result with fewer array passes.
+
+        Every decision is then fresh: a slot's reward is its decision reward plus its carry.
+        """
+        n = self.num_slots
+        dec_slots = self._absorb_decisions(decision)
+        if dec_slots is self._every_slot:
+            reward = np.asarray(decision.reward, dtype=np.float32) + self.carry
+            group_reward = np.array(decision.group_reward, dtype=np.float32)
+            self.carry[:] = 0.0
+        else:
+            reward = np.zeros(n, dtype=np.float32)
+            group_reward = np.zeros(n, dtype=np.float32)
+            reward[dec_slots] = decision.reward
+            reward[dec_slots] += self.carry[dec_slots]
+            group_reward[dec_slots] = decision.group_reward
+            self.carry[dec_slots] = 0.0
+        over = np.zeros(n, dtype=bool)
+        return SlotStep(
+            reward, over, over.copy(), self.decided.copy(), np.zeros(0, dtype=np.intp), None,
+            group_reward,
+        )  # fmt: skip
+
+    def _absorb_all_decided(self, decision: DecisionSteps, terminal: TerminalSteps) -> SlotStep:
+        """:meth:`_absorb` when every slot decided, in slot order (same result, fewer passes).
+
+        The slots in ``terminal`` were then restarted in this step: their decision is the
+        first of the next episode, so its reward is carried, and every slot reports.
+        """
+        n = self.num_slots
+        self._absorb_decisions(decision, self._every_slot)
+        term_slots = self.slots_of(terminal.agent_id)
+        # Decision row i is slot i. Restarted slots report their terminal reward.
+        carry = self.carry
+        reward = np.asarray(decision.reward, dtype=np.float32) + carry
+        reward[term_slots] = np.asarray(terminal.reward, dtype=np.float32) + carry[term_slots]
+        group_reward = np.array(decision.group_reward, dtype=np.float32)
+        group_reward[term_slots] = terminal.group_reward
+        # A restarted agent's decision reward belongs to its next episode.
+        carry[:] = 0.0
+        carry[term_slots] = decision.reward[term_slots]
+        interrupted = np.asarray(terminal.interrupted, dtype=bool)
+        terminated = np.zeros(n, dtype=bool)
+        truncated = np.zeros(n, dtype=bool)
+        truncated[term_slots] = interrupted
+        terminated[term_slots] = ~interrupted
+        if term_slots.size > 1:
+            order = np.argsort(term_slots, kind="stable")
+            final_slots, final_obs = term_slots[order], self.obs_layout.convert(terminal.obs, order)
+        else:
+            final_slots, final_obs = term_slots, self.obs_layout.convert(terminal.obs)
+        return SlotStep(
+            reward, terminated, truncated, self.decided.copy(), final_slots, final_obs,
+            group_reward,
+        )  # fmt: skip
+
+    def _absorb_decisions(
+        self, decision: DecisionSteps, slots: np.ndarray | None = None
+    ) -> np.ndarray:
+        if slots is None:
+            slots = self.slots_of(decision.agent_id) if len(decision) else np.zeros(0, np.intp)
         self._decision_slots = slots
-        self.decided[:] = False
-        if slots.size:
+        # A slice writes faster than an index array when every slot decided in order.
+        rows = slice(None) if slots is self._every_slot else slots
+        if rows is not slots:
+            self.decided[:] = True
+        else:
+            self.decided[:] = False
             self.decided[slots] = True
-            self.obs_layout.write(self.obs, slots, decision.obs)
-            self.mask[slots] = self.action_layout.allowed_mask(decision.action_mask, slots.size)
-            self.group_id[slots] = decision.group_id
-            self.episode_over[slots] = False
+        if slots.size:
+            self.obs_layout.write(self.obs, rows, decision.obs)
+            if self.action_layout.mask_size:
+                self.mask[rows] = self.action_layout.allowed_mask(
+                    decision.action_mask, slots.size
+                )
+            self.group_id[rows] = decision.group_id
+            self.episode_over[rows] = False
         return slots
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.setflags(write=False)
+    return array

@@ -160,6 +160,11 @@ class ObservationLayout:
         rows: np.ndarray | None = None,
     ) -> None:
         """Writes a converted core batch into ``buffer[slots]``."""
+        as_uint8 = self._visual[0] and self.uint8_visual
+        if self.keys is None and len(self.specs) == 1 and not as_uint8:
+            # One float observation: assignment casts to float32; no intermediate copy.
+            buffer[slots] = obs[0] if rows is None else obs[0][rows]
+            return
         converted = self.convert(obs, rows)
         if isinstance(buffer, dict):
             for key, value in converted.items():
