@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.zooport-installed
 
-.PHONY: test lint pytest demo bench clean
+.PHONY: test lint pytest test-mlagents demo bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,7 +24,7 @@ lint: $(STAMP)
 pytest: $(STAMP)
 	$(VENV)/bin/pytest -q
 
-test: lint pytest
+test: lint pytest test-mlagents
 
 demo: $(STAMP)
 	$(PY) -m zooport.demo
@@ -32,5 +32,29 @@ demo: $(STAMP)
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
 
+# ---- tests/mlagents: a real mlagents_envs 0.28 UnityEnvironment (no Unity binary) in its own
+# venv: it needs protobuf 3.20.x, which nothing else here may be pinned to.
+MLAGENTS_PYTHON ?= $(PYTHON)
+MLAGENTS_VENV ?= .venv-mlagents
+MLAGENTS_PY := $(MLAGENTS_VENV)/bin/python
+MLAGENTS_STAMP := $(MLAGENTS_VENV)/.zooport-installed
+# Older releases whose base_env.py the compat tests load (downloaded, never installed).
+LEGACY_MLAGENTS := 0.16.1 0.19.0 0.22.0 0.23.0 0.24.0
+
+$(MLAGENTS_STAMP): pyproject.toml tests/mlagents/requirements.txt
+	test -x $(MLAGENTS_PY) || $(MLAGENTS_PYTHON) -m venv $(MLAGENTS_VENV)
+	$(MLAGENTS_PY) -m pip install --upgrade pip
+	# torch first (the local CPU wheel): stable-baselines3 (SB3VecEnv) then never pulls CUDA.
+	$(MLAGENTS_PY) -m pip install torch==2.13.0
+	$(MLAGENTS_PY) -m pip install -r tests/mlagents/requirements.txt -e .
+	for v in $(LEGACY_MLAGENTS); do \
+		$(MLAGENTS_PY) -m pip download --no-deps --dest $(MLAGENTS_VENV)/legacy-wheels \
+			mlagents-envs==$$v || exit 1; \
+	done
+	touch $(MLAGENTS_STAMP)
+
+test-mlagents: $(MLAGENTS_STAMP)
+	$(MLAGENTS_VENV)/bin/pytest -q tests/mlagents
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(MLAGENTS_VENV) build *.egg-info
