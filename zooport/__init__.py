@@ -33,6 +33,19 @@ if _os.path.isfile(_os.path.join(_checkout, "envs", "base_env.py")) and _checkou
 
 __version__ = "0.1.0"
 
+# Registration is local and cheap: Gymnasium ids (gym.make("zooport/Basic-v0"), and
+# gym.make("zooport:zooport/Basic-v0") without a prior import) and PettingZoo entry points.
+# Imported after the __path__ line above, which a source checkout needs to find them.
+from zooport.adapters.pettingzoo_envs import (  # noqa: E402
+    register_pettingzoo_envs as _register_pettingzoo,
+)
+from zooport.adapters.registration import (  # noqa: E402
+    register_builtin_envs as _register_gymnasium,
+)
+
+_register_gymnasium()
+_register_pettingzoo()
+
 __all__ = [
     "ZooportError",
     "ActionError",

@@ -1,0 +1,479 @@
+"""One behaviour's agents as slots, for the multi-agent adapters.
+
+Classes:
+    AgentGroup: a behaviour's agents in the current episode: slot bookkeeping, absorbing the
+        core's DecisionSteps/TerminalSteps with array operations, gathering a dict of actions
+        into one ``ActionTuple``, and building fresh per-agent outputs.
+
+Functions:
+    core_has_masks: whether a behaviour's agents get action masks when masks are on auto.
+
+:class:`~zooport.adapters.multi_agent_driver.MultiAgentDriver` holds one group per behaviour
+and decides the episode; see there for the semantics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from itertools import repeat
+from operator import itemgetter
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from zooport.adapters.agent_names import AgentNames
+from zooport.adapters.spaces import ActionLayout, ObservationLayout
+from zooport.envs.base_env import ActionTuple, BehaviorSpec, DecisionSteps, TerminalSteps
+from zooport.envs.batched_env import BatchedEnv
+from zooport.errors import ActionError
+
+__all__ = ["AgentGroup", "core_has_masks"]
+
+
+def core_has_masks(core: Any, behavior: str, spec: BehaviorSpec) -> bool:
+    """Whether a behaviour's agents get action masks when masks are left on auto.
+
+    A behaviour with discrete branches has masks, except on a ``BatchedEnv`` that does not
+    implement ``_action_mask`` (a Unity build sends masks for every discrete behaviour).
+
+    Example:
+        >>> from zooport.envs.builtin.grid_world import GridWorld
+        >>> from zooport.envs.builtin.tag import Tag
+        >>> tag, grid = Tag(), GridWorld()
+        >>> core_has_masks(tag, "Runner?team=0", tag.behavior_specs["Runner?team=0"])
+        False
+        >>> core_has_masks(grid, "GridWorld", grid.behavior_specs["GridWorld"])
+        True
+    """
+    if not spec.action_spec.discrete_size:
+        return False
+    if isinstance(core, BatchedEnv):
+        return type(core)._action_mask is not BatchedEnv._action_mask
+    return True
+
+
+class AgentGroup:
+    """One behaviour's agents in the current episode, in slots in order of appearance.
+
+    Slot i holds the i-th agent the episode met (those at reset in ascending id order, then
+    spawned ones). Per slot it keeps the id, name, live flag, last observation (consumer
+    layout), mask and group id, and one step's reward, group reward and flags. Agent ids map
+    to slots with a cached, vectorised lookup; observations and masks are written with array
+    operations; only the per-agent outputs (dict values) are built per agent.
+
+    Args:
+        name: the behaviour.
+        spec: its BehaviorSpec.
+        masked: give its agents an action mask (``mask_size`` int8 values, 1 = allowed).
+        mask_in_info: the mask goes to the info instead of the observation.
+        uint8_visual, flatten_branched, allow_multiple_obs: see :mod:`zooport.adapters.spaces`.
+
+    Attributes:
+        observation_space, action_space: the behaviour's spaces (one object for all agents).
+        names: the agent names by slot; ``live``: (capacity,) bool by slot.
+        dec_names: the live agents in the core's latest DecisionSteps, in row order (their
+            actions go to the core with :meth:`gather`).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        spec: BehaviorSpec,
+        *,
+        masked: bool,
+        mask_in_info: bool,
+        uint8_visual: bool,
+        flatten_branched: bool,
+        allow_multiple_obs: bool,
+    ) -> None:
+        self.name = name
+        self.spec = spec
+        self.obs_layout = ObservationLayout(
+            spec.observation_specs, uint8_visual=uint8_visual, allow_multiple_obs=allow_multiple_obs
+        )
+        self.action_layout = ActionLayout(
+            spec.action_spec, flatten_branched=flatten_branched, name=name
+        )
+        self.mask_size = self.action_layout.mask_size if masked else 0
+        self.mask_in_obs = bool(self.mask_size) and not mask_in_info
+        self.mask_in_info = bool(self.mask_size) and mask_in_info
+        if self.mask_in_obs:
+            self.observation_space: spaces.Space = spaces.Dict(
+                {
+                    "observation": self.obs_layout.space,
+                    "action_mask": spaces.Box(0, 1, (self.mask_size,), np.int8),
+                }
+            )
+        else:
+            self.observation_space = self.obs_layout.space
+        self.action_space = self.action_layout.space
+        # The two common layouts take a shortcut in gather(): one Box, or one Discrete branch.
+        self._fast = None
+        if isinstance(self.action_space, spaces.Box):
+            self._fast = "continuous"
+        elif isinstance(self.action_space, spaces.Discrete) and not self.action_layout.flatten:
+            self._fast = "discrete"
+        self._fast_shape = (spec.action_spec.continuous_size,)
+        self._obs_keys = list(self.obs_layout.space.spaces) if self.obs_layout.is_dict else None
+        self.default_action: Any = None
+        self._allocate(0)
+
+    # ------------------------------------------------------------------ storage
+
+    def _allocate(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.n = 0
+        self.ids = np.zeros(capacity, np.int64)
+        self.live = np.zeros(capacity, bool)
+        self.group_id = np.zeros(capacity, np.int64)
+        self.mask = np.ones((capacity, self.mask_size), np.int8)
+        self.obs = self.obs_layout.allocate(capacity)
+        self._step_floats = np.zeros((2, capacity), np.float32)
+        self._step_flags = np.zeros((3, capacity), bool)
+        self._step_views()
+        self.n_live = 0
+        self.n_decided = 0
+        self.names: list[str] = []
+        self._sorted_ids = np.zeros(0, np.int64)
+        self._sorted_slots = np.zeros(0, np.intp)
+        self._cache_ids = np.zeros(0, np.int64)
+        self._cache_slots = np.zeros(0, np.intp)
+        self._cache_names: list[str] = []
+        self._cache_index: slice | np.ndarray = slice(0, 0)
+        # Who reports in the current step: the live agents at its start (a slice when they
+        # fill the first slots, which is cheaper than fancy indexing), then new agents.
+        self.live_index: slice | np.ndarray = slice(0, 0)
+        self.live_names: list[str] = []
+        self.dec_count = 0
+        self.dec_rows: np.ndarray | None = None
+        self.dec_names: list[str] = []
+        self._getter: Any = None
+        self._getter_names: list[str] | None = None
+        self.new_slots: list[int] = []
+        self.new_names: list[str] = []
+        self.finished_names: list[str] = []
+
+    def _grow(self, needed: int) -> None:
+        if needed <= self.capacity:
+            return
+        capacity = max(needed, 2 * self.capacity, 8)
+
+        def bigger(array: np.ndarray, fill: Any = 0) -> np.ndarray:
+            out = np.full((capacity, *array.shape[1:]), fill, array.dtype)
+            out[: self.capacity] = array
+            return out
+
+        self.ids, self.live, self.group_id = (
+            bigger(self.ids),
+            bigger(self.live),
+            bigger(self.group_id),
+        )
+        self.mask = bigger(self.mask, 1)
+        if isinstance(self.obs, dict):
+            self.obs = {k: bigger(v) for k, v in self.obs.items()}
+        else:
+            self.obs = bigger(self.obs)
+        self._step_floats = bigger(self._step_floats.T).T.copy()
+        self._step_flags = bigger(self._step_flags.T).T.copy()
+        self.capacity = capacity
+        self._step_views()
+
+    def _step_views(self) -> None:
+        # One step's outputs per slot, in two arrays so that a step clears them in two calls.
+        self.reward, self.group_reward = self._step_floats
+        self.terminated, self.truncated, self.decided = self._step_flags
+
+    def _add(self, ids: np.ndarray, names: AgentNames) -> np.ndarray:
+        """Gives new agents the next slots; returns the slots."""
+        k = ids.size
+        start = self.n
+        self._grow(start + k)
+        slots = np.arange(start, start + k, dtype=np.intp)
+        self.ids[slots] = ids
+        self.live[slots] = True
+        self.n_live += k
+        self.names.extend(names.names(self.name, ids.tolist()))
+        self.n = start + k
+        order = np.argsort(self.ids[: self.n], kind="stable")
+        self._sorted_ids = self.ids[: self.n][order]
+        self._sorted_slots = order.astype(np.intp)
+        return slots
+
+    def slots_of(self, ids: np.ndarray, cache: bool = False) -> np.ndarray:
+        """The slot of each agent id, -1 for ids not in this episode (vectorised)."""
+        if cache and ids.shape == self._cache_ids.shape and (ids == self._cache_ids).all():
+            return self._cache_slots
+        if not self.n:
+            slots = np.full(ids.shape, -1, np.intp)
+        else:
+            pos = np.minimum(np.searchsorted(self._sorted_ids, ids), self.n - 1)
+            slots = np.where(self._sorted_ids[pos] == ids, self._sorted_slots[pos], -1)
+        if cache:
+            self._cache_ids = np.array(ids, np.int64)
+            self._cache_slots = slots
+            self._cache_names = []
+            # Rows that are the first slots in order are written through a slice (no copy).
+            identity = bool((slots == np.arange(slots.size)).all())
+            self._cache_index = slice(0, slots.size) if identity else slots
+        return slots
+
+    # ------------------------------------------------------------------ episode
+
+    def start(self, decision: DecisionSteps, names: AgentNames) -> None:
+        """A new episode with the agents of ``decision`` (slots in ascending id order)."""
+        ids = np.asarray(decision.agent_id, np.int64)
+        self._allocate(max(ids.size, 1))
+        self._add(np.sort(ids), names)
+        self.live_index = slice(0, self.n)
+        self.live_names = list(self.names)
+        self.begin_step()
+        self._absorb_decision(decision)
+        self.new_slots, self.new_names = [], []
+
+    def begin_step(self) -> None:
+        """Clears the per-step outputs and remembers who reports this step."""
+        self._step_floats.fill(0)
+        self._step_flags.fill(False)
+        self.n_decided = 0
+        if self.new_slots or self.finished_names:
+            live = np.flatnonzero(self.live[: self.n])
+            self.live_index = slice(0, live.size) if live.size == self.n else live
+            self.live_names = [self.names[i] for i in live.tolist()]
+        self.new_slots, self.new_names, self.finished_names = [], [], []
+
+    def absorb(self, decision: DecisionSteps, terminal: TerminalSteps, names: AgentNames) -> bool:
+        """Takes one core step's batches; True when a live agent of this behaviour reported."""
+        reported = False
+        if len(terminal):
+            slots = self.slots_of(np.asarray(terminal.agent_id, np.int64))
+            hit = slots >= 0
+            hit[hit] = self.live[slots[hit]]
+            if hit.any():
+                rows = np.flatnonzero(hit)
+                s = slots[rows]
+                self.reward[s] = terminal.reward[rows]
+                self.group_reward[s] = terminal.group_reward[rows]
+                interrupted = np.asarray(terminal.interrupted, bool)[rows]
+                self.truncated[s] = interrupted
+                self.terminated[s] = ~interrupted
+                self.obs_layout.write(self.obs, s, terminal.obs, rows)
+                self.live[s] = False
+                self.n_live -= s.size
+                self.finished_names.extend(self.names[i] for i in s.tolist())
+                reported = True
+        return self._absorb_decision(decision, names) or reported
+
+    def _absorb_decision(self, decision: DecisionSteps, names: AgentNames | None = None) -> bool:
+        count = len(decision)
+        self.dec_count = count
+        if not count:
+            self.dec_names = []
+            return False
+        ids = np.asarray(decision.agent_id, np.int64)
+        slots = self.slots_of(ids, cache=True)
+        if names is not None and (slots < 0).any():
+            unknown = np.flatnonzero(slots < 0)
+            new = self._add(ids[unknown], names)
+            self.new_slots.extend(new.tolist())
+            self.new_names.extend(self.names[self.n - new.size :])
+            slots = slots.copy()
+            slots[unknown] = new
+            self._cache_ids = np.zeros(0, np.int64)  # the cached lookup predates the new slots
+        if self.n_live == self.n or self.live[slots].all():
+            rows, s = None, slots
+            if slots is self._cache_slots:
+                s = self._cache_index
+                if not self._cache_names:
+                    self._cache_names = [self.names[i] for i in slots.tolist()]
+                dec_names = self._cache_names
+            else:
+                dec_names = [self.names[i] for i in s.tolist()]
+        else:
+            rows = np.flatnonzero(self.live[slots])
+            s = slots[rows]
+            dec_names = [self.names[i] for i in s.tolist()]
+        self.dec_rows = rows
+        self.dec_names = dec_names
+        if not dec_names:
+            return False
+        self.obs_layout.write(self.obs, s, decision.obs, rows)
+        if self.mask_size:
+            self.mask[s] = self.action_layout.allowed_mask(
+                decision.action_mask if rows is None else _rows(decision.action_mask, rows),
+                len(dec_names),
+            )
+        if rows is None:
+            self.reward[s] = decision.reward
+            self.group_reward[s] = decision.group_reward
+            self.group_id[s] = decision.group_id
+        else:
+            self.reward[s] = decision.reward[rows]
+            self.group_reward[s] = decision.group_reward[rows]
+            # mlagents_envs (0.28) hands group ids out as a list, not an array.
+            self.group_id[s] = np.asarray(decision.group_id)[rows]
+        self.decided[s] = True
+        self.n_decided += len(dec_names)
+        return True
+
+    def truncate_live(self) -> None:
+        """Ends every live agent's episode as truncated (the multi-agent episode is over)."""
+        live = np.flatnonzero(self.live[: self.n])
+        if live.size:
+            self.truncated[live] = True
+            self.live[live] = False
+            self.n_live = 0
+            self.finished_names.extend(self.names[i] for i in live.tolist())
+
+    # ------------------------------------------------------------------ actions
+
+    def gather(self, actions: Mapping[str, Any]) -> ActionTuple:
+        """The core batch for the latest DecisionSteps from a dict of consumer actions."""
+        names = self.dec_names
+        if self._getter_names is not names:
+            self._getter = itemgetter(*names)
+            self._getter_names = names
+        values = self._getter(actions)
+        n = len(names)
+        if n == 1:
+            values = (values,)
+        action = None
+        try:
+            if self._fast == "continuous":
+                batch = np.asarray(values)
+                if batch.shape[1:] == self._fast_shape and batch.dtype.kind in "fiu":
+                    action = ActionTuple(continuous=batch)
+            elif self._fast == "discrete":
+                batch = np.asarray(values)
+                if batch.ndim == 1 and batch.dtype.kind in "iu":
+                    action = ActionTuple(discrete=batch.reshape(n, 1))
+            if action is None:
+                action = self.action_layout.to_core(self._stack(values), n)
+        except (ActionError, ValueError, TypeError, KeyError) as error:
+            raise self.diagnose(names, values, error) from None
+        if self.dec_rows is not None:
+            full = self.spec.action_spec.empty_action(self.dec_count)
+            if self.spec.action_spec.continuous_size:
+                full.continuous[self.dec_rows] = action.continuous
+            if self.spec.action_spec.discrete_size:
+                full.discrete[self.dec_rows] = action.discrete
+            action = full
+        return action
+
+    def _stack(self, values: Sequence[Any]) -> Any:
+        if self.action_layout.is_hybrid:
+            return {
+                "continuous": np.asarray([v["continuous"] for v in values]),
+                "discrete": np.asarray([v["discrete"] for v in values]),
+            }
+        return np.asarray(values)
+
+    def problem(self, value: Any) -> str | None:
+        """What is wrong with one agent's action, or None when the core would accept it."""
+        try:
+            action = self.action_layout.to_core(self._stack([value]), 1)
+        except (ActionError, ValueError, TypeError, KeyError, IndexError) as error:
+            return str(error)
+        branches = np.asarray(self.action_layout.branches, np.int64)
+        if not np.all(np.isfinite(action.continuous)):
+            return "a continuous value is not finite"
+        if branches.size and ((action.discrete < 0) | (action.discrete >= branches)).any():
+            return "a discrete value is out of range"
+        return None
+
+    def diagnose(
+        self, names: Sequence[str], values: Sequence[Any], error: Exception
+    ) -> ActionError:
+        """An :class:`ActionError` naming the first agent whose action is wrong."""
+        for name, value in zip(names, values, strict=True):
+            problem = self.problem(value)
+            if problem is not None:
+                return ActionError(
+                    f"agent {name!r} (behavior {self.name!r}): expected an action of "
+                    f"{self.action_space}, got {value!r} ({problem})"
+                )
+        return ActionError(f"behavior {self.name!r}: {error}")
+
+    # ------------------------------------------------------------------ outputs
+
+    def reporting(self) -> tuple[list[str], slice | np.ndarray]:
+        """The names and slots (a slice or an index array) that report this step."""
+        if not self.new_slots:
+            return self.live_names, self.live_index
+        live = np.arange(self.n)[self.live_index]
+        return (
+            self.live_names + self.new_names,
+            np.concatenate([live, np.asarray(self.new_slots, np.intp)]),
+        )
+
+    def observations(self, index: slice | np.ndarray) -> list[Any]:
+        """Fresh per-agent observations of the slots ``index`` in the consumer layout."""
+        fresh = _fresh_rows
+        if self._obs_keys is None:
+            rows: list[Any] = list(fresh(self.obs, index))
+        else:
+            keys = self._obs_keys
+            rows = [
+                dict(zip(keys, v, strict=True))
+                for v in zip(*(fresh(self.obs[k], index) for k in keys), strict=True)
+            ]
+        if self.mask_in_obs:
+            return [
+                {"observation": o, "action_mask": m}
+                for o, m in zip(rows, fresh(self.mask, index), strict=True)
+            ]
+        return rows
+
+    def infos(self, index: slice | np.ndarray, n: int) -> list[dict[str, Any]]:
+        """Fresh per-agent info dicts of the slots ``index``."""
+        if not self.mask_in_info and self.n_decided == n:
+            # The common case, every agent decided with no group reward: copies of one dict.
+            group_id = self.group_id[index]
+            if not self.group_reward[index].any() and (group_id == group_id[0]).all():
+                info = {"decided": True, "group_id": int(group_id[0]), "group_reward": 0.0}
+                return list(map(dict.copy, repeat(info, n)))
+        decided = self.decided[index].tolist()
+        group_id = self.group_id[index].tolist()
+        group_reward = self.group_reward[index].tolist()
+        if self.mask_in_info:
+            return [
+                {"decided": d, "group_id": g, "group_reward": r, "action_mask": m}
+                for d, g, r, m in zip(
+                    decided, group_id, group_reward, _fresh_rows(self.mask, index), strict=True
+                )
+            ]
+        return [
+            {"decided": d, "group_id": g, "group_reward": r}
+            for d, g, r in zip(decided, group_id, group_reward, strict=True)
+        ]
+
+    def flat_observations(self, count: int) -> np.ndarray:
+        """The first ``count`` slots' observations flattened, zeros for agents not live."""
+        if self._obs_keys is None:
+            parts = [self.obs]
+        else:
+            parts = [self.obs[k] for k in self._obs_keys]
+        m = min(count, self.n)
+        size = sum(int(np.prod(p.shape[1:])) for p in parts)
+        out = np.zeros((count, size), np.float32)
+        if m:
+            out[:m] = np.concatenate([p[:m].reshape(m, -1) for p in parts], axis=1)
+            out[:m][~self.live[:m]] = 0.0
+        return out
+
+    def flat_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """The flattened lower and upper bounds of one agent's observation."""
+        space = self.obs_layout.space
+        boxes = [space.spaces[k] for k in self._obs_keys] if self._obs_keys else [space]
+        low = np.concatenate([np.asarray(b.low, np.float32).reshape(-1) for b in boxes])
+        high = np.concatenate([np.asarray(b.high, np.float32).reshape(-1) for b in boxes])
+        return low, high
+
+
+def _fresh_rows(array: np.ndarray, index: slice | np.ndarray) -> np.ndarray:
+    """``array[index]`` as a new array (a slice is a view, so it is copied)."""
+    return array[index].copy() if isinstance(index, slice) else array[index]
+
+
+def _rows(masks: Sequence[np.ndarray] | None, rows: np.ndarray) -> list[np.ndarray] | None:
+    return None if masks is None else [np.asarray(m)[rows] for m in masks]

@@ -1,0 +1,491 @@
+"""Every behaviour of a core as named agents with PettingZoo's episode semantics.
+
+Classes:
+    AgentsStep: one step's observations, rewards, terminations, truncations and infos,
+        each a dict keyed by agent name.
+    MultiAgentDriver: resets and steps a core for the PettingZoo adapters (and any other
+        multi-agent adapter): names agents, gathers a dict of actions into one
+        ``set_actions`` call per behaviour, steps the core until a live agent reports, and
+        decides when the multi-agent episode ends.
+
+Semantics (see also DESIGN.md, "Consumer conventions"):
+    - The agents of an episode are those in the core's DecisionSteps at reset, plus agents
+      that appear in a later DecisionSteps (spawned): these join ``agents`` and
+      ``possible_agents`` in the step they appear.
+    - An agent in TerminalSteps is terminated (truncated when ``interrupted``) with its
+      terminal reward and final observation and leaves ``agents`` in that step. It does not
+      return within the episode: if the core restarted it (same id in DecisionSteps), that is
+      its next episode, which the core plays with zero actions until the next ``reset()``.
+    - One step advances the core until at least one live agent has a decision or a terminal
+      step. A live agent without a decision keeps its last observation, gets reward 0 (what it
+      earns arrives summed with its next decision, as the core reports it), its action is
+      ignored, and ``info["decided"]`` is False.
+    - The episode ends when the termination rule fires (counting every agent that finished)
+      or after ``max_cycles`` steps; agents still live then are truncated (with what they
+      reported in that step: a reward earned since an agent's last decision and not yet
+      reported by the core is not part of the episode).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+import numpy as np
+from gymnasium import spaces
+
+from zooport.adapters.agent_group import AgentGroup, core_has_masks
+from zooport.adapters.agent_names import AgentKey, AgentNameFn, AgentNames
+from zooport.adapters.core_access import MAX_IDLE_STEPS, adopt_core, reset_core
+from zooport.adapters.termination import TerminationMode, TerminationRule
+from zooport.errors import (
+    ActionError,
+    EnvClosedError,
+    EnvNotResetError,
+    UnknownAgentError,
+    ZooportError,
+)
+
+__all__ = ["AgentsStep", "MultiAgentDriver"]
+
+
+class AgentsStep(NamedTuple):
+    """One step of every reporting agent, each field a dict keyed by agent name."""
+
+    observations: dict[str, Any]
+    rewards: dict[str, float]
+    terminations: dict[str, bool]
+    truncations: dict[str, bool]
+    infos: dict[str, dict[str, Any]]
+
+
+class MultiAgentDriver:
+    """Drives every behaviour of a core as PettingZoo agents; see the module docstring.
+
+    Args:
+        core: any BaseEnv (a zooport ``BatchedEnv``, a Unity build, a user's own); an env of
+            an older ML-Agents API generation is wrapped (see ``core_access.adopt_core``).
+        agent_name: ``(behaviour, agent_id) -> name``; default ``<prefix>_<agent_id>`` (see
+            :mod:`zooport.adapters.agent_names`).
+        termination_mode: ``"any"``, ``"majority"``, ``"all"``, a :class:`TerminationMode`
+            or a fraction in (0, 1]: how many agents must have finished to end the episode.
+        max_cycles: steps after which the episode ends (live agents truncated); None = never.
+        action_masks: give agents of behaviours with discrete branches an action mask:
+            True, False, or None (auto: see :func:`core_has_masks`).
+        mask_in_info: the mask goes to ``info["action_mask"]`` instead of the observation.
+        default_action: what a live agent missing from the actions dict (or given None) does:
+            None raises :class:`~zooport.ActionError`; ``"zero"`` takes the core's zero
+            action; a mapping ``{behaviour: action}`` takes that consumer action.
+        uint8_visual, flatten_branched, allow_multiple_obs: see :mod:`zooport.adapters.spaces`.
+        adapter: the adapter's name, for error messages.
+
+    Example:
+        >>> from zooport.envs.builtin.tag import Tag
+        >>> driver = MultiAgentDriver(Tag(seed=0))
+        >>> obs, infos = driver.reset(seed=0)
+        >>> driver.agents
+        ['runner_0', 'runner_1', 'runner_2', 'tagger_3', 'tagger_4']
+        >>> step = driver.step(dict.fromkeys(driver.agents, 0))
+        >>> step.infos["runner_0"]["decided"], step.infos["tagger_3"]["decided"]
+        (True, False)
+    """
+
+    def __init__(
+        self,
+        core: Any,
+        *,
+        agent_name: AgentNameFn | None = None,
+        termination_mode: TerminationMode | str | float = "all",
+        max_cycles: int | None = None,
+        action_masks: bool | None = None,
+        mask_in_info: bool = False,
+        default_action: str | Mapping[str, Any] | None = None,
+        uint8_visual: bool = False,
+        flatten_branched: bool = False,
+        allow_multiple_obs: bool = False,
+        adapter: str = "MultiAgentDriver",
+    ) -> None:
+        core = adopt_core(core)
+        self.core = core
+        self.adapter = adapter
+        specs = core.behavior_specs
+        if not len(specs):
+            raise ZooportError(f"{adapter}: the core has no behaviors")
+        self.names = AgentNames(list(specs), agent_name)
+        self.termination = TerminationRule(termination_mode)
+        self.max_cycles = max_cycles
+        self.groups: list[AgentGroup] = []
+        for behavior, spec in specs.items():
+            masked = (
+                core_has_masks(core, behavior, spec)
+                if action_masks is None
+                else (bool(action_masks) and spec.action_spec.discrete_size > 0)
+            )
+            self.groups.append(
+                AgentGroup(
+                    behavior,
+                    spec,
+                    masked=masked,
+                    mask_in_info=mask_in_info,
+                    uint8_visual=uint8_visual,
+                    flatten_branched=flatten_branched,
+                    allow_multiple_obs=allow_multiple_obs,
+                )
+            )
+        self._group_of = {g.name: g for g in self.groups}
+        self.default_action = default_action
+        self._set_default_actions(default_action)
+        self.possible_agents: list[str] = []
+        self.agents: list[str] = []
+        self._template: dict[str, Any] = {}
+        self._all_false: dict[str, bool] = {}
+        self._live_set: set[str] = set()
+        #: Every agent of the episode by name -> its behaviour group (spaces, layouts).
+        self.agent_groups: dict[str, AgentGroup] = {}
+        self.cycles = 0
+        #: The agents whose episode ended in the last step, and those that joined in it.
+        self.finished: list[str] = []
+        self.new_agents: list[str] = []
+        self.episode_over = True
+        self._n_finished = 0
+        self._ready = False
+        self._discovered = False
+        self._closed = False
+        self._state_counts: list[int] | None = None
+        self._state_space: spaces.Box | None = None
+
+    # ------------------------------------------------------------------ options
+
+    @property
+    def max_cycles(self) -> int | None:
+        """Steps after which the episode ends, live agents truncated (None = no limit)."""
+        return self._max_cycles
+
+    @max_cycles.setter
+    def max_cycles(self, value: int | None) -> None:
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1
+        ):
+            raise ValueError(f"Expect max_cycles to be None or an int >= 1, actually: {value!r}")
+        self._max_cycles = None if value is None else int(value)
+
+    def _set_default_actions(self, default: str | Mapping[str, Any] | None) -> None:
+        if default is None:
+            return
+        if isinstance(default, str):
+            if default != "zero":
+                raise ValueError(
+                    f"Expect default_action to be None, 'zero' or a mapping behavior -> action, "
+                    f"actually: {default!r}"
+                )
+            for g in self.groups:
+                g.default_action = _row(
+                    g.action_layout.from_core(g.spec.action_spec.empty_action(1))
+                )
+            return
+        if not isinstance(default, Mapping):
+            raise ValueError(
+                f"Expect default_action to be None, 'zero' or a mapping behavior -> action, "
+                f"actually: {default!r}"
+            )
+        unknown = set(default) - set(self._group_of)
+        if unknown:
+            raise ValueError(
+                f"default_action names behaviors {sorted(unknown)} the core does not have; "
+                f"behaviors: {list(self._group_of)}"
+            )
+        for behavior, value in default.items():
+            g = self._group_of[behavior]
+            problem = g.problem(value)
+            if problem is not None:
+                raise ActionError(
+                    f"default_action for behavior {behavior!r}: expected an action of "
+                    f"{g.action_space}, got {value!r} ({problem})"
+                )
+            g.default_action = value
+
+    # ------------------------------------------------------------------ lookups
+
+    def key_of(self, agent: str) -> AgentKey:
+        """The (behaviour, agent id) of an agent name."""
+        return self.names.lookup(agent)
+
+    def group_of(self, agent: str) -> AgentGroup:
+        """The behaviour group of an agent name (known, or parsed from the name)."""
+        try:
+            return self.agent_groups[agent]
+        except (KeyError, TypeError):
+            pass
+        try:
+            return self._group_of[self.names.lookup(agent).behavior]
+        except UnknownAgentError:
+            if not self._discovered:
+                self.discover()
+                return self.group_of(agent)
+            raise UnknownAgentError(
+                f"{self.adapter}: no agent {agent!r}; possible agents: {self.possible_agents}"
+            ) from None
+
+    # ------------------------------------------------------------------ episodes
+
+    def discover(self) -> None:
+        """Resets the core once so that ``possible_agents`` and the state layout are known.
+
+        Adapters call this when asked for ``possible_agents`` or ``state_space`` before the
+        first ``reset()``; stepping still needs a ``reset()``.
+        """
+        if not self._discovered:
+            self.reset()
+            self._ready = False
+            self.agents = []
+            self._live_set = set()
+
+    def reset(self, seed: int | None = None) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        """Resets the core (reseeded with ``seed`` where it can be) and starts an episode."""
+        self._check_open()
+        reset_core(self.core, seed)
+        self.names.forget()
+        steps = {g.name: self.core.get_steps(g.name) for g in self.groups}
+        idle = 0
+        while not any(len(d) for d, _ in steps.values()):
+            idle += 1
+            if idle > MAX_IDLE_STEPS:
+                raise ZooportError(
+                    f"{self.adapter}: no agent requested a decision in {MAX_IDLE_STEPS} steps "
+                    "after reset"
+                )
+            self.core.step()
+            steps = {g.name: self.core.get_steps(g.name) for g in self.groups}
+        self.possible_agents = []
+        self.agent_groups = {}
+        for g in self.groups:
+            g.start(steps[g.name][0], self.names)
+            self.possible_agents.extend(g.names)
+            self.agent_groups.update(dict.fromkeys(g.names, g))
+        self.agents = list(self.possible_agents)
+        self._live_set = set(self.agents)
+        self.cycles = 0
+        self.finished = []
+        self.new_agents = []
+        self._n_finished = 0
+        self.episode_over = not self.agents
+        self._ready = True
+        self._discovered = True
+        if self._state_counts is None:
+            self._state_counts = [g.n for g in self.groups]
+        self._make_templates()
+        observations = self._template.copy()
+        infos = self._template.copy()
+        for g in self.groups:
+            if g.n:
+                observations.update(zip(g.names, g.observations(g.live_index), strict=True))
+                infos.update(zip(g.names, g.infos(g.live_index, g.n), strict=True))
+        return observations, infos
+
+    def _make_templates(self) -> None:
+        # Copying a dict with the right keys and then updating it is about three times
+        # faster than building it from scratch (no resizing), and these are built every step.
+        self._template: dict[str, Any] = dict.fromkeys(self.agents)
+        self._all_false: dict[str, bool] = dict.fromkeys(self.agents, False)
+
+    def step(self, actions: Mapping[str, Any]) -> AgentsStep:
+        """Applies one action per live agent and steps the core until a live agent reports."""
+        if not self._ready:
+            self._check_open()
+            raise EnvNotResetError(f"{self.adapter}: call reset() before step()")
+        if self.episode_over:
+            raise EnvNotResetError(
+                f"{self.adapter}: the episode is over (no live agents); call reset()"
+            )
+        if type(actions) is not dict or actions.keys() != self._live_set:
+            actions = self._complete(actions)
+        core = self.core
+        groups = self.groups
+        for g in groups:
+            if g.dec_names:
+                try:
+                    core.set_actions(g.name, g.gather(actions))
+                except ActionError as error:
+                    values = [actions[n] for n in g.dec_names]
+                    raise g.diagnose(g.dec_names, values, error) from None
+        for g in groups:
+            g.begin_step()
+        for _ in range(MAX_IDLE_STEPS):
+            core.step()
+            reported = False
+            for g in groups:
+                decision, terminal = core.get_steps(g.name)
+                if g.absorb(decision, terminal, self.names):
+                    reported = True
+            if reported:
+                break
+        else:
+            raise ZooportError(
+                f"{self.adapter}: none of the live agents {self.agents[:10]} requested a "
+                f"decision or ended its episode in {MAX_IDLE_STEPS} core steps"
+            )
+        self.cycles += 1
+        return self._finish_step()
+
+    def _finish_step(self) -> AgentsStep:
+        groups = self.groups
+        finished: list[str] = []
+        new: list[str] = []
+        for g in groups:
+            if g.finished_names:
+                finished.extend(g.finished_names)
+            if g.new_names:
+                new.extend(g.new_names)
+                self.possible_agents.extend(g.new_names)
+                self.agent_groups.update(dict.fromkeys(g.new_names, g))
+        self._n_finished += len(finished)
+        n_live = len(self.agents) - len(finished) + len(new)
+        over = (
+            n_live == 0
+            or self.termination.episode_over(self._n_finished, len(self.possible_agents))
+            or (self._max_cycles is not None and self.cycles >= self._max_cycles)
+        )
+        if over and n_live:
+            for g in groups:
+                k = len(g.finished_names)
+                g.truncate_live()
+                finished.extend(g.finished_names[k:])
+        self.episode_over = over
+        self.finished = finished
+        self.new_agents = new
+        template = self._template
+        observations = template.copy()
+        rewards = template.copy()
+        infos = template.copy()
+        if finished:
+            terminations = template.copy()
+            truncations = template.copy()
+        else:
+            terminations = self._all_false.copy()
+            truncations = self._all_false.copy()
+        for g in groups:
+            names, index = g.reporting()
+            if not names:
+                continue
+            observations.update(zip(names, g.observations(index), strict=True))
+            rewards.update(zip(names, g.reward[index].tolist(), strict=True))
+            if finished:
+                terminations.update(zip(names, g.terminated[index].tolist(), strict=True))
+                truncations.update(zip(names, g.truncated[index].tolist(), strict=True))
+            elif g.new_names:
+                terminations.update(dict.fromkeys(g.new_names, False))
+                truncations.update(dict.fromkeys(g.new_names, False))
+            infos.update(zip(names, g.infos(index, len(names)), strict=True))
+        if finished or new:
+            gone = set(finished)
+            self.agents = [a for a in self.agents if a not in gone] + [
+                a for a in new if a not in gone
+            ]
+            self._live_set = set(self.agents)
+            self._make_templates()
+        return AgentsStep(observations, rewards, terminations, truncations, infos)
+
+    def _complete(self, actions: Mapping[str, Any]) -> dict[str, Any]:
+        """Checks the actions' keys against the live agents; fills defaults where allowed."""
+        if not isinstance(actions, Mapping):
+            raise ActionError(
+                f"{self.adapter}: expected a dict of actions keyed by agent name, got "
+                f"{type(actions).__name__}"
+            )
+        extra = [a for a in actions if a not in self._live_set]
+        if extra:
+            known = set(self.possible_agents)
+            finished = [a for a in extra if a in known]
+            unknown = [a for a in extra if a not in known]
+            raise ActionError(
+                f"{self.adapter}: actions for agents that are not live: finished {finished}, "
+                f"unknown {unknown}; live agents: {self.agents}"
+            )
+        filled = dict(actions)
+        without = []
+        for agent in self.agents:
+            if agent not in filled:
+                default = self.agent_groups[agent].default_action
+                if default is None:
+                    without.append(agent)
+                else:
+                    filled[agent] = default
+        if without:
+            raise ActionError(
+                f"{self.adapter}: no action for live agents {without}; every live agent "
+                "needs one (its action is ignored when info['decided'] is False), or pass "
+                "default_action='zero'"
+            )
+        return filled
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def has_global_state(self) -> bool:
+        """True when the core offers its own ``global_state()``."""
+        return callable(getattr(self.core, "global_state", None))
+
+    @property
+    def state_space(self) -> spaces.Box:
+        """The space of :meth:`state` (fixed once computed)."""
+        if self._state_space is None:
+            self._state_space = self._make_state_space()
+        return self._state_space
+
+    def _make_state_space(self) -> spaces.Box:
+        core = self.core
+        if self.has_global_state:
+            space = getattr(core, "global_state_space", None)
+            if isinstance(space, spaces.Box):
+                return space
+            shape = getattr(core, "global_state_shape", None)
+            if shape is None:
+                self.discover()
+                shape = np.shape(core.global_state())
+            return spaces.Box(-np.inf, np.inf, tuple(int(d) for d in shape), np.float32)
+        if self._state_counts is None:
+            self.discover()
+        lows, highs = [], []
+        for g, count in zip(self.groups, self._state_counts, strict=True):
+            low, high = g.flat_bounds()
+            lows.append(np.tile(low, count))
+            highs.append(np.tile(high, count))
+        return spaces.Box(np.concatenate(lows), np.concatenate(highs), dtype=np.float32)
+
+    def state(self) -> np.ndarray:
+        """The core's ``global_state()``, or every agent's observation (see the adapters)."""
+        if not self._discovered:
+            self._check_open()
+            raise EnvNotResetError(f"{self.adapter}: call reset() before state()")
+        if self.has_global_state:
+            return np.array(self.core.global_state(), dtype=self.state_space.dtype, copy=True)
+        return np.concatenate(
+            [
+                g.flat_observations(count).reshape(-1)
+                for g, count in zip(self.groups, self._state_counts, strict=True)
+            ]
+        )
+
+    # ------------------------------------------------------------------ closing
+
+    def close(self) -> None:
+        """Closes the core once; later calls do nothing."""
+        if not self._closed:
+            self._closed = True
+            self._ready = False
+            self.core.close()
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return self._closed
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise EnvClosedError(f"{self.adapter} was used after close()")
+
+
+def _row(batch: Any) -> Any:
+    if isinstance(batch, dict):
+        return {k: v[0] for k, v in batch.items()}
+    return batch[0]

@@ -1,0 +1,252 @@
+"""A batched core as a PettingZoo ``AECEnv``: agents act one at a time, the core steps once.
+
+Classes:
+    PettingZooAECEnv: the native AEC adapter (alias ``UnityAECEnv``).
+
+Not a ``parallel_to_aec`` stack: each ``step(action)`` records the selected agent's action
+and moves ``agent_selection`` on; when the last live agent of the cycle has acted, the
+actions go to the core (one ``set_actions`` call per behaviour) and the core steps, with the
+semantics of :mod:`zooport.adapters.pettingzoo_parallel` (same names, spaces, options,
+decision periods, spawning, termination modes, masks, state).
+
+PettingZoo's AEC contract:
+
+- ``rewards`` holds what the last core step gave each agent and is cleared by the next
+  ``step()``; ``_cumulative_rewards[agent]`` (what ``last()`` returns) sums an agent's
+  rewards since it last acted.
+- An agent whose episode ended stays in ``agents`` with ``terminations``/``truncations``
+  True; such agents are selected first, and each takes a ``step(None)`` that removes it.
+- A cycle visits the agents live at its start in ``agents`` order; an agent spawned by the
+  core joins ``agents`` when it appears and acts from the next cycle on.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping
+from typing import Any
+
+from pettingzoo import AECEnv
+from typing_extensions import override
+
+from zooport.adapters.agent_names import AgentNameFn
+from zooport.adapters.pettingzoo_parallel import PettingZooCommon
+from zooport.adapters.termination import TerminationMode
+from zooport.errors import ActionError, EnvNotResetError, UnknownAgentError
+
+__all__ = ["PettingZooAECEnv", "UnityAECEnv"]
+
+
+class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
+    """Any BaseEnv as a PettingZoo ``AECEnv``; see the module docstring.
+
+    Args:
+        core: any BaseEnv; the adapter owns it (``close()`` closes it).
+        render_mode, termination_mode, max_cycles, action_masks, mask_in_info,
+        default_action, agent_name, uint8_visual, flatten_branched, allow_multiple_obs,
+        name: see :class:`~zooport.adapters.pettingzoo_parallel.PettingZooCommon`.
+            ``max_cycles`` counts core steps (full cycles), as in PettingZoo.
+
+    Attributes:
+        core: the wrapped core.
+        agents: the agents of the episode that have not yet left (finished agents leave
+            with their ``step(None)``).
+
+    Example:
+        >>> from zooport.envs.builtin.tag import Tag
+        >>> env = PettingZooAECEnv(Tag(seed=0), max_cycles=2)
+        >>> env.reset(seed=1)
+        >>> turns = []
+        >>> for agent in env.agent_iter():
+        ...     obs, reward, terminated, truncated, info = env.last()
+        ...     turns.append((agent, truncated))
+        ...     env.step(None if terminated or truncated else 0)
+        >>> len(turns), turns[0], turns[-1]
+        (15, ('runner_0', False), ('tagger_4', True))
+    """
+
+    def __init__(
+        self,
+        core: Any,
+        *,
+        render_mode: str | None = None,
+        termination_mode: TerminationMode | str | float = "all",
+        max_cycles: int | None = None,
+        action_masks: bool | None = None,
+        mask_in_info: bool = False,
+        default_action: str | Mapping[str, Any] | None = None,
+        agent_name: AgentNameFn | None = None,
+        uint8_visual: bool = False,
+        flatten_branched: bool = False,
+        allow_multiple_obs: bool = False,
+        name: str | None = None,
+    ) -> None:
+        super().__init__()
+        self._setup(
+            core,
+            render_mode=render_mode,
+            termination_mode=termination_mode,
+            max_cycles=max_cycles,
+            action_masks=action_masks,
+            mask_in_info=mask_in_info,
+            default_action=default_action,
+            agent_name=agent_name,
+            uint8_visual=uint8_visual,
+            flatten_branched=flatten_branched,
+            allow_multiple_obs=allow_multiple_obs,
+            name=name,
+        )
+        self.agents: list[str] = []
+        self.rewards: dict[str, float] = {}
+        self._cumulative_rewards: dict[str, float] = {}
+        self.terminations: dict[str, bool] = {}
+        self.truncations: dict[str, bool] = {}
+        self.infos: dict[str, dict[str, Any]] = {}
+        self.agent_selection: str | None = None
+        self._observations: dict[str, Any] = {}
+        self._pending: dict[str, Any] = {}
+        self._cycle: list[str] = []
+        self._turn = 0
+        self._dead: deque[str] = deque()
+        self._rewards_stale = False
+        self._allow_none = default_action is not None
+
+    @override
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Resets the core (reseeded with ``seed``) and selects the first agent.
+
+        ``options`` is accepted for the PettingZoo API and not used.
+        """
+        observations, infos = self._driver.reset(seed)
+        agents = list(self._driver.agents)
+        self.agents = agents
+        self._observations = observations
+        self.infos = infos
+        self.rewards = dict.fromkeys(agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(agents, 0.0)
+        self.terminations = dict.fromkeys(agents, False)
+        self.truncations = dict.fromkeys(agents, False)
+        self._pending = {}
+        self._cycle = self._driver.agents
+        self._turn = 0
+        self._dead = deque()
+        self._rewards_stale = False
+        self.agent_selection = agents[0] if agents else None
+
+    @override
+    def observe(self, agent: str) -> Any:
+        """The observation ``agent`` can make now (its final one once it finished)."""
+        try:
+            return self._observations[agent]
+        except (KeyError, TypeError):
+            raise UnknownAgentError(
+                f"{type(self).__name__}: no observation for {agent!r}; agents: {self.agents}"
+            ) from None
+
+    @override
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """``(observation, cumulative reward, terminated, truncated, info)`` of the selected agent.
+
+        ``observe=False`` gives None for the observation.
+        """
+        agent = self.agent_selection
+        if agent is None:
+            raise EnvNotResetError(f"{type(self).__name__}: call reset() before last()")
+        return (
+            self._observations[agent] if observe else None,
+            self._cumulative_rewards[agent],
+            self.terminations[agent],
+            self.truncations[agent],
+            self.infos[agent],
+        )
+
+    @override
+    def step(self, action: Any) -> None:
+        """Acts for ``agent_selection``; the core steps when the cycle's last agent has acted.
+
+        Raises:
+            ActionError: None for a live agent (without ``default_action``), an action for a
+                finished agent, or (when the core steps) an action that does not fit.
+            EnvNotResetError: before ``reset()`` or once every agent has left.
+        """
+        if self._rewards_stale:
+            self.rewards = dict.fromkeys(self.rewards, 0.0)
+            self._rewards_stale = False
+        if self._dead:
+            self._remove_dead(self.agent_selection, action)
+            return
+        cycle = self._cycle
+        turn = self._turn
+        if turn >= len(cycle):
+            raise EnvNotResetError(
+                f"{type(self).__name__}: no agent to act; call reset() (every agent has left)"
+            )
+        agent = cycle[turn]
+        if action is not None:
+            self._pending[agent] = action
+        elif not self._allow_none:
+            raise ActionError(
+                f"{type(self).__name__}: agent {agent!r} is live and needs an action; "
+                "None is only for terminated or truncated agents (or pass default_action=)"
+            )
+        self._cumulative_rewards[agent] = 0.0
+        turn += 1
+        self._turn = turn
+        if turn < len(cycle):
+            self.agent_selection = cycle[turn]
+        else:
+            self._step_core()
+
+    def _remove_dead(self, agent: str, action: Any) -> None:
+        if action is not None:
+            raise ActionError(
+                f"{type(self).__name__}: agent {agent!r} has finished; when an agent is dead, "
+                f"the only valid action is None, got {action!r}"
+            )
+        self._dead.popleft()
+        del self.rewards[agent]
+        del self._cumulative_rewards[agent]
+        del self.terminations[agent]
+        del self.truncations[agent]
+        del self.infos[agent]
+        self._observations.pop(agent, None)
+        self.agents.remove(agent)
+        if self._dead:
+            self.agent_selection = self._dead[0]
+        elif self._cycle:
+            self.agent_selection = self._cycle[0]
+
+    def _step_core(self) -> None:
+        driver = self._driver
+        try:
+            step = driver.step(self._pending)
+        except Exception:
+            # The core did not step: the cycle starts over with the same agents.
+            self._turn = 0
+            self.agent_selection = self._cycle[0]
+            raise
+        finally:
+            self._pending = {}
+        observations, rewards, terminations, truncations, infos = step
+        self._observations = observations
+        self.rewards = rewards
+        self.terminations = terminations
+        self.truncations = truncations
+        self.infos = infos
+        if driver.new_agents:
+            self.agents.extend(driver.new_agents)
+        # Every agent of the cycle acted in it (its cumulative reward restarted at 0) and new
+        # agents start at 0: the cumulative rewards are exactly this step's rewards.
+        self._cumulative_rewards = dict(rewards)
+        self._rewards_stale = True
+        self._cycle = driver.agents
+        self._turn = 0
+        self._dead = deque(driver.finished)
+        if self._dead:
+            self.agent_selection = self._dead[0]
+        elif self._cycle:
+            self.agent_selection = self._cycle[0]
+
+
+#: ML-Agents' name for the AEC adapter.
+UnityAECEnv = PettingZooAECEnv

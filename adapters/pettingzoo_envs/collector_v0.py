@@ -1,0 +1,48 @@
+"""PettingZoo entry points ``collector_v0`` for :class:`zooport.envs.builtin.collector.Collector`.
+
+Functions:
+    env: a new Collector as a PettingZoo AEC environment.
+    parallel_env: a new Collector as a PettingZoo Parallel environment.
+    raw_env: the same as ``env`` (the native AEC adapter needs no wrappers).
+
+Keyword arguments configure the adapter when they are one of
+:data:`~zooport.adapters.pettingzoo_envs._factory.ADAPTER_OPTIONS` (``render_mode``,
+``max_cycles``, ``termination_mode``, ``action_masks``, ``mask_in_info``, ...; see
+:class:`~zooport.adapters.pettingzoo_parallel.PettingZooCommon`); all others go to Collector
+(``seed``, ``n_agents``, ``n_items``, ``min_items``, ``reach``, ``max_steps``).
+
+Example:
+    >>> from zooport.adapters.pettingzoo_envs import collector_v0
+    >>> env = collector_v0.env(seed=0, n_agents=2)
+    >>> env.reset(seed=0)
+    >>> env.agent_selection, sorted(env.action_space("collector_0").spaces)
+    ('collector_0', ['continuous', 'discrete'])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
+from zooport.adapters.pettingzoo_envs._factory import make_aec, make_parallel
+from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+
+__all__ = ["env", "parallel_env", "raw_env"]
+
+NAME = "collector_v0"
+CORE = "zooport.envs.builtin.collector:Collector"
+
+
+def env(**kwargs: Any) -> PettingZooAECEnv:
+    """A new Collector as a PettingZoo AEC environment (kwargs: see the module docstring)."""
+    return make_aec(CORE, NAME, kwargs)
+
+
+def parallel_env(**kwargs: Any) -> PettingZooParallelEnv:
+    """A new Collector as a PettingZoo Parallel environment (kwargs: see the module docstring)."""
+    return make_parallel(CORE, NAME, kwargs)
+
+
+def raw_env(**kwargs: Any) -> PettingZooAECEnv:
+    """The same as :func:`env`: the native AEC adapter needs no PettingZoo wrappers."""
+    return make_aec(CORE, NAME, kwargs)

@@ -1,0 +1,349 @@
+"""A batched core as a PettingZoo ``ParallelEnv``: every behaviour's agents step at once.
+
+Classes:
+    PettingZooCommon: what the Parallel and AEC adapters share (spaces, state, render,
+        close, side channels, options); not used on its own.
+    PettingZooParallelEnv: the Parallel adapter (alias ``UnityParallelEnv``).
+
+Agents are named ``<behaviour>_<agent_id>`` (``runner_3`` for agent 3 of ``Runner?team=0``;
+see :mod:`zooport.adapters.agent_names`). Each behaviour has one observation space and one
+action space, returned as the identical object for all its agents. Continuous actions are
+``Box(-1, 1, float32)``, discrete ones ``Discrete``/``MultiDiscrete`` (sent to the core as
+int32), hybrid ones ``Dict(continuous=..., discrete=...)``; all agents of a behaviour go to
+the core in one ``set_actions`` call per step.
+
+Episode semantics (those of :class:`~zooport.adapters.multi_agent_driver.MultiAgentDriver`):
+
+- ``possible_agents`` holds the agents present at ``reset()``; an agent the core spawns later
+  joins ``agents`` and is appended to ``possible_agents`` in the step it appears.
+- An agent in the core's TerminalSteps is terminated (truncated when ``interrupted``) with
+  its terminal reward and final observation, and leaves ``agents`` in that step. It does not
+  come back within the episode: when the core restarts it in the same step (same id), that
+  new episode is not merged into the finished one; the core plays it with zero actions until
+  the next ``reset()``.
+- A step advances the core until a live agent has a decision or a terminal step. Every live
+  agent gets an observation, reward, flags and info every step; one without a decision keeps
+  its last observation, gets reward 0 (what it earned arrives, summed, with its next
+  decision) and ``info["decided"] == False``, and its action is ignored.
+- ``termination_mode`` (``"any"``, ``"majority"``, ``"all"`` or a fraction) ends the episode
+  once that many of its agents have finished; ``max_cycles`` ends it after that many steps.
+  Agents still live then are truncated; the next ``reset()`` resets the core.
+- Infos hold ``decided``, ``group_id`` and ``group_reward``. Action masks (int8, 1 = allowed,
+  flattened over branches) are ``obs["action_mask"]`` next to ``obs["observation"]``, or
+  ``info["action_mask"]`` with ``mask_in_info=True``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import ParallelEnv
+from typing_extensions import override
+
+from zooport.adapters.agent_names import AgentKey, AgentNameFn
+from zooport.adapters.core_access import adopt_core, render_core, side_channels_of
+from zooport.adapters.multi_agent_driver import AgentsStep, MultiAgentDriver
+from zooport.adapters.termination import TerminationMode, TerminationRule
+from zooport.envs.batched_env import BatchedEnv
+from zooport.errors import ZooportError
+
+__all__ = ["PettingZooCommon", "PettingZooParallelEnv", "UnityParallelEnv"]
+
+
+def _can_render(core: Any) -> bool:
+    if isinstance(core, BatchedEnv):
+        return type(core)._render is not BatchedEnv._render
+    return callable(getattr(core, "render", None))
+
+
+class PettingZooCommon:
+    """Spaces, state, rendering, closing and options shared by both PettingZoo adapters.
+
+    Args:
+        core: any BaseEnv.
+        render_mode: None or ``"rgb_array"`` (the core's picture), fixed at construction.
+        termination_mode: ``"any"``, ``"majority"``, ``"all"`` (default), a
+            :class:`~zooport.adapters.termination.TerminationMode` or a fraction in (0, 1]:
+            how many of the episode's agents must have finished to end it.
+        max_cycles: steps after which every live agent is truncated; None = no limit.
+            Writable.
+        action_masks: give the agents of behaviours with discrete branches an action mask;
+            None (default) decides per behaviour: yes, unless the core is a ``BatchedEnv``
+            that does not implement ``_action_mask``.
+        mask_in_info: put the mask in ``info["action_mask"]`` and keep the observation space
+            the behaviour's own, instead of ``{"observation", "action_mask"}``.
+        default_action: what a live agent without an action does: None (default) raises
+            :class:`~zooport.ActionError` naming the agents; ``"zero"`` takes the core's zero
+            action; ``{behaviour: action}`` takes that action.
+        agent_name: ``(behaviour, agent_id) -> str`` to name agents yourself.
+        uint8_visual, flatten_branched, allow_multiple_obs: observation and action layout
+            options, see :mod:`zooport.adapters.spaces`.
+        name: ``metadata["name"]`` (and ``str(env)``); default ``zooport_<core class>``.
+    """
+
+    core: Any
+    render_mode: str | None
+    metadata: dict[str, Any]
+    _driver: MultiAgentDriver
+
+    def _setup(
+        self,
+        core: Any,
+        *,
+        render_mode: str | None,
+        termination_mode: TerminationMode | str | float,
+        max_cycles: int | None,
+        action_masks: bool | None,
+        mask_in_info: bool,
+        default_action: str | Mapping[str, Any] | None,
+        agent_name: AgentNameFn | None,
+        uint8_visual: bool,
+        flatten_branched: bool,
+        allow_multiple_obs: bool,
+        name: str | None,
+    ) -> None:
+        core = adopt_core(core)
+        modes = ["rgb_array"] if _can_render(core) else []
+        if render_mode is not None and render_mode not in modes:
+            raise ValueError(
+                f"Expect render_mode to be None or one of {modes} "
+                f"({type(core).__name__} renders rgb_array pictures only), actually: "
+                f"{render_mode!r}"
+            )
+        self.core = core
+        self.render_mode = render_mode
+        core_metadata = getattr(core, "metadata", None) or {}
+        self.metadata = {
+            "name": name or f"zooport_{type(core).__name__.lower()}",
+            "render_modes": modes,
+            "render_fps": core_metadata.get("render_fps", 30),
+            "is_parallelizable": True,
+        }
+        self._driver = MultiAgentDriver(
+            core,
+            agent_name=agent_name,
+            termination_mode=termination_mode,
+            max_cycles=max_cycles,
+            action_masks=action_masks,
+            mask_in_info=mask_in_info,
+            default_action=default_action,
+            uint8_visual=uint8_visual,
+            flatten_branched=flatten_branched,
+            allow_multiple_obs=allow_multiple_obs,
+            adapter=type(self).__name__,
+        )
+
+    # ------------------------------------------------------------------ agents, spaces
+
+    @property
+    def possible_agents(self) -> list[str]:
+        """The agents present at the last ``reset()``, then those spawned since (appended).
+
+        Asked before the first ``reset()``, the core is reset once to find them.
+        """
+        driver = self._driver
+        if not driver.possible_agents:
+            driver.discover()
+        return driver.possible_agents
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        """The observation space of ``agent``'s behaviour (the same object for all of them)."""
+        try:
+            return self._driver.agent_groups[agent].observation_space
+        except (KeyError, TypeError):
+            return self._driver.group_of(agent).observation_space
+
+    def action_space(self, agent: str) -> spaces.Space:
+        """The action space of ``agent``'s behaviour (the same object for all of them)."""
+        try:
+            return self._driver.agent_groups[agent].action_space
+        except (KeyError, TypeError):
+            return self._driver.group_of(agent).action_space
+
+    @property
+    def observation_spaces(self) -> dict[str, spaces.Space]:
+        """``observation_space(agent)`` for every possible agent."""
+        return {a: self.observation_space(a) for a in self.possible_agents}
+
+    @property
+    def action_spaces(self) -> dict[str, spaces.Space]:
+        """``action_space(agent)`` for every possible agent."""
+        return {a: self.action_space(a) for a in self.possible_agents}
+
+    def behavior_spaces(self) -> dict[str, tuple[spaces.Space, spaces.Space]]:
+        """Each behaviour's (observation space, action space), by behaviour name."""
+        return {g.name: (g.observation_space, g.action_space) for g in self._driver.groups}
+
+    def agent_key(self, agent: str) -> AgentKey:
+        """The (behaviour, agent id) an agent name stands for.
+
+        Example:
+            >>> from zooport.envs.builtin.tag import Tag
+            >>> PettingZooParallelEnv(Tag(seed=0)).agent_key("tagger_4")
+            AgentKey(behavior='Tagger?team=1', agent_id=4)
+        """
+        return self._driver.key_of(agent)
+
+    # ------------------------------------------------------------------ options
+
+    @property
+    def max_cycles(self) -> int | None:
+        """Steps after which every live agent is truncated (None = no limit); writable."""
+        return self._driver.max_cycles
+
+    @max_cycles.setter
+    def max_cycles(self, value: int | None) -> None:
+        self._driver.max_cycles = value
+
+    @property
+    def termination_mode(self) -> TerminationRule:
+        """The rule that ends an episode once enough of its agents have finished; writable."""
+        return self._driver.termination
+
+    @termination_mode.setter
+    def termination_mode(self, value: TerminationMode | str | float) -> None:
+        self._driver.termination = TerminationRule(value)
+
+    @property
+    def cycles(self) -> int:
+        """Steps taken in the current episode."""
+        return self._driver.cycles
+
+    @property
+    def side_channels(self) -> list[Any]:
+        """The core's side channels (the objects the user constructed it with)."""
+        return side_channels_of(self.core)
+
+    # ------------------------------------------------------------------ state, render, close
+
+    @property
+    def state_space(self) -> spaces.Box:
+        """The space of :meth:`state`.
+
+        The core's own ``global_state_space`` (or a float32 Box of ``global_state_shape``)
+        where it has ``global_state()``; otherwise every agent's flattened observation
+        concatenated (see :meth:`state`), with the observation spaces' bounds.
+        """
+        return self._driver.state_space
+
+    def state(self) -> np.ndarray:
+        """A global view: the core's ``global_state()`` where it has one.
+
+        Otherwise the concatenation, behaviour by behaviour, of the flattened observations
+        (without masks) of the agents present at the first reset, in ``possible_agents``
+        order; an agent that is not live contributes zeros. Agents spawned later are not
+        part of the state (its size is fixed).
+        """
+        return self._driver.state()
+
+    def render(self) -> np.ndarray | None:
+        """The core's rgb_array picture (``render_mode="rgb_array"``), else None with a warning."""
+        if self.render_mode is None:
+            warnings.warn(
+                f"{type(self).__name__}.render() was called with render_mode=None; pass "
+                "render_mode='rgb_array' at construction",
+                stacklevel=2,
+            )
+            return None
+        self._driver._check_open()
+        frame = render_core(self.core)
+        if frame is None:
+            raise ZooportError(f"{type(self.core).__name__} returned no picture from render()")
+        return np.array(frame, dtype=np.uint8, copy=True)
+
+    def close(self) -> None:
+        """Closes the core; calling it again does nothing."""
+        self._driver.close()
+
+
+class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
+    """Any BaseEnv as a PettingZoo ``ParallelEnv``; see the module docstring.
+
+    Args:
+        core: any BaseEnv; the adapter owns it (``close()`` closes it).
+        render_mode, termination_mode, max_cycles, action_masks, mask_in_info,
+        default_action, agent_name, uint8_visual, flatten_branched, allow_multiple_obs,
+        name: see :class:`PettingZooCommon`.
+
+    Attributes:
+        core: the wrapped core.
+        agents: the live agents, in ``possible_agents`` order.
+
+    Example:
+        >>> from zooport.envs.builtin.tag import Tag
+        >>> env = PettingZooParallelEnv(Tag(seed=0), termination_mode="any")
+        >>> obs, infos = env.reset(seed=1)
+        >>> env.agents
+        ['runner_0', 'runner_1', 'runner_2', 'tagger_3', 'tagger_4']
+        >>> env.observation_space("runner_0") is env.observation_space("runner_2")
+        True
+        >>> obs, rewards, terminations, truncations, infos = env.step(
+        ...     {agent: 0 for agent in env.agents})
+        >>> round(rewards["runner_0"], 2), rewards["tagger_3"], infos["tagger_3"]["decided"]
+        (0.01, 0.0, False)
+    """
+
+    def __init__(
+        self,
+        core: Any,
+        *,
+        render_mode: str | None = None,
+        termination_mode: TerminationMode | str | float = "all",
+        max_cycles: int | None = None,
+        action_masks: bool | None = None,
+        mask_in_info: bool = False,
+        default_action: str | Mapping[str, Any] | None = None,
+        agent_name: AgentNameFn | None = None,
+        uint8_visual: bool = False,
+        flatten_branched: bool = False,
+        allow_multiple_obs: bool = False,
+        name: str | None = None,
+    ) -> None:
+        self._setup(
+            core,
+            render_mode=render_mode,
+            termination_mode=termination_mode,
+            max_cycles=max_cycles,
+            action_masks=action_masks,
+            mask_in_info=mask_in_info,
+            default_action=default_action,
+            agent_name=agent_name,
+            uint8_visual=uint8_visual,
+            flatten_branched=flatten_branched,
+            allow_multiple_obs=allow_multiple_obs,
+            name=name,
+        )
+
+    @property
+    def agents(self) -> list[str]:
+        """The live agents, in ``possible_agents`` order."""
+        return self._driver.agents
+
+    @override
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        """Resets the core (reseeded with ``seed``) and returns ``(observations, infos)``.
+
+        ``options`` is accepted for the PettingZoo API and not used.
+        """
+        return self._driver.reset(seed)
+
+    @override
+    def step(self, actions: dict[str, Any]) -> AgentsStep:
+        """One action per live agent in; ``(obs, rewards, terminations, truncations, infos)``.
+
+        Raises:
+            ActionError: an action is missing for a live agent (unless ``default_action``),
+                given for an agent that is not live, or does not fit its action space.
+            EnvNotResetError: before ``reset()``, or after the episode ended.
+        """
+        return self._driver.step(actions)
+
+
+#: ML-Agents' name for the Parallel adapter.
+UnityParallelEnv = PettingZooParallelEnv
