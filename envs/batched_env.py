@@ -58,11 +58,14 @@ class StepResult(NamedTuple):
         reward: (capacity,) rewards earned in this step.
         terminated: (capacity,) True where the agent's episode ended (not a time limit).
         group_reward: (capacity,) group rewards earned in this step, or None.
+        interrupted: (capacity,) True where the author cuts the episode short (truncated,
+            like ``max_steps``), or None. ``terminated`` wins where both are set.
     """
 
     reward: np.ndarray
     terminated: np.ndarray
     group_reward: np.ndarray | None = None
+    interrupted: np.ndarray | None = None
 
 
 class _Behavior:
@@ -211,8 +214,10 @@ class BatchedEnv(BaseEnv):
     def _spawn(self, behavior: BehaviorName, count: int) -> np.ndarray:
         """Activates up to ``count`` free slots with fresh agent ids; returns the slots.
 
-        Spawned agents are reset with ``_reset_agents`` and request a decision at the end
-        of the current step.
+        Call it from ``_step``. Spawned agents are reset with ``_reset_agents`` after every
+        behaviour finished its step, and request a decision at the end of it; their reward
+        and flags from the current ``_step`` are ignored. Fewer slots (possibly none) are
+        returned when the behaviour's capacity is full.
         """
         b = self._behavior(behavior)
         free = np.flatnonzero(~b.active)[:count]
@@ -303,9 +308,12 @@ class BatchedEnv(BaseEnv):
             b.continuous[:] = 0
             b.discrete[:] = 0
             b.spawned[:] = False
+        # Authors may read other behaviours' slots while placing agents: all ids and active
+        # flags are those of the new episode before any _reset_agents call.
+        for b in self._behaviors.values():
             self._reset_agents(b.name, np.arange(b.initial))
         for b in self._behaviors.values():
-            self._publish(b, np.flatnonzero(b.active), np.zeros(0, dtype=np.intp), None)
+            self._publish(b, np.flatnonzero(b.active), None)
         self._was_reset = True
         self._channels.exchange()
 
@@ -322,14 +330,21 @@ class BatchedEnv(BaseEnv):
         results = self._step(
             {name: ActionTuple(b.continuous, b.discrete) for name, b in self._behaviors.items()}
         )
+        # Three phases over every behaviour, so no behaviour observes another's agents
+        # half-updated: finish episodes (observing before any reset), restart and spawn,
+        # then publish decisions.
+        finished = {
+            name: self._finish(b, self._result(results, name))
+            for name, b in self._behaviors.items()
+        }
         for name, b in self._behaviors.items():
-            try:
-                result = results[name]
-            except KeyError:
-                raise KeyError(
-                    f"{type(self).__name__}._step returned no StepResult for behavior {name!r}"
-                ) from None
-            self._advance(b, result)
+            self._restart(b, finished[name][0])
+        for name, b in self._behaviors.items():
+            done_slots, terminal, spawned = finished[name]
+            due = b.active & ((b.since_decision >= b.period) | spawned)
+            if done_slots.size and b.restart:
+                due[done_slots] = True
+            self._publish(b, np.flatnonzero(due), terminal)
         self._channels.exchange()
 
     def set_actions(self, behavior_name: BehaviorName, action: ActionTuple) -> None:
@@ -383,7 +398,18 @@ class BatchedEnv(BaseEnv):
 
     # ----------------------------------------------------------------- internals
 
-    def _advance(self, b: _Behavior, result: StepResult) -> None:
+    def _result(self, results: Mapping[str, StepResult], name: str) -> StepResult:
+        try:
+            return results[name]
+        except KeyError:
+            raise KeyError(
+                f"{type(self).__name__}._step returned no StepResult for behavior {name!r}"
+            ) from None
+
+    def _finish(
+        self, b: _Behavior, result: StepResult
+    ) -> tuple[np.ndarray, TerminalSteps | None, np.ndarray]:
+        """Accumulates a step's rewards; ends episodes. Returns (done, terminal, spawned)."""
         active = b.active
         reward = np.asarray(result.reward, dtype=np.float32)
         terminated = np.asarray(result.terminated, dtype=bool)
@@ -392,6 +418,8 @@ class BatchedEnv(BaseEnv):
                 f"{type(self).__name__}._step for behavior {b.name!r}: expected reward and "
                 f"terminated of shape ({b.capacity},), got {reward.shape} and {terminated.shape}"
             )
+        # A slot spawned during this _step starts its episode after it: its reward and flags
+        # from this step are ignored.
         spawned = b.spawned & active
         stepped = active & ~spawned
         b.pending_reward += np.where(stepped, reward, 0.0).astype(np.float32)
@@ -400,23 +428,28 @@ class BatchedEnv(BaseEnv):
         b.episode_steps[stepped] += 1
         b.since_decision[stepped] += 1
         terminated = terminated & stepped
-        interrupted = ~terminated & stepped & (b.max_steps > 0) & (b.episode_steps >= b.max_steps)
+        limit = (b.max_steps > 0) & (b.episode_steps >= b.max_steps)
+        if result.interrupted is not None:
+            limit = limit | np.asarray(result.interrupted, dtype=bool)
+        interrupted = ~terminated & stepped & limit
         done_slots = np.flatnonzero(terminated | interrupted)
         terminal = None
         if done_slots.size:
             terminal = self._terminal_steps(b, done_slots, interrupted[done_slots])
             b.episode_steps[done_slots] = 0
+        return done_slots, terminal, spawned
+
+    def _restart(self, b: _Behavior, done_slots: np.ndarray) -> None:
+        """Restarts (or retires) finished slots and starts spawned ones."""
+        if done_slots.size:
             if b.restart:
                 self._reset_agents(b.name, done_slots)
             else:
                 b.active[done_slots] = False
+        spawned = b.spawned & b.active
         if spawned.any():
             self._reset_agents(b.name, np.flatnonzero(spawned))
             b.spawned[:] = False
-        due = b.active & ((b.since_decision >= b.period) | spawned)
-        if done_slots.size and b.restart:
-            due[done_slots] = True
-        self._publish(b, np.flatnonzero(due), done_slots, terminal)
 
     def _terminal_steps(
         self, b: _Behavior, slots: np.ndarray, interrupted: np.ndarray
@@ -436,13 +469,7 @@ class BatchedEnv(BaseEnv):
         b.pending_group[slots] = 0
         return steps
 
-    def _publish(
-        self,
-        b: _Behavior,
-        slots: np.ndarray,
-        done_slots: np.ndarray,
-        terminal: TerminalSteps | None,
-    ) -> None:
+    def _publish(self, b: _Behavior, slots: np.ndarray, terminal: TerminalSteps | None) -> None:
         if self._reorder and slots.size:
             slots = slots[self._order_rng.permutation(slots.size)]
         decision = DecisionSteps(

@@ -509,3 +509,108 @@ def test_missing_step_result_names_the_behavior():
     env.reset()
     with pytest.raises(KeyError, match="'B'"):
         env.step()
+
+
+# ---------------------------------------------------------------------------------------
+# Several behaviours: no behaviour sees another half-updated, whatever the declaration order.
+
+
+class Watchers(BatchedEnv):
+    """Behaviour "A" ends at step 2 and restarts at position 100; "B" observes A's position.
+
+    ``a_first`` sets the declaration order; the observations must not depend on it.
+    """
+
+    def __init__(self, a_first=True, **kw):
+        super().__init__(**kw)
+        spec = BehaviorSpec(
+            [ObservationSpec((1,), (DimensionProperty.NONE,), ObservationType.DEFAULT, "x")],
+            ActionSpec.create_discrete((2,)),
+        )
+        order = ("A", "B") if a_first else ("B", "A")
+        for name in order:
+            self._add_behavior(name, spec, 1)
+        self.pos = np.zeros(1, np.float32)
+        self.t = 0
+        self.seen_at_reset: dict[str, list[bool]] = {}
+
+    def _reset_agents(self, behavior, slots):
+        # What every behaviour's slots look like while one behaviour is being placed.
+        self.seen_at_reset[behavior] = [
+            bool(self._behaviors[n].active.any()) for n in ("A", "B")
+        ]
+        if behavior == "A":
+            self.pos[:] = 100.0 if self.t else 0.0
+
+    def _on_reset(self):
+        self.t = 0
+
+    def _step(self, actions):
+        self.t += 1
+        self.pos += 1
+        done = np.array([self.t == 2])
+        zero = np.zeros(1, np.float32)
+        return {"A": StepResult(zero, done), "B": StepResult(zero, np.zeros(1, bool))}
+
+    def _observe(self, behavior, slots):
+        return [np.full((slots.size, 1), self.pos[0], np.float32)]
+
+
+@pytest.mark.parametrize("a_first", [True, False])
+def test_other_behaviours_observe_after_every_restart(a_first):
+    env = Watchers(a_first=a_first)
+    env.reset()
+    env.step()
+    env.step()  # A ends at pos 2 and restarts at 100
+    decision_a, terminal_a = env.get_steps("A")
+    decision_b, _ = env.get_steps("B")
+    assert terminal_a.obs[0].tolist() == [[2.0]]  # observed before the restart
+    assert decision_a.obs[0].tolist() == [[100.0]]
+    assert decision_b.obs[0].tolist() == [[100.0]]  # B sees A's restart, in either order
+
+
+@pytest.mark.parametrize("a_first", [True, False])
+def test_reset_sets_every_behaviours_slots_before_placing_any(a_first):
+    env = Watchers(a_first=a_first)
+    env.reset()
+    assert env.seen_at_reset == {"A": [True, True], "B": [True, True]}
+
+
+class Cutter(BatchedEnv):
+    """One agent; the author interrupts it at step 2 and terminates it at step 4."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        spec = BehaviorSpec(
+            [ObservationSpec((1,), (DimensionProperty.NONE,), ObservationType.DEFAULT, "t")],
+            ActionSpec.create_discrete((2,)),
+        )
+        self._add_behavior("C", spec, 1)
+        self.t = 0
+
+    def _reset_agents(self, behavior, slots):
+        pass
+
+    def _step(self, actions):
+        self.t += 1
+        return {
+            "C": StepResult(
+                np.ones(1, np.float32),
+                terminated=np.array([self.t == 4]),
+                interrupted=np.array([self.t in (2, 4)]),
+            )
+        }
+
+    def _observe(self, behavior, slots):
+        return [np.full((slots.size, 1), self.t, np.float32)]
+
+
+def test_author_interruption_is_truncation_and_termination_wins():
+    env = Cutter()
+    env.reset()
+    flags = []
+    for _ in range(4):
+        env.step()
+        _, terminal = env.get_steps("C")
+        flags.append(terminal.interrupted.tolist())
+    assert flags == [[], [True], [], [False]]
