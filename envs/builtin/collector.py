@@ -1,0 +1,212 @@
+"""Collector: agents with hybrid actions pick up a varying number of items.
+
+Classes:
+    Collector: one behaviour, each agent in its own arena, continuous movement plus a
+        discrete grab, and a variable-size observation of the remaining items.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+import numpy as np
+
+from zooport.envs.base_env import (
+    ActionSpec,
+    ActionTuple,
+    BehaviorName,
+    BehaviorSpec,
+    DimensionProperty,
+    ObservationSpec,
+    ObservationType,
+)
+from zooport.envs.batched_env import BatchedEnv, StepResult
+from zooport.envs.builtin import _render
+from zooport.envs.side_channel.side_channel import SideChannel
+
+__all__ = ["Collector"]
+
+
+def _check_int(name: str, value: object, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"Expect {name} to be an int, actually: {value!r}")
+    if value < minimum:
+        raise ValueError(f"Expect {name} >= {minimum}, actually: {value}")
+    return int(value)
+
+
+class Collector(BatchedEnv):
+    """Each agent moves in its own arena [-1, 1] x [-1, 1] and grabs items within reach.
+
+    An episode starts with between ``min_items`` and ``n_items`` items (uniformly drawn) at
+    random spots and the agent at rest at another random spot. The episode ends
+    (terminated) when every item is collected, or is interrupted after ``max_steps``.
+
+    Behaviour ``"Collector"`` (``n_agents`` agents, no group):
+
+    - Actions, hybrid (``ActionSpec.create_hybrid(2, (2,))``): two continuous values, the
+      acceleration along x and y (clipped to [-1, 1]), and one discrete branch: 0 = move,
+      1 = grab. A grabbing agent does not accelerate (it coasts, damped) and collects the
+      nearest remaining item within ``reach``, if any.
+    - Observations: ``"self"``, shape (4,): position (x, y) and velocity (vx, vy);
+      ``"items"``, shape (n_items, 3), variable size (ML-Agents' BufferSensor): one row per
+      remaining item, nearest first, holding its position relative to the agent (dx, dy)
+      and a present flag 1; the rows after the remaining items are zeros.
+    - Reward: +1 per collected item, -0.005 per step.
+
+    Args:
+        seed: seeds the environment's random generator.
+        side_channels: the user's side channels.
+        max_steps: steps after which an agent's episode is interrupted (0 = never).
+        reorder_agents: present each batch in a random row order.
+        n_agents: number of agents (each in its own arena).
+        n_items: the most items an arena holds (the rows of the ``"items"`` observation).
+        min_items: the fewest items an episode starts with.
+        reach: the distance within which a grab collects an item.
+
+    Example:
+        >>> import numpy as np
+        >>> from zooport.envs.base_env import ActionTuple
+        >>> env = Collector(seed=0, n_agents=2)
+        >>> env.reset()
+        >>> decision, _ = env.get_steps("Collector")
+        >>> [o.shape for o in decision.obs]
+        [(2, 4), (2, 6, 3)]
+        >>> action = ActionTuple(np.zeros((2, 2)), np.ones((2, 1), np.int32))
+        >>> env.set_actions("Collector", action)
+        >>> env.step()
+        >>> [round(r, 4) for r in env.get_steps("Collector")[0].reward.tolist()]  # no item near
+        [-0.005, -0.005]
+    """
+
+    behavior_name: ClassVar[BehaviorName] = "Collector"
+    #: Mean episode reward per agent a trained policy reaches (default options). PPO reaches
+    #: about 4.3 within 200k agent steps, a policy heading for the nearest item about 4.4,
+    #: uniformly random actions about -0.35.
+    expected_reward: ClassVar[float] = 4.0
+    max_episode_steps: ClassVar[int] = 250
+
+    item_reward: ClassVar[float] = 1.0
+    step_penalty: ClassVar[float] = 0.005
+    accel: ClassVar[float] = 0.04
+    damping: ClassVar[float] = 0.6
+
+    def __init__(
+        self,
+        *,
+        seed: int | None = None,
+        side_channels: Sequence[SideChannel] | None = None,
+        max_steps: int = max_episode_steps,
+        reorder_agents: bool = False,
+        n_agents: int = 4,
+        n_items: int = 6,
+        min_items: int = 3,
+        reach: float = 0.15,
+    ) -> None:
+        super().__init__(
+            seed=seed,
+            side_channels=side_channels,
+            max_steps=max_steps,
+            reorder_agents=reorder_agents,
+        )
+        self.n_agents = _check_int("n_agents", n_agents, 1)
+        self.n_items = _check_int("n_items", n_items, 1)
+        self.min_items = _check_int("min_items", min_items, 1)
+        if self.min_items > self.n_items:
+            raise ValueError(
+                f"Expect 1 <= min_items <= n_items, actually: min_items={min_items}, "
+                f"n_items={n_items}"
+            )
+        if isinstance(reach, bool) or not isinstance(reach, (int, float, np.floating)):
+            raise TypeError(f"Expect reach to be a float, actually: {reach!r}")
+        if not 0 < reach < 2:
+            raise ValueError(f"Expect 0 < reach < 2, actually: {reach}")
+        self.reach = float(reach)
+
+        none = DimensionProperty.NONE
+        specs = [
+            ObservationSpec((4,), (none,), ObservationType.DEFAULT, "self"),
+            ObservationSpec(
+                (self.n_items, 3),
+                (DimensionProperty.VARIABLE_SIZE, none),
+                ObservationType.DEFAULT,
+                "items",
+            ),
+        ]
+        self._add_behavior(
+            self.behavior_name,
+            BehaviorSpec(specs, ActionSpec.create_hybrid(2, (2,))),
+            self.n_agents,
+        )
+        #: Simulation state, one row per agent (exposed for inspection and tests).
+        self.pos = np.zeros((self.n_agents, 2), np.float32)
+        self.vel = np.zeros((self.n_agents, 2), np.float32)
+        self.item_pos = np.zeros((self.n_agents, self.n_items, 2), np.float32)
+        self.item_present = np.zeros((self.n_agents, self.n_items), bool)
+
+    def _reset_agents(self, behavior: BehaviorName, slots: np.ndarray) -> None:
+        n = slots.size
+        rng = self.np_random
+        self.pos[slots] = rng.uniform(-0.9, 0.9, size=(n, 2))
+        self.vel[slots] = 0.0
+        self.item_pos[slots] = rng.uniform(-0.9, 0.9, size=(n, self.n_items, 2))
+        count = rng.integers(self.min_items, self.n_items + 1, size=n)
+        self.item_present[slots] = np.arange(self.n_items)[None] < count[:, None]
+
+    def _step(self, actions: dict[BehaviorName, ActionTuple]) -> dict[BehaviorName, StepResult]:
+        action = actions[self.behavior_name]
+        grab = action.discrete[:, 0] == 1
+        push = np.clip(action.continuous, -1.0, 1.0) * ~grab[:, None]
+        vel = self.damping * self.vel + self.accel * push
+        pos = self.pos + vel
+        clipped = np.clip(pos, -1.0, 1.0)
+        self.vel[:] = np.where(clipped != pos, 0.0, vel)
+        self.pos[:] = clipped
+
+        gap = np.linalg.norm(self.item_pos - self.pos[:, None], axis=-1)
+        gap = np.where(self.item_present, gap, np.inf)
+        nearest = gap.argmin(axis=1)
+        rows = np.arange(self.n_agents)
+        collected = grab & (gap[rows, nearest] <= self.reach)
+        self.item_present[rows[collected], nearest[collected]] = False
+
+        reward = (self.item_reward * collected - self.step_penalty).astype(np.float32)
+        done = ~self.item_present.any(axis=1)
+        return {self.behavior_name: StepResult(reward, done)}
+
+    def _observe(self, behavior: BehaviorName, slots: np.ndarray) -> list[np.ndarray]:
+        pos = self.pos[slots]
+        rel = self.item_pos[slots] - pos[:, None]
+        present = self.item_present[slots]
+        gap = np.where(present, np.linalg.norm(rel, axis=-1), np.inf)
+        order = np.argsort(gap, axis=1, kind="stable")
+        present = np.take_along_axis(present, order, axis=1)
+        rel = np.take_along_axis(rel, order[..., None], axis=1) * present[..., None]
+        items = np.concatenate([rel, present[..., None]], axis=-1).astype(np.float32)
+        return [np.concatenate([pos, self.vel[slots]], axis=1), items]
+
+    def _render(self) -> np.ndarray:
+        """One panel per agent, side by side: the agent blue, remaining items orange."""
+        panel, n = 64, self.n_agents
+        # Panels stacked vertically in one image so every disc is drawn in one call.
+        image = _render.canvas(n * panel, panel, (235, 235, 235))
+        offset = np.arange(n, dtype=np.float64) * panel
+        agent, item = np.nonzero(self.item_present)
+        centres = self.item_pos[agent, item]
+        # Arena x maps to columns, y to rows with y = 1 at the top.
+        _render.fill_circles(
+            image,
+            offset[agent] + (1.0 - centres[:, 1]) * panel / 2,
+            (centres[:, 0] + 1.0) * panel / 2,
+            0.06 * panel / 2,
+            (230, 170, 20),
+        )
+        _render.fill_circles(
+            image,
+            offset + (1.0 - self.pos[:, 1]) * panel / 2,
+            (self.pos[:, 0] + 1.0) * panel / 2,
+            0.09 * panel / 2,
+            (40, 90, 220),
+        )
+        return _render.tile(image.reshape(n, panel, panel, 3), columns=n)
