@@ -316,6 +316,22 @@ class AgentGroup:
         self.n_decided += len(dec_names)
         return True
 
+    def drop_new(self) -> None:
+        """Forgets the agents that joined in this step (they hold the last slots)."""
+        k = len(self.new_slots)
+        if not k:
+            return
+        n = self.n - k
+        self.live[n : self.n] = False
+        self.n_live -= k
+        self.n = n
+        del self.names[n:]
+        order = np.argsort(self.ids[:n], kind="stable")
+        self._sorted_ids = self.ids[:n][order]
+        self._sorted_slots = order.astype(np.intp)
+        self._cache_ids = np.zeros(0, np.int64)
+        self.new_slots, self.new_names = [], []
+
     def truncate_live(self) -> None:
         """Ends every live agent's episode as truncated (the multi-agent episode is over)."""
         live = np.flatnonzero(self.live[: self.n])

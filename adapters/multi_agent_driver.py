@@ -24,6 +24,8 @@ Semantics (see also DESIGN.md, "Consumer conventions"):
       or after ``max_cycles`` steps; agents still live then are truncated (with what they
       reported in that step: a reward earned since an agent's last decision and not yet
       reported by the core is not part of the episode).
+      Agents that appear in the step the episode ends are not part of it (not in
+      ``possible_agents``, no outputs).
 """
 
 from __future__ import annotations
@@ -336,15 +338,27 @@ class MultiAgentDriver:
                 finished.extend(g.finished_names)
             if g.new_names:
                 new.extend(g.new_names)
-                self.possible_agents.extend(g.new_names)
-                self.agent_groups.update(dict.fromkeys(g.new_names, g))
         self._n_finished += len(finished)
         n_live = len(self.agents) - len(finished) + len(new)
         over = (
             n_live == 0
-            or self.termination.episode_over(self._n_finished, len(self.possible_agents))
+            or self.termination.episode_over(self._n_finished, len(self.possible_agents) + len(new))
             or (self._max_cycles is not None and self.cycles >= self._max_cycles)
         )
+        if new:
+            for g in groups:
+                if not g.new_names:
+                    continue
+                if over:
+                    # An agent that appears in the step the episode ends is not part of it:
+                    # it could not join ``agents`` and leave them in the same step.
+                    g.drop_new()
+                else:
+                    self.possible_agents.extend(g.new_names)
+                    self.agent_groups.update(dict.fromkeys(g.new_names, g))
+            if over:
+                n_live -= len(new)
+                new = []
         if over and n_live:
             for g in groups:
                 k = len(g.finished_names)

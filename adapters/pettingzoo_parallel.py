@@ -15,7 +15,8 @@ the core in one ``set_actions`` call per step.
 Episode semantics (those of :class:`~zooport.adapters.multi_agent_driver.MultiAgentDriver`):
 
 - ``possible_agents`` holds the agents present at ``reset()``; an agent the core spawns later
-  joins ``agents`` and is appended to ``possible_agents`` in the step it appears.
+  joins ``agents`` and is appended to ``possible_agents`` in the step it appears (unless the
+  episode ends in that step: it then takes no part in the episode and is not reported).
 - An agent in the core's TerminalSteps is terminated (truncated when ``interrupted``) with
   its terminal reward and final observation, and leaves ``agents`` in that step. It does not
   come back within the episode: when the core restarts it in the same step (same id), that

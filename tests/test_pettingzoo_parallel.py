@@ -568,3 +568,66 @@ def test_an_older_generation_core_is_adopted():
     assert old.received[-1].tolist() == [[0, 0], [2, 1]]
     env.close()
     assert old.closed_calls == 1
+
+
+# ---------------------------------------------------------------------- spawn at the episode end
+
+
+def test_an_agent_spawned_in_the_last_step_is_not_part_of_the_episode():
+    """runner_3 spawns in step 2, which max_cycles makes the last: it never joins the episode.
+
+    PettingZoo's contract (``parallel_api_test``): every agent in a step's outputs was live
+    before it or is in ``agents`` after it, and once ``agents`` is empty every possible agent
+    has finished. An agent that joined and was truncated in one step breaks both.
+    """
+    env = PettingZooParallelEnv(Probe((0, 0), (0,), spawn_at=2, seed=0), max_cycles=2)
+    env.reset()
+    env.step(zeros(env))
+    obs, rewards, terminated, truncated, infos = env.step(zeros(env))
+    assert env.core.get_steps(RUNNER)[0].agent_id.tolist() == [0, 1, 3]  # the core spawned it
+    everyone = ["runner_0", "runner_1", "walker_2"]
+    for out in (obs, rewards, terminated, truncated, infos):
+        assert sorted(out) == everyone
+    assert truncated == dict.fromkeys(everyone, True) and not any(terminated.values())
+    assert rewards == {"runner_0": 1.0, "runner_1": 2.0, "walker_2": 10.0}
+    assert env.agents == [] and env.possible_agents == everyone
+    env.reset()
+    assert env.possible_agents == everyone
+
+
+def test_an_agent_spawned_when_the_termination_rule_fires_is_not_part_of_the_episode():
+    env = PettingZooParallelEnv(Probe((1, 0), (), spawn_at=1, seed=0), termination_mode="any")
+    env.reset()
+    obs, rewards, terminated, truncated, _ = env.step(zeros(env))
+    # runner_0 finished ("any" ends the episode) in the step runner_2 spawned.
+    assert env.core.get_steps(RUNNER)[0].agent_id.tolist() == [0, 1, 2]
+    assert terminated == {"runner_0": True, "runner_1": False}
+    assert truncated == {"runner_0": False, "runner_1": True}
+    assert rewards == {"runner_0": 1.0, "runner_1": 2.0} and sorted(obs) == sorted(rewards)
+    assert env.agents == [] and env.possible_agents == ["runner_0", "runner_1"]
+
+
+def test_tag_spawning_into_a_freed_slot_in_the_last_step_keeps_pettingzoos_contract():
+    """The seeded trajectory that made ``parallel_api_test[tag-spawn-no_restart]`` flaky.
+
+    Runner 2 is tagged and leaves (restart_tagged=False); its slot is free, so at the last
+    step (max_cycles, an even core step: spawn_every=2) the core spawns runner 6 into it.
+    """
+    core = Tag(seed=0, spawn_every=2, restart_tagged=False, tag_radius=0.3, max_spawned=1)
+    env = PettingZooParallelEnv(core, max_cycles=20)
+    obs, _ = env.reset(seed=4)
+    for _, action_space in env.behavior_spaces().values():
+        action_space.seed(4)
+    live, finished = set(env.agents), set()
+    while env.agents:
+        actions = {a: env.action_space(a).sample() for a in env.agents}
+        step = env.step(actions)
+        live |= set(env.agents)
+        for out in step:
+            assert set(out) == live, f"step {env.cycles}: {sorted(set(out) ^ live)}"
+        finished |= {a for a in live if step[2][a] or step[3][a]}
+        live -= finished
+        assert set(env.agents) == live
+    runners = core.get_steps(RUNNER)[0].agent_id.tolist()
+    assert env.cycles == 20 and 6 in runners and "runner_6" not in env.possible_agents
+    assert finished == set(env.possible_agents)
