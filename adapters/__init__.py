@@ -6,6 +6,9 @@ Modules (one per consumer API, plus the shared conversions):
     vector_env: ``BehaviorVectorEnv``, a behaviour's agents as a ``gymnasium.vector.VectorEnv``.
     sb3_vec_env: ``SB3VecEnv``, the same as a Stable-Baselines3 ``VecEnv`` (needs SB3).
     pettingzoo_parallel, pettingzoo_aec: ``PettingZooParallelEnv``, ``PettingZooAECEnv``.
+    multi_agent_task: ``MultiAgentTask`` (alias ``MultiAgentUnityTask``), per-agent stepping
+        that advances the core once per cycle.
+    pettingzoo_task: ``PettingZooTask``, a runner-facing wrapper over any PettingZoo env.
     registration: ``zooport/<Name>-v0`` ids for ``gym.make``/``gym.make_vec``, and
         ``register_gymnasium`` for a user's own core.
     spaces, core_access, behavior_slots, agent_names, agent_group, multi_agent_driver,
@@ -22,8 +25,10 @@ from zooport.adapters.agent_names import AgentKey, AgentNames
 from zooport.adapters.core_access import adopt_core
 from zooport.adapters.gym_env import GymEnv, UnityToGymWrapper
 from zooport.adapters.gym_task import GymTask
+from zooport.adapters.multi_agent_task import MultiAgentTask, MultiAgentUnityTask, Transition
 from zooport.adapters.pettingzoo_aec import PettingZooAECEnv, UnityAECEnv
 from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv, UnityParallelEnv
+from zooport.adapters.pettingzoo_task import PettingZooTask
 from zooport.adapters.registration import register_builtin_envs, register_gymnasium
 from zooport.adapters.termination import TerminationMode, TerminationRule
 from zooport.adapters.vector_env import BehaviorVectorEnv
@@ -34,11 +39,15 @@ __all__ = [
     "BehaviorVectorEnv",
     "GymEnv",
     "GymTask",
+    "MultiAgentTask",
+    "MultiAgentUnityTask",
     "PettingZooAECEnv",
     "PettingZooParallelEnv",
+    "PettingZooTask",
     "SB3VecEnv",
     "TerminationMode",
     "TerminationRule",
+    "Transition",
     "UnityAECEnv",
     "UnityParallelEnv",
     "UnityToGymWrapper",

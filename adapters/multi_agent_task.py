@@ -1,0 +1,477 @@
+"""A multi-agent task over any BaseEnv for runners: ai-traineree's ``MultiAgentUnityTask``, fixed.
+
+Classes:
+    Transition: one agent's ``(obs, reward, done, info)`` after a step.
+    MultiAgentTask: every agent of every behaviour of a core, stepped one agent at a time
+        (``step(action, agent_id)``) or all at once (``step_all(actions)``); alias
+        ``MultiAgentUnityTask``.
+
+The seed (ai-traineree's ``MultiAgentUnityTask``) stepped the whole simulation once per agent,
+counted finished agents in a way that let only its ``any`` mode fire, and reset the simulation
+from inside ``step``. Here:
+
+- ``step(action, agent_id)`` records one live agent's action. The core advances exactly once
+  per cycle: when the last live agent that has not yet acted in the cycle acts, all the
+  recorded actions go to the core (one ``set_actions`` call per behaviour) and the core steps.
+  Before that, ``step`` returns None (nothing has happened yet); the call that completes the
+  cycle returns the acting agent's own :class:`Transition`, and :meth:`MultiAgentTask.last`
+  gives every other agent's.
+- ``step_all(actions)`` is the same cycle in one call.
+- The episode ends when the termination rule fires (``any``, ``majority``, ``all`` or a
+  fraction of the episode's agents finished; see :mod:`zooport.adapters.termination`) or after
+  ``max_cycles`` cycles; agents still live are then truncated (``done`` True,
+  ``info["truncated"]`` True). ``step`` never resets: after the episode ends it raises
+  :class:`~zooport.EnvNotResetError` until ``reset()``.
+- Agents are named ``<behaviour>_<agent_id>`` as in the PettingZoo adapters; wherever an
+  ``agent_id`` is taken, an int is a position in :attr:`MultiAgentTask.possible_agents` (the
+  seed runner's ``range(num_agents)``), a str an agent name.
+
+The episode semantics (decision periods, agents restarted or spawned by the core, masks) are
+those of :class:`~zooport.adapters.multi_agent_driver.MultiAgentDriver`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+from gymnasium import spaces
+
+from zooport.adapters.agent_names import AgentKey, AgentNameFn
+from zooport.adapters.core_access import render_core, side_channels_of
+from zooport.adapters.multi_agent_driver import AgentsStep, MultiAgentDriver
+from zooport.adapters.termination import TerminationMode, TerminationRule
+from zooport.errors import ActionError, EnvNotResetError, UnknownAgentError
+
+__all__ = ["Transition", "MultiAgentTask", "MultiAgentUnityTask"]
+
+
+class Transition(NamedTuple):
+    """One agent's outcome of a step, in the seed's 4-tuple order.
+
+    Attributes:
+        obs: the agent's observation after the step.
+        reward: what the step earned the agent.
+        done: True when the agent's episode ended (terminated or truncated).
+        info: the adapter's info, plus ``"terminated"`` and ``"truncated"`` (bools), so that
+            a truncated agent can still be bootstrapped.
+    """
+
+    obs: Any
+    reward: float
+    done: bool
+    info: dict[str, Any]
+
+
+class MultiAgentTask:
+    """Every agent of a core as a task for multi-agent runners; see the module docstring.
+
+    Args:
+        env: any BaseEnv; the task owns it (``close()`` closes it).
+        uint8_visual: visual observations as uint8 0..255 instead of float 0..1.
+        flatten_branched: several discrete branches as one ``Discrete`` action.
+        allow_multiple_obs: every observation of an agent, in a Dict (otherwise the one
+            vector or visual observation it has).
+        termination_mode: ``"any"`` (default, the seed's), ``"majority"``, ``"all"``, a
+            :class:`~zooport.adapters.termination.TerminationMode` or a fraction in (0, 1]:
+            how many of the episode's agents must have finished to end it.
+        max_cycles: cycles after which the episode ends, live agents truncated; None = never.
+        action_masks, mask_in_info, default_action, agent_name: see
+            :class:`~zooport.adapters.pettingzoo_parallel.PettingZooCommon`. With a
+            ``default_action``, ``step(None, agent_id)`` and agents left out of ``step_all``
+            take it.
+
+    Attributes:
+        env: the wrapped core (also ``core``).
+
+    Example:
+        >>> from zooport.envs.builtin.tag import Tag
+        >>> task = MultiAgentTask(Tag(seed=0), termination_mode="majority")
+        >>> states = task.reset(seed=0)
+        >>> task.num_agents, task.agents[0], len(states)
+        (5, 'runner_0', 5)
+        >>> [task.step(0, agent_id) for agent_id in range(4)]  # the core has not moved
+        [None, None, None, None]
+        >>> obs, reward, done, info = task.step(0, 4)  # the cycle is complete: one core step
+        >>> task.cycles, reward, done, info["decided"]
+        (1, 0.0, False, False)
+        >>> round(task.last("runner_0").reward, 2)
+        0.01
+        >>> len(task.step_all({agent: 0 for agent in task.agents}))
+        5
+    """
+
+    def __init__(
+        self,
+        env: Any,
+        uint8_visual: bool = False,
+        flatten_branched: bool = False,
+        allow_multiple_obs: bool = False,
+        termination_mode: TerminationMode | str | float = "any",
+        *,
+        max_cycles: int | None = None,
+        action_masks: bool | None = None,
+        mask_in_info: bool = False,
+        default_action: str | Mapping[str, Any] | None = None,
+        agent_name: AgentNameFn | None = None,
+    ) -> None:
+        self._driver = MultiAgentDriver(
+            env,
+            agent_name=agent_name,
+            termination_mode=termination_mode,
+            max_cycles=max_cycles,
+            action_masks=action_masks,
+            mask_in_info=mask_in_info,
+            default_action=default_action,
+            uint8_visual=uint8_visual,
+            flatten_branched=flatten_branched,
+            allow_multiple_obs=allow_multiple_obs,
+            adapter=type(self).__name__,
+        )
+        self.core = self._driver.core
+        self.name = type(self.core).__name__
+        self._allow_none = default_action is not None
+        self._pending: dict[str, Any] = {}
+        self._last: dict[str, Transition] = {}
+        self._dones: dict[str, bool] = {}
+        self._next_seed: int | None = None
+
+    # ------------------------------------------------------------------ agents, spaces
+
+    @property
+    def env(self) -> Any:
+        """The wrapped core (the seed's name for it)."""
+        return self.core
+
+    @property
+    def possible_agents(self) -> list[str]:
+        """The agents of the episode: those at ``reset()``, then those spawned (appended).
+
+        An int ``agent_id`` is a position in this list. Asked before the first ``reset()``,
+        the core is reset once to find them.
+        """
+        if not self._driver.possible_agents:
+            self._driver.discover()
+        return self._driver.possible_agents
+
+    @property
+    def num_agents(self) -> int:
+        """``len(possible_agents)``: the seed runner's ``range(num_agents)`` covers them all."""
+        return len(self.possible_agents)
+
+    @property
+    def agents(self) -> list[str]:
+        """The live agents, in ``possible_agents`` order."""
+        return self._driver.agents
+
+    @property
+    def waiting_for(self) -> list[str]:
+        """The live agents that have not acted in the current cycle."""
+        pending = self._pending
+        return [a for a in self._driver.agents if a not in pending]
+
+    def agent(self, agent_id: int | str) -> str:
+        """The name of ``agent_id`` (a position in ``possible_agents``, or a name).
+
+        Raises:
+            UnknownAgentError: no such position or name in the episode.
+        """
+        if isinstance(agent_id, str):
+            if agent_id not in self._driver.agent_groups and not self._driver.possible_agents:
+                self._driver.discover()
+            if agent_id in self._driver.agent_groups:
+                return agent_id
+            raise UnknownAgentError(
+                f"{type(self).__name__}: no agent {agent_id!r} in the episode; "
+                f"agents: {self._driver.possible_agents}"
+            )
+        if isinstance(agent_id, (int, np.integer)) and not isinstance(agent_id, bool):
+            agents = self.possible_agents
+            if 0 <= agent_id < len(agents):
+                return agents[agent_id]
+            raise UnknownAgentError(
+                f"{type(self).__name__}: expected an agent position in [0, {len(agents) - 1}], "
+                f"got {agent_id}; agents: {agents}"
+            )
+        raise UnknownAgentError(
+            f"{type(self).__name__}: expected an agent name (str) or a position in "
+            f"possible_agents (int), got {agent_id!r}"
+        )
+
+    def agent_key(self, agent_id: int | str) -> AgentKey:
+        """The (behaviour, core agent id) an agent stands for.
+
+        Example:
+            >>> from zooport.envs.builtin.tag import Tag
+            >>> MultiAgentTask(Tag(seed=0)).agent_key(3)
+            AgentKey(behavior='Tagger?team=1', agent_id=3)
+        """
+        return self._driver.key_of(self.agent(agent_id))
+
+    def observation_space(self, agent_id: int | str) -> spaces.Space:
+        """The observation space of the agent's behaviour (one object per behaviour).
+
+        A name the core has not used yet (an agent it may spawn) is parsed for its behaviour.
+        """
+        name = agent_id if isinstance(agent_id, str) else self.agent(agent_id)
+        return self._driver.group_of(name).observation_space
+
+    def action_space(self, agent_id: int | str) -> spaces.Space:
+        """The action space of the agent's behaviour (one object per behaviour)."""
+        name = agent_id if isinstance(agent_id, str) else self.agent(agent_id)
+        return self._driver.group_of(name).action_space
+
+    @property
+    def observation_spaces(self) -> dict[str, spaces.Space]:
+        """``observation_space(agent)`` for every possible agent."""
+        return {a: self.observation_space(a) for a in self.possible_agents}
+
+    @property
+    def action_spaces(self) -> dict[str, spaces.Space]:
+        """``action_space(agent)`` for every possible agent."""
+        return {a: self.action_space(a) for a in self.possible_agents}
+
+    # ------------------------------------------------------------------ options
+
+    @property
+    def termination_mode(self) -> TerminationRule:
+        """The rule that ends an episode once enough of its agents have finished; writable."""
+        return self._driver.termination
+
+    @termination_mode.setter
+    def termination_mode(self, value: TerminationMode | str | float) -> None:
+        self._driver.termination = TerminationRule(value)
+
+    @property
+    def max_cycles(self) -> int | None:
+        """Cycles after which every live agent is truncated (None = no limit); writable."""
+        return self._driver.max_cycles
+
+    @max_cycles.setter
+    def max_cycles(self, value: int | None) -> None:
+        self._driver.max_cycles = value
+
+    @property
+    def cycles(self) -> int:
+        """Completed cycles (core steps the task asked for) in the current episode."""
+        return self._driver.cycles
+
+    @property
+    def side_channels(self) -> list[Any]:
+        """The core's side channels (the objects the user constructed it with)."""
+        return side_channels_of(self.core)
+
+    # ------------------------------------------------------------------ episodes
+
+    def seed(self, seed: int | None = None) -> None:
+        """Seeds the next ``reset()`` (the seed's API; ``reset(seed=...)`` does the same)."""
+        self._next_seed = seed
+
+    def reset(self, seed: int | None = None) -> list[Any]:
+        """Resets the core (reseeded with ``seed``) and starts an episode.
+
+        Returns:
+            The first observation of every agent, in ``possible_agents`` order (so
+            ``states[agent_id]`` is agent ``agent_id``'s).
+        """
+        if seed is None:
+            seed, self._next_seed = self._next_seed, None
+        observations, infos = self._driver.reset(seed)
+        self._pending = {}
+        self._dones = dict.fromkeys(self._driver.possible_agents, False)
+        self._last = {
+            agent: Transition(obs, 0.0, False, _flagged(infos[agent], False, False))
+            for agent, obs in observations.items()
+        }
+        return list(observations.values())
+
+    def step(self, action: Any, agent_id: int | str) -> Transition | None:
+        """Records a live agent's action; the core steps once every live agent has acted.
+
+        Args:
+            action: an action of the agent's action space (None: its ``default_action``).
+            agent_id: the agent: a position in ``possible_agents`` or a name.
+
+        Returns:
+            None while live agents have yet to act in this cycle (see :attr:`waiting_for`):
+            the core has not moved. When this call completes the cycle, the core steps once
+            and this agent's own :class:`Transition` is returned; the other agents' are
+            in :meth:`last`.
+
+        Raises:
+            ActionError: the agent has already acted in this cycle, is not live (finished in
+                this episode), or its action does not fit (raised when the cycle completes;
+                the cycle then starts over: every agent acts again).
+            EnvNotResetError: before ``reset()`` or after the episode ended.
+        """
+        self._check_running()
+        agent = self.agent(agent_id)
+        pending = self._pending
+        if agent in pending:
+            raise ActionError(
+                f"{type(self).__name__}: agent {agent!r} has already acted in this cycle; "
+                f"waiting for {self.waiting_for}"
+            )
+        if agent not in self._driver._live_set:
+            raise ActionError(
+                f"{type(self).__name__}: agent {agent!r} is not live (it finished in this "
+                f"episode); live agents: {self._driver.agents}"
+            )
+        if action is None:
+            if not self._allow_none:
+                raise ActionError(
+                    f"{type(self).__name__}: no action (None) for agent {agent!r}; pass "
+                    "default_action= to the task to allow it"
+                )
+            action = self._driver.agent_groups[agent].default_action
+        pending[agent] = action
+        if len(pending) < len(self._driver.agents):
+            return None
+        return self._run_cycle()[agent]
+
+    def step_all(self, actions: Mapping[int | str, Any]) -> dict[str, Transition]:
+        """Completes the cycle with ``actions`` for every live agent that has not yet acted.
+
+        Args:
+            actions: ``{agent_id: action}``, keys positions or names. With a
+                ``default_action``, agents left out take it.
+
+        Returns:
+            The :class:`Transition` of every agent that reports in the core step (every agent
+            live at its start, plus agents the core spawned), keyed by name.
+        """
+        self._check_running()
+        if not isinstance(actions, Mapping):
+            raise ActionError(
+                f"{type(self).__name__}: expected a dict of actions keyed by agent, got "
+                f"{type(actions).__name__}"
+            )
+        pending = self._pending
+        given = {}
+        for agent_id, action in actions.items():
+            agent = agent_id if agent_id in self._driver._live_set else self.agent(agent_id)
+            if agent in pending:
+                raise ActionError(
+                    f"{type(self).__name__}: agent {agent!r} has already acted in this cycle "
+                    "(with step()); leave it out of step_all()"
+                )
+            if action is not None or not self._allow_none:
+                given[agent] = action
+        pending.update(given)
+        return self._run_cycle()
+
+    def _run_cycle(self) -> dict[str, Transition]:
+        actions, self._pending = self._pending, {}
+        result: AgentsStep = self._driver.step(actions)
+        observations, rewards, terminations, truncations, infos = result
+        dones = self._dones
+        for agent in self._driver.new_agents:
+            dones[agent] = False
+        if self._driver.finished:
+            dones.update(dict.fromkeys(self._driver.finished, True))
+        transitions = {
+            agent: Transition(
+                obs,
+                rewards[agent],
+                terminations[agent] or truncations[agent],
+                _flagged(infos[agent], terminations[agent], truncations[agent]),
+            )
+            for agent, obs in observations.items()
+        }
+        self._last.update(transitions)
+        return transitions
+
+    def last(self, agent_id: int | str) -> Transition:
+        """The agent's latest :class:`Transition`: of the last core step it reported in.
+
+        After ``reset()`` that is its first observation with reward 0; a finished agent keeps
+        its final one.
+        """
+        agent = self.agent(agent_id)
+        try:
+            return self._last[agent]
+        except KeyError:
+            raise EnvNotResetError(
+                f"{type(self).__name__}: no transition for {agent!r} yet; call reset()"
+            ) from None
+
+    @property
+    def dones(self) -> dict[str, bool]:
+        """Every agent of the episode: True once it has finished (terminated or truncated)."""
+        return dict(self._dones)
+
+    @property
+    def game_over(self) -> bool:
+        """True once the episode has ended (before the first ``reset()`` too)."""
+        return self._driver.episode_over
+
+    def detect_game_over(self, terminations: Mapping[Any, Any] | Sequence[bool] | Any) -> bool:
+        """Whether the termination rule ends the episode, given which agents have finished.
+
+        Args:
+            terminations: one flag per agent, True where the agent has finished in this
+                episode: a mapping (its *values* are counted, e.g. :attr:`dones`) or a
+                sequence of bools. Agents of the episode it leaves out count as not finished.
+
+        Returns:
+            True when at least :meth:`TerminationRule.required` of the episode's agents
+            (``num_agents``, or more if more flags are given) have finished.
+
+        Example:
+            >>> from zooport.envs.builtin.tag import Tag
+            >>> task = MultiAgentTask(Tag(seed=0), termination_mode="majority")
+            >>> task.detect_game_over([True, True, False, False, False])
+            False
+            >>> task.detect_game_over({"runner_0": True, "runner_1": True, "tagger_3": True})
+            True
+        """
+        if isinstance(terminations, Mapping):
+            flags = [bool(v) for v in terminations.values()]
+        else:
+            flags = np.asarray(terminations, dtype=bool).reshape(-1).tolist()
+        n_agents = max(len(flags), len(self.possible_agents))
+        return self._driver.termination.episode_over(sum(flags), n_agents)
+
+    def _check_running(self) -> None:
+        driver = self._driver
+        driver._check_open()
+        if not driver._ready:
+            raise EnvNotResetError(f"{type(self).__name__}: call reset() before step()")
+        if driver.episode_over:
+            raise EnvNotResetError(
+                f"{type(self).__name__}: the episode is over (after {self.cycles} cycles); "
+                "call reset()"
+            )
+
+    # ------------------------------------------------------------------ render, close
+
+    def render(self, mode: str = "rgb_array") -> np.ndarray | None:
+        """The core's picture as an (H, W, 3) uint8 array, or None (with a warning) if it has none.
+
+        Raises:
+            ValueError: a mode other than ``"rgb_array"``.
+        """
+        if mode != "rgb_array":
+            raise ValueError(f"Expect mode to be 'rgb_array', actually: {mode!r}")
+        self._driver._check_open()
+        frame = render_core(self.core)
+        if frame is None:
+            warnings.warn(f"{type(self.core).__name__} cannot render", stacklevel=2)
+            return None
+        return np.array(frame, dtype=np.uint8, copy=True)
+
+    def close(self) -> None:
+        """Closes the core; calling it again does nothing."""
+        self._driver.close()
+
+
+def _flagged(info: dict[str, Any], terminated: bool, truncated: bool) -> dict[str, Any]:
+    info["terminated"] = terminated
+    info["truncated"] = truncated
+    return info
+
+
+#: ai-traineree's name for the task.
+MultiAgentUnityTask = MultiAgentTask
