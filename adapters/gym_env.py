@@ -1,0 +1,383 @@
+"""A Gymnasium environment over one agent of one behaviour of any BaseEnv.
+
+Classes:
+    GymEnv: a ``gymnasium.Env`` over the single agent of a behaviour (ML-Agents'
+        ``UnityToGymWrapper`` successor, with its constructor options).
+    UnityToGymWrapper: an alias of :class:`GymEnv`, so ML-Agents code ports by an import.
+
+Functions:
+    make_gym_env: the ``gym.make`` entry point: a core from the registry (or a user's
+        factory) wrapped in a :class:`GymEnv`; keyword arguments are split by name between
+        the core and the adapter.
+
+The core may be a zooport ``BatchedEnv``, a real ``mlagents_envs`` UnityEnvironment or any
+other ``BaseEnv``; it is reached by duck typing only. Spaces come from
+:mod:`zooport.adapters.spaces`, stepping semantics from
+:class:`~zooport.adapters.behavior_slots.BehaviorSlots` with one slot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, SupportsFloat
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from zooport.adapters.behavior_slots import BehaviorSlots
+from zooport.adapters.core_access import render_core, side_channels_of
+from zooport.adapters.spaces import ObservationLayout
+from zooport.errors import ActionError, EnvClosedError, EnvNotResetError, SpecError
+
+try:  # typing.override is 3.12+; typing_extensions ships with Gymnasium.
+    from typing_extensions import override
+except ImportError:  # pragma: no cover - depends on the installed packages
+    try:
+        from typing import override  # type: ignore[attr-defined,no-redef]
+    except ImportError:
+
+        def override(method):  # type: ignore[no-redef]
+            return method
+
+
+__all__ = ["GymEnv", "UnityToGymWrapper", "make_gym_env", "GYM_ENV_OPTIONS"]
+
+#: The keyword arguments of :class:`GymEnv` that ``gym.make`` routes to the adapter.
+GYM_ENV_OPTIONS = (
+    "behavior_name",
+    "uint8_visual",
+    "flatten_branched",
+    "allow_multiple_obs",
+    "action_space_seed",
+    "render_mode",
+)
+
+
+class GymEnv(gym.Env[Any, Any]):
+    """A ``gymnasium.Env`` over the one agent of one behaviour of a ``BaseEnv``.
+
+    Spaces (see :mod:`zooport.adapters.spaces`): one discrete branch is ``Discrete``,
+    several are ``MultiDiscrete`` (or ``Discrete`` over every combination with
+    ``flatten_branched``; :attr:`action_lookup` maps an index back to the branch tuple),
+    continuous actions are ``Box(-1, 1, float32)`` and hybrid actions a
+    ``Dict(continuous=..., discrete=...)``. Visual (rank-3) observations are
+    ``Box(0, 1, float32)``, or ``Box(0, 255, uint8)`` (rounded) with ``uint8_visual``.
+    Several observations become a ``Dict`` keyed by observation name with
+    ``allow_multiple_obs``; without it, vectors are concatenated in spec order and any other
+    mix is still a ``Dict`` (nothing is dropped).
+
+    Episodes: the agent's terminal step ends the episode (``interrupted`` is
+    ``truncated=True``, otherwise ``terminated=True``) and ``step`` returns the final
+    observation. A core that restarted the agent is not reset again by ``reset()``: the
+    agent's first observation of its next episode is returned (``reset(seed=...)``, or a
+    reset in the middle of an episode, resets the core). A step in which the agent has no
+    decision advances the core until it has one, summing its rewards.
+
+    ``info`` holds ``"group_id"`` (reset and step), ``"group_reward"`` (step) and, when the
+    behaviour has discrete actions, ``"action_mask"`` (int8, 1 = allowed, flattened over
+    branches or over combinations with ``flatten_branched``); :meth:`action_masks` returns
+    the same mask for sb3-contrib's ``MaskablePPO``.
+
+    Args:
+        env: the core, any ``BaseEnv`` (an older ML-Agents API is adapted); it is reset once
+            here to count the agents.
+        behavior_name: the behaviour to serve; needed only when the core has several.
+        uint8_visual: visual observations as uint8 0..255.
+        flatten_branched: several discrete branches as one ``Discrete``.
+        allow_multiple_obs: observations as a ``Dict`` keyed by observation name.
+        action_space_seed: seeds ``action_space`` (for ``action_space.sample()``).
+        render_mode: ``None`` or ``"rgb_array"`` (the core's picture, else the first
+            visual observation); fixed here.
+
+    Raises:
+        SpecError: the behaviour has more than one agent (use ``BehaviorVectorEnv`` or
+            ``PettingZooParallelEnv``), or no space can represent its specs.
+        UnknownBehaviorError: ``behavior_name`` is not a behaviour of the core, or is None
+            and the core has several.
+        ValueError: ``render_mode`` is not supported.
+
+    Example:
+        >>> from zooport.envs.builtin.basic import Basic
+        >>> env = GymEnv(Basic())
+        >>> env.observation_space, env.action_space
+        (Box(-inf, inf, (20,), float32), Discrete(3))
+        >>> obs, info = env.reset(seed=0)
+        >>> int(obs.argmax()), info["action_mask"].tolist()
+        (10, [1, 1, 1])
+        >>> obs, reward, terminated, truncated, info = env.step(2)
+        >>> int(obs.argmax()), round(reward, 2), terminated, truncated
+        (11, -0.01, False, False)
+        >>> env.close()
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 30}
+
+    def __init__(
+        self,
+        env: Any,
+        behavior_name: str | None = None,
+        *,
+        uint8_visual: bool = False,
+        flatten_branched: bool = False,
+        allow_multiple_obs: bool = False,
+        action_space_seed: int | None = None,
+        render_mode: str | None = None,
+    ) -> None:
+        self._closed = False
+        self._slots = BehaviorSlots(
+            env,
+            behavior_name,
+            uint8_visual=uint8_visual,
+            flatten_branched=flatten_branched,
+            allow_multiple_obs=allow_multiple_obs,
+            adapter="GymEnv",
+        )
+        #: The wrapped ``BaseEnv`` (an older-API env is presented through the current API).
+        self.core = env = self._slots.core
+        self.behavior_name: str = self._slots.name
+        self._obs_layout = self._slots.obs_layout
+        self._action_layout = self._slots.action_layout
+        self.observation_space: spaces.Space = self._obs_layout.space
+        self.action_space: spaces.Space = self._action_layout.space
+        if action_space_seed is not None:
+            self.action_space.seed(action_space_seed)
+        self._has_mask = bool(self._action_layout.branches)
+
+        # One reset to learn the agent count; its episode is handed out by the first reset().
+        self._slots.reset()
+        if self._slots.num_slots != 1:
+            raise SpecError(
+                f"GymEnv serves one agent, but behavior {self.behavior_name!r} has "
+                f"{self._slots.num_slots} agents (ids {self._slots.ids.tolist()}); use "
+                "zooport.adapters.BehaviorVectorEnv (one slot per agent) or "
+                "zooport.adapters.PettingZooParallelEnv instead"
+            )
+        self._fresh = True  # the core's episode started and nobody has seen it yet
+        self._needs_reset = True
+        self._episode_over = False
+
+        #: The core's side channels (the objects the core was built with).
+        self.side_channels: list[Any] = side_channels_of(env)
+
+        self._visual_key, self._visual_index = self._first_visual()
+        core_renders = render_core(env) is not None
+        modes = ["rgb_array"] if core_renders or self._visual_index is not None else []
+        fps = getattr(env, "metadata", {}).get("render_fps", 30) if core_renders else 30
+        # Per instance: the class attribute is shared and must not be mutated.
+        self.metadata = {"render_modes": modes, "render_fps": fps}
+        if render_mode is not None and render_mode not in modes:
+            raise ValueError(
+                f"GymEnv over {type(env).__name__}: expected render_mode in {[None, *modes]}, "
+                f"actually: {render_mode!r}"
+            )
+        self.render_mode = render_mode
+        self._core_renders = core_renders
+
+    # ------------------------------------------------------------------ Gymnasium API
+
+    @override
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Starts an episode; returns ``(observation, info)``.
+
+        ``seed`` reseeds :attr:`np_random` and the core (where it can be seeded; a Unity
+        build cannot and warns once). ``options`` are accepted for the Gymnasium API; the
+        cores take none.
+        """
+        self._check_open()
+        super().reset(seed=seed)
+        slots = self._slots
+        if seed is not None:
+            slots.reset(seed)
+        elif self._fresh:
+            pass  # the constructor's reset: an unseen episode start
+        elif self._episode_over:
+            # The core ended the episode; a restarted agent needs no core reset.
+            if not slots.refill():
+                slots.reset()
+        else:
+            slots.reset()
+        self._fresh = False
+        self._needs_reset = False
+        self._episode_over = False
+        info: dict[str, Any] = {"group_id": int(slots.group_id[0])}
+        if self._has_mask:
+            info["action_mask"] = slots.mask[0].copy()
+        return ObservationLayout.take(slots.obs, 0), info
+
+    @override
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        """Advances the core until the agent decides again (or its episode ends)."""
+        self._check_open()
+        if self._needs_reset:
+            raise EnvNotResetError("GymEnv: call reset() before step()")
+        if self._episode_over:
+            raise EnvNotResetError(
+                "GymEnv: the episode ended (terminated or truncated); call reset() before step()"
+            )
+        slots = self._slots
+        result = slots.step(self._batch(action))
+        terminated = bool(result.terminated[0])
+        truncated = bool(result.truncated[0])
+        if terminated or truncated:
+            self._episode_over = True
+            obs = ObservationLayout.take(result.final_obs, 0)
+        else:
+            obs = ObservationLayout.take(slots.obs, 0)
+        info: dict[str, Any] = {
+            "group_id": int(slots.group_id[0]),
+            "group_reward": float(result.group_reward[0]),
+        }
+        if self._has_mask:
+            info["action_mask"] = slots.mask[0].copy()
+        return obs, float(result.reward[0]), terminated, truncated, info
+
+    @override
+    def render(self) -> np.ndarray | None:
+        """An (H, W, 3) uint8 frame with ``render_mode="rgb_array"``, else None."""
+        self._check_open()
+        if self.render_mode is None:
+            gym.logger.warn(
+                "GymEnv.render() was called without a render_mode; construct the env with "
+                'render_mode="rgb_array" (gym.make(..., render_mode="rgb_array"))'
+            )
+            return None
+        if self._core_renders:
+            frame = render_core(self.core)
+            if frame is not None:
+                return np.array(frame, dtype=np.uint8, copy=True)
+        return self._visual_frame()
+
+    @override
+    def close(self) -> None:
+        """Closes the core (once; later calls do nothing)."""
+        if not self._closed:
+            self._closed = True
+            self.core.close()
+
+    # ------------------------------------------------------------------ extras
+
+    def action_masks(self) -> np.ndarray:
+        """The current action mask, int8, 1 = allowed (sb3-contrib's ``MaskablePPO``).
+
+        Raises:
+            SpecError: the behaviour has no discrete actions.
+        """
+        if not self._has_mask:
+            raise SpecError(
+                f"GymEnv: behavior {self.behavior_name!r} has no discrete actions, so no "
+                "action mask"
+            )
+        return self._slots.mask[0].copy()
+
+    @property
+    def action_lookup(self) -> np.ndarray | None:
+        """With ``flatten_branched``: row k is the branch tuple of action k; else None."""
+        lookup = self._action_layout.lookup
+        return None if lookup is None else lookup.copy()
+
+    @property
+    def closed(self) -> bool:
+        """True once ``close()`` was called."""
+        return self._closed
+
+    def __repr__(self) -> str:
+        return f"<GymEnv<{type(self.core).__name__}, {self.behavior_name!r}>>"
+
+    # ------------------------------------------------------------------ internals
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise EnvClosedError("GymEnv was used after close()")
+
+    def _batch(self, action: Any) -> Any:
+        """One consumer action as a batch of one (the layout checks dtypes and ranges)."""
+        space = self.action_space
+        if isinstance(space, spaces.Dict):
+            if not isinstance(action, Mapping) or set(action) != set(space.spaces):
+                got = sorted(action) if isinstance(action, Mapping) else type(action).__name__
+                raise ActionError(
+                    f"GymEnv: behavior {self.behavior_name!r} expects a dict action with keys "
+                    f"{sorted(space.spaces)}, got {got}"
+                )
+            return {key: self._batch_part(action[key], sub) for key, sub in space.spaces.items()}
+        return self._batch_part(action, space)
+
+    def _batch_part(self, action: Any, space: spaces.Space) -> np.ndarray:
+        array = np.asarray(action)
+        expected = space.shape
+        if array.shape != expected and not (isinstance(space, spaces.Discrete) and array.size == 1):
+            raise ActionError(
+                f"GymEnv: behavior {self.behavior_name!r} expects an action of shape "
+                f"{expected} for {space}, got shape {array.shape}"
+            )
+        return array.reshape((1, *expected))
+
+    def _first_visual(self) -> tuple[str | None, int | None]:
+        for i, spec in enumerate(self._obs_layout.specs):
+            if len(spec.shape) == 3:
+                key = self._obs_layout.keys[i] if self._obs_layout.is_dict else None
+                return key, i
+        return None, None
+
+    def _visual_frame(self) -> np.ndarray | None:
+        if self._visual_index is None:
+            return None
+        obs = self._slots.obs
+        frame = obs[self._visual_key][0] if self._visual_key is not None else obs[0]
+        if frame.dtype != np.uint8:
+            frame = np.rint(np.clip(frame, 0.0, 1.0) * 255.0).astype(np.uint8)
+        channels = frame.shape[-1]
+        if channels >= 3:
+            return np.ascontiguousarray(frame[..., :3])
+        return np.repeat(frame[..., :1], 3, axis=-1)
+
+
+#: ML-Agents' name, so ``from mlagents_envs... import UnityToGymWrapper`` ports by an import.
+UnityToGymWrapper = GymEnv
+
+
+def make_gym_env(
+    env_id: str | None = None,
+    *,
+    factory: str | Callable[..., Any] | None = None,
+    **kwargs: Any,
+) -> GymEnv:
+    """The ``gym.make`` entry point: a core made from the registry or a factory, wrapped.
+
+    ``kwargs`` named like :class:`GymEnv` options (:data:`GYM_ENV_OPTIONS`) configure the
+    adapter; every other keyword must be a parameter of the core's constructor.
+
+    Args:
+        env_id: an identifier of ``zooport.envs.registry.default_registry`` (not a
+            Gymnasium id), e.g. ``"Basic"``.
+        factory: instead of ``env_id``: a callable returning a ``BaseEnv``, or a
+            ``"module:attr"`` string naming one.
+        **kwargs: core and adapter options.
+
+    Raises:
+        TypeError: a keyword is neither a core parameter nor an adapter option.
+
+    Example:
+        >>> env = make_gym_env("Basic", max_steps=5, flatten_branched=True)
+        >>> env.core.behavior_specs["Basic"].action_spec.discrete_branches, env.action_space
+        ((3,), Discrete(3))
+    """
+    from zooport.adapters.registration import build_core
+
+    core, adapter_kwargs = build_core(
+        env_id=env_id, factory=factory, options=kwargs, adapter_options=GYM_ENV_OPTIONS
+    )
+    try:
+        return GymEnv(core, **adapter_kwargs)
+    except BaseException:
+        core.close()
+        raise
+
+
+# gym.make reads its entry point's metadata: with it, render_mode="rgb_array_list" (and
+# "human", where pygame is installed) are served by Gymnasium's RenderCollection and
+# HumanRendering wrappers over the rgb_array frames.
+make_gym_env.metadata = {"render_modes": ["rgb_array"], "render_fps": 30}  # type: ignore[attr-defined]

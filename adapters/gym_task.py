@@ -1,0 +1,345 @@
+"""A task built on any Gymnasium environment: transforms, frame stacking, random starts.
+
+Classes:
+    GymTask: a ``gymnasium.Wrapper`` over an env id or instance, with a state transform, a
+        reward transform (called with the named arguments it declares), frame stacking and
+        a random number of no-op steps at the start of every episode.
+
+Constants:
+    TRANSFORM_ARGUMENTS: the names a transform may declare.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any, SupportsFloat
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import RecordConstructorArgs
+
+try:  # typing.override is 3.12+; typing_extensions ships with Gymnasium.
+    from typing_extensions import override
+except ImportError:  # pragma: no cover - depends on the installed packages
+    try:
+        from typing import override  # type: ignore[attr-defined,no-redef]
+    except ImportError:
+
+        def override(method):  # type: ignore[no-redef]
+            return method
+
+
+__all__ = ["GymTask", "TRANSFORM_ARGUMENTS"]
+
+#: What a ``state_transform``/``reward_transform`` may declare, by name.
+TRANSFORM_ARGUMENTS = ("state", "action", "reward", "terminated", "truncated", "done", "info")
+
+
+def _declared_arguments(function: Callable[..., Any], role: str) -> tuple[str, ...]:
+    """The names among :data:`TRANSFORM_ARGUMENTS` that ``function`` declares."""
+    if not callable(function):
+        raise TypeError(f"Expected {role} to be callable, actually: {type(function).__name__}")
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{role}: cannot read the signature of {function!r}: {exc}") from None
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return TRANSFORM_ARGUMENTS
+    names = []
+    for p in parameters:
+        if p.kind is inspect.Parameter.VAR_POSITIONAL:
+            continue
+        if p.name in TRANSFORM_ARGUMENTS and p.kind is not inspect.Parameter.POSITIONAL_ONLY:
+            names.append(p.name)
+        elif p.default is inspect.Parameter.empty:
+            raise TypeError(
+                f"{role} {getattr(function, '__qualname__', function)!r}: expected its required "
+                f"parameters to be named among {list(TRANSFORM_ARGUMENTS)} (passed by name), "
+                f"actually: {p.name!r}"
+            )
+    return tuple(names)
+
+
+def _space_of(value: Any, role: str) -> spaces.Space:
+    """An unbounded space that holds ``value`` (for a transformed observation)."""
+    if isinstance(value, Mapping):
+        return spaces.Dict({key: _space_of(item, role) for key, item in value.items()})
+    array = np.asarray(value)
+    if np.issubdtype(array.dtype, np.floating):
+        return spaces.Box(-np.inf, np.inf, array.shape, array.dtype)
+    if np.issubdtype(array.dtype, np.integer):
+        info = np.iinfo(array.dtype)
+        return spaces.Box(info.min, info.max, array.shape, array.dtype)
+    raise TypeError(
+        f"{role} returned a {array.dtype} value; its observation space cannot be inferred, "
+        "pass observation_space="
+    )
+
+
+def _stacked_space(space: spaces.Space, n: int) -> spaces.Space:
+    if isinstance(space, spaces.Box):
+        low = np.repeat(space.low[None], n, axis=0)
+        high = np.repeat(space.high[None], n, axis=0)
+        return spaces.Box(low, high, dtype=space.dtype)
+    if isinstance(space, spaces.Dict):
+        return spaces.Dict({key: _stacked_space(sub, n) for key, sub in space.spaces.items()})
+    raise TypeError(
+        f"stack_frames supports Box and Dict-of-Box observation spaces, actually: {space}"
+    )
+
+
+def _default_noop(space: spaces.Space) -> Any:
+    """0 for discrete spaces, zeros for boxes; None where zero is not an action."""
+    if isinstance(space, spaces.Dict):
+        parts = {key: _default_noop(sub) for key, sub in space.spaces.items()}
+        return None if any(v is None for v in parts.values()) else parts
+    if isinstance(space, spaces.Discrete):
+        return int(space.start)
+    if isinstance(space, spaces.MultiDiscrete):
+        return np.asarray(space.start, dtype=space.dtype).copy()
+    if isinstance(space, spaces.Box):
+        zero = np.zeros(space.shape, dtype=space.dtype)
+        return zero if space.contains(zero) else None
+    return None
+
+
+class _Frames:
+    """The last ``n`` frames of a Box or Dict observation, oldest first."""
+
+    def __init__(self, space: spaces.Space, n: int) -> None:
+        self.n = n
+        if isinstance(space, spaces.Dict):
+            self.buffer: Any = {
+                key: np.zeros((n, *sub.shape), sub.dtype) for key, sub in space.spaces.items()
+            }
+        else:
+            self.buffer = np.zeros((n, *space.shape), space.dtype)
+
+    def fill(self, frame: Any) -> Any:
+        if isinstance(self.buffer, dict):
+            for key, array in self.buffer.items():
+                array[:] = frame[key]
+            return {key: array.copy() for key, array in self.buffer.items()}
+        self.buffer[:] = frame
+        return self.buffer.copy()
+
+    def push(self, frame: Any) -> Any:
+        if isinstance(self.buffer, dict):
+            for key, array in self.buffer.items():
+                array[:-1] = array[1:]
+                array[-1] = frame[key]
+            return {key: array.copy() for key, array in self.buffer.items()}
+        self.buffer[:-1] = self.buffer[1:]
+        self.buffer[-1] = frame
+        return self.buffer.copy()
+
+
+class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
+    """A task on a Gymnasium environment: transforms, stacked frames and random starts.
+
+    ``state_transform`` and ``reward_transform`` are called with the arguments they declare,
+    by name, among ``state, action, reward, terminated, truncated, done, info`` (a transform
+    taking ``**kwargs`` gets them all). Both see the wrapped environment's own values: the
+    untransformed observation as ``state`` and the untransformed reward. At reset,
+    ``state_transform`` gets ``action=None``, ``reward=0.0`` and false flags.
+
+    Args:
+        env: a Gymnasium id (made with ``gym.make(env, **make_kwargs)``) or an env.
+        state_transform: returns the observation the agent sees.
+        reward_transform: returns the reward the agent gets.
+        observation_space: the space of ``state_transform``'s results; by default an
+            unbounded ``Box`` (or ``Dict`` of them) of the shape and dtype it returns for a
+            sample of the wrapped observation space.
+        can_render: ``render()`` returns the wrapped env's frames; an id is then made with
+            ``render_mode="rgb_array"`` unless ``make_kwargs`` names one. False: ``render()``
+            returns None.
+        stack_frames: observations are the last ``stack_frames`` (transformed) frames,
+            stacked on a new first axis, oldest first; reset fills every frame with the
+            first observation of the episode.
+        skip_start_frames: each reset takes a random number of ``noop_action`` steps, drawn
+            uniformly in ``[0, skip_start_frames]`` from this wrapper's generator, which
+            ``reset(seed=...)`` reseeds. An episode that ends meanwhile is reset again
+            (without a seed) and the skipping stops.
+        noop_action: the action skipped steps take (default: 0, or zeros).
+        **make_kwargs: ``gym.make`` keywords, only when ``env`` is an id.
+
+    Raises:
+        TypeError: a transform declares an unknown required parameter, ``make_kwargs`` come
+            with an env instance, or frames cannot be stacked for the observation space.
+        ValueError: bad ``stack_frames``/``skip_start_frames``, a ``noop_action`` outside
+            the action space, or ``can_render`` over an env that does not render.
+
+    Example:
+        >>> task = GymTask("CartPole-v1", stack_frames=3,
+        ...                reward_transform=lambda *, reward, done: reward - done)
+        >>> task.observation_space.shape
+        (3, 4)
+        >>> obs, _ = task.reset(seed=0)
+        >>> bool((obs[0] == obs[2]).all())
+        True
+        >>> obs, reward, terminated, truncated, _ = task.step(0)
+        >>> obs.shape, reward
+        ((3, 4), 1.0)
+    """
+
+    def __init__(
+        self,
+        env: str | gym.Env,
+        *,
+        state_transform: Callable[..., Any] | None = None,
+        reward_transform: Callable[..., SupportsFloat] | None = None,
+        observation_space: spaces.Space | None = None,
+        can_render: bool = False,
+        stack_frames: int = 1,
+        skip_start_frames: int = 0,
+        noop_action: Any = None,
+        **make_kwargs: Any,
+    ) -> None:
+        if isinstance(env, str):
+            if can_render and "render_mode" not in make_kwargs:
+                make_kwargs["render_mode"] = "rgb_array"
+            env = gym.make(env, **make_kwargs)
+        elif make_kwargs:
+            raise TypeError(
+                f"GymTask: gym.make keywords {sorted(make_kwargs)} need an env id, "
+                f"actually got an instance of {type(env).__name__}"
+            )
+        elif not isinstance(env, gym.Env):
+            raise TypeError(
+                f"Expected env to be a Gymnasium id or gymnasium.Env, actually: "
+                f"{type(env).__name__}"
+            )
+        RecordConstructorArgs.__init__(
+            self,
+            _disable_deepcopy=True,
+            state_transform=state_transform,
+            reward_transform=reward_transform,
+            observation_space=observation_space,
+            can_render=can_render,
+            stack_frames=stack_frames,
+            skip_start_frames=skip_start_frames,
+            noop_action=noop_action,
+        )
+        gym.Wrapper.__init__(self, env)
+
+        for name, value, minimum in (
+            ("stack_frames", stack_frames, 1),
+            ("skip_start_frames", skip_start_frames, 0),
+        ):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise ValueError(f"Expect {name} to be an int >= {minimum}, actually: {value!r}")
+            if value < minimum:
+                raise ValueError(f"Expect {name} to be an int >= {minimum}, actually: {value}")
+        if can_render and env.render_mode is None:
+            raise ValueError(
+                f"GymTask(can_render=True) needs an env that renders; {env} has render_mode=None "
+                '(make it with render_mode="rgb_array")'
+            )
+        self._can_render = bool(can_render)
+
+        self._state_transform = state_transform
+        self._state_args = (
+            _declared_arguments(state_transform, "state_transform") if state_transform else ()
+        )
+        self._reward_transform = reward_transform
+        self._reward_args = (
+            _declared_arguments(reward_transform, "reward_transform") if reward_transform else ()
+        )
+        frame_space = env.observation_space
+        if observation_space is not None:
+            if state_transform is None:
+                raise ValueError("GymTask: observation_space= describes state_transform's results")
+            frame_space = observation_space
+        elif state_transform is not None:
+            sample_space = copy.deepcopy(env.observation_space)
+            sample_space.seed(0)
+            sample = self._transform_state(sample_space.sample(), None, 0.0, False, False, {})
+            frame_space = _space_of(sample, "state_transform")
+
+        self.stack_frames = int(stack_frames)
+        self._frames = _Frames(frame_space, self.stack_frames) if self.stack_frames > 1 else None
+        self.observation_space = (
+            _stacked_space(frame_space, self.stack_frames) if self._frames else frame_space
+        )
+
+        self.skip_start_frames = int(skip_start_frames)
+        if noop_action is None and self.skip_start_frames:
+            noop_action = _default_noop(env.action_space)
+            if noop_action is None:
+                raise ValueError(
+                    f"GymTask: no default no-op action for {env.action_space}; pass noop_action="
+                )
+        if noop_action is not None and not env.action_space.contains(noop_action):
+            raise ValueError(f"Expect noop_action in {env.action_space}, actually: {noop_action!r}")
+        self.noop_action = noop_action
+        self._skip_rng = np.random.default_rng()
+
+    # ------------------------------------------------------------------ Gymnasium API
+
+    @override
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Resets the env, takes the random no-op start, fills the frame stack."""
+        if seed is not None:
+            self._skip_rng = np.random.default_rng(seed)
+        obs, info = self.env.reset(seed=seed, options=options)
+        if self.skip_start_frames:
+            for _ in range(int(self._skip_rng.integers(0, self.skip_start_frames + 1))):
+                obs, _, terminated, truncated, info = self.env.step(self.noop_action)
+                if terminated or truncated:
+                    obs, info = self.env.reset()
+                    break
+        state = self._transform_state(obs, None, 0.0, False, False, info)
+        if self._frames is not None:
+            state = self._frames.fill(state)
+        return state, info
+
+    @override
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        """Steps the env; returns the transformed (and stacked) observation and reward."""
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        if self._reward_transform is not None:
+            values = {
+                "state": obs, "action": action, "reward": reward, "terminated": terminated,
+                "truncated": truncated, "done": terminated or truncated, "info": info,
+            }  # fmt: skip
+            new_reward = self._reward_transform(**{k: values[k] for k in self._reward_args})
+        else:
+            new_reward = reward
+        state = self._transform_state(obs, action, reward, terminated, truncated, info)
+        if self._frames is not None:
+            state = self._frames.push(state)
+        return state, new_reward, terminated, truncated, info
+
+    @override
+    def render(self) -> Any:
+        """The wrapped env's frame when ``can_render``, else None."""
+        return self.env.render() if self._can_render else None
+
+    @property
+    def can_render(self) -> bool:
+        """True when ``render()`` returns the wrapped env's frames."""
+        return self._can_render
+
+    # ------------------------------------------------------------------ internals
+
+    def _transform_state(
+        self,
+        obs: Any,
+        action: Any,
+        reward: SupportsFloat,
+        terminated: bool,
+        truncated: bool,
+        info: dict[str, Any],
+    ) -> Any:
+        if self._state_transform is None:
+            return obs
+        values = {
+            "state": obs, "action": action, "reward": reward, "terminated": terminated,
+            "truncated": truncated, "done": terminated or truncated, "info": info,
+        }  # fmt: skip
+        return self._state_transform(**{k: values[k] for k in self._state_args})
