@@ -9,6 +9,8 @@ Modules (one per consumer API, plus the shared conversions):
     multi_agent_task: ``MultiAgentTask`` (alias ``MultiAgentUnityTask``), per-agent stepping
         that advances the core once per cycle.
     pettingzoo_task: ``PettingZooTask``, a runner-facing wrapper over any PettingZoo env.
+    wrappers: the wrapper collection (team, reward, action, observation, episode,
+        communication) that ``zooport.make(id, wrappers=[...])`` composes.
     registration: ``zooport/<Name>-v0`` ids for ``gym.make``/``gym.make_vec``, and
         ``register_gymnasium`` for a user's own core.
     spaces, core_access, behavior_slots, agent_names, agent_group, multi_agent_driver,

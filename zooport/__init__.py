@@ -42,6 +42,8 @@ from zooport.adapters.pettingzoo_envs import (  # noqa: E402
 from zooport.adapters.registration import (  # noqa: E402
     register_builtin_envs as _register_gymnasium,
 )
+from zooport.adapters.wrappers import WrapperSpec, has_wrapper  # noqa: E402
+from zooport.make_env import make  # noqa: E402
 
 _register_gymnasium()
 _register_pettingzoo()
@@ -56,5 +58,8 @@ __all__ = [
     "SideChannelError",
     "RegistryError",
     "SpecError",
+    "WrapperSpec",
+    "has_wrapper",
+    "make",
     "__version__",
 ]

@@ -1,0 +1,113 @@
+"""Wrappers for any PettingZoo Parallel env (zooport's or not), composed with validated rules.
+
+Modules:
+    base: ``ParallelWrapper`` (explicit pass-through, rules, own seeded generator),
+        ``AgentSelector``, ``Teams``.
+    composition: ``WrapperSpec``, ``validate_wrappers``, ``apply_wrappers``,
+        ``has_wrapper``, ``get_wrapper``, ``WrapperOrderError``.
+    team: ``FoldAgents``, ``SingleAgentView``, ``RandomPolicy``.
+    reward: ``RewardShaping``, ``TeamReward``, ``IndividualDone``.
+    action: ``DiscretizeActions`` (and its gym/vector forms).
+    observation: ``RescaleObservations`` (and its gym/vector forms),
+        ``CentralisedObservation``.
+    visibility: ``SharedVisibility``, ``EntitySlots``.
+    episode: ``TerminationPolicy``.
+    communication: ``Message``, ``MessageBus``, ``send_messages``.
+    channels: ``MessageFilter``, ``RandomMessageDropout``, ``RestrictedCommunicationRange``,
+        ``NoCommunication``, ``ExtraCommunicationDelays``.
+
+``zooport.make(id, api=..., wrappers=[...])`` applies a list of them (first = innermost);
+``validate_wrappers`` checks a list without building anything.
+
+Example:
+    >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+    >>> from zooport.envs.builtin.tag import Tag
+    >>> env = apply_wrappers(
+    ...     PettingZooParallelEnv(Tag(seed=0)),
+    ...     [MessageBus, WrapperSpec(RandomMessageDropout, 0.5), WrapperSpec(TeamReward, "mean")])
+    >>> has_wrapper(env, MessageBus), str(env)
+    (True, 'TeamReward<RandomMessageDropout<MessageBus<zooport_tag>>>')
+"""
+
+from __future__ import annotations
+
+from zooport.adapters.wrappers.action import (
+    ActionGrid,
+    DiscretizeActions,
+    GymDiscretizeActions,
+    VectorDiscretizeActions,
+)
+from zooport.adapters.wrappers.base import AgentSelector, ParallelWrapper, Teams
+from zooport.adapters.wrappers.channels import (
+    ExtraCommunicationDelays,
+    MessageChannel,
+    MessageFilter,
+    NoCommunication,
+    RandomMessageDropout,
+    RestrictedCommunicationRange,
+)
+from zooport.adapters.wrappers.communication import Message, MessageBus, send_messages
+from zooport.adapters.wrappers.composition import (
+    WrapperOrderError,
+    WrapperSpec,
+    apply_wrappers,
+    get_wrapper,
+    has_wrapper,
+    validate_wrappers,
+)
+from zooport.adapters.wrappers.episode import TerminationPolicy
+from zooport.adapters.wrappers.observation import (
+    CentralisedObservation,
+    GymRescaleObservations,
+    RescaleObservations,
+    VectorRescaleObservations,
+)
+from zooport.adapters.wrappers.reward import IndividualDone, RewardShaping, StepData, TeamReward
+from zooport.adapters.wrappers.team import FoldAgents, RandomPolicy, SingleAgentView
+from zooport.adapters.wrappers.visibility import EntitySlots, SharedVisibility
+
+__all__ = [
+    # composition
+    "ParallelWrapper",
+    "WrapperSpec",
+    "WrapperOrderError",
+    "validate_wrappers",
+    "apply_wrappers",
+    "has_wrapper",
+    "get_wrapper",
+    "AgentSelector",
+    "Teams",
+    # team
+    "FoldAgents",
+    "SingleAgentView",
+    "RandomPolicy",
+    # reward
+    "RewardShaping",
+    "StepData",
+    "TeamReward",
+    "IndividualDone",
+    # action
+    "ActionGrid",
+    "DiscretizeActions",
+    "GymDiscretizeActions",
+    "VectorDiscretizeActions",
+    # observation
+    "RescaleObservations",
+    "GymRescaleObservations",
+    "VectorRescaleObservations",
+    "CentralisedObservation",
+    "EntitySlots",
+    "SharedVisibility",
+    # episode
+    "TerminationPolicy",
+    # communication
+    "Message",
+    "MessageBus",
+    "MessageChannel",
+    "MessageFilter",
+    "RandomMessageDropout",
+    "RestrictedCommunicationRange",
+    "NoCommunication",
+    "ExtraCommunicationDelays",
+    "send_messages",
+]

@@ -1,0 +1,287 @@
+"""Discrete actions for agents with continuous (Box) actions.
+
+Classes:
+    ActionGrid: the points of a discretised Box and the map back to the nearest point.
+    DiscretizeActions: the PettingZoo Parallel wrapper (per agent).
+    GymDiscretizeActions, VectorDiscretizeActions: its single-agent and vector forms
+        (``zooport.make`` picks them for ``api="gym"``/``"vector"``).
+
+Functions:
+    unit_grid: the ``levels ** d`` points of ``[-1, 1] ** d`` (``"grid"``) or of the unit disc
+        (``"disc"``, two dimensions).
+
+Modes (MATE's ``DiscreteCamera`` and ``DiscreteTarget``, for any Box): ``"grid"`` is the
+regular grid of ``levels`` values per dimension; ``"disc"`` maps the 2-D square grid onto the
+disc (a point ``p`` goes to ``p * max|p_i| / |p|``), so that diagonal moves are no faster than
+straight ones. Action ``k`` is grid point ``k`` in row-major order (the first dimension
+varies slowest), scaled from ``[-1, 1]`` to the Box's bounds.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector.utils import batch_space
+from pettingzoo import ParallelEnv
+from typing_extensions import override
+
+from zooport.adapters.wrappers.base import AgentSelector, AgentSpec, ParallelWrapper
+from zooport.errors import ActionError
+
+__all__ = [
+    "ActionGrid",
+    "DiscretizeActions",
+    "GymDiscretizeActions",
+    "VectorDiscretizeActions",
+    "unit_grid",
+    "MODES",
+]
+
+MODES = ("grid", "disc")
+_MAX_ACTIONS = 1 << 20
+
+
+def unit_grid(levels: int, dims: int, mode: str = "grid") -> np.ndarray:
+    """The ``(levels ** dims, dims)`` points of the unit square grid or of the unit disc.
+
+    Example:
+        >>> unit_grid(3, 2)[:4].tolist()
+        [[-1.0, -1.0], [-1.0, 0.0], [-1.0, 1.0], [0.0, -1.0]]
+        >>> np.round(unit_grid(3, 2, "disc")[0], 3).tolist()  # a corner goes onto the circle
+        [-0.707, -0.707]
+    """
+    line = np.linspace(-1.0, 1.0, levels)
+    grid = np.stack(np.meshgrid(*([line] * dims), indexing="ij"), axis=-1).reshape(-1, dims)
+    if mode == "disc":
+        norm = np.linalg.norm(grid, axis=1)
+        scale = np.divide(np.abs(grid).max(axis=1), norm, out=np.zeros_like(norm), where=norm > 0)
+        grid = grid * scale[:, None]
+    return grid
+
+
+class ActionGrid:
+    """The discretisation of one Box action space.
+
+    Args:
+        space: a rank-1 Box with finite bounds.
+        levels: values per dimension (>= 2; odd and >= 3 for ``"disc"``, so the centre is a
+            point).
+        mode: ``"grid"`` or ``"disc"`` (two dimensions only).
+
+    Attributes:
+        space: the Box.
+        discrete: ``Discrete(levels ** d)``.
+        points: ``(levels ** d, d)`` actions in the Box's dtype.
+
+    Raises:
+        ValueError: bad ``levels``/``mode``, unbounded or non-rank-1 Box, too many points.
+
+    Example:
+        >>> grid = ActionGrid(spaces.Box(-2.0, 2.0, (2,), np.float32), levels=3)
+        >>> grid.discrete, grid.action(5).tolist(), grid.nearest([1.9, -0.3])
+        (Discrete(9), [0.0, 2.0], 7)
+    """
+
+    def __init__(self, space: spaces.Space, levels: int, mode: str = "grid") -> None:
+        if mode not in MODES:
+            raise ValueError(f"Expect mode to be one of {list(MODES)}, actually: {mode!r}")
+        if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)) or levels < 2:
+            raise ValueError(f"Expect levels to be an int >= 2, actually: {levels!r}")
+        if mode == "disc" and (levels < 3 or levels % 2 == 0):
+            raise ValueError(
+                f"Expect levels to be odd and >= 3 for mode='disc' (the centre must be a "
+                f"point), actually: {levels}"
+            )
+        if not isinstance(space, spaces.Box) or len(space.shape) != 1:
+            raise ValueError(f"Expect a rank-1 Box action space to discretize, actually: {space}")
+        if not (np.all(np.isfinite(space.low)) and np.all(np.isfinite(space.high))):
+            raise ValueError(f"Expect a Box with finite bounds to discretize, actually: {space}")
+        dims = space.shape[0]
+        if mode == "disc" and dims != 2:
+            raise ValueError(f"mode='disc' maps 2-D actions, but the Box is {space}")
+        if levels**dims > _MAX_ACTIONS:
+            raise ValueError(
+                f"levels={levels} over {dims} dimensions makes {levels**dims} actions; the "
+                f"limit is {_MAX_ACTIONS}"
+            )
+        self.space = space
+        self.levels = int(levels)
+        self.mode = mode
+        self.unit = unit_grid(self.levels, dims, mode)
+        self._low = space.low.astype(np.float64)
+        self._span = space.high.astype(np.float64) - self._low
+        points = self._low + (self.unit + 1.0) / 2.0 * self._span
+        self.points = np.clip(points, space.low, space.high).astype(space.dtype)
+        self.discrete = spaces.Discrete(len(self.points))
+
+    def action(self, index: Any) -> np.ndarray:
+        """The Box action of a discrete index (a fresh array)."""
+        return self.points[int(index)].copy()
+
+    def nearest(self, action: Any) -> int:
+        """The index of the grid point nearest ``action`` (measured in ``[-1, 1]`` units)."""
+        unit = (np.asarray(action, dtype=np.float64) - self._low) / np.where(
+            self._span > 0, self._span, 1.0
+        ) * 2.0 - 1.0
+        return int(np.argmin(np.linalg.norm(self.unit - unit, axis=-1)))
+
+
+class DiscretizeActions(ParallelWrapper):
+    """Gives agents with Box actions ``Discrete(levels ** d)`` actions; see the module docstring.
+
+    Agents whose action space is not a Box keep it. One :class:`ActionGrid` (and one
+    ``Discrete`` space object) serves all agents sharing an action space object.
+
+    Args:
+        env: any PettingZoo Parallel env.
+        levels: values per dimension.
+        mode: ``"grid"`` or ``"disc"``.
+        agents: the agents to discretize (default: every agent with a Box action space;
+            when given, each selected agent must have one).
+
+    Raises:
+        ValueError: no agent to discretize, a selected agent without a Box, bad ``levels``.
+
+    Rules: unique.
+
+    Example:
+        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+        >>> from zooport.envs.builtin.ball_balance import BallBalance
+        >>> env = DiscretizeActions(PettingZooParallelEnv(BallBalance(n_agents=2, seed=0)), 3)
+        >>> env.action_space("ballbalance_0")
+        Discrete(9)
+        >>> env.reverse_action("ballbalance_0", [1.0, -0.2]), env.action("ballbalance_0", 6)
+        (7, array([ 1., -1.], dtype=float32))
+    """
+
+    unique: ClassVar[bool] = True
+
+    def __init__(
+        self, env: ParallelEnv, levels: int = 5, mode: str = "grid", *, agents: AgentSpec = None
+    ) -> None:
+        super().__init__(env)
+        self.levels = levels
+        self.mode = mode
+        self._explicit = agents is not None
+        self.select = AgentSelector(env, agents)
+        self._by_space: dict[int, tuple[spaces.Space, ActionGrid | None]] = {}
+        self._grids: dict[str, ActionGrid | None] = {}
+        grids = [self._grid(agent) for agent in env.possible_agents]
+        if not any(grids):
+            raise ValueError(
+                f"DiscretizeActions: no agent of {env} has a Box action space to discretize "
+                f"(agents: {env.possible_agents})"
+            )
+
+    def _grid(self, agent: str) -> ActionGrid | None:
+        try:
+            return self._grids[agent]
+        except KeyError:
+            pass
+        grid = None
+        if self.select(agent):
+            space = self.env.action_space(agent)
+            if not isinstance(space, spaces.Box):
+                if self._explicit:
+                    raise ValueError(
+                        f"DiscretizeActions: agent {agent!r} was selected but its action space "
+                        f"is {space}, not a Box"
+                    )
+            else:
+                entry = self._by_space.get(id(space))
+                if entry is None or entry[0] is not space:
+                    entry = (space, ActionGrid(space, self.levels, self.mode))
+                    self._by_space[id(space)] = entry
+                grid = entry[1]
+        self._grids[agent] = grid
+        return grid
+
+    @override
+    def action_space(self, agent: str) -> spaces.Space:
+        grid = self._grid(agent)
+        return self.env.action_space(agent) if grid is None else grid.discrete
+
+    def action(self, agent: str, index: Any) -> Any:
+        """The wrapped env's action for ``agent``'s discrete ``index`` (others unchanged)."""
+        grid = self._grid(agent)
+        if grid is None:
+            return index
+        i = int(index)
+        if not 0 <= i < grid.discrete.n:
+            raise ActionError(
+                f"DiscretizeActions: agent {agent!r} expected an action in "
+                f"[0, {grid.discrete.n}), actually: {index!r}"
+            )
+        return grid.points[i].copy()
+
+    def reverse_action(self, agent: str, action: Any) -> Any:
+        """The discrete index whose grid point is nearest ``agent``'s Box ``action``."""
+        grid = self._grid(agent)
+        return action if grid is None else grid.nearest(action)
+
+    @override
+    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        return self.env.step({a: self.action(a, act) for a, act in actions.items()})
+
+
+class GymDiscretizeActions(gym.ActionWrapper):
+    """:class:`DiscretizeActions` for a single-agent ``gymnasium.Env`` with a Box action space.
+
+    Example:
+        >>> from zooport.adapters.gym_env import GymEnv
+        >>> from zooport.envs.builtin.ball_balance import BallBalance
+        >>> env = GymDiscretizeActions(GymEnv(BallBalance(n_agents=1, seed=0)), levels=3)
+        >>> env.action_space, env.action(8).tolist()
+        (Discrete(9), [1.0, 1.0])
+    """
+
+    form_of: ClassVar[type] = DiscretizeActions
+
+    def __init__(self, env: gym.Env, levels: int = 5, mode: str = "grid") -> None:
+        super().__init__(env)
+        self.grid = ActionGrid(env.action_space, levels, mode)
+        self.action_space = self.grid.discrete
+
+    @override
+    def action(self, action: Any) -> np.ndarray:
+        return self.grid.action(action)
+
+    def reverse_action(self, action: Any) -> int:
+        """The index of the grid point nearest a Box action."""
+        return self.grid.nearest(action)
+
+
+class VectorDiscretizeActions(gym.vector.VectorActionWrapper):
+    """:class:`DiscretizeActions` for a ``gymnasium.vector.VectorEnv`` with Box actions.
+
+    Example:
+        >>> from zooport.adapters.vector_env import BehaviorVectorEnv
+        >>> from zooport.envs.builtin.ball_balance import BallBalance
+        >>> envs = VectorDiscretizeActions(BehaviorVectorEnv(BallBalance(n_agents=2)), 3)
+        >>> envs.action_space, envs.actions(np.array([0, 8])).tolist()
+        (MultiDiscrete([9 9]), [[-1.0, -1.0], [1.0, 1.0]])
+    """
+
+    form_of: ClassVar[type] = DiscretizeActions
+
+    def __init__(self, env: gym.vector.VectorEnv, levels: int = 5, mode: str = "grid") -> None:
+        super().__init__(env)
+        self.grid = ActionGrid(env.single_action_space, levels, mode)
+        self.single_action_space = self.grid.discrete
+        self.action_space = batch_space(self.grid.discrete, env.num_envs)
+
+    @override
+    def actions(self, actions: Any) -> np.ndarray:
+        index = np.asarray(actions, dtype=np.int64)
+        if index.size and (index.min() < 0 or index.max() >= self.grid.discrete.n):
+            raise ActionError(
+                f"VectorDiscretizeActions: expected actions in [0, {self.grid.discrete.n}), "
+                f"actually: {index.tolist()}"
+            )
+        return self.grid.points[index]
+
+
+DiscretizeActions.forms = {"gym": GymDiscretizeActions, "vector": VectorDiscretizeActions}

@@ -1,0 +1,339 @@
+"""The base of every zooport PettingZoo Parallel wrapper, and agent selection helpers.
+
+Classes:
+    ParallelWrapper: a ``pettingzoo.ParallelEnv`` around another one, with explicit pass-through
+        members (no ``__getattr__`` forwarding), composition rules as class attributes and a
+        per-wrapper random generator seeded from ``reset(seed=...)``.
+    AgentSelector: which agents a wrapper acts on: all, a collection of names, a behaviour
+        (team) name or a predicate.
+    Teams: groups agents into teams (by behaviour by default).
+
+Functions:
+    inner_env: the env one layer inside a wrapper (its ``.env``).
+    behavior_of: an agent's behaviour (a zooport core's behaviour name, otherwise the part of
+        the agent name before its last ``_``).
+
+Why not ``pettingzoo.utils.BaseParallelWrapper``: it forwards every missing public attribute
+through ``__getattr__``. ``ParallelEnv`` only *annotates* ``agents``, ``possible_agents`` and
+``metadata``, so with that base each ``env.agents`` read in a training loop is a failed
+lookup plus a ``__getattr__`` call per layer (about 10x slower through three layers), and a
+wrapper silently answers with inner attributes that its own transformation made wrong (an
+inner ``observation_spaces`` dict, say). :class:`ParallelWrapper` subclasses ``ParallelEnv``
+directly and defines every member it passes through; anything else is reached explicitly,
+through ``env.unwrapped`` or :func:`~zooport.adapters.wrappers.composition.get_wrapper`.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable, Collection, Hashable, Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv, ParallelEnv
+from typing_extensions import override
+
+from zooport.adapters.agent_names import behavior_prefix
+
+__all__ = ["ParallelWrapper", "AgentSelector", "Teams", "behavior_of", "inner_env"]
+
+#: An agent selection: None (every agent), a behaviour/team name, names, or a predicate.
+AgentSpec = str | Collection[str] | Callable[[str], bool] | None
+
+
+class ParallelWrapper(ParallelEnv[str, Any, Any]):
+    """A PettingZoo Parallel env wrapping another; every member passes through explicitly.
+
+    Subclasses override what they change (``reset``, ``step``, the spaces, ...) and declare
+    their composition rules, which
+    :func:`~zooport.adapters.wrappers.composition.validate_wrappers` checks centrally:
+
+    Attributes:
+        requires: wrapper classes one of which must be beneath this one (applied earlier).
+        forbids: wrapper classes that must not be beneath this one.
+        unique: True when the wrapper may appear only once in a chain.
+        forms: the wrapper's equivalent for other env kinds (``"gym"``, ``"vector"``), used
+            by ``zooport.make`` for ``api="gym"``/``"vector"``; empty for parallel-only ones.
+        accepts, produces: the env kind wrapped and the kind given (``"parallel"`` for all
+            but ``SingleAgentView``, which produces ``"gym"``).
+        env: the wrapped env.
+
+    The constructor checks the rules against the wrappers already in ``env``'s ``.env``
+    chain (through the same central validator), so a hand-built chain is held to them too.
+
+    Example:
+        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+        >>> from zooport.envs.builtin.tag import Tag
+        >>> env = ParallelWrapper(PettingZooParallelEnv(Tag(seed=0)))
+        >>> env.possible_agents[:2], env.unwrapped is env.env
+        (['runner_0', 'runner_1'], True)
+        >>> env.core
+        Traceback (most recent call last):
+        ...
+        AttributeError: 'ParallelWrapper' object has no attribute 'core'
+    """
+
+    requires: ClassVar[tuple[type, ...]] = ()
+    forbids: ClassVar[tuple[type, ...]] = ()
+    unique: ClassVar[bool] = False
+    forms: ClassVar[Mapping[str, Callable[..., Any]]] = {}
+    accepts: ClassVar[str] = "parallel"
+    produces: ClassVar[str] = "parallel"
+
+    def __init__(self, env: ParallelEnv) -> None:
+        if not isinstance(env, ParallelEnv):
+            hint = ""
+            if isinstance(env, AECEnv):
+                hint = " (convert an AEC env with pettingzoo.utils.aec_to_parallel first)"
+            raise TypeError(
+                f"{type(self).__name__} wraps a PettingZoo ParallelEnv, actually: "
+                f"{type(env).__name__}{hint}"
+            )
+        from zooport.adapters.wrappers.composition import check_placement
+
+        check_placement(type(self), env)
+        self.env = env
+        self._np_random: np.random.Generator | None = None
+        self._seed_salt = zlib.crc32(type(self).__qualname__.encode())
+        self._depth = _chain_depth(env)
+
+    # ------------------------------------------------------------------ pass-through
+
+    @property
+    def metadata(self) -> dict[str, Any]:  # type: ignore[override]
+        """The wrapped env's metadata."""
+        return self.env.metadata
+
+    @property
+    def render_mode(self) -> str | None:
+        """The wrapped env's render mode."""
+        return getattr(self.env, "render_mode", None)
+
+    @property
+    def agents(self) -> list[str]:  # type: ignore[override]
+        """The live agents."""
+        return self.env.agents
+
+    @property
+    def possible_agents(self) -> list[str]:  # type: ignore[override]
+        """Every agent that may appear."""
+        return self.env.possible_agents
+
+    @override
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.env.observation_space(agent)
+
+    @override
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.env.action_space(agent)
+
+    @property
+    def observation_spaces(self) -> dict[str, spaces.Space]:  # type: ignore[override]
+        """``observation_space(agent)`` for every possible agent."""
+        return {a: self.observation_space(a) for a in self.possible_agents}
+
+    @property
+    def action_spaces(self) -> dict[str, spaces.Space]:  # type: ignore[override]
+        """``action_space(agent)`` for every possible agent."""
+        return {a: self.action_space(a) for a in self.possible_agents}
+
+    @override
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        return self.env.reset(seed=seed, options=options)
+
+    @override
+    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        return self.env.step(actions)
+
+    @override
+    def render(self) -> Any:
+        return self.env.render()
+
+    @override
+    def close(self) -> None:
+        self.env.close()
+
+    @override
+    def state(self) -> np.ndarray:
+        return self.env.state()
+
+    @property
+    def state_space(self) -> spaces.Space:
+        """The wrapped env's ``state_space`` (AttributeError where it has none)."""
+        return self.env.state_space
+
+    @property
+    @override
+    def unwrapped(self) -> ParallelEnv:
+        return self.env.unwrapped
+
+    def __str__(self) -> str:
+        return f"{type(self).__name__}<{self.env}>"
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    # ------------------------------------------------------------------ randomness
+
+    @property
+    def np_random(self) -> np.random.Generator:
+        """This wrapper's own generator; the wrapped env's is never used.
+
+        ``reset(seed=s)`` reseeds it from ``s``, the wrapper's class and its depth in the
+        chain (so two stacked wrappers draw different streams); before any seed it comes
+        from fresh entropy.
+        """
+        if self._np_random is None:
+            self._reseed(None)
+        return self._np_random  # type: ignore[return-value]
+
+    def _reseed(self, seed: int | None) -> None:
+        """Reseeds :attr:`np_random` when ``seed`` is given (or it was never made)."""
+        if seed is not None or self._np_random is None:
+            sequence = np.random.SeedSequence(seed, spawn_key=(self._seed_salt, self._depth))
+            self._np_random = np.random.default_rng(sequence)
+
+
+def inner_env(env: Any) -> Any | None:
+    """The env one layer inside ``env``: its ``.env``, or ``.aec_env`` for PettingZoo's
+    ``aec_to_parallel`` wrapper (which SuperSuit's Parallel wrappers end in); None at the core.
+    """
+    inner = getattr(env, "env", None)
+    return getattr(env, "aec_env", None) if inner is None else inner
+
+
+def _chain_depth(env: Any) -> int:
+    depth = 0
+    while env is not None and depth < 1000:
+        env = inner_env(env)
+        depth += 1
+    return depth
+
+
+def behavior_of(env: Any, agent: str) -> str:
+    """The behaviour of ``agent``: its zooport behaviour name, else its name before the last ``_``.
+
+    Example:
+        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+        >>> from zooport.envs.builtin.tag import Tag
+        >>> behavior_of(PettingZooParallelEnv(Tag(seed=0)), "tagger_3")
+        'Tagger?team=1'
+        >>> behavior_of(None, "adversary_0"), behavior_of(None, "solo")
+        ('adversary', 'solo')
+    """
+    key_of = getattr(getattr(env, "unwrapped", None), "agent_key", None)
+    if callable(key_of):
+        try:
+            return key_of(agent).behavior
+        except KeyError:  # UnknownAgentError: a name the adapter does not know
+            pass
+    head, sep, _ = agent.rpartition("_")
+    return head if sep and head else agent
+
+
+class AgentSelector:
+    """Decides, once per agent, whether a wrapper acts on it.
+
+    Args:
+        env: the env the agents belong to (for zooport behaviour names).
+        spec: None (every agent); a str: a behaviour (``"Tagger?team=1"``) or its agent-name
+            prefix (``"tagger"``), compared sanitised; a collection of agent names; or a
+            predicate ``agent -> bool``.
+        what: the argument's name, for error messages.
+
+    Example:
+        >>> select = AgentSelector(None, "hunter")
+        >>> select("hunter_0"), select("prey_1")
+        (True, False)
+        >>> AgentSelector(None, ["prey_1"])("prey_1")
+        True
+    """
+
+    def __init__(self, env: Any, spec: AgentSpec, what: str = "agents") -> None:
+        self.env = env
+        self.spec = spec
+        self._cache: dict[str, bool] = {}
+        if spec is None:
+            self._test: Callable[[str], bool] = _always
+        elif isinstance(spec, str):
+            wanted = behavior_prefix(spec)
+            self._test = lambda agent: behavior_prefix(behavior_of(env, agent)) == wanted
+        elif callable(spec):
+            self._test = spec
+        elif isinstance(spec, Collection) and all(isinstance(a, str) for a in spec):
+            names = frozenset(spec)
+            self._test = names.__contains__
+        else:
+            raise TypeError(
+                f"Expect {what} to be None, a behaviour name, a collection of agent names or "
+                f"a callable agent -> bool, actually: {spec!r}"
+            )
+
+    def __call__(self, agent: str) -> bool:
+        try:
+            return self._cache[agent]
+        except KeyError:
+            chosen = self._cache[agent] = bool(self._test(agent))
+            return chosen
+
+
+def _always(agent: str) -> bool:
+    return True
+
+
+class Teams:
+    """Maps agents to teams: by behaviour (default), a mapping or a callable.
+
+    Args:
+        env: the env the agents belong to.
+        teams: None (each behaviour is a team, see :func:`behavior_of`), a mapping
+            ``agent -> team`` or a callable ``agent -> team``.
+
+    Example:
+        >>> teams = Teams(None)
+        >>> teams.group(["hunter_0", "prey_0", "hunter_1"])
+        {'hunter': ['hunter_0', 'hunter_1'], 'prey': ['prey_0']}
+    """
+
+    def __init__(
+        self, env: Any, teams: Mapping[str, Hashable] | Callable[[str], Hashable] | None = None
+    ) -> None:
+        if teams is None:
+            self._team_of: Callable[[str], Hashable] = lambda agent: behavior_of(env, agent)
+        elif isinstance(teams, Mapping):
+            table = dict(teams)
+
+            def lookup(agent: str) -> Hashable:
+                try:
+                    return table[agent]
+                except KeyError:
+                    raise KeyError(
+                        f"agent {agent!r} is in no team; teams given for {sorted(table)}"
+                    ) from None
+
+            self._team_of = lookup
+        elif callable(teams):
+            self._team_of = teams
+        else:
+            raise TypeError(
+                f"Expect teams to be None, a mapping agent -> team or a callable, actually: "
+                f"{teams!r}"
+            )
+        self._cache: dict[str, Hashable] = {}
+
+    def __call__(self, agent: str) -> Hashable:
+        try:
+            return self._cache[agent]
+        except KeyError:
+            team = self._cache[agent] = self._team_of(agent)
+            return team
+
+    def group(self, agents: Collection[str]) -> dict[Hashable, list[str]]:
+        """``{team: [agents, in the given order]}``, teams in order of first appearance."""
+        groups: dict[Hashable, list[str]] = {}
+        for agent in agents:
+            groups.setdefault(self(agent), []).append(agent)
+        return groups

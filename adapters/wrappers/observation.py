@@ -1,0 +1,445 @@
+"""Observation wrappers: rescaling, centralised (critic) inputs, shared visibility.
+
+Classes:
+    Rescaler: the affine map of one observation space onto ``[-1, 1]`` (pure, no env).
+    RescaleObservations: bounded float features to ``[-1, 1]``, half-bounded ones shifted so
+        their bound is -1 or 1, unbounded ones unchanged; spaces rewritten.
+    GymRescaleObservations, VectorRescaleObservations: its single-agent and vector forms.
+    CentralisedObservation: adds the global state, the other agents' observations and their
+        previous actions, as keys of a Dict observation or in the info.
+
+``SharedVisibility`` (teammates share what any of them sees) is in
+:mod:`zooport.adapters.wrappers.visibility`.
+
+Float ``Box`` parts are rescaled; integer ones (uint8 images, int8 action masks) and
+non-Box spaces are left as they are, inside ``Dict``/``Tuple`` spaces too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector.utils import batch_space
+from pettingzoo import ParallelEnv
+from typing_extensions import override
+
+from zooport.adapters.wrappers.base import ParallelWrapper
+from zooport.errors import SpecError
+
+__all__ = [
+    "Rescaler",
+    "RescaleObservations",
+    "GymRescaleObservations",
+    "VectorRescaleObservations",
+    "CentralisedObservation",
+]
+
+
+class Rescaler:
+    """Maps observations of ``space`` so bounded float features span ``[-1, 1]``.
+
+    Per feature: both bounds finite: ``2 (x - low) / (high - low) - 1`` (a feature with
+    ``low == high`` becomes 0); only ``low``: ``x - low - 1``; only ``high``: ``x - high + 1``;
+    none: ``x``. ``space`` is the new space (the same object when nothing changes).
+
+    Example:
+        >>> box = spaces.Box(np.array([0.0, 0.0, -np.inf]), np.array([4.0, np.inf, np.inf]),
+        ...                  dtype=np.float64)
+        >>> rescaler = Rescaler(box)
+        >>> rescaler(np.array([1.0, 3.0, 7.0])).tolist(), rescaler.space.low.tolist()
+        ([-0.5, 2.0, 7.0], [-1.0, -1.0, -inf])
+    """
+
+    def __init__(self, space: spaces.Space) -> None:
+        self.source = space
+        self._fn: Callable[[Any], Any] | None = None
+        self.space = space
+        if isinstance(space, spaces.Box) and np.issubdtype(space.dtype, np.floating):
+            self._box(space)
+        elif isinstance(space, spaces.Dict):
+            parts = {k: Rescaler(s) for k, s in space.spaces.items()}
+            if any(p._fn is not None for p in parts.values()):
+                self.space = spaces.Dict({k: p.space for k, p in parts.items()})
+                self._fn = lambda obs: {k: p(obs[k]) for k, p in parts.items()}
+        elif isinstance(space, spaces.Tuple):
+            items = [Rescaler(s) for s in space.spaces]
+            if any(p._fn is not None for p in items):
+                self.space = spaces.Tuple([p.space for p in items])
+                self._fn = lambda obs: tuple(p(o) for p, o in zip(items, obs, strict=True))
+
+    def _box(self, space: spaces.Box) -> None:
+        low = space.low.astype(np.float64)
+        high = space.high.astype(np.float64)
+        has_low, has_high = np.isfinite(low), np.isfinite(high)
+        both = has_low & has_high
+        if not (has_low | has_high).any():
+            return
+        span = np.where(both, high - low, 1.0)
+        scale = np.where(both, np.divide(2.0, span, out=np.zeros_like(span), where=span > 0), 1.0)
+        offset = np.zeros_like(low)
+        offset = np.where(both, np.where(span > 0, -1.0 - low * scale, 0.0), offset)
+        offset = np.where(has_low & ~has_high, -1.0 - np.where(has_low, low, 0.0), offset)
+        offset = np.where(has_high & ~has_low, 1.0 - np.where(has_high, high, 0.0), offset)
+        new_low = np.where(has_low, np.where(both & (span <= 0), 0.0, -1.0), -np.inf)
+        new_high = np.where(has_high, np.where(both & (span <= 0), 0.0, 1.0), np.inf)
+        new_low = np.where(has_high & ~has_low, -np.inf, new_low)
+        new_high = np.where(has_low & ~has_high, np.inf, new_high)
+        dtype = space.dtype
+        self.space = spaces.Box(new_low.astype(dtype), new_high.astype(dtype), dtype=dtype)
+        scale, offset = scale.astype(dtype), offset.astype(dtype)
+        self._fn = lambda obs: (np.asarray(obs, dtype=dtype) * scale + offset).astype(dtype)
+
+    @property
+    def changes(self) -> bool:
+        """False when every feature passes through (the space is then the original object)."""
+        return self._fn is not None
+
+    def __call__(self, observation: Any) -> Any:
+        return observation if self._fn is None else self._fn(observation)
+
+
+class RescaleObservations(ParallelWrapper):
+    """Observations rescaled by :class:`Rescaler`, per agent; spaces rewritten once.
+
+    Agents sharing an observation space object share the rescaled one. Values outside the
+    declared bounds are mapped by the same formula (not clipped). Rules: unique.
+
+    Example:
+        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+        >>> from zooport.envs.builtin.grid_world import GridWorld
+        >>> env = RescaleObservations(PettingZooParallelEnv(GridWorld(n_agents=1, seed=0)))
+        >>> env.observation_space("gridworld_0")["observation"]["camera"]
+        Box(-1.0, 1.0, (5, 5, 3), float32)
+        >>> obs, _ = env.reset(seed=0)
+        >>> sorted(set(obs["gridworld_0"]["observation"]["camera"].ravel().tolist()))
+        [-1.0, 1.0]
+    """
+
+    unique: ClassVar[bool] = True
+
+    def __init__(self, env: ParallelEnv) -> None:
+        super().__init__(env)
+        self._by_space: dict[int, Rescaler] = {}
+        self._of: dict[str, Rescaler] = {}
+        for agent in env.possible_agents:
+            self._rescaler(agent)
+
+    def _rescaler(self, agent: str) -> Rescaler:
+        try:
+            return self._of[agent]
+        except KeyError:
+            space = self.env.observation_space(agent)
+            rescaler = self._by_space.get(id(space))
+            if rescaler is None or rescaler.source is not space:
+                rescaler = self._by_space[id(space)] = Rescaler(space)
+            self._of[agent] = rescaler
+            return rescaler
+
+    @override
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self._rescaler(agent).space
+
+    def _map(self, observations: dict[str, Any]) -> dict[str, Any]:
+        return {a: self._rescaler(a)(o) for a, o in observations.items()}
+
+    @override
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        observations, infos = self.env.reset(seed=seed, options=options)
+        return self._map(observations), infos
+
+    @override
+    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        observations, rewards, terminations, truncations, infos = self.env.step(actions)
+        return self._map(observations), rewards, terminations, truncations, infos
+
+
+class GymRescaleObservations(gym.ObservationWrapper):
+    """:class:`RescaleObservations` for a single-agent ``gymnasium.Env``.
+
+    Example:
+        >>> from zooport.adapters.gym_env import GymEnv
+        >>> from zooport.envs.builtin.grid_world import GridWorld
+        >>> env = GymRescaleObservations(GymEnv(GridWorld(n_agents=1), allow_multiple_obs=True))
+        >>> env.observation_space["camera"]
+        Box(-1.0, 1.0, (5, 5, 3), float32)
+    """
+
+    form_of: ClassVar[type] = RescaleObservations
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        self.rescaler = Rescaler(env.observation_space)
+        self.observation_space = self.rescaler.space
+
+    @override
+    def observation(self, observation: Any) -> Any:
+        return self.rescaler(observation)
+
+
+class VectorRescaleObservations(gym.vector.VectorWrapper):
+    """:class:`RescaleObservations` for a ``gymnasium.vector.VectorEnv`` (batched arrays).
+
+    ``info["final_obs"]`` (same-step autoreset, as zooport's vector env does) is rescaled too,
+    which is why this is not a ``VectorObservationWrapper`` (that one refuses same-step
+    autoreset envs).
+
+    Example:
+        >>> from zooport.adapters.vector_env import BehaviorVectorEnv
+        >>> from zooport.envs.builtin.grid_world import GridWorld
+        >>> envs = VectorRescaleObservations(
+        ...     BehaviorVectorEnv(GridWorld(n_agents=2), allow_multiple_obs=True))
+        >>> envs.observation_space["camera"].shape, envs.single_observation_space["camera"]
+        ((2, 5, 5, 3), Box(-1.0, 1.0, (5, 5, 3), float32))
+    """
+
+    form_of: ClassVar[type] = RescaleObservations
+
+    def __init__(self, env: gym.vector.VectorEnv) -> None:
+        super().__init__(env)
+        self.rescaler = Rescaler(env.single_observation_space)
+        self.single_observation_space = self.rescaler.space
+        self.observation_space = batch_space(self.rescaler.space, env.num_envs)
+
+    @override
+    def reset(
+        self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        observations, info = self.env.reset(seed=seed, options=options)
+        return self.rescaler(observations), info
+
+    @override
+    def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        observations, rewards, terminations, truncations, info = self.env.step(actions)
+        final = info.get("final_obs")
+        if final is not None:
+            rescaled = np.empty(len(final), dtype=object)
+            for i, obs in enumerate(final):
+                rescaled[i] = None if obs is None else self.rescaler(obs)
+            info = {**info, "final_obs": rescaled}
+        return self.rescaler(observations), rewards, terminations, truncations, info
+
+
+RescaleObservations.forms = {"gym": GymRescaleObservations, "vector": VectorRescaleObservations}
+
+
+# ---------------------------------------------------------------------- centralised inputs
+
+_CENTRAL_PARTS = ("state", "observations", "actions")
+_CENTRAL_KEYS = {
+    "state": "state",
+    "observations": "others_observations",
+    "actions": "others_actions",
+}
+
+
+def _without_mask(space: spaces.Space) -> spaces.Space:
+    if isinstance(space, spaces.Dict) and "action_mask" in space.spaces:
+        return spaces.Dict({k: s for k, s in space.spaces.items() if k != "action_mask"})
+    return space
+
+
+class CentralisedObservation(ParallelWrapper):
+    """Adds centralised-critic inputs to each agent's observation (or info).
+
+    Parts (``include``), all float32 vectors of fixed size:
+
+    - ``"state"``: the env's ``state()`` (it needs ``state`` and ``state_space``).
+    - ``"observations"``: ``"others_observations"``, the flattened observations (without an
+      ``action_mask`` key) of every *other* agent of ``possible_agents`` at construction, in
+      that order; zeros for one that did not report in the step.
+    - ``"actions"``: ``"others_actions"``, their previous actions flattened
+      (``gymnasium.spaces.flatten``: one-hot for ``Discrete``); zeros at reset and for an
+      agent that took no action.
+
+    With ``delivery="observation"`` each agent's observation becomes a ``Dict`` holding the
+    parts next to its own observation (its keys if it was a ``Dict``, else
+    ``"observation"``); with ``"info"`` the parts go to the info under the same keys and the
+    spaces stay. Agents spawned after construction see every original agent as "other".
+    Rules: unique.
+
+    Example:
+        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+        >>> from zooport.envs.builtin.tag import Tag
+        >>> env = CentralisedObservation(PettingZooParallelEnv(Tag(seed=0)))
+        >>> space = env.observation_space("runner_0")
+        >>> [(k, s.shape) for k, s in space.spaces.items()]
+        [('observation', (10,)), ('others_actions', (20,)), ('others_observations', (40,)),
+         ('state', (25,))]
+        >>> obs, _ = env.reset(seed=0)
+        >>> obs, *_ = env.step(dict.fromkeys(env.agents, 4))
+        >>> obs["runner_0"]["others_actions"][:5].tolist()  # runner_1 went right
+        [0.0, 0.0, 0.0, 0.0, 1.0]
+    """
+
+    unique: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        env: ParallelEnv,
+        include: Sequence[str] = _CENTRAL_PARTS,
+        *,
+        delivery: str = "observation",
+    ) -> None:
+        super().__init__(env)
+        if isinstance(include, str) or not set(include) <= set(_CENTRAL_PARTS) or not include:
+            raise ValueError(
+                f"Expect include to be a non-empty subset of {list(_CENTRAL_PARTS)}, actually: "
+                f"{include!r}"
+            )
+        if delivery not in ("observation", "info"):
+            raise ValueError(
+                f"Expect delivery to be 'observation' or 'info', actually: {delivery!r}"
+            )
+        self.include = tuple(p for p in _CENTRAL_PARTS if p in include)
+        self.delivery = delivery
+        if "state" in self.include:
+            state_space = getattr(env, "state_space", None)
+            if not isinstance(state_space, spaces.Box):
+                raise ValueError(
+                    f"CentralisedObservation(include=['state', ...]) needs an env with state() "
+                    f"and a Box state_space; {env} has state_space={state_space!r}"
+                )
+            self._state_space = spaces.Box(
+                state_space.low.reshape(-1).astype(np.float32),
+                state_space.high.reshape(-1).astype(np.float32),
+                dtype=np.float32,
+            )
+        self.members = list(env.possible_agents)
+        self._obs_parts = [_without_mask(env.observation_space(a)) for a in self.members]
+        self._act_parts = [env.action_space(a) for a in self.members]
+        self._obs_index = _Layout(self._obs_parts)
+        self._act_index = _Layout(self._act_parts)
+        self._spaces: dict[str, spaces.Space] = {}
+        self._parts: dict[str, dict[str, spaces.Box]] = {}
+        for agent in self.members:
+            self.observation_space(agent)
+
+    def _part_spaces(self, agent: str) -> dict[str, spaces.Box]:
+        try:
+            return self._parts[agent]
+        except KeyError:
+            pass
+        parts: dict[str, spaces.Box] = {}
+        if "state" in self.include:
+            parts["state"] = self._state_space
+        if "observations" in self.include:
+            parts["others_observations"] = self._obs_index.others_space(self._index(agent))
+        if "actions" in self.include:
+            parts["others_actions"] = self._act_index.others_space(self._index(agent))
+        self._parts[agent] = parts
+        return parts
+
+    def _index(self, agent: str) -> int | None:
+        try:
+            return self.members.index(agent)
+        except ValueError:
+            return None
+
+    @override
+    def observation_space(self, agent: str) -> spaces.Space:
+        try:
+            return self._spaces[agent]
+        except KeyError:
+            pass
+        inner = self.env.observation_space(agent)
+        if self.delivery == "info":
+            space = inner
+        else:
+            parts = self._part_spaces(agent)
+            own = dict(inner.spaces) if isinstance(inner, spaces.Dict) else {"observation": inner}
+            clash = [k for k in parts if k in own]
+            if clash:
+                raise SpecError(
+                    f"CentralisedObservation: agent {agent!r}'s observation already has keys "
+                    f"{clash}; use delivery='info'"
+                )
+            space = spaces.Dict({**own, **parts})
+        self._spaces[agent] = space
+        return space
+
+    def _extend(
+        self, observations: dict[str, Any], infos: dict[str, dict], actions: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, dict]]:
+        central: dict[str, np.ndarray] = {}
+        if "state" in self.include:
+            central["state"] = np.asarray(self.env.state(), dtype=np.float32).reshape(-1)
+        if "observations" in self.include:
+            central["observations"] = self._obs_index.joint(observations, self.members)
+        if "actions" in self.include:
+            central["actions"] = self._act_index.joint(actions, self.members)
+        out_obs: dict[str, Any] = {}
+        out_infos = dict(infos)
+        for agent, obs in observations.items():
+            index = self._index(agent)
+            extra: dict[str, np.ndarray] = {}
+            if "state" in central:
+                extra["state"] = central["state"].copy()
+            if "observations" in central:
+                joint = central["observations"]
+                extra["others_observations"] = self._obs_index.others(joint, index)
+            if "actions" in central:
+                extra["others_actions"] = self._act_index.others(central["actions"], index)
+            if self.delivery == "info":
+                out_obs[agent] = obs
+                out_infos[agent] = {**infos.get(agent, {}), **extra}
+            elif isinstance(obs, dict):
+                out_obs[agent] = {**obs, **extra}
+            else:
+                out_obs[agent] = {"observation": obs, **extra}
+        return out_obs, out_infos
+
+    @override
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        observations, infos = self.env.reset(seed=seed, options=options)
+        return self._extend(observations, infos, {})
+
+    @override
+    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        observations, rewards, terminations, truncations, infos = self.env.step(actions)
+        observations, infos = self._extend(observations, infos, actions)
+        return observations, rewards, terminations, truncations, infos
+
+
+class _Layout:
+    """Where each member's flattened value sits in the joint vector."""
+
+    def __init__(self, parts: list[spaces.Space]) -> None:
+        self.parts = parts
+        flat = [spaces.flatten_space(s) for s in parts]
+        sizes = [int(np.prod(f.shape)) for f in flat]
+        self.stops = np.cumsum([0, *sizes])
+        self.low = np.concatenate([f.low.reshape(-1) for f in flat] or [np.zeros(0)])
+        self.high = np.concatenate([f.high.reshape(-1) for f in flat] or [np.zeros(0)])
+        self.size = int(self.stops[-1])
+
+    def others_space(self, index: int | None) -> spaces.Box:
+        low, high = self.low, self.high
+        if index is not None:
+            start, stop = self.stops[index], self.stops[index + 1]
+            low = np.concatenate([low[:start], low[stop:]])
+            high = np.concatenate([high[:start], high[stop:]])
+        return spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
+
+    def joint(self, values: dict[str, Any], members: list[str]) -> np.ndarray:
+        joint = np.zeros(self.size, dtype=np.float32)
+        for i, (agent, space) in enumerate(zip(members, self.parts, strict=True)):
+            value = values.get(agent)
+            if value is None:
+                continue
+            if isinstance(value, dict) and "action_mask" in value:
+                value = {k: v for k, v in value.items() if k != "action_mask"}
+            joint[self.stops[i] : self.stops[i + 1]] = spaces.flatten(space, value)
+        return joint
+
+    def others(self, joint: np.ndarray, index: int | None) -> np.ndarray:
+        if index is None:
+            return joint.copy()
+        return np.concatenate([joint[: self.stops[index]], joint[self.stops[index + 1] :]])

@@ -1,0 +1,451 @@
+"""Reward shaping and conversions between team scalars and per-agent values.
+
+Classes:
+    StepData: what a reward component sees: one step's dicts, the actions, counters, the env.
+    RewardShaping: a weighted sum of named components (the env's reward among them), with
+        constant or scheduled coefficients, optionally reduced over the agents; everything
+        recorded in the infos.
+    TeamReward: each agent gets its team's scalar (the sum, mean, max or min of the members'
+        rewards, or of an info value such as zooport's ``group_reward``).
+    IndividualDone: a team's done as a per-agent flag: once a team's termination rule fires,
+        every live member finishes in that step.
+
+MATE's ``AuxiliaryCameraRewards``/``RepeatedRewardIndividualDone`` for any PettingZoo
+Parallel env: teams are behaviours by default (see :class:`~zooport.adapters.wrappers.base.Teams`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping
+from typing import Any, ClassVar, NamedTuple
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import ParallelEnv
+from typing_extensions import override
+
+from zooport.adapters.termination import TerminationMode, TerminationRule
+from zooport.adapters.wrappers.base import AgentSelector, AgentSpec, ParallelWrapper, Teams
+
+__all__ = [
+    "StepData",
+    "RewardShaping",
+    "TeamReward",
+    "IndividualDone",
+    "REDUCTIONS",
+    "filler_action",
+]
+
+#: The reductions over agents (or team members) and their numpy functions.
+REDUCTIONS: dict[str, Callable[[np.ndarray], Any]] = {
+    "sum": np.sum,
+    "mean": np.mean,
+    "max": np.max,
+    "min": np.min,
+}
+_ENV_REWARD = "env_reward"
+
+
+def _reduction(value: str, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise ValueError(f"Expect reduction to be one of {list(allowed)}, actually: {value!r}")
+    return value
+
+
+class StepData(NamedTuple):
+    """One step as a reward component sees it.
+
+    Attributes:
+        observations, rewards, terminations, truncations, infos: the wrapped env's step.
+        actions: the actions given to ``step``.
+        agents: the shaped agents that reported in this step, in report order; a component
+            returning an array returns one value per agent in this order.
+        episode_step: steps taken in the episode, this one included (1 for the first).
+        total_steps: steps taken through the wrapper since it was built (schedules use it).
+        env: the wrapped env (for ``env.state()`` and the like).
+    """
+
+    observations: dict[str, Any]
+    rewards: dict[str, float]
+    terminations: dict[str, bool]
+    truncations: dict[str, bool]
+    infos: dict[str, dict[str, Any]]
+    actions: dict[str, Any]
+    agents: list[str]
+    episode_step: int
+    total_steps: int
+    env: Any
+
+
+class RewardShaping(ParallelWrapper):
+    """Rewards as a weighted sum of named components, recorded in the infos.
+
+    Each shaped agent's reward is ``sum(coefficient[k] * component[k])`` over the components,
+    which always include ``"env_reward"`` (the wrapped env's reward, coefficient 1.0 unless
+    given). A component is a callable ``StepData -> value``: a float (the same for every
+    agent), a mapping ``agent -> float`` (every shaped reporting agent needed), or an array
+    with one value per ``data.agents``. A coefficient is a float or a schedule
+    ``total_steps -> float``. With a reduction other than ``"none"``, every shaped agent gets
+    the reduction of the shaped rewards (a shared reward).
+
+    ``info["reward_shaping"]`` of each shaped agent holds ``components`` and
+    ``coefficients`` (name -> value, this step's), ``reward`` (its own weighted sum) and,
+    with a reduction, ``shared_reward``.
+
+    Args:
+        env: any PettingZoo Parallel env.
+        components: name -> callable (see above).
+        coefficients: name -> float or schedule; missing names get 1.0.
+        reduction: ``"none"`` (default), ``"mean"``, ``"sum"``, ``"max"`` or ``"min"``.
+        agents: the agents shaped (see :class:`~zooport.adapters.wrappers.base.AgentSelector`);
+            default all. Others keep their rewards and infos.
+
+    Raises:
+        ValueError: an unknown reduction, a coefficient for no component, a bad name.
+        TypeError: a component or coefficient of the wrong type.
+
+    Example:
+        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+        >>> from zooport.envs.builtin.tag import Tag
+        >>> env = RewardShaping(
+        ...     PettingZooParallelEnv(Tag(seed=0)),
+        ...     {"alive": lambda data: 1.0},
+        ...     {"env_reward": 0.0, "alive": lambda t: 0.5 ** t},
+        ...     agents="runner")
+        >>> _ = env.reset(seed=0)
+        >>> _, rewards, _, _, infos = env.step(dict.fromkeys(env.agents, 0))
+        >>> rewards["runner_0"], rewards["tagger_3"]
+        (0.5, 0.0)
+        >>> infos["runner_0"]["reward_shaping"]["components"]
+        {'env_reward': 0.0099..., 'alive': 1.0}
+    """
+
+    def __init__(
+        self,
+        env: ParallelEnv,
+        components: Mapping[str, Callable[[StepData], Any]],
+        coefficients: Mapping[str, float | Callable[[int], float]] | None = None,
+        reduction: str = "none",
+        *,
+        agents: AgentSpec = None,
+    ) -> None:
+        super().__init__(env)
+        if not isinstance(components, Mapping):
+            raise TypeError(
+                f"Expect components to be a mapping name -> callable, actually: {components!r}"
+            )
+        for name, component in components.items():
+            if not isinstance(name, str) or not name or name == _ENV_REWARD:
+                raise ValueError(
+                    f"Expect component names to be non-empty str other than {_ENV_REWARD!r} "
+                    f"(the env's reward is always a component), actually: {name!r}"
+                )
+            if not callable(component):
+                raise TypeError(
+                    f"Expect component {name!r} to be a callable StepData -> value, actually: "
+                    f"{component!r}"
+                )
+        self.components: dict[str, Callable[[StepData], Any]] = dict(components)
+        names = [_ENV_REWARD, *self.components]
+        coefficients = dict(coefficients or {})
+        unknown = [k for k in coefficients if k not in names]
+        if unknown:
+            raise ValueError(f"coefficients for unknown components {unknown}; components: {names}")
+        self.coefficients: dict[str, float | Callable[[int], float]] = {}
+        for name in names:
+            value = coefficients.get(name, 1.0)
+            if isinstance(value, bool) or not (
+                callable(value) or isinstance(value, (int, float, np.integer, np.floating))
+            ):
+                raise TypeError(
+                    f"Expect coefficient {name!r} to be a float or a schedule total_steps -> "
+                    f"float, actually: {value!r}"
+                )
+            self.coefficients[name] = value if callable(value) else float(value)
+        self.reduction = _reduction(reduction, ("none", *REDUCTIONS))
+        self.select = AgentSelector(env, agents)
+        self._episode_step = 0
+        self.total_steps = 0
+
+    @override
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        self._episode_step = 0
+        return self.env.reset(seed=seed, options=options)
+
+    @override
+    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        observations, rewards, terminations, truncations, infos = self.env.step(actions)
+        self._episode_step += 1
+        self.total_steps += 1
+        shaped = [a for a in rewards if self.select(a)]
+        if not shaped:
+            return observations, rewards, terminations, truncations, infos
+        data = StepData(
+            observations, rewards, terminations, truncations, infos, actions, shaped,
+            self._episode_step, self.total_steps, self.env,
+        )  # fmt: skip
+        names = list(self.coefficients)
+        values = np.empty((len(names), len(shaped)), dtype=np.float64)
+        values[0] = [rewards[a] for a in shaped]
+        for row, name in enumerate(names[1:], start=1):
+            values[row] = _per_agent(name, self.components[name](data), shaped)
+        coefficients = np.array([self._coefficient(name) for name in names])
+        own = coefficients @ values
+        shared = None if self.reduction == "none" else float(REDUCTIONS[self.reduction](own))
+        rewards = dict(rewards)
+        infos = dict(infos)
+        coefficient_info = dict(zip(names, coefficients.tolist(), strict=True))
+        for column, agent in enumerate(shaped):
+            record = {
+                "components": dict(zip(names, values[:, column].tolist(), strict=True)),
+                "coefficients": coefficient_info,
+                "reward": float(own[column]),
+            }
+            if shared is not None:
+                record["shared_reward"] = shared
+            rewards[agent] = float(own[column]) if shared is None else shared
+            infos[agent] = {**infos.get(agent, {}), "reward_shaping": record}
+        return observations, rewards, terminations, truncations, infos
+
+    def _coefficient(self, name: str) -> float:
+        value = self.coefficients[name]
+        if not callable(value):
+            return value
+        result = value(self.total_steps)
+        if isinstance(result, bool) or not isinstance(result, (int, float, np.number)):
+            raise TypeError(
+                f"coefficient schedule {name!r} returned {result!r} at total_steps="
+                f"{self.total_steps}; expected a float"
+            )
+        return float(result)
+
+
+def _per_agent(name: str, value: Any, agents: list[str]) -> Any:
+    if isinstance(value, Mapping):
+        missing = [a for a in agents if a not in value]
+        if missing:
+            raise ValueError(
+                f"reward component {name!r} returned no value for agents {missing}; it must "
+                f"cover every shaped agent that reported ({agents})"
+            )
+        return [value[a] for a in agents]
+    array = np.asarray(value, dtype=np.float64)
+    if array.ndim == 0 or array.shape == (len(agents),):
+        return array
+    raise ValueError(
+        f"reward component {name!r} returned shape {array.shape}; expected a scalar, a "
+        f"mapping agent -> float, or shape ({len(agents)},) (one value per data.agents)"
+    )
+
+
+class TeamReward(ParallelWrapper):
+    """Every agent gets its team's scalar reward; its own goes to ``info["individual_reward"]``.
+
+    The team scalar of a step is the reduction over the team's reporting members of their
+    rewards (``source="reward"``) or of ``info[source]`` (e.g. zooport's ``"group_reward"``).
+    ``info["team_reward"]`` holds it too.
+
+    Args:
+        env: any PettingZoo Parallel env.
+        reduction: ``"sum"`` (default), ``"mean"``, ``"max"`` or ``"min"``.
+        teams: agent -> team (see :class:`~zooport.adapters.wrappers.base.Teams`);
+            default: behaviours.
+        source: ``"reward"`` or an info key.
+
+    Example:
+        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+        >>> from zooport.envs.builtin.tag import Tag
+        >>> env = TeamReward(PettingZooParallelEnv(Tag(seed=0)), "sum")
+        >>> _ = env.reset(seed=0)
+        >>> _, rewards, _, _, infos = env.step(dict.fromkeys(env.agents, 0))
+        >>> round(rewards["runner_0"], 2), round(infos["runner_0"]["individual_reward"], 2)
+        (0.03, 0.01)
+    """
+
+    unique: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        env: ParallelEnv,
+        reduction: str = "sum",
+        *,
+        teams: Mapping[str, Hashable] | Callable[[str], Hashable] | None = None,
+        source: str = "reward",
+    ) -> None:
+        super().__init__(env)
+        self.reduction = _reduction(reduction, tuple(REDUCTIONS))
+        self._reduce = REDUCTIONS[self.reduction]
+        self.teams = Teams(env, teams)
+        if not isinstance(source, str) or not source:
+            raise TypeError(f"Expect source to be 'reward' or an info key, actually: {source!r}")
+        self.source = source
+
+    @override
+    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        observations, rewards, terminations, truncations, infos = self.env.step(actions)
+        new_rewards: dict[str, float] = {}
+        infos = dict(infos)
+        for members in self.teams.group(rewards).values():
+            if self.source == "reward":
+                values = [rewards[a] for a in members]
+            else:
+                try:
+                    values = [infos[a][self.source] for a in members]
+                except KeyError:
+                    raise KeyError(
+                        f"TeamReward(source={self.source!r}): the info of an agent of "
+                        f"{members} has no {self.source!r} key"
+                    ) from None
+            team = float(self._reduce(np.asarray(values, dtype=np.float64)))
+            for agent in members:
+                new_rewards[agent] = team
+                infos[agent] = {
+                    **infos.get(agent, {}),
+                    "team_reward": team,
+                    "individual_reward": rewards[agent],
+                }
+        return observations, new_rewards, terminations, truncations, infos
+
+
+class IndividualDone(ParallelWrapper):
+    """A team's done as per-agent flags: once its rule fires, all its live members finish.
+
+    A team is done when its termination rule fires over its members (every member that took
+    part counts; see :mod:`zooport.adapters.termination`). In that step its members still
+    live are truncated (or terminated, by option) and leave ``agents``; agents that finished
+    themselves keep their flags. The wrapped env may still hold them live: the wrapper keeps
+    playing them with a filler action (0 for ``Discrete``, the point nearest zero in a
+    ``Box``, per part for ``MultiDiscrete``/``Dict``/``Tuple``) and drops what they report.
+
+    Args:
+        env: any PettingZoo Parallel env.
+        mode: the team rule: ``"any"`` (default), ``"majority"``, ``"all"`` or a fraction.
+        teams: agent -> team; default: behaviours.
+        end_live_as: ``"truncated"`` (default) or ``"terminated"``.
+
+    Example:
+        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+        >>> from zooport.envs.builtin.tag import Tag
+        >>> env = IndividualDone(PettingZooParallelEnv(Tag(seed=0, tag_radius=0.85)), "any")
+        >>> _ = env.reset(seed=0)
+        >>> while len(env.agents) == 5:
+        ...     _, _, terms, truncs, _ = env.step(dict.fromkeys(env.agents, 0))
+        >>> env.agents, sorted(a for a in truncs if truncs[a])
+        (['tagger_3', 'tagger_4'], ['runner_1', 'runner_2'])
+    """
+
+    unique: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        env: ParallelEnv,
+        mode: TerminationMode | str | float = "any",
+        *,
+        teams: Mapping[str, Hashable] | Callable[[str], Hashable] | None = None,
+        end_live_as: str = "truncated",
+    ) -> None:
+        super().__init__(env)
+        self.rule = TerminationRule(mode)
+        self.teams = Teams(env, teams)
+        if end_live_as not in ("truncated", "terminated"):
+            raise ValueError(
+                f"Expect end_live_as to be 'truncated' or 'terminated', actually: {end_live_as!r}"
+            )
+        self.end_live_as = end_live_as
+        self._fillers: dict[int, Any] = {}
+        self._agents: list[str] = []
+        self._members: dict[Hashable, set[str]] = {}
+        self._finished: set[str] = set()
+        self._done_teams: set[Hashable] = set()
+        self._benched: set[str] = set()
+
+    @property
+    def agents(self) -> list[str]:  # type: ignore[override]
+        """The live agents of teams that are not done."""
+        return self._agents
+
+    @override
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        observations, infos = self.env.reset(seed=seed, options=options)
+        self._agents = list(self.env.agents)
+        self._members = {}
+        for agent in self._agents:
+            self._members.setdefault(self.teams(agent), set()).add(agent)
+        self._finished = set()
+        self._done_teams = set()
+        self._benched = set()
+        return observations, infos
+
+    @override
+    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        benched = self._benched
+        if benched:
+            live = set(self.env.agents)
+            actions = {**actions, **{a: self._filler(a) for a in benched if a in live}}
+        observations, rewards, terminations, truncations, infos = self.env.step(actions)
+        if benched:
+            observations, rewards, terminations, truncations, infos = (
+                {a: v for a, v in d.items() if a not in benched}
+                for d in (observations, rewards, terminations, truncations, infos)
+            )
+        for agent in self.env.agents:
+            self._members.setdefault(self.teams(agent), set()).add(agent)
+        finished = self._finished
+        finished.update(a for a, t in terminations.items() if t)
+        finished.update(a for a, t in truncations.items() if t)
+        flags = truncations if self.end_live_as == "truncated" else terminations
+        copied = False
+        for team, members in self._members.items():
+            if team in self._done_teams:
+                continue
+            n_finished = len(members & finished)
+            if n_finished and self.rule.episode_over(n_finished, len(members)):
+                self._done_teams.add(team)
+                cut = [a for a in members if a in terminations and a not in finished]
+                if cut and not copied:
+                    flags, copied = dict(flags), True
+                flags.update(dict.fromkeys(cut, True))
+                benched.update(cut)
+                finished.update(cut)
+        if self.end_live_as == "truncated":
+            truncations = flags
+        else:
+            terminations = flags
+        self._agents = [a for a in self.env.agents if a not in finished]
+        return observations, rewards, terminations, truncations, infos
+
+    def _filler(self, agent: str) -> Any:
+        space = self.env.action_space(agent)
+        key = id(space)
+        try:
+            return self._fillers[key][1]
+        except KeyError:
+            filler = filler_action(space)
+            self._fillers[key] = (space, filler)
+            return filler
+
+
+def filler_action(space: spaces.Space) -> Any:
+    """A fixed valid action: 0 / the Box point nearest zero, recursively for composites.
+
+    Example:
+        >>> filler_action(spaces.Box(1.0, 2.0, (2,))).tolist(), filler_action(spaces.Discrete(3))
+        ([1.0, 1.0], 0)
+    """
+    if isinstance(space, spaces.Discrete):
+        return int(space.start)
+    if isinstance(space, spaces.MultiDiscrete):
+        return np.asarray(space.start, dtype=space.dtype).copy()
+    if isinstance(space, spaces.MultiBinary):
+        return np.zeros(space.shape, dtype=space.dtype)
+    if isinstance(space, spaces.Box):
+        return np.clip(np.zeros(space.shape), space.low, space.high).astype(space.dtype)
+    if isinstance(space, spaces.Dict):
+        return {k: filler_action(s) for k, s in space.spaces.items()}
+    if isinstance(space, spaces.Tuple):
+        return tuple(filler_action(s) for s in space.spaces)
+    raise TypeError(f"no filler action for a {type(space).__name__} action space")

@@ -1,0 +1,352 @@
+"""Folding agents into the environment: some agents play a given policy, the rest are exposed.
+
+Classes:
+    RandomPolicy: uniform random actions (within ``obs["action_mask"]`` when there is one),
+        from its own seeded generator.
+    FoldAgents: a Parallel env whose chosen agents are played by a policy (one clone per
+        agent, reseeded from the wrapper's generator at every reset); only the others are
+        exposed.
+    SingleAgentView: one agent of a Parallel env as a true ``gymnasium.Env``, every other
+        agent folded (MATE's ``MultiCamera``/``SingleCamera`` idea for any env).
+
+A policy is any callable ``observation -> action``. Each folded agent gets its own
+``copy.deepcopy`` of it (stateful policies do not share state). Optional hooks:
+``bind(agent, action_space)`` is called once on a clone, ``reset(seed)`` at the start of every
+episode with a seed drawn from the wrapper's generator.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Collection
+from typing import Any, ClassVar, SupportsFloat
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import ParallelEnv
+from typing_extensions import override
+
+from zooport.adapters.wrappers.base import AgentSelector, ParallelWrapper
+from zooport.errors import ActionError, EnvNotResetError, UnknownAgentError, ZooportError
+
+__all__ = ["RandomPolicy", "FoldAgents", "SingleAgentView"]
+
+_SEED_BOUND = 2**63 - 1
+
+
+class RandomPolicy:
+    """Samples its action space uniformly, respecting ``observation["action_mask"]``.
+
+    It uses its own copy of the space, seeded by ``reset(seed)``, so it never draws from the
+    space object an env hands to everyone. ``FoldAgents`` binds each clone to its agent's
+    action space; alone, pass ``action_space``.
+
+    Example:
+        >>> policy = RandomPolicy(spaces.Discrete(5))
+        >>> policy.reset(0)
+        >>> mask = np.array([0, 0, 1, 0, 0], np.int8)
+        >>> {policy({"observation": None, "action_mask": mask}) for _ in range(10)}
+        {2}
+    """
+
+    def __init__(self, action_space: spaces.Space | None = None) -> None:
+        self.action_space: spaces.Space | None = None
+        if action_space is not None:
+            self.bind("", action_space)
+
+    def bind(self, agent: str, action_space: spaces.Space) -> None:
+        """Takes a private copy of ``agent``'s action space."""
+        self.action_space = copy.deepcopy(action_space)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Reseeds the generator."""
+        if self.action_space is not None:
+            self.action_space.seed(seed)
+
+    def __call__(self, observation: Any) -> Any:
+        space = self.action_space
+        if space is None:
+            raise ZooportError("RandomPolicy has no action space: pass one or bind() it")
+        mask = observation.get("action_mask") if isinstance(observation, dict) else None
+        if mask is None:
+            return space.sample()
+        mask = np.asarray(mask, dtype=np.int8)
+        if isinstance(space, spaces.Discrete):
+            return int(space.sample(mask=mask))
+        if isinstance(space, spaces.MultiDiscrete):
+            splits = np.cumsum(space.nvec.reshape(-1))[:-1]
+            return space.sample(mask=tuple(np.split(mask, splits)))
+        return space.sample()
+
+
+class FoldAgents(ParallelWrapper):
+    """Plays some agents with a policy and exposes only the others.
+
+    Args:
+        env: any PettingZoo Parallel env.
+        policy: a callable ``observation -> action`` (see the module docstring), or
+            ``"random"`` for :class:`RandomPolicy`.
+        agents: the agents to fold: a collection of names or a predicate ``agent -> bool``.
+        behaviour: instead of ``agents``: a behaviour (``"Tagger?team=1"``) or agent-name
+            prefix (``"tagger"``); agents spawned later are folded when they match.
+
+    ``possible_agents``, ``agents`` and every step dict hold the exposed agents only. The
+    folded agents' last rewards are in :attr:`folded_rewards`. Passing an action for a
+    folded agent is an :class:`~zooport.ActionError`.
+
+    Raises:
+        ValueError: both or neither of ``agents``/``behaviour``; nothing folded; nothing left.
+        TypeError: ``policy`` is not callable.
+
+    Example:
+        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+        >>> from zooport.envs.builtin.tag import Tag
+        >>> env = FoldAgents(PettingZooParallelEnv(Tag(seed=0)), lambda obs: 0, behaviour="tagger")
+        >>> env.possible_agents
+        ['runner_0', 'runner_1', 'runner_2']
+        >>> _ = env.reset(seed=0)
+        >>> obs, rewards, *_ = env.step(dict.fromkeys(env.agents, 0))
+        >>> sorted(rewards), sorted(env.folded_rewards)
+        (['runner_0', 'runner_1', 'runner_2'], ['tagger_3', 'tagger_4'])
+    """
+
+    #: False lets the selection fold nobody (SingleAgentView over a single-agent env).
+    _require_folded: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        env: ParallelEnv,
+        policy: Callable[[Any], Any] | str,
+        agents: Collection[str] | Callable[[str], bool] | None = None,
+        *,
+        behaviour: str | None = None,
+    ) -> None:
+        super().__init__(env)
+        if (agents is None) == (behaviour is None):
+            raise ValueError(
+                "FoldAgents needs exactly one of agents= (names or a predicate) and "
+                f"behaviour= (a behaviour or agent-name prefix), actually: agents={agents!r}, "
+                f"behaviour={behaviour!r}"
+            )
+        if isinstance(agents, str):
+            raise TypeError(
+                f"Expect agents to be a collection of agent names or a predicate, actually the "
+                f"str {agents!r}; for a behaviour or name prefix pass behaviour={agents!r}"
+            )
+        if isinstance(policy, str) and policy == "random":
+            policy = RandomPolicy()
+        if not callable(policy):
+            raise TypeError(
+                f"Expect policy to be a callable observation -> action or 'random', actually: "
+                f"{policy!r}"
+            )
+        self.policy = policy
+        self.folded = AgentSelector(env, agents if behaviour is None else behaviour, "agents")
+        self._clones: dict[str, Callable[[Any], Any]] = {}
+        self._folded_obs: dict[str, Any] = {}
+        self.folded_rewards: dict[str, float] = {}
+        self._agents: list[str] = []
+        self._possible: list[str] = []
+        self._possible_from = -1
+        possible = env.possible_agents
+        if not any(self.folded(a) for a in possible) and self._require_folded:
+            raise ValueError(
+                f"FoldAgents: the selection folds none of {possible} (agents={agents!r}, "
+                f"behaviour={behaviour!r})"
+            )
+        if all(self.folded(a) for a in possible):
+            raise ValueError(f"FoldAgents: the selection folds every agent of {possible}")
+
+    @property
+    def possible_agents(self) -> list[str]:  # type: ignore[override]
+        """The exposed agents of the wrapped env's ``possible_agents``."""
+        inner = self.env.possible_agents
+        if len(inner) != self._possible_from:
+            self._possible = [a for a in inner if not self.folded(a)]
+            self._possible_from = len(inner)
+        return self._possible
+
+    @property
+    def agents(self) -> list[str]:  # type: ignore[override]
+        """The exposed live agents."""
+        return self._agents
+
+    def _clone(self, agent: str) -> Callable[[Any], Any]:
+        try:
+            return self._clones[agent]
+        except KeyError:
+            clone = copy.deepcopy(self.policy)
+            bind = getattr(clone, "bind", None)
+            if callable(bind):
+                bind(agent, self.env.action_space(agent))
+            self._clones[agent] = clone
+            return clone
+
+    def _split(self, *dicts: dict[str, Any]) -> list[dict[str, Any]]:
+        folded = self.folded
+        return [{a: v for a, v in d.items() if not folded(a)} for d in dicts]
+
+    @override
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        observations, infos = self.env.reset(seed=seed, options=options)
+        self._reseed(seed)
+        rng = self.np_random
+        self._folded_obs = {a: o for a, o in observations.items() if self.folded(a)}
+        for agent in sorted(set(self._clones) | set(self._folded_obs)):
+            reset = getattr(self._clone(agent), "reset", None)
+            if callable(reset):
+                reset(int(rng.integers(_SEED_BOUND)))
+        self.folded_rewards = {}
+        self._agents = [a for a in self.env.agents if not self.folded(a)]
+        observations, infos = self._split(observations, infos)
+        return observations, infos
+
+    @override
+    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        folded_given = [a for a in actions if self.folded(a)]
+        if folded_given:
+            raise ActionError(
+                f"FoldAgents: {folded_given} are played by the folded policy; pass actions "
+                f"for the exposed agents only ({self._agents})"
+            )
+        full = dict(actions)
+        live = set(self.env.agents)
+        for agent, observation in self._folded_obs.items():
+            if agent in live:
+                full[agent] = self._clone(agent)(observation)
+        result = self.env.step(full)
+        observations, _, terminations, truncations, _ = result
+        folded = self.folded
+        new = [a for a in observations if folded(a) and a not in self._clones]
+        for agent in new:  # spawned: seed its clone now
+            reset = getattr(self._clone(agent), "reset", None)
+            if callable(reset):
+                reset(int(self.np_random.integers(_SEED_BOUND)))
+        self._folded_obs = {
+            a: o
+            for a, o in observations.items()
+            if folded(a) and not (terminations.get(a) or truncations.get(a))
+        }
+        self.folded_rewards = {a: r for a, r in result[1].items() if folded(a)}
+        self._agents = [a for a in self.env.agents if not folded(a)]
+        return tuple(self._split(*result))  # type: ignore[return-value]
+
+
+class _FoldOthers(FoldAgents):
+    """FoldAgents that may fold nobody (a single-agent env behind SingleAgentView)."""
+
+    _require_folded: ClassVar[bool] = False
+
+
+class SingleAgentView(gym.Env[Any, Any]):
+    """One agent of a PettingZoo Parallel env as a ``gymnasium.Env``; the others are folded.
+
+    The episode is the agent's: it ends when the agent is terminated or truncated. The
+    other agents play ``policy`` (cloned per agent, reseeded from ``reset(seed=...)``), so a
+    seeded reset reproduces the whole episode. Spaces are the agent's own (the same
+    objects). ``env`` is the inner :class:`FoldAgents`, so ``has_wrapper`` sees through it.
+
+    Args:
+        env: any PettingZoo Parallel env.
+        agent: the agent to expose (default: the first of ``possible_agents``); it must be
+            present at every reset.
+        policy: the other agents' policy (see :class:`FoldAgents`); default random.
+
+    Raises:
+        UnknownAgentError: ``agent`` is not a possible agent.
+
+    Example:
+        >>> from gymnasium.utils.env_checker import check_env
+        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+        >>> from zooport.envs.builtin.tag import Tag
+        >>> env = SingleAgentView(PettingZooParallelEnv(Tag(seed=0)), "tagger_3")
+        >>> env.observation_space, env.action_space
+        (Box(-inf, inf, (10,), float32), Discrete(5))
+        >>> obs, info = env.reset(seed=0)
+        >>> obs, reward, terminated, truncated, info = env.step(1)
+        >>> type(reward), terminated
+        (<class 'float'>, False)
+    """
+
+    requires: ClassVar[tuple[type, ...]] = ()
+    forbids: ClassVar[tuple[type, ...]] = ()
+    unique: ClassVar[bool] = True
+    forms: ClassVar[dict[str, Any]] = {}
+    accepts: ClassVar[str] = "parallel"
+    produces: ClassVar[str] = "gym"
+
+    def __init__(
+        self,
+        env: ParallelEnv,
+        agent: str | None = None,
+        policy: Callable[[Any], Any] | str = "random",
+    ) -> None:
+        if not isinstance(env, ParallelEnv):
+            raise TypeError(
+                f"SingleAgentView wraps a PettingZoo ParallelEnv, actually: {type(env).__name__}"
+            )
+        possible = list(env.possible_agents)
+        if agent is None:
+            agent = possible[0]
+        if agent not in possible:
+            raise UnknownAgentError(
+                f"SingleAgentView: {agent!r} is not a possible agent; possible: {possible}"
+            )
+        self.agent = agent
+        self.env = _FoldOthers(env, policy, lambda a: a != agent)
+        self.observation_space = env.observation_space(agent)
+        self.action_space = env.action_space(agent)
+        metadata = getattr(env, "metadata", {}) or {}
+        self.metadata = {
+            "render_modes": list(metadata.get("render_modes", [])),
+            "render_fps": metadata.get("render_fps", 30),
+        }
+        self.render_mode = getattr(env, "render_mode", None)
+        self._over = True
+
+    @override
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        super().reset(seed=seed)
+        observations, infos = self.env.reset(seed=seed, options=options)
+        if self.agent not in observations:
+            raise ZooportError(
+                f"SingleAgentView: {self.agent!r} is not among the agents at reset "
+                f"({list(observations)})"
+            )
+        self._over = False
+        return observations[self.agent], infos.get(self.agent, {})
+
+    @override
+    def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
+        if self._over:
+            raise EnvNotResetError(
+                f"SingleAgentView({self.agent!r}): the episode is over; call reset()"
+            )
+        observations, rewards, terminations, truncations, infos = self.env.step(
+            {self.agent: action}
+        )
+        agent = self.agent
+        terminated = bool(terminations.get(agent, False))
+        truncated = bool(truncations.get(agent, False))
+        if agent not in observations:
+            raise ZooportError(f"SingleAgentView: the env gave no observation for {agent!r}")
+        if not self.env.agents and not (terminated or truncated):
+            truncated = True  # the env ended its episode around the agent
+        self._over = terminated or truncated
+        return observations[agent], float(rewards[agent]), terminated, truncated, infos[agent]
+
+    @override
+    def render(self) -> Any:
+        return self.env.render()
+
+    @override
+    def close(self) -> None:
+        self.env.close()
+
+    def __str__(self) -> str:
+        return f"SingleAgentView({self.agent!r})<{self.env.env}>"

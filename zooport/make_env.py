@@ -1,0 +1,177 @@
+"""``zooport.make`` (defined here, exported at the top level): a registry environment through
+a chosen adapter, with wrappers applied.
+
+Functions:
+    make: ``make(id, *, api="parallel"|"aec"|"gym"|"vector", wrappers=[...], **kwargs)``.
+    resolve_id: the ``default_registry`` identifier an id names (``"Tag"``,
+        ``"zooport/Tag-v0"``, ``"zooport/grid_world-v0"``, ...).
+
+Adapters: ``"parallel"`` :class:`~zooport.adapters.pettingzoo_parallel.PettingZooParallelEnv`,
+``"aec"`` :class:`~zooport.adapters.pettingzoo_aec.PettingZooAECEnv`, ``"gym"``
+:class:`~zooport.adapters.gym_env.GymEnv` (with the built-ins' single-agent defaults of
+their ``zooport/<Name>-v0`` registrations, e.g. one runner and one tagger for Tag),
+``"vector"`` :class:`~zooport.adapters.vector_env.BehaviorVectorEnv` (``num_envs=`` builds
+the core with that many agents, as ``gym.make_vec`` does).
+
+Keyword arguments are split by name: the adapter's options go to the adapter, every other
+one must be a parameter of the environment's constructor (an unknown one is a ``TypeError``
+listing both sets). Wrappers are checked by
+:func:`~zooport.adapters.wrappers.composition.validate_wrappers` before anything is built,
+then applied in list order (the first wraps the adapter). Nothing here touches the network.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from zooport.adapters.wrappers.composition import (
+    KINDS,
+    apply_wrappers,
+    is_parallel_wrapper,
+    validate_wrappers,
+)
+from zooport.errors import RegistryError
+
+__all__ = ["make", "resolve_id", "APIS"]
+
+#: The adapters ``make`` can build.
+APIS = KINDS
+
+_ID = re.compile(r"^(?:(?P<namespace>[^/]+)/)?(?P<name>[^/]+?)(?:-v(?P<version>\d+))?$")
+
+
+def _fold(name: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", name.lower())
+
+
+def resolve_id(env_id: str) -> str:
+    """The ``default_registry`` identifier of ``env_id``.
+
+    Accepted: a registry identifier (``"Tag"``), the Gymnasium form
+    (``"zooport/Tag-v0"``) and the PettingZoo form (``"zooport/tag-v0"``,
+    ``"zooport/grid_world-v0"``); names match ignoring case and ``_``/``-``.
+
+    Raises:
+        RegistryError: another namespace or version, or no such environment (the message
+            suggests close names).
+
+    Example:
+        >>> resolve_id("zooport/grid_world-v0"), resolve_id("Tag"), resolve_id("zooport/Basic-v0")
+        ('GridWorld', 'Tag', 'Basic')
+    """
+    from zooport.envs.registry import default_registry
+
+    if not isinstance(env_id, str):
+        raise RegistryError(f"Expect an environment id str, actually: {env_id!r}")
+    match = _ID.match(env_id.strip())
+    if match is None:
+        raise RegistryError(
+            f"{env_id!r} is not an environment id; expected 'Name' or 'zooport/Name-v0'"
+        )
+    namespace, name, version = match["namespace"], match["name"], match["version"]
+    if namespace not in (None, "zooport"):
+        raise RegistryError(
+            f"{env_id!r}: zooport.make builds zooport environments ('Name' or "
+            f"'zooport/Name-v0'), not namespace {namespace!r}"
+        )
+    if version not in (None, "0"):
+        raise RegistryError(f"{env_id!r}: zooport's environments are version 0, not v{version}")
+    if name in default_registry:
+        return name
+    folded = {_fold(identifier): identifier for identifier in default_registry}
+    if _fold(name) in folded:
+        return folded[_fold(name)]
+    default_registry[name]  # raises UnknownEnvironmentError with close matches
+    return name  # pragma: no cover - the line above raised
+
+
+def make(
+    id: str,  # noqa: A002 - the name Gymnasium, PettingZoo and MATE use
+    *,
+    api: str = "parallel",
+    wrappers: Sequence[Any] = (),
+    **kwargs: Any,
+) -> Any:
+    """A registry environment through the ``api`` adapter, wrapped by ``wrappers``.
+
+    Args:
+        id: a registry id (see :func:`resolve_id`).
+        api: ``"parallel"`` (default), ``"aec"``, ``"gym"`` or ``"vector"``.
+        wrappers: wrapper classes, ``WrapperSpec(cls, *args, **kwargs)`` s or callables
+            ``env -> env``, first = innermost. zooport's Parallel wrappers use their
+            gym/vector form where the env is one (``DiscretizeActions``,
+            ``RescaleObservations``) and are rejected where they have none; for
+            ``api="aec"`` they come first and the Parallel adapter they wrap is converted
+            with ``parallel_to_aec`` after them. ``SingleAgentView`` (api="parallel" only)
+            turns the env into a ``gymnasium.Env``; Gymnasium wrappers may follow it.
+        **kwargs: adapter options and environment constructor arguments, split by name.
+
+    Raises:
+        RegistryError: an unknown id.
+        ValueError: an unknown ``api``.
+        TypeError: a keyword neither the adapter nor the environment takes (the message
+            lists both), or a wrapper item that is not callable.
+        WrapperOrderError: the wrapper list breaks a composition rule.
+
+    Example:
+        >>> from zooport.adapters.wrappers import MessageBus, TerminationPolicy, WrapperSpec
+        >>> env = make("zooport/Tag-v0", seed=0, n_runners=2, max_cycles=50,
+        ...            wrappers=[MessageBus, WrapperSpec(TerminationPolicy, "majority")])
+        >>> str(env), env.possible_agents
+        ('TerminationPolicy<MessageBus<zooport_tag>>',
+         ['runner_0', 'runner_1', 'tagger_2', 'tagger_3'])
+        >>> make("Tag", speed=2)
+        Traceback (most recent call last):
+        ...
+        TypeError: registry entry 'Tag': unknown keyword arguments ['speed']; the core takes ...
+    """
+    if api not in APIS:
+        raise ValueError(f"Expect api to be one of {list(APIS)}, actually: {api!r}")
+    registry_id = resolve_id(id)
+    validate_wrappers(wrappers, api=api)
+    if api == "aec" and any(is_parallel_wrapper(item) for item in wrappers):
+        env = _build(registry_id, "parallel", kwargs)
+    else:
+        env = _build(registry_id, api, kwargs)
+    try:
+        return apply_wrappers(env, wrappers, api=api)
+    except BaseException:
+        env.close()
+        raise
+
+
+def _build(registry_id: str, api: str, kwargs: dict[str, Any]) -> Any:
+    from zooport.adapters.registration import build_core
+
+    if api in ("parallel", "aec"):
+        from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
+        from zooport.adapters.pettingzoo_envs._factory import ADAPTER_OPTIONS
+        from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+
+        adapter: Any = PettingZooParallelEnv if api == "parallel" else PettingZooAECEnv
+        options: Sequence[str] = sorted(ADAPTER_OPTIONS)
+    elif api == "gym":
+        from zooport.adapters.gym_env import GYM_ENV_OPTIONS, GymEnv
+        from zooport.adapters.registration import BUILTIN_GYM_ENVS
+
+        defaults = next((b.kwargs for b in BUILTIN_GYM_ENVS if b.registry_id == registry_id), {})
+        kwargs = {**defaults, **kwargs}
+        adapter, options = GymEnv, GYM_ENV_OPTIONS
+    else:
+        from zooport.adapters.vector_env import (
+            VECTOR_ENV_OPTIONS,
+            BehaviorVectorEnv,
+            make_vector_env,
+        )
+
+        if "num_envs" in kwargs:
+            return make_vector_env(env_id=registry_id, **kwargs)
+        adapter, options = BehaviorVectorEnv, ("behavior_name", *VECTOR_ENV_OPTIONS)
+    core, adapter_kwargs = build_core(env_id=registry_id, options=kwargs, adapter_options=options)
+    try:
+        return adapter(core, **adapter_kwargs)
+    except BaseException:
+        core.close()
+        raise
