@@ -117,6 +117,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
 
         ``options`` is accepted for the PettingZoo API and not used.
         """
+        self._reseed(seed)
         observations, infos = self._driver.reset(seed)
         agents = list(self._driver.agents)
         self.agents = agents

@@ -91,6 +91,20 @@ class PettingZooCommon:
     metadata: dict[str, Any]
     _driver: MultiAgentDriver
 
+    _np_random: np.random.Generator | None = None
+
+    @property
+    def np_random(self) -> np.random.Generator:
+        """A generator for wrappers that draw randomness from the env (SuperSuit's
+        ``frame_skip_v0``); reseeded by ``reset(seed=...)``. The core never reads it."""
+        if self._np_random is None:
+            self._np_random = np.random.default_rng()
+        return self._np_random
+
+    def _reseed(self, seed: int | None) -> None:
+        if seed is not None:
+            self._np_random = np.random.default_rng(seed)
+
     def _setup(
         self,
         core: Any,
@@ -332,6 +346,7 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
 
         ``options`` is accepted for the PettingZoo API and not used.
         """
+        self._reseed(seed)
         return self._driver.reset(seed)
 
     @override

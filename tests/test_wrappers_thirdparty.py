@@ -90,16 +90,16 @@ def test_supersuit_frame_skip_on_a_non_zooport_env():
     assert rewards == {a: first[a] + second[a] for a in first}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AttributeError,
-    reason="frame_skip_v0 draws the skip count from env.unwrapped.np_random; zooport's "
-    "PettingZoo adapters have no np_random (adapter change reported to the lead)",
-)
 def test_supersuit_frame_skip_on_zooport():
-    env = supersuit.frame_skip_v0(tag(), 2)
-    env.reset(seed=0)
-    env.step(dict.fromkeys(env.agents, 0))
+    # frame_skip_v0 draws its skip counts from env.unwrapped.np_random, seeded by reset.
+    def run():
+        env = supersuit.frame_skip_v0(tag(), (1, 3))
+        env.reset(seed=0)
+        return [env.step(dict.fromkeys(env.agents, 0))[1] for _ in range(5)]
+
+    first, second = run(), run()
+    assert first == second
+    assert any(r for r in first)
 
 
 def test_supersuit_normalize_obs_needs_bounds_zooport_does_not_declare():
