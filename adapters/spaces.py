@@ -243,8 +243,10 @@ class ActionLayout:
 
     def _discrete_to_core(self, actions: Any, n: int | None) -> np.ndarray:
         array = np.asarray(actions)
-        if not (np.issubdtype(array.dtype, np.integer) or array.dtype == bool):
-            if np.issubdtype(array.dtype, np.floating) and np.all(array == np.rint(array)):
+        # dtype.kind ("i"/"u" integer, "f" floating, "b" bool) is what np.issubdtype tests,
+        # at a fraction of its cost on the per-step path.
+        if array.dtype.kind not in "iub":
+            if array.dtype.kind == "f" and np.all(array == np.rint(array)):
                 array = array.astype(np.int64)
             else:
                 raise ActionError(
@@ -281,7 +283,7 @@ class ActionLayout:
                 f"behavior {self.name!r}: expected a batch of continuous actions of shape "
                 f"({n if n is not None else 'n'}, {size}), got shape {array.shape}"
             )
-        if not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)):
+        if array.dtype.kind not in "fiu":
             raise ActionError(
                 f"behavior {self.name!r}: expected numeric continuous actions, got {array.dtype}"
             )

@@ -1,0 +1,314 @@
+"""One behaviour's agents as a Stable-Baselines3 ``VecEnv`` (optional dependency).
+
+Classes:
+    SB3VecEnv: a ``stable_baselines3.common.vec_env.VecEnv`` whose N environments are the N
+        agents of one behaviour of one batched core.
+
+This module imports stable-baselines3 at import time (``SB3VecEnv`` subclasses its real
+``VecEnv``); the rest of zooport never imports it, so zooport works without SB3 installed
+and only ``import zooport.adapters.sb3_vec_env`` needs it (``pip install zooport[sb3]``).
+
+Semantics are those of :class:`~zooport.adapters.vector_env.BehaviorVectorEnv` (the same
+:class:`~zooport.adapters.behavior_slots.BehaviorSlots` underneath), in SB3's form:
+``done = terminated or truncated``; a finished slot's info holds ``terminal_observation``
+and ``TimeLimit.truncated`` (so PPO bootstraps truncated episodes), its observation is
+already the first of the next episode. A slot without a new decision (decision periods)
+has ``info["decided"] = False``, reward 0, and its action is ignored; other slots' info
+dicts are empty. ``action_masks()`` serves sb3-contrib's ``MaskablePPO``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+try:
+    from stable_baselines3.common.vec_env.base_vec_env import (
+        VecEnv,
+        VecEnvIndices,
+        VecEnvObs,
+        VecEnvStepReturn,
+    )
+except ImportError as exc:  # pragma: no cover - exercised only without SB3 installed
+    raise ImportError(
+        "zooport.adapters.sb3_vec_env needs stable-baselines3; install it with "
+        "`pip install zooport[sb3]`"
+    ) from exc
+from typing_extensions import override
+
+from zooport.adapters.behavior_slots import BehaviorSlots
+from zooport.adapters.core_access import render_core, side_channels_of
+from zooport.adapters.vector_env import final_observations, restart_if_all_over
+from zooport.errors import EnvClosedError, SpecError
+
+__all__ = ["SB3VecEnv"]
+
+_RENDER_MODES = ("rgb_array",)
+
+
+class SB3VecEnv(VecEnv):
+    """The N agents of one behaviour of a batched core as an SB3 ``VecEnv`` of N envs.
+
+    Every slot is the same core, so attribute and method access is per core:
+    ``get_attr(name)`` reads the core's attribute once and repeats it per index (except
+    the per-slot ``render_mode``, ``observation_space``, ``action_space``, ``agent_id`` and
+    ``action_masks``); ``env_method(name)`` calls the core's method once and repeats the
+    result (``env_method("action_masks")`` gives each slot its own mask); ``set_attr``
+    sets the core's attribute and so must be given every index (or None).
+    ``seed(s)`` stores ``s`` for the next ``reset()``, which reseeds the core with it.
+
+    Args:
+        env: any ``BaseEnv``.
+        behavior_name: the behaviour whose agents are the environments (None: the only one).
+        uint8_visual, flatten_branched, allow_multiple_obs: see
+            :class:`~zooport.adapters.vector_env.BehaviorVectorEnv`.
+        render_mode: None or ``"rgb_array"`` (``render()`` gives the core's one picture).
+
+    Example:
+        >>> from zooport.envs.builtin.ball_balance import BallBalance
+        >>> venv = SB3VecEnv(BallBalance(n_agents=3, seed=0))
+        >>> venv.num_envs, venv.observation_space.shape
+        (3, (8,))
+        >>> venv.seed(0)
+        [0, 1, 2]
+        >>> obs = venv.reset()
+        >>> obs, reward, done, infos = venv.step(np.zeros((3, 2), np.float32))
+        >>> obs.shape, done.tolist(), infos
+        ((3, 8), [False, False, False], [{}, {}, {}])
+        >>> venv.close()
+    """
+
+    def __init__(
+        self,
+        env: Any,
+        behavior_name: str | None = None,
+        *,
+        uint8_visual: bool = False,
+        flatten_branched: bool = False,
+        allow_multiple_obs: bool = False,
+        render_mode: str | None = None,
+    ) -> None:
+        if render_mode is not None and render_mode not in _RENDER_MODES:
+            raise ValueError(
+                f"Expect render_mode to be None or one of {list(_RENDER_MODES)}, "
+                f"actually: {render_mode!r}"
+            )
+        self._render_mode = render_mode
+        self._closed = False
+        self._actions: Any = None
+        self._slots = BehaviorSlots(
+            env,
+            behavior_name,
+            uint8_visual=uint8_visual,
+            flatten_branched=flatten_branched,
+            allow_multiple_obs=allow_multiple_obs,
+            adapter=type(self).__name__,
+        )
+        # An older-API core is wrapped by BehaviorSlots (adopt_core); keep what it uses.
+        self._core = self._slots.core
+        # The number of environments is the agent count, known once the core is reset.
+        self._slots.reset()
+        self._has_mask = self._slots.action_layout.mask_size > 0
+        #: True where the slot has a new decision after the last step (decision periods).
+        self.decided = self._slots.decided.copy()
+        super().__init__(
+            num_envs=self._slots.num_slots,
+            observation_space=self._slots.obs_layout.space,
+            action_space=self._slots.action_layout.space,
+        )
+
+    # ------------------------------------------------------------------ VecEnv API
+
+    @override
+    def reset(self) -> VecEnvObs:
+        """Resets the core (reseeded by the last ``seed()``) and returns the first obs."""
+        self._check_open()
+        options = [o for o in self._options if o]
+        if options:
+            self._reset_options()
+            raise ValueError(
+                f"{type(self).__name__}.reset takes no options (a BaseEnv reset has none), "
+                f"got {sorted(options[0])} from set_options()"
+            )
+        self._slots.reset(self._seeds[0] if self._seeds else None)
+        self._reset_seeds()
+        self._reset_options()
+        self._actions = None
+        self.decided = self._slots.decided.copy()
+        self.reset_infos = [{} for _ in range(self.num_envs)]
+        return self._slots.obs_layout.copy(self._slots.obs)
+
+    @override
+    def step_async(self, actions: np.ndarray) -> None:
+        """Stores the actions (one row per environment) for :meth:`step_wait`."""
+        self._actions = actions
+
+    @override
+    def step_wait(self) -> VecEnvStepReturn:
+        """Steps the core until a slot reports; see the module docstring for the infos."""
+        if self._closed:
+            raise EnvClosedError(f"{type(self).__name__} was used after close()")
+        if self._actions is None:
+            raise RuntimeError(f"{type(self).__name__}.step_wait() called without step_async()")
+        slots = self._slots
+        out = slots.step(self._actions)
+        self._actions = None
+        # Distinct dicts, as DummyVecEnv gives: a consumer may write into any of them.
+        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        decided = out.decided
+        done = out.final_slots
+        if done.size:
+            cuts = out.truncated[done].tolist()
+            for slot, obs, cut in zip(done.tolist(), final_observations(out), cuts, strict=True):
+                infos[slot] = {"terminal_observation": obs, "TimeLimit.truncated": cut}
+            if restart_if_all_over(slots):
+                decided = slots.decided.copy()  # every slot starts its next episode
+        self.decided = decided
+        if not decided.all():
+            for slot in np.flatnonzero(~decided).tolist():
+                infos[slot]["decided"] = False
+        return (
+            slots.obs_layout.copy(slots.obs),
+            out.reward,
+            out.terminated | out.truncated,
+            infos,
+        )
+
+    @override
+    def seed(self, seed: int | None = None) -> Sequence[int | None]:
+        """Stores ``seed`` for the next ``reset()`` (which reseeds the core with it).
+
+        Returns SB3's per-environment list ``[seed, seed + 1, ...]``; the core, shared by
+        every environment, is seeded with the first.
+        """
+        return super().seed(seed)
+
+    @override
+    def close(self) -> None:
+        """Closes the core; later calls do nothing."""
+        if not self._closed:
+            self._closed = True
+            self._core.close()
+
+    @override
+    def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
+        """The attribute for each index: per slot where it is one, else the core's."""
+        idx = self._indices(indices)
+        if attr_name == "agent_id":
+            return self._slots.ids[idx].tolist()
+        if attr_name in ("render_mode", "observation_space", "action_space"):
+            value = {
+                "render_mode": self._render_mode,
+                "observation_space": self._slots.obs_layout.space,
+                "action_space": self._slots.action_layout.space,
+            }[attr_name]
+        elif attr_name == "action_masks" and self._has_mask:
+            value = self.action_masks
+        else:
+            value = getattr(self._core, attr_name)  # AttributeError: has_attr is False
+        return [value] * len(idx)
+
+    @override
+    def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
+        """Sets the core's attribute; every environment shares it, so ``indices`` must be all."""
+        idx = self._indices(indices)
+        if sorted(set(idx)) != list(range(self.num_envs)):
+            raise ValueError(
+                f"{type(self).__name__}: every environment is the same core, so set_attr "
+                f"must cover all {self.num_envs} indices (or indices=None), got {idx}"
+            )
+        setattr(self._core, attr_name, value)
+
+    @override
+    def env_method(
+        self,
+        method_name: str,
+        *method_args: Any,
+        indices: VecEnvIndices = None,
+        **method_kwargs: Any,
+    ) -> list[Any]:
+        """Calls the core's method once, result repeated per index (masks are per slot)."""
+        idx = self._indices(indices)
+        if method_name == "action_masks":
+            return list(self.action_masks()[idx])
+        result = getattr(self._core, method_name)(*method_args, **method_kwargs)
+        return [result] * len(idx)
+
+    @override
+    def env_is_wrapped(self, wrapper_class: type, indices: VecEnvIndices = None) -> list[bool]:
+        """Whether the core is an instance of ``wrapper_class`` (slots are not gym envs)."""
+        idx = self._indices(indices)
+        return [isinstance(self._core, wrapper_class)] * len(idx)
+
+    @override
+    def get_images(self) -> Sequence[np.ndarray | None]:
+        """The core's one picture of all agents, once per environment (the same array)."""
+        frame = render_core(self._core) if self._render_mode == "rgb_array" else None
+        return [frame] * self.num_envs
+
+    @override
+    def render(self, mode: str | None = None) -> np.ndarray | None:
+        """The core's rgb_array picture (not tiled: it already shows every agent)."""
+        self._check_open()
+        if (mode or self._render_mode) != "rgb_array" or self._render_mode != "rgb_array":
+            return None
+        return render_core(self._core)
+
+    # ------------------------------------------------------------------ zooport extras
+
+    def action_masks(self) -> np.ndarray:
+        """The environments' action masks, int8 (num_envs, mask_size), 1 = allowed."""
+        if not self._has_mask:
+            raise SpecError(
+                f"{type(self).__name__}: behavior {self._slots.name!r} has no discrete "
+                f"actions, so it has no action masks"
+            )
+        return self._slots.mask.copy()
+
+    @property
+    def core(self) -> Any:
+        """The wrapped ``BaseEnv``."""
+        return self._core
+
+    @property
+    def behavior_name(self) -> str:
+        """The behaviour whose agents are the environments."""
+        return self._slots.name
+
+    @property
+    def side_channels(self) -> list[Any]:
+        """The core's side channels."""
+        return side_channels_of(self._core)
+
+    @property
+    def closed(self) -> bool:
+        """True once ``close()`` was called."""
+        return self._closed
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}({type(self._core).__name__}, "
+            f"behavior={self._slots.name!r}, num_envs={self.num_envs})"
+        )
+
+    # ------------------------------------------------------------------ internals
+
+    def _indices(self, indices: VecEnvIndices) -> list[int]:
+        if indices is None:
+            return list(range(self.num_envs))
+        idx = [indices] if isinstance(indices, (int, np.integer)) else list(
+            indices if isinstance(indices, Iterable) else [indices]
+        )
+        bad = [i for i in idx if not isinstance(i, (int, np.integer)) or not 0 <= i < self.num_envs]
+        if bad:
+            raise IndexError(
+                f"{type(self).__name__}: indices must be ints in [0, {self.num_envs - 1}], "
+                f"got {bad}"
+            )
+        return [int(i) for i in idx]
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise EnvClosedError(f"{type(self).__name__} was used after close()")
