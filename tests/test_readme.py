@@ -11,11 +11,14 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def _python_blocks() -> list[str]:
-    return re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+    # The README trains for real; the test checks the code runs, not that it learns, so
+    # the training budget shrinks (examples/sb3_gym_make.py checks the learning).
+    return [re.sub(r"\.learn\(\s*[0-9_]+\s*\)", ".learn(64)", b) for b in blocks]
 
 
 def test_readme_has_python_examples():
-    assert len(_python_blocks()) >= 1
+    assert len(_python_blocks()) >= 3
 
 
 def test_readme_python_blocks_run():
