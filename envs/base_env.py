@@ -279,22 +279,22 @@ class ActionSpec(NamedTuple):
                 f"behavior {name!r} needs discrete actions of shape {expected} "
                 f"(n_agents, n_branches), got {discrete.shape}"
             )
-        if self.continuous_size and not np.all(np.isfinite(continuous)):
+        if self.continuous_size and not np.isfinite(continuous).all():
             bad = np.argwhere(~np.isfinite(continuous))[0]
             raise ActionError(
                 f"behavior {name!r}: continuous actions must be finite, got "
                 f"{continuous[tuple(bad)]} at row {bad[0]}, column {bad[1]}"
             )
         if self.discrete_size and discrete.size:
-            branches = np.asarray(self.discrete_branches)
-            bad_mask = (discrete < 0) | (discrete >= branches)
-            if bad_mask.any():
-                row, col = np.argwhere(bad_mask)[0]
+            branches = _branch_array(self.discrete_branches)
+            # min/max per branch are two reductions; the full mask is built only on failure.
+            if discrete.min() < 0 or (discrete.max(axis=0) >= branches).any():
+                row, col = np.argwhere((discrete < 0) | (discrete >= branches))[0]
                 raise ActionError(
                     f"behavior {name!r}: discrete branch {col} takes values in "
                     f"[0, {branches[col] - 1}], got {discrete[row, col]} at row {row}"
                 )
-        if not self.continuous_size or not self.discrete_size:
+        if continuous.shape[0] != n or discrete.shape[0] != n:
             # Fill the absent part with the right empty shape so cores can index it.
             actions = ActionTuple(
                 continuous=continuous if self.continuous_size else np.zeros((n, 0), np.float32),
@@ -318,6 +318,18 @@ class ActionSpec(NamedTuple):
         return ActionSpec(
             _check_size(continuous_size, "continuous_size"), _check_branches(discrete_branches)
         )
+
+
+_BRANCH_ARRAYS: dict[tuple[int, ...], np.ndarray] = {}
+
+
+def _branch_array(branches: tuple[int, ...]) -> np.ndarray:
+    """The branch sizes as an array, built once per distinct spec (validation is hot)."""
+    array = _BRANCH_ARRAYS.get(branches)
+    if array is None:
+        array = _BRANCH_ARRAYS[branches] = np.asarray(branches)
+        array.setflags(write=False)
+    return array
 
 
 def _check_size(value: int, what: str) -> int:
