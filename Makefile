@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.zooport-installed
 
-.PHONY: test lint pytest test-mlagents demo bench clean
+.PHONY: test lint pytest test-mlagents test-rllib demo bench bench-quick clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	# torch first: the CPU wheel on this machine. Anything that depends on torch
 	# (stable-baselines3) is then satisfied and pip never pulls the CUDA build.
 	$(PIP) install torch==2.13.0
-	$(PIP) install -e ".[test]"
+	$(PIP) install -e ".[test,torchrl]"
 	touch $(STAMP)
 
 lint: $(STAMP)
@@ -24,13 +24,16 @@ lint: $(STAMP)
 pytest: $(STAMP)
 	$(VENV)/bin/pytest -q
 
-test: lint pytest test-mlagents
+test: lint pytest test-mlagents test-rllib
 
 demo: $(STAMP)
 	$(PY) -m zooport.demo
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py
+
+bench-quick: $(STAMP)
+	$(PY) benchmarks/run.py --quick
 
 # ---- tests/mlagents: a real mlagents_envs 0.28 UnityEnvironment (no Unity binary) in its own
 # venv: it needs protobuf 3.20.x, which nothing else here may be pinned to.
@@ -56,5 +59,24 @@ $(MLAGENTS_STAMP): pyproject.toml tests/mlagents/requirements.txt
 test-mlagents: $(MLAGENTS_STAMP)
 	$(MLAGENTS_VENV)/bin/pytest -q tests/mlagents
 
+# ---- tests/rllib: RLlib (ray[rllib] 2.60 pins gymnasium 1.2.2) in its own venv, which also
+# proves zooport on that older gymnasium.
+RLLIB_VENV ?= .venv-rllib
+RLLIB_PY := $(RLLIB_VENV)/bin/python
+RLLIB_STAMP := $(RLLIB_VENV)/.zooport-installed
+
+$(RLLIB_STAMP): pyproject.toml tests/rllib/requirements.txt
+	test -x $(RLLIB_PY) || $(PYTHON) -m venv $(RLLIB_VENV)
+	$(RLLIB_PY) -m pip install --upgrade pip
+	# torch first: the CPU wheel (RLlib needs torch but does not pin it).
+	$(RLLIB_PY) -m pip install torch==2.13.0
+	$(RLLIB_PY) -m pip install -r tests/rllib/requirements.txt
+	$(RLLIB_PY) -m pip install -e .
+	touch $(RLLIB_STAMP)
+
+# --confcutdir: the main suite's conftest files are not loaded in this venv.
+test-rllib: $(RLLIB_STAMP)
+	RAY_USAGE_STATS_ENABLED=0 $(RLLIB_VENV)/bin/pytest tests/rllib -q --confcutdir=tests/rllib
+
 clean:
-	rm -rf $(VENV) $(MLAGENTS_VENV) build *.egg-info
+	rm -rf $(VENV) $(MLAGENTS_VENV) $(RLLIB_VENV) build *.egg-info

@@ -79,8 +79,9 @@ class BehaviorVectorEnv(gym.vector.VectorEnv):
     agents): an agent id that was not there at reset raises :class:`~zooport.SpecError`.
 
     On gymnasium 1.0, which has no ``AutoresetMode``, ``metadata["autoreset_mode"]`` is the
-    string ``"SameStep"``; that version's ``RecordEpisodeStatistics`` assumes next-step
-    autoreset and so leaves the first step of each episode out of its statistics.
+    string ``"SameStep"``. Before gymnasium 1.4, the vector ``RecordEpisodeStatistics``
+    ignores the declared mode and assumes next-step autoreset, so it leaves the first step
+    of each episode after the first out of its statistics (training data is unaffected).
 
     Args:
         env: any ``BaseEnv`` (a zooport core, a Unity environment, ...).
