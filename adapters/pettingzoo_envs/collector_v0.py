@@ -21,28 +21,10 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
-
-from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
-from zooport.adapters.pettingzoo_envs._factory import make_aec, make_parallel
-from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+from zooport.adapters.pettingzoo_envs._factory import entry_points
 
 __all__ = ["env", "parallel_env", "raw_env"]
 
 NAME = "collector_v0"
-CORE = "zooport.envs.builtin.collector:Collector"
 
-
-def env(**kwargs: Any) -> PettingZooAECEnv:
-    """A new Collector as a PettingZoo AEC environment (kwargs: see the module docstring)."""
-    return make_aec(CORE, NAME, kwargs)
-
-
-def parallel_env(**kwargs: Any) -> PettingZooParallelEnv:
-    """A new Collector as a PettingZoo Parallel environment (kwargs: see the module docstring)."""
-    return make_parallel(CORE, NAME, kwargs)
-
-
-def raw_env(**kwargs: Any) -> PettingZooAECEnv:
-    """The same as :func:`env`: the native AEC adapter needs no PettingZoo wrappers."""
-    return make_aec(CORE, NAME, kwargs)
+env, parallel_env, raw_env = entry_points(__name__, "Collector", NAME)
