@@ -120,7 +120,7 @@ def test_reordered_core_rows_give_the_same_slot_data():
             out.append((step.reward.copy(), step.terminated.copy(), slots.obs.copy()))
         return out
 
-    for (r1, t1, o1), (r2, t2, o2) in zip(run(False), run(True)):
+    for (r1, t1, o1), (r2, t2, o2) in zip(run(False), run(True), strict=True):
         np.testing.assert_array_equal(r1, r2)
         np.testing.assert_array_equal(t1, t2)
         np.testing.assert_array_equal(o1, o2)
