@@ -38,7 +38,12 @@ from gymnasium import spaces
 
 from zooport.adapters.agent_group import AgentGroup, core_has_masks
 from zooport.adapters.agent_names import AgentKey, AgentNameFn, AgentNames
-from zooport.adapters.core_access import MAX_IDLE_STEPS, adopt_core, reset_core
+from zooport.adapters.core_access import (
+    MAX_IDLE_STEPS,
+    adopt_core,
+    reset_core,
+    side_channels_of,
+)
 from zooport.adapters.termination import TerminationMode, TerminationRule
 from zooport.errors import (
     ActionError,
@@ -48,7 +53,7 @@ from zooport.errors import (
     ZooportError,
 )
 
-__all__ = ["AgentsStep", "MultiAgentDriver"]
+__all__ = ["AgentsStep", "DriverControls", "MultiAgentDriver"]
 
 
 class AgentsStep(NamedTuple):
@@ -503,3 +508,43 @@ def _row(batch: Any) -> Any:
     if isinstance(batch, dict):
         return {k: v[0] for k, v in batch.items()}
     return batch[0]
+
+
+class DriverControls:
+    """The episode controls every adapter built on a :class:`MultiAgentDriver` exposes.
+
+    A mixin for classes that keep their driver in ``self._driver`` and their core in
+    ``self.core``: the termination rule and ``max_cycles`` (both writable), the cycle count,
+    and the core's side channels.
+    """
+
+    _driver: MultiAgentDriver
+    core: Any
+
+    @property
+    def termination_mode(self) -> TerminationRule:
+        """The rule that ends an episode once enough of its agents have finished; writable."""
+        return self._driver.termination
+
+    @termination_mode.setter
+    def termination_mode(self, value: TerminationMode | str | float) -> None:
+        self._driver.termination = TerminationRule(value)
+
+    @property
+    def max_cycles(self) -> int | None:
+        """Cycles after which every live agent is truncated (None = no limit); writable."""
+        return self._driver.max_cycles
+
+    @max_cycles.setter
+    def max_cycles(self, value: int | None) -> None:
+        self._driver.max_cycles = value
+
+    @property
+    def cycles(self) -> int:
+        """Completed cycles (core steps asked for) in the current episode."""
+        return self._driver.cycles
+
+    @property
+    def side_channels(self) -> list[Any]:
+        """The core's side channels (the objects the user constructed it with)."""
+        return side_channels_of(self.core)

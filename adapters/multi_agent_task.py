@@ -40,9 +40,9 @@ import numpy as np
 from gymnasium import spaces
 
 from zooport.adapters.agent_names import AgentKey, AgentNameFn
-from zooport.adapters.core_access import render_core, side_channels_of
-from zooport.adapters.multi_agent_driver import AgentsStep, MultiAgentDriver
-from zooport.adapters.termination import TerminationMode, TerminationRule
+from zooport.adapters.core_access import render_core
+from zooport.adapters.multi_agent_driver import AgentsStep, DriverControls, MultiAgentDriver
+from zooport.adapters.termination import TerminationMode
 from zooport.errors import ActionError, EnvNotResetError, UnknownAgentError
 
 __all__ = ["Transition", "MultiAgentTask", "MultiAgentUnityTask"]
@@ -65,7 +65,7 @@ class Transition(NamedTuple):
     info: dict[str, Any]
 
 
-class MultiAgentTask:
+class MultiAgentTask(DriverControls):
     """Every agent of a core as a task for multi-agent runners; see the module docstring.
 
     Args:
@@ -234,36 +234,6 @@ class MultiAgentTask:
         return {a: self.action_space(a) for a in self.possible_agents}
 
     # ------------------------------------------------------------------ options
-
-    @property
-    def termination_mode(self) -> TerminationRule:
-        """The rule that ends an episode once enough of its agents have finished; writable."""
-        return self._driver.termination
-
-    @termination_mode.setter
-    def termination_mode(self, value: TerminationMode | str | float) -> None:
-        self._driver.termination = TerminationRule(value)
-
-    @property
-    def max_cycles(self) -> int | None:
-        """Cycles after which every live agent is truncated (None = no limit); writable."""
-        return self._driver.max_cycles
-
-    @max_cycles.setter
-    def max_cycles(self, value: int | None) -> None:
-        self._driver.max_cycles = value
-
-    @property
-    def cycles(self) -> int:
-        """Completed cycles (core steps the task asked for) in the current episode."""
-        return self._driver.cycles
-
-    @property
-    def side_channels(self) -> list[Any]:
-        """The core's side channels (the objects the user constructed it with)."""
-        return side_channels_of(self.core)
-
-    # ------------------------------------------------------------------ episodes
 
     def seed(self, seed: int | None = None) -> None:
         """Seeds the next ``reset()`` (the seed's API; ``reset(seed=...)`` does the same)."""

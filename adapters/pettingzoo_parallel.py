@@ -46,9 +46,9 @@ from pettingzoo import ParallelEnv
 from typing_extensions import override
 
 from zooport.adapters.agent_names import AgentKey, AgentNameFn
-from zooport.adapters.core_access import adopt_core, render_core, side_channels_of
-from zooport.adapters.multi_agent_driver import AgentsStep, MultiAgentDriver
-from zooport.adapters.termination import TerminationMode, TerminationRule
+from zooport.adapters.core_access import adopt_core, render_core
+from zooport.adapters.multi_agent_driver import AgentsStep, DriverControls, MultiAgentDriver
+from zooport.adapters.termination import TerminationMode
 from zooport.envs.batched_env import BatchedEnv
 from zooport.errors import ZooportError
 
@@ -61,7 +61,7 @@ def _can_render(core: Any) -> bool:
     return callable(getattr(core, "render", None))
 
 
-class PettingZooCommon:
+class PettingZooCommon(DriverControls):
     """Spaces, state, rendering, closing and options shared by both PettingZoo adapters.
 
     Args:
@@ -204,34 +204,6 @@ class PettingZooCommon:
         return self._driver.key_of(agent)
 
     # ------------------------------------------------------------------ options
-
-    @property
-    def max_cycles(self) -> int | None:
-        """Steps after which every live agent is truncated (None = no limit); writable."""
-        return self._driver.max_cycles
-
-    @max_cycles.setter
-    def max_cycles(self, value: int | None) -> None:
-        self._driver.max_cycles = value
-
-    @property
-    def termination_mode(self) -> TerminationRule:
-        """The rule that ends an episode once enough of its agents have finished; writable."""
-        return self._driver.termination
-
-    @termination_mode.setter
-    def termination_mode(self, value: TerminationMode | str | float) -> None:
-        self._driver.termination = TerminationRule(value)
-
-    @property
-    def cycles(self) -> int:
-        """Steps taken in the current episode."""
-        return self._driver.cycles
-
-    @property
-    def side_channels(self) -> list[Any]:
-        """The core's side channels (the objects the user constructed it with)."""
-        return side_channels_of(self.core)
 
     # ------------------------------------------------------------------ state, render, close
 
