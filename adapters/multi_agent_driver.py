@@ -249,7 +249,7 @@ class MultiAgentDriver:
 
     def reset(self, seed: int | None = None) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         """Resets the core (reseeded with ``seed`` where it can be) and starts an episode."""
-        self._check_open()
+        self.check_open()
         reset_core(self.core, seed)
         self.names.forget()
         steps = {g.name: self.core.get_steps(g.name) for g in self.groups}
@@ -298,7 +298,7 @@ class MultiAgentDriver:
     def step(self, actions: Mapping[str, Any]) -> AgentsStep:
         """Applies one action per live agent and steps the core until a live agent reports."""
         if not self._ready:
-            self._check_open()
+            self.check_open()
             raise EnvNotResetError(f"{self.adapter}: call reset() before step()")
         if self.episode_over:
             raise EnvNotResetError(
@@ -474,7 +474,7 @@ class MultiAgentDriver:
     def state(self) -> np.ndarray:
         """The core's ``global_state()``, or every agent's observation (see the adapters)."""
         if not self._discovered:
-            self._check_open()
+            self.check_open()
             raise EnvNotResetError(f"{self.adapter}: call reset() before state()")
         if self.has_global_state:
             return np.array(self.core.global_state(), dtype=self.state_space.dtype, copy=True)
@@ -499,7 +499,12 @@ class MultiAgentDriver:
         """True once :meth:`close` was called."""
         return self._closed
 
-    def _check_open(self) -> None:
+    def is_live(self, agent: str) -> bool:
+        """True when ``agent`` is live in the current episode (a set lookup)."""
+        return agent in self._live_set
+
+    def check_open(self) -> None:
+        """Raises :class:`EnvClosedError` once the adapter was closed."""
         if self._closed:
             raise EnvClosedError(f"{self.adapter} was used after close()")
 

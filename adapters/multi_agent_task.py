@@ -284,7 +284,7 @@ class MultiAgentTask(DriverControls):
                 f"{type(self).__name__}: agent {agent!r} has already acted in this cycle; "
                 f"waiting for {self.waiting_for}"
             )
-        if agent not in self._driver._live_set:
+        if not self._driver.is_live(agent):
             raise ActionError(
                 f"{type(self).__name__}: agent {agent!r} is not live (it finished in this "
                 f"episode); live agents: {self._driver.agents}"
@@ -321,7 +321,7 @@ class MultiAgentTask(DriverControls):
         pending = self._pending
         given = {}
         for agent_id, action in actions.items():
-            agent = agent_id if agent_id in self._driver._live_set else self.agent(agent_id)
+            agent = agent_id if self._driver.is_live(agent_id) else self.agent(agent_id)
             if agent in pending:
                 raise ActionError(
                     f"{type(self).__name__}: agent {agent!r} has already acted in this cycle "
@@ -406,7 +406,7 @@ class MultiAgentTask(DriverControls):
 
     def _check_running(self) -> None:
         driver = self._driver
-        driver._check_open()
+        driver.check_open()
         if not driver._ready:
             raise EnvNotResetError(f"{type(self).__name__}: call reset() before step()")
         if driver.episode_over:
@@ -425,7 +425,7 @@ class MultiAgentTask(DriverControls):
         """
         if mode != "rgb_array":
             raise ValueError(f"Expect mode to be 'rgb_array', actually: {mode!r}")
-        self._driver._check_open()
+        self._driver.check_open()
         frame = render_core(self.core)
         if frame is None:
             warnings.warn(f"{type(self.core).__name__} cannot render", stacklevel=2)

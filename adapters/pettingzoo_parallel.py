@@ -236,7 +236,7 @@ class PettingZooCommon(DriverControls):
                 stacklevel=2,
             )
             return None
-        self._driver._check_open()
+        self._driver.check_open()
         frame = render_core(self.core)
         if frame is None:
             raise ZooportError(f"{type(self.core).__name__} returned no picture from render()")
