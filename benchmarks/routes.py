@@ -1,28 +1,41 @@
 """The routes a benchmark compares, each built for one (env, N) case.
 
+Classes:
+    EnvCase: an environment to benchmark, and the routes that run on it.
+
 Functions:
     route_builders: the ``(name, builder)`` pairs of every route for a case.
 
-Routes (column names of the report):
+Routes (column names of the report), in two groups:
+
+Vector routes (:data:`VECTOR_ROUTES`):
     raw: the core itself: ``get_steps``, ``set_actions``, ``step``; the ceiling.
     BehaviorVectorEnv, SB3VecEnv: zooport's vector adapters over ONE core with N agents.
     SyncVectorEnv: Gymnasium's ``SyncVectorEnv`` over N single-agent ``GymEnv``s (N cores).
     DummyVecEnv: SB3's ``DummyVecEnv`` over the same N ``GymEnv``s.
-    PettingZoo, SuperSuit: the PettingZoo Parallel adapter over one core (a dict of actions
-        per step), and SuperSuit's ``pettingzoo_env_to_vec_env_v1`` +
-        ``concat_vec_envs_v1`` over it (termination mode ``any``: SuperSuit needs a fixed
-        agent set, so every agent's episode ends when one's does). Hook: they are measured once
-        ``zooport.adapters.PettingZooParallelEnv`` exists and are skipped (with the reason)
-        until then; a new route is one more builder in :func:`route_builders`.
+
+Multi-agent routes (:data:`MULTI_AGENT_ROUTES`; each counts the agents that really acted):
+    raw: as above.
+    PettingZoo: ``PettingZooParallelEnv`` over one core, a dict of actions per step.
+    SuperSuit: SuperSuit's ``pettingzoo_env_to_vec_env_v1`` + ``concat_vec_envs_v1`` over
+        ``PettingZooParallelEnv`` (termination mode ``any``: SuperSuit needs a fixed agent
+        set, so every agent's episode ends when one's does).
+    AEC: ``PettingZooAECEnv`` over one core; one timed step is one cycle of turns, each turn
+        ``last()`` + ``step(action)`` (``step(None)`` for a finished agent); counts turns.
+    parallel_to_aec: PettingZoo's ``parallel_to_aec(PettingZooParallelEnv(core))`` (what a
+        PettingZoo user gets without a native AEC adapter), the same turn loop.
+    MultiAgentTask: ``MultiAgentTask.step_all`` with a dict of actions per cycle.
 
 Every route pre-samples :data:`ACTION_BATCHES` batches of random actions before timing and
-cycles through them, so sampling is never timed. The peers use plain ``GymEnv`` objects
-(no ``gym.make`` wrappers): the cheapest form of the peer route, so ratios are conservative.
+cycles through them, so sampling is never timed; the dict routes get the dicts ready-made
+(a consumer's policy produces them; building them is not the adapter's cost). The peers use
+plain ``GymEnv`` objects (no ``gym.make`` wrappers): the cheapest form of the peer route, so
+ratios are conservative. A multi-agent episode that ends is reset inside the timed step (the
+reset is part of the route's cost, as it is for the vector routes' autoreset).
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -33,29 +46,54 @@ from harness import Route, RouteUnavailable
 from zooport.adapters.spaces import ActionLayout
 from zooport.envs.base_env import ActionTuple
 
-__all__ = ["EnvCase", "route_builders", "ACTION_BATCHES", "ROUTE_NAMES"]
+__all__ = [
+    "ACTION_BATCHES",
+    "MULTI_AGENT_ROUTES",
+    "ROUTE_NAMES",
+    "VECTOR_ROUTES",
+    "EnvCase",
+    "route_builders",
+]
 
 #: Pre-sampled action batches per route (cycled through).
 ACTION_BATCHES = 32
 
-ROUTE_NAMES = (
+#: The routes of the vector table: a behaviour's agents as vector slots, and the peers.
+VECTOR_ROUTES = ("raw", "BehaviorVectorEnv", "SB3VecEnv", "SyncVectorEnv", "DummyVecEnv")
+
+#: The routes of the multi-agent table: PettingZoo's two APIs, SuperSuit, MultiAgentTask.
+MULTI_AGENT_ROUTES = (
     "raw",
-    "BehaviorVectorEnv",
-    "SB3VecEnv",
-    "SyncVectorEnv",
-    "DummyVecEnv",
     "PettingZoo",
     "SuperSuit",
+    "AEC",
+    "parallel_to_aec",
+    "MultiAgentTask",
 )
+
+#: Every route, in report order.
+ROUTE_NAMES = tuple(dict.fromkeys(VECTOR_ROUTES + MULTI_AGENT_ROUTES))
 
 
 @dataclass(frozen=True)
 class EnvCase:
-    """An environment to benchmark: ``make(n_agents, seed)`` returns a core."""
+    """An environment to benchmark: ``make(n_agents, seed)`` returns a core.
+
+    Attributes:
+        name: the row label (and the ``--envs`` choice).
+        behavior: the behaviour whose agents are stepped.
+        make: ``make(n_agents, seed)`` returns a fresh core.
+        routes: the routes measured on this env (default: all).
+        every_agent_acts: no agent's episode ever ends, so every agent acts in every step
+            and the multi-agent routes count all N agents, as raw does: the per-agent-step
+            costs of the multi-agent routes (and their targets) are computed on such cases.
+    """
 
     name: str
     behavior: str
     make: Callable[[int, int], Any]
+    routes: tuple[str, ...] = ROUTE_NAMES
+    every_agent_acts: bool = False
 
 
 def _consumer_actions(case: EnvCase, n: int, seed: int) -> list[Any]:
@@ -114,9 +152,7 @@ def _gym_env_factories(case: EnvCase, n: int, seed: int) -> list[Callable[[], An
         from zooport.adapters.gym_env import GymEnv
     except ImportError as exc:
         raise RouteUnavailable(f"zooport.adapters.gym_env is not available ({exc})") from None
-    return [
-        lambda i=i: GymEnv(case.make(1, seed + i), case.behavior) for i in range(n)
-    ]
+    return [lambda i=i: GymEnv(case.make(1, seed + i), case.behavior) for i in range(n)]
 
 
 def _sync_vector_env(case: EnvCase, n: int, seed: int) -> Route:
@@ -144,21 +180,10 @@ def _dummy_vec_env(case: EnvCase, n: int, seed: int) -> Route:
     return Route("DummyVecEnv", n, lambda i: venv.step(actions[i % ACTION_BATCHES]), venv.close)
 
 
-def _pettingzoo_parallel_class() -> Any:
-    """The PettingZoo Parallel adapter, once it exists."""
-    for module, attr in (
-        ("zooport.adapters", "PettingZooParallelEnv"),
-        ("zooport.adapters.pettingzoo_parallel", "PettingZooParallelEnv"),
-    ):
-        try:
-            return getattr(importlib.import_module(module), attr)
-        except (ImportError, AttributeError):
-            continue
-    raise RouteUnavailable("zooport.adapters.PettingZooParallelEnv does not exist yet")
-
-
 def _pettingzoo(case: EnvCase, n: int, seed: int) -> Route:
-    parallel_env = _pettingzoo_parallel_class()(case.make(n, seed))
+    from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+
+    parallel_env = PettingZooParallelEnv(case.make(n, seed))
     parallel_env.reset(seed=seed)
     agents = list(parallel_env.possible_agents)
     batches = _consumer_actions(case, len(agents), seed)
@@ -169,7 +194,9 @@ def _pettingzoo(case: EnvCase, n: int, seed: int) -> Route:
             parallel_env.reset()
         live = parallel_env.agents
         chosen = actions[i % ACTION_BATCHES]
-        parallel_env.step({agent: chosen[agent] for agent in live})
+        if len(live) != len(agents):
+            chosen = {agent: chosen[agent] for agent in live}
+        parallel_env.step(chosen)
         return len(live)
 
     # Finished agents leave until every agent is done: count the agents that really acted.
@@ -177,7 +204,8 @@ def _pettingzoo(case: EnvCase, n: int, seed: int) -> Route:
 
 
 def _supersuit(case: EnvCase, n: int, seed: int) -> Route:
-    parallel_class = _pettingzoo_parallel_class()
+    from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+
     try:
         import supersuit as ss
     except ImportError as exc:
@@ -185,12 +213,76 @@ def _supersuit(case: EnvCase, n: int, seed: int) -> Route:
     # SuperSuit needs a fixed agent set: the episode of every agent ends when one agent's
     # does (termination_mode "any"), then SuperSuit resets the core. (black_death_v3 does not
     # help: it ends its episode only when every agent is terminated AND truncated.)
-    parallel_env = parallel_class(case.make(n, seed), termination_mode="any")
+    parallel_env = PettingZooParallelEnv(case.make(n, seed), termination_mode="any")
     venv = ss.pettingzoo_env_to_vec_env_v1(parallel_env)
     venv = ss.concat_vec_envs_v1(venv, 1, num_cpus=0, base_class="gymnasium")
     venv.reset(seed=seed)
     actions = _consumer_actions(case, n, seed)
     return Route("SuperSuit", n, lambda i: venv.step(actions[i % ACTION_BATCHES]), venv.close)
+
+
+def _aec_route(name: str, env: Any, case: EnvCase, seed: int) -> Route:
+    """One timed step = one cycle of turns: ``last()``, then ``step()`` with the agent's action.
+
+    A cycle has ``len(env.agents)`` turns (finished agents take their ``step(None)`` first,
+    then every live agent acts, the last one stepping the core), so each timed step ends at
+    a cycle boundary; it counts turns. This is PettingZoo's ``agent_iter`` loop without the
+    iterator object.
+    """
+    env.reset(seed=seed)
+    agents = list(env.possible_agents)
+    batches = _consumer_actions(case, len(agents), seed)
+    actions = [dict(zip(agents, batch, strict=True)) for batch in batches]
+
+    def step(i: int) -> int:
+        if not env.agents:
+            env.reset()
+        chosen = actions[i % ACTION_BATCHES]
+        turns = len(env.agents)
+        for _ in range(turns):
+            _, _, terminated, truncated, _ = env.last()
+            env.step(None if terminated or truncated else chosen[env.agent_selection])
+        return turns
+
+    return Route(name, len(agents), step, env.close, counts_agents=True)
+
+
+def _aec(case: EnvCase, n: int, seed: int) -> Route:
+    from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
+
+    return _aec_route("AEC", PettingZooAECEnv(case.make(n, seed)), case, seed)
+
+
+def _parallel_to_aec(case: EnvCase, n: int, seed: int) -> Route:
+    from pettingzoo.utils.conversions import parallel_to_aec
+
+    from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+
+    parallel_env = PettingZooParallelEnv(case.make(n, seed))
+    return _aec_route("parallel_to_aec", parallel_to_aec(parallel_env), case, seed)
+
+
+def _multi_agent_task(case: EnvCase, n: int, seed: int) -> Route:
+    from zooport.adapters.multi_agent_task import MultiAgentTask
+
+    # "all", as the PettingZoo routes: the episode lasts until every agent has finished.
+    task = MultiAgentTask(case.make(n, seed), termination_mode="all")
+    task.reset(seed=seed)
+    agents = list(task.possible_agents)
+    batches = _consumer_actions(case, len(agents), seed)
+    actions = [dict(zip(agents, batch, strict=True)) for batch in batches]
+
+    def step(i: int) -> int:
+        if task.game_over:
+            task.reset()
+        live = task.agents
+        chosen = actions[i % ACTION_BATCHES]
+        if len(live) != len(agents):
+            chosen = {agent: chosen[agent] for agent in live}
+        task.step_all(chosen)
+        return len(live)
+
+    return Route("MultiAgentTask", len(agents), step, task.close, counts_agents=True)
 
 
 _BUILDERS: dict[str, Callable[[EnvCase, int, int], Route]] = {
@@ -201,11 +293,19 @@ _BUILDERS: dict[str, Callable[[EnvCase, int, int], Route]] = {
     "DummyVecEnv": _dummy_vec_env,
     "PettingZoo": _pettingzoo,
     "SuperSuit": _supersuit,
+    "AEC": _aec,
+    "parallel_to_aec": _parallel_to_aec,
+    "MultiAgentTask": _multi_agent_task,
 }
 
 
 def route_builders(
     case: EnvCase, n: int, seed: int = 0, names: tuple[str, ...] = ROUTE_NAMES
 ) -> list[tuple[str, Callable[[], Route]]]:
-    """``(name, builder)`` for each route in ``names``; a builder makes the route on call."""
-    return [(name, lambda b=_BUILDERS[name]: b(case, n, seed)) for name in names]
+    """``(name, builder)`` for each route in ``names`` that runs on ``case`` (its ``routes``).
+
+    A builder makes the route when called.
+    """
+    return [
+        (name, lambda b=_BUILDERS[name]: b(case, n, seed)) for name in names if name in case.routes
+    ]
