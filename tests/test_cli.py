@@ -15,10 +15,13 @@ import pytest
 from gymnasium import spaces
 
 from zooport import cli
-from zooport.cli import main, play, resolve_target, sample_action, train
+from zooport.cli import main
 from zooport.demo import rollout
 from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.envs.registry import default_registry
+from zooport.play import play, sample_action
+from zooport.targets import resolve_target
+from zooport.training import train
 
 #: A user's module: a good env, one whose step raises, one with a wrong observation dtype.
 USER_MODULE = textwrap.dedent(
@@ -345,7 +348,9 @@ def test_bench_runs_the_repository_harness(capsys, tmp_path):
 
 def test_bench_errors(capsys, monkeypatch, tmp_path):
     code, _, err = run(capsys, "bench", "--envs", "Nope")
-    assert_one_line_error(code, err, "--envs takes names among ['BallBalance', 'Trivial']")
+    assert_one_line_error(
+        code, err, "--envs takes names among ['BallBalance', 'Trivial', 'TrivialEndless']"
+    )
     monkeypatch.setattr(cli, "bench_script_candidates", lambda: [tmp_path / "run.py"])
     code, _, err = run(capsys, "bench", "--quick")
     assert_one_line_error(code, err, "benchmarks/run.py, which is not here")
