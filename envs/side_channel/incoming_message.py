@@ -10,7 +10,7 @@ import enum
 import operator
 import struct
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from zooport.errors import SideChannelError
 
@@ -109,10 +109,7 @@ class IncomingMessage:
         """
         if self._exhausted(default_value):
             return default_value  # type: ignore[return-value]
-        self._require(_BOOL.size, "bool")
-        (value,) = _BOOL.unpack_from(self.buffer, self.offset)
-        self.offset += _BOOL.size
-        return value
+        return self._unpack(_BOOL, "bool")
 
     def read_int32(self, default_value: _Default[int] = _NO_DEFAULT) -> int:
         """Read a little-endian signed 32-bit integer.
@@ -125,7 +122,7 @@ class IncomingMessage:
         """
         if self._exhausted(default_value):
             return default_value  # type: ignore[return-value]
-        return self._read_int32("int32")
+        return self._unpack(_INT32, "int32")
 
     def read_float32(self, default_value: _Default[float] = _NO_DEFAULT) -> float:
         """Read a little-endian 32-bit float, returned as a Python ``float``.
@@ -138,10 +135,7 @@ class IncomingMessage:
         """
         if self._exhausted(default_value):
             return default_value  # type: ignore[return-value]
-        self._require(_FLOAT32.size, "float32")
-        (value,) = _FLOAT32.unpack_from(self.buffer, self.offset)
-        self.offset += _FLOAT32.size
-        return value
+        return self._unpack(_FLOAT32, "float32")
 
     def read_float32_list(
         self, default_value: _Default[Sequence[float]] = _NO_DEFAULT
@@ -158,7 +152,7 @@ class IncomingMessage:
             return list(default_value)  # type: ignore[arg-type]
         start = self.offset
         try:
-            count = self._read_int32("float32 list length")
+            count = self._unpack(_INT32, "float32 list length")
             if count < 0:
                 raise SideChannelError(
                     f"cannot read float32 list at offset {start}: "
@@ -185,7 +179,7 @@ class IncomingMessage:
             return default_value  # type: ignore[return-value]
         start = self.offset
         try:
-            length = self._read_int32("string length")
+            length = self._unpack(_INT32, "string length")
             if length < 0:
                 raise SideChannelError(
                     f"cannot read string at offset {start}: expected a length >= 0, got {length}"
@@ -215,10 +209,11 @@ class IncomingMessage:
         # Only an exhausted message falls back to the default; a partial value is corruption.
         return default_value is not _NO_DEFAULT and self.offset >= len(self.buffer)
 
-    def _read_int32(self, what: str) -> int:
-        self._require(_INT32.size, what)
-        (value,) = _INT32.unpack_from(self.buffer, self.offset)
-        self.offset += _INT32.size
+    def _unpack(self, packer: struct.Struct, what: str) -> Any:
+        """One value of ``packer``'s format at the offset, which then moves past it."""
+        self._require(packer.size, what)
+        (value,) = packer.unpack_from(self.buffer, self.offset)
+        self.offset += packer.size
         return value
 
     def _require(self, size: int, what: str) -> None:
