@@ -40,12 +40,15 @@ from typing_extensions import override
 
 from zooport.adapters.behavior_slots import BehaviorSlots
 from zooport.adapters.core_access import render_core, side_channels_of
-from zooport.adapters.vector_env import final_observations, restart_if_all_over
+from zooport.adapters.vector_env import (
+    check_render_mode,
+    final_observations,
+    restart_if_all_over,
+)
 from zooport.errors import EnvClosedError, SpecError
 
 __all__ = ["SB3VecEnv"]
 
-_RENDER_MODES = ("rgb_array",)
 
 
 class SB3VecEnv(VecEnv):
@@ -90,11 +93,7 @@ class SB3VecEnv(VecEnv):
         allow_multiple_obs: bool = False,
         render_mode: str | None = None,
     ) -> None:
-        if render_mode is not None and render_mode not in _RENDER_MODES:
-            raise ValueError(
-                f"Expect render_mode to be None or one of {list(_RENDER_MODES)}, "
-                f"actually: {render_mode!r}"
-            )
+        check_render_mode(render_mode)
         self._render_mode = render_mode
         self._closed = False
         self._actions: Any = None

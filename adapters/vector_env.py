@@ -44,6 +44,7 @@ from zooport.errors import EnvClosedError, SpecError
 
 __all__ = [
     "BehaviorVectorEnv",
+    "check_render_mode",
     "make_vector_env",
     "final_observations",
     "restart_if_all_over",
@@ -61,6 +62,15 @@ except ImportError:  # gymnasium 1.0 has no AutoresetMode; its wrappers assume n
 
 _RENDER_MODES = ("rgb_array",)
 
+
+
+def check_render_mode(render_mode: str | None) -> None:
+    """Rejects a render mode the vector adapters do not offer (they offer ``rgb_array``)."""
+    if render_mode is not None and render_mode not in _RENDER_MODES:
+        raise ValueError(
+            f"Expect render_mode to be None or one of {list(_RENDER_MODES)}, "
+            f"actually: {render_mode!r}"
+        )
 
 class BehaviorVectorEnv(gym.vector.VectorEnv):
     """The N agents of one behaviour of a batched core as N Gymnasium vector slots.
@@ -114,11 +124,7 @@ class BehaviorVectorEnv(gym.vector.VectorEnv):
         allow_multiple_obs: bool = False,
         render_mode: str | None = None,
     ) -> None:
-        if render_mode is not None and render_mode not in _RENDER_MODES:
-            raise ValueError(
-                f"Expect render_mode to be None or one of {list(_RENDER_MODES)}, "
-                f"actually: {render_mode!r}"
-            )
+        check_render_mode(render_mode)
         self._slots = BehaviorSlots(
             env,
             behavior_name,
