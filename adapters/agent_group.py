@@ -14,7 +14,7 @@ and decides the episode; see there for the semantics.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import repeat
 from operator import itemgetter
 from typing import Any
@@ -137,10 +137,19 @@ class AgentGroup:
         self.names: list[str] = []
         self._sorted_ids = np.zeros(0, np.int64)
         self._sorted_slots = np.zeros(0, np.intp)
-        self._cache_ids = np.zeros(0, np.int64)
+        # The lookup of the latest DecisionSteps whose agents all have slots, keyed by the
+        # bytes (and dtype) of its agent_id array: a core that keeps its agents in the same
+        # rows step after step is looked up once, not every step.
+        self._cache_key: bytes | None = None
+        self._cache_dtype: np.dtype | None = None
         self._cache_slots = np.zeros(0, np.intp)
         self._cache_names: list[str] = []
         self._cache_index: slice | np.ndarray = slice(0, 0)
+        # Whether the group ids of the reporting agents are all equal, keyed by their bytes.
+        self._gid_key: bytes | None = None
+        self._gid_first = 0
+        self._gid_uniform = True
+        self._zero_key = b""
         # Who reports in the current step: the live agents at its start (a slice when they
         # fill the first slots, which is cheaper than fancy indexing), then new agents.
         self.live_index: slice | np.ndarray = slice(0, 0)
@@ -200,23 +209,49 @@ class AgentGroup:
         self._sorted_slots = order.astype(np.intp)
         return slots
 
-    def slots_of(self, ids: np.ndarray, cache: bool = False) -> np.ndarray:
+    def slots_of(self, ids: np.ndarray) -> np.ndarray:
         """The slot of each agent id, -1 for ids not in this episode (vectorised)."""
-        if cache and ids.shape == self._cache_ids.shape and (ids == self._cache_ids).all():
-            return self._cache_slots
         if not self.n:
-            slots = np.full(ids.shape, -1, np.intp)
-        else:
-            pos = np.minimum(np.searchsorted(self._sorted_ids, ids), self.n - 1)
-            slots = np.where(self._sorted_ids[pos] == ids, self._sorted_slots[pos], -1)
-        if cache:
-            self._cache_ids = np.array(ids, np.int64)
+            return np.full(ids.shape, -1, np.intp)
+        pos = np.minimum(np.searchsorted(self._sorted_ids, ids), self.n - 1)
+        return np.where(self._sorted_ids[pos] == ids, self._sorted_slots[pos], -1)
+
+    def _forget_lookup(self) -> None:
+        self._cache_key = None
+
+    def _decision_slots(
+        self, agent_id: Any, names: AgentNames | None
+    ) -> tuple[np.ndarray, slice | np.ndarray, list[str] | None]:
+        """Slots of a DecisionSteps' agents (new agents get slots when ``names`` is given).
+
+        Returns the slots, the index to write them with (a slice when they are the first
+        slots in order) and, on a cached lookup, the agents' names (else None).
+        """
+        key = agent_id.tobytes() if type(agent_id) is np.ndarray else None
+        if key is not None and key == self._cache_key and agent_id.dtype == self._cache_dtype:
+            if not self._cache_names:
+                self._cache_names = [self.names[i] for i in self._cache_slots.tolist()]
+            return self._cache_slots, self._cache_index, self._cache_names
+        ids = np.asarray(agent_id, np.int64)
+        slots = self.slots_of(ids)
+        missing = slots < 0
+        if missing.any():
+            if names is None:
+                return slots, slots, None
+            unknown = np.flatnonzero(missing)
+            new = self._add(ids[unknown], names)
+            self.new_slots.extend(new.tolist())
+            self.new_names.extend(self.names[self.n - new.size :])
+            slots[unknown] = new
+        if key is not None:
+            self._cache_key, self._cache_dtype = key, agent_id.dtype
             self._cache_slots = slots
             self._cache_names = []
             # Rows that are the first slots in order are written through a slice (no copy).
             identity = bool((slots == np.arange(slots.size)).all())
             self._cache_index = slice(0, slots.size) if identity else slots
-        return slots
+            return slots, self._cache_index, None
+        return slots, slots, None
 
     # ------------------------------------------------------------------ episode
 
@@ -270,25 +305,14 @@ class AgentGroup:
         if not count:
             self.dec_names = []
             return False
-        ids = np.asarray(decision.agent_id, np.int64)
-        slots = self.slots_of(ids, cache=True)
-        if names is not None and (slots < 0).any():
-            unknown = np.flatnonzero(slots < 0)
-            new = self._add(ids[unknown], names)
-            self.new_slots.extend(new.tolist())
-            self.new_names.extend(self.names[self.n - new.size :])
-            slots = slots.copy()
-            slots[unknown] = new
-            self._cache_ids = np.zeros(0, np.int64)  # the cached lookup predates the new slots
+        slots, index, cached_names = self._decision_slots(decision.agent_id, names)
         if self.n_live == self.n or self.live[slots].all():
-            rows, s = None, slots
-            if slots is self._cache_slots:
-                s = self._cache_index
-                if not self._cache_names:
-                    self._cache_names = [self.names[i] for i in slots.tolist()]
-                dec_names = self._cache_names
-            else:
-                dec_names = [self.names[i] for i in s.tolist()]
+            rows, s = None, index
+            dec_names = (
+                cached_names
+                if cached_names is not None
+                else [self.names[i] for i in slots.tolist()]
+            )
         else:
             rows = np.flatnonzero(self.live[slots])
             s = slots[rows]
@@ -329,7 +353,7 @@ class AgentGroup:
         order = np.argsort(self.ids[:n], kind="stable")
         self._sorted_ids = self.ids[:n][order]
         self._sorted_slots = order.astype(np.intp)
-        self._cache_ids = np.zeros(0, np.int64)
+        self._forget_lookup()
         self.new_slots, self.new_names = [], []
 
     def truncate_live(self) -> None:
@@ -422,11 +446,15 @@ class AgentGroup:
             np.concatenate([live, np.asarray(self.new_slots, np.intp)]),
         )
 
-    def observations(self, index: slice | np.ndarray) -> list[Any]:
-        """Fresh per-agent observations of the slots ``index`` in the consumer layout."""
+    def observations(self, index: slice | np.ndarray) -> Iterable[Any]:
+        """Fresh per-agent observations of the slots ``index`` in the consumer layout.
+
+        For a plain array observation this is a fresh batch, whose rows (iterated) are the
+        agents' observations: views of an array no one else holds.
+        """
         fresh = _fresh_rows
         if self._obs_keys is None:
-            rows: list[Any] = list(fresh(self.obs, index))
+            rows: Iterable[Any] = fresh(self.obs, index)
         else:
             keys = self._obs_keys
             rows = [
@@ -440,14 +468,24 @@ class AgentGroup:
             ]
         return rows
 
-    def infos(self, index: slice | np.ndarray, n: int) -> list[dict[str, Any]]:
-        """Fresh per-agent info dicts of the slots ``index``."""
+    def infos(self, index: slice | np.ndarray, n: int) -> Iterable[dict[str, Any]]:
+        """Fresh per-agent info dicts of the slots ``index`` (``n`` of them)."""
         if not self.mask_in_info and self.n_decided == n:
-            # The common case, every agent decided with no group reward: copies of one dict.
+            # The common case, every agent decided with no group reward and one group id:
+            # copies of one dict. The group ids rarely change, so their check is cached.
             group_id = self.group_id[index]
-            if not self.group_reward[index].any() and (group_id == group_id[0]).all():
-                info = {"decided": True, "group_id": int(group_id[0]), "group_reward": 0.0}
-                return list(map(dict.copy, repeat(info, n)))
+            key = group_id.tobytes()
+            if key != self._gid_key:
+                self._gid_key = key
+                self._gid_first = int(group_id[0])
+                self._gid_uniform = bool((group_id == group_id[0]).all())
+            group_reward = self.group_reward[index].tobytes()
+            if len(group_reward) != len(self._zero_key):
+                self._zero_key = bytes(len(group_reward))
+            # Equal bytes mean every group reward is +0.0 (a -0.0 takes the general path).
+            if self._gid_uniform and group_reward == self._zero_key:
+                info = {"decided": True, "group_id": self._gid_first, "group_reward": 0.0}
+                return map(dict.copy, repeat(info, n))
         decided = self.decided[index].tolist()
         group_id = self.group_id[index].tolist()
         group_reward = self.group_reward[index].tolist()

@@ -147,6 +147,7 @@ class MultiAgentDriver:
         self._template: dict[str, Any] = {}
         self._all_false: dict[str, bool] = {}
         self._live_set: set[str] = set()
+        self._n_deciding = 0
         #: Every agent of the episode by name -> its behaviour group (spaces, layouts).
         self.agent_groups: dict[str, AgentGroup] = {}
         self.cycles = 0
@@ -281,6 +282,7 @@ class MultiAgentDriver:
         if self._state_counts is None:
             self._state_counts = [g.n for g in self.groups]
         self._make_templates()
+        self._n_deciding = sum(len(g.dec_names) for g in self.groups)
         observations = self._template.copy()
         infos = self._template.copy()
         for g in self.groups:
@@ -304,14 +306,27 @@ class MultiAgentDriver:
             raise EnvNotResetError(
                 f"{self.adapter}: the episode is over (no live agents); call reset()"
             )
-        if type(actions) is not dict or actions.keys() != self._live_set:
+        live = self._live_set
+        # When every live agent decides, a dict of the right size whose lookups all succeed
+        # (in gather) has exactly the live agents as keys: no set comparison is needed.
+        if (
+            type(actions) is not dict
+            or len(actions) != len(live)
+            or (self._n_deciding != len(live) and actions.keys() != live)
+        ):
             actions = self._complete(actions)
         core = self.core
         groups = self.groups
         for g in groups:
             if g.dec_names:
                 try:
-                    core.set_actions(g.name, g.gather(actions))
+                    batch = g.gather(actions)
+                except KeyError:
+                    # A live agent without an action, so the dict names one that is not live.
+                    actions = self._complete(actions)
+                    batch = g.gather(actions)
+                try:
+                    core.set_actions(g.name, batch)
                 except ActionError as error:
                     values = [actions[n] for n in g.dec_names]
                     raise g.diagnose(g.dec_names, values, error) from None
@@ -345,9 +360,16 @@ class MultiAgentDriver:
                 new.extend(g.new_names)
         self._n_finished += len(finished)
         n_live = len(self.agents) - len(finished) + len(new)
+        # While no agent of the episode has finished, no termination rule can end it (each
+        # asks for at least one finished agent).
         over = (
             n_live == 0
-            or self.termination.episode_over(self._n_finished, len(self.possible_agents) + len(new))
+            or (
+                self._n_finished > 0
+                and self.termination.episode_over(
+                    self._n_finished, len(self.possible_agents) + len(new)
+                )
+            )
             or (self._max_cycles is not None and self.cycles >= self._max_cycles)
         )
         if new:
@@ -402,6 +424,7 @@ class MultiAgentDriver:
             ]
             self._live_set = set(self.agents)
             self._make_templates()
+        self._n_deciding = sum(len(g.dec_names) for g in groups)
         return AgentsStep(observations, rewards, terminations, truncations, infos)
 
     def _complete(self, actions: Mapping[str, Any]) -> dict[str, Any]:

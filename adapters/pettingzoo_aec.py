@@ -109,6 +109,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         self._turn = 0
         self._dead: deque[str] = deque()
         self._rewards_stale = False
+        self._zero_rewards: dict[str, float] | None = None
         self._allow_none = default_action is not None
 
     @override
@@ -132,6 +133,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         self._turn = 0
         self._dead = deque()
         self._rewards_stale = False
+        self._zero_rewards = None
         self.agent_selection = agents[0] if agents else None
 
     @override
@@ -171,7 +173,11 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
             EnvNotResetError: before ``reset()`` or once every agent has left.
         """
         if self._rewards_stale:
-            self.rewards = dict.fromkeys(self.rewards, 0.0)
+            # The rewards of the last core step are cleared by the next step(); the zeros of
+            # a cycle whose agents did not change are copied, not rebuilt.
+            if self._zero_rewards is None:
+                self._zero_rewards = dict.fromkeys(self.rewards, 0.0)
+            self.rewards = self._zero_rewards.copy()
             self._rewards_stale = False
         if self._dead:
             self._remove_dead(self.agent_selection, action)
@@ -205,6 +211,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
                 f"the only valid action is None, got {action!r}"
             )
         self._dead.popleft()
+        self._zero_rewards = None
         del self.rewards[agent]
         del self._cumulative_rewards[agent]
         del self.terminations[agent]
@@ -236,6 +243,8 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         self.infos = infos
         if driver.new_agents:
             self.agents.extend(driver.new_agents)
+        if driver.new_agents or driver.finished:
+            self._zero_rewards = None
         # Every agent of the cycle acted in it (its cumulative reward restarted at 0) and new
         # agents start at 0: the cumulative rewards are exactly this step's rewards.
         self._cumulative_rewards = dict(rewards)

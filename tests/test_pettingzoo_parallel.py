@@ -159,6 +159,20 @@ def test_missing_and_extra_actions_are_errors_naming_the_agents():
         env.step([0, 0])
 
 
+def test_a_dict_of_the_right_size_with_a_wrong_name_is_an_error_naming_both():
+    # Every live agent decides, so the adapter checks the keys by looking them up: a dict
+    # with as many entries as live agents but one wrong name must still be refused.
+    env = PettingZooParallelEnv(Probe((0, 0), (0,), seed=0))
+    env.reset()
+    actions = zeros(env)
+    actions["ghost_9"] = actions.pop("walker_2")
+    with pytest.raises(
+        ActionError, match=r"not live: finished \[\], unknown \['ghost_9'\]"
+    ):
+        env.step(actions)
+    env.step(zeros(env))  # the refused step changed nothing
+
+
 @pytest.mark.parametrize(
     ("agent", "value", "message"),
     [
@@ -312,6 +326,19 @@ def test_spawned_agents_count_towards_the_termination_rule():
     env.reset()
     env.step(zeros(env))  # runner_0 finished, runner_2 spawned: 1 of 3 is not a majority
     assert env.agents == ["runner_1", "runner_2"]
+
+
+def test_a_termination_mode_set_mid_episode_applies_from_the_next_step():
+    env = PettingZooParallelEnv(Probe((1, 0), (0,), seed=0), termination_mode="all")
+    env.reset()
+    env.step(zeros(env))  # runner_0 finished: 1 of 3 does not end an "all" episode
+    assert env.agents == ["runner_1", "walker_2"]
+    env.termination_mode = "any"
+    # No agent finishes in this step, yet 1 of 3 has finished, which ends an "any" episode.
+    _, _, terminated, truncated, _ = env.step(zeros(env))
+    assert env.agents == []
+    assert truncated == {"runner_1": True, "walker_2": True}
+    assert terminated == {"runner_1": False, "walker_2": False}
 
 
 def test_max_cycles_truncates_every_live_agent_and_is_writable():
