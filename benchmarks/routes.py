@@ -25,6 +25,11 @@ Multi-agent routes (:data:`MULTI_AGENT_ROUTES`; each counts the agents that real
     parallel_to_aec: PettingZoo's ``parallel_to_aec(PettingZooParallelEnv(core))`` (what a
         PettingZoo user gets without a native AEC adapter), the same turn loop.
     MultiAgentTask: ``MultiAgentTask.step_all`` with a dict of actions per cycle.
+    PettingZoo floor: no core and no adapter, only the Python work PettingZoo's Parallel
+        API asks of ANY adapter per step: the dict of N actions looked up and stacked into
+        one array, and five dicts of N entries, with a fresh observation row and a fresh
+        info dict per agent (3 keys). Its cost per agent-step is the floor under the
+        Parallel adapter's added cost on this machine.
 
 Every route pre-samples :data:`ACTION_BATCHES` batches of random actions before timing and
 cycles through them, so sampling is never timed; the dict routes get the dicts ready-made
@@ -38,6 +43,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -69,6 +76,7 @@ MULTI_AGENT_ROUTES = (
     "AEC",
     "parallel_to_aec",
     "MultiAgentTask",
+    "PettingZoo floor",
 )
 
 #: Every route, in report order.
@@ -285,6 +293,38 @@ def _multi_agent_task(case: EnvCase, n: int, seed: int) -> Route:
     return Route("MultiAgentTask", len(agents), step, task.close, counts_agents=True)
 
 
+def _pettingzoo_floor(case: EnvCase, n: int, seed: int) -> Route:
+    core = case.make(n, seed)
+    core.reset(seed=seed)
+    decision, _ = core.get_steps(case.behavior)
+    observation = np.asarray(decision.obs[0], np.float32)
+    reward = np.asarray(decision.reward, np.float32)
+    core.close()
+    agents = [f"agent_{i}" for i in decision.agent_id.tolist()]
+    batches = _consumer_actions(case, len(agents), seed)
+    actions = [dict(zip(agents, batch, strict=True)) for batch in batches]
+    lookup = itemgetter(*agents)
+    all_false = dict.fromkeys(agents, False)
+    info = {"decided": True, "group_id": 0, "group_reward": 0.0}
+
+    def step(i: int) -> tuple[Any, ...]:
+        chosen = actions[i % ACTION_BATCHES]
+        # The cheapest complete key check: the right count, and every lookup succeeds.
+        if len(chosen) != len(agents):
+            raise AssertionError("unreachable: every agent has an action")
+        batch = np.asarray(lookup(chosen))
+        return (
+            batch,
+            dict(zip(agents, observation.copy(), strict=True)),
+            dict(zip(agents, reward.tolist(), strict=True)),
+            all_false.copy(),
+            all_false.copy(),
+            dict(zip(agents, map(dict.copy, repeat(info, len(agents))), strict=True)),
+        )
+
+    return Route("PettingZoo floor", len(agents), step)
+
+
 _BUILDERS: dict[str, Callable[[EnvCase, int, int], Route]] = {
     "raw": _raw,
     "BehaviorVectorEnv": _behavior_vector_env,
@@ -296,6 +336,7 @@ _BUILDERS: dict[str, Callable[[EnvCase, int, int], Route]] = {
     "AEC": _aec,
     "parallel_to_aec": _parallel_to_aec,
     "MultiAgentTask": _multi_agent_task,
+    "PettingZoo floor": _pettingzoo_floor,
 }
 
 

@@ -85,19 +85,22 @@ class Derived:
         column: the column name.
         value: ``value(rates)`` from ``{route: agent-steps/s}``; a KeyError (a route
             missing) gives no value.
-        target: the target (issue 5), marked at the N of :data:`TARGET_NS`.
+        target: the target (issue 5), marked at the N of :data:`TARGET_NS`; None for a
+            column that gives context (the floor) and has no target.
         at_most: the target is an upper bound (a cost) rather than a lower one (a ratio).
         unit: how the value prints: ``"us"`` or ``"x"``.
     """
 
     column: str
     value: Callable[[dict[str, float]], float]
-    target: float
+    target: float | None
     at_most: bool
     unit: str
 
     def meets(self, value: float) -> bool:
-        """Whether ``value`` meets the target."""
+        """Whether ``value`` meets the target (a column without one always does)."""
+        if self.target is None:
+            return True
         return value <= self.target if self.at_most else value >= self.target
 
 
@@ -109,6 +112,15 @@ DERIVED = (
         "Parallel +µs/agent-step",
         lambda r: (1 / r["PettingZoo"] - 1 / r["raw"]) * 1e6,
         0.4,
+        at_most=True,
+        unit="us",
+    ),
+    # What PettingZoo's Parallel API costs any adapter per agent-step in Python (no core, no
+    # bookkeeping; see routes.py): the floor under "Parallel +µs/agent-step" on this machine.
+    Derived(
+        "floor µs/agent-step",
+        lambda r: 1e6 / r["PettingZoo floor"],
+        None,
         at_most=True,
         unit="us",
     ),
@@ -243,7 +255,7 @@ def markdown(
                 text = "-"
             else:
                 text = f"{value:.2f}" if d.unit == "us" else _ratio(value)
-                if key[1] in TARGET_NS:
+                if key[1] in TARGET_NS and d.target is not None:
                     text = _marked(text, d.target, d.meets(value))
             cells.setdefault(key, {})[d.column] = text
     measured = {m.route for m in results if m.agent_steps_per_s} - {"raw"}

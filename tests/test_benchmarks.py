@@ -87,11 +87,12 @@ def test_quick_run_prints_both_tables(run: ModuleType, quick: tuple[str, str, An
     assert multi[0] == ["env", "N", *run.MULTI_AGENT_ROUTES, *(d.column for d in run.DERIVED)]
     assert [row[:2] for row in vector[2:]] == [["Trivial", "2"]]
     assert [row[:2] for row in multi[2:]] == [["Trivial", "2"], ["TrivialEndless", "2"]]
-    assert all(cell != "-" for cell in vector[2] + multi[2][:-3] + multi[3])
+    k = len(run.DERIVED)
+    assert all(cell != "-" for cell in vector[2] + multi[2][:-k] + multi[3])
     # The per-agent-step costs exist only where every agent acts; no targets at N=2.
-    assert multi[2][-3:] == ["-", "-", "-"]
+    assert multi[2][-k:] == ["-"] * k
     # The JSON and the table agree with the measured rates.
-    costs = dict(zip((d.column for d in run.DERIVED), multi[3][-3:], strict=True))
+    costs = dict(zip((d.column for d in run.DERIVED), multi[3][-k:], strict=True))
     endless = {
         m["route"]: m["agent_steps_per_s"]
         for m in payload["results"]
@@ -101,6 +102,9 @@ def test_quick_run_prints_both_tables(run: ModuleType, quick: tuple[str, str, An
     assert row["AEC µs/turn"] == pytest.approx(1e6 / endless["AEC"])
     assert costs["AEC µs/turn"] == f"{1e6 / endless['AEC']:.2f}"
     assert row["AEC/parallel_to_aec"] == pytest.approx(endless["AEC"] / endless["parallel_to_aec"])
+    floor = 1e6 / endless["PettingZoo floor"]
+    assert row["floor µs/agent-step"] == pytest.approx(floor)
+    assert costs["floor µs/agent-step"] == f"{floor:.2f}"
 
 
 def _m(run: ModuleType, env: str, n: int, rates: dict[str, float]) -> list[Any]:
@@ -115,6 +119,7 @@ def test_report_arithmetic_and_target_marks(run: ModuleType) -> None:
         "PettingZoo": 5e5,
         "AEC": 1e6,
         "parallel_to_aec": 1e5,
+        "PettingZoo floor": 2.5e6,
     }
     results = _m(run, "Endless", 64, rates) + _m(run, "Dies", 64, rates)
     text = run.markdown(results, run.ROUTE_NAMES, every_agent_acts=["Endless"])
@@ -130,8 +135,10 @@ def test_report_arithmetic_and_target_marks(run: ModuleType) -> None:
     assert endless["Parallel +µs/agent-step"] == "1.00 (0.4 ✗)"
     assert endless["AEC µs/turn"] == "1.00 (1.5 ✓)"
     assert endless["AEC/parallel_to_aec"] == "10x (5 ✓)"
+    # The floor (1e6 / 2.5e6 = 0.4 µs) has no target: printed without a mark.
+    assert endless["floor µs/agent-step"] == "0.40"
     dies = dict(zip(multi[0], multi[3], strict=True))
-    assert [dies[d.column] for d in run.DERIVED] == ["-", "-", "-"]
+    assert [dies[d.column] for d in run.DERIVED] == ["-"] * len(run.DERIVED)
     # Away from N=64/1024 the values print without a target.
     other = run.markdown(_m(run, "Endless", 16, rates), run.ROUTE_NAMES, ["Endless"])
     header, _, cells = _table(other, "PettingZoo")
