@@ -27,6 +27,7 @@ from zooport.envs.base_env import (
     ObservationType,
     TerminalStep,
     TerminalSteps,
+    _out_of_range,
 )
 from zooport.envs.batched_env import BatchedEnv, StepResult
 
@@ -284,6 +285,16 @@ def test_action_tuple_rejects_malformed_parts(kwargs, match):
         ActionTuple(**kwargs)
 
 
+@pytest.mark.parametrize("kind", ["masked", "record"])
+def test_action_tuple_unwraps_array_subclasses(kind):
+    # The no-conversion path is for plain arrays: a subclass becomes a plain ndarray.
+    data = np.array([[1.0, 2.0]], np.float32)
+    continuous = np.ma.array(data) if kind == "masked" else data.view(np.recarray)
+    action = ActionTuple(continuous=continuous, discrete=np.ma.array([[1]], dtype=np.int32))
+    assert type(action.continuous) is np.ndarray and type(action.discrete) is np.ndarray
+    assert action.continuous.tolist() == [[1.0, 2.0]] and action.discrete.tolist() == [[1]]
+
+
 # --------------------------------------------------------------------------- BehaviorMapping
 
 
@@ -517,3 +528,25 @@ def test_set_action_for_agent_rejects_bad_input(data, spec):
     env.reset()
     kind, build = data.draw(bad_actions(spec, 1))
     _assert_rejected(build, lambda action: env.set_action_for_agent(BEHAVIOR, 1, action))
+
+
+@pytest.mark.parametrize(
+    "branches", [(3,), (3, 3), (2, 5, 4), (2**33,), (2**33, 4), (2**31, 2**31 + 1)]
+)
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_discrete_range_check_matches_a_plain_bounds_check(branches, dtype):
+    # _out_of_range compares int32 values viewed as uint32 against clipped bounds.
+    rng = np.random.default_rng(len(branches))
+    limits = np.array(branches, dtype=np.int64)
+    edge = [-(2**31), -1, 0, 1, 2, 3, 4, 5, 2**31 - 1]
+    for _ in range(200):
+        values = rng.choice(edge, size=(int(rng.integers(1, 4)), len(branches)))
+        discrete = values.astype(dtype)
+        expected = bool(((values < 0) | (values >= limits)).any())
+        assert _out_of_range(discrete, branches) == expected, (values, branches)
+    if dtype is np.int32:
+        spec = ActionSpec.create_discrete(branches)
+        top = np.array([[min(b, 2**31) - 1 for b in branches]], np.int32)
+        spec._validate_action(ActionTuple(discrete=top), 1, BEHAVIOR)
+        with pytest.raises(ActionError, match=r"got -1 at row 0"):
+            spec._validate_action(ActionTuple(discrete=np.full_like(top, -1)), 1, BEHAVIOR)

@@ -614,3 +614,106 @@ def test_author_interruption_is_truncation_and_termination_wins():
         _, terminal = env.get_steps("C")
         flags.append(terminal.interrupted.tolist())
     assert flags == [[], [True], [], [False]]
+
+
+# ---------------------------------------------------------------------------------------
+# The step has fast paths for the common case (every slot live, every agent deciding);
+# they must give exactly what the general, masked paths give.
+
+
+def _record(env: Echo, steps: int = 14) -> list:
+    """Every batch's full data (rows in slot order), for actions that depend on the id only."""
+    env.reset()
+    record = []
+    for step in range(steps):
+        decision, terminal = env.get_steps(NAME)
+        record.append([
+            (s.agent_id.tolist(), s.obs[0].tolist(), s.reward.tolist(), s.group_id.tolist(),
+             s.group_reward.tolist(), getattr(s, "interrupted", np.zeros(0)).tolist())
+            for s in (decision, terminal)
+        ])  # fmt: skip
+        ids = decision.agent_id
+        env.set_actions(NAME, act((ids * 3 + step) % 4, ids / 4))
+        env.step()
+    return record
+
+
+@pytest.mark.parametrize("restart_finished", [True, False])
+@pytest.mark.parametrize("max_steps", [0, 5])
+def test_an_empty_slot_changes_no_data(restart_finished, max_steps):
+    # A fourth, never-used slot sends every step down the masked paths.
+    kwargs = dict(lengths=[3, 0, 4], restart_finished=restart_finished, max_steps=max_steps,
+                  group_id=np.array([1, 2, 3, 4]))  # fmt: skip
+    full = _record(Echo(n=3, **{**kwargs, "group_id": kwargs["group_id"][:3]}))
+    assert _record(Echo(n=3, capacity=4, **kwargs)) == full
+    assert any(len(terminal[0]) for _, terminal in full)  # episodes did end
+
+
+class Claimer(Echo):
+    """Echo whose newly spawned slots claim a reward, an end and an interruption at once.
+
+    The group reward arrives as ``kind`` (float32, float64 or a list).
+    """
+
+    def __init__(self, kind="float32", **kwargs):
+        super().__init__(**kwargs)
+        self.kind = kind
+
+    def _step(self, actions):
+        result = super()._step(actions)[NAME]
+        new = self.spawned_slots[-1] if self.clock in self.spawn_at else []
+        reward, terminated = result.reward.copy(), result.terminated.copy()
+        group, interrupted = result.group_reward.astype(np.float64), np.zeros(self.capacity, bool)
+        reward[new], group[new], terminated[new], interrupted[new] = 100, 100, True, True
+        group = {"float32": group.astype(np.float32), "float64": group, "list": group.tolist()}
+        return {NAME: StepResult(reward, terminated, group[self.kind], interrupted)}
+
+
+@pytest.mark.parametrize("kind", ["float32", "float64", "list"])
+def test_spawned_agent_ignores_what_its_spawn_step_reports(kind):
+    env = Claimer(kind, n=2, capacity=3, spawn_at={1: 1})
+    env.reset()
+    env.set_actions(NAME, act([1, 2], [0.5, 0.25]))
+    env.step()
+    decision, terminal = env.get_steps(NAME)
+    assert len(terminal) == 0
+    assert by_id(decision) == {0: (1.0, 1.5, 1.5), 1: (1.0, 2.25, 2.25), 2: (0.0, 0.0, 0.0)}
+    assert decision.group_reward.dtype == np.float32
+    assert decision.group_reward.tolist() == [15.0, 22.5, 0.0]
+
+
+def test_spawned_agent_counts_max_steps_from_its_spawn():
+    env = Echo(n=2, capacity=3, spawn_at={1: 1}, max_steps=3)
+    env.reset()
+    ended = []
+    for _ in range(4):
+        env.step()
+        ended.append(env.get_steps(NAME)[1].agent_id.tolist())
+    assert ended == [[], [], [0, 1], [2]]
+
+
+class LateSpawner(Echo):
+    """Echo that spawns one agent from ``_reset_agents`` when slot 0 restarts (once)."""
+
+    def _reset_agents(self, behavior, slots):
+        super()._reset_agents(behavior, slots)
+        if 0 in slots.tolist() and self.clock and not self.spawned_slots:
+            self.spawned_slots.append(self._spawn(NAME, 1).tolist())
+
+
+def test_agent_spawned_outside_step_decides_after_its_first_step():
+    # _spawn belongs in _step; from another hook it still works, as it always did: the
+    # newcomer is placed at once and first decides after the next step.
+    env = LateSpawner(n=2, capacity=3, lengths=[1, 0])
+    env.reset()
+    env.set_actions(NAME, act([1, 2]))
+    env.step()
+    decision, terminal = env.get_steps(NAME)
+    assert env.spawned_slots == [[2]] and env.reset_log[-2:] == [[0], [2]]
+    assert terminal.agent_id.tolist() == [0]
+    assert by_id(decision) == {0: (0.0, 0.0, 0.0), 1: (1.0, 2.0, 2.0)}
+    env.set_actions(NAME, act([3, 3]))
+    env.step()
+    decision, _ = env.get_steps(NAME)
+    # The newcomer (id 2) was stepped once, with a zero action, before deciding.
+    assert by_id(decision) == {0: (0.0, 0.0, 0.0), 1: (2.0, 3.0, 3.0), 2: (1.0, 0.0, 0.0)}
