@@ -123,7 +123,8 @@ def _as_2d_array(values: Any, dtype: type, part: str, where: str) -> np.ndarray:
 def _check_int32_range(array: np.ndarray, where: str) -> None:
     # Casting 2**32 + 1 to int32 would silently give 1, a valid action.
     if array.size and not np.can_cast(array.dtype, np.int32):
-        low, high = array.min(), array.max()
+        # As Python numbers: comparing a float16 with 2**31 in numpy overflows (a warning).
+        low, high = array.min().item(), array.max().item()
         if low < _INT32_MIN or high > _INT32_MAX:
             bad = low if low < _INT32_MIN else high
             raise ActionError(f"{where}: expected discrete actions within int32 range, got {bad}")
@@ -323,8 +324,10 @@ class ActionSpec(NamedTuple):
                 f"behavior {name!r}: continuous actions must be finite, got "
                 f"{continuous[tuple(bad)]} at row {bad[0]}, column {bad[1]}"
             )
-        if discrete_size and discrete.size and _out_of_range(discrete, self.discrete_branches):
-            branches = _branch_array(self.discrete_branches)
+        # A spec built by hand may hold its branches in a list; the caches need a tuple.
+        branch_sizes = tuple(self.discrete_branches)
+        if discrete_size and discrete.size and _out_of_range(discrete, branch_sizes):
+            branches = _branch_array(branch_sizes)
             row, col = np.argwhere((discrete < 0) | (discrete >= branches))[0]
             raise ActionError(
                 f"behavior {name!r}: discrete branch {col} takes values in "

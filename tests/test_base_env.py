@@ -262,6 +262,20 @@ def test_action_tuple_accepts_whole_floats_as_discrete():
     action = ActionTuple(discrete=np.array([[2.0], [0.0]]))
     np.testing.assert_array_equal(action.discrete, [[2], [0]])
     assert action.discrete.dtype == np.int32
+    # float16 too: its range check once compared it with 2**31 in float16 (an overflow
+    # warning, an error under this suite's filterwarnings).
+    action = ActionTuple(discrete=np.array([[2.0], [0.0]], np.float16))
+    assert action.discrete.tolist() == [[2], [0]] and action.discrete.dtype == np.int32
+    with pytest.raises(ActionError, match="non-integral"):
+        ActionTuple(discrete=np.array([[0.5]], np.float16))
+
+
+def test_a_spec_built_with_a_list_of_branches_validates_actions():
+    spec = ActionSpec(0, [3, 2])
+    ok = ActionTuple(discrete=np.array([[2, 1]], np.int32))
+    assert spec._validate_action(ok, 1, "B") is ok
+    with pytest.raises(ActionError, match=r"branch 1 takes values in \[0, 1\], got 2"):
+        spec._validate_action(ActionTuple(discrete=np.array([[0, 2]], np.int32)), 1, "B")
 
 
 @pytest.mark.parametrize(
