@@ -268,11 +268,18 @@ class BehaviorVectorEnv(gym.vector.VectorEnv):
     def _add_final(self, info: dict[str, Any], out: SlotStep) -> None:
         n, done = self.num_envs, out.final_slots
         final_obs = np.empty(n, dtype=object)  # None where the episode goes on
-        final_obs[done] = np.fromiter(final_observations(out), dtype=object, count=done.size)
-        mask = np.zeros(n, dtype=bool)
-        mask[done] = True
-        group_id = np.zeros(n, dtype=np.int32)
-        group_id[done] = self._slots.group_id[done]
+        # Item by item: for the few slots that end in a step, cheaper than building a
+        # second object array to scatter. Rows of one array are its row views, taken as
+        # they are iterated; there is one row per slot in ``done`` by construction
+        # (strict=True costs a microsecond).
+        rows = out.final_obs
+        each = rows if isinstance(rows, np.ndarray) else final_observations(out)
+        for slot, obs in zip(done.tolist(), each, strict=False):
+            final_obs[slot] = obs
+        # Every slot that ended is either terminated or truncated, and no other slot is.
+        mask = out.terminated | out.truncated
+        # Integer ids times the mask are the masked copy, in one array operation.
+        group_id = self._slots.group_id * mask
         group_reward = np.zeros(n, dtype=np.float32)
         group_reward[done] = out.group_reward[done]
         info["final_obs"], info["_final_obs"] = final_obs, mask
@@ -301,7 +308,8 @@ def restart_if_all_over(slots: BehaviorSlots) -> bool:
     Call after a step that ended some episode; returns True when the core was reset, so
     every slot's observation is the first of its next episode (SAME_STEP autoreset).
     """
-    if slots.episode_over.all():
+    # count_nonzero: a fraction of the cost of .all() on a small bool array.
+    if np.count_nonzero(slots.episode_over) == slots.num_slots:
         slots.reset()
         return True
     return False

@@ -10,9 +10,11 @@ from zooport.envs import BatchedEnv, StepResult
 from zooport.envs.base_env import (
     ActionSpec,
     BehaviorSpec,
+    DecisionSteps,
     DimensionProperty,
     ObservationSpec,
     ObservationType,
+    TerminalSteps,
 )
 from zooport.errors import SpecError, UnknownBehaviorError
 
@@ -139,6 +141,93 @@ def test_an_agent_that_was_not_there_at_reset_is_an_error():
     slots = BehaviorSlots(core)
     slots.reset()
     with pytest.raises(SpecError, match="not there at reset"):
+        slots.step(np.zeros(2, int))
+
+
+class Renumbered:
+    """A BaseEnv presenting a core's agents under ids ``renumber(id)``.
+
+    ``reverse_terminal`` lists finished agents in descending id order (as a Unity build
+    may); ``stray_terminal_id`` replaces the first finished agent's id with an id that was
+    never there.
+    """
+
+    def __init__(self, core, renumber, reverse_terminal=False, stray_terminal_id=None):
+        self.core, self.renumber = core, renumber
+        self.reverse_terminal, self.stray = reverse_terminal, stray_terminal_id
+
+    @property
+    def behavior_specs(self):
+        return self.core.behavior_specs
+
+    def reset(self):
+        self.core.reset()
+
+    def step(self):
+        self.core.step()
+
+    def set_actions(self, name, action):
+        self.core.set_actions(name, action)
+
+    def close(self):
+        self.core.close()
+
+    def get_steps(self, name):
+        d, t = self.core.get_steps(name)
+        ids = self.renumber(np.asarray(t.agent_id, np.int64))
+        if self.stray is not None and ids.size:
+            ids[0] = self.stray
+        rows = np.arange(len(t))[::-1] if self.reverse_terminal else np.arange(len(t))
+        decision = DecisionSteps(
+            d.obs, d.reward, self.renumber(np.asarray(d.agent_id, np.int64)), d.action_mask,
+            d.group_id, d.group_reward,
+        )  # fmt: skip
+        terminal = TerminalSteps(
+            [o[rows] for o in t.obs], t.reward[rows], t.interrupted[rows], ids[rows],
+            t.group_id[rows], t.group_reward[rows],
+        )  # fmt: skip
+        return decision, terminal
+
+
+@pytest.mark.parametrize(
+    "renumber, reverse",
+    [
+        (lambda ids: ids + 1000, False),  # consecutive, not from 0
+        (lambda ids: ids - 5, True),  # consecutive, negative, finished rows descending
+        (lambda ids: ids * 3 + 7, False),  # not consecutive: slots found by search
+        (lambda ids: ids * 3 + 7, True),
+    ],
+)
+def test_any_agent_ids_in_any_terminal_order_give_the_same_slot_data(renumber, reverse):
+    # Agents 0, 2 and 4 finish together every other step, 1 and 3 at other times.
+    lengths = (2, 3, 2, 5, 2)
+
+    def run(core):
+        slots = BehaviorSlots(core)
+        slots.reset()
+        rng = np.random.default_rng(0)
+        return [(slots.step(rng.integers(0, 4, size=5)), slots.obs.copy()) for _ in range(9)]
+
+    plain = run(Timers(lengths=lengths, seed=0))
+    renumbered = run(Renumbered(Timers(lengths=lengths, seed=0), renumber, reverse))
+    assert plain[1][0].final_slots.tolist() == [0, 2, 4]
+    for (a, obs_a), (b, obs_b) in zip(plain, renumbered, strict=True):
+        for field in ("reward", "terminated", "truncated", "decided", "final_slots"):
+            np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
+        if a.final_obs is None:
+            assert b.final_obs is None
+        else:
+            np.testing.assert_array_equal(a.final_obs, b.final_obs)  # rows in slot order
+        np.testing.assert_array_equal(obs_a, obs_b)
+
+
+@pytest.mark.parametrize("stray", [999, 1005, -1])
+def test_a_finished_agent_that_was_not_there_at_reset_is_an_error(stray):
+    renumber = lambda ids: ids + 1000  # noqa: E731
+    core = Renumbered(Timers(lengths=(1, 100), seed=0), renumber, stray_terminal_id=stray)
+    slots = BehaviorSlots(core)
+    slots.reset()
+    with pytest.raises(SpecError, match=rf"agent ids \[{stray}\] that were not there at reset"):
         slots.step(np.zeros(2, int))
 
 
