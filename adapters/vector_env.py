@@ -173,7 +173,8 @@ class BehaviorVectorEnv(gym.vector.VectorEnv):
         super().reset(seed=seed)
         self._slots.reset(seed)
         zero = np.zeros(self.num_envs, dtype=np.float32)
-        return self._slots.obs_layout.copy(self._slots.obs), self._info(self._slots.decided, zero)
+        slots = self._slots
+        return slots.obs_layout.copy(slots.obs), self._info(slots.decided.copy(), zero)
 
     @override
     def step(
@@ -193,7 +194,7 @@ class BehaviorVectorEnv(gym.vector.VectorEnv):
         if out.final_slots.size:
             self._add_final(info, out)
             if restart_if_all_over(slots):
-                info.update(self._info(slots.decided, out.group_reward))
+                info.update(self._info(slots.decided.copy(), out.group_reward))
         obs = slots.obs_layout.copy(slots.obs)
         return obs, out.reward, out.terminated, out.truncated, info
 

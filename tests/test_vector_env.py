@@ -357,6 +357,21 @@ def test_decision_period_three_keeps_obs_zero_reward_then_the_summed_reward():
     assert obs[0].tolist() == [0.0, 4.0]  # slot 0 kept its next episode's first observation
 
 
+def test_infos_from_reset_and_from_a_core_reset_are_not_the_adapters_buffers():
+    envs = BehaviorVectorEnv(Counters(lengths=(4, 100), period=3, seed=0))
+    _, reset_info = envs.reset(seed=0)
+    envs.step(np.array([1, 1]))
+    envs.step(np.array([2, 2]))  # slot 1 has no decision: the adapter's decided changes
+    assert reset_info["decided"].tolist() == [True, True]
+    # A core without restarts is reset inside the step that ends the last episode.
+    envs = BehaviorVectorEnv(Counters(lengths=(1, 1), restart=False, seed=0))
+    envs.reset(seed=0)
+    _, _, terminated, _, info = envs.step(np.zeros(2, int))
+    assert terminated.tolist() == [True, True] and info["decided"].tolist() == [True, True]
+    envs.unwrapped._slots.decided[:] = False  # what a later step with no decisions writes
+    assert info["decided"].tolist() == [True, True]
+
+
 def test_an_agent_count_change_is_a_clear_error():
     envs = BehaviorVectorEnv(Counters(lengths=(100, 100), spawn_at=2, seed=0))
     envs.reset(seed=0)
