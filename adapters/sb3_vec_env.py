@@ -160,11 +160,9 @@ class SB3VecEnv(VecEnv):
         done = out.final_slots
         if done.size:
             cuts = out.truncated[done].tolist()
-            # An array's rows are iterated as views, with no list in between; there is one
-            # row per slot in ``done`` by construction (strict=True costs a microsecond).
-            rows = out.final_obs
-            each = rows if isinstance(rows, np.ndarray) else final_observations(out)
-            for slot, obs, cut in zip(done.tolist(), each, cuts, strict=False):
+            # One row per slot in ``done`` by construction (strict=True costs a microsecond).
+            observations = final_observations(out)
+            for slot, obs, cut in zip(done.tolist(), observations, cuts, strict=False):
                 infos[slot] = {"terminal_observation": obs, "TimeLimit.truncated": cut}
             if restart_if_all_over(slots):
                 decided = slots.decided.copy()  # every slot starts its next episode

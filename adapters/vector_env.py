@@ -30,7 +30,7 @@ Info (Gymnasium's vector convention: ``info[key]`` is an array over slots and
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import gymnasium as gym
@@ -270,12 +270,9 @@ class BehaviorVectorEnv(gym.vector.VectorEnv):
         n, done = self.num_envs, out.final_slots
         final_obs = np.empty(n, dtype=object)  # None where the episode goes on
         # Item by item: for the few slots that end in a step, cheaper than building a
-        # second object array to scatter. Rows of one array are its row views, taken as
-        # they are iterated; there is one row per slot in ``done`` by construction
-        # (strict=True costs a microsecond).
-        rows = out.final_obs
-        each = rows if isinstance(rows, np.ndarray) else final_observations(out)
-        for slot, obs in zip(done.tolist(), each, strict=False):
+        # second object array to scatter. There is one row per slot in ``done`` by
+        # construction (strict=True costs a microsecond).
+        for slot, obs in zip(done.tolist(), final_observations(out), strict=False):
             final_obs[slot] = obs
         # Every slot that ended is either terminated or truncated, and no other slot is.
         mask = out.terminated | out.truncated
@@ -293,14 +290,18 @@ class BehaviorVectorEnv(gym.vector.VectorEnv):
         info["_final_info"] = mask.copy()
 
 
-def final_observations(out: SlotStep) -> list[Any]:
-    """The final observation of each slot in ``out.final_slots``: one array or dict each."""
+def final_observations(out: SlotStep) -> Iterable[Any]:
+    """The final observation of each slot in ``out.final_slots``: one array or dict each.
+
+    For an array observation this is the fresh batch itself, whose rows (views, taken as they
+    are iterated) are the observations: no list is built for the few slots that end.
+    """
     rows = out.final_obs
     if rows is None:
         return []
     if isinstance(rows, dict):
         return [{key: value[i] for key, value in rows.items()} for i in range(out.final_slots.size)]
-    return list(rows)
+    return rows
 
 
 def restart_if_all_over(slots: BehaviorSlots) -> bool:
