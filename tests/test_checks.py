@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import signal
 import sys
 import textwrap
+import time
 import warnings
 
 import pytest
@@ -29,6 +31,7 @@ PASS, FAIL, SKIP = CheckStatus.PASSED, CheckStatus.FAILED, CheckStatus.SKIPPED
 #: A module of environments, good and deliberately broken, importable by name.
 ENVS_SOURCE = textwrap.dedent(
     '''
+    import time
     import warnings
 
     import numpy as np
@@ -71,6 +74,17 @@ ENVS_SOURCE = textwrap.dedent(
     class StepRaises(Good):
         def _step(self, actions):
             raise RuntimeError("boom: the physics exploded")
+
+
+    class HangsInStep(Good):
+        """A step that never returns, and swallows every Exception on the way."""
+
+        def _step(self, actions):
+            while True:
+                try:
+                    time.sleep(0.02)
+                except Exception:
+                    pass
 
 
     class Warns(Good):
@@ -203,6 +217,28 @@ def test_step_that_raises_fails_every_checker_that_steps_without_crashing(envs):
     assert failed == set(CHECKERS) - {"render"}
     for result in report.failures:
         assert "boom: the physics exploded" in result.message, result
+
+
+def test_a_checker_that_hangs_fails_at_the_time_limit_and_the_rest_still_run(envs):
+    handler = signal.getsignal(signal.SIGALRM)
+    began = time.perf_counter()
+    report = run_checkers(
+        envs.HangsInStep, only=["base_env", "parallel_api", "render"], timeout=0.3, **FAST
+    )
+    assert time.perf_counter() - began < 10
+    assert statuses(report) == {
+        "construct": PASS, "base_env": FAIL, "parallel_api": FAIL, "render": SKIP
+    }  # fmt: skip
+    for result in report.failures:
+        assert result.message == "did not finish within the time limit of 0.3 s", result
+        assert 0.3 <= result.seconds < 3
+    # The timer is off and the previous handler is back.
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    assert signal.getsignal(signal.SIGALRM) is handler
+    # A good environment is not affected by a limit it stays within.
+    assert run_checkers(envs.Good, only=["base_env"], timeout=60, **FAST).passed
+    with pytest.raises(ValueError, match="timeout to be None or seconds > 0"):
+        run_checkers(envs.Good, only=["base_env"], timeout=0)
 
 
 def test_duplicate_agent_ids_are_reported(envs):

@@ -23,9 +23,12 @@ from zooport.play import play, sample_action
 from zooport.targets import resolve_target
 from zooport.training import train
 
-#: A user's module: a good env, one whose step raises, one with a wrong observation dtype.
+#: A user's module: a good env, one whose step raises, one with a wrong observation dtype,
+#: one whose step never returns.
 USER_MODULE = textwrap.dedent(
     """
+    import time
+
     import numpy as np
 
     from zooport.envs.base_env import (
@@ -62,6 +65,12 @@ USER_MODULE = textwrap.dedent(
     class WrongDtype(Counter):
         def _observe(self, behavior, slots):
             return [np.zeros((slots.size, 2), np.float64)]
+
+
+    class HangsInStep(Counter):
+        def _step(self, actions):
+            while True:
+                time.sleep(0.02)
 
 
     def make_counter(limit=10):
@@ -273,6 +282,7 @@ def test_play_errors_are_one_line(capsys, monkeypatch, user_module):
         (["info", "zooport.cli:nothing"], ["module 'zooport.cli' has no attribute 'nothing'"]),
         (["info", "zooport.cli:APIS"], ["zooport.cli:APIS is a tuple, not a callable"]),
         (["check", "Basic", "--only", "nope"], ["--only takes checker names among"]),
+        (["check", "Basic", "--timeout", "-1"], ["--timeout takes seconds >= 0", "got -1.0"]),
         (["train", "Collector", "--steps", "8"], ["hybrid actions; SB3 has no policy"]),
         (["train", "Tag", "--steps", "8"], ["pick one with --behavior"]),
     ],
@@ -303,6 +313,14 @@ def test_check_reports_a_step_that_raises_and_exits_1(capsys, user_module):
     assert "RuntimeError: boom: the physics exploded" in rows["pettingzoo parallel_api_test"]
     assert "step() 1 of 20 raised RuntimeError: boom" in rows["zooport check_base_env"]
     assert "skip" in rows["pettingzoo render_test"]
+
+
+def test_check_fails_a_checker_that_hangs_at_the_timeout_and_exits_1(capsys, user_module):
+    code, out, err = run(capsys, "check", "zooport_cli_user_envs:HangsInStep", "--only",
+                         "base_env", "--timeout", "0.3")  # fmt: skip
+    assert code == 1 and err == ""
+    row = next(line for line in out.splitlines() if "check_base_env" in line)
+    assert "did not finish within the time limit of 0.3 s" in row
 
 
 def test_check_a_good_factory_with_kwargs_exits_0(capsys, user_module):

@@ -17,7 +17,9 @@ Functions:
 This is what ``zooport check`` runs. It never lets an environment's exception escape: each
 checker runs in its own ``try``/``except`` and a crash is that checker's failure, with its
 message. Warnings are recorded per checker (by default they do not fail it; with
-``warnings_as_errors=True`` they do). Everything a checker prints is swallowed.
+``warnings_as_errors=True`` they do). Everything a checker prints is swallowed. With a
+``timeout``, a checker still running after that many seconds is interrupted and fails (on
+POSIX, from the main thread: the limit is a ``SIGALRM`` timer; elsewhere there is none).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ import inspect
 import io
 import os
 import re
+import signal
+import threading
 import time
 import traceback
 import types
@@ -333,12 +337,60 @@ def _seed_action_spaces(env: Any, seed: int) -> None:
             space.seed(seed)
 
 
+class CheckerTimeout(BaseException):
+    """Raised inside a checker that ran out of time.
+
+    A ``BaseException``, like ``KeyboardInterrupt``: the ``except Exception`` of a checker or
+    an environment does not swallow it.
+    """
+
+
+def _time_limit_supported() -> bool:
+    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float | None):
+    """Raises :class:`CheckerTimeout` in the block after ``seconds`` (None: no limit).
+
+    The timer repeats every 0.1 s after it first fires, so a block that catches the first
+    timeout with a bare ``except`` is interrupted again. Without ``signal.setitimer`` (Windows)
+    or off the main thread the block runs without a limit.
+    """
+    if seconds is None or not _time_limit_supported():
+        yield
+        return
+
+    armed = [True]
+
+    def expire(signum: int, frame: Any) -> None:
+        if armed[0]:
+            raise CheckerTimeout
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds, 0.1)
+    try:
+        yield
+    finally:
+        # A timeout may land on any line of this cleanup; it is then simply redone (every
+        # step is idempotent), and once disarmed the handler raises no more.
+        while True:
+            try:
+                armed[0] = False
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, previous)
+                break
+            except CheckerTimeout:
+                continue
+
+
 class _Runner:
     """Runs checkers one by one, each in its own try/except and warnings recorder."""
 
-    def __init__(self, warnings_as_errors: bool) -> None:
+    def __init__(self, warnings_as_errors: bool, timeout: float | None = None) -> None:
         self.results: list[CheckerResult] = []
         self.warnings_as_errors = warnings_as_errors
+        self.timeout = timeout
 
     def skip(self, checker: str, reason: str, target: str | None = None) -> None:
         self.results.append(CheckerResult(checker, CheckStatus.SKIPPED, reason, target))
@@ -355,8 +407,11 @@ class _Runner:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                with contextlib.redirect_stdout(io.StringIO()):
+                with _time_limit(self.timeout), contextlib.redirect_stdout(io.StringIO()):
                     outcome = check()
+            except CheckerTimeout:
+                status = CheckStatus.FAILED
+                message = f"did not finish within the time limit of {self.timeout:g} s"
             except Exception as exc:  # a checker crashing is that checker's failure
                 status, message = CheckStatus.FAILED, one_line(exc)
             else:
@@ -387,6 +442,7 @@ def run_checkers(
     cycles: int = 100,
     single_agent: Mapping[str, Any] | None = None,
     warnings_as_errors: bool = False,
+    timeout: float | None = None,
 ) -> SuiteReport:
     """Runs every applicable checker on environments made by ``factory``.
 
@@ -406,12 +462,15 @@ def run_checkers(
             ``behavior_name``), e.g. a built-in's Gymnasium registration; None finds out.
         warnings_as_errors: a checker that raises a warning not in
             :data:`EXPLAINED_WARNINGS` fails.
+        timeout: seconds after which a checker (and the factory's first call) is
+            interrupted and fails; None waits as long as it takes. Needs POSIX and the main
+            thread (see the module docstring).
 
     Returns:
         The report; ``report.passed`` is False when any checker failed.
 
     Raises:
-        ValueError: ``only`` names an unknown checker.
+        ValueError: ``only`` names an unknown checker, or ``timeout`` is not positive.
 
     Example:
         >>> from zooport.envs.builtin.basic import Basic
@@ -424,8 +483,10 @@ def run_checkers(
     unknown = [c for c in selected if c not in CHECKERS]
     if unknown:
         raise ValueError(f"Expected checker names among {list(CHECKERS)}, actually: {unknown}")
+    if timeout is not None and not timeout > 0:
+        raise ValueError(f"Expected timeout to be None or seconds > 0, actually: {timeout!r}")
     wanted = [c for c in CHECKERS if c in selected]
-    runner = _Runner(warnings_as_errors)
+    runner = _Runner(warnings_as_errors, timeout)
     report = SuiteReport(name, runner.results)
 
     def construct() -> str | None:

@@ -18,6 +18,7 @@ Subcommands (``zooport <command> --help`` for each)::
     zooport play ENV [--api raw|gym|vector|parallel|aec] [--steps N] [--seed S]
                      [--behavior NAME] [--record out.gif] [--kwargs JSON]
     zooport check ENV|module:factory [--kwargs JSON] [--only NAME ...] [--strict]
+                      [--timeout SECONDS]
     zooport bench [--quick] [--json PATH] [--n N ...] [--envs NAME ...] [--routes NAME ...]
     zooport train ENV [--api vector|parallel] [--steps N] [--seed S] [--plot out.png]
 
@@ -340,10 +341,13 @@ def _cmd_check(args: argparse.Namespace, out: _Output) -> int:
         raise UsageError(f"--only takes checker names among {list(CHECKERS)}, got {unknown}")
     if args.steps < 1 or args.cycles < 1:
         raise UsageError(f"--steps and --cycles must be positive, got {args.steps}, {args.cycles}")
+    if not args.timeout >= 0:
+        raise UsageError(f"--timeout takes seconds >= 0 (0: no limit), got {args.timeout}")
     target = resolve_target(args.env, parse_kwargs(args.kwargs))
     report = run_checkers(
         target.factory, name=target.name, only=args.only, seed=args.seed, steps=args.steps,
         cycles=args.cycles, single_agent=target.gym_preset, warnings_as_errors=args.strict,
+        timeout=args.timeout or None,
     )  # fmt: skip
     if out.console is not None:
         out.table(["checker", "status", "warnings", "message"], report.rows(),
@@ -480,6 +484,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--steps", type=int, default=200, help="check_base_env steps (200)")
     check.add_argument("--cycles", type=int, default=100, help="PettingZoo num_cycles (100)")
     check.add_argument("--strict", action="store_true", help="a checker that warns fails")
+    check.add_argument(
+        "--timeout", type=float, default=600.0, metavar="SECONDS",
+        help="a checker still running after this long fails (600; 0 = no limit)",
+    )  # fmt: skip
     check.add_argument("-v", "--verbose", action="store_true", help="list warnings and details")
 
     bench = commands.add_parser("bench", help="the adapter benchmark table (benchmarks/run.py)")
