@@ -152,9 +152,13 @@ class BehaviorSlots:
 
         Used by single-agent ``reset()`` after an episode that the core itself ended, so a
         restarted agent does not cost a full core reset. Returns False when the agents have
-        not come back within ``limit`` core steps (a core that does not restart agents); the
-        caller then resets the core.
+        not come back within ``limit`` core steps, or at once when the core says it does not
+        restart them (a ``BatchedEnv``'s ``restarts_finished``); the caller then resets the
+        core.
         """
+        restarts = getattr(self.core, "restarts_finished", None)
+        if callable(restarts) and not restarts(self.name):
+            return False
         for _ in range(limit):
             if self.decided[self.episode_over].all():
                 self.episode_over[:] = False

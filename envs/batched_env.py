@@ -294,6 +294,20 @@ class BatchedEnv(BaseEnv):
         """The user's side channels this environment was constructed with."""
         return list(self._user_channels)
 
+    def restarts_finished(self, behavior_name: BehaviorName) -> bool:
+        """Whether an agent of the behaviour whose episode ends is restarted in that step.
+
+        A zooport extension of the BaseEnv API (False for ``restart_finished=False``): an
+        adapter waiting for a finished agent to come back learns that it will not before
+        the next ``reset()``.
+
+        Example:
+            >>> from zooport.envs.builtin.tag import Tag
+            >>> Tag().restarts_finished("Runner?team=0")
+            True
+        """
+        return self._behavior(behavior_name).restart
+
     def reset(self, seed: int | None = None) -> None:
         """Starts a new episode for every agent; ``seed`` reseeds the environment's RNG."""
         self._check_open()

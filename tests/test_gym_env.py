@@ -433,8 +433,13 @@ def test_a_core_that_does_not_restart_the_agent_is_reset():
     env = GymEnv(core)
     env.reset()
     assert env.step(0)[2] is True
+    steps = core.core_steps
     obs, _ = env.reset()
     assert core.resets == 2 and obs.tolist() == [0.0, 1.0]
+    # The core says its finished agents stay out: no idle steps waiting for the agent
+    # (there were 1,000 before the core was reset).
+    assert core.core_steps == steps
+    assert core.restarts_finished("L") is False and Line().restarts_finished("L") is True
 
 
 def test_more_than_one_agent_points_to_the_vector_adapters():
