@@ -30,7 +30,7 @@ Semantics (see also DESIGN.md, "Consumer conventions"):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -57,7 +57,10 @@ __all__ = ["AgentsStep", "DriverControls", "MultiAgentDriver"]
 
 
 class AgentsStep(NamedTuple):
-    """One step of every reporting agent, each field a dict keyed by agent name."""
+    """One step of every reporting agent, each field a dict keyed by agent name.
+
+    The five dicts have the same keys in the same order.
+    """
 
     observations: dict[str, Any]
     rewards: dict[str, float]
@@ -525,6 +528,10 @@ class MultiAgentDriver:
     def is_live(self, agent: str) -> bool:
         """True when ``agent`` is live in the current episode (a set lookup)."""
         return agent in self._live_set
+
+    def all_live(self, agents: Collection[Any]) -> bool:
+        """True when every one of ``agents`` (names, a dict's keys) is live."""
+        return self._live_set.issuperset(agents)
 
     def check_open(self) -> None:
         """Raises :class:`EnvClosedError` once the adapter was closed."""

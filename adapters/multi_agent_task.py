@@ -319,6 +319,13 @@ class MultiAgentTask(DriverControls):
                 f"{type(actions).__name__}"
             )
         pending = self._pending
+        if not pending and type(actions) is dict and self._driver.all_live(actions.keys()):
+            # The common call, a dict keyed by live agent names at the start of a cycle:
+            # handed to the driver as it is (it never changes it).
+            if self._allow_none and any(action is None for action in actions.values()):
+                actions = {a: action for a, action in actions.items() if action is not None}
+            self._pending = actions
+            return self._run_cycle()
         given = {}
         for agent_id, action in actions.items():
             agent = agent_id if self._driver.is_live(agent_id) else self.agent(agent_id)
@@ -341,15 +348,19 @@ class MultiAgentTask(DriverControls):
             dones[agent] = False
         if self._driver.finished:
             dones.update(dict.fromkeys(self._driver.finished, True))
-        transitions = {
-            agent: Transition(
-                obs,
-                rewards[agent],
-                terminations[agent] or truncations[agent],
-                _flagged(infos[agent], terminations[agent], truncations[agent]),
+        transitions = {}
+        # The five dicts of a step have the same keys in the same order (AgentsStep).
+        for (agent, obs), reward, terminated, truncated, info in zip(
+            observations.items(),
+            rewards.values(),
+            terminations.values(),
+            truncations.values(),
+            infos.values(),
+            strict=True,
+        ):
+            transitions[agent] = Transition(
+                obs, reward, terminated or truncated, _flagged(info, terminated, truncated)
             )
-            for agent, obs in observations.items()
-        }
         self._last.update(transitions)
         return transitions
 

@@ -336,6 +336,27 @@ def test_default_action_fills_none_and_missing_agents():
     assert core.applied[WALKER][0].tolist() == [[0.0, 0.0]]
 
 
+def test_step_all_by_name_takes_none_as_the_default_and_refuses_finished_agents():
+    core, task = three_agents(default_action="zero")
+    task.reset()
+    out = task.step_all({"runner_0": None, "runner_1": 1, "walker_2": None})
+    assert core.applied[RUNNER][-1].tolist() == [[0], [1]]
+    assert core.applied[WALKER][-1].tolist() == [[0.0, 0.0]]
+    assert list(out) == ["runner_0", "runner_1", "walker_2"]
+    core, task = three_agents()
+    task.reset()
+    with pytest.raises(ActionError, match="'runner_0'.*got None"):
+        task.step_all({"runner_0": None, "runner_1": 1, "walker_2": WALK})
+    assert core.t == 0 and task.waiting_for == task.agents  # the cycle starts over
+    core = Probe(runner_lengths=(1, 0), walker_lengths=(0,), seed=0)
+    task = MultiAgentTask(core, termination_mode="all")
+    task.reset()
+    task.step_all({"runner_0": 0, "runner_1": 0, "walker_2": WALK})  # runner_0 finishes
+    assert task.agents == ["runner_1", "walker_2"]
+    with pytest.raises(ActionError, match=r"not live: finished \['runner_0'\]"):
+        task.step_all({"runner_0": 0, "runner_1": 0, "walker_2": WALK})
+
+
 def test_seed_render_close():
     a = MultiAgentTask(BallBalance(n_agents=3))
     b = MultiAgentTask(BallBalance(n_agents=3))
