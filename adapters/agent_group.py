@@ -216,9 +216,6 @@ class AgentGroup:
         pos = np.minimum(np.searchsorted(self._sorted_ids, ids), self.n - 1)
         return np.where(self._sorted_ids[pos] == ids, self._sorted_slots[pos], -1)
 
-    def _forget_lookup(self) -> None:
-        self._cache_key = None
-
     def _decision_slots(
         self, agent_id: Any, names: AgentNames | None
     ) -> tuple[np.ndarray, slice | np.ndarray, list[str] | None]:
@@ -353,7 +350,7 @@ class AgentGroup:
         order = np.argsort(self.ids[:n], kind="stable")
         self._sorted_ids = self.ids[:n][order]
         self._sorted_slots = order.astype(np.intp)
-        self._forget_lookup()
+        self._cache_key = None  # the cached lookup may name the dropped slots
         self.new_slots, self.new_names = [], []
 
     def truncate_live(self) -> None:
