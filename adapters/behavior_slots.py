@@ -25,7 +25,13 @@ import numpy as np
 from zooport.adapters.core_access import adopt_core, reset_core, step_until_any
 from zooport.adapters.spaces import ActionLayout, ObservationLayout
 from zooport.envs.base_env import ActionTuple, DecisionSteps, TerminalSteps
-from zooport.errors import SpecError, UnknownBehaviorError
+from zooport.errors import (
+    ActionError,
+    ArgumentTypeError,
+    SpecError,
+    UnknownBehaviorError,
+    ZooportError,
+)
 
 __all__ = ["SlotStep", "BehaviorSlots"]
 
@@ -55,6 +61,11 @@ class SlotStep(NamedTuple):
 def behavior_name_of(core: Any, behavior_name: str | None, adapter: str) -> str:
     """The behaviour an adapter serves: the given one, or the core's only one."""
     names = list(core.behavior_specs)
+    if behavior_name is not None and not isinstance(behavior_name, str):
+        raise ArgumentTypeError(
+            f"{adapter}: expected behavior_name to be None or one of {names}, got "
+            f"{type(behavior_name).__name__} {behavior_name!r}"
+        )
     if behavior_name is None:
         if len(names) != 1:
             raise UnknownBehaviorError(
@@ -214,7 +225,18 @@ class BehaviorSlots:
 
     def set_actions(self, actions: Any) -> None:
         """Sends the actions of the slots that have a decision to the core (one call)."""
-        action = self.action_layout.to_core(actions, self.num_slots)
+        try:
+            action = self.action_layout.to_core(actions, self.num_slots)
+        except ZooportError:
+            raise
+        except (ValueError, TypeError, IndexError, KeyError) as error:
+            # What numpy raises for input it cannot read (ragged lists, objects) is turned
+            # into the error every bad action gets; a try costs nothing when nothing is raised.
+            raise ActionError(
+                f"{self.adapter}: behavior {self.name!r}: expected a batch of "
+                f"{self.num_slots} actions of {self.action_layout.space}, got a "
+                f"{type(actions).__name__} that cannot be read as one ({error})"
+            ) from None
         rows = self._decision_slots
         if rows is self._every_slot:
             self.core.set_actions(self.name, action)  # every slot decides, rows in slot order

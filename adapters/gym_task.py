@@ -21,6 +21,9 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import RecordConstructorArgs
 
+from zooport.envs.arguments import check_seed
+from zooport.errors import ArgumentError, ArgumentTypeError
+
 try:  # typing.override is 3.12+; typing_extensions ships with Gymnasium.
     from typing_extensions import override
 except ImportError:  # pragma: no cover - depends on the installed packages
@@ -41,11 +44,15 @@ TRANSFORM_ARGUMENTS = ("state", "action", "reward", "terminated", "truncated", "
 def _declared_arguments(function: Callable[..., Any], role: str) -> tuple[str, ...]:
     """The names among :data:`TRANSFORM_ARGUMENTS` that ``function`` declares."""
     if not callable(function):
-        raise TypeError(f"Expected {role} to be callable, actually: {type(function).__name__}")
+        raise ArgumentTypeError(
+            f"Expected {role} to be callable, actually: {type(function).__name__}"
+        )
     try:
         parameters = list(inspect.signature(function).parameters.values())
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"{role}: cannot read the signature of {function!r}: {exc}") from None
+        raise ArgumentTypeError(
+            f"{role}: cannot read the signature of {function!r}: {exc}"
+        ) from None
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
         return TRANSFORM_ARGUMENTS
     names = []
@@ -55,7 +62,7 @@ def _declared_arguments(function: Callable[..., Any], role: str) -> tuple[str, .
         if p.name in TRANSFORM_ARGUMENTS and p.kind is not inspect.Parameter.POSITIONAL_ONLY:
             names.append(p.name)
         elif p.default is inspect.Parameter.empty:
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"{role} {getattr(function, '__qualname__', function)!r}: expected its required "
                 f"parameters to be named among {list(TRANSFORM_ARGUMENTS)} (passed by name), "
                 f"actually: {p.name!r}"
@@ -73,7 +80,7 @@ def _space_of(value: Any, role: str) -> spaces.Space:
     if np.issubdtype(array.dtype, np.integer):
         info = np.iinfo(array.dtype)
         return spaces.Box(info.min, info.max, array.shape, array.dtype)
-    raise TypeError(
+    raise ArgumentTypeError(
         f"{role} returned a {array.dtype} value; its observation space cannot be inferred, "
         "pass observation_space="
     )
@@ -86,7 +93,7 @@ def _stacked_space(space: spaces.Space, n: int) -> spaces.Space:
         return spaces.Box(low, high, dtype=space.dtype)
     if isinstance(space, spaces.Dict):
         return spaces.Dict({key: _stacked_space(sub, n) for key, sub in space.spaces.items()})
-    raise TypeError(
+    raise ArgumentTypeError(
         f"stack_frames supports Box and Dict-of-Box observation spaces, actually: {space}"
     )
 
@@ -167,9 +174,9 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         **make_kwargs: ``gym.make`` keywords, only when ``env`` is an id.
 
     Raises:
-        TypeError: a transform declares an unknown required parameter, ``make_kwargs`` come
+        ArgumentTypeError: a transform declares an unknown required parameter, ``make_kwargs`` come
             with an env instance, or frames cannot be stacked for the observation space.
-        ValueError: bad ``stack_frames``/``skip_start_frames``, a ``noop_action`` outside
+        ArgumentError: bad ``stack_frames``/``skip_start_frames``, a ``noop_action`` outside
             the action space, or ``can_render`` over an env that does not render.
 
     Example:
@@ -203,12 +210,12 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
                 make_kwargs["render_mode"] = "rgb_array"
             env = gym.make(env, **make_kwargs)
         elif make_kwargs:
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"GymTask: gym.make keywords {sorted(make_kwargs)} need an env id, "
                 f"actually got an instance of {type(env).__name__}"
             )
         elif not isinstance(env, gym.Env):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"Expected env to be a Gymnasium id or gymnasium.Env, actually: "
                 f"{type(env).__name__}"
             )
@@ -230,11 +237,11 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
             ("skip_start_frames", skip_start_frames, 0),
         ):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-                raise ValueError(f"Expect {name} to be an int >= {minimum}, actually: {value!r}")
+                raise ArgumentError(f"Expect {name} to be an int >= {minimum}, actually: {value!r}")
             if value < minimum:
-                raise ValueError(f"Expect {name} to be an int >= {minimum}, actually: {value}")
+                raise ArgumentError(f"Expect {name} to be an int >= {minimum}, actually: {value}")
         if can_render and env.render_mode is None:
-            raise ValueError(
+            raise ArgumentError(
                 f"GymTask(can_render=True) needs an env that renders; {env} has render_mode=None "
                 '(make it with render_mode="rgb_array")'
             )
@@ -251,7 +258,9 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         frame_space = env.observation_space
         if observation_space is not None:
             if state_transform is None:
-                raise ValueError("GymTask: observation_space= describes state_transform's results")
+                raise ArgumentError(
+                    "GymTask: observation_space= describes state_transform's results"
+                )
             frame_space = observation_space
         elif state_transform is not None:
             sample_space = copy.deepcopy(env.observation_space)
@@ -269,11 +278,13 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         if noop_action is None and self.skip_start_frames:
             noop_action = _default_noop(env.action_space)
             if noop_action is None:
-                raise ValueError(
+                raise ArgumentError(
                     f"GymTask: no default no-op action for {env.action_space}; pass noop_action="
                 )
         if noop_action is not None and not env.action_space.contains(noop_action):
-            raise ValueError(f"Expect noop_action in {env.action_space}, actually: {noop_action!r}")
+            raise ArgumentError(
+                f"Expect noop_action in {env.action_space}, actually: {noop_action!r}"
+            )
         self.noop_action = noop_action
         self._skip_rng = np.random.default_rng()
 
@@ -284,6 +295,7 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         """Resets the env, takes the random no-op start, fills the frame stack."""
+        seed = check_seed(seed, "GymTask.reset")
         if seed is not None:
             self._skip_rng = np.random.default_rng(seed)
         obs, info = self.env.reset(seed=seed, options=options)

@@ -33,7 +33,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
 
 from zooport.adapters.multi_agent_task import Transition
-from zooport.errors import UnknownAgentError, ZooportError
+from zooport.errors import ArgumentError, ArgumentTypeError, UnknownAgentError, ZooportError
 
 __all__ = ["PettingZooTask"]
 
@@ -48,7 +48,9 @@ def _is_parallel(env: Any) -> bool:
         return False
     if callable(getattr(env, "step", None)) and hasattr(env, "agents"):
         return True
-    raise TypeError(f"Expected a PettingZoo AECEnv or ParallelEnv, actually: {type(env).__name__}")
+    raise ArgumentTypeError(
+        f"Expected a PettingZoo AECEnv or ParallelEnv, actually: {type(env).__name__}"
+    )
 
 
 def _flagged(info: Mapping[str, Any] | None, terminated: bool, truncated: bool) -> dict[str, Any]:
@@ -215,7 +217,7 @@ class PettingZooTask:
         env = self.env
         if self.is_parallel:
             if agent is None:
-                raise ValueError("A Parallel env selects no agent: pass last(agent=...)")
+                raise ArgumentError("A Parallel env selects no agent: pass last(agent=...)")
             try:
                 return self._last[agent]
             except KeyError:
@@ -272,11 +274,11 @@ class PettingZooTask:
         """``env.render()``; a PettingZoo env's render mode is fixed at its construction.
 
         Raises:
-            ValueError: ``mode`` is given and is not the env's ``render_mode``.
+            ArgumentError: ``mode`` is given and is not the env's ``render_mode``.
         """
         render_mode = getattr(self.env, "render_mode", None)
         if mode is not None and mode != render_mode:
-            raise ValueError(
+            raise ArgumentError(
                 f"Expect mode to be None or the env's render_mode {render_mode!r} (PettingZoo "
                 f"envs fix it at construction), actually: {mode!r}"
             )
