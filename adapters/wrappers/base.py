@@ -35,6 +35,8 @@ from pettingzoo import AECEnv, ParallelEnv
 from typing_extensions import override
 
 from zooport.adapters.agent_names import behavior_prefix
+from zooport.envs.arguments import check_seed
+from zooport.errors import ArgumentTypeError, UnknownAgentError
 
 __all__ = ["ParallelWrapper", "AgentSelector", "Teams", "behavior_of", "inner_env"]
 
@@ -86,7 +88,7 @@ class ParallelWrapper(ParallelEnv[str, Any, Any]):
             hint = ""
             if isinstance(env, AECEnv):
                 hint = " (convert an AEC env with pettingzoo.utils.aec_to_parallel first)"
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"{type(self).__name__} wraps a PettingZoo ParallelEnv, actually: "
                 f"{type(env).__name__}{hint}"
             )
@@ -192,6 +194,7 @@ class ParallelWrapper(ParallelEnv[str, Any, Any]):
 
     def _reseed(self, seed: int | None) -> None:
         """Reseeds :attr:`np_random` when ``seed`` is given (or it was never made)."""
+        seed = check_seed(seed, f"{type(self).__name__}.reset")
         if seed is not None or self._np_random is None:
             sequence = np.random.SeedSequence(seed, spawn_key=(self._seed_salt, self._depth))
             self._np_random = np.random.default_rng(sequence)
@@ -267,7 +270,7 @@ class AgentSelector:
             names = frozenset(spec)
             self._test = names.__contains__
         else:
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"Expect {what} to be None, a behaviour name, a collection of agent names or "
                 f"a callable agent -> bool, actually: {spec!r}"
             )
@@ -309,8 +312,8 @@ class Teams:
             def lookup(agent: str) -> Hashable:
                 try:
                     return table[agent]
-                except KeyError:
-                    raise KeyError(
+                except (KeyError, TypeError):
+                    raise UnknownAgentError(
                         f"agent {agent!r} is in no team; teams given for {sorted(table)}"
                     ) from None
 
@@ -318,7 +321,7 @@ class Teams:
         elif callable(teams):
             self._team_of = teams
         else:
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"Expect teams to be None, a mapping agent -> team or a callable, actually: "
                 f"{teams!r}"
             )
