@@ -22,6 +22,8 @@ from inside ``step``. Here:
   ``max_cycles`` cycles; agents still live are then truncated (``done`` True,
   ``info["truncated"]`` True). ``step`` never resets: after the episode ends it raises
   :class:`~zooport.EnvNotResetError` until ``reset()``.
+- An action for an agent that finished earlier in the episode is ignored and counted in
+  ``ignored_actions`` (``stale_actions="raise"`` refuses it), as in the PettingZoo adapters.
 - Agents are named ``<behaviour>_<agent_id>`` as in the PettingZoo adapters; wherever an
   ``agent_id`` is taken, an int is a position in :attr:`MultiAgentTask.possible_agents` (the
   seed runner's ``range(num_agents)``), a str an agent name.
@@ -82,6 +84,10 @@ class MultiAgentTask(DriverControls):
             :class:`~zooport.adapters.pettingzoo_parallel.PettingZooCommon`. With a
             ``default_action``, ``step(None, agent_id)`` and agents left out of ``step_all``
             take it.
+        stale_actions: ``"ignore"`` (default) or ``"raise"``: what an action for an agent
+            that finished earlier in the episode does, given to ``step`` or ``step_all``
+            (ignored and counted in ``ignored_actions``, or an
+            :class:`~zooport.ActionError`).
 
     Attributes:
         env: the wrapped core (also ``core``).
@@ -114,6 +120,7 @@ class MultiAgentTask(DriverControls):
         max_cycles: int | None = None,
         action_masks: bool | None = None,
         mask_in_info: bool = False,
+        stale_actions: str = "ignore",
         default_action: str | Mapping[str, Any] | None = None,
         agent_name: AgentNameFn | None = None,
     ) -> None:
@@ -129,6 +136,7 @@ class MultiAgentTask(DriverControls):
             flatten_branched=flatten_branched,
             allow_multiple_obs=allow_multiple_obs,
             adapter=type(self).__name__,
+            stale_actions=stale_actions,
         )
         self.core = self._driver.core
         self.name = type(self.core).__name__
@@ -268,12 +276,13 @@ class MultiAgentTask(DriverControls):
             None while live agents have yet to act in this cycle (see :attr:`waiting_for`):
             the core has not moved. When this call completes the cycle, the core steps once
             and this agent's own :class:`Transition` is returned; the other agents' are
-            in :meth:`last`.
+            in :meth:`last`. An agent that finished earlier in the episode does not act: its
+            action is ignored (counted in ``ignored_actions``) and None is returned.
 
         Raises:
-            ActionError: the agent has already acted in this cycle, is not live (finished in
-                this episode), or its action does not fit (raised when the cycle completes;
-                the cycle then starts over: every agent acts again).
+            ActionError: the agent has already acted in this cycle, has finished (with
+                ``stale_actions="raise"``), or its action does not fit (raised when the
+                cycle completes; the cycle then starts over: every agent acts again).
             EnvNotResetError: before ``reset()`` or after the episode ended.
         """
         self._check_running()
@@ -285,10 +294,8 @@ class MultiAgentTask(DriverControls):
                 f"waiting for {self.waiting_for}"
             )
         if not self._driver.is_live(agent):
-            raise ActionError(
-                f"{type(self).__name__}: agent {agent!r} is not live (it finished in this "
-                f"episode); live agents: {self._driver.agents}"
-            )
+            self._driver.ignore_stale([agent])  # it finished earlier in the episode
+            return None
         if action is None:
             if not self._allow_none:
                 raise ActionError(
@@ -306,7 +313,8 @@ class MultiAgentTask(DriverControls):
 
         Args:
             actions: ``{agent_id: action}``, keys positions or names. With a
-                ``default_action``, agents left out take it.
+                ``default_action``, agents left out take it. Actions for agents that
+                finished earlier in the episode are ignored unless ``stale_actions="raise"``.
 
         Returns:
             The :class:`Transition` of every agent that reports in the core step (every agent

@@ -16,6 +16,10 @@ PettingZoo's AEC contract:
   rewards since it last acted.
 - An agent whose episode ended stays in ``agents`` with ``terminations``/``truncations``
   True; such agents are selected first, and each takes a ``step(None)`` that removes it.
+  An action given in that turn instead of None (TorchRL's AEC loop sends one) is ignored and
+  counted in ``ignored_actions``, as the Parallel adapter ignores actions for finished
+  agents; with ``stale_actions="raise"`` it is an :class:`~zooport.ActionError`, as in
+  PettingZoo's own environments.
 - A cycle visits the agents live at its start in ``agents`` order; an agent spawned by the
   core joins ``agents`` when it appears and acts from the next cycle on.
 """
@@ -44,8 +48,11 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         core: any BaseEnv; the adapter owns it (``close()`` closes it).
         render_mode, termination_mode, max_cycles, action_masks, mask_in_info,
         default_action, agent_name, uint8_visual, flatten_branched, allow_multiple_obs,
-        name: see :class:`~zooport.adapters.pettingzoo_parallel.PettingZooCommon`.
+        name, stale_actions: see
+            :class:`~zooport.adapters.pettingzoo_parallel.PettingZooCommon`.
             ``max_cycles`` counts core steps (full cycles), as in PettingZoo.
+            ``stale_actions`` decides what an action (not None) in a finished agent's turn
+            does.
 
     Attributes:
         core: the wrapped core.
@@ -80,6 +87,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         flatten_branched: bool = False,
         allow_multiple_obs: bool = False,
         name: str | None = None,
+        stale_actions: str = "ignore",
     ) -> None:
         super().__init__()
         self._setup(
@@ -95,6 +103,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
             flatten_branched=flatten_branched,
             allow_multiple_obs=allow_multiple_obs,
             name=name,
+            stale_actions=stale_actions,
         )
         self.agents: list[str] = []
         self.rewards: dict[str, float] = {}
@@ -167,9 +176,13 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
     def step(self, action: Any) -> None:
         """Acts for ``agent_selection``; the core steps when the cycle's last agent has acted.
 
+        A finished agent's turn takes None; an action given instead is ignored (counted in
+        ``ignored_actions``) unless ``stale_actions="raise"``.
+
         Raises:
             ActionError: None for a live agent (without ``default_action``), an action for a
-                finished agent, or (when the core steps) an action that does not fit.
+                finished agent with ``stale_actions="raise"``, or (when the core steps) an
+                action that does not fit.
             EnvNotResetError: before ``reset()`` or once every agent has left.
         """
         if self._rewards_stale:
@@ -206,10 +219,13 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
 
     def _remove_dead(self, agent: str, action: Any) -> None:
         if action is not None:
-            raise ActionError(
-                f"{type(self).__name__}: agent {agent!r} has finished; when an agent is dead, "
-                f"the only valid action is None, got {action!r}"
-            )
+            if self._driver.stale_actions == "raise":
+                raise ActionError(
+                    f"{type(self).__name__}: agent {agent!r} has finished; when an agent is "
+                    f"dead, the only valid action is None, got {action!r} "
+                    "(stale_actions='raise')"
+                )
+            self._driver.ignore_stale([agent])
         self._dead.popleft()
         self._zero_rewards = None
         del self.rewards[agent]

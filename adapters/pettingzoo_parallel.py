@@ -29,6 +29,11 @@ Episode semantics (those of :class:`~zooport.adapters.multi_agent_driver.MultiAg
 - ``termination_mode`` (``"any"``, ``"majority"``, ``"all"`` or a fraction) ends the episode
   once that many of its agents have finished; ``max_cycles`` ends it after that many steps.
   Agents still live then are truncated; the next ``reset()`` resets the core.
+- An action for an agent that finished earlier in the episode is ignored, as PettingZoo's own
+  environments ignore it (AgileRL's and TorchRL's PettingZoo loops send one for every agent
+  they know), and counted in ``ignored_actions``; ``stale_actions="raise"`` refuses it. A name
+  that never was an agent of the episode, or a live agent without an action (unless
+  ``default_action``), is an :class:`~zooport.ActionError`.
 - Infos hold ``decided``, ``group_id`` and ``group_reward``. Action masks (int8, 1 = allowed,
   flattened over branches) are ``obs["action_mask"]`` next to ``obs["observation"]``, or
   ``info["action_mask"]`` with ``mask_in_info=True``.
@@ -84,6 +89,10 @@ class PettingZooCommon(DriverControls):
         uint8_visual, flatten_branched, allow_multiple_obs: observation and action layout
             options, see :mod:`zooport.adapters.spaces`.
         name: ``metadata["name"]`` (and ``str(env)``); default ``zooport_<core class>``.
+        stale_actions: ``"ignore"`` (default) or ``"raise"``: what an action for an agent
+            that finished earlier in the episode does (see
+            :attr:`~zooport.adapters.multi_agent_driver.DriverControls.stale_actions`).
+            Writable.
     """
 
     core: Any
@@ -120,6 +129,7 @@ class PettingZooCommon(DriverControls):
         flatten_branched: bool,
         allow_multiple_obs: bool,
         name: str | None,
+        stale_actions: str = "ignore",
     ) -> None:
         core = adopt_core(core)
         modes = ["rgb_array"] if _can_render(core) else []
@@ -150,6 +160,7 @@ class PettingZooCommon(DriverControls):
             flatten_branched=flatten_branched,
             allow_multiple_obs=allow_multiple_obs,
             adapter=type(self).__name__,
+            stale_actions=stale_actions,
         )
 
     # ------------------------------------------------------------------ agents, spaces
@@ -254,11 +265,12 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
         core: any BaseEnv; the adapter owns it (``close()`` closes it).
         render_mode, termination_mode, max_cycles, action_masks, mask_in_info,
         default_action, agent_name, uint8_visual, flatten_branched, allow_multiple_obs,
-        name: see :class:`PettingZooCommon`.
+        name, stale_actions: see :class:`PettingZooCommon`.
 
     Attributes:
         core: the wrapped core.
         agents: the live agents, in ``possible_agents`` order.
+        ignored_actions: how many actions for finished agents were ignored.
 
     Example:
         >>> from zooport.envs.builtin.tag import Tag
@@ -289,6 +301,7 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
         flatten_branched: bool = False,
         allow_multiple_obs: bool = False,
         name: str | None = None,
+        stale_actions: str = "ignore",
     ) -> None:
         self._setup(
             core,
@@ -303,6 +316,7 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
             flatten_branched=flatten_branched,
             allow_multiple_obs=allow_multiple_obs,
             name=name,
+            stale_actions=stale_actions,
         )
 
     @property
@@ -325,9 +339,13 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
     def step(self, actions: dict[str, Any]) -> AgentsStep:
         """One action per live agent in; ``(obs, rewards, terminations, truncations, infos)``.
 
+        An action for an agent that finished earlier in the episode is ignored (counted in
+        ``ignored_actions``) unless ``stale_actions="raise"``.
+
         Raises:
             ActionError: an action is missing for a live agent (unless ``default_action``),
-                given for an agent that is not live, or does not fit its action space.
+                given for a name that is not an agent of the episode (or for a finished
+                agent, with ``stale_actions="raise"``), or does not fit its action space.
             EnvNotResetError: before ``reset()``, or after the episode ended.
         """
         return self._driver.step(actions)
