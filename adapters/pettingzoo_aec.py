@@ -1,7 +1,8 @@
 """A batched core as a PettingZoo ``AECEnv``: agents act one at a time, the core steps once.
 
 Classes:
-    PettingZooAECEnv: the native AEC adapter (alias ``UnityAECEnv``).
+    PettingZooAECEnv: the native AEC adapter.
+    UnityAECEnv: ML-Agents' name for it, with ML-Agents' ``seed=`` argument.
 
 Not a ``parallel_to_aec`` stack: each ``step(action)`` records the selected agent's action
 and moves ``agent_selection`` on; when the last live agent of the cycle has acted, the
@@ -34,7 +35,7 @@ from pettingzoo import AECEnv
 from typing_extensions import override
 
 from zooport.adapters.agent_names import AgentNameFn
-from zooport.adapters.pettingzoo_parallel import PettingZooCommon
+from zooport.adapters.pettingzoo_parallel import PettingZooCommon, seed_action_spaces
 from zooport.adapters.termination import TerminationMode
 from zooport.errors import ActionError, EnvNotResetError, UnknownAgentError
 
@@ -274,5 +275,27 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
             self.agent_selection = self._cycle[0]
 
 
-#: ML-Agents' name for the AEC adapter.
-UnityAECEnv = PettingZooAECEnv
+class UnityAECEnv(PettingZooAECEnv):
+    """ML-Agents' ``UnityAECEnv``: the AEC adapter with ML-Agents' constructor.
+
+    ``UnityAECEnv(env, seed=None)`` as in ``mlagents_envs.envs.unity_aec_env``; everything
+    else is :class:`PettingZooAECEnv`.
+
+    Args:
+        env: any BaseEnv (a Unity build's ``UnityEnvironment``, a zooport core, your own).
+        seed: seeds the agents' action spaces, as ML-Agents' wrapper does (see
+            :func:`~zooport.adapters.pettingzoo_parallel.seed_action_spaces`); the core is
+            seeded by ``reset(seed=...)`` where it can be.
+        **options: the keyword options of :class:`PettingZooAECEnv`.
+
+    Example:
+        >>> from zooport.envs.builtin.tag import Tag
+        >>> a, b = UnityAECEnv(Tag(seed=0), seed=3), UnityAECEnv(Tag(seed=0), 3)
+        >>> [a.action_space("runner_0").sample() for _ in range(5)] == [
+        ...     b.action_space("runner_0").sample() for _ in range(5)]
+        True
+    """
+
+    def __init__(self, env: Any, seed: int | None = None, **options: Any) -> None:
+        super().__init__(env, **options)
+        seed_action_spaces(self._driver, seed)

@@ -3,7 +3,11 @@
 Classes:
     PettingZooCommon: what the Parallel and AEC adapters share (spaces, state, render,
         close, side channels, options); not used on its own.
-    PettingZooParallelEnv: the Parallel adapter (alias ``UnityParallelEnv``).
+    PettingZooParallelEnv: the Parallel adapter.
+    UnityParallelEnv: ML-Agents' name for it, with ML-Agents' ``seed=`` argument.
+
+Functions:
+    seed_action_spaces: seeds a driver's action spaces (the ``seed=`` of ML-Agents' wrappers).
 
 Agents are named ``<behaviour>_<agent_id>`` (``runner_3`` for agent 3 of ``Runner?team=0``;
 see :mod:`zooport.adapters.agent_names`). Each behaviour has one observation space and one
@@ -57,7 +61,12 @@ from zooport.adapters.termination import TerminationMode
 from zooport.envs.batched_env import BatchedEnv
 from zooport.errors import ZooportError
 
-__all__ = ["PettingZooCommon", "PettingZooParallelEnv", "UnityParallelEnv"]
+__all__ = [
+    "PettingZooCommon",
+    "PettingZooParallelEnv",
+    "UnityParallelEnv",
+    "seed_action_spaces",
+]
 
 
 def _can_render(core: Any) -> bool:
@@ -351,5 +360,47 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
         return self._driver.step(actions)
 
 
-#: ML-Agents' name for the Parallel adapter.
-UnityParallelEnv = PettingZooParallelEnv
+def seed_action_spaces(driver: MultiAgentDriver, seed: int | None) -> None:
+    """Seeds each behaviour's action space: behaviour i, in the core's order, with ``seed + i``.
+
+    What ML-Agents' PettingZoo wrappers do with their ``seed=`` (they give every behaviour the
+    same seed; here two behaviours with equal spaces do not sample equal actions).
+
+    Raises:
+        ValueError: ``seed`` is not None or an int >= 0.
+    """
+    if seed is None:
+        return
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"Expect seed to be None or an int >= 0, actually: {seed!r}")
+    for i, group in enumerate(driver.groups):
+        group.action_space.seed(int(seed) + i)
+
+
+class UnityParallelEnv(PettingZooParallelEnv):
+    """ML-Agents' ``UnityParallelEnv``: the Parallel adapter with ML-Agents' constructor.
+
+    ``UnityParallelEnv(env, seed=None)`` as in ``mlagents_envs.envs.unity_parallel_env``;
+    everything else is :class:`PettingZooParallelEnv` (5-tuple ``step``, ``reset`` returning
+    ``(observations, infos)``, ``<behaviour>_<id>`` names unless ``agent_name=``).
+
+    Args:
+        env: any BaseEnv (a Unity build's ``UnityEnvironment``, a zooport core, your own).
+        seed: seeds the agents' action spaces, as ML-Agents' wrapper does, so that
+            ``action_space(agent).sample()`` repeats from run to run (see
+            :func:`seed_action_spaces`). It does not seed the core: ``reset(seed=...)`` does,
+            where the core can be seeded (a Unity build takes its seed at launch,
+            ``UnityEnvironment(seed=...)``).
+        **options: the keyword options of :class:`PettingZooParallelEnv`.
+
+    Example:
+        >>> from zooport.envs.builtin.tag import Tag
+        >>> a, b = UnityParallelEnv(Tag(seed=0), seed=3), UnityParallelEnv(Tag(seed=0), 3)
+        >>> [a.action_space("tagger_3").sample() for _ in range(5)] == [
+        ...     b.action_space("tagger_3").sample() for _ in range(5)]
+        True
+    """
+
+    def __init__(self, env: Any, seed: int | None = None, **options: Any) -> None:
+        super().__init__(env, **options)
+        seed_action_spaces(self._driver, seed)
