@@ -41,6 +41,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from gymnasium import spaces
 
+from zooport.adapters import task_api
 from zooport.adapters.agent_names import AgentKey, AgentNameFn
 from zooport.adapters.core_access import render_core
 from zooport.adapters.multi_agent_driver import AgentsStep, DriverControls, MultiAgentDriver
@@ -240,6 +241,41 @@ class MultiAgentTask(DriverControls):
     def action_spaces(self) -> dict[str, spaces.Space]:
         """``action_space(agent)`` for every possible agent."""
         return {a: self.action_space(a) for a in self.possible_agents}
+
+    @property
+    def obs_size(self) -> int:
+        """The number of values of one agent's observation, the same for every behaviour.
+
+        With an action mask in the observation, the size of its ``"observation"`` part.
+
+        Raises:
+            SpecError: behaviours of different sizes, or an observation with no flat size.
+
+        Example:
+            >>> from zooport.envs.builtin.ball_balance import BallBalance
+            >>> task = MultiAgentTask(BallBalance(n_agents=2, seed=0))
+            >>> task.obs_size, task.action_size
+            (8, 2)
+        """
+        return task_api.one_size(
+            {g.name: task_api.observation_size(g.observation_space) for g in self._driver.groups},
+            "obs_size",
+            type(self).__name__,
+        )
+
+    @property
+    def action_size(self) -> int:
+        """``n`` of a ``Discrete`` action space, else the number of action values; the same
+        for every behaviour.
+
+        Raises:
+            SpecError: behaviours of different sizes, or a hybrid action space.
+        """
+        return task_api.one_size(
+            {g.name: task_api.action_size(g.action_space) for g in self._driver.groups},
+            "action_size",
+            type(self).__name__,
+        )
 
     # ------------------------------------------------------------------ options
 
