@@ -22,6 +22,14 @@ Where the seed (ai-traineree's ``PettingZooTask``) went wrong, and what this one
 
 On a Parallel env, ``step`` takes what the env's ``step`` takes (one action per live agent, a
 dict) and returns a dict of transitions, one per reporting agent.
+
+ai-traineree's ``MultiAgentCycleEnvRunner`` runs over an AEC env as written while the agents
+of an episode end together (zooport's ``termination_mode="any"`` truncates the others when
+one finishes). Two things differ from what it assumes, as on PettingZoo's own AEC envs with
+simultaneous moves: ``step`` returns the reward of the agent's own turn, so over a batched
+core (which pays every agent when the cycle's last agent acts) only that agent's is non-zero
+and the others' reach them through :meth:`PettingZooTask.last` at their next turn; and a
+finished agent's turn returns None, which the runner cannot unpack.
 """
 
 from __future__ import annotations
