@@ -212,7 +212,10 @@ class PettingZooTask:
 
         Args:
             action: AEC: the action of ``env.agent_selection`` (None for an agent that is
-                terminated or truncated). Parallel: ``{agent: action}`` for the live agents.
+                terminated or truncated; an action given instead goes to the env, which
+                zooport's AEC adapter ignores by default). Parallel: ``{agent: action}`` for
+                the live agents (actions for finished agents go to the env too; zooport's
+                Parallel adapter ignores them by default).
 
         Returns:
             AEC: the :class:`Transition` of the agent that acted (not the next agent's), or
