@@ -147,7 +147,9 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
     ``state_transform`` gets ``action=None``, ``reward=0.0`` and false flags.
 
     Args:
-        env: a Gymnasium id (made with ``gym.make(env, **make_kwargs)``) or an env.
+        env: a Gymnasium id (made with ``gym.make(env, **make_kwargs)``) or an env. (A
+            zooport ``GymEnv`` has already stepped a core whose behaviours arrive late, a
+            Unity scene, once.)
         state_transform: returns the observation the agent sees.
         reward_transform: returns the reward the agent gets.
         observation_space: the space of ``state_transform``'s results; by default an
