@@ -23,9 +23,9 @@ Conventions:
       Unity scenes) is dropped from the space, as ML-Agents' gym wrapper does; the others
       keep their keys (``obs_<i>`` counts every spec);
     - a core batch is checked against the specs once per batch (not per agent): one array
-      per spec, each of shape ``(agents, *spec.shape)``, and as many rewards and group
-      entries as agent ids; anything else is an :class:`~zooport.errors.ObservationError`,
-      never a silent broadcast;
+      per spec, each of shape ``(agents, *spec.shape)``, and as many rewards, group entries,
+      flags and mask rows as agent ids; anything else is an
+      :class:`~zooport.errors.ObservationError`, never a silent broadcast;
     - one discrete branch -> ``Discrete``; several -> ``MultiDiscrete``, or one ``Discrete``
       over every combination with ``flatten_branched``; continuous -> ``Box(-1, 1, float32)``;
       hybrid -> ``Dict(continuous=..., discrete=...)``;
@@ -257,7 +257,7 @@ class ObservationLayout:
         for field in fields:
             value = getattr(steps, field)
             if field == "action_mask":
-                for j, m in enumerate(value or ()):
+                for j, m in enumerate(() if value is None else value):
                     given[f"action_mask[{j}]"] = np.shape(m)
             else:
                 given[field] = np.shape(value)
