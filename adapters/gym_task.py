@@ -220,7 +220,9 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
     integer array (``array([3])``, as ai-traineree's agents give it) is taken as that integer.
 
     Args:
-        env: a Gymnasium id (made with ``gym.make(env, **make_kwargs)``) or an env.
+        env: a Gymnasium id (made with ``gym.make(env, **make_kwargs)``) or an env. (A
+            zooport ``GymEnv`` has already stepped a core whose behaviours arrive late, a
+            Unity scene, once.)
         state_transform: returns the observation the agent sees.
         reward_transform: returns the reward the agent gets.
         observation_space: the space of ``state_transform``'s results; by default an

@@ -45,7 +45,8 @@ from zooport.adapters.agent_group import AgentGroup, core_has_masks
 from zooport.adapters.agent_names import AgentKey, AgentNameFn, AgentNames
 from zooport.adapters.core_access import (
     MAX_IDLE_STEPS,
-    adopt_core,
+    adopt_core_with_specs,
+    note_core_failure,
     reset_core,
     side_channels_of,
 )
@@ -83,6 +84,10 @@ class MultiAgentDriver:
     Args:
         core: any BaseEnv (a zooport ``BatchedEnv``, a Unity build, a user's own); an env of
             an older ML-Agents API generation is wrapped (see ``core_access.adopt_core``).
+            A core with no behaviours yet (a Unity scene whose agents have not requested a
+            decision) is stepped once first, as ML-Agents' wrappers do (see
+            ``core_access.adopt_core_with_specs``); the behaviours it has then are the ones
+            served.
         agent_name: ``(behaviour, agent_id) -> name``; default ``<prefix>_<agent_id>`` (see
             :mod:`zooport.adapters.agent_names`).
         termination_mode: ``"any"``, ``"majority"``, ``"all"``, a :class:`TerminationMode`
@@ -130,12 +135,9 @@ class MultiAgentDriver:
         adapter: str = "MultiAgentDriver",
         stale_actions: str = "ignore",
     ) -> None:
-        core = adopt_core(core)
+        core, specs = adopt_core_with_specs(core, adapter)
         self.core = core
         self.adapter = adapter
-        specs = core.behavior_specs
-        if not len(specs):
-            raise ZooportError(f"{adapter}: the core has no behaviors")
         self.names = AgentNames(list(specs), agent_name)
         self.termination = TerminationRule(termination_mode)
         self.max_cycles = max_cycles
@@ -300,19 +302,23 @@ class MultiAgentDriver:
     def reset(self, seed: int | None = None) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         """Resets the core (reseeded with ``seed`` where it can be) and starts an episode."""
         self.check_open()
-        reset_core(self.core, seed)
-        self.names.forget()
-        steps = {g.name: self.core.get_steps(g.name) for g in self.groups}
-        idle = 0
-        while not any(len(d) for d, _ in steps.values()):
-            idle += 1
-            if idle > MAX_IDLE_STEPS:
-                raise ZooportError(
-                    f"{self.adapter}: no agent requested a decision in {MAX_IDLE_STEPS} steps "
-                    "after reset"
-                )
-            self.core.step()
+        try:
+            reset_core(self.core, seed)
+            self.names.forget()
             steps = {g.name: self.core.get_steps(g.name) for g in self.groups}
+            idle = 0
+            while not any(len(d) for d, _ in steps.values()):
+                idle += 1
+                if idle > MAX_IDLE_STEPS:
+                    raise ZooportError(
+                        f"{self.adapter}: no agent requested a decision in {MAX_IDLE_STEPS} "
+                        "steps after reset"
+                    )
+                self.core.step()
+                steps = {g.name: self.core.get_steps(g.name) for g in self.groups}
+        except Exception as error:
+            note_core_failure(error, f"{self.adapter}.reset()")
+            raise
         self.possible_agents = []
         self.agent_groups = {}
         for g in self.groups:
@@ -383,7 +389,13 @@ class MultiAgentDriver:
         for g in groups:
             g.begin_step()
         for _ in range(MAX_IDLE_STEPS):
-            core.step()
+            try:
+                core.step()
+            except Exception as error:
+                note_core_failure(
+                    error, f"{self.adapter}.step(), cycle {self.cycles + 1} of the episode"
+                )
+                raise
             reported = False
             for g in groups:
                 decision, terminal = core.get_steps(g.name)

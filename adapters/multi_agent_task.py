@@ -77,7 +77,9 @@ class MultiAgentTask(DriverControls):
     """Every agent of a core as a task for multi-agent runners; see the module docstring.
 
     Args:
-        env: any BaseEnv; the task owns it (``close()`` closes it).
+        env: any BaseEnv; the task owns it (``close()`` closes it). One with no behaviours
+            yet (a Unity scene whose agents have not requested a decision) is stepped once
+            first, as ML-Agents' wrappers do.
         uint8_visual: visual observations as uint8 0..255 instead of float 0..1.
         flatten_branched: several discrete branches as one ``Discrete`` action.
         allow_multiple_obs: every observation of an agent, in a Dict (otherwise the one

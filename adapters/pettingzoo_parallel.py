@@ -38,6 +38,9 @@ Episode semantics (those of :class:`~zooport.adapters.multi_agent_driver.MultiAg
   they know), and counted in ``ignored_actions``; ``stale_actions="raise"`` refuses it. A name
   that never was an agent of the episode, or a live agent without an action (unless
   ``default_action``), is an :class:`~zooport.ActionError`.
+- Observations that disagree with their behaviour's spec (shape, count, rows) are an
+  :class:`~zooport.errors.ObservationError`, never broadcast; a zero-size observation (an
+  empty vector sensor beside a camera) is left out of the spaces.
 - Infos hold ``decided``, ``group_id`` and ``group_reward``. Action masks (int8, 1 = allowed,
   flattened over branches) are ``obs["action_mask"]`` next to ``obs["observation"]``, or
   ``info["action_mask"]`` with ``mask_in_info=True``.
@@ -79,7 +82,9 @@ class PettingZooCommon(DriverControls):
     """Spaces, state, rendering, closing and options shared by both PettingZoo adapters.
 
     Args:
-        core: any BaseEnv.
+        core: any BaseEnv; one with no behaviours yet (a Unity scene whose agents have not
+            requested a decision) is stepped once first, as ML-Agents' wrappers do, and the
+            behaviours it has then are served.
         render_mode: None or ``"rgb_array"`` (the core's picture), fixed at construction.
         termination_mode: ``"any"``, ``"majority"``, ``"all"`` (default), a
             :class:`~zooport.adapters.termination.TerminationMode` or a fraction in (0, 1]:
@@ -171,6 +176,8 @@ class PettingZooCommon(DriverControls):
             adapter=type(self).__name__,
             stale_actions=stale_actions,
         )
+        # The driver may have wrapped a core whose older-API specs arrived with its first step.
+        self.core = self._driver.core
 
     # ------------------------------------------------------------------ agents, spaces
 

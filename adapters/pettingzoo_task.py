@@ -71,7 +71,8 @@ class PettingZooTask:
 
     Args:
         env: an instance of a PettingZoo AEC or Parallel environment (wrapped or not). The
-            task does not copy it: ``task.env`` is that object.
+            task does not copy it: ``task.env`` is that object. (A zooport adapter has
+            already stepped a core whose behaviours arrive late, a Unity scene, once.)
 
     Attributes:
         env: the wrapped environment, for direct access.
