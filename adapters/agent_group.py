@@ -90,7 +90,10 @@ class AgentGroup:
         self.name = name
         self.spec = spec
         self.obs_layout = ObservationLayout(
-            spec.observation_specs, uint8_visual=uint8_visual, allow_multiple_obs=allow_multiple_obs
+            spec.observation_specs,
+            uint8_visual=uint8_visual,
+            allow_multiple_obs=allow_multiple_obs,
+            name=name,
         )
         self.action_layout = ActionLayout(
             spec.action_spec, flatten_branched=flatten_branched, name=name
@@ -254,6 +257,7 @@ class AgentGroup:
 
     def start(self, decision: DecisionSteps, names: AgentNames) -> None:
         """A new episode with the agents of ``decision`` (slots in ascending id order)."""
+        decision = self.obs_layout.checked(decision)
         ids = np.asarray(decision.agent_id, np.int64)
         self._allocate(max(ids.size, 1))
         self._add(np.sort(ids), names)
@@ -278,6 +282,7 @@ class AgentGroup:
         """Takes one core step's batches; True when a live agent of this behaviour reported."""
         reported = False
         if len(terminal):
+            terminal = self.obs_layout.checked(terminal, terminal=True)
             slots = self.slots_of(np.asarray(terminal.agent_id, np.int64))
             hit = slots >= 0
             hit[hit] = self.live[slots[hit]]
@@ -294,7 +299,7 @@ class AgentGroup:
                 self.n_live -= s.size
                 self.finished_names.extend(self.names[i] for i in s.tolist())
                 reported = True
-        return self._absorb_decision(decision, names) or reported
+        return self._absorb_decision(self.obs_layout.checked(decision), names) or reported
 
     def _absorb_decision(self, decision: DecisionSteps, names: AgentNames | None = None) -> bool:
         count = len(decision)

@@ -75,6 +75,12 @@ class GymEnv(gym.Env[Any, Any]):
     reset in the middle of an episode, resets the core). A step in which the agent has no
     decision advances the core until it has one, summing its rewards.
 
+    A zero-size observation (an empty vector sensor beside a camera) is left out of the
+    space, as ML-Agents' wrapper does. Where the core is a real ``UnityEnvironment`` whose
+    process dies or hangs, ML-Agents' own exception (``UnityCommunicatorStoppedException``,
+    ``UnityTimeOutException``, ...) propagates unchanged, with a note naming the adapter
+    call and the step.
+
     ``info`` holds ``"group_id"`` (reset and step), ``"group_reward"`` (step) and, when the
     behaviour has discrete actions, ``"action_mask"`` (int8, 1 = allowed, flattened over
     branches or over combinations with ``flatten_branched``); :meth:`action_masks` returns
@@ -82,7 +88,9 @@ class GymEnv(gym.Env[Any, Any]):
 
     Args:
         env: the core, any ``BaseEnv`` (an older ML-Agents API is adapted); it is reset once
-            here to count the agents.
+            here to count the agents. A core with no behaviours yet (a Unity scene whose
+            agents have not requested a decision) is stepped once before, as ML-Agents'
+            wrappers do (``core_access.behavior_specs_of``).
         behavior_name: the behaviour to serve; needed only when the core has several.
         uint8_visual: visual observations as uint8 0..255.
         flatten_branched: several discrete branches as one ``Discrete``.
@@ -93,7 +101,11 @@ class GymEnv(gym.Env[Any, Any]):
 
     Raises:
         SpecError: the behaviour has more than one agent (use ``BehaviorVectorEnv`` or
-            ``PettingZooParallelEnv``), or no space can represent its specs.
+            ``PettingZooParallelEnv``), no space can represent its specs, or the core has
+            no behaviours even after one step.
+        ObservationError: (on reset and step) the core's observations disagree with the
+            spec: another shape, another number of observations, or rows that disagree
+            with the agent ids; never broadcast into the declared shape.
         UnknownBehaviorError: ``behavior_name`` is not a behaviour of the core, or is None
             and the core has several.
         ArgumentError: ``render_mode`` is not supported.
@@ -141,6 +153,7 @@ class GymEnv(gym.Env[Any, Any]):
         self._action_layout = self._slots.action_layout
         self.observation_space: spaces.Space = self._obs_layout.space
         self.action_space: spaces.Space = self._action_layout.space
+        action_space_seed = check_seed(action_space_seed, "GymEnv(action_space_seed=...)")
         if action_space_seed is not None:
             self.action_space.seed(action_space_seed)
         self._has_mask = bool(self._action_layout.branches)

@@ -3,7 +3,9 @@
 Classes:
     GymTask: a ``gymnasium.Wrapper`` over an env id or instance, with a state transform, a
         reward transform (called with the named arguments it declares), frame stacking and
-        a random number of no-op steps at the start of every episode.
+        a random number of no-op steps at the start of every episode; and the attributes
+        of ai-traineree's ``GymTask`` (``name``, ``obs_size``, ``action_size``,
+        ``is_discrete``, ``seed()``).
 
 Constants:
     TRANSFORM_ARGUMENTS: the names a transform may declare.
@@ -21,8 +23,9 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import RecordConstructorArgs
 
+from zooport.adapters import task_api
 from zooport.envs.arguments import check_seed
-from zooport.errors import ArgumentError, ArgumentTypeError
+from zooport.errors import ActionError, ArgumentError, ArgumentTypeError
 
 try:  # typing.override is 3.12+; typing_extensions ships with Gymnasium.
     from typing_extensions import override
@@ -41,18 +44,52 @@ __all__ = ["GymTask", "TRANSFORM_ARGUMENTS"]
 TRANSFORM_ARGUMENTS = ("state", "action", "reward", "terminated", "truncated", "done", "info")
 
 
-def _declared_arguments(function: Callable[..., Any], role: str) -> tuple[str, ...]:
-    """The names among :data:`TRANSFORM_ARGUMENTS` that ``function`` declares."""
+def _parameters(function: Callable[..., Any], role: str) -> list[inspect.Parameter] | None:
+    """``function``'s parameters, or None when its signature cannot be read (a builtin)."""
     if not callable(function):
         raise ArgumentTypeError(
             f"Expected {role} to be callable, actually: {type(function).__name__}"
         )
     try:
-        parameters = list(inspect.signature(function).parameters.values())
-    except (TypeError, ValueError) as exc:
-        raise ArgumentTypeError(
-            f"{role}: cannot read the signature of {function!r}: {exc}"
-        ) from None
+        return list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        return None
+
+
+def _declared_arguments(function: Callable[..., Any], role: str) -> tuple[str, ...]:
+    """The names among :data:`TRANSFORM_ARGUMENTS` that ``function`` declares."""
+    parameters = _parameters(function, role)
+    if parameters is None:
+        raise ArgumentTypeError(f"{role}: cannot read the signature of {function!r}")
+    return _named(parameters, function, role)
+
+
+def _state_arguments(function: Callable[..., Any]) -> tuple[bool, tuple[str, ...]]:
+    """How ``state_transform`` is called: (the state goes first, by position; the names).
+
+    The state goes first by position, as ai-traineree calls ``state_transform(state)``,
+    when the first parameter is positional and not named among :data:`TRANSFORM_ARGUMENTS`
+    (``lambda s: s / 255``, ``np.tanh``), or when the signature cannot be read (``max``);
+    any further parameters are passed by name as for ``reward_transform``.
+    """
+    parameters = _parameters(function, "state_transform")
+    if parameters is None:
+        return True, ()
+    kind = inspect.Parameter
+    if parameters and (
+        parameters[0].kind in (kind.POSITIONAL_ONLY, kind.VAR_POSITIONAL)
+        or (
+            parameters[0].kind is kind.POSITIONAL_OR_KEYWORD
+            and parameters[0].name not in TRANSFORM_ARGUMENTS
+        )
+    ):
+        return True, _named(parameters[1:], function, "state_transform")
+    return False, _named(parameters, function, "state_transform")
+
+
+def _named(
+    parameters: list[inspect.Parameter], function: Callable[..., Any], role: str
+) -> tuple[str, ...]:
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
         return TRANSFORM_ARGUMENTS
     names = []
@@ -96,6 +133,29 @@ def _stacked_space(space: spaces.Space, n: int) -> spaces.Space:
     raise ArgumentTypeError(
         f"stack_frames supports Box and Dict-of-Box observation spaces, actually: {space}"
     )
+
+
+def _one_element_action(action: Any) -> Any:
+    """A one-element integer array (``array([3])``, a tensor) as the int it holds.
+
+    ai-traineree's agents hand a discrete action over as a one-element array and its task
+    took ``int(action)``; a ``Discrete`` space does not contain ``array([3])``. Anything that
+    is not a one-element array is returned unchanged, for the env to judge.
+
+    Raises:
+        ActionError: a one-element array that does not hold an integer (no value is cast).
+    """
+    if isinstance(action, (int, np.integer)) or not hasattr(action, "__array__"):
+        return action
+    array = np.asarray(action)
+    if array.ndim == 0 or array.size != 1:
+        return action
+    if array.dtype.kind not in "iu":
+        raise ActionError(
+            f"GymTask: a discrete action given as a one-element array must hold an integer, "
+            f"got {action!r} (dtype {array.dtype})"
+        )
+    return int(array.reshape(()))
 
 
 def _default_noop(space: spaces.Space) -> Any:
@@ -149,12 +209,23 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
 
     ``state_transform`` and ``reward_transform`` are called with the arguments they declare,
     by name, among ``state, action, reward, terminated, truncated, done, info`` (a transform
-    taking ``**kwargs`` gets them all). Both see the wrapped environment's own values: the
-    untransformed observation as ``state`` and the untransformed reward. At reset,
-    ``state_transform`` gets ``action=None``, ``reward=0.0`` and false flags.
+    taking ``**kwargs`` gets them all). A ``state_transform`` whose first parameter is
+    positional and named otherwise (``lambda s: s / 255``), or whose signature cannot be read
+    (``max``), gets the state as that first argument, as ai-traineree calls it. Both see
+    the wrapped environment's own values: the untransformed observation as ``state`` and the
+    untransformed reward. At reset, ``state_transform`` gets ``action=None``, ``reward=0.0``
+    and false flags.
+
+    The Gymnasium API holds: ``reset()`` returns ``(obs, info)`` and ``step()`` five values.
+    ai-traineree's ``GymTask`` returned the observation alone and four values; its
+    ``EnvRunner`` unpacks those, so it does not drive this class (see the README, "Coming
+    from ai-traineree"). With a ``Discrete`` action space, an action given as a one-element
+    integer array (``array([3])``, as ai-traineree's agents give it) is taken as that integer.
 
     Args:
-        env: a Gymnasium id (made with ``gym.make(env, **make_kwargs)``) or an env.
+        env: a Gymnasium id (made with ``gym.make(env, **make_kwargs)``) or an env. (A
+            zooport ``GymEnv`` has already stepped a core whose behaviours arrive late, a
+            Unity scene, once.)
         state_transform: returns the observation the agent sees.
         reward_transform: returns the reward the agent gets.
         observation_space: the space of ``state_transform``'s results; by default an
@@ -173,9 +244,18 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         noop_action: the action skipped steps take (default: 0, or zeros).
         **make_kwargs: ``gym.make`` keywords, only when ``env`` is an id.
 
+        ``env`` to ``skip_start_frames`` may be given by position, in ai-traineree's order.
+
+    Attributes:
+        name: the env id it was made from; for an instance, its ``spec.id``, or ``"custom"``.
+        obs_size: the number of values of one (transformed, stacked) observation.
+        action_size: ``n`` of a ``Discrete`` action space, else the number of action values.
+        is_discrete: True for a ``Discrete`` or ``MultiDiscrete`` action space.
+
     Raises:
-        ArgumentTypeError: a transform declares an unknown required parameter, ``make_kwargs`` come
-            with an env instance, or frames cannot be stacked for the observation space.
+        ArgumentTypeError: a transform declares an unknown required parameter (a ``state_transform``
+            beyond its first, positional one), ``make_kwargs`` come with an env instance, or
+            frames cannot be stacked for the observation space.
         ArgumentError: bad ``stack_frames``/``skip_start_frames``, a ``noop_action`` outside
             the action space, or ``can_render`` over an env that does not render.
 
@@ -190,22 +270,30 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         >>> obs, reward, terminated, truncated, _ = task.step(0)
         >>> obs.shape, reward
         ((3, 4), 1.0)
+        >>> task.name, task.obs_size, task.action_size, task.is_discrete
+        ('CartPole-v1', 12, 2, True)
+        >>> task = GymTask("CartPole-v1", lambda s: s[:2])  # ai-traineree's positional form
+        >>> task.seed(0)
+        >>> obs, _ = task.reset()
+        >>> obs.shape, task.obs_size
+        ((2,), 2)
     """
 
     def __init__(
         self,
         env: str | gym.Env,
-        *,
         state_transform: Callable[..., Any] | None = None,
         reward_transform: Callable[..., SupportsFloat] | None = None,
-        observation_space: spaces.Space | None = None,
         can_render: bool = False,
         stack_frames: int = 1,
         skip_start_frames: int = 0,
+        *,
+        observation_space: spaces.Space | None = None,
         noop_action: Any = None,
         **make_kwargs: Any,
     ) -> None:
         if isinstance(env, str):
+            self.name = env
             if can_render and "render_mode" not in make_kwargs:
                 make_kwargs["render_mode"] = "rgb_array"
             env = gym.make(env, **make_kwargs)
@@ -219,6 +307,8 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
                 f"Expected env to be a Gymnasium id or gymnasium.Env, actually: "
                 f"{type(env).__name__}"
             )
+        else:
+            self.name = env.spec.id if env.spec is not None else "custom"
         RecordConstructorArgs.__init__(
             self,
             _disable_deepcopy=True,
@@ -248,8 +338,8 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         self._can_render = bool(can_render)
 
         self._state_transform = state_transform
-        self._state_args = (
-            _declared_arguments(state_transform, "state_transform") if state_transform else ()
+        self._state_positional, self._state_args = (
+            _state_arguments(state_transform) if state_transform else (False, ())
         )
         self._reward_transform = reward_transform
         self._reward_args = (
@@ -287,6 +377,8 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
             )
         self.noop_action = noop_action
         self._skip_rng = np.random.default_rng()
+        self._one_element = isinstance(env.action_space, spaces.Discrete)
+        self._next_seed: int | None = None
 
     # ------------------------------------------------------------------ Gymnasium API
 
@@ -294,8 +386,13 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
-        """Resets the env, takes the random no-op start, fills the frame stack."""
+        """Resets the env, takes the random no-op start, fills the frame stack.
+
+        Without a ``seed``, the one given to :meth:`seed` since the last reset is used.
+        """
         seed = check_seed(seed, "GymTask.reset")
+        if seed is None:
+            seed, self._next_seed = self._next_seed, None
         if seed is not None:
             self._skip_rng = np.random.default_rng(seed)
         obs, info = self.env.reset(seed=seed, options=options)
@@ -313,6 +410,8 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
     @override
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         """Steps the env; returns the transformed (and stacked) observation and reward."""
+        if self._one_element:
+            action = _one_element_action(action)
         obs, reward, terminated, truncated, info = self.env.step(action)
         if self._reward_transform is not None:
             values = {
@@ -337,6 +436,39 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         """True when ``render()`` returns the wrapped env's frames."""
         return self._can_render
 
+    # ------------------------------------------------------------------ ai-traineree's API
+
+    def seed(self, seed: int | None = None) -> None:
+        """Seeds the next ``reset()`` (ai-traineree's call; ``reset(seed=...)`` does the same).
+
+        Raises:
+            ArgumentError: ``seed`` is not None or an int >= 0.
+        """
+        self._next_seed = check_seed(seed, "GymTask.seed")
+
+    @property
+    def obs_size(self) -> int:
+        """The number of values of one observation (after the transform and stacking).
+
+        Raises:
+            SpecError: the observation space has no flat size (a ``Dict``).
+        """
+        return task_api.observation_size(self.observation_space)
+
+    @property
+    def action_size(self) -> int:
+        """``n`` of a ``Discrete`` action space, else the number of action values.
+
+        Raises:
+            SpecError: the action space has no flat size (a ``Dict``).
+        """
+        return task_api.action_size(self.action_space)
+
+    @property
+    def is_discrete(self) -> bool:
+        """True for a ``Discrete`` or ``MultiDiscrete`` action space."""
+        return task_api.is_discrete(self.action_space)
+
     # ------------------------------------------------------------------ internals
 
     def _transform_state(
@@ -354,4 +486,7 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
             "state": obs, "action": action, "reward": reward, "terminated": terminated,
             "truncated": truncated, "done": terminated or truncated, "info": info,
         }  # fmt: skip
-        return self._state_transform(**{k: values[k] for k in self._state_args})
+        named = {k: values[k] for k in self._state_args}
+        if self._state_positional:
+            return self._state_transform(obs, **named)
+        return self._state_transform(**named)

@@ -20,6 +20,11 @@ Semantics (see also DESIGN.md, "Consumer conventions"):
       step. A live agent without a decision keeps its last observation, gets reward 0 (what it
       earns arrives summed with its next decision, as the core reports it), its action is
       ignored, and ``info["decided"]`` is False.
+    - An action for an agent that finished earlier in the episode (a stale action: AgileRL's
+      vector env and TorchRL's ``PettingZooWrapper(done_on_any=False)`` send one for every
+      agent they know) is ignored, as PettingZoo's own environments ignore it, and counted in
+      ``ignored_actions``; ``stale_actions="raise"`` makes it an :class:`~zooport.ActionError`.
+      A name that never was an agent of the episode is always an error.
     - The episode ends when the termination rule fires (counting every agent that finished)
       or after ``max_cycles`` steps; agents still live then are truncated (with what they
       reported in that step: a reward earned since an agent's last decision and not yet
@@ -40,7 +45,8 @@ from zooport.adapters.agent_group import AgentGroup, core_has_masks
 from zooport.adapters.agent_names import AgentKey, AgentNameFn, AgentNames
 from zooport.adapters.core_access import (
     MAX_IDLE_STEPS,
-    adopt_core,
+    adopt_core_with_specs,
+    note_core_failure,
     reset_core,
     side_channels_of,
 )
@@ -56,7 +62,10 @@ from zooport.errors import (
     ZooportError,
 )
 
-__all__ = ["AgentsStep", "DriverControls", "MultiAgentDriver"]
+__all__ = ["AgentsStep", "DriverControls", "MultiAgentDriver", "STALE_ACTIONS"]
+
+#: What ``stale_actions=`` accepts: ignore (and count) or refuse actions for finished agents.
+STALE_ACTIONS = ("ignore", "raise")
 
 
 class AgentsStep(NamedTuple):
@@ -78,6 +87,10 @@ class MultiAgentDriver:
     Args:
         core: any BaseEnv (a zooport ``BatchedEnv``, a Unity build, a user's own); an env of
             an older ML-Agents API generation is wrapped (see ``core_access.adopt_core``).
+            A core with no behaviours yet (a Unity scene whose agents have not requested a
+            decision) is stepped once first, as ML-Agents' wrappers do (see
+            ``core_access.adopt_core_with_specs``); the behaviours it has then are the ones
+            served.
         agent_name: ``(behaviour, agent_id) -> name``; default ``<prefix>_<agent_id>`` (see
             :mod:`zooport.adapters.agent_names`).
         termination_mode: ``"any"``, ``"majority"``, ``"all"``, a :class:`TerminationMode`
@@ -91,6 +104,12 @@ class MultiAgentDriver:
             action; a mapping ``{behaviour: action}`` takes that consumer action.
         uint8_visual, flatten_branched, allow_multiple_obs: see :mod:`zooport.adapters.spaces`.
         adapter: the adapter's name, for error messages.
+        stale_actions: what an action for an agent that finished earlier in the episode
+            does: ``"ignore"`` (default: dropped and counted in :attr:`ignored_actions`) or
+            ``"raise"`` (an :class:`~zooport.ActionError`).
+
+    Attributes:
+        ignored_actions: how many stale actions were ignored since construction.
 
     Example:
         >>> from zooport.envs.builtin.tag import Tag
@@ -117,13 +136,11 @@ class MultiAgentDriver:
         flatten_branched: bool = False,
         allow_multiple_obs: bool = False,
         adapter: str = "MultiAgentDriver",
+        stale_actions: str = "ignore",
     ) -> None:
-        core = adopt_core(core)
+        core, specs = adopt_core_with_specs(core, adapter)
         self.core = core
         self.adapter = adapter
-        specs = core.behavior_specs
-        if not len(specs):
-            raise ZooportError(f"{adapter}: the core has no behaviors")
         self.names = AgentNames(list(specs), agent_name)
         self.termination = TerminationRule(termination_mode)
         self.max_cycles = max_cycles
@@ -167,6 +184,8 @@ class MultiAgentDriver:
         self._closed = False
         self._state_counts: list[int] | None = None
         self._state_space: spaces.Box | None = None
+        self.stale_actions = stale_actions
+        self.ignored_actions = 0
 
     # ------------------------------------------------------------------ options
 
@@ -188,6 +207,35 @@ class MultiAgentDriver:
                     f"Expect max_cycles to be None or an int >= 1, actually: {value!r}"
                 )
         self._max_cycles = None if value is None else int(value)
+
+    @property
+    def stale_actions(self) -> str:
+        """``"ignore"`` or ``"raise"``: what an action for a finished agent does."""
+        return self._stale_actions
+
+    @stale_actions.setter
+    def stale_actions(self, value: str) -> None:
+        if not isinstance(value, str) or value not in STALE_ACTIONS:
+            raise ArgumentError(
+                f"Expect stale_actions to be one of {list(STALE_ACTIONS)}, actually: {value!r}"
+            )
+        self._stale_actions = value
+
+    def ignore_stale(self, agents: list[str]) -> None:
+        """Counts the stale actions of ``agents`` (finished in this episode) as ignored.
+
+        Raises:
+            ActionError: with ``stale_actions="raise"``, naming the agents.
+        """
+        self._refuse_stale(agents)
+        self.ignored_actions += len(agents)
+
+    def _refuse_stale(self, agents: list[str]) -> None:
+        if self._stale_actions == "raise":
+            raise ActionError(
+                f"{self.adapter}: actions for agents that finished earlier in the episode "
+                f"{agents} (stale_actions='raise'); live agents: {self.agents}"
+            )
 
     def _set_default_actions(self, default: str | Mapping[str, Any] | None) -> None:
         if default is None:
@@ -266,19 +314,24 @@ class MultiAgentDriver:
     def reset(self, seed: int | None = None) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         """Resets the core (reseeded with ``seed`` where it can be) and starts an episode."""
         self.check_open()
-        reset_core(self.core, check_seed(seed, f"{self.adapter}.reset"))
-        self.names.forget()
-        steps = {g.name: self.core.get_steps(g.name) for g in self.groups}
-        idle = 0
-        while not any(len(d) for d, _ in steps.values()):
-            idle += 1
-            if idle > MAX_IDLE_STEPS:
-                raise ZooportError(
-                    f"{self.adapter}: no agent requested a decision in {MAX_IDLE_STEPS} steps "
-                    "after reset"
-                )
-            self.core.step()
+        seed = check_seed(seed, f"{self.adapter}.reset")
+        try:
+            reset_core(self.core, seed)
+            self.names.forget()
             steps = {g.name: self.core.get_steps(g.name) for g in self.groups}
+            idle = 0
+            while not any(len(d) for d, _ in steps.values()):
+                idle += 1
+                if idle > MAX_IDLE_STEPS:
+                    raise ZooportError(
+                        f"{self.adapter}: no agent requested a decision in {MAX_IDLE_STEPS} "
+                        "steps after reset"
+                    )
+                self.core.step()
+                steps = {g.name: self.core.get_steps(g.name) for g in self.groups}
+        except Exception as error:
+            note_core_failure(error, f"{self.adapter}.reset()")
+            raise
         self.possible_agents = []
         self.agent_groups = {}
         for g in self.groups:
@@ -322,6 +375,7 @@ class MultiAgentDriver:
                 f"{self.adapter}: the episode is over (no live agents); call reset()"
             )
         live = self._live_set
+        stale = 0
         # When every live agent decides, a dict of the right size whose lookups all succeed
         # (in gather) has exactly the live agents as keys: no set comparison is needed.
         if (
@@ -329,7 +383,7 @@ class MultiAgentDriver:
             or len(actions) != len(live)
             or (self._n_deciding != len(live) and actions.keys() != live)
         ):
-            actions = self._complete(actions)
+            actions, stale = self._complete(actions)
         core = self.core
         groups = self.groups
         for g in groups:
@@ -338,7 +392,7 @@ class MultiAgentDriver:
                     batch = g.gather(actions)
                 except KeyError:
                     # A live agent without an action, so the dict names one that is not live.
-                    actions = self._complete(actions)
+                    actions, stale = self._complete(actions)
                     batch = g.gather(actions)
                 try:
                     core.set_actions(g.name, batch)
@@ -348,7 +402,13 @@ class MultiAgentDriver:
         for g in groups:
             g.begin_step()
         for _ in range(MAX_IDLE_STEPS):
-            core.step()
+            try:
+                core.step()
+            except Exception as error:
+                note_core_failure(
+                    error, f"{self.adapter}.step(), cycle {self.cycles + 1} of the episode"
+                )
+                raise
             reported = False
             for g in groups:
                 decision, terminal = core.get_steps(g.name)
@@ -362,6 +422,8 @@ class MultiAgentDriver:
                 f"decision or ended its episode in {MAX_IDLE_STEPS} core steps"
             )
         self.cycles += 1
+        if stale:
+            self.ignored_actions += stale
         return self._finish_step()
 
     def _finish_step(self) -> AgentsStep:
@@ -442,23 +504,33 @@ class MultiAgentDriver:
         self._n_deciding = sum(len(g.dec_names) for g in groups)
         return AgentsStep(observations, rewards, terminations, truncations, infos)
 
-    def _complete(self, actions: Mapping[str, Any]) -> dict[str, Any]:
-        """Checks the actions' keys against the live agents; fills defaults where allowed."""
+    def _complete(self, actions: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+        """Checks the actions' keys against the live agents; fills defaults where allowed.
+
+        Returns:
+            The actions of the live agents, and how many stale actions were left out (counted
+            in ``ignored_actions`` once the step succeeds).
+        """
         if not isinstance(actions, Mapping):
             raise ActionError(
                 f"{self.adapter}: expected a dict of actions keyed by agent name, got "
                 f"{type(actions).__name__}"
             )
-        extra = [a for a in actions if a not in self._live_set]
+        live = self._live_set
+        extra = [a for a in actions if a not in live]
         if extra:
-            known = set(self.possible_agents)
-            finished = [a for a in extra if a in known]
-            unknown = [a for a in extra if a not in known]
-            raise ActionError(
-                f"{self.adapter}: actions for agents that are not live: finished {finished}, "
-                f"unknown {unknown}; live agents: {self.agents}"
-            )
-        filled = dict(actions)
+            # Every agent of the episode, live or finished, is in agent_groups.
+            episode = self.agent_groups
+            unknown = [a for a in extra if a not in episode]
+            if unknown:
+                raise ActionError(
+                    f"{self.adapter}: actions for agents that are not in the episode {unknown}; "
+                    f"live agents: {self.agents}"
+                )
+            self._refuse_stale(extra)
+            filled = {a: action for a, action in actions.items() if a in live}
+        else:
+            filled = dict(actions)
         without = []
         for agent in self.agents:
             if agent not in filled:
@@ -473,7 +545,7 @@ class MultiAgentDriver:
                 "needs one (its action is ignored when info['decided'] is False), or pass "
                 "default_action='zero'"
             )
-        return filled
+        return filled, len(extra)
 
     # ------------------------------------------------------------------ state
 
@@ -561,8 +633,8 @@ class DriverControls:
     """The episode controls every adapter built on a :class:`MultiAgentDriver` exposes.
 
     A mixin for classes that keep their driver in ``self._driver`` and their core in
-    ``self.core``: the termination rule and ``max_cycles`` (both writable), the cycle count,
-    and the core's side channels.
+    ``self.core``: the termination rule, ``max_cycles`` and ``stale_actions`` (writable), the
+    cycle count, the count of ignored stale actions, and the core's side channels.
     """
 
     _driver: MultiAgentDriver
@@ -590,6 +662,25 @@ class DriverControls:
     def cycles(self) -> int:
         """Completed cycles (core steps asked for) in the current episode."""
         return self._driver.cycles
+
+    @property
+    def stale_actions(self) -> str:
+        """What an action for an agent that finished earlier in the episode does; writable.
+
+        ``"ignore"`` (the default): it is dropped, as PettingZoo's own environments drop it,
+        and counted in :attr:`ignored_actions`; ``"raise"``: an :class:`~zooport.ActionError`
+        naming the agents. A name that never was an agent of the episode is always an error.
+        """
+        return self._driver.stale_actions
+
+    @stale_actions.setter
+    def stale_actions(self, value: str) -> None:
+        self._driver.stale_actions = value
+
+    @property
+    def ignored_actions(self) -> int:
+        """How many actions for finished agents were ignored since construction."""
+        return self._driver.ignored_actions
 
     @property
     def side_channels(self) -> list[Any]:

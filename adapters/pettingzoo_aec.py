@@ -1,7 +1,8 @@
 """A batched core as a PettingZoo ``AECEnv``: agents act one at a time, the core steps once.
 
 Classes:
-    PettingZooAECEnv: the native AEC adapter (alias ``UnityAECEnv``).
+    PettingZooAECEnv: the native AEC adapter.
+    UnityAECEnv: ML-Agents' name for it, with ML-Agents' ``seed=`` argument.
 
 Not a ``parallel_to_aec`` stack: each ``step(action)`` records the selected agent's action
 and moves ``agent_selection`` on; when the last live agent of the cycle has acted, the
@@ -16,6 +17,10 @@ PettingZoo's AEC contract:
   rewards since it last acted.
 - An agent whose episode ended stays in ``agents`` with ``terminations``/``truncations``
   True; such agents are selected first, and each takes a ``step(None)`` that removes it.
+  An action given in that turn instead of None (TorchRL's AEC loop sends one) is ignored and
+  counted in ``ignored_actions``, as the Parallel adapter ignores actions for finished
+  agents; with ``stale_actions="raise"`` it is an :class:`~zooport.ActionError`, as in
+  PettingZoo's own environments.
 - A cycle visits the agents live at its start in ``agents`` order; an agent spawned by the
   core joins ``agents`` when it appears and acts from the next cycle on.
 """
@@ -30,7 +35,7 @@ from pettingzoo import AECEnv
 from typing_extensions import override
 
 from zooport.adapters.agent_names import AgentNameFn
-from zooport.adapters.pettingzoo_parallel import PettingZooCommon
+from zooport.adapters.pettingzoo_parallel import PettingZooCommon, seed_action_spaces
 from zooport.adapters.termination import TerminationMode
 from zooport.errors import ActionError, EnvNotResetError, UnknownAgentError
 
@@ -44,8 +49,11 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         core: any BaseEnv; the adapter owns it (``close()`` closes it).
         render_mode, termination_mode, max_cycles, action_masks, mask_in_info,
         default_action, agent_name, uint8_visual, flatten_branched, allow_multiple_obs,
-        name: see :class:`~zooport.adapters.pettingzoo_parallel.PettingZooCommon`.
+        name, stale_actions: see
+            :class:`~zooport.adapters.pettingzoo_parallel.PettingZooCommon`.
             ``max_cycles`` counts core steps (full cycles), as in PettingZoo.
+            ``stale_actions`` decides what an action (not None) in a finished agent's turn
+            does.
 
     Attributes:
         core: the wrapped core.
@@ -80,6 +88,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         flatten_branched: bool = False,
         allow_multiple_obs: bool = False,
         name: str | None = None,
+        stale_actions: str = "ignore",
     ) -> None:
         super().__init__()
         self._setup(
@@ -95,6 +104,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
             flatten_branched=flatten_branched,
             allow_multiple_obs=allow_multiple_obs,
             name=name,
+            stale_actions=stale_actions,
         )
         self.agents: list[str] = []
         self.rewards: dict[str, float] = {}
@@ -169,9 +179,13 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
     def step(self, action: Any) -> None:
         """Acts for ``agent_selection``; the core steps when the cycle's last agent has acted.
 
+        A finished agent's turn takes None; an action given instead is ignored (counted in
+        ``ignored_actions``) unless ``stale_actions="raise"``.
+
         Raises:
             ActionError: None for a live agent (without ``default_action``), an action for a
-                finished agent, or (when the core steps) an action that does not fit.
+                finished agent with ``stale_actions="raise"``, or (when the core steps) an
+                action that does not fit.
             EnvNotResetError: before ``reset()`` or once every agent has left.
         """
         if self._rewards_stale:
@@ -222,10 +236,13 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
 
     def _remove_dead(self, agent: str, action: Any) -> None:
         if action is not None:
-            raise ActionError(
-                f"{type(self).__name__}: agent {agent!r} has finished; when an agent is dead, "
-                f"the only valid action is None, got {action!r}"
-            )
+            if self._driver.stale_actions == "raise":
+                raise ActionError(
+                    f"{type(self).__name__}: agent {agent!r} has finished; when an agent is "
+                    f"dead, the only valid action is None, got {action!r} "
+                    "(stale_actions='raise')"
+                )
+            self._driver.ignore_stale([agent])
         self._dead.popleft()
         self._zero_rewards = None
         del self.rewards[agent]
@@ -274,5 +291,27 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
             self.agent_selection = self._cycle[0]
 
 
-#: ML-Agents' name for the AEC adapter.
-UnityAECEnv = PettingZooAECEnv
+class UnityAECEnv(PettingZooAECEnv):
+    """ML-Agents' ``UnityAECEnv``: the AEC adapter with ML-Agents' constructor.
+
+    ``UnityAECEnv(env, seed=None)`` as in ``mlagents_envs.envs.unity_aec_env``; everything
+    else is :class:`PettingZooAECEnv`.
+
+    Args:
+        env: any BaseEnv (a Unity build's ``UnityEnvironment``, a zooport core, your own).
+        seed: seeds the agents' action spaces, as ML-Agents' wrapper does (see
+            :func:`~zooport.adapters.pettingzoo_parallel.seed_action_spaces`); the core is
+            seeded by ``reset(seed=...)`` where it can be.
+        **options: the keyword options of :class:`PettingZooAECEnv`.
+
+    Example:
+        >>> from zooport.envs.builtin.tag import Tag
+        >>> a, b = UnityAECEnv(Tag(seed=0), seed=3), UnityAECEnv(Tag(seed=0), 3)
+        >>> [a.action_space("runner_0").sample() for _ in range(5)] == [
+        ...     b.action_space("runner_0").sample() for _ in range(5)]
+        True
+    """
+
+    def __init__(self, env: Any, seed: int | None = None, **options: Any) -> None:
+        super().__init__(env, **options)
+        seed_action_spaces(self._driver, seed)

@@ -3,7 +3,11 @@
 Classes:
     PettingZooCommon: what the Parallel and AEC adapters share (spaces, state, render,
         close, side channels, options); not used on its own.
-    PettingZooParallelEnv: the Parallel adapter (alias ``UnityParallelEnv``).
+    PettingZooParallelEnv: the Parallel adapter.
+    UnityParallelEnv: ML-Agents' name for it, with ML-Agents' ``seed=`` argument.
+
+Functions:
+    seed_action_spaces: seeds a driver's action spaces (the ``seed=`` of ML-Agents' wrappers).
 
 Agents are named ``<behaviour>_<agent_id>`` (``runner_3`` for agent 3 of ``Runner?team=0``;
 see :mod:`zooport.adapters.agent_names`). Each behaviour has one observation space and one
@@ -29,6 +33,14 @@ Episode semantics (those of :class:`~zooport.adapters.multi_agent_driver.MultiAg
 - ``termination_mode`` (``"any"``, ``"majority"``, ``"all"`` or a fraction) ends the episode
   once that many of its agents have finished; ``max_cycles`` ends it after that many steps.
   Agents still live then are truncated; the next ``reset()`` resets the core.
+- An action for an agent that finished earlier in the episode is ignored, as PettingZoo's own
+  environments ignore it (AgileRL's and TorchRL's PettingZoo loops send one for every agent
+  they know), and counted in ``ignored_actions``; ``stale_actions="raise"`` refuses it. A name
+  that never was an agent of the episode, or a live agent without an action (unless
+  ``default_action``), is an :class:`~zooport.ActionError`.
+- Observations that disagree with their behaviour's spec (shape, count, rows) are an
+  :class:`~zooport.errors.ObservationError`, never broadcast; a zero-size observation (an
+  empty vector sensor beside a camera) is left out of the spaces.
 - Infos hold ``decided``, ``group_id`` and ``group_reward``. Action masks (int8, 1 = allowed,
   flattened over branches) are ``obs["action_mask"]`` next to ``obs["observation"]``, or
   ``info["action_mask"]`` with ``mask_in_info=True``.
@@ -53,7 +65,12 @@ from zooport.envs.arguments import check_seed
 from zooport.envs.batched_env import BatchedEnv
 from zooport.errors import ArgumentError, ZooportError
 
-__all__ = ["PettingZooCommon", "PettingZooParallelEnv", "UnityParallelEnv"]
+__all__ = [
+    "PettingZooCommon",
+    "PettingZooParallelEnv",
+    "UnityParallelEnv",
+    "seed_action_spaces",
+]
 
 
 def _can_render(core: Any) -> bool:
@@ -66,7 +83,9 @@ class PettingZooCommon(DriverControls):
     """Spaces, state, rendering, closing and options shared by both PettingZoo adapters.
 
     Args:
-        core: any BaseEnv.
+        core: any BaseEnv; one with no behaviours yet (a Unity scene whose agents have not
+            requested a decision) is stepped once first, as ML-Agents' wrappers do, and the
+            behaviours it has then are served.
         render_mode: None or ``"rgb_array"`` (the core's picture), fixed at construction.
         termination_mode: ``"any"``, ``"majority"``, ``"all"`` (default), a
             :class:`~zooport.adapters.termination.TerminationMode` or a fraction in (0, 1]:
@@ -85,6 +104,10 @@ class PettingZooCommon(DriverControls):
         uint8_visual, flatten_branched, allow_multiple_obs: observation and action layout
             options, see :mod:`zooport.adapters.spaces`.
         name: ``metadata["name"]`` (and ``str(env)``); default ``zooport_<core class>``.
+        stale_actions: ``"ignore"`` (default) or ``"raise"``: what an action for an agent
+            that finished earlier in the episode does (see
+            :attr:`~zooport.adapters.multi_agent_driver.DriverControls.stale_actions`).
+            Writable.
     """
 
     core: Any
@@ -126,6 +149,7 @@ class PettingZooCommon(DriverControls):
         flatten_branched: bool,
         allow_multiple_obs: bool,
         name: str | None,
+        stale_actions: str = "ignore",
     ) -> None:
         core = adopt_core(core)
         modes = ["rgb_array"] if _can_render(core) else []
@@ -158,7 +182,10 @@ class PettingZooCommon(DriverControls):
             flatten_branched=flatten_branched,
             allow_multiple_obs=allow_multiple_obs,
             adapter=type(self).__name__,
+            stale_actions=stale_actions,
         )
+        # The driver may have wrapped a core whose older-API specs arrived with its first step.
+        self.core = self._driver.core
 
     # ------------------------------------------------------------------ agents, spaces
 
@@ -262,11 +289,12 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
         core: any BaseEnv; the adapter owns it (``close()`` closes it).
         render_mode, termination_mode, max_cycles, action_masks, mask_in_info,
         default_action, agent_name, uint8_visual, flatten_branched, allow_multiple_obs,
-        name: see :class:`PettingZooCommon`.
+        name, stale_actions: see :class:`PettingZooCommon`.
 
     Attributes:
         core: the wrapped core.
         agents: the live agents, in ``possible_agents`` order.
+        ignored_actions: how many actions for finished agents were ignored.
 
     Example:
         >>> from zooport.envs.builtin.tag import Tag
@@ -297,6 +325,7 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
         flatten_branched: bool = False,
         allow_multiple_obs: bool = False,
         name: str | None = None,
+        stale_actions: str = "ignore",
     ) -> None:
         self._setup(
             core,
@@ -311,6 +340,7 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
             flatten_branched=flatten_branched,
             allow_multiple_obs=allow_multiple_obs,
             name=name,
+            stale_actions=stale_actions,
         )
 
     @property
@@ -333,13 +363,58 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
     def step(self, actions: dict[str, Any]) -> AgentsStep:
         """One action per live agent in; ``(obs, rewards, terminations, truncations, infos)``.
 
+        An action for an agent that finished earlier in the episode is ignored (counted in
+        ``ignored_actions``) unless ``stale_actions="raise"``.
+
         Raises:
             ActionError: an action is missing for a live agent (unless ``default_action``),
-                given for an agent that is not live, or does not fit its action space.
+                given for a name that is not an agent of the episode (or for a finished
+                agent, with ``stale_actions="raise"``), or does not fit its action space.
             EnvNotResetError: before ``reset()``, or after the episode ended.
         """
         return self._driver.step(actions)
 
 
-#: ML-Agents' name for the Parallel adapter.
-UnityParallelEnv = PettingZooParallelEnv
+def seed_action_spaces(driver: MultiAgentDriver, seed: int | None) -> None:
+    """Seeds each behaviour's action space: behaviour i, in the core's order, with ``seed + i``.
+
+    What ML-Agents' PettingZoo wrappers do with their ``seed=`` (they give every behaviour the
+    same seed; here two behaviours with equal spaces do not sample equal actions).
+
+    Raises:
+        ArgumentError: ``seed`` is not None or an int >= 0.
+    """
+    seed = check_seed(seed, f"{driver.adapter}(seed=...)")
+    if seed is None:
+        return
+    for i, group in enumerate(driver.groups):
+        group.action_space.seed(seed + i)
+
+
+class UnityParallelEnv(PettingZooParallelEnv):
+    """ML-Agents' ``UnityParallelEnv``: the Parallel adapter with ML-Agents' constructor.
+
+    ``UnityParallelEnv(env, seed=None)`` as in ``mlagents_envs.envs.unity_parallel_env``;
+    everything else is :class:`PettingZooParallelEnv` (5-tuple ``step``, ``reset`` returning
+    ``(observations, infos)``, ``<behaviour>_<id>`` names unless ``agent_name=``).
+
+    Args:
+        env: any BaseEnv (a Unity build's ``UnityEnvironment``, a zooport core, your own).
+        seed: seeds the agents' action spaces, as ML-Agents' wrapper does, so that
+            ``action_space(agent).sample()`` repeats from run to run (see
+            :func:`seed_action_spaces`). It does not seed the core: ``reset(seed=...)`` does,
+            where the core can be seeded (a Unity build takes its seed at launch,
+            ``UnityEnvironment(seed=...)``).
+        **options: the keyword options of :class:`PettingZooParallelEnv`.
+
+    Example:
+        >>> from zooport.envs.builtin.tag import Tag
+        >>> a, b = UnityParallelEnv(Tag(seed=0), seed=3), UnityParallelEnv(Tag(seed=0), 3)
+        >>> [a.action_space("tagger_3").sample() for _ in range(5)] == [
+        ...     b.action_space("tagger_3").sample() for _ in range(5)]
+        True
+    """
+
+    def __init__(self, env: Any, seed: int | None = None, **options: Any) -> None:
+        super().__init__(env, **options)
+        seed_action_spaces(self._driver, seed)

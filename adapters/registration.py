@@ -152,7 +152,8 @@ def register_gymnasium(
         env_id: the Gymnasium id, e.g. ``"my_project/MyEnv-v0"``.
         factory: a callable returning a ``BaseEnv`` (a class or a function), or a
             ``"module:attr"`` string naming one (such an entry is plain data, so it also
-            works in a process that only imported the module registering it).
+            works in a process that only imported the module registering it). A core with
+            no behaviours yet (a Unity scene) is stepped once by the GymEnv.
         behavior_name: the behaviour to serve (needed when the core has several).
         max_episode_steps: Gymnasium's ``TimeLimit``; None for none.
         reward_threshold: the return at which the task counts as solved.

@@ -78,7 +78,8 @@ class SB3VecEnv(VecEnv):
     ``seed(s)`` stores ``s`` for the next ``reset()``, which reseeds the core with it.
 
     Args:
-        env: any ``BaseEnv``.
+        env: any ``BaseEnv``; one with no behaviours yet (a Unity scene whose agents have
+            not requested a decision) is stepped once first, as ML-Agents' wrappers do.
         behavior_name: the behaviour whose agents are the environments (None: the only one).
         uint8_visual, flatten_branched, allow_multiple_obs: see
             :class:`~zooport.adapters.vector_env.BehaviorVectorEnv`.

@@ -19,6 +19,13 @@ Conventions:
     - several observations: a ``Dict`` keyed by :func:`observation_key`; without
       ``allow_multiple_obs``, observations that are all rank 1 are concatenated in spec order
       into one ``Box`` instead (nothing is dropped);
+    - a zero-size observation (an empty vector sensor beside a camera, common in visual
+      Unity scenes) is dropped from the space, as ML-Agents' gym wrapper does; the others
+      keep their keys (``obs_<i>`` counts every spec);
+    - a core batch is checked against the specs once per batch (not per agent): one array
+      per spec, each of shape ``(agents, *spec.shape)``, and as many rewards, group entries,
+      flags and mask rows as agent ids; anything else is an
+      :class:`~zooport.errors.ObservationError`, never a silent broadcast;
     - one discrete branch -> ``Discrete``; several -> ``MultiDiscrete``, or one ``Discrete``
       over every combination with ``flatten_branched``; continuous -> ``Box(-1, 1, float32)``;
       hybrid -> ``Dict(continuous=..., discrete=...)``;
@@ -29,6 +36,7 @@ Conventions:
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -36,8 +44,14 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from zooport.envs.base_env import ActionSpec, ActionTuple, ObservationSpec
-from zooport.errors import ActionError, SpecError
+from zooport.envs.base_env import (
+    ActionSpec,
+    ActionTuple,
+    DecisionSteps,
+    ObservationSpec,
+    TerminalSteps,
+)
+from zooport.errors import ActionError, ObservationError, SpecError
 
 __all__ = ["ObservationLayout", "ActionLayout", "observation_key"]
 
@@ -58,9 +72,10 @@ def observation_key(spec: ObservationSpec, index: int) -> str:
     return name or f"obs_{index}"
 
 
-def _unique_keys(specs: Sequence[ObservationSpec]) -> list[str]:
+def _unique_keys(specs: Sequence[ObservationSpec], indices: Sequence[int]) -> list[str]:
+    """The keys of ``specs``, whose positions among all the behaviour's specs are ``indices``."""
     keys: list[str] = []
-    for i, spec in enumerate(specs):
+    for i, spec in zip(indices, specs, strict=True):
         key = observation_key(spec, i)
         if key in keys:
             key = f"{key}_{i}"
@@ -72,9 +87,14 @@ class ObservationLayout:
     """How a behaviour's observations become one Gymnasium space, batch by batch.
 
     Args:
-        specs: the behaviour's observation specs.
+        specs: the behaviour's observation specs; zero-size ones get no part of the space.
         uint8_visual: rank-3 observations as uint8 0..255 instead of float32 0..1.
         allow_multiple_obs: always a ``Dict`` keyed by observation name.
+        name: the behaviour's name, for error messages.
+
+    Attributes:
+        specs: the specs that are part of the space (every spec but zero-size ones).
+        all_specs: every spec of the behaviour, as the core's batches hold them.
 
     Example:
         >>> import numpy as np
@@ -86,6 +106,10 @@ class ObservationLayout:
         Box(-inf, inf, (5,), float32)
         >>> layout.convert([np.ones((1, 2)), np.zeros((1, 3))]).tolist()
         [[1.0, 1.0, 0.0, 0.0, 0.0]]
+        >>> camera = ObservationSpec((8, 8, 3), (), ObservationType.DEFAULT, "camera")
+        >>> empty = ObservationSpec((0,), (), ObservationType.DEFAULT, "vector")
+        >>> ObservationLayout([camera, empty]).space  # the empty vector sensor is dropped
+        Box(0.0, 1.0, (8, 8, 3), float32)
     """
 
     def __init__(
@@ -94,16 +118,31 @@ class ObservationLayout:
         *,
         uint8_visual: bool = False,
         allow_multiple_obs: bool = False,
+        name: str = "",
     ) -> None:
         if not specs:
-            raise SpecError("a behaviour without observations cannot be given a space")
-        self.specs = list(specs)
+            raise SpecError(
+                f"behavior {name!r}: a behaviour without observations cannot be given a space"
+            )
+        self.name = name
+        self.all_specs = list(specs)
+        self._shapes = [tuple(int(d) for d in s.shape) for s in self.all_specs]
+        self._spec_names = [s.name for s in self.all_specs]
+        kept = [i for i, shape in enumerate(self._shapes) if math.prod(shape) > 0]
+        if not kept:
+            raise SpecError(
+                f"behavior {name!r}: every observation is empty (shapes {self._shapes}); "
+                "a behaviour without observations cannot be given a space"
+            )
+        # The core's observations that are part of the space; None when all of them are.
+        self._kept: list[int] | None = None if len(kept) == len(self.all_specs) else kept
+        self.specs = [self.all_specs[i] for i in kept]
         self.uint8_visual = uint8_visual
         self._visual = [len(s.shape) == 3 for s in self.specs]
         parts = [self._space(s, v) for s, v in zip(self.specs, self._visual, strict=True)]
         self.keys: list[str] | None = None
         if allow_multiple_obs or (len(parts) > 1 and any(len(s.shape) != 1 for s in self.specs)):
-            self.keys = _unique_keys(self.specs)
+            self.keys = _unique_keys(self.specs, kept)
             # Gymnasium's Dict sorts its keys; conversions follow the space's order.
             self.space: spaces.Space = spaces.Dict(dict(zip(self.keys, parts, strict=True)))
             self._order = [self.keys.index(k) for k in self.space.spaces]
@@ -133,13 +172,132 @@ class ObservationLayout:
             return np.rint(np.clip(obs, 0.0, 1.0) * 255.0).astype(np.uint8)
         return np.array(obs, dtype=np.float32, copy=True)
 
+    def checked(self, steps: Any, terminal: bool = False) -> Any:
+        """A core batch (DecisionSteps, or TerminalSteps with ``terminal``), checked.
+
+        Once per batch, not per agent: one observation per spec (zero-size ones included),
+        each of shape ``(len(agent_id), *spec.shape)``, and as many rewards, group ids,
+        group rewards (and ``interrupted`` flags, or action-mask rows) as agent ids. An empty
+        batch is not checked (nothing is read from it). Returns ``steps`` itself; a batch
+        built from Python lists (as ML-Agents' own tests and its 0.28 ``group_id`` do) comes
+        back as an equal batch of arrays.
+
+        Raises:
+            ObservationError: naming the behaviour, the observation (index and name), the
+                expected and the given shape, or the fields whose shapes disagree.
+
+        Example:
+            >>> from zooport.envs.base_env import DecisionSteps, ObservationSpec, ObservationType
+            >>> layout = ObservationLayout(
+            ...     [ObservationSpec((3,), (), ObservationType.DEFAULT, "state")], name="Walker")
+            >>> steps = DecisionSteps([np.full((2, 1), 7.0)], np.zeros(2), np.arange(2),
+            ...                       None, np.zeros(2), np.zeros(2))
+            >>> layout.checked(steps)
+            Traceback (most recent call last):
+            ...
+            zooport.errors.ObservationError: behavior 'Walker': DecisionSteps observation 0 \
+('state') has shape (2, 1), expected (2, 3) (2 agents x the spec's (3,))
+        """
+        agent_id = steps.agent_id
+        n = len(agent_id)
+        if not n:
+            return steps
+        rows = (n,)
+        # The common case, arrays of the right shapes, in a few tuple comparisons; anything
+        # else (an error, or lists) takes the slow path, which says what is wrong.
+        try:
+            obs = steps.obs
+            shapes = self._shapes
+            if (
+                agent_id.shape == rows
+                and steps.reward.shape == rows
+                and steps.group_id.shape == rows
+                and steps.group_reward.shape == rows
+                and len(obs) == len(shapes)
+                and (
+                    obs[0].shape == rows + shapes[0]
+                    if len(shapes) == 1
+                    else all(o.shape == rows + s for o, s in zip(obs, shapes, strict=True))
+                )
+            ):
+                if terminal:
+                    if steps.interrupted.shape == rows:
+                        return steps
+                else:
+                    masks = steps.action_mask
+                    if masks is None or all(m.shape[:1] == rows for m in masks):
+                        return steps
+        except AttributeError:
+            pass
+        return self._checked_slowly(steps, terminal, n)
+
+    def _checked_slowly(self, steps: Any, terminal: bool, n: int) -> Any:
+        """:meth:`checked` for a batch that is wrong or not made of arrays."""
+        obs = steps.obs
+        shapes = self._shapes
+        if len(obs) != len(shapes):
+            raise ObservationError(
+                f"behavior {self.name!r}: {type(steps).__name__} has {len(obs)} observations, "
+                f"expected {len(shapes)} (one per observation spec: {self._spec_names})"
+            )
+        for i, (o, shape) in enumerate(zip(obs, shapes, strict=True)):
+            try:
+                given = np.shape(o)
+            except ValueError:  # numpy cannot make one array of it (ragged lists)
+                raise ObservationError(
+                    f"behavior {self.name!r}: {type(steps).__name__} observation {i} "
+                    f"({self._spec_names[i]!r}) is not an array of one shape; expected "
+                    f"{(n, *shape)}"
+                ) from None
+            if given[1:] != shape or given[:1] != (n,):
+                self._shape_error(steps, i, given, n)
+        fields = ["agent_id", "reward", "group_id", "group_reward"]
+        fields.append("interrupted" if terminal else "action_mask")
+        given = {}
+        for field in fields:
+            value = getattr(steps, field)
+            if field == "action_mask":
+                for j, m in enumerate(() if value is None else value):
+                    given[f"action_mask[{j}]"] = np.shape(m)
+            else:
+                given[field] = np.shape(value)
+        wrong = {
+            f: shape for f, shape in given.items()
+            if shape[:1] != (n,) or (len(shape) != 1 and not f.startswith("action_mask"))
+        }  # fmt: skip
+        if wrong:
+            raise ObservationError(
+                f"behavior {self.name!r}: {type(steps).__name__} has {n} agent ids but "
+                + ", ".join(f"{f} of shape {shape}" for f, shape in wrong.items())
+                + f"; expected ({n},) for each"
+            )
+        return _as_arrays(steps, terminal)
+
+    def _shape_error(self, steps: Any, i: int, given: tuple[int, ...], n: int) -> None:
+        shape = self._shapes[i]
+        what = f"behavior {self.name!r}: {type(steps).__name__} observation {i} "
+        what += f"({self._spec_names[i]!r})"
+        if given[1:] == shape:
+            raise ObservationError(f"{what} has {given[0]} rows, but the batch has {n} agent ids")
+        raise ObservationError(
+            f"{what} has shape {given}, expected {(n, *shape)} ({n} agents x the spec's {shape})"
+        )
+
     def convert(
         self, obs: Sequence[np.ndarray], rows: np.ndarray | None = None
     ) -> np.ndarray | dict[str, np.ndarray]:
         """A core batch (one array per spec, rows = agents) as fresh consumer arrays.
 
         ``rows`` selects and orders the agents; every returned array is a new copy.
+        Zero-size observations are left out.
         """
+        if self._kept is not None:
+            obs = [obs[i] for i in self._kept]
+        return self._convert(obs, rows)
+
+    def _convert(
+        self, obs: Sequence[np.ndarray], rows: np.ndarray | None
+    ) -> np.ndarray | dict[str, np.ndarray]:
         if self.keys is not None:
             return {self.keys[i]: self._part(obs[i], i, rows) for i in self._order}
         if len(self.specs) == 1:
@@ -159,13 +317,15 @@ class ObservationLayout:
         obs: Sequence[np.ndarray],
         rows: np.ndarray | None = None,
     ) -> None:
-        """Writes a converted core batch into ``buffer[slots]``."""
+        """Writes a converted core batch into ``buffer[slots]`` (checked: :meth:`checked`)."""
+        if self._kept is not None:
+            obs = [obs[i] for i in self._kept]
         as_uint8 = self._visual[0] and self.uint8_visual
         if self.keys is None and len(self.specs) == 1 and not as_uint8:
             # One float observation: assignment casts to float32; no intermediate copy.
             buffer[slots] = obs[0] if rows is None else obs[0][rows]
             return
-        converted = self.convert(obs, rows)
+        converted = self._convert(obs, rows)
         if isinstance(buffer, dict):
             for key, value in converted.items():
                 buffer[key][slots] = value
@@ -185,6 +345,24 @@ class ObservationLayout:
         if isinstance(buffer, dict):
             return {k: v[i].copy() for k, v in buffer.items()}
         return buffer[i].copy()
+
+
+def _as_arrays(steps: Any, terminal: bool) -> DecisionSteps | TerminalSteps:
+    """An equal batch whose fields are arrays (of a batch built from Python lists)."""
+    obs = [np.asarray(o, dtype=np.float32) if type(o) is not np.ndarray else o for o in steps.obs]
+    common = {
+        "obs": obs,
+        "reward": np.asarray(steps.reward, dtype=np.float32),
+        "agent_id": np.asarray(steps.agent_id),
+        "group_id": np.asarray(steps.group_id),
+        "group_reward": np.asarray(steps.group_reward, dtype=np.float32),
+    }
+    if terminal:
+        return TerminalSteps(interrupted=np.asarray(steps.interrupted, dtype=bool), **common)
+    masks = steps.action_mask
+    if masks is not None:
+        masks = [np.asarray(m, dtype=bool) for m in masks]
+    return DecisionSteps(action_mask=masks, **common)
 
 
 class ActionLayout:

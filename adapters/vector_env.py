@@ -97,7 +97,9 @@ class BehaviorVectorEnv(gym.vector.VectorEnv):
     of each episode after the first out of its statistics (training data is unaffected).
 
     Args:
-        env: any ``BaseEnv`` (a zooport core, a Unity environment, ...).
+        env: any ``BaseEnv`` (a zooport core, a Unity environment, ...); one with no
+            behaviours yet (a Unity scene whose agents have not requested a decision) is
+            stepped once first, as ML-Agents' wrappers do.
         behavior_name: the behaviour whose agents are the slots (None: the only one).
         uint8_visual: visual observations as uint8 0..255 instead of float32 0..1.
         flatten_branched: several discrete branches as one ``Discrete`` action.

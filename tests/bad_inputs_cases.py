@@ -378,7 +378,9 @@ def aec_after_everyone_left() -> PettingZooAECEnv:
 
 
 def aec_with_dead_agents() -> PettingZooAECEnv:
-    env = aec_tag(max_cycles=1)
+    """Every agent truncated, none gone yet; an action for one of them is refused on request
+    (by default it is ignored, as actions for finished agents are)."""
+    env = aec_tag(max_cycles=1, stale_actions="raise")
     aec_cycle(env)
     return env
 
@@ -642,6 +644,9 @@ CASES: list[Case] = [
       ("render_mode", "'rgb_array'", "array([]")),
     C("GymEnv()", WRONG, "behavior_name=5", nothing, lambda _: GymEnv(Basic(), 5),
       ArgumentTypeError, ("behavior_name", "['Basic']", "int 5")),
+    C("GymEnv()", RANGE, "action_space_seed=-1", nothing,
+      lambda _: GymEnv(Basic(), action_space_seed=-1), ArgumentError,
+      ("action_space_seed", *SEED, "-1")),
     C("GymEnv()", SHAPE, "3 agents", nothing, lambda _: GymEnv(BallBalance(n_agents=3)),
       SpecError, ("one agent", "3 agents")),
     C("GymEnv.reset", RANGE, "seed=-1", gym_basic, lambda env: env.reset(seed=-1), ArgumentError,
@@ -811,6 +816,9 @@ CASES: list[Case] = [
     C("PettingZooParallelEnv()", UNKNOWN, "render_mode='human'", nothing,
       lambda _: PettingZooParallelEnv(Tag(), render_mode="human"), ArgumentError,
       ("render_mode", "'rgb_array'", "'human'")),
+    C("PettingZooParallelEnv()", UNKNOWN, "stale_actions='warn'", nothing,
+      lambda _: PettingZooParallelEnv(Tag(), stale_actions="warn"), ArgumentError,
+      ("stale_actions", "'ignore'", "'warn'")),
     C("PettingZooParallelEnv()", WRONG, "agent_name=5", nothing,
       lambda _: PettingZooParallelEnv(Tag(), agent_name=5), ArgumentTypeError,
       ("agent_name", "callable", "5")),
@@ -916,7 +924,7 @@ CASES: list[Case] = [
     C("PettingZooAECEnv.step", UNKNOWN, "hybrid extra key", aec_collector,
       aec_last_turn(hybrid(extra=0)), ActionError, ("['continuous', 'discrete']", "'extra'"),
       aec_cycle),
-    C("PettingZooAECEnv.step", WRONG, "an action for a finished agent", aec_with_dead_agents,
+    C("PettingZooAECEnv.step", STALE, "an action for a finished agent", aec_with_dead_agents,
       lambda env: env.step(0), ActionError, ("has finished", "None", "got 0")),
     C("PettingZooAECEnv.observe", UNKNOWN, "'ghost'", aec_tag, lambda env: env.observe("ghost"),
       UnknownAgentError, ("'ghost'", "runner_0"), aec_cycle),

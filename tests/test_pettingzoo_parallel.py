@@ -41,7 +41,7 @@ def _zero(space):
 
 def test_reset_names_spaces_and_first_observations():
     env = PettingZooParallelEnv(Probe(runner_lengths=(0, 0), walker_lengths=(0,), seed=0))
-    assert UnityParallelEnv is PettingZooParallelEnv and isinstance(env, ParallelEnv)
+    assert issubclass(UnityParallelEnv, PettingZooParallelEnv) and isinstance(env, ParallelEnv)
     obs, infos = env.reset(seed=3)
     assert env.agents == env.possible_agents == ["runner_0", "runner_1", "walker_2"]
     assert obs["runner_1"].tolist() == [0.0, 1.0, 1.0] and obs["walker_2"].tolist() == [0, 0, 2]
@@ -153,13 +153,15 @@ def test_missing_and_extra_actions_are_errors_naming_the_agents():
         ActionError, match=r"no action for live agents \['walker_2'\].*default_action"
     ):
         env.step({"runner_0": 0, "runner_1": 0})
-    with pytest.raises(ActionError, match=r"not live: finished \[\], unknown \['ghost_9'\]"):
+    with pytest.raises(ActionError, match=r"not in the episode \['ghost_9'\]"):
         env.step({**zeros(env), "ghost_9": 0})
     env.step(zeros(env))  # runner_0 finishes
-    with pytest.raises(ActionError, match=r"finished \['runner_0'\]"):
+    env.stale_actions = "raise"
+    with pytest.raises(ActionError, match=r"finished earlier in the episode \['runner_0'\]"):
         env.step({**zeros(env), "runner_0": 0})
     with pytest.raises(ActionError, match="dict of actions"):
         env.step([0, 0])
+    assert env.ignored_actions == 0
 
 
 def test_a_dict_of_the_right_size_with_a_wrong_name_is_an_error_naming_both():
@@ -169,9 +171,7 @@ def test_a_dict_of_the_right_size_with_a_wrong_name_is_an_error_naming_both():
     env.reset()
     actions = zeros(env)
     actions["ghost_9"] = actions.pop("walker_2")
-    with pytest.raises(
-        ActionError, match=r"not live: finished \[\], unknown \['ghost_9'\]"
-    ):
+    with pytest.raises(ActionError, match=r"not in the episode \['ghost_9'\]"):
         env.step(actions)
     env.step(zeros(env))  # the refused step changed nothing
 

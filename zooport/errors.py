@@ -1,6 +1,12 @@
-"""The one small exception hierarchy every zooport error derives from.
+"""The one small exception hierarchy every zooport error derives from, and ML-Agents' names.
 
 Classes:
+    UnityException and its ML-Agents subclasses (``UnityEnvironmentException``,
+        ``UnityCommunicationException``, ``UnityCommunicatorStoppedException``,
+        ``UnityTimeOutException``, ``UnitySideChannelException``, ``UnityActionException``,
+        ``UnityObservationException``, ``UnityWorkerInUseException``,
+        ``UnityPolicyException``): ML-Agents' exception names and hierarchy, published as
+        :mod:`zooport.envs.exception`.
     ZooportError: the root; catch this to catch anything zooport raises on purpose.
     ActionError: an action of the wrong rank, batch size, dtype, range or part.
     UnknownBehaviorError: a behaviour name the environment does not have.
@@ -12,15 +18,30 @@ Classes:
     SideChannelError: a malformed, truncated or unexpected side-channel message.
     RegistryError: an unknown registry id or a bad registry file.
     SpecError: a spec or observation the adapters cannot represent.
+    ObservationError: observations that disagree with their spec (shape, count, rows).
 
 Each also derives from the built-in exception a Python user would try first
 (``ValueError``, ``LookupError``/``KeyError``, ``RuntimeError``), so ``except ValueError``
-keeps working.
+keeps working, and from the ML-Agents exception that corresponds (every ``ZooportError`` is
+a ``UnityException``; a bad action a ``UnityActionException``, a side-channel error a
+``UnitySideChannelException``, observations that disagree with their spec a
+``UnityObservationException``, use after ``close()`` a ``UnityEnvironmentException``), so
+code written against ``mlagents_envs`` catches them under the names it already uses.
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "UnityException",
+    "UnityEnvironmentException",
+    "UnityCommunicationException",
+    "UnityCommunicatorStoppedException",
+    "UnityObservationException",
+    "UnityActionException",
+    "UnityTimeOutException",
+    "UnitySideChannelException",
+    "UnityWorkerInUseException",
+    "UnityPolicyException",
     "ZooportError",
     "ActionError",
     "UnknownBehaviorError",
@@ -32,19 +53,82 @@ __all__ = [
     "SideChannelError",
     "RegistryError",
     "SpecError",
+    "ObservationError",
 ]
 
-
-class ZooportError(Exception):
-    """Base class of every error zooport raises on purpose."""
-
-
-class ActionError(ZooportError, ValueError):
-    """An action does not match the behaviour's ``ActionSpec``."""
+# ML-Agents' names (mlagents_envs.exception), same hierarchy: each derives from
+# UnityException alone. Defined here, on the ground floor, so that zooport's own errors can
+# derive from them without importing upward; zooport.envs.exception publishes them.
 
 
-class UnknownBehaviorError(ZooportError, LookupError):
-    """A behaviour name that the environment does not have."""
+class UnityException(Exception):
+    """Any error of an ML-Agents-style environment (the root of ML-Agents' exceptions)."""
+
+
+class UnityEnvironmentException(UnityException):
+    """Starting, using or closing the environment failed (e.g. used after ``close()``)."""
+
+
+class UnityCommunicationException(UnityException):
+    """The communication with the simulation failed."""
+
+
+class UnityCommunicatorStoppedException(UnityException):
+    """The communicator stopped (the simulation exited)."""
+
+
+class UnityObservationException(UnityException):
+    """Observations that cannot be received as declared."""
+
+
+class UnityActionException(UnityException):
+    """Actions that cannot be sent as given."""
+
+
+class UnityTimeOutException(UnityException):
+    """The simulation did not answer in time."""
+
+
+class UnitySideChannelException(UnityException):
+    """A side channel or side-channel message is wrong."""
+
+
+class UnityWorkerInUseException(UnityException):
+    """The port of a worker id is still in use; built, as in ML-Agents, from the worker id."""
+
+    MESSAGE_TEMPLATE = (
+        "Couldn't start socket communication because worker number {} is still in use. "
+        "You may need to manually close a previously opened environment "
+        "or use a different worker number."
+    )
+
+    def __init__(self, worker_id: object) -> None:
+        self.worker_id = worker_id
+        super().__init__(self.MESSAGE_TEMPLATE.format(worker_id))
+
+    def __reduce__(self) -> tuple[type, tuple[object]]:
+        # The one constructor argument is the worker id, not the message (pickle, copy).
+        return type(self), (self.worker_id,)
+
+
+class UnityPolicyException(UnityException):
+    """A policy (trainer-side) error."""
+
+
+
+class ZooportError(UnityException):
+    """Base class of every error zooport raises on purpose (a ``UnityException``)."""
+
+
+class ActionError(ZooportError, UnityActionException, ValueError):
+    """An action does not match the behaviour's ``ActionSpec`` (a ``UnityActionException``)."""
+
+
+class UnknownBehaviorError(ZooportError, UnityActionException, LookupError):
+    """A behaviour name that the environment does not have.
+
+    A ``UnityActionException``, as ML-Agents raises for a behaviour name it does not know.
+    """
 
 
 class UnknownAgentError(ZooportError, KeyError):
@@ -82,12 +166,15 @@ class EnvNotResetError(ZooportError, RuntimeError):
     """The environment was used before its first ``reset()``."""
 
 
-class EnvClosedError(ZooportError, RuntimeError):
-    """The environment was used after ``close()``."""
+class EnvClosedError(ZooportError, UnityEnvironmentException, RuntimeError):
+    """The environment was used after ``close()`` (a ``UnityEnvironmentException``)."""
 
 
-class SideChannelError(ZooportError, ValueError):
-    """A side-channel message is malformed, truncated or addressed to no channel."""
+class SideChannelError(ZooportError, UnitySideChannelException, ValueError):
+    """A side-channel message is malformed, truncated or addressed to no channel.
+
+    A ``UnitySideChannelException``, as in ML-Agents.
+    """
 
 
 class RegistryError(ZooportError, LookupError):
@@ -96,3 +183,12 @@ class RegistryError(ZooportError, LookupError):
 
 class SpecError(ZooportError, ValueError):
     """A behaviour spec or observation that cannot be represented as asked."""
+
+
+class ObservationError(SpecError, UnityObservationException):
+    """Observations from the core that disagree with their behaviour's spec.
+
+    A wrong shape, a wrong number of observations, or a batch whose rows disagree with its
+    agent ids; the message names the behaviour, the observation (index and name), and the
+    expected and given shapes. A ``UnityObservationException``.
+    """

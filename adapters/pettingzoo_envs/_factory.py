@@ -33,6 +33,7 @@ ADAPTER_OPTIONS = frozenset(
         "flatten_branched",
         "allow_multiple_obs",
         "name",
+        "stale_actions",
     }
 )
 
