@@ -259,8 +259,7 @@ class AgentSelector:
         if spec is None:
             self._test: Callable[[str], bool] = _always
         elif isinstance(spec, str):
-            wanted = behavior_prefix(spec)
-            self._test = lambda agent: behavior_prefix(behavior_of(env, agent)) == wanted
+            self._test = _InBehavior(env, behavior_prefix(spec))
         elif callable(spec):
             self._test = spec
         elif isinstance(spec, Collection) and all(isinstance(a, str) for a in spec):
@@ -284,6 +283,46 @@ def _always(agent: str) -> bool:
     return True
 
 
+# The agent tests and team maps below are classes, not closures, so that wrappers holding
+# them pickle with the standard library (a local lambda does not).
+
+
+class _InBehavior:
+    """``agent -> True`` when the agent's behaviour has the agent-name prefix ``wanted``."""
+
+    def __init__(self, env: Any, wanted: str) -> None:
+        self.env = env
+        self.wanted = wanted
+
+    def __call__(self, agent: str) -> bool:
+        return behavior_prefix(behavior_of(self.env, agent)) == self.wanted
+
+
+class _BehaviorOf:
+    """``agent -> its behaviour`` (see :func:`behavior_of`): the default teams."""
+
+    def __init__(self, env: Any) -> None:
+        self.env = env
+
+    def __call__(self, agent: str) -> Hashable:
+        return behavior_of(self.env, agent)
+
+
+class _TeamTable:
+    """``agent -> team`` from a mapping; an agent in no team is a KeyError naming them."""
+
+    def __init__(self, table: Mapping[str, Hashable]) -> None:
+        self.table = dict(table)
+
+    def __call__(self, agent: str) -> Hashable:
+        try:
+            return self.table[agent]
+        except KeyError:
+            raise KeyError(
+                f"agent {agent!r} is in no team; teams given for {sorted(self.table)}"
+            ) from None
+
+
 class Teams:
     """Maps agents to teams: by behaviour (default), a mapping or a callable.
 
@@ -302,19 +341,9 @@ class Teams:
         self, env: Any, teams: Mapping[str, Hashable] | Callable[[str], Hashable] | None = None
     ) -> None:
         if teams is None:
-            self._team_of: Callable[[str], Hashable] = lambda agent: behavior_of(env, agent)
+            self._team_of: Callable[[str], Hashable] = _BehaviorOf(env)
         elif isinstance(teams, Mapping):
-            table = dict(teams)
-
-            def lookup(agent: str) -> Hashable:
-                try:
-                    return table[agent]
-                except KeyError:
-                    raise KeyError(
-                        f"agent {agent!r} is in no team; teams given for {sorted(table)}"
-                    ) from None
-
-            self._team_of = lookup
+            self._team_of = _TeamTable(teams)
         elif callable(teams):
             self._team_of = teams
         else:
