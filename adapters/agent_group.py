@@ -194,6 +194,21 @@ class AgentGroup:
         self.reward, self.group_reward = self._step_floats
         self.terminated, self.truncated, self.decided = self._step_flags
 
+    # The five step outputs are views of two buffers; pickle, cloudpickle and deepcopy would
+    # store them as separate arrays that begin_step no longer clears (a copied adapter then
+    # double-counted rewards). A copy stores the buffers alone and rebuilds the views.
+    _VIEWS = ("reward", "group_reward", "terminated", "truncated", "decided")
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        for name in self._VIEWS:
+            del state[name]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._step_views()
+
     def _add(self, ids: np.ndarray, names: AgentNames) -> np.ndarray:
         """Gives new agents the next slots; returns the slots."""
         k = ids.size
