@@ -25,6 +25,7 @@ import numpy as np
 from zooport.adapters.core_access import adopt_core, reset_core, step_until_any
 from zooport.adapters.spaces import ActionLayout, ObservationLayout
 from zooport.envs.base_env import ActionTuple, DecisionSteps, TerminalSteps
+from zooport.envs.step_guard import StepGuard
 from zooport.errors import SpecError, UnknownBehaviorError
 
 __all__ = ["SlotStep", "BehaviorSlots"]
@@ -108,6 +109,8 @@ class BehaviorSlots:
         self._every_slot = _read_only(np.zeros(0, dtype=np.intp))
         self._ids_probe: tuple[np.dtype, bytes] = (self.ids.dtype, b"")
         self._first_id: int | None = None
+        #: The adapter's re-entry and failure guard (see :mod:`zooport.envs.step_guard`).
+        self.guard = StepGuard(adapter)
 
     # ------------------------------------------------------------------ episodes
 
@@ -224,8 +227,16 @@ class BehaviorSlots:
             )
 
     def step(self, actions: Any) -> SlotStep:
-        """Sets the actions, steps the core until a slot reports, returns the outcome."""
+        """Sets the actions, steps the core until a slot reports, returns the outcome.
+
+        Unguarded: the adapters call :meth:`set_actions` (which only checks and sends) and
+        :meth:`advance` (which changes state) inside their :attr:`guard`.
+        """
         self.set_actions(actions)
+        return self.advance()
+
+    def advance(self) -> SlotStep:
+        """Steps the core until a slot reports (actions already set); returns the outcome."""
         # step_until_any's first iteration, inlined: most steps report at once.
         self.core.step()
         decision, terminal = self.core.get_steps(self.name)

@@ -328,6 +328,7 @@ class ActionLayout:
         else:
             raise SpecError(f"behavior {name!r}: an action spec with no actions has no space")
         self._discrete_space = discrete
+        self._where = f"behavior {name!r}"  # built once: error messages start with it
         # What checked_discrete bounds each value by: one size for a Discrete (flattened
         # or not), one per branch for a MultiDiscrete.
         self._discrete_sizes: int | tuple[int, ...] = (
@@ -351,9 +352,7 @@ class ActionLayout:
                 f"behavior {self.name!r}: expected a batch of actions of shape {want} for "
                 f"{self._discrete_space}, got shape {array.shape}"
             )
-        array = checked_discrete(
-            array, self._discrete_sizes, f"behavior {self.name!r}", self._discrete_space
-        )
+        array = checked_discrete(array, self._discrete_sizes, self._where, self._discrete_space)
         if self.flatten:
             return self.lookup[array]
         if single:

@@ -74,10 +74,10 @@ class Hooked(Branches):
     def _step(self, actions):
         if self.before_step is not None:
             self.before_step()
-        result = super()._step(actions)
-        self.paid += result.reward
-        self.episodes_ended += int(np.count_nonzero(result.terminated))
-        return result
+        results = super()._step(actions)
+        self.paid += results[BEHAVIOR].reward
+        self.episodes_ended += int(np.count_nonzero(results[BEHAVIOR].terminated))
+        return results
 
     def _reset_agents(self, behavior: str, slots: np.ndarray) -> None:
         super()._reset_agents(behavior, slots)

@@ -141,7 +141,8 @@ class SB3Driver(Driver):
         return env.reset()
 
     def step(self, env, rng):
-        return env.step(np.stack([random_action(env.action_space, rng) for _ in range(env.num_envs)]))
+        space = env.action_space
+        return env.step(np.stack([random_action(space, rng) for _ in range(env.num_envs)]))
 
 
 class ParallelDriver(Driver):
@@ -287,7 +288,10 @@ WRAPPERS: dict[str, tuple[Callable[[], Any], type[Driver]]] = {
         lambda: VectorDiscretizeActions(BehaviorVectorEnv(BallBalance(n_agents=3, seed=0)), 3),
         VECTOR,
     ),
-    "RescaleObservations": (lambda: RescaleObservations(par(GridWorld(n_agents=2, seed=0))), PARALLEL),
+    "RescaleObservations": (
+        lambda: RescaleObservations(par(GridWorld(n_agents=2, seed=0))),
+        PARALLEL,
+    ),
     "GymRescaleObservations": (
         lambda: GymRescaleObservations(GymEnv(GridWorld(n_agents=1, seed=0))),
         GYM,

@@ -10,6 +10,7 @@ Classes:
     SideChannelError: a malformed, truncated or unexpected side-channel message.
     RegistryError: an unknown registry id or a bad registry file.
     SpecError: a spec or observation the adapters cannot represent.
+    ReentrantCallError: ``step``/``reset`` entered while another of the same env runs.
 
 Each also derives from the built-in exception a Python user would try first
 (``ValueError``, ``LookupError``/``KeyError``, ``RuntimeError``), so ``except ValueError``
@@ -28,6 +29,7 @@ __all__ = [
     "SideChannelError",
     "RegistryError",
     "SpecError",
+    "ReentrantCallError",
 ]
 
 
@@ -72,3 +74,11 @@ class RegistryError(ZooportError, LookupError):
 
 class SpecError(ZooportError, ValueError):
     """A behaviour spec or observation that cannot be represented as asked."""
+
+
+class ReentrantCallError(ZooportError, RuntimeError):
+    """``step`` or ``reset`` was entered while another ``step``/``reset`` of the env ran.
+
+    From a side-channel callback, a core hook, a wrapper's policy or a second thread: an env
+    is neither re-entrant nor thread-safe.
+    """
