@@ -122,6 +122,12 @@ class BatchedEnv(BaseEnv):
         reorder_agents: present each batch in a random row order, as Unity may; used to
             test that consumers map agents by id, not by position.
 
+    Not thread-safe and not re-entrant: ``step``, ``reset`` or ``set_actions`` called from a
+    hook or a side channel while a step runs raises
+    :class:`~zooport.errors.ReentrantCallError`; after a hook or a side channel raised in
+    ``step`` (or ``reset``), ``step`` raises :class:`~zooport.errors.EnvNotResetError` naming
+    that error until ``reset()`` succeeds.
+
     Example:
         >>> import numpy as np
         >>> from zooport.envs.base_env import ActionSpec, BehaviorSpec, ObservationSpec
