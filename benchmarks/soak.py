@@ -13,7 +13,8 @@ this process, each for a budget of agent-steps:
 For each route it reports the agent-steps (agents that acted; AEC: turns with an action), the
 adapter's steps (AEC: turns), the agents' episodes that ended and the adapter's resets, the
 process's resident memory (RSS) at the start, at the end and the largest seen (sampled about
-200 times), and a per-agent ledger (one entry per episode and agent): what the core paid,
+200 times), and a per-agent ledger (one entry per episode and agent, settled and cleared at
+each episode's end so that it does not grow the memory it measures): what the core paid,
 recorded at the core (every reward it reported in its DecisionSteps and TerminalSteps, per
 episode and agent id), against what the adapter reported (the vector adapter's per-slot
 rewards, the Parallel adapter's reward dicts, the AEC adapter's ``last()`` rewards at each of
@@ -69,46 +70,55 @@ def rss_bytes() -> int:
 
 
 class Ledger:
-    """Rewards per (episode, agent id), summed in float64 in the order they arrive."""
+    """The rewards of the current episode per agent id, summed in float64 in arrival order."""
 
     def __init__(self) -> None:
-        self.totals: defaultdict[tuple[int, int], float] = defaultdict(float)
+        self.totals: defaultdict[int, float] = defaultdict(float)
 
-    def add(self, episode: int, ids: Any, rewards: Any) -> None:
+    def add(self, ids: Any, rewards: Any) -> None:
         totals = self.totals
         ids, rewards = np.asarray(ids).tolist(), np.asarray(rewards).tolist()
         for agent, reward in zip(ids, rewards, strict=True):
-            totals[(episode, agent)] += reward
+            totals[agent] += reward
 
-    def compare(self, other: Ledger) -> tuple[int, int, float]:
-        """(agent episodes paid or reported anything, those whose totals differ, the largest
-        difference); an (episode, agent) missing on one side counts as 0 there."""
-        pairs = [
-            (self.totals.get(k, 0.0), other.totals.get(k, 0.0))
-            for k in set(self.totals) | set(other.totals)
-        ]
-        pairs = [(a, b) for a, b in pairs if a or b]
-        diffs = [abs(a - b) for a, b in pairs]
-        return len(pairs), sum(d != 0.0 for d in diffs), max(diffs, default=0.0)
+
+@dataclass
+class Audit:
+    """The two ledgers compared episode by episode (then cleared: memory stays flat)."""
+
+    entries: int = 0
+    mismatched: int = 0
+    max_difference: float = 0.0
+
+    def settle(self, core: Ledger, adapter: Ledger) -> None:
+        """Compares one episode's ledgers and clears them; an agent missing on one side
+        counts as 0 there, and agents neither paid nor reported anything are not counted."""
+        for agent in set(core.totals) | set(adapter.totals):
+            paid, reported = core.totals.get(agent, 0.0), adapter.totals.get(agent, 0.0)
+            if paid or reported:
+                self.entries += 1
+                if paid != reported:
+                    self.mismatched += 1
+                    self.max_difference = max(self.max_difference, abs(paid - reported))
+        core.totals.clear()
+        adapter.totals.clear()
 
 
 def recording(core_class: type) -> type:
     """A subclass of a built-in core that records every reward it reports, at the core.
 
     After each ``step`` (and ``reset``) it reads its own DecisionSteps and TerminalSteps,
-    as any consumer would, and books their rewards to (episode, agent id): what the core
-    paid. ``episode`` counts resets.
+    as any consumer would, and books their rewards to the agent ids: what the core paid.
+    The soak settles and clears its ledger before each reset of the adapter.
     """
 
     class Recording(core_class):  # type: ignore[misc, valid-type]
         def __init__(self, **kwargs: Any) -> None:
             super().__init__(**kwargs)
             self.ledger = Ledger()
-            self.episode = 0
 
         def reset(self, seed: int | None = None) -> None:
             super().reset(seed)
-            self.episode += 1
             self._book()
 
         def step(self) -> None:
@@ -119,9 +129,9 @@ def recording(core_class: type) -> type:
             for name in self.behavior_specs:
                 decision, terminal = self.get_steps(name)
                 if len(terminal):
-                    self.ledger.add(self.episode, terminal.agent_id, terminal.reward)
+                    self.ledger.add(terminal.agent_id, terminal.reward)
                 if len(decision):
-                    self.ledger.add(self.episode, decision.agent_id, decision.reward)
+                    self.ledger.add(decision.agent_id, decision.reward)
 
     Recording.__name__ = Recording.__qualname__ = f"Recording{core_class.__name__}"
     return Recording
@@ -144,14 +154,12 @@ class SoakResult:
     rss_start: int = 0
     rss_end: int = 0
     rss_max: int = 0
-    agents: int = 0
-    mismatched: int = 0
-    max_difference: float = 0.0
+    audit: Audit = field(default_factory=Audit)
     samples: list[int] = field(default_factory=list)
 
     @property
     def balanced(self) -> bool:
-        return self.mismatched == 0
+        return self.audit.mismatched == 0
 
 
 class Sampler:
@@ -196,8 +204,8 @@ def soak_vector(budget: int, seed: int = 0) -> SoakResult:
     result.seconds = time.perf_counter() - began
     result.agent_steps = done
     adapter = Ledger()
-    adapter.add(core.episode, ids, reported)
-    _balance(result, core.ledger, adapter)
+    adapter.add(ids, reported)
+    _finish(result, core.ledger, adapter)
     env.close()
     return result
 
@@ -240,6 +248,7 @@ def soak_parallel(budget: int, seed: int = 0) -> SoakResult:
     began = time.perf_counter()
     done = 0
     while done < budget:
+        result.audit.settle(core.ledger, adapter)  # the episode that ended (none at first)
         env.reset(seed=int(rng.integers(2**31)))
         agent_id = _names_to_ids(env)
         result.resets += 1
@@ -251,7 +260,7 @@ def soak_parallel(budget: int, seed: int = 0) -> SoakResult:
                 actions.update(dict.fromkeys(agents[len(actions) :], 0))
             _, rewards, terminations, truncations, _ = env.step(actions)
             for name, reward in rewards.items():
-                adapter.totals[(core.episode, agent_id(name))] += reward
+                adapter.totals[agent_id(name)] += reward
             result.agent_episodes += sum(terminations.values()) + sum(truncations.values())
             result.adapter_steps += 1
             done += len(actions)
@@ -260,7 +269,7 @@ def soak_parallel(budget: int, seed: int = 0) -> SoakResult:
     # sides (the core books what it reported, the adapter what it handed out, step by step).
     result.seconds = time.perf_counter() - began
     result.agent_steps = done
-    _balance(result, core.ledger, adapter)
+    _finish(result, core.ledger, adapter)
     env.close()
     return result
 
@@ -278,6 +287,7 @@ def soak_aec(budget: int, seed: int = 0) -> SoakResult:
     done = 0
     turn = 0
     while done < budget:
+        result.audit.settle(core.ledger, adapter)
         env.reset(seed=int(rng.integers(2**31)))
         agent_id = _names_to_ids(env)
         result.resets += 1
@@ -286,7 +296,7 @@ def soak_aec(budget: int, seed: int = 0) -> SoakResult:
         while env.agents:
             agent = env.agent_selection
             _, reward, terminated, truncated, _ = env.last()
-            adapter.totals[(core.episode, agent_id(agent))] += reward
+            adapter.totals[agent_id(agent)] += reward
             if terminated or truncated:
                 env.step(None)
                 result.agent_episodes += 1
@@ -298,15 +308,15 @@ def soak_aec(budget: int, seed: int = 0) -> SoakResult:
         result.adapter_steps = turn
     result.seconds = time.perf_counter() - began
     result.agent_steps = done
-    _balance(result, core.ledger, adapter)
+    _finish(result, core.ledger, adapter)
     env.close()
     return result
 
 
-def _balance(result: SoakResult, core: Ledger, adapter: Ledger) -> None:
+def _finish(result: SoakResult, core: Ledger, adapter: Ledger) -> None:
     result.rss_end = rss_bytes()
     result.rss_max = max(result.rss_max, result.rss_end)
-    result.agents, result.mismatched, result.max_difference = core.compare(adapter)
+    result.audit.settle(core, adapter)
 
 
 ROUTES: dict[str, Callable[[int], SoakResult]] = {
@@ -331,14 +341,15 @@ def markdown(results: list[SoakResult]) -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
+        audit = r.audit
         verdict = "exactly ✓" if r.balanced else (
-            f"✗ {r.mismatched} differ (largest {r.max_difference:.3g})"
+            f"✗ {audit.mismatched} differ (largest {audit.max_difference:.3g})"
         )
         lines.append(
             f"| {r.route} | {r.env} | {r.agent_steps:,} | {r.adapter_steps:,} | "
             f"{r.agent_episodes:,} | {r.resets:,} | {r.seconds:.0f} | {_mib(r.rss_start)} | "
             f"{_mib(r.rss_end)} | "
-            f"{_mib(r.rss_max)} | {r.agents:,} | {verdict} |"
+            f"{_mib(r.rss_max)} | {audit.entries:,} | {verdict} |"
         )
     return "\n".join(lines)
 
