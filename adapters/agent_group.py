@@ -23,7 +23,7 @@ import numpy as np
 from gymnasium import spaces
 
 from zooport.adapters.agent_names import AgentNames
-from zooport.adapters.spaces import ActionLayout, ObservationLayout
+from zooport.adapters.spaces import ActionLayout, ObservationLayout, checked_discrete
 from zooport.envs.base_env import ActionTuple, BehaviorSpec, DecisionSteps, TerminalSteps
 from zooport.envs.batched_env import BatchedEnv
 from zooport.errors import ActionError
@@ -118,6 +118,7 @@ class AgentGroup:
         elif isinstance(self.action_space, spaces.Discrete) and not self.action_layout.flatten:
             self._fast = "discrete"
         self._fast_shape = (spec.action_spec.continuous_size,)
+        self._fast_size = self.action_layout.branches[0] if self._fast == "discrete" else 0
         self._obs_keys = list(self.obs_layout.space.spaces) if self.obs_layout.is_dict else None
         self.default_action: Any = None
         self._allocate(0)
@@ -195,6 +196,21 @@ class AgentGroup:
         # One step's outputs per slot, in two arrays so that a step clears them in two calls.
         self.reward, self.group_reward = self._step_floats
         self.terminated, self.truncated, self.decided = self._step_flags
+
+    # The five step outputs are views of two buffers; pickle, cloudpickle and deepcopy would
+    # store them as separate arrays that begin_step no longer clears (a copied adapter then
+    # double-counted rewards). A copy stores the buffers alone and rebuilds the views.
+    _VIEWS = ("reward", "group_reward", "terminated", "truncated", "decided")
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        for name in self._VIEWS:
+            del state[name]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._step_views()
 
     def _add(self, ids: np.ndarray, names: AgentNames) -> np.ndarray:
         """Gives new agents the next slots; returns the slots."""
@@ -388,7 +404,10 @@ class AgentGroup:
             elif self._fast == "discrete":
                 batch = np.asarray(values)
                 if batch.ndim == 1 and batch.dtype.kind in "iu":
-                    action = ActionTuple(discrete=batch.reshape(n, 1))
+                    # Range-checked before the cast to int32, which would wrap 2**32 + 1
+                    # into action 1 (whatever the core checks afterwards).
+                    checked_discrete(batch, self._fast_size, self.name)
+                    action = ActionTuple(discrete=batch.reshape(n, 1).astype(np.int32))
             if action is None:
                 action = self.action_layout.to_core(self._stack(values), n)
         except (ActionError, ValueError, TypeError, KeyError, IndexError) as error:

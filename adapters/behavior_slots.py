@@ -36,6 +36,7 @@ from zooport.adapters.core_access import (
 )
 from zooport.adapters.spaces import ActionLayout, ObservationLayout
 from zooport.envs.base_env import ActionTuple, DecisionSteps, TerminalSteps
+from zooport.envs.step_guard import StepGuard
 from zooport.errors import (
     ActionError,
     ArgumentTypeError,
@@ -138,6 +139,8 @@ class BehaviorSlots:
         self._first_id: int | None = None
         #: Adapter steps since the last reset (named when the core fails mid-step).
         self.steps = 0
+        #: The adapter's re-entry and failure guard (see :mod:`zooport.envs.step_guard`).
+        self.guard = StepGuard(adapter)
 
     # ------------------------------------------------------------------ episodes
 
@@ -277,8 +280,16 @@ class BehaviorSlots:
             )
 
     def step(self, actions: Any) -> SlotStep:
-        """Sets the actions, steps the core until a slot reports, returns the outcome."""
+        """Sets the actions, steps the core until a slot reports, returns the outcome.
+
+        Unguarded: the adapters call :meth:`set_actions` (which only checks and sends) and
+        :meth:`advance` (which changes state) inside their :attr:`guard`.
+        """
         self.set_actions(actions)
+        return self.advance()
+
+    def advance(self) -> SlotStep:
+        """Steps the core until a slot reports (actions already set); returns the outcome."""
         self.steps += 1
         try:
             # step_until_any's first iteration, inlined: most steps report at once.

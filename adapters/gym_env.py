@@ -29,6 +29,7 @@ from zooport.adapters.behavior_slots import BehaviorSlots
 from zooport.adapters.core_access import check_reset_options, render_core, side_channels_of
 from zooport.adapters.spaces import ObservationLayout
 from zooport.envs.arguments import check_seed
+from zooport.envs.step_guard import StepGuard
 from zooport.errors import ActionError, ArgumentError, EnvClosedError, EnvNotResetError, SpecError
 
 try:  # typing.override is 3.12+; typing_extensions ships with Gymnasium.
@@ -85,6 +86,11 @@ class GymEnv(gym.Env[Any, Any]):
     behaviour has discrete actions, ``"action_mask"`` (int8, 1 = allowed, flattened over
     branches or over combinations with ``flatten_branched``); :meth:`action_masks` returns
     the same mask for sb3-contrib's ``MaskablePPO``.
+
+    Not thread-safe and not re-entrant: a ``step``/``reset`` entered while another runs (from
+    a callback, a hook or a second thread) raises :class:`~zooport.errors.ReentrantCallError`;
+    after a step interrupted by an exception (a core hook, a side channel), ``step`` raises
+    :class:`~zooport.errors.EnvNotResetError` naming that error until ``reset()``.
 
     Args:
         env: the core, any ``BaseEnv`` (an older ML-Agents API is adapted); it is reset once
@@ -208,23 +214,32 @@ class GymEnv(gym.Env[Any, Any]):
         check_reset_options(options, "GymEnv.reset")
         super().reset(seed=seed)
         slots = self._slots
-        if seed is not None:
-            slots.reset(seed)
-        elif self._fresh:
-            pass  # the constructor's reset: an unseen episode start
-        elif self._episode_over:
-            # The core ended the episode; a restarted agent needs no core reset.
-            if not slots.refill():
+        guard = slots.guard
+        guard.enter("reset")
+        try:
+            guard.committed = True
+            if seed is not None or guard.failure is not None:
+                slots.reset(seed)  # after a failed step or reset, always the whole core
+            elif self._fresh:
+                pass  # the constructor's reset: an unseen episode start
+            elif self._episode_over:
+                # The core ended the episode; a restarted agent needs no core reset.
+                if not slots.refill():
+                    slots.reset()
+            else:
                 slots.reset()
-        else:
-            slots.reset()
-        self._fresh = False
-        self._needs_reset = False
-        self._episode_over = False
-        info: dict[str, Any] = {"group_id": int(slots.group_id[0])}
-        if self._has_mask:
-            info["action_mask"] = slots.mask[0].copy()
-        return ObservationLayout.take(slots.obs, 0), info
+            self._fresh = False
+            self._needs_reset = False
+            self._episode_over = False
+            info: dict[str, Any] = {"group_id": int(slots.group_id[0])}
+            if self._has_mask:
+                info["action_mask"] = slots.mask[0].copy()
+            obs = ObservationLayout.take(slots.obs, 0)
+        except BaseException as error:
+            guard.abort(error)
+            raise
+        guard.reset_done()
+        return obs, info
 
     @override
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
@@ -237,20 +252,30 @@ class GymEnv(gym.Env[Any, Any]):
                 "GymEnv: the episode ended (terminated or truncated); call reset() before step()"
             )
         slots = self._slots
-        result = slots.step(self._batch(action))
-        terminated = bool(result.terminated[0])
-        truncated = bool(result.truncated[0])
-        if terminated or truncated:
-            self._episode_over = True
-            obs = ObservationLayout.take(result.final_obs, 0)
-        else:
-            obs = ObservationLayout.take(slots.obs, 0)
-        info: dict[str, Any] = {
-            "group_id": int(slots.group_id[0]),
-            "group_reward": float(result.group_reward[0]),
-        }
-        if self._has_mask:
-            info["action_mask"] = slots.mask[0].copy()
+        batch = self._batch(action)
+        guard = slots.guard
+        guard.enter("step")
+        try:
+            slots.set_actions(batch)  # a bad action raises here and changes nothing
+            guard.committed = True
+            result = slots.advance()
+            terminated = bool(result.terminated[0])
+            truncated = bool(result.truncated[0])
+            if terminated or truncated:
+                self._episode_over = True
+                obs = ObservationLayout.take(result.final_obs, 0)
+            else:
+                obs = ObservationLayout.take(slots.obs, 0)
+            info: dict[str, Any] = {
+                "group_id": int(slots.group_id[0]),
+                "group_reward": float(result.group_reward[0]),
+            }
+            if self._has_mask:
+                info["action_mask"] = slots.mask[0].copy()
+        except BaseException as error:
+            guard.abort(error)
+            raise
+        guard.exit()
         return obs, float(result.reward[0]), terminated, truncated, info
 
     @override
@@ -303,6 +328,11 @@ class GymEnv(gym.Env[Any, Any]):
     def closed(self) -> bool:
         """True once ``close()`` was called."""
         return self._closed
+
+    @property
+    def step_guard(self) -> StepGuard:
+        """The adapter's re-entry and failure state (see :mod:`zooport.envs.step_guard`)."""
+        return self._slots.guard
 
     def __repr__(self) -> str:
         return f"<GymEnv<{type(self.core).__name__}, {self.behavior_name!r}>>"

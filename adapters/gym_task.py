@@ -25,6 +25,7 @@ from gymnasium.utils import RecordConstructorArgs
 
 from zooport.adapters import task_api
 from zooport.envs.arguments import check_seed
+from zooport.envs.step_guard import StepGuard
 from zooport.errors import ActionError, ArgumentError, ArgumentTypeError
 
 try:  # typing.override is 3.12+; typing_extensions ships with Gymnasium.
@@ -379,6 +380,7 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         self._skip_rng = np.random.default_rng()
         self._one_element = isinstance(env.action_space, spaces.Discrete)
         self._next_seed: int | None = None
+        self._guard = StepGuard(type(self).__name__)
 
     # ------------------------------------------------------------------ Gymnasium API
 
@@ -390,41 +392,67 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
 
         Without a ``seed``, the one given to :meth:`seed` since the last reset is used.
         """
-        seed = check_seed(seed, "GymTask.reset")
-        if seed is None:
-            seed, self._next_seed = self._next_seed, None
-        if seed is not None:
-            self._skip_rng = np.random.default_rng(seed)
-        obs, info = self.env.reset(seed=seed, options=options)
-        if self.skip_start_frames:
-            for _ in range(int(self._skip_rng.integers(0, self.skip_start_frames + 1))):
-                obs, _, terminated, truncated, info = self.env.step(self.noop_action)
-                if terminated or truncated:
-                    obs, info = self.env.reset()
-                    break
-        state = self._transform_state(obs, None, 0.0, False, False, info)
-        if self._frames is not None:
-            state = self._frames.fill(state)
+        seed = check_seed(seed, "GymTask.reset")  # a bad seed raises, changing nothing
+        guard = self._guard
+        guard.enter("reset")
+        try:
+            if seed is None:
+                seed, self._next_seed = self._next_seed, None
+            if seed is not None:
+                self._skip_rng = np.random.default_rng(seed)
+            guard.committed = True
+            obs, info = self.env.reset(seed=seed, options=options)
+            if self.skip_start_frames:
+                for _ in range(int(self._skip_rng.integers(0, self.skip_start_frames + 1))):
+                    obs, _, terminated, truncated, info = self.env.step(self.noop_action)
+                    if terminated or truncated:
+                        obs, info = self.env.reset()
+                        break
+            state = self._transform_state(obs, None, 0.0, False, False, info)
+            if self._frames is not None:
+                state = self._frames.fill(state)
+        except BaseException as error:
+            guard.abort(error)
+            raise
+        guard.reset_done()
         return state, info
 
     @override
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
-        """Steps the env; returns the transformed (and stacked) observation and reward."""
-        if self._one_element:
-            action = _one_element_action(action)
-        obs, reward, terminated, truncated, info = self.env.step(action)
-        if self._reward_transform is not None:
-            values = {
-                "state": obs, "action": action, "reward": reward, "terminated": terminated,
-                "truncated": truncated, "done": terminated or truncated, "info": info,
-            }  # fmt: skip
-            new_reward = self._reward_transform(**{k: values[k] for k in self._reward_args})
-        else:
-            new_reward = reward
-        state = self._transform_state(obs, action, reward, terminated, truncated, info)
-        if self._frames is not None:
-            state = self._frames.push(state)
+        """Steps the env; returns the transformed (and stacked) observation and reward.
+
+        A transform that raises loses the step the env took: later steps raise
+        :class:`~zooport.errors.EnvNotResetError` naming the error until ``reset()``. A step
+        or reset entered while another runs raises :class:`~zooport.errors.ReentrantCallError`.
+        """
+        guard = self._guard
+        guard.enter("step")
+        try:
+            if self._one_element:
+                action = _one_element_action(action)
+            obs, reward, terminated, truncated, info = self.env.step(action)
+            guard.committed = True  # the env stepped: an exception from here on loses data
+            if self._reward_transform is not None:
+                values = {
+                    "state": obs, "action": action, "reward": reward, "terminated": terminated,
+                    "truncated": truncated, "done": terminated or truncated, "info": info,
+                }  # fmt: skip
+                new_reward = self._reward_transform(**{k: values[k] for k in self._reward_args})
+            else:
+                new_reward = reward
+            state = self._transform_state(obs, action, reward, terminated, truncated, info)
+            if self._frames is not None:
+                state = self._frames.push(state)
+        except BaseException as error:
+            guard.abort(error)
+            raise
+        guard.exit()
         return state, new_reward, terminated, truncated, info
+
+    @property
+    def step_guard(self) -> StepGuard:
+        """The task's re-entry and failure state (see :mod:`zooport.envs.step_guard`)."""
+        return self._guard
 
     @override
     def render(self) -> Any:

@@ -52,6 +52,7 @@ from zooport.adapters.core_access import (
 )
 from zooport.adapters.termination import TerminationMode, TerminationRule
 from zooport.envs.arguments import check_seed
+from zooport.envs.step_guard import StepGuard
 from zooport.errors import (
     ActionError,
     ArgumentError,
@@ -186,6 +187,8 @@ class MultiAgentDriver:
         self._state_space: spaces.Box | None = None
         self.stale_actions = stale_actions
         self.ignored_actions = 0
+        #: Refuses re-entrant steps and resets, and steps after an interrupted one.
+        self.guard = StepGuard(adapter)
 
     # ------------------------------------------------------------------ options
 
@@ -312,9 +315,24 @@ class MultiAgentDriver:
             self._live_set = set()
 
     def reset(self, seed: int | None = None) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-        """Resets the core (reseeded with ``seed`` where it can be) and starts an episode."""
+        """Resets the core (reseeded with ``seed`` where it can be) and starts an episode.
+
+        A reset that raises (a core hook, a side channel) leaves the driver needing another.
+        """
         self.check_open()
-        seed = check_seed(seed, f"{self.adapter}.reset")
+        seed = check_seed(seed, f"{self.adapter}.reset")  # a bad seed raises, changing nothing
+        guard = self.guard
+        guard.enter("reset")
+        try:
+            guard.committed = True
+            result = self._reset(seed)
+        except BaseException as error:
+            guard.abort(error)
+            raise
+        guard.reset_done()
+        return result
+
+    def _reset(self, seed: int | None) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         try:
             reset_core(self.core, seed)
             self.names.forget()
@@ -366,7 +384,12 @@ class MultiAgentDriver:
         self._all_false: dict[str, bool] = dict.fromkeys(self.agents, False)
 
     def step(self, actions: Mapping[str, Any]) -> AgentsStep:
-        """Applies one action per live agent and steps the core until a live agent reports."""
+        """Applies one action per live agent and steps the core until a live agent reports.
+
+        Bad actions raise before anything changes. An exception once the core is stepping
+        (a core hook, a side channel) loses the step's outputs: every later step raises
+        :class:`~zooport.errors.EnvNotResetError` naming it until ``reset()``.
+        """
         if not self._ready:
             self.check_open()
             raise EnvNotResetError(f"{self.adapter}: call reset() before step()")
@@ -374,6 +397,17 @@ class MultiAgentDriver:
             raise EnvNotResetError(
                 f"{self.adapter}: the episode is over (no live agents); call reset()"
             )
+        guard = self.guard
+        guard.enter("step")
+        try:
+            result = self._step(actions)
+        except BaseException as error:
+            guard.abort(error)
+            raise
+        guard.exit()
+        return result
+
+    def _step(self, actions: Mapping[str, Any]) -> AgentsStep:
         live = self._live_set
         stale = 0
         # When every live agent decides, a dict of the right size whose lookups all succeed
@@ -399,6 +433,8 @@ class MultiAgentDriver:
                 except ActionError as error:
                     values = [actions[n] for n in g.dec_names]
                     raise g.diagnose(g.dec_names, values, error) from None
+        # Every action was accepted; from here on an exception loses the step's outputs.
+        self.guard.committed = True
         for g in groups:
             g.begin_step()
         for _ in range(MAX_IDLE_STEPS):
@@ -681,6 +717,11 @@ class DriverControls:
     def ignored_actions(self) -> int:
         """How many actions for finished agents were ignored since construction."""
         return self._driver.ignored_actions
+
+    @property
+    def step_guard(self) -> StepGuard:
+        """The adapter's re-entry and failure state (see :mod:`zooport.envs.step_guard`)."""
+        return self._driver.guard
 
     @property
     def side_channels(self) -> list[Any]:

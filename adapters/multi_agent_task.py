@@ -77,6 +77,11 @@ class Transition(NamedTuple):
 class MultiAgentTask(DriverControls):
     """Every agent of a core as a task for multi-agent runners; see the module docstring.
 
+    Not thread-safe and not re-entrant: a ``step``/``reset`` entered while another runs (from
+    a callback, a hook or a second thread) raises :class:`~zooport.errors.ReentrantCallError`;
+    after a step interrupted by an exception (a core hook, a side channel), ``step`` raises
+    :class:`~zooport.errors.EnvNotResetError` naming that error until ``reset()``.
+
     Args:
         env: any BaseEnv; the task owns it (``close()`` closes it). One with no behaviours
             yet (a Unity scene whose agents have not requested a decision) is stepped once
@@ -330,6 +335,8 @@ class MultiAgentTask(DriverControls):
             EnvNotResetError: before ``reset()`` or after the episode ended.
         """
         self._check_running()
+        if self._driver.guard.running:
+            self._driver.guard.enter("step")  # raises: an agent acting while the core steps
         agent = self.agent(agent_id)
         pending = self._pending
         if agent in pending:

@@ -121,6 +121,9 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         self._rewards_stale = False
         self._zero_rewards: dict[str, float] | None = None
         self._allow_none = default_action is not None
+        # The driver's guard, read once per turn: a turn taken from a callback while the
+        # core steps (a hook, a side channel) is refused, not recorded for the next cycle.
+        self._guard = self._driver.guard
 
     @override
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
@@ -188,6 +191,8 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
                 action that does not fit.
             EnvNotResetError: before ``reset()`` or once every agent has left.
         """
+        if self._guard.running:
+            self._guard.enter("step")  # raises: a turn taken while the core steps
         if self._rewards_stale:
             # The rewards of the last core step are cleared by the next step(); the zeros of
             # a cycle whose agents did not change are copied, not rebuilt.

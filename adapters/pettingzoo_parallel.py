@@ -82,6 +82,11 @@ def _can_render(core: Any) -> bool:
 class PettingZooCommon(DriverControls):
     """Spaces, state, rendering, closing and options shared by both PettingZoo adapters.
 
+    Not thread-safe and not re-entrant: a ``step``/``reset`` entered while another runs (from
+    a callback, a hook or a second thread) raises :class:`~zooport.errors.ReentrantCallError`;
+    after a step interrupted by an exception (a core hook, a side channel), ``step`` raises
+    :class:`~zooport.errors.EnvNotResetError` naming that error until ``reset()``.
+
     Args:
         core: any BaseEnv; one with no behaviours yet (a Unity scene whose agents have not
             requested a decision) is stepped once first, as ML-Agents' wrappers do, and the

@@ -46,6 +46,7 @@ from zooport.adapters.vector_env import (
     restart_if_all_over,
 )
 from zooport.envs.arguments import check_seed
+from zooport.envs.step_guard import StepGuard
 from zooport.errors import (
     ActionError,
     ArgumentError,
@@ -76,6 +77,11 @@ class SB3VecEnv(VecEnv):
     result (``env_method("action_masks")`` gives each slot its own mask); ``set_attr``
     sets the core's attribute and so must be given every index (or None).
     ``seed(s)`` stores ``s`` for the next ``reset()``, which reseeds the core with it.
+
+    Not thread-safe and not re-entrant: a ``step``/``reset`` entered while another runs (from
+    a callback, a hook or a second thread) raises :class:`~zooport.errors.ReentrantCallError`;
+    after a step interrupted by an exception (a core hook, a side channel), ``step`` raises
+    :class:`~zooport.errors.EnvNotResetError` naming that error until ``reset()``.
 
     Args:
         env: any ``BaseEnv``; one with no behaviours yet (a Unity scene whose agents have
@@ -151,12 +157,21 @@ class SB3VecEnv(VecEnv):
                 check_reset_options(options, f"{type(self).__name__}.reset (from set_options)")
         finally:
             self._reset_options()
-        self._slots.reset(self._seeds[0] if self._seeds else None)
-        self._reset_seeds()
-        self._actions = _NO_ACTIONS
-        self.decided = self._slots.decided.copy()
-        self.reset_infos = [{} for _ in range(self.num_envs)]
-        return self._slots.obs_layout.copy(self._slots.obs)
+        guard = self._slots.guard
+        guard.enter("reset")
+        try:
+            guard.committed = True
+            self._slots.reset(self._seeds[0] if self._seeds else None)
+            self._reset_seeds()
+            self._actions = _NO_ACTIONS
+            self.decided = self._slots.decided.copy()
+            self.reset_infos = [{} for _ in range(self.num_envs)]
+            obs = self._slots.obs_layout.copy(self._slots.obs)
+        except BaseException as error:
+            guard.abort(error)
+            raise
+        guard.reset_done()
+        return obs
 
     @override
     def step_async(self, actions: np.ndarray) -> None:
@@ -174,30 +189,35 @@ class SB3VecEnv(VecEnv):
                 "got none"
             )
         slots = self._slots
-        actions, self._actions = self._actions, _NO_ACTIONS
-        out = slots.step(actions)
-        # Distinct dicts, as DummyVecEnv gives: a consumer may write into any of them.
-        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
-        decided = out.decided
-        done = out.final_slots
-        if done.size:
-            cuts = out.truncated[done].tolist()
-            # One row per slot in ``done`` by construction (strict=True costs a microsecond).
-            observations = final_observations(out)
-            for slot, obs, cut in zip(done.tolist(), observations, cuts, strict=False):
-                infos[slot] = {"terminal_observation": obs, "TimeLimit.truncated": cut}
-            if restart_if_all_over(slots):
-                decided = slots.decided.copy()  # every slot starts its next episode
-        self.decided = decided
-        if np.count_nonzero(decided) != decided.size:  # cheaper than .all()
-            for slot in np.flatnonzero(~decided).tolist():
-                infos[slot]["decided"] = False
-        return (
-            slots.obs_layout.copy(slots.obs),
-            out.reward,
-            out.terminated | out.truncated,
-            infos,
-        )
+        guard = slots.guard
+        guard.enter("step")
+        try:
+            slots.set_actions(self._actions)  # a bad action raises here and changes nothing
+            guard.committed = True
+            self._actions = _NO_ACTIONS
+            out = slots.advance()
+            # Distinct dicts, as DummyVecEnv gives: a consumer may write into any of them.
+            infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+            decided = out.decided
+            done = out.final_slots
+            if done.size:
+                cuts = out.truncated[done].tolist()
+                # One row per slot in ``done`` by construction (strict=True costs a microsecond).
+                observations = final_observations(out)
+                for slot, obs, cut in zip(done.tolist(), observations, cuts, strict=False):
+                    infos[slot] = {"terminal_observation": obs, "TimeLimit.truncated": cut}
+                if restart_if_all_over(slots):
+                    decided = slots.decided.copy()  # every slot starts its next episode
+            self.decided = decided
+            if np.count_nonzero(decided) != decided.size:  # cheaper than .all()
+                for slot in np.flatnonzero(~decided).tolist():
+                    infos[slot]["decided"] = False
+            obs = slots.obs_layout.copy(slots.obs)
+        except BaseException as error:
+            guard.abort(error)
+            raise
+        guard.exit()
+        return obs, out.reward, out.terminated | out.truncated, infos
 
     @override
     def seed(self, seed: int | None = None) -> Sequence[int | None]:
@@ -316,6 +336,11 @@ class SB3VecEnv(VecEnv):
     def closed(self) -> bool:
         """True once ``close()`` was called."""
         return self._closed
+
+    @property
+    def step_guard(self) -> StepGuard:
+        """The adapter's re-entry and failure state (see :mod:`zooport.envs.step_guard`)."""
+        return self._slots.guard
 
     def __repr__(self) -> str:
         return (

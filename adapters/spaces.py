@@ -7,6 +7,8 @@ Classes:
 
 Functions:
     observation_key: the Dict key of an observation spec.
+    checked_discrete: discrete action values checked (integral, finite, in range) before
+        any cast.
 
 Nothing here holds an environment: each layout is computed once from specs and then
 converts whole batches with array code, so every adapter shares one tested conversion.
@@ -35,6 +37,7 @@ Conventions:
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
@@ -53,7 +56,7 @@ from zooport.envs.base_env import (
 )
 from zooport.errors import ActionError, ObservationError, SpecError
 
-__all__ = ["ObservationLayout", "ActionLayout", "observation_key"]
+__all__ = ["ObservationLayout", "ActionLayout", "observation_key", "checked_discrete"]
 
 _NOT_A_NAME = re.compile(r"[^0-9A-Za-z_]+")
 
@@ -81,6 +84,95 @@ def _unique_keys(specs: Sequence[ObservationSpec], indices: Sequence[int]) -> li
             key = f"{key}_{i}"
         keys.append(key)
     return keys
+
+
+@functools.lru_cache(maxsize=256)
+def _largest(sizes: int | tuple[int, ...], dtype: np.dtype) -> Any:
+    """The largest valid value per branch for an array of ``dtype``, as its unsigned view.
+
+    Clipped to ``dtype``'s own largest value: a negative signed value viewed as unsigned is
+    then always above it. A scalar when every branch has the same size.
+    """
+    top = 1 if dtype.kind == "b" else int(np.iinfo(dtype).max)
+    unsigned = np.dtype(f"u{dtype.itemsize}")
+    largest = [min(s - 1, top) for s in ((sizes,) if isinstance(sizes, int) else sizes)]
+    if len(set(largest)) == 1:
+        return unsigned.type(largest[0])
+    array = np.array(largest, dtype=unsigned)
+    array.setflags(write=False)
+    return array
+
+
+def checked_discrete(
+    array: np.ndarray, sizes: int | tuple[int, ...], where: str, space: Any = None
+) -> np.ndarray:
+    """``array`` as integer discrete actions, every value checked BEFORE any cast.
+
+    ``sizes`` bounds each value: one size for all, or one per column (branch). Accepted:
+    integer and bool arrays (``True`` is 1, as for Gymnasium's ``Discrete``), and floats
+    that are whole numbers (``1.0``: Gymnasium's table envs take them, and they convert
+    exactly). Rejected with an :class:`ActionError` naming the expected range and the given
+    value: non-integral (``1.5``), non-finite (``inf``, ``nan``) and out-of-range values,
+    including those that a cast to int32 would wrap into a valid action (``2**32 + 1`` is
+    not action 1). Integer arrays come back unchanged, bools as uint8, floats as int64. One
+    comparison and one count per batch, no per-element Python.
+
+    Example:
+        >>> checked_discrete(np.array([2, 0], np.int64), 3, "demo").tolist()
+        [2, 0]
+        >>> checked_discrete(np.array([2**32 + 1]), 3, "demo")  # int32 would make it 1
+        Traceback (most recent call last):
+        ...
+        zooport.errors.ActionError: demo: expected ... in [0, 2], got 4294967297 at row 0
+    """
+    if type(sizes) is not int and not isinstance(sizes, tuple):
+        sizes = int(sizes)  # a Discrete's n is a numpy integer (the cache needs one type)
+    kind = array.dtype.kind
+    if kind in "iub":
+        # Viewed as unsigned, a negative value is larger than any valid one: one comparison
+        # checks both bounds.
+        unsigned = array if kind == "u" else array.view(f"u{array.dtype.itemsize}")
+        if np.count_nonzero(unsigned > _largest(sizes, array.dtype)):
+            _raise_discrete(array, sizes, where, space)
+        # Bools as 0/1 (a bool array would index as a mask).
+        return unsigned if kind == "b" else array
+    if kind == "f":
+        # NaN fails every comparison, +-inf the range; floor catches 1.5.
+        largest = _largest(sizes, np.dtype(np.int64))  # as uint64: exact up to 2**63
+        valid = (array >= 0) & (array <= largest) & (np.floor(array) == array)
+        if np.count_nonzero(valid) != valid.size:
+            _raise_discrete(array, sizes, where, space)
+        return array.astype(np.int64)
+    if array.size == 0:
+        return array.astype(np.int64)
+    given = array.reshape(-1)[:1].tolist()[0]
+    raise ActionError(
+        f"{where}: expected integer discrete actions{_for(space)}, got dtype {array.dtype} "
+        f"(first value {given!r})"
+    )
+
+
+def _raise_discrete(
+    array: np.ndarray, sizes: int | tuple[int, ...], where: str, space: Any
+) -> None:
+    """Raises the :class:`ActionError` for the first invalid value of ``array``."""
+    limits = np.broadcast_to(np.asarray(sizes, dtype=np.float64), array.shape[-1:])
+    values = array.astype(np.float64) if array.dtype.kind == "f" else array.astype(object)
+    bad = ~((values >= 0) & (values < limits))
+    if array.dtype.kind == "f":
+        bad |= np.floor(values) != values
+    index = tuple(int(i) for i in np.argwhere(bad)[0])
+    row = f" at row {index[0]}" if index else ""
+    branch = f" in branch {index[-1]}" if array.ndim == 2 and limits.size > 1 else ""
+    limit = int(limits[index[-1]] if array.ndim == 2 else limits.reshape(-1)[0])
+    raise ActionError(
+        f"{where}: expected integer discrete actions in [0, {limit - 1}]{_for(space)}, got "
+        f"{array[index].item()!r}{branch}{row}"
+    )
+
+
+def _for(space: Any) -> str:
+    return "" if space is None else f" for {space}"
 
 
 class ObservationLayout:
@@ -414,6 +506,13 @@ class ActionLayout:
         else:
             raise SpecError(f"behavior {name!r}: an action spec with no actions has no space")
         self._discrete_space = discrete
+        self._where = f"behavior {name!r}"  # built once: error messages start with it
+        # What checked_discrete bounds each value by: one size for a Discrete (flattened
+        # or not), one per branch for a MultiDiscrete.
+        self._discrete_sizes: int | tuple[int, ...] = (
+            len(self.lookup) if self.flatten else
+            self.branches[0] if len(self.branches) == 1 else self.branches
+        )  # fmt: skip
         self._branch_array = np.array(self.branches, dtype=np.int64)
         self._offsets = np.cumsum((0,) + self.branches)
 
@@ -421,16 +520,6 @@ class ActionLayout:
 
     def _discrete_to_core(self, actions: Any, n: int | None) -> np.ndarray:
         array = np.asarray(actions)
-        # dtype.kind ("i"/"u" integer, "f" floating, "b" bool) is what np.issubdtype tests,
-        # at a fraction of its cost on the per-step path.
-        if array.dtype.kind not in "iub":
-            if array.dtype.kind == "f" and np.all(array == np.rint(array)):
-                array = array.astype(np.int64)
-            else:
-                raise ActionError(
-                    f"behavior {self.name!r}: expected integer discrete actions for "
-                    f"{self._discrete_space}, got dtype {array.dtype}"
-                )
         single = isinstance(self._discrete_space, spaces.Discrete)
         expected_ndim = 1 if single else 2
         if array.ndim != expected_ndim or (n is not None and array.shape[0] != n):
@@ -441,13 +530,8 @@ class ActionLayout:
                 f"behavior {self.name!r}: expected a batch of actions of shape {want} for "
                 f"{self._discrete_space}, got shape {array.shape}"
             )
+        array = checked_discrete(array, self._discrete_sizes, self._where, self._discrete_space)
         if self.flatten:
-            size = len(self.lookup)
-            if array.size and (array.min() < 0 or array.max() >= size):
-                raise ActionError(
-                    f"behavior {self.name!r}: flattened actions take values in [0, {size - 1}], "
-                    f"got {array.min() if array.min() < 0 else array.max()}"
-                )
             return self.lookup[array]
         if single:
             return array.reshape(-1, 1).astype(np.int32, copy=False)
@@ -465,12 +549,16 @@ class ActionLayout:
             raise ActionError(
                 f"behavior {self.name!r}: expected numeric continuous actions, got {array.dtype}"
             )
-        return array.astype(np.float32, copy=False)
+        # Not cast here: ActionTuple checks a float64 against float32's range before casting
+        # (1e300 would otherwise become inf).
+        return array
 
     def to_core(self, actions: Any, n: int | None = None) -> ActionTuple:
         """A batch of consumer actions (rows = agents) as a core :class:`ActionTuple`.
 
-        The core validates values (finite, in range); this checks the consumer layout.
+        Checks the consumer layout and every discrete value (integral, finite, in its
+        branch's range: see :func:`checked_discrete`) before any cast, so no value wraps
+        into a valid action whatever the core checks; the core validates continuous values.
         """
         if self.is_hybrid:
             if not isinstance(actions, dict) or set(actions) != {"continuous", "discrete"}:

@@ -41,6 +41,7 @@ from typing_extensions import override
 from zooport.adapters.behavior_slots import BehaviorSlots, SlotStep
 from zooport.adapters.core_access import check_reset_options, render_core, side_channels_of
 from zooport.envs.arguments import check_seed
+from zooport.envs.step_guard import StepGuard
 from zooport.errors import ArgumentError, EnvClosedError, SpecError
 
 __all__ = [
@@ -90,6 +91,11 @@ class BehaviorVectorEnv(gym.vector.VectorEnv):
 
     The slot count is fixed when the adapter is built (the core is reset then to count the
     agents): an agent id that was not there at reset raises :class:`~zooport.SpecError`.
+
+    Not thread-safe and not re-entrant: a ``step``/``reset`` entered while another runs (from
+    a callback, a hook or a second thread) raises :class:`~zooport.errors.ReentrantCallError`;
+    after a step interrupted by an exception (a core hook, a side channel), ``step`` raises
+    :class:`~zooport.errors.EnvNotResetError` naming that error until ``reset()``.
 
     On gymnasium 1.0, which has no ``AutoresetMode``, ``metadata["autoreset_mode"]`` is the
     string ``"SameStep"``. Before gymnasium 1.4, the vector ``RecordEpisodeStatistics``
@@ -173,10 +179,19 @@ class BehaviorVectorEnv(gym.vector.VectorEnv):
         seed = check_seed(seed, f"{type(self).__name__}.reset")
         check_reset_options(options, f"{type(self).__name__}.reset")
         super().reset(seed=seed)
-        self._slots.reset(seed)
-        zero = np.zeros(self.num_envs, dtype=np.float32)
         slots = self._slots
-        return slots.obs_layout.copy(slots.obs), self._info(slots.decided.copy(), zero)
+        guard = slots.guard
+        guard.enter("reset")
+        try:
+            guard.committed = True
+            slots.reset(seed)
+            zero = np.zeros(self.num_envs, dtype=np.float32)
+            obs = slots.obs_layout.copy(slots.obs)
+        except BaseException as error:
+            guard.abort(error)
+            raise
+        guard.reset_done()
+        return obs, self._info(slots.decided.copy(), zero)
 
     @override
     def step(
@@ -191,13 +206,22 @@ class BehaviorVectorEnv(gym.vector.VectorEnv):
         if self.closed:
             raise EnvClosedError(f"{type(self).__name__} was used after close()")
         slots = self._slots
-        out = slots.step(actions)
-        info = self._info(out.decided, out.group_reward)
-        if out.final_slots.size:
-            self._add_final(info, out)
-            if restart_if_all_over(slots):
-                info.update(self._info(slots.decided.copy(), out.group_reward))
-        obs = slots.obs_layout.copy(slots.obs)
+        guard = slots.guard
+        guard.enter("step")
+        try:
+            slots.set_actions(actions)  # a bad action raises here and changes nothing
+            guard.committed = True
+            out = slots.advance()
+            info = self._info(out.decided, out.group_reward)
+            if out.final_slots.size:
+                self._add_final(info, out)
+                if restart_if_all_over(slots):
+                    info.update(self._info(slots.decided.copy(), out.group_reward))
+            obs = slots.obs_layout.copy(slots.obs)
+        except BaseException as error:
+            guard.abort(error)
+            raise
+        guard.exit()
         return obs, out.reward, out.terminated, out.truncated, info
 
     @override
@@ -241,6 +265,11 @@ class BehaviorVectorEnv(gym.vector.VectorEnv):
         """The slots' current action masks, int8 (num_envs, mask_size), 1 = allowed."""
         self._check_open()
         return self._slots.mask.copy()
+
+    @property
+    def step_guard(self) -> StepGuard:
+        """The adapter's re-entry and failure state (see :mod:`zooport.envs.step_guard`)."""
+        return self._slots.guard
 
     def __repr__(self) -> str:
         return (

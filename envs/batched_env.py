@@ -42,6 +42,7 @@ from zooport.envs.base_env import (
 from zooport.envs.side_channel.side_channel import SideChannel
 from zooport.envs.side_channel.simulation_side import SimulationSideChannels
 from zooport.envs.side_channel.stats_side_channel import StatsAggregationMethod
+from zooport.envs.step_guard import StepGuard
 from zooport.errors import (
     ArgumentError,
     EnvClosedError,
@@ -124,6 +125,12 @@ class BatchedEnv(BaseEnv):
         reorder_agents: present each batch in a random row order, as Unity may; used to
             test that consumers map agents by id, not by position.
 
+    Not thread-safe and not re-entrant: ``step``, ``reset`` or ``set_actions`` called from a
+    hook or a side channel while a step runs raises
+    :class:`~zooport.errors.ReentrantCallError`; after a hook or a side channel raised in
+    ``step`` (or ``reset``), ``step`` raises :class:`~zooport.errors.EnvNotResetError` naming
+    that error until ``reset()`` succeeds.
+
     Example:
         >>> import numpy as np
         >>> from zooport.envs.base_env import ActionSpec, BehaviorSpec, ObservationSpec
@@ -182,6 +189,8 @@ class BatchedEnv(BaseEnv):
         self._spawn_count = 0
         self._was_reset = False
         self._closed = False
+        # Refuses a step/reset entered during another, and steps after an interrupted one.
+        self._guard = StepGuard(type(self).__name__)
 
     # ----------------------------------------------------------------- authoring API
 
@@ -312,15 +321,30 @@ class BatchedEnv(BaseEnv):
         return self._behavior(behavior_name).restart
 
     def reset(self, seed: int | None = None) -> None:
-        """Starts a new episode for every agent; ``seed`` reseeds the environment's RNG."""
+        """Starts a new episode for every agent; ``seed`` reseeds the environment's RNG.
+
+        A reset that raises (a hook or a side channel) leaves the environment needing another
+        ``reset()``; one that succeeds clears an earlier failure (see :meth:`step`).
+        """
         self._check_open()
         seed = check_seed(seed, f"{type(self).__name__}.reset")
         if not self._behaviors:
             raise SpecError(f"{type(self).__name__} declared no behavior (_add_behavior)")
-        if seed is not None:
-            self._seed = seed
-            self.np_random = np.random.default_rng(seed)
-            self._order_rng = np.random.default_rng(seed + 1)
+        guard = self._guard
+        guard.enter("reset")
+        try:
+            if seed is not None:
+                np_random = np.random.default_rng(seed)  # a bad seed raises, changing nothing
+                order_rng = np.random.default_rng(seed + 1)
+                self._seed, self.np_random, self._order_rng = seed, np_random, order_rng
+            guard.committed = True
+            self._reset_unguarded()
+        except BaseException as error:
+            guard.abort(error)
+            raise
+        guard.reset_done()
+
+    def _reset_unguarded(self) -> None:
         self._channels.exchange()
         self._on_reset()
         self._next_id = 0
@@ -346,9 +370,27 @@ class BatchedEnv(BaseEnv):
         self._channels.exchange()
 
     def step(self) -> None:
-        """Advances every behaviour one simulation step."""
+        """Advances every behaviour one simulation step.
+
+        Not re-entrant: a ``step`` or ``reset`` called from a hook or a side channel while
+        this runs raises :class:`~zooport.errors.ReentrantCallError`. If a hook or a side
+        channel raises, the step's rewards and episode ends cannot be reported: every later
+        ``step`` raises :class:`~zooport.errors.EnvNotResetError` naming that error until
+        ``reset()``.
+        """
         if self._closed or not self._was_reset:
             self._check_ready()
+        guard = self._guard
+        guard.enter("step")
+        guard.committed = True  # step() takes no arguments: anything raised loses data
+        try:
+            self._step_unguarded()
+        except BaseException as error:
+            guard.abort(error)
+            raise
+        guard.exit()
+
+    def _step_unguarded(self) -> None:
         self._channels.exchange()
         behaviors = self._behaviors
         for b in behaviors.values():
@@ -386,8 +428,8 @@ class BatchedEnv(BaseEnv):
         self._channels.exchange()
 
     def set_actions(self, behavior_name: BehaviorName, action: ActionTuple) -> None:
-        if self._closed or not self._was_reset:
-            self._check_ready()
+        if self._closed or not self._was_reset or self._guard.running:
+            self._check_ready("set_actions")
         b = self._behavior(behavior_name)
         action = b.spec.action_spec._validate_action(action, b.decision_slots.size, b.name)
         # When every slot decided, in order, a plain copy replaces the scatter (which costs
@@ -402,7 +444,7 @@ class BatchedEnv(BaseEnv):
     def set_action_for_agent(
         self, behavior_name: BehaviorName, agent_id: AgentId, action: ActionTuple
     ) -> None:
-        self._check_ready()
+        self._check_ready("set_action_for_agent")
         b = self._behavior(behavior_name)
         action = b.spec.action_spec._validate_action(action, 1, b.name)
         decision = b.steps[0]
@@ -597,10 +639,13 @@ class BatchedEnv(BaseEnv):
         if self._closed:
             raise EnvClosedError(f"{type(self).__name__} was used after close()")
 
-    def _check_ready(self) -> None:
+    def _check_ready(self, setting: str | None = None) -> None:
         self._check_open()
         if not self._was_reset:
             raise EnvNotResetError(
                 f"{type(self).__name__}: call reset() before step(), get_steps() or set_actions()"
             )
-
+        if setting is not None and self._guard.running:
+            # Actions set from a hook or a side channel in the middle of a step would change
+            # the buffers the running step reads: refused as a re-entrant call.
+            self._guard.enter(setting)

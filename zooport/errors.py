@@ -19,6 +19,7 @@ Classes:
     RegistryError: an unknown registry id or a bad registry file.
     SpecError: a spec or observation the adapters cannot represent.
     ObservationError: observations that disagree with their spec (shape, count, rows).
+    ReentrantCallError: ``step``/``reset`` entered while another of the same env runs.
 
 Each also derives from the built-in exception a Python user would try first
 (``ValueError``, ``LookupError``/``KeyError``, ``RuntimeError``), so ``except ValueError``
@@ -54,6 +55,7 @@ __all__ = [
     "RegistryError",
     "SpecError",
     "ObservationError",
+    "ReentrantCallError",
 ]
 
 # ML-Agents' names (mlagents_envs.exception), same hierarchy: each derives from
@@ -191,4 +193,12 @@ class ObservationError(SpecError, UnityObservationException):
     A wrong shape, a wrong number of observations, or a batch whose rows disagree with its
     agent ids; the message names the behaviour, the observation (index and name), and the
     expected and given shapes. A ``UnityObservationException``.
+    """
+
+
+class ReentrantCallError(ZooportError, RuntimeError):
+    """``step`` or ``reset`` was entered while another ``step``/``reset`` of the env ran.
+
+    From a side-channel callback, a core hook, a wrapper's policy or a second thread: an env
+    is neither re-entrant nor thread-safe.
     """

@@ -28,6 +28,7 @@ from gymnasium.vector.utils import batch_space
 from pettingzoo import ParallelEnv
 from typing_extensions import override
 
+from zooport.adapters.spaces import checked_discrete
 from zooport.adapters.wrappers.base import AgentSelector, AgentSpec, ParallelWrapper
 from zooport.errors import ActionError, ArgumentError
 
@@ -119,9 +120,20 @@ class ActionGrid:
         self.points = np.clip(points, space.low, space.high).astype(space.dtype)
         self.discrete = spaces.Discrete(len(self.points))
 
-    def action(self, index: Any) -> np.ndarray:
-        """The Box action of a discrete index (a fresh array)."""
-        return self.points[int(index)].copy()
+    def action(self, index: Any, where: str = "ActionGrid") -> np.ndarray:
+        """The Box action of a discrete index (a fresh array).
+
+        Raises:
+            ActionError: ``index`` is not one integral value in ``[0, n)`` (checked before
+                any cast: ``1.5``, ``inf`` and ``2**32`` are rejected, ``-1`` does not wrap).
+        """
+        array = np.asarray(index)
+        if array.size != 1:
+            raise ActionError(
+                f"{where}: expected one action of {self.discrete}, got shape {array.shape}"
+            )
+        value = checked_discrete(array.reshape(()), self.discrete.n, where, self.discrete)
+        return self.points[int(value)].copy()
 
     def nearest(self, action: Any) -> int:
         """The index of the grid point nearest ``action`` (measured in ``[-1, 1]`` units)."""
@@ -211,13 +223,7 @@ class DiscretizeActions(ParallelWrapper):
         grid = self._grid(agent)
         if grid is None:
             return index
-        i = int(index)
-        if not 0 <= i < grid.discrete.n:
-            raise ActionError(
-                f"DiscretizeActions: agent {agent!r} expected an action in "
-                f"[0, {grid.discrete.n}), actually: {index!r}"
-            )
-        return grid.points[i].copy()
+        return grid.action(index, f"DiscretizeActions: agent {agent!r}")
 
     def reverse_action(self, agent: str, action: Any) -> Any:
         """The discrete index whose grid point is nearest ``agent``'s Box ``action``."""
@@ -249,7 +255,7 @@ class GymDiscretizeActions(gym.ActionWrapper):
 
     @override
     def action(self, action: Any) -> np.ndarray:
-        return self.grid.action(action)
+        return self.grid.action(action, "GymDiscretizeActions")
 
     def reverse_action(self, action: Any) -> int:
         """The index of the grid point nearest a Box action."""
@@ -277,12 +283,9 @@ class VectorDiscretizeActions(gym.vector.VectorActionWrapper):
 
     @override
     def actions(self, actions: Any) -> np.ndarray:
-        index = np.asarray(actions, dtype=np.int64)
-        if index.size and (index.min() < 0 or index.max() >= self.grid.discrete.n):
-            raise ActionError(
-                f"VectorDiscretizeActions: expected actions in [0, {self.grid.discrete.n}), "
-                f"actually: {index.tolist()}"
-            )
+        index = checked_discrete(
+            np.asarray(actions), self.grid.discrete.n, "VectorDiscretizeActions", self.action_space
+        )
         return self.grid.points[index]
 
 

@@ -25,6 +25,7 @@ through ``env.unwrapped`` or :func:`~zooport.adapters.wrappers.composition.get_w
 
 from __future__ import annotations
 
+import functools
 import zlib
 from collections.abc import Callable, Collection, Hashable, Mapping
 from typing import Any, ClassVar
@@ -36,6 +37,7 @@ from typing_extensions import override
 
 from zooport.adapters.agent_names import behavior_prefix
 from zooport.envs.arguments import check_seed
+from zooport.envs.step_guard import StepGuard
 from zooport.errors import ArgumentTypeError, UnknownAgentError
 
 __all__ = ["ParallelWrapper", "AgentSelector", "Teams", "behavior_of", "inner_env"]
@@ -63,6 +65,15 @@ class ParallelWrapper(ParallelEnv[str, Any, Any]):
 
     The constructor checks the rules against the wrappers already in ``env``'s ``.env``
     chain (through the same central validator), so a hand-built chain is held to them too.
+
+    Every ``step`` and ``reset`` (a subclass's own included, guarded when the class is
+    created) refuses re-entry (:class:`~zooport.errors.ReentrantCallError`: a policy or a
+    callback calling the env it runs in). A step that raises after the wrapped env completed
+    its step (the wrapper's own code, a shaping function, a policy) has lost that step's
+    outputs, so later steps raise :class:`~zooport.errors.EnvNotResetError` naming the error
+    until ``reset()``; one that raises before (a bad action) changes nothing. Over an env
+    without a ``step_guard`` (not zooport's) any exception counts as after. A wrapper is not
+    thread-safe.
 
     Example:
         >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
@@ -99,6 +110,21 @@ class ParallelWrapper(ParallelEnv[str, Any, Any]):
         self._np_random: np.random.Generator | None = None
         self._seed_salt = zlib.crc32(type(self).__qualname__.encode())
         self._depth = _chain_depth(env)
+        self._guard = StepGuard(type(self).__name__)
+        # The class whose guarded step/reset is running (a subclass's may call super()'s).
+        self._guard_entry: type | None = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for call in ("step", "reset"):
+            method = cls.__dict__.get(call)
+            if method is not None and not getattr(method, "_zooport_guarded", False):
+                setattr(cls, call, _guarded(method, call, cls))
+
+    @property
+    def step_guard(self) -> StepGuard:
+        """This wrapper's re-entry and failure state (see :mod:`zooport.envs.step_guard`)."""
+        return self._guard
 
     # ------------------------------------------------------------------ pass-through
 
@@ -200,6 +226,44 @@ class ParallelWrapper(ParallelEnv[str, Any, Any]):
             self._np_random = np.random.default_rng(sequence)
 
 
+def _guarded(method: Callable[..., Any], call: str, owner: type) -> Callable[..., Any]:
+    """``method`` (a wrapper's ``step`` or ``reset``) inside the wrapper's :class:`StepGuard`.
+
+    Whether an exception poisons the wrapper is read from the wrapped env's guard: its count
+    of completed calls moved, so the wrapped env stepped (or reset) and what it reported is
+    lost with the exception.
+    """
+    finish = StepGuard.exit if call == "step" else StepGuard.reset_done
+
+    @functools.wraps(method)
+    def guarded(self: ParallelWrapper, *args: Any, **kwargs: Any) -> Any:
+        guard = self._guard
+        if guard.running == call and self._guard_entry is not owner:
+            return method(self, *args, **kwargs)  # a subclass's call to super()'s method
+        inner = getattr(self.env, "step_guard", None)
+        before = inner.completed if inner is not None else -1
+        guard.enter(call)
+        self._guard_entry = owner
+        try:
+            result = method(self, *args, **kwargs)
+        except BaseException as error:
+            self._guard_entry = None
+            guard.committed = inner is None or inner.completed != before
+            guard.abort(error)
+            raise
+        self._guard_entry = None
+        finish(guard)
+        return result
+
+    guarded._zooport_guarded = True  # type: ignore[attr-defined]
+    return guarded
+
+
+# The base class's own pass-through step and reset (__init_subclass__ guards subclasses').
+ParallelWrapper.step = _guarded(ParallelWrapper.step, "step", ParallelWrapper)  # type: ignore[method-assign]
+ParallelWrapper.reset = _guarded(ParallelWrapper.reset, "reset", ParallelWrapper)  # type: ignore[method-assign]
+
+
 def inner_env(env: Any) -> Any | None:
     """The env one layer inside ``env``: its ``.env``, or ``.aec_env`` for PettingZoo's
     ``aec_to_parallel`` wrapper (which SuperSuit's Parallel wrappers end in); None at the core.
@@ -262,8 +326,7 @@ class AgentSelector:
         if spec is None:
             self._test: Callable[[str], bool] = _always
         elif isinstance(spec, str):
-            wanted = behavior_prefix(spec)
-            self._test = lambda agent: behavior_prefix(behavior_of(env, agent)) == wanted
+            self._test = _InBehavior(env, behavior_prefix(spec))
         elif callable(spec):
             self._test = spec
         elif isinstance(spec, Collection) and all(isinstance(a, str) for a in spec):
@@ -287,6 +350,47 @@ def _always(agent: str) -> bool:
     return True
 
 
+# The agent tests and team maps below are classes, not closures, so that wrappers holding
+# them pickle with the standard library (a local lambda does not).
+
+
+class _InBehavior:
+    """``agent -> True`` when the agent's behaviour has the agent-name prefix ``wanted``."""
+
+    def __init__(self, env: Any, wanted: str) -> None:
+        self.env = env
+        self.wanted = wanted
+
+    def __call__(self, agent: str) -> bool:
+        return behavior_prefix(behavior_of(self.env, agent)) == self.wanted
+
+
+class _BehaviorOf:
+    """``agent -> its behaviour`` (see :func:`behavior_of`): the default teams."""
+
+    def __init__(self, env: Any) -> None:
+        self.env = env
+
+    def __call__(self, agent: str) -> Hashable:
+        return behavior_of(self.env, agent)
+
+
+class _TeamTable:
+    """``agent -> team`` from a mapping; an agent in no team is an UnknownAgentError (a
+    KeyError) naming them."""
+
+    def __init__(self, table: Mapping[str, Hashable]) -> None:
+        self.table = dict(table)
+
+    def __call__(self, agent: str) -> Hashable:
+        try:
+            return self.table[agent]
+        except (KeyError, TypeError):
+            raise UnknownAgentError(
+                f"agent {agent!r} is in no team; teams given for {sorted(self.table)}"
+            ) from None
+
+
 class Teams:
     """Maps agents to teams: by behaviour (default), a mapping or a callable.
 
@@ -305,19 +409,9 @@ class Teams:
         self, env: Any, teams: Mapping[str, Hashable] | Callable[[str], Hashable] | None = None
     ) -> None:
         if teams is None:
-            self._team_of: Callable[[str], Hashable] = lambda agent: behavior_of(env, agent)
+            self._team_of: Callable[[str], Hashable] = _BehaviorOf(env)
         elif isinstance(teams, Mapping):
-            table = dict(teams)
-
-            def lookup(agent: str) -> Hashable:
-                try:
-                    return table[agent]
-                except (KeyError, TypeError):
-                    raise UnknownAgentError(
-                        f"agent {agent!r} is in no team; teams given for {sorted(table)}"
-                    ) from None
-
-            self._team_of = lookup
+            self._team_of = _TeamTable(teams)
         elif callable(teams):
             self._team_of = teams
         else:

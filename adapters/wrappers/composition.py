@@ -230,7 +230,12 @@ def _factory_for(
             f"{_KIND_NAMES[kind]} (api={api!r}) and {has}; use api='parallel'"
             + (" (and SingleAgentView last for a gymnasium.Env)" if kind == "gym" else "")
         )
-    return lambda env: form(env, *args, **kwargs)
+    return functools.partial(_apply_form, form, args, kwargs)
+
+
+def _apply_form(form: Callable[..., Any], args: tuple, kwargs: dict[str, Any], env: Any) -> Any:
+    # A module-level function in a partial (not a lambda): the factory pickles.
+    return form(env, *args, **kwargs)
 
 
 def _check_rules(cls: type, where: str, below: list[tuple[type, str]]) -> None:

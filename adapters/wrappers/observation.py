@@ -64,12 +64,14 @@ class Rescaler:
             parts = {k: Rescaler(s) for k, s in space.spaces.items()}
             if any(p._fn is not None for p in parts.values()):
                 self.space = spaces.Dict({k: p.space for k, p in parts.items()})
-                self._fn = lambda obs: {k: p(obs[k]) for k, p in parts.items()}
+                self._parts: Any = parts
+                self._fn = self._dict
         elif isinstance(space, spaces.Tuple):
             items = [Rescaler(s) for s in space.spaces]
             if any(p._fn is not None for p in items):
                 self.space = spaces.Tuple([p.space for p in items])
-                self._fn = lambda obs: tuple(p(o) for p, o in zip(items, obs, strict=True))
+                self._parts = items
+                self._fn = self._tuple
 
     def _box(self, space: spaces.Box) -> None:
         low = space.low.astype(np.float64)
@@ -90,8 +92,20 @@ class Rescaler:
         new_high = np.where(has_low & ~has_high, np.inf, new_high)
         dtype = space.dtype
         self.space = spaces.Box(new_low.astype(dtype), new_high.astype(dtype), dtype=dtype)
-        scale, offset = scale.astype(dtype), offset.astype(dtype)
-        self._fn = lambda obs: (np.asarray(obs, dtype=dtype) * scale + offset).astype(dtype)
+        self._dtype, self._scale, self._offset = dtype, scale.astype(dtype), offset.astype(dtype)
+        self._fn = self._affine
+
+    # Bound methods, not lambdas, so that a wrapper holding a Rescaler pickles.
+
+    def _affine(self, obs: Any) -> np.ndarray:
+        dtype = self._dtype
+        return (np.asarray(obs, dtype=dtype) * self._scale + self._offset).astype(dtype)
+
+    def _dict(self, obs: Any) -> dict[str, Any]:
+        return {k: p(obs[k]) for k, p in self._parts.items()}
+
+    def _tuple(self, obs: Any) -> tuple[Any, ...]:
+        return tuple(p(o) for p, o in zip(self._parts, obs, strict=True))
 
     @property
     def changes(self) -> bool:

@@ -18,6 +18,8 @@ episode with a seed drawn from the wrapper's generator.
 from __future__ import annotations
 
 import copy
+import functools
+import operator
 from collections.abc import Callable, Collection
 from typing import Any, ClassVar, SupportsFloat
 
@@ -304,7 +306,8 @@ class SingleAgentView(gym.Env[Any, Any]):
                 f"SingleAgentView: {agent!r} is not a possible agent; possible: {possible}"
             )
         self.agent = agent
-        self.env = _FoldOthers(env, policy, lambda a: a != agent)
+        # operator.ne(agent, a) is ``a != agent``; a partial pickles, a lambda does not.
+        self.env = _FoldOthers(env, policy, functools.partial(operator.ne, agent))
         self.observation_space = env.observation_space(agent)
         self.action_space = env.action_space(agent)
         metadata = getattr(env, "metadata", {}) or {}
