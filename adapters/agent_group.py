@@ -410,7 +410,7 @@ class AgentGroup:
                     action = ActionTuple(discrete=batch.reshape(n, 1).astype(np.int32))
             if action is None:
                 action = self.action_layout.to_core(self._stack(values), n)
-        except (ActionError, ValueError, TypeError, KeyError) as error:
+        except (ActionError, ValueError, TypeError, KeyError, IndexError) as error:
             raise self.diagnose(names, values, error) from None
         if self.dec_rows is not None:
             full = self.spec.action_spec.empty_action(self.dec_count)
@@ -423,6 +423,14 @@ class AgentGroup:
 
     def _stack(self, values: Sequence[Any]) -> Any:
         if self.action_layout.is_hybrid:
+            # A dict with exactly the two parts: an ndarray or a list is no hybrid action,
+            # and an extra key would be dropped unseen.
+            if not all(isinstance(v, Mapping) and len(v) == 2 for v in values):
+                raise ActionError(
+                    f"behavior {self.name!r}: expected hybrid actions as dicts with keys "
+                    "['continuous', 'discrete'], got "
+                    + ", ".join(_describe_hybrid(v) for v in values[:3])
+                )
             return {
                 "continuous": np.asarray([v["continuous"] for v in values]),
                 "discrete": np.asarray([v["discrete"] for v in values]),
@@ -543,6 +551,12 @@ class AgentGroup:
         low = np.concatenate([np.asarray(b.low, np.float32).reshape(-1) for b in boxes])
         high = np.concatenate([np.asarray(b.high, np.float32).reshape(-1) for b in boxes])
         return low, high
+
+
+def _describe_hybrid(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return f"a dict with keys {sorted(map(str, value))}"
+    return f"a {type(value).__name__}"
 
 
 def _fresh_rows(array: np.ndarray, index: slice | np.ndarray) -> np.ndarray:

@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
-from zooport.errors import SpecError, UnknownAgentError
+from zooport.errors import ArgumentTypeError, SpecError, UnknownAgentError
 
 __all__ = ["AgentKey", "AgentNames", "behavior_prefix"]
 
@@ -82,7 +82,7 @@ class AgentNames:
 
     def __init__(self, behaviors: Sequence[str], agent_name: AgentNameFn | None = None) -> None:
         if agent_name is not None and not callable(agent_name):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"Expect agent_name to be a callable (behavior, agent_id) -> str, "
                 f"actually: {agent_name!r}"
             )

@@ -37,7 +37,13 @@ from zooport.adapters.core_access import (
 from zooport.adapters.spaces import ActionLayout, ObservationLayout
 from zooport.envs.base_env import ActionTuple, DecisionSteps, TerminalSteps
 from zooport.envs.step_guard import StepGuard
-from zooport.errors import SpecError, UnknownBehaviorError
+from zooport.errors import (
+    ActionError,
+    ArgumentTypeError,
+    SpecError,
+    UnknownBehaviorError,
+    ZooportError,
+)
 
 __all__ = ["SlotStep", "BehaviorSlots"]
 
@@ -67,6 +73,11 @@ class SlotStep(NamedTuple):
 def behavior_name_of(specs: Mapping[str, Any], behavior_name: str | None, adapter: str) -> str:
     """The behaviour an adapter serves: the given one, or the core's only one."""
     names = list(specs)
+    if behavior_name is not None and not isinstance(behavior_name, str):
+        raise ArgumentTypeError(
+            f"{adapter}: expected behavior_name to be None or one of {names}, got "
+            f"{type(behavior_name).__name__} {behavior_name!r}"
+        )
     if behavior_name is None:
         if len(names) != 1:
             raise UnknownBehaviorError(
@@ -248,7 +259,18 @@ class BehaviorSlots:
 
     def set_actions(self, actions: Any) -> None:
         """Sends the actions of the slots that have a decision to the core (one call)."""
-        action = self.action_layout.to_core(actions, self.num_slots)
+        try:
+            action = self.action_layout.to_core(actions, self.num_slots)
+        except ZooportError:
+            raise
+        except (ValueError, TypeError, IndexError, KeyError) as error:
+            # What numpy raises for input it cannot read (ragged lists, objects) is turned
+            # into the error every bad action gets; a try costs nothing when nothing is raised.
+            raise ActionError(
+                f"{self.adapter}: behavior {self.name!r}: expected a batch of "
+                f"{self.num_slots} actions of {self.action_layout.space}, got a "
+                f"{type(actions).__name__} that cannot be read as one ({error})"
+            ) from None
         rows = self._decision_slots
         if rows is self._every_slot:
             self.core.set_actions(self.name, action)  # every slot decides, rows in slot order

@@ -12,6 +12,7 @@ Functions:
     side_channels_of: the side channels a core was built with, without private access.
     render_core: the core's rgb_array picture, or None.
     adopt_core: the core an adapter keeps: the env itself, or an older-API env wrapped.
+    check_reset_options: the one rule for ``reset(options=...)`` on every adapter.
 
 Every adapter goes through these, so a real ``mlagents_envs`` UnityEnvironment, a zooport
 ``BatchedEnv`` and a user's own ``BaseEnv`` are treated alike, by duck typing.
@@ -27,7 +28,7 @@ import numpy as np
 
 from zooport.envs.base_env import BaseEnv, BehaviorSpec, DecisionSteps, TerminalSteps
 from zooport.envs.compat import as_base_env, is_legacy_env
-from zooport.errors import SpecError, ZooportError
+from zooport.errors import ArgumentTypeError, SpecError, ZooportError
 
 __all__ = [
     "behavior_specs_of",
@@ -38,6 +39,7 @@ __all__ = [
     "side_channels_of",
     "render_core",
     "adopt_core",
+    "check_reset_options",
     "MAX_IDLE_STEPS",
 ]
 
@@ -190,3 +192,36 @@ def adopt_core_with_specs(env: Any, adapter: str) -> tuple[BaseEnv, Mapping[str,
         core = adopt_core(env)
         specs = core.behavior_specs
     return core, specs
+
+
+def check_reset_options(options: Any, where: str) -> None:
+    """The rule every adapter applies to ``reset(options=...)``.
+
+    ``options`` is None or a dict (any ``Mapping``) with str keys. A ``BaseEnv`` reset takes
+    no options, so the entries are not used; they are accepted because the ecosystem's own
+    checkers send some (PettingZoo's ``api_test`` and ``parallel_api_test`` reset with
+    ``options={"options": 1}``) and Gymnasium and PettingZoo environments ignore keys they do
+    not know. Anything else (``options=5``, a list, a non-str key) is a mistake.
+
+    Raises:
+        ArgumentTypeError: ``options`` is not None or a mapping with str keys.
+
+    Example:
+        >>> check_reset_options({"options": 1}, "GymEnv.reset")
+        >>> check_reset_options(5, "GymEnv.reset")
+        Traceback (most recent call last):
+        ...
+        zooport.errors.ArgumentTypeError: GymEnv.reset: expected options to be None or a dict ...
+    """
+    if options is None:
+        return
+    if not isinstance(options, Mapping):
+        raise ArgumentTypeError(
+            f"{where}: expected options to be None or a dict with str keys, got "
+            f"{type(options).__name__} {options!r}"
+        )
+    bad = [key for key in options if not isinstance(key, str)]
+    if bad:
+        raise ArgumentTypeError(
+            f"{where}: expected options to be None or a dict with str keys, got keys {bad!r}"
+        )

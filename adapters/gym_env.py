@@ -26,10 +26,11 @@ import numpy as np
 from gymnasium import spaces
 
 from zooport.adapters.behavior_slots import BehaviorSlots
-from zooport.adapters.core_access import render_core, side_channels_of
+from zooport.adapters.core_access import check_reset_options, render_core, side_channels_of
 from zooport.adapters.spaces import ObservationLayout
+from zooport.envs.arguments import check_seed
 from zooport.envs.step_guard import StepGuard
-from zooport.errors import ActionError, EnvClosedError, EnvNotResetError, SpecError
+from zooport.errors import ActionError, ArgumentError, EnvClosedError, EnvNotResetError, SpecError
 
 try:  # typing.override is 3.12+; typing_extensions ships with Gymnasium.
     from typing_extensions import override
@@ -113,7 +114,7 @@ class GymEnv(gym.Env[Any, Any]):
             with the agent ids; never broadcast into the declared shape.
         UnknownBehaviorError: ``behavior_name`` is not a behaviour of the core, or is None
             and the core has several.
-        ValueError: ``render_mode`` is not supported.
+        ArgumentError: ``render_mode`` is not supported.
 
     Example:
         >>> from zooport.envs.builtin.basic import Basic
@@ -158,6 +159,7 @@ class GymEnv(gym.Env[Any, Any]):
         self._action_layout = self._slots.action_layout
         self.observation_space: spaces.Space = self._obs_layout.space
         self.action_space: spaces.Space = self._action_layout.space
+        action_space_seed = check_seed(action_space_seed, "GymEnv(action_space_seed=...)")
         if action_space_seed is not None:
             self.action_space.seed(action_space_seed)
         self._has_mask = bool(self._action_layout.branches)
@@ -184,8 +186,10 @@ class GymEnv(gym.Env[Any, Any]):
         fps = getattr(env, "metadata", {}).get("render_fps", 30) if core_renders else 30
         # Per instance: the class attribute is shared and must not be mutated.
         self.metadata = {"render_modes": modes, "render_fps": fps}
-        if render_mode is not None and render_mode not in modes:
-            raise ValueError(
+        if render_mode is not None and (
+            not isinstance(render_mode, str) or render_mode not in modes
+        ):
+            raise ArgumentError(
                 f"GymEnv over {type(env).__name__}: expected render_mode in {[None, *modes]}, "
                 f"actually: {render_mode!r}"
             )
@@ -200,11 +204,14 @@ class GymEnv(gym.Env[Any, Any]):
     ) -> tuple[Any, dict[str, Any]]:
         """Starts an episode; returns ``(observation, info)``.
 
-        ``seed`` reseeds :attr:`np_random` and the core (where it can be seeded; a Unity
-        build cannot and warns once). ``options`` are accepted for the Gymnasium API; the
-        cores take none.
+        ``seed`` (None or an int >= 0) reseeds :attr:`np_random` and the core (where it can
+        be seeded; a Unity build cannot and warns once). ``options`` is None or a dict with
+        str keys, which the core does not use (see
+        :func:`~zooport.adapters.core_access.check_reset_options`).
         """
         self._check_open()
+        seed = check_seed(seed, "GymEnv.reset")
+        check_reset_options(options, "GymEnv.reset")
         super().reset(seed=seed)
         slots = self._slots
         guard = slots.guard
@@ -301,7 +308,9 @@ class GymEnv(gym.Env[Any, Any]):
 
         Raises:
             SpecError: the behaviour has no discrete actions.
+            EnvClosedError: after ``close()``.
         """
+        self._check_open()
         if not self._has_mask:
             raise SpecError(
                 f"GymEnv: behavior {self.behavior_name!r} has no discrete actions, so no "
@@ -348,9 +357,19 @@ class GymEnv(gym.Env[Any, Any]):
         return self._batch_part(action, space)
 
     def _batch_part(self, action: Any, space: spaces.Space) -> np.ndarray:
-        array = np.asarray(action)
+        try:
+            array = np.asarray(action)
+        except (ValueError, TypeError) as error:  # ragged lists and the like
+            raise ActionError(
+                f"GymEnv: behavior {self.behavior_name!r} expects an action of {space}, got a "
+                f"{type(action).__name__} numpy cannot read ({error})"
+            ) from None
         expected = space.shape
-        if array.shape != expected and not (isinstance(space, spaces.Discrete) and array.size == 1):
+        # A Discrete action may also come as a one-element vector (shape (1,)), as some
+        # consumers send it; [[1]] is a mistake.
+        if array.shape != expected and not (
+            isinstance(space, spaces.Discrete) and array.shape == (1,)
+        ):
             raise ActionError(
                 f"GymEnv: behavior {self.behavior_name!r} expects an action of shape "
                 f"{expected} for {space}, got shape {array.shape}"
@@ -400,7 +419,7 @@ def make_gym_env(
         **kwargs: core and adapter options.
 
     Raises:
-        TypeError: a keyword is neither a core parameter nor an adapter option.
+        ArgumentTypeError: a keyword is neither a core parameter nor an adapter option.
 
     Example:
         >>> env = make_gym_env("Basic", max_steps=5, flatten_branched=True)

@@ -24,8 +24,9 @@ from gymnasium import spaces
 from gymnasium.utils import RecordConstructorArgs
 
 from zooport.adapters import task_api
+from zooport.envs.arguments import check_seed
 from zooport.envs.step_guard import StepGuard
-from zooport.errors import ActionError
+from zooport.errors import ActionError, ArgumentError, ArgumentTypeError
 
 try:  # typing.override is 3.12+; typing_extensions ships with Gymnasium.
     from typing_extensions import override
@@ -47,7 +48,9 @@ TRANSFORM_ARGUMENTS = ("state", "action", "reward", "terminated", "truncated", "
 def _parameters(function: Callable[..., Any], role: str) -> list[inspect.Parameter] | None:
     """``function``'s parameters, or None when its signature cannot be read (a builtin)."""
     if not callable(function):
-        raise TypeError(f"Expected {role} to be callable, actually: {type(function).__name__}")
+        raise ArgumentTypeError(
+            f"Expected {role} to be callable, actually: {type(function).__name__}"
+        )
     try:
         return list(inspect.signature(function).parameters.values())
     except (TypeError, ValueError):
@@ -58,7 +61,7 @@ def _declared_arguments(function: Callable[..., Any], role: str) -> tuple[str, .
     """The names among :data:`TRANSFORM_ARGUMENTS` that ``function`` declares."""
     parameters = _parameters(function, role)
     if parameters is None:
-        raise TypeError(f"{role}: cannot read the signature of {function!r}")
+        raise ArgumentTypeError(f"{role}: cannot read the signature of {function!r}")
     return _named(parameters, function, role)
 
 
@@ -97,7 +100,7 @@ def _named(
         if p.name in TRANSFORM_ARGUMENTS and p.kind is not inspect.Parameter.POSITIONAL_ONLY:
             names.append(p.name)
         elif p.default is inspect.Parameter.empty:
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"{role} {getattr(function, '__qualname__', function)!r}: expected its required "
                 f"parameters to be named among {list(TRANSFORM_ARGUMENTS)} (passed by name), "
                 f"actually: {p.name!r}"
@@ -115,7 +118,7 @@ def _space_of(value: Any, role: str) -> spaces.Space:
     if np.issubdtype(array.dtype, np.integer):
         info = np.iinfo(array.dtype)
         return spaces.Box(info.min, info.max, array.shape, array.dtype)
-    raise TypeError(
+    raise ArgumentTypeError(
         f"{role} returned a {array.dtype} value; its observation space cannot be inferred, "
         "pass observation_space="
     )
@@ -128,7 +131,7 @@ def _stacked_space(space: spaces.Space, n: int) -> spaces.Space:
         return spaces.Box(low, high, dtype=space.dtype)
     if isinstance(space, spaces.Dict):
         return spaces.Dict({key: _stacked_space(sub, n) for key, sub in space.spaces.items()})
-    raise TypeError(
+    raise ArgumentTypeError(
         f"stack_frames supports Box and Dict-of-Box observation spaces, actually: {space}"
     )
 
@@ -251,10 +254,10 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         is_discrete: True for a ``Discrete`` or ``MultiDiscrete`` action space.
 
     Raises:
-        TypeError: a transform declares an unknown required parameter (a ``state_transform``
+        ArgumentTypeError: a transform declares an unknown required parameter (a ``state_transform``
             beyond its first, positional one), ``make_kwargs`` come with an env instance, or
             frames cannot be stacked for the observation space.
-        ValueError: bad ``stack_frames``/``skip_start_frames``, a ``noop_action`` outside
+        ArgumentError: bad ``stack_frames``/``skip_start_frames``, a ``noop_action`` outside
             the action space, or ``can_render`` over an env that does not render.
 
     Example:
@@ -296,12 +299,12 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
                 make_kwargs["render_mode"] = "rgb_array"
             env = gym.make(env, **make_kwargs)
         elif make_kwargs:
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"GymTask: gym.make keywords {sorted(make_kwargs)} need an env id, "
                 f"actually got an instance of {type(env).__name__}"
             )
         elif not isinstance(env, gym.Env):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"Expected env to be a Gymnasium id or gymnasium.Env, actually: "
                 f"{type(env).__name__}"
             )
@@ -325,11 +328,11 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
             ("skip_start_frames", skip_start_frames, 0),
         ):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-                raise ValueError(f"Expect {name} to be an int >= {minimum}, actually: {value!r}")
+                raise ArgumentError(f"Expect {name} to be an int >= {minimum}, actually: {value!r}")
             if value < minimum:
-                raise ValueError(f"Expect {name} to be an int >= {minimum}, actually: {value}")
+                raise ArgumentError(f"Expect {name} to be an int >= {minimum}, actually: {value}")
         if can_render and env.render_mode is None:
-            raise ValueError(
+            raise ArgumentError(
                 f"GymTask(can_render=True) needs an env that renders; {env} has render_mode=None "
                 '(make it with render_mode="rgb_array")'
             )
@@ -346,7 +349,9 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         frame_space = env.observation_space
         if observation_space is not None:
             if state_transform is None:
-                raise ValueError("GymTask: observation_space= describes state_transform's results")
+                raise ArgumentError(
+                    "GymTask: observation_space= describes state_transform's results"
+                )
             frame_space = observation_space
         elif state_transform is not None:
             sample_space = copy.deepcopy(env.observation_space)
@@ -364,11 +369,13 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         if noop_action is None and self.skip_start_frames:
             noop_action = _default_noop(env.action_space)
             if noop_action is None:
-                raise ValueError(
+                raise ArgumentError(
                     f"GymTask: no default no-op action for {env.action_space}; pass noop_action="
                 )
         if noop_action is not None and not env.action_space.contains(noop_action):
-            raise ValueError(f"Expect noop_action in {env.action_space}, actually: {noop_action!r}")
+            raise ArgumentError(
+                f"Expect noop_action in {env.action_space}, actually: {noop_action!r}"
+            )
         self.noop_action = noop_action
         self._skip_rng = np.random.default_rng()
         self._one_element = isinstance(env.action_space, spaces.Discrete)
@@ -385,6 +392,7 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
 
         Without a ``seed``, the one given to :meth:`seed` since the last reset is used.
         """
+        seed = check_seed(seed, "GymTask.reset")  # a bad seed raises, changing nothing
         guard = self._guard
         guard.enter("reset")
         try:
@@ -462,11 +470,9 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         """Seeds the next ``reset()`` (ai-traineree's call; ``reset(seed=...)`` does the same).
 
         Raises:
-            TypeError: ``seed`` is not None or an int.
+            ArgumentError: ``seed`` is not None or an int >= 0.
         """
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
-            raise TypeError(f"Expect seed to be None or an int, actually: {seed!r}")
-        self._next_seed = None if seed is None else int(seed)
+        self._next_seed = check_seed(seed, "GymTask.seed")
 
     @property
     def obs_size(self) -> int:

@@ -51,9 +51,12 @@ from zooport.adapters.core_access import (
     side_channels_of,
 )
 from zooport.adapters.termination import TerminationMode, TerminationRule
+from zooport.envs.arguments import check_seed
 from zooport.envs.step_guard import StepGuard
 from zooport.errors import (
     ActionError,
+    ArgumentError,
+    ArgumentTypeError,
     EnvClosedError,
     EnvNotResetError,
     UnknownAgentError,
@@ -196,10 +199,16 @@ class MultiAgentDriver:
 
     @max_cycles.setter
     def max_cycles(self, value: int | None) -> None:
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1
-        ):
-            raise ValueError(f"Expect max_cycles to be None or an int >= 1, actually: {value!r}")
+        if value is not None:
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise ArgumentTypeError(
+                    f"Expect max_cycles to be None or an int >= 1, actually: "
+                    f"{type(value).__name__} {value!r}"
+                )
+            if value < 1:
+                raise ArgumentError(
+                    f"Expect max_cycles to be None or an int >= 1, actually: {value!r}"
+                )
         self._max_cycles = None if value is None else int(value)
 
     @property
@@ -209,8 +218,8 @@ class MultiAgentDriver:
 
     @stale_actions.setter
     def stale_actions(self, value: str) -> None:
-        if value not in STALE_ACTIONS:
-            raise ValueError(
+        if not isinstance(value, str) or value not in STALE_ACTIONS:
+            raise ArgumentError(
                 f"Expect stale_actions to be one of {list(STALE_ACTIONS)}, actually: {value!r}"
             )
         self._stale_actions = value
@@ -236,7 +245,7 @@ class MultiAgentDriver:
             return
         if isinstance(default, str):
             if default != "zero":
-                raise ValueError(
+                raise ArgumentError(
                     f"Expect default_action to be None, 'zero' or a mapping behavior -> action, "
                     f"actually: {default!r}"
                 )
@@ -246,13 +255,13 @@ class MultiAgentDriver:
                 )
             return
         if not isinstance(default, Mapping):
-            raise ValueError(
+            raise ArgumentTypeError(
                 f"Expect default_action to be None, 'zero' or a mapping behavior -> action, "
                 f"actually: {default!r}"
             )
         unknown = set(default) - set(self._group_of)
         if unknown:
-            raise ValueError(
+            raise ArgumentError(
                 f"default_action names behaviors {sorted(unknown)} the core does not have; "
                 f"behaviors: {list(self._group_of)}"
             )
@@ -273,20 +282,23 @@ class MultiAgentDriver:
         return self.names.lookup(agent)
 
     def group_of(self, agent: str) -> AgentGroup:
-        """The behaviour group of an agent name (known, or parsed from the name)."""
+        """The behaviour group of an agent of the episode.
+
+        Asked before the first ``reset()``, the core is reset once to find the agents. A
+        name that is not an agent of the episode (one that never existed, or one the core
+        has not spawned) is an error, even where its behaviour could be parsed from it.
+        """
         try:
             return self.agent_groups[agent]
         except (KeyError, TypeError):
             pass
-        try:
-            return self._group_of[self.names.lookup(agent).behavior]
-        except UnknownAgentError:
-            if not self._discovered:
-                self.discover()
-                return self.group_of(agent)
-            raise UnknownAgentError(
-                f"{self.adapter}: no agent {agent!r}; possible agents: {self.possible_agents}"
-            ) from None
+        if not self._discovered:
+            self.discover()
+            return self.group_of(agent)
+        raise UnknownAgentError(
+            f"{self.adapter}: expected an agent of the episode, got {agent!r}; possible "
+            f"agents: {self.possible_agents}"
+        )
 
     # ------------------------------------------------------------------ episodes
 
@@ -308,6 +320,7 @@ class MultiAgentDriver:
         A reset that raises (a core hook, a side channel) leaves the driver needing another.
         """
         self.check_open()
+        seed = check_seed(seed, f"{self.adapter}.reset")  # a bad seed raises, changing nothing
         guard = self.guard
         guard.enter("reset")
         try:
@@ -606,8 +619,8 @@ class MultiAgentDriver:
 
     def state(self) -> np.ndarray:
         """The core's ``global_state()``, or every agent's observation (see the adapters)."""
+        self.check_open()
         if not self._discovered:
-            self.check_open()
             raise EnvNotResetError(f"{self.adapter}: call reset() before state()")
         if self.has_global_state:
             return np.array(self.core.global_state(), dtype=self.state_space.dtype, copy=True)

@@ -51,7 +51,8 @@ from zooport.adapters.agent_names import AgentKey, AgentNameFn
 from zooport.adapters.core_access import render_core
 from zooport.adapters.multi_agent_driver import AgentsStep, DriverControls, MultiAgentDriver
 from zooport.adapters.termination import TerminationMode
-from zooport.errors import ActionError, EnvNotResetError, UnknownAgentError
+from zooport.envs.arguments import check_seed
+from zooport.errors import ActionError, ArgumentError, EnvNotResetError, UnknownAgentError
 
 __all__ = ["Transition", "MultiAgentTask", "MultiAgentUnityTask"]
 
@@ -234,7 +235,7 @@ class MultiAgentTask(DriverControls):
     def observation_space(self, agent_id: int | str) -> spaces.Space:
         """The observation space of the agent's behaviour (one object per behaviour).
 
-        A name the core has not used yet (an agent it may spawn) is parsed for its behaviour.
+        A name that is not an agent of the episode raises :class:`~zooport.UnknownAgentError`.
         """
         name = agent_id if isinstance(agent_id, str) else self.agent(agent_id)
         return self._driver.group_of(name).observation_space
@@ -293,7 +294,7 @@ class MultiAgentTask(DriverControls):
 
     def seed(self, seed: int | None = None) -> None:
         """Seeds the next ``reset()`` (the seed's API; ``reset(seed=...)`` does the same)."""
-        self._next_seed = seed
+        self._next_seed = check_seed(seed, f"{type(self).__name__}.seed")
 
     def reset(self, seed: int | None = None) -> list[Any]:
         """Resets the core (reseeded with ``seed``) and starts an episode.
@@ -428,6 +429,7 @@ class MultiAgentTask(DriverControls):
         After ``reset()`` that is its first observation with reward 0; a finished agent keeps
         its final one.
         """
+        self._driver.check_open()
         agent = self.agent(agent_id)
         try:
             return self._last[agent]
@@ -490,10 +492,10 @@ class MultiAgentTask(DriverControls):
         """The core's picture as an (H, W, 3) uint8 array, or None (with a warning) if it has none.
 
         Raises:
-            ValueError: a mode other than ``"rgb_array"``.
+            ArgumentError: a mode other than ``"rgb_array"``.
         """
         if mode != "rgb_array":
-            raise ValueError(f"Expect mode to be 'rgb_array', actually: {mode!r}")
+            raise ArgumentError(f"Expect mode to be 'rgb_array', actually: {mode!r}")
         self._driver.check_open()
         frame = render_core(self.core)
         if frame is None:

@@ -129,10 +129,10 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Resets the core (reseeded with ``seed``) and selects the first agent.
 
-        ``options`` is accepted for the PettingZoo API and not used.
+        ``seed`` and ``options`` follow :meth:`PettingZooParallelEnv.reset
+        <zooport.adapters.pettingzoo_parallel.PettingZooParallelEnv.reset>`.
         """
-        self._reseed(seed)
-        observations, infos = self._driver.reset(seed)
+        observations, infos = self._driver.reset(self._reseed(seed, options))
         agents = list(self._driver.agents)
         self.agents = agents
         self._observations = observations
@@ -155,6 +155,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         try:
             return self._observations[agent]
         except (KeyError, TypeError):
+            self._driver.check_open()  # close() empties the observations
             raise UnknownAgentError(
                 f"{type(self).__name__}: no observation for {agent!r}; agents: {self.agents}"
             ) from None
@@ -167,6 +168,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         """
         agent = self.agent_selection
         if agent is None:
+            self._driver.check_open()  # close() deselects
             raise EnvNotResetError(f"{type(self).__name__}: call reset() before last()")
         return (
             self._observations[agent] if observe else None,
@@ -204,6 +206,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         cycle = self._cycle
         turn = self._turn
         if turn >= len(cycle):
+            self._driver.check_open()  # close() empties the cycle
             raise EnvNotResetError(
                 f"{type(self).__name__}: no agent to act; call reset() (every agent has left)"
             )
@@ -222,6 +225,19 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
             self.agent_selection = cycle[turn]
         else:
             self._step_core()
+
+    @override
+    def close(self) -> None:
+        """Closes the core; later ``step``, ``last`` and ``observe`` calls raise
+        :class:`~zooport.EnvClosedError` (calling ``close`` again does nothing)."""
+        # Emptied, so that the checks on the per-turn paths cost nothing while open.
+        self._cycle = []
+        self._turn = 0
+        self._dead = deque()
+        self._pending = {}
+        self._observations = {}
+        self.agent_selection = None
+        super().close()
 
     def _remove_dead(self, agent: str, action: Any) -> None:
         if action is not None:

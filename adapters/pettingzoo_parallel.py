@@ -58,11 +58,12 @@ from pettingzoo import ParallelEnv
 from typing_extensions import override
 
 from zooport.adapters.agent_names import AgentKey, AgentNameFn
-from zooport.adapters.core_access import adopt_core, render_core
+from zooport.adapters.core_access import adopt_core, check_reset_options, render_core
 from zooport.adapters.multi_agent_driver import AgentsStep, DriverControls, MultiAgentDriver
 from zooport.adapters.termination import TerminationMode
+from zooport.envs.arguments import check_seed
 from zooport.envs.batched_env import BatchedEnv
-from zooport.errors import ZooportError
+from zooport.errors import ArgumentError, ZooportError
 
 __all__ = [
     "PettingZooCommon",
@@ -129,9 +130,14 @@ class PettingZooCommon(DriverControls):
             self._np_random = np.random.default_rng()
         return self._np_random
 
-    def _reseed(self, seed: int | None) -> None:
+    def _reseed(self, seed: Any, options: Any) -> int | None:
+        """Checks ``reset``'s arguments, reseeds :attr:`np_random`; returns the seed."""
+        where = f"{type(self).__name__}.reset"
+        seed = check_seed(seed, where)
+        check_reset_options(options, where)
         if seed is not None:
             self._np_random = np.random.default_rng(seed)
+        return seed
 
     def _setup(
         self,
@@ -152,8 +158,10 @@ class PettingZooCommon(DriverControls):
     ) -> None:
         core = adopt_core(core)
         modes = ["rgb_array"] if _can_render(core) else []
-        if render_mode is not None and render_mode not in modes:
-            raise ValueError(
+        if render_mode is not None and (
+            not isinstance(render_mode, str) or render_mode not in modes
+        ):
+            raise ArgumentError(
                 f"Expect render_mode to be None or one of {modes} "
                 f"({type(core).__name__} renders rgb_array pictures only), actually: "
                 f"{render_mode!r}"
@@ -351,10 +359,10 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
     ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         """Resets the core (reseeded with ``seed``) and returns ``(observations, infos)``.
 
-        ``options`` is accepted for the PettingZoo API and not used.
+        ``seed`` is None or an int >= 0. ``options`` is None or a dict with str keys, which
+        the core does not use (see :func:`~zooport.adapters.core_access.check_reset_options`).
         """
-        self._reseed(seed)
-        return self._driver.reset(seed)
+        return self._driver.reset(self._reseed(seed, options))
 
     @override
     def step(self, actions: dict[str, Any]) -> AgentsStep:
@@ -379,14 +387,13 @@ def seed_action_spaces(driver: MultiAgentDriver, seed: int | None) -> None:
     same seed; here two behaviours with equal spaces do not sample equal actions).
 
     Raises:
-        ValueError: ``seed`` is not None or an int >= 0.
+        ArgumentError: ``seed`` is not None or an int >= 0.
     """
+    seed = check_seed(seed, f"{driver.adapter}(seed=...)")
     if seed is None:
         return
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"Expect seed to be None or an int >= 0, actually: {seed!r}")
     for i, group in enumerate(driver.groups):
-        group.action_space.seed(int(seed) + i)
+        group.action_space.seed(seed + i)
 
 
 class UnityParallelEnv(PettingZooParallelEnv):

@@ -43,7 +43,7 @@ from pettingzoo import AECEnv, ParallelEnv
 
 from zooport.adapters import task_api
 from zooport.adapters.multi_agent_task import Transition
-from zooport.errors import UnknownAgentError, ZooportError
+from zooport.errors import ArgumentError, ArgumentTypeError, UnknownAgentError, ZooportError
 
 __all__ = ["PettingZooTask"]
 
@@ -58,7 +58,9 @@ def _is_parallel(env: Any) -> bool:
         return False
     if callable(getattr(env, "step", None)) and hasattr(env, "agents"):
         return True
-    raise TypeError(f"Expected a PettingZoo AECEnv or ParallelEnv, actually: {type(env).__name__}")
+    raise ArgumentTypeError(
+        f"Expected a PettingZoo AECEnv or ParallelEnv, actually: {type(env).__name__}"
+    )
 
 
 def _flagged(info: Mapping[str, Any] | None, terminated: bool, truncated: bool) -> dict[str, Any]:
@@ -263,7 +265,7 @@ class PettingZooTask:
         env = self.env
         if self.is_parallel:
             if agent is None:
-                raise ValueError("A Parallel env selects no agent: pass last(agent=...)")
+                raise ArgumentError("A Parallel env selects no agent: pass last(agent=...)")
             try:
                 return self._last[agent]
             except KeyError:
@@ -325,7 +327,7 @@ class PettingZooTask:
         takes none: ``mode`` must then be None or that ``render_mode``.
 
         Raises:
-            ValueError: ``mode`` is not the ``render_mode`` of an env whose ``render()``
+            ArgumentError: ``mode`` is not the ``render_mode`` of an env whose ``render()``
                 takes no mode.
         """
         render = self.env.render
@@ -335,7 +337,7 @@ class PettingZooTask:
             return render(mode)
         render_mode = getattr(self.env, "render_mode", None)
         if mode != render_mode:
-            raise ValueError(
+            raise ArgumentError(
                 f"Expect mode to be None or the env's render_mode {render_mode!r} (its "
                 f"render() takes no mode: PettingZoo >= 1.22 fixes it at construction), "
                 f"actually: {mode!r}"

@@ -24,12 +24,14 @@ Nothing here touches the network.
 from __future__ import annotations
 
 import functools
-import inspect
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
+
+from zooport.envs.registry import keyword_parameters as _keyword_parameters
+from zooport.errors import ArgumentTypeError
 
 __all__ = [
     "BuiltinGymEnv",
@@ -159,7 +161,7 @@ def register_gymnasium(
             (``uint8_visual``, ``flatten_branched``, ...) or parameters of ``factory``.
 
     Raises:
-        TypeError: a keyword is neither a GymEnv option nor a parameter of ``factory``.
+        ArgumentTypeError: a keyword is neither a GymEnv option nor a parameter of ``factory``.
 
     Example:
         >>> import gymnasium as gym
@@ -184,7 +186,7 @@ def register_gymnasium(
         split_options(factory, defaults, GYM_ENV_OPTIONS, _describe(factory))
         entry_point = functools.partial(make_gym_env, factory=factory)
     else:
-        raise TypeError(
+        raise ArgumentTypeError(
             f"Expected factory to be a callable returning a BaseEnv or a 'module:attr' str, "
             f"actually: {type(factory).__name__}"
         )
@@ -219,7 +221,7 @@ def build_core(
         adapter_options: the names the adapter takes.
 
     Raises:
-        TypeError: neither or both of ``env_id`` and ``factory`` given, or an option
+        ArgumentTypeError: neither or both of ``env_id`` and ``factory`` given, or an option
             that neither the core nor the adapter takes (the message lists the valid ones).
 
     Example:
@@ -230,7 +232,7 @@ def build_core(
         (2, {'render_mode': 'rgb_array'})
     """
     if (env_id is None) == (factory is None):
-        raise TypeError(
+        raise ArgumentTypeError(
             "Expected exactly one of env_id= (a registry identifier) and factory=, actually: "
             f"env_id={env_id!r}, factory={factory!r}"
         )
@@ -251,7 +253,7 @@ def split_options(
     ``target`` is the core's constructor; None (unknown signature) accepts every keyword.
 
     Raises:
-        TypeError: an option that neither ``target`` nor the adapter takes.
+        ArgumentTypeError: an option that neither ``target`` nor the adapter takes.
     """
     adapter = {k: v for k, v in options.items() if k in adapter_options}
     core = {k: v for k, v in options.items() if k not in adapter_options}
@@ -259,7 +261,7 @@ def split_options(
     if accepted is not None:
         unknown = [k for k in core if k not in accepted]
         if unknown:
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"{where}: unknown keyword arguments {unknown}; the core takes "
                 f"{sorted(accepted)} and the adapter takes {list(adapter_options)}"
             )
@@ -280,25 +282,11 @@ def _resolve(
         entry = LocalRegistryEntry(factory, factory)
         return entry.make, entry.load()
     if not callable(factory):
-        raise TypeError(
+        raise ArgumentTypeError(
             f"Expected factory to be a callable returning a BaseEnv or a 'module:attr' str, "
             f"actually: {type(factory).__name__}"
         )
     return factory, factory
-
-
-def _keyword_parameters(target: Callable[..., Any] | None) -> set[str] | None:
-    """The keyword parameters of ``target``; None when it takes any (or is unknown)."""
-    if target is None:
-        return None
-    try:
-        parameters = inspect.signature(target).parameters.values()
-    except (TypeError, ValueError):
-        return None
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
-        return None
-    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return {p.name for p in parameters if p.kind in keyword}
 
 
 def _describe(factory: Any) -> str:

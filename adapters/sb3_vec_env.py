@@ -39,16 +39,31 @@ except ImportError as exc:  # pragma: no cover - exercised only without SB3 inst
 from typing_extensions import override
 
 from zooport.adapters.behavior_slots import BehaviorSlots
-from zooport.adapters.core_access import render_core, side_channels_of
+from zooport.adapters.core_access import check_reset_options, render_core, side_channels_of
 from zooport.adapters.vector_env import (
     check_render_mode,
     final_observations,
     restart_if_all_over,
 )
+from zooport.envs.arguments import check_seed
 from zooport.envs.step_guard import StepGuard
-from zooport.errors import EnvClosedError, SpecError
+from zooport.errors import (
+    ActionError,
+    ArgumentError,
+    ArgumentTypeError,
+    EnvClosedError,
+    SpecError,
+)
 
-__all__ = ["SB3VecEnv"]
+__all__ = ["SB3VecEnv", "SlotIndexError"]
+
+#: What ``step_wait`` finds when no ``step_async`` came first (None is an action to check).
+_NO_ACTIONS: Any = object()
+
+
+class SlotIndexError(ArgumentError, IndexError):
+    """Environment indices the VecEnv does not have; also an ``IndexError``, as SB3's own
+    ``DummyVecEnv`` raises for them."""
 
 
 
@@ -103,7 +118,7 @@ class SB3VecEnv(VecEnv):
         check_render_mode(render_mode)
         self._render_mode = render_mode
         self._closed = False
-        self._actions: Any = None
+        self._actions: Any = _NO_ACTIONS
         self._slots = BehaviorSlots(
             env,
             behavior_name,
@@ -129,23 +144,26 @@ class SB3VecEnv(VecEnv):
 
     @override
     def reset(self) -> VecEnvObs:
-        """Resets the core (reseeded by the last ``seed()``) and returns the first obs."""
+        """Resets the core (reseeded by the last ``seed()``) and returns the first obs.
+
+        Options from ``set_options()`` follow the rule of every adapter
+        (:func:`~zooport.adapters.core_access.check_reset_options`): dicts with str keys,
+        not used by the core.
+        """
         self._check_open()
-        options = [o for o in self._options if o]
-        if options:
+        given = self._options
+        try:
+            for options in given if isinstance(given, (list, tuple)) else [given]:
+                check_reset_options(options, f"{type(self).__name__}.reset (from set_options)")
+        finally:
             self._reset_options()
-            raise ValueError(
-                f"{type(self).__name__}.reset takes no options (a BaseEnv reset has none), "
-                f"got {sorted(options[0])} from set_options()"
-            )
         guard = self._slots.guard
         guard.enter("reset")
         try:
             guard.committed = True
             self._slots.reset(self._seeds[0] if self._seeds else None)
             self._reset_seeds()
-            self._reset_options()
-            self._actions = None
+            self._actions = _NO_ACTIONS
             self.decided = self._slots.decided.copy()
             self.reset_infos = [{} for _ in range(self.num_envs)]
             obs = self._slots.obs_layout.copy(self._slots.obs)
@@ -165,15 +183,18 @@ class SB3VecEnv(VecEnv):
         """Steps the core until a slot reports; see the module docstring for the infos."""
         if self._closed:
             raise EnvClosedError(f"{type(self).__name__} was used after close()")
-        if self._actions is None:
-            raise RuntimeError(f"{type(self).__name__}.step_wait() called without step_async()")
+        if self._actions is _NO_ACTIONS:
+            raise ActionError(
+                f"{type(self).__name__}.step_wait(): expected actions from step_async() first, "
+                "got none"
+            )
         slots = self._slots
         guard = slots.guard
         guard.enter("step")
         try:
             slots.set_actions(self._actions)  # a bad action raises here and changes nothing
             guard.committed = True
-            self._actions = None
+            self._actions = _NO_ACTIONS
             out = slots.advance()
             # Distinct dicts, as DummyVecEnv gives: a consumer may write into any of them.
             infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
@@ -204,8 +225,11 @@ class SB3VecEnv(VecEnv):
 
         Returns SB3's per-environment list ``[seed, seed + 1, ...]``; the core, shared by
         every environment, is seeded with the first.
+
+        Raises:
+            ArgumentError: ``seed`` is not None or an int >= 0.
         """
-        return super().seed(seed)
+        return super().seed(check_seed(seed, f"{type(self).__name__}.seed"))
 
     @override
     def close(self) -> None:
@@ -217,6 +241,7 @@ class SB3VecEnv(VecEnv):
     @override
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
         """The attribute for each index: per slot where it is one, else the core's."""
+        _check_name(attr_name, "get_attr")
         idx = self._indices(indices)
         if attr_name == "agent_id":
             return self._slots.ids[idx].tolist()
@@ -235,9 +260,10 @@ class SB3VecEnv(VecEnv):
     @override
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
         """Sets the core's attribute; every environment shares it, so ``indices`` must be all."""
+        _check_name(attr_name, "set_attr")
         idx = self._indices(indices)
         if sorted(set(idx)) != list(range(self.num_envs)):
-            raise ValueError(
+            raise ArgumentError(
                 f"{type(self).__name__}: every environment is the same core, so set_attr "
                 f"must cover all {self.num_envs} indices (or indices=None), got {idx}"
             )
@@ -252,6 +278,7 @@ class SB3VecEnv(VecEnv):
         **method_kwargs: Any,
     ) -> list[Any]:
         """Calls the core's method once, result repeated per index (masks are per slot)."""
+        _check_name(method_name, "env_method")
         idx = self._indices(indices)
         if method_name == "action_masks":
             return list(self.action_masks()[idx])
@@ -282,6 +309,7 @@ class SB3VecEnv(VecEnv):
 
     def action_masks(self) -> np.ndarray:
         """The environments' action masks, int8 (num_envs, mask_size), 1 = allowed."""
+        self._check_open()
         if not self._has_mask:
             raise SpecError(
                 f"{type(self).__name__}: behavior {self._slots.name!r} has no discrete "
@@ -330,7 +358,7 @@ class SB3VecEnv(VecEnv):
         )
         bad = [i for i in idx if not isinstance(i, (int, np.integer)) or not 0 <= i < self.num_envs]
         if bad:
-            raise IndexError(
+            raise SlotIndexError(
                 f"{type(self).__name__}: indices must be ints in [0, {self.num_envs - 1}], "
                 f"got {bad}"
             )
@@ -339,3 +367,12 @@ class SB3VecEnv(VecEnv):
     def _check_open(self) -> None:
         if self._closed:
             raise EnvClosedError(f"{type(self).__name__} was used after close()")
+
+
+def _check_name(name: Any, call: str) -> None:
+    """An attribute or method name must be a str (``getattr`` would raise a bare TypeError)."""
+    if not isinstance(name, str):
+        raise ArgumentTypeError(
+            f"SB3VecEnv.{call}: expected an attribute name (str), got {type(name).__name__} "
+            f"{name!r}"
+        )

@@ -39,9 +39,10 @@ from gymnasium.vector.utils import batch_space
 from typing_extensions import override
 
 from zooport.adapters.behavior_slots import BehaviorSlots, SlotStep
-from zooport.adapters.core_access import render_core, side_channels_of
+from zooport.adapters.core_access import check_reset_options, render_core, side_channels_of
+from zooport.envs.arguments import check_seed
 from zooport.envs.step_guard import StepGuard
-from zooport.errors import EnvClosedError, SpecError
+from zooport.errors import ArgumentError, EnvClosedError, SpecError
 
 __all__ = [
     "BehaviorVectorEnv",
@@ -67,8 +68,10 @@ _RENDER_MODES = ("rgb_array",)
 
 def check_render_mode(render_mode: str | None) -> None:
     """Rejects a render mode the vector adapters do not offer (they offer ``rgb_array``)."""
-    if render_mode is not None and render_mode not in _RENDER_MODES:
-        raise ValueError(
+    if render_mode is not None and (
+        not isinstance(render_mode, str) or render_mode not in _RENDER_MODES
+    ):
+        raise ArgumentError(
             f"Expect render_mode to be None or one of {list(_RENDER_MODES)}, "
             f"actually: {render_mode!r}"
         )
@@ -169,15 +172,12 @@ class BehaviorVectorEnv(gym.vector.VectorEnv):
     ) -> tuple[Any, dict[str, Any]]:
         """Resets the core (reseeded with ``seed``) and returns every slot's first observation.
 
-        ``options`` is accepted for the Gymnasium signature; a batched core takes none, so
-        it must be None or empty.
+        ``seed`` is None or an int >= 0. ``options`` is None or a dict with str keys, which
+        the core does not use (see :func:`~zooport.adapters.core_access.check_reset_options`).
         """
         self._check_open()
-        if options:
-            raise ValueError(
-                f"{type(self).__name__}.reset takes no options (a BaseEnv reset has none), "
-                f"got {sorted(options)}"
-            )
+        seed = check_seed(seed, f"{type(self).__name__}.reset")
+        check_reset_options(options, f"{type(self).__name__}.reset")
         super().reset(seed=seed)
         slots = self._slots
         guard = slots.guard
@@ -263,6 +263,7 @@ class BehaviorVectorEnv(gym.vector.VectorEnv):
 
     def action_masks(self) -> np.ndarray:
         """The slots' current action masks, int8 (num_envs, mask_size), 1 = allowed."""
+        self._check_open()
         return self._slots.mask.copy()
 
     @property
@@ -394,8 +395,8 @@ def make_vector_env(
             core (a registered ``n_agents=1`` is overridden by ``num_envs``).
 
     Raises:
-        ValueError: ``num_envs`` is not a positive int.
-        TypeError: a keyword is neither a core parameter nor an adapter option.
+        ArgumentError: ``num_envs`` is not a positive int.
+        ArgumentTypeError: a keyword is neither a core parameter nor an adapter option.
         SpecError: the behaviour does not end up with ``num_envs`` agents.
 
     Example:
@@ -407,7 +408,7 @@ def make_vector_env(
     from zooport.adapters.registration import _keyword_parameters, _resolve, build_core
 
     if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-        raise ValueError(f"Expect num_envs to be a positive int, actually: {num_envs!r}")
+        raise ArgumentError(f"Expect num_envs to be a positive int, actually: {num_envs!r}")
     if agent_count_kwarg is None:
         counts = _AGENT_COUNT_KWARGS.get(env_id or "", {})
         agent_count_kwarg = counts.get(behavior_name or "", "n_agents")

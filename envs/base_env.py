@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from zooport.errors import ActionError, UnknownAgentError
+from zooport.errors import ActionError, ArgumentError, UnknownAgentError
 
 __all__ = [
     "AgentId",
@@ -397,7 +397,7 @@ def _out_of_range(discrete: np.ndarray, branches: tuple[int, ...]) -> bool:
 
 def _check_size(value: int, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise ValueError(f"Expected {what} to be a non-negative int, actually: {value!r}")
+        raise ArgumentError(f"Expected {what} to be a non-negative int, actually: {value!r}")
     return int(value)
 
 
@@ -405,7 +405,7 @@ def _check_branches(branches: tuple[int, ...]) -> tuple[int, ...]:
     branches = tuple(branches)
     for b in branches:
         if isinstance(b, bool) or not isinstance(b, (int, np.integer)) or b < 1:
-            raise ValueError(
+            raise ArgumentError(
                 f"Expected every discrete branch size to be a positive int, actually: {branches}"
             )
     return tuple(int(b) for b in branches)

@@ -28,6 +28,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
+from zooport.envs.arguments import check_bool, check_int, check_seed
 from zooport.envs.base_env import (
     ActionTuple,
     AgentId,
@@ -43,8 +44,10 @@ from zooport.envs.side_channel.simulation_side import SimulationSideChannels
 from zooport.envs.side_channel.stats_side_channel import StatsAggregationMethod
 from zooport.envs.step_guard import StepGuard
 from zooport.errors import (
+    ArgumentError,
     EnvClosedError,
     EnvNotResetError,
+    SpecError,
     UnknownAgentError,
     UnknownBehaviorError,
 )
@@ -169,17 +172,18 @@ class BatchedEnv(BaseEnv):
         max_steps: int = 0,
         reorder_agents: bool = False,
     ) -> None:
-        if max_steps < 0:
-            raise ValueError(f"Expect max_steps to be >= 0 (0 = no limit), actually: {max_steps}")
+        where = type(self).__name__
+        seed = check_seed(seed, where)
         self._behaviors: dict[str, _Behavior] = {}
         self._specs = BehaviorMapping({})
-        self._max_steps = int(max_steps)
-        self._reorder = bool(reorder_agents)
+        self._max_steps = check_int(max_steps, "max_steps", 0, where=where)
+        self._reorder = check_bool(reorder_agents, "reorder_agents", where)
         self._seed = seed
         self.np_random = np.random.default_rng(seed)
         self._order_rng = np.random.default_rng(None if seed is None else seed + 1)
-        self._user_channels = list(side_channels or [])
-        self._channels = SimulationSideChannels(self._user_channels, seed=seed)
+        # The channels are checked (a list of SideChannel objects or None) before any use.
+        self._channels = SimulationSideChannels(side_channels, seed=seed)
+        self._user_channels = list(self._channels.side_channels)
         self._next_id = 0
         # Counts spawned agents; step() notices an author spawning outside _step by it.
         self._spawn_count = 0
@@ -208,19 +212,18 @@ class BatchedEnv(BaseEnv):
         its episode restarts), repeating its last action in between. With
         ``restart_finished=False`` an agent whose episode ends stays out until ``reset``.
         """
+        where = f"{type(self).__name__}._add_behavior({name!r})"
         if name in self._behaviors:
-            raise ValueError(f"behavior {name!r} is declared twice")
-        capacity = n_agents if capacity is None else capacity
-        if n_agents < 1 or capacity < n_agents:
-            raise ValueError(
+            raise ArgumentError(f"behavior {name!r} is declared twice")
+        n_agents = check_int(n_agents, "n_agents", 1, where=where)
+        capacity = n_agents if capacity is None else check_int(capacity, "capacity", 1, where=where)
+        if capacity < n_agents:
+            raise ArgumentError(
                 f"behavior {name!r}: expect 1 <= n_agents <= capacity, actually: "
                 f"n_agents={n_agents}, capacity={capacity}"
             )
-        if decision_period < 1:
-            raise ValueError(
-                f"behavior {name!r}: expect decision_period >= 1, actually: {decision_period}"
-            )
-        limit = self._max_steps if max_steps is None else int(max_steps)
+        decision_period = check_int(decision_period, "decision_period", 1, where=where)
+        limit = self._max_steps if max_steps is None else check_int(max_steps, "max_steps", 0)
         self._behaviors[name] = _Behavior(
             name, spec, n_agents, capacity, decision_period, limit, restart_finished, group_id
         )
@@ -324,8 +327,9 @@ class BatchedEnv(BaseEnv):
         ``reset()``; one that succeeds clears an earlier failure (see :meth:`step`).
         """
         self._check_open()
+        seed = check_seed(seed, f"{type(self).__name__}.reset")
         if not self._behaviors:
-            raise RuntimeError(f"{type(self).__name__} declared no behavior (_add_behavior)")
+            raise SpecError(f"{type(self).__name__} declared no behavior (_add_behavior)")
         guard = self._guard
         guard.enter("reset")
         try:
@@ -444,7 +448,7 @@ class BatchedEnv(BaseEnv):
         b = self._behavior(behavior_name)
         action = b.spec.action_spec._validate_action(action, 1, b.name)
         decision = b.steps[0]
-        if agent_id not in decision.agent_id_to_index:
+        if agent_id not in decision:  # an unhashable id is simply not there
             raise UnknownAgentError(
                 f"behavior {b.name!r}: agent {agent_id!r} did not request a decision at the "
                 f"last step; agents that did: {decision.agent_id.tolist()}"
@@ -481,9 +485,10 @@ class BatchedEnv(BaseEnv):
     def _result(self, results: Mapping[str, StepResult], name: str) -> StepResult:
         try:
             return results[name]
-        except KeyError:
-            raise KeyError(
-                f"{type(self).__name__}._step returned no StepResult for behavior {name!r}"
+        except (KeyError, TypeError):
+            raise SpecError(
+                f"{type(self).__name__}._step returned no StepResult for behavior {name!r}; "
+                f"expected a dict with a StepResult for each of {list(self._behaviors)}"
             ) from None
 
     def _finish(
@@ -498,7 +503,7 @@ class BatchedEnv(BaseEnv):
         reward = np.asarray(result.reward, dtype=np.float32)
         terminated = np.asarray(result.terminated, dtype=bool)
         if reward.shape != (b.capacity,) or terminated.shape != (b.capacity,):
-            raise ValueError(
+            raise SpecError(
                 f"{type(self).__name__}._step for behavior {b.name!r}: expected reward and "
                 f"terminated of shape ({b.capacity},), got {reward.shape} and {terminated.shape}"
             )
@@ -612,7 +617,14 @@ class BatchedEnv(BaseEnv):
         )
         b.decision_slots = slots
         b.all_decide = in_order
-        b.steps = (decision, b.empty_terminal if terminal is None else terminal)
+        if terminal is None:
+            # A fresh object every step (its arrays, all of size 0, are shared): a consumer
+            # that changes one step's TerminalSteps never changes another step's.
+            e = b.empty_terminal
+            terminal = TerminalSteps(
+                list(e.obs), e.reward, e.interrupted, e.agent_id, e.group_id, e.group_reward
+            )
+        b.steps = (decision, terminal)
 
     def _behavior(self, name: BehaviorName) -> _Behavior:
         try:

@@ -61,5 +61,6 @@ def test_seed_does_not_touch_the_core_and_options_pass_through(cls):
 
 @pytest.mark.parametrize("seed", [-1, 1.5, "0", True])
 def test_a_bad_seed_is_an_error_naming_it(seed):
-    with pytest.raises(ValueError, match=r"seed to be None or an int >= 0, actually"):
+    # The rule every seed follows (zooport.envs.arguments.check_seed), named by the caller.
+    with pytest.raises(ValueError, match=r"UnityParallelEnv\(seed=...\): expected seed to be None"):
         UnityParallelEnv(Tag(seed=0), seed=seed)

@@ -249,8 +249,9 @@ def test_reset_spaces_names_and_the_alias():
     assert list(task.observation_spaces) == task.possible_agents
     assert task.action_spaces["tagger_4"] is task.action_space(4)
     assert task.agent_key("tagger_4") == ("Tagger?team=1", 4)
-    # A name the core has not used yet (a runner it may spawn) has its behaviour's space.
-    assert task.observation_space("runner_9") is task.observation_space(0)
+    # A name that is no agent of the episode has no space, though its behaviour parses.
+    with pytest.raises(UnknownAgentError, match="'runner_9'"):
+        task.observation_space("runner_9")
 
 
 def test_layout_options_reach_the_spaces():

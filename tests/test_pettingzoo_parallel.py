@@ -61,10 +61,13 @@ def test_reset_names_spaces_and_first_observations():
 def test_possible_agents_and_spaces_are_known_before_reset():
     core = Probe(runner_lengths=(0, 0, 0), walker_lengths=(), seed=0)
     env = PettingZooParallelEnv(core)
-    assert env.observation_space("runner_7").shape == (3,)  # parsed from the name
     assert core.resets == 0
-    assert env.possible_agents == ["runner_0", "runner_1", "runner_2"]  # one discovery reset
+    assert env.observation_space("runner_2").shape == (3,)  # after one discovery reset
+    assert env.possible_agents == ["runner_0", "runner_1", "runner_2"]
     assert core.resets == 1 and env.agents == []
+    # A name that parses but is no agent of the episode has no space.
+    with pytest.raises(UnknownAgentError, match="'runner_7'"):
+        env.observation_space("runner_7")
     with pytest.raises(EnvNotResetError, match="reset"):
         env.step({})
 

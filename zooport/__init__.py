@@ -15,6 +15,8 @@ import os as _os
 
 from zooport.errors import (
     ActionError,
+    ArgumentError,
+    ArgumentTypeError,
     EnvClosedError,
     EnvNotResetError,
     ObservationError,
@@ -55,6 +57,8 @@ __all__ = [
     "ActionError",
     "UnknownBehaviorError",
     "UnknownAgentError",
+    "ArgumentError",
+    "ArgumentTypeError",
     "EnvNotResetError",
     "EnvClosedError",
     "SideChannelError",

@@ -11,6 +11,8 @@ Classes:
     ActionError: an action of the wrong rank, batch size, dtype, range or part.
     UnknownBehaviorError: a behaviour name the environment does not have.
     UnknownAgentError: an agent id that is not in the behaviour's current steps.
+    ArgumentError: a bad argument value (out of range, an unknown choice or keyword).
+    ArgumentTypeError: an argument of the wrong type (also a ``TypeError``).
     EnvNotResetError: ``get_steps``/``step`` before the first ``reset``.
     EnvClosedError: any call after ``close``.
     SideChannelError: a malformed, truncated or unexpected side-channel message.
@@ -45,6 +47,8 @@ __all__ = [
     "ActionError",
     "UnknownBehaviorError",
     "UnknownAgentError",
+    "ArgumentError",
+    "ArgumentTypeError",
     "EnvNotResetError",
     "EnvClosedError",
     "SideChannelError",
@@ -138,6 +142,26 @@ class UnknownAgentError(ZooportError, KeyError):
     def __str__(self) -> str:
         # KeyError quotes its argument; an error message reads better without quotes.
         return str(self.args[0]) if self.args else ""
+
+
+class ArgumentError(ZooportError, ValueError):
+    """An argument zooport cannot take: a value out of range, an unknown choice or keyword.
+
+    Raised by constructors, ``reset`` and setters; the message names the argument, what was
+    expected and what was given.
+    """
+
+
+class ArgumentTypeError(ArgumentError, TypeError):
+    """An argument of the wrong type; also a ``TypeError``, so either ``except`` works.
+
+    Example:
+        >>> try:
+        ...     raise ArgumentTypeError("Expect seed to be None or an int >= 0, actually: 'x'")
+        ... except TypeError as error:
+        ...     isinstance(error, ValueError), isinstance(error, ZooportError)
+        (True, True)
+    """
 
 
 class EnvNotResetError(ZooportError, RuntimeError):

@@ -30,7 +30,7 @@ from typing_extensions import override
 
 from zooport.adapters.spaces import checked_discrete
 from zooport.adapters.wrappers.base import AgentSelector, AgentSpec, ParallelWrapper
-from zooport.errors import ActionError
+from zooport.errors import ActionError, ArgumentError
 
 __all__ = [
     "ActionGrid",
@@ -78,7 +78,7 @@ class ActionGrid:
         points: ``(levels ** d, d)`` actions in the Box's dtype.
 
     Raises:
-        ValueError: bad ``levels``/``mode``, unbounded or non-rank-1 Box, too many points.
+        ArgumentError: bad ``levels``/``mode``, unbounded or non-rank-1 Box, too many points.
 
     Example:
         >>> grid = ActionGrid(spaces.Box(-2.0, 2.0, (2,), np.float32), levels=3)
@@ -88,23 +88,25 @@ class ActionGrid:
 
     def __init__(self, space: spaces.Space, levels: int, mode: str = "grid") -> None:
         if mode not in MODES:
-            raise ValueError(f"Expect mode to be one of {list(MODES)}, actually: {mode!r}")
+            raise ArgumentError(f"Expect mode to be one of {list(MODES)}, actually: {mode!r}")
         if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)) or levels < 2:
-            raise ValueError(f"Expect levels to be an int >= 2, actually: {levels!r}")
+            raise ArgumentError(f"Expect levels to be an int >= 2, actually: {levels!r}")
         if mode == "disc" and (levels < 3 or levels % 2 == 0):
-            raise ValueError(
+            raise ArgumentError(
                 f"Expect levels to be odd and >= 3 for mode='disc' (the centre must be a "
                 f"point), actually: {levels}"
             )
         if not isinstance(space, spaces.Box) or len(space.shape) != 1:
-            raise ValueError(f"Expect a rank-1 Box action space to discretize, actually: {space}")
+            raise ArgumentError(
+                f"Expect a rank-1 Box action space to discretize, actually: {space}"
+            )
         if not (np.all(np.isfinite(space.low)) and np.all(np.isfinite(space.high))):
-            raise ValueError(f"Expect a Box with finite bounds to discretize, actually: {space}")
+            raise ArgumentError(f"Expect a Box with finite bounds to discretize, actually: {space}")
         dims = space.shape[0]
         if mode == "disc" and dims != 2:
-            raise ValueError(f"mode='disc' maps 2-D actions, but the Box is {space}")
+            raise ArgumentError(f"mode='disc' maps 2-D actions, but the Box is {space}")
         if levels**dims > _MAX_ACTIONS:
-            raise ValueError(
+            raise ArgumentError(
                 f"levels={levels} over {dims} dimensions makes {levels**dims} actions; the "
                 f"limit is {_MAX_ACTIONS}"
             )
@@ -155,7 +157,7 @@ class DiscretizeActions(ParallelWrapper):
             when given, each selected agent must have one).
 
     Raises:
-        ValueError: no agent to discretize, a selected agent without a Box, bad ``levels``.
+        ArgumentError: no agent to discretize, a selected agent without a Box, bad ``levels``.
 
     Rules: unique.
 
@@ -183,7 +185,7 @@ class DiscretizeActions(ParallelWrapper):
         self._grids: dict[str, ActionGrid | None] = {}
         grids = [self._grid(agent) for agent in env.possible_agents]
         if not any(grids):
-            raise ValueError(
+            raise ArgumentError(
                 f"DiscretizeActions: no agent of {env} has a Box action space to discretize "
                 f"(agents: {env.possible_agents})"
             )
@@ -198,7 +200,7 @@ class DiscretizeActions(ParallelWrapper):
             space = self.env.action_space(agent)
             if not isinstance(space, spaces.Box):
                 if self._explicit:
-                    raise ValueError(
+                    raise ArgumentError(
                         f"DiscretizeActions: agent {agent!r} was selected but its action space "
                         f"is {space}, not a Box"
                     )

@@ -36,7 +36,9 @@ from pettingzoo import AECEnv, ParallelEnv
 from typing_extensions import override
 
 from zooport.adapters.agent_names import behavior_prefix
+from zooport.envs.arguments import check_seed
 from zooport.envs.step_guard import StepGuard
+from zooport.errors import ArgumentTypeError, UnknownAgentError
 
 __all__ = ["ParallelWrapper", "AgentSelector", "Teams", "behavior_of", "inner_env"]
 
@@ -97,7 +99,7 @@ class ParallelWrapper(ParallelEnv[str, Any, Any]):
             hint = ""
             if isinstance(env, AECEnv):
                 hint = " (convert an AEC env with pettingzoo.utils.aec_to_parallel first)"
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"{type(self).__name__} wraps a PettingZoo ParallelEnv, actually: "
                 f"{type(env).__name__}{hint}"
             )
@@ -218,6 +220,7 @@ class ParallelWrapper(ParallelEnv[str, Any, Any]):
 
     def _reseed(self, seed: int | None) -> None:
         """Reseeds :attr:`np_random` when ``seed`` is given (or it was never made)."""
+        seed = check_seed(seed, f"{type(self).__name__}.reset")
         if seed is not None or self._np_random is None:
             sequence = np.random.SeedSequence(seed, spawn_key=(self._seed_salt, self._depth))
             self._np_random = np.random.default_rng(sequence)
@@ -330,7 +333,7 @@ class AgentSelector:
             names = frozenset(spec)
             self._test = names.__contains__
         else:
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"Expect {what} to be None, a behaviour name, a collection of agent names or "
                 f"a callable agent -> bool, actually: {spec!r}"
             )
@@ -373,7 +376,8 @@ class _BehaviorOf:
 
 
 class _TeamTable:
-    """``agent -> team`` from a mapping; an agent in no team is a KeyError naming them."""
+    """``agent -> team`` from a mapping; an agent in no team is an UnknownAgentError (a
+    KeyError) naming them."""
 
     def __init__(self, table: Mapping[str, Hashable]) -> None:
         self.table = dict(table)
@@ -381,8 +385,8 @@ class _TeamTable:
     def __call__(self, agent: str) -> Hashable:
         try:
             return self.table[agent]
-        except KeyError:
-            raise KeyError(
+        except (KeyError, TypeError):
+            raise UnknownAgentError(
                 f"agent {agent!r} is in no team; teams given for {sorted(self.table)}"
             ) from None
 
@@ -411,7 +415,7 @@ class Teams:
         elif callable(teams):
             self._team_of = teams
         else:
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"Expect teams to be None, a mapping agent -> team or a callable, actually: "
                 f"{teams!r}"
             )

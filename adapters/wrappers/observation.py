@@ -28,7 +28,7 @@ from pettingzoo import ParallelEnv
 from typing_extensions import override
 
 from zooport.adapters.wrappers.base import ParallelWrapper
-from zooport.errors import SpecError
+from zooport.errors import ArgumentError, SpecError
 
 __all__ = [
     "Rescaler",
@@ -302,12 +302,12 @@ class CentralisedObservation(ParallelWrapper):
     ) -> None:
         super().__init__(env)
         if isinstance(include, str) or not set(include) <= set(_CENTRAL_PARTS) or not include:
-            raise ValueError(
+            raise ArgumentError(
                 f"Expect include to be a non-empty subset of {list(_CENTRAL_PARTS)}, actually: "
                 f"{include!r}"
             )
         if delivery not in ("observation", "info"):
-            raise ValueError(
+            raise ArgumentError(
                 f"Expect delivery to be 'observation' or 'info', actually: {delivery!r}"
             )
         self.include = tuple(p for p in _CENTRAL_PARTS if p in include)
@@ -315,7 +315,7 @@ class CentralisedObservation(ParallelWrapper):
         if "state" in self.include:
             state_space = getattr(env, "state_space", None)
             if not isinstance(state_space, spaces.Box):
-                raise ValueError(
+                raise ArgumentError(
                     f"CentralisedObservation(include=['state', ...]) needs an env with state() "
                     f"and a Box state_space; {env} has state_space={state_space!r}"
                 )
