@@ -39,7 +39,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from gymnasium import spaces
 
-from zooport.adapters.agent_names import AgentKey, AgentNameFn
+from zooport.adapters.agent_names import AgentKey, AgentNaming
 from zooport.adapters.core_access import render_core
 from zooport.adapters.multi_agent_driver import AgentsStep, DriverControls, MultiAgentDriver
 from zooport.adapters.termination import TerminationMode
@@ -115,7 +115,7 @@ class MultiAgentTask(DriverControls):
         action_masks: bool | None = None,
         mask_in_info: bool = False,
         default_action: str | Mapping[str, Any] | None = None,
-        agent_name: AgentNameFn | None = None,
+        agent_name: AgentNaming = None,
     ) -> None:
         self._driver = MultiAgentDriver(
             env,

@@ -19,7 +19,6 @@ from zooport.errors import (
     ActionError,
     EnvClosedError,
     EnvNotResetError,
-    SpecError,
     UnknownAgentError,
 )
 
@@ -88,8 +87,12 @@ def test_unknown_agent_and_name_collisions():
             super().__init__()
             self._add_behavior("Runner?team=1", self.behavior_specs[RUNNER], 1)
 
-    with pytest.raises(SpecError, match="agent_name"):
-        PettingZooParallelEnv(TwoTeams())
+    # One behaviour in two teams: the team joins the default prefix (it was a SpecError).
+    env = PettingZooParallelEnv(TwoTeams())
+    assert env.agent_key("runner_team1_3") == ("Runner?team=1", 3)
+    assert env.agent_key("runner_team0_0") == (RUNNER, 0)
+    with pytest.raises(UnknownAgentError, match="'runner_3'"):
+        env.agent_key("runner_3")
 
 
 def test_custom_agent_names():
