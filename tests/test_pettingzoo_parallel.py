@@ -13,6 +13,7 @@ from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv, UnityPar
 from zooport.envs import BatchedEnv
 from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.envs.builtin.grid_world import GridWorld
+from zooport.envs.builtin.soccer import Soccer
 from zooport.envs.builtin.tag import Tag
 from zooport.envs.side_channel.engine_configuration_channel import EngineConfigurationChannel
 from zooport.errors import (
@@ -549,9 +550,11 @@ def assert_same_trajectory(got, expected):
         lambda: BallBalance(n_agents=5, seed=5, max_steps=40),
         lambda: Probe((3, 0, 5), (0, 6), walker_period=2, spawn_at=4, max_steps=9),
         lambda: Probe((3, 0), (4,), hybrid=True, reorder_agents=True, seed=2),
+        lambda: Soccer(seed=5, max_steps=25, reorder_agents=True),
     ],
-    ids=["tag-spawn", "tag-no-restart", "ballbalance", "probe", "probe-hybrid-reordered"],
-)
+    ids=["tag-spawn", "tag-no-restart", "ballbalance", "probe", "probe-hybrid-reordered",
+         "soccer-two-teams-reordered"],
+)  # fmt: skip
 def test_trajectory_equals_the_raw_core_driven_by_hand(make):
     expected = reference_rollout(make(), seed=11, steps=80)
     got = _adapter_rollout(PettingZooParallelEnv(make()), seed=11, steps=80)
