@@ -121,7 +121,9 @@ class Soccer(BatchedEnv):
     behavior_names: ClassVar[tuple[BehaviorName, BehaviorName]] = _TEAMS
     group_ids: ClassVar[tuple[int, int]] = (1, 2)
     #: Mean episode reward per agent a trained team reaches against a team acting at random
-    #: (default options): see ``examples/soccer_selfplay_ppo.py``.
+    #: (default options; a goal is +1, conceding -1, a draw 0). SB3 PPO trained with
+    #: ``shaping=1`` (``examples/soccer_team_ppo.py``) reaches 0.8-0.9 within about 400k
+    #: agent-steps, a team running straight at the ball about 0.75, a random team about 0.02.
     expected_reward: ClassVar[float] = 0.7
     max_episode_steps: ClassVar[int] = 200
 
@@ -177,8 +179,8 @@ class Soccer(BatchedEnv):
         self.ball_pos = np.zeros(2, np.float32)
         self.ball_vel = np.zeros(2, np.float32)
         # For each slot, the slots of its teammates (teammate observations, no Python loop).
-        self._mates = np.array([[j for j in range(n) if j != i] for i in range(n)], np.intp)
-        self._mates = self._mates.reshape(n, n - 1)
+        mates = [[j for j in range(n) if j != i] for i in range(n)]
+        self._mates = np.array(mates, np.intp).reshape(n, n - 1)
 
     # ----------------------------------------------------------------- global state
 
