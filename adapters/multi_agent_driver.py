@@ -42,7 +42,7 @@ import numpy as np
 from gymnasium import spaces
 
 from zooport.adapters.agent_group import AgentGroup, core_has_masks
-from zooport.adapters.agent_names import AgentKey, AgentNameFn, AgentNames
+from zooport.adapters.agent_names import AgentKey, AgentNames, AgentNaming
 from zooport.adapters.core_access import (
     MAX_IDLE_STEPS,
     adopt_core_with_specs,
@@ -92,7 +92,9 @@ class MultiAgentDriver:
             decision) is stepped once first, as ML-Agents' wrappers do (see
             ``core_access.adopt_core_with_specs``); the behaviours it has then are the ones
             served.
-        agent_name: ``(behaviour, agent_id) -> name``; default ``<prefix>_<agent_id>`` (see
+        agent_name: the naming scheme: None/``"pettingzoo"`` (``<prefix>_<agent_id>``,
+            injective for any behaviour names), ``"mlagents"`` (``<behaviour>?agent_id=<id>``)
+            or a callable ``(behaviour, agent_id) -> name`` (see
             :mod:`zooport.adapters.agent_names`).
         termination_mode: ``"any"``, ``"majority"``, ``"all"``, a :class:`TerminationMode`
             or a fraction in (0, 1]: how many agents must have finished to end the episode.
@@ -127,7 +129,7 @@ class MultiAgentDriver:
         self,
         core: Any,
         *,
-        agent_name: AgentNameFn | None = None,
+        agent_name: AgentNaming = None,
         termination_mode: TerminationMode | str | float = "all",
         max_cycles: int | None = None,
         action_masks: bool | None = None,

@@ -47,7 +47,7 @@ import numpy as np
 from gymnasium import spaces
 
 from zooport.adapters import task_api
-from zooport.adapters.agent_names import AgentKey, AgentNameFn
+from zooport.adapters.agent_names import AgentKey, AgentNaming
 from zooport.adapters.core_access import render_core
 from zooport.adapters.multi_agent_driver import AgentsStep, DriverControls, MultiAgentDriver
 from zooport.adapters.termination import TerminationMode
@@ -136,7 +136,7 @@ class MultiAgentTask(DriverControls):
         mask_in_info: bool = False,
         stale_actions: str = "ignore",
         default_action: str | Mapping[str, Any] | None = None,
-        agent_name: AgentNameFn | None = None,
+        agent_name: AgentNaming = None,
     ) -> None:
         self._driver = MultiAgentDriver(
             env,

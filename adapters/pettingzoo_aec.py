@@ -34,7 +34,7 @@ from typing import Any
 from pettingzoo import AECEnv
 from typing_extensions import override
 
-from zooport.adapters.agent_names import AgentNameFn
+from zooport.adapters.agent_names import AgentNaming
 from zooport.adapters.pettingzoo_parallel import PettingZooCommon, seed_action_spaces
 from zooport.adapters.termination import TerminationMode
 from zooport.errors import ActionError, EnvNotResetError, UnknownAgentError
@@ -83,7 +83,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         action_masks: bool | None = None,
         mask_in_info: bool = False,
         default_action: str | Mapping[str, Any] | None = None,
-        agent_name: AgentNameFn | None = None,
+        agent_name: AgentNaming = None,
         uint8_visual: bool = False,
         flatten_branched: bool = False,
         allow_multiple_obs: bool = False,

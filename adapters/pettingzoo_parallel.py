@@ -9,8 +9,11 @@ Classes:
 Functions:
     seed_action_spaces: seeds a driver's action spaces (the ``seed=`` of ML-Agents' wrappers).
 
-Agents are named ``<behaviour>_<agent_id>`` (``runner_3`` for agent 3 of ``Runner?team=0``;
-see :mod:`zooport.adapters.agent_names`). Each behaviour has one observation space and one
+Agents are named ``<behaviour>_<agent_id>`` (``runner_3`` for agent 3 of ``Runner?team=0``);
+where behaviours share a name, the team joins it (``soccer_team1_3`` for agent 3 of
+``Soccer?team=1`` next to ``Soccer?team=0``), so one behaviour in two teams works by default;
+``agent_name="mlagents"`` names them as ML-Agents' wrapper does (``Soccer?team=1?agent_id=3``);
+see :mod:`zooport.adapters.agent_names`. Each behaviour has one observation space and one
 action space, returned as the identical object for all its agents. Continuous actions are
 ``Box(-1, 1, float32)``, discrete ones ``Discrete``/``MultiDiscrete`` (sent to the core as
 int32), hybrid ones ``Dict(continuous=..., discrete=...)``; all agents of a behaviour go to
@@ -57,7 +60,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from typing_extensions import override
 
-from zooport.adapters.agent_names import AgentKey, AgentNameFn
+from zooport.adapters.agent_names import AgentKey, AgentNaming
 from zooport.adapters.core_access import adopt_core, check_reset_options, render_core
 from zooport.adapters.multi_agent_driver import AgentsStep, DriverControls, MultiAgentDriver
 from zooport.adapters.termination import TerminationMode
@@ -105,7 +108,11 @@ class PettingZooCommon(DriverControls):
         default_action: what a live agent without an action does: None (default) raises
             :class:`~zooport.ActionError` naming the agents; ``"zero"`` takes the core's zero
             action; ``{behaviour: action}`` takes that action.
-        agent_name: ``(behaviour, agent_id) -> str`` to name agents yourself.
+        agent_name: the naming scheme: None or ``"pettingzoo"`` (default,
+            ``<prefix>_<agent_id>``, the team joining the prefix where behaviours share a
+            name), ``"mlagents"`` (``<behaviour>?agent_id=<id>``, as ML-Agents' wrappers),
+            or a callable ``(behaviour, agent_id) -> str`` to name agents yourself; see
+            :mod:`zooport.adapters.agent_names`.
         uint8_visual, flatten_branched, allow_multiple_obs: observation and action layout
             options, see :mod:`zooport.adapters.spaces`.
         name: ``metadata["name"]`` (and ``str(env)``); default ``zooport_<core class>``.
@@ -149,7 +156,7 @@ class PettingZooCommon(DriverControls):
         action_masks: bool | None,
         mask_in_info: bool,
         default_action: str | Mapping[str, Any] | None,
-        agent_name: AgentNameFn | None,
+        agent_name: AgentNaming,
         uint8_visual: bool,
         flatten_branched: bool,
         allow_multiple_obs: bool,
@@ -325,7 +332,7 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
         action_masks: bool | None = None,
         mask_in_info: bool = False,
         default_action: str | Mapping[str, Any] | None = None,
-        agent_name: AgentNameFn | None = None,
+        agent_name: AgentNaming = None,
         uint8_visual: bool = False,
         flatten_branched: bool = False,
         allow_multiple_obs: bool = False,

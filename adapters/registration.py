@@ -89,6 +89,13 @@ BUILTIN_GYM_ENVS: tuple[BuiltinGymEnv, ...] = (
         threshold_from_registry=False,
     ),
     BuiltinGymEnv("Collector", {"n_agents": 1}),
+    # One player against one who takes no actions (stands where it kicked off). The
+    # registry's expected reward is a team's against a random team: no threshold here.
+    BuiltinGymEnv(
+        "Soccer",
+        {"team_size": 1, "behavior_name": "Soccer?team=0"},
+        threshold_from_registry=False,
+    ),
 )
 
 

@@ -359,6 +359,7 @@ VECTOR_ENV_OPTIONS = ("uint8_visual", "flatten_branched", "allow_multiple_obs", 
 #: each behaviour's count.
 _AGENT_COUNT_KWARGS: dict[str, dict[str, str]] = {
     "Tag": {"Runner?team=0": "n_runners", "Tagger?team=1": "n_taggers"},
+    "Soccer": {"Soccer?team=0": "team_size", "Soccer?team=1": "team_size"},
 }
 
 
@@ -390,7 +391,8 @@ def make_vector_env(
             ``max_steps`` (the core interrupts its agents) unless ``max_steps`` is given or
             the core has no such keyword.
         agent_count_kwarg: the core keyword that sets the behaviour's agent count (default
-            ``n_agents``; ``n_runners``/``n_taggers`` for ``Tag``).
+            ``n_agents``; ``n_runners``/``n_taggers`` for ``Tag``, ``team_size`` for
+            ``Soccer``).
         **kwargs: :data:`VECTOR_ENV_OPTIONS` for the adapter, every other keyword for the
             core (a registered ``n_agents=1`` is overridden by ``num_envs``).
 

@@ -12,9 +12,10 @@ Classes:
     UnknownEnvironmentError: the ``RegistryError`` (and ``KeyError``) raised for an unknown id.
 
 ``default_registry`` holds the built-in environments under ``"Basic"``, ``"BallBalance"``,
-``"GridWorld"``, ``"Tag"`` and ``"Collector"``. Their modules are imported only when an
-entry's ``make`` is called or one of its class-derived attributes (``expected_reward``,
-``max_episode_steps``, ``description``) is read. Nothing in this module touches the network.
+``"GridWorld"``, ``"Tag"``, ``"Collector"`` and ``"Soccer"``. Their modules are imported only
+when an entry's ``make`` is called or one of its class-derived attributes
+(``expected_reward``, ``max_episode_steps``, ``description``) is read. Nothing in this
+module touches the network.
 
 A registry file (YAML, local) lists environments under a top-level ``environments:`` key;
 an item with an ``entry_point`` becomes a :class:`LocalRegistryEntry`, an item with
@@ -78,6 +79,7 @@ _BUILTINS = {
     "GridWorld": "zooport.envs.builtin.grid_world:GridWorld",
     "Tag": "zooport.envs.builtin.tag:Tag",
     "Collector": "zooport.envs.builtin.collector:Collector",
+    "Soccer": "zooport.envs.builtin.soccer:Soccer",
 }
 
 

@@ -11,6 +11,7 @@ from test_pettingzoo_parallel import assert_same_trajectory
 
 from zooport.adapters.pettingzoo_aec import PettingZooAECEnv, UnityAECEnv
 from zooport.envs.builtin.ball_balance import BallBalance
+from zooport.envs.builtin.soccer import Soccer
 from zooport.envs.builtin.tag import Tag
 from zooport.errors import ActionError, EnvClosedError, EnvNotResetError, UnknownAgentError
 
@@ -200,8 +201,9 @@ def _aec_rollout(env, seed, steps):
         lambda: Tag(seed=5, spawn_every=7, max_steps=60, tag_radius=0.3),
         lambda: BallBalance(n_agents=5, seed=5, max_steps=40),
         lambda: Probe((3, 0, 5), (0, 6), walker_period=2, spawn_at=4, max_steps=9),
+        lambda: Soccer(seed=5, max_steps=25),
     ],
-    ids=["tag-spawn", "ballbalance", "probe"],
+    ids=["tag-spawn", "ballbalance", "probe", "soccer-two-teams"],
 )
 def test_aec_trajectory_equals_the_raw_core_driven_by_hand(make):
     expected = reference_rollout(make(), seed=11, steps=80)

@@ -13,13 +13,13 @@ from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv, UnityPar
 from zooport.envs import BatchedEnv
 from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.envs.builtin.grid_world import GridWorld
+from zooport.envs.builtin.soccer import Soccer
 from zooport.envs.builtin.tag import Tag
 from zooport.envs.side_channel.engine_configuration_channel import EngineConfigurationChannel
 from zooport.errors import (
     ActionError,
     EnvClosedError,
     EnvNotResetError,
-    SpecError,
     UnknownAgentError,
 )
 
@@ -91,8 +91,12 @@ def test_unknown_agent_and_name_collisions():
             super().__init__()
             self._add_behavior("Runner?team=1", self.behavior_specs[RUNNER], 1)
 
-    with pytest.raises(SpecError, match="agent_name"):
-        PettingZooParallelEnv(TwoTeams())
+    # One behaviour in two teams: the team joins the default prefix (it was a SpecError).
+    env = PettingZooParallelEnv(TwoTeams())
+    assert env.agent_key("runner_team1_3") == ("Runner?team=1", 3)
+    assert env.agent_key("runner_team0_0") == (RUNNER, 0)
+    with pytest.raises(UnknownAgentError, match="'runner_3'"):
+        env.agent_key("runner_3")
 
 
 def test_custom_agent_names():
@@ -549,9 +553,11 @@ def assert_same_trajectory(got, expected):
         lambda: BallBalance(n_agents=5, seed=5, max_steps=40),
         lambda: Probe((3, 0, 5), (0, 6), walker_period=2, spawn_at=4, max_steps=9),
         lambda: Probe((3, 0), (4,), hybrid=True, reorder_agents=True, seed=2),
+        lambda: Soccer(seed=5, max_steps=25, reorder_agents=True),
     ],
-    ids=["tag-spawn", "tag-no-restart", "ballbalance", "probe", "probe-hybrid-reordered"],
-)
+    ids=["tag-spawn", "tag-no-restart", "ballbalance", "probe", "probe-hybrid-reordered",
+         "soccer-two-teams-reordered"],
+)  # fmt: skip
 def test_trajectory_equals_the_raw_core_driven_by_hand(make):
     expected = reference_rollout(make(), seed=11, steps=80)
     got = _adapter_rollout(PettingZooParallelEnv(make()), seed=11, steps=80)

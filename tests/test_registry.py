@@ -32,6 +32,7 @@ BUILTINS = {
     "GridWorld": ("zooport.envs.builtin.grid_world", "GridWorld"),
     "Tag": ("zooport.envs.builtin.tag", "Tag"),
     "Collector": ("zooport.envs.builtin.collector", "Collector"),
+    "Soccer": ("zooport.envs.builtin.soccer", "Soccer"),
 }
 
 

@@ -291,14 +291,22 @@ def behavior_of(env: Any, agent: str) -> str:
         >>> behavior_of(None, "adversary_0"), behavior_of(None, "solo")
         ('adversary', 'solo')
     """
+    behavior = _known_behavior(env, agent)
+    if behavior is not None:
+        return behavior
+    head, sep, _ = agent.rpartition("_")
+    return head if sep and head else agent
+
+
+def _known_behavior(env: Any, agent: str) -> str | None:
+    """``agent``'s behaviour as its zooport adapter knows it; None without one that does."""
     key_of = getattr(getattr(env, "unwrapped", None), "agent_key", None)
     if callable(key_of):
         try:
             return key_of(agent).behavior
         except KeyError:  # UnknownAgentError: a name the adapter does not know
             pass
-    head, sep, _ = agent.rpartition("_")
-    return head if sep and head else agent
+    return None
 
 
 class AgentSelector:
@@ -306,9 +314,11 @@ class AgentSelector:
 
     Args:
         env: the env the agents belong to (for zooport behaviour names).
-        spec: None (every agent); a str: a behaviour (``"Tagger?team=1"``) or its agent-name
-            prefix (``"tagger"``), compared sanitised; a collection of agent names; or a
-            predicate ``agent -> bool``.
+        spec: None (every agent); a str: a behaviour with its query string
+            (``"Soccer?team=1"``: that behaviour only), an agent-name prefix
+            (``"soccer_team1"``), or a behaviour name without query string, compared
+            sanitised (``"tagger"``, ``"Soccer"``: every team of it); a collection of agent
+            names; or a predicate ``agent -> bool``.
         what: the argument's name, for error messages.
 
     Example:
@@ -317,6 +327,13 @@ class AgentSelector:
         (True, False)
         >>> AgentSelector(None, ["prey_1"])("prey_1")
         True
+        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+        >>> from zooport.envs.builtin.soccer import Soccer
+        >>> env = PettingZooParallelEnv(Soccer(seed=0))
+        >>> [a for a in env.possible_agents if AgentSelector(env, "Soccer?team=1")(a)]
+        ['soccer_team1_2', 'soccer_team1_3']
+        >>> [a for a in env.possible_agents if AgentSelector(env, "soccer")(a)]
+        ['soccer_team0_0', 'soccer_team0_1', 'soccer_team1_2', 'soccer_team1_3']
     """
 
     def __init__(self, env: Any, spec: AgentSpec, what: str = "agents") -> None:
@@ -326,7 +343,7 @@ class AgentSelector:
         if spec is None:
             self._test: Callable[[str], bool] = _always
         elif isinstance(spec, str):
-            self._test = _InBehavior(env, behavior_prefix(spec))
+            self._test = functools.partial(_selected_by_name, env, spec)
         elif callable(spec):
             self._test = spec
         elif isinstance(spec, Collection) and all(isinstance(a, str) for a in spec):
@@ -354,17 +371,6 @@ def _always(agent: str) -> bool:
 # them pickle with the standard library (a local lambda does not).
 
 
-class _InBehavior:
-    """``agent -> True`` when the agent's behaviour has the agent-name prefix ``wanted``."""
-
-    def __init__(self, env: Any, wanted: str) -> None:
-        self.env = env
-        self.wanted = wanted
-
-    def __call__(self, agent: str) -> bool:
-        return behavior_prefix(behavior_of(self.env, agent)) == self.wanted
-
-
 class _BehaviorOf:
     """``agent -> its behaviour`` (see :func:`behavior_of`): the default teams."""
 
@@ -389,6 +395,18 @@ class _TeamTable:
             raise UnknownAgentError(
                 f"agent {agent!r} is in no team; teams given for {sorted(self.table)}"
             ) from None
+
+
+def _selected_by_name(env: Any, spec: str, agent: str) -> bool:
+    """Whether ``spec`` (see :class:`AgentSelector`) names ``agent``'s behaviour or prefix."""
+    known = _known_behavior(env, agent)
+    behavior = behavior_of(env, agent) if known is None else known
+    if behavior == spec or agent.rpartition("_")[0] == spec:
+        return True
+    if known is not None and "?" in spec:
+        # With its query string a behaviour is one team: "Soccer?team=0" is not "Soccer?team=1".
+        return False
+    return behavior_prefix(behavior) == behavior_prefix(spec)
 
 
 class Teams:
