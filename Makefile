@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.zooport-installed
 
-.PHONY: test lint pytest test-mlagents test-rllib demo bench bench-quick soak clean
+.PHONY: test lint pytest test-mlagents test-rllib test-consumers test-floor demo bench bench-quick soak clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -24,7 +24,7 @@ lint: $(STAMP)
 pytest: $(STAMP)
 	$(VENV)/bin/pytest -q
 
-test: lint pytest test-mlagents test-rllib
+test: lint pytest test-mlagents test-rllib test-consumers test-floor
 
 demo: $(STAMP)
 	$(PY) -m zooport.demo
@@ -82,5 +82,45 @@ $(RLLIB_STAMP): pyproject.toml tests/rllib/requirements.txt
 test-rllib: $(RLLIB_STAMP)
 	RAY_USAGE_STATS_ENABLED=0 $(RLLIB_VENV)/bin/pytest tests/rllib -q --confcutdir=tests/rllib
 
+# ---- tests/consumers: the trainers users bring (rl-zoo3, skrl, tianshou, AgileRL) in one venv:
+# their pins agree with one another but not with the main venv's (AgileRL pins pettingzoo<1.27
+# and tensordict==0.13.0; the main venv has pettingzoo 1.27 and torchrl 0.14's tensordict).
+CONSUMERS_VENV ?= .venv-consumers
+CONSUMERS_PY := $(CONSUMERS_VENV)/bin/python
+CONSUMERS_STAMP := $(CONSUMERS_VENV)/.zooport-installed
+
+$(CONSUMERS_STAMP): pyproject.toml tests/consumers/requirements.txt
+	test -x $(CONSUMERS_PY) || $(PYTHON) -m venv $(CONSUMERS_VENV)
+	$(CONSUMERS_PY) -m pip install --upgrade pip
+	# torch first: the CPU wheel (every trainer here depends on torch without pinning it).
+	$(CONSUMERS_PY) -m pip install torch==2.13.0
+	$(CONSUMERS_PY) -m pip install -r tests/consumers/requirements.txt -e .
+	touch $(CONSUMERS_STAMP)
+
+test-consumers: $(CONSUMERS_STAMP)
+	$(CONSUMERS_VENV)/bin/pytest -q tests/consumers --confcutdir=tests/consumers
+
+# ---- tests/floor: the oldest versions pyproject allows (numpy 1.24.4, gymnasium 1.0.0,
+# pettingzoo 1.24.0) under the suite, less what needs more than the floor installs: SuperSuit,
+# torchrl, the command line's and demo's extras, and doctests (they print numpy 2 reprs).
+FLOOR_VENV ?= .venv-floor
+FLOOR_PY := $(FLOOR_VENV)/bin/python
+FLOOR_STAMP := $(FLOOR_VENV)/.zooport-installed
+FLOOR_IGNORE := tests/mlagents tests/rllib tests/consumers tests/test_supersuit_route.py \
+	tests/test_wrappers_composition.py tests/test_wrappers_thirdparty.py tests/test_torchrl.py \
+	tests/test_torchrl_mappo.py tests/test_cli.py tests/test_demo.py tests/test_examples.py \
+	tests/test_examples_cleanrl.py tests/test_benchmarks.py tests/test_doctests.py
+
+$(FLOOR_STAMP): pyproject.toml tests/floor/requirements.txt
+	test -x $(FLOOR_PY) || $(PYTHON) -m venv $(FLOOR_VENV)
+	$(FLOOR_PY) -m pip install --upgrade pip
+	# torch first: the CPU wheel, for stable-baselines3 (SB3VecEnv, check_env).
+	$(FLOOR_PY) -m pip install torch==2.13.0
+	$(FLOOR_PY) -m pip install -r tests/floor/requirements.txt -e .
+	touch $(FLOOR_STAMP)
+
+test-floor: $(FLOOR_STAMP)
+	$(FLOOR_VENV)/bin/pytest -q tests $(addprefix --ignore=,$(FLOOR_IGNORE))
+
 clean:
-	rm -rf $(VENV) $(MLAGENTS_VENV) $(RLLIB_VENV) build *.egg-info
+	rm -rf $(VENV) $(MLAGENTS_VENV) $(RLLIB_VENV) $(CONSUMERS_VENV) $(FLOOR_VENV) build *.egg-info

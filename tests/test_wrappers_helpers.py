@@ -21,7 +21,8 @@ import pytest
 from gymnasium import spaces
 from gymnasium.utils.env_checker import data_equivalence
 from pettingzoo import ParallelEnv
-from pettingzoo.test import parallel_api_test, parallel_seed_test
+from pettingzoo.test import parallel_api_test
+from pettingzoo_versions import parallel_seed_test
 
 from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 from zooport.adapters.wrappers.visibility import EntitySlots

@@ -688,7 +688,11 @@ def _run_pettingzoo(
     elif checker == "seed":
         runner.run(checker, lambda: pz.seed_test(aec, num_cycles=cycles))
     elif checker == "parallel_seed":
-        runner.run(checker, lambda: pz.parallel_seed_test(parallel, num_cycles=cycles))
+        # PettingZoo < 1.24.2 (pyproject allows 1.24.0) has no num_cycles here; it then
+        # runs its own fixed number of cycles.
+        accepts_cycles = "num_cycles" in inspect.signature(pz.parallel_seed_test).parameters
+        kwargs = {"num_cycles": cycles} if accepts_cycles else {}
+        runner.run(checker, lambda: pz.parallel_seed_test(parallel, **kwargs))
     elif checker == "max_cycles":
         module = types.SimpleNamespace(env=aec, parallel_env=parallel)
         runner.run(checker, lambda: pz.max_cycles_test(module))

@@ -30,7 +30,7 @@ def register_pettingzoo_envs() -> list[str]:
     """Registers the entry points as ``zooport/<name>-v0``; returns the ids now registered.
 
     Does nothing (returns ``[]``) where the installed PettingZoo has no registry (before
-    1.25); registering twice leaves the registry unchanged.
+    1.27); registering twice leaves the registry unchanged.
 
     Example:
         >>> import pettingzoo
