@@ -5,11 +5,13 @@ zooport's ``PettingZooParallelEnv`` in worker processes, and AgileRL's own
 ``train_multi_agent_on_policy`` / ``train_multi_agent_off_policy`` drive it.
 
 AgileRL sends an action for every agent in every step, also for an agent that finished
-earlier in the episode. zooport refuses those today; the rule that ignores them is being
-made on branch migrate (DESIGN.md, "Consumer conventions"). Even with it, AgileRL's own
-evaluation step fails once agents leave mid-episode (see the mark below), so the test at
-zooport's default settings is an expected failure, and the same loop is proven with
-``termination_mode="any"`` (no agent finishes before the episode ends).
+earlier in the episode; zooport ignores those (DESIGN.md, "Consumer conventions"). AgileRL
+2.58 itself cannot train once an agent leaves mid-episode: it samples actions from the NaN
+placeholder observations it gives agents that left, and torch raises. That happens on any
+PettingZoo env whose agents can leave early (``test_agilerl_fails_on_any_env_whose_agents_leave``
+shows it on a ten-line ParallelEnv without zooport), so the loop at zooport's default settings
+(``termination_mode="all"``: agents leave as they finish) is an expected failure, and the same
+loop is proven with ``termination_mode="any"`` (no agent finishes before the episode ends).
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from gymnasium import spaces
+from pettingzoo import ParallelEnv
 
 from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 from zooport.envs.builtin import Tag
-from zooport.errors import ActionError
 
 with warnings.catch_warnings():
     # AgileRL 2.58 warns at import that its own MakeEvolvable will be deprecated.
@@ -111,15 +114,11 @@ def test_ippo_vectorised_loop_with_termination_mode_any(tmp_path):
 
 
 # AgileRL reports a worker's exception (and its traceback) as UserWarnings, then raises it.
-# On this branch zooport refuses the stale actions (ActionError). Checked against main with
-# branch migrate merged: training then runs, and AgileRL's own evaluation (IPPO.test) fails
-# instead: it samples actions from the NaN placeholder observations it gives agents that
-# left, and torch raises RuntimeError ("probability tensor contains ... nan").
 @pytest.mark.filterwarnings("ignore::UserWarning:agilerl.vector.pz_async_vec_env")
 @pytest.mark.xfail(
     strict=True,
-    raises=(ActionError, RuntimeError),
-    reason="stale actions: branch migrate; then AgileRL's IPPO.test on NaN placeholders",
+    raises=RuntimeError,
+    reason="AgileRL 2.58 acts on NaN placeholders of agents that left (any PettingZoo env)",
 )
 def test_ippo_vectorised_loop_at_default_settings(tmp_path):
     torch.manual_seed(0)
@@ -155,3 +154,50 @@ def test_maddpg_vectorised_loop_with_termination_mode_any():
         rewards = stored["reward", name][: len(memory)].flatten().numpy()
         assert np.isfinite(rewards).all()
         assert set(rewards.astype(float).round(4)) <= {0.0, 0.01, -1.0, -0.01, -0.02, 0.98, 0.99}
+
+
+class _Leaving(ParallelEnv):
+    """Two agents, no zooport: ``a_1`` terminates after 3 steps, ``a_0`` after 10."""
+
+    metadata = {"name": "leaving_v0"}
+    possible_agents = ["a_0", "a_1"]
+
+    def observation_space(self, agent):
+        return _BOX
+
+    def action_space(self, agent):
+        return _TWO
+
+    def reset(self, seed=None, options=None):
+        self.agents, self.t = list(self.possible_agents), 0
+        return {a: np.zeros(3, np.float32) for a in self.agents}, {a: {} for a in self.agents}
+
+    def step(self, actions):
+        self.t += 1
+        obs = {a: np.full(3, self.t / 10, np.float32) for a in self.agents}
+        ended = {a: (a == "a_1" and self.t == 3) or self.t == 10 for a in self.agents}
+        rewards = dict.fromkeys(self.agents, 1.0)
+        result = obs, rewards, ended, dict.fromkeys(self.agents, False), {a: {} for a in obs}
+        self.agents = [a for a in self.agents if not ended[a]]
+        return result
+
+
+_BOX = spaces.Box(-1, 1, (3,), np.float32)
+_TWO = spaces.Discrete(2)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning:agilerl.vector.pz_async_vec_env")
+def test_agilerl_fails_on_any_env_whose_agents_leave():
+    """AgileRL's limitation, not zooport's: the same failure on a plain PettingZoo env."""
+    torch.manual_seed(0)
+    env = AsyncPettingZooVecEnv([_Leaving for _ in range(NUM_ENVS)])
+    try:
+        env.reset(seed=0)
+        agent = IPPO(**_spaces(env), learn_step=64, batch_size=32, net_config=NET)
+        with pytest.raises(RuntimeError, match="probability tensor"):
+            train_multi_agent_on_policy(
+                env, "leaving", "IPPO", [agent], max_steps=STEPS, evo_steps=128,
+                eval_steps=50, verbose=False,
+            )  # fmt: skip
+    finally:
+        env.close()
