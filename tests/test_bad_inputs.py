@@ -90,6 +90,12 @@ def _close(env):
     ("argv", "fragments", "early"), CLI_CASES, ids=[" ".join(case[0]) for case in CLI_CASES]
 )
 def test_cli_user_error(capsys, monkeypatch, argv, fragments, early):
+    # --record and --plot first ask for their extra (zooport[plots]); the version-floor venv
+    # installs no extras, so there the path checks behind that are not reached.
+    if "--record" in argv:
+        pytest.importorskip("PIL", reason="--record needs zooport[plots]")
+    if "--plot" in argv:
+        pytest.importorskip("matplotlib", reason="--plot needs zooport[plots]")
     if early:
         # Nothing is built, stepped or trained before the argument is found to be wrong.
         def no_work(*args, **kwargs):
