@@ -10,6 +10,9 @@ Classes:
     SideChannelError: a malformed, truncated or unexpected side-channel message.
     RegistryError: an unknown registry id or a bad registry file.
     SpecError: a spec or observation the adapters cannot represent.
+    ArgumentError: a bad argument value (out of range, an unknown choice).
+    ArgumentTypeError: an argument of the wrong type (also a ``TypeError``).
+    CorePoolError: a core of a ``CorePool`` died, hung or raised; the pool needs ``close()``.
 
 Each also derives from the built-in exception a Python user would try first
 (``ValueError``, ``LookupError``/``KeyError``, ``RuntimeError``), so ``except ValueError``
@@ -28,6 +31,9 @@ __all__ = [
     "SideChannelError",
     "RegistryError",
     "SpecError",
+    "ArgumentError",
+    "ArgumentTypeError",
+    "CorePoolError",
 ]
 
 
@@ -72,3 +78,29 @@ class RegistryError(ZooportError, LookupError):
 
 class SpecError(ZooportError, ValueError):
     """A behaviour spec or observation that cannot be represented as asked."""
+
+
+class ArgumentError(ZooportError, ValueError):
+    """An argument zooport cannot take: a value out of range or an unknown choice."""
+
+
+class ArgumentTypeError(ArgumentError, TypeError):
+    """An argument of the wrong type; also a ``TypeError``, so either ``except`` works."""
+
+
+class CorePoolError(ZooportError, RuntimeError):
+    """A core of a :class:`~zooport.envs.core_pool.CorePool` failed, or the pool cannot do
+    what was asked of it.
+
+    A fault (a worker that died, did not answer within the pool's timeout, or whose core
+    raised) names the core index and the original error (also chained as ``__cause__`` when
+    it could be sent between processes); after one the pool raises this on every call but
+    ``close()``.
+
+    Attributes:
+        core_index: the core that failed, or None when the error concerns the whole pool.
+    """
+
+    def __init__(self, message: str, core_index: int | None = None) -> None:
+        super().__init__(message)
+        self.core_index = core_index
