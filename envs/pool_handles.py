@@ -202,7 +202,9 @@ class LocalCore:
         try:
             self.core.close()
         except Exception as exc:
-            error = CorePoolError(f"{self.label}: close() raised {type(exc).__name__}: {exc}")
+            error = CorePoolError(
+                f"{self.label} raised {type(exc).__name__} during close: {exc}", self.index
+            )
             error.__cause__ = exc
             return error
         return None

@@ -10,6 +10,7 @@ Classes:
         paid reached it; optional decision periods, random episode ends, action masks and
         a random sleep per step (to vary which cores answer first in async mode).
     FaultyCore: a BallBalance that raises, dies, hangs, or fails to close at a chosen step.
+    GatedCore: a LedgerCore whose steps wait for a file to exist.
     LateSpecCore: a core whose second behaviour appears after its first step (a Unity scene).
     WideCore: a LedgerCore whose agent count grows from step to step (spawning), to make the
         pool's buffers grow.
@@ -205,6 +206,20 @@ class UnpicklableError(Exception):
     def __init__(self, payload: Any) -> None:
         super().__init__("an error that cannot be pickled")
         self.payload = payload
+
+
+class GatedCore(LedgerCore):
+    """A LedgerCore whose steps wait until the file ``gate`` exists (a core that is slow
+    for exactly as long as a test wants)."""
+
+    def __init__(self, *, gate: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.gate = gate
+
+    def _step(self, actions: dict[str, ActionTuple]) -> dict[str, StepResult]:
+        while not os.path.exists(self.gate):
+            time.sleep(0.005)
+        return super()._step(actions)
 
 
 def plain_ledger() -> LedgerCore:
