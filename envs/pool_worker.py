@@ -188,7 +188,8 @@ def pickle_factory(factory: Callable[..., Any], index: int) -> bytes:
 
 def build_core(factory: Callable[..., Any], relays: Relays) -> BaseEnv:
     """Calls ``factory`` (with ``side_channels=`` the relays when there are any)."""
-    core = factory(side_channels=relays.channels) if relays.channels else factory()
+    # A copy: UnityEnvironment appends its own analytics channel to the list it is given.
+    core = factory(side_channels=list(relays.channels)) if relays.channels else factory()
     return as_base_env(core)
 
 

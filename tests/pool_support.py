@@ -11,6 +11,7 @@ Classes:
         a random sleep per step (to vary which cores answer first in async mode).
     FaultyCore: a BallBalance that raises, dies, hangs, or fails to close at a chosen step.
     GatedCore: a LedgerCore whose steps wait for a file to exist.
+    OldGenerationLedger: a LedgerCore behind mlagents_envs 0.16's API.
     LateSpecCore: a core whose second behaviour appears after its first step (a Unity scene).
     WideCore: a LedgerCore whose agent count grows from step to step (spawning), to make the
         pool's buffers grow.
@@ -22,12 +23,13 @@ Functions:
 
 from __future__ import annotations
 
+import enum
 import functools
 import multiprocessing
 import os
 import time
 import uuid
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -220,6 +222,74 @@ class GatedCore(LedgerCore):
         while not os.path.exists(self.gate):
             time.sleep(0.005)
         return super()._step(actions)
+
+
+class ActionType(enum.Enum):
+    """mlagents_envs 0.16's action types."""
+
+    DISCRETE = 0
+    CONTINUOUS = 1
+
+
+class OldSpec(NamedTuple):
+    """mlagents_envs 0.16's BehaviorSpec."""
+
+    observation_shapes: list[tuple[int, ...]]
+    action_type: ActionType
+    action_shape: tuple[int, ...]
+
+    def create_empty_action(self, n_agents: int) -> np.ndarray:
+        return np.zeros((n_agents, len(self.action_shape)), dtype=np.int32)
+
+
+class OldDecisionSteps(NamedTuple):
+    obs: list[np.ndarray]
+    reward: np.ndarray
+    agent_id: np.ndarray
+    action_mask: list[np.ndarray] | None
+
+    def __len__(self) -> int:
+        return len(self.agent_id)
+
+
+class OldTerminalSteps(NamedTuple):
+    obs: list[np.ndarray]
+    reward: np.ndarray
+    max_step: np.ndarray
+    agent_id: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.agent_id)
+
+
+class OldGenerationLedger:
+    """A LedgerCore behind mlagents_envs 0.16's API: ``observation_shapes``, ``ActionType``,
+    ndarray actions, no group ids, ``TerminalSteps.max_step``, no seeding."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.core = LedgerCore(**kwargs)
+        self.behavior_specs = {"Ledger": OldSpec([(3,)], ActionType.DISCRETE, (3,))}
+
+    def reset(self) -> None:
+        self.core.reset()
+
+    def step(self) -> None:
+        self.core.step()
+
+    def close(self) -> None:
+        self.core.close()
+
+    def set_actions(self, name: str, action: np.ndarray) -> None:
+        self.core.set_actions(name, ActionTuple(discrete=action))
+
+    def get_steps(self, name: str) -> tuple[OldDecisionSteps, OldTerminalSteps]:
+        decision, terminal = self.core.get_steps(name)
+        return (
+            OldDecisionSteps(decision.obs, decision.reward, decision.agent_id,
+                             decision.action_mask),
+            OldTerminalSteps(terminal.obs, terminal.reward, terminal.interrupted,
+                             terminal.agent_id),
+        )  # fmt: skip
 
 
 def plain_ledger() -> LedgerCore:

@@ -19,6 +19,7 @@ from pool_support import (
     RAW_ID,
     LateSpecCore,
     LedgerCore,
+    OldGenerationLedger,
     WideCore,
     alive,
     fast,
@@ -32,6 +33,7 @@ from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.envs.builtin.basic import Basic
 from zooport.envs.builtin.grid_world import GridWorld
 from zooport.envs.builtin.tag import Tag
+from zooport.envs.compat import as_base_env
 from zooport.envs.core_pool import CorePool, registry_core
 from zooport.envs.side_channel import (
     EnvironmentParametersChannel,
@@ -156,6 +158,35 @@ def test_lockstep_three_cores_in_async_mode_waiting_for_all():
     pool = CorePool([make] * 3, mode="async", min_ready=3, **fast())
     try:
         _run_lockstep(pool, [make() for _ in range(3)], steps=40, seed=0)
+    finally:
+        pool.close()
+
+
+def test_lockstep_older_generation_envs_converted_in_the_workers():
+    make = functools.partial(OldGenerationLedger, n_agents=2, period=2, seed=7)
+    pool = CorePool([make] * K, **fast())
+    cores = [as_base_env(make()) for _ in range(K)]
+    try:
+        assert not pool.seedable  # mlagents_envs 0.16 could not be seeded
+        assert pool.behavior_specs["Ledger"] == cores[0].behavior_specs["Ledger"]
+        assert repr(pool) == "CorePool(2 cores ['OldGenerationLedger', 'OldGenerationLedger'], " \
+            "mode='sync')"
+        rng = np.random.default_rng(0)
+        pool.reset()
+        for core in cores:
+            core.reset()
+        for _ in range(30):
+            decision = _assert_same_step(pool, cores, "Ledger")
+            action = pool.behavior_specs["Ledger"].action_spec.random_action(len(decision), rng)
+            pool.set_actions("Ledger", action)
+            start = 0
+            for core in cores:
+                n = len(core.get_steps("Ledger")[0])
+                core.set_actions("Ledger", ActionTuple(discrete=action.discrete[start:start + n]))
+                start += n
+            pool.step()
+            for core in cores:
+                core.step()
     finally:
         pool.close()
 
