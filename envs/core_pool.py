@@ -119,6 +119,8 @@ MODES = ("sync", "async")
 START_METHODS = ("spawn", "forkserver")
 
 _INT32_MIN, _INT32_MAX = int(np.iinfo(np.int32).min), int(np.iinfo(np.int32).max)
+#: How long async mode blocks before it checks again that its workers are alive (seconds).
+_WAIT_SLICE = 0.05
 _yield = getattr(os, "sched_yield", lambda: time.sleep(0))
 
 
@@ -307,13 +309,16 @@ class CorePool(BaseEnv):
         self, factories: list[Callable[..., Any]], local: bool, method: str, side_bytes: int
     ) -> None:
         context = multiprocessing.get_context(method)
+        # Async mode blocks until any worker answers: each also posts this semaphore.
+        self._any_done = context.Semaphore(0) if self._mode == "async" else None
         pickled = {
             i: pickle_factory(f, i) for i, f in enumerate(factories) if i > 0 or not local
         }
         handles: list[Any] = [None] * len(factories)
         for i, data in pickled.items():
             handles[i] = WorkerCore(
-                i, data, self._relay_ids[i], context, self._spin, side_bytes, self._timeout
+                i, data, self._relay_ids[i], context, self._spin, side_bytes, self._timeout,
+                self._any_done,
             )
             self._handles.append(handles[i])
         if local:  # built while the workers start
@@ -646,18 +651,26 @@ class CorePool(BaseEnv):
     # ------------------------------------------------------------------ internals
 
     def _wait_for_ready(self) -> list[Any]:
-        """Async: the cores that answered, once at least ``min_ready`` have."""
+        """Async: the cores that answered, once at least ``min_ready`` have.
+
+        Spins, then blocks on the semaphore every worker also posts when it answers. It is
+        emptied before each look at the workers, so a post it still holds afterwards is an
+        answer made after that look: no answer is missed, and old posts cost one look each.
+        """
+        any_done = self._any_done
         spin_until = time.perf_counter() + self._spin
-        pause = 0.0
         while True:
+            if any_done is not None:
+                while any_done.acquire(False):
+                    pass
             answered = [h for h in self._handles if h.state == DONE or h.poll()]
             if len(answered) >= self._min_ready:
                 return answered
             if time.perf_counter() < spin_until:
                 _yield()
-            else:
-                time.sleep(pause)
-                pause = min(max(2 * pause, 5e-5), 1e-3)
+            elif any_done is not None:
+                # A slice at a time: between slices poll() checks each worker is alive.
+                any_done.acquire(timeout=_WAIT_SLICE)
 
     def _publish(self, ready: list[Any]) -> None:
         self._ready = ready

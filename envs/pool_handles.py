@@ -221,6 +221,7 @@ class WorkerCore:
         spin: seconds to spin on a semaphore before blocking (both sides).
         side_bytes: the size of each side-channel area of the control block.
         timeout: seconds a command may take before the worker counts as hung (None: never).
+        any_done: async mode: the pool's semaphore every worker also posts when it answers.
     """
 
     kind = "worker"
@@ -234,6 +235,7 @@ class WorkerCore:
         spin: float,
         side_bytes: int,
         timeout: float | None,
+        any_done: Any = None,
     ) -> None:
         self.index = index
         self.spin = spin
@@ -253,7 +255,7 @@ class WorkerCore:
         self.connection, child = context.Pipe()
         config = WorkerConfig(
             index, factory, tuple(relay_ids), self.control.memory.name, side_bytes, child,
-            self.command, self.done, spin,
+            self.command, self.done, spin, any_done,
         )  # fmt: skip
         self.process = context.Process(
             target=run_worker, args=(config,), name=f"zooport-core-{index}", daemon=True

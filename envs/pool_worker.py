@@ -106,6 +106,8 @@ class WorkerConfig:
         connection: the worker's end of the pipe (control messages only).
         command, done: the semaphores the pool posts and the worker posts.
         spin: seconds to spin for a command before blocking.
+        any_done: async mode: a semaphore every worker of the pool also posts when it
+            answers, so the pool can block until any of them has (None in sync mode).
     """
 
     index: int
@@ -117,6 +119,7 @@ class WorkerConfig:
     command: Any
     done: Any
     spin: float
+    any_done: Any = None
 
 
 class _ParentGone(Exception):
@@ -326,6 +329,8 @@ class CoreLink:
         words[ControlBlock.STATUS] = status
         words[ControlBlock.DONE] = words[ControlBlock.SEQUENCE]
         self.config.done.release()
+        if self.config.any_done is not None:
+            self.config.any_done.release()
 
     def _pipe_message(self, kind: str) -> Any:
         """The next pipe message, which must be of ``kind``; waits while the pool is there."""
