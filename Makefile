@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.zooport-installed
 
-.PHONY: test lint pytest test-mlagents test-rllib demo bench bench-quick clean
+.PHONY: test lint pytest test-mlagents test-rllib demo bench bench-quick bench-pool clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,9 @@ bench: $(STAMP)
 
 bench-quick: $(STAMP)
 	$(PY) benchmarks/run.py --quick
+
+bench-pool: $(STAMP)
+	$(PY) benchmarks/pool.py
 
 # ---- tests/mlagents: a real mlagents_envs 0.28 UnityEnvironment (no Unity binary) in its own
 # venv: it needs protobuf 3.20.x, which nothing else here may be pinned to.

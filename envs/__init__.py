@@ -7,9 +7,13 @@ Modules:
     registry: ``default_registry`` and the registry entry classes (offline).
     checker: ``check_base_env``, a conformance checker for any BaseEnv.
     builtin: ``Basic``, ``BallBalance``, ``GridWorld``, ``Tag``, ``Collector``.
+    core_pool: ``CorePool``, many cores in worker processes as one BaseEnv (imported on
+        first use of the name: it loads multiprocessing).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from zooport.envs.base_env import (
     ActionSpec,
@@ -47,6 +51,7 @@ __all__ = [
     "BaseRegistryEntry",
     "CheckReport",
     "ConformanceError",
+    "CorePool",
     "LocalRegistryEntry",
     "RemoteRegistryEntry",
     "ZooportEnvRegistry",
@@ -65,3 +70,11 @@ __all__ = [
     "TerminalStep",
     "TerminalSteps",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "CorePool":
+        from zooport.envs.core_pool import CorePool
+
+        return CorePool
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
