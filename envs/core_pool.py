@@ -119,6 +119,8 @@ MODES = ("sync", "async")
 START_METHODS = ("spawn", "forkserver")
 
 _INT32_MIN, _INT32_MAX = int(np.iinfo(np.int32).min), int(np.iinfo(np.int32).max)
+#: Seeds travel to the workers as int64.
+_MAX_SEED = 2**63
 #: How long async mode blocks before it checks again that its workers are alive (seconds).
 _WAIT_SLICE = 0.05
 _yield = getattr(os, "sched_yield", lambda: time.sleep(0))
@@ -180,9 +182,11 @@ class CorePool(BaseEnv):
         side_channels: channels that reach every core (see the module docstring).
         core_side_channels: one list per core (None for none): channels of that core only.
         timeout: seconds a worker may take to start or to answer a command before it counts
-            as hung (None: wait as long as it lives). Worker deaths are noticed at once.
+            as hung (None: wait as long as it lives). A worker's death is noticed within a
+            fraction of a second either way.
         start_method: ``"spawn"`` or ``"forkserver"``.
-        spin: seconds a side spins on a semaphore before it blocks (0: block at once).
+        spin: seconds the pool and each worker spin on a semaphore before they block
+            (0: block at once).
         side_channel_bytes: the size of each worker's two side-channel areas; larger
             messages travel on the pipe.
 
@@ -436,8 +440,10 @@ class CorePool(BaseEnv):
         self._check_usable()
         if seed is not None:
             seed = _check_int(seed, "seed")
-            if seed < 0:
-                raise ArgumentError(f"Expect seed to be None or an int >= 0, actually: {seed}")
+            if not 0 <= seed < _MAX_SEED - self._num_cores:
+                raise ArgumentError(
+                    f"Expect seed to be None or an int in [0, 2**63 - K), actually: {seed}"
+                )
             if not self.seedable:
                 first = next(h for h in self._handles if not h.description["seedable"])
                 raise CorePoolError(
