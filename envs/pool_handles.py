@@ -180,7 +180,8 @@ class LocalCore:
         return len(self.core.get_steps(name)[0])
 
     def set_actions(self, name: str, continuous: np.ndarray, discrete: np.ndarray) -> None:
-        self.core.set_actions(name, ActionTuple(continuous, discrete))
+        # Rows of an action the pool validated: (n, c) float32 and (n, d) int32 already.
+        self.core.set_actions(name, ActionTuple._trusted(continuous, discrete))
 
     def set_action_for_agent(self, name: str, agent_id: int, action: ActionTuple) -> None:
         self.core.set_action_for_agent(name, agent_id, action)

@@ -367,8 +367,9 @@ class CoreLink:
         for name, buffers in self.segment.behaviors.items():
             if buffers.header[ACTIONS_SET]:
                 n = self.decisions.get(name, 0)
+                # The buffers hold (rows, c) float32 and (rows, d) int32 the pool validated.
                 self.core.set_actions(
-                    name, ActionTuple(buffers.continuous[:n], buffers.discrete[:n])
+                    name, ActionTuple._trusted(buffers.continuous[:n], buffers.discrete[:n])
                 )
 
     def _publish(self) -> None:
