@@ -291,13 +291,14 @@ class WorkerCore:
         words[ControlBlock.HAS_SEED] = seed is not None
         if seed is not None:
             words[ControlBlock.SEED] = seed
-        if not control.put_bytes(control.side_in, ControlBlock.SIDE_IN, side):
-            self._send(("side", bytes(side)))
+        on_pipe = not control.put_bytes(control.side_in, ControlBlock.SIDE_IN, side)
         words[ControlBlock.SEQUENCE] += 1
         self._doing = COMMAND_NAMES[command]
         self._started = time.monotonic()
         self.state = BUSY
         self.command.release()
+        if on_pipe:  # after the command: the worker is reading it, so a large send cannot block
+            self._send(("side", bytes(side)))
 
     def poll(self) -> bool:
         """True once the worker answered the running command (does not wait)."""
@@ -507,14 +508,16 @@ class WorkerCore:
             self.control.words[ControlBlock.SEQUENCE] += 1
             self.command.release()
             grace = CLOSE_GRACE if self.timeout is None else min(CLOSE_GRACE, self.timeout)
-            process.join(grace)
-            if self.connection.poll(0):
-                try:
-                    message = self.connection.recv()
-                except (EOFError, OSError):
-                    message = None
+            deadline = time.monotonic() + grace
+            # Reading while waiting: a worker whose close raised sends the error, and would
+            # block on a message larger than the pipe's buffer if nobody read it.
+            while process.is_alive() and time.monotonic() < deadline:
+                message = self._next_message(_SLICE)
                 if message is not None and message[0] == "error":
                     error = self._raised(message[1], during="close")
+            message = self._next_message(0)
+            if error is None and message is not None and message[0] == "error":
+                error = self._raised(message[1], during="close")
         self._stop()
         self.state = "closed"
         if not process.is_alive():
@@ -526,6 +529,15 @@ class WorkerCore:
         self.control.close()
         self.connection.close()
         return error
+
+    def _next_message(self, wait: float) -> Any:
+        """A pipe message if one arrives within ``wait`` seconds (None at EOF or none)."""
+        try:
+            if self.connection.poll(wait):
+                return self.connection.recv()
+        except (EOFError, OSError):
+            self.process.join(wait)
+        return None
 
     def _release_names(self) -> None:
         for memory in self._unlink_after_answer:

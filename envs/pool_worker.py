@@ -298,8 +298,7 @@ class CoreLink:
                         self.core.reset()
                 elif command == RENDER:
                     self.control.words[ControlBlock.SIDE_OUT] = 0
-                    self._render()
-                    self._answer(OK)
+                    self._answer(OK, self._frame())
                     continue
                 else:
                     raise CorePoolError(f"unknown command {command}", self.config.index)
@@ -307,8 +306,7 @@ class CoreLink:
             except (_ParentGone, SystemExit):
                 raise
             except Exception as exc:
-                self.config.connection.send(("error", describe_exception(exc)))
-                self._answer(FAILED)
+                self._answer(FAILED, ("error", describe_exception(exc)))
                 return
 
     def _wait_for_command(self) -> None:
@@ -324,13 +322,20 @@ class CoreLink:
             if os.getppid() != self._parent:
                 raise _ParentGone
 
-    def _answer(self, status: int) -> None:
+    def _answer(self, status: int, message: Any = None) -> None:
+        """Posts the answer, then sends ``message`` on the pipe if there is one.
+
+        In that order: the pool reads the pipe once it has the answer, so a message larger
+        than the pipe's buffer cannot block both ends.
+        """
         words = self.control.words
         words[ControlBlock.STATUS] = status
         words[ControlBlock.DONE] = words[ControlBlock.SEQUENCE]
         self.config.done.release()
         if self.config.any_done is not None:
             self.config.any_done.release()
+        if message is not None:
+            self.config.connection.send(message)
 
     def _pipe_message(self, kind: str) -> Any:
         """The next pipe message, which must be of ``kind``; waits while the pool is there."""
@@ -354,10 +359,12 @@ class CoreLink:
         data = self.control.side_in[:size].tobytes() if size > 0 else self._pipe_message("side")
         self.relays.deliver(data)
 
-    def _send_side_channel_bytes(self) -> None:
+    def _side_channel_bytes(self) -> tuple[str, bytes] | None:
+        """Puts what the core sent into the control block; a pipe message if it is too big."""
         data = self.relays.collect() if self.relays.channels else b""
-        if not self.control.put_bytes(self.control.side_out, ControlBlock.SIDE_OUT, data):
-            self.config.connection.send(("side", data))
+        if self.control.put_bytes(self.control.side_out, ControlBlock.SIDE_OUT, data):
+            return None
+        return ("side", data)
 
     # ------------------------------------------------------------------ data
 
@@ -379,8 +386,7 @@ class CoreLink:
             self._new_segment(steps)
         for name, (decision, terminal) in steps.items():
             self._write(self.segment.behaviors[name], decision, terminal)
-        self._send_side_channel_bytes()
-        self._answer(OK)
+        self._answer(OK, self._side_channel_bytes())
 
     def _fits(self, steps: dict[str, tuple[Any, Any]]) -> bool:
         segment = self.segment
@@ -414,8 +420,7 @@ class CoreLink:
                         f"behavior {b.name!r}: the {kind} observations (row shape, dtype) "
                         f"{shapes} differ from the other batch's {list(b.observations)}"
                     )
-        self.config.connection.send(("layout", layout, description))
-        self._answer(NEEDS_SEGMENT)
+        self._answer(NEEDS_SEGMENT, ("layout", layout, description))
         name = self._pipe_message("segment")
         if self.segment is not None:
             self.segment.close()
@@ -446,13 +451,13 @@ class CoreLink:
             buffers.terminal_group_reward[:m] = terminal.group_reward
             buffers.terminal_interrupted[:m] = terminal.interrupted
 
-    def _render(self) -> None:
+    def _frame(self) -> tuple[str, np.ndarray | None, str]:
+        """The core's picture as a pipe message, or why it has none."""
         try:
             frame = self.core.render()
         except NotImplementedError as exc:
-            self.config.connection.send(("frame", None, str(exc)))
-            return
-        self.config.connection.send(("frame", None if frame is None else np.asarray(frame), ""))
+            return ("frame", None, str(exc))
+        return ("frame", None if frame is None else np.asarray(frame), "")
 
     def close(self) -> None:
         """Unmaps the shared memory."""

@@ -138,6 +138,11 @@ class LedgerCore(BatchedEnv):
         steps = np.full(slots.size, self.steps, np.float32)
         return [np.stack([self.earned[slots], ids.astype(np.float32), steps], axis=1)]
 
+    def _render(self) -> np.ndarray:
+        # 600x600 pixels (more than a pipe's buffer), the colour from the seed and the step.
+        colour = (self._seed or 0) * 16 + self.steps
+        return np.full((600, 600, 3), colour % 256, dtype=np.uint8)
+
     def _action_mask(self, behavior: str, slots: np.ndarray) -> list[np.ndarray]:
         # Action 2 is not available to odd slots (True = NOT available, ML-Agents' polarity).
         branches = self.behavior_specs[behavior].action_spec.discrete_branches

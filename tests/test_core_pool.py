@@ -369,12 +369,13 @@ def test_statistics_come_back_from_every_core_and_large_messages_take_the_pipe()
     )
     try:
         pool.reset(seed=0)
-        raw.send_raw_data(b"x" * 100)
+        # far more than a pipe's buffer (64 KiB on Linux) each way: neither end may block
+        raw.send_raw_data(b"x" * 300_000)
         for _ in range(4):
             pool.step()
         counts = stats.get_and_reset_stats()["Ledger/steps"]
         assert sum(value for value, _ in counts) == 4 * K
-        assert raw.get_and_clear_received_messages() == [bytearray(b"x" * 100)] * K
+        assert raw.get_and_clear_received_messages() == [bytearray(b"x" * 300_000)] * K
     finally:
         pool.close()
 
@@ -436,6 +437,19 @@ def test_set_action_for_agent_matches_the_core_and_zeroes_the_others():
                 pool.set_action_for_agent("Ledger", 0, ActionTuple(discrete=np.array([[3]])))
         finally:
             pool.close()
+
+
+def test_render_sends_large_frames():
+    # 600x600x3 bytes per core: more than a pipe holds, sent while the pool reads.
+    pool = CorePool(ledger_factories(K), local_core=False, **fast())
+    try:
+        pool.reset(seed=1)
+        pool.step()
+        frame = pool.render()
+        assert frame.shape == (600, 1200, 3)
+        assert frame[0, 0, 0] == 16 + 1 and frame[0, 600, 0] == 32 + 1  # seeds 1, 2; 1 step
+    finally:
+        pool.close()
 
 
 def test_render_puts_every_core_side_by_side():
