@@ -5,11 +5,16 @@ Classes:
         factories, one per worker process, stepped together as one ``BaseEnv`` that every
         adapter consumes unchanged.
 
-Functions:
+Functions (from :mod:`zooport.envs.pool_factories`, re-exported):
     registry_core: builds a registry environment (``functools.partial(registry_core, id,
         **kwargs)`` is a factory a worker can load).
     unity_instance: builds one instance of a Unity build (what :meth:`CorePool.unity` hands
         each worker).
+
+The pool's parts: :mod:`zooport.envs.pool_handles` (a core in this process or in a worker),
+:mod:`zooport.envs.pool_worker` (the worker process), :mod:`zooport.envs.pool_shared_memory`
+(the buffers), :mod:`zooport.envs.pool_batches` (the cores' rows as the pool's batches),
+:mod:`zooport.envs.pool_factories` (factories a worker can load).
 
 Design. A pool step is one step of every core, in parallel. The pool's own process steps
 core 0 itself (``local_core=True``, the default in sync mode) while the workers step the
@@ -72,14 +77,11 @@ and locks (torch, grpc) into the workers.
 
 from __future__ import annotations
 
-import functools
-import importlib
 import multiprocessing
-import operator
 import os
 import time
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -94,14 +96,22 @@ from zooport.envs.base_env import (
     DecisionSteps,
     TerminalSteps,
 )
-from zooport.envs.pool_handles import BUSY, DONE, IDLE, LocalCore, Part, WorkerCore
+from zooport.envs.pool_batches import merge_steps
+from zooport.envs.pool_factories import registry_core, unity_factories, unity_instance
+from zooport.envs.pool_handles import BUSY, DONE, IDLE, LocalCore, WorkerCore
+from zooport.envs.pool_options import (
+    MODES,
+    START_METHODS,
+    PoolOptions,
+    check_factories,
+    check_int,
+)
 from zooport.envs.pool_worker import RESET, STEP, pickle_factory
 from zooport.envs.side_channel.incoming_message import IncomingMessage
 from zooport.envs.side_channel.side_channel import SideChannel
 from zooport.envs.side_channel.side_channel_manager import SideChannelManager, _parse_frames
 from zooport.errors import (
     ArgumentError,
-    ArgumentTypeError,
     CorePoolError,
     EnvClosedError,
     EnvNotResetError,
@@ -113,47 +123,11 @@ from zooport.errors import (
 
 __all__ = ["CorePool", "registry_core", "unity_instance", "MODES", "START_METHODS"]
 
-#: The pool's modes.
-MODES = ("sync", "async")
-#: The start methods a pool accepts (those of the platform that start a fresh interpreter).
-START_METHODS = ("spawn", "forkserver")
-
-_INT32_MIN, _INT32_MAX = int(np.iinfo(np.int32).min), int(np.iinfo(np.int32).max)
 #: Seeds travel to the workers as int64.
 _MAX_SEED = 2**63
 #: How long async mode blocks before it checks again that its workers are alive (seconds).
 _WAIT_SLICE = 0.05
 _yield = getattr(os, "sched_yield", lambda: time.sleep(0))
-
-
-def registry_core(env_id: str, **kwargs: Any) -> BaseEnv:
-    """``default_registry[env_id].make(**kwargs)``: a factory with ``functools.partial``.
-
-    Example:
-        >>> core = registry_core("Basic", n_agents=2)
-        >>> type(core).__name__, core.n_agents
-        ('Basic', 2)
-    """
-    from zooport.envs.registry import default_registry
-
-    return default_registry.make(env_id, **kwargs)
-
-
-def unity_instance(
-    environment_class: str | type, kwargs: Mapping[str, Any], side_channels: Any = None
-) -> Any:
-    """One instance of a Unity build: ``environment_class(**kwargs, side_channels=...)``.
-
-    ``environment_class`` is a class or ``"module:attr"`` naming one, imported here (in the
-    worker), so the pool's process need not import ``mlagents_envs``.
-    """
-    if isinstance(environment_class, str):
-        module, _, attr = environment_class.partition(":")
-        environment_class = getattr(importlib.import_module(module), attr)
-    options = dict(kwargs)
-    if side_channels is not None:
-        options["side_channels"] = side_channels
-    return environment_class(**options)
 
 
 def _shutdown(handles: list[Any]) -> None:
@@ -227,30 +201,16 @@ class CorePool(BaseEnv):
         spin: float = 0.001,
         side_channel_bytes: int = 1 << 16,
     ) -> None:
-        factories = _check_factories(core_fns)
+        factories = check_factories(core_fns)
         k = len(factories)
-        if mode not in MODES:
-            raise ArgumentError(f"Expect mode to be one of {list(MODES)}, actually: {mode!r}")
-        self._mode = mode
-        self._min_ready = _check_min_ready(min_ready, mode, k)
-        local = (mode == "sync") if local_core is None else _check_bool(local_core, "local_core")
-        self._timeout = _check_seconds(timeout, "timeout", allow_none=True)
-        self._spin = _check_seconds(spin, "spin", allow_zero=True)
-        if start_method not in START_METHODS:
-            raise ArgumentError(
-                f"Expect start_method to be one of {list(START_METHODS)}, actually: "
-                f"{start_method!r}"
-            )
-        if start_method not in multiprocessing.get_all_start_methods():
-            raise ArgumentError(f"start_method {start_method!r} is not available on this platform")
-        if isinstance(side_channel_bytes, bool) or not isinstance(side_channel_bytes, int):
-            raise ArgumentTypeError(
-                f"Expect side_channel_bytes to be an int, actually: {side_channel_bytes!r}"
-            )
-        if side_channel_bytes < 0:
-            raise ArgumentError(
-                f"Expect side_channel_bytes to be >= 0, actually: {side_channel_bytes}"
-            )
+        options = PoolOptions.checked(
+            k, mode=mode, min_ready=min_ready, local_core=local_core, timeout=timeout,
+            start_method=start_method, spin=spin, side_channel_bytes=side_channel_bytes,
+        )  # fmt: skip
+        self._options = options
+        self._mode, self._min_ready = options.mode, options.min_ready
+        self._timeout, self._spin = options.timeout, options.spin
+        local = options.local_core
         self._setup_channels(side_channels, core_side_channels, k)
         self._num_cores = k
         self._closed = False
@@ -263,7 +223,7 @@ class CorePool(BaseEnv):
         # Closes the workers when the pool is garbage collected or the interpreter exits.
         self._finalizer = weakref.finalize(self, _shutdown, self._handles)
         try:
-            self._start(factories, local, start_method, side_channel_bytes)
+            self._start(factories, local, options.start_method, options.side_channel_bytes)
             self._specs = self._agreed_specs()
         except BaseException:
             self._closed = True
@@ -393,12 +353,12 @@ class CorePool(BaseEnv):
         Raises:
             ArgumentTypeError: ``agent_id`` is not an int.
         """
-        core_id, index = divmod(_check_int(agent_id, "agent_id"), self._num_cores)
+        core_id, index = divmod(check_int(agent_id, "agent_id"), self._num_cores)
         return index, core_id
 
     def pool_agent_id(self, index: int, core_agent_id: AgentId) -> AgentId:
         """The pool's id of agent ``core_agent_id`` of core ``index`` (``a * K + i``)."""
-        return _check_int(core_agent_id, "core_agent_id") * self._num_cores + self._check_index(
+        return check_int(core_agent_id, "core_agent_id") * self._num_cores + self._check_index(
             index
         )
 
@@ -439,7 +399,7 @@ class CorePool(BaseEnv):
         """
         self._check_usable()
         if seed is not None:
-            seed = _check_int(seed, "seed")
+            seed = check_int(seed, "seed")
             if not 0 <= seed < _MAX_SEED - self._num_cores:
                 raise ArgumentError(
                     f"Expect seed to be None or an int in [0, 2**63 - K), actually: {seed}"
@@ -498,7 +458,13 @@ class CorePool(BaseEnv):
             spec = self._spec(behavior_name)
             if self._passthrough is not None:
                 return self._passthrough.get_steps(behavior_name)
-            steps = self._steps[behavior_name] = self._assemble(behavior_name, spec)
+            empty = self._empty_terminal.get(behavior_name)
+            if empty is None:
+                empty = self._empty_terminal[behavior_name] = TerminalSteps.empty(spec)
+            steps = self._steps[behavior_name] = merge_steps(
+                behavior_name, spec, [h.parts(behavior_name) for h in self._ready],
+                self._num_cores, empty,
+            )  # fmt: skip
         return steps
 
     def set_actions(self, behavior_name: BehaviorName, action: ActionTuple) -> None:
@@ -635,23 +601,12 @@ class CorePool(BaseEnv):
             **pool_options: :class:`CorePool` arguments (``mode``, ``side_channels``,
                 ``timeout``, ...).
         """
-        count = _check_int(instances, "instances")
-        if count < 1:
-            raise ArgumentError(f"Expect instances to be >= 1, actually: {count}")
-        base = {
-            "file_name": file_name, "base_port": base_port, "no_graphics": no_graphics,
-            "timeout_wait": timeout_wait, "log_folder": log_folder,
-            "additional_args": None if additional_args is None else list(additional_args),
-        }  # fmt: skip
-        factories = [
-            functools.partial(
-                unity_instance,
-                environment_class,
-                {**base, "worker_id": _check_int(worker_id, "worker_id") + i,
-                 "seed": _check_int(seed, "seed") + i},
-            )  # fmt: skip
-            for i in range(count)
-        ]
+        factories = unity_factories(
+            file_name, instances, worker_id=worker_id, base_port=base_port, seed=seed,
+            no_graphics=no_graphics, timeout_wait=timeout_wait,
+            additional_args=additional_args, log_folder=log_folder,
+            environment_class=environment_class,
+        )  # fmt: skip
         return cls(factories, **pool_options)
 
     # ------------------------------------------------------------------ internals
@@ -705,69 +660,6 @@ class CorePool(BaseEnv):
                 raise error
         self._specs = BehaviorMapping(specs)
 
-    def _assemble(self, name: str, spec: BehaviorSpec) -> tuple[DecisionSteps, TerminalSteps]:
-        decisions: list[Part] = []
-        terminals: list[Part] = []
-        for handle in self._ready:
-            decision, terminal = handle.parts(name)
-            if decision is not None and decision.n:
-                decisions.append(decision)
-            if terminal is not None and terminal.n:
-                terminals.append(terminal)
-        if decisions:
-            decision_steps = DecisionSteps(
-                obs=self._join_obs(name, decisions),
-                reward=_join([p.reward for p in decisions], decisions),
-                agent_id=self._pool_ids(name, decisions),
-                action_mask=_join_masks(spec, decisions),
-                group_id=_join([p.group_id for p in decisions], decisions),
-                group_reward=_join([p.group_reward for p in decisions], decisions),
-            )
-        else:
-            decision_steps = DecisionSteps.empty(spec)
-        if terminals:
-            terminal_steps = TerminalSteps(
-                obs=self._join_obs(name, terminals),
-                reward=_join([p.reward for p in terminals], terminals),
-                interrupted=_join([p.interrupted for p in terminals], terminals),
-                agent_id=self._pool_ids(name, terminals),
-                group_id=_join([p.group_id for p in terminals], terminals),
-                group_reward=_join([p.group_reward for p in terminals], terminals),
-            )
-        else:
-            terminal_steps = self._empty_terminal.get(name)
-            if terminal_steps is None:
-                terminal_steps = self._empty_terminal[name] = TerminalSteps.empty(spec)
-        return decision_steps, terminal_steps
-
-    def _join_obs(self, name: str, parts: list[Part]) -> list[np.ndarray]:
-        joined = []
-        for j in range(len(parts[0].obs)):
-            arrays = [p.obs[j] for p in parts]
-            try:
-                joined.append(_join(arrays, parts))
-            except ValueError:
-                shapes = {p.index: np.shape(a)[1:] for p, a in zip(parts, arrays, strict=True)}
-                raise SpecError(
-                    f"behavior {name!r}: observation {j} has a different shape per core "
-                    f"({shapes}, by core index); every core of a pool must agree"
-                ) from None
-        return joined
-
-    def _pool_ids(self, name: str, parts: list[Part]) -> np.ndarray:
-        k = self._num_cores
-        if k == 1:
-            return _join([p.agent_id for p in parts], parts)
-        ids = [np.asarray(p.agent_id).astype(np.int64) * k + p.index for p in parts]
-        joined = ids[0] if len(ids) == 1 else np.concatenate(ids)
-        if joined.min() < _INT32_MIN or joined.max() > _INT32_MAX:
-            raise SpecError(
-                f"behavior {name!r}: the pool ids (core id * {k} + core index) of the agents "
-                f"range {joined.min()}..{joined.max()}, beyond int32; cores of a pool of {k} "
-                f"must keep their ids within +-{_INT32_MAX // k}"
-            )
-        return joined.astype(np.int32)
-
     def _spec(self, name: BehaviorName) -> BehaviorSpec:
         try:
             return self._specs[name]
@@ -811,7 +703,7 @@ class CorePool(BaseEnv):
             self._fault.__cause__ = exc
 
     def _check_index(self, index: int) -> int:
-        index = _check_int(index, "index")
+        index = check_int(index, "index")
         if not 0 <= index < self._num_cores:
             raise ArgumentError(
                 f"Expect a core index in [0, {self._num_cores - 1}], actually: {index}"
@@ -838,95 +730,3 @@ class CorePool(BaseEnv):
                 "CorePool: call reset() before step(), get_steps() or set_actions()"
             )
 
-
-# ---------------------------------------------------------------------- helpers
-
-
-def _join(arrays: list[Any], parts: list[Part]) -> np.ndarray:
-    """One array of the parts' rows: shared-memory views copied, a local core's passed."""
-    if len(arrays) == 1:
-        array = arrays[0]
-        return array.copy() if parts[0].shared else array
-    return np.concatenate(arrays)
-
-
-def _join_masks(spec: BehaviorSpec, parts: list[Part]) -> list[np.ndarray] | None:
-    branches = tuple(spec.action_spec.discrete_branches)
-    if not branches or all(p.mask is None for p in parts):
-        return None
-    if len(parts) == 1 and not parts[0].shared:
-        return parts[0].mask  # a local core's own list, as in-process
-    width = sum(branches)
-    rows = []
-    for part in parts:
-        if part.mask is None:  # this core sent none: every action available
-            rows.append(np.zeros((part.n, width), dtype=bool))
-        elif isinstance(part.mask, np.ndarray):
-            rows.append(part.mask)
-        else:
-            rows.append(np.concatenate([np.asarray(m, dtype=bool) for m in part.mask], axis=1))
-    full = np.concatenate(rows) if len(rows) > 1 else rows[0].copy()
-    return np.split(full, np.cumsum(branches)[:-1], axis=1)
-
-
-def _check_factories(core_fns: Any) -> list[Callable[..., Any]]:
-    if isinstance(core_fns, (str, bytes)) or not isinstance(core_fns, Sequence):
-        raise ArgumentTypeError(
-            f"Expect core_fns to be a sequence of core factories, actually: "
-            f"{type(core_fns).__name__}"
-        )
-    factories = list(core_fns)
-    if not factories:
-        raise ArgumentError("Expect core_fns to hold at least one core factory, actually: []")
-    for i, factory in enumerate(factories):
-        if isinstance(factory, BaseEnv) or not callable(factory):
-            raise ArgumentTypeError(
-                f"Expect core_fns[{i}] to be a callable that builds a core (a class, a "
-                f"function, functools.partial), actually: {type(factory).__name__}"
-            )
-    return factories
-
-
-def _check_int(value: Any, name: str) -> int:
-    if isinstance(value, (bool, np.bool_)):
-        raise ArgumentTypeError(f"Expect {name} to be an int, actually: {value!r}")
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise ArgumentTypeError(
-            f"Expect {name} to be an int, actually: {type(value).__name__} {value!r}"
-        ) from None
-
-
-def _check_bool(value: Any, name: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise ArgumentTypeError(f"Expect {name} to be a bool, actually: {value!r}")
-    return bool(value)
-
-
-def _check_seconds(
-    value: Any, name: str, *, allow_none: bool = False, allow_zero: bool = False
-) -> float | None:
-    if value is None and allow_none:
-        return None
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
-        raise ArgumentTypeError(f"Expect {name} to be a number of seconds, actually: {value!r}")
-    seconds = float(value)
-    if not np.isfinite(seconds) or seconds < 0 or (seconds == 0 and not allow_zero):
-        bound = ">= 0" if allow_zero else "> 0"
-        raise ArgumentError(f"Expect {name} to be finite and {bound}, actually: {value!r}")
-    return seconds
-
-
-def _check_min_ready(min_ready: Any, mode: str, k: int) -> int:
-    if min_ready is None:
-        return k if mode == "sync" else 1
-    value = _check_int(min_ready, "min_ready")
-    if mode == "sync" and value != k:
-        raise ArgumentError(
-            f"Expect min_ready to be None or {k} (every core) in sync mode, actually: {value}; "
-            "pass mode='async' to return before every core has answered"
-        )
-    if not 1 <= value <= k:
-        raise ArgumentError(f"Expect min_ready in [1, {k}], actually: {value}")
-    return value
