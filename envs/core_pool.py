@@ -513,6 +513,7 @@ class CorePool(BaseEnv):
         """
         self._check_ready()
         frames = []
+        cannot: NotImplementedError | None = None
         try:
             for handle in self._handles:
                 if handle.state == BUSY:  # async: let the step finish; handed out next step
@@ -520,14 +521,18 @@ class CorePool(BaseEnv):
             states = [h.state for h in self._handles]
             for handle in self._start_order:
                 handle.request_frame()
-            frames = [handle.frame(self._timeout) for handle in self._handles]
+            for handle in self._handles:  # every answer is read, even after a core that can't
+                try:
+                    frames.append(handle.frame(self._timeout))
+                except NotImplementedError as exc:
+                    cannot = cannot or exc
             for handle, state in zip(self._handles, states, strict=True):
-                handle.state = state
-        except NotImplementedError:
-            raise
+                handle.state = state  # rendering hands out no results
         except BaseException as exc:
             self._broke(exc)
             raise
+        if cannot is not None:
+            raise cannot
         frames = [f for f in frames if f is not None]
         if not frames:
             return None

@@ -297,6 +297,13 @@ class OldGenerationLedger:
         )  # fmt: skip
 
 
+class NoPicture(LedgerCore):
+    """A LedgerCore that cannot render."""
+
+    def _render(self) -> np.ndarray:
+        raise NotImplementedError("NoPicture has no picture")
+
+
 def plain_ledger() -> LedgerCore:
     """A factory without a ``side_channels`` keyword."""
     return LedgerCore()

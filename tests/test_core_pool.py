@@ -19,6 +19,7 @@ from pool_support import (
     RAW_ID,
     LateSpecCore,
     LedgerCore,
+    NoPicture,
     OldGenerationLedger,
     WideCore,
     alive,
@@ -543,3 +544,20 @@ def test_a_factory_needs_the_side_channels_keyword_when_the_pool_has_channels():
     pool = CorePool([functools.partial(registry_core, "BallBalance", n_agents=2)] * K,
                     side_channels=[stats], **fast())  # fmt: skip
     pool.close()
+
+
+def test_a_core_that_cannot_render_leaves_the_pool_usable_in_async_mode():
+    # Core 1 cannot render: the pool raises its NotImplementedError after reading every
+    # core's answer, and steps on as before (no stale answer, no stale frame).
+    pool = CorePool([LedgerCore, NoPicture], mode="async", min_ready=2, **fast())
+    try:
+        pool.reset(seed=0)
+        with pytest.raises(NotImplementedError, match="cannot render"):
+            pool.render()
+        for t in range(1, 4):
+            pool.step()
+            decision, _ = pool.get_steps("Ledger")
+            # both cores answered, with this step's results (their step counts), not old ones
+            np.testing.assert_array_equal(decision.obs[0][:, 2], np.full(6, t))
+    finally:
+        pool.close()
