@@ -414,12 +414,12 @@ class CorePool(BaseEnv):
         try:
             for handle in self._handles:
                 if handle.state == BUSY:  # async: a step still running; its results go
-                    self._deliver(handle, handle.finish(self._timeout))
+                    self._deliver(handle, handle.finish())
             for handle in self._start_order:
                 handle.start(RESET, None if seed is None else seed + handle.index,
                              self._take_outgoing(handle.index))  # fmt: skip
             for handle in self._handles:
-                self._deliver(handle, handle.finish(self._timeout))
+                self._deliver(handle, handle.finish())
         except BaseException as exc:
             self._broke(exc)
             raise
@@ -436,14 +436,14 @@ class CorePool(BaseEnv):
                     handle.start(STEP, None, self._take_outgoing(handle.index))
                 ready = self._handles
                 for handle in ready:
-                    self._deliver(handle, handle.finish(self._timeout))
+                    self._deliver(handle, handle.finish())
             else:
                 for handle in self._start_order:
                     if handle.state == IDLE:
                         handle.start(STEP, None, self._take_outgoing(handle.index))
                 ready = self._wait_for_ready()
                 for handle in ready:
-                    self._deliver(handle, handle.finish(self._timeout))
+                    self._deliver(handle, handle.finish())
         except BaseException as exc:
             self._broke(exc)
             raise
@@ -517,13 +517,13 @@ class CorePool(BaseEnv):
         try:
             for handle in self._handles:
                 if handle.state == BUSY:  # async: let the step finish; handed out next step
-                    self._deliver(handle, handle.finish(self._timeout))
+                    self._deliver(handle, handle.finish())
             states = [h.state for h in self._handles]
             for handle in self._start_order:
                 handle.request_frame()
             for handle in self._handles:  # every answer is read, even after a core that can't
                 try:
-                    frames.append(handle.frame(self._timeout))
+                    frames.append(handle.frame())
                 except NotImplementedError as exc:
                     cannot = cannot or exc
             for handle, state in zip(self._handles, states, strict=True):

@@ -8,9 +8,10 @@ Classes:
         exception into a :class:`~zooport.errors.CorePoolError` naming the core, stops it.
 
 Both answer the same calls: ``start(command, seed, side_bytes)`` (a local core runs the
-command right there; a worker is only told), ``finish(timeout)`` (waits for the answer and
+command right there; a worker is only told), ``finish()`` (waits for the answer and
 returns the side-channel bytes the core sent), ``poll()`` (has it answered?), ``parts(name)``,
-``set_actions``, ``set_action_for_agent``, ``frame()`` and ``close()``.
+``set_actions``, ``set_action_for_agent``, ``request_frame()`` then ``frame()``, and
+``close()``.
 
 Waiting for a worker spins on its done semaphore for ``spin`` seconds (yielding the CPU
 between tries), then blocks on it in short slices, checking between slices that the worker
@@ -155,7 +156,7 @@ class LocalCore:
             ) from exc
         self.state = DONE
 
-    def finish(self, timeout: float | None) -> bytes:
+    def finish(self) -> bytes:
         return self._side_out
 
     def poll(self) -> bool:
@@ -189,7 +190,7 @@ class LocalCore:
     def request_frame(self) -> None:
         pass
 
-    def frame(self, timeout: float | None) -> np.ndarray | None:
+    def frame(self) -> np.ndarray | None:
         render = getattr(self.core, "render", None)
         if render is None:
             raise NotImplementedError(f"{self.label} cannot render")
@@ -263,6 +264,10 @@ class WorkerCore:
         )
         try:
             self.process.start()
+        except BaseException:
+            self._release_names()
+            self.control.close()
+            raise
         finally:
             child.close()
 
@@ -315,8 +320,8 @@ class WorkerCore:
             raise self._hung()
         return self._acquired
 
-    def finish(self, timeout: float | None) -> bytes:
-        """Waits for the answer; returns the side-channel bytes the core sent."""
+    def finish(self) -> bytes:
+        """Waits for the answer (within the timeout); returns the core's side-channel bytes."""
         words = self.control.words
         while True:
             self._wait_done()
@@ -418,8 +423,8 @@ class WorkerCore:
     def request_frame(self) -> None:
         self.start(RENDER)
 
-    def frame(self, timeout: float | None) -> np.ndarray | None:
-        self.finish(timeout)
+    def frame(self) -> np.ndarray | None:
+        self.finish()
         _, frame, reason = self._receive()
         if frame is None and reason:
             raise NotImplementedError(f"{self.label} cannot render: {reason}")

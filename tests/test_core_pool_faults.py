@@ -267,7 +267,7 @@ def test_actions_are_not_mixed_up_after_an_interrupt(monkeypatch):
         pool.reset()
         original = pool._handles[1].finish
 
-        def interrupted(timeout):
+        def interrupted():
             raise KeyboardInterrupt
 
         monkeypatch.setattr(pool._handles[1], "finish", interrupted)
