@@ -279,13 +279,8 @@ def test_lockstep_pettingzoo_parallel_env():
         for _ in range(200):
             if not any(live):
                 break
-            actions = {
-                a: pool_env.action_space(a).sample(mask=None) for a in pool_env.agents
-            }
-            for a in actions:  # deterministic actions from our own generator
-                space = pool_env.action_space(a)
-                actions[a] = rng.uniform(-1, 1, space.shape).astype(np.float32) \
-                    if hasattr(space, "shape") and space.shape else int(rng.integers(space.n))
+            # Tag's actions are Discrete; drawn from our own generator, so runs repeat.
+            actions = {a: int(rng.integers(pool_env.action_space(a).n)) for a in pool_env.agents}
             out = pool_env.step(actions)
             core_out = []
             for i, env in enumerate(core_envs):
