@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.zooport-installed
 
-.PHONY: test lint pytest test-mlagents test-rllib demo bench bench-quick bench-pool clean
+.PHONY: test lint pytest test-mlagents test-rllib demo bench bench-quick bench-pool soak clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -37,6 +37,10 @@ bench-quick: $(STAMP)
 
 bench-pool: $(STAMP)
 	$(PY) benchmarks/pool.py
+
+# Millions of agent-steps per route: memory and a per-agent reward ledger (not a CI gate).
+soak: $(STAMP)
+	$(PY) benchmarks/soak.py
 
 # ---- tests/mlagents: a real mlagents_envs 0.28 UnityEnvironment (no Unity binary) in its own
 # venv: it needs protobuf 3.20.x, which nothing else here may be pinned to.

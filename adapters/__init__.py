@@ -5,7 +5,8 @@ Modules (one per consumer API, plus the shared conversions):
     gym_task: ``GymTask``, a ``gymnasium.Wrapper`` with transforms, frame stacking, no-op starts.
     vector_env: ``BehaviorVectorEnv``, a behaviour's agents as a ``gymnasium.vector.VectorEnv``.
     sb3_vec_env: ``SB3VecEnv``, the same as a Stable-Baselines3 ``VecEnv`` (needs SB3).
-    pettingzoo_parallel, pettingzoo_aec: ``PettingZooParallelEnv``, ``PettingZooAECEnv``.
+    pettingzoo_parallel, pettingzoo_aec: ``PettingZooParallelEnv``, ``PettingZooAECEnv`` (and
+        ML-Agents' ``UnityParallelEnv``/``UnityAECEnv``, which take its ``seed=``).
     multi_agent_task: ``MultiAgentTask`` (alias ``MultiAgentUnityTask``), per-agent stepping
         that advances the core once per cycle.
     pettingzoo_task: ``PettingZooTask``, a runner-facing wrapper over any PettingZoo env.
@@ -14,7 +15,7 @@ Modules (one per consumer API, plus the shared conversions):
     registration: ``zooport/<Name>-v0`` ids for ``gym.make``/``gym.make_vec``, and
         ``register_gymnasium`` for a user's own core.
     spaces, core_access, behavior_slots, agent_names, agent_group, multi_agent_driver,
-    termination: the pieces the adapters share.
+    termination, task_api: the pieces the adapters share.
 
 ``SB3VecEnv`` is imported on first use, so zooport works without stable-baselines3.
 """

@@ -23,7 +23,7 @@ import numpy as np
 from gymnasium import spaces
 
 from zooport.adapters.agent_names import AgentNames
-from zooport.adapters.spaces import ActionLayout, ObservationLayout
+from zooport.adapters.spaces import ActionLayout, ObservationLayout, checked_discrete
 from zooport.envs.base_env import ActionTuple, BehaviorSpec, DecisionSteps, TerminalSteps
 from zooport.envs.batched_env import BatchedEnv
 from zooport.errors import ActionError
@@ -93,7 +93,10 @@ class AgentGroup:
         self.name = name
         self.spec = spec
         self.obs_layout = ObservationLayout(
-            spec.observation_specs, uint8_visual=uint8_visual, allow_multiple_obs=allow_multiple_obs
+            spec.observation_specs,
+            uint8_visual=uint8_visual,
+            allow_multiple_obs=allow_multiple_obs,
+            name=name,
         )
         self.action_layout = ActionLayout(
             spec.action_spec, flatten_branched=flatten_branched, name=name
@@ -118,6 +121,7 @@ class AgentGroup:
         elif isinstance(self.action_space, spaces.Discrete) and not self.action_layout.flatten:
             self._fast = "discrete"
         self._fast_shape = (spec.action_spec.continuous_size,)
+        self._fast_size = self.action_layout.branches[0] if self._fast == "discrete" else 0
         self._obs_keys = list(self.obs_layout.space.spaces) if self.obs_layout.is_dict else None
         self.default_action: Any = None
         self._allocate(0)
@@ -196,6 +200,21 @@ class AgentGroup:
         self.reward, self.group_reward = self._step_floats
         self.terminated, self.truncated, self.decided = self._step_flags
 
+    # The five step outputs are views of two buffers; pickle, cloudpickle and deepcopy would
+    # store them as separate arrays that begin_step no longer clears (a copied adapter then
+    # double-counted rewards). A copy stores the buffers alone and rebuilds the views.
+    _VIEWS = ("reward", "group_reward", "terminated", "truncated", "decided")
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        for name in self._VIEWS:
+            del state[name]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._step_views()
+
     def _add(self, ids: np.ndarray, names: AgentNames) -> np.ndarray:
         """Gives new agents the next slots; returns the slots."""
         k = ids.size
@@ -257,6 +276,7 @@ class AgentGroup:
 
     def start(self, decision: DecisionSteps, names: AgentNames) -> None:
         """A new episode with the agents of ``decision`` (slots in ascending id order)."""
+        decision = self.obs_layout.checked(decision)
         ids = np.asarray(decision.agent_id, np.int64)
         self._allocate(max(ids.size, 1))
         self._add(np.sort(ids), names)
@@ -281,6 +301,7 @@ class AgentGroup:
         """Takes one core step's batches; True when a live agent of this behaviour reported."""
         reported = False
         if len(terminal):
+            terminal = self.obs_layout.checked(terminal, terminal=True)
             slots = self.slots_of(np.asarray(terminal.agent_id, np.int64))
             hit = slots >= 0
             hit[hit] = self.live[slots[hit]]
@@ -297,7 +318,7 @@ class AgentGroup:
                 self.n_live -= s.size
                 self.finished_names.extend(self.names[i] for i in s.tolist())
                 reported = True
-        return self._absorb_decision(decision, names) or reported
+        return self._absorb_decision(self.obs_layout.checked(decision), names) or reported
 
     def _absorb_decision(self, decision: DecisionSteps, names: AgentNames | None = None) -> bool:
         count = len(decision)
@@ -386,10 +407,13 @@ class AgentGroup:
             elif self._fast == "discrete":
                 batch = np.asarray(values)
                 if batch.ndim == 1 and batch.dtype.kind in "iu":
-                    action = ActionTuple(discrete=batch.reshape(n, 1))
+                    # Range-checked before the cast to int32, which would wrap 2**32 + 1
+                    # into action 1 (whatever the core checks afterwards).
+                    checked_discrete(batch, self._fast_size, self.name)
+                    action = ActionTuple(discrete=batch.reshape(n, 1).astype(np.int32))
             if action is None:
                 action = self.action_layout.to_core(self._stack(values), n)
-        except (ActionError, ValueError, TypeError, KeyError) as error:
+        except (ActionError, ValueError, TypeError, KeyError, IndexError) as error:
             raise self.diagnose(names, values, error) from None
         if self.dec_rows is not None:
             full = self.spec.action_spec.empty_action(self.dec_count)
@@ -402,6 +426,14 @@ class AgentGroup:
 
     def _stack(self, values: Sequence[Any]) -> Any:
         if self.action_layout.is_hybrid:
+            # A dict with exactly the two parts: an ndarray or a list is no hybrid action,
+            # and an extra key would be dropped unseen.
+            if not all(isinstance(v, Mapping) and len(v) == 2 for v in values):
+                raise ActionError(
+                    f"behavior {self.name!r}: expected hybrid actions as dicts with keys "
+                    "['continuous', 'discrete'], got "
+                    + ", ".join(_describe_hybrid(v) for v in values[:3])
+                )
             return {
                 "continuous": np.asarray([v["continuous"] for v in values]),
                 "discrete": np.asarray([v["discrete"] for v in values]),
@@ -522,6 +554,12 @@ class AgentGroup:
         low = np.concatenate([np.asarray(b.low, np.float32).reshape(-1) for b in boxes])
         high = np.concatenate([np.asarray(b.high, np.float32).reshape(-1) for b in boxes])
         return low, high
+
+
+def _describe_hybrid(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return f"a dict with keys {sorted(map(str, value))}"
+    return f"a {type(value).__name__}"
 
 
 def _fresh_rows(array: np.ndarray, index: slice | np.ndarray) -> np.ndarray:

@@ -13,19 +13,37 @@ Semantics (shared by ``GymEnv``, ``BehaviorVectorEnv`` and ``SB3VecEnv``):
       DecisionSteps entry is the first observation of its next episode (SAME_STEP autoreset);
     - a slot without a decision keeps its last observation, gets reward 0 (what it earns
       arrives summed with its next decision), and its submitted action is ignored;
-    - an agent id that was not there at reset is an error: the slot count is fixed.
+    - an agent id that was not there at reset is an error: the slot count is fixed;
+    - the core's batches are checked against the spec once per step (see
+      ``ObservationLayout.checked``): a disagreement is an ``ObservationError``;
+    - a core with no behaviours yet (a Unity scene) is stepped once at construction, and an
+      exception from the core's own ``step``/``reset`` (a Unity process that died) passes
+      through unchanged with a note naming the adapter call (``core_access``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from zooport.adapters.core_access import adopt_core, reset_core, step_until_any
+from zooport.adapters.core_access import (
+    adopt_core_with_specs,
+    note_core_failure,
+    reset_core,
+    step_until_any,
+)
 from zooport.adapters.spaces import ActionLayout, ObservationLayout
 from zooport.envs.base_env import ActionTuple, DecisionSteps, TerminalSteps
-from zooport.errors import SpecError, UnknownBehaviorError
+from zooport.envs.step_guard import StepGuard
+from zooport.errors import (
+    ActionError,
+    ArgumentTypeError,
+    SpecError,
+    UnknownBehaviorError,
+    ZooportError,
+)
 
 __all__ = ["SlotStep", "BehaviorSlots"]
 
@@ -52,9 +70,14 @@ class SlotStep(NamedTuple):
     group_reward: np.ndarray
 
 
-def behavior_name_of(core: Any, behavior_name: str | None, adapter: str) -> str:
+def behavior_name_of(specs: Mapping[str, Any], behavior_name: str | None, adapter: str) -> str:
     """The behaviour an adapter serves: the given one, or the core's only one."""
-    names = list(core.behavior_specs)
+    names = list(specs)
+    if behavior_name is not None and not isinstance(behavior_name, str):
+        raise ArgumentTypeError(
+            f"{adapter}: expected behavior_name to be None or one of {names}, got "
+            f"{type(behavior_name).__name__} {behavior_name!r}"
+        )
     if behavior_name is None:
         if len(names) != 1:
             raise UnknownBehaviorError(
@@ -72,7 +95,8 @@ class BehaviorSlots:
     """A behaviour's agents as N slots; see the module docstring for the semantics.
 
     Args:
-        core: any BaseEnv.
+        core: any BaseEnv; one with no behaviours yet (a Unity scene whose agents have not
+            requested a decision) is stepped once first, as ML-Agents' wrappers do.
         behavior_name: the behaviour (None when the core has only one).
         uint8_visual, flatten_branched, allow_multiple_obs: see :mod:`zooport.adapters.spaces`.
         adapter: the adapter's name, for error messages.
@@ -89,13 +113,18 @@ class BehaviorSlots:
         adapter: str = "adapter",
     ) -> None:
         # Older-API cores are wrapped to present the current one; others pass unchanged.
-        self.core = core = adopt_core(core)
+        # One without behaviours yet is stepped once (core_access.behavior_specs_of).
+        core, specs = adopt_core_with_specs(core, adapter)
+        self.core = core
         self.adapter = adapter
-        self.name = behavior_name_of(core, behavior_name, adapter)
-        spec = core.behavior_specs[self.name]
+        self.name = behavior_name_of(specs, behavior_name, adapter)
+        spec = specs[self.name]
         self.spec = spec
         self.obs_layout = ObservationLayout(
-            spec.observation_specs, uint8_visual=uint8_visual, allow_multiple_obs=allow_multiple_obs
+            spec.observation_specs,
+            uint8_visual=uint8_visual,
+            allow_multiple_obs=allow_multiple_obs,
+            name=self.name,
         )
         self.action_layout = ActionLayout(
             spec.action_spec, flatten_branched=flatten_branched, name=self.name
@@ -108,15 +137,25 @@ class BehaviorSlots:
         self._every_slot = _read_only(np.zeros(0, dtype=np.intp))
         self._ids_probe: tuple[np.dtype, bytes] = (self.ids.dtype, b"")
         self._first_id: int | None = None
+        #: Adapter steps since the last reset (named when the core fails mid-step).
+        self.steps = 0
+        #: The adapter's re-entry and failure guard (see :mod:`zooport.envs.step_guard`).
+        self.guard = StepGuard(adapter)
 
     # ------------------------------------------------------------------ episodes
 
     def reset(self, seed: int | None = None) -> bool:
         """Resets the core and fixes the slots; returns True if the seed reached the core."""
-        seeded = reset_core(self.core, seed)
-        decision, terminal = self.core.get_steps(self.name)
-        if not len(decision):
-            decision, terminal = step_until_any(self.core, [self.name])[self.name]
+        try:
+            seeded = reset_core(self.core, seed)
+            decision, terminal = self.core.get_steps(self.name)
+            if not len(decision):
+                decision, terminal = step_until_any(self.core, [self.name])[self.name]
+        except Exception as error:
+            note_core_failure(error, f"{self.adapter}.reset()")
+            raise
+        decision = self.obs_layout.checked(decision)
+        self.steps = 0
         ids = np.sort(np.asarray(decision.agent_id, dtype=np.int64))
         if self.num_slots and ids.size != self.num_slots:
             raise SpecError(
@@ -162,10 +201,16 @@ class BehaviorSlots:
         for _ in range(limit):
             if self.decided[self.episode_over].all():
                 self.episode_over[:] = False
+                self.steps = 0
                 return True
-            self.core.step()
+            try:
+                self.core.step()
+                steps = self.core.get_steps(self.name)
+            except Exception as error:
+                note_core_failure(error, f"{self.adapter}.reset(), waiting for a restart")
+                raise
             # What a slot earns before the episode it is waiting for belongs to that episode.
-            self.carry += self._absorb(*self.core.get_steps(self.name)).reward
+            self.carry += self._absorb(*self._checked(*steps)).reward
         return False
 
     # ------------------------------------------------------------------ stepping
@@ -214,7 +259,18 @@ class BehaviorSlots:
 
     def set_actions(self, actions: Any) -> None:
         """Sends the actions of the slots that have a decision to the core (one call)."""
-        action = self.action_layout.to_core(actions, self.num_slots)
+        try:
+            action = self.action_layout.to_core(actions, self.num_slots)
+        except ZooportError:
+            raise
+        except (ValueError, TypeError, IndexError, KeyError) as error:
+            # What numpy raises for input it cannot read (ragged lists, objects) is turned
+            # into the error every bad action gets; a try costs nothing when nothing is raised.
+            raise ActionError(
+                f"{self.adapter}: behavior {self.name!r}: expected a batch of "
+                f"{self.num_slots} actions of {self.action_layout.space}, got a "
+                f"{type(actions).__name__} that cannot be read as one ({error})"
+            ) from None
         rows = self._decision_slots
         if rows is self._every_slot:
             self.core.set_actions(self.name, action)  # every slot decides, rows in slot order
@@ -224,14 +280,34 @@ class BehaviorSlots:
             )
 
     def step(self, actions: Any) -> SlotStep:
-        """Sets the actions, steps the core until a slot reports, returns the outcome."""
+        """Sets the actions, steps the core until a slot reports, returns the outcome.
+
+        Unguarded: the adapters call :meth:`set_actions` (which only checks and sends) and
+        :meth:`advance` (which changes state) inside their :attr:`guard`.
+        """
         self.set_actions(actions)
-        # step_until_any's first iteration, inlined: most steps report at once.
-        self.core.step()
-        decision, terminal = self.core.get_steps(self.name)
-        if not (len(decision) or len(terminal)):
-            decision, terminal = step_until_any(self.core, [self.name])[self.name]
-        return self._absorb(decision, terminal)
+        return self.advance()
+
+    def advance(self) -> SlotStep:
+        """Steps the core until a slot reports (actions already set); returns the outcome."""
+        self.steps += 1
+        try:
+            # step_until_any's first iteration, inlined: most steps report at once.
+            self.core.step()
+            decision, terminal = self.core.get_steps(self.name)
+            if not (len(decision) or len(terminal)):
+                decision, terminal = step_until_any(self.core, [self.name])[self.name]
+        except Exception as error:
+            note_core_failure(error, f"{self.adapter}.step(), step {self.steps} after reset")
+            raise
+        return self._absorb(*self._checked(decision, terminal))
+
+    def _checked(
+        self, decision: DecisionSteps, terminal: TerminalSteps
+    ) -> tuple[DecisionSteps, TerminalSteps]:
+        """The core's batches checked against the spec (see ``ObservationLayout.checked``)."""
+        layout = self.obs_layout
+        return layout.checked(decision), layout.checked(terminal, terminal=True)
 
     def _absorb(self, decision: DecisionSteps, terminal: TerminalSteps) -> SlotStep:
         if not len(terminal):

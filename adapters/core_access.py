@@ -1,11 +1,18 @@
-"""How adapters reach a core: seeding, stepping until someone decides, side channels.
+"""How adapters reach a core: specs, seeding, stepping until someone decides, side channels.
 
 Functions:
+    behavior_specs_of: a core's behaviour specs, stepping it once first where it has none
+        yet (a Unity scene whose agents have not requested a decision).
+    adopt_core_with_specs: ``adopt_core`` and ``behavior_specs_of`` together, for a core
+        whose specs arrive late in an older ML-Agents API.
+    note_core_failure: names the adapter call in an exception the core raised (a Unity
+        process that died or timed out), which then propagates unchanged.
     reset_core: reset a core, reseeding it where it can be seeded (warns once where not).
     step_until_any: step a core until the given behaviours have a decision or terminal step.
     side_channels_of: the side channels a core was built with, without private access.
     render_core: the core's rgb_array picture, or None.
     adopt_core: the core an adapter keeps: the env itself, or an older-API env wrapped.
+    check_reset_options: the one rule for ``reset(options=...)`` on every adapter.
 
 Every adapter goes through these, so a real ``mlagents_envs`` UnityEnvironment, a zooport
 ``BatchedEnv`` and a user's own ``BaseEnv`` are treated alike, by duck typing.
@@ -14,21 +21,25 @@ Every adapter goes through these, so a real ``mlagents_envs`` UnityEnvironment, 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from zooport.envs.base_env import BaseEnv, DecisionSteps, TerminalSteps
-from zooport.envs.compat import as_base_env
-from zooport.errors import ZooportError
+from zooport.envs.base_env import BaseEnv, BehaviorSpec, DecisionSteps, TerminalSteps
+from zooport.envs.compat import as_base_env, is_legacy_env
+from zooport.errors import ArgumentTypeError, SpecError, ZooportError
 
 __all__ = [
+    "behavior_specs_of",
+    "adopt_core_with_specs",
+    "note_core_failure",
     "reset_core",
     "step_until_any",
     "side_channels_of",
     "render_core",
     "adopt_core",
+    "check_reset_options",
     "MAX_IDLE_STEPS",
 ]
 
@@ -36,6 +47,58 @@ __all__ = [
 MAX_IDLE_STEPS = 100_000
 
 _warned_unseedable: set[type] = set()
+
+
+def behavior_specs_of(core: Any, adapter: str) -> Mapping[str, BehaviorSpec]:
+    """The behaviour specs of ``core``; a core that has none yet is stepped once first.
+
+    A Unity scene whose agents have not requested a decision yet reports no behaviours
+    after it is built (its specs arrive with the agents' first messages). As ML-Agents'
+    own wrappers do, such a core is stepped once (a ``UnityEnvironment``'s first ``step()``
+    is its reset) and its specs are read again. Every adapter builds on this.
+
+    Raises:
+        SpecError: the core has no behaviours even after that step.
+
+    Example:
+        >>> from zooport.envs.builtin.basic import Basic
+        >>> list(behavior_specs_of(Basic(), "GymEnv"))
+        ['Basic']
+    """
+    specs = core.behavior_specs
+    if len(specs):
+        return specs
+    try:
+        core.step()
+    except Exception as error:
+        note_core_failure(error, f"{adapter}() construction (the core had no behaviors yet)")
+        raise
+    specs = core.behavior_specs
+    if not len(specs):
+        raise SpecError(
+            f"{adapter}: {type(core).__name__} has no behaviors, even after one step (a "
+            "Unity scene reports a behavior once one of its agents requests a decision; is "
+            "an agent with this behavior active in the scene?)"
+        )
+    return specs
+
+
+def note_core_failure(error: BaseException, where: str) -> None:
+    """Names ``where`` (the adapter call) in ``error``, an exception the core raised.
+
+    The exception itself is left to propagate unchanged, so code that catches ML-Agents'
+    own ``UnityTimeOutException`` or ``UnityCommunicatorStoppedException`` (a Unity process
+    that hung or died) keeps catching it; the note shows in its traceback. zooport's own
+    errors carry their context in their message and get no note.
+    """
+    if isinstance(error, ZooportError):
+        return
+    note = f"zooport: raised by the core ({where})"
+    add_note = getattr(error, "add_note", None)
+    if add_note is not None:
+        add_note(note)
+    else:  # Python 3.10: no add_note, the same attribute by hand
+        error.__notes__ = [*getattr(error, "__notes__", ()), note]  # type: ignore[attr-defined]
 
 
 def reset_core(core: Any, seed: int | None) -> bool:
@@ -108,3 +171,57 @@ def adopt_core(env: Any) -> BaseEnv:
     that presents the current one. Nothing is imported from ``mlagents_envs``.
     """
     return as_base_env(env)
+
+
+def adopt_core_with_specs(env: Any, adapter: str) -> tuple[BaseEnv, Mapping[str, BehaviorSpec]]:
+    """The core an adapter keeps for ``env`` and its behaviour specs; every adapter's start.
+
+    :func:`adopt_core`, then :func:`behavior_specs_of`. An env that had no behaviours when
+    it was adopted could not be told apart from a current-API one; if the specs that arrive
+    with its first step are of an older ML-Agents API, it is adopted again (wrapped) now.
+
+    Example:
+        >>> from zooport.envs.builtin.basic import Basic
+        >>> core, specs = adopt_core_with_specs(Basic(), "GymEnv")
+        >>> list(specs)
+        ['Basic']
+    """
+    core = adopt_core(env)
+    specs = behavior_specs_of(core, adapter)
+    if core is env and not isinstance(env, BaseEnv) and is_legacy_env(env):
+        core = adopt_core(env)
+        specs = core.behavior_specs
+    return core, specs
+
+
+def check_reset_options(options: Any, where: str) -> None:
+    """The rule every adapter applies to ``reset(options=...)``.
+
+    ``options`` is None or a dict (any ``Mapping``) with str keys. A ``BaseEnv`` reset takes
+    no options, so the entries are not used; they are accepted because the ecosystem's own
+    checkers send some (PettingZoo's ``api_test`` and ``parallel_api_test`` reset with
+    ``options={"options": 1}``) and Gymnasium and PettingZoo environments ignore keys they do
+    not know. Anything else (``options=5``, a list, a non-str key) is a mistake.
+
+    Raises:
+        ArgumentTypeError: ``options`` is not None or a mapping with str keys.
+
+    Example:
+        >>> check_reset_options({"options": 1}, "GymEnv.reset")
+        >>> check_reset_options(5, "GymEnv.reset")
+        Traceback (most recent call last):
+        ...
+        zooport.errors.ArgumentTypeError: GymEnv.reset: expected options to be None or a dict ...
+    """
+    if options is None:
+        return
+    if not isinstance(options, Mapping):
+        raise ArgumentTypeError(
+            f"{where}: expected options to be None or a dict with str keys, got "
+            f"{type(options).__name__} {options!r}"
+        )
+    bad = [key for key in options if not isinstance(key, str)]
+    if bad:
+        raise ArgumentTypeError(
+            f"{where}: expected options to be None or a dict with str keys, got keys {bad!r}"
+        )

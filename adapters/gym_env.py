@@ -26,9 +26,11 @@ import numpy as np
 from gymnasium import spaces
 
 from zooport.adapters.behavior_slots import BehaviorSlots
-from zooport.adapters.core_access import render_core, side_channels_of
+from zooport.adapters.core_access import check_reset_options, render_core, side_channels_of
 from zooport.adapters.spaces import ObservationLayout
-from zooport.errors import ActionError, EnvClosedError, EnvNotResetError, SpecError
+from zooport.envs.arguments import check_seed
+from zooport.envs.step_guard import StepGuard
+from zooport.errors import ActionError, ArgumentError, EnvClosedError, EnvNotResetError, SpecError
 
 try:  # typing.override is 3.12+; typing_extensions ships with Gymnasium.
     from typing_extensions import override
@@ -74,14 +76,27 @@ class GymEnv(gym.Env[Any, Any]):
     reset in the middle of an episode, resets the core). A step in which the agent has no
     decision advances the core until it has one, summing its rewards.
 
+    A zero-size observation (an empty vector sensor beside a camera) is left out of the
+    space, as ML-Agents' wrapper does. Where the core is a real ``UnityEnvironment`` whose
+    process dies or hangs, ML-Agents' own exception (``UnityCommunicatorStoppedException``,
+    ``UnityTimeOutException``, ...) propagates unchanged, with a note naming the adapter
+    call and the step.
+
     ``info`` holds ``"group_id"`` (reset and step), ``"group_reward"`` (step) and, when the
     behaviour has discrete actions, ``"action_mask"`` (int8, 1 = allowed, flattened over
     branches or over combinations with ``flatten_branched``); :meth:`action_masks` returns
     the same mask for sb3-contrib's ``MaskablePPO``.
 
+    Not thread-safe and not re-entrant: a ``step``/``reset`` entered while another runs (from
+    a callback, a hook or a second thread) raises :class:`~zooport.errors.ReentrantCallError`;
+    after a step interrupted by an exception (a core hook, a side channel), ``step`` raises
+    :class:`~zooport.errors.EnvNotResetError` naming that error until ``reset()``.
+
     Args:
         env: the core, any ``BaseEnv`` (an older ML-Agents API is adapted); it is reset once
-            here to count the agents.
+            here to count the agents. A core with no behaviours yet (a Unity scene whose
+            agents have not requested a decision) is stepped once before, as ML-Agents'
+            wrappers do (``core_access.behavior_specs_of``).
         behavior_name: the behaviour to serve; needed only when the core has several.
         uint8_visual: visual observations as uint8 0..255.
         flatten_branched: several discrete branches as one ``Discrete``.
@@ -92,10 +107,14 @@ class GymEnv(gym.Env[Any, Any]):
 
     Raises:
         SpecError: the behaviour has more than one agent (use ``BehaviorVectorEnv`` or
-            ``PettingZooParallelEnv``), or no space can represent its specs.
+            ``PettingZooParallelEnv``), no space can represent its specs, or the core has
+            no behaviours even after one step.
+        ObservationError: (on reset and step) the core's observations disagree with the
+            spec: another shape, another number of observations, or rows that disagree
+            with the agent ids; never broadcast into the declared shape.
         UnknownBehaviorError: ``behavior_name`` is not a behaviour of the core, or is None
             and the core has several.
-        ValueError: ``render_mode`` is not supported.
+        ArgumentError: ``render_mode`` is not supported.
 
     Example:
         >>> from zooport.envs.builtin.basic import Basic
@@ -140,6 +159,7 @@ class GymEnv(gym.Env[Any, Any]):
         self._action_layout = self._slots.action_layout
         self.observation_space: spaces.Space = self._obs_layout.space
         self.action_space: spaces.Space = self._action_layout.space
+        action_space_seed = check_seed(action_space_seed, "GymEnv(action_space_seed=...)")
         if action_space_seed is not None:
             self.action_space.seed(action_space_seed)
         self._has_mask = bool(self._action_layout.branches)
@@ -166,8 +186,10 @@ class GymEnv(gym.Env[Any, Any]):
         fps = getattr(env, "metadata", {}).get("render_fps", 30) if core_renders else 30
         # Per instance: the class attribute is shared and must not be mutated.
         self.metadata = {"render_modes": modes, "render_fps": fps}
-        if render_mode is not None and render_mode not in modes:
-            raise ValueError(
+        if render_mode is not None and (
+            not isinstance(render_mode, str) or render_mode not in modes
+        ):
+            raise ArgumentError(
                 f"GymEnv over {type(env).__name__}: expected render_mode in {[None, *modes]}, "
                 f"actually: {render_mode!r}"
             )
@@ -182,30 +204,42 @@ class GymEnv(gym.Env[Any, Any]):
     ) -> tuple[Any, dict[str, Any]]:
         """Starts an episode; returns ``(observation, info)``.
 
-        ``seed`` reseeds :attr:`np_random` and the core (where it can be seeded; a Unity
-        build cannot and warns once). ``options`` are accepted for the Gymnasium API; the
-        cores take none.
+        ``seed`` (None or an int >= 0) reseeds :attr:`np_random` and the core (where it can
+        be seeded; a Unity build cannot and warns once). ``options`` is None or a dict with
+        str keys, which the core does not use (see
+        :func:`~zooport.adapters.core_access.check_reset_options`).
         """
         self._check_open()
+        seed = check_seed(seed, "GymEnv.reset")
+        check_reset_options(options, "GymEnv.reset")
         super().reset(seed=seed)
         slots = self._slots
-        if seed is not None:
-            slots.reset(seed)
-        elif self._fresh:
-            pass  # the constructor's reset: an unseen episode start
-        elif self._episode_over:
-            # The core ended the episode; a restarted agent needs no core reset.
-            if not slots.refill():
+        guard = slots.guard
+        guard.enter("reset")
+        try:
+            guard.committed = True
+            if seed is not None or guard.failure is not None:
+                slots.reset(seed)  # after a failed step or reset, always the whole core
+            elif self._fresh:
+                pass  # the constructor's reset: an unseen episode start
+            elif self._episode_over:
+                # The core ended the episode; a restarted agent needs no core reset.
+                if not slots.refill():
+                    slots.reset()
+            else:
                 slots.reset()
-        else:
-            slots.reset()
-        self._fresh = False
-        self._needs_reset = False
-        self._episode_over = False
-        info: dict[str, Any] = {"group_id": int(slots.group_id[0])}
-        if self._has_mask:
-            info["action_mask"] = slots.mask[0].copy()
-        return ObservationLayout.take(slots.obs, 0), info
+            self._fresh = False
+            self._needs_reset = False
+            self._episode_over = False
+            info: dict[str, Any] = {"group_id": int(slots.group_id[0])}
+            if self._has_mask:
+                info["action_mask"] = slots.mask[0].copy()
+            obs = ObservationLayout.take(slots.obs, 0)
+        except BaseException as error:
+            guard.abort(error)
+            raise
+        guard.reset_done()
+        return obs, info
 
     @override
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
@@ -218,20 +252,30 @@ class GymEnv(gym.Env[Any, Any]):
                 "GymEnv: the episode ended (terminated or truncated); call reset() before step()"
             )
         slots = self._slots
-        result = slots.step(self._batch(action))
-        terminated = bool(result.terminated[0])
-        truncated = bool(result.truncated[0])
-        if terminated or truncated:
-            self._episode_over = True
-            obs = ObservationLayout.take(result.final_obs, 0)
-        else:
-            obs = ObservationLayout.take(slots.obs, 0)
-        info: dict[str, Any] = {
-            "group_id": int(slots.group_id[0]),
-            "group_reward": float(result.group_reward[0]),
-        }
-        if self._has_mask:
-            info["action_mask"] = slots.mask[0].copy()
+        batch = self._batch(action)
+        guard = slots.guard
+        guard.enter("step")
+        try:
+            slots.set_actions(batch)  # a bad action raises here and changes nothing
+            guard.committed = True
+            result = slots.advance()
+            terminated = bool(result.terminated[0])
+            truncated = bool(result.truncated[0])
+            if terminated or truncated:
+                self._episode_over = True
+                obs = ObservationLayout.take(result.final_obs, 0)
+            else:
+                obs = ObservationLayout.take(slots.obs, 0)
+            info: dict[str, Any] = {
+                "group_id": int(slots.group_id[0]),
+                "group_reward": float(result.group_reward[0]),
+            }
+            if self._has_mask:
+                info["action_mask"] = slots.mask[0].copy()
+        except BaseException as error:
+            guard.abort(error)
+            raise
+        guard.exit()
         return obs, float(result.reward[0]), terminated, truncated, info
 
     @override
@@ -264,7 +308,9 @@ class GymEnv(gym.Env[Any, Any]):
 
         Raises:
             SpecError: the behaviour has no discrete actions.
+            EnvClosedError: after ``close()``.
         """
+        self._check_open()
         if not self._has_mask:
             raise SpecError(
                 f"GymEnv: behavior {self.behavior_name!r} has no discrete actions, so no "
@@ -282,6 +328,11 @@ class GymEnv(gym.Env[Any, Any]):
     def closed(self) -> bool:
         """True once ``close()`` was called."""
         return self._closed
+
+    @property
+    def step_guard(self) -> StepGuard:
+        """The adapter's re-entry and failure state (see :mod:`zooport.envs.step_guard`)."""
+        return self._slots.guard
 
     def __repr__(self) -> str:
         return f"<GymEnv<{type(self.core).__name__}, {self.behavior_name!r}>>"
@@ -306,9 +357,19 @@ class GymEnv(gym.Env[Any, Any]):
         return self._batch_part(action, space)
 
     def _batch_part(self, action: Any, space: spaces.Space) -> np.ndarray:
-        array = np.asarray(action)
+        try:
+            array = np.asarray(action)
+        except (ValueError, TypeError) as error:  # ragged lists and the like
+            raise ActionError(
+                f"GymEnv: behavior {self.behavior_name!r} expects an action of {space}, got a "
+                f"{type(action).__name__} numpy cannot read ({error})"
+            ) from None
         expected = space.shape
-        if array.shape != expected and not (isinstance(space, spaces.Discrete) and array.size == 1):
+        # A Discrete action may also come as a one-element vector (shape (1,)), as some
+        # consumers send it; [[1]] is a mistake.
+        if array.shape != expected and not (
+            isinstance(space, spaces.Discrete) and array.shape == (1,)
+        ):
             raise ActionError(
                 f"GymEnv: behavior {self.behavior_name!r} expects an action of shape "
                 f"{expected} for {space}, got shape {array.shape}"
@@ -358,7 +419,7 @@ def make_gym_env(
         **kwargs: core and adapter options.
 
     Raises:
-        TypeError: a keyword is neither a core parameter nor an adapter option.
+        ArgumentTypeError: a keyword is neither a core parameter nor an adapter option.
 
     Example:
         >>> env = make_gym_env("Basic", max_steps=5, flatten_branched=True)

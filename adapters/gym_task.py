@@ -3,7 +3,9 @@
 Classes:
     GymTask: a ``gymnasium.Wrapper`` over an env id or instance, with a state transform, a
         reward transform (called with the named arguments it declares), frame stacking and
-        a random number of no-op steps at the start of every episode.
+        a random number of no-op steps at the start of every episode; and the attributes
+        of ai-traineree's ``GymTask`` (``name``, ``obs_size``, ``action_size``,
+        ``is_discrete``, ``seed()``).
 
 Constants:
     TRANSFORM_ARGUMENTS: the names a transform may declare.
@@ -20,6 +22,11 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import RecordConstructorArgs
+
+from zooport.adapters import task_api
+from zooport.envs.arguments import check_seed
+from zooport.envs.step_guard import StepGuard
+from zooport.errors import ActionError, ArgumentError, ArgumentTypeError
 
 try:  # typing.override is 3.12+; typing_extensions ships with Gymnasium.
     from typing_extensions import override
@@ -38,14 +45,52 @@ __all__ = ["GymTask", "TRANSFORM_ARGUMENTS"]
 TRANSFORM_ARGUMENTS = ("state", "action", "reward", "terminated", "truncated", "done", "info")
 
 
+def _parameters(function: Callable[..., Any], role: str) -> list[inspect.Parameter] | None:
+    """``function``'s parameters, or None when its signature cannot be read (a builtin)."""
+    if not callable(function):
+        raise ArgumentTypeError(
+            f"Expected {role} to be callable, actually: {type(function).__name__}"
+        )
+    try:
+        return list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        return None
+
+
 def _declared_arguments(function: Callable[..., Any], role: str) -> tuple[str, ...]:
     """The names among :data:`TRANSFORM_ARGUMENTS` that ``function`` declares."""
-    if not callable(function):
-        raise TypeError(f"Expected {role} to be callable, actually: {type(function).__name__}")
-    try:
-        parameters = list(inspect.signature(function).parameters.values())
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{role}: cannot read the signature of {function!r}: {exc}") from None
+    parameters = _parameters(function, role)
+    if parameters is None:
+        raise ArgumentTypeError(f"{role}: cannot read the signature of {function!r}")
+    return _named(parameters, function, role)
+
+
+def _state_arguments(function: Callable[..., Any]) -> tuple[bool, tuple[str, ...]]:
+    """How ``state_transform`` is called: (the state goes first, by position; the names).
+
+    The state goes first by position, as ai-traineree calls ``state_transform(state)``,
+    when the first parameter is positional and not named among :data:`TRANSFORM_ARGUMENTS`
+    (``lambda s: s / 255``, ``np.tanh``), or when the signature cannot be read (``max``);
+    any further parameters are passed by name as for ``reward_transform``.
+    """
+    parameters = _parameters(function, "state_transform")
+    if parameters is None:
+        return True, ()
+    kind = inspect.Parameter
+    if parameters and (
+        parameters[0].kind in (kind.POSITIONAL_ONLY, kind.VAR_POSITIONAL)
+        or (
+            parameters[0].kind is kind.POSITIONAL_OR_KEYWORD
+            and parameters[0].name not in TRANSFORM_ARGUMENTS
+        )
+    ):
+        return True, _named(parameters[1:], function, "state_transform")
+    return False, _named(parameters, function, "state_transform")
+
+
+def _named(
+    parameters: list[inspect.Parameter], function: Callable[..., Any], role: str
+) -> tuple[str, ...]:
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
         return TRANSFORM_ARGUMENTS
     names = []
@@ -55,7 +100,7 @@ def _declared_arguments(function: Callable[..., Any], role: str) -> tuple[str, .
         if p.name in TRANSFORM_ARGUMENTS and p.kind is not inspect.Parameter.POSITIONAL_ONLY:
             names.append(p.name)
         elif p.default is inspect.Parameter.empty:
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"{role} {getattr(function, '__qualname__', function)!r}: expected its required "
                 f"parameters to be named among {list(TRANSFORM_ARGUMENTS)} (passed by name), "
                 f"actually: {p.name!r}"
@@ -73,7 +118,7 @@ def _space_of(value: Any, role: str) -> spaces.Space:
     if np.issubdtype(array.dtype, np.integer):
         info = np.iinfo(array.dtype)
         return spaces.Box(info.min, info.max, array.shape, array.dtype)
-    raise TypeError(
+    raise ArgumentTypeError(
         f"{role} returned a {array.dtype} value; its observation space cannot be inferred, "
         "pass observation_space="
     )
@@ -86,9 +131,32 @@ def _stacked_space(space: spaces.Space, n: int) -> spaces.Space:
         return spaces.Box(low, high, dtype=space.dtype)
     if isinstance(space, spaces.Dict):
         return spaces.Dict({key: _stacked_space(sub, n) for key, sub in space.spaces.items()})
-    raise TypeError(
+    raise ArgumentTypeError(
         f"stack_frames supports Box and Dict-of-Box observation spaces, actually: {space}"
     )
+
+
+def _one_element_action(action: Any) -> Any:
+    """A one-element integer array (``array([3])``, a tensor) as the int it holds.
+
+    ai-traineree's agents hand a discrete action over as a one-element array and its task
+    took ``int(action)``; a ``Discrete`` space does not contain ``array([3])``. Anything that
+    is not a one-element array is returned unchanged, for the env to judge.
+
+    Raises:
+        ActionError: a one-element array that does not hold an integer (no value is cast).
+    """
+    if isinstance(action, (int, np.integer)) or not hasattr(action, "__array__"):
+        return action
+    array = np.asarray(action)
+    if array.ndim == 0 or array.size != 1:
+        return action
+    if array.dtype.kind not in "iu":
+        raise ActionError(
+            f"GymTask: a discrete action given as a one-element array must hold an integer, "
+            f"got {action!r} (dtype {array.dtype})"
+        )
+    return int(array.reshape(()))
 
 
 def _default_noop(space: spaces.Space) -> Any:
@@ -142,12 +210,23 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
 
     ``state_transform`` and ``reward_transform`` are called with the arguments they declare,
     by name, among ``state, action, reward, terminated, truncated, done, info`` (a transform
-    taking ``**kwargs`` gets them all). Both see the wrapped environment's own values: the
-    untransformed observation as ``state`` and the untransformed reward. At reset,
-    ``state_transform`` gets ``action=None``, ``reward=0.0`` and false flags.
+    taking ``**kwargs`` gets them all). A ``state_transform`` whose first parameter is
+    positional and named otherwise (``lambda s: s / 255``), or whose signature cannot be read
+    (``max``), gets the state as that first argument, as ai-traineree calls it. Both see
+    the wrapped environment's own values: the untransformed observation as ``state`` and the
+    untransformed reward. At reset, ``state_transform`` gets ``action=None``, ``reward=0.0``
+    and false flags.
+
+    The Gymnasium API holds: ``reset()`` returns ``(obs, info)`` and ``step()`` five values.
+    ai-traineree's ``GymTask`` returned the observation alone and four values; its
+    ``EnvRunner`` unpacks those, so it does not drive this class (see the README, "Coming
+    from ai-traineree"). With a ``Discrete`` action space, an action given as a one-element
+    integer array (``array([3])``, as ai-traineree's agents give it) is taken as that integer.
 
     Args:
-        env: a Gymnasium id (made with ``gym.make(env, **make_kwargs)``) or an env.
+        env: a Gymnasium id (made with ``gym.make(env, **make_kwargs)``) or an env. (A
+            zooport ``GymEnv`` has already stepped a core whose behaviours arrive late, a
+            Unity scene, once.)
         state_transform: returns the observation the agent sees.
         reward_transform: returns the reward the agent gets.
         observation_space: the space of ``state_transform``'s results; by default an
@@ -166,10 +245,19 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         noop_action: the action skipped steps take (default: 0, or zeros).
         **make_kwargs: ``gym.make`` keywords, only when ``env`` is an id.
 
+        ``env`` to ``skip_start_frames`` may be given by position, in ai-traineree's order.
+
+    Attributes:
+        name: the env id it was made from; for an instance, its ``spec.id``, or ``"custom"``.
+        obs_size: the number of values of one (transformed, stacked) observation.
+        action_size: ``n`` of a ``Discrete`` action space, else the number of action values.
+        is_discrete: True for a ``Discrete`` or ``MultiDiscrete`` action space.
+
     Raises:
-        TypeError: a transform declares an unknown required parameter, ``make_kwargs`` come
-            with an env instance, or frames cannot be stacked for the observation space.
-        ValueError: bad ``stack_frames``/``skip_start_frames``, a ``noop_action`` outside
+        ArgumentTypeError: a transform declares an unknown required parameter (a ``state_transform``
+            beyond its first, positional one), ``make_kwargs`` come with an env instance, or
+            frames cannot be stacked for the observation space.
+        ArgumentError: bad ``stack_frames``/``skip_start_frames``, a ``noop_action`` outside
             the action space, or ``can_render`` over an env that does not render.
 
     Example:
@@ -183,35 +271,45 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         >>> obs, reward, terminated, truncated, _ = task.step(0)
         >>> obs.shape, reward
         ((3, 4), 1.0)
+        >>> task.name, task.obs_size, task.action_size, task.is_discrete
+        ('CartPole-v1', 12, 2, True)
+        >>> task = GymTask("CartPole-v1", lambda s: s[:2])  # ai-traineree's positional form
+        >>> task.seed(0)
+        >>> obs, _ = task.reset()
+        >>> obs.shape, task.obs_size
+        ((2,), 2)
     """
 
     def __init__(
         self,
         env: str | gym.Env,
-        *,
         state_transform: Callable[..., Any] | None = None,
         reward_transform: Callable[..., SupportsFloat] | None = None,
-        observation_space: spaces.Space | None = None,
         can_render: bool = False,
         stack_frames: int = 1,
         skip_start_frames: int = 0,
+        *,
+        observation_space: spaces.Space | None = None,
         noop_action: Any = None,
         **make_kwargs: Any,
     ) -> None:
         if isinstance(env, str):
+            self.name = env
             if can_render and "render_mode" not in make_kwargs:
                 make_kwargs["render_mode"] = "rgb_array"
             env = gym.make(env, **make_kwargs)
         elif make_kwargs:
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"GymTask: gym.make keywords {sorted(make_kwargs)} need an env id, "
                 f"actually got an instance of {type(env).__name__}"
             )
         elif not isinstance(env, gym.Env):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"Expected env to be a Gymnasium id or gymnasium.Env, actually: "
                 f"{type(env).__name__}"
             )
+        else:
+            self.name = env.spec.id if env.spec is not None else "custom"
         RecordConstructorArgs.__init__(
             self,
             _disable_deepcopy=True,
@@ -230,19 +328,19 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
             ("skip_start_frames", skip_start_frames, 0),
         ):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-                raise ValueError(f"Expect {name} to be an int >= {minimum}, actually: {value!r}")
+                raise ArgumentError(f"Expect {name} to be an int >= {minimum}, actually: {value!r}")
             if value < minimum:
-                raise ValueError(f"Expect {name} to be an int >= {minimum}, actually: {value}")
+                raise ArgumentError(f"Expect {name} to be an int >= {minimum}, actually: {value}")
         if can_render and env.render_mode is None:
-            raise ValueError(
+            raise ArgumentError(
                 f"GymTask(can_render=True) needs an env that renders; {env} has render_mode=None "
                 '(make it with render_mode="rgb_array")'
             )
         self._can_render = bool(can_render)
 
         self._state_transform = state_transform
-        self._state_args = (
-            _declared_arguments(state_transform, "state_transform") if state_transform else ()
+        self._state_positional, self._state_args = (
+            _state_arguments(state_transform) if state_transform else (False, ())
         )
         self._reward_transform = reward_transform
         self._reward_args = (
@@ -251,7 +349,9 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         frame_space = env.observation_space
         if observation_space is not None:
             if state_transform is None:
-                raise ValueError("GymTask: observation_space= describes state_transform's results")
+                raise ArgumentError(
+                    "GymTask: observation_space= describes state_transform's results"
+                )
             frame_space = observation_space
         elif state_transform is not None:
             sample_space = copy.deepcopy(env.observation_space)
@@ -269,13 +369,18 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         if noop_action is None and self.skip_start_frames:
             noop_action = _default_noop(env.action_space)
             if noop_action is None:
-                raise ValueError(
+                raise ArgumentError(
                     f"GymTask: no default no-op action for {env.action_space}; pass noop_action="
                 )
         if noop_action is not None and not env.action_space.contains(noop_action):
-            raise ValueError(f"Expect noop_action in {env.action_space}, actually: {noop_action!r}")
+            raise ArgumentError(
+                f"Expect noop_action in {env.action_space}, actually: {noop_action!r}"
+            )
         self.noop_action = noop_action
         self._skip_rng = np.random.default_rng()
+        self._one_element = isinstance(env.action_space, spaces.Discrete)
+        self._next_seed: int | None = None
+        self._guard = StepGuard(type(self).__name__)
 
     # ------------------------------------------------------------------ Gymnasium API
 
@@ -283,37 +388,71 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
-        """Resets the env, takes the random no-op start, fills the frame stack."""
-        if seed is not None:
-            self._skip_rng = np.random.default_rng(seed)
-        obs, info = self.env.reset(seed=seed, options=options)
-        if self.skip_start_frames:
-            for _ in range(int(self._skip_rng.integers(0, self.skip_start_frames + 1))):
-                obs, _, terminated, truncated, info = self.env.step(self.noop_action)
-                if terminated or truncated:
-                    obs, info = self.env.reset()
-                    break
-        state = self._transform_state(obs, None, 0.0, False, False, info)
-        if self._frames is not None:
-            state = self._frames.fill(state)
+        """Resets the env, takes the random no-op start, fills the frame stack.
+
+        Without a ``seed``, the one given to :meth:`seed` since the last reset is used.
+        """
+        seed = check_seed(seed, "GymTask.reset")  # a bad seed raises, changing nothing
+        guard = self._guard
+        guard.enter("reset")
+        try:
+            if seed is None:
+                seed, self._next_seed = self._next_seed, None
+            if seed is not None:
+                self._skip_rng = np.random.default_rng(seed)
+            guard.committed = True
+            obs, info = self.env.reset(seed=seed, options=options)
+            if self.skip_start_frames:
+                for _ in range(int(self._skip_rng.integers(0, self.skip_start_frames + 1))):
+                    obs, _, terminated, truncated, info = self.env.step(self.noop_action)
+                    if terminated or truncated:
+                        obs, info = self.env.reset()
+                        break
+            state = self._transform_state(obs, None, 0.0, False, False, info)
+            if self._frames is not None:
+                state = self._frames.fill(state)
+        except BaseException as error:
+            guard.abort(error)
+            raise
+        guard.reset_done()
         return state, info
 
     @override
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
-        """Steps the env; returns the transformed (and stacked) observation and reward."""
-        obs, reward, terminated, truncated, info = self.env.step(action)
-        if self._reward_transform is not None:
-            values = {
-                "state": obs, "action": action, "reward": reward, "terminated": terminated,
-                "truncated": truncated, "done": terminated or truncated, "info": info,
-            }  # fmt: skip
-            new_reward = self._reward_transform(**{k: values[k] for k in self._reward_args})
-        else:
-            new_reward = reward
-        state = self._transform_state(obs, action, reward, terminated, truncated, info)
-        if self._frames is not None:
-            state = self._frames.push(state)
+        """Steps the env; returns the transformed (and stacked) observation and reward.
+
+        A transform that raises loses the step the env took: later steps raise
+        :class:`~zooport.errors.EnvNotResetError` naming the error until ``reset()``. A step
+        or reset entered while another runs raises :class:`~zooport.errors.ReentrantCallError`.
+        """
+        guard = self._guard
+        guard.enter("step")
+        try:
+            if self._one_element:
+                action = _one_element_action(action)
+            obs, reward, terminated, truncated, info = self.env.step(action)
+            guard.committed = True  # the env stepped: an exception from here on loses data
+            if self._reward_transform is not None:
+                values = {
+                    "state": obs, "action": action, "reward": reward, "terminated": terminated,
+                    "truncated": truncated, "done": terminated or truncated, "info": info,
+                }  # fmt: skip
+                new_reward = self._reward_transform(**{k: values[k] for k in self._reward_args})
+            else:
+                new_reward = reward
+            state = self._transform_state(obs, action, reward, terminated, truncated, info)
+            if self._frames is not None:
+                state = self._frames.push(state)
+        except BaseException as error:
+            guard.abort(error)
+            raise
+        guard.exit()
         return state, new_reward, terminated, truncated, info
+
+    @property
+    def step_guard(self) -> StepGuard:
+        """The task's re-entry and failure state (see :mod:`zooport.envs.step_guard`)."""
+        return self._guard
 
     @override
     def render(self) -> Any:
@@ -324,6 +463,39 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
     def can_render(self) -> bool:
         """True when ``render()`` returns the wrapped env's frames."""
         return self._can_render
+
+    # ------------------------------------------------------------------ ai-traineree's API
+
+    def seed(self, seed: int | None = None) -> None:
+        """Seeds the next ``reset()`` (ai-traineree's call; ``reset(seed=...)`` does the same).
+
+        Raises:
+            ArgumentError: ``seed`` is not None or an int >= 0.
+        """
+        self._next_seed = check_seed(seed, "GymTask.seed")
+
+    @property
+    def obs_size(self) -> int:
+        """The number of values of one observation (after the transform and stacking).
+
+        Raises:
+            SpecError: the observation space has no flat size (a ``Dict``).
+        """
+        return task_api.observation_size(self.observation_space)
+
+    @property
+    def action_size(self) -> int:
+        """``n`` of a ``Discrete`` action space, else the number of action values.
+
+        Raises:
+            SpecError: the action space has no flat size (a ``Dict``).
+        """
+        return task_api.action_size(self.action_space)
+
+    @property
+    def is_discrete(self) -> bool:
+        """True for a ``Discrete`` or ``MultiDiscrete`` action space."""
+        return task_api.is_discrete(self.action_space)
 
     # ------------------------------------------------------------------ internals
 
@@ -342,4 +514,7 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
             "state": obs, "action": action, "reward": reward, "terminated": terminated,
             "truncated": truncated, "done": terminated or truncated, "info": info,
         }  # fmt: skip
-        return self._state_transform(**{k: values[k] for k in self._state_args})
+        named = {k: values[k] for k in self._state_args}
+        if self._state_positional:
+            return self._state_transform(obs, **named)
+        return self._state_transform(**named)

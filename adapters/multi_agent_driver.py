@@ -20,6 +20,11 @@ Semantics (see also DESIGN.md, "Consumer conventions"):
       step. A live agent without a decision keeps its last observation, gets reward 0 (what it
       earns arrives summed with its next decision, as the core reports it), its action is
       ignored, and ``info["decided"]`` is False.
+    - An action for an agent that finished earlier in the episode (a stale action: AgileRL's
+      vector env and TorchRL's ``PettingZooWrapper(done_on_any=False)`` send one for every
+      agent they know) is ignored, as PettingZoo's own environments ignore it, and counted in
+      ``ignored_actions``; ``stale_actions="raise"`` makes it an :class:`~zooport.ActionError`.
+      A name that never was an agent of the episode is always an error.
     - The episode ends when the termination rule fires (counting every agent that finished)
       or after ``max_cycles`` steps; agents still live then are truncated (with what they
       reported in that step: a reward earned since an agent's last decision and not yet
@@ -37,23 +42,31 @@ import numpy as np
 from gymnasium import spaces
 
 from zooport.adapters.agent_group import AgentGroup, core_has_masks
-from zooport.adapters.agent_names import AgentKey, AgentNameFn, AgentNames
+from zooport.adapters.agent_names import AgentKey, AgentNames, AgentNaming
 from zooport.adapters.core_access import (
     MAX_IDLE_STEPS,
-    adopt_core,
+    adopt_core_with_specs,
+    note_core_failure,
     reset_core,
     side_channels_of,
 )
 from zooport.adapters.termination import TerminationMode, TerminationRule
+from zooport.envs.arguments import check_seed
+from zooport.envs.step_guard import StepGuard
 from zooport.errors import (
     ActionError,
+    ArgumentError,
+    ArgumentTypeError,
     EnvClosedError,
     EnvNotResetError,
     UnknownAgentError,
     ZooportError,
 )
 
-__all__ = ["AgentsStep", "DriverControls", "MultiAgentDriver"]
+__all__ = ["AgentsStep", "DriverControls", "MultiAgentDriver", "STALE_ACTIONS"]
+
+#: What ``stale_actions=`` accepts: ignore (and count) or refuse actions for finished agents.
+STALE_ACTIONS = ("ignore", "raise")
 
 
 class AgentsStep(NamedTuple):
@@ -75,7 +88,13 @@ class MultiAgentDriver:
     Args:
         core: any BaseEnv (a zooport ``BatchedEnv``, a Unity build, a user's own); an env of
             an older ML-Agents API generation is wrapped (see ``core_access.adopt_core``).
-        agent_name: ``(behaviour, agent_id) -> name``; default ``<prefix>_<agent_id>`` (see
+            A core with no behaviours yet (a Unity scene whose agents have not requested a
+            decision) is stepped once first, as ML-Agents' wrappers do (see
+            ``core_access.adopt_core_with_specs``); the behaviours it has then are the ones
+            served.
+        agent_name: the naming scheme: None/``"pettingzoo"`` (``<prefix>_<agent_id>``,
+            injective for any behaviour names), ``"mlagents"`` (``<behaviour>?agent_id=<id>``)
+            or a callable ``(behaviour, agent_id) -> name`` (see
             :mod:`zooport.adapters.agent_names`).
         termination_mode: ``"any"``, ``"majority"``, ``"all"``, a :class:`TerminationMode`
             or a fraction in (0, 1]: how many agents must have finished to end the episode.
@@ -88,6 +107,12 @@ class MultiAgentDriver:
             action; a mapping ``{behaviour: action}`` takes that consumer action.
         uint8_visual, flatten_branched, allow_multiple_obs: see :mod:`zooport.adapters.spaces`.
         adapter: the adapter's name, for error messages.
+        stale_actions: what an action for an agent that finished earlier in the episode
+            does: ``"ignore"`` (default: dropped and counted in :attr:`ignored_actions`) or
+            ``"raise"`` (an :class:`~zooport.ActionError`).
+
+    Attributes:
+        ignored_actions: how many stale actions were ignored since construction.
 
     Example:
         >>> from zooport.envs.builtin.tag import Tag
@@ -104,7 +129,7 @@ class MultiAgentDriver:
         self,
         core: Any,
         *,
-        agent_name: AgentNameFn | None = None,
+        agent_name: AgentNaming = None,
         termination_mode: TerminationMode | str | float = "all",
         max_cycles: int | None = None,
         action_masks: bool | None = None,
@@ -114,13 +139,11 @@ class MultiAgentDriver:
         flatten_branched: bool = False,
         allow_multiple_obs: bool = False,
         adapter: str = "MultiAgentDriver",
+        stale_actions: str = "ignore",
     ) -> None:
-        core = adopt_core(core)
+        core, specs = adopt_core_with_specs(core, adapter)
         self.core = core
         self.adapter = adapter
-        specs = core.behavior_specs
-        if not len(specs):
-            raise ZooportError(f"{adapter}: the core has no behaviors")
         self.names = AgentNames(list(specs), agent_name)
         self.termination = TerminationRule(termination_mode)
         self.max_cycles = max_cycles
@@ -164,6 +187,10 @@ class MultiAgentDriver:
         self._closed = False
         self._state_counts: list[int] | None = None
         self._state_space: spaces.Box | None = None
+        self.stale_actions = stale_actions
+        self.ignored_actions = 0
+        #: Refuses re-entrant steps and resets, and steps after an interrupted one.
+        self.guard = StepGuard(adapter)
 
     # ------------------------------------------------------------------ options
 
@@ -174,18 +201,53 @@ class MultiAgentDriver:
 
     @max_cycles.setter
     def max_cycles(self, value: int | None) -> None:
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1
-        ):
-            raise ValueError(f"Expect max_cycles to be None or an int >= 1, actually: {value!r}")
+        if value is not None:
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise ArgumentTypeError(
+                    f"Expect max_cycles to be None or an int >= 1, actually: "
+                    f"{type(value).__name__} {value!r}"
+                )
+            if value < 1:
+                raise ArgumentError(
+                    f"Expect max_cycles to be None or an int >= 1, actually: {value!r}"
+                )
         self._max_cycles = None if value is None else int(value)
+
+    @property
+    def stale_actions(self) -> str:
+        """``"ignore"`` or ``"raise"``: what an action for a finished agent does."""
+        return self._stale_actions
+
+    @stale_actions.setter
+    def stale_actions(self, value: str) -> None:
+        if not isinstance(value, str) or value not in STALE_ACTIONS:
+            raise ArgumentError(
+                f"Expect stale_actions to be one of {list(STALE_ACTIONS)}, actually: {value!r}"
+            )
+        self._stale_actions = value
+
+    def ignore_stale(self, agents: list[str]) -> None:
+        """Counts the stale actions of ``agents`` (finished in this episode) as ignored.
+
+        Raises:
+            ActionError: with ``stale_actions="raise"``, naming the agents.
+        """
+        self._refuse_stale(agents)
+        self.ignored_actions += len(agents)
+
+    def _refuse_stale(self, agents: list[str]) -> None:
+        if self._stale_actions == "raise":
+            raise ActionError(
+                f"{self.adapter}: actions for agents that finished earlier in the episode "
+                f"{agents} (stale_actions='raise'); live agents: {self.agents}"
+            )
 
     def _set_default_actions(self, default: str | Mapping[str, Any] | None) -> None:
         if default is None:
             return
         if isinstance(default, str):
             if default != "zero":
-                raise ValueError(
+                raise ArgumentError(
                     f"Expect default_action to be None, 'zero' or a mapping behavior -> action, "
                     f"actually: {default!r}"
                 )
@@ -195,13 +257,13 @@ class MultiAgentDriver:
                 )
             return
         if not isinstance(default, Mapping):
-            raise ValueError(
+            raise ArgumentTypeError(
                 f"Expect default_action to be None, 'zero' or a mapping behavior -> action, "
                 f"actually: {default!r}"
             )
         unknown = set(default) - set(self._group_of)
         if unknown:
-            raise ValueError(
+            raise ArgumentError(
                 f"default_action names behaviors {sorted(unknown)} the core does not have; "
                 f"behaviors: {list(self._group_of)}"
             )
@@ -222,20 +284,23 @@ class MultiAgentDriver:
         return self.names.lookup(agent)
 
     def group_of(self, agent: str) -> AgentGroup:
-        """The behaviour group of an agent name (known, or parsed from the name)."""
+        """The behaviour group of an agent of the episode.
+
+        Asked before the first ``reset()``, the core is reset once to find the agents. A
+        name that is not an agent of the episode (one that never existed, or one the core
+        has not spawned) is an error, even where its behaviour could be parsed from it.
+        """
         try:
             return self.agent_groups[agent]
         except (KeyError, TypeError):
             pass
-        try:
-            return self._group_of[self.names.lookup(agent).behavior]
-        except UnknownAgentError:
-            if not self._discovered:
-                self.discover()
-                return self.group_of(agent)
-            raise UnknownAgentError(
-                f"{self.adapter}: no agent {agent!r}; possible agents: {self.possible_agents}"
-            ) from None
+        if not self._discovered:
+            self.discover()
+            return self.group_of(agent)
+        raise UnknownAgentError(
+            f"{self.adapter}: expected an agent of the episode, got {agent!r}; possible "
+            f"agents: {self.possible_agents}"
+        )
 
     # ------------------------------------------------------------------ episodes
 
@@ -252,21 +317,41 @@ class MultiAgentDriver:
             self._live_set = set()
 
     def reset(self, seed: int | None = None) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-        """Resets the core (reseeded with ``seed`` where it can be) and starts an episode."""
+        """Resets the core (reseeded with ``seed`` where it can be) and starts an episode.
+
+        A reset that raises (a core hook, a side channel) leaves the driver needing another.
+        """
         self.check_open()
-        reset_core(self.core, seed)
-        self.names.forget()
-        steps = {g.name: self.core.get_steps(g.name) for g in self.groups}
-        idle = 0
-        while not any(len(d) for d, _ in steps.values()):
-            idle += 1
-            if idle > MAX_IDLE_STEPS:
-                raise ZooportError(
-                    f"{self.adapter}: no agent requested a decision in {MAX_IDLE_STEPS} steps "
-                    "after reset"
-                )
-            self.core.step()
+        seed = check_seed(seed, f"{self.adapter}.reset")  # a bad seed raises, changing nothing
+        guard = self.guard
+        guard.enter("reset")
+        try:
+            guard.committed = True
+            result = self._reset(seed)
+        except BaseException as error:
+            guard.abort(error)
+            raise
+        guard.reset_done()
+        return result
+
+    def _reset(self, seed: int | None) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        try:
+            reset_core(self.core, seed)
+            self.names.forget()
             steps = {g.name: self.core.get_steps(g.name) for g in self.groups}
+            idle = 0
+            while not any(len(d) for d, _ in steps.values()):
+                idle += 1
+                if idle > MAX_IDLE_STEPS:
+                    raise ZooportError(
+                        f"{self.adapter}: no agent requested a decision in {MAX_IDLE_STEPS} "
+                        "steps after reset"
+                    )
+                self.core.step()
+                steps = {g.name: self.core.get_steps(g.name) for g in self.groups}
+        except Exception as error:
+            note_core_failure(error, f"{self.adapter}.reset()")
+            raise
         self.possible_agents = []
         self.agent_groups = {}
         for g in self.groups:
@@ -301,7 +386,12 @@ class MultiAgentDriver:
         self._all_false: dict[str, bool] = dict.fromkeys(self.agents, False)
 
     def step(self, actions: Mapping[str, Any]) -> AgentsStep:
-        """Applies one action per live agent and steps the core until a live agent reports."""
+        """Applies one action per live agent and steps the core until a live agent reports.
+
+        Bad actions raise before anything changes. An exception once the core is stepping
+        (a core hook, a side channel) loses the step's outputs: every later step raises
+        :class:`~zooport.errors.EnvNotResetError` naming it until ``reset()``.
+        """
         if not self._ready:
             self.check_open()
             raise EnvNotResetError(f"{self.adapter}: call reset() before step()")
@@ -309,7 +399,19 @@ class MultiAgentDriver:
             raise EnvNotResetError(
                 f"{self.adapter}: the episode is over (no live agents); call reset()"
             )
+        guard = self.guard
+        guard.enter("step")
+        try:
+            result = self._step(actions)
+        except BaseException as error:
+            guard.abort(error)
+            raise
+        guard.exit()
+        return result
+
+    def _step(self, actions: Mapping[str, Any]) -> AgentsStep:
         live = self._live_set
+        stale = 0
         # When every live agent decides, a dict of the right size whose lookups all succeed
         # (in gather) has exactly the live agents as keys: no set comparison is needed.
         if (
@@ -317,7 +419,7 @@ class MultiAgentDriver:
             or len(actions) != len(live)
             or (self._n_deciding != len(live) and actions.keys() != live)
         ):
-            actions = self._complete(actions)
+            actions, stale = self._complete(actions)
         core = self.core
         groups = self.groups
         for g in groups:
@@ -326,17 +428,25 @@ class MultiAgentDriver:
                     batch = g.gather(actions)
                 except KeyError:
                     # A live agent without an action, so the dict names one that is not live.
-                    actions = self._complete(actions)
+                    actions, stale = self._complete(actions)
                     batch = g.gather(actions)
                 try:
                     core.set_actions(g.name, batch)
                 except ActionError as error:
                     values = [actions[n] for n in g.dec_names]
                     raise g.diagnose(g.dec_names, values, error) from None
+        # Every action was accepted; from here on an exception loses the step's outputs.
+        self.guard.committed = True
         for g in groups:
             g.begin_step()
         for _ in range(MAX_IDLE_STEPS):
-            core.step()
+            try:
+                core.step()
+            except Exception as error:
+                note_core_failure(
+                    error, f"{self.adapter}.step(), cycle {self.cycles + 1} of the episode"
+                )
+                raise
             reported = False
             for g in groups:
                 decision, terminal = core.get_steps(g.name)
@@ -350,6 +460,8 @@ class MultiAgentDriver:
                 f"decision or ended its episode in {MAX_IDLE_STEPS} core steps"
             )
         self.cycles += 1
+        if stale:
+            self.ignored_actions += stale
         return self._finish_step()
 
     def _finish_step(self) -> AgentsStep:
@@ -430,23 +542,33 @@ class MultiAgentDriver:
         self._n_deciding = sum(len(g.dec_names) for g in groups)
         return AgentsStep(observations, rewards, terminations, truncations, infos)
 
-    def _complete(self, actions: Mapping[str, Any]) -> dict[str, Any]:
-        """Checks the actions' keys against the live agents; fills defaults where allowed."""
+    def _complete(self, actions: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
+        """Checks the actions' keys against the live agents; fills defaults where allowed.
+
+        Returns:
+            The actions of the live agents, and how many stale actions were left out (counted
+            in ``ignored_actions`` once the step succeeds).
+        """
         if not isinstance(actions, Mapping):
             raise ActionError(
                 f"{self.adapter}: expected a dict of actions keyed by agent name, got "
                 f"{type(actions).__name__}"
             )
-        extra = [a for a in actions if a not in self._live_set]
+        live = self._live_set
+        extra = [a for a in actions if a not in live]
         if extra:
-            known = set(self.possible_agents)
-            finished = [a for a in extra if a in known]
-            unknown = [a for a in extra if a not in known]
-            raise ActionError(
-                f"{self.adapter}: actions for agents that are not live: finished {finished}, "
-                f"unknown {unknown}; live agents: {self.agents}"
-            )
-        filled = dict(actions)
+            # Every agent of the episode, live or finished, is in agent_groups.
+            episode = self.agent_groups
+            unknown = [a for a in extra if a not in episode]
+            if unknown:
+                raise ActionError(
+                    f"{self.adapter}: actions for agents that are not in the episode {unknown}; "
+                    f"live agents: {self.agents}"
+                )
+            self._refuse_stale(extra)
+            filled = {a: action for a, action in actions.items() if a in live}
+        else:
+            filled = dict(actions)
         without = []
         for agent in self.agents:
             if agent not in filled:
@@ -461,7 +583,7 @@ class MultiAgentDriver:
                 "needs one (its action is ignored when info['decided'] is False), or pass "
                 "default_action='zero'"
             )
-        return filled
+        return filled, len(extra)
 
     # ------------------------------------------------------------------ state
 
@@ -499,8 +621,8 @@ class MultiAgentDriver:
 
     def state(self) -> np.ndarray:
         """The core's ``global_state()``, or every agent's observation (see the adapters)."""
+        self.check_open()
         if not self._discovered:
-            self.check_open()
             raise EnvNotResetError(f"{self.adapter}: call reset() before state()")
         if self.has_global_state:
             return np.array(self.core.global_state(), dtype=self.state_space.dtype, copy=True)
@@ -549,8 +671,8 @@ class DriverControls:
     """The episode controls every adapter built on a :class:`MultiAgentDriver` exposes.
 
     A mixin for classes that keep their driver in ``self._driver`` and their core in
-    ``self.core``: the termination rule and ``max_cycles`` (both writable), the cycle count,
-    and the core's side channels.
+    ``self.core``: the termination rule, ``max_cycles`` and ``stale_actions`` (writable), the
+    cycle count, the count of ignored stale actions, and the core's side channels.
     """
 
     _driver: MultiAgentDriver
@@ -578,6 +700,30 @@ class DriverControls:
     def cycles(self) -> int:
         """Completed cycles (core steps asked for) in the current episode."""
         return self._driver.cycles
+
+    @property
+    def stale_actions(self) -> str:
+        """What an action for an agent that finished earlier in the episode does; writable.
+
+        ``"ignore"`` (the default): it is dropped, as PettingZoo's own environments drop it,
+        and counted in :attr:`ignored_actions`; ``"raise"``: an :class:`~zooport.ActionError`
+        naming the agents. A name that never was an agent of the episode is always an error.
+        """
+        return self._driver.stale_actions
+
+    @stale_actions.setter
+    def stale_actions(self, value: str) -> None:
+        self._driver.stale_actions = value
+
+    @property
+    def ignored_actions(self) -> int:
+        """How many actions for finished agents were ignored since construction."""
+        return self._driver.ignored_actions
+
+    @property
+    def step_guard(self) -> StepGuard:
+        """The adapter's re-entry and failure state (see :mod:`zooport.envs.step_guard`)."""
+        return self._driver.guard
 
     @property
     def side_channels(self) -> list[Any]:

@@ -22,12 +22,19 @@ from inside ``step``. Here:
   ``max_cycles`` cycles; agents still live are then truncated (``done`` True,
   ``info["truncated"]`` True). ``step`` never resets: after the episode ends it raises
   :class:`~zooport.EnvNotResetError` until ``reset()``.
+- An action for an agent that finished earlier in the episode is ignored and counted in
+  ``ignored_actions`` (``stale_actions="raise"`` refuses it), as in the PettingZoo adapters.
 - Agents are named ``<behaviour>_<agent_id>`` as in the PettingZoo adapters; wherever an
   ``agent_id`` is taken, an int is a position in :attr:`MultiAgentTask.possible_agents` (the
   seed runner's ``range(num_agents)``), a str an agent name.
 
 The episode semantics (decision periods, agents restarted or spawned by the core, masks) are
 those of :class:`~zooport.adapters.multi_agent_driver.MultiAgentDriver`.
+
+ai-traineree's ``MultiAgentEnvRunner`` unpacks ``task.step(action, agent_id=i)`` for each
+agent in turn, which here returns None until the cycle completes: collect every agent's
+action, call ``step_all(dict(enumerate(actions)))`` once, and read each agent's transition
+with ``last(agent_id)`` (tested in ``tests/test_ai_traineree_runners.py``).
 """
 
 from __future__ import annotations
@@ -39,11 +46,13 @@ from typing import Any, NamedTuple
 import numpy as np
 from gymnasium import spaces
 
-from zooport.adapters.agent_names import AgentKey, AgentNameFn
+from zooport.adapters import task_api
+from zooport.adapters.agent_names import AgentKey, AgentNaming
 from zooport.adapters.core_access import render_core
 from zooport.adapters.multi_agent_driver import AgentsStep, DriverControls, MultiAgentDriver
 from zooport.adapters.termination import TerminationMode
-from zooport.errors import ActionError, EnvNotResetError, UnknownAgentError
+from zooport.envs.arguments import check_seed
+from zooport.errors import ActionError, ArgumentError, EnvNotResetError, UnknownAgentError
 
 __all__ = ["Transition", "MultiAgentTask", "MultiAgentUnityTask"]
 
@@ -68,8 +77,15 @@ class Transition(NamedTuple):
 class MultiAgentTask(DriverControls):
     """Every agent of a core as a task for multi-agent runners; see the module docstring.
 
+    Not thread-safe and not re-entrant: a ``step``/``reset`` entered while another runs (from
+    a callback, a hook or a second thread) raises :class:`~zooport.errors.ReentrantCallError`;
+    after a step interrupted by an exception (a core hook, a side channel), ``step`` raises
+    :class:`~zooport.errors.EnvNotResetError` naming that error until ``reset()``.
+
     Args:
-        env: any BaseEnv; the task owns it (``close()`` closes it).
+        env: any BaseEnv; the task owns it (``close()`` closes it). One with no behaviours
+            yet (a Unity scene whose agents have not requested a decision) is stepped once
+            first, as ML-Agents' wrappers do.
         uint8_visual: visual observations as uint8 0..255 instead of float 0..1.
         flatten_branched: several discrete branches as one ``Discrete`` action.
         allow_multiple_obs: every observation of an agent, in a Dict (otherwise the one
@@ -82,6 +98,10 @@ class MultiAgentTask(DriverControls):
             :class:`~zooport.adapters.pettingzoo_parallel.PettingZooCommon`. With a
             ``default_action``, ``step(None, agent_id)`` and agents left out of ``step_all``
             take it.
+        stale_actions: ``"ignore"`` (default) or ``"raise"``: what an action for an agent
+            that finished earlier in the episode does, given to ``step`` or ``step_all``
+            (ignored and counted in ``ignored_actions``, or an
+            :class:`~zooport.ActionError`).
 
     Attributes:
         env: the wrapped core (also ``core``).
@@ -114,8 +134,9 @@ class MultiAgentTask(DriverControls):
         max_cycles: int | None = None,
         action_masks: bool | None = None,
         mask_in_info: bool = False,
+        stale_actions: str = "ignore",
         default_action: str | Mapping[str, Any] | None = None,
-        agent_name: AgentNameFn | None = None,
+        agent_name: AgentNaming = None,
     ) -> None:
         self._driver = MultiAgentDriver(
             env,
@@ -129,6 +150,7 @@ class MultiAgentTask(DriverControls):
             flatten_branched=flatten_branched,
             allow_multiple_obs=allow_multiple_obs,
             adapter=type(self).__name__,
+            stale_actions=stale_actions,
         )
         self.core = self._driver.core
         self.name = type(self.core).__name__
@@ -213,7 +235,7 @@ class MultiAgentTask(DriverControls):
     def observation_space(self, agent_id: int | str) -> spaces.Space:
         """The observation space of the agent's behaviour (one object per behaviour).
 
-        A name the core has not used yet (an agent it may spawn) is parsed for its behaviour.
+        A name that is not an agent of the episode raises :class:`~zooport.UnknownAgentError`.
         """
         name = agent_id if isinstance(agent_id, str) else self.agent(agent_id)
         return self._driver.group_of(name).observation_space
@@ -233,11 +255,46 @@ class MultiAgentTask(DriverControls):
         """``action_space(agent)`` for every possible agent."""
         return {a: self.action_space(a) for a in self.possible_agents}
 
+    @property
+    def obs_size(self) -> int:
+        """The number of values of one agent's observation, the same for every behaviour.
+
+        With an action mask in the observation, the size of its ``"observation"`` part.
+
+        Raises:
+            SpecError: behaviours of different sizes, or an observation with no flat size.
+
+        Example:
+            >>> from zooport.envs.builtin.ball_balance import BallBalance
+            >>> task = MultiAgentTask(BallBalance(n_agents=2, seed=0))
+            >>> task.obs_size, task.action_size
+            (8, 2)
+        """
+        return task_api.one_size(
+            {g.name: task_api.observation_size(g.observation_space) for g in self._driver.groups},
+            "obs_size",
+            type(self).__name__,
+        )
+
+    @property
+    def action_size(self) -> int:
+        """``n`` of a ``Discrete`` action space, else the number of action values; the same
+        for every behaviour.
+
+        Raises:
+            SpecError: behaviours of different sizes, or a hybrid action space.
+        """
+        return task_api.one_size(
+            {g.name: task_api.action_size(g.action_space) for g in self._driver.groups},
+            "action_size",
+            type(self).__name__,
+        )
+
     # ------------------------------------------------------------------ options
 
     def seed(self, seed: int | None = None) -> None:
         """Seeds the next ``reset()`` (the seed's API; ``reset(seed=...)`` does the same)."""
-        self._next_seed = seed
+        self._next_seed = check_seed(seed, f"{type(self).__name__}.seed")
 
     def reset(self, seed: int | None = None) -> list[Any]:
         """Resets the core (reseeded with ``seed``) and starts an episode.
@@ -268,15 +325,18 @@ class MultiAgentTask(DriverControls):
             None while live agents have yet to act in this cycle (see :attr:`waiting_for`):
             the core has not moved. When this call completes the cycle, the core steps once
             and this agent's own :class:`Transition` is returned; the other agents' are
-            in :meth:`last`.
+            in :meth:`last`. An agent that finished earlier in the episode does not act: its
+            action is ignored (counted in ``ignored_actions``) and None is returned.
 
         Raises:
-            ActionError: the agent has already acted in this cycle, is not live (finished in
-                this episode), or its action does not fit (raised when the cycle completes;
-                the cycle then starts over: every agent acts again).
+            ActionError: the agent has already acted in this cycle, has finished (with
+                ``stale_actions="raise"``), or its action does not fit (raised when the
+                cycle completes; the cycle then starts over: every agent acts again).
             EnvNotResetError: before ``reset()`` or after the episode ended.
         """
         self._check_running()
+        if self._driver.guard.running:
+            self._driver.guard.enter("step")  # raises: an agent acting while the core steps
         agent = self.agent(agent_id)
         pending = self._pending
         if agent in pending:
@@ -285,10 +345,8 @@ class MultiAgentTask(DriverControls):
                 f"waiting for {self.waiting_for}"
             )
         if not self._driver.is_live(agent):
-            raise ActionError(
-                f"{type(self).__name__}: agent {agent!r} is not live (it finished in this "
-                f"episode); live agents: {self._driver.agents}"
-            )
+            self._driver.ignore_stale([agent])  # it finished earlier in the episode
+            return None
         if action is None:
             if not self._allow_none:
                 raise ActionError(
@@ -306,7 +364,8 @@ class MultiAgentTask(DriverControls):
 
         Args:
             actions: ``{agent_id: action}``, keys positions or names. With a
-                ``default_action``, agents left out take it.
+                ``default_action``, agents left out take it. Actions for agents that
+                finished earlier in the episode are ignored unless ``stale_actions="raise"``.
 
         Returns:
             The :class:`Transition` of every agent that reports in the core step (every agent
@@ -370,6 +429,7 @@ class MultiAgentTask(DriverControls):
         After ``reset()`` that is its first observation with reward 0; a finished agent keeps
         its final one.
         """
+        self._driver.check_open()
         agent = self.agent(agent_id)
         try:
             return self._last[agent]
@@ -432,10 +492,10 @@ class MultiAgentTask(DriverControls):
         """The core's picture as an (H, W, 3) uint8 array, or None (with a warning) if it has none.
 
         Raises:
-            ValueError: a mode other than ``"rgb_array"``.
+            ArgumentError: a mode other than ``"rgb_array"``.
         """
         if mode != "rgb_array":
-            raise ValueError(f"Expect mode to be 'rgb_array', actually: {mode!r}")
+            raise ArgumentError(f"Expect mode to be 'rgb_array', actually: {mode!r}")
         self._driver.check_open()
         frame = render_core(self.core)
         if frame is None:

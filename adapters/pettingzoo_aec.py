@@ -1,7 +1,8 @@
 """A batched core as a PettingZoo ``AECEnv``: agents act one at a time, the core steps once.
 
 Classes:
-    PettingZooAECEnv: the native AEC adapter (alias ``UnityAECEnv``).
+    PettingZooAECEnv: the native AEC adapter.
+    UnityAECEnv: ML-Agents' name for it, with ML-Agents' ``seed=`` argument.
 
 Not a ``parallel_to_aec`` stack: each ``step(action)`` records the selected agent's action
 and moves ``agent_selection`` on; when the last live agent of the cycle has acted, the
@@ -16,6 +17,10 @@ PettingZoo's AEC contract:
   rewards since it last acted.
 - An agent whose episode ended stays in ``agents`` with ``terminations``/``truncations``
   True; such agents are selected first, and each takes a ``step(None)`` that removes it.
+  An action given in that turn instead of None (TorchRL's AEC loop sends one) is ignored and
+  counted in ``ignored_actions``, as the Parallel adapter ignores actions for finished
+  agents; with ``stale_actions="raise"`` it is an :class:`~zooport.ActionError`, as in
+  PettingZoo's own environments.
 - A cycle visits the agents live at its start in ``agents`` order; an agent spawned by the
   core joins ``agents`` when it appears and acts from the next cycle on.
 """
@@ -29,8 +34,8 @@ from typing import Any
 from pettingzoo import AECEnv
 from typing_extensions import override
 
-from zooport.adapters.agent_names import AgentNameFn
-from zooport.adapters.pettingzoo_parallel import PettingZooCommon
+from zooport.adapters.agent_names import AgentNaming
+from zooport.adapters.pettingzoo_parallel import PettingZooCommon, seed_action_spaces
 from zooport.adapters.termination import TerminationMode
 from zooport.errors import ActionError, EnvNotResetError, UnknownAgentError
 
@@ -44,8 +49,11 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         core: any BaseEnv; the adapter owns it (``close()`` closes it).
         render_mode, termination_mode, max_cycles, action_masks, mask_in_info,
         default_action, agent_name, uint8_visual, flatten_branched, allow_multiple_obs,
-        name: see :class:`~zooport.adapters.pettingzoo_parallel.PettingZooCommon`.
+        name, stale_actions: see
+            :class:`~zooport.adapters.pettingzoo_parallel.PettingZooCommon`.
             ``max_cycles`` counts core steps (full cycles), as in PettingZoo.
+            ``stale_actions`` decides what an action (not None) in a finished agent's turn
+            does.
 
     Attributes:
         core: the wrapped core.
@@ -75,11 +83,12 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         action_masks: bool | None = None,
         mask_in_info: bool = False,
         default_action: str | Mapping[str, Any] | None = None,
-        agent_name: AgentNameFn | None = None,
+        agent_name: AgentNaming = None,
         uint8_visual: bool = False,
         flatten_branched: bool = False,
         allow_multiple_obs: bool = False,
         name: str | None = None,
+        stale_actions: str = "ignore",
     ) -> None:
         super().__init__()
         self._setup(
@@ -95,6 +104,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
             flatten_branched=flatten_branched,
             allow_multiple_obs=allow_multiple_obs,
             name=name,
+            stale_actions=stale_actions,
         )
         self.agents: list[str] = []
         self.rewards: dict[str, float] = {}
@@ -111,15 +121,18 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         self._rewards_stale = False
         self._zero_rewards: dict[str, float] | None = None
         self._allow_none = default_action is not None
+        # The driver's guard, read once per turn: a turn taken from a callback while the
+        # core steps (a hook, a side channel) is refused, not recorded for the next cycle.
+        self._guard = self._driver.guard
 
     @override
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Resets the core (reseeded with ``seed``) and selects the first agent.
 
-        ``options`` is accepted for the PettingZoo API and not used.
+        ``seed`` and ``options`` follow :meth:`PettingZooParallelEnv.reset
+        <zooport.adapters.pettingzoo_parallel.PettingZooParallelEnv.reset>`.
         """
-        self._reseed(seed)
-        observations, infos = self._driver.reset(seed)
+        observations, infos = self._driver.reset(self._reseed(seed, options))
         agents = list(self._driver.agents)
         self.agents = agents
         self._observations = observations
@@ -142,6 +155,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         try:
             return self._observations[agent]
         except (KeyError, TypeError):
+            self._driver.check_open()  # close() empties the observations
             raise UnknownAgentError(
                 f"{type(self).__name__}: no observation for {agent!r}; agents: {self.agents}"
             ) from None
@@ -154,6 +168,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         """
         agent = self.agent_selection
         if agent is None:
+            self._driver.check_open()  # close() deselects
             raise EnvNotResetError(f"{type(self).__name__}: call reset() before last()")
         return (
             self._observations[agent] if observe else None,
@@ -167,11 +182,17 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
     def step(self, action: Any) -> None:
         """Acts for ``agent_selection``; the core steps when the cycle's last agent has acted.
 
+        A finished agent's turn takes None; an action given instead is ignored (counted in
+        ``ignored_actions``) unless ``stale_actions="raise"``.
+
         Raises:
             ActionError: None for a live agent (without ``default_action``), an action for a
-                finished agent, or (when the core steps) an action that does not fit.
+                finished agent with ``stale_actions="raise"``, or (when the core steps) an
+                action that does not fit.
             EnvNotResetError: before ``reset()`` or once every agent has left.
         """
+        if self._guard.running:
+            self._guard.enter("step")  # raises: a turn taken while the core steps
         if self._rewards_stale:
             # The rewards of the last core step are cleared by the next step(); the zeros of
             # a cycle whose agents did not change are copied, not rebuilt.
@@ -185,6 +206,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         cycle = self._cycle
         turn = self._turn
         if turn >= len(cycle):
+            self._driver.check_open()  # close() empties the cycle
             raise EnvNotResetError(
                 f"{type(self).__name__}: no agent to act; call reset() (every agent has left)"
             )
@@ -204,12 +226,28 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         else:
             self._step_core()
 
+    @override
+    def close(self) -> None:
+        """Closes the core; later ``step``, ``last`` and ``observe`` calls raise
+        :class:`~zooport.EnvClosedError` (calling ``close`` again does nothing)."""
+        # Emptied, so that the checks on the per-turn paths cost nothing while open.
+        self._cycle = []
+        self._turn = 0
+        self._dead = deque()
+        self._pending = {}
+        self._observations = {}
+        self.agent_selection = None
+        super().close()
+
     def _remove_dead(self, agent: str, action: Any) -> None:
         if action is not None:
-            raise ActionError(
-                f"{type(self).__name__}: agent {agent!r} has finished; when an agent is dead, "
-                f"the only valid action is None, got {action!r}"
-            )
+            if self._driver.stale_actions == "raise":
+                raise ActionError(
+                    f"{type(self).__name__}: agent {agent!r} has finished; when an agent is "
+                    f"dead, the only valid action is None, got {action!r} "
+                    "(stale_actions='raise')"
+                )
+            self._driver.ignore_stale([agent])
         self._dead.popleft()
         self._zero_rewards = None
         del self.rewards[agent]
@@ -258,5 +296,27 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
             self.agent_selection = self._cycle[0]
 
 
-#: ML-Agents' name for the AEC adapter.
-UnityAECEnv = PettingZooAECEnv
+class UnityAECEnv(PettingZooAECEnv):
+    """ML-Agents' ``UnityAECEnv``: the AEC adapter with ML-Agents' constructor.
+
+    ``UnityAECEnv(env, seed=None)`` as in ``mlagents_envs.envs.unity_aec_env``; everything
+    else is :class:`PettingZooAECEnv`.
+
+    Args:
+        env: any BaseEnv (a Unity build's ``UnityEnvironment``, a zooport core, your own).
+        seed: seeds the agents' action spaces, as ML-Agents' wrapper does (see
+            :func:`~zooport.adapters.pettingzoo_parallel.seed_action_spaces`); the core is
+            seeded by ``reset(seed=...)`` where it can be.
+        **options: the keyword options of :class:`PettingZooAECEnv`.
+
+    Example:
+        >>> from zooport.envs.builtin.tag import Tag
+        >>> a, b = UnityAECEnv(Tag(seed=0), seed=3), UnityAECEnv(Tag(seed=0), 3)
+        >>> [a.action_space("runner_0").sample() for _ in range(5)] == [
+        ...     b.action_space("runner_0").sample() for _ in range(5)]
+        True
+    """
+
+    def __init__(self, env: Any, seed: int | None = None, **options: Any) -> None:
+        super().__init__(env, **options)
+        seed_action_spaces(self._driver, seed)

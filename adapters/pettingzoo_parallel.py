@@ -3,10 +3,17 @@
 Classes:
     PettingZooCommon: what the Parallel and AEC adapters share (spaces, state, render,
         close, side channels, options); not used on its own.
-    PettingZooParallelEnv: the Parallel adapter (alias ``UnityParallelEnv``).
+    PettingZooParallelEnv: the Parallel adapter.
+    UnityParallelEnv: ML-Agents' name for it, with ML-Agents' ``seed=`` argument.
 
-Agents are named ``<behaviour>_<agent_id>`` (``runner_3`` for agent 3 of ``Runner?team=0``;
-see :mod:`zooport.adapters.agent_names`). Each behaviour has one observation space and one
+Functions:
+    seed_action_spaces: seeds a driver's action spaces (the ``seed=`` of ML-Agents' wrappers).
+
+Agents are named ``<behaviour>_<agent_id>`` (``runner_3`` for agent 3 of ``Runner?team=0``);
+where behaviours share a name, the team joins it (``soccer_team1_3`` for agent 3 of
+``Soccer?team=1`` next to ``Soccer?team=0``), so one behaviour in two teams works by default;
+``agent_name="mlagents"`` names them as ML-Agents' wrapper does (``Soccer?team=1?agent_id=3``);
+see :mod:`zooport.adapters.agent_names`. Each behaviour has one observation space and one
 action space, returned as the identical object for all its agents. Continuous actions are
 ``Box(-1, 1, float32)``, discrete ones ``Discrete``/``MultiDiscrete`` (sent to the core as
 int32), hybrid ones ``Dict(continuous=..., discrete=...)``; all agents of a behaviour go to
@@ -29,6 +36,14 @@ Episode semantics (those of :class:`~zooport.adapters.multi_agent_driver.MultiAg
 - ``termination_mode`` (``"any"``, ``"majority"``, ``"all"`` or a fraction) ends the episode
   once that many of its agents have finished; ``max_cycles`` ends it after that many steps.
   Agents still live then are truncated; the next ``reset()`` resets the core.
+- An action for an agent that finished earlier in the episode is ignored, as PettingZoo's own
+  environments ignore it (AgileRL's and TorchRL's PettingZoo loops send one for every agent
+  they know), and counted in ``ignored_actions``; ``stale_actions="raise"`` refuses it. A name
+  that never was an agent of the episode, or a live agent without an action (unless
+  ``default_action``), is an :class:`~zooport.ActionError`.
+- Observations that disagree with their behaviour's spec (shape, count, rows) are an
+  :class:`~zooport.errors.ObservationError`, never broadcast; a zero-size observation (an
+  empty vector sensor beside a camera) is left out of the spaces.
 - Infos hold ``decided``, ``group_id`` and ``group_reward``. Action masks (int8, 1 = allowed,
   flattened over branches) are ``obs["action_mask"]`` next to ``obs["observation"]``, or
   ``info["action_mask"]`` with ``mask_in_info=True``.
@@ -45,14 +60,20 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from typing_extensions import override
 
-from zooport.adapters.agent_names import AgentKey, AgentNameFn
-from zooport.adapters.core_access import adopt_core, render_core
+from zooport.adapters.agent_names import AgentKey, AgentNaming
+from zooport.adapters.core_access import adopt_core, check_reset_options, render_core
 from zooport.adapters.multi_agent_driver import AgentsStep, DriverControls, MultiAgentDriver
 from zooport.adapters.termination import TerminationMode
+from zooport.envs.arguments import check_seed
 from zooport.envs.batched_env import BatchedEnv
-from zooport.errors import ZooportError
+from zooport.errors import ArgumentError, ZooportError
 
-__all__ = ["PettingZooCommon", "PettingZooParallelEnv", "UnityParallelEnv"]
+__all__ = [
+    "PettingZooCommon",
+    "PettingZooParallelEnv",
+    "UnityParallelEnv",
+    "seed_action_spaces",
+]
 
 
 def _can_render(core: Any) -> bool:
@@ -64,8 +85,15 @@ def _can_render(core: Any) -> bool:
 class PettingZooCommon(DriverControls):
     """Spaces, state, rendering, closing and options shared by both PettingZoo adapters.
 
+    Not thread-safe and not re-entrant: a ``step``/``reset`` entered while another runs (from
+    a callback, a hook or a second thread) raises :class:`~zooport.errors.ReentrantCallError`;
+    after a step interrupted by an exception (a core hook, a side channel), ``step`` raises
+    :class:`~zooport.errors.EnvNotResetError` naming that error until ``reset()``.
+
     Args:
-        core: any BaseEnv.
+        core: any BaseEnv; one with no behaviours yet (a Unity scene whose agents have not
+            requested a decision) is stepped once first, as ML-Agents' wrappers do, and the
+            behaviours it has then are served.
         render_mode: None or ``"rgb_array"`` (the core's picture), fixed at construction.
         termination_mode: ``"any"``, ``"majority"``, ``"all"`` (default), a
             :class:`~zooport.adapters.termination.TerminationMode` or a fraction in (0, 1]:
@@ -80,10 +108,18 @@ class PettingZooCommon(DriverControls):
         default_action: what a live agent without an action does: None (default) raises
             :class:`~zooport.ActionError` naming the agents; ``"zero"`` takes the core's zero
             action; ``{behaviour: action}`` takes that action.
-        agent_name: ``(behaviour, agent_id) -> str`` to name agents yourself.
+        agent_name: the naming scheme: None or ``"pettingzoo"`` (default,
+            ``<prefix>_<agent_id>``, the team joining the prefix where behaviours share a
+            name), ``"mlagents"`` (``<behaviour>?agent_id=<id>``, as ML-Agents' wrappers),
+            or a callable ``(behaviour, agent_id) -> str`` to name agents yourself; see
+            :mod:`zooport.adapters.agent_names`.
         uint8_visual, flatten_branched, allow_multiple_obs: observation and action layout
             options, see :mod:`zooport.adapters.spaces`.
         name: ``metadata["name"]`` (and ``str(env)``); default ``zooport_<core class>``.
+        stale_actions: ``"ignore"`` (default) or ``"raise"``: what an action for an agent
+            that finished earlier in the episode does (see
+            :attr:`~zooport.adapters.multi_agent_driver.DriverControls.stale_actions`).
+            Writable.
     """
 
     core: Any
@@ -101,9 +137,14 @@ class PettingZooCommon(DriverControls):
             self._np_random = np.random.default_rng()
         return self._np_random
 
-    def _reseed(self, seed: int | None) -> None:
+    def _reseed(self, seed: Any, options: Any) -> int | None:
+        """Checks ``reset``'s arguments, reseeds :attr:`np_random`; returns the seed."""
+        where = f"{type(self).__name__}.reset"
+        seed = check_seed(seed, where)
+        check_reset_options(options, where)
         if seed is not None:
             self._np_random = np.random.default_rng(seed)
+        return seed
 
     def _setup(
         self,
@@ -115,16 +156,19 @@ class PettingZooCommon(DriverControls):
         action_masks: bool | None,
         mask_in_info: bool,
         default_action: str | Mapping[str, Any] | None,
-        agent_name: AgentNameFn | None,
+        agent_name: AgentNaming,
         uint8_visual: bool,
         flatten_branched: bool,
         allow_multiple_obs: bool,
         name: str | None,
+        stale_actions: str = "ignore",
     ) -> None:
         core = adopt_core(core)
         modes = ["rgb_array"] if _can_render(core) else []
-        if render_mode is not None and render_mode not in modes:
-            raise ValueError(
+        if render_mode is not None and (
+            not isinstance(render_mode, str) or render_mode not in modes
+        ):
+            raise ArgumentError(
                 f"Expect render_mode to be None or one of {modes} "
                 f"({type(core).__name__} renders rgb_array pictures only), actually: "
                 f"{render_mode!r}"
@@ -150,7 +194,10 @@ class PettingZooCommon(DriverControls):
             flatten_branched=flatten_branched,
             allow_multiple_obs=allow_multiple_obs,
             adapter=type(self).__name__,
+            stale_actions=stale_actions,
         )
+        # The driver may have wrapped a core whose older-API specs arrived with its first step.
+        self.core = self._driver.core
 
     # ------------------------------------------------------------------ agents, spaces
 
@@ -254,11 +301,12 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
         core: any BaseEnv; the adapter owns it (``close()`` closes it).
         render_mode, termination_mode, max_cycles, action_masks, mask_in_info,
         default_action, agent_name, uint8_visual, flatten_branched, allow_multiple_obs,
-        name: see :class:`PettingZooCommon`.
+        name, stale_actions: see :class:`PettingZooCommon`.
 
     Attributes:
         core: the wrapped core.
         agents: the live agents, in ``possible_agents`` order.
+        ignored_actions: how many actions for finished agents were ignored.
 
     Example:
         >>> from zooport.envs.builtin.tag import Tag
@@ -284,11 +332,12 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
         action_masks: bool | None = None,
         mask_in_info: bool = False,
         default_action: str | Mapping[str, Any] | None = None,
-        agent_name: AgentNameFn | None = None,
+        agent_name: AgentNaming = None,
         uint8_visual: bool = False,
         flatten_branched: bool = False,
         allow_multiple_obs: bool = False,
         name: str | None = None,
+        stale_actions: str = "ignore",
     ) -> None:
         self._setup(
             core,
@@ -303,6 +352,7 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
             flatten_branched=flatten_branched,
             allow_multiple_obs=allow_multiple_obs,
             name=name,
+            stale_actions=stale_actions,
         )
 
     @property
@@ -316,22 +366,67 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
     ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         """Resets the core (reseeded with ``seed``) and returns ``(observations, infos)``.
 
-        ``options`` is accepted for the PettingZoo API and not used.
+        ``seed`` is None or an int >= 0. ``options`` is None or a dict with str keys, which
+        the core does not use (see :func:`~zooport.adapters.core_access.check_reset_options`).
         """
-        self._reseed(seed)
-        return self._driver.reset(seed)
+        return self._driver.reset(self._reseed(seed, options))
 
     @override
     def step(self, actions: dict[str, Any]) -> AgentsStep:
         """One action per live agent in; ``(obs, rewards, terminations, truncations, infos)``.
 
+        An action for an agent that finished earlier in the episode is ignored (counted in
+        ``ignored_actions``) unless ``stale_actions="raise"``.
+
         Raises:
             ActionError: an action is missing for a live agent (unless ``default_action``),
-                given for an agent that is not live, or does not fit its action space.
+                given for a name that is not an agent of the episode (or for a finished
+                agent, with ``stale_actions="raise"``), or does not fit its action space.
             EnvNotResetError: before ``reset()``, or after the episode ended.
         """
         return self._driver.step(actions)
 
 
-#: ML-Agents' name for the Parallel adapter.
-UnityParallelEnv = PettingZooParallelEnv
+def seed_action_spaces(driver: MultiAgentDriver, seed: int | None) -> None:
+    """Seeds each behaviour's action space: behaviour i, in the core's order, with ``seed + i``.
+
+    What ML-Agents' PettingZoo wrappers do with their ``seed=`` (they give every behaviour the
+    same seed; here two behaviours with equal spaces do not sample equal actions).
+
+    Raises:
+        ArgumentError: ``seed`` is not None or an int >= 0.
+    """
+    seed = check_seed(seed, f"{driver.adapter}(seed=...)")
+    if seed is None:
+        return
+    for i, group in enumerate(driver.groups):
+        group.action_space.seed(seed + i)
+
+
+class UnityParallelEnv(PettingZooParallelEnv):
+    """ML-Agents' ``UnityParallelEnv``: the Parallel adapter with ML-Agents' constructor.
+
+    ``UnityParallelEnv(env, seed=None)`` as in ``mlagents_envs.envs.unity_parallel_env``;
+    everything else is :class:`PettingZooParallelEnv` (5-tuple ``step``, ``reset`` returning
+    ``(observations, infos)``, ``<behaviour>_<id>`` names unless ``agent_name=``).
+
+    Args:
+        env: any BaseEnv (a Unity build's ``UnityEnvironment``, a zooport core, your own).
+        seed: seeds the agents' action spaces, as ML-Agents' wrapper does, so that
+            ``action_space(agent).sample()`` repeats from run to run (see
+            :func:`seed_action_spaces`). It does not seed the core: ``reset(seed=...)`` does,
+            where the core can be seeded (a Unity build takes its seed at launch,
+            ``UnityEnvironment(seed=...)``).
+        **options: the keyword options of :class:`PettingZooParallelEnv`.
+
+    Example:
+        >>> from zooport.envs.builtin.tag import Tag
+        >>> a, b = UnityParallelEnv(Tag(seed=0), seed=3), UnityParallelEnv(Tag(seed=0), 3)
+        >>> [a.action_space("tagger_3").sample() for _ in range(5)] == [
+        ...     b.action_space("tagger_3").sample() for _ in range(5)]
+        True
+    """
+
+    def __init__(self, env: Any, seed: int | None = None, **options: Any) -> None:
+        super().__init__(env, **options)
+        seed_action_spaces(self._driver, seed)

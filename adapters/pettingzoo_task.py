@@ -22,18 +22,28 @@ Where the seed (ai-traineree's ``PettingZooTask``) went wrong, and what this one
 
 On a Parallel env, ``step`` takes what the env's ``step`` takes (one action per live agent, a
 dict) and returns a dict of transitions, one per reporting agent.
+
+ai-traineree's ``MultiAgentCycleEnvRunner`` runs over an AEC env as written while the agents
+of an episode end together (zooport's ``termination_mode="any"`` truncates the others when
+one finishes). Two things differ from what it assumes, as on PettingZoo's own AEC envs with
+simultaneous moves: ``step`` returns the reward of the agent's own turn, so over a batched
+core (which pays every agent when the cycle's last agent acts) only that agent's is non-zero
+and the others' reach them through :meth:`PettingZooTask.last` at their next turn; and a
+finished agent's turn returns None, which the runner cannot unpack.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
 
+from zooport.adapters import task_api
 from zooport.adapters.multi_agent_task import Transition
-from zooport.errors import UnknownAgentError, ZooportError
+from zooport.errors import ArgumentError, ArgumentTypeError, UnknownAgentError, ZooportError
 
 __all__ = ["PettingZooTask"]
 
@@ -48,7 +58,9 @@ def _is_parallel(env: Any) -> bool:
         return False
     if callable(getattr(env, "step", None)) and hasattr(env, "agents"):
         return True
-    raise TypeError(f"Expected a PettingZoo AECEnv or ParallelEnv, actually: {type(env).__name__}")
+    raise ArgumentTypeError(
+        f"Expected a PettingZoo AECEnv or ParallelEnv, actually: {type(env).__name__}"
+    )
 
 
 def _flagged(info: Mapping[str, Any] | None, terminated: bool, truncated: bool) -> dict[str, Any]:
@@ -61,7 +73,8 @@ class PettingZooTask:
 
     Args:
         env: an instance of a PettingZoo AEC or Parallel environment (wrapped or not). The
-            task does not copy it: ``task.env`` is that object.
+            task does not copy it: ``task.env`` is that object. (A zooport adapter has
+            already stepped a core whose behaviours arrive late, a Unity scene, once.)
 
     Attributes:
         env: the wrapped environment, for direct access.
@@ -130,6 +143,40 @@ class PettingZooTask:
         env = self.env
         return {agent: env.action_space(agent) for agent in self.possible_agents}
 
+    @property
+    def obs_size(self) -> int:
+        """The number of values of one agent's observation (its ``"observation"`` part where
+        the observation carries an action mask), the same for every possible agent.
+
+        ai-traineree's ``PettingZooTask.obs_size`` was the first agent's observation *shape*;
+        here it is a size, as ``GymTask.obs_size`` (``obs_size[0]`` becomes ``obs_size``).
+
+        Raises:
+            SpecError: agents of different sizes, or an observation with no flat size.
+        """
+        return task_api.one_size(
+            {a: task_api.observation_size(space) for a, space in self.observation_spaces.items()},
+            "obs_size",
+            type(self).__name__,
+        )
+
+    @property
+    def action_size(self) -> int:
+        """``n`` of a ``Discrete`` action space, else the number of action values, the same for
+        every possible agent.
+
+        ai-traineree's ``PettingZooTask.action_size`` was the first agent's action *space*;
+        here it is a size (``action_size.n`` becomes ``action_size``).
+
+        Raises:
+            SpecError: agents of different sizes, or an action space with no flat size.
+        """
+        return task_api.one_size(
+            {a: task_api.action_size(space) for a, space in self.action_spaces.items()},
+            "action_size",
+            type(self).__name__,
+        )
+
     def action_mask_spaces(self) -> dict[str, spaces.Space] | None:
         """Each agent's ``obs["action_mask"]`` space, or None unless every agent has one."""
         masks = {}
@@ -168,7 +215,10 @@ class PettingZooTask:
 
         Args:
             action: AEC: the action of ``env.agent_selection`` (None for an agent that is
-                terminated or truncated). Parallel: ``{agent: action}`` for the live agents.
+                terminated or truncated; an action given instead goes to the env, which
+                zooport's AEC adapter ignores by default). Parallel: ``{agent: action}`` for
+                the live agents (actions for finished agents go to the env too; zooport's
+                Parallel adapter ignores them by default).
 
         Returns:
             AEC: the :class:`Transition` of the agent that acted (not the next agent's), or
@@ -215,7 +265,7 @@ class PettingZooTask:
         env = self.env
         if self.is_parallel:
             if agent is None:
-                raise ValueError("A Parallel env selects no agent: pass last(agent=...)")
+                raise ArgumentError("A Parallel env selects no agent: pass last(agent=...)")
             try:
                 return self._last[agent]
             except KeyError:
@@ -269,22 +319,48 @@ class PettingZooTask:
     # ------------------------------------------------------------------ render, close
 
     def render(self, mode: str | None = None) -> Any:
-        """``env.render()``; a PettingZoo env's render mode is fixed at its construction.
+        """The env's ``render``, with ``mode`` passed on where the env's ``render`` takes one.
+
+        ai-traineree's runners call ``task.render("human")`` and ``render(mode="rgb_array")``,
+        which PettingZoo envs before 1.22 (and custom ones) take as ``render(mode)``. Since
+        PettingZoo 1.22 the mode is fixed at construction (``render_mode=``) and ``render()``
+        takes none: ``mode`` must then be None or that ``render_mode``.
 
         Raises:
-            ValueError: ``mode`` is given and is not the env's ``render_mode``.
+            ArgumentError: ``mode`` is not the ``render_mode`` of an env whose ``render()``
+                takes no mode.
         """
+        render = self.env.render
+        if mode is None:
+            return render()
+        if _takes_an_argument(render):
+            return render(mode)
         render_mode = getattr(self.env, "render_mode", None)
-        if mode is not None and mode != render_mode:
-            raise ValueError(
-                f"Expect mode to be None or the env's render_mode {render_mode!r} (PettingZoo "
-                f"envs fix it at construction), actually: {mode!r}"
+        if mode != render_mode:
+            raise ArgumentError(
+                f"Expect mode to be None or the env's render_mode {render_mode!r} (its "
+                f"render() takes no mode: PettingZoo >= 1.22 fixes it at construction), "
+                f"actually: {mode!r}"
             )
-        return self.env.render()
+        return render()
 
     def close(self) -> None:
         """Closes the env."""
         self.env.close()
+
+
+def _takes_an_argument(function: Any) -> bool:
+    """True when ``function`` can be called with one positional argument."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    positional = (
+        inspect.Parameter.POSITIONAL_ONLY,
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        inspect.Parameter.VAR_POSITIONAL,
+    )
+    return any(p.kind in positional for p in parameters)
 
 
 def _observation_part(space: spaces.Space) -> spaces.Space:

@@ -25,12 +25,14 @@ Nothing here touches the network.
 from __future__ import annotations
 
 import functools
-import inspect
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
+
+from zooport.envs.registry import keyword_parameters as _keyword_parameters
+from zooport.errors import ArgumentTypeError
 
 __all__ = [
     "BuiltinGymEnv",
@@ -89,6 +91,13 @@ BUILTIN_GYM_ENVS: tuple[BuiltinGymEnv, ...] = (
         threshold_from_registry=False,
     ),
     BuiltinGymEnv("Collector", {"n_agents": 1}),
+    # One player against one who takes no actions (stands where it kicked off). The
+    # registry's expected reward is a team's against a random team: no threshold here.
+    BuiltinGymEnv(
+        "Soccer",
+        {"team_size": 1, "behavior_name": "Soccer?team=0"},
+        threshold_from_registry=False,
+    ),
 )
 
 
@@ -152,7 +161,8 @@ def register_gymnasium(
         env_id: the Gymnasium id, e.g. ``"my_project/MyEnv-v0"``.
         factory: a callable returning a ``BaseEnv`` (a class or a function), or a
             ``"module:attr"`` string naming one (such an entry is plain data, so it also
-            works in a process that only imported the module registering it).
+            works in a process that only imported the module registering it). A core with
+            no behaviours yet (a Unity scene) is stepped once by the GymEnv.
         behavior_name: the behaviour to serve (needed when the core has several).
         max_episode_steps: Gymnasium's ``TimeLimit``; None for none.
         reward_threshold: the return at which the task counts as solved.
@@ -160,7 +170,7 @@ def register_gymnasium(
             (``uint8_visual``, ``flatten_branched``, ...) or parameters of ``factory``.
 
     Raises:
-        TypeError: a keyword is neither a GymEnv option nor a parameter of ``factory``.
+        ArgumentTypeError: a keyword is neither a GymEnv option nor a parameter of ``factory``.
 
     Example:
         >>> import gymnasium as gym
@@ -185,7 +195,7 @@ def register_gymnasium(
         split_options(factory, defaults, GYM_ENV_OPTIONS, _describe(factory))
         entry_point = functools.partial(make_gym_env, factory=factory)
     else:
-        raise TypeError(
+        raise ArgumentTypeError(
             f"Expected factory to be a callable returning a BaseEnv or a 'module:attr' str, "
             f"actually: {type(factory).__name__}"
         )
@@ -220,7 +230,7 @@ def build_core(
         adapter_options: the names the adapter takes.
 
     Raises:
-        TypeError: neither or both of ``env_id`` and ``factory`` given, or an option
+        ArgumentTypeError: neither or both of ``env_id`` and ``factory`` given, or an option
             that neither the core nor the adapter takes (the message lists the valid ones).
 
     Example:
@@ -231,7 +241,7 @@ def build_core(
         (2, {'render_mode': 'rgb_array'})
     """
     if (env_id is None) == (factory is None):
-        raise TypeError(
+        raise ArgumentTypeError(
             "Expected exactly one of env_id= (a registry identifier) and factory=, actually: "
             f"env_id={env_id!r}, factory={factory!r}"
         )
@@ -307,7 +317,7 @@ def split_options(
     ``target`` is the core's constructor; None (unknown signature) accepts every keyword.
 
     Raises:
-        TypeError: an option that neither ``target`` nor the adapter takes.
+        ArgumentTypeError: an option that neither ``target`` nor the adapter takes.
     """
     adapter = {k: v for k, v in options.items() if k in adapter_options}
     core = {k: v for k, v in options.items() if k not in adapter_options}
@@ -315,7 +325,7 @@ def split_options(
     if accepted is not None:
         unknown = [k for k in core if k not in accepted]
         if unknown:
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"{where}: unknown keyword arguments {unknown}; the core takes "
                 f"{sorted(accepted)} and the adapter takes {list(adapter_options)}"
             )
@@ -336,25 +346,11 @@ def _resolve(
         entry = LocalRegistryEntry(factory, factory)
         return entry.make, entry.load()
     if not callable(factory):
-        raise TypeError(
+        raise ArgumentTypeError(
             f"Expected factory to be a callable returning a BaseEnv or a 'module:attr' str, "
             f"actually: {type(factory).__name__}"
         )
     return factory, factory
-
-
-def _keyword_parameters(target: Callable[..., Any] | None) -> set[str] | None:
-    """The keyword parameters of ``target``; None when it takes any (or is unknown)."""
-    if target is None:
-        return None
-    try:
-        parameters = inspect.signature(target).parameters.values()
-    except (TypeError, ValueError):
-        return None
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
-        return None
-    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return {p.name for p in parameters if p.kind in keyword}
 
 
 def _describe(factory: Any) -> str:

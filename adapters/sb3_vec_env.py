@@ -39,15 +39,31 @@ except ImportError as exc:  # pragma: no cover - exercised only without SB3 inst
 from typing_extensions import override
 
 from zooport.adapters.behavior_slots import BehaviorSlots
-from zooport.adapters.core_access import render_core, side_channels_of
+from zooport.adapters.core_access import check_reset_options, render_core, side_channels_of
 from zooport.adapters.vector_env import (
     check_render_mode,
     final_observations,
     restart_if_all_over,
 )
-from zooport.errors import EnvClosedError, SpecError
+from zooport.envs.arguments import check_seed
+from zooport.envs.step_guard import StepGuard
+from zooport.errors import (
+    ActionError,
+    ArgumentError,
+    ArgumentTypeError,
+    EnvClosedError,
+    SpecError,
+)
 
-__all__ = ["SB3VecEnv"]
+__all__ = ["SB3VecEnv", "SlotIndexError"]
+
+#: What ``step_wait`` finds when no ``step_async`` came first (None is an action to check).
+_NO_ACTIONS: Any = object()
+
+
+class SlotIndexError(ArgumentError, IndexError):
+    """Environment indices the VecEnv does not have; also an ``IndexError``, as SB3's own
+    ``DummyVecEnv`` raises for them."""
 
 
 
@@ -62,8 +78,14 @@ class SB3VecEnv(VecEnv):
     sets the core's attribute and so must be given every index (or None).
     ``seed(s)`` stores ``s`` for the next ``reset()``, which reseeds the core with it.
 
+    Not thread-safe and not re-entrant: a ``step``/``reset`` entered while another runs (from
+    a callback, a hook or a second thread) raises :class:`~zooport.errors.ReentrantCallError`;
+    after a step interrupted by an exception (a core hook, a side channel), ``step`` raises
+    :class:`~zooport.errors.EnvNotResetError` naming that error until ``reset()``.
+
     Args:
-        env: any ``BaseEnv``.
+        env: any ``BaseEnv``; one with no behaviours yet (a Unity scene whose agents have
+            not requested a decision) is stepped once first, as ML-Agents' wrappers do.
         behavior_name: the behaviour whose agents are the environments (None: the only one).
         uint8_visual, flatten_branched, allow_multiple_obs: see
             :class:`~zooport.adapters.vector_env.BehaviorVectorEnv`.
@@ -96,7 +118,7 @@ class SB3VecEnv(VecEnv):
         check_render_mode(render_mode)
         self._render_mode = render_mode
         self._closed = False
-        self._actions: Any = None
+        self._actions: Any = _NO_ACTIONS
         self._slots = BehaviorSlots(
             env,
             behavior_name,
@@ -122,22 +144,34 @@ class SB3VecEnv(VecEnv):
 
     @override
     def reset(self) -> VecEnvObs:
-        """Resets the core (reseeded by the last ``seed()``) and returns the first obs."""
+        """Resets the core (reseeded by the last ``seed()``) and returns the first obs.
+
+        Options from ``set_options()`` follow the rule of every adapter
+        (:func:`~zooport.adapters.core_access.check_reset_options`): dicts with str keys,
+        not used by the core.
+        """
         self._check_open()
-        options = [o for o in self._options if o]
-        if options:
+        given = self._options
+        try:
+            for options in given if isinstance(given, (list, tuple)) else [given]:
+                check_reset_options(options, f"{type(self).__name__}.reset (from set_options)")
+        finally:
             self._reset_options()
-            raise ValueError(
-                f"{type(self).__name__}.reset takes no options (a BaseEnv reset has none), "
-                f"got {sorted(options[0])} from set_options()"
-            )
-        self._slots.reset(self._seeds[0] if self._seeds else None)
-        self._reset_seeds()
-        self._reset_options()
-        self._actions = None
-        self.decided = self._slots.decided.copy()
-        self.reset_infos = [{} for _ in range(self.num_envs)]
-        return self._slots.obs_layout.copy(self._slots.obs)
+        guard = self._slots.guard
+        guard.enter("reset")
+        try:
+            guard.committed = True
+            self._slots.reset(self._seeds[0] if self._seeds else None)
+            self._reset_seeds()
+            self._actions = _NO_ACTIONS
+            self.decided = self._slots.decided.copy()
+            self.reset_infos = [{} for _ in range(self.num_envs)]
+            obs = self._slots.obs_layout.copy(self._slots.obs)
+        except BaseException as error:
+            guard.abort(error)
+            raise
+        guard.reset_done()
+        return obs
 
     @override
     def step_async(self, actions: np.ndarray) -> None:
@@ -149,33 +183,41 @@ class SB3VecEnv(VecEnv):
         """Steps the core until a slot reports; see the module docstring for the infos."""
         if self._closed:
             raise EnvClosedError(f"{type(self).__name__} was used after close()")
-        if self._actions is None:
-            raise RuntimeError(f"{type(self).__name__}.step_wait() called without step_async()")
+        if self._actions is _NO_ACTIONS:
+            raise ActionError(
+                f"{type(self).__name__}.step_wait(): expected actions from step_async() first, "
+                "got none"
+            )
         slots = self._slots
-        out = slots.step(self._actions)
-        self._actions = None
-        # Distinct dicts, as DummyVecEnv gives: a consumer may write into any of them.
-        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
-        decided = out.decided
-        done = out.final_slots
-        if done.size:
-            cuts = out.truncated[done].tolist()
-            # One row per slot in ``done`` by construction (strict=True costs a microsecond).
-            observations = final_observations(out)
-            for slot, obs, cut in zip(done.tolist(), observations, cuts, strict=False):
-                infos[slot] = {"terminal_observation": obs, "TimeLimit.truncated": cut}
-            if restart_if_all_over(slots):
-                decided = slots.decided.copy()  # every slot starts its next episode
-        self.decided = decided
-        if np.count_nonzero(decided) != decided.size:  # cheaper than .all()
-            for slot in np.flatnonzero(~decided).tolist():
-                infos[slot]["decided"] = False
-        return (
-            slots.obs_layout.copy(slots.obs),
-            out.reward,
-            out.terminated | out.truncated,
-            infos,
-        )
+        guard = slots.guard
+        guard.enter("step")
+        try:
+            slots.set_actions(self._actions)  # a bad action raises here and changes nothing
+            guard.committed = True
+            self._actions = _NO_ACTIONS
+            out = slots.advance()
+            # Distinct dicts, as DummyVecEnv gives: a consumer may write into any of them.
+            infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+            decided = out.decided
+            done = out.final_slots
+            if done.size:
+                cuts = out.truncated[done].tolist()
+                # One row per slot in ``done`` by construction (strict=True costs a microsecond).
+                observations = final_observations(out)
+                for slot, obs, cut in zip(done.tolist(), observations, cuts, strict=False):
+                    infos[slot] = {"terminal_observation": obs, "TimeLimit.truncated": cut}
+                if restart_if_all_over(slots):
+                    decided = slots.decided.copy()  # every slot starts its next episode
+            self.decided = decided
+            if np.count_nonzero(decided) != decided.size:  # cheaper than .all()
+                for slot in np.flatnonzero(~decided).tolist():
+                    infos[slot]["decided"] = False
+            obs = slots.obs_layout.copy(slots.obs)
+        except BaseException as error:
+            guard.abort(error)
+            raise
+        guard.exit()
+        return obs, out.reward, out.terminated | out.truncated, infos
 
     @override
     def seed(self, seed: int | None = None) -> Sequence[int | None]:
@@ -183,8 +225,11 @@ class SB3VecEnv(VecEnv):
 
         Returns SB3's per-environment list ``[seed, seed + 1, ...]``; the core, shared by
         every environment, is seeded with the first.
+
+        Raises:
+            ArgumentError: ``seed`` is not None or an int >= 0.
         """
-        return super().seed(seed)
+        return super().seed(check_seed(seed, f"{type(self).__name__}.seed"))
 
     @override
     def close(self) -> None:
@@ -196,6 +241,7 @@ class SB3VecEnv(VecEnv):
     @override
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
         """The attribute for each index: per slot where it is one, else the core's."""
+        _check_name(attr_name, "get_attr")
         idx = self._indices(indices)
         if attr_name == "agent_id":
             return self._slots.ids[idx].tolist()
@@ -214,9 +260,10 @@ class SB3VecEnv(VecEnv):
     @override
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
         """Sets the core's attribute; every environment shares it, so ``indices`` must be all."""
+        _check_name(attr_name, "set_attr")
         idx = self._indices(indices)
         if sorted(set(idx)) != list(range(self.num_envs)):
-            raise ValueError(
+            raise ArgumentError(
                 f"{type(self).__name__}: every environment is the same core, so set_attr "
                 f"must cover all {self.num_envs} indices (or indices=None), got {idx}"
             )
@@ -231,6 +278,7 @@ class SB3VecEnv(VecEnv):
         **method_kwargs: Any,
     ) -> list[Any]:
         """Calls the core's method once, result repeated per index (masks are per slot)."""
+        _check_name(method_name, "env_method")
         idx = self._indices(indices)
         if method_name == "action_masks":
             return list(self.action_masks()[idx])
@@ -261,6 +309,7 @@ class SB3VecEnv(VecEnv):
 
     def action_masks(self) -> np.ndarray:
         """The environments' action masks, int8 (num_envs, mask_size), 1 = allowed."""
+        self._check_open()
         if not self._has_mask:
             raise SpecError(
                 f"{type(self).__name__}: behavior {self._slots.name!r} has no discrete "
@@ -288,6 +337,11 @@ class SB3VecEnv(VecEnv):
         """True once ``close()`` was called."""
         return self._closed
 
+    @property
+    def step_guard(self) -> StepGuard:
+        """The adapter's re-entry and failure state (see :mod:`zooport.envs.step_guard`)."""
+        return self._slots.guard
+
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}({type(self._core).__name__}, "
@@ -304,7 +358,7 @@ class SB3VecEnv(VecEnv):
         )
         bad = [i for i in idx if not isinstance(i, (int, np.integer)) or not 0 <= i < self.num_envs]
         if bad:
-            raise IndexError(
+            raise SlotIndexError(
                 f"{type(self).__name__}: indices must be ints in [0, {self.num_envs - 1}], "
                 f"got {bad}"
             )
@@ -313,3 +367,12 @@ class SB3VecEnv(VecEnv):
     def _check_open(self) -> None:
         if self._closed:
             raise EnvClosedError(f"{type(self).__name__} was used after close()")
+
+
+def _check_name(name: Any, call: str) -> None:
+    """An attribute or method name must be a str (``getattr`` would raise a bare TypeError)."""
+    if not isinstance(name, str):
+        raise ArgumentTypeError(
+            f"SB3VecEnv.{call}: expected an attribute name (str), got {type(name).__name__} "
+            f"{name!r}"
+        )

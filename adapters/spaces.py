@@ -7,6 +7,8 @@ Classes:
 
 Functions:
     observation_key: the Dict key of an observation spec.
+    checked_discrete: discrete action values checked (integral, finite, in range) before
+        any cast.
 
 Nothing here holds an environment: each layout is computed once from specs and then
 converts whole batches with array code, so every adapter shares one tested conversion.
@@ -19,6 +21,13 @@ Conventions:
     - several observations: a ``Dict`` keyed by :func:`observation_key`; without
       ``allow_multiple_obs``, observations that are all rank 1 are concatenated in spec order
       into one ``Box`` instead (nothing is dropped);
+    - a zero-size observation (an empty vector sensor beside a camera, common in visual
+      Unity scenes) is dropped from the space, as ML-Agents' gym wrapper does; the others
+      keep their keys (``obs_<i>`` counts every spec);
+    - a core batch is checked against the specs once per batch (not per agent): one array
+      per spec, each of shape ``(agents, *spec.shape)``, and as many rewards, group entries,
+      flags and mask rows as agent ids; anything else is an
+      :class:`~zooport.errors.ObservationError`, never a silent broadcast;
     - one discrete branch -> ``Discrete``; several -> ``MultiDiscrete``, or one ``Discrete``
       over every combination with ``flatten_branched``; continuous -> ``Box(-1, 1, float32)``;
       hybrid -> ``Dict(continuous=..., discrete=...)``;
@@ -28,7 +37,9 @@ Conventions:
 
 from __future__ import annotations
 
+import functools
 import itertools
+import math
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -36,10 +47,16 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from zooport.envs.base_env import ActionSpec, ActionTuple, ObservationSpec
-from zooport.errors import ActionError, SpecError
+from zooport.envs.base_env import (
+    ActionSpec,
+    ActionTuple,
+    DecisionSteps,
+    ObservationSpec,
+    TerminalSteps,
+)
+from zooport.errors import ActionError, ObservationError, SpecError
 
-__all__ = ["ObservationLayout", "ActionLayout", "observation_key"]
+__all__ = ["ObservationLayout", "ActionLayout", "observation_key", "checked_discrete"]
 
 _NOT_A_NAME = re.compile(r"[^0-9A-Za-z_]+")
 
@@ -58,9 +75,10 @@ def observation_key(spec: ObservationSpec, index: int) -> str:
     return name or f"obs_{index}"
 
 
-def _unique_keys(specs: Sequence[ObservationSpec]) -> list[str]:
+def _unique_keys(specs: Sequence[ObservationSpec], indices: Sequence[int]) -> list[str]:
+    """The keys of ``specs``, whose positions among all the behaviour's specs are ``indices``."""
     keys: list[str] = []
-    for i, spec in enumerate(specs):
+    for i, spec in zip(indices, specs, strict=True):
         key = observation_key(spec, i)
         if key in keys:
             key = f"{key}_{i}"
@@ -68,13 +86,107 @@ def _unique_keys(specs: Sequence[ObservationSpec]) -> list[str]:
     return keys
 
 
+@functools.lru_cache(maxsize=256)
+def _largest(sizes: int | tuple[int, ...], dtype: np.dtype) -> Any:
+    """The largest valid value per branch for an array of ``dtype``, as its unsigned view.
+
+    Clipped to ``dtype``'s own largest value: a negative signed value viewed as unsigned is
+    then always above it. A scalar when every branch has the same size.
+    """
+    top = 1 if dtype.kind == "b" else int(np.iinfo(dtype).max)
+    unsigned = np.dtype(f"u{dtype.itemsize}")
+    largest = [min(s - 1, top) for s in ((sizes,) if isinstance(sizes, int) else sizes)]
+    if len(set(largest)) == 1:
+        return unsigned.type(largest[0])
+    array = np.array(largest, dtype=unsigned)
+    array.setflags(write=False)
+    return array
+
+
+def checked_discrete(
+    array: np.ndarray, sizes: int | tuple[int, ...], where: str, space: Any = None
+) -> np.ndarray:
+    """``array`` as integer discrete actions, every value checked BEFORE any cast.
+
+    ``sizes`` bounds each value: one size for all, or one per column (branch). Accepted:
+    integer and bool arrays (``True`` is 1, as for Gymnasium's ``Discrete``), and floats
+    that are whole numbers (``1.0``: Gymnasium's table envs take them, and they convert
+    exactly). Rejected with an :class:`ActionError` naming the expected range and the given
+    value: non-integral (``1.5``), non-finite (``inf``, ``nan``) and out-of-range values,
+    including those that a cast to int32 would wrap into a valid action (``2**32 + 1`` is
+    not action 1). Integer arrays come back unchanged, bools as uint8, floats as int64. One
+    comparison and one count per batch, no per-element Python.
+
+    Example:
+        >>> checked_discrete(np.array([2, 0], np.int64), 3, "demo").tolist()
+        [2, 0]
+        >>> checked_discrete(np.array([2**32 + 1]), 3, "demo")  # int32 would make it 1
+        Traceback (most recent call last):
+        ...
+        zooport.errors.ActionError: demo: expected ... in [0, 2], got 4294967297 at row 0
+    """
+    if type(sizes) is not int and not isinstance(sizes, tuple):
+        sizes = int(sizes)  # a Discrete's n is a numpy integer (the cache needs one type)
+    kind = array.dtype.kind
+    if kind in "iub":
+        # Viewed as unsigned, a negative value is larger than any valid one: one comparison
+        # checks both bounds.
+        unsigned = array if kind == "u" else array.view(f"u{array.dtype.itemsize}")
+        if np.count_nonzero(unsigned > _largest(sizes, array.dtype)):
+            _raise_discrete(array, sizes, where, space)
+        # Bools as 0/1 (a bool array would index as a mask).
+        return unsigned if kind == "b" else array
+    if kind == "f":
+        # NaN fails every comparison, +-inf the range; floor catches 1.5.
+        largest = _largest(sizes, np.dtype(np.int64))  # as uint64: exact up to 2**63
+        valid = (array >= 0) & (array <= largest) & (np.floor(array) == array)
+        if np.count_nonzero(valid) != valid.size:
+            _raise_discrete(array, sizes, where, space)
+        return array.astype(np.int64)
+    if array.size == 0:
+        return array.astype(np.int64)
+    given = array.reshape(-1)[:1].tolist()[0]
+    raise ActionError(
+        f"{where}: expected integer discrete actions{_for(space)}, got dtype {array.dtype} "
+        f"(first value {given!r})"
+    )
+
+
+def _raise_discrete(
+    array: np.ndarray, sizes: int | tuple[int, ...], where: str, space: Any
+) -> None:
+    """Raises the :class:`ActionError` for the first invalid value of ``array``."""
+    limits = np.broadcast_to(np.asarray(sizes, dtype=np.float64), array.shape[-1:])
+    values = array.astype(np.float64) if array.dtype.kind == "f" else array.astype(object)
+    bad = ~((values >= 0) & (values < limits))
+    if array.dtype.kind == "f":
+        bad |= np.floor(values) != values
+    index = tuple(int(i) for i in np.argwhere(bad)[0])
+    row = f" at row {index[0]}" if index else ""
+    branch = f" in branch {index[-1]}" if array.ndim == 2 and limits.size > 1 else ""
+    limit = int(limits[index[-1]] if array.ndim == 2 else limits.reshape(-1)[0])
+    raise ActionError(
+        f"{where}: expected integer discrete actions in [0, {limit - 1}]{_for(space)}, got "
+        f"{array[index].item()!r}{branch}{row}"
+    )
+
+
+def _for(space: Any) -> str:
+    return "" if space is None else f" for {space}"
+
+
 class ObservationLayout:
     """How a behaviour's observations become one Gymnasium space, batch by batch.
 
     Args:
-        specs: the behaviour's observation specs.
+        specs: the behaviour's observation specs; zero-size ones get no part of the space.
         uint8_visual: rank-3 observations as uint8 0..255 instead of float32 0..1.
         allow_multiple_obs: always a ``Dict`` keyed by observation name.
+        name: the behaviour's name, for error messages.
+
+    Attributes:
+        specs: the specs that are part of the space (every spec but zero-size ones).
+        all_specs: every spec of the behaviour, as the core's batches hold them.
 
     Example:
         >>> import numpy as np
@@ -86,6 +198,10 @@ class ObservationLayout:
         Box(-inf, inf, (5,), float32)
         >>> layout.convert([np.ones((1, 2)), np.zeros((1, 3))]).tolist()
         [[1.0, 1.0, 0.0, 0.0, 0.0]]
+        >>> camera = ObservationSpec((8, 8, 3), (), ObservationType.DEFAULT, "camera")
+        >>> empty = ObservationSpec((0,), (), ObservationType.DEFAULT, "vector")
+        >>> ObservationLayout([camera, empty]).space  # the empty vector sensor is dropped
+        Box(0.0, 1.0, (8, 8, 3), float32)
     """
 
     def __init__(
@@ -94,16 +210,31 @@ class ObservationLayout:
         *,
         uint8_visual: bool = False,
         allow_multiple_obs: bool = False,
+        name: str = "",
     ) -> None:
         if not specs:
-            raise SpecError("a behaviour without observations cannot be given a space")
-        self.specs = list(specs)
+            raise SpecError(
+                f"behavior {name!r}: a behaviour without observations cannot be given a space"
+            )
+        self.name = name
+        self.all_specs = list(specs)
+        self._shapes = [tuple(int(d) for d in s.shape) for s in self.all_specs]
+        self._spec_names = [s.name for s in self.all_specs]
+        kept = [i for i, shape in enumerate(self._shapes) if math.prod(shape) > 0]
+        if not kept:
+            raise SpecError(
+                f"behavior {name!r}: every observation is empty (shapes {self._shapes}); "
+                "a behaviour without observations cannot be given a space"
+            )
+        # The core's observations that are part of the space; None when all of them are.
+        self._kept: list[int] | None = None if len(kept) == len(self.all_specs) else kept
+        self.specs = [self.all_specs[i] for i in kept]
         self.uint8_visual = uint8_visual
         self._visual = [len(s.shape) == 3 for s in self.specs]
         parts = [self._space(s, v) for s, v in zip(self.specs, self._visual, strict=True)]
         self.keys: list[str] | None = None
         if allow_multiple_obs or (len(parts) > 1 and any(len(s.shape) != 1 for s in self.specs)):
-            self.keys = _unique_keys(self.specs)
+            self.keys = _unique_keys(self.specs, kept)
             # Gymnasium's Dict sorts its keys; conversions follow the space's order.
             self.space: spaces.Space = spaces.Dict(dict(zip(self.keys, parts, strict=True)))
             self._order = [self.keys.index(k) for k in self.space.spaces]
@@ -133,13 +264,132 @@ class ObservationLayout:
             return np.rint(np.clip(obs, 0.0, 1.0) * 255.0).astype(np.uint8)
         return np.array(obs, dtype=np.float32, copy=True)
 
+    def checked(self, steps: Any, terminal: bool = False) -> Any:
+        """A core batch (DecisionSteps, or TerminalSteps with ``terminal``), checked.
+
+        Once per batch, not per agent: one observation per spec (zero-size ones included),
+        each of shape ``(len(agent_id), *spec.shape)``, and as many rewards, group ids,
+        group rewards (and ``interrupted`` flags, or action-mask rows) as agent ids. An empty
+        batch is not checked (nothing is read from it). Returns ``steps`` itself; a batch
+        built from Python lists (as ML-Agents' own tests and its 0.28 ``group_id`` do) comes
+        back as an equal batch of arrays.
+
+        Raises:
+            ObservationError: naming the behaviour, the observation (index and name), the
+                expected and the given shape, or the fields whose shapes disagree.
+
+        Example:
+            >>> from zooport.envs.base_env import DecisionSteps, ObservationSpec, ObservationType
+            >>> layout = ObservationLayout(
+            ...     [ObservationSpec((3,), (), ObservationType.DEFAULT, "state")], name="Walker")
+            >>> steps = DecisionSteps([np.full((2, 1), 7.0)], np.zeros(2), np.arange(2),
+            ...                       None, np.zeros(2), np.zeros(2))
+            >>> layout.checked(steps)
+            Traceback (most recent call last):
+            ...
+            zooport.errors.ObservationError: behavior 'Walker': DecisionSteps observation 0 \
+('state') has shape (2, 1), expected (2, 3) (2 agents x the spec's (3,))
+        """
+        agent_id = steps.agent_id
+        n = len(agent_id)
+        if not n:
+            return steps
+        rows = (n,)
+        # The common case, arrays of the right shapes, in a few tuple comparisons; anything
+        # else (an error, or lists) takes the slow path, which says what is wrong.
+        try:
+            obs = steps.obs
+            shapes = self._shapes
+            if (
+                agent_id.shape == rows
+                and steps.reward.shape == rows
+                and steps.group_id.shape == rows
+                and steps.group_reward.shape == rows
+                and len(obs) == len(shapes)
+                and (
+                    obs[0].shape == rows + shapes[0]
+                    if len(shapes) == 1
+                    else all(o.shape == rows + s for o, s in zip(obs, shapes, strict=True))
+                )
+            ):
+                if terminal:
+                    if steps.interrupted.shape == rows:
+                        return steps
+                else:
+                    masks = steps.action_mask
+                    if masks is None or all(m.shape[:1] == rows for m in masks):
+                        return steps
+        except AttributeError:
+            pass
+        return self._checked_slowly(steps, terminal, n)
+
+    def _checked_slowly(self, steps: Any, terminal: bool, n: int) -> Any:
+        """:meth:`checked` for a batch that is wrong or not made of arrays."""
+        obs = steps.obs
+        shapes = self._shapes
+        if len(obs) != len(shapes):
+            raise ObservationError(
+                f"behavior {self.name!r}: {type(steps).__name__} has {len(obs)} observations, "
+                f"expected {len(shapes)} (one per observation spec: {self._spec_names})"
+            )
+        for i, (o, shape) in enumerate(zip(obs, shapes, strict=True)):
+            try:
+                given = np.shape(o)
+            except ValueError:  # numpy cannot make one array of it (ragged lists)
+                raise ObservationError(
+                    f"behavior {self.name!r}: {type(steps).__name__} observation {i} "
+                    f"({self._spec_names[i]!r}) is not an array of one shape; expected "
+                    f"{(n, *shape)}"
+                ) from None
+            if given[1:] != shape or given[:1] != (n,):
+                self._shape_error(steps, i, given, n)
+        fields = ["agent_id", "reward", "group_id", "group_reward"]
+        fields.append("interrupted" if terminal else "action_mask")
+        given = {}
+        for field in fields:
+            value = getattr(steps, field)
+            if field == "action_mask":
+                for j, m in enumerate(() if value is None else value):
+                    given[f"action_mask[{j}]"] = np.shape(m)
+            else:
+                given[field] = np.shape(value)
+        wrong = {
+            f: shape for f, shape in given.items()
+            if shape[:1] != (n,) or (len(shape) != 1 and not f.startswith("action_mask"))
+        }  # fmt: skip
+        if wrong:
+            raise ObservationError(
+                f"behavior {self.name!r}: {type(steps).__name__} has {n} agent ids but "
+                + ", ".join(f"{f} of shape {shape}" for f, shape in wrong.items())
+                + f"; expected ({n},) for each"
+            )
+        return _as_arrays(steps, terminal)
+
+    def _shape_error(self, steps: Any, i: int, given: tuple[int, ...], n: int) -> None:
+        shape = self._shapes[i]
+        what = f"behavior {self.name!r}: {type(steps).__name__} observation {i} "
+        what += f"({self._spec_names[i]!r})"
+        if given[1:] == shape:
+            raise ObservationError(f"{what} has {given[0]} rows, but the batch has {n} agent ids")
+        raise ObservationError(
+            f"{what} has shape {given}, expected {(n, *shape)} ({n} agents x the spec's {shape})"
+        )
+
     def convert(
         self, obs: Sequence[np.ndarray], rows: np.ndarray | None = None
     ) -> np.ndarray | dict[str, np.ndarray]:
         """A core batch (one array per spec, rows = agents) as fresh consumer arrays.
 
         ``rows`` selects and orders the agents; every returned array is a new copy.
+        Zero-size observations are left out.
         """
+        if self._kept is not None:
+            obs = [obs[i] for i in self._kept]
+        return self._convert(obs, rows)
+
+    def _convert(
+        self, obs: Sequence[np.ndarray], rows: np.ndarray | None
+    ) -> np.ndarray | dict[str, np.ndarray]:
         if self.keys is not None:
             return {self.keys[i]: self._part(obs[i], i, rows) for i in self._order}
         if len(self.specs) == 1:
@@ -159,13 +409,15 @@ class ObservationLayout:
         obs: Sequence[np.ndarray],
         rows: np.ndarray | None = None,
     ) -> None:
-        """Writes a converted core batch into ``buffer[slots]``."""
+        """Writes a converted core batch into ``buffer[slots]`` (checked: :meth:`checked`)."""
+        if self._kept is not None:
+            obs = [obs[i] for i in self._kept]
         as_uint8 = self._visual[0] and self.uint8_visual
         if self.keys is None and len(self.specs) == 1 and not as_uint8:
             # One float observation: assignment casts to float32; no intermediate copy.
             buffer[slots] = obs[0] if rows is None else obs[0][rows]
             return
-        converted = self.convert(obs, rows)
+        converted = self._convert(obs, rows)
         if isinstance(buffer, dict):
             for key, value in converted.items():
                 buffer[key][slots] = value
@@ -185,6 +437,24 @@ class ObservationLayout:
         if isinstance(buffer, dict):
             return {k: v[i].copy() for k, v in buffer.items()}
         return buffer[i].copy()
+
+
+def _as_arrays(steps: Any, terminal: bool) -> DecisionSteps | TerminalSteps:
+    """An equal batch whose fields are arrays (of a batch built from Python lists)."""
+    obs = [np.asarray(o, dtype=np.float32) if type(o) is not np.ndarray else o for o in steps.obs]
+    common = {
+        "obs": obs,
+        "reward": np.asarray(steps.reward, dtype=np.float32),
+        "agent_id": np.asarray(steps.agent_id),
+        "group_id": np.asarray(steps.group_id),
+        "group_reward": np.asarray(steps.group_reward, dtype=np.float32),
+    }
+    if terminal:
+        return TerminalSteps(interrupted=np.asarray(steps.interrupted, dtype=bool), **common)
+    masks = steps.action_mask
+    if masks is not None:
+        masks = [np.asarray(m, dtype=bool) for m in masks]
+    return DecisionSteps(action_mask=masks, **common)
 
 
 class ActionLayout:
@@ -236,6 +506,13 @@ class ActionLayout:
         else:
             raise SpecError(f"behavior {name!r}: an action spec with no actions has no space")
         self._discrete_space = discrete
+        self._where = f"behavior {name!r}"  # built once: error messages start with it
+        # What checked_discrete bounds each value by: one size for a Discrete (flattened
+        # or not), one per branch for a MultiDiscrete.
+        self._discrete_sizes: int | tuple[int, ...] = (
+            len(self.lookup) if self.flatten else
+            self.branches[0] if len(self.branches) == 1 else self.branches
+        )  # fmt: skip
         self._branch_array = np.array(self.branches, dtype=np.int64)
         self._offsets = np.cumsum((0,) + self.branches)
 
@@ -243,16 +520,6 @@ class ActionLayout:
 
     def _discrete_to_core(self, actions: Any, n: int | None) -> np.ndarray:
         array = np.asarray(actions)
-        # dtype.kind ("i"/"u" integer, "f" floating, "b" bool) is what np.issubdtype tests,
-        # at a fraction of its cost on the per-step path.
-        if array.dtype.kind not in "iub":
-            if array.dtype.kind == "f" and np.all(array == np.rint(array)):
-                array = array.astype(np.int64)
-            else:
-                raise ActionError(
-                    f"behavior {self.name!r}: expected integer discrete actions for "
-                    f"{self._discrete_space}, got dtype {array.dtype}"
-                )
         single = isinstance(self._discrete_space, spaces.Discrete)
         expected_ndim = 1 if single else 2
         if array.ndim != expected_ndim or (n is not None and array.shape[0] != n):
@@ -263,13 +530,8 @@ class ActionLayout:
                 f"behavior {self.name!r}: expected a batch of actions of shape {want} for "
                 f"{self._discrete_space}, got shape {array.shape}"
             )
+        array = checked_discrete(array, self._discrete_sizes, self._where, self._discrete_space)
         if self.flatten:
-            size = len(self.lookup)
-            if array.size and (array.min() < 0 or array.max() >= size):
-                raise ActionError(
-                    f"behavior {self.name!r}: flattened actions take values in [0, {size - 1}], "
-                    f"got {array.min() if array.min() < 0 else array.max()}"
-                )
             return self.lookup[array]
         if single:
             return array.reshape(-1, 1).astype(np.int32, copy=False)
@@ -287,12 +549,16 @@ class ActionLayout:
             raise ActionError(
                 f"behavior {self.name!r}: expected numeric continuous actions, got {array.dtype}"
             )
-        return array.astype(np.float32, copy=False)
+        # Not cast here: ActionTuple checks a float64 against float32's range before casting
+        # (1e300 would otherwise become inf).
+        return array
 
     def to_core(self, actions: Any, n: int | None = None) -> ActionTuple:
         """A batch of consumer actions (rows = agents) as a core :class:`ActionTuple`.
 
-        The core validates values (finite, in range); this checks the consumer layout.
+        Checks the consumer layout and every discrete value (integral, finite, in its
+        branch's range: see :func:`checked_discrete`) before any cast, so no value wraps
+        into a valid action whatever the core checks; the core validates continuous values.
         """
         if self.is_hybrid:
             if not isinstance(actions, dict) or set(actions) != {"continuous", "discrete"}:

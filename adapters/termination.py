@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from zooport.errors import ArgumentError, ArgumentTypeError
+
 __all__ = ["TerminationMode", "TerminationRule", "episode_over"]
 
 
@@ -58,7 +60,8 @@ class TerminationRule:
             ``"all"`` (any case), a fraction in (0, 1], or another rule.
 
     Raises:
-        ValueError: any other value; the message lists the valid ones.
+        ArgumentError: any other value (an ``ArgumentTypeError``, also a ``TypeError``, for
+            one of another type); the message lists the valid ones.
 
     Example:
         >>> rule = TerminationRule("majority")
@@ -79,13 +82,13 @@ class TerminationRule:
             try:
                 self.mode = TerminationMode(value)
             except ValueError:
-                raise ValueError(_invalid(value)) from None
+                raise ArgumentError(_invalid(value)) from None
         elif isinstance(value, (float, np.floating)) and not isinstance(value, bool):
             if not (math.isfinite(value) and 0.0 < value <= 1.0):
-                raise ValueError(_invalid(value))
+                raise ArgumentError(_invalid(value))
             self.fraction = float(value)
         else:
-            raise ValueError(_invalid(value))
+            raise ArgumentTypeError(_invalid(value))
 
     def required(self, n_agents: int) -> int:
         """How many of ``n_agents`` must have finished for the episode to end."""

@@ -39,7 +39,9 @@ from gymnasium.vector.utils import batch_space
 from typing_extensions import override
 
 from zooport.adapters.behavior_slots import BehaviorSlots, SlotStep
-from zooport.adapters.core_access import render_core, side_channels_of
+from zooport.adapters.core_access import check_reset_options, render_core, side_channels_of
+from zooport.envs.arguments import check_seed
+from zooport.envs.step_guard import StepGuard
 from zooport.errors import ArgumentError, EnvClosedError, SpecError
 
 __all__ = [
@@ -66,8 +68,10 @@ _RENDER_MODES = ("rgb_array",)
 
 def check_render_mode(render_mode: str | None) -> None:
     """Rejects a render mode the vector adapters do not offer (they offer ``rgb_array``)."""
-    if render_mode is not None and render_mode not in _RENDER_MODES:
-        raise ValueError(
+    if render_mode is not None and (
+        not isinstance(render_mode, str) or render_mode not in _RENDER_MODES
+    ):
+        raise ArgumentError(
             f"Expect render_mode to be None or one of {list(_RENDER_MODES)}, "
             f"actually: {render_mode!r}"
         )
@@ -88,13 +92,20 @@ class BehaviorVectorEnv(gym.vector.VectorEnv):
     The slot count is fixed when the adapter is built (the core is reset then to count the
     agents): an agent id that was not there at reset raises :class:`~zooport.SpecError`.
 
+    Not thread-safe and not re-entrant: a ``step``/``reset`` entered while another runs (from
+    a callback, a hook or a second thread) raises :class:`~zooport.errors.ReentrantCallError`;
+    after a step interrupted by an exception (a core hook, a side channel), ``step`` raises
+    :class:`~zooport.errors.EnvNotResetError` naming that error until ``reset()``.
+
     On gymnasium 1.0, which has no ``AutoresetMode``, ``metadata["autoreset_mode"]`` is the
     string ``"SameStep"``. Before gymnasium 1.4, the vector ``RecordEpisodeStatistics``
     ignores the declared mode and assumes next-step autoreset, so it leaves the first step
     of each episode after the first out of its statistics (training data is unaffected).
 
     Args:
-        env: any ``BaseEnv`` (a zooport core, a Unity environment, ...).
+        env: any ``BaseEnv`` (a zooport core, a Unity environment, ...); one with no
+            behaviours yet (a Unity scene whose agents have not requested a decision) is
+            stepped once first, as ML-Agents' wrappers do.
         behavior_name: the behaviour whose agents are the slots (None: the only one).
         uint8_visual: visual observations as uint8 0..255 instead of float32 0..1.
         flatten_branched: several discrete branches as one ``Discrete`` action.
@@ -161,20 +172,26 @@ class BehaviorVectorEnv(gym.vector.VectorEnv):
     ) -> tuple[Any, dict[str, Any]]:
         """Resets the core (reseeded with ``seed``) and returns every slot's first observation.
 
-        ``options`` is accepted for the Gymnasium signature; a batched core takes none, so
-        it must be None or empty.
+        ``seed`` is None or an int >= 0. ``options`` is None or a dict with str keys, which
+        the core does not use (see :func:`~zooport.adapters.core_access.check_reset_options`).
         """
         self._check_open()
-        if options:
-            raise ValueError(
-                f"{type(self).__name__}.reset takes no options (a BaseEnv reset has none), "
-                f"got {sorted(options)}"
-            )
+        seed = check_seed(seed, f"{type(self).__name__}.reset")
+        check_reset_options(options, f"{type(self).__name__}.reset")
         super().reset(seed=seed)
-        self._slots.reset(seed)
-        zero = np.zeros(self.num_envs, dtype=np.float32)
         slots = self._slots
-        return slots.obs_layout.copy(slots.obs), self._info(slots.decided.copy(), zero)
+        guard = slots.guard
+        guard.enter("reset")
+        try:
+            guard.committed = True
+            slots.reset(seed)
+            zero = np.zeros(self.num_envs, dtype=np.float32)
+            obs = slots.obs_layout.copy(slots.obs)
+        except BaseException as error:
+            guard.abort(error)
+            raise
+        guard.reset_done()
+        return obs, self._info(slots.decided.copy(), zero)
 
     @override
     def step(
@@ -189,13 +206,22 @@ class BehaviorVectorEnv(gym.vector.VectorEnv):
         if self.closed:
             raise EnvClosedError(f"{type(self).__name__} was used after close()")
         slots = self._slots
-        out = slots.step(actions)
-        info = self._info(out.decided, out.group_reward)
-        if out.final_slots.size:
-            self._add_final(info, out)
-            if restart_if_all_over(slots):
-                info.update(self._info(slots.decided.copy(), out.group_reward))
-        obs = slots.obs_layout.copy(slots.obs)
+        guard = slots.guard
+        guard.enter("step")
+        try:
+            slots.set_actions(actions)  # a bad action raises here and changes nothing
+            guard.committed = True
+            out = slots.advance()
+            info = self._info(out.decided, out.group_reward)
+            if out.final_slots.size:
+                self._add_final(info, out)
+                if restart_if_all_over(slots):
+                    info.update(self._info(slots.decided.copy(), out.group_reward))
+            obs = slots.obs_layout.copy(slots.obs)
+        except BaseException as error:
+            guard.abort(error)
+            raise
+        guard.exit()
         return obs, out.reward, out.terminated, out.truncated, info
 
     @override
@@ -237,7 +263,13 @@ class BehaviorVectorEnv(gym.vector.VectorEnv):
 
     def action_masks(self) -> np.ndarray:
         """The slots' current action masks, int8 (num_envs, mask_size), 1 = allowed."""
+        self._check_open()
         return self._slots.mask.copy()
+
+    @property
+    def step_guard(self) -> StepGuard:
+        """The adapter's re-entry and failure state (see :mod:`zooport.envs.step_guard`)."""
+        return self._slots.guard
 
     def __repr__(self) -> str:
         return (
@@ -327,6 +359,7 @@ VECTOR_ENV_OPTIONS = ("uint8_visual", "flatten_branched", "allow_multiple_obs", 
 #: each behaviour's count.
 _AGENT_COUNT_KWARGS: dict[str, dict[str, str]] = {
     "Tag": {"Runner?team=0": "n_runners", "Tagger?team=1": "n_taggers"},
+    "Soccer": {"Soccer?team=0": "team_size", "Soccer?team=1": "team_size"},
 }
 
 
@@ -365,7 +398,8 @@ def make_vector_env(
             ``max_steps`` (the core interrupts its agents) unless ``max_steps`` is given or
             the core has no such keyword.
         agent_count_kwarg: the core keyword that sets the behaviour's agent count (default
-            ``n_agents``; ``n_runners``/``n_taggers`` for ``Tag``).
+            ``n_agents``; ``n_runners``/``n_taggers`` for ``Tag``, ``team_size`` for
+            ``Soccer``).
         workers: build a CorePool of this many cores (None: one core in this process).
         pool_options: ``CorePool`` arguments (``mode``, ``timeout``, ...) with ``workers``.
         **kwargs: :data:`VECTOR_ENV_OPTIONS` for the adapter, every other keyword for the
@@ -373,8 +407,8 @@ def make_vector_env(
             ``workers``, core ``i`` gets ``seed + i``).
 
     Raises:
-        ValueError: ``num_envs`` is not a positive int.
-        TypeError: a keyword is neither a core parameter nor an adapter option.
+        ArgumentError: ``num_envs`` is not a positive int.
+        ArgumentTypeError: a keyword is neither a core parameter nor an adapter option.
         SpecError: the behaviour does not end up with ``num_envs`` agents.
 
     Example:
@@ -392,7 +426,7 @@ def make_vector_env(
     )
 
     if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
-        raise ValueError(f"Expect num_envs to be a positive int, actually: {num_envs!r}")
+        raise ArgumentError(f"Expect num_envs to be a positive int, actually: {num_envs!r}")
     if agent_count_kwarg is None:
         counts = _AGENT_COUNT_KWARGS.get(env_id or "", {})
         agent_count_kwarg = counts.get(behavior_name or "", "n_agents")

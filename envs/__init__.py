@@ -3,6 +3,8 @@
 Modules:
     base_env: ``ActionTuple``, ``ActionSpec``, ``BehaviorSpec``, ``DecisionSteps``, ``BaseEnv``...
     side_channel: ML-Agents' side channels, byte-compatible.
+    exception: ML-Agents' exception names (``UnityException``, ``UnityActionException``...);
+        zooport's errors are caught under them.
     batched_env: ``BatchedEnv``, the base class for writing a vectorised env.
     registry: ``default_registry`` and the registry entry classes (offline).
     checker: ``check_base_env``, a conformance checker for any BaseEnv.

@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from zooport.errors import ActionError, UnknownAgentError
+from zooport.errors import ActionError, ArgumentError, UnknownAgentError
 
 __all__ = [
     "AgentId",
@@ -397,7 +397,7 @@ def _out_of_range(discrete: np.ndarray, branches: tuple[int, ...]) -> bool:
 
 def _check_size(value: int, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise ValueError(f"Expected {what} to be a non-negative int, actually: {value!r}")
+        raise ArgumentError(f"Expected {what} to be a non-negative int, actually: {value!r}")
     return int(value)
 
 
@@ -405,7 +405,7 @@ def _check_branches(branches: tuple[int, ...]) -> tuple[int, ...]:
     branches = tuple(branches)
     for b in branches:
         if isinstance(b, bool) or not isinstance(b, (int, np.integer)) or b < 1:
-            raise ValueError(
+            raise ArgumentError(
                 f"Expected every discrete branch size to be a positive int, actually: {branches}"
             )
     return tuple(int(b) for b in branches)
@@ -466,17 +466,26 @@ class TerminalStep(NamedTuple):
 
 
 class _StepsBase(Mapping):
-    """Shared indexing of DecisionSteps and TerminalSteps by agent id."""
+    """Shared indexing of DecisionSteps and TerminalSteps by agent id.
+
+    The fields are kept as given: arrays, or Python lists as ML-Agents' own tests build
+    them (``agent_id=list(range(n))``); iteration, ``in`` and ``[agent_id]`` work on both.
+    """
 
     obs: list[np.ndarray]
     agent_id: np.ndarray
     _agent_id_to_index: dict[AgentId, int] | None
 
+    def _id_list(self) -> list[AgentId]:
+        """The agent ids as Python ints, whether ``agent_id`` is an array or a list."""
+        ids = self.agent_id
+        return ids.tolist() if type(ids) is np.ndarray else np.asarray(ids).tolist()
+
     @property
     def agent_id_to_index(self) -> dict[AgentId, int]:
         """A dict from agent id to its row in the batch (built once, on first use)."""
         if self._agent_id_to_index is None:
-            ids = self.agent_id.tolist()
+            ids = self._id_list()
             self._agent_id_to_index = dict(zip(ids, range(len(ids)), strict=True))
         return self._agent_id_to_index
 
@@ -486,7 +495,7 @@ class _StepsBase(Mapping):
         except (KeyError, TypeError):
             raise UnknownAgentError(
                 f"agent_id {agent_id!r} is not present in the {type(self).__name__}; "
-                f"present: {self.agent_id.tolist()}"
+                f"present: {self._id_list()}"
             ) from None
 
     def __len__(self) -> int:
@@ -504,7 +513,7 @@ class _StepsBase(Mapping):
         return self[agent_id] if agent_id in self else default
 
     def __iter__(self) -> Iterator[AgentId]:
-        yield from self.agent_id.tolist()
+        yield from self._id_list()
 
 
 class DecisionSteps(_StepsBase):

@@ -28,6 +28,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
+from zooport.envs.arguments import check_bool, check_int, check_seed
 from zooport.envs.base_env import (
     ActionTuple,
     AgentId,
@@ -41,9 +42,12 @@ from zooport.envs.base_env import (
 from zooport.envs.side_channel.side_channel import SideChannel
 from zooport.envs.side_channel.simulation_side import SimulationSideChannels
 from zooport.envs.side_channel.stats_side_channel import StatsAggregationMethod
+from zooport.envs.step_guard import StepGuard
 from zooport.errors import (
+    ArgumentError,
     EnvClosedError,
     EnvNotResetError,
+    SpecError,
     UnknownAgentError,
     UnknownBehaviorError,
 )
@@ -121,6 +125,12 @@ class BatchedEnv(BaseEnv):
         reorder_agents: present each batch in a random row order, as Unity may; used to
             test that consumers map agents by id, not by position.
 
+    Not thread-safe and not re-entrant: ``step``, ``reset`` or ``set_actions`` called from a
+    hook or a side channel while a step runs raises
+    :class:`~zooport.errors.ReentrantCallError`; after a hook or a side channel raised in
+    ``step`` (or ``reset``), ``step`` raises :class:`~zooport.errors.EnvNotResetError` naming
+    that error until ``reset()`` succeeds.
+
     Example:
         >>> import numpy as np
         >>> from zooport.envs.base_env import ActionSpec, BehaviorSpec, ObservationSpec
@@ -162,22 +172,25 @@ class BatchedEnv(BaseEnv):
         max_steps: int = 0,
         reorder_agents: bool = False,
     ) -> None:
-        if max_steps < 0:
-            raise ValueError(f"Expect max_steps to be >= 0 (0 = no limit), actually: {max_steps}")
+        where = type(self).__name__
+        seed = check_seed(seed, where)
         self._behaviors: dict[str, _Behavior] = {}
         self._specs = BehaviorMapping({})
-        self._max_steps = int(max_steps)
-        self._reorder = bool(reorder_agents)
+        self._max_steps = check_int(max_steps, "max_steps", 0, where=where)
+        self._reorder = check_bool(reorder_agents, "reorder_agents", where)
         self._seed = seed
         self.np_random = np.random.default_rng(seed)
         self._order_rng = np.random.default_rng(None if seed is None else seed + 1)
-        self._user_channels = list(side_channels or [])
-        self._channels = SimulationSideChannels(self._user_channels, seed=seed)
+        # The channels are checked (a list of SideChannel objects or None) before any use.
+        self._channels = SimulationSideChannels(side_channels, seed=seed)
+        self._user_channels = list(self._channels.side_channels)
         self._next_id = 0
         # Counts spawned agents; step() notices an author spawning outside _step by it.
         self._spawn_count = 0
         self._was_reset = False
         self._closed = False
+        # Refuses a step/reset entered during another, and steps after an interrupted one.
+        self._guard = StepGuard(type(self).__name__)
 
     # ----------------------------------------------------------------- authoring API
 
@@ -199,19 +212,18 @@ class BatchedEnv(BaseEnv):
         its episode restarts), repeating its last action in between. With
         ``restart_finished=False`` an agent whose episode ends stays out until ``reset``.
         """
+        where = f"{type(self).__name__}._add_behavior({name!r})"
         if name in self._behaviors:
-            raise ValueError(f"behavior {name!r} is declared twice")
-        capacity = n_agents if capacity is None else capacity
-        if n_agents < 1 or capacity < n_agents:
-            raise ValueError(
+            raise ArgumentError(f"behavior {name!r} is declared twice")
+        n_agents = check_int(n_agents, "n_agents", 1, where=where)
+        capacity = n_agents if capacity is None else check_int(capacity, "capacity", 1, where=where)
+        if capacity < n_agents:
+            raise ArgumentError(
                 f"behavior {name!r}: expect 1 <= n_agents <= capacity, actually: "
                 f"n_agents={n_agents}, capacity={capacity}"
             )
-        if decision_period < 1:
-            raise ValueError(
-                f"behavior {name!r}: expect decision_period >= 1, actually: {decision_period}"
-            )
-        limit = self._max_steps if max_steps is None else int(max_steps)
+        decision_period = check_int(decision_period, "decision_period", 1, where=where)
+        limit = self._max_steps if max_steps is None else check_int(max_steps, "max_steps", 0)
         self._behaviors[name] = _Behavior(
             name, spec, n_agents, capacity, decision_period, limit, restart_finished, group_id
         )
@@ -309,14 +321,30 @@ class BatchedEnv(BaseEnv):
         return self._behavior(behavior_name).restart
 
     def reset(self, seed: int | None = None) -> None:
-        """Starts a new episode for every agent; ``seed`` reseeds the environment's RNG."""
+        """Starts a new episode for every agent; ``seed`` reseeds the environment's RNG.
+
+        A reset that raises (a hook or a side channel) leaves the environment needing another
+        ``reset()``; one that succeeds clears an earlier failure (see :meth:`step`).
+        """
         self._check_open()
+        seed = check_seed(seed, f"{type(self).__name__}.reset")
         if not self._behaviors:
-            raise RuntimeError(f"{type(self).__name__} declared no behavior (_add_behavior)")
-        if seed is not None:
-            self._seed = seed
-            self.np_random = np.random.default_rng(seed)
-            self._order_rng = np.random.default_rng(seed + 1)
+            raise SpecError(f"{type(self).__name__} declared no behavior (_add_behavior)")
+        guard = self._guard
+        guard.enter("reset")
+        try:
+            if seed is not None:
+                np_random = np.random.default_rng(seed)  # a bad seed raises, changing nothing
+                order_rng = np.random.default_rng(seed + 1)
+                self._seed, self.np_random, self._order_rng = seed, np_random, order_rng
+            guard.committed = True
+            self._reset_unguarded()
+        except BaseException as error:
+            guard.abort(error)
+            raise
+        guard.reset_done()
+
+    def _reset_unguarded(self) -> None:
         self._channels.exchange()
         self._on_reset()
         self._next_id = 0
@@ -342,9 +370,27 @@ class BatchedEnv(BaseEnv):
         self._channels.exchange()
 
     def step(self) -> None:
-        """Advances every behaviour one simulation step."""
+        """Advances every behaviour one simulation step.
+
+        Not re-entrant: a ``step`` or ``reset`` called from a hook or a side channel while
+        this runs raises :class:`~zooport.errors.ReentrantCallError`. If a hook or a side
+        channel raises, the step's rewards and episode ends cannot be reported: every later
+        ``step`` raises :class:`~zooport.errors.EnvNotResetError` naming that error until
+        ``reset()``.
+        """
         if self._closed or not self._was_reset:
             self._check_ready()
+        guard = self._guard
+        guard.enter("step")
+        guard.committed = True  # step() takes no arguments: anything raised loses data
+        try:
+            self._step_unguarded()
+        except BaseException as error:
+            guard.abort(error)
+            raise
+        guard.exit()
+
+    def _step_unguarded(self) -> None:
         self._channels.exchange()
         behaviors = self._behaviors
         for b in behaviors.values():
@@ -382,8 +428,8 @@ class BatchedEnv(BaseEnv):
         self._channels.exchange()
 
     def set_actions(self, behavior_name: BehaviorName, action: ActionTuple) -> None:
-        if self._closed or not self._was_reset:
-            self._check_ready()
+        if self._closed or not self._was_reset or self._guard.running:
+            self._check_ready("set_actions")
         b = self._behavior(behavior_name)
         action = b.spec.action_spec._validate_action(action, b.decision_slots.size, b.name)
         # When every slot decided, in order, a plain copy replaces the scatter (which costs
@@ -398,11 +444,11 @@ class BatchedEnv(BaseEnv):
     def set_action_for_agent(
         self, behavior_name: BehaviorName, agent_id: AgentId, action: ActionTuple
     ) -> None:
-        self._check_ready()
+        self._check_ready("set_action_for_agent")
         b = self._behavior(behavior_name)
         action = b.spec.action_spec._validate_action(action, 1, b.name)
         decision = b.steps[0]
-        if agent_id not in decision.agent_id_to_index:
+        if agent_id not in decision:  # an unhashable id is simply not there
             raise UnknownAgentError(
                 f"behavior {b.name!r}: agent {agent_id!r} did not request a decision at the "
                 f"last step; agents that did: {decision.agent_id.tolist()}"
@@ -439,9 +485,10 @@ class BatchedEnv(BaseEnv):
     def _result(self, results: Mapping[str, StepResult], name: str) -> StepResult:
         try:
             return results[name]
-        except KeyError:
-            raise KeyError(
-                f"{type(self).__name__}._step returned no StepResult for behavior {name!r}"
+        except (KeyError, TypeError):
+            raise SpecError(
+                f"{type(self).__name__}._step returned no StepResult for behavior {name!r}; "
+                f"expected a dict with a StepResult for each of {list(self._behaviors)}"
             ) from None
 
     def _finish(
@@ -456,7 +503,7 @@ class BatchedEnv(BaseEnv):
         reward = np.asarray(result.reward, dtype=np.float32)
         terminated = np.asarray(result.terminated, dtype=bool)
         if reward.shape != (b.capacity,) or terminated.shape != (b.capacity,):
-            raise ValueError(
+            raise SpecError(
                 f"{type(self).__name__}._step for behavior {b.name!r}: expected reward and "
                 f"terminated of shape ({b.capacity},), got {reward.shape} and {terminated.shape}"
             )
@@ -570,7 +617,14 @@ class BatchedEnv(BaseEnv):
         )
         b.decision_slots = slots
         b.all_decide = in_order
-        b.steps = (decision, b.empty_terminal if terminal is None else terminal)
+        if terminal is None:
+            # A fresh object every step (its arrays, all of size 0, are shared): a consumer
+            # that changes one step's TerminalSteps never changes another step's.
+            e = b.empty_terminal
+            terminal = TerminalSteps(
+                list(e.obs), e.reward, e.interrupted, e.agent_id, e.group_id, e.group_reward
+            )
+        b.steps = (decision, terminal)
 
     def _behavior(self, name: BehaviorName) -> _Behavior:
         try:
@@ -585,9 +639,13 @@ class BatchedEnv(BaseEnv):
         if self._closed:
             raise EnvClosedError(f"{type(self).__name__} was used after close()")
 
-    def _check_ready(self) -> None:
+    def _check_ready(self, setting: str | None = None) -> None:
         self._check_open()
         if not self._was_reset:
             raise EnvNotResetError(
                 f"{type(self).__name__}: call reset() before step(), get_steps() or set_actions()"
             )
+        if setting is not None and self._guard.running:
+            # Actions set from a hook or a side channel in the middle of a step would change
+            # the buffers the running step reads: refused as a re-entrant call.
+            self._guard.enter(setting)

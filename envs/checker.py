@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from zooport.envs.base_env import ActionTuple, BaseEnv
-from zooport.errors import ZooportError
+from zooport.errors import ArgumentError, ZooportError
 
 __all__ = [
     "CHECKS",
@@ -210,7 +210,7 @@ def check_base_env(
         (True, 10)
     """
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
-        raise ValueError(f"Expect steps to be a non-negative int, actually: {steps!r}")
+        raise ArgumentError(f"Expect steps to be a non-negative int, actually: {steps!r}")
     report = CheckReport(type(env).__name__)
     run = _Run(env, steps, seed)
     run.execute()

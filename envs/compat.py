@@ -60,7 +60,7 @@ from zooport.envs.base_env import (
     ObservationType,
     TerminalSteps,
 )
-from zooport.errors import SpecError, UnknownAgentError, UnknownBehaviorError
+from zooport.errors import ArgumentTypeError, SpecError, UnknownAgentError, UnknownBehaviorError
 
 __all__ = ["LegacyBaseEnv", "LegacyApiWarning", "as_base_env", "is_legacy_env"]
 
@@ -110,7 +110,7 @@ def _has_spec_getters(obj: Any) -> bool:
 
 def _check_env_like(obj: Any) -> None:
     if not hasattr(obj, "get_steps") and hasattr(obj, "get_step_result"):
-        raise TypeError(
+        raise ArgumentTypeError(
             f"{type(obj).__name__} has the mlagents_envs <= 0.15 API (get_agent_groups / "
             "get_step_result / BatchedStepResult), which zooport does not support; "
             "expected a BaseEnv with behavior_specs and get_steps (mlagents_envs >= 0.16)"
@@ -119,7 +119,7 @@ def _check_env_like(obj: Any) -> None:
     if not hasattr(obj, "behavior_specs") and not _has_spec_getters(obj):
         missing.insert(0, "behavior_specs")
     if missing:
-        raise TypeError(
+        raise ArgumentTypeError(
             f"expected a BaseEnv-like object with behavior_specs (or get_behavior_names and "
             f"get_behavior_spec) and {list(_REQUIRED)}; {type(obj).__name__} lacks {missing}"
         )
@@ -176,7 +176,7 @@ def as_base_env(obj: Any, *, warn: bool = False) -> BaseEnv:
             (it is always available as :attr:`LegacyBaseEnv.unmapped`).
 
     Raises:
-        TypeError: ``obj`` is not a BaseEnv-like object, or has the pre-0.16 API.
+        ArgumentTypeError: ``obj`` is not a BaseEnv-like object, or has the pre-0.16 API.
         SpecError: a behaviour spec that cannot be read (e.g. an unknown ``action_type``).
 
     Example:

@@ -12,9 +12,10 @@ Classes:
     UnknownEnvironmentError: the ``RegistryError`` (and ``KeyError``) raised for an unknown id.
 
 ``default_registry`` holds the built-in environments under ``"Basic"``, ``"BallBalance"``,
-``"GridWorld"``, ``"Tag"`` and ``"Collector"``. Their modules are imported only when an
-entry's ``make`` is called or one of its class-derived attributes (``expected_reward``,
-``max_episode_steps``, ``description``) is read. Nothing in this module touches the network.
+``"GridWorld"``, ``"Tag"``, ``"Collector"`` and ``"Soccer"``. Their modules are imported only
+when an entry's ``make`` is called or one of its class-derived attributes
+(``expected_reward``, ``max_episode_steps``, ``description``) is read. Nothing in this
+module touches the network.
 
 A registry file (YAML, local) lists environments under a top-level ``environments:`` key;
 an item with an ``entry_point`` becomes a :class:`LocalRegistryEntry`, an item with
@@ -46,7 +47,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from zooport.errors import RegistryError
+from zooport.errors import ArgumentTypeError, RegistryError
 
 if TYPE_CHECKING:
     from zooport.envs.base_env import BaseEnv
@@ -59,10 +60,12 @@ __all__ = [
     "UnknownEnvironmentError",
     "builtin_entries",
     "default_registry",
+    "keyword_parameters",
 ]
 
 _ENTRY_POINT = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
-_BASE_ENV_MEMBERS = ("behavior_specs", "reset", "step", "get_steps", "set_actions", "close")
+#: What an object needs to be taken for a ``BaseEnv`` (ML-Agents 0.25 and later).
+BASE_ENV_MEMBERS = ("behavior_specs", "reset", "step", "get_steps", "set_actions", "close")
 _LOCAL_KEYS = ("entry_point", "expected_reward", "description", "max_episode_steps", "kwargs")
 _REMOTE_KEYS = (
     "expected_reward", "description", "linux_url", "darwin_url", "win_url", "additional_args",
@@ -76,6 +79,7 @@ _BUILTINS = {
     "GridWorld": "zooport.envs.builtin.grid_world:GridWorld",
     "Tag": "zooport.envs.builtin.tag:Tag",
     "Collector": "zooport.envs.builtin.collector:Collector",
+    "Soccer": "zooport.envs.builtin.soccer:Soccer",
 }
 
 
@@ -281,9 +285,19 @@ class LocalRegistryEntry(BaseRegistryEntry):
         Raises:
             RegistryError: the entry point cannot be imported, or it returned an object
                 without the ``BaseEnv`` methods.
+            ArgumentTypeError: a keyword the entry point does not take (the message lists
+                those it takes).
         """
-        env = self.load()(**{**self._kwargs, **kwargs})
-        missing = [m for m in _BASE_ENV_MEMBERS if not hasattr(type(env), m)]
+        target = self.load()
+        accepted = keyword_parameters(target)
+        unknown = [k for k in kwargs if accepted is not None and k not in accepted]
+        if unknown:
+            raise ArgumentTypeError(
+                f"registry entry {self._identifier!r}: unknown keyword arguments {unknown}; "
+                f"it takes {sorted(accepted)}"
+            )
+        env = target(**{**self._kwargs, **kwargs})
+        missing = [m for m in BASE_ENV_MEMBERS if not hasattr(type(env), m)]
         if missing:
             raise RegistryError(
                 f"registry entry {self._identifier!r}: expected the entry point to return a "
@@ -619,3 +633,23 @@ def builtin_entries() -> list[LocalRegistryEntry]:
 
 #: The registry the built-in environments are registered in.
 default_registry = ZooportEnvRegistry(builtin_entries())
+
+
+def keyword_parameters(target: Callable[..., Any] | None) -> set[str] | None:
+    """The keyword parameters of ``target``; None when it takes any (or is unknown).
+
+    Example:
+        >>> from zooport.envs.builtin.basic import Basic
+        >>> sorted(keyword_parameters(Basic))[:3]
+        ['max_steps', 'n_agents', 'reorder_agents']
+    """
+    if target is None:
+        return None
+    try:
+        parameters = inspect.signature(target).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return None
+    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return {p.name for p in parameters if p.kind in keyword}

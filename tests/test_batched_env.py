@@ -14,6 +14,7 @@ from zooport import (
     ActionError,
     EnvClosedError,
     EnvNotResetError,
+    SpecError,
     UnknownAgentError,
     UnknownBehaviorError,
 )
@@ -507,7 +508,7 @@ def test_missing_step_result_names_the_behavior():
 
     env = Forgetful()
     env.reset()
-    with pytest.raises(KeyError, match="'B'"):
+    with pytest.raises(SpecError, match="'B'"):
         env.step()
 
 

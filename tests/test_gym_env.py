@@ -24,6 +24,7 @@ from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.envs.builtin.basic import Basic
 from zooport.envs.builtin.collector import Collector
 from zooport.envs.builtin.grid_world import GridWorld
+from zooport.envs.builtin.soccer import Soccer
 from zooport.envs.builtin.tag import Tag
 from zooport.envs.side_channel import FloatPropertiesChannel
 from zooport.errors import (
@@ -126,6 +127,8 @@ def to_core_action(action, space) -> ActionTuple:
         )
     if isinstance(space, spaces.Discrete):
         return ActionTuple(discrete=np.array([[int(action)]], np.int32))
+    if isinstance(space, spaces.MultiDiscrete):
+        return ActionTuple(discrete=np.asarray(action, np.int32)[None])
     return ActionTuple(continuous=np.asarray(action, np.float32)[None])
 
 
@@ -175,6 +178,8 @@ PARITY_CASES = {
         "Runner?team=0",
     ),
     "Collector": (Collector, {"n_agents": 1, "max_steps": 25}, None),
+    # One behaviour in two teams; the served team's episodes end at goals and the time limit.
+    "SoccerTeam1": (Soccer, {"team_size": 1, "max_steps": 15}, "Soccer?team=1"),
 }
 
 

@@ -71,7 +71,7 @@ def run_allowing(check, allowed):
 def test_register_builtin_envs_is_idempotent_and_silent():
     # pytest turns warnings into errors: a second registration must not warn.
     assert register_builtin_envs() == IDS
-    names = ("Basic", "BallBalance", "GridWorld", "Tag", "Collector")
+    names = ("Basic", "BallBalance", "GridWorld", "Tag", "Collector", "Soccer")
     assert IDS == [f"zooport/{n}-v0" for n in names]
     assert all(i in gym.registry for i in IDS)
 
@@ -83,7 +83,7 @@ def test_specs_come_from_the_registry(builtin):
     assert spec.entry_point == GYM_ENTRY_POINT
     assert spec.vector_entry_point == VECTOR_ENTRY_POINT
     assert spec.max_episode_steps == entry.load().max_episode_steps
-    expected = entry.expected_reward if builtin.registry_id != "Tag" else None
+    expected = entry.expected_reward if builtin.threshold_from_registry else None
     assert spec.reward_threshold == expected
     assert spec.kwargs["env_id"] == builtin.registry_id
     assert not spec.nondeterministic

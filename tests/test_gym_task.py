@@ -114,8 +114,12 @@ def test_transforms_get_exactly_what_they_declare():
 
 
 def test_a_transform_with_an_unknown_required_parameter_is_rejected():
-    with pytest.raises(TypeError, match=r"among \['state', .*actually: 's'"):
-        GymTask(Ticker(), state_transform=lambda s: s)
+    # A state_transform's first positional parameter takes the state (ai-traineree's call),
+    # whatever its name; a second required one must be a known name.
+    with pytest.raises(TypeError, match=r"among \['state', .*actually: 'scale'"):
+        GymTask(Ticker(), state_transform=lambda s, scale: s * scale)
+    with pytest.raises(TypeError, match=r"actually: 's'"):
+        GymTask(Ticker(), state_transform=lambda *, s: s)
     with pytest.raises(TypeError, match="actually: 'r'"):
         GymTask(Ticker(), reward_transform=lambda *, r: r)
     GymTask(Ticker(), reward_transform=lambda *, reward, scale=2.0: reward * scale)  # defaults ok

@@ -183,16 +183,20 @@ def test_every_termination_mode_fires_at_the_hand_computed_cycle(mode, last_cycl
     assert core.resets == 2 and task.cycles == 0 and not task.game_over
 
 
-def test_a_finished_agent_must_not_act_and_the_cycle_needs_only_live_agents():
+def test_a_finished_agent_does_not_act_and_the_cycle_needs_only_live_agents():
     core = Probe(runner_lengths=(1, 0), walker_lengths=(), seed=0)
-    task = MultiAgentTask(core, termination_mode="all")
+    task = MultiAgentTask(core, termination_mode="all", stale_actions="raise")
     task.reset()
     task.step(0, 0)
     assert task.step(0, 1) is not None
     assert task.agents == ["runner_1"] and task.dones == {"runner_0": True, "runner_1": False}
-    with pytest.raises(ActionError, match="'runner_0' is not live"):
+    with pytest.raises(ActionError, match=r"finished earlier in the episode \['runner_0'\]"):
         task.step(0, 0)
-    assert task.step(0, 1).reward == 2.0 and core.t == 2  # runner_1 alone completes a cycle
+    task.stale_actions = "ignore"
+    assert task.step(2, 0) is None and task.ignored_actions == 1 and core.t == 1
+    assert task.step(1, 1).reward == 2.0 and core.t == 2  # runner_1 alone completes a cycle
+    # runner_0's 2 did not reach the core, which plays its restarted slot with zeros.
+    assert core.applied[RUNNER][-1].tolist() == [[0], [1]]
 
 
 @pytest.mark.parametrize(
@@ -245,8 +249,9 @@ def test_reset_spaces_names_and_the_alias():
     assert list(task.observation_spaces) == task.possible_agents
     assert task.action_spaces["tagger_4"] is task.action_space(4)
     assert task.agent_key("tagger_4") == ("Tagger?team=1", 4)
-    # A name the core has not used yet (a runner it may spawn) has its behaviour's space.
-    assert task.observation_space("runner_9") is task.observation_space(0)
+    # A name that is no agent of the episode has no space, though its behaviour parses.
+    with pytest.raises(UnknownAgentError, match="'runner_9'"):
+        task.observation_space("runner_9")
 
 
 def test_layout_options_reach_the_spaces():
@@ -336,7 +341,7 @@ def test_default_action_fills_none_and_missing_agents():
     assert core.applied[WALKER][0].tolist() == [[0.0, 0.0]]
 
 
-def test_step_all_by_name_takes_none_as_the_default_and_refuses_finished_agents():
+def test_step_all_by_name_takes_none_as_the_default_and_ignores_finished_agents():
     core, task = three_agents(default_action="zero")
     task.reset()
     out = task.step_all({"runner_0": None, "runner_1": 1, "walker_2": None})
@@ -353,8 +358,13 @@ def test_step_all_by_name_takes_none_as_the_default_and_refuses_finished_agents(
     task.reset()
     task.step_all({"runner_0": 0, "runner_1": 0, "walker_2": WALK})  # runner_0 finishes
     assert task.agents == ["runner_1", "walker_2"]
-    with pytest.raises(ActionError, match=r"not live: finished \['runner_0'\]"):
+    out = task.step_all({"runner_0": 2, 1: 1, "walker_2": WALK})
+    assert list(out) == ["runner_1", "walker_2"] and task.ignored_actions == 1
+    assert core.applied[RUNNER][-1].tolist() == [[0], [1]]  # the restarted slot: zeros
+    task.stale_actions = "raise"
+    with pytest.raises(ActionError, match=r"finished earlier in the episode \['runner_0'\]"):
         task.step_all({"runner_0": 0, "runner_1": 0, "walker_2": WALK})
+    assert task.ignored_actions == 1 and task.waiting_for == task.agents
 
 
 def test_seed_render_close():

@@ -11,6 +11,7 @@ from test_pettingzoo_parallel import assert_same_trajectory
 
 from zooport.adapters.pettingzoo_aec import PettingZooAECEnv, UnityAECEnv
 from zooport.envs.builtin.ball_balance import BallBalance
+from zooport.envs.builtin.soccer import Soccer
 from zooport.envs.builtin.tag import Tag
 from zooport.errors import ActionError, EnvClosedError, EnvNotResetError, UnknownAgentError
 
@@ -28,7 +29,7 @@ class StepCounting(Probe):
 def test_agents_act_in_turn_and_the_core_steps_once_per_cycle():
     core = StepCounting((0, 0), (0,), seed=0)
     env = PettingZooAECEnv(core)
-    assert UnityAECEnv is PettingZooAECEnv and isinstance(env, AECEnv)
+    assert issubclass(UnityAECEnv, PettingZooAECEnv) and isinstance(env, AECEnv)
     assert env.reset(seed=0) is None
     order = []
     for _ in range(6):
@@ -61,7 +62,8 @@ def test_rewards_are_cleared_and_cumulative_rewards_sum_since_the_agent_acted():
 
 
 def test_finished_agents_are_selected_first_and_leave_with_a_none_step():
-    env = PettingZooAECEnv(Probe((1, 0, 0), (), seed=0))
+    # stale_actions="raise": PettingZoo's own rule, the only valid action of a dead agent is None.
+    env = PettingZooAECEnv(Probe((1, 0, 0), (), seed=0), stale_actions="raise")
     env.reset()
     for _ in range(3):
         env.step(0)
@@ -199,8 +201,9 @@ def _aec_rollout(env, seed, steps):
         lambda: Tag(seed=5, spawn_every=7, max_steps=60, tag_radius=0.3),
         lambda: BallBalance(n_agents=5, seed=5, max_steps=40),
         lambda: Probe((3, 0, 5), (0, 6), walker_period=2, spawn_at=4, max_steps=9),
+        lambda: Soccer(seed=5, max_steps=25),
     ],
-    ids=["tag-spawn", "ballbalance", "probe"],
+    ids=["tag-spawn", "ballbalance", "probe", "soccer-two-teams"],
 )
 def test_aec_trajectory_equals_the_raw_core_driven_by_hand(make):
     expected = reference_rollout(make(), seed=11, steps=80)

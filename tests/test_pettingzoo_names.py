@@ -39,9 +39,10 @@ def test_lookup_rejects_names_it_cannot_produce(bad):
         AgentNames(["Runner?team=0"]).lookup(bad)
 
 
-def test_behaviors_sharing_a_prefix_are_an_error_at_construction():
-    with pytest.raises(SpecError, match="'Runner\\?team=0' and 'Runner\\?team=1'.*agent_name"):
-        AgentNames(["Runner?team=0", "Runner?team=1"])
+def test_behaviors_sharing_a_prefix_are_named_apart_by_their_team():
+    names = AgentNames(["Runner?team=0", "Runner?team=1"])
+    assert names.names("Runner?team=1", [4, 5]) == ["runner_team1_4", "runner_team1_5"]
+    assert names.lookup("runner_team0_3") == ("Runner?team=0", 3)
 
 
 def test_a_callable_names_agents_and_collisions_are_caught():
@@ -67,9 +68,11 @@ def test_a_callable_must_return_a_non_empty_string(bad):
         AgentNames(["A"], agent_name=bad).name("A", 0)
 
 
-def test_agent_name_must_be_callable():
-    with pytest.raises(TypeError, match="callable"):
+def test_agent_name_must_be_a_scheme_or_callable():
+    with pytest.raises(ValueError, match=r"one of \['pettingzoo', 'mlagents'\] or a call.*'a_{}'"):
         AgentNames(["A"], agent_name="a_{}")
+    with pytest.raises(TypeError, match="or a callable.*actually: 3"):
+        AgentNames(["A"], agent_name=3)
 
 
 # ---------------------------------------------------------------------- termination

@@ -29,6 +29,7 @@ from zooport.adapters.pettingzoo_envs import (
     collector_v0,
     grid_world_v0,
     register_pettingzoo_envs,
+    soccer_v0,
     tag_v0,
 )
 
@@ -48,11 +49,24 @@ CONFIGS = {
     "tag-any": (tag_v0, {"termination_mode": "any", "tag_radius": 0.3}),
     "collector": (collector_v0, {}),
     "collector-any": (collector_v0, {"termination_mode": "any", "n_agents": 2}),
+    # One behaviour name in two teams (SoccerTwos): default names, then ML-Agents' names.
+    "soccer": (soccer_v0, {}),
+    "soccer-3v3-mlagents_names": (soccer_v0, {"team_size": 3, "agent_name": "mlagents"}),
+    "soccer-1v1-group_rewards_only-flat": (
+        soccer_v0,
+        {"team_size": 1, "individual_rewards": False, "max_steps": 40, "flatten_branched": True},
+    ),
 }  # fmt: skip
 
 INFINITE_BOUNDS = "vector observations have no bounds in ML-Agents' spec: Box(-inf, inf)"
 DICT_OBS = "several observations, or an action mask, make a Dict observation by design"
 DICT_ACTIONS = "hybrid actions are a Dict(continuous, discrete) by design"
+BRANCHES = "ML-Agents' discrete branches are a MultiDiscrete by design (flatten_branched=False)"
+NAMES = (
+    "PettingZoo's regex '[a-z]+_[0-9]+' reads only up to the first '_' or digit: one behaviour "
+    "in two teams is named '<name>_<team>_<id>' (still '<prefix>_<id>'), ML-Agents' scheme "
+    "'<behaviour>?agent_id=<id>', by design"
+)
 ZERO_STATE = (
     "state_test calls state() after every step, also once the episode has ended; agents that "
     "are not live are zero-filled, so with no agent left the state is all zeros"
@@ -80,6 +94,11 @@ def _allowed(env) -> list[tuple[str, str]]:
         allowed.append((r"Observation space for each agent probably should be", DICT_OBS))
     if any(isinstance(env.action_space(a), spaces.Dict) for a in env.possible_agents):
         allowed.append((r"Action space for each agent probably should be", DICT_ACTIONS))
+    if any(isinstance(env.action_space(a), spaces.MultiDiscrete) for a in env.possible_agents):
+        allowed.append((r"Action space for each agent probably should be", BRANCHES))
+    names = env._driver.names
+    if names.scheme == "mlagents" or any("_" in p for p in names.prefixes.values()):
+        allowed.append((r"We recommend agents to be named in the format", NAMES))
     return allowed
 
 

@@ -14,7 +14,7 @@ import types
 
 import pytest
 
-from zooport import RegistryError, ZooportError
+from zooport import ArgumentTypeError, RegistryError, ZooportError
 from zooport.envs.base_env import BaseEnv
 from zooport.envs.registry import (
     BaseRegistryEntry,
@@ -32,6 +32,7 @@ BUILTINS = {
     "GridWorld": ("zooport.envs.builtin.grid_world", "GridWorld"),
     "Tag": ("zooport.envs.builtin.tag", "Tag"),
     "Collector": ("zooport.envs.builtin.collector", "Collector"),
+    "Soccer": ("zooport.envs.builtin.soccer", "Soccer"),
 }
 
 
@@ -208,9 +209,19 @@ def test_broken_entry_points_raise_registry_error_at_make(env_module, target, ma
     assert "'Broken'" in str(info.value)
 
 
-def test_constructor_errors_of_the_env_propagate_unchanged(env_module):
-    with pytest.raises(TypeError, match="unexpected keyword"):
+def test_unknown_keywords_are_named_and_constructor_errors_propagate_unchanged(env_module):
+    # A keyword the entry point does not take is the caller's mistake: named, with the valid
+    # ones (still a TypeError, as Python's own).
+    with pytest.raises(ArgumentTypeError, match=r"\['nope'\]; it takes \['color', 'size'\]"):
         LocalRegistryEntry("User", f"{env_module}:UserEnv").make(nope=1)
+
+    def factory(size=1):
+        raise ValueError("size too large")
+
+    # What the constructor itself raises is the environment's, and passes unchanged.
+    with pytest.raises(ValueError, match="size too large") as info:
+        LocalRegistryEntry("Fn", factory).make(size=2)
+    assert not isinstance(info.value, ZooportError)
 
 
 @pytest.mark.parametrize(

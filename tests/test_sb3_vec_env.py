@@ -18,7 +18,7 @@ from zooport.adapters.sb3_vec_env import SB3VecEnv  # noqa: E402
 from zooport.envs.base_env import ActionTuple  # noqa: E402
 from zooport.envs.builtin.ball_balance import BallBalance  # noqa: E402
 from zooport.envs.builtin.grid_world import GridWorld  # noqa: E402
-from zooport.errors import EnvClosedError, SpecError  # noqa: E402
+from zooport.errors import ArgumentTypeError, EnvClosedError, SpecError  # noqa: E402
 
 try:  # the test core is shared with the Gymnasium vector tests
     from .test_vector_env import Counters, by_agent
@@ -45,9 +45,14 @@ def test_reset_sets_reset_infos_and_uses_the_stored_seed_once():
     assert venv._seeds == [None, None, None]  # used once, as SB3's DummyVecEnv does
     venv.seed(7)
     np.testing.assert_array_equal(venv.reset(), obs)
+    # Options follow every adapter's rule: a dict with str keys, not used by the core.
+    venv.seed(7)
     venv.set_options({"anything": 1})
-    with pytest.raises(ValueError, match="takes no options"):
+    np.testing.assert_array_equal(venv.reset(), obs)
+    venv.set_options(5)
+    with pytest.raises(ArgumentTypeError, match="expected options to be None or a dict"):
         venv.reset()
+    assert venv._options == [{}, {}, {}]  # a rejected set_options() does not stick
 
 
 def test_terminal_observation_and_time_limit_truncated_equal_the_raw_cores():

@@ -25,7 +25,7 @@ from zooport.envs.side_channel import (
     StatsAggregationMethod,
     StatsSideChannel,
 )
-from zooport.errors import SideChannelError
+from zooport.errors import ArgumentError, ArgumentTypeError, SideChannelError
 
 PARAMS_ID = uuid.UUID("534c891e-810f-11ea-a9d0-822485860400")
 ENGINE_ID = uuid.UUID("e951342c-4f7e-11ea-b238-784f4387d1f7")
@@ -312,9 +312,10 @@ def test_construction_checks_channels_and_seed():
     assert SimulationSideChannels([stats]).side_channels == (stats,)
     with pytest.raises(SideChannelError, match="already used by StatsSideChannel"):
         SimulationSideChannels([stats, StatsSideChannel()])
-    with pytest.raises(SideChannelError, match="seed: expected an int >= 0 or None, got -1"):
+    # The seed is checked as every seed is (zooport.envs.arguments.check_seed).
+    with pytest.raises(ArgumentError, match="seed to be None or an int >= 0, got -1"):
         SimulationSideChannels(seed=-1)
-    with pytest.raises(SideChannelTypeError, match="seed: expected an int or None, got float"):
+    with pytest.raises(ArgumentTypeError, match="seed to be None or an int >= 0, got float"):
         SimulationSideChannels(seed=1.5)
 
 

@@ -4,10 +4,10 @@ Skipped when torchrl is not installed (it is optional; torchrl 0.14.1 with tenso
 0.14.3 works with torch 2.13). ``check_env_specs`` runs on single- and multi-agent envs,
 and rollouts are compared with the adapters driven directly or with hand-computed values.
 
-Workarounds (torchrl 0.14.1): ``PettingZooWrapper`` warns on every construction unless
-PettingZoo is exactly 1.24.3 (allowed below by message); and it sends an action for every
-agent of its groups, also for agents that have left the episode (see
-``test_pettingzoo_wrapper_agents_leave_mid_episode``).
+Workaround (torchrl 0.14.1): ``PettingZooWrapper`` warns on every construction unless
+PettingZoo is exactly 1.24.3 (allowed below by message). It sends an action for every agent
+of its groups, also for agents that have left the episode; the adapter ignores those, as
+PettingZoo's own environments do (``test_pettingzoo_wrapper_agents_leave_mid_episode``).
 """
 
 from __future__ import annotations
@@ -18,14 +18,12 @@ import pytest
 torchrl = pytest.importorskip("torchrl")
 
 import torch  # noqa: E402
-from pettingzoo.utils.wrappers import BaseParallelWrapper  # noqa: E402
 from torchrl.envs import GymWrapper, PettingZooWrapper  # noqa: E402
 from torchrl.envs.utils import check_env_specs  # noqa: E402
 
 from zooport.adapters.gym_env import GymEnv  # noqa: E402
 from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv  # noqa: E402
 from zooport.envs.builtin import BallBalance, Basic, GridWorld, Tag  # noqa: E402
-from zooport.errors import ActionError  # noqa: E402
 
 # torchrl's PettingZoo wrapper warns whenever PettingZoo is not 1.24.3, the version its CI
 # tests; zooport needs PettingZoo >= 1.24 and the main venv runs a newer one.
@@ -155,29 +153,14 @@ def test_pettingzoo_wrapper_rollout_matches_the_adapter():
     assert td["next", "done"][-1].item() and not td["next", "done"][:-1].any()
 
 
-class LiveActionsOnly(BaseParallelWrapper):
-    """Drops the actions of agents that have left (what PettingZoo's aec_to_parallel does)."""
-
-    def step(self, actions):
-        return self.env.step({agent: actions[agent] for agent in self.env.agents})
-
-
 def test_pettingzoo_wrapper_agents_leave_mid_episode():
     # With done_on_any=False the episode goes on while runners are tagged and leave; torchrl
-    # masks them out ("mask" False) but still sends them actions, which the adapter refuses
-    # (ActionError), so the shim above drops those.
-    def wrapped(shim: bool):
-        pz = PettingZooParallelEnv(Tag(seed=0))
-        return PettingZooWrapper(
-            env=LiveActionsOnly(pz) if shim else pz, use_mask=True, done_on_any=False
-        )
-
-    with pytest.raises(ActionError, match="runner_"):
-        env = wrapped(shim=False)
-        env.rollout(300, _chase, auto_reset=False, tensordict=env.reset(seed=3))
-
-    env = wrapped(shim=True)
+    # masks them out ("mask" False) but still sends them actions, which the adapter ignores
+    # (as PettingZoo's own environments do) and counts, with no shim in between.
+    pz = PettingZooParallelEnv(Tag(seed=0))
+    env = PettingZooWrapper(env=pz, use_mask=True, done_on_any=False)
     td = env.rollout(300, _chase, auto_reset=False, tensordict=env.reset(seed=3))
+    steps = td.batch_size[0]
     mask = td["next", "runner", "mask"]
     terminated = td["next", "runner", "terminated"].squeeze(-1)
     reward = td["next", "runner", "reward"].squeeze(-1)
@@ -191,3 +174,29 @@ def test_pettingzoo_wrapper_agents_leave_mid_episode():
         assert not terminated[:first, i].any()
     assert (~mask).any(), "no runner was tagged in the rollout"
     assert td["next", "done"][-1].item()
+    # torchrl sent an action for every agent of its groups in every step: those of agents
+    # gone in an earlier step were ignored, one each.
+    gone_before = sum(
+        int((~td["next", group, "mask"][: steps - 1]).sum()) for group in env.group_map
+    )
+    assert gone_before > 0 and pz.ignored_actions == gone_before
+
+    # The same rollout, driven directly with the live agents' actions only, is identical.
+    direct = PettingZooParallelEnv(Tag(seed=0))
+    direct.reset(seed=3)
+    for t in range(steps):
+        actions = {
+            agent: int(td[group, "action"][t, i])
+            for group, agents in env.group_map.items()
+            for i, agent in enumerate(agents)
+            if agent in direct.agents
+        }
+        _, rewards, terminations, _, _ = direct.step(actions)
+        for group, agents in env.group_map.items():
+            for i, agent in enumerate(agents):
+                if agent in rewards:
+                    assert td["next", group, "reward"][t, i].item() == pytest.approx(
+                        rewards[agent]
+                    ), (t, agent)
+                    assert td["next", group, "terminated"][t, i].item() == terminations[agent]
+    assert direct.ignored_actions == 0 and not direct.agents

@@ -23,7 +23,7 @@ from zooport.envs.base_env import (
 from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.envs.builtin.grid_world import GridWorld
 from zooport.envs.side_channel.float_properties_channel import FloatPropertiesChannel
-from zooport.errors import EnvClosedError, SpecError
+from zooport.errors import ArgumentTypeError, EnvClosedError, SpecError
 
 NONE = DimensionProperty.NONE
 
@@ -408,8 +408,10 @@ def test_reset_seeds_the_core():
     other, _ = envs.reset(seed=4)
     np.testing.assert_array_equal(first, again)
     assert not np.array_equal(first, other)
-    with pytest.raises(ValueError, match="takes no options"):
-        envs.reset(options={"x": 1})
+    # Options follow every adapter's rule: a dict with str keys, which the core does not use.
+    np.testing.assert_array_equal(envs.reset(seed=3, options={"x": 1})[0], first)
+    with pytest.raises(ArgumentTypeError, match="expected options to be None or a dict"):
+        envs.reset(options=5)
 
 
 def test_returned_arrays_are_fresh():

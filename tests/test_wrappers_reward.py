@@ -10,6 +10,7 @@ from test_wrappers_helpers import Scripted, check_contract, mini, tag
 
 from zooport.adapters.wrappers import IndividualDone, RewardShaping, StepData, TeamReward
 from zooport.adapters.wrappers.reward import filler_action
+from zooport.errors import ArgumentError
 
 TEAMS = {"red_0": None, "red_1": None, "blue_0": None, "blue_1": None}  # rewards 1, 2, 3, 4
 
@@ -146,7 +147,7 @@ def test_team_reward_teams_and_errors():
         step_all(env)
     env = TeamReward(Scripted(TEAMS), source="gold")
     env.reset()
-    with pytest.raises(KeyError, match="has no 'gold' key"):
+    with pytest.raises(ArgumentError, match="has no 'gold' key"):
         step_all(env)
     with pytest.raises(ValueError, match="reduction to be one of"):
         TeamReward(Scripted(TEAMS), "none")

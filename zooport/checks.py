@@ -40,7 +40,10 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from zooport.envs.arguments import check_seed
 from zooport.envs.checker import CheckStatus
+from zooport.envs.registry import BASE_ENV_MEMBERS
+from zooport.errors import ArgumentError
 
 __all__ = [
     "CHECKERS",
@@ -54,6 +57,7 @@ __all__ = [
     "agent_counts",
     "explain_warning",
     "EXPLAINED_WARNINGS",
+    "MAX_TIMEOUT",
 ]
 
 #: Every checker, by short name, in report order, with the label printed in reports.
@@ -345,6 +349,11 @@ class CheckerTimeout(BaseException):
     """
 
 
+#: The longest ``timeout`` (seconds): what ``signal.setitimer`` takes on every platform
+#: (a 32-bit ``time_t``), about 68 years. Beyond it, ask for no limit (None; ``--timeout 0``).
+MAX_TIMEOUT = 2**31 - 1
+
+
 def _time_limit_supported() -> bool:
     return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
@@ -470,7 +479,8 @@ def run_checkers(
         The report; ``report.passed`` is False when any checker failed.
 
     Raises:
-        ValueError: ``only`` names an unknown checker, or ``timeout`` is not positive.
+        ArgumentError: ``only`` names an unknown checker, ``timeout`` is not in
+            (0, :data:`MAX_TIMEOUT`], or ``seed`` is not an int >= 0.
 
     Example:
         >>> from zooport.envs.builtin.basic import Basic
@@ -482,9 +492,13 @@ def run_checkers(
     selected = list(CHECKERS) if only is None else list(only)
     unknown = [c for c in selected if c not in CHECKERS]
     if unknown:
-        raise ValueError(f"Expected checker names among {list(CHECKERS)}, actually: {unknown}")
-    if timeout is not None and not timeout > 0:
-        raise ValueError(f"Expected timeout to be None or seconds > 0, actually: {timeout!r}")
+        raise ArgumentError(f"Expected checker names among {list(CHECKERS)}, actually: {unknown}")
+    if timeout is not None and not 0 < timeout <= MAX_TIMEOUT:
+        raise ArgumentError(
+            f"Expected timeout to be None or seconds > 0 and <= {MAX_TIMEOUT}, actually: "
+            f"{timeout!r}"
+        )
+    seed = check_seed(seed, "run_checkers")
     wanted = [c for c in CHECKERS if c in selected]
     runner = _Runner(warnings_as_errors, timeout)
     report = SuiteReport(name, runner.results)
@@ -492,11 +506,7 @@ def run_checkers(
     def construct() -> str | None:
         core = factory()
         try:
-            missing = [
-                m
-                for m in ("behavior_specs", "reset", "step", "get_steps", "set_actions", "close")
-                if not hasattr(core, m)
-            ]
+            missing = [m for m in BASE_ENV_MEMBERS if not hasattr(core, m)]
             if missing:
                 return (
                     f"expected the factory to return a BaseEnv, got an object of type "

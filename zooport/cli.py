@@ -40,11 +40,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from zooport.checks import one_line
+from zooport.checks import MAX_TIMEOUT, one_line
 from zooport.play import APIS, play
 from zooport.targets import (
     Target,
     UsageError,
+    check_output_path,
     parse_kwargs,
     require,
     reset_core,
@@ -343,8 +344,11 @@ def _cmd_check(args: argparse.Namespace, out: _Output) -> int:
         raise UsageError(f"--only takes checker names among {list(CHECKERS)}, got {unknown}")
     if args.steps < 1 or args.cycles < 1:
         raise UsageError(f"--steps and --cycles must be positive, got {args.steps}, {args.cycles}")
-    if not args.timeout >= 0:
-        raise UsageError(f"--timeout takes seconds >= 0 (0: no limit), got {args.timeout}")
+    if not 0 <= args.timeout <= MAX_TIMEOUT:
+        # Beyond MAX_TIMEOUT the platform's timer overflows; inf and nan are no durations.
+        raise UsageError(
+            f"--timeout takes seconds >= 0 and <= {MAX_TIMEOUT} (0: no limit), got {args.timeout}"
+        )
     target = resolve_target(args.env, parse_kwargs(args.kwargs))
     report = run_checkers(
         target.factory, name=target.name, only=args.only, seed=args.seed, steps=args.steps,
@@ -397,6 +401,8 @@ def _cmd_bench(args: argparse.Namespace, out: _Output) -> int:
             raise UsageError(f"--{option} takes names among {sorted(known)}, got {bad}")
     if args.n is not None and any(n < 1 for n in args.n):
         raise UsageError(f"--n takes positive agent counts, got {args.n}")
+    if args.json:
+        check_output_path(args.json, "--json")
     argv = ["--quick"] if args.quick else []
     if args.json:
         argv += ["--json", args.json]
@@ -435,6 +441,8 @@ def _bench_pool(args: argparse.Namespace) -> int:
 def _cmd_train(args: argparse.Namespace, out: _Output) -> int:
     if args.plot:
         require("matplotlib", "plots", "--plot")
+        # Found now, not after the training run.
+        check_output_path(args.plot, "--plot", _plot_suffixes())
     target = resolve_target(args.env, parse_kwargs(args.kwargs))
     result = train(
         target, api=args.api, steps=args.steps, seed=args.seed, behavior=args.behavior,
@@ -455,6 +463,13 @@ def _cmd_train(args: argparse.Namespace, out: _Output) -> int:
     return 0
 
 
+def _plot_suffixes() -> list[str]:
+    """The file suffixes matplotlib writes (``.png``, ``.svg``, ``.pdf``, ...)."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    return [f".{kind}" for kind in FigureCanvasBase.get_supported_filetypes()]
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -466,14 +481,25 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{command}: {message}" if command else message)
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive int, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive int, got {value}")
-    return value
+def _int_at_least(minimum: int, what: str) -> Any:
+    """An argparse type: an int >= ``minimum``, else a one-line error naming ``what``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {value}")
+        return value
+
+    parse.__name__ = what  # argparse names the type in some messages
+    return parse
+
+
+_positive = _int_at_least(1, "a positive int")
+_count = _int_at_least(0, "an int >= 0")
+_seed = _int_at_least(0, "a seed (an int >= 0)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -496,7 +522,7 @@ def build_parser() -> argparse.ArgumentParser:
     play_.add_argument("env", metavar="ENV", help="a registry id or module:factory")
     play_.add_argument("--api", choices=APIS, default="raw", help="the adapter (default raw)")
     play_.add_argument("--steps", type=_positive, default=1000, help="adapter steps (1000)")
-    play_.add_argument("--seed", type=int, default=0)
+    play_.add_argument("--seed", type=_seed, default=0)
     play_.add_argument("--behavior", help="the behaviour for --api gym/vector")
     play_.add_argument("--record", metavar="GIF", help="write an animated GIF of the frames")
     play_.add_argument("--kwargs", metavar="JSON", help="keyword arguments of the factory")
@@ -506,7 +532,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("env", metavar="ENV", help="a registry id or module:factory")
     check.add_argument("--kwargs", metavar="JSON", help="keyword arguments of the factory")
     check.add_argument("--only", nargs="+", metavar="NAME", help="checkers to run (default all)")
-    check.add_argument("--seed", type=int, default=0)
+    check.add_argument("--seed", type=_seed, default=0)
     check.add_argument("--steps", type=int, default=200, help="check_base_env steps (200)")
     check.add_argument("--cycles", type=int, default=100, help="PettingZoo num_cycles (100)")
     check.add_argument("--strict", action="store_true", help="a checker that warns fails")
@@ -529,10 +555,10 @@ def build_parser() -> argparse.ArgumentParser:
     train_.add_argument("env", metavar="ENV", help="a registry id or module:factory")
     train_.add_argument("--api", choices=TRAIN_APIS, default="vector")
     train_.add_argument("--steps", type=_positive, default=100_000, help="agent-steps (100000)")
-    train_.add_argument("--seed", type=int, default=0)
+    train_.add_argument("--seed", type=_seed, default=0)
     train_.add_argument("--behavior", help="the behaviour to train (--api vector)")
     train_.add_argument("--plot", metavar="PNG", help="write the learning curve (matplotlib)")
-    train_.add_argument("--eval-episodes", type=int, default=0,
+    train_.add_argument("--eval-episodes", type=_count, default=0,
                         help="deterministic evaluation episodes after training")  # fmt: skip
     train_.add_argument("--kwargs", metavar="JSON", help="keyword arguments of the factory")
     train_.add_argument("--workers", type=_positive, metavar="K",

@@ -114,8 +114,8 @@ def make(
 
     Raises:
         RegistryError: an unknown id.
-        ValueError: an unknown ``api``.
-        TypeError: a keyword neither the adapter nor the environment takes (the message
+        ArgumentError: an unknown ``api``.
+        ArgumentTypeError: a keyword neither the adapter nor the environment takes (the message
             lists both), or a wrapper item that is not callable.
         WrapperOrderError: the wrapper list breaks a composition rule.
 
@@ -129,10 +129,10 @@ def make(
         >>> make("Tag", speed=2)
         Traceback (most recent call last):
         ...
-        TypeError: registry entry 'Tag': unknown keyword arguments ['speed']; the core takes ...
+        zooport.errors.ArgumentTypeError: registry entry 'Tag': unknown keyword arguments ...
     """
-    if api not in APIS:
-        raise ValueError(f"Expect api to be one of {list(APIS)}, actually: {api!r}")
+    if not isinstance(api, str) or api not in APIS:
+        raise ArgumentError(f"Expect api to be one of {list(APIS)}, actually: {api!r}")
     registry_id = resolve_id(id)
     validate_wrappers(wrappers, api=api)
     if api == "aec" and any(is_parallel_wrapper(item) for item in wrappers):

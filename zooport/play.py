@@ -16,6 +16,7 @@ Functions:
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import sys
@@ -27,13 +28,16 @@ from typing import Any
 import numpy as np
 
 from zooport.checks import one_line
-from zooport.errors import ZooportError
-from zooport.targets import Target, UsageError, require, reset_core
+from zooport.envs.arguments import check_seed
+from zooport.errors import ArgumentError, ZooportError
+from zooport.targets import Target, UsageError, check_output_path, require, reset_core
 
 __all__ = ["APIS", "PlayStats", "sample_action", "play", "progress_bar", "save_gif"]
 
 #: The adapters :func:`play` drives, by ``--api`` name.
 APIS = ("raw", "gym", "vector", "parallel", "aec")
+#: The file names ``record`` takes: :func:`save_gif` writes GIF files.
+RECORD_SUFFIXES = (".gif",)
 #: At most this many frames go into a ``record`` GIF (a longer run keeps every k-th frame).
 _MAX_FRAMES = 500
 
@@ -82,14 +86,14 @@ def save_gif(
 
     Raises:
         UsageError: Pillow is not installed.
-        ValueError: no frame to write.
+        ArgumentError: no frame to write.
     """
     image_module = require("PIL.Image", "plots", "writing a GIF")
     images = [
         image_module.fromarray(np.asarray(f, dtype=np.uint8)) for f in frames if f is not None
     ]
     if not images:
-        raise ValueError(f"Expect at least one frame to write to {path}, actually: none")
+        raise ArgumentError(f"Expect at least one frame to write to {path}, actually: none")
     images[0].save(path, save_all=True, append_images=images[1:], duration=int(1000 / fps), loop=0)
     return len(images)
 
@@ -190,8 +194,15 @@ def _single_agent_core(target: Target, behavior: str | None) -> tuple[Any, str]:
     preset = target.gym_preset
     if behavior is not None and preset is not None and preset.get("behavior_name") != behavior:
         preset = None
+
+    @functools.wraps(target.factory)  # the plan reads the factory's signature through this
+    def make(**kwargs: Any) -> Any:
+        return target.make(**kwargs)  # a factory returning no BaseEnv is a UsageError
+
     try:
-        plan = single_agent_plan(target.factory, preset=preset)
+        plan = single_agent_plan(make, preset=preset)
+    except UsageError:
+        raise
     except (ZooportError, TypeError, ValueError) as exc:
         raise UsageError(f"making {target.name} failed: {one_line(exc)}") from None
     choices = [b for b in plan.behaviors if behavior is None or b == behavior]
@@ -270,8 +281,10 @@ def play(
         progress: show a progress bar on stderr.
 
     Raises:
-        UsageError: an unknown api, an adapter that does not apply, a missing Pillow, or
-            an environment that cannot render when ``record`` is given.
+        UsageError: an unknown api, an adapter that does not apply, a missing Pillow, a
+            ``record`` path that cannot be written (found before the run), or an
+            environment that cannot render when ``record`` is given.
+        ArgumentError: ``seed`` is not an int >= 0.
 
     Example:
         >>> from zooport.targets import resolve_target
@@ -279,12 +292,14 @@ def play(
         >>> stats.steps, stats.agent_steps
         (30, 30)
     """
-    if api not in APIS:
+    if not isinstance(api, str) or api not in APIS:
         raise UsageError(f"--api must be one of {list(APIS)}, got {api!r}")
     if steps < 1:
         raise UsageError(f"--steps must be a positive int, got {steps}")
+    seed = check_seed(seed, "play")
     if record is not None:
         require("PIL.Image", "plots", "--record")
+        check_output_path(record, "--record", RECORD_SUFFIXES)
     env = _build_adapter(target, api, behavior, record is not None)
     rng = np.random.default_rng(seed)
     returns = _Returns()

@@ -11,6 +11,7 @@ Functions:
     parse_kwargs: ``--kwargs`` JSON as a dict.
     require: import an optional dependency, or raise a :class:`UsageError` naming its extra.
     reset_core: reset a core, seeded when its class declares ``seedable``.
+    check_output_path: a file a run will write at its end, checked before the run starts.
 """
 
 from __future__ import annotations
@@ -18,17 +19,27 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
-import inspect
 import json
+import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from zooport.checks import one_line
+from zooport.envs.registry import BASE_ENV_MEMBERS, keyword_parameters
 from zooport.errors import ZooportError
 
-__all__ = ["UsageError", "Target", "resolve_target", "parse_kwargs", "require", "reset_core"]
+__all__ = [
+    "UsageError",
+    "Target",
+    "resolve_target",
+    "parse_kwargs",
+    "require",
+    "reset_core",
+    "check_output_path",
+]
 
 _ENTRY_POINT = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
@@ -51,6 +62,48 @@ def require(module: str, extra: str, purpose: str) -> Any:
         raise UsageError(
             f"{purpose} needs {package}; install it with `pip install zooport[{extra}]`"
         ) from None
+
+
+def check_output_path(
+    path: str | os.PathLike[str], option: str, suffixes: Collection[str] | None = None
+) -> Path:
+    """``path`` as a file the run can write when it ends; checked before the run starts.
+
+    Args:
+        path: where the run will write.
+        option: the command-line option that gave it, for the message (``"--plot"``).
+        suffixes: the file suffixes the writer understands (lower case, with the dot); None
+            for any.
+
+    Raises:
+        UsageError: the path is a directory, its directory does not exist or cannot be
+            written, the file exists and cannot be written, or its suffix is not one of
+            ``suffixes``.
+
+    Example:
+        >>> check_output_path("/no/such/directory/curve.png", "--plot")
+        Traceback (most recent call last):
+        ...
+        zooport.targets.UsageError: --plot: expected a file in an existing directory, got ...
+    """
+    file = Path(path)
+    if file.is_dir():
+        raise UsageError(f"{option}: expected a file name, got the directory {str(path)!r}")
+    if suffixes is not None and file.suffix.lower() not in suffixes:
+        raise UsageError(
+            f"{option}: expected a file name ending in one of {sorted(suffixes)}, got {str(path)!r}"
+        )
+    directory = file.parent
+    if not directory.is_dir():
+        raise UsageError(
+            f"{option}: expected a file in an existing directory, got {str(path)!r} "
+            f"({str(directory)!r} does not exist)"
+        )
+    if not os.access(directory, os.W_OK | os.X_OK) or (
+        file.exists() and not os.access(file, os.W_OK)
+    ):
+        raise UsageError(f"{option}: expected a file that can be written, got {str(path)!r}")
+    return file
 
 
 def reset_core(core: Any, seed: int | None) -> None:
@@ -88,11 +141,22 @@ class Target:
         return float(value) if isinstance(value, (int, float)) else None
 
     def make(self, **extra: Any) -> Any:
-        """A fresh environment; a failure the user can fix becomes a :class:`UsageError`."""
+        """A fresh environment; a failure the user can fix becomes a :class:`UsageError`.
+
+        That includes a factory that returns something other than a ``BaseEnv``
+        (``os:getcwd``).
+        """
         try:
-            return self.factory(**extra)
+            env = self.factory(**extra)
         except (ZooportError, TypeError, ValueError) as exc:
             raise UsageError(f"making {self.name} failed: {one_line(exc)}") from None
+        missing = [member for member in BASE_ENV_MEMBERS if not hasattr(env, member)]
+        if missing:
+            raise UsageError(
+                f"{self.name}: expected a factory returning a BaseEnv, got a "
+                f"{type(env).__name__} (it has no {', '.join(missing)})"
+            )
+        return env
 
     def make_seeded(self, seed: int) -> Any:
         """A fresh environment, given ``seed=`` when its factory takes that keyword."""
@@ -134,20 +198,10 @@ def parse_kwargs(text: str | None) -> dict[str, Any]:
 
 
 def _check_keywords(target: Callable[..., Any], kwargs: Mapping[str, Any], name: str) -> None:
-    try:
-        parameters = inspect.signature(target).parameters.values()
-    except (TypeError, ValueError):
-        return
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
-        return
-    accepted = sorted(
-        p.name
-        for p in parameters
-        if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    )
-    unknown = sorted(k for k in kwargs if k not in accepted)
+    accepted = keyword_parameters(target)
+    unknown = sorted(k for k in kwargs if accepted is not None and k not in accepted)
     if unknown:
-        raise UsageError(f"{name} takes no keyword {unknown}; it takes {accepted}")
+        raise UsageError(f"{name} takes no keyword {unknown}; it takes {sorted(accepted)}")
 
 
 def resolve_target(spec: str, kwargs: Mapping[str, Any] | None = None) -> Target:

@@ -29,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from zooport.envs.arguments import check_seed
+from zooport.errors import ArgumentError
 from zooport.targets import Target, UsageError, require, reset_core
 
 __all__ = ["TRAIN_APIS", "TrainResult", "train", "evaluate_parallel", "plot_curve"]
@@ -284,11 +286,18 @@ def train(
     Raises:
         UsageError: an unknown api, SB3/sb3-contrib not installed, hybrid actions, or spaces
             the route cannot serve.
+        ArgumentError: ``seed`` is not an int >= 0, or ``eval_episodes`` a negative int.
     """
-    if api not in TRAIN_APIS:
+    if not isinstance(api, str) or api not in TRAIN_APIS:
         raise UsageError(f"--api must be one of {list(TRAIN_APIS)} for train, got {api!r}")
     if steps < 1:
         raise UsageError(f"--steps must be a positive int, got {steps}")
+    seed = check_seed(seed, "train")
+    if isinstance(eval_episodes, bool) or not isinstance(eval_episodes, int) or eval_episodes < 0:
+        raise ArgumentError(
+            f"train: expected eval_episodes to be an int >= 0 (0: no evaluation), got "
+            f"{eval_episodes!r}"
+        )
     if copies < 1 or (copies > 1 and api != "parallel"):
         raise UsageError(f"copies must be 1, or > 1 with api='parallel', got {copies} ({api})")
     require("stable_baselines3", "sb3", "train")

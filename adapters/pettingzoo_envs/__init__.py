@@ -4,6 +4,7 @@ Modules:
     ball_balance_v0: BallBalance (one behaviour, continuous actions).
     collector_v0: Collector (hybrid actions, a variable-size observation).
     grid_world_v0: GridWorld (action masks, a visual observation and a goal signal).
+    soccer_v0: Soccer (one behaviour in two teams, group rewards, a global state).
     tag_v0: Tag (two behaviours, decision periods, restarts, spawning, a global state).
 
 Each module exposes ``env(**kwargs)`` (AEC), ``parallel_env(**kwargs)`` and ``raw_env``, as
@@ -22,7 +23,7 @@ import importlib
 __all__ = ["ENV_MODULES", "register_pettingzoo_envs"]
 
 #: The entry-point modules, by their PettingZoo name.
-ENV_MODULES = ("ball_balance_v0", "collector_v0", "grid_world_v0", "tag_v0")
+ENV_MODULES = ("ball_balance_v0", "collector_v0", "grid_world_v0", "soccer_v0", "tag_v0")
 
 
 def register_pettingzoo_envs() -> list[str]:

@@ -33,6 +33,7 @@ ADAPTER_OPTIONS = frozenset(
         "flatten_branched",
         "allow_multiple_obs",
         "name",
+        "stale_actions",
     }
 )
 
@@ -54,7 +55,7 @@ def entry_points(module: str, env_id: str, name: str) -> tuple[EntryPoint, Entry
         >>> parallel_env(colour=1)
         Traceback (most recent call last):
         ...
-        TypeError: registry entry 'Basic': unknown keyword arguments ['colour']; ...
+        zooport.errors.ArgumentTypeError: registry entry 'Basic': unknown keyword arguments ...
     """
 
     def _build(kind: type, kwargs: dict[str, Any]) -> Any:

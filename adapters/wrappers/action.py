@@ -28,8 +28,9 @@ from gymnasium.vector.utils import batch_space
 from pettingzoo import ParallelEnv
 from typing_extensions import override
 
+from zooport.adapters.spaces import checked_discrete
 from zooport.adapters.wrappers.base import AgentSelector, AgentSpec, ParallelWrapper
-from zooport.errors import ActionError
+from zooport.errors import ActionError, ArgumentError
 
 __all__ = [
     "ActionGrid",
@@ -77,7 +78,7 @@ class ActionGrid:
         points: ``(levels ** d, d)`` actions in the Box's dtype.
 
     Raises:
-        ValueError: bad ``levels``/``mode``, unbounded or non-rank-1 Box, too many points.
+        ArgumentError: bad ``levels``/``mode``, unbounded or non-rank-1 Box, too many points.
 
     Example:
         >>> grid = ActionGrid(spaces.Box(-2.0, 2.0, (2,), np.float32), levels=3)
@@ -87,23 +88,25 @@ class ActionGrid:
 
     def __init__(self, space: spaces.Space, levels: int, mode: str = "grid") -> None:
         if mode not in MODES:
-            raise ValueError(f"Expect mode to be one of {list(MODES)}, actually: {mode!r}")
+            raise ArgumentError(f"Expect mode to be one of {list(MODES)}, actually: {mode!r}")
         if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)) or levels < 2:
-            raise ValueError(f"Expect levels to be an int >= 2, actually: {levels!r}")
+            raise ArgumentError(f"Expect levels to be an int >= 2, actually: {levels!r}")
         if mode == "disc" and (levels < 3 or levels % 2 == 0):
-            raise ValueError(
+            raise ArgumentError(
                 f"Expect levels to be odd and >= 3 for mode='disc' (the centre must be a "
                 f"point), actually: {levels}"
             )
         if not isinstance(space, spaces.Box) or len(space.shape) != 1:
-            raise ValueError(f"Expect a rank-1 Box action space to discretize, actually: {space}")
+            raise ArgumentError(
+                f"Expect a rank-1 Box action space to discretize, actually: {space}"
+            )
         if not (np.all(np.isfinite(space.low)) and np.all(np.isfinite(space.high))):
-            raise ValueError(f"Expect a Box with finite bounds to discretize, actually: {space}")
+            raise ArgumentError(f"Expect a Box with finite bounds to discretize, actually: {space}")
         dims = space.shape[0]
         if mode == "disc" and dims != 2:
-            raise ValueError(f"mode='disc' maps 2-D actions, but the Box is {space}")
+            raise ArgumentError(f"mode='disc' maps 2-D actions, but the Box is {space}")
         if levels**dims > _MAX_ACTIONS:
-            raise ValueError(
+            raise ArgumentError(
                 f"levels={levels} over {dims} dimensions makes {levels**dims} actions; the "
                 f"limit is {_MAX_ACTIONS}"
             )
@@ -117,9 +120,20 @@ class ActionGrid:
         self.points = np.clip(points, space.low, space.high).astype(space.dtype)
         self.discrete = spaces.Discrete(len(self.points))
 
-    def action(self, index: Any) -> np.ndarray:
-        """The Box action of a discrete index (a fresh array)."""
-        return self.points[int(index)].copy()
+    def action(self, index: Any, where: str = "ActionGrid") -> np.ndarray:
+        """The Box action of a discrete index (a fresh array).
+
+        Raises:
+            ActionError: ``index`` is not one integral value in ``[0, n)`` (checked before
+                any cast: ``1.5``, ``inf`` and ``2**32`` are rejected, ``-1`` does not wrap).
+        """
+        array = np.asarray(index)
+        if array.size != 1:
+            raise ActionError(
+                f"{where}: expected one action of {self.discrete}, got shape {array.shape}"
+            )
+        value = checked_discrete(array.reshape(()), self.discrete.n, where, self.discrete)
+        return self.points[int(value)].copy()
 
     def nearest(self, action: Any) -> int:
         """The index of the grid point nearest ``action`` (measured in ``[-1, 1]`` units)."""
@@ -143,7 +157,7 @@ class DiscretizeActions(ParallelWrapper):
             when given, each selected agent must have one).
 
     Raises:
-        ValueError: no agent to discretize, a selected agent without a Box, bad ``levels``.
+        ArgumentError: no agent to discretize, a selected agent without a Box, bad ``levels``.
 
     Rules: unique.
 
@@ -171,7 +185,7 @@ class DiscretizeActions(ParallelWrapper):
         self._grids: dict[str, ActionGrid | None] = {}
         grids = [self._grid(agent) for agent in env.possible_agents]
         if not any(grids):
-            raise ValueError(
+            raise ArgumentError(
                 f"DiscretizeActions: no agent of {env} has a Box action space to discretize "
                 f"(agents: {env.possible_agents})"
             )
@@ -186,7 +200,7 @@ class DiscretizeActions(ParallelWrapper):
             space = self.env.action_space(agent)
             if not isinstance(space, spaces.Box):
                 if self._explicit:
-                    raise ValueError(
+                    raise ArgumentError(
                         f"DiscretizeActions: agent {agent!r} was selected but its action space "
                         f"is {space}, not a Box"
                     )
@@ -209,13 +223,7 @@ class DiscretizeActions(ParallelWrapper):
         grid = self._grid(agent)
         if grid is None:
             return index
-        i = int(index)
-        if not 0 <= i < grid.discrete.n:
-            raise ActionError(
-                f"DiscretizeActions: agent {agent!r} expected an action in "
-                f"[0, {grid.discrete.n}), actually: {index!r}"
-            )
-        return grid.points[i].copy()
+        return grid.action(index, f"DiscretizeActions: agent {agent!r}")
 
     def reverse_action(self, agent: str, action: Any) -> Any:
         """The discrete index whose grid point is nearest ``agent``'s Box ``action``."""
@@ -247,7 +255,7 @@ class GymDiscretizeActions(gym.ActionWrapper):
 
     @override
     def action(self, action: Any) -> np.ndarray:
-        return self.grid.action(action)
+        return self.grid.action(action, "GymDiscretizeActions")
 
     def reverse_action(self, action: Any) -> int:
         """The index of the grid point nearest a Box action."""
@@ -275,12 +283,9 @@ class VectorDiscretizeActions(gym.vector.VectorActionWrapper):
 
     @override
     def actions(self, actions: Any) -> np.ndarray:
-        index = np.asarray(actions, dtype=np.int64)
-        if index.size and (index.min() < 0 or index.max() >= self.grid.discrete.n):
-            raise ActionError(
-                f"VectorDiscretizeActions: expected actions in [0, {self.grid.discrete.n}), "
-                f"actually: {index.tolist()}"
-            )
+        index = checked_discrete(
+            np.asarray(actions), self.grid.discrete.n, "VectorDiscretizeActions", self.action_space
+        )
         return self.grid.points[index]
 
 

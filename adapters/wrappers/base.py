@@ -25,6 +25,7 @@ through ``env.unwrapped`` or :func:`~zooport.adapters.wrappers.composition.get_w
 
 from __future__ import annotations
 
+import functools
 import zlib
 from collections.abc import Callable, Collection, Hashable, Mapping
 from typing import Any, ClassVar
@@ -35,6 +36,9 @@ from pettingzoo import AECEnv, ParallelEnv
 from typing_extensions import override
 
 from zooport.adapters.agent_names import behavior_prefix
+from zooport.envs.arguments import check_seed
+from zooport.envs.step_guard import StepGuard
+from zooport.errors import ArgumentTypeError, UnknownAgentError
 
 __all__ = ["ParallelWrapper", "AgentSelector", "Teams", "behavior_of", "inner_env"]
 
@@ -62,6 +66,15 @@ class ParallelWrapper(ParallelEnv[str, Any, Any]):
     The constructor checks the rules against the wrappers already in ``env``'s ``.env``
     chain (through the same central validator), so a hand-built chain is held to them too.
 
+    Every ``step`` and ``reset`` (a subclass's own included, guarded when the class is
+    created) refuses re-entry (:class:`~zooport.errors.ReentrantCallError`: a policy or a
+    callback calling the env it runs in). A step that raises after the wrapped env completed
+    its step (the wrapper's own code, a shaping function, a policy) has lost that step's
+    outputs, so later steps raise :class:`~zooport.errors.EnvNotResetError` naming the error
+    until ``reset()``; one that raises before (a bad action) changes nothing. Over an env
+    without a ``step_guard`` (not zooport's) any exception counts as after. A wrapper is not
+    thread-safe.
+
     Example:
         >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
         >>> from zooport.envs.builtin.tag import Tag
@@ -86,7 +99,7 @@ class ParallelWrapper(ParallelEnv[str, Any, Any]):
             hint = ""
             if isinstance(env, AECEnv):
                 hint = " (convert an AEC env with pettingzoo.utils.aec_to_parallel first)"
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"{type(self).__name__} wraps a PettingZoo ParallelEnv, actually: "
                 f"{type(env).__name__}{hint}"
             )
@@ -97,6 +110,21 @@ class ParallelWrapper(ParallelEnv[str, Any, Any]):
         self._np_random: np.random.Generator | None = None
         self._seed_salt = zlib.crc32(type(self).__qualname__.encode())
         self._depth = _chain_depth(env)
+        self._guard = StepGuard(type(self).__name__)
+        # The class whose guarded step/reset is running (a subclass's may call super()'s).
+        self._guard_entry: type | None = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for call in ("step", "reset"):
+            method = cls.__dict__.get(call)
+            if method is not None and not getattr(method, "_zooport_guarded", False):
+                setattr(cls, call, _guarded(method, call, cls))
+
+    @property
+    def step_guard(self) -> StepGuard:
+        """This wrapper's re-entry and failure state (see :mod:`zooport.envs.step_guard`)."""
+        return self._guard
 
     # ------------------------------------------------------------------ pass-through
 
@@ -192,9 +220,48 @@ class ParallelWrapper(ParallelEnv[str, Any, Any]):
 
     def _reseed(self, seed: int | None) -> None:
         """Reseeds :attr:`np_random` when ``seed`` is given (or it was never made)."""
+        seed = check_seed(seed, f"{type(self).__name__}.reset")
         if seed is not None or self._np_random is None:
             sequence = np.random.SeedSequence(seed, spawn_key=(self._seed_salt, self._depth))
             self._np_random = np.random.default_rng(sequence)
+
+
+def _guarded(method: Callable[..., Any], call: str, owner: type) -> Callable[..., Any]:
+    """``method`` (a wrapper's ``step`` or ``reset``) inside the wrapper's :class:`StepGuard`.
+
+    Whether an exception poisons the wrapper is read from the wrapped env's guard: its count
+    of completed calls moved, so the wrapped env stepped (or reset) and what it reported is
+    lost with the exception.
+    """
+    finish = StepGuard.exit if call == "step" else StepGuard.reset_done
+
+    @functools.wraps(method)
+    def guarded(self: ParallelWrapper, *args: Any, **kwargs: Any) -> Any:
+        guard = self._guard
+        if guard.running == call and self._guard_entry is not owner:
+            return method(self, *args, **kwargs)  # a subclass's call to super()'s method
+        inner = getattr(self.env, "step_guard", None)
+        before = inner.completed if inner is not None else -1
+        guard.enter(call)
+        self._guard_entry = owner
+        try:
+            result = method(self, *args, **kwargs)
+        except BaseException as error:
+            self._guard_entry = None
+            guard.committed = inner is None or inner.completed != before
+            guard.abort(error)
+            raise
+        self._guard_entry = None
+        finish(guard)
+        return result
+
+    guarded._zooport_guarded = True  # type: ignore[attr-defined]
+    return guarded
+
+
+# The base class's own pass-through step and reset (__init_subclass__ guards subclasses').
+ParallelWrapper.step = _guarded(ParallelWrapper.step, "step", ParallelWrapper)  # type: ignore[method-assign]
+ParallelWrapper.reset = _guarded(ParallelWrapper.reset, "reset", ParallelWrapper)  # type: ignore[method-assign]
 
 
 def inner_env(env: Any) -> Any | None:
@@ -224,14 +291,22 @@ def behavior_of(env: Any, agent: str) -> str:
         >>> behavior_of(None, "adversary_0"), behavior_of(None, "solo")
         ('adversary', 'solo')
     """
+    behavior = _known_behavior(env, agent)
+    if behavior is not None:
+        return behavior
+    head, sep, _ = agent.rpartition("_")
+    return head if sep and head else agent
+
+
+def _known_behavior(env: Any, agent: str) -> str | None:
+    """``agent``'s behaviour as its zooport adapter knows it; None without one that does."""
     key_of = getattr(getattr(env, "unwrapped", None), "agent_key", None)
     if callable(key_of):
         try:
             return key_of(agent).behavior
         except KeyError:  # UnknownAgentError: a name the adapter does not know
             pass
-    head, sep, _ = agent.rpartition("_")
-    return head if sep and head else agent
+    return None
 
 
 class AgentSelector:
@@ -239,9 +314,11 @@ class AgentSelector:
 
     Args:
         env: the env the agents belong to (for zooport behaviour names).
-        spec: None (every agent); a str: a behaviour (``"Tagger?team=1"``) or its agent-name
-            prefix (``"tagger"``), compared sanitised; a collection of agent names; or a
-            predicate ``agent -> bool``.
+        spec: None (every agent); a str: a behaviour with its query string
+            (``"Soccer?team=1"``: that behaviour only), an agent-name prefix
+            (``"soccer_team1"``), or a behaviour name without query string, compared
+            sanitised (``"tagger"``, ``"Soccer"``: every team of it); a collection of agent
+            names; or a predicate ``agent -> bool``.
         what: the argument's name, for error messages.
 
     Example:
@@ -250,6 +327,13 @@ class AgentSelector:
         (True, False)
         >>> AgentSelector(None, ["prey_1"])("prey_1")
         True
+        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+        >>> from zooport.envs.builtin.soccer import Soccer
+        >>> env = PettingZooParallelEnv(Soccer(seed=0))
+        >>> [a for a in env.possible_agents if AgentSelector(env, "Soccer?team=1")(a)]
+        ['soccer_team1_2', 'soccer_team1_3']
+        >>> [a for a in env.possible_agents if AgentSelector(env, "soccer")(a)]
+        ['soccer_team0_0', 'soccer_team0_1', 'soccer_team1_2', 'soccer_team1_3']
     """
 
     def __init__(self, env: Any, spec: AgentSpec, what: str = "agents") -> None:
@@ -259,15 +343,14 @@ class AgentSelector:
         if spec is None:
             self._test: Callable[[str], bool] = _always
         elif isinstance(spec, str):
-            wanted = behavior_prefix(spec)
-            self._test = lambda agent: behavior_prefix(behavior_of(env, agent)) == wanted
+            self._test = functools.partial(_selected_by_name, env, spec)
         elif callable(spec):
             self._test = spec
         elif isinstance(spec, Collection) and all(isinstance(a, str) for a in spec):
             names = frozenset(spec)
             self._test = names.__contains__
         else:
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"Expect {what} to be None, a behaviour name, a collection of agent names or "
                 f"a callable agent -> bool, actually: {spec!r}"
             )
@@ -282,6 +365,48 @@ class AgentSelector:
 
 def _always(agent: str) -> bool:
     return True
+
+
+# The agent tests and team maps below are classes, not closures, so that wrappers holding
+# them pickle with the standard library (a local lambda does not).
+
+
+class _BehaviorOf:
+    """``agent -> its behaviour`` (see :func:`behavior_of`): the default teams."""
+
+    def __init__(self, env: Any) -> None:
+        self.env = env
+
+    def __call__(self, agent: str) -> Hashable:
+        return behavior_of(self.env, agent)
+
+
+class _TeamTable:
+    """``agent -> team`` from a mapping; an agent in no team is an UnknownAgentError (a
+    KeyError) naming them."""
+
+    def __init__(self, table: Mapping[str, Hashable]) -> None:
+        self.table = dict(table)
+
+    def __call__(self, agent: str) -> Hashable:
+        try:
+            return self.table[agent]
+        except (KeyError, TypeError):
+            raise UnknownAgentError(
+                f"agent {agent!r} is in no team; teams given for {sorted(self.table)}"
+            ) from None
+
+
+def _selected_by_name(env: Any, spec: str, agent: str) -> bool:
+    """Whether ``spec`` (see :class:`AgentSelector`) names ``agent``'s behaviour or prefix."""
+    known = _known_behavior(env, agent)
+    behavior = behavior_of(env, agent) if known is None else known
+    if behavior == spec or agent.rpartition("_")[0] == spec:
+        return True
+    if known is not None and "?" in spec:
+        # With its query string a behaviour is one team: "Soccer?team=0" is not "Soccer?team=1".
+        return False
+    return behavior_prefix(behavior) == behavior_prefix(spec)
 
 
 class Teams:
@@ -302,23 +427,13 @@ class Teams:
         self, env: Any, teams: Mapping[str, Hashable] | Callable[[str], Hashable] | None = None
     ) -> None:
         if teams is None:
-            self._team_of: Callable[[str], Hashable] = lambda agent: behavior_of(env, agent)
+            self._team_of: Callable[[str], Hashable] = _BehaviorOf(env)
         elif isinstance(teams, Mapping):
-            table = dict(teams)
-
-            def lookup(agent: str) -> Hashable:
-                try:
-                    return table[agent]
-                except KeyError:
-                    raise KeyError(
-                        f"agent {agent!r} is in no team; teams given for {sorted(table)}"
-                    ) from None
-
-            self._team_of = lookup
+            self._team_of = _TeamTable(teams)
         elif callable(teams):
             self._team_of = teams
         else:
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"Expect teams to be None, a mapping agent -> team or a callable, actually: "
                 f"{teams!r}"
             )

@@ -32,6 +32,7 @@ from zooport.adapters.wrappers.communication import (
     forward_down,
 )
 from zooport.adapters.wrappers.composition import get_wrapper
+from zooport.errors import ArgumentError, ArgumentTypeError
 
 __all__ = [
     "MessageChannel",
@@ -100,7 +101,7 @@ class MessageFilter(MessageChannel):
     def __init__(self, env: ParallelEnv, fn: Callable[[Message], bool | Message]) -> None:
         super().__init__(env)
         if not callable(fn):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"Expect fn to be a callable message -> bool | Message, actually: {fn!r}"
             )
         self.fn = fn
@@ -115,7 +116,7 @@ class MessageFilter(MessageChannel):
             elif isinstance(verdict, Message):
                 kept.append(verdict)
             elif verdict is not False:
-                raise TypeError(
+                raise ArgumentTypeError(
                     f"MessageFilter: fn({message!r}) returned {verdict!r}; expected True, False "
                     "or a Message"
                 )
@@ -139,7 +140,7 @@ class RandomMessageDropout(MessageChannel):
     def __init__(self, env: ParallelEnv, p: float) -> None:
         super().__init__(env)
         if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
-            raise ValueError(f"Expect p to be a probability in [0, 1], actually: {p!r}")
+            raise ArgumentError(f"Expect p to be a probability in [0, 1], actually: {p!r}")
         self.p = float(p)
 
     @override
@@ -177,9 +178,9 @@ class RestrictedCommunicationRange(MessageChannel):
     def __init__(self, env: ParallelEnv, r: float, position_fn: Callable[[str, Any], Any]) -> None:
         super().__init__(env)
         if isinstance(r, bool) or not isinstance(r, (int, float)) or not 0 < r < np.inf:
-            raise ValueError(f"Expect r to be a finite range > 0, actually: {r!r}")
+            raise ArgumentError(f"Expect r to be a finite range > 0, actually: {r!r}")
         if not callable(position_fn):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"Expect position_fn to be a callable (agent, observation) -> position, "
                 f"actually: {position_fn!r}"
             )
@@ -261,7 +262,7 @@ class ExtraCommunicationDelays(MessageChannel):
     ) -> None:
         super().__init__(env)
         if not callable(delay) and not _is_delay(delay):
-            raise ValueError(
+            raise ArgumentError(
                 f"Expect delay to be an int >= 0 or a callable (message, rng) -> int, "
                 f"actually: {delay!r}"
             )
@@ -281,7 +282,7 @@ class ExtraCommunicationDelays(MessageChannel):
         for message in messages:
             delay = self.delay(message, self.np_random) if callable(self.delay) else self.delay
             if not _is_delay(delay):
-                raise ValueError(
+                raise ArgumentError(
                     f"ExtraCommunicationDelays: delay({message!r}) returned {delay!r}; "
                     "expected an int >= 0"
                 )

@@ -42,7 +42,13 @@ from pettingzoo import ParallelEnv
 from typing_extensions import override
 
 from zooport.adapters.wrappers.base import ParallelWrapper, inner_env
-from zooport.errors import SpecError, UnknownAgentError, ZooportError
+from zooport.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    SpecError,
+    UnknownAgentError,
+    ZooportError,
+)
 
 __all__ = ["Message", "CommunicationLayer", "MessageBus", "send_messages", "forward_down"]
 
@@ -126,13 +132,15 @@ class MessageBus(CommunicationLayer):
     ) -> None:
         super().__init__(env)
         if delivery not in ("info", "observation"):
-            raise ValueError(
+            raise ArgumentError(
                 f"Expect delivery to be 'info' or 'observation', actually: {delivery!r}"
             )
         if content_space is not None and not isinstance(content_space, spaces.Box):
-            raise TypeError(f"Expect content_space to be a Box or None, actually: {content_space}")
+            raise ArgumentTypeError(
+                f"Expect content_space to be a Box or None, actually: {content_space}"
+            )
         if delivery == "observation" and content_space is None:
-            raise ValueError(
+            raise ArgumentError(
                 "MessageBus(delivery='observation') needs content_space= (a Box): observations "
                 "hold a fixed-size encoding"
             )
@@ -143,7 +151,9 @@ class MessageBus(CommunicationLayer):
         if max_messages is None:
             max_messages = max(1, len(self.senders))
         if isinstance(max_messages, bool) or not isinstance(max_messages, int) or max_messages < 1:
-            raise ValueError(f"Expect max_messages to be an int >= 1, actually: {max_messages!r}")
+            raise ArgumentError(
+                f"Expect max_messages to be an int >= 1, actually: {max_messages!r}"
+            )
         self.max_messages = max_messages
         self.message_space: spaces.Dict | None = None
         if content_space is not None:
@@ -189,7 +199,7 @@ class MessageBus(CommunicationLayer):
 
         Raises:
             UnknownAgentError: a sender that is not live, a recipient that is not possible.
-            ValueError: content that does not fit ``content_space``.
+            ArgumentError: content that does not fit ``content_space``.
             SpecError: with the encoding, a sender spawned after construction.
         """
         if isinstance(messages, Message):
@@ -201,7 +211,7 @@ class MessageBus(CommunicationLayer):
         routed: list[Message] = []
         for message in messages:
             if not isinstance(message, Message):
-                raise TypeError(f"Expect Message objects, actually: {message!r}")
+                raise ArgumentTypeError(f"Expect Message objects, actually: {message!r}")
             sender, content = message.sender, message.content
             if sender not in live_set:
                 raise UnknownAgentError(
@@ -215,7 +225,7 @@ class MessageBus(CommunicationLayer):
                     )
                 content = np.array(content, dtype=space.dtype)
                 if content.shape != space.shape:
-                    raise ValueError(
+                    raise ArgumentError(
                         f"message from {sender!r}: expected content of shape {space.shape} "
                         f"(content_space {space}), actually: {content.shape}"
                     )

@@ -36,7 +36,7 @@ from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec
 
 from zooport.adapters.wrappers.base import ParallelWrapper, inner_env
-from zooport.errors import ZooportError
+from zooport.errors import ArgumentError, ArgumentTypeError, ZooportError
 
 __all__ = [
     "WrapperSpec",
@@ -73,7 +73,7 @@ class WrapperSpec:
         *args, **kwargs: passed after the env.
 
     Raises:
-        TypeError: ``wrapper`` is not callable.
+        ArgumentTypeError: ``wrapper`` is not callable.
 
     Example:
         >>> from zooport.adapters.wrappers.episode import TerminationPolicy
@@ -88,7 +88,7 @@ class WrapperSpec:
 
     def __init__(self, wrapper: Callable[..., Any], /, *args: Any, **kwargs: Any) -> None:
         if not callable(wrapper):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"Expect WrapperSpec's wrapper to be a wrapper class or a callable env -> env, "
                 f"actually: {wrapper!r}"
             )
@@ -162,10 +162,10 @@ def _plan(
     wrappers: Sequence[Any], api: str, beneath: Sequence[type]
 ) -> list[tuple[Callable[[Any], Any], bool]]:
     """Checks every rule; returns ``(factory, convert_to_aec_first)`` per item."""
-    if api not in KINDS:
-        raise ValueError(f"Expect api to be one of {list(KINDS)}, actually: {api!r}")
+    if not isinstance(api, str) or api not in KINDS:
+        raise ArgumentError(f"Expect api to be one of {list(KINDS)}, actually: {api!r}")
     if isinstance(wrappers, (str, bytes)) or not isinstance(wrappers, Sequence):
-        raise TypeError(
+        raise ArgumentTypeError(
             f"Expect wrappers to be a list of wrapper classes, WrapperSpecs or callables, "
             f"actually: {wrappers!r}"
         )
@@ -177,7 +177,7 @@ def _plan(
     for index, item in enumerate(wrappers):
         where = f"wrappers[{index}]"
         if not callable(item):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"{where}: expect a wrapper class, a WrapperSpec or a callable env -> env, "
                 f"actually: {item!r}"
             )
@@ -230,7 +230,12 @@ def _factory_for(
             f"{_KIND_NAMES[kind]} (api={api!r}) and {has}; use api='parallel'"
             + (" (and SingleAgentView last for a gymnasium.Env)" if kind == "gym" else "")
         )
-    return lambda env: form(env, *args, **kwargs)
+    return functools.partial(_apply_form, form, args, kwargs)
+
+
+def _apply_form(form: Callable[..., Any], args: tuple, kwargs: dict[str, Any], env: Any) -> Any:
+    # A module-level function in a partial (not a lambda): the factory pickles.
+    return form(env, *args, **kwargs)
 
 
 def _check_rules(cls: type, where: str, below: list[tuple[type, str]]) -> None:
@@ -312,8 +317,8 @@ def validate_wrappers(wrappers: Sequence[Any], *, api: str = "parallel", env: An
 
     Raises:
         WrapperOrderError: a rule is broken; the message names both wrappers and the rule.
-        TypeError: an item is not callable.
-        ValueError: ``api`` is not a known kind.
+        ArgumentTypeError: an item is not callable.
+        ArgumentError: ``api`` is not a known kind.
 
     Example:
         >>> from zooport.adapters.wrappers.channels import MessageFilter
@@ -336,7 +341,7 @@ def apply_wrappers(env: Any, wrappers: Sequence[Any], *, api: str = "parallel") 
     ``parallel_to_aec`` after them (see the module docstring); otherwise an AEC env.
 
     Raises:
-        WrapperOrderError, TypeError, ValueError: see :func:`validate_wrappers`.
+        WrapperOrderError, ArgumentTypeError, ArgumentError: see :func:`validate_wrappers`.
 
     Example:
         >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
@@ -349,7 +354,7 @@ def apply_wrappers(env: Any, wrappers: Sequence[Any], *, api: str = "parallel") 
     plan = _plan(wrappers, api, _chain_classes(env))
     if api == "aec" and any(is_parallel_wrapper(item) for item in wrappers):
         if not isinstance(env, ParallelEnv):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"apply_wrappers(api='aec') with zooport wrappers needs the Parallel adapter "
                 f"(converted after them), actually: {type(env).__name__}"
             )

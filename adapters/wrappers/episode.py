@@ -20,7 +20,7 @@ from typing_extensions import override
 
 from zooport.adapters.termination import TerminationMode, TerminationRule
 from zooport.adapters.wrappers.base import ParallelWrapper
-from zooport.errors import EnvNotResetError
+from zooport.errors import ArgumentError, EnvNotResetError
 
 __all__ = ["TerminationPolicy"]
 
@@ -42,7 +42,7 @@ class TerminationPolicy(ParallelWrapper):
     :class:`~zooport.EnvNotResetError` until ``reset``. Rules: unique.
 
     Raises:
-        ValueError: an unknown mode or ``end_live_as``.
+        ArgumentError: an unknown mode or ``end_live_as``.
 
     Example:
         >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
@@ -69,7 +69,7 @@ class TerminationPolicy(ParallelWrapper):
         super().__init__(env)
         self.rule = TerminationRule(mode)
         if end_live_as not in _END_AS:
-            raise ValueError(
+            raise ArgumentError(
                 f"Expect end_live_as to be one of {list(_END_AS)}, actually: {end_live_as!r}"
             )
         self.end_live_as = end_live_as

@@ -28,7 +28,7 @@ from pettingzoo import ParallelEnv
 from typing_extensions import override
 
 from zooport.adapters.wrappers.base import ParallelWrapper
-from zooport.errors import SpecError
+from zooport.errors import ArgumentError, SpecError
 
 __all__ = [
     "Rescaler",
@@ -64,12 +64,14 @@ class Rescaler:
             parts = {k: Rescaler(s) for k, s in space.spaces.items()}
             if any(p._fn is not None for p in parts.values()):
                 self.space = spaces.Dict({k: p.space for k, p in parts.items()})
-                self._fn = lambda obs: {k: p(obs[k]) for k, p in parts.items()}
+                self._parts: Any = parts
+                self._fn = self._dict
         elif isinstance(space, spaces.Tuple):
             items = [Rescaler(s) for s in space.spaces]
             if any(p._fn is not None for p in items):
                 self.space = spaces.Tuple([p.space for p in items])
-                self._fn = lambda obs: tuple(p(o) for p, o in zip(items, obs, strict=True))
+                self._parts = items
+                self._fn = self._tuple
 
     def _box(self, space: spaces.Box) -> None:
         low = space.low.astype(np.float64)
@@ -90,8 +92,20 @@ class Rescaler:
         new_high = np.where(has_low & ~has_high, np.inf, new_high)
         dtype = space.dtype
         self.space = spaces.Box(new_low.astype(dtype), new_high.astype(dtype), dtype=dtype)
-        scale, offset = scale.astype(dtype), offset.astype(dtype)
-        self._fn = lambda obs: (np.asarray(obs, dtype=dtype) * scale + offset).astype(dtype)
+        self._dtype, self._scale, self._offset = dtype, scale.astype(dtype), offset.astype(dtype)
+        self._fn = self._affine
+
+    # Bound methods, not lambdas, so that a wrapper holding a Rescaler pickles.
+
+    def _affine(self, obs: Any) -> np.ndarray:
+        dtype = self._dtype
+        return (np.asarray(obs, dtype=dtype) * self._scale + self._offset).astype(dtype)
+
+    def _dict(self, obs: Any) -> dict[str, Any]:
+        return {k: p(obs[k]) for k, p in self._parts.items()}
+
+    def _tuple(self, obs: Any) -> tuple[Any, ...]:
+        return tuple(p(o) for p, o in zip(self._parts, obs, strict=True))
 
     @property
     def changes(self) -> bool:
@@ -288,12 +302,12 @@ class CentralisedObservation(ParallelWrapper):
     ) -> None:
         super().__init__(env)
         if isinstance(include, str) or not set(include) <= set(_CENTRAL_PARTS) or not include:
-            raise ValueError(
+            raise ArgumentError(
                 f"Expect include to be a non-empty subset of {list(_CENTRAL_PARTS)}, actually: "
                 f"{include!r}"
             )
         if delivery not in ("observation", "info"):
-            raise ValueError(
+            raise ArgumentError(
                 f"Expect delivery to be 'observation' or 'info', actually: {delivery!r}"
             )
         self.include = tuple(p for p in _CENTRAL_PARTS if p in include)
@@ -301,7 +315,7 @@ class CentralisedObservation(ParallelWrapper):
         if "state" in self.include:
             state_space = getattr(env, "state_space", None)
             if not isinstance(state_space, spaces.Box):
-                raise ValueError(
+                raise ArgumentError(
                     f"CentralisedObservation(include=['state', ...]) needs an env with state() "
                     f"and a Box state_space; {env} has state_space={state_space!r}"
                 )

@@ -26,6 +26,7 @@ from typing_extensions import override
 
 from zooport.adapters.termination import TerminationMode, TerminationRule
 from zooport.adapters.wrappers.base import AgentSelector, AgentSpec, ParallelWrapper, Teams
+from zooport.errors import ArgumentError, ArgumentTypeError
 
 __all__ = [
     "StepData",
@@ -48,7 +49,7 @@ _ENV_REWARD = "env_reward"
 
 def _reduction(value: str, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
-        raise ValueError(f"Expect reduction to be one of {list(allowed)}, actually: {value!r}")
+        raise ArgumentError(f"Expect reduction to be one of {list(allowed)}, actually: {value!r}")
     return value
 
 
@@ -101,8 +102,8 @@ class RewardShaping(ParallelWrapper):
             default all. Others keep their rewards and infos.
 
     Raises:
-        ValueError: an unknown reduction, a coefficient for no component, a bad name.
-        TypeError: a component or coefficient of the wrong type.
+        ArgumentError: an unknown reduction, a coefficient for no component, a bad name.
+        ArgumentTypeError: a component or coefficient of the wrong type.
 
     Example:
         >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
@@ -131,17 +132,17 @@ class RewardShaping(ParallelWrapper):
     ) -> None:
         super().__init__(env)
         if not isinstance(components, Mapping):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"Expect components to be a mapping name -> callable, actually: {components!r}"
             )
         for name, component in components.items():
             if not isinstance(name, str) or not name or name == _ENV_REWARD:
-                raise ValueError(
+                raise ArgumentError(
                     f"Expect component names to be non-empty str other than {_ENV_REWARD!r} "
                     f"(the env's reward is always a component), actually: {name!r}"
                 )
             if not callable(component):
-                raise TypeError(
+                raise ArgumentTypeError(
                     f"Expect component {name!r} to be a callable StepData -> value, actually: "
                     f"{component!r}"
                 )
@@ -150,14 +151,16 @@ class RewardShaping(ParallelWrapper):
         coefficients = dict(coefficients or {})
         unknown = [k for k in coefficients if k not in names]
         if unknown:
-            raise ValueError(f"coefficients for unknown components {unknown}; components: {names}")
+            raise ArgumentError(
+                f"coefficients for unknown components {unknown}; components: {names}"
+            )
         self.coefficients: dict[str, float | Callable[[int], float]] = {}
         for name in names:
             value = coefficients.get(name, 1.0)
             if isinstance(value, bool) or not (
                 callable(value) or isinstance(value, (int, float, np.integer, np.floating))
             ):
-                raise TypeError(
+                raise ArgumentTypeError(
                     f"Expect coefficient {name!r} to be a float or a schedule total_steps -> "
                     f"float, actually: {value!r}"
                 )
@@ -215,7 +218,7 @@ class RewardShaping(ParallelWrapper):
             return value
         result = value(self.total_steps)
         if isinstance(result, bool) or not isinstance(result, (int, float, np.number)):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"coefficient schedule {name!r} returned {result!r} at total_steps="
                 f"{self.total_steps}; expected a float"
             )
@@ -226,7 +229,7 @@ def _per_agent(name: str, value: Any, agents: list[str]) -> Any:
     if isinstance(value, Mapping):
         missing = [a for a in agents if a not in value]
         if missing:
-            raise ValueError(
+            raise ArgumentError(
                 f"reward component {name!r} returned no value for agents {missing}; it must "
                 f"cover every shaped agent that reported ({agents})"
             )
@@ -234,7 +237,7 @@ def _per_agent(name: str, value: Any, agents: list[str]) -> Any:
     array = np.asarray(value, dtype=np.float64)
     if array.ndim == 0 or array.shape == (len(agents),):
         return array
-    raise ValueError(
+    raise ArgumentError(
         f"reward component {name!r} returned shape {array.shape}; expected a scalar, a "
         f"mapping agent -> float, or shape ({len(agents)},) (one value per data.agents)"
     )
@@ -279,7 +282,9 @@ class TeamReward(ParallelWrapper):
         self._reduce = REDUCTIONS[self.reduction]
         self.teams = Teams(env, teams)
         if not isinstance(source, str) or not source:
-            raise TypeError(f"Expect source to be 'reward' or an info key, actually: {source!r}")
+            raise ArgumentTypeError(
+                f"Expect source to be 'reward' or an info key, actually: {source!r}"
+            )
         self.source = source
 
     @override
@@ -294,9 +299,10 @@ class TeamReward(ParallelWrapper):
                 try:
                     values = [infos[a][self.source] for a in members]
                 except KeyError:
-                    raise KeyError(
-                        f"TeamReward(source={self.source!r}): the info of an agent of "
-                        f"{members} has no {self.source!r} key"
+                    raise ArgumentError(
+                        f"TeamReward(source={self.source!r}): expected every agent's info to "
+                        f"have that key; the info of an agent of {members} has no "
+                        f"{self.source!r} key"
                     ) from None
             team = float(self._reduce(np.asarray(values, dtype=np.float64)))
             for agent in members:
@@ -350,7 +356,7 @@ class IndividualDone(ParallelWrapper):
         self.rule = TerminationRule(mode)
         self.teams = Teams(env, teams)
         if end_live_as not in ("truncated", "terminated"):
-            raise ValueError(
+            raise ArgumentError(
                 f"Expect end_live_as to be 'truncated' or 'terminated', actually: {end_live_as!r}"
             )
         self.end_live_as = end_live_as
@@ -448,4 +454,4 @@ def filler_action(space: spaces.Space) -> Any:
         return {k: filler_action(s) for k, s in space.spaces.items()}
     if isinstance(space, spaces.Tuple):
         return tuple(filler_action(s) for s in space.spaces)
-    raise TypeError(f"no filler action for a {type(space).__name__} action space")
+    raise ArgumentTypeError(f"no filler action for a {type(space).__name__} action space")

@@ -18,6 +18,8 @@ episode with a seed drawn from the wrapper's generator.
 from __future__ import annotations
 
 import copy
+import functools
+import operator
 from collections.abc import Callable, Collection
 from typing import Any, ClassVar, SupportsFloat
 
@@ -28,7 +30,15 @@ from pettingzoo import ParallelEnv
 from typing_extensions import override
 
 from zooport.adapters.wrappers.base import AgentSelector, ParallelWrapper
-from zooport.errors import ActionError, EnvNotResetError, UnknownAgentError, ZooportError
+from zooport.envs.arguments import check_seed
+from zooport.errors import (
+    ActionError,
+    ArgumentError,
+    ArgumentTypeError,
+    EnvNotResetError,
+    UnknownAgentError,
+    ZooportError,
+)
 
 __all__ = ["RandomPolicy", "FoldAgents", "SingleAgentView"]
 
@@ -96,8 +106,8 @@ class FoldAgents(ParallelWrapper):
     folded agent is an :class:`~zooport.ActionError`.
 
     Raises:
-        ValueError: both or neither of ``agents``/``behaviour``; nothing folded; nothing left.
-        TypeError: ``policy`` is not callable.
+        ArgumentError: both or neither of ``agents``/``behaviour``; nothing folded; nothing left.
+        ArgumentTypeError: ``policy`` is not callable.
 
     Example:
         >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
@@ -124,20 +134,20 @@ class FoldAgents(ParallelWrapper):
     ) -> None:
         super().__init__(env)
         if (agents is None) == (behaviour is None):
-            raise ValueError(
+            raise ArgumentError(
                 "FoldAgents needs exactly one of agents= (names or a predicate) and "
                 f"behaviour= (a behaviour or agent-name prefix), actually: agents={agents!r}, "
                 f"behaviour={behaviour!r}"
             )
         if isinstance(agents, str):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"Expect agents to be a collection of agent names or a predicate, actually the "
                 f"str {agents!r}; for a behaviour or name prefix pass behaviour={agents!r}"
             )
         if isinstance(policy, str) and policy == "random":
             policy = RandomPolicy()
         if not callable(policy):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"Expect policy to be a callable observation -> action or 'random', actually: "
                 f"{policy!r}"
             )
@@ -151,12 +161,12 @@ class FoldAgents(ParallelWrapper):
         self._possible_from = -1
         possible = env.possible_agents
         if not any(self.folded(a) for a in possible) and self._require_folded:
-            raise ValueError(
+            raise ArgumentError(
                 f"FoldAgents: the selection folds none of {possible} (agents={agents!r}, "
                 f"behaviour={behaviour!r})"
             )
         if all(self.folded(a) for a in possible):
-            raise ValueError(f"FoldAgents: the selection folds every agent of {possible}")
+            raise ArgumentError(f"FoldAgents: the selection folds every agent of {possible}")
 
     @property
     def possible_agents(self) -> list[str]:  # type: ignore[override]
@@ -285,7 +295,7 @@ class SingleAgentView(gym.Env[Any, Any]):
         policy: Callable[[Any], Any] | str = "random",
     ) -> None:
         if not isinstance(env, ParallelEnv):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"SingleAgentView wraps a PettingZoo ParallelEnv, actually: {type(env).__name__}"
             )
         possible = list(env.possible_agents)
@@ -296,7 +306,8 @@ class SingleAgentView(gym.Env[Any, Any]):
                 f"SingleAgentView: {agent!r} is not a possible agent; possible: {possible}"
             )
         self.agent = agent
-        self.env = _FoldOthers(env, policy, lambda a: a != agent)
+        # operator.ne(agent, a) is ``a != agent``; a partial pickles, a lambda does not.
+        self.env = _FoldOthers(env, policy, functools.partial(operator.ne, agent))
         self.observation_space = env.observation_space(agent)
         self.action_space = env.action_space(agent)
         metadata = getattr(env, "metadata", {}) or {}
@@ -311,6 +322,7 @@ class SingleAgentView(gym.Env[Any, Any]):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
+        seed = check_seed(seed, "SingleAgentView.reset")
         super().reset(seed=seed)
         observations, infos = self.env.reset(seed=seed, options=options)
         if self.agent not in observations:

@@ -21,7 +21,7 @@ from typing_extensions import override
 
 from zooport.adapters.wrappers.base import ParallelWrapper, Teams, behavior_of
 from zooport.adapters.wrappers.observation import CentralisedObservation, RescaleObservations
-from zooport.errors import SpecError
+from zooport.errors import ArgumentError, ArgumentTypeError, SpecError
 
 __all__ = ["EntitySlots", "SharedVisibility"]
 
@@ -47,11 +47,11 @@ class EntitySlots:
         for name in ("offset", "count", "features", "mask_feature"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-                raise ValueError(
+                raise ArgumentError(
                     f"Expect EntitySlots.{name} to be an int >= 0, actually: {value!r}"
                 )
         if self.count < 1 or not 0 <= self.mask_feature < self.features:
-            raise ValueError(
+            raise ArgumentError(
                 f"Expect count >= 1 and 0 <= mask_feature < features, actually: {self}"
             )
 
@@ -106,7 +106,7 @@ class SharedVisibility(ParallelWrapper):
         self._spec = slots
         self._slots: dict[str, EntitySlots | None] = {}
         if not any(self._slots_of(a) is not None for a in env.possible_agents):
-            raise ValueError(
+            raise ArgumentError(
                 f"SharedVisibility: no agent of {env} has entity slots; pass slots= or "
                 "declare entity_slots(agent) on the env"
             )
@@ -134,7 +134,9 @@ class SharedVisibility(ParallelWrapper):
         if slots is not None:
             space = self.env.observation_space(agent)
             if not isinstance(slots, EntitySlots):
-                raise TypeError(f"entity slots of {agent!r} must be EntitySlots, got {slots!r}")
+                raise ArgumentTypeError(
+                    f"entity slots of {agent!r} must be EntitySlots, got {slots!r}"
+                )
             if not isinstance(space, spaces.Box) or len(space.shape) != 1:
                 raise SpecError(
                     f"SharedVisibility: agent {agent!r} has entity slots but its observation "

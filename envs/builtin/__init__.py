@@ -6,6 +6,7 @@ Classes:
     GridWorld: discrete actions with masks, a visual observation plus a goal signal.
     Tag: two behaviours, decision periods, same-step restarts, groups, spawning agents.
     Collector: hybrid actions and a variable-size observation.
+    Soccer: one behaviour in two teams, group rewards, every agent ending together.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.envs.builtin.basic import Basic
 from zooport.envs.builtin.collector import Collector
 from zooport.envs.builtin.grid_world import GridWorld
+from zooport.envs.builtin.soccer import Soccer
 from zooport.envs.builtin.tag import Tag
 
-__all__ = ["Basic", "BallBalance", "GridWorld", "Tag", "Collector"]
+__all__ = ["Basic", "BallBalance", "GridWorld", "Tag", "Collector", "Soccer"]

@@ -25,6 +25,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from zooport.errors import ArgumentError
+
 __all__ = ["Color", "canvas", "fill_rects", "fill_circles", "upscale", "to_uint8", "tile"]
 
 Color = tuple[int, int, int]
@@ -33,7 +35,7 @@ Color = tuple[int, int, int]
 def canvas(height: int, width: int, color: Color = (0, 0, 0)) -> np.ndarray:
     """A new (height, width, 3) uint8 image filled with ``color``."""
     if height < 1 or width < 1:
-        raise ValueError(f"Expect a positive canvas size, actually: {height}x{width}")
+        raise ArgumentError(f"Expect a positive canvas size, actually: {height}x{width}")
     image = np.empty((height, width, 3), dtype=np.uint8)
     image[...] = np.asarray(color, dtype=np.uint8)
     return image
@@ -90,7 +92,7 @@ def fill_circles(
 def upscale(images: np.ndarray, factor: int) -> np.ndarray:
     """Repeats each pixel ``factor`` x ``factor`` times; works on (..., H, W, C) arrays."""
     if factor < 1:
-        raise ValueError(f"Expect an upscale factor >= 1, actually: {factor}")
+        raise ArgumentError(f"Expect an upscale factor >= 1, actually: {factor}")
     if factor == 1:
         return images.copy()
     return images.repeat(factor, axis=-3).repeat(factor, axis=-2)
@@ -124,7 +126,7 @@ def tile(
     columns = max(1, min(columns, n))
     rows = -(-n // columns)
     if pad < 0:
-        raise ValueError(f"Expect pad >= 0, actually: {pad}")
+        raise ArgumentError(f"Expect pad >= 0, actually: {pad}")
     color = np.asarray(pad_color, dtype=np.uint8)
     # Each grid cell is the image preceded by `pad` rows and columns of border; one reshape
     # then lays all cells out, and the last border row and column are added around it.

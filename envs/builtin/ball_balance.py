@@ -13,6 +13,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from zooport.envs.arguments import check_int
 from zooport.envs.base_env import (
     ActionSpec,
     ActionTuple,
@@ -25,6 +26,7 @@ from zooport.envs.base_env import (
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin import _render
 from zooport.envs.side_channel.side_channel import SideChannel
+from zooport.errors import ArgumentError, ArgumentTypeError
 
 __all__ = ["BallBalance"]
 
@@ -52,9 +54,9 @@ _REWARD_FALL = -1.0
 
 def _positive(name: str, value: float) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"Expect {name} to be a number, actually: {value!r}")
+        raise ArgumentTypeError(f"Expect {name} to be a number, actually: {value!r}")
     if not (math.isfinite(value) and value > 0):
-        raise ValueError(f"Expect {name} to be finite and > 0, actually: {value!r}")
+        raise ArgumentError(f"Expect {name} to be finite and > 0, actually: {value!r}")
     return float(value)
 
 
@@ -127,10 +129,7 @@ class BallBalance(BatchedEnv):
         gravity: float = 9.81,
         scale: float = 1.0,
     ) -> None:
-        if isinstance(n_agents, bool) or not isinstance(n_agents, (int, np.integer)):
-            raise TypeError(f"Expect n_agents to be an int, actually: {n_agents!r}")
-        if n_agents < 1:
-            raise ValueError(f"Expect n_agents >= 1, actually: {n_agents}")
+        n_agents = check_int(n_agents, "n_agents", 1)
         self._defaults = {
             "mass": _positive("mass", mass),
             "gravity": _positive("gravity", gravity),

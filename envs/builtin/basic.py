@@ -11,6 +11,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from zooport.envs.arguments import check_int
 from zooport.envs.base_env import (
     ActionSpec,
     ActionTuple,
@@ -94,10 +95,7 @@ class Basic(BatchedEnv):
         max_steps: int = max_episode_steps,
         reorder_agents: bool = False,
     ) -> None:
-        if isinstance(n_agents, bool) or not isinstance(n_agents, (int, np.integer)):
-            raise TypeError(f"Expect n_agents to be an int, actually: {n_agents!r}")
-        if n_agents < 1:
-            raise ValueError(f"Expect n_agents >= 1, actually: {n_agents}")
+        n_agents = check_int(n_agents, "n_agents", 1)
         super().__init__(
             seed=seed, side_channels=side_channels, max_steps=max_steps,
             reorder_agents=reorder_agents,

@@ -12,6 +12,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from zooport.envs.arguments import check_int
 from zooport.envs.base_env import (
     ActionSpec,
     ActionTuple,
@@ -24,16 +25,9 @@ from zooport.envs.base_env import (
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin import _render
 from zooport.envs.side_channel.side_channel import SideChannel
+from zooport.errors import ArgumentError, ArgumentTypeError
 
 __all__ = ["Collector"]
-
-
-def _check_int(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"Expect {name} to be an int, actually: {value!r}")
-    if value < minimum:
-        raise ValueError(f"Expect {name} >= {minimum}, actually: {value}")
-    return int(value)
 
 
 class Collector(BatchedEnv):
@@ -110,18 +104,18 @@ class Collector(BatchedEnv):
             max_steps=max_steps,
             reorder_agents=reorder_agents,
         )
-        self.n_agents = _check_int("n_agents", n_agents, 1)
-        self.n_items = _check_int("n_items", n_items, 1)
-        self.min_items = _check_int("min_items", min_items, 1)
+        self.n_agents = check_int(n_agents, "n_agents", 1)
+        self.n_items = check_int(n_items, "n_items", 1)
+        self.min_items = check_int(min_items, "min_items", 1)
         if self.min_items > self.n_items:
-            raise ValueError(
+            raise ArgumentError(
                 f"Expect 1 <= min_items <= n_items, actually: min_items={min_items}, "
                 f"n_items={n_items}"
             )
         if isinstance(reach, bool) or not isinstance(reach, (int, float, np.floating)):
-            raise TypeError(f"Expect reach to be a float, actually: {reach!r}")
+            raise ArgumentTypeError(f"Expect reach to be a float, actually: {reach!r}")
         if not 0 < reach < 2:
-            raise ValueError(f"Expect 0 < reach < 2, actually: {reach}")
+            raise ArgumentError(f"Expect 0 < reach < 2, actually: {reach}")
         self.reach = float(reach)
 
         none = DimensionProperty.NONE

@@ -13,6 +13,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from zooport.envs.arguments import check_int
 from zooport.envs.base_env import (
     ActionSpec,
     ActionTuple,
@@ -25,6 +26,7 @@ from zooport.envs.base_env import (
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin import _render
 from zooport.envs.side_channel.side_channel import SideChannel
+from zooport.errors import ArgumentError, ArgumentTypeError
 
 __all__ = ["GridWorld"]
 
@@ -41,14 +43,6 @@ _PALETTE = np.array(
     [[0.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]],
     dtype=np.float32,
 )
-
-
-def _int_option(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"Expect {name} to be an int, actually: {value!r}")
-    if value < minimum:
-        raise ValueError(f"Expect {name} >= {minimum}, actually: {value}")
-    return int(value)
 
 
 class GridWorld(BatchedEnv):
@@ -116,24 +110,24 @@ class GridWorld(BatchedEnv):
         n_walls: int = 0,
         pixels_per_cell: int = 1,
     ) -> None:
-        n = _int_option("n_agents", n_agents, 1)
+        n = check_int(n_agents, "n_agents", 1)
         if isinstance(grid_size, (int, np.integer)) and not isinstance(grid_size, bool):
             grid_size = (grid_size, grid_size)
         if not (isinstance(grid_size, (tuple, list)) and len(grid_size) == 2):
-            raise TypeError(
+            raise ArgumentTypeError(
                 f"Expect grid_size to be an int or (rows, cols), actually: {grid_size!r}"
             )
-        rows = _int_option("grid_size rows", grid_size[0], 2)
-        cols = _int_option("grid_size cols", grid_size[1], 2)
+        rows = check_int(grid_size[0], "grid_size rows", 2)
+        cols = check_int(grid_size[1], "grid_size cols", 2)
         pillars = (rows // 2) * (cols // 2)
-        self.n_walls = _int_option("n_walls", n_walls, 0)
+        self.n_walls = check_int(n_walls, "n_walls", 0)
         if self.n_walls > pillars or rows * cols - self.n_walls < 3:
-            raise ValueError(
+            raise ArgumentError(
                 f"Expect n_walls <= {min(pillars, rows * cols - 3)} on a {rows}x{cols} grid "
                 f"(walls stand on cells with odd row and column; 3 cells must stay free), "
                 f"actually: {self.n_walls}"
             )
-        self.pixels_per_cell = _int_option("pixels_per_cell", pixels_per_cell, 1)
+        self.pixels_per_cell = check_int(pixels_per_cell, "pixels_per_cell", 1)
         super().__init__(
             seed=seed, side_channels=side_channels, max_steps=max_steps,
             reorder_agents=reorder_agents,

@@ -12,6 +12,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from zooport.envs.arguments import check_bool, check_int
 from zooport.envs.base_env import (
     ActionSpec,
     ActionTuple,
@@ -24,6 +25,7 @@ from zooport.envs.base_env import (
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin import _render
 from zooport.envs.side_channel.side_channel import SideChannel
+from zooport.errors import ArgumentError, ArgumentTypeError
 
 __all__ = ["Tag"]
 
@@ -32,14 +34,6 @@ _DIRECTIONS = np.array([[0, 0], [0, 1], [0, -1], [-1, 0], [1, 0]], dtype=np.floa
 _PLACEMENT_CANDIDATES = 8
 _RUNNER = "Runner?team=0"
 _TAGGER = "Tagger?team=1"
-
-
-def _check_int(name: str, value: object, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"Expect {name} to be an int, actually: {value!r}")
-    if value < minimum:
-        raise ValueError(f"Expect {name} >= {minimum}, actually: {value}")
-    return int(value)
 
 
 class Tag(BatchedEnv):
@@ -152,19 +146,18 @@ class Tag(BatchedEnv):
             max_steps=max_steps,
             reorder_agents=reorder_agents,
         )
-        n_runners = _check_int("n_runners", n_runners, 1)
-        n_taggers = _check_int("n_taggers", n_taggers, 1)
-        runner_period = _check_int("runner_decision_period", runner_decision_period, 1)
-        tagger_period = _check_int("tagger_decision_period", tagger_decision_period, 1)
-        self.spawn_every = _check_int("spawn_every", spawn_every, 0)
-        max_spawned = _check_int("max_spawned", max_spawned, 0)
-        self.observed_opponents = _check_int("observed_opponents", observed_opponents, 1)
-        if not isinstance(restart_tagged, (bool, np.bool_)):
-            raise TypeError(f"Expect restart_tagged to be a bool, actually: {restart_tagged!r}")
+        n_runners = check_int(n_runners, "n_runners", 1)
+        n_taggers = check_int(n_taggers, "n_taggers", 1)
+        runner_period = check_int(runner_decision_period, "runner_decision_period", 1)
+        tagger_period = check_int(tagger_decision_period, "tagger_decision_period", 1)
+        self.spawn_every = check_int(spawn_every, "spawn_every", 0)
+        max_spawned = check_int(max_spawned, "max_spawned", 0)
+        self.observed_opponents = check_int(observed_opponents, "observed_opponents", 1)
+        restart_tagged = check_bool(restart_tagged, "restart_tagged")
         if isinstance(tag_radius, bool) or not isinstance(tag_radius, (int, float, np.floating)):
-            raise TypeError(f"Expect tag_radius to be a float, actually: {tag_radius!r}")
+            raise ArgumentTypeError(f"Expect tag_radius to be a float, actually: {tag_radius!r}")
         if not 0 < tag_radius < 2:
-            raise ValueError(f"Expect 0 < tag_radius < 2, actually: {tag_radius}")
+            raise ArgumentError(f"Expect 0 < tag_radius < 2, actually: {tag_radius}")
         self.restart_tagged = bool(restart_tagged)
         self.tag_radius = float(tag_radius)
         self.n_taggers = n_taggers

@@ -47,10 +47,14 @@ class IncomingMessage:
 
     As in ML-Agents, every ``read_*`` method takes an optional ``default_value`` that is
     returned, without moving the offset, when the message is exhausted (the offset is at its
-    end), which lets a newer reader accept a message from an older writer. Unlike ML-Agents,
-    a read with no ``default_value`` at the end of the message, or any read that finds only
-    part of its value, raises :class:`~zooport.errors.SideChannelError` saying what was being
-    read, at which offset, and how many bytes remained. Nothing is ever read past the buffer.
+    end), which lets a newer reader accept a message from an older writer. Any value is
+    returned as given, ``None`` included, except that ``read_float32_list`` turns
+    ``default_value=None`` into ``[]`` (ML-Agents' own default) and returns a new list.
+    Unlike ML-Agents, a read with no ``default_value`` at the end of the message (where
+    ML-Agents returns ``False``, ``0``, ``0.0``, ``[]`` or ``""``), or any read that finds
+    only part of its value, raises :class:`~zooport.errors.SideChannelError` saying what was
+    being read, at which offset, and how many bytes remained: pass ``default_value`` to read
+    optional trailing values. Nothing is ever read past the buffer.
 
     Args:
         buffer: the message payload (``bytes``, ``bytearray`` or ``memoryview``); copied.
@@ -69,6 +73,8 @@ class IncomingMessage:
         0.5
         >>> msg.read_int32(default_value=7)  # exhausted: the default comes back
         7
+        >>> msg.read_float32_list(default_value=None)  # ML-Agents' default for a list
+        []
         >>> try:
         ...     msg.read_int32()
         ... except SideChannelError as err:
@@ -138,18 +144,27 @@ class IncomingMessage:
         return self._unpack(_FLOAT32, "float32")
 
     def read_float32_list(
-        self, default_value: _Default[Sequence[float]] = _NO_DEFAULT
+        self, default_value: _Default[Sequence[float] | None] = _NO_DEFAULT
     ) -> list[float]:
         """Read an int32 count followed by that many float32 values.
 
         Args:
-            default_value: returned (as a new list) if the message is exhausted.
+            default_value: returned (as a new list) if the message is exhausted; ``None``
+                gives ``[]``, as in ML-Agents.
 
         Returns:
             The values read, or a copy of ``default_value``.
         """
         if self._exhausted(default_value):
-            return list(default_value)  # type: ignore[arg-type]
+            if default_value is None:
+                return []
+            try:
+                return list(default_value)  # type: ignore[arg-type]
+            except TypeError:
+                raise SideChannelTypeError(
+                    "read_float32_list default_value: expected a sequence of floats or None, "
+                    f"got {type(default_value).__name__}"
+                ) from None
         start = self.offset
         try:
             count = self._unpack(_INT32, "float32 list length")

@@ -14,13 +14,13 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-import operator
 import uuid
 from collections.abc import Callable, Iterable
 from enum import IntEnum
 
 import numpy as np
 
+from zooport.envs.arguments import check_seed
 from zooport.errors import SideChannelError
 
 from ._common import SideChannelTypeError, check_float32, encode_ascii
@@ -103,7 +103,7 @@ class SimulationSideChannels:
         channels = SideChannelManager._get_side_channels_dict(user_channels)
         self._manager = SideChannelManager(channels.values())
         self._side_channels = tuple(channels.values())
-        self._seed = _check_seed(seed)
+        self._seed = check_seed(seed, type(self).__name__)
 
         self.engine_config: EngineConfig = EngineConfig.default_config()
         self.float_properties: dict[str, float] = {}
@@ -326,22 +326,6 @@ def _require(ok: bool, key: str, sampler: str, expected: str, got: object) -> No
         raise SideChannelError(
             f"environment parameter {key!r}: {sampler} sampler expects {expected}, got {got}"
         )
-
-
-def _check_seed(seed: object) -> int | None:
-    if seed is None:
-        return None
-    if isinstance(seed, (bool, np.bool_)):
-        raise SideChannelTypeError(f"seed: expected an int or None, got bool {seed!r}")
-    try:
-        value = operator.index(seed)
-    except TypeError:
-        raise SideChannelTypeError(
-            f"seed: expected an int or None, got {type(seed).__name__} {seed!r}"
-        ) from None
-    if value < 0:
-        raise SideChannelError(f"seed: expected an int >= 0 or None, got {value}")
-    return value
 
 
 def _describe(codes: type[IntEnum]) -> str:

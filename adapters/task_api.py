@@ -1,0 +1,127 @@
+"""The sizes ai-traineree's task API reports (``obs_size``, ``action_size``, ``is_discrete``).
+
+Functions:
+    observation_size: how many values one flat observation of a space holds.
+    action_size: how many actions (``Discrete``) or action values a space has.
+    is_discrete: whether actions of a space are chosen from a finite set of integers.
+    one_size: the single size every behaviour of a multi-agent task shares.
+
+ai-traineree's runners build networks from these numbers: ``obs_size`` inputs and
+``action_size`` outputs (one per discrete action, or one per continuous component). They
+are defined for flat spaces only; a ``Dict`` observation (several sensors) or a hybrid action
+has no single size, and asking for one is a :class:`~zooport.errors.SpecError` pointing at the
+spaces. An observation ``Dict`` of PettingZoo's mask convention (``{"observation",
+"action_mask"}``) counts its ``"observation"`` part, which is what a policy takes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+from gymnasium import spaces
+
+from zooport.errors import SpecError
+
+__all__ = ["action_size", "is_discrete", "observation_size", "one_size"]
+
+_FLAT = (spaces.Box, spaces.MultiBinary, spaces.MultiDiscrete)
+
+
+def _policy_part(space: spaces.Space) -> spaces.Space:
+    if isinstance(space, spaces.Dict) and set(space.spaces) == {"observation", "action_mask"}:
+        return space["observation"]
+    return space
+
+
+def observation_size(space: spaces.Space) -> int:
+    """The number of values in one observation of ``space``, flattened.
+
+    ``Box``, ``MultiBinary`` and ``MultiDiscrete``: the product of the shape; ``Discrete``: 1.
+
+    Raises:
+        SpecError: a space with no flat size (a ``Dict`` of several observations, a ``Tuple``).
+
+    Example:
+        >>> observation_size(spaces.Box(0, 1, (3, 4)))
+        12
+        >>> observation_size(spaces.Dict({"observation": spaces.Box(0, 1, (5,)),
+        ...                               "action_mask": spaces.MultiBinary(2)}))
+        5
+    """
+    space = _policy_part(space)
+    if isinstance(space, _FLAT):
+        return int(np.prod(space.shape, dtype=np.int64))
+    if isinstance(space, spaces.Discrete):
+        return 1
+    raise SpecError(
+        f"obs_size is the size of a flat observation (Box, Discrete, MultiBinary, "
+        f"MultiDiscrete); this observation space is {space}: read observation_space instead"
+    )
+
+
+def action_size(space: spaces.Space) -> int:
+    """``n`` for a ``Discrete`` space, else the number of action values (product of the shape).
+
+    Raises:
+        SpecError: a space with no flat size (a hybrid ``Dict`` action).
+
+    Example:
+        >>> action_size(spaces.Discrete(5)), action_size(spaces.Box(-1, 1, (2,)))
+        (5, 2)
+        >>> action_size(spaces.MultiDiscrete([3, 2]))
+        2
+    """
+    if isinstance(space, spaces.Discrete):
+        return int(space.n)
+    if isinstance(space, _FLAT):
+        return int(np.prod(space.shape, dtype=np.int64))
+    raise SpecError(
+        f"action_size is the size of a Discrete or flat action space (Box, MultiBinary, "
+        f"MultiDiscrete); this action space is {space}: read action_space instead"
+    )
+
+
+def is_discrete(space: spaces.Space) -> bool:
+    """True for ``Discrete`` and ``MultiDiscrete`` action spaces (ai-traineree's definition).
+
+    Example:
+        >>> is_discrete(spaces.MultiDiscrete([3, 2])), is_discrete(spaces.Box(-1, 1, (2,)))
+        (True, False)
+    """
+    return isinstance(space, (spaces.Discrete, spaces.MultiDiscrete))
+
+
+def one_size(sizes: Mapping[str, int], what: str, owner: str) -> int:
+    """The size every behaviour shares; an error listing them where they differ.
+
+    Args:
+        sizes: ``{behaviour or agent: size}``.
+        what: the property asked for (``"obs_size"``), for the message.
+        owner: the task's class name, for the message.
+
+    Raises:
+        SpecError: the sizes differ (or there are none).
+
+    Example:
+        >>> one_size({"Runner": 6, "Tagger": 6}, "obs_size", "MultiAgentTask")
+        6
+        >>> one_size({"a_0": 6, "a_1": 6, "b_2": 4}, "obs_size", "PettingZooTask")
+        Traceback (most recent call last):
+        ...
+        zooport.errors.SpecError: PettingZooTask.obs_size...: 6 for ['a_0', 'a_1'], 4 for ['b_2']...
+    """
+    values = set(sizes.values())
+    if len(values) == 1:
+        return values.pop()
+    by_size: dict[int, list[str]] = {}
+    for name, size in sizes.items():
+        by_size.setdefault(size, []).append(name)
+    listed = ", ".join(
+        f"{size} for {names[:5]}" + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        for size, names in by_size.items()
+    )
+    raise SpecError(
+        f"{owner}.{what}: its agents do not share one size: {listed or 'no agents'}; ask each "
+        "agent's observation_space/action_space instead"
+    )

@@ -1,0 +1,120 @@
+"""The argument checks every core, adapter and wrapper shares, so each rule lives once.
+
+Functions:
+    check_seed: a seed as a Python int (or None), or an :class:`~zooport.ArgumentError`.
+    check_int: an integer argument within bounds (agent counts, periods, sizes).
+    check_bool: a flag that must be a bool.
+
+A seed is None or an integer >= 0: what Gymnasium's ``reset(seed=...)`` and PettingZoo's
+accept, and what ``numpy.random.default_rng`` takes as a single integer. NumPy integers are
+accepted (a seed drawn with ``rng.integers`` is one) and handed on as Python ints, which
+Gymnasium requires. Checking it once, where it enters, keeps NumPy's own messages (which
+never say "seed") and errors from seed arithmetic (``seed + 1`` on a list) from leaking.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from zooport.errors import ArgumentError, ArgumentTypeError
+
+__all__ = ["check_seed", "check_int", "check_bool", "MAX_COUNT"]
+
+#: The largest count an argument may ask for: agent ids are int32, so no behaviour can
+#: hold more agents (and numpy could not allocate such arrays anyway).
+MAX_COUNT = 2**31 - 1
+
+
+def check_seed(seed: Any, where: str = "reset") -> int | None:
+    """``seed`` as a Python int >= 0, or None; anything else raises naming ``where``.
+
+    Args:
+        seed: the seed given.
+        where: who takes it, for the message (``"GymEnv.reset"``).
+
+    Raises:
+        ArgumentTypeError: not None and not an integer (a bool, a float, a list...).
+        ArgumentError: a negative integer.
+
+    Example:
+        >>> check_seed(np.int64(7)), check_seed(None)
+        (7, None)
+        >>> check_seed(-1, "Tag.reset")
+        Traceback (most recent call last):
+        ...
+        zooport.errors.ArgumentError: Tag.reset: expected seed to be None or an int >= 0, got -1
+    """
+    if seed is None:
+        return None
+    if not isinstance(seed, bool):
+        try:
+            value = operator.index(seed)
+        except TypeError:
+            pass
+        else:
+            if value < 0:
+                raise ArgumentError(
+                    f"{where}: expected seed to be None or an int >= 0, got {value}"
+                )
+            return value
+    raise ArgumentTypeError(
+        f"{where}: expected seed to be None or an int >= 0, got {type(seed).__name__} {seed!r}"
+    )
+
+
+def check_int(
+    value: Any,
+    name: str,
+    minimum: int = 0,
+    *,
+    maximum: int = MAX_COUNT,
+    where: str | None = None,
+) -> int:
+    """``value`` as a Python int in ``[minimum, maximum]``; a bool or a float is no int.
+
+    Args:
+        value: the argument given.
+        name: the argument's name, for the message.
+        minimum, maximum: the bounds (inclusive).
+        where: who takes it, prefixed to the message (``"Tag"``); None for none.
+
+    Raises:
+        ArgumentTypeError: not an integer.
+        ArgumentError: out of bounds.
+
+    Example:
+        >>> check_int(np.int32(3), "n_agents", 1)
+        3
+        >>> check_int(0, "n_agents", 1, where="Basic")
+        Traceback (most recent call last):
+        ...
+        zooport.errors.ArgumentError: Basic: Expect n_agents >= 1, actually: 0
+    """
+    prefix = f"{where}: " if where else ""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ArgumentTypeError(
+            f"{prefix}Expect {name} to be an int, actually: {type(value).__name__} {value!r}"
+        )
+    if value < minimum:
+        raise ArgumentError(f"{prefix}Expect {name} >= {minimum}, actually: {value}")
+    if value > maximum:
+        raise ArgumentError(f"{prefix}Expect {name} <= {maximum}, actually: {value}")
+    return int(value)
+
+
+def check_bool(value: Any, name: str, where: str | None = None) -> bool:
+    """``value`` as a bool; an int, a str or an array is not taken for one.
+
+    Example:
+        >>> check_bool(np.True_, "reorder_agents")
+        True
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        prefix = f"{where}: " if where else ""
+        raise ArgumentTypeError(
+            f"{prefix}Expect {name} to be a bool, actually: {type(value).__name__} {value!r}"
+        )
+    return bool(value)

@@ -1,0 +1,314 @@
+"""Soccer: two teams of one behaviour play football on a small pitch (ML-Agents' SoccerTwos layout).
+
+Classes:
+    Soccer: ONE behaviour name in two teams (``"Soccer?team=0"`` and ``"Soccer?team=1"``),
+        agent ids unique across the scene, a group id per team, a group reward when a team
+        scores, every agent of both teams ending together and restarted in the same step,
+        and a global state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+import numpy as np
+
+from zooport.envs.arguments import check_bool, check_int
+from zooport.envs.base_env import (
+    ActionSpec,
+    ActionTuple,
+    BehaviorName,
+    BehaviorSpec,
+    DimensionProperty,
+    ObservationSpec,
+    ObservationType,
+)
+from zooport.envs.batched_env import BatchedEnv, StepResult
+from zooport.envs.builtin import _render
+from zooport.envs.side_channel.side_channel import SideChannel
+from zooport.errors import ArgumentError, ArgumentTypeError
+
+__all__ = ["Soccer"]
+
+_NAME = "Soccer"
+_TEAMS = (f"{_NAME}?team=0", f"{_NAME}?team=1")
+#: Each team sees and acts in its own frame: team 1's is team 0's turned by 180 degrees.
+_FRAME = np.array([1.0, -1.0], dtype=np.float32)
+#: Per branch, action k pushes along _PUSH[k] in the team's frame: 0 none, 1 +, 2 -.
+_PUSH = np.array([0.0, 1.0, -1.0], dtype=np.float32)
+
+_HALF_WIDTH = 0.6  # the pitch is [-1, 1] x [-0.6, 0.6]
+_GOAL_HALF_WIDTH = 0.25  # goal mouths: |y| < 0.25 at x = -1 (team 0's) and x = +1 (team 1's)
+_PLAYER_RADIUS = 0.06
+_BALL_RADIUS = 0.04
+_KICKOFF_X = (0.2, 0.8)  # players start this far from the centre line, in their own half
+_KICKOFF_Y = 0.45
+
+
+class Soccer(BatchedEnv):
+    """Two teams of ``team_size`` players push a ball into the other team's goal.
+
+    The pitch is [-1, 1] x [-0.6, 0.6]; team 0 defends the goal at x = -1 and attacks the
+    one at x = +1, team 1 the other way round; goal mouths are 0.5 wide. Players accelerate
+    on two axes, their velocity damped each step, and stop at the touch lines. A player
+    within touching distance of the ball kicks it away from itself (the kicks of several
+    players add up); the ball rolls with friction and bounces off the walls outside the goal
+    mouths. Players pass through each other.
+
+    Behaviours ``"Soccer?team=0"`` and ``"Soccer?team=1"``, ``team_size`` agents each (team 0
+    has agent ids ``0 .. team_size - 1``, team 1 the next ``team_size``), group id 1 and 2.
+    Both see and act in their own frame: team 1's coordinates are team 0's turned by 180
+    degrees, so every player attacks towards +x and one policy can play either side.
+
+    - Actions: two discrete branches of 3 (``MultiDiscrete([3, 3])``), along x then y of
+      the team's frame: 0 none, 1 accelerate towards +, 2 towards -.
+    - Observation ``"players_and_ball"``, size ``8 + 2 * (2 * team_size - 1)``, in the
+      team's frame: own position (x, y) and velocity, the ball's position relative to the
+      player and its velocity, then each teammate's and each opponent's position relative to
+      the player (teammates first, by agent id).
+    - A goal ends the episode of every agent of both teams in that step (terminated); all
+      are restarted in the same step at a new kickoff (players at random spots in their own
+      half, the ball at rest on the centre spot), appearing in TerminalSteps and
+      DecisionSteps with the same ids. Every agent is interrupted together after
+      ``max_steps`` steps and restarted the same way.
+    - Group reward (MA-POCA style): +1 to every agent of the scoring team and -1 to every
+      agent of the other, in the step of the goal; 0 otherwise.
+    - Reward: with ``individual_rewards=True`` (default) each agent's own reward is its
+      team's group reward, so trainers that read only rewards learn from goals; a trainer
+      that adds group rewards to individual ones (MA-POCA) should pass False, which leaves
+      every individual reward 0 as in ML-Agents' SoccerTwos.
+    - Shaping (off by default, for trainers that need a denser signal than goals): with
+      ``shaping=c`` each player's own reward gains ``c * (phi' - phi)`` every step, the
+      change of its potential ``phi`` = the ball's x in the player's team frame (how far
+      it is towards the other goal) minus the player's distance to the ball. Over an
+      episode it sums to ``c * (phi_end - phi_kickoff)``: it pays for running to the ball
+      and pushing it the way goals do. The group reward never includes it.
+
+    :meth:`global_state` is the ball's and every player's position and velocity in team 0's
+    frame; ``render()`` draws the pitch from above.
+
+    Args:
+        seed: seeds the environment's random generator (kickoff positions).
+        side_channels: the user's side channels.
+        max_steps: steps after which every agent's episode is interrupted (0 = never).
+        reorder_agents: present each batch in a random row order.
+        team_size: players per team (>= 1; 2 is SoccerTwos).
+        individual_rewards: give each agent its team's goal reward as its own reward too.
+        shaping: the weight c of the shaping reward (see above; 0 = none).
+
+    Example:
+        >>> import numpy as np
+        >>> from zooport.envs.base_env import ActionTuple
+        >>> env = Soccer(seed=0)
+        >>> list(env.behavior_specs)
+        ['Soccer?team=0', 'Soccer?team=1']
+        >>> env.reset()
+        >>> blue, _ = env.get_steps("Soccer?team=0")
+        >>> purple, _ = env.get_steps("Soccer?team=1")
+        >>> blue.agent_id.tolist(), purple.agent_id.tolist(), purple.group_id.tolist()
+        ([0, 1], [2, 3], [2, 2])
+        >>> blue.obs[0].shape
+        (2, 14)
+        >>> env.ball_pos[:] = [0.97, 0.0]  # the ball rolls into team 1's goal
+        >>> env.ball_vel[:] = [0.05, 0.0]
+        >>> env.step()
+        >>> decision, terminal = env.get_steps("Soccer?team=1")
+        >>> terminal.agent_id.tolist(), terminal.group_reward.tolist(), terminal.reward.tolist()
+        ([2, 3], [-1.0, -1.0], [-1.0, -1.0])
+        >>> decision.agent_id.tolist(), env.ball_pos.tolist()  # restarted at a new kickoff
+        ([2, 3], [0.0, 0.0])
+    """
+
+    behavior_names: ClassVar[tuple[BehaviorName, BehaviorName]] = _TEAMS
+    group_ids: ClassVar[tuple[int, int]] = (1, 2)
+    #: Mean episode reward per agent a trained team reaches against a team acting at random
+    #: (default options; a goal is +1, conceding -1, a draw 0). SB3 PPO trained with
+    #: ``shaping=1`` (``examples/soccer_team_ppo.py``) reaches 0.8-0.9 within about 400k
+    #: agent-steps, a team running straight at the ball about 0.75, a random team about 0.02.
+    expected_reward: ClassVar[float] = 0.7
+    max_episode_steps: ClassVar[int] = 200
+
+    goal_reward: ClassVar[float] = 1.0
+    player_accel: ClassVar[float] = 0.03
+    player_damping: ClassVar[float] = 0.6
+    kick_speed: ClassVar[float] = 0.08
+    max_ball_speed: ClassVar[float] = 0.15
+    ball_friction: ClassVar[float] = 0.94
+
+    def __init__(
+        self,
+        *,
+        seed: int | None = None,
+        side_channels: Sequence[SideChannel] | None = None,
+        max_steps: int = max_episode_steps,
+        reorder_agents: bool = False,
+        team_size: int = 2,
+        individual_rewards: bool = True,
+        shaping: float = 0.0,
+    ) -> None:
+        super().__init__(
+            seed=seed, side_channels=side_channels, max_steps=max_steps,
+            reorder_agents=reorder_agents,
+        )  # fmt: skip
+        team_size = check_int(team_size, "team_size", 1)
+        individual_rewards = check_bool(individual_rewards, "individual_rewards")
+        if isinstance(shaping, bool) or not isinstance(
+            shaping, (int, float, np.integer, np.floating)
+        ):
+            raise ArgumentTypeError(f"Expect shaping to be a number, actually: {shaping!r}")
+        if not np.isfinite(shaping):
+            raise ArgumentError(f"Expect shaping to be finite, actually: {shaping!r}")
+        self.team_size = n = int(team_size)
+        self.individual_rewards = bool(individual_rewards)
+        self.shaping = float(shaping)
+        size = 8 + 2 * (2 * n - 1)
+        obs = ObservationSpec(
+            (size,), (DimensionProperty.NONE,), ObservationType.DEFAULT, "players_and_ball"
+        )
+        spec = BehaviorSpec([obs], ActionSpec.create_discrete((3, 3)))
+        for behavior, group in zip(_TEAMS, self.group_ids, strict=True):
+            self._add_behavior(behavior, spec, n, group_id=group)
+        #: Simulation state in team 0's frame: (team, slot, xy) for players, (xy,) for the ball.
+        self.player_pos = np.zeros((2, n, 2), np.float32)
+        self.player_vel = np.zeros((2, n, 2), np.float32)
+        self.ball_pos = np.zeros(2, np.float32)
+        self.ball_vel = np.zeros(2, np.float32)
+        # For each slot, the slots of its teammates (teammate observations, no Python loop).
+        mates = [[j for j in range(n) if j != i] for i in range(n)]
+        self._mates = np.array(mates, np.intp).reshape(n, n - 1)
+
+    # ----------------------------------------------------------------- global state
+
+    @property
+    def global_state_shape(self) -> tuple[int]:
+        """The shape of :meth:`global_state`: the ball's 4 values and 4 per player."""
+        return (4 + 8 * self.team_size,)
+
+    def global_state(self) -> np.ndarray:
+        """The ball's (x, y, vx, vy), then each player's, team 0 first, in team 0's frame.
+
+        Returns:
+            A fresh float32 array of shape :attr:`global_state_shape`.
+        """
+        players = np.concatenate([self.player_pos, self.player_vel], axis=-1).reshape(-1)
+        return np.concatenate([self.ball_pos, self.ball_vel, players]).astype(np.float32)
+
+    # ----------------------------------------------------------------- BatchedEnv hooks
+
+    def _reset_agents(self, behavior: BehaviorName, slots: np.ndarray) -> None:
+        team = _TEAMS.index(behavior)
+        x = self.np_random.uniform(*_KICKOFF_X, size=slots.size)
+        y = self.np_random.uniform(-_KICKOFF_Y, _KICKOFF_Y, size=slots.size)
+        # Team 0 kicks off from the left half, team 1 from the right (x > 0).
+        self.player_pos[team, slots] = np.stack([x * (2 * team - 1), y], axis=1)
+        self.player_vel[team, slots] = 0.0
+        if team == 0:
+            # Both teams always restart together (a goal or the shared time limit ends every
+            # episode in one step), so the kickoff resets the ball once, with team 0.
+            self.ball_pos[:] = 0.0
+            self.ball_vel[:] = 0.0
+
+    def _step(self, actions: dict[BehaviorName, ActionTuple]) -> dict[BehaviorName, StepResult]:
+        potential = self._potential() if self.shaping else None
+        self._move_players(np.stack([actions[b].discrete for b in _TEAMS]))
+        scorer = self._move_ball()
+        n = self.team_size
+        over = np.full(n, scorer is not None)
+        results = {}
+        for team, behavior in enumerate(_TEAMS):
+            outcome = 0.0 if scorer is None else self.goal_reward * (1 if team == scorer else -1)
+            group = np.full(n, outcome, np.float32)
+            reward = group.copy() if self.individual_rewards else np.zeros(n, np.float32)
+            if potential is not None:
+                reward += self.shaping * (self._potential()[team] - potential[team])
+            results[behavior] = StepResult(reward, over.copy(), group)
+        return results
+
+    def _potential(self) -> np.ndarray:
+        """(team, slot): the ball's x in the team's frame minus the player's distance to it."""
+        gap = np.linalg.norm(self.player_pos - self.ball_pos, axis=-1)
+        return (self.ball_pos[0] * _FRAME[:, None] - gap).astype(np.float32)
+
+    def _move_players(self, push: np.ndarray) -> None:
+        """Damped acceleration by the (team, slot, branch) ``push``; stops at the touch lines."""
+        accel = _PUSH[push] * _FRAME[:, None, None] * self.player_accel  # team 0's frame
+        vel = self.player_damping * self.player_vel + accel
+        pos = self.player_pos + vel
+        limit = np.array([1.0, _HALF_WIDTH], np.float32) - _PLAYER_RADIUS
+        clipped = np.clip(pos, -limit, limit)
+        self.player_vel[...] = np.where(clipped != pos, 0.0, vel)
+        self.player_pos[...] = clipped
+
+    def _move_ball(self) -> int | None:
+        """Kicks, rolls and bounces the ball; returns the team that scored, or None."""
+        away = self.ball_pos - self.player_pos.reshape(-1, 2)
+        gap = np.linalg.norm(away, axis=1)
+        touching = gap < _PLAYER_RADIUS + _BALL_RADIUS
+        if touching.any():
+            # Each touching player sends the ball away from itself; the kicks add up.
+            direction = away[touching] / np.maximum(gap[touching, None], 1e-6)
+            vel = self.ball_vel + self.kick_speed * direction.sum(axis=0)
+            speed = float(np.linalg.norm(vel))
+            if speed > self.max_ball_speed:
+                vel *= self.max_ball_speed / speed
+            self.ball_vel[...] = vel
+        ball = self.ball_pos + self.ball_vel
+        self.ball_vel *= np.float32(self.ball_friction)
+        in_mouth = abs(float(ball[1])) < _GOAL_HALF_WIDTH
+        if in_mouth and ball[0] >= 1.0:
+            self.ball_pos[...] = ball
+            return 0
+        if in_mouth and ball[0] <= -1.0:
+            self.ball_pos[...] = ball
+            return 1
+        # Off the walls; within a goal mouth the ball may cross the end line (into the goal).
+        limits = np.array(
+            [1.0 + _BALL_RADIUS if in_mouth else 1.0 - _BALL_RADIUS, _HALF_WIDTH - _BALL_RADIUS],
+            np.float32,
+        )
+        out = np.abs(ball) > limits
+        self.ball_pos[...] = np.clip(ball, -limits, limits)
+        self.ball_vel[out] *= -1
+        return None
+
+    def _observe(self, behavior: BehaviorName, slots: np.ndarray) -> list[np.ndarray]:
+        team = _TEAMS.index(behavior)
+        frame = _FRAME[team]
+        own = self.player_pos[team, slots]  # (k, 2)
+        mates = self.player_pos[team][self._mates[slots]] - own[:, None]  # (k, n - 1, 2)
+        opponents = self.player_pos[1 - team][None] - own[:, None]  # (k, n, 2)
+        k = slots.size
+        parts = [
+            own,
+            self.player_vel[team, slots],
+            self.ball_pos - own,
+            np.broadcast_to(self.ball_vel, (k, 2)),
+            mates.reshape(k, -1),
+            opponents.reshape(k, -1),
+        ]
+        return [(np.concatenate(parts, axis=1) * frame).astype(np.float32)]
+
+    def _render(self) -> np.ndarray:
+        """The pitch from above: team 0 blue (attacking right), team 1 purple, the ball white."""
+        scale, margin = 80, 6
+        width = int(2 * scale) + 2 * margin
+        height = int(2 * _HALF_WIDTH * scale) + 2 * margin
+        image = _render.canvas(height, width, (40, 40, 40))
+        pitch_h = height - 2 * margin
+        _render.fill_rects(image, [margin], [margin], pitch_h, width - 2 * margin, (50, 140, 60))
+        mouth = 2 * _GOAL_HALF_WIDTH * scale
+        top = height / 2 - mouth / 2
+        _render.fill_rects(image, [top, top], [0, width - margin], mouth, margin, (230, 230, 230))
+        _render.fill_rects(image, [margin], [width / 2 - 1], pitch_h, 2, (200, 220, 200))
+
+        def to_pixels(xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            xy = np.atleast_2d(xy)
+            return height / 2 - xy[:, 1] * scale, width / 2 + xy[:, 0] * scale
+
+        for team, colour in ((0, (40, 90, 220)), (1, (150, 60, 200))):
+            rows, cols = to_pixels(self.player_pos[team])
+            _render.fill_circles(image, rows, cols, _PLAYER_RADIUS * scale, colour)
+        rows, cols = to_pixels(self.ball_pos)
+        _render.fill_circles(image, rows, cols, _BALL_RADIUS * scale, (250, 250, 250))
+        return image

@@ -1,0 +1,141 @@
+"""ML-Agents' exception names in ``zooport.envs.exception``, and zooport's errors under them.
+
+Code written against ``mlagents_envs.exception`` ports by an import and keeps catching what
+zooport raises: a bad action is a ``UnityActionException``, a side-channel error a
+``UnitySideChannelException``, observations that disagree with their spec a
+``UnityObservationException``, use after ``close()`` a ``UnityEnvironmentException``, and
+every ``ZooportError`` a ``UnityException``; each stays the ZooportError and the built-in
+exception it was. The hierarchy is compared with ML-Agents' own in
+``tests/mlagents/test_unity_scenes.py``.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import zooport
+from zooport.adapters import GymEnv, PettingZooParallelEnv
+from zooport.adapters.wrappers.composition import WrapperOrderError
+from zooport.envs import exception
+from zooport.envs.base_env import ActionTuple
+from zooport.envs.builtin.basic import Basic
+from zooport.envs.builtin.tag import Tag
+from zooport.envs.checker import ConformanceError
+from zooport.envs.registry import UnknownEnvironmentError
+from zooport.envs.side_channel import IncomingMessage
+from zooport.envs.side_channel._common import SideChannelTypeError
+from zooport.errors import (
+    ActionError,
+    EnvClosedError,
+    EnvNotResetError,
+    ObservationError,
+    RegistryError,
+    SideChannelError,
+    SpecError,
+    UnknownAgentError,
+    UnknownBehaviorError,
+    ZooportError,
+)
+from zooport.targets import UsageError
+
+NAMES = [
+    "UnityException",
+    "UnityEnvironmentException",
+    "UnityCommunicationException",
+    "UnityCommunicatorStoppedException",
+    "UnityObservationException",
+    "UnityActionException",
+    "UnityTimeOutException",
+    "UnitySideChannelException",
+    "UnityWorkerInUseException",
+    "UnityPolicyException",
+]
+
+
+def test_the_module_has_mlagents_names_and_hierarchy():
+    assert sorted(exception.__all__) == sorted(NAMES)
+    root = exception.UnityException
+    assert root.__bases__ == (Exception,)
+    for name in NAMES[1:]:
+        assert getattr(exception, name).__bases__ == (root,), name
+
+
+# zooport error -> (ML-Agents name it is caught as, built-in exception it stays)
+MAPPING = [
+    (ActionError, "UnityActionException", ValueError),
+    (UnknownBehaviorError, "UnityActionException", LookupError),
+    (EnvClosedError, "UnityEnvironmentException", RuntimeError),
+    (SideChannelError, "UnitySideChannelException", ValueError),
+    (SideChannelTypeError, "UnitySideChannelException", TypeError),
+    (ObservationError, "UnityObservationException", ValueError),
+    (UnknownAgentError, "UnityException", KeyError),
+    (EnvNotResetError, "UnityException", RuntimeError),
+    (RegistryError, "UnityException", LookupError),
+    (UnknownEnvironmentError, "UnityException", KeyError),
+    (SpecError, "UnityException", ValueError),
+    (WrapperOrderError, "UnityException", ValueError),
+    (ConformanceError, "UnityException", AssertionError),
+    (UsageError, "UnityException", Exception),
+]
+
+
+@pytest.mark.parametrize(
+    ("error", "name", "builtin"), MAPPING, ids=lambda v: getattr(v, "__name__", v)
+)
+def test_zooport_errors_are_caught_under_the_mlagents_name(error, name, builtin):
+    assert issubclass(error, ZooportError)
+    assert issubclass(error, getattr(exception, name))
+    assert issubclass(error, exception.UnityException)
+    assert issubclass(error, builtin)
+    assert issubclass(ObservationError, SpecError)
+    raised = error("message") if error is not UnknownAgentError else error("agent 3")
+    restored = pickle.loads(pickle.dumps(raised))
+    assert type(restored) is error and str(restored) == str(raised)
+
+
+def test_what_adapters_raise_is_caught_under_the_mlagents_names():
+    env = GymEnv(Basic())
+    env.reset(seed=0)
+    with pytest.raises(exception.UnityActionException, match="Discrete"):
+        env.step(np.zeros(4))
+    core = Basic()
+    core.reset()
+    with pytest.raises(exception.UnityActionException, match=r"takes values in \[0, 2\]"):
+        core.set_actions("Basic", ActionTuple(discrete=np.array([[5]], np.int32)))
+    with pytest.raises(exception.UnityActionException, match="no behavior 'Nope'"):
+        core.get_steps("Nope")
+    env.close()
+    with pytest.raises(exception.UnityEnvironmentException, match=r"after close\(\)"):
+        env.reset()
+    par = PettingZooParallelEnv(Tag(seed=0))
+    with pytest.raises(exception.UnityException, match=r"call reset\(\) before step\(\)"):
+        par.step({})
+    with pytest.raises(exception.UnitySideChannelException, match="cannot read int32"):
+        IncomingMessage(b"\x01").read_int32()
+
+
+def test_worker_in_use_is_built_from_the_worker_id():
+    error = exception.UnityWorkerInUseException(3)
+    assert str(error).startswith("Couldn't start socket communication because worker number 3 ")
+    assert error.worker_id == 3
+    for other in (pickle.loads(pickle.dumps(error)), copy.copy(error)):
+        assert type(other) is type(error) and str(other) == str(error)
+
+
+def test_errors_module_is_the_ground_floor():
+    """zooport.errors defines the Unity names itself: it imports no other zooport module."""
+    tree = ast.parse(Path(zooport.errors.__file__).read_text())
+    imported = [
+        node.module if isinstance(node, ast.ImportFrom) else alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    ]
+    assert not [m for m in imported if m and m.split(".")[0] == "zooport"], imported
+    assert exception.UnityActionException is zooport.errors.UnityActionException
