@@ -297,13 +297,9 @@ def build_pool(
 
 
 def _check_workers(workers: Any) -> int:
-    from zooport.errors import ArgumentError, ArgumentTypeError
+    from zooport.envs.arguments import check_int
 
-    if isinstance(workers, bool) or not isinstance(workers, int):
-        raise ArgumentTypeError(f"Expect workers to be a positive int, actually: {workers!r}")
-    if workers < 1:
-        raise ArgumentError(f"Expect workers to be a positive int, actually: {workers}")
-    return workers
+    return check_int(workers, "workers", 1)
 
 
 def split_options(

@@ -86,6 +86,7 @@ from typing import Any
 
 import numpy as np
 
+from zooport.envs.arguments import check_int, check_seed
 from zooport.envs.base_env import (
     ActionTuple,
     AgentId,
@@ -104,18 +105,17 @@ from zooport.envs.pool_options import (
     START_METHODS,
     PoolOptions,
     check_factories,
-    check_int,
 )
 from zooport.envs.pool_worker import RESET, STEP, pickle_factory
 from zooport.envs.side_channel.incoming_message import IncomingMessage
 from zooport.envs.side_channel.side_channel import SideChannel
 from zooport.envs.side_channel.side_channel_manager import SideChannelManager, _parse_frames
+from zooport.envs.step_guard import StepGuard
 from zooport.errors import (
     ArgumentError,
     CorePoolError,
     EnvClosedError,
     EnvNotResetError,
-    SideChannelError,
     SpecError,
     UnknownAgentError,
     UnknownBehaviorError,
@@ -222,6 +222,8 @@ class CorePool(BaseEnv):
         self._empty_terminal: dict[str, TerminalSteps] = {}
         # Closes the workers when the pool is garbage collected or the interpreter exits.
         self._finalizer = weakref.finalize(self, _shutdown, self._handles)
+        # Refuses a step or reset entered while another runs (a second thread).
+        self._guard = StepGuard("CorePool")
         try:
             self._start(factories, local, options.start_method, options.side_channel_bytes)
             self._specs = self._agreed_specs()
@@ -353,14 +355,13 @@ class CorePool(BaseEnv):
         Raises:
             ArgumentTypeError: ``agent_id`` is not an int.
         """
-        core_id, index = divmod(check_int(agent_id, "agent_id"), self._num_cores)
+        core_id, index = divmod(_any_int(agent_id, "agent_id"), self._num_cores)
         return index, core_id
 
     def pool_agent_id(self, index: int, core_agent_id: AgentId) -> AgentId:
         """The pool's id of agent ``core_agent_id`` of core ``index`` (``a * K + i``)."""
-        return check_int(core_agent_id, "core_agent_id") * self._num_cores + self._check_index(
-            index
-        )
+        own = _any_int(core_agent_id, "core_agent_id")
+        return own * self._num_cores + self._check_index(index)
 
     def restarts_finished(self, behavior_name: BehaviorName) -> bool:
         """False when some core says it does not restart the behaviour's finished agents."""
@@ -398,11 +399,12 @@ class CorePool(BaseEnv):
             CorePoolError: ``seed`` given but a core cannot be seeded, or a fault.
         """
         self._check_usable()
+        seed = check_seed(seed, "CorePool.reset")
         if seed is not None:
-            seed = check_int(seed, "seed")
-            if not 0 <= seed < _MAX_SEED - self._num_cores:
+            if seed >= _MAX_SEED - self._num_cores:
                 raise ArgumentError(
-                    f"Expect seed to be None or an int in [0, 2**63 - K), actually: {seed}"
+                    f"CorePool.reset: expected seed < 2**63 - {self._num_cores} (it travels as "
+                    f"int64, plus the core index), got {seed}"
                 )
             if not self.seedable:
                 first = next(h for h in self._handles if not h.description["seedable"])
@@ -410,44 +412,49 @@ class CorePool(BaseEnv):
                     f"reset(seed={seed}): {first.label} cannot be seeded (it declares no "
                     "seedable = True reset(seed=...)); call reset() without a seed"
                 )
+        self._guard.enter("reset")
         self._gather_outgoing()
         try:
-            for handle in self._handles:
-                if handle.state == BUSY:  # async: a step still running; its results go
-                    self._deliver(handle, handle.finish())
+            # Async: a step still running finishes first; its results are dropped, its
+            # side-channel messages delivered.
+            incoming = [(h, h.finish()) for h in self._handles if h.state == BUSY]
             for handle in self._start_order:
                 handle.start(RESET, None if seed is None else seed + handle.index,
                              self._take_outgoing(handle.index))  # fmt: skip
-            for handle in self._handles:
-                self._deliver(handle, handle.finish())
+            incoming += [(handle, handle.finish()) for handle in self._handles]
         except BaseException as exc:
+            self._guard.abort(exc)
             self._broke(exc)
             raise
+        self._guard.reset_done()
         self._was_reset = True
         self._publish(list(self._handles))
+        self._deliver(incoming)
 
     def step(self) -> None:
         """Steps every core (sync mode) or the idle ones, until ``min_ready`` answered."""
         self._check_ready()
+        self._guard.enter("step")
         self._gather_outgoing()
         try:
             if self._mode == "sync":
                 for handle in self._start_order:
                     handle.start(STEP, None, self._take_outgoing(handle.index))
                 ready = self._handles
-                for handle in ready:
-                    self._deliver(handle, handle.finish())
             else:
                 for handle in self._start_order:
                     if handle.state == IDLE:
                         handle.start(STEP, None, self._take_outgoing(handle.index))
                 ready = self._wait_for_ready()
-                for handle in ready:
-                    self._deliver(handle, handle.finish())
+            incoming = [(handle, handle.finish()) for handle in ready]
         except BaseException as exc:
+            self._guard.abort(exc)
             self._broke(exc)
             raise
+        self._guard.exit()
         self._publish(list(ready))
+        # After the step is published: a channel that raises loses no result.
+        self._deliver(incoming)
 
     def get_steps(self, behavior_name: BehaviorName) -> tuple[DecisionSteps, TerminalSteps]:
         """This step's DecisionSteps and TerminalSteps of the behaviour, over every core that
@@ -515,9 +522,8 @@ class CorePool(BaseEnv):
         frames = []
         cannot: NotImplementedError | None = None
         try:
-            for handle in self._handles:
-                if handle.state == BUSY:  # async: let the step finish; handed out next step
-                    self._deliver(handle, handle.finish())
+            # Async: a step still running finishes; its results are handed out next step.
+            incoming = [(h, h.finish()) for h in self._handles if h.state == BUSY]
             states = [h.state for h in self._handles]
             for handle in self._start_order:
                 handle.request_frame()
@@ -531,6 +537,7 @@ class CorePool(BaseEnv):
         except BaseException as exc:
             self._broke(exc)
             raise
+        self._deliver(incoming)
         if cannot is not None:
             raise cannot
         frames = [f for f in frames if f is not None]
@@ -690,30 +697,37 @@ class CorePool(BaseEnv):
         pending.clear()
         return data
 
-    def _deliver(self, handle: Any, data: bytes) -> None:
-        if data:
+    def _deliver(self, incoming: list[tuple[Any, bytes]]) -> None:
+        """Hands what each core sent to the user's channels, in core order.
+
+        Every message is delivered; the first error a channel raised is raised after.
+        """
+        error: BaseException | None = None
+        for handle, data in incoming:
+            if not data:
+                continue
             receivers = self._receivers[handle.index]
             for channel_id, payload in _parse_frames(data):
                 for channel in receivers[channel_id]:
-                    channel.on_message_received(IncomingMessage(payload))
+                    try:
+                        channel.on_message_received(IncomingMessage(payload))
+                    except Exception as exc:
+                        error = error or exc
+        if error is not None:
+            raise error
 
     def _broke(self, exc: BaseException) -> None:
         self._steps.clear()
         if isinstance(exc, CorePoolError):
             self._fault = exc
-        elif not isinstance(exc, SideChannelError):
+        else:
             self._fault = CorePoolError(
                 f"{type(exc).__name__} while the cores were running; their state is unknown"
             )
             self._fault.__cause__ = exc
 
     def _check_index(self, index: int) -> int:
-        index = check_int(index, "index")
-        if not 0 <= index < self._num_cores:
-            raise ArgumentError(
-                f"Expect a core index in [0, {self._num_cores - 1}], actually: {index}"
-            )
-        return index
+        return check_int(index, "core index", 0, maximum=self._num_cores - 1, where="CorePool")
 
     def _check_open(self) -> None:
         if self._closed:
@@ -735,3 +749,7 @@ class CorePool(BaseEnv):
                 "CorePool: call reset() before step(), get_steps() or set_actions()"
             )
 
+
+def _any_int(value: Any, name: str) -> int:
+    """An agent id: any int64 (a core's ids may be negative)."""
+    return check_int(value, name, -(2**63), maximum=2**63 - 1, where="CorePool")

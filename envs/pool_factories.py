@@ -74,21 +74,18 @@ def unity_factories(
 
     Raises:
         ArgumentError, ArgumentTypeError: ``instances`` is not a positive int, or
-            ``worker_id``/``seed`` not an int.
+            ``worker_id``/``seed`` not an int >= 0.
 
     Example:
         >>> factories = unity_factories("builds/3DBall", 2, worker_id=4)
         >>> [f.args[1]["worker_id"] for f in factories], [f.args[1]["seed"] for f in factories]
         ([4, 5], [0, 1])
     """
-    from zooport.errors import ArgumentError, ArgumentTypeError
+    from zooport.envs.arguments import check_int
 
-    values = {"instances": instances, "worker_id": worker_id, "seed": seed}
-    for key, value in values.items():
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ArgumentTypeError(f"Expect {key} to be an int, actually: {value!r}")
-    if instances < 1:
-        raise ArgumentError(f"Expect instances to be >= 1, actually: {instances}")
+    instances = check_int(instances, "instances", 1, where="CorePool.unity")
+    worker_id = check_int(worker_id, "worker_id", 0, where="CorePool.unity")
+    seed = check_int(seed, "seed", 0, where="CorePool.unity")
     base = {
         "file_name": file_name, "base_port": base_port, "no_graphics": no_graphics,
         "timeout_wait": timeout_wait, "log_folder": log_folder,

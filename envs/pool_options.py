@@ -6,23 +6,24 @@ Classes:
 
 Functions:
     check_factories: the core factories, checked (a non-empty sequence of callables).
-    check_int: an int argument (numpy ints too, never a bool).
+
+Integer, bool and seed arguments are checked by :mod:`zooport.envs.arguments`, as everywhere.
 """
 
 from __future__ import annotations
 
 import multiprocessing
-import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from zooport.envs.arguments import check_bool, check_int
 from zooport.envs.base_env import BaseEnv
 from zooport.errors import ArgumentError, ArgumentTypeError
 
-__all__ = ["MODES", "START_METHODS", "PoolOptions", "check_factories", "check_int"]
+__all__ = ["MODES", "START_METHODS", "PoolOptions", "check_factories"]
 
 #: The pool's modes.
 MODES = ("sync", "async")
@@ -77,15 +78,11 @@ class PoolOptions:
             )
         if start_method not in multiprocessing.get_all_start_methods():
             raise ArgumentError(f"start_method {start_method!r} is not available on this platform")
-        size = check_int(side_channel_bytes, "side_channel_bytes")
-        if size < 0:
-            raise ArgumentError(f"Expect side_channel_bytes to be >= 0, actually: {size}")
+        size = check_int(side_channel_bytes, "side_channel_bytes", 0)
         if local_core is None:
             local = mode == "sync"  # in async mode a slow core 0 would hold back every step
-        elif isinstance(local_core, (bool, np.bool_)):
-            local = bool(local_core)
         else:
-            raise ArgumentTypeError(f"Expect local_core to be a bool, actually: {local_core!r}")
+            local = check_bool(local_core, "local_core")
         return cls(
             mode=mode,
             min_ready=_min_ready(min_ready, mode, k),
@@ -116,18 +113,6 @@ def check_factories(core_fns: Any) -> list[Callable[..., Any]]:
     return factories
 
 
-def check_int(value: Any, name: str) -> int:
-    """``value`` as an int (numpy ints too); a bool or a non-integer is refused."""
-    if isinstance(value, (bool, np.bool_)):
-        raise ArgumentTypeError(f"Expect {name} to be an int, actually: {value!r}")
-    try:
-        return operator.index(value)
-    except TypeError:
-        raise ArgumentTypeError(
-            f"Expect {name} to be an int, actually: {type(value).__name__} {value!r}"
-        ) from None
-
-
 def _seconds(
     value: Any, name: str, *, allow_none: bool = False, allow_zero: bool = False
 ) -> float | None:
@@ -145,12 +130,10 @@ def _seconds(
 def _min_ready(min_ready: Any, mode: str, k: int) -> int:
     if min_ready is None:
         return k if mode == "sync" else 1
-    value = check_int(min_ready, "min_ready")
+    value = check_int(min_ready, "min_ready", 1, maximum=k)
     if mode == "sync" and value != k:
         raise ArgumentError(
             f"Expect min_ready to be None or {k} (every core) in sync mode, actually: {value}; "
             "pass mode='async' to return before every core has answered"
         )
-    if not 1 <= value <= k:
-        raise ArgumentError(f"Expect min_ready in [1, {k}], actually: {value}")
     return value

@@ -12,11 +12,14 @@ from __future__ import annotations
 import copy
 import functools
 import pickle
+import threading
+import time
 
 import numpy as np
 import pytest
 from pool_support import (
     RAW_ID,
+    GatedCore,
     LateSpecCore,
     LedgerCore,
     NoPicture,
@@ -48,6 +51,7 @@ from zooport.errors import (
     CorePoolError,
     EnvClosedError,
     EnvNotResetError,
+    ReentrantCallError,
     SideChannelError,
     SpecError,
     UnknownAgentError,
@@ -209,7 +213,7 @@ def test_agent_ids_map_back_to_their_core():
         np.testing.assert_array_equal(decision.obs[0][:, 1], [0, 1, 0, 1, 0, 1])
         with pytest.raises(ArgumentTypeError, match="agent_id"):
             pool.core_of("3")
-        with pytest.raises(ArgumentError, match=r"core index in \[0, 2\]"):
+        with pytest.raises(ArgumentError, match=r"CorePool: Expect core index <= 2, actually: 3"):
             pool.pool_agent_id(3, 0)
     finally:
         pool.close()
@@ -320,8 +324,10 @@ def test_seedable_only_when_every_core_is():
         with pytest.raises(CorePoolError, match=r"core 1 \(Unseedable, in this process|core 1"):
             pool.reset(seed=0)
         pool.reset()
-        with pytest.raises(ArgumentError, match=r"in \[0, 2\*\*63 - K\)"):
+        with pytest.raises(ArgumentError, match=r"seed to be None or an int >= 0, got -1"):
             pool.reset(seed=-1)
+        with pytest.raises(ArgumentError, match=r"seed < 2\*\*63 - 2 \(it travels as int64"):
+            pool.reset(seed=2**63 - 2)
     finally:
         pool.close()
 
@@ -478,7 +484,7 @@ def test_bad_arguments_are_named():
         CorePool([BallBalance], mode="fast")
     with pytest.raises(ArgumentError, match="min_ready to be None or 2 .* in sync mode"):
         CorePool([BallBalance] * 2, min_ready=1)
-    with pytest.raises(ArgumentError, match=r"min_ready in \[1, 2\]"):
+    with pytest.raises(ArgumentError, match=r"Expect min_ready <= 2, actually: 3"):
         CorePool([BallBalance] * 2, mode="async", min_ready=3)
     with pytest.raises(ArgumentError, match="timeout to be finite and > 0"):
         CorePool([BallBalance], timeout=0)
@@ -555,4 +561,59 @@ def test_a_core_that_cannot_render_leaves_the_pool_usable_in_async_mode():
             # both cores answered, with this step's results (their step counts), not old ones
             np.testing.assert_array_equal(decision.obs[0][:, 2], np.full(6, t))
     finally:
+        pool.close()
+
+
+class _Refusing(StatsSideChannel):
+    """A statistics channel whose callback raises on the first message (a user's bug)."""
+
+    def __init__(self):
+        super().__init__()
+        self.refused = False
+
+    def on_message_received(self, msg):
+        if not self.refused:
+            self.refused = True
+            raise KeyError("the user's callback broke")
+        super().on_message_received(msg)
+
+
+def test_a_channel_that_raises_loses_no_step_and_leaves_the_pool_usable():
+    channel = _Refusing()
+    pool = CorePool(ledger_factories(K, end_probability=0.0), side_channels=[channel], **fast())
+    try:
+        pool.reset(seed=0)
+        with pytest.raises(KeyError, match="the user's callback broke"):
+            pool.step()
+        # the step happened and is handed out; the other core's statistic arrived too
+        decision, _ = pool.get_steps("Ledger")
+        np.testing.assert_array_equal(decision.obs[0][:, 2], np.ones(6))
+        assert sum(v for v, _ in channel.get_and_reset_stats()["Ledger/steps"]) == 1
+        pool.step()
+        np.testing.assert_array_equal(pool.get_steps("Ledger")[0].obs[0][:, 2], np.full(6, 2))
+    finally:
+        pool.close()
+
+
+def test_a_step_entered_while_another_runs_is_refused(tmp_path):
+    gate = tmp_path / "gate"
+    factories = [LedgerCore, functools.partial(GatedCore, gate=str(gate))]
+    pool = CorePool(factories, **fast())
+    try:
+        gate.touch()
+        pool.reset(seed=0)
+        gate.unlink()
+        worker = threading.Thread(target=pool.step)
+        worker.start()
+        deadline = time.monotonic() + 30
+        while pool._guard.running != "step" and time.monotonic() < deadline:
+            time.sleep(0.01)  # the other thread's step is waiting for core 1
+        with pytest.raises(ReentrantCallError, match="step"):
+            pool.step()
+        gate.touch()
+        worker.join(30)
+        pool.step()  # the pool goes on
+        np.testing.assert_array_equal(pool.get_steps("Ledger")[0].obs[0][:, 2], np.full(6, 2))
+    finally:
+        gate.touch()
         pool.close()
