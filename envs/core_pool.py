@@ -432,7 +432,15 @@ class CorePool(BaseEnv):
         self._deliver(incoming)
 
     def step(self) -> None:
-        """Steps every core (sync mode) or the idle ones, until ``min_ready`` answered."""
+        """Steps every core (sync mode) or the idle ones, until ``min_ready`` answered.
+
+        Before the first ``reset()``, a pool whose cores report no behaviour yet (Unity
+        scenes whose agents have not asked for a decision) is reset instead, as a
+        ``UnityEnvironment``'s first ``step()`` is: that is how adapters read late specs.
+        """
+        if not self._was_reset and not self._closed and not len(self._specs):
+            self.reset()
+            return
         self._check_ready()
         self._guard.enter("step")
         self._gather_outgoing()

@@ -11,6 +11,7 @@ Classes:
         a random sleep per step (to vary which cores answer first in async mode).
     FaultyCore: a BallBalance that raises, dies, hangs, or fails to close at a chosen step.
     GatedCore: a LedgerCore whose steps wait for a file to exist.
+    SpecsAfterReset: a LedgerCore with no behaviour until it is reset.
     OldGenerationLedger: a LedgerCore behind mlagents_envs 0.16's API.
     LateSpecCore: a core whose second behaviour appears after its first step (a Unity scene).
     WideCore: a LedgerCore whose agent count grows from step to step (spawning), to make the
@@ -36,6 +37,7 @@ import numpy as np
 from zooport.envs.base_env import (
     ActionSpec,
     ActionTuple,
+    BehaviorMapping,
     BehaviorSpec,
     DimensionProperty,
     ObservationSpec,
@@ -145,7 +147,7 @@ class LedgerCore(BatchedEnv):
 
     def _action_mask(self, behavior: str, slots: np.ndarray) -> list[np.ndarray]:
         # Action 2 is not available to odd slots (True = NOT available, ML-Agents' polarity).
-        branches = self.behavior_specs[behavior].action_spec.discrete_branches
+        branches = self._behaviors[behavior].spec.action_spec.discrete_branches
         mask = np.zeros((slots.size, branches[0]), bool)
         mask[:, 2] = slots % 2 == 1
         return [mask]
@@ -213,6 +215,14 @@ class UnpicklableError(Exception):
     def __init__(self, payload: Any) -> None:
         super().__init__("an error that cannot be pickled")
         self.payload = payload
+
+
+class SpecsAfterReset(LedgerCore):
+    """A LedgerCore with no behaviour until its first reset (a Unity scene's late specs)."""
+
+    @property
+    def behavior_specs(self) -> BehaviorMapping:
+        return super().behavior_specs if self._was_reset else BehaviorMapping({})
 
 
 class GatedCore(LedgerCore):

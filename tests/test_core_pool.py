@@ -24,6 +24,7 @@ from pool_support import (
     LedgerCore,
     NoPicture,
     OldGenerationLedger,
+    SpecsAfterReset,
     WideCore,
     alive,
     fast,
@@ -412,6 +413,25 @@ def test_a_behaviour_that_appears_late_joins_the_pool():
             np.testing.assert_array_equal(pool.get_steps("Late")[0].reward, np.ones(4))
         finally:
             pool.close()
+
+
+def test_adapters_read_specs_that_arrive_at_the_first_reset():
+    # behavior_specs_of steps a core without behaviours once, as ML-Agents' wrappers do; a
+    # pool that was never reset resets then, as a UnityEnvironment's first step() does.
+    for local in (True, False):
+        pool = CorePool([SpecsAfterReset] * K, local_core=local, **fast())
+        envs = BehaviorVectorEnv(pool)
+        try:
+            assert list(pool.behavior_specs) == ["Ledger"] and envs.num_envs == 3 * K
+            envs.step(np.zeros(3 * K, np.int64))
+        finally:
+            envs.close()
+    pool = CorePool([LedgerCore] * K, **fast())  # behaviours known: no reset, an error
+    try:
+        with pytest.raises(EnvNotResetError, match="call reset"):
+            pool.step()
+    finally:
+        pool.close()
 
 
 def test_set_action_for_agent_matches_the_core_and_zeroes_the_others():
