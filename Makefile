@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.zooport-installed
 
-.PHONY: test lint pytest test-mlagents test-rllib test-consumers test-floor demo bench bench-quick soak clean
+.PHONY: test lint pytest test-mlagents test-rllib test-consumers test-floor demo bench bench-quick bench-pool soak clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,9 @@ bench: $(STAMP)
 
 bench-quick: $(STAMP)
 	$(PY) benchmarks/run.py --quick
+
+bench-pool: $(STAMP)
+	$(PY) benchmarks/pool.py
 
 # Millions of agent-steps per route: memory and a per-agent reward ledger (not a CI gate).
 soak: $(STAMP)

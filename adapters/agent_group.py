@@ -48,6 +48,9 @@ def core_has_masks(core: Any, behavior: str, spec: BehaviorSpec) -> bool:
     """
     if not spec.action_spec.discrete_size:
         return False
+    declared = getattr(core, "has_action_masks", None)  # a CorePool answers for its cores
+    if callable(declared):
+        return bool(declared(behavior))
     if isinstance(core, BatchedEnv):
         return type(core)._action_mask is not BatchedEnv._action_mask
     return True

@@ -10,6 +10,7 @@ Functions:
     register_gymnasium: registers a user's ``BaseEnv`` factory under the user's own id.
     build_core: makes a core from a registry identifier or a factory and splits keyword
         arguments by name between the core and an adapter (used by the entry points).
+    build_pool: the same with K cores in a ``CorePool`` (``workers=K`` of the entry points).
     gym_id: the Gymnasium id of a registry identifier.
 
 Registered ids make a single-agent :class:`~zooport.adapters.gym_env.GymEnv` through
@@ -24,7 +25,7 @@ Nothing here touches the network.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +44,7 @@ __all__ = [
     "register_builtin_envs",
     "register_gymnasium",
     "build_core",
+    "build_pool",
     "split_options",
 ]
 
@@ -247,6 +249,57 @@ def build_core(
     where = f"registry entry {env_id!r}" if env_id is not None else _describe(factory)
     core_kwargs, adapter_kwargs = split_options(target, options, adapter_options, where)
     return make(**core_kwargs), adapter_kwargs
+
+
+def build_pool(
+    *,
+    env_id: str | None = None,
+    factory: str | Callable[..., Any] | None = None,
+    options: Mapping[str, Any],
+    adapter_options: Collection[str],
+    workers: int,
+    core_options: Sequence[Mapping[str, Any]] | None = None,
+    pool_options: Mapping[str, Any] | None = None,
+) -> tuple[Any, dict[str, Any]]:
+    """Like :func:`build_core`, but ``workers`` cores in a :class:`~zooport.envs.CorePool`.
+
+    Core ``i`` gets the core options updated by ``core_options[i]``, and ``seed + i`` when a
+    ``seed`` is given (the pool's own rule for ``reset(seed=...)``); ``side_channels`` go to
+    the pool, which relays them to every core.
+
+    Example:
+        >>> pool, adapter = build_pool(env_id="Basic", options={"n_agents": 2, "seed": 0},
+        ...                            adapter_options=(), workers=2)
+        >>> pool.num_cores, len(pool.worker_pids), adapter
+        (2, 1, {})
+        >>> pool.close()
+    """
+    from zooport.envs.core_pool import CorePool, registry_core
+
+    count = _check_workers(workers)
+    make, target = _resolve(env_id, factory)
+    where = f"registry entry {env_id!r}" if env_id is not None else _describe(factory)
+    core_kwargs, adapter_kwargs = split_options(target, options, adapter_options, where)
+    side_channels = core_kwargs.pop("side_channels", None)
+    seed = core_kwargs.pop("seed", None)
+    overrides = list(core_options) if core_options is not None else [{}] * count
+    factories = []
+    for i, extra in enumerate(overrides):
+        kwargs = {**core_kwargs, **extra}
+        if seed is not None:
+            kwargs["seed"] = seed + i
+        if env_id is not None:
+            factories.append(functools.partial(registry_core, env_id, **kwargs))
+        else:
+            factories.append(functools.partial(target or make, **kwargs))
+    pool = CorePool(factories, side_channels=side_channels, **dict(pool_options or {}))
+    return pool, adapter_kwargs
+
+
+def _check_workers(workers: Any) -> int:
+    from zooport.envs.arguments import check_int
+
+    return check_int(workers, "workers", 1)
 
 
 def split_options(

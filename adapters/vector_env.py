@@ -371,9 +371,16 @@ def make_vector_env(
     behavior_name: str | None = None,
     max_episode_steps: int | None = None,
     agent_count_kwarg: str | None = None,
+    workers: int | None = None,
+    pool_options: dict[str, Any] | None = None,
     **kwargs: Any,
 ) -> BehaviorVectorEnv:
     """Builds ONE core with ``num_envs`` agents in the behaviour, as a BehaviorVectorEnv.
+
+    With ``workers=K`` the ``num_envs`` agents are shared out over K cores (as evenly as
+    possible, the first cores taking one more) in a :class:`~zooport.envs.CorePool`, so
+    ``gym.make_vec("zooport/BallBalance-v0", num_envs=64, workers=2)`` steps two cores of
+    32 agents in parallel behind the same adapter.
 
     This is the ``vector_entry_point`` of ``zooport/<Name>-v0``: Gymnasium calls it as
     ``make_vector_env(num_envs=N, max_episode_steps=..., **registered_kwargs, **kwargs)``,
@@ -393,8 +400,11 @@ def make_vector_env(
         agent_count_kwarg: the core keyword that sets the behaviour's agent count (default
             ``n_agents``; ``n_runners``/``n_taggers`` for ``Tag``, ``team_size`` for
             ``Soccer``).
+        workers: build a CorePool of this many cores (None: one core in this process).
+        pool_options: ``CorePool`` arguments (``mode``, ``timeout``, ...) with ``workers``.
         **kwargs: :data:`VECTOR_ENV_OPTIONS` for the adapter, every other keyword for the
-            core (a registered ``n_agents=1`` is overridden by ``num_envs``).
+            core (a registered ``n_agents=1`` is overridden by ``num_envs``; with
+            ``workers``, core ``i`` gets ``seed + i``).
 
     Raises:
         ArgumentError: ``num_envs`` is not a positive int.
@@ -407,7 +417,13 @@ def make_vector_env(
         (3, 3)
         >>> envs.close()
     """
-    from zooport.adapters.registration import _keyword_parameters, _resolve, build_core
+    from zooport.adapters.registration import (
+        _check_workers,
+        _keyword_parameters,
+        _resolve,
+        build_core,
+        build_pool,
+    )
 
     if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
         raise ArgumentError(f"Expect num_envs to be a positive int, actually: {num_envs!r}")
@@ -419,9 +435,20 @@ def make_vector_env(
         accepted = _keyword_parameters(_resolve(env_id, factory)[1])
         if accepted is None or "max_steps" in accepted:
             options["max_steps"] = int(max_episode_steps)
-    core, adapter_kwargs = build_core(
-        env_id=env_id, factory=factory, options=options, adapter_options=VECTOR_ENV_OPTIONS
-    )
+    if workers is None:
+        core, adapter_kwargs = build_core(
+            env_id=env_id, factory=factory, options=options, adapter_options=VECTOR_ENV_OPTIONS
+        )
+    else:
+        count = _check_workers(workers)
+        if count > num_envs:
+            raise ArgumentError(f"Expect workers <= num_envs ({num_envs}), actually: {count}")
+        shares = [num_envs // count + (i < num_envs % count) for i in range(count)]
+        core, adapter_kwargs = build_pool(
+            env_id=env_id, factory=factory, options=options, adapter_options=VECTOR_ENV_OPTIONS,
+            workers=count, core_options=[{agent_count_kwarg: n} for n in shares],
+            pool_options=pool_options,
+        )  # fmt: skip
     try:
         envs = BehaviorVectorEnv(core, behavior_name, **adapter_kwargs)
     except BaseException:

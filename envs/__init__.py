@@ -9,9 +9,13 @@ Modules:
     registry: ``default_registry`` and the registry entry classes (offline).
     checker: ``check_base_env``, a conformance checker for any BaseEnv.
     builtin: ``Basic``, ``BallBalance``, ``GridWorld``, ``Tag``, ``Collector``.
+    core_pool: ``CorePool``, many cores in worker processes as one BaseEnv (imported on
+        first use of the name: it loads multiprocessing).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from zooport.envs.base_env import (
     ActionSpec,
@@ -49,6 +53,7 @@ __all__ = [
     "BaseRegistryEntry",
     "CheckReport",
     "ConformanceError",
+    "CorePool",
     "LocalRegistryEntry",
     "RemoteRegistryEntry",
     "ZooportEnvRegistry",
@@ -67,3 +72,11 @@ __all__ = [
     "TerminalStep",
     "TerminalSteps",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "CorePool":
+        from zooport.envs.core_pool import CorePool
+
+        return CorePool
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

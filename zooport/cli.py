@@ -20,7 +20,9 @@ Subcommands (``zooport <command> --help`` for each)::
     zooport check ENV|module:factory [--kwargs JSON] [--only NAME ...] [--strict]
                       [--timeout SECONDS]
     zooport bench [--quick] [--json PATH] [--n N ...] [--envs NAME ...] [--routes NAME ...]
+                  [--workers K]
     zooport train ENV [--api vector|parallel] [--steps N] [--seed S] [--plot out.png]
+                      [--workers K]
 
 Errors a user can cause print one line to stderr and exit with status 2; ``check`` exits 1
 when a checker failed. Tables use ``rich`` when it is installed and stdout is a terminal,
@@ -380,6 +382,8 @@ def bench_script_candidates() -> list[Path]:
 def _cmd_bench(args: argparse.Namespace, out: _Output) -> int:
     import runpy
 
+    if args.workers is not None:
+        return _bench_pool(args)
     script = next((p for p in bench_script_candidates() if p.is_file()), None)
     if script is None:
         raise UsageError(
@@ -409,6 +413,28 @@ def _cmd_bench(args: argparse.Namespace, out: _Output) -> int:
     return int(namespace["main"](argv) or 0)
 
 
+def _bench_pool(args: argparse.Namespace) -> int:
+    """``zooport bench --workers K``: benchmarks/pool.py, next to benchmarks/run.py."""
+    import runpy
+
+    scripts = [p.with_name("pool.py") for p in bench_script_candidates()]
+    script = next((p for p in scripts if p.is_file()), None)
+    if script is None:
+        raise UsageError(
+            "zooport bench --workers runs the repository's benchmarks/pool.py, which is not "
+            f"here (looked in {[str(p) for p in scripts]}); run it from a checkout"
+        )
+    if args.envs or args.routes:
+        raise UsageError("--envs and --routes belong to the adapter benchmark, not --workers")
+    argv = ["--workers", str(args.workers), *(["--quick"] if args.quick else [])]
+    if args.json:
+        argv += ["--json", args.json]
+    if args.n:
+        argv += ["--n", *map(str, args.n)]
+    namespace = runpy.run_path(str(script), run_name="zooport_bench_pool")
+    return int(namespace["main"](argv) or 0)
+
+
 # --------------------------------------------------------------------------- train
 
 
@@ -420,7 +446,7 @@ def _cmd_train(args: argparse.Namespace, out: _Output) -> int:
     target = resolve_target(args.env, parse_kwargs(args.kwargs))
     result = train(
         target, api=args.api, steps=args.steps, seed=args.seed, behavior=args.behavior,
-        progress=_show_progress(args), eval_episodes=args.eval_episodes,
+        progress=_show_progress(args), eval_episodes=args.eval_episodes, workers=args.workers,
     )  # fmt: skip
     expected = "-" if result.expected_reward is None else f"{result.expected_reward:g}"
     verdict = {True: "reached", False: "below", None: "no target"}[result.solved]
@@ -522,6 +548,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--n", type=int, nargs="+", help="agent counts")
     bench.add_argument("--envs", nargs="+", metavar="NAME", help="benchmark environments")
     bench.add_argument("--routes", nargs="+", metavar="NAME", help="routes to measure")
+    bench.add_argument("--workers", type=_positive, metavar="K",
+                       help="instead: the CorePool benchmark with K cores (benchmarks/pool.py)")
 
     train_ = commands.add_parser("train", help="SB3 PPO (MaskablePPO with masks) on ENV")
     train_.add_argument("env", metavar="ENV", help="a registry id or module:factory")
@@ -533,6 +561,8 @@ def build_parser() -> argparse.ArgumentParser:
     train_.add_argument("--eval-episodes", type=_count, default=0,
                         help="deterministic evaluation episodes after training")  # fmt: skip
     train_.add_argument("--kwargs", metavar="JSON", help="keyword arguments of the factory")
+    train_.add_argument("--workers", type=_positive, metavar="K",
+                        help="K copies of the core stepped in parallel (a CorePool)")
     train_.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
 

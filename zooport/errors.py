@@ -20,6 +20,7 @@ Classes:
     SpecError: a spec or observation the adapters cannot represent.
     ObservationError: observations that disagree with their spec (shape, count, rows).
     ReentrantCallError: ``step``/``reset`` entered while another of the same env runs.
+    CorePoolError: a core of a ``CorePool`` died, hung or raised; the pool needs ``close()``.
 
 Each also derives from the built-in exception a Python user would try first
 (``ValueError``, ``LookupError``/``KeyError``, ``RuntimeError``), so ``except ValueError``
@@ -56,6 +57,7 @@ __all__ = [
     "SpecError",
     "ObservationError",
     "ReentrantCallError",
+    "CorePoolError",
 ]
 
 # ML-Agents' names (mlagents_envs.exception), same hierarchy: each derives from
@@ -202,3 +204,21 @@ class ReentrantCallError(ZooportError, RuntimeError):
     From a side-channel callback, a core hook, a wrapper's policy or a second thread: an env
     is neither re-entrant nor thread-safe.
     """
+
+
+class CorePoolError(ZooportError, UnityEnvironmentException, RuntimeError):
+    """A core of a :class:`~zooport.envs.core_pool.CorePool` failed, or the pool cannot do
+    what was asked of it (a ``UnityEnvironmentException``, as a Unity process that died is).
+
+    A fault (a worker that died, did not answer within the pool's timeout, or whose core
+    raised) names the core index and the original error (also chained as ``__cause__`` when
+    it could be sent between processes); after one the pool raises this on every call but
+    ``close()``.
+
+    Attributes:
+        core_index: the core that failed, or None when the error concerns the whole pool.
+    """
+
+    def __init__(self, message: str, core_index: int | None = None) -> None:
+        super().__init__(message)
+        self.core_index = core_index

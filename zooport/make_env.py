@@ -107,6 +107,10 @@ def make(
             with ``parallel_to_aec`` after them. ``SingleAgentView`` (api="parallel" only)
             turns the env into a ``gymnasium.Env``; Gymnasium wrappers may follow it.
         **kwargs: adapter options and environment constructor arguments, split by name.
+            ``workers=K`` (not for ``api="gym"``) builds K cores in a
+            :class:`~zooport.envs.CorePool` behind the adapter (core ``i`` gets ``seed + i``;
+            with ``api="vector"`` and ``num_envs`` the agents are shared out over the
+            cores); ``pool_options={...}`` are further ``CorePool`` arguments.
 
     Raises:
         RegistryError: an unknown id.
@@ -143,7 +147,20 @@ def make(
 
 
 def _build(registry_id: str, api: str, kwargs: dict[str, Any]) -> Any:
-    from zooport.adapters.registration import build_core
+    from zooport.adapters.registration import build_core, build_pool
+
+    kwargs = dict(kwargs)
+    workers, pool_options = kwargs.pop("workers", None), kwargs.pop("pool_options", None)
+    if workers is not None and api == "gym":
+        raise ArgumentError(
+            "workers= builds a CorePool of several cores, whose agents a single-agent "
+            "GymEnv cannot serve; use api='vector' or a PettingZoo api"
+        )
+
+    def build(**arguments: Any) -> tuple[Any, dict[str, Any]]:
+        if workers is None:
+            return build_core(**arguments)
+        return build_pool(**arguments, workers=workers, pool_options=pool_options)
 
     if api in ("parallel", "aec"):
         from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
@@ -167,9 +184,11 @@ def _build(registry_id: str, api: str, kwargs: dict[str, Any]) -> Any:
         )
 
         if "num_envs" in kwargs:
+            if workers is not None:
+                kwargs.update(workers=workers, pool_options=pool_options)
             return make_vector_env(env_id=registry_id, **kwargs)
         adapter, options = BehaviorVectorEnv, ("behavior_name", *VECTOR_ENV_OPTIONS)
-    core, adapter_kwargs = build_core(env_id=registry_id, options=kwargs, adapter_options=options)
+    core, adapter_kwargs = build(env_id=registry_id, options=kwargs, adapter_options=options)
     try:
         return adapter(core, **adapter_kwargs)
     except BaseException:

@@ -153,12 +153,17 @@ def _pettingzoo_route(venv: Any, mask_size: int) -> Any:
 
 
 def _training_env(
-    target: Target, api: str, behavior: str | None, seed: int, copies: int = 1
+    target: Target,
+    api: str,
+    behavior: str | None,
+    seed: int,
+    copies: int = 1,
+    workers: int | None = None,
 ) -> tuple[Any, bool]:
     """(an SB3 VecEnv wrapped in VecMonitor, whether the behaviour has action masks)."""
     from stable_baselines3.common.vec_env import VecMonitor
 
-    core = target.make_seeded(seed)
+    core = target.make_seeded(seed) if workers is None else _pool(target, seed, workers)
     try:
         reset_core(core, seed)
         names = list(core.behavior_specs)
@@ -188,6 +193,25 @@ def _training_env(
         raise
     venv.seed(seed)
     return VecMonitor(venv), masked
+
+
+def _pool(target: Target, seed: int, workers: int) -> Any:
+    """``workers`` copies of the target's core in a CorePool, core ``i`` seeded ``seed + i``."""
+    import functools
+
+    from zooport.checks import accepts_keyword
+    from zooport.envs.core_pool import CorePool
+    from zooport.errors import ZooportError
+
+    seeded = accepts_keyword(target.factory, "seed")
+    factories = [
+        functools.partial(target.factory, seed=seed + i) if seeded else target.factory
+        for i in range(workers)
+    ]
+    try:
+        return CorePool(factories)
+    except ZooportError as exc:
+        raise UsageError(f"--workers {workers}: {exc}") from None
 
 
 def _parallel_vec_env(core: Any, masked: bool, copies: int = 1) -> Any:
@@ -225,6 +249,7 @@ def train(
     ppo_kwargs: Mapping[str, Any] | None = None,
     copies: int = 1,
     stop_reward: float | None = None,
+    workers: int | None = None,
 ) -> TrainResult:
     """Trains SB3 PPO (MaskablePPO when the behaviour has action masks) on ``target``.
 
@@ -255,6 +280,8 @@ def train(
             give agents longer episodes than one core with many.
         stop_reward: stop training once at least ``window`` episodes finished and the mean
             of the last ``window`` reaches this (None: train for all ``steps``).
+        workers: train on this many copies of the core, stepped in parallel in a
+            :class:`~zooport.envs.CorePool` (copy ``i`` seeded ``seed + i``); None: one core.
 
     Raises:
         UsageError: an unknown api, SB3/sb3-contrib not installed, hybrid actions, or spaces
@@ -277,7 +304,9 @@ def train(
     from stable_baselines3 import PPO
     from stable_baselines3.common.callbacks import BaseCallback
 
-    venv, masked = _training_env(target, api, behavior, seed, copies)
+    if workers is not None and workers < 1:
+        raise UsageError(f"--workers must be a positive int, got {workers}")
+    venv, masked = _training_env(target, api, behavior, seed, copies, workers)
     n_envs = venv.num_envs
     # About eight rollouts per run (so the curve has points), at most 2048 steps per agent.
     n_steps = int(min(2048, max(8, 4 * math.ceil(steps / n_envs / 32))))

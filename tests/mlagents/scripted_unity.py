@@ -6,6 +6,11 @@ Classes:
         interrupted through ``max_step_reached``) with a restart in the same step, action
         masks, and a record of every action and side-channel payload Unity would receive.
 
+    ScriptedUnityEnvironment: a real ``UnityEnvironment`` whose communicator is a
+        ScriptedCommunicator made from its ``worker_id`` and port (ids ``5 + 10 * worker_id``
+        onwards, the port as the ``extra`` observation's marker), which echoes what it receives
+        on :data:`ECHO_CHANNEL_ID`: a Unity instance a worker process can build by itself.
+
 Functions:
     build_unity: a real ``UnityEnvironment(file_name=None)`` over a given communicator,
         built by patching ``UnityEnvironment._get_communicator`` for the constructor.
@@ -15,6 +20,8 @@ Imported only where ``mlagents_envs`` is installed (see ``conftest.py``).
 
 from __future__ import annotations
 
+import struct
+import uuid
 import warnings
 
 import numpy as np
@@ -34,7 +41,8 @@ with warnings.catch_warnings():
     from mlagents_envs.environment import UnityEnvironment
     from mlagents_envs.mock_communicator import MockCommunicator
 
-__all__ = ["BRAIN", "ScriptedCommunicator", "build_unity"]
+__all__ = ["BRAIN", "ECHO_CHANNEL_ID", "ScriptedCommunicator", "ScriptedUnityEnvironment",
+           "build_unity"]
 
 BRAIN = "RealFakeBrain"  # MockCommunicator's behaviour name
 
@@ -49,7 +57,7 @@ class ScriptedCommunicator(MockCommunicator):
     ``length + id % 3`` steps is done with ``max_step_reached``; either is restarted at 0
     in the same step (two AgentInfoProtos with its id, as Unity sends). Rows go out in
     descending id order. Two vector observations: ``state`` = (pos, t, id) and
-    ``extra`` = (2 pos, 1).
+    ``extra`` = (2 pos, marker), ``marker`` 1 by default.
     """
 
     def __init__(
@@ -60,10 +68,12 @@ class ScriptedCommunicator(MockCommunicator):
         length: int = 4,
         masks: bool = True,
         first_id: int = 5,
+        marker: float = 1.0,
     ) -> None:
         super().__init__(discrete_action=discrete_action, num_agents=num_agents)
         self.ids = np.arange(first_id, first_id + num_agents)
         self.length = length
+        self.marker = float(marker)
         self.masks = masks and discrete_action
         self.actions: list[dict[int, tuple[list[float], list[int]]]] = []
         self.side_channel_in: list[bytes] = []
@@ -135,7 +145,7 @@ class ScriptedCommunicator(MockCommunicator):
             name="state",
         )
         extra = ObservationProto(
-            float_data=ObservationProto.FloatData(data=[2 * pos, 1.0]),
+            float_data=ObservationProto.FloatData(data=[2 * pos, self.marker]),
             shape=[2],
             compression_type=COMPRESSION_TYPE_NONE,
             name="extra",
@@ -192,3 +202,44 @@ def build_unity(communicator, side_channels=None) -> UnityEnvironment:
             )
     finally:
         UnityEnvironment._get_communicator = original
+
+
+#: The side channel a ScriptedUnityEnvironment echoes.
+ECHO_CHANNEL_ID = uuid.UUID("e0e0e0e0-0000-4000-8000-0000000000ec")
+
+
+class _EchoingCommunicator(ScriptedCommunicator):
+    """Sends back, with each output, what it received on :data:`ECHO_CHANNEL_ID`."""
+
+    def exchange(self, inputs, poll_callback=None):
+        received = bytes(inputs.rl_input.side_channel)
+        echo = bytearray()
+        offset = 0
+        while offset < len(received):
+            channel_id = uuid.UUID(bytes_le=received[offset : offset + 16])
+            (length,) = struct.unpack_from("<i", received, offset + 16)
+            end = offset + 20 + length
+            if channel_id == ECHO_CHANNEL_ID:
+                echo += received[offset:end]
+            offset = end
+        self.side_channel_out = bytes(echo)
+        return super().exchange(inputs, poll_callback)
+
+
+class ScriptedUnityEnvironment(UnityEnvironment):
+    """A real UnityEnvironment over a scripted simulation instead of a Unity process."""
+
+    @staticmethod
+    def _get_communicator(worker_id, base_port, timeout_wait):
+        return _EchoingCommunicator(
+            discrete_action=True, num_agents=3, first_id=5 + 10 * worker_id,
+            marker=base_port + worker_id,
+        )  # fmt: skip
+
+    def __init__(self, *args, **kwargs):
+        with warnings.catch_warnings():
+            # mlagents_envs 0.28 compares versions with distutils' StrictVersion.
+            warnings.filterwarnings(
+                "ignore", "distutils Version classes are deprecated", DeprecationWarning
+            )
+            super().__init__(*args, **kwargs)

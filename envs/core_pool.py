@@ -1,0 +1,763 @@
+"""Many cores in worker processes, presented as one BaseEnv: :class:`CorePool`.
+
+Classes:
+    CorePool: K cores (zooport cores, Unity builds, older ML-Agents envs) built by picklable
+        factories, one per worker process, stepped together as one ``BaseEnv`` that every
+        adapter consumes unchanged.
+
+Functions (from :mod:`zooport.envs.pool_factories`, re-exported):
+    registry_core: builds a registry environment (``functools.partial(registry_core, id,
+        **kwargs)`` is a factory a worker can load).
+    unity_instance: builds one instance of a Unity build (what :meth:`CorePool.unity` hands
+        each worker).
+
+The pool's parts: :mod:`zooport.envs.pool_handles` (a core in this process or in a worker),
+:mod:`zooport.envs.pool_worker` (the worker process), :mod:`zooport.envs.pool_shared_memory`
+(the buffers), :mod:`zooport.envs.pool_batches` (the cores' rows as the pool's batches),
+:mod:`zooport.envs.pool_factories` (factories a worker can load).
+
+Design. A pool step is one step of every core, in parallel. The pool's own process steps
+core 0 itself (``local_core=True``, the default in sync mode) while the workers step the
+others: K cores cost K - 1 processes, the pool's process does useful work instead of
+waiting, and on a machine with K CPUs nothing is oversubscribed. A worker waits for a command
+on a semaphore, spinning on it first for ``spin`` seconds (yielding the CPU between tries)
+and only then blocking, so a worker that is told to step again soon after answering wakes
+without a system call, and one that is not gives its CPU back. The pool tells every worker
+to step (a few words written to shared memory, one semaphore post each), steps its own core
+while they run (a blocked worker's wake-up is hidden behind that step), then waits for each
+worker the same way (spin, then block). Everything bulky crosses in shared memory, never
+pickled: observations, rewards, agent and group ids, group rewards, flags and masks from the
+workers, actions to them; the buffers are sized from what each core reported (twice its
+agent count, at least 16 rows) and grow when a core reports more agents or another shape
+(:mod:`zooport.envs.pool_shared_memory`). The pipe to each worker carries only control
+messages: start-up, errors, a new buffer's name, side-channel bytes too large for their
+64 KiB area, rendered frames.
+
+Agent ids. The pool's id of agent ``a`` of core ``i`` (of K) is ``a * K + i``; ``core_of``
+maps back. Rows of a pool batch are core 0's, then core 1's, and so on. Every pool id must fit
+int32, as ML-Agents' ids do.
+
+Seeding. ``reset(seed=s)`` resets core ``i`` with ``seed=s + i``. The pool is ``seedable``
+only when every core is; ``reset(seed=...)`` on one that is not raises (adapters then reset
+without a seed and warn, as they do for a Unity build).
+
+Side channels. A channel given to the pool (``side_channels=``) reaches every core: what it
+queues is sent to every core (an ``EnvironmentParametersChannel`` value set once applies to
+all) and what any core sends on its id is delivered to it (a ``StatsSideChannel`` collects
+every core's statistics). A channel in ``core_side_channels[i]`` talks to core ``i`` only
+(per-core parameters, per-core statistics). Both may have a channel of the same id: core
+``i`` then gets what either queued (the pool's first) and what it sends reaches both. Each
+core gets, in its worker, one relay channel per channel id (the pool's and its own), passed
+to its factory as ``side_channels=[...]``: a factory must take that keyword when the pool
+has channels for it (zooport cores and ``UnityEnvironment`` do). The relays forward the
+bytes ML-Agents' channels exchange, so any channel, custom ones included, works unchanged.
+
+Async mode. ``mode="async"``: ``step()`` tells every idle core to step and returns as soon as
+``min_ready`` cores have answered; the agents of the others have no decision in that step
+(DESIGN.md's decision periods: an adapter keeps their last observation, reports reward 0 and
+ignores their actions, and what they earn arrives with their next decision). A core's results
+are handed out exactly once, so no reward is lost.
+
+Faults. A worker that dies, does not answer within ``timeout`` seconds, or whose core raises
+turns into a :class:`~zooport.errors.CorePoolError` naming the core and the original error,
+in bounded time. After a fault the pool is unusable: every call but ``close()`` raises.
+``close()`` asks each worker to close its core, stops those that do not, and is idempotent.
+A pool that is garbage collected, or alive when the interpreter exits, is closed the same
+way; a worker whose parent process is gone (killed) closes its core and exits by itself
+within a fraction of a second; Ctrl-C reaches only the pool's process (workers ignore
+SIGINT), which then closes them at exit.
+
+Start method. ``"spawn"`` (the default; the only one on macOS and Windows) or
+``"forkserver"`` (Linux, macOS): both start a fresh interpreter for the workers, so factories
+must be picklable (a module-level function or class, or ``functools.partial`` of one;
+lambdas and local functions need cloudpickle) and a script that makes a pool needs the
+``if __name__ == "__main__":`` guard. ``"fork"`` is refused: it copies the parent's threads
+and locks (torch, grpc) into the workers.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from zooport.envs.arguments import check_int, check_seed
+from zooport.envs.base_env import (
+    ActionTuple,
+    AgentId,
+    BaseEnv,
+    BehaviorMapping,
+    BehaviorName,
+    BehaviorSpec,
+    DecisionSteps,
+    TerminalSteps,
+)
+from zooport.envs.pool_batches import merge_steps
+from zooport.envs.pool_factories import registry_core, unity_factories, unity_instance
+from zooport.envs.pool_handles import BUSY, DONE, IDLE, LocalCore, WorkerCore
+from zooport.envs.pool_options import (
+    MODES,
+    START_METHODS,
+    PoolOptions,
+    check_factories,
+)
+from zooport.envs.pool_worker import RESET, STEP, pickle_factory
+from zooport.envs.side_channel.incoming_message import IncomingMessage
+from zooport.envs.side_channel.side_channel import SideChannel
+from zooport.envs.side_channel.side_channel_manager import SideChannelManager, _parse_frames
+from zooport.envs.step_guard import StepGuard
+from zooport.errors import (
+    ArgumentError,
+    CorePoolError,
+    EnvClosedError,
+    EnvNotResetError,
+    SpecError,
+    UnknownAgentError,
+    UnknownBehaviorError,
+)
+
+__all__ = ["CorePool", "registry_core", "unity_instance", "MODES", "START_METHODS"]
+
+#: Seeds travel to the workers as int64.
+_MAX_SEED = 2**63
+#: How long async mode blocks before it checks again that its workers are alive (seconds).
+_WAIT_SLICE = 0.05
+_yield = getattr(os, "sched_yield", lambda: time.sleep(0))
+
+
+def _shutdown(handles: list[Any]) -> None:
+    """Closes every core of a pool that was not closed (garbage collection, exit)."""
+    for handle in handles:
+        try:
+            handle.close()
+        except Exception:
+            pass  # nobody is left to tell: the pool is gone or the interpreter is exiting
+
+
+class CorePool(BaseEnv):
+    """K cores in worker processes as one ``BaseEnv``; see the module docstring.
+
+    Args:
+        core_fns: one zero-argument factory per core, each returning a BaseEnv (a zooport
+            core, a ``UnityEnvironment``, an older-generation ML-Agents env). Each is called
+            in its worker (core 0's in this process when ``local_core``), with
+            ``side_channels=[...]`` when the pool has channels for that core.
+        mode: ``"sync"`` (every step steps every core) or ``"async"`` (see the module
+            docstring).
+        min_ready: async mode: how many cores must have answered before ``step()`` returns
+            (default 1). Sync mode: None or K.
+        local_core: step core 0 in this process (default: True in sync mode, False in async
+            mode, where a slow core 0 would hold back every step).
+        side_channels: channels that reach every core (see the module docstring).
+        core_side_channels: one list per core (None for none): channels of that core only.
+        timeout: seconds a worker may take to start or to answer a command before it counts
+            as hung (None: wait as long as it lives). A worker's death is noticed within a
+            fraction of a second either way.
+        start_method: ``"spawn"`` or ``"forkserver"``.
+        spin: seconds the pool and each worker spin on a semaphore before they block
+            (0: block at once).
+        side_channel_bytes: the size of each worker's two side-channel areas; larger
+            messages travel on the pipe.
+
+    Raises:
+        ArgumentError, ArgumentTypeError: a bad argument.
+        CorePoolError: a factory that cannot be pickled, or one that raised, or a worker
+            that died or hung while starting.
+        SpecError: the cores' behaviours or specs differ (the message names the core).
+
+    Example:
+        >>> from functools import partial
+        >>> from zooport.envs.builtin.ball_balance import BallBalance
+        >>> pool = CorePool([partial(BallBalance, n_agents=2) for _ in range(2)])
+        >>> pool.reset(seed=0)  # core 0 gets seed 0, core 1 seed 1
+        >>> decision, terminal = pool.get_steps("BallBalance")
+        >>> decision.agent_id.tolist()  # core 0's agents 0 and 1, then core 1's
+        [0, 2, 1, 3]
+        >>> pool.core_of(3)  # (core index, that core's own id)
+        (1, 1)
+        >>> pool.set_actions("BallBalance", ActionTuple(np.zeros((4, 2), np.float32)))
+        >>> pool.step()
+        >>> pool.get_steps("BallBalance")[0].reward.tolist()
+        [0.10000000149011612, 0.10000000149011612, 0.10000000149011612, 0.10000000149011612]
+        >>> pool.close()
+    """
+
+    def __init__(
+        self,
+        core_fns: Sequence[Callable[..., Any]],
+        *,
+        mode: str = "sync",
+        min_ready: int | None = None,
+        local_core: bool | None = None,
+        side_channels: Sequence[SideChannel] | None = None,
+        core_side_channels: Sequence[Sequence[SideChannel] | None] | None = None,
+        timeout: float | None = 60.0,
+        start_method: str = "spawn",
+        spin: float = 0.001,
+        side_channel_bytes: int = 1 << 16,
+    ) -> None:
+        factories = check_factories(core_fns)
+        k = len(factories)
+        options = PoolOptions.checked(
+            k, mode=mode, min_ready=min_ready, local_core=local_core, timeout=timeout,
+            start_method=start_method, spin=spin, side_channel_bytes=side_channel_bytes,
+        )  # fmt: skip
+        self._options = options
+        self._mode, self._min_ready = options.mode, options.min_ready
+        self._timeout, self._spin = options.timeout, options.spin
+        local = options.local_core
+        self._setup_channels(side_channels, core_side_channels, k)
+        self._num_cores = k
+        self._closed = False
+        self._was_reset = False
+        self._fault: BaseException | None = None
+        self._handles: list[Any] = []
+        self._ready: list[Any] = []
+        self._steps: dict[str, tuple[DecisionSteps, TerminalSteps]] = {}
+        self._empty_terminal: dict[str, TerminalSteps] = {}
+        # Closes the workers when the pool is garbage collected or the interpreter exits.
+        self._finalizer = weakref.finalize(self, _shutdown, self._handles)
+        # Refuses a step or reset entered while another runs (a second thread).
+        self._guard = StepGuard("CorePool")
+        try:
+            self._start(factories, local, options.start_method, options.side_channel_bytes)
+            self._specs = self._agreed_specs()
+        except BaseException:
+            self._closed = True
+            self._finalizer()
+            raise
+        self._workers = [h for h in self._handles if h.kind == "worker"]
+        self._local = self._handles[0] if local else None
+        # Commands start on the workers first; the local core runs its own meanwhile.
+        self._start_order = [*self._workers, *([self._local] if local else [])]
+        # One core in this process: its own steps are the pool's (ids are unchanged at K=1).
+        self._passthrough = self._local.core if local and k == 1 else None
+        self.seedable = all(h.description["seedable"] for h in self._handles)
+
+    # ------------------------------------------------------------------ construction
+
+    def _setup_channels(
+        self,
+        side_channels: Sequence[SideChannel] | None,
+        core_side_channels: Sequence[Sequence[SideChannel] | None] | None,
+        k: int,
+    ) -> None:
+        shared = SideChannelManager._get_side_channels_dict(side_channels)
+        if core_side_channels is None:
+            per_core: list[dict[Any, Any]] = [{} for _ in range(k)]
+        else:
+            if isinstance(core_side_channels, (str, bytes)) or len(core_side_channels) != k:
+                raise ArgumentError(
+                    f"Expect core_side_channels to be one list (or None) per core, {k} in all, "
+                    f"actually: {core_side_channels!r}"
+                )
+            per_core = [SideChannelManager._get_side_channels_dict(c) for c in core_side_channels]
+        self._shared_channels = list(shared.values())
+        self._core_channels = [list(own.values()) for own in per_core]
+        self._has_channels = bool(shared) or any(per_core)
+        self._shared_manager = SideChannelManager(self._shared_channels)
+        self._core_managers = [SideChannelManager(c) for c in self._core_channels]
+        # What core i sends on an id goes to its own channel and to the pool's, if any.
+        self._receivers = [
+            {cid: [c for c in (own.get(cid), shared.get(cid)) if c is not None]
+             for cid in {**own, **shared}}
+            for own in per_core
+        ]  # fmt: skip
+        self._relay_ids = [list({**own, **shared}) for own in per_core]
+        self._pending = [bytearray() for _ in range(k)]
+
+    def _start(
+        self, factories: list[Callable[..., Any]], local: bool, method: str, side_bytes: int
+    ) -> None:
+        context = multiprocessing.get_context(method)
+        # Async mode blocks until any worker answers: each also posts this semaphore.
+        self._any_done = context.Semaphore(0) if self._mode == "async" else None
+        pickled = {
+            i: pickle_factory(f, i) for i, f in enumerate(factories) if i > 0 or not local
+        }
+        handles: list[Any] = [None] * len(factories)
+        for i, data in pickled.items():
+            handles[i] = WorkerCore(
+                i, data, self._relay_ids[i], context, self._spin, side_bytes, self._timeout,
+                self._any_done,
+            )
+            self._handles.append(handles[i])
+        if local:  # built while the workers start
+            handles[0] = LocalCore(0, factories[0], self._relay_ids[0])
+            self._handles.insert(0, handles[0])
+        for handle in handles:
+            if handle.kind == "worker":
+                handle.wait_ready()
+
+    def _agreed_specs(self) -> BehaviorMapping:
+        first = self._handles[0].description["specs"]
+        for handle in self._handles[1:]:
+            specs = handle.description["specs"]
+            if set(specs) != set(first):
+                raise SpecError(
+                    f"{handle.label} has behaviors {sorted(specs)} where core 0 has "
+                    f"{sorted(first)}; every core of a pool must have the same behaviors"
+                )
+            for name, spec in first.items():
+                if specs[name] != spec:
+                    raise SpecError(
+                        f"behavior {name!r}: {handle.label} has the spec {specs[name]} where "
+                        f"core 0 has {spec}; every core of a pool must have the same specs"
+                    )
+        return BehaviorMapping(dict(first))
+
+    # ------------------------------------------------------------------ the pool's own API
+
+    @property
+    def num_cores(self) -> int:
+        """K, the number of cores."""
+        return self._num_cores
+
+    @property
+    def mode(self) -> str:
+        """``"sync"`` or ``"async"``."""
+        return self._mode
+
+    @property
+    def min_ready(self) -> int:
+        """How many cores answer before ``step()`` returns (K in sync mode)."""
+        return self._min_ready
+
+    @property
+    def closed(self) -> bool:
+        """True once ``close()`` was called."""
+        return self._closed
+
+    @property
+    def worker_pids(self) -> list[int]:
+        """The process ids of the workers (core 0 is in this process when local)."""
+        return [h.process.pid for h in self._handles if h.kind == "worker"]
+
+    @property
+    def side_channels(self) -> list[SideChannel]:
+        """The channels given to the pool (they reach every core)."""
+        return list(self._shared_channels)
+
+    def core_side_channels(self, index: int) -> list[SideChannel]:
+        """The channels of core ``index`` alone."""
+        return list(self._core_channels[self._check_index(index)])
+
+    def core_of(self, agent_id: AgentId) -> tuple[int, AgentId]:
+        """``(core index, the core's own agent id)`` of a pool agent id.
+
+        The pool's id of agent ``a`` of core ``i`` is ``a * K + i``.
+
+        Raises:
+            ArgumentTypeError: ``agent_id`` is not an int.
+        """
+        core_id, index = divmod(_any_int(agent_id, "agent_id"), self._num_cores)
+        return index, core_id
+
+    def pool_agent_id(self, index: int, core_agent_id: AgentId) -> AgentId:
+        """The pool's id of agent ``core_agent_id`` of core ``index`` (``a * K + i``)."""
+        own = _any_int(core_agent_id, "core_agent_id")
+        return own * self._num_cores + self._check_index(index)
+
+    def restarts_finished(self, behavior_name: BehaviorName) -> bool:
+        """False when some core says it does not restart the behaviour's finished agents."""
+        self._check_open()
+        self._spec(behavior_name)
+        return all(
+            h.description["restarts"].get(behavior_name) is not False for h in self._handles
+        )
+
+    def has_action_masks(self, behavior_name: BehaviorName) -> bool:
+        """Whether the cores send action masks for the behaviour (every core must; a zooport
+        core that does not implement ``_action_mask`` does not). Adapters read this when
+        their ``action_masks`` option is left on auto, as they would read the cores."""
+        self._check_open()
+        self._spec(behavior_name)
+        return all(h.description["masks"].get(behavior_name, True) for h in self._handles)
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """Core 0's ``render_fps``; the pool renders ``rgb_array`` pictures."""
+        fps = self._handles[0].description["render_fps"]
+        return {"render_modes": ["rgb_array"], "render_fps": fps}
+
+    # ------------------------------------------------------------------ BaseEnv
+
+    @property
+    def behavior_specs(self) -> BehaviorMapping:
+        self._check_open()
+        return self._specs
+
+    def reset(self, seed: int | None = None) -> None:
+        """Resets every core; with ``seed``, core ``i`` gets ``seed + i``.
+
+        Raises:
+            CorePoolError: ``seed`` given but a core cannot be seeded, or a fault.
+        """
+        self._check_usable()
+        seed = check_seed(seed, "CorePool.reset")
+        if seed is not None:
+            if seed >= _MAX_SEED - self._num_cores:
+                raise ArgumentError(
+                    f"CorePool.reset: expected seed < 2**63 - {self._num_cores} (it travels as "
+                    f"int64, plus the core index), got {seed}"
+                )
+            if not self.seedable:
+                first = next(h for h in self._handles if not h.description["seedable"])
+                raise CorePoolError(
+                    f"reset(seed={seed}): {first.label} cannot be seeded (it declares no "
+                    "seedable = True reset(seed=...)); call reset() without a seed"
+                )
+        self._guard.enter("reset")
+        self._gather_outgoing()
+        try:
+            # Async: a step still running finishes first; its results are dropped, its
+            # side-channel messages delivered.
+            incoming = [(h, h.finish()) for h in self._handles if h.state == BUSY]
+            for handle in self._start_order:
+                handle.start(RESET, None if seed is None else seed + handle.index,
+                             self._take_outgoing(handle.index))  # fmt: skip
+            incoming += [(handle, handle.finish()) for handle in self._handles]
+        except BaseException as exc:
+            self._guard.abort(exc)
+            self._broke(exc)
+            raise
+        self._guard.reset_done()
+        self._was_reset = True
+        self._publish(list(self._handles))
+        self._deliver(incoming)
+
+    def step(self) -> None:
+        """Steps every core (sync mode) or the idle ones, until ``min_ready`` answered.
+
+        Before the first ``reset()``, a pool whose cores report no behaviour yet (Unity
+        scenes whose agents have not asked for a decision) is reset instead, as a
+        ``UnityEnvironment``'s first ``step()`` is: that is how adapters read late specs.
+        """
+        if not self._was_reset and not self._closed and not len(self._specs):
+            self.reset()
+            return
+        self._check_ready()
+        self._guard.enter("step")
+        self._gather_outgoing()
+        try:
+            if self._mode == "sync":
+                for handle in self._start_order:
+                    handle.start(STEP, None, self._take_outgoing(handle.index))
+                ready = self._handles
+            else:
+                for handle in self._start_order:
+                    if handle.state == IDLE:
+                        handle.start(STEP, None, self._take_outgoing(handle.index))
+                ready = self._wait_for_ready()
+            incoming = [(handle, handle.finish()) for handle in ready]
+        except BaseException as exc:
+            self._guard.abort(exc)
+            self._broke(exc)
+            raise
+        self._guard.exit()
+        self._publish(list(ready))
+        # After the step is published: a channel that raises loses no result.
+        self._deliver(incoming)
+
+    def get_steps(self, behavior_name: BehaviorName) -> tuple[DecisionSteps, TerminalSteps]:
+        """This step's DecisionSteps and TerminalSteps of the behaviour, over every core that
+        answered (rows of core 0 first); pool agent ids (see :meth:`core_of`)."""
+        steps = self._steps.get(behavior_name)
+        if steps is None:
+            self._check_ready()
+            spec = self._spec(behavior_name)
+            if self._passthrough is not None:
+                return self._passthrough.get_steps(behavior_name)
+            empty = self._empty_terminal.get(behavior_name)
+            if empty is None:
+                empty = self._empty_terminal[behavior_name] = TerminalSteps.empty(spec)
+            steps = self._steps[behavior_name] = merge_steps(
+                behavior_name, spec, [h.parts(behavior_name) for h in self._ready],
+                self._num_cores, empty,
+            )  # fmt: skip
+        return steps
+
+    def set_actions(self, behavior_name: BehaviorName, action: ActionTuple) -> None:
+        """Sets the actions of the agents in this step's DecisionSteps (one row each)."""
+        self._check_ready()
+        spec = self._spec(behavior_name)
+        if self._passthrough is not None:  # the core validates as the pool would
+            self._passthrough.set_actions(behavior_name, action)
+            return
+        counts = [(h, h.decision_count(behavior_name)) for h in self._ready]
+        n = sum(count for _, count in counts)
+        action = spec.action_spec._validate_action(action, n, behavior_name)
+        continuous, discrete = action.continuous, action.discrete
+        if continuous.shape[0] != n:
+            continuous = np.zeros((n, 0), np.float32)
+        if discrete.shape[0] != n:
+            discrete = np.zeros((n, 0), np.int32)
+        start = 0
+        for handle, count in counts:
+            if count:
+                end = start + count
+                handle.set_actions(behavior_name, continuous[start:end], discrete[start:end])
+                start = end
+
+    def set_action_for_agent(
+        self, behavior_name: BehaviorName, agent_id: AgentId, action: ActionTuple
+    ) -> None:
+        """Sets one agent's action (a batch of one); the others that decided take zeros."""
+        self._check_ready()
+        spec = self._spec(behavior_name)
+        action = spec.action_spec._validate_action(action, 1, behavior_name)
+        decision = self.get_steps(behavior_name)[0]
+        if agent_id not in decision:
+            raise UnknownAgentError(
+                f"behavior {behavior_name!r}: agent {agent_id!r} did not request a decision at "
+                f"the last step; agents that did: {decision.agent_id.tolist()}"
+            )
+        index, core_id = self.core_of(agent_id)
+        self._handles[index].set_action_for_agent(behavior_name, core_id, action)
+
+    def render(self) -> np.ndarray | None:
+        """Every core's ``rgb_array`` picture, side by side (core 0 leftmost).
+
+        Raises:
+            NotImplementedError: a core cannot render.
+        """
+        self._check_ready()
+        frames = []
+        cannot: NotImplementedError | None = None
+        try:
+            # Async: a step still running finishes; its results are handed out next step.
+            incoming = [(h, h.finish()) for h in self._handles if h.state == BUSY]
+            states = [h.state for h in self._handles]
+            for handle in self._start_order:
+                handle.request_frame()
+            for handle in self._handles:  # every answer is read, even after a core that can't
+                try:
+                    frames.append(handle.frame())
+                except NotImplementedError as exc:
+                    cannot = cannot or exc
+            for handle, state in zip(self._handles, states, strict=True):
+                handle.state = state  # rendering hands out no results
+        except BaseException as exc:
+            self._broke(exc)
+            raise
+        self._deliver(incoming)
+        if cannot is not None:
+            raise cannot
+        frames = [f for f in frames if f is not None]
+        if not frames:
+            return None
+        height = max(f.shape[0] for f in frames)
+        padded = [
+            np.pad(f, [(0, height - f.shape[0])] + [(0, 0)] * (f.ndim - 1)) for f in frames
+        ]
+        return np.concatenate(padded, axis=1)
+
+    def close(self) -> None:
+        """Closes every core and stops every worker; a second call does nothing.
+
+        Raises:
+            CorePoolError: a core's own ``close()`` raised (after every core was closed).
+        """
+        if self._closed:
+            return
+        self._closed = True
+        self._steps.clear()
+        self._ready = []
+        errors = [error for error in (h.close() for h in self._handles) if error is not None]
+        self._finalizer.detach()
+        if errors:
+            raise errors[0]
+
+    def __reduce__(self) -> Any:
+        raise CorePoolError(
+            "a CorePool cannot be pickled or copied: it owns worker processes; pickle the core "
+            "factories and build a new pool from them"
+        )
+
+    def __repr__(self) -> str:
+        types = [h.description["type"] for h in self._handles]
+        state = " closed" if self._closed else ""
+        return f"CorePool({self._num_cores} cores {types}, mode={self._mode!r}{state})"
+
+    # ------------------------------------------------------------------ Unity
+
+    @classmethod
+    def unity(
+        cls,
+        file_name: str | None,
+        instances: int = 2,
+        *,
+        worker_id: int = 0,
+        base_port: int | None = None,
+        seed: int = 0,
+        no_graphics: bool = True,
+        timeout_wait: int = 60,
+        additional_args: Sequence[str] | None = None,
+        log_folder: str | None = None,
+        environment_class: str | type = "mlagents_envs.environment:UnityEnvironment",
+        **pool_options: Any,
+    ) -> CorePool:
+        """A pool of ``instances`` copies of one Unity build, each its own ``UnityEnvironment``.
+
+        Instance ``i`` gets ``worker_id + i`` (so its port, ``base_port + worker_id + i``,
+        differs from every other instance's; give a second pool on the same machine another
+        ``worker_id``) and Unity's random seed ``seed + i``. A Unity build cannot be reseeded
+        from Python, so the pool is not ``seedable``.
+
+        Args:
+            file_name: the build (as for ``UnityEnvironment``; None connects to the Editor,
+                which is one instance only).
+            instances: how many copies.
+            worker_id, base_port, seed, no_graphics, timeout_wait, additional_args,
+            log_folder: ``UnityEnvironment``'s arguments (``worker_id`` and ``seed`` of
+                instance 0).
+            environment_class: the class to build, or ``"module:attr"`` naming it (imported
+                in the workers): ``UnityEnvironment`` by default.
+            **pool_options: :class:`CorePool` arguments (``mode``, ``side_channels``,
+                ``timeout``, ...).
+        """
+        factories = unity_factories(
+            file_name, instances, worker_id=worker_id, base_port=base_port, seed=seed,
+            no_graphics=no_graphics, timeout_wait=timeout_wait,
+            additional_args=additional_args, log_folder=log_folder,
+            environment_class=environment_class,
+        )  # fmt: skip
+        return cls(factories, **pool_options)
+
+    # ------------------------------------------------------------------ internals
+
+    def _wait_for_ready(self) -> list[Any]:
+        """Async: the cores that answered, once at least ``min_ready`` have.
+
+        Spins, then blocks on the semaphore every worker also posts when it answers. It is
+        emptied before each look at the workers, so a post it still holds afterwards is an
+        answer made after that look: no answer is missed, and old posts cost one look each.
+        """
+        any_done = self._any_done
+        spin_until = time.perf_counter() + self._spin
+        while True:
+            if any_done is not None:
+                while any_done.acquire(False):
+                    pass
+            answered = [h for h in self._handles if h.state == DONE or h.poll()]
+            if len(answered) >= self._min_ready:
+                return answered
+            if time.perf_counter() < spin_until:
+                _yield()
+            elif any_done is not None:
+                # A slice at a time: between slices poll() checks each worker is alive.
+                any_done.acquire(timeout=_WAIT_SLICE)
+
+    def _publish(self, ready: list[Any]) -> None:
+        self._ready = ready
+        for handle in ready:
+            handle.state = IDLE
+        if self._steps:
+            self._steps.clear()
+        for handle in ready:
+            if handle.description_changed:
+                handle.description_changed = False
+                self._merge_specs(handle)
+
+    def _merge_specs(self, handle: Any) -> None:
+        """A core reported behaviours late (a Unity scene): add them, or reject a conflict."""
+        specs = dict(self._specs)
+        for name, spec in handle.description["specs"].items():
+            known = specs.get(name)
+            if known is None:
+                specs[name] = spec
+            elif known != spec:
+                error = SpecError(
+                    f"behavior {name!r}: {handle.label} now has the spec {spec} where the pool "
+                    f"has {known}; every core of a pool must have the same specs"
+                )
+                self._fault = error
+                raise error
+        self._specs = BehaviorMapping(specs)
+
+    def _spec(self, name: BehaviorName) -> BehaviorSpec:
+        try:
+            return self._specs[name]
+        except (KeyError, TypeError):
+            raise UnknownBehaviorError(
+                f"CorePool has no behavior {name!r}; behaviors: {list(self._specs)}"
+            ) from None
+
+    def _gather_outgoing(self) -> None:
+        """Adds what the pool's and each core's channels queued to each core's outbox."""
+        if not self._has_channels:
+            return
+        shared = self._shared_manager.generate_side_channel_messages()
+        for pending, manager in zip(self._pending, self._core_managers, strict=True):
+            pending += shared
+            pending += manager.generate_side_channel_messages()
+
+    def _take_outgoing(self, index: int) -> bytes:
+        pending = self._pending[index]
+        if not pending:
+            return b""
+        data = bytes(pending)
+        pending.clear()
+        return data
+
+    def _deliver(self, incoming: list[tuple[Any, bytes]]) -> None:
+        """Hands what each core sent to the user's channels, in core order.
+
+        Every message is delivered; the first error a channel raised is raised after.
+        """
+        error: BaseException | None = None
+        for handle, data in incoming:
+            if not data:
+                continue
+            receivers = self._receivers[handle.index]
+            for channel_id, payload in _parse_frames(data):
+                for channel in receivers[channel_id]:
+                    try:
+                        channel.on_message_received(IncomingMessage(payload))
+                    except Exception as exc:
+                        error = error or exc
+        if error is not None:
+            raise error
+
+    def _broke(self, exc: BaseException) -> None:
+        self._steps.clear()
+        if isinstance(exc, CorePoolError):
+            self._fault = exc
+        else:
+            self._fault = CorePoolError(
+                f"{type(exc).__name__} while the cores were running; their state is unknown"
+            )
+            self._fault.__cause__ = exc
+
+    def _check_index(self, index: int) -> int:
+        return check_int(index, "core index", 0, maximum=self._num_cores - 1, where="CorePool")
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise EnvClosedError("CorePool was used after close()")
+
+    def _check_usable(self) -> None:
+        self._check_open()
+        if self._fault is not None:
+            first_line = str(self._fault).split("\n", 1)[0]
+            raise CorePoolError(
+                f"the pool is unusable after a failure ({first_line}); close() it",
+                getattr(self._fault, "core_index", None),
+            ) from self._fault
+
+    def _check_ready(self) -> None:
+        self._check_usable()
+        if not self._was_reset:
+            raise EnvNotResetError(
+                "CorePool: call reset() before step(), get_steps() or set_actions()"
+            )
+
+
+def _any_int(value: Any, name: str) -> int:
+    """An agent id: any int64 (a core's ids may be negative)."""
+    return check_int(value, name, -(2**63), maximum=2**63 - 1, where="CorePool")

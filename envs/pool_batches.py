@@ -1,0 +1,129 @@
+"""The cores' rows of one step as the pool's DecisionSteps and TerminalSteps.
+
+Functions:
+    merge_steps: every core's :class:`~zooport.envs.pool_handles.Part` of a behaviour as one
+        DecisionSteps and one TerminalSteps, in pool agent ids.
+
+Rows of core 0 come first, then core 1's, and so on; agent ``a`` of core ``i`` (of K) is
+pool agent ``a * K + i``. Views of a worker's shared memory are copied (the next step
+overwrites them); a core in the pool's own process hands over its own arrays when it is the
+only part, as it would in-process. A part with no row is left out.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from zooport.envs.base_env import BehaviorSpec, DecisionSteps, TerminalSteps
+from zooport.envs.pool_handles import Part
+from zooport.errors import SpecError
+
+__all__ = ["merge_steps"]
+
+_INT32_MIN, _INT32_MAX = int(np.iinfo(np.int32).min), int(np.iinfo(np.int32).max)
+
+
+def merge_steps(
+    name: str,
+    spec: BehaviorSpec,
+    parts: list[tuple[Part | None, Part | None]],
+    k: int,
+    empty_terminal: TerminalSteps | None = None,
+) -> tuple[DecisionSteps, TerminalSteps]:
+    """The pool's ``(DecisionSteps, TerminalSteps)`` of behaviour ``name``.
+
+    Args:
+        name: the behaviour (for error messages).
+        spec: its spec (for empty batches and the mask's branches).
+        parts: ``(decision part, terminal part)`` of each core that answered, in core order
+            (None where a core has no such behaviour).
+        k: the number of cores in the pool.
+        empty_terminal: returned when no core has a terminal step (a batch the caller
+            keeps, as a BatchedEnv does); None: a new empty one.
+
+    Raises:
+        SpecError: the cores' observations differ in shape, or a pool id leaves int32.
+    """
+    decisions = [d for d, _ in parts if d is not None and d.n]
+    terminals = [t for _, t in parts if t is not None and t.n]
+    if decisions:
+        decision = DecisionSteps(
+            obs=_join_obs(name, decisions),
+            reward=_join([p.reward for p in decisions], decisions),
+            agent_id=_pool_ids(name, decisions, k),
+            action_mask=_join_masks(spec, decisions),
+            group_id=_join([p.group_id for p in decisions], decisions),
+            group_reward=_join([p.group_reward for p in decisions], decisions),
+        )
+    else:
+        decision = DecisionSteps.empty(spec)
+    if terminals:
+        terminal = TerminalSteps(
+            obs=_join_obs(name, terminals),
+            reward=_join([p.reward for p in terminals], terminals),
+            interrupted=_join([p.interrupted for p in terminals], terminals),
+            agent_id=_pool_ids(name, terminals, k),
+            group_id=_join([p.group_id for p in terminals], terminals),
+            group_reward=_join([p.group_reward for p in terminals], terminals),
+        )
+    else:
+        terminal = TerminalSteps.empty(spec) if empty_terminal is None else empty_terminal
+    return decision, terminal
+
+
+def _join(arrays: list[Any], parts: list[Part]) -> np.ndarray:
+    """One array of the parts' rows: shared-memory views copied, a local core's passed."""
+    if len(arrays) == 1:
+        array = arrays[0]
+        return array.copy() if parts[0].shared else array
+    return np.concatenate(arrays)
+
+
+def _join_obs(name: str, parts: list[Part]) -> list[np.ndarray]:
+    joined = []
+    for j in range(len(parts[0].obs)):
+        arrays = [p.obs[j] for p in parts]
+        try:
+            joined.append(_join(arrays, parts))
+        except ValueError:
+            shapes = {p.index: np.shape(a)[1:] for p, a in zip(parts, arrays, strict=True)}
+            raise SpecError(
+                f"behavior {name!r}: observation {j} has a different shape per core "
+                f"({shapes}, by core index); every core of a pool must agree"
+            ) from None
+    return joined
+
+
+def _pool_ids(name: str, parts: list[Part], k: int) -> np.ndarray:
+    if k == 1:
+        return _join([p.agent_id for p in parts], parts)
+    ids = [np.asarray(p.agent_id).astype(np.int64) * k + p.index for p in parts]
+    joined = ids[0] if len(ids) == 1 else np.concatenate(ids)
+    if joined.min() < _INT32_MIN or joined.max() > _INT32_MAX:
+        raise SpecError(
+            f"behavior {name!r}: the pool ids (core id * {k} + core index) of the agents "
+            f"range {joined.min()}..{joined.max()}, beyond int32; cores of a pool of {k} "
+            f"must keep their ids within +-{_INT32_MAX // k}"
+        )
+    return joined.astype(np.int32)
+
+
+def _join_masks(spec: BehaviorSpec, parts: list[Part]) -> list[np.ndarray] | None:
+    branches = tuple(spec.action_spec.discrete_branches)
+    if not branches or all(p.mask is None for p in parts):
+        return None
+    if len(parts) == 1 and not parts[0].shared:
+        return parts[0].mask  # a local core's own list, as in-process
+    width = sum(branches)
+    rows = []
+    for part in parts:
+        if part.mask is None:  # this core sent none: every action available
+            rows.append(np.zeros((part.n, width), dtype=bool))
+        elif isinstance(part.mask, np.ndarray):
+            rows.append(part.mask)
+        else:
+            rows.append(np.concatenate([np.asarray(m, dtype=bool) for m in part.mask], axis=1))
+    full = np.concatenate(rows) if len(rows) > 1 else rows[0].copy()
+    return np.split(full, np.cumsum(branches)[:-1], axis=1)

@@ -1,0 +1,139 @@
+"""The arguments of a :class:`~zooport.envs.core_pool.CorePool`, checked once.
+
+Classes:
+    PoolOptions: mode, ``min_ready``, where core 0 runs, timeout, start method, spin and the
+        side-channel area size, each checked with an error that names it.
+
+Functions:
+    check_factories: the core factories, checked (a non-empty sequence of callables).
+
+Integer, bool and seed arguments are checked by :mod:`zooport.envs.arguments`, as everywhere.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from zooport.envs.arguments import check_bool, check_int
+from zooport.envs.base_env import BaseEnv
+from zooport.errors import ArgumentError, ArgumentTypeError
+
+__all__ = ["MODES", "START_METHODS", "PoolOptions", "check_factories"]
+
+#: The pool's modes.
+MODES = ("sync", "async")
+#: The start methods a pool accepts: those that start a fresh interpreter. ``"fork"`` would
+#: copy the parent's threads and locks (torch, grpc) into the workers.
+START_METHODS = ("spawn", "forkserver")
+
+
+@dataclass(frozen=True)
+class PoolOptions:
+    """A pool's arguments; see :class:`~zooport.envs.core_pool.CorePool` for each."""
+
+    mode: str
+    min_ready: int
+    local_core: bool
+    timeout: float | None
+    start_method: str
+    spin: float
+    side_channel_bytes: int
+
+    @classmethod
+    def checked(
+        cls,
+        k: int,
+        *,
+        mode: Any,
+        min_ready: Any,
+        local_core: Any,
+        timeout: Any,
+        start_method: Any,
+        spin: Any,
+        side_channel_bytes: Any,
+    ) -> PoolOptions:
+        """The options of a pool of ``k`` cores, defaults filled in.
+
+        Raises:
+            ArgumentError, ArgumentTypeError: an argument the pool cannot take.
+
+        Example:
+            >>> options = PoolOptions.checked(
+            ...     2, mode="async", min_ready=None, local_core=None, timeout=60,
+            ...     start_method="spawn", spin=0.001, side_channel_bytes=65536)
+            >>> options.min_ready, options.local_core
+            (1, False)
+        """
+        if mode not in MODES:
+            raise ArgumentError(f"Expect mode to be one of {list(MODES)}, actually: {mode!r}")
+        if start_method not in START_METHODS:
+            raise ArgumentError(
+                f"Expect start_method to be one of {list(START_METHODS)}, actually: "
+                f"{start_method!r}"
+            )
+        if start_method not in multiprocessing.get_all_start_methods():
+            raise ArgumentError(f"start_method {start_method!r} is not available on this platform")
+        size = check_int(side_channel_bytes, "side_channel_bytes", 0)
+        if local_core is None:
+            local = mode == "sync"  # in async mode a slow core 0 would hold back every step
+        else:
+            local = check_bool(local_core, "local_core")
+        return cls(
+            mode=mode,
+            min_ready=_min_ready(min_ready, mode, k),
+            local_core=local,
+            timeout=_seconds(timeout, "timeout", allow_none=True),
+            start_method=start_method,
+            spin=_seconds(spin, "spin", allow_zero=True),
+            side_channel_bytes=size,
+        )
+
+
+def check_factories(core_fns: Any) -> list[Callable[..., Any]]:
+    """``core_fns`` as a list: a non-empty sequence of callables (a core is not a factory)."""
+    if isinstance(core_fns, (str, bytes)) or not isinstance(core_fns, Sequence):
+        raise ArgumentTypeError(
+            f"Expect core_fns to be a sequence of core factories, actually: "
+            f"{type(core_fns).__name__}"
+        )
+    factories = list(core_fns)
+    if not factories:
+        raise ArgumentError("Expect core_fns to hold at least one core factory, actually: []")
+    for i, factory in enumerate(factories):
+        if isinstance(factory, BaseEnv) or not callable(factory):
+            raise ArgumentTypeError(
+                f"Expect core_fns[{i}] to be a callable that builds a core (a class, a "
+                f"function, functools.partial), actually: {type(factory).__name__}"
+            )
+    return factories
+
+
+def _seconds(
+    value: Any, name: str, *, allow_none: bool = False, allow_zero: bool = False
+) -> float | None:
+    if value is None and allow_none:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+        raise ArgumentTypeError(f"Expect {name} to be a number of seconds, actually: {value!r}")
+    seconds = float(value)
+    if not np.isfinite(seconds) or seconds < 0 or (seconds == 0 and not allow_zero):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ArgumentError(f"Expect {name} to be finite and {bound}, actually: {value!r}")
+    return seconds
+
+
+def _min_ready(min_ready: Any, mode: str, k: int) -> int:
+    if min_ready is None:
+        return k if mode == "sync" else 1
+    value = check_int(min_ready, "min_ready", 1, maximum=k)
+    if mode == "sync" and value != k:
+        raise ArgumentError(
+            f"Expect min_ready to be None or {k} (every core) in sync mode, actually: {value}; "
+            "pass mode='async' to return before every core has answered"
+        )
+    return value
