@@ -7,12 +7,12 @@ Functions:
         ``parallel_seed_test``, ``max_cycles_test``, ``render_test`` and ``state_test`` (on
         the PettingZoo adapters) on environments made by a factory.
 
-This is what ``zooport check`` runs (import it from :mod:`zooport.checks`). It never lets an environment's exception escape: each
-checker runs in its own ``try``/``except`` and a crash is that checker's failure, with its
-message. Warnings are recorded per checker (by default they do not fail it; with
-``warnings_as_errors=True`` they do). Everything a checker prints is swallowed. With a
-``timeout``, a checker still running after that many seconds is interrupted and fails (on
-POSIX, from the main thread: the limit is a ``SIGALRM`` timer; elsewhere there is none).
+This is what ``zooport check`` runs (import it from :mod:`zooport.checks`). It never lets
+an environment's exception escape: each checker runs in its own ``try``/``except`` and a
+crash is that checker's failure, with its message. Warnings are recorded per checker (by
+default they do not fail it; with ``warnings_as_errors=True`` they do). Everything a checker
+prints is swallowed. With a ``timeout``, a checker still running after that many seconds is
+interrupted and fails (see :mod:`zooport.checks.isolation`).
 """
 
 from __future__ import annotations

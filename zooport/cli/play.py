@@ -4,13 +4,10 @@ Classes:
     PlayStats: what a :func:`play` run measured.
 
 Functions:
-    sample_action: a random action of a Gymnasium space that respects an action mask.
-    progress_bar: a tqdm (or rich) progress bar on stderr, or nothing.
-    save_gif: rgb_array frames as an animated GIF (Pillow).
     play: drive an environment through the raw core, ``GymEnv``, ``BehaviorVectorEnv`` or a
         PettingZoo adapter, with a progress bar, episode statistics and an optional GIF.
 
-``zooport play`` (:mod:`zooport.cli`) prints what :func:`play` returns.
+``zooport play`` (:mod:`zooport.cli.app`) prints what :func:`play` returns.
 """
 
 from __future__ import annotations
@@ -19,126 +16,37 @@ import contextlib
 import functools
 import math
 import os
-import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from zooport.checks import one_line
+from zooport.cli.common import (
+    EpisodeReturns,
+    UsageError,
+    check_output_path,
+    progress_bar,
+    random_core_step,
+    require,
+    sample_action,
+    save_gif,
+)
+from zooport.cli.targets import Target
 from zooport.envs.arguments import check_seed
-from zooport.errors import ArgumentError, ZooportError
-from zooport.targets import Target, UsageError, check_output_path, require, reset_core
+from zooport.envs.capabilities import reset_seeded
+from zooport.errors import ZooportError
 
-__all__ = ["APIS", "PlayStats", "sample_action", "play", "progress_bar", "save_gif"]
+__all__ = ["APIS", "PlayStats", "play"]
 
 #: The adapters :func:`play` drives, by ``--api`` name.
 APIS = ("raw", "gym", "vector", "parallel", "aec")
-#: The file names ``record`` takes: :func:`save_gif` writes GIF files.
+#: The file names ``record`` takes: GIF files (:func:`~zooport.cli.common.save_gif`).
 RECORD_SUFFIXES = (".gif",)
 #: At most this many frames go into a ``record`` GIF (a longer run keeps every k-th frame).
 _MAX_FRAMES = 500
-
-
-@contextlib.contextmanager
-def progress_bar(
-    total: int, description: str, enabled: bool = True
-) -> Iterator[Callable[[int], Any]]:
-    """Yields ``update(n)``: a tqdm bar on stderr (or rich's, or nothing when not ``enabled``).
-
-    Example:
-        >>> with progress_bar(3, "work", enabled=False) as update:
-        ...     update(3)
-    """
-    if enabled:
-        try:
-            from tqdm import tqdm
-        except ImportError:
-            pass
-        else:
-            with tqdm(total=total, desc=description, file=sys.stderr, leave=False) as bar:
-                yield bar.update
-            return
-        try:
-            from rich.progress import Progress
-        except ImportError:
-            pass
-        else:
-            with Progress(transient=True) as progress:
-                task = progress.add_task(description, total=total)
-                yield lambda n: progress.advance(task, n)
-            return
-    yield lambda n: None
-
-
-def save_gif(
-    frames: Sequence[np.ndarray | None], path: str | os.PathLike[str], fps: float = 30
-) -> int:
-    """Writes rgb_array ``frames`` (None entries skipped) as an endlessly looping GIF.
-
-    Pillow stores a run of identical consecutive frames as one longer frame, so the file
-    may hold fewer frames than it was given; it plays for the same time.
-
-    Returns:
-        The number of frames given (not None).
-
-    Raises:
-        UsageError: Pillow is not installed.
-        ArgumentError: no frame to write.
-    """
-    image_module = require("PIL.Image", "plots", "writing a GIF")
-    images = [
-        image_module.fromarray(np.asarray(f, dtype=np.uint8)) for f in frames if f is not None
-    ]
-    if not images:
-        raise ArgumentError(f"Expect at least one frame to write to {path}, actually: none")
-    images[0].save(path, save_all=True, append_images=images[1:], duration=int(1000 / fps), loop=0)
-    return len(images)
-
-
-def sample_action(space: Any, mask: np.ndarray | None, rng: np.random.Generator) -> Any:
-    """A uniform random action of ``space`` that never picks an action ``mask`` forbids.
-
-    ``mask`` is the adapters' int8 mask (1 = allowed), flattened over the discrete branches;
-    for a ``Dict(continuous, discrete)`` it applies to the discrete part.
-
-    Example:
-        >>> from gymnasium import spaces
-        >>> rng = np.random.default_rng(0)
-        >>> sample_action(spaces.Discrete(3), np.array([0, 0, 1], np.int8), rng)
-        2
-        >>> sample_action(spaces.MultiDiscrete([2, 3]), np.array([1, 0, 0, 1, 0]), rng).tolist()
-        [0, 1]
-    """
-    from gymnasium import spaces
-
-    if isinstance(space, spaces.Discrete):
-        allowed = np.arange(int(space.n)) if mask is None else np.flatnonzero(mask)
-        if allowed.size == 0:
-            allowed = np.arange(int(space.n))
-        return int(rng.choice(allowed)) + int(space.start)
-    if isinstance(space, spaces.MultiDiscrete):
-        nvec = np.asarray(space.nvec).reshape(-1)
-        parts = (
-            [None] * nvec.size if mask is None else np.split(np.asarray(mask), np.cumsum(nvec)[:-1])
-        )
-        values = [
-            sample_action(spaces.Discrete(int(n)), p, rng) for n, p in zip(nvec, parts, strict=True)
-        ]
-        start = np.asarray(space.start).reshape(-1)
-        return (np.asarray(values) + start).reshape(space.shape).astype(space.dtype)
-    if isinstance(space, spaces.Box):
-        low = np.where(np.isfinite(space.low), space.low, -1.0)
-        high = np.where(np.isfinite(space.high), space.high, 1.0)
-        return rng.uniform(low, high).astype(space.dtype)
-    if isinstance(space, spaces.Dict):
-        return {
-            key: sample_action(sub, mask if key == "discrete" else None, rng)
-            for key, sub in space.spaces.items()
-        }
-    return space.sample()
 
 
 @dataclass
@@ -174,18 +82,34 @@ class PlayStats:
         return float(np.mean(self.episode_rewards)) if self.episode_rewards else float("nan")
 
 
-class _Returns:
-    """Running per-agent returns; ``end(key)`` records one finished episode."""
+# --------------------------------------------------------------------------- who acts
 
-    def __init__(self) -> None:
-        self.running: dict[Any, float] = {}
-        self.finished: list[float] = []
 
-    def add(self, key: Any, reward: float) -> None:
-        self.running[key] = self.running.get(key, 0.0) + float(reward)
+class _RandomActor:
+    """Uniform random actions that respect the adapter's masks (1 = allowed)."""
 
-    def end(self, key: Any) -> None:
-        self.finished.append(self.running.pop(key, 0.0))
+    def __init__(self, rng: np.random.Generator) -> None:
+        self.rng = rng
+
+    def one(self, space: Any, obs: Any, mask: np.ndarray | None) -> Any:
+        return sample_action(space, mask, self.rng)
+
+    def many(self, spaces: Sequence[Any], observations: Any, masks: Any) -> list:
+        """One action per agent; ``masks`` is None or indexable by agent (rows or a list)."""
+        return [
+            sample_action(space, None if masks is None else masks[i], self.rng)
+            for i, space in enumerate(spaces)
+        ]
+
+
+def _mask_of(obs: Any, info: Any) -> np.ndarray | None:
+    """The adapter's mask: ``obs["action_mask"]``, else ``info["action_mask"]`` (or None)."""
+    if isinstance(obs, dict) and "action_mask" in obs:
+        return obs["action_mask"]
+    return info.get("action_mask") if isinstance(info, dict) else None
+
+
+# --------------------------------------------------------------------------- adapters
 
 
 def _single_agent_core(target: Target, behavior: str | None) -> tuple[Any, str]:
@@ -259,6 +183,9 @@ def _frame_of(env: Any, api: str) -> np.ndarray | None:
     return None if frame is None else np.asarray(frame)
 
 
+# --------------------------------------------------------------------------- play
+
+
 def play(
     target: Target,
     *,
@@ -272,7 +199,7 @@ def play(
     """Drives ``target`` with random mask-respecting actions through one adapter.
 
     Args:
-        target: the environment (see :func:`~zooport.targets.resolve_target`).
+        target: the environment (see :func:`~zooport.cli.targets.resolve_target`).
         api: one of :data:`APIS`.
         steps: adapter steps (agent turns for ``aec``).
         seed: seeds the environment and the random actions.
@@ -287,7 +214,7 @@ def play(
         ArgumentError: ``seed`` is not an int >= 0.
 
     Example:
-        >>> from zooport.targets import resolve_target
+        >>> from zooport.cli.targets import resolve_target
         >>> stats = play(resolve_target("Basic"), steps=30, seed=0, progress=False)
         >>> stats.steps, stats.agent_steps
         (30, 30)
@@ -301,13 +228,13 @@ def play(
         require("PIL.Image", "plots", "--record")
         check_output_path(record, "--record", RECORD_SUFFIXES)
     env = _build_adapter(target, api, behavior, record is not None)
-    rng = np.random.default_rng(seed)
-    returns = _Returns()
-    frames: list[np.ndarray] = []
+    actor = _RandomActor(np.random.default_rng(seed))
+    returns = EpisodeReturns()
+    frames: list[np.ndarray | None] = []
     stride = max(1, math.ceil(steps / _MAX_FRAMES))
     agent_steps = 0
     try:
-        step = _make_stepper(env, api, seed, rng, returns)
+        step = _make_stepper(env, api, seed, actor, returns)
         if record is not None:
             first = _frame_of(env, api)
             if first is None:
@@ -329,93 +256,70 @@ def play(
     return PlayStats(target.name, api, steps, agent_steps, seconds, returns.finished, len(frames))
 
 
-def _make_stepper(env: Any, api: str, seed: int, rng: np.random.Generator, returns: _Returns):
+def _make_stepper(
+    env: Any, api: str, seed: int, actor: _RandomActor, returns: EpisodeReturns
+) -> Callable[[], int]:
     """Resets ``env`` and returns ``step() -> agent decisions acted on``."""
     if api == "raw":
-        from zooport.demo import random_actions
-
-        reset_core(env, seed)
+        reset_seeded(env, seed)
         names = list(env.behavior_specs)
-
-        def step_raw() -> int:
-            acted = 0
-            for name in names:
-                decision, terminal = env.get_steps(name)
-                for agent, reward in zip(
-                    terminal.agent_id.tolist(), terminal.reward.tolist(), strict=True
-                ):
-                    returns.add((name, agent), reward)
-                    returns.end((name, agent))
-                for agent, reward in zip(
-                    decision.agent_id.tolist(), decision.reward.tolist(), strict=True
-                ):
-                    returns.add((name, agent), reward)
-                spec = env.behavior_specs[name].action_spec
-                env.set_actions(
-                    name, random_actions(spec, decision.action_mask, len(decision), rng)
-                )
-                acted += len(decision)
-            env.step()
-            return acted
-
-        return step_raw
+        return functools.partial(random_core_step, env, names, actor.rng, returns)
     if api == "gym":
-        state = {"info": env.reset(seed=seed)[1]}
+        state = dict(zip(("obs", "info"), env.reset(seed=seed), strict=True))
 
         def step_gym() -> int:
-            action = sample_action(env.action_space, state["info"].get("action_mask"), rng)
-            _, reward, terminated, truncated, info = env.step(action)
+            action = actor.one(env.action_space, state["obs"], state["info"].get("action_mask"))
+            obs, reward, terminated, truncated, info = env.step(action)
             returns.add(0, reward)
             if terminated or truncated:
                 returns.end(0)
-                _, info = env.reset()
-            state["info"] = info
+                obs, info = env.reset()
+            state["obs"], state["info"] = obs, info
             return 1
 
         return step_gym
     if api == "vector":
-        _, first_info = env.reset(seed=seed)
-        state = {"info": first_info}
+        state = dict(zip(("obs", "info"), env.reset(seed=seed), strict=True))
         single = env.single_action_space
 
         def step_vector() -> int:
             masks = state["info"].get("action_mask")
-            actions = [
-                sample_action(single, None if masks is None else masks[i], rng)
-                for i in range(env.num_envs)
-            ]
+            actions = actor.many([single] * env.num_envs, state["obs"], masks)
             if isinstance(actions[0], dict):
                 batch: Any = {k: np.stack([a[k] for a in actions]) for k in actions[0]}
             else:
                 batch = np.stack([np.asarray(a) for a in actions])
-            _, reward, terminated, truncated, info = env.step(batch)
+            obs, reward, terminated, truncated, info = env.step(batch)
             decided = np.asarray(info.get("decided", np.ones(env.num_envs, bool)))
             for i, r in enumerate(reward.tolist()):
                 returns.add(i, r)
             for i in np.flatnonzero(terminated | truncated).tolist():
                 returns.end(i)
-            state["info"] = info
+            state["obs"], state["info"] = obs, info
             return int(decided.sum())
 
         return step_vector
     if api == "parallel":
-        obs, _ = env.reset(seed=seed)
-        state = {"obs": obs}
+        state = dict(zip(("obs", "infos"), env.reset(seed=seed), strict=True))
 
         def step_parallel() -> int:
             if not env.agents:
-                state["obs"], _ = env.reset()
-            actions = {
-                agent: sample_action(env.action_space(agent), _mask_of(state["obs"][agent]), rng)
-                for agent in env.agents
-            }
-            obs, rewards, terminations, truncations, _ = env.step(actions)
+                state["obs"], state["infos"] = env.reset()
+            agents = list(env.agents)
+            obs, infos = state["obs"], state["infos"]
+            masks = [_mask_of(obs[a], infos.get(a)) for a in agents]
+            chosen = actor.many(
+                [env.action_space(a) for a in agents], [obs[a] for a in agents], masks
+            )
+            obs, rewards, terminations, truncations, infos = env.step(
+                dict(zip(agents, chosen, strict=True))
+            )
             for agent, r in rewards.items():
                 returns.add(agent, r)
                 if terminations[agent] or truncations[agent]:
                     returns.end(agent)
-            state["obs"] = obs
-            return len(actions)
+            state["obs"], state["infos"] = obs, infos
+            return len(agents)
 
         return step_parallel
     env.reset(seed=seed)
@@ -424,17 +328,13 @@ def _make_stepper(env: Any, api: str, seed: int, rng: np.random.Generator, retur
         if not env.agents:
             env.reset()
         agent = env.agent_selection
-        obs, reward, terminated, truncated, _ = env.last()
+        obs, reward, terminated, truncated, info = env.last()
         returns.add(agent, reward)
         if terminated or truncated:
             returns.end(agent)
             env.step(None)
             return 0
-        env.step(sample_action(env.action_space(agent), _mask_of(obs), rng))
+        env.step(actor.one(env.action_space(agent), obs, _mask_of(obs, info)))
         return 1
 
     return step_aec
-
-
-def _mask_of(obs: Any) -> np.ndarray | None:
-    return obs.get("action_mask") if isinstance(obs, dict) else None

@@ -13,7 +13,7 @@ Functions:
 
 stable-baselines3, sb3-contrib, SuperSuit and matplotlib are optional (``zooport[train]``,
 ``zooport[plots]``) and imported only when a function needs them. ``zooport train``
-(:mod:`zooport.cli`) prints what :func:`train` returns.
+(:mod:`zooport.cli.app`) prints what :func:`train` returns.
 """
 
 from __future__ import annotations
@@ -29,9 +29,11 @@ from typing import Any
 
 import numpy as np
 
+from zooport.cli.common import UsageError, require
+from zooport.cli.targets import Target
 from zooport.envs.arguments import check_seed
+from zooport.envs.capabilities import accepts_keyword, reset_seeded
 from zooport.errors import ArgumentError
-from zooport.targets import Target, UsageError, require, reset_core
 
 __all__ = ["TRAIN_APIS", "TrainResult", "train", "evaluate_parallel", "plot_curve"]
 
@@ -160,7 +162,7 @@ def _training_env(
 
     core = target.make_seeded(seed)
     try:
-        reset_core(core, seed)
+        reset_seeded(core, seed)
         names = list(core.behavior_specs)
         chosen = names if api == "parallel" else [behavior or names[0]]
         if api == "vector" and behavior is None and len(names) > 1:
@@ -233,7 +235,7 @@ def train(
     observation and one action space, through SuperSuit with ``termination_mode="any"``.
 
     Args:
-        target: the environment (see :func:`~zooport.targets.resolve_target`).
+        target: the environment (see :func:`~zooport.cli.targets.resolve_target`).
         api: ``"vector"`` or ``"parallel"``.
         steps: total agent-steps (``total_timesteps``).
         seed: seeds the environment and the model.
@@ -379,11 +381,9 @@ def evaluate_parallel(
     Returns:
         The return of every agent episode that finished, in order of finishing.
     """
-    import inspect
-
     from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 
-    masked = "action_masks" in inspect.signature(model.predict).parameters
+    masked = accepts_keyword(model.predict, "action_masks")
     env = PettingZooParallelEnv(
         core, termination_mode="all", mask_in_info=True, max_cycles=max_cycles,
         render_mode=None if frames is None else "rgb_array",

@@ -1,17 +1,12 @@
-"""What the ``zooport`` command line, :mod:`zooport.play` and :mod:`zooport.training` work on.
+"""What the command line's programs work on: a registry id or a ``module:attr`` factory.
 
 Classes:
-    UsageError: a mistake the user can fix (unknown environment, bad option or JSON, a
-        missing optional dependency); the CLI prints it as one line and exits 2.
     Target: an environment to work on: its name, a factory and its registry entry.
 
 Functions:
     resolve_target: a registry identifier or ``module:attr`` (plus keyword arguments) as a
         :class:`Target`.
     parse_kwargs: ``--kwargs`` JSON as a dict.
-    require: import an optional dependency, or raise a :class:`UsageError` naming its extra.
-    reset_core: reset a core, seeded when its class declares ``seedable``.
-    check_output_path: a file a run will write at its end, checked before the run starts.
 """
 
 from __future__ import annotations
@@ -20,98 +15,20 @@ import contextlib
 import functools
 import importlib
 import json
-import os
 import re
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from zooport.checks import one_line
-from zooport.envs.registry import BASE_ENV_MEMBERS, keyword_parameters
+from zooport.cli.common import UsageError
+from zooport.envs.capabilities import accepts_keyword, keyword_parameters
+from zooport.envs.registry import BASE_ENV_MEMBERS
 from zooport.errors import ZooportError
 
-__all__ = [
-    "UsageError",
-    "Target",
-    "resolve_target",
-    "parse_kwargs",
-    "require",
-    "reset_core",
-    "check_output_path",
-]
+__all__ = ["Target", "resolve_target", "parse_kwargs"]
 
 _ENTRY_POINT = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
-
-
-class UsageError(ZooportError):
-    """A mistake the user can fix; the CLI prints it as one line and exits 2."""
-
-
-def require(module: str, extra: str, purpose: str) -> Any:
-    """Imports ``module``, or raises a :class:`UsageError` that names the extra to install.
-
-    Example:
-        >>> require("json", "core", "reading JSON").__name__
-        'json'
-    """
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        package = module.split(".")[0]
-        raise UsageError(
-            f"{purpose} needs {package}; install it with `pip install zooport[{extra}]`"
-        ) from None
-
-
-def check_output_path(
-    path: str | os.PathLike[str], option: str, suffixes: Collection[str] | None = None
-) -> Path:
-    """``path`` as a file the run can write when it ends; checked before the run starts.
-
-    Args:
-        path: where the run will write.
-        option: the command-line option that gave it, for the message (``"--plot"``).
-        suffixes: the file suffixes the writer understands (lower case, with the dot); None
-            for any.
-
-    Raises:
-        UsageError: the path is a directory, its directory does not exist or cannot be
-            written, the file exists and cannot be written, or its suffix is not one of
-            ``suffixes``.
-
-    Example:
-        >>> check_output_path("/no/such/directory/curve.png", "--plot")
-        Traceback (most recent call last):
-        ...
-        zooport.targets.UsageError: --plot: expected a file in an existing directory, got ...
-    """
-    file = Path(path)
-    if file.is_dir():
-        raise UsageError(f"{option}: expected a file name, got the directory {str(path)!r}")
-    if suffixes is not None and file.suffix.lower() not in suffixes:
-        raise UsageError(
-            f"{option}: expected a file name ending in one of {sorted(suffixes)}, got {str(path)!r}"
-        )
-    directory = file.parent
-    if not directory.is_dir():
-        raise UsageError(
-            f"{option}: expected a file in an existing directory, got {str(path)!r} "
-            f"({str(directory)!r} does not exist)"
-        )
-    if not os.access(directory, os.W_OK | os.X_OK) or (
-        file.exists() and not os.access(file, os.W_OK)
-    ):
-        raise UsageError(f"{option}: expected a file that can be written, got {str(path)!r}")
-    return file
-
-
-def reset_core(core: Any, seed: int | None) -> None:
-    """Resets ``core``, with ``seed`` when its class declares ``seedable = True``."""
-    if seed is not None and getattr(type(core), "seedable", False) is True:
-        core.reset(seed=seed)
-    else:
-        core.reset()
 
 
 @dataclass
@@ -160,8 +77,6 @@ class Target:
 
     def make_seeded(self, seed: int) -> Any:
         """A fresh environment, given ``seed=`` when its factory takes that keyword."""
-        from zooport.checks import accepts_keyword
-
         return self.make(seed=seed) if accepts_keyword(self.factory, "seed") else self.make()
 
     @property
