@@ -4,10 +4,11 @@ Modules:
     app: the argument parser and :func:`main` (the ``zooport`` console script).
     common: what every program shares (tables, progress bars, GIFs, random actions and
         rollouts, ``UsageError``); it imports no other module of this package.
-    targets: what the programs work on (a registry id or ``module:attr``).
+    targets: what the programs work on (a registry id, ``module:attr`` or a file).
     describe: ``zooport list`` and ``zooport info``.
-    play: ``zooport play``, random actions through one adapter.
+    play: ``zooport play``, random or a trained model's actions through one adapter.
     training: ``zooport train`` (SB3 PPO through the vector or the PettingZoo route).
+    saved_model: a trained model on disk (SB3's zip, with what rebuilds its environment).
     demo: ``make demo`` (``python -m zooport.demo``).
     bench: ``zooport bench``, the adapter benchmark.
 

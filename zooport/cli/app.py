@@ -9,20 +9,22 @@ Subcommands (``zooport <command> --help`` for each)::
     zooport list
     zooport info ENV [--kwargs JSON]
     zooport play ENV [--api raw|gym|vector|parallel|aec] [--steps N] [--seed S]
-                     [--behavior NAME] [--record out.gif] [--kwargs JSON]
+                     [--behavior NAME] [--model PATH] [--record out.gif] [--kwargs JSON]
     zooport check ENV [--kwargs JSON] [--only NAME ...] [--strict] [--timeout SECONDS]
     zooport bench [--quick] [--json PATH] [--n N ...] [--envs NAME ...] [--routes NAME ...]
     zooport train ENV [--api vector|parallel] [--steps N] [--seed S] [--plot out.png]
+                      [--save PATH] [--resume PATH]
 
-ENV is a registry id or ``package.module:factory``.
+ENV is a registry id, ``package.module:factory`` (the working directory first on the module
+search path, as with ``python -m``) or ``path/to/file.py:factory``.
 
 Each subcommand is declared by one ``_<name>_command`` function: its parser, its options
 and its handler (``set_defaults(run=...)``), so an option is one ``add_argument`` there and
 its use in the handler. What the handlers run is in the modules beside this one:
 :mod:`~zooport.cli.describe` (list, info), :mod:`~zooport.cli.play`,
-:mod:`~zooport.checks`, :mod:`~zooport.cli.bench` and :mod:`~zooport.cli.training`, whose
-optional dependencies (SB3, torch, matplotlib, Pillow) are imported only when a run needs
-them.
+:mod:`~zooport.checks`, :mod:`~zooport.cli.bench`, :mod:`~zooport.cli.training` and
+:mod:`~zooport.cli.saved_model`, whose optional dependencies (SB3, torch, matplotlib,
+Pillow) are imported only when a run needs them.
 
 Errors a user can cause print one line to stderr and exit with status 2; ``check`` exits 1
 when a checker failed. Tables use ``rich`` when it is installed and stdout is a terminal,
@@ -41,7 +43,8 @@ from typing import Any
 from zooport.checks import MAX_TIMEOUT, one_line
 from zooport.cli.common import Output, UsageError, check_output_path, require
 from zooport.cli.describe import cmd_info, cmd_list
-from zooport.cli.play import APIS, play
+from zooport.cli.play import APIS, check_play_api, play
+from zooport.cli.saved_model import ModelInfo, load_model, read_model_info, save_model, save_path
 from zooport.cli.targets import parse_kwargs, resolve_target
 from zooport.cli.training import TRAIN_APIS, plot_curve, train
 
@@ -79,7 +82,7 @@ _positive = _int_at_least(1, "a positive int")
 _count = _int_at_least(0, "an int >= 0")
 _seed = _int_at_least(0, "a seed (an int >= 0)")
 
-_ENV_HELP = "a registry id or package.module:factory"
+_ENV_HELP = "a registry id, package.module:factory or path/to/file.py:factory"
 
 
 def _env_arguments(parser: argparse.ArgumentParser) -> None:
@@ -91,6 +94,11 @@ def _env_arguments(parser: argparse.ArgumentParser) -> None:
 def _show_progress(args: argparse.Namespace) -> bool:
     """A progress bar unless ``--no-progress`` or stderr is not a terminal (pipes, CI logs)."""
     return not args.no_progress and sys.stderr.isatty()
+
+
+def _given_kwargs(args: argparse.Namespace) -> dict[str, Any] | None:
+    """``--kwargs`` as a dict, or None when it was not given."""
+    return None if args.kwargs is None else parse_kwargs(args.kwargs)
 
 
 # --------------------------------------------------------------------------- list, info
@@ -112,27 +120,44 @@ def _info_command(commands: Any) -> None:
 
 
 def _play_command(commands: Any) -> None:
-    play_ = commands.add_parser("play", help="random mask-respecting actions through an adapter")
+    play_ = commands.add_parser(
+        "play", help="random mask-respecting actions, or a trained model's, through an adapter"
+    )
     _env_arguments(play_)
-    play_.add_argument("--api", choices=APIS, default="raw", help="the adapter (default raw)")
+    play_.add_argument(
+        "--api", choices=APIS, help="the adapter (default raw; with --model its training route)"
+    )
     play_.add_argument("--steps", type=_positive, default=1000, help="adapter steps (1000)")
     play_.add_argument("--seed", type=_seed, default=0)
     play_.add_argument("--behavior", help="the behaviour for --api gym/vector")
+    play_.add_argument(
+        "--model", metavar="PATH", help="a model saved by `zooport train --save` acts instead"
+    )
     play_.add_argument("--record", metavar="GIF", help="write an animated GIF of the frames")
     play_.add_argument("--no-progress", action="store_true", help="no progress bar")
     play_.set_defaults(run=_cmd_play)
 
 
 def _cmd_play(args: argparse.Namespace, out: Output) -> int:
-    target = resolve_target(args.env, parse_kwargs(args.kwargs))
+    info = None if args.model is None else read_model_info(args.model, "--model")
+    if info is None:
+        kwargs, api, behavior = _given_kwargs(args) or {}, args.api or "raw", args.behavior
+    else:
+        kwargs, api, behavior = info.options_for(
+            args.env, _given_kwargs(args), args.api, args.behavior
+        )
+    check_play_api(api, with_model=info is not None)
+    target = resolve_target(args.env, kwargs)
+    model = None if info is None else load_model(args.model, info)
     stats = play(
-        target, api=args.api, steps=args.steps, seed=args.seed, behavior=args.behavior,
-        record=args.record, progress=_show_progress(args),
+        target, api=api, steps=args.steps, seed=args.seed, behavior=behavior,
+        record=args.record, progress=_show_progress(args), model=model,
     )  # fmt: skip
     rate = stats.agent_steps / stats.seconds if stats.seconds > 0 else float("inf")
+    policy = "" if model is None else f" ({stats.policy} from {args.model}, deterministic)"
     out.line(
-        f"{stats.env} via {stats.api}: {stats.steps} steps, {stats.agent_steps} agent-steps in "
-        f"{stats.seconds:.2f} s ({rate:,.0f} agent-steps/s)"
+        f"{stats.env} via {stats.api}{policy}: {stats.steps} steps, {stats.agent_steps} "
+        f"agent-steps in {stats.seconds:.2f} s ({rate:,.0f} agent-steps/s)"
     )
     expected = target.expected_reward
     rewards = stats.episode_rewards
@@ -244,11 +269,19 @@ def _cmd_bench(args: argparse.Namespace, out: Output) -> int:
 def _train_command(commands: Any) -> None:
     train_ = commands.add_parser("train", help="SB3 PPO (MaskablePPO with masks) on ENV")
     _env_arguments(train_)
-    train_.add_argument("--api", choices=TRAIN_APIS, default="vector")
+    train_.add_argument(
+        "--api", choices=TRAIN_APIS, help="the route (default vector; with --resume its own)"
+    )
     train_.add_argument("--steps", type=_positive, default=100_000, help="agent-steps (100000)")
     train_.add_argument("--seed", type=_seed, default=0)
     train_.add_argument("--behavior", help="the behaviour to train (--api vector)")
     train_.add_argument("--plot", metavar="PNG", help="write the learning curve (matplotlib)")
+    train_.add_argument(
+        "--save", metavar="PATH", help="write the trained model (SB3's zip; .zip if no suffix)"
+    )
+    train_.add_argument(
+        "--resume", metavar="PATH", help="train a model saved with --save for --steps more"
+    )
     train_.add_argument("--eval-episodes", type=_count, default=0,
                         help="deterministic evaluation episodes after training")  # fmt: skip
     train_.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -256,14 +289,22 @@ def _train_command(commands: Any) -> None:
 
 
 def _cmd_train(args: argparse.Namespace, out: Output) -> int:
+    # Every output path and the model to resume are checked before the run starts.
     if args.plot:
         require("matplotlib", "plots", "--plot")
-        # Found now, not after the training run.
         check_output_path(args.plot, "--plot", _plot_suffixes())
-    target = resolve_target(args.env, parse_kwargs(args.kwargs))
+    save = None if args.save is None else save_path(args.save)
+    info = None if args.resume is None else read_model_info(args.resume, "--resume")
+    if info is None:
+        kwargs, api, behavior = _given_kwargs(args) or {}, args.api or "vector", args.behavior
+    else:
+        kwargs, api, behavior = info.options_for(
+            args.env, _given_kwargs(args), args.api, args.behavior
+        )
+    target = resolve_target(args.env, kwargs)
     result = train(
-        target, api=args.api, steps=args.steps, seed=args.seed, behavior=args.behavior,
-        progress=_show_progress(args), eval_episodes=args.eval_episodes,
+        target, api=api, steps=args.steps, seed=args.seed, behavior=behavior,
+        progress=_show_progress(args), eval_episodes=args.eval_episodes, resume=args.resume,
     )  # fmt: skip
     expected = "-" if result.expected_reward is None else f"{result.expected_reward:g}"
     verdict = {True: "reached", False: "below", None: "no target"}[result.solved]
@@ -277,6 +318,15 @@ def _cmd_train(args: argparse.Namespace, out: Output) -> int:
     if args.plot:
         plot_curve(result, args.plot)
         out.line(f"wrote the learning curve to {args.plot}")
+    if save is not None:
+        from zooport import __version__
+
+        saved = ModelInfo(
+            env=target.name, kwargs=target.kwargs, api=result.api, behavior=result.behavior,
+            algorithm=result.algorithm, seed=args.seed, timesteps=result.timesteps,
+            zooport_version=__version__,
+        )  # fmt: skip
+        out.line(f"saved the model to {save_model(result.model, save, saved)}")
     return 0
 
 

@@ -1,13 +1,16 @@
-"""Drive an environment with random, mask-respecting actions through one adapter.
+"""Drive an environment through one adapter: random mask-respecting actions, or a policy.
 
 Classes:
     PlayStats: what a :func:`play` run measured.
 
 Functions:
+    check_play_api: the ``--api`` values :func:`play` takes, with or without a model.
     play: drive an environment through the raw core, ``GymEnv``, ``BehaviorVectorEnv`` or a
-        PettingZoo adapter, with a progress bar, episode statistics and an optional GIF.
+        PettingZoo adapter, with a progress bar, episode statistics and an optional GIF; the
+        actions are random (respecting action masks) or a trained SB3 model's.
 
-``zooport play`` (:mod:`zooport.cli.app`) prints what :func:`play` returns.
+``zooport play`` (:mod:`zooport.cli.app`) prints what :func:`play` returns; with
+``--model`` it loads the model (:mod:`zooport.cli.saved_model`) and passes it here.
 """
 
 from __future__ import annotations
@@ -36,13 +39,16 @@ from zooport.cli.common import (
 )
 from zooport.cli.targets import Target
 from zooport.envs.arguments import check_seed
-from zooport.envs.capabilities import reset_seeded
+from zooport.envs.capabilities import accepts_keyword, reset_seeded
 from zooport.errors import ZooportError
 
-__all__ = ["APIS", "PlayStats", "play"]
+__all__ = ["APIS", "MODEL_APIS", "PlayStats", "check_play_api", "play"]
 
 #: The adapters :func:`play` drives, by ``--api`` name.
 APIS = ("raw", "gym", "vector", "parallel", "aec")
+#: The adapters a trained model can act through: they hand out the observations it was
+#: trained on (the raw core's are lists of arrays).
+MODEL_APIS = ("gym", "vector", "parallel", "aec")
 #: The file names ``record`` takes: GIF files (:func:`~zooport.cli.common.save_gif`).
 RECORD_SUFFIXES = (".gif",)
 #: At most this many frames go into a ``record`` GIF (a longer run keeps every k-th frame).
@@ -61,6 +67,7 @@ class PlayStats:
         seconds: wall time of the loop.
         episode_rewards: the return of every episode that finished, in order.
         frames: frames written to ``record`` (0 without it).
+        policy: ``"random"``, or the class name of the model that acted.
     """
 
     env: str
@@ -70,6 +77,7 @@ class PlayStats:
     seconds: float
     episode_rewards: list[float]
     frames: int = 0
+    policy: str = "random"
 
     @property
     def episodes(self) -> int:
@@ -100,6 +108,38 @@ class _RandomActor:
             sample_action(space, None if masks is None else masks[i], self.rng)
             for i, space in enumerate(spaces)
         ]
+
+
+class _PolicyActor:
+    """A trained SB3 model's deterministic actions; MaskablePPO is given the masks."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.masked = accepts_keyword(model.predict, "action_masks")
+
+    def _predict(self, observations: Any, masks: Any) -> Any:
+        options: dict[str, Any] = {"deterministic": True}
+        if self.masked and masks is not None:
+            options["action_masks"] = np.asarray(masks)
+        return self.model.predict(observations, **options)[0]
+
+    def one(self, space: Any, obs: Any, mask: np.ndarray | None) -> Any:
+        return self._predict(obs, mask)
+
+    def many(self, spaces: Sequence[Any], observations: Any, masks: Any) -> list:
+        """One batched ``predict`` for every agent (a list of observations is stacked)."""
+        if isinstance(observations, list):
+            observations = _stack(observations)
+        if isinstance(masks, list):
+            masks = None if any(m is None for m in masks) else np.stack(masks)
+        return list(self._predict(observations, masks))
+
+
+def _stack(observations: Sequence[Any]) -> Any:
+    """Per-agent observations as one batch (a dict of batches for Dict observations)."""
+    if isinstance(observations[0], dict):
+        return {k: np.stack([o[k] for o in observations]) for k in observations[0]}
+    return np.stack(observations)
 
 
 def _mask_of(obs: Any, info: Any) -> np.ndarray | None:
@@ -141,7 +181,10 @@ def _single_agent_core(target: Target, behavior: str | None) -> tuple[Any, str]:
     return target.make(**plan.kwargs), choices[0]
 
 
-def _build_adapter(target: Target, api: str, behavior: str | None, record: bool) -> Any:
+def _build_adapter(
+    target: Target, api: str, behavior: str | None, record: bool, mask_in_info: bool = False
+) -> Any:
+    """The adapter ``api`` over a fresh core; PettingZoo masks in infos with ``mask_in_info``."""
     render_mode = "rgb_array" if record else None
     try:
         if api == "raw":
@@ -159,7 +202,7 @@ def _build_adapter(target: Target, api: str, behavior: str | None, record: bool)
         from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 
         kind = PettingZooParallelEnv if api == "parallel" else PettingZooAECEnv
-        return _wrap(kind, target.make(), render_mode)
+        return _wrap(kind, target.make(), render_mode, mask_in_info=mask_in_info)
     except (ZooportError, ValueError, TypeError) as exc:
         if isinstance(exc, UsageError):
             raise
@@ -174,6 +217,29 @@ def _wrap(kind: type, core: Any, render_mode: str | None, **options: Any) -> Any
         raise
 
 
+def _agent_spaces(env: Any, api: str) -> list[tuple[str, Any, Any]]:
+    """``(who, observation space, action space)`` of every agent (or slot) of ``env``."""
+    if api == "gym":
+        return [("the agent", env.observation_space, env.action_space)]
+    if api == "vector":
+        return [("each slot", env.single_observation_space, env.single_action_space)]
+    return [
+        (agent, env.observation_space(agent), env.action_space(agent))
+        for agent in env.possible_agents
+    ]
+
+
+def _check_model_spaces(model: Any, env: Any, api: str, name: str) -> None:
+    """A model acts only on the observation and action spaces it was trained on."""
+    for who, observation_space, action_space in _agent_spaces(env, api):
+        if observation_space != model.observation_space or action_space != model.action_space:
+            raise UsageError(
+                f"--model: expected {name} through --api {api} to give the model's "
+                f"observations {model.observation_space} and actions {model.action_space}, "
+                f"got {observation_space} and {action_space} for {who}"
+            )
+
+
 def _frame_of(env: Any, api: str) -> np.ndarray | None:
     if api == "raw":
         from zooport.adapters.core_access import render_core
@@ -186,6 +252,25 @@ def _frame_of(env: Any, api: str) -> np.ndarray | None:
 # --------------------------------------------------------------------------- play
 
 
+def check_play_api(api: Any, *, with_model: bool) -> None:
+    """Raises :class:`UsageError` unless ``api`` is one :func:`play` drives (with a model:
+    one of :data:`MODEL_APIS`).
+
+    Example:
+        >>> check_play_api("raw", with_model=True)
+        Traceback (most recent call last):
+        ...
+        zooport.cli.common.UsageError: --model acts through --api gym, vector, parallel or aec, ...
+    """
+    if not isinstance(api, str) or api not in APIS:
+        raise UsageError(f"--api must be one of {list(APIS)}, got {api!r}")
+    if with_model and api not in MODEL_APIS:
+        raise UsageError(
+            f"--model acts through --api {', '.join(MODEL_APIS[:-1])} or {MODEL_APIS[-1]}, "
+            f"got --api {api}: the raw core's observations are not those a policy learns from"
+        )
+
+
 def play(
     target: Target,
     *,
@@ -195,22 +280,27 @@ def play(
     behavior: str | None = None,
     record: str | os.PathLike[str] | None = None,
     progress: bool = True,
+    model: Any = None,
 ) -> PlayStats:
-    """Drives ``target`` with random mask-respecting actions through one adapter.
+    """Drives ``target`` through one adapter, with random actions or ``model``'s.
 
     Args:
         target: the environment (see :func:`~zooport.cli.targets.resolve_target`).
-        api: one of :data:`APIS`.
+        api: one of :data:`APIS` (:data:`MODEL_APIS` with a ``model``).
         steps: adapter steps (agent turns for ``aec``).
         seed: seeds the environment and the random actions.
         behavior: the behaviour for ``gym`` and ``vector`` (None: the only one).
         record: write an animated GIF of rgb_array frames there (needs Pillow).
         progress: show a progress bar on stderr.
+        model: a trained SB3 model (``predict``) whose deterministic actions drive the
+            agents instead of random ones; PettingZoo adapters then hand masks out in infos,
+            as on the route ``zooport train`` trains through.
 
     Raises:
-        UsageError: an unknown api, an adapter that does not apply, a missing Pillow, a
-            ``record`` path that cannot be written (found before the run), or an
-            environment that cannot render when ``record`` is given.
+        UsageError: an unknown api, an adapter that does not apply, a model whose spaces
+            are not the adapter's, a missing Pillow, a ``record`` path that cannot be
+            written (found before the run), or an environment that cannot render when
+            ``record`` is given.
         ArgumentError: ``seed`` is not an int >= 0.
 
     Example:
@@ -219,21 +309,23 @@ def play(
         >>> stats.steps, stats.agent_steps
         (30, 30)
     """
-    if not isinstance(api, str) or api not in APIS:
-        raise UsageError(f"--api must be one of {list(APIS)}, got {api!r}")
+    check_play_api(api, with_model=model is not None)
     if steps < 1:
         raise UsageError(f"--steps must be a positive int, got {steps}")
     seed = check_seed(seed, "play")
     if record is not None:
         require("PIL.Image", "plots", "--record")
         check_output_path(record, "--record", RECORD_SUFFIXES)
-    env = _build_adapter(target, api, behavior, record is not None)
-    actor = _RandomActor(np.random.default_rng(seed))
+    env = _build_adapter(target, api, behavior, record is not None, mask_in_info=model is not None)
+    rng = np.random.default_rng(seed)
+    actor: Any = _RandomActor(rng) if model is None else _PolicyActor(model)
     returns = EpisodeReturns()
     frames: list[np.ndarray | None] = []
     stride = max(1, math.ceil(steps / _MAX_FRAMES))
     agent_steps = 0
     try:
+        if model is not None:
+            _check_model_spaces(model, env, api, target.name)
         step = _make_stepper(env, api, seed, actor, returns)
         if record is not None:
             first = _frame_of(env, api)
@@ -253,11 +345,14 @@ def play(
             env.close()
     if record is not None:
         save_gif(frames, record, fps=30)
-    return PlayStats(target.name, api, steps, agent_steps, seconds, returns.finished, len(frames))
+    policy = "random" if model is None else type(model).__name__
+    return PlayStats(
+        target.name, api, steps, agent_steps, seconds, returns.finished, len(frames), policy
+    )
 
 
 def _make_stepper(
-    env: Any, api: str, seed: int, actor: _RandomActor, returns: EpisodeReturns
+    env: Any, api: str, seed: int, actor: Any, returns: EpisodeReturns
 ) -> Callable[[], int]:
     """Resets ``env`` and returns ``step() -> agent decisions acted on``."""
     if api == "raw":

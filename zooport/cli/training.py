@@ -13,7 +13,8 @@ Functions:
 
 stable-baselines3, sb3-contrib, SuperSuit and matplotlib are optional (``zooport[train]``,
 ``zooport[plots]``) and imported only when a function needs them. ``zooport train``
-(:mod:`zooport.cli.app`) prints what :func:`train` returns.
+(:mod:`zooport.cli.app`) prints what :func:`train` returns and saves its model
+(:mod:`zooport.cli.saved_model`); ``train(resume=path)`` continues training a saved one.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from zooport.cli.common import UsageError, require
+from zooport.cli.saved_model import load_model, read_model_info
 from zooport.cli.targets import Target
 from zooport.envs.arguments import check_seed
 from zooport.envs.capabilities import accepts_keyword, reset_seeded
@@ -58,6 +60,7 @@ class TrainResult:
         model: the trained SB3 model.
         eval_episodes: how many deterministic evaluation episodes ``mean_episode_reward``
             averages (0: it is the training episodes' mean).
+        behavior: the behaviour trained on the vector route (None on the PettingZoo route).
     """
 
     env: str
@@ -72,6 +75,7 @@ class TrainResult:
     episode_timesteps: list[int] = field(default_factory=list)
     model: Any = None
     eval_episodes: int = 0
+    behavior: str | None = None
 
     @property
     def solved(self) -> bool | None:
@@ -227,6 +231,7 @@ def train(
     ppo_kwargs: Mapping[str, Any] | None = None,
     copies: int = 1,
     stop_reward: float | None = None,
+    resume: str | os.PathLike[str] | None = None,
 ) -> TrainResult:
     """Trains SB3 PPO (MaskablePPO when the behaviour has action masks) on ``target``.
 
@@ -237,7 +242,7 @@ def train(
     Args:
         target: the environment (see :func:`~zooport.cli.targets.resolve_target`).
         api: ``"vector"`` or ``"parallel"``.
-        steps: total agent-steps (``total_timesteps``).
+        steps: agent-steps to train (``total_timesteps``; more of them with ``resume``).
         seed: seeds the environment and the model.
         behavior: the behaviour to train on the vector route (None: the only one).
         progress: SB3's progress bar (needs tqdm and rich).
@@ -257,10 +262,14 @@ def train(
             give agents longer episodes than one core with many.
         stop_reward: stop training once at least ``window`` episodes finished and the mean
             of the last ``window`` reaches this (None: train for all ``steps``).
+        resume: a model saved by ``zooport train --save``: it is loaded (its algorithm and
+            settings, its own ``num_timesteps``) and trains ``steps`` more agent-steps on
+            this environment, which must give its observation and action spaces.
 
     Raises:
-        UsageError: an unknown api, SB3/sb3-contrib not installed, hybrid actions, or spaces
-            the route cannot serve.
+        UsageError: an unknown api, SB3/sb3-contrib not installed, hybrid actions, spaces
+            the route cannot serve, or a ``resume`` model that does not fit the environment
+            (or with ``ppo_kwargs``, which only set up a new model).
         ArgumentError: ``seed`` is not an int >= 0, or ``eval_episodes`` a negative int.
     """
     if not isinstance(api, str) or api not in TRAIN_APIS:
@@ -275,7 +284,10 @@ def train(
         )
     if copies < 1 or (copies > 1 and api != "parallel"):
         raise UsageError(f"copies must be 1, or > 1 with api='parallel', got {copies} ({api})")
+    if resume is not None and ppo_kwargs:
+        raise UsageError("ppo_kwargs set up a new model; a resumed model keeps its own")
     require("stable_baselines3", "sb3", "train")
+    info = None if resume is None else read_model_info(resume, "--resume")
     from stable_baselines3 import PPO
     from stable_baselines3.common.callbacks import BaseCallback
 
@@ -318,9 +330,17 @@ def train(
 
     show_bar = progress and all(_importable(m) for m in ("tqdm", "rich"))
     try:
-        model = algorithm(policy, venv, seed=seed, verbose=0, **options)
+        if info is None:
+            model = algorithm(policy, venv, seed=seed, verbose=0, **options)
+        else:
+            model = load_model(resume, info, env=venv, option="--resume")
+            model.set_random_seed(seed)
+            algorithm = type(model)
         began = time.perf_counter()
-        model.learn(total_timesteps=steps, callback=Recorder(), progress_bar=show_bar)
+        model.learn(
+            total_timesteps=steps, callback=Recorder(), progress_bar=show_bar,
+            reset_num_timesteps=info is None,
+        )  # fmt: skip
         seconds = time.perf_counter() - began
         mean = float(np.mean(episodes[-window:])) if episodes else float("nan")
         evaluated = 0
@@ -334,9 +354,10 @@ def train(
     finally:
         with contextlib.suppress(Exception):
             venv.close()
+    trained = getattr(venv.venv, "behavior_name", None) if api == "vector" else None
     return TrainResult(
         target.name, api, algorithm.__name__, int(model.num_timesteps), seconds, mean,
-        target.expected_reward, curve, episodes, ends, model, evaluated,
+        target.expected_reward, curve, episodes, ends, model, evaluated, trained,
     )  # fmt: skip
 
 
