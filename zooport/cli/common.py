@@ -14,6 +14,7 @@ Functions:
     progress_bar: a tqdm (or rich) progress bar on stderr, or nothing.
     save_gif: rgb_array frames as an animated GIF (Pillow).
     sample_action: a random action of a Gymnasium space that respects an adapter's mask.
+    stack_observations: per-agent observations as one batch, as a policy takes them.
     random_core_step: one step of a core with random mask-respecting actions, rewards booked.
     rollout: drive one core with random mask-respecting actions; episode statistics.
 
@@ -28,7 +29,7 @@ import importlib
 import os
 import sys
 import time
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,7 @@ __all__ = [
     "progress_bar",
     "save_gif",
     "sample_action",
+    "stack_observations",
     "random_core_step",
     "rollout",
 ]
@@ -272,6 +274,19 @@ def sample_action(space: Any, mask: np.ndarray | None, rng: np.random.Generator)
             for key, sub in space.spaces.items()
         }
     return space.sample()
+
+
+def stack_observations(observations: Sequence[Any]) -> Any:
+    """Per-agent observations as one batch; ``Dict`` observations as a dict of batches.
+
+    Example:
+        >>> batch = stack_observations([{"x": np.zeros(2)}, {"x": np.ones(2)}])
+        >>> batch["x"].shape
+        (2, 2)
+    """
+    if isinstance(observations[0], Mapping):
+        return {k: np.stack([o[k] for o in observations]) for k in observations[0]}
+    return np.stack(observations)
 
 
 # --------------------------------------------------------------------------- random rollouts

@@ -36,6 +36,7 @@ from zooport.cli.common import (
     require,
     sample_action,
     save_gif,
+    stack_observations,
 )
 from zooport.cli.targets import Target
 from zooport.envs.arguments import check_seed
@@ -129,17 +130,10 @@ class _PolicyActor:
     def many(self, spaces: Sequence[Any], observations: Any, masks: Any) -> list:
         """One batched ``predict`` for every agent (a list of observations is stacked)."""
         if isinstance(observations, list):
-            observations = _stack(observations)
+            observations = stack_observations(observations)
         if isinstance(masks, list):
             masks = None if any(m is None for m in masks) else np.stack(masks)
         return list(self._predict(observations, masks))
-
-
-def _stack(observations: Sequence[Any]) -> Any:
-    """Per-agent observations as one batch (a dict of batches for Dict observations)."""
-    if isinstance(observations[0], dict):
-        return {k: np.stack([o[k] for o in observations]) for k in observations[0]}
-    return np.stack(observations)
 
 
 def _mask_of(obs: Any, info: Any) -> np.ndarray | None:

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from zooport.cli.common import UsageError, require
+from zooport.cli.common import UsageError, require, stack_observations
 from zooport.cli.saved_model import load_model, read_model_info
 from zooport.cli.targets import Target
 from zooport.envs.arguments import check_seed
@@ -420,7 +420,7 @@ def evaluate_parallel(
                 frames.append(env.render())
             while env.agents:
                 agents = list(env.agents)
-                batch = _stack([obs[a] for a in agents])
+                batch = stack_observations([obs[a] for a in agents])
                 options: dict[str, Any] = {"deterministic": deterministic}
                 if masked and "action_mask" in infos[agents[0]]:
                     options["action_masks"] = np.stack([infos[a]["action_mask"] for a in agents])
@@ -437,12 +437,6 @@ def evaluate_parallel(
     finally:
         env.close()
     return finished
-
-
-def _stack(observations: Sequence[Any]) -> Any:
-    if isinstance(observations[0], Mapping):
-        return {k: np.stack([o[k] for o in observations]) for k in observations[0]}
-    return np.stack(observations)
 
 
 def _importable(module: str) -> bool:
