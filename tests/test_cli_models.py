@@ -99,6 +99,30 @@ def test_play_parallel_with_a_masked_model_gives_it_the_masks(grid_model, monkey
     assert stats.episode_rewards == pytest.approx(finished) and finished
 
 
+def test_play_gym_and_aec_with_a_model_act_one_agent_at_a_time(basic_model):
+    from zooport.adapters import GymEnv
+    from zooport.envs.builtin import Basic
+
+    target = resolve_target("Basic", {"n_agents": 2, "max_steps": 4})
+    stats = play(target, api="gym", steps=12, seed=5, progress=False, model=basic_model)
+    # GymEnv serves one agent (n_agents=1, the single-agent plan); the policy acts on it.
+    env = GymEnv(Basic(n_agents=1, max_steps=4))
+    obs, _ = env.reset(seed=5)
+    finished, running = [], 0.0
+    for _ in range(12):
+        action, _ = basic_model.predict(obs, deterministic=True)
+        obs, reward, terminated, truncated, _ = env.step(action)
+        running += reward
+        if terminated or truncated:
+            finished.append(running)
+            running = 0.0
+            obs, _ = env.reset()
+    env.close()
+    assert (stats.agent_steps, stats.episode_rewards) == (12, pytest.approx(finished))
+    turns = play(target, api="aec", steps=16, seed=5, progress=False, model=basic_model)
+    assert turns.policy == "PPO" and 0 < turns.agent_steps <= 16 and turns.episodes >= 2
+
+
 def test_play_refuses_a_model_of_other_spaces(basic_model):
     with pytest.raises(UsageError, match="expected Tag through --api parallel to give the model"):
         play(resolve_target("Tag"), api="parallel", steps=2, progress=False, model=basic_model)
