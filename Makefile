@@ -36,7 +36,7 @@ bench-quick: $(STAMP)
 	$(PY) benchmarks/run.py --quick
 
 bench-pool: $(STAMP)
-	$(PY) benchmarks/pool.py
+	$(PY) -m zooport.cli.bench.pool
 
 # Millions of agent-steps per route: memory and a per-agent reward ledger (not a CI gate).
 soak: $(STAMP)

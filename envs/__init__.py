@@ -2,12 +2,16 @@
 
 Modules:
     base_env: ``ActionTuple``, ``ActionSpec``, ``BehaviorSpec``, ``DecisionSteps``, ``BaseEnv``...
+        (every name of ML-Agents' ``base_env``; the classes live in ``actions``, ``specs``
+        and ``steps``, by concern).
+    capabilities: what a factory or core supports (keywords, seeding), asked in one place.
     side_channel: ML-Agents' side channels, byte-compatible.
     exception: ML-Agents' exception names (``UnityException``, ``UnityActionException``...);
         zooport's errors are caught under them.
     batched_env: ``BatchedEnv``, the base class for writing a vectorised env.
     registry: ``default_registry`` and the registry entry classes (offline).
-    checker: ``check_base_env``, a conformance checker for any BaseEnv.
+    checker: ``check_base_env``, a conformance checker for any BaseEnv (its report in
+        ``checker_report``, its run in ``checker_run``).
     builtin: ``Basic``, ``BallBalance``, ``GridWorld``, ``Tag``, ``Collector``.
     core_pool: ``CorePool``, many cores in worker processes as one BaseEnv (imported on
         first use of the name: it loads multiprocessing).

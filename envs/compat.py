@@ -38,7 +38,6 @@ becomes ``interrupted``, missing group ids and group rewards are zeros, and an
 from __future__ import annotations
 
 import enum
-import inspect
 import sys
 import warnings
 from collections.abc import Callable, Mapping
@@ -60,6 +59,7 @@ from zooport.envs.base_env import (
     ObservationType,
     TerminalSteps,
 )
+from zooport.envs.capabilities import signature_parameters
 from zooport.errors import ArgumentTypeError, SpecError, UnknownAgentError, UnknownBehaviorError
 
 __all__ = ["LegacyBaseEnv", "LegacyApiWarning", "as_base_env", "is_legacy_env"]
@@ -138,11 +138,8 @@ def _steps_have_groups(legacy_spec: Any) -> bool | None:
     steps_class = getattr(module, "DecisionSteps", None)
     if steps_class is None or steps_class is DecisionSteps:
         return None
-    try:
-        parameters = inspect.signature(steps_class).parameters
-    except (TypeError, ValueError):
-        return None
-    return "group_id" in parameters
+    parameters = signature_parameters(steps_class)
+    return None if parameters is None else "group_id" in parameters
 
 
 def _spec_is_legacy(spec: Any) -> bool:

@@ -47,6 +47,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from zooport.envs.capabilities import keyword_parameters
 from zooport.errors import ArgumentTypeError, RegistryError
 
 if TYPE_CHECKING:
@@ -634,22 +635,3 @@ def builtin_entries() -> list[LocalRegistryEntry]:
 #: The registry the built-in environments are registered in.
 default_registry = ZooportEnvRegistry(builtin_entries())
 
-
-def keyword_parameters(target: Callable[..., Any] | None) -> set[str] | None:
-    """The keyword parameters of ``target``; None when it takes any (or is unknown).
-
-    Example:
-        >>> from zooport.envs.builtin.basic import Basic
-        >>> sorted(keyword_parameters(Basic))[:3]
-        ['max_steps', 'n_agents', 'reorder_agents']
-    """
-    if target is None:
-        return None
-    try:
-        parameters = inspect.signature(target).parameters.values()
-    except (TypeError, ValueError):
-        return None
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
-        return None
-    keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return {p.name for p in parameters if p.kind in keyword}

@@ -13,7 +13,7 @@ the core they are ``True`` in ``DecisionSteps.action_mask`` (ML-Agents' polarity
 available); ``SB3VecEnv.action_masks()`` hands them to MaskablePPO in its polarity (int8,
 1 = allowed), one row per agent. The observation is a ``Dict`` of the 5x5x3 top-view camera
 and the one-hot goal signal, hence ``MultiInputPolicy``; the camera goes through
-``zooport.demo.camera_cnn``, two 3x3 convolutions (the camera's spec declares its two spatial
+``zooport.cli.demo.camera_cnn``, two 3x3 convolutions (the camera's spec declares its two spatial
 dimensions translationally equivariant), which learns this task about three times faster
 than SB3's default MLP. The same masks reach Gymnasium (``info["action_mask"]``) and
 PettingZoo (``obs["action_mask"]``) users.
@@ -45,7 +45,7 @@ from sb3_contrib import MaskablePPO
 from stable_baselines3.common.vec_env import VecMonitor
 
 from zooport.adapters.sb3_vec_env import SB3VecEnv
-from zooport.demo import camera_cnn
+from zooport.cli.demo import camera_cnn
 from zooport.envs.builtin.grid_world import GridWorld
 
 FULL_BUDGET, SHORT_BUDGET = 450_560, 4_096

@@ -45,7 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-from zooport.play import sample_action
+from zooport.cli.common import sample_action
 
 
 def explain(missing: str, args: argparse.Namespace) -> None:

@@ -18,10 +18,10 @@ import pytest
 from bad_inputs_cases import CASES, CLI_CASES, KINDS, Case, entry_points
 from gymnasium.utils.env_checker import data_equivalence
 
-import zooport.play
-import zooport.targets
-import zooport.training
-from zooport.cli import main
+import zooport.cli.play
+import zooport.cli.targets
+import zooport.cli.training
+from zooport.cli.app import main
 from zooport.envs.builtin import Tag
 from zooport.errors import ZooportError
 
@@ -101,9 +101,9 @@ def test_cli_user_error(capsys, monkeypatch, argv, fragments, early):
         def no_work(*args, **kwargs):
             raise AssertionError("the run started before the mistake was found")
 
-        monkeypatch.setattr(zooport.play, "_build_adapter", no_work)
-        monkeypatch.setattr(zooport.training, "_training_env", no_work)
-        monkeypatch.setattr(zooport.targets.Target, "make", no_work)
+        monkeypatch.setattr(zooport.cli.play, "_build_adapter", no_work)
+        monkeypatch.setattr(zooport.cli.training, "_training_env", no_work)
+        monkeypatch.setattr(zooport.cli.targets.Target, "make", no_work)
     code = main(["--plain", *argv])
     out, err = capsys.readouterr()
     assert code == 2, err

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from zooport import ActionError, UnknownAgentError
+from zooport.envs.actions import _out_of_range
 from zooport.envs.base_env import (
     ActionSpec,
     ActionTuple,
@@ -27,7 +28,6 @@ from zooport.envs.base_env import (
     ObservationType,
     TerminalStep,
     TerminalSteps,
-    _out_of_range,
 )
 from zooport.envs.batched_env import BatchedEnv, StepResult
 

@@ -1,14 +1,14 @@
-"""The benchmark harness (``benchmarks/``): it runs every route and reports what it measured.
+"""The benchmark harness (``zooport.cli.bench``): it runs every route and reports its measures.
 
-A smoke test runs ``benchmarks/run.py --quick`` once, for N=2, on the two trivial cores (which
-between them run every route), and checks the two markdown tables and the JSON; the report's
-arithmetic (ratios, per-agent-step costs, target marks) is checked on hand-made measurements.
-No timing is asserted: benchmarks never gate CI on absolute times.
+A smoke test runs ``benchmarks/run.py --quick`` (the checkout's front to it) once, for N=2,
+on the two trivial cores (which between them run every route), and checks the two markdown
+tables and the JSON; the report's arithmetic (ratios, per-agent-step costs, target marks) is
+checked on hand-made measurements. No timing is asserted: benchmarks never gate CI on
+absolute times.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -22,13 +22,10 @@ BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
 
 def _load_run() -> ModuleType:
-    # run.py puts benchmarks/ on sys.path itself (for harness, routes, trivial_core).
-    spec = importlib.util.spec_from_file_location("zooport_benchmarks_run", BENCHMARKS / "run.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    # The harness ships in the package; benchmarks/run.py is a thin front to its main.
+    from zooport.cli.bench import run
+
+    return run
 
 
 @pytest.fixture(scope="module")

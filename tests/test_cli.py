@@ -14,14 +14,13 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-from zooport import cli
-from zooport.cli import main
-from zooport.demo import rollout
+from zooport.cli.app import main
+from zooport.cli.common import rollout, sample_action
+from zooport.cli.play import play
+from zooport.cli.targets import resolve_target
+from zooport.cli.training import train
 from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.envs.registry import default_registry
-from zooport.play import play, sample_action
-from zooport.targets import resolve_target
-from zooport.training import train
 
 #: A user's module: a good env, one whose step raises, one with a wrong observation dtype,
 #: one whose step never returns.
@@ -280,7 +279,7 @@ def test_play_errors_are_one_line(capsys, monkeypatch, user_module):
         ([], ["the following arguments are required: COMMAND"]),
         (["info", "no_such_module_xyz:make"], ["cannot import 'no_such_module_xyz'"]),
         (["info", "zooport.cli:nothing"], ["module 'zooport.cli' has no attribute 'nothing'"]),
-        (["info", "zooport.cli:APIS"], ["zooport.cli:APIS is a tuple, not a callable"]),
+        (["info", "zooport.cli.play:APIS"], ["zooport.cli.play:APIS is a tuple, not a callable"]),
         (["check", "Basic", "--only", "nope"], ["--only takes checker names among"]),
         (["check", "Basic", "--timeout", "-1"], ["--timeout takes seconds >= 0", "got -1.0"]),
         (["train", "Collector", "--steps", "8"], ["hybrid actions; SB3 has no policy"]),
@@ -353,7 +352,7 @@ def test_check_subprocess_reports_broken_env_without_traceback(user_module):
 # ---------------------------------------------------------------------- bench
 
 
-def test_bench_runs_the_repository_harness(capsys, tmp_path):
+def test_bench_runs_the_packaged_harness(capsys, tmp_path):
     path = tmp_path / "bench.json"
     code, out, err = run(capsys, "bench", "--quick", "--n", "1", "--envs", "Trivial",
                          "--routes", "raw", "--json", str(path))  # fmt: skip
@@ -364,14 +363,13 @@ def test_bench_runs_the_repository_harness(capsys, tmp_path):
     assert results[0]["agent_steps_per_s"] > 0
 
 
-def test_bench_errors(capsys, monkeypatch, tmp_path):
+def test_bench_errors(capsys):
     code, _, err = run(capsys, "bench", "--envs", "Nope")
     assert_one_line_error(
         code, err, "--envs takes names among ['BallBalance', 'Trivial', 'TrivialEndless']"
     )
-    monkeypatch.setattr(cli, "bench_script_candidates", lambda: [tmp_path / "run.py"])
-    code, _, err = run(capsys, "bench", "--quick")
-    assert_one_line_error(code, err, "benchmarks/run.py, which is not here")
+    code, _, err = run(capsys, "bench", "--routes", "raw", "Nope")
+    assert_one_line_error(code, err, "--routes takes names among", "got ['Nope']")
 
 
 # ---------------------------------------------------------------------- train

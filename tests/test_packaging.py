@@ -21,8 +21,10 @@ def _declared_packages() -> list[str]:
 
 def test_every_package_directory_is_declared() -> None:
     """A new subpackage that pyproject.toml does not list would be missing from a wheel."""
-    found = {"zooport"}
-    for top, mapped in (("envs", "zooport.envs"), ("adapters", "zooport.adapters")):
+    found = set()
+    for top, mapped in (
+        ("zooport", "zooport"), ("envs", "zooport.envs"), ("adapters", "zooport.adapters")
+    ):
         for dirpath, _, files in os.walk(ROOT / top):
             if "__init__.py" in files and "__pycache__" not in dirpath:
                 rel = Path(dirpath).relative_to(ROOT / top)

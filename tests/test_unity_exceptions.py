@@ -22,6 +22,7 @@ import pytest
 import zooport
 from zooport.adapters import GymEnv, PettingZooParallelEnv
 from zooport.adapters.wrappers.composition import WrapperOrderError
+from zooport.cli.common import UsageError
 from zooport.envs import exception
 from zooport.envs.base_env import ActionTuple
 from zooport.envs.builtin.basic import Basic
@@ -42,7 +43,6 @@ from zooport.errors import (
     UnknownBehaviorError,
     ZooportError,
 )
-from zooport.targets import UsageError
 
 NAMES = [
     "UnityException",

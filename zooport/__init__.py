@@ -3,7 +3,9 @@
 ``zooport.envs`` holds the batched ``BaseEnv`` API (ML-Agents' names and semantics), side
 channels, the registry, the ``BatchedEnv`` authoring base and the built-in environments.
 ``zooport.adapters`` turns any such core into a Gymnasium env, a Gymnasium or SB3 vector env,
-or a PettingZoo Parallel/AEC env.
+or a PettingZoo Parallel/AEC env. ``zooport.checks`` runs every upstream checker on a core's
+factory; ``zooport.cli`` is the ``zooport`` command line and the programs it runs (nothing
+else imports it).
 
 Importing zooport registers the built-in environments with Gymnasium (``zooport/<Name>-v0``)
 and never touches the network.

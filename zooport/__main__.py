@@ -1,5 +1,5 @@
-"""``python -m zooport``: the ``zooport`` command line."""
+"""``python -m zooport``: the ``zooport`` command line (:mod:`zooport.cli`)."""
 
-from zooport.cli import main
+from zooport.cli.app import main
 
 raise SystemExit(main())

@@ -13,7 +13,8 @@ Functions:
 
 stable-baselines3, sb3-contrib, SuperSuit and matplotlib are optional (``zooport[train]``,
 ``zooport[plots]``) and imported only when a function needs them. ``zooport train``
-(:mod:`zooport.cli`) prints what :func:`train` returns.
+(:mod:`zooport.cli.app`) prints what :func:`train` returns and saves its model
+(:mod:`zooport.cli.saved_model`); ``train(resume=path)`` continues training a saved one.
 """
 
 from __future__ import annotations
@@ -29,9 +30,12 @@ from typing import Any
 
 import numpy as np
 
+from zooport.cli.common import UsageError, require, stack_observations
+from zooport.cli.saved_model import load_model, read_model_info
+from zooport.cli.targets import Target
 from zooport.envs.arguments import check_seed
+from zooport.envs.capabilities import accepts_keyword, reset_seeded
 from zooport.errors import ArgumentError
-from zooport.targets import Target, UsageError, require, reset_core
 
 __all__ = ["TRAIN_APIS", "TrainResult", "train", "evaluate_parallel", "plot_curve"]
 
@@ -56,6 +60,7 @@ class TrainResult:
         model: the trained SB3 model.
         eval_episodes: how many deterministic evaluation episodes ``mean_episode_reward``
             averages (0: it is the training episodes' mean).
+        behavior: the behaviour trained on the vector route (None on the PettingZoo route).
     """
 
     env: str
@@ -70,6 +75,7 @@ class TrainResult:
     episode_timesteps: list[int] = field(default_factory=list)
     model: Any = None
     eval_episodes: int = 0
+    behavior: str | None = None
 
     @property
     def solved(self) -> bool | None:
@@ -165,7 +171,7 @@ def _training_env(
 
     core = target.make_seeded(seed) if workers is None else _pool(target, seed, workers)
     try:
-        reset_core(core, seed)
+        reset_seeded(core, seed)
         names = list(core.behavior_specs)
         chosen = names if api == "parallel" else [behavior or names[0]]
         if api == "vector" and behavior is None and len(names) > 1:
@@ -199,7 +205,6 @@ def _pool(target: Target, seed: int, workers: int) -> Any:
     """``workers`` copies of the target's core in a CorePool, core ``i`` seeded ``seed + i``."""
     import functools
 
-    from zooport.checks import accepts_keyword
     from zooport.envs.core_pool import CorePool
     from zooport.errors import ZooportError
 
@@ -250,6 +255,7 @@ def train(
     copies: int = 1,
     stop_reward: float | None = None,
     workers: int | None = None,
+    resume: str | os.PathLike[str] | None = None,
 ) -> TrainResult:
     """Trains SB3 PPO (MaskablePPO when the behaviour has action masks) on ``target``.
 
@@ -258,9 +264,9 @@ def train(
     observation and one action space, through SuperSuit with ``termination_mode="any"``.
 
     Args:
-        target: the environment (see :func:`~zooport.targets.resolve_target`).
+        target: the environment (see :func:`~zooport.cli.targets.resolve_target`).
         api: ``"vector"`` or ``"parallel"``.
-        steps: total agent-steps (``total_timesteps``).
+        steps: agent-steps to train (``total_timesteps``; more of them with ``resume``).
         seed: seeds the environment and the model.
         behavior: the behaviour to train on the vector route (None: the only one).
         progress: SB3's progress bar (needs tqdm and rich).
@@ -282,10 +288,14 @@ def train(
             of the last ``window`` reaches this (None: train for all ``steps``).
         workers: train on this many copies of the core, stepped in parallel in a
             :class:`~zooport.envs.CorePool` (copy ``i`` seeded ``seed + i``); None: one core.
+        resume: a model saved by ``zooport train --save``: it is loaded (its algorithm and
+            settings, its own ``num_timesteps``) and trains ``steps`` more agent-steps on
+            this environment, which must give its observation and action spaces.
 
     Raises:
-        UsageError: an unknown api, SB3/sb3-contrib not installed, hybrid actions, or spaces
-            the route cannot serve.
+        UsageError: an unknown api, SB3/sb3-contrib not installed, hybrid actions, spaces
+            the route cannot serve, or a ``resume`` model that does not fit the environment
+            (or with ``ppo_kwargs``, which only set up a new model).
         ArgumentError: ``seed`` is not an int >= 0, or ``eval_episodes`` a negative int.
     """
     if not isinstance(api, str) or api not in TRAIN_APIS:
@@ -300,7 +310,10 @@ def train(
         )
     if copies < 1 or (copies > 1 and api != "parallel"):
         raise UsageError(f"copies must be 1, or > 1 with api='parallel', got {copies} ({api})")
+    if resume is not None and ppo_kwargs:
+        raise UsageError("ppo_kwargs set up a new model; a resumed model keeps its own")
     require("stable_baselines3", "sb3", "train")
+    info = None if resume is None else read_model_info(resume, "--resume")
     from stable_baselines3 import PPO
     from stable_baselines3.common.callbacks import BaseCallback
 
@@ -345,9 +358,17 @@ def train(
 
     show_bar = progress and all(_importable(m) for m in ("tqdm", "rich"))
     try:
-        model = algorithm(policy, venv, seed=seed, verbose=0, **options)
+        if info is None:
+            model = algorithm(policy, venv, seed=seed, verbose=0, **options)
+        else:
+            model = load_model(resume, info, env=venv, option="--resume")
+            model.set_random_seed(seed)
+            algorithm = type(model)
         began = time.perf_counter()
-        model.learn(total_timesteps=steps, callback=Recorder(), progress_bar=show_bar)
+        model.learn(
+            total_timesteps=steps, callback=Recorder(), progress_bar=show_bar,
+            reset_num_timesteps=info is None,
+        )  # fmt: skip
         seconds = time.perf_counter() - began
         mean = float(np.mean(episodes[-window:])) if episodes else float("nan")
         evaluated = 0
@@ -361,9 +382,10 @@ def train(
     finally:
         with contextlib.suppress(Exception):
             venv.close()
+    trained = getattr(venv.venv, "behavior_name", None) if api == "vector" else None
     return TrainResult(
         target.name, api, algorithm.__name__, int(model.num_timesteps), seconds, mean,
-        target.expected_reward, curve, episodes, ends, model, evaluated,
+        target.expected_reward, curve, episodes, ends, model, evaluated, trained,
     )  # fmt: skip
 
 
@@ -408,11 +430,9 @@ def evaluate_parallel(
     Returns:
         The return of every agent episode that finished, in order of finishing.
     """
-    import inspect
-
     from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 
-    masked = "action_masks" in inspect.signature(model.predict).parameters
+    masked = accepts_keyword(model.predict, "action_masks")
     env = PettingZooParallelEnv(
         core, termination_mode="all", mask_in_info=True, max_cycles=max_cycles,
         render_mode=None if frames is None else "rgb_array",
@@ -428,7 +448,7 @@ def evaluate_parallel(
                 frames.append(env.render())
             while env.agents:
                 agents = list(env.agents)
-                batch = _stack([obs[a] for a in agents])
+                batch = stack_observations([obs[a] for a in agents])
                 options: dict[str, Any] = {"deterministic": deterministic}
                 if masked and "action_mask" in infos[agents[0]]:
                     options["action_masks"] = np.stack([infos[a]["action_mask"] for a in agents])
@@ -445,12 +465,6 @@ def evaluate_parallel(
     finally:
         env.close()
     return finished
-
-
-def _stack(observations: Sequence[Any]) -> Any:
-    if isinstance(observations[0], Mapping):
-        return {k: np.stack([o[k] for o in observations]) for k in observations[0]}
-    return np.stack(observations)
 
 
 def _importable(module: str) -> bool:

@@ -14,10 +14,10 @@ import multiprocessing
 from typing import Any
 
 import numpy as np
-from costly_core import CostlyCore
-from harness import Route, RouteUnavailable
-from trivial_core import TrivialCore
 
+from zooport.cli.bench.costly_core import CostlyCore
+from zooport.cli.bench.harness import Route, RouteUnavailable
+from zooport.cli.bench.trivial_core import TrivialCore
 from zooport.envs.base_env import ActionTuple
 from zooport.envs.core_pool import CorePool
 

@@ -1,0 +1,421 @@
+"""Actions: the batch a policy sends and the layout a behaviour declares.
+
+Classes:
+    ActionTuple: a batch of continuous and discrete actions.
+    ActionSpec: the action layout of a behaviour (continuous size, discrete branches).
+
+Functions:
+    random_actions: uniform random actions of any action spec that never pick an action
+        the mask forbids.
+
+Part of the ``BaseEnv`` API: import these from :mod:`zooport.envs.base_env`, which holds
+every name of ML-Agents' ``mlagents_envs.base_env``. Every check here runs before any cast,
+so no value can wrap or truncate into a valid action.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from zooport.errors import ActionError, ArgumentError
+
+__all__ = ["ActionTuple", "ActionSpec", "random_actions"]
+
+
+_FLOAT32 = np.dtype(np.float32)
+_INT32 = np.dtype(np.int32)
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+_INT32_MIN, _INT32_MAX = int(np.iinfo(np.int32).min), int(np.iinfo(np.int32).max)
+
+
+@functools.lru_cache(maxsize=64)
+def _number_kind(dtype: np.dtype) -> str:
+    """``"floating"``, ``"integer"`` or ``""`` (np.issubdtype is ~0.5 us a call)."""
+    if np.issubdtype(dtype, np.floating):
+        return "floating"
+    return "integer" if np.issubdtype(dtype, np.integer) else ""
+
+
+def _as_2d_array(values: Any, dtype: type, part: str, where: str) -> np.ndarray:
+    """Converts ``values`` to a 2-D array of ``dtype`` without silently changing a value."""
+    if (
+        type(values) is np.ndarray
+        and values.ndim == 2
+        and values.dtype is (_FLOAT32 if dtype is np.float32 else _INT32)
+    ):
+        # The common case (a policy's float32 or int32 batch) needs no conversion or check.
+        return values
+    try:
+        array = np.asarray(values)
+    except (ValueError, TypeError) as exc:  # ragged nested lists and the like
+        raise ActionError(
+            f"{where}: expected a rectangular array of {part} actions, got a "
+            f"{type(values).__name__} numpy cannot convert: {exc}"
+        ) from None
+    if array.ndim != 2:
+        raise ActionError(
+            f"{where}: expected {part} actions of rank 2 (n_agents, size), "
+            f"got rank {array.ndim} with shape {array.shape}"
+        )
+    kind = _number_kind(array.dtype)
+    if dtype is np.float32:
+        if not kind:
+            raise ActionError(
+                f"{where}: expected numeric continuous actions, got dtype {array.dtype}"
+            )
+        if kind == "floating" and array.dtype.itemsize > 4 and array.size:
+            # A float64 beyond float32's range would become inf (with a RuntimeWarning).
+            finite = array[np.isfinite(array)]
+            if finite.size and np.max(np.abs(finite)) > _FLOAT32_MAX:
+                raise ActionError(
+                    f"{where}: expected {part} actions within float32 range, got "
+                    f"{finite[np.argmax(np.abs(finite))]}"
+                )
+        return array.astype(np.float32, copy=False)
+    if kind == "integer":
+        _check_int32_range(array, where)
+        return array.astype(np.int32, copy=False)
+    if kind == "floating" and array.size:
+        # A float that is a whole number is accepted; 1.5 would be silently truncated.
+        if not np.all(np.isfinite(array)) or not np.all(array == np.round(array)):
+            raise ActionError(
+                f"{where}: expected integer discrete actions, got non-integral values "
+                f"of dtype {array.dtype}"
+            )
+        _check_int32_range(array, where)
+        return array.astype(np.int32)
+    if array.size == 0:
+        return array.astype(np.int32)
+    raise ActionError(f"{where}: expected integer discrete actions, got dtype {array.dtype}")
+
+
+def _check_int32_range(array: np.ndarray, where: str) -> None:
+    # Casting 2**32 + 1 to int32 would silently give 1, a valid action.
+    if array.size and not np.can_cast(array.dtype, np.int32):
+        # As Python numbers: comparing a float16 with 2**31 in numpy overflows (a warning).
+        low, high = array.min().item(), array.max().item()
+        if low < _INT32_MIN or high > _INT32_MAX:
+            bad = low if low < _INT32_MIN else high
+            raise ActionError(f"{where}: expected discrete actions within int32 range, got {bad}")
+
+
+class ActionTuple:
+    """A batch of actions: ``continuous`` (n, c) float32 and ``discrete`` (n, d) int32.
+
+    A missing part is filled with an empty ``(n, 0)`` array of the right dtype.
+
+    Example:
+        >>> import numpy as np
+        >>> a = ActionTuple(discrete=np.array([[1], [0]]))
+        >>> a.discrete.dtype, a.continuous.shape
+        (dtype('int32'), (2, 0))
+    """
+
+    __slots__ = ("_continuous", "_discrete")
+
+    def __init__(self, continuous: Any = None, discrete: Any = None) -> None:
+        self._continuous: np.ndarray | None = None
+        self._discrete: np.ndarray | None = None
+        if continuous is not None:
+            self.add_continuous(continuous)
+        if discrete is not None:
+            self.add_discrete(discrete)
+
+    @classmethod
+    def _trusted(cls, continuous: np.ndarray, discrete: np.ndarray) -> ActionTuple:
+        """Wraps arrays known to be (n, c) float32 and (n, d) int32, without checks.
+
+        For a core's own action buffers, which it hands to its simulation every step: the
+        checks of ``__init__`` would cost more than the rest of the wrapping.
+        """
+        action = cls.__new__(cls)
+        action._continuous = continuous
+        action._discrete = discrete
+        return action
+
+    @property
+    def continuous(self) -> np.ndarray:
+        """The continuous part, shape (n_agents, continuous_size), float32."""
+        if self._continuous is None:
+            return np.zeros((0, 0), dtype=np.float32)
+        return self._continuous
+
+    @property
+    def discrete(self) -> np.ndarray:
+        """The discrete part, shape (n_agents, n_branches), int32."""
+        if self._discrete is None:
+            return np.zeros((0, 0), dtype=np.int32)
+        return self._discrete
+
+    @property
+    def discrete_dtype(self) -> type:
+        """The dtype discrete actions are stored as."""
+        return np.int32
+
+    def add_continuous(self, continuous: Any) -> None:
+        """Sets the continuous part; it must be a 2-D numeric array."""
+        array = _as_2d_array(continuous, np.float32, "continuous", "ActionTuple")
+        self._check_batch(array, self._discrete, "continuous")
+        self._continuous = array
+        if self._discrete is None:
+            self._discrete = np.zeros((array.shape[0], 0), dtype=np.int32)
+
+    def add_discrete(self, discrete: Any) -> None:
+        """Sets the discrete part; it must be a 2-D integer array."""
+        array = _as_2d_array(discrete, np.int32, "discrete", "ActionTuple")
+        self._check_batch(array, self._continuous, "discrete")
+        self._discrete = array
+        if self._continuous is None:
+            self._continuous = np.zeros((array.shape[0], 0), dtype=np.float32)
+
+    @staticmethod
+    def _check_batch(new: np.ndarray, other: np.ndarray | None, part: str) -> None:
+        # The filler of the other part is (n, 0); only a real part may disagree.
+        if other is not None and other.shape[1] > 0 and other.shape[0] != new.shape[0]:
+            raise ActionError(
+                f"ActionTuple: the {part} part has {new.shape[0]} rows but the other part "
+                f"has {other.shape[0]}"
+            )
+
+    def __len__(self) -> int:
+        return max(self.continuous.shape[0], self.discrete.shape[0])
+
+    def __repr__(self) -> str:
+        return f"ActionTuple(continuous={self.continuous!r}, discrete={self.discrete!r})"
+
+
+class ActionSpec(NamedTuple):
+    """The action layout of a behaviour.
+
+    Attributes:
+        continuous_size: number of continuous actions, each in [-1, 1] by convention.
+        discrete_branches: the number of choices in each discrete branch.
+
+    Example:
+        >>> spec = ActionSpec.create_hybrid(2, (3, 2))
+        >>> spec.discrete_size, spec.is_continuous(), spec.is_discrete()
+        (2, False, False)
+        >>> spec.empty_action(4).discrete.shape
+        (4, 2)
+    """
+
+    continuous_size: int
+    discrete_branches: tuple[int, ...]
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, ActionSpec)
+            and self.continuous_size == other.continuous_size
+            and tuple(self.discrete_branches) == tuple(other.discrete_branches)
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.continuous_size, tuple(self.discrete_branches)))
+
+    def is_discrete(self) -> bool:
+        """True when the spec has discrete branches and no continuous actions."""
+        return self.discrete_size > 0 and self.continuous_size == 0
+
+    def is_continuous(self) -> bool:
+        """True when the spec has continuous actions and no discrete branches."""
+        return self.discrete_size == 0 and self.continuous_size > 0
+
+    @property
+    def discrete_size(self) -> int:
+        """The number of discrete branches."""
+        return len(self.discrete_branches)
+
+    def empty_action(self, n_agents: int) -> ActionTuple:
+        """Zero actions for ``n_agents`` agents."""
+        return ActionTuple(
+            continuous=np.zeros((n_agents, self.continuous_size), dtype=np.float32),
+            discrete=np.zeros((n_agents, self.discrete_size), dtype=np.int32),
+        )
+
+    def random_action(
+        self, n_agents: int, rng: np.random.Generator | None = None
+    ) -> ActionTuple:
+        """Uniform random actions; pass ``rng`` (a ``numpy.random.Generator``) to seed them."""
+        if rng is None:
+            continuous = np.random.uniform(-1.0, 1.0, size=(n_agents, self.continuous_size))
+            columns = [np.random.randint(0, b, size=n_agents) for b in self.discrete_branches]
+        else:
+            continuous = rng.uniform(-1.0, 1.0, size=(n_agents, self.continuous_size))
+            columns = [rng.integers(0, b, size=n_agents) for b in self.discrete_branches]
+        discrete = (
+            np.stack(columns, axis=1).astype(np.int32)
+            if columns
+            else np.zeros((n_agents, 0), dtype=np.int32)
+        )
+        return ActionTuple(continuous=continuous.astype(np.float32), discrete=discrete)
+
+    def _validate_action(
+        self, actions: ActionTuple, n_agents: int | None, name: str
+    ) -> ActionTuple:
+        """Checks a batch against this spec; raises :class:`ActionError` naming ``name``.
+
+        Shapes, finiteness of continuous values and the range of every discrete branch are
+        checked. ``n_agents=None`` accepts any batch size.
+        """
+        if not isinstance(actions, ActionTuple):
+            raise ActionError(
+                f"behavior {name!r}: expected an ActionTuple, got {type(actions).__name__}"
+            )
+        continuous_size, discrete_size = self.continuous_size, len(self.discrete_branches)
+        n = len(actions) if n_agents is None else n_agents
+        continuous, discrete = actions.continuous, actions.discrete
+        if continuous_size == 0 and continuous.shape[1]:
+            raise ActionError(
+                f"behavior {name!r} has no continuous actions, got a continuous part of "
+                f"shape {continuous.shape}"
+            )
+        if discrete_size == 0 and discrete.shape[1]:
+            raise ActionError(
+                f"behavior {name!r} has no discrete actions, got a discrete part of "
+                f"shape {discrete.shape}"
+            )
+        expected = (n, continuous_size)
+        if continuous_size and continuous.shape != expected:
+            raise ActionError(
+                f"behavior {name!r} needs continuous actions of shape {expected} "
+                f"(n_agents, continuous_size), got {continuous.shape}"
+            )
+        expected = (n, discrete_size)
+        if discrete_size and discrete.shape != expected:
+            raise ActionError(
+                f"behavior {name!r} needs discrete actions of shape {expected} "
+                f"(n_agents, n_branches), got {discrete.shape}"
+            )
+        # count_nonzero is the cheapest numpy reduction (all() and any() cost ~1 us each).
+        if continuous_size and np.count_nonzero(np.isfinite(continuous)) != continuous.size:
+            bad = np.argwhere(~np.isfinite(continuous))[0]
+            raise ActionError(
+                f"behavior {name!r}: continuous actions must be finite, got "
+                f"{continuous[tuple(bad)]} at row {bad[0]}, column {bad[1]}"
+            )
+        # A spec built by hand may hold its branches in a list; the caches need a tuple.
+        branch_sizes = tuple(self.discrete_branches)
+        if discrete_size and discrete.size and _out_of_range(discrete, branch_sizes):
+            branches = _branch_array(branch_sizes)
+            row, col = np.argwhere((discrete < 0) | (discrete >= branches))[0]
+            raise ActionError(
+                f"behavior {name!r}: discrete branch {col} takes values in "
+                f"[0, {branches[col] - 1}], got {discrete[row, col]} at row {row}"
+            )
+        if continuous.shape[0] != n or discrete.shape[0] != n:
+            # Fill the absent part with the right empty shape so cores can index it.
+            actions = ActionTuple(
+                continuous=continuous if continuous_size else np.zeros((n, 0), np.float32),
+                discrete=discrete if discrete_size else np.zeros((n, 0), np.int32),
+            )
+        return actions
+
+    @staticmethod
+    def create_continuous(continuous_size: int) -> ActionSpec:
+        """A spec with ``continuous_size`` continuous actions and no discrete branches."""
+        return ActionSpec(_check_size(continuous_size, "continuous_size"), ())
+
+    @staticmethod
+    def create_discrete(discrete_branches: tuple[int, ...]) -> ActionSpec:
+        """A spec with the given discrete branches and no continuous actions."""
+        return ActionSpec(0, _check_branches(discrete_branches))
+
+    @staticmethod
+    def create_hybrid(continuous_size: int, discrete_branches: tuple[int, ...]) -> ActionSpec:
+        """A spec with both continuous actions and discrete branches."""
+        return ActionSpec(
+            _check_size(continuous_size, "continuous_size"), _check_branches(discrete_branches)
+        )
+
+
+_BRANCH_ARRAYS: dict[tuple[int, ...], np.ndarray] = {}
+_BRANCH_TOPS: dict[tuple[int, ...], np.uint32 | np.ndarray] = {}
+
+
+def _branch_array(branches: tuple[int, ...]) -> np.ndarray:
+    """The branch sizes as an array, built once per distinct spec (validation is hot)."""
+    array = _BRANCH_ARRAYS.get(branches)
+    if array is None:
+        array = _BRANCH_ARRAYS[branches] = np.asarray(branches)
+        array.setflags(write=False)
+    return array
+
+
+def _out_of_range(discrete: np.ndarray, branches: tuple[int, ...]) -> bool:
+    """True if a value of the (n, len(branches)) int32 ``discrete`` is outside its branch.
+
+    Viewed as uint32, a negative int32 is >= 2**31, above every branch's largest value
+    (clipped to 2**31 - 1, the largest int32), so one comparison checks both bounds. When
+    every branch has the same size the bound is a scalar: broadcasting a (d,) bound over
+    the rows costs several microseconds at large n.
+    """
+    if discrete.dtype is not _INT32:
+        bounds = _branch_array(branches)
+        return bool(discrete.min() < 0 or (discrete.max(axis=0) >= bounds).any())
+    tops = _BRANCH_TOPS.get(branches)
+    if tops is None:
+        clipped = [min(size - 1, _INT32_MAX) for size in branches]
+        if len(set(clipped)) == 1:
+            tops = np.uint32(clipped[0])
+        else:
+            tops = np.array(clipped, dtype=np.uint32)
+            tops.setflags(write=False)
+        _BRANCH_TOPS[branches] = tops
+    return np.count_nonzero(discrete.view(np.uint32) > tops) > 0
+
+
+def _check_size(value: int, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ArgumentError(f"Expected {what} to be a non-negative int, actually: {value!r}")
+    return int(value)
+
+
+def _check_branches(branches: tuple[int, ...]) -> tuple[int, ...]:
+    branches = tuple(branches)
+    for b in branches:
+        if isinstance(b, bool) or not isinstance(b, (int, np.integer)) or b < 1:
+            raise ArgumentError(
+                f"Expected every discrete branch size to be a positive int, actually: {branches}"
+            )
+    return tuple(int(b) for b in branches)
+
+
+def random_actions(
+    action_spec: Any,
+    n_agents: int,
+    rng: np.random.Generator,
+    action_mask: Any = None,
+) -> ActionTuple:
+    """Uniform random actions for ``n_agents`` agents that never pick a masked action.
+
+    Continuous actions are uniform in [-1, 1]; each discrete branch picks uniformly among
+    the actions its mask allows. A row whose every action is masked (a broken environment,
+    which ``check_base_env`` reports) gets action 0.
+
+    Args:
+        action_spec: any spec with ``continuous_size`` and ``discrete_branches`` (zooport's
+            or ML-Agents' own).
+        n_agents: the number of rows.
+        rng: the random generator.
+        action_mask: ML-Agents' masks (one ``(n_agents, branch_size)`` bool array per
+            branch, True = NOT available), or None.
+
+    Example:
+        >>> spec = ActionSpec.create_discrete((3,))
+        >>> mask = [np.array([[True, True, False]])]  # only action 2 is available
+        >>> random_actions(spec, 1, np.random.default_rng(0), mask).discrete.tolist()
+        [[2]]
+    """
+    branches = tuple(int(b) for b in action_spec.discrete_branches)
+    continuous = rng.uniform(-1.0, 1.0, size=(n_agents, int(action_spec.continuous_size)))
+    discrete = np.zeros((n_agents, len(branches)), dtype=np.int32)
+    for b, size in enumerate(branches):
+        scores = rng.random((n_agents, size))
+        if action_mask is not None:
+            # A masked action can never win: allowed scores are in [0, 1), masked ones -1.
+            scores = np.where(np.asarray(action_mask[b], dtype=bool), -1.0, scores)
+        discrete[:, b] = np.argmax(scores, axis=1)
+    return ActionTuple._trusted(continuous.astype(np.float32), discrete)

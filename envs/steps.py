@@ -1,0 +1,196 @@
+"""Steps: the batches of agents a behaviour hands out after each step.
+
+Classes:
+    DecisionStep, DecisionSteps: agents that request a decision (one / a batch).
+    TerminalStep, TerminalSteps: agents whose episode ended (one / a batch).
+
+Part of the ``BaseEnv`` API: import these from :mod:`zooport.envs.base_env`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from zooport.envs.specs import AgentId, BehaviorSpec
+from zooport.errors import UnknownAgentError
+
+__all__ = ["DecisionStep", "DecisionSteps", "TerminalStep", "TerminalSteps"]
+
+
+class DecisionStep(NamedTuple):
+    """One agent that requests a decision."""
+
+    obs: list[np.ndarray]
+    reward: float
+    agent_id: AgentId
+    action_mask: list[np.ndarray] | None
+    group_id: int
+    group_reward: float
+
+
+class TerminalStep(NamedTuple):
+    """One agent whose episode ended; ``interrupted`` means truncated, not terminated."""
+
+    obs: list[np.ndarray]
+    reward: float
+    interrupted: bool
+    agent_id: AgentId
+    group_id: int
+    group_reward: float
+
+
+class _StepsBase(Mapping):
+    """Shared indexing of DecisionSteps and TerminalSteps by agent id.
+
+    The fields are kept as given: arrays, or Python lists as ML-Agents' own tests build
+    them (``agent_id=list(range(n))``); iteration, ``in`` and ``[agent_id]`` work on both.
+    """
+
+    obs: list[np.ndarray]
+    agent_id: np.ndarray
+    _agent_id_to_index: dict[AgentId, int] | None
+
+    def _id_list(self) -> list[AgentId]:
+        """The agent ids as Python ints, whether ``agent_id`` is an array or a list."""
+        ids = self.agent_id
+        return ids.tolist() if type(ids) is np.ndarray else np.asarray(ids).tolist()
+
+    @property
+    def agent_id_to_index(self) -> dict[AgentId, int]:
+        """A dict from agent id to its row in the batch (built once, on first use)."""
+        if self._agent_id_to_index is None:
+            ids = self._id_list()
+            self._agent_id_to_index = dict(zip(ids, range(len(ids)), strict=True))
+        return self._agent_id_to_index
+
+    def _index_of(self, agent_id: AgentId) -> int:
+        try:
+            return self.agent_id_to_index[agent_id]
+        except (KeyError, TypeError):
+            raise UnknownAgentError(
+                f"agent_id {agent_id!r} is not present in the {type(self).__name__}; "
+                f"present: {self._id_list()}"
+            ) from None
+
+    def __len__(self) -> int:
+        return len(self.agent_id)
+
+    # Mapping's own __contains__/get catch only KeyError; an absent id is not an error here.
+    def __contains__(self, agent_id: object) -> bool:
+        try:
+            return agent_id in self.agent_id_to_index
+        except TypeError:
+            return False
+
+    def get(self, agent_id: AgentId, default: Any = None) -> Any:
+        """The step of ``agent_id``, or ``default`` when it is not in the batch."""
+        return self[agent_id] if agent_id in self else default
+
+    def __iter__(self) -> Iterator[AgentId]:
+        yield from self._id_list()
+
+
+class DecisionSteps(_StepsBase):
+    """The batch of agents of one behaviour that request a decision.
+
+    Attributes:
+        obs: one array per observation spec, each of shape (n_agents, *spec.shape).
+        reward: (n_agents,) float32, the reward since the agent's previous decision.
+        agent_id: (n_agents,) int32.
+        action_mask: one (n_agents, branch_size) bool array per discrete branch, or None;
+            True means the action is NOT available.
+        group_id: (n_agents,) int32, 0 when the agent is in no group.
+        group_reward: (n_agents,) float32.
+    """
+
+    def __init__(
+        self,
+        obs: list[np.ndarray],
+        reward: np.ndarray,
+        agent_id: np.ndarray,
+        action_mask: list[np.ndarray] | None,
+        group_id: np.ndarray,
+        group_reward: np.ndarray,
+    ) -> None:
+        self.obs = obs
+        self.reward = reward
+        self.agent_id = agent_id
+        self.action_mask = action_mask
+        self.group_id = group_id
+        self.group_reward = group_reward
+        self._agent_id_to_index = None
+
+    def __getitem__(self, agent_id: AgentId) -> DecisionStep:
+        i = self._index_of(agent_id)
+        mask = None if self.action_mask is None else [m[i] for m in self.action_mask]
+        return DecisionStep(
+            obs=[o[i] for o in self.obs],
+            reward=self.reward[i],
+            agent_id=agent_id,
+            action_mask=mask,
+            group_id=self.group_id[i],
+            group_reward=self.group_reward[i],
+        )
+
+    @staticmethod
+    def empty(spec: BehaviorSpec) -> DecisionSteps:
+        """An empty batch with the observation shapes of ``spec``."""
+        return DecisionSteps(
+            obs=[np.zeros((0, *s.shape), dtype=np.float32) for s in spec.observation_specs],
+            reward=np.zeros(0, dtype=np.float32),
+            agent_id=np.zeros(0, dtype=np.int32),
+            action_mask=None,
+            group_id=np.zeros(0, dtype=np.int32),
+            group_reward=np.zeros(0, dtype=np.float32),
+        )
+
+
+class TerminalSteps(_StepsBase):
+    """The batch of agents of one behaviour whose episode ended since the last step.
+
+    Attributes are those of :class:`DecisionSteps` without ``action_mask``, plus
+    ``interrupted``: (n_agents,) bool, True when the episode was cut short (truncated).
+    """
+
+    def __init__(
+        self,
+        obs: list[np.ndarray],
+        reward: np.ndarray,
+        interrupted: np.ndarray,
+        agent_id: np.ndarray,
+        group_id: np.ndarray,
+        group_reward: np.ndarray,
+    ) -> None:
+        self.obs = obs
+        self.reward = reward
+        self.interrupted = interrupted
+        self.agent_id = agent_id
+        self.group_id = group_id
+        self.group_reward = group_reward
+        self._agent_id_to_index = None
+
+    def __getitem__(self, agent_id: AgentId) -> TerminalStep:
+        i = self._index_of(agent_id)
+        return TerminalStep(
+            obs=[o[i] for o in self.obs],
+            reward=self.reward[i],
+            interrupted=self.interrupted[i],
+            agent_id=agent_id,
+            group_id=self.group_id[i],
+            group_reward=self.group_reward[i],
+        )
+
+    @staticmethod
+    def empty(spec: BehaviorSpec) -> TerminalSteps:
+        """An empty batch with the observation shapes of ``spec``."""
+        return TerminalSteps(
+            obs=[np.zeros((0, *s.shape), dtype=np.float32) for s in spec.observation_specs],
+            reward=np.zeros(0, dtype=np.float32),
+            interrupted=np.zeros(0, dtype=bool),
+            agent_id=np.zeros(0, dtype=np.int32),
+            group_id=np.zeros(0, dtype=np.int32),
+            group_reward=np.zeros(0, dtype=np.float32),
+        )

@@ -1,0 +1,428 @@
+"""The ``zooport`` command line: list, inspect, play, check, benchmark and train environments.
+
+Functions:
+    main: the entry point (``zooport = "zooport.cli.app:main"``; also ``python -m zooport``).
+    build_parser: the argument parser with its six subcommands.
+
+Subcommands (``zooport <command> --help`` for each)::
+
+    zooport list
+    zooport info ENV [--kwargs JSON]
+    zooport play ENV [--api raw|gym|vector|parallel|aec] [--steps N] [--seed S]
+                     [--behavior NAME] [--model PATH] [--record out.gif] [--kwargs JSON]
+    zooport check ENV [--kwargs JSON] [--only NAME ...] [--strict] [--timeout SECONDS]
+    zooport bench [--quick] [--json PATH] [--n N ...] [--envs NAME ...] [--routes NAME ...]
+                  [--workers K]
+    zooport train ENV [--api vector|parallel] [--steps N] [--seed S] [--plot out.png]
+                      [--save PATH] [--resume PATH] [--workers K]
+
+ENV is a registry id, ``package.module:factory`` (the working directory first on the module
+search path, as with ``python -m``) or ``path/to/file.py:factory``.
+
+Each subcommand is declared by one ``_<name>_command`` function: its parser, its options
+and its handler (``set_defaults(run=...)``), so an option is one ``add_argument`` there and
+its use in the handler. What the handlers run is in the modules beside this one:
+:mod:`~zooport.cli.describe` (list, info), :mod:`~zooport.cli.play`,
+:mod:`~zooport.checks`, :mod:`~zooport.cli.bench`, :mod:`~zooport.cli.training` and
+:mod:`~zooport.cli.saved_model`, whose optional dependencies (SB3, torch, matplotlib,
+Pillow) are imported only when a run needs them.
+
+Errors a user can cause print one line to stderr and exit with status 2; ``check`` exits 1
+when a checker failed. Tables use ``rich`` when it is installed and stdout is a terminal,
+plain text otherwise (or with ``--plain``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from zooport.checks import MAX_TIMEOUT, one_line
+from zooport.cli.common import Output, UsageError, check_output_path, require
+from zooport.cli.describe import cmd_info, cmd_list
+from zooport.cli.play import APIS, check_play_api, play
+from zooport.cli.saved_model import ModelInfo, load_model, read_model_info, save_model, save_path
+from zooport.cli.targets import parse_kwargs, resolve_target
+from zooport.cli.training import TRAIN_APIS, plot_curve, train
+
+__all__ = ["main", "build_parser"]
+
+
+# --------------------------------------------------------------------------- arguments
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line on stderr and exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        command = self.prog.partition(" ")[2]
+        raise UsageError(f"{command}: {message}" if command else message)
+
+
+def _int_at_least(minimum: int, what: str) -> Any:
+    """An argparse type: an int >= ``minimum``, else a one-line error naming ``what``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {value}")
+        return value
+
+    parse.__name__ = what  # argparse names the type in some messages
+    return parse
+
+
+_positive = _int_at_least(1, "a positive int")
+_count = _int_at_least(0, "an int >= 0")
+_seed = _int_at_least(0, "a seed (an int >= 0)")
+
+_ENV_HELP = "a registry id, package.module:factory or path/to/file.py:factory"
+
+
+def _env_arguments(parser: argparse.ArgumentParser) -> None:
+    """ENV and ``--kwargs``: what every subcommand that works on one environment takes."""
+    parser.add_argument("env", metavar="ENV", help=_ENV_HELP)
+    parser.add_argument("--kwargs", metavar="JSON", help="keyword arguments of the factory")
+
+
+def _show_progress(args: argparse.Namespace) -> bool:
+    """A progress bar unless ``--no-progress`` or stderr is not a terminal (pipes, CI logs)."""
+    return not args.no_progress and sys.stderr.isatty()
+
+
+def _given_kwargs(args: argparse.Namespace) -> dict[str, Any] | None:
+    """``--kwargs`` as a dict, or None when it was not given."""
+    return None if args.kwargs is None else parse_kwargs(args.kwargs)
+
+
+# --------------------------------------------------------------------------- list, info
+
+
+def _list_command(commands: Any) -> None:
+    commands.add_parser("list", help="registered environments and their specs").set_defaults(
+        run=cmd_list
+    )
+
+
+def _info_command(commands: Any) -> None:
+    info = commands.add_parser("info", help="behaviour specs, side channels and adapters of ENV")
+    _env_arguments(info)
+    info.set_defaults(run=cmd_info)
+
+
+# --------------------------------------------------------------------------- play
+
+
+def _play_command(commands: Any) -> None:
+    play_ = commands.add_parser(
+        "play", help="random mask-respecting actions, or a trained model's, through an adapter"
+    )
+    _env_arguments(play_)
+    play_.add_argument(
+        "--api", choices=APIS, help="the adapter (default raw; with --model its training route)"
+    )
+    play_.add_argument("--steps", type=_positive, default=1000, help="adapter steps (1000)")
+    play_.add_argument("--seed", type=_seed, default=0)
+    play_.add_argument("--behavior", help="the behaviour for --api gym/vector")
+    play_.add_argument(
+        "--model", metavar="PATH", help="a model saved by `zooport train --save` acts instead"
+    )
+    play_.add_argument("--record", metavar="GIF", help="write an animated GIF of the frames")
+    play_.add_argument("--no-progress", action="store_true", help="no progress bar")
+    play_.set_defaults(run=_cmd_play)
+
+
+def _cmd_play(args: argparse.Namespace, out: Output) -> int:
+    info = None if args.model is None else read_model_info(args.model, "--model")
+    if info is None:
+        kwargs, api, behavior = _given_kwargs(args) or {}, args.api or "raw", args.behavior
+    else:
+        kwargs, api, behavior = info.options_for(
+            args.env, _given_kwargs(args), args.api, args.behavior
+        )
+    check_play_api(api, with_model=info is not None)
+    target = resolve_target(args.env, kwargs)
+    model = None if info is None else load_model(args.model, info)
+    stats = play(
+        target, api=api, steps=args.steps, seed=args.seed, behavior=behavior,
+        record=args.record, progress=_show_progress(args), model=model,
+    )  # fmt: skip
+    rate = stats.agent_steps / stats.seconds if stats.seconds > 0 else float("inf")
+    policy = "" if model is None else f" ({stats.policy} from {args.model}, deterministic)"
+    out.line(
+        f"{stats.env} via {stats.api}{policy}: {stats.steps} steps, {stats.agent_steps} "
+        f"agent-steps in {stats.seconds:.2f} s ({rate:,.0f} agent-steps/s)"
+    )
+    expected = target.expected_reward
+    rewards = stats.episode_rewards
+    summary = (
+        f"mean episode reward {stats.mean_episode_reward:.3f} "
+        f"(min {min(rewards):.3f}, max {max(rewards):.3f})"
+        if rewards
+        else "no episode finished"
+    )
+    out.line(
+        f"episodes finished: {stats.episodes}; {summary}; expected reward (trained): "
+        f"{'-' if expected is None else f'{expected:g}'}"
+    )
+    if args.record:
+        out.line(f"wrote {stats.frames} frames to {args.record}")
+    return 0
+
+
+# --------------------------------------------------------------------------- check
+
+
+def _check_command(commands: Any) -> None:
+    check = commands.add_parser("check", help="run every applicable checker on ENV")
+    _env_arguments(check)
+    check.add_argument("--only", nargs="+", metavar="NAME", help="checkers to run (default all)")
+    check.add_argument("--seed", type=_seed, default=0)
+    check.add_argument("--steps", type=int, default=200, help="check_base_env steps (200)")
+    check.add_argument("--cycles", type=int, default=100, help="PettingZoo num_cycles (100)")
+    check.add_argument("--strict", action="store_true", help="a checker that warns fails")
+    check.add_argument(
+        "--timeout", type=float, default=600.0, metavar="SECONDS",
+        help="a checker still running after this long fails (600; 0 = no limit)",
+    )  # fmt: skip
+    check.add_argument("-v", "--verbose", action="store_true", help="list warnings and details")
+    check.set_defaults(run=_cmd_check)
+
+
+def _cmd_check(args: argparse.Namespace, out: Output) -> int:
+    from zooport.checks import CHECKERS, run_checkers
+
+    unknown = [c for c in args.only or () if c not in CHECKERS]
+    if unknown:
+        raise UsageError(f"--only takes checker names among {list(CHECKERS)}, got {unknown}")
+    if args.steps < 1 or args.cycles < 1:
+        raise UsageError(f"--steps and --cycles must be positive, got {args.steps}, {args.cycles}")
+    if not 0 <= args.timeout <= MAX_TIMEOUT:
+        # Beyond MAX_TIMEOUT the platform's timer overflows; inf and nan are no durations.
+        raise UsageError(
+            f"--timeout takes seconds >= 0 and <= {MAX_TIMEOUT} (0: no limit), got {args.timeout}"
+        )
+    target = resolve_target(args.env, parse_kwargs(args.kwargs))
+    report = run_checkers(
+        target.factory, name=target.name, only=args.only, seed=args.seed, steps=args.steps,
+        cycles=args.cycles, single_agent=target.gym_preset, warnings_as_errors=args.strict,
+        timeout=args.timeout or None,
+    )  # fmt: skip
+    if out.console is not None:
+        out.table(["checker", "status", "warnings", "message"], report.rows(),
+                  title=report.format(show_warnings=False).splitlines()[0])  # fmt: skip
+        if args.verbose:
+            for line in report.warning_lines():
+                out.line(line)
+    else:
+        out.line(report.format(show_warnings=args.verbose))
+    if args.verbose:
+        for result in report.results:
+            if result.details:
+                out.line(f"\n{result.label}:\n{result.details}")
+    return 0 if report.passed else 1
+
+
+# --------------------------------------------------------------------------- bench
+
+
+def _bench_command(commands: Any) -> None:
+    bench = commands.add_parser("bench", help="the adapter benchmark table (zooport.cli.bench)")
+    bench.add_argument("--quick", action="store_true", help="seconds, for CI")
+    bench.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    bench.add_argument("--n", type=int, nargs="+", help="agent counts")
+    bench.add_argument("--envs", nargs="+", metavar="NAME", help="benchmark environments")
+    bench.add_argument("--routes", nargs="+", metavar="NAME", help="routes to measure")
+    bench.add_argument("--workers", type=_positive, metavar="K",
+                       help="instead: the CorePool benchmark with K cores (zooport.cli.bench.pool)")
+    bench.set_defaults(run=_cmd_bench)
+
+
+def _cmd_bench(args: argparse.Namespace, out: Output) -> int:
+    if args.workers is not None:
+        return _bench_pool(args)
+    from zooport.cli.bench import run as benchmark
+
+    for option, known in (("envs", benchmark.ENVS), ("routes", benchmark.ROUTE_NAMES)):
+        bad = [c for c in getattr(args, option) or () if c not in known]
+        if bad:
+            raise UsageError(f"--{option} takes names among {sorted(known)}, got {bad}")
+    if args.n is not None and any(n < 1 for n in args.n):
+        raise UsageError(f"--n takes positive agent counts, got {args.n}")
+    if args.json:
+        check_output_path(args.json, "--json")
+    argv = ["--quick"] if args.quick else []
+    if args.json:
+        argv += ["--json", args.json]
+    for option in ("n", "envs", "routes"):
+        values = getattr(args, option)
+        if values:
+            argv += [f"--{option}", *map(str, values)]
+    return int(benchmark.main(argv) or 0)
+
+
+def _bench_pool(args: argparse.Namespace) -> int:
+    """``zooport bench --workers K``: the CorePool benchmark (:mod:`zooport.cli.bench.pool`)."""
+    from zooport.cli.bench import pool as benchmark
+
+    if args.envs or args.routes:
+        raise UsageError("--envs and --routes belong to the adapter benchmark, not --workers")
+    if args.n is not None and any(n < 1 for n in args.n):
+        raise UsageError(f"--n takes positive agent counts, got {args.n}")
+    if args.json:
+        check_output_path(args.json, "--json")
+    argv = ["--workers", str(args.workers), *(["--quick"] if args.quick else [])]
+    if args.json:
+        argv += ["--json", args.json]
+    if args.n:
+        argv += ["--n", *map(str, args.n)]
+    return int(benchmark.main(argv) or 0)
+
+
+# --------------------------------------------------------------------------- train
+
+
+def _train_command(commands: Any) -> None:
+    train_ = commands.add_parser("train", help="SB3 PPO (MaskablePPO with masks) on ENV")
+    _env_arguments(train_)
+    train_.add_argument(
+        "--api", choices=TRAIN_APIS, help="the route (default vector; with --resume its own)"
+    )
+    train_.add_argument("--steps", type=_positive, default=100_000, help="agent-steps (100000)")
+    train_.add_argument("--seed", type=_seed, default=0)
+    train_.add_argument("--behavior", help="the behaviour to train (--api vector)")
+    train_.add_argument("--plot", metavar="PNG", help="write the learning curve (matplotlib)")
+    train_.add_argument(
+        "--save", metavar="PATH", help="write the trained model (SB3's zip; .zip if no suffix)"
+    )
+    train_.add_argument(
+        "--resume", metavar="PATH", help="train a model saved with --save for --steps more"
+    )
+    train_.add_argument("--eval-episodes", type=_count, default=0,
+                        help="deterministic evaluation episodes after training")  # fmt: skip
+    train_.add_argument("--workers", type=_positive, metavar="K",
+                        help="K copies of the core stepped in parallel (a CorePool)")
+    train_.add_argument("--no-progress", action="store_true", help="no progress bar")
+    train_.set_defaults(run=_cmd_train)
+
+
+def _cmd_train(args: argparse.Namespace, out: Output) -> int:
+    # Every output path and the model to resume are checked before the run starts.
+    if args.plot:
+        require("matplotlib", "plots", "--plot")
+        check_output_path(args.plot, "--plot", _plot_suffixes())
+    save = None if args.save is None else save_path(args.save)
+    info = None if args.resume is None else read_model_info(args.resume, "--resume")
+    if info is None:
+        kwargs, api, behavior = _given_kwargs(args) or {}, args.api or "vector", args.behavior
+    else:
+        kwargs, api, behavior = info.options_for(
+            args.env, _given_kwargs(args), args.api, args.behavior
+        )
+    target = resolve_target(args.env, kwargs)
+    result = train(
+        target, api=api, steps=args.steps, seed=args.seed, behavior=behavior,
+        progress=_show_progress(args), eval_episodes=args.eval_episodes, resume=args.resume,
+        workers=args.workers,
+    )  # fmt: skip
+    expected = "-" if result.expected_reward is None else f"{result.expected_reward:g}"
+    verdict = {True: "reached", False: "below", None: "no target"}[result.solved]
+    out.table(
+        ["env", "api", "algorithm", "steps", "seconds", "agent-steps/s", "mean episode reward",
+         "expected reward", "verdict"],
+        [[result.env, result.api, result.algorithm, str(result.timesteps), f"{result.seconds:.1f}",
+          f"{result.agent_steps_per_second:,.0f}", f"{result.mean_episode_reward:.3f}", expected,
+          verdict]],
+    )  # fmt: skip
+    if args.plot:
+        plot_curve(result, args.plot)
+        out.line(f"wrote the learning curve to {args.plot}")
+    if save is not None:
+        from zooport import __version__
+
+        saved = ModelInfo(
+            env=target.name, kwargs=target.kwargs, api=result.api, behavior=result.behavior,
+            algorithm=result.algorithm, seed=args.seed, timesteps=result.timesteps,
+            zooport_version=__version__,
+        )  # fmt: skip
+        out.line(f"saved the model to {save_model(result.model, save, saved)}")
+    return 0
+
+
+def _plot_suffixes() -> list[str]:
+    """The file suffixes matplotlib writes (``.png``, ``.svg``, ``.pdf``, ...)."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    return [f".{kind}" for kind in FigureCanvasBase.get_supported_filetypes()]
+
+
+# --------------------------------------------------------------------------- main
+
+#: The subcommands, in the order ``--help`` lists them.
+_COMMANDS = (
+    _list_command,
+    _info_command,
+    _play_command,
+    _check_command,
+    _bench_command,
+    _train_command,
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``zooport`` argument parser with its six subcommands."""
+    parser = _Parser(
+        prog="zooport",
+        description="One batched multi-agent simulation, every RL library.",
+    )
+    parser.add_argument("--plain", action="store_true", help="plain-text tables, never rich")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for declare in _COMMANDS:
+        declare(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the ``zooport`` command line; returns the exit status.
+
+    Example:
+        >>> main(["--plain", "info", "NoSuchEnv"])
+        2
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    try:
+        args = build_parser().parse_args(argv)
+        return args.run(args, Output(args.plain))
+    except UsageError as exc:
+        if debug:
+            raise
+        print(f"zooport: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("zooport: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader went away (`zooport list | head -1`)
+        with contextlib.suppress(OSError, ValueError):
+            # Python flushes stdout at exit; point it at devnull so that is silent too.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, as a shell reports it
+    except SystemExit as exc:  # --help, or a benchmark that exits
+        return exc.code if isinstance(exc.code, int) else 0
+    except Exception as exc:
+        if debug:
+            raise
+        print(f"zooport: {one_line(exc)} (run with --debug for the traceback)", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

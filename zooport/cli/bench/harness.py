@@ -1,0 +1,192 @@
+"""Timing in the style of PufferLib and EnvPool: pre-sampled actions, warm-up, medians.
+
+Classes:
+    Route: one way to step N agents (the raw core, an adapter, a peer vectoriser).
+    RouteUnavailable: raised by a route builder that cannot run here (with the reason).
+    Measurement: the throughput of one route at one agent count.
+
+Functions:
+    measure_case: builds the routes of one (env, N) case, warms each up, then times them in
+        interleaved runs (so load from other processes hits every route alike) and returns
+        the median agent-steps/s of each.
+    machine_info: the interpreter, library versions and CPU, for the report.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Route", "RouteUnavailable", "Measurement", "Budget", "measure_case", "machine_info"]
+
+
+class RouteUnavailable(Exception):
+    """A route that cannot be measured in this installation; the message says why."""
+
+
+@dataclass
+class Route:
+    """A prepared way to step ``n`` agents.
+
+    Attributes:
+        name: the column name in the report.
+        n: agents stepped per call of ``step``.
+        step: ``step(i)`` performs one step with the i-th pre-sampled action batch.
+        close: releases the route's environments.
+        counts_agents: ``step`` returns how many agents it stepped (routes whose agent
+            count varies); otherwise every step counts ``n``.
+    """
+
+    name: str
+    n: int
+    step: Callable[[int], Any]
+    close: Callable[[], Any] = lambda: None
+    counts_agents: bool = False
+
+
+@dataclass
+class Measurement:
+    """One route at one agent count."""
+
+    env: str
+    n: int
+    route: str
+    agent_steps_per_s: float | None
+    runs: list[float] = field(default_factory=list)
+    steps_per_run: int = 0
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How long to measure.
+
+    Attributes:
+        warmup_steps: steps before the timed runs (caches and allocators settle), stopped
+            early after ``warmup_seconds``; their mean duration calibrates the run length.
+        runs: timed runs per route; the median is reported.
+        seconds_per_run: the target duration of one run; steps per run are calibrated from
+            the warm-up, so slow routes (the peers at N=1024) take few steps.
+        min_steps, max_steps: bounds on the steps of one run.
+    """
+
+    warmup_steps: int = 20
+    warmup_seconds: float = 0.5
+    runs: int = 5
+    seconds_per_run: float = 0.25
+    min_steps: int = 3
+    max_steps: int = 20_000
+
+
+def _time(
+    route: Route, steps: int, start: int, clock: Callable[[], float]
+) -> tuple[float, int]:
+    """(seconds, agent-steps) of ``steps`` steps."""
+    step = route.step
+    if route.counts_agents:
+        agents = 0
+        begin = clock()
+        for i in range(start, start + steps):
+            agents += step(i)
+        return clock() - begin, agents
+    begin = clock()
+    for i in range(start, start + steps):
+        step(i)
+    return clock() - begin, route.n * steps
+
+
+def measure_case(
+    env: str,
+    n: int,
+    builders: Sequence[tuple[str, Callable[[], Route]]],
+    budget: Budget,
+    log: Callable[[str], Any] = print,
+    clock: Callable[[], float] = time.perf_counter,
+) -> list[Measurement]:
+    """Measures every route of one (env, n) case; unavailable routes carry their reason.
+
+    ``clock`` is wall time by default; ``time.process_time`` (CPU time of this process)
+    is steadier on a machine other jobs load, since every route runs in this process.
+    """
+    routes: list[Route] = []
+    results: dict[str, Measurement] = {}
+    steps: dict[str, int] = {}
+    for name, build in builders:
+        try:
+            route = build()
+        except RouteUnavailable as exc:
+            results[name] = Measurement(env, n, name, None, note=f"skipped: {exc}")
+            log(f"  {env} N={n} {name}: skipped ({exc})")
+            continue
+        # Warm-up (capped in time: a peer route at N=1024 takes ~0.1 s a step), which also
+        # calibrates how many steps make a run of the wanted duration.
+        _time(route, 1, 0, clock)
+        spent, done = 0.0, 0
+        while done < budget.warmup_steps and spent < budget.warmup_seconds:
+            spent += _time(route, 1, done, clock)[0]
+            done += 1
+        per_step = spent / done
+        wanted = math.ceil(budget.seconds_per_run / max(per_step, 1e-9))
+        steps[name] = min(max(wanted, budget.min_steps), budget.max_steps)
+        routes.append(route)
+        results[name] = Measurement(env, n, name, None, steps_per_run=steps[name])
+    try:
+        for run in range(budget.runs):
+            for route in routes:
+                gc.collect()
+                start = run * steps[route.name]
+                elapsed, agent_steps = _time(route, steps[route.name], start, clock)
+                results[route.name].runs.append(agent_steps / elapsed)
+    finally:
+        for route in routes:
+            route.close()
+    for route in routes:
+        m = results[route.name]
+        m.agent_steps_per_s = statistics.median(m.runs)
+        log(f"  {env} N={n} {route.name}: {m.agent_steps_per_s:,.0f} agent-steps/s")
+    return [results[name] for name, _ in builders]
+
+
+def machine_info() -> dict[str, Any]:
+    """What the numbers were measured on."""
+    import gymnasium
+    import numpy
+
+    info: dict[str, Any] = {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "processor": _cpu_name(),
+        "cpus": os.cpu_count(),
+        "numpy": numpy.__version__,
+        "gymnasium": gymnasium.__version__,
+    }
+    try:
+        import stable_baselines3
+
+        info["stable_baselines3"] = stable_baselines3.__version__
+    except ImportError:
+        info["stable_baselines3"] = None
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        load = None
+    info["load_average_1min"] = load
+    return info
+
+
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as stream:
+            for line in stream:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()

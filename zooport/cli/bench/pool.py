@@ -1,0 +1,193 @@
+"""Benchmarks CorePool: K cores in parallel against one process and against the peer routes.
+
+Run ``zooport bench --workers K`` (``make bench-pool``; ``python benchmarks/pool.py`` from a
+checkout). For N agents per core in {64, 1024} on
+:class:`~zooport.cli.bench.costly_core.CostlyCore` (a step costs 7 us of CPU per agent: about
+450 us at N=64), every route below steps the same K x N agents; agent-steps
+per second are the median of interleaved runs (wall clock: the work is spread over
+processes), then:
+
+- ``pool/1proc``: CorePool (sync, core 0 in this process) over the same K cores stepped one
+  after another in this process; target >= 1.7 at K=2 (the scaling efficiency is ratio / K);
+- ``vec/Async``, ``vec/Subproc``: ``BehaviorVectorEnv`` over the pool against Gymnasium's
+  ``AsyncVectorEnv(shared_memory=True)`` and SB3's ``SubprocVecEnv`` over one-agent
+  ``GymEnv``s (one process per agent, as a user of those has to); target >= 20;
+- ``pool/ML-Agents``: the pool against ML-Agents-style stepping: one process per core, actions
+  and pickled DecisionSteps/TerminalSteps over a pipe per worker (what ``SubprocVecEnv`` and
+  ML-Agents' ``SubprocessEnvManager`` do); target >= 2 at K=2;
+- async mode with one core 4x slower than the other: agent-steps/s of the agents that got a
+  decision, async (``min_ready=1``) over sync;
+- what a pool of one core costs per step over the core alone, on the trivial core at N=64
+  (target <= 30 us): core 0 in this process, and in a worker.
+
+The peers run ``min(K x N, --peer-envs)`` one-agent environments (default 8, one process
+each): on a machine with fewer CPUs than that, more processes cannot raise their
+agent-steps/s, only the time to start them. Ratios are measured in one run; absolute numbers
+depend on the machine and its load, and never gate CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from zooport.cli.bench.harness import Budget, Measurement, machine_info, measure_case
+from zooport.cli.bench.pool_routes import (
+    async_vector_env,
+    in_process,
+    mlagents_style,
+    pool,
+    slow_core_pool,
+    subproc_vec_env,
+    trivial_overhead,
+    vector_pool,
+)
+
+# --------------------------------------------------------------------------- the report
+
+
+def _rate(value: float | None) -> str:
+    if not value:
+        return "-"
+    for unit, scale in (("M", 1e6), ("k", 1e3)):
+        if value >= scale:
+            return f"{value / scale:.{1 if value < 10 * scale else 0}f}{unit}"
+    return f"{value:.0f}"
+
+
+def _mark(value: float | None, target: float) -> str:
+    if value is None:
+        return "-"
+    text = f"{value:.2f}x" if value < 10 else f"{value:.0f}x"
+    return f"{text} ({target:g} {'✓' if value >= target else '✗'})"
+
+
+#: The scaling table's route columns, then its ratio columns.
+COLUMNS = ("1proc", "CorePool", "CorePool (workers only)", "vec(CorePool)", "AsyncVectorEnv",
+           "SubprocVecEnv", "ML-Agents-style")  # fmt: skip
+RATIOS = ("pool/1proc", "efficiency", "vec/Async", "vec/Subproc", "pool/ML-Agents")
+SLOW = ("sync, one core 4x slower", "async, one core 4x slower")
+OVERHEAD = ("pool K=1 (in this process)", "pool K=1 (in a worker)")
+
+
+def _row(line: list[str]) -> str:
+    return "| " + " | ".join(line) + " |"
+
+
+def report(results: list[Measurement], k: int) -> str:
+    """The markdown tables and lines of one run with K cores."""
+    by = {(m.env, m.n, m.route): m.agent_steps_per_s for m in results}
+    counts = sorted({m.n for m in results if m.env == "scaling"})
+    header = ["N per core", *COLUMNS, *RATIOS]
+    lines = [_row(header), "|" + "---|" * len(header)]
+    notes = []
+    for n in counts:
+        rates = {c: by.get(("scaling", n, c)) for c in COLUMNS}
+
+        def ratio(a: str, b: str, rates: dict[str, float | None] = rates) -> float | None:
+            return rates[a] / rates[b] if rates[a] and rates[b] else None
+
+        scaling = ratio("CorePool", "1proc")
+        target = 1.7 if k == 2 else 0.85 * k
+        lines.append(_row([
+            str(n), *(_rate(rates[c]) for c in COLUMNS), _mark(scaling, target),
+            "-" if scaling is None else f"{scaling / k:.0%}",
+            _mark(ratio("vec(CorePool)", "AsyncVectorEnv"), 20),
+            _mark(ratio("vec(CorePool)", "SubprocVecEnv"), 20),
+            _mark(ratio("CorePool", "ML-Agents-style"), 2),
+        ]))  # fmt: skip
+        one, pooled = rates["1proc"], rates["CorePool"]
+        if one and pooled and k >= 2:
+            # One core's step, and what the pool adds per further core, from this run.
+            step = n / one
+            added = max((k * n / pooled - step) / (k - 1), 0.0)
+            model = ", ".join(
+                f"K={c}: {c * step / (step + (c - 1) * added):.1f}x" for c in (4, 8, 16)
+            )
+            notes.append(
+                f"N={n}: a core's step takes {step * 1e6:.0f} us and the pool adds "
+                f"{added * 1e6:.0f} us per further core; with a CPU per core, "
+                f"K * step / (step + (K - 1) * added) predicts {model}"
+            )
+    slow = [m for m in results if m.env == "slow core"]
+    if slow:
+        lines += ["", _row(["N per core", *SLOW, "async/sync"]), "|---|---|---|---|"]
+        for n in sorted({m.n for m in slow}):
+            sync, asynchronous = (by.get(("slow core", n, route)) for route in SLOW)
+            gain = f"{asynchronous / sync:.2f}x" if sync and asynchronous else "-"
+            lines.append(_row([str(n), _rate(sync), _rate(asynchronous), gain]))
+    alone = by.get(("overhead", 64, "Trivial"))
+    for route in OVERHEAD:
+        rate = by.get(("overhead", 64, route))
+        if alone and rate:
+            cost = (64 / rate - 64 / alone) * 1e6
+            notes.append(
+                f"{route} costs {cost:.1f} us per step more than the trivial core alone at "
+                f"N=64 ({64 / alone * 1e6:.1f} us a step) (target <= 30 us: "
+                f"{'✓' if cost <= 30 else '✗'})"
+            )
+    return "\n".join([*lines, "", *(f"- {note}" for note in notes)])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="seconds, for CI")
+    parser.add_argument("--workers", type=int, default=2, help="K, cores in the pool (2)")
+    parser.add_argument("--n", type=int, nargs="+", help="agents per core (64 1024)")
+    parser.add_argument("--peer-envs", type=int, default=8, help="one-agent envs of the peers")
+    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    args = parser.parse_args(argv)
+    k = args.workers
+    if k < 1:
+        parser.error(f"--workers takes a positive int, got {k}")
+    counts = args.n or ([4] if args.quick else [64, 1024])
+    peers = 2 if args.quick else args.peer_envs
+    budget = (
+        Budget(warmup_steps=3, warmup_seconds=0.05, runs=3, seconds_per_run=0.02, min_steps=2)
+        if args.quick
+        else Budget(warmup_steps=20, warmup_seconds=1.0, runs=5, seconds_per_run=0.5)
+    )
+    machine = machine_info()
+    log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+    began = time.perf_counter()
+    results: list[Measurement] = []
+    for n in counts:
+        builders = [
+            ("1proc", lambda n=n: in_process(k, n)),
+            ("CorePool", lambda n=n: pool(k, n)),
+            ("CorePool (workers only)", lambda n=n: pool(k, n, local_core=False)),
+            ("vec(CorePool)", lambda n=n: vector_pool(k, n)),
+            ("AsyncVectorEnv", lambda n=n: async_vector_env(k, n, peers)),
+            ("SubprocVecEnv", lambda n=n: subproc_vec_env(k, n, peers)),
+            ("ML-Agents-style", lambda n=n: mlagents_style(k, n)),
+        ]
+        results += measure_case("scaling", n, builders, budget, log=log)
+    if k >= 2:
+        n = counts[0]
+        results += measure_case("slow core", n, [
+            ("sync, one core 4x slower", lambda: slow_core_pool(k, n, "sync")),
+            ("async, one core 4x slower", lambda: slow_core_pool(k, n, "async")),
+        ], budget, log=log)  # fmt: skip
+    results += measure_case("overhead", 64, [
+        ("Trivial", lambda: trivial_overhead(None)),
+        ("pool K=1 (in this process)", lambda: trivial_overhead(True)),
+        ("pool K=1 (in a worker)", lambda: trivial_overhead(False)),
+    ], budget, log=log)  # fmt: skip
+    elapsed = time.perf_counter() - began
+    print(report(results, k))
+    start, end = machine["load_average_1min"], machine_info()["load_average_1min"]
+    load = "" if start is None or end is None else f"; 1-min load {start:.1f} -> {end:.1f}"
+    print(f"\nK={k}; agent-steps/s (wall clock), median of {budget.runs} interleaved runs; "
+          f"{elapsed:.0f} s on {machine['processor']}, {machine['cpus']} CPUs, "
+          f"Python {machine['python']}{load}")  # fmt: skip
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as stream:
+            json.dump({"machine": machine, "workers": k, "results": [vars(m) for m in results]},
+                      stream, indent=2)  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,352 @@
+"""The routes a benchmark compares, each built for one (env, N) case.
+
+Classes:
+    EnvCase: an environment to benchmark, and the routes that run on it.
+
+Functions:
+    route_builders: the ``(name, builder)`` pairs of every route for a case.
+
+Routes (column names of the report), in two groups:
+
+Vector routes (:data:`VECTOR_ROUTES`):
+    raw: the core itself: ``get_steps``, ``set_actions``, ``step``; the ceiling.
+    BehaviorVectorEnv, SB3VecEnv: zooport's vector adapters over ONE core with N agents.
+    SyncVectorEnv: Gymnasium's ``SyncVectorEnv`` over N single-agent ``GymEnv``s (N cores).
+    DummyVecEnv: SB3's ``DummyVecEnv`` over the same N ``GymEnv``s.
+
+Multi-agent routes (:data:`MULTI_AGENT_ROUTES`; each counts the agents that really acted):
+    raw: as above.
+    PettingZoo: ``PettingZooParallelEnv`` over one core, a dict of actions per step.
+    SuperSuit: SuperSuit's ``pettingzoo_env_to_vec_env_v1`` + ``concat_vec_envs_v1`` over
+        ``PettingZooParallelEnv`` (termination mode ``any``: SuperSuit needs a fixed agent
+        set, so every agent's episode ends when one's does).
+    AEC: ``PettingZooAECEnv`` over one core; one timed step is one cycle of turns, each turn
+        ``last()`` + ``step(action)`` (``step(None)`` for a finished agent); counts turns.
+    parallel_to_aec: PettingZoo's ``parallel_to_aec(PettingZooParallelEnv(core))`` (what a
+        PettingZoo user gets without a native AEC adapter), the same turn loop.
+    MultiAgentTask: ``MultiAgentTask.step_all`` with a dict of actions per cycle.
+    PettingZoo floor: no core and no adapter, only the Python work PettingZoo's Parallel
+        API asks of ANY adapter per step: the dict of N actions looked up and stacked into
+        one array, and five dicts of N entries, with a fresh observation row and a fresh
+        info dict per agent (3 keys). Its cost per agent-step is the floor under the
+        Parallel adapter's added cost on this machine.
+
+Every route pre-samples :data:`ACTION_BATCHES` batches of random actions before timing and
+cycles through them, so sampling is never timed; the dict routes get the dicts ready-made
+(a consumer's policy produces them; building them is not the adapter's cost). The peers use
+plain ``GymEnv`` objects (no ``gym.make`` wrappers): the cheapest form of the peer route, so
+ratios are conservative. A multi-agent episode that ends is reset inside the timed step (the
+reset is part of the route's cost, as it is for the vector routes' autoreset).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import repeat
+from operator import itemgetter
+from typing import Any
+
+import numpy as np
+
+from zooport.adapters.spaces import ActionLayout
+from zooport.cli.bench.harness import Route, RouteUnavailable
+from zooport.envs.base_env import ActionTuple
+
+__all__ = [
+    "ACTION_BATCHES",
+    "MULTI_AGENT_ROUTES",
+    "ROUTE_NAMES",
+    "VECTOR_ROUTES",
+    "EnvCase",
+    "route_builders",
+]
+
+#: Pre-sampled action batches per route (cycled through).
+ACTION_BATCHES = 32
+
+#: The routes of the vector table: a behaviour's agents as vector slots, and the peers.
+VECTOR_ROUTES = ("raw", "BehaviorVectorEnv", "SB3VecEnv", "SyncVectorEnv", "DummyVecEnv")
+
+#: The routes of the multi-agent table: PettingZoo's two APIs, SuperSuit, MultiAgentTask.
+MULTI_AGENT_ROUTES = (
+    "raw",
+    "PettingZoo",
+    "SuperSuit",
+    "AEC",
+    "parallel_to_aec",
+    "MultiAgentTask",
+    "PettingZoo floor",
+)
+
+#: Every route, in report order.
+ROUTE_NAMES = tuple(dict.fromkeys(VECTOR_ROUTES + MULTI_AGENT_ROUTES))
+
+
+@dataclass(frozen=True)
+class EnvCase:
+    """An environment to benchmark: ``make(n_agents, seed)`` returns a core.
+
+    Attributes:
+        name: the row label (and the ``--envs`` choice).
+        behavior: the behaviour whose agents are stepped.
+        make: ``make(n_agents, seed)`` returns a fresh core.
+        routes: the routes measured on this env (default: all).
+        every_agent_acts: no agent's episode ever ends, so every agent acts in every step
+            and the multi-agent routes count all N agents, as raw does: the per-agent-step
+            costs of the multi-agent routes (and their targets) are computed on such cases.
+    """
+
+    name: str
+    behavior: str
+    make: Callable[[int, int], Any]
+    routes: tuple[str, ...] = ROUTE_NAMES
+    every_agent_acts: bool = False
+
+
+def _consumer_actions(case: EnvCase, n: int, seed: int) -> list[Any]:
+    core = case.make(1, seed)
+    layout = ActionLayout(core.behavior_specs[case.behavior].action_spec)
+    core.close()
+    rng = np.random.default_rng(seed)
+    return [layout.sample(rng, n) for _ in range(ACTION_BATCHES)]
+
+
+def _raw(case: EnvCase, n: int, seed: int) -> Route:
+    core = case.make(n, seed)
+    core.reset(seed=seed)
+    spec = core.behavior_specs[case.behavior].action_spec
+    rng = np.random.default_rng(seed)
+    actions = [spec.random_action(n, rng) for _ in range(ACTION_BATCHES)]
+    name = case.behavior
+
+    def step(i: int) -> None:
+        decision, _ = core.get_steps(name)
+        action = actions[i % ACTION_BATCHES]
+        if len(decision) != n:  # decision periods: only the deciding agents get a row
+            k = len(decision)
+            action = ActionTuple(action.continuous[:k], action.discrete[:k])
+        core.set_actions(name, action)
+        core.step()
+
+    return Route("raw", n, step, core.close)
+
+
+def _behavior_vector_env(case: EnvCase, n: int, seed: int) -> Route:
+    from zooport.adapters.vector_env import BehaviorVectorEnv
+
+    envs = BehaviorVectorEnv(case.make(n, seed), case.behavior)
+    envs.reset(seed=seed)
+    actions = _consumer_actions(case, n, seed)
+    return Route(
+        "BehaviorVectorEnv", n, lambda i: envs.step(actions[i % ACTION_BATCHES]), envs.close
+    )
+
+
+def _sb3_vec_env(case: EnvCase, n: int, seed: int) -> Route:
+    try:
+        from zooport.adapters.sb3_vec_env import SB3VecEnv
+    except ImportError as exc:
+        raise RouteUnavailable(f"stable-baselines3 is not installed ({exc})") from None
+    venv = SB3VecEnv(case.make(n, seed), case.behavior)
+    venv.seed(seed)
+    venv.reset()
+    actions = _consumer_actions(case, n, seed)
+    return Route("SB3VecEnv", n, lambda i: venv.step(actions[i % ACTION_BATCHES]), venv.close)
+
+
+def _gym_env_factories(case: EnvCase, n: int, seed: int) -> list[Callable[[], Any]]:
+    try:
+        from zooport.adapters.gym_env import GymEnv
+    except ImportError as exc:
+        raise RouteUnavailable(f"zooport.adapters.gym_env is not available ({exc})") from None
+    return [lambda i=i: GymEnv(case.make(1, seed + i), case.behavior) for i in range(n)]
+
+
+def _sync_vector_env(case: EnvCase, n: int, seed: int) -> Route:
+    import gymnasium as gym
+
+    from zooport.adapters.vector_env import SAME_STEP
+
+    factories = _gym_env_factories(case, n, seed)
+    kwargs = {} if isinstance(SAME_STEP, str) else {"autoreset_mode": SAME_STEP}
+    envs = gym.vector.SyncVectorEnv(factories, **kwargs)
+    envs.reset(seed=seed)
+    actions = _consumer_actions(case, n, seed)
+    return Route("SyncVectorEnv", n, lambda i: envs.step(actions[i % ACTION_BATCHES]), envs.close)
+
+
+def _dummy_vec_env(case: EnvCase, n: int, seed: int) -> Route:
+    try:
+        from stable_baselines3.common.vec_env import DummyVecEnv
+    except ImportError as exc:
+        raise RouteUnavailable(f"stable-baselines3 is not installed ({exc})") from None
+    venv = DummyVecEnv(_gym_env_factories(case, n, seed))
+    venv.seed(seed)
+    venv.reset()
+    actions = _consumer_actions(case, n, seed)
+    return Route("DummyVecEnv", n, lambda i: venv.step(actions[i % ACTION_BATCHES]), venv.close)
+
+
+def _pettingzoo(case: EnvCase, n: int, seed: int) -> Route:
+    from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+
+    parallel_env = PettingZooParallelEnv(case.make(n, seed))
+    parallel_env.reset(seed=seed)
+    agents = list(parallel_env.possible_agents)
+    batches = _consumer_actions(case, len(agents), seed)
+    actions = [dict(zip(agents, batch, strict=True)) for batch in batches]
+
+    def step(i: int) -> int:
+        if not parallel_env.agents:
+            parallel_env.reset()
+        live = parallel_env.agents
+        chosen = actions[i % ACTION_BATCHES]
+        if len(live) != len(agents):
+            chosen = {agent: chosen[agent] for agent in live}
+        parallel_env.step(chosen)
+        return len(live)
+
+    # Finished agents leave until every agent is done: count the agents that really acted.
+    return Route("PettingZoo", n, step, parallel_env.close, counts_agents=True)
+
+
+def _supersuit(case: EnvCase, n: int, seed: int) -> Route:
+    from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+
+    try:
+        import supersuit as ss
+    except ImportError as exc:
+        raise RouteUnavailable(f"supersuit is not installed ({exc})") from None
+    # SuperSuit needs a fixed agent set: the episode of every agent ends when one agent's
+    # does (termination_mode "any"), then SuperSuit resets the core. (black_death_v3 does not
+    # help: it ends its episode only when every agent is terminated AND truncated.)
+    parallel_env = PettingZooParallelEnv(case.make(n, seed), termination_mode="any")
+    venv = ss.pettingzoo_env_to_vec_env_v1(parallel_env)
+    venv = ss.concat_vec_envs_v1(venv, 1, num_cpus=0, base_class="gymnasium")
+    venv.reset(seed=seed)
+    actions = _consumer_actions(case, n, seed)
+    return Route("SuperSuit", n, lambda i: venv.step(actions[i % ACTION_BATCHES]), venv.close)
+
+
+def _aec_route(name: str, env: Any, case: EnvCase, seed: int) -> Route:
+    """One timed step = one cycle of turns: ``last()``, then ``step()`` with the agent's action.
+
+    A cycle has ``len(env.agents)`` turns (finished agents take their ``step(None)`` first,
+    then every live agent acts, the last one stepping the core), so each timed step ends at
+    a cycle boundary; it counts turns. This is PettingZoo's ``agent_iter`` loop without the
+    iterator object.
+    """
+    env.reset(seed=seed)
+    agents = list(env.possible_agents)
+    batches = _consumer_actions(case, len(agents), seed)
+    actions = [dict(zip(agents, batch, strict=True)) for batch in batches]
+
+    def step(i: int) -> int:
+        if not env.agents:
+            env.reset()
+        chosen = actions[i % ACTION_BATCHES]
+        turns = len(env.agents)
+        for _ in range(turns):
+            _, _, terminated, truncated, _ = env.last()
+            env.step(None if terminated or truncated else chosen[env.agent_selection])
+        return turns
+
+    return Route(name, len(agents), step, env.close, counts_agents=True)
+
+
+def _aec(case: EnvCase, n: int, seed: int) -> Route:
+    from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
+
+    return _aec_route("AEC", PettingZooAECEnv(case.make(n, seed)), case, seed)
+
+
+def _parallel_to_aec(case: EnvCase, n: int, seed: int) -> Route:
+    from pettingzoo.utils.conversions import parallel_to_aec
+
+    from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+
+    parallel_env = PettingZooParallelEnv(case.make(n, seed))
+    return _aec_route("parallel_to_aec", parallel_to_aec(parallel_env), case, seed)
+
+
+def _multi_agent_task(case: EnvCase, n: int, seed: int) -> Route:
+    from zooport.adapters.multi_agent_task import MultiAgentTask
+
+    # "all", as the PettingZoo routes: the episode lasts until every agent has finished.
+    task = MultiAgentTask(case.make(n, seed), termination_mode="all")
+    task.reset(seed=seed)
+    agents = list(task.possible_agents)
+    batches = _consumer_actions(case, len(agents), seed)
+    actions = [dict(zip(agents, batch, strict=True)) for batch in batches]
+
+    def step(i: int) -> int:
+        if task.game_over:
+            task.reset()
+        live = task.agents
+        chosen = actions[i % ACTION_BATCHES]
+        if len(live) != len(agents):
+            chosen = {agent: chosen[agent] for agent in live}
+        task.step_all(chosen)
+        return len(live)
+
+    return Route("MultiAgentTask", len(agents), step, task.close, counts_agents=True)
+
+
+def _pettingzoo_floor(case: EnvCase, n: int, seed: int) -> Route:
+    core = case.make(n, seed)
+    core.reset(seed=seed)
+    decision, _ = core.get_steps(case.behavior)
+    observation = np.asarray(decision.obs[0], np.float32)
+    reward = np.asarray(decision.reward, np.float32)
+    core.close()
+    agents = [f"agent_{i}" for i in decision.agent_id.tolist()]
+    batches = _consumer_actions(case, len(agents), seed)
+    actions = [dict(zip(agents, batch, strict=True)) for batch in batches]
+    lookup = itemgetter(*agents)
+    all_false = dict.fromkeys(agents, False)
+    info = {"decided": True, "group_id": 0, "group_reward": 0.0}
+
+    def step(i: int) -> tuple[Any, ...]:
+        chosen = actions[i % ACTION_BATCHES]
+        # The cheapest complete key check: the right count, and every lookup succeeds.
+        if len(chosen) != len(agents):
+            raise AssertionError("unreachable: every agent has an action")
+        batch = np.asarray(lookup(chosen))
+        return (
+            batch,
+            dict(zip(agents, observation.copy(), strict=True)),
+            dict(zip(agents, reward.tolist(), strict=True)),
+            all_false.copy(),
+            all_false.copy(),
+            dict(zip(agents, map(dict.copy, repeat(info, len(agents))), strict=True)),
+        )
+
+    return Route("PettingZoo floor", len(agents), step)
+
+
+_BUILDERS: dict[str, Callable[[EnvCase, int, int], Route]] = {
+    "raw": _raw,
+    "BehaviorVectorEnv": _behavior_vector_env,
+    "SB3VecEnv": _sb3_vec_env,
+    "SyncVectorEnv": _sync_vector_env,
+    "DummyVecEnv": _dummy_vec_env,
+    "PettingZoo": _pettingzoo,
+    "SuperSuit": _supersuit,
+    "AEC": _aec,
+    "parallel_to_aec": _parallel_to_aec,
+    "MultiAgentTask": _multi_agent_task,
+    "PettingZoo floor": _pettingzoo_floor,
+}
+
+
+def route_builders(
+    case: EnvCase, n: int, seed: int = 0, names: tuple[str, ...] = ROUTE_NAMES
+) -> list[tuple[str, Callable[[], Route]]]:
+    """``(name, builder)`` for each route in ``names`` that runs on ``case`` (its ``routes``).
+
+    A builder makes the route when called.
+    """
+    return [
+        (name, lambda b=_BUILDERS[name]: b(case, n, seed)) for name in names if name in case.routes
+    ]

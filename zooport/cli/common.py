@@ -1,0 +1,382 @@
+"""What every command-line program shares; it imports no other module of :mod:`zooport.cli`.
+
+Classes:
+    UsageError: a mistake the user can fix (unknown environment, bad option or JSON, a
+        missing optional dependency); the CLI prints it as one line and exits 2.
+    Output: prints tables as plain text (stable, for tests and pipes) or with rich.
+    EpisodeReturns: running per-agent returns and the episodes that finished.
+    RolloutStats: what one random rollout of a core measured.
+
+Functions:
+    require: import an optional dependency, or raise a :class:`UsageError` naming its extra.
+    check_output_path: a file a run will write at its end, checked before the run starts.
+    format_table: a plain-text table.
+    progress_bar: a tqdm (or rich) progress bar on stderr, or nothing.
+    save_gif: rgb_array frames as an animated GIF (Pillow).
+    sample_action: a random action of a Gymnasium space that respects an adapter's mask.
+    stack_observations: per-agent observations as one batch, as a policy takes them.
+    random_core_step: one step of a core with random mask-respecting actions, rewards booked.
+    rollout: drive one core with random mask-respecting actions; episode statistics.
+
+Being a leaf (only :mod:`zooport.envs` and :mod:`zooport.errors` below it), any program can
+import it without an import cycle.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import sys
+import time
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from zooport.envs.actions import random_actions
+from zooport.envs.capabilities import reset_seeded
+from zooport.errors import ArgumentError, ZooportError
+
+__all__ = [
+    "UsageError",
+    "Output",
+    "EpisodeReturns",
+    "RolloutStats",
+    "require",
+    "check_output_path",
+    "format_table",
+    "progress_bar",
+    "save_gif",
+    "sample_action",
+    "stack_observations",
+    "random_core_step",
+    "rollout",
+]
+
+
+class UsageError(ZooportError):
+    """A mistake the user can fix; the CLI prints it as one line and exits 2."""
+
+
+def require(module: str, extra: str, purpose: str) -> Any:
+    """Imports ``module``, or raises a :class:`UsageError` that names the extra to install.
+
+    Example:
+        >>> require("json", "core", "reading JSON").__name__
+        'json'
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        package = module.split(".")[0]
+        raise UsageError(
+            f"{purpose} needs {package}; install it with `pip install zooport[{extra}]`"
+        ) from None
+
+
+def check_output_path(
+    path: str | os.PathLike[str], option: str, suffixes: Collection[str] | None = None
+) -> Path:
+    """``path`` as a file the run can write when it ends; checked before the run starts.
+
+    Args:
+        path: where the run will write.
+        option: the command-line option that gave it, for the message (``"--plot"``).
+        suffixes: the file suffixes the writer understands (lower case, with the dot); None
+            for any.
+
+    Raises:
+        UsageError: the path is a directory, its directory does not exist or cannot be
+            written, the file exists and cannot be written, or its suffix is not one of
+            ``suffixes``.
+
+    Example:
+        >>> check_output_path("/no/such/directory/curve.png", "--plot")
+        Traceback (most recent call last):
+        ...
+        zooport.cli.common.UsageError: --plot: expected a file in an existing directory, got ...
+    """
+    file = Path(path)
+    if file.is_dir():
+        raise UsageError(f"{option}: expected a file name, got the directory {str(path)!r}")
+    if suffixes is not None and file.suffix.lower() not in suffixes:
+        raise UsageError(
+            f"{option}: expected a file name ending in one of {sorted(suffixes)}, got {str(path)!r}"
+        )
+    directory = file.parent
+    if not directory.is_dir():
+        raise UsageError(
+            f"{option}: expected a file in an existing directory, got {str(path)!r} "
+            f"({str(directory)!r} does not exist)"
+        )
+    if not os.access(directory, os.W_OK | os.X_OK) or (
+        file.exists() and not os.access(file, os.W_OK)
+    ):
+        raise UsageError(f"{option}: expected a file that can be written, got {str(path)!r}")
+    return file
+
+
+# --------------------------------------------------------------------------- output
+
+
+def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A plain-text table: columns padded to their widest cell, two spaces apart.
+
+    Example:
+        >>> print(format_table(["env", "agents"], [["Basic", "1"], ["Tag", "5"]]))
+        env    agents
+        Basic  1
+        Tag    5
+    """
+    table = [list(headers), *[list(r) for r in rows]]
+    widths = [max(len(row[i]) for row in table) for i in range(len(headers))]
+    return "\n".join(
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in table
+    )
+
+
+class Output:
+    """Prints tables as plain text (stable, for tests and pipes) or with rich.
+
+    Rich draws them when it is installed, ``plain`` is False and stdout is a terminal.
+    """
+
+    def __init__(self, plain: bool) -> None:
+        self.console = None
+        if not plain and sys.stdout.isatty():
+            with contextlib.suppress(ImportError):
+                from rich.console import Console
+
+                self.console = Console()
+
+    def line(self, text: str = "") -> None:
+        """Prints one line of text."""
+        print(text)
+
+    def table(self, headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str = "") -> None:
+        """Prints a table with an optional title."""
+        cells = [[str(c) for c in row] for row in rows]
+        if self.console is not None:
+            from rich.table import Table
+
+            table = Table(*headers, title=title or None)
+            for row in cells:
+                table.add_row(*row)
+            self.console.print(table)
+            return
+        if title:
+            print(title)
+        print(format_table(headers, cells))
+
+
+@contextlib.contextmanager
+def progress_bar(
+    total: int, description: str, enabled: bool = True
+) -> Iterator[Callable[[int], Any]]:
+    """Yields ``update(n)``: a tqdm bar on stderr (or rich's, or nothing when not ``enabled``).
+
+    Example:
+        >>> with progress_bar(3, "work", enabled=False) as update:
+        ...     update(3)
+    """
+    if enabled:
+        try:
+            from tqdm import tqdm
+        except ImportError:
+            pass
+        else:
+            with tqdm(total=total, desc=description, file=sys.stderr, leave=False) as bar:
+                yield bar.update
+            return
+        try:
+            from rich.progress import Progress
+        except ImportError:
+            pass
+        else:
+            with Progress(transient=True) as progress:
+                task = progress.add_task(description, total=total)
+                yield lambda n: progress.advance(task, n)
+            return
+    yield lambda n: None
+
+
+def save_gif(
+    frames: Sequence[np.ndarray | None], path: str | os.PathLike[str], fps: float = 30
+) -> int:
+    """Writes rgb_array ``frames`` (None entries skipped) as an endlessly looping GIF.
+
+    Pillow stores a run of identical consecutive frames as one longer frame, so the file
+    may hold fewer frames than it was given; it plays for the same time.
+
+    Returns:
+        The number of frames given (not None).
+
+    Raises:
+        UsageError: Pillow is not installed.
+        ArgumentError: no frame to write.
+    """
+    image_module = require("PIL.Image", "plots", "writing a GIF")
+    images = [
+        image_module.fromarray(np.asarray(f, dtype=np.uint8)) for f in frames if f is not None
+    ]
+    if not images:
+        raise ArgumentError(f"Expect at least one frame to write to {path}, actually: none")
+    images[0].save(path, save_all=True, append_images=images[1:], duration=int(1000 / fps), loop=0)
+    return len(images)
+
+
+# --------------------------------------------------------------------------- random actions
+
+
+def sample_action(space: Any, mask: np.ndarray | None, rng: np.random.Generator) -> Any:
+    """A uniform random action of ``space`` that never picks an action ``mask`` forbids.
+
+    ``mask`` is the adapters' int8 mask (1 = allowed), flattened over the discrete branches;
+    for a ``Dict(continuous, discrete)`` it applies to the discrete part. (A core's own
+    batches, masks in ML-Agents' polarity, take :func:`zooport.envs.actions.random_actions`.)
+
+    Example:
+        >>> from gymnasium import spaces
+        >>> rng = np.random.default_rng(0)
+        >>> sample_action(spaces.Discrete(3), np.array([0, 0, 1], np.int8), rng)
+        2
+        >>> sample_action(spaces.MultiDiscrete([2, 3]), np.array([1, 0, 0, 1, 0]), rng).tolist()
+        [0, 1]
+    """
+    from gymnasium import spaces
+
+    if isinstance(space, spaces.Discrete):
+        allowed = np.arange(int(space.n)) if mask is None else np.flatnonzero(mask)
+        if allowed.size == 0:
+            allowed = np.arange(int(space.n))
+        return int(rng.choice(allowed)) + int(space.start)
+    if isinstance(space, spaces.MultiDiscrete):
+        nvec = np.asarray(space.nvec).reshape(-1)
+        parts = (
+            [None] * nvec.size if mask is None else np.split(np.asarray(mask), np.cumsum(nvec)[:-1])
+        )
+        values = [
+            sample_action(spaces.Discrete(int(n)), p, rng) for n, p in zip(nvec, parts, strict=True)
+        ]
+        start = np.asarray(space.start).reshape(-1)
+        return (np.asarray(values) + start).reshape(space.shape).astype(space.dtype)
+    if isinstance(space, spaces.Box):
+        low = np.where(np.isfinite(space.low), space.low, -1.0)
+        high = np.where(np.isfinite(space.high), space.high, 1.0)
+        return rng.uniform(low, high).astype(space.dtype)
+    if isinstance(space, spaces.Dict):
+        return {
+            key: sample_action(sub, mask if key == "discrete" else None, rng)
+            for key, sub in space.spaces.items()
+        }
+    return space.sample()
+
+
+def stack_observations(observations: Sequence[Any]) -> Any:
+    """Per-agent observations as one batch; ``Dict`` observations as a dict of batches.
+
+    Example:
+        >>> batch = stack_observations([{"x": np.zeros(2)}, {"x": np.ones(2)}])
+        >>> batch["x"].shape
+        (2, 2)
+    """
+    if isinstance(observations[0], Mapping):
+        return {k: np.stack([o[k] for o in observations]) for k in observations[0]}
+    return np.stack(observations)
+
+
+# --------------------------------------------------------------------------- random rollouts
+
+
+class EpisodeReturns:
+    """Running per-agent returns; ``end(key)`` records one finished episode.
+
+    Example:
+        >>> returns = EpisodeReturns()
+        >>> returns.add("a", 1.0); returns.add("a", 0.5); returns.end("a")
+        >>> returns.finished
+        [1.5]
+    """
+
+    def __init__(self) -> None:
+        self.running: dict[Any, float] = {}
+        self.finished: list[float] = []
+
+    def add(self, key: Any, reward: float) -> None:
+        """Adds ``reward`` to the running return of ``key``."""
+        self.running[key] = self.running.get(key, 0.0) + float(reward)
+
+    def end(self, key: Any) -> None:
+        """Records the running return of ``key`` as one finished episode."""
+        self.finished.append(self.running.pop(key, 0.0))
+
+
+def random_core_step(
+    core: Any, names: Sequence[str], rng: np.random.Generator, returns: EpisodeReturns
+) -> int:
+    """Books every reward of ``core``'s current steps, acts at random, steps it once.
+
+    An agent in TerminalSteps ends its episode with its last reward (a restarted agent is
+    also in DecisionSteps: its new episode starts there). Every agent with a decision gets a
+    uniform random action its mask allows.
+
+    Returns:
+        The number of agents that acted.
+    """
+    acted = 0
+    for name in names:
+        decision, terminal = core.get_steps(name)
+        for agent, reward in zip(terminal.agent_id.tolist(), terminal.reward.tolist(), strict=True):
+            returns.add((name, agent), reward)
+            returns.end((name, agent))
+        for agent, reward in zip(decision.agent_id.tolist(), decision.reward.tolist(), strict=True):
+            returns.add((name, agent), reward)
+        spec = core.behavior_specs[name].action_spec
+        core.set_actions(name, random_actions(spec, len(decision), rng, decision.action_mask))
+        acted += len(decision)
+    core.step()
+    return acted
+
+
+@dataclass
+class RolloutStats:
+    """What one random rollout of a core measured."""
+
+    agents: int
+    steps: int
+    agent_steps: int
+    seconds: float
+    episodes: int
+    mean_episode_reward: float
+
+    @property
+    def agent_steps_per_second(self) -> float:
+        return self.agent_steps / self.seconds if self.seconds > 0 else float("inf")
+
+
+def rollout(core: Any, steps: int, seed: int = 0) -> RolloutStats:
+    """Drives ``core`` for ``steps`` steps with random actions; per-agent episode rewards.
+
+    Example:
+        >>> from zooport.envs.builtin.basic import Basic
+        >>> stats = rollout(Basic(n_agents=2, seed=0), 30, seed=0)
+        >>> stats.agents, stats.agent_steps, stats.episodes > 0
+        (2, 60, True)
+    """
+    rng = np.random.default_rng(seed)
+    reset_seeded(core, seed)
+    names = list(core.behavior_specs)
+    returns = EpisodeReturns()
+    agent_steps = 0
+    agents = sum(len(core.get_steps(name)[0]) for name in names)
+    start = time.perf_counter()
+    for _ in range(steps):
+        agent_steps += random_core_step(core, names, rng, returns)
+    seconds = time.perf_counter() - start
+    finished = returns.finished
+    mean = float(np.mean(finished)) if finished else float("nan")
+    return RolloutStats(agents, steps, agent_steps, seconds, len(finished), mean)

@@ -1,0 +1,201 @@
+"""``zooport list`` and ``zooport info``: what an environment is, described.
+
+Functions:
+    cmd_list: every registered environment: behaviours, agents, spaces, expected reward.
+    cmd_info: one environment's behaviour specs, side channels and the adapters that apply.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import inspect
+from collections.abc import Mapping
+from typing import Any
+
+from zooport.checks import one_line, single_agent_plan
+from zooport.cli.common import Output, rollout
+from zooport.cli.targets import Target, parse_kwargs, resolve_target
+from zooport.envs.capabilities import reset_seeded
+
+__all__ = ["cmd_list", "cmd_info"]
+
+
+
+def _brief_action(spec: Any) -> str:
+    continuous, branches = spec.continuous_size, tuple(spec.discrete_branches)
+    if continuous and branches:
+        return f"hybrid(continuous={continuous}, discrete={branches})"
+    if branches:
+        return f"discrete{branches}" if len(branches) > 1 else f"discrete({branches[0]})"
+    return f"continuous({continuous})"
+
+
+def _brief_obs(spec: Any) -> str:
+    return " + ".join("x".join(str(d) for d in o.shape) for o in spec.observation_specs)
+
+
+def _agent_counts(core: Any) -> dict[str, int]:
+    return {name: len(core.get_steps(name)[0]) for name in core.behavior_specs}
+
+
+def cmd_list(args: argparse.Namespace, out: Output) -> int:
+    """``zooport list``: every registered environment, one row each."""
+    from zooport.envs.registry import default_registry
+
+    rows = []
+    for identifier in default_registry:
+        entry = default_registry[identifier]
+        try:
+            core = resolve_target(identifier).make_seeded(0)
+        except Exception as exc:  # a remote or broken entry still gets its row
+            rows.append([identifier, f"({one_line(exc)[:60]})", "-", "-", "-", "-"])
+            continue
+        try:
+            reset_seeded(core, 0)
+            counts = _agent_counts(core)
+            specs = core.behavior_specs
+            behaviours = "; ".join(f"{b} x{n}" for b, n in counts.items())
+            actions = "; ".join(_brief_action(s.action_spec) for s in specs.values())
+            observations = "; ".join(_brief_obs(s) for s in specs.values())
+        finally:
+            core.close()
+        expected = entry.expected_reward
+        steps = getattr(entry, "max_episode_steps", None)
+        rows.append([
+            identifier, behaviours, actions, observations,
+            "-" if expected is None else f"{expected:g}", "-" if steps is None else str(steps),
+        ])  # fmt: skip
+    out.table(
+        ["env", "behaviours x agents", "actions", "observations", "expected reward", "max steps"],
+        rows,
+    )
+    return 0
+
+
+def _side_channel_use(target: Target, core_type: type) -> list[list[str]]:
+    """What a BatchedEnv reads and sends through side channels.
+
+    A class may declare ``side_channel_use = {"parameters": [...], "stats": [...]}``;
+    otherwise the keys are found by running a fresh instance for 300 random steps and
+    recording its ``environment_parameter`` and ``record_stat`` calls.
+    """
+    from zooport.envs.batched_env import BatchedEnv
+
+    if not issubclass(core_type, BatchedEnv):
+        return [["-", "-", "not a BatchedEnv: only its own side_channels are known"]]
+    declared = getattr(core_type, "side_channel_use", None)
+    params: dict[str, None] = {}
+    stats: dict[str, None] = {}
+    if isinstance(declared, Mapping):
+        params.update(dict.fromkeys(declared.get("parameters", ())))
+        stats.update(dict.fromkeys(declared.get("stats", ())))
+    else:
+        # Record the keys the environment asks for and reports during a short random run.
+        core = target.make_seeded(0)
+        read, record = core.environment_parameter, core.record_stat
+
+        def environment_parameter(key: str, default: float) -> float:
+            params[key] = None
+            return read(key, default)
+
+        def record_stat(key: str, value: float, *rest: Any, **kw: Any) -> None:
+            stats[key] = None
+            record(key, value, *rest, **kw)
+
+        core.environment_parameter, core.record_stat = environment_parameter, record_stat
+        try:
+            rollout(core, 300, seed=0)
+        finally:
+            core.close()
+    return [
+        ["EngineConfigurationChannel", "reads", "engine settings, kept in env.engine_config"],
+        ["EnvironmentParametersChannel", "reads",
+         ", ".join(params) or "no parameter seen in a 300-step random run"],
+        ["FloatPropertiesChannel", "reads/sends", "properties either end sets"],
+        ["StatsSideChannel", "sends", ", ".join(stats) or "no statistic seen in a 300-step run"],
+    ]  # fmt: skip
+
+
+def _adapter_rows(target: Target, counts: Mapping[str, int], specs: Mapping[str, Any]) -> list:
+    plan = single_agent_plan(target.factory, preset=target.gym_preset)
+    if plan.behaviors:
+        how = ", ".join(f"{k}={v!r}" for k, v in plan.kwargs.items())
+        gym = ["gym", "GymEnv", "yes", ", ".join(plan.behaviors) + (f" with {how}" if how else "")]
+    else:
+        gym = ["gym", "GymEnv", "no", plan.reason]
+    several = len(specs) > 1
+    vector_note = "one slot per agent" + ("; pick a behaviour (--behavior)" if several else "")
+    hybrid = [
+        b for b, s in specs.items() if s.action_spec.continuous_size and s.action_spec.discrete_size
+    ]
+    return [
+        ["raw", "BaseEnv", "yes", ", ".join(f"{b}: {_agents(n)}" for b, n in counts.items())],
+        gym,
+        ["vector", "BehaviorVectorEnv, SB3VecEnv", "yes", vector_note],
+        ["parallel", "PettingZooParallelEnv", "yes", _agents(sum(counts.values()))],
+        ["aec", "PettingZooAECEnv", "yes", "agents act in turn, the core steps once a cycle"],
+        ["train", "SB3 PPO / MaskablePPO", "no" if hybrid else "yes",
+         f"hybrid actions in {hybrid}: SB3 has no hybrid policy" if hybrid
+         else "--api vector or parallel"],
+    ]  # fmt: skip
+
+
+def _agents(n: int) -> str:
+    return f"{n} agent" if n == 1 else f"{n} agents"
+
+
+def cmd_info(args: argparse.Namespace, out: Output) -> int:
+    """``zooport info ENV``: behaviour specs, side channels and the adapters that apply."""
+    target = resolve_target(args.env, parse_kwargs(args.kwargs))
+    core = target.make()
+    try:
+        reset_seeded(core, 0)
+        specs = dict(core.behavior_specs)
+        counts = _agent_counts(core)
+        masks = {b: core.get_steps(b)[0].action_mask is not None for b in specs}
+        renders = _renders(core)
+        core_type = type(core)
+    finally:
+        core.close()
+    entry = target.entry
+    description = (entry.description if entry is not None else inspect.getdoc(core_type)) or ""
+    out.line(f"{target.name}: {description.strip().splitlines()[0] if description else ''}")
+    expected = target.expected_reward
+    steps = getattr(entry, "max_episode_steps", None) or getattr(
+        core_type, "max_episode_steps", None
+    )
+    out.line(
+        f"class {core_type.__module__}.{core_type.__qualname__}; expected reward "
+        f"{'-' if expected is None else f'{expected:g}'}; max episode steps {steps or '-'}; "
+        f"renders rgb_array: {'yes' if renders else 'no'}"
+    )
+    rows = []
+    for b, spec in specs.items():
+        a = spec.action_spec
+        rows.append([b, str(counts[b]), "action", _brief_action(a), "-",
+                     "masked" if masks[b] else "no mask", "-"])  # fmt: skip
+        for obs in spec.observation_specs:
+            props = ", ".join(
+                getattr(p, "name", str(p)) or str(int(p)) for p in obs.dimension_property
+            )
+            rows.append(["", "", "observation", obs.name, str(tuple(obs.shape)),
+                         obs.observation_type.name, props])  # fmt: skip
+    out.line()
+    headers = ["behaviour", "agents", "kind", "name / spec", "shape", "type", "dimension props"]
+    out.table(headers, rows, title="Behaviour specs")
+    out.line()
+    out.table(["side channel", "direction", "keys"], _side_channel_use(target, core_type),
+              title="Side channels")  # fmt: skip
+    out.line()
+    out.table(["api", "adapter", "applies", "note"], _adapter_rows(target, counts, specs),
+              title="Adapters")  # fmt: skip
+    return 0
+
+
+def _renders(core: Any) -> bool:
+    from zooport.adapters.core_access import render_core
+
+    with contextlib.suppress(Exception):
+        return render_core(core) is not None
+    return False

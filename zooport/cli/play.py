@@ -1,0 +1,429 @@
+"""Drive an environment through one adapter: random mask-respecting actions, or a policy.
+
+Classes:
+    PlayStats: what a :func:`play` run measured.
+
+Functions:
+    check_play_api: the ``--api`` values :func:`play` takes, with or without a model.
+    play: drive an environment through the raw core, ``GymEnv``, ``BehaviorVectorEnv`` or a
+        PettingZoo adapter, with a progress bar, episode statistics and an optional GIF; the
+        actions are random (respecting action masks) or a trained SB3 model's.
+
+``zooport play`` (:mod:`zooport.cli.app`) prints what :func:`play` returns; with
+``--model`` it loads the model (:mod:`zooport.cli.saved_model`) and passes it here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from zooport.checks import one_line
+from zooport.cli.common import (
+    EpisodeReturns,
+    UsageError,
+    check_output_path,
+    progress_bar,
+    random_core_step,
+    require,
+    sample_action,
+    save_gif,
+    stack_observations,
+)
+from zooport.cli.targets import Target
+from zooport.envs.arguments import check_seed
+from zooport.envs.capabilities import accepts_keyword, reset_seeded
+from zooport.errors import ZooportError
+
+__all__ = ["APIS", "MODEL_APIS", "PlayStats", "check_play_api", "play"]
+
+#: The adapters :func:`play` drives, by ``--api`` name.
+APIS = ("raw", "gym", "vector", "parallel", "aec")
+#: The adapters a trained model can act through: they hand out the observations it was
+#: trained on (the raw core's are lists of arrays).
+MODEL_APIS = ("gym", "vector", "parallel", "aec")
+#: The file names ``record`` takes: GIF files (:func:`~zooport.cli.common.save_gif`).
+RECORD_SUFFIXES = (".gif",)
+#: At most this many frames go into a ``record`` GIF (a longer run keeps every k-th frame).
+_MAX_FRAMES = 500
+
+
+@dataclass
+class PlayStats:
+    """What one ``play`` run measured.
+
+    Attributes:
+        env: the environment's name.
+        api: the adapter driven.
+        steps: adapter steps taken (agent turns for ``aec``).
+        agent_steps: agent decisions acted on.
+        seconds: wall time of the loop.
+        episode_rewards: the return of every episode that finished, in order.
+        frames: frames written to ``record`` (0 without it).
+        policy: ``"random"``, or the class name of the model that acted.
+    """
+
+    env: str
+    api: str
+    steps: int
+    agent_steps: int
+    seconds: float
+    episode_rewards: list[float]
+    frames: int = 0
+    policy: str = "random"
+
+    @property
+    def episodes(self) -> int:
+        """The number of finished episodes."""
+        return len(self.episode_rewards)
+
+    @property
+    def mean_episode_reward(self) -> float:
+        """The mean return of the finished episodes (nan when none finished)."""
+        return float(np.mean(self.episode_rewards)) if self.episode_rewards else float("nan")
+
+
+# --------------------------------------------------------------------------- who acts
+
+
+class _RandomActor:
+    """Uniform random actions that respect the adapter's masks (1 = allowed)."""
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self.rng = rng
+
+    def one(self, space: Any, obs: Any, mask: np.ndarray | None) -> Any:
+        return sample_action(space, mask, self.rng)
+
+    def many(self, spaces: Sequence[Any], observations: Any, masks: Any) -> list:
+        """One action per agent; ``masks`` is None or indexable by agent (rows or a list)."""
+        return [
+            sample_action(space, None if masks is None else masks[i], self.rng)
+            for i, space in enumerate(spaces)
+        ]
+
+
+class _PolicyActor:
+    """A trained SB3 model's deterministic actions; MaskablePPO is given the masks."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.masked = accepts_keyword(model.predict, "action_masks")
+
+    def _predict(self, observations: Any, masks: Any) -> Any:
+        options: dict[str, Any] = {"deterministic": True}
+        if self.masked and masks is not None:
+            options["action_masks"] = np.asarray(masks)
+        return self.model.predict(observations, **options)[0]
+
+    def one(self, space: Any, obs: Any, mask: np.ndarray | None) -> Any:
+        return self._predict(obs, mask)
+
+    def many(self, spaces: Sequence[Any], observations: Any, masks: Any) -> list:
+        """One batched ``predict`` for every agent (a list of observations is stacked)."""
+        if isinstance(observations, list):
+            observations = stack_observations(observations)
+        if isinstance(masks, list):
+            masks = None if any(m is None for m in masks) else np.stack(masks)
+        return list(self._predict(observations, masks))
+
+
+def _mask_of(obs: Any, info: Any) -> np.ndarray | None:
+    """The adapter's mask: ``obs["action_mask"]``, else ``info["action_mask"]`` (or None)."""
+    if isinstance(obs, dict) and "action_mask" in obs:
+        return obs["action_mask"]
+    return info.get("action_mask") if isinstance(info, dict) else None
+
+
+# --------------------------------------------------------------------------- adapters
+
+
+def _single_agent_core(target: Target, behavior: str | None) -> tuple[Any, str]:
+    from zooport.checks import single_agent_plan
+
+    preset = target.gym_preset
+    if behavior is not None and preset is not None and preset.get("behavior_name") != behavior:
+        preset = None
+
+    @functools.wraps(target.factory)  # the plan reads the factory's signature through this
+    def make(**kwargs: Any) -> Any:
+        return target.make(**kwargs)  # a factory returning no BaseEnv is a UsageError
+
+    try:
+        plan = single_agent_plan(make, preset=preset)
+    except UsageError:
+        raise
+    except (ZooportError, TypeError, ValueError) as exc:
+        raise UsageError(f"making {target.name} failed: {one_line(exc)}") from None
+    choices = [b for b in plan.behaviors if behavior is None or b == behavior]
+    if not choices:
+        why = (
+            plan.reason
+            or f"behaviour {behavior!r} is not among the single-agent {list(plan.behaviors)}"
+        )
+        raise UsageError(
+            f"--api gym needs a single-agent behaviour: {why}; use --api vector or parallel"
+        )
+    return target.make(**plan.kwargs), choices[0]
+
+
+def _build_adapter(
+    target: Target, api: str, behavior: str | None, record: bool, mask_in_info: bool = False
+) -> Any:
+    """The adapter ``api`` over a fresh core; PettingZoo masks in infos with ``mask_in_info``."""
+    render_mode = "rgb_array" if record else None
+    try:
+        if api == "raw":
+            return target.make()
+        if api == "gym":
+            from zooport.adapters.gym_env import GymEnv
+
+            core, behavior = _single_agent_core(target, behavior)
+            return _wrap(GymEnv, core, render_mode, behavior_name=behavior)
+        if api == "vector":
+            from zooport.adapters.vector_env import BehaviorVectorEnv
+
+            return _wrap(BehaviorVectorEnv, target.make(), render_mode, behavior_name=behavior)
+        from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
+        from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+
+        kind = PettingZooParallelEnv if api == "parallel" else PettingZooAECEnv
+        return _wrap(kind, target.make(), render_mode, mask_in_info=mask_in_info)
+    except (ZooportError, ValueError, TypeError) as exc:
+        if isinstance(exc, UsageError):
+            raise
+        raise UsageError(f"--api {api} on {target.name}: {one_line(exc)}") from None
+
+
+def _wrap(kind: type, core: Any, render_mode: str | None, **options: Any) -> Any:
+    try:
+        return kind(core, render_mode=render_mode, **options)
+    except BaseException:
+        core.close()
+        raise
+
+
+def _agent_spaces(env: Any, api: str) -> list[tuple[str, Any, Any]]:
+    """``(who, observation space, action space)`` of every agent (or slot) of ``env``."""
+    if api == "gym":
+        return [("the agent", env.observation_space, env.action_space)]
+    if api == "vector":
+        return [("each slot", env.single_observation_space, env.single_action_space)]
+    return [
+        (agent, env.observation_space(agent), env.action_space(agent))
+        for agent in env.possible_agents
+    ]
+
+
+def _check_model_spaces(model: Any, env: Any, api: str, name: str) -> None:
+    """A model acts only on the observation and action spaces it was trained on."""
+    for who, observation_space, action_space in _agent_spaces(env, api):
+        if observation_space != model.observation_space or action_space != model.action_space:
+            raise UsageError(
+                f"--model: expected {name} through --api {api} to give the model's "
+                f"observations {model.observation_space} and actions {model.action_space}, "
+                f"got {observation_space} and {action_space} for {who}"
+            )
+
+
+def _frame_of(env: Any, api: str) -> np.ndarray | None:
+    if api == "raw":
+        from zooport.adapters.core_access import render_core
+
+        return render_core(env)
+    frame = env.render()
+    return None if frame is None else np.asarray(frame)
+
+
+# --------------------------------------------------------------------------- play
+
+
+def check_play_api(api: Any, *, with_model: bool) -> None:
+    """Raises :class:`UsageError` unless ``api`` is one :func:`play` drives (with a model:
+    one of :data:`MODEL_APIS`).
+
+    Example:
+        >>> check_play_api("raw", with_model=True)
+        Traceback (most recent call last):
+        ...
+        zooport.cli.common.UsageError: --model acts through --api gym, vector, parallel or aec, ...
+    """
+    if not isinstance(api, str) or api not in APIS:
+        raise UsageError(f"--api must be one of {list(APIS)}, got {api!r}")
+    if with_model and api not in MODEL_APIS:
+        raise UsageError(
+            f"--model acts through --api {', '.join(MODEL_APIS[:-1])} or {MODEL_APIS[-1]}, "
+            f"got --api {api}: the raw core's observations are not those a policy learns from"
+        )
+
+
+def play(
+    target: Target,
+    *,
+    api: str = "raw",
+    steps: int = 1000,
+    seed: int = 0,
+    behavior: str | None = None,
+    record: str | os.PathLike[str] | None = None,
+    progress: bool = True,
+    model: Any = None,
+) -> PlayStats:
+    """Drives ``target`` through one adapter, with random actions or ``model``'s.
+
+    Args:
+        target: the environment (see :func:`~zooport.cli.targets.resolve_target`).
+        api: one of :data:`APIS` (:data:`MODEL_APIS` with a ``model``).
+        steps: adapter steps (agent turns for ``aec``).
+        seed: seeds the environment and the random actions.
+        behavior: the behaviour for ``gym`` and ``vector`` (None: the only one).
+        record: write an animated GIF of rgb_array frames there (needs Pillow).
+        progress: show a progress bar on stderr.
+        model: a trained SB3 model (``predict``) whose deterministic actions drive the
+            agents instead of random ones; PettingZoo adapters then hand masks out in infos,
+            as on the route ``zooport train`` trains through.
+
+    Raises:
+        UsageError: an unknown api, an adapter that does not apply, a model whose spaces
+            are not the adapter's, a missing Pillow, a ``record`` path that cannot be
+            written (found before the run), or an environment that cannot render when
+            ``record`` is given.
+        ArgumentError: ``seed`` is not an int >= 0.
+
+    Example:
+        >>> from zooport.cli.targets import resolve_target
+        >>> stats = play(resolve_target("Basic"), steps=30, seed=0, progress=False)
+        >>> stats.steps, stats.agent_steps
+        (30, 30)
+    """
+    check_play_api(api, with_model=model is not None)
+    if steps < 1:
+        raise UsageError(f"--steps must be a positive int, got {steps}")
+    seed = check_seed(seed, "play")
+    if record is not None:
+        require("PIL.Image", "plots", "--record")
+        check_output_path(record, "--record", RECORD_SUFFIXES)
+    env = _build_adapter(target, api, behavior, record is not None, mask_in_info=model is not None)
+    rng = np.random.default_rng(seed)
+    actor: Any = _RandomActor(rng) if model is None else _PolicyActor(model)
+    returns = EpisodeReturns()
+    frames: list[np.ndarray | None] = []
+    stride = max(1, math.ceil(steps / _MAX_FRAMES))
+    agent_steps = 0
+    try:
+        if model is not None:
+            _check_model_spaces(model, env, api, target.name)
+        step = _make_stepper(env, api, seed, actor, returns)
+        if record is not None:
+            first = _frame_of(env, api)
+            if first is None:
+                raise UsageError(f"{target.name} does not render rgb_array frames; drop --record")
+            frames.append(first)
+        began = time.perf_counter()
+        with progress_bar(steps, f"{target.name} ({api})", progress) as update:
+            for t in range(steps):
+                agent_steps += step()
+                if record is not None and (t + 1) % stride == 0:
+                    frames.append(_frame_of(env, api))
+                update(1)
+        seconds = time.perf_counter() - began
+    finally:
+        with contextlib.suppress(Exception):
+            env.close()
+    if record is not None:
+        save_gif(frames, record, fps=30)
+    policy = "random" if model is None else type(model).__name__
+    return PlayStats(
+        target.name, api, steps, agent_steps, seconds, returns.finished, len(frames), policy
+    )
+
+
+def _make_stepper(
+    env: Any, api: str, seed: int, actor: Any, returns: EpisodeReturns
+) -> Callable[[], int]:
+    """Resets ``env`` and returns ``step() -> agent decisions acted on``."""
+    if api == "raw":
+        reset_seeded(env, seed)
+        names = list(env.behavior_specs)
+        return functools.partial(random_core_step, env, names, actor.rng, returns)
+    if api == "gym":
+        state = dict(zip(("obs", "info"), env.reset(seed=seed), strict=True))
+
+        def step_gym() -> int:
+            action = actor.one(env.action_space, state["obs"], state["info"].get("action_mask"))
+            obs, reward, terminated, truncated, info = env.step(action)
+            returns.add(0, reward)
+            if terminated or truncated:
+                returns.end(0)
+                obs, info = env.reset()
+            state["obs"], state["info"] = obs, info
+            return 1
+
+        return step_gym
+    if api == "vector":
+        state = dict(zip(("obs", "info"), env.reset(seed=seed), strict=True))
+        single = env.single_action_space
+
+        def step_vector() -> int:
+            masks = state["info"].get("action_mask")
+            actions = actor.many([single] * env.num_envs, state["obs"], masks)
+            if isinstance(actions[0], dict):
+                batch: Any = {k: np.stack([a[k] for a in actions]) for k in actions[0]}
+            else:
+                batch = np.stack([np.asarray(a) for a in actions])
+            obs, reward, terminated, truncated, info = env.step(batch)
+            decided = np.asarray(info.get("decided", np.ones(env.num_envs, bool)))
+            for i, r in enumerate(reward.tolist()):
+                returns.add(i, r)
+            for i in np.flatnonzero(terminated | truncated).tolist():
+                returns.end(i)
+            state["obs"], state["info"] = obs, info
+            return int(decided.sum())
+
+        return step_vector
+    if api == "parallel":
+        state = dict(zip(("obs", "infos"), env.reset(seed=seed), strict=True))
+
+        def step_parallel() -> int:
+            if not env.agents:
+                state["obs"], state["infos"] = env.reset()
+            agents = list(env.agents)
+            obs, infos = state["obs"], state["infos"]
+            masks = [_mask_of(obs[a], infos.get(a)) for a in agents]
+            chosen = actor.many(
+                [env.action_space(a) for a in agents], [obs[a] for a in agents], masks
+            )
+            obs, rewards, terminations, truncations, infos = env.step(
+                dict(zip(agents, chosen, strict=True))
+            )
+            for agent, r in rewards.items():
+                returns.add(agent, r)
+                if terminations[agent] or truncations[agent]:
+                    returns.end(agent)
+            state["obs"], state["infos"] = obs, infos
+            return len(agents)
+
+        return step_parallel
+    env.reset(seed=seed)
+
+    def step_aec() -> int:
+        if not env.agents:
+            env.reset()
+        agent = env.agent_selection
+        obs, reward, terminated, truncated, info = env.last()
+        returns.add(agent, reward)
+        if terminated or truncated:
+            returns.end(agent)
+            env.step(None)
+            return 0
+        env.step(actor.one(env.action_space(agent), obs, _mask_of(obs, info)))
+        return 1
+
+    return step_aec

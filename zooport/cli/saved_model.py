@@ -1,0 +1,210 @@
+"""A trained policy on disk: SB3's zip, with what zooport needs to rebuild its environment.
+
+Classes:
+    ModelInfo: what a model was trained on: the environment and its keyword arguments, the
+        route and behaviour, the algorithm, the seed and the agent-steps.
+
+Functions:
+    save_path: the file ``--save`` writes (``.zip`` added to a name without a suffix).
+    save_model: SB3's ``model.save``, plus :data:`INFO_MEMBER` inside the same zip.
+    read_model_info: the :class:`ModelInfo` of a saved model (no torch needed).
+    load_model: the saved model, of the algorithm it was trained with.
+
+The file is SB3's own zip, so ``PPO.load`` and rl-zoo3 read it unchanged (SB3 reads only
+its own members). ``zooport train --save`` writes it, ``zooport train --resume`` continues
+training it and ``zooport play --model`` plays it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from zooport.cli.common import UsageError, check_output_path, require
+
+__all__ = [
+    "ALGORITHMS",
+    "INFO_MEMBER",
+    "ModelInfo",
+    "save_path",
+    "save_model",
+    "read_model_info",
+    "load_model",
+]
+
+#: The zip member that holds the :class:`ModelInfo`, as JSON.
+INFO_MEMBER = "zooport.json"
+#: The algorithms ``zooport train`` trains: name -> (module, class, the zooport extra).
+ALGORITHMS = {
+    "PPO": ("stable_baselines3", "PPO", "sb3"),
+    "MaskablePPO": ("sb3_contrib", "MaskablePPO", "sb3"),
+}
+_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """What a saved model was trained on, so ``play`` and ``--resume`` can rebuild it.
+
+    Attributes:
+        env: the environment as given to ``zooport train`` (a registry id or a factory).
+        kwargs: the factory's keyword arguments (``--kwargs``).
+        api: the route trained through, ``"vector"`` or ``"parallel"``.
+        behavior: the behaviour trained on the vector route (None on the PettingZoo route).
+        algorithm: a key of :data:`ALGORITHMS`.
+        seed: the training seed.
+        timesteps: the agent-steps trained (SB3's ``num_timesteps``).
+        zooport_version: the zooport that trained it.
+
+    Example:
+        >>> info = ModelInfo("Basic", {"n_agents": 2}, "vector", "Basic", "PPO", 0, 64, "0.1.0")
+        >>> ModelInfo.from_json(info.to_json(), "model.zip") == info
+        True
+        >>> info.options_for("Basic"), info.options_for("Tag", api="parallel")
+        (({'n_agents': 2}, 'vector', 'Basic'), ({}, 'parallel', None))
+    """
+
+    env: str
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    api: str = "vector"
+    behavior: str | None = None
+    algorithm: str = "PPO"
+    seed: int = 0
+    timesteps: int = 0
+    zooport_version: str = ""
+
+    def to_json(self) -> str:
+        """The info as a JSON document (with a format number)."""
+        try:
+            return json.dumps({"format": _FORMAT, **asdict(self)}, indent=2)
+        except TypeError as exc:
+            raise UsageError(
+                f"--save: expected keyword arguments JSON can hold, got {self.kwargs!r} ({exc})"
+            ) from None
+
+    @classmethod
+    def from_json(cls, text: str, where: str) -> ModelInfo:
+        """Reads :meth:`to_json`'s document; ``where`` names the file in errors."""
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"{where}: {INFO_MEMBER} is not valid JSON ({exc.msg})") from None
+        if not isinstance(data, dict) or data.get("format") != _FORMAT:
+            raise UsageError(
+                f"{where}: expected {INFO_MEMBER} of format {_FORMAT}, got "
+                f"{data.get('format') if isinstance(data, dict) else data!r}"
+            )
+        fields = {k: v for k, v in data.items() if k != "format"}
+        try:
+            info = cls(**fields)
+        except TypeError as exc:
+            raise UsageError(f"{where}: {INFO_MEMBER} has unexpected fields: {exc}") from None
+        if info.algorithm not in ALGORITHMS or not isinstance(info.kwargs, dict):
+            raise UsageError(
+                f"{where}: expected an algorithm among {list(ALGORITHMS)} and a kwargs object, "
+                f"got {info.algorithm!r} and {info.kwargs!r}"
+            )
+        return info
+
+    def options_for(
+        self,
+        env: str,
+        kwargs: dict[str, Any] | None = None,
+        api: str | None = None,
+        behavior: str | None = None,
+    ) -> tuple[dict[str, Any], str, str | None]:
+        """``(kwargs, api, behavior)`` to rebuild ``env`` for this model.
+
+        Each is the one given when given (``--kwargs``, ``--api``, ``--behavior``), else the
+        one trained with; keyword arguments and behaviour carry over only to the
+        environment trained on (another one may not take them).
+        """
+        same = env == self.env
+        if kwargs is None:
+            kwargs = dict(self.kwargs) if same else {}
+        if behavior is None and same:
+            behavior = self.behavior
+        return kwargs, api or self.api, behavior
+
+
+def save_path(path: str | os.PathLike[str]) -> Path:
+    """The file ``--save`` writes: ``path``, with ``.zip`` added when it has no suffix (as
+    SB3 does); checked before training starts.
+
+    Raises:
+        UsageError: another suffix than ``.zip``, or a file that cannot be written.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> directory = tempfile.mkdtemp()
+        >>> save_path(pathlib.Path(directory, "ppo_basic")).name
+        'ppo_basic.zip'
+    """
+    file = Path(path)
+    if file.suffix == "":
+        file = file.with_suffix(".zip")
+    return check_output_path(file, "--save", (".zip",))
+
+
+def save_model(model: Any, path: str | os.PathLike[str], info: ModelInfo) -> Path:
+    """Writes ``model`` with SB3's ``save`` to ``path`` and ``info`` into the same zip."""
+    file = save_path(path)
+    document = info.to_json()  # found unserialisable before anything is written
+    model.save(file)
+    with zipfile.ZipFile(file, "a") as archive:
+        archive.writestr(INFO_MEMBER, document)
+    return file
+
+
+def _existing(path: str | os.PathLike[str], option: str) -> Path:
+    file = Path(path)
+    if not file.is_file() and file.suffix == "" and file.with_suffix(".zip").is_file():
+        file = file.with_suffix(".zip")  # SB3 finds "model" as "model.zip" too
+    if not file.is_file():
+        raise UsageError(f"{option}: expected a model saved by `zooport train --save`, got "
+                         f"{str(path)!r}, which is not a file")  # fmt: skip
+    return file
+
+
+def read_model_info(path: str | os.PathLike[str], option: str = "--model") -> ModelInfo:
+    """The :class:`ModelInfo` saved with the model at ``path``.
+
+    Raises:
+        UsageError: no such file, not a zip, or a zip without :data:`INFO_MEMBER` (an SB3
+            model that ``zooport train --save`` did not write).
+    """
+    file = _existing(path, option)
+    try:
+        with zipfile.ZipFile(file) as archive:
+            if INFO_MEMBER not in archive.namelist():
+                raise UsageError(
+                    f"{option}: {str(file)!r} has no {INFO_MEMBER}: expected a model saved by "
+                    f"`zooport train --save`, which records the environment and algorithm"
+                )
+            text = archive.read(INFO_MEMBER).decode("utf-8")
+    except (zipfile.BadZipFile, OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{option}: expected SB3's zip file, got {str(file)!r} ({exc})") from None
+    return ModelInfo.from_json(text, f"{option} {file}")
+
+
+def load_model(
+    path: str | os.PathLike[str], info: ModelInfo, *, env: Any = None, option: str = "--model"
+) -> Any:
+    """The model at ``path``, loaded on CPU by its algorithm's ``load`` (on ``env`` if given).
+
+    Raises:
+        UsageError: the algorithm's package is not installed, or ``env``'s observation or
+            action space is not the model's.
+    """
+    module_name, class_name, extra = ALGORITHMS[info.algorithm]
+    module = require(module_name, extra, f"loading a {info.algorithm} model")
+    algorithm = getattr(module, class_name)
+    file = _existing(path, option)
+    try:
+        return algorithm.load(file, env=env, device="cpu")
+    except (ValueError, KeyError) as exc:  # SB3: spaces that do not match the env's
+        raise UsageError(f"{option} {file}: {' '.join(str(exc).split())}") from None
