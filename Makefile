@@ -112,7 +112,8 @@ FLOOR_STAMP := $(FLOOR_VENV)/.zooport-installed
 FLOOR_IGNORE := tests/mlagents tests/rllib tests/consumers tests/test_supersuit_route.py \
 	tests/test_wrappers_composition.py tests/test_wrappers_thirdparty.py tests/test_torchrl.py \
 	tests/test_torchrl_mappo.py tests/test_cli.py tests/test_demo.py tests/test_examples.py \
-	tests/test_examples_cleanrl.py tests/test_benchmarks.py tests/test_doctests.py
+	tests/test_examples_cleanrl.py tests/test_benchmarks.py tests/test_doctests.py \
+	tests/test_cli_console.py tests/test_cli_models.py
 
 $(FLOOR_STAMP): pyproject.toml tests/floor/requirements.txt
 	test -x $(FLOOR_PY) || $(PYTHON) -m venv $(FLOOR_VENV)
