@@ -1,10 +1,19 @@
 """The agents of one behaviour as a fixed set of slots, for the single and vector adapters.
 
 Classes:
-    SlotStep: the outcome of one adapter step, one entry per slot.
+    SlotStep: the outcome of one adapter step, one entry per slot (and the final
+        observations of the slots whose episode ended, as the vector adapters hand them out).
     BehaviorSlots: maps a behaviour's agent ids to slots by array arithmetic, sends the
         slots' actions to the core in one ``set_actions`` call, steps the core until a slot
-        has a decision or a terminal step, and keeps each slot's last observation.
+        has a decision or a terminal step, keeps each slot's last observation, and resets the
+        core when no slot's agent is left (SAME_STEP autoreset).
+
+Functions:
+    behavior_name_of: the behaviour an adapter serves (the given one, or the core's only one).
+
+This is the slot family's engine; its front ends (``GymEnv``, ``BehaviorVectorEnv``,
+``SB3VecEnv``) share their members through :class:`~zooport.adapters.slot_adapter.SlotAdapter`
+and only translate. Neither module imports a front end.
 
 Semantics (shared by ``GymEnv``, ``BehaviorVectorEnv`` and ``SB3VecEnv``):
     - slot i holds the i-th smallest agent id seen at reset; the core may reorder rows;
@@ -23,7 +32,7 @@ Semantics (shared by ``GymEnv``, ``BehaviorVectorEnv`` and ``SB3VecEnv``):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -34,7 +43,8 @@ from zooport.adapters.core_access import (
     reset_core,
     step_until_any,
 )
-from zooport.adapters.spaces import ActionLayout, ObservationLayout
+from zooport.adapters.options import LayoutOptions
+from zooport.adapters.spaces import layouts_of
 from zooport.envs.base_env import ActionTuple, DecisionSteps, TerminalSteps
 from zooport.envs.step_guard import StepGuard
 from zooport.errors import (
@@ -45,7 +55,9 @@ from zooport.errors import (
     ZooportError,
 )
 
-__all__ = ["SlotStep", "BehaviorSlots"]
+__all__ = ["SlotStep", "BehaviorSlots", "behavior_name_of"]
+
+_DEFAULT_LAYOUT = LayoutOptions()
 
 
 class SlotStep(NamedTuple):
@@ -68,6 +80,20 @@ class SlotStep(NamedTuple):
     final_slots: np.ndarray
     final_obs: Any
     group_reward: np.ndarray
+
+    def final_observations(self) -> Iterable[Any]:
+        """The final observation of each slot in ``final_slots``: one array or dict each.
+
+        For an array observation this is the fresh batch itself, whose rows (views, taken as
+        they are iterated) are the observations: no list is built for the few slots that end.
+        """
+        rows = self.final_obs
+        if rows is None:
+            return []
+        if isinstance(rows, dict):
+            n = self.final_slots.size
+            return [{key: value[i] for key, value in rows.items()} for i in range(n)]
+        return rows
 
 
 def behavior_name_of(specs: Mapping[str, Any], behavior_name: str | None, adapter: str) -> str:
@@ -98,7 +124,7 @@ class BehaviorSlots:
         core: any BaseEnv; one with no behaviours yet (a Unity scene whose agents have not
             requested a decision) is stepped once first, as ML-Agents' wrappers do.
         behavior_name: the behaviour (None when the core has only one).
-        uint8_visual, flatten_branched, allow_multiple_obs: see :mod:`zooport.adapters.spaces`.
+        layout: how the specs become spaces (:class:`~zooport.adapters.options.LayoutOptions`).
         adapter: the adapter's name, for error messages.
     """
 
@@ -107,9 +133,7 @@ class BehaviorSlots:
         core: Any,
         behavior_name: str | None = None,
         *,
-        uint8_visual: bool = False,
-        flatten_branched: bool = False,
-        allow_multiple_obs: bool = False,
+        layout: LayoutOptions = _DEFAULT_LAYOUT,
         adapter: str = "adapter",
     ) -> None:
         # Older-API cores are wrapped to present the current one; others pass unchanged.
@@ -120,15 +144,7 @@ class BehaviorSlots:
         self.name = behavior_name_of(specs, behavior_name, adapter)
         spec = specs[self.name]
         self.spec = spec
-        self.obs_layout = ObservationLayout(
-            spec.observation_specs,
-            uint8_visual=uint8_visual,
-            allow_multiple_obs=allow_multiple_obs,
-            name=self.name,
-        )
-        self.action_layout = ActionLayout(
-            spec.action_spec, flatten_branched=flatten_branched, name=self.name
-        )
+        self.obs_layout, self.action_layout = layouts_of(spec, layout, self.name)
         # A property that sums the branches; the per-step path reads it once per step.
         self._mask_size = self.action_layout.mask_size
         self.ids = np.zeros(0, dtype=np.int64)
@@ -211,6 +227,18 @@ class BehaviorSlots:
                 raise
             # What a slot earns before the episode it is waiting for belongs to that episode.
             self.carry += self._absorb(*self._checked(*steps)).reward
+        return False
+
+    def restart_if_all_over(self) -> bool:
+        """Resets the core when no slot's agent is left (a core that does not restart agents).
+
+        Called after a step that ended some episode; True when the core was reset, so every
+        slot's observation is the first of its next episode (SAME_STEP autoreset).
+        """
+        # count_nonzero: a fraction of the cost of .all() on a small bool array.
+        if np.count_nonzero(self.episode_over) == self.num_slots:
+            self.reset()
+            return True
         return False
 
     # ------------------------------------------------------------------ stepping

@@ -29,9 +29,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
+from zooport.adapters.options import GymOptions, SlotOptions
 from zooport.envs.registry import keyword_parameters as _keyword_parameters
-from zooport.errors import ArgumentTypeError
+from zooport.errors import ArgumentError, ArgumentTypeError, SpecError
 
 __all__ = [
     "BuiltinGymEnv",
@@ -47,8 +49,8 @@ __all__ = [
 ]
 
 GYM_NAMESPACE = "zooport"
-GYM_ENTRY_POINT = "zooport.adapters.gym_env:make_gym_env"
-VECTOR_ENTRY_POINT = "zooport.adapters.vector_env:make_vector_env"
+GYM_ENTRY_POINT = "zooport.adapters.registration:make_gym_env"
+VECTOR_ENTRY_POINT = "zooport.adapters.registration:make_vector_env"
 
 
 @dataclass(frozen=True)
@@ -179,18 +181,16 @@ def register_gymnasium(
         (3,)
         >>> env.close()
     """
-    from zooport.adapters.gym_env import GYM_ENV_OPTIONS, make_gym_env
-
     defaults = dict(kwargs)
     if behavior_name is not None:
         defaults["behavior_name"] = behavior_name
     if isinstance(factory, str):
         _, target = _resolve(None, factory)
-        split_options(target, defaults, GYM_ENV_OPTIONS, f"factory {factory!r}")
+        split_options(target, defaults, GymOptions.names(), f"factory {factory!r}")
         entry_point: str | Callable[..., Any] = GYM_ENTRY_POINT
         defaults["factory"] = factory
     elif callable(factory):
-        split_options(factory, defaults, GYM_ENV_OPTIONS, _describe(factory))
+        split_options(factory, defaults, GymOptions.names(), _describe(factory))
         entry_point = functools.partial(make_gym_env, factory=factory)
     else:
         raise ArgumentTypeError(
@@ -204,6 +204,141 @@ def register_gymnasium(
         reward_threshold=reward_threshold,
         kwargs=defaults,
     )
+
+
+# ---------------------------------------------------------------------- gym entry point
+
+
+def make_gym_env(
+    env_id: str | None = None,
+    *,
+    factory: str | Callable[..., Any] | None = None,
+    **kwargs: Any,
+) -> Any:
+    """The ``gym.make`` entry point: a core made from the registry or a factory, wrapped.
+
+    ``kwargs`` named like ``GymEnv`` options (:class:`~zooport.adapters.options.GymOptions`)
+    configure the adapter; every other keyword must be a parameter of the core's constructor.
+
+    Args:
+        env_id: an identifier of ``zooport.envs.registry.default_registry`` (not a
+            Gymnasium id), e.g. ``"Basic"``.
+        factory: instead of ``env_id``: a callable returning a ``BaseEnv``, or a
+            ``"module:attr"`` string naming one.
+        **kwargs: core and adapter options.
+
+    Raises:
+        ArgumentTypeError: a keyword is neither a core parameter nor an adapter option.
+
+    Example:
+        >>> env = make_gym_env("Basic", max_steps=5, flatten_branched=True)
+        >>> env.core.behavior_specs["Basic"].action_spec.discrete_branches, env.action_space
+        ((3,), Discrete(3))
+    """
+    from zooport.adapters.gym_env import GymEnv
+
+    core, adapter_kwargs = build_core(
+        env_id=env_id, factory=factory, options=kwargs, adapter_options=GymOptions.names()
+    )
+    try:
+        return GymEnv(core, **adapter_kwargs)
+    except BaseException:
+        core.close()
+        raise
+
+
+# gym.make reads its entry point's metadata: with it, render_mode="rgb_array_list" (and
+# "human", where pygame is installed) are served by Gymnasium's RenderCollection and
+# HumanRendering wrappers over the rgb_array frames.
+make_gym_env.metadata = {"render_modes": ["rgb_array"], "render_fps": 30}  # type: ignore[attr-defined]
+
+
+# ---------------------------------------------------------------------- vector entry point
+
+#: The keyword arguments of ``BehaviorVectorEnv`` that ``make_vector_env`` routes to the
+#: adapter (it takes ``behavior_name`` itself); every other keyword goes to the core.
+VECTOR_OPTIONS = tuple(name for name in SlotOptions.names() if name != "behavior_name")
+
+#: Registry ids whose agent count is not the ``n_agents`` keyword: the keyword that sets
+#: each behaviour's count.
+_AGENT_COUNT_KWARGS: dict[str, dict[str, str]] = {
+    "Tag": {"Runner?team=0": "n_runners", "Tagger?team=1": "n_taggers"},
+    "Soccer": {"Soccer?team=0": "team_size", "Soccer?team=1": "team_size"},
+}
+
+
+def make_vector_env(
+    *,
+    num_envs: int,
+    env_id: str | None = None,
+    factory: str | Callable[..., Any] | None = None,
+    behavior_name: str | None = None,
+    max_episode_steps: int | None = None,
+    agent_count_kwarg: str | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Builds ONE core with ``num_envs`` agents in the behaviour, as a ``BehaviorVectorEnv``.
+
+    This is the ``vector_entry_point`` of ``zooport/<Name>-v0``: Gymnasium calls it as
+    ``make_vector_env(num_envs=N, max_episode_steps=..., **registered_kwargs, **kwargs)``,
+    so ``gym.make_vec("zooport/BallBalance-v0", num_envs=64,
+    vectorization_mode="vector_entry_point")`` is one ``BallBalance(n_agents=64)``.
+
+    Args:
+        num_envs: the number of slots: the core is built with that many agents.
+        env_id: an identifier of ``zooport.envs.registry.default_registry`` (e.g.
+            ``"BallBalance"``, not the Gymnasium id); exclusive with ``factory``.
+        factory: instead of ``env_id``: a callable returning a ``BaseEnv`` or a
+            ``"module:attr"`` string naming one.
+        behavior_name: the behaviour whose agents are the slots (None: the only one).
+        max_episode_steps: the registration's episode cap; it becomes the core's
+            ``max_steps`` (the core interrupts its agents) unless ``max_steps`` is given or
+            the core has no such keyword.
+        agent_count_kwarg: the core keyword that sets the behaviour's agent count (default
+            ``n_agents``; ``n_runners``/``n_taggers`` for ``Tag``, ``team_size`` for
+            ``Soccer``).
+        **kwargs: :data:`VECTOR_OPTIONS` for the adapter, every other keyword for the
+            core (a registered ``n_agents=1`` is overridden by ``num_envs``).
+
+    Raises:
+        ArgumentError: ``num_envs`` is not a positive int.
+        ArgumentTypeError: a keyword is neither a core parameter nor an adapter option.
+        SpecError: the behaviour does not end up with ``num_envs`` agents.
+
+    Example:
+        >>> envs = make_vector_env(num_envs=3, env_id="BallBalance", seed=0)
+        >>> envs.num_envs, envs.core.n_agents
+        (3, 3)
+        >>> envs.close()
+    """
+    from zooport.adapters.vector_env import BehaviorVectorEnv
+
+    if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+        raise ArgumentError(f"Expect num_envs to be a positive int, actually: {num_envs!r}")
+    if agent_count_kwarg is None:
+        counts = _AGENT_COUNT_KWARGS.get(env_id or "", {})
+        agent_count_kwarg = counts.get(behavior_name or "", "n_agents")
+    options = {**kwargs, agent_count_kwarg: int(num_envs)}
+    if max_episode_steps is not None and "max_steps" not in options:
+        accepted = _keyword_parameters(_resolve(env_id, factory)[1])
+        if accepted is None or "max_steps" in accepted:
+            options["max_steps"] = int(max_episode_steps)
+    core, adapter_kwargs = build_core(
+        env_id=env_id, factory=factory, options=options, adapter_options=VECTOR_OPTIONS
+    )
+    try:
+        envs = BehaviorVectorEnv(core, behavior_name, **adapter_kwargs)
+    except BaseException:
+        core.close()
+        raise
+    if envs.num_envs != num_envs:
+        envs.close()
+        raise SpecError(
+            f"make_vector_env: expected {num_envs} agents of behavior {envs.behavior_name!r} "
+            f"after setting {agent_count_kwarg}={num_envs}, got {envs.num_envs}; pass "
+            "agent_count_kwarg= naming the core keyword that sets that behaviour's count"
+        )
+    return envs
 
 
 # ---------------------------------------------------------------------- entry-point helpers

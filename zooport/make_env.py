@@ -153,22 +153,21 @@ def _build(registry_id: str, api: str, kwargs: dict[str, Any]) -> Any:
         adapter: Any = PettingZooParallelEnv if api == "parallel" else PettingZooAECEnv
         options: Sequence[str] = sorted(ADAPTER_OPTIONS)
     elif api == "gym":
-        from zooport.adapters.gym_env import GYM_ENV_OPTIONS, GymEnv
+        from zooport.adapters.gym_env import GymEnv
+        from zooport.adapters.options import GymOptions
         from zooport.adapters.registration import BUILTIN_GYM_ENVS
 
         defaults = next((b.kwargs for b in BUILTIN_GYM_ENVS if b.registry_id == registry_id), {})
         kwargs = {**defaults, **kwargs}
-        adapter, options = GymEnv, GYM_ENV_OPTIONS
+        adapter, options = GymEnv, GymOptions.names()
     else:
-        from zooport.adapters.vector_env import (
-            VECTOR_ENV_OPTIONS,
-            BehaviorVectorEnv,
-            make_vector_env,
-        )
+        from zooport.adapters.options import SlotOptions
+        from zooport.adapters.registration import make_vector_env
+        from zooport.adapters.vector_env import BehaviorVectorEnv
 
         if "num_envs" in kwargs:
             return make_vector_env(env_id=registry_id, **kwargs)
-        adapter, options = BehaviorVectorEnv, ("behavior_name", *VECTOR_ENV_OPTIONS)
+        adapter, options = BehaviorVectorEnv, SlotOptions.names()
     core, adapter_kwargs = build_core(env_id=registry_id, options=kwargs, adapter_options=options)
     try:
         return adapter(core, **adapter_kwargs)

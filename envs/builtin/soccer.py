@@ -14,6 +14,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from zooport.envs.arguments import check_bool, check_int
 from zooport.envs.base_env import (
     ActionSpec,
     ActionTuple,
@@ -23,7 +24,6 @@ from zooport.envs.base_env import (
     ObservationSpec,
     ObservationType,
 )
-from zooport.envs.arguments import check_bool, check_int
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin import _render
 from zooport.envs.side_channel.side_channel import SideChannel
