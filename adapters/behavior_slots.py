@@ -37,6 +37,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from zooport.adapters.agent_slots import AgentSlots
 from zooport.adapters.core_access import (
     adopt_core_with_specs,
     note_core_failure,
@@ -44,7 +45,6 @@ from zooport.adapters.core_access import (
     step_until_any,
 )
 from zooport.adapters.options import LayoutOptions
-from zooport.adapters.spaces import layouts_of
 from zooport.envs.base_env import ActionTuple, DecisionSteps, TerminalSteps
 from zooport.envs.step_guard import StepGuard
 from zooport.errors import (
@@ -117,7 +117,7 @@ def behavior_name_of(specs: Mapping[str, Any], behavior_name: str | None, adapte
     return behavior_name
 
 
-class BehaviorSlots:
+class BehaviorSlots(AgentSlots):
     """A behaviour's agents as N slots; see the module docstring for the semantics.
 
     Args:
@@ -141,12 +141,10 @@ class BehaviorSlots:
         core, specs = adopt_core_with_specs(core, adapter)
         self.core = core
         self.adapter = adapter
-        self.name = behavior_name_of(specs, behavior_name, adapter)
-        spec = specs[self.name]
-        self.spec = spec
-        self.obs_layout, self.action_layout = layouts_of(spec, layout, self.name)
+        name = behavior_name_of(specs, behavior_name, adapter)
+        super().__init__(name, specs[name], layout)
         # A property that sums the branches; the per-step path reads it once per step.
-        self._mask_size = self.action_layout.mask_size
+        self.mask_size = self.action_layout.mask_size
         self.ids = np.zeros(0, dtype=np.int64)
         self.num_slots = 0
         self.episode_over = np.zeros(0, dtype=bool)
@@ -194,7 +192,7 @@ class BehaviorSlots:
         consecutive = ids.size > 0 and int(ids[-1]) - first == ids.size - 1
         self._first_id = first if consecutive and abs(first) < 2**62 else None
         self.obs = self.obs_layout.allocate(self.num_slots)
-        self.mask = np.ones((self.num_slots, self.action_layout.mask_size), dtype=np.int8)
+        self.mask = np.ones((self.num_slots, self.mask_size), dtype=np.int8)
         self.carry = np.zeros(self.num_slots, dtype=np.float32)
         self.group_id = np.zeros(self.num_slots, dtype=np.int32)
         self.decided = np.zeros(self.num_slots, dtype=bool)
@@ -349,25 +347,11 @@ class BehaviorSlots:
         group_reward = np.zeros(n, dtype=np.float32)
         terminated = np.zeros(n, dtype=bool)
         truncated = np.zeros(n, dtype=bool)
-        final_slots = np.zeros(0, dtype=np.intp)
-        final_obs = None
-        term_slots, ascending = final_slots, True
-        if len(terminal):
-            term_slots, ascending = self._locate(terminal.agent_id)
-            reward[term_slots] = terminal.reward
-            group_reward[term_slots] = terminal.group_reward
-            interrupted = np.asarray(terminal.interrupted, dtype=bool)
-            truncated[term_slots] = interrupted
-            terminated[term_slots] = ~interrupted
-            if ascending:
-                final_slots, final_obs = term_slots, self.obs_layout.convert(terminal.obs)
-            else:
-                order = np.argsort(term_slots, kind="stable")
-                final_slots = term_slots[order]
-                final_obs = self.obs_layout.convert(terminal.obs, order)
-            # The last observation of a slot that is not restarted is its final one.
-            self.obs_layout.write(self.obs, term_slots, terminal.obs)
-            self.episode_over[term_slots] = True
+        term_slots, ascending = self._locate(terminal.agent_id)
+        # The last observation of a slot that is not restarted is its final one.
+        self._end_episodes(term_slots, terminal, None, reward, group_reward, terminated, truncated)
+        final_slots, final_obs = self._final(term_slots, ascending, terminal)
+        self.episode_over[term_slots] = True
         dec_slots = self._absorb_decisions(decision)
         restarted = np.zeros(n, dtype=bool)
         restarted[term_slots] = True
@@ -424,27 +408,32 @@ class BehaviorSlots:
         # before the carry is added: one addition over every slot instead of two).
         carry = self.carry
         reward = np.array(decision.reward, dtype=np.float32)
-        reward[term_slots] = terminal.reward
-        reward += carry
         group_reward = np.array(decision.group_reward, dtype=np.float32)
-        group_reward[term_slots] = terminal.group_reward
+        terminated = np.zeros(n, dtype=bool)
+        truncated = np.zeros(n, dtype=bool)
+        # Every ending slot decided again: its last observation is already the next one's.
+        self._end_episodes(
+            term_slots, terminal, None, reward, group_reward, terminated, truncated,
+            keep_obs=False,
+        )  # fmt: skip
+        reward += carry
         # A restarted agent's decision reward belongs to its next episode.
         carry.fill(0.0)
         carry[term_slots] = decision.reward[term_slots]
-        interrupted = np.asarray(terminal.interrupted, dtype=bool)
-        terminated = np.zeros(n, dtype=bool)
-        truncated = np.zeros(n, dtype=bool)
-        truncated[term_slots] = interrupted
-        terminated[term_slots] = ~interrupted
-        if ascending:  # the usual case: no sort, no reordering gather
-            final_slots, final_obs = term_slots, self.obs_layout.convert(terminal.obs)
-        else:
-            order = np.argsort(term_slots, kind="stable")
-            final_slots, final_obs = term_slots[order], self.obs_layout.convert(terminal.obs, order)
+        final_slots, final_obs = self._final(term_slots, ascending, terminal)
         return SlotStep(
             reward, terminated, truncated, self.decided.copy(), final_slots, final_obs,
             group_reward,
         )  # fmt: skip
+
+    def _final(
+        self, term_slots: np.ndarray, ascending: bool, terminal: TerminalSteps
+    ) -> tuple[np.ndarray, Any]:
+        """The ending slots in ascending order and their final observations in that order."""
+        if ascending:  # the usual case: no sort, no reordering gather
+            return term_slots, self.obs_layout.convert(terminal.obs)
+        order = np.argsort(term_slots, kind="stable")
+        return term_slots[order], self.obs_layout.convert(terminal.obs, order)
 
     def _absorb_decisions(
         self, decision: DecisionSteps, slots: np.ndarray | None = None
@@ -461,12 +450,7 @@ class BehaviorSlots:
             self.decided[:] = False
             self.decided[slots] = True
         if slots.size:
-            self.obs_layout.write(self.obs, rows, decision.obs)
-            if self._mask_size:
-                self.mask[rows] = self.action_layout.allowed_mask(
-                    decision.action_mask, slots.size
-                )
-            self.group_id[rows] = decision.group_id
+            self._take_decisions(rows, decision, None, slots.size)
             self.episode_over[rows] = False
         return slots
 

@@ -11,6 +11,7 @@ Functions:
     step_until_any: step a core until the given behaviours have a decision or terminal step.
     side_channels_of: the side channels a core was built with, without private access.
     render_core: the core's rgb_array picture, or None.
+    can_render, has_action_masks: what a core offers, read from its public capabilities.
     adopt_core: the core an adapter keeps: the env itself, or an older-API env wrapped.
     check_reset_options: the one rule for ``reset(options=...)`` on every adapter.
 
@@ -38,6 +39,8 @@ __all__ = [
     "step_until_any",
     "side_channels_of",
     "render_core",
+    "can_render",
+    "has_action_masks",
     "adopt_core",
     "check_reset_options",
     "MAX_IDLE_STEPS",
@@ -147,6 +150,28 @@ def side_channels_of(core: Any) -> list[Any]:
         manager = getattr(core, "_side_channel_manager", None)
         channels = list(getattr(manager, "_side_channels_dict", {}).values())
     return list(channels)
+
+
+def can_render(core: Any) -> bool:
+    """Whether ``core`` draws pictures: its ``can_render`` where it says (a ``BatchedEnv``
+    does), else whether it has a ``render`` method.
+
+    Example:
+        >>> from zooport.envs.builtin.basic import Basic
+        >>> can_render(Basic()), can_render(object())
+        (True, False)
+    """
+    flag = getattr(core, "can_render", None)
+    if isinstance(flag, bool):
+        return flag
+    return callable(getattr(core, "render", None))
+
+
+def has_action_masks(core: Any) -> bool:
+    """Whether ``core`` sends action masks: its ``has_action_masks`` where it says (a
+    ``BatchedEnv`` does), else True (a Unity build masks every discrete behaviour)."""
+    flag = getattr(core, "has_action_masks", None)
+    return flag if isinstance(flag, bool) else True
 
 
 def render_core(core: Any) -> np.ndarray | None:

@@ -26,7 +26,7 @@ from typing_extensions import override
 
 from zooport.adapters.core_access import check_reset_options, render_core
 from zooport.adapters.options import GymOptions, takes_options
-from zooport.adapters.rendering import check_render_mode, visual_frame
+from zooport.adapters.rendering import HUMAN_VIA_MAKE, check_render_mode, visual_frame
 from zooport.adapters.slot_adapter import SlotAdapter
 from zooport.adapters.spaces import ObservationLayout
 from zooport.envs.arguments import check_seed
@@ -136,7 +136,9 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
         fps = getattr(core, "metadata", {}).get("render_fps", 30) if self._core_renders else 30
         # Per instance: the class attribute is shared and must not be mutated.
         self.metadata = {"render_modes": modes, "render_fps": fps}
-        check_render_mode(options.render_mode, modes, f"{name} over {type(core).__name__}")
+        check_render_mode(
+            options.render_mode, modes, f"{name} over {type(core).__name__}", human=HUMAN_VIA_MAKE
+        )
         self.render_mode = options.render_mode
 
     # ------------------------------------------------------------------ Gymnasium API

@@ -28,32 +28,30 @@ PettingZoo's AEC contract:
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
 from typing import Any
 
 from pettingzoo import AECEnv
 from typing_extensions import override
 
-from zooport.adapters.agent_names import AgentNaming
-from zooport.adapters.pettingzoo_parallel import PettingZooCommon, seed_action_spaces
-from zooport.adapters.termination import TerminationMode
+from zooport.adapters.options import PettingZooOptions, takes_options
+from zooport.adapters.pettingzoo_common import PettingZooCommon, seed_action_spaces
 from zooport.errors import ActionError, EnvNotResetError, UnknownAgentError
 
 __all__ = ["PettingZooAECEnv", "UnityAECEnv"]
 
 
+@takes_options(PettingZooOptions, leading=["core"])
 class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
     """Any BaseEnv as a PettingZoo ``AECEnv``; see the module docstring.
 
+    ``max_cycles`` counts core steps (full cycles of turns), as in PettingZoo;
+    ``stale_actions`` decides what an action (not None) in a finished agent's turn does.
+
     Args:
-        core: any BaseEnv; the adapter owns it (``close()`` closes it).
-        render_mode, termination_mode, max_cycles, action_masks, mask_in_info,
-        default_action, agent_name, uint8_visual, flatten_branched, allow_multiple_obs,
-        name, stale_actions: see
-            :class:`~zooport.adapters.pettingzoo_parallel.PettingZooCommon`.
-            ``max_cycles`` counts core steps (full cycles), as in PettingZoo.
-            ``stale_actions`` decides what an action (not None) in a finished agent's turn
-            does.
+        core: any BaseEnv; the adapter owns it (``close()`` closes it). One with no
+            behaviours yet (a Unity scene whose agents have not requested a decision) is
+            stepped once first, as ML-Agents' wrappers do.
+        {options}
 
     Attributes:
         core: the wrapped core.
@@ -73,39 +71,9 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         (15, ('runner_0', False), ('tagger_4', True))
     """
 
-    def __init__(
-        self,
-        core: Any,
-        *,
-        render_mode: str | None = None,
-        termination_mode: TerminationMode | str | float = "all",
-        max_cycles: int | None = None,
-        action_masks: bool | None = None,
-        mask_in_info: bool = False,
-        default_action: str | Mapping[str, Any] | None = None,
-        agent_name: AgentNaming = None,
-        uint8_visual: bool = False,
-        flatten_branched: bool = False,
-        allow_multiple_obs: bool = False,
-        name: str | None = None,
-        stale_actions: str = "ignore",
-    ) -> None:
+    def __init__(self, core: Any, options: PettingZooOptions) -> None:
         super().__init__()
-        self._setup(
-            core,
-            render_mode=render_mode,
-            termination_mode=termination_mode,
-            max_cycles=max_cycles,
-            action_masks=action_masks,
-            mask_in_info=mask_in_info,
-            default_action=default_action,
-            agent_name=agent_name,
-            uint8_visual=uint8_visual,
-            flatten_branched=flatten_branched,
-            allow_multiple_obs=allow_multiple_obs,
-            name=name,
-            stale_actions=stale_actions,
-        )
+        self._setup(core, options)
         self.agents: list[str] = []
         self.rewards: dict[str, float] = {}
         self._cumulative_rewards: dict[str, float] = {}
@@ -120,7 +88,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         self._dead: deque[str] = deque()
         self._rewards_stale = False
         self._zero_rewards: dict[str, float] | None = None
-        self._allow_none = default_action is not None
+        self._allow_none = options.default_action is not None
         # The driver's guard, read once per turn: a turn taken from a callback while the
         # core steps (a hook, a side channel) is refused, not recorded for the next cycle.
         self._guard = self._driver.guard
@@ -305,7 +273,7 @@ class UnityAECEnv(PettingZooAECEnv):
     Args:
         env: any BaseEnv (a Unity build's ``UnityEnvironment``, a zooport core, your own).
         seed: seeds the agents' action spaces, as ML-Agents' wrapper does (see
-            :func:`~zooport.adapters.pettingzoo_parallel.seed_action_spaces`); the core is
+            :func:`~zooport.adapters.pettingzoo_common.seed_action_spaces`); the core is
             seeded by ``reset(seed=...)`` where it can be.
         **options: the keyword options of :class:`PettingZooAECEnv`.
 

@@ -25,32 +25,40 @@ from gymnasium.error import DependencyNotInstalled
 
 from zooport.errors import ArgumentError, ZooportError
 
-__all__ = ["check_render_mode", "visual_frame", "VectorHumanRendering"]
+__all__ = ["check_render_mode", "visual_frame", "VectorHumanRendering", "HUMAN_VIA_MAKE"]
 
 
-def check_render_mode(render_mode: Any, modes: Sequence[str], where: str) -> None:
+#: Where ``render_mode="human"`` is served for the slot family (its constructors refuse it).
+HUMAN_VIA_MAKE = (
+    "'human' shows the rgb_array pictures in a window: ask gym.make or gym.make_vec for it, "
+    "or wrap a vector adapter in zooport.adapters.rendering.VectorHumanRendering"
+)
+
+
+def check_render_mode(
+    render_mode: Any, modes: Sequence[str], where: str, *, human: str = ""
+) -> None:
     """Rejects a ``render_mode`` that is not None or one of ``modes``.
 
+    Args:
+        render_mode: the mode given.
+        modes: the modes the adapter offers (besides None).
+        where: the adapter, for the message.
+        human: where ``"human"`` is served instead, said when it is the mode given.
+
     Raises:
-        ArgumentError: naming the modes the adapter offers and the one given; for
-            ``"human"``, where it is served instead.
+        ArgumentError: naming the modes the adapter offers and the one given.
 
     Example:
         >>> check_render_mode("rgb_array", ["rgb_array"], "GymEnv")
-        >>> check_render_mode("human", ["rgb_array"], "GymEnv")
+        >>> check_render_mode("human", ["rgb_array"], "GymEnv", human=HUMAN_VIA_MAKE)
         Traceback (most recent call last):
         ...
         zooport.errors.ArgumentError: GymEnv: expected render_mode in [None, 'rgb_array'], ...
     """
     if render_mode is None or (isinstance(render_mode, str) and render_mode in modes):
         return
-    hint = ""
-    if isinstance(render_mode, str) and render_mode == "human" and "rgb_array" in modes:
-        hint = (
-            "; 'human' shows the rgb_array pictures in a window: ask gym.make or gym.make_vec "
-            "for it, or wrap a vector adapter in "
-            "zooport.adapters.rendering.VectorHumanRendering"
-        )
+    hint = f"; {human}" if human and isinstance(render_mode, str) and render_mode == "human" else ""
     raise ArgumentError(
         f"{where}: expected render_mode in {[None, *modes]}, actually: {render_mode!r}{hint}"
     )

@@ -35,7 +35,7 @@ from typing_extensions import override
 from zooport.adapters.behavior_slots import SlotStep
 from zooport.adapters.core_access import check_reset_options, render_core
 from zooport.adapters.options import SlotOptions, takes_options
-from zooport.adapters.rendering import check_render_mode
+from zooport.adapters.rendering import HUMAN_VIA_MAKE, check_render_mode
 from zooport.adapters.slot_adapter import SlotAdapter
 from zooport.envs.arguments import check_seed
 from zooport.errors import EnvClosedError
@@ -100,7 +100,9 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
     """
 
     def __init__(self, env: Any, options: SlotOptions) -> None:
-        check_render_mode(options.render_mode, RENDER_MODES, type(self).__name__)
+        check_render_mode(
+            options.render_mode, RENDER_MODES, type(self).__name__, human=HUMAN_VIA_MAKE
+        )
         # The slot count is the agent count, known only once the core has been reset.
         slots = self._open_slots(env, options)
         n = slots.num_slots

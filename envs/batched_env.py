@@ -306,6 +306,29 @@ class BatchedEnv(BaseEnv):
         """The user's side channels this environment was constructed with."""
         return list(self._user_channels)
 
+    @property
+    def has_action_masks(self) -> bool:
+        """Whether this env computes action masks (its class implements ``_action_mask``).
+
+        A zooport extension of the BaseEnv API, read by the adapters: without masks, they
+        give the agents none (a Unity build sends masks for every discrete behaviour).
+
+        Example:
+            >>> from zooport.envs.builtin.grid_world import GridWorld
+            >>> from zooport.envs.builtin.tag import Tag
+            >>> GridWorld().has_action_masks, Tag().has_action_masks
+            (True, False)
+        """
+        return type(self)._action_mask is not BatchedEnv._action_mask
+
+    @property
+    def can_render(self) -> bool:
+        """Whether ``render()`` draws a picture (the class implements ``_render``).
+
+        A zooport extension of the BaseEnv API, read by the adapters to offer ``rgb_array``.
+        """
+        return type(self)._render is not BatchedEnv._render
+
     def restarts_finished(self, behavior_name: BehaviorName) -> bool:
         """Whether an agent of the behaviour whose episode ends is restarted in that step.
 

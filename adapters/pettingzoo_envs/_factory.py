@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from zooport.adapters.options import PettingZooOptions
 from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
 from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 from zooport.adapters.registration import build_core
@@ -20,22 +21,7 @@ from zooport.adapters.registration import build_core
 __all__ = ["ADAPTER_OPTIONS", "EntryPoint", "entry_points"]
 
 #: Keyword arguments that configure the adapter; every other one goes to the core.
-ADAPTER_OPTIONS = frozenset(
-    {
-        "render_mode",
-        "termination_mode",
-        "max_cycles",
-        "action_masks",
-        "mask_in_info",
-        "default_action",
-        "agent_name",
-        "uint8_visual",
-        "flatten_branched",
-        "allow_multiple_obs",
-        "name",
-        "stale_actions",
-    }
-)
+ADAPTER_OPTIONS = frozenset(PettingZooOptions.names())
 
 
 EntryPoint = Callable[..., Any]
