@@ -1,49 +1,72 @@
-"""Gymnasium registration of zooport environments (``gym.make`` / ``gym.make_vec``).
+"""Registration and entry points: the one module that registers zooport's environments.
 
-Classes:
-    BuiltinGymEnv: how one built-in environment is registered: its registry identifier
-        and the default ``gym.make`` keywords.
-
-Functions:
-    register_builtin_envs: registers ``zooport/<Name>-v0`` for every built-in environment;
-        idempotent (``import zooport`` calls it).
+Functions (registration):
+    register_when_imported: registers the built-ins with Gymnasium and PettingZoo once each
+        is imported (``import zooport`` calls it; neither is imported for it).
+    register_builtin_envs: registers ``zooport/<Name>-v0`` with Gymnasium for every built-in.
+    register_pettingzoo_envs: registers ``zooport/<name>-v0`` with PettingZoo (AEC and
+        Parallel) for every built-in with PettingZoo entry points.
     register_gymnasium: registers a user's ``BaseEnv`` factory under the user's own id.
-    build_core: makes a core from a registry identifier or a factory and splits keyword
-        arguments by name between the core and an adapter (used by the entry points).
+    builtin_envs: the built-in environment classes by registry identifier.
     gym_id: the Gymnasium id of a registry identifier.
 
-Registered ids make a single-agent :class:`~zooport.adapters.gym_env.GymEnv` through
-``zooport.adapters.gym_env:make_gym_env``; ``gym.make_vec`` uses the vector entry point
-``zooport.adapters.vector_env:make_vector_env``, which Gymnasium (1.0 to 1.4) calls as
-``make_vector_env(num_envs=n, max_episode_steps=<spec's, unless given>, **kwargs)`` with the
-same registered keywords (``env_id``, the registry identifier, and the defaults) updated by
-the caller's.
-Nothing here touches the network.
+Functions (entry points and option splitting):
+    make_gym_env: ``gym.make``'s entry point (a ``GymEnv``).
+    make_vector_env: ``gym.make_vec``'s vector entry point (one ``BehaviorVectorEnv``).
+    pettingzoo_entry_points: the ``env``/``parallel_env``/``raw_env`` functions of a
+        built-in's PettingZoo module (``zooport.adapters.pettingzoo_envs.<name>_v0``).
+    make_adapter: a registry environment through a named adapter (``zooport.make``).
+    build_core, split_options: a core from a registry identifier or a factory, keyword
+        arguments split by name between the core and an adapter.
+
+What is registered comes from each built-in's declaration
+(:class:`~zooport.envs.declaration.EnvDeclaration`, on its class) and its class attributes
+(``expected_reward``, ``max_episode_steps``); the option names from
+:mod:`zooport.adapters.options`. Registered Gymnasium ids make a single-agent ``GymEnv``
+through :func:`make_gym_env`; ``gym.make_vec`` uses :func:`make_vector_env`, which Gymnasium
+(1.0 to 1.4) calls as ``make_vector_env(num_envs=n, max_episode_steps=<spec's, unless
+given>, **kwargs)`` with the registered keywords (``env_id``, the registry identifier, and
+the defaults) updated by the caller's.
+
+This module imports no adapter, no environment and neither Gymnasium nor PettingZoo at
+import time (``import zooport`` imports it): each is imported where it is used. Nothing here
+touches the network.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
+import numbers
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import gymnasium as gym
-import numpy as np
-
-from zooport.adapters.options import GymOptions, SlotOptions
-from zooport.envs.registry import keyword_parameters as _keyword_parameters
+from zooport.adapters.import_hooks import when_imported
+from zooport.adapters.options import GymOptions, PettingZooOptions, SlotOptions
 from zooport.errors import ArgumentError, ArgumentTypeError, SpecError
+
+if TYPE_CHECKING:
+    from zooport.envs.declaration import EnvDeclaration
 
 __all__ = [
     "BuiltinGymEnv",
-    "BUILTIN_GYM_ENVS",
     "GYM_NAMESPACE",
     "GYM_ENTRY_POINT",
     "VECTOR_ENTRY_POINT",
+    "PETTINGZOO_PACKAGE",
+    "VECTOR_OPTIONS",
+    "APIS",
+    "builtin_envs",
     "gym_id",
+    "register_when_imported",
     "register_builtin_envs",
+    "register_pettingzoo_envs",
     "register_gymnasium",
+    "make_gym_env",
+    "make_vector_env",
+    "pettingzoo_entry_points",
+    "make_adapter",
     "build_core",
     "split_options",
 ]
@@ -51,18 +74,38 @@ __all__ = [
 GYM_NAMESPACE = "zooport"
 GYM_ENTRY_POINT = "zooport.adapters.registration:make_gym_env"
 VECTOR_ENTRY_POINT = "zooport.adapters.registration:make_vector_env"
+#: The package whose modules are the built-ins' PettingZoo entry points.
+PETTINGZOO_PACKAGE = "zooport.adapters.pettingzoo_envs"
+#: The keyword arguments of ``BehaviorVectorEnv`` that ``make_vector_env`` routes to the
+#: adapter (it takes ``behavior_name`` itself); every other keyword goes to the core.
+VECTOR_OPTIONS = tuple(name for name in SlotOptions.names() if name != "behavior_name")
+#: The adapters :func:`make_adapter` (and ``zooport.make``) build, by ``api``.
+APIS = ("parallel", "aec", "gym", "vector")
+
+
+# ---------------------------------------------------------------------- the built-ins
+
+
+def builtin_envs() -> dict[str, type]:
+    """The built-in environment classes by registry identifier (importing them).
+
+    Example:
+        >>> list(builtin_envs())
+        ['Basic', 'BallBalance', 'GridWorld', 'Tag', 'Collector', 'Soccer']
+    """
+    from zooport.envs import builtin
+
+    return {name: getattr(builtin, name) for name in builtin.BUILTINS}
 
 
 @dataclass(frozen=True)
 class BuiltinGymEnv:
-    """How a built-in environment is registered with Gymnasium.
+    """A built-in's Gymnasium registration, as its declaration gives it.
 
     Attributes:
         registry_id: its identifier in ``zooport.envs.registry.default_registry``.
-        kwargs: default ``gym.make`` keywords besides ``env_id`` (core options such as
-            ``n_agents=1`` and adapter options such as ``behavior_name``).
-        threshold_from_registry: use the registry's ``expected_reward`` as
-            ``reward_threshold``; False where it measures a different behaviour.
+        kwargs: the ``gym.make`` keywords besides ``env_id`` (``EnvDeclaration.gym_kwargs``).
+        threshold_from_registry: its ``expected_reward`` is the ``reward_threshold``.
     """
 
     registry_id: str
@@ -75,30 +118,21 @@ class BuiltinGymEnv:
         return gym_id(self.registry_id)
 
 
-#: The built-ins, made single-agent: one agent in the served behaviour.
-BUILTIN_GYM_ENVS: tuple[BuiltinGymEnv, ...] = (
-    BuiltinGymEnv("Basic", {"n_agents": 1}),
-    BuiltinGymEnv("BallBalance", {"n_agents": 1}),
-    # The 5x5 camera stays float32: as uint8 SB3 would take it for an image and build a CNN
-    # that cannot convolve 5x5 pixels; as a float Box its policies flatten it.
-    BuiltinGymEnv("GridWorld", {"n_agents": 1}),
-    # One runner against one tagger; the tagger takes no actions (ML-Agents' rule: an agent
-    # that gets no action takes the zero action, "stay"). The registry's expected reward is
-    # the taggers', so it is no threshold for the runner.
-    BuiltinGymEnv(
-        "Tag",
-        {"n_runners": 1, "n_taggers": 1, "behavior_name": "Runner?team=0"},
-        threshold_from_registry=False,
-    ),
-    BuiltinGymEnv("Collector", {"n_agents": 1}),
-    # One player against one who takes no actions (stands where it kicked off). The
-    # registry's expected reward is a team's against a random team: no threshold here.
-    BuiltinGymEnv(
-        "Soccer",
-        {"team_size": 1, "behavior_name": "Soccer?team=0"},
-        threshold_from_registry=False,
-    ),
-)
+def _builtin_gym_envs() -> tuple[BuiltinGymEnv, ...]:
+    return tuple(
+        BuiltinGymEnv(name, dict(cls.declaration.gym_kwargs), cls.declaration.gym_threshold)
+        for name, cls in builtin_envs().items()
+    )
+
+
+def __getattr__(name: str) -> Any:
+    # BUILTIN_GYM_ENVS is read from the declarations on first use, so that importing this
+    # module (``import zooport`` does) imports no built-in.
+    if name == "BUILTIN_GYM_ENVS":
+        value = _builtin_gym_envs()
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def gym_id(registry_id: str) -> str:
@@ -111,12 +145,28 @@ def gym_id(registry_id: str) -> str:
     return f"{GYM_NAMESPACE}/{registry_id}-v0"
 
 
+# ---------------------------------------------------------------------- registering
+
+
+def register_when_imported() -> None:
+    """Registers the built-ins with Gymnasium and PettingZoo, each once it is imported.
+
+    Where one is imported already, now; otherwise right after its first import, whoever
+    imports it (see :mod:`zooport.adapters.import_hooks`). ``import zooport`` calls this, so
+    ``gym.make("zooport/Basic-v0")`` works after ``import zooport`` without zooport
+    importing Gymnasium (or PettingZoo) itself.
+    """
+    when_imported("gymnasium", register_builtin_envs)
+    when_imported("pettingzoo", register_pettingzoo_envs)
+
+
 def register_builtin_envs() -> list[str]:
     """Registers ``zooport/<Name>-v0`` for every built-in environment; returns the ids.
 
     Idempotent: ids already in Gymnasium's registry are left as they are (no warning).
-    ``max_episode_steps`` is the environment's own episode cap and ``reward_threshold``
-    the registry's ``expected_reward``.
+    ``max_episode_steps`` is the environment's own episode cap, ``reward_threshold`` its
+    ``expected_reward`` (unless its declaration says otherwise), the keywords its
+    declaration's ``gym_kwargs``.
 
     Example:
         >>> import gymnasium as gym
@@ -125,24 +175,59 @@ def register_builtin_envs() -> list[str]:
         >>> gym.spec("zooport/Basic-v0").max_episode_steps
         100
     """
-    from zooport.envs.registry import default_registry
+    import gymnasium as gym
 
     ids = []
-    for builtin in BUILTIN_GYM_ENVS:
-        env_id = builtin.gym_id
+    for name, cls in builtin_envs().items():
+        env_id = gym_id(name)
         ids.append(env_id)
         if env_id in gym.registry:
             continue
-        entry = default_registry[builtin.registry_id]
+        declaration: EnvDeclaration = cls.declaration
         gym.register(
             id=env_id,
             entry_point=GYM_ENTRY_POINT,
             vector_entry_point=VECTOR_ENTRY_POINT,
-            reward_threshold=entry.expected_reward if builtin.threshold_from_registry else None,
+            reward_threshold=float(cls.expected_reward) if declaration.gym_threshold else None,
             nondeterministic=False,
-            max_episode_steps=getattr(entry, "max_episode_steps", None),
-            kwargs={"env_id": builtin.registry_id, **builtin.kwargs},
+            max_episode_steps=cls.max_episode_steps,
+            kwargs={"env_id": name, **declaration.gym_kwargs},
         )
+    return ids
+
+
+def register_pettingzoo_envs() -> list[str]:
+    """Registers every built-in's PettingZoo entry points; returns the ids registered.
+
+    ``zooport/<name>-v0`` (AEC and Parallel) for each built-in with a ``pettingzoo_name``.
+    Does nothing (returns ``[]``) where the installed PettingZoo has no registry (before
+    1.25); registering twice leaves the registry unchanged.
+
+    Example:
+        >>> import pettingzoo
+        >>> "zooport/tag-v0" in register_pettingzoo_envs()
+        True
+        >>> env = pettingzoo.make("parallel", "zooport/tag-v0", seed=0, max_cycles=3)
+        >>> env.max_cycles
+        3
+    """
+    try:
+        pettingzoo = importlib.import_module("pettingzoo")
+        register = pettingzoo.register
+        registries = {"aec": pettingzoo.aec_registry, "parallel": pettingzoo.parallel_registry}
+    except (ImportError, AttributeError):
+        return []
+    ids = []
+    for cls in builtin_envs().values():
+        declaration: EnvDeclaration = cls.declaration
+        if declaration.pettingzoo_name is None:
+            continue
+        env_id = declaration.pettingzoo_id
+        module = f"{PETTINGZOO_PACKAGE}.{declaration.pettingzoo_name}"
+        for kind, attr in (("aec", "env"), ("parallel", "parallel_env")):
+            if env_id not in registries[kind]:
+                register(kind, env_id, entry_point=f"{module}:{attr}")
+        ids.append(env_id)
     return ids
 
 
@@ -181,6 +266,8 @@ def register_gymnasium(
         (3,)
         >>> env.close()
     """
+    import gymnasium as gym
+
     defaults = dict(kwargs)
     if behavior_name is not None:
         defaults["behavior_name"] = behavior_name
@@ -206,7 +293,7 @@ def register_gymnasium(
     )
 
 
-# ---------------------------------------------------------------------- gym entry point
+# ---------------------------------------------------------------------- Gymnasium entry points
 
 
 def make_gym_env(
@@ -253,20 +340,6 @@ def make_gym_env(
 make_gym_env.metadata = {"render_modes": ["rgb_array"], "render_fps": 30}  # type: ignore[attr-defined]
 
 
-# ---------------------------------------------------------------------- vector entry point
-
-#: The keyword arguments of ``BehaviorVectorEnv`` that ``make_vector_env`` routes to the
-#: adapter (it takes ``behavior_name`` itself); every other keyword goes to the core.
-VECTOR_OPTIONS = tuple(name for name in SlotOptions.names() if name != "behavior_name")
-
-#: Registry ids whose agent count is not the ``n_agents`` keyword: the keyword that sets
-#: each behaviour's count.
-_AGENT_COUNT_KWARGS: dict[str, dict[str, str]] = {
-    "Tag": {"Runner?team=0": "n_runners", "Tagger?team=1": "n_taggers"},
-    "Soccer": {"Soccer?team=0": "team_size", "Soccer?team=1": "team_size"},
-}
-
-
 def make_vector_env(
     *,
     num_envs: int,
@@ -294,11 +367,13 @@ def make_vector_env(
         max_episode_steps: the registration's episode cap; it becomes the core's
             ``max_steps`` (the core interrupts its agents) unless ``max_steps`` is given or
             the core has no such keyword.
-        agent_count_kwarg: the core keyword that sets the behaviour's agent count (default
-            ``n_agents``; ``n_runners``/``n_taggers`` for ``Tag``, ``team_size`` for
-            ``Soccer``).
+        agent_count_kwarg: the core keyword that sets the behaviour's agent count (default:
+            the built-in's declared one, ``EnvDeclaration.agent_counts``, else ``n_agents``).
         **kwargs: :data:`VECTOR_OPTIONS` for the adapter, every other keyword for the
             core (a registered ``n_agents=1`` is overridden by ``num_envs``).
+            ``render_mode="human"`` builds the adapter with ``"rgb_array"`` and shows its
+            pictures in a window (:class:`~zooport.adapters.rendering.VectorHumanRendering`),
+            as ``gym.make`` does for a single env.
 
     Raises:
         ArgumentError: ``num_envs`` is not a positive int.
@@ -311,18 +386,31 @@ def make_vector_env(
         (3, 3)
         >>> envs.close()
     """
+    from zooport.adapters.rendering import VectorHumanRendering
     from zooport.adapters.vector_env import BehaviorVectorEnv
 
-    if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+    if isinstance(num_envs, bool) or not isinstance(num_envs, numbers.Integral) or num_envs < 1:
         raise ArgumentError(f"Expect num_envs to be a positive int, actually: {num_envs!r}")
+    from zooport.envs.declaration import EnvDeclaration
+    from zooport.envs.signatures import keyword_parameters
+
+    _, target = _resolve(env_id, factory)
     if agent_count_kwarg is None:
-        counts = _AGENT_COUNT_KWARGS.get(env_id or "", {})
-        agent_count_kwarg = counts.get(behavior_name or "", "n_agents")
+        declaration = getattr(target, "declaration", None) if env_id is not None else None
+        agent_count_kwarg = (
+            declaration.agent_count_keyword(behavior_name)
+            if isinstance(declaration, EnvDeclaration)
+            else "n_agents"
+        )
     options = {**kwargs, agent_count_kwarg: int(num_envs)}
     if max_episode_steps is not None and "max_steps" not in options:
-        accepted = _keyword_parameters(_resolve(env_id, factory)[1])
+        accepted = keyword_parameters(target)
         if accepted is None or "max_steps" in accepted:
             options["max_steps"] = int(max_episode_steps)
+    human = options.get("render_mode") == "human"
+    if human:
+        # As gym.make serves "human" for a GymEnv: rgb_array frames, shown in a window.
+        options["render_mode"] = "rgb_array"
     core, adapter_kwargs = build_core(
         env_id=env_id, factory=factory, options=options, adapter_options=VECTOR_OPTIONS
     )
@@ -338,10 +426,98 @@ def make_vector_env(
             f"after setting {agent_count_kwarg}={num_envs}, got {envs.num_envs}; pass "
             "agent_count_kwarg= naming the core keyword that sets that behaviour's count"
         )
-    return envs
+    return VectorHumanRendering(envs) if human else envs
+
+# ---------------------------------------------------------------------- PettingZoo entry points
 
 
-# ---------------------------------------------------------------------- entry-point helpers
+def pettingzoo_entry_points(
+    module: str, env_id: str, name: str
+) -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any]]:
+    """``(env, parallel_env, raw_env)`` for the registry entry ``env_id``, in ``module``.
+
+    Each function makes a new core from the keyword arguments that are not
+    :class:`~zooport.adapters.options.PettingZooOptions` (an unknown one is an
+    ``ArgumentTypeError`` listing the valid ones) and wraps it, named ``name`` unless
+    ``name=`` says otherwise; ``raw_env`` is ``env``, since the native AEC adapter needs no
+    PettingZoo wrappers. The functions are named as attributes of ``module``, so pickle
+    finds them by reference.
+
+    Example:
+        >>> env, parallel_env, raw_env = pettingzoo_entry_points("demo", "Basic", "basic_v0")
+        >>> parallel_env(seed=0, max_cycles=3).max_cycles
+        3
+        >>> parallel_env(colour=1)
+        Traceback (most recent call last):
+        ...
+        zooport.errors.ArgumentTypeError: registry entry 'Basic': unknown keyword arguments ...
+    """
+
+    def env(**kwargs: Any) -> Any:
+        return make_adapter(env_id, "aec", {"name": name, **kwargs})
+
+    def parallel_env(**kwargs: Any) -> Any:
+        return make_adapter(env_id, "parallel", {"name": name, **kwargs})
+
+    env.__doc__ = f"A new {env_id} as a PettingZoo AEC environment (kwargs: module docstring)."
+    parallel_env.__doc__ = (
+        f"A new {env_id} as a PettingZoo Parallel environment (kwargs: module docstring)."
+    )
+    for function in (env, parallel_env):
+        function.__module__ = module
+        function.__qualname__ = function.__name__
+    return env, parallel_env, env
+
+
+# ---------------------------------------------------------------------- zooport.make
+
+
+def make_adapter(registry_id: str, api: str, kwargs: Mapping[str, Any]) -> Any:
+    """A registry environment through the ``api`` adapter, ``kwargs`` split by name.
+
+    ``"parallel"``/``"aec"``: the PettingZoo adapters; ``"gym"``: a ``GymEnv`` with the
+    built-in's single-agent keywords (its declaration's ``gym_kwargs``) under the given
+    ones; ``"vector"``: a ``BehaviorVectorEnv`` (``num_envs=`` builds the core with that many
+    agents, as ``gym.make_vec`` does).
+
+    Raises:
+        ArgumentError: an ``api`` not in :data:`APIS`.
+        ArgumentTypeError: a keyword neither the adapter nor the core takes.
+
+    Example:
+        >>> make_adapter("Tag", "gym", {"seed": 0}).behavior_name
+        'Runner?team=0'
+    """
+    if api in ("parallel", "aec"):
+        if api == "parallel":
+            from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv as adapter
+        else:
+            from zooport.adapters.pettingzoo_aec import PettingZooAECEnv as adapter
+        names: Collection[str] = PettingZooOptions.names()
+    elif api == "gym":
+        from zooport.adapters.gym_env import GymEnv as adapter
+
+        cls = builtin_envs().get(registry_id)
+        defaults = cls.declaration.gym_kwargs if cls is not None else {}
+        kwargs = {**defaults, **kwargs}
+        names = GymOptions.names()
+    elif api == "vector":
+        if "num_envs" in kwargs:
+            return make_vector_env(env_id=registry_id, **kwargs)
+        from zooport.adapters.vector_env import BehaviorVectorEnv as adapter
+
+        names = SlotOptions.names()
+    else:
+        raise ArgumentError(f"Expect api to be one of {list(APIS)}, actually: {api!r}")
+    core, adapter_kwargs = build_core(env_id=registry_id, options=kwargs, adapter_options=names)
+    try:
+        return adapter(core, **adapter_kwargs)
+    except BaseException:
+        core.close()
+        raise
+
+
+# ---------------------------------------------------------------------- option splitting
 
 
 def build_core(
@@ -397,9 +573,11 @@ def split_options(
     Raises:
         ArgumentTypeError: an option that neither ``target`` nor the adapter takes.
     """
+    from zooport.envs.signatures import keyword_parameters
+
     adapter = {k: v for k, v in options.items() if k in adapter_options}
     core = {k: v for k, v in options.items() if k not in adapter_options}
-    accepted = _keyword_parameters(target)
+    accepted = keyword_parameters(target)
     if accepted is not None:
         unknown = [k for k in core if k not in accepted]
         if unknown:

@@ -6,9 +6,14 @@ Modules:
     exception: ML-Agents' exception names (``UnityException``, ``UnityActionException``...);
         zooport's errors are caught under them.
     batched_env: ``BatchedEnv``, the base class for writing a vectorised env.
-    registry: ``default_registry`` and the registry entry classes (offline).
+    registry: ``default_registry`` (offline), with registry_entries (the entry classes) and
+        registry_manifest (registry files).
+    declaration: ``EnvDeclaration``, what zooport registers for a built-in (on its class).
+    signatures: what a callable's signature says it takes (keyword options, positionals).
     checker: ``check_base_env``, a conformance checker for any BaseEnv.
-    builtin: ``Basic``, ``BallBalance``, ``GridWorld``, ``Tag``, ``Collector``.
+    builtin: ``Basic``, ``BallBalance``, ``GridWorld``, ``Tag``, ``Collector``, ``Soccer``.
+
+Importing it loads neither gymnasium nor pettingzoo (nor any adapter).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ import pytest
 from zooport.adapters import MultiAgentTask, PettingZooAECEnv, PettingZooParallelEnv
 from zooport.adapters.multi_agent_driver import MultiAgentDriver
 from zooport.adapters.options import DriverOptions, PettingZooOptions
-from zooport.adapters.pettingzoo_envs._factory import ADAPTER_OPTIONS
+from zooport.adapters.registration import make_adapter
 from zooport.envs import BatchedEnv
 from zooport.envs.builtin.basic import Basic
 from zooport.envs.builtin.grid_world import GridWorld
@@ -98,8 +98,15 @@ def test_pettingzoo_signatures_and_docs_come_from_the_options(adapter):
 
 
 def test_the_entry_points_split_by_the_same_names():
-    assert ADAPTER_OPTIONS == set(PettingZooOptions.names())
-    assert set(DriverOptions.names()) < ADAPTER_OPTIONS
+    from zooport.adapters.pettingzoo_envs import tag_v0
+
+    env = tag_v0.parallel_env(n_runners=1, max_cycles=2, stale_actions="raise")
+    assert env.possible_agents == ["runner_0", "tagger_1", "tagger_2"]
+    assert env.options == PettingZooOptions(max_cycles=2, stale_actions="raise", name="tag_v0")
+    with pytest.raises(ArgumentTypeError) as error:
+        make_adapter("Tag", "aec", {"n_runner": 1})
+    assert f"the adapter takes {list(PettingZooOptions.names())}" in str(error.value)
+    assert set(DriverOptions.names()) < set(PettingZooOptions.names())
 
 
 def test_multi_agent_task_keeps_the_seeds_positional_order_and_default():

@@ -26,18 +26,15 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from zooport.adapters.registration import APIS
 from zooport.adapters.wrappers.composition import (
-    KINDS,
     apply_wrappers,
     is_parallel_wrapper,
     validate_wrappers,
 )
 from zooport.errors import ArgumentError, RegistryError
 
-__all__ = ["make", "resolve_id", "APIS"]
-
-#: The adapters ``make`` can build.
-APIS = KINDS
+__all__ = ["make", "resolve_id"]
 
 _ID = re.compile(r"^(?:(?P<namespace>[^/]+)/)?(?P<name>[^/]+?)(?:-v(?P<version>\d+))?$")
 
@@ -143,34 +140,6 @@ def make(
 
 
 def _build(registry_id: str, api: str, kwargs: dict[str, Any]) -> Any:
-    from zooport.adapters.registration import build_core
+    from zooport.adapters.registration import make_adapter
 
-    if api in ("parallel", "aec"):
-        from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
-        from zooport.adapters.pettingzoo_envs._factory import ADAPTER_OPTIONS
-        from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-
-        adapter: Any = PettingZooParallelEnv if api == "parallel" else PettingZooAECEnv
-        options: Sequence[str] = sorted(ADAPTER_OPTIONS)
-    elif api == "gym":
-        from zooport.adapters.gym_env import GymEnv
-        from zooport.adapters.options import GymOptions
-        from zooport.adapters.registration import BUILTIN_GYM_ENVS
-
-        defaults = next((b.kwargs for b in BUILTIN_GYM_ENVS if b.registry_id == registry_id), {})
-        kwargs = {**defaults, **kwargs}
-        adapter, options = GymEnv, GymOptions.names()
-    else:
-        from zooport.adapters.options import SlotOptions
-        from zooport.adapters.registration import make_vector_env
-        from zooport.adapters.vector_env import BehaviorVectorEnv
-
-        if "num_envs" in kwargs:
-            return make_vector_env(env_id=registry_id, **kwargs)
-        adapter, options = BehaviorVectorEnv, SlotOptions.names()
-    core, adapter_kwargs = build_core(env_id=registry_id, options=kwargs, adapter_options=options)
-    try:
-        return adapter(core, **adapter_kwargs)
-    except BaseException:
-        core.close()
-        raise
+    return make_adapter(registry_id, api, kwargs)
