@@ -134,13 +134,6 @@ def wrapper_class(item: Any) -> type | None:
     return _decompose(item)[0]
 
 
-def _name(item: Any) -> str:
-    cls = wrapper_class(item)
-    if cls is not None:
-        return cls.__name__
-    return getattr(item, "__qualname__", None) or type(item).__name__
-
-
 def is_parallel_wrapper(item: Any) -> bool:
     """True for a zooport wrapper item: its class wraps Parallel envs (``accepts``).
 
