@@ -31,8 +31,7 @@ nothing and zooport works without stable-baselines3 (needed by ``SB3VecEnv`` onl
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from zooport._lazy import lazy_attributes
 
 __all__ = [
     "AgentKey",
@@ -57,41 +56,27 @@ __all__ = [
     "register_gymnasium",
 ]
 
-#: Every public name -> the module that defines it, imported on first use (as Gymnasium's
-#: ``gymnasium.wrappers`` does): ``import zooport.adapters`` loads no adapter, and
-#: stable-baselines3, an optional dependency, only with ``SB3VecEnv``.
-_LAZY = {
-    "AgentKey": "agent_names",
-    "AgentNames": "agent_names",
-    "BehaviorVectorEnv": "vector_env",
-    "GymEnv": "gym_env",
-    "GymTask": "gym_task",
-    "MultiAgentTask": "multi_agent_task",
-    "MultiAgentUnityTask": "multi_agent_task",
-    "PettingZooAECEnv": "pettingzoo_aec",
-    "PettingZooParallelEnv": "pettingzoo_parallel",
-    "PettingZooTask": "pettingzoo_task",
-    "SB3VecEnv": "sb3_vec_env",
-    "TerminationMode": "termination",
-    "TerminationRule": "termination",
-    "Transition": "multi_agent_task",
-    "UnityAECEnv": "pettingzoo_aec",
-    "UnityParallelEnv": "pettingzoo_parallel",
-    "UnityToGymWrapper": "gym_env",
-    "adopt_core": "core_access",
-    "register_builtin_envs": "registration",
-    "register_gymnasium": "registration",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+# Every public name -> the module that defines it, imported on first use (as Gymnasium's
+# ``gymnasium.wrappers`` does): ``import zooport.adapters`` loads no adapter, and
+# stable-baselines3, an optional dependency, only with ``SB3VecEnv``.
+__getattr__, __dir__ = lazy_attributes(
+    __name__,
+    {
+        name: f"{__name__}.{module}"
+        for module, names in {
+            "agent_names": ("AgentKey", "AgentNames"),
+            "core_access": ("adopt_core",),
+            "gym_env": ("GymEnv", "UnityToGymWrapper"),
+            "gym_task": ("GymTask",),
+            "multi_agent_task": ("MultiAgentTask", "MultiAgentUnityTask", "Transition"),
+            "pettingzoo_aec": ("PettingZooAECEnv", "UnityAECEnv"),
+            "pettingzoo_parallel": ("PettingZooParallelEnv", "UnityParallelEnv"),
+            "pettingzoo_task": ("PettingZooTask",),
+            "registration": ("register_builtin_envs", "register_gymnasium"),
+            "sb3_vec_env": ("SB3VecEnv",),
+            "termination": ("TerminationMode", "TerminationRule"),
+            "vector_env": ("BehaviorVectorEnv",),
+        }.items()
+        for name in names
+    },
+)

@@ -41,11 +41,11 @@ from zooport.adapters.agent_slots import AgentSlots
 from zooport.adapters.core_access import (
     adopt_core_with_specs,
     note_core_failure,
-    reset_core,
     step_until_any,
 )
 from zooport.adapters.options import LayoutOptions
 from zooport.envs.base_env import ActionTuple, DecisionSteps, TerminalSteps
+from zooport.envs.seeding import reset_core
 from zooport.envs.step_guard import StepGuard
 from zooport.errors import (
     ActionError,
@@ -161,7 +161,7 @@ class BehaviorSlots(AgentSlots):
     def reset(self, seed: int | None = None) -> bool:
         """Resets the core and fixes the slots; returns True if the seed reached the core."""
         try:
-            seeded = reset_core(self.core, seed)
+            seeded = reset_core(self.core, seed, warn=True)
             decision, terminal = self.core.get_steps(self.name)
             if not len(decision):
                 decision, terminal = step_until_any(self.core, [self.name])[self.name]

@@ -5,7 +5,8 @@ Classes:
         :class:`~zooport.adapters.multi_agent_driver.MultiAgentDriver` (the PettingZoo
         adapters, ``MultiAgentTask``): the episode's agents and spaces, the termination rule,
         ``max_cycles`` and ``stale_actions`` (writable), the cycle count, the ignored stale
-        actions, the step guard and the core's side channels.
+        actions, and (:class:`~zooport.adapters.core_access.EngineMembers`) the step guard and
+        the core's side channels.
 
 Functions:
     checked_max_cycles: ``max_cycles=`` as None or an int >= 1.
@@ -27,9 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from zooport.adapters.core_access import side_channels_of
+from zooport.adapters.core_access import EngineMembers
 from zooport.adapters.termination import TerminationMode, TerminationRule
-from zooport.envs.step_guard import StepGuard
 from zooport.errors import ActionError, ArgumentError, ArgumentTypeError
 
 if TYPE_CHECKING:
@@ -138,7 +138,7 @@ def _row(batch: Any) -> Any:
     return batch[0]
 
 
-class DriverControls:
+class DriverControls(EngineMembers):
     """The members every front end built on a ``MultiAgentDriver`` exposes alike.
 
     A mixin for classes that keep their driver in ``self._driver`` and their core in
@@ -147,6 +147,10 @@ class DriverControls:
 
     _driver: MultiAgentDriver
     core: Any
+
+    @property
+    def _engine(self) -> MultiAgentDriver:
+        return self._driver
 
     # ------------------------------------------------------------------ agents, spaces
 
@@ -215,12 +219,3 @@ class DriverControls:
         """How many actions for finished agents were ignored since construction."""
         return self._driver.ignored_actions
 
-    @property
-    def step_guard(self) -> StepGuard:
-        """The adapter's re-entry and failure state (see :mod:`zooport.envs.step_guard`)."""
-        return self._driver.guard
-
-    @property
-    def side_channels(self) -> list[Any]:
-        """The core's side channels (the objects the user constructed it with)."""
-        return side_channels_of(self.core)

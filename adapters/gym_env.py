@@ -24,7 +24,7 @@ import numpy as np
 from gymnasium import spaces
 from typing_extensions import override
 
-from zooport.adapters.core_access import check_reset_options, render_core
+from zooport.adapters.core_access import render_core
 from zooport.adapters.options import GymOptions, takes_options
 from zooport.adapters.rendering import HUMAN_VIA_MAKE, check_render_mode, visual_frame
 from zooport.adapters.slot_adapter import SlotAdapter
@@ -144,47 +144,25 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
     # ------------------------------------------------------------------ Gymnasium API
 
     @override
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
-        """Starts an episode; returns ``(observation, info)``.
-
-        ``seed`` (None or an int >= 0) reseeds :attr:`np_random` and the core (where it can
-        be seeded; a Unity build cannot and warns once). ``options`` is None or a dict with
-        str keys, which the core does not use (see
-        :func:`~zooport.adapters.core_access.check_reset_options`).
-        """
-        self._check_open()
-        seed = check_seed(seed, f"{type(self).__name__}.reset")
-        check_reset_options(options, f"{type(self).__name__}.reset")
-        super().reset(seed=seed)
+    def _restart(self, seed: int | None) -> tuple[Any, dict[str, Any]]:
         slots = self._slots
-        guard = slots.guard
-        guard.enter("reset")
-        try:
-            guard.committed = True
-            if seed is not None or guard.failure is not None:
-                slots.reset(seed)  # after a failed step or reset, always the whole core
-            elif self._fresh:
-                pass  # the constructor's reset: an unseen episode start
-            elif self._episode_over:
-                # The core ended the episode; a restarted agent needs no core reset.
-                if not slots.refill():
-                    slots.reset()
-            else:
+        if seed is not None or slots.guard.failure is not None:
+            slots.reset(seed)  # after a failed step or reset, always the whole core
+        elif self._fresh:
+            pass  # the constructor's reset: an unseen episode start
+        elif self._episode_over:
+            # The core ended the episode; a restarted agent needs no core reset.
+            if not slots.refill():
                 slots.reset()
-            self._fresh = False
-            self._needs_reset = False
-            self._episode_over = False
-            info: dict[str, Any] = {"group_id": int(slots.group_id[0])}
-            if self._has_mask:
-                info["action_mask"] = slots.mask[0].copy()
-            obs = ObservationLayout.take(slots.obs, 0)
-        except BaseException as error:
-            guard.abort(error)
-            raise
-        guard.reset_done()
-        return obs, info
+        else:
+            slots.reset()
+        self._fresh = False
+        self._needs_reset = False
+        self._episode_over = False
+        info: dict[str, Any] = {"group_id": int(slots.group_id[0])}
+        if self._has_mask:
+            info["action_mask"] = slots.mask[0].copy()
+        return ObservationLayout.take(slots.obs, 0), info
 
     @override
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:

@@ -47,7 +47,6 @@ from zooport.adapters.core_access import (
     MAX_IDLE_STEPS,
     adopt_core_with_specs,
     note_core_failure,
-    reset_core,
 )
 from zooport.adapters.driver_controls import (
     checked_max_cycles,
@@ -57,6 +56,7 @@ from zooport.adapters.driver_controls import (
 from zooport.adapters.options import DriverOptions
 from zooport.adapters.termination import TerminationRule
 from zooport.envs.arguments import check_seed
+from zooport.envs.seeding import reset_core
 from zooport.envs.step_guard import StepGuard
 from zooport.errors import (
     ActionError,
@@ -253,20 +253,12 @@ class MultiAgentDriver:
         """
         self.check_open()
         seed = check_seed(seed, f"{self.adapter}.reset")  # a bad seed raises, changing nothing
-        guard = self.guard
-        guard.enter("reset")
-        try:
-            guard.committed = True
-            result = self._reset(seed)
-        except BaseException as error:
-            guard.abort(error)
-            raise
-        guard.reset_done()
-        return result
+        with self.guard.resetting():
+            return self._reset(seed)
 
     def _reset(self, seed: int | None) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         try:
-            reset_core(self.core, seed)
+            reset_core(self.core, seed, warn=True)
             self.names.forget()
             steps = {g.name: self.core.get_steps(g.name) for g in self.groups}
             idle = 0

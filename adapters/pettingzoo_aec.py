@@ -34,7 +34,7 @@ from pettingzoo import AECEnv
 from typing_extensions import override
 
 from zooport.adapters.options import PettingZooOptions, takes_options
-from zooport.adapters.pettingzoo_common import PettingZooCommon, seed_action_spaces
+from zooport.adapters.pettingzoo_common import MLAgentsConstructor, PettingZooCommon
 from zooport.errors import ActionError, EnvNotResetError, UnknownAgentError
 
 __all__ = ["PettingZooAECEnv", "UnityAECEnv"]
@@ -264,27 +264,16 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
             self.agent_selection = self._cycle[0]
 
 
-class UnityAECEnv(PettingZooAECEnv):
-    """ML-Agents' ``UnityAECEnv``: the AEC adapter with ML-Agents' constructor.
-
-    ``UnityAECEnv(env, seed=None)`` as in ``mlagents_envs.envs.unity_aec_env``; everything
-    else is :class:`PettingZooAECEnv`.
-
-    Args:
-        env: any BaseEnv (a Unity build's ``UnityEnvironment``, a zooport core, your own).
-        seed: seeds the agents' action spaces, as ML-Agents' wrapper does (see
-            :func:`~zooport.adapters.pettingzoo_common.seed_action_spaces`); the core is
-            seeded by ``reset(seed=...)`` where it can be.
-        **options: the keyword options of :class:`PettingZooAECEnv`.
+class UnityAECEnv(MLAgentsConstructor, PettingZooAECEnv):
+    """ML-Agents' ``UnityAECEnv(env, seed=None)``: the AEC adapter with ML-Agents' constructor
+    (see :class:`~zooport.adapters.pettingzoo_common.MLAgentsConstructor`); everything else is
+    :class:`PettingZooAECEnv`.
 
     Example:
         >>> from zooport.envs.builtin.tag import Tag
-        >>> a, b = UnityAECEnv(Tag(seed=0), seed=3), UnityAECEnv(Tag(seed=0), 3)
-        >>> [a.action_space("runner_0").sample() for _ in range(5)] == [
-        ...     b.action_space("runner_0").sample() for _ in range(5)]
-        True
+        >>> env = UnityAECEnv(Tag(seed=0), 3)  # ML-Agents' (env, seed): the action spaces
+        >>> env.reset(seed=0)
+        >>> env.step(env.action_space(env.agent_selection).sample())
+        >>> env.agent_selection
+        'runner_1'
     """
-
-    def __init__(self, env: Any, seed: int | None = None, **options: Any) -> None:
-        super().__init__(env, **options)
-        seed_action_spaces(self._driver, seed)

@@ -5,6 +5,9 @@ Classes:
         PettingZooParallelEnv` and :class:`~zooport.adapters.pettingzoo_aec.PettingZooAECEnv`
         that do not depend on how agents take turns; not used on its own.
 
+    MLAgentsConstructor: ML-Agents' ``(env, seed=None)`` constructor, for ``UnityParallelEnv``
+        and ``UnityAECEnv``.
+
 Functions:
     seed_action_spaces: seeds a driver's action spaces (the ``seed=`` of ML-Agents' wrappers).
 
@@ -25,7 +28,7 @@ from zooport.adapters.agent_names import AgentKey
 from zooport.adapters.core_access import (
     adopt_core,
     can_render,
-    check_reset_options,
+    checked_reset_arguments,
     render_core,
 )
 from zooport.adapters.driver_controls import DriverControls
@@ -35,7 +38,7 @@ from zooport.adapters.rendering import check_render_mode
 from zooport.envs.arguments import check_seed
 from zooport.errors import ZooportError
 
-__all__ = ["PettingZooCommon", "seed_action_spaces"]
+__all__ = ["PettingZooCommon", "MLAgentsConstructor", "seed_action_spaces"]
 
 
 class PettingZooCommon(DriverControls):
@@ -64,9 +67,7 @@ class PettingZooCommon(DriverControls):
 
     def _reseed(self, seed: Any, options: Any) -> int | None:
         """Checks ``reset``'s arguments, reseeds :attr:`np_random`; returns the seed."""
-        where = f"{type(self).__name__}.reset"
-        seed = check_seed(seed, where)
-        check_reset_options(options, where)
+        seed = checked_reset_arguments(seed, options, f"{type(self).__name__}.reset")
         if seed is not None:
             self._np_random = np.random.default_rng(seed)
         return seed
@@ -181,3 +182,23 @@ def seed_action_spaces(driver: MultiAgentDriver, seed: int | None) -> None:
         return
     for i, group in enumerate(driver.groups):
         group.action_space.seed(seed + i)
+
+
+class MLAgentsConstructor:
+    """ML-Agents' PettingZoo constructor, ``(env, seed=None)``, before a PettingZoo adapter.
+
+    Args:
+        env: any BaseEnv (a Unity build's ``UnityEnvironment``, a zooport core, your own).
+        seed: seeds the agents' action spaces, as ML-Agents' wrappers do, so that
+            ``action_space(agent).sample()`` repeats from run to run (see
+            :func:`seed_action_spaces`). It does not seed the core: ``reset(seed=...)`` does,
+            where the core can be seeded (a Unity build takes its seed at launch,
+            ``UnityEnvironment(seed=...)``).
+        **options: the adapter's keyword options.
+    """
+
+    _driver: MultiAgentDriver
+
+    def __init__(self, env: Any, seed: int | None = None, **options: Any) -> None:
+        super().__init__(env, **options)  # type: ignore[call-arg]
+        seed_action_spaces(self._driver, seed)

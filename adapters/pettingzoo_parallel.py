@@ -57,7 +57,7 @@ from typing_extensions import override
 
 from zooport.adapters.multi_agent_driver import AgentsStep
 from zooport.adapters.options import PettingZooOptions, takes_options
-from zooport.adapters.pettingzoo_common import PettingZooCommon, seed_action_spaces
+from zooport.adapters.pettingzoo_common import MLAgentsConstructor, PettingZooCommon
 
 __all__ = ["PettingZooParallelEnv", "UnityParallelEnv"]
 
@@ -127,21 +127,12 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
         return self._driver.step(actions)
 
 
-class UnityParallelEnv(PettingZooParallelEnv):
-    """ML-Agents' ``UnityParallelEnv``: the Parallel adapter with ML-Agents' constructor.
+class UnityParallelEnv(MLAgentsConstructor, PettingZooParallelEnv):
+    """ML-Agents' ``UnityParallelEnv(env, seed=None)``: the Parallel adapter with ML-Agents'
+    constructor (see :class:`~zooport.adapters.pettingzoo_common.MLAgentsConstructor`).
 
-    ``UnityParallelEnv(env, seed=None)`` as in ``mlagents_envs.envs.unity_parallel_env``;
-    everything else is :class:`PettingZooParallelEnv` (5-tuple ``step``, ``reset`` returning
+    Everything else is :class:`PettingZooParallelEnv` (5-tuple ``step``, ``reset`` returning
     ``(observations, infos)``, ``<behaviour>_<id>`` names unless ``agent_name=``).
-
-    Args:
-        env: any BaseEnv (a Unity build's ``UnityEnvironment``, a zooport core, your own).
-        seed: seeds the agents' action spaces, as ML-Agents' wrapper does, so that
-            ``action_space(agent).sample()`` repeats from run to run (see
-            :func:`~zooport.adapters.pettingzoo_common.seed_action_spaces`). It does not seed
-            the core: ``reset(seed=...)`` does, where the core can be seeded (a Unity build
-            takes its seed at launch, ``UnityEnvironment(seed=...)``).
-        **options: the keyword options of :class:`PettingZooParallelEnv`.
 
     Example:
         >>> from zooport.envs.builtin.tag import Tag
@@ -150,7 +141,3 @@ class UnityParallelEnv(PettingZooParallelEnv):
         ...     b.action_space("tagger_3").sample() for _ in range(5)]
         True
     """
-
-    def __init__(self, env: Any, seed: int | None = None, **options: Any) -> None:
-        super().__init__(env, **options)
-        seed_action_spaces(self._driver, seed)

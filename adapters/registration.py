@@ -24,9 +24,8 @@ What is registered comes from each built-in's declaration
 (``expected_reward``, ``max_episode_steps``); the option names from
 :mod:`zooport.adapters.options`. Registered Gymnasium ids make a single-agent ``GymEnv``
 through :func:`make_gym_env`; ``gym.make_vec`` uses :func:`make_vector_env`, which Gymnasium
-(1.0 to 1.4) calls as ``make_vector_env(num_envs=n, max_episode_steps=<spec's, unless
-given>, **kwargs)`` with the registered keywords (``env_id``, the registry identifier, and
-the defaults) updated by the caller's.
+(1.0 to 1.4) calls with ``num_envs``, the spec's ``max_episode_steps`` and the registered
+keywords (``env_id`` and the defaults) updated by the caller's.
 
 This module imports no adapter, no environment and neither Gymnasium nor PettingZoo at
 import time (``import zooport`` imports it): each is imported where it is used. Nothing here
@@ -39,8 +38,7 @@ import functools
 import importlib
 import numbers
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from zooport.adapters.import_hooks import when_imported
 from zooport.adapters.options import GymOptions, PettingZooOptions, SlotOptions
@@ -98,19 +96,13 @@ def builtin_envs() -> dict[str, type]:
     return {name: getattr(builtin, name) for name in builtin.BUILTINS}
 
 
-@dataclass(frozen=True)
-class BuiltinGymEnv:
-    """A built-in's Gymnasium registration, as its declaration gives it.
-
-    Attributes:
-        registry_id: its identifier in ``zooport.envs.registry.default_registry``.
-        kwargs: the ``gym.make`` keywords besides ``env_id`` (``EnvDeclaration.gym_kwargs``).
-        threshold_from_registry: its ``expected_reward`` is the ``reward_threshold``.
-    """
+class BuiltinGymEnv(NamedTuple):
+    """A built-in's Gymnasium registration as its declaration gives it (``BUILTIN_GYM_ENVS``,
+    read on first use, so that importing this module imports no built-in)."""
 
     registry_id: str
-    kwargs: Mapping[str, Any] = field(default_factory=dict)
-    threshold_from_registry: bool = True
+    kwargs: Mapping[str, Any]
+    threshold_from_registry: bool
 
     @property
     def gym_id(self) -> str:
@@ -118,18 +110,12 @@ class BuiltinGymEnv:
         return gym_id(self.registry_id)
 
 
-def _builtin_gym_envs() -> tuple[BuiltinGymEnv, ...]:
-    return tuple(
-        BuiltinGymEnv(name, dict(cls.declaration.gym_kwargs), cls.declaration.gym_threshold)
-        for name, cls in builtin_envs().items()
-    )
-
-
 def __getattr__(name: str) -> Any:
-    # BUILTIN_GYM_ENVS is read from the declarations on first use, so that importing this
-    # module (``import zooport`` does) imports no built-in.
     if name == "BUILTIN_GYM_ENVS":
-        value = _builtin_gym_envs()
+        value = tuple(
+            BuiltinGymEnv(n, dict(c.declaration.gym_kwargs), c.declaration.gym_threshold)
+            for n, c in builtin_envs().items()
+        )
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

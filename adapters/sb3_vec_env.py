@@ -125,21 +125,17 @@ class SB3VecEnv(SlotAdapter, VecEnv):
                 check_reset_options(options, f"{type(self).__name__}.reset (from set_options)")
         finally:
             self._reset_options()
-        guard = self._slots.guard
-        guard.enter("reset")
-        try:
-            guard.committed = True
-            self._slots.reset(self._seeds[0] if self._seeds else None)
-            self._reset_seeds()
-            self._actions = _NO_ACTIONS
-            self.decided = self._slots.decided.copy()
-            self.reset_infos = [{} for _ in range(self.num_envs)]
-            obs = self._slots.obs_layout.copy(self._slots.obs)
-        except BaseException as error:
-            guard.abort(error)
-            raise
-        guard.reset_done()
-        return obs
+        return self._guarded_reset(self._seeds[0] if self._seeds else None)
+
+    @override
+    def _restart(self, seed: int | None) -> VecEnvObs:
+        slots = self._slots
+        slots.reset(seed)
+        self._reset_seeds()
+        self._actions = _NO_ACTIONS
+        self.decided = slots.decided.copy()
+        self.reset_infos = [{} for _ in range(self.num_envs)]
+        return slots.obs_layout.copy(slots.obs)
 
     @override
     def step_async(self, actions: np.ndarray) -> None:

@@ -23,18 +23,18 @@ from typing import Any
 import numpy as np
 
 from zooport.adapters.behavior_slots import BehaviorSlots
-from zooport.adapters.core_access import side_channels_of
+from zooport.adapters.core_access import EngineMembers, checked_reset_arguments
 from zooport.adapters.options import SlotOptions
-from zooport.envs.step_guard import StepGuard
 from zooport.errors import EnvClosedError, SpecError
 
 __all__ = ["SlotAdapter"]
 
 
-class SlotAdapter:
+class SlotAdapter(EngineMembers):
     """The members the slot family's front ends share (a mixin; see the module docstring).
 
-    A front end calls :meth:`_open_slots` in its constructor and closes the core with
+    A front end calls :meth:`_open_slots` in its constructor, resets through
+    :meth:`_guarded_reset` (implementing :meth:`_restart`) and closes the core with
     :meth:`_close_core`.
     """
 
@@ -52,6 +52,31 @@ class SlotAdapter:
         slots.reset()
         self._has_mask = slots.action_layout.mask_size > 0
         return slots
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Starts an episode; returns ``(observation, info)`` (Gymnasium's reset).
+
+        ``seed`` (None or an int >= 0) reseeds ``np_random`` and the core (where it can be
+        seeded; a Unity build cannot and warns once). ``options`` is None or a dict with str
+        keys, which the core does not use (see
+        :func:`~zooport.adapters.core_access.check_reset_options`).
+        """
+        self._check_open()
+        seed = checked_reset_arguments(seed, options, f"{type(self).__name__}.reset")
+        super().reset(seed=seed)  # type: ignore[misc] - Gymnasium's np_random
+        return self._guarded_reset(seed)
+
+    def _guarded_reset(self, seed: int | None) -> Any:
+        """:meth:`_restart` inside the engine's step guard (re-entry refused, a failure
+        remembered); every front end's ``reset`` ends here."""
+        with self._slots.guard.resetting():
+            return self._restart(seed)
+
+    def _restart(self, seed: int | None) -> Any:
+        """The front end's reset of the engine, and what its ``reset`` returns."""
+        raise NotImplementedError
 
     # ------------------------------------------------------------------ shared members
 
@@ -71,14 +96,8 @@ class SlotAdapter:
         return self._slots.ids.copy()
 
     @property
-    def side_channels(self) -> list[Any]:
-        """The core's side channels (the objects the core was built with)."""
-        return side_channels_of(self._slots.core)
-
-    @property
-    def step_guard(self) -> StepGuard:
-        """The adapter's re-entry and failure state (see :mod:`zooport.envs.step_guard`)."""
-        return self._slots.guard
+    def _engine(self) -> BehaviorSlots:
+        return self._slots
 
     @property
     def closed(self) -> bool:

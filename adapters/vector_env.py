@@ -33,11 +33,10 @@ from gymnasium.vector.utils import batch_space
 from typing_extensions import override
 
 from zooport.adapters.behavior_slots import SlotStep
-from zooport.adapters.core_access import check_reset_options, render_core
+from zooport.adapters.core_access import render_core
 from zooport.adapters.options import SlotOptions, takes_options
 from zooport.adapters.rendering import HUMAN_VIA_MAKE, check_render_mode
 from zooport.adapters.slot_adapter import SlotAdapter
-from zooport.envs.arguments import check_seed
 from zooport.errors import EnvClosedError
 
 __all__ = ["BehaviorVectorEnv", "SAME_STEP", "RENDER_MODES"]
@@ -123,31 +122,11 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
     # ------------------------------------------------------------------ Gymnasium API
 
     @override
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
-        """Resets the core (reseeded with ``seed``) and returns every slot's first observation.
-
-        ``seed`` is None or an int >= 0. ``options`` is None or a dict with str keys, which
-        the core does not use (see :func:`~zooport.adapters.core_access.check_reset_options`).
-        """
-        self._check_open()
-        seed = check_seed(seed, f"{type(self).__name__}.reset")
-        check_reset_options(options, f"{type(self).__name__}.reset")
-        super().reset(seed=seed)
+    def _restart(self, seed: int | None) -> tuple[Any, dict[str, Any]]:
         slots = self._slots
-        guard = slots.guard
-        guard.enter("reset")
-        try:
-            guard.committed = True
-            slots.reset(seed)
-            zero = np.zeros(self.num_envs, dtype=np.float32)
-            obs = slots.obs_layout.copy(slots.obs)
-        except BaseException as error:
-            guard.abort(error)
-            raise
-        guard.reset_done()
-        return obs, self._info(slots.decided.copy(), zero)
+        slots.reset(seed)
+        zero = np.zeros(self.num_envs, dtype=np.float32)
+        return slots.obs_layout.copy(slots.obs), self._info(slots.decided.copy(), zero)
 
     @override
     def step(

@@ -107,3 +107,15 @@ print(Counting.checks, type(env).__name__)
     )
     # One check per built-in with PettingZoo entry points: registered once.
     assert out == "5 PettingZooAECEnv"
+
+
+@pytest.mark.parametrize("package", ["zooport", "zooport.adapters", "zooport.envs.builtin"])
+def test_every_lazily_imported_public_name_resolves(package):
+    import importlib
+
+    module = importlib.import_module(package)
+    for name in module.__all__:
+        assert getattr(module, name) is not None, name
+        assert name in dir(module)
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        module.nope  # noqa: B018

@@ -42,34 +42,21 @@ __version__ = "0.1.0"
 # gym.make("zooport:zooport/Basic-v0") without a prior import) and PettingZoo happens when
 # each is imported, not here: importing them would cost every ``import zooport.envs``.
 # Imported after the __path__ line above, which a source checkout needs to find it.
+from zooport._lazy import lazy_attributes as _lazy_attributes  # noqa: E402
 from zooport.adapters.registration import register_when_imported as _register  # noqa: E402
 
 _register()
 
-#: Public names imported on first use: name -> its module.
-_LAZY = {
-    "WrapperSpec": "zooport.adapters.wrappers.composition",
-    "has_wrapper": "zooport.adapters.wrappers.composition",
-    "make": "zooport.make_env",
-}
-
-
-def __getattr__(name: str) -> object:
-    # Gymnasium's wrappers package does the same: the adapters and wrappers (and with them
-    # gymnasium and pettingzoo) load when a name that needs them is first used.
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
-
+# Gymnasium's wrappers package does the same: the adapters and wrappers (and with them
+# gymnasium and pettingzoo) load when a name that needs them is first used.
+__getattr__, __dir__ = _lazy_attributes(
+    __name__,
+    {
+        "WrapperSpec": "zooport.adapters.wrappers.composition",
+        "has_wrapper": "zooport.adapters.wrappers.composition",
+        "make": "zooport.make_env",
+    },
+)
 
 __all__ = [
     "ZooportError",

@@ -29,6 +29,7 @@ from typing import Any
 
 from zooport.checks import one_line
 from zooport.envs.registry import BASE_ENV_MEMBERS, keyword_parameters
+from zooport.envs.seeding import reset_core
 from zooport.errors import ZooportError
 
 __all__ = [
@@ -104,14 +105,6 @@ def check_output_path(
     ):
         raise UsageError(f"{option}: expected a file that can be written, got {str(path)!r}")
     return file
-
-
-def reset_core(core: Any, seed: int | None) -> None:
-    """Resets ``core``, with ``seed`` when its class declares ``seedable = True``."""
-    if seed is not None and getattr(type(core), "seedable", False) is True:
-        core.reset(seed=seed)
-    else:
-        core.reset()
 
 
 @dataclass

@@ -15,8 +15,7 @@ Each class declares how zooport registers it (``declaration``, an
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from zooport._lazy import lazy_attributes
 
 __all__ = ["Basic", "BallBalance", "GridWorld", "Tag", "Collector", "Soccer", "BUILTINS"]
 
@@ -32,15 +31,7 @@ BUILTINS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    # A lazy import table: a registry listing the built-ins imports none of them.
-    module = BUILTINS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *BUILTINS})
+# A lazy import table: a registry listing the built-ins imports none of them.
+__getattr__, __dir__ = lazy_attributes(
+    __name__, {name: f"{__name__}.{module}" for name, module in BUILTINS.items()}
+)
