@@ -23,6 +23,8 @@ PettingZoo's AEC contract:
   PettingZoo's own environments.
 - A cycle visits the agents live at its start in ``agents`` order; an agent spawned by the
   core joins ``agents`` when it appears and acts from the next cycle on.
+- ``observe(agent)`` answers for every agent of the episode: a finished agent that has left
+  ``agents`` gives its final observation, as PettingZoo's own environments do.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
+import numpy as np
 from pettingzoo import AECEnv
 from typing_extensions import override
 
@@ -82,6 +85,8 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         self.infos: dict[str, dict[str, Any]] = {}
         self.agent_selection: str | None = None
         self._observations: dict[str, Any] = {}
+        # The final observation of every agent that finished in the episode (observe()).
+        self._final: dict[str, Any] = {}
         self._pending: dict[str, Any] = {}
         self._cycle: list[str] = []
         self._turn = 0
@@ -104,6 +109,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         agents = list(self._driver.agents)
         self.agents = agents
         self._observations = observations
+        self._final = {}
         self.infos = infos
         self.rewards = dict.fromkeys(agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(agents, 0.0)
@@ -119,13 +125,26 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
 
     @override
     def observe(self, agent: str) -> Any:
-        """The observation ``agent`` can make now (its final one once it finished)."""
+        """The observation ``agent`` can make now: any agent of the episode.
+
+        A live agent's current one; for an agent that finished, also after its ``step(None)``
+        removed it from ``agents``, its final observation (a fresh copy each call), as
+        PettingZoo's own environments answer (TorchRL's AEC loop observes every agent).
+
+        Raises:
+            UnknownAgentError: ``agent`` is not an agent of the episode.
+        """
         try:
             return self._observations[agent]
         except (KeyError, TypeError):
+            pass
+        try:
+            return _fresh(self._final[agent])
+        except (KeyError, TypeError):
             self._driver.check_open()  # close() empties the observations
             raise UnknownAgentError(
-                f"{type(self).__name__}: no observation for {agent!r}; agents: {self.agents}"
+                f"{type(self).__name__}: no observation for {agent!r}, which is not an agent "
+                f"of the episode; agents: {self.agents}"
             ) from None
 
     @override
@@ -204,6 +223,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         self._dead = deque()
         self._pending = {}
         self._observations = {}
+        self._final = {}
         self.agent_selection = None
         super().close()
 
@@ -243,6 +263,8 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
             self._pending = {}
         observations, rewards, terminations, truncations, infos = step
         self._observations = observations
+        for agent in driver.finished:
+            self._final[agent] = observations[agent]
         self.rewards = rewards
         self.terminations = terminations
         self.truncations = truncations
@@ -277,3 +299,10 @@ class UnityAECEnv(MLAgentsConstructor, PettingZooAECEnv):
         >>> env.agent_selection
         'runner_1'
     """
+
+
+def _fresh(observation: Any) -> Any:
+    """A copy of an observation (an array, or a dict of them) that no one else holds."""
+    if isinstance(observation, dict):
+        return {key: _fresh(value) for key, value in observation.items()}
+    return np.array(observation, copy=True)
