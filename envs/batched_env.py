@@ -308,25 +308,13 @@ class BatchedEnv(BaseEnv):
 
     @property
     def has_action_masks(self) -> bool:
-        """Whether this env computes action masks (its class implements ``_action_mask``).
-
-        A zooport extension of the BaseEnv API, read by the adapters: without masks, they
-        give the agents none (a Unity build sends masks for every discrete behaviour).
-
-        Example:
-            >>> from zooport.envs.builtin.grid_world import GridWorld
-            >>> from zooport.envs.builtin.tag import Tag
-            >>> GridWorld().has_action_masks, Tag().has_action_masks
-            (True, False)
-        """
+        """Whether the class implements ``_action_mask`` (a zooport extension the adapters
+        read: a Unity build masks every discrete behaviour, a BatchedEnv may not)."""
         return type(self)._action_mask is not BatchedEnv._action_mask
 
     @property
     def can_render(self) -> bool:
-        """Whether ``render()`` draws a picture (the class implements ``_render``).
-
-        A zooport extension of the BaseEnv API, read by the adapters to offer ``rgb_array``.
-        """
+        """Whether the class implements ``_render``: ``render()`` draws a picture."""
         return type(self)._render is not BatchedEnv._render
 
     def restarts_finished(self, behavior_name: BehaviorName) -> bool:
