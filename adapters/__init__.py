@@ -12,29 +12,26 @@ Modules (one per consumer API, plus the shared conversions):
     pettingzoo_task: ``PettingZooTask``, a runner-facing wrapper over any PettingZoo env.
     wrappers: the wrapper collection (team, reward, action, observation, episode,
         communication) that ``zooport.make(id, wrappers=[...])`` composes.
-    registration: ``zooport/<Name>-v0`` ids for ``gym.make``/``gym.make_vec``, and
-        ``register_gymnasium`` for a user's own core.
-    spaces, core_access, behavior_slots, agent_names, agent_group, multi_agent_driver,
-    termination, task_api: the pieces the adapters share.
+    registration: the one module that registers (``zooport/<Name>-v0`` for
+        ``gym.make``/``gym.make_vec``, ``zooport/<name>-v0`` for PettingZoo,
+        ``register_gymnasium`` for a user's own core) and holds every entry point.
+    pettingzoo_envs: the built-ins' PettingZoo entry-point modules (``tag_v0``, ...).
+    options: every adapter's options, declared once (frozen dataclasses).
+    slot family engine: behavior_slots (``BehaviorSlots``), slot_adapter (the members
+        ``GymEnv``, ``BehaviorVectorEnv`` and ``SB3VecEnv`` share).
+    driver family engine: multi_agent_driver, agent_group, driver_controls (the members the
+        PettingZoo adapters and ``MultiAgentTask`` share), pettingzoo_common.
+    shared by both: agent_slots (the design's step rules), spaces and action_layout (spec ->
+        space conversions), core_access, rendering, agent_names, termination, task_api,
+        import_hooks.
 
-``SB3VecEnv`` is imported on first use, so zooport works without stable-baselines3.
+Every public name below is imported on first use, so ``import zooport.adapters`` costs
+nothing and zooport works without stable-baselines3 (needed by ``SB3VecEnv`` only).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from zooport.adapters.agent_names import AgentKey, AgentNames
-from zooport.adapters.core_access import adopt_core
-from zooport.adapters.gym_env import GymEnv, UnityToGymWrapper
-from zooport.adapters.gym_task import GymTask
-from zooport.adapters.multi_agent_task import MultiAgentTask, MultiAgentUnityTask, Transition
-from zooport.adapters.pettingzoo_aec import PettingZooAECEnv, UnityAECEnv
-from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv, UnityParallelEnv
-from zooport.adapters.pettingzoo_task import PettingZooTask
-from zooport.adapters.registration import register_builtin_envs, register_gymnasium
-from zooport.adapters.termination import TerminationMode, TerminationRule
-from zooport.adapters.vector_env import BehaviorVectorEnv
+from zooport._lazy import lazy_attributes
 
 __all__ = [
     "AgentKey",
@@ -59,11 +56,27 @@ __all__ = [
     "register_gymnasium",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    # Stable-Baselines3 is an optional dependency: import it only when asked for.
-    if name == "SB3VecEnv":
-        from zooport.adapters.sb3_vec_env import SB3VecEnv
-
-        return SB3VecEnv
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# Every public name -> the module that defines it, imported on first use (as Gymnasium's
+# ``gymnasium.wrappers`` does): ``import zooport.adapters`` loads no adapter, and
+# stable-baselines3, an optional dependency, only with ``SB3VecEnv``.
+__getattr__, __dir__ = lazy_attributes(
+    __name__,
+    {
+        name: f"{__name__}.{module}"
+        for module, names in {
+            "agent_names": ("AgentKey", "AgentNames"),
+            "core_access": ("adopt_core",),
+            "gym_env": ("GymEnv", "UnityToGymWrapper"),
+            "gym_task": ("GymTask",),
+            "multi_agent_task": ("MultiAgentTask", "MultiAgentUnityTask", "Transition"),
+            "pettingzoo_aec": ("PettingZooAECEnv", "UnityAECEnv"),
+            "pettingzoo_parallel": ("PettingZooParallelEnv", "UnityParallelEnv"),
+            "pettingzoo_task": ("PettingZooTask",),
+            "registration": ("register_builtin_envs", "register_gymnasium"),
+            "sb3_vec_env": ("SB3VecEnv",),
+            "termination": ("TerminationMode", "TerminationRule"),
+            "vector_env": ("BehaviorVectorEnv",),
+        }.items()
+        for name in names
+    },
+)

@@ -23,9 +23,11 @@ import numpy as np
 from gymnasium import spaces
 
 from zooport.adapters.agent_names import AgentNames
-from zooport.adapters.spaces import ActionLayout, ObservationLayout, checked_discrete
+from zooport.adapters.agent_slots import AgentSlots
+from zooport.adapters.options import LayoutOptions
+from zooport.adapters.spaces import checked_discrete
 from zooport.envs.base_env import ActionTuple, BehaviorSpec, DecisionSteps, TerminalSteps
-from zooport.envs.batched_env import BatchedEnv
+from zooport.envs.capabilities import has_action_masks
 from zooport.errors import ActionError
 
 __all__ = ["AgentGroup", "core_has_masks"]
@@ -34,8 +36,9 @@ __all__ = ["AgentGroup", "core_has_masks"]
 def core_has_masks(core: Any, behavior: str, spec: BehaviorSpec) -> bool:
     """Whether a behaviour's agents get action masks when masks are left on auto.
 
-    A behaviour with discrete branches has masks, except on a ``BatchedEnv`` that does not
-    implement ``_action_mask`` (a Unity build sends masks for every discrete behaviour).
+    A behaviour with discrete branches has masks, except on a core that says it has none
+    (a ``BatchedEnv`` that does not implement ``_action_mask``; see
+    :func:`~zooport.envs.capabilities.has_action_masks`).
 
     Example:
         >>> from zooport.envs.builtin.grid_world import GridWorld
@@ -46,17 +49,10 @@ def core_has_masks(core: Any, behavior: str, spec: BehaviorSpec) -> bool:
         >>> core_has_masks(grid, "GridWorld", grid.behavior_specs["GridWorld"])
         True
     """
-    if not spec.action_spec.discrete_size:
-        return False
-    declared = getattr(core, "has_action_masks", None)  # a CorePool answers for its cores
-    if callable(declared):
-        return bool(declared(behavior))
-    if isinstance(core, BatchedEnv):
-        return type(core)._action_mask is not BatchedEnv._action_mask
-    return True
+    return bool(spec.action_spec.discrete_size) and has_action_masks(core)
 
 
-class AgentGroup:
+class AgentGroup(AgentSlots):
     """One behaviour's agents in the current episode, in slots in order of appearance.
 
     Slot i holds the i-th agent the episode met (those at reset in ascending id order, then
@@ -70,7 +66,7 @@ class AgentGroup:
         spec: its BehaviorSpec.
         masked: give its agents an action mask (``mask_size`` int8 values, 1 = allowed).
         mask_in_info: the mask goes to the info instead of the observation.
-        uint8_visual, flatten_branched, allow_multiple_obs: see :mod:`zooport.adapters.spaces`.
+        layout: how the specs become spaces (:class:`~zooport.adapters.options.LayoutOptions`).
 
     Attributes:
         observation_space, action_space: the behaviour's spaces (one object for all agents).
@@ -86,21 +82,9 @@ class AgentGroup:
         *,
         masked: bool,
         mask_in_info: bool,
-        uint8_visual: bool,
-        flatten_branched: bool,
-        allow_multiple_obs: bool,
+        layout: LayoutOptions,
     ) -> None:
-        self.name = name
-        self.spec = spec
-        self.obs_layout = ObservationLayout(
-            spec.observation_specs,
-            uint8_visual=uint8_visual,
-            allow_multiple_obs=allow_multiple_obs,
-            name=name,
-        )
-        self.action_layout = ActionLayout(
-            spec.action_spec, flatten_branched=flatten_branched, name=name
-        )
+        super().__init__(name, spec, layout)
         self.mask_size = self.action_layout.mask_size if masked else 0
         self.mask_in_obs = bool(self.mask_size) and not mask_in_info
         self.mask_in_info = bool(self.mask_size) and mask_in_info
@@ -308,12 +292,10 @@ class AgentGroup:
             if hit.any():
                 rows = np.flatnonzero(hit)
                 s = slots[rows]
-                self.reward[s] = terminal.reward[rows]
-                self.group_reward[s] = terminal.group_reward[rows]
-                interrupted = np.asarray(terminal.interrupted, bool)[rows]
-                self.truncated[s] = interrupted
-                self.terminated[s] = ~interrupted
-                self.obs_layout.write(self.obs, s, terminal.obs, rows)
+                self._end_episodes(
+                    s, terminal, rows, self.reward, self.group_reward, self.terminated,
+                    self.truncated,
+                )  # fmt: skip
                 self.live[s] = False
                 self.n_live -= s.size
                 self.finished_names.extend(self.names[i] for i in s.tolist())
@@ -342,21 +324,13 @@ class AgentGroup:
         self.dec_names = dec_names
         if not dec_names:
             return False
-        self.obs_layout.write(self.obs, s, decision.obs, rows)
-        if self.mask_size:
-            self.mask[s] = self.action_layout.allowed_mask(
-                decision.action_mask if rows is None else _rows(decision.action_mask, rows),
-                len(dec_names),
-            )
+        self._take_decisions(s, decision, rows, len(dec_names))
         if rows is None:
             self.reward[s] = decision.reward
             self.group_reward[s] = decision.group_reward
-            self.group_id[s] = decision.group_id
         else:
             self.reward[s] = decision.reward[rows]
             self.group_reward[s] = decision.group_reward[rows]
-            # mlagents_envs (0.28) hands group ids out as a list, not an array.
-            self.group_id[s] = np.asarray(decision.group_id)[rows]
         self.decided[s] = True
         self.n_decided += len(dec_names)
         return True
@@ -565,7 +539,3 @@ def _describe_hybrid(value: Any) -> str:
 def _fresh_rows(array: np.ndarray, index: slice | np.ndarray) -> np.ndarray:
     """``array[index]`` as a new array (a slice is a view, so it is copied)."""
     return array[index].copy() if isinstance(index, slice) else array[index]
-
-
-def _rows(masks: Sequence[np.ndarray] | None, rows: np.ndarray) -> list[np.ndarray] | None:
-    return None if masks is None else [np.asarray(m)[rows] for m in masks]

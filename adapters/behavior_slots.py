@@ -1,10 +1,19 @@
 """The agents of one behaviour as a fixed set of slots, for the single and vector adapters.
 
 Classes:
-    SlotStep: the outcome of one adapter step, one entry per slot.
+    SlotStep: the outcome of one adapter step, one entry per slot (and the final
+        observations of the slots whose episode ended, as the vector adapters hand them out).
     BehaviorSlots: maps a behaviour's agent ids to slots by array arithmetic, sends the
         slots' actions to the core in one ``set_actions`` call, steps the core until a slot
-        has a decision or a terminal step, and keeps each slot's last observation.
+        has a decision or a terminal step, keeps each slot's last observation, and resets the
+        core when no slot's agent is left (SAME_STEP autoreset).
+
+Functions:
+    behavior_name_of: the behaviour an adapter serves (the given one, or the core's only one).
+
+This is the slot family's engine; its front ends (``GymEnv``, ``BehaviorVectorEnv``,
+``SB3VecEnv``) share their members through :class:`~zooport.adapters.slot_adapter.SlotAdapter`
+and only translate. Neither module imports a front end.
 
 Semantics (shared by ``GymEnv``, ``BehaviorVectorEnv`` and ``SB3VecEnv``):
     - slot i holds the i-th smallest agent id seen at reset; the core may reorder rows;
@@ -23,19 +32,20 @@ Semantics (shared by ``GymEnv``, ``BehaviorVectorEnv`` and ``SB3VecEnv``):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from zooport.adapters.agent_slots import AgentSlots
 from zooport.adapters.core_access import (
     adopt_core_with_specs,
     note_core_failure,
-    reset_core,
     step_until_any,
 )
-from zooport.adapters.spaces import ActionLayout, ObservationLayout
+from zooport.adapters.options import LayoutOptions
 from zooport.envs.base_env import ActionTuple, DecisionSteps, TerminalSteps
+from zooport.envs.capabilities import reset_core
 from zooport.envs.step_guard import StepGuard
 from zooport.errors import (
     ActionError,
@@ -45,7 +55,9 @@ from zooport.errors import (
     ZooportError,
 )
 
-__all__ = ["SlotStep", "BehaviorSlots"]
+__all__ = ["SlotStep", "BehaviorSlots", "behavior_name_of"]
+
+_DEFAULT_LAYOUT = LayoutOptions()
 
 
 class SlotStep(NamedTuple):
@@ -69,6 +81,20 @@ class SlotStep(NamedTuple):
     final_obs: Any
     group_reward: np.ndarray
 
+    def final_observations(self) -> Iterable[Any]:
+        """The final observation of each slot in ``final_slots``: one array or dict each.
+
+        For an array observation this is the fresh batch itself, whose rows (views, taken as
+        they are iterated) are the observations: no list is built for the few slots that end.
+        """
+        rows = self.final_obs
+        if rows is None:
+            return []
+        if isinstance(rows, dict):
+            n = self.final_slots.size
+            return [{key: value[i] for key, value in rows.items()} for i in range(n)]
+        return rows
+
 
 def behavior_name_of(specs: Mapping[str, Any], behavior_name: str | None, adapter: str) -> str:
     """The behaviour an adapter serves: the given one, or the core's only one."""
@@ -91,14 +117,14 @@ def behavior_name_of(specs: Mapping[str, Any], behavior_name: str | None, adapte
     return behavior_name
 
 
-class BehaviorSlots:
+class BehaviorSlots(AgentSlots):
     """A behaviour's agents as N slots; see the module docstring for the semantics.
 
     Args:
         core: any BaseEnv; one with no behaviours yet (a Unity scene whose agents have not
             requested a decision) is stepped once first, as ML-Agents' wrappers do.
         behavior_name: the behaviour (None when the core has only one).
-        uint8_visual, flatten_branched, allow_multiple_obs: see :mod:`zooport.adapters.spaces`.
+        layout: how the specs become spaces (:class:`~zooport.adapters.options.LayoutOptions`).
         adapter: the adapter's name, for error messages.
     """
 
@@ -107,9 +133,7 @@ class BehaviorSlots:
         core: Any,
         behavior_name: str | None = None,
         *,
-        uint8_visual: bool = False,
-        flatten_branched: bool = False,
-        allow_multiple_obs: bool = False,
+        layout: LayoutOptions = _DEFAULT_LAYOUT,
         adapter: str = "adapter",
     ) -> None:
         # Older-API cores are wrapped to present the current one; others pass unchanged.
@@ -117,20 +141,10 @@ class BehaviorSlots:
         core, specs = adopt_core_with_specs(core, adapter)
         self.core = core
         self.adapter = adapter
-        self.name = behavior_name_of(specs, behavior_name, adapter)
-        spec = specs[self.name]
-        self.spec = spec
-        self.obs_layout = ObservationLayout(
-            spec.observation_specs,
-            uint8_visual=uint8_visual,
-            allow_multiple_obs=allow_multiple_obs,
-            name=self.name,
-        )
-        self.action_layout = ActionLayout(
-            spec.action_spec, flatten_branched=flatten_branched, name=self.name
-        )
+        name = behavior_name_of(specs, behavior_name, adapter)
+        super().__init__(name, specs[name], layout)
         # A property that sums the branches; the per-step path reads it once per step.
-        self._mask_size = self.action_layout.mask_size
+        self.mask_size = self.action_layout.mask_size
         self.ids = np.zeros(0, dtype=np.int64)
         self.num_slots = 0
         self.episode_over = np.zeros(0, dtype=bool)
@@ -147,7 +161,7 @@ class BehaviorSlots:
     def reset(self, seed: int | None = None) -> bool:
         """Resets the core and fixes the slots; returns True if the seed reached the core."""
         try:
-            seeded = reset_core(self.core, seed)
+            seeded = reset_core(self.core, seed, warn=True)
             decision, terminal = self.core.get_steps(self.name)
             if not len(decision):
                 decision, terminal = step_until_any(self.core, [self.name])[self.name]
@@ -178,7 +192,7 @@ class BehaviorSlots:
         consecutive = ids.size > 0 and int(ids[-1]) - first == ids.size - 1
         self._first_id = first if consecutive and abs(first) < 2**62 else None
         self.obs = self.obs_layout.allocate(self.num_slots)
-        self.mask = np.ones((self.num_slots, self.action_layout.mask_size), dtype=np.int8)
+        self.mask = np.ones((self.num_slots, self.mask_size), dtype=np.int8)
         self.carry = np.zeros(self.num_slots, dtype=np.float32)
         self.group_id = np.zeros(self.num_slots, dtype=np.int32)
         self.decided = np.zeros(self.num_slots, dtype=bool)
@@ -211,6 +225,18 @@ class BehaviorSlots:
                 raise
             # What a slot earns before the episode it is waiting for belongs to that episode.
             self.carry += self._absorb(*self._checked(*steps)).reward
+        return False
+
+    def restart_if_all_over(self) -> bool:
+        """Resets the core when no slot's agent is left (a core that does not restart agents).
+
+        Called after a step that ended some episode; True when the core was reset, so every
+        slot's observation is the first of its next episode (SAME_STEP autoreset).
+        """
+        # count_nonzero: a fraction of the cost of .all() on a small bool array.
+        if np.count_nonzero(self.episode_over) == self.num_slots:
+            self.reset()
+            return True
         return False
 
     # ------------------------------------------------------------------ stepping
@@ -321,25 +347,11 @@ class BehaviorSlots:
         group_reward = np.zeros(n, dtype=np.float32)
         terminated = np.zeros(n, dtype=bool)
         truncated = np.zeros(n, dtype=bool)
-        final_slots = np.zeros(0, dtype=np.intp)
-        final_obs = None
-        term_slots, ascending = final_slots, True
-        if len(terminal):
-            term_slots, ascending = self._locate(terminal.agent_id)
-            reward[term_slots] = terminal.reward
-            group_reward[term_slots] = terminal.group_reward
-            interrupted = np.asarray(terminal.interrupted, dtype=bool)
-            truncated[term_slots] = interrupted
-            terminated[term_slots] = ~interrupted
-            if ascending:
-                final_slots, final_obs = term_slots, self.obs_layout.convert(terminal.obs)
-            else:
-                order = np.argsort(term_slots, kind="stable")
-                final_slots = term_slots[order]
-                final_obs = self.obs_layout.convert(terminal.obs, order)
-            # The last observation of a slot that is not restarted is its final one.
-            self.obs_layout.write(self.obs, term_slots, terminal.obs)
-            self.episode_over[term_slots] = True
+        term_slots, ascending = self._locate(terminal.agent_id)
+        # The last observation of a slot that is not restarted is its final one.
+        self._end_episodes(term_slots, terminal, None, reward, group_reward, terminated, truncated)
+        final_slots, final_obs = self._final(term_slots, ascending, terminal)
+        self.episode_over[term_slots] = True
         dec_slots = self._absorb_decisions(decision)
         restarted = np.zeros(n, dtype=bool)
         restarted[term_slots] = True
@@ -396,27 +408,32 @@ class BehaviorSlots:
         # before the carry is added: one addition over every slot instead of two).
         carry = self.carry
         reward = np.array(decision.reward, dtype=np.float32)
-        reward[term_slots] = terminal.reward
-        reward += carry
         group_reward = np.array(decision.group_reward, dtype=np.float32)
-        group_reward[term_slots] = terminal.group_reward
+        terminated = np.zeros(n, dtype=bool)
+        truncated = np.zeros(n, dtype=bool)
+        # Every ending slot decided again: its last observation is already the next one's.
+        self._end_episodes(
+            term_slots, terminal, None, reward, group_reward, terminated, truncated,
+            keep_obs=False,
+        )  # fmt: skip
+        reward += carry
         # A restarted agent's decision reward belongs to its next episode.
         carry.fill(0.0)
         carry[term_slots] = decision.reward[term_slots]
-        interrupted = np.asarray(terminal.interrupted, dtype=bool)
-        terminated = np.zeros(n, dtype=bool)
-        truncated = np.zeros(n, dtype=bool)
-        truncated[term_slots] = interrupted
-        terminated[term_slots] = ~interrupted
-        if ascending:  # the usual case: no sort, no reordering gather
-            final_slots, final_obs = term_slots, self.obs_layout.convert(terminal.obs)
-        else:
-            order = np.argsort(term_slots, kind="stable")
-            final_slots, final_obs = term_slots[order], self.obs_layout.convert(terminal.obs, order)
+        final_slots, final_obs = self._final(term_slots, ascending, terminal)
         return SlotStep(
             reward, terminated, truncated, self.decided.copy(), final_slots, final_obs,
             group_reward,
         )  # fmt: skip
+
+    def _final(
+        self, term_slots: np.ndarray, ascending: bool, terminal: TerminalSteps
+    ) -> tuple[np.ndarray, Any]:
+        """The ending slots in ascending order and their final observations in that order."""
+        if ascending:  # the usual case: no sort, no reordering gather
+            return term_slots, self.obs_layout.convert(terminal.obs)
+        order = np.argsort(term_slots, kind="stable")
+        return term_slots[order], self.obs_layout.convert(terminal.obs, order)
 
     def _absorb_decisions(
         self, decision: DecisionSteps, slots: np.ndarray | None = None
@@ -433,12 +450,7 @@ class BehaviorSlots:
             self.decided[:] = False
             self.decided[slots] = True
         if slots.size:
-            self.obs_layout.write(self.obs, rows, decision.obs)
-            if self._mask_size:
-                self.mask[rows] = self.action_layout.allowed_mask(
-                    decision.action_mask, slots.size
-                )
-            self.group_id[rows] = decision.group_id
+            self._take_decisions(rows, decision, None, slots.size)
             self.episode_over[rows] = False
         return slots
 

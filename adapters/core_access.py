@@ -7,47 +7,56 @@ Functions:
         whose specs arrive late in an older ML-Agents API.
     note_core_failure: names the adapter call in an exception the core raised (a Unity
         process that died or timed out), which then propagates unchanged.
-    reset_core: reset a core, reseeding it where it can be seeded (warns once where not).
     step_until_any: step a core until the given behaviours have a decision or terminal step.
     side_channels_of: the side channels a core was built with, without private access.
     render_core: the core's rgb_array picture, or None.
+    can_render: whether a core draws pictures, read from its public capabilities
+        (has_action_masks, re-exported from zooport.envs.capabilities, whether it masks).
     adopt_core: the core an adapter keeps: the env itself, or an older-API env wrapped.
     check_reset_options: the one rule for ``reset(options=...)`` on every adapter.
 
-Every adapter goes through these, so a real ``mlagents_envs`` UnityEnvironment, a zooport
-``BatchedEnv`` and a user's own ``BaseEnv`` are treated alike, by duck typing.
+Classes:
+    EngineMembers: the step guard and the side channels, as every adapter exposes them.
+    checked_reset_arguments: ``reset``'s seed and options, checked as every adapter does.
+
+Every adapter goes through these (and resets a core with
+:func:`zooport.envs.capabilities.reset_core`, ``warn=True``), so a real ``mlagents_envs``
+UnityEnvironment, a zooport ``BatchedEnv`` and a user's own ``BaseEnv`` are treated alike, by
+duck typing.
 """
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from zooport.envs.arguments import check_seed
 from zooport.envs.base_env import BaseEnv, BehaviorSpec, DecisionSteps, TerminalSteps
+from zooport.envs.capabilities import has_action_masks
 from zooport.envs.compat import as_base_env, is_legacy_env
+from zooport.envs.step_guard import StepGuard
 from zooport.errors import ArgumentTypeError, SpecError, ZooportError
 
 __all__ = [
+    "EngineMembers",
     "behavior_specs_of",
     "adopt_core_with_specs",
     "note_core_failure",
-    "reset_core",
     "step_until_any",
     "side_channels_of",
     "render_core",
+    "can_render",
+    "has_action_masks",
     "adopt_core",
     "check_reset_options",
+    "checked_reset_arguments",
     "MAX_IDLE_STEPS",
 ]
 
 #: How many core steps an adapter waits for any decision before it gives up.
 MAX_IDLE_STEPS = 100_000
-
-_warned_unseedable: set[type] = set()
-
 
 def behavior_specs_of(core: Any, adapter: str) -> Mapping[str, BehaviorSpec]:
     """The behaviour specs of ``core``; a core that has none yet is stepped once first.
@@ -101,27 +110,6 @@ def note_core_failure(error: BaseException, where: str) -> None:
         error.__notes__ = [*getattr(error, "__notes__", ()), note]  # type: ignore[attr-defined]
 
 
-def reset_core(core: Any, seed: int | None) -> bool:
-    """Resets ``core``; with a seed, reseeds it first where the core supports it.
-
-    Returns True when the seed reached the core. A core that cannot be seeded (a Unity
-    build) is reset anyway and a warning says why, once per core type.
-    """
-    if seed is not None and getattr(core, "seedable", False):
-        core.reset(seed=int(seed))
-        return True
-    core.reset()
-    if seed is not None and type(core) not in _warned_unseedable:
-        _warned_unseedable.add(type(core))
-        warnings.warn(
-            f"{type(core).__name__} cannot be reseeded from Python (it has no "
-            f"`seedable = True` reset(seed=...)); reset(seed={seed}) seeded only the adapter's "
-            "own random number generators, so trajectories may differ between runs",
-            stacklevel=3,
-        )
-    return False
-
-
 def step_until_any(
     core: Any, behaviors: Sequence[str]
 ) -> dict[str, tuple[DecisionSteps, TerminalSteps]]:
@@ -147,6 +135,21 @@ def side_channels_of(core: Any) -> list[Any]:
         manager = getattr(core, "_side_channel_manager", None)
         channels = list(getattr(manager, "_side_channels_dict", {}).values())
     return list(channels)
+
+
+def can_render(core: Any) -> bool:
+    """Whether ``core`` draws pictures: its ``can_render`` where it says (a ``BatchedEnv``
+    does), else whether it has a ``render`` method.
+
+    Example:
+        >>> from zooport.envs.builtin.basic import Basic
+        >>> can_render(Basic()), can_render(object())
+        (True, False)
+    """
+    flag = getattr(core, "can_render", None)
+    if isinstance(flag, bool):
+        return flag
+    return callable(getattr(core, "render", None))
 
 
 def render_core(core: Any) -> np.ndarray | None:
@@ -194,6 +197,22 @@ def adopt_core_with_specs(env: Any, adapter: str) -> tuple[BaseEnv, Mapping[str,
     return core, specs
 
 
+def checked_reset_arguments(seed: Any, options: Any, where: str) -> int | None:
+    """``reset(seed=..., options=...)`` checked as every adapter checks it; the seed as an int.
+
+    ``seed`` is None or an int >= 0 (:func:`~zooport.envs.arguments.check_seed`), ``options``
+    follows :func:`check_reset_options`; ``where`` names the call (``"GymEnv.reset"``).
+
+    Example:
+        >>> import numpy as np
+        >>> checked_reset_arguments(np.int64(3), {"options": 1}, "GymEnv.reset")
+        3
+    """
+    seed = check_seed(seed, where)
+    check_reset_options(options, where)
+    return seed
+
+
 def check_reset_options(options: Any, where: str) -> None:
     """The rule every adapter applies to ``reset(options=...)``.
 
@@ -225,3 +244,24 @@ def check_reset_options(options: Any, where: str) -> None:
         raise ArgumentTypeError(
             f"{where}: expected options to be None or a dict with str keys, got keys {bad!r}"
         )
+
+
+class EngineMembers:
+    """The members every adapter front end exposes alike, read from its engine.
+
+    A mixin for front ends whose ``_engine`` is a
+    :class:`~zooport.adapters.behavior_slots.BehaviorSlots` (the slot family) or a
+    :class:`~zooport.adapters.multi_agent_driver.MultiAgentDriver` (the driver family).
+    """
+
+    _engine: Any
+
+    @property
+    def step_guard(self) -> StepGuard:
+        """The adapter's re-entry and failure state (see :mod:`zooport.envs.step_guard`)."""
+        return self._engine.guard
+
+    @property
+    def side_channels(self) -> list[Any]:
+        """The core's side channels (the objects the core was built with)."""
+        return side_channels_of(self._engine.core)

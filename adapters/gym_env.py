@@ -3,60 +3,40 @@
 Classes:
     GymEnv: a ``gymnasium.Env`` over the single agent of a behaviour (ML-Agents'
         ``UnityToGymWrapper`` successor, with its constructor options).
-    UnityToGymWrapper: an alias of :class:`GymEnv`, so ML-Agents code ports by an import.
-
-Functions:
-    make_gym_env: the ``gym.make`` entry point: a core from the registry (or a user's
-        factory) wrapped in a :class:`GymEnv`; keyword arguments are split by name between
-        the core and the adapter.
+    UnityToGymWrapper: :class:`GymEnv` with ML-Agents' constructor, so ML-Agents code ports
+        by an import.
 
 The core may be a zooport ``BatchedEnv``, a real ``mlagents_envs`` UnityEnvironment or any
 other ``BaseEnv``; it is reached by duck typing only. Spaces come from
 :mod:`zooport.adapters.spaces`, stepping semantics from
-:class:`~zooport.adapters.behavior_slots.BehaviorSlots` with one slot.
+:class:`~zooport.adapters.behavior_slots.BehaviorSlots` with one slot, the members the slot
+family shares from :class:`~zooport.adapters.slot_adapter.SlotAdapter`. ``gym.make``'s entry
+point is :func:`zooport.adapters.registration.make_gym_env`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, ClassVar, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from typing_extensions import override
 
-from zooport.adapters.behavior_slots import BehaviorSlots
-from zooport.adapters.core_access import check_reset_options, render_core, side_channels_of
+from zooport.adapters.core_access import render_core
+from zooport.adapters.options import GymOptions, takes_options
+from zooport.adapters.rendering import HUMAN_VIA_MAKE, check_render_mode, visual_frame
+from zooport.adapters.slot_adapter import SlotAdapter
 from zooport.adapters.spaces import ObservationLayout
 from zooport.envs.arguments import check_seed
-from zooport.envs.step_guard import StepGuard
-from zooport.errors import ActionError, ArgumentError, EnvClosedError, EnvNotResetError, SpecError
+from zooport.errors import ActionError, EnvNotResetError, SpecError
 
-try:  # typing.override is 3.12+; typing_extensions ships with Gymnasium.
-    from typing_extensions import override
-except ImportError:  # pragma: no cover - depends on the installed packages
-    try:
-        from typing import override  # type: ignore[attr-defined,no-redef]
-    except ImportError:
-
-        def override(method):  # type: ignore[no-redef]
-            return method
+__all__ = ["GymEnv", "UnityToGymWrapper"]
 
 
-__all__ = ["GymEnv", "UnityToGymWrapper", "make_gym_env", "GYM_ENV_OPTIONS"]
-
-#: The keyword arguments of :class:`GymEnv` that ``gym.make`` routes to the adapter.
-GYM_ENV_OPTIONS = (
-    "behavior_name",
-    "uint8_visual",
-    "flatten_branched",
-    "allow_multiple_obs",
-    "action_space_seed",
-    "render_mode",
-)
-
-
-class GymEnv(gym.Env[Any, Any]):
+@takes_options(GymOptions, leading=["env"], positional=["behavior_name"])
+class GymEnv(SlotAdapter, gym.Env[Any, Any]):
     """A ``gymnasium.Env`` over the one agent of one behaviour of a ``BaseEnv``.
 
     Spaces (see :mod:`zooport.adapters.spaces`): one discrete branch is ``Discrete``,
@@ -97,13 +77,7 @@ class GymEnv(gym.Env[Any, Any]):
             here to count the agents. A core with no behaviours yet (a Unity scene whose
             agents have not requested a decision) is stepped once before, as ML-Agents'
             wrappers do (``core_access.behavior_specs_of``).
-        behavior_name: the behaviour to serve; needed only when the core has several.
-        uint8_visual: visual observations as uint8 0..255.
-        flatten_branched: several discrete branches as one ``Discrete``.
-        allow_multiple_obs: observations as a ``Dict`` keyed by observation name.
-        action_space_seed: seeds ``action_space`` (for ``action_space.sample()``).
-        render_mode: ``None`` or ``"rgb_array"`` (the core's picture, else the first
-            visual observation); fixed here.
+        {options}
 
     Raises:
         SpecError: the behaviour has more than one agent (use ``BehaviorVectorEnv`` or
@@ -132,124 +106,74 @@ class GymEnv(gym.Env[Any, Any]):
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 30}
 
-    def __init__(
-        self,
-        env: Any,
-        behavior_name: str | None = None,
-        *,
-        uint8_visual: bool = False,
-        flatten_branched: bool = False,
-        allow_multiple_obs: bool = False,
-        action_space_seed: int | None = None,
-        render_mode: str | None = None,
-    ) -> None:
-        self._closed = False
-        self._slots = BehaviorSlots(
-            env,
-            behavior_name,
-            uint8_visual=uint8_visual,
-            flatten_branched=flatten_branched,
-            allow_multiple_obs=allow_multiple_obs,
-            adapter="GymEnv",
-        )
-        #: The wrapped ``BaseEnv`` (an older-API env is presented through the current API).
-        self.core = env = self._slots.core
-        self.behavior_name: str = self._slots.name
-        self._obs_layout = self._slots.obs_layout
-        self._action_layout = self._slots.action_layout
-        self.observation_space: spaces.Space = self._obs_layout.space
-        self.action_space: spaces.Space = self._action_layout.space
-        action_space_seed = check_seed(action_space_seed, "GymEnv(action_space_seed=...)")
-        if action_space_seed is not None:
-            self.action_space.seed(action_space_seed)
-        self._has_mask = bool(self._action_layout.branches)
-
-        # One reset to learn the agent count; its episode is handed out by the first reset().
-        self._slots.reset()
-        if self._slots.num_slots != 1:
+    def __init__(self, env: Any, options: GymOptions) -> None:
+        slots = self._open_slots(env, options)
+        if slots.num_slots != 1:
             raise SpecError(
-                f"GymEnv serves one agent, but behavior {self.behavior_name!r} has "
-                f"{self._slots.num_slots} agents (ids {self._slots.ids.tolist()}); use "
+                f"{type(self).__name__} serves one agent, but behavior {slots.name!r} has "
+                f"{slots.num_slots} agents (ids {slots.ids.tolist()}); use "
                 "zooport.adapters.BehaviorVectorEnv (one slot per agent) or "
                 "zooport.adapters.PettingZooParallelEnv instead"
             )
+        self._obs_layout = slots.obs_layout
+        self._action_layout = slots.action_layout
+        self.observation_space: spaces.Space = self._obs_layout.space
+        self.action_space: spaces.Space = self._action_layout.space
+        name = type(self).__name__
+        self._where = f"{name}: behavior {slots.name!r}"  # error messages start with it
+        seed = check_seed(options.action_space_seed, f"{name}(action_space_seed=...)")
+        if seed is not None:
+            self.action_space.seed(seed)
+        # The constructor's reset started an episode; the first reset() hands it out.
         self._fresh = True  # the core's episode started and nobody has seen it yet
         self._needs_reset = True
         self._episode_over = False
 
-        #: The core's side channels (the objects the core was built with).
-        self.side_channels: list[Any] = side_channels_of(env)
-
+        core = slots.core
         self._visual_key, self._visual_index = self._first_visual()
-        core_renders = render_core(env) is not None
-        modes = ["rgb_array"] if core_renders or self._visual_index is not None else []
-        fps = getattr(env, "metadata", {}).get("render_fps", 30) if core_renders else 30
+        self._core_renders = render_core(core) is not None
+        modes = ["rgb_array"] if self._core_renders or self._visual_index is not None else []
+        fps = getattr(core, "metadata", {}).get("render_fps", 30) if self._core_renders else 30
         # Per instance: the class attribute is shared and must not be mutated.
         self.metadata = {"render_modes": modes, "render_fps": fps}
-        if render_mode is not None and (
-            not isinstance(render_mode, str) or render_mode not in modes
-        ):
-            raise ArgumentError(
-                f"GymEnv over {type(env).__name__}: expected render_mode in {[None, *modes]}, "
-                f"actually: {render_mode!r}"
-            )
-        self.render_mode = render_mode
-        self._core_renders = core_renders
+        check_render_mode(
+            options.render_mode, modes, f"{name} over {type(core).__name__}", human=HUMAN_VIA_MAKE
+        )
+        self.render_mode = options.render_mode
 
     # ------------------------------------------------------------------ Gymnasium API
 
     @override
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
-        """Starts an episode; returns ``(observation, info)``.
-
-        ``seed`` (None or an int >= 0) reseeds :attr:`np_random` and the core (where it can
-        be seeded; a Unity build cannot and warns once). ``options`` is None or a dict with
-        str keys, which the core does not use (see
-        :func:`~zooport.adapters.core_access.check_reset_options`).
-        """
-        self._check_open()
-        seed = check_seed(seed, "GymEnv.reset")
-        check_reset_options(options, "GymEnv.reset")
-        super().reset(seed=seed)
+    def _restart(self, seed: int | None) -> tuple[Any, dict[str, Any]]:
         slots = self._slots
-        guard = slots.guard
-        guard.enter("reset")
-        try:
-            guard.committed = True
-            if seed is not None or guard.failure is not None:
-                slots.reset(seed)  # after a failed step or reset, always the whole core
-            elif self._fresh:
-                pass  # the constructor's reset: an unseen episode start
-            elif self._episode_over:
-                # The core ended the episode; a restarted agent needs no core reset.
-                if not slots.refill():
-                    slots.reset()
-            else:
+        if seed is not None or slots.guard.failure is not None:
+            slots.reset(seed)  # after a failed step or reset, always the whole core
+        elif self._fresh:
+            pass  # the constructor's reset: an unseen episode start
+        elif self._episode_over:
+            # The core ended the episode; a restarted agent needs no core reset.
+            if not slots.refill():
                 slots.reset()
-            self._fresh = False
-            self._needs_reset = False
-            self._episode_over = False
-            info: dict[str, Any] = {"group_id": int(slots.group_id[0])}
-            if self._has_mask:
-                info["action_mask"] = slots.mask[0].copy()
-            obs = ObservationLayout.take(slots.obs, 0)
-        except BaseException as error:
-            guard.abort(error)
-            raise
-        guard.reset_done()
-        return obs, info
+        else:
+            slots.reset()
+        self._fresh = False
+        self._needs_reset = False
+        self._episode_over = False
+        info: dict[str, Any] = {"group_id": int(slots.group_id[0])}
+        if self._has_mask:
+            info["action_mask"] = slots.mask[0].copy()
+        return ObservationLayout.take(slots.obs, 0), info
 
     @override
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         """Advances the core until the agent decides again (or its episode ends)."""
         self._check_open()
         if self._needs_reset:
-            raise EnvNotResetError("GymEnv: call reset() before step()")
+            raise EnvNotResetError(f"{type(self).__name__}: call reset() before step()")
         if self._episode_over:
             raise EnvNotResetError(
-                "GymEnv: the episode ended (terminated or truncated); call reset() before step()"
+                f"{type(self).__name__}: the episode ended (terminated or truncated); call "
+                "reset() before step()"
             )
         slots = self._slots
         batch = self._batch(action)
@@ -284,8 +208,8 @@ class GymEnv(gym.Env[Any, Any]):
         self._check_open()
         if self.render_mode is None:
             gym.logger.warn(
-                "GymEnv.render() was called without a render_mode; construct the env with "
-                'render_mode="rgb_array" (gym.make(..., render_mode="rgb_array"))'
+                f"{type(self).__name__}.render() was called without a render_mode; construct "
+                'the env with render_mode="rgb_array" (gym.make(..., render_mode="rgb_array"))'
             )
             return None
         if self._core_renders:
@@ -297,25 +221,11 @@ class GymEnv(gym.Env[Any, Any]):
     @override
     def close(self) -> None:
         """Closes the core (once; later calls do nothing)."""
-        if not self._closed:
-            self._closed = True
-            self.core.close()
+        self._close_core()
 
     # ------------------------------------------------------------------ extras
 
-    def action_masks(self) -> np.ndarray:
-        """The current action mask, int8, 1 = allowed (sb3-contrib's ``MaskablePPO``).
-
-        Raises:
-            SpecError: the behaviour has no discrete actions.
-            EnvClosedError: after ``close()``.
-        """
-        self._check_open()
-        if not self._has_mask:
-            raise SpecError(
-                f"GymEnv: behavior {self.behavior_name!r} has no discrete actions, so no "
-                "action mask"
-            )
+    def _slot_masks(self) -> np.ndarray:
         return self._slots.mask[0].copy()
 
     @property
@@ -324,24 +234,10 @@ class GymEnv(gym.Env[Any, Any]):
         lookup = self._action_layout.lookup
         return None if lookup is None else lookup.copy()
 
-    @property
-    def closed(self) -> bool:
-        """True once ``close()`` was called."""
-        return self._closed
-
-    @property
-    def step_guard(self) -> StepGuard:
-        """The adapter's re-entry and failure state (see :mod:`zooport.envs.step_guard`)."""
-        return self._slots.guard
-
     def __repr__(self) -> str:
-        return f"<GymEnv<{type(self.core).__name__}, {self.behavior_name!r}>>"
+        return f"<{type(self).__name__}<{type(self.core).__name__}, {self.behavior_name!r}>>"
 
     # ------------------------------------------------------------------ internals
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise EnvClosedError("GymEnv was used after close()")
 
     def _batch(self, action: Any) -> Any:
         """One consumer action as a batch of one (the layout checks dtypes and ranges)."""
@@ -350,7 +246,7 @@ class GymEnv(gym.Env[Any, Any]):
             if not isinstance(action, Mapping) or set(action) != set(space.spaces):
                 got = sorted(action) if isinstance(action, Mapping) else type(action).__name__
                 raise ActionError(
-                    f"GymEnv: behavior {self.behavior_name!r} expects a dict action with keys "
+                    f"{self._where} expects a dict action with keys "
                     f"{sorted(space.spaces)}, got {got}"
                 )
             return {key: self._batch_part(action[key], sub) for key, sub in space.spaces.items()}
@@ -361,7 +257,7 @@ class GymEnv(gym.Env[Any, Any]):
             array = np.asarray(action)
         except (ValueError, TypeError) as error:  # ragged lists and the like
             raise ActionError(
-                f"GymEnv: behavior {self.behavior_name!r} expects an action of {space}, got a "
+                f"{self._where} expects an action of {space}, got a "
                 f"{type(action).__name__} numpy cannot read ({error})"
             ) from None
         expected = space.shape
@@ -371,7 +267,7 @@ class GymEnv(gym.Env[Any, Any]):
             isinstance(space, spaces.Discrete) and array.shape == (1,)
         ):
             raise ActionError(
-                f"GymEnv: behavior {self.behavior_name!r} expects an action of shape "
+                f"{self._where} expects an action of shape "
                 f"{expected} for {space}, got shape {array.shape}"
             )
         return array.reshape((1, *expected))
@@ -387,58 +283,38 @@ class GymEnv(gym.Env[Any, Any]):
         if self._visual_index is None:
             return None
         obs = self._slots.obs
-        frame = obs[self._visual_key][0] if self._visual_key is not None else obs[0]
-        if frame.dtype != np.uint8:
-            frame = np.rint(np.clip(frame, 0.0, 1.0) * 255.0).astype(np.uint8)
-        channels = frame.shape[-1]
-        if channels >= 3:
-            return np.ascontiguousarray(frame[..., :3])
-        return np.repeat(frame[..., :1], 3, axis=-1)
+        return visual_frame(obs[self._visual_key][0] if self._visual_key is not None else obs[0])
 
 
-#: ML-Agents' name, so ``from mlagents_envs... import UnityToGymWrapper`` ports by an import.
-UnityToGymWrapper = GymEnv
+@takes_options(
+    GymOptions,
+    leading=["unity_env"],
+    positional=["uint8_visual", "flatten_branched", "allow_multiple_obs", "action_space_seed"],
+)
+class UnityToGymWrapper(GymEnv):
+    """ML-Agents' ``UnityToGymWrapper``: :class:`GymEnv` with ML-Agents' constructor.
 
-
-def make_gym_env(
-    env_id: str | None = None,
-    *,
-    factory: str | Callable[..., Any] | None = None,
-    **kwargs: Any,
-) -> GymEnv:
-    """The ``gym.make`` entry point: a core made from the registry or a factory, wrapped.
-
-    ``kwargs`` named like :class:`GymEnv` options (:data:`GYM_ENV_OPTIONS`) configure the
-    adapter; every other keyword must be a parameter of the core's constructor.
+    ``UnityToGymWrapper(unity_env, uint8_visual=False, flatten_branched=False,
+    allow_multiple_obs=False, action_space_seed=None)`` takes its options by position in
+    ML-Agents' order (``mlagents_envs.envs.unity_gym_env``), so ML-Agents code ports by an
+    import; ``behavior_name=`` and ``render_mode=`` are keyword-only. Everything else is
+    :class:`GymEnv`: Gymnasium's ``reset``/``step``, and ``action_space_seed`` seeds the
+    action space only, as in ML-Agents.
 
     Args:
-        env_id: an identifier of ``zooport.envs.registry.default_registry`` (not a
-            Gymnasium id), e.g. ``"Basic"``.
-        factory: instead of ``env_id``: a callable returning a ``BaseEnv``, or a
-            ``"module:attr"`` string naming one.
-        **kwargs: core and adapter options.
-
-    Raises:
-        ArgumentTypeError: a keyword is neither a core parameter nor an adapter option.
+        unity_env: the core, any ``BaseEnv`` (a Unity build's ``UnityEnvironment``, a zooport
+            core, your own).
+        {options}
 
     Example:
-        >>> env = make_gym_env("Basic", max_steps=5, flatten_branched=True)
-        >>> env.core.behavior_specs["Basic"].action_spec.discrete_branches, env.action_space
-        ((3,), Discrete(3))
+        >>> from zooport.envs.builtin.basic import Basic
+        >>> env = UnityToGymWrapper(Basic(), False, True, False, 7)  # ML-Agents' order
+        >>> env.options.flatten_branched, env.options.action_space_seed
+        (True, 7)
+        >>> draws = lambda e: [int(e.action_space.sample()) for _ in range(8)]
+        >>> draws(env) == draws(GymEnv(Basic(), action_space_seed=7))
+        True
     """
-    from zooport.adapters.registration import build_core
 
-    core, adapter_kwargs = build_core(
-        env_id=env_id, factory=factory, options=kwargs, adapter_options=GYM_ENV_OPTIONS
-    )
-    try:
-        return GymEnv(core, **adapter_kwargs)
-    except BaseException:
-        core.close()
-        raise
-
-
-# gym.make reads its entry point's metadata: with it, render_mode="rgb_array_list" (and
-# "human", where pygame is installed) are served by Gymnasium's RenderCollection and
-# HumanRendering wrappers over the rgb_array frames.
-make_gym_env.metadata = {"render_modes": ["rgb_array"], "render_fps": 30}  # type: ignore[attr-defined]
+    def __init__(self, unity_env: Any, options: GymOptions) -> None:
+        super().__init__(unity_env, **vars(options))

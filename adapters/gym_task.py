@@ -22,22 +22,13 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import RecordConstructorArgs
+from typing_extensions import override
 
 from zooport.adapters import task_api
 from zooport.envs.arguments import check_seed
+from zooport.envs.capabilities import signature_parameters
 from zooport.envs.step_guard import StepGuard
 from zooport.errors import ActionError, ArgumentError, ArgumentTypeError
-
-try:  # typing.override is 3.12+; typing_extensions ships with Gymnasium.
-    from typing_extensions import override
-except ImportError:  # pragma: no cover - depends on the installed packages
-    try:
-        from typing import override  # type: ignore[attr-defined,no-redef]
-    except ImportError:
-
-        def override(method):  # type: ignore[no-redef]
-            return method
-
 
 __all__ = ["GymTask", "TRANSFORM_ARGUMENTS"]
 
@@ -51,10 +42,8 @@ def _parameters(function: Callable[..., Any], role: str) -> list[inspect.Paramet
         raise ArgumentTypeError(
             f"Expected {role} to be callable, actually: {type(function).__name__}"
         )
-    try:
-        return list(inspect.signature(function).parameters.values())
-    except (TypeError, ValueError):
-        return None
+    parameters = signature_parameters(function)
+    return None if parameters is None else list(parameters.values())
 
 
 def _declared_arguments(function: Callable[..., Any], role: str) -> tuple[str, ...]:

@@ -8,7 +8,7 @@ Classes:
         ``set_actions`` call per behaviour, steps the core until a live agent reports, and
         decides when the multi-agent episode ends.
 
-Semantics (see also DESIGN.md, "Consumer conventions"):
+Semantics (zooport's design: "Consumer conventions", PettingZoo):
     - The agents of an episode are those in the core's DecisionSteps at reset, plus agents
       that appear in a later DecisionSteps (spawned): these join ``agents`` and
       ``possible_agents`` in the step they appear.
@@ -42,31 +42,33 @@ import numpy as np
 from gymnasium import spaces
 
 from zooport.adapters.agent_group import AgentGroup, core_has_masks
-from zooport.adapters.agent_names import AgentKey, AgentNames, AgentNaming
+from zooport.adapters.agent_names import AgentKey, AgentNames
 from zooport.adapters.core_access import (
     MAX_IDLE_STEPS,
     adopt_core_with_specs,
     note_core_failure,
-    reset_core,
-    side_channels_of,
 )
-from zooport.adapters.termination import TerminationMode, TerminationRule
+from zooport.adapters.driver_controls import (
+    checked_max_cycles,
+    checked_stale_actions,
+    default_actions,
+)
+from zooport.adapters.options import DriverOptions
+from zooport.adapters.termination import TerminationRule
 from zooport.envs.arguments import check_seed
+from zooport.envs.capabilities import reset_core
 from zooport.envs.step_guard import StepGuard
 from zooport.errors import (
     ActionError,
-    ArgumentError,
-    ArgumentTypeError,
     EnvClosedError,
     EnvNotResetError,
     UnknownAgentError,
     ZooportError,
 )
 
-__all__ = ["AgentsStep", "DriverControls", "MultiAgentDriver", "STALE_ACTIONS"]
+__all__ = ["AgentsStep", "MultiAgentDriver"]
 
-#: What ``stale_actions=`` accepts: ignore (and count) or refuse actions for finished agents.
-STALE_ACTIONS = ("ignore", "raise")
+_DEFAULT_OPTIONS = DriverOptions()
 
 
 class AgentsStep(NamedTuple):
@@ -92,24 +94,9 @@ class MultiAgentDriver:
             decision) is stepped once first, as ML-Agents' wrappers do (see
             ``core_access.adopt_core_with_specs``); the behaviours it has then are the ones
             served.
-        agent_name: the naming scheme: None/``"pettingzoo"`` (``<prefix>_<agent_id>``,
-            injective for any behaviour names), ``"mlagents"`` (``<behaviour>?agent_id=<id>``)
-            or a callable ``(behaviour, agent_id) -> name`` (see
-            :mod:`zooport.adapters.agent_names`).
-        termination_mode: ``"any"``, ``"majority"``, ``"all"``, a :class:`TerminationMode`
-            or a fraction in (0, 1]: how many agents must have finished to end the episode.
-        max_cycles: steps after which the episode ends (live agents truncated); None = never.
-        action_masks: give agents of behaviours with discrete branches an action mask:
-            True, False, or None (auto: see :func:`core_has_masks`).
-        mask_in_info: the mask goes to ``info["action_mask"]`` instead of the observation.
-        default_action: what a live agent missing from the actions dict (or given None) does:
-            None raises :class:`~zooport.ActionError`; ``"zero"`` takes the core's zero
-            action; a mapping ``{behaviour: action}`` takes that consumer action.
-        uint8_visual, flatten_branched, allow_multiple_obs: see :mod:`zooport.adapters.spaces`.
+        options: the :class:`~zooport.adapters.options.DriverOptions` (agent names,
+            termination rule, ``max_cycles``, masks, default actions, layouts, stale actions).
         adapter: the adapter's name, for error messages.
-        stale_actions: what an action for an agent that finished earlier in the episode
-            does: ``"ignore"`` (default: dropped and counted in :attr:`ignored_actions`) or
-            ``"raise"`` (an :class:`~zooport.ActionError`).
 
     Attributes:
         ignored_actions: how many stale actions were ignored since construction.
@@ -128,46 +115,33 @@ class MultiAgentDriver:
     def __init__(
         self,
         core: Any,
+        options: DriverOptions = _DEFAULT_OPTIONS,
         *,
-        agent_name: AgentNaming = None,
-        termination_mode: TerminationMode | str | float = "all",
-        max_cycles: int | None = None,
-        action_masks: bool | None = None,
-        mask_in_info: bool = False,
-        default_action: str | Mapping[str, Any] | None = None,
-        uint8_visual: bool = False,
-        flatten_branched: bool = False,
-        allow_multiple_obs: bool = False,
         adapter: str = "MultiAgentDriver",
-        stale_actions: str = "ignore",
     ) -> None:
         core, specs = adopt_core_with_specs(core, adapter)
         self.core = core
         self.adapter = adapter
-        self.names = AgentNames(list(specs), agent_name)
-        self.termination = TerminationRule(termination_mode)
-        self.max_cycles = max_cycles
+        self.options = options
+        self.names = AgentNames(list(specs), options.agent_name)
+        self.termination = TerminationRule(options.termination_mode)
+        self.max_cycles = options.max_cycles
         self.groups: list[AgentGroup] = []
         for behavior, spec in specs.items():
             masked = (
                 core_has_masks(core, behavior, spec)
-                if action_masks is None
-                else (bool(action_masks) and spec.action_spec.discrete_size > 0)
+                if options.action_masks is None
+                else (bool(options.action_masks) and spec.action_spec.discrete_size > 0)
             )
             self.groups.append(
                 AgentGroup(
-                    behavior,
-                    spec,
-                    masked=masked,
-                    mask_in_info=mask_in_info,
-                    uint8_visual=uint8_visual,
-                    flatten_branched=flatten_branched,
-                    allow_multiple_obs=allow_multiple_obs,
+                    behavior, spec, masked=masked, mask_in_info=options.mask_in_info, layout=options
                 )
             )
-        self._group_of = {g.name: g for g in self.groups}
-        self.default_action = default_action
-        self._set_default_actions(default_action)
+        self.default_action = options.default_action
+        defaults = default_actions(self.groups, options.default_action)
+        for g in self.groups:
+            g.default_action = defaults.get(g.name)
         self.possible_agents: list[str] = []
         self.agents: list[str] = []
         self._template: dict[str, Any] = {}
@@ -187,7 +161,7 @@ class MultiAgentDriver:
         self._closed = False
         self._state_counts: list[int] | None = None
         self._state_space: spaces.Box | None = None
-        self.stale_actions = stale_actions
+        self.stale_actions = options.stale_actions
         self.ignored_actions = 0
         #: Refuses re-entrant steps and resets, and steps after an interrupted one.
         self.guard = StepGuard(adapter)
@@ -201,17 +175,7 @@ class MultiAgentDriver:
 
     @max_cycles.setter
     def max_cycles(self, value: int | None) -> None:
-        if value is not None:
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-                raise ArgumentTypeError(
-                    f"Expect max_cycles to be None or an int >= 1, actually: "
-                    f"{type(value).__name__} {value!r}"
-                )
-            if value < 1:
-                raise ArgumentError(
-                    f"Expect max_cycles to be None or an int >= 1, actually: {value!r}"
-                )
-        self._max_cycles = None if value is None else int(value)
+        self._max_cycles = checked_max_cycles(value)
 
     @property
     def stale_actions(self) -> str:
@@ -220,11 +184,12 @@ class MultiAgentDriver:
 
     @stale_actions.setter
     def stale_actions(self, value: str) -> None:
-        if not isinstance(value, str) or value not in STALE_ACTIONS:
-            raise ArgumentError(
-                f"Expect stale_actions to be one of {list(STALE_ACTIONS)}, actually: {value!r}"
-            )
-        self._stale_actions = value
+        self._stale_actions = checked_stale_actions(value)
+
+    @property
+    def ready(self) -> bool:
+        """True between a ``reset()`` and ``close()``: the episode can be stepped (unless over)."""
+        return self._ready
 
     def ignore_stale(self, agents: list[str]) -> None:
         """Counts the stale actions of ``agents`` (finished in this episode) as ignored.
@@ -241,41 +206,6 @@ class MultiAgentDriver:
                 f"{self.adapter}: actions for agents that finished earlier in the episode "
                 f"{agents} (stale_actions='raise'); live agents: {self.agents}"
             )
-
-    def _set_default_actions(self, default: str | Mapping[str, Any] | None) -> None:
-        if default is None:
-            return
-        if isinstance(default, str):
-            if default != "zero":
-                raise ArgumentError(
-                    f"Expect default_action to be None, 'zero' or a mapping behavior -> action, "
-                    f"actually: {default!r}"
-                )
-            for g in self.groups:
-                g.default_action = _row(
-                    g.action_layout.from_core(g.spec.action_spec.empty_action(1))
-                )
-            return
-        if not isinstance(default, Mapping):
-            raise ArgumentTypeError(
-                f"Expect default_action to be None, 'zero' or a mapping behavior -> action, "
-                f"actually: {default!r}"
-            )
-        unknown = set(default) - set(self._group_of)
-        if unknown:
-            raise ArgumentError(
-                f"default_action names behaviors {sorted(unknown)} the core does not have; "
-                f"behaviors: {list(self._group_of)}"
-            )
-        for behavior, value in default.items():
-            g = self._group_of[behavior]
-            problem = g.problem(value)
-            if problem is not None:
-                raise ActionError(
-                    f"default_action for behavior {behavior!r}: expected an action of "
-                    f"{g.action_space}, got {value!r} ({problem})"
-                )
-            g.default_action = value
 
     # ------------------------------------------------------------------ lookups
 
@@ -323,20 +253,12 @@ class MultiAgentDriver:
         """
         self.check_open()
         seed = check_seed(seed, f"{self.adapter}.reset")  # a bad seed raises, changing nothing
-        guard = self.guard
-        guard.enter("reset")
-        try:
-            guard.committed = True
-            result = self._reset(seed)
-        except BaseException as error:
-            guard.abort(error)
-            raise
-        guard.reset_done()
-        return result
+        with self.guard.resetting():
+            return self._reset(seed)
 
     def _reset(self, seed: int | None) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         try:
-            reset_core(self.core, seed)
+            reset_core(self.core, seed, warn=True)
             self.names.forget()
             steps = {g.name: self.core.get_steps(g.name) for g in self.groups}
             idle = 0
@@ -659,73 +581,3 @@ class MultiAgentDriver:
         """Raises :class:`EnvClosedError` once the adapter was closed."""
         if self._closed:
             raise EnvClosedError(f"{self.adapter} was used after close()")
-
-
-def _row(batch: Any) -> Any:
-    if isinstance(batch, dict):
-        return {k: v[0] for k, v in batch.items()}
-    return batch[0]
-
-
-class DriverControls:
-    """The episode controls every adapter built on a :class:`MultiAgentDriver` exposes.
-
-    A mixin for classes that keep their driver in ``self._driver`` and their core in
-    ``self.core``: the termination rule, ``max_cycles`` and ``stale_actions`` (writable), the
-    cycle count, the count of ignored stale actions, and the core's side channels.
-    """
-
-    _driver: MultiAgentDriver
-    core: Any
-
-    @property
-    def termination_mode(self) -> TerminationRule:
-        """The rule that ends an episode once enough of its agents have finished; writable."""
-        return self._driver.termination
-
-    @termination_mode.setter
-    def termination_mode(self, value: TerminationMode | str | float) -> None:
-        self._driver.termination = TerminationRule(value)
-
-    @property
-    def max_cycles(self) -> int | None:
-        """Cycles after which every live agent is truncated (None = no limit); writable."""
-        return self._driver.max_cycles
-
-    @max_cycles.setter
-    def max_cycles(self, value: int | None) -> None:
-        self._driver.max_cycles = value
-
-    @property
-    def cycles(self) -> int:
-        """Completed cycles (core steps asked for) in the current episode."""
-        return self._driver.cycles
-
-    @property
-    def stale_actions(self) -> str:
-        """What an action for an agent that finished earlier in the episode does; writable.
-
-        ``"ignore"`` (the default): it is dropped, as PettingZoo's own environments drop it,
-        and counted in :attr:`ignored_actions`; ``"raise"``: an :class:`~zooport.ActionError`
-        naming the agents. A name that never was an agent of the episode is always an error.
-        """
-        return self._driver.stale_actions
-
-    @stale_actions.setter
-    def stale_actions(self, value: str) -> None:
-        self._driver.stale_actions = value
-
-    @property
-    def ignored_actions(self) -> int:
-        """How many actions for finished agents were ignored since construction."""
-        return self._driver.ignored_actions
-
-    @property
-    def step_guard(self) -> StepGuard:
-        """The adapter's re-entry and failure state (see :mod:`zooport.envs.step_guard`)."""
-        return self._driver.guard
-
-    @property
-    def side_channels(self) -> list[Any]:
-        """The core's side channels (the objects the user constructed it with)."""
-        return side_channels_of(self.core)

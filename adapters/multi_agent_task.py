@@ -47,10 +47,11 @@ import numpy as np
 from gymnasium import spaces
 
 from zooport.adapters import task_api
-from zooport.adapters.agent_names import AgentKey, AgentNaming
+from zooport.adapters.agent_names import AgentKey
 from zooport.adapters.core_access import render_core
-from zooport.adapters.multi_agent_driver import AgentsStep, DriverControls, MultiAgentDriver
-from zooport.adapters.termination import TerminationMode
+from zooport.adapters.driver_controls import DriverControls
+from zooport.adapters.multi_agent_driver import AgentsStep, MultiAgentDriver
+from zooport.adapters.options import DriverOptions, takes_options
 from zooport.envs.arguments import check_seed
 from zooport.errors import ActionError, ArgumentError, EnvNotResetError, UnknownAgentError
 
@@ -74,6 +75,12 @@ class Transition(NamedTuple):
     info: dict[str, Any]
 
 
+@takes_options(
+    DriverOptions,
+    leading=["env"],
+    positional=["uint8_visual", "flatten_branched", "allow_multiple_obs", "termination_mode"],
+    defaults={"termination_mode": "any"},
+)
 class MultiAgentTask(DriverControls):
     """Every agent of a core as a task for multi-agent runners; see the module docstring.
 
@@ -86,22 +93,11 @@ class MultiAgentTask(DriverControls):
         env: any BaseEnv; the task owns it (``close()`` closes it). One with no behaviours
             yet (a Unity scene whose agents have not requested a decision) is stepped once
             first, as ML-Agents' wrappers do.
-        uint8_visual: visual observations as uint8 0..255 instead of float 0..1.
-        flatten_branched: several discrete branches as one ``Discrete`` action.
-        allow_multiple_obs: every observation of an agent, in a Dict (otherwise the one
-            vector or visual observation it has).
-        termination_mode: ``"any"`` (default, the seed's), ``"majority"``, ``"all"``, a
-            :class:`~zooport.adapters.termination.TerminationMode` or a fraction in (0, 1]:
-            how many of the episode's agents must have finished to end it.
-        max_cycles: cycles after which the episode ends, live agents truncated; None = never.
-        action_masks, mask_in_info, default_action, agent_name: see
-            :class:`~zooport.adapters.pettingzoo_parallel.PettingZooCommon`. With a
-            ``default_action``, ``step(None, agent_id)`` and agents left out of ``step_all``
-            take it.
-        stale_actions: ``"ignore"`` (default) or ``"raise"``: what an action for an agent
-            that finished earlier in the episode does, given to ``step`` or ``step_all``
-            (ignored and counted in ``ignored_actions``, or an
-            :class:`~zooport.ActionError`).
+        {options}
+
+    ``uint8_visual``, ``flatten_branched``, ``allow_multiple_obs`` and ``termination_mode``
+    may be given by position, in the seed's order (whose mode was ``"any"``). With a
+    ``default_action``, ``step(None, agent_id)`` and agents left out of ``step_all`` take it.
 
     Attributes:
         env: the wrapped core (also ``core``).
@@ -123,38 +119,13 @@ class MultiAgentTask(DriverControls):
         5
     """
 
-    def __init__(
-        self,
-        env: Any,
-        uint8_visual: bool = False,
-        flatten_branched: bool = False,
-        allow_multiple_obs: bool = False,
-        termination_mode: TerminationMode | str | float = "any",
-        *,
-        max_cycles: int | None = None,
-        action_masks: bool | None = None,
-        mask_in_info: bool = False,
-        stale_actions: str = "ignore",
-        default_action: str | Mapping[str, Any] | None = None,
-        agent_name: AgentNaming = None,
-    ) -> None:
-        self._driver = MultiAgentDriver(
-            env,
-            agent_name=agent_name,
-            termination_mode=termination_mode,
-            max_cycles=max_cycles,
-            action_masks=action_masks,
-            mask_in_info=mask_in_info,
-            default_action=default_action,
-            uint8_visual=uint8_visual,
-            flatten_branched=flatten_branched,
-            allow_multiple_obs=allow_multiple_obs,
-            adapter=type(self).__name__,
-            stale_actions=stale_actions,
-        )
+    def __init__(self, env: Any, options: DriverOptions) -> None:
+        #: The options the task was built with.
+        self.options = options
+        self._driver = MultiAgentDriver(env, options, adapter=type(self).__name__)
         self.core = self._driver.core
         self.name = type(self.core).__name__
-        self._allow_none = default_action is not None
+        self._allow_none = options.default_action is not None
         self._pending: dict[str, Any] = {}
         self._last: dict[str, Transition] = {}
         self._dones: dict[str, bool] = {}
@@ -166,17 +137,6 @@ class MultiAgentTask(DriverControls):
     def env(self) -> Any:
         """The wrapped core (the seed's name for it)."""
         return self.core
-
-    @property
-    def possible_agents(self) -> list[str]:
-        """The agents of the episode: those at ``reset()``, then those spawned (appended).
-
-        An int ``agent_id`` is a position in this list. Asked before the first ``reset()``,
-        the core is reset once to find them.
-        """
-        if not self._driver.possible_agents:
-            self._driver.discover()
-        return self._driver.possible_agents
 
     @property
     def num_agents(self) -> int:
@@ -244,16 +204,6 @@ class MultiAgentTask(DriverControls):
         """The action space of the agent's behaviour (one object per behaviour)."""
         name = agent_id if isinstance(agent_id, str) else self.agent(agent_id)
         return self._driver.group_of(name).action_space
-
-    @property
-    def observation_spaces(self) -> dict[str, spaces.Space]:
-        """``observation_space(agent)`` for every possible agent."""
-        return {a: self.observation_space(a) for a in self.possible_agents}
-
-    @property
-    def action_spaces(self) -> dict[str, spaces.Space]:
-        """``action_space(agent)`` for every possible agent."""
-        return {a: self.action_space(a) for a in self.possible_agents}
 
     @property
     def obs_size(self) -> int:
@@ -478,7 +428,7 @@ class MultiAgentTask(DriverControls):
     def _check_running(self) -> None:
         driver = self._driver
         driver.check_open()
-        if not driver._ready:
+        if not driver.ready:
             raise EnvNotResetError(f"{type(self).__name__}: call reset() before step()")
         if driver.episode_over:
             raise EnvNotResetError(

@@ -23,37 +23,38 @@ PettingZoo's AEC contract:
   PettingZoo's own environments.
 - A cycle visits the agents live at its start in ``agents`` order; an agent spawned by the
   core joins ``agents`` when it appears and acts from the next cycle on.
+- ``observe(agent)`` answers for every agent of the episode: a finished agent that has left
+  ``agents`` gives its final observation, as PettingZoo's own environments do.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 from pettingzoo import AECEnv
 from typing_extensions import override
 
-from zooport.adapters.agent_names import AgentNaming
-from zooport.adapters.pettingzoo_parallel import PettingZooCommon, seed_action_spaces
-from zooport.adapters.termination import TerminationMode
+from zooport.adapters.options import PettingZooOptions, takes_options
+from zooport.adapters.pettingzoo_common import MLAgentsConstructor, PettingZooCommon
 from zooport.errors import ActionError, EnvNotResetError, UnknownAgentError
 
 __all__ = ["PettingZooAECEnv", "UnityAECEnv"]
 
 
+@takes_options(PettingZooOptions, leading=["core"])
 class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
     """Any BaseEnv as a PettingZoo ``AECEnv``; see the module docstring.
 
+    ``max_cycles`` counts core steps (full cycles of turns), as in PettingZoo;
+    ``stale_actions`` decides what an action (not None) in a finished agent's turn does.
+
     Args:
-        core: any BaseEnv; the adapter owns it (``close()`` closes it).
-        render_mode, termination_mode, max_cycles, action_masks, mask_in_info,
-        default_action, agent_name, uint8_visual, flatten_branched, allow_multiple_obs,
-        name, stale_actions: see
-            :class:`~zooport.adapters.pettingzoo_parallel.PettingZooCommon`.
-            ``max_cycles`` counts core steps (full cycles), as in PettingZoo.
-            ``stale_actions`` decides what an action (not None) in a finished agent's turn
-            does.
+        core: any BaseEnv; the adapter owns it (``close()`` closes it). One with no
+            behaviours yet (a Unity scene whose agents have not requested a decision) is
+            stepped once first, as ML-Agents' wrappers do.
+        {options}
 
     Attributes:
         core: the wrapped core.
@@ -73,39 +74,9 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         (15, ('runner_0', False), ('tagger_4', True))
     """
 
-    def __init__(
-        self,
-        core: Any,
-        *,
-        render_mode: str | None = None,
-        termination_mode: TerminationMode | str | float = "all",
-        max_cycles: int | None = None,
-        action_masks: bool | None = None,
-        mask_in_info: bool = False,
-        default_action: str | Mapping[str, Any] | None = None,
-        agent_name: AgentNaming = None,
-        uint8_visual: bool = False,
-        flatten_branched: bool = False,
-        allow_multiple_obs: bool = False,
-        name: str | None = None,
-        stale_actions: str = "ignore",
-    ) -> None:
+    def __init__(self, core: Any, options: PettingZooOptions) -> None:
         super().__init__()
-        self._setup(
-            core,
-            render_mode=render_mode,
-            termination_mode=termination_mode,
-            max_cycles=max_cycles,
-            action_masks=action_masks,
-            mask_in_info=mask_in_info,
-            default_action=default_action,
-            agent_name=agent_name,
-            uint8_visual=uint8_visual,
-            flatten_branched=flatten_branched,
-            allow_multiple_obs=allow_multiple_obs,
-            name=name,
-            stale_actions=stale_actions,
-        )
+        self._setup(core, options)
         self.agents: list[str] = []
         self.rewards: dict[str, float] = {}
         self._cumulative_rewards: dict[str, float] = {}
@@ -114,13 +85,15 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         self.infos: dict[str, dict[str, Any]] = {}
         self.agent_selection: str | None = None
         self._observations: dict[str, Any] = {}
+        # The final observation of every agent that finished in the episode (observe()).
+        self._final: dict[str, Any] = {}
         self._pending: dict[str, Any] = {}
         self._cycle: list[str] = []
         self._turn = 0
         self._dead: deque[str] = deque()
         self._rewards_stale = False
         self._zero_rewards: dict[str, float] | None = None
-        self._allow_none = default_action is not None
+        self._allow_none = options.default_action is not None
         # The driver's guard, read once per turn: a turn taken from a callback while the
         # core steps (a hook, a side channel) is refused, not recorded for the next cycle.
         self._guard = self._driver.guard
@@ -136,6 +109,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         agents = list(self._driver.agents)
         self.agents = agents
         self._observations = observations
+        self._final = {}
         self.infos = infos
         self.rewards = dict.fromkeys(agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(agents, 0.0)
@@ -151,13 +125,26 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
 
     @override
     def observe(self, agent: str) -> Any:
-        """The observation ``agent`` can make now (its final one once it finished)."""
+        """The observation ``agent`` can make now: any agent of the episode.
+
+        A live agent's current one; for an agent that finished, also after its ``step(None)``
+        removed it from ``agents``, its final observation (a fresh copy each call), as
+        PettingZoo's own environments answer (TorchRL's AEC loop observes every agent).
+
+        Raises:
+            UnknownAgentError: ``agent`` is not an agent of the episode.
+        """
         try:
             return self._observations[agent]
         except (KeyError, TypeError):
+            pass
+        try:
+            return _fresh(self._final[agent])
+        except (KeyError, TypeError):
             self._driver.check_open()  # close() empties the observations
             raise UnknownAgentError(
-                f"{type(self).__name__}: no observation for {agent!r}; agents: {self.agents}"
+                f"{type(self).__name__}: no observation for {agent!r}, which is not an agent "
+                f"of the episode; agents: {self.agents}"
             ) from None
 
     @override
@@ -236,6 +223,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         self._dead = deque()
         self._pending = {}
         self._observations = {}
+        self._final = {}
         self.agent_selection = None
         super().close()
 
@@ -275,6 +263,8 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
             self._pending = {}
         observations, rewards, terminations, truncations, infos = step
         self._observations = observations
+        for agent in driver.finished:
+            self._final[agent] = observations[agent]
         self.rewards = rewards
         self.terminations = terminations
         self.truncations = truncations
@@ -296,27 +286,23 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
             self.agent_selection = self._cycle[0]
 
 
-class UnityAECEnv(PettingZooAECEnv):
-    """ML-Agents' ``UnityAECEnv``: the AEC adapter with ML-Agents' constructor.
-
-    ``UnityAECEnv(env, seed=None)`` as in ``mlagents_envs.envs.unity_aec_env``; everything
-    else is :class:`PettingZooAECEnv`.
-
-    Args:
-        env: any BaseEnv (a Unity build's ``UnityEnvironment``, a zooport core, your own).
-        seed: seeds the agents' action spaces, as ML-Agents' wrapper does (see
-            :func:`~zooport.adapters.pettingzoo_parallel.seed_action_spaces`); the core is
-            seeded by ``reset(seed=...)`` where it can be.
-        **options: the keyword options of :class:`PettingZooAECEnv`.
+class UnityAECEnv(MLAgentsConstructor, PettingZooAECEnv):
+    """ML-Agents' ``UnityAECEnv(env, seed=None)``: the AEC adapter with ML-Agents' constructor
+    (see :class:`~zooport.adapters.pettingzoo_common.MLAgentsConstructor`); everything else is
+    :class:`PettingZooAECEnv`.
 
     Example:
         >>> from zooport.envs.builtin.tag import Tag
-        >>> a, b = UnityAECEnv(Tag(seed=0), seed=3), UnityAECEnv(Tag(seed=0), 3)
-        >>> [a.action_space("runner_0").sample() for _ in range(5)] == [
-        ...     b.action_space("runner_0").sample() for _ in range(5)]
-        True
+        >>> env = UnityAECEnv(Tag(seed=0), 3)  # ML-Agents' (env, seed): the action spaces
+        >>> env.reset(seed=0)
+        >>> env.step(env.action_space(env.agent_selection).sample())
+        >>> env.agent_selection
+        'runner_1'
     """
 
-    def __init__(self, env: Any, seed: int | None = None, **options: Any) -> None:
-        super().__init__(env, **options)
-        seed_action_spaces(self._driver, seed)
+
+def _fresh(observation: Any) -> Any:
+    """A copy of an observation (an array, or a dict of them) that no one else holds."""
+    if isinstance(observation, dict):
+        return {key: _fresh(value) for key, value in observation.items()}
+    return np.array(observation, copy=True)

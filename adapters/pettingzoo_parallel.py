@@ -1,13 +1,12 @@
 """A batched core as a PettingZoo ``ParallelEnv``: every behaviour's agents step at once.
 
 Classes:
-    PettingZooCommon: what the Parallel and AEC adapters share (spaces, state, render,
-        close, side channels, options); not used on its own.
     PettingZooParallelEnv: the Parallel adapter.
     UnityParallelEnv: ML-Agents' name for it, with ML-Agents' ``seed=`` argument.
 
-Functions:
-    seed_action_spaces: seeds a driver's action spaces (the ``seed=`` of ML-Agents' wrappers).
+What it shares with the AEC adapter is in :mod:`zooport.adapters.pettingzoo_common`, the
+episode in :class:`~zooport.adapters.multi_agent_driver.MultiAgentDriver`: this module only
+translates a dict of actions into the driver's step.
 
 Agents are named ``<behaviour>_<agent_id>`` (``runner_3`` for agent 3 of ``Runner?team=0``);
 where behaviours share a name, the team joins it (``soccer_team1_3`` for agent 3 of
@@ -51,257 +50,28 @@ Episode semantics (those of :class:`~zooport.adapters.multi_agent_driver.MultiAg
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
-from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from typing_extensions import override
 
-from zooport.adapters.agent_names import AgentKey, AgentNaming
-from zooport.adapters.core_access import adopt_core, check_reset_options, render_core
-from zooport.adapters.multi_agent_driver import AgentsStep, DriverControls, MultiAgentDriver
-from zooport.adapters.termination import TerminationMode
-from zooport.envs.arguments import check_seed
-from zooport.envs.batched_env import BatchedEnv
-from zooport.errors import ArgumentError, ZooportError
+from zooport.adapters.multi_agent_driver import AgentsStep
+from zooport.adapters.options import PettingZooOptions, takes_options
+from zooport.adapters.pettingzoo_common import MLAgentsConstructor, PettingZooCommon
 
-__all__ = [
-    "PettingZooCommon",
-    "PettingZooParallelEnv",
-    "UnityParallelEnv",
-    "seed_action_spaces",
-]
+__all__ = ["PettingZooParallelEnv", "UnityParallelEnv"]
 
 
-def _can_render(core: Any) -> bool:
-    if isinstance(core, BatchedEnv):
-        return type(core)._render is not BatchedEnv._render
-    return callable(getattr(core, "render", None))
-
-
-class PettingZooCommon(DriverControls):
-    """Spaces, state, rendering, closing and options shared by both PettingZoo adapters.
-
-    Not thread-safe and not re-entrant: a ``step``/``reset`` entered while another runs (from
-    a callback, a hook or a second thread) raises :class:`~zooport.errors.ReentrantCallError`;
-    after a step interrupted by an exception (a core hook, a side channel), ``step`` raises
-    :class:`~zooport.errors.EnvNotResetError` naming that error until ``reset()``.
-
-    Args:
-        core: any BaseEnv; one with no behaviours yet (a Unity scene whose agents have not
-            requested a decision) is stepped once first, as ML-Agents' wrappers do, and the
-            behaviours it has then are served.
-        render_mode: None or ``"rgb_array"`` (the core's picture), fixed at construction.
-        termination_mode: ``"any"``, ``"majority"``, ``"all"`` (default), a
-            :class:`~zooport.adapters.termination.TerminationMode` or a fraction in (0, 1]:
-            how many of the episode's agents must have finished to end it.
-        max_cycles: steps after which every live agent is truncated; None = no limit.
-            Writable.
-        action_masks: give the agents of behaviours with discrete branches an action mask;
-            None (default) decides per behaviour: yes, unless the core is a ``BatchedEnv``
-            that does not implement ``_action_mask``.
-        mask_in_info: put the mask in ``info["action_mask"]`` and keep the observation space
-            the behaviour's own, instead of ``{"observation", "action_mask"}``.
-        default_action: what a live agent without an action does: None (default) raises
-            :class:`~zooport.ActionError` naming the agents; ``"zero"`` takes the core's zero
-            action; ``{behaviour: action}`` takes that action.
-        agent_name: the naming scheme: None or ``"pettingzoo"`` (default,
-            ``<prefix>_<agent_id>``, the team joining the prefix where behaviours share a
-            name), ``"mlagents"`` (``<behaviour>?agent_id=<id>``, as ML-Agents' wrappers),
-            or a callable ``(behaviour, agent_id) -> str`` to name agents yourself; see
-            :mod:`zooport.adapters.agent_names`.
-        uint8_visual, flatten_branched, allow_multiple_obs: observation and action layout
-            options, see :mod:`zooport.adapters.spaces`.
-        name: ``metadata["name"]`` (and ``str(env)``); default ``zooport_<core class>``.
-        stale_actions: ``"ignore"`` (default) or ``"raise"``: what an action for an agent
-            that finished earlier in the episode does (see
-            :attr:`~zooport.adapters.multi_agent_driver.DriverControls.stale_actions`).
-            Writable.
-    """
-
-    core: Any
-    render_mode: str | None
-    metadata: dict[str, Any]
-    _driver: MultiAgentDriver
-
-    _np_random: np.random.Generator | None = None
-
-    @property
-    def np_random(self) -> np.random.Generator:
-        """A generator for wrappers that draw randomness from the env (SuperSuit's
-        ``frame_skip_v0``); reseeded by ``reset(seed=...)``. The core never reads it."""
-        if self._np_random is None:
-            self._np_random = np.random.default_rng()
-        return self._np_random
-
-    def _reseed(self, seed: Any, options: Any) -> int | None:
-        """Checks ``reset``'s arguments, reseeds :attr:`np_random`; returns the seed."""
-        where = f"{type(self).__name__}.reset"
-        seed = check_seed(seed, where)
-        check_reset_options(options, where)
-        if seed is not None:
-            self._np_random = np.random.default_rng(seed)
-        return seed
-
-    def _setup(
-        self,
-        core: Any,
-        *,
-        render_mode: str | None,
-        termination_mode: TerminationMode | str | float,
-        max_cycles: int | None,
-        action_masks: bool | None,
-        mask_in_info: bool,
-        default_action: str | Mapping[str, Any] | None,
-        agent_name: AgentNaming,
-        uint8_visual: bool,
-        flatten_branched: bool,
-        allow_multiple_obs: bool,
-        name: str | None,
-        stale_actions: str = "ignore",
-    ) -> None:
-        core = adopt_core(core)
-        modes = ["rgb_array"] if _can_render(core) else []
-        if render_mode is not None and (
-            not isinstance(render_mode, str) or render_mode not in modes
-        ):
-            raise ArgumentError(
-                f"Expect render_mode to be None or one of {modes} "
-                f"({type(core).__name__} renders rgb_array pictures only), actually: "
-                f"{render_mode!r}"
-            )
-        self.core = core
-        self.render_mode = render_mode
-        core_metadata = getattr(core, "metadata", None) or {}
-        self.metadata = {
-            "name": name or f"zooport_{type(core).__name__.lower()}",
-            "render_modes": modes,
-            "render_fps": core_metadata.get("render_fps", 30),
-            "is_parallelizable": True,
-        }
-        self._driver = MultiAgentDriver(
-            core,
-            agent_name=agent_name,
-            termination_mode=termination_mode,
-            max_cycles=max_cycles,
-            action_masks=action_masks,
-            mask_in_info=mask_in_info,
-            default_action=default_action,
-            uint8_visual=uint8_visual,
-            flatten_branched=flatten_branched,
-            allow_multiple_obs=allow_multiple_obs,
-            adapter=type(self).__name__,
-            stale_actions=stale_actions,
-        )
-        # The driver may have wrapped a core whose older-API specs arrived with its first step.
-        self.core = self._driver.core
-
-    # ------------------------------------------------------------------ agents, spaces
-
-    @property
-    def possible_agents(self) -> list[str]:
-        """The agents present at the last ``reset()``, then those spawned since (appended).
-
-        Asked before the first ``reset()``, the core is reset once to find them.
-        """
-        driver = self._driver
-        if not driver.possible_agents:
-            driver.discover()
-        return driver.possible_agents
-
-    def observation_space(self, agent: str) -> spaces.Space:
-        """The observation space of ``agent``'s behaviour (the same object for all of them)."""
-        try:
-            return self._driver.agent_groups[agent].observation_space
-        except (KeyError, TypeError):
-            return self._driver.group_of(agent).observation_space
-
-    def action_space(self, agent: str) -> spaces.Space:
-        """The action space of ``agent``'s behaviour (the same object for all of them)."""
-        try:
-            return self._driver.agent_groups[agent].action_space
-        except (KeyError, TypeError):
-            return self._driver.group_of(agent).action_space
-
-    @property
-    def observation_spaces(self) -> dict[str, spaces.Space]:
-        """``observation_space(agent)`` for every possible agent."""
-        return {a: self.observation_space(a) for a in self.possible_agents}
-
-    @property
-    def action_spaces(self) -> dict[str, spaces.Space]:
-        """``action_space(agent)`` for every possible agent."""
-        return {a: self.action_space(a) for a in self.possible_agents}
-
-    def behavior_spaces(self) -> dict[str, tuple[spaces.Space, spaces.Space]]:
-        """Each behaviour's (observation space, action space), by behaviour name."""
-        return {g.name: (g.observation_space, g.action_space) for g in self._driver.groups}
-
-    def agent_key(self, agent: str) -> AgentKey:
-        """The (behaviour, agent id) an agent name stands for.
-
-        Example:
-            >>> from zooport.envs.builtin.tag import Tag
-            >>> PettingZooParallelEnv(Tag(seed=0)).agent_key("tagger_4")
-            AgentKey(behavior='Tagger?team=1', agent_id=4)
-        """
-        return self._driver.key_of(agent)
-
-    # ------------------------------------------------------------------ options
-
-    # ------------------------------------------------------------------ state, render, close
-
-    @property
-    def state_space(self) -> spaces.Box:
-        """The space of :meth:`state`.
-
-        The core's own ``global_state_space`` (or a float32 Box of ``global_state_shape``)
-        where it has ``global_state()``; otherwise every agent's flattened observation
-        concatenated (see :meth:`state`), with the observation spaces' bounds.
-        """
-        return self._driver.state_space
-
-    def state(self) -> np.ndarray:
-        """A global view: the core's ``global_state()`` where it has one.
-
-        Otherwise the concatenation, behaviour by behaviour, of the flattened observations
-        (without masks) of the agents present at the first reset, in ``possible_agents``
-        order; an agent that is not live contributes zeros. Agents spawned later are not
-        part of the state (its size is fixed).
-        """
-        return self._driver.state()
-
-    def render(self) -> np.ndarray | None:
-        """The core's rgb_array picture (``render_mode="rgb_array"``), else None with a warning."""
-        if self.render_mode is None:
-            warnings.warn(
-                f"{type(self).__name__}.render() was called with render_mode=None; pass "
-                "render_mode='rgb_array' at construction",
-                stacklevel=2,
-            )
-            return None
-        self._driver.check_open()
-        frame = render_core(self.core)
-        if frame is None:
-            raise ZooportError(f"{type(self.core).__name__} returned no picture from render()")
-        return np.array(frame, dtype=np.uint8, copy=True)
-
-    def close(self) -> None:
-        """Closes the core; calling it again does nothing."""
-        self._driver.close()
-
-
+@takes_options(PettingZooOptions, leading=["core"])
 class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
     """Any BaseEnv as a PettingZoo ``ParallelEnv``; see the module docstring.
 
     Args:
-        core: any BaseEnv; the adapter owns it (``close()`` closes it).
-        render_mode, termination_mode, max_cycles, action_masks, mask_in_info,
-        default_action, agent_name, uint8_visual, flatten_branched, allow_multiple_obs,
-        name, stale_actions: see :class:`PettingZooCommon`.
+        core: any BaseEnv; the adapter owns it (``close()`` closes it). One with no
+            behaviours yet (a Unity scene whose agents have not requested a decision) is
+            stepped once first, as ML-Agents' wrappers do, and the behaviours it has then are
+            served.
+        {options}
 
     Attributes:
         core: the wrapped core.
@@ -322,38 +92,8 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
         (0.01, 0.0, False)
     """
 
-    def __init__(
-        self,
-        core: Any,
-        *,
-        render_mode: str | None = None,
-        termination_mode: TerminationMode | str | float = "all",
-        max_cycles: int | None = None,
-        action_masks: bool | None = None,
-        mask_in_info: bool = False,
-        default_action: str | Mapping[str, Any] | None = None,
-        agent_name: AgentNaming = None,
-        uint8_visual: bool = False,
-        flatten_branched: bool = False,
-        allow_multiple_obs: bool = False,
-        name: str | None = None,
-        stale_actions: str = "ignore",
-    ) -> None:
-        self._setup(
-            core,
-            render_mode=render_mode,
-            termination_mode=termination_mode,
-            max_cycles=max_cycles,
-            action_masks=action_masks,
-            mask_in_info=mask_in_info,
-            default_action=default_action,
-            agent_name=agent_name,
-            uint8_visual=uint8_visual,
-            flatten_branched=flatten_branched,
-            allow_multiple_obs=allow_multiple_obs,
-            name=name,
-            stale_actions=stale_actions,
-        )
+    def __init__(self, core: Any, options: PettingZooOptions) -> None:
+        self._setup(core, options)
 
     @property
     def agents(self) -> list[str]:
@@ -387,37 +127,12 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
         return self._driver.step(actions)
 
 
-def seed_action_spaces(driver: MultiAgentDriver, seed: int | None) -> None:
-    """Seeds each behaviour's action space: behaviour i, in the core's order, with ``seed + i``.
+class UnityParallelEnv(MLAgentsConstructor, PettingZooParallelEnv):
+    """ML-Agents' ``UnityParallelEnv(env, seed=None)``: the Parallel adapter with ML-Agents'
+    constructor (see :class:`~zooport.adapters.pettingzoo_common.MLAgentsConstructor`).
 
-    What ML-Agents' PettingZoo wrappers do with their ``seed=`` (they give every behaviour the
-    same seed; here two behaviours with equal spaces do not sample equal actions).
-
-    Raises:
-        ArgumentError: ``seed`` is not None or an int >= 0.
-    """
-    seed = check_seed(seed, f"{driver.adapter}(seed=...)")
-    if seed is None:
-        return
-    for i, group in enumerate(driver.groups):
-        group.action_space.seed(seed + i)
-
-
-class UnityParallelEnv(PettingZooParallelEnv):
-    """ML-Agents' ``UnityParallelEnv``: the Parallel adapter with ML-Agents' constructor.
-
-    ``UnityParallelEnv(env, seed=None)`` as in ``mlagents_envs.envs.unity_parallel_env``;
-    everything else is :class:`PettingZooParallelEnv` (5-tuple ``step``, ``reset`` returning
+    Everything else is :class:`PettingZooParallelEnv` (5-tuple ``step``, ``reset`` returning
     ``(observations, infos)``, ``<behaviour>_<id>`` names unless ``agent_name=``).
-
-    Args:
-        env: any BaseEnv (a Unity build's ``UnityEnvironment``, a zooport core, your own).
-        seed: seeds the agents' action spaces, as ML-Agents' wrapper does, so that
-            ``action_space(agent).sample()`` repeats from run to run (see
-            :func:`seed_action_spaces`). It does not seed the core: ``reset(seed=...)`` does,
-            where the core can be seeded (a Unity build takes its seed at launch,
-            ``UnityEnvironment(seed=...)``).
-        **options: the keyword options of :class:`PettingZooParallelEnv`.
 
     Example:
         >>> from zooport.envs.builtin.tag import Tag
@@ -426,7 +141,3 @@ class UnityParallelEnv(PettingZooParallelEnv):
         ...     b.action_space("tagger_3").sample() for _ in range(5)]
         True
     """
-
-    def __init__(self, env: Any, seed: int | None = None, **options: Any) -> None:
-        super().__init__(env, **options)
-        seed_action_spaces(self._driver, seed)

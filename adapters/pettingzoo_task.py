@@ -34,7 +34,6 @@ finished agent's turn returns None, which the runner cannot unpack.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -43,6 +42,7 @@ from pettingzoo import AECEnv, ParallelEnv
 
 from zooport.adapters import task_api
 from zooport.adapters.multi_agent_task import Transition
+from zooport.envs.capabilities import takes_positional
 from zooport.errors import ArgumentError, ArgumentTypeError, UnknownAgentError, ZooportError
 
 __all__ = ["PettingZooTask"]
@@ -333,7 +333,7 @@ class PettingZooTask:
         render = self.env.render
         if mode is None:
             return render()
-        if _takes_an_argument(render):
+        if takes_positional(render):
             return render(mode)
         render_mode = getattr(self.env, "render_mode", None)
         if mode != render_mode:
@@ -347,20 +347,6 @@ class PettingZooTask:
     def close(self) -> None:
         """Closes the env."""
         self.env.close()
-
-
-def _takes_an_argument(function: Any) -> bool:
-    """True when ``function`` can be called with one positional argument."""
-    try:
-        parameters = inspect.signature(function).parameters.values()
-    except (TypeError, ValueError):
-        return False
-    positional = (
-        inspect.Parameter.POSITIONAL_ONLY,
-        inspect.Parameter.POSITIONAL_OR_KEYWORD,
-        inspect.Parameter.VAR_POSITIONAL,
-    )
-    return any(p.kind in positional for p in parameters)
 
 
 def _observation_part(space: spaces.Space) -> spaces.Space:

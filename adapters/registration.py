@@ -1,73 +1,110 @@
-"""Gymnasium registration of zooport environments (``gym.make`` / ``gym.make_vec``).
+"""Registration and entry points: the one module that registers zooport's environments.
 
-Classes:
-    BuiltinGymEnv: how one built-in environment is registered: its registry identifier
-        and the default ``gym.make`` keywords.
-
-Functions:
-    register_builtin_envs: registers ``zooport/<Name>-v0`` for every built-in environment;
-        idempotent (``import zooport`` calls it).
+Functions (registration):
+    register_when_imported: registers the built-ins with Gymnasium and PettingZoo once each
+        is imported (``import zooport`` calls it; neither is imported for it).
+    register_builtin_envs: registers ``zooport/<Name>-v0`` with Gymnasium for every built-in.
+    register_pettingzoo_envs: registers ``zooport/<name>-v0`` with PettingZoo (AEC and
+        Parallel) for every built-in with PettingZoo entry points.
     register_gymnasium: registers a user's ``BaseEnv`` factory under the user's own id.
-    build_core: makes a core from a registry identifier or a factory and splits keyword
-        arguments by name between the core and an adapter (used by the entry points).
-    build_pool: the same with K cores in a ``CorePool`` (``workers=K`` of the entry points).
+    builtin_envs: the built-in environment classes by registry identifier.
+    build_pool: like build_core, with K cores in a ``CorePool`` (``workers=K``).
     gym_id: the Gymnasium id of a registry identifier.
 
-Registered ids make a single-agent :class:`~zooport.adapters.gym_env.GymEnv` through
-``zooport.adapters.gym_env:make_gym_env``; ``gym.make_vec`` uses the vector entry point
-``zooport.adapters.vector_env:make_vector_env``, which Gymnasium (1.0 to 1.4) calls as
-``make_vector_env(num_envs=n, max_episode_steps=<spec's, unless given>, **kwargs)`` with the
-same registered keywords (``env_id``, the registry identifier, and the defaults) updated by
-the caller's.
-Nothing here touches the network.
+Functions (entry points and option splitting):
+    make_gym_env: ``gym.make``'s entry point (a ``GymEnv``).
+    make_vector_env: ``gym.make_vec``'s vector entry point (one ``BehaviorVectorEnv``).
+    pettingzoo_entry_points: the ``env``/``parallel_env``/``raw_env`` functions of a
+        built-in's PettingZoo module (``zooport.adapters.pettingzoo_envs.<name>_v0``).
+    make_adapter: a registry environment through a named adapter (``zooport.make``).
+    build_core, split_options: a core from a registry identifier or a factory, keyword
+        arguments split by name between the core and an adapter.
+
+What is registered comes from each built-in's declaration
+(:class:`~zooport.envs.declaration.EnvDeclaration`, on its class) and its class attributes
+(``expected_reward``, ``max_episode_steps``); the option names from
+:mod:`zooport.adapters.options`. Registered Gymnasium ids make a single-agent ``GymEnv``
+through :func:`make_gym_env`; ``gym.make_vec`` uses :func:`make_vector_env`, which Gymnasium
+(1.0 to 1.4) calls with ``num_envs``, the spec's ``max_episode_steps`` and the registered
+keywords (``env_id`` and the defaults) updated by the caller's.
+
+This module imports no adapter, no environment and neither Gymnasium nor PettingZoo at
+import time (``import zooport`` imports it): each is imported where it is used. Nothing here
+touches the network.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
+import numbers
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import gymnasium as gym
+from zooport.adapters.import_hooks import when_imported
+from zooport.adapters.options import GymOptions, PettingZooOptions, SlotOptions
+from zooport.errors import ArgumentError, ArgumentTypeError, SpecError
 
-from zooport.envs.registry import keyword_parameters as _keyword_parameters
-from zooport.errors import ArgumentTypeError
+if TYPE_CHECKING:
+    from zooport.envs.declaration import EnvDeclaration
 
 __all__ = [
     "BuiltinGymEnv",
-    "BUILTIN_GYM_ENVS",
     "GYM_NAMESPACE",
     "GYM_ENTRY_POINT",
     "VECTOR_ENTRY_POINT",
+    "PETTINGZOO_PACKAGE",
+    "VECTOR_OPTIONS",
+    "APIS",
+    "builtin_envs",
     "gym_id",
+    "register_when_imported",
     "register_builtin_envs",
+    "register_pettingzoo_envs",
     "register_gymnasium",
+    "make_gym_env",
+    "make_vector_env",
+    "pettingzoo_entry_points",
+    "make_adapter",
     "build_core",
     "build_pool",
     "split_options",
 ]
 
 GYM_NAMESPACE = "zooport"
-GYM_ENTRY_POINT = "zooport.adapters.gym_env:make_gym_env"
-VECTOR_ENTRY_POINT = "zooport.adapters.vector_env:make_vector_env"
+GYM_ENTRY_POINT = "zooport.adapters.registration:make_gym_env"
+VECTOR_ENTRY_POINT = "zooport.adapters.registration:make_vector_env"
+#: The package whose modules are the built-ins' PettingZoo entry points.
+PETTINGZOO_PACKAGE = "zooport.adapters.pettingzoo_envs"
+#: The keyword arguments of ``BehaviorVectorEnv`` that ``make_vector_env`` routes to the
+#: adapter (it takes ``behavior_name`` itself); every other keyword goes to the core.
+VECTOR_OPTIONS = tuple(name for name in SlotOptions.names() if name != "behavior_name")
+#: The adapters :func:`make_adapter` (and ``zooport.make``) build, by ``api``.
+APIS = ("parallel", "aec", "gym", "vector")
 
 
-@dataclass(frozen=True)
-class BuiltinGymEnv:
-    """How a built-in environment is registered with Gymnasium.
+# ---------------------------------------------------------------------- the built-ins
 
-    Attributes:
-        registry_id: its identifier in ``zooport.envs.registry.default_registry``.
-        kwargs: default ``gym.make`` keywords besides ``env_id`` (core options such as
-            ``n_agents=1`` and adapter options such as ``behavior_name``).
-        threshold_from_registry: use the registry's ``expected_reward`` as
-            ``reward_threshold``; False where it measures a different behaviour.
+
+def builtin_envs() -> dict[str, type]:
+    """The built-in environment classes by registry identifier (importing them).
+
+    Example:
+        >>> list(builtin_envs())
+        ['Basic', 'BallBalance', 'GridWorld', 'Tag', 'Collector', 'Soccer']
     """
+    from zooport.envs import builtin
+
+    return {name: getattr(builtin, name) for name in builtin.BUILTINS}
+
+
+class BuiltinGymEnv(NamedTuple):
+    """A built-in's Gymnasium registration as its declaration gives it (``BUILTIN_GYM_ENVS``,
+    read on first use, so that importing this module imports no built-in)."""
 
     registry_id: str
-    kwargs: Mapping[str, Any] = field(default_factory=dict)
-    threshold_from_registry: bool = True
+    kwargs: Mapping[str, Any]
+    threshold_from_registry: bool
 
     @property
     def gym_id(self) -> str:
@@ -75,30 +112,15 @@ class BuiltinGymEnv:
         return gym_id(self.registry_id)
 
 
-#: The built-ins, made single-agent: one agent in the served behaviour.
-BUILTIN_GYM_ENVS: tuple[BuiltinGymEnv, ...] = (
-    BuiltinGymEnv("Basic", {"n_agents": 1}),
-    BuiltinGymEnv("BallBalance", {"n_agents": 1}),
-    # The 5x5 camera stays float32: as uint8 SB3 would take it for an image and build a CNN
-    # that cannot convolve 5x5 pixels; as a float Box its policies flatten it.
-    BuiltinGymEnv("GridWorld", {"n_agents": 1}),
-    # One runner against one tagger; the tagger takes no actions (ML-Agents' rule: an agent
-    # that gets no action takes the zero action, "stay"). The registry's expected reward is
-    # the taggers', so it is no threshold for the runner.
-    BuiltinGymEnv(
-        "Tag",
-        {"n_runners": 1, "n_taggers": 1, "behavior_name": "Runner?team=0"},
-        threshold_from_registry=False,
-    ),
-    BuiltinGymEnv("Collector", {"n_agents": 1}),
-    # One player against one who takes no actions (stands where it kicked off). The
-    # registry's expected reward is a team's against a random team: no threshold here.
-    BuiltinGymEnv(
-        "Soccer",
-        {"team_size": 1, "behavior_name": "Soccer?team=0"},
-        threshold_from_registry=False,
-    ),
-)
+def __getattr__(name: str) -> Any:
+    if name == "BUILTIN_GYM_ENVS":
+        value = tuple(
+            BuiltinGymEnv(n, dict(c.declaration.gym_kwargs), c.declaration.gym_threshold)
+            for n, c in builtin_envs().items()
+        )
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def gym_id(registry_id: str) -> str:
@@ -111,12 +133,28 @@ def gym_id(registry_id: str) -> str:
     return f"{GYM_NAMESPACE}/{registry_id}-v0"
 
 
+# ---------------------------------------------------------------------- registering
+
+
+def register_when_imported() -> None:
+    """Registers the built-ins with Gymnasium and PettingZoo, each once it is imported.
+
+    Where one is imported already, now; otherwise right after its first import, whoever
+    imports it (see :mod:`zooport.adapters.import_hooks`). ``import zooport`` calls this, so
+    ``gym.make("zooport/Basic-v0")`` works after ``import zooport`` without zooport
+    importing Gymnasium (or PettingZoo) itself.
+    """
+    when_imported("gymnasium", register_builtin_envs)
+    when_imported("pettingzoo", register_pettingzoo_envs)
+
+
 def register_builtin_envs() -> list[str]:
     """Registers ``zooport/<Name>-v0`` for every built-in environment; returns the ids.
 
     Idempotent: ids already in Gymnasium's registry are left as they are (no warning).
-    ``max_episode_steps`` is the environment's own episode cap and ``reward_threshold``
-    the registry's ``expected_reward``.
+    ``max_episode_steps`` is the environment's own episode cap, ``reward_threshold`` its
+    ``expected_reward`` (unless its declaration says otherwise), the keywords its
+    declaration's ``gym_kwargs``.
 
     Example:
         >>> import gymnasium as gym
@@ -125,24 +163,59 @@ def register_builtin_envs() -> list[str]:
         >>> gym.spec("zooport/Basic-v0").max_episode_steps
         100
     """
-    from zooport.envs.registry import default_registry
+    import gymnasium as gym
 
     ids = []
-    for builtin in BUILTIN_GYM_ENVS:
-        env_id = builtin.gym_id
+    for name, cls in builtin_envs().items():
+        env_id = gym_id(name)
         ids.append(env_id)
         if env_id in gym.registry:
             continue
-        entry = default_registry[builtin.registry_id]
+        declaration: EnvDeclaration = cls.declaration
         gym.register(
             id=env_id,
             entry_point=GYM_ENTRY_POINT,
             vector_entry_point=VECTOR_ENTRY_POINT,
-            reward_threshold=entry.expected_reward if builtin.threshold_from_registry else None,
+            reward_threshold=float(cls.expected_reward) if declaration.gym_threshold else None,
             nondeterministic=False,
-            max_episode_steps=getattr(entry, "max_episode_steps", None),
-            kwargs={"env_id": builtin.registry_id, **builtin.kwargs},
+            max_episode_steps=cls.max_episode_steps,
+            kwargs={"env_id": name, **declaration.gym_kwargs},
         )
+    return ids
+
+
+def register_pettingzoo_envs() -> list[str]:
+    """Registers every built-in's PettingZoo entry points; returns the ids registered.
+
+    ``zooport/<name>-v0`` (AEC and Parallel) for each built-in with a ``pettingzoo_name``.
+    Does nothing (returns ``[]``) where the installed PettingZoo has no registry (before
+    1.27); registering twice leaves the registry unchanged.
+
+    Example:
+        >>> import pettingzoo
+        >>> "zooport/tag-v0" in register_pettingzoo_envs()
+        True
+        >>> env = pettingzoo.make("parallel", "zooport/tag-v0", seed=0, max_cycles=3)
+        >>> env.max_cycles
+        3
+    """
+    try:
+        pettingzoo = importlib.import_module("pettingzoo")
+        register = pettingzoo.register
+        registries = {"aec": pettingzoo.aec_registry, "parallel": pettingzoo.parallel_registry}
+    except (ImportError, AttributeError):
+        return []
+    ids = []
+    for cls in builtin_envs().values():
+        declaration: EnvDeclaration = cls.declaration
+        if declaration.pettingzoo_name is None:
+            continue
+        env_id = declaration.pettingzoo_id
+        module = f"{PETTINGZOO_PACKAGE}.{declaration.pettingzoo_name}"
+        for kind, attr in (("aec", "env"), ("parallel", "parallel_env")):
+            if env_id not in registries[kind]:
+                register(kind, env_id, entry_point=f"{module}:{attr}")
+        ids.append(env_id)
     return ids
 
 
@@ -181,18 +254,18 @@ def register_gymnasium(
         (3,)
         >>> env.close()
     """
-    from zooport.adapters.gym_env import GYM_ENV_OPTIONS, make_gym_env
+    import gymnasium as gym
 
     defaults = dict(kwargs)
     if behavior_name is not None:
         defaults["behavior_name"] = behavior_name
     if isinstance(factory, str):
         _, target = _resolve(None, factory)
-        split_options(target, defaults, GYM_ENV_OPTIONS, f"factory {factory!r}")
+        split_options(target, defaults, GymOptions.names(), f"factory {factory!r}")
         entry_point: str | Callable[..., Any] = GYM_ENTRY_POINT
         defaults["factory"] = factory
     elif callable(factory):
-        split_options(factory, defaults, GYM_ENV_OPTIONS, _describe(factory))
+        split_options(factory, defaults, GymOptions.names(), _describe(factory))
         entry_point = functools.partial(make_gym_env, factory=factory)
     else:
         raise ArgumentTypeError(
@@ -208,7 +281,272 @@ def register_gymnasium(
     )
 
 
-# ---------------------------------------------------------------------- entry-point helpers
+# ---------------------------------------------------------------------- Gymnasium entry points
+
+
+def make_gym_env(
+    env_id: str | None = None,
+    *,
+    factory: str | Callable[..., Any] | None = None,
+    **kwargs: Any,
+) -> Any:
+    """The ``gym.make`` entry point: a core made from the registry or a factory, wrapped.
+
+    ``kwargs`` named like ``GymEnv`` options (:class:`~zooport.adapters.options.GymOptions`)
+    configure the adapter; every other keyword must be a parameter of the core's constructor.
+
+    Args:
+        env_id: an identifier of ``zooport.envs.registry.default_registry`` (not a
+            Gymnasium id), e.g. ``"Basic"``.
+        factory: instead of ``env_id``: a callable returning a ``BaseEnv``, or a
+            ``"module:attr"`` string naming one.
+        **kwargs: core and adapter options.
+
+    Raises:
+        ArgumentTypeError: a keyword is neither a core parameter nor an adapter option.
+
+    Example:
+        >>> env = make_gym_env("Basic", max_steps=5, flatten_branched=True)
+        >>> env.core.behavior_specs["Basic"].action_spec.discrete_branches, env.action_space
+        ((3,), Discrete(3))
+    """
+    from zooport.adapters.gym_env import GymEnv
+
+    core, adapter_kwargs = build_core(
+        env_id=env_id, factory=factory, options=kwargs, adapter_options=GymOptions.names()
+    )
+    try:
+        return GymEnv(core, **adapter_kwargs)
+    except BaseException:
+        core.close()
+        raise
+
+
+# gym.make reads its entry point's metadata: with it, render_mode="rgb_array_list" (and
+# "human", where pygame is installed) are served by Gymnasium's RenderCollection and
+# HumanRendering wrappers over the rgb_array frames.
+make_gym_env.metadata = {"render_modes": ["rgb_array"], "render_fps": 30}  # type: ignore[attr-defined]
+
+
+def make_vector_env(
+    *,
+    num_envs: int,
+    env_id: str | None = None,
+    factory: str | Callable[..., Any] | None = None,
+    behavior_name: str | None = None,
+    max_episode_steps: int | None = None,
+    agent_count_kwarg: str | None = None,
+    workers: int | None = None,
+    pool_options: Mapping[str, Any] | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Builds ONE core with ``num_envs`` agents in the behaviour, as a ``BehaviorVectorEnv``.
+
+    With ``workers=K`` the ``num_envs`` agents are shared out over K cores (as evenly as
+    possible, the first cores taking one more) in a :class:`~zooport.envs.CorePool`, so
+    ``gym.make_vec("zooport/BallBalance-v0", num_envs=64, workers=2)`` steps two cores of
+    32 agents in parallel behind the same adapter.
+
+    This is the ``vector_entry_point`` of ``zooport/<Name>-v0``: Gymnasium calls it as
+    ``make_vector_env(num_envs=N, max_episode_steps=..., **registered_kwargs, **kwargs)``,
+    so ``gym.make_vec("zooport/BallBalance-v0", num_envs=64,
+    vectorization_mode="vector_entry_point")`` is one ``BallBalance(n_agents=64)``.
+
+    Args:
+        num_envs: the number of slots: the core is built with that many agents.
+        env_id: an identifier of ``zooport.envs.registry.default_registry`` (e.g.
+            ``"BallBalance"``, not the Gymnasium id); exclusive with ``factory``.
+        factory: instead of ``env_id``: a callable returning a ``BaseEnv`` or a
+            ``"module:attr"`` string naming one.
+        behavior_name: the behaviour whose agents are the slots (None: the only one).
+        max_episode_steps: the registration's episode cap; it becomes the core's
+            ``max_steps`` (the core interrupts its agents) unless ``max_steps`` is given or
+            the core has no such keyword.
+        agent_count_kwarg: the core keyword that sets the behaviour's agent count (default:
+            the built-in's declared one, ``EnvDeclaration.agent_counts``, else ``n_agents``).
+        workers: build a CorePool of this many cores (None: one core in this process).
+        pool_options: ``CorePool`` arguments (``mode``, ``timeout``, ...) with ``workers``.
+        **kwargs: :data:`VECTOR_OPTIONS` for the adapter, every other keyword for the
+            core (a registered ``n_agents=1`` is overridden by ``num_envs``; with
+            ``workers``, core ``i`` gets ``seed + i``).
+            ``render_mode="human"`` builds the adapter with ``"rgb_array"`` and shows its
+            pictures in a window (:class:`~zooport.adapters.rendering.VectorHumanRendering`),
+            as ``gym.make`` does for a single env.
+
+    Raises:
+        ArgumentError: ``num_envs`` is not a positive int.
+        ArgumentTypeError: a keyword is neither a core parameter nor an adapter option.
+        SpecError: the behaviour does not end up with ``num_envs`` agents.
+
+    Example:
+        >>> envs = make_vector_env(num_envs=3, env_id="BallBalance", seed=0)
+        >>> envs.num_envs, envs.core.n_agents
+        (3, 3)
+        >>> envs.close()
+    """
+    from zooport.adapters.rendering import VectorHumanRendering
+    from zooport.adapters.vector_env import BehaviorVectorEnv
+
+    if isinstance(num_envs, bool) or not isinstance(num_envs, numbers.Integral) or num_envs < 1:
+        raise ArgumentError(f"Expect num_envs to be a positive int, actually: {num_envs!r}")
+    from zooport.envs.capabilities import keyword_parameters
+    from zooport.envs.declaration import EnvDeclaration
+
+    _, target = _resolve(env_id, factory)
+    if agent_count_kwarg is None:
+        declaration = getattr(target, "declaration", None) if env_id is not None else None
+        agent_count_kwarg = (
+            declaration.agent_count_keyword(behavior_name)
+            if isinstance(declaration, EnvDeclaration)
+            else "n_agents"
+        )
+    options = {**kwargs, agent_count_kwarg: int(num_envs)}
+    if max_episode_steps is not None and "max_steps" not in options:
+        accepted = keyword_parameters(target)
+        if accepted is None or "max_steps" in accepted:
+            options["max_steps"] = int(max_episode_steps)
+    human = options.get("render_mode") == "human"
+    if human:
+        # As gym.make serves "human" for a GymEnv: rgb_array frames, shown in a window.
+        options["render_mode"] = "rgb_array"
+    if workers is None:
+        core, adapter_kwargs = build_core(
+            env_id=env_id, factory=factory, options=options, adapter_options=VECTOR_OPTIONS
+        )
+    else:
+        count = _check_workers(workers)
+        if count > num_envs:
+            raise ArgumentError(f"Expect workers <= num_envs ({num_envs}), actually: {count}")
+        shares = [num_envs // count + (i < num_envs % count) for i in range(count)]
+        core, adapter_kwargs = build_pool(
+            env_id=env_id, factory=factory, options=options, adapter_options=VECTOR_OPTIONS,
+            workers=count, core_options=[{agent_count_kwarg: n} for n in shares],
+            pool_options=pool_options,
+        )  # fmt: skip
+    try:
+        envs = BehaviorVectorEnv(core, behavior_name, **adapter_kwargs)
+    except BaseException:
+        core.close()
+        raise
+    if envs.num_envs != num_envs:
+        envs.close()
+        raise SpecError(
+            f"make_vector_env: expected {num_envs} agents of behavior {envs.behavior_name!r} "
+            f"after setting {agent_count_kwarg}={num_envs}, got {envs.num_envs}; pass "
+            "agent_count_kwarg= naming the core keyword that sets that behaviour's count"
+        )
+    return VectorHumanRendering(envs) if human else envs
+
+# ---------------------------------------------------------------------- PettingZoo entry points
+
+
+def pettingzoo_entry_points(
+    module: str, env_id: str, name: str
+) -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any]]:
+    """``(env, parallel_env, raw_env)`` for the registry entry ``env_id``, in ``module``.
+
+    Each function makes a new core from the keyword arguments that are not
+    :class:`~zooport.adapters.options.PettingZooOptions` (an unknown one is an
+    ``ArgumentTypeError`` listing the valid ones) and wraps it, named ``name`` unless
+    ``name=`` says otherwise; ``raw_env`` is ``env``, since the native AEC adapter needs no
+    PettingZoo wrappers. The functions are named as attributes of ``module``, so pickle
+    finds them by reference.
+
+    Example:
+        >>> env, parallel_env, raw_env = pettingzoo_entry_points("demo", "Basic", "basic_v0")
+        >>> parallel_env(seed=0, max_cycles=3).max_cycles
+        3
+        >>> parallel_env(colour=1)
+        Traceback (most recent call last):
+        ...
+        zooport.errors.ArgumentTypeError: registry entry 'Basic': unknown keyword arguments ...
+    """
+
+    def env(**kwargs: Any) -> Any:
+        return make_adapter(env_id, "aec", {"name": name, **kwargs})
+
+    def parallel_env(**kwargs: Any) -> Any:
+        return make_adapter(env_id, "parallel", {"name": name, **kwargs})
+
+    env.__doc__ = f"A new {env_id} as a PettingZoo AEC environment (kwargs: module docstring)."
+    parallel_env.__doc__ = (
+        f"A new {env_id} as a PettingZoo Parallel environment (kwargs: module docstring)."
+    )
+    for function in (env, parallel_env):
+        function.__module__ = module
+        function.__qualname__ = function.__name__
+    return env, parallel_env, env
+
+
+# ---------------------------------------------------------------------- zooport.make
+
+
+def make_adapter(registry_id: str, api: str, kwargs: Mapping[str, Any]) -> Any:
+    """A registry environment through the ``api`` adapter, ``kwargs`` split by name.
+
+    ``"parallel"``/``"aec"``: the PettingZoo adapters; ``"gym"``: a ``GymEnv`` with the
+    built-in's single-agent keywords (its declaration's ``gym_kwargs``) under the given
+    ones; ``"vector"``: a ``BehaviorVectorEnv`` (``num_envs=`` builds the core with that many
+    agents, as ``gym.make_vec`` does). ``workers=K`` (with optional ``pool_options=``, the
+    ``CorePool`` arguments) builds K cores in a :class:`~zooport.envs.CorePool` behind the
+    same adapter (see :func:`build_pool`); not for ``"gym"``, whose one agent a pool of
+    several cores cannot be.
+
+    Raises:
+        ArgumentError: an ``api`` not in :data:`APIS`; ``workers`` with ``api="gym"``.
+        ArgumentTypeError: a keyword neither the adapter nor the core takes.
+
+    Example:
+        >>> make_adapter("Tag", "gym", {"seed": 0}).behavior_name
+        'Runner?team=0'
+    """
+    kwargs = dict(kwargs)
+    workers, pool_options = kwargs.pop("workers", None), kwargs.pop("pool_options", None)
+    if workers is not None and api == "gym":
+        raise ArgumentError(
+            "workers= builds a CorePool of several cores, whose agents a single-agent "
+            "GymEnv cannot serve; use api='vector' or a PettingZoo api"
+        )
+    if api in ("parallel", "aec"):
+        if api == "parallel":
+            from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv as adapter
+        else:
+            from zooport.adapters.pettingzoo_aec import PettingZooAECEnv as adapter
+        names: Collection[str] = PettingZooOptions.names()
+    elif api == "gym":
+        from zooport.adapters.gym_env import GymEnv as adapter
+
+        cls = builtin_envs().get(registry_id)
+        defaults = cls.declaration.gym_kwargs if cls is not None else {}
+        kwargs = {**defaults, **kwargs}
+        names = GymOptions.names()
+    elif api == "vector":
+        if "num_envs" in kwargs:
+            if workers is not None:
+                kwargs.update(workers=workers, pool_options=pool_options)
+            return make_vector_env(env_id=registry_id, **kwargs)
+        from zooport.adapters.vector_env import BehaviorVectorEnv as adapter
+
+        names = SlotOptions.names()
+    else:
+        raise ArgumentError(f"Expect api to be one of {list(APIS)}, actually: {api!r}")
+    if workers is None:
+        core, adapter_kwargs = build_core(
+            env_id=registry_id, options=kwargs, adapter_options=names
+        )
+    else:
+        core, adapter_kwargs = build_pool(
+            env_id=registry_id, options=kwargs, adapter_options=names, workers=workers,
+            pool_options=pool_options,
+        )  # fmt: skip
+    try:
+        return adapter(core, **adapter_kwargs)
+    except BaseException:
+        core.close()
+        raise
+
+
+# ---------------------------------------------------------------------- option splitting
 
 
 def build_core(
@@ -315,9 +653,11 @@ def split_options(
     Raises:
         ArgumentTypeError: an option that neither ``target`` nor the adapter takes.
     """
+    from zooport.envs.capabilities import keyword_parameters
+
     adapter = {k: v for k, v in options.items() if k in adapter_options}
     core = {k: v for k, v in options.items() if k not in adapter_options}
-    accepted = _keyword_parameters(target)
+    accepted = keyword_parameters(target)
     if accepted is not None:
         unknown = [k for k in core if k not in accepted]
         if unknown:

@@ -38,22 +38,13 @@ except ImportError as exc:  # pragma: no cover - exercised only without SB3 inst
     ) from exc
 from typing_extensions import override
 
-from zooport.adapters.behavior_slots import BehaviorSlots
-from zooport.adapters.core_access import check_reset_options, render_core, side_channels_of
-from zooport.adapters.vector_env import (
-    check_render_mode,
-    final_observations,
-    restart_if_all_over,
-)
+from zooport.adapters.core_access import check_reset_options, render_core
+from zooport.adapters.options import SlotOptions, takes_options
+from zooport.adapters.rendering import check_render_mode
+from zooport.adapters.slot_adapter import SlotAdapter
+from zooport.adapters.vector_env import RENDER_MODES
 from zooport.envs.arguments import check_seed
-from zooport.envs.step_guard import StepGuard
-from zooport.errors import (
-    ActionError,
-    ArgumentError,
-    ArgumentTypeError,
-    EnvClosedError,
-    SpecError,
-)
+from zooport.errors import ActionError, ArgumentError, ArgumentTypeError, EnvClosedError
 
 __all__ = ["SB3VecEnv", "SlotIndexError"]
 
@@ -67,7 +58,8 @@ class SlotIndexError(ArgumentError, IndexError):
 
 
 
-class SB3VecEnv(VecEnv):
+@takes_options(SlotOptions, leading=["env"], positional=["behavior_name"])
+class SB3VecEnv(SlotAdapter, VecEnv):
     """The N agents of one behaviour of a batched core as an SB3 ``VecEnv`` of N envs.
 
     Every slot is the same core, so attribute and method access is per core:
@@ -86,10 +78,7 @@ class SB3VecEnv(VecEnv):
     Args:
         env: any ``BaseEnv``; one with no behaviours yet (a Unity scene whose agents have
             not requested a decision) is stepped once first, as ML-Agents' wrappers do.
-        behavior_name: the behaviour whose agents are the environments (None: the only one).
-        uint8_visual, flatten_branched, allow_multiple_obs: see
-            :class:`~zooport.adapters.vector_env.BehaviorVectorEnv`.
-        render_mode: None or ``"rgb_array"`` (``render()`` gives the core's one picture).
+        {options}
 
     Example:
         >>> from zooport.envs.builtin.ball_balance import BallBalance
@@ -105,39 +94,18 @@ class SB3VecEnv(VecEnv):
         >>> venv.close()
     """
 
-    def __init__(
-        self,
-        env: Any,
-        behavior_name: str | None = None,
-        *,
-        uint8_visual: bool = False,
-        flatten_branched: bool = False,
-        allow_multiple_obs: bool = False,
-        render_mode: str | None = None,
-    ) -> None:
-        check_render_mode(render_mode)
-        self._render_mode = render_mode
-        self._closed = False
+    def __init__(self, env: Any, options: SlotOptions) -> None:
+        check_render_mode(options.render_mode, RENDER_MODES, type(self).__name__)
         self._actions: Any = _NO_ACTIONS
-        self._slots = BehaviorSlots(
-            env,
-            behavior_name,
-            uint8_visual=uint8_visual,
-            flatten_branched=flatten_branched,
-            allow_multiple_obs=allow_multiple_obs,
-            adapter=type(self).__name__,
-        )
-        # An older-API core is wrapped by BehaviorSlots (adopt_core); keep what it uses.
-        self._core = self._slots.core
         # The number of environments is the agent count, known once the core is reset.
-        self._slots.reset()
-        self._has_mask = self._slots.action_layout.mask_size > 0
+        slots = self._open_slots(env, options)
+        self.render_mode = options.render_mode
         #: True where the slot has a new decision after the last step (decision periods).
-        self.decided = self._slots.decided.copy()
+        self.decided = slots.decided.copy()
         super().__init__(
-            num_envs=self._slots.num_slots,
-            observation_space=self._slots.obs_layout.space,
-            action_space=self._slots.action_layout.space,
+            num_envs=slots.num_slots,
+            observation_space=slots.obs_layout.space,
+            action_space=slots.action_layout.space,
         )
 
     # ------------------------------------------------------------------ VecEnv API
@@ -157,21 +125,17 @@ class SB3VecEnv(VecEnv):
                 check_reset_options(options, f"{type(self).__name__}.reset (from set_options)")
         finally:
             self._reset_options()
-        guard = self._slots.guard
-        guard.enter("reset")
-        try:
-            guard.committed = True
-            self._slots.reset(self._seeds[0] if self._seeds else None)
-            self._reset_seeds()
-            self._actions = _NO_ACTIONS
-            self.decided = self._slots.decided.copy()
-            self.reset_infos = [{} for _ in range(self.num_envs)]
-            obs = self._slots.obs_layout.copy(self._slots.obs)
-        except BaseException as error:
-            guard.abort(error)
-            raise
-        guard.reset_done()
-        return obs
+        return self._guarded_reset(self._seeds[0] if self._seeds else None)
+
+    @override
+    def _restart(self, seed: int | None) -> VecEnvObs:
+        slots = self._slots
+        slots.reset(seed)
+        self._reset_seeds()
+        self._actions = _NO_ACTIONS
+        self.decided = slots.decided.copy()
+        self.reset_infos = [{} for _ in range(self.num_envs)]
+        return slots.obs_layout.copy(slots.obs)
 
     @override
     def step_async(self, actions: np.ndarray) -> None:
@@ -203,10 +167,10 @@ class SB3VecEnv(VecEnv):
             if done.size:
                 cuts = out.truncated[done].tolist()
                 # One row per slot in ``done`` by construction (strict=True costs a microsecond).
-                observations = final_observations(out)
+                observations = out.final_observations()
                 for slot, obs, cut in zip(done.tolist(), observations, cuts, strict=False):
                     infos[slot] = {"terminal_observation": obs, "TimeLimit.truncated": cut}
-                if restart_if_all_over(slots):
+                if slots.restart_if_all_over():
                     decided = slots.decided.copy()  # every slot starts its next episode
             self.decided = decided
             if np.count_nonzero(decided) != decided.size:  # cheaper than .all()
@@ -234,9 +198,7 @@ class SB3VecEnv(VecEnv):
     @override
     def close(self) -> None:
         """Closes the core; later calls do nothing."""
-        if not self._closed:
-            self._closed = True
-            self._core.close()
+        self._close_core()
 
     @override
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
@@ -247,14 +209,14 @@ class SB3VecEnv(VecEnv):
             return self._slots.ids[idx].tolist()
         if attr_name in ("render_mode", "observation_space", "action_space"):
             value = {
-                "render_mode": self._render_mode,
+                "render_mode": self.render_mode,
                 "observation_space": self._slots.obs_layout.space,
                 "action_space": self._slots.action_layout.space,
             }[attr_name]
         elif attr_name == "action_masks" and self._has_mask:
             value = self.action_masks
         else:
-            value = getattr(self._core, attr_name)  # AttributeError: has_attr is False
+            value = getattr(self._slots.core, attr_name)  # AttributeError: has_attr is False
         return [value] * len(idx)
 
     @override
@@ -267,7 +229,7 @@ class SB3VecEnv(VecEnv):
                 f"{type(self).__name__}: every environment is the same core, so set_attr "
                 f"must cover all {self.num_envs} indices (or indices=None), got {idx}"
             )
-        setattr(self._core, attr_name, value)
+        setattr(self._slots.core, attr_name, value)
 
     @override
     def env_method(
@@ -282,69 +244,32 @@ class SB3VecEnv(VecEnv):
         idx = self._indices(indices)
         if method_name == "action_masks":
             return list(self.action_masks()[idx])
-        result = getattr(self._core, method_name)(*method_args, **method_kwargs)
+        result = getattr(self._slots.core, method_name)(*method_args, **method_kwargs)
         return [result] * len(idx)
 
     @override
     def env_is_wrapped(self, wrapper_class: type, indices: VecEnvIndices = None) -> list[bool]:
         """Whether the core is an instance of ``wrapper_class`` (slots are not gym envs)."""
         idx = self._indices(indices)
-        return [isinstance(self._core, wrapper_class)] * len(idx)
+        return [isinstance(self._slots.core, wrapper_class)] * len(idx)
 
     @override
     def get_images(self) -> Sequence[np.ndarray | None]:
         """The core's one picture of all agents, once per environment (the same array)."""
-        frame = render_core(self._core) if self._render_mode == "rgb_array" else None
+        frame = render_core(self._slots.core) if self.render_mode == "rgb_array" else None
         return [frame] * self.num_envs
 
     @override
     def render(self, mode: str | None = None) -> np.ndarray | None:
         """The core's rgb_array picture (not tiled: it already shows every agent)."""
         self._check_open()
-        if (mode or self._render_mode) != "rgb_array" or self._render_mode != "rgb_array":
+        if (mode or self.render_mode) != "rgb_array" or self.render_mode != "rgb_array":
             return None
-        return render_core(self._core)
-
-    # ------------------------------------------------------------------ zooport extras
-
-    def action_masks(self) -> np.ndarray:
-        """The environments' action masks, int8 (num_envs, mask_size), 1 = allowed."""
-        self._check_open()
-        if not self._has_mask:
-            raise SpecError(
-                f"{type(self).__name__}: behavior {self._slots.name!r} has no discrete "
-                f"actions, so it has no action masks"
-            )
-        return self._slots.mask.copy()
-
-    @property
-    def core(self) -> Any:
-        """The wrapped ``BaseEnv``."""
-        return self._core
-
-    @property
-    def behavior_name(self) -> str:
-        """The behaviour whose agents are the environments."""
-        return self._slots.name
-
-    @property
-    def side_channels(self) -> list[Any]:
-        """The core's side channels."""
-        return side_channels_of(self._core)
-
-    @property
-    def closed(self) -> bool:
-        """True once ``close()`` was called."""
-        return self._closed
-
-    @property
-    def step_guard(self) -> StepGuard:
-        """The adapter's re-entry and failure state (see :mod:`zooport.envs.step_guard`)."""
-        return self._slots.guard
+        return render_core(self._slots.core)
 
     def __repr__(self) -> str:
         return (
-            f"{type(self).__name__}({type(self._core).__name__}, "
+            f"{type(self).__name__}({type(self._slots.core).__name__}, "
             f"behavior={self._slots.name!r}, num_envs={self.num_envs})"
         )
 
@@ -363,10 +288,6 @@ class SB3VecEnv(VecEnv):
                 f"got {bad}"
             )
         return [int(i) for i in idx]
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise EnvClosedError(f"{type(self).__name__} was used after close()")
 
 
 def _check_name(name: Any, call: str) -> None:

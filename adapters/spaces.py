@@ -3,12 +3,14 @@
 Classes:
     ObservationLayout: observation specs -> one Gymnasium space, and batch conversion.
     ActionLayout: an action spec -> one Gymnasium space, batch conversion both ways,
-        and action masks in the consumers' polarity.
+        and action masks in the consumers' polarity (defined in
+        :mod:`zooport.adapters.action_layout`).
 
 Functions:
+    layouts_of: a behaviour's observation and action layouts for the layout options.
     observation_key: the Dict key of an observation spec.
     checked_discrete: discrete action values checked (integral, finite, in range) before
-        any cast.
+        any cast (defined in :mod:`zooport.adapters.action_layout`).
 
 Nothing here holds an environment: each layout is computed once from specs and then
 converts whole batches with array code, so every adapter shares one tested conversion.
@@ -37,8 +39,6 @@ Conventions:
 
 from __future__ import annotations
 
-import functools
-import itertools
 import math
 import re
 from collections.abc import Sequence
@@ -47,16 +47,17 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from zooport.envs.base_env import (
-    ActionSpec,
-    ActionTuple,
-    DecisionSteps,
-    ObservationSpec,
-    TerminalSteps,
-)
-from zooport.errors import ActionError, ObservationError, SpecError
+from zooport.adapters.action_layout import ActionLayout, checked_discrete
+from zooport.envs.base_env import BehaviorSpec, DecisionSteps, ObservationSpec, TerminalSteps
+from zooport.errors import ObservationError, SpecError
 
-__all__ = ["ObservationLayout", "ActionLayout", "observation_key", "checked_discrete"]
+__all__ = [
+    "ObservationLayout",
+    "ActionLayout",
+    "layouts_of",
+    "observation_key",
+    "checked_discrete",
+]
 
 _NOT_A_NAME = re.compile(r"[^0-9A-Za-z_]+")
 
@@ -84,95 +85,6 @@ def _unique_keys(specs: Sequence[ObservationSpec], indices: Sequence[int]) -> li
             key = f"{key}_{i}"
         keys.append(key)
     return keys
-
-
-@functools.lru_cache(maxsize=256)
-def _largest(sizes: int | tuple[int, ...], dtype: np.dtype) -> Any:
-    """The largest valid value per branch for an array of ``dtype``, as its unsigned view.
-
-    Clipped to ``dtype``'s own largest value: a negative signed value viewed as unsigned is
-    then always above it. A scalar when every branch has the same size.
-    """
-    top = 1 if dtype.kind == "b" else int(np.iinfo(dtype).max)
-    unsigned = np.dtype(f"u{dtype.itemsize}")
-    largest = [min(s - 1, top) for s in ((sizes,) if isinstance(sizes, int) else sizes)]
-    if len(set(largest)) == 1:
-        return unsigned.type(largest[0])
-    array = np.array(largest, dtype=unsigned)
-    array.setflags(write=False)
-    return array
-
-
-def checked_discrete(
-    array: np.ndarray, sizes: int | tuple[int, ...], where: str, space: Any = None
-) -> np.ndarray:
-    """``array`` as integer discrete actions, every value checked BEFORE any cast.
-
-    ``sizes`` bounds each value: one size for all, or one per column (branch). Accepted:
-    integer and bool arrays (``True`` is 1, as for Gymnasium's ``Discrete``), and floats
-    that are whole numbers (``1.0``: Gymnasium's table envs take them, and they convert
-    exactly). Rejected with an :class:`ActionError` naming the expected range and the given
-    value: non-integral (``1.5``), non-finite (``inf``, ``nan``) and out-of-range values,
-    including those that a cast to int32 would wrap into a valid action (``2**32 + 1`` is
-    not action 1). Integer arrays come back unchanged, bools as uint8, floats as int64. One
-    comparison and one count per batch, no per-element Python.
-
-    Example:
-        >>> checked_discrete(np.array([2, 0], np.int64), 3, "demo").tolist()
-        [2, 0]
-        >>> checked_discrete(np.array([2**32 + 1]), 3, "demo")  # int32 would make it 1
-        Traceback (most recent call last):
-        ...
-        zooport.errors.ActionError: demo: expected ... in [0, 2], got 4294967297 at row 0
-    """
-    if type(sizes) is not int and not isinstance(sizes, tuple):
-        sizes = int(sizes)  # a Discrete's n is a numpy integer (the cache needs one type)
-    kind = array.dtype.kind
-    if kind in "iub":
-        # Viewed as unsigned, a negative value is larger than any valid one: one comparison
-        # checks both bounds.
-        unsigned = array if kind == "u" else array.view(f"u{array.dtype.itemsize}")
-        if np.count_nonzero(unsigned > _largest(sizes, array.dtype)):
-            _raise_discrete(array, sizes, where, space)
-        # Bools as 0/1 (a bool array would index as a mask).
-        return unsigned if kind == "b" else array
-    if kind == "f":
-        # NaN fails every comparison, +-inf the range; floor catches 1.5.
-        largest = _largest(sizes, np.dtype(np.int64))  # as uint64: exact up to 2**63
-        valid = (array >= 0) & (array <= largest) & (np.floor(array) == array)
-        if np.count_nonzero(valid) != valid.size:
-            _raise_discrete(array, sizes, where, space)
-        return array.astype(np.int64)
-    if array.size == 0:
-        return array.astype(np.int64)
-    given = array.reshape(-1)[:1].tolist()[0]
-    raise ActionError(
-        f"{where}: expected integer discrete actions{_for(space)}, got dtype {array.dtype} "
-        f"(first value {given!r})"
-    )
-
-
-def _raise_discrete(
-    array: np.ndarray, sizes: int | tuple[int, ...], where: str, space: Any
-) -> None:
-    """Raises the :class:`ActionError` for the first invalid value of ``array``."""
-    limits = np.broadcast_to(np.asarray(sizes, dtype=np.float64), array.shape[-1:])
-    values = array.astype(np.float64) if array.dtype.kind == "f" else array.astype(object)
-    bad = ~((values >= 0) & (values < limits))
-    if array.dtype.kind == "f":
-        bad |= np.floor(values) != values
-    index = tuple(int(i) for i in np.argwhere(bad)[0])
-    row = f" at row {index[0]}" if index else ""
-    branch = f" in branch {index[-1]}" if array.ndim == 2 and limits.size > 1 else ""
-    limit = int(limits[index[-1]] if array.ndim == 2 else limits.reshape(-1)[0])
-    raise ActionError(
-        f"{where}: expected integer discrete actions in [0, {limit - 1}]{_for(space)}, got "
-        f"{array[index].item()!r}{branch}{row}"
-    )
-
-
-def _for(space: Any) -> str:
-    return "" if space is None else f" for {space}"
 
 
 class ObservationLayout:
@@ -457,174 +369,27 @@ def _as_arrays(steps: Any, terminal: bool) -> DecisionSteps | TerminalSteps:
     return DecisionSteps(action_mask=masks, **common)
 
 
-class ActionLayout:
-    """How a behaviour's ``ActionSpec`` becomes one Gymnasium space, batch by batch.
+def layouts_of(
+    spec: BehaviorSpec, options: Any, name: str
+) -> tuple[ObservationLayout, ActionLayout]:
+    """A behaviour's observation and action layouts; every adapter engine builds them so.
 
-    Args:
-        spec: the behaviour's action spec.
-        flatten_branched: several discrete branches as one ``Discrete`` over every
-            combination; ``lookup[k]`` is the branch tuple of index ``k``.
-        name: the behaviour's name, used in error messages.
+    ``options`` carries ``uint8_visual``, ``flatten_branched`` and ``allow_multiple_obs``
+    (a :class:`~zooport.adapters.options.LayoutOptions`).
 
     Example:
-        >>> layout = ActionLayout(ActionSpec.create_discrete((2, 2, 3)), flatten_branched=True)
-        >>> layout.space, layout.lookup[11].tolist()
-        (Discrete(12), [1, 1, 2])
-        >>> layout.to_core(np.array([11, 0])).discrete.tolist()
-        [[1, 1, 2], [0, 0, 0]]
+        >>> from zooport.adapters.options import LayoutOptions
+        >>> from zooport.envs.builtin.grid_world import GridWorld
+        >>> spec = GridWorld().behavior_specs["GridWorld"]
+        >>> obs, act = layouts_of(spec, LayoutOptions(uint8_visual=True), "GridWorld")
+        >>> obs.space["camera"].dtype, act.space, act.mask_size
+        (dtype('uint8'), Discrete(5), 5)
     """
-
-    def __init__(self, spec: ActionSpec, *, flatten_branched: bool = False, name: str = "") -> None:
-        self.spec = spec
-        self.name = name
-        self.branches = tuple(int(b) for b in spec.discrete_branches)
-        self.flatten = flatten_branched and len(self.branches) > 1
-        self.lookup: np.ndarray | None = None
-        if self.flatten:
-            self.lookup = np.array(
-                list(itertools.product(*(range(b) for b in self.branches))), dtype=np.int32
-            )
-        continuous = (
-            spaces.Box(-1.0, 1.0, (spec.continuous_size,), np.float32)
-            if spec.continuous_size
-            else None
-        )
-        discrete: spaces.Space | None = None
-        if self.flatten:
-            discrete = spaces.Discrete(len(self.lookup))
-        elif len(self.branches) == 1:
-            discrete = spaces.Discrete(self.branches[0])
-        elif self.branches:
-            discrete = spaces.MultiDiscrete(np.array(self.branches, dtype=np.int64))
-        self.is_hybrid = continuous is not None and discrete is not None
-        if self.is_hybrid:
-            self.space: spaces.Space = spaces.Dict({"continuous": continuous, "discrete": discrete})
-        elif continuous is not None:
-            self.space = continuous
-        elif discrete is not None:
-            self.space = discrete
-        else:
-            raise SpecError(f"behavior {name!r}: an action spec with no actions has no space")
-        self._discrete_space = discrete
-        self._where = f"behavior {name!r}"  # built once: error messages start with it
-        # What checked_discrete bounds each value by: one size for a Discrete (flattened
-        # or not), one per branch for a MultiDiscrete.
-        self._discrete_sizes: int | tuple[int, ...] = (
-            len(self.lookup) if self.flatten else
-            self.branches[0] if len(self.branches) == 1 else self.branches
-        )  # fmt: skip
-        self._branch_array = np.array(self.branches, dtype=np.int64)
-        self._offsets = np.cumsum((0,) + self.branches)
-
-    # ------------------------------------------------------------------ actions
-
-    def _discrete_to_core(self, actions: Any, n: int | None) -> np.ndarray:
-        array = np.asarray(actions)
-        single = isinstance(self._discrete_space, spaces.Discrete)
-        expected_ndim = 1 if single else 2
-        if array.ndim != expected_ndim or (n is not None and array.shape[0] != n):
-            want = f"({n if n is not None else 'n'},)" if single else (
-                f"({n if n is not None else 'n'}, {len(self.branches)})"
-            )
-            raise ActionError(
-                f"behavior {self.name!r}: expected a batch of actions of shape {want} for "
-                f"{self._discrete_space}, got shape {array.shape}"
-            )
-        array = checked_discrete(array, self._discrete_sizes, self._where, self._discrete_space)
-        if self.flatten:
-            return self.lookup[array]
-        if single:
-            return array.reshape(-1, 1).astype(np.int32, copy=False)
-        return array.astype(np.int32, copy=False)
-
-    def _continuous_to_core(self, actions: Any, n: int | None) -> np.ndarray:
-        array = np.asarray(actions)
-        size = self.spec.continuous_size
-        if array.ndim != 2 or array.shape[1] != size or (n is not None and array.shape[0] != n):
-            raise ActionError(
-                f"behavior {self.name!r}: expected a batch of continuous actions of shape "
-                f"({n if n is not None else 'n'}, {size}), got shape {array.shape}"
-            )
-        if array.dtype.kind not in "fiu":
-            raise ActionError(
-                f"behavior {self.name!r}: expected numeric continuous actions, got {array.dtype}"
-            )
-        # Not cast here: ActionTuple checks a float64 against float32's range before casting
-        # (1e300 would otherwise become inf).
-        return array
-
-    def to_core(self, actions: Any, n: int | None = None) -> ActionTuple:
-        """A batch of consumer actions (rows = agents) as a core :class:`ActionTuple`.
-
-        Checks the consumer layout and every discrete value (integral, finite, in its
-        branch's range: see :func:`checked_discrete`) before any cast, so no value wraps
-        into a valid action whatever the core checks; the core validates continuous values.
-        """
-        if self.is_hybrid:
-            if not isinstance(actions, dict) or set(actions) != {"continuous", "discrete"}:
-                got = sorted(actions) if isinstance(actions, dict) else type(actions).__name__
-                raise ActionError(
-                    f"behavior {self.name!r}: expected hybrid actions as a dict with keys "
-                    f"['continuous', 'discrete'], got {got}"
-                )
-            continuous = self._continuous_to_core(actions["continuous"], n)
-            discrete = self._discrete_to_core(actions["discrete"], continuous.shape[0])
-            return ActionTuple(continuous=continuous, discrete=discrete)
-        if self.spec.continuous_size:
-            return ActionTuple(continuous=self._continuous_to_core(actions, n))
-        return ActionTuple(discrete=self._discrete_to_core(actions, n))
-
-    def from_core(self, action: ActionTuple) -> np.ndarray | dict[str, np.ndarray]:
-        """A core :class:`ActionTuple` as a batch of consumer actions (inverse of to_core)."""
-        discrete: np.ndarray | None = None
-        if self.branches:
-            d = np.asarray(action.discrete, dtype=np.int64)
-            if self.flatten:
-                strides = np.cumprod((1,) + self.branches[:0:-1])[::-1]
-                discrete = d @ strides
-            elif len(self.branches) == 1:
-                discrete = d[:, 0]
-            else:
-                discrete = d
-        continuous = np.asarray(action.continuous, dtype=np.float32)
-        if self.is_hybrid:
-            return {"continuous": continuous.copy(), "discrete": discrete}
-        return continuous.copy() if self.spec.continuous_size else discrete
-
-    # ------------------------------------------------------------------ masks
-
-    @property
-    def mask_size(self) -> int:
-        """The length of one agent's consumer mask (0 without discrete branches)."""
-        if self.flatten:
-            return len(self.lookup)
-        return int(sum(self.branches))
-
-    def allowed_mask(self, core_mask: Sequence[np.ndarray] | None, n: int) -> np.ndarray:
-        """The core's masks (True = NOT available) as int8 (n, mask_size), 1 = allowed.
-
-        Example:
-            >>> layout = ActionLayout(ActionSpec.create_discrete((2, 3)))
-            >>> core = [np.array([[False, True]]), np.array([[True, False, False]])]
-            >>> layout.allowed_mask(core, 1).tolist()
-            [[1, 0, 0, 1, 1]]
-        """
-        if core_mask is None or not self.branches:
-            return np.ones((n, self.mask_size), dtype=np.int8)
-        if len(core_mask) != len(self.branches):
-            raise SpecError(
-                f"behavior {self.name!r}: expected one mask per discrete branch "
-                f"({len(self.branches)}), got {len(core_mask)}"
-            )
-        if self.flatten:
-            allowed = np.ones((n, len(self.lookup)), dtype=bool)
-            for j, mask in enumerate(core_mask):
-                allowed &= ~np.asarray(mask, dtype=bool)[:, self.lookup[:, j]]
-            return allowed.astype(np.int8)
-        return (~np.concatenate([np.asarray(m, dtype=bool) for m in core_mask], axis=1)).astype(
-            np.int8
-        )
-
-    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray | dict[str, np.ndarray]:
-        """``n`` uniform random consumer actions (for tests and random rollouts)."""
-        return self.from_core(self.spec.random_action(n, rng))
+    observations = ObservationLayout(
+        spec.observation_specs,
+        uint8_visual=options.uint8_visual,
+        allow_multiple_obs=options.allow_multiple_obs,
+        name=name,
+    )
+    actions = ActionLayout(spec.action_spec, flatten_branched=options.flatten_branched, name=name)
+    return observations, actions

@@ -9,12 +9,17 @@ Modules:
     exception: ML-Agents' exception names (``UnityException``, ``UnityActionException``...);
         zooport's errors are caught under them.
     batched_env: ``BatchedEnv``, the base class for writing a vectorised env.
-    registry: ``default_registry`` and the registry entry classes (offline).
+    registry: ``default_registry`` (offline), with registry_entries (the entry classes) and
+        registry_manifest (registry files).
+    declaration: ``EnvDeclaration``, what zooport registers for a built-in (on its class).
+    capabilities: what a factory or a core supports (keywords, seeding, masks), in one place.
     checker: ``check_base_env``, a conformance checker for any BaseEnv (its report in
         ``checker_report``, its run in ``checker_run``).
-    builtin: ``Basic``, ``BallBalance``, ``GridWorld``, ``Tag``, ``Collector``.
+    builtin: ``Basic``, ``BallBalance``, ``GridWorld``, ``Tag``, ``Collector``, ``Soccer``.
     core_pool: ``CorePool``, many cores in worker processes as one BaseEnv (imported on
         first use of the name: it loads multiprocessing).
+
+Importing it loads neither gymnasium nor pettingzoo (nor any adapter).
 """
 
 from __future__ import annotations

@@ -306,6 +306,17 @@ class BatchedEnv(BaseEnv):
         """The user's side channels this environment was constructed with."""
         return list(self._user_channels)
 
+    @property
+    def has_action_masks(self) -> bool:
+        """Whether the class implements ``_action_mask`` (a zooport extension the adapters
+        read: a Unity build masks every discrete behaviour, a BatchedEnv may not)."""
+        return type(self)._action_mask is not BatchedEnv._action_mask
+
+    @property
+    def can_render(self) -> bool:
+        """Whether the class implements ``_render``: ``render()`` draws a picture."""
+        return type(self)._render is not BatchedEnv._render
+
     def restarts_finished(self, behavior_name: BehaviorName) -> bool:
         """Whether an agent of the behaviour whose episode ends is restarted in that step.
 

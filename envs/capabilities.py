@@ -6,19 +6,27 @@ Functions:
     keyword_parameters: the keywords a callable takes; None when it takes any (``**kwargs``)
         or its signature cannot be read.
     accepts_keyword: whether a callable certainly takes one keyword.
-    is_seedable: whether a core's class declares ``seedable = True`` (``BatchedEnv`` does).
-    reset_seeded: resets a core, with the seed when it is seedable.
+    takes_positional: whether a callable can be called with one positional argument.
+    is_seedable: whether a core takes ``reset(seed=...)`` (``seedable is True``).
+    reset_core: resets a core, reseeded where it is seedable; says whether the seed reached it.
+    has_action_masks: whether a core sends action masks for its discrete behaviours.
 
 The two keyword questions differ on purpose where the signature says nothing: checking a
 user's keywords must not reject what it cannot see (:func:`keyword_parameters` gives None),
 while deciding whether to pass ``seed=`` must not pass what may be refused
-(:func:`accepts_keyword` gives False). Seedability is read from the class, so an object that
-answers every attribute (a ``Mock``) is not taken for seedable.
+(:func:`accepts_keyword` gives False).
+
+Option splitters (a core's constructor versus an adapter's options), the registry's keyword
+checks, the checker, the command line, the adapters and :class:`~zooport.envs.CorePool`'s
+workers all ask these questions here, so they agree: a Unity build cannot be reseeded from
+Python (it takes its seed at launch), a zooport ``BatchedEnv`` can, and a ``CorePool`` can
+when every one of its cores can.
 """
 
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -26,11 +34,20 @@ __all__ = [
     "signature_parameters",
     "keyword_parameters",
     "accepts_keyword",
+    "takes_positional",
     "is_seedable",
-    "reset_seeded",
+    "reset_core",
+    "has_action_masks",
 ]
 
 _KEYWORD_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+_POSITIONAL_KINDS = (
+    inspect.Parameter.POSITIONAL_ONLY,
+    inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    inspect.Parameter.VAR_POSITIONAL,
+)
+
+_warned_unseedable: set[type] = set()
 
 
 def signature_parameters(target: Callable[..., Any]) -> Mapping[str, inspect.Parameter] | None:
@@ -39,7 +56,7 @@ def signature_parameters(target: Callable[..., Any]) -> Mapping[str, inspect.Par
     Example:
         >>> list(signature_parameters(lambda a, *, b=1: None))
         ['a', 'b']
-        >>> signature_parameters(print) is None or "sep" in signature_parameters(print)
+        >>> signature_parameters(max) is None
         True
     """
     try:
@@ -87,27 +104,78 @@ def accepts_keyword(target: Callable[..., Any], name: str) -> bool:
     return found is not None and found.kind in _KEYWORD_KINDS
 
 
+def takes_positional(function: Callable[..., Any]) -> bool:
+    """True when ``function`` can be called with one positional argument.
+
+    Example:
+        >>> takes_positional(lambda mode: mode), takes_positional(lambda: None)
+        (True, False)
+    """
+    parameters = signature_parameters(function)
+    return parameters is not None and any(
+        p.kind in _POSITIONAL_KINDS for p in parameters.values()
+    )
+
+
 def is_seedable(core: Any) -> bool:
-    """Whether ``core``'s class declares ``seedable = True``, so ``reset(seed=...)`` works.
+    """Whether ``core`` takes ``reset(seed=...)``: its ``seedable`` is ``True``.
+
+    ``BatchedEnv`` declares it on the class; a :class:`~zooport.envs.CorePool` on the
+    instance (every one of its cores must be seedable). Only ``True`` itself counts, so an
+    object that answers every attribute (a ``Mock``) is not taken for seedable.
 
     Example:
         >>> from zooport.envs.builtin.basic import Basic
         >>> is_seedable(Basic()), is_seedable(object())
         (True, False)
     """
-    return getattr(type(core), "seedable", False) is True
+    return getattr(core, "seedable", False) is True
 
 
-def reset_seeded(core: Any, seed: int | None) -> bool:
-    """Resets ``core``, with ``seed`` when it is seedable; returns whether the seed was used.
+def reset_core(core: Any, seed: int | None = None, *, warn: bool = False) -> bool:
+    """Resets ``core``; with a seed, reseeds it first where it is seedable.
+
+    Args:
+        core: any BaseEnv.
+        seed: None, or an int >= 0 (checked by the caller).
+        warn: where the core cannot be seeded, warn once per core type that the seed did not
+            reach it (what the adapters do: a run the user asked to seed will not repeat).
+
+    Returns:
+        True when the seed reached the core.
 
     Example:
         >>> from zooport.envs.builtin.basic import Basic
-        >>> reset_seeded(Basic(), 3), reset_seeded(Basic(), None)
+        >>> reset_core(Basic(), 3), reset_core(Basic())
         (True, False)
     """
     if seed is not None and is_seedable(core):
-        core.reset(seed=seed)
+        core.reset(seed=int(seed))
         return True
     core.reset()
+    if seed is not None and warn and type(core) not in _warned_unseedable:
+        _warned_unseedable.add(type(core))
+        warnings.warn(
+            f"{type(core).__name__} cannot be reseeded from Python (it has no "
+            f"`seedable = True` reset(seed=...)); reset(seed={seed}) seeded only the adapter's "
+            "own random number generators, so trajectories may differ between runs",
+            stacklevel=3,
+        )
     return False
+
+
+def has_action_masks(core: Any) -> bool:
+    """Whether ``core`` sends action masks for its discrete behaviours.
+
+    Its ``has_action_masks`` where it says (a ``BatchedEnv`` answers whether its class
+    implements ``_action_mask``; a ``CorePool`` whether every core sends them), else True (a
+    Unity build masks every discrete behaviour).
+
+    Example:
+        >>> from zooport.envs.builtin.grid_world import GridWorld
+        >>> from zooport.envs.builtin.tag import Tag
+        >>> has_action_masks(GridWorld()), has_action_masks(Tag()), has_action_masks(object())
+        (True, False, True)
+    """
+    flag = getattr(core, "has_action_masks", None)
+    return flag if isinstance(flag, bool) else True

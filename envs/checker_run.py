@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from zooport.envs.actions import ActionTuple, random_actions
-from zooport.envs.capabilities import reset_seeded
+from zooport.envs.capabilities import reset_core
 from zooport.envs.checker_report import BEHAVIOR_CHECKS, ENV_CHECKS, CheckResult, CheckStatus
 
 __all__ = ["CheckerRun", "describe"]
@@ -130,7 +130,7 @@ class CheckerRun:
 
     def execute(self) -> None:
         try:
-            reset_seeded(self.env, self.seed)
+            reset_core(self.env, self.seed)
         except Exception as error:  # any failure of the env is reported
             self.env_failures["reset"] = f"reset: reset() raised {describe(error)}"
             return

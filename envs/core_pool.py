@@ -371,13 +371,14 @@ class CorePool(BaseEnv):
             h.description["restarts"].get(behavior_name) is not False for h in self._handles
         )
 
-    def has_action_masks(self, behavior_name: BehaviorName) -> bool:
-        """Whether the cores send action masks for the behaviour (every core must; a zooport
-        core that does not implement ``_action_mask`` does not). Adapters read this when
-        their ``action_masks`` option is left on auto, as they would read the cores."""
+    @property
+    def has_action_masks(self) -> bool:
+        """Whether every core sends action masks for its discrete behaviours (each core asked
+        by :func:`~zooport.envs.capabilities.has_action_masks`: a zooport core that does not
+        implement ``_action_mask`` does not). Adapters read this when their ``action_masks``
+        option is left on auto, as they would read a core."""
         self._check_open()
-        self._spec(behavior_name)
-        return all(h.description["masks"].get(behavior_name, True) for h in self._handles)
+        return all(h.description["masks"] for h in self._handles)
 
     @property
     def metadata(self) -> dict[str, Any]:

@@ -25,7 +25,7 @@ errors stay ``ZooportError`` subclasses and the built-in exceptions they were
 These are zooport's own classes (nothing imports ``mlagents_envs``). A real
 ``mlagents_envs`` UnityEnvironment raises ML-Agents' classes, which the adapters let through
 unchanged, with a note naming the adapter and the call (see
-:func:`zooport.adapters.core_access.core_call_failed`): catch those by their
+:func:`zooport.adapters.core_access.note_core_failure`): catch those by their
 ``mlagents_envs.exception`` names.
 
 Example:

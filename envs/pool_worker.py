@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from zooport.envs.base_env import ActionTuple, BaseEnv, BehaviorSpec
-from zooport.envs.batched_env import BatchedEnv
+from zooport.envs.capabilities import has_action_masks
 from zooport.envs.compat import _convert_behavior, as_base_env
 from zooport.envs.pool_shared_memory import (
     ACTIONS_SET,
@@ -202,19 +202,6 @@ def _zooport_spec(name: str, spec: Any) -> BehaviorSpec:
     return _convert_behavior(name, spec).spec
 
 
-def _sends_masks(core: BaseEnv, name: str, spec: BehaviorSpec) -> bool:
-    """The adapters' rule (``core_has_masks``): a behaviour with discrete branches has
-    masks, except on a BatchedEnv that does not implement ``_action_mask``."""
-    if not spec.action_spec.discrete_size:
-        return False
-    declared = getattr(core, "has_action_masks", None)
-    if callable(declared):
-        return bool(declared(name))
-    if isinstance(core, BatchedEnv):
-        return type(core)._action_mask is not BatchedEnv._action_mask
-    return True
-
-
 def core_description(core: BaseEnv) -> dict[str, Any]:
     """What the pool needs to know of ``core`` (plain data, sent over the pipe)."""
     specs = {name: _zooport_spec(name, spec) for name, spec in core.behavior_specs.items()}
@@ -223,7 +210,6 @@ def core_description(core: BaseEnv) -> dict[str, Any]:
         name: bool(restarts_finished(name)) if callable(restarts_finished) else None
         for name in specs
     }
-    masks = {name: _sends_masks(core, name, spec) for name, spec in specs.items()}
     inner = getattr(core, "legacy_env", core)
     metadata = getattr(core, "metadata", None) or {}
     return {
@@ -231,7 +217,7 @@ def core_description(core: BaseEnv) -> dict[str, Any]:
         "specs": specs,
         "seedable": bool(getattr(core, "seedable", False)),
         "restarts": restarts,
-        "masks": masks,
+        "masks": has_action_masks(core),
         "render_fps": metadata.get("render_fps", 30) if isinstance(metadata, dict) else 30,
     }
 

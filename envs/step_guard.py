@@ -19,7 +19,8 @@ An env is neither re-entrant nor thread-safe. Two things go silently wrong witho
 ``reset()`` succeeds. It costs a few attribute writes per call, nothing per agent.
 
 The pattern every guarded ``step`` follows (``reset`` the same, with :meth:`StepGuard.reset_done`
-instead of :meth:`StepGuard.exit`)::
+instead of :meth:`StepGuard.exit`; a reset whose every line may change state can use
+``with guard.resetting():`` instead)::
 
     guard.enter("step")          # re-entry or an earlier failure raises here
     try:
@@ -34,6 +35,8 @@ instead of :meth:`StepGuard.exit`)::
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 from zooport.errors import EnvNotResetError, ReentrantCallError
@@ -107,6 +110,27 @@ class StepGuard:
         self.running = None
         self.failure = None
         self.completed += 1
+
+    @contextlib.contextmanager
+    def resetting(self) -> Iterator[None]:
+        """A reset, committed from its first line: ``with guard.resetting(): ...``.
+
+        Example:
+            >>> guard = StepGuard("Demo")
+            >>> with guard.resetting():
+            ...     guard.running
+            'reset'
+            >>> guard.running, guard.completed
+            (None, 1)
+        """
+        self.enter("reset")
+        self.committed = True
+        try:
+            yield
+        except BaseException as error:
+            self.abort(error)
+            raise
+        self.reset_done()
 
     def abort(self, error: BaseException) -> None:
         """The running call raised ``error``; after a committed one the env needs a reset."""

@@ -6,7 +6,7 @@ apart by default (``soccer_team0_0``, ``soccer_team0_1``, ``soccer_team1_2``,
 ``soccer_team1_3``), so the route is plain PettingZoo from there on::
 
     env = PettingZooParallelEnv(Soccer(shaping=1.0))
-    env = FoldAgents(env, "random", behaviour="Soccer?team=1")   # team 1 plays at random
+    env = FoldAgents(env, "random", behavior="Soccer?team=1")   # team 1 plays at random
     venv = ss.concat_vec_envs_v1(ss.pettingzoo_env_to_vec_env_v1(env), copies,
                                  num_cpus=0, base_class="stable_baselines3")
     PPO("MlpPolicy", venv).learn(...)                             # team 0 shares one policy
@@ -101,7 +101,7 @@ class SeededVecEnv(VecEnvWrapper):
 def team_env(shaping: float = 0.0) -> FoldAgents:
     """Soccer as a PettingZoo Parallel env of team 0 only; team 1 plays at random."""
     core = Soccer(shaping=shaping)
-    return FoldAgents(PettingZooParallelEnv(core), "random", behaviour=OPPONENT)
+    return FoldAgents(PettingZooParallelEnv(core), "random", behavior=OPPONENT)
 
 
 def make_vec_env(copies: int) -> VecEnv:

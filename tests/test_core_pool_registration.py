@@ -9,7 +9,7 @@ import pytest
 
 import zooport
 from zooport.adapters import BehaviorVectorEnv, PettingZooAECEnv, PettingZooParallelEnv
-from zooport.adapters.vector_env import make_vector_env
+from zooport.adapters.registration import make_vector_env
 from zooport.cli import main
 from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.envs.core_pool import CorePool

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-from zooport.adapters.gym_env import GymEnv, UnityToGymWrapper, make_gym_env
+from zooport.adapters.gym_env import GymEnv, UnityToGymWrapper
+from zooport.adapters.registration import make_gym_env
 from zooport.envs import BatchedEnv, StepResult
 from zooport.envs.base_env import (
     ActionSpec,

@@ -32,11 +32,9 @@ import zooport
 import zooport.adapters
 import zooport.envs
 
-#: Lazy-import cycles inside ``zooport.adapters`` that issue 14's adapter work (another
-#: branch) removes: the ``gym_env <-> registration`` one is named in the issue.
+#: Lazy-import cycles inside ``zooport.adapters`` still to be removed.
 KNOWN_LAZY_CYCLES: frozenset[frozenset[str]] = frozenset(
     {
-        frozenset({"zooport.adapters.gym_env", "zooport.adapters.registration"}),
         frozenset(
             {"zooport.adapters.wrappers.base", "zooport.adapters.wrappers.composition"}
         ),

@@ -25,9 +25,7 @@ from zooport.adapters import (
     PettingZooTask,
     SB3VecEnv,
 )
-from zooport.adapters.gym_env import make_gym_env
-from zooport.adapters.registration import register_gymnasium
-from zooport.adapters.vector_env import make_vector_env
+from zooport.adapters.registration import make_gym_env, make_vector_env, register_gymnasium
 from zooport.envs.builtin.basic import Basic
 from zooport.envs.builtin.tag import Tag
 from zooport.errors import SpecError, ZooportError

@@ -86,7 +86,7 @@ def test_wrappers_apply_in_order_first_innermost_in_every_item_form():
         wrappers=[
             MessageBus,
             functools.partial(RandomMessageDropout, p=0.2),
-            WrapperSpec(FoldAgents, "random", behaviour="tagger"),
+            WrapperSpec(FoldAgents, "random", behavior="tagger"),
             lambda inner: TeamReward(inner, "mean"),
             WrapperSpec(TerminationPolicy, "any"),
         ],
@@ -105,7 +105,7 @@ def test_bad_orders_fail_before_anything_is_built():
     with pytest.raises(WrapperOrderError, match="RandomMessageDropout .* requires MessageBus"):
         make("Tag", wrappers=[WrapperSpec(RandomMessageDropout, 0.1)], no_such_option=1)
     with pytest.raises(WrapperOrderError, match="FoldAgents .* wraps PettingZoo Parallel envs"):
-        make("Tag", api="gym", wrappers=[WrapperSpec(FoldAgents, "random", behaviour="tagger")])
+        make("Tag", api="gym", wrappers=[WrapperSpec(FoldAgents, "random", behavior="tagger")])
 
 
 def test_a_failing_wrapper_closes_the_env():

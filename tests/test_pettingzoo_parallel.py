@@ -473,7 +473,7 @@ def test_render_close_and_side_channels():
 
 
 def test_render_modes_are_checked_at_construction():
-    with pytest.raises(ValueError, match="render_mode.*\\['rgb_array'\\].*'human'"):
+    with pytest.raises(ValueError, match="render_mode in \\[None, 'rgb_array'\\].*'human'"):
         PettingZooParallelEnv(Probe(), render_mode="human")
 
     class Blind(Probe):

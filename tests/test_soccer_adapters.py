@@ -165,11 +165,11 @@ def test_the_old_default_refused_the_core():
 
 def test_fold_one_team_by_behaviour_or_prefix():
     for selector in (PURPLE, "soccer_team1"):
-        env = FoldAgents(PettingZooParallelEnv(Soccer(seed=0)), "random", behaviour=selector)
+        env = FoldAgents(PettingZooParallelEnv(Soccer(seed=0)), "random", behavior=selector)
         assert env.possible_agents == ["soccer_team0_0", "soccer_team0_1"]
     # The base name without a team selects both teams: nothing would be left.
     with pytest.raises(ValueError, match="folds every agent"):
-        FoldAgents(PettingZooParallelEnv(Soccer(seed=0)), "random", behaviour="Soccer")
+        FoldAgents(PettingZooParallelEnv(Soccer(seed=0)), "random", behavior="Soccer")
 
 
 def test_team_reward_groups_the_two_teams_apart():

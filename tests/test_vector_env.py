@@ -9,8 +9,8 @@ from gymnasium import spaces
 from gymnasium.vector.utils import batch_space
 
 from zooport.adapters.gym_env import GymEnv
-from zooport.adapters.registration import register_builtin_envs
-from zooport.adapters.vector_env import SAME_STEP, BehaviorVectorEnv, make_vector_env
+from zooport.adapters.registration import make_vector_env, register_builtin_envs
+from zooport.adapters.vector_env import SAME_STEP, BehaviorVectorEnv
 from zooport.envs import BatchedEnv, StepResult
 from zooport.envs.base_env import (
     ActionSpec,

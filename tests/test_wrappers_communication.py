@@ -107,7 +107,7 @@ def test_encoding_joins_a_dict_observation_and_can_go_to_the_info():
 def test_bus_errors():
     with pytest.raises(ValueError, match="needs content_space"):
         MessageBus(mini(), delivery="observation")
-    with pytest.raises(ValueError, match="delivery to be 'info' or 'observation'"):
+    with pytest.raises(ValueError, match="delivery to be one of \\['observation', 'info'\\]"):
         MessageBus(mini(), delivery="radio")
     with pytest.raises(ValueError, match="max_messages to be an int >= 1"):
         MessageBus(mini(), max_messages=0)

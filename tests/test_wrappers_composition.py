@@ -142,7 +142,7 @@ def test_hand_built_chains_are_held_to_the_same_rules():
 
 def test_parallel_only_wrappers_are_rejected_for_gym_and_vector():
     with pytest.raises(WrapperOrderError) as error:
-        validate_wrappers([WrapperSpec(FoldAgents, "random", behaviour="prey")], api="gym")
+        validate_wrappers([WrapperSpec(FoldAgents, "random", behavior="prey")], api="gym")
     assert "FoldAgents (wrappers[0]) wraps PettingZoo Parallel envs" in str(error.value)
     assert "a single-agent gymnasium.Env (api='gym')" in str(error.value)
     with pytest.raises(WrapperOrderError, match="MessageBus .* gymnasium VectorEnv"):

@@ -162,7 +162,7 @@ def test_centralised_agents_spawned_later_see_every_original_agent():
 def test_centralised_bad_arguments():
     with pytest.raises(ValueError, match="non-empty subset of"):
         CentralisedObservation(mini(), include=["critic"])
-    with pytest.raises(ValueError, match="delivery to be 'observation' or 'info'"):
+    with pytest.raises(ValueError, match="delivery to be one of \\['observation', 'info'\\]"):
         CentralisedObservation(mini(), delivery="both")
     inner = mini()
     del inner.state_space

@@ -41,7 +41,7 @@ class Recorder:
 
 
 def test_folded_agents_play_the_policy_and_vanish_from_the_api():
-    env, raw = FoldAgents(tag(), lambda obs: 3, behaviour="Tagger?team=1"), tag()
+    env, raw = FoldAgents(tag(), lambda obs: 3, behavior="Tagger?team=1"), tag()
     assert env.possible_agents == ["runner_0", "runner_1", "runner_2"]
     obs, infos = env.reset(seed=1)
     raw_obs, raw_infos = raw.reset(seed=1)
@@ -58,7 +58,7 @@ def test_folded_agents_play_the_policy_and_vanish_from_the_api():
 
 def test_clones_are_per_agent_bound_and_seeded_from_the_wrapper():
     policy = Recorder(action=2)
-    env = FoldAgents(mini(), policy, behaviour="prey")
+    env = FoldAgents(mini(), policy, behavior="prey")
     env.reset(seed=7)
     for _ in range(3):
         env.step({a: np.zeros(2, np.float32) for a in env.agents})
@@ -75,7 +75,7 @@ def test_clones_are_per_agent_bound_and_seeded_from_the_wrapper():
 
 
 def test_spawned_agents_that_match_are_folded():
-    env = FoldAgents(tag(spawn_every=2), Recorder(), behaviour="runner")
+    env = FoldAgents(tag(spawn_every=2), Recorder(), behavior="runner")
     env.reset(seed=0)
     for _ in range(4):
         env.step(dict.fromkeys(env.agents, 0))
@@ -86,16 +86,16 @@ def test_spawned_agents_that_match_are_folded():
 
 def test_fold_errors():
     with pytest.raises(ValueError, match="exactly one of agents="):
-        FoldAgents(mini(), "random", ["prey_0"], behaviour="prey")
+        FoldAgents(mini(), "random", ["prey_0"], behavior="prey")
     with pytest.raises(ValueError, match="exactly one of agents="):
         FoldAgents(mini(), "random")
     with pytest.raises(ValueError, match="folds none of"):
-        FoldAgents(mini(), "random", behaviour="wolf")
+        FoldAgents(mini(), "random", behavior="wolf")
     with pytest.raises(ValueError, match="folds every agent"):
         FoldAgents(mini(), "random", lambda agent: True)
     with pytest.raises(TypeError, match="policy to be a callable"):
-        FoldAgents(mini(), 3, behaviour="prey")
-    with pytest.raises(TypeError, match="pass behaviour='prey_0'"):
+        FoldAgents(mini(), 3, behavior="prey")
+    with pytest.raises(TypeError, match="pass behavior='prey_0'"):
         FoldAgents(mini(), "random", "prey_0")
     env = FoldAgents(mini(), "random", ["prey_0"])
     env.reset(seed=0)
@@ -105,7 +105,7 @@ def test_fold_errors():
 
 @pytest.mark.parametrize(("factory", "behaviour"), [(tag, "tagger"), (mini, "prey")])
 def test_fold_contract(factory, behaviour):
-    check_contract(lambda: FoldAgents(factory(), "random", behaviour=behaviour))
+    check_contract(lambda: FoldAgents(factory(), "random", behavior=behaviour))
 
 
 def test_random_policy_respects_masks_and_seeds():
@@ -164,3 +164,15 @@ def test_single_agent_view_of_a_single_agent_env_and_errors():
         SingleAgentView(mini(), "wolf_0")
     with pytest.raises(TypeError, match="wraps a PettingZoo ParallelEnv"):
         SingleAgentView(env)
+
+
+def test_fold_agents_takes_behavior_and_the_old_spelling_with_a_warning():
+    """One spelling in code, ``behavior=`` (as ``behavior_name=``); ``behaviour=`` still works
+    and says it is deprecated."""
+    env = FoldAgents(tag(), "random", behavior="tagger")
+    assert env.possible_agents == ["runner_0", "runner_1", "runner_2"]
+    with pytest.warns(DeprecationWarning, match="pass behavior="):
+        old = FoldAgents(tag(), "random", behaviour="tagger")
+    assert old.possible_agents == env.possible_agents
+    with pytest.warns(DeprecationWarning), pytest.raises(ValueError, match="behavior= only"):
+        FoldAgents(tag(), "random", behavior="tagger", behaviour="runner")

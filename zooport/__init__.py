@@ -8,7 +8,8 @@ factory; ``zooport.cli`` is the ``zooport`` command line and the programs it run
 else imports it).
 
 Importing zooport registers the built-in environments with Gymnasium (``zooport/<Name>-v0``)
-and never touches the network.
+and PettingZoo (``zooport/<name>-v0``) as soon as each is imported, imports neither itself,
+and never touches the network; ``make``, ``WrapperSpec`` and ``has_wrapper`` load on first use.
 """
 
 from __future__ import annotations
@@ -39,20 +40,25 @@ if _os.path.isfile(_os.path.join(_checkout, "envs", "base_env.py")) and _checkou
 
 __version__ = "0.1.0"
 
-# Registration is local and cheap: Gymnasium ids (gym.make("zooport/Basic-v0"), and
-# gym.make("zooport:zooport/Basic-v0") without a prior import) and PettingZoo entry points.
-# Imported after the __path__ line above, which a source checkout needs to find them.
-from zooport.adapters.pettingzoo_envs import (  # noqa: E402
-    register_pettingzoo_envs as _register_pettingzoo,
-)
-from zooport.adapters.registration import (  # noqa: E402
-    register_builtin_envs as _register_gymnasium,
-)
-from zooport.adapters.wrappers import WrapperSpec, has_wrapper  # noqa: E402
-from zooport.make_env import make  # noqa: E402
+# Registration with Gymnasium (gym.make("zooport/Basic-v0"), and
+# gym.make("zooport:zooport/Basic-v0") without a prior import) and PettingZoo happens when
+# each is imported, not here: importing them would cost every ``import zooport.envs``.
+# Imported after the __path__ line above, which a source checkout needs to find it.
+from zooport._lazy import lazy_attributes as _lazy_attributes  # noqa: E402
+from zooport.adapters.registration import register_when_imported as _register  # noqa: E402
 
-_register_gymnasium()
-_register_pettingzoo()
+_register()
+
+# Gymnasium's wrappers package does the same: the adapters and wrappers (and with them
+# gymnasium and pettingzoo) load when a name that needs them is first used.
+__getattr__, __dir__ = _lazy_attributes(
+    __name__,
+    {
+        "WrapperSpec": "zooport.adapters.wrappers.composition",
+        "has_wrapper": "zooport.adapters.wrappers.composition",
+        "make": "zooport.make_env",
+    },
+)
 
 __all__ = [
     "ZooportError",

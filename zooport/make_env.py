@@ -26,18 +26,15 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from zooport.adapters.registration import APIS
 from zooport.adapters.wrappers.composition import (
-    KINDS,
     apply_wrappers,
     is_parallel_wrapper,
     validate_wrappers,
 )
 from zooport.errors import ArgumentError, RegistryError
 
-__all__ = ["make", "resolve_id", "APIS"]
-
-#: The adapters ``make`` can build.
-APIS = KINDS
+__all__ = ["make", "resolve_id"]
 
 _ID = re.compile(r"^(?:(?P<namespace>[^/]+)/)?(?P<name>[^/]+?)(?:-v(?P<version>\d+))?$")
 
@@ -147,50 +144,6 @@ def make(
 
 
 def _build(registry_id: str, api: str, kwargs: dict[str, Any]) -> Any:
-    from zooport.adapters.registration import build_core, build_pool
+    from zooport.adapters.registration import make_adapter
 
-    kwargs = dict(kwargs)
-    workers, pool_options = kwargs.pop("workers", None), kwargs.pop("pool_options", None)
-    if workers is not None and api == "gym":
-        raise ArgumentError(
-            "workers= builds a CorePool of several cores, whose agents a single-agent "
-            "GymEnv cannot serve; use api='vector' or a PettingZoo api"
-        )
-
-    def build(**arguments: Any) -> tuple[Any, dict[str, Any]]:
-        if workers is None:
-            return build_core(**arguments)
-        return build_pool(**arguments, workers=workers, pool_options=pool_options)
-
-    if api in ("parallel", "aec"):
-        from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
-        from zooport.adapters.pettingzoo_envs._factory import ADAPTER_OPTIONS
-        from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-
-        adapter: Any = PettingZooParallelEnv if api == "parallel" else PettingZooAECEnv
-        options: Sequence[str] = sorted(ADAPTER_OPTIONS)
-    elif api == "gym":
-        from zooport.adapters.gym_env import GYM_ENV_OPTIONS, GymEnv
-        from zooport.adapters.registration import BUILTIN_GYM_ENVS
-
-        defaults = next((b.kwargs for b in BUILTIN_GYM_ENVS if b.registry_id == registry_id), {})
-        kwargs = {**defaults, **kwargs}
-        adapter, options = GymEnv, GYM_ENV_OPTIONS
-    else:
-        from zooport.adapters.vector_env import (
-            VECTOR_ENV_OPTIONS,
-            BehaviorVectorEnv,
-            make_vector_env,
-        )
-
-        if "num_envs" in kwargs:
-            if workers is not None:
-                kwargs.update(workers=workers, pool_options=pool_options)
-            return make_vector_env(env_id=registry_id, **kwargs)
-        adapter, options = BehaviorVectorEnv, ("behavior_name", *VECTOR_ENV_OPTIONS)
-    core, adapter_kwargs = build(env_id=registry_id, options=kwargs, adapter_options=options)
-    try:
-        return adapter(core, **adapter_kwargs)
-    except BaseException:
-        core.close()
-        raise
+    return make_adapter(registry_id, api, kwargs)

@@ -6,12 +6,12 @@ Modules:
     composition: ``WrapperSpec``, ``validate_wrappers``, ``apply_wrappers``,
         ``has_wrapper``, ``get_wrapper``, ``WrapperOrderError``.
     team: ``FoldAgents``, ``SingleAgentView``, ``RandomPolicy``.
-    reward: ``RewardShaping``, ``TeamReward``, ``IndividualDone``.
+    reward: ``RewardShaping``, ``TeamReward``.
     action: ``DiscretizeActions`` (and its gym/vector forms).
     observation: ``RescaleObservations`` (and its gym/vector forms),
         ``CentralisedObservation``.
     visibility: ``SharedVisibility``, ``EntitySlots``.
-    episode: ``TerminationPolicy``.
+    episode: ``TerminationPolicy``, ``IndividualDone``.
     communication: ``Message``, ``MessageBus``, ``send_messages``.
     channels: ``MessageFilter``, ``RandomMessageDropout``, ``RestrictedCommunicationRange``,
         ``NoCommunication``, ``ExtraCommunicationDelays``.
@@ -55,14 +55,14 @@ from zooport.adapters.wrappers.composition import (
     has_wrapper,
     validate_wrappers,
 )
-from zooport.adapters.wrappers.episode import TerminationPolicy
+from zooport.adapters.wrappers.episode import IndividualDone, TerminationPolicy
 from zooport.adapters.wrappers.observation import (
     CentralisedObservation,
     GymRescaleObservations,
     RescaleObservations,
     VectorRescaleObservations,
 )
-from zooport.adapters.wrappers.reward import IndividualDone, RewardShaping, StepData, TeamReward
+from zooport.adapters.wrappers.reward import RewardShaping, StepData, TeamReward
 from zooport.adapters.wrappers.team import FoldAgents, RandomPolicy, SingleAgentView
 from zooport.adapters.wrappers.visibility import EntitySlots, SharedVisibility
 
@@ -85,7 +85,6 @@ __all__ = [
     "RewardShaping",
     "StepData",
     "TeamReward",
-    "IndividualDone",
     # action
     "ActionGrid",
     "DiscretizeActions",
@@ -100,6 +99,7 @@ __all__ = [
     "SharedVisibility",
     # episode
     "TerminationPolicy",
+    "IndividualDone",
     # communication
     "Message",
     "MessageBus",

@@ -4,6 +4,8 @@ Classes:
     ParallelWrapper: a ``pettingzoo.ParallelEnv`` around another one, with explicit pass-through
         members (no ``__getattr__`` forwarding), composition rules as class attributes and a
         per-wrapper random generator seeded from ``reset(seed=...)``.
+    ObservationMapper: a ``ParallelWrapper`` that changes observations only (one hook).
+    PartsDelivery: a mixin for wrappers that add named parts to each observation or info.
     AgentSelector: which agents a wrapper acts on: all, a collection of names, a behaviour
         (team) name or a predicate.
     Teams: groups agents into teams (by behaviour by default).
@@ -38,9 +40,18 @@ from typing_extensions import override
 from zooport.adapters.agent_names import behavior_prefix
 from zooport.envs.arguments import check_seed
 from zooport.envs.step_guard import StepGuard
-from zooport.errors import ArgumentTypeError, UnknownAgentError
+from zooport.errors import ArgumentError, ArgumentTypeError, SpecError, UnknownAgentError
 
-__all__ = ["ParallelWrapper", "AgentSelector", "Teams", "behavior_of", "inner_env"]
+__all__ = [
+    "ParallelWrapper",
+    "ObservationMapper",
+    "PartsDelivery",
+    "DELIVERIES",
+    "AgentSelector",
+    "Teams",
+    "behavior_of",
+    "inner_env",
+]
 
 #: An agent selection: None (every agent), a behaviour/team name, names, or a predicate.
 AgentSpec = str | Collection[str] | Callable[[str], bool] | None
@@ -262,6 +273,107 @@ def _guarded(method: Callable[..., Any], call: str, owner: type) -> Callable[...
 # The base class's own pass-through step and reset (__init_subclass__ guards subclasses').
 ParallelWrapper.step = _guarded(ParallelWrapper.step, "step", ParallelWrapper)  # type: ignore[method-assign]
 ParallelWrapper.reset = _guarded(ParallelWrapper.reset, "reset", ParallelWrapper)  # type: ignore[method-assign]
+
+
+
+class ObservationMapper(ParallelWrapper):
+    """A wrapper that changes the observations only: ``reset`` and ``step`` pass every other
+    value through and hand the observations to :meth:`map_observations`, the one hook."""
+
+    def map_observations(self, observations: dict[str, Any]) -> dict[str, Any]:
+        """The observations the wrapper gives for the wrapped env's ``observations``."""
+        raise NotImplementedError
+
+    @override
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        observations, infos = self.env.reset(seed=seed, options=options)
+        return self.map_observations(observations), infos
+
+    @override
+    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        observations, rewards, terminations, truncations, infos = self.env.step(actions)
+        return self.map_observations(observations), rewards, terminations, truncations, infos
+
+
+#: Where :class:`PartsDelivery` wrappers put their parts.
+DELIVERIES = ("observation", "info")
+
+
+class PartsDelivery:
+    """For wrappers that add named parts (messages, a global state, ...) to what an agent sees.
+
+    With ``delivery="observation"`` the observation becomes a ``Dict`` holding the parts
+    (``{"observation": obs, **parts}``, or the observation's own keys and the parts where it is
+    a ``Dict`` already), and so does its space; with ``"info"`` the parts go to the agent's
+    info and the space is the wrapped env's. A subclass sets ``delivery`` (checked by
+    :meth:`_checked_delivery`) and gives :meth:`part_spaces`.
+    """
+
+    env: ParallelEnv
+    delivery: str
+
+    def part_spaces(self, agent: str) -> Mapping[str, spaces.Space]:
+        """The spaces of the parts ``agent`` receives, by key."""
+        raise NotImplementedError
+
+    def _checked_delivery(self, delivery: Any) -> str:
+        if not isinstance(delivery, str) or delivery not in DELIVERIES:
+            raise ArgumentError(
+                f"Expect delivery to be one of {list(DELIVERIES)}, actually: {delivery!r}"
+            )
+        return delivery
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        """The wrapped env's observation space, with the parts where they are delivered so.
+
+        Computed once per agent (spaces are static).
+
+        Raises:
+            SpecError: a part's key is already a key of the agent's observation.
+        """
+        cache: dict[str, spaces.Space] = self.__dict__.setdefault("_delivered_spaces", {})
+        space = cache.get(agent)
+        if space is None:
+            space = self.env.observation_space(agent)
+            if self.delivery == "observation":
+                own = {"observation": space}
+                if isinstance(space, spaces.Dict):
+                    own = dict(space.spaces)
+                parts = self.part_spaces(agent)
+                clash = [k for k in parts if k in own]
+                if clash:
+                    raise SpecError(
+                        f"{type(self).__name__}: agent {agent!r}'s observation already has "
+                        f"keys {clash}; use delivery='info'"
+                    )
+                space = spaces.Dict({**own, **parts})
+            cache[agent] = space
+        return space
+
+    def _with_parts(
+        self,
+        observations: dict[str, Any],
+        infos: dict[str, dict[str, Any]],
+        parts: Mapping[str, Mapping[str, Any]],
+    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        """The step's observations and infos with each agent's ``parts[agent]`` delivered.
+
+        The wrapped env's dicts are not changed: what changes is a new dict.
+        """
+        if self.delivery == "info":
+            infos = dict(infos)
+            for agent, extra in parts.items():
+                infos[agent] = {**infos.get(agent, {}), **extra}
+            return observations, infos
+        delivered = {}
+        for agent, obs in observations.items():
+            extra = parts[agent]
+            delivered[agent] = {**obs, **extra} if isinstance(obs, dict) else {
+                "observation": obs, **extra
+            }
+        return delivered, infos
 
 
 def inner_env(env: Any) -> Any | None:

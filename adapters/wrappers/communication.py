@@ -32,7 +32,7 @@ at that step even when nobody sends (MATE releases them only inside ``send_messa
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -41,7 +41,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from typing_extensions import override
 
-from zooport.adapters.wrappers.base import ParallelWrapper, inner_env
+from zooport.adapters.wrappers.base import ParallelWrapper, PartsDelivery, inner_env
 from zooport.errors import (
     ArgumentError,
     ArgumentTypeError,
@@ -83,7 +83,7 @@ class CommunicationLayer(ParallelWrapper):
         raise NotImplementedError
 
 
-class MessageBus(CommunicationLayer):
+class MessageBus(PartsDelivery, CommunicationLayer):
     """Carries messages sent between steps into the next step's observations or infos.
 
     Args:
@@ -131,10 +131,7 @@ class MessageBus(CommunicationLayer):
         max_messages: int | None = None,
     ) -> None:
         super().__init__(env)
-        if delivery not in ("info", "observation"):
-            raise ArgumentError(
-                f"Expect delivery to be 'info' or 'observation', actually: {delivery!r}"
-            )
+        delivery = self._checked_delivery(delivery)
         if content_space is not None and not isinstance(content_space, spaces.Box):
             raise ArgumentTypeError(
                 f"Expect content_space to be a Box or None, actually: {content_space}"
@@ -169,30 +166,14 @@ class MessageBus(CommunicationLayer):
                     "count": spaces.Discrete(max_messages + 1),
                 }
             )
-        self._spaces: dict[str, spaces.Space] = {}
         self._outbox: list[Message] = []
         self.last_observations: dict[str, Any] = {}
         self.last_delivered: dict[str, list[Message]] = {}
         self.overflowed = 0
 
-    @override
-    def observation_space(self, agent: str) -> spaces.Space:
-        try:
-            return self._spaces[agent]
-        except KeyError:
-            pass
-        inner = self.env.observation_space(agent)
-        space = inner
-        if self.delivery == "observation":
-            own = dict(inner.spaces) if isinstance(inner, spaces.Dict) else {"observation": inner}
-            if _KEY in own:
-                raise SpecError(
-                    f"MessageBus: agent {agent!r}'s observation already has a {_KEY!r} key; "
-                    "use delivery='info'"
-                )
-            space = spaces.Dict({**own, _KEY: self.message_space})
-        self._spaces[agent] = space
-        return space
+    def part_spaces(self, agent: str) -> Mapping[str, spaces.Space]:
+        """``{"messages": message_space}`` (with ``delivery="observation"``)."""
+        return {_KEY: self.message_space}
 
     def route(self, messages: Message | Iterable[Message]) -> list[Message]:
         """Checks messages and expands broadcasts, one message per recipient.
@@ -273,19 +254,8 @@ class MessageBus(CommunicationLayer):
             if box is not None:
                 box.append(message)
         self.last_delivered = inbox
-        if self.delivery == "info":
-            infos = dict(infos)
-            for agent, box in inbox.items():
-                infos[agent] = {**infos.get(agent, {}), _KEY: self._encode(box)}
-            return observations, infos
-        delivered = {}
-        for agent, obs in observations.items():
-            encoded = self._encode(inbox[agent])
-            if isinstance(obs, dict):
-                delivered[agent] = {**obs, _KEY: encoded}
-            else:
-                delivered[agent] = {"observation": obs, _KEY: encoded}
-        return delivered, infos
+        parts = {agent: {_KEY: self._encode(box)} for agent, box in inbox.items()}
+        return self._with_parts(observations, infos, parts)
 
     @override
     def reset(

@@ -35,6 +35,7 @@ import gymnasium as gym
 from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec
 
+from zooport.adapters.registration import APIS
 from zooport.adapters.wrappers.base import ParallelWrapper, inner_env
 from zooport.errors import ArgumentError, ArgumentTypeError, ZooportError
 
@@ -51,8 +52,8 @@ __all__ = [
     "get_wrapper",
 ]
 
-#: The env kinds a wrapper list can start from (``zooport.make``'s ``api``).
-KINDS = ("parallel", "aec", "gym", "vector")
+#: The env kinds a wrapper list can start from: the adapters ``zooport.make`` builds.
+KINDS = APIS
 _KIND_NAMES = {
     "parallel": "a PettingZoo Parallel env",
     "aec": "a PettingZoo AEC env",
@@ -131,13 +132,6 @@ def wrapper_class(item: Any) -> type | None:
         True
     """
     return _decompose(item)[0]
-
-
-def _name(item: Any) -> str:
-    cls = wrapper_class(item)
-    if cls is not None:
-        return cls.__name__
-    return getattr(item, "__qualname__", None) or type(item).__name__
 
 
 def is_parallel_wrapper(item: Any) -> bool:

@@ -27,8 +27,8 @@ from gymnasium.vector.utils import batch_space
 from pettingzoo import ParallelEnv
 from typing_extensions import override
 
-from zooport.adapters.wrappers.base import ParallelWrapper
-from zooport.errors import ArgumentError, SpecError
+from zooport.adapters.wrappers.base import ObservationMapper, ParallelWrapper, PartsDelivery
+from zooport.errors import ArgumentError
 
 __all__ = [
     "Rescaler",
@@ -116,7 +116,7 @@ class Rescaler:
         return observation if self._fn is None else self._fn(observation)
 
 
-class RescaleObservations(ParallelWrapper):
+class RescaleObservations(ObservationMapper):
     """Observations rescaled by :class:`Rescaler`, per agent; spaces rewritten once.
 
     Agents sharing an observation space object share the rescaled one. Values outside the
@@ -157,20 +157,9 @@ class RescaleObservations(ParallelWrapper):
     def observation_space(self, agent: str) -> spaces.Space:
         return self._rescaler(agent).space
 
-    def _map(self, observations: dict[str, Any]) -> dict[str, Any]:
+    @override
+    def map_observations(self, observations: dict[str, Any]) -> dict[str, Any]:
         return {a: self._rescaler(a)(o) for a, o in observations.items()}
-
-    @override
-    def reset(
-        self, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-        observations, infos = self.env.reset(seed=seed, options=options)
-        return self._map(observations), infos
-
-    @override
-    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
-        observations, rewards, terminations, truncations, infos = self.env.step(actions)
-        return self._map(observations), rewards, terminations, truncations, infos
 
 
 class GymRescaleObservations(gym.ObservationWrapper):
@@ -258,7 +247,7 @@ def _without_mask(space: spaces.Space) -> spaces.Space:
     return space
 
 
-class CentralisedObservation(ParallelWrapper):
+class CentralisedObservation(PartsDelivery, ParallelWrapper):
     """Adds centralised-critic inputs to each agent's observation (or info).
 
     Parts (``include``), all float32 vectors of fixed size:
@@ -306,12 +295,8 @@ class CentralisedObservation(ParallelWrapper):
                 f"Expect include to be a non-empty subset of {list(_CENTRAL_PARTS)}, actually: "
                 f"{include!r}"
             )
-        if delivery not in ("observation", "info"):
-            raise ArgumentError(
-                f"Expect delivery to be 'observation' or 'info', actually: {delivery!r}"
-            )
         self.include = tuple(p for p in _CENTRAL_PARTS if p in include)
-        self.delivery = delivery
+        self.delivery = self._checked_delivery(delivery)
         if "state" in self.include:
             state_space = getattr(env, "state_space", None)
             if not isinstance(state_space, spaces.Box):
@@ -329,12 +314,12 @@ class CentralisedObservation(ParallelWrapper):
         self._act_parts = [env.action_space(a) for a in self.members]
         self._obs_index = _Layout(self._obs_parts)
         self._act_index = _Layout(self._act_parts)
-        self._spaces: dict[str, spaces.Space] = {}
         self._parts: dict[str, dict[str, spaces.Box]] = {}
         for agent in self.members:
             self.observation_space(agent)
 
-    def _part_spaces(self, agent: str) -> dict[str, spaces.Box]:
+    def part_spaces(self, agent: str) -> dict[str, spaces.Box]:
+        """The spaces of the central parts ``agent`` receives (``state``, ``others_...``)."""
         try:
             return self._parts[agent]
         except KeyError:
@@ -355,28 +340,6 @@ class CentralisedObservation(ParallelWrapper):
         except ValueError:
             return None
 
-    @override
-    def observation_space(self, agent: str) -> spaces.Space:
-        try:
-            return self._spaces[agent]
-        except KeyError:
-            pass
-        inner = self.env.observation_space(agent)
-        if self.delivery == "info":
-            space = inner
-        else:
-            parts = self._part_spaces(agent)
-            own = dict(inner.spaces) if isinstance(inner, spaces.Dict) else {"observation": inner}
-            clash = [k for k in parts if k in own]
-            if clash:
-                raise SpecError(
-                    f"CentralisedObservation: agent {agent!r}'s observation already has keys "
-                    f"{clash}; use delivery='info'"
-                )
-            space = spaces.Dict({**own, **parts})
-        self._spaces[agent] = space
-        return space
-
     def _extend(
         self, observations: dict[str, Any], infos: dict[str, dict], actions: dict[str, Any]
     ) -> tuple[dict[str, Any], dict[str, dict]]:
@@ -387,9 +350,8 @@ class CentralisedObservation(ParallelWrapper):
             central["observations"] = self._obs_index.joint(observations, self.members)
         if "actions" in self.include:
             central["actions"] = self._act_index.joint(actions, self.members)
-        out_obs: dict[str, Any] = {}
-        out_infos = dict(infos)
-        for agent, obs in observations.items():
+        parts: dict[str, dict[str, np.ndarray]] = {}
+        for agent in observations:
             index = self._index(agent)
             extra: dict[str, np.ndarray] = {}
             if "state" in central:
@@ -399,14 +361,8 @@ class CentralisedObservation(ParallelWrapper):
                 extra["others_observations"] = self._obs_index.others(joint, index)
             if "actions" in central:
                 extra["others_actions"] = self._act_index.others(central["actions"], index)
-            if self.delivery == "info":
-                out_obs[agent] = obs
-                out_infos[agent] = {**infos.get(agent, {}), **extra}
-            elif isinstance(obs, dict):
-                out_obs[agent] = {**obs, **extra}
-            else:
-                out_obs[agent] = {"observation": obs, **extra}
-        return out_obs, out_infos
+            parts[agent] = extra
+        return self._with_parts(observations, infos, parts)
 
     @override
     def reset(

@@ -7,11 +7,10 @@ Classes:
         recorded in the infos.
     TeamReward: each agent gets its team's scalar (the sum, mean, max or min of the members'
         rewards, or of an info value such as zooport's ``group_reward``).
-    IndividualDone: a team's done as a per-agent flag: once a team's termination rule fires,
-        every live member finishes in that step.
 
-MATE's ``AuxiliaryCameraRewards``/``RepeatedRewardIndividualDone`` for any PettingZoo
-Parallel env: teams are behaviours by default (see :class:`~zooport.adapters.wrappers.base.Teams`).
+MATE's ``AuxiliaryCameraRewards``/``RepeatedReward`` for any PettingZoo Parallel env: teams
+are behaviours by default (see :class:`~zooport.adapters.wrappers.base.Teams`). A team's done
+as per-agent flags (``IndividualDone``) is in :mod:`zooport.adapters.wrappers.episode`.
 """
 
 from __future__ import annotations
@@ -20,11 +19,9 @@ from collections.abc import Callable, Hashable, Mapping
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
-from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from typing_extensions import override
 
-from zooport.adapters.termination import TerminationMode, TerminationRule
 from zooport.adapters.wrappers.base import AgentSelector, AgentSpec, ParallelWrapper, Teams
 from zooport.errors import ArgumentError, ArgumentTypeError
 
@@ -32,9 +29,7 @@ __all__ = [
     "StepData",
     "RewardShaping",
     "TeamReward",
-    "IndividualDone",
     "REDUCTIONS",
-    "filler_action",
 ]
 
 #: The reductions over agents (or team members) and their numpy functions.
@@ -313,145 +308,3 @@ class TeamReward(ParallelWrapper):
                     "individual_reward": rewards[agent],
                 }
         return observations, new_rewards, terminations, truncations, infos
-
-
-class IndividualDone(ParallelWrapper):
-    """A team's done as per-agent flags: once its rule fires, all its live members finish.
-
-    A team is done when its termination rule fires over its members (every member that took
-    part counts; see :mod:`zooport.adapters.termination`). In that step its members still
-    live are truncated (or terminated, by option) and leave ``agents``; agents that finished
-    themselves keep their flags. The wrapped env may still hold them live: the wrapper keeps
-    playing them with a filler action (0 for ``Discrete``, the point nearest zero in a
-    ``Box``, per part for ``MultiDiscrete``/``Dict``/``Tuple``) and drops what they report.
-
-    Args:
-        env: any PettingZoo Parallel env.
-        mode: the team rule: ``"any"`` (default), ``"majority"``, ``"all"`` or a fraction.
-        teams: agent -> team; default: behaviours.
-        end_live_as: ``"truncated"`` (default) or ``"terminated"``.
-
-    Example:
-        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-        >>> from zooport.envs.builtin.tag import Tag
-        >>> env = IndividualDone(PettingZooParallelEnv(Tag(seed=0, tag_radius=0.85)), "any")
-        >>> _ = env.reset(seed=0)
-        >>> while len(env.agents) == 5:
-        ...     _, _, terms, truncs, _ = env.step(dict.fromkeys(env.agents, 0))
-        >>> env.agents, sorted(a for a in truncs if truncs[a])
-        (['tagger_3', 'tagger_4'], ['runner_1', 'runner_2'])
-    """
-
-    unique: ClassVar[bool] = True
-
-    def __init__(
-        self,
-        env: ParallelEnv,
-        mode: TerminationMode | str | float = "any",
-        *,
-        teams: Mapping[str, Hashable] | Callable[[str], Hashable] | None = None,
-        end_live_as: str = "truncated",
-    ) -> None:
-        super().__init__(env)
-        self.rule = TerminationRule(mode)
-        self.teams = Teams(env, teams)
-        if end_live_as not in ("truncated", "terminated"):
-            raise ArgumentError(
-                f"Expect end_live_as to be 'truncated' or 'terminated', actually: {end_live_as!r}"
-            )
-        self.end_live_as = end_live_as
-        self._fillers: dict[int, Any] = {}
-        self._agents: list[str] = []
-        self._members: dict[Hashable, set[str]] = {}
-        self._finished: set[str] = set()
-        self._done_teams: set[Hashable] = set()
-        self._benched: set[str] = set()
-
-    @property
-    def agents(self) -> list[str]:  # type: ignore[override]
-        """The live agents of teams that are not done."""
-        return self._agents
-
-    @override
-    def reset(
-        self, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-        observations, infos = self.env.reset(seed=seed, options=options)
-        self._agents = list(self.env.agents)
-        self._members = {}
-        for agent in self._agents:
-            self._members.setdefault(self.teams(agent), set()).add(agent)
-        self._finished = set()
-        self._done_teams = set()
-        self._benched = set()
-        return observations, infos
-
-    @override
-    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
-        benched = self._benched
-        if benched:
-            live = set(self.env.agents)
-            actions = {**actions, **{a: self._filler(a) for a in benched if a in live}}
-        observations, rewards, terminations, truncations, infos = self.env.step(actions)
-        if benched:
-            observations, rewards, terminations, truncations, infos = (
-                {a: v for a, v in d.items() if a not in benched}
-                for d in (observations, rewards, terminations, truncations, infos)
-            )
-        for agent in self.env.agents:
-            self._members.setdefault(self.teams(agent), set()).add(agent)
-        finished = self._finished
-        finished.update(a for a, t in terminations.items() if t)
-        finished.update(a for a, t in truncations.items() if t)
-        flags = truncations if self.end_live_as == "truncated" else terminations
-        copied = False
-        for team, members in self._members.items():
-            if team in self._done_teams:
-                continue
-            n_finished = len(members & finished)
-            if n_finished and self.rule.episode_over(n_finished, len(members)):
-                self._done_teams.add(team)
-                cut = [a for a in members if a in terminations and a not in finished]
-                if cut and not copied:
-                    flags, copied = dict(flags), True
-                flags.update(dict.fromkeys(cut, True))
-                benched.update(cut)
-                finished.update(cut)
-        if self.end_live_as == "truncated":
-            truncations = flags
-        else:
-            terminations = flags
-        self._agents = [a for a in self.env.agents if a not in finished]
-        return observations, rewards, terminations, truncations, infos
-
-    def _filler(self, agent: str) -> Any:
-        space = self.env.action_space(agent)
-        key = id(space)
-        try:
-            return self._fillers[key][1]
-        except KeyError:
-            filler = filler_action(space)
-            self._fillers[key] = (space, filler)
-            return filler
-
-
-def filler_action(space: spaces.Space) -> Any:
-    """A fixed valid action: 0 / the Box point nearest zero, recursively for composites.
-
-    Example:
-        >>> filler_action(spaces.Box(1.0, 2.0, (2,))).tolist(), filler_action(spaces.Discrete(3))
-        ([1.0, 1.0], 0)
-    """
-    if isinstance(space, spaces.Discrete):
-        return int(space.start)
-    if isinstance(space, spaces.MultiDiscrete):
-        return np.asarray(space.start, dtype=space.dtype).copy()
-    if isinstance(space, spaces.MultiBinary):
-        return np.zeros(space.shape, dtype=space.dtype)
-    if isinstance(space, spaces.Box):
-        return np.clip(np.zeros(space.shape), space.low, space.high).astype(space.dtype)
-    if isinstance(space, spaces.Dict):
-        return {k: filler_action(s) for k, s in space.spaces.items()}
-    if isinstance(space, spaces.Tuple):
-        return tuple(filler_action(s) for s in space.spaces)
-    raise ArgumentTypeError(f"no filler action for a {type(space).__name__} action space")

@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 import functools
 import operator
+import warnings
 from collections.abc import Callable, Collection
 from typing import Any, ClassVar, SupportsFloat
 
@@ -98,21 +99,22 @@ class FoldAgents(ParallelWrapper):
         policy: a callable ``observation -> action`` (see the module docstring), or
             ``"random"`` for :class:`RandomPolicy`.
         agents: the agents to fold: a collection of names or a predicate ``agent -> bool``.
-        behaviour: instead of ``agents``: a behaviour (``"Tagger?team=1"``) or agent-name
+        behavior: instead of ``agents``: a behaviour (``"Tagger?team=1"``) or agent-name
             prefix (``"tagger"``); agents spawned later are folded when they match.
+        behaviour: the former spelling of ``behavior``; deprecated (it warns).
 
     ``possible_agents``, ``agents`` and every step dict hold the exposed agents only. The
     folded agents' last rewards are in :attr:`folded_rewards`. Passing an action for a
     folded agent is an :class:`~zooport.ActionError`.
 
     Raises:
-        ArgumentError: both or neither of ``agents``/``behaviour``; nothing folded; nothing left.
+        ArgumentError: both or neither of ``agents``/``behavior``; nothing folded; nothing left.
         ArgumentTypeError: ``policy`` is not callable.
 
     Example:
         >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
         >>> from zooport.envs.builtin.tag import Tag
-        >>> env = FoldAgents(PettingZooParallelEnv(Tag(seed=0)), lambda obs: 0, behaviour="tagger")
+        >>> env = FoldAgents(PettingZooParallelEnv(Tag(seed=0)), lambda obs: 0, behavior="tagger")
         >>> env.possible_agents
         ['runner_0', 'runner_1', 'runner_2']
         >>> _ = env.reset(seed=0)
@@ -130,19 +132,33 @@ class FoldAgents(ParallelWrapper):
         policy: Callable[[Any], Any] | str,
         agents: Collection[str] | Callable[[str], bool] | None = None,
         *,
+        behavior: str | None = None,
         behaviour: str | None = None,
     ) -> None:
         super().__init__(env)
-        if (agents is None) == (behaviour is None):
+        if behaviour is not None:
+            warnings.warn(
+                "FoldAgents(behaviour=...) is deprecated; pass behavior= (zooport's one "
+                "spelling, as in behavior_name=)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            if behavior is not None:
+                raise ArgumentError(
+                    f"FoldAgents: pass behavior= only, actually both behavior={behavior!r} and "
+                    f"behaviour={behaviour!r}"
+                )
+            behavior = behaviour
+        if (agents is None) == (behavior is None):
             raise ArgumentError(
                 "FoldAgents needs exactly one of agents= (names or a predicate) and "
-                f"behaviour= (a behaviour or agent-name prefix), actually: agents={agents!r}, "
-                f"behaviour={behaviour!r}"
+                f"behavior= (a behaviour or agent-name prefix), actually: agents={agents!r}, "
+                f"behavior={behavior!r}"
             )
         if isinstance(agents, str):
             raise ArgumentTypeError(
                 f"Expect agents to be a collection of agent names or a predicate, actually the "
-                f"str {agents!r}; for a behaviour or name prefix pass behaviour={agents!r}"
+                f"str {agents!r}; for a behaviour or name prefix pass behavior={agents!r}"
             )
         if isinstance(policy, str) and policy == "random":
             policy = RandomPolicy()
@@ -152,7 +168,7 @@ class FoldAgents(ParallelWrapper):
                 f"{policy!r}"
             )
         self.policy = policy
-        self.folded = AgentSelector(env, agents if behaviour is None else behaviour, "agents")
+        self.folded = AgentSelector(env, agents if behavior is None else behavior, "agents")
         self._clones: dict[str, Callable[[Any], Any]] = {}
         self._folded_obs: dict[str, Any] = {}
         self.folded_rewards: dict[str, float] = {}
@@ -163,7 +179,7 @@ class FoldAgents(ParallelWrapper):
         if not any(self.folded(a) for a in possible) and self._require_folded:
             raise ArgumentError(
                 f"FoldAgents: the selection folds none of {possible} (agents={agents!r}, "
-                f"behaviour={behaviour!r})"
+                f"behavior={behavior!r})"
             )
         if all(self.folded(a) for a in possible):
             raise ArgumentError(f"FoldAgents: the selection folds every agent of {possible}")

@@ -19,7 +19,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from typing_extensions import override
 
-from zooport.adapters.wrappers.base import ParallelWrapper, Teams, behavior_of
+from zooport.adapters.wrappers.base import ObservationMapper, Teams, behavior_of
 from zooport.adapters.wrappers.observation import CentralisedObservation, RescaleObservations
 from zooport.errors import ArgumentError, ArgumentTypeError, SpecError
 
@@ -64,7 +64,7 @@ class EntitySlots:
 SlotsSpec = EntitySlots | Mapping[str, EntitySlots] | Callable[[str], EntitySlots | None] | None
 
 
-class SharedVisibility(ParallelWrapper):
+class SharedVisibility(ObservationMapper):
     """Teammates see what any of them sees: entity rows are shared within each team.
 
     For each entity row that some reporting teammate sees (its mask feature > 0.5), every
@@ -150,7 +150,8 @@ class SharedVisibility(ParallelWrapper):
         self._slots[agent] = slots
         return slots
 
-    def _share(self, observations: dict[str, Any]) -> dict[str, Any]:
+    @override
+    def map_observations(self, observations: dict[str, Any]) -> dict[str, Any]:
         out = dict(observations)
         for team, members in self.teams.group(list(observations)).items():
             members = [a for a in members if self._slots_of(a) is not None]
@@ -172,17 +173,6 @@ class SharedVisibility(ParallelWrapper):
                 out[agent] = obs
         return out
 
-    @override
-    def reset(
-        self, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-        observations, infos = self.env.reset(seed=seed, options=options)
-        return self._share(observations), infos
-
-    @override
-    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
-        observations, rewards, terminations, truncations, infos = self.env.step(actions)
-        return self._share(observations), rewards, terminations, truncations, infos
 
 
 def _share(rows: np.ndarray, mask_feature: int) -> np.ndarray:

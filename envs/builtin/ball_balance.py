@@ -25,6 +25,7 @@ from zooport.envs.base_env import (
 )
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin import _render
+from zooport.envs.declaration import EnvDeclaration
 from zooport.envs.side_channel.side_channel import SideChannel
 from zooport.errors import ArgumentError, ArgumentTypeError
 
@@ -116,6 +117,10 @@ class BallBalance(BatchedEnv):
     expected_reward: ClassVar[float] = 18.0
     #: The default per-agent episode cap.
     max_episode_steps: ClassVar[int] = 200
+    #: How zooport registers it: ``zooport/BallBalance-v0`` balances one ball.
+    declaration: ClassVar[EnvDeclaration] = EnvDeclaration(
+        pettingzoo_name="ball_balance_v0", gym_kwargs={"n_agents": 1}
+    )
 
     def __init__(
         self,

@@ -23,6 +23,7 @@ from zooport.envs.base_env import (
 )
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin import _render
+from zooport.envs.declaration import EnvDeclaration
 from zooport.envs.side_channel.side_channel import SideChannel
 
 __all__ = ["Basic"]
@@ -85,6 +86,8 @@ class Basic(BatchedEnv):
     expected_reward: ClassVar[float] = 0.9
     #: The default per-agent episode cap.
     max_episode_steps: ClassVar[int] = 100
+    #: How zooport registers it (one agent by default: the single-agent id needs no option).
+    declaration: ClassVar[EnvDeclaration] = EnvDeclaration(gym_kwargs={"n_agents": 1})
 
     def __init__(
         self,

@@ -24,6 +24,7 @@ from zooport.envs.base_env import (
 )
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin import _render
+from zooport.envs.declaration import EnvDeclaration
 from zooport.envs.side_channel.side_channel import SideChannel
 from zooport.errors import ArgumentError, ArgumentTypeError
 
@@ -80,6 +81,10 @@ class Collector(BatchedEnv):
     #: uniformly random actions about -0.35.
     expected_reward: ClassVar[float] = 4.0
     max_episode_steps: ClassVar[int] = 250
+    #: How zooport registers it: ``zooport/Collector-v0`` is one collector.
+    declaration: ClassVar[EnvDeclaration] = EnvDeclaration(
+        pettingzoo_name="collector_v0", gym_kwargs={"n_agents": 1}
+    )
 
     item_reward: ClassVar[float] = 1.0
     step_penalty: ClassVar[float] = 0.005

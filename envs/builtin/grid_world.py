@@ -25,6 +25,7 @@ from zooport.envs.base_env import (
 )
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin import _render
+from zooport.envs.declaration import EnvDeclaration
 from zooport.envs.side_channel.side_channel import SideChannel
 from zooport.errors import ArgumentError, ArgumentTypeError
 
@@ -97,6 +98,12 @@ class GridWorld(BatchedEnv):
     expected_reward: ClassVar[float] = 0.75
     #: The default per-agent episode cap.
     max_episode_steps: ClassVar[int] = 50
+    #: How zooport registers it. The single-agent id keeps the 5x5 camera float32: as uint8,
+    #: SB3 would take it for an image and build a CNN that cannot convolve 5x5 pixels; as a
+    #: float Box its policies flatten it.
+    declaration: ClassVar[EnvDeclaration] = EnvDeclaration(
+        pettingzoo_name="grid_world_v0", gym_kwargs={"n_agents": 1}
+    )
 
     def __init__(
         self,

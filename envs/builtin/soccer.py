@@ -26,6 +26,7 @@ from zooport.envs.base_env import (
 )
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin import _render
+from zooport.envs.declaration import EnvDeclaration
 from zooport.envs.side_channel.side_channel import SideChannel
 from zooport.errors import ArgumentError, ArgumentTypeError
 
@@ -128,6 +129,15 @@ class Soccer(BatchedEnv):
     #: agent-steps, a team running straight at the ball about 0.75, a random team about 0.02.
     expected_reward: ClassVar[float] = 0.7
     max_episode_steps: ClassVar[int] = 200
+    #: How zooport registers it. ``zooport/Soccer-v0`` is one player against one who takes
+    #: no actions (it stands where it kicked off); ``expected_reward`` is a team's against a
+    #: random team, so it is no threshold there.
+    declaration: ClassVar[EnvDeclaration] = EnvDeclaration(
+        pettingzoo_name="soccer_v0",
+        gym_kwargs={"team_size": 1, "behavior_name": _TEAMS[0]},
+        gym_threshold=False,
+        agent_counts=dict.fromkeys(_TEAMS, "team_size"),
+    )
 
     goal_reward: ClassVar[float] = 1.0
     player_accel: ClassVar[float] = 0.03

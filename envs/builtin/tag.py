@@ -24,6 +24,7 @@ from zooport.envs.base_env import (
 )
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin import _render
+from zooport.envs.declaration import EnvDeclaration
 from zooport.envs.side_channel.side_channel import SideChannel
 from zooport.errors import ArgumentError, ArgumentTypeError
 
@@ -115,6 +116,15 @@ class Tag(BatchedEnv):
     #: heading for the nearest runner about 8.7, random taggers about -1.2.
     expected_reward: ClassVar[float] = 7.0
     max_episode_steps: ClassVar[int] = 200
+    #: How zooport registers it. ``zooport/Tag-v0`` is one runner against one tagger that
+    #: takes no actions (ML-Agents' rule: an agent without an action takes the zero action,
+    #: "stay"); ``expected_reward`` is the taggers', so it is no threshold for the runner.
+    declaration: ClassVar[EnvDeclaration] = EnvDeclaration(
+        pettingzoo_name="tag_v0",
+        gym_kwargs={"n_runners": 1, "n_taggers": 1, "behavior_name": _RUNNER},
+        gym_threshold=False,
+        agent_counts={_RUNNER: "n_runners", _TAGGER: "n_taggers"},
+    )
 
     alive_reward: ClassVar[float] = 0.01
     time_penalty: ClassVar[float] = 0.01

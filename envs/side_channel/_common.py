@@ -13,22 +13,11 @@ from __future__ import annotations
 import math
 import numbers
 import operator
-import sys
 
 import numpy as np
+from typing_extensions import override  # a dependency (>= 4.5, which has it)
 
 from zooport.errors import SideChannelError
-
-if sys.version_info >= (3, 12):
-    from typing import override
-else:
-    try:
-        from typing_extensions import override
-    except ImportError:  # typing_extensions older than 4.4: a no-op marker is enough
-
-        def override(method):  # type: ignore[no-redef]
-            return method
-
 
 __all__ = [
     "INT32_MIN",

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from zooport.checks.isolation import close_quietly
-from zooport.envs.capabilities import accepts_keyword, reset_seeded
+from zooport.envs.capabilities import accepts_keyword, reset_core
 
 __all__ = ["SingleAgentPlan", "agent_counts", "single_agent_plan"]
 
@@ -42,7 +42,7 @@ def agent_counts(factory: Callable[..., Any], seed: int = 0, **kwargs: Any) -> d
     """The number of agents with a decision after a reset, per behaviour."""
     core = factory(**kwargs)
     try:
-        reset_seeded(core, seed)
+        reset_core(core, seed)
         return {name: len(core.get_steps(name)[0]) for name in core.behavior_specs}
     finally:
         close_quietly(core)

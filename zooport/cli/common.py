@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from zooport.envs.actions import random_actions
-from zooport.envs.capabilities import reset_seeded
+from zooport.envs.capabilities import reset_core
 from zooport.errors import ArgumentError, ZooportError
 
 __all__ = [
@@ -368,7 +368,7 @@ def rollout(core: Any, steps: int, seed: int = 0) -> RolloutStats:
         (2, 60, True)
     """
     rng = np.random.default_rng(seed)
-    reset_seeded(core, seed)
+    reset_core(core, seed)
     names = list(core.behavior_specs)
     returns = EpisodeReturns()
     agent_steps = 0

@@ -16,7 +16,7 @@ from typing import Any
 from zooport.checks import one_line, single_agent_plan
 from zooport.cli.common import Output, rollout
 from zooport.cli.targets import Target, parse_kwargs, resolve_target
-from zooport.envs.capabilities import reset_seeded
+from zooport.envs.capabilities import reset_core
 
 __all__ = ["cmd_list", "cmd_info"]
 
@@ -52,7 +52,7 @@ def cmd_list(args: argparse.Namespace, out: Output) -> int:
             rows.append([identifier, f"({one_line(exc)[:60]})", "-", "-", "-", "-"])
             continue
         try:
-            reset_seeded(core, 0)
+            reset_core(core, 0)
             counts = _agent_counts(core)
             specs = core.behavior_specs
             behaviours = "; ".join(f"{b} x{n}" for b, n in counts.items())
@@ -150,7 +150,7 @@ def cmd_info(args: argparse.Namespace, out: Output) -> int:
     target = resolve_target(args.env, parse_kwargs(args.kwargs))
     core = target.make()
     try:
-        reset_seeded(core, 0)
+        reset_core(core, 0)
         specs = dict(core.behavior_specs)
         counts = _agent_counts(core)
         masks = {b: core.get_steps(b)[0].action_mask is not None for b in specs}

@@ -40,7 +40,7 @@ from zooport.cli.common import (
 )
 from zooport.cli.targets import Target
 from zooport.envs.arguments import check_seed
-from zooport.envs.capabilities import accepts_keyword, reset_seeded
+from zooport.envs.capabilities import accepts_keyword, reset_core
 from zooport.errors import ZooportError
 
 __all__ = ["APIS", "MODEL_APIS", "PlayStats", "check_play_api", "play"]
@@ -350,7 +350,7 @@ def _make_stepper(
 ) -> Callable[[], int]:
     """Resets ``env`` and returns ``step() -> agent decisions acted on``."""
     if api == "raw":
-        reset_seeded(env, seed)
+        reset_core(env, seed)
         names = list(env.behavior_specs)
         return functools.partial(random_core_step, env, names, actor.rng, returns)
     if api == "gym":

@@ -34,7 +34,7 @@ from zooport.cli.common import UsageError, require, stack_observations
 from zooport.cli.saved_model import load_model, read_model_info
 from zooport.cli.targets import Target
 from zooport.envs.arguments import check_seed
-from zooport.envs.capabilities import accepts_keyword, reset_seeded
+from zooport.envs.capabilities import accepts_keyword, reset_core
 from zooport.errors import ArgumentError
 
 __all__ = ["TRAIN_APIS", "TrainResult", "train", "evaluate_parallel", "plot_curve"]
@@ -171,7 +171,7 @@ def _training_env(
 
     core = target.make_seeded(seed) if workers is None else _pool(target, seed, workers)
     try:
-        reset_seeded(core, seed)
+        reset_core(core, seed)
         names = list(core.behavior_specs)
         chosen = names if api == "parallel" else [behavior or names[0]]
         if api == "vector" and behavior is None and len(names) > 1:

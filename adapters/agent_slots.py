@@ -1,0 +1,112 @@
+"""One behaviour's agents in slots: what both adapter engines keep, and the rules they apply.
+
+Classes:
+    AgentSlots: the base of :class:`~zooport.adapters.behavior_slots.BehaviorSlots` (the
+        slot family's engine) and :class:`~zooport.adapters.agent_group.AgentGroup` (one
+        behaviour of the driver family's engine): the behaviour's spec and layouts, and per
+        slot its last observation (consumer layout), action mask and group id.
+
+Two rules of zooport's design are written once, here, and both engines apply them:
+
+- *Terminal reward never lost* (:meth:`AgentSlots._end_episodes`): a slot in the core's
+  TerminalSteps reports that step's terminal reward and group reward, terminated or, when
+  ``interrupted``, truncated, and its final observation, whether or not the core restarted
+  the agent in the same step (its DecisionSteps entry is then the next episode's first).
+- *No decision: last observation, reward 0* (:meth:`AgentSlots._take_decisions`): only the
+  slots in the core's DecisionSteps get a new observation, mask and group id; every other
+  slot keeps what it had, and its reward for the step stays at the 0 each engine starts the
+  step with (what the core pays it arrives, summed, with its next decision).
+
+Rows of a core batch map to slots through ``index`` (the slots, or a slice when they are
+the first slots in order) and ``rows`` (the batch rows to take, None for all).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from zooport.adapters.spaces import layouts_of
+from zooport.envs.base_env import BehaviorSpec, DecisionSteps, TerminalSteps
+
+__all__ = ["AgentSlots", "Index"]
+
+#: Slots to write: an index array, or a slice when they are the first slots in order.
+Index = slice | np.ndarray
+
+
+class AgentSlots:
+    """A behaviour's layouts and per-slot state; see the module docstring for the rules.
+
+    Args:
+        name: the behaviour.
+        spec: its ``BehaviorSpec``.
+        layout: how the specs become spaces (:class:`~zooport.adapters.options.LayoutOptions`).
+
+    Attributes:
+        obs_layout, action_layout: the behaviour's conversions (:mod:`zooport.adapters.spaces`).
+        obs, mask, group_id: per slot, allocated by the engine; ``mask_size`` is the width of
+            ``mask`` (0: no masks kept).
+    """
+
+    obs: Any
+    mask: np.ndarray
+    group_id: np.ndarray
+    mask_size: int
+
+    def __init__(self, name: str, spec: BehaviorSpec, layout: Any) -> None:
+        self.name = name
+        self.spec = spec
+        self.obs_layout, self.action_layout = layouts_of(spec, layout, name)
+
+    def _end_episodes(
+        self,
+        index: Index,
+        terminal: TerminalSteps,
+        rows: np.ndarray | None,
+        reward: np.ndarray,
+        group_reward: np.ndarray,
+        terminated: np.ndarray,
+        truncated: np.ndarray,
+        *,
+        keep_obs: bool = True,
+    ) -> None:
+        """Terminal reward never lost: the slots ``index`` end their episodes in this step.
+
+        Writes each one's terminal reward and group reward, its flags (``interrupted`` is
+        truncated, anything else terminated) and, with ``keep_obs``, its final observation
+        as its last one (an engine whose every ending slot decides again in the same step
+        may skip that write).
+        """
+        if rows is None:
+            reward[index] = terminal.reward
+            group_reward[index] = terminal.group_reward
+            interrupted = np.asarray(terminal.interrupted, dtype=bool)
+        else:
+            reward[index] = terminal.reward[rows]
+            group_reward[index] = terminal.group_reward[rows]
+            interrupted = np.asarray(terminal.interrupted, dtype=bool)[rows]
+        truncated[index] = interrupted
+        terminated[index] = ~interrupted
+        if keep_obs:
+            self.obs_layout.write(self.obs, index, terminal.obs, rows)
+
+    def _take_decisions(
+        self, index: Index, decision: DecisionSteps, rows: np.ndarray | None, count: int
+    ) -> None:
+        """No decision, no change: the ``count`` slots ``index`` take their new decision.
+
+        Writes each one's observation, action mask (the consumer's polarity, where masks are
+        kept) and group id; slots without a decision keep theirs.
+        """
+        self.obs_layout.write(self.obs, index, decision.obs, rows)
+        if self.mask_size:
+            masks = decision.action_mask
+            if rows is not None and masks is not None:
+                masks = [np.asarray(m)[rows] for m in masks]
+            self.mask[index] = self.action_layout.allowed_mask(masks, count)
+        # mlagents_envs (0.28) hands group ids out as a list, not an array.
+        self.group_id[index] = (
+            decision.group_id if rows is None else np.asarray(decision.group_id)[rows]
+        )

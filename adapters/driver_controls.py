@@ -1,0 +1,221 @@
+"""The driver family's options checks and the controls its front ends share.
+
+Classes:
+    DriverControls: a mixin for the front ends built on a
+        :class:`~zooport.adapters.multi_agent_driver.MultiAgentDriver` (the PettingZoo
+        adapters, ``MultiAgentTask``): the episode's agents and spaces, the termination rule,
+        ``max_cycles`` and ``stale_actions`` (writable), the cycle count, the ignored stale
+        actions, and (:class:`~zooport.adapters.core_access.EngineMembers`) the step guard and
+        the core's side channels.
+
+Functions:
+    checked_max_cycles: ``max_cycles=`` as None or an int >= 1.
+    checked_stale_actions: ``stale_actions=`` as ``"ignore"`` or ``"raise"``.
+    default_actions: what each behaviour's agents do without an action (``default_action=``).
+
+Constants:
+    STALE_ACTIONS: what ``stale_actions=`` accepts.
+
+The options themselves are declared once in :class:`~zooport.adapters.options.DriverOptions`;
+this module checks their values (also when a writable one is set later). It never imports a
+front end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from zooport.adapters.core_access import EngineMembers
+from zooport.adapters.termination import TerminationMode, TerminationRule
+from zooport.errors import ActionError, ArgumentError, ArgumentTypeError
+
+if TYPE_CHECKING:
+    from gymnasium import spaces
+
+    from zooport.adapters.agent_group import AgentGroup
+    from zooport.adapters.multi_agent_driver import MultiAgentDriver
+
+__all__ = [
+    "DriverControls",
+    "STALE_ACTIONS",
+    "checked_max_cycles",
+    "checked_stale_actions",
+    "default_actions",
+]
+
+#: What ``stale_actions=`` accepts: ignore (and count) or refuse actions for finished agents.
+STALE_ACTIONS = ("ignore", "raise")
+
+
+def checked_max_cycles(value: Any) -> int | None:
+    """``max_cycles`` as None or a Python int >= 1.
+
+    Raises:
+        ArgumentTypeError: not None and not an int.
+        ArgumentError: an int below 1.
+
+    Example:
+        >>> checked_max_cycles(np.int64(3)), checked_max_cycles(None)
+        (3, None)
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ArgumentTypeError(
+            f"Expect max_cycles to be None or an int >= 1, actually: "
+            f"{type(value).__name__} {value!r}"
+        )
+    if value < 1:
+        raise ArgumentError(f"Expect max_cycles to be None or an int >= 1, actually: {value!r}")
+    return int(value)
+
+
+def checked_stale_actions(value: Any) -> str:
+    """``stale_actions`` as one of :data:`STALE_ACTIONS`.
+
+    Raises:
+        ArgumentError: anything else.
+    """
+    if not isinstance(value, str) or value not in STALE_ACTIONS:
+        raise ArgumentError(
+            f"Expect stale_actions to be one of {list(STALE_ACTIONS)}, actually: {value!r}"
+        )
+    return value
+
+
+def default_actions(groups: Sequence[AgentGroup], default: Any) -> dict[str, Any]:
+    """Each behaviour's default action (consumer layout) for ``default_action=``.
+
+    None gives none; ``"zero"`` the core's zero action for every behaviour; a mapping
+    ``{behaviour: action}`` those actions, each checked against its action space.
+
+    Raises:
+        ArgumentError: another string, or a behaviour the core does not have.
+        ArgumentTypeError: neither None, ``"zero"`` nor a mapping.
+        ActionError: an action that does not fit its behaviour's action space.
+    """
+    if default is None:
+        return {}
+    if isinstance(default, str):
+        if default != "zero":
+            raise ArgumentError(
+                f"Expect default_action to be None, 'zero' or a mapping behavior -> action, "
+                f"actually: {default!r}"
+            )
+        return {
+            g.name: _row(g.action_layout.from_core(g.spec.action_spec.empty_action(1)))
+            for g in groups
+        }
+    if not isinstance(default, Mapping):
+        raise ArgumentTypeError(
+            f"Expect default_action to be None, 'zero' or a mapping behavior -> action, "
+            f"actually: {default!r}"
+        )
+    by_name = {g.name: g for g in groups}
+    unknown = set(default) - set(by_name)
+    if unknown:
+        raise ArgumentError(
+            f"default_action names behaviors {sorted(unknown)} the core does not have; "
+            f"behaviors: {list(by_name)}"
+        )
+    for behavior, value in default.items():
+        g = by_name[behavior]
+        problem = g.problem(value)
+        if problem is not None:
+            raise ActionError(
+                f"default_action for behavior {behavior!r}: expected an action of "
+                f"{g.action_space}, got {value!r} ({problem})"
+            )
+    return dict(default)
+
+
+def _row(batch: Any) -> Any:
+    if isinstance(batch, dict):
+        return {k: v[0] for k, v in batch.items()}
+    return batch[0]
+
+
+class DriverControls(EngineMembers):
+    """The members every front end built on a ``MultiAgentDriver`` exposes alike.
+
+    A mixin for classes that keep their driver in ``self._driver`` and their core in
+    ``self.core``, and that define ``observation_space(agent)`` and ``action_space(agent)``.
+    """
+
+    _driver: MultiAgentDriver
+    core: Any
+
+    @property
+    def _engine(self) -> MultiAgentDriver:
+        return self._driver
+
+    # ------------------------------------------------------------------ agents, spaces
+
+    @property
+    def possible_agents(self) -> list[str]:
+        """The agents present at the last ``reset()``, then those spawned since (appended).
+
+        Asked before the first ``reset()``, the core is reset once to find them.
+        """
+        driver = self._driver
+        if not driver.possible_agents:
+            driver.discover()
+        return driver.possible_agents
+
+    @property
+    def observation_spaces(self) -> dict[str, spaces.Space]:
+        """``observation_space(agent)`` for every possible agent."""
+        return {a: self.observation_space(a) for a in self.possible_agents}  # type: ignore[attr-defined]
+
+    @property
+    def action_spaces(self) -> dict[str, spaces.Space]:
+        """``action_space(agent)`` for every possible agent."""
+        return {a: self.action_space(a) for a in self.possible_agents}  # type: ignore[attr-defined]
+
+    # ------------------------------------------------------------------ episode controls
+
+    @property
+    def termination_mode(self) -> TerminationRule:
+        """The rule that ends an episode once enough of its agents have finished; writable."""
+        return self._driver.termination
+
+    @termination_mode.setter
+    def termination_mode(self, value: TerminationMode | str | float) -> None:
+        self._driver.termination = TerminationRule(value)
+
+    @property
+    def max_cycles(self) -> int | None:
+        """Cycles after which every live agent is truncated (None = no limit); writable."""
+        return self._driver.max_cycles
+
+    @max_cycles.setter
+    def max_cycles(self, value: int | None) -> None:
+        self._driver.max_cycles = value
+
+    @property
+    def cycles(self) -> int:
+        """Completed cycles (core steps asked for) in the current episode."""
+        return self._driver.cycles
+
+    @property
+    def stale_actions(self) -> str:
+        """What an action for an agent that finished earlier in the episode does; writable.
+
+        ``"ignore"`` (the default): it is dropped, as PettingZoo's own environments drop it,
+        and counted in :attr:`ignored_actions`; ``"raise"``: an :class:`~zooport.ActionError`
+        naming the agents. A name that never was an agent of the episode is always an error.
+        """
+        return self._driver.stale_actions
+
+    @stale_actions.setter
+    def stale_actions(self, value: str) -> None:
+        self._driver.stale_actions = value
+
+    @property
+    def ignored_actions(self) -> int:
+        """How many actions for finished agents were ignored since construction."""
+        return self._driver.ignored_actions
+

@@ -1,0 +1,204 @@
+"""What the PettingZoo adapters share: spaces, state, rendering, closing, their options.
+
+Classes:
+    PettingZooCommon: the members of :class:`~zooport.adapters.pettingzoo_parallel.
+        PettingZooParallelEnv` and :class:`~zooport.adapters.pettingzoo_aec.PettingZooAECEnv`
+        that do not depend on how agents take turns; not used on its own.
+
+    MLAgentsConstructor: ML-Agents' ``(env, seed=None)`` constructor, for ``UnityParallelEnv``
+        and ``UnityAECEnv``.
+
+Functions:
+    seed_action_spaces: seeds a driver's action spaces (the ``seed=`` of ML-Agents' wrappers).
+
+The episode itself is the engine's (:class:`~zooport.adapters.multi_agent_driver.
+MultiAgentDriver`); the options are :class:`~zooport.adapters.options.PettingZooOptions`.
+This module never imports a front end.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from zooport.adapters.agent_names import AgentKey
+from zooport.adapters.core_access import (
+    adopt_core,
+    can_render,
+    checked_reset_arguments,
+    render_core,
+)
+from zooport.adapters.driver_controls import DriverControls
+from zooport.adapters.multi_agent_driver import MultiAgentDriver
+from zooport.adapters.options import PettingZooOptions
+from zooport.adapters.rendering import check_render_mode
+from zooport.envs.arguments import check_seed
+from zooport.errors import ZooportError
+
+__all__ = ["PettingZooCommon", "MLAgentsConstructor", "seed_action_spaces"]
+
+
+class PettingZooCommon(DriverControls):
+    """Spaces, state, rendering, closing and options shared by both PettingZoo adapters.
+
+    Not thread-safe and not re-entrant: a ``step``/``reset`` entered while another runs (from
+    a callback, a hook or a second thread) raises :class:`~zooport.errors.ReentrantCallError`;
+    after a step interrupted by an exception (a core hook, a side channel), ``step`` raises
+    :class:`~zooport.errors.EnvNotResetError` naming that error until ``reset()``.
+    """
+
+    core: Any
+    render_mode: str | None
+    metadata: dict[str, Any]
+    _driver: MultiAgentDriver
+
+    _np_random: np.random.Generator | None = None
+
+    @property
+    def np_random(self) -> np.random.Generator:
+        """A generator for wrappers that draw randomness from the env (SuperSuit's
+        ``frame_skip_v0``); reseeded by ``reset(seed=...)``. The core never reads it."""
+        if self._np_random is None:
+            self._np_random = np.random.default_rng()
+        return self._np_random
+
+    def _reseed(self, seed: Any, options: Any) -> int | None:
+        """Checks ``reset``'s arguments, reseeds :attr:`np_random`; returns the seed."""
+        seed = checked_reset_arguments(seed, options, f"{type(self).__name__}.reset")
+        if seed is not None:
+            self._np_random = np.random.default_rng(seed)
+        return seed
+
+    def _setup(self, core: Any, options: PettingZooOptions) -> None:
+        """Adopts ``core`` and builds the driver (the constructors' shared part)."""
+        core = adopt_core(core)
+        modes = ["rgb_array"] if can_render(core) else []
+        check_render_mode(
+            options.render_mode,
+            modes,
+            f"{type(self).__name__} over {type(core).__name__}",
+        )
+        #: The options the adapter was built with.
+        self.options = options
+        self.render_mode = options.render_mode
+        core_metadata = getattr(core, "metadata", None) or {}
+        self.metadata = {
+            "name": options.name or f"zooport_{type(core).__name__.lower()}",
+            "render_modes": modes,
+            "render_fps": core_metadata.get("render_fps", 30),
+            "is_parallelizable": True,
+        }
+        self._driver = MultiAgentDriver(core, options, adapter=type(self).__name__)
+        # The driver may have wrapped a core whose older-API specs arrived with its first step.
+        self.core = self._driver.core
+
+    # ------------------------------------------------------------------ agents, spaces
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        """The observation space of ``agent``'s behaviour (the same object for all of them)."""
+        try:
+            return self._driver.agent_groups[agent].observation_space
+        except (KeyError, TypeError):
+            return self._driver.group_of(agent).observation_space
+
+    def action_space(self, agent: str) -> spaces.Space:
+        """The action space of ``agent``'s behaviour (the same object for all of them)."""
+        try:
+            return self._driver.agent_groups[agent].action_space
+        except (KeyError, TypeError):
+            return self._driver.group_of(agent).action_space
+
+    def behavior_spaces(self) -> dict[str, tuple[spaces.Space, spaces.Space]]:
+        """Each behaviour's (observation space, action space), by behaviour name."""
+        return {g.name: (g.observation_space, g.action_space) for g in self._driver.groups}
+
+    def agent_key(self, agent: str) -> AgentKey:
+        """The (behaviour, agent id) an agent name stands for.
+
+        Example:
+            >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+            >>> from zooport.envs.builtin.tag import Tag
+            >>> PettingZooParallelEnv(Tag(seed=0)).agent_key("tagger_4")
+            AgentKey(behavior='Tagger?team=1', agent_id=4)
+        """
+        return self._driver.key_of(agent)
+
+    # ------------------------------------------------------------------ state, render, close
+
+    @property
+    def state_space(self) -> spaces.Box:
+        """The space of :meth:`state`.
+
+        The core's own ``global_state_space`` (or a float32 Box of ``global_state_shape``)
+        where it has ``global_state()``; otherwise every agent's flattened observation
+        concatenated (see :meth:`state`), with the observation spaces' bounds.
+        """
+        return self._driver.state_space
+
+    def state(self) -> np.ndarray:
+        """A global view: the core's ``global_state()`` where it has one.
+
+        Otherwise the concatenation, behaviour by behaviour, of the flattened observations
+        (without masks) of the agents present at the first reset, in ``possible_agents``
+        order; an agent that is not live contributes zeros. Agents spawned later are not
+        part of the state (its size is fixed).
+        """
+        return self._driver.state()
+
+    def render(self) -> np.ndarray | None:
+        """The core's rgb_array picture (``render_mode="rgb_array"``), else None with a warning."""
+        if self.render_mode is None:
+            warnings.warn(
+                f"{type(self).__name__}.render() was called with render_mode=None; pass "
+                "render_mode='rgb_array' at construction",
+                stacklevel=2,
+            )
+            return None
+        self._driver.check_open()
+        frame = render_core(self.core)
+        if frame is None:
+            raise ZooportError(f"{type(self.core).__name__} returned no picture from render()")
+        return np.array(frame, dtype=np.uint8, copy=True)
+
+    def close(self) -> None:
+        """Closes the core; calling it again does nothing."""
+        self._driver.close()
+
+
+def seed_action_spaces(driver: MultiAgentDriver, seed: int | None) -> None:
+    """Seeds each behaviour's action space: behaviour i, in the core's order, with ``seed + i``.
+
+    What ML-Agents' PettingZoo wrappers do with their ``seed=`` (they give every behaviour the
+    same seed; here two behaviours with equal spaces do not sample equal actions).
+
+    Raises:
+        ArgumentError: ``seed`` is not None or an int >= 0.
+    """
+    seed = check_seed(seed, f"{driver.adapter}(seed=...)")
+    if seed is None:
+        return
+    for i, group in enumerate(driver.groups):
+        group.action_space.seed(seed + i)
+
+
+class MLAgentsConstructor:
+    """ML-Agents' PettingZoo constructor, ``(env, seed=None)``, before a PettingZoo adapter.
+
+    Args:
+        env: any BaseEnv (a Unity build's ``UnityEnvironment``, a zooport core, your own).
+        seed: seeds the agents' action spaces, as ML-Agents' wrappers do, so that
+            ``action_space(agent).sample()`` repeats from run to run (see
+            :func:`seed_action_spaces`). It does not seed the core: ``reset(seed=...)`` does,
+            where the core can be seeded (a Unity build takes its seed at launch,
+            ``UnityEnvironment(seed=...)``).
+        **options: the adapter's keyword options.
+    """
+
+    _driver: MultiAgentDriver
+
+    def __init__(self, env: Any, seed: int | None = None, **options: Any) -> None:
+        super().__init__(env, **options)  # type: ignore[call-arg]
+        seed_action_spaces(self._driver, seed)

@@ -1,0 +1,165 @@
+"""Render modes and frames, the same for every adapter.
+
+Functions:
+    check_render_mode: the one rule for ``render_mode=`` at construction.
+    visual_frame: an (H, W, 3) uint8 picture of a visual observation.
+
+Classes:
+    VectorHumanRendering: shows a vector adapter's ``rgb_array`` picture in a window after
+        every ``reset`` and ``step``: ``render_mode="human"`` on the vector path, as
+        Gymnasium's ``HumanRendering`` serves it for ``gym.make``.
+
+Adapters render ``rgb_array`` pictures (the core's, see
+:func:`~zooport.adapters.core_access.render_core`); ``"human"`` is a window showing them,
+added by the ``gym.make``/``gym.make_vec`` entry points, never by a constructor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium.error import DependencyNotInstalled
+
+from zooport.errors import ArgumentError, ZooportError
+
+__all__ = ["check_render_mode", "visual_frame", "VectorHumanRendering", "HUMAN_VIA_MAKE"]
+
+
+#: Where ``render_mode="human"`` is served for the slot family (its constructors refuse it).
+HUMAN_VIA_MAKE = (
+    "'human' shows the rgb_array pictures in a window: ask gym.make or gym.make_vec for it, "
+    "or wrap a vector adapter in zooport.adapters.rendering.VectorHumanRendering"
+)
+
+
+def check_render_mode(
+    render_mode: Any, modes: Sequence[str], where: str, *, human: str = ""
+) -> None:
+    """Rejects a ``render_mode`` that is not None or one of ``modes``.
+
+    Args:
+        render_mode: the mode given.
+        modes: the modes the adapter offers (besides None).
+        where: the adapter, for the message.
+        human: where ``"human"`` is served instead, said when it is the mode given.
+
+    Raises:
+        ArgumentError: naming the modes the adapter offers and the one given.
+
+    Example:
+        >>> check_render_mode("rgb_array", ["rgb_array"], "GymEnv")
+        >>> check_render_mode("human", ["rgb_array"], "GymEnv", human=HUMAN_VIA_MAKE)
+        Traceback (most recent call last):
+        ...
+        zooport.errors.ArgumentError: GymEnv: expected render_mode in [None, 'rgb_array'], ...
+    """
+    if render_mode is None or (isinstance(render_mode, str) and render_mode in modes):
+        return
+    hint = f"; {human}" if human and isinstance(render_mode, str) and render_mode == "human" else ""
+    raise ArgumentError(
+        f"{where}: expected render_mode in {[None, *modes]}, actually: {render_mode!r}{hint}"
+    )
+
+
+def visual_frame(observation: np.ndarray) -> np.ndarray:
+    """An (H, W, 3) uint8 picture of one visual observation (float 0..1 or uint8).
+
+    Example:
+        >>> visual_frame(np.full((2, 2, 1), 0.5, np.float32))[0, 0].tolist()
+        [128, 128, 128]
+    """
+    frame = observation
+    if frame.dtype != np.uint8:
+        frame = np.rint(np.clip(frame, 0.0, 1.0) * 255.0).astype(np.uint8)
+    if frame.shape[-1] >= 3:
+        return np.ascontiguousarray(frame[..., :3])
+    return np.repeat(frame[..., :1], 3, axis=-1)
+
+
+class VectorHumanRendering(gym.vector.VectorWrapper):
+    """Shows a vector env's ``rgb_array`` picture in a pygame window after reset and step.
+
+    What ``gym.make(..., render_mode="human")`` does for a single env with Gymnasium's
+    ``HumanRendering``, for zooport's vector adapters, whose ``render()`` is ONE picture of
+    the core (all agents), not one per slot as Gymnasium's vector ``HumanRendering`` expects.
+    ``gym.make_vec("zooport/<Name>-v0", render_mode="human")`` applies it. pygame is imported
+    at the first frame (``pip install pygame``); without it, ``reset`` raises Gymnasium's
+    ``DependencyNotInstalled``.
+
+    Args:
+        env: a vector env with ``render_mode="rgb_array"`` and ``metadata["render_fps"]``.
+
+    Raises:
+        ArgumentError: ``env.render_mode`` is not ``"rgb_array"``.
+    """
+
+    def __init__(self, env: gym.vector.VectorEnv) -> None:
+        super().__init__(env)
+        if env.render_mode != "rgb_array":
+            raise ArgumentError(
+                f"VectorHumanRendering: expected an env with render_mode='rgb_array', "
+                f"actually: {env.render_mode!r}"
+            )
+        modes = [*env.metadata.get("render_modes", ()), "human"]
+        self.metadata = {**env.metadata, "render_modes": modes}
+        self._window: Any = None
+        self._clock: Any = None
+
+    @property
+    def render_mode(self) -> str:  # type: ignore[override]
+        """Always ``"human"``."""
+        return "human"
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        """Resets the env, then shows its picture."""
+        result = self.env.reset(**kwargs)
+        self._show()
+        return result
+
+    def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
+        """Steps the env, then shows its picture."""
+        result = self.env.step(actions)
+        self._show()
+        return result
+
+    def render(self) -> None:
+        """Nothing to return: the picture is shown at every ``reset`` and ``step``."""
+        return None
+
+    def close(self, **kwargs: Any) -> None:
+        """Closes the window, then the env."""
+        if self._window is not None:
+            import pygame
+
+            pygame.display.quit()
+            self._window = None
+        self.env.close(**kwargs)
+
+    def _show(self) -> None:
+        try:
+            import pygame
+        except ImportError as error:
+            raise DependencyNotInstalled(
+                'render_mode="human" shows frames with pygame: pip install pygame'
+            ) from error
+        frame = self.env.render()
+        if frame is None:
+            raise ZooportError(
+                f"VectorHumanRendering: {self.env} returned no picture from render() (its "
+                "core draws none)"
+            )
+        frame = np.asarray(frame, dtype=np.uint8)
+        # pygame's surfaces are indexed (x, y): the picture's (row, column) transposed.
+        surface = pygame.surfarray.make_surface(frame.transpose(1, 0, 2))
+        if self._window is None:
+            pygame.init()
+            pygame.display.init()
+            self._window = pygame.display.set_mode(surface.get_size())
+            self._clock = pygame.time.Clock()
+        self._window.blit(surface, (0, 0))
+        pygame.event.pump()
+        self._clock.tick(self.metadata.get("render_fps", 30))
+        pygame.display.flip()

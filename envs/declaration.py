@@ -1,0 +1,78 @@
+"""What zooport registers for an environment, declared once on the environment's class.
+
+Classes:
+    EnvDeclaration: the Gymnasium and PettingZoo registrations of a built-in environment
+        (``declaration`` on its class), read by ``zooport.adapters.registration``.
+
+A built-in's registry identifier is its class name (``zooport.envs.builtin.BUILTINS``); its
+``expected_reward`` and ``max_episode_steps`` are class attributes of their own. Everything
+else zooport knows about registering it is its :class:`EnvDeclaration`: nothing here imports
+Gymnasium or PettingZoo.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+from zooport.errors import ArgumentError
+
+__all__ = ["EnvDeclaration"]
+
+_MODULE_NAME = re.compile(r"^[a-z][a-z0-9_]*_v\d+$")
+
+
+@dataclasses.dataclass(frozen=True)
+class EnvDeclaration:
+    """How a built-in environment is registered (a frozen record on its class).
+
+    Attributes:
+        pettingzoo_name: its PettingZoo entry-point module,
+            ``zooport.adapters.pettingzoo_envs.<pettingzoo_name>``, and its PettingZoo id
+            ``zooport/<name>-v<version>``; None where it has none (a single-agent env).
+        gym_kwargs: the keywords of its single-agent ``zooport/<Name>-v0`` Gymnasium id:
+            constructor options that leave one agent in the served behaviour, and adapter
+            options (``behavior_name``) where the env has several behaviours.
+        gym_threshold: whether ``expected_reward`` is that id's ``reward_threshold``; False
+            where it measures another behaviour than the one agent served.
+        agent_counts: behaviour -> the constructor keyword that sets its agent count (what
+            ``gym.make_vec``'s ``num_envs`` sets); behaviours not listed use ``n_agents``.
+
+    Example:
+        >>> from zooport.envs.builtin.tag import Tag
+        >>> Tag.declaration.pettingzoo_name, dict(Tag.declaration.agent_counts)["Tagger?team=1"]
+        ('tag_v0', 'n_taggers')
+        >>> Tag.declaration.pettingzoo_id
+        'zooport/tag-v0'
+    """
+
+    pettingzoo_name: str | None = None
+    gym_kwargs: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    gym_threshold: bool = True
+    agent_counts: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        name = self.pettingzoo_name
+        if name is not None and not (isinstance(name, str) and _MODULE_NAME.match(name)):
+            raise ArgumentError(
+                f"Expect pettingzoo_name to be None or a module name like 'tag_v0', actually: "
+                f"{name!r}"
+            )
+        # Read-only views: the record is shared by every instance of the class.
+        object.__setattr__(self, "gym_kwargs", MappingProxyType(dict(self.gym_kwargs)))
+        object.__setattr__(self, "agent_counts", MappingProxyType(dict(self.agent_counts)))
+
+    @property
+    def pettingzoo_id(self) -> str | None:
+        """``zooport/<name>-v<version>``, PettingZoo's id of the entry points (or None)."""
+        if self.pettingzoo_name is None:
+            return None
+        base, _, version = self.pettingzoo_name.rpartition("_v")
+        return f"zooport/{base}-v{version}"
+
+    def agent_count_keyword(self, behavior: str | None) -> str:
+        """The constructor keyword that sets ``behavior``'s agent count (``n_agents``)."""
+        return self.agent_counts.get(behavior or "", "n_agents")

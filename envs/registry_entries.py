@@ -1,0 +1,405 @@
+"""The entries of a registry: environments made in this process, or Unity binaries by url.
+
+Classes:
+    BaseRegistryEntry: the abstract entry: ``identifier``, ``expected_reward``,
+        ``description``, ``make(**kwargs) -> BaseEnv``.
+    LocalRegistryEntry: an environment made by a Python callable or a lazily imported
+        ``"module:attr"`` entry point.
+    RemoteRegistryEntry: an ML-Agents Unity binary listed by url; it is only downloaded and
+        launched (by ``mlagents_envs``) when ``make(allow_download=True)`` asks for it.
+
+Constants:
+    BASE_ENV_MEMBERS: what an object needs to be taken for a ``BaseEnv``.
+
+The shape of ML-Agents' ``mlagents_envs.registry`` entries; the registry that holds them is
+:mod:`zooport.envs.registry`. Nothing here touches the network.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+import sys
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from zooport.envs.capabilities import keyword_parameters
+from zooport.errors import ArgumentTypeError, RegistryError
+
+if TYPE_CHECKING:
+    from zooport.envs.base_env import BaseEnv
+
+__all__ = [
+    "BaseRegistryEntry",
+    "LocalRegistryEntry",
+    "RemoteRegistryEntry",
+    "BASE_ENV_MEMBERS",
+    "ENTRY_POINT",
+    "LOCAL_KEYS",
+    "REMOTE_KEYS",
+    "URL_KEYS",
+]
+
+#: A ``"package.module:attr"`` entry point.
+ENTRY_POINT = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+#: What an object needs to be taken for a ``BaseEnv`` (ML-Agents 0.25 and later).
+BASE_ENV_MEMBERS = ("behavior_specs", "reset", "step", "get_steps", "set_actions", "close")
+#: The fields of a local and of a remote entry (as a registry file spells them).
+LOCAL_KEYS = ("entry_point", "expected_reward", "description", "max_episode_steps", "kwargs")
+REMOTE_KEYS = (
+    "expected_reward", "description", "linux_url", "darwin_url", "win_url", "additional_args",
+)  # fmt: skip
+URL_KEYS = ("linux_url", "darwin_url", "win_url")
+
+
+def _check_identifier(identifier: Any) -> str:
+    if not isinstance(identifier, str) or not identifier.strip():
+        raise RegistryError(
+            f"Expected a registry identifier to be a non-empty str, actually: {identifier!r}"
+        )
+    return identifier
+
+
+def _check_expected_reward(value: Any, where: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise RegistryError(f"{where}: expected_reward must be a number, got {value!r}")
+    return float(value)
+
+
+def _check_description(value: Any, where: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise RegistryError(f"{where}: description must be a str, got {type(value).__name__}")
+    return value
+
+
+class BaseRegistryEntry(ABC):
+    """One environment of a registry.
+
+    Args:
+        identifier: the unique name of the environment in a registry.
+        expected_reward: the mean episode reward at which the task counts as solved.
+        description: a human-readable description of the environment.
+    """
+
+    def __init__(
+        self, identifier: str, expected_reward: float | None, description: str | None
+    ) -> None:
+        self._identifier = _check_identifier(identifier)
+        where = f"registry entry {identifier!r}"
+        self._expected_reward = _check_expected_reward(expected_reward, where)
+        self._description = _check_description(description, where)
+
+    @property
+    def identifier(self) -> str:
+        """The unique name of the entry."""
+        return self._identifier
+
+    @property
+    def expected_reward(self) -> float | None:
+        """The mean episode reward at which the task counts as solved, if known."""
+        return self._expected_reward
+
+    @property
+    def description(self) -> str | None:
+        """A human-readable description of the environment, if any."""
+        return self._description
+
+    @abstractmethod
+    def make(self, **kwargs: Any) -> BaseEnv:
+        """Creates the environment; ``kwargs`` go to its constructor."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._identifier!r})"
+
+
+class LocalRegistryEntry(BaseRegistryEntry):
+    """An environment made in this process by a callable (usually a ``BaseEnv`` class).
+
+    Args:
+        identifier: the unique name of the environment in a registry.
+        entry_point: the callable, or ``"package.module:attr"`` naming it; a string is
+            imported on first use, never at construction.
+        expected_reward: the mean episode reward at which the task counts as solved.
+            ``None``: the entry point's ``expected_reward`` attribute, if it has one.
+        description: ``None``: the entry point's own docstring (not an inherited one).
+        max_episode_steps: the episode length adapters cut episodes at (metadata; ``make``
+            does not pass it on). ``None``: the entry point's ``max_episode_steps`` attribute.
+        kwargs: default keyword arguments of ``make``; those given to ``make`` win.
+
+    Example:
+        >>> entry = LocalRegistryEntry("Sum", "builtins:sum", expected_reward=6)
+        >>> entry.expected_reward, entry.entry_point
+        (6.0, 'builtins:sum')
+    """
+
+    def __init__(
+        self,
+        identifier: str,
+        entry_point: str | Callable[..., BaseEnv],
+        expected_reward: float | None = None,
+        description: str | None = None,
+        max_episode_steps: int | None = None,
+        kwargs: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(identifier, expected_reward, description)
+        where = f"registry entry {identifier!r}"
+        if isinstance(entry_point, str):
+            if not ENTRY_POINT.match(entry_point):
+                raise RegistryError(
+                    f"{where}: expected entry_point of the form 'package.module:attr', "
+                    f"got {entry_point!r}"
+                )
+            self._target: Callable[..., Any] | None = None
+        elif callable(entry_point):
+            self._target = entry_point
+        else:
+            raise RegistryError(
+                f"{where}: expected entry_point to be a callable or a 'module:attr' str, "
+                f"got {type(entry_point).__name__}"
+            )
+        self._entry_point = entry_point
+        if max_episode_steps is not None and (
+            isinstance(max_episode_steps, bool)
+            or not isinstance(max_episode_steps, int)
+            or max_episode_steps < 1
+        ):
+            raise RegistryError(
+                f"{where}: max_episode_steps must be a positive int, got {max_episode_steps!r}"
+            )
+        self._max_episode_steps = max_episode_steps
+        if kwargs is not None and not (
+            isinstance(kwargs, Mapping) and all(isinstance(k, str) for k in kwargs)
+        ):
+            raise RegistryError(f"{where}: kwargs must be a mapping with str keys, got {kwargs!r}")
+        self._kwargs = dict(kwargs or {})
+
+    @property
+    def entry_point(self) -> str | Callable[..., BaseEnv]:
+        """The callable or ``"module:attr"`` string this entry makes environments with."""
+        return self._entry_point
+
+    @property
+    def kwargs(self) -> dict[str, Any]:
+        """A copy of the default keyword arguments of ``make``."""
+        return dict(self._kwargs)
+
+    @property
+    def expected_reward(self) -> float | None:
+        if self._expected_reward is None:
+            value = getattr(self.load(), "expected_reward", None)
+            return None if value is None else float(value)
+        return self._expected_reward
+
+    @property
+    def description(self) -> str | None:
+        if self._description is None:
+            # The entry point's own docstring: inspect.getdoc would inherit a base class's.
+            doc = getattr(self.load(), "__doc__", None)
+            return inspect.cleandoc(doc) if isinstance(doc, str) and doc.strip() else None
+        return self._description
+
+    @property
+    def max_episode_steps(self) -> int | None:
+        """The episode length adapters cut episodes at, if any."""
+        if self._max_episode_steps is None:
+            value = getattr(self.load(), "max_episode_steps", None)
+            return None if value is None else int(value)
+        return self._max_episode_steps
+
+    def load(self) -> Callable[..., BaseEnv]:
+        """The entry point, imported on the first call.
+
+        Raises:
+            RegistryError: the module or the attribute cannot be imported.
+        """
+        if self._target is None:
+            module_name, _, attr_path = self._entry_point.partition(":")
+            where = f"registry entry {self._identifier!r}"
+            try:
+                target: Any = importlib.import_module(module_name)
+            except ImportError as exc:
+                raise RegistryError(
+                    f"{where}: cannot import module {module_name!r} of entry point "
+                    f"{self._entry_point!r}: {exc}"
+                ) from exc
+            for attr in attr_path.split("."):
+                try:
+                    target = getattr(target, attr)
+                except AttributeError:
+                    raise RegistryError(
+                        f"{where}: {module_name!r} has no attribute {attr_path!r} "
+                        f"(entry point {self._entry_point!r})"
+                    ) from None
+            if not callable(target):
+                raise RegistryError(
+                    f"{where}: entry point {self._entry_point!r} is a "
+                    f"{type(target).__name__}, not a callable"
+                )
+            self._target = target
+        return self._target
+
+    def make(self, **kwargs: Any) -> BaseEnv:
+        """Calls the entry point with the entry's default kwargs updated by ``kwargs``.
+
+        Raises:
+            RegistryError: the entry point cannot be imported, or it returned an object
+                without the ``BaseEnv`` methods.
+            ArgumentTypeError: a keyword the entry point does not take (the message lists
+                those it takes).
+        """
+        target = self.load()
+        accepted = keyword_parameters(target)
+        unknown = [k for k in kwargs if accepted is not None and k not in accepted]
+        if unknown:
+            raise ArgumentTypeError(
+                f"registry entry {self._identifier!r}: unknown keyword arguments {unknown}; "
+                f"it takes {sorted(accepted)}"
+            )
+        env = target(**{**self._kwargs, **kwargs})
+        missing = [m for m in BASE_ENV_MEMBERS if not hasattr(type(env), m)]
+        if missing:
+            raise RegistryError(
+                f"registry entry {self._identifier!r}: expected the entry point to return a "
+                f"BaseEnv, got a {type(env).__name__} without {missing}"
+            )
+        return env
+
+    def __repr__(self) -> str:
+        target = self._entry_point
+        shown = target if isinstance(target, str) else getattr(target, "__qualname__", target)
+        return f"LocalRegistryEntry({self._identifier!r}, entry_point={shown!r})"
+
+
+class RemoteRegistryEntry(BaseRegistryEntry):
+    """An ML-Agents Unity binary published as one zip per platform.
+
+    zooport neither downloads nor launches Unity binaries itself. ``make`` refuses unless
+    called with ``allow_download=True``; then it hands the entry to ``mlagents_envs``
+    (which must be installed), which downloads the zip for this platform into its cache and
+    starts a ``UnityEnvironment``. Nothing happens at construction or registration.
+
+    Args:
+        identifier: the unique name of the environment in a registry.
+        expected_reward: the mean episode reward at which the task counts as solved.
+        description: a human-readable description of the environment.
+        linux_url, darwin_url, win_url: the zip of the build for each platform, or None.
+        additional_args: command-line arguments always passed to the Unity binary.
+
+    Example:
+        >>> entry = RemoteRegistryEntry("3DBall", 100, None, None, None, None)
+        >>> entry.make()  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        zooport.errors.RegistryError: registry entry '3DBall' is a remote Unity binary; ...
+    """
+
+    def __init__(
+        self,
+        identifier: str,
+        expected_reward: float | None,
+        description: str | None,
+        linux_url: str | None,
+        darwin_url: str | None,
+        win_url: str | None,
+        additional_args: list[str] | None = None,
+    ) -> None:
+        super().__init__(identifier, expected_reward, description)
+        where = f"registry entry {identifier!r}"
+        for key, url in zip(URL_KEYS, (linux_url, darwin_url, win_url), strict=True):
+            if url is not None and not isinstance(url, str):
+                raise RegistryError(f"{where}: {key} must be a str or None, got {url!r}")
+        if additional_args is not None and not (
+            isinstance(additional_args, (list, tuple))
+            and all(isinstance(a, str) for a in additional_args)
+        ):
+            raise RegistryError(
+                f"{where}: additional_args must be a list of str, got {additional_args!r}"
+            )
+        self._urls = {"linux": linux_url, "darwin": darwin_url, "win": win_url}
+        self._additional_args = None if additional_args is None else list(additional_args)
+
+    @property
+    def linux_url(self) -> str | None:
+        """The zip of the Linux build."""
+        return self._urls["linux"]
+
+    @property
+    def darwin_url(self) -> str | None:
+        """The zip of the macOS build."""
+        return self._urls["darwin"]
+
+    @property
+    def win_url(self) -> str | None:
+        """The zip of the Windows build."""
+        return self._urls["win"]
+
+    @property
+    def additional_args(self) -> list[str] | None:
+        """Command-line arguments always passed to the Unity binary."""
+        return None if self._additional_args is None else list(self._additional_args)
+
+    @property
+    def url(self) -> str | None:
+        """The url of the build for the running platform, or None."""
+        return self._urls.get(_platform_key())
+
+    def make(self, *, allow_download: bool = False, **kwargs: Any) -> BaseEnv:
+        """Downloads (through ``mlagents_envs``) and launches the Unity build; opt-in.
+
+        Args:
+            allow_download: must be True: the build is fetched from the entry's url.
+            **kwargs: passed to ``mlagents_envs.environment.UnityEnvironment``.
+
+        Raises:
+            RegistryError: ``allow_download`` is not True, the entry has no build for this
+                platform, or ``mlagents_envs`` is not installed.
+        """
+        where = f"registry entry {self._identifier!r}"
+        if allow_download is not True:
+            raise RegistryError(
+                f"{where} is a remote Unity binary; zooport does not download it unless "
+                f"asked. Call make(allow_download=True) to have mlagents_envs download and "
+                f"launch it, or launch a local build with "
+                f"mlagents_envs.environment.UnityEnvironment(file_name=...)"
+            )
+        url = self.url
+        if url is None:
+            available = [f"{k}_url" for k, v in self._urls.items() if v is not None]
+            raise RegistryError(
+                f"{where} has no build for this platform ({sys.platform!r}: expected "
+                f"{_platform_key()}_url); it has {available or 'no url at all'}"
+            )
+        try:
+            from mlagents_envs.registry.remote_registry_entry import (
+                RemoteRegistryEntry as _MLAgentsRemoteEntry,
+            )
+        except ImportError as exc:
+            raise RegistryError(
+                f"{where}: launching a Unity binary needs mlagents_envs "
+                f"(pip install mlagents-envs), which could not be imported: {exc}"
+            ) from exc
+        extra = {} if self._additional_args is None else {"additional_args": self.additional_args}
+        entry = _MLAgentsRemoteEntry(
+            self._identifier,
+            self._expected_reward,
+            self._description,
+            self.linux_url,
+            self.darwin_url,
+            self.win_url,
+            **extra,
+        )
+        return entry.make(**kwargs)
+
+
+def _platform_key() -> str:
+    if sys.platform.startswith("linux"):
+        return "linux"
+    if sys.platform == "darwin":
+        return "darwin"
+    if sys.platform in ("win32", "cygwin"):
+        return "win"
+    return sys.platform

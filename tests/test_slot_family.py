@@ -1,0 +1,123 @@
+"""The slot family (GymEnv, BehaviorVectorEnv, SB3VecEnv): one options class, one set of
+shared members, one rule for action masks; UnityToGymWrapper with ML-Agents' signature."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+from zooport.adapters import BehaviorVectorEnv, GymEnv, SB3VecEnv, UnityToGymWrapper
+from zooport.adapters.options import GymOptions, SlotOptions
+from zooport.envs.builtin.ball_balance import BallBalance
+from zooport.envs.builtin.basic import Basic
+from zooport.envs.builtin.grid_world import GridWorld
+from zooport.errors import ArgumentTypeError, EnvClosedError, SpecError
+
+# adapter -> (a discrete, masked core; a continuous core), each single-agent for GymEnv.
+ADAPTERS = {
+    "GymEnv": (GymEnv, lambda: GridWorld(n_agents=1, seed=0), lambda: BallBalance(n_agents=1)),
+    "BehaviorVectorEnv": (
+        BehaviorVectorEnv, lambda: GridWorld(n_agents=3, seed=0), lambda: BallBalance(n_agents=2)
+    ),
+    "SB3VecEnv": (
+        SB3VecEnv, lambda: GridWorld(n_agents=3, seed=0), lambda: BallBalance(n_agents=2)
+    ),
+}
+
+
+def _reset(env):
+    return env.reset() if isinstance(env, SB3VecEnv) else env.reset(seed=0)[0]
+
+
+@pytest.mark.parametrize("name", ADAPTERS)
+def test_action_masks_follow_one_rule(name):
+    """A behaviour with discrete actions: its current masks; without: a SpecError naming it.
+
+    BehaviorVectorEnv used to answer an (n, 0) array where the other two raised.
+    """
+    adapter, masked, continuous = ADAPTERS[name]
+    env = adapter(masked())
+    _reset(env)
+    core = env.core
+    decision, _ = core.get_steps("GridWorld")
+    # The core's masks say True = NOT available; the adapters hand out 1 = allowed.
+    expected = (~np.concatenate(decision.action_mask, axis=1)).astype(np.int8)
+    rows = np.argsort(decision.agent_id)
+    masks = env.action_masks()
+    assert masks.dtype == np.int8
+    np.testing.assert_array_equal(masks, expected[rows][0] if name == "GymEnv" else expected[rows])
+    env.close()
+    with pytest.raises(EnvClosedError):
+        env.action_masks()
+
+    env = adapter(continuous())
+    _reset(env)
+    with pytest.raises(SpecError, match="behavior 'BallBalance' has no discrete actions"):
+        env.action_masks()
+    env.close()
+
+
+@pytest.mark.parametrize("name", ADAPTERS)
+def test_the_shared_members_answer_alike(name):
+    adapter, masked, _ = ADAPTERS[name]
+    core = masked()
+    env = adapter(core)
+    assert env.core is core and env.behavior_name == "GridWorld"
+    assert env.side_channels == core.side_channels
+    np.testing.assert_array_equal(env.agent_ids, np.sort(core.get_steps("GridWorld")[0].agent_id))
+    assert env.options.behavior_name is None and env.step_guard.owner == name
+    assert not env.closed
+    env.close()
+    env.close()  # closes the core once
+    assert env.closed and core.closed
+
+
+def test_signatures_come_from_the_options_classes():
+    for adapter, options in ((GymEnv, GymOptions), (BehaviorVectorEnv, SlotOptions)):
+        parameters = inspect.signature(adapter).parameters
+        assert list(parameters)[:2] == ["env", "behavior_name"]
+        assert set(parameters) == {"env", *options.names()}
+        assert all(parameters[n].default == d for n, d in options.defaults().items())
+        assert all(
+            parameters[n].kind is inspect.Parameter.KEYWORD_ONLY
+            for n in options.names()
+            if n != "behavior_name"
+        )
+        for name in options.names():  # every option is documented in the class docstring
+            assert f"        {name}: " in adapter.__doc__
+    with pytest.raises(ArgumentTypeError, match="unexpected keyword argument 'uint8'.*options"):
+        GymEnv(Basic(), uint8=True)
+    with pytest.raises(ArgumentTypeError, match="too many positional arguments"):
+        BehaviorVectorEnv(BallBalance(), None, True)
+
+
+def test_unity_to_gym_wrapper_takes_mlagents_positional_options():
+    """ML-Agents' ``UnityToGymWrapper(unity_env, uint8_visual, flatten_branched,
+    allow_multiple_obs, action_space_seed)``: the old alias of GymEnv read the second
+    positional argument as ``behavior_name`` (``True`` was a bad behaviour name)."""
+    parameters = inspect.signature(UnityToGymWrapper).parameters
+    assert list(parameters)[:5] == [
+        "unity_env", "uint8_visual", "flatten_branched", "allow_multiple_obs", "action_space_seed",
+    ]  # fmt: skip
+    env = UnityToGymWrapper(GridWorld(n_agents=1, seed=0), True, False, True, 3)
+    assert isinstance(env, GymEnv)
+    assert env.observation_space["camera"].dtype == np.uint8  # uint8_visual
+    assert env.options.allow_multiple_obs and env.options.action_space_seed == 3
+    twin = GymEnv(GridWorld(n_agents=1, seed=0), uint8_visual=True, allow_multiple_obs=True,
+                  action_space_seed=3)  # fmt: skip
+    # action_space_seed seeds the action space, as ML-Agents' does.
+    assert [int(env.action_space.sample()) for _ in range(10)] == [
+        int(twin.action_space.sample()) for _ in range(10)
+    ]
+    obs, _ = env.reset(seed=0)
+    twin_obs, _ = twin.reset(seed=0)
+    np.testing.assert_array_equal(obs["camera"], twin_obs["camera"])
+    # flatten_branched by position: a single branch stays Discrete either way.
+    flat = UnityToGymWrapper(Basic(), False, True)
+    assert flat.options.flatten_branched and repr(flat).startswith("<UnityToGymWrapper<Basic")
+    # behavior_name and render_mode only by keyword.
+    tagged = UnityToGymWrapper(GridWorld(n_agents=1), behavior_name="GridWorld",
+                               render_mode="rgb_array")  # fmt: skip
+    assert tagged.render().shape[-1] == 3

@@ -1,0 +1,47 @@
+"""Public names that load on first use: the lazy import table of a package.
+
+Functions:
+    lazy_attributes: a package's module-level ``__getattr__`` and ``__dir__`` for a table
+        name -> defining module, as Gymnasium's ``gymnasium/wrappers/__init__.py`` does.
+
+``zooport``, ``zooport.adapters`` and ``zooport.envs.builtin`` import their public names this
+way, so importing them costs nothing until a name is used (and pulls in only what it needs).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any
+
+__all__ = ["lazy_attributes"]
+
+
+def lazy_attributes(
+    package: str, table: Mapping[str, str]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """``(__getattr__, __dir__)`` for ``package``, whose names in ``table`` load on first use.
+
+    Args:
+        package: the package's ``__name__``.
+        table: public name -> the module (absolute name) that defines it.
+
+    Example:
+        >>> getter, listing = lazy_attributes("zooport", {"dumps": "json"})
+        >>> getter("dumps").__name__, "dumps" in listing()
+        ('dumps', True)
+    """
+
+    def __getattr__(name: str) -> Any:
+        module = table.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        setattr(sys.modules[package], name, value)  # found directly from now on
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*vars(sys.modules[package]), *table})
+
+    return __getattr__, __dir__
