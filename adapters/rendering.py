@@ -97,6 +97,10 @@ class VectorHumanRendering(gym.vector.VectorWrapper):
     """
 
     def __init__(self, env: gym.vector.VectorEnv) -> None:
+        # Set before anything can raise: Gymnasium 1.0's VectorEnv.__del__ closes a wrapper
+        # whose __init__ failed.
+        self._window: Any = None
+        self._clock: Any = None
         super().__init__(env)
         if env.render_mode != "rgb_array":
             raise ArgumentError(
@@ -105,8 +109,6 @@ class VectorHumanRendering(gym.vector.VectorWrapper):
             )
         modes = [*env.metadata.get("render_modes", ()), "human"]
         self.metadata = {**env.metadata, "render_modes": modes}
-        self._window: Any = None
-        self._clock: Any = None
 
     @property
     def render_mode(self) -> str:  # type: ignore[override]
