@@ -20,6 +20,7 @@ $(STAMP): pyproject.toml
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 pytest: $(STAMP)
 	$(VENV)/bin/pytest -q

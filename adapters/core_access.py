@@ -58,6 +58,7 @@ __all__ = [
 #: How many core steps an adapter waits for any decision before it gives up.
 MAX_IDLE_STEPS = 100_000
 
+
 def behavior_specs_of(core: Any, adapter: str) -> Mapping[str, BehaviorSpec]:
     """The behaviour specs of ``core``; a core that has none yet is stepped once first.
 

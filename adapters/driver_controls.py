@@ -218,4 +218,3 @@ class DriverControls(EngineMembers):
     def ignored_actions(self) -> int:
         """How many actions for finished agents were ignored since construction."""
         return self._driver.ignored_actions
-

@@ -437,6 +437,7 @@ def make_vector_env(
         )
     return VectorHumanRendering(envs) if human else envs
 
+
 # ---------------------------------------------------------------------- PettingZoo entry points
 
 
@@ -531,9 +532,7 @@ def make_adapter(registry_id: str, api: str, kwargs: Mapping[str, Any]) -> Any:
     else:
         raise ArgumentError(f"Expect api to be one of {list(APIS)}, actually: {api!r}")
     if workers is None:
-        core, adapter_kwargs = build_core(
-            env_id=registry_id, options=kwargs, adapter_options=names
-        )
+        core, adapter_kwargs = build_core(env_id=registry_id, options=kwargs, adapter_options=names)
     else:
         core, adapter_kwargs = build_pool(
             env_id=registry_id, options=kwargs, adapter_options=names, workers=workers,

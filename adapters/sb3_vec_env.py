@@ -57,7 +57,6 @@ class SlotIndexError(ArgumentError, IndexError):
     ``DummyVecEnv`` raises for them."""
 
 
-
 @takes_options(SlotOptions, leading=["env"], positional=["behavior_name"])
 class SB3VecEnv(SlotAdapter, VecEnv):
     """The N agents of one behaviour of a batched core as an SB3 ``VecEnv`` of N envs.
@@ -278,8 +277,10 @@ class SB3VecEnv(SlotAdapter, VecEnv):
     def _indices(self, indices: VecEnvIndices) -> list[int]:
         if indices is None:
             return list(range(self.num_envs))
-        idx = [indices] if isinstance(indices, (int, np.integer)) else list(
-            indices if isinstance(indices, Iterable) else [indices]
+        idx = (
+            [indices]
+            if isinstance(indices, (int, np.integer))
+            else list(indices if isinstance(indices, Iterable) else [indices])
         )
         bad = [i for i in idx if not isinstance(i, (int, np.integer)) or not 0 <= i < self.num_envs]
         if bad:

@@ -129,9 +129,7 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
         return slots.obs_layout.copy(slots.obs), self._info(slots.decided.copy(), zero)
 
     @override
-    def step(
-        self, actions: Any
-    ) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+    def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Sends the decided slots' actions, steps the core until a slot reports.
 
         Returns:

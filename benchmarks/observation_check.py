@@ -65,8 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     number = 200 if args.quick else 20_000
     print(
-        "| N | check µs/step | vector step µs | check/vector | parallel step µs "
-        "| check/parallel |"
+        "| N | check µs/step | vector step µs | check/vector | parallel step µs | check/parallel |"
     )
     print("|---|---|---|---|---|---|")
     for n in (64, 1024):

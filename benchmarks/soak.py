@@ -342,8 +342,10 @@ def markdown(results: list[SoakResult]) -> str:
     ]
     for r in results:
         audit = r.audit
-        verdict = "exactly ✓" if r.balanced else (
-            f"✗ {audit.mismatched} differ (largest {audit.max_difference:.3g})"
+        verdict = (
+            "exactly ✓"
+            if r.balanced
+            else (f"✗ {audit.mismatched} differ (largest {audit.max_difference:.3g})")
         )
         lines.append(
             f"| {r.route} | {r.env} | {r.agent_steps:,} | {r.adapter_steps:,} | "
@@ -365,8 +367,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--scale must be positive, got {args.scale}")
     scale = args.scale / (500 if args.quick else 1)
     machine = machine_info()
-    print(f"# zooport soak on {machine['processor']} ({machine['cpus']} CPUs), Python "
-          f"{machine['python']}, numpy {machine['numpy']}", file=sys.stderr)
+    print(
+        f"# zooport soak on {machine['processor']} ({machine['cpus']} CPUs), Python "
+        f"{machine['python']}, numpy {machine['numpy']}",
+        file=sys.stderr,
+    )
     began = time.perf_counter()
     results = []
     for name in args.routes:
@@ -378,16 +383,16 @@ def main(argv: list[str] | None = None) -> int:
     print(markdown(results))
     start_load = machine["load_average_1min"]
     load = "" if start_load is None else f"; 1-min load {start_load:.1f} -> {end_load:.1f}"
-    print(f"\n{elapsed:.0f} s in one process on {machine['processor']}, {machine['cpus']} "
-          f"CPUs, Python {machine['python']}{load}; peak RSS of the process "
-          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.1f} MiB")
+    print(
+        f"\n{elapsed:.0f} s in one process on {machine['processor']}, {machine['cpus']} "
+        f"CPUs, Python {machine['python']}{load}; peak RSS of the process "
+        f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.1f} MiB"
+    )
     if args.json:
         payload = {
             "machine": {**machine, "load_average_1min_end": end_load},
             "elapsed_seconds": elapsed,
-            "results": [
-                {**asdict(r), "balanced": r.balanced} for r in results
-            ],
+            "results": [{**asdict(r), "balanced": r.balanced} for r in results],
         }
         with open(args.json, "w", encoding="utf-8") as stream:
             json.dump(payload, stream, indent=2)

@@ -235,9 +235,7 @@ class ActionSpec(NamedTuple):
             discrete=np.zeros((n_agents, self.discrete_size), dtype=np.int32),
         )
 
-    def random_action(
-        self, n_agents: int, rng: np.random.Generator | None = None
-    ) -> ActionTuple:
+    def random_action(self, n_agents: int, rng: np.random.Generator | None = None) -> ActionTuple:
         """Uniform random actions; pass ``rng`` (a ``numpy.random.Generator``) to seed them."""
         if rng is None:
             continuous = np.random.uniform(-1.0, 1.0, size=(n_agents, self.continuous_size))

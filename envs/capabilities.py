@@ -112,9 +112,7 @@ def takes_positional(function: Callable[..., Any]) -> bool:
         (True, False)
     """
     parameters = signature_parameters(function)
-    return parameters is not None and any(
-        p.kind in _POSITIONAL_KINDS for p in parameters.values()
-    )
+    return parameters is not None and any(p.kind in _POSITIONAL_KINDS for p in parameters.values())
 
 
 def is_seedable(core: Any) -> bool:

@@ -277,13 +277,17 @@ class CorePool(BaseEnv):
         context = multiprocessing.get_context(method)
         # Async mode blocks until any worker answers: each also posts this semaphore.
         self._any_done = context.Semaphore(0) if self._mode == "async" else None
-        pickled = {
-            i: pickle_factory(f, i) for i, f in enumerate(factories) if i > 0 or not local
-        }
+        pickled = {i: pickle_factory(f, i) for i, f in enumerate(factories) if i > 0 or not local}
         handles: list[Any] = [None] * len(factories)
         for i, data in pickled.items():
             handles[i] = WorkerCore(
-                i, data, self._relay_ids[i], context, self._spin, side_bytes, self._timeout,
+                i,
+                data,
+                self._relay_ids[i],
+                context,
+                self._spin,
+                side_bytes,
+                self._timeout,
                 self._any_done,
             )
             self._handles.append(handles[i])
@@ -367,9 +371,7 @@ class CorePool(BaseEnv):
         """False when some core says it does not restart the behaviour's finished agents."""
         self._check_open()
         self._spec(behavior_name)
-        return all(
-            h.description["restarts"].get(behavior_name) is not False for h in self._handles
-        )
+        return all(h.description["restarts"].get(behavior_name) is not False for h in self._handles)
 
     @property
     def has_action_masks(self) -> bool:
@@ -553,9 +555,7 @@ class CorePool(BaseEnv):
         if not frames:
             return None
         height = max(f.shape[0] for f in frames)
-        padded = [
-            np.pad(f, [(0, height - f.shape[0])] + [(0, 0)] * (f.ndim - 1)) for f in frames
-        ]
+        padded = [np.pad(f, [(0, height - f.shape[0])] + [(0, 0)] * (f.ndim - 1)) for f in frames]
         return np.concatenate(padded, axis=1)
 
     def close(self) -> None:

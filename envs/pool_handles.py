@@ -150,8 +150,7 @@ class LocalCore:
         except Exception as exc:
             self.state = BROKEN
             raise CorePoolError(
-                f"{self.label} raised {type(exc).__name__} during "
-                f"{COMMAND_NAMES[command]}: {exc}",
+                f"{self.label} raised {type(exc).__name__} during {COMMAND_NAMES[command]}: {exc}",
                 self.index,
             ) from exc
         self.state = DONE

@@ -78,8 +78,11 @@ def main(argv: list[str] | None = None) -> int:
         model.learn(chunk, reset_num_timesteps=False)
         episodes = list(model.ep_info_buffer)[-2 * args.agents :]
         recent = float(np.mean([e["r"] for e in episodes])) if episodes else float("nan")
-        print(f"{model.num_timesteps:>8} steps  {time.perf_counter() - began:6.1f} s  "
-              f"mean episode reward {recent:6.2f}  (target {target})", flush=True)
+        print(
+            f"{model.num_timesteps:>8} steps  {time.perf_counter() - began:6.1f} s  "
+            f"mean episode reward {recent:6.2f}  (target {target})",
+            flush=True,
+        )
         if not short and recent >= target:
             break
     seconds = time.perf_counter() - began
@@ -96,10 +99,12 @@ def main(argv: list[str] | None = None) -> int:
 
     score = evaluate(trained, args.agents, seed=args.seed + 1000)
     baseline = evaluate(random, args.agents, seed=args.seed + 1000)
-    print(f"trained {model.num_timesteps} steps in {seconds:.1f} s "
-          f"({model.num_timesteps / seconds:,.0f} steps/s including PPO updates); "
-          f"evaluation: {score:.2f} mean episode reward (random actions: {baseline:.2f}, "
-          f"expected reward: {target})")
+    print(
+        f"trained {model.num_timesteps} steps in {seconds:.1f} s "
+        f"({model.num_timesteps / seconds:,.0f} steps/s including PPO updates); "
+        f"evaluation: {score:.2f} mean episode reward (random actions: {baseline:.2f}, "
+        f"expected reward: {target})"
+    )
     env.close()
     passed = score > baseline if short else score >= target
     print("PASSED" if passed else "FAILED")

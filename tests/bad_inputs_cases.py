@@ -542,6 +542,10 @@ def step_after_failure(step: Callable[[Any], Any]) -> Callable[[Any], Any]:
 
 # ---------------------------------------------------------------------- the table
 
+# The table keeps one case a line or two, so it reads as a table; the formatter would
+# spread each over a dozen lines.
+# fmt: off
+
 C = Case
 WRONG, SHAPE, DTYPE, RANK, RANGE, NONFINITE = KINDS[:6]
 UNKNOWN, STALE, ORDER, BEFORE, CLOSED, REENTRANT = KINDS[6:]
@@ -1156,3 +1160,4 @@ CLI_CASES: list[tuple[list[str], list[str], bool]] = [
     (["play", "os:getcwd"], ["os:getcwd", "BaseEnv", "str"], False),
     (["train", "os:getcwd"], ["os:getcwd", "BaseEnv", "str"], False),
 ]
+# fmt: on

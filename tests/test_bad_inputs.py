@@ -47,7 +47,10 @@ def test_the_table_covers_every_kind_and_has_unique_rows():
     )
     assert stated is not None
     assert tuple(map(int, stated.groups())) == (
-        len(CASES), len(entry_points(CASES)), len(KINDS), len(CLI_CASES)
+        len(CASES),
+        len(entry_points(CASES)),
+        len(KINDS),
+        len(CLI_CASES),
     )
 
 

@@ -537,9 +537,7 @@ class Watchers(BatchedEnv):
 
     def _reset_agents(self, behavior, slots):
         # What every behaviour's slots look like while one behaviour is being placed.
-        self.seen_at_reset[behavior] = [
-            bool(self._behaviors[n].active.any()) for n in ("A", "B")
-        ]
+        self.seen_at_reset[behavior] = [bool(self._behaviors[n].active.any()) for n in ("A", "B")]
         if behavior == "A":
             self.pos[:] = 100.0 if self.t else 0.0
 

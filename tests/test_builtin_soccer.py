@@ -147,6 +147,7 @@ def test_a_kick_hand_computed(shaping):
     kick, friction = Soccer.kick_speed, Soccer.ball_friction
     np.testing.assert_allclose(env.ball_pos, [kick, 0.0], rtol=1e-6)
     np.testing.assert_allclose(env.ball_vel, [kick * friction, 0.0], rtol=1e-6)
+
     # Shaping: the ball moved `kick` towards team 1's goal, and away from every player (the
     # kicker followed it by nothing: its potential is unchanged); no group reward for it.
     def gap(player, ball_x):
@@ -190,8 +191,10 @@ def test_the_ball_bounces_off_the_walls_outside_the_goal_mouths(ball, ball_vel, 
     assert len(env.get_steps(BLUE)[1]) == 0
 
 
-@pytest.mark.parametrize(("scorer", "ball", "ball_vel"), [(0, (0.97, 0.1), (0.05, 0.0)),
-                                                         (1, (-0.98, -0.2), (-0.03, 0.0))])
+@pytest.mark.parametrize(
+    ("scorer", "ball", "ball_vel"),
+    [(0, (0.97, 0.1), (0.05, 0.0)), (1, (-0.98, -0.2), (-0.03, 0.0))],
+)
 @pytest.mark.parametrize("individual", [True, False])
 def test_a_goal_ends_every_agent_together_and_restarts_them_in_the_same_step(
     scorer, ball, ball_vel, individual
@@ -211,8 +214,11 @@ def test_a_goal_ends_every_agent_together_and_restarts_them_in_the_same_step(
         assert terminal.group_id.tolist() == [team + 1] * 2
         # The terminal observation is the goal: the ball past the end line.
         ball_x = terminal.obs[0][:, 4] + terminal.obs[0][:, 0]  # own x + ball relative x
-        np.testing.assert_allclose(ball_x, [ball[0] + ball_vel[0]] * 2 if team == 0 else
-                                   [-(ball[0] + ball_vel[0])] * 2, rtol=1e-6)
+        np.testing.assert_allclose(
+            ball_x,
+            [ball[0] + ball_vel[0]] * 2 if team == 0 else [-(ball[0] + ball_vel[0])] * 2,
+            rtol=1e-6,
+        )
         # ... and the same ids decide again at the new kickoff.
         assert decision.agent_id.tolist() == ids
         assert decision.reward.tolist() == [0.0, 0.0] and decision.group_reward.tolist() == [0, 0]

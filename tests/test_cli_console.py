@@ -136,7 +136,8 @@ def test_factory_spec_mistakes_are_one_line_errors(user_dir: Path) -> None:
     try:
         assert_one_line_error(
             zooport("info", "json.py:make", cwd=user_dir),
-            "a module named 'json' is already imported from", "rename json.py",
+            "a module named 'json' is already imported from",
+            "rename json.py",
         )
     finally:
         (user_dir / "json.py").unlink()
@@ -217,7 +218,8 @@ def test_saved_model_mistakes_are_one_line_errors(saved: Path, user_dir: Path) -
     )
     assert_one_line_error(
         zooport("train", "Basic", "--resume", "model.zip", "--steps", "8", cwd=user_dir),
-        "--resume", "Observation spaces do not match",
+        "--resume",
+        "Observation spaces do not match",
     )
     (user_dir / "plain.zip").write_bytes(saved.read_bytes())
     with zipfile.ZipFile(user_dir / "plain.zip") as source:

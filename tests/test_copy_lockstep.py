@@ -88,8 +88,10 @@ def plain(data: Any) -> Any:
     if isinstance(data, dict):
         return {k: plain(v) for k, v in data.items()}
     if isinstance(data, (list, tuple)):
-        return type(data)(plain(v) for v in data) if not hasattr(data, "_fields") else tuple(
-            plain(v) for v in data
+        return (
+            type(data)(plain(v) for v in data)
+            if not hasattr(data, "_fields")
+            else tuple(plain(v) for v in data)
         )
     return data
 

@@ -68,9 +68,7 @@ def _expected(cores, name):
     k = len(cores)
 
     def ids(batches):
-        return np.concatenate(
-            [b.agent_id.astype(np.int64) * k + i for i, b in enumerate(batches)]
-        )
+        return np.concatenate([b.agent_id.astype(np.int64) * k + i for i, b in enumerate(batches)])
 
     decisions = [p[0] for p in parts]
     terminals = [p[1] for p in parts]
@@ -175,8 +173,10 @@ def test_lockstep_older_generation_envs_converted_in_the_workers():
     try:
         assert not pool.seedable  # mlagents_envs 0.16 could not be seeded
         assert pool.behavior_specs["Ledger"] == cores[0].behavior_specs["Ledger"]
-        assert repr(pool) == "CorePool(2 cores ['OldGenerationLedger', 'OldGenerationLedger'], " \
+        assert (
+            repr(pool) == "CorePool(2 cores ['OldGenerationLedger', 'OldGenerationLedger'], "
             "mode='sync')"
+        )
         rng = np.random.default_rng(0)
         pool.reset()
         for core in cores:
@@ -188,7 +188,7 @@ def test_lockstep_older_generation_envs_converted_in_the_workers():
             start = 0
             for core in cores:
                 n = len(core.get_steps("Ledger")[0])
-                core.set_actions("Ledger", ActionTuple(discrete=action.discrete[start:start + n]))
+                core.set_actions("Ledger", ActionTuple(discrete=action.discrete[start : start + n]))
                 start += n
             pool.step()
             for core in cores:
@@ -204,7 +204,8 @@ def test_agent_ids_map_back_to_their_core():
         decision, _ = pool.get_steps("Ledger")
         assert decision.agent_id.tolist() == [0, 3, 1, 4, 2, 5]
         for pool_id, (core, own) in zip(
-            decision.agent_id.tolist(), [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1)],
+            decision.agent_id.tolist(),
+            [(0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1)],
             strict=True,
         ):
             assert pool.core_of(pool_id) == (core, own)

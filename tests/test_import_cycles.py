@@ -35,9 +35,7 @@ import zooport.envs
 #: Lazy-import cycles inside ``zooport.adapters`` still to be removed.
 KNOWN_LAZY_CYCLES: frozenset[frozenset[str]] = frozenset(
     {
-        frozenset(
-            {"zooport.adapters.wrappers.base", "zooport.adapters.wrappers.composition"}
-        ),
+        frozenset({"zooport.adapters.wrappers.base", "zooport.adapters.wrappers.composition"}),
     }
 )
 

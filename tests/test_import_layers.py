@@ -62,8 +62,8 @@ print(adapters, loaded("gymnasium", "pettingzoo", "stable_baselines3"))
 
 @pytest.mark.parametrize("zooport_first", [True, False])
 def test_gym_make_works_after_import_zooport_in_either_order(zooport_first):
-    first, second = ("zooport", "gymnasium as gym") if zooport_first else (
-        "gymnasium as gym", "zooport"
+    first, second = (
+        ("zooport", "gymnasium as gym") if zooport_first else ("gymnasium as gym", "zooport")
     )
     out = _run(
         f"""

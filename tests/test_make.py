@@ -40,9 +40,14 @@ from zooport.make_env import make, resolve_id
 
 @pytest.mark.parametrize(
     ("given", "expected"),
-    [("Tag", "Tag"), ("zooport/Tag-v0", "Tag"), ("zooport/tag-v0", "Tag"),
-     ("zooport/grid_world-v0", "GridWorld"), ("ball_balance", "BallBalance"),
-     ("zooport/Collector", "Collector")],
+    [
+        ("Tag", "Tag"),
+        ("zooport/Tag-v0", "Tag"),
+        ("zooport/tag-v0", "Tag"),
+        ("zooport/grid_world-v0", "GridWorld"),
+        ("ball_balance", "BallBalance"),
+        ("zooport/Collector", "Collector"),
+    ],
 )
 def test_ids(given, expected):
     assert resolve_id(given) == expected
@@ -50,8 +55,12 @@ def test_ids(given, expected):
 
 @pytest.mark.parametrize(
     ("given", "message"),
-    [("zooport/Tag-v1", "version 0, not v1"), ("mate/Tag-v0", "not namespace 'mate'"),
-     ("Tga", r"did you mean \['Tag'\]"), (3, "Expect an environment id str")],
+    [
+        ("zooport/Tag-v1", "version 0, not v1"),
+        ("mate/Tag-v0", "not namespace 'mate'"),
+        ("Tga", r"did you mean \['Tag'\]"),
+        (3, "Expect an environment id str"),
+    ],
 )
 def test_bad_ids(given, message):
     with pytest.raises(RegistryError, match=message):
@@ -91,8 +100,9 @@ def test_wrappers_apply_in_order_first_innermost_in_every_item_form():
             WrapperSpec(TerminationPolicy, "any"),
         ],
     )
-    assert str(env) == ("TerminationPolicy<TeamReward<FoldAgents<RandomMessageDropout<"
-                        "MessageBus<zooport_tag>>>>>")
+    assert str(env) == (
+        "TerminationPolicy<TeamReward<FoldAgents<RandomMessageDropout<MessageBus<zooport_tag>>>>>"
+    )
     assert env.possible_agents == ["runner_0", "runner_1", "runner_2"]
     env.reset(seed=0)
     send_messages(env, Message("runner_0", None, "go"))
@@ -137,8 +147,12 @@ def test_aec_native_and_after_zooport_wrappers():
 def test_gym_uses_single_agent_defaults_and_gym_forms():
     env = make("Tag", api="gym", seed=0)
     assert type(env) is GymEnv and env.behavior_name == "Runner?team=0"
-    env = make("BallBalance", api="gym", seed=0, wrappers=[WrapperSpec(DiscretizeActions, 3),
-                                                           RescaleObservations])
+    env = make(
+        "BallBalance",
+        api="gym",
+        seed=0,
+        wrappers=[WrapperSpec(DiscretizeActions, 3), RescaleObservations],
+    )
     assert isinstance(env.env, GymDiscretizeActions) and env.action_space == gym.spaces.Discrete(9)
     check_gym(env)
 
@@ -156,8 +170,11 @@ def test_single_agent_view_then_gymnasium_wrappers():
     env = make(
         "Tag",
         seed=0,
-        wrappers=[CentralisedObservation, WrapperSpec(SingleAgentView, "runner_0"),
-                  gym.wrappers.FlattenObservation],
+        wrappers=[
+            CentralisedObservation,
+            WrapperSpec(SingleAgentView, "runner_0"),
+            gym.wrappers.FlattenObservation,
+        ],
     )
     assert isinstance(env, gym.wrappers.FlattenObservation)
     assert env.observation_space.shape == (10 + 25 + 40 + 20,)  # own, state, others, actions

@@ -54,6 +54,7 @@ ADAPTERS = {
     "PettingZooTask": (3, lambda core: PettingZooTask(PettingZooParallelEnv(core))),
 }
 
+
 def _obs(kind, n):
     """(tamper function, message) pairs: what the core sends and what the error must say."""
     prefix = re.escape(f"behavior 'Basic': {kind} ")

@@ -94,9 +94,7 @@ def test_a_reset_is_guarded_in_one_way():
     assert guard.completed == 2 and guard.failure is None
 
 
-@pytest.mark.parametrize(
-    "options", [5, ["x"], {1: "x"}], ids=["int", "list", "non-str key"]
-)
+@pytest.mark.parametrize("options", [5, ["x"], {1: "x"}], ids=["int", "list", "non-str key"])
 def test_reset_arguments_are_checked_alike_by_both_families(options):
     for env in (GymEnv(Basic()), PettingZooParallelEnv(Tag())):
         with pytest.raises(ArgumentTypeError, match=f"{type(env).__name__}.reset: expected"):

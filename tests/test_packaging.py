@@ -23,7 +23,9 @@ def test_every_package_directory_is_declared() -> None:
     """A new subpackage that pyproject.toml does not list would be missing from a wheel."""
     found = set()
     for top, mapped in (
-        ("zooport", "zooport"), ("envs", "zooport.envs"), ("adapters", "zooport.adapters")
+        ("zooport", "zooport"),
+        ("envs", "zooport.envs"),
+        ("adapters", "zooport.adapters"),
     ):
         for dirpath, _, files in os.walk(ROOT / top):
             if "__init__.py" in files and "__pycache__" not in dirpath:

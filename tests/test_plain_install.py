@@ -29,9 +29,7 @@ SOURCES = ("pyproject.toml", "README.md", "zooport", "envs", "adapters")
 def _dependency_layers() -> list[str]:
     """The site-packages the scratch venv borrows: this interpreter's, its own last."""
     own = Path(sysconfig.get_paths()["purelib"]).resolve()
-    layers = [
-        p for p in sys.path if p.endswith("site-packages") and Path(p).resolve() != own
-    ]
+    layers = [p for p in sys.path if p.endswith("site-packages") and Path(p).resolve() != own]
     return layers or [str(own)]
 
 

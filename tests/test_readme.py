@@ -29,8 +29,12 @@ def test_readme_python_blocks_run():
     drift.reset()
     for _ in range(50):
         decision, _ = drift.get_steps("Drift")
-        drift.set_actions("Drift", drift.behavior_specs["Drift"].action_spec.random_action(
-            len(decision), np.random.default_rng(0)))
+        drift.set_actions(
+            "Drift",
+            drift.behavior_specs["Drift"].action_spec.random_action(
+                len(decision), np.random.default_rng(0)
+            ),
+        )
         drift.step()
     decision, terminal = drift.get_steps("Drift")
     assert len(decision) == 4

@@ -146,6 +146,7 @@ def test_a_side_channel_callback_that_acts_in_a_multi_agent_adapter_is_refused(a
 
         def act():
             env.step_all(dict.fromkeys(env.agents, ACTION))
+
     with pytest.raises(ReentrantCallError, match=r"step\(\) was called while its step"):
         act()
 

@@ -19,10 +19,14 @@ from zooport.errors import ArgumentTypeError, EnvClosedError, SpecError
 ADAPTERS = {
     "GymEnv": (GymEnv, lambda: GridWorld(n_agents=1, seed=0), lambda: BallBalance(n_agents=1)),
     "BehaviorVectorEnv": (
-        BehaviorVectorEnv, lambda: GridWorld(n_agents=3, seed=0), lambda: BallBalance(n_agents=2)
+        BehaviorVectorEnv,
+        lambda: GridWorld(n_agents=3, seed=0),
+        lambda: BallBalance(n_agents=2),
     ),
     "SB3VecEnv": (
-        SB3VecEnv, lambda: GridWorld(n_agents=3, seed=0), lambda: BallBalance(n_agents=2)
+        SB3VecEnv,
+        lambda: GridWorld(n_agents=3, seed=0),
+        lambda: BallBalance(n_agents=2),
     ),
 }
 

@@ -85,8 +85,10 @@ def test_parallel_infos_at_the_goal(make, agent_name):
 @pytest.mark.parametrize("agent_name", [None, "mlagents"])
 @pytest.mark.parametrize("make", [PettingZooAECEnv, soccer_v0.env], ids=["PettingZooAECEnv", "env"])
 def test_aec_infos_at_the_goal(make, agent_name):
-    env = make(Soccer(seed=0), agent_name=agent_name) if make is PettingZooAECEnv else make(
-        seed=0, agent_name=agent_name
+    env = (
+        make(Soccer(seed=0), agent_name=agent_name)
+        if make is PettingZooAECEnv
+        else make(seed=0, agent_name=agent_name)
     )
     names = NAMES[agent_name]
     env.reset(seed=0)

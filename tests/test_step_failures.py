@@ -169,15 +169,19 @@ def _aec(core):
 
 def _task(core):
     task = MultiAgentTask(core)
-    return task, (lambda: task.step_all({a: np.array([1, 1]) for a in task.agents})), (
-        lambda: task.reset(seed=1)
+    return (
+        task,
+        (lambda: task.step_all({a: np.array([1, 1]) for a in task.agents})),
+        (lambda: task.reset(seed=1)),
     )
 
 
 def _pettingzoo_task(core):
     task = PettingZooTask(PettingZooParallelEnv(core))
-    return task, (lambda: task.step({a: np.array([1, 1]) for a in task.agents})), (
-        lambda: task.reset(seed=1)
+    return (
+        task,
+        (lambda: task.step({a: np.array([1, 1]) for a in task.agents})),
+        (lambda: task.reset(seed=1)),
     )
 
 

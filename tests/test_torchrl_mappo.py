@@ -49,7 +49,6 @@ pytestmark = [
 ]
 
 
-
 @pytest.fixture(autouse=True)
 def one_torch_thread():
     """Networks this small gain nothing from threads, which only contend on a busy machine."""

@@ -73,8 +73,9 @@ def test_wrapped_zooport_env_equals_the_raw_adapter_fed_grid_points():
         if not env.agents:
             break
         picks = {a: int(rng.integers(25)) for a in env.agents}
-        assert data_equivalence(env.step(picks), raw.step({a: grid.points[k] for a, k in
-                                                           picks.items()}))
+        assert data_equivalence(
+            env.step(picks), raw.step({a: grid.points[k] for a, k in picks.items()})
+        )
 
 
 def test_only_box_agents_change_on_a_non_zooport_env():
@@ -120,7 +121,8 @@ def test_vector_form_maps_each_slot():
     assert envs.single_action_space == spaces.Discrete(9) and envs.action_space.shape == (3,)
     assert data_equivalence(envs.reset(seed=2), raw.reset(seed=2))
     picks = np.array([0, 4, 8])
-    assert data_equivalence(envs.step(picks), raw.step(np.array([[-1, -1], [0, 0], [1, 1]],
-                                                                np.float32)))
+    assert data_equivalence(
+        envs.step(picks), raw.step(np.array([[-1, -1], [0, 0], [1, 1]], np.float32))
+    )
     with pytest.raises(ActionError, match=r"in \[0, 8\] for MultiDiscrete\(\[9 9 9\]\), got 9"):
         envs.step(np.array([0, 9, 1]))

@@ -80,8 +80,12 @@ def test_fixed_size_encoding_in_the_observation():
     assert space["messages"]["count"] == spaces.Discrete(3)
     obs, _ = env.reset(seed=0)
     assert obs["prey_0"]["messages"]["count"] == 0 and space.contains(obs["hunter_0"])
-    env.send_messages([Message(s, "hunter_0", [i / 10, -i / 10])
-                       for i, s in enumerate(["prey_1", "hunter_1", "prey_0"])])
+    env.send_messages(
+        [
+            Message(s, "hunter_0", [i / 10, -i / 10])
+            for i, s in enumerate(["prey_1", "hunter_1", "prey_0"])
+        ]
+    )
     obs, *_ = env.step(still(env))
     encoded = obs["hunter_0"]["messages"]
     assert encoded["count"] == 2 and encoded["sender"].tolist() == [4, 2]  # 1 + index
@@ -94,7 +98,10 @@ def test_encoding_joins_a_dict_observation_and_can_go_to_the_info():
     content = spaces.Box(0, 1, (1,), np.float32)
     grid = MessageBus(grid_world(), delivery="observation", content_space=content)
     assert set(grid.observation_space("gridworld_0").spaces) == {
-        "action_mask", "observation", "messages"}
+        "action_mask",
+        "observation",
+        "messages",
+    }
     env = MessageBus(tag(), content_space=content)
     assert env.observation_space("runner_0") is env.env.observation_space("runner_0")
     env.reset(seed=0)
@@ -148,8 +155,13 @@ def test_message_filter_keeps_drops_and_replaces():
 
     env = MessageFilter(MessageBus(mini()), fn)
     env.reset(seed=0)
-    env.send_messages([Message("prey_0", "hunter_0", 1), Message("prey_1", "hunter_0", 2),
-                       Message("hunter_1", "hunter_0", 3)])
+    env.send_messages(
+        [
+            Message("prey_0", "hunter_0", 1),
+            Message("prey_1", "hunter_0", 2),
+            Message("hunter_1", "hunter_0", 3),
+        ]
+    )
     env.step(still(env))
     assert inbox(env.bus) == {"hunter_0": [("prey_1", "noisy"), ("hunter_1", 3)]}
     bad = MessageFilter(MessageBus(mini()), lambda m: 1)
@@ -189,8 +201,9 @@ def test_range_restriction_by_hand():
     env.send_messages(Message("hunter_0", None, "ping"))
     env.step(still(env))
     here = obs["hunter_0"][:2]
-    near = sorted(a for a in ("hunter_1", "prey_0", "prey_1")
-                  if np.linalg.norm(obs[a][:2] - here) <= 0.8)
+    near = sorted(
+        a for a in ("hunter_1", "prey_0", "prey_1") if np.linalg.norm(obs[a][:2] - here) <= 0.8
+    )
     assert sorted(inbox(env.bus)) == near == ["prey_0", "prey_1"]
     with pytest.raises(ValueError, match="finite range > 0"):
         RestrictedCommunicationRange(MessageBus(mini()), 0, lambda a, o: o)

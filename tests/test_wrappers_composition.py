@@ -124,8 +124,11 @@ def test_forbids_names_both_wrappers_and_the_rule():
 
 
 def test_unique_rejects_a_second_copy_and_allows_stackable_ones():
-    with pytest.raises(WrapperOrderError, match=r"DiscretizeActions appears twice \(wrappers\[0\] "
-                       r"and wrappers\[2\]\); rule: DiscretizeActions.unique = True"):
+    with pytest.raises(
+        WrapperOrderError,
+        match=r"DiscretizeActions appears twice \(wrappers\[0\] "
+        r"and wrappers\[2\]\); rule: DiscretizeActions.unique = True",
+    ):
         validate_wrappers([DiscretizeActions, TeamReward, functools.partial(DiscretizeActions)])
     stacked = WrapperSpec(MessageFilter, bool)
     validate_wrappers([MessageBus, stacked, stacked])
@@ -159,9 +162,7 @@ def test_single_agent_view_switches_the_kind_to_gym():
         validate_wrappers([SingleAgentView, TeamReward])
     with pytest.raises(WrapperOrderError, match="SingleAgentView .* api='aec' does not give"):
         validate_wrappers([SingleAgentView], api="aec")
-    env = apply_wrappers(
-        MiniPursuit(seed=0), [SingleAgentView, WrapperSpec(DiscretizeActions, 3)]
-    )
+    env = apply_wrappers(MiniPursuit(seed=0), [SingleAgentView, WrapperSpec(DiscretizeActions, 3)])
     assert isinstance(env, GymDiscretizeActions) and env.action_space == gym.spaces.Discrete(9)
     assert has_wrapper(env, DiscretizeActions) and has_wrapper(env, SingleAgentView)
 
@@ -200,8 +201,14 @@ def test_apply_wrappers_puts_the_first_innermost_and_has_wrapper_walks_env():
 
 
 def test_each_wrapper_draws_from_its_own_generator():
-    env = apply_wrappers(mini(), [MessageBus, WrapperSpec(RandomMessageDropout, 0.5),
-                                  WrapperSpec(RandomMessageDropout, 0.5)])
+    env = apply_wrappers(
+        mini(),
+        [
+            MessageBus,
+            WrapperSpec(RandomMessageDropout, 0.5),
+            WrapperSpec(RandomMessageDropout, 0.5),
+        ],
+    )
     outer, inner = env, env.env
     env.reset(seed=4)
     first = (outer.np_random.random(3).tolist(), inner.np_random.random(3).tolist())

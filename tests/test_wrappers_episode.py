@@ -51,8 +51,11 @@ def test_all_mode_changes_nothing_and_agents_leave_one_by_one():
     steps = run(TerminationPolicy(Scripted(ENDS), "all"), 10)
     inner = run(Scripted(ENDS), 10)
     assert data_equivalence(steps, inner)
-    assert [s[0] for s in steps[:3]] == [["a_0", "a_1", "a_2", "a_3"], ["a_1", "a_2", "a_3"],
-                                         ["a_2", "a_3"]]
+    assert [s[0] for s in steps[:3]] == [
+        ["a_0", "a_1", "a_2", "a_3"],
+        ["a_1", "a_2", "a_3"],
+        ["a_2", "a_3"],
+    ]
 
 
 def test_terminated_and_truncated_stay_apart():
@@ -104,8 +107,9 @@ def test_matches_zooport_termination_modes_on_tag(mode):
 @pytest.mark.parametrize("mode", ["any", "majority", "all", 0.5])
 @pytest.mark.parametrize("factory", [tag, mini])
 def test_contract(mode, factory):
-    record = check_contract(lambda: TerminationPolicy(factory(max_cycles=40)
-                                                       if factory is tag else factory(), mode))
+    record = check_contract(
+        lambda: TerminationPolicy(factory(max_cycles=40) if factory is tag else factory(), mode)
+    )
     assert record
 
 

@@ -189,9 +189,12 @@ class Scouts(BatchedEnv):
 
     def _observe(self, behavior, slots):
         seen = self._seen(slots)
-        rows = np.concatenate(
-            [np.broadcast_to(self.beacons, (len(slots), self.m, 2)), seen[..., None]], axis=-1
-        ) * seen[..., None]
+        rows = (
+            np.concatenate(
+                [np.broadcast_to(self.beacons, (len(slots), self.m, 2)), seen[..., None]], axis=-1
+            )
+            * seen[..., None]
+        )
         return [np.concatenate([self.pos[slots], rows.reshape(len(slots), -1)], 1)]
 
 
@@ -390,8 +393,9 @@ def test_mini_pursuit_semantics():
     env = mini(catch=2.9)  # every prey is within reach of a hunter at once
     obs, _ = env.reset(seed=0)
     assert obs["hunter_0"].shape == (11,) and env.observation_space("prey_0").shape == (11,)
-    _, rewards, terms, truncs, _ = env.step({a: random_action(env.action_space(a),
-                                            np.random.default_rng(0)) for a in env.agents})
+    _, rewards, terms, truncs, _ = env.step(
+        {a: random_action(env.action_space(a), np.random.default_rng(0)) for a in env.agents}
+    )
     assert terms == dict.fromkeys(env.possible_agents, True) and not any(truncs.values())
     assert rewards["prey_0"] == -1.0 and env.agents == []
     env = mini(max_steps=1, catch=0.0)

@@ -101,8 +101,12 @@ def test_centralised_parts_by_hand_on_a_non_zooport_env():
     obs, _ = env.reset(seed=2)
     raw_obs, _ = raw.reset(seed=2)
     assert not obs["hunter_0"]["others_actions"].any()
-    actions = {"hunter_0": np.array([0.5, -0.5], np.float32),
-               "hunter_1": np.array([1.0, 0.0], np.float32), "prey_0": 3, "prey_1": 0}
+    actions = {
+        "hunter_0": np.array([0.5, -0.5], np.float32),
+        "hunter_1": np.array([1.0, 0.0], np.float32),
+        "prey_0": 3,
+        "prey_1": 0,
+    }
     obs, *_ = env.step(actions)
     raw_obs, *_ = raw.step(actions)
     mine = obs["hunter_0"]
@@ -125,7 +129,8 @@ def test_centralised_zero_fills_agents_that_left_and_drops_masks():
             break
         reported_before = set(env.agents)
         obs, _, terms, truncs, _ = env.step(
-            {a: np.zeros(2, np.float32) if "hunter" in a else 0 for a in env.agents})
+            {a: np.zeros(2, np.float32) if "hunter" in a else 0 for a in env.agents}
+        )
         others = obs.get("hunter_0", {}).get("others_observations")
         if others is not None and "prey_1" not in reported_before:
             assert not others[22:33].any()  # prey_1 was caught and left: zeros
@@ -213,8 +218,9 @@ def test_sharing_is_per_team_on_a_non_zooport_env():
                 np.testing.assert_array_equal(obs[agent][:5], raw_obs[agent][:5])
                 rows = obs[agent][5:].reshape(others, 3)
                 for j in range(others):
-                    expected = raw_rows[seen[:, j].argmax(), j] if seen[:, j].any() else (
-                        raw_rows[i, j])
+                    expected = (
+                        raw_rows[seen[:, j].argmax(), j] if seen[:, j].any() else (raw_rows[i, j])
+                    )
                     np.testing.assert_array_equal(rows[j], expected)
         if not env.agents:
             break

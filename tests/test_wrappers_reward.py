@@ -52,8 +52,9 @@ def test_weighted_components_and_schedules_by_hand():
     assert (seen[-1].episode_step, seen[-1].total_steps) == (1, 3)
 
 
-@pytest.mark.parametrize(("reduction", "shared"), [("mean", 2.5), ("sum", 10.0), ("max", 4.0),
-                                                   ("min", 1.0)])
+@pytest.mark.parametrize(
+    ("reduction", "shared"), [("mean", 2.5), ("sum", 10.0), ("max", 4.0), ("min", 1.0)]
+)
 def test_reductions_share_one_reward(reduction, shared):
     env = RewardShaping(Scripted(TEAMS), {}, reduction=reduction)
     env.reset()
@@ -73,8 +74,11 @@ def test_only_selected_agents_are_shaped():
 
 def test_bad_components_and_coefficients():
     inner = Scripted(TEAMS)
-    with pytest.raises(ValueError, match=r"unknown components \['bonsu'\]; components: "
-                       r"\['env_reward', 'bonus'\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"unknown components \['bonsu'\]; components: "
+        r"\['env_reward', 'bonus'\]",
+    ):
         RewardShaping(inner, {"bonus": lambda d: 0.0}, {"bonsu": 1.0})
     with pytest.raises(ValueError, match="other than 'env_reward'"):
         RewardShaping(inner, {"env_reward": lambda d: 0.0})
@@ -100,17 +104,21 @@ def test_bad_components_and_coefficients():
 
 @pytest.mark.parametrize("factory", [tag, mini])
 def test_reward_shaping_contract(factory):
-    components = {"alive": lambda d: 1.0, "obs": lambda d: [float(d.observations[a][0])
-                                                            for a in d.agents]}
-    check_contract(lambda: RewardShaping(factory(), components, {"alive": lambda t: 0.9**t},
-                                         reduction="mean"))
+    components = {
+        "alive": lambda d: 1.0,
+        "obs": lambda d: [float(d.observations[a][0]) for a in d.agents],
+    }
+    check_contract(
+        lambda: RewardShaping(factory(), components, {"alive": lambda t: 0.9**t}, reduction="mean")
+    )
 
 
 # ---------------------------------------------------------------------- TeamReward
 
 
-@pytest.mark.parametrize(("reduction", "red", "blue"), [("sum", 3.0, 7.0), ("mean", 1.5, 3.5),
-                                                        ("max", 2.0, 4.0)])
+@pytest.mark.parametrize(
+    ("reduction", "red", "blue"), [("sum", 3.0, 7.0), ("mean", 1.5, 3.5), ("max", 2.0, 4.0)]
+)
 def test_team_reward_by_hand(reduction, red, blue):
     env = TeamReward(Scripted(TEAMS), reduction)
     env.reset()
@@ -130,8 +138,9 @@ def test_team_reward_from_zooport_group_rewards():
         _, raw_rewards, _, _, raw_infos = step_all(raw)
         for agent in raw_infos:
             group = max(raw_infos[a]["group_reward"] for a in raw_infos if a[:3] == agent[:3])
-            assert rewards[agent] == group and infos[agent]["individual_reward"] == (
-                raw_rewards[agent]
+            assert (
+                rewards[agent] == group
+                and infos[agent]["individual_reward"] == (raw_rewards[agent])
             )
         tagged |= any(r > 0 for a, r in rewards.items() if a.startswith("tagger"))
     assert tagged  # the group reward was not always zero
@@ -196,8 +205,9 @@ def test_individual_done_options():
 
 @pytest.mark.parametrize("factory", [tag, mini])
 def test_individual_done_contract(factory):
-    check_contract(lambda: IndividualDone(factory(**({"tag_radius": 0.5} if factory is tag
-                                                      else {}))))
+    check_contract(
+        lambda: IndividualDone(factory(**({"tag_radius": 0.5} if factory is tag else {})))
+    )
 
 
 def test_filler_actions():

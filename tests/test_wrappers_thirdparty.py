@@ -42,8 +42,9 @@ def test_supersuit_frame_stack(factory):
         actions = {a: raw.action_space(a).sample() * 0 for a in env.agents}
         obs, *_ = env.step(actions)
         raw_obs, *_ = raw.step(actions)
-    run_parallel_api_test(supersuit.frame_stack_v2(factory(max_cycles=30) if factory is tag
-                                                   else factory(), 3))
+    run_parallel_api_test(
+        supersuit.frame_stack_v2(factory(max_cycles=30) if factory is tag else factory(), 3)
+    )
 
 
 def test_supersuit_pad_observations():
@@ -119,8 +120,14 @@ def test_supersuit_normalize_obs_needs_bounds_zooport_does_not_declare():
         lambda e: supersuit.delay_observations_v0(e, 2),
         supersuit.agent_indicator_v0,
     ],
-    ids=["clip_reward", "dtype", "flatten", "sticky_actions", "delay_observations",
-         "agent_indicator"],
+    ids=[
+        "clip_reward",
+        "dtype",
+        "flatten",
+        "sticky_actions",
+        "delay_observations",
+        "agent_indicator",
+    ],
 )
 def test_other_supersuit_wrappers_pass_the_api_test_on_zooport(wrap):
     run_parallel_api_test(wrap(tag(max_cycles=30)))
@@ -175,8 +182,9 @@ def test_gymnasium_normalize_observation_on_gym_env():
 
 def test_gymnasium_vector_wrappers_on_behavior_vector_env():
     envs = gym.wrappers.vector.RecordEpisodeStatistics(
-        gym.wrappers.vector.NormalizeReward(BehaviorVectorEnv(BallBalance(n_agents=2, seed=0,
-                                                                          max_steps=5)))
+        gym.wrappers.vector.NormalizeReward(
+            BehaviorVectorEnv(BallBalance(n_agents=2, seed=0, max_steps=5))
+        )
     )
     envs.reset(seed=0)
     for _ in range(5):
@@ -197,6 +205,9 @@ def test_sb3_vec_normalize_on_sb3_vec_env():
     for _ in range(10):
         obs, *_ = envs.step(np.zeros((3, 2), np.float32))
     raw = envs.get_original_obs()
-    expected = np.clip((raw - envs.obs_rms.mean) / np.sqrt(envs.obs_rms.var + envs.epsilon),
-                       -envs.clip_obs, envs.clip_obs)
+    expected = np.clip(
+        (raw - envs.obs_rms.mean) / np.sqrt(envs.obs_rms.var + envs.epsilon),
+        -envs.clip_obs,
+        envs.clip_obs,
+    )
     np.testing.assert_allclose(obs, expected, rtol=1e-5)

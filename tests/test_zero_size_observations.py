@@ -58,9 +58,7 @@ def _spec(shape, name):
     ],
 )
 def test_layout_drops_zero_size_observations(specs, allow_multiple_obs, space):
-    layout = ObservationLayout(
-        [_spec(s, "") for s in specs], allow_multiple_obs=allow_multiple_obs
-    )
+    layout = ObservationLayout([_spec(s, "") for s in specs], allow_multiple_obs=allow_multiple_obs)
     assert layout.space == space
     assert [tuple(s.shape) for s in layout.specs] == [s for s in specs if np.prod(s)]
     batch = [np.full((2, *s), float(i + 1) / 10, np.float32) for i, s in enumerate(specs)]

@@ -119,7 +119,6 @@ class UnityPolicyException(UnityException):
     """A policy (trainer-side) error."""
 
 
-
 class ZooportError(UnityException):
     """Base class of every error zooport raises on purpose (a ``UnityException``)."""
 

@@ -33,7 +33,7 @@ from zooport.envs.capabilities import keyword_parameters
 
 __all__ = ["ENV_MODULES", "register_pettingzoo_envs"]
 
-_DOC = '''PettingZoo entry points ``{name}`` for :class:`{path}`.
+_DOC = """PettingZoo entry points ``{name}`` for :class:`{path}`.
 
 {summary}
 
@@ -52,7 +52,7 @@ Example:
     ('{name}', True)
     >>> {name}.env(seed=0).metadata["name"]
     '{name}'
-'''
+"""
 
 
 def _module(env_id: str, cls: type) -> types.ModuleType:

@@ -275,7 +275,6 @@ ParallelWrapper.step = _guarded(ParallelWrapper.step, "step", ParallelWrapper)  
 ParallelWrapper.reset = _guarded(ParallelWrapper.reset, "reset", ParallelWrapper)  # type: ignore[method-assign]
 
 
-
 class ObservationMapper(ParallelWrapper):
     """A wrapper that changes the observations only: ``reset`` and ``step`` pass every other
     value through and hand the observations to :meth:`map_observations`, the one hook."""
@@ -370,9 +369,9 @@ class PartsDelivery:
         delivered = {}
         for agent, obs in observations.items():
             extra = parts[agent]
-            delivered[agent] = {**obs, **extra} if isinstance(obs, dict) else {
-                "observation": obs, **extra
-            }
+            delivered[agent] = (
+                {**obs, **extra} if isinstance(obs, dict) else {"observation": obs, **extra}
+            )
         return delivered, infos
 
 

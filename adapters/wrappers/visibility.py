@@ -174,7 +174,6 @@ class SharedVisibility(ObservationMapper):
         return out
 
 
-
 def _share(rows: np.ndarray, mask_feature: int) -> np.ndarray:
     """(members, count, features) rows -> each entity's row from its first viewer."""
     seen = rows[:, :, mask_feature] > 0.5

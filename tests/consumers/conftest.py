@@ -24,7 +24,6 @@ NEEDS = {
 collect_ignore = [name for name, pkg in NEEDS.items() if importlib.util.find_spec(pkg) is None]
 
 
-
 @pytest.fixture(autouse=True)
 def one_torch_thread():
     """One torch thread per process while a test here runs.

@@ -28,8 +28,8 @@ def _run(tmp: Path, *argv: str) -> str:
         [sys.executable, *argv], cwd=tmp, env=env, capture_output=True, text=True,
         timeout=TIMEOUT,
     )  # fmt: skip
-    assert done.returncode == 0, f"{argv}\n--- stdout\n{done.stdout[-3000:]}\n--- stderr\n" + (
-        done.stderr[-3000:]
+    assert done.returncode == 0, (
+        f"{argv}\n--- stdout\n{done.stdout[-3000:]}\n--- stderr\n" + (done.stderr[-3000:])
     )
     return done.stdout
 

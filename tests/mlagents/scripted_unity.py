@@ -41,8 +41,13 @@ with warnings.catch_warnings():
     from mlagents_envs.environment import UnityEnvironment
     from mlagents_envs.mock_communicator import MockCommunicator
 
-__all__ = ["BRAIN", "ECHO_CHANNEL_ID", "ScriptedCommunicator", "ScriptedUnityEnvironment",
-           "build_unity"]
+__all__ = [
+    "BRAIN",
+    "ECHO_CHANNEL_ID",
+    "ScriptedCommunicator",
+    "ScriptedUnityEnvironment",
+    "build_unity",
+]
 
 BRAIN = "RealFakeBrain"  # MockCommunicator's behaviour name
 

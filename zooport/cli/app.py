@@ -240,8 +240,12 @@ def _bench_command(commands: Any) -> None:
     bench.add_argument("--n", type=int, nargs="+", help="agent counts")
     bench.add_argument("--envs", nargs="+", metavar="NAME", help="benchmark environments")
     bench.add_argument("--routes", nargs="+", metavar="NAME", help="routes to measure")
-    bench.add_argument("--workers", type=_positive, metavar="K",
-                       help="instead: the CorePool benchmark with K cores (zooport.cli.bench.pool)")
+    bench.add_argument(
+        "--workers",
+        type=_positive,
+        metavar="K",
+        help="instead: the CorePool benchmark with K cores (zooport.cli.bench.pool)",
+    )
     bench.set_defaults(run=_cmd_bench)
 
 
@@ -307,8 +311,12 @@ def _train_command(commands: Any) -> None:
     )
     train_.add_argument("--eval-episodes", type=_count, default=0,
                         help="deterministic evaluation episodes after training")  # fmt: skip
-    train_.add_argument("--workers", type=_positive, metavar="K",
-                        help="K copies of the core stepped in parallel (a CorePool)")
+    train_.add_argument(
+        "--workers",
+        type=_positive,
+        metavar="K",
+        help="K copies of the core stepped in parallel (a CorePool)",
+    )
     train_.add_argument("--no-progress", action="store_true", help="no progress bar")
     train_.set_defaults(run=_cmd_train)
 

@@ -21,7 +21,6 @@ from zooport.envs.capabilities import reset_core
 __all__ = ["cmd_list", "cmd_info"]
 
 
-
 def _brief_action(spec: Any) -> str:
     continuous, branches = spec.continuous_size, tuple(spec.discrete_branches)
     if continuous and branches:

@@ -85,9 +85,7 @@ class Budget:
     max_steps: int = 20_000
 
 
-def _time(
-    route: Route, steps: int, start: int, clock: Callable[[], float]
-) -> tuple[float, int]:
+def _time(route: Route, steps: int, start: int, clock: Callable[[], float]) -> tuple[float, int]:
     """(seconds, agent-steps) of ``steps`` steps."""
     step = route.step
     if route.counts_agents:

@@ -105,9 +105,7 @@ def async_vector_env(k: int, n: int, peers: int) -> Route:
     envs.reset(seed=0)
     rng = np.random.default_rng(0)
     actions = [rng.uniform(-1, 1, (m, 2)).astype(np.float32) for _ in range(ACTION_BATCHES)]
-    return Route(
-        "AsyncVectorEnv", m, lambda i: envs.step(actions[i % ACTION_BATCHES]), envs.close
-    )
+    return Route("AsyncVectorEnv", m, lambda i: envs.step(actions[i % ACTION_BATCHES]), envs.close)
 
 
 def subproc_vec_env(k: int, n: int, peers: int) -> Route:
@@ -120,9 +118,7 @@ def subproc_vec_env(k: int, n: int, peers: int) -> Route:
     venv.reset()
     rng = np.random.default_rng(0)
     actions = [rng.uniform(-1, 1, (m, 2)).astype(np.float32) for _ in range(ACTION_BATCHES)]
-    return Route(
-        "SubprocVecEnv", m, lambda i: venv.step(actions[i % ACTION_BATCHES]), venv.close
-    )
+    return Route("SubprocVecEnv", m, lambda i: venv.step(actions[i % ACTION_BATCHES]), venv.close)
 
 
 def _pipe_worker(connection: Any, n: int, seed: int) -> None:

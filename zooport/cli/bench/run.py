@@ -335,9 +335,12 @@ def main(argv: list[str] | None = None) -> int:
         else Budget()
     )
     machine = machine_info()
-    print(f"# zooport benchmark on {machine['processor']} ({machine['cpus']} CPUs), "
-          f"Python {machine['python']}, numpy {machine['numpy']}, "
-          f"gymnasium {machine['gymnasium']}", file=sys.stderr)
+    print(
+        f"# zooport benchmark on {machine['processor']} ({machine['cpus']} CPUs), "
+        f"Python {machine['python']}, numpy {machine['numpy']}, "
+        f"gymnasium {machine['gymnasium']}",
+        file=sys.stderr,
+    )
     began = time.perf_counter()
     results: list[Measurement] = []
     for env in envs:
@@ -356,9 +359,11 @@ def main(argv: list[str] | None = None) -> int:
         if start_load is None or end_load is None
         else f"; 1-min load average {start_load:.1f} at the start, {end_load:.1f} at the end."
     )
-    print(f"\nagent-steps/s ({args.clock} clock), median of {budget.runs} interleaved runs; "
-          f"{elapsed:.0f} s in one process on {machine['processor']}, "
-          f"{machine['cpus']} CPUs, Python {machine['python']}{load}")
+    print(
+        f"\nagent-steps/s ({args.clock} clock), median of {budget.runs} interleaved runs; "
+        f"{elapsed:.0f} s in one process on {machine['processor']}, "
+        f"{machine['cpus']} CPUs, Python {machine['python']}{load}"
+    )
     if args.json:
         payload: dict[str, Any] = {
             "machine": machine,
@@ -366,12 +371,9 @@ def main(argv: list[str] | None = None) -> int:
             "budget": dataclasses.asdict(budget),
             "elapsed_seconds": elapsed,
             "results": [vars(m) for m in results],
-            "ratios": [
-                {"env": env, "n": n, **row} for (env, n), row in ratios(results).items()
-            ],
+            "ratios": [{"env": env, "n": n, **row} for (env, n), row in ratios(results).items()],
             "multi_agent": [
-                {"env": env, "n": n, **row}
-                for (env, n), row in derived(results, endless).items()
+                {"env": env, "n": n, **row} for (env, n), row in derived(results, endless).items()
             ],
         }
         with open(args.json, "w", encoding="utf-8") as stream:
