@@ -87,6 +87,7 @@ def test_the_docs_have_pages_and_examples():
 @pytest.mark.parametrize("page", PAGES_WITH_CODE, ids=_name)
 def test_page_examples_run(page: Path):
     blocks = python_blocks(page.read_text())
+    codes = [compile(block, str(page), "exec") for block in blocks]  # valid Python, at least
     missing = missing_packages(blocks)
     if missing:
         pytest.skip(f"{_name(page)} needs {missing}, installed in another venv")
@@ -94,8 +95,8 @@ def test_page_examples_run(page: Path):
     with warnings.catch_warnings():
         for message, category in ALLOWED_WARNINGS.get(_name(page), []):
             warnings.filterwarnings("ignore", message, category)
-        for block in blocks:
-            exec(compile(block, str(page), "exec"), namespace)  # noqa: S102 - our own docs
+        for code in codes:
+            exec(code, namespace)  # noqa: S102 - our own docs
     if page.name == "batched-env.md":
         _drift_steps(namespace["Drift"])
 
