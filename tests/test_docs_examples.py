@@ -138,6 +138,22 @@ def test_test_functions_the_docs_name_exist():
     assert not sorted(named - defined), f"no such test: {sorted(named - defined)}"
 
 
+#: How the README and the reliability guide state the bad-input matrix's size
+#: (tests/test_bad_inputs.py checks the README's figures against the matrix).
+_MATRIX_SIZE = re.compile(
+    r"(\d+) cases over (\d+) public entry\s+points.*?(\d+) kinds of bad input.*?plus (\d+)\s+"
+    r"command-line cases",
+    flags=re.S,
+)
+
+
+def test_the_reliability_guide_states_the_matrix_size_the_readme_does():
+    readme = _MATRIX_SIZE.search((ROOT / "README.md").read_text())
+    guide = _MATRIX_SIZE.search((DOCS / "guides" / "reliability.md").read_text())
+    assert readme is not None and guide is not None
+    assert guide.groups() == readme.groups()
+
+
 def _readme_links() -> list[tuple[str, str]]:
     readme = (ROOT / "README.md").read_text()
     links = re.findall(r"\]\((docs/[^)#\s]+)(?:#([^)\s]+))?\)", readme)
