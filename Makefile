@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.zooport-installed
 
-.PHONY: test lint pytest test-mlagents test-rllib test-consumers test-floor demo bench bench-quick bench-pool soak clean
+.PHONY: test lint pytest docs docs-strict test-mlagents test-rllib test-consumers test-floor demo bench bench-quick bench-pool soak clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	# torch first: the CPU wheel on this machine. Anything that depends on torch
 	# (stable-baselines3) is then satisfied and pip never pulls the CUDA build.
 	$(PIP) install torch==2.13.0
-	$(PIP) install -e ".[test,torchrl]"
+	$(PIP) install -e ".[test,torchrl,docs]"
 	touch $(STAMP)
 
 lint: $(STAMP)
@@ -25,7 +25,17 @@ lint: $(STAMP)
 pytest: $(STAMP)
 	$(VENV)/bin/pytest -q
 
-test: lint pytest test-mlagents test-rllib test-consumers test-floor
+test: lint pytest docs-strict test-mlagents test-rllib test-consumers test-floor
+
+# The documentation site into site/ (mkdocs.yml; API pages generated from the docstrings).
+# Material's end-of-life banner is not a build warning: NO_MKDOCS_2_WARNING silences it.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build
+
+# The same with every warning an error: a broken link, a page missing from the nav or a
+# docstring mkdocstrings cannot read fails `make test`.
+docs-strict: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 demo: $(STAMP)
 	$(PY) -m zooport.demo
@@ -128,4 +138,4 @@ test-floor: $(FLOOR_STAMP)
 	$(FLOOR_VENV)/bin/pytest -q tests $(addprefix --ignore=,$(FLOOR_IGNORE))
 
 clean:
-	rm -rf $(VENV) $(MLAGENTS_VENV) $(RLLIB_VENV) $(CONSUMERS_VENV) $(FLOOR_VENV) build *.egg-info
+	rm -rf $(VENV) $(MLAGENTS_VENV) $(RLLIB_VENV) $(CONSUMERS_VENV) $(FLOOR_VENV) build site *.egg-info

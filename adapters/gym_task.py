@@ -234,7 +234,7 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         noop_action: the action skipped steps take (default: 0, or zeros).
         **make_kwargs: ``gym.make`` keywords, only when ``env`` is an id.
 
-        ``env`` to ``skip_start_frames`` may be given by position, in ai-traineree's order.
+    ``env`` to ``skip_start_frames`` may be given by position, in ai-traineree's order.
 
     Attributes:
         name: the env id it was made from; for an instance, its ``spec.id``, or ``"custom"``.

@@ -78,7 +78,8 @@ def check_int(
     Args:
         value: the argument given.
         name: the argument's name, for the message.
-        minimum, maximum: the bounds (inclusive).
+        minimum: the lower bound (inclusive).
+        maximum: the upper bound (inclusive).
         where: who takes it, prefixed to the message (``"Tag"``); None for none.
 
     Raises:

@@ -614,9 +614,13 @@ class CorePool(BaseEnv):
             file_name: the build (as for ``UnityEnvironment``; None connects to the Editor,
                 which is one instance only).
             instances: how many copies.
-            worker_id, base_port, seed, no_graphics, timeout_wait, additional_args,
-            log_folder: ``UnityEnvironment``'s arguments (``worker_id`` and ``seed`` of
-                instance 0).
+            worker_id: ``UnityEnvironment``'s ``worker_id`` of instance 0.
+            base_port: ``UnityEnvironment``'s ``base_port``.
+            seed: ``UnityEnvironment``'s ``seed`` of instance 0.
+            no_graphics: ``UnityEnvironment``'s ``no_graphics``.
+            timeout_wait: ``UnityEnvironment``'s ``timeout_wait``.
+            additional_args: ``UnityEnvironment``'s ``additional_args``.
+            log_folder: ``UnityEnvironment``'s ``log_folder``.
             environment_class: the class to build, or ``"module:attr"`` naming it (imported
                 in the workers): ``UnityEnvironment`` by default.
             **pool_options: :class:`CorePool` arguments (``mode``, ``side_channels``,

@@ -286,7 +286,9 @@ class RemoteRegistryEntry(BaseRegistryEntry):
         identifier: the unique name of the environment in a registry.
         expected_reward: the mean episode reward at which the task counts as solved.
         description: a human-readable description of the environment.
-        linux_url, darwin_url, win_url: the zip of the build for each platform, or None.
+        linux_url: the zip of the Linux build, or None.
+        darwin_url: the zip of the macOS build, or None.
+        win_url: the zip of the Windows build, or None.
         additional_args: command-line arguments always passed to the Unity binary.
 
     Example:

@@ -1,12 +1,12 @@
 """The one small exception hierarchy every zooport error derives from, and ML-Agents' names.
 
 Classes:
-    UnityException and its ML-Agents subclasses (``UnityEnvironmentException``,
+    UnityException: the root of ML-Agents' exception names and hierarchy, published as
+        :mod:`zooport.envs.exception`, with its subclasses ``UnityEnvironmentException``,
         ``UnityCommunicationException``, ``UnityCommunicatorStoppedException``,
         ``UnityTimeOutException``, ``UnitySideChannelException``, ``UnityActionException``,
-        ``UnityObservationException``, ``UnityWorkerInUseException``,
-        ``UnityPolicyException``): ML-Agents' exception names and hierarchy, published as
-        :mod:`zooport.envs.exception`.
+        ``UnityObservationException``, ``UnityWorkerInUseException`` and
+        ``UnityPolicyException``.
     ZooportError: the root; catch this to catch anything zooport raises on purpose.
     ActionError: an action of the wrong rank, batch size, dtype, range or part.
     UnknownBehaviorError: a behaviour name the environment does not have.

@@ -71,7 +71,8 @@ class WrapperSpec:
 
     Args:
         wrapper: a wrapper class or any callable ``env -> env``.
-        *args, **kwargs: passed after the env.
+        *args: passed after the env.
+        **kwargs: passed after the env, by keyword.
 
     Raises:
         ArgumentTypeError: ``wrapper`` is not callable.

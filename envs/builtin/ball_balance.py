@@ -96,7 +96,9 @@ class BallBalance(BatchedEnv):
         side_channels: the user's side channels (parameters in, statistics out).
         max_steps: an episode is interrupted after this many steps; 0 means never.
         reorder_agents: present each batch in a random row order (see ``BatchedEnv``).
-        mass, gravity, scale: the parameter values used when the user sent none.
+        mass: ``"mass"``'s value while the user sent none.
+        gravity: ``"gravity"``'s value while the user sent none.
+        scale: ``"scale"``'s value while the user sent none.
 
     Example:
         >>> env = BallBalance(n_agents=3, seed=0)
