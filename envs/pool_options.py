@@ -17,9 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
-from zooport.envs.arguments import check_bool, check_int
+from zooport.envs.arguments import check_bool, check_float, check_int
 from zooport.envs.base_env import BaseEnv
 from zooport.errors import ArgumentError, ArgumentTypeError
 
@@ -118,13 +116,7 @@ def _seconds(
 ) -> float | None:
     if value is None and allow_none:
         return None
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
-        raise ArgumentTypeError(f"Expect {name} to be a number of seconds, actually: {value!r}")
-    seconds = float(value)
-    if not np.isfinite(seconds) or seconds < 0 or (seconds == 0 and not allow_zero):
-        bound = ">= 0" if allow_zero else "> 0"
-        raise ArgumentError(f"Expect {name} to be finite and {bound}, actually: {value!r}")
-    return seconds
+    return check_float(value, name, above=0, at_least=allow_zero, kind="a number of seconds")
 
 
 def _min_ready(min_ready: Any, mode: str, k: int) -> int:
