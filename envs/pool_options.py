@@ -25,8 +25,11 @@ __all__ = ["MODES", "START_METHODS", "PoolOptions", "check_factories"]
 
 #: The pool's modes.
 MODES = ("sync", "async")
-#: The start methods a pool accepts: those that start a fresh interpreter. ``"fork"`` would
-#: copy the parent's threads and locks (torch, grpc) into the workers.
+#: The start methods a pool accepts: those that start a fresh interpreter. ``"spawn"`` (the
+#: default; the only one on macOS and Windows) or ``"forkserver"`` (Linux, macOS); so factories
+#: must be picklable (a module-level function or class, or ``functools.partial`` of one;
+#: lambdas and local functions need cloudpickle). ``"fork"`` is refused: it would copy the
+#: parent's threads and locks (torch, grpc) into the workers.
 START_METHODS = ("spawn", "forkserver")
 
 
