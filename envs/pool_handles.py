@@ -50,6 +50,7 @@ from zooport.envs.pool_shared_memory import (
     N_TERMINAL,
     ControlBlock,
     DataSegment,
+    StepRows,
     unlink_quietly,
 )
 from zooport.envs.pool_worker import (
@@ -81,6 +82,14 @@ _SLICE = 0.05
 CLOSE_GRACE = 10.0
 
 _yield = getattr(os, "sched_yield", lambda: time.sleep(0))
+
+
+def _shared_part(index: int, rows: StepRows, n: int, mask: Any, interrupted: Any) -> Part:
+    """Core ``index``'s first ``n`` rows of shared memory as a :class:`Part` (views)."""
+    return Part(
+        index, n, [o[:n] for o in rows.obs], rows.reward[:n], rows.agent_id[:n],
+        rows.group_id[:n], rows.group_reward[:n], mask, interrupted, True,
+    )  # fmt: skip
 
 
 def _signal_name(exitcode: int | None) -> str:
@@ -399,15 +408,9 @@ class WorkerCore:
         n, m = int(header[N_DECISION]), int(header[N_TERMINAL])
         mask = buffers.decision_mask[:n] if header[MASK_PRESENT] else None
         return (
-            Part(self.index, n, [o[:n] for o in buffers.decision_obs],
-                 buffers.decision_reward[:n], buffers.decision_agent_id[:n],
-                 buffers.decision_group_id[:n], buffers.decision_group_reward[:n], mask, None,
-                 True),
-            Part(self.index, m, [o[:m] for o in buffers.terminal_obs],
-                 buffers.terminal_reward[:m], buffers.terminal_agent_id[:m],
-                 buffers.terminal_group_id[:m], buffers.terminal_group_reward[:m], None,
-                 buffers.terminal_interrupted[:m], True),
-        )  # fmt: skip
+            _shared_part(self.index, buffers.decision, n, mask, None),
+            _shared_part(self.index, buffers.terminal, m, None, buffers.terminal_interrupted[:m]),
+        )
 
     def decision_count(self, name: str) -> int:
         buffers = self.segment.behaviors.get(name) if self.segment is not None else None
@@ -424,7 +427,7 @@ class WorkerCore:
         buffers = self.segment.behaviors[name]
         header = buffers.header
         n = int(header[N_DECISION])
-        row = int(np.flatnonzero(buffers.decision_agent_id[:n] == agent_id)[0])
+        row = int(np.flatnonzero(buffers.decision.agent_id[:n] == agent_id)[0])
         if not header[ACTIONS_SET]:
             # ML-Agents' rule: the other agents that decided take the zero action.
             buffers.continuous[:n] = 0

@@ -56,6 +56,7 @@ from zooport.envs.pool_shared_memory import (
     ControlBlock,
     DataLayout,
     DataSegment,
+    StepRows,
 )
 from zooport.envs.side_channel.incoming_message import IncomingMessage
 from zooport.envs.side_channel.side_channel import SideChannel
@@ -459,22 +460,12 @@ class CoreLink:
         header[ACTIONS_SET] = 0
         self.decisions[buffers.layout.name] = n
         if n:
-            for view, obs in zip(buffers.decision_obs, decision.obs, strict=True):
-                view[:n] = obs
-            buffers.decision_reward[:n] = decision.reward
-            buffers.decision_agent_id[:n] = _int32_ids(decision.agent_id, buffers.layout.name)
-            buffers.decision_group_id[:n] = decision.group_id
-            buffers.decision_group_reward[:n] = decision.group_reward
+            _write_rows(buffers.decision, decision, n, buffers.layout.name)
             header[MASK_PRESENT] = _write_mask(buffers, decision.action_mask, n)
         m = len(terminal)
         header[N_TERMINAL] = m
         if m:
-            for view, obs in zip(buffers.terminal_obs, terminal.obs, strict=True):
-                view[:m] = obs
-            buffers.terminal_reward[:m] = terminal.reward
-            buffers.terminal_agent_id[:m] = _int32_ids(terminal.agent_id, buffers.layout.name)
-            buffers.terminal_group_id[:m] = terminal.group_id
-            buffers.terminal_group_reward[:m] = terminal.group_reward
+            _write_rows(buffers.terminal, terminal, m, buffers.layout.name)
             buffers.terminal_interrupted[:m] = terminal.interrupted
 
     def _frame(self) -> tuple[str, np.ndarray | None, str]:
@@ -490,6 +481,16 @@ class CoreLink:
         if self.segment is not None:
             self.segment.close()
             self.segment = None
+
+
+def _write_rows(rows: StepRows, batch: Any, n: int, behavior: str) -> None:
+    """Writes the ``n`` rows of a DecisionSteps or TerminalSteps into ``rows``."""
+    for view, obs in zip(rows.obs, batch.obs, strict=True):
+        view[:n] = obs
+    rows.reward[:n] = batch.reward
+    rows.agent_id[:n] = _int32_ids(batch.agent_id, behavior)
+    rows.group_id[:n] = batch.group_id
+    rows.group_reward[:n] = batch.group_reward
 
 
 def _holds(layout: Any, batch: Any) -> bool:
