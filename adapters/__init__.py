@@ -14,7 +14,9 @@ Modules (one per consumer API, plus the shared conversions):
         communication) that ``zooport.make(id, wrappers=[...])`` composes.
     registration: the one module that registers (``zooport/<Name>-v0`` for
         ``gym.make``/``gym.make_vec``, ``zooport/<name>-v0`` for PettingZoo,
-        ``register_gymnasium`` for a user's own core) and holds every entry point.
+        ``register_gymnasium`` for a user's own core) and holds every entry point, with
+        core_building (a core or a pool from an identifier or a factory, options split by
+        name).
     pettingzoo_envs: the built-ins' PettingZoo entry-point modules (``tag_v0``, ...).
     options: every adapter's options, declared once (frozen dataclasses).
     slot family engine: behavior_slots (``BehaviorSlots``), slot_adapter (the members

@@ -8,7 +8,6 @@ Functions (registration):
         Parallel) for every built-in with PettingZoo entry points.
     register_gymnasium: registers a user's ``BaseEnv`` factory under the user's own id.
     builtin_envs: the built-in environment classes by registry identifier.
-    build_pool: like build_core, with K cores in a ``CorePool`` (``workers=K``).
     gym_id: the Gymnasium id of a registry identifier.
 
 Functions (entry points and option splitting):
@@ -17,8 +16,9 @@ Functions (entry points and option splitting):
     pettingzoo_entry_points: the ``env``/``parallel_env``/``raw_env`` functions of a
         built-in's PettingZoo module (``zooport.adapters.pettingzoo_envs.<name>_v0``).
     make_adapter: a registry environment through a named adapter (``zooport.make``).
-    build_core, split_options: a core from a registry identifier or a factory, keyword
-        arguments split by name between the core and an adapter.
+    build_core, build_pool, split_options: a core (or a pool of cores) from a registry
+        identifier or a factory, keyword arguments split by name between the core and an
+        adapter (from :mod:`zooport.adapters.core_building`, re-exported).
 
 What is registered comes from each built-in's declaration
 (:class:`~zooport.envs.declaration.EnvDeclaration`, on its class) and its class attributes
@@ -38,9 +38,17 @@ from __future__ import annotations
 import functools
 import importlib
 import numbers
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from zooport.adapters.core_building import (
+    build_core,
+    build_pool,
+    check_workers,
+    describe_factory,
+    resolve_factory,
+    split_options,
+)
 from zooport.adapters.import_hooks import when_imported
 from zooport.adapters.options import GymOptions, PettingZooOptions, SlotOptions
 from zooport.errors import ArgumentError, ArgumentTypeError, SpecError
@@ -260,12 +268,12 @@ def register_gymnasium(
     if behavior_name is not None:
         defaults["behavior_name"] = behavior_name
     if isinstance(factory, str):
-        _, target = _resolve(None, factory)
+        _, target = resolve_factory(None, factory)
         split_options(target, defaults, GymOptions.names(), f"factory {factory!r}")
         entry_point: str | Callable[..., Any] = GYM_ENTRY_POINT
         defaults["factory"] = factory
     elif callable(factory):
-        split_options(factory, defaults, GymOptions.names(), _describe(factory))
+        split_options(factory, defaults, GymOptions.names(), describe_factory(factory))
         entry_point = functools.partial(make_gym_env, factory=factory)
     else:
         raise ArgumentTypeError(
@@ -392,7 +400,7 @@ def make_vector_env(
     from zooport.envs.capabilities import keyword_parameters
     from zooport.envs.declaration import EnvDeclaration
 
-    _, target = _resolve(env_id, factory)
+    _, target = resolve_factory(env_id, factory)
     if agent_count_kwarg is None:
         declaration = getattr(target, "declaration", None) if env_id is not None else None
         agent_count_kwarg = (
@@ -414,7 +422,7 @@ def make_vector_env(
             env_id=env_id, factory=factory, options=options, adapter_options=VECTOR_OPTIONS
         )
     else:
-        count = _check_workers(workers)
+        count = check_workers(workers)
         if count > num_envs:
             raise ArgumentError(f"Expect workers <= num_envs ({num_envs}), actually: {count}")
         shares = [num_envs // count + (i < num_envs % count) for i in range(count)]
@@ -543,152 +551,3 @@ def make_adapter(registry_id: str, api: str, kwargs: Mapping[str, Any]) -> Any:
     except BaseException:
         core.close()
         raise
-
-
-# ---------------------------------------------------------------------- option splitting
-
-
-def build_core(
-    *,
-    env_id: str | None = None,
-    factory: str | Callable[..., Any] | None = None,
-    options: Mapping[str, Any],
-    adapter_options: Collection[str],
-) -> tuple[Any, dict[str, Any]]:
-    """Makes a core and returns it with the options meant for the adapter.
-
-    Options named in ``adapter_options`` go to the adapter, every other one to the core,
-    which must declare it as a parameter (unless it takes ``**kwargs``).
-
-    Args:
-        env_id: an identifier of ``default_registry`` (exclusive with ``factory``).
-        factory: a callable returning a ``BaseEnv``, or a ``"module:attr"`` string.
-        options: the keyword arguments given to ``gym.make`` (plus the registered ones).
-        adapter_options: the names the adapter takes.
-
-    Raises:
-        ArgumentTypeError: neither or both of ``env_id`` and ``factory`` given, or an option
-            that neither the core nor the adapter takes (the message lists the valid ones).
-
-    Example:
-        >>> core, adapter = build_core(env_id="Basic",
-        ...                            options={"n_agents": 2, "render_mode": "rgb_array"},
-        ...                            adapter_options=("render_mode",))
-        >>> core.n_agents, adapter
-        (2, {'render_mode': 'rgb_array'})
-    """
-    if (env_id is None) == (factory is None):
-        raise ArgumentTypeError(
-            "Expected exactly one of env_id= (a registry identifier) and factory=, actually: "
-            f"env_id={env_id!r}, factory={factory!r}"
-        )
-    make, target = _resolve(env_id, factory)
-    where = f"registry entry {env_id!r}" if env_id is not None else _describe(factory)
-    core_kwargs, adapter_kwargs = split_options(target, options, adapter_options, where)
-    return make(**core_kwargs), adapter_kwargs
-
-
-def build_pool(
-    *,
-    env_id: str | None = None,
-    factory: str | Callable[..., Any] | None = None,
-    options: Mapping[str, Any],
-    adapter_options: Collection[str],
-    workers: int,
-    core_options: Sequence[Mapping[str, Any]] | None = None,
-    pool_options: Mapping[str, Any] | None = None,
-) -> tuple[Any, dict[str, Any]]:
-    """Like :func:`build_core`, but ``workers`` cores in a :class:`~zooport.envs.CorePool`.
-
-    Core ``i`` gets the core options updated by ``core_options[i]``, and ``seed + i`` when a
-    ``seed`` is given (the pool's own rule for ``reset(seed=...)``); ``side_channels`` go to
-    the pool, which relays them to every core.
-
-    Example:
-        >>> pool, adapter = build_pool(env_id="Basic", options={"n_agents": 2, "seed": 0},
-        ...                            adapter_options=(), workers=2)
-        >>> pool.num_cores, len(pool.worker_pids), adapter
-        (2, 1, {})
-        >>> pool.close()
-    """
-    from zooport.envs.core_pool import CorePool, registry_core
-
-    count = _check_workers(workers)
-    make, target = _resolve(env_id, factory)
-    where = f"registry entry {env_id!r}" if env_id is not None else _describe(factory)
-    core_kwargs, adapter_kwargs = split_options(target, options, adapter_options, where)
-    side_channels = core_kwargs.pop("side_channels", None)
-    seed = core_kwargs.pop("seed", None)
-    overrides = list(core_options) if core_options is not None else [{}] * count
-    factories = []
-    for i, extra in enumerate(overrides):
-        kwargs = {**core_kwargs, **extra}
-        if seed is not None:
-            kwargs["seed"] = seed + i
-        if env_id is not None:
-            factories.append(functools.partial(registry_core, env_id, **kwargs))
-        else:
-            factories.append(functools.partial(target or make, **kwargs))
-    pool = CorePool(factories, side_channels=side_channels, **dict(pool_options or {}))
-    return pool, adapter_kwargs
-
-
-def _check_workers(workers: Any) -> int:
-    from zooport.envs.arguments import check_int
-
-    return check_int(workers, "workers", 1)
-
-
-def split_options(
-    target: Callable[..., Any] | None,
-    options: Mapping[str, Any],
-    adapter_options: Collection[str],
-    where: str,
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Splits ``options`` into (core keywords, adapter keywords) by name.
-
-    ``target`` is the core's constructor; None (unknown signature) accepts every keyword.
-
-    Raises:
-        ArgumentTypeError: an option that neither ``target`` nor the adapter takes.
-    """
-    from zooport.envs.capabilities import keyword_parameters
-
-    adapter = {k: v for k, v in options.items() if k in adapter_options}
-    core = {k: v for k, v in options.items() if k not in adapter_options}
-    accepted = keyword_parameters(target)
-    if accepted is not None:
-        unknown = [k for k in core if k not in accepted]
-        if unknown:
-            raise ArgumentTypeError(
-                f"{where}: unknown keyword arguments {unknown}; the core takes "
-                f"{sorted(accepted)} and the adapter takes {list(adapter_options)}"
-            )
-    return core, adapter
-
-
-def _resolve(
-    env_id: str | None, factory: str | Callable[..., Any] | None
-) -> tuple[Callable[..., Any], Callable[..., Any] | None]:
-    """(the callable that makes the core, the callable whose signature lists its options)."""
-    from zooport.envs.registry import LocalRegistryEntry, default_registry
-
-    if env_id is not None:
-        entry = default_registry[env_id]
-        target = entry.load() if isinstance(entry, LocalRegistryEntry) else None
-        return entry.make, target
-    if isinstance(factory, str):
-        entry = LocalRegistryEntry(factory, factory)
-        return entry.make, entry.load()
-    if not callable(factory):
-        raise ArgumentTypeError(
-            f"Expected factory to be a callable returning a BaseEnv or a 'module:attr' str, "
-            f"actually: {type(factory).__name__}"
-        )
-    return factory, factory
-
-
-def _describe(factory: Any) -> str:
-    if isinstance(factory, str):
-        return f"factory {factory!r}"
-    return f"factory {getattr(factory, '__qualname__', type(factory).__name__)}"

@@ -5,13 +5,7 @@ It ships in the package as :mod:`zooport.cli.bench.harness`; this module re-expo
 
 from __future__ import annotations
 
-from zooport.cli.bench.harness import (
-    Budget,
-    Measurement,
-    Route,
-    RouteUnavailable,
-    machine_info,
-    measure_case,
-)
+from zooport.cli.bench import harness as _shipped
+from zooport.cli.bench.harness import *  # noqa: F403 - a shim: every public name, none listed again
 
-__all__ = ["Route", "RouteUnavailable", "Measurement", "Budget", "measure_case", "machine_info"]
+__all__ = list(_shipped.__all__)

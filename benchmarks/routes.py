@@ -6,20 +6,7 @@ re-exports them.
 
 from __future__ import annotations
 
-from zooport.cli.bench.routes import (
-    ACTION_BATCHES,
-    MULTI_AGENT_ROUTES,
-    ROUTE_NAMES,
-    VECTOR_ROUTES,
-    EnvCase,
-    route_builders,
-)
+from zooport.cli.bench import routes as _shipped
+from zooport.cli.bench.routes import *  # noqa: F403 - a shim: every public name, none listed again
 
-__all__ = [
-    "ACTION_BATCHES",
-    "MULTI_AGENT_ROUTES",
-    "ROUTE_NAMES",
-    "VECTOR_ROUTES",
-    "EnvCase",
-    "route_builders",
-]
+__all__ = list(_shipped.__all__)

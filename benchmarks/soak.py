@@ -201,13 +201,22 @@ def soak_vector(budget: int, seed: int = 0) -> SoakResult:
         result.adapter_steps += 1
         done += n
         sampler.tick(done)
-    result.seconds = time.perf_counter() - began
-    result.agent_steps = done
     adapter = Ledger()
     adapter.add(ids, reported)
-    _finish(result, core.ledger, adapter)
-    env.close()
-    return result
+    return _finish(result, core.ledger, adapter, env, began, done)
+
+
+def _tag_soak(adapter_class: type, seed: int, budget: int) -> tuple[Any, ...]:
+    """``(core, env, result, rng, moves, adapter ledger, sampler)`` of a Tag soak through a
+    PettingZoo adapter class: the same core, moves and bookkeeping for both routes."""
+    core = _tag(seed)
+    env = adapter_class(core, max_cycles=400)
+    name = adapter_class.__name__
+    route = "parallel" if "Parallel" in name else "aec"
+    result = SoakResult(f"{route} ({name})", "Tag, 32 agents + spawning")
+    rng = np.random.default_rng(seed)
+    moves = rng.integers(0, 5, 4096).tolist()
+    return core, env, result, rng, moves, Ledger(), Sampler(result, budget)
 
 
 def _tag(seed: int) -> Any:
@@ -238,13 +247,7 @@ def _names_to_ids(env: Any) -> Callable[[str], int]:
 
 def soak_parallel(budget: int, seed: int = 0) -> SoakResult:
     """PettingZooParallelEnv over Tag with spawning; every step's reward dict is booked."""
-    core = _tag(seed)
-    env = PettingZooParallelEnv(core, max_cycles=400)
-    result = SoakResult("parallel (PettingZooParallelEnv)", "Tag, 32 agents + spawning")
-    rng = np.random.default_rng(seed)
-    moves = rng.integers(0, 5, 4096).tolist()
-    adapter = Ledger()
-    sampler = Sampler(result, budget)
+    core, env, result, rng, moves, adapter, sampler = _tag_soak(PettingZooParallelEnv, seed, budget)
     began = time.perf_counter()
     done = 0
     while done < budget:
@@ -267,22 +270,12 @@ def soak_parallel(budget: int, seed: int = 0) -> SoakResult:
             sampler.tick(done)
     # The last episode may be cut by the budget: its booked rewards are the same on both
     # sides (the core books what it reported, the adapter what it handed out, step by step).
-    result.seconds = time.perf_counter() - began
-    result.agent_steps = done
-    _finish(result, core.ledger, adapter)
-    env.close()
-    return result
+    return _finish(result, core.ledger, adapter, env, began, done)
 
 
 def soak_aec(budget: int, seed: int = 0) -> SoakResult:
     """PettingZooAECEnv over Tag with spawning; each turn's ``last()`` reward is booked."""
-    core = _tag(seed)
-    env = PettingZooAECEnv(core, max_cycles=400)
-    result = SoakResult("aec (PettingZooAECEnv)", "Tag, 32 agents + spawning")
-    rng = np.random.default_rng(seed)
-    moves = rng.integers(0, 5, 4096).tolist()
-    adapter = Ledger()
-    sampler = Sampler(result, budget)
+    core, env, result, rng, moves, adapter, sampler = _tag_soak(PettingZooAECEnv, seed, budget)
     began = time.perf_counter()
     done = 0
     turn = 0
@@ -306,17 +299,20 @@ def soak_aec(budget: int, seed: int = 0) -> SoakResult:
             turn += 1
             sampler.tick(done)
         result.adapter_steps = turn
+    return _finish(result, core.ledger, adapter, env, began, done)
+
+
+def _finish(
+    result: SoakResult, core: Ledger, adapter: Ledger, env: Any, began: float, done: int
+) -> SoakResult:
+    """Stops the clock, settles the ledgers, samples memory a last time, closes ``env``."""
     result.seconds = time.perf_counter() - began
     result.agent_steps = done
-    _finish(result, core.ledger, adapter)
-    env.close()
-    return result
-
-
-def _finish(result: SoakResult, core: Ledger, adapter: Ledger) -> None:
     result.rss_end = rss_bytes()
     result.rss_max = max(result.rss_max, result.rss_end)
     result.audit.settle(core, adapter)
+    env.close()
+    return result
 
 
 ROUTES: dict[str, Callable[[int], SoakResult]] = {

@@ -5,6 +5,7 @@ It ships in the package as :mod:`zooport.cli.bench.trivial_core`; this module re
 
 from __future__ import annotations
 
-from zooport.cli.bench.trivial_core import TrivialCore
+from zooport.cli.bench import trivial_core as _shipped
+from zooport.cli.bench.trivial_core import *  # noqa: F403 - a shim: every public name, none listed again
 
-__all__ = ["TrivialCore"]
+__all__ = list(_shipped.__all__)

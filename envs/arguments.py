@@ -4,6 +4,7 @@ Functions:
     check_seed: a seed as a Python int (or None), or an :class:`~zooport.ArgumentError`.
     check_int: an integer argument within bounds (agent counts, periods, sizes).
     check_bool: a flag that must be a bool.
+    check_float: a finite real number within bounds (radii, weights, seconds).
 
 A seed is None or an integer >= 0: what Gymnasium's ``reset(seed=...)`` and PettingZoo's
 accept, and what ``numpy.random.default_rng`` takes as a single integer. NumPy integers are
@@ -14,6 +15,7 @@ never say "seed") and errors from seed arithmetic (``seed + 1`` on a list) from 
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any
 
@@ -21,7 +23,7 @@ import numpy as np
 
 from zooport.errors import ArgumentError, ArgumentTypeError
 
-__all__ = ["check_seed", "check_int", "check_bool", "MAX_COUNT"]
+__all__ = ["check_seed", "check_int", "check_bool", "check_float", "MAX_COUNT"]
 
 #: The largest count an argument may ask for: agent ids are int32, so no behaviour can
 #: hold more agents (and numpy could not allocate such arrays anyway).
@@ -119,3 +121,55 @@ def check_bool(value: Any, name: str, where: str | None = None) -> bool:
             f"{prefix}Expect {name} to be a bool, actually: {type(value).__name__} {value!r}"
         )
     return bool(value)
+
+
+def check_float(
+    value: Any,
+    name: str,
+    *,
+    above: float | None = None,
+    below: float | None = None,
+    at_least: bool = False,
+    kind: str = "a number",
+    where: str | None = None,
+) -> float:
+    """``value`` as a finite Python float, greater than ``above`` and less than ``below``.
+
+    Args:
+        value: the argument given (an int, a float, a NumPy integer or float; not a bool).
+        name: the argument's name, for the message.
+        above, below: the exclusive bounds, or None for none.
+        at_least: ``above`` is inclusive (``>= above``).
+        kind: what the message says ``value`` should be (``"a number of seconds"``).
+        where: who takes it, prefixed to the message; None for none.
+
+    Raises:
+        ArgumentTypeError: not a real number.
+        ArgumentError: not finite, or out of bounds.
+
+    Example:
+        >>> check_float(np.float32(0.5), "tag_radius", above=0, below=2)
+        0.5
+        >>> check_float(0, "mass", above=0)
+        Traceback (most recent call last):
+        ...
+        zooport.errors.ArgumentError: Expect mass to be finite and > 0, actually: 0
+    """
+    prefix = f"{where}: " if where else ""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, (int, float, np.integer, np.floating)
+    ):
+        raise ArgumentTypeError(f"{prefix}Expect {name} to be {kind}, actually: {value!r}")
+    number = float(value)
+    low_ok = above is None or number > above or (at_least and number == above)
+    if math.isfinite(number) and low_ok and (below is None or number < below):
+        return number
+    if above is not None and below is not None:
+        expected = f"{above} {'<=' if at_least else '<'} {name} < {below}"
+    elif above is not None:
+        expected = f"{name} to be finite and {'>=' if at_least else '>'} {above}"
+    elif below is not None:
+        expected = f"{name} to be finite and < {below}"
+    else:
+        expected = f"{name} to be finite"
+    raise ArgumentError(f"{prefix}Expect {expected}, actually: {value!r}")

@@ -1,7 +1,8 @@
 """A base class for writing a vectorised :class:`~zooport.envs.base_env.BaseEnv` with arrays only.
 
 Classes:
-    StepResult: what an author's ``_step`` returns per behaviour.
+    StepResult: what an author's ``_step`` returns per behaviour (from
+        :mod:`~zooport.envs.batched_behavior`, re-exported).
     BatchedEnv: owns agent ids, decision periods, max-step interruption, restarting
         finished agents in the same step, action validation, seeding, side channels and
         ``close``; the author implements a handful of array functions.
@@ -18,13 +19,15 @@ An author subclasses :class:`BatchedEnv`, declares behaviours with ``_add_behavi
   ``_render()``.
 
 Agents live in fixed *slots* (0 .. capacity-1 per behaviour). An agent keeps its id when
-it is restarted; ``_spawn`` activates free slots with fresh ids during an episode.
+it is restarted; ``_spawn`` activates free slots with fresh ids during an episode. Each
+behaviour's slots are a :class:`~zooport.envs.batched_behavior.BehaviorState` (its arrays and
+their arithmetic); this module orders the phases of a step and calls the author's hooks.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -39,6 +42,7 @@ from zooport.envs.base_env import (
     DecisionSteps,
     TerminalSteps,
 )
+from zooport.envs.batched_behavior import BehaviorState, StepResult
 from zooport.envs.side_channel.side_channel import SideChannel
 from zooport.envs.side_channel.simulation_side import SimulationSideChannels
 from zooport.envs.side_channel.stats_side_channel import StatsAggregationMethod
@@ -53,63 +57,6 @@ from zooport.errors import (
 )
 
 __all__ = ["StepResult", "BatchedEnv"]
-
-
-class StepResult(NamedTuple):
-    """One behaviour's outcome of a simulation step, one entry per slot.
-
-    Attributes:
-        reward: (capacity,) rewards earned in this step.
-        terminated: (capacity,) True where the agent's episode ended (not a time limit).
-        group_reward: (capacity,) group rewards earned in this step, or None.
-        interrupted: (capacity,) True where the author cuts the episode short (truncated,
-            like ``max_steps``), or None. ``terminated`` wins where both are set.
-    """
-
-    reward: np.ndarray
-    terminated: np.ndarray
-    group_reward: np.ndarray | None = None
-    interrupted: np.ndarray | None = None
-
-
-class _Behavior:
-    """Per-behaviour bookkeeping; arrays are indexed by slot."""
-
-    __slots__ = (
-        "name", "spec", "capacity", "initial", "period", "max_steps", "restart",
-        "ids", "active", "group_id", "continuous", "discrete", "pending_reward",
-        "pending_group", "episode_steps", "since_decision", "spawned", "any_spawned",
-        "decision_slots", "all_decide", "actions_set", "steps", "empty_terminal",
-    )  # fmt: skip
-
-    def __init__(self, name, spec, n_agents, capacity, period, max_steps, restart, group_id):
-        self.name = name
-        self.spec = spec
-        self.capacity = capacity
-        self.initial = n_agents
-        self.period = period
-        self.max_steps = max_steps
-        self.restart = restart
-        self.ids = np.full(capacity, -1, dtype=np.int32)
-        self.active = np.zeros(capacity, dtype=bool)
-        self.group_id = np.zeros(capacity, dtype=np.int32)
-        if group_id is not None:
-            self.group_id[:] = group_id
-        self.continuous = np.zeros((capacity, spec.action_spec.continuous_size), np.float32)
-        self.discrete = np.zeros((capacity, spec.action_spec.discrete_size), np.int32)
-        self.pending_reward = np.zeros(capacity, dtype=np.float32)
-        self.pending_group = np.zeros(capacity, dtype=np.float32)
-        self.episode_steps = np.zeros(capacity, dtype=np.int64)
-        self.since_decision = np.zeros(capacity, dtype=np.int64)
-        self.spawned = np.zeros(capacity, dtype=bool)
-        # False while no slot is marked spawned: the step then skips the spawn masks.
-        self.any_spawned = False
-        self.decision_slots = np.zeros(0, dtype=np.intp)
-        # True while decision_slots is every slot in order: actions are copied, not scattered.
-        self.all_decide = False
-        self.actions_set = False
-        self.steps: tuple[DecisionSteps, TerminalSteps] | None = None
-        self.empty_terminal = TerminalSteps.empty(spec)
 
 
 class BatchedEnv(BaseEnv):
@@ -134,13 +81,11 @@ class BatchedEnv(BaseEnv):
     Example:
         >>> import numpy as np
         >>> from zooport.envs.base_env import ActionSpec, BehaviorSpec, ObservationSpec
-        >>> from zooport.envs.base_env import DimensionProperty, ObservationType
         >>> class Counter(BatchedEnv):
         ...     '''Each agent counts its steps; the episode ends at 3.'''
         ...     def __init__(self, n=2, **kw):
         ...         super().__init__(**kw)
-        ...         obs = ObservationSpec((1,), (DimensionProperty.NONE,),
-        ...                               ObservationType.DEFAULT, "count")
+        ...         obs = ObservationSpec.vector(1, "count")
         ...         spec = BehaviorSpec([obs], ActionSpec.create_discrete((2,)))
         ...         self._add_behavior("Counter", spec, n)
         ...         self.count = np.zeros(n, np.float32)
@@ -174,7 +119,7 @@ class BatchedEnv(BaseEnv):
     ) -> None:
         where = type(self).__name__
         seed = check_seed(seed, where)
-        self._behaviors: dict[str, _Behavior] = {}
+        self._behaviors: dict[str, BehaviorState] = {}
         self._specs = BehaviorMapping({})
         self._max_steps = check_int(max_steps, "max_steps", 0, where=where)
         self._reorder = check_bool(reorder_agents, "reorder_agents", where)
@@ -224,9 +169,10 @@ class BatchedEnv(BaseEnv):
             )
         decision_period = check_int(decision_period, "decision_period", 1, where=where)
         limit = self._max_steps if max_steps is None else check_int(max_steps, "max_steps", 0)
-        self._behaviors[name] = _Behavior(
-            name, spec, n_agents, capacity, decision_period, limit, restart_finished, group_id
-        )
+        self._behaviors[name] = BehaviorState(
+            name, spec, n_agents, capacity, period=decision_period, max_steps=limit,
+            restart=restart_finished, group_id=group_id,
+        )  # fmt: skip
         self._specs = BehaviorMapping({b.name: b.spec for b in self._behaviors.values()})
 
     def _spawn(self, behavior: BehaviorName, count: int) -> np.ndarray:
@@ -237,21 +183,9 @@ class BatchedEnv(BaseEnv):
         and flags from the current ``_step`` are ignored. Fewer slots (possibly none) are
         returned when the behaviour's capacity is full.
         """
-        b = self._behavior(behavior)
-        free = np.flatnonzero(~b.active)[:count]
-        b.active[free] = True
-        b.spawned[free] = True
-        if free.size:
-            b.any_spawned = True
-            self._spawn_count += free.size
-        b.ids[free] = np.arange(self._next_id, self._next_id + free.size, dtype=np.int32)
+        free = self._behavior(behavior).spawn(count, self._next_id)
         self._next_id += free.size
-        b.episode_steps[free] = 0
-        b.since_decision[free] = 0
-        b.pending_reward[free] = 0
-        b.pending_group[free] = 0
-        b.continuous[free] = 0
-        b.discrete[free] = 0
+        self._spawn_count += free.size
         return free
 
     def active_slots(self, behavior: BehaviorName) -> np.ndarray:
@@ -360,17 +294,7 @@ class BatchedEnv(BaseEnv):
         self._on_reset()
         self._next_id = 0
         for b in self._behaviors.values():
-            b.active[:] = False
-            b.active[: b.initial] = True
-            b.ids[:] = -1
-            b.ids[: b.initial] = np.arange(self._next_id, self._next_id + b.initial)
-            self._next_id += b.initial
-            for array in (b.pending_reward, b.pending_group, b.episode_steps, b.since_decision):
-                array[:] = 0
-            b.continuous[:] = 0
-            b.discrete[:] = 0
-            b.spawned[:] = False
-            b.any_spawned = False
+            self._next_id = b.start_episode(self._next_id)
         # Authors may read other behaviours' slots while placing agents: all ids and active
         # flags are those of the new episode before any _reset_agents call.
         for b in self._behaviors.values():
@@ -405,11 +329,7 @@ class BatchedEnv(BaseEnv):
         self._channels.exchange()
         behaviors = self._behaviors
         for b in behaviors.values():
-            if not b.actions_set and b.decision_slots.size:
-                # ML-Agents' rule: an agent that decided and got no action takes a zero action.
-                b.continuous[b.decision_slots] = 0
-                b.discrete[b.decision_slots] = 0
-            b.actions_set = False
+            b.default_actions()
         results = self._step(
             {name: ActionTuple._trusted(b.continuous, b.discrete) for name, b in behaviors.items()}
         )
@@ -423,19 +343,7 @@ class BatchedEnv(BaseEnv):
         # Agents spawned outside _step (from another hook) were not stepped.
         late_spawn = self._spawn_count != spawn_count
         for b, (done_slots, terminal, spawned) in zip(behaviors.values(), finished, strict=True):
-            if b.period == 1 and spawned is None and not late_spawn:
-                # Every live agent was stepped, so its since_decision is >= 1: all are due
-                # (a finished agent is live again if restarted, gone if retired).
-                slots = b.active.nonzero()[0]
-            else:
-                due = b.since_decision >= b.period
-                if spawned is not None:
-                    due |= spawned
-                due &= b.active
-                if done_slots.size and b.restart:
-                    due[done_slots] = True
-                slots = due.nonzero()[0]
-            self._publish(b, slots, terminal)
+            self._publish(b, b.due_slots(done_slots, spawned, late_spawn), terminal)
         self._channels.exchange()
 
     def set_actions(self, behavior_name: BehaviorName, action: ActionTuple) -> None:
@@ -503,71 +411,18 @@ class BatchedEnv(BaseEnv):
             ) from None
 
     def _finish(
-        self, b: _Behavior, result: StepResult
+        self, b: BehaviorState, result: StepResult
     ) -> tuple[np.ndarray, TerminalSteps | None, np.ndarray | None]:
-        """Accumulates a step's rewards; ends episodes.
+        """Accumulates a step's rewards; ends episodes, observing them before any restart.
 
         Returns (done slots, their TerminalSteps or None, the slots spawned during the step
         as a mask, or None when no slot was).
         """
-        active = b.active
-        reward = np.asarray(result.reward, dtype=np.float32)
-        terminated = np.asarray(result.terminated, dtype=bool)
-        if reward.shape != (b.capacity,) or terminated.shape != (b.capacity,):
-            raise SpecError(
-                f"{type(self).__name__}._step for behavior {b.name!r}: expected reward and "
-                f"terminated of shape ({b.capacity},), got {reward.shape} and {terminated.shape}"
-            )
-        # A slot spawned during this _step starts its episode after it: its reward and flags
-        # from this step are ignored.
-        spawned = b.spawned & active if b.any_spawned else None
-        # Every slot stepped (no empty or spawned slot) is the common case: whole-array
-        # updates then, masked in-place ones otherwise (boolean fancy indexing is slower).
-        everyone = spawned is None and np.count_nonzero(active) == b.capacity
-        stepped = active if spawned is None else active & ~spawned
-        rows = True if everyone else stepped
-        np.add(b.pending_reward, reward, out=b.pending_reward, where=rows)
-        group = result.group_reward
-        if group is not None:
-            if (
-                type(group) is np.ndarray
-                and group.dtype == np.float32
-                and group.shape == (b.capacity,)
-            ):
-                np.add(b.pending_group, group, out=b.pending_group, where=rows)
-            else:  # another dtype or shape: promoted, broadcast and rounded as it always was
-                b.pending_group += np.where(stepped, group, 0.0).astype(np.float32)
-        limited = b.max_steps > 0
-        if everyone:
-            b.since_decision += 1
-            if limited:  # episode_steps serves only the max_steps limit
-                b.episode_steps += 1
-        else:
-            np.add(b.since_decision, stepped, out=b.since_decision)
-            if limited:
-                np.add(b.episode_steps, stepped, out=b.episode_steps)
-            terminated = terminated & stepped
-        limit = b.episode_steps >= b.max_steps if limited else None
-        if result.interrupted is not None:
-            flag = np.asarray(result.interrupted, dtype=bool)
-            limit = flag if limit is None else limit | flag
-        if limit is None:
-            # No time limit and no interruption from the author: nothing is truncated.
-            cut = None
-            done_slots = terminated.nonzero()[0]
-        else:
-            cut = ~terminated & limit
-            if not everyone:
-                cut &= stepped
-            done_slots = (terminated | cut).nonzero()[0]
-        terminal = None
-        if done_slots.size:
-            interrupted = np.zeros(done_slots.size, bool) if cut is None else cut[done_slots]
-            terminal = self._terminal_steps(b, done_slots, interrupted)
-            b.episode_steps[done_slots] = 0
+        done_slots, interrupted, spawned = b.account(result, f"{type(self).__name__}._step")
+        terminal = self._terminal_steps(b, done_slots, interrupted) if done_slots.size else None
         return done_slots, terminal, spawned
 
-    def _restart(self, b: _Behavior, done_slots: np.ndarray) -> None:
+    def _restart(self, b: BehaviorState, done_slots: np.ndarray) -> None:
         """Restarts (or retires) finished slots and starts spawned ones."""
         if done_slots.size:
             if b.restart:
@@ -582,62 +437,21 @@ class BatchedEnv(BaseEnv):
                 b.any_spawned = False
 
     def _terminal_steps(
-        self, b: _Behavior, slots: np.ndarray, interrupted: np.ndarray
+        self, b: BehaviorState, slots: np.ndarray, interrupted: np.ndarray
     ) -> TerminalSteps:
         if self._reorder:
             order = self._order_rng.permutation(slots.size)
             slots, interrupted = slots[order], interrupted[order]
-        steps = TerminalSteps(
-            obs=self._observe(b.name, slots),
-            reward=b.pending_reward[slots],
-            interrupted=interrupted.copy(),
-            agent_id=b.ids[slots],
-            group_id=b.group_id[slots],
-            group_reward=b.pending_group[slots],
-        )
-        b.pending_reward[slots] = 0
-        b.pending_group[slots] = 0
-        return steps
+        return b.terminal_steps(slots, interrupted, self._observe(b.name, slots))
 
-    def _publish(self, b: _Behavior, slots: np.ndarray, terminal: TerminalSteps | None) -> None:
+    def _publish(self, b: BehaviorState, slots: np.ndarray, terminal: TerminalSteps | None) -> None:
         in_order = slots.size == b.capacity and not self._reorder
         if self._reorder and slots.size:
             slots = slots[self._order_rng.permutation(slots.size)]
         obs = self._observe(b.name, slots)
-        if in_order:
-            # Every slot decides, in order (slots is 0..capacity-1): copies and fills are
-            # several times cheaper than gathers and scatters at large N.
-            reward, agent_id = b.pending_reward.copy(), b.ids.copy()
-            group_id, group_reward = b.group_id.copy(), b.pending_group.copy()
-            b.pending_reward.fill(0)
-            b.pending_group.fill(0)
-            b.since_decision.fill(0)
-        else:
-            reward, agent_id = b.pending_reward[slots], b.ids[slots]
-            group_id, group_reward = b.group_id[slots], b.pending_group[slots]
-            b.pending_reward[slots] = 0
-            b.pending_group[slots] = 0
-            b.since_decision[slots] = 0
-        decision = DecisionSteps(
-            obs=obs,
-            reward=reward,
-            agent_id=agent_id,
-            action_mask=self._action_mask(b.name, slots),
-            group_id=group_id,
-            group_reward=group_reward,
-        )
-        b.decision_slots = slots
-        b.all_decide = in_order
-        if terminal is None:
-            # A fresh object every step (its arrays, all of size 0, are shared): a consumer
-            # that changes one step's TerminalSteps never changes another step's.
-            e = b.empty_terminal
-            terminal = TerminalSteps(
-                list(e.obs), e.reward, e.interrupted, e.agent_id, e.group_id, e.group_reward
-            )
-        b.steps = (decision, terminal)
+        b.publish(slots, in_order, obs, self._action_mask(b.name, slots), terminal)
 
-    def _behavior(self, name: BehaviorName) -> _Behavior:
+    def _behavior(self, name: BehaviorName) -> BehaviorState:
         try:
             return self._behaviors[name]
         except (KeyError, TypeError):

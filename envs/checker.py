@@ -97,12 +97,10 @@ def check_base_env(
         >>> import numpy as np
         >>> from zooport.envs.batched_env import BatchedEnv, StepResult
         >>> from zooport.envs.base_env import ActionSpec, BehaviorSpec, ObservationSpec
-        >>> from zooport.envs.base_env import DimensionProperty, ObservationType
         >>> class Coin(BatchedEnv):
         ...     def __init__(self, **kw):
         ...         super().__init__(**kw)
-        ...         obs = ObservationSpec((1,), (DimensionProperty.NONE,),
-        ...                               ObservationType.DEFAULT, "coin")
+        ...         obs = ObservationSpec.vector(1, "coin")
         ...         spec = BehaviorSpec([obs], ActionSpec.create_discrete((2,)))
         ...         self._add_behavior("Coin", spec, 3)
         ...         self.coin = np.zeros(3, np.float32)

@@ -14,7 +14,8 @@ Functions (from :mod:`zooport.envs.pool_factories`, re-exported):
 The pool's parts: :mod:`zooport.envs.pool_handles` (a core in this process or in a worker),
 :mod:`zooport.envs.pool_worker` (the worker process), :mod:`zooport.envs.pool_shared_memory`
 (the buffers), :mod:`zooport.envs.pool_batches` (the cores' rows as the pool's batches),
-:mod:`zooport.envs.pool_factories` (factories a worker can load).
+:mod:`zooport.envs.pool_factories` (factories a worker can load), :mod:`zooport.envs.pool_channels`
+(the side channels).
 
 Design. A pool step is one step of every core, in parallel. The pool's own process steps
 core 0 itself (``local_core=True``, the default in sync mode) while the workers step the
@@ -41,16 +42,11 @@ Seeding. ``reset(seed=s)`` resets core ``i`` with ``seed=s + i``. The pool is ``
 only when every core is; ``reset(seed=...)`` on one that is not raises (adapters then reset
 without a seed and warn, as they do for a Unity build).
 
-Side channels. A channel given to the pool (``side_channels=``) reaches every core: what it
-queues is sent to every core (an ``EnvironmentParametersChannel`` value set once applies to
-all) and what any core sends on its id is delivered to it (a ``StatsSideChannel`` collects
-every core's statistics). A channel in ``core_side_channels[i]`` talks to core ``i`` only
-(per-core parameters, per-core statistics). Both may have a channel of the same id: core
-``i`` then gets what either queued (the pool's first) and what it sends reaches both. Each
-core gets, in its worker, one relay channel per channel id (the pool's and its own), passed
-to its factory as ``side_channels=[...]``: a factory must take that keyword when the pool
-has channels for it (zooport cores and ``UnityEnvironment`` do). The relays forward the
-bytes ML-Agents' channels exchange, so any channel, custom ones included, works unchanged.
+Side channels. A channel given to the pool (``side_channels=``) reaches every core; one in
+``core_side_channels[i]`` talks to core ``i`` only (:mod:`zooport.envs.pool_channels` says
+how). Each core gets relay channels, passed to its factory as ``side_channels=[...]``: a
+factory must take that keyword when the pool has channels for it (zooport cores and
+``UnityEnvironment`` do).
 
 Async mode. ``mode="async"``: ``step()`` tells every idle core to step and returns as soon as
 ``min_ready`` cores have answered; the agents of the others have no decision in that step
@@ -60,31 +56,21 @@ are handed out exactly once, so no reward is lost.
 
 Faults. A worker that dies, does not answer within ``timeout`` seconds, or whose core raises
 turns into a :class:`~zooport.errors.CorePoolError` naming the core and the original error,
-in bounded time. After a fault the pool is unusable: every call but ``close()`` raises.
-``close()`` asks each worker to close its core, stops those that do not, and is idempotent.
-A pool that is garbage collected, or alive when the interpreter exits, is closed the same
-way; a worker whose parent process is gone (killed) closes its core and exits by itself
-within a fraction of a second; Ctrl-C reaches only the pool's process (workers ignore
-SIGINT), which then closes them at exit.
+in bounded time (:mod:`zooport.envs.pool_handles` says how). After a fault the pool is
+unusable: every call but ``close()`` raises. ``close()`` is idempotent; a pool that is
+garbage collected, or alive when the interpreter exits, is closed the same way.
 
-Start method. ``"spawn"`` (the default; the only one on macOS and Windows) or
-``"forkserver"`` (Linux, macOS): both start a fresh interpreter for the workers, so factories
-must be picklable (a module-level function or class, or ``functools.partial`` of one;
-lambdas and local functions need cloudpickle) and a script that makes a pool needs the
-``if __name__ == "__main__":`` guard. ``"fork"`` is refused: it copies the parent's threads
-and locks (torch, grpc) into the workers.
+Start method. ``"spawn"`` (the default) or ``"forkserver"``; ``"fork"`` is refused (see
+:data:`~zooport.envs.pool_options.START_METHODS`). Factories must be picklable, and a script
+that makes a pool needs the ``if __name__ == "__main__":`` guard.
 """
 
 from __future__ import annotations
 
 import multiprocessing
-import os
-import time
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
-
-import numpy as np
 
 from zooport.envs.arguments import check_int, check_seed
 from zooport.envs.base_env import (
@@ -97,19 +83,19 @@ from zooport.envs.base_env import (
     DecisionSteps,
     TerminalSteps,
 )
-from zooport.envs.pool_batches import merge_steps
+from zooport.envs.pool_batches import merge_steps, split_actions
+from zooport.envs.pool_channels import PoolChannels
 from zooport.envs.pool_factories import registry_core, unity_factories, unity_instance
-from zooport.envs.pool_handles import BUSY, DONE, IDLE, LocalCore, WorkerCore
+from zooport.envs.pool_handles import BUSY, IDLE, LocalCore, WorkerCore, wait_for_answers
 from zooport.envs.pool_options import (
     MODES,
     START_METHODS,
     PoolOptions,
     check_factories,
 )
+from zooport.envs.pool_views import GlobalStateLayout, PoolViews, agreed_specs, merged_specs
 from zooport.envs.pool_worker import RESET, STEP, pickle_factory
-from zooport.envs.side_channel.incoming_message import IncomingMessage
 from zooport.envs.side_channel.side_channel import SideChannel
-from zooport.envs.side_channel.side_channel_manager import SideChannelManager, _parse_frames
 from zooport.envs.step_guard import StepGuard
 from zooport.errors import (
     ArgumentError,
@@ -125,9 +111,6 @@ __all__ = ["CorePool", "registry_core", "unity_instance", "MODES", "START_METHOD
 
 #: Seeds travel to the workers as int64.
 _MAX_SEED = 2**63
-#: How long async mode blocks before it checks again that its workers are alive (seconds).
-_WAIT_SLICE = 0.05
-_yield = getattr(os, "sched_yield", lambda: time.sleep(0))
 
 
 def _shutdown(handles: list[Any]) -> None:
@@ -139,7 +122,7 @@ def _shutdown(handles: list[Any]) -> None:
             pass  # nobody is left to tell: the pool is gone or the interpreter is exiting
 
 
-class CorePool(BaseEnv):
+class CorePool(PoolViews, BaseEnv):
     """K cores in worker processes as one ``BaseEnv``; see the module docstring.
 
     Args:
@@ -172,6 +155,7 @@ class CorePool(BaseEnv):
 
     Example:
         >>> from functools import partial
+        >>> import numpy as np
         >>> from zooport.envs.builtin.ball_balance import BallBalance
         >>> pool = CorePool([partial(BallBalance, n_agents=2) for _ in range(2)])
         >>> pool.reset(seed=0)  # core 0 gets seed 0, core 1 seed 1
@@ -211,7 +195,7 @@ class CorePool(BaseEnv):
         self._mode, self._min_ready = options.mode, options.min_ready
         self._timeout, self._spin = options.timeout, options.spin
         local = options.local_core
-        self._setup_channels(side_channels, core_side_channels, k)
+        self._channels = PoolChannels(side_channels, core_side_channels, k)
         self._num_cores = k
         self._closed = False
         self._was_reset = False
@@ -220,13 +204,15 @@ class CorePool(BaseEnv):
         self._ready: list[Any] = []
         self._steps: dict[str, tuple[DecisionSteps, TerminalSteps]] = {}
         self._empty_terminal: dict[str, TerminalSteps] = {}
+        self._global_layout: GlobalStateLayout | None = None
+        self._state_space: Any = None
         # Closes the workers when the pool is garbage collected or the interpreter exits.
         self._finalizer = weakref.finalize(self, _shutdown, self._handles)
         # Refuses a step or reset entered while another runs (a second thread).
         self._guard = StepGuard("CorePool")
         try:
             self._start(factories, local, options.start_method, options.side_channel_bytes)
-            self._specs = self._agreed_specs()
+            self._specs = agreed_specs([(h.label, h.description) for h in self._handles])
         except BaseException:
             self._closed = True
             self._finalizer()
@@ -241,36 +227,6 @@ class CorePool(BaseEnv):
 
     # ------------------------------------------------------------------ construction
 
-    def _setup_channels(
-        self,
-        side_channels: Sequence[SideChannel] | None,
-        core_side_channels: Sequence[Sequence[SideChannel] | None] | None,
-        k: int,
-    ) -> None:
-        shared = SideChannelManager._get_side_channels_dict(side_channels)
-        if core_side_channels is None:
-            per_core: list[dict[Any, Any]] = [{} for _ in range(k)]
-        else:
-            if isinstance(core_side_channels, (str, bytes)) or len(core_side_channels) != k:
-                raise ArgumentError(
-                    f"Expect core_side_channels to be one list (or None) per core, {k} in all, "
-                    f"actually: {core_side_channels!r}"
-                )
-            per_core = [SideChannelManager._get_side_channels_dict(c) for c in core_side_channels]
-        self._shared_channels = list(shared.values())
-        self._core_channels = [list(own.values()) for own in per_core]
-        self._has_channels = bool(shared) or any(per_core)
-        self._shared_manager = SideChannelManager(self._shared_channels)
-        self._core_managers = [SideChannelManager(c) for c in self._core_channels]
-        # What core i sends on an id goes to its own channel and to the pool's, if any.
-        self._receivers = [
-            {cid: [c for c in (own.get(cid), shared.get(cid)) if c is not None]
-             for cid in {**own, **shared}}
-            for own in per_core
-        ]  # fmt: skip
-        self._relay_ids = [list({**own, **shared}) for own in per_core]
-        self._pending = [bytearray() for _ in range(k)]
-
     def _start(
         self, factories: list[Callable[..., Any]], local: bool, method: str, side_bytes: int
     ) -> None:
@@ -283,7 +239,7 @@ class CorePool(BaseEnv):
             handles[i] = WorkerCore(
                 i,
                 data,
-                self._relay_ids[i],
+                self._channels.relay_ids[i],
                 context,
                 self._spin,
                 side_bytes,
@@ -292,28 +248,11 @@ class CorePool(BaseEnv):
             )
             self._handles.append(handles[i])
         if local:  # built while the workers start
-            handles[0] = LocalCore(0, factories[0], self._relay_ids[0])
+            handles[0] = LocalCore(0, factories[0], self._channels.relay_ids[0])
             self._handles.insert(0, handles[0])
         for handle in handles:
             if handle.kind == "worker":
                 handle.wait_ready()
-
-    def _agreed_specs(self) -> BehaviorMapping:
-        first = self._handles[0].description["specs"]
-        for handle in self._handles[1:]:
-            specs = handle.description["specs"]
-            if set(specs) != set(first):
-                raise SpecError(
-                    f"{handle.label} has behaviors {sorted(specs)} where core 0 has "
-                    f"{sorted(first)}; every core of a pool must have the same behaviors"
-                )
-            for name, spec in first.items():
-                if specs[name] != spec:
-                    raise SpecError(
-                        f"behavior {name!r}: {handle.label} has the spec {specs[name]} where "
-                        f"core 0 has {spec}; every core of a pool must have the same specs"
-                    )
-        return BehaviorMapping(dict(first))
 
     # ------------------------------------------------------------------ the pool's own API
 
@@ -345,11 +284,11 @@ class CorePool(BaseEnv):
     @property
     def side_channels(self) -> list[SideChannel]:
         """The channels given to the pool (they reach every core)."""
-        return list(self._shared_channels)
+        return list(self._channels.shared)
 
     def core_side_channels(self, index: int) -> list[SideChannel]:
         """The channels of core ``index`` alone."""
-        return list(self._core_channels[self._check_index(index)])
+        return list(self._channels.own[self._check_index(index)])
 
     def core_of(self, agent_id: AgentId) -> tuple[int, AgentId]:
         """``(core index, the core's own agent id)`` of a pool agent id.
@@ -416,14 +355,14 @@ class CorePool(BaseEnv):
                     "seedable = True reset(seed=...)); call reset() without a seed"
                 )
         self._guard.enter("reset")
-        self._gather_outgoing()
+        self._channels.gather()
         try:
             # Async: a step still running finishes first; its results are dropped, its
             # side-channel messages delivered.
             incoming = [(h, h.finish()) for h in self._handles if h.state == BUSY]
             for handle in self._start_order:
                 handle.start(RESET, None if seed is None else seed + handle.index,
-                             self._take_outgoing(handle.index))  # fmt: skip
+                             self._channels.take(handle.index))  # fmt: skip
             incoming += [(handle, handle.finish()) for handle in self._handles]
         except BaseException as exc:
             self._guard.abort(exc)
@@ -432,7 +371,7 @@ class CorePool(BaseEnv):
         self._guard.reset_done()
         self._was_reset = True
         self._publish(list(self._handles))
-        self._deliver(incoming)
+        self._channels.deliver(incoming)
 
     def step(self) -> None:
         """Steps every core (sync mode) or the idle ones, until ``min_ready`` answered.
@@ -446,17 +385,17 @@ class CorePool(BaseEnv):
             return
         self._check_ready()
         self._guard.enter("step")
-        self._gather_outgoing()
+        self._channels.gather()
         try:
             if self._mode == "sync":
                 for handle in self._start_order:
-                    handle.start(STEP, None, self._take_outgoing(handle.index))
+                    handle.start(STEP, None, self._channels.take(handle.index))
                 ready = self._handles
             else:
                 for handle in self._start_order:
                     if handle.state == IDLE:
-                        handle.start(STEP, None, self._take_outgoing(handle.index))
-                ready = self._wait_for_ready()
+                        handle.start(STEP, None, self._channels.take(handle.index))
+                ready = wait_for_answers(self._handles, self._min_ready, self._any_done, self._spin)
             incoming = [(handle, handle.finish()) for handle in ready]
         except BaseException as exc:
             self._guard.abort(exc)
@@ -465,7 +404,7 @@ class CorePool(BaseEnv):
         self._guard.exit()
         self._publish(list(ready))
         # After the step is published: a channel that raises loses no result.
-        self._deliver(incoming)
+        self._channels.deliver(incoming)
 
     def get_steps(self, behavior_name: BehaviorName) -> tuple[DecisionSteps, TerminalSteps]:
         """This step's DecisionSteps and TerminalSteps of the behaviour, over every core that
@@ -492,20 +431,13 @@ class CorePool(BaseEnv):
         if self._passthrough is not None:  # the core validates as the pool would
             self._passthrough.set_actions(behavior_name, action)
             return
-        counts = [(h, h.decision_count(behavior_name)) for h in self._ready]
-        n = sum(count for _, count in counts)
-        action = spec.action_spec._validate_action(action, n, behavior_name)
-        continuous, discrete = action.continuous, action.discrete
-        if continuous.shape[0] != n:
-            continuous = np.zeros((n, 0), np.float32)
-        if discrete.shape[0] != n:
-            discrete = np.zeros((n, 0), np.int32)
-        start = 0
-        for handle, count in counts:
-            if count:
-                end = start + count
-                handle.set_actions(behavior_name, continuous[start:end], discrete[start:end])
-                start = end
+        counts = [h.decision_count(behavior_name) for h in self._ready]
+        action = spec.action_spec._validate_action(action, sum(counts), behavior_name)
+        for handle, (continuous, discrete) in zip(
+            self._ready, split_actions(action, counts), strict=True
+        ):
+            if len(continuous):
+                handle.set_actions(behavior_name, continuous, discrete)
 
     def set_action_for_agent(
         self, behavior_name: BehaviorName, agent_id: AgentId, action: ActionTuple
@@ -522,41 +454,6 @@ class CorePool(BaseEnv):
             )
         index, core_id = self.core_of(agent_id)
         self._handles[index].set_action_for_agent(behavior_name, core_id, action)
-
-    def render(self) -> np.ndarray | None:
-        """Every core's ``rgb_array`` picture, side by side (core 0 leftmost).
-
-        Raises:
-            NotImplementedError: a core cannot render.
-        """
-        self._check_ready()
-        frames = []
-        cannot: NotImplementedError | None = None
-        try:
-            # Async: a step still running finishes; its results are handed out next step.
-            incoming = [(h, h.finish()) for h in self._handles if h.state == BUSY]
-            states = [h.state for h in self._handles]
-            for handle in self._start_order:
-                handle.request_frame()
-            for handle in self._handles:  # every answer is read, even after a core that can't
-                try:
-                    frames.append(handle.frame())
-                except NotImplementedError as exc:
-                    cannot = cannot or exc
-            for handle, state in zip(self._handles, states, strict=True):
-                handle.state = state  # rendering hands out no results
-        except BaseException as exc:
-            self._broke(exc)
-            raise
-        self._deliver(incoming)
-        if cannot is not None:
-            raise cannot
-        frames = [f for f in frames if f is not None]
-        if not frames:
-            return None
-        height = max(f.shape[0] for f in frames)
-        padded = [np.pad(f, [(0, height - f.shape[0])] + [(0, 0)] * (f.ndim - 1)) for f in frames]
-        return np.concatenate(padded, axis=1)
 
     def close(self) -> None:
         """Closes every core and stops every worker; a second call does nothing.
@@ -636,28 +533,6 @@ class CorePool(BaseEnv):
 
     # ------------------------------------------------------------------ internals
 
-    def _wait_for_ready(self) -> list[Any]:
-        """Async: the cores that answered, once at least ``min_ready`` have.
-
-        Spins, then blocks on the semaphore every worker also posts when it answers. It is
-        emptied before each look at the workers, so a post it still holds afterwards is an
-        answer made after that look: no answer is missed, and old posts cost one look each.
-        """
-        any_done = self._any_done
-        spin_until = time.perf_counter() + self._spin
-        while True:
-            if any_done is not None:
-                while any_done.acquire(False):
-                    pass
-            answered = [h for h in self._handles if h.state == DONE or h.poll()]
-            if len(answered) >= self._min_ready:
-                return answered
-            if time.perf_counter() < spin_until:
-                _yield()
-            elif any_done is not None:
-                # A slice at a time: between slices poll() checks each worker is alive.
-                any_done.acquire(timeout=_WAIT_SLICE)
-
     def _publish(self, ready: list[Any]) -> None:
         self._ready = ready
         for handle in ready:
@@ -671,19 +546,13 @@ class CorePool(BaseEnv):
 
     def _merge_specs(self, handle: Any) -> None:
         """A core reported behaviours late (a Unity scene): add them, or reject a conflict."""
-        specs = dict(self._specs)
-        for name, spec in handle.description["specs"].items():
-            known = specs.get(name)
-            if known is None:
-                specs[name] = spec
-            elif known != spec:
-                error = SpecError(
-                    f"behavior {name!r}: {handle.label} now has the spec {spec} where the pool "
-                    f"has {known}; every core of a pool must have the same specs"
-                )
-                self._fault = error
-                raise error
-        self._specs = BehaviorMapping(specs)
+        try:
+            self._specs = merged_specs(self._specs, (handle.label, handle.description))
+        except SpecError as error:
+            self._fault = error
+            raise
+        self._global_layout = None  # the new description is read again
+        self._state_space = None
 
     def _spec(self, name: BehaviorName) -> BehaviorSpec:
         try:
@@ -692,42 +561,6 @@ class CorePool(BaseEnv):
             raise UnknownBehaviorError(
                 f"CorePool has no behavior {name!r}; behaviors: {list(self._specs)}"
             ) from None
-
-    def _gather_outgoing(self) -> None:
-        """Adds what the pool's and each core's channels queued to each core's outbox."""
-        if not self._has_channels:
-            return
-        shared = self._shared_manager.generate_side_channel_messages()
-        for pending, manager in zip(self._pending, self._core_managers, strict=True):
-            pending += shared
-            pending += manager.generate_side_channel_messages()
-
-    def _take_outgoing(self, index: int) -> bytes:
-        pending = self._pending[index]
-        if not pending:
-            return b""
-        data = bytes(pending)
-        pending.clear()
-        return data
-
-    def _deliver(self, incoming: list[tuple[Any, bytes]]) -> None:
-        """Hands what each core sent to the user's channels, in core order.
-
-        Every message is delivered; the first error a channel raised is raised after.
-        """
-        error: BaseException | None = None
-        for handle, data in incoming:
-            if not data:
-                continue
-            receivers = self._receivers[handle.index]
-            for channel_id, payload in _parse_frames(data):
-                for channel in receivers[channel_id]:
-                    try:
-                        channel.on_message_received(IncomingMessage(payload))
-                    except Exception as exc:
-                        error = error or exc
-        if error is not None:
-            raise error
 
     def _broke(self, exc: BaseException) -> None:
         self._steps.clear()

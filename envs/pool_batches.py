@@ -1,8 +1,12 @@
 """The cores' rows of one step as the pool's DecisionSteps and TerminalSteps.
 
+Classes:
+    Part: one core's rows of a behaviour's DecisionSteps or TerminalSteps.
+
 Functions:
-    merge_steps: every core's :class:`~zooport.envs.pool_handles.Part` of a behaviour as one
-        DecisionSteps and one TerminalSteps, in pool agent ids.
+    merge_steps: every core's :class:`Part` of a behaviour as one DecisionSteps and one
+        TerminalSteps, in pool agent ids.
+    split_actions: the pool's actions for a behaviour as each core's rows (the reverse).
 
 Rows of core 0 come first, then core 1's, and so on; agent ``a`` of core ``i`` (of K) is
 pool agent ``a * K + i``. Views of a worker's shared memory are copied (the next step
@@ -12,17 +16,36 @@ only part, as it would in-process. A part with no row is left out.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from zooport.envs.base_env import BehaviorSpec, DecisionSteps, TerminalSteps
-from zooport.envs.pool_handles import Part
+from zooport.envs.base_env import ActionTuple, BehaviorSpec, DecisionSteps, TerminalSteps
 from zooport.errors import SpecError
 
-__all__ = ["merge_steps"]
+__all__ = ["Part", "merge_steps", "split_actions"]
 
 _INT32_MIN, _INT32_MAX = int(np.iinfo(np.int32).min), int(np.iinfo(np.int32).max)
+
+
+class Part(NamedTuple):
+    """One core's rows of a behaviour's DecisionSteps or TerminalSteps.
+
+    ``mask`` is a ``(n, sum of branches)`` bool array (a worker's), a list of per-branch
+    arrays (a local core's) or None; ``interrupted`` is None for decisions. ``shared`` says
+    the arrays are views of shared memory that the next step overwrites (copy them).
+    """
+
+    index: int
+    n: int
+    obs: list[np.ndarray]
+    reward: np.ndarray
+    agent_id: np.ndarray
+    group_id: np.ndarray
+    group_reward: np.ndarray
+    mask: Any
+    interrupted: np.ndarray | None
+    shared: bool
 
 
 def merge_steps(
@@ -127,3 +150,29 @@ def _join_masks(spec: BehaviorSpec, parts: list[Part]) -> list[np.ndarray] | Non
             rows.append(np.concatenate([np.asarray(m, dtype=bool) for m in part.mask], axis=1))
     full = np.concatenate(rows) if len(rows) > 1 else rows[0].copy()
     return np.split(full, np.cumsum(branches)[:-1], axis=1)
+
+
+def split_actions(action: ActionTuple, counts: list[int]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``(continuous, discrete)`` rows of each core, ``counts[i]`` rows for core ``i``.
+
+    ``action`` was validated for ``sum(counts)`` agents; a part the behaviour does not have
+    (no continuous or no discrete actions) comes out as ``(rows, 0)`` arrays.
+
+    Example:
+        >>> action = ActionTuple(np.arange(6, dtype=np.float32).reshape(3, 2))
+        >>> [(c.tolist(), d.shape) for c, d in split_actions(action, [2, 0, 1])]
+        [([[0.0, 1.0], [2.0, 3.0]], (2, 0)), ([], (0, 0)), ([[4.0, 5.0]], (1, 0))]
+    """
+    n = sum(counts)
+    continuous, discrete = action.continuous, action.discrete
+    if continuous.shape[0] != n:
+        continuous = np.zeros((n, 0), np.float32)
+    if discrete.shape[0] != n:
+        discrete = np.zeros((n, 0), np.int32)
+    rows = []
+    start = 0
+    for count in counts:
+        end = start + count
+        rows.append((continuous[start:end], discrete[start:end]))
+        start = end
+    return rows

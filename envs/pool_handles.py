@@ -1,21 +1,32 @@
 """The pool's side of each core of a :class:`~zooport.envs.core_pool.CorePool`.
 
 Classes:
-    Part: one core's rows of a behaviour's DecisionSteps or TerminalSteps.
+    Part: one core's rows of a behaviour's DecisionSteps or TerminalSteps (from
+        :mod:`zooport.envs.pool_batches`, re-exported).
     LocalCore: a core the pool's own process builds and steps.
     WorkerCore: a core in a worker process: starts the process, sends it commands through
         shared memory, waits for its answers within a timeout, turns a death, a hang or an
         exception into a :class:`~zooport.errors.CorePoolError` naming the core, stops it.
 
+Functions:
+    wait_for_answers: async mode: the cores that answered, once enough have.
+
 Both answer the same calls: ``start(command, seed, side_bytes)`` (a local core runs the
 command right there; a worker is only told), ``finish()`` (waits for the answer and
 returns the side-channel bytes the core sent), ``poll()`` (has it answered?), ``parts(name)``,
-``set_actions``, ``set_action_for_agent``, ``request_frame()`` then ``frame()``, and
-``close()``.
+``set_actions``, ``set_action_for_agent``, ``request_frame()`` then ``frame()``,
+``request_state()`` then ``global_state()``, and ``close()``.
 
 Waiting for a worker spins on its done semaphore for ``spin`` seconds (yielding the CPU
 between tries), then blocks on it in short slices, checking between slices that the worker
 is alive and that the timeout has not passed.
+
+Faults. A worker that dies, does not answer within the timeout, or whose core raises becomes
+a :class:`~zooport.errors.CorePoolError` naming the core and the original error (with the
+worker's traceback), in bounded time. ``close()`` asks the worker to close its core and stops
+it if it does not; a worker whose parent process is gone (killed) closes its core and exits
+by itself within a fraction of a second (:mod:`zooport.envs.pool_worker`); Ctrl-C reaches
+only the pool's process (workers ignore SIGINT), which then closes them at exit.
 """
 
 from __future__ import annotations
@@ -26,11 +37,12 @@ import signal
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from zooport.envs.base_env import ActionTuple, BaseEnv
+from zooport.envs.pool_batches import Part
 from zooport.envs.pool_shared_memory import (
     ACTIONS_SET,
     MASK_PRESENT,
@@ -38,6 +50,7 @@ from zooport.envs.pool_shared_memory import (
     N_TERMINAL,
     ControlBlock,
     DataSegment,
+    StepRows,
     unlink_quietly,
 )
 from zooport.envs.pool_worker import (
@@ -47,6 +60,7 @@ from zooport.envs.pool_worker import (
     NEEDS_SEGMENT,
     RENDER,
     RESET,
+    STATE,
     STEP,
     Relays,
     WorkerConfig,
@@ -56,7 +70,7 @@ from zooport.envs.pool_worker import (
 )
 from zooport.errors import CorePoolError
 
-__all__ = ["Part", "LocalCore", "WorkerCore", "IDLE", "BUSY", "DONE", "BROKEN"]
+__all__ = ["Part", "LocalCore", "WorkerCore", "wait_for_answers", "IDLE", "BUSY", "DONE", "BROKEN"]
 
 # What a core is doing: waiting for a command; running one; answered, results not consumed;
 # failed (dead, hung or raised).
@@ -70,24 +84,12 @@ CLOSE_GRACE = 10.0
 _yield = getattr(os, "sched_yield", lambda: time.sleep(0))
 
 
-class Part(NamedTuple):
-    """One core's rows of a behaviour's DecisionSteps or TerminalSteps.
-
-    ``mask`` is a ``(n, sum of branches)`` bool array (a worker's), a list of per-branch
-    arrays (a local core's) or None; ``interrupted`` is None for decisions. ``shared`` says
-    the arrays are views of shared memory that the next step overwrites (copy them).
-    """
-
-    index: int
-    n: int
-    obs: list[np.ndarray]
-    reward: np.ndarray
-    agent_id: np.ndarray
-    group_id: np.ndarray
-    group_reward: np.ndarray
-    mask: Any
-    interrupted: np.ndarray | None
-    shared: bool
+def _shared_part(index: int, rows: StepRows, n: int, mask: Any, interrupted: Any) -> Part:
+    """Core ``index``'s first ``n`` rows of shared memory as a :class:`Part` (views)."""
+    return Part(
+        index, n, [o[:n] for o in rows.obs], rows.reward[:n], rows.agent_id[:n],
+        rows.group_id[:n], rows.group_reward[:n], mask, interrupted, True,
+    )  # fmt: skip
 
 
 def _signal_name(exitcode: int | None) -> str:
@@ -156,7 +158,8 @@ class LocalCore:
         self.state = DONE
 
     def finish(self) -> bytes:
-        return self._side_out
+        side, self._side_out = self._side_out, b""  # handed out once
+        return side
 
     def poll(self) -> bool:
         return self.state == DONE
@@ -195,6 +198,19 @@ class LocalCore:
             raise NotImplementedError(f"{self.label} cannot render")
         frame = render()
         return None if frame is None else np.asarray(frame)
+
+    def request_state(self) -> None:
+        pass
+
+    def global_state(self) -> np.ndarray:
+        try:
+            return np.asarray(self.core.global_state())  # type: ignore[attr-defined]
+        except Exception as exc:
+            self.state = BROKEN
+            raise CorePoolError(
+                f"{self.label} raised {type(exc).__name__} during global_state: {exc}",
+                self.index,
+            ) from exc
 
     def close(self) -> CorePoolError | None:
         if self.state == "closed":
@@ -320,7 +336,14 @@ class WorkerCore:
         return self._acquired
 
     def finish(self) -> bytes:
-        """Waits for the answer (within the timeout); returns the core's side-channel bytes."""
+        """Waits for the answer (within the timeout); returns the core's side-channel bytes.
+
+        Once per answer: a core already finished (``DONE``: the pool asked every core for a
+        picture or a state while its step ran, and finished that step first) has nothing
+        more to wait for or to hand out.
+        """
+        if self.state == DONE:
+            return b""
         words = self.control.words
         while True:
             self._wait_done()
@@ -385,15 +408,9 @@ class WorkerCore:
         n, m = int(header[N_DECISION]), int(header[N_TERMINAL])
         mask = buffers.decision_mask[:n] if header[MASK_PRESENT] else None
         return (
-            Part(self.index, n, [o[:n] for o in buffers.decision_obs],
-                 buffers.decision_reward[:n], buffers.decision_agent_id[:n],
-                 buffers.decision_group_id[:n], buffers.decision_group_reward[:n], mask, None,
-                 True),
-            Part(self.index, m, [o[:m] for o in buffers.terminal_obs],
-                 buffers.terminal_reward[:m], buffers.terminal_agent_id[:m],
-                 buffers.terminal_group_id[:m], buffers.terminal_group_reward[:m], None,
-                 buffers.terminal_interrupted[:m], True),
-        )  # fmt: skip
+            _shared_part(self.index, buffers.decision, n, mask, None),
+            _shared_part(self.index, buffers.terminal, m, None, buffers.terminal_interrupted[:m]),
+        )
 
     def decision_count(self, name: str) -> int:
         buffers = self.segment.behaviors.get(name) if self.segment is not None else None
@@ -410,7 +427,7 @@ class WorkerCore:
         buffers = self.segment.behaviors[name]
         header = buffers.header
         n = int(header[N_DECISION])
-        row = int(np.flatnonzero(buffers.decision_agent_id[:n] == agent_id)[0])
+        row = int(np.flatnonzero(buffers.decision.agent_id[:n] == agent_id)[0])
         if not header[ACTIONS_SET]:
             # ML-Agents' rule: the other agents that decided take the zero action.
             buffers.continuous[:n] = 0
@@ -428,6 +445,14 @@ class WorkerCore:
         if frame is None and reason:
             raise NotImplementedError(f"{self.label} cannot render: {reason}")
         return frame
+
+    def request_state(self) -> None:
+        self.start(STATE)
+
+    def global_state(self) -> np.ndarray:
+        self.finish()
+        _, state = self._receive()
+        return state
 
     # ------------------------------------------------------------------ faults
 
@@ -547,3 +572,28 @@ class WorkerCore:
         for memory in self._unlink_after_answer:
             unlink_quietly(memory)
         self._unlink_after_answer.clear()
+
+
+def wait_for_answers(
+    handles: Sequence[Any], min_ready: int, any_done: Any, spin: float
+) -> list[Any]:
+    """The handles that answered, once at least ``min_ready`` have (async mode).
+
+    Spins for ``spin`` seconds, then blocks on ``any_done``, the semaphore every worker also
+    posts when it answers. It is emptied before each look at the workers, so a post it still
+    holds afterwards is an answer made after that look: no answer is missed, and old posts
+    cost one look each.
+    """
+    spin_until = time.perf_counter() + spin
+    while True:
+        if any_done is not None:
+            while any_done.acquire(False):
+                pass
+        answered = [h for h in handles if h.state == DONE or h.poll()]
+        if len(answered) >= min_ready:
+            return answered
+        if time.perf_counter() < spin_until:
+            _yield()
+        elif any_done is not None:
+            # A slice at a time: between slices poll() checks each worker is alive.
+            any_done.acquire(timeout=_SLICE)

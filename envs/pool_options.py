@@ -17,9 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
-from zooport.envs.arguments import check_bool, check_int
+from zooport.envs.arguments import check_bool, check_float, check_int
 from zooport.envs.base_env import BaseEnv
 from zooport.errors import ArgumentError, ArgumentTypeError
 
@@ -27,8 +25,11 @@ __all__ = ["MODES", "START_METHODS", "PoolOptions", "check_factories"]
 
 #: The pool's modes.
 MODES = ("sync", "async")
-#: The start methods a pool accepts: those that start a fresh interpreter. ``"fork"`` would
-#: copy the parent's threads and locks (torch, grpc) into the workers.
+#: The start methods a pool accepts: those that start a fresh interpreter. ``"spawn"`` (the
+#: default; the only one on macOS and Windows) or ``"forkserver"`` (Linux, macOS); so factories
+#: must be picklable (a module-level function or class, or ``functools.partial`` of one;
+#: lambdas and local functions need cloudpickle). ``"fork"`` is refused: it would copy the
+#: parent's threads and locks (torch, grpc) into the workers.
 START_METHODS = ("spawn", "forkserver")
 
 
@@ -118,13 +119,7 @@ def _seconds(
 ) -> float | None:
     if value is None and allow_none:
         return None
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
-        raise ArgumentTypeError(f"Expect {name} to be a number of seconds, actually: {value!r}")
-    seconds = float(value)
-    if not np.isfinite(seconds) or seconds < 0 or (seconds == 0 and not allow_zero):
-        bound = ">= 0" if allow_zero else "> 0"
-        raise ArgumentError(f"Expect {name} to be finite and {bound}, actually: {value!r}")
-    return seconds
+    return check_float(value, name, above=0, at_least=allow_zero, kind="a number of seconds")
 
 
 def _min_ready(min_ready: Any, mode: str, k: int) -> int:

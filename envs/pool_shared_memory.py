@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from multiprocessing import shared_memory
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -239,24 +239,43 @@ class DataLayout:
         return max(end, 1)
 
 
+class StepRows(NamedTuple):
+    """The views a DecisionSteps or a TerminalSteps is written to, one row per agent."""
+
+    obs: list[np.ndarray]
+    reward: np.ndarray
+    agent_id: np.ndarray
+    group_id: np.ndarray
+    group_reward: np.ndarray
+
+    @classmethod
+    def of(cls, views: dict[str, np.ndarray], kind: str, n_obs: int) -> StepRows:
+        """The ``kind`` (``"decision"`` or ``"terminal"``) views of a behaviour."""
+        return cls(
+            [views[f"{kind}_obs{j}"] for j in range(n_obs)],
+            *(
+                views[f"{kind}_{name}"]
+                for name in ("reward", "agent_id", "group_id", "group_reward")
+            ),
+        )
+
+
 class BehaviorBuffers:
-    """Views of one behaviour's arrays; ``header`` is its row of four int64 words."""
+    """Views of one behaviour's arrays; ``header`` is its row of four int64 words.
+
+    ``decision`` and ``terminal`` are the :class:`StepRows` of its DecisionSteps and
+    TerminalSteps; ``decision_mask``, ``terminal_interrupted``, ``continuous`` and
+    ``discrete`` the rest.
+    """
 
     def __init__(self, layout: BehaviorLayout, header: np.ndarray, views: dict[str, np.ndarray]):
         self.layout = layout
         self.header = header
         n_obs = len(layout.observations)
-        self.decision_obs = [views[f"decision_obs{j}"] for j in range(n_obs)]
-        self.terminal_obs = [views[f"terminal_obs{j}"] for j in range(n_obs)]
-        self.decision_reward = views["decision_reward"]
-        self.decision_agent_id = views["decision_agent_id"]
-        self.decision_group_id = views["decision_group_id"]
-        self.decision_group_reward = views["decision_group_reward"]
+        self.decision = StepRows.of(views, "decision", n_obs)
+        self.terminal = StepRows.of(views, "terminal", n_obs)
+        self.decision_obs, self.terminal_obs = self.decision.obs, self.terminal.obs
         self.decision_mask = views["decision_mask"]
-        self.terminal_reward = views["terminal_reward"]
-        self.terminal_agent_id = views["terminal_agent_id"]
-        self.terminal_group_id = views["terminal_group_id"]
-        self.terminal_group_reward = views["terminal_group_reward"]
         self.terminal_interrupted = views["terminal_interrupted"]
         self.continuous = views["continuous"]
         self.discrete = views["discrete"]

@@ -14,7 +14,8 @@ Functions:
     build_core: calls a core factory (with the relay channels when there are any) and
         presents the result as a current-API BaseEnv.
     core_description: what the pool needs to know of a core: specs in zooport's types,
-        whether it can be seeded, whether it restarts finished agents, whether it renders.
+        whether it can be seeded, whether it restarts finished agents, whether it renders,
+        what global state it has (global_state_description).
     pickle_factory: a factory as bytes a worker can load (pickle; cloudpickle for lambdas and
         local functions where it is installed).
     describe_exception: an exception as data that crosses a pipe.
@@ -55,6 +56,7 @@ from zooport.envs.pool_shared_memory import (
     ControlBlock,
     DataLayout,
     DataSegment,
+    StepRows,
 )
 from zooport.envs.side_channel.incoming_message import IncomingMessage
 from zooport.envs.side_channel.side_channel import SideChannel
@@ -66,6 +68,7 @@ __all__ = [
     "RESET",
     "RENDER",
     "CLOSE",
+    "STATE",
     "OK",
     "NEEDS_SEGMENT",
     "FAILED",
@@ -76,16 +79,23 @@ __all__ = [
     "run_worker",
     "build_core",
     "core_description",
+    "global_state_description",
     "pickle_factory",
     "describe_exception",
 ]
 
 # Commands (ControlBlock.COMMAND).
-STEP, RESET, RENDER, CLOSE = 1, 2, 3, 4
+STEP, RESET, RENDER, CLOSE, STATE = 1, 2, 3, 4, 5
 # Statuses (ControlBlock.STATUS): answered; the results need a bigger segment (the layout is
 # on the pipe); the command raised (the error is on the pipe).
 OK, NEEDS_SEGMENT, FAILED = 0, 1, 2
-COMMAND_NAMES = {STEP: "step", RESET: "reset", RENDER: "render", CLOSE: "close"}
+COMMAND_NAMES = {
+    STEP: "step",
+    RESET: "reset",
+    RENDER: "render",
+    CLOSE: "close",
+    STATE: "global_state",
+}
 
 #: How often a blocked worker checks that the pool's process is still there (seconds).
 PARENT_CHECK = 0.25
@@ -219,6 +229,33 @@ def core_description(core: BaseEnv) -> dict[str, Any]:
         "restarts": restarts,
         "masks": has_action_masks(core),
         "render_fps": metadata.get("render_fps", 30) if isinstance(metadata, dict) else 30,
+        **global_state_description(core),
+    }
+
+
+def global_state_description(core: Any) -> dict[str, Any]:
+    """What ``core`` declares of a global state, as plain data.
+
+    ``global_state``: whether it has a ``global_state()``; ``global_state_shape``: its
+    ``global_state_shape`` as a tuple of ints (None where it declares none);
+    ``global_state_bounds``: ``(low, high)`` arrays of its ``global_state_space`` where that
+    is a box (it has ``low`` and ``high``), else None.
+
+    Example:
+        >>> from zooport.envs.builtin.tag import Tag
+        >>> description = global_state_description(Tag(n_runners=1, n_taggers=1))
+        >>> description["global_state"], description["global_state_shape"]
+        (True, (10,))
+    """
+    shape = getattr(core, "global_state_shape", None)
+    space = getattr(core, "global_state_space", None)
+    low, high = getattr(space, "low", None), getattr(space, "high", None)
+    return {
+        "global_state": callable(getattr(core, "global_state", None)),
+        "global_state_shape": None if shape is None else tuple(int(d) for d in shape),
+        "global_state_bounds": (
+            None if low is None or high is None else (np.asarray(low), np.asarray(high))
+        ),
     }
 
 
@@ -285,6 +322,10 @@ class CoreLink:
                 elif command == RENDER:
                     self.control.words[ControlBlock.SIDE_OUT] = 0
                     self._answer(OK, self._frame())
+                    continue
+                elif command == STATE:
+                    self.control.words[ControlBlock.SIDE_OUT] = 0
+                    self._answer(OK, ("state", np.asarray(self.core.global_state())))
                     continue
                 else:
                     raise CorePoolError(f"unknown command {command}", self.config.index)
@@ -419,22 +460,12 @@ class CoreLink:
         header[ACTIONS_SET] = 0
         self.decisions[buffers.layout.name] = n
         if n:
-            for view, obs in zip(buffers.decision_obs, decision.obs, strict=True):
-                view[:n] = obs
-            buffers.decision_reward[:n] = decision.reward
-            buffers.decision_agent_id[:n] = _int32_ids(decision.agent_id, buffers.layout.name)
-            buffers.decision_group_id[:n] = decision.group_id
-            buffers.decision_group_reward[:n] = decision.group_reward
+            _write_rows(buffers.decision, decision, n, buffers.layout.name)
             header[MASK_PRESENT] = _write_mask(buffers, decision.action_mask, n)
         m = len(terminal)
         header[N_TERMINAL] = m
         if m:
-            for view, obs in zip(buffers.terminal_obs, terminal.obs, strict=True):
-                view[:m] = obs
-            buffers.terminal_reward[:m] = terminal.reward
-            buffers.terminal_agent_id[:m] = _int32_ids(terminal.agent_id, buffers.layout.name)
-            buffers.terminal_group_id[:m] = terminal.group_id
-            buffers.terminal_group_reward[:m] = terminal.group_reward
+            _write_rows(buffers.terminal, terminal, m, buffers.layout.name)
             buffers.terminal_interrupted[:m] = terminal.interrupted
 
     def _frame(self) -> tuple[str, np.ndarray | None, str]:
@@ -450,6 +481,16 @@ class CoreLink:
         if self.segment is not None:
             self.segment.close()
             self.segment = None
+
+
+def _write_rows(rows: StepRows, batch: Any, n: int, behavior: str) -> None:
+    """Writes the ``n`` rows of a DecisionSteps or TerminalSteps into ``rows``."""
+    for view, obs in zip(rows.obs, batch.obs, strict=True):
+        view[:n] = obs
+    rows.reward[:n] = batch.reward
+    rows.agent_id[:n] = _int32_ids(batch.agent_id, behavior)
+    rows.group_id[:n] = batch.group_id
+    rows.group_reward[:n] = batch.group_reward
 
 
 def _holds(layout: Any, batch: Any) -> bool:

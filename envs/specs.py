@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from typing import NamedTuple
 
 from zooport.envs.actions import ActionSpec
+from zooport.envs.arguments import check_int
 
 __all__ = [
     "AgentId",
@@ -49,12 +50,85 @@ class ObservationType(enum.Enum):
 
 
 class ObservationSpec(NamedTuple):
-    """One observation of a behaviour: its shape, per-dimension properties, type and name."""
+    """One observation of a behaviour: its shape, per-dimension properties, type and name.
+
+    The constructors :meth:`vector`, :meth:`visual` and :meth:`entities` give the specs of
+    ML-Agents' three sensor kinds with their dimension properties filled in.
+
+    Example:
+        >>> spec = ObservationSpec.vector(8, "ball_state")
+        >>> spec.shape, spec.dimension_property, spec.observation_type.name
+        ((8,), (<DimensionProperty.NONE: 1>,), 'DEFAULT')
+        >>> ObservationSpec.visual(84, 84, 3, "camera").shape
+        (84, 84, 3)
+    """
 
     shape: tuple[int, ...]
     dimension_property: tuple[DimensionProperty, ...]
     observation_type: ObservationType
     name: str
+
+    @classmethod
+    def vector(
+        cls, size: int, name: str, *, observation_type: ObservationType = ObservationType.DEFAULT
+    ) -> ObservationSpec:
+        """A vector observation of ``size`` floats (a ``VectorSensor``'s spec).
+
+        Raises:
+            ArgumentError, ArgumentTypeError: ``size`` is not an int >= 0.
+        """
+        size = check_int(size, "size", 0, where=f"ObservationSpec.vector({name!r})")
+        return cls((size,), (DimensionProperty.NONE,), observation_type, name)
+
+    @classmethod
+    def visual(
+        cls,
+        height: int,
+        width: int,
+        channels: int,
+        name: str,
+        *,
+        observation_type: ObservationType = ObservationType.DEFAULT,
+    ) -> ObservationSpec:
+        """An (height, width, channels) image (a camera's spec): translationally equivariant
+        along its two spatial dimensions, as ML-Agents declares a visual observation.
+
+        Raises:
+            ArgumentError, ArgumentTypeError: a size that is not an int >= 1.
+        """
+        where = f"ObservationSpec.visual({name!r})"
+        shape = tuple(
+            check_int(value, label, 1, where=where)
+            for value, label in ((height, "height"), (width, "width"), (channels, "channels"))
+        )
+        equivariant = DimensionProperty.TRANSLATIONAL_EQUIVARIANCE
+        return cls(
+            shape, (equivariant, equivariant, DimensionProperty.NONE), observation_type, name
+        )
+
+    @classmethod
+    def entities(
+        cls,
+        count: int,
+        features: int,
+        name: str,
+        *,
+        observation_type: ObservationType = ObservationType.DEFAULT,
+    ) -> ObservationSpec:
+        """Up to ``count`` entities of ``features`` floats each (a ``BufferSensor``'s spec):
+        the first dimension is of variable size.
+
+        Raises:
+            ArgumentError, ArgumentTypeError: a size that is not an int >= 1.
+        """
+        where = f"ObservationSpec.entities({name!r})"
+        shape = (
+            check_int(count, "count", 1, where=where),
+            check_int(features, "features", 1, where=where),
+        )
+        return cls(
+            shape, (DimensionProperty.VARIABLE_SIZE, DimensionProperty.NONE), observation_type, name
+        )
 
 
 class BehaviorSpec(NamedTuple):

@@ -34,13 +34,13 @@ it trains for a few seconds and only checks the masks.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
 
 import numpy as np
 import torch
+from example_support.sb3 import parse_arguments
 from sb3_contrib import MaskablePPO
 from stable_baselines3.common.vec_env import VecMonitor
 
@@ -84,11 +84,10 @@ def evaluate(model: MaskablePPO, n_agents: int, seed: int, episodes: int) -> dic
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--short", action="store_true", help="a few seconds, for CI")
-    parser.add_argument("--agents", type=int, default=16, help="boards in the core")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
+    def options(parser):
+        parser.add_argument("--agents", type=int, default=16, help="boards in the core")
+
+    args = parse_arguments(__doc__, argv, options)
     short = args.short or os.environ.get("ZOOPORT_EXAMPLE_SHORT") == "1"
     torch.set_num_threads(1)  # a small MLP: more threads only contend with the simulation
 

@@ -50,13 +50,7 @@ from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 from zooport.adapters.registration import register_gymnasium
 from zooport.adapters.vector_env import BehaviorVectorEnv
 from zooport.checks import EXPLAINED_WARNINGS
-from zooport.envs.base_env import (
-    ActionSpec,
-    BehaviorSpec,
-    DimensionProperty,
-    ObservationSpec,
-    ObservationType,
-)
+from zooport.envs.base_env import ActionSpec, BehaviorSpec, ObservationSpec
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.checker import check_base_env
 
@@ -77,9 +71,7 @@ class LineWalk(BatchedEnv):
             raise ValueError(f"Expect length >= {2 * MIN_DISTANCE}, actually: {length}")
         super().__init__(seed=seed, side_channels=side_channels, max_steps=max_steps)
         self.n_agents, self.length = n_agents, length
-        obs = ObservationSpec(
-            (2,), (DimensionProperty.NONE,), ObservationType.DEFAULT, "position_and_target"
-        )
+        obs = ObservationSpec.vector(2, "position_and_target")
         spec = BehaviorSpec([obs], ActionSpec.create_discrete((3,)))
         self._add_behavior(self.behavior_name, spec, n_agents)
         self.position = np.zeros(n_agents, dtype=np.int64)

@@ -16,49 +16,40 @@ only checks that the policy beats random actions.
 
 from __future__ import annotations
 
-import argparse
+import functools
 import os
 import sys
-import time
-from collections.abc import Callable
 
-import numpy as np
 import torch
-from stable_baselines3 import PPO
+from example_support.sb3 import (
+    N_STEPS,
+    ballbalance_ppo,
+    evaluate_slots,
+    parse_arguments,
+    report,
+    train_until,
+    trained_and_random,
+)
 from stable_baselines3.common.vec_env import VecMonitor, VecNormalize
 
 from zooport.adapters.sb3_vec_env import SB3VecEnv
 from zooport.envs.builtin.ball_balance import BallBalance
 
-#: Environment steps (summed over agents) before giving up, and per learn() call.
+#: Environment steps (summed over agents) before giving up.
 FULL_BUDGET = 300_000
 SHORT_BUDGET = 16_384
-N_STEPS = 128
 
 
-def evaluate(policy: Callable[[np.ndarray], np.ndarray], n_agents: int, seed: int) -> float:
-    """Mean reward of the first full episode of every platform of a fresh core."""
-    venv = SB3VecEnv(BallBalance(n_agents=n_agents))
-    venv.seed(seed)
-    obs = venv.reset()
-    returns = np.zeros(n_agents)
-    finished = np.zeros(n_agents, dtype=bool)
-    for _ in range(BallBalance.max_episode_steps):
-        obs, reward, done, _ = venv.step(policy(obs))
-        returns[~finished] += reward[~finished]
-        finished |= done
-        if finished.all():
-            break
-    venv.close()
-    return float(returns.mean())
+def fresh_core(n_agents: int) -> SB3VecEnv:
+    """A new core's platforms as SB3 environments (to evaluate on)."""
+    return SB3VecEnv(BallBalance(n_agents=n_agents))
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--short", action="store_true", help="a few seconds, for CI")
-    parser.add_argument("--agents", type=int, default=16, help="platforms in the core (>= 12)")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
+    def options(parser):
+        parser.add_argument("--agents", type=int, default=16, help="platforms in the core (>= 12)")
+
+    args = parse_arguments(__doc__, argv, options)
     short = args.short or os.environ.get("ZOOPORT_EXAMPLE_SHORT") == "1"
     target = BallBalance.expected_reward
     # A 64x64 MLP: one thread is fastest (more only contend with the simulation).
@@ -66,49 +57,18 @@ def main(argv: list[str] | None = None) -> int:
 
     core = BallBalance(n_agents=args.agents, seed=args.seed)
     env = VecNormalize(VecMonitor(SB3VecEnv(core)), norm_reward=False)
-    model = PPO(
-        "MlpPolicy", env, n_steps=N_STEPS, batch_size=256, n_epochs=10, learning_rate=3e-4,
-        gamma=0.99, gae_lambda=0.95, policy_kwargs={"net_arch": [64, 64]}, seed=args.seed,
+    model = ballbalance_ppo(env, args.seed)
+    seconds = train_until(
+        model, budget=SHORT_BUDGET if short else FULL_BUDGET, chunk=args.agents * N_STEPS * 4,
+        window=2 * args.agents, target=target, short=short,
     )  # fmt: skip
-    budget = SHORT_BUDGET if short else FULL_BUDGET
-    chunk = args.agents * N_STEPS * 4
-    began = time.perf_counter()
-    recent = float("nan")
-    while model.num_timesteps < budget:
-        model.learn(chunk, reset_num_timesteps=False)
-        episodes = list(model.ep_info_buffer)[-2 * args.agents :]
-        recent = float(np.mean([e["r"] for e in episodes])) if episodes else float("nan")
-        print(
-            f"{model.num_timesteps:>8} steps  {time.perf_counter() - began:6.1f} s  "
-            f"mean episode reward {recent:6.2f}  (target {target})",
-            flush=True,
-        )
-        if not short and recent >= target:
-            break
-    seconds = time.perf_counter() - began
-
-    env.training = False  # freeze the observation statistics for evaluation
-
-    def trained(obs: np.ndarray) -> np.ndarray:
-        return model.predict(env.normalize_obs(obs), deterministic=True)[0]
-
-    rng = np.random.default_rng(args.seed)
-
-    def random(obs: np.ndarray) -> np.ndarray:
-        return rng.uniform(-1.0, 1.0, (len(obs), 2)).astype(np.float32)
-
-    score = evaluate(trained, args.agents, seed=args.seed + 1000)
-    baseline = evaluate(random, args.agents, seed=args.seed + 1000)
-    print(
-        f"trained {model.num_timesteps} steps in {seconds:.1f} s "
-        f"({model.num_timesteps / seconds:,.0f} steps/s including PPO updates); "
-        f"evaluation: {score:.2f} mean episode reward (random actions: {baseline:.2f}, "
-        f"expected reward: {target})"
-    )
+    trained, random = trained_and_random(model, env, args.seed, n_actions=2)
+    make = functools.partial(fresh_core, args.agents)
+    steps, seed = BallBalance.max_episode_steps, args.seed + 1000
+    score = evaluate_slots(make, trained, args.agents, steps, seed)
+    baseline = evaluate_slots(make, random, args.agents, steps, seed)
     env.close()
-    passed = score > baseline if short else score >= target
-    print("PASSED" if passed else "FAILED")
-    return 0 if passed else 1
+    return report(model, seconds, score, baseline, target, short)
 
 
 if __name__ == "__main__":

@@ -39,17 +39,16 @@ route runs and the evaluation completes.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
-from collections.abc import Sequence
 
 import numpy as np
 import supersuit as ss
 import torch
+from example_support.sb3 import SeededSuperSuitVecEnv, parse_arguments
 from stable_baselines3 import PPO
-from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper, VecMonitor
+from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 
 from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 from zooport.adapters.wrappers import FoldAgents
@@ -65,39 +64,6 @@ PPO_SETTINGS = {
 }  # fmt: skip
 
 
-class SeededVecEnv(VecEnvWrapper):
-    """SuperSuit's SB3 ``VecEnv`` with a ``seed()`` and ``get_attr("render_mode")`` that work.
-
-    ``PPO(seed=...)`` calls ``VecEnv.seed``, which SuperSuit forwards to Gymnasium's vector
-    env, which has none; the seed is held here and given to the next ``reset(seed=...)``
-    (copy ``i`` gets ``seed + i``). ``examples/supersuit_sb3_shared_policy.py`` explains more.
-    """
-
-    def __init__(self, venv: VecEnv) -> None:
-        super().__init__(venv)
-        self._pending_seed: int | None = None
-
-    def seed(self, seed: int | None = None) -> Sequence[int | None]:
-        self._pending_seed = seed
-        return [None if seed is None else seed + i for i in range(self.num_envs)]
-
-    def reset(self) -> np.ndarray:
-        seed, self._pending_seed = self._pending_seed, None
-        if seed is None:
-            return self.venv.reset()
-        observations, infos = self.venv.venv.reset(seed=seed)
-        self.venv.reset_infos = infos
-        return observations
-
-    def step_wait(self):
-        return self.venv.step_wait()
-
-    def get_attr(self, attr_name: str, indices=None) -> list:
-        if attr_name == "render_mode":
-            return [None] * len(self._get_indices(indices))
-        return self.venv.get_attr(attr_name, indices)
-
-
 def team_env(shaping: float = 0.0) -> FoldAgents:
     """Soccer as a PettingZoo Parallel env of team 0 only; team 1 plays at random."""
     core = Soccer(shaping=shaping)
@@ -108,7 +74,7 @@ def make_vec_env(copies: int) -> VecEnv:
     """``copies`` games side by side, each exposing team 0's two players: 2 * copies slots."""
     markov = ss.pettingzoo_env_to_vec_env_v1(team_env(SHAPING))
     venv = ss.concat_vec_envs_v1(markov, copies, num_cpus=0, base_class="stable_baselines3")
-    return SeededVecEnv(venv)
+    return SeededSuperSuitVecEnv(venv)
 
 
 def evaluate(model: PPO, episodes: int, seed: int) -> tuple[float, float, float]:
@@ -138,11 +104,10 @@ def evaluate(model: PPO, episodes: int, seed: int) -> tuple[float, float, float]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--short", action="store_true", help="a few seconds, for CI")
-    parser.add_argument("--copies", type=int, default=8, help="games side by side (SuperSuit)")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
+    def options(parser):
+        parser.add_argument("--copies", type=int, default=8, help="games side by side (SuperSuit)")
+
+    args = parse_arguments(__doc__, argv, options)
     short = args.short or os.environ.get("ZOOPORT_EXAMPLE_SHORT") == "1"
     target = Soccer.expected_reward
     torch.set_num_threads(1)  # a 64x64 MLP: more threads only contend with the simulation

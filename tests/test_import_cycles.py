@@ -33,11 +33,7 @@ import zooport.adapters
 import zooport.envs
 
 #: Lazy-import cycles inside ``zooport.adapters`` still to be removed.
-KNOWN_LAZY_CYCLES: frozenset[frozenset[str]] = frozenset(
-    {
-        frozenset({"zooport.adapters.wrappers.base", "zooport.adapters.wrappers.composition"}),
-    }
-)
+KNOWN_LAZY_CYCLES: frozenset[frozenset[str]] = frozenset()
 
 
 def package_modules(roots: Mapping[str, Path]) -> dict[str, Path]:

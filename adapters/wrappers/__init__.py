@@ -5,6 +5,8 @@ Modules:
         ``AgentSelector``, ``Teams``.
     composition: ``WrapperSpec``, ``validate_wrappers``, ``apply_wrappers``,
         ``has_wrapper``, ``get_wrapper``, ``WrapperOrderError``.
+    placement: the ``.env`` chain and the composition rules (``check_rules``), which base
+        and composition both ask.
     team: ``FoldAgents``, ``SingleAgentView``, ``RandomPolicy``.
     reward: ``RewardShaping``, ``TeamReward``.
     action: ``DiscretizeActions`` (and its gym/vector forms).

@@ -11,7 +11,8 @@ Classes:
     Teams: groups agents into teams (by behaviour by default).
 
 Functions:
-    inner_env: the env one layer inside a wrapper (its ``.env``).
+    inner_env: the env one layer inside a wrapper (its ``.env``; from
+        :mod:`~zooport.adapters.wrappers.placement`, re-exported).
     behavior_of: an agent's behaviour (a zooport core's behaviour name, otherwise the part of
         the agent name before its last ``_``).
 
@@ -38,6 +39,7 @@ from pettingzoo import AECEnv, ParallelEnv
 from typing_extensions import override
 
 from zooport.adapters.agent_names import behavior_prefix
+from zooport.adapters.wrappers.placement import check_placement, inner_env, wrapper_chain
 from zooport.envs.arguments import check_seed
 from zooport.envs.step_guard import StepGuard
 from zooport.errors import ArgumentError, ArgumentTypeError, SpecError, UnknownAgentError
@@ -114,13 +116,11 @@ class ParallelWrapper(ParallelEnv[str, Any, Any]):
                 f"{type(self).__name__} wraps a PettingZoo ParallelEnv, actually: "
                 f"{type(env).__name__}{hint}"
             )
-        from zooport.adapters.wrappers.composition import check_placement
-
         check_placement(type(self), env)
         self.env = env
         self._np_random: np.random.Generator | None = None
         self._seed_salt = zlib.crc32(type(self).__qualname__.encode())
-        self._depth = _chain_depth(env)
+        self._depth = sum(1 for _ in wrapper_chain(env))
         self._guard = StepGuard(type(self).__name__)
         # The class whose guarded step/reset is running (a subclass's may call super()'s).
         self._guard_entry: type | None = None
@@ -373,22 +373,6 @@ class PartsDelivery:
                 {**obs, **extra} if isinstance(obs, dict) else {"observation": obs, **extra}
             )
         return delivered, infos
-
-
-def inner_env(env: Any) -> Any | None:
-    """The env one layer inside ``env``: its ``.env``, or ``.aec_env`` for PettingZoo's
-    ``aec_to_parallel`` wrapper (which SuperSuit's Parallel wrappers end in); None at the core.
-    """
-    inner = getattr(env, "env", None)
-    return getattr(env, "aec_env", None) if inner is None else inner
-
-
-def _chain_depth(env: Any) -> int:
-    depth = 0
-    while env is not None and depth < 1000:
-        env = inner_env(env)
-        depth += 1
-    return depth
 
 
 def behavior_of(env: Any, agent: str) -> str:

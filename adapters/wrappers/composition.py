@@ -2,7 +2,8 @@
 
 Classes:
     WrapperSpec: a wrapper with its arguments, applied later as ``spec(env)``.
-    WrapperOrderError: a wrapper list that breaks a composition rule (a ``ValueError``).
+    WrapperOrderError: a wrapper list that breaks a composition rule (a ``ValueError``; from
+        :mod:`~zooport.adapters.wrappers.placement`, re-exported).
 
 Functions:
     validate_wrappers: checks a wrapper list against every wrapper's ``requires``, ``forbids``
@@ -13,9 +14,11 @@ Functions:
         ``aec_to_parallel`` wrapper by its ``.aec_env``, so SuperSuit layers are no wall).
 
 Rules live on the wrapper classes (``requires``, ``forbids``, ``unique``; see
-:class:`~zooport.adapters.wrappers.base.ParallelWrapper`) and are checked here only, so a
-wrapper never asserts on its neighbours. A wrapper list reads inside out: ``wrappers[0]``
-wraps the adapter, ``wrappers[1]`` wraps that, and so on; "beneath" means earlier.
+:class:`~zooport.adapters.wrappers.base.ParallelWrapper`) and are checked in one function,
+:func:`~zooport.adapters.wrappers.placement.check_rules` (a wrapper list here, a wrapper's
+constructor against the chain it wraps), so a wrapper never asserts on its neighbours. A
+wrapper list reads inside out: ``wrappers[0]`` wraps the adapter, ``wrappers[1]`` wraps that,
+and so on; "beneath" means earlier.
 
 Env kinds: ``"parallel"`` (PettingZoo Parallel), ``"aec"``, ``"gym"`` (one ``gymnasium.Env``)
 and ``"vector"`` (``gymnasium.vector.VectorEnv``). A zooport Parallel wrapper applied where the
@@ -36,8 +39,15 @@ from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec
 
 from zooport.adapters.registration import APIS
-from zooport.adapters.wrappers.base import ParallelWrapper, inner_env
-from zooport.errors import ArgumentError, ArgumentTypeError, ZooportError
+from zooport.adapters.wrappers.base import ParallelWrapper
+from zooport.adapters.wrappers.placement import (
+    WrapperOrderError,
+    chain_classes,
+    check_placement,
+    check_rules,
+    wrapper_chain,
+)
+from zooport.errors import ArgumentError, ArgumentTypeError
 
 __all__ = [
     "WrapperSpec",
@@ -60,10 +70,6 @@ _KIND_NAMES = {
     "gym": "a single-agent gymnasium.Env",
     "vector": "a gymnasium VectorEnv",
 }
-
-
-class WrapperOrderError(ZooportError, ValueError):
-    """A wrapper list breaks a composition rule; the message names the wrappers and the rule."""
 
 
 class WrapperSpec:
@@ -189,7 +195,7 @@ def _plan(
                     f", which api={api!r} does not give; use api='parallel'"
                 )
             factory = _factory_for(cls, args, kwargs, item, kind, api, where)
-            _check_rules(cls, where, below)
+            check_rules(cls, where, below)
             kind = getattr(cls, "produces", "parallel") if kind == "parallel" else kind
         elif cls is not None:
             _check_foreign(cls, kind, api, where)
@@ -233,31 +239,6 @@ def _apply_form(form: Callable[..., Any], args: tuple, kwargs: dict[str, Any], e
     return form(env, *args, **kwargs)
 
 
-def _check_rules(cls: type, where: str, below: list[tuple[type, str]]) -> None:
-    for required in cls.requires:
-        if not any(issubclass(b, required) for b, _ in below):
-            raise WrapperOrderError(
-                f"{cls.__name__} ({where}) requires {required.__name__} beneath it "
-                f"(earlier in the list; first = innermost), but there is none; rule: "
-                f"{cls.__name__}.requires = {_names(cls.requires)}"
-            )
-    for forbidden in cls.forbids:
-        for b, b_where in below:
-            if issubclass(b, forbidden):
-                raise WrapperOrderError(
-                    f"{cls.__name__} ({where}) must not wrap {b.__name__} ({b_where}); rule: "
-                    f"{cls.__name__}.forbids = {_names(cls.forbids)}; put {cls.__name__} "
-                    f"before {b.__name__}"
-                )
-    if cls.unique:
-        for b, b_where in below:
-            if b is cls:
-                raise WrapperOrderError(
-                    f"{cls.__name__} appears twice ({b_where} and {where}); rule: "
-                    f"{cls.__name__}.unique = True"
-                )
-
-
 def _check_foreign(cls: type, kind: str, api: str, where: str) -> None:
     expected = None
     if issubclass(cls, gym.Wrapper):
@@ -269,30 +250,6 @@ def _check_foreign(cls: type, kind: str, api: str, where: str) -> None:
             f"{cls.__name__} ({where}) wraps {_KIND_NAMES[expected]}, but there the env is "
             f"{_KIND_NAMES[kind]} (api={api!r})"
         )
-
-
-def _names(classes: tuple[type, ...]) -> str:
-    return "(" + ", ".join(c.__name__ for c in classes) + ("," if len(classes) == 1 else "") + ")"
-
-
-def _chain_classes(env: Any) -> list[type]:
-    classes = []
-    depth = 0
-    while env is not None and depth < 1000:
-        classes.append(type(env))
-        env = inner_env(env)
-        depth += 1
-    return classes[::-1]
-
-
-def check_placement(cls: type, env: Any) -> None:
-    """Checks ``cls``'s rules against the wrappers in ``env``'s ``.env`` chain (constructors).
-
-    Raises:
-        WrapperOrderError: a rule is broken.
-    """
-    below = [(b, "the wrapped env's chain") for b in _chain_classes(env)]
-    _check_rules(cls, f"wrapping {env}", below)
 
 
 def validate_wrappers(wrappers: Sequence[Any], *, api: str = "parallel", env: Any = None) -> None:
@@ -322,10 +279,10 @@ def validate_wrappers(wrappers: Sequence[Any], *, api: str = "parallel", env: An
         >>> validate_wrappers([WrapperSpec(MessageFilter, bool), MessageBus])
         Traceback (most recent call last):
         ...
-        zooport.adapters.wrappers.composition.WrapperOrderError: MessageFilter (wrappers[0])
+        zooport.adapters.wrappers.placement.WrapperOrderError: MessageFilter (wrappers[0])
         requires MessageBus beneath it ... rule: MessageFilter.requires = (MessageBus,)
     """
-    _plan(wrappers, api, _chain_classes(env) if env is not None else [])
+    _plan(wrappers, api, chain_classes(env) if env is not None else [])
 
 
 def apply_wrappers(env: Any, wrappers: Sequence[Any], *, api: str = "parallel") -> Any:
@@ -346,7 +303,7 @@ def apply_wrappers(env: Any, wrappers: Sequence[Any], *, api: str = "parallel") 
         >>> str(env)
         'TerminationPolicy<zooport_tag>'
     """
-    plan = _plan(wrappers, api, _chain_classes(env))
+    plan = _plan(wrappers, api, chain_classes(env))
     if api == "aec" and any(is_parallel_wrapper(item) for item in wrappers):
         if not isinstance(env, ParallelEnv):
             raise ArgumentTypeError(
@@ -360,14 +317,6 @@ def apply_wrappers(env: Any, wrappers: Sequence[Any], *, api: str = "parallel") 
     return env
 
 
-def _chain(env: Any):
-    depth = 0
-    while env is not None and depth < 1000:
-        yield env
-        env = inner_env(env)
-        depth += 1
-
-
 def get_wrapper(env: Any, cls: type) -> Any | None:
     """The outermost wrapper in ``env``'s ``.env`` chain that is a ``cls`` (or its form), or None.
 
@@ -379,7 +328,7 @@ def get_wrapper(env: Any, cls: type) -> Any | None:
         >>> get_wrapper(ParallelWrapper(inner), TerminationPolicy) is inner
         True
     """
-    for layer in _chain(env):
+    for layer in wrapper_chain(env):
         if isinstance(layer, cls):
             return layer
         form_of = getattr(type(layer), "form_of", None)

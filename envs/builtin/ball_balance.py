@@ -13,21 +13,18 @@ from typing import ClassVar
 
 import numpy as np
 
-from zooport.envs.arguments import check_int
+from zooport.envs.arguments import check_float, check_int
 from zooport.envs.base_env import (
     ActionSpec,
     ActionTuple,
     BehaviorName,
     BehaviorSpec,
-    DimensionProperty,
     ObservationSpec,
-    ObservationType,
 )
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin import _render
 from zooport.envs.declaration import EnvDeclaration
 from zooport.envs.side_channel.side_channel import SideChannel
-from zooport.errors import ArgumentError, ArgumentTypeError
 
 __all__ = ["BallBalance"]
 
@@ -51,14 +48,6 @@ _DRAG = 0.2
 _ROLLING = 5.0 / 7.0
 _REWARD_ALIVE = 0.1
 _REWARD_FALL = -1.0
-
-
-def _positive(name: str, value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ArgumentTypeError(f"Expect {name} to be a number, actually: {value!r}")
-    if not (math.isfinite(value) and value > 0):
-        raise ArgumentError(f"Expect {name} to be finite and > 0, actually: {value!r}")
-    return float(value)
 
 
 class BallBalance(BatchedEnv):
@@ -138,19 +127,18 @@ class BallBalance(BatchedEnv):
     ) -> None:
         n_agents = check_int(n_agents, "n_agents", 1)
         self._defaults = {
-            "mass": _positive("mass", mass),
-            "gravity": _positive("gravity", gravity),
-            "scale": _positive("scale", scale),
+            "mass": check_float(mass, "mass", above=0),
+            "gravity": check_float(gravity, "gravity", above=0),
+            "scale": check_float(scale, "scale", above=0),
         }
         super().__init__(
             seed=seed, side_channels=side_channels, max_steps=max_steps,
             reorder_agents=reorder_agents,
         )  # fmt: skip
         self.n_agents = n = int(n_agents)
-        obs = ObservationSpec(
-            (8,), (DimensionProperty.NONE,), ObservationType.DEFAULT, "ball_state"
+        spec = BehaviorSpec(
+            [ObservationSpec.vector(8, "ball_state")], ActionSpec.create_continuous(2)
         )
-        spec = BehaviorSpec([obs], ActionSpec.create_continuous(2))
         self._add_behavior(self.behavior_name, spec, n)
         # Tilt columns: (about z, about x), the observation's order.
         self._tilt = np.zeros((n, 2), dtype=np.float64)

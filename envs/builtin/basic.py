@@ -17,9 +17,7 @@ from zooport.envs.base_env import (
     ActionTuple,
     BehaviorName,
     BehaviorSpec,
-    DimensionProperty,
     ObservationSpec,
-    ObservationType,
 )
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin import _render
@@ -104,10 +102,9 @@ class Basic(BatchedEnv):
             reorder_agents=reorder_agents,
         )  # fmt: skip
         self.n_agents = int(n_agents)
-        obs = ObservationSpec(
-            (_OBS_SIZE,), (DimensionProperty.NONE,), ObservationType.DEFAULT, "position"
+        spec = BehaviorSpec(
+            [ObservationSpec.vector(_OBS_SIZE, "position")], ActionSpec.create_discrete((3,))
         )
-        spec = BehaviorSpec([obs], ActionSpec.create_discrete((3,)))
         self._add_behavior(self.behavior_name, spec, self.n_agents)
         self._position = np.full(self.n_agents, _START, dtype=np.int64)
 

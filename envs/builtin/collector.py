@@ -12,21 +12,19 @@ from typing import ClassVar
 
 import numpy as np
 
-from zooport.envs.arguments import check_int
+from zooport.envs.arguments import check_float, check_int
 from zooport.envs.base_env import (
     ActionSpec,
     ActionTuple,
     BehaviorName,
     BehaviorSpec,
-    DimensionProperty,
     ObservationSpec,
-    ObservationType,
 )
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin import _render
 from zooport.envs.declaration import EnvDeclaration
 from zooport.envs.side_channel.side_channel import SideChannel
-from zooport.errors import ArgumentError, ArgumentTypeError
+from zooport.errors import ArgumentError
 
 __all__ = ["Collector"]
 
@@ -117,21 +115,11 @@ class Collector(BatchedEnv):
                 f"Expect 1 <= min_items <= n_items, actually: min_items={min_items}, "
                 f"n_items={n_items}"
             )
-        if isinstance(reach, bool) or not isinstance(reach, (int, float, np.floating)):
-            raise ArgumentTypeError(f"Expect reach to be a float, actually: {reach!r}")
-        if not 0 < reach < 2:
-            raise ArgumentError(f"Expect 0 < reach < 2, actually: {reach}")
-        self.reach = float(reach)
+        self.reach = check_float(reach, "reach", above=0, below=2, kind="a float")
 
-        none = DimensionProperty.NONE
         specs = [
-            ObservationSpec((4,), (none,), ObservationType.DEFAULT, "self"),
-            ObservationSpec(
-                (self.n_items, 3),
-                (DimensionProperty.VARIABLE_SIZE, none),
-                ObservationType.DEFAULT,
-                "items",
-            ),
+            ObservationSpec.vector(4, "self"),
+            ObservationSpec.entities(self.n_items, 3, "items"),
         ]
         self._add_behavior(
             self.behavior_name,

@@ -19,7 +19,6 @@ from zooport.envs.base_env import (
     ActionTuple,
     BehaviorName,
     BehaviorSpec,
-    DimensionProperty,
     ObservationSpec,
     ObservationType,
 )
@@ -141,17 +140,8 @@ class GridWorld(BatchedEnv):
         )  # fmt: skip
         self.n_agents, self.grid_size = n, (rows, cols)
         p = self.pixels_per_cell
-        camera = ObservationSpec(
-            (rows * p, cols * p, 3),
-            (
-                DimensionProperty.TRANSLATIONAL_EQUIVARIANCE,
-                DimensionProperty.TRANSLATIONAL_EQUIVARIANCE,
-                DimensionProperty.NONE,
-            ),
-            ObservationType.DEFAULT,
-            "camera",
-        )
-        goal = ObservationSpec((2,), (DimensionProperty.NONE,), ObservationType.GOAL_SIGNAL, "goal")
+        camera = ObservationSpec.visual(rows * p, cols * p, 3, "camera")
+        goal = ObservationSpec.vector(2, "goal", observation_type=ObservationType.GOAL_SIGNAL)
         spec = BehaviorSpec([camera, goal], ActionSpec.create_discrete((5,)))
         self._add_behavior(self.behavior_name, spec, n)
 

@@ -14,21 +14,18 @@ from typing import ClassVar
 
 import numpy as np
 
-from zooport.envs.arguments import check_bool, check_int
+from zooport.envs.arguments import check_bool, check_float, check_int
 from zooport.envs.base_env import (
     ActionSpec,
     ActionTuple,
     BehaviorName,
     BehaviorSpec,
-    DimensionProperty,
     ObservationSpec,
-    ObservationType,
 )
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin import _render
 from zooport.envs.declaration import EnvDeclaration
 from zooport.envs.side_channel.side_channel import SideChannel
-from zooport.errors import ArgumentError, ArgumentTypeError
 
 __all__ = ["Soccer"]
 
@@ -163,19 +160,11 @@ class Soccer(BatchedEnv):
         )  # fmt: skip
         team_size = check_int(team_size, "team_size", 1)
         individual_rewards = check_bool(individual_rewards, "individual_rewards")
-        if isinstance(shaping, bool) or not isinstance(
-            shaping, (int, float, np.integer, np.floating)
-        ):
-            raise ArgumentTypeError(f"Expect shaping to be a number, actually: {shaping!r}")
-        if not np.isfinite(shaping):
-            raise ArgumentError(f"Expect shaping to be finite, actually: {shaping!r}")
         self.team_size = n = int(team_size)
         self.individual_rewards = bool(individual_rewards)
-        self.shaping = float(shaping)
+        self.shaping = check_float(shaping, "shaping")
         size = 8 + 2 * (2 * n - 1)
-        obs = ObservationSpec(
-            (size,), (DimensionProperty.NONE,), ObservationType.DEFAULT, "players_and_ball"
-        )
+        obs = ObservationSpec.vector(size, "players_and_ball")
         spec = BehaviorSpec([obs], ActionSpec.create_discrete((3, 3)))
         for behavior, group in zip(_TEAMS, self.group_ids, strict=True):
             self._add_behavior(behavior, spec, n, group_id=group)

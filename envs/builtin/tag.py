@@ -12,21 +12,18 @@ from typing import ClassVar
 
 import numpy as np
 
-from zooport.envs.arguments import check_bool, check_int
+from zooport.envs.arguments import check_bool, check_float, check_int
 from zooport.envs.base_env import (
     ActionSpec,
     ActionTuple,
     BehaviorName,
     BehaviorSpec,
-    DimensionProperty,
     ObservationSpec,
-    ObservationType,
 )
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin import _render
 from zooport.envs.declaration import EnvDeclaration
 from zooport.envs.side_channel.side_channel import SideChannel
-from zooport.errors import ArgumentError, ArgumentTypeError
 
 __all__ = ["Tag"]
 
@@ -164,19 +161,13 @@ class Tag(BatchedEnv):
         max_spawned = check_int(max_spawned, "max_spawned", 0)
         self.observed_opponents = check_int(observed_opponents, "observed_opponents", 1)
         restart_tagged = check_bool(restart_tagged, "restart_tagged")
-        if isinstance(tag_radius, bool) or not isinstance(tag_radius, (int, float, np.floating)):
-            raise ArgumentTypeError(f"Expect tag_radius to be a float, actually: {tag_radius!r}")
-        if not 0 < tag_radius < 2:
-            raise ArgumentError(f"Expect 0 < tag_radius < 2, actually: {tag_radius}")
         self.restart_tagged = bool(restart_tagged)
-        self.tag_radius = float(tag_radius)
+        self.tag_radius = check_float(tag_radius, "tag_radius", above=0, below=2, kind="a float")
         self.n_taggers = n_taggers
         self.runner_capacity = n_runners + (max_spawned if self.spawn_every else 0)
 
         size = 4 + 3 * self.observed_opponents
-        obs = ObservationSpec(
-            (size,), (DimensionProperty.NONE,), ObservationType.DEFAULT, "self_and_opponents"
-        )
+        obs = ObservationSpec.vector(size, "self_and_opponents")
         action = ActionSpec.create_discrete((5,))
         self._add_behavior(
             _RUNNER,

@@ -16,10 +16,9 @@ from typing import NamedTuple
 
 from zooport.errors import SideChannelError
 
-from ._common import SideChannelTypeError, check_float32, check_int32, override
-from .incoming_message import IncomingMessage
+from ._common import SideChannelTypeError, check_float32, check_int32
 from .outgoing_message import OutgoingMessage
-from .side_channel import SideChannel
+from .side_channel import SendOnlySideChannel
 
 __all__ = ["ENGINE_CONFIGURATION_CHANNEL_ID", "EngineConfig", "EngineConfigurationChannel"]
 
@@ -52,7 +51,7 @@ class EngineConfig(NamedTuple):
         return EngineConfig(80, 80, 1, 20.0, -1, 60)
 
 
-class EngineConfigurationChannel(SideChannel):
+class EngineConfigurationChannel(SendOnlySideChannel):
     """Sends engine settings to the simulation.
 
     Python never receives on this channel; a message from the simulation raises
@@ -76,14 +75,6 @@ class EngineConfigurationChannel(SideChannel):
 
     def __init__(self) -> None:
         super().__init__(ENGINE_CONFIGURATION_CHANNEL_ID)
-
-    @override
-    def on_message_received(self, msg: IncomingMessage) -> None:
-        """Raise: the engine configuration only flows from Python to the simulation."""
-        raise SideChannelError(
-            f"EngineConfigurationChannel received a {len(msg.buffer)}-byte message from the "
-            f"simulation; this channel only sends"
-        )
 
     def set_configuration_parameters(
         self,

@@ -18,10 +18,9 @@ from enum import IntEnum
 
 from zooport.errors import SideChannelError
 
-from ._common import SideChannelTypeError, check_float32, check_int32, encode_ascii, override
-from .incoming_message import IncomingMessage
+from ._common import SideChannelTypeError, check_float32, check_int32, encode_ascii
 from .outgoing_message import OutgoingMessage
-from .side_channel import SideChannel
+from .side_channel import SendOnlySideChannel
 
 __all__ = ["ENVIRONMENT_PARAMETERS_CHANNEL_ID", "EnvironmentParametersChannel"]
 
@@ -29,7 +28,7 @@ __all__ = ["ENVIRONMENT_PARAMETERS_CHANNEL_ID", "EnvironmentParametersChannel"]
 ENVIRONMENT_PARAMETERS_CHANNEL_ID = uuid.UUID("534c891e-810f-11ea-a9d0-822485860400")
 
 
-class EnvironmentParametersChannel(SideChannel):
+class EnvironmentParametersChannel(SendOnlySideChannel):
     """Sends environment parameters to the simulation, which reads them at its next reset.
 
     A parameter is either a fixed float or a sampler the simulation draws a fresh value from
@@ -59,14 +58,6 @@ class EnvironmentParametersChannel(SideChannel):
 
     def __init__(self) -> None:
         super().__init__(ENVIRONMENT_PARAMETERS_CHANNEL_ID)
-
-    @override
-    def on_message_received(self, msg: IncomingMessage) -> None:
-        """Raise: environment parameters only flow from Python to the simulation."""
-        raise SideChannelError(
-            f"EnvironmentParametersChannel received a {len(msg.buffer)}-byte message from the "
-            f"simulation; this channel only sends"
-        )
 
     def set_float_parameter(self, key: str, value: float) -> None:
         """Set parameter ``key`` to the fixed value ``value`` (sent as float32).
@@ -98,10 +89,7 @@ class EnvironmentParametersChannel(SideChannel):
                 f"{where}: expected min_value <= max_value, got min_value={low!r}, "
                 f"max_value={high!r}"
             )
-        msg = self._start_sampler(key, seed, self.SamplerTypes.UNIFORM, where)
-        msg.write_float32(low)
-        msg.write_float32(high)
-        self.queue_message_to_send(msg)
+        self._queue_sampler(key, seed, self.SamplerTypes.UNIFORM, where, low, high)
 
     def set_gaussian_sampler_parameters(
         self, key: str, mean: float, st_dev: float, seed: int
@@ -119,10 +107,7 @@ class EnvironmentParametersChannel(SideChannel):
         spread = _finite(st_dev, f"{where} st_dev")
         if spread < 0:
             raise SideChannelError(f"{where}: expected st_dev >= 0, got {spread!r}")
-        msg = self._start_sampler(key, seed, self.SamplerTypes.GAUSSIAN, where)
-        msg.write_float32(centre)
-        msg.write_float32(spread)
-        self.queue_message_to_send(msg)
+        self._queue_sampler(key, seed, self.SamplerTypes.GAUSSIAN, where, centre, spread)
 
     def set_multirangeuniform_sampler_parameters(
         self, key: str, intervals: Iterable[tuple[float, float]], seed: int
@@ -156,6 +141,15 @@ class EnvironmentParametersChannel(SideChannel):
         msg.write_int32(seed)
         msg.write_int32(sampler)
         return msg
+
+    def _queue_sampler(
+        self, key: str, seed: int, sampler: int, where: str, first: float, second: float
+    ) -> None:
+        """Queues a sampler of two float32 parameters (bounds, or mean and deviation)."""
+        msg = self._start_sampler(key, seed, sampler, where)
+        msg.write_float32(first)
+        msg.write_float32(second)
+        self.queue_message_to_send(msg)
 
 
 def _finite(value: object, what: str) -> float:

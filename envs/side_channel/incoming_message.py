@@ -105,43 +105,16 @@ class IncomingMessage:
         return f"IncomingMessage(<{len(self.buffer)} bytes>, offset={self.offset})"
 
     def read_bool(self, default_value: _Default[bool] = _NO_DEFAULT) -> bool:
-        """Read a one-byte boolean.
-
-        Args:
-            default_value: returned if the message is exhausted.
-
-        Returns:
-            The value read, or ``default_value``.
-        """
-        if self._exhausted(default_value):
-            return default_value  # type: ignore[return-value]
-        return self._unpack(_BOOL, "bool")
+        """Read a one-byte boolean (or ``default_value``, see the class docstring)."""
+        return self._read(_BOOL, "bool", default_value)
 
     def read_int32(self, default_value: _Default[int] = _NO_DEFAULT) -> int:
-        """Read a little-endian signed 32-bit integer.
-
-        Args:
-            default_value: returned if the message is exhausted.
-
-        Returns:
-            The value read, or ``default_value``.
-        """
-        if self._exhausted(default_value):
-            return default_value  # type: ignore[return-value]
-        return self._unpack(_INT32, "int32")
+        """Read a little-endian signed 32-bit integer (or ``default_value``)."""
+        return self._read(_INT32, "int32", default_value)
 
     def read_float32(self, default_value: _Default[float] = _NO_DEFAULT) -> float:
-        """Read a little-endian 32-bit float, returned as a Python ``float``.
-
-        Args:
-            default_value: returned if the message is exhausted.
-
-        Returns:
-            The value read, or ``default_value``.
-        """
-        if self._exhausted(default_value):
-            return default_value  # type: ignore[return-value]
-        return self._unpack(_FLOAT32, "float32")
+        """Read a little-endian 32-bit float as a Python ``float`` (or ``default_value``)."""
+        return self._read(_FLOAT32, "float32", default_value)
 
     def read_float32_list(
         self, default_value: _Default[Sequence[float] | None] = _NO_DEFAULT
@@ -165,18 +138,7 @@ class IncomingMessage:
                     "read_float32_list default_value: expected a sequence of floats or None, "
                     f"got {type(default_value).__name__}"
                 ) from None
-        start = self.offset
-        try:
-            count = self._unpack(_INT32, "float32 list length")
-            if count < 0:
-                raise SideChannelError(
-                    f"cannot read float32 list at offset {start}: "
-                    f"expected a length >= 0, got {count}"
-                )
-            self._require(count * _FLOAT32.size, f"float32 list of {count} values")
-        except SideChannelError:
-            self.offset = start
-            raise
+        _, count = self._length_prefixed("float32 list", _FLOAT32.size, "values")
         values = list(struct.unpack_from(f"<{count}f", self.buffer, self.offset))
         self.offset += count * _FLOAT32.size
         return values
@@ -192,17 +154,7 @@ class IncomingMessage:
         """
         if self._exhausted(default_value):
             return default_value  # type: ignore[return-value]
-        start = self.offset
-        try:
-            length = self._unpack(_INT32, "string length")
-            if length < 0:
-                raise SideChannelError(
-                    f"cannot read string at offset {start}: expected a length >= 0, got {length}"
-                )
-            self._require(length, f"string of {length} bytes")
-        except SideChannelError:
-            self.offset = start
-            raise
+        start, length = self._length_prefixed("string", 1, "bytes")
         raw = self.buffer[self.offset : self.offset + length]
         try:
             value = raw.decode("ascii")
@@ -223,6 +175,27 @@ class IncomingMessage:
     def _exhausted(self, default_value: object) -> bool:
         # Only an exhausted message falls back to the default; a partial value is corruption.
         return default_value is not _NO_DEFAULT and self.offset >= len(self.buffer)
+
+    def _read(self, packer: struct.Struct, what: str, default_value: Any) -> Any:
+        if self._exhausted(default_value):
+            return default_value
+        return self._unpack(packer, what)
+
+    def _length_prefixed(self, what: str, item_size: int, unit: str) -> tuple[int, int]:
+        """``(start offset, count)`` of an int32 count whose items all remain; the offset is
+        then past the count. On an error the offset is back at the start."""
+        start = self.offset
+        try:
+            count = self._unpack(_INT32, f"{what} length")
+            if count < 0:
+                raise SideChannelError(
+                    f"cannot read {what} at offset {start}: expected a length >= 0, got {count}"
+                )
+            self._require(count * item_size, f"{what} of {count} {unit}")
+        except SideChannelError:
+            self.offset = start
+            raise
+        return start, count
 
     def _unpack(self, packer: struct.Struct, what: str) -> Any:
         """One value of ``packer``'s format at the offset, which then moves past it."""

@@ -2,6 +2,8 @@
 
 Classes:
     SideChannel: a UUID-addressed, two-way message stream between Python and the simulation.
+    SendOnlySideChannel: a side channel that only sends (engine configuration, environment
+        parameters): a message from the simulation is an error.
 """
 
 from __future__ import annotations
@@ -9,11 +11,13 @@ from __future__ import annotations
 import uuid
 from abc import ABC, abstractmethod
 
-from ._common import SideChannelTypeError
+from zooport.errors import SideChannelError
+
+from ._common import SideChannelTypeError, override
 from .incoming_message import IncomingMessage
 from .outgoing_message import OutgoingMessage
 
-__all__ = ["SideChannel"]
+__all__ = ["SideChannel", "SendOnlySideChannel"]
 
 
 class SideChannel(ABC):
@@ -77,3 +81,20 @@ class SideChannel(ABC):
     @abstractmethod
     def on_message_received(self, msg: IncomingMessage) -> None:
         """Handle one message from the simulation; may be called several times per step."""
+
+
+class SendOnlySideChannel(SideChannel):
+    """A side channel whose messages only flow from Python to the simulation.
+
+    Subclasses queue messages; one received from the simulation raises
+    :class:`~zooport.errors.SideChannelError` naming the channel (ML-Agents' send-only
+    channels would misread it).
+    """
+
+    @override
+    def on_message_received(self, msg: IncomingMessage) -> None:
+        """Raise: this channel only sends."""
+        raise SideChannelError(
+            f"{type(self).__name__} received a {len(msg.buffer)}-byte message from the "
+            f"simulation; this channel only sends"
+        )

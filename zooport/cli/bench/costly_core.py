@@ -1,32 +1,27 @@
 """A core whose step costs a set amount of CPU per agent, standing in for a real simulation.
 
 Classes:
-    CostlyCore: a ``BatchedEnv`` whose step burns ``us_per_agent`` microseconds of CPU time
+    CostlyCore: a ``TrivialCore`` whose step burns ``us_per_agent`` microseconds of CPU time
         per agent (measured on the thread's own CPU clock), then moves a small state.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
 
-from zooport.envs.base_env import (
-    ActionSpec,
-    ActionTuple,
-    BehaviorName,
-    BehaviorSpec,
-    DimensionProperty,
-    ObservationSpec,
-    ObservationType,
-)
-from zooport.envs.batched_env import BatchedEnv, StepResult
+from zooport.cli.bench.trivial_core import TrivialCore
+from zooport.envs.base_env import ActionTuple, BehaviorName
+from zooport.envs.batched_env import StepResult
+from zooport.envs.side_channel.side_channel import SideChannel
 
 __all__ = ["CostlyCore"]
 
 
-class CostlyCore(BatchedEnv):
+class CostlyCore(TrivialCore):
     """N agents drift an 8-vector with 2 continuous actions; each step costs
     ``us_per_agent * N`` microseconds of this thread's CPU time.
 
@@ -54,6 +49,9 @@ class CostlyCore(BatchedEnv):
     """
 
     behavior_name: ClassVar[BehaviorName] = "Costly"
+    state_size: ClassVar[int] = 8
+    end_probability: ClassVar[float] = 0.005
+    action_gain: ClassVar[float] = 0.01
 
     def __init__(
         self,
@@ -61,33 +59,22 @@ class CostlyCore(BatchedEnv):
         n_agents: int = 64,
         us_per_agent: float = 7.0,
         seed: int | None = None,
-        side_channels=None,
+        side_channels: Sequence[SideChannel] | None = None,
         terminate: bool = True,
     ) -> None:
-        super().__init__(seed=seed, side_channels=side_channels)
-        obs = ObservationSpec((8,), (DimensionProperty.NONE,), ObservationType.DEFAULT, "state")
-        self._add_behavior(
-            self.behavior_name, BehaviorSpec([obs], ActionSpec.create_continuous(2)), n_agents
+        super().__init__(
+            n_agents=n_agents, seed=seed, side_channels=side_channels, terminate=terminate
         )
-        self.n_agents = n_agents
         self.cost = us_per_agent * n_agents * 1e-6
-        self.terminate = terminate
-        self._state = np.zeros((n_agents, 8), dtype=np.float32)
 
     def _reset_agents(self, behavior: BehaviorName, slots: np.ndarray) -> None:
-        self._state[slots] = self.np_random.uniform(-1, 1, (slots.size, 8)).astype(np.float32)
+        self._state[slots] = self.np_random.uniform(-1, 1, (slots.size, self.state_size)).astype(
+            np.float32
+        )
 
     def _step(self, actions: dict[BehaviorName, ActionTuple]) -> dict[BehaviorName, StepResult]:
         until = time.thread_time() + self.cost
         while time.thread_time() < until:
             pass
-        self._state[:, :2] += 0.01 * actions[self.behavior_name].continuous
         self._state[:, 2:] *= 0.99
-        if self.terminate:
-            ended = self.np_random.random(self.n_agents) < 0.005
-        else:
-            ended = np.zeros(self.n_agents, dtype=bool)
-        return {self.behavior_name: StepResult(-np.abs(self._state[:, 0]), ended)}
-
-    def _observe(self, behavior: BehaviorName, slots: np.ndarray) -> list[np.ndarray]:
-        return [self._state[slots]]
+        return super()._step(actions)

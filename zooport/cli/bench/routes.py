@@ -192,10 +192,7 @@ def _pettingzoo(case: EnvCase, n: int, seed: int) -> Route:
     from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 
     parallel_env = PettingZooParallelEnv(case.make(n, seed))
-    parallel_env.reset(seed=seed)
-    agents = list(parallel_env.possible_agents)
-    batches = _consumer_actions(case, len(agents), seed)
-    actions = [dict(zip(agents, batch, strict=True)) for batch in batches]
+    agents, actions = _reset_with_actions(parallel_env, case, seed)
 
     def step(i: int) -> int:
         if not parallel_env.agents:
@@ -229,6 +226,16 @@ def _supersuit(case: EnvCase, n: int, seed: int) -> Route:
     return Route("SuperSuit", n, lambda i: venv.step(actions[i % ACTION_BATCHES]), venv.close)
 
 
+def _reset_with_actions(
+    env: Any, case: EnvCase, seed: int
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """Resets a PettingZoo ``env``; returns its agents and pre-sampled action dicts."""
+    env.reset(seed=seed)
+    agents = list(env.possible_agents)
+    batches = _consumer_actions(case, len(agents), seed)
+    return agents, [dict(zip(agents, batch, strict=True)) for batch in batches]
+
+
 def _aec_route(name: str, env: Any, case: EnvCase, seed: int) -> Route:
     """One timed step = one cycle of turns: ``last()``, then ``step()`` with the agent's action.
 
@@ -237,10 +244,7 @@ def _aec_route(name: str, env: Any, case: EnvCase, seed: int) -> Route:
     a cycle boundary; it counts turns. This is PettingZoo's ``agent_iter`` loop without the
     iterator object.
     """
-    env.reset(seed=seed)
-    agents = list(env.possible_agents)
-    batches = _consumer_actions(case, len(agents), seed)
-    actions = [dict(zip(agents, batch, strict=True)) for batch in batches]
+    agents, actions = _reset_with_actions(env, case, seed)
 
     def step(i: int) -> int:
         if not env.agents:

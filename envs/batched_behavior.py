@@ -1,0 +1,311 @@
+"""The per-behaviour bookkeeping of a :class:`~zooport.envs.batched_env.BatchedEnv`.
+
+Classes:
+    StepResult: what an author's ``_step`` returns per behaviour (re-exported by
+        :mod:`~zooport.envs.batched_env`).
+    BehaviorState: one behaviour's slots as arrays: agent ids, live flags, the actions of
+        the last decision, rewards earned since it, episode and decision counters; and the
+        array arithmetic of a step (rewards accumulated, episodes ended, decisions due)
+        that turns them into DecisionSteps and TerminalSteps.
+
+``BatchedEnv`` orders the phases of a step over every behaviour and calls the author's hooks
+(``_observe``, ``_action_mask``, ``_reset_agents``); what happens to one behaviour's arrays
+in each phase is written here, once. Everything is whole-array numpy: no per-agent loop.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from zooport.envs.specs import BehaviorName, BehaviorSpec
+from zooport.envs.steps import DecisionSteps, TerminalSteps
+from zooport.errors import SpecError
+
+__all__ = ["StepResult", "BehaviorState"]
+
+#: The interrupted flags of no done slot (read-only: shared by every such step).
+_NO_FLAGS = np.zeros(0, bool)
+_NO_FLAGS.flags.writeable = False
+
+
+class StepResult(NamedTuple):
+    """One behaviour's outcome of a simulation step, one entry per slot.
+
+    Attributes:
+        reward: (capacity,) rewards earned in this step.
+        terminated: (capacity,) True where the agent's episode ended (not a time limit).
+        group_reward: (capacity,) group rewards earned in this step, or None.
+        interrupted: (capacity,) True where the author cuts the episode short (truncated,
+            like ``max_steps``), or None. ``terminated`` wins where both are set.
+    """
+
+    reward: np.ndarray
+    terminated: np.ndarray
+    group_reward: np.ndarray | None = None
+    interrupted: np.ndarray | None = None
+
+
+class BehaviorState:
+    """One behaviour's bookkeeping; every array is indexed by slot (0 .. capacity - 1).
+
+    Args:
+        name, spec: the behaviour.
+        n_agents: the agents live after ``reset`` (slots 0 .. n_agents - 1).
+        capacity: the slots (``n_agents`` or more, for spawning).
+        period: an agent decides every ``period`` steps.
+        max_steps: episodes are interrupted after this many steps (0: never).
+        restart: finished agents are restarted in the same step (else they stay out).
+        group_id: every slot's group id (an int or a (capacity,) array), or None for 0.
+
+    Example:
+        >>> from zooport.envs.actions import ActionSpec
+        >>> from zooport.envs.specs import BehaviorSpec, ObservationSpec
+        >>> spec = BehaviorSpec([ObservationSpec.vector(1, "x")], ActionSpec.create_discrete((2,)))
+        >>> slots = BehaviorState("B", spec, 2, 3, period=1, max_steps=0, restart=True)
+        >>> slots.start_episode(first_id=0)  # the next free id
+        2
+        >>> slots.ids.tolist(), slots.active.tolist()
+        ([0, 1, -1], [True, True, False])
+    """
+
+    __slots__ = (
+        "name", "spec", "capacity", "initial", "period", "max_steps", "restart",
+        "ids", "active", "group_id", "continuous", "discrete", "pending_reward",
+        "pending_group", "episode_steps", "since_decision", "spawned", "any_spawned",
+        "decision_slots", "all_decide", "actions_set", "steps", "empty_terminal",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        name: BehaviorName,
+        spec: BehaviorSpec,
+        n_agents: int,
+        capacity: int,
+        *,
+        period: int,
+        max_steps: int,
+        restart: bool,
+        group_id: int | np.ndarray | None = None,
+    ) -> None:
+        self.name = name
+        self.spec = spec
+        self.capacity = capacity
+        self.initial = n_agents
+        self.period = period
+        self.max_steps = max_steps
+        self.restart = restart
+        self.ids = np.full(capacity, -1, dtype=np.int32)
+        self.active = np.zeros(capacity, dtype=bool)
+        self.group_id = np.zeros(capacity, dtype=np.int32)
+        if group_id is not None:
+            self.group_id[:] = group_id
+        self.continuous = np.zeros((capacity, spec.action_spec.continuous_size), np.float32)
+        self.discrete = np.zeros((capacity, spec.action_spec.discrete_size), np.int32)
+        self.pending_reward = np.zeros(capacity, dtype=np.float32)
+        self.pending_group = np.zeros(capacity, dtype=np.float32)
+        self.episode_steps = np.zeros(capacity, dtype=np.int64)
+        self.since_decision = np.zeros(capacity, dtype=np.int64)
+        self.spawned = np.zeros(capacity, dtype=bool)
+        # False while no slot is marked spawned: the step then skips the spawn masks.
+        self.any_spawned = False
+        self.decision_slots = np.zeros(0, dtype=np.intp)
+        # True while decision_slots is every slot in order: actions are copied, not scattered.
+        self.all_decide = False
+        self.actions_set = False
+        self.steps: tuple[DecisionSteps, TerminalSteps] | None = None
+        self.empty_terminal = TerminalSteps.empty(spec)
+
+    def start_episode(self, first_id: int) -> int:
+        """Makes the first ``n_agents`` slots live with ids from ``first_id``, clears every
+        counter and action; returns the next free id."""
+        self.active[:] = False
+        self.active[: self.initial] = True
+        self.ids[:] = -1
+        self.ids[: self.initial] = np.arange(first_id, first_id + self.initial)
+        for array in (self.pending_reward, self.pending_group, self.episode_steps):
+            array[:] = 0
+        self.since_decision[:] = 0
+        self.continuous[:] = 0
+        self.discrete[:] = 0
+        self.spawned[:] = False
+        self.any_spawned = False
+        return first_id + self.initial
+
+    def spawn(self, count: int, first_id: int) -> np.ndarray:
+        """Makes up to ``count`` free slots live with ids from ``first_id``; returns them."""
+        free = np.flatnonzero(~self.active)[:count]
+        self.active[free] = True
+        self.spawned[free] = True
+        if free.size:
+            self.any_spawned = True
+        self.ids[free] = np.arange(first_id, first_id + free.size, dtype=np.int32)
+        self.episode_steps[free] = 0
+        self.since_decision[free] = 0
+        self.pending_reward[free] = 0
+        self.pending_group[free] = 0
+        self.continuous[free] = 0
+        self.discrete[free] = 0
+        return free
+
+    def default_actions(self) -> None:
+        """ML-Agents' rule: an agent that decided and got no action takes a zero action."""
+        if not self.actions_set and self.decision_slots.size:
+            self.continuous[self.decision_slots] = 0
+            self.discrete[self.decision_slots] = 0
+        self.actions_set = False
+
+    def account(
+        self, result: StepResult, where: str
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """Accumulates a step's rewards and ends episodes.
+
+        Args:
+            result: the author's ``StepResult`` for this behaviour.
+            where: how an error names the author's ``_step``.
+
+        Returns:
+            ``(done slots, interrupted (one flag per done slot), the slots spawned during
+            the step as a mask or None when no slot was)``.
+
+        Raises:
+            SpecError: a reward or terminated array of the wrong shape.
+        """
+        capacity = self.capacity
+        active = self.active
+        reward = np.asarray(result.reward, dtype=np.float32)
+        terminated = np.asarray(result.terminated, dtype=bool)
+        if reward.shape != (capacity,) or terminated.shape != (capacity,):
+            raise SpecError(
+                f"{where} for behavior {self.name!r}: expected reward and terminated of "
+                f"shape ({capacity},), got {reward.shape} and {terminated.shape}"
+            )
+        # A slot spawned during this _step starts its episode after it: its reward and flags
+        # from this step are ignored.
+        spawned = self.spawned & active if self.any_spawned else None
+        # Every slot stepped (no empty or spawned slot) is the common case: whole-array
+        # updates then, masked in-place ones otherwise (boolean fancy indexing is slower).
+        everyone = spawned is None and np.count_nonzero(active) == capacity
+        stepped = active if spawned is None else active & ~spawned
+        rows = True if everyone else stepped
+        np.add(self.pending_reward, reward, out=self.pending_reward, where=rows)
+        group = result.group_reward
+        if group is not None:
+            if (
+                type(group) is np.ndarray
+                and group.dtype == np.float32
+                and group.shape == (capacity,)
+            ):
+                np.add(self.pending_group, group, out=self.pending_group, where=rows)
+            else:  # another dtype or shape: promoted, broadcast and rounded as it always was
+                self.pending_group += np.where(stepped, group, 0.0).astype(np.float32)
+        limited = self.max_steps > 0
+        if everyone:
+            self.since_decision += 1
+            if limited:  # episode_steps serves only the max_steps limit
+                self.episode_steps += 1
+        else:
+            np.add(self.since_decision, stepped, out=self.since_decision)
+            if limited:
+                np.add(self.episode_steps, stepped, out=self.episode_steps)
+            terminated = terminated & stepped
+        limit = self.episode_steps >= self.max_steps if limited else None
+        if result.interrupted is not None:
+            flag = np.asarray(result.interrupted, dtype=bool)
+            limit = flag if limit is None else limit | flag
+        if limit is None:
+            # No time limit and no interruption from the author: nothing is truncated.
+            cut = None
+            done_slots = terminated.nonzero()[0]
+        else:
+            cut = ~terminated & limit
+            if not everyone:
+                cut &= stepped
+            done_slots = (terminated | cut).nonzero()[0]
+        if not done_slots.size:
+            return done_slots, _NO_FLAGS, spawned
+        self.episode_steps[done_slots] = 0
+        interrupted = np.zeros(done_slots.size, bool) if cut is None else cut[done_slots]
+        return done_slots, interrupted, spawned
+
+    def due_slots(
+        self, done_slots: np.ndarray, spawned: np.ndarray | None, late_spawn: bool
+    ) -> np.ndarray:
+        """The slots that decide after this step (restarts and spawns done).
+
+        ``late_spawn``: agents were spawned outside ``_step`` (by another hook), so some
+        live agents were not stepped.
+        """
+        if self.period == 1 and spawned is None and not late_spawn:
+            # Every live agent was stepped, so its since_decision is >= 1: all are due
+            # (a finished agent is live again if restarted, gone if retired).
+            return self.active.nonzero()[0]
+        due = self.since_decision >= self.period
+        if spawned is not None:
+            due |= spawned
+        due &= self.active
+        if done_slots.size and self.restart:
+            due[done_slots] = True
+        return due.nonzero()[0]
+
+    def terminal_steps(
+        self, slots: np.ndarray, interrupted: np.ndarray, obs: list[np.ndarray]
+    ) -> TerminalSteps:
+        """The TerminalSteps of ``slots`` (observed as ``obs``); their rewards are paid."""
+        steps = TerminalSteps(
+            obs=obs,
+            reward=self.pending_reward[slots],
+            interrupted=interrupted.copy(),
+            agent_id=self.ids[slots],
+            group_id=self.group_id[slots],
+            group_reward=self.pending_group[slots],
+        )
+        self.pending_reward[slots] = 0
+        self.pending_group[slots] = 0
+        return steps
+
+    def publish(
+        self,
+        slots: np.ndarray,
+        in_order: bool,
+        obs: list[np.ndarray],
+        action_mask: list[np.ndarray] | None,
+        terminal: TerminalSteps | None,
+    ) -> None:
+        """Makes ``slots`` (observed as ``obs``) this step's decisions, with ``terminal``.
+
+        ``in_order``: ``slots`` is every slot, 0 .. capacity - 1.
+        """
+        if in_order:
+            # Every slot decides, in order: copies and fills are several times cheaper than
+            # gathers and scatters at large N.
+            reward, agent_id = self.pending_reward.copy(), self.ids.copy()
+            group_id, group_reward = self.group_id.copy(), self.pending_group.copy()
+            self.pending_reward.fill(0)
+            self.pending_group.fill(0)
+            self.since_decision.fill(0)
+        else:
+            reward, agent_id = self.pending_reward[slots], self.ids[slots]
+            group_id, group_reward = self.group_id[slots], self.pending_group[slots]
+            self.pending_reward[slots] = 0
+            self.pending_group[slots] = 0
+            self.since_decision[slots] = 0
+        decision = DecisionSteps(
+            obs=obs,
+            reward=reward,
+            agent_id=agent_id,
+            action_mask=action_mask,
+            group_id=group_id,
+            group_reward=group_reward,
+        )
+        self.decision_slots = slots
+        self.all_decide = in_order
+        if terminal is None:
+            # A fresh object every step (its arrays, all of size 0, are shared): a consumer
+            # that changes one step's TerminalSteps never changes another step's.
+            e = self.empty_terminal
+            terminal = TerminalSteps(
+                list(e.obs), e.reward, e.interrupted, e.agent_id, e.group_id, e.group_reward
+            )
+        self.steps = (decision, terminal)

@@ -1,0 +1,304 @@
+"""What a :class:`~zooport.envs.core_pool.CorePool` shows of all its cores together.
+
+Functions:
+    agreed_specs: the behaviours and specs every core must share (or a ``SpecError``).
+    merged_specs: the pool's specs with behaviours a core reported late (a Unity scene).
+    stitch_frames: the cores' pictures side by side (core 0 leftmost).
+
+Classes:
+    GlobalStateLayout: whether every core has a global state, and the pool's: the cores'
+        states concatenated in core order, its shape and space.
+    PoolViews: the members of :class:`~zooport.envs.core_pool.CorePool` that ask every core
+        at once: ``render()`` and the global state (``global_state()``,
+        ``global_state_shape``, ``global_state_space``).
+
+The functions work on the plain data a core's handle holds (its ``label`` and its
+``description``, see :func:`~zooport.envs.pool_worker.core_description`), so none needs a
+worker to test.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from zooport.envs.pool_handles import BUSY
+from zooport.envs.specs import BehaviorMapping, BehaviorSpec
+from zooport.errors import SpecError
+
+if TYPE_CHECKING:
+    from zooport.envs.pool_channels import PoolChannels
+
+__all__ = ["agreed_specs", "merged_specs", "stitch_frames", "GlobalStateLayout", "PoolViews"]
+
+#: A core as these functions see it: ``(label, description)``.
+CoreView = tuple[str, Mapping[str, Any]]
+
+
+def agreed_specs(cores: Sequence[CoreView]) -> BehaviorMapping:
+    """The specs of core 0, which every other core must have too.
+
+    Raises:
+        SpecError: a core with other behaviour names, or another spec for one; the message
+            names the core.
+    """
+    first: Mapping[str, BehaviorSpec] = cores[0][1]["specs"]
+    for label, description in cores[1:]:
+        specs = description["specs"]
+        if set(specs) != set(first):
+            raise SpecError(
+                f"{label} has behaviors {sorted(specs)} where core 0 has "
+                f"{sorted(first)}; every core of a pool must have the same behaviors"
+            )
+        for name, spec in first.items():
+            if specs[name] != spec:
+                raise SpecError(
+                    f"behavior {name!r}: {label} has the spec {specs[name]} where "
+                    f"core 0 has {spec}; every core of a pool must have the same specs"
+                )
+    return BehaviorMapping(dict(first))
+
+
+def merged_specs(specs: Mapping[str, BehaviorSpec], core: CoreView) -> BehaviorMapping:
+    """``specs`` with the behaviours ``core`` reports that they do not have yet.
+
+    Raises:
+        SpecError: ``core`` reports another spec for a behaviour the pool has.
+    """
+    label, description = core
+    merged = dict(specs)
+    for name, spec in description["specs"].items():
+        known = merged.get(name)
+        if known is None:
+            merged[name] = spec
+        elif known != spec:
+            raise SpecError(
+                f"behavior {name!r}: {label} now has the spec {spec} where the pool "
+                f"has {known}; every core of a pool must have the same specs"
+            )
+    return BehaviorMapping(merged)
+
+
+def stitch_frames(frames: Sequence[np.ndarray | None]) -> np.ndarray | None:
+    """The pictures side by side, each padded (at the bottom) to the tallest; None for none.
+
+    Example:
+        >>> tall, wide = np.ones((2, 1, 3), np.uint8), np.ones((1, 2, 3), np.uint8)
+        >>> stitch_frames([tall, None, wide])[..., 0]
+        array([[1, 1, 1],
+               [1, 0, 0]], dtype=uint8)
+    """
+    present = [f for f in frames if f is not None]
+    if not present:
+        return None
+    height = max(f.shape[0] for f in present)
+    padded = [np.pad(f, [(0, height - f.shape[0])] + [(0, 0)] * (f.ndim - 1)) for f in present]
+    return np.concatenate(padded, axis=1)
+
+
+@dataclass(frozen=True)
+class GlobalStateLayout:
+    """The pool's global state: every core's ``global_state()``, flattened, concatenated in
+    core order (core 0's values first).
+
+    Attributes:
+        available: every core has ``global_state()`` (otherwise the pool offers none).
+        sizes: each core's number of values where every core declares a
+            ``global_state_shape``, else None.
+        bounds: ``(low, high)`` of the pool's state where every core declares a box
+            ``global_state_space``, else None.
+        labels: the cores' labels, for messages.
+
+    Example:
+        >>> from zooport.envs.pool_worker import global_state_description
+        >>> from zooport.envs.builtin.tag import Tag
+        >>> cores = [("core 0", global_state_description(Tag(n_runners=1, n_taggers=1))),
+        ...          ("core 1", global_state_description(Tag(n_runners=2, n_taggers=1)))]
+        >>> layout = GlobalStateLayout.of(cores)
+        >>> layout.available, layout.shape
+        (True, (25,))
+        >>> layout.concatenate([np.zeros(10, np.float32), np.ones(15, np.float32)]).shape
+        (25,)
+    """
+
+    available: bool
+    sizes: tuple[int, ...] | None
+    bounds: tuple[np.ndarray, np.ndarray] | None
+    labels: tuple[str, ...]
+
+    @classmethod
+    def of(cls, cores: Sequence[CoreView]) -> GlobalStateLayout:
+        """The layout the cores' descriptions give."""
+        descriptions = [description for _, description in cores]
+        available = all(d.get("global_state", False) for d in descriptions)
+        shapes = [d.get("global_state_shape") for d in descriptions]
+        sizes = None
+        if available and all(shape is not None for shape in shapes):
+            sizes = tuple(math.prod(shape) for shape in shapes)
+        all_bounds = [d.get("global_state_bounds") for d in descriptions]
+        bounds = None
+        if available and all(b is not None for b in all_bounds):
+            bounds = (
+                np.concatenate([np.ravel(low) for low, _ in all_bounds]),
+                np.concatenate([np.ravel(high) for _, high in all_bounds]),
+            )
+        return cls(available, sizes, bounds, tuple(label for label, _ in cores))
+
+    @property
+    def shape(self) -> tuple[int] | None:
+        """``(total number of values,)`` where every core declares its shape, else None."""
+        if self.sizes is not None:
+            return (sum(self.sizes),)
+        if self.bounds is not None:
+            return (self.bounds[0].size,)
+        return None
+
+    def concatenate(self, states: Sequence[Any]) -> np.ndarray:
+        """The cores' states (in core order), flattened and concatenated: a fresh array.
+
+        Raises:
+            SpecError: a core's state does not have the size its declared shape gives.
+        """
+        flat = [np.ravel(np.asarray(state)) for state in states]
+        if self.sizes is not None:
+            for label, values, size in zip(self.labels, flat, self.sizes, strict=True):
+                if values.size != size:
+                    raise SpecError(
+                        f"{label}: global_state() has {values.size} values where its "
+                        f"global_state_shape says {size}"
+                    )
+        return np.concatenate(flat)
+
+
+class PoolViews:
+    """What :class:`~zooport.envs.core_pool.CorePool` answers by asking every core at once.
+
+    The pool provides its handles (``_handles`` in core order, ``_start_order`` workers
+    first), its channels, and its ``_check_ready``/``_broke`` rules.
+    """
+
+    _handles: list[Any]
+    _start_order: list[Any]
+    _channels: PoolChannels
+    _global_layout: GlobalStateLayout | None
+    _state_space: Any
+
+    def _check_ready(self) -> None:
+        raise NotImplementedError
+
+    def _broke(self, exc: BaseException) -> None:
+        raise NotImplementedError
+
+    def render(self) -> np.ndarray | None:
+        """Every core's ``rgb_array`` picture, side by side (core 0 leftmost).
+
+        Raises:
+            NotImplementedError: a core cannot render.
+        """
+        frames: list[np.ndarray | None] = []
+        cannot: list[NotImplementedError] = []
+
+        def frame(handle: Any) -> None:
+            try:
+                frames.append(handle.frame())
+            except NotImplementedError as exc:  # every answer is read, even after that
+                cannot.append(exc)
+
+        self._ask_every_core(lambda handle: handle.request_frame(), frame)
+        if cannot:
+            raise cannot[0]
+        return stitch_frames(frames)
+
+    def _ask_every_core(
+        self, request: Callable[[Any], None], answer: Callable[[Any], None]
+    ) -> None:
+        """``request`` of every core (workers first), then ``answer`` of each in core order.
+
+        Asking hands out no results: in async mode a step still running finishes first and
+        its results are handed out with the next step, as if nothing had been asked.
+        """
+        self._check_ready()
+        try:
+            incoming = [(h, h.finish()) for h in self._handles if h.state == BUSY]
+            states = [h.state for h in self._handles]
+            for handle in self._start_order:
+                request(handle)
+            for handle in self._handles:
+                answer(handle)
+            for handle, state in zip(self._handles, states, strict=True):
+                handle.state = state
+        except BaseException as exc:
+            self._broke(exc)
+            raise
+        self._channels.deliver(incoming)
+
+    @property
+    def global_state(self) -> Callable[[], np.ndarray]:
+        """``global_state()``, where every core has one: their states after the last step,
+        each flattened, concatenated in core order (core 0's first) into a fresh array of
+        :attr:`global_state_shape` (a core whose state has another size than its declared
+        shape is a ``SpecError``). Call it after ``reset()``.
+
+        A pool with a core that has no ``global_state()`` has no such attribute
+        (``hasattr(pool, "global_state")`` is False), exactly like such a core, so an
+        adapter falls back as it would for the core (PettingZoo's ``state()``).
+
+        Example:
+            >>> from functools import partial
+            >>> from zooport.envs.builtin.tag import Tag
+            >>> from zooport.envs.core_pool import CorePool
+            >>> pool = CorePool([partial(Tag, n_runners=1, n_taggers=1)] * 2)
+            >>> pool.reset(seed=0)
+            >>> pool.global_state().shape, pool.global_state_shape  # 10 values per core
+            ((20,), (20,))
+            >>> pool.close()
+        """
+        layout = self._state_layout()
+        if not layout.available:
+            missing = [h.label for h in self._handles if not h.description.get("global_state")]
+            raise AttributeError(
+                f"CorePool has no global_state: {', '.join(missing)} has no global_state()"
+            )
+        return self._gather_global_state
+
+    @property
+    def global_state_shape(self) -> tuple[int]:
+        """``(total values,)`` of :attr:`global_state`, where every core declares its
+        ``global_state_shape`` (or a box ``global_state_space``); otherwise no attribute."""
+        shape = self._state_layout().shape if self._state_layout().available else None
+        if shape is None:
+            raise AttributeError("CorePool has no global_state_shape: a core declares none")
+        return shape
+
+    @property
+    def global_state_space(self) -> Any:
+        """A ``gymnasium.spaces.Box`` of :attr:`global_state`: the cores' boxes' bounds,
+        concatenated, where every core declares a box ``global_state_space``; otherwise no
+        attribute."""
+        if self._state_space is None:
+            bounds = self._state_layout().bounds
+            if bounds is None:
+                raise AttributeError("CorePool has no global_state_space: a core declares none")
+            from gymnasium import spaces
+
+            low, high = bounds
+            self._state_space = spaces.Box(low, high, dtype=low.dtype)
+        return self._state_space
+
+    def _state_layout(self) -> GlobalStateLayout:
+        if self._global_layout is None:
+            views = [(h.label, h.description) for h in self._handles]
+            self._global_layout = GlobalStateLayout.of(views)
+        return self._global_layout
+
+    def _gather_global_state(self) -> np.ndarray:
+        states: list[np.ndarray] = []
+        self._ask_every_core(
+            lambda handle: handle.request_state(),
+            lambda handle: states.append(handle.global_state()),
+        )
+        return self._state_layout().concatenate(states)
