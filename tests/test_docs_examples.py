@@ -4,8 +4,9 @@
   reader would paste them); training budgets shrink, as in tests/test_readme.py. A block
   that shows a file through a snippet include (``--8<--``) is that file, run by its own test.
   A page whose blocks import a package this venv does not have (skrl, tianshou, AgileRL live
-  in .venv-consumers) is skipped, naming the package. ```py blocks are shown, not run (a
-  Unity build, a Ray cluster).
+  in .venv-consumers) is skipped, naming the package; so is a page that shows an API newer
+  than this venv's (the floor venv runs the oldest supported versions). ```py blocks are
+  shown, not run (a Unity build, a Ray cluster).
 - Every page ends with a "Tested by" section whose test files exist, and every test
   function a page names exists.
 - Every link from the README into docs/ reaches a page, and an anchor a heading of it.
@@ -14,6 +15,7 @@
 from __future__ import annotations
 
 import ast
+import importlib.metadata
 import importlib.util
 import re
 import warnings
@@ -21,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -37,6 +40,24 @@ ALLOWED_WARNINGS = {
     # exactly 1.24.3; the recipe lists it among TorchRL's quirks.
     "recipes/torchrl.md": [("PettingZoo in TorchRL is tested using version", UserWarning)],
 }
+
+
+#: Pages that show an API of a newer release than zooport's floor (pyproject's lower bounds).
+NEWER_THAN_FLOOR = {
+    "quickstart.md": ("pettingzoo", "1.27"),  # pettingzoo.make, PettingZoo's own registry
+    "guides/gymnasium-and-sb3.md": ("gymnasium", "1.1"),  # gymnasium.vector.AutoresetMode
+}
+
+
+def _too_old(page_name: str) -> str | None:
+    """Why this venv cannot run the page, or None."""
+    if page_name not in NEWER_THAN_FLOOR:
+        return None
+    package, needed = NEWER_THAN_FLOOR[page_name]
+    installed = importlib.metadata.version(package)
+    if Version(installed) < Version(needed):
+        return f"{page_name} shows {package} >= {needed}'s API; this venv has {installed}"
+    return None
 
 
 def _name(page: Path) -> str:
@@ -91,6 +112,8 @@ def test_page_examples_run(page: Path):
     missing = missing_packages(blocks)
     if missing:
         pytest.skip(f"{_name(page)} needs {missing}, installed in another venv")
+    if reason := _too_old(_name(page)):
+        pytest.skip(reason)
     namespace: dict = {"__name__": f"docs_{page.stem.replace('-', '_')}"}
     with warnings.catch_warnings():
         for message, category in ALLOWED_WARNINGS.get(_name(page), []):
