@@ -22,7 +22,6 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-from copy_support import Branches
 from gymnasium.utils.env_checker import data_equivalence
 
 import zooport
@@ -41,6 +40,8 @@ from zooport.adapters.wrappers import DiscretizeActions
 from zooport.adapters.wrappers.action import GymDiscretizeActions, VectorDiscretizeActions
 from zooport.envs.builtin import BallBalance, Basic, Collector, Tag
 from zooport.errors import ActionError
+
+from tests.support.branches import Branches
 
 # Each bad value and the text the error shows for it. 2**32 + 1 and -(2**32) + 1 wrap to
 # 1 in int32; 2**64 - 1 as uint64 is -1 as int64; inf cast to an integer is undefined (0 or

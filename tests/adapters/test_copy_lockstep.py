@@ -20,9 +20,7 @@ import cloudpickle
 import gymnasium as gym
 import numpy as np
 import pytest
-from copy_support import Branches
 from gymnasium.utils.env_checker import data_equivalence
-from test_wrappers_helpers import Scouts, random_action
 
 import zooport
 from zooport.adapters import (
@@ -65,6 +63,9 @@ from zooport.adapters.wrappers.observation import (
     VectorRescaleObservations,
 )
 from zooport.envs.builtin import BallBalance, Basic, Collector, GridWorld, Tag
+
+from tests.support.branches import Branches
+from tests.support.wrappers import Scouts, random_action
 
 STEPS = 16  # steps after the copy: episodes end and restart within it (max_cycles, tags)
 WARMUP = 5  # steps before a mid-episode copy

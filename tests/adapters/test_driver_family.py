@@ -20,7 +20,9 @@ from zooport.envs.builtin.grid_world import GridWorld
 from zooport.envs.builtin.tag import Tag
 from zooport.errors import ArgumentTypeError
 
-ADAPTERS = Path(__file__).resolve().parents[1] / "adapters"
+from tests.support.paths import REPO
+
+ADAPTERS = REPO / "adapters"
 FRONT_ENDS = {
     "gym_env", "vector_env", "sb3_vec_env", "pettingzoo_parallel", "pettingzoo_aec",
     "multi_agent_task", "pettingzoo_task", "gym_task", "registration",

@@ -10,44 +10,9 @@ from gymnasium import spaces
 from zooport.adapters.gym_task import GymTask
 from zooport.adapters.registration import register_builtin_envs
 
+from tests.support.ticker import Ticker
+
 register_builtin_envs()
-
-
-class Ticker(gym.Env):
-    """Observation [steps this episode, episodes started]; reward = action; ends at ``length``.
-
-    Records every action it is given.
-    """
-
-    metadata = {"render_modes": ["rgb_array"], "render_fps": 4}
-
-    def __init__(self, length=5, render_mode=None, action_space=None):
-        self.length = length
-        self.render_mode = render_mode
-        self.observation_space = spaces.Box(0, 1000, (2,), np.float32)
-        self.action_space = action_space or spaces.Discrete(3)
-        self.actions = []
-        self.t = 0
-        self.episode = 0
-
-    def reset(self, *, seed=None, options=None):
-        super().reset(seed=seed)
-        self.t = 0
-        self.episode += 1
-        return self._obs(), {"episode": self.episode}
-
-    def step(self, action):
-        self.actions.append(action)
-        self.t += 1
-        done = self.t >= self.length
-        reward = float(np.sum(action))
-        return self._obs(), reward, done, False, {"t": self.t}
-
-    def render(self):
-        return np.full((2, 2, 3), self.t, np.uint8) if self.render_mode else None
-
-    def _obs(self):
-        return np.array([self.t, self.episode], np.float32)
 
 
 # ---------------------------------------------------------------------- construction

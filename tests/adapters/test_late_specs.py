@@ -13,7 +13,6 @@ from __future__ import annotations
 import gymnasium as gym
 import pytest
 from gymnasium.utils.env_checker import data_equivalence
-from raw_cores import CoreProxy, LateSpecs, drive, late_basic
 
 from zooport.adapters import (
     BehaviorVectorEnv,
@@ -29,6 +28,8 @@ from zooport.adapters.registration import make_gym_env, make_vector_env, registe
 from zooport.envs.builtin.basic import Basic
 from zooport.envs.builtin.tag import Tag
 from zooport.errors import SpecError, ZooportError
+
+from tests.support.raw_cores import CoreProxy, LateSpecs, drive, late_basic
 
 # adapter name -> (core factory, adapter over a core)
 ADAPTERS = {

@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from gymnasium import spaces
-from test_pettingzoo_cores import RUNNER, WALKER, MaskedProbe, Probe, policy, reference_rollout
 
 from zooport.adapters.multi_agent_task import MultiAgentTask, MultiAgentUnityTask, Transition
 from zooport.adapters.termination import TerminationMode, TerminationRule
@@ -19,6 +18,8 @@ from zooport.envs import BatchedEnv
 from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.envs.builtin.tag import Tag
 from zooport.errors import ActionError, EnvClosedError, EnvNotResetError, UnknownAgentError
+
+from tests.support.probes import RUNNER, WALKER, MaskedProbe, Probe, policy, reference_rollout
 
 WALK = np.array([0.5, -0.5], np.float32)
 

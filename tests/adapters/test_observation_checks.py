@@ -14,12 +14,10 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import data_equivalence
-from raw_cores import CoreProxy, Tamper, Walkers, drive, with_obs, with_rows
 
 from zooport.adapters import (
     BehaviorVectorEnv,
@@ -41,6 +39,9 @@ from zooport.envs.base_env import (
 from zooport.envs.builtin.basic import Basic
 from zooport.envs.exception import UnityObservationException
 from zooport.errors import ObservationError, SpecError
+
+from tests.support.paths import BENCHMARKS
+from tests.support.raw_cores import CoreProxy, Tamper, Walkers, drive, with_obs, with_rows
 
 # adapter name -> (agents in the behaviour, adapter over a core)
 ADAPTERS = {
@@ -233,7 +234,7 @@ def test_two_behaviours_name_the_one_that_disagrees():
 def test_the_cost_micro_benchmark_runs():
     """``benchmarks/observation_check.py`` (its numbers are the lead's to take; none is
     asserted) prints one row per N."""
-    script = Path(__file__).resolve().parents[1] / "benchmarks" / "observation_check.py"
+    script = BENCHMARKS / "observation_check.py"
     result = subprocess.run(
         [sys.executable, str(script), "--quick"], capture_output=True, text=True, timeout=600
     )

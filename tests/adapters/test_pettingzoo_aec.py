@@ -6,14 +6,22 @@ import numpy as np
 import pytest
 from pettingzoo import AECEnv
 from pettingzoo.utils.conversions import parallel_to_aec_wrapper
-from test_pettingzoo_cores import RUNNER, WALKER, MaskedProbe, Probe, policy, reference_rollout
-from test_pettingzoo_parallel import assert_same_trajectory
 
 from zooport.adapters.pettingzoo_aec import PettingZooAECEnv, UnityAECEnv
 from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.envs.builtin.soccer import Soccer
 from zooport.envs.builtin.tag import Tag
 from zooport.errors import ActionError, EnvClosedError, EnvNotResetError
+
+from tests.support.probes import (
+    RUNNER,
+    WALKER,
+    MaskedProbe,
+    Probe,
+    assert_same_trajectory,
+    policy,
+    reference_rollout,
+)
 
 
 class StepCounting(Probe):

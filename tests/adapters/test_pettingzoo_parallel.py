@@ -7,7 +7,6 @@ import pytest
 from gymnasium import spaces
 from gymnasium.utils.env_checker import data_equivalence
 from pettingzoo import ParallelEnv
-from test_pettingzoo_cores import RUNNER, WALKER, MaskedProbe, Probe, policy, reference_rollout
 
 from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv, UnityParallelEnv
 from zooport.envs import BatchedEnv
@@ -21,6 +20,17 @@ from zooport.errors import (
     EnvClosedError,
     EnvNotResetError,
     UnknownAgentError,
+)
+
+from tests.support.old_api import OldWalkers
+from tests.support.probes import (
+    RUNNER,
+    WALKER,
+    MaskedProbe,
+    Probe,
+    assert_same_trajectory,
+    policy,
+    reference_rollout,
 )
 
 
@@ -533,18 +543,6 @@ def _adapter_rollout(env, seed, steps):
     return out
 
 
-def assert_same_trajectory(got, expected):
-    assert len(got) == len(expected)
-    for t, (step, ref) in enumerate(zip(got, expected, strict=True)):
-        assert list(step) == list(ref) or set(step) == set(ref), f"step {t}: agents differ"
-        for key, (obs, reward, terminated, truncated, decided) in ref.items():
-            g = step[key]
-            assert np.array_equal(g[0], obs), f"step {t} {key}: observation"
-            assert (g[1], g[2], g[3], g[4]) == (reward, terminated, truncated, decided), (
-                f"step {t} {key}: {g[1:]} != {(reward, terminated, truncated, decided)}"
-            )
-
-
 @pytest.mark.parametrize(
     "make",
     [
@@ -590,8 +588,6 @@ def test_multi_step_determinism_under_a_seed():
 
 def test_an_older_generation_core_is_adopted():
     """A core written against mlagents_envs 0.16 works through the compat layer."""
-    from test_compat_old_generation import OldWalkers
-
     old = OldWalkers("discrete", n_agents=2)
     env = PettingZooParallelEnv(old)
     obs, _ = env.reset()

@@ -15,8 +15,6 @@ from gymnasium.utils.env_checker import data_equivalence
 from pettingzoo import AECEnv
 from pettingzoo.test import api_test
 from pettingzoo.test.example_envs import generated_agents_env_v0, generated_agents_parallel_v0
-from pettingzoo_versions import STUCK_EXAMPLE_AEC_ENV, AgentSelector
-from test_pettingzoo_cores import MaskedProbe, Probe
 
 from zooport.adapters.multi_agent_task import Transition
 from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
@@ -24,6 +22,9 @@ from zooport.adapters.pettingzoo_envs import ball_balance_v0
 from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 from zooport.adapters.pettingzoo_task import PettingZooTask
 from zooport.errors import UnknownAgentError, ZooportError
+
+from tests.support.pettingzoo_versions import STUCK_EXAMPLE_AEC_ENV, AgentSelector
+from tests.support.probes import MaskedProbe, Probe
 
 
 class Relay(AECEnv):

@@ -21,7 +21,6 @@ from pettingzoo.test import (
     seed_test,
     state_test,
 )
-from pettingzoo_versions import DICT_OBS_API_TEST, HAS_REGISTRY, parallel_seed_test
 
 from zooport.adapters.pettingzoo_envs import (
     ENV_MODULES,
@@ -32,6 +31,9 @@ from zooport.adapters.pettingzoo_envs import (
     soccer_v0,
     tag_v0,
 )
+
+from tests.support.paths import EXAMPLES
+from tests.support.pettingzoo_versions import DICT_OBS_API_TEST, HAS_REGISTRY, parallel_seed_test
 
 CONFIGS = {
     "ball_balance": (ball_balance_v0, {"n_agents": 6}),
@@ -221,10 +223,9 @@ def test_entry_points_split_core_and_adapter_arguments():
 
 
 def test_the_parallel_loop_example_runs_short(capsys):
-    import pathlib
     import runpy
 
-    path = pathlib.Path(__file__).parent.parent / "examples" / "pettingzoo_parallel_loop.py"
+    path = EXAMPLES / "pettingzoo_parallel_loop.py"
     example = runpy.run_path(str(path), run_name="example")
     assert example["main"](["--short", "--masks", "--mode", "0.5"]) == 0
     out = capsys.readouterr().out

@@ -20,10 +20,7 @@ from zooport.envs.builtin.ball_balance import BallBalance  # noqa: E402
 from zooport.envs.builtin.grid_world import GridWorld  # noqa: E402
 from zooport.errors import ArgumentTypeError, EnvClosedError, SpecError  # noqa: E402
 
-try:  # the test core is shared with the Gymnasium vector tests
-    from .test_vector_env import Counters, by_agent
-except ImportError:  # tests/ is not a package: pytest put it on sys.path
-    from test_vector_env import Counters, by_agent
+from tests.support.counters import Counters, by_agent  # noqa: E402
 
 
 def test_it_is_a_vec_env_with_single_spaces():

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_pettingzoo_cores import policy, reference_rollout
 
 import zooport
 from zooport.adapters.multi_agent_task import MultiAgentTask
@@ -20,6 +19,8 @@ from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 from zooport.adapters.pettingzoo_task import PettingZooTask
 from zooport.adapters.wrappers import FoldAgents, TeamReward
 from zooport.envs.builtin.soccer import Soccer
+
+from tests.support.probes import policy, reference_rollout
 
 BLUE, PURPLE = Soccer.behavior_names
 NAMES = {

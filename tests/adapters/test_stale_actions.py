@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_pettingzoo_cores import RUNNER, Probe
 
 import zooport
 from zooport.adapters.multi_agent_task import MultiAgentTask
@@ -22,6 +21,8 @@ from zooport.adapters.pettingzoo_envs import tag_v0
 from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 from zooport.adapters.pettingzoo_task import PettingZooTask
 from zooport.errors import ActionError
+
+from tests.support.probes import RUNNER, Probe
 
 WALK = np.zeros(2, np.float32)
 

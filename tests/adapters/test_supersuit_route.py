@@ -8,11 +8,10 @@ example's ``SeededSuperSuitVecEnv``; SuperSuit's own chain cannot be seeded, see
 
 from __future__ import annotations
 
-import importlib.util
-import pathlib
-
 import numpy as np
 import pytest
+
+from tests.support.paths import EXAMPLES, load_script
 
 ss = pytest.importorskip("supersuit")
 sb3 = pytest.importorskip("stable_baselines3")
@@ -23,16 +22,13 @@ from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv  # noqa: 
 from zooport.envs.base_env import ActionTuple  # noqa: E402
 from zooport.envs.builtin.ball_balance import BallBalance  # noqa: E402
 
-EXAMPLE = pathlib.Path(__file__).parent.parent / "examples" / "supersuit_sb3_shared_policy.py"
+EXAMPLE = EXAMPLES / "supersuit_sb3_shared_policy.py"
 BEHAVIOR = BallBalance.behavior_name
 
 
 @pytest.fixture(scope="module")
 def example():
-    spec = importlib.util.spec_from_file_location("supersuit_sb3_shared_policy", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(EXAMPLE, "supersuit_sb3_shared_policy")
 
 
 def supersuit_chain(n_agents: int, copies: int) -> VecEnv:

@@ -13,8 +13,6 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium import spaces
-from test_gym_task import Ticker
-from test_pettingzoo_cores import MaskedProbe, Probe
 
 from zooport.adapters.gym_task import GymTask
 from zooport.adapters.multi_agent_task import MultiAgentTask
@@ -23,6 +21,9 @@ from zooport.adapters.pettingzoo_task import PettingZooTask
 from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.envs.builtin.tag import Tag
 from zooport.errors import ActionError, SpecError
+
+from tests.support.probes import MaskedProbe, Probe
+from tests.support.ticker import Ticker
 
 # ---------------------------------------------------------------------- GymTask
 

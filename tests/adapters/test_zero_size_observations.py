@@ -18,8 +18,6 @@ import pytest
 from gymnasium import spaces
 from gymnasium.utils.env_checker import check_env
 from pettingzoo.test import api_test, parallel_api_test
-from pettingzoo_versions import DICT_OBS_API_TEST
-from raw_cores import EmptySensor, drive
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 from zooport.adapters import (
@@ -33,6 +31,9 @@ from zooport.adapters import (
 from zooport.adapters.spaces import ObservationLayout
 from zooport.envs.base_env import ObservationSpec, ObservationType
 from zooport.errors import SpecError
+
+from tests.support.pettingzoo_versions import DICT_OBS_API_TEST
+from tests.support.raw_cores import EmptySensor, drive
 
 CAMERA = spaces.Box(0.0, 1.0, (6, 6, 3), np.float32)
 GOAL = spaces.Box(-np.inf, np.inf, (2,), np.float32)

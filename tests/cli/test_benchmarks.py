@@ -12,13 +12,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+from tests.support.paths import BENCHMARKS
 
 
 def _load_run() -> ModuleType:

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
-EXAMPLES = sorted(EXAMPLES_DIR.glob("*.py"))
+from tests.support.paths import EXAMPLES, REPO
+
+SCRIPTS = sorted(EXAMPLES.glob("*.py"))
 #: Examples that need what this venv does not have, with the reason.
 NEEDS_OTHER_VENV = {
     "rllib_tag.py": "needs ray[rllib], which lives in its own venv (.venv-rllib)",
@@ -23,11 +24,11 @@ TIMEOUT = 300
 
 
 def test_examples_are_found():
-    names = {p.name for p in EXAMPLES}
+    names = {p.name for p in SCRIPTS}
     assert {"own_batched_env.py", "maskable_ppo_gridworld.py", "unity_build.py"} <= names
 
 
-@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", SCRIPTS, ids=lambda p: p.name)
 def test_example_declares_its_short_mode(path: Path):
     source = path.read_text()
     assert '"ZOOPORT_EXAMPLE_SHORT"' in source or "'ZOOPORT_EXAMPLE_SHORT'" in source, (
@@ -36,14 +37,14 @@ def test_example_declares_its_short_mode(path: Path):
     assert source.startswith('"""'), f"{path.name} has no module docstring"
 
 
-@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", SCRIPTS, ids=lambda p: p.name)
 def test_example_runs_in_short_mode(path: Path):
     if path.name in NEEDS_OTHER_VENV:
         pytest.skip(NEEDS_OTHER_VENV[path.name])
     env = {**os.environ, "ZOOPORT_EXAMPLE_SHORT": "1", "PYTHONUNBUFFERED": "1"}
     done = subprocess.run(
         [sys.executable, str(path)],
-        cwd=EXAMPLES_DIR.parent,
+        cwd=REPO,
         env=env,
         capture_output=True,
         text=True,

@@ -6,37 +6,26 @@ episode statistics are checked against BallBalance's reward rule.
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import pathlib
 import re
 import subprocess
 import sys
 
 import pytest
 
+from tests.support.paths import EXAMPLES, load_script
+
 pytest.importorskip("torch")
 
-EXAMPLE = pathlib.Path(__file__).parent.parent / "examples" / "cleanrl_ppo_vector.py"
+EXAMPLE = EXAMPLES / "cleanrl_ppo_vector.py"
 LINE = re.compile(
     r"iteration=(\d+), global_step=(\d+), SPS=(\d+), episodes=(\d+), "
     r"episodic_return=(-?[\d.]+), episodic_length=([\d.]+)"
 )
 
 
-def _load_example():
-    spec = importlib.util.spec_from_file_location("cleanrl_ppo_vector", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        del sys.modules[spec.name]
-    return module
-
-
 def test_short_mode_arguments():
-    example = _load_example()
+    example = load_script(EXAMPLE, "cleanrl_ppo_vector")
     args = example.parse_args(["--short", "--seed", "7", "--anneal-lr", "false"])
     assert (args.seed, args.anneal_lr, args.num_agents) == (7, False, 12)
     assert (args.num_steps, args.batch_size, args.minibatch_size) == (48, 576, 144)

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.paths import REPO
+
 #: What a source distribution of zooport holds (pyproject's package-dir and readme).
 SOURCES = ("pyproject.toml", "README.md", "zooport", "envs", "adapters")
 
@@ -46,7 +47,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     source = base / "source"
     source.mkdir()
     for name in SOURCES:
-        origin = ROOT / name
+        origin = REPO / name
         if origin.is_dir():
             shutil.copytree(origin, source / name, ignore=shutil.ignore_patterns("__pycache__"))
         else:
@@ -75,7 +76,7 @@ def test_the_install_is_a_plain_one_outside_the_checkout(installed: Path, tmp_pa
     assert done.returncode == 0, done.stderr
     location = Path(done.stdout.strip()).resolve()
     assert installed.parent.resolve() in location.parents
-    assert ROOT not in location.parents
+    assert REPO not in location.parents
     assert not (installed.parent / "lib").joinpath("benchmarks").exists()
 
 

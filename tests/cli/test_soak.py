@@ -7,31 +7,24 @@ the core reported, and that an adapter losing one reward makes the ledger fail.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
-from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 import pytest
-from copy_support import BEHAVIOR, Branches
 
 from zooport.adapters import PettingZooParallelEnv
 from zooport.envs.base_env import ActionTuple
 
-BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+from tests.support.branches import BEHAVIOR, Branches
+from tests.support.paths import BENCHMARKS, load_script
 
 
 @pytest.fixture(scope="module")
 def soak() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("zooport_benchmarks_soak", BENCHMARKS / "soak.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_script(BENCHMARKS / "soak.py", "zooport_benchmarks_soak", keep=True)
 
 
 def test_quick_soak_runs_every_route_and_every_ledger_balances(tmp_path):

@@ -17,20 +17,6 @@ import time
 
 import numpy as np
 import pytest
-from pool_support import (
-    RAW_ID,
-    GatedCore,
-    LateSpecCore,
-    LedgerCore,
-    NoPicture,
-    OldGenerationLedger,
-    SpecsAfterReset,
-    WideCore,
-    alive,
-    fast,
-    ledger_factories,
-    plain_ledger,
-)
 
 from zooport.adapters import BehaviorVectorEnv, PettingZooParallelEnv
 from zooport.envs.base_env import ActionTuple
@@ -57,6 +43,21 @@ from zooport.errors import (
     SpecError,
     UnknownAgentError,
     UnknownBehaviorError,
+)
+
+from tests.support.pool_cores import (
+    RAW_ID,
+    GatedCore,
+    LateSpecCore,
+    LedgerCore,
+    NoPicture,
+    OldGenerationLedger,
+    SpecsAfterReset,
+    WideCore,
+    alive,
+    fast,
+    ledger_factories,
+    plain_ledger,
 )
 
 K = 2

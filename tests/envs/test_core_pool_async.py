@@ -18,7 +18,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pool_support import GatedCore, LedgerCore, fast
 
 from zooport.adapters import (
     BehaviorVectorEnv,
@@ -29,6 +28,8 @@ from zooport.adapters import (
 )
 from zooport.envs.base_env import ActionTuple
 from zooport.envs.core_pool import CorePool
+
+from tests.support.pool_cores import GatedCore, LedgerCore, fast
 
 K = 2
 N = 3  # agents per core

@@ -16,18 +16,17 @@ import sys
 import textwrap
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
-from pool_support import FaultyCore, LedgerCore, alive, failing_factory, fast
 
 from zooport.envs.base_env import ActionTuple
 from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.envs.core_pool import CorePool
 from zooport.errors import CorePoolError, EnvClosedError
 
-TESTS = Path(__file__).resolve().parent
+from tests.support.pool_cores import FaultyCore, LedgerCore, alive, failing_factory, fast
+
 #: Generous: a loaded 2-CPU machine may take seconds to start or reap a process.
 PATIENCE = 30.0
 
@@ -65,7 +64,7 @@ def test_a_raising_core_names_the_core_and_the_error():
         message = str(error)
         assert message.startswith("core 1 (FaultyCore, worker pid ")
         assert "raised ValueError during step: the simulation broke at step 3" in message
-        assert "the worker's traceback" in message and "pool_support.py" in message
+        assert "the worker's traceback" in message and "pool_cores.py" in message
         assert isinstance(error.__cause__, ValueError)
         # the pool is unusable now, and says why
         for call in (pool.step, pool.reset, lambda: pool.get_steps("BallBalance")):
@@ -200,7 +199,6 @@ def test_close_while_a_step_is_running_in_async_mode():
 
 _SCRIPT = """
 import functools, os, sys, time
-sys.path.insert(0, {tests!r})
 from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.envs.core_pool import CorePool
 
@@ -227,7 +225,7 @@ _ENDINGS = {
 def test_no_orphan_workers(ending, tmp_path):
     method = "spawn" if ending in ("sigint", "sigkill") else fast().get("start_method", "spawn")
     script = tmp_path / "user_program.py"
-    source = _SCRIPT.format(tests=str(TESTS), method=method, ending=_ENDINGS[ending])
+    source = _SCRIPT.format(method=method, ending=_ENDINGS[ending])
     script.write_text(textwrap.dedent(source))
     with subprocess.Popen(
         [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,

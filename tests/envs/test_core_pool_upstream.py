@@ -26,8 +26,6 @@ from pettingzoo.test import (
     seed_test,
     state_test,
 )
-from pettingzoo_versions import DICT_OBS_API_TEST, parallel_seed_test
-from pool_support import fast
 
 from zooport.adapters import GymEnv, PettingZooAECEnv, PettingZooParallelEnv
 from zooport.envs.builtin.ball_balance import BallBalance
@@ -35,6 +33,9 @@ from zooport.envs.builtin.basic import Basic
 from zooport.envs.builtin.grid_world import GridWorld
 from zooport.envs.builtin.tag import Tag
 from zooport.envs.core_pool import CorePool
+
+from tests.support.pettingzoo_versions import DICT_OBS_API_TEST, parallel_seed_test
+from tests.support.pool_cores import fast
 
 CONFIGS = {
     "ball_balance": (BallBalance, {"n_agents": 3}, {}),

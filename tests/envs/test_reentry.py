@@ -13,7 +13,6 @@ import threading
 
 import numpy as np
 import pytest
-from copy_support import BEHAVIOR, Hooked
 
 from zooport.adapters import (
     BehaviorVectorEnv,
@@ -27,6 +26,8 @@ from zooport.adapters.wrappers import FoldAgents, TeamReward
 from zooport.envs.base_env import ActionTuple
 from zooport.envs.side_channel.stats_side_channel import StatsSideChannel
 from zooport.errors import EnvNotResetError, ReentrantCallError
+
+from tests.support.branches import BEHAVIOR, Hooked
 
 ACTION = np.array([1, 1])
 

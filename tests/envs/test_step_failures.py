@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from copy_support import BEHAVIOR, Hooked
 
 from zooport.adapters import (
     BehaviorVectorEnv,
@@ -36,6 +35,8 @@ from zooport.adapters.wrappers import (
 from zooport.envs.base_env import ActionTuple
 from zooport.envs.side_channel.stats_side_channel import StatsSideChannel
 from zooport.errors import ActionError, EnvNotResetError
+
+from tests.support.branches import BEHAVIOR, Hooked
 
 
 class Boom(RuntimeError):

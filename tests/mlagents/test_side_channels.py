@@ -25,7 +25,6 @@ from mlagents_envs.side_channel.outgoing_message import OutgoingMessage
 from mlagents_envs.side_channel.raw_bytes_channel import RawBytesChannel
 from mlagents_envs.side_channel.side_channel_manager import SideChannelManager as MLManager
 from mlagents_envs.side_channel.stats_side_channel import StatsSideChannel as MLStats
-from scripted_unity import ScriptedCommunicator
 
 from zooport.envs import side_channel as zp
 from zooport.envs.base_env import (
@@ -36,6 +35,8 @@ from zooport.envs.base_env import (
     ObservationType,
 )
 from zooport.envs.batched_env import BatchedEnv, StepResult
+
+from tests.mlagents.scripted_unity import ScriptedCommunicator
 
 #: mlagents_envs' classes under zooport's names (its package __init__ exports only a few).
 ml = types.SimpleNamespace(

@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 from mlagents_envs.base_env import ActionTuple as MLAgentsActionTuple
 from mlagents_envs.mock_communicator import MockCommunicator
-from scripted_unity import BRAIN, ScriptedCommunicator, build_unity
 
 from zooport.envs.compat import as_base_env, is_legacy_env
+
+from tests.mlagents.scripted_unity import BRAIN, ScriptedCommunicator, build_unity
 
 SEEDLESS = "cannot be reseeded"  # zooport's warning for a core without reset(seed=...)
 # PettingZoo's api tests warn on Dict observations; masks are in obs["action_mask"] by design.

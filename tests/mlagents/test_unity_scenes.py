@@ -15,15 +15,12 @@
 from __future__ import annotations
 
 import struct
-import sys
 import warnings
-from pathlib import Path
 
 import mlagents_envs.exception as ml_exception
 import pytest
 from gymnasium.utils.env_checker import data_equivalence
 from mlagents_envs.side_channel.incoming_message import IncomingMessage as MLIncomingMessage
-from scripted_unity import ScriptedCommunicator
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -45,8 +42,9 @@ from zooport.envs import exception as zp_exception
 from zooport.envs.side_channel import IncomingMessage
 from zooport.errors import SpecError
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the main suite's helpers
-from raw_cores import drive  # noqa: E402
+from tests.mlagents.legacy_envs import base_env_module, make_legacy_env
+from tests.mlagents.scripted_unity import ScriptedCommunicator
+from tests.support.raw_cores import drive
 
 # adapter name -> (agents, adapter over a core)
 ADAPTERS = {
@@ -181,11 +179,9 @@ class LateLegacy:
 @pytest.mark.parametrize("adapter", ["BehaviorVectorEnv", "PettingZooParallelEnv"])
 @pytest.mark.parametrize("version", ["0.16.1", "0.19.0", "0.22.0", "0.24.0"])
 def test_late_specs_of_an_older_mlagents_api_are_adopted_once_they_arrive(version, adapter):
-    from test_legacy_mlagents_envs import _base_env_module, make_legacy_env
-
     from zooport.envs.compat import LegacyBaseEnv
 
-    mod = _base_env_module(version)
+    mod = base_env_module(version)
     make_adapter = ADAPTERS[adapter][1]
     late = LateLegacy(make_legacy_env(mod, True))
     env = make_adapter(late)

@@ -1,8 +1,9 @@
 """Cores and helpers for the CorePool tests, importable by the pool's worker processes.
 
 Workers are fresh interpreters (spawn, forkserver) that unpickle their factories by
-reference, so the cores the tests pool live in this importable module (``tests/`` is on
-``sys.path`` when pytest runs, and the start method passes ``sys.path`` on).
+reference, so the cores the tests pool live in this importable module (``tests`` is a
+package whose parent, the checkout, is on ``sys.path`` when pytest runs, and the start
+method passes ``sys.path`` on).
 
 Classes:
     LedgerCore: integer rewards, and each observation carries the agent's cumulative earned
@@ -24,13 +25,12 @@ Functions:
 
 from __future__ import annotations
 
-import enum
 import functools
 import multiprocessing
 import os
 import time
 import uuid
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -47,10 +47,17 @@ from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.envs.side_channel import OutgoingMessage, StatsAggregationMethod
 
+from tests.support.old_api import (
+    ActionType,
+    OldBehaviorSpec,
+    OldDecisionSteps,
+    OldTerminalStepsMaxStep,
+)
+
 #: The id of the raw-bytes channel LedgerCore echoes.
 RAW_ID = uuid.UUID("0f0f0f0f-0000-4000-8000-00000000ec40")
 
-_PRELOAD = ["zooport.envs.core_pool", "zooport.envs.builtin", "pool_support"]
+_PRELOAD = ["zooport.envs.core_pool", "zooport.envs.builtin", "tests.support.pool_cores"]
 
 
 def fast() -> dict[str, Any]:
@@ -239,51 +246,13 @@ class GatedCore(LedgerCore):
         return super()._step(actions)
 
 
-class ActionType(enum.Enum):
-    """mlagents_envs 0.16's action types."""
-
-    DISCRETE = 0
-    CONTINUOUS = 1
-
-
-class OldSpec(NamedTuple):
-    """mlagents_envs 0.16's BehaviorSpec."""
-
-    observation_shapes: list[tuple[int, ...]]
-    action_type: ActionType
-    action_shape: tuple[int, ...]
-
-    def create_empty_action(self, n_agents: int) -> np.ndarray:
-        return np.zeros((n_agents, len(self.action_shape)), dtype=np.int32)
-
-
-class OldDecisionSteps(NamedTuple):
-    obs: list[np.ndarray]
-    reward: np.ndarray
-    agent_id: np.ndarray
-    action_mask: list[np.ndarray] | None
-
-    def __len__(self) -> int:
-        return len(self.agent_id)
-
-
-class OldTerminalSteps(NamedTuple):
-    obs: list[np.ndarray]
-    reward: np.ndarray
-    max_step: np.ndarray
-    agent_id: np.ndarray
-
-    def __len__(self) -> int:
-        return len(self.agent_id)
-
-
 class OldGenerationLedger:
     """A LedgerCore behind mlagents_envs 0.16's API: ``observation_shapes``, ``ActionType``,
     ndarray actions, no group ids, ``TerminalSteps.max_step``, no seeding."""
 
     def __init__(self, **kwargs: Any) -> None:
         self.core = LedgerCore(**kwargs)
-        self.behavior_specs = {"Ledger": OldSpec([(3,)], ActionType.DISCRETE, (3,))}
+        self.behavior_specs = {"Ledger": OldBehaviorSpec([(3,)], ActionType.DISCRETE, (3,))}
 
     def reset(self) -> None:
         self.core.reset()
@@ -297,13 +266,13 @@ class OldGenerationLedger:
     def set_actions(self, name: str, action: np.ndarray) -> None:
         self.core.set_actions(name, ActionTuple(discrete=action))
 
-    def get_steps(self, name: str) -> tuple[OldDecisionSteps, OldTerminalSteps]:
+    def get_steps(self, name: str) -> tuple[OldDecisionSteps, OldTerminalStepsMaxStep]:
         decision, terminal = self.core.get_steps(name)
         return (
             OldDecisionSteps(decision.obs, decision.reward, decision.agent_id,
                              decision.action_mask),
-            OldTerminalSteps(terminal.obs, terminal.reward, terminal.interrupted,
-                             terminal.agent_id),
+            OldTerminalStepsMaxStep(terminal.obs, terminal.reward, terminal.interrupted,
+                                    terminal.agent_id),
         )  # fmt: skip
 
 

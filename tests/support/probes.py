@@ -1,9 +1,19 @@
-"""Small cores for the PettingZoo adapter tests, a by-hand reference loop, and their checks.
+"""Small cores for the multi-agent adapter tests, and a by-hand reference loop.
 
 ``Probe`` has two behaviours whose rewards, episode lengths, decision periods, masks and
 spawning are set by arguments, so that every adapter output can be computed by hand.
 ``reference_rollout`` drives a raw core with plain per-agent Python (no adapter code) and
-records what a PettingZoo agent should see; the adapter tests compare against it.
+records what a PettingZoo agent should see; the adapter tests compare against it with
+``assert_same_trajectory``. The cores' own tests are in ``tests/test_support.py``.
+
+Classes:
+    Probe: runners (discrete) and walkers (continuous or hybrid) with hand-computable outputs.
+    MaskedProbe: a Probe with action masks on its odd runner slots.
+
+Functions:
+    policy: a deterministic consumer action for (behaviour, agent id, step).
+    reference_rollout: what each PettingZoo agent should see, from the raw core.
+    assert_same_trajectory: an adapter's trajectory equals the reference.
 """
 
 from __future__ import annotations
@@ -236,39 +246,14 @@ def reference_rollout(
     return out
 
 
-# ---------------------------------------------------------------------- the probe itself
-
-
-def test_probe_rewards_lengths_and_restarts_are_as_documented():
-    core = Probe(runner_lengths=(2, 0), walker_lengths=(0,), seed=0)
-    core.reset()
-    for _ in range(2):
-        core.set_actions(RUNNER, ActionTuple(discrete=np.array([[1], [2]])))
-        core.set_actions(WALKER, ActionTuple(continuous=np.array([[0.5, -0.5]])))
-        core.step()
-    decision, terminal = core.get_steps(RUNNER)
-    assert terminal.agent_id.tolist() == [0] and terminal.reward.tolist() == [1.0]
-    assert terminal.obs[0][0].tolist() == [2.0, 0.0, 0.0]
-    assert decision.agent_id.tolist() == [0, 1]  # runner 0 restarted in the same step
-    assert decision.obs[0][0].tolist() == [0.0, 0.0, 0.0]
-    assert decision.reward.tolist() == [0.0, 2.0] and decision.group_reward.tolist() == [0, 0.5]
-    assert core.get_steps(WALKER)[0].reward.tolist() == [10.0]
-    assert core.applied[RUNNER][-1].tolist() == [[1], [2]]
-    assert core.applied[WALKER][-1].tolist() == [[0.5, -0.5]]
-
-
-def test_probe_masks_and_spawning():
-    core = MaskedProbe(runner_lengths=(0, 0), walker_lengths=(), spawn_at=1, seed=0)
-    core.reset()
-    mask = core.get_steps(RUNNER)[0].action_mask[0]
-    assert mask.tolist() == [[False, False, False], [False, False, True]]
-    core.step()
-    assert core.get_steps(RUNNER)[0].agent_id.tolist() == [0, 1, 2]
-
-
-def test_reference_rollout_follows_decision_periods():
-    core = Probe(runner_lengths=(0,), walker_lengths=(0,), walker_period=2, seed=0)
-    steps = reference_rollout(core, seed=0, steps=2)
-    assert steps[1][(WALKER, 1)][1:] == (0.0, False, False, False)
-    assert steps[2][(WALKER, 1)][1:] == (20.0, False, False, True)
-    assert steps[2][(RUNNER, 0)][1] == 1.0
+def assert_same_trajectory(got: list[dict], expected: list[dict]) -> None:
+    """An adapter's trajectory (keyed like :func:`reference_rollout`'s) equals the reference."""
+    assert len(got) == len(expected)
+    for t, (step, ref) in enumerate(zip(got, expected, strict=True)):
+        assert list(step) == list(ref) or set(step) == set(ref), f"step {t}: agents differ"
+        for key, (obs, reward, terminated, truncated, decided) in ref.items():
+            g = step[key]
+            assert np.array_equal(g[0], obs), f"step {t} {key}: observation"
+            assert (g[1], g[2], g[3], g[4]) == (reward, terminated, truncated, decided), (
+                f"step {t} {key}: {g[1:]} != {(reward, terminated, truncated, decided)}"
+            )

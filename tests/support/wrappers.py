@@ -17,12 +17,10 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import pytest
 from gymnasium import spaces
 from gymnasium.utils.env_checker import data_equivalence
 from pettingzoo import ParallelEnv
 from pettingzoo.test import parallel_api_test
-from pettingzoo_versions import parallel_seed_test
 
 from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 from zooport.adapters.wrappers.visibility import EntitySlots
@@ -378,37 +376,3 @@ def check_contract(make_env: Callable[[], Any], steps: int = 25, seed: int = 3) 
     assert data_equivalence(record, again), "the same seed must give the same rollout"
     run_parallel_api_test(make_env())
     return record
-
-
-# ---------------------------------------------------------------------- tests of the helpers
-
-
-@pytest.mark.parametrize("factory", [mini, scouts, tag, grid_world, ball_balance])
-def test_helper_envs_pass_the_upstream_checkers(factory):
-    run_parallel_api_test(factory())
-    parallel_seed_test(lambda: factory(), num_cycles=20)
-
-
-def test_mini_pursuit_semantics():
-    env = mini(catch=2.9)  # every prey is within reach of a hunter at once
-    obs, _ = env.reset(seed=0)
-    assert obs["hunter_0"].shape == (11,) and env.observation_space("prey_0").shape == (11,)
-    _, rewards, terms, truncs, _ = env.step(
-        {a: random_action(env.action_space(a), np.random.default_rng(0)) for a in env.agents}
-    )
-    assert terms == dict.fromkeys(env.possible_agents, True) and not any(truncs.values())
-    assert rewards["prey_0"] == -1.0 and env.agents == []
-    env = mini(max_steps=1, catch=0.0)
-    env.reset(seed=0)
-    _, _, terms, truncs, _ = env.step({a: 0 if "prey" in a else np.zeros(2) for a in env.agents})
-    assert all(truncs.values()) and not any(terms.values())
-
-
-def test_scouts_rows_are_absolute_and_flagged():
-    env = scouts()
-    obs, _ = env.reset(seed=1)
-    core = env.core
-    rows = obs["scout_0"][2:].reshape(-1, 3)
-    seen = np.linalg.norm(core.beacons - core.pos[0], axis=1) <= core.view
-    assert rows[:, 2].tolist() == seen.astype(float).tolist()
-    np.testing.assert_allclose(rows[seen, :2], core.beacons[seen])

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 from gymnasium.utils.env_checker import data_equivalence
-from test_wrappers_helpers import ball_balance, check_contract, check_gym, mini, tag
 
 from zooport.adapters.gym_env import GymEnv
 from zooport.adapters.vector_env import BehaviorVectorEnv
@@ -20,6 +19,8 @@ from zooport.adapters.wrappers import (
 from zooport.adapters.wrappers.action import unit_grid
 from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.errors import ActionError
+
+from tests.support.wrappers import ball_balance, check_contract, check_gym, mini, tag
 
 
 def test_unit_grid_by_hand():

@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 from gymnasium.utils.env_checker import data_equivalence
-from test_wrappers_helpers import check_contract, grid_world, mini, random_actions, tag
 
 from zooport.adapters.wrappers import (
     ExtraCommunicationDelays,
@@ -21,6 +20,8 @@ from zooport.adapters.wrappers import (
     send_messages,
 )
 from zooport.errors import SpecError, UnknownAgentError, ZooportError
+
+from tests.support.wrappers import check_contract, grid_world, mini, random_actions, tag
 
 HUNTER_MOVES = {"hunter_0": np.zeros(2, np.float32), "hunter_1": np.zeros(2, np.float32)}
 

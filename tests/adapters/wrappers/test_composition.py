@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 import supersuit
 from pettingzoo.utils.conversions import parallel_to_aec
-from test_wrappers_helpers import MiniPursuit, check_contract, mini, tag
 
 from zooport.adapters.gym_env import GymEnv
 from zooport.adapters.wrappers import (
@@ -34,6 +33,8 @@ from zooport.adapters.wrappers import (
     validate_wrappers,
 )
 from zooport.envs.builtin.ball_balance import BallBalance
+
+from tests.support.wrappers import MiniPursuit, check_contract, mini, tag
 
 # ---------------------------------------------------------------------- the base wrapper
 

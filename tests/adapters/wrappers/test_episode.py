@@ -6,10 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import data_equivalence
-from test_wrappers_helpers import Scripted, check_contract, mini, random_actions, tag
 
 from zooport.adapters.wrappers import TerminationPolicy
 from zooport.errors import EnvNotResetError
+
+from tests.support.wrappers import Scripted, check_contract, mini, random_actions, tag
 
 ENDS = {"a_0": (2, "term"), "a_1": (3, "trunc"), "a_2": (5, "term"), "a_3": None}
 

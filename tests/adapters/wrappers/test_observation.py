@@ -7,15 +7,6 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 from gymnasium.utils.env_checker import data_equivalence
-from test_wrappers_helpers import (
-    check_contract,
-    check_gym,
-    grid_world,
-    mini,
-    random_actions,
-    scouts,
-    tag,
-)
 
 from zooport.adapters.gym_env import GymEnv
 from zooport.adapters.vector_env import BehaviorVectorEnv
@@ -30,6 +21,16 @@ from zooport.adapters.wrappers import (
 )
 from zooport.envs.builtin.grid_world import GridWorld
 from zooport.errors import SpecError
+
+from tests.support.wrappers import (
+    check_contract,
+    check_gym,
+    grid_world,
+    mini,
+    random_actions,
+    scouts,
+    tag,
+)
 
 # ---------------------------------------------------------------------- RescaleObservations
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from gymnasium import spaces
-from test_wrappers_helpers import Scripted, check_contract, mini, tag
 
 from zooport.adapters.wrappers import IndividualDone, RewardShaping, StepData, TeamReward
 from zooport.adapters.wrappers.episode import filler_action
 from zooport.errors import ArgumentError
+
+from tests.support.wrappers import Scripted, check_contract, mini, tag
 
 TEAMS = {"red_0": None, "red_1": None, "blue_0": None, "blue_1": None}  # rewards 1, 2, 3, 4
 

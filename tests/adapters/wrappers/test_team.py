@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 from gymnasium.utils.env_checker import data_equivalence
-from test_wrappers_helpers import check_contract, check_gym, mini, tag
 
 from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 from zooport.adapters.wrappers import (
@@ -18,6 +17,8 @@ from zooport.adapters.wrappers import (
 )
 from zooport.envs.builtin.basic import Basic
 from zooport.errors import ActionError, EnvNotResetError, UnknownAgentError
+
+from tests.support.wrappers import check_contract, check_gym, mini, tag
 
 
 class Recorder:

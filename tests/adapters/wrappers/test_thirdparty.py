@@ -12,19 +12,20 @@ import numpy as np
 import pytest
 import supersuit
 from gymnasium.utils.env_checker import data_equivalence
-from test_wrappers_helpers import (
-    ball_balance,
-    check_gym,
-    mini,
-    run_parallel_api_test,
-    tag,
-)
 
 from zooport.adapters.gym_env import GymEnv
 from zooport.adapters.vector_env import BehaviorVectorEnv
 from zooport.adapters.wrappers import MessageBus, TeamReward, has_wrapper
 from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.errors import EnvNotResetError
+
+from tests.support.wrappers import (
+    ball_balance,
+    check_gym,
+    mini,
+    run_parallel_api_test,
+    tag,
+)
 
 # ---------------------------------------------------------------------- SuperSuit (PettingZoo)
 

@@ -11,7 +11,6 @@ import gymnasium as gym
 import numpy as np
 import pettingzoo
 import pytest
-from pettingzoo_versions import HAS_REGISTRY
 
 import zooport
 from zooport.adapters import pettingzoo_envs
@@ -26,6 +25,8 @@ from zooport.envs.builtin import BUILTINS
 from zooport.envs.declaration import EnvDeclaration
 from zooport.envs.registry import default_registry
 from zooport.errors import ArgumentError
+
+from tests.support.pettingzoo_versions import HAS_REGISTRY
 
 CLASSES = builtin_envs()
 

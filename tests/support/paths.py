@@ -1,0 +1,41 @@
+"""Where the checkout's files are, and loading its scripts as modules, for the tests.
+
+Constants:
+    REPO: the checkout's root; EXAMPLES, BENCHMARKS: its ``examples/`` and ``benchmarks/``.
+
+Functions:
+    load_script: a script file (an example, a benchmark) executed as a module.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+__all__ = ["REPO", "EXAMPLES", "BENCHMARKS", "load_script"]
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "examples"
+BENCHMARKS = REPO / "benchmarks"
+
+
+def load_script(path: Path, name: str, *, keep: bool = False) -> ModuleType:
+    """Executes the script at ``path`` as a module called ``name`` and returns it.
+
+    The module is in ``sys.modules`` while it runs (dataclasses look their module up
+    there); with ``keep=False`` it leaves afterwards, so that cloudpickle (Ray) ships what
+    it defines by value, as it does for a script run as ``__main__``.
+    """
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"expected a Python script, got {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        if not keep:
+            del sys.modules[name]
+    return module
