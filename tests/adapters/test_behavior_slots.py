@@ -11,12 +11,11 @@ from zooport.envs.base_env import (
     ActionSpec,
     BehaviorSpec,
     DecisionSteps,
-    DimensionProperty,
-    ObservationSpec,
-    ObservationType,
     TerminalSteps,
 )
 from zooport.errors import SpecError, UnknownBehaviorError
+
+from tests.support.specs import obs_spec
 
 
 class Timers(BatchedEnv):
@@ -28,7 +27,7 @@ class Timers(BatchedEnv):
     def __init__(self, lengths=(3, 100), period=1, spawn_at=0, **kw):
         super().__init__(**kw)
         n = len(lengths)
-        obs = ObservationSpec((2,), (DimensionProperty.NONE,), ObservationType.DEFAULT, "obs")
+        obs = obs_spec((2,))
         spec = BehaviorSpec([obs], ActionSpec.create_discrete((4,)))
         self._add_behavior("T", spec, n, capacity=n + 1, decision_period=period)
         self.lengths = np.array([*lengths, 100])

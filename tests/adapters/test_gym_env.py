@@ -36,11 +36,9 @@ from zooport.errors import (
     UnknownBehaviorError,
 )
 
+from tests.support.specs import obs_spec
+
 NONE = DimensionProperty.NONE
-
-
-def vector_spec(size: int, name: str) -> ObservationSpec:
-    return ObservationSpec((size,), (NONE,), ObservationType.DEFAULT, name)
 
 
 class Line(BatchedEnv):
@@ -52,7 +50,7 @@ class Line(BatchedEnv):
 
     def __init__(self, n=1, length=3, period=1, restart=True, **kw):
         super().__init__(**kw)
-        spec = BehaviorSpec([vector_spec(2, "count")], ActionSpec.create_discrete((4,)))
+        spec = BehaviorSpec([obs_spec((2,), "count")], ActionSpec.create_discrete((4,)))
         self._add_behavior("L", spec, n, decision_period=period, restart_finished=restart)
         self.length = length
         self.count = np.zeros(n, np.float32)
@@ -245,7 +243,7 @@ def test_two_adapters_reset_with_the_same_seed_give_identical_trajectories():
 
 
 def test_flattened_branches_lookup_and_delivery():
-    core = Probe([vector_spec(1, "x")], ActionSpec.create_discrete((2, 2, 3)))
+    core = Probe([obs_spec((1,), "x")], ActionSpec.create_discrete((2, 2, 3)))
     env = GymEnv(core, flatten_branched=True)
     assert env.action_space == spaces.Discrete(12)
     assert env.action_lookup[11].tolist() == [1, 1, 2]
@@ -255,12 +253,12 @@ def test_flattened_branches_lookup_and_delivery():
     env.step(np.int64(4))
     assert core.actions[0].discrete.tolist() == [[1, 1, 2]]
     assert core.actions[1].discrete.tolist() == [[0, 1, 1]]
-    plain = GymEnv(Probe([vector_spec(1, "x")], ActionSpec.create_discrete((2, 2, 3))))
+    plain = GymEnv(Probe([obs_spec((1,), "x")], ActionSpec.create_discrete((2, 2, 3))))
     assert plain.action_space == spaces.MultiDiscrete([2, 2, 3]) and plain.action_lookup is None
 
 
 def test_visual_observations_float_or_rounded_uint8_and_render_falls_back_to_them():
-    camera = ObservationSpec((1, 1, 3), (NONE, NONE, NONE), ObservationType.DEFAULT, "camera")
+    camera = obs_spec((1, 1, 3), "camera")
     values = np.array([[[0.6 / 255, 254.6 / 255, 127.4 / 255]]], np.float32)
     as_float = GymEnv(Probe([camera], ActionSpec.create_discrete((2,)), [values]))
     assert as_float.observation_space == spaces.Box(0.0, 1.0, (1, 1, 3), np.float32)
@@ -282,12 +280,12 @@ def test_visual_observations_float_or_rounded_uint8_and_render_falls_back_to_the
 
 
 def test_no_render_modes_without_a_picture():
-    env = GymEnv(Probe([vector_spec(2, "x")], ActionSpec.create_discrete((2,))))
+    env = GymEnv(Probe([obs_spec((2,), "x")], ActionSpec.create_discrete((2,))))
     assert env.metadata["render_modes"] == []
     assert type(env).metadata["render_modes"] == ["rgb_array"]  # the class is untouched
     with pytest.raises(ValueError, match="expected render_mode in \\[None\\]"):
         GymEnv(
-            Probe([vector_spec(2, "x")], ActionSpec.create_discrete((2,))), render_mode="rgb_array"
+            Probe([obs_spec((2,), "x")], ActionSpec.create_discrete((2,))), render_mode="rgb_array"
         )
 
 
@@ -305,7 +303,7 @@ def test_render_gives_the_core_picture():
 
 
 def test_multiple_observations():
-    specs = [vector_spec(2, "position"), vector_spec(3, "")]
+    specs = [obs_spec((2,), "position"), obs_spec((3,), "")]
     concatenated = GymEnv(Probe(specs, ActionSpec.create_discrete((2,))))
     assert concatenated.observation_space == spaces.Box(-np.inf, np.inf, (5,), np.float32)
     obs, _ = concatenated.reset()
@@ -316,8 +314,8 @@ def test_multiple_observations():
     obs, _ = keyed.reset()
     assert obs["position"].tolist() == [0.25, 0.25] and obs["obs_1"].tolist() == [0.5] * 3
 
-    camera = ObservationSpec((2, 2, 1), (NONE,) * 3, ObservationType.DEFAULT, "camera")
-    mixed = GymEnv(Probe([camera, vector_spec(2, "goal")], ActionSpec.create_discrete((2,))))
+    camera = obs_spec((2, 2, 1), "camera")
+    mixed = GymEnv(Probe([camera, obs_spec((2,), "goal")], ActionSpec.create_discrete((2,))))
     assert isinstance(mixed.observation_space, spaces.Dict)  # a mix is never concatenated
     obs, _ = mixed.reset()
     assert obs["camera"].shape == (2, 2, 1) and obs["goal"].tolist() == [0.5, 0.5]
@@ -330,7 +328,7 @@ def test_multiple_observations():
 
 
 def test_hybrid_actions_are_a_dict_and_reach_the_core():
-    core = Probe([vector_spec(1, "x")], ActionSpec.create_hybrid(2, (3,)))
+    core = Probe([obs_spec((1,), "x")], ActionSpec.create_hybrid(2, (3,)))
     env = GymEnv(core)
     assert env.action_space == spaces.Dict(
         {"continuous": spaces.Box(-1.0, 1.0, (2,), np.float32), "discrete": spaces.Discrete(3)}
@@ -345,7 +343,7 @@ def test_hybrid_actions_are_a_dict_and_reach_the_core():
 
 def test_masks_in_info_and_action_masks():
     mask = [np.array([False, True]), np.array([True, False, False])]
-    env = GymEnv(Probe([vector_spec(1, "x")], ActionSpec.create_discrete((2, 3)), mask=mask))
+    env = GymEnv(Probe([obs_spec((1,), "x")], ActionSpec.create_discrete((2, 3)), mask=mask))
     _, info = env.reset()
     assert info["action_mask"].dtype == np.int8
     assert info["action_mask"].tolist() == [1, 0, 0, 1, 1]
@@ -354,14 +352,14 @@ def test_masks_in_info_and_action_masks():
     assert info["action_mask"].tolist() == [1, 0, 0, 1, 1]
 
     flat = GymEnv(
-        Probe([vector_spec(1, "x")], ActionSpec.create_discrete((2, 3)), mask=mask),
+        Probe([obs_spec((1,), "x")], ActionSpec.create_discrete((2, 3)), mask=mask),
         flatten_branched=True,
     )
     _, info = flat.reset()
     # Allowed: branch 0 -> 0, branch 1 -> 1 or 2: flattened indices 1 and 2.
     assert info["action_mask"].tolist() == [0, 1, 1, 0, 0, 0]
 
-    continuous = GymEnv(Probe([vector_spec(1, "x")], ActionSpec.create_continuous(2)))
+    continuous = GymEnv(Probe([obs_spec((1,), "x")], ActionSpec.create_continuous(2)))
     _, info = continuous.reset()
     assert "action_mask" not in info
     with pytest.raises(SpecError, match="no discrete actions"):

@@ -14,64 +14,50 @@ import gymnasium as gym
 import pytest
 from gymnasium.utils.env_checker import data_equivalence
 
-from zooport.adapters import (
-    BehaviorVectorEnv,
-    GymEnv,
-    GymTask,
-    MultiAgentTask,
-    PettingZooAECEnv,
-    PettingZooParallelEnv,
-    PettingZooTask,
-    SB3VecEnv,
-)
+from zooport.adapters import BehaviorVectorEnv, GymEnv, GymTask
 from zooport.adapters.registration import make_gym_env, make_vector_env, register_gymnasium
 from zooport.envs.builtin.basic import Basic
 from zooport.envs.builtin.tag import Tag
 from zooport.errors import SpecError, ZooportError
 
+from tests.support.adapters import ADAPTERS
 from tests.support.raw_cores import CoreProxy, LateSpecs, drive, late_basic
 
-# adapter name -> (core factory, adapter over a core)
-ADAPTERS = {
-    "GymEnv": (lambda: Basic(n_agents=1, max_steps=4, seed=0), GymEnv),
-    "GymTask": (
-        lambda: Basic(n_agents=1, max_steps=4, seed=0),
-        lambda core: GymTask(GymEnv(core), stack_frames=2),
-    ),
-    "BehaviorVectorEnv": (lambda: Basic(n_agents=3, max_steps=4, seed=0), BehaviorVectorEnv),
-    "SB3VecEnv": (lambda: Basic(n_agents=3, max_steps=4, seed=0), SB3VecEnv),
-    "PettingZooParallelEnv": (lambda: Tag(seed=0, max_steps=6), PettingZooParallelEnv),
-    "PettingZooAECEnv": (lambda: Tag(seed=0, max_steps=6), PettingZooAECEnv),
-    "MultiAgentTask": (lambda: Tag(seed=0, max_steps=6), MultiAgentTask),
-    "PettingZooTask": (
-        lambda: Tag(seed=0, max_steps=6),
-        lambda core: PettingZooTask(PettingZooParallelEnv(core)),
-    ),
-}
+SLOT_FAMILY = ("GymEnv", "GymTask", "BehaviorVectorEnv", "SB3VecEnv")
+
+
+def make_core(adapter: str):
+    """Basic with as many agents as the adapter takes (slot family), or Tag (the others)."""
+    if adapter in SLOT_FAMILY:
+        return Basic(n_agents=ADAPTERS[adapter].agents, max_steps=4, seed=0)
+    return Tag(seed=0, max_steps=6)
+
+
+def wrapper(adapter: str):
+    if adapter == "GymTask":  # stacking frames: its buffers are shaped after the late specs
+        return lambda core: GymTask(GymEnv(core), stack_frames=2)
+    return ADAPTERS[adapter].wrap
 
 
 @pytest.mark.parametrize("adapter", list(ADAPTERS))
 def test_every_adapter_steps_a_late_core_once_and_then_matches_the_core(adapter):
-    make_core, make_adapter = ADAPTERS[adapter]
-    late = LateSpecs(make_core())
+    make_adapter = wrapper(adapter)
+    late = LateSpecs(make_core(adapter))
     assert not late.behavior_specs
     env = make_adapter(late)
     assert late.early_steps == 1  # stepped exactly once before anything else
-    expected = drive(make_adapter(CoreProxy(make_core())), 15)
+    expected = drive(make_adapter(CoreProxy(make_core(adapter))), 15)
     assert data_equivalence(drive(env, 15), expected)
     assert late.early_steps == 1
 
 
 @pytest.mark.parametrize("adapter", list(ADAPTERS))
 def test_a_core_without_behaviors_after_one_step_is_a_spec_error(adapter):
-    make_core, make_adapter = ADAPTERS[adapter]
-    never = LateSpecs(make_core(), never=True)
+    never = LateSpecs(make_core(adapter), never=True)
     with pytest.raises(SpecError, match=r"has no behaviors, even after one step") as info:
-        make_adapter(never)
+        wrapper(adapter)(never)
     assert isinstance(info.value, ZooportError)
-    name = "PettingZooParallelEnv" if adapter == "PettingZooTask" else adapter
-    name = "GymEnv" if adapter == "GymTask" else name
-    assert str(info.value).startswith(f"{name}: LateSpecs has no behaviors")
+    assert str(info.value).startswith(f"{ADAPTERS[adapter].holder}: LateSpecs has no behaviors")
     assert never.early_steps == 1
 
 

@@ -19,16 +19,7 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import data_equivalence
 
-from zooport.adapters import (
-    BehaviorVectorEnv,
-    GymEnv,
-    GymTask,
-    MultiAgentTask,
-    PettingZooAECEnv,
-    PettingZooParallelEnv,
-    PettingZooTask,
-    SB3VecEnv,
-)
+from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 from zooport.adapters.spaces import ObservationLayout
 from zooport.envs.base_env import (
     DecisionSteps,
@@ -40,20 +31,9 @@ from zooport.envs.builtin.basic import Basic
 from zooport.envs.exception import UnityObservationException
 from zooport.errors import ObservationError, SpecError
 
+from tests.support.adapters import ADAPTERS
 from tests.support.paths import BENCHMARKS
 from tests.support.raw_cores import CoreProxy, Tamper, Walkers, drive, with_obs, with_rows
-
-# adapter name -> (agents in the behaviour, adapter over a core)
-ADAPTERS = {
-    "GymEnv": (1, GymEnv),
-    "GymTask": (1, lambda core: GymTask(GymEnv(core))),
-    "BehaviorVectorEnv": (3, BehaviorVectorEnv),
-    "SB3VecEnv": (3, SB3VecEnv),
-    "PettingZooParallelEnv": (3, PettingZooParallelEnv),
-    "PettingZooAECEnv": (3, PettingZooAECEnv),
-    "MultiAgentTask": (3, MultiAgentTask),
-    "PettingZooTask": (3, lambda core: PettingZooTask(PettingZooParallelEnv(core))),
-}
 
 
 def _obs(kind, n):
@@ -103,7 +83,7 @@ TERMINAL_CASES = ["narrow", "extra observation", "rows", "interrupted"]
 @pytest.mark.parametrize("case", DECISION_CASES)
 @pytest.mark.parametrize("adapter", list(ADAPTERS))
 def test_decision_observations_that_disagree_with_the_spec(adapter, case):
-    n, make_adapter = ADAPTERS[adapter]
+    n, make_adapter, _ = ADAPTERS[adapter]
     tamper, message = _obs("DecisionSteps", n)[case]
     core = Tamper(Basic(n_agents=n, max_steps=50, seed=0), "Basic", decision=tamper, after=2)
     env = make_adapter(core)
@@ -116,7 +96,7 @@ def test_decision_observations_that_disagree_with_the_spec(adapter, case):
 @pytest.mark.parametrize("case", TERMINAL_CASES)
 @pytest.mark.parametrize("adapter", list(ADAPTERS))
 def test_terminal_observations_that_disagree_with_the_spec(adapter, case):
-    n, make_adapter = ADAPTERS[adapter]
+    n, make_adapter, _ = ADAPTERS[adapter]
     tamper = {
         "narrow": lambda s: with_obs(s, [s.obs[0][:, :1]]),
         "extra observation": lambda s: with_obs(s, [s.obs[0], s.obs[0]]),
@@ -139,7 +119,7 @@ def test_terminal_observations_that_disagree_with_the_spec(adapter, case):
 
 @pytest.mark.parametrize("adapter", list(ADAPTERS))
 def test_observations_that_disagree_at_reset(adapter):
-    n, make_adapter = ADAPTERS[adapter]
+    n, make_adapter, _ = ADAPTERS[adapter]
     tamper, message = _obs("DecisionSteps", n)["narrow"]
     core = Tamper(Basic(n_agents=n, seed=0), "Basic", decision=tamper)
     with pytest.raises(ObservationError, match=message):
@@ -208,7 +188,7 @@ def _lists(steps):
 def test_batches_built_from_lists_give_what_arrays_give(adapter):
     """ML-Agents' own test envs build steps with ``agent_id=list(...)``, and mlagents_envs
     0.28 hands ``group_id`` out as a list: every adapter reads them as arrays."""
-    n, make_adapter = ADAPTERS[adapter]
+    n, make_adapter, _ = ADAPTERS[adapter]
     listed = Tamper(Basic(n_agents=n, max_steps=4, seed=0), "Basic", decision=_lists,
                     terminal=_lists)  # fmt: skip
     expected = drive(make_adapter(CoreProxy(Basic(n_agents=n, max_steps=4, seed=0))), 20)

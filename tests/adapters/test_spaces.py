@@ -15,11 +15,9 @@ from zooport.envs.base_env import (
 )
 from zooport.errors import ActionError, SpecError
 
+from tests.support.specs import obs_spec
+
 NONE = DimensionProperty.NONE
-
-
-def obs_spec(shape, name="", kind=ObservationType.DEFAULT):
-    return ObservationSpec(tuple(shape), (NONE,) * len(shape), kind, name)
 
 
 # ---------------------------------------------------------------------- observations
@@ -53,7 +51,7 @@ def test_allow_multiple_obs_gives_a_dict_keyed_by_name():
 
 
 def test_mixed_ranks_become_a_dict_even_without_allow_multiple_obs():
-    camera = ObservationSpec((4, 4, 3), (NONE,) * 3, ObservationType.DEFAULT, "camera")
+    camera = obs_spec((4, 4, 3), "camera")
     layout = ObservationLayout([camera, obs_spec((2,), "goal", ObservationType.GOAL_SIGNAL)])
     assert isinstance(layout.space, spaces.Dict)
     assert layout.space["camera"] == spaces.Box(0.0, 1.0, (4, 4, 3), np.float32)
@@ -67,7 +65,7 @@ def test_duplicate_and_missing_names_get_stable_distinct_keys():
 
 
 def test_uint8_visual_rounds_instead_of_truncating():
-    camera = ObservationSpec((1, 3, 1), (NONE,) * 3, ObservationType.DEFAULT, "camera")
+    camera = obs_spec((1, 3, 1), "camera")
     layout = ObservationLayout([camera], uint8_visual=True)
     assert layout.space == spaces.Box(0, 255, (1, 3, 1), np.uint8)
     values = np.array([0.7 / 255, 254.6 / 255, 1.0], dtype=np.float32).reshape(1, 1, 3, 1)

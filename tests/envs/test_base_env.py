@@ -23,18 +23,12 @@ from zooport.envs.base_env import (
     BehaviorSpec,
     DecisionStep,
     DecisionSteps,
-    DimensionProperty,
-    ObservationSpec,
-    ObservationType,
     TerminalStep,
     TerminalSteps,
 )
 from zooport.envs.batched_env import BatchedEnv, StepResult
 
-
-def obs_spec(*shape: int, name: str = "obs") -> ObservationSpec:
-    props = (DimensionProperty.NONE,) * len(shape)
-    return ObservationSpec(tuple(shape), props, ObservationType.DEFAULT, name)
+from tests.support.specs import obs_spec
 
 
 def make_decision_steps() -> DecisionSteps:
@@ -119,7 +113,7 @@ def test_membership_and_get_of_absent_agent():
 
 
 def test_empty_decision_steps_have_the_spec_shapes():
-    spec = BehaviorSpec([obs_spec(3, 2), obs_spec(5)], ActionSpec.create_continuous(3))
+    spec = BehaviorSpec([obs_spec((3, 2)), obs_spec((5,))], ActionSpec.create_continuous(3))
     ds = DecisionSteps.empty(spec)
     assert len(ds) == 0 and list(ds) == []
     assert [o.shape for o in ds.obs] == [(0, 3, 2), (0, 5)]
@@ -147,7 +141,7 @@ def test_terminal_steps_interrupted_by_agent():
 
 
 def test_empty_terminal_steps_have_the_spec_shapes():
-    spec = BehaviorSpec([obs_spec(3, 2), obs_spec(5)], ActionSpec.create_continuous(3))
+    spec = BehaviorSpec([obs_spec((3, 2)), obs_spec((5,))], ActionSpec.create_continuous(3))
     ts = TerminalSteps.empty(spec)
     assert len(ts) == 0
     assert [o.shape for o in ts.obs] == [(0, 3, 2), (0, 5)]
@@ -313,7 +307,7 @@ def test_action_tuple_unwraps_array_subclasses(kind):
 
 
 def test_behavior_mapping_is_read_only():
-    spec = BehaviorSpec([obs_spec(2)], ActionSpec.create_discrete((2,)))
+    spec = BehaviorSpec([obs_spec((2,))], ActionSpec.create_discrete((2,)))
     mapping = BehaviorMapping({"A": spec, "B": spec})
     assert len(mapping) == 2 and list(mapping) == ["A", "B"]
     assert mapping["A"] is spec and "B" in mapping and "C" not in mapping
@@ -511,7 +505,7 @@ class _Hybrid(BatchedEnv):
 
     def __init__(self, spec: ActionSpec, n: int = 3) -> None:
         super().__init__(seed=0)
-        self._add_behavior(BEHAVIOR, BehaviorSpec([obs_spec(1)], spec), n)
+        self._add_behavior(BEHAVIOR, BehaviorSpec([obs_spec((1,))], spec), n)
         self.n = n
 
     def _reset_agents(self, behavior, slots):

@@ -22,17 +22,16 @@ from zooport.envs.base_env import (
     ActionSpec,
     ActionTuple,
     BehaviorSpec,
-    DimensionProperty,
-    ObservationSpec,
-    ObservationType,
 )
 from zooport.envs.batched_env import BatchedEnv, StepResult
+
+from tests.support.specs import obs_spec
 
 NAME = "Echo"
 
 
 def _spec() -> BehaviorSpec:
-    obs = ObservationSpec((2,), (DimensionProperty.NONE,), ObservationType.DEFAULT, "state")
+    obs = obs_spec((2,), "state")
     return BehaviorSpec([obs], ActionSpec.create_hybrid(1, (4,)))
 
 
@@ -464,7 +463,7 @@ class Duo(BatchedEnv):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
-        obs = ObservationSpec((1,), (DimensionProperty.NONE,), ObservationType.DEFAULT, "x")
+        obs = obs_spec((1,), "x")
         self._add_behavior("A", BehaviorSpec([obs], ActionSpec.create_discrete((5,))), 2)
         self._add_behavior(
             "B", BehaviorSpec([obs], ActionSpec.create_continuous(1)), 2, decision_period=2
@@ -525,7 +524,7 @@ class Watchers(BatchedEnv):
     def __init__(self, a_first=True, **kw):
         super().__init__(**kw)
         spec = BehaviorSpec(
-            [ObservationSpec((1,), (DimensionProperty.NONE,), ObservationType.DEFAULT, "x")],
+            [obs_spec((1,), "x")],
             ActionSpec.create_discrete((2,)),
         )
         order = ("A", "B") if a_first else ("B", "A")
@@ -581,7 +580,7 @@ class Cutter(BatchedEnv):
     def __init__(self, **kw):
         super().__init__(**kw)
         spec = BehaviorSpec(
-            [ObservationSpec((1,), (DimensionProperty.NONE,), ObservationType.DEFAULT, "t")],
+            [obs_spec((1,), "t")],
             ActionSpec.create_discrete((2,)),
         )
         self._add_behavior("C", spec, 1)

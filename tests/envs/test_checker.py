@@ -20,7 +20,6 @@ from zooport.envs.base_env import (
     BehaviorMapping,
     BehaviorSpec,
     DecisionSteps,
-    DimensionProperty,
     ObservationSpec,
     ObservationType,
     TerminalSteps,
@@ -36,14 +35,11 @@ from zooport.envs.checker import (
 )
 from zooport.envs.registry import default_registry
 
+from tests.support.specs import obs_spec
+
 RUNNER = "Runner?team=0"
 SLEEPER = "Sleeper"
 STEPS = 20
-
-
-def obs_spec(*shape: int, name: str = "obs") -> ObservationSpec:
-    props = (DimensionProperty.NONE,) * len(shape)
-    return ObservationSpec(tuple(shape), props, ObservationType.DEFAULT, name)
 
 
 class GoodEnv(BaseEnv):
@@ -56,8 +52,8 @@ class GoodEnv(BaseEnv):
         self.closed = False
         hybrid = ActionSpec.create_hybrid(1, (3, 2))
         self.specs = {
-            RUNNER: BehaviorSpec([obs_spec(3), obs_spec(2, 2)], hybrid),
-            SLEEPER: BehaviorSpec([obs_spec(2)], ActionSpec.create_continuous(2)),
+            RUNNER: BehaviorSpec([obs_spec((3,)), obs_spec((2, 2))], hybrid),
+            SLEEPER: BehaviorSpec([obs_spec((2,))], ActionSpec.create_continuous(2)),
         }
         self.batches: dict[str, tuple] = {}
 
@@ -199,7 +195,7 @@ class Walkers(BatchedEnv):
 
     def __init__(self, n: int = 6, global_rng: bool = False, **kwargs) -> None:
         super().__init__(**kwargs)
-        spec = BehaviorSpec([obs_spec(2)], ActionSpec.create_discrete((3,)))
+        spec = BehaviorSpec([obs_spec((2,))], ActionSpec.create_discrete((3,)))
         self._add_behavior("Walker", spec, n, decision_period=2)
         self.n = n
         self.pos = np.zeros(n, np.float32)
@@ -448,8 +444,7 @@ class NoBehaviors(GoodEnv):
 class BadSpecs(GoodEnv):
     def __init__(self):
         super().__init__()
-        bad_shape = ObservationSpec((0, 3), (DimensionProperty.NONE,) * 2,
-                                    ObservationType.DEFAULT, "zero")  # fmt: skip
+        bad_shape = obs_spec((0, 3), "zero")
         bad_props = ObservationSpec((3,), (), ObservationType.DEFAULT, "props")
         self.specs[SLEEPER] = BehaviorSpec([bad_shape, bad_props], ActionSpec(2, (0,)))
 

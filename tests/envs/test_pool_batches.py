@@ -8,9 +8,6 @@ import pytest
 from zooport.envs.base_env import (
     ActionSpec,
     BehaviorSpec,
-    DimensionProperty,
-    ObservationSpec,
-    ObservationType,
     TerminalSteps,
 )
 from zooport.envs.pool_batches import merge_steps
@@ -18,8 +15,10 @@ from zooport.envs.pool_handles import Part
 from zooport.envs.pool_shared_memory import MIN_ROWS, DataLayout, DataSegment
 from zooport.errors import SpecError
 
+from tests.support.specs import obs_spec
+
 SPEC = BehaviorSpec(
-    [ObservationSpec((2,), (DimensionProperty.NONE,), ObservationType.DEFAULT, "x")],
+    [obs_spec((2,), "x")],
     ActionSpec.create_discrete((2, 3)),
 )
 

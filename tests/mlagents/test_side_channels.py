@@ -30,13 +30,11 @@ from zooport.envs import side_channel as zp
 from zooport.envs.base_env import (
     ActionSpec,
     BehaviorSpec,
-    DimensionProperty,
-    ObservationSpec,
-    ObservationType,
 )
 from zooport.envs.batched_env import BatchedEnv, StepResult
 
 from tests.mlagents.scripted_unity import ScriptedCommunicator
+from tests.support.specs import obs_spec
 
 #: mlagents_envs' classes under zooport's names (its package __init__ exports only a few).
 ml = types.SimpleNamespace(
@@ -223,7 +221,7 @@ class ChannelEnv(BatchedEnv):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        obs = ObservationSpec((1,), (DimensionProperty.NONE,), ObservationType.DEFAULT, "x")
+        obs = obs_spec((1,), "x")
         self._add_behavior("B", BehaviorSpec([obs], ActionSpec.create_discrete((2,))), 1)
         self.seen: list[tuple[float, ...]] = []
 

@@ -17,11 +17,10 @@ import numpy as np
 from zooport.envs.base_env import (
     ActionSpec,
     BehaviorSpec,
-    DimensionProperty,
-    ObservationSpec,
-    ObservationType,
 )
 from zooport.envs.batched_env import BatchedEnv, StepResult
+
+from tests.support.specs import obs_spec
 
 BEHAVIOR = "Branches"
 
@@ -36,7 +35,7 @@ class Branches(BatchedEnv):
 
     def __init__(self, n_agents: int = 2, episode_length: int = 3, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        obs = ObservationSpec((3,), (DimensionProperty.NONE,), ObservationType.DEFAULT, "obs")
+        obs = obs_spec((3,))
         self._add_behavior(
             BEHAVIOR, BehaviorSpec([obs], ActionSpec.create_discrete((3, 4))), n_agents
         )

@@ -39,9 +39,6 @@ from zooport.envs.base_env import (
     ActionTuple,
     BehaviorMapping,
     BehaviorSpec,
-    DimensionProperty,
-    ObservationSpec,
-    ObservationType,
 )
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin.ball_balance import BallBalance
@@ -53,6 +50,7 @@ from tests.support.old_api import (
     OldDecisionSteps,
     OldTerminalStepsMaxStep,
 )
+from tests.support.specs import obs_spec
 
 #: The id of the raw-bytes channel LedgerCore echoes.
 RAW_ID = uuid.UUID("0f0f0f0f-0000-4000-8000-00000000ec40")
@@ -67,10 +65,6 @@ def fast() -> dict[str, Any]:
         return {}
     multiprocessing.get_context("forkserver").set_forkserver_preload(_PRELOAD)
     return {"start_method": "forkserver"}
-
-
-def _vector(size: int, name: str) -> ObservationSpec:
-    return ObservationSpec((size,), (DimensionProperty.NONE,), ObservationType.DEFAULT, name)
 
 
 class LedgerCore(BatchedEnv):
@@ -110,7 +104,7 @@ class LedgerCore(BatchedEnv):
         side_channels: Any = None,
     ) -> None:
         super().__init__(seed=seed, side_channels=side_channels, max_steps=max_steps)
-        spec = BehaviorSpec([_vector(3, "ledger")], ActionSpec.create_discrete((branches,)))
+        spec = BehaviorSpec([obs_spec((3,), "ledger")], ActionSpec.create_discrete((branches,)))
         self._add_behavior(self.behavior_name, spec, n_agents, decision_period=period)
         self.n_agents = n_agents
         self.end_probability = end_probability
@@ -165,7 +159,7 @@ class WideCore(LedgerCore):
 
     def __init__(self, *, n_agents: int = 2, capacity: int = 64, grow: int = 3, **kwargs: Any):
         BatchedEnv.__init__(self, seed=kwargs.pop("seed", None))
-        spec = BehaviorSpec([_vector(3, "ledger")], ActionSpec.create_discrete((3,)))
+        spec = BehaviorSpec([obs_spec((3,), "ledger")], ActionSpec.create_discrete((3,)))
         self._add_behavior(self.behavior_name, spec, n_agents, capacity=capacity)
         self.n_agents = capacity
         self.end_probability = 0.0
@@ -298,7 +292,7 @@ class LateSpecCore(LedgerCore):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.late_spec = BehaviorSpec([_vector(2, "late")], ActionSpec.create_continuous(1))
+        self.late_spec = BehaviorSpec([obs_spec((2,), "late")], ActionSpec.create_continuous(1))
 
     def step(self) -> None:
         if "Late" not in self._behaviors:

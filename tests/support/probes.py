@@ -28,10 +28,9 @@ from zooport.envs.base_env import (
     ActionSpec,
     ActionTuple,
     BehaviorSpec,
-    DimensionProperty,
-    ObservationSpec,
-    ObservationType,
 )
+
+from tests.support.specs import obs_spec
 
 RUNNER = "Runner?team=0"
 WALKER = "Walker"
@@ -62,7 +61,7 @@ class Probe(BatchedEnv):
         **kw,
     ):
         super().__init__(**kw)
-        obs = ObservationSpec((3,), (DimensionProperty.NONE,), ObservationType.DEFAULT, "state")
+        obs = obs_spec((3,), "state")
         self.lengths = {}
         self.applied: dict[str, list[np.ndarray]] = {RUNNER: [], WALKER: []}
         self.behaviors = []

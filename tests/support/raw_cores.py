@@ -31,12 +31,13 @@ from zooport.envs.base_env import (
     BaseEnv,
     BehaviorSpec,
     DecisionSteps,
-    DimensionProperty,
     ObservationSpec,
     ObservationType,
     TerminalSteps,
 )
 from zooport.envs.batched_env import BatchedEnv, StepResult
+
+from tests.support.specs import obs_spec
 
 __all__ = [
     "CoreProxy",
@@ -174,13 +175,9 @@ class EmptySensor(BatchedEnv):
 
     def __init__(self, n_agents: int = 2, *, goal: bool = False, size: int = 6, **kw: Any):
         super().__init__(**kw)
-        none = (DimensionProperty.NONE,)
-        specs = [
-            ObservationSpec((size, size, 3), none * 3, ObservationType.DEFAULT, "camera"),
-            ObservationSpec((0,), none, ObservationType.DEFAULT, "vector"),
-        ]
+        specs = [obs_spec((size, size, 3), "camera"), obs_spec((0,), "vector")]
         if goal:
-            specs.append(ObservationSpec((2,), none, ObservationType.GOAL_SIGNAL, "goal"))
+            specs.append(obs_spec((2,), "goal", ObservationType.GOAL_SIGNAL))
         self.goal = goal
         self.size = size
         self._add_behavior(

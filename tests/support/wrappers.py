@@ -27,14 +27,13 @@ from zooport.adapters.wrappers.visibility import EntitySlots
 from zooport.envs.base_env import (
     ActionSpec,
     BehaviorSpec,
-    DimensionProperty,
-    ObservationSpec,
-    ObservationType,
 )
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.envs.builtin.grid_world import GridWorld
 from zooport.envs.builtin.tag import Tag
+
+from tests.support.specs import obs_spec
 
 _MOVES = np.array([[0, 0], [0, 1], [0, -1], [-1, 0], [1, 0]], dtype=np.float32)
 
@@ -160,9 +159,7 @@ class Scouts(BatchedEnv):
     def __init__(self, n_agents: int = 3, n_beacons: int = 4, view: float = 0.7, **kw):
         super().__init__(**kw)
         self.n, self.m, self.view = n_agents, n_beacons, view
-        obs = ObservationSpec(
-            (2 + 3 * n_beacons,), (DimensionProperty.NONE,), ObservationType.DEFAULT, "scout"
-        )
+        obs = obs_spec((2 + 3 * n_beacons,), "scout")
         self._add_behavior("Scout", BehaviorSpec([obs], ActionSpec.create_continuous(2)), n_agents)
         self.pos = np.zeros((n_agents, 2), np.float32)
         self.beacons = np.zeros((n_beacons, 2), np.float32)
