@@ -36,7 +36,8 @@ from zooport.envs.builtin.tag import Tag
 from zooport.errors import RegistryError
 from zooport.make_env import make, resolve_id
 
-from tests.support.wrappers import check_gym, random_actions, rollout, run_parallel_api_test
+from tests.support.checkers import check_gym, run_parallel_api_test
+from tests.support.wrappers import random_actions, rollout
 
 
 @pytest.mark.parametrize(

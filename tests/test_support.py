@@ -3,27 +3,23 @@
 The adapter tests compare against them, so a drift here would hide a defect there:
 ``Probe``'s rewards, restarts, masks and spawning, the reference loop's decision periods
 (``tests/support/probes.py``), and the wrapper tests' envs under the upstream checkers
-(``tests/support/wrappers.py``).
+(``tests/support/wrappers.py``), and the allow-list that every upstream checker runs under
+(``tests/support/checkers.py``).
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pytest
 
 from zooport.envs.base_env import ActionTuple
 
+from tests.support.checkers import run_allowing, run_parallel_api_test
 from tests.support.pettingzoo_versions import parallel_seed_test
 from tests.support.probes import RUNNER, WALKER, MaskedProbe, Probe, reference_rollout
-from tests.support.wrappers import (
-    ball_balance,
-    grid_world,
-    mini,
-    random_action,
-    run_parallel_api_test,
-    scouts,
-    tag,
-)
+from tests.support.wrappers import ball_balance, grid_world, mini, random_action, scouts, tag
 
 # ---------------------------------------------------------------------- probes
 
@@ -95,3 +91,23 @@ def test_scouts_rows_are_absolute_and_flagged():
     seen = np.linalg.norm(core.beacons - core.pos[0], axis=1) <= core.view
     assert rows[:, 2].tolist() == seen.astype(float).tolist()
     np.testing.assert_allclose(rows[seen, :2], core.beacons[seen])
+
+
+# ---------------------------------------------------------------------- checkers
+
+
+def _warn(*messages: str) -> None:
+    for message in messages:
+        warnings.warn(message, UserWarning, stacklevel=2)
+
+
+def test_run_allowing_returns_the_patterns_a_warning_matched():
+    assert run_allowing([r"^known", "unused"], _warn, "known issue") == {"^known"}
+    assert run_allowing([], _warn) == set()
+
+
+def test_run_allowing_fails_on_a_warning_no_pattern_explains():
+    with pytest.raises(AssertionError, match=r"unexpected warnings: \['new issue'\]"):
+        run_allowing([r"^known"], _warn, "known issue", "new issue")
+    with pytest.raises(AssertionError, match="an issue"):
+        run_allowing([r"^issue"], _warn, "an issue")  # patterns are regexes: ^ anchors

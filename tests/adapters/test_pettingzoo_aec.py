@@ -8,13 +8,12 @@ from pettingzoo import AECEnv
 from pettingzoo.utils.conversions import parallel_to_aec_wrapper
 
 from zooport.adapters.pettingzoo_aec import PettingZooAECEnv, UnityAECEnv
-from zooport.envs.builtin.ball_balance import BallBalance
-from zooport.envs.builtin.soccer import Soccer
 from zooport.envs.builtin.tag import Tag
 from zooport.errors import ActionError, EnvClosedError, EnvNotResetError
 
 from tests.support.probes import (
     RUNNER,
+    TRAJECTORY_CORES,
     WALKER,
     MaskedProbe,
     Probe,
@@ -203,17 +202,9 @@ def _aec_rollout(env, seed, steps):
     return out
 
 
-@pytest.mark.parametrize(
-    "make",
-    [
-        lambda: Tag(seed=5, spawn_every=7, max_steps=60, tag_radius=0.3),
-        lambda: BallBalance(n_agents=5, seed=5, max_steps=40),
-        lambda: Probe((3, 0, 5), (0, 6), walker_period=2, spawn_at=4, max_steps=9),
-        lambda: Soccer(seed=5, max_steps=25),
-    ],
-    ids=["tag-spawn", "ballbalance", "probe", "soccer-two-teams"],
-)
-def test_aec_trajectory_equals_the_raw_core_driven_by_hand(make):
+@pytest.mark.parametrize("core", list(TRAJECTORY_CORES))
+def test_aec_trajectory_equals_the_raw_core_driven_by_hand(core):
+    make = TRAJECTORY_CORES[core]
     expected = reference_rollout(make(), seed=11, steps=80)
     got = _aec_rollout(PettingZooAECEnv(make()), seed=11, steps=80)
     assert_same_trajectory(got, expected)

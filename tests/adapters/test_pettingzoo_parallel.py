@@ -10,9 +10,7 @@ from pettingzoo import ParallelEnv
 
 from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv, UnityParallelEnv
 from zooport.envs import BatchedEnv
-from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.envs.builtin.grid_world import GridWorld
-from zooport.envs.builtin.soccer import Soccer
 from zooport.envs.builtin.tag import Tag
 from zooport.envs.side_channel.engine_configuration_channel import EngineConfigurationChannel
 from zooport.errors import (
@@ -25,6 +23,7 @@ from zooport.errors import (
 from tests.support.old_api import OldWalkers
 from tests.support.probes import (
     RUNNER,
+    TRAJECTORY_CORES,
     WALKER,
     MaskedProbe,
     Probe,
@@ -543,20 +542,9 @@ def _adapter_rollout(env, seed, steps):
     return out
 
 
-@pytest.mark.parametrize(
-    "make",
-    [
-        lambda: Tag(seed=5, spawn_every=7, max_steps=60, tag_radius=0.3),
-        lambda: Tag(seed=5, restart_tagged=False, runner_decision_period=3, tag_radius=0.3),
-        lambda: BallBalance(n_agents=5, seed=5, max_steps=40),
-        lambda: Probe((3, 0, 5), (0, 6), walker_period=2, spawn_at=4, max_steps=9),
-        lambda: Probe((3, 0), (4,), hybrid=True, reorder_agents=True, seed=2),
-        lambda: Soccer(seed=5, max_steps=25, reorder_agents=True),
-    ],
-    ids=["tag-spawn", "tag-no-restart", "ballbalance", "probe", "probe-hybrid-reordered",
-         "soccer-two-teams-reordered"],
-)  # fmt: skip
-def test_trajectory_equals_the_raw_core_driven_by_hand(make):
+@pytest.mark.parametrize("core", list(TRAJECTORY_CORES))
+def test_trajectory_equals_the_raw_core_driven_by_hand(core):
+    make = TRAJECTORY_CORES[core]
     expected = reference_rollout(make(), seed=11, steps=80)
     got = _adapter_rollout(PettingZooParallelEnv(make()), seed=11, steps=80)
     assert_same_trajectory(got, expected)

@@ -10,9 +10,6 @@ camera, the empty sensor and, with ``goal=True``, a goal vector; agent k's camer
 
 from __future__ import annotations
 
-import re
-import warnings
-
 import numpy as np
 import pytest
 from gymnasium import spaces
@@ -32,6 +29,7 @@ from zooport.adapters.spaces import ObservationLayout
 from zooport.envs.base_env import ObservationSpec, ObservationType
 from zooport.errors import SpecError
 
+from tests.support.checkers import run_allowing
 from tests.support.pettingzoo_versions import DICT_OBS_API_TEST
 from tests.support.raw_cores import EmptySensor, drive
 
@@ -117,16 +115,6 @@ def test_multi_agent_adapters_serve_the_camera_alone(goal):
     assert space["observation"] == expected
 
 
-def _quietly(check, *args, allowed, **kw):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        check(*args, **kw)
-    unexpected = [
-        str(w.message) for w in caught if not any(re.search(p, str(w.message)) for p in allowed)
-    ]
-    assert not unexpected, unexpected
-
-
 # The goal vector is Box(-inf, inf) (ML-Agents' specs carry no bounds); a Dict observation
 # (camera + goal, or an action mask) is not what PettingZoo's checker expects by default.
 ALLOWED = (
@@ -139,14 +127,13 @@ ALLOWED = (
 
 @pytest.mark.parametrize("goal", [False, True], ids=["camera", "camera+goal"])
 def test_upstream_checkers_pass(goal):
-    _quietly(check_env, GymEnv(EmptySensor(1, goal=goal)), skip_render_check=True,
-             allowed=ALLOWED)  # fmt: skip
+    run_allowing(ALLOWED, check_env, GymEnv(EmptySensor(1, goal=goal)), skip_render_check=True)
     # SB3 wants images as uint8 (uint8_visual), 36 x 36 at least.
     sb3_env = GymEnv(EmptySensor(1, goal=goal, size=36), uint8_visual=True)
-    _quietly(sb3_check_env, sb3_env, allowed=ALLOWED)
-    _quietly(parallel_api_test, PettingZooParallelEnv(EmptySensor(3, goal=goal), max_cycles=12),
-             num_cycles=30, allowed=ALLOWED)  # fmt: skip
+    run_allowing(ALLOWED, sb3_check_env, sb3_env)
+    parallel = PettingZooParallelEnv(EmptySensor(3, goal=goal), max_cycles=12)
+    run_allowing(ALLOWED, parallel_api_test, parallel, num_cycles=30)
     if goal and DICT_OBS_API_TEST:  # camera+goal is a Dict observation
         pytest.skip(DICT_OBS_API_TEST)
-    _quietly(api_test, PettingZooAECEnv(EmptySensor(3, goal=goal), max_cycles=12),
-             num_cycles=30, allowed=ALLOWED)  # fmt: skip
+    aec = PettingZooAECEnv(EmptySensor(3, goal=goal), max_cycles=12)
+    run_allowing(ALLOWED, api_test, aec, num_cycles=30)

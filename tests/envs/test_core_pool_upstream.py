@@ -11,7 +11,6 @@ allow-list as ``test_pettingzoo_upstream.py``; a pool forwards no global state, 
 from __future__ import annotations
 
 import functools
-import re
 import types
 import warnings
 
@@ -34,6 +33,7 @@ from zooport.envs.builtin.grid_world import GridWorld
 from zooport.envs.builtin.tag import Tag
 from zooport.envs.core_pool import CorePool
 
+from tests.support.checkers import run_allowing
 from tests.support.pettingzoo_versions import DICT_OBS_API_TEST, parallel_seed_test
 from tests.support.pool_cores import fast
 
@@ -85,14 +85,7 @@ def _factories(config: str, pools: list[CorePool]):
 
 
 def _run(check, *args, **kwargs):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        check(*args, **kwargs)
-    unexpected = [
-        str(w.message) for w in caught
-        if not any(re.match(pattern, str(w.message)) for pattern, _ in ALLOWED)
-    ]  # fmt: skip
-    assert not unexpected, f"unexpected warnings: {sorted(set(unexpected))}"
+    run_allowing([f"^(?:{pattern})" for pattern, _ in ALLOWED], check, *args, **kwargs)
 
 
 @pytest.mark.parametrize("config", CONFIGS)

@@ -303,18 +303,28 @@ def test_pettingzoo_parallel_equals_get_steps(make_unity, discrete):
     env.close()
 
 
-def test_pettingzoo_parallel_api_test_on_a_unity_environment(make_unity):
-    from pettingzoo.test import parallel_api_test
+@pytest.mark.parametrize(
+    ("module", "adapter", "checker", "also_allowed"),
+    [
+        ("pettingzoo_parallel", "PettingZooParallelEnv", "parallel_api_test", ()),
+        ("pettingzoo_aec", "PettingZooAECEnv", "api_test", ("Observation is not a NumPy array",)),
+    ],
+    ids=["parallel", "aec"],
+)
+def test_pettingzoo_api_test_on_a_unity_environment(
+    make_unity, module, adapter, checker, also_allowed
+):
+    import pettingzoo.test
 
-    PettingZooParallelEnv = _adapter("pettingzoo_parallel", "PettingZooParallelEnv")
+    make_adapter = _adapter(module, adapter)
     # flatten_branched: PettingZoo 1.27's api tests sample MultiDiscrete spaces with
     # sample(mask=obs["action_mask"]), which wants one mask per branch, not zooport's
     # flattened mask; over every combination (Discrete(6)) the flattened mask is the right one.
-    env = PettingZooParallelEnv(make_unity(ScriptedCommunicator(True, 3)), flatten_branched=True)
+    env = make_adapter(make_unity(ScriptedCommunicator(True, 3)), flatten_branched=True)
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=f".*{SEEDLESS}")
-        warnings.filterwarnings("ignore", message=DICT_OBS)
-        parallel_api_test(env, num_cycles=30)
+        for message in (f".*{SEEDLESS}", DICT_OBS, *also_allowed):
+            warnings.filterwarnings("ignore", message=message)
+        getattr(pettingzoo.test, checker)(env, num_cycles=30)
     env.close()
 
 
@@ -340,22 +350,6 @@ def test_pettingzoo_aec_equals_get_steps(make_unity):
         # The whole cycle goes to Unity as one step.
         assert comm.actions[-1] == {i: _received(a, True) for i, a in sent.items()}
         assert len(comm.actions) == cycle + 1
-    env.close()
-
-
-def test_aec_api_test_on_a_unity_environment(make_unity):
-    from pettingzoo.test import api_test
-
-    PettingZooAECEnv = _adapter("pettingzoo_aec", "PettingZooAECEnv")
-    # flatten_branched: PettingZoo 1.27's api tests sample MultiDiscrete spaces with
-    # sample(mask=obs["action_mask"]), which wants one mask per branch, not zooport's
-    # flattened mask; over every combination (Discrete(6)) the flattened mask is the right one.
-    env = PettingZooAECEnv(make_unity(ScriptedCommunicator(True, 3)), flatten_branched=True)
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=f".*{SEEDLESS}")
-        warnings.filterwarnings("ignore", message=DICT_OBS)
-        warnings.filterwarnings("ignore", message="Observation is not a NumPy array")
-        api_test(env, num_cycles=30)
     env.close()
 
 

@@ -198,6 +198,16 @@ def core_fresh(core: Any) -> dict[str, Any]:
     return core_step(core)
 
 
+def space_step(env: Any) -> Any:
+    """One step of the zero action of ``env.action_space`` (a Gymnasium env's action, or a
+    Gymnasium vector env's batch)."""
+    return env.step(zeros_of(env.action_space))
+
+
+def space_fresh(env: Any) -> Any:
+    return env.reset(seed=0), space_step(env)
+
+
 def gym_basic() -> GymEnv:
     return _reset(GymEnv(Basic(seed=0)))
 
@@ -210,28 +220,12 @@ def gym_collector() -> GymEnv:
     return _reset(GymEnv(Collector(n_agents=1, seed=0)))
 
 
-def gym_step(env: Any) -> Any:
-    return env.step(zeros_of(env.action_space))
-
-
-def gym_fresh(env: Any) -> Any:
-    return env.reset(seed=0), gym_step(env)
-
-
 def vec_ball() -> BehaviorVectorEnv:
     return _reset(BehaviorVectorEnv(BallBalance(n_agents=3, seed=0)))
 
 
 def vec_grid() -> BehaviorVectorEnv:
     return _reset(BehaviorVectorEnv(GridWorld(n_agents=2, seed=0)))
-
-
-def vec_step(env: Any) -> Any:
-    return env.step(zeros_of(env.action_space))
-
-
-def vec_fresh(env: Any) -> Any:
-    return env.reset(seed=0), vec_step(env)
 
 
 def sb3_ball() -> SB3VecEnv:
@@ -438,7 +432,7 @@ def vec_hooked() -> BehaviorVectorEnv:
 
 def vec_reentered_from_core() -> BehaviorVectorEnv:
     env = vec_hooked()
-    env.core.hook = lambda: vec_step(env)
+    env.core.hook = lambda: space_step(env)
     return env
 
 
@@ -467,7 +461,7 @@ def step_until_channel_fires(env: Any) -> None:
     """Steps until BallBalance sends its first statistic (an episode ends) to the callback."""
     stats = env.side_channels[0]
     for _ in range(500):
-        vec_step(env)
+        space_step(env)
         if stats.hook is None:
             return
     raise AssertionError("the side-channel callback never ran")
@@ -676,47 +670,47 @@ CASES: list[Case] = [
     C("GymEnv()", SHAPE, "3 agents", nothing, lambda _: GymEnv(BallBalance(n_agents=3)),
       SpecError, ("one agent", "3 agents")),
     C("GymEnv.reset", RANGE, "seed=-1", gym_basic, lambda env: env.reset(seed=-1), ArgumentError,
-      ("GymEnv.reset", *SEED, "-1"), gym_fresh),
+      ("GymEnv.reset", *SEED, "-1"), space_fresh),
     C("GymEnv.reset", WRONG, "seed='0'", gym_basic, lambda env: env.reset(seed="0"),
-      ArgumentTypeError, (*SEED, "str '0'"), gym_fresh),
+      ArgumentTypeError, (*SEED, "str '0'"), space_fresh),
     C("GymEnv.reset", WRONG, "options=5", gym_basic, lambda env: env.reset(options=5),
-      ArgumentTypeError, (*OPTIONS, "int 5"), gym_fresh),
+      ArgumentTypeError, (*OPTIONS, "int 5"), space_fresh),
     C("GymEnv.reset", WRONG, "options={1: 2}", gym_basic, lambda env: env.reset(options={1: 2}),
-      ArgumentTypeError, (*OPTIONS, "[1]"), gym_fresh),
+      ArgumentTypeError, (*OPTIONS, "[1]"), space_fresh),
     C("GymEnv.step", RANK, "[[1]] for Discrete", gym_basic, lambda env: env.step([[1]]),
-      ActionError, ("shape ()", "(1, 1)"), gym_step),
+      ActionError, ("shape ()", "(1, 1)"), space_step),
     C("GymEnv.step", RANGE, "3 for Discrete(3)", gym_basic, lambda env: env.step(3), ActionError,
-      ("[0, 2]", "got 3"), gym_step),
+      ("[0, 2]", "got 3"), space_step),
     C("GymEnv.step", RANGE, "-1", gym_basic, lambda env: env.step(-1), ActionError,
-      ("[0, 2]", "got -1"), gym_step),
+      ("[0, 2]", "got -1"), space_step),
     C("GymEnv.step", RANGE, "2**32 + 1", gym_basic, lambda env: env.step(2**32 + 1), ActionError,
-      ("4294967297",), gym_step),
+      ("4294967297",), space_step),
     C("GymEnv.step", NONFINITE, "inf", gym_basic, lambda env: env.step(float("inf")),
-      ActionError, ("inf",), gym_step),
+      ActionError, ("inf",), space_step),
     C("GymEnv.step", NONFINITE, "nan", gym_basic, lambda env: env.step(float("nan")),
-      ActionError, ("integer discrete actions in [0, 2]", "nan"), gym_step),
+      ActionError, ("integer discrete actions in [0, 2]", "nan"), space_step),
     C("GymEnv.step", DTYPE, "'a'", gym_basic, lambda env: env.step("a"), ActionError,
-      ("integer", "<U1"), gym_step),
+      ("integer", "<U1"), space_step),
     C("GymEnv.step", DTYPE, "1.5", gym_basic, lambda env: env.step(1.5), ActionError,
-      ("integer discrete actions in [0, 2]", "1.5"), gym_step),
+      ("integer discrete actions in [0, 2]", "1.5"), space_step),
     C("GymEnv.step", WRONG, "None", gym_basic, lambda env: env.step(None), ActionError,
-      ("integer", "object"), gym_step),
+      ("integer", "object"), space_step),
     C("GymEnv.step", SHAPE, "3 values for Box(2)", gym_ball, lambda env: env.step(np.zeros(3)),
-      ActionError, ("(2,)", "(3,)"), gym_step),
+      ActionError, ("(2,)", "(3,)"), space_step),
     C("GymEnv.step", SHAPE, "ragged list", gym_ball, lambda env: env.step([[0.0], [0.0, 0.0]]),
-      ActionError, ("Box(-1.0, 1.0, (2,), float32)", "list"), gym_step),
+      ActionError, ("Box(-1.0, 1.0, (2,), float32)", "list"), space_step),
     C("GymEnv.step", NONFINITE, "nan continuous", gym_ball,
       lambda env: env.step(np.array([np.nan, 0.0], np.float32)), ActionError,
-      ("finite", "nan"), gym_step),
+      ("finite", "nan"), space_step),
     C("GymEnv.step", DTYPE, "str continuous", gym_ball, lambda env: env.step(np.array(["a", "b"])),
-      ActionError, ("numeric", "<U1"), gym_step),
+      ActionError, ("numeric", "<U1"), space_step),
     C("GymEnv.step", UNKNOWN, "hybrid extra key", gym_collector,
       lambda env: env.step(hybrid(extra=0)), ActionError,
-      ("['continuous', 'discrete']", "'extra'"), gym_step),
+      ("['continuous', 'discrete']", "'extra'"), space_step),
     C("GymEnv.step", WRONG, "hybrid as ndarray", gym_collector,
-      lambda env: env.step(np.zeros(3)), ActionError, ("dict action", "ndarray"), gym_step),
+      lambda env: env.step(np.zeros(3)), ActionError, ("dict action", "ndarray"), space_step),
     C("GymEnv.step", BEFORE, "no reset", lambda: GymEnv(Basic(seed=0)), lambda env: env.step(1),
-      EnvNotResetError, ("reset()",), gym_fresh),
+      EnvNotResetError, ("reset()",), space_fresh),
     C("GymEnv.step", CLOSED, "after close", closed(gym_basic), lambda env: env.step(1),
       EnvClosedError, ("close()",)),
     C("GymEnv.reset", CLOSED, "after close", closed(gym_basic), lambda env: env.reset(),
@@ -735,30 +729,30 @@ CASES: list[Case] = [
     C("BehaviorVectorEnv()", UNKNOWN, "no behavior_name, two behaviours", nothing,
       lambda _: BehaviorVectorEnv(Tag()), UnknownBehaviorError, ("behavior_name=", RUNNER)),
     C("BehaviorVectorEnv.reset", RANGE, "seed=-1", vec_ball, lambda env: env.reset(seed=-1),
-      ArgumentError, ("BehaviorVectorEnv.reset", *SEED, "-1"), vec_fresh),
+      ArgumentError, ("BehaviorVectorEnv.reset", *SEED, "-1"), space_fresh),
     C("BehaviorVectorEnv.reset", WRONG, "options=5", vec_ball, lambda env: env.reset(options=5),
-      ArgumentTypeError, (*OPTIONS, "int 5"), vec_fresh),
+      ArgumentTypeError, (*OPTIONS, "int 5"), space_fresh),
     C("BehaviorVectorEnv.step", SHAPE, "ragged list", vec_ball,
       lambda env: env.step([[0.0, 0.0], [0.0], [0.0, 0.0]]), ActionError,
-      ("batch of 3 actions", "list"), vec_step),
+      ("batch of 3 actions", "list"), space_step),
     C("BehaviorVectorEnv.step", SHAPE, "2 rows for 3 slots", vec_ball,
-      lambda env: env.step(np.zeros((2, 2))), ActionError, ("(3, 2)", "(2, 2)"), vec_step),
+      lambda env: env.step(np.zeros((2, 2))), ActionError, ("(3, 2)", "(2, 2)"), space_step),
     C("BehaviorVectorEnv.step", RANK, "rank 1", vec_ball, lambda env: env.step(np.zeros(3)),
-      ActionError, ("(3, 2)", "(3,)"), vec_step),
+      ActionError, ("(3, 2)", "(3,)"), space_step),
     C("BehaviorVectorEnv.step", NONFINITE, "nan", vec_ball,
-      lambda env: env.step(np.full((3, 2), np.nan)), ActionError, ("finite", "nan"), vec_step),
+      lambda env: env.step(np.full((3, 2), np.nan)), ActionError, ("finite", "nan"), space_step),
     C("BehaviorVectorEnv.step", DTYPE, "str", vec_ball,
-      lambda env: env.step(np.full((3, 2), "a")), ActionError, ("numeric", "<U1"), vec_step),
+      lambda env: env.step(np.full((3, 2), "a")), ActionError, ("numeric", "<U1"), space_step),
     C("BehaviorVectorEnv.step", WRONG, "None", vec_ball, lambda env: env.step(None), ActionError,
-      ("(3, 2)", "shape ()"), vec_step),
+      ("(3, 2)", "shape ()"), space_step),
     C("BehaviorVectorEnv.step", RANGE, "5 of Discrete(5)", vec_grid,
-      lambda env: env.step(np.array([5, 0])), ActionError, ("[0, 4]", "got 5"), vec_step),
+      lambda env: env.step(np.array([5, 0])), ActionError, ("[0, 4]", "got 5"), space_step),
     C("BehaviorVectorEnv.step", RANK, "[[1], [1]] for Discrete", vec_grid,
-      lambda env: env.step(np.array([[1], [1]])), ActionError, ("(2,)", "(2, 1)"), vec_step),
+      lambda env: env.step(np.array([[1], [1]])), ActionError, ("(2,)", "(2, 1)"), space_step),
     C("BehaviorVectorEnv.step", RANGE, "2**32 + 1", vec_grid,
-      lambda env: env.step(np.array([2**32 + 1, 0])), ActionError, ("4294967297",), vec_step),
+      lambda env: env.step(np.array([2**32 + 1, 0])), ActionError, ("4294967297",), space_step),
     C("BehaviorVectorEnv.step", NONFINITE, "inf", vec_grid,
-      lambda env: env.step(np.array([np.inf, 0.0])), ActionError, ("inf",), vec_step),
+      lambda env: env.step(np.array([np.inf, 0.0])), ActionError, ("inf",), space_step),
     C("BehaviorVectorEnv.step", CLOSED, "after close", closed(vec_ball),
       lambda env: env.step(np.zeros((3, 2))), EnvClosedError, ("close()",)),
     C("BehaviorVectorEnv.reset", CLOSED, "after close", closed(vec_ball),
@@ -766,12 +760,12 @@ CASES: list[Case] = [
     C("BehaviorVectorEnv.action_masks", CLOSED, "after close", closed(vec_grid),
       lambda env: env.action_masks(), EnvClosedError, ("close()",)),
     C("BehaviorVectorEnv.step", REENTRANT, "from a core hook", vec_reentered_from_core,
-      vec_step, ReentrantCallError, REENTERED, vec_fresh, twin=vec_hooked),
+      space_step, ReentrantCallError, REENTERED, space_fresh, twin=vec_hooked),
     C("BehaviorVectorEnv.reset", REENTRANT, "from a side-channel callback",
       vec_reentered_from_channel, step_until_channel_fires, ReentrantCallError, REENTERED,
-      vec_fresh, twin=vec_with_channel),
+      space_fresh, twin=vec_with_channel),
     C("BehaviorVectorEnv.step", BEFORE, "after a mid-step exception", vec_failing,
-      step_after_failure(vec_step), EnvNotResetError, ("boom",), vec_fresh,
+      step_after_failure(space_step), EnvNotResetError, ("boom",), space_fresh,
       twin=vec_failing_core),
     # ------------------------------------------------------------ SB3VecEnv
     C("SB3VecEnv()", UNKNOWN, "render_mode='human'", nothing,
@@ -1079,7 +1073,7 @@ CASES: list[Case] = [
       ArgumentTypeError, ("['colour']", "n_agents")),
     C("gym.make", RANGE, "reset(seed=-1)",
       lambda: _reset(gym.make("zooport/Basic-v0", seed=0)), lambda env: env.reset(seed=-1),
-      ArgumentError, (*SEED, "-1"), gym_fresh),
+      ArgumentError, (*SEED, "-1"), space_fresh),
     C("gym.make_vec", RANGE, "num_envs=0", nothing,
       lambda _: gym.make_vec("zooport/BallBalance-v0", num_envs=0,
                              vectorization_mode="vector_entry_point"),

@@ -14,6 +14,10 @@ Functions:
     policy: a deterministic consumer action for (behaviour, agent id, step).
     reference_rollout: what each PettingZoo agent should see, from the raw core.
     assert_same_trajectory: an adapter's trajectory equals the reference.
+
+Constants:
+    TRAJECTORY_CORES: the cores on which every multi-agent adapter's trajectory must equal
+        the reference.
 """
 
 from __future__ import annotations
@@ -29,6 +33,9 @@ from zooport.envs.base_env import (
     ActionTuple,
     BehaviorSpec,
 )
+from zooport.envs.builtin.ball_balance import BallBalance
+from zooport.envs.builtin.soccer import Soccer
+from zooport.envs.builtin.tag import Tag
 
 from tests.support.specs import obs_spec
 
@@ -256,3 +263,19 @@ def assert_same_trajectory(got: list[dict], expected: list[dict]) -> None:
             assert (g[1], g[2], g[3], g[4]) == (reward, terminated, truncated, decided), (
                 f"step {t} {key}: {g[1:]} != {(reward, terminated, truncated, decided)}"
             )
+
+
+#: Cores whose trajectory through each multi-agent adapter must equal
+#: :func:`reference_rollout`'s: spawning, agents that are not restarted, decision periods,
+#: hybrid actions, rows in another order than the ids, one behaviour in two teams.
+TRAJECTORY_CORES: dict[str, Callable[[], Any]] = {
+    "tag-spawn": lambda: Tag(seed=5, spawn_every=7, max_steps=60, tag_radius=0.3),
+    "tag-no-restart": lambda: Tag(
+        seed=5, restart_tagged=False, runner_decision_period=3, tag_radius=0.3
+    ),
+    "ballbalance": lambda: BallBalance(n_agents=5, seed=5, max_steps=40),
+    "probe": lambda: Probe((3, 0, 5), (0, 6), walker_period=2, spawn_at=4, max_steps=9),
+    "probe-hybrid-reordered": lambda: Probe((3, 0), (4,), hybrid=True, reorder_agents=True, seed=2),
+    "soccer-two-teams": lambda: Soccer(seed=5, max_steps=25),
+    "soccer-two-teams-reordered": lambda: Soccer(seed=5, max_steps=25, reorder_agents=True),
+}

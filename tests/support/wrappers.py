@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -20,7 +19,6 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils.env_checker import data_equivalence
 from pettingzoo import ParallelEnv
-from pettingzoo.test import parallel_api_test
 
 from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 from zooport.adapters.wrappers.visibility import EntitySlots
@@ -33,6 +31,7 @@ from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.envs.builtin.grid_world import GridWorld
 from zooport.envs.builtin.tag import Tag
 
+from tests.support.checkers import run_parallel_api_test
 from tests.support.specs import obs_spec
 
 _MOVES = np.array([[0, 0], [0, 1], [0, -1], [-1, 0], [1, 0]], dtype=np.float32)
@@ -323,34 +322,6 @@ def rollout(env: Any, seed: int, steps: int) -> list[tuple]:
 
 
 # ---------------------------------------------------------------------- contract
-
-
-def run_parallel_api_test(env: Any, num_cycles: int = 40, allowed: tuple[str, ...] = ()) -> None:
-    """PettingZoo's parallel_api_test; any warning not matching ``allowed`` fails."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        parallel_api_test(env, num_cycles=num_cycles)
-    bad = [str(w.message) for w in caught if not any(a in str(w.message) for a in allowed)]
-    assert not bad, bad
-
-
-#: Warnings Gymnasium's check_env may give on zooport-built envs, with the reason each is fine.
-GYM_CHECK_ALLOWED = {
-    "is different from the unwrapped version": "check_env warns on every wrapped env, and the "
-    "wrapper is what is being checked",
-    "infinity": "vector observations have no bounds in ML-Agents' spec: Box(-inf, inf)",
-}
-
-
-def check_gym(env: Any, allowed: dict[str, str] = GYM_CHECK_ALLOWED) -> None:
-    """Gymnasium's check_env; a warning not matching ``allowed`` fails."""
-    from gymnasium.utils.env_checker import check_env
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        check_env(env, skip_render_check=True)
-    bad = [str(w.message) for w in caught if not any(a in str(w.message) for a in allowed)]
-    assert not bad, bad
 
 
 def check_contract(make_env: Callable[[], Any], steps: int = 25, seed: int = 3) -> list[tuple]:

@@ -20,7 +20,8 @@ from zooport.adapters.wrappers.action import unit_grid
 from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.errors import ActionError
 
-from tests.support.wrappers import ball_balance, check_contract, check_gym, mini, tag
+from tests.support.checkers import check_gym
+from tests.support.wrappers import ball_balance, check_contract, mini, tag
 
 
 def test_unit_grid_by_hand():

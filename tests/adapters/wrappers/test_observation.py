@@ -22,15 +22,8 @@ from zooport.adapters.wrappers import (
 from zooport.envs.builtin.grid_world import GridWorld
 from zooport.errors import SpecError
 
-from tests.support.wrappers import (
-    check_contract,
-    check_gym,
-    grid_world,
-    mini,
-    random_actions,
-    scouts,
-    tag,
-)
+from tests.support.checkers import check_gym
+from tests.support.wrappers import check_contract, grid_world, mini, random_actions, scouts, tag
 
 # ---------------------------------------------------------------------- RescaleObservations
 

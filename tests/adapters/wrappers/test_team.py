@@ -18,7 +18,8 @@ from zooport.adapters.wrappers import (
 from zooport.envs.builtin.basic import Basic
 from zooport.errors import ActionError, EnvNotResetError, UnknownAgentError
 
-from tests.support.wrappers import check_contract, check_gym, mini, tag
+from tests.support.checkers import check_gym
+from tests.support.wrappers import check_contract, mini, tag
 
 
 class Recorder:

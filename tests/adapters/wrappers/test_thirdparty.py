@@ -19,13 +19,8 @@ from zooport.adapters.wrappers import MessageBus, TeamReward, has_wrapper
 from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.errors import EnvNotResetError
 
-from tests.support.wrappers import (
-    ball_balance,
-    check_gym,
-    mini,
-    run_parallel_api_test,
-    tag,
-)
+from tests.support.checkers import check_gym, run_parallel_api_test
+from tests.support.wrappers import ball_balance, mini, tag
 
 # ---------------------------------------------------------------------- SuperSuit (PettingZoo)
 
