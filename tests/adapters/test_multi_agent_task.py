@@ -19,7 +19,14 @@ from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.envs.builtin.tag import Tag
 from zooport.errors import ActionError, EnvClosedError, EnvNotResetError, UnknownAgentError
 
-from tests.support.probes import RUNNER, WALKER, MaskedProbe, Probe, policy, reference_rollout
+from tests.support.probes import (
+    RUNNER,
+    WALKER,
+    MaskedProbe,
+    Probe,
+    agent_policy,
+    reference_rollout,
+)
 
 WALK = np.array([0.5, -0.5], np.float32)
 
@@ -88,9 +95,7 @@ def test_transitions_equal_the_raw_core_driven_by_hand(walker_period):
         order = [task.agents[i] for i in rng.permutation(len(task.agents))]
         out = None
         for agent in order:
-            behavior, agent_id = task.agent_key(agent)
-            spec = task.env.behavior_specs[behavior].action_spec
-            out = task.step(policy(behavior, agent_id, t, spec), agent)
+            out = task.step(agent_policy(task, agent, t, task.env.behavior_specs), agent)
         assert out is task.last(order[-1])
         names = {tuple(task.agent_key(a)): a for a in task.possible_agents}
         for key, (obs, reward, terminated, truncated, decided) in record.items():

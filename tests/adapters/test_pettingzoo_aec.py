@@ -13,13 +13,9 @@ from zooport.errors import ActionError, EnvClosedError, EnvNotResetError
 
 from tests.support.probes import (
     RUNNER,
-    TRAJECTORY_CORES,
     WALKER,
     MaskedProbe,
     Probe,
-    assert_same_trajectory,
-    policy,
-    reference_rollout,
 )
 
 
@@ -171,44 +167,6 @@ def test_mlagents_defect_pettingzoo_1_24_aec_api():
     env.reset(seed=0, options={"x": 1})
     assert len(env.last()) == 5
     assert type(env).observation_space is not AECEnv.observation_space
-
-
-def _aec_rollout(env, seed, steps):
-    """Drives the AEC adapter a cycle at a time and records what each cycle produced."""
-    env.reset(seed=seed)
-    out = [
-        {env.agent_key(a): (env.observe(a), 0.0, False, False, env.infos[a]["decided"])
-         for a in env.agents}
-    ]  # fmt: skip
-    for t in range(steps):
-        while env.agents and (env.terminations[env.agent_selection]
-                              or env.truncations[env.agent_selection]):  # fmt: skip
-            env.step(None)
-        if not env.agents:
-            break
-        cycle = list(env.agents)
-        for agent in cycle:
-            assert env.agent_selection == agent
-            key = env.agent_key(agent)
-            spec = env.core.behavior_specs[key.behavior].action_spec
-            env.step(policy(key.behavior, key.agent_id, t, spec))
-        out.append(
-            {
-                env.agent_key(a): (env.observe(a), env.rewards[a], env.terminations[a],
-                                   env.truncations[a], env.infos[a]["decided"])
-                for a in env.agents
-            }
-        )  # fmt: skip
-    return out
-
-
-@pytest.mark.parametrize("core", list(TRAJECTORY_CORES))
-def test_aec_trajectory_equals_the_raw_core_driven_by_hand(core):
-    make = TRAJECTORY_CORES[core]
-    expected = reference_rollout(make(), seed=11, steps=80)
-    got = _aec_rollout(PettingZooAECEnv(make()), seed=11, steps=80)
-    assert_same_trajectory(got, expected)
-    assert len(got) > 5
 
 
 def test_multi_step_determinism_under_a_seed():

@@ -23,13 +23,9 @@ from zooport.errors import (
 from tests.support.old_api import OldWalkers
 from tests.support.probes import (
     RUNNER,
-    TRAJECTORY_CORES,
     WALKER,
     MaskedProbe,
     Probe,
-    assert_same_trajectory,
-    policy,
-    reference_rollout,
 )
 
 
@@ -518,37 +514,6 @@ def test_mlagents_defect_pettingzoo_1_24_api():
 
 
 # ---------------------------------------------------------------------- equivalence, determinism
-
-
-def _adapter_rollout(env, seed, steps):
-    obs, infos = env.reset(seed=seed)
-    out = [{env.agent_key(a): (obs[a], 0.0, False, False, infos[a]["decided"]) for a in obs}]
-    for t in range(steps):
-        if not env.agents:
-            break
-        actions = {}
-        for agent in env.agents:
-            key = env.agent_key(agent)
-            spec = env.core.behavior_specs[key.behavior].action_spec
-            actions[agent] = policy(key.behavior, key.agent_id, t, spec)
-        obs, rewards, terminated, truncated, infos = env.step(actions)
-        out.append(
-            {
-                env.agent_key(a): (obs[a], rewards[a], terminated[a], truncated[a],
-                                   infos[a]["decided"])
-                for a in obs
-            }
-        )  # fmt: skip
-    return out
-
-
-@pytest.mark.parametrize("core", list(TRAJECTORY_CORES))
-def test_trajectory_equals_the_raw_core_driven_by_hand(core):
-    make = TRAJECTORY_CORES[core]
-    expected = reference_rollout(make(), seed=11, steps=80)
-    got = _adapter_rollout(PettingZooParallelEnv(make()), seed=11, steps=80)
-    assert_same_trajectory(got, expected)
-    assert len(got) > 5
 
 
 def test_multi_step_determinism_under_a_seed():

@@ -20,7 +20,7 @@ from zooport.adapters.pettingzoo_task import PettingZooTask
 from zooport.adapters.wrappers import FoldAgents, TeamReward
 from zooport.envs.builtin.soccer import Soccer
 
-from tests.support.probes import policy, reference_rollout
+from tests.support.probes import agent_policy, reference_rollout
 
 BLUE, PURPLE = Soccer.behavior_names
 NAMES = {
@@ -187,7 +187,7 @@ def test_team_reward_groups_the_two_teams_apart():
 
 
 def test_multi_agent_task_transitions_equal_the_raw_core_driven_by_hand():
-    """The Parallel and AEC forms are in those adapters' equivalence tests ("soccer")."""
+    """The Parallel and AEC forms are in test_trajectories.py ("soccer-two-teams")."""
 
     def make():
         return Soccer(seed=5, max_steps=25)
@@ -199,9 +199,7 @@ def test_multi_agent_task_transitions_equal_the_raw_core_driven_by_hand():
     names = {tuple(task.agent_key(a)): a for a in task.possible_agents}
     for t, record in enumerate(expected[1:]):
         for agent in task.agents:
-            behavior, agent_id = task.agent_key(agent)
-            task.step(policy(behavior, agent_id, t, task.env.behavior_specs[behavior].action_spec),
-                      agent)  # fmt: skip
+            task.step(agent_policy(task, agent, t, task.env.behavior_specs), agent)
         for key, (obs, reward, terminated, truncated, decided) in record.items():
             got = task.last(names[key])
             assert np.array_equal(got.obs, obs), (t, key)

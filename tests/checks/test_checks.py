@@ -26,6 +26,8 @@ from zooport.envs.builtin.basic import Basic
 from zooport.envs.builtin.tag import Tag
 from zooport.envs.checker import CheckStatus
 
+from tests.support.paths import importable
+
 PASS, FAIL, SKIP = CheckStatus.PASSED, CheckStatus.FAILED, CheckStatus.SKIPPED
 
 #: A module of environments, good and deliberately broken, importable by name.
@@ -140,13 +142,8 @@ ENVS_SOURCE = textwrap.dedent(
 def envs(tmp_path_factory):
     """The module above, imported as ``zooport_test_checks_envs``."""
     directory = tmp_path_factory.mktemp("checks_envs")
-    (directory / "zooport_test_checks_envs.py").write_text(ENVS_SOURCE)
-    sys.path.insert(0, str(directory))
-    try:
+    with importable(directory, "zooport_test_checks_envs", ENVS_SOURCE):
         yield importlib.import_module("zooport_test_checks_envs")
-    finally:
-        sys.path.remove(str(directory))
-        sys.modules.pop("zooport_test_checks_envs", None)
 
 
 def statuses(report: SuiteReport) -> dict[str, CheckStatus]:

@@ -22,6 +22,8 @@ from zooport.cli.training import train
 from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.envs.registry import default_registry
 
+from tests.support.paths import importable
+
 #: A user's module: a good env, one whose step raises, one with a wrong observation dtype,
 #: one whose step never returns.
 USER_MODULE = textwrap.dedent(
@@ -82,13 +84,8 @@ USER_MODULE = textwrap.dedent(
 def user_module(tmp_path_factory):
     """The module above on sys.path (in-process) and as a PYTHONPATH (subprocesses)."""
     directory = tmp_path_factory.mktemp("cli_user")
-    (directory / "zooport_cli_user_envs.py").write_text(USER_MODULE)
-    sys.path.insert(0, str(directory))
-    try:
+    with importable(directory, "zooport_cli_user_envs", USER_MODULE):
         yield str(directory)
-    finally:
-        sys.path.remove(str(directory))
-        sys.modules.pop("zooport_cli_user_envs", None)
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:

@@ -380,8 +380,8 @@ def aec_with_dead_agents() -> PettingZooAECEnv:
 # ---------------------------------------------------------------------- hooks for re-entry
 
 
-class _Hooked(BallBalance):
-    """BallBalance whose ``_step`` runs ``hook`` once (a user's core calling back in)."""
+class _StepHook:
+    """A core whose ``_step`` first runs ``hook``, once (a user's core calling back in)."""
 
     hook: Callable[[], Any] | None = None
 
@@ -392,14 +392,12 @@ class _Hooked(BallBalance):
         return super()._step(actions)
 
 
-class _HookedTag(Tag):
-    hook: Callable[[], Any] | None = None
+class _Hooked(_StepHook, BallBalance):
+    """BallBalance with a step hook."""
 
-    def _step(self, actions):
-        hook, self.hook = self.hook, None
-        if hook is not None:
-            hook()
-        return super()._step(actions)
+
+class _HookedTag(_StepHook, Tag):
+    """Tag with a step hook."""
 
 
 class _Failing(BallBalance):

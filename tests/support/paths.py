@@ -5,16 +5,19 @@ Constants:
 
 Functions:
     load_script: a script file (an example, a benchmark) executed as a module.
+    importable: a module written from source into a directory put on ``sys.path``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
-__all__ = ["REPO", "EXAMPLES", "BENCHMARKS", "load_script"]
+__all__ = ["REPO", "EXAMPLES", "BENCHMARKS", "importable", "load_script"]
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
@@ -39,3 +42,17 @@ def load_script(path: Path, name: str, *, keep: bool = False) -> ModuleType:
         if not keep:
             del sys.modules[name]
     return module
+
+
+@contextlib.contextmanager
+def importable(directory: Path, module: str, source: str) -> Iterator[Path]:
+    """Writes ``source`` as ``directory/<module>.py`` and puts ``directory`` first on
+    ``sys.path`` until the context ends (then the module is forgotten); yields ``directory``
+    (a subprocess takes it as its ``PYTHONPATH``)."""
+    (directory / f"{module}.py").write_text(source)
+    sys.path.insert(0, str(directory))
+    try:
+        yield directory
+    finally:
+        sys.path.remove(str(directory))
+        sys.modules.pop(module, None)

@@ -12,6 +12,7 @@ Classes:
 
 Functions:
     policy: a deterministic consumer action for (behaviour, agent id, step).
+    agent_policy: :func:`policy`'s action for an adapter's agent.
     reference_rollout: what each PettingZoo agent should see, from the raw core.
     assert_same_trajectory: an adapter's trajectory equals the reference.
 
@@ -158,6 +159,14 @@ def policy(behavior: str, agent_id: int, t: int, spec: ActionSpec) -> Any:
     if len(spec.discrete_branches) == 1:
         return (3 * agent_id + t) % spec.discrete_branches[0]
     return np.array([(agent_id + t + j) % b for j, b in enumerate(spec.discrete_branches)])
+
+
+def agent_policy(env: Any, agent: str, t: int, specs: Any = None) -> Any:
+    """:func:`policy`'s action at step ``t`` for ``agent`` of an adapter or task (its
+    ``agent_key``); ``specs`` are the core's behaviour specs (default ``env.core``'s)."""
+    key = env.agent_key(agent)
+    specs = env.core.behavior_specs if specs is None else specs
+    return policy(key.behavior, key.agent_id, t, specs[key.behavior].action_spec)
 
 
 def _core_row(value: Any, spec: ActionSpec) -> tuple[np.ndarray, np.ndarray]:

@@ -231,12 +231,13 @@ def drive(env: Any, steps: int, seed: int = 0, *, reseed: bool = True) -> list[A
         for _ in range(steps):
             out.append(env.step(env.action_space.sample()))
         return out
-    if isinstance(env, ParallelEnv):
+    if isinstance(env, ParallelEnv | PettingZooTask):
+        action_space = env.env.action_space if isinstance(env, PettingZooTask) else env.action_space
         out.append(env.reset(seed=first))
         for _ in range(steps):
             if not env.agents:
                 out.append(env.reset())
-            actions = {a: _sample(env.action_space(a), rng) for a in env.agents}
+            actions = {a: _sample(action_space(a), rng) for a in env.agents}
             out.append(env.step(actions))
         return out
     if isinstance(env, AECEnv):
@@ -256,14 +257,6 @@ def drive(env: Any, steps: int, seed: int = 0, *, reseed: bool = True) -> list[A
                 out.append(env.reset())
             actions = {a: _sample(env.action_space(a), rng) for a in env.agents}
             out.append(env.step_all(actions))
-        return out
-    if isinstance(env, PettingZooTask):
-        out.append(env.reset(seed=first))
-        for _ in range(steps):
-            if not env.agents:
-                out.append(env.reset())
-            actions = {a: _sample(env.env.action_space(a), rng) for a in env.agents}
-            out.append(env.step(actions))
         return out
     # A Gymnasium Env (GymEnv, GymTask).
     env.action_space.seed(seed)

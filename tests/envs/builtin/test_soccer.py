@@ -9,6 +9,8 @@ from zooport.envs.base_env import ActionSpec, ActionTuple, DimensionProperty, Ob
 from zooport.envs.builtin.soccer import Soccer
 from zooport.envs.checker import check_base_env
 
+from tests.support.core_runs import random_rollout
+
 BLUE, PURPLE = Soccer.behavior_names
 F32 = np.float32
 
@@ -259,19 +261,6 @@ def test_global_state_in_team_0s_frame():
 
 
 # ----------------------------------------------------------------------------- long runs
-
-
-def random_rollout(env, steps, action_seed):
-    rng = np.random.default_rng(action_seed)
-    record = []
-    for _ in range(steps):
-        for name, spec in env.behavior_specs.items():
-            decision, terminal = env.get_steps(name)
-            for batch in (decision, terminal):
-                record += [*batch.obs, batch.reward, batch.agent_id, batch.group_reward]
-            env.set_actions(name, spec.action_spec.random_action(len(decision), rng))
-        env.step()
-    return record
 
 
 @pytest.mark.parametrize("reorder", [False, True])

@@ -10,27 +10,13 @@ from zooport.envs.builtin.collector import Collector
 from zooport.envs.builtin.tag import Tag
 from zooport.errors import ActionError, EnvNotResetError
 
+from tests.support.core_runs import random_rollout
+
 RUNNER, TAGGER = Tag.runner_behavior, Tag.tagger_behavior
 F32 = np.float32
 
 
 # ----------------------------------------------------------------------------- helpers
-
-
-def random_rollout(env, n_steps, action_seed):
-    """Steps ``env`` with seeded random actions; returns every step's arrays, flattened."""
-    rng = np.random.default_rng(action_seed)
-    record = []
-    for _ in range(n_steps):
-        for name, spec in env.behavior_specs.items():
-            decision, terminal = env.get_steps(name)
-            for steps in (decision, terminal):
-                record += [*steps.obs, steps.reward, steps.agent_id, steps.group_id]
-                record.append(steps.group_reward)
-            record.append(terminal.interrupted)
-            env.set_actions(name, spec.action_spec.random_action(len(decision), rng))
-        env.step()
-    return record
 
 
 def place_tag(env, runners, taggers):

@@ -25,18 +25,7 @@ from zooport.envs.side_channel import (
 )
 from zooport.errors import SideChannelError
 
-ENGINE_ID = uuid.UUID("e951342c-4f7e-11ea-b238-784f4387d1f7")
-PARAMS_ID = uuid.UUID("534c891e-810f-11ea-a9d0-822485860400")
-PROPS_ID = uuid.UUID("60ccf7d0-4f7e-11ea-b238-784f4387d1f7")
-STATS_ID = uuid.UUID("a1d8f7b7-cec8-50f9-b78b-d3e165a78520")
-
-
-def string(s: str) -> bytes:
-    return struct.pack(f"<i{len(s)}s", len(s), s.encode("ascii"))
-
-
-def frame(channel_id: uuid.UUID, payload: bytes) -> bytes:
-    return channel_id.bytes_le + struct.pack("<i", len(payload)) + payload
+from tests.support.wire import ENGINE_ID, PARAMS_ID, PROPS_ID, STATS_ID, frame, string
 
 
 def test_channel_ids_are_ml_agents():

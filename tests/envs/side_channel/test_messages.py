@@ -29,12 +29,10 @@ from zooport.envs.side_channel import (
 )
 from zooport.errors import SideChannelError, ZooportError
 
+from tests.support.wire import frame
+
 RAW_ID = uuid.UUID("11111111-2222-3333-4444-555555555555")
 OTHER_ID = uuid.UUID("99999999-8888-7777-6666-555555555555")
-
-
-def frame(channel_id: uuid.UUID, payload: bytes) -> bytes:
-    return channel_id.bytes_le + struct.pack("<i", len(payload)) + payload
 
 
 class RecordingChannel(SideChannel):

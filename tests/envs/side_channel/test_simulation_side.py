@@ -27,8 +27,7 @@ from zooport.envs.side_channel import (
 )
 from zooport.errors import ArgumentError, ArgumentTypeError, SideChannelError
 
-PARAMS_ID = uuid.UUID("534c891e-810f-11ea-a9d0-822485860400")
-ENGINE_ID = uuid.UUID("e951342c-4f7e-11ea-b238-784f4387d1f7")
+from tests.support.wire import ENGINE_ID, PARAMS_ID, string
 
 
 class ForgedChannel(SideChannel):
@@ -41,10 +40,6 @@ class ForgedChannel(SideChannel):
         msg = OutgoingMessage()
         msg.set_raw_bytes(payload)
         self.queue_message_to_send(msg)
-
-
-def string(s: str) -> bytes:
-    return struct.pack(f"<i{len(s)}s", len(s), s.encode("ascii"))
 
 
 def draw(sim: SimulationSideChannels, key: str, n: int) -> np.ndarray:
