@@ -400,8 +400,8 @@ class _HookedTag(_StepHook, Tag):
     """Tag with a step hook."""
 
 
-class _Failing(BallBalance):
-    """BallBalance whose ``_step`` raises once, after ``fail_at`` steps."""
+class _FailAt:
+    """A core whose ``_step`` raises once, after ``fail_at`` steps."""
 
     fail_at = -1
 
@@ -410,6 +410,14 @@ class _Failing(BallBalance):
         if self.fail_at == 0:
             raise RuntimeError("boom: the physics exploded")
         return super()._step(actions)
+
+
+class _Failing(_FailAt, BallBalance):
+    """BallBalance that fails at a step."""
+
+
+class _FailingTag(_FailAt, Tag):
+    """Tag that fails at a step."""
 
 
 class _CallbackStats(StatsSideChannel):
@@ -507,16 +515,6 @@ def par_failing() -> PettingZooParallelEnv:
     env = par_failing_core()
     env.core.fail_at = 1
     return env
-
-
-class _FailingTag(Tag):
-    fail_at = -1
-
-    def _step(self, actions):
-        self.fail_at -= 1
-        if self.fail_at == 0:
-            raise RuntimeError("boom: the physics exploded")
-        return super()._step(actions)
 
 
 def step_after_failure(step: Callable[[Any], Any]) -> Callable[[Any], Any]:
