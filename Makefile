@@ -120,11 +120,12 @@ test-consumers: $(CONSUMERS_STAMP)
 FLOOR_VENV ?= .venv-floor
 FLOOR_PY := $(FLOOR_VENV)/bin/python
 FLOOR_STAMP := $(FLOOR_VENV)/.zooport-installed
-FLOOR_IGNORE := tests/mlagents tests/rllib tests/consumers tests/test_supersuit_route.py \
-	tests/test_wrappers_composition.py tests/test_wrappers_thirdparty.py tests/test_torchrl.py \
-	tests/test_torchrl_mappo.py tests/test_cli.py tests/test_demo.py tests/test_examples.py \
-	tests/test_examples_cleanrl.py tests/test_benchmarks.py tests/test_doctests.py \
-	tests/test_cli_console.py tests/test_cli_models.py
+FLOOR_IGNORE := tests/mlagents tests/rllib tests/consumers tests/test_doctests.py \
+	tests/adapters/test_supersuit_route.py tests/adapters/test_torchrl.py \
+	tests/adapters/test_torchrl_mappo.py tests/adapters/wrappers/test_composition.py \
+	tests/adapters/wrappers/test_thirdparty.py tests/cli/test_commands.py tests/cli/test_demo.py \
+	tests/cli/test_examples.py tests/cli/test_examples_cleanrl.py tests/cli/test_benchmarks.py \
+	tests/cli/test_console_script.py tests/cli/test_saved_models.py
 
 $(FLOOR_STAMP): pyproject.toml tests/floor/requirements.txt
 	test -x $(FLOOR_PY) || $(PYTHON) -m venv $(FLOOR_VENV)

@@ -34,7 +34,7 @@ those of :class:`~zooport.adapters.multi_agent_driver.MultiAgentDriver`.
 ai-traineree's ``MultiAgentEnvRunner`` unpacks ``task.step(action, agent_id=i)`` for each
 agent in turn, which here returns None until the cycle completes: collect every agent's
 action, call ``step_all(dict(enumerate(actions)))`` once, and read each agent's transition
-with ``last(agent_id)`` (tested in ``tests/test_ai_traineree_runners.py``).
+with ``last(agent_id)`` (tested in ``tests/adapters/test_ai_traineree_runners.py``).
 """
 
 from __future__ import annotations

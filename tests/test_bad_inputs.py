@@ -15,7 +15,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from bad_inputs_cases import CASES, CLI_CASES, KINDS, Case, entry_points
 from gymnasium.utils.env_checker import data_equivalence
 
 import zooport.cli.play
@@ -24,6 +23,8 @@ import zooport.cli.training
 from zooport.cli.app import main
 from zooport.envs.builtin import Tag
 from zooport.errors import ZooportError
+
+from tests.support.bad_inputs import CASES, CLI_CASES, KINDS, Case, entry_points
 
 
 def _param(case: Case):

@@ -9,7 +9,8 @@ import sys
 import textwrap
 
 import pytest
-from pettingzoo_versions import HAS_REGISTRY
+
+from tests.support.pettingzoo_versions import HAS_REGISTRY
 
 
 def _run(code: str) -> str:

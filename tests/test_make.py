@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import data_equivalence
 from pettingzoo.utils.conversions import parallel_to_aec_wrapper
-from test_wrappers_helpers import check_gym, random_actions, rollout, run_parallel_api_test
 
 from zooport.adapters.gym_env import GymEnv
 from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
@@ -36,6 +35,9 @@ from zooport.adapters.wrappers import (
 from zooport.envs.builtin.tag import Tag
 from zooport.errors import RegistryError
 from zooport.make_env import make, resolve_id
+
+from tests.support.checkers import check_gym, run_parallel_api_test
+from tests.support.wrappers import random_actions, rollout
 
 
 @pytest.mark.parametrize(

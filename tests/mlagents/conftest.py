@@ -19,9 +19,9 @@ import pytest
 
 if importlib.util.find_spec("mlagents_envs") is None:
     # The main venv: this directory belongs to `make test-mlagents`.
-    collect_ignore_glob = ["test_*.py", "scripted_unity.py"]
+    collect_ignore_glob = ["test_*.py", "scripted_unity.py", "legacy_envs.py"]
 else:
-    from scripted_unity import UnityEnvironment, build_unity
+    from tests.mlagents.scripted_unity import UnityEnvironment, build_unity
 
     @pytest.fixture
     def make_unity():

@@ -12,17 +12,18 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scripted_unity import (
-    BRAIN,
-    ECHO_CHANNEL_ID,
-    ScriptedUnityEnvironment,
-)
 
 from zooport.adapters import BehaviorVectorEnv, PettingZooParallelEnv
 from zooport.envs.base_env import ActionTuple
 from zooport.envs.core_pool import CorePool
 from zooport.envs.side_channel import RawBytesChannel
 from zooport.errors import CorePoolError
+
+from tests.mlagents.scripted_unity import (
+    BRAIN,
+    ECHO_CHANNEL_ID,
+    ScriptedUnityEnvironment,
+)
 
 BASE_PORT = 5005  # UnityEnvironment's base port for a build
 

@@ -8,7 +8,6 @@ a zooport ``BatchedEnv``, zooport channels in a real ``UnityEnvironment``.
 
 from __future__ import annotations
 
-import struct
 import types
 import uuid
 
@@ -25,17 +24,17 @@ from mlagents_envs.side_channel.outgoing_message import OutgoingMessage
 from mlagents_envs.side_channel.raw_bytes_channel import RawBytesChannel
 from mlagents_envs.side_channel.side_channel_manager import SideChannelManager as MLManager
 from mlagents_envs.side_channel.stats_side_channel import StatsSideChannel as MLStats
-from scripted_unity import ScriptedCommunicator
 
 from zooport.envs import side_channel as zp
 from zooport.envs.base_env import (
     ActionSpec,
     BehaviorSpec,
-    DimensionProperty,
-    ObservationSpec,
-    ObservationType,
 )
 from zooport.envs.batched_env import BatchedEnv, StepResult
+
+from tests.mlagents.scripted_unity import ScriptedCommunicator
+from tests.support.specs import obs_spec
+from tests.support.wire import frame
 
 #: mlagents_envs' classes under zooport's names (its package __init__ exports only a few).
 ml = types.SimpleNamespace(
@@ -47,11 +46,6 @@ ml = types.SimpleNamespace(
     OutgoingMessage=OutgoingMessage,
 )
 RAW_ID = uuid.UUID("a1b2c3d4-0000-4000-8000-00000000beef")
-
-
-def _frame(channel_id: uuid.UUID, payload: bytes) -> bytes:
-    """One frame as Unity's C# SideChannelManager writes it (Guid bytes, int32 length)."""
-    return channel_id.bytes_le + struct.pack("<i", len(payload)) + payload
 
 
 def _pair(kind: str):
@@ -147,7 +141,7 @@ def _stats_frames() -> bytes:
         out.write_string(key)
         out.write_float32(value)
         out.write_int32(method)
-        data += _frame(uuid.UUID("a1d8f7b7-cec8-50f9-b78b-d3e165a78520"), bytes(out.buffer))
+        data += frame(uuid.UUID("a1d8f7b7-cec8-50f9-b78b-d3e165a78520"), bytes(out.buffer))
     return data
 
 
@@ -176,7 +170,7 @@ def test_float_properties_and_raw_bytes_from_unity_decode_the_same():
     out.write_string("speed")
     out.write_float32(4.5)
     floats_id = ml.FloatPropertiesChannel().channel_id
-    data = _frame(floats_id, bytes(out.buffer)) + _frame(RAW_ID, b"payload")
+    data = frame(floats_id, bytes(out.buffer)) + frame(RAW_ID, b"payload")
     seen = []
     for Manager in (MLManager, zp.SideChannelManager):
         for floats, raw in (
@@ -222,7 +216,7 @@ class ChannelEnv(BatchedEnv):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
-        obs = ObservationSpec((1,), (DimensionProperty.NONE,), ObservationType.DEFAULT, "x")
+        obs = obs_spec((1,), "x")
         self._add_behavior("B", BehaviorSpec([obs], ActionSpec.create_discrete((2,))), 1)
         self.seen: list[tuple[float, ...]] = []
 
@@ -282,7 +276,7 @@ def test_a_users_channels_reach_a_unity_environment_the_same_from_either_library
     unity = make_unity(comm, side_channels=[engine, raw, stats])
     engine.set_configuration_parameters(width=84, height=84, time_scale=7.0)
     raw.send_raw_data(bytearray(b"to unity"))
-    comm.side_channel_out = _stats_frames() + _frame(RAW_ID, b"from unity")
+    comm.side_channel_out = _stats_frames() + frame(RAW_ID, b"from unity")
     unity.reset()
     sent = comm.side_channel_in[-1]
     expected = bytes(

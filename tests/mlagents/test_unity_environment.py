@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 from mlagents_envs.base_env import ActionTuple as MLAgentsActionTuple
 from mlagents_envs.mock_communicator import MockCommunicator
-from scripted_unity import BRAIN, ScriptedCommunicator, build_unity
 
 from zooport.envs.compat import as_base_env, is_legacy_env
+
+from tests.mlagents.scripted_unity import BRAIN, ScriptedCommunicator, build_unity
 
 SEEDLESS = "cannot be reseeded"  # zooport's warning for a core without reset(seed=...)
 # PettingZoo's api tests warn on Dict observations; masks are in obs["action_mask"] by design.
@@ -302,18 +303,28 @@ def test_pettingzoo_parallel_equals_get_steps(make_unity, discrete):
     env.close()
 
 
-def test_pettingzoo_parallel_api_test_on_a_unity_environment(make_unity):
-    from pettingzoo.test import parallel_api_test
+@pytest.mark.parametrize(
+    ("module", "adapter", "checker", "also_allowed"),
+    [
+        ("pettingzoo_parallel", "PettingZooParallelEnv", "parallel_api_test", ()),
+        ("pettingzoo_aec", "PettingZooAECEnv", "api_test", ("Observation is not a NumPy array",)),
+    ],
+    ids=["parallel", "aec"],
+)
+def test_pettingzoo_api_test_on_a_unity_environment(
+    make_unity, module, adapter, checker, also_allowed
+):
+    import pettingzoo.test
 
-    PettingZooParallelEnv = _adapter("pettingzoo_parallel", "PettingZooParallelEnv")
+    make_adapter = _adapter(module, adapter)
     # flatten_branched: PettingZoo 1.27's api tests sample MultiDiscrete spaces with
     # sample(mask=obs["action_mask"]), which wants one mask per branch, not zooport's
     # flattened mask; over every combination (Discrete(6)) the flattened mask is the right one.
-    env = PettingZooParallelEnv(make_unity(ScriptedCommunicator(True, 3)), flatten_branched=True)
+    env = make_adapter(make_unity(ScriptedCommunicator(True, 3)), flatten_branched=True)
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=f".*{SEEDLESS}")
-        warnings.filterwarnings("ignore", message=DICT_OBS)
-        parallel_api_test(env, num_cycles=30)
+        for message in (f".*{SEEDLESS}", DICT_OBS, *also_allowed):
+            warnings.filterwarnings("ignore", message=message)
+        getattr(pettingzoo.test, checker)(env, num_cycles=30)
     env.close()
 
 
@@ -339,22 +350,6 @@ def test_pettingzoo_aec_equals_get_steps(make_unity):
         # The whole cycle goes to Unity as one step.
         assert comm.actions[-1] == {i: _received(a, True) for i, a in sent.items()}
         assert len(comm.actions) == cycle + 1
-    env.close()
-
-
-def test_aec_api_test_on_a_unity_environment(make_unity):
-    from pettingzoo.test import api_test
-
-    PettingZooAECEnv = _adapter("pettingzoo_aec", "PettingZooAECEnv")
-    # flatten_branched: PettingZoo 1.27's api tests sample MultiDiscrete spaces with
-    # sample(mask=obs["action_mask"]), which wants one mask per branch, not zooport's
-    # flattened mask; over every combination (Discrete(6)) the flattened mask is the right one.
-    env = PettingZooAECEnv(make_unity(ScriptedCommunicator(True, 3)), flatten_branched=True)
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=f".*{SEEDLESS}")
-        warnings.filterwarnings("ignore", message=DICT_OBS)
-        warnings.filterwarnings("ignore", message="Observation is not a NumPy array")
-        api_test(env, num_cycles=30)
     env.close()
 
 

@@ -15,15 +15,12 @@
 from __future__ import annotations
 
 import struct
-import sys
 import warnings
-from pathlib import Path
 
 import mlagents_envs.exception as ml_exception
 import pytest
 from gymnasium.utils.env_checker import data_equivalence
 from mlagents_envs.side_channel.incoming_message import IncomingMessage as MLIncomingMessage
-from scripted_unity import ScriptedCommunicator
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -31,34 +28,14 @@ with warnings.catch_warnings():
         UnityRLInitializationOutputProto,
     )
 
-from zooport.adapters import (
-    BehaviorVectorEnv,
-    GymEnv,
-    GymTask,
-    MultiAgentTask,
-    PettingZooAECEnv,
-    PettingZooParallelEnv,
-    PettingZooTask,
-    SB3VecEnv,
-)
 from zooport.envs import exception as zp_exception
 from zooport.envs.side_channel import IncomingMessage
 from zooport.errors import SpecError
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the main suite's helpers
-from raw_cores import drive  # noqa: E402
-
-# adapter name -> (agents, adapter over a core)
-ADAPTERS = {
-    "GymEnv": (1, GymEnv),
-    "GymTask": (1, lambda core: GymTask(GymEnv(core))),
-    "BehaviorVectorEnv": (3, BehaviorVectorEnv),
-    "SB3VecEnv": (3, SB3VecEnv),
-    "PettingZooParallelEnv": (3, PettingZooParallelEnv),
-    "PettingZooAECEnv": (3, PettingZooAECEnv),
-    "MultiAgentTask": (3, MultiAgentTask),
-    "PettingZooTask": (3, lambda core: PettingZooTask(PettingZooParallelEnv(core))),
-}
+from tests.mlagents.legacy_envs import base_env_module, make_legacy_env
+from tests.mlagents.scripted_unity import ScriptedCommunicator
+from tests.support.adapters import ADAPTERS
+from tests.support.raw_cores import drive
 
 
 class LateCommunicator(ScriptedCommunicator):
@@ -121,7 +98,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:.*cannot be reseeded")
 
 @pytest.mark.parametrize("adapter", list(ADAPTERS))
 def test_every_adapter_steps_a_late_unity_scene_once(make_unity, adapter):
-    n, make_adapter = ADAPTERS[adapter]
+    n, make_adapter, _ = ADAPTERS[adapter]
     late = make_unity(LateCommunicator(True, n, length=5))
     assert not late.behavior_specs  # what ML-Agents' own wrappers step once for
     env = make_adapter(late)
@@ -133,7 +110,7 @@ def test_every_adapter_steps_a_late_unity_scene_once(make_unity, adapter):
 
 @pytest.mark.parametrize("adapter", ["GymEnv", "BehaviorVectorEnv", "PettingZooParallelEnv"])
 def test_a_unity_scene_without_agents_after_one_step_is_a_spec_error(make_unity, adapter):
-    n, make_adapter = ADAPTERS[adapter]
+    n, make_adapter, _ = ADAPTERS[adapter]
     never = make_unity(LateCommunicator(True, n, never=True))
     with pytest.raises(SpecError, match=f"{adapter}: UnityEnvironment has no behaviors, even "):
         make_adapter(never)
@@ -181,12 +158,10 @@ class LateLegacy:
 @pytest.mark.parametrize("adapter", ["BehaviorVectorEnv", "PettingZooParallelEnv"])
 @pytest.mark.parametrize("version", ["0.16.1", "0.19.0", "0.22.0", "0.24.0"])
 def test_late_specs_of_an_older_mlagents_api_are_adopted_once_they_arrive(version, adapter):
-    from test_legacy_mlagents_envs import _base_env_module, make_legacy_env
-
     from zooport.envs.compat import LegacyBaseEnv
 
-    mod = _base_env_module(version)
-    make_adapter = ADAPTERS[adapter][1]
+    mod = base_env_module(version)
+    make_adapter = ADAPTERS[adapter].wrap
     late = LateLegacy(make_legacy_env(mod, True))
     env = make_adapter(late)
     assert isinstance(env.core, LegacyBaseEnv) and env.core.legacy_env is late
@@ -205,7 +180,7 @@ DEATHS = {
 @pytest.mark.parametrize("how", list(DEATHS))
 @pytest.mark.parametrize("adapter", list(ADAPTERS))
 def test_a_unity_process_that_dies_mid_step_is_mlagents_own_error(make_unity, adapter, how):
-    n, make_adapter = ADAPTERS[adapter]
+    n, make_adapter, engine = ADAPTERS[adapter]
     error_type, message = DEATHS[how]
     # Exchange 1 is the first reset; Unity dies at the third exchange, in a step.
     unity = make_unity(DyingCommunicator(True, n, length=50, die_at=3, how=how))
@@ -213,7 +188,6 @@ def test_a_unity_process_that_dies_mid_step_is_mlagents_own_error(make_unity, ad
     with pytest.raises(error_type, match=message) as info:
         drive(env, 10, reseed=False)
     assert type(info.value) is error_type  # ML-Agents' class itself, so its code catches it
-    engine = {"GymTask": "GymEnv", "PettingZooTask": "PettingZooParallelEnv"}.get(adapter, adapter)
     if engine in ("PettingZooParallelEnv", "PettingZooAECEnv", "MultiAgentTask"):
         step = "cycle 2 of the episode"
     else:
@@ -226,7 +200,7 @@ def test_a_unity_process_that_dies_mid_step_is_mlagents_own_error(make_unity, ad
 @pytest.mark.parametrize("how", list(DEATHS))
 @pytest.mark.parametrize("adapter", ["GymEnv", "BehaviorVectorEnv", "PettingZooParallelEnv"])
 def test_a_unity_process_that_dies_in_reset_is_mlagents_own_error(make_unity, adapter, how):
-    n, make_adapter = ADAPTERS[adapter]
+    n, make_adapter, _ = ADAPTERS[adapter]
     error_type, message = DEATHS[how]
     unity = make_unity(DyingCommunicator(True, n, die_at=1, how=how))
     with pytest.raises(error_type, match=message) as info:

@@ -8,24 +8,17 @@ multi-agent env; PPO trains one policy per behaviour on them, as on a single cor
 from __future__ import annotations
 
 import functools
-import importlib.util
-import pathlib
 
 import pytest
 import ray
 
-EXAMPLE = pathlib.Path(__file__).parents[2] / "examples" / "rllib_tag.py"
+from tests.support.paths import EXAMPLES, load_script
+
+EXAMPLE = EXAMPLES / "rllib_tag.py"
 
 
-def _load_example():
-    spec = importlib.util.spec_from_file_location("rllib_tag_for_pool", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    # Not in sys.modules: Ray ships what it defines to the EnvRunners by value.
-    spec.loader.exec_module(module)
-    return module
-
-
-example = _load_example()
+# Not left in sys.modules: Ray ships what it defines to the EnvRunners by value.
+example = load_script(EXAMPLE, "rllib_tag_for_pool")
 
 
 @pytest.fixture(scope="module")

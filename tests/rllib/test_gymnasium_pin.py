@@ -7,8 +7,6 @@ whose episode statistics are computed by hand.
 
 from __future__ import annotations
 
-import re
-import warnings
 from importlib.metadata import version
 
 import gymnasium as gym
@@ -24,6 +22,8 @@ from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 from zooport.adapters.vector_env import BehaviorVectorEnv
 from zooport.envs.builtin import BallBalance, Basic, GridWorld, Tag
 
+from tests.support.checkers import run_allowing
+
 #: ML-Agents' ObservationSpec carries no bounds: vector observations are Box(-inf, inf).
 INFINITE_BOUNDS = (
     r"A Box observation space (minimum|maximum) value is -?infinity",
@@ -34,17 +34,6 @@ DICT_OBS = (
     r"Observation is not a NumPy array",
     r"Observation space for each agent probably should be",
 )
-
-
-def run_allowing(check, allowed: tuple[str, ...]) -> None:
-    """Runs ``check``; a warning matching none of the ``allowed`` regexes fails the test."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        check()
-    unexpected = {
-        str(w.message) for w in caught if not any(re.search(a, str(w.message)) for a in allowed)
-    }
-    assert not unexpected, sorted(unexpected)
 
 
 def test_this_venv_has_rllibs_gymnasium_pin():
@@ -60,7 +49,7 @@ def test_this_venv_has_rllibs_gymnasium_pin():
 def test_gymnasium_check_env(make):
     # Rendering is the main suite's business (through gym.make, which gives the env a spec).
     env = GymEnv(make())
-    run_allowing(lambda: check_env(env, skip_render_check=True), INFINITE_BOUNDS)
+    run_allowing(INFINITE_BOUNDS, check_env, env, skip_render_check=True)
 
 
 def test_gym_env_steps_as_hand_computed_basic():
@@ -82,13 +71,13 @@ def test_gym_env_steps_as_hand_computed_basic():
     ids=["tag", "tag-no_restart"],
 )
 def test_pettingzoo_parallel_api_test_on_tag(make):
-    run_allowing(lambda: parallel_api_test(PettingZooParallelEnv(make()), 60), INFINITE_BOUNDS)
+    run_allowing(INFINITE_BOUNDS, parallel_api_test, PettingZooParallelEnv(make()), 60)
 
 
 def test_pettingzoo_api_tests_with_action_masks():
     allowed = INFINITE_BOUNDS + DICT_OBS
-    run_allowing(lambda: parallel_api_test(PettingZooParallelEnv(GridWorld(seed=0)), 60), allowed)
-    run_allowing(lambda: api_test(PettingZooAECEnv(GridWorld(seed=0)), 60), allowed)
+    run_allowing(allowed, parallel_api_test, PettingZooParallelEnv(GridWorld(seed=0)), 60)
+    run_allowing(allowed, api_test, PettingZooAECEnv(GridWorld(seed=0)), 60)
 
 
 def test_vector_env_episode_statistics_on_gymnasium_1_2():

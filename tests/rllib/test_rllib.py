@@ -6,10 +6,8 @@ for RLlib's ``__all__`` flags (see examples/rllib_tag.py) and the policy mapping
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import os
-import pathlib
 
 import numpy as np
 import pytest
@@ -20,23 +18,18 @@ from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 from zooport.envs.builtin import Tag
 from zooport.errors import UnknownAgentError
 
-EXAMPLE = pathlib.Path(__file__).parents[2] / "examples" / "rllib_tag.py"
+from tests.support.paths import EXAMPLES, load_script
+
+EXAMPLE = EXAMPLES / "rllib_tag.py"
 MODULES = ("runner", "tagger")
 SHORT_STEPS = 40  # the example's --short episode cap (Tag max_steps)
 #: The parameters of RLlib's default PPO module that act (what env runners receive).
 POLICY_PARAMS = ("encoder.actor_encoder.", "pi.")
 
 
-def _load_example():
-    spec = importlib.util.spec_from_file_location("rllib_tag", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    # Not put in sys.modules: Ray's cloudpickle then ships make_env to the worker processes
-    # by value, as it does for a script run as __main__ (the workers cannot import it).
-    spec.loader.exec_module(module)
-    return module
-
-
-example = _load_example()
+# Not left in sys.modules: Ray's cloudpickle then ships make_env to the worker processes by
+# value, as it does for a script run as __main__ (the workers cannot import it).
+example = load_script(EXAMPLE, "rllib_tag")
 
 
 # ---------------------------------------------------------------------- no Ray cluster

@@ -1,0 +1,220 @@
+"""Composition: the explicit base wrapper, WrapperSpec, the central validator, has_wrapper."""
+
+from __future__ import annotations
+
+import functools
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import supersuit
+from pettingzoo.utils.conversions import parallel_to_aec
+
+from zooport.adapters.gym_env import GymEnv
+from zooport.adapters.wrappers import (
+    CentralisedObservation,
+    DiscretizeActions,
+    FoldAgents,
+    GymDiscretizeActions,
+    MessageBus,
+    MessageFilter,
+    ParallelWrapper,
+    RandomMessageDropout,
+    RescaleObservations,
+    SharedVisibility,
+    SingleAgentView,
+    TeamReward,
+    TerminationPolicy,
+    WrapperOrderError,
+    WrapperSpec,
+    apply_wrappers,
+    get_wrapper,
+    has_wrapper,
+    validate_wrappers,
+)
+from zooport.envs.builtin.ball_balance import BallBalance
+
+from tests.support.wrappers import MiniPursuit, check_contract, mini, tag
+
+# ---------------------------------------------------------------------- the base wrapper
+
+
+def test_base_wrapper_has_no_implicit_forwarding():
+    assert all("__getattr__" not in vars(cls) for cls in ParallelWrapper.__mro__)
+    env = ParallelWrapper(tag())
+    with pytest.raises(AttributeError):
+        env.core  # noqa: B018 - reached explicitly through env.unwrapped.core
+    assert env.unwrapped.core is env.env.core
+
+
+@pytest.mark.parametrize("factory", [tag, mini])
+def test_base_wrapper_passes_every_member_through(factory):
+    inner = factory()
+    env = ParallelWrapper(inner)
+    assert env.possible_agents == inner.possible_agents
+    for agent in env.possible_agents:
+        assert env.observation_space(agent) is inner.observation_space(agent)
+        assert env.action_space(agent) is inner.action_space(agent)
+    assert env.observation_spaces == {a: inner.observation_space(a) for a in env.possible_agents}
+    assert env.metadata is inner.metadata and env.render_mode is None
+    assert env.state_space is inner.state_space and env.unwrapped is inner
+    obs, _ = env.reset(seed=1)
+    assert env.agents == inner.agents and set(obs) == set(env.agents)
+    np.testing.assert_array_equal(env.state(), inner.state())
+    assert str(env) == f"ParallelWrapper<{inner}>"
+    check_contract(lambda: ParallelWrapper(factory()))
+
+
+def test_render_and_close_pass_through_the_chain():
+    env = apply_wrappers(tag(render_mode="rgb_array"), [TeamReward, ParallelWrapper])
+    env.reset(seed=0)
+    frame = env.render()
+    assert frame.dtype == np.uint8 and frame.ndim == 3 and env.render_mode == "rgb_array"
+    env.close()
+    env.close()  # idempotent, as the adapter's
+    assert env.unwrapped.core.closed
+
+
+def test_base_wrapper_rejects_what_is_not_a_parallel_env():
+    with pytest.raises(TypeError, match="aec_to_parallel"):
+        ParallelWrapper(parallel_to_aec(mini()))
+    with pytest.raises(TypeError, match="wraps a PettingZoo ParallelEnv, actually: GymEnv"):
+        ParallelWrapper(GymEnv(BallBalance(n_agents=1)))
+
+
+def test_state_space_is_absent_where_the_env_has_none():
+    inner = mini()
+    del inner.state_space
+    assert not hasattr(ParallelWrapper(inner), "state_space")
+
+
+# ---------------------------------------------------------------------- WrapperSpec
+
+
+def test_wrapper_spec_applies_its_arguments():
+    spec = WrapperSpec(TerminationPolicy, "any", end_live_as="terminated")
+    env = spec(mini())
+    assert isinstance(env, TerminationPolicy) and env.end_live_as == "terminated"
+    assert env.rule.mode.value == "any"
+    assert repr(spec) == "WrapperSpec(TerminationPolicy, 'any', end_live_as='terminated')"
+    with pytest.raises(TypeError, match="actually: 3"):
+        WrapperSpec(3)
+
+
+# ---------------------------------------------------------------------- the validator
+
+
+def test_requires_names_both_wrappers_and_the_rule():
+    with pytest.raises(WrapperOrderError) as error:
+        validate_wrappers([TeamReward, WrapperSpec(RandomMessageDropout, 0.1), MessageBus])
+    message = str(error.value)
+    assert "RandomMessageDropout (wrappers[1]) requires MessageBus beneath it" in message
+    assert "RandomMessageDropout.requires = (MessageBus,)" in message
+    validate_wrappers([TeamReward, MessageBus, WrapperSpec(RandomMessageDropout, 0.1)])
+
+
+def test_forbids_names_both_wrappers_and_the_rule():
+    with pytest.raises(WrapperOrderError) as error:
+        validate_wrappers([RescaleObservations, TeamReward, SharedVisibility])
+    message = str(error.value)
+    assert "SharedVisibility (wrappers[2]) must not wrap RescaleObservations (wrappers[0])" in (
+        message
+    )
+    assert "SharedVisibility.forbids = (RescaleObservations, CentralisedObservation)" in message
+    validate_wrappers([SharedVisibility, RescaleObservations, CentralisedObservation])
+
+
+def test_unique_rejects_a_second_copy_and_allows_stackable_ones():
+    with pytest.raises(
+        WrapperOrderError,
+        match=r"DiscretizeActions appears twice \(wrappers\[0\] "
+        r"and wrappers\[2\]\); rule: DiscretizeActions.unique = True",
+    ):
+        validate_wrappers([DiscretizeActions, TeamReward, functools.partial(DiscretizeActions)])
+    stacked = WrapperSpec(MessageFilter, bool)
+    validate_wrappers([MessageBus, stacked, stacked])
+
+
+def test_hand_built_chains_are_held_to_the_same_rules():
+    with pytest.raises(WrapperOrderError, match="MessageFilter .* requires MessageBus"):
+        MessageFilter(mini(), bool)
+    with pytest.raises(WrapperOrderError, match="TerminationPolicy appears twice"):
+        TerminationPolicy(ParallelWrapper(TerminationPolicy(mini())))
+    with pytest.raises(WrapperOrderError, match="must not wrap RescaleObservations"):
+        validate_wrappers([SharedVisibility], env=RescaleObservations(mini()))
+
+
+def test_parallel_only_wrappers_are_rejected_for_gym_and_vector():
+    with pytest.raises(WrapperOrderError) as error:
+        validate_wrappers([WrapperSpec(FoldAgents, "random", behavior="prey")], api="gym")
+    assert "FoldAgents (wrappers[0]) wraps PettingZoo Parallel envs" in str(error.value)
+    assert "a single-agent gymnasium.Env (api='gym')" in str(error.value)
+    with pytest.raises(WrapperOrderError, match="MessageBus .* gymnasium VectorEnv"):
+        validate_wrappers([MessageBus], api="vector")
+    validate_wrappers([DiscretizeActions, RescaleObservations], api="gym")
+    validate_wrappers([DiscretizeActions, RescaleObservations], api="vector")
+
+
+def test_single_agent_view_switches_the_kind_to_gym():
+    validate_wrappers([TeamReward, SingleAgentView, gym.wrappers.FlattenObservation])
+    with pytest.raises(WrapperOrderError, match="FlattenObservation .* wraps a single-agent"):
+        validate_wrappers([gym.wrappers.FlattenObservation, SingleAgentView])
+    with pytest.raises(WrapperOrderError, match="TeamReward .* wraps PettingZoo Parallel"):
+        validate_wrappers([SingleAgentView, TeamReward])
+    with pytest.raises(WrapperOrderError, match="SingleAgentView .* api='aec' does not give"):
+        validate_wrappers([SingleAgentView], api="aec")
+    env = apply_wrappers(MiniPursuit(seed=0), [SingleAgentView, WrapperSpec(DiscretizeActions, 3)])
+    assert isinstance(env, GymDiscretizeActions) and env.action_space == gym.spaces.Discrete(9)
+    assert has_wrapper(env, DiscretizeActions) and has_wrapper(env, SingleAgentView)
+
+
+def test_aec_api_takes_zooport_wrappers_first_then_converts():
+    env = apply_wrappers(mini(), [TeamReward, supersuit.clip_reward_v0], api="aec")
+    assert isinstance(env.unwrapped, MiniPursuit) and has_wrapper(env, TeamReward)
+    env.reset(seed=0)
+    assert env.agent_selection == "hunter_0"
+    with pytest.raises(WrapperOrderError, match="for api='aec' the zooport wrappers must come"):
+        validate_wrappers([supersuit.clip_reward_v0, TeamReward], api="aec")
+    with pytest.raises(TypeError, match="needs the Parallel adapter"):
+        apply_wrappers(parallel_to_aec(mini()), [TeamReward], api="aec")
+
+
+def test_bad_lists_and_items():
+    with pytest.raises(TypeError, match=r"wrappers\[1\]: expect a wrapper class"):
+        validate_wrappers([TeamReward, 5])
+    with pytest.raises(TypeError, match="Expect wrappers to be a list"):
+        validate_wrappers(TeamReward)
+    with pytest.raises(ValueError, match="Expect api to be one of"):
+        validate_wrappers([], api="rllib")
+
+
+# ---------------------------------------------------------------------- chains
+
+
+def test_apply_wrappers_puts_the_first_innermost_and_has_wrapper_walks_env():
+    env = apply_wrappers(mini(), [MessageBus, WrapperSpec(RandomMessageDropout, 0.5), TeamReward])
+    assert str(env) == "TeamReward<RandomMessageDropout<MessageBus<mini_pursuit_v0>>>"
+    assert get_wrapper(env, MessageBus) is env.env.env
+    assert get_wrapper(env, ParallelWrapper) is env  # the outermost match
+    assert not has_wrapper(env, FoldAgents) and not has_wrapper(env.env.env, TeamReward)
+    padded = supersuit.black_death_v3(env)  # a SuperSuit (BaseParallelWrapper) layer on top
+    assert has_wrapper(padded, MessageBus)
+
+
+def test_each_wrapper_draws_from_its_own_generator():
+    env = apply_wrappers(
+        mini(),
+        [
+            MessageBus,
+            WrapperSpec(RandomMessageDropout, 0.5),
+            WrapperSpec(RandomMessageDropout, 0.5),
+        ],
+    )
+    outer, inner = env, env.env
+    env.reset(seed=4)
+    first = (outer.np_random.random(3).tolist(), inner.np_random.random(3).tolist())
+    env.reset(seed=4)
+    assert (outer.np_random.random(3).tolist(), inner.np_random.random(3).tolist()) == first
+    assert first[0] != first[1]  # stacked copies draw different streams
+    env.reset()  # no seed: the generator goes on
+    assert outer.np_random.random(3).tolist() != first[0]

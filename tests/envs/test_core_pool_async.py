@@ -1,0 +1,223 @@
+"""Nothing is lost through a CorePool, in sync and async mode, through every adapter.
+
+``LedgerCore`` puts in each observation what the agent has earned since the reset, and pays
+all of it with the agent's decisions and terminal steps. So through any consumer, at every
+step, the sum of the rewards an agent was given must equal the first number of its latest
+observation (the final one for an agent whose episode ended): a reward lost, duplicated or
+given to the wrong agent breaks the equality. The cores have decision periods, random
+episode ends, time limits and random step times, so in async mode different cores answer
+each step; the agents of the others have no decision, and get theirs later.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from zooport.adapters import (
+    BehaviorVectorEnv,
+    MultiAgentTask,
+    PettingZooAECEnv,
+    PettingZooParallelEnv,
+    SB3VecEnv,
+)
+from zooport.envs.base_env import ActionTuple
+from zooport.envs.core_pool import CorePool
+
+from tests.support.pool_cores import GatedCore, LedgerCore, fast
+
+K = 2
+N = 3  # agents per core
+LEDGER = functools.partial(
+    LedgerCore, n_agents=N, period=2, end_probability=0.15, max_steps=7, jitter=0.002
+)
+SETTINGS = settings(max_examples=6, deadline=None, derandomize=True)
+
+
+@pytest.fixture(scope="module", params=["sync", "async"])
+def pool(request):
+    options = {"mode": request.param}
+    if request.param == "async":
+        options["min_ready"] = 1
+    pool = CorePool([LEDGER] * K, **options, **fast())
+    yield pool
+    pool.close()
+
+
+def _actions(rng, n):
+    return rng.integers(0, 3, n)
+
+
+# --------------------------------------------------------------------------- vector adapters
+
+
+@pytest.fixture(scope="module")
+def vector_env(pool):
+    return BehaviorVectorEnv(pool)
+
+
+@given(seed=st.integers(0, 2**16), steps=st.integers(10, 60))
+@SETTINGS
+def test_behavior_vector_env_loses_nothing(vector_env, seed, steps):
+    rng = np.random.default_rng(seed)
+    obs, _ = vector_env.reset(seed=seed)
+    total = np.zeros(vector_env.num_envs, np.float32)
+    np.testing.assert_array_equal(obs[:, 0], total)
+    for _ in range(steps):
+        obs, reward, terminated, truncated, info = vector_env.step(
+            _actions(rng, vector_env.num_envs)
+        )
+        total += reward
+        quiet = ~info["decided"] & ~(terminated | truncated)
+        assert not reward[quiet].any()  # no decision: reward 0, it arrives later
+        for slot in np.flatnonzero(terminated | truncated):
+            assert info["final_obs"][slot][0] == total[slot]
+        # decided slots show their new ledger, the others their last one: all must match
+        np.testing.assert_array_equal(obs[:, 0], total)
+
+
+@pytest.fixture(scope="module")
+def sb3_env(pool):
+    return SB3VecEnv(pool)
+
+
+@given(seed=st.integers(0, 2**16), steps=st.integers(10, 60))
+@SETTINGS
+def test_sb3_vec_env_loses_nothing(sb3_env, seed, steps):
+    rng = np.random.default_rng(seed)
+    sb3_env.seed(seed)
+    obs = sb3_env.reset()
+    total = np.zeros(sb3_env.num_envs, np.float32)
+    np.testing.assert_array_equal(obs[:, 0], total)
+    for _ in range(steps):
+        obs, reward, done, infos = sb3_env.step(_actions(rng, sb3_env.num_envs))
+        total += reward
+        for slot in np.flatnonzero(done):
+            assert infos[slot]["terminal_observation"][0] == total[slot]
+        np.testing.assert_array_equal(obs[:, 0], total)
+
+
+# --------------------------------------------------------------------------- multi-agent
+
+
+@pytest.fixture(scope="module")
+def parallel_env(pool):
+    return PettingZooParallelEnv(pool, termination_mode="all", mask_in_info=True, max_cycles=25)
+
+
+@given(seed=st.integers(0, 2**16), steps=st.integers(10, 80))
+@SETTINGS
+def test_pettingzoo_parallel_env_loses_nothing(parallel_env, seed, steps):
+    rng = np.random.default_rng(seed)
+    episode = 0
+    observations, _ = parallel_env.reset(seed=seed)
+    total = dict.fromkeys(observations, 0.0)
+    for _ in range(steps):
+        if not parallel_env.agents:
+            episode += 1
+            observations, _ = parallel_env.reset(seed=seed + episode)
+            total = dict.fromkeys(observations, 0.0)
+        actions = {a: int(rng.integers(0, 3)) for a in parallel_env.agents}
+        observations, rewards, terminations, truncations, infos = parallel_env.step(actions)
+        assert set(rewards) == set(observations)
+        for agent, reward in rewards.items():
+            total[agent] = total.get(agent, 0.0) + reward
+            assert observations[agent][0] == total[agent], agent
+            if not infos[agent]["decided"] and not (terminations[agent] or truncations[agent]):
+                assert reward == 0
+
+
+@pytest.fixture(scope="module")
+def aec_env(pool):
+    return PettingZooAECEnv(pool, termination_mode="all", mask_in_info=True, max_cycles=25)
+
+
+@given(seed=st.integers(0, 2**16), turns=st.integers(20, 200))
+@SETTINGS
+def test_pettingzoo_aec_env_loses_nothing(aec_env, seed, turns):
+    rng = np.random.default_rng(seed)
+    aec_env.reset(seed=seed)
+    total: dict[str, float] = {}
+    for episode in range(1000):
+        for agent in aec_env.agent_iter(turns):
+            obs, reward, terminated, truncated, _ = aec_env.last()
+            total[agent] = total.get(agent, 0.0) + reward
+            assert obs[0] == total[agent], agent
+            aec_env.step(None if terminated or truncated else int(rng.integers(0, 3)))
+            turns -= 1
+        if turns <= 0:
+            break
+        aec_env.reset(seed=seed + episode + 1)
+        total = {}
+
+
+@pytest.fixture(scope="module")
+def task(pool):
+    return MultiAgentTask(pool, termination_mode="all", max_cycles=25, mask_in_info=True)
+
+
+@given(seed=st.integers(0, 2**16), steps=st.integers(10, 80))
+@SETTINGS
+def test_multi_agent_task_loses_nothing(task, seed, steps):
+    rng = np.random.default_rng(seed)
+    episode = 0
+    task.reset(seed=seed)
+    total: dict[str, float] = {}
+    for _ in range(steps):
+        if task.game_over:
+            episode += 1
+            task.reset(seed=seed + episode)
+            total = {}
+        transitions = task.step_all({a: int(rng.integers(0, 3)) for a in task.agents})
+        for agent, (obs, reward, _, _) in transitions.items():
+            total[agent] = total.get(agent, 0.0) + reward
+            assert obs[0] == total[agent], agent
+
+
+# --------------------------------------------------------------------------- async itself
+
+
+def test_async_step_returns_without_a_core_that_has_not_answered(tmp_path):
+    gate = tmp_path / "gate"
+    factories = [
+        functools.partial(LedgerCore, n_agents=N, end_probability=0.0),
+        functools.partial(GatedCore, n_agents=N, end_probability=0.0, gate=str(gate)),
+    ]
+    pool = CorePool(factories, mode="async", min_ready=1, **fast())
+    try:
+        gate.touch()  # core 1 may reset
+        pool.reset(seed=0)
+        gate.unlink()  # ... but not step
+        received = np.zeros(2 * N, np.float32)  # by pool id
+        for _ in range(5):
+            decision, terminal = pool.get_steps("Ledger")
+            pool.set_actions("Ledger", ActionTuple(discrete=np.ones((len(decision), 1))))
+            pool.step()
+            decision, _ = pool.get_steps("Ledger")
+            assert decision.agent_id.tolist() == [0, 2, 4]  # core 0's agents only
+            received[decision.agent_id] += decision.reward
+            np.testing.assert_array_equal(decision.obs[0][:, 0], received[decision.agent_id])
+        gate.touch()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            pool.set_actions("Ledger", ActionTuple(discrete=np.ones((len(decision), 1))))
+            pool.step()
+            decision, _ = pool.get_steps("Ledger")
+            received[decision.agent_id] += decision.reward
+            np.testing.assert_array_equal(decision.obs[0][:, 0], received[decision.agent_id])
+            if 1 in decision.agent_id:
+                break
+        else:
+            pytest.fail("core 1 never answered")
+        # core 1 ran one step, with the actions set after the reset (1): 2 each, paid now
+        np.testing.assert_array_equal(received[[1, 3, 5]], [2, 2, 2])
+        pool.reset(seed=1)  # waits for a step still running
+        assert len(pool.get_steps("Ledger")[0]) == 2 * N
+    finally:
+        gate.touch()
+        pool.close()
