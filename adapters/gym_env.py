@@ -178,8 +178,7 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
         slots = self._slots
         batch = self._batch(action)
         guard = slots.guard
-        guard.enter("step")
-        try:
+        with guard.call("step"):
             slots.set_actions(batch)  # a bad action raises here and changes nothing
             guard.committed = True
             result = slots.advance()
@@ -196,10 +195,6 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
             }
             if self._has_mask:
                 info["action_mask"] = slots.mask[0].copy()
-        except BaseException as error:
-            guard.abort(error)
-            raise
-        guard.exit()
         return obs, float(result.reward[0]), terminated, truncated, info
 
     @override

@@ -383,8 +383,7 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         """
         seed = check_seed(seed, "GymTask.reset")  # a bad seed raises, changing nothing
         guard = self._guard
-        guard.enter("reset")
-        try:
+        with guard.call("reset"):
             if seed is None:
                 seed, self._next_seed = self._next_seed, None
             if seed is not None:
@@ -400,10 +399,6 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
             state = self._transform_state(obs, None, 0.0, False, False, info)
             if self._frames is not None:
                 state = self._frames.fill(state)
-        except BaseException as error:
-            guard.abort(error)
-            raise
-        guard.reset_done()
         return state, info
 
     @override
@@ -415,8 +410,7 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         or reset entered while another runs raises :class:`~zooport.errors.ReentrantCallError`.
         """
         guard = self._guard
-        guard.enter("step")
-        try:
+        with guard.call("step"):
             if self._one_element:
                 action = _one_element_action(action)
             obs, reward, terminated, truncated, info = self.env.step(action)
@@ -432,10 +426,6 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
             state = self._transform_state(obs, action, reward, terminated, truncated, info)
             if self._frames is not None:
                 state = self._frames.push(state)
-        except BaseException as error:
-            guard.abort(error)
-            raise
-        guard.exit()
         return state, new_reward, terminated, truncated, info
 
     @property

@@ -322,13 +322,8 @@ class MultiAgentDriver:
                 f"{self.adapter}: the episode is over (no live agents); call reset()"
             )
         guard = self.guard
-        guard.enter("step")
-        try:
+        with guard.call("step"):
             result = self._step(actions)
-        except BaseException as error:
-            guard.abort(error)
-            raise
-        guard.exit()
         return result
 
     def _step(self, actions: Mapping[str, Any]) -> AgentsStep:

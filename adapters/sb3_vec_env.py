@@ -153,8 +153,7 @@ class SB3VecEnv(SlotAdapter, VecEnv):
             )
         slots = self._slots
         guard = slots.guard
-        guard.enter("step")
-        try:
+        with guard.call("step"):
             slots.set_actions(self._actions)  # a bad action raises here and changes nothing
             guard.committed = True
             self._actions = _NO_ACTIONS
@@ -176,10 +175,6 @@ class SB3VecEnv(SlotAdapter, VecEnv):
                 for slot in np.flatnonzero(~decided).tolist():
                     infos[slot]["decided"] = False
             obs = slots.obs_layout.copy(slots.obs)
-        except BaseException as error:
-            guard.abort(error)
-            raise
-        guard.exit()
         return obs, out.reward, out.terminated | out.truncated, infos
 
     @override

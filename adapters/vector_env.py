@@ -140,8 +140,7 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
             raise EnvClosedError(f"{type(self).__name__} was used after close()")
         slots = self._slots
         guard = slots.guard
-        guard.enter("step")
-        try:
+        with guard.call("step"):
             slots.set_actions(actions)  # a bad action raises here and changes nothing
             guard.committed = True
             out = slots.advance()
@@ -151,10 +150,6 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
                 if slots.restart_if_all_over():
                     info.update(self._info(slots.decided.copy(), out.group_reward))
             obs = slots.obs_layout.copy(slots.obs)
-        except BaseException as error:
-            guard.abort(error)
-            raise
-        guard.exit()
         return obs, out.reward, out.terminated, out.truncated, info
 
     @override

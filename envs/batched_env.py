@@ -276,18 +276,13 @@ class BatchedEnv(BaseEnv):
         if not self._behaviors:
             raise SpecError(f"{type(self).__name__} declared no behavior (_add_behavior)")
         guard = self._guard
-        guard.enter("reset")
-        try:
+        with guard.call("reset"):
             if seed is not None:
                 np_random = np.random.default_rng(seed)  # a bad seed raises, changing nothing
                 order_rng = np.random.default_rng(seed + 1)
                 self._seed, self.np_random, self._order_rng = seed, np_random, order_rng
             guard.committed = True
             self._reset_unguarded()
-        except BaseException as error:
-            guard.abort(error)
-            raise
-        guard.reset_done()
 
     def _reset_unguarded(self) -> None:
         self._channels.exchange()
@@ -316,14 +311,9 @@ class BatchedEnv(BaseEnv):
         if self._closed or not self._was_reset:
             self._check_ready()
         guard = self._guard
-        guard.enter("step")
-        guard.committed = True  # step() takes no arguments: anything raised loses data
-        try:
+        with guard.call("step"):
+            guard.committed = True  # step() takes no arguments: anything raised loses data
             self._step_unguarded()
-        except BaseException as error:
-            guard.abort(error)
-            raise
-        guard.exit()
 
     def _step_unguarded(self) -> None:
         self._channels.exchange()

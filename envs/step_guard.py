@@ -18,25 +18,23 @@ An env is neither re-entrant nor thread-safe. Two things go silently wrong witho
 ``step`` raises :class:`~zooport.errors.EnvNotResetError` naming the original error until a
 ``reset()`` succeeds. It costs a few attribute writes per call, nothing per agent.
 
-The pattern every guarded ``step`` follows (``reset`` the same, with :meth:`StepGuard.reset_done`
-instead of :meth:`StepGuard.exit`; a reset whose every line may change state can use
-``with guard.resetting():`` instead)::
+The pattern every guarded ``step`` follows (``reset`` the same; a reset whose every line may
+change state can use ``with guard.resetting():``)::
 
-    guard.enter("step")          # re-entry or an earlier failure raises here
-    try:
+    with guard.call("step"):     # re-entry or an earlier failure raises here
         check the arguments      # raising here changes nothing: the env stays usable
         guard.committed = True   # from here on an exception loses data
         do the work
-    except BaseException as error:
-        guard.abort(error)       # poisons the env only when committed
-        raise
-    guard.exit()
+    # leaving the block normally completes the call (exit, or reset_done for a reset);
+    # leaving it by an exception aborts it, which poisons the env only when committed
+
+A call that must do more than abort when it fails (a pool marks itself broken) spells the
+same steps out with :meth:`StepGuard.enter`, :meth:`StepGuard.abort` and
+:meth:`StepGuard.exit` / :meth:`StepGuard.reset_done`.
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from typing import Any
 
 from zooport.errors import EnvNotResetError, ReentrantCallError
@@ -111,8 +109,27 @@ class StepGuard:
         self.failure = None
         self.completed += 1
 
-    @contextlib.contextmanager
-    def resetting(self) -> Iterator[None]:
+    def call(self, call: str) -> StepGuard:
+        """Enters ``call`` for a ``with`` block (see the module docstring).
+
+        Example:
+            >>> guard = StepGuard("Demo")
+            >>> with guard.call("step"):
+            ...     guard.committed = True
+            >>> guard.completed
+            1
+            >>> try:
+            ...     with guard.call("step"):
+            ...         guard.committed = True
+            ...         raise KeyError("boom")
+            ... except KeyError:
+            ...     guard.failure
+            "step raised KeyError: 'boom'"
+        """
+        self.enter(call)
+        return self
+
+    def resetting(self) -> StepGuard:
         """A reset, committed from its first line: ``with guard.resetting(): ...``.
 
         Example:
@@ -125,12 +142,20 @@ class StepGuard:
         """
         self.enter("reset")
         self.committed = True
-        try:
-            yield
-        except BaseException as error:
+        return self
+
+    def __enter__(self) -> StepGuard:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, _: Any
+    ) -> None:
+        if error is not None:
             self.abort(error)
-            raise
-        self.reset_done()
+        elif self.running == "reset":
+            self.reset_done()
+        else:
+            self.exit()
 
     def abort(self, error: BaseException) -> None:
         """The running call raised ``error``; after a committed one the env needs a reset."""
