@@ -117,6 +117,20 @@ def _info_command(commands: Any) -> None:
     info.set_defaults(run=cmd_info)
 
 
+def _route_arguments(
+    parser: argparse.ArgumentParser,
+    apis: Sequence[str],
+    api_help: str,
+    steps: tuple[int, str],
+    behavior_help: str,
+) -> None:
+    """``--api``, ``--steps``, ``--seed`` and ``--behavior``: what play and train both take."""
+    parser.add_argument("--api", choices=apis, help=api_help)
+    parser.add_argument("--steps", type=_positive, default=steps[0], help=steps[1])
+    parser.add_argument("--seed", type=_seed, default=0)
+    parser.add_argument("--behavior", help=behavior_help)
+
+
 # --------------------------------------------------------------------------- play
 
 
@@ -125,12 +139,13 @@ def _play_command(commands: Any) -> None:
         "play", help="random mask-respecting actions, or a trained model's, through an adapter"
     )
     _env_arguments(play_)
-    play_.add_argument(
-        "--api", choices=APIS, help="the adapter (default raw; with --model its training route)"
+    _route_arguments(
+        play_,
+        APIS,
+        "the adapter (default raw; with --model its training route)",
+        (1000, "adapter steps (1000)"),
+        "the behaviour for --api gym/vector",
     )
-    play_.add_argument("--steps", type=_positive, default=1000, help="adapter steps (1000)")
-    play_.add_argument("--seed", type=_seed, default=0)
-    play_.add_argument("--behavior", help="the behaviour for --api gym/vector")
     play_.add_argument(
         "--model", metavar="PATH", help="a model saved by `zooport train --save` acts instead"
     )
@@ -296,12 +311,13 @@ def _bench_pool(args: argparse.Namespace) -> int:
 def _train_command(commands: Any) -> None:
     train_ = commands.add_parser("train", help="SB3 PPO (MaskablePPO with masks) on ENV")
     _env_arguments(train_)
-    train_.add_argument(
-        "--api", choices=TRAIN_APIS, help="the route (default vector; with --resume its own)"
+    _route_arguments(
+        train_,
+        TRAIN_APIS,
+        "the route (default vector; with --resume its own)",
+        (100_000, "agent-steps (100000)"),
+        "the behaviour to train (--api vector)",
     )
-    train_.add_argument("--steps", type=_positive, default=100_000, help="agent-steps (100000)")
-    train_.add_argument("--seed", type=_seed, default=0)
-    train_.add_argument("--behavior", help="the behaviour to train (--api vector)")
     train_.add_argument("--plot", metavar="PNG", help="write the learning curve (matplotlib)")
     train_.add_argument(
         "--save", metavar="PATH", help="write the trained model (SB3's zip; .zip if no suffix)"
