@@ -189,10 +189,7 @@ class LocalRegistryEntry(BaseRegistryEntry):
 
     @property
     def expected_reward(self) -> float | None:
-        if self._expected_reward is None:
-            value = getattr(self.load(), "expected_reward", None)
-            return None if value is None else float(value)
-        return self._expected_reward
+        return self._declared_or_loaded(self._expected_reward, "expected_reward", float)
 
     @property
     def description(self) -> str | None:
@@ -205,10 +202,14 @@ class LocalRegistryEntry(BaseRegistryEntry):
     @property
     def max_episode_steps(self) -> int | None:
         """The episode length adapters cut episodes at, if any."""
-        if self._max_episode_steps is None:
-            value = getattr(self.load(), "max_episode_steps", None)
-            return None if value is None else int(value)
-        return self._max_episode_steps
+        return self._declared_or_loaded(self._max_episode_steps, "max_episode_steps", int)
+
+    def _declared_or_loaded(self, declared: Any, attribute: str, convert: Any) -> Any:
+        """The value the entry declared, else the entry point's attribute (converted), or None."""
+        if declared is not None:
+            return declared
+        value = getattr(self.load(), attribute, None)
+        return None if value is None else convert(value)
 
     def load(self) -> Callable[..., BaseEnv]:
         """The entry point, imported on the first call.
