@@ -138,7 +138,8 @@ def check_float(
     Args:
         value: the argument given (an int, a float, a NumPy integer or float; not a bool).
         name: the argument's name, for the message.
-        above, below: the exclusive bounds, or None for none.
+        above: the exclusive lower bound, or None for none.
+        below: the exclusive upper bound, or None for none.
         at_least: ``above`` is inclusive (``>= above``).
         kind: what the message says ``value`` should be (``"a number of seconds"``).
         where: who takes it, prefixed to the message; None for none.

@@ -51,7 +51,8 @@ class BehaviorState:
     """One behaviour's bookkeeping; every array is indexed by slot (0 .. capacity - 1).
 
     Args:
-        name, spec: the behaviour.
+        name: the behaviour's name.
+        spec: the behaviour's spec.
         n_agents: the agents live after ``reset`` (slots 0 .. n_agents - 1).
         capacity: the slots (``n_agents`` or more, for spawning).
         period: an agent decides every ``period`` steps.
