@@ -15,16 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from zooport.adapters import (
-    BehaviorVectorEnv,
-    GymEnv,
-    GymTask,
-    MultiAgentTask,
-    PettingZooAECEnv,
-    PettingZooParallelEnv,
-    PettingZooTask,
-)
-from zooport.adapters.sb3_vec_env import SB3VecEnv
+from zooport.adapters import BehaviorVectorEnv, GymEnv, GymTask, PettingZooParallelEnv
 from zooport.adapters.wrappers import (
     FoldAgents,
     ParallelWrapper,
@@ -36,6 +27,7 @@ from zooport.envs.base_env import ActionTuple
 from zooport.envs.side_channel.stats_side_channel import StatsSideChannel
 from zooport.errors import ActionError, EnvNotResetError
 
+from tests.support.adapters import ADAPTERS
 from tests.support.branches import BEHAVIOR, Hooked
 
 
@@ -128,89 +120,72 @@ def test_a_bad_action_or_seed_does_not_poison_the_core():
 
 # ---------------------------------------------------------------------- adapters
 #
-# Each route: build over a Hooked core, return (core, step_once, reset). The hook is armed
-# for one step in which episodes end; the caller catches the error and steps on.
+# Each route: an adapter over a Hooked core (built as tests/support/adapters.py builds it)
+# and how it steps once and resets. The hook is armed for one step in which episodes end; the
+# caller catches the error and steps on.
 
 
-def _gym(core):
-    env = GymEnv(core)
-    return env, (lambda: env.step(np.array([1, 1]))), (lambda: env.reset(seed=1))
+def _single(env, core):
+    return (lambda: env.step(np.array([1, 1]))), (lambda: env.reset(seed=1))
 
 
-def _vector(core):
-    env = BehaviorVectorEnv(core)
+def _vector(env, core):
     actions = np.ones((core.n_agents, 2), np.int64)
-    return env, (lambda: env.step(actions)), (lambda: env.reset(seed=1))
+    return (lambda: env.step(actions)), (lambda: env.reset(seed=1))
 
 
-def _sb3(core):
-    env = SB3VecEnv(core)
+def _sb3(env, core):
     actions = np.ones((core.n_agents, 2), np.int64)
-    return env, (lambda: env.step(actions)), env.reset
+    return (lambda: env.step(actions)), env.reset
 
 
-def _parallel(core):
-    env = PettingZooParallelEnv(core)
-
+def _parallel(env, core):
     def step():
         return env.step({a: np.array([1, 1]) for a in env.agents})
 
-    return env, step, (lambda: env.reset(seed=1))
+    return step, (lambda: env.reset(seed=1))
 
 
-def _aec(core):
-    env = PettingZooAECEnv(core)
-
+def _aec(env, core):
     def step():
         for _ in range(len(env.agents)):
             env.step(np.array([1, 1]))
 
-    return env, step, (lambda: env.reset(seed=1))
+    return step, (lambda: env.reset(seed=1))
 
 
-def _task(core):
-    task = MultiAgentTask(core)
+def _task(env, core):
     return (
-        task,
-        (lambda: task.step_all({a: np.array([1, 1]) for a in task.agents})),
-        (lambda: task.reset(seed=1)),
+        (lambda: env.step_all({a: np.array([1, 1]) for a in env.agents})),
+        (lambda: env.reset(seed=1)),
     )
-
-
-def _pettingzoo_task(core):
-    task = PettingZooTask(PettingZooParallelEnv(core))
-    return (
-        task,
-        (lambda: task.step({a: np.array([1, 1]) for a in task.agents})),
-        (lambda: task.reset(seed=1)),
-    )
-
-
-def _gym_task(core):
-    task = GymTask(GymEnv(core))
-    return task, (lambda: task.step(np.array([1, 1]))), (lambda: task.reset(seed=1))
 
 
 def _wrapped(core):
-    env = TerminationPolicy(TeamReward(PettingZooParallelEnv(core), "sum"), "all")
-
-    def step():
-        return env.step({a: np.array([1, 1]) for a in env.agents})
-
-    return env, step, (lambda: env.reset(seed=1))
+    return TerminationPolicy(TeamReward(PettingZooParallelEnv(core), "sum"), "all")
 
 
-ROUTES: dict[str, Callable[[Any], tuple[Any, Callable[[], Any], Callable[[], Any]]]] = {
-    "GymEnv": _gym,
-    "GymTask": _gym_task,
-    "BehaviorVectorEnv": _vector,
-    "SB3VecEnv": _sb3,
-    "Parallel": _parallel,
-    "AEC": _aec,
-    "MultiAgentTask": _task,
-    "PettingZooTask": _pettingzoo_task,
-    "wrapped Parallel": _wrapped,
+Driving = Callable[[Any, Any], tuple[Callable[[], Any], Callable[[], Any]]]
+
+#: route -> (the adapter, as ADAPTERS names it, or a function of the core; how it is driven)
+ROUTES: dict[str, tuple[str | Callable[[Any], Any], Driving]] = {
+    "GymEnv": ("GymEnv", _single),
+    "GymTask": ("GymTask", _single),
+    "BehaviorVectorEnv": ("BehaviorVectorEnv", _vector),
+    "SB3VecEnv": ("SB3VecEnv", _sb3),
+    "Parallel": ("PettingZooParallelEnv", _parallel),
+    "AEC": ("PettingZooAECEnv", _aec),
+    "MultiAgentTask": ("MultiAgentTask", _task),
+    "PettingZooTask": ("PettingZooTask", _parallel),
+    "wrapped Parallel": (_wrapped, _parallel),
 }
+
+
+def _build(route: str, core: Any) -> tuple[Any, Callable[[], Any], Callable[[], Any]]:
+    """(env, step once, reset) of ``route`` over ``core``."""
+    adapter, driving = ROUTES[route]
+    env = ADAPTERS[adapter].wrap(core) if isinstance(adapter, str) else adapter(core)
+    return (env, *driving(env, core))
 
 
 def _agents(route: str) -> int:
@@ -222,7 +197,7 @@ def _agents(route: str) -> int:
 def test_every_adapter_refuses_to_step_on_after_the_core_raised(route, where):
     channel = FailingStats()
     core = Reporting(n_agents=_agents(route), episode_length=2, seed=0, side_channels=[channel])
-    env, step, reset = ROUTES[route](core)
+    env, step, reset = _build(route, core)
     reset()
     step()
     if where == "hook":
@@ -244,7 +219,7 @@ def test_every_adapter_refuses_to_step_on_after_the_core_raised(route, where):
 @pytest.mark.parametrize("route", sorted(ROUTES))
 def test_a_rejected_action_leaves_every_adapter_usable(route):
     core = Hooked(n_agents=_agents(route), seed=0)
-    env, step, reset = ROUTES[route](core)
+    env, step, reset = _build(route, core)
     reset()
     bad = {
         "GymEnv": lambda: env.step(np.array([5, 0])),
