@@ -56,6 +56,16 @@ def _actions(rng, n):
 # --------------------------------------------------------------------------- vector adapters
 
 
+def _check_ledger(total, obs, reward, ended, final_obs) -> None:
+    """Adds one vector step's rewards to ``total``; every slot's latest observation (the final
+    one, ``final_obs[slot]``, for a slot whose episode ended) must show that ledger."""
+    total += reward
+    for slot in np.flatnonzero(ended):
+        assert final_obs[slot][0] == total[slot]
+    # decided slots show their new ledger, the others their last one: all must match
+    np.testing.assert_array_equal(obs[:, 0], total)
+
+
 @pytest.fixture(scope="module")
 def vector_env(pool):
     return BehaviorVectorEnv(pool)
@@ -72,13 +82,9 @@ def test_behavior_vector_env_loses_nothing(vector_env, seed, steps):
         obs, reward, terminated, truncated, info = vector_env.step(
             _actions(rng, vector_env.num_envs)
         )
-        total += reward
-        quiet = ~info["decided"] & ~(terminated | truncated)
-        assert not reward[quiet].any()  # no decision: reward 0, it arrives later
-        for slot in np.flatnonzero(terminated | truncated):
-            assert info["final_obs"][slot][0] == total[slot]
-        # decided slots show their new ledger, the others their last one: all must match
-        np.testing.assert_array_equal(obs[:, 0], total)
+        ended = terminated | truncated
+        assert not reward[~info["decided"] & ~ended].any()  # no decision: reward 0, it comes later
+        _check_ledger(total, obs, reward, ended, info.get("final_obs"))
 
 
 @pytest.fixture(scope="module")
@@ -96,10 +102,8 @@ def test_sb3_vec_env_loses_nothing(sb3_env, seed, steps):
     np.testing.assert_array_equal(obs[:, 0], total)
     for _ in range(steps):
         obs, reward, done, infos = sb3_env.step(_actions(rng, sb3_env.num_envs))
-        total += reward
-        for slot in np.flatnonzero(done):
-            assert infos[slot]["terminal_observation"][0] == total[slot]
-        np.testing.assert_array_equal(obs[:, 0], total)
+        finals = [info.get("terminal_observation") for info in infos]
+        _check_ledger(total, obs, reward, done, finals)
 
 
 # --------------------------------------------------------------------------- multi-agent
