@@ -58,6 +58,16 @@ class Reporting(Hooked):
         return super()._step(actions)
 
 
+def refused_until_reset(step, reset, match: str) -> EnvNotResetError:
+    """After a failed step: ``step()`` is refused with EnvNotResetError naming the cause
+    (``match``); ``reset()`` clears it and steps work again. Returns the refusal."""
+    with pytest.raises(EnvNotResetError, match=match) as caught:
+        step()
+    reset()
+    step()  # healthy again
+    return caught.value
+
+
 # ---------------------------------------------------------------------- the core
 
 
@@ -88,10 +98,7 @@ def test_core_refuses_after_a_side_channel_raised_at_the_end_of_a_step():
     with pytest.raises(Boom):
         core.step()  # the step's terminal steps were published but nobody will read them
     channel.armed = False
-    with pytest.raises(EnvNotResetError, match="side channel failed"):
-        core.step()
-    core.reset()
-    core.step()
+    refused_until_reset(core.step, core.reset, "side channel failed")
 
 
 def test_a_reset_that_raised_leaves_the_core_needing_reset():
@@ -101,10 +108,7 @@ def test_a_reset_that_raised_leaves_the_core_needing_reset():
     with pytest.raises(Boom):
         core.reset()
     core.after_restart = None
-    with pytest.raises(EnvNotResetError, match="reset raised Boom"):
-        core.step()
-    core.reset()
-    core.step()
+    refused_until_reset(core.step, core.reset, "reset raised Boom")
 
 
 def test_a_bad_action_or_seed_does_not_poison_the_core():
@@ -208,11 +212,7 @@ def test_every_adapter_refuses_to_step_on_after_the_core_raised(route, where):
         step()
     core.after_restart, channel.armed = None, False
     # Stepping on would lose the step's terminal rewards: refused, naming the cause.
-    with pytest.raises(EnvNotResetError, match="Boom") as caught:
-        step()
-    assert "reset()" in str(caught.value)
-    reset()
-    step()  # healthy again
+    assert "reset()" in str(refused_until_reset(step, reset, "Boom"))
     step()
 
 
@@ -256,10 +256,9 @@ def test_a_wrapper_that_raises_after_its_env_stepped_refuses_to_step_on():
     env.step(actions)
     with pytest.raises(Boom):
         env.step(actions)  # the adapter stepped; the wrapper lost its outputs
-    with pytest.raises(EnvNotResetError, match="shaping component failed"):
-        env.step(actions)
-    env.reset(seed=0)
-    env.step(actions)
+    refused_until_reset(
+        lambda: env.step(actions), lambda: env.reset(seed=0), "shaping component failed"
+    )
 
 
 def test_a_wrapper_that_raises_before_its_env_stepped_stays_usable():
@@ -300,10 +299,7 @@ def test_a_user_wrapper_subclass_is_guarded_too():
     with pytest.raises(Boom):
         env.step(actions)
     env.fail = False
-    with pytest.raises(EnvNotResetError, match="my wrapper failed"):
-        env.step(actions)
-    env.reset(seed=0)
-    env.step(actions)
+    refused_until_reset(lambda: env.step(actions), lambda: env.reset(seed=0), "my wrapper failed")
 
 
 def test_gym_task_transform_that_raises_refuses_to_step_on():
@@ -317,10 +313,9 @@ def test_gym_task_transform_that_raises_refuses_to_step_on():
     task.step(np.array([1, 0]))  # reward 1
     with pytest.raises(Boom):
         task.step(np.array([1, 1]))  # reward 11
-    with pytest.raises(EnvNotResetError, match="reward transform failed"):
-        task.step(np.array([1, 0]))
-    task.reset(seed=0)
-    task.step(np.array([1, 0]))
+    refused_until_reset(
+        lambda: task.step(np.array([1, 0])), lambda: task.reset(seed=0), "reward transform failed"
+    )
 
 
 # ---------------------------------------------------------------------- what used to vanish
