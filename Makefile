@@ -7,14 +7,20 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.zooport-installed
 
+# $(call new_venv,VENV,PYTHON): the first steps of every venv's recipe: VENV made by PYTHON
+# unless it exists, pip upgraded, then torch's CPU wheel (the one on this machine), so that
+# nothing installed after it that depends on torch (stable-baselines3, RLlib, the trainers)
+# pulls the CUDA build.
+define new_venv
+test -x $(1)/bin/python || $(2) -m venv $(1)
+$(1)/bin/python -m pip install --upgrade pip
+$(1)/bin/python -m pip install torch==2.13.0
+endef
+
 .PHONY: test lint pytest docs docs-strict test-mlagents test-rllib test-consumers test-floor demo bench bench-quick bench-pool soak clean
 
 $(STAMP): pyproject.toml
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) install --upgrade pip
-	# torch first: the CPU wheel on this machine. Anything that depends on torch
-	# (stable-baselines3) is then satisfied and pip never pulls the CUDA build.
-	$(PIP) install torch==2.13.0
+	$(call new_venv,$(VENV),$(PYTHON))
 	$(PIP) install -e ".[test,torchrl,docs]"
 	touch $(STAMP)
 
@@ -63,10 +69,7 @@ MLAGENTS_STAMP := $(MLAGENTS_VENV)/.zooport-installed
 LEGACY_MLAGENTS := 0.16.1 0.19.0 0.22.0 0.23.0 0.24.0
 
 $(MLAGENTS_STAMP): pyproject.toml tests/mlagents/requirements.txt
-	test -x $(MLAGENTS_PY) || $(MLAGENTS_PYTHON) -m venv $(MLAGENTS_VENV)
-	$(MLAGENTS_PY) -m pip install --upgrade pip
-	# torch first (the local CPU wheel): stable-baselines3 (SB3VecEnv) then never pulls CUDA.
-	$(MLAGENTS_PY) -m pip install torch==2.13.0
+	$(call new_venv,$(MLAGENTS_VENV),$(MLAGENTS_PYTHON))
 	$(MLAGENTS_PY) -m pip install -r tests/mlagents/requirements.txt -e .
 	for v in $(LEGACY_MLAGENTS); do \
 		$(MLAGENTS_PY) -m pip download --no-deps --dest $(MLAGENTS_VENV)/legacy-wheels \
@@ -84,10 +87,7 @@ RLLIB_PY := $(RLLIB_VENV)/bin/python
 RLLIB_STAMP := $(RLLIB_VENV)/.zooport-installed
 
 $(RLLIB_STAMP): pyproject.toml tests/rllib/requirements.txt
-	test -x $(RLLIB_PY) || $(PYTHON) -m venv $(RLLIB_VENV)
-	$(RLLIB_PY) -m pip install --upgrade pip
-	# torch first: the CPU wheel (RLlib needs torch but does not pin it).
-	$(RLLIB_PY) -m pip install torch==2.13.0
+	$(call new_venv,$(RLLIB_VENV),$(PYTHON))
 	$(RLLIB_PY) -m pip install -r tests/rllib/requirements.txt
 	$(RLLIB_PY) -m pip install -e .
 	touch $(RLLIB_STAMP)
@@ -104,10 +104,7 @@ CONSUMERS_PY := $(CONSUMERS_VENV)/bin/python
 CONSUMERS_STAMP := $(CONSUMERS_VENV)/.zooport-installed
 
 $(CONSUMERS_STAMP): pyproject.toml tests/consumers/requirements.txt
-	test -x $(CONSUMERS_PY) || $(PYTHON) -m venv $(CONSUMERS_VENV)
-	$(CONSUMERS_PY) -m pip install --upgrade pip
-	# torch first: the CPU wheel (every trainer here depends on torch without pinning it).
-	$(CONSUMERS_PY) -m pip install torch==2.13.0
+	$(call new_venv,$(CONSUMERS_VENV),$(PYTHON))
 	$(CONSUMERS_PY) -m pip install -r tests/consumers/requirements.txt -e .
 	touch $(CONSUMERS_STAMP)
 
@@ -128,10 +125,7 @@ FLOOR_IGNORE := tests/mlagents tests/rllib tests/consumers tests/test_doctests.p
 	tests/cli/test_console_script.py tests/cli/test_saved_models.py
 
 $(FLOOR_STAMP): pyproject.toml tests/floor/requirements.txt
-	test -x $(FLOOR_PY) || $(PYTHON) -m venv $(FLOOR_VENV)
-	$(FLOOR_PY) -m pip install --upgrade pip
-	# torch first: the CPU wheel, for stable-baselines3 (SB3VecEnv, check_env).
-	$(FLOOR_PY) -m pip install torch==2.13.0
+	$(call new_venv,$(FLOOR_VENV),$(PYTHON))
 	$(FLOOR_PY) -m pip install -r tests/floor/requirements.txt -e .
 	touch $(FLOOR_STAMP)
 

@@ -27,9 +27,9 @@ Two things SuperSuit needs, and why:
   seed the copies are identical clones (``concat_vec_envs_v1`` pickles the env), which start
   in the same state.
 
-PPO trains until the mean episode reward of recent episodes reaches
-``BallBalance.expected_reward``; the deterministic policy is then evaluated for one full episode
-on every platform of a fresh, differently seeded core.
+PPO (``train_and_evaluate`` in ``example_support/sb3.py``) trains until the mean episode
+reward of recent episodes reaches ``BallBalance.expected_reward``; the deterministic policy is
+then evaluated for one full episode on every platform of a fresh, differently seeded core.
 
 Usage:
     python examples/supersuit_sb3_shared_policy.py [--short] [--agents 12] [--copies 1] [--seed 0]
@@ -41,30 +41,22 @@ only checks that the policy beats random actions.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 
 import numpy as np
 import supersuit as ss
-import torch
 from example_support.sb3 import (
-    N_STEPS,
     Policy,
     SeededSuperSuitVecEnv,
-    ballbalance_ppo,
     parse_arguments,
-    report,
-    train_until,
-    trained_and_random,
+    train_and_evaluate,
 )
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor, VecNormalize
 
 from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 from zooport.envs.builtin.ball_balance import BallBalance
-
-#: Environment steps (summed over agents) before giving up.
-FULL_BUDGET = 300_000
-SHORT_BUDGET = 12_288
 
 
 def make_vec_env(n_agents: int, copies: int, seed: int | None = None) -> VecEnv:
@@ -102,22 +94,9 @@ def main(argv: list[str] | None = None) -> int:
 
     args = parse_arguments(__doc__, argv, options)
     short = args.short or os.environ.get("ZOOPORT_EXAMPLE_SHORT") == "1"
-    target = BallBalance.expected_reward
-    # A 64x64 MLP: one thread is fastest (more only contend with the simulation).
-    torch.set_num_threads(1)
-
-    n_envs = args.agents * args.copies
     env = VecNormalize(VecMonitor(make_vec_env(args.agents, args.copies)), norm_reward=False)
-    model = ballbalance_ppo(env, args.seed)
-    seconds = train_until(
-        model, budget=SHORT_BUDGET if short else FULL_BUDGET, chunk=n_envs * N_STEPS * 4,
-        window=2 * n_envs, target=target, short=short,
-    )  # fmt: skip
-    trained, random = trained_and_random(model, env, args.seed, n_actions=2)
-    score = evaluate(trained, args.agents, seed=args.seed + 1000)
-    baseline = evaluate(random, args.agents, seed=args.seed + 1000)
-    env.close()
-    return report(model, seconds, score, baseline, target, short)
+    score = functools.partial(evaluate, n_agents=args.agents, seed=args.seed + 1000)
+    return train_and_evaluate(env, args, short, budget=12_288 if short else 300_000, evaluate=score)
 
 
 if __name__ == "__main__":

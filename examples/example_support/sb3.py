@@ -11,6 +11,8 @@ Functions:
     trained_and_random: the deterministic trained policy (observations normalised as in
         training) and a uniformly random one, to compare.
     report: prints the outcome and returns the exit code (0: passed).
+    train_and_evaluate: the BallBalance examples' whole run after their route: train, evaluate
+        against random actions, report.
 
 Classes:
     SeededSuperSuitVecEnv: SuperSuit's SB3 ``VecEnv`` with a ``seed()`` and
@@ -20,13 +22,18 @@ Classes:
 from __future__ import annotations
 
 import argparse
+import functools
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
+import torch
 from stable_baselines3 import PPO
-from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
+from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper, VecNormalize
+
+from zooport.adapters.sb3_vec_env import SB3VecEnv
+from zooport.envs.builtin.ball_balance import BallBalance
 
 #: The rollout length of the BallBalance examples' PPO.
 N_STEPS = 128
@@ -121,6 +128,46 @@ def report(
     passed = score > baseline if short else score >= target
     print("PASSED" if passed else "FAILED")
     return 0 if passed else 1
+
+
+def fresh_platforms(n_platforms: int) -> SB3VecEnv:
+    """A new BallBalance core's platforms as SB3 environments (to evaluate on)."""
+    return SB3VecEnv(BallBalance(n_agents=n_platforms))
+
+
+def train_and_evaluate(
+    env: VecNormalize,
+    args: argparse.Namespace,
+    short: bool,
+    budget: int,
+    evaluate: Callable[[Policy], float] | None = None,
+) -> int:
+    """The BallBalance examples' run once their route built ``env``; returns the exit code.
+
+    PPO trains until the mean reward of the recent episodes reaches
+    ``BallBalance.expected_reward`` (never when ``short``) or ``budget`` steps are spent; then
+    ``evaluate(policy)`` scores the deterministic trained policy and uniformly random actions.
+    The default ``evaluate`` plays one full episode on every platform of a fresh core with as
+    many platforms as ``env`` has slots, seeded ``args.seed + 1000``.
+    """
+    torch.set_num_threads(1)  # a 64x64 MLP: more threads only contend with the simulation
+    target = BallBalance.expected_reward
+    slots = env.num_envs
+    if evaluate is None:
+        make = functools.partial(fresh_platforms, slots)
+        steps, seed = BallBalance.max_episode_steps, args.seed + 1000
+        evaluate = functools.partial(
+            evaluate_slots, make, n_slots=slots, max_steps=steps, seed=seed
+        )
+    model = ballbalance_ppo(env, args.seed)
+    seconds = train_until(
+        model, budget=budget, chunk=slots * N_STEPS * 4, window=2 * slots, target=target,
+        short=short,
+    )  # fmt: skip
+    trained, random = trained_and_random(model, env, args.seed, n_actions=2)
+    score, baseline = evaluate(trained), evaluate(random)
+    env.close()  # closes the route's env (and a pool's workers)
+    return report(model, seconds, score, baseline, target, short)
 
 
 class SeededSuperSuitVecEnv(VecEnvWrapper):

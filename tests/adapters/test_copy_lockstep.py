@@ -105,10 +105,21 @@ def plain(data: Any) -> Any:
 
 
 class Driver:
+    """Resets with a seed drawn from the generator; ``step`` resets by itself once the
+    episode is ``over``, and otherwise ``act``s (the one hook each kind of env fills in)."""
+
     def reset(self, env: Any, rng: np.random.Generator) -> Any:
-        raise NotImplementedError
+        return env.reset(seed=_seed(rng))
+
+    def over(self, env: Any) -> bool:
+        return not env.agents
 
     def step(self, env: Any, rng: np.random.Generator) -> Any:
+        if self.over(env):
+            return ("reset", self.reset(env, rng))
+        return self.act(env, rng)
+
+    def act(self, env: Any, rng: np.random.Generator) -> Any:
         raise NotImplementedError
 
 
@@ -118,32 +129,33 @@ def _seed(rng: np.random.Generator) -> int:
 
 class GymDriver(Driver):
     def reset(self, env, rng):
-        self.over = False
-        return env.reset(seed=_seed(rng))
+        self.ended = False
+        return super().reset(env, rng)
 
-    def step(self, env, rng):
-        if getattr(self, "over", True):
-            return ("reset", self.reset(env, rng))
+    def over(self, env):
+        return getattr(self, "ended", True)  # also before the first reset
+
+    def act(self, env, rng):
         out = env.step(random_action(env.action_space, rng))
-        self.over = bool(out[2] or out[3])
+        self.ended = bool(out[2] or out[3])
         return out
 
 
 class VectorDriver(Driver):
-    def reset(self, env, rng):
-        return env.reset(seed=_seed(rng))
+    def over(self, env):
+        return False  # a vector env resets its slots itself
 
-    def step(self, env, rng):
+    def act(self, env, rng):
         space = env.single_action_space
         return env.step(np.stack([random_action(space, rng) for _ in range(env.num_envs)]))
 
 
-class SB3Driver(Driver):
+class SB3Driver(VectorDriver):
     def reset(self, env, rng):
         env.seed(_seed(rng))
         return env.reset()
 
-    def step(self, env, rng):
+    def act(self, env, rng):
         space = env.action_space
         return env.step(np.stack([random_action(space, rng) for _ in range(env.num_envs)]))
 
@@ -151,12 +163,7 @@ class SB3Driver(Driver):
 class ParallelDriver(Driver):
     """Sends a message from every agent before each step when the env has a MessageBus."""
 
-    def reset(self, env, rng):
-        return env.reset(seed=_seed(rng))
-
-    def step(self, env, rng):
-        if not env.agents:
-            return ("reset", self.reset(env, rng))
+    def act(self, env, rng):
         if get_wrapper(env, CommunicationLayer) is not None:
             send_messages(env, [Message(a, None, float(rng.random())) for a in env.agents])
         return env.step({a: random_action(env.action_space(a), rng) for a in env.agents})
@@ -166,12 +173,10 @@ class AECDriver(Driver):
     """One turn per step; the copy may be taken in the middle of a cycle."""
 
     def reset(self, env, rng):
-        env.reset(seed=_seed(rng))
+        super().reset(env, rng)
         return env.last()
 
-    def step(self, env, rng):
-        if not env.agents:
-            return ("reset", self.reset(env, rng))
+    def act(self, env, rng):
         agent = env.agent_selection
         *_, terminated, truncated, _ = env.last()
         action = None if terminated or truncated else random_action(env.action_space(agent), rng)
@@ -182,12 +187,10 @@ class AECDriver(Driver):
 class TaskDriver(Driver):
     """MultiAgentTask: the first live agent acts with step(), the rest with step_all()."""
 
-    def reset(self, env, rng):
-        return env.reset(seed=_seed(rng))
+    def over(self, env):
+        return not env.agents or env.game_over
 
-    def step(self, env, rng):
-        if not env.agents or env.game_over:
-            return ("reset", self.reset(env, rng))
+    def act(self, env, rng):
         first, *others = env.agents
         single = env.step(random_action(env.action_space(first), rng), first)
         if not others:  # the one live agent completed the cycle
@@ -196,12 +199,7 @@ class TaskDriver(Driver):
 
 
 class PettingZooTaskDriver(Driver):
-    def reset(self, env, rng):
-        return env.reset(seed=_seed(rng))
-
-    def step(self, env, rng):
-        if not env.agents:
-            return ("reset", self.reset(env, rng))
+    def act(self, env, rng):
         if env.is_parallel:
             return env.step({a: random_action(env.env.action_space(a), rng) for a in env.agents})
         agent = env.env.agent_selection

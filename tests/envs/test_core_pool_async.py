@@ -56,85 +56,92 @@ def _actions(rng, n):
 # --------------------------------------------------------------------------- vector adapters
 
 
-@pytest.fixture(scope="module")
-def vector_env(pool):
-    return BehaviorVectorEnv(pool)
+@pytest.fixture(scope="module", params=["BehaviorVectorEnv", "SB3VecEnv"])
+def slot_env(pool, request):
+    return {"BehaviorVectorEnv": BehaviorVectorEnv, "SB3VecEnv": SB3VecEnv}[request.param](pool)
+
+
+def _reset(env, seed: int) -> np.ndarray:
+    if isinstance(env, SB3VecEnv):
+        env.seed(seed)
+        return env.reset()
+    return env.reset(seed=seed)[0]
+
+
+def _step(env, actions):
+    """(obs, reward, ended, final observation by slot) of a step of either slot adapter."""
+    if isinstance(env, SB3VecEnv):
+        obs, reward, ended, infos = env.step(actions)
+        return obs, reward, ended, [info.get("terminal_observation") for info in infos]
+    obs, reward, terminated, truncated, info = env.step(actions)
+    ended = terminated | truncated
+    assert not reward[~info["decided"] & ~ended].any()  # no decision: reward 0, it comes later
+    return obs, reward, ended, info.get("final_obs")
 
 
 @given(seed=st.integers(0, 2**16), steps=st.integers(10, 60))
 @SETTINGS
-def test_behavior_vector_env_loses_nothing(vector_env, seed, steps):
+def test_slot_adapters_lose_nothing(slot_env, seed, steps):
     rng = np.random.default_rng(seed)
-    obs, _ = vector_env.reset(seed=seed)
-    total = np.zeros(vector_env.num_envs, np.float32)
+    obs = _reset(slot_env, seed)
+    total = np.zeros(slot_env.num_envs, np.float32)
     np.testing.assert_array_equal(obs[:, 0], total)
     for _ in range(steps):
-        obs, reward, terminated, truncated, info = vector_env.step(
-            _actions(rng, vector_env.num_envs)
-        )
+        obs, reward, ended, final_obs = _step(slot_env, _actions(rng, slot_env.num_envs))
         total += reward
-        quiet = ~info["decided"] & ~(terminated | truncated)
-        assert not reward[quiet].any()  # no decision: reward 0, it arrives later
-        for slot in np.flatnonzero(terminated | truncated):
-            assert info["final_obs"][slot][0] == total[slot]
+        for slot in np.flatnonzero(ended):
+            assert final_obs[slot][0] == total[slot]
         # decided slots show their new ledger, the others their last one: all must match
-        np.testing.assert_array_equal(obs[:, 0], total)
-
-
-@pytest.fixture(scope="module")
-def sb3_env(pool):
-    return SB3VecEnv(pool)
-
-
-@given(seed=st.integers(0, 2**16), steps=st.integers(10, 60))
-@SETTINGS
-def test_sb3_vec_env_loses_nothing(sb3_env, seed, steps):
-    rng = np.random.default_rng(seed)
-    sb3_env.seed(seed)
-    obs = sb3_env.reset()
-    total = np.zeros(sb3_env.num_envs, np.float32)
-    np.testing.assert_array_equal(obs[:, 0], total)
-    for _ in range(steps):
-        obs, reward, done, infos = sb3_env.step(_actions(rng, sb3_env.num_envs))
-        total += reward
-        for slot in np.flatnonzero(done):
-            assert infos[slot]["terminal_observation"][0] == total[slot]
         np.testing.assert_array_equal(obs[:, 0], total)
 
 
 # --------------------------------------------------------------------------- multi-agent
 
+#: The multi-agent adapters' options in these tests.
+DRIVER_OPTIONS = {"termination_mode": "all", "mask_in_info": True, "max_cycles": 25}
 
-@pytest.fixture(scope="module")
-def parallel_env(pool):
-    return PettingZooParallelEnv(pool, termination_mode="all", mask_in_info=True, max_cycles=25)
+
+@pytest.fixture(scope="module", params=["PettingZooParallelEnv", "MultiAgentTask"])
+def parallel_env(pool, request):
+    """An env stepped with every live agent's action at once."""
+    adapter = {"PettingZooParallelEnv": PettingZooParallelEnv, "MultiAgentTask": MultiAgentTask}
+    return adapter[request.param](pool, **DRIVER_OPTIONS)
+
+
+def _transitions(env, actions) -> dict[str, tuple[np.ndarray, float]]:
+    """{agent: (observation, reward)} of a step of either parallel env."""
+    if isinstance(env, MultiAgentTask):
+        return {a: (obs, reward) for a, (obs, reward, _, _) in env.step_all(actions).items()}
+    observations, rewards, terminations, truncations, infos = env.step(actions)
+    assert set(rewards) == set(observations)
+    for agent, reward in rewards.items():
+        if not infos[agent]["decided"] and not (terminations[agent] or truncations[agent]):
+            assert reward == 0  # no decision: reward 0, it comes later
+    return {agent: (observations[agent], rewards[agent]) for agent in rewards}
 
 
 @given(seed=st.integers(0, 2**16), steps=st.integers(10, 80))
 @SETTINGS
-def test_pettingzoo_parallel_env_loses_nothing(parallel_env, seed, steps):
+def test_parallel_envs_lose_nothing(parallel_env, seed, steps):
     rng = np.random.default_rng(seed)
     episode = 0
-    observations, _ = parallel_env.reset(seed=seed)
-    total = dict.fromkeys(observations, 0.0)
+    parallel_env.reset(seed=seed)
+    total: dict[str, float] = {}
     for _ in range(steps):
-        if not parallel_env.agents:
+        task = isinstance(parallel_env, MultiAgentTask)
+        if parallel_env.game_over if task else not parallel_env.agents:
             episode += 1
-            observations, _ = parallel_env.reset(seed=seed + episode)
-            total = dict.fromkeys(observations, 0.0)
+            parallel_env.reset(seed=seed + episode)
+            total = {}
         actions = {a: int(rng.integers(0, 3)) for a in parallel_env.agents}
-        observations, rewards, terminations, truncations, infos = parallel_env.step(actions)
-        assert set(rewards) == set(observations)
-        for agent, reward in rewards.items():
+        for agent, (obs, reward) in _transitions(parallel_env, actions).items():
             total[agent] = total.get(agent, 0.0) + reward
-            assert observations[agent][0] == total[agent], agent
-            if not infos[agent]["decided"] and not (terminations[agent] or truncations[agent]):
-                assert reward == 0
+            assert obs[0] == total[agent], agent
 
 
 @pytest.fixture(scope="module")
 def aec_env(pool):
-    return PettingZooAECEnv(pool, termination_mode="all", mask_in_info=True, max_cycles=25)
+    return PettingZooAECEnv(pool, **DRIVER_OPTIONS)
 
 
 @given(seed=st.integers(0, 2**16), turns=st.integers(20, 200))
@@ -154,29 +161,6 @@ def test_pettingzoo_aec_env_loses_nothing(aec_env, seed, turns):
             break
         aec_env.reset(seed=seed + episode + 1)
         total = {}
-
-
-@pytest.fixture(scope="module")
-def task(pool):
-    return MultiAgentTask(pool, termination_mode="all", max_cycles=25, mask_in_info=True)
-
-
-@given(seed=st.integers(0, 2**16), steps=st.integers(10, 80))
-@SETTINGS
-def test_multi_agent_task_loses_nothing(task, seed, steps):
-    rng = np.random.default_rng(seed)
-    episode = 0
-    task.reset(seed=seed)
-    total: dict[str, float] = {}
-    for _ in range(steps):
-        if task.game_over:
-            episode += 1
-            task.reset(seed=seed + episode)
-            total = {}
-        transitions = task.step_all({a: int(rng.integers(0, 3)) for a in task.agents})
-        for agent, (obs, reward, _, _) in transitions.items():
-            total[agent] = total.get(agent, 0.0) + reward
-            assert obs[0] == total[agent], agent
 
 
 # --------------------------------------------------------------------------- async itself

@@ -78,14 +78,6 @@ class TagThatMisstatesItsShape(Tag):
         return (super().global_state_shape[0] - 1,)
 
 
-@pytest.fixture
-def pools():
-    made: list[CorePool] = []
-    yield made
-    for pool in made:
-        pool.close()
-
-
 def _pool(pools: list[CorePool], config: str, **pool_options) -> CorePool:
     cls, options = CONFIGS[config]
     pool = CorePool([functools.partial(cls, **o) for o in options], **pool_options)

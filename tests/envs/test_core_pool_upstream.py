@@ -50,15 +50,6 @@ ALLOWED = [
 ]
 
 
-@pytest.fixture
-def pools():
-    """Every pool a test made; closed at its end (the checkers do not always close)."""
-    made: list[CorePool] = []
-    yield made
-    for pool in made:
-        pool.close()
-
-
 def _factories(config: str, pools: list[CorePool]):
     """The config's AEC and Parallel env functions over a fresh two-core pool each."""
     cls, core_kwargs, adapter_defaults = CONFIGS[config]

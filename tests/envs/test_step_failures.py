@@ -15,16 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from zooport.adapters import (
-    BehaviorVectorEnv,
-    GymEnv,
-    GymTask,
-    MultiAgentTask,
-    PettingZooAECEnv,
-    PettingZooParallelEnv,
-    PettingZooTask,
-)
-from zooport.adapters.sb3_vec_env import SB3VecEnv
+from zooport.adapters import BehaviorVectorEnv, GymEnv, GymTask, PettingZooParallelEnv
 from zooport.adapters.wrappers import (
     FoldAgents,
     ParallelWrapper,
@@ -36,6 +27,7 @@ from zooport.envs.base_env import ActionTuple
 from zooport.envs.side_channel.stats_side_channel import StatsSideChannel
 from zooport.errors import ActionError, EnvNotResetError
 
+from tests.support.adapters import ADAPTERS
 from tests.support.branches import BEHAVIOR, Hooked
 
 
@@ -64,6 +56,16 @@ class Reporting(Hooked):
     def _step(self, actions):
         self.record_stat("steps", 1.0)
         return super()._step(actions)
+
+
+def refused_until_reset(step, reset, match: str) -> EnvNotResetError:
+    """After a failed step: ``step()`` is refused with EnvNotResetError naming the cause
+    (``match``); ``reset()`` clears it and steps work again. Returns the refusal."""
+    with pytest.raises(EnvNotResetError, match=match) as caught:
+        step()
+    reset()
+    step()  # healthy again
+    return caught.value
 
 
 # ---------------------------------------------------------------------- the core
@@ -96,10 +98,7 @@ def test_core_refuses_after_a_side_channel_raised_at_the_end_of_a_step():
     with pytest.raises(Boom):
         core.step()  # the step's terminal steps were published but nobody will read them
     channel.armed = False
-    with pytest.raises(EnvNotResetError, match="side channel failed"):
-        core.step()
-    core.reset()
-    core.step()
+    refused_until_reset(core.step, core.reset, "side channel failed")
 
 
 def test_a_reset_that_raised_leaves_the_core_needing_reset():
@@ -109,10 +108,7 @@ def test_a_reset_that_raised_leaves_the_core_needing_reset():
     with pytest.raises(Boom):
         core.reset()
     core.after_restart = None
-    with pytest.raises(EnvNotResetError, match="reset raised Boom"):
-        core.step()
-    core.reset()
-    core.step()
+    refused_until_reset(core.step, core.reset, "reset raised Boom")
 
 
 def test_a_bad_action_or_seed_does_not_poison_the_core():
@@ -128,89 +124,72 @@ def test_a_bad_action_or_seed_does_not_poison_the_core():
 
 # ---------------------------------------------------------------------- adapters
 #
-# Each route: build over a Hooked core, return (core, step_once, reset). The hook is armed
-# for one step in which episodes end; the caller catches the error and steps on.
+# Each route: an adapter over a Hooked core (built as tests/support/adapters.py builds it)
+# and how it steps once and resets. The hook is armed for one step in which episodes end; the
+# caller catches the error and steps on.
 
 
-def _gym(core):
-    env = GymEnv(core)
-    return env, (lambda: env.step(np.array([1, 1]))), (lambda: env.reset(seed=1))
+def _single(env, core):
+    return (lambda: env.step(np.array([1, 1]))), (lambda: env.reset(seed=1))
 
 
-def _vector(core):
-    env = BehaviorVectorEnv(core)
+def _vector(env, core):
     actions = np.ones((core.n_agents, 2), np.int64)
-    return env, (lambda: env.step(actions)), (lambda: env.reset(seed=1))
+    return (lambda: env.step(actions)), (lambda: env.reset(seed=1))
 
 
-def _sb3(core):
-    env = SB3VecEnv(core)
+def _sb3(env, core):
     actions = np.ones((core.n_agents, 2), np.int64)
-    return env, (lambda: env.step(actions)), env.reset
+    return (lambda: env.step(actions)), env.reset
 
 
-def _parallel(core):
-    env = PettingZooParallelEnv(core)
-
+def _parallel(env, core):
     def step():
         return env.step({a: np.array([1, 1]) for a in env.agents})
 
-    return env, step, (lambda: env.reset(seed=1))
+    return step, (lambda: env.reset(seed=1))
 
 
-def _aec(core):
-    env = PettingZooAECEnv(core)
-
+def _aec(env, core):
     def step():
         for _ in range(len(env.agents)):
             env.step(np.array([1, 1]))
 
-    return env, step, (lambda: env.reset(seed=1))
+    return step, (lambda: env.reset(seed=1))
 
 
-def _task(core):
-    task = MultiAgentTask(core)
+def _task(env, core):
     return (
-        task,
-        (lambda: task.step_all({a: np.array([1, 1]) for a in task.agents})),
-        (lambda: task.reset(seed=1)),
+        (lambda: env.step_all({a: np.array([1, 1]) for a in env.agents})),
+        (lambda: env.reset(seed=1)),
     )
-
-
-def _pettingzoo_task(core):
-    task = PettingZooTask(PettingZooParallelEnv(core))
-    return (
-        task,
-        (lambda: task.step({a: np.array([1, 1]) for a in task.agents})),
-        (lambda: task.reset(seed=1)),
-    )
-
-
-def _gym_task(core):
-    task = GymTask(GymEnv(core))
-    return task, (lambda: task.step(np.array([1, 1]))), (lambda: task.reset(seed=1))
 
 
 def _wrapped(core):
-    env = TerminationPolicy(TeamReward(PettingZooParallelEnv(core), "sum"), "all")
-
-    def step():
-        return env.step({a: np.array([1, 1]) for a in env.agents})
-
-    return env, step, (lambda: env.reset(seed=1))
+    return TerminationPolicy(TeamReward(PettingZooParallelEnv(core), "sum"), "all")
 
 
-ROUTES: dict[str, Callable[[Any], tuple[Any, Callable[[], Any], Callable[[], Any]]]] = {
-    "GymEnv": _gym,
-    "GymTask": _gym_task,
-    "BehaviorVectorEnv": _vector,
-    "SB3VecEnv": _sb3,
-    "Parallel": _parallel,
-    "AEC": _aec,
-    "MultiAgentTask": _task,
-    "PettingZooTask": _pettingzoo_task,
-    "wrapped Parallel": _wrapped,
+Driving = Callable[[Any, Any], tuple[Callable[[], Any], Callable[[], Any]]]
+
+#: route -> (the adapter, as ADAPTERS names it, or a function of the core; how it is driven)
+ROUTES: dict[str, tuple[str | Callable[[Any], Any], Driving]] = {
+    "GymEnv": ("GymEnv", _single),
+    "GymTask": ("GymTask", _single),
+    "BehaviorVectorEnv": ("BehaviorVectorEnv", _vector),
+    "SB3VecEnv": ("SB3VecEnv", _sb3),
+    "Parallel": ("PettingZooParallelEnv", _parallel),
+    "AEC": ("PettingZooAECEnv", _aec),
+    "MultiAgentTask": ("MultiAgentTask", _task),
+    "PettingZooTask": ("PettingZooTask", _parallel),
+    "wrapped Parallel": (_wrapped, _parallel),
 }
+
+
+def _build(route: str, core: Any) -> tuple[Any, Callable[[], Any], Callable[[], Any]]:
+    """(env, step once, reset) of ``route`` over ``core``."""
+    adapter, driving = ROUTES[route]
+    env = ADAPTERS[adapter].wrap(core) if isinstance(adapter, str) else adapter(core)
+    return (env, *driving(env, core))
 
 
 def _agents(route: str) -> int:
@@ -222,7 +201,7 @@ def _agents(route: str) -> int:
 def test_every_adapter_refuses_to_step_on_after_the_core_raised(route, where):
     channel = FailingStats()
     core = Reporting(n_agents=_agents(route), episode_length=2, seed=0, side_channels=[channel])
-    env, step, reset = ROUTES[route](core)
+    env, step, reset = _build(route, core)
     reset()
     step()
     if where == "hook":
@@ -233,18 +212,14 @@ def test_every_adapter_refuses_to_step_on_after_the_core_raised(route, where):
         step()
     core.after_restart, channel.armed = None, False
     # Stepping on would lose the step's terminal rewards: refused, naming the cause.
-    with pytest.raises(EnvNotResetError, match="Boom") as caught:
-        step()
-    assert "reset()" in str(caught.value)
-    reset()
-    step()  # healthy again
+    assert "reset()" in str(refused_until_reset(step, reset, "Boom"))
     step()
 
 
 @pytest.mark.parametrize("route", sorted(ROUTES))
 def test_a_rejected_action_leaves_every_adapter_usable(route):
     core = Hooked(n_agents=_agents(route), seed=0)
-    env, step, reset = ROUTES[route](core)
+    env, step, reset = _build(route, core)
     reset()
     bad = {
         "GymEnv": lambda: env.step(np.array([5, 0])),
@@ -281,10 +256,9 @@ def test_a_wrapper_that_raises_after_its_env_stepped_refuses_to_step_on():
     env.step(actions)
     with pytest.raises(Boom):
         env.step(actions)  # the adapter stepped; the wrapper lost its outputs
-    with pytest.raises(EnvNotResetError, match="shaping component failed"):
-        env.step(actions)
-    env.reset(seed=0)
-    env.step(actions)
+    refused_until_reset(
+        lambda: env.step(actions), lambda: env.reset(seed=0), "shaping component failed"
+    )
 
 
 def test_a_wrapper_that_raises_before_its_env_stepped_stays_usable():
@@ -325,10 +299,7 @@ def test_a_user_wrapper_subclass_is_guarded_too():
     with pytest.raises(Boom):
         env.step(actions)
     env.fail = False
-    with pytest.raises(EnvNotResetError, match="my wrapper failed"):
-        env.step(actions)
-    env.reset(seed=0)
-    env.step(actions)
+    refused_until_reset(lambda: env.step(actions), lambda: env.reset(seed=0), "my wrapper failed")
 
 
 def test_gym_task_transform_that_raises_refuses_to_step_on():
@@ -342,10 +313,9 @@ def test_gym_task_transform_that_raises_refuses_to_step_on():
     task.step(np.array([1, 0]))  # reward 1
     with pytest.raises(Boom):
         task.step(np.array([1, 1]))  # reward 11
-    with pytest.raises(EnvNotResetError, match="reward transform failed"):
-        task.step(np.array([1, 0]))
-    task.reset(seed=0)
-    task.step(np.array([1, 0]))
+    refused_until_reset(
+        lambda: task.step(np.array([1, 0])), lambda: task.reset(seed=0), "reward transform failed"
+    )
 
 
 # ---------------------------------------------------------------------- what used to vanish

@@ -38,13 +38,14 @@ from tests.support.wire import frame
 
 #: mlagents_envs' classes under zooport's names (its package __init__ exports only a few).
 ml = types.SimpleNamespace(
-    EngineConfigurationChannel=EngineConfigurationChannel,
-    EnvironmentParametersChannel=EnvironmentParametersChannel,
-    FloatPropertiesChannel=FloatPropertiesChannel,
-    RawBytesChannel=RawBytesChannel,
-    IncomingMessage=IncomingMessage,
-    OutgoingMessage=OutgoingMessage,
-)
+    **{
+        cls.__name__: cls
+        for cls in (
+            EngineConfigurationChannel, EnvironmentParametersChannel, FloatPropertiesChannel,
+            RawBytesChannel, IncomingMessage, OutgoingMessage,
+        )
+    }
+)  # fmt: skip
 RAW_ID = uuid.UUID("a1b2c3d4-0000-4000-8000-00000000beef")
 
 

@@ -62,6 +62,14 @@ def _adapter(module: str, name: str):
         pytest.skip(f"zooport.adapters.{module}.{name} is not importable yet: {error}")
 
 
+def _over_scripted(make_unity, adapter: str, discrete: bool, n_agents: int, length: int):
+    """(communicator, UnityEnvironment, adapter over it) for ``adapter``, "module.Class" in
+    zooport.adapters, over a ScriptedCommunicator whose episodes last ``length`` steps."""
+    comm = ScriptedCommunicator(discrete, n_agents, length=length)
+    unity = make_unity(comm)
+    return comm, unity, _adapter(*adapter.split("."))(unity)
+
+
 # ----------------------------------------------------------------------------- the core
 
 
@@ -125,10 +133,7 @@ def test_gym_env_over_the_stock_mock_communicator(make_unity, discrete):
 
 @pytest.mark.parametrize("discrete", [True, False], ids=["discrete", "continuous"])
 def test_gym_env_equals_get_steps(make_unity, discrete):
-    GymEnv = _adapter("gym_env", "GymEnv")
-    comm = ScriptedCommunicator(discrete, 1, length=4)
-    unity = make_unity(comm)
-    env = GymEnv(unity)
+    comm, unity, env = _over_scripted(make_unity, "gym_env.GymEnv", discrete, 1, length=4)
     rng = np.random.default_rng(0)
     obs, info = env.reset()
     decision, _ = unity.get_steps(BRAIN)
@@ -175,8 +180,9 @@ def test_gymnasium_check_env_on_a_unity_environment(make_unity):
 # ----------------------------------------------------------------------------- vector envs
 
 
-def _check_vector_step(unity, comm, actions, discrete, obs, reward, terminated, truncated):
-    """Compares one vector step (slots = agents 5, 6, 7) with get_steps and the received actions."""
+def _check_vector_step(unity, comm, actions, discrete, obs, reward):
+    """Compares one vector step's actions, observations and rewards (slots = agents 5, 6, 7)
+    with the received actions and get_steps; returns (decision, terminal, rows, ended slots)."""
     assert comm.actions[-1] == {5 + s: _received(actions[s], discrete) for s in range(3)}
     decision, terminal = unity.get_steps(BRAIN)
     rows = np.argsort(decision.agent_id)
@@ -185,20 +191,13 @@ def _check_vector_step(unity, comm, actions, discrete, obs, reward, terminated, 
     ended = np.asarray(terminal.agent_id) - 5
     expected[ended] = terminal.reward
     np.testing.assert_allclose(reward, expected, rtol=1e-6)
-    flags = np.zeros(3, bool)
-    flags[ended] = terminal.interrupted
-    np.testing.assert_array_equal(truncated, flags)
-    flags[ended] = ~np.asarray(terminal.interrupted)
-    np.testing.assert_array_equal(terminated, flags)
-    return decision, terminal, rows
+    return decision, terminal, rows, ended
 
 
 @pytest.mark.parametrize("discrete", [True, False], ids=["discrete", "continuous"])
 def test_behavior_vector_env_equals_get_steps(make_unity, discrete):
-    BehaviorVectorEnv = _adapter("vector_env", "BehaviorVectorEnv")
-    comm = ScriptedCommunicator(discrete, 3, length=3)
-    unity = make_unity(comm)
-    env = BehaviorVectorEnv(unity)
+    adapter = "vector_env.BehaviorVectorEnv"
+    comm, unity, env = _over_scripted(make_unity, adapter, discrete, 3, length=3)
     assert env.num_envs == 3
     rng = np.random.default_rng(1)
     obs, info = env.reset()
@@ -207,9 +206,14 @@ def test_behavior_vector_env_equals_get_steps(make_unity, discrete):
         mask = info.get("action_mask", np.ones((3, 5), np.int8))
         actions = np.stack([_choose(rng, mask[s], discrete) for s in range(3)])
         obs, reward, terminated, truncated, info = env.step(actions)
-        decision, terminal, rows = _check_vector_step(
-            unity, comm, actions, discrete, obs, reward, terminated, truncated
+        decision, terminal, rows, ended = _check_vector_step(
+            unity, comm, actions, discrete, obs, reward
         )
+        flags = np.zeros(3, bool)
+        flags[ended] = terminal.interrupted
+        np.testing.assert_array_equal(truncated, flags)
+        flags[ended] = ~np.asarray(terminal.interrupted)
+        np.testing.assert_array_equal(terminated, flags)
         if discrete:
             np.testing.assert_array_equal(info["action_mask"], _allowed(decision.action_mask, rows))
         for row, agent_id in enumerate(terminal.agent_id):
@@ -223,10 +227,7 @@ def test_behavior_vector_env_equals_get_steps(make_unity, discrete):
 
 @pytest.mark.parametrize("discrete", [True, False], ids=["discrete", "continuous"])
 def test_sb3_vec_env_equals_get_steps(make_unity, discrete):
-    SB3VecEnv = _adapter("sb3_vec_env", "SB3VecEnv")
-    comm = ScriptedCommunicator(discrete, 3, length=3)
-    unity = make_unity(comm)
-    env = SB3VecEnv(unity)
+    comm, unity, env = _over_scripted(make_unity, "sb3_vec_env.SB3VecEnv", discrete, 3, length=3)
     assert env.num_envs == 3
     rng = np.random.default_rng(2)
     env.reset()
@@ -235,14 +236,10 @@ def test_sb3_vec_env_equals_get_steps(make_unity, discrete):
         mask = env.action_masks() if discrete else np.ones((3, 5), np.int8)
         actions = np.stack([_choose(rng, mask[s], discrete) for s in range(3)])
         obs, reward, dones, infos = env.step(actions)
-        decision, terminal = unity.get_steps(BRAIN)
-        assert comm.actions[-1] == {5 + s: _received(actions[s], discrete) for s in range(3)}
-        rows = np.argsort(decision.agent_id)
-        np.testing.assert_array_equal(obs, _concat(decision.obs, rows))
-        expected = decision.reward[rows].copy()
-        expected[np.asarray(terminal.agent_id) - 5] = terminal.reward
-        np.testing.assert_allclose(reward, expected, rtol=1e-6)
-        assert dones.tolist() == [s + 5 in terminal.agent_id for s in range(3)]
+        decision, terminal, rows, ended = _check_vector_step(
+            unity, comm, actions, discrete, obs, reward
+        )
+        assert dones.tolist() == [s in ended for s in range(3)]
         for row, agent_id in enumerate(terminal.agent_id):
             finals += 1
             info = infos[agent_id - 5]
@@ -263,10 +260,8 @@ def _observation(value):
 
 @pytest.mark.parametrize("discrete", [True, False], ids=["discrete", "continuous"])
 def test_pettingzoo_parallel_equals_get_steps(make_unity, discrete):
-    PettingZooParallelEnv = _adapter("pettingzoo_parallel", "PettingZooParallelEnv")
-    comm = ScriptedCommunicator(discrete, 3, length=3)
-    unity = make_unity(comm)
-    env = PettingZooParallelEnv(unity)
+    adapter = "pettingzoo_parallel.PettingZooParallelEnv"
+    comm, unity, env = _over_scripted(make_unity, adapter, discrete, 3, length=3)
     rng = np.random.default_rng(3)
     observations, infos = env.reset()
     assert sorted(_agent_id(a) for a in env.agents) == [5, 6, 7]
@@ -329,10 +324,8 @@ def test_pettingzoo_api_test_on_a_unity_environment(
 
 
 def test_pettingzoo_aec_equals_get_steps(make_unity):
-    PettingZooAECEnv = _adapter("pettingzoo_aec", "PettingZooAECEnv")
-    comm = ScriptedCommunicator(True, 3, length=3)
-    unity = make_unity(comm)
-    env = PettingZooAECEnv(unity)
+    adapter = "pettingzoo_aec.PettingZooAECEnv"
+    comm, unity, env = _over_scripted(make_unity, adapter, True, 3, length=3)
     env.reset()
     rng = np.random.default_rng(4)
     for cycle in range(2):

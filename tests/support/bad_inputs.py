@@ -70,6 +70,8 @@ from zooport.errors import (
     ZooportError,
 )
 
+from tests.support.errors import ERRORS
+
 __all__ = ["Case", "CLI_CASES", "CASES", "KINDS", "entry_points"]
 
 #: The classes of bad input; every row is one of them.
@@ -85,21 +87,7 @@ RUNNER, TAGGER = "Runner?team=0", "Tagger?team=1"
 
 #: The built-in exception each zooport error must also be.
 BUILTIN: dict[type[ZooportError], type[BaseException]] = {
-    ActionError: ValueError,
-    ArgumentError: ValueError,
-    ArgumentTypeError: TypeError,
-    EnvClosedError: RuntimeError,
-    EnvNotResetError: RuntimeError,
-    RegistryError: LookupError,
-    UnknownEnvironmentError: KeyError,
-    SideChannelError: ValueError,
-    SideChannelTypeError: TypeError,
-    SpecError: ValueError,
-    UnknownAgentError: KeyError,
-    UnknownBehaviorError: LookupError,
-    WrapperOrderError: ValueError,
-    SlotIndexError: IndexError,
-    ReentrantCallError: RuntimeError,
+    error: builtin for error, (_, builtin) in ERRORS.items()
 }
 
 
