@@ -30,6 +30,7 @@ from zooport.adapters.rendering import HUMAN_VIA_MAKE, check_render_mode, visual
 from zooport.adapters.slot_adapter import SlotAdapter
 from zooport.adapters.spaces import ObservationLayout
 from zooport.envs.arguments import check_seed
+from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import ActionError, EnvNotResetError, SpecError
 
 __all__ = ["GymEnv", "UnityToGymWrapper"]
@@ -106,7 +107,7 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 30}
 
-    def __init__(self, env: Any, options: GymOptions) -> None:
+    def __init__(self, env: BaseEnvLike, options: GymOptions) -> None:
         slots = self._open_slots(env, options)
         if slots.num_slots != 1:
             raise SpecError(
@@ -316,5 +317,5 @@ class UnityToGymWrapper(GymEnv):
         True
     """
 
-    def __init__(self, unity_env: Any, options: GymOptions) -> None:
+    def __init__(self, unity_env: BaseEnvLike, options: GymOptions) -> None:
         super().__init__(unity_env, **vars(options))

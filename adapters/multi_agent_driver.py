@@ -56,6 +56,7 @@ from zooport.adapters.driver_controls import (
 from zooport.adapters.options import DriverOptions
 from zooport.adapters.termination import TerminationRule
 from zooport.envs.arguments import check_seed
+from zooport.envs.base_env import BaseEnvLike
 from zooport.envs.capabilities import reset_core
 from zooport.envs.step_guard import StepGuard
 from zooport.errors import (
@@ -114,7 +115,7 @@ class MultiAgentDriver:
 
     def __init__(
         self,
-        core: Any,
+        core: BaseEnvLike,
         options: DriverOptions = _DEFAULT_OPTIONS,
         *,
         adapter: str = "MultiAgentDriver",

@@ -53,6 +53,7 @@ from zooport.adapters.driver_controls import DriverControls
 from zooport.adapters.multi_agent_driver import AgentsStep, MultiAgentDriver
 from zooport.adapters.options import DriverOptions, takes_options
 from zooport.envs.arguments import check_seed
+from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import ActionError, ArgumentError, EnvNotResetError, UnknownAgentError
 
 __all__ = ["Transition", "MultiAgentTask", "MultiAgentUnityTask"]
@@ -119,7 +120,7 @@ class MultiAgentTask(DriverControls):
         5
     """
 
-    def __init__(self, env: Any, options: DriverOptions) -> None:
+    def __init__(self, env: BaseEnvLike, options: DriverOptions) -> None:
         #: The options the task was built with.
         self.options = options
         self._driver = MultiAgentDriver(env, options, adapter=type(self).__name__)

@@ -38,6 +38,7 @@ from typing_extensions import override
 
 from zooport.adapters.options import PettingZooOptions, takes_options
 from zooport.adapters.pettingzoo_common import MLAgentsConstructor, PettingZooCommon
+from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import ActionError, EnvNotResetError, UnknownAgentError
 
 __all__ = ["PettingZooAECEnv", "UnityAECEnv"]
@@ -74,7 +75,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         (15, ('runner_0', False), ('tagger_4', True))
     """
 
-    def __init__(self, core: Any, options: PettingZooOptions) -> None:
+    def __init__(self, core: BaseEnvLike, options: PettingZooOptions) -> None:
         super().__init__()
         self._setup(core, options)
         self.agents: list[str] = []

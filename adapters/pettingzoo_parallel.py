@@ -58,6 +58,7 @@ from typing_extensions import override
 from zooport.adapters.multi_agent_driver import AgentsStep
 from zooport.adapters.options import PettingZooOptions, takes_options
 from zooport.adapters.pettingzoo_common import MLAgentsConstructor, PettingZooCommon
+from zooport.envs.base_env import BaseEnvLike
 
 __all__ = ["PettingZooParallelEnv", "UnityParallelEnv"]
 
@@ -92,7 +93,7 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
         (0.01, 0.0, False)
     """
 
-    def __init__(self, core: Any, options: PettingZooOptions) -> None:
+    def __init__(self, core: BaseEnvLike, options: PettingZooOptions) -> None:
         self._setup(core, options)
 
     @property

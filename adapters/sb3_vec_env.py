@@ -44,6 +44,7 @@ from zooport.adapters.rendering import check_render_mode
 from zooport.adapters.slot_adapter import SlotAdapter
 from zooport.adapters.vector_env import RENDER_MODES
 from zooport.envs.arguments import check_seed
+from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import ActionError, ArgumentError, ArgumentTypeError, EnvClosedError
 
 __all__ = ["SB3VecEnv", "SlotIndexError"]
@@ -93,7 +94,7 @@ class SB3VecEnv(SlotAdapter, VecEnv):
         >>> venv.close()
     """
 
-    def __init__(self, env: Any, options: SlotOptions) -> None:
+    def __init__(self, env: BaseEnvLike, options: SlotOptions) -> None:
         check_render_mode(options.render_mode, RENDER_MODES, type(self).__name__)
         self._actions: Any = _NO_ACTIONS
         # The number of environments is the agent count, known once the core is reset.

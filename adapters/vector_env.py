@@ -37,6 +37,7 @@ from zooport.adapters.core_access import render_core
 from zooport.adapters.options import SlotOptions, takes_options
 from zooport.adapters.rendering import HUMAN_VIA_MAKE, check_render_mode
 from zooport.adapters.slot_adapter import SlotAdapter
+from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import EnvClosedError
 
 __all__ = ["BehaviorVectorEnv", "SAME_STEP", "RENDER_MODES"]
@@ -98,7 +99,7 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
         >>> envs.close()
     """
 
-    def __init__(self, env: Any, options: SlotOptions) -> None:
+    def __init__(self, env: BaseEnvLike, options: SlotOptions) -> None:
         check_render_mode(
             options.render_mode, RENDER_MODES, type(self).__name__, human=HUMAN_VIA_MAKE
         )

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from zooport.envs.base_env import ActionTuple, BaseEnv, BehaviorSpec
+from zooport.envs.base_env import ActionTuple, BaseEnv, BaseEnvLike, BehaviorSpec
 from zooport.envs.capabilities import has_action_masks
 from zooport.envs.compat import _convert_behavior, as_base_env
 from zooport.envs.pool_shared_memory import (
@@ -233,7 +233,7 @@ def core_description(core: BaseEnv) -> dict[str, Any]:
     }
 
 
-def global_state_description(core: Any) -> dict[str, Any]:
+def global_state_description(core: BaseEnvLike) -> dict[str, Any]:
     """What ``core`` declares of a global state, as plain data.
 
     ``global_state``: whether it has a ``global_state()``; ``global_state_shape``: its
