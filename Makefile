@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.zooport-installed
 
-.PHONY: test lint pytest docs docs-strict test-mlagents test-rllib test-consumers test-floor demo bench bench-quick bench-pool soak clean
+.PHONY: test lint typecheck pytest docs docs-strict test-mlagents test-rllib test-consumers test-floor demo bench bench-quick bench-pool soak clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -18,9 +18,20 @@ $(STAMP): pyproject.toml
 	$(PIP) install -e ".[test,torchrl,docs]"
 	touch $(STAMP)
 
-lint: $(STAMP)
+lint: $(STAMP) typecheck
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+
+# mypy (settings in pyproject's [tool.mypy]) over the package as installed: zooport with
+# envs/ and adapters/ linked in as zooport.envs and zooport.adapters, which is what the
+# editable install maps and mypy cannot follow. The cache stays in the venv.
+MYPY_TREE := $(VENV)/mypy-tree
+typecheck: $(STAMP)
+	rm -rf $(MYPY_TREE) && mkdir -p $(MYPY_TREE)/zooport
+	for f in zooport/*; do ln -s "$(CURDIR)/$$f" $(MYPY_TREE)/zooport/; done
+	ln -s "$(CURDIR)/envs" $(MYPY_TREE)/zooport/envs
+	ln -s "$(CURDIR)/adapters" $(MYPY_TREE)/zooport/adapters
+	MYPYPATH=$(MYPY_TREE) $(VENV)/bin/mypy $(MYPY_TREE)/zooport tests/envs/test_base_env_like.py
 
 pytest: $(STAMP)
 	$(VENV)/bin/pytest -q

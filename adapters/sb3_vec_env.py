@@ -111,7 +111,7 @@ class SB3VecEnv(SlotAdapter, VecEnv):
     # ------------------------------------------------------------------ VecEnv API
 
     @override
-    def reset(self) -> VecEnvObs:
+    def reset(self) -> VecEnvObs:  # type: ignore[override]  # SB3's reset takes no seed
         """Resets the core (reseeded by the last ``seed()``) and returns the first obs.
 
         Options from ``set_options()`` follow the rule of every adapter
