@@ -17,7 +17,7 @@ point is :func:`zooport.adapters.registration.make_gym_env`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, SupportsFloat
+from typing import TYPE_CHECKING, Any, ClassVar, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
@@ -107,7 +107,13 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 30}
 
-    def __init__(self, env: BaseEnvLike, options: GymOptions) -> None:
+    if TYPE_CHECKING:  # what callers see: takes_options wraps the __init__ below
+
+        def __init__(self, env: BaseEnvLike, *args: Any, **options: Any) -> None: ...
+
+    def __init__(  # type: ignore[no-redef]  # wrapped by takes_options
+        self, env: BaseEnvLike, options: GymOptions
+    ) -> None:
         slots = self._open_slots(env, options)
         if slots.num_slots != 1:
             raise SpecError(
@@ -317,5 +323,11 @@ class UnityToGymWrapper(GymEnv):
         True
     """
 
-    def __init__(self, unity_env: BaseEnvLike, options: GymOptions) -> None:
+    if TYPE_CHECKING:  # what callers see: takes_options wraps the __init__ below
+
+        def __init__(self, unity_env: BaseEnvLike, *args: Any, **options: Any) -> None: ...
+
+    def __init__(  # type: ignore[no-redef]  # wrapped by takes_options
+        self, unity_env: BaseEnvLike, options: GymOptions
+    ) -> None:
         super().__init__(unity_env, **vars(options))

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 from gymnasium import spaces
@@ -120,7 +120,13 @@ class MultiAgentTask(DriverControls):
         5
     """
 
-    def __init__(self, env: BaseEnvLike, options: DriverOptions) -> None:
+    if TYPE_CHECKING:  # what callers see: takes_options wraps the __init__ below
+
+        def __init__(self, env: BaseEnvLike, *args: Any, **options: Any) -> None: ...
+
+    def __init__(  # type: ignore[no-redef]  # wrapped by takes_options
+        self, env: BaseEnvLike, options: DriverOptions
+    ) -> None:
         #: The options the task was built with.
         self.options = options
         self._driver = MultiAgentDriver(env, options, adapter=type(self).__name__)

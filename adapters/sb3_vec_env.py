@@ -20,7 +20,7 @@ dicts are empty. ``action_masks()`` serves sb3-contrib's ``MaskablePPO``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -94,7 +94,13 @@ class SB3VecEnv(SlotAdapter, VecEnv):
         >>> venv.close()
     """
 
-    def __init__(self, env: BaseEnvLike, options: SlotOptions) -> None:
+    if TYPE_CHECKING:  # what callers see: takes_options wraps the __init__ below
+
+        def __init__(self, env: BaseEnvLike, *args: Any, **options: Any) -> None: ...
+
+    def __init__(  # type: ignore[no-redef]  # wrapped by takes_options
+        self, env: BaseEnvLike, options: SlotOptions
+    ) -> None:
         check_render_mode(options.render_mode, RENDER_MODES, type(self).__name__)
         self._actions: Any = _NO_ACTIONS
         # The number of environments is the agent count, known once the core is reset.

@@ -150,7 +150,7 @@ def reset_core(core: BaseEnvLike, seed: int | None = None, *, warn: bool = False
         (True, False)
     """
     if seed is not None and is_seedable(core):
-        core.reset(seed=int(seed))
+        core.reset(seed=int(seed))  # type: ignore[call-arg]  # is_seedable: it takes one
         return True
     core.reset()
     if seed is not None and warn and type(core) not in _warned_unseedable:

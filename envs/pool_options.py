@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from zooport.envs.arguments import check_bool, check_float, check_int
-from zooport.envs.base_env import BaseEnv, BaseEnvLike
+from zooport.envs.base_env import BaseEnv
 from zooport.errors import ArgumentError, ArgumentTypeError
 
 __all__ = ["MODES", "START_METHODS", "PoolOptions", "check_factories"]
@@ -52,7 +52,7 @@ class PoolOptions:
         *,
         mode: Any,
         min_ready: Any,
-        local_core: BaseEnvLike,
+        local_core: Any,
         timeout: Any,
         start_method: Any,
         spin: Any,

@@ -316,7 +316,7 @@ class CoreLink:
                     self.core.step()
                 elif command == RESET:
                     if words[ControlBlock.HAS_SEED]:
-                        self.core.reset(seed=int(words[ControlBlock.SEED]))
+                        self.core.reset(seed=int(words[ControlBlock.SEED]))  # type: ignore[call-arg]  # seedable
                     else:
                         self.core.reset()
                 elif command == RENDER:
@@ -325,7 +325,7 @@ class CoreLink:
                     continue
                 elif command == STATE:
                     self.control.words[ControlBlock.SIDE_OUT] = 0
-                    self._answer(OK, ("state", np.asarray(self.core.global_state())))
+                    self._answer(OK, ("state", np.asarray(self.core.global_state())))  # type: ignore[attr-defined]  # asked only of cores with one
                     continue
                 else:
                     raise CorePoolError(f"unknown command {command}", self.config.index)
@@ -471,7 +471,7 @@ class CoreLink:
     def _frame(self) -> tuple[str, np.ndarray | None, str]:
         """The core's picture as a pipe message, or why it has none."""
         try:
-            frame = self.core.render()
+            frame = self.core.render()  # type: ignore[attr-defined]  # optional, beyond BaseEnv
         except NotImplementedError as exc:
             return ("frame", None, str(exc))
         return ("frame", None if frame is None else np.asarray(frame), "")
