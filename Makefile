@@ -31,7 +31,8 @@ typecheck: $(STAMP)
 	for f in zooport/*; do ln -s "$(CURDIR)/$$f" $(MYPY_TREE)/zooport/; done
 	ln -s "$(CURDIR)/envs" $(MYPY_TREE)/zooport/envs
 	ln -s "$(CURDIR)/adapters" $(MYPY_TREE)/zooport/adapters
-	MYPYPATH=$(MYPY_TREE) $(VENV)/bin/mypy $(MYPY_TREE)/zooport tests/envs/test_base_env_like.py
+	MYPYPATH=$(MYPY_TREE) $(VENV)/bin/mypy $(MYPY_TREE)/zooport tests/envs/test_base_env_like.py \
+		tests/adapters/test_typed_calls.py
 
 pytest: $(STAMP)
 	$(VENV)/bin/pytest -q

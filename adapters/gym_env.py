@@ -17,7 +17,7 @@ point is :func:`zooport.adapters.registration.make_gym_env`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, SupportsFloat
+from typing import TYPE_CHECKING, Any, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
@@ -105,7 +105,9 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
         >>> env.close()
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 30}
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 30}
+    #: The options the adapter was built with.
+    options: GymOptions
 
     if TYPE_CHECKING:  # what callers see: takes_options wraps the __init__ below
 

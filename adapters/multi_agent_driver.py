@@ -36,7 +36,7 @@ Semantics (zooport's design: "Consumer conventions", PettingZoo):
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeGuard
 
 import numpy as np
 from gymnasium import spaces
@@ -570,7 +570,7 @@ class MultiAgentDriver:
         """True once :meth:`close` was called."""
         return self._closed
 
-    def is_live(self, agent: str) -> bool:
+    def is_live(self, agent: object) -> TypeGuard[str]:
         """True when ``agent`` is live in the current episode (a set lookup)."""
         return agent in self._live_set
 

@@ -316,7 +316,9 @@ class MultiAgentTask(DriverControls):
             return None
         return self._run_cycle()[agent]
 
-    def step_all(self, actions: Mapping[int | str, Any]) -> dict[str, Transition]:
+    def step_all(
+        self, actions: Mapping[str, Any] | Mapping[int, Any] | Mapping[int | str, Any]
+    ) -> dict[str, Transition]:
         """Completes the cycle with ``actions`` for every live agent that has not yet acted.
 
         Args:
@@ -342,7 +344,7 @@ class MultiAgentTask(DriverControls):
                 actions = {a: action for a, action in actions.items() if action is not None}
             self._pending = actions
             return self._run_cycle()
-        given = {}
+        given: dict[str, Any] = {}
         for agent_id, action in actions.items():
             agent = agent_id if self._driver.is_live(agent_id) else self.agent(agent_id)
             if agent in pending:
