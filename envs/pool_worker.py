@@ -261,8 +261,9 @@ def global_state_description(core: BaseEnvLike) -> dict[str, Any]:
 
 def describe_exception(exc: BaseException) -> dict[str, Any]:
     """``exc`` as data: its type, message and traceback, and itself pickled when it can be."""
+    pickled: bytes | None
     try:
-        pickled: bytes | None = pickle.dumps(exc)
+        pickled = pickle.dumps(exc)
         pickle.loads(pickled)
     except Exception:
         pickled = None
