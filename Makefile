@@ -17,16 +17,28 @@ $(1)/bin/python -m pip install --upgrade pip
 $(1)/bin/python -m pip install torch==2.13.0
 endef
 
-.PHONY: test lint pytest docs docs-strict test-mlagents test-rllib test-consumers test-floor demo bench bench-quick bench-pool soak clean
+.PHONY: test lint typecheck pytest docs docs-strict test-mlagents test-rllib test-consumers test-floor demo bench bench-quick bench-pool soak clean
 
 $(STAMP): pyproject.toml
 	$(call new_venv,$(VENV),$(PYTHON))
 	$(PIP) install -e ".[test,torchrl,docs]"
 	touch $(STAMP)
 
-lint: $(STAMP)
+lint: $(STAMP) typecheck
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+
+# mypy (settings in pyproject's [tool.mypy]) over the package as installed: zooport with
+# envs/ and adapters/ linked in as zooport.envs and zooport.adapters, which is what the
+# editable install maps and mypy cannot follow. The cache stays in the venv.
+MYPY_TREE := $(VENV)/mypy-tree
+typecheck: $(STAMP)
+	rm -rf $(MYPY_TREE) && mkdir -p $(MYPY_TREE)/zooport
+	for f in zooport/*; do ln -s "$(CURDIR)/$$f" $(MYPY_TREE)/zooport/; done
+	ln -s "$(CURDIR)/envs" $(MYPY_TREE)/zooport/envs
+	ln -s "$(CURDIR)/adapters" $(MYPY_TREE)/zooport/adapters
+	MYPYPATH=$(MYPY_TREE) $(VENV)/bin/mypy $(MYPY_TREE)/zooport tests/envs/test_base_env_like.py \
+		tests/adapters/test_typed_calls.py
 
 pytest: $(STAMP)
 	$(VENV)/bin/pytest -q

@@ -26,14 +26,20 @@ from zooport.adapters.agent_names import AgentNames
 from zooport.adapters.agent_slots import AgentSlots
 from zooport.adapters.options import LayoutOptions
 from zooport.adapters.spaces import checked_discrete
-from zooport.envs.base_env import ActionTuple, BehaviorSpec, DecisionSteps, TerminalSteps
+from zooport.envs.base_env import (
+    ActionTuple,
+    BaseEnvLike,
+    BehaviorSpec,
+    DecisionSteps,
+    TerminalSteps,
+)
 from zooport.envs.capabilities import has_action_masks
 from zooport.errors import ActionError
 
 __all__ = ["AgentGroup", "core_has_masks"]
 
 
-def core_has_masks(core: Any, behavior: str, spec: BehaviorSpec) -> bool:
+def core_has_masks(core: BaseEnvLike, behavior: str, spec: BehaviorSpec) -> bool:
     """Whether a behaviour's agents get action masks when masks are left on auto.
 
     A behaviour with discrete branches has masks, except on a core that says it has none

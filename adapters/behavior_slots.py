@@ -44,7 +44,7 @@ from zooport.adapters.core_access import (
     step_until_any,
 )
 from zooport.adapters.options import LayoutOptions
-from zooport.envs.base_env import ActionTuple, DecisionSteps, TerminalSteps
+from zooport.envs.base_env import ActionTuple, BaseEnvLike, DecisionSteps, TerminalSteps
 from zooport.envs.capabilities import reset_core
 from zooport.envs.step_guard import StepGuard
 from zooport.errors import (
@@ -130,7 +130,7 @@ class BehaviorSlots(AgentSlots):
 
     def __init__(
         self,
-        core: Any,
+        core: BaseEnvLike,
         behavior_name: str | None = None,
         *,
         layout: LayoutOptions = _DEFAULT_LAYOUT,

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from zooport.envs.arguments import check_seed
-from zooport.envs.base_env import BaseEnv, BehaviorSpec, DecisionSteps, TerminalSteps
+from zooport.envs.base_env import BaseEnv, BaseEnvLike, BehaviorSpec, DecisionSteps, TerminalSteps
 from zooport.envs.capabilities import has_action_masks
 from zooport.envs.compat import as_base_env, is_legacy_env
 from zooport.envs.step_guard import StepGuard
@@ -59,7 +59,7 @@ __all__ = [
 MAX_IDLE_STEPS = 100_000
 
 
-def behavior_specs_of(core: Any, adapter: str) -> Mapping[str, BehaviorSpec]:
+def behavior_specs_of(core: BaseEnvLike, adapter: str) -> Mapping[str, BehaviorSpec]:
     """The behaviour specs of ``core``; a core that has none yet is stepped once first.
 
     A Unity scene whose agents have not requested a decision yet reports no behaviours
@@ -112,7 +112,7 @@ def note_core_failure(error: BaseException, where: str) -> None:
 
 
 def step_until_any(
-    core: Any, behaviors: Sequence[str]
+    core: BaseEnvLike, behaviors: Sequence[str]
 ) -> dict[str, tuple[DecisionSteps, TerminalSteps]]:
     """Steps ``core`` until one of ``behaviors`` has a decision or a terminal step.
 
@@ -129,7 +129,7 @@ def step_until_any(
     )
 
 
-def side_channels_of(core: Any) -> list[Any]:
+def side_channels_of(core: BaseEnvLike) -> list[Any]:
     """The side channels of ``core``: zooport's ``side_channels``, or a Unity build's."""
     channels = getattr(core, "side_channels", None)
     if channels is None:
@@ -138,7 +138,7 @@ def side_channels_of(core: Any) -> list[Any]:
     return list(channels)
 
 
-def can_render(core: Any) -> bool:
+def can_render(core: BaseEnvLike) -> bool:
     """Whether ``core`` draws pictures: its ``can_render`` where it says (a ``BatchedEnv``
     does), else whether it has a ``render`` method.
 
@@ -153,7 +153,7 @@ def can_render(core: Any) -> bool:
     return callable(getattr(core, "render", None))
 
 
-def render_core(core: Any) -> np.ndarray | None:
+def render_core(core: BaseEnvLike) -> np.ndarray | None:
     """The core's own rgb_array picture, or None where the core cannot render."""
     render = getattr(core, "render", None)
     if render is None:
@@ -165,7 +165,7 @@ def render_core(core: Any) -> np.ndarray | None:
     return None if frame is None else np.asarray(frame)
 
 
-def adopt_core(env: Any) -> BaseEnv:
+def adopt_core(env: BaseEnvLike) -> BaseEnvLike:
     """The core an adapter keeps for ``env``; every adapter calls this on what it is given.
 
     A current-API env (a zooport ``BaseEnv``, a real ``mlagents_envs`` UnityEnvironment of
@@ -177,7 +177,9 @@ def adopt_core(env: Any) -> BaseEnv:
     return as_base_env(env)
 
 
-def adopt_core_with_specs(env: Any, adapter: str) -> tuple[BaseEnv, Mapping[str, BehaviorSpec]]:
+def adopt_core_with_specs(
+    env: BaseEnvLike, adapter: str
+) -> tuple[BaseEnvLike, Mapping[str, BehaviorSpec]]:
     """The core an adapter keeps for ``env`` and its behaviour specs; every adapter's start.
 
     :func:`adopt_core`, then :func:`behavior_specs_of`. An env that had no behaviours when

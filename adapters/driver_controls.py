@@ -30,6 +30,7 @@ import numpy as np
 
 from zooport.adapters.core_access import EngineMembers
 from zooport.adapters.termination import TerminationMode, TerminationRule
+from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import ActionError, ArgumentError, ArgumentTypeError
 
 if TYPE_CHECKING:
@@ -146,7 +147,7 @@ class DriverControls(EngineMembers):
     """
 
     _driver: MultiAgentDriver
-    core: Any
+    core: BaseEnvLike
 
     @property
     def _engine(self) -> MultiAgentDriver:

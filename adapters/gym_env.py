@@ -17,7 +17,7 @@ point is :func:`zooport.adapters.registration.make_gym_env`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, SupportsFloat
+from typing import TYPE_CHECKING, Any, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
@@ -30,6 +30,7 @@ from zooport.adapters.rendering import HUMAN_VIA_MAKE, check_render_mode, visual
 from zooport.adapters.slot_adapter import SlotAdapter
 from zooport.adapters.spaces import ObservationLayout
 from zooport.envs.arguments import check_seed
+from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import ActionError, EnvNotResetError, SpecError
 
 __all__ = ["GymEnv", "UnityToGymWrapper"]
@@ -104,9 +105,17 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
         >>> env.close()
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 30}
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 30}
+    #: The options the adapter was built with.
+    options: GymOptions
 
-    def __init__(self, env: Any, options: GymOptions) -> None:
+    if TYPE_CHECKING:  # what callers see: takes_options wraps the __init__ below
+
+        def __init__(self, env: BaseEnvLike, *args: Any, **options: Any) -> None: ...
+
+    def __init__(  # type: ignore[no-redef]  # wrapped by takes_options
+        self, env: BaseEnvLike, options: GymOptions
+    ) -> None:
         slots = self._open_slots(env, options)
         if slots.num_slots != 1:
             raise SpecError(
@@ -311,5 +320,11 @@ class UnityToGymWrapper(GymEnv):
         True
     """
 
-    def __init__(self, unity_env: Any, options: GymOptions) -> None:
+    if TYPE_CHECKING:  # what callers see: takes_options wraps the __init__ below
+
+        def __init__(self, unity_env: BaseEnvLike, *args: Any, **options: Any) -> None: ...
+
+    def __init__(  # type: ignore[no-redef]  # wrapped by takes_options
+        self, unity_env: BaseEnvLike, options: GymOptions
+    ) -> None:
         super().__init__(unity_env, **vars(options))

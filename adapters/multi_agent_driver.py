@@ -36,7 +36,7 @@ Semantics (zooport's design: "Consumer conventions", PettingZoo):
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeGuard
 
 import numpy as np
 from gymnasium import spaces
@@ -56,6 +56,7 @@ from zooport.adapters.driver_controls import (
 from zooport.adapters.options import DriverOptions
 from zooport.adapters.termination import TerminationRule
 from zooport.envs.arguments import check_seed
+from zooport.envs.base_env import BaseEnvLike
 from zooport.envs.capabilities import reset_core
 from zooport.envs.step_guard import StepGuard
 from zooport.errors import (
@@ -114,7 +115,7 @@ class MultiAgentDriver:
 
     def __init__(
         self,
-        core: Any,
+        core: BaseEnvLike,
         options: DriverOptions = _DEFAULT_OPTIONS,
         *,
         adapter: str = "MultiAgentDriver",
@@ -564,7 +565,7 @@ class MultiAgentDriver:
         """True once :meth:`close` was called."""
         return self._closed
 
-    def is_live(self, agent: str) -> bool:
+    def is_live(self, agent: object) -> TypeGuard[str]:
         """True when ``agent`` is live in the current episode (a set lookup)."""
         return agent in self._live_set
 

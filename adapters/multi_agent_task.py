@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 from gymnasium import spaces
@@ -53,6 +53,7 @@ from zooport.adapters.driver_controls import DriverControls
 from zooport.adapters.multi_agent_driver import AgentsStep, MultiAgentDriver
 from zooport.adapters.options import DriverOptions, takes_options
 from zooport.envs.arguments import check_seed
+from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import ActionError, ArgumentError, EnvNotResetError, UnknownAgentError
 
 __all__ = ["Transition", "MultiAgentTask", "MultiAgentUnityTask"]
@@ -119,7 +120,13 @@ class MultiAgentTask(DriverControls):
         5
     """
 
-    def __init__(self, env: Any, options: DriverOptions) -> None:
+    if TYPE_CHECKING:  # what callers see: takes_options wraps the __init__ below
+
+        def __init__(self, env: BaseEnvLike, *args: Any, **options: Any) -> None: ...
+
+    def __init__(  # type: ignore[no-redef]  # wrapped by takes_options
+        self, env: BaseEnvLike, options: DriverOptions
+    ) -> None:
         #: The options the task was built with.
         self.options = options
         self._driver = MultiAgentDriver(env, options, adapter=type(self).__name__)
@@ -309,7 +316,9 @@ class MultiAgentTask(DriverControls):
             return None
         return self._run_cycle()[agent]
 
-    def step_all(self, actions: Mapping[int | str, Any]) -> dict[str, Transition]:
+    def step_all(
+        self, actions: Mapping[str, Any] | Mapping[int, Any] | Mapping[int | str, Any]
+    ) -> dict[str, Transition]:
         """Completes the cycle with ``actions`` for every live agent that has not yet acted.
 
         Args:
@@ -335,7 +344,7 @@ class MultiAgentTask(DriverControls):
                 actions = {a: action for a, action in actions.items() if action is not None}
             self._pending = actions
             return self._run_cycle()
-        given = {}
+        given: dict[str, Any] = {}
         for agent_id, action in actions.items():
             agent = agent_id if self._driver.is_live(agent_id) else self.agent(agent_id)
             if agent in pending:

@@ -258,7 +258,7 @@ def takes_options(
     signature = inspect.Signature(parameters, return_annotation="None")
 
     def decorate(cls: type) -> type:
-        init = cls.__init__
+        init = cls.__init__  # type: ignore[misc]  # the class's constructor, wrapped once
 
         @functools.wraps(init)
         def __init__(self: Any, *args: Any, **kwargs: Any) -> None:

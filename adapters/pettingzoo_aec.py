@@ -30,7 +30,7 @@ PettingZoo's AEC contract:
 from __future__ import annotations
 
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pettingzoo import AECEnv
@@ -38,6 +38,7 @@ from typing_extensions import override
 
 from zooport.adapters.options import PettingZooOptions, takes_options
 from zooport.adapters.pettingzoo_common import MLAgentsConstructor, PettingZooCommon
+from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import ActionError, EnvNotResetError, UnknownAgentError
 
 __all__ = ["PettingZooAECEnv", "UnityAECEnv"]
@@ -74,7 +75,13 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         (15, ('runner_0', False), ('tagger_4', True))
     """
 
-    def __init__(self, core: Any, options: PettingZooOptions) -> None:
+    if TYPE_CHECKING:  # what callers see: takes_options wraps the __init__ below
+
+        def __init__(self, core: BaseEnvLike, *args: Any, **options: Any) -> None: ...
+
+    def __init__(  # type: ignore[no-redef]  # wrapped by takes_options
+        self, core: BaseEnvLike, options: PettingZooOptions
+    ) -> None:
         super().__init__()
         self._setup(core, options)
         self.agents: list[str] = []

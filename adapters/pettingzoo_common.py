@@ -36,6 +36,7 @@ from zooport.adapters.multi_agent_driver import MultiAgentDriver
 from zooport.adapters.options import PettingZooOptions
 from zooport.adapters.rendering import check_render_mode
 from zooport.envs.arguments import check_seed
+from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import ZooportError
 
 __all__ = ["PettingZooCommon", "MLAgentsConstructor", "seed_action_spaces"]
@@ -50,7 +51,7 @@ class PettingZooCommon(DriverControls):
     :class:`~zooport.errors.EnvNotResetError` naming that error until ``reset()``.
     """
 
-    core: Any
+    core: BaseEnvLike
     render_mode: str | None
     metadata: dict[str, Any]
     _driver: MultiAgentDriver
@@ -72,7 +73,7 @@ class PettingZooCommon(DriverControls):
             self._np_random = np.random.default_rng(seed)
         return seed
 
-    def _setup(self, core: Any, options: PettingZooOptions) -> None:
+    def _setup(self, core: BaseEnvLike, options: PettingZooOptions) -> None:
         """Adopts ``core`` and builds the driver (the constructors' shared part)."""
         core = adopt_core(core)
         modes = ["rgb_array"] if can_render(core) else []
@@ -199,6 +200,6 @@ class MLAgentsConstructor:
 
     _driver: MultiAgentDriver
 
-    def __init__(self, env: Any, seed: int | None = None, **options: Any) -> None:
+    def __init__(self, env: BaseEnvLike, seed: int | None = None, **options: Any) -> None:
         super().__init__(env, **options)  # type: ignore[call-arg]
         seed_action_spaces(self._driver, seed)

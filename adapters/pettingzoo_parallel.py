@@ -50,7 +50,7 @@ Episode semantics (those of :class:`~zooport.adapters.multi_agent_driver.MultiAg
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pettingzoo import ParallelEnv
 from typing_extensions import override
@@ -58,6 +58,7 @@ from typing_extensions import override
 from zooport.adapters.multi_agent_driver import AgentsStep
 from zooport.adapters.options import PettingZooOptions, takes_options
 from zooport.adapters.pettingzoo_common import MLAgentsConstructor, PettingZooCommon
+from zooport.envs.base_env import BaseEnvLike
 
 __all__ = ["PettingZooParallelEnv", "UnityParallelEnv"]
 
@@ -92,7 +93,13 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
         (0.01, 0.0, False)
     """
 
-    def __init__(self, core: Any, options: PettingZooOptions) -> None:
+    if TYPE_CHECKING:  # what callers see: takes_options wraps the __init__ below
+
+        def __init__(self, core: BaseEnvLike, *args: Any, **options: Any) -> None: ...
+
+    def __init__(  # type: ignore[no-redef]  # wrapped by takes_options
+        self, core: BaseEnvLike, options: PettingZooOptions
+    ) -> None:
         self._setup(core, options)
 
     @property

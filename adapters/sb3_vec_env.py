@@ -20,7 +20,7 @@ dicts are empty. ``action_masks()`` serves sb3-contrib's ``MaskablePPO``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -44,6 +44,7 @@ from zooport.adapters.rendering import check_render_mode
 from zooport.adapters.slot_adapter import SlotAdapter
 from zooport.adapters.vector_env import RENDER_MODES
 from zooport.envs.arguments import check_seed
+from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import ActionError, ArgumentError, ArgumentTypeError, EnvClosedError
 
 __all__ = ["SB3VecEnv", "SlotIndexError"]
@@ -93,7 +94,13 @@ class SB3VecEnv(SlotAdapter, VecEnv):
         >>> venv.close()
     """
 
-    def __init__(self, env: Any, options: SlotOptions) -> None:
+    if TYPE_CHECKING:  # what callers see: takes_options wraps the __init__ below
+
+        def __init__(self, env: BaseEnvLike, *args: Any, **options: Any) -> None: ...
+
+    def __init__(  # type: ignore[no-redef]  # wrapped by takes_options
+        self, env: BaseEnvLike, options: SlotOptions
+    ) -> None:
         check_render_mode(options.render_mode, RENDER_MODES, type(self).__name__)
         self._actions: Any = _NO_ACTIONS
         # The number of environments is the agent count, known once the core is reset.
@@ -110,7 +117,7 @@ class SB3VecEnv(SlotAdapter, VecEnv):
     # ------------------------------------------------------------------ VecEnv API
 
     @override
-    def reset(self) -> VecEnvObs:
+    def reset(self) -> VecEnvObs:  # type: ignore[override]  # SB3's reset takes no seed
         """Resets the core (reseeded by the last ``seed()``) and returns the first obs.
 
         Options from ``set_options()`` follow the rule of every adapter

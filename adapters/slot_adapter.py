@@ -25,6 +25,7 @@ import numpy as np
 from zooport.adapters.behavior_slots import BehaviorSlots
 from zooport.adapters.core_access import EngineMembers, checked_reset_arguments
 from zooport.adapters.options import SlotOptions
+from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import EnvClosedError, SpecError
 
 __all__ = ["SlotAdapter"]
@@ -43,7 +44,7 @@ class SlotAdapter(EngineMembers):
     #: The options the adapter was built with.
     options: SlotOptions
 
-    def _open_slots(self, env: Any, options: SlotOptions) -> BehaviorSlots:
+    def _open_slots(self, env: BaseEnvLike, options: SlotOptions) -> BehaviorSlots:
         """The engine over ``env``, its slots counted (the core is reset once to count them)."""
         self.options = options
         self._slots = slots = BehaviorSlots(
@@ -65,7 +66,7 @@ class SlotAdapter(EngineMembers):
         """
         self._check_open()
         seed = checked_reset_arguments(seed, options, f"{type(self).__name__}.reset")
-        super().reset(seed=seed)  # type: ignore[misc] - Gymnasium's np_random
+        super().reset(seed=seed)  # type: ignore[misc]  # the mixed-in Env's np_random
         return self._guarded_reset(seed)
 
     def _guarded_reset(self, seed: int | None) -> Any:

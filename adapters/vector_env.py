@@ -25,7 +25,7 @@ Info (Gymnasium's vector convention: ``info[key]`` is an array over slots and
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 import numpy as np
@@ -37,6 +37,7 @@ from zooport.adapters.core_access import render_core
 from zooport.adapters.options import SlotOptions, takes_options
 from zooport.adapters.rendering import HUMAN_VIA_MAKE, check_render_mode
 from zooport.adapters.slot_adapter import SlotAdapter
+from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import EnvClosedError
 
 __all__ = ["BehaviorVectorEnv", "SAME_STEP", "RENDER_MODES"]
@@ -98,7 +99,13 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
         >>> envs.close()
     """
 
-    def __init__(self, env: Any, options: SlotOptions) -> None:
+    if TYPE_CHECKING:  # what callers see: takes_options wraps the __init__ below
+
+        def __init__(self, env: BaseEnvLike, *args: Any, **options: Any) -> None: ...
+
+    def __init__(  # type: ignore[no-redef]  # wrapped by takes_options
+        self, env: BaseEnvLike, options: SlotOptions
+    ) -> None:
         check_render_mode(
             options.render_mode, RENDER_MODES, type(self).__name__, human=HUMAN_VIA_MAKE
         )

@@ -9,6 +9,7 @@ Classes:
     TerminalStep, TerminalSteps: agents whose episode ended (one / a batch).
     BehaviorMapping: a read-only mapping from behaviour name to ``BehaviorSpec``.
     BaseEnv: the abstract environment every adapter consumes.
+    BaseEnvLike: the static type of "anything BaseEnv-like" an adapter accepts.
 
 Code written against ``mlagents_envs.base_env`` works by changing the import to
 ``zooport.envs.base_env``. Where ML-Agents accepts bad input silently (a wrong batch size
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from typing import Protocol
 
 from zooport.envs.actions import ActionSpec, ActionTuple
 from zooport.envs.specs import (
@@ -56,6 +58,7 @@ __all__ = [
     "TerminalSteps",
     "BehaviorMapping",
     "BaseEnv",
+    "BaseEnvLike",
 ]
 
 
@@ -96,3 +99,52 @@ class BaseEnv(ABC):
     @abstractmethod
     def get_steps(self, behavior_name: BehaviorName) -> tuple[DecisionSteps, TerminalSteps]:
         """The agents that request a decision and those whose episode ended."""
+
+
+class BaseEnvLike(Protocol):
+    """What an adapter calls on a core: the members of :class:`BaseEnv`, as a structural type.
+
+    A static type only: a :class:`BaseEnv` subclass, a
+    :class:`~zooport.envs.core_pool.CorePool`, ML-Agents' ``UnityEnvironment`` or an older
+    ML-Agents generation's environment all fit without subclassing anything, and nothing
+    checks ``isinstance`` against it at run time (what a core offers beyond these members -
+    seeding, masks, rendering - is probed where it is used, see
+    :mod:`~zooport.envs.capabilities`).
+
+    Example:
+        >>> from zooport.envs.builtin.tag import Tag
+        >>> core: BaseEnvLike = Tag(seed=0)
+        >>> sorted(core.behavior_specs)
+        ['Runner?team=0', 'Tagger?team=1']
+    """
+
+    @property
+    def behavior_specs(self) -> Mapping[BehaviorName, BehaviorSpec]:
+        """The behaviours of the environment, by name."""
+        ...
+
+    def reset(self) -> None:
+        """Starts a new episode for every agent."""
+        ...
+
+    def step(self) -> None:
+        """Advances the simulation with the actions set since the last step."""
+        ...
+
+    def get_steps(self, behavior_name: BehaviorName) -> tuple[DecisionSteps, TerminalSteps]:
+        """The agents that request a decision and those whose episode ended."""
+        ...
+
+    def set_actions(self, behavior_name: BehaviorName, action: ActionTuple) -> None:
+        """Sets the actions of every agent in the behaviour's last DecisionSteps."""
+        ...
+
+    def set_action_for_agent(
+        self, behavior_name: BehaviorName, agent_id: AgentId, action: ActionTuple
+    ) -> None:
+        """Sets the action of one agent; ``action`` holds a batch of one."""
+        ...
+
+    def close(self) -> None:
+        """Releases the simulation's resources."""
+        ...

@@ -43,6 +43,7 @@ from zooport.envs.base_env import (
     TerminalSteps,
 )
 from zooport.envs.batched_behavior import BehaviorState, StepResult
+from zooport.envs.side_channel.engine_configuration_channel import EngineConfig
 from zooport.envs.side_channel.side_channel import SideChannel
 from zooport.envs.side_channel.simulation_side import SimulationSideChannels
 from zooport.envs.side_channel.stats_side_channel import StatsAggregationMethod
@@ -206,7 +207,7 @@ class BatchedEnv(BaseEnv):
         self._channels.record_stat(key, value, aggregation)
 
     @property
-    def engine_config(self):
+    def engine_config(self) -> EngineConfig:
         """The engine configuration last received through ``EngineConfigurationChannel``."""
         return self._channels.engine_config
 

@@ -30,6 +30,8 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from zooport.envs.base_env import BaseEnvLike
+
 __all__ = [
     "signature_parameters",
     "keyword_parameters",
@@ -115,7 +117,7 @@ def takes_positional(function: Callable[..., Any]) -> bool:
     return parameters is not None and any(p.kind in _POSITIONAL_KINDS for p in parameters.values())
 
 
-def is_seedable(core: Any) -> bool:
+def is_seedable(core: BaseEnvLike) -> bool:
     """Whether ``core`` takes ``reset(seed=...)``: its ``seedable`` is ``True``.
 
     ``BatchedEnv`` declares it on the class; a :class:`~zooport.envs.CorePool` on the
@@ -130,7 +132,7 @@ def is_seedable(core: Any) -> bool:
     return getattr(core, "seedable", False) is True
 
 
-def reset_core(core: Any, seed: int | None = None, *, warn: bool = False) -> bool:
+def reset_core(core: BaseEnvLike, seed: int | None = None, *, warn: bool = False) -> bool:
     """Resets ``core``; with a seed, reseeds it first where it is seedable.
 
     Args:
@@ -148,7 +150,7 @@ def reset_core(core: Any, seed: int | None = None, *, warn: bool = False) -> boo
         (True, False)
     """
     if seed is not None and is_seedable(core):
-        core.reset(seed=int(seed))
+        core.reset(seed=int(seed))  # type: ignore[call-arg]  # is_seedable: it takes one
         return True
     core.reset()
     if seed is not None and warn and type(core) not in _warned_unseedable:
@@ -162,7 +164,7 @@ def reset_core(core: Any, seed: int | None = None, *, warn: bool = False) -> boo
     return False
 
 
-def has_action_masks(core: Any) -> bool:
+def has_action_masks(core: BaseEnvLike) -> bool:
     """Whether ``core`` sends action masks for its discrete behaviours.
 
     Its ``has_action_masks`` where it says (a ``BatchedEnv`` answers whether its class

@@ -14,7 +14,7 @@ The checks themselves, their order and their report are described in
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -29,7 +29,7 @@ def describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int | np.integer]:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
@@ -241,6 +241,7 @@ class CheckerRun:
         if not np.issubdtype(ids.dtype, np.integer):
             state.fail(check, f"{where}.agent_id: expected an int dtype, got {ids.dtype}")
             ok = False
+        length: int | str
         try:
             length = len(steps)
         except Exception as error:

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from zooport.envs.base_env import BaseEnv
+from zooport.envs.base_env import BaseEnv, BaseEnvLike
 
 __all__ = ["registry_core", "unity_instance", "unity_factories", "UNITY_ENVIRONMENT"]
 
@@ -41,7 +41,7 @@ def registry_core(env_id: str, **kwargs: Any) -> BaseEnv:
 
 def unity_instance(
     environment_class: str | type, kwargs: Mapping[str, Any], side_channels: Any = None
-) -> Any:
+) -> BaseEnvLike:
     """One instance of a Unity build: ``environment_class(**kwargs, side_channels=...)``.
 
     ``environment_class`` is a class or ``"module:attr"`` naming one, imported here (in the
@@ -49,11 +49,13 @@ def unity_instance(
     """
     if isinstance(environment_class, str):
         module, _, attr = environment_class.partition(":")
-        environment_class = getattr(importlib.import_module(module), attr)
+        make = getattr(importlib.import_module(module), attr)
+    else:
+        make = environment_class
     options = dict(kwargs)
     if side_channels is not None:
         options["side_channels"] = side_channels
-    return environment_class(**options)
+    return make(**options)
 
 
 def unity_factories(
@@ -68,7 +70,7 @@ def unity_factories(
     additional_args: Sequence[str] | None = None,
     log_folder: str | None = None,
     environment_class: str | type = UNITY_ENVIRONMENT,
-) -> list[Callable[..., Any]]:
+) -> list[functools.partial[BaseEnvLike]]:
     """One factory per instance of a build: instance ``i`` gets ``worker_id + i`` (its port
     is ``base_port + worker_id + i``) and Unity's random seed ``seed + i``.
 

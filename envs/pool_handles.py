@@ -142,7 +142,7 @@ class LocalCore:
             if command == STEP:
                 core.step()
             elif command == RESET:
-                core.reset() if seed is None else core.reset(seed=seed)
+                core.reset() if seed is None else core.reset(seed=seed)  # type: ignore[call-arg]  # seedable
             names = tuple(core.behavior_specs)
             if names != self._names:  # a behaviour a Unity scene registers late
                 self.description = core_description(core)

@@ -132,7 +132,7 @@ class ControlBlock:
 
     def close(self) -> None:
         """Drops the views and unmaps the block."""
-        self.words = self.side_in = self.side_out = None  # type: ignore[assignment]
+        self.words = self.side_in = self.side_out = None
         self.memory.close()
 
 

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from zooport.envs.base_env import ActionTuple, BaseEnv, BehaviorSpec
+from zooport.envs.base_env import ActionTuple, BaseEnv, BaseEnvLike, BehaviorSpec
 from zooport.envs.capabilities import has_action_masks
 from zooport.envs.compat import _convert_behavior, as_base_env
 from zooport.envs.pool_shared_memory import (
@@ -233,7 +233,7 @@ def core_description(core: BaseEnv) -> dict[str, Any]:
     }
 
 
-def global_state_description(core: Any) -> dict[str, Any]:
+def global_state_description(core: BaseEnvLike) -> dict[str, Any]:
     """What ``core`` declares of a global state, as plain data.
 
     ``global_state``: whether it has a ``global_state()``; ``global_state_shape``: its
@@ -261,8 +261,9 @@ def global_state_description(core: Any) -> dict[str, Any]:
 
 def describe_exception(exc: BaseException) -> dict[str, Any]:
     """``exc`` as data: its type, message and traceback, and itself pickled when it can be."""
+    pickled: bytes | None
     try:
-        pickled: bytes | None = pickle.dumps(exc)
+        pickled = pickle.dumps(exc)
         pickle.loads(pickled)
     except Exception:
         pickled = None
@@ -316,7 +317,7 @@ class CoreLink:
                     self.core.step()
                 elif command == RESET:
                     if words[ControlBlock.HAS_SEED]:
-                        self.core.reset(seed=int(words[ControlBlock.SEED]))
+                        self.core.reset(seed=int(words[ControlBlock.SEED]))  # type: ignore[call-arg]  # seedable
                     else:
                         self.core.reset()
                 elif command == RENDER:
@@ -325,7 +326,7 @@ class CoreLink:
                     continue
                 elif command == STATE:
                     self.control.words[ControlBlock.SIDE_OUT] = 0
-                    self._answer(OK, ("state", np.asarray(self.core.global_state())))
+                    self._answer(OK, ("state", np.asarray(self.core.global_state())))  # type: ignore[attr-defined]  # asked only of cores with one
                     continue
                 else:
                     raise CorePoolError(f"unknown command {command}", self.config.index)
@@ -471,7 +472,7 @@ class CoreLink:
     def _frame(self) -> tuple[str, np.ndarray | None, str]:
         """The core's picture as a pipe message, or why it has none."""
         try:
-            frame = self.core.render()
+            frame = self.core.render()  # type: ignore[attr-defined]  # optional, beyond BaseEnv
         except NotImplementedError as exc:
             return ("frame", None, str(exc))
         return ("frame", None if frame is None else np.asarray(frame), "")

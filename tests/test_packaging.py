@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -44,3 +45,23 @@ def test_import_from_outside_the_checkout(tmp_path: Path) -> None:
         [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "zooport.envs"
+
+
+def test_a_wheel_ships_the_py_typed_markers(tmp_path: Path) -> None:
+    """PEP 561: without py.typed a user's type checker ignores zooport's annotations."""
+    build = (
+        "import sys; from setuptools import build_meta;print(build_meta.build_wheel(sys.argv[1]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", build, str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    wheel = tmp_path / out.stdout.strip().splitlines()[-1]
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+    for package in ("zooport", "zooport/envs", "zooport/adapters"):
+        assert f"{package}/py.typed" in names, package
+        assert f"{package}/__init__.py" in names, package

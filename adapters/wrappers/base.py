@@ -140,7 +140,7 @@ class ParallelWrapper(ParallelEnv[str, Any, Any]):
     # ------------------------------------------------------------------ pass-through
 
     @property
-    def metadata(self) -> dict[str, Any]:  # type: ignore[override]
+    def metadata(self) -> dict[str, Any]:
         """The wrapped env's metadata."""
         return self.env.metadata
 
@@ -150,12 +150,12 @@ class ParallelWrapper(ParallelEnv[str, Any, Any]):
         return getattr(self.env, "render_mode", None)
 
     @property
-    def agents(self) -> list[str]:  # type: ignore[override]
+    def agents(self) -> list[str]:
         """The live agents."""
         return self.env.agents
 
     @property
-    def possible_agents(self) -> list[str]:  # type: ignore[override]
+    def possible_agents(self) -> list[str]:
         """Every agent that may appear."""
         return self.env.possible_agents
 
@@ -168,12 +168,12 @@ class ParallelWrapper(ParallelEnv[str, Any, Any]):
         return self.env.action_space(agent)
 
     @property
-    def observation_spaces(self) -> dict[str, spaces.Space]:  # type: ignore[override]
+    def observation_spaces(self) -> dict[str, spaces.Space]:
         """``observation_space(agent)`` for every possible agent."""
         return {a: self.observation_space(a) for a in self.possible_agents}
 
     @property
-    def action_spaces(self) -> dict[str, spaces.Space]:  # type: ignore[override]
+    def action_spaces(self) -> dict[str, spaces.Space]:
         """``action_space(agent)`` for every possible agent."""
         return {a: self.action_space(a) for a in self.possible_agents}
 

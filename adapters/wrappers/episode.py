@@ -66,7 +66,7 @@ class RuleWrapper(ParallelWrapper):
         self._finished: set[str] = set()
 
     @property
-    def agents(self) -> list[str]:  # type: ignore[override]
+    def agents(self) -> list[str]:
         """The agents still live by the rule."""
         return self._agents
 

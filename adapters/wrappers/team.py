@@ -185,7 +185,7 @@ class FoldAgents(ParallelWrapper):
             raise ArgumentError(f"FoldAgents: the selection folds every agent of {possible}")
 
     @property
-    def possible_agents(self) -> list[str]:  # type: ignore[override]
+    def possible_agents(self) -> list[str]:
         """The exposed agents of the wrapped env's ``possible_agents``."""
         inner = self.env.possible_agents
         if len(inner) != self._possible_from:
@@ -194,7 +194,7 @@ class FoldAgents(ParallelWrapper):
         return self._possible
 
     @property
-    def agents(self) -> list[str]:  # type: ignore[override]
+    def agents(self) -> list[str]:
         """The exposed live agents."""
         return self._agents
 

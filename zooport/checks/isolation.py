@@ -107,10 +107,14 @@ class Runner:
     def run(
         self,
         checker: str,
-        check: Callable[[], str | None],
+        check: Callable[[], str | None | tuple[str | None, str]],
         target: str | None = None,
     ) -> CheckerResult:
-        """Runs ``check``; it returns None (pass), or a failure reason, or raises (fail)."""
+        """Runs ``check``; it returns None (pass), or a failure reason, or raises (fail).
+
+        ``check`` may also return ``(outcome, details)``: the outcome as above, and details
+        the report keeps beside it.
+        """
         status, message, details = CheckStatus.PASSED, "", ""
         began = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:

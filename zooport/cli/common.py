@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from zooport.envs.actions import random_actions
+from zooport.envs.base_env import BaseEnvLike
 from zooport.envs.capabilities import reset_core
 from zooport.errors import ArgumentError, ZooportError
 
@@ -316,7 +317,7 @@ class EpisodeReturns:
 
 
 def random_core_step(
-    core: Any, names: Sequence[str], rng: np.random.Generator, returns: EpisodeReturns
+    core: BaseEnvLike, names: Sequence[str], rng: np.random.Generator, returns: EpisodeReturns
 ) -> int:
     """Books every reward of ``core``'s current steps, acts at random, steps it once.
 
@@ -358,7 +359,7 @@ class RolloutStats:
         return self.agent_steps / self.seconds if self.seconds > 0 else float("inf")
 
 
-def rollout(core: Any, steps: int, seed: int = 0) -> RolloutStats:
+def rollout(core: BaseEnvLike, steps: int, seed: int = 0) -> RolloutStats:
     """Drives ``core`` for ``steps`` steps with random actions; per-agent episode rewards.
 
     Example:

@@ -16,6 +16,7 @@ from typing import Any
 from zooport.checks import one_line, single_agent_plan
 from zooport.cli.common import Output, rollout
 from zooport.cli.targets import Target, parse_kwargs, resolve_target
+from zooport.envs.base_env import BaseEnvLike
 from zooport.envs.capabilities import reset_core
 
 __all__ = ["cmd_list", "cmd_info"]
@@ -34,7 +35,7 @@ def _brief_obs(spec: Any) -> str:
     return " + ".join("x".join(str(d) for d in o.shape) for o in spec.observation_specs)
 
 
-def _agent_counts(core: Any) -> dict[str, int]:
+def _agent_counts(core: BaseEnvLike) -> dict[str, int]:
     return {name: len(core.get_steps(name)[0]) for name in core.behavior_specs}
 
 
@@ -192,7 +193,7 @@ def cmd_info(args: argparse.Namespace, out: Output) -> int:
     return 0
 
 
-def _renders(core: Any) -> bool:
+def _renders(core: BaseEnvLike) -> bool:
     from zooport.adapters.core_access import render_core
 
     with contextlib.suppress(Exception):

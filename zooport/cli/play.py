@@ -40,6 +40,7 @@ from zooport.cli.common import (
 )
 from zooport.cli.targets import Target
 from zooport.envs.arguments import check_seed
+from zooport.envs.base_env import BaseEnvLike
 from zooport.envs.capabilities import accepts_keyword, reset_core
 from zooport.errors import ZooportError
 
@@ -203,7 +204,7 @@ def _build_adapter(
         raise UsageError(f"--api {api} on {target.name}: {one_line(exc)}") from None
 
 
-def _wrap(kind: type, core: Any, render_mode: str | None, **options: Any) -> Any:
+def _wrap(kind: type, core: BaseEnvLike, render_mode: str | None, **options: Any) -> Any:
     try:
         return kind(core, render_mode=render_mode, **options)
     except BaseException:

@@ -34,6 +34,7 @@ from zooport.cli.common import UsageError, require, stack_observations
 from zooport.cli.saved_model import load_model, read_model_info
 from zooport.cli.targets import Target
 from zooport.envs.arguments import check_seed
+from zooport.envs.base_env import BaseEnvLike
 from zooport.envs.capabilities import accepts_keyword, reset_core
 from zooport.errors import ArgumentError
 
@@ -219,7 +220,7 @@ def _pool(target: Target, seed: int, workers: int) -> Any:
         raise UsageError(f"--workers {workers}: {exc}") from None
 
 
-def _parallel_vec_env(core: Any, masked: bool, copies: int = 1) -> Any:
+def _parallel_vec_env(core: BaseEnvLike, masked: bool, copies: int = 1) -> Any:
     """The PettingZoo route: Parallel adapter -> SuperSuit vector env -> SB3 VecEnv.
 
     With ``copies > 1`` SuperSuit runs that many clones of the Parallel env side by side;
@@ -400,7 +401,7 @@ def _evaluate(model: Any, venv: Any, episodes: int, masked: bool) -> float:
 
 def evaluate_parallel(
     model: Any,
-    core: Any,
+    core: BaseEnvLike,
     *,
     episodes: int,
     seed: int = 0,
