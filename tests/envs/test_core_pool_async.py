@@ -40,11 +40,18 @@ SETTINGS = settings(max_examples=6, deadline=None, derandomize=True)
 
 
 @pytest.fixture(scope="module", params=["sync", "async"])
-def pool(request):
-    options = {"mode": request.param}
-    if request.param == "async":
-        options["min_ready"] = 1
-    pool = CorePool([LEDGER] * K, **options, **fast())
+def mode(request):
+    return request.param
+
+
+def _ledger_pool(mode: str) -> CorePool:
+    options = {"mode": mode, "min_ready": 1} if mode == "async" else {"mode": mode}
+    return CorePool([LEDGER] * K, **options, **fast())
+
+
+@pytest.fixture(scope="module")
+def pool(mode):
+    pool = _ledger_pool(mode)
     yield pool
     pool.close()
 
@@ -57,8 +64,14 @@ def _actions(rng, n):
 
 
 @pytest.fixture(scope="module", params=["BehaviorVectorEnv", "SB3VecEnv"])
-def slot_env(pool, request):
-    return {"BehaviorVectorEnv": BehaviorVectorEnv, "SB3VecEnv": SB3VecEnv}[request.param](pool)
+def slot_env(mode, request):
+    # Each adapter gets a pool of its own: an adapter closes its core when it is closed or
+    # garbage-collected (Gymnasium 1.0's VectorEnv.__del__ closes), which must not close the
+    # pool another adapter of these tests still steps.
+    adapter = {"BehaviorVectorEnv": BehaviorVectorEnv, "SB3VecEnv": SB3VecEnv}[request.param]
+    env = adapter(_ledger_pool(mode))
+    yield env
+    env.close()
 
 
 def _reset(env, seed: int) -> np.ndarray:
@@ -102,10 +115,12 @@ DRIVER_OPTIONS = {"termination_mode": "all", "mask_in_info": True, "max_cycles":
 
 
 @pytest.fixture(scope="module", params=["PettingZooParallelEnv", "MultiAgentTask"])
-def parallel_env(pool, request):
-    """An env stepped with every live agent's action at once."""
+def parallel_env(mode, request):
+    """An env stepped with every live agent's action at once (over a pool of its own)."""
     adapter = {"PettingZooParallelEnv": PettingZooParallelEnv, "MultiAgentTask": MultiAgentTask}
-    return adapter[request.param](pool, **DRIVER_OPTIONS)
+    env = adapter[request.param](_ledger_pool(mode), **DRIVER_OPTIONS)
+    yield env
+    env.close()
 
 
 def _transitions(env, actions) -> dict[str, tuple[np.ndarray, float]]:
