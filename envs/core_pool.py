@@ -85,7 +85,12 @@ from zooport.envs.base_env import (
 )
 from zooport.envs.pool_batches import merge_steps, split_actions
 from zooport.envs.pool_channels import PoolChannels
-from zooport.envs.pool_factories import registry_core, unity_factories, unity_instance
+from zooport.envs.pool_factories import (
+    UNITY_ENVIRONMENT,
+    registry_core,
+    unity_factories,
+    unity_instance,
+)
 from zooport.envs.pool_handles import BUSY, IDLE, LocalCore, WorkerCore, wait_for_answers
 from zooport.envs.pool_options import (
     MODES,
@@ -497,7 +502,7 @@ class CorePool(PoolViews, BaseEnv):
         timeout_wait: int = 60,
         additional_args: Sequence[str] | None = None,
         log_folder: str | None = None,
-        environment_class: str | type = "mlagents_envs.environment:UnityEnvironment",
+        environment_class: str | type = UNITY_ENVIRONMENT,
         **pool_options: Any,
     ) -> CorePool:
         """A pool of ``instances`` copies of one Unity build, each its own ``UnityEnvironment``.

@@ -274,7 +274,6 @@ class BehaviorBuffers:
         n_obs = len(layout.observations)
         self.decision = StepRows.of(views, "decision", n_obs)
         self.terminal = StepRows.of(views, "terminal", n_obs)
-        self.decision_obs, self.terminal_obs = self.decision.obs, self.terminal.obs
         self.decision_mask = views["decision_mask"]
         self.terminal_interrupted = views["terminal_interrupted"]
         self.continuous = views["continuous"]

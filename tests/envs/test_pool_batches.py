@@ -85,7 +85,7 @@ def test_layouts_have_room_for_twice_the_agents_and_never_shrink():
     segment = DataSegment.create(grown)
     try:
         buffers = segment.behaviors["B"]
-        assert buffers.decision_obs[0].shape == (80, 2) and buffers.discrete.shape == (80, 2)
+        assert buffers.decision.obs[0].shape == (80, 2) and buffers.discrete.shape == (80, 2)
         assert buffers.fits(_steps(80, 2)) and not buffers.fits(_steps(81, 2))
         assert not buffers.fits(_steps(3, 4))  # another shape: a new layout, never a broadcast
         arrays = [a for placed in grown.arrays() for a in placed]
