@@ -245,6 +245,7 @@ class CorePool(PoolViews, BaseEnv):
                 i,
                 data,
                 self._channels.relay_ids[i],
+                len(factories),
                 context,
                 self._spin,
                 side_bytes,
@@ -253,7 +254,7 @@ class CorePool(PoolViews, BaseEnv):
             )
             self._handles.append(handles[i])
         if local:  # built while the workers start
-            handles[0] = LocalCore(0, factories[0], self._channels.relay_ids[0])
+            handles[0] = LocalCore(0, factories[0], self._channels.relay_ids[0], len(factories))
             self._handles.insert(0, handles[0])
         for handle in handles:
             if handle.kind == "worker":
@@ -395,6 +396,9 @@ class CorePool(PoolViews, BaseEnv):
             if self._mode == "sync":
                 for handle in self._start_order:
                     handle.start(STEP, None, self._channels.take(handle.index))
+                if self._local is not None and self._workers:
+                    # While the workers finish: the local core's rows, ready to merge.
+                    self._local.prepare_parts()
                 ready = self._handles
             else:
                 for handle in self._start_order:
@@ -424,9 +428,8 @@ class CorePool(PoolViews, BaseEnv):
             if empty is None:
                 empty = self._empty_terminal[behavior_name] = TerminalSteps.empty(spec)
             steps = self._steps[behavior_name] = merge_steps(
-                behavior_name, spec, [h.parts(behavior_name) for h in self._ready],
-                self._num_cores, empty,
-            )  # fmt: skip
+                behavior_name, spec, [h.parts(behavior_name) for h in self._ready], empty
+            )
         return steps
 
     def set_actions(self, behavior_name: BehaviorName, action: ActionTuple) -> None:

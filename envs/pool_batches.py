@@ -5,13 +5,16 @@ Classes:
 
 Functions:
     merge_steps: every core's :class:`Part` of a behaviour as one DecisionSteps and one
-        TerminalSteps, in pool agent ids.
+        TerminalSteps.
+    pool_ids: a core's agent ids as pool agent ids.
     split_actions: the pool's actions for a behaviour as each core's rows (the reverse).
 
 Rows of core 0 come first, then core 1's, and so on; agent ``a`` of core ``i`` (of K) is
-pool agent ``a * K + i``. Views of a worker's shared memory are copied (the next step
-overwrites them); a core in the pool's own process hands over its own arrays when it is the
-only part, as it would in-process. A part with no row is left out.
+pool agent ``a * K + i``. Each core's part carries pool ids already: a worker writes them
+itself, so the pool's process has less to do while the workers wait. Views of a worker's
+shared memory are copied (the next step overwrites them); a core in the pool's own process
+hands over its own arrays when it is the only part, as it would in-process. A part with no
+row is left out.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import numpy as np
 from zooport.envs.base_env import ActionTuple, BehaviorSpec, DecisionSteps, TerminalSteps
 from zooport.errors import SpecError
 
-__all__ = ["Part", "merge_steps", "split_actions"]
+__all__ = ["Part", "merge_steps", "pool_ids", "split_actions"]
 
 _INT32_MIN, _INT32_MAX = int(np.iinfo(np.int32).min), int(np.iinfo(np.int32).max)
 
@@ -31,9 +34,10 @@ _INT32_MIN, _INT32_MAX = int(np.iinfo(np.int32).min), int(np.iinfo(np.int32).max
 class Part(NamedTuple):
     """One core's rows of a behaviour's DecisionSteps or TerminalSteps.
 
-    ``mask`` is a ``(n, sum of branches)`` bool array (a worker's), a list of per-branch
-    arrays (a local core's) or None; ``interrupted`` is None for decisions. ``shared`` says
-    the arrays are views of shared memory that the next step overwrites (copy them).
+    ``agent_id`` holds pool ids (:func:`pool_ids`). ``mask`` is a ``(n, sum of branches)``
+    bool array (a worker's), a list of per-branch arrays (a local core's) or None;
+    ``interrupted`` is None for decisions. ``shared`` says the arrays are views of shared
+    memory that the next step overwrites (copy them).
     """
 
     index: int
@@ -52,7 +56,6 @@ def merge_steps(
     name: str,
     spec: BehaviorSpec,
     parts: list[tuple[Part | None, Part | None]],
-    k: int,
     empty_terminal: TerminalSteps | None = None,
 ) -> tuple[DecisionSteps, TerminalSteps]:
     """The pool's ``(DecisionSteps, TerminalSteps)`` of behaviour ``name``.
@@ -62,12 +65,11 @@ def merge_steps(
         spec: its spec (for empty batches and the mask's branches).
         parts: ``(decision part, terminal part)`` of each core that answered, in core order
             (None where a core has no such behaviour).
-        k: the number of cores in the pool.
         empty_terminal: returned when no core has a terminal step (a batch the caller
             keeps, as a BatchedEnv does); None: a new empty one.
 
     Raises:
-        SpecError: the cores' observations differ in shape, or a pool id leaves int32.
+        SpecError: the cores' observations differ in shape.
     """
     decisions = [d for d, _ in parts if d is not None and d.n]
     terminals = [t for _, t in parts if t is not None and t.n]
@@ -75,7 +77,7 @@ def merge_steps(
         decision = DecisionSteps(
             obs=_join_obs(name, decisions),
             reward=_join([p.reward for p in decisions], decisions),
-            agent_id=_pool_ids(name, decisions, k),
+            agent_id=_join([p.agent_id for p in decisions], decisions),
             action_mask=_join_masks(spec, decisions),
             group_id=_join([p.group_id for p in decisions], decisions),
             group_reward=_join([p.group_reward for p in decisions], decisions),
@@ -87,7 +89,7 @@ def merge_steps(
             obs=_join_obs(name, terminals),
             reward=_join([p.reward for p in terminals], terminals),
             interrupted=_join([p.interrupted for p in terminals], terminals),
-            agent_id=_pool_ids(name, terminals, k),
+            agent_id=_join([p.agent_id for p in terminals], terminals),
             group_id=_join([p.group_id for p in terminals], terminals),
             group_reward=_join([p.group_reward for p in terminals], terminals),
         )
@@ -119,18 +121,43 @@ def _join_obs(name: str, parts: list[Part]) -> list[np.ndarray]:
     return joined
 
 
-def _pool_ids(name: str, parts: list[Part], k: int) -> np.ndarray:
-    if k == 1:
-        return _join([p.agent_id for p in parts], parts)
-    ids = [np.asarray(p.agent_id).astype(np.int64) * k + p.index for p in parts]
-    joined = ids[0] if len(ids) == 1 else np.concatenate(ids)
-    if joined.min() < _INT32_MIN or joined.max() > _INT32_MAX:
+def pool_ids(name: str, ids: Any, k: int, index: int, out: np.ndarray | None = None) -> np.ndarray:
+    """Core ``index``'s agent ids (of a pool of ``k``) as pool ids, ``id * k + index``, int32.
+
+    Args:
+        name: the behaviour (for the error message).
+        ids: the core's ids (any integer array).
+        k: the number of cores in the pool.
+        index: the core's index.
+        out: where to write them (an int32 array of the same length); None: a new array.
+
+    Raises:
+        SpecError: a pool id would leave int32.
+
+    Example:
+        >>> pool_ids("B", np.array([0, 1, 5], np.int32), 3, 2).tolist()
+        [2, 5, 17]
+    """
+    ids = np.asarray(ids)
+    if out is None:
+        out = np.empty(ids.shape, np.int32)
+    if not ids.size:
+        return out
+    # The range is checked on the core's ids, so the arithmetic below cannot overflow.
+    low, high = ids.min(), ids.max()
+    if low < -((index - _INT32_MIN) // k) or high > (_INT32_MAX - index) // k:
         raise SpecError(
-            f"behavior {name!r}: the pool ids (core id * {k} + core index) of the agents "
-            f"range {joined.min()}..{joined.max()}, beyond int32; cores of a pool of {k} "
-            f"must keep their ids within +-{_INT32_MAX // k}"
+            f"behavior {name!r}: the pool ids (core id * {k} + core index) of core {index}'s "
+            f"agents (ids {low}..{high}) go beyond int32; cores of a pool of {k} must keep "
+            f"their ids within +-{_INT32_MAX // k}"
         )
-    return joined.astype(np.int32)
+    if k == 1:
+        out[...] = ids
+    else:
+        np.multiply(ids, k, out=out, casting="unsafe")
+    if index:
+        out += index
+    return out
 
 
 def _join_masks(spec: BehaviorSpec, parts: list[Part]) -> list[np.ndarray] | None:

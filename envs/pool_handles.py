@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from zooport.envs.base_env import ActionTuple, BaseEnv
-from zooport.envs.pool_batches import Part
+from zooport.envs.pool_batches import Part, pool_ids
 from zooport.envs.pool_shared_memory import (
     ACTIONS_SET,
     MASK_PRESENT,
@@ -64,6 +64,7 @@ from zooport.envs.pool_worker import (
     STEP,
     Relays,
     WorkerConfig,
+    action_setter,
     build_core,
     core_description,
     run_worker,
@@ -108,18 +109,29 @@ class LocalCore:
         index: the core's index in the pool.
         factory: the core factory.
         relay_ids: the channel ids the core gets relay channels for.
+        pool_size: the number of cores in the pool (for pool agent ids).
     """
 
     kind = "local"
 
-    def __init__(self, index: int, factory: Callable[..., Any], relay_ids: Sequence[uuid.UUID]):
+    def __init__(
+        self,
+        index: int,
+        factory: Callable[..., Any],
+        relay_ids: Sequence[uuid.UUID],
+        pool_size: int = 1,
+    ) -> None:
         self.index = index
+        self.pool_size = pool_size
         self.relays = Relays(relay_ids)
+        # This step's parts, by behaviour (made once a step, at the latest when merged).
+        self._parts: dict[str, tuple[Part | None, Part | None]] = {}
         self.state = IDLE
         self.description_changed = False
         try:
             self.core: BaseEnv = build_core(factory, self.relays)
             self.description = core_description(self.core)
+            self.set_actions = action_setter(self.core)
         except Exception as exc:
             self.state = BROKEN
             raise CorePoolError(
@@ -135,6 +147,7 @@ class LocalCore:
     def start(self, command: int, seed: int | None = None, side: bytes = b"") -> None:
         """Runs the command now (the pool starts its workers first, so they run meanwhile)."""
         self.state = BUSY
+        self._parts.clear()
         core = self.core
         try:
             if side:
@@ -165,26 +178,43 @@ class LocalCore:
         return self.state == DONE
 
     def parts(self, name: str) -> tuple[Part | None, Part | None]:
+        parts = self._parts.get(name)
+        if parts is None:
+            parts = self._parts[name] = self._make_parts(name)
+        return parts
+
+    def prepare_parts(self) -> None:
+        """Makes this step's parts now (while the pool waits for its workers).
+
+        A failure is left for :meth:`parts` to raise again when the pool merges.
+        """
+        try:
+            for name in self._names:
+                self.parts(name)
+        except Exception:
+            self._parts.clear()
+
+    def _make_parts(self, name: str) -> tuple[Part | None, Part | None]:
         if name not in self.description["specs"]:
             return None, None
         decision, terminal = self.core.get_steps(name)
+        k, index = self.pool_size, self.index
+        if k == 1:  # a pool of one: the core's own ids, as in-process
+            decision_ids, terminal_ids = decision.agent_id, terminal.agent_id
+        else:
+            decision_ids = pool_ids(name, decision.agent_id, k, index)
+            terminal_ids = pool_ids(name, terminal.agent_id, k, index)
         return (
-            Part(self.index, len(decision), list(decision.obs), decision.reward,
-                 decision.agent_id, decision.group_id, decision.group_reward,
-                 decision.action_mask, None, False),
-            Part(self.index, len(terminal), list(terminal.obs), terminal.reward,
-                 terminal.agent_id, terminal.group_id, terminal.group_reward, None,
-                 terminal.interrupted, False),
+            Part(index, len(decision), list(decision.obs), decision.reward, decision_ids,
+                 decision.group_id, decision.group_reward, decision.action_mask, None, False),
+            Part(index, len(terminal), list(terminal.obs), terminal.reward, terminal_ids,
+                 terminal.group_id, terminal.group_reward, None, terminal.interrupted, False),
         )  # fmt: skip
 
     def decision_count(self, name: str) -> int:
         if name not in self.description["specs"]:
             return 0
         return len(self.core.get_steps(name)[0])
-
-    def set_actions(self, name: str, continuous: np.ndarray, discrete: np.ndarray) -> None:
-        # Rows of an action the pool validated: (n, c) float32 and (n, d) int32 already.
-        self.core.set_actions(name, ActionTuple._trusted(continuous, discrete))
 
     def set_action_for_agent(self, name: str, agent_id: int, action: ActionTuple) -> None:
         self.core.set_action_for_agent(name, agent_id, action)
@@ -234,6 +264,7 @@ class WorkerCore:
         index: the core's index in the pool.
         factory: the pickled factory.
         relay_ids: the channel ids the core gets relay channels for.
+        pool_size: the number of cores in the pool (the worker writes pool agent ids).
         context: the multiprocessing context (its start method).
         spin: seconds to spin on a semaphore before blocking (both sides).
         side_bytes: the size of each side-channel area of the control block.
@@ -248,6 +279,7 @@ class WorkerCore:
         index: int,
         factory: bytes,
         relay_ids: Sequence[uuid.UUID],
+        pool_size: int,
         context: Any,
         spin: float,
         side_bytes: int,
@@ -255,6 +287,7 @@ class WorkerCore:
         any_done: Any = None,
     ) -> None:
         self.index = index
+        self.pool_size = pool_size
         self.spin = spin
         self.timeout = timeout
         self.state = BUSY
@@ -272,7 +305,7 @@ class WorkerCore:
         self.connection, child = context.Pipe()
         config = WorkerConfig(
             index, factory, tuple(relay_ids), self.control.memory.name, side_bytes, child,
-            self.command, self.done, spin, any_done,
+            self.command, self.done, spin, pool_size, any_done,
         )  # fmt: skip
         self.process = context.Process(
             target=run_worker, args=(config,), name=f"zooport-core-{index}", daemon=True
@@ -427,7 +460,8 @@ class WorkerCore:
         buffers = self.segment.behaviors[name]
         header = buffers.header
         n = int(header[N_DECISION])
-        row = int(np.flatnonzero(buffers.decision.agent_id[:n] == agent_id)[0])
+        pool_id = agent_id * self.pool_size + self.index  # what the worker wrote
+        row = int(np.flatnonzero(buffers.decision.agent_id[:n] == pool_id)[0])
         if not header[ACTIONS_SET]:
             # ML-Agents' rule: the other agents that decided take the zero action.
             buffers.continuous[:n] = 0

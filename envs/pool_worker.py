@@ -45,8 +45,10 @@ from typing import Any
 import numpy as np
 
 from zooport.envs.base_env import ActionTuple, BaseEnv, BaseEnvLike, BehaviorSpec
+from zooport.envs.batched_env import BatchedEnv
 from zooport.envs.capabilities import has_action_masks
 from zooport.envs.compat import _convert_behavior, as_base_env
+from zooport.envs.pool_batches import pool_ids
 from zooport.envs.pool_shared_memory import (
     ACTIONS_SET,
     MASK_PRESENT,
@@ -78,6 +80,7 @@ __all__ = [
     "CoreLink",
     "run_worker",
     "build_core",
+    "action_setter",
     "core_description",
     "global_state_description",
     "pickle_factory",
@@ -100,7 +103,6 @@ COMMAND_NAMES = {
 #: How often a blocked worker checks that the pool's process is still there (seconds).
 PARENT_CHECK = 0.25
 
-_INT32_MIN, _INT32_MAX = int(np.iinfo(np.int32).min), int(np.iinfo(np.int32).max)
 _yield = getattr(os, "sched_yield", lambda: time.sleep(0))
 
 
@@ -116,6 +118,8 @@ class WorkerConfig:
         connection: the worker's end of the pipe (control messages only).
         command, done: the semaphores the pool posts and the worker posts.
         spin: seconds to spin for a command before blocking.
+        pool_size: the number of cores in the pool: the worker writes pool agent ids
+            (:func:`~zooport.envs.pool_batches.pool_ids`).
         any_done: async mode: a semaphore every worker of the pool also posts when it
             answers, so the pool can block until any of them has (None in sync mode).
     """
@@ -129,6 +133,7 @@ class WorkerConfig:
     command: Any
     done: Any
     spin: float
+    pool_size: int = 1
     any_done: Any = None
 
 
@@ -204,6 +209,22 @@ def build_core(factory: Callable[..., Any], relays: Relays) -> BaseEnv:
     # A copy: UnityEnvironment appends its own analytics channel to the list it is given.
     core = factory(side_channels=list(relays.channels)) if relays.channels else factory()
     return as_base_env(core)
+
+
+def action_setter(core: BaseEnv) -> Callable[[str, np.ndarray, np.ndarray], None]:
+    """How the pool hands ``core`` a behaviour's action rows that it validated already.
+
+    The rows are (n, c) float32 and (n, d) int32 for the n agents of the core's last
+    DecisionSteps. A zooport core takes them without validating them a second time; any
+    other core gets them through ``set_actions``.
+    """
+    if isinstance(core, BatchedEnv):
+        return core._set_checked_actions
+
+    def set_actions(name: str, continuous: np.ndarray, discrete: np.ndarray) -> None:
+        core.set_actions(name, ActionTuple._trusted(continuous, discrete))
+
+    return set_actions
 
 
 def _zooport_spec(name: str, spec: Any) -> BehaviorSpec:
@@ -295,6 +316,7 @@ class CoreLink:
         self.segment: DataSegment | None = None
         self.decisions: dict[str, int] = {}
         self.closed = False
+        self._set_actions = action_setter(core)
         self._parent = os.getppid()
 
     # ------------------------------------------------------------------ the loop
@@ -403,9 +425,7 @@ class CoreLink:
             if buffers.header[ACTIONS_SET]:
                 n = self.decisions.get(name, 0)
                 # The buffers hold (rows, c) float32 and (rows, d) int32 the pool validated.
-                self.core.set_actions(
-                    name, ActionTuple._trusted(buffers.continuous[:n], buffers.discrete[:n])
-                )
+                self._set_actions(name, buffers.continuous[:n], buffers.discrete[:n])
 
     def _publish(self) -> None:
         core = self.core
@@ -461,13 +481,23 @@ class CoreLink:
         header[ACTIONS_SET] = 0
         self.decisions[buffers.layout.name] = n
         if n:
-            _write_rows(buffers.decision, decision, n, buffers.layout.name)
+            self._write_rows(buffers.decision, decision, n, buffers.layout.name)
             header[MASK_PRESENT] = _write_mask(buffers, decision.action_mask, n)
         m = len(terminal)
         header[N_TERMINAL] = m
         if m:
-            _write_rows(buffers.terminal, terminal, m, buffers.layout.name)
+            self._write_rows(buffers.terminal, terminal, m, buffers.layout.name)
             buffers.terminal_interrupted[:m] = terminal.interrupted
+
+    def _write_rows(self, rows: StepRows, batch: Any, n: int, behavior: str) -> None:
+        """Writes the ``n`` rows of a DecisionSteps or TerminalSteps into ``rows``."""
+        for view, obs in zip(rows.obs, batch.obs, strict=True):
+            view[:n] = obs
+        rows.reward[:n] = batch.reward
+        config = self.config
+        pool_ids(behavior, batch.agent_id, config.pool_size, config.index, rows.agent_id[:n])
+        rows.group_id[:n] = batch.group_id
+        rows.group_reward[:n] = batch.group_reward
 
     def _frame(self) -> tuple[str, np.ndarray | None, str]:
         """The core's picture as a pipe message, or why it has none."""
@@ -484,28 +514,11 @@ class CoreLink:
             self.segment = None
 
 
-def _write_rows(rows: StepRows, batch: Any, n: int, behavior: str) -> None:
-    """Writes the ``n`` rows of a DecisionSteps or TerminalSteps into ``rows``."""
-    for view, obs in zip(rows.obs, batch.obs, strict=True):
-        view[:n] = obs
-    rows.reward[:n] = batch.reward
-    rows.agent_id[:n] = _int32_ids(batch.agent_id, behavior)
-    rows.group_id[:n] = batch.group_id
-    rows.group_reward[:n] = batch.group_reward
-
-
 def _holds(layout: Any, batch: Any) -> bool:
     n = len(batch)
     if not n:
         return True  # nothing to write: an empty batch's dtype does not matter
     return layout.holds(n, [np.asarray(o) for o in batch.obs])
-
-
-def _int32_ids(ids: Any, behavior: str) -> np.ndarray:
-    ids = np.asarray(ids)
-    if ids.dtype != np.int32 and ids.size and (ids.min() < _INT32_MIN or ids.max() > _INT32_MAX):
-        raise SpecError(f"behavior {behavior!r}: agent ids outside int32: {ids.tolist()}")
-    return ids
 
 
 def _write_mask(buffers: BehaviorBuffers, mask: Any, n: int) -> int:

@@ -10,7 +10,7 @@ from zooport.envs.base_env import (
     BehaviorSpec,
     TerminalSteps,
 )
-from zooport.envs.pool_batches import merge_steps
+from zooport.envs.pool_batches import merge_steps, pool_ids
 from zooport.envs.pool_handles import Part
 from zooport.envs.pool_shared_memory import MIN_ROWS, DataLayout, DataSegment
 from zooport.errors import SpecError
@@ -33,10 +33,10 @@ def _part(index, ids, *, mask=None, shared=True, obs_width=2, terminal=False):
     )  # fmt: skip
 
 
-def test_rows_follow_core_order_with_pool_ids():
-    core0 = _part(0, [0, 1], mask=np.array([[0, 1, 0, 0, 1], [1, 0, 0, 1, 0]], bool))
-    core1 = _part(1, [7])  # sent no mask: every action available
-    decision, terminal = merge_steps("B", SPEC, [(core0, None), (core1, None)], 2)
+def test_rows_follow_core_order():
+    core0 = _part(0, [0, 2], mask=np.array([[0, 1, 0, 0, 1], [1, 0, 0, 1, 0]], bool))
+    core1 = _part(1, [15])  # sent no mask: every action available
+    decision, terminal = merge_steps("B", SPEC, [(core0, None), (core1, None)])
     assert decision.agent_id.tolist() == [0, 2, 15] and decision.agent_id.dtype == np.int32
     assert decision.reward.tolist() == [0.5, 0.5, 1.5]
     assert decision.group_id.tolist() == [0, 0, 1]
@@ -50,27 +50,44 @@ def test_rows_follow_core_order_with_pool_ids():
 def test_shared_memory_views_are_copied_and_a_local_core_s_arrays_passed():
     local = _part(0, [3], shared=False)
     worker = _part(1, [3])
-    decision, _ = merge_steps("B", SPEC, [(local, None)], 1)
+    decision, _ = merge_steps("B", SPEC, [(local, None)])
     assert decision.reward is local.reward and decision.agent_id is local.agent_id
-    decision, _ = merge_steps("B", SPEC, [(None, None), (worker, None)], 2)
+    decision, _ = merge_steps("B", SPEC, [(None, None), (worker, None)])
     assert not np.shares_memory(decision.reward, worker.reward)
-    assert decision.agent_id.tolist() == [7]
+    assert not np.shares_memory(decision.agent_id, worker.agent_id)
+    assert decision.agent_id.tolist() == [3]
 
 
 def test_terminal_steps_merge_and_the_empty_batch_is_the_callers():
     empty = TerminalSteps.empty(SPEC)
-    _, terminal = merge_steps("B", SPEC, [(None, _part(0, [], terminal=True))], 2, empty)
+    _, terminal = merge_steps("B", SPEC, [(None, _part(0, [], terminal=True))], empty)
     assert terminal is empty
-    parts = [(None, _part(0, [4], terminal=True)), (None, _part(1, [4], terminal=True))]
-    _, terminal = merge_steps("B", SPEC, parts, 2, empty)
+    parts = [(None, _part(0, [8], terminal=True)), (None, _part(1, [9], terminal=True))]
+    _, terminal = merge_steps("B", SPEC, parts, empty)
     assert terminal.agent_id.tolist() == [8, 9] and terminal.interrupted.tolist() == [0, 0]
 
 
-def test_ids_beyond_int32_and_shapes_that_differ_are_errors():
-    with pytest.raises(SpecError, match=r"beyond int32; cores of a pool of 2 must keep"):
-        merge_steps("B", SPEC, [(_part(1, [2**30]), None)], 2)
+def test_pool_ids_are_core_id_times_k_plus_index_within_int32():
+    ids = np.array([0, 1, 7, -3], np.int32)
+    assert pool_ids("B", ids, 2, 1).tolist() == [1, 3, 15, -5]
+    assert pool_ids("B", ids, 1, 0).tolist() == [0, 1, 7, -3]
+    out = np.full(4, -1, np.int32)
+    assert pool_ids("B", np.array([4, 5, 6, 7], np.int64), 3, 2, out) is out
+    assert out.tolist() == [14, 17, 20, 23] and out.dtype == np.int32
+    assert pool_ids("B", np.zeros(0, np.int32), 2, 1).shape == (0,)
+    # The last core ids that fit at index 1 of 2 (2 * top + 1 and 2 * bottom + 1 are the ends).
+    top, bottom = (2**31 - 2) // 2, -((1 + 2**31) // 2)
+    assert pool_ids("B", np.array([top, bottom]), 2, 1).tolist() == [2**31 - 1, -(2**31) + 1]
+    for beyond in (top + 1, bottom - 1, 2**40):
+        with pytest.raises(SpecError, match=r"beyond int32; cores of a pool of 2 must keep"):
+            pool_ids("B", np.array([0, beyond]), 2, 1)
+    with pytest.raises(SpecError, match=r"core 0's agents \(ids 0\.\.2147483648\)"):
+        pool_ids("B", np.array([0, 2**31]), 1, 0)
+
+
+def test_shapes_that_differ_are_errors():
     with pytest.raises(SpecError, match=r"observation 0 has a different shape per core"):
-        merge_steps("B", SPEC, [(_part(0, [0]), None), (_part(1, [0], obs_width=3), None)], 2)
+        merge_steps("B", SPEC, [(_part(0, [0]), None), (_part(1, [0], obs_width=3), None)])
 
 
 def test_layouts_have_room_for_twice_the_agents_and_never_shrink():
