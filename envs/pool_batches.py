@@ -143,6 +143,9 @@ def pool_ids(name: str, ids: Any, k: int, index: int, out: np.ndarray | None = N
         out = np.empty(ids.shape, np.int32)
     if not ids.size:
         return out
+    if k == 1 and ids.dtype == np.int32:  # a pool of one keeps int32 ids as they are
+        out[...] = ids
+        return out
     # The range is checked on the core's ids, so the arithmetic below cannot overflow.
     low, high = ids.min(), ids.max()
     if low < -((index - _INT32_MIN) // k) or high > (_INT32_MAX - index) // k:
