@@ -225,9 +225,9 @@ class CorePool(PoolViews, BaseEnv):
         self._workers = [h for h in self._handles if h.kind == "worker"]
         self._local = self._handles[0] if local else None
         # Commands start on the workers first; the local core runs its own meanwhile.
-        self._start_order = [*self._workers, *([self._local] if local else [])]
+        self._start_order = [*self._workers, *self._handles[:1]] if local else self._workers
         # One core in this process: its own steps are the pool's (ids are unchanged at K=1).
-        self._passthrough = self._local.core if local and k == 1 else None
+        self._passthrough = self._handles[0].core if local and k == 1 else None
         self.seedable = all(h.description["seedable"] for h in self._handles)
 
     # ------------------------------------------------------------------ construction

@@ -34,13 +34,13 @@ _INT32_MIN, _INT32_MAX = int(np.iinfo(np.int32).min), int(np.iinfo(np.int32).max
 class Part(NamedTuple):
     """One core's rows of a behaviour's DecisionSteps or TerminalSteps.
 
-    ``agent_id`` holds pool ids (:func:`pool_ids`). ``mask`` is a ``(n, sum of branches)``
-    bool array (a worker's), a list of per-branch arrays (a local core's) or None;
-    ``interrupted`` is None for decisions. ``shared`` says the arrays are views of shared
-    memory that the next step overwrites (copy them).
+    ``core`` is the core's index; ``agent_id`` holds pool ids (:func:`pool_ids`). ``mask``
+    is a ``(n, sum of branches)`` bool array (a worker's), a list of per-branch arrays (a
+    local core's) or None; ``interrupted`` is None for decisions. ``shared`` says the arrays
+    are views of shared memory that the next step overwrites (copy them).
     """
 
-    index: int
+    core: int
     n: int
     obs: list[np.ndarray]
     reward: np.ndarray
@@ -113,7 +113,7 @@ def _join_obs(name: str, parts: list[Part]) -> list[np.ndarray]:
         try:
             joined.append(_join(arrays, parts))
         except ValueError:
-            shapes = {p.index: np.shape(a)[1:] for p, a in zip(parts, arrays, strict=True)}
+            shapes = {p.core: np.shape(a)[1:] for p, a in zip(parts, arrays, strict=True)}
             raise SpecError(
                 f"behavior {name!r}: observation {j} has a different shape per core "
                 f"({shapes}, by core index); every core of a pool must agree"

@@ -48,6 +48,7 @@ from zooport.envs.pool_shared_memory import (
     MASK_PRESENT,
     N_DECISION,
     N_TERMINAL,
+    BehaviorBuffers,
     ControlBlock,
     DataSegment,
     StepRows,
@@ -449,15 +450,21 @@ class WorkerCore:
         buffers = self.segment.behaviors.get(name) if self.segment is not None else None
         return 0 if buffers is None else int(buffers.header[N_DECISION])
 
+    def _buffers(self, name: str) -> BehaviorBuffers:
+        """The behaviour's buffers; the pool asks only for a behaviour the core has rows of."""
+        if self.segment is None:
+            raise CorePoolError(f"{self.label} has sent no rows of behavior {name!r}", self.index)
+        return self.segment.behaviors[name]
+
     def set_actions(self, name: str, continuous: np.ndarray, discrete: np.ndarray) -> None:
-        buffers = self.segment.behaviors[name]
+        buffers = self._buffers(name)
         n = int(buffers.header[N_DECISION])
         buffers.continuous[:n] = continuous
         buffers.discrete[:n] = discrete
         buffers.header[ACTIONS_SET] = 1
 
     def set_action_for_agent(self, name: str, agent_id: int, action: ActionTuple) -> None:
-        buffers = self.segment.behaviors[name]
+        buffers = self._buffers(name)
         header = buffers.header
         n = int(header[N_DECISION])
         pool_id = agent_id * self.pool_size + self.index  # what the worker wrote

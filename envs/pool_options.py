@@ -88,7 +88,7 @@ class PoolOptions:
             mode=mode,
             min_ready=_min_ready(min_ready, mode, k),
             local_core=local,
-            timeout=_seconds(timeout, "timeout", allow_none=True),
+            timeout=None if timeout is None else _seconds(timeout, "timeout"),
             start_method=start_method,
             spin=_seconds(spin, "spin", allow_zero=True),
             side_channel_bytes=size,
@@ -114,11 +114,7 @@ def check_factories(core_fns: Any) -> list[Callable[..., Any]]:
     return factories
 
 
-def _seconds(
-    value: Any, name: str, *, allow_none: bool = False, allow_zero: bool = False
-) -> float | None:
-    if value is None and allow_none:
-        return None
+def _seconds(value: Any, name: str, *, allow_zero: bool = False) -> float:
     return check_float(value, name, above=0, at_least=allow_zero, kind="a number of seconds")
 
 

@@ -136,15 +136,17 @@ class GlobalStateLayout:
         descriptions = [description for _, description in cores]
         available = all(d.get("global_state", False) for d in descriptions)
         shapes = [d.get("global_state_shape") for d in descriptions]
+        known_shapes = [shape for shape in shapes if shape is not None]
         sizes = None
-        if available and all(shape is not None for shape in shapes):
-            sizes = tuple(math.prod(shape) for shape in shapes)
+        if available and len(known_shapes) == len(shapes):
+            sizes = tuple(math.prod(shape) for shape in known_shapes)
         all_bounds = [d.get("global_state_bounds") for d in descriptions]
+        known_bounds = [b for b in all_bounds if b is not None]
         bounds = None
-        if available and all(b is not None for b in all_bounds):
+        if available and len(known_bounds) == len(all_bounds):
             bounds = (
-                np.concatenate([np.ravel(low) for low, _ in all_bounds]),
-                np.concatenate([np.ravel(high) for _, high in all_bounds]),
+                np.concatenate([np.ravel(low) for low, _ in known_bounds]),
+                np.concatenate([np.ravel(high) for _, high in known_bounds]),
             )
         return cls(available, sizes, bounds, tuple(label for label, _ in cores))
 

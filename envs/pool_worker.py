@@ -430,25 +430,15 @@ class CoreLink:
     def _publish(self) -> None:
         core = self.core
         steps = {name: core.get_steps(name) for name in core.behavior_specs}
-        if not self._fits(steps):
-            self._new_segment(steps)
+        segment = self.segment
+        if segment is None or not _fits(segment, steps):
+            segment = self._new_segment(steps)
         for name, (decision, terminal) in steps.items():
-            self._write(self.segment.behaviors[name], decision, terminal)
+            self._write(segment.behaviors[name], decision, terminal)
         self._answer(OK, self._side_channel_bytes())
 
-    def _fits(self, steps: dict[str, tuple[Any, Any]]) -> bool:
-        segment = self.segment
-        if segment is None or len(steps) != len(segment.behaviors):
-            return False
-        behaviors = segment.behaviors
-        for name, (decision, terminal) in steps.items():
-            buffers = behaviors.get(name)
-            if buffers is None or not buffers.fits(decision) or not buffers.fits(terminal):
-                return False
-        return True
-
-    def _new_segment(self, steps: dict[str, tuple[Any, Any]]) -> None:
-        """Asks the pool for a segment that holds ``steps`` and attaches to it."""
+    def _new_segment(self, steps: dict[str, tuple[Any, Any]]) -> DataSegment:
+        """Asks the pool for a segment that holds ``steps``, attaches to it and returns it."""
         description = core_description(self.core)
         counts, observations, actions = {}, {}, {}
         for name, (decision, terminal) in steps.items():
@@ -473,6 +463,7 @@ class CoreLink:
         if self.segment is not None:
             self.segment.close()
         self.segment = DataSegment.attach(name, layout)
+        return self.segment
 
     def _write(self, buffers: BehaviorBuffers, decision: Any, terminal: Any) -> None:
         header = buffers.header
@@ -512,6 +503,18 @@ class CoreLink:
         if self.segment is not None:
             self.segment.close()
             self.segment = None
+
+
+def _fits(segment: DataSegment, steps: dict[str, tuple[Any, Any]]) -> bool:
+    """Whether this step's batches fit the segment as it is (the per-step check)."""
+    behaviors = segment.behaviors
+    if len(steps) != len(behaviors):
+        return False
+    for name, (decision, terminal) in steps.items():
+        buffers = behaviors.get(name)
+        if buffers is None or not buffers.fits(decision) or not buffers.fits(terminal):
+            return False
+    return True
 
 
 def _holds(layout: Any, batch: Any) -> bool:
