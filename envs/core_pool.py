@@ -461,7 +461,7 @@ class CorePool(PoolViews, BaseEnv):
                 f"the last step; agents that did: {decision.agent_id.tolist()}"
             )
         index, core_id = self.core_of(agent_id)
-        self._handles[index].set_action_for_agent(behavior_name, core_id, action)
+        self._handles[index].set_action_for_agent(behavior_name, agent_id, core_id, action)
 
     def close(self) -> None:
         """Closes every core and stops every worker; a second call does nothing.

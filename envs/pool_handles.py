@@ -37,7 +37,7 @@ import signal
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -48,7 +48,6 @@ from zooport.envs.pool_shared_memory import (
     MASK_PRESENT,
     N_DECISION,
     N_TERMINAL,
-    BehaviorBuffers,
     ControlBlock,
     DataSegment,
     StepRows,
@@ -71,6 +70,9 @@ from zooport.envs.pool_worker import (
     run_worker,
 )
 from zooport.errors import CorePoolError
+
+if TYPE_CHECKING:
+    from zooport.envs.pool_shared_memory import BehaviorBuffers
 
 __all__ = ["Part", "LocalCore", "WorkerCore", "wait_for_answers", "IDLE", "BUSY", "DONE", "BROKEN"]
 
@@ -217,8 +219,10 @@ class LocalCore:
             return 0
         return len(self.core.get_steps(name)[0])
 
-    def set_action_for_agent(self, name: str, agent_id: int, action: ActionTuple) -> None:
-        self.core.set_action_for_agent(name, agent_id, action)
+    def set_action_for_agent(
+        self, name: str, pool_id: int, core_id: int, action: ActionTuple
+    ) -> None:
+        self.core.set_action_for_agent(name, core_id, action)
 
     def request_frame(self) -> None:
         pass
@@ -288,7 +292,6 @@ class WorkerCore:
         any_done: Any = None,
     ) -> None:
         self.index = index
-        self.pool_size = pool_size
         self.spin = spin
         self.timeout = timeout
         self.state = BUSY
@@ -463,11 +466,12 @@ class WorkerCore:
         buffers.discrete[:n] = discrete
         buffers.header[ACTIONS_SET] = 1
 
-    def set_action_for_agent(self, name: str, agent_id: int, action: ActionTuple) -> None:
+    def set_action_for_agent(
+        self, name: str, pool_id: int, core_id: int, action: ActionTuple
+    ) -> None:
         buffers = self._buffers(name)
         header = buffers.header
         n = int(header[N_DECISION])
-        pool_id = agent_id * self.pool_size + self.index  # what the worker wrote
         row = int(np.flatnonzero(buffers.decision.agent_id[:n] == pool_id)[0])
         if not header[ACTIONS_SET]:
             # ML-Agents' rule: the other agents that decided take the zero action.
