@@ -38,7 +38,7 @@ typecheck: $(STAMP)
 	ln -s "$(CURDIR)/envs" $(MYPY_TREE)/zooport/envs
 	ln -s "$(CURDIR)/adapters" $(MYPY_TREE)/zooport/adapters
 	MYPYPATH=$(MYPY_TREE) $(VENV)/bin/mypy $(MYPY_TREE)/zooport tests/envs/test_base_env_like.py \
-		tests/adapters/test_typed_calls.py
+		tests/adapters/test_typed_calls.py tests/test_public_names.py
 
 pytest: $(STAMP)
 	$(VENV)/bin/pytest -q

@@ -45,21 +45,19 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from zooport.envs.base_env import (
-    ActionSpec,
-    ActionTuple,
+from zooport.envs.actions import ActionSpec, ActionTuple
+from zooport.envs.base_env import BaseEnv
+from zooport.envs.capabilities import signature_parameters
+from zooport.envs.specs import (
     AgentId,
-    BaseEnv,
     BehaviorMapping,
     BehaviorName,
     BehaviorSpec,
-    DecisionSteps,
     DimensionProperty,
     ObservationSpec,
     ObservationType,
-    TerminalSteps,
 )
-from zooport.envs.capabilities import signature_parameters
+from zooport.envs.steps import DecisionSteps, TerminalSteps
 from zooport.errors import ArgumentTypeError, SpecError, UnknownAgentError, UnknownBehaviorError
 
 __all__ = ["LegacyBaseEnv", "LegacyApiWarning", "as_base_env", "is_legacy_env"]

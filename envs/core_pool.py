@@ -72,17 +72,9 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from zooport.envs.actions import ActionTuple
 from zooport.envs.arguments import check_int, check_seed
-from zooport.envs.base_env import (
-    ActionTuple,
-    AgentId,
-    BaseEnv,
-    BehaviorMapping,
-    BehaviorName,
-    BehaviorSpec,
-    DecisionSteps,
-    TerminalSteps,
-)
+from zooport.envs.base_env import BaseEnv
 from zooport.envs.pool_batches import merge_steps, split_actions
 from zooport.envs.pool_channels import PoolChannels
 from zooport.envs.pool_factories import (
@@ -101,7 +93,9 @@ from zooport.envs.pool_options import (
 from zooport.envs.pool_views import GlobalStateLayout, PoolViews, agreed_specs, merged_specs
 from zooport.envs.pool_worker import RESET, STEP, pickle_factory
 from zooport.envs.side_channel.side_channel import SideChannel
+from zooport.envs.specs import AgentId, BehaviorMapping, BehaviorName, BehaviorSpec
 from zooport.envs.step_guard import StepGuard
+from zooport.envs.steps import DecisionSteps, TerminalSteps
 from zooport.errors import (
     ArgumentError,
     CorePoolError,

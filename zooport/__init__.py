@@ -16,20 +16,24 @@ from __future__ import annotations
 
 import os as _os
 
+from zooport import errors as _errors
+
+# Every zooport error, as zooport.<Name> (explicit re-exports: `X as X`).
 from zooport.errors import (
-    ActionError,
-    ArgumentError,
-    ArgumentTypeError,
-    EnvClosedError,
-    EnvNotResetError,
-    ObservationError,
-    ReentrantCallError,
-    RegistryError,
-    SideChannelError,
-    SpecError,
-    UnknownAgentError,
-    UnknownBehaviorError,
-    ZooportError,
+    ActionError as ActionError,
+    ArgumentError as ArgumentError,
+    ArgumentTypeError as ArgumentTypeError,
+    CorePoolError as CorePoolError,
+    EnvClosedError as EnvClosedError,
+    EnvNotResetError as EnvNotResetError,
+    ObservationError as ObservationError,
+    ReentrantCallError as ReentrantCallError,
+    RegistryError as RegistryError,
+    SideChannelError as SideChannelError,
+    SpecError as SpecError,
+    UnknownAgentError as UnknownAgentError,
+    UnknownBehaviorError as UnknownBehaviorError,
+    ZooportError as ZooportError,
 )
 
 # Run from a source checkout with a non-editable install, this directory shadows the
@@ -60,22 +64,5 @@ __getattr__, __dir__ = _lazy_attributes(
     },
 )
 
-__all__ = [
-    "ZooportError",
-    "ActionError",
-    "UnknownBehaviorError",
-    "UnknownAgentError",
-    "ArgumentError",
-    "ArgumentTypeError",
-    "EnvNotResetError",
-    "EnvClosedError",
-    "SideChannelError",
-    "RegistryError",
-    "SpecError",
-    "ObservationError",
-    "ReentrantCallError",
-    "WrapperSpec",
-    "has_wrapper",
-    "make",
-    "__version__",
-]
+__all__ = ["WrapperSpec", "has_wrapper", "make", "__version__"]
+__all__ += _errors.__all__

@@ -33,17 +33,9 @@ code written against ``mlagents_envs`` catches them under the names it already u
 
 from __future__ import annotations
 
+# The Unity names are defined below and published by zooport.envs.exception, their public
+# home (as mlagents_envs.exception); these are zooport's own errors.
 __all__ = [
-    "UnityException",
-    "UnityEnvironmentException",
-    "UnityCommunicationException",
-    "UnityCommunicatorStoppedException",
-    "UnityObservationException",
-    "UnityActionException",
-    "UnityTimeOutException",
-    "UnitySideChannelException",
-    "UnityWorkerInUseException",
-    "UnityPolicyException",
     "ZooportError",
     "ActionError",
     "UnknownBehaviorError",

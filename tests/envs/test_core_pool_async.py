@@ -16,8 +16,7 @@ import time
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from zooport.adapters import (
     BehaviorVectorEnv,

@@ -34,8 +34,8 @@ with warnings.catch_warnings():
     from mlagents_envs.communicator_objects.command_pb2 import RESET
     from mlagents_envs.communicator_objects.observation_pb2 import (
         NONE as COMPRESSION_TYPE_NONE,
+        ObservationProto,
     )
-    from mlagents_envs.communicator_objects.observation_pb2 import ObservationProto
     from mlagents_envs.communicator_objects.unity_output_pb2 import UnityOutputProto
     from mlagents_envs.communicator_objects.unity_rl_output_pb2 import UnityRLOutputProto
     from mlagents_envs.environment import UnityEnvironment

@@ -13,8 +13,10 @@ import uuid
 
 import numpy as np
 import pytest
-from mlagents_envs.side_channel.engine_configuration_channel import EngineConfig as MLEngineConfig
-from mlagents_envs.side_channel.engine_configuration_channel import EngineConfigurationChannel
+from mlagents_envs.side_channel.engine_configuration_channel import (
+    EngineConfig as MLEngineConfig,
+    EngineConfigurationChannel,
+)
 from mlagents_envs.side_channel.environment_parameters_channel import (
     EnvironmentParametersChannel,
 )

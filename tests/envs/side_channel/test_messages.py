@@ -14,8 +14,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from zooport.envs.side_channel import (
     FloatPropertiesChannel,
