@@ -37,7 +37,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Literal, NamedTuple
 
-from zooport.errors import ArgumentError, ArgumentTypeError, SpecError, UnknownAgentError
+from zooport.errors import ArgumentError, ArgumentTypeError, SpecError, UnknownAgentError, look_up
 
 __all__ = [
     "AgentKey",
@@ -234,12 +234,9 @@ class AgentNames:
                 one issued since the last :meth:`forget`).
         """
         if self.agent_name is not None:
-            try:
-                return self._issued[name]
-            except (KeyError, TypeError):
-                raise UnknownAgentError(
-                    f"no agent is named {name!r} (names issued: {sorted(self._issued)[:20]})"
-                ) from None
+            return look_up(self._issued, name, UnknownAgentError, lambda: (
+                f"no agent is named {name!r} (names issued: {sorted(self._issued)[:20]})"
+            ))  # fmt: skip
         if not isinstance(name, str):
             raise UnknownAgentError(f"{name!r} is not an agent name: agent names are str")
         if self.scheme == "pettingzoo":

@@ -49,6 +49,7 @@ from zooport.errors import (
     SpecError,
     UnknownAgentError,
     UnknownBehaviorError,
+    look_up,
 )
 
 __all__ = ["StepResult", "BatchedEnv"]
@@ -404,13 +405,10 @@ class BatchedEnv(BaseEnv):
     # ----------------------------------------------------------------- internals
 
     def _result(self, results: Mapping[str, StepResult], name: str) -> StepResult:
-        try:
-            return results[name]
-        except (KeyError, TypeError):
-            raise SpecError(
-                f"{type(self).__name__}._step returned no StepResult for behavior {name!r}; "
-                f"expected a dict with a StepResult for each of {list(self._behaviors)}"
-            ) from None
+        return look_up(results, name, SpecError, lambda: (
+            f"{type(self).__name__}._step returned no StepResult for behavior {name!r}; "
+            f"expected a dict with a StepResult for each of {list(self._behaviors)}"
+        ))  # fmt: skip
 
     def _finish(
         self, b: BehaviorState, result: StepResult
@@ -454,13 +452,9 @@ class BatchedEnv(BaseEnv):
         b.publish(slots, in_order, obs, self._action_mask(b.name, slots), terminal)
 
     def _behavior(self, name: BehaviorName) -> BehaviorState:
-        try:
-            return self._behaviors[name]
-        except (KeyError, TypeError):
-            raise UnknownBehaviorError(
-                f"{type(self).__name__} has no behavior {name!r}; "
-                f"behaviors: {list(self._behaviors)}"
-            ) from None
+        return look_up(self._behaviors, name, UnknownBehaviorError, lambda: (
+            f"{type(self).__name__} has no behavior {name!r}; behaviors: {list(self._behaviors)}"
+        ))  # fmt: skip
 
     def _check_open(self) -> None:
         if self._closed:

@@ -104,6 +104,7 @@ from zooport.errors import (
     SpecError,
     UnknownAgentError,
     UnknownBehaviorError,
+    look_up,
 )
 
 __all__ = ["CorePool", "registry_core", "unity_instance", "MODES", "START_METHODS"]
@@ -557,12 +558,9 @@ class CorePool(PoolViews, BaseEnv):
         self._state_space = None
 
     def _spec(self, name: BehaviorName) -> BehaviorSpec:
-        try:
-            return self._specs[name]
-        except (KeyError, TypeError):
-            raise UnknownBehaviorError(
-                f"CorePool has no behavior {name!r}; behaviors: {list(self._specs)}"
-            ) from None
+        return look_up(self._specs, name, UnknownBehaviorError, lambda: (
+            f"CorePool has no behavior {name!r}; behaviors: {list(self._specs)}"
+        ))  # fmt: skip
 
     def _broke(self, exc: BaseException) -> None:
         self._steps.clear()

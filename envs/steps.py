@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from zooport.envs.specs import AgentId, BehaviorSpec
-from zooport.errors import UnknownAgentError
+from zooport.errors import UnknownAgentError, look_up
 
 __all__ = ["DecisionStep", "DecisionSteps", "TerminalStep", "TerminalSteps"]
 
@@ -67,13 +67,10 @@ class _StepsBase(Mapping):
         return self._agent_id_to_index
 
     def _index_of(self, agent_id: AgentId) -> int:
-        try:
-            return self.agent_id_to_index[agent_id]
-        except (KeyError, TypeError):
-            raise UnknownAgentError(
-                f"agent_id {agent_id!r} is not present in the {type(self).__name__}; "
-                f"present: {self._id_list()}"
-            ) from None
+        return look_up(self.agent_id_to_index, agent_id, UnknownAgentError, lambda: (
+            f"agent_id {agent_id!r} is not present in the {type(self).__name__}; "
+            f"present: {self._id_list()}"
+        ))  # fmt: skip
 
     def __len__(self) -> int:
         return len(self.agent_id)

@@ -22,6 +22,10 @@ Classes:
     ReentrantCallError: ``step``/``reset`` entered while another of the same env runs.
     CorePoolError: a core of a ``CorePool`` died, hung or raised; the pool needs ``close()``.
 
+Functions:
+    look_up: ``table[key]``, or a zooport error where the key is missing or unhashable (the
+        one form of a lookup with a typed error, for zooport's modules).
+
 Each also derives from the built-in exception a Python user would try first
 (``ValueError``, ``LookupError``/``KeyError``, ``RuntimeError``), so ``except ValueError``
 keeps working, and from the ML-Agents exception that corresponds (every ``ZooportError`` is
@@ -32,6 +36,11 @@ code written against ``mlagents_envs`` catches them under the names it already u
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+_Value = TypeVar("_Value")
 
 # The Unity names are defined below and published by zooport.envs.exception, their public
 # home (as mlagents_envs.exception); these are zooport's own errors.
@@ -213,3 +222,25 @@ class CorePoolError(ZooportError, UnityEnvironmentException, RuntimeError):
     def __init__(self, message: str, core_index: int | None = None) -> None:
         super().__init__(message)
         self.core_index = core_index
+
+
+def look_up(
+    table: Mapping[Any, _Value], key: Any, error: type[ZooportError], message: Callable[[], str]
+) -> _Value:
+    """``table[key]``; where ``key`` is missing or unhashable, ``error(message())``.
+
+    The ``KeyError`` or ``TypeError`` is not chained: the typed error says what was asked and
+    what there is. ``message`` is called only on a miss, so it may be costly to build.
+
+    Example:
+        >>> look_up({"a": 1}, "a", UnknownAgentError, lambda: "no such agent")
+        1
+        >>> look_up({"a": 1}, ["b"], UnknownAgentError, lambda: "no agent ['b']; agents: ['a']")
+        Traceback (most recent call last):
+        ...
+        zooport.errors.UnknownAgentError: no agent ['b']; agents: ['a']
+    """
+    try:
+        return table[key]
+    except (KeyError, TypeError):
+        raise error(message()) from None

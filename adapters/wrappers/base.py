@@ -42,7 +42,7 @@ from zooport.adapters.agent_names import behavior_prefix
 from zooport.adapters.wrappers.placement import check_placement, inner_env, wrapper_chain
 from zooport.envs.arguments import check_seed
 from zooport.envs.step_guard import StepGuard
-from zooport.errors import ArgumentError, ArgumentTypeError, SpecError, UnknownAgentError
+from zooport.errors import ArgumentError, ArgumentTypeError, SpecError, UnknownAgentError, look_up
 
 __all__ = [
     "ParallelWrapper",
@@ -484,12 +484,9 @@ class _TeamTable:
         self.table = dict(table)
 
     def __call__(self, agent: str) -> Hashable:
-        try:
-            return self.table[agent]
-        except (KeyError, TypeError):
-            raise UnknownAgentError(
-                f"agent {agent!r} is in no team; teams given for {sorted(self.table)}"
-            ) from None
+        return look_up(self.table, agent, UnknownAgentError, lambda: (
+            f"agent {agent!r} is in no team; teams given for {sorted(self.table)}"
+        ))  # fmt: skip
 
 
 def _selected_by_name(env: Any, spec: str, agent: str) -> bool:
