@@ -16,14 +16,7 @@ import warnings
 import gymnasium as gym
 import pytest
 from gymnasium import spaces
-from pettingzoo.test import (
-    api_test,
-    max_cycles_test,
-    parallel_api_test,
-    render_test,
-    seed_test,
-    state_test,
-)
+from pettingzoo import test as upstream
 
 from zooport.adapters import GymEnv, PettingZooAECEnv, PettingZooParallelEnv
 from zooport.envs.builtin.ball_balance import BallBalance
@@ -83,14 +76,14 @@ def test_api_tests(config, pools):
     aec = env()
     if DICT_OBS_API_TEST and isinstance(aec.observation_space(aec.possible_agents[0]), spaces.Dict):
         pytest.skip(DICT_OBS_API_TEST)
-    _run(api_test, aec, num_cycles=40)
-    _run(parallel_api_test, parallel(), num_cycles=40)
+    _run(upstream.api_test, aec, num_cycles=40)
+    _run(upstream.parallel_api_test, parallel(), num_cycles=40)
 
 
 @pytest.mark.parametrize("config", CONFIGS)
 def test_seed_tests(config, pools):
     env, parallel = _factories(config, pools)
-    _run(seed_test, env, num_cycles=20)
+    _run(upstream.seed_test, env, num_cycles=20)
     _run(parallel_seed_test, parallel, num_cycles=20)
 
 
@@ -101,13 +94,13 @@ def test_max_cycles_state_and_render_tests(config, pools):
         # max_cycles_test indexes its counts by the agents at reset (see the upstream tests)
         env = functools.partial(env, spawn_every=0)
         parallel = functools.partial(parallel, spawn_every=0)
-    _run(max_cycles_test, types.SimpleNamespace(env=env, parallel_env=parallel))
-    _run(state_test, env(), parallel())
+    _run(upstream.max_cycles_test, types.SimpleNamespace(env=env, parallel_env=parallel))
+    _run(upstream.state_test, env(), parallel())
 
     def render_env(render_mode=None):
         return env(render_mode=None if render_mode == "human" else render_mode)
 
-    _run(render_test, render_env)
+    _run(upstream.render_test, render_env)
 
 
 @pytest.mark.parametrize(

@@ -12,16 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from zooport.adapters import (
-    BehaviorVectorEnv,
-    GymEnv,
-    GymTask,
-    MultiAgentTask,
-    PettingZooAECEnv,
-    PettingZooParallelEnv,
-    PettingZooTask,
-    SB3VecEnv,
-)
+from zooport import adapters
 
 __all__ = ["ADAPTERS", "Route"]
 
@@ -43,14 +34,16 @@ class Route(NamedTuple):
 
 
 ADAPTERS: dict[str, Route] = {
-    "GymEnv": Route(1, GymEnv, "GymEnv"),
-    "GymTask": Route(1, lambda core: GymTask(GymEnv(core)), "GymEnv"),
-    "BehaviorVectorEnv": Route(3, BehaviorVectorEnv, "BehaviorVectorEnv"),
-    "SB3VecEnv": Route(3, SB3VecEnv, "SB3VecEnv"),
-    "PettingZooParallelEnv": Route(3, PettingZooParallelEnv, "PettingZooParallelEnv"),
-    "PettingZooAECEnv": Route(3, PettingZooAECEnv, "PettingZooAECEnv"),
-    "MultiAgentTask": Route(3, MultiAgentTask, "MultiAgentTask"),
+    "GymEnv": Route(1, adapters.GymEnv, "GymEnv"),
+    "GymTask": Route(1, lambda core: adapters.GymTask(adapters.GymEnv(core)), "GymEnv"),
+    "BehaviorVectorEnv": Route(3, adapters.BehaviorVectorEnv, "BehaviorVectorEnv"),
+    "SB3VecEnv": Route(3, adapters.SB3VecEnv, "SB3VecEnv"),
+    "PettingZooParallelEnv": Route(3, adapters.PettingZooParallelEnv, "PettingZooParallelEnv"),
+    "PettingZooAECEnv": Route(3, adapters.PettingZooAECEnv, "PettingZooAECEnv"),
+    "MultiAgentTask": Route(3, adapters.MultiAgentTask, "MultiAgentTask"),
     "PettingZooTask": Route(
-        3, lambda core: PettingZooTask(PettingZooParallelEnv(core)), "PettingZooParallelEnv"
+        3,
+        lambda core: adapters.PettingZooTask(adapters.PettingZooParallelEnv(core)),
+        "PettingZooParallelEnv",
     ),
 }

@@ -25,6 +25,8 @@ from zooport.adapters.wrappers import (
     SingleAgentView,
     TeamReward,
     TerminationPolicy,
+)
+from zooport.adapters.wrappers.composition import (
     WrapperOrderError,
     WrapperSpec,
     apply_wrappers,
