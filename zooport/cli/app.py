@@ -102,6 +102,16 @@ def _given_kwargs(args: argparse.Namespace) -> dict[str, Any] | None:
     return None if args.kwargs is None else parse_kwargs(args.kwargs)
 
 
+def _env_options(
+    args: argparse.Namespace, info: Any, default_api: str
+) -> tuple[dict[str, Any], str, str | None]:
+    """``(kwargs, api, behavior)``: the command line's, or a saved model's (``info``) where
+    the command line leaves them out."""
+    if info is None:
+        return _given_kwargs(args) or {}, args.api or default_api, args.behavior
+    return info.options_for(args.env, _given_kwargs(args), args.api, args.behavior)
+
+
 # --------------------------------------------------------------------------- list, info
 
 
@@ -156,12 +166,7 @@ def _play_command(commands: Any) -> None:
 
 def _cmd_play(args: argparse.Namespace, out: Output) -> int:
     info = None if args.model is None else read_model_info(args.model, "--model")
-    if info is None:
-        kwargs, api, behavior = _given_kwargs(args) or {}, args.api or "raw", args.behavior
-    else:
-        kwargs, api, behavior = info.options_for(
-            args.env, _given_kwargs(args), args.api, args.behavior
-        )
+    kwargs, api, behavior = _env_options(args, info, "raw")
     check_play_api(api, with_model=info is not None)
     target = resolve_target(args.env, kwargs)
     model = None if info is None else load_model(args.model, info)
@@ -344,12 +349,7 @@ def _cmd_train(args: argparse.Namespace, out: Output) -> int:
         check_output_path(args.plot, "--plot", _plot_suffixes())
     save = None if args.save is None else save_path(args.save)
     info = None if args.resume is None else read_model_info(args.resume, "--resume")
-    if info is None:
-        kwargs, api, behavior = _given_kwargs(args) or {}, args.api or "vector", args.behavior
-    else:
-        kwargs, api, behavior = info.options_for(
-            args.env, _given_kwargs(args), args.api, args.behavior
-        )
+    kwargs, api, behavior = _env_options(args, info, "vector")
     target = resolve_target(args.env, kwargs)
     result = train(
         target, api=api, steps=args.steps, seed=args.seed, behavior=behavior,

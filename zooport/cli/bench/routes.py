@@ -104,6 +104,11 @@ class EnvCase:
     every_agent_acts: bool = False
 
 
+def _for_live(actions: dict[str, Any], live: list[str], agents: list[str]) -> dict[str, Any]:
+    """``actions`` (one per agent at reset) for the agents still in the episode."""
+    return actions if len(live) == len(agents) else {agent: actions[agent] for agent in live}
+
+
 def _consumer_actions(case: EnvCase, n: int, seed: int) -> list[Any]:
     core = case.make(1, seed)
     layout = ActionLayout(core.behavior_specs[case.behavior].action_spec)
@@ -198,10 +203,7 @@ def _pettingzoo(case: EnvCase, n: int, seed: int) -> Route:
         if not parallel_env.agents:
             parallel_env.reset()
         live = parallel_env.agents
-        chosen = actions[i % ACTION_BATCHES]
-        if len(live) != len(agents):
-            chosen = {agent: chosen[agent] for agent in live}
-        parallel_env.step(chosen)
+        parallel_env.step(_for_live(actions[i % ACTION_BATCHES], live, agents))
         return len(live)
 
     # Finished agents leave until every agent is done: count the agents that really acted.
@@ -288,10 +290,7 @@ def _multi_agent_task(case: EnvCase, n: int, seed: int) -> Route:
         if task.game_over:
             task.reset()
         live = task.agents
-        chosen = actions[i % ACTION_BATCHES]
-        if len(live) != len(agents):
-            chosen = {agent: chosen[agent] for agent in live}
-        task.step_all(chosen)
+        task.step_all(_for_live(actions[i % ACTION_BATCHES], live, agents))
         return len(live)
 
     return Route("MultiAgentTask", len(agents), step, task.close, counts_agents=True)
