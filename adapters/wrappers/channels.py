@@ -35,12 +35,12 @@ from zooport.adapters.wrappers.composition import get_wrapper
 from zooport.errors import ArgumentError, ArgumentTypeError
 
 __all__ = [
+    "ExtraCommunicationDelays",
     "MessageChannel",
     "MessageFilter",
+    "NoCommunication",
     "RandomMessageDropout",
     "RestrictedCommunicationRange",
-    "NoCommunication",
-    "ExtraCommunicationDelays",
 ]
 
 
