@@ -65,8 +65,8 @@ def merge_steps(
         spec: its spec (for empty batches and the mask's branches).
         parts: ``(decision part, terminal part)`` of each core that answered, in core order
             (None where a core has no such behaviour).
-        empty_terminal: returned when no core has a terminal step (a batch the caller
-            keeps, as a BatchedEnv does); None: a new empty one.
+        empty_terminal: when no core has a terminal step, a new batch of its (size 0)
+            arrays is returned, as a BatchedEnv does; None: a new empty one.
 
     Raises:
         SpecError: the cores' observations differ in shape.
@@ -94,7 +94,12 @@ def merge_steps(
             group_reward=_join([p.group_reward for p in terminals], terminals),
         )
     else:
-        terminal = TerminalSteps.empty(spec) if empty_terminal is None else empty_terminal
+        e = empty_terminal
+        # A fresh object every step, as BatchedEnv's: a consumer that changes one step's
+        # TerminalSteps never changes another step's (only the size-0 arrays are shared).
+        terminal = TerminalSteps.empty(spec) if e is None else TerminalSteps(
+            list(e.obs), e.reward, e.interrupted, e.agent_id, e.group_id, e.group_reward
+        )  # fmt: skip
     return decision, terminal
 
 

@@ -61,7 +61,10 @@ def test_shared_memory_views_are_copied_and_a_local_core_s_arrays_passed():
 def test_terminal_steps_merge_and_the_empty_batch_is_the_callers():
     empty = TerminalSteps.empty(SPEC)
     _, terminal = merge_steps("B", SPEC, [(None, _part(0, [], terminal=True))], empty)
-    assert terminal is empty
+    _, again = merge_steps("B", SPEC, [(None, _part(0, [], terminal=True))], empty)
+    # A new batch each step (as BatchedEnv's), sharing only the caller's size-0 arrays.
+    assert terminal is not empty and again is not terminal and terminal.obs is not again.obs
+    assert terminal.reward is empty.reward and len(terminal) == 0
     parts = [(None, _part(0, [8], terminal=True)), (None, _part(1, [9], terminal=True))]
     _, terminal = merge_steps("B", SPEC, parts, empty)
     assert terminal.agent_id.tolist() == [8, 9] and terminal.interrupted.tolist() == [0, 0]
