@@ -183,7 +183,7 @@ class AgentNames:
         #: The scheme: ``"pettingzoo"``, ``"mlagents"`` or ``"callable"``.
         self.scheme = agent_name if isinstance(agent_name, str) else "callable"
         #: The user's callable, or None for a named scheme.
-        self.agent_name: AgentNameFn | None = None if self.scheme != "callable" else agent_name
+        self.agent_name: AgentNameFn | None = None if isinstance(agent_name, str) else agent_name
         #: The prefix of each behaviour (the ``"pettingzoo"`` scheme; empty otherwise).
         self.prefixes: dict[str, str] = (
             default_prefixes(self.behaviors) if self.scheme == "pettingzoo" else {}

@@ -264,7 +264,7 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
                 f"{self._where} expects an action of {space}, got a "
                 f"{type(action).__name__} numpy cannot read ({error})"
             ) from None
-        expected = space.shape
+        expected = space.shape or ()  # every action space here (Box, Discrete...) has one
         # A Discrete action may also come as a one-element vector (shape (1,)), as some
         # consumers send it; [[1]] is a mistake.
         if array.shape != expected and not (
@@ -279,7 +279,8 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
     def _first_visual(self) -> tuple[str | None, int | None]:
         for i, spec in enumerate(self._obs_layout.specs):
             if len(spec.shape) == 3:
-                key = self._obs_layout.keys[i] if self._obs_layout.is_dict else None
+                keys = self._obs_layout.keys
+                key = None if keys is None else keys[i]
                 return key, i
         return None, None
 

@@ -170,10 +170,11 @@ class _Frames:
         self.n = n
         if isinstance(space, spaces.Dict):
             self.buffer: Any = {
-                key: np.zeros((n, *sub.shape), sub.dtype) for key, sub in space.spaces.items()
+                key: np.zeros((n, *(sub.shape or ())), sub.dtype)
+                for key, sub in space.spaces.items()
             }
         else:
-            self.buffer = np.zeros((n, *space.shape), space.dtype)
+            self.buffer = np.zeros((n, *(space.shape or ())), space.dtype)
 
     def fill(self, frame: Any) -> Any:
         if isinstance(self.buffer, dict):

@@ -195,6 +195,8 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
             self.rewards = self._zero_rewards.copy()
             self._rewards_stale = False
         if self._dead:
+            # A finished agent still to be removed is the one selected.
+            assert self.agent_selection is not None
             self._remove_dead(self.agent_selection, action)
             return
         cycle = self._cycle

@@ -153,9 +153,9 @@ class VectorHumanRendering(gym.vector.VectorWrapper):
                 f"VectorHumanRendering: {self.env} returned no picture from render() (its "
                 "core draws none)"
             )
-        frame = np.asarray(frame, dtype=np.uint8)
+        picture = np.asarray(frame, dtype=np.uint8)
         # pygame's surfaces are indexed (x, y): the picture's (row, column) transposed.
-        surface = pygame.surfarray.make_surface(frame.transpose(1, 0, 2))
+        surface = pygame.surfarray.make_surface(picture.transpose(1, 0, 2))
         if self._window is None:
             pygame.init()
             pygame.display.init()

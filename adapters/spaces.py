@@ -317,7 +317,7 @@ class ObservationLayout:
     def write(
         self,
         buffer: np.ndarray | dict[str, np.ndarray],
-        slots: np.ndarray,
+        slots: np.ndarray | slice,
         obs: Sequence[np.ndarray],
         rows: np.ndarray | None = None,
     ) -> None:

@@ -100,6 +100,8 @@ class TerminationRule:
             return n_agents // 2 + 1
         if self.mode is TerminationMode.ALL:
             return n_agents
+        # Not one of the modes: a fraction (the constructor sets one or the other).
+        assert self.fraction is not None
         # A tiny tolerance so that 0.3 * 10 asks for 3 agents, not 4.
         return max(1, math.ceil(self.fraction * n_agents - 1e-9))
 

@@ -362,7 +362,7 @@ def _out_of_range(discrete: np.ndarray, branches: tuple[int, ...]) -> bool:
             tops = np.array(clipped, dtype=np.uint32)
             tops.setflags(write=False)
         _BRANCH_TOPS[branches] = tops
-    return np.count_nonzero(discrete.view(np.uint32) > tops) > 0
+    return bool(np.count_nonzero(discrete.view(np.uint32) > tops))
 
 
 def _check_size(value: int, what: str) -> int:

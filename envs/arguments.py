@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -30,6 +30,10 @@ __all__ = ["check_seed", "check_int", "check_bool", "check_float", "MAX_COUNT"]
 MAX_COUNT = 2**31 - 1
 
 
+@overload
+def check_seed(seed: int, where: str = ...) -> int: ...
+@overload
+def check_seed(seed: Any, where: str = ...) -> int | None: ...
 def check_seed(seed: Any, where: str = "reset") -> int | None:
     """``seed`` as a Python int >= 0, or None; anything else raises naming ``where``.
 

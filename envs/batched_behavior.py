@@ -115,8 +115,12 @@ class BehaviorState:
         # True while decision_slots is every slot in order: actions are copied, not scattered.
         self.all_decide = False
         self.actions_set = False
-        self.steps: tuple[DecisionSteps, TerminalSteps] | None = None
         self.empty_terminal = TerminalSteps.empty(spec)
+        # Empty until the first reset publishes (BatchedEnv refuses get_steps before it).
+        self.steps: tuple[DecisionSteps, TerminalSteps] = (
+            DecisionSteps.empty(spec),
+            self.empty_terminal,
+        )
 
     def start_episode(self, first_id: int) -> int:
         """Makes the first ``n_agents`` slots live with ids from ``first_id``, clears every

@@ -218,7 +218,8 @@ class LocalRegistryEntry(BaseRegistryEntry):
             RegistryError: the module or the attribute cannot be imported.
         """
         if self._target is None:
-            module_name, _, attr_path = self._entry_point.partition(":")
+            # No target yet: the entry point is the "module:attr" str (checked when built).
+            module_name, _, attr_path = str(self._entry_point).partition(":")
             where = f"registry entry {self._identifier!r}"
             try:
                 target: Any = importlib.import_module(module_name)
@@ -258,7 +259,7 @@ class LocalRegistryEntry(BaseRegistryEntry):
         if unknown:
             raise ArgumentTypeError(
                 f"registry entry {self._identifier!r}: unknown keyword arguments {unknown}; "
-                f"it takes {sorted(accepted)}"
+                f"it takes {sorted(accepted or ())}"
             )
         env = target(**{**self._kwargs, **kwargs})
         missing = [m for m in BASE_ENV_MEMBERS if not hasattr(type(env), m)]

@@ -132,7 +132,7 @@ class ActionGrid:
             raise ActionError(
                 f"{where}: expected one action of {self.discrete}, got shape {array.shape}"
             )
-        value = checked_discrete(array.reshape(()), self.discrete.n, where, self.discrete)
+        value = checked_discrete(array.reshape(()), int(self.discrete.n), where, self.discrete)
         return self.points[int(value)].copy()
 
     def nearest(self, action: Any) -> int:
@@ -284,7 +284,10 @@ class VectorDiscretizeActions(gym.vector.VectorActionWrapper):
     @override
     def actions(self, actions: Any) -> np.ndarray:
         index = checked_discrete(
-            np.asarray(actions), self.grid.discrete.n, "VectorDiscretizeActions", self.action_space
+            np.asarray(actions),
+            int(self.grid.discrete.n),
+            "VectorDiscretizeActions",
+            self.action_space,
         )
         return self.grid.points[index]
 

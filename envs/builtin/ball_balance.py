@@ -198,7 +198,7 @@ class BallBalance(BatchedEnv):
             velocity += accel[substep] * _DT
             position += velocity * _DT
         self._tilt = tilts[-1]
-        fell = (np.abs(position) > _EDGE).any(axis=1)
+        fell = np.asarray((np.abs(position) > _EDGE).any(axis=1))
         reward = np.where(fell, _REWARD_FALL, _REWARD_ALIVE)
         self._episode_length += 1
         self._episode_reward += reward

@@ -159,7 +159,7 @@ class Collector(BatchedEnv):
         self.item_present[rows[collected], nearest[collected]] = False
 
         reward = (self.item_reward * collected - self.step_penalty).astype(np.float32)
-        done = ~self.item_present.any(axis=1)
+        done = np.asarray(~self.item_present.any(axis=1))
         return {self.behavior_name: StepResult(reward, done)}
 
     def _observe(self, behavior: BehaviorName, slots: np.ndarray) -> list[np.ndarray]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import numbers
 import operator
+from typing import Any
 
 import numpy as np
 from typing_extensions import override  # a dependency (>= 4.5, which has it)
@@ -51,7 +52,7 @@ def check_bool(value: object, what: str) -> bool:
     raise SideChannelTypeError(f"{what}: expected a bool, got {type(value).__name__} {value!r}")
 
 
-def check_int32(value: object, what: str) -> int:
+def check_int32(value: Any, what: str) -> int:
     """Return ``value`` as an ``int`` if it is an integer that fits a signed 32-bit int."""
     if isinstance(value, (bool, np.bool_)):
         # bool is an int subclass; writing one as an int32 is almost always a mistake.

@@ -45,7 +45,8 @@ __all__ = ["SimulationSideChannels"]
 _Config = EngineConfigurationChannel.ConfigurationType
 _DataType = EnvironmentParametersChannel.EnvironmentDataTypes
 _SamplerType = EnvironmentParametersChannel.SamplerTypes
-_INT_SETTINGS = {
+# By int code: the codes arrive as the int32 of a message.
+_INT_SETTINGS: dict[int, str] = {
     _Config.QUALITY_LEVEL: "quality_level",
     _Config.TARGET_FRAME_RATE: "target_frame_rate",
     _Config.CAPTURE_FRAME_RATE: "capture_frame_rate",

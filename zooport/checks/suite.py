@@ -161,10 +161,12 @@ def _run_single_agent(
     wanted: Sequence[str],
 ) -> None:
     kinds = [c for c in ("gym", "sb3") if c in wanted]
-    sb3_check = None
+    sb3_check: Callable[..., Any] | None = None
     if "sb3" in kinds:
         try:
-            from stable_baselines3.common.env_checker import check_env as sb3_check
+            from stable_baselines3.common.env_checker import check_env
+
+            sb3_check = check_env
         except ImportError:
             runner.skip("sb3", "stable-baselines3 is not installed (pip install zooport[sb3])")
             kinds.remove("sb3")

@@ -127,7 +127,7 @@ def _check_keywords(target: Callable[..., Any], kwargs: Mapping[str, Any], name:
     accepted = keyword_parameters(target)
     unknown = sorted(k for k in kwargs if accepted is not None and k not in accepted)
     if unknown:
-        raise UsageError(f"{name} takes no keyword {unknown}; it takes {sorted(accepted)}")
+        raise UsageError(f"{name} takes no keyword {unknown}; it takes {sorted(accepted or ())}")
 
 
 def resolve_target(spec: str, kwargs: Mapping[str, Any] | None = None) -> Target:

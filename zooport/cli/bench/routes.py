@@ -41,6 +41,7 @@ reset is part of the route's cost, as it is for the vector routes' autoreset).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import repeat
@@ -104,6 +105,11 @@ class EnvCase:
     every_agent_acts: bool = False
 
 
+def _one_agent_gym(gym_env: Any, case: EnvCase, seed: int) -> Any:
+    """``GymEnv`` over a one-agent core of ``case`` (a Gymnasium vector env's factory)."""
+    return gym_env(case.make(1, seed), case.behavior)
+
+
 def _for_live(actions: dict[str, Any], live: list[str], agents: list[str]) -> dict[str, Any]:
     """``actions`` (one per agent at reset) for the agents still in the episode."""
     return actions if len(live) == len(agents) else {agent: actions[agent] for agent in live}
@@ -165,7 +171,7 @@ def _gym_env_factories(case: EnvCase, n: int, seed: int) -> list[Callable[[], An
         from zooport.adapters.gym_env import GymEnv
     except ImportError as exc:
         raise RouteUnavailable(f"zooport.adapters.gym_env is not available ({exc})") from None
-    return [lambda i=i: GymEnv(case.make(1, seed + i), case.behavior) for i in range(n)]
+    return [functools.partial(_one_agent_gym, GymEnv, case, seed + i) for i in range(n)]
 
 
 def _sync_vector_env(case: EnvCase, n: int, seed: int) -> Route:
@@ -351,5 +357,7 @@ def route_builders(
     A builder makes the route when called.
     """
     return [
-        (name, lambda b=_BUILDERS[name]: b(case, n, seed)) for name in names if name in case.routes
+        (name, functools.partial(_BUILDERS[name], case, n, seed))
+        for name in names
+        if name in case.routes
     ]
