@@ -87,7 +87,8 @@ def report(results: list[Measurement], k: int) -> str:
         rates = {c: by.get(("scaling", n, c)) for c in COLUMNS}
 
         def ratio(a: str, b: str, rates: dict[str, float | None] = rates) -> float | None:
-            return rates[a] / rates[b] if rates[a] and rates[b] else None
+            top, bottom = rates[a], rates[b]
+            return top / bottom if top and bottom else None
 
         scaling = ratio("CorePool", "1proc")
         target = 1.7 if k == 2 else 0.85 * k

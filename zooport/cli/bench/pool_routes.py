@@ -68,7 +68,11 @@ def in_process(k: int, n: int) -> Route:
             core.set_actions(NAME, action[i % ACTION_BATCHES])
             core.step()
 
-    return Route("1proc", k * n, step, lambda: [c.close() for c in cores])
+    def close() -> None:
+        for core in cores:
+            core.close()
+
+    return Route("1proc", k * n, step, close)
 
 
 def pool(k: int, n: int, **options: Any) -> Route:
@@ -172,7 +176,7 @@ def slow_core_pool(k: int, n: int, mode: str) -> Route:
         functools.partial(CostlyCore, n_agents=n, seed=i, us_per_agent=cost)
         for i, cost in enumerate(costs)
     ]
-    options = {"mode": mode, "min_ready": 1} if mode == "async" else {}
+    options: dict[str, Any] = {"mode": mode, "min_ready": 1} if mode == "async" else {}
     return _raw_route(f"{mode}, one core 4x slower", CorePool(factories, **options), k * n,
                       count_decisions=True)  # fmt: skip
 
