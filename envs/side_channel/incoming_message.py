@@ -10,7 +10,7 @@ import enum
 import operator
 import struct
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeAlias, TypeVar
 
 from zooport.errors import SideChannelError
 
@@ -35,7 +35,8 @@ class _NoDefault(enum.Enum):
 
 
 _NO_DEFAULT = _NoDefault.NO_DEFAULT
-_Default = _T | _NoDefault
+# A value of the reader's type, or the marker of "no default given".
+_Default: TypeAlias = _T | _NoDefault
 
 
 class IncomingMessage:
