@@ -223,7 +223,7 @@ def _observation_specs(name: str, legacy_spec: Any, notes: list[str]) -> list[Ob
         )
     result = []
     for i, shape in enumerate(shapes):
-        shape = (int(shape),) if np.isscalar(shape) else tuple(int(d) for d in shape)
+        shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(d) for d in shape)
         result.append(
             ObservationSpec(
                 shape,
@@ -267,9 +267,11 @@ def _action_spec(name: str, legacy_spec: Any) -> tuple[ActionSpec, _ActionMode, 
         return spec, _ActionMode.TUPLE, None, factory
     action_type = getattr(legacy_spec, "action_type", None)
     kind = str(getattr(action_type, "name", action_type)).upper()
-    shape = getattr(legacy_spec, "action_shape", None)
+    shape: Any = getattr(legacy_spec, "action_shape", None)
+    default: np.dtype[Any]
+    # None (no action_shape) is neither a tuple nor an int: the SpecErrors below name it.
     if kind == "DISCRETE":
-        if np.isscalar(shape):
+        if shape is None or np.ndim(shape) == 0:
             raise SpecError(
                 f"behavior {name!r}: expected the action_shape of a discrete spec to be a tuple "
                 f"of branch sizes, got {shape!r}"
@@ -277,7 +279,7 @@ def _action_spec(name: str, legacy_spec: Any) -> tuple[ActionSpec, _ActionMode, 
         spec = ActionSpec.create_discrete(tuple(int(b) for b in shape))
         default = np.dtype(np.int32)
     elif kind == "CONTINUOUS":
-        if not np.isscalar(shape):
+        if shape is None or np.ndim(shape) != 0:
             raise SpecError(
                 f"behavior {name!r}: expected the action_shape of a continuous spec to be an "
                 f"int, got {shape!r}"
@@ -536,8 +538,10 @@ class LegacyBaseEnv(BaseEnv):
         n = len(action)
         continuous = action.continuous if spec.continuous_size else np.zeros((n, 0), np.float32)
         discrete = action.discrete if spec.discrete_size else np.zeros((n, 0), np.int32)
+        factory = behavior.factory
+        assert factory is not None  # every behaviour sent as a tuple has its tuple class
         self.legacy_env.set_actions(
-            name, behavior.factory(continuous=continuous.copy(), discrete=discrete.copy())
+            name, factory(continuous=continuous.copy(), discrete=discrete.copy())
         )
 
     # ------------------------------------------------------------------ the rest
