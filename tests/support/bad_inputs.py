@@ -15,6 +15,7 @@ The command line's rows are :data:`CLI_CASES`. A row that another branch fixes m
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -198,6 +199,10 @@ def space_fresh(env: Any) -> Any:
 
 def gym_basic() -> GymEnv:
     return _reset(GymEnv(Basic(seed=0)))
+
+
+def gym_grid_rgb() -> GymEnv:
+    return _reset(GymEnv(GridWorld(n_agents=1), render_mode="rgb_array"))
 
 
 def gym_ball() -> GymEnv:
@@ -530,6 +535,13 @@ UNKNOWN, STALE, ORDER, BEFORE, CLOSED, REENTRANT = KINDS[6:]
 SEED = ("seed", "None or an int >= 0")
 OPTIONS = ("options", "None or a dict with str keys")
 
+
+def after_close(entry: str, make: Callable[[], Any], call: Callable[[Any], Any]) -> Case:
+    """The row of ``entry`` called on an env ``make`` built and closed: an EnvClosedError
+    naming ``close()`` (the same expectation for every entry point)."""
+    return C(entry, CLOSED, "after close", closed(make), call, EnvClosedError, ("close()",))
+
+
 CASES: list[Case] = [
     # ------------------------------------------------------------ core (BatchedEnv)
     C("BatchedEnv()", RANGE, "seed=-1", nothing, lambda _: Tag(seed=-1), ArgumentError,
@@ -611,14 +623,10 @@ CASES: list[Case] = [
     C("BaseEnv.set_actions", BEFORE, "no reset", lambda: Tag(seed=0),
       lambda env: env.set_actions(RUNNER, ActionTuple(discrete=[[0]])), EnvNotResetError,
       ("reset()",), core_fresh),
-    C("BaseEnv.step", CLOSED, "after close", closed(core_tag), lambda env: env.step(),
-      EnvClosedError, ("close()",)),
-    C("BaseEnv.reset", CLOSED, "after close", closed(core_tag), lambda env: env.reset(),
-      EnvClosedError, ("close()",)),
-    C("BaseEnv.behavior_specs", CLOSED, "after close", closed(core_tag),
-      lambda env: env.behavior_specs, EnvClosedError, ("close()",)),
-    C("BaseEnv.get_steps", CLOSED, "after close", closed(core_tag),
-      lambda env: env.get_steps(RUNNER), EnvClosedError, ("close()",)),
+    after_close("BaseEnv.step", core_tag, lambda env: env.step()),
+    after_close("BaseEnv.reset", core_tag, lambda env: env.reset()),
+    after_close("BaseEnv.behavior_specs", core_tag, lambda env: env.behavior_specs),
+    after_close("BaseEnv.get_steps", core_tag, lambda env: env.get_steps(RUNNER)),
     # ------------------------------------------------------------ ActionTuple
     C("ActionTuple()", RANK, "discrete rank 1", nothing,
       lambda _: ActionTuple(discrete=np.zeros(3, np.int32)), ActionError, ("rank 2", "rank 1")),
@@ -695,15 +703,10 @@ CASES: list[Case] = [
       lambda env: env.step(np.zeros(3)), ActionError, ("dict action", "ndarray"), space_step),
     C("GymEnv.step", BEFORE, "no reset", lambda: GymEnv(Basic(seed=0)), lambda env: env.step(1),
       EnvNotResetError, ("reset()",), space_fresh),
-    C("GymEnv.step", CLOSED, "after close", closed(gym_basic), lambda env: env.step(1),
-      EnvClosedError, ("close()",)),
-    C("GymEnv.reset", CLOSED, "after close", closed(gym_basic), lambda env: env.reset(),
-      EnvClosedError, ("close()",)),
-    C("GymEnv.action_masks", CLOSED, "after close", closed(gym_basic),
-      lambda env: env.action_masks(), EnvClosedError, ("close()",)),
-    C("GymEnv.render", CLOSED, "after close",
-      closed(lambda: _reset(GymEnv(GridWorld(n_agents=1), render_mode="rgb_array"))),
-      lambda env: env.render(), EnvClosedError, ("close()",)),
+    after_close("GymEnv.step", gym_basic, lambda env: env.step(1)),
+    after_close("GymEnv.reset", gym_basic, lambda env: env.reset()),
+    after_close("GymEnv.action_masks", gym_basic, lambda env: env.action_masks()),
+    after_close("GymEnv.render", gym_grid_rgb, lambda env: env.render()),
     # ------------------------------------------------------------ BehaviorVectorEnv
     C("BehaviorVectorEnv()", UNKNOWN, "render_mode='human'", nothing,
       lambda _: BehaviorVectorEnv(BallBalance(), render_mode="human"), ArgumentError,
@@ -737,12 +740,9 @@ CASES: list[Case] = [
       lambda env: env.step(np.array([2**32 + 1, 0])), ActionError, ("4294967297",), space_step),
     C("BehaviorVectorEnv.step", NONFINITE, "inf", vec_grid,
       lambda env: env.step(np.array([np.inf, 0.0])), ActionError, ("inf",), space_step),
-    C("BehaviorVectorEnv.step", CLOSED, "after close", closed(vec_ball),
-      lambda env: env.step(np.zeros((3, 2))), EnvClosedError, ("close()",)),
-    C("BehaviorVectorEnv.reset", CLOSED, "after close", closed(vec_ball),
-      lambda env: env.reset(), EnvClosedError, ("close()",)),
-    C("BehaviorVectorEnv.action_masks", CLOSED, "after close", closed(vec_grid),
-      lambda env: env.action_masks(), EnvClosedError, ("close()",)),
+    after_close("BehaviorVectorEnv.step", vec_ball, lambda env: env.step(np.zeros((3, 2)))),
+    after_close("BehaviorVectorEnv.reset", vec_ball, lambda env: env.reset()),
+    after_close("BehaviorVectorEnv.action_masks", vec_grid, lambda env: env.action_masks()),
     C("BehaviorVectorEnv.step", REENTRANT, "from a core hook", vec_reentered_from_core,
       space_step, ReentrantCallError, REENTERED, space_fresh, twin=vec_hooked),
     C("BehaviorVectorEnv.reset", REENTRANT, "from a side-channel callback",
@@ -782,10 +782,8 @@ CASES: list[Case] = [
     C("SB3VecEnv.set_attr", SHAPE, "indices=[0]", sb3_ball,
       lambda env: env.set_attr("n_agents", 3, indices=[0]), ArgumentError,
       ("all 3 indices", "[0]"), sb3_step),
-    C("SB3VecEnv.step", CLOSED, "after close", closed(sb3_ball),
-      lambda env: env.step(np.zeros((3, 2))), EnvClosedError, ("close()",)),
-    C("SB3VecEnv.action_masks", CLOSED, "after close", closed(sb3_grid),
-      lambda env: env.action_masks(), EnvClosedError, ("close()",)),
+    after_close("SB3VecEnv.step", sb3_ball, lambda env: env.step(np.zeros((3, 2)))),
+    after_close("SB3VecEnv.action_masks", sb3_grid, lambda env: env.action_masks()),
     C("SB3VecEnv.env_method", CLOSED, "action_masks after close", closed(sb3_grid),
       lambda env: env.env_method("action_masks"), EnvClosedError, ("close()",)),
     # ------------------------------------------------------------ PettingZooParallelEnv
@@ -890,15 +888,12 @@ CASES: list[Case] = [
     C("PettingZooParallelEnv.step", BEFORE, "episode over", lambda: par_tag(max_cycles=1),
       lambda env: (par_step(env), env.step({})), EnvNotResetError, ("episode is over",),
       par_fresh),
-    C("PettingZooParallelEnv.step", CLOSED, "after close", closed(par_tag),
-      lambda env: env.step(dict.fromkeys(env.agents, 0)), EnvClosedError, ("close()",)),
-    C("PettingZooParallelEnv.reset", CLOSED, "after close", closed(par_tag),
-      lambda env: env.reset(), EnvClosedError, ("close()",)),
-    C("PettingZooParallelEnv.state", CLOSED, "after close", closed(par_tag),
-      lambda env: env.state(), EnvClosedError, ("close()",)),
-    C("PettingZooParallelEnv.render", CLOSED, "after close",
-      closed(lambda: _reset(PettingZooParallelEnv(Tag(seed=0), render_mode="rgb_array"))),
-      lambda env: env.render(), EnvClosedError, ("close()",)),
+    after_close("PettingZooParallelEnv.step", par_tag,
+                lambda env: env.step(dict.fromkeys(env.agents, 0))),
+    after_close("PettingZooParallelEnv.reset", par_tag, lambda env: env.reset()),
+    after_close("PettingZooParallelEnv.state", par_tag, lambda env: env.state()),
+    after_close("PettingZooParallelEnv.render", functools.partial(par_tag, render_mode="rgb_array"),
+                lambda env: env.render()),
     C("PettingZooParallelEnv.step", REENTRANT, "from a core hook", par_reentered_from_core,
       par_step, ReentrantCallError, REENTERED, par_fresh, twin=par_hooked),
     C("PettingZooParallelEnv.step", BEFORE, "after a mid-step exception", par_failing,
@@ -944,12 +939,9 @@ CASES: list[Case] = [
     C("PettingZooAECEnv.step", CLOSED, "mid-cycle close",
       lambda: aec_tag(), lambda env: (env.step(0), env.close(), env.step(0)), EnvClosedError,
       ("close()",)),
-    C("PettingZooAECEnv.last", CLOSED, "after close", closed(aec_tag), lambda env: env.last(),
-      EnvClosedError, ("close()",)),
-    C("PettingZooAECEnv.observe", CLOSED, "after close", closed(aec_tag),
-      lambda env: env.observe("runner_0"), EnvClosedError, ("close()",)),
-    C("PettingZooAECEnv.state", CLOSED, "after close", closed(aec_tag), lambda env: env.state(),
-      EnvClosedError, ("close()",)),
+    after_close("PettingZooAECEnv.last", aec_tag, lambda env: env.last()),
+    after_close("PettingZooAECEnv.observe", aec_tag, lambda env: env.observe("runner_0")),
+    after_close("PettingZooAECEnv.state", aec_tag, lambda env: env.state()),
     # ------------------------------------------------------------ MultiAgentTask
     C("MultiAgentTask()", UNKNOWN, "termination_mode='most'", nothing,
       lambda _: MultiAgentTask(Tag(), termination_mode="most"), ArgumentError, ("'most'",)),
@@ -975,10 +967,8 @@ CASES: list[Case] = [
       task_step),
     C("MultiAgentTask.step", BEFORE, "no reset", lambda: MultiAgentTask(Tag(seed=0)),
       lambda task: task.step(0, 0), EnvNotResetError, ("reset()",), task_fresh),
-    C("MultiAgentTask.step", CLOSED, "after close", closed(task_tag),
-      lambda task: task.step(0, 0), EnvClosedError, ("close()",)),
-    C("MultiAgentTask.last", CLOSED, "after close", closed(task_tag),
-      lambda task: task.last(0), EnvClosedError, ("close()",)),
+    after_close("MultiAgentTask.step", task_tag, lambda task: task.step(0, 0)),
+    after_close("MultiAgentTask.last", task_tag, lambda task: task.last(0)),
     # ------------------------------------------------------------ wrappers
     C("ParallelWrapper()", WRONG, "a GymEnv", nothing,
       lambda _: ParallelWrapper(GymEnv(Basic())), ArgumentTypeError,
