@@ -305,8 +305,8 @@ class MultiAgentDriver:
     def _make_templates(self) -> None:
         # Copying a dict with the right keys and then updating it is about three times
         # faster than building it from scratch (no resizing), and these are built every step.
-        self._template: dict[str, Any] = dict.fromkeys(self.agents)
-        self._all_false: dict[str, bool] = dict.fromkeys(self.agents, False)
+        self._template = dict.fromkeys(self.agents)
+        self._all_false = dict.fromkeys(self.agents, False)
 
     def step(self, actions: Mapping[str, Any]) -> AgentsStep:
         """Applies one action per live agent and steps the core until a live agent reports.
@@ -510,6 +510,16 @@ class MultiAgentDriver:
         """True when the core offers its own ``global_state()``."""
         return callable(getattr(self.core, "global_state", None))
 
+    def _core_global_state(self) -> Any:
+        # Asked only where has_global_state: an optional member beyond BaseEnvLike.
+        return self.core.global_state()  # type: ignore[attr-defined]
+
+    def _counts_for_state(self) -> list[int]:
+        """Each group's agent count at the first reset (the state's fixed layout)."""
+        if self._state_counts is None:
+            self.discover()
+        return self._state_counts or []
+
     @property
     def state_space(self) -> spaces.Box:
         """The space of :meth:`state` (fixed once computed)."""
@@ -526,12 +536,10 @@ class MultiAgentDriver:
             shape = getattr(core, "global_state_shape", None)
             if shape is None:
                 self.discover()
-                shape = np.shape(core.global_state())
+                shape = np.shape(self._core_global_state())
             return spaces.Box(-np.inf, np.inf, tuple(int(d) for d in shape), np.float32)
-        if self._state_counts is None:
-            self.discover()
         lows, highs = [], []
-        for g, count in zip(self.groups, self._state_counts, strict=True):
+        for g, count in zip(self.groups, self._counts_for_state(), strict=True):
             low, high = g.flat_bounds()
             lows.append(np.tile(low, count))
             highs.append(np.tile(high, count))
@@ -543,11 +551,11 @@ class MultiAgentDriver:
         if not self._discovered:
             raise EnvNotResetError(f"{self.adapter}: call reset() before state()")
         if self.has_global_state:
-            return np.array(self.core.global_state(), dtype=self.state_space.dtype, copy=True)
+            return np.array(self._core_global_state(), dtype=self.state_space.dtype, copy=True)
         return np.concatenate(
             [
                 g.flat_observations(count).reshape(-1)
-                for g, count in zip(self.groups, self._state_counts, strict=True)
+                for g, count in zip(self.groups, self._counts_for_state(), strict=True)
             ]
         )
 

@@ -31,8 +31,8 @@ is then converted with ``pettingzoo.utils.parallel_to_aec`` before any further i
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeGuard
 
 import gymnasium as gym
 from pettingzoo import ParallelEnv
@@ -155,7 +155,7 @@ def is_parallel_wrapper(item: Any) -> bool:
     return issubclass(cls, ParallelWrapper) or getattr(cls, "accepts", None) == "parallel"
 
 
-def _is_zooport(cls: type | None) -> bool:
+def _is_zooport(cls: type | None) -> TypeGuard[type]:
     return is_parallel_wrapper(cls)
 
 
@@ -216,7 +216,9 @@ def _factory_for(
 ) -> Callable[[Any], Any]:
     if kind == "parallel":
         return item
-    form = cls.forms.get(kind)
+    # A duck-typed wrapper (accepts = "parallel") may declare no forms: then it has none.
+    forms_of: Mapping[str, Callable[..., Any]] = getattr(cls, "forms", {})
+    form = forms_of.get(kind)
     if form is None:
         if api == "aec":
             raise WrapperOrderError(
@@ -224,7 +226,7 @@ def _factory_for(
                 "the zooport wrappers must come before every other item: they wrap the "
                 "Parallel adapter, which is then converted with parallel_to_aec"
             )
-        forms = [k for k in ("gym", "vector") if k in cls.forms]
+        forms = [k for k in ("gym", "vector") if k in forms_of]
         has = f"it has forms for {forms}" if forms else "it only makes sense for several agents"
         raise WrapperOrderError(
             f"{cls.__name__} ({where}) wraps PettingZoo Parallel envs, but there the env is "
