@@ -112,7 +112,8 @@ class AgentGroup(AgentSlots):
             self._fast = "discrete"
         self._fast_shape = (spec.action_spec.continuous_size,)
         self._fast_size = self.action_layout.branches[0] if self._fast == "discrete" else 0
-        self._obs_keys = list(self.obs_layout.space.spaces) if self.obs_layout.is_dict else None
+        space = self.obs_layout.space
+        self._obs_keys = list(space.spaces) if isinstance(space, spaces.Dict) else None
         self.default_action: Any = None
         self._allocate(0)
 
@@ -530,7 +531,12 @@ class AgentGroup(AgentSlots):
     def flat_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """The flattened lower and upper bounds of one agent's observation."""
         space = self.obs_layout.space
-        boxes = [space.spaces[k] for k in self._obs_keys] if self._obs_keys else [space]
+        # Boxes (every part of an observation space the layout builds is one).
+        boxes: list[Any] = (
+            [space.spaces[k] for k in self._obs_keys]
+            if isinstance(space, spaces.Dict) and self._obs_keys
+            else [space]
+        )
         low = np.concatenate([np.asarray(b.low, np.float32).reshape(-1) for b in boxes])
         high = np.concatenate([np.asarray(b.high, np.float32).reshape(-1) for b in boxes])
         return low, high

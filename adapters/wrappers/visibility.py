@@ -158,6 +158,8 @@ class SharedVisibility(ObservationMapper):
             if len(members) < 2:
                 continue
             layout = self._slots_of(members[0])
+            if layout is None:  # kept above: every member has slots
+                continue
             if any(self._slots_of(a) != layout for a in members[1:]):
                 raise SpecError(
                     f"SharedVisibility: team {team!r} mixes entity slot layouts "
@@ -179,4 +181,4 @@ def _share(rows: np.ndarray, mask_feature: int) -> np.ndarray:
     seen = rows[:, :, mask_feature] > 0.5
     first = seen.argmax(axis=0)
     shared = rows[first, np.arange(rows.shape[1])]
-    return np.where(seen.any(axis=0)[None, :, None], shared[None], rows)
+    return np.where(np.asarray(seen.any(axis=0))[None, :, None], shared[None], rows)
