@@ -54,7 +54,7 @@ from zooport.adapters.options import GymOptions, PettingZooOptions, SlotOptions
 from zooport.errors import ArgumentError, ArgumentTypeError, SpecError
 
 if TYPE_CHECKING:
-    from zooport.envs.declaration import EnvDeclaration
+    from zooport.envs.declaration import DeclaredEnvClass, EnvDeclaration
 
 __all__ = [
     "BuiltinGymEnv",
@@ -94,7 +94,7 @@ APIS = ("parallel", "aec", "gym", "vector")
 # ---------------------------------------------------------------------- the built-ins
 
 
-def builtin_envs() -> dict[str, type]:
+def builtin_envs() -> dict[str, DeclaredEnvClass]:
     """The built-in environment classes by registry identifier (importing them).
 
     Example:
@@ -216,9 +216,9 @@ def register_pettingzoo_envs() -> list[str]:
     ids = []
     for cls in builtin_envs().values():
         declaration: EnvDeclaration = cls.declaration
-        if declaration.pettingzoo_name is None:
-            continue
         env_id = declaration.pettingzoo_id
+        if env_id is None:  # no pettingzoo_name: no PettingZoo entry points
+            continue
         module = f"{PETTINGZOO_PACKAGE}.{declaration.pettingzoo_name}"
         for kind, attr in (("aec", "env"), ("parallel", "parallel_env")):
             if env_id not in registries[kind]:
@@ -510,6 +510,7 @@ def make_adapter(registry_id: str, api: str, kwargs: Mapping[str, Any]) -> Any:
         'Runner?team=0'
     """
     kwargs = dict(kwargs)
+    adapter: Callable[..., Any]
     workers, pool_options = kwargs.pop("workers", None), kwargs.pop("pool_options", None)
     if workers is not None and api == "gym":
         raise ArgumentError(

@@ -3,6 +3,8 @@
 Classes:
     EnvDeclaration: the Gymnasium and PettingZoo registrations of a built-in environment
         (``declaration`` on its class), read by ``zooport.adapters.registration``.
+    DeclaredEnvClass: what a built-in's class offers the registration code (a Protocol:
+        ``declaration``, ``expected_reward``, ``max_episode_steps``, and a constructor).
 
 A built-in's registry identifier is its class name (``zooport.envs.builtin.BUILTINS``); its
 ``expected_reward`` and ``max_episode_steps`` are class attributes of their own. Everything
@@ -16,11 +18,11 @@ import dataclasses
 import re
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
 from zooport.errors import ArgumentError
 
-__all__ = ["EnvDeclaration"]
+__all__ = ["EnvDeclaration", "DeclaredEnvClass"]
 
 _MODULE_NAME = re.compile(r"^[a-z][a-z0-9_]*_v\d+$")
 
@@ -76,3 +78,15 @@ class EnvDeclaration:
     def agent_count_keyword(self, behavior: str | None) -> str:
         """The constructor keyword that sets ``behavior``'s agent count (``n_agents``)."""
         return self.agent_counts.get(behavior or "", "n_agents")
+
+
+class DeclaredEnvClass(Protocol):
+    """A built-in environment's class as the registration code reads it (a static type)."""
+
+    declaration: EnvDeclaration
+    expected_reward: float
+    max_episode_steps: int
+    __module__: str
+    __qualname__: str
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...

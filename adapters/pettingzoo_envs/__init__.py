@@ -30,6 +30,7 @@ from zooport.adapters.registration import (
     register_pettingzoo_envs,
 )
 from zooport.envs.capabilities import keyword_parameters
+from zooport.envs.declaration import DeclaredEnvClass
 
 __all__ = ["ENV_MODULES", "register_pettingzoo_envs"]
 
@@ -55,9 +56,8 @@ Example:
 """
 
 
-def _module(env_id: str, cls: type) -> types.ModuleType:
-    """The entry-point module of one built-in, generated from its declaration."""
-    name = cls.declaration.pettingzoo_name
+def _module(env_id: str, cls: DeclaredEnvClass, name: str) -> types.ModuleType:
+    """The entry-point module ``name`` of one built-in, generated from its declaration."""
     qualified = f"{__name__}.{name}"
     summary = (inspect.getdoc(cls) or "").split("\n\n")[0]
     keywords = (
@@ -77,10 +77,11 @@ def _module(env_id: str, cls: type) -> types.ModuleType:
     )
     module = types.ModuleType(qualified, doc)
     module.__package__ = __name__
-    module.env, module.parallel_env, module.raw_env = pettingzoo_entry_points(
-        qualified, env_id, name
-    )
-    module.__all__ = ["env", "parallel_env", "raw_env"]
+    # A module built at run time: its names are set as attributes.
+    entry_points = pettingzoo_entry_points(qualified, env_id, name)
+    for attr, value in zip(("env", "parallel_env", "raw_env"), entry_points, strict=True):
+        setattr(module, attr, value)
+    module.__all__ = ["env", "parallel_env", "raw_env"]  # type: ignore[attr-defined]  # set at run time
     return module
 
 
@@ -88,9 +89,10 @@ def _generate() -> tuple[str, ...]:
     names = []
     package = sys.modules[__name__]
     for env_id, cls in builtin_envs().items():
-        if cls.declaration.pettingzoo_name is None:
+        name = cls.declaration.pettingzoo_name
+        if name is None:
             continue
-        module = _module(env_id, cls)
+        module = _module(env_id, cls, name)
         short = module.__name__.rpartition(".")[2]
         # In sys.modules, ``import zooport.adapters.pettingzoo_envs.<name>`` finds it.
         sys.modules.setdefault(module.__name__, module)
