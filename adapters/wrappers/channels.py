@@ -55,7 +55,9 @@ class MessageChannel(CommunicationLayer):
 
     def __init__(self, env: ParallelEnv) -> None:
         super().__init__(env)
-        self.bus: MessageBus = get_wrapper(env, MessageBus)
+        bus = get_wrapper(env, MessageBus)
+        assert bus is not None  # requires = (MessageBus,): checked when the env was wrapped
+        self.bus: MessageBus = bus
 
     def send_messages(self, messages: Message | Iterable[Message]) -> None:
         """Routes messages (see :meth:`MessageBus.route`) and passes them through the channel."""
@@ -193,14 +195,14 @@ class RestrictedCommunicationRange(MessageChannel):
             return messages
         seen = self.bus.last_observations
         where: dict[str, np.ndarray | None] = {}
-        for agent in {m.sender for m in messages} | {m.recipient for m in messages}:
-            obs = seen.get(agent)  # type: ignore[arg-type]
-            where[agent] = (  # type: ignore[index]
+        for agent in {m.sender for m in messages} | {_recipient(m) for m in messages}:
+            obs = seen.get(agent)
+            where[agent] = (
                 None if obs is None else np.asarray(self.position_fn(agent, obs), np.float64)
             )
         kept = []
         for message in messages:
-            a, b = where[message.sender], where[message.recipient]  # type: ignore[index]
+            a, b = where[message.sender], where[_recipient(message)]
             if a is not None and b is not None and np.linalg.norm(a - b) <= self.r:
                 kept.append(message)
         return kept
@@ -231,7 +233,7 @@ class NoCommunication(MessageChannel):
     @override
     def transmit(self, messages: list[Message]) -> list[Message]:
         group = self.group
-        return [m for m in messages if not (group(m.sender) or group(m.recipient))]
+        return [m for m in messages if not (group(m.sender) or group(_recipient(m)))]
 
 
 class ExtraCommunicationDelays(MessageChannel):
@@ -315,4 +317,11 @@ class ExtraCommunicationDelays(MessageChannel):
 
 
 def _is_delay(value: Any) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 0
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and bool(value >= 0)
+
+
+def _recipient(message: Message) -> str:
+    """A routed message's recipient: ``MessageBus.route`` expands broadcasts (None) into one
+    message per recipient before any channel sees them."""
+    assert message.recipient is not None
+    return message.recipient

@@ -173,7 +173,8 @@ class MessageBus(PartsDelivery, CommunicationLayer):
 
     def part_spaces(self, agent: str) -> Mapping[str, spaces.Space]:
         """``{"messages": message_space}`` (with ``delivery="observation"``)."""
-        return {_KEY: self.message_space}
+        # delivery="observation" requires content_space, so the space exists there.
+        return {} if self.message_space is None else {_KEY: self.message_space}
 
     def route(self, messages: Message | Iterable[Message]) -> list[Message]:
         """Checks messages and expands broadcasts, one message per recipient.
@@ -230,11 +231,11 @@ class MessageBus(PartsDelivery, CommunicationLayer):
         self._outbox.extend(messages)
 
     def _encode(self, box: list[Message]) -> Any:
-        if self.content_space is None:
+        space = self.message_space
+        if self.content_space is None or space is None:  # both or neither: no encoding
             return box
         rows = self.max_messages
-        space = self.message_space
-        content = np.zeros(space["content"].shape, dtype=self.content_space.dtype)
+        content = np.zeros(space["content"].shape or (), dtype=self.content_space.dtype)
         sender = np.zeros(rows, dtype=np.int64)
         if len(box) > rows:
             self.overflowed += len(box) - rows
