@@ -78,7 +78,7 @@ from zooport.envs.base_env import BaseEnv
 from zooport.envs.pool_batches import merge_steps, split_actions
 from zooport.envs.pool_channels import PoolChannels
 from zooport.envs.pool_factories import (
-    UNITY_ENVIRONMENT,
+    UNITY_BUILD_OPTIONS,
     registry_core,
     unity_factories,
     unity_instance,
@@ -488,21 +488,7 @@ class CorePool(PoolViews, BaseEnv):
     # ------------------------------------------------------------------ Unity
 
     @classmethod
-    def unity(
-        cls,
-        file_name: str | None,
-        instances: int = 2,
-        *,
-        worker_id: int = 0,
-        base_port: int | None = None,
-        seed: int = 0,
-        no_graphics: bool = True,
-        timeout_wait: int = 60,
-        additional_args: Sequence[str] | None = None,
-        log_folder: str | None = None,
-        environment_class: str | type = UNITY_ENVIRONMENT,
-        **pool_options: Any,
-    ) -> CorePool:
+    def unity(cls, file_name: str | None, instances: int = 2, **options: Any) -> CorePool:
         """A pool of ``instances`` copies of one Unity build, each its own ``UnityEnvironment``.
 
         Instance ``i`` gets ``worker_id + i`` (so its port, ``base_port + worker_id + i``,
@@ -514,25 +500,14 @@ class CorePool(PoolViews, BaseEnv):
             file_name: the build (as for ``UnityEnvironment``; None connects to the Editor,
                 which is one instance only).
             instances: how many copies.
-            worker_id: ``UnityEnvironment``'s ``worker_id`` of instance 0.
-            base_port: ``UnityEnvironment``'s ``base_port``.
-            seed: ``UnityEnvironment``'s ``seed`` of instance 0.
-            no_graphics: ``UnityEnvironment``'s ``no_graphics``.
-            timeout_wait: ``UnityEnvironment``'s ``timeout_wait``.
-            additional_args: ``UnityEnvironment``'s ``additional_args``.
-            log_folder: ``UnityEnvironment``'s ``log_folder``.
-            environment_class: the class to build, or ``"module:attr"`` naming it (imported
-                in the workers): ``UnityEnvironment`` by default.
-            **pool_options: :class:`CorePool` arguments (``mode``, ``side_channels``,
+            **options: the keywords of :func:`~zooport.envs.pool_factories.unity_factories`
+                (``worker_id``, ``base_port``, ``seed``, ``no_graphics``, ``timeout_wait``,
+                ``additional_args``, ``log_folder``, ``environment_class``) build the
+                instances; the others are :class:`CorePool`'s (``mode``, ``side_channels``,
                 ``timeout``, ...).
         """
-        factories = unity_factories(
-            file_name, instances, worker_id=worker_id, base_port=base_port, seed=seed,
-            no_graphics=no_graphics, timeout_wait=timeout_wait,
-            additional_args=additional_args, log_folder=log_folder,
-            environment_class=environment_class,
-        )  # fmt: skip
-        return cls(factories, **pool_options)
+        build = {key: options.pop(key) for key in UNITY_BUILD_OPTIONS if key in options}
+        return cls(unity_factories(file_name, instances, **build), **options)
 
     # ------------------------------------------------------------------ internals
 

@@ -15,12 +15,19 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from zooport.envs.base_env import BaseEnv, BaseEnvLike
 
-__all__ = ["registry_core", "unity_instance", "unity_factories", "UNITY_ENVIRONMENT"]
+__all__ = [
+    "registry_core",
+    "unity_instance",
+    "unity_factories",
+    "UNITY_BUILD_OPTIONS",
+    "UNITY_ENVIRONMENT",
+]
 
 #: The class :func:`unity_instance` builds by default (imported in the worker).
 UNITY_ENVIRONMENT = "mlagents_envs.environment:UnityEnvironment"
@@ -101,3 +108,11 @@ def unity_factories(
         )
         for i in range(instances)
     ]
+
+
+#: The keywords of :func:`unity_factories` (what :meth:`CorePool.unity` passes to it).
+UNITY_BUILD_OPTIONS = tuple(
+    name
+    for name, parameter in inspect.signature(unity_factories).parameters.items()
+    if parameter.kind is inspect.Parameter.KEYWORD_ONLY
+)
