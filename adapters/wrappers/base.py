@@ -5,6 +5,7 @@ Classes:
         members (no ``__getattr__`` forwarding), composition rules as class attributes and a
         per-wrapper random generator seeded from ``reset(seed=...)``.
     ObservationMapper: a ``ParallelWrapper`` that changes observations only (one hook).
+    RendersAndClosesInner: a mixin whose ``render`` and ``close`` are the wrapped env's.
     PartsDelivery: a mixin for wrappers that add named parts to each observation or info.
     AgentSelector: which agents a wrapper acts on: all, a collection of names, a behaviour
         (team) name or a predicate.
@@ -48,6 +49,7 @@ __all__ = [
     "ParallelWrapper",
     "ObservationMapper",
     "PartsDelivery",
+    "RendersAndClosesInner",
     "DELIVERIES",
     "AgentSelector",
     "Teams",
@@ -59,7 +61,21 @@ __all__ = [
 AgentSpec = str | Collection[str] | Callable[[str], bool] | None
 
 
-class ParallelWrapper(ParallelEnv[str, Any, Any]):
+class RendersAndClosesInner:
+    """A mixin for wrappers: ``render()`` and ``close()`` are the wrapped env's (``self.env``)."""
+
+    env: Any
+
+    def render(self) -> Any:
+        """The wrapped env's frame."""
+        return self.env.render()
+
+    def close(self) -> None:
+        """Closes the wrapped env."""
+        self.env.close()
+
+
+class ParallelWrapper(RendersAndClosesInner, ParallelEnv[str, Any, Any]):
     """A PettingZoo Parallel env wrapping another; every member passes through explicitly.
 
     Subclasses override what they change (``reset``, ``step``, the spaces, ...) and declare
@@ -186,14 +202,6 @@ class ParallelWrapper(ParallelEnv[str, Any, Any]):
     @override
     def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
         return self.env.step(actions)
-
-    @override
-    def render(self) -> Any:
-        return self.env.render()
-
-    @override
-    def close(self) -> None:
-        self.env.close()
 
     @override
     def state(self) -> np.ndarray:

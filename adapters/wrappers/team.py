@@ -30,7 +30,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from typing_extensions import override
 
-from zooport.adapters.wrappers.base import AgentSelector, ParallelWrapper
+from zooport.adapters.wrappers.base import AgentSelector, ParallelWrapper, RendersAndClosesInner
 from zooport.envs.arguments import check_seed
 from zooport.errors import (
     ActionError,
@@ -267,7 +267,7 @@ class _FoldOthers(FoldAgents):
     _require_folded: ClassVar[bool] = False
 
 
-class SingleAgentView(gym.Env[Any, Any]):
+class SingleAgentView(RendersAndClosesInner, gym.Env[Any, Any]):
     """One agent of a PettingZoo Parallel env as a ``gymnasium.Env``; the others are folded.
 
     The episode is the agent's: it ends when the agent is terminated or truncated. The
@@ -367,14 +367,6 @@ class SingleAgentView(gym.Env[Any, Any]):
             truncated = True  # the env ended its episode around the agent
         self._over = terminated or truncated
         return observations[agent], float(rewards[agent]), terminated, truncated, infos[agent]
-
-    @override
-    def render(self) -> Any:
-        return self.env.render()
-
-    @override
-    def close(self) -> None:
-        self.env.close()
 
     def __str__(self) -> str:
         return f"SingleAgentView({self.agent!r})<{self.env.env}>"
