@@ -262,8 +262,8 @@ class MessageBus(PartsDelivery, CommunicationLayer):
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        self._outbox = []  # messages not delivered before a reset are dropped
         observations, infos = self.env.reset(seed=seed, options=options)
-        self._outbox = []
         return self._deliver(observations, infos, [])
 
     @override
