@@ -8,15 +8,13 @@ Classes:
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
 from zooport.cli.bench.trivial_core import TrivialCore
 from zooport.envs.base_env import ActionTuple, BehaviorName
 from zooport.envs.batched_env import StepResult
-from zooport.envs.side_channel.side_channel import SideChannel
 
 __all__ = ["CostlyCore"]
 
@@ -35,9 +33,8 @@ class CostlyCore(TrivialCore):
     Args:
         n_agents: agents of the one behaviour ``"Costly"``.
         us_per_agent: CPU microseconds a step costs per agent.
-        seed: seeds the core's generator.
-        side_channels: the user's side channels.
-        terminate: end episodes at random.
+        **options: :class:`~zooport.cli.bench.trivial_core.TrivialCore`'s (``seed``,
+            ``max_steps``, ``terminate``, ``side_channels``).
 
     Example:
         >>> core = CostlyCore(n_agents=4, us_per_agent=10.0, seed=0)
@@ -53,18 +50,8 @@ class CostlyCore(TrivialCore):
     end_probability: ClassVar[float] = 0.005
     action_gain: ClassVar[float] = 0.01
 
-    def __init__(
-        self,
-        *,
-        n_agents: int = 64,
-        us_per_agent: float = 7.0,
-        seed: int | None = None,
-        side_channels: Sequence[SideChannel] | None = None,
-        terminate: bool = True,
-    ) -> None:
-        super().__init__(
-            n_agents=n_agents, seed=seed, side_channels=side_channels, terminate=terminate
-        )
+    def __init__(self, *, n_agents: int = 64, us_per_agent: float = 7.0, **options: Any) -> None:
+        super().__init__(n_agents=n_agents, **options)
         self.cost = us_per_agent * n_agents * 1e-6
 
     def _reset_agents(self, behavior: BehaviorName, slots: np.ndarray) -> None:
