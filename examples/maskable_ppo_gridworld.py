@@ -34,7 +34,6 @@ it trains for a few seconds and only checks the masks.
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 
@@ -88,25 +87,24 @@ def main(argv: list[str] | None = None) -> int:
         parser.add_argument("--agents", type=int, default=16, help="boards in the core")
 
     args = parse_arguments(__doc__, argv, options)
-    short = args.short or os.environ.get("ZOOPORT_EXAMPLE_SHORT") == "1"
     torch.set_num_threads(1)  # a small MLP: more threads only contend with the simulation
 
     venv = VecMonitor(SB3VecEnv(GridWorld(n_agents=args.agents, seed=args.seed)))
     masks = np.stack(venv.env_method("action_masks"))
     print(f"{venv.num_envs} slots; observation {venv.observation_space}")
     print(f"masks for MaskablePPO: {masks.shape} {masks.dtype}, slot 0 allows {masks[0]}")
-    settings = {**PPO_SETTINGS, "n_steps": 64} if short else PPO_SETTINGS
+    settings = {**PPO_SETTINGS, "n_steps": 64} if args.short else PPO_SETTINGS
     policy_kwargs = {"features_extractor_class": camera_cnn(), "net_arch": [64]}
     model = MaskablePPO(
         "MultiInputPolicy", venv, policy_kwargs=policy_kwargs, seed=args.seed, device="cpu",
         **settings,
     )  # fmt: skip
     began = time.perf_counter()
-    model.learn(SHORT_BUDGET if short else FULL_BUDGET)
+    model.learn(SHORT_BUDGET if args.short else FULL_BUDGET)
     print(f"trained {model.num_timesteps} agent-steps in {time.perf_counter() - began:.0f} s")
     venv.close()
 
-    result = evaluate(model, args.agents, args.seed + 1000, 64 if short else 800)
+    result = evaluate(model, args.agents, args.seed + 1000, 64 if args.short else 800)
     score = result["reward"]
     print(f"evaluation: mean episode reward {score:.3f} (expected {GridWorld.expected_reward})")
     print(f"  {result['decisions']} decisions: the policy's favourite move was into a wall "
@@ -114,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{result['masked_taken']}")  # fmt: skip
     if result["masked_taken"]:
         return 1
-    if short:
+    if args.short:
         print("--short: a few seconds of training, so the reward is not checked")
         return 0
     return 0 if score >= GridWorld.expected_reward else 1

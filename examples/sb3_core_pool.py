@@ -27,7 +27,6 @@ only checks that the policy beats random actions.
 from __future__ import annotations
 
 import functools
-import os
 import sys
 
 from example_support.sb3 import parse_arguments, train_and_evaluate
@@ -44,13 +43,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.add_argument("--agents", type=int, default=8, help="platforms per core")
 
     args = parse_arguments(__doc__, argv, options)
-    short = args.short or os.environ.get("ZOOPORT_EXAMPLE_SHORT") == "1"
     # Core i is reset with seed + i whenever the pool is reset with a seed.
     pool = CorePool([functools.partial(BallBalance, n_agents=args.agents)] * args.workers)
     env = VecNormalize(VecMonitor(SB3VecEnv(pool)), norm_reward=False)
     print(f"{pool}: {env.num_envs} SB3 environments, workers {pool.worker_pids}")
     # Closing env at the end closes the pool: its workers stop.
-    return train_and_evaluate(env, args, short, budget=16_384 if short else 300_000)
+    return train_and_evaluate(env, args, budget=300_000, short_budget=16_384)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,6 @@ only checks that the policy beats random actions.
 
 from __future__ import annotations
 
-import os
 import sys
 
 from example_support.sb3 import parse_arguments, train_and_evaluate
@@ -33,11 +32,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.add_argument("--agents", type=int, default=16, help="platforms in the core (>= 12)")
 
     args = parse_arguments(__doc__, argv, options)
-    short = args.short or os.environ.get("ZOOPORT_EXAMPLE_SHORT") == "1"
     core = BallBalance(n_agents=args.agents, seed=args.seed)
     # One slot per platform; VecMonitor records episodes, VecNormalize scales observations.
     env = VecNormalize(VecMonitor(SB3VecEnv(core)), norm_reward=False)
-    return train_and_evaluate(env, args, short, budget=16_384 if short else 300_000)
+    return train_and_evaluate(env, args, budget=300_000, short_budget=16_384)
 
 
 if __name__ == "__main__":

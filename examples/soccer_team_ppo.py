@@ -39,7 +39,6 @@ route runs and the evaluation completes.
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 
@@ -108,20 +107,19 @@ def main(argv: list[str] | None = None) -> int:
         parser.add_argument("--copies", type=int, default=8, help="games side by side (SuperSuit)")
 
     args = parse_arguments(__doc__, argv, options)
-    short = args.short or os.environ.get("ZOOPORT_EXAMPLE_SHORT") == "1"
     target = Soccer.expected_reward
     torch.set_num_threads(1)  # a 64x64 MLP: more threads only contend with the simulation
 
     venv = VecMonitor(make_vec_env(args.copies))
     model = PPO("MlpPolicy", venv, seed=args.seed, **PPO_SETTINGS)
-    budget = SHORT_BUDGET if short else FULL_BUDGET
+    budget = SHORT_BUDGET if args.short else FULL_BUDGET
     chunk = min(venv.num_envs * PPO_SETTINGS["n_steps"] * 8, budget)
     began = time.perf_counter()
     scores: list[float] = []
     while model.num_timesteps < budget:
         model.learn(chunk, reset_num_timesteps=False)
         shaped = np.mean([e["r"] for e in model.ep_info_buffer]) if model.ep_info_buffer else 0
-        score, won, lost = evaluate(model, 10 if short else 100, seed=args.seed + 1000)
+        score, won, lost = evaluate(model, 10 if args.short else 100, seed=args.seed + 1000)
         scores.append(score)
         print(
             f"{model.num_timesteps:>8} agent-steps  {time.perf_counter() - began:6.1f} s  "
@@ -130,12 +128,12 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
         # Two evaluations in a row, not one lucky one: the policy still changes between them.
-        if not short and len(scores) > 1 and min(scores[-2:]) >= target:
+        if not args.short and len(scores) > 1 and min(scores[-2:]) >= target:
             break
     seconds = time.perf_counter() - began
     venv.close()
 
-    games = 20 if short else 400
+    games = 20 if args.short else 400
     score, won, lost = evaluate(model, games, seed=args.seed + 2000)
     print(
         f"trained {model.num_timesteps} agent-steps in {seconds:.1f} s "
@@ -144,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{score:.3f} mean episode reward per agent, won {won:.0%}, lost {lost:.0%} "
         f"(expected reward: {target})"
     )
-    passed = np.isfinite(score) if short else score >= target
+    passed = np.isfinite(score) if args.short else score >= target
     print("PASSED" if passed else "FAILED")
     return 0 if passed else 1
 

@@ -42,7 +42,6 @@ only checks that the policy beats random actions.
 from __future__ import annotations
 
 import functools
-import os
 import sys
 
 import numpy as np
@@ -93,10 +92,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.add_argument("--copies", type=int, default=1, help="cores side by side (SuperSuit)")
 
     args = parse_arguments(__doc__, argv, options)
-    short = args.short or os.environ.get("ZOOPORT_EXAMPLE_SHORT") == "1"
     env = VecNormalize(VecMonitor(make_vec_env(args.agents, args.copies)), norm_reward=False)
     score = functools.partial(evaluate, n_agents=args.agents, seed=args.seed + 1000)
-    return train_and_evaluate(env, args, short, budget=12_288 if short else 300_000, evaluate=score)
+    return train_and_evaluate(env, args, budget=300_000, short_budget=12_288, evaluate=score)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -44,13 +45,18 @@ Policy = Callable[[np.ndarray], np.ndarray]
 def parse_arguments(
     description: str | None, argv: list[str] | None, add: Callable[[Any], None] | None = None
 ) -> argparse.Namespace:
-    """``--short`` and ``--seed``, then what ``add(parser)`` adds."""
+    """``--short`` and ``--seed``, then what ``add(parser)`` adds.
+
+    ``args.short`` is also true where the environment sets ``ZOOPORT_EXAMPLE_SHORT=1`` (CI).
+    """
     parser = argparse.ArgumentParser(description=(description or "").split("\n\n")[0])
     parser.add_argument("--short", action="store_true", help="a few seconds, for CI")
     if add is not None:
         add(parser)
     parser.add_argument("--seed", type=int, default=0)
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    args.short = args.short or os.environ.get("ZOOPORT_EXAMPLE_SHORT") == "1"
+    return args
 
 
 def ballbalance_ppo(env: VecEnv, seed: int) -> PPO:
@@ -138,19 +144,23 @@ def fresh_platforms(n_platforms: int) -> SB3VecEnv:
 def train_and_evaluate(
     env: VecNormalize,
     args: argparse.Namespace,
-    short: bool,
+    *,
     budget: int,
+    short_budget: int,
     evaluate: Callable[[Policy], float] | None = None,
 ) -> int:
     """The BallBalance examples' run once their route built ``env``; returns the exit code.
 
     PPO trains until the mean reward of the recent episodes reaches
-    ``BallBalance.expected_reward`` (never when ``short``) or ``budget`` steps are spent; then
+    ``BallBalance.expected_reward`` (never with ``args.short``) or ``budget`` steps (with
+    ``args.short``: ``short_budget``) are spent; then
     ``evaluate(policy)`` scores the deterministic trained policy and uniformly random actions.
     The default ``evaluate`` plays one full episode on every platform of a fresh core with as
     many platforms as ``env`` has slots, seeded ``args.seed + 1000``.
     """
     torch.set_num_threads(1)  # a 64x64 MLP: more threads only contend with the simulation
+    short = args.short
+    budget = short_budget if short else budget
     target = BallBalance.expected_reward
     slots = env.num_envs
     if evaluate is None:
