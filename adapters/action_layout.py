@@ -147,11 +147,12 @@ class ActionLayout:
         self.name = name
         self.branches = tuple(int(b) for b in spec.discrete_branches)
         self.flatten = flatten_branched and len(self.branches) > 1
-        self.lookup: np.ndarray | None = None
+        # Row k: the branch tuple of flattened action k (no rows unless flattened).
+        self._combinations = np.zeros((0, len(self.branches)), np.int32)
         if self.flatten:
-            self.lookup = np.array(
-                list(itertools.product(*(range(b) for b in self.branches))), dtype=np.int32
-            )
+            combinations = itertools.product(*(range(b) for b in self.branches))
+            self._combinations = np.array(list(combinations), dtype=np.int32)
+        self.lookup = self._combinations if self.flatten else None
         continuous = (
             spaces.Box(-1.0, 1.0, (spec.continuous_size,), np.float32)
             if spec.continuous_size
@@ -159,14 +160,15 @@ class ActionLayout:
         )
         discrete: spaces.Space | None = None
         if self.flatten:
-            discrete = spaces.Discrete(len(self.lookup))
+            discrete = spaces.Discrete(len(self._combinations))
         elif len(self.branches) == 1:
             discrete = spaces.Discrete(self.branches[0])
         elif self.branches:
             discrete = spaces.MultiDiscrete(np.array(self.branches, dtype=np.int64))
         self.is_hybrid = continuous is not None and discrete is not None
-        if self.is_hybrid:
-            self.space: spaces.Space = spaces.Dict({"continuous": continuous, "discrete": discrete})
+        self.space: spaces.Space
+        if continuous is not None and discrete is not None:
+            self.space = spaces.Dict({"continuous": continuous, "discrete": discrete})
         elif continuous is not None:
             self.space = continuous
         elif discrete is not None:
@@ -178,7 +180,7 @@ class ActionLayout:
         # What checked_discrete bounds each value by: one size for a Discrete (flattened
         # or not), one per branch for a MultiDiscrete.
         self._discrete_sizes: int | tuple[int, ...] = (
-            len(self.lookup) if self.flatten else
+            len(self._combinations) if self.flatten else
             self.branches[0] if len(self.branches) == 1 else self.branches
         )  # fmt: skip
 
@@ -200,7 +202,7 @@ class ActionLayout:
             )
         array = checked_discrete(array, self._discrete_sizes, self._where, self._discrete_space)
         if self.flatten:
-            return self.lookup[array]
+            return self._combinations[array]
         if single:
             return array.reshape(-1, 1).astype(np.int32, copy=False)
         return array.astype(np.int32, copy=False)
@@ -255,9 +257,11 @@ class ActionLayout:
             else:
                 discrete = d
         continuous = np.asarray(action.continuous, dtype=np.float32)
+        if discrete is None:
+            return continuous.copy()
         if self.is_hybrid:
             return {"continuous": continuous.copy(), "discrete": discrete}
-        return continuous.copy() if self.spec.continuous_size else discrete
+        return discrete
 
     # ------------------------------------------------------------------ masks
 
@@ -265,7 +269,7 @@ class ActionLayout:
     def mask_size(self) -> int:
         """The length of one agent's consumer mask (0 without discrete branches)."""
         if self.flatten:
-            return len(self.lookup)
+            return len(self._combinations)
         return int(sum(self.branches))
 
     def allowed_mask(self, core_mask: Sequence[np.ndarray] | None, n: int) -> np.ndarray:
@@ -285,9 +289,9 @@ class ActionLayout:
                 f"({len(self.branches)}), got {len(core_mask)}"
             )
         if self.flatten:
-            allowed = np.ones((n, len(self.lookup)), dtype=bool)
+            allowed = np.ones((n, len(self._combinations)), dtype=np.bool_)
             for j, mask in enumerate(core_mask):
-                allowed &= ~np.asarray(mask, dtype=bool)[:, self.lookup[:, j]]
+                allowed &= ~np.asarray(mask, dtype=np.bool_)[:, self._combinations[:, j]]
             return allowed.astype(np.int8)
         return (~np.concatenate([np.asarray(m, dtype=bool) for m in core_mask], axis=1)).astype(
             np.int8
