@@ -303,16 +303,26 @@ class ObservationLayout:
         self, obs: Sequence[np.ndarray], rows: np.ndarray | None
     ) -> np.ndarray | dict[str, np.ndarray]:
         if self.keys is not None:
-            return {self.keys[i]: self._part(obs[i], i, rows) for i in self._order}
+            return self._convert_dict(obs, rows)
         if len(self.specs) == 1:
             return self._part(obs[0], 0, rows)
         return np.concatenate([self._part(o, i, rows) for i, o in enumerate(obs)], axis=1)
 
+    def _convert_dict(
+        self, obs: Sequence[np.ndarray], rows: np.ndarray | None
+    ) -> dict[str, np.ndarray]:
+        keys = self.keys
+        if keys is None:
+            raise SpecError("this observation layout is not a Dict; it has no keys")
+        return {keys[i]: self._part(obs[i], i, rows) for i in self._order}
+
     def allocate(self, n: int) -> np.ndarray | dict[str, np.ndarray]:
         """A zero batch of ``n`` observations in the consumer layout."""
         if isinstance(self.space, spaces.Dict):
-            return {k: np.zeros((n, *s.shape), s.dtype) for k, s in self.space.spaces.items()}
-        return np.zeros((n, *self.space.shape), self.space.dtype)
+            return {
+                k: np.zeros((n, *(s.shape or ())), s.dtype) for k, s in self.space.spaces.items()
+            }
+        return np.zeros((n, *(self.space.shape or ())), self.space.dtype)
 
     def write(
         self,
@@ -325,16 +335,14 @@ class ObservationLayout:
         if self._kept is not None:
             obs = [obs[i] for i in self._kept]
         as_uint8 = self._visual[0] and self.uint8_visual
-        if self.keys is None and len(self.specs) == 1 and not as_uint8:
+        if isinstance(buffer, dict):  # a Dict layout's (allocate() made it)
+            for key, value in self._convert_dict(obs, rows).items():
+                buffer[key][slots] = value
+        elif len(self.specs) == 1 and not as_uint8:
             # One float observation: assignment casts to float32; no intermediate copy.
             buffer[slots] = obs[0] if rows is None else obs[0][rows]
-            return
-        converted = self._convert(obs, rows)
-        if isinstance(buffer, dict):
-            for key, value in converted.items():
-                buffer[key][slots] = value
         else:
-            buffer[slots] = converted
+            buffer[slots] = self._convert(obs, rows)
 
     @staticmethod
     def copy(buffer: np.ndarray | dict[str, np.ndarray]) -> np.ndarray | dict[str, np.ndarray]:
@@ -354,19 +362,16 @@ class ObservationLayout:
 def _as_arrays(steps: Any, terminal: bool) -> DecisionSteps | TerminalSteps:
     """An equal batch whose fields are arrays (of a batch built from Python lists)."""
     obs = [np.asarray(o, dtype=np.float32) if type(o) is not np.ndarray else o for o in steps.obs]
-    common = {
-        "obs": obs,
-        "reward": np.asarray(steps.reward, dtype=np.float32),
-        "agent_id": np.asarray(steps.agent_id),
-        "group_id": np.asarray(steps.group_id),
-        "group_reward": np.asarray(steps.group_reward, dtype=np.float32),
-    }
+    reward = np.asarray(steps.reward, dtype=np.float32)
+    agent_id, group_id = np.asarray(steps.agent_id), np.asarray(steps.group_id)
+    group_reward = np.asarray(steps.group_reward, dtype=np.float32)
     if terminal:
-        return TerminalSteps(interrupted=np.asarray(steps.interrupted, dtype=bool), **common)
+        interrupted = np.asarray(steps.interrupted, dtype=bool)
+        return TerminalSteps(obs, reward, interrupted, agent_id, group_id, group_reward)
     masks = steps.action_mask
     if masks is not None:
         masks = [np.asarray(m, dtype=bool) for m in masks]
-    return DecisionSteps(action_mask=masks, **common)
+    return DecisionSteps(obs, reward, agent_id, masks, group_id, group_reward)
 
 
 def layouts_of(
