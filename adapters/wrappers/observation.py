@@ -28,7 +28,7 @@ from pettingzoo import ParallelEnv
 from typing_extensions import override
 
 from zooport.adapters.wrappers.base import ObservationMapper, ParallelWrapper, PartsDelivery
-from zooport.errors import ArgumentError
+from zooport.errors import ArgumentError, SpecError
 
 __all__ = [
     "Rescaler",
@@ -213,7 +213,8 @@ class VectorRescaleObservations(gym.vector.VectorWrapper):
     def reset(
         self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
-        observations, info = self.env.reset(seed=seed, options=options)
+        # VectorEnv.reset is typed int | None; Gymnasium's vector envs and zooport's take a list.
+        observations, info = self.env.reset(seed=seed, options=options)  # type: ignore[arg-type]
         return self.rescaler(observations), info
 
     @override
@@ -378,12 +379,26 @@ class CentralisedObservation(PartsDelivery, ParallelWrapper):
         return observations, rewards, terminations, truncations, infos
 
 
+def _flat_box(space: spaces.Space) -> spaces.Box:
+    """``space`` flattened: a Box (what a joint vector of the members' values needs).
+
+    Raises:
+        SpecError: the space flattens to no Box (a Sequence or Graph has no fixed size).
+    """
+    flat = spaces.flatten_space(space)
+    if not isinstance(flat, spaces.Box):
+        raise SpecError(
+            f"CentralisedObservation: expected spaces that flatten to a Box, got {space}"
+        )
+    return flat
+
+
 class _Layout:
     """Where each member's flattened value sits in the joint vector."""
 
     def __init__(self, parts: list[spaces.Space]) -> None:
         self.parts = parts
-        flat = [spaces.flatten_space(s) for s in parts]
+        flat = [_flat_box(s) for s in parts]
         sizes = [int(np.prod(f.shape)) for f in flat]
         self.stops = np.cumsum([0, *sizes])
         self.low = np.concatenate([f.low.reshape(-1) for f in flat] or [np.zeros(0)])
@@ -406,7 +421,7 @@ class _Layout:
                 continue
             if isinstance(value, dict) and "action_mask" in value:
                 value = {k: v for k, v in value.items() if k != "action_mask"}
-            joint[self.stops[i] : self.stops[i + 1]] = spaces.flatten(space, value)
+            joint[self.stops[i] : self.stops[i + 1]] = np.asarray(spaces.flatten(space, value))
         return joint
 
     def others(self, joint: np.ndarray, index: int | None) -> np.ndarray:

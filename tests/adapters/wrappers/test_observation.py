@@ -175,6 +175,13 @@ def test_centralised_bad_arguments():
     with pytest.raises(SpecError, match="already has keys \\['state'\\]; use delivery='info'"):
         CentralisedObservation(StateKey(mini()))
 
+    class SequenceObservations(ParallelWrapper):  # no fixed size: no joint vector
+        def observation_space(self, agent):
+            return spaces.Sequence(self.env.observation_space(agent))
+
+    with pytest.raises(SpecError, match="spaces that flatten to a Box, got Sequence"):
+        CentralisedObservation(SequenceObservations(mini()))
+
 
 @pytest.mark.parametrize("delivery", ["observation", "info"])
 @pytest.mark.parametrize("factory", [tag, mini, grid_world])
