@@ -24,7 +24,7 @@ import importlib.util
 import math
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,6 +107,7 @@ def _pettingzoo_route(venv: Any, mask_size: int) -> Any:
             super().__init__(venv)
             self._seed: int | None = None
             self._masks = np.ones((venv.num_envs, mask_size), dtype=np.int8)
+            self._vector = venv.venv  # the vector env under SuperSuit's SB3 wrapper
 
         def _take(self, infos: Sequence[Mapping[str, Any]]) -> None:
             for i, info in enumerate(infos):
@@ -119,14 +120,14 @@ def _pettingzoo_route(venv: Any, mask_size: int) -> Any:
             return [seed] * self.num_envs
 
         def reset(self) -> Any:
-            obs, infos = self.venv.venv.reset(seed=self._seed)
+            obs, infos = self._vector.reset(seed=self._seed)
             self.venv.reset_infos = infos
             self._seed = None
             self._take(infos)
             return obs
 
         def step_wait(self) -> Any:
-            obs, reward, terminated, truncated, infos = self.venv.venv.step_wait()
+            obs, reward, terminated, truncated, infos = self._vector.step_wait()
             terminated = np.asarray(terminated, dtype=bool)
             truncated = np.asarray(truncated, dtype=bool)
             for i in np.flatnonzero(truncated & ~terminated).tolist():
@@ -314,7 +315,7 @@ def train(
     if resume is not None and ppo_kwargs:
         raise UsageError("ppo_kwargs set up a new model; a resumed model keeps its own")
     require("stable_baselines3", "sb3", "train")
-    info = None if resume is None else read_model_info(resume, "--resume")
+    saved = None if resume is None else (resume, read_model_info(resume, "--resume"))
     from stable_baselines3 import PPO
     from stable_baselines3.common.callbacks import BaseCallback
 
@@ -359,16 +360,16 @@ def train(
 
     show_bar = progress and all(_importable(m) for m in ("tqdm", "rich"))
     try:
-        if info is None:
+        if saved is None:
             model = algorithm(policy, venv, seed=seed, verbose=0, **options)
         else:
-            model = load_model(resume, info, env=venv, option="--resume")
+            model = load_model(*saved, env=venv, option="--resume")
             model.set_random_seed(seed)
             algorithm = type(model)
         began = time.perf_counter()
         model.learn(
             total_timesteps=steps, callback=Recorder(), progress_bar=show_bar,
-            reset_num_timesteps=info is None,
+            reset_num_timesteps=saved is None,
         )  # fmt: skip
         seconds = time.perf_counter() - began
         mean = float(np.mean(episodes[-window:])) if episodes else float("nan")
@@ -392,11 +393,21 @@ def train(
 
 def _evaluate(model: Any, venv: Any, episodes: int, masked: bool) -> float:
     if masked:
-        from sb3_contrib.common.maskable.evaluation import evaluate_policy
+        from sb3_contrib.common.maskable.evaluation import evaluate_policy as evaluate_masked
+
+        evaluate: Callable[..., Any] = evaluate_masked
     else:
-        from stable_baselines3.common.evaluation import evaluate_policy
-    mean, _ = evaluate_policy(model, venv, n_eval_episodes=episodes, deterministic=True)
-    return float(mean)
+        from stable_baselines3.common.evaluation import evaluate_policy as evaluate
+    rewards, _ = evaluate(
+        model, venv, n_eval_episodes=episodes, deterministic=True, return_episode_rewards=True
+    )
+    return float(np.mean(rewards))
+
+
+def _frame(env: Any) -> np.ndarray:
+    frame = env.render()
+    assert frame is not None  # render_mode="rgb_array" always returns a frame
+    return frame
 
 
 def evaluate_parallel(
@@ -446,7 +457,7 @@ def evaluate_parallel(
             obs, infos = env.reset(seed=seed + episode)
             running = dict.fromkeys(env.agents, 0.0)
             if frames is not None:
-                frames.append(env.render())
+                frames.append(_frame(env))
             while env.agents:
                 agents = list(env.agents)
                 batch = stack_observations([obs[a] for a in agents])
@@ -458,7 +469,7 @@ def evaluate_parallel(
                     dict(zip(agents, actions, strict=True))
                 )
                 if frames is not None:
-                    frames.append(env.render())
+                    frames.append(_frame(env))
                 for agent, reward in rewards.items():
                     running[agent] = running.get(agent, 0.0) + float(reward)
                     if terminated[agent] or truncated[agent]:
