@@ -108,7 +108,7 @@ def note_core_failure(error: BaseException, where: str) -> None:
     if add_note is not None:
         add_note(note)
     else:  # Python 3.10: no add_note, the same attribute by hand
-        error.__notes__ = [*getattr(error, "__notes__", ()), note]  # type: ignore[attr-defined]
+        error.__notes__ = [*getattr(error, "__notes__", ()), note]  # type: ignore[attr-defined]  # 3.11+ in the stubs
 
 
 def step_until_any(

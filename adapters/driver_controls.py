@@ -169,12 +169,12 @@ class DriverControls(EngineMembers):
     @property
     def observation_spaces(self) -> dict[str, spaces.Space]:
         """``observation_space(agent)`` for every possible agent."""
-        return {a: self.observation_space(a) for a in self.possible_agents}  # type: ignore[attr-defined]
+        return {a: self.observation_space(a) for a in self.possible_agents}  # type: ignore[attr-defined]  # the front end's
 
     @property
     def action_spaces(self) -> dict[str, spaces.Space]:
         """``action_space(agent)`` for every possible agent."""
-        return {a: self.action_space(a) for a in self.possible_agents}  # type: ignore[attr-defined]
+        return {a: self.action_space(a) for a in self.possible_agents}  # type: ignore[attr-defined]  # the front end's
 
     # ------------------------------------------------------------------ episode controls
 

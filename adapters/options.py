@@ -275,11 +275,11 @@ def takes_options(
             lead = [values.pop(n) for n in leading]
             init(self, *lead, options(**values))
 
-        __init__.__signature__ = signature  # type: ignore[attr-defined]
-        cls.__init__ = __init__  # type: ignore[misc]
+        __init__.__signature__ = signature  # type: ignore[attr-defined]  # inspect reads it
+        cls.__init__ = __init__  # type: ignore[misc]  # the generated constructor
         if cls.__doc__ and OPTIONS_MARKER in cls.__doc__:
             cls.__doc__ = _document(cls.__doc__, options, defaults)
-        cls.options_class = options  # type: ignore[attr-defined]
+        cls.options_class = options  # type: ignore[attr-defined]  # set on the decorated class
         return cls
 
     return decorate

@@ -201,5 +201,5 @@ class MLAgentsConstructor:
     _driver: MultiAgentDriver
 
     def __init__(self, env: BaseEnvLike, seed: int | None = None, **options: Any) -> None:
-        super().__init__(env, **options)  # type: ignore[call-arg]
+        super().__init__(env, **options)  # type: ignore[call-arg]  # the front end's next base takes them
         seed_action_spaces(self._driver, seed)

@@ -333,7 +333,7 @@ def make_gym_env(
 # gym.make reads its entry point's metadata: with it, render_mode="rgb_array_list" (and
 # "human", where pygame is installed) are served by Gymnasium's RenderCollection and
 # HumanRendering wrappers over the rgb_array frames.
-make_gym_env.metadata = {"render_modes": ["rgb_array"], "render_fps": 30}  # type: ignore[attr-defined]
+make_gym_env.metadata = {"render_modes": ["rgb_array"], "render_fps": 30}  # type: ignore[attr-defined]  # read by gym.make
 
 
 def make_vector_env(

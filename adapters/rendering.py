@@ -111,7 +111,7 @@ class VectorHumanRendering(gym.vector.VectorWrapper):
         self.metadata = {**env.metadata, "render_modes": modes}
 
     @property
-    def render_mode(self) -> str:  # type: ignore[override]
+    def render_mode(self) -> str:  # type: ignore[override]  # read-only: always "human"
         """Always ``"human"``."""
         return "human"
 

@@ -160,7 +160,7 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
         return obs, out.reward, out.terminated, out.truncated, info
 
     @override
-    def render(self) -> np.ndarray | None:  # type: ignore[override]
+    def render(self) -> np.ndarray | None:  # type: ignore[override]  # one picture, not a tuple
         """The core's rgb_array picture of all its agents, or None without ``render_mode``."""
         self._check_open()
         if self.render_mode is None:

@@ -239,7 +239,7 @@ class LocalCore:
 
     def global_state(self) -> np.ndarray:
         try:
-            return np.asarray(self.core.global_state())  # type: ignore[attr-defined]
+            return np.asarray(self.core.global_state())  # type: ignore[attr-defined]  # beyond BaseEnvLike
         except Exception as exc:
             self.state = BROKEN
             raise CorePoolError(

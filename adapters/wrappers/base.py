@@ -235,7 +235,7 @@ class ParallelWrapper(RendersAndClosesInner, ParallelEnv[str, Any, Any]):
         """
         if self._np_random is None:
             self._reseed(None)
-        return self._np_random  # type: ignore[return-value]
+        return self._np_random  # type: ignore[return-value]  # _reseed set it
 
     def _reseed(self, seed: int | None) -> None:
         """Reseeds :attr:`np_random` when ``seed`` is given (or it was never made)."""
@@ -274,7 +274,7 @@ def _guarded(method: Callable[..., Any], call: str, owner: type) -> Callable[...
         finish(guard)
         return result
 
-    guarded._zooport_guarded = True  # type: ignore[attr-defined]
+    guarded._zooport_guarded = True  # type: ignore[attr-defined]  # a marker on the function
     return guarded
 
 

@@ -251,7 +251,7 @@ class MessageBus(PartsDelivery, CommunicationLayer):
         self.last_observations = observations
         inbox: dict[str, list[Message]] = {a: [] for a in observations}
         for message in messages:
-            box = inbox.get(message.recipient)  # type: ignore[arg-type]
+            box = inbox.get(message.recipient)  # type: ignore[arg-type]  # routed: a name, not None
             if box is not None:
                 box.append(message)
         self.last_delivered = inbox

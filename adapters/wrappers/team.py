@@ -258,7 +258,7 @@ class FoldAgents(ParallelWrapper):
         }
         self.folded_rewards = {a: r for a, r in result[1].items() if folded(a)}
         self._agents = [a for a in self.env.agents if not folded(a)]
-        return tuple(self._split(*result))  # type: ignore[return-value]
+        return tuple(self._split(*result))  # type: ignore[return-value]  # step()'s five dicts
 
 
 class _FoldOthers(FoldAgents):

@@ -120,7 +120,7 @@ class SharedVisibility(ObservationMapper):
         if isinstance(spec, EntitySlots):
             slots = spec
         elif isinstance(spec, Mapping):
-            slots = spec.get(agent, spec.get(self.teams(agent)))  # type: ignore[call-overload]
+            slots = spec.get(agent, spec.get(self.teams(agent)))  # type: ignore[call-overload]  # agent or team keys
         elif callable(spec):
             slots = spec(agent)
         else:

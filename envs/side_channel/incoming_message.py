@@ -133,7 +133,7 @@ class IncomingMessage:
             if default_value is None:
                 return []
             try:
-                return list(default_value)  # type: ignore[arg-type]
+                return list(default_value)  # type: ignore[arg-type]  # tried: a non-sequence is the error below
             except TypeError:
                 raise SideChannelTypeError(
                     "read_float32_list default_value: expected a sequence of floats or None, "
@@ -154,7 +154,7 @@ class IncomingMessage:
             The string read, or ``default_value``.
         """
         if self._exhausted(default_value):
-            return default_value  # type: ignore[return-value]
+            return default_value  # type: ignore[return-value]  # given: _exhausted raised otherwise
         start, length = self._length_prefixed("string", 1, "bytes")
         raw = self.buffer[self.offset : self.offset + length]
         try:

@@ -58,7 +58,7 @@ __all__ = ["main", "build_parser"]
 class _Parser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line on stderr and exit status 2."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> None:  # type: ignore[override]  # raises, never exits
         command = self.prog.partition(" ")[2]
         raise UsageError(f"{command}: {message}" if command else message)
 
