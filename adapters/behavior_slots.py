@@ -139,10 +139,10 @@ class BehaviorSlots(AgentSlots):
         # Older-API cores are wrapped to present the current one; others pass unchanged.
         # One without behaviours yet is stepped once (core_access.behavior_specs_of).
         core, specs = adopt_core_with_specs(core, adapter)
-        self.core = core
-        self.adapter = adapter
         name = behavior_name_of(specs, behavior_name, adapter)
         super().__init__(name, specs[name], layout)
+        self.core = core
+        self.adapter = adapter
         # A property that sums the branches; the per-step path reads it once per step.
         self.mask_size = self.action_layout.mask_size
         self.ids = np.zeros(0, dtype=np.int64)
