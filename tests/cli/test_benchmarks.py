@@ -161,3 +161,58 @@ def test_trivial_core_terminates_unless_told_not_to() -> None:
     # 1600 agent-steps at probability 0.01: 16 expected; P(none) = 0.99**1600 ~ 1e-7.
     assert ended[True] > 0
     assert ended[False] == 0
+
+
+def test_pool_report_arithmetic_ceiling_and_target_marks() -> None:
+    from zooport.cli.bench.harness import Measurement
+    from zooport.cli.bench.pool import report
+
+    def scaling(n: int, rates: dict[str, float]) -> list[Measurement]:
+        return [Measurement("scaling", n, route, rate) for route, rate in rates.items()]
+
+    results = scaling(64, {
+        "1proc": 1e5, "CorePool": 1.8e5, "CorePool (workers only)": 1.5e5, "vec(CorePool)": 1.6e5,
+        "AsyncVectorEnv": 8e3, "SubprocVecEnv": 4e3, "ML-Agents-style": 9.5e4,
+    }) + scaling(1024, {"1proc": 1e5, "CorePool": 1.9e5, "ML-Agents-style": 1.6e5})  # fmt: skip
+    results += [
+        Measurement("slow core", 64, "sync, one core 4x slower", 6e4),
+        Measurement("slow core", 64, "async, one core 4x slower", 1.2e5),
+        Measurement("overhead", 64, "Trivial", 64 / 20e-6),  # 20 us a step
+        Measurement("overhead", 64, "pool K=1 (in this process)", 64 / 23e-6),
+        Measurement("overhead", 64, "pool K=1 (in a worker)", 64 / 60e-6),
+    ]
+    text = report(results, 2)
+    lines = text.splitlines()
+    header = [cell.strip() for cell in lines[0].strip("|").split("|")]
+    rows = {
+        cells[0]: dict(zip(header, cells, strict=True))
+        for cells in ([c.strip() for c in line.strip("|").split("|")] for line in lines[2:4])
+    }
+    # 1.8e5 / 1e5 = 1.80 >= 1.7, efficiency 90%; 1.6e5 / 8e3 = 20 >= 20, / 4e3 = 40;
+    # 1.8e5 / 9.5e4 = 1.89 < 2; the ceiling 2 x 1e5 / 9.5e4 = 2.11.
+    assert [rows["64"][c] for c in ("pool/1proc", "efficiency", "vec/Async", "vec/Subproc",
+                                    "pool/ML-Agents", "ML-Agents ceiling")] == [
+        "1.80x (1.7 ✓)", "90%", "20x (20 ✓)", "40x (20 ✓)", "1.89x (2 ✗)", "2.11x"
+    ]  # fmt: skip
+    # N=1024: 1.9e5 / 1.6e5 = 1.19; ceiling 2 x 1e5 / 1.6e5 = 1.25; routes not measured: "-".
+    assert rows["1024"]["pool/ML-Agents"] == "1.19x (2 ✗)"
+    assert rows["1024"]["ML-Agents ceiling"] == "1.25x"
+    assert rows["1024"]["vec/Async"] == "-" and rows["1024"]["AsyncVectorEnv"] == "-"
+    # A step of one core: 64 / 1e5 s = 640 us; the pool's 128 / 1.8e5 s = 711 us, so 71 us
+    # added per further core; K=4: 4 x 640 / (640 + 3 x 71.1) = 3.0.
+    assert "N=64: a core's step takes 640 us and the pool adds 71 us per further core" in text
+    assert "K=4: 3.0x" in text
+    # The out-of-reach line only where the ceiling is below 2: 2048 / 1.6e5 s = 12800 us a step.
+    assert "N=64: the ML-Agents-style route" not in text
+    assert (
+        "N=1024: the ML-Agents-style route takes 12800 us a step and one core 10240 us: a pool "
+        "that added nothing to its cores' steps would be 1.25x as fast, so 2x is out of reach"
+    ) in text
+    assert "| 64 | 60k | 120k | 2.00x |" in text
+    assert (
+        "pool K=1 (in this process) costs 3.0 us per step" in text
+        and "(target <= 30 us: ✓)" in text
+    )
+    assert (
+        "pool K=1 (in a worker) costs 40.0 us per step" in text and "(target <= 30 us: ✗)" in text
+    )

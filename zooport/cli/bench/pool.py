@@ -14,7 +14,11 @@ processes), then:
   ``GymEnv``s (one process per agent, as a user of those has to); target >= 20;
 - ``pool/ML-Agents``: the pool against ML-Agents-style stepping: one process per core, actions
   and pickled DecisionSteps/TerminalSteps over a pipe per worker (what ``SubprocVecEnv`` and
-  ML-Agents' ``SubprocessEnvManager`` do); target >= 2 at K=2;
+  ML-Agents' ``SubprocessEnvManager`` do); target >= 2 at K=2. Its ceiling is printed
+  beside it: a pool that added nothing to its cores' steps would take one core's step (the
+  one-process route's step over K), so it can be at most K x (1proc rate) / (ML-Agents rate)
+  times as fast; where that is below 2 the target is out of reach in that run, whatever the
+  pool does;
 - async mode with one core 4x slower than the other: agent-steps/s of the agents that got a
   decision, async (``min_ready=1``) over sync;
 - what a pool of one core costs per step over the core alone, on the trivial core at N=64
@@ -67,7 +71,8 @@ def _mark(value: float | None, target: float) -> str:
 #: The scaling table's route columns, then its ratio columns.
 COLUMNS = ("1proc", "CorePool", "CorePool (workers only)", "vec(CorePool)", "AsyncVectorEnv",
            "SubprocVecEnv", "ML-Agents-style")  # fmt: skip
-RATIOS = ("pool/1proc", "efficiency", "vec/Async", "vec/Subproc", "pool/ML-Agents")
+RATIOS = ("pool/1proc", "efficiency", "vec/Async", "vec/Subproc", "pool/ML-Agents",
+          "ML-Agents ceiling")  # fmt: skip
 SLOW = ("sync, one core 4x slower", "async, one core 4x slower")
 OVERHEAD = ("pool K=1 (in this process)", "pool K=1 (in a worker)")
 
@@ -91,6 +96,9 @@ def report(results: list[Measurement], k: int) -> str:
             return top / bottom if top and bottom else None
 
         scaling = ratio("CorePool", "1proc")
+        # pool/ML-Agents of a pool that took one core's step (1proc's over K), adding nothing.
+        ceiling = ratio("1proc", "ML-Agents-style")
+        ceiling = None if ceiling is None else k * ceiling
         target = 1.7 if k == 2 else 0.85 * k
         lines.append(_row([
             str(n), *(_rate(rates[c]) for c in COLUMNS), _mark(scaling, target),
@@ -98,6 +106,7 @@ def report(results: list[Measurement], k: int) -> str:
             _mark(ratio("vec(CorePool)", "AsyncVectorEnv"), 20),
             _mark(ratio("vec(CorePool)", "SubprocVecEnv"), 20),
             _mark(ratio("CorePool", "ML-Agents-style"), 2),
+            "-" if ceiling is None else f"{ceiling:.2f}x",
         ]))  # fmt: skip
         one, pooled = rates["1proc"], rates["CorePool"]
         if one and pooled and k >= 2:
@@ -112,6 +121,13 @@ def report(results: list[Measurement], k: int) -> str:
                 f"{added * 1e6:.0f} us per further core; with a CPU per core, "
                 f"K * step / (step + (K - 1) * added) predicts {model}"
             )
+            if ceiling is not None and ceiling < 2:
+                notes.append(
+                    f"N={n}: the ML-Agents-style route takes {ceiling * step * 1e6:.0f} us a "
+                    f"step and one core {step * 1e6:.0f} us: a pool that added nothing to its "
+                    f"cores' steps would be {ceiling:.2f}x as fast, so 2x is out of reach in "
+                    "this run"
+                )
     slow = [m for m in results if m.env == "slow core"]
     if slow:
         lines += ["", _row(["N per core", *SLOW, "async/sync"]), "|---|---|---|---|"]
