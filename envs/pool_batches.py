@@ -151,14 +151,12 @@ def pool_ids(name: str, ids: Any, k: int, index: int, out: np.ndarray | None = N
     if k == 1 and ids.dtype == np.int32:  # a pool of one keeps int32 ids as they are
         out[...] = ids
         return out
-    # The range is checked on the core's ids, so the arithmetic below cannot overflow.
-    low, high = ids.min(), ids.max()
-    if low < -((index - _INT32_MIN) // k) or high > (_INT32_MAX - index) // k:
-        raise SpecError(
-            f"behavior {name!r}: the pool ids (core id * {k} + core index) of core {index}'s "
-            f"agents (ids {low}..{high}) go beyond int32; cores of a pool of {k} must keep "
-            f"their ids within +-{_INT32_MAX // k}"
-        )
+    # The range is checked on the core's ids, so the arithmetic below cannot overflow: at
+    # once when every id is in [0, high] (one pass; read as unsigned, a negative id is
+    # huge), else exactly.
+    high = (_INT32_MAX - index) // k
+    if not (ids.dtype.kind in "iu" and ids.view(f"u{ids.dtype.itemsize}").max() <= high):
+        _check_range(name, ids, k, index, -((index - _INT32_MIN) // k), high)
     if k == 1:
         out[...] = ids
     else:
@@ -166,6 +164,16 @@ def pool_ids(name: str, ids: Any, k: int, index: int, out: np.ndarray | None = N
     if index:
         out += index
     return out
+
+
+def _check_range(name: str, ids: np.ndarray, k: int, index: int, low: int, high: int) -> None:
+    smallest, largest = ids.min(), ids.max()
+    if smallest < low or largest > high:
+        raise SpecError(
+            f"behavior {name!r}: the pool ids (core id * {k} + core index) of core {index}'s "
+            f"agents (ids {smallest}..{largest}) go beyond int32; cores of a pool of {k} must keep "
+            f"their ids within +-{_INT32_MAX // k}"
+        )
 
 
 def _join_masks(spec: BehaviorSpec, parts: list[Part]) -> list[np.ndarray] | None:

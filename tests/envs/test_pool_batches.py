@@ -86,6 +86,10 @@ def test_pool_ids_are_core_id_times_k_plus_index_within_int32():
             pool_ids("B", np.array([0, beyond]), 2, 1)
     with pytest.raises(SpecError, match=r"core 0's agents \(ids 0\.\.2147483648\)"):
         pool_ids("B", np.array([0, 2**31]), 1, 0)
+    # Unsigned ids: within range as they are, beyond it an error (never wrapped).
+    assert pool_ids("B", np.array([3, 4], np.uint32), 2, 1).tolist() == [7, 9]
+    with pytest.raises(SpecError, match=r"core 1's agents \(ids 0\.\.2147483648\)"):
+        pool_ids("B", np.array([0, 2**31], np.uint32), 2, 1)
 
 
 def test_shapes_that_differ_are_errors():
