@@ -75,6 +75,8 @@ RATIOS = ("pool/1proc", "efficiency", "vec/Async", "vec/Subproc", "pool/ML-Agent
           "ML-Agents ceiling")  # fmt: skip
 SLOW = ("sync, one core 4x slower", "async, one core 4x slower")
 OVERHEAD = ("pool K=1 (in this process)", "pool K=1 (in a worker)")
+#: pool/ML-Agents the issue asks for (marked in the table, and said out of reach below it).
+ML_AGENTS_TARGET = 2
 
 
 def _row(line: list[str]) -> str:
@@ -97,15 +99,15 @@ def report(results: list[Measurement], k: int) -> str:
 
         scaling = ratio("CorePool", "1proc")
         # pool/ML-Agents of a pool that took one core's step (1proc's over K), adding nothing.
-        ceiling = ratio("1proc", "ML-Agents-style")
-        ceiling = None if ceiling is None else k * ceiling
+        pipes = ratio("1proc", "ML-Agents-style")
+        ceiling = None if pipes is None else k * pipes
         target = 1.7 if k == 2 else 0.85 * k
         lines.append(_row([
             str(n), *(_rate(rates[c]) for c in COLUMNS), _mark(scaling, target),
             "-" if scaling is None else f"{scaling / k:.0%}",
             _mark(ratio("vec(CorePool)", "AsyncVectorEnv"), 20),
             _mark(ratio("vec(CorePool)", "SubprocVecEnv"), 20),
-            _mark(ratio("CorePool", "ML-Agents-style"), 2),
+            _mark(ratio("CorePool", "ML-Agents-style"), ML_AGENTS_TARGET),
             "-" if ceiling is None else f"{ceiling:.2f}x",
         ]))  # fmt: skip
         one, pooled = rates["1proc"], rates["CorePool"]
@@ -121,12 +123,12 @@ def report(results: list[Measurement], k: int) -> str:
                 f"{added * 1e6:.0f} us per further core; with a CPU per core, "
                 f"K * step / (step + (K - 1) * added) predicts {model}"
             )
-            if ceiling is not None and ceiling < 2:
+            if ceiling is not None and ceiling < ML_AGENTS_TARGET:
                 notes.append(
                     f"N={n}: the ML-Agents-style route takes {ceiling * step * 1e6:.0f} us a "
                     f"step and one core {step * 1e6:.0f} us: a pool that added nothing to its "
-                    f"cores' steps would be {ceiling:.2f}x as fast, so 2x is out of reach in "
-                    "this run"
+                    f"cores' steps would be {ceiling:.2f}x as fast, so {ML_AGENTS_TARGET}x is out "
+                    "of reach in this run"
                 )
     slow = [m for m in results if m.env == "slow core"]
     if slow:
