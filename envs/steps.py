@@ -15,9 +15,39 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from zooport.envs.specs import AgentId, BehaviorSpec
-from zooport.errors import UnknownAgentError, look_up
+from zooport.errors import ObservationError, UnknownAgentError, look_up
 
-__all__ = ["DecisionStep", "DecisionSteps", "TerminalStep", "TerminalSteps"]
+__all__ = ["DecisionStep", "DecisionSteps", "TerminalStep", "TerminalSteps", "check_agent_ids"]
+
+
+def check_agent_ids(behavior: str, decision: Any, terminal: Any) -> None:
+    """Refuse a scene's steps whose agent ids are not integers or repeat within one batch.
+
+    A repeated id would merge two agents' rewards and a float id would be truncated into
+    another agent's; ML-Agents passes both through, zooport names them. Group ids of any
+    integer width are kept as given, so nothing is checked there.
+
+    >>> check_agent_ids("B", DecisionSteps([], [0, 0], [3, 3], None, [0, 0], [0, 0]), [])
+    Traceback (most recent call last):
+    ...
+    zooport.errors.ObservationError: behaviour 'B': agent ids repeat in DecisionSteps: [3]
+    """
+    for kind, steps in (("DecisionSteps", decision), ("TerminalSteps", terminal)):
+        ids = np.asarray(getattr(steps, "agent_id", steps))
+        if ids.size == 0:
+            continue
+        if ids.dtype.kind not in "iu":
+            raise ObservationError(
+                f"behaviour {behavior!r}: expected integer agent ids in {kind}, "
+                f"got dtype {ids.dtype} ({ids.ravel()[:8].tolist()})"
+            )
+        ordered = np.sort(ids, axis=None)
+        repeated = ordered[1:][ordered[1:] == ordered[:-1]]
+        if repeated.size:
+            raise ObservationError(
+                f"behaviour {behavior!r}: agent ids repeat in {kind}: "
+                f"{np.unique(repeated).tolist()}"
+            )
 
 
 class DecisionStep(NamedTuple):
