@@ -68,6 +68,26 @@ ENVS_SOURCE = textwrap.dedent(
             return [np.stack([self.t[slots], np.zeros(slots.size, np.float32)], 1)]
 
 
+    class TwoTeams(BatchedEnv):
+        """Two teams of two that take only the base's keywords (**kwargs, like the guide's)."""
+
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            spec = BehaviorSpec([OBS], ActionSpec.create_discrete((3,)))
+            for team in (0, 1):
+                self._add_behavior(f"T?team={team}", spec, 2)
+
+        def _reset_agents(self, behavior, slots):
+            pass
+
+        def _step(self, actions):
+            zero = StepResult(np.zeros(2, np.float32), np.zeros(2, bool))
+            return {name: zero for name in actions}
+
+        def _observe(self, behavior, slots):
+            return [np.zeros((slots.size, 2), np.float32)]
+
+
     class WrongDtype(Good):
         def _observe(self, behavior, slots):
             return [np.zeros((slots.size, 2), np.float64)]
@@ -246,6 +266,20 @@ def test_duplicate_agent_ids_are_reported(envs):
     # Two agents and no n_agents keyword: no single-agent checker applies.
     gym = next(r for r in report.results if r.checker == "gym")
     assert gym.status is SKIP and "(B: 2)" in gym.message
+
+
+def test_a_kwargs_factory_of_two_teams_skips_the_single_agent_checkers_saying_what_to_pass(envs):
+    # **kwargs may not take n_agents: BatchedEnv.__init__ refuses it. Not a failure.
+    report = run_checkers(envs.TwoTeams, name="TwoTeams", only=["base_env", "gym", "sb3"], **FAST)
+    assert report.passed, report.format()
+    assert statuses(report) == {"construct": PASS, "base_env": PASS, "gym": SKIP, "sb3": SKIP}
+    for result in report.results[2:]:
+        assert result.message == (
+            "not single-agent: no behaviour has exactly one agent (T?team=0: 2, T?team=1: 2) "
+            "and the factory does not take n_agents=1 (TypeError: BatchedEnv.__init__() got an "
+            "unexpected keyword argument 'n_agents'); to serve one behaviour with GymEnv, give "
+            "the factory keywords that leave it one agent (--kwargs JSON on the command line)"
+        )
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from zooport.checks.isolation import close_quietly
-from zooport.envs.capabilities import accepts_keyword, reset_core
+from zooport.checks.report import one_line
+from zooport.envs.capabilities import accepts_keyword, keyword_parameters, reset_core
 
 __all__ = ["SingleAgentPlan", "agent_counts", "single_agent_plan"]
 
@@ -76,14 +77,22 @@ def single_agent_plan(
     ones = [b for b, n in counts.items() if n == 1]
     if ones:
         return SingleAgentPlan({}, tuple(ones))
-    if accepts_keyword(factory, "n_agents"):
-        single = agent_counts(factory, seed, n_agents=1)
-        ones = [b for b, n in single.items() if n == 1]
-        if ones:
-            return SingleAgentPlan({"n_agents": 1}, tuple(ones))
     listing = ", ".join(f"{b}: {n}" for b, n in counts.items())
-    return SingleAgentPlan(
-        {},
-        (),
-        f"no behaviour has exactly one agent ({listing}) and the factory takes no n_agents",
-    )
+    takes = "the factory takes no n_agents"
+    if accepts_keyword(factory, "n_agents"):
+        try:
+            single = agent_counts(factory, seed, n_agents=1)
+        except TypeError as error:
+            if keyword_parameters(factory) is not None:
+                raise  # n_agents is a named parameter: its failure is real
+            # A **kwargs factory (a BatchedEnv subclass passing them on) may refuse it.
+            takes = (
+                f"the factory does not take n_agents=1 ({one_line(error)}); to serve one "
+                f"behaviour with GymEnv, give the factory keywords that leave it one agent "
+                f"(--kwargs JSON on the command line)"
+            )
+        else:
+            ones = [b for b, n in single.items() if n == 1]
+            if ones:
+                return SingleAgentPlan({"n_agents": 1}, tuple(ones))
+    return SingleAgentPlan({}, (), f"no behaviour has exactly one agent ({listing}) and {takes}")
