@@ -149,6 +149,10 @@ class BatchedEnv(BaseEnv):
     ) -> None:
         """Declares a behaviour with ``n_agents`` agents (``capacity`` slots for spawning).
 
+        Call it in ``__init__``. A team game declares one name per team with ML-Agents'
+        suffix, ``"Soccer?team=0"`` and ``"Soccer?team=1"``; ``group_id`` (one int, or one
+        per slot) groups agents for MA-POCA-style group rewards.
+
         ``decision_period`` k: an agent requests a decision every k steps (and right after
         its episode restarts), repeating its last action in between. With
         ``restart_finished=False`` an agent whose episode ends stays out until ``reset``.
@@ -207,22 +211,44 @@ class BatchedEnv(BaseEnv):
         return self._channels.engine_config
 
     def _reset_agents(self, behavior: BehaviorName, slots: np.ndarray) -> None:
-        raise NotImplementedError
+        """Starts a new episode for these slots of ``behavior`` (a hook you must define).
+
+        Called once per behaviour: at ``reset()`` for its first agents, and in a step for
+        the slots that restart or were spawned. State shared by behaviours (a ball) is reset
+        in one behaviour's call, or in ``_on_reset``.
+        """
+        raise self._missing_hook("_reset_agents(self, behavior, slots)")
 
     def _step(self, actions: dict[BehaviorName, ActionTuple]) -> dict[BehaviorName, StepResult]:
-        raise NotImplementedError
+        """Advances every slot one step (a hook you must define).
+
+        ``actions[behavior]`` has one row per slot (the last action of a slot that did not
+        decide). Returns ``{behavior: StepResult(reward, terminated[, group_reward])}``,
+        arrays over all slots, for every behaviour.
+        """
+        raise self._missing_hook("_step(self, actions)")
 
     def _observe(self, behavior: BehaviorName, slots: np.ndarray) -> list[np.ndarray]:
-        raise NotImplementedError
+        """The observations of these slots, one ``(len(slots), *shape)`` array per spec (a
+        hook you must define)."""
+        raise self._missing_hook("_observe(self, behavior, slots)")
 
     def _action_mask(self, behavior: BehaviorName, slots: np.ndarray) -> list[np.ndarray] | None:
+        """One ``(len(slots), branch_size)`` bool array per branch, True = NOT available
+        (ML-Agents' polarity); None (the default): every action is available."""
         return None
 
     def _on_reset(self) -> None:
         """Called at the start of every ``reset``, after reseeding; resets global state."""
 
     def _render(self) -> np.ndarray:
+        """An ``(H, W, 3)`` uint8 picture, what ``render()`` returns (optional)."""
         raise NotImplementedError(f"{type(self).__name__} does not implement rendering")
+
+    def _missing_hook(self, signature: str) -> NotImplementedError:
+        return NotImplementedError(
+            f"{type(self).__name__} must define {signature}, a hook of BatchedEnv"
+        )
 
     # ----------------------------------------------------------------- BaseEnv API
 

@@ -26,6 +26,13 @@ ROOT = Path(__file__).resolve().parents[2]
 SOURCES = {"zooport": "zooport", "envs": "zooport.envs", "adapters": "zooport.adapters"}
 #: Packages whose modules are programs, not API (the command-line guide documents them).
 PROGRAMS = ("zooport.cli", "zooport.demo")
+#: Modules whose private members include documented API: BatchedEnv's authoring hooks.
+MEMBER_FILTERS = {
+    "zooport.envs.batched_env": [
+        "!^_",
+        "^_(add_behavior|spawn|reset_agents|step|observe|action_mask|on_reset|render)$",
+    ],
+}
 #: The nav section the generated pages fill.
 SECTION = "API reference"
 #: Groups of the nav section, in order: a module goes to the longest prefix that matches.
@@ -92,6 +99,8 @@ def page_text(module: str, path: Path) -> str:
     options = []
     if path.name == "__init__.py":
         options.append("members: false")
+    if module in MEMBER_FILTERS:
+        options.append(f"filters: {MEMBER_FILTERS[module]}")
     lines = [f"::: {module}"]
     if options:
         lines += ["    options:", *(f"      {option}" for option in options)]

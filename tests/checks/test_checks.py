@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import re
 import signal
 import sys
 import textwrap
@@ -26,7 +27,7 @@ from zooport.envs.builtin.basic import Basic
 from zooport.envs.builtin.tag import Tag
 from zooport.envs.checker import CheckStatus
 
-from tests.support.paths import importable
+from tests.support.paths import REPO, importable
 
 PASS, FAIL, SKIP = CheckStatus.PASSED, CheckStatus.FAILED, CheckStatus.SKIPPED
 
@@ -280,6 +281,20 @@ def test_a_kwargs_factory_of_two_teams_skips_the_single_agent_checkers_saying_wh
             "unexpected keyword argument 'n_agents'); to serve one behaviour with GymEnv, give "
             "the factory keywords that leave it one agent (--kwargs JSON on the command line)"
         )
+
+
+def test_the_guides_two_team_core_passes_zooport_check(tmp_path, capsys):
+    from zooport.cli.app import main
+
+    guide = (REPO / "docs" / "guides" / "batched-env.md").read_text()
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", guide, re.S) if "class Pitch" in b]
+    (tmp_path / "my_env.py").write_text(block)
+    code = main(["--plain", "check", f"{tmp_path / 'my_env.py'}:Pitch", "--steps", "50",
+                 "--cycles", "20"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "PASSED (8 passed, 0 failed, 3 skipped)" in out.splitlines()[0]
+    assert "Pusher?team=0: 2, Pusher?team=1: 2" in out
 
 
 @pytest.mark.parametrize(

@@ -511,6 +511,46 @@ def test_missing_step_result_names_the_behavior():
         env.step()
 
 
+class Bare(BatchedEnv):
+    """One behaviour and no hooks; the test below adds all but one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._add_behavior("B", _spec(), 2)
+
+
+HOOKS = {
+    "_reset_agents": lambda self, behavior, slots: None,
+    "_observe": lambda self, behavior, slots: [np.zeros((slots.size, 2), np.float32)],
+    "_step": lambda self, actions: {},
+}
+
+
+@pytest.mark.parametrize(
+    "missing",
+    [
+        "_reset_agents(self, behavior, slots)",
+        "_observe(self, behavior, slots)",
+        "_step(self, actions)",
+    ],
+)
+def test_a_missing_hook_is_named_with_the_class(missing):
+    name = missing.partition("(")[0]
+    lacking = type("Lacking", (Bare,), {k: v for k, v in HOOKS.items() if k != name})
+    env = lacking()
+    with pytest.raises(NotImplementedError) as raised:
+        env.reset()
+        env.step()
+    assert str(raised.value) == f"Lacking must define {missing}, a hook of BatchedEnv"
+
+
+def test_the_authoring_hooks_have_docstrings():
+    for hook in ("_add_behavior", "_spawn", "_reset_agents", "_step", "_observe"):
+        doc = getattr(BatchedEnv, hook).__doc__
+        assert doc and len(doc.split()) >= 8, hook
+    assert "?team=" in BatchedEnv._add_behavior.__doc__
+
+
 # ---------------------------------------------------------------------------------------
 # Several behaviours: no behaviour sees another half-updated, whatever the declaration order.
 
