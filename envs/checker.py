@@ -1,64 +1,298 @@
-"""A conformance checker for any :class:`~zooport.envs.base_env.BaseEnv`.
-
-Classes:
-    CheckStatus: the outcome of one check (``pass``, ``fail``, ``skip``).
-    CheckResult: one check of one behaviour (or of the whole environment), with a reason.
-    CheckReport: every result of a run; prints as a table, ``raise_if_failed()``.
-    ConformanceError: raised when a check fails (a ``ZooportError`` and an ``AssertionError``).
-
-Functions:
-    check_base_env: resets and steps an environment with random (mask-respecting) actions and
-        checks every batch it returns against the behaviour's spec.
-
-The checker works by duck typing on any environment with ML-Agents' current API: a zooport
-:class:`~zooport.envs.batched_env.BatchedEnv`, a real ``mlagents_envs`` ``UnityEnvironment``
-or a user's own ``BaseEnv``. It resets and steps the environment it is given and leaves it
-open. The checks, in report order:
-
-- ``reset``, ``behavior_specs``, ``step``: these calls return without raising, and the
-  environment has at least one behaviour.
-- ``behavior_spec``: observation shapes are tuples of positive ints with one dimension
-  property per dimension; the action spec has a non-negative continuous size and positive
-  discrete branches.
-- ``steps_format``: each DecisionSteps/TerminalSteps has one float32 ``(n, *shape)`` array
-  per observation spec, float32 ``(n,)`` rewards and group rewards, int ``(n,)`` agent and
-  group ids, a bool ``(n,)`` ``interrupted``; rewards and observations are finite.
-- ``agent_ids``: ids are unique within a batch; an id in TerminalSteps was seen in an
-  earlier DecisionSteps (an id in both batches of one step is a restart and is allowed).
-- ``action_masks``: ``None`` or one ``(n, branch_size)`` bool array per branch, never with
-  every action of a branch masked.
-- ``empty_batches``: batches of zero agents have the shapes above with ``n = 0`` and
-  ``set_actions`` accepts an empty action.
-- ``random_actions``: uniform random actions that respect the masks are accepted by
-  ``set_actions`` and by ``set_action_for_agent`` (one agent at a time), on alternate steps.
-- ``determinism``: two runs with the same seed and the same actions give identical arrays.
+"""``check_base_env``: resets and steps any ML-Agents-style ``BaseEnv`` (a ``BatchedEnv``, a
+Unity build, a user's own) with random actions that respect its masks, checks every batch it
+returns against its spec and, where it can be reseeded, that two runs with one seed agree.
+The results and reports of both checkers live here: this one's and those of
+:func:`zooport.checks.run_checkers`, which runs it beside the upstream checkers.
 """
 
 from __future__ import annotations
 
+import contextlib
+import enum
+import os
+import re
+import traceback
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
 
 from zooport.envs.base_env import BaseEnv
 from zooport.envs.capabilities import is_seedable
-from zooport.envs.checker_report import (
-    CHECKS,
-    CheckReport,
-    CheckResult,
-    CheckStatus,
-    ConformanceError,
-)
-from zooport.envs.checker_run import CheckerRun, describe
-from zooport.errors import ArgumentError
+from zooport.envs.checker_run import BEHAVIOR_CHECKS, ENV_CHECKS, CheckerRun, describe
+from zooport.errors import ArgumentError, ZooportError
 
 __all__ = [
+    "CHECKERS",
     "CHECKS",
+    "EXPLAINED_WARNINGS",
+    "CheckerResult",
     "CheckStatus",
     "CheckResult",
     "CheckReport",
     "ConformanceError",
+    "SuiteReport",
     "check_base_env",
+    "explain_warning",
+    "one_line",
 ]
+
+_R = TypeVar("_R", "CheckResult", "CheckerResult")  # a result of either checker
+
+#: Every check, in report order.
+CHECKS: tuple[str, ...] = (*ENV_CHECKS, *BEHAVIOR_CHECKS, "determinism")
+
+
+class CheckStatus(str, enum.Enum):
+    """The outcome of one check."""
+
+    PASSED = "pass"
+    FAILED = "fail"
+    SKIPPED = "skip"
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One check, of one behaviour or (``behavior=None``) of the whole environment.
+
+    Attributes:
+        check: the check's name, one of :data:`CHECKS`.
+        behavior: the behaviour checked, or None for an environment-wide check.
+        status: pass, fail or skip.
+        message: why it failed or was skipped (expected vs actual), or a short note.
+    """
+
+    check: str
+    behavior: str | None
+    status: CheckStatus
+    message: str = ""
+
+    def __str__(self) -> str:
+        where = "" if self.behavior is None else f" [{self.behavior}]"
+        note = f": {self.message}" if self.message else ""
+        return f"{self.status.value.upper()} {self.check}{where}{note}"
+
+
+class _Report(Generic[_R]):
+    """What both reports share: ``results`` (each with a ``status``) and the table layout."""
+
+    results: list[_R]
+
+    @property
+    def passed(self) -> bool:
+        """True when nothing failed (skipped checks do not count)."""
+        return not self.failures
+
+    @property
+    def failures(self) -> list[_R]:
+        """The failed results."""
+        return [r for r in self.results if r.status is CheckStatus.FAILED]
+
+    def format(self) -> str:
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        return self.format()
+
+
+def _table(rows: list[tuple[str, ...]], gaps: tuple[str, ...]) -> list[str]:
+    """Rows as lines, each column but the last padded to its width and followed by its gap."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(gaps))]
+    return [
+        "".join(c.ljust(w) + g for c, w, g in zip(row, widths, gaps, strict=False))
+        .__add__(row[-1])
+        .rstrip()
+        for row in rows
+    ]
+
+
+@dataclass
+class CheckReport(_Report[CheckResult]):
+    """Every :class:`CheckResult` of one :func:`check_base_env` run.
+
+    Example:
+        >>> report = CheckReport("MyEnv", [CheckResult("reset", None, CheckStatus.PASSED)])
+        >>> report.passed, report.rows()
+        (True, [('reset', '-', 'pass', '')])
+    """
+
+    env_name: str
+    results: list[CheckResult] = field(default_factory=list)
+
+    def rows(self) -> list[tuple[str, str, str, str]]:
+        """``(check, behaviour or '-', status, message)`` per result, for a table."""
+        return [(r.check, r.behavior or "-", r.status.value, r.message) for r in self.results]
+
+    def format(self) -> str:
+        """The report as a plain-text table."""
+        rows = [("check", "behavior", "status", "message"), *self.rows()]
+        title = f"{self.env_name}: {'PASSED' if self.passed else 'FAILED'}"
+        return "\n".join([title, *_table(rows, ("  ", "  ", "  "))])
+
+    def raise_if_failed(self) -> None:
+        """Raises :class:`ConformanceError` listing every failed check, if any failed."""
+        failures = self.failures
+        if failures:
+            listing = "\n".join(f"  - {f.message}" for f in failures)
+            raise ConformanceError(
+                f"{self.env_name} failed {len(failures)} conformance check(s):\n{listing}",
+                report=self,
+            )
+
+
+class ConformanceError(ZooportError, AssertionError):
+    """An environment failed a conformance check; ``report`` holds every result."""
+
+    def __init__(self, message: str, report: CheckReport | None = None) -> None:
+        super().__init__(message)
+        self.report = report
+
+
+#: Every checker, by short name, in report order, with the label printed in reports.
+CHECKERS: dict[str, str] = {
+    "base_env": "zooport check_base_env",
+    "gym": "gymnasium check_env",
+    "sb3": "sb3 check_env",
+    "parallel_api": "pettingzoo parallel_api_test",
+    "aec_api": "pettingzoo api_test",
+    "seed": "pettingzoo seed_test",
+    "parallel_seed": "pettingzoo parallel_seed_test",
+    "max_cycles": "pettingzoo max_cycles_test",
+    "render": "pettingzoo render_test",
+    "state": "pettingzoo state_test",
+}
+
+_LABELS = {**CHECKERS, "construct": "construct (the factory)"}
+_MESSAGE_LIMIT = 300
+
+#: Warnings that ML-Agents' specs cause by design: (message regex, reason). They are
+#: reported with the reason and do not fail a checker under ``warnings_as_errors``.
+EXPLAINED_WARNINGS: tuple[tuple[str, str], ...] = (
+    (
+        r"(WARN: )?(A Box observation space|Agent's|Environment's) (minimum|maximum) "
+        r"(observation |state )?(space )?value is -?infinity",
+        "ML-Agents' ObservationSpec has no bounds, so vector observations are Box(-inf, inf)",
+    ),
+    (
+        r"(WARN: )?Not able to test alternative render modes due to the environment not "
+        r"having a spec",
+        "the adapter is checked directly, not through gym.make",
+    ),
+    (
+        r"Observation is not a NumPy array|Observation space for each agent probably should be",
+        "several observations, or an action mask, make a Dict observation by design",
+    ),
+    (
+        r"Action space for each agent probably should be|The action space is not based off a "
+        r"numpy array",
+        "hybrid actions are a Dict(continuous, discrete) by design",
+    ),
+)
+
+
+def explain_warning(message: str) -> str | None:
+    """Why a warning is expected (see :data:`EXPLAINED_WARNINGS`), or None.
+
+    Example:
+        >>> explain_warning("Agent's minimum observation space value is -infinity.")[:18]
+        "ML-Agents' Observa"
+    """
+    for pattern, reason in EXPLAINED_WARNINGS:
+        if re.match(pattern, message):
+            return reason
+    return None
+
+
+@dataclass(frozen=True)
+class CheckerResult:
+    """One checker's outcome.
+
+    Attributes:
+        checker: its short name, a key of :data:`CHECKERS`.
+        status: pass, fail or skip.
+        message: why it failed or was skipped, one line; empty when it passed.
+        target: what it checked when not the whole environment (a behaviour name).
+        warnings: the distinct warning messages it raised, in order.
+        seconds: how long it ran.
+        details: a longer account (``check_base_env``'s full table), or empty.
+    """
+
+    checker: str
+    status: CheckStatus
+    message: str = ""
+    target: str | None = None
+    warnings: tuple[str, ...] = ()
+    seconds: float = 0.0
+    details: str = ""
+
+    @property
+    def label(self) -> str:
+        """The checker's printed name, with its target in brackets."""
+        name = _LABELS.get(self.checker, self.checker)
+        return name if self.target is None else f"{name} [{self.target}]"
+
+
+@dataclass
+class SuiteReport(_Report[CheckerResult]):
+    """Every :class:`CheckerResult` of one :func:`~zooport.checks.run_checkers` run.
+
+    Example:
+        >>> ok = CheckerResult("state", CheckStatus.PASSED, warnings=("w",))
+        >>> print(SuiteReport("E", [ok]).format())
+        E: PASSED (1 passed, 0 failed, 0 skipped)
+        checker               status  warnings  message
+        pettingzoo state_test pass    1
+        warnings:
+          pettingzoo state_test: w
+    """
+
+    name: str
+    results: list[CheckerResult] = field(default_factory=list)
+
+    def rows(self) -> list[tuple[str, str, str, str]]:
+        """``(checker, status, number of warnings, message)`` per checker, for a table."""
+        return [(r.label, r.status.value, str(len(r.warnings)), r.message) for r in self.results]
+
+    def format(self, *, show_warnings: bool = True) -> str:
+        """The report as a plain-text table, then (``show_warnings``) each checker's warnings."""
+        counts = [sum(r.status is s for r in self.results) for s in CheckStatus]
+        title = (
+            f"{self.name}: {'PASSED' if self.passed else 'FAILED'} ({counts[0]} passed, "
+            f"{counts[1]} failed, {counts[2]} skipped)"
+        )
+        rows = [("checker", "status", "warnings", "message"), *self.rows()]
+        lines = [title, *_table(rows, (" ", "  ", "  "))]
+        return "\n".join(lines + self.warning_lines() if show_warnings else lines)
+
+    def warning_lines(self) -> list[str]:
+        """``"warnings:"`` then one line per checker and warning (with the expected ones'
+        reason); empty when no checker warned."""
+        lines = []
+        for result in self.results:
+            for message in result.warnings:
+                reason = explain_warning(message)
+                note = f" [expected: {reason}]" if reason else ""
+                lines.append(f"  {result.label}: {message}{note}")
+        return ["warnings:", *lines] if lines else []
+
+
+def one_line(error: BaseException) -> str:
+    """``"<Type>: <message>"`` on one line; a bare ``assert`` names its file, line and source.
+
+    Example:
+        >>> one_line(ValueError("expected 3,\\n got 4"))
+        'ValueError: expected 3, got 4'
+    """
+    message = " ".join(str(error).split())
+    if not message:
+        frames = traceback.extract_tb(error.__traceback__)
+        if frames:
+            last = frames[-1]
+            source = f": {last.line}" if last.line else ""
+            message = f"at {os.path.basename(last.filename)}:{last.lineno}{source}"
+    text = f"{type(error).__name__}: {message}" if message else type(error).__name__
+    if len(text) > _MESSAGE_LIMIT:
+        text = text[: _MESSAGE_LIMIT - 3] + "..."
+    return text
 
 
 def check_base_env(
@@ -70,11 +304,20 @@ def check_base_env(
     make_env: Callable[[], BaseEnv] | None = None,
     strict: bool = True,
 ) -> CheckReport:
-    """Checks that ``env`` follows the ``BaseEnv`` contract; see the module docstring.
+    """Checks that ``env`` follows the ``BaseEnv`` contract, returning one result per check.
 
-    The environment is reset (with ``seed`` when it declares ``seedable``, as
-    ``BatchedEnv`` does), then stepped ``steps`` times with random actions drawn from
-    ``numpy.random.default_rng(seed)``. It is left open.
+    The environment is reset (with ``seed`` when it declares ``seedable``, as ``BatchedEnv``
+    does), stepped ``steps`` times with random actions from ``numpy.random.default_rng(seed)``
+    and left open. The checks, in report order (:data:`CHECKS`): ``reset``,
+    ``behavior_specs`` and ``step`` return without raising, with at least one behaviour; then
+    per behaviour ``behavior_spec`` (positive int shapes, one dimension property per
+    dimension, a valid action spec), ``steps_format`` (float32 ``(n, *shape)`` observations,
+    float32 ``(n,)`` rewards and group rewards, int ids, bool ``interrupted``, all finite),
+    ``agent_ids`` (unique in a batch; a terminal id requested a decision before),
+    ``action_masks`` (None or one ``(n, branch_size)`` bool array per branch, never all
+    masked), ``empty_batches`` (zero-agent batches have those shapes and take an empty
+    action) and ``random_actions`` (accepted by ``set_actions`` and, on alternate steps,
+    ``set_action_for_agent``); last ``determinism``.
 
     Args:
         env: the environment to check.
@@ -87,31 +330,12 @@ def check_base_env(
             them (and closes them).
         strict: raise :class:`ConformanceError` when a check fails; otherwise just return.
 
-    Returns:
-        The report, one :class:`CheckResult` per check and behaviour.
-
     Raises:
         ConformanceError: ``strict`` and a check failed.
 
     Example:
-        >>> import numpy as np
-        >>> from zooport.envs.batched_env import BatchedEnv, StepResult
-        >>> from zooport.envs.base_env import ActionSpec, BehaviorSpec, ObservationSpec
-        >>> class Coin(BatchedEnv):
-        ...     def __init__(self, **kw):
-        ...         super().__init__(**kw)
-        ...         obs = ObservationSpec.vector(1, "coin")
-        ...         spec = BehaviorSpec([obs], ActionSpec.create_discrete((2,)))
-        ...         self._add_behavior("Coin", spec, 3)
-        ...         self.coin = np.zeros(3, np.float32)
-        ...     def _reset_agents(self, behavior, slots):
-        ...         self.coin[slots] = self.np_random.integers(0, 2, slots.size)
-        ...     def _step(self, actions):
-        ...         reward = (actions["Coin"].discrete[:, 0] == self.coin).astype(np.float32)
-        ...         return {"Coin": StepResult(reward, np.ones(3, bool))}
-        ...     def _observe(self, behavior, slots):
-        ...         return [self.coin[slots, None]]
-        >>> report = check_base_env(Coin(), steps=20)
+        >>> from zooport.envs.builtin.basic import Basic
+        >>> report = check_base_env(Basic(), steps=20)
         >>> report.passed, len(report.results)
         (True, 10)
     """
@@ -120,7 +344,7 @@ def check_base_env(
     report = CheckReport(type(env).__name__)
     run = CheckerRun(env, steps, seed)
     run.execute()
-    report.results.extend(run.results())
+    report.results += [CheckResult(c, b, CheckStatus(s), m) for c, b, s, m in run.results()]
     report.results.append(_check_determinism(env, run, steps, seed, check_determinism, make_env))
     if strict:
         report.raise_if_failed()
@@ -139,27 +363,22 @@ def _check_determinism(
     if not enabled:
         reason = "disabled" if requested is False else "env is not seedable and no make_env given"
         return CheckResult("determinism", None, CheckStatus.SKIPPED, reason)
-    if make_env is None:
-        if not first.completed:
-            return CheckResult(
-                "determinism", None, CheckStatus.SKIPPED, "the first run did not complete"
-            )
-        runs = [first]
-        envs: list[Any] = [env]
-    else:
-        envs = []
-        runs = []
+    if make_env is None and not first.completed:
+        return CheckResult(
+            "determinism", None, CheckStatus.SKIPPED, "the first run did not complete"
+        )
+    runs, made = ([first] if make_env is None else []), []
     try:
         while len(runs) < 2:
             if make_env is not None:
                 try:
-                    envs.append(make_env())
+                    made.append(make_env())
                 except Exception as error:
                     return CheckResult(
                         "determinism", None, CheckStatus.FAILED,
                         f"determinism: make_env() raised {describe(error)}",
                     )  # fmt: skip
-            run = CheckerRun(envs[-1], steps, seed)
+            run = CheckerRun(made[-1] if made else env, steps, seed)
             run.execute()
             if not run.completed:
                 failures = [*run.env_failures.values()]
@@ -170,12 +389,9 @@ def _check_determinism(
                 )  # fmt: skip
             runs.append(run)
     finally:
-        if make_env is not None:
-            for made in envs:
-                try:
-                    made.close()
-                except Exception:  # closing is best effort
-                    pass
+        for fresh in made:
+            with contextlib.suppress(Exception):  # closing is best effort
+                fresh.close()
     return _compare_traces(runs[0].trace, runs[1].trace, seed)
 
 

@@ -1,14 +1,5 @@
-"""One run of ``check_base_env``: a reset and N random steps, every batch validated.
-
-Classes:
-    CheckerRun: resets and steps an environment with random (mask-respecting) actions,
-        validates what it returns and fingerprints it for the determinism check.
-
-Functions:
-    describe: an exception as ``"<Type>: <message>"``.
-
-The checks themselves, their order and their report are described in
-:mod:`zooport.envs.checker`; this module only runs them.
+"""One run of :func:`~zooport.envs.checker.check_base_env`: a reset and N random steps, each
+batch validated against its behaviour's spec and fingerprinted for the determinism check.
 """
 
 from __future__ import annotations
@@ -20,9 +11,14 @@ import numpy as np
 
 from zooport.envs.actions import ActionTuple, random_actions
 from zooport.envs.capabilities import reset_core
-from zooport.envs.checker_report import BEHAVIOR_CHECKS, ENV_CHECKS, CheckResult, CheckStatus
 
-__all__ = ["CheckerRun", "describe"]
+__all__ = ["ENV_CHECKS", "BEHAVIOR_CHECKS", "CheckerRun", "describe"]
+
+ENV_CHECKS = ("reset", "behavior_specs", "step")
+BEHAVIOR_CHECKS = (
+    "behavior_spec", "steps_format", "agent_ids", "action_masks", "empty_batches",
+    "random_actions",
+)  # fmt: skip
 
 
 def describe(error: BaseException) -> str:
@@ -111,6 +107,29 @@ class _BehaviorState:
         self.count[check] = self.count.get(check, 0) + 1
         if check not in self.first:
             self.first[check] = f"{check}: behavior {self.name!r}, {detail}"
+
+
+def _check_field(
+    state: _BehaviorState,
+    check: str,
+    label: str,
+    array: Any,
+    shape: tuple,
+    dtype: Any,
+    note: str = "",
+) -> bool:
+    """Checks one array of a batch: shape, then dtype, then finite; False for a wrong shape."""
+    if not isinstance(array, np.ndarray) or array.shape != shape:
+        state.fail(check, f"{label}: expected shape {shape}{note}, got {_shape_of(array)}")
+        return False
+    if dtype is int:
+        if not np.issubdtype(array.dtype, np.integer):
+            state.fail(check, f"{label}: expected an int dtype, got {array.dtype}")
+    elif array.dtype != dtype:
+        state.fail(check, f"{label}: expected dtype {np.dtype(dtype)}, got {array.dtype}")
+    elif dtype is np.float32 and not np.all(np.isfinite(array)):
+        state.fail(check, f"{label}: expected finite values, got {array[~np.isfinite(array)][0]}")
+    return True
 
 
 class CheckerRun:
@@ -259,54 +278,27 @@ class CheckerRun:
             ok = False
         else:
             for i, (array, spec) in enumerate(zip(obs, state.spec.observation_specs, strict=True)):
-                expected = (n, *spec.shape)
-                if not isinstance(array, np.ndarray) or array.shape != expected:
-                    state.fail(
-                        check,
-                        f"{where}.obs[{i}]: expected shape {expected} (n_agents, *spec.shape), "
-                        f"got {_shape_of(array)}",
-                    )
-                    ok = False
-                elif array.dtype != np.float32:
-                    state.fail(
-                        check, f"{where}.obs[{i}]: expected dtype float32, got {array.dtype}"
-                    )
-                elif not np.all(np.isfinite(array)):
-                    state.fail(check, f"{where}.obs[{i}]: expected finite values, got NaN/inf")
-        floats = [("reward", steps.reward), ("group_reward", steps.group_reward)]
-        for field_name, array in floats:
-            if not isinstance(array, np.ndarray) or array.shape != (n,):
-                state.fail(
-                    check, f"{where}.{field_name}: expected shape ({n},), got {_shape_of(array)}"
+                shape, note = (n, *spec.shape), " (n_agents, *spec.shape)"
+                ok = (
+                    _check_field(state, check, f"{where}.obs[{i}]", array, shape, np.float32, note)
+                    and ok
                 )
-                ok = False
-            elif array.dtype != np.float32:
-                state.fail(
-                    check, f"{where}.{field_name}: expected dtype float32, got {array.dtype}"
-                )
-            elif not np.all(np.isfinite(array)):
-                bad = array[~np.isfinite(array)][0]
-                state.fail(check, f"{where}.{field_name}: expected finite values, got {bad}")
         group = steps.group_id
-        ints = (int, np.integer)
-        if isinstance(group, (list, tuple)) and all(isinstance(g, ints) for g in group):
+        if isinstance(group, (list, tuple)) and all(
+            isinstance(g, (int, np.integer)) for g in group
+        ):
             # mlagents_envs (0.28) itself hands group ids out as a list of ints: accepted.
             group = np.asarray(group, dtype=np.int64).reshape(len(group))
-        if not isinstance(group, np.ndarray) or group.shape != (n,):
-            state.fail(check, f"{where}.group_id: expected shape ({n},), got {_shape_of(group)}")
-            ok = False
-        elif not np.issubdtype(group.dtype, np.integer):
-            state.fail(check, f"{where}.group_id: expected an int dtype, got {group.dtype}")
+        fields = [
+            ("reward", steps.reward, np.float32),
+            ("group_reward", steps.group_reward, np.float32),
+        ]
+        fields.append(("group_id", group, int))
         if kind == "TerminalSteps":
-            flags = steps.interrupted
-            if not isinstance(flags, np.ndarray) or flags.shape != (n,):
-                state.fail(
-                    check, f"{where}.interrupted: expected shape ({n},), got {_shape_of(flags)}"
-                )
-                ok = False
-            elif flags.dtype != np.bool_:
-                state.fail(check, f"{where}.interrupted: expected dtype bool, got {flags.dtype}")
-        else:
+            fields.append(("interrupted", steps.interrupted, np.bool_))
+        for name, array, dtype in fields:
+            ok = _check_field(state, check, f"{where}.{name}", array, (n,), dtype) and ok
+        if kind == "DecisionSteps":
             ok = self._check_masks(state, where, steps.action_mask, ids) and ok
         return ok
 
@@ -421,51 +413,41 @@ class CheckerRun:
 
     # ------------------------------------------------------------------ results
 
-    def results(self) -> list[CheckResult]:
-        results: list[CheckResult] = []
+    def results(self) -> list[tuple[str, str | None, str, str]]:
+        """``(check, behaviour or None, "pass"/"fail"/"skip", message)`` per check."""
+        results: list[tuple[str, str | None, str, str]] = []
         stopped_at = None
         for check in ENV_CHECKS:
             if check in self.env_failures:
-                results.append(
-                    CheckResult(check, None, CheckStatus.FAILED, self.env_failures[check])
-                )
+                results.append((check, None, "fail", self.env_failures[check]))
                 stopped_at = check
             elif stopped_at is not None:
-                results.append(
-                    CheckResult(check, None, CheckStatus.SKIPPED, f"{stopped_at} failed")
-                )
+                results.append((check, None, "skip", f"{stopped_at} failed"))
             else:
-                results.append(CheckResult(check, None, CheckStatus.PASSED, self._note(check)))
+                note = {"behavior_specs": f"{len(self.behaviors)} behavior(s): "
+                        f"{list(self.behaviors)}", "step": f"{self.steps} step(s)"}  # fmt: skip
+                results.append((check, None, "pass", note.get(check, "")))
         for state in self.behaviors.values():
-            for check in BEHAVIOR_CHECKS:
-                results.append(self._behavior_result(state, check))
+            results += [
+                (check, state.name, *self._outcome(state, check)) for check in BEHAVIOR_CHECKS
+            ]
         return results
 
-    def _note(self, check: str) -> str:
-        if check == "behavior_specs":
-            return f"{len(self.behaviors)} behavior(s): {list(self.behaviors)}"
-        if check == "step":
-            return f"{self.steps} step(s)"
-        return ""
-
-    def _behavior_result(self, state: _BehaviorState, check: str) -> CheckResult:
+    def _outcome(self, state: _BehaviorState, check: str) -> tuple[str, str]:
         if check in state.first:
             more = state.count[check] - 1
-            message = state.first[check] + (f" (and {more} more)" if more else "")
-            return CheckResult(check, state.name, CheckStatus.FAILED, message)
+            return "fail", state.first[check] + (f" (and {more} more)" if more else "")
         if not state.usable and check != "behavior_spec":
-            return CheckResult(check, state.name, CheckStatus.SKIPPED, "behavior_spec failed")
-        if check == "action_masks":
-            if not state.branches:
-                return CheckResult(check, state.name, CheckStatus.SKIPPED, "no discrete branches")
-            if not state.masks_seen:
-                return CheckResult(check, state.name, CheckStatus.PASSED, "no masks provided")
+            return "skip", "behavior_spec failed"
+        if check == "action_masks" and not state.branches:
+            return "skip", "no discrete branches"
+        if check == "action_masks" and not state.masks_seen:
+            return "pass", "no masks provided"
         if check == "empty_batches" and not state.empty_seen:
-            return CheckResult(check, state.name, CheckStatus.SKIPPED, "no empty batch occurred")
+            return "skip", "no empty batch occurred"
         if check == "random_actions" and not state.actions_set:
-            reason = "no step taken" if not self.steps else "no batch could be acted on"
-            return CheckResult(check, state.name, CheckStatus.SKIPPED, reason)
-        return CheckResult(check, state.name, CheckStatus.PASSED)
+            return "skip", "no step taken" if not self.steps else "no batch could be acted on"
+        return "pass", ""
 
 
 def _shape_of(value: Any) -> str:

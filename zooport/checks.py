@@ -1,0 +1,495 @@
+"""``run_checkers``, what ``zooport check`` runs: zooport's ``check_base_env`` and every upstream
+checker that applies (Gymnasium's and SB3's ``check_env`` on ``GymEnv``, PettingZoo's API,
+seed, max-cycles, render and state tests) on environments made by one factory, each isolated
+in its own ``try``/``except``, warnings recorder and time limit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import io
+import re
+import signal
+import threading
+import time
+import types
+import warnings
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from zooport.envs.arguments import check_seed
+from zooport.envs.capabilities import accepts_keyword, keyword_parameters, reset_core
+from zooport.envs.checker import (
+    CHECKERS,
+    EXPLAINED_WARNINGS,
+    CheckerResult,
+    CheckStatus,
+    SuiteReport,
+    explain_warning,
+    one_line,
+)
+from zooport.envs.registry import BASE_ENV_MEMBERS
+from zooport.errors import ArgumentError
+
+__all__ = [
+    "CHECKERS",
+    "CheckerResult",
+    "CheckerTimeout",
+    "SuiteReport",
+    "SingleAgentPlan",
+    "run_checkers",
+    "single_agent_plan",
+    "one_line",
+    "accepts_keyword",
+    "agent_counts",
+    "explain_warning",
+    "EXPLAINED_WARNINGS",
+    "MAX_TIMEOUT",
+]
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def close_quietly(env: Any) -> None:
+    """Closes ``env`` (None is nothing to close), ignoring what closing raises."""
+    # A broken environment may also fail to close; that must not hide the real result.
+    with contextlib.suppress(Exception):
+        if env is not None:
+            env.close()
+
+
+class CheckerTimeout(BaseException):
+    """Raised inside a checker that ran out of time.
+
+    A ``BaseException``, like ``KeyboardInterrupt``: the ``except Exception`` of a checker or
+    an environment does not swallow it.
+    """
+
+
+#: The longest ``timeout`` (seconds): what ``signal.setitimer`` takes on every platform
+#: (a 32-bit ``time_t``), about 68 years. Beyond it, ask for no limit (None; ``--timeout 0``).
+MAX_TIMEOUT = 2**31 - 1
+
+
+def _time_limit_supported() -> bool:
+    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float | None):
+    """Raises :class:`CheckerTimeout` in the block after ``seconds`` (None: no limit).
+
+    The timer repeats every 0.1 s after it first fires, so a block that catches the first
+    timeout with a bare ``except`` is interrupted again. Without ``signal.setitimer`` (Windows)
+    or off the main thread the block runs without a limit.
+    """
+    if seconds is None or not _time_limit_supported():
+        yield
+        return
+
+    armed = [True]
+
+    def expire(signum: int, frame: Any) -> None:
+        if armed[0]:
+            raise CheckerTimeout
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds, 0.1)
+    try:
+        yield
+    finally:
+        # A timeout may land on any line of this cleanup; it is then simply redone (every
+        # step is idempotent), and once disarmed the handler raises no more.
+        while True:
+            try:
+                armed[0] = False
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, previous)
+                break
+            except CheckerTimeout:
+                continue
+
+
+class Runner:
+    """Runs checkers one by one, each in its own try/except and warnings recorder."""
+
+    def __init__(self, warnings_as_errors: bool, timeout: float | None = None) -> None:
+        self.results: list[CheckerResult] = []
+        self.warnings_as_errors = warnings_as_errors
+        self.timeout = timeout
+
+    def skip(self, checker: str, reason: str, target: str | None = None) -> None:
+        self.results.append(CheckerResult(checker, CheckStatus.SKIPPED, reason, target))
+
+    def run(
+        self,
+        checker: str,
+        check: Callable[[], str | None | tuple[str | None, str]],
+        target: str | None = None,
+    ) -> CheckerResult:
+        """Runs ``check``; it returns None (pass), or a failure reason, or raises (fail).
+
+        ``check`` may also return ``(outcome, details)``: the outcome as above, and details
+        the report keeps beside it.
+        """
+        status, message, details = CheckStatus.PASSED, "", ""
+        began = time.perf_counter()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                with _time_limit(self.timeout), contextlib.redirect_stdout(io.StringIO()):
+                    outcome = check()
+            except CheckerTimeout:
+                status = CheckStatus.FAILED
+                message = f"did not finish within the time limit of {self.timeout:g} s"
+            except Exception as exc:  # a checker crashing is that checker's failure
+                status, message = CheckStatus.FAILED, one_line(exc)
+            else:
+                if isinstance(outcome, tuple):
+                    outcome, details = outcome
+                if outcome:
+                    status, message = CheckStatus.FAILED, outcome
+        seen = dict.fromkeys(_ANSI.sub("", " ".join(str(w.message).split())) for w in caught)
+        warned = tuple(seen)
+        unexplained = [w for w in warned if explain_warning(w) is None]
+        if unexplained and self.warnings_as_errors and status is CheckStatus.PASSED:
+            status = CheckStatus.FAILED
+            message = f"{len(unexplained)} unexpected warning(s), first: {unexplained[0]}"
+        result = CheckerResult(
+            checker, status, message, target, warned, time.perf_counter() - began, details
+        )
+        self.results.append(result)
+        return result
+
+
+@dataclass(frozen=True)
+class SingleAgentPlan:
+    """How ``GymEnv`` can serve a factory's environment.
+
+    Attributes:
+        kwargs: extra factory keywords that make the served behaviours single-agent.
+        behaviors: the behaviours ``GymEnv`` can serve (one agent each), in spec order.
+        reason: why none can (empty when ``behaviors`` is not).
+    """
+
+    kwargs: Mapping[str, Any]
+    behaviors: tuple[str, ...]
+    reason: str = ""
+
+
+def agent_counts(factory: Callable[..., Any], seed: int = 0, **kwargs: Any) -> dict[str, int]:
+    """The number of agents with a decision after a reset, per behaviour."""
+    core = factory(**kwargs)
+    try:
+        reset_core(core, seed)
+        return {name: len(core.get_steps(name)[0]) for name in core.behavior_specs}
+    finally:
+        close_quietly(core)
+
+
+def single_agent_plan(
+    factory: Callable[..., Any],
+    *,
+    seed: int = 0,
+    preset: Mapping[str, Any] | None = None,
+) -> SingleAgentPlan:
+    """Which behaviours ``GymEnv`` can serve, and with which factory keywords.
+
+    A behaviour with one agent after a reset qualifies as it is; otherwise, when the factory
+    takes ``n_agents``, the behaviours with one agent under ``n_agents=1``.
+
+    Args:
+        factory: makes the environment; called (and the result closed) to count agents.
+        seed: the reset seed for counting.
+        preset: known single-agent keywords (e.g. a built-in's Gymnasium registration);
+            a ``behavior_name`` in it names the one behaviour to serve.
+    """
+    if preset is not None:
+        kwargs = {k: v for k, v in preset.items() if k != "behavior_name"}
+        counts = agent_counts(factory, seed, **kwargs)
+        named = preset.get("behavior_name")
+        ones = [b for b, n in counts.items() if n == 1 and (named is None or b == named)]
+        if ones:
+            return SingleAgentPlan(kwargs, tuple(ones))
+    counts = agent_counts(factory, seed)
+    ones = [b for b, n in counts.items() if n == 1]
+    if ones:
+        return SingleAgentPlan({}, tuple(ones))
+    listing = ", ".join(f"{b}: {n}" for b, n in counts.items())
+    takes = "the factory takes no n_agents"
+    if accepts_keyword(factory, "n_agents"):
+        try:
+            single = agent_counts(factory, seed, n_agents=1)
+        except TypeError as error:
+            if keyword_parameters(factory) is not None:
+                raise  # n_agents is a named parameter: its failure is real
+            # A **kwargs factory (a BatchedEnv subclass passing them on) may refuse it.
+            takes = (
+                f"the factory does not take n_agents=1 ({one_line(error)}); to serve one "
+                f"behaviour with GymEnv, give the factory keywords that leave it one agent "
+                f"(--kwargs JSON on the command line)"
+            )
+        else:
+            ones = [b for b, n in single.items() if n == 1]
+            if ones:
+                return SingleAgentPlan({"n_agents": 1}, tuple(ones))
+    return SingleAgentPlan({}, (), f"no behaviour has exactly one agent ({listing}) and {takes}")
+
+
+def run_checkers(
+    factory: Callable[..., Any],
+    *,
+    name: str = "environment",
+    only: Collection[str] | None = None,
+    seed: int = 0,
+    steps: int = 200,
+    cycles: int = 100,
+    single_agent: Mapping[str, Any] | None = None,
+    warnings_as_errors: bool = False,
+    timeout: float | None = None,
+) -> SuiteReport:
+    """Runs every applicable checker on environments made by ``factory``.
+
+    ``factory(**kwargs)`` must return a fresh ``BaseEnv`` on every call (the checkers each
+    make their own, some several). Nothing it raises escapes: a factory that fails is the
+    ``construct`` failure and every checker is skipped; a checker that crashes, or runs out
+    of time, fails with its message. What a checker prints is swallowed.
+
+    Args:
+        factory: makes an environment; keyword arguments are only passed to make it
+            single-agent (``n_agents=1`` or the ``single_agent`` keywords).
+        name: the environment's name in the report.
+        only: the short names (keys of :data:`CHECKERS`) to run; None runs all.
+        seed: seeds resets and sampled actions.
+        steps: the number of steps of ``check_base_env``.
+        cycles: ``num_cycles`` of PettingZoo's api and seed tests.
+        single_agent: factory keywords that make a behaviour single-agent (plus an optional
+            ``behavior_name``), e.g. a built-in's Gymnasium registration; None finds out.
+        warnings_as_errors: a checker that raises a warning not in
+            :data:`EXPLAINED_WARNINGS` fails.
+        timeout: seconds after which a checker (and the factory's first call) is
+            interrupted and fails; None waits as long as it takes. The limit is a
+            ``SIGALRM`` timer: on POSIX, from the main thread; elsewhere there is none.
+
+    Raises:
+        ArgumentError: ``only`` names an unknown checker, ``timeout`` is not in
+            (0, :data:`MAX_TIMEOUT`], or ``seed`` is not an int >= 0.
+
+    Example:
+        >>> from zooport.envs.builtin.basic import Basic
+        >>> report = run_checkers(Basic, name="Basic", only=["base_env", "state"], steps=20,
+        ...                       cycles=5)
+        >>> [(r.checker, r.status.value) for r in report.results]
+        [('construct', 'pass'), ('base_env', 'pass'), ('state', 'pass')]
+    """
+    selected = list(CHECKERS) if only is None else list(only)
+    unknown = [c for c in selected if c not in CHECKERS]
+    if unknown:
+        raise ArgumentError(f"Expected checker names among {list(CHECKERS)}, actually: {unknown}")
+    if timeout is not None and not 0 < timeout <= MAX_TIMEOUT:
+        raise ArgumentError(
+            f"Expected timeout to be None or seconds > 0 and <= {MAX_TIMEOUT}, actually: "
+            f"{timeout!r}"
+        )
+    seed = check_seed(seed, "run_checkers")
+    wanted = [c for c in CHECKERS if c in selected]
+    runner = Runner(warnings_as_errors, timeout)
+    report = SuiteReport(name, runner.results)
+
+    def construct() -> str | None:
+        core = factory()
+        try:
+            missing = [m for m in BASE_ENV_MEMBERS if not hasattr(core, m)]
+            if not missing:
+                return None
+            return (
+                f"expected the factory to return a BaseEnv, got an object of type "
+                f"{type(core).__name__} without {missing}"
+            )
+        finally:
+            close_quietly(core)
+
+    if runner.run("construct", construct).status is CheckStatus.FAILED:
+        for checker in wanted:
+            runner.skip(checker, "the factory did not make an environment (see construct)")
+        return report
+    for checker in wanted:
+        if checker == "base_env":
+            runner.run(checker, functools.partial(_check_base_env, factory, seed, steps))
+        elif checker == "gym" or (checker == "sb3" and "gym" not in wanted):
+            # One probe of the agent counts serves both single-agent checkers.
+            _run_single_agent(runner, factory, seed, single_agent, wanted)
+        elif checker != "sb3":
+            _run_pettingzoo(runner, checker, factory, seed, cycles)
+    return report
+
+
+def _check_base_env(factory: Callable[..., Any], seed: int, steps: int) -> tuple[str | None, str]:
+    from zooport.envs.checker import check_base_env
+
+    core = factory()
+    try:
+        report = check_base_env(core, steps=steps, seed=seed, make_env=factory, strict=False)
+    finally:
+        close_quietly(core)
+    failures = report.failures
+    if not failures:
+        return None, report.format()
+    more = f" (+{len(failures) - 1} more failed checks)" if len(failures) > 1 else ""
+    return " ".join(f"{failures[0].message}{more}".split()), report.format()
+
+
+def _run_single_agent(
+    runner: Runner,
+    factory: Callable[..., Any],
+    seed: int,
+    preset: Mapping[str, Any] | None,
+    wanted: Sequence[str],
+) -> None:
+    kinds = [c for c in ("gym", "sb3") if c in wanted]
+    if "sb3" in kinds:
+        try:
+            from stable_baselines3.common.env_checker import check_env as sb3_check
+        except ImportError:
+            runner.skip("sb3", "stable-baselines3 is not installed (pip install zooport[sb3])")
+            kinds.remove("sb3")
+    if not kinds:
+        return
+    plans: list[SingleAgentPlan] = []
+    probe = runner.run(
+        "single_agent_probe",
+        lambda: plans.append(single_agent_plan(factory, seed=seed, preset=preset)),
+    )
+    runner.results.remove(probe)  # only reported when it fails
+    for kind in kinds:
+        if probe.status is CheckStatus.FAILED:
+            message = f"counting agents failed: {probe.message}"
+            runner.results.append(
+                CheckerResult(kind, probe.status, message, warnings=probe.warnings)
+            )
+            continue
+        plan = plans[0]
+        if not plan.behaviors:
+            runner.skip(kind, f"not single-agent: {plan.reason}")
+        options = ", ".join(f"{k}={v!r}" for k, v in plan.kwargs.items())
+        for behavior in plan.behaviors:
+            check = _gym_check if kind == "gym" else functools.partial(_sb3_check, sb3_check)
+            runner.run(
+                kind,
+                functools.partial(check, factory, dict(plan.kwargs), behavior, seed),
+                target=f"{behavior}, {options}" if options else behavior,
+            )
+
+
+def _gym_env(factory: Callable[..., Any], kwargs: dict, behavior: str, render: bool) -> Any:
+    from zooport.adapters.gym_env import GymEnv
+
+    render_mode = None
+    while True:
+        core = factory(**kwargs)
+        try:
+            env = GymEnv(core, behavior, render_mode=render_mode)
+        except BaseException:
+            close_quietly(core)
+            raise
+        if render_mode or not render or "rgb_array" not in env.metadata.get("render_modes", []):
+            return env
+        env.close()  # made again, rendering
+        render_mode = "rgb_array"
+
+
+def _gym_check(factory: Callable[..., Any], kwargs: dict, behavior: str, seed: int) -> None:
+    from gymnasium.utils.env_checker import check_env
+
+    env = _gym_env(factory, kwargs, behavior, render=True)
+    try:
+        env.action_space.seed(seed)
+        check_env(env, skip_render_check=env.render_mode is None)
+    finally:
+        close_quietly(env)
+
+
+def _sb3_check(sb3_check: Callable[..., Any], factory: Callable[..., Any], kwargs: dict,
+               behavior: str, seed: int) -> None:  # fmt: skip
+    env = _gym_env(factory, kwargs, behavior, render=False)
+    try:
+        env.action_space.seed(seed)
+        sb3_check(env, warn=True)
+    finally:
+        close_quietly(env)
+
+
+def _run_pettingzoo(
+    runner: Runner, checker: str, factory: Callable[..., Any], seed: int, cycles: int
+) -> None:
+    from pettingzoo import test as pz
+
+    from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
+    from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+
+    def make(kind: type, render_mode: str | None = None, **options: Any) -> Any:
+        core = factory()
+        try:
+            env = kind(core, render_mode=render_mode, **options)
+            spaces = {id(s): s for s in map(env.action_space, env.possible_agents)}
+            for space in spaces.values():  # one per behaviour: seeded once, so samples repeat
+                space.seed(seed)
+        except BaseException:
+            close_quietly(core)
+            raise
+        return env
+
+    aec = functools.partial(make, PettingZooAECEnv)
+    parallel = functools.partial(make, PettingZooParallelEnv)
+
+    def closing(test: Callable[..., Any], *makers: Callable[[], Any], **kw: Any) -> Any:
+        def run() -> None:
+            envs: list[Any] = []
+            try:
+                envs += [make() for make in makers]
+                test(*envs, **kw)
+            finally:
+                for env in envs:
+                    close_quietly(env)
+
+        return run
+
+    # PettingZoo < 1.24.2 (pyproject allows 1.24.0) has no num_cycles in parallel_seed_test;
+    # it then runs its own fixed number of cycles.
+    takes_cycles = "num_cycles" in inspect.signature(pz.parallel_seed_test).parameters
+    tests = {
+        "parallel_api": closing(pz.parallel_api_test, parallel, num_cycles=cycles),
+        "aec_api": closing(pz.api_test, aec, num_cycles=cycles),
+        "seed": lambda: pz.seed_test(aec, num_cycles=cycles),
+        "parallel_seed": lambda: pz.parallel_seed_test(
+            parallel, **({"num_cycles": cycles} if takes_cycles else {})
+        ),
+        "max_cycles": lambda: pz.max_cycles_test(
+            types.SimpleNamespace(env=aec, parallel_env=parallel)
+        ),
+        "state": closing(pz.state_test, aec, parallel),
+    }
+    if checker != "render":
+        runner.run(checker, tests[checker])
+        return
+    modes: list[Any] = []
+    probe = runner.run(
+        checker, closing(lambda env: modes.append(env.metadata.get("render_modes")), parallel)
+    )
+    if probe.status is CheckStatus.FAILED:
+        return
+    runner.results.remove(probe)
+    if "rgb_array" not in (modes[0] or []):
+        runner.skip(checker, "the environment does not render rgb_array pictures")
+        return
+
+    def env_fn(render_mode: str | None = None) -> Any:
+        # render_test builds a "human" env only to read metadata["render_modes"]; the
+        # adapters render rgb_array only and reject "human" at construction.
+        return aec(render_mode=None if render_mode == "human" else render_mode)
+
+    runner.run(checker, lambda: pz.render_test(env_fn))
