@@ -12,7 +12,7 @@ import enum
 import os
 import re
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -94,7 +94,7 @@ class _Report(Generic[_R]):
         return self.format()
 
 
-def _table(rows: list[tuple[str, ...]], gaps: tuple[str, ...]) -> list[str]:
+def _table(rows: Sequence[tuple[str, ...]], gaps: tuple[str, ...]) -> list[str]:
     """Rows as lines, each column but the last padded to its width and followed by its gap."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(gaps))]
     return [

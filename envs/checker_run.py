@@ -289,11 +289,11 @@ class CheckerRun:
         ):
             # mlagents_envs (0.28) itself hands group ids out as a list of ints: accepted.
             group = np.asarray(group, dtype=np.int64).reshape(len(group))
-        fields = [
+        fields: list[tuple[str, Any, Any]] = [
             ("reward", steps.reward, np.float32),
             ("group_reward", steps.group_reward, np.float32),
+            ("group_id", group, int),
         ]
-        fields.append(("group_id", group, int))
         if kind == "TerminalSteps":
             fields.append(("interrupted", steps.interrupted, np.bool_))
         for name, array, dtype in fields:

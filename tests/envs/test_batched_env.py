@@ -7,6 +7,8 @@ steps, so every reward, observation and restart below is computed by hand.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -25,6 +27,7 @@ from zooport.envs.base_env import (
 )
 from zooport.envs.batched_env import BatchedEnv, StepResult
 
+from tests.support.paths import REPO, load_script
 from tests.support.specs import obs_spec
 
 NAME = "Echo"
@@ -549,6 +552,22 @@ def test_the_authoring_hooks_have_docstrings():
         doc = getattr(BatchedEnv, hook).__doc__
         assert doc and len(doc.split()) >= 8, hook
     assert "?team=" in BatchedEnv._add_behavior.__doc__
+
+
+def test_the_api_reference_page_shows_the_authoring_hooks():
+    pytest.importorskip("mkdocs")
+    reference = load_script(REPO / "docs" / "_hooks" / "reference.py", "zooport_docs_reference")
+    page = reference.page_text("zooport.envs.batched_env", REPO / "envs" / "batched_env.py")
+    filters = reference.MEMBER_FILTERS["zooport.envs.batched_env"]
+    assert f"filters: {filters}" in page
+
+    def shown(name: str) -> bool:  # mkdocstrings' rule: the last filter that matches decides
+        verdicts = [not f.startswith("!") for f in filters if re.search(f.lstrip("!"), name)]
+        return verdicts[-1] if verdicts else True
+
+    for hook in ("_add_behavior", "_spawn", "_reset_agents", "_step", "_observe", "_on_reset"):
+        assert shown(hook), hook
+    assert not shown("_step_unguarded") and not shown("_publish")
 
 
 # ---------------------------------------------------------------------------------------
