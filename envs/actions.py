@@ -1,16 +1,6 @@
-"""Actions: the batch a policy sends and the layout a behaviour declares.
-
-Classes:
-    ActionTuple: a batch of continuous and discrete actions.
-    ActionSpec: the action layout of a behaviour (continuous size, discrete branches).
-
-Functions:
-    random_actions: uniform random actions of any action spec that never pick an action
-        the mask forbids.
-
-Part of the ``BaseEnv`` API: import these from :mod:`zooport.envs.base_env`, which holds
-every name of ML-Agents' ``mlagents_envs.base_env``. Every check here runs before any cast,
-so no value can wrap or truncate into a valid action.
+"""Actions: the batch a policy sends and the layout a behaviour declares (import them from
+:mod:`zooport.envs.base_env`). Every check runs before any cast, so no value can wrap or
+truncate into a valid action.
 """
 
 from __future__ import annotations
@@ -126,11 +116,7 @@ class ActionTuple:
 
     @classmethod
     def _trusted(cls, continuous: np.ndarray, discrete: np.ndarray) -> ActionTuple:
-        """Wraps arrays known to be (n, c) float32 and (n, d) int32, without checks.
-
-        For a core's own action buffers, which it hands to its simulation every step: the
-        checks of ``__init__`` would cost more than the rest of the wrapping.
-        """
+        """Wraps (n, c) float32 and (n, d) int32 arrays a core owns, without any check."""
         action = cls.__new__(cls)
         action._continuous = continuous
         action._discrete = discrete
@@ -188,11 +174,7 @@ class ActionTuple:
 
 
 class ActionSpec(NamedTuple):
-    """The action layout of a behaviour.
-
-    Attributes:
-        continuous_size: number of continuous actions, each in [-1, 1] by convention.
-        discrete_branches: the number of choices in each discrete branch.
+    """The action layout of a behaviour: continuous actions (in [-1, 1]) and discrete branches.
 
     Example:
         >>> spec = ActionSpec.create_hybrid(2, (3, 2))
@@ -253,11 +235,7 @@ class ActionSpec(NamedTuple):
     def _validate_action(
         self, actions: ActionTuple, n_agents: int | None, name: str
     ) -> ActionTuple:
-        """Checks a batch against this spec; raises :class:`ActionError` naming ``name``.
-
-        Shapes, finiteness of continuous values and the range of every discrete branch are
-        checked. ``n_agents=None`` accepts any batch size.
-        """
+        """Checks shapes, finiteness and branch ranges; ``n_agents=None`` takes any batch size."""
         if not isinstance(actions, ActionTuple):
             raise ActionError(
                 f"behavior {name!r}: expected an ActionTuple, got {type(actions).__name__}"
@@ -294,10 +272,10 @@ class ActionSpec(NamedTuple):
                 f"behavior {name!r}: continuous actions must be finite, got "
                 f"{continuous[tuple(bad)]} at row {bad[0]}, column {bad[1]}"
             )
-        # A spec built by hand may hold its branches in a list; the caches need a tuple.
+        # A spec built by hand may hold its branches in a list; the cache needs a tuple.
         branch_sizes = tuple(self.discrete_branches)
         if discrete_size and discrete.size and _out_of_range(discrete, branch_sizes):
-            branches = _branch_array(branch_sizes)
+            branches = np.asarray(branch_sizes)
             row, col = np.argwhere((discrete < 0) | (discrete >= branches))[0]
             raise ActionError(
                 f"behavior {name!r}: discrete branch {col} takes values in "
@@ -329,30 +307,15 @@ class ActionSpec(NamedTuple):
         )
 
 
-_BRANCH_ARRAYS: dict[tuple[int, ...], np.ndarray] = {}
 _BRANCH_TOPS: dict[tuple[int, ...], np.uint32 | np.ndarray] = {}
 
 
-def _branch_array(branches: tuple[int, ...]) -> np.ndarray:
-    """The branch sizes as an array, built once per distinct spec (validation is hot)."""
-    array = _BRANCH_ARRAYS.get(branches)
-    if array is None:
-        array = _BRANCH_ARRAYS[branches] = np.asarray(branches)
-        array.setflags(write=False)
-    return array
-
-
 def _out_of_range(discrete: np.ndarray, branches: tuple[int, ...]) -> bool:
-    """True if a value of the (n, len(branches)) int32 ``discrete`` is outside its branch.
-
-    Viewed as uint32, a negative int32 is >= 2**31, above every branch's largest value
-    (clipped to 2**31 - 1, the largest int32), so one comparison checks both bounds. When
-    every branch has the same size the bound is a scalar: broadcasting a (d,) bound over
-    the rows costs several microseconds at large n.
-    """
+    """True if a value of the (n, len(branches)) ``discrete`` is outside its branch."""
+    # Viewed as uint32, a negative int32 is >= 2**31, above every branch's top, so one
+    # comparison checks both bounds; a scalar top (equal branches) avoids a broadcast.
     if discrete.dtype is not _INT32:
-        bounds = _branch_array(branches)
-        return bool(discrete.min() < 0 or (discrete.max(axis=0) >= bounds).any())
+        return bool(discrete.min() < 0 or (discrete.max(axis=0) >= np.asarray(branches)).any())
     tops = _BRANCH_TOPS.get(branches)
     if tops is None:
         clipped = [min(size - 1, _INT32_MAX) for size in branches]
@@ -387,19 +350,8 @@ def random_actions(
     rng: np.random.Generator,
     action_mask: Any = None,
 ) -> ActionTuple:
-    """Uniform random actions for ``n_agents`` agents that never pick a masked action.
-
-    Continuous actions are uniform in [-1, 1]; each discrete branch picks uniformly among
-    the actions its mask allows. A row whose every action is masked (a broken environment,
-    which ``check_base_env`` reports) gets action 0.
-
-    Args:
-        action_spec: any spec with ``continuous_size`` and ``discrete_branches`` (zooport's
-            or ML-Agents' own).
-        n_agents: the number of rows.
-        rng: the random generator.
-        action_mask: ML-Agents' masks (one ``(n_agents, branch_size)`` bool array per
-            branch, True = NOT available), or None.
+    """Uniform random actions of any action spec that never pick an action ML-Agents' mask
+    (one bool array per branch, True = NOT available) forbids; a fully masked row gets 0.
 
     Example:
         >>> spec = ActionSpec.create_discrete((3,))

@@ -1,16 +1,6 @@
-"""The argument checks every core, adapter and wrapper shares, so each rule lives once.
-
-Functions:
-    check_seed: a seed as a Python int (or None), or an :class:`~zooport.ArgumentError`.
-    check_int: an integer argument within bounds (agent counts, periods, sizes).
-    check_bool: a flag that must be a bool.
-    check_float: a finite real number within bounds (radii, weights, seconds).
-
-A seed is None or an integer >= 0: what Gymnasium's ``reset(seed=...)`` and PettingZoo's
-accept, and what ``numpy.random.default_rng`` takes as a single integer. NumPy integers are
-accepted (a seed drawn with ``rng.integers`` is one) and handed on as Python ints, which
-Gymnasium requires. Checking it once, where it enters, keeps NumPy's own messages (which
-never say "seed") and errors from seed arithmetic (``seed + 1`` on a list) from leaking.
+"""The argument checks every core, adapter and wrapper shares, so each rule lives once. A seed
+is None or an int >= 0, as Gymnasium, PettingZoo and ``numpy.random.default_rng`` take it;
+NumPy integers are accepted and handed on as Python ints, which Gymnasium requires.
 """
 
 from __future__ import annotations
@@ -25,8 +15,7 @@ from zooport.errors import ArgumentError, ArgumentTypeError
 
 __all__ = ["check_seed", "check_int", "check_bool", "check_float", "MAX_COUNT"]
 
-#: The largest count an argument may ask for: agent ids are int32, so no behaviour can
-#: hold more agents (and numpy could not allocate such arrays anyway).
+#: The largest count an argument may ask for: agent ids are int32.
 MAX_COUNT = 2**31 - 1
 
 
@@ -36,14 +25,6 @@ def check_seed(seed: int, where: str = ...) -> int: ...
 def check_seed(seed: Any, where: str = ...) -> int | None: ...
 def check_seed(seed: Any, where: str = "reset") -> int | None:
     """``seed`` as a Python int >= 0, or None; anything else raises naming ``where``.
-
-    Args:
-        seed: the seed given.
-        where: who takes it, for the message (``"GymEnv.reset"``).
-
-    Raises:
-        ArgumentTypeError: not None and not an integer (a bool, a float, a list...).
-        ArgumentError: a negative integer.
 
     Example:
         >>> check_seed(np.int64(7)), check_seed(None)
@@ -80,17 +61,6 @@ def check_int(
     where: str | None = None,
 ) -> int:
     """``value`` as a Python int in ``[minimum, maximum]``; a bool or a float is no int.
-
-    Args:
-        value: the argument given.
-        name: the argument's name, for the message.
-        minimum: the lower bound (inclusive).
-        maximum: the upper bound (inclusive).
-        where: who takes it, prefixed to the message (``"Tag"``); None for none.
-
-    Raises:
-        ArgumentTypeError: not an integer.
-        ArgumentError: out of bounds.
 
     Example:
         >>> check_int(np.int32(3), "n_agents", 1)
@@ -137,20 +107,8 @@ def check_float(
     kind: str = "a number",
     where: str | None = None,
 ) -> float:
-    """``value`` as a finite Python float, greater than ``above`` and less than ``below``.
-
-    Args:
-        value: the argument given (an int, a float, a NumPy integer or float; not a bool).
-        name: the argument's name, for the message.
-        above: the exclusive lower bound, or None for none.
-        below: the exclusive upper bound, or None for none.
-        at_least: ``above`` is inclusive (``>= above``).
-        kind: what the message says ``value`` should be (``"a number of seconds"``).
-        where: who takes it, prefixed to the message; None for none.
-
-    Raises:
-        ArgumentTypeError: not a real number.
-        ArgumentError: not finite, or out of bounds.
+    """``value`` as a finite Python float above ``above`` (or at it, ``at_least``) and below
+    ``below``; ``kind`` is what the message says it should be.
 
     Example:
         >>> check_float(np.float32(0.5), "tag_radius", above=0, below=2)

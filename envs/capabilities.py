@@ -1,26 +1,8 @@
-"""What a factory or a core supports, each question answered in one place.
-
-Functions:
-    signature_parameters: a callable's parameters by name, or None when its signature
-        cannot be read (a builtin, some extension types).
-    keyword_parameters: the keywords a callable takes; None when it takes any (``**kwargs``)
-        or its signature cannot be read.
-    accepts_keyword: whether a callable certainly takes one keyword.
-    takes_positional: whether a callable can be called with one positional argument.
-    is_seedable: whether a core takes ``reset(seed=...)`` (``seedable is True``).
-    reset_core: resets a core, reseeded where it is seedable; says whether the seed reached it.
-    has_action_masks: whether a core sends action masks for its discrete behaviours.
-
-The two keyword questions differ on purpose where the signature says nothing: checking a
-user's keywords must not reject what it cannot see (:func:`keyword_parameters` gives None),
-while deciding whether to pass ``seed=`` must not pass what may be refused
+"""What a factory or a core supports (keywords, seeding, action masks), each question answered
+in one place so that option splitters, the registry, the checker, the CLI, the adapters and the
+pool's workers agree. Where a signature cannot be read, checking a user's keywords rejects
+nothing (:func:`keyword_parameters` gives None) and passing ``seed=`` is not risked
 (:func:`accepts_keyword` gives False).
-
-Option splitters (a core's constructor versus an adapter's options), the registry's keyword
-checks, the checker, the command line, the adapters and :class:`~zooport.envs.CorePool`'s
-workers all ask these questions here, so they agree: a Unity build cannot be reseeded from
-Python (it takes its seed at launch), a zooport ``BatchedEnv`` can, and a ``CorePool`` can
-when every one of its cores can.
 """
 
 from __future__ import annotations
@@ -118,11 +100,7 @@ def takes_positional(function: Callable[..., Any]) -> bool:
 
 
 def is_seedable(core: BaseEnvLike) -> bool:
-    """Whether ``core`` takes ``reset(seed=...)``: its ``seedable`` is ``True``.
-
-    ``BatchedEnv`` declares it on the class; a :class:`~zooport.envs.CorePool` on the
-    instance (every one of its cores must be seedable). Only ``True`` itself counts, so an
-    object that answers every attribute (a ``Mock``) is not taken for seedable.
+    """Whether ``core`` takes ``reset(seed=...)``: its ``seedable`` is ``True`` (not a ``Mock``'s).
 
     Example:
         >>> from zooport.envs.builtin.basic import Basic
@@ -133,16 +111,9 @@ def is_seedable(core: BaseEnvLike) -> bool:
 
 
 def reset_core(core: BaseEnvLike, seed: int | None = None, *, warn: bool = False) -> bool:
-    """Resets ``core``; with a seed, reseeds it first where it is seedable.
+    """Resets ``core``, reseeded where it is seedable; True when the seed reached it.
 
-    Args:
-        core: any BaseEnv.
-        seed: None, or an int >= 0 (checked by the caller).
-        warn: where the core cannot be seeded, warn once per core type that the seed did not
-            reach it (what the adapters do: a run the user asked to seed will not repeat).
-
-    Returns:
-        True when the seed reached the core.
+    ``warn`` warns once per core type that a seed could not reach (the run will not repeat).
 
     Example:
         >>> from zooport.envs.builtin.basic import Basic
@@ -165,11 +136,7 @@ def reset_core(core: BaseEnvLike, seed: int | None = None, *, warn: bool = False
 
 
 def has_action_masks(core: BaseEnvLike) -> bool:
-    """Whether ``core`` sends action masks for its discrete behaviours.
-
-    Its ``has_action_masks`` where it says (a ``BatchedEnv`` answers whether its class
-    implements ``_action_mask``; a ``CorePool`` whether every core sends them), else True (a
-    Unity build masks every discrete behaviour).
+    """Whether ``core`` sends action masks: its ``has_action_masks`` flag, else True (Unity's).
 
     Example:
         >>> from zooport.envs.builtin.grid_world import GridWorld

@@ -335,11 +335,12 @@ class LegacyBaseEnv(BaseEnv):
 
     def _refresh_specs(self) -> None:
         """Converts the specs the wrapped env added or changed since the last call."""
-        behaviors = {}
+        behaviors: dict[BehaviorName, _Behavior] = {}
         for name, spec in _read(self.legacy_env, "behavior_specs").items():
             known = self._behaviors.get(name)
-            same = known is not None and (known.legacy_spec is spec or known.legacy_spec == spec)
-            behaviors[name] = known if same else _convert_behavior(name, spec)
+            if known is None or not (known.legacy_spec is spec or known.legacy_spec == spec):
+                known = _convert_behavior(name, spec)
+            behaviors[name] = known
         if behaviors.keys() != self._behaviors.keys() or any(
             b is not self._behaviors[n] for n, b in behaviors.items()
         ):

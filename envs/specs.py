@@ -1,12 +1,5 @@
-"""Specs: what a behaviour observes and how its agents act, and the names of both.
-
-Classes:
-    DimensionProperty, ObservationType, ObservationSpec: what one observation is.
-    BehaviorSpec: the observation specs and action spec of a behaviour.
-    BehaviorMapping: a read-only mapping from behaviour name to ``BehaviorSpec``.
-
-Part of the ``BaseEnv`` API: import these from :mod:`zooport.envs.base_env`.
-"""
+"""What a behaviour observes and how its agents act; import these from
+:mod:`zooport.envs.base_env`."""
 
 from __future__ import annotations
 
@@ -52,9 +45,6 @@ class ObservationType(enum.Enum):
 class ObservationSpec(NamedTuple):
     """One observation of a behaviour: its shape, per-dimension properties, type and name.
 
-    The constructors :meth:`vector`, :meth:`visual` and :meth:`entities` give the specs of
-    ML-Agents' three sensor kinds with their dimension properties filled in.
-
     Example:
         >>> spec = ObservationSpec.vector(8, "ball_state")
         >>> spec.shape, spec.dimension_property, spec.observation_type.name
@@ -72,11 +62,7 @@ class ObservationSpec(NamedTuple):
     def vector(
         cls, size: int, name: str, *, observation_type: ObservationType = ObservationType.DEFAULT
     ) -> ObservationSpec:
-        """A vector observation of ``size`` floats (a ``VectorSensor``'s spec).
-
-        Raises:
-            ArgumentError, ArgumentTypeError: ``size`` is not an int >= 0.
-        """
+        """A vector observation of ``size`` floats (a ``VectorSensor``'s spec)."""
         size = check_int(size, "size", 0, where=f"ObservationSpec.vector({name!r})")
         return cls((size,), (DimensionProperty.NONE,), observation_type, name)
 
@@ -90,12 +76,7 @@ class ObservationSpec(NamedTuple):
         *,
         observation_type: ObservationType = ObservationType.DEFAULT,
     ) -> ObservationSpec:
-        """An (height, width, channels) image (a camera's spec): translationally equivariant
-        along its two spatial dimensions, as ML-Agents declares a visual observation.
-
-        Raises:
-            ArgumentError, ArgumentTypeError: a size that is not an int >= 1.
-        """
+        """An (height, width, channels) image, equivariant along its two spatial dimensions."""
         where = f"ObservationSpec.visual({name!r})"
         shape = tuple(
             check_int(value, label, 1, where=where)
@@ -115,12 +96,7 @@ class ObservationSpec(NamedTuple):
         *,
         observation_type: ObservationType = ObservationType.DEFAULT,
     ) -> ObservationSpec:
-        """Up to ``count`` entities of ``features`` floats each (a ``BufferSensor``'s spec):
-        the first dimension is of variable size.
-
-        Raises:
-            ArgumentError, ArgumentTypeError: a size that is not an int >= 1.
-        """
+        """Up to ``count`` entities of ``features`` floats each (a ``BufferSensor``'s spec)."""
         where = f"ObservationSpec.entities({name!r})"
         shape = (
             check_int(count, "count", 1, where=where),

@@ -1,11 +1,5 @@
-"""Steps: the batches of agents a behaviour hands out after each step.
-
-Classes:
-    DecisionStep, DecisionSteps: agents that request a decision (one / a batch).
-    TerminalStep, TerminalSteps: agents whose episode ended (one / a batch).
-
-Part of the ``BaseEnv`` API: import these from :mod:`zooport.envs.base_env`.
-"""
+"""The batches of agents a behaviour hands out after each step; import them from
+:mod:`zooport.envs.base_env`."""
 
 from __future__ import annotations
 
@@ -73,11 +67,7 @@ class TerminalStep(NamedTuple):
 
 
 class _StepsBase(Mapping):
-    """Shared indexing of DecisionSteps and TerminalSteps by agent id.
-
-    The fields are kept as given: arrays, or Python lists as ML-Agents' own tests build
-    them (``agent_id=list(range(n))``); iteration, ``in`` and ``[agent_id]`` work on both.
-    """
+    """Indexing by agent id, whether the fields are arrays or lists (as in ML-Agents' tests)."""
 
     obs: list[np.ndarray]
     agent_id: np.ndarray
@@ -123,14 +113,9 @@ class _StepsBase(Mapping):
 class DecisionSteps(_StepsBase):
     """The batch of agents of one behaviour that request a decision.
 
-    Attributes:
-        obs: one array per observation spec, each of shape (n_agents, *spec.shape).
-        reward: (n_agents,) float32, the reward since the agent's previous decision.
-        agent_id: (n_agents,) int32.
-        action_mask: one (n_agents, branch_size) bool array per discrete branch, or None;
-            True means the action is NOT available.
-        group_id: (n_agents,) int32, 0 when the agent is in no group.
-        group_reward: (n_agents,) float32.
+    ``obs`` holds one (n_agents, *shape) array per observation spec; ``reward`` is float32,
+    ``agent_id`` and ``group_id`` (0: no group) int32, ``group_reward`` float32, and
+    ``action_mask`` one (n_agents, branch_size) bool array per branch (True = NOT available).
     """
 
     def __init__(
@@ -176,11 +161,8 @@ class DecisionSteps(_StepsBase):
 
 
 class TerminalSteps(_StepsBase):
-    """The batch of agents of one behaviour whose episode ended since the last step.
-
-    Attributes are those of :class:`DecisionSteps` without ``action_mask``, plus
-    ``interrupted``: (n_agents,) bool, True when the episode was cut short (truncated).
-    """
+    """The batch of agents whose episode ended: :class:`DecisionSteps`' fields without
+    ``action_mask``, plus ``interrupted`` (bool, True when truncated)."""
 
     def __init__(
         self,
