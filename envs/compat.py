@@ -40,7 +40,7 @@ class LegacyApiWarning(UserWarning):
 
 class _Newer(NamedTuple):
     since: str  # the mlagents_envs release that introduced the field
-    older: Callable[[Any], Any]  # the field made from what older releases have (None: nothing)
+    older: Callable[[Any], Any]  # the field made from what older releases have (or None)
     invented: str = ""  # what `unmapped` says when `older` made the value up
 
 
@@ -66,11 +66,14 @@ def _action_spec_from_type(spec: Any) -> Any:
     )
 
 
-def _observations_from_shapes(spec: Any) -> list[Any] | None:
-    """The observations of releases < 0.24: bare shapes (an int for a vector), or None."""
+def _observations_from_shapes(spec: Any) -> list[Any]:
+    """The observations of releases < 0.24: bare shapes (an int for a vector)."""
     shapes = getattr(spec, "observation_shapes", None)
     if shapes is None:
-        return None
+        raise SpecError(
+            "expected a spec with observation_specs or observation_shapes, "
+            f"got {type(spec).__name__} {spec!r}"
+        )
     return [SimpleNamespace(shape=(s,) if np.ndim(s) == 0 else tuple(s)) for s in shapes]
 
 
@@ -148,14 +151,8 @@ def _convert_behavior(name: str, old: Any) -> _Behavior:
     """A behaviour's spec in the current API, how to send its actions and what was invented."""
     invented: set[str] = set()
     try:
-        old_observations = _read(old, "observation_specs")
-        if old_observations is None:
-            raise SpecError(
-                "expected a spec with observation_specs or observation_shapes, "
-                f"got {type(old).__name__} {old!r}"
-            )
         observations = []
-        for i, o in enumerate(old_observations):
+        for i, o in enumerate(_read(old, "observation_specs")):
             kind = _read(o, "observation_type", invented)
             observations.append(
                 ObservationSpec(

@@ -95,6 +95,13 @@ def test_specs_are_mapped_with_generated_names(kind):
     assert env.behavior_specs is env.behavior_specs  # converted once, not on every access
     assert any("obs_0..obs_1" in note for note in env.unmapped)
     assert any("group_id" in note for note in env.unmapped)
+    # One line per invented field, in the order of the conversion table.
+    assert [note.split(": ", 1)[1] for note in env.unmapped] == [
+        "dimension properties (UNSPECIFIED)",
+        "observation types (DEFAULT)",
+        "observation names (generated obs_0..obs_1)",
+        "group_id and group_reward (zeros where the steps have none)",
+    ]
 
 
 def test_mlagents_016_behavior_getters():
