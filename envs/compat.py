@@ -1,7 +1,7 @@
 """Older generations of ML-Agents' ``BaseEnv`` API (``mlagents_envs`` 0.16 to 0.24), presented
 as the current one by duck typing: nothing here imports ``mlagents_envs``. Every difference
-between the generations is a row of one table, ``_NEWER_FIELDS``, read by ``_read``; what had to
-be invented rather than renamed is listed in :attr:`LegacyBaseEnv.unmapped`.
+between the generations is one row of the conversion table below; what had to be invented
+rather than renamed is listed in :attr:`LegacyBaseEnv.unmapped`.
 """
 
 from __future__ import annotations
