@@ -53,9 +53,9 @@ class StepGuard:
         committed: True once the running call has started changing state.
         failure: what interrupted the last step or reset (``"step raised KeyError: ..."``),
             None when the env is healthy.
-        completed: steps and resets completed since the env was built (an outer wrapper
-            compares it before and after its inner call to learn whether the inner env
-            moved).
+        completed: steps and resets completed since the env was built (a wrapper chain
+            compares it before and after its call to learn whether the env beneath moved).
+        layer: for the wrappers of one chain (which share a guard), the one whose code runs.
 
     Example:
         >>> guard = StepGuard("Demo")
@@ -68,7 +68,7 @@ class StepGuard:
         zooport.errors.EnvNotResetError: Demo: the last step raised KeyError: 'boom'; what ...
     """
 
-    __slots__ = ("owner", "running", "committed", "failure", "completed")
+    __slots__ = ("owner", "running", "committed", "failure", "completed", "layer")
 
     def __init__(self, owner: str) -> None:
         self.owner = owner
@@ -76,6 +76,7 @@ class StepGuard:
         self.committed = False
         self.failure: str | None = None
         self.completed = 0
+        self.layer: Any = None
 
     def enter(self, call: str) -> None:
         """Marks ``call`` (``"step"`` or ``"reset"``) running.
@@ -173,6 +174,7 @@ class StepGuard:
         self.completed = state["completed"]
         self.running = None
         self.committed = False
+        self.layer = None
 
     def __repr__(self) -> str:
         state = self.failure or (f"running {self.running}" if self.running else "healthy")

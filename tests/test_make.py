@@ -113,11 +113,18 @@ def test_wrappers_apply_in_order_first_innermost_in_every_item_form():
     run_parallel_api_test(env)
 
 
-def test_bad_orders_fail_before_anything_is_built():
-    with pytest.raises(WrapperOrderError, match="RandomMessageDropout .* requires MessageBus"):
-        make("Tag", wrappers=[WrapperSpec(RandomMessageDropout, 0.1)], no_such_option=1)
+def test_bad_orders_fail_and_close_what_was_built():
+    built = []
+
+    def spy(env):
+        built.append(env)
+        return env
+
+    with pytest.raises(WrapperOrderError, match="RandomMessageDropout .* requires a MessageBus"):
+        make("Tag", wrappers=[spy, WrapperSpec(RandomMessageDropout, 0.1)])
     with pytest.raises(WrapperOrderError, match="FoldAgents .* wraps PettingZoo Parallel envs"):
-        make("Tag", api="gym", wrappers=[WrapperSpec(FoldAgents, "random", behavior="tagger")])
+        make("Tag", api="gym", wrappers=[spy, WrapperSpec(FoldAgents, "random", behavior="tag")])
+    assert [env.core.closed for env in built] == [True, True]
 
 
 def test_a_failing_wrapper_closes_the_env():

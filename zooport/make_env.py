@@ -1,23 +1,7 @@
-"""``zooport.make`` (defined here, exported at the top level): a registry environment through
-a chosen adapter, with wrappers applied.
-
-Functions:
-    make: ``make(id, *, api="parallel"|"aec"|"gym"|"vector", wrappers=[...], **kwargs)``.
-    resolve_id: the ``default_registry`` identifier an id names (``"Tag"``,
-        ``"zooport/Tag-v0"``, ``"zooport/grid_world-v0"``, ...).
-
-Adapters: ``"parallel"`` :class:`~zooport.adapters.pettingzoo_parallel.PettingZooParallelEnv`,
-``"aec"`` :class:`~zooport.adapters.pettingzoo_aec.PettingZooAECEnv`, ``"gym"``
-:class:`~zooport.adapters.gym_env.GymEnv` (with the built-ins' single-agent defaults of
-their ``zooport/<Name>-v0`` registrations, e.g. one runner and one tagger for Tag),
-``"vector"`` :class:`~zooport.adapters.vector_env.BehaviorVectorEnv` (``num_envs=`` builds
-the core with that many agents, as ``gym.make_vec`` does).
-
-Keyword arguments are split by name: the adapter's options go to the adapter, every other
-one must be a parameter of the environment's constructor (an unknown one is a ``TypeError``
-listing both sets). Wrappers are checked by
-:func:`~zooport.adapters.wrappers.composition.validate_wrappers` before anything is built,
-then applied in list order (the first wraps the adapter). Nothing here touches the network.
+"""``zooport.make`` (exported at the top level): a registry environment through a chosen adapter
+(``"parallel"``, ``"aec"``, ``"gym"`` or ``"vector"``), with wrappers applied. Keyword arguments
+are split by name between the adapter's options and the environment's constructor (an unknown
+one is a ``TypeError`` listing both sets). Nothing here touches the network.
 """
 
 from __future__ import annotations
@@ -26,13 +10,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from zooport.adapters.registration import APIS
-from zooport.adapters.wrappers.composition import (
-    apply_wrappers,
-    is_parallel_wrapper,
-    validate_wrappers,
-)
-from zooport.errors import ArgumentError, RegistryError
+from zooport.adapters.wrappers.composition import adapter_api, apply_wrappers
+from zooport.errors import RegistryError
 
 __all__ = ["make", "resolve_id"]
 
@@ -114,7 +93,9 @@ def make(
         ArgumentError: an unknown ``api``.
         ArgumentTypeError: a keyword neither the adapter nor the environment takes (the message
             lists both), or a wrapper item that is not callable.
-        WrapperOrderError: the wrapper list breaks a composition rule.
+        WrapperOrderError: a wrapper where it cannot stand (a channel without a MessageBus
+            beneath it, a second copy of a wrapper applied once, a Parallel-only wrapper
+            for ``api="gym"``, ...).
 
     Example:
         >>> from zooport.adapters.wrappers import MessageBus, TerminationPolicy, WrapperSpec
@@ -128,14 +109,8 @@ def make(
         ...
         zooport.errors.ArgumentTypeError: registry entry 'Tag': unknown keyword arguments ...
     """
-    if not isinstance(api, str) or api not in APIS:
-        raise ArgumentError(f"Expect api to be one of {list(APIS)}, actually: {api!r}")
-    registry_id = resolve_id(id)
-    validate_wrappers(wrappers, api=api)
-    if api == "aec" and any(is_parallel_wrapper(item) for item in wrappers):
-        env = _build(registry_id, "parallel", kwargs)
-    else:
-        env = _build(registry_id, api, kwargs)
+    built_api = adapter_api(wrappers, api)
+    env = _build(resolve_id(id), built_api, kwargs)
     try:
         return apply_wrappers(env, wrappers, api=api)
     except BaseException:

@@ -1,25 +1,5 @@
-"""Wrappers for any PettingZoo Parallel env (zooport's or not), composed with validated rules.
-
-Modules:
-    base: ``ParallelWrapper`` (explicit pass-through, rules, own seeded generator),
-        ``AgentSelector``, ``Teams``.
-    composition: ``WrapperSpec``, ``validate_wrappers``, ``apply_wrappers``,
-        ``has_wrapper``, ``get_wrapper``, ``WrapperOrderError``.
-    placement: the ``.env`` chain and the composition rules (``check_rules``), which base
-        and composition both ask.
-    team: ``FoldAgents``, ``SingleAgentView``, ``RandomPolicy``.
-    reward: ``RewardShaping``, ``TeamReward``.
-    action: ``DiscretizeActions`` (and its gym/vector forms).
-    observation: ``RescaleObservations`` (and its gym/vector forms),
-        ``CentralisedObservation``.
-    visibility: ``SharedVisibility``, ``EntitySlots``.
-    episode: ``TerminationPolicy``, ``IndividualDone``.
-    communication: ``Message``, ``MessageBus``, ``send_messages``.
-    channels: ``MessageFilter``, ``RandomMessageDropout``, ``RestrictedCommunicationRange``,
-        ``NoCommunication``, ``ExtraCommunicationDelays``.
-
-``zooport.make(id, api=..., wrappers=[...])`` applies a list of them (first = innermost);
-``validate_wrappers`` checks a list without building anything.
+"""Wrappers for any PettingZoo Parallel env (zooport's or not), and ``apply_wrappers``, which
+``zooport.make(id, api=..., wrappers=[...])`` uses (first = innermost).
 
 Example:
     >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
@@ -55,7 +35,6 @@ from zooport.adapters.wrappers.composition import (
     apply_wrappers,
     get_wrapper,
     has_wrapper,
-    validate_wrappers,
 )
 from zooport.adapters.wrappers.episode import IndividualDone, TerminationPolicy
 from zooport.adapters.wrappers.observation import (
@@ -73,7 +52,6 @@ __all__ = [
     "ParallelWrapper",
     "WrapperSpec",
     "WrapperOrderError",
-    "validate_wrappers",
     "apply_wrappers",
     "has_wrapper",
     "get_wrapper",

@@ -29,7 +29,7 @@ from pettingzoo import ParallelEnv
 from typing_extensions import override
 
 from zooport.adapters.spaces import checked_discrete
-from zooport.adapters.wrappers.base import AgentSelector, AgentSpec, ParallelWrapper
+from zooport.adapters.wrappers.base import AgentSelector, AgentSpec, ParallelWrapper, check_once
 from zooport.errors import ActionError, ArgumentError
 
 __all__ = [
@@ -159,7 +159,7 @@ class DiscretizeActions(ParallelWrapper):
     Raises:
         ArgumentError: no agent to discretize, a selected agent without a Box, bad ``levels``.
 
-    Rules: unique.
+    Applied once.
 
     Example:
         >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
@@ -171,12 +171,11 @@ class DiscretizeActions(ParallelWrapper):
         (7, array([ 1., -1.], dtype=float32))
     """
 
-    unique: ClassVar[bool] = True
-
     def __init__(
         self, env: ParallelEnv, levels: int = 5, mode: str = "grid", *, agents: AgentSpec = None
     ) -> None:
         super().__init__(env)
+        check_once(self, env)
         self.levels = levels
         self.mode = mode
         self._explicit = agents is not None
@@ -290,6 +289,3 @@ class VectorDiscretizeActions(gym.vector.VectorActionWrapper):
             self.action_space,
         )
         return self.grid.points[index]
-
-
-DiscretizeActions.forms = {"gym": GymDiscretizeActions, "vector": VectorDiscretizeActions}

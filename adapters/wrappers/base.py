@@ -1,49 +1,38 @@
-"""The base of every zooport PettingZoo Parallel wrapper, and agent selection helpers.
+"""The base of zooport's PettingZoo Parallel wrappers (explicit pass-through, one step guard per
+chain, a seeded generator per wrapper), finding a wrapper in a chain, and agent selection.
 
-Classes:
-    ParallelWrapper: a ``pettingzoo.ParallelEnv`` around another one, with explicit pass-through
-        members (no ``__getattr__`` forwarding), composition rules as class attributes and a
-        per-wrapper random generator seeded from ``reset(seed=...)``.
-    ObservationMapper: a ``ParallelWrapper`` that changes observations only (one hook).
-    RendersAndClosesInner: a mixin whose ``render`` and ``close`` are the wrapped env's.
-    PartsDelivery: a mixin for wrappers that add named parts to each observation or info.
-    AgentSelector: which agents a wrapper acts on: all, a collection of names, a behaviour
-        (team) name or a predicate.
-    Teams: groups agents into teams (by behaviour by default).
-
-Functions:
-    inner_env: the env one layer inside a wrapper (its ``.env``; from
-        :mod:`~zooport.adapters.wrappers.placement`, re-exported).
-    behavior_of: an agent's behaviour (a zooport core's behaviour name, otherwise the part of
-        the agent name before its last ``_``).
-
-Why not ``pettingzoo.utils.BaseParallelWrapper``: it forwards every missing public attribute
-through ``__getattr__``. ``ParallelEnv`` only *annotates* ``agents``, ``possible_agents`` and
-``metadata``, so with that base each ``env.agents`` read in a training loop is a failed
-lookup plus a ``__getattr__`` call per layer (about 10x slower through three layers), and a
-wrapper silently answers with inner attributes that its own transformation made wrong (an
-inner ``observation_spaces`` dict, say). :class:`ParallelWrapper` subclasses ``ParallelEnv``
-directly and defines every member it passes through; anything else is reached explicitly,
-through ``env.unwrapped`` or :func:`~zooport.adapters.wrappers.composition.get_wrapper`.
+Why not ``pettingzoo.utils.BaseParallelWrapper``: it forwards every missing attribute through
+``__getattr__``, so each ``env.agents`` read in a training loop is a failed lookup per layer
+(about 10x slower through three layers), and a wrapper silently answers with inner attributes
+its own transformation made wrong. :class:`ParallelWrapper` subclasses ``ParallelEnv`` and
+defines every member it passes through; anything else is reached through ``env.unwrapped`` or
+:func:`get_wrapper`.
 """
 
 from __future__ import annotations
 
 import functools
 import zlib
-from collections.abc import Callable, Collection, Hashable, Mapping
-from typing import Any, ClassVar
+from collections.abc import Callable, Collection, Hashable, Iterator, Mapping
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
+from pettingzoo.utils.env import ActionType, AgentID, ObsType
 from typing_extensions import override
 
 from zooport.adapters.agent_names import behavior_prefix
-from zooport.adapters.wrappers.placement import check_placement, inner_env, wrapper_chain
 from zooport.envs.arguments import check_seed
 from zooport.envs.step_guard import StepGuard
-from zooport.errors import ArgumentError, ArgumentTypeError, SpecError, UnknownAgentError, look_up
+from zooport.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    SpecError,
+    UnknownAgentError,
+    ZooportError,
+    look_up,
+)
 
 __all__ = [
     "ParallelWrapper",
@@ -53,12 +42,78 @@ __all__ = [
     "DELIVERIES",
     "AgentSelector",
     "Teams",
+    "WrapperOrderError",
     "behavior_of",
+    "check_once",
+    "get_wrapper",
+    "has_wrapper",
     "inner_env",
+    "wrapper_chain",
 ]
 
 #: An agent selection: None (every agent), a behaviour/team name, names, or a predicate.
 AgentSpec = str | Collection[str] | Callable[[str], bool] | None
+
+
+class WrapperOrderError(ZooportError, ValueError):
+    """A wrapper where it cannot stand (a channel without a bus beneath, a second copy, ...)."""
+
+
+def inner_env(env: Any) -> Any | None:
+    """The env one layer inside ``env``: its ``.env``, or ``.aec_env`` for PettingZoo's
+    ``aec_to_parallel`` (which SuperSuit's Parallel wrappers end in); None at the core."""
+    inner = getattr(env, "env", None)
+    return getattr(env, "aec_env", None) if inner is None else inner
+
+
+def wrapper_chain(env: Any) -> Iterator[Any]:
+    """``env``, then each layer inside it (see :func:`inner_env`), down to the core."""
+    for _ in range(1000):  # a cycle of .env references ends here
+        if env is None:
+            return
+        yield env
+        env = inner_env(env)
+
+
+def get_wrapper(env: Any, cls: type) -> Any | None:
+    """The outermost layer of ``env`` that is a ``cls`` (or its gym/vector form), or None.
+
+    Example:
+        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+        >>> from zooport.envs.builtin.tag import Tag
+        >>> inner = ParallelWrapper(PettingZooParallelEnv(Tag(seed=0)))
+        >>> get_wrapper(ParallelWrapper(inner), ParallelWrapper).env is inner
+        True
+    """
+    for layer in wrapper_chain(env):
+        form_of = getattr(type(layer), "form_of", None)
+        if isinstance(layer, cls) or (form_of is not None and issubclass(form_of, cls)):
+            return layer
+    return None
+
+
+def has_wrapper(env: Any, cls: type) -> bool:
+    """True when ``cls`` (or its gym/vector form) is a layer of ``env``'s ``.env`` chain.
+
+    Example:
+        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+        >>> from zooport.envs.builtin.tag import Tag
+        >>> env = ParallelWrapper(PettingZooParallelEnv(Tag(seed=0)))
+        >>> has_wrapper(env, ParallelWrapper), has_wrapper(env.env, ParallelWrapper)
+        (True, False)
+    """
+    return get_wrapper(env, cls) is not None
+
+
+def check_once(wrapper: Any, env: Any) -> None:
+    """Refuses a second ``type(wrapper)`` in ``env``'s chain, for wrappers that make no sense twice.
+
+    Raises:
+        WrapperOrderError: ``env`` has one already.
+    """
+    name = type(wrapper).__name__
+    if any(type(layer) is type(wrapper) for layer in wrapper_chain(env)):
+        raise WrapperOrderError(f"{name} appears twice: {env} has one already; apply it once")
 
 
 class RendersAndClosesInner:
@@ -75,34 +130,21 @@ class RendersAndClosesInner:
         self.env.close()
 
 
-class ParallelWrapper(RendersAndClosesInner, ParallelEnv[str, Any, Any]):
+class ParallelWrapper(RendersAndClosesInner, ParallelEnv[AgentID, ObsType, ActionType]):
     """A PettingZoo Parallel env wrapping another; every member passes through explicitly.
 
-    Subclasses override what they change (``reset``, ``step``, the spaces, ...) and declare
-    their composition rules, which
-    :func:`~zooport.adapters.wrappers.composition.validate_wrappers` checks centrally:
+    Subclasses override what they change (``reset``, ``step``, the spaces, ...); a rule
+    about their neighbours (a bus beneath, not twice) is a check in their constructor.
 
-    Attributes:
-        requires: wrapper classes one of which must be beneath this one (applied earlier).
-        forbids: wrapper classes that must not be beneath this one.
-        unique: True when the wrapper may appear only once in a chain.
-        forms: the wrapper's equivalent for other env kinds (``"gym"``, ``"vector"``), used
-            by ``zooport.make`` for ``api="gym"``/``"vector"``; empty for parallel-only ones.
-        accepts, produces: the env kind wrapped and the kind given (``"parallel"`` for all
-            but ``SingleAgentView``, which produces ``"gym"``).
-        env: the wrapped env.
-
-    The constructor checks the rules against the wrappers already in ``env``'s ``.env``
-    chain (through the same central validator), so a hand-built chain is held to them too.
-
-    Every ``step`` and ``reset`` (a subclass's own included, guarded when the class is
-    created) refuses re-entry (:class:`~zooport.errors.ReentrantCallError`: a policy or a
-    callback calling the env it runs in). A step that raises after the wrapped env completed
-    its step (the wrapper's own code, a shaping function, a policy) has lost that step's
-    outputs, so later steps raise :class:`~zooport.errors.EnvNotResetError` naming the error
-    until ``reset()``; one that raises before (a bad action) changes nothing. Over an env
-    without a ``step_guard`` (not zooport's) any exception counts as after. A wrapper is not
-    thread-safe.
+    A wrapper is neither re-entrant nor thread-safe. The wrappers of one chain share one
+    :class:`~zooport.envs.step_guard.StepGuard`, entered by the layer the user calls (each
+    layer's call to the next one in passes straight through): a ``step``/``reset`` entered
+    while one runs raises :class:`~zooport.errors.ReentrantCallError`, and an exception after
+    the env beneath the chain completed its step (a shaping function, a policy) loses that
+    step's outputs, so later steps raise :class:`~zooport.errors.EnvNotResetError` naming it
+    until ``reset()``; one raised before (a bad action) changes nothing. Over an env without a
+    ``step_guard`` (not zooport's) any exception counts as after. A subclass's own ``step`` and
+    ``reset`` are guarded alike.
 
     Example:
         >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
@@ -116,13 +158,6 @@ class ParallelWrapper(RendersAndClosesInner, ParallelEnv[str, Any, Any]):
         AttributeError: 'ParallelWrapper' object has no attribute 'core'
     """
 
-    requires: ClassVar[tuple[type, ...]] = ()
-    forbids: ClassVar[tuple[type, ...]] = ()
-    unique: ClassVar[bool] = False
-    forms: ClassVar[Mapping[str, Callable[..., Any]]] = {}
-    accepts: ClassVar[str] = "parallel"
-    produces: ClassVar[str] = "parallel"
-
     def __init__(self, env: ParallelEnv) -> None:
         if not isinstance(env, ParallelEnv):
             hint = ""
@@ -132,26 +167,22 @@ class ParallelWrapper(RendersAndClosesInner, ParallelEnv[str, Any, Any]):
                 f"{type(self).__name__} wraps a PettingZoo ParallelEnv, actually: "
                 f"{type(env).__name__}{hint}"
             )
-        check_placement(type(self), env)
         self.env = env
         self._np_random: np.random.Generator | None = None
         self._seed_salt = zlib.crc32(type(self).__qualname__.encode())
         self._depth = sum(1 for _ in wrapper_chain(env))
-        self._guard = StepGuard(type(self).__name__)
-        # The class whose guarded step/reset is running (a subclass's may call super()'s).
-        self._guard_entry: type | None = None
+        if isinstance(env, ParallelWrapper):  # one guard for the chain
+            self.step_guard: StepGuard = env.step_guard
+            self._beneath: Any = env._beneath
+        else:
+            self.step_guard = StepGuard(type(self).__name__)
+            self._beneath = env  # whose own step_guard tells whether it stepped
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         for call in ("step", "reset"):
-            method = cls.__dict__.get(call)
-            if method is not None and not getattr(method, "_zooport_guarded", False):
-                setattr(cls, call, _guarded(method, call, cls))
-
-    @property
-    def step_guard(self) -> StepGuard:
-        """This wrapper's re-entry and failure state (see :mod:`zooport.envs.step_guard`)."""
-        return self._guard
+            if call in cls.__dict__:
+                setattr(cls, call, _guarded(cls.__dict__[call], call))
 
     # ------------------------------------------------------------------ pass-through
 
@@ -166,41 +197,41 @@ class ParallelWrapper(RendersAndClosesInner, ParallelEnv[str, Any, Any]):
         return getattr(self.env, "render_mode", None)
 
     @property
-    def agents(self) -> list[str]:
+    def agents(self) -> list[AgentID]:
         """The live agents."""
         return self.env.agents
 
     @property
-    def possible_agents(self) -> list[str]:
+    def possible_agents(self) -> list[AgentID]:
         """Every agent that may appear."""
         return self.env.possible_agents
 
     @override
-    def observation_space(self, agent: str) -> spaces.Space:
+    def observation_space(self, agent: AgentID) -> spaces.Space:
         return self.env.observation_space(agent)
 
     @override
-    def action_space(self, agent: str) -> spaces.Space:
+    def action_space(self, agent: AgentID) -> spaces.Space:
         return self.env.action_space(agent)
 
     @property
-    def observation_spaces(self) -> dict[str, spaces.Space]:
+    def observation_spaces(self) -> dict[AgentID, spaces.Space]:
         """``observation_space(agent)`` for every possible agent."""
         return {a: self.observation_space(a) for a in self.possible_agents}
 
     @property
-    def action_spaces(self) -> dict[str, spaces.Space]:
+    def action_spaces(self) -> dict[AgentID, spaces.Space]:
         """``action_space(agent)`` for every possible agent."""
         return {a: self.action_space(a) for a in self.possible_agents}
 
     @override
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    ) -> tuple[dict[AgentID, ObsType], dict[AgentID, dict[str, Any]]]:
         return self.env.reset(seed=seed, options=options)
 
     @override
-    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+    def step(self, actions: dict[AgentID, ActionType]) -> tuple[dict, dict, dict, dict, dict]:
         return self.env.step(actions)
 
     @override
@@ -245,42 +276,53 @@ class ParallelWrapper(RendersAndClosesInner, ParallelEnv[str, Any, Any]):
             self._np_random = np.random.default_rng(sequence)
 
 
-def _guarded(method: Callable[..., Any], call: str, owner: type) -> Callable[..., Any]:
-    """``method`` (a wrapper's ``step`` or ``reset``) inside the wrapper's :class:`StepGuard`.
+def _guarded(method: Callable[..., Any], call: str) -> Callable[..., Any]:
+    """``method`` (a wrapper's ``step`` or ``reset``) under the chain's guard.
 
-    Whether an exception poisons the wrapper is read from the wrapped env's guard: its count
-    of completed calls moved, so the wrapped env stepped (or reset) and what it reported is
-    lost with the exception.
+    The layer the user called enters the guard; a call from the running layer to the one it
+    wraps, or to ``super()``'s method, passes through. Whether an exception poisons the chain
+    is read from the env beneath it: its count of completed calls moved, so it stepped and
+    what it reported is lost with the exception.
     """
-    finish = StepGuard.exit if call == "step" else StepGuard.reset_done
 
     @functools.wraps(method)
     def guarded(self: ParallelWrapper, *args: Any, **kwargs: Any) -> Any:
-        guard = self._guard
-        if guard.running == call and self._guard_entry is not owner:
-            return method(self, *args, **kwargs)  # a subclass's call to super()'s method
-        inner = getattr(self.env, "step_guard", None)
-        before = inner.completed if inner is not None else -1
+        guard = self.step_guard
+        running = guard.layer
+        # The running layer calling the one it wraps, or a subclass's method calling super()'s
+        # (a re-entrant call reaches type(self)'s own method, refused below).
+        if running is not None and (
+            running.env is self or (running is self and getattr(type(self), call) is not guarded)
+        ):
+            guard.layer = self
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                guard.layer = running
+        beneath = getattr(self._beneath, "step_guard", None)
+        before = beneath.completed if beneath is not None else -1
+        guard.owner = type(self).__name__
         guard.enter(call)
-        self._guard_entry = owner
+        guard.layer = self
         try:
             result = method(self, *args, **kwargs)
         except BaseException as error:
-            self._guard_entry = None
-            guard.committed = inner is None or inner.completed != before
+            guard.layer = None
+            guard.committed = beneath is None or beneath.completed != before
             guard.abort(error)
             raise
-        self._guard_entry = None
-        finish(guard)
+        guard.layer = None
+        if call == "step":
+            guard.exit()
+        else:
+            guard.reset_done()
         return result
 
-    guarded._zooport_guarded = True  # type: ignore[attr-defined]  # a marker on the function
     return guarded
 
 
-# The base class's own pass-through step and reset (__init_subclass__ guards subclasses').
-ParallelWrapper.step = _guarded(ParallelWrapper.step, "step", ParallelWrapper)  # type: ignore[method-assign]
-ParallelWrapper.reset = _guarded(ParallelWrapper.reset, "reset", ParallelWrapper)  # type: ignore[method-assign]
+ParallelWrapper.step = _guarded(ParallelWrapper.step, "step")  # type: ignore[method-assign]
+ParallelWrapper.reset = _guarded(ParallelWrapper.reset, "reset")  # type: ignore[method-assign]
 
 
 class ObservationMapper(ParallelWrapper):

@@ -1,37 +1,26 @@
-"""Channel wrappers: what happens to messages between the sender and the message bus.
-
-Classes:
-    MessageChannel: the base of the channel wrappers (each requires a bus beneath it).
-    MessageFilter: keeps, drops or replaces each message by a function.
-    RandomMessageDropout: drops each message with probability ``p``.
-    RestrictedCommunicationRange: drops messages between agents farther apart than ``r``.
-    NoCommunication: drops every message from or to a group of agents.
-    ExtraCommunicationDelays: holds messages for ``k`` (or ``fn(message, rng)``) extra steps.
-
-A message meets the channels from the outermost inwards (as ``send_messages`` goes down the
-chain), after the outermost layer checked it and routed a broadcast to one message per
-recipient; see :mod:`zooport.adapters.wrappers.communication` for delivery, seeding and the
-delay queue's ordering.
+"""Channel wrappers: what happens to messages between the sender and the :class:`MessageBus`
+beneath them (filtered, dropped, limited by range, silenced, delayed). A message meets the
+channels from the outermost inwards, after the outermost layer routed a broadcast to one
+message per recipient; see :mod:`zooport.adapters.wrappers.communication` for delivery.
 """
 
 from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterable
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 from pettingzoo import ParallelEnv
 from typing_extensions import override
 
-from zooport.adapters.wrappers.base import AgentSelector, AgentSpec
+from zooport.adapters.wrappers.base import AgentSelector, AgentSpec, WrapperOrderError, get_wrapper
 from zooport.adapters.wrappers.communication import (
     CommunicationLayer,
     Message,
     MessageBus,
     forward_down,
 )
-from zooport.adapters.wrappers.composition import get_wrapper
 from zooport.errors import ArgumentError, ArgumentTypeError
 
 __all__ = [
@@ -48,15 +37,20 @@ class MessageChannel(CommunicationLayer):
     """A communication channel: :meth:`transmit` decides which messages pass inwards.
 
     Subclasses override :meth:`transmit` (a list of routed messages in, the ones that pass
-    out). Rules: requires :class:`MessageBus` beneath; may appear several times.
-    """
+    out). It needs a :class:`MessageBus` beneath it and may appear several times.
 
-    requires: ClassVar[tuple[type, ...]] = (MessageBus,)
+    Raises:
+        WrapperOrderError: ``env`` has no :class:`MessageBus`.
+    """
 
     def __init__(self, env: ParallelEnv) -> None:
         super().__init__(env)
         bus = get_wrapper(env, MessageBus)
-        assert bus is not None  # requires = (MessageBus,): checked when the env was wrapped
+        if bus is None:
+            raise WrapperOrderError(
+                f"{type(self).__name__} (wrapping {env}) requires a MessageBus beneath it "
+                "(earlier in the wrappers list; first = innermost), but there is none"
+            )
         self.bus: MessageBus = bus
 
     def send_messages(self, messages: Message | Iterable[Message]) -> None:

@@ -1,47 +1,26 @@
-"""Communication between agents: a message bus and channel wrappers (MATE's, made generic).
-
-Classes:
-    Message: ``(sender, recipient, content)``; ``recipient=None`` broadcasts.
-    CommunicationLayer: what the bus and the channels share: ``send_messages`` (from the
-        user, checked and routed) and ``forward`` (already routed, from an outer layer).
-    MessageBus: delivers the messages sent before a step in that step's observation (a
-        ``"messages"`` key) or info, as ``Message`` lists or as a fixed-size encoding.
-
-Functions:
-    send_messages: sends through the outermost communication layer of an env's chain.
-    forward_down: hands routed messages to the next communication layer inwards.
-
-The channel wrappers (``MessageFilter``, ``RandomMessageDropout``,
-``RestrictedCommunicationRange``, ``NoCommunication``, ``ExtraCommunicationDelays``) are in
-:mod:`zooport.adapters.wrappers.channels`.
-
-Sending: between two steps, call ``send_messages(env, messages)`` (or ``env.send_messages``
-when the outermost wrapper is a communication wrapper). The outermost layer checks the
-messages (a live sender, a possible recipient, content of the declared shape) and routes a
-broadcast to every live agent but the sender, one message per recipient. Each channel then
-passes what it keeps inwards, and the bus delivers in the observations of the next step; a
-recipient that does not report then (it finished) loses the message. ``reset`` drops
-everything in flight.
-
-Randomness (dropout draws, a delay function's draws) comes from each wrapper's own
-generator, seeded by ``reset(seed=...)``; the env's generator is never touched. Delays use a
-heap of ``(release_step, sequence_number, message)``, so messages due at the same step leave
-in the order they were sent (MATE's heap compares messages there and crashes), and they leave
-at that step even when nobody sends (MATE releases them only inside ``send_messages``).
+"""Messages between agents (MATE's communication, made generic): :class:`MessageBus` delivers
+what ``send_messages(env, messages)`` sent between two steps in the next step's observations or
+infos; the channel wrappers of :mod:`~zooport.adapters.wrappers.channels` filter, drop or delay
+them on the way. The outermost layer checks the messages and routes a broadcast to one message
+per recipient; a recipient that does not report in the next step loses it, and ``reset`` drops
+everything in flight. Randomness comes from each wrapper's own generator, seeded by
+``reset(seed=...)``. Delays keep a heap of ``(release_step, sequence, message)``, so messages due
+together leave in the order sent (MATE's heap compares messages and crashes there), at that step
+even when nobody sends.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from typing_extensions import override
 
-from zooport.adapters.wrappers.base import ParallelWrapper, PartsDelivery, inner_env
+from zooport.adapters.wrappers.base import ParallelWrapper, PartsDelivery, check_once, inner_env
 from zooport.errors import (
     ArgumentError,
     ArgumentTypeError,
@@ -107,7 +86,8 @@ class MessageBus(PartsDelivery, CommunicationLayer):
         last_delivered: the messages delivered at the last reset/step, by recipient.
         message_space: the encoding's space (None without ``content_space``).
 
-    Rules: unique.
+    Raises:
+        WrapperOrderError: ``env`` has a MessageBus already.
 
     Example:
         >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
@@ -120,8 +100,6 @@ class MessageBus(PartsDelivery, CommunicationLayer):
         ([Message(sender='runner_0', recipient='runner_1', content='hello')], [])
     """
 
-    unique: ClassVar[bool] = True
-
     def __init__(
         self,
         env: ParallelEnv,
@@ -131,6 +109,7 @@ class MessageBus(PartsDelivery, CommunicationLayer):
         max_messages: int | None = None,
     ) -> None:
         super().__init__(env)
+        check_once(self, env)
         delivery = self._checked_delivery(delivery)
         if content_space is not None and not isinstance(content_space, spaces.Box):
             raise ArgumentTypeError(

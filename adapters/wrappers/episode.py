@@ -21,7 +21,7 @@ episode or per team. Both end the agents still live as ``end_live_as`` says
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -29,7 +29,7 @@ from pettingzoo import ParallelEnv
 from typing_extensions import override
 
 from zooport.adapters.termination import TerminationMode, TerminationRule
-from zooport.adapters.wrappers.base import ParallelWrapper, Teams
+from zooport.adapters.wrappers.base import ParallelWrapper, Teams, check_once
 from zooport.errors import ArgumentError, ArgumentTypeError, EnvNotResetError
 
 __all__ = ["RuleWrapper", "TerminationPolicy", "IndividualDone", "filler_action"]
@@ -50,12 +50,11 @@ class RuleWrapper(ParallelWrapper):
         ArgumentError: an unknown mode or ``end_live_as``.
     """
 
-    unique: ClassVar[bool] = True
-
     def __init__(
         self, env: ParallelEnv, mode: TerminationMode | str | float, end_live_as: str
     ) -> None:
         super().__init__(env)
+        check_once(self, env)
         self.rule = TerminationRule(mode)
         if end_live_as not in _END_AS:
             raise ArgumentError(
@@ -116,7 +115,7 @@ class TerminationPolicy(RuleWrapper):
             (the team's failure is theirs too).
 
     After the rule fires ``agents`` is empty and ``step`` raises
-    :class:`~zooport.EnvNotResetError` until ``reset``. Rules: unique.
+    :class:`~zooport.EnvNotResetError` until ``reset``. Applied once.
 
     Raises:
         ArgumentError: an unknown mode or ``end_live_as``.

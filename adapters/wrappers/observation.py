@@ -27,7 +27,12 @@ from gymnasium.vector.utils import batch_space
 from pettingzoo import ParallelEnv
 from typing_extensions import override
 
-from zooport.adapters.wrappers.base import ObservationMapper, ParallelWrapper, PartsDelivery
+from zooport.adapters.wrappers.base import (
+    ObservationMapper,
+    ParallelWrapper,
+    PartsDelivery,
+    check_once,
+)
 from zooport.errors import ArgumentError, SpecError
 
 __all__ = [
@@ -120,7 +125,7 @@ class RescaleObservations(ObservationMapper):
     """Observations rescaled by :class:`Rescaler`, per agent; spaces rewritten once.
 
     Agents sharing an observation space object share the rescaled one. Values outside the
-    declared bounds are mapped by the same formula (not clipped). Rules: unique.
+    declared bounds are mapped by the same formula (not clipped). Applied once.
 
     Example:
         >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
@@ -133,10 +138,9 @@ class RescaleObservations(ObservationMapper):
         [-1.0, 1.0]
     """
 
-    unique: ClassVar[bool] = True
-
     def __init__(self, env: ParallelEnv) -> None:
         super().__init__(env)
+        check_once(self, env)
         self._by_space: dict[int, Rescaler] = {}
         self._of: dict[str, Rescaler] = {}
         for agent in env.possible_agents:
@@ -229,9 +233,6 @@ class VectorRescaleObservations(gym.vector.VectorWrapper):
         return self.rescaler(observations), rewards, terminations, truncations, info
 
 
-RescaleObservations.forms = {"gym": GymRescaleObservations, "vector": VectorRescaleObservations}
-
-
 # ---------------------------------------------------------------------- centralised inputs
 
 _CENTRAL_PARTS = ("state", "observations", "actions")
@@ -265,7 +266,7 @@ class CentralisedObservation(PartsDelivery, ParallelWrapper):
     parts next to its own observation (its keys if it was a ``Dict``, else
     ``"observation"``); with ``"info"`` the parts go to the info under the same keys and the
     spaces stay. Agents spawned after construction see every original agent as "other".
-    Rules: unique.
+    Applied once.
 
     Example:
         >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
@@ -281,8 +282,6 @@ class CentralisedObservation(PartsDelivery, ParallelWrapper):
         [0.0, 0.0, 0.0, 0.0, 1.0]
     """
 
-    unique: ClassVar[bool] = True
-
     def __init__(
         self,
         env: ParallelEnv,
@@ -291,6 +290,7 @@ class CentralisedObservation(PartsDelivery, ParallelWrapper):
         delivery: str = "observation",
     ) -> None:
         super().__init__(env)
+        check_once(self, env)
         if isinstance(include, str) or not set(include) <= set(_CENTRAL_PARTS) or not include:
             raise ArgumentError(
                 f"Expect include to be a non-empty subset of {list(_CENTRAL_PARTS)}, actually: "

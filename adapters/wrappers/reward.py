@@ -16,13 +16,19 @@ as per-agent flags (``IndividualDone``) is in :mod:`zooport.adapters.wrappers.ep
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from pettingzoo import ParallelEnv
 from typing_extensions import override
 
-from zooport.adapters.wrappers.base import AgentSelector, AgentSpec, ParallelWrapper, Teams
+from zooport.adapters.wrappers.base import (
+    AgentSelector,
+    AgentSpec,
+    ParallelWrapper,
+    Teams,
+    check_once,
+)
 from zooport.errors import ArgumentError, ArgumentTypeError
 
 __all__ = [
@@ -262,8 +268,6 @@ class TeamReward(ParallelWrapper):
         (0.03, 0.01)
     """
 
-    unique: ClassVar[bool] = True
-
     def __init__(
         self,
         env: ParallelEnv,
@@ -273,6 +277,7 @@ class TeamReward(ParallelWrapper):
         source: str = "reward",
     ) -> None:
         super().__init__(env)
+        check_once(self, env)
         self.reduction = _reduction(reduction, tuple(REDUCTIONS))
         self._reduce = REDUCTIONS[self.reduction]
         self.teams = Teams(env, teams)

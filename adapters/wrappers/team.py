@@ -1,18 +1,7 @@
-"""Folding agents into the environment: some agents play a given policy, the rest are exposed.
-
-Classes:
-    RandomPolicy: uniform random actions (within ``obs["action_mask"]`` when there is one),
-        from its own seeded generator.
-    FoldAgents: a Parallel env whose chosen agents are played by a policy (one clone per
-        agent, reseeded from the wrapper's generator at every reset); only the others are
-        exposed.
-    SingleAgentView: one agent of a Parallel env as a true ``gymnasium.Env``, every other
-        agent folded (MATE's ``MultiCamera``/``SingleCamera`` idea for any env).
-
-A policy is any callable ``observation -> action``. Each folded agent gets its own
-``copy.deepcopy`` of it (stateful policies do not share state). Optional hooks:
-``bind(agent, action_space)`` is called once on a clone, ``reset(seed)`` at the start of every
-episode with a seed drawn from the wrapper's generator.
+"""Folding agents into the environment: some agents play a given policy (any callable
+``observation -> action``), the rest are exposed. Each folded agent gets its own
+``copy.deepcopy`` of the policy; optional hooks: ``bind(agent, action_space)`` once on a clone,
+``reset(seed)`` at the start of every episode with a seed from the wrapper's generator.
 """
 
 from __future__ import annotations
@@ -296,13 +285,6 @@ class SingleAgentView(RendersAndClosesInner, gym.Env[Any, Any]):
         >>> type(reward), terminated
         (<class 'float'>, False)
     """
-
-    requires: ClassVar[tuple[type, ...]] = ()
-    forbids: ClassVar[tuple[type, ...]] = ()
-    unique: ClassVar[bool] = True
-    forms: ClassVar[dict[str, Any]] = {}
-    accepts: ClassVar[str] = "parallel"
-    produces: ClassVar[str] = "gym"
 
     def __init__(
         self,

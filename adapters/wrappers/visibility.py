@@ -1,25 +1,27 @@
-"""Shared visibility: teammates see the entities any of them sees (MATE's ``SharedFieldOfView``).
-
-Classes:
-    EntitySlots: where a flat observation holds per-entity rows and their visibility flag.
-    SharedVisibility: shares entity rows within each team.
-
-An env declares its rows per agent (see :class:`SharedVisibility`); rows must describe the
-same entity for every teammate, in a frame they share (absolute coordinates, say).
+"""Shared visibility: teammates see the entities any of them sees (MATE's ``SharedFieldOfView``),
+for envs whose flat observations hold per-entity rows (:class:`EntitySlots`) that describe the
+same entity for every teammate, in a frame they share.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from typing_extensions import override
 
-from zooport.adapters.wrappers.base import ObservationMapper, Teams, behavior_of
+from zooport.adapters.wrappers.base import (
+    ObservationMapper,
+    Teams,
+    WrapperOrderError,
+    behavior_of,
+    check_once,
+    get_wrapper,
+)
 from zooport.adapters.wrappers.observation import CentralisedObservation, RescaleObservations
 from zooport.errors import ArgumentError, ArgumentTypeError, SpecError
 
@@ -75,8 +77,8 @@ class SharedVisibility(ObservationMapper):
     every agent, a mapping by agent name or by team, or a callable ``agent -> slots``);
     otherwise the env declares them: ``env.unwrapped.entity_slots(agent)``, or for a zooport
     adapter ``env.unwrapped.core.entity_slots(behaviour)``. An agent without slots is left
-    alone. Observations must be rank-1 Boxes. Rules: unique; must wrap neither
-    :class:`RescaleObservations` nor :class:`CentralisedObservation` (rows and masks must
+    alone. Observations must be rank-1 Boxes. It is applied once, and beneath
+    :class:`RescaleObservations` and :class:`CentralisedObservation` (rows and masks must
     be the env's own).
 
     Args:
@@ -84,15 +86,16 @@ class SharedVisibility(ObservationMapper):
         slots: see above.
         teams: agent -> team (see :class:`~zooport.adapters.wrappers.base.Teams`).
 
+    Raises:
+        WrapperOrderError: ``env`` has a SharedVisibility, a RescaleObservations or a
+            CentralisedObservation.
+
     Example:
         >>> import numpy as np
         >>> rows = np.array([[[5.0, 1.0], [0.0, 0.0]], [[0.0, 0.0], [7.0, 1.0]]])
         >>> _share(rows, mask_feature=1).tolist()
         [[[5.0, 1.0], [7.0, 1.0]], [[5.0, 1.0], [7.0, 1.0]]]
     """
-
-    unique: ClassVar[bool] = True
-    forbids: ClassVar[tuple[type, ...]] = (RescaleObservations, CentralisedObservation)
 
     def __init__(
         self,
@@ -102,6 +105,13 @@ class SharedVisibility(ObservationMapper):
         teams: Mapping[str, Hashable] | Callable[[str], Hashable] | None = None,
     ) -> None:
         super().__init__(env)
+        check_once(self, env)
+        for changed in (RescaleObservations, CentralisedObservation):
+            if get_wrapper(env, changed) is not None:
+                raise WrapperOrderError(
+                    f"SharedVisibility must not wrap {changed.__name__} ({env}): it needs the "
+                    f"env's own entity rows; put SharedVisibility before {changed.__name__}"
+                )
         self.teams = Teams(env, teams)
         self._spec = slots
         self._slots: dict[str, EntitySlots | None] = {}

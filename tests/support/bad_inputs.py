@@ -42,7 +42,7 @@ from zooport.adapters.wrappers import (
     TeamReward,
     TerminationPolicy,
     WrapperOrderError,
-    validate_wrappers,
+    apply_wrappers,
 )
 from zooport.envs.base_env import ActionTuple
 from zooport.envs.builtin import BallBalance, Basic, Collector, GridWorld, Tag
@@ -1013,13 +1013,14 @@ CASES: list[Case] = [
     C("RandomMessageDropout.reset", RANGE, "seed=-1",
       lambda: RandomMessageDropout(MessageBus(par_tag()), 0.5), lambda env: env.reset(seed=-1),
       ArgumentError, ("RandomMessageDropout.reset", *SEED, "-1"), par_fresh),
-    C("validate_wrappers", WRONG, "wrappers=[5]", nothing, lambda _: validate_wrappers([5]),
-      ArgumentTypeError, ("wrappers[0]", "5")),
-    C("validate_wrappers", UNKNOWN, "api='rllib'", nothing,
-      lambda _: validate_wrappers([], api="rllib"), ArgumentError, ("'parallel'", "'rllib'")),
-    C("validate_wrappers", ORDER, "RandomMessageDropout without MessageBus", nothing,
-      lambda _: validate_wrappers([RandomMessageDropout]), WrapperOrderError,
-      ("RandomMessageDropout", "MessageBus")),
+    C("apply_wrappers", WRONG, "wrappers=[5]", par_tag, lambda env: apply_wrappers(env, [5]),
+      ArgumentTypeError, ("wrappers[0]", "5"), par_fresh),
+    C("apply_wrappers", UNKNOWN, "api='rllib'", par_tag,
+      lambda env: apply_wrappers(env, [], api="rllib"), ArgumentError, ("'parallel'", "'rllib'"),
+      par_fresh),
+    C("RandomMessageDropout()", ORDER, "without MessageBus", par_tag,
+      lambda env: RandomMessageDropout(env, 0.5), WrapperOrderError,
+      ("RandomMessageDropout", "MessageBus"), par_fresh),
     C("FoldAgents.step", REENTRANT, "from a policy", fold_reentered_from_policy, par_step,
       ReentrantCallError, REENTERED, par_fresh, twin=fold_plain),
     # ------------------------------------------------------------ zooport.make, gym.make

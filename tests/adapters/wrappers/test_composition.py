@@ -1,4 +1,5 @@
-"""Composition: the explicit base wrapper, WrapperSpec, the central validator, has_wrapper."""
+"""Composition: the explicit base wrapper, WrapperSpec, the constructors' placement checks,
+apply_wrappers' kinds and forms, has_wrapper."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import supersuit
 from pettingzoo.utils.conversions import parallel_to_aec
 
 from zooport.adapters.gym_env import GymEnv
+from zooport.adapters.vector_env import BehaviorVectorEnv
 from zooport.adapters.wrappers import (
     CentralisedObservation,
     DiscretizeActions,
@@ -32,7 +34,6 @@ from zooport.adapters.wrappers.composition import (
     apply_wrappers,
     get_wrapper,
     has_wrapper,
-    validate_wrappers,
 )
 from zooport.envs.builtin.ball_balance import BallBalance
 
@@ -103,68 +104,72 @@ def test_wrapper_spec_applies_its_arguments():
         WrapperSpec(3)
 
 
-# ---------------------------------------------------------------------- the validator
+# ---------------------------------------------------------------------- placement
 
 
-def test_requires_names_both_wrappers_and_the_rule():
+def test_a_channel_without_a_bus_beneath_names_both_wrappers():
     with pytest.raises(WrapperOrderError) as error:
-        validate_wrappers([TeamReward, WrapperSpec(RandomMessageDropout, 0.1), MessageBus])
+        apply_wrappers(mini(), [TeamReward, WrapperSpec(RandomMessageDropout, 0.1), MessageBus])
     message = str(error.value)
-    assert "RandomMessageDropout (wrappers[1]) requires MessageBus beneath it" in message
-    assert "RandomMessageDropout.requires = (MessageBus,)" in message
-    validate_wrappers([TeamReward, MessageBus, WrapperSpec(RandomMessageDropout, 0.1)])
-
-
-def test_forbids_names_both_wrappers_and_the_rule():
-    with pytest.raises(WrapperOrderError) as error:
-        validate_wrappers([RescaleObservations, TeamReward, SharedVisibility])
-    message = str(error.value)
-    assert "SharedVisibility (wrappers[2]) must not wrap RescaleObservations (wrappers[0])" in (
+    assert "RandomMessageDropout (wrapping TeamReward<mini_pursuit_v0>) requires a MessageBus" in (
         message
     )
-    assert "SharedVisibility.forbids = (RescaleObservations, CentralisedObservation)" in message
-    validate_wrappers([SharedVisibility, RescaleObservations, CentralisedObservation])
+    apply_wrappers(mini(), [TeamReward, MessageBus, WrapperSpec(RandomMessageDropout, 0.1)])
 
 
-def test_unique_rejects_a_second_copy_and_allows_stackable_ones():
-    with pytest.raises(
-        WrapperOrderError,
-        match=r"DiscretizeActions appears twice \(wrappers\[0\] "
-        r"and wrappers\[2\]\); rule: DiscretizeActions.unique = True",
-    ):
-        validate_wrappers([DiscretizeActions, TeamReward, functools.partial(DiscretizeActions)])
+def test_shared_visibility_over_changed_observations_names_both_wrappers():
+    with pytest.raises(WrapperOrderError) as error:
+        apply_wrappers(mini(), [RescaleObservations, TeamReward, SharedVisibility])
+    message = str(error.value)
+    assert "SharedVisibility must not wrap RescaleObservations" in message
+    assert "put SharedVisibility before RescaleObservations" in message
+    with pytest.raises(WrapperOrderError, match="must not wrap CentralisedObservation"):
+        SharedVisibility(CentralisedObservation(mini()))
+    apply_wrappers(mini(), [SharedVisibility, RescaleObservations, CentralisedObservation])
+
+
+def test_a_second_copy_is_refused_and_stackable_ones_are_not():
+    with pytest.raises(WrapperOrderError, match="DiscretizeActions appears twice"):
+        apply_wrappers(
+            mini(), [DiscretizeActions, TeamReward, functools.partial(DiscretizeActions)]
+        )
     stacked = WrapperSpec(MessageFilter, bool)
-    validate_wrappers([MessageBus, stacked, stacked])
+    apply_wrappers(mini(), [MessageBus, stacked, stacked])
 
 
 def test_hand_built_chains_are_held_to_the_same_rules():
-    with pytest.raises(WrapperOrderError, match="MessageFilter .* requires MessageBus"):
+    with pytest.raises(WrapperOrderError, match="MessageFilter .* requires a MessageBus"):
         MessageFilter(mini(), bool)
     with pytest.raises(WrapperOrderError, match="TerminationPolicy appears twice"):
         TerminationPolicy(ParallelWrapper(TerminationPolicy(mini())))
     with pytest.raises(WrapperOrderError, match="must not wrap RescaleObservations"):
-        validate_wrappers([SharedVisibility], env=RescaleObservations(mini()))
+        SharedVisibility(RescaleObservations(mini()))
 
 
 def test_parallel_only_wrappers_are_rejected_for_gym_and_vector():
+    one = GymEnv(BallBalance(n_agents=1, seed=0))
     with pytest.raises(WrapperOrderError) as error:
-        validate_wrappers([WrapperSpec(FoldAgents, "random", behavior="prey")], api="gym")
+        apply_wrappers(one, [WrapperSpec(FoldAgents, "random", behavior="prey")], api="gym")
     assert "FoldAgents (wrappers[0]) wraps PettingZoo Parallel envs" in str(error.value)
     assert "a single-agent gymnasium.Env (api='gym')" in str(error.value)
+    many = BehaviorVectorEnv(BallBalance(n_agents=2, seed=0))
     with pytest.raises(WrapperOrderError, match="MessageBus .* gymnasium VectorEnv"):
-        validate_wrappers([MessageBus], api="vector")
-    validate_wrappers([DiscretizeActions, RescaleObservations], api="gym")
-    validate_wrappers([DiscretizeActions, RescaleObservations], api="vector")
+        apply_wrappers(many, [MessageBus], api="vector")
+    env = apply_wrappers(one, [DiscretizeActions, RescaleObservations], api="gym")
+    assert isinstance(env.env, GymDiscretizeActions) and has_wrapper(env, RescaleObservations)
+    envs = apply_wrappers(many, [DiscretizeActions, RescaleObservations], api="vector")
+    assert has_wrapper(envs, DiscretizeActions) and has_wrapper(envs, RescaleObservations)
 
 
 def test_single_agent_view_switches_the_kind_to_gym():
-    validate_wrappers([TeamReward, SingleAgentView, gym.wrappers.FlattenObservation])
+    env = apply_wrappers(mini(), [TeamReward, SingleAgentView, gym.wrappers.FlattenObservation])
+    assert isinstance(env, gym.wrappers.FlattenObservation) and has_wrapper(env, TeamReward)
     with pytest.raises(WrapperOrderError, match="FlattenObservation .* wraps a single-agent"):
-        validate_wrappers([gym.wrappers.FlattenObservation, SingleAgentView])
+        apply_wrappers(mini(), [gym.wrappers.FlattenObservation, SingleAgentView])
     with pytest.raises(WrapperOrderError, match="TeamReward .* wraps PettingZoo Parallel"):
-        validate_wrappers([SingleAgentView, TeamReward])
+        apply_wrappers(mini(), [SingleAgentView, TeamReward])
     with pytest.raises(WrapperOrderError, match="SingleAgentView .* api='aec' does not give"):
-        validate_wrappers([SingleAgentView], api="aec")
+        apply_wrappers(mini(), [SingleAgentView], api="aec")
     env = apply_wrappers(MiniPursuit(seed=0), [SingleAgentView, WrapperSpec(DiscretizeActions, 3)])
     assert isinstance(env, GymDiscretizeActions) and env.action_space == gym.spaces.Discrete(9)
     assert has_wrapper(env, DiscretizeActions) and has_wrapper(env, SingleAgentView)
@@ -176,18 +181,18 @@ def test_aec_api_takes_zooport_wrappers_first_then_converts():
     env.reset(seed=0)
     assert env.agent_selection == "hunter_0"
     with pytest.raises(WrapperOrderError, match="for api='aec' the zooport wrappers must come"):
-        validate_wrappers([supersuit.clip_reward_v0, TeamReward], api="aec")
+        apply_wrappers(mini(), [supersuit.clip_reward_v0, TeamReward], api="aec")
     with pytest.raises(TypeError, match="needs the Parallel adapter"):
         apply_wrappers(parallel_to_aec(mini()), [TeamReward], api="aec")
 
 
 def test_bad_lists_and_items():
     with pytest.raises(TypeError, match=r"wrappers\[1\]: expect a wrapper class"):
-        validate_wrappers([TeamReward, 5])
+        apply_wrappers(mini(), [TeamReward, 5])
     with pytest.raises(TypeError, match="Expect wrappers to be a list"):
-        validate_wrappers(TeamReward)
+        apply_wrappers(mini(), TeamReward)
     with pytest.raises(ValueError, match="Expect api to be one of"):
-        validate_wrappers([], api="rllib")
+        apply_wrappers(mini(), [], api="rllib")
 
 
 # ---------------------------------------------------------------------- chains
