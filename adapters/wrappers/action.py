@@ -1,20 +1,8 @@
-"""Discrete actions for agents with continuous (Box) actions.
-
-Classes:
-    ActionGrid: the points of a discretised Box and the map back to the nearest point.
-    DiscretizeActions: the PettingZoo Parallel wrapper (per agent).
-    GymDiscretizeActions, VectorDiscretizeActions: its single-agent and vector forms
-        (``zooport.make`` picks them for ``api="gym"``/``"vector"``).
-
-Functions:
-    unit_grid: the ``levels ** d`` points of ``[-1, 1] ** d`` (``"grid"``) or of the unit disc
-        (``"disc"``, two dimensions).
-
-Modes (MATE's ``DiscreteCamera`` and ``DiscreteTarget``, for any Box): ``"grid"`` is the
-regular grid of ``levels`` values per dimension; ``"disc"`` maps the 2-D square grid onto the
-disc (a point ``p`` goes to ``p * max|p_i| / |p|``), so that diagonal moves are no faster than
-straight ones. Action ``k`` is grid point ``k`` in row-major order (the first dimension
-varies slowest), scaled from ``[-1, 1]`` to the Box's bounds.
+"""Discrete actions for agents with Box actions (MATE's ``DiscreteCamera``/``DiscreteTarget``, for
+any Box). ``"grid"`` is the regular grid of ``levels`` values per dimension; ``"disc"`` maps the
+2-D square grid onto the disc (``p`` goes to ``p * max|p_i| / |p|``), so diagonal moves are no
+faster than straight ones. Action ``k`` is grid point ``k`` in row-major order, scaled from
+``[-1, 1]`` to the Box's bounds.
 """
 
 from __future__ import annotations

@@ -1,21 +1,7 @@
-"""When a multi-agent episode ends, for any PettingZoo Parallel env.
-
-Classes:
-    TerminationPolicy: ends the episode once ``any``, a ``majority``, ``all`` or a fraction of
-        its agents have finished; agents still live then are truncated (or terminated, by
-        option), and those that finished keep their own flags.
-    IndividualDone: a team's done as per-agent flags: once a team's rule fires, every live
-        member finishes in that step (MATE's ``RepeatedRewardIndividualDone``).
-
-Functions:
-    filler_action: a fixed valid action of a space (what a benched agent plays).
-
-The rule is zooport's :class:`~zooport.adapters.termination.TerminationRule`: an agent
-counts as finished once it was terminated or truncated in the episode; the agents counted are
-every agent that took part (spawned ones from when they appear). zooport's adapters take the
-same rule as ``termination_mode``; these wrappers bring it to any Parallel env, for the whole
-episode or per team. Both end the agents still live as ``end_live_as`` says
-(:class:`RuleWrapper`).
+"""When a multi-agent episode ends, for any PettingZoo Parallel env: zooport's
+:class:`~zooport.adapters.termination.TerminationRule` (an agent counts as finished once it was
+terminated or truncated in the episode), for the whole episode (:class:`TerminationPolicy`) or
+per team (:class:`IndividualDone`); the agents still live then end as ``end_live_as`` says.
 """
 
 from __future__ import annotations

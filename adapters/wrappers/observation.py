@@ -1,18 +1,6 @@
-"""Observation wrappers: rescaling, centralised (critic) inputs, shared visibility.
-
-Classes:
-    Rescaler: the affine map of one observation space onto ``[-1, 1]`` (pure, no env).
-    RescaleObservations: bounded float features to ``[-1, 1]``, half-bounded ones shifted so
-        their bound is -1 or 1, unbounded ones unchanged; spaces rewritten.
-    GymRescaleObservations, VectorRescaleObservations: its single-agent and vector forms.
-    CentralisedObservation: adds the global state, the other agents' observations and their
-        previous actions, as keys of a Dict observation or in the info.
-
-``SharedVisibility`` (teammates share what any of them sees) is in
-:mod:`zooport.adapters.wrappers.visibility`.
-
-Float ``Box`` parts are rescaled; integer ones (uint8 images, int8 action masks) and
-non-Box spaces are left as they are, inside ``Dict``/``Tuple`` spaces too.
+"""Observation wrappers: rescaling to ``[-1, 1]`` (float ``Box`` parts only, inside ``Dict`` and
+``Tuple`` spaces too; integer parts such as images and masks are left alone) and centralised
+(critic) inputs. ``SharedVisibility`` is in :mod:`zooport.adapters.wrappers.visibility`.
 """
 
 from __future__ import annotations

@@ -1,16 +1,6 @@
-"""Reward shaping and conversions between team scalars and per-agent values.
-
-Classes:
-    StepData: what a reward component sees: one step's dicts, the actions, counters, the env.
-    RewardShaping: a weighted sum of named components (the env's reward among them), with
-        constant or scheduled coefficients, optionally reduced over the agents; everything
-        recorded in the infos.
-    TeamReward: each agent gets its team's scalar (the sum, mean, max or min of the members'
-        rewards, or of an info value such as zooport's ``group_reward``).
-
-MATE's ``AuxiliaryCameraRewards``/``RepeatedReward`` for any PettingZoo Parallel env: teams
-are behaviours by default (see :class:`~zooport.adapters.wrappers.base.Teams`). A team's done
-as per-agent flags (``IndividualDone``) is in :mod:`zooport.adapters.wrappers.episode`.
+"""Reward shaping (weighted named components, recorded in the infos) and team rewards (MATE's
+``AuxiliaryCameraRewards``/``RepeatedReward``) for any PettingZoo Parallel env; teams are
+behaviours by default (see :class:`~zooport.adapters.wrappers.base.Teams`).
 """
 
 from __future__ import annotations
