@@ -17,7 +17,8 @@ from pettingzoo import ParallelEnv
 from typing_extensions import override
 
 from zooport.adapters.spaces import checked_discrete
-from zooport.adapters.wrappers.base import AgentSelector, AgentSpec, ParallelWrapper, check_once
+from zooport.adapters.wrappers.agents import AgentSelector, AgentSpec
+from zooport.adapters.wrappers.base import ParallelWrapper, check_once
 from zooport.errors import ActionError, ArgumentError
 
 __all__ = [

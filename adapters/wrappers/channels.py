@@ -14,7 +14,8 @@ import numpy as np
 from pettingzoo import ParallelEnv
 from typing_extensions import override
 
-from zooport.adapters.wrappers.base import AgentSelector, AgentSpec, WrapperOrderError, get_wrapper
+from zooport.adapters.wrappers.agents import AgentSelector, AgentSpec
+from zooport.adapters.wrappers.base import WrapperOrderError, get_wrapper
 from zooport.adapters.wrappers.communication import (
     CommunicationLayer,
     Message,
@@ -205,7 +206,7 @@ class RestrictedCommunicationRange(MessageChannel):
 class NoCommunication(MessageChannel):
     """Drops every message sent by or to an agent of ``group`` (default: every agent).
 
-    ``group`` selects agents as :class:`~zooport.adapters.wrappers.base.AgentSelector` does:
+    ``group`` selects agents as :class:`~zooport.adapters.wrappers.agents.AgentSelector` does:
     a behaviour or agent-name prefix, a collection of names, or a predicate.
 
     Example:

@@ -15,7 +15,8 @@ from pettingzoo import ParallelEnv
 from typing_extensions import override
 
 from zooport.adapters.termination import TerminationMode, TerminationRule
-from zooport.adapters.wrappers.base import ParallelWrapper, Teams, check_once
+from zooport.adapters.wrappers.agents import Teams
+from zooport.adapters.wrappers.base import ParallelWrapper, check_once
 from zooport.errors import ArgumentError, ArgumentTypeError, EnvNotResetError
 
 __all__ = ["RuleWrapper", "TerminationPolicy", "IndividualDone", "filler_action"]

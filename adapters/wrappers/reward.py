@@ -1,6 +1,6 @@
 """Reward shaping (weighted named components, recorded in the infos) and team rewards (MATE's
 ``AuxiliaryCameraRewards``/``RepeatedReward``) for any PettingZoo Parallel env; teams are
-behaviours by default (see :class:`~zooport.adapters.wrappers.base.Teams`).
+behaviours by default (see :class:`~zooport.adapters.wrappers.agents.Teams`).
 """
 
 from __future__ import annotations
@@ -12,13 +12,8 @@ import numpy as np
 from pettingzoo import ParallelEnv
 from typing_extensions import override
 
-from zooport.adapters.wrappers.base import (
-    AgentSelector,
-    AgentSpec,
-    ParallelWrapper,
-    Teams,
-    check_once,
-)
+from zooport.adapters.wrappers.agents import AgentSelector, AgentSpec, Teams
+from zooport.adapters.wrappers.base import ParallelWrapper, check_once
 from zooport.errors import ArgumentError, ArgumentTypeError
 
 __all__ = [
@@ -89,7 +84,7 @@ class RewardShaping(ParallelWrapper):
         components: name -> callable (see above).
         coefficients: name -> float or schedule; missing names get 1.0.
         reduction: ``"none"`` (default), ``"mean"``, ``"sum"``, ``"max"`` or ``"min"``.
-        agents: the agents shaped (see :class:`~zooport.adapters.wrappers.base.AgentSelector`);
+        agents: the agents shaped (see :class:`~zooport.adapters.wrappers.agents.AgentSelector`);
             default all. Others keep their rewards and infos.
 
     Raises:
@@ -244,7 +239,7 @@ class TeamReward(ParallelWrapper):
     Args:
         env: any PettingZoo Parallel env.
         reduction: ``"sum"`` (default), ``"mean"``, ``"max"`` or ``"min"``.
-        teams: agent -> team (see :class:`~zooport.adapters.wrappers.base.Teams`);
+        teams: agent -> team (see :class:`~zooport.adapters.wrappers.agents.Teams`);
             default: behaviours.
         source: ``"reward"`` or an info key.
 

@@ -19,7 +19,8 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from typing_extensions import override
 
-from zooport.adapters.wrappers.base import AgentSelector, ParallelWrapper, RendersAndClosesInner
+from zooport.adapters.wrappers.agents import AgentSelector
+from zooport.adapters.wrappers.base import ParallelWrapper, RendersAndClosesInner
 from zooport.envs.arguments import check_seed
 from zooport.errors import (
     ActionError,

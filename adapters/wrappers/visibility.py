@@ -14,11 +14,10 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from typing_extensions import override
 
+from zooport.adapters.wrappers.agents import Teams, behavior_of
 from zooport.adapters.wrappers.base import (
     ObservationMapper,
-    Teams,
     WrapperOrderError,
-    behavior_of,
     check_once,
     get_wrapper,
 )
@@ -84,7 +83,7 @@ class SharedVisibility(ObservationMapper):
     Args:
         env: any PettingZoo Parallel env.
         slots: see above.
-        teams: agent -> team (see :class:`~zooport.adapters.wrappers.base.Teams`).
+        teams: agent -> team (see :class:`~zooport.adapters.wrappers.agents.Teams`).
 
     Raises:
         WrapperOrderError: ``env`` has a SharedVisibility, a RescaleObservations or a
