@@ -36,6 +36,7 @@ from zooport.adapters.wrappers.composition import (
     has_wrapper,
 )
 from zooport.envs.builtin.ball_balance import BallBalance
+from zooport.errors import ReentrantCallError
 
 from tests.support.wrappers import MiniPursuit, check_contract, mini, tag
 
@@ -225,3 +226,29 @@ def test_each_wrapper_draws_from_its_own_generator():
     assert first[0] != first[1]  # stacked copies draw different streams
     env.reset()  # no seed: the generator goes on
     assert outer.np_random.random(3).tolist() != first[0]
+
+
+def test_a_chain_has_one_guard_entered_once_where_the_user_calls():
+    env = apply_wrappers(tag(), [MessageBus, WrapperSpec(RandomMessageDropout, 0.5), TeamReward])
+    layers = [env, env.env, env.env.env]
+    assert all(layer.step_guard is env.step_guard for layer in layers)
+    assert env.step_guard is not env.unwrapped.step_guard  # the adapter guards itself
+    env.reset(seed=0)
+    env.step(dict.fromkeys(env.agents, 0))
+    assert env.step_guard.completed == 2  # one reset and one step, not one per layer
+    env.env.step(dict.fromkeys(env.agents, 0))  # an inner layer is still callable directly
+    assert env.step_guard.completed == 3 and env.step_guard.layer is None
+
+
+def test_a_policy_stepping_an_inner_layer_mid_step_is_refused():
+    holder = {}
+
+    def policy(observation):
+        holder["inner"].step({})
+        return 0
+
+    holder["inner"] = inner = FoldAgents(tag(), policy, behavior="tagger")
+    env = TeamReward(inner)
+    env.reset(seed=0)
+    with pytest.raises(ReentrantCallError, match=r"FoldAgents.step\(\) was called while its step"):
+        env.step(dict.fromkeys(env.agents, 0))
