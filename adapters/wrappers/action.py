@@ -18,7 +18,7 @@ from typing_extensions import override
 
 from zooport.adapters.spaces import checked_discrete
 from zooport.adapters.wrappers.agents import AgentSelector, AgentSpec
-from zooport.adapters.wrappers.base import ParallelWrapper, check_once
+from zooport.adapters.wrappers.base import ObsType, ParallelWrapper, check_once
 from zooport.errors import ActionError, ArgumentError
 
 __all__ = [
@@ -132,7 +132,7 @@ class ActionGrid:
         return int(np.argmin(np.linalg.norm(self.unit - unit, axis=-1)))
 
 
-class DiscretizeActions(ParallelWrapper):
+class DiscretizeActions(ParallelWrapper[str, ObsType, Any]):
     """Gives agents with Box actions ``Discrete(levels ** d)`` actions; see the module docstring.
 
     Agents whose action space is not a Box keep it. One :class:`ActionGrid` (and one

@@ -14,12 +14,11 @@ from __future__ import annotations
 import functools
 import zlib
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
-from pettingzoo.utils.env import ActionType, AgentID, ObsType
 from typing_extensions import override
 
 from zooport.envs.arguments import check_seed
@@ -32,6 +31,9 @@ from zooport.errors import (
 )
 
 __all__ = [
+    "ActionType",
+    "AgentID",
+    "ObsType",
     "ParallelWrapper",
     "ObservationMapper",
     "PartsDelivery",
@@ -44,6 +46,12 @@ __all__ = [
     "inner_env",
     "wrapper_chain",
 ]
+
+
+# A wrapper's agent, observation and action types, as PettingZoo's ParallelEnv declares them.
+AgentID = TypeVar("AgentID")
+ObsType = TypeVar("ObsType")
+ActionType = TypeVar("ActionType")
 
 
 class WrapperOrderError(ZooportError, ValueError):
@@ -121,7 +129,11 @@ class RendersAndClosesInner:
         self.env.close()
 
 
-class ParallelWrapper(RendersAndClosesInner, ParallelEnv[AgentID, ObsType, ActionType]):
+class ParallelWrapper(
+    RendersAndClosesInner,
+    ParallelEnv[AgentID, ObsType, ActionType],
+    Generic[AgentID, ObsType, ActionType],
+):
     """A PettingZoo Parallel env wrapping another; every member passes through explicitly.
 
     Subclasses override what they change (``reset``, ``step``, the spaces, ...); a rule
@@ -316,7 +328,7 @@ ParallelWrapper.step = _guarded(ParallelWrapper.step, "step")  # type: ignore[me
 ParallelWrapper.reset = _guarded(ParallelWrapper.reset, "reset")  # type: ignore[method-assign]
 
 
-class ObservationMapper(ParallelWrapper):
+class ObservationMapper(ParallelWrapper[str, Any, ActionType]):
     """A wrapper that changes the observations only: ``reset`` and ``step`` pass every other
     value through and hand the observations to :meth:`map_observations`, the one hook."""
 

@@ -20,7 +20,13 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from typing_extensions import override
 
-from zooport.adapters.wrappers.base import ParallelWrapper, PartsDelivery, check_once, inner_env
+from zooport.adapters.wrappers.base import (
+    ActionType,
+    ParallelWrapper,
+    PartsDelivery,
+    check_once,
+    inner_env,
+)
 from zooport.errors import (
     ArgumentError,
     ArgumentTypeError,
@@ -50,7 +56,7 @@ class Message:
     content: Any
 
 
-class CommunicationLayer(ParallelWrapper):
+class CommunicationLayer(ParallelWrapper[str, Any, ActionType]):
     """A wrapper that takes messages: the bus, or a channel on their way to it."""
 
     def send_messages(self, messages: Message | Iterable[Message]) -> None:

@@ -16,7 +16,7 @@ from typing_extensions import override
 
 from zooport.adapters.termination import TerminationMode, TerminationRule
 from zooport.adapters.wrappers.agents import Teams
-from zooport.adapters.wrappers.base import ParallelWrapper, check_once
+from zooport.adapters.wrappers.base import ActionType, ObsType, ParallelWrapper, check_once
 from zooport.errors import ArgumentError, ArgumentTypeError, EnvNotResetError
 
 __all__ = ["RuleWrapper", "TerminationPolicy", "IndividualDone", "filler_action"]
@@ -24,7 +24,7 @@ __all__ = ["RuleWrapper", "TerminationPolicy", "IndividualDone", "filler_action"
 _END_AS = ("truncated", "terminated")
 
 
-class RuleWrapper(ParallelWrapper):
+class RuleWrapper(ParallelWrapper[str, ObsType, ActionType]):
     """What both rule wrappers share: the rule, ``end_live_as``, and the agents left live.
 
     Args:

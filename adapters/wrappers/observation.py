@@ -16,6 +16,7 @@ from pettingzoo import ParallelEnv
 from typing_extensions import override
 
 from zooport.adapters.wrappers.base import (
+    ActionType,
     ObservationMapper,
     ParallelWrapper,
     PartsDelivery,
@@ -237,7 +238,7 @@ def _without_mask(space: spaces.Space) -> spaces.Space:
     return space
 
 
-class CentralisedObservation(PartsDelivery, ParallelWrapper):
+class CentralisedObservation(PartsDelivery, ParallelWrapper[str, Any, ActionType]):
     """Adds centralised-critic inputs to each agent's observation (or info).
 
     Parts (``include``), all float32 vectors of fixed size:

@@ -13,7 +13,7 @@ from pettingzoo import ParallelEnv
 from typing_extensions import override
 
 from zooport.adapters.wrappers.agents import AgentSelector, AgentSpec, Teams
-from zooport.adapters.wrappers.base import ParallelWrapper, check_once
+from zooport.adapters.wrappers.base import ActionType, ObsType, ParallelWrapper, check_once
 from zooport.errors import ArgumentError, ArgumentTypeError
 
 __all__ = [
@@ -64,7 +64,7 @@ class StepData(NamedTuple):
     env: Any
 
 
-class RewardShaping(ParallelWrapper):
+class RewardShaping(ParallelWrapper[str, ObsType, ActionType]):
     """Rewards as a weighted sum of named components, recorded in the infos.
 
     Each shaped agent's reward is ``sum(coefficient[k] * component[k])`` over the components,
@@ -229,7 +229,7 @@ def _per_agent(name: str, value: Any, agents: list[str]) -> Any:
     )
 
 
-class TeamReward(ParallelWrapper):
+class TeamReward(ParallelWrapper[str, ObsType, ActionType]):
     """Every agent gets its team's scalar reward; its own goes to ``info["individual_reward"]``.
 
     The team scalar of a step is the reduction over the team's reporting members of their

@@ -20,7 +20,12 @@ from pettingzoo import ParallelEnv
 from typing_extensions import override
 
 from zooport.adapters.wrappers.agents import AgentSelector
-from zooport.adapters.wrappers.base import ParallelWrapper, RendersAndClosesInner
+from zooport.adapters.wrappers.base import (
+    ActionType,
+    ObsType,
+    ParallelWrapper,
+    RendersAndClosesInner,
+)
 from zooport.envs.arguments import check_seed
 from zooport.errors import (
     ActionError,
@@ -81,7 +86,7 @@ class RandomPolicy:
         return space.sample()
 
 
-class FoldAgents(ParallelWrapper):
+class FoldAgents(ParallelWrapper[str, ObsType, ActionType]):
     """Plays some agents with a policy and exposes only the others.
 
     Args:
