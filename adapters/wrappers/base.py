@@ -43,7 +43,6 @@ __all__ = [
     "check_once",
     "get_wrapper",
     "has_wrapper",
-    "inner_env",
     "wrapper_chain",
 ]
 
@@ -58,20 +57,15 @@ class WrapperOrderError(ZooportError, ValueError):
     """A wrapper where it cannot stand (a channel without a bus beneath, a second copy, ...)."""
 
 
-def inner_env(env: Any) -> Any | None:
-    """The env one layer inside ``env``: its ``.env``, or ``.aec_env`` for PettingZoo's
-    ``aec_to_parallel`` (which SuperSuit's Parallel wrappers end in); None at the core."""
-    inner = getattr(env, "env", None)
-    return getattr(env, "aec_env", None) if inner is None else inner
-
-
 def wrapper_chain(env: Any) -> Iterator[Any]:
-    """``env``, then each layer inside it (see :func:`inner_env`), down to the core."""
+    """``env``, then each layer inside it (its ``.env``, or ``.aec_env`` for PettingZoo's
+    ``aec_to_parallel``, which SuperSuit's Parallel wrappers end in), down to the core."""
     for _ in range(1000):  # a cycle of .env references ends here
         if env is None:
             return
         yield env
-        env = inner_env(env)
+        inner = getattr(env, "env", None)
+        env = getattr(env, "aec_env", None) if inner is None else inner
 
 
 def get_wrapper(env: Any, cls: type) -> Any | None:

@@ -25,7 +25,7 @@ from zooport.adapters.wrappers.base import (
     ParallelWrapper,
     PartsDelivery,
     check_once,
-    inner_env,
+    get_wrapper,
 )
 from zooport.errors import (
     ArgumentError,
@@ -259,20 +259,11 @@ class MessageBus(PartsDelivery, CommunicationLayer):
         return observations, rewards, terminations, truncations, infos
 
 
-def _layers(env: Any) -> Iterable[Any]:
-    depth = 0
-    while env is not None and depth < 1000:
-        if isinstance(env, CommunicationLayer):
-            yield env
-        env = inner_env(env)
-        depth += 1
-
-
 def forward_down(env: Any, messages: list[Message]) -> None:
     """Hands routed messages to the outermost communication layer of ``env``'s chain."""
-    for layer in _layers(env):
+    layer = get_wrapper(env, CommunicationLayer)
+    if layer is not None:
         layer.forward(messages)
-        return
 
 
 def send_messages(env: Any, messages: Message | Iterable[Message]) -> None:
@@ -292,7 +283,7 @@ def send_messages(env: Any, messages: Message | Iterable[Message]) -> None:
         >>> [m.content for m in infos["tagger_4"]["messages"]]
         [7]
     """
-    for layer in _layers(env):
-        layer.send_messages(messages)
-        return
-    raise ZooportError(f"{env} has no MessageBus in its .env chain to send messages through")
+    layer = get_wrapper(env, CommunicationLayer)
+    if layer is None:
+        raise ZooportError(f"{env} has no MessageBus in its .env chain to send messages through")
+    layer.send_messages(messages)
