@@ -19,7 +19,11 @@ same channel talks to a Unity build or to an in-process zooport environment.
 
 from __future__ import annotations
 
-from ._common import SideChannelTypeError
+from ._common import (
+    SideChannelCommunicationError,
+    SideChannelEnvironmentError,
+    SideChannelTypeError,
+)
 from .engine_configuration_channel import EngineConfig, EngineConfigurationChannel
 from .environment_parameters_channel import EnvironmentParametersChannel
 from .float_properties_channel import FloatPropertiesChannel
@@ -45,4 +49,6 @@ __all__ = [
     "RawBytesChannel",
     "SimulationSideChannels",
     "SideChannelTypeError",
+    "SideChannelCommunicationError",
+    "SideChannelEnvironmentError",
 ]

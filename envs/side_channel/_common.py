@@ -18,13 +18,19 @@ from typing import Any
 import numpy as np
 from typing_extensions import override  # a dependency (>= 4.5, which has it)
 
-from zooport.errors import SideChannelError
+from zooport.errors import (
+    SideChannelError,
+    UnityCommunicationException,
+    UnityEnvironmentException,
+)
 
 __all__ = [
     "INT32_MIN",
     "INT32_MAX",
     "FLOAT32_MAX",
     "SideChannelTypeError",
+    "SideChannelCommunicationError",
+    "SideChannelEnvironmentError",
     "check_bool",
     "check_int32",
     "check_float32",
@@ -43,6 +49,16 @@ class SideChannelTypeError(SideChannelError, TypeError):
     Derives from :class:`~zooport.errors.SideChannelError` (so from ``ValueError``) and from
     ``TypeError``, so either ``except`` clause a Python user would write catches it.
     """
+
+
+class SideChannelCommunicationError(SideChannelError, UnityCommunicationException):
+    """A message on a channel that only sends, or an engine configuration message the
+    simulation cannot read: a ``UnityCommunicationException``, as ML-Agents raises there."""
+
+
+class SideChannelEnvironmentError(SideChannelError, UnityEnvironmentException):
+    """Side-channel data whose frames are truncated or shorter than declared, or two channels
+    with one id: a ``UnityEnvironmentException``, as ML-Agents' manager raises there."""
 
 
 def check_bool(value: object, what: str) -> bool:

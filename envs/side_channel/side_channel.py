@@ -11,9 +11,7 @@ from __future__ import annotations
 import uuid
 from abc import ABC, abstractmethod
 
-from zooport.errors import SideChannelError
-
-from ._common import SideChannelTypeError, override
+from ._common import SideChannelCommunicationError, SideChannelTypeError, override
 from .incoming_message import IncomingMessage
 from .outgoing_message import OutgoingMessage
 
@@ -94,7 +92,7 @@ class SendOnlySideChannel(SideChannel):
     @override
     def on_message_received(self, msg: IncomingMessage) -> None:
         """Raise: this channel only sends."""
-        raise SideChannelError(
+        raise SideChannelCommunicationError(
             f"{type(self).__name__} received a {len(msg.buffer)}-byte message from the "
             f"simulation; this channel only sends"
         )

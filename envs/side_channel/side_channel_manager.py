@@ -15,9 +15,7 @@ import uuid
 import warnings
 from collections.abc import Iterable
 
-from zooport.errors import SideChannelError
-
-from ._common import SideChannelTypeError
+from ._common import SideChannelEnvironmentError, SideChannelTypeError
 from .incoming_message import IncomingMessage
 from .side_channel import SideChannel
 
@@ -43,7 +41,7 @@ def _parse_frames(data: bytes | bytearray | memoryview) -> list[tuple[uuid.UUID,
     while offset < total:
         remaining = total - offset
         if remaining < _HEADER_SIZE:
-            raise SideChannelError(
+            raise SideChannelEnvironmentError(
                 f"side-channel frame at offset {offset}: truncated header, needs "
                 f"{_HEADER_SIZE} bytes (16-byte channel id + int32 length), {remaining} remain "
                 f"(data is {total} bytes)"
@@ -51,13 +49,13 @@ def _parse_frames(data: bytes | bytearray | memoryview) -> list[tuple[uuid.UUID,
         channel_id = uuid.UUID(bytes_le=bytes(view[offset : offset + _ID_SIZE]))
         (length,) = _LENGTH.unpack_from(view, offset + _ID_SIZE)
         if length < 0:
-            raise SideChannelError(
+            raise SideChannelEnvironmentError(
                 f"side-channel frame at offset {offset} for channel {channel_id}: "
                 f"expected a payload length >= 0, got {length}"
             )
         start = offset + _HEADER_SIZE
         if length > total - start:
-            raise SideChannelError(
+            raise SideChannelEnvironmentError(
                 f"side-channel frame at offset {offset} for channel {channel_id}: declares a "
                 f"{length}-byte payload, {total - start} bytes remain after its header "
                 f"(data is {total} bytes)"
@@ -171,7 +169,7 @@ class SideChannelManager:
                     f"got {type(channel).__name__}"
                 )
             if channel_id in channels:
-                raise SideChannelError(
+                raise SideChannelEnvironmentError(
                     f"side_channels[{index}]: {type(channel).__name__} has channel id "
                     f"{channel_id}, already used by {type(channels[channel_id]).__name__}; "
                     f"each channel id may be registered once"

@@ -23,7 +23,12 @@ import numpy as np
 from zooport.envs.arguments import check_seed
 from zooport.errors import SideChannelError
 
-from ._common import SideChannelTypeError, check_float32, encode_ascii
+from ._common import (
+    SideChannelCommunicationError,
+    SideChannelTypeError,
+    check_float32,
+    encode_ascii,
+)
 from .engine_configuration_channel import (
     ENGINE_CONFIGURATION_CHANNEL_ID,
     EngineConfig,
@@ -234,7 +239,7 @@ class SimulationSideChannels:
                 **{_INT_SETTINGS[code]: msg.read_int32()}
             )
         else:
-            raise SideChannelError(
+            raise SideChannelCommunicationError(
                 f"engine configuration message: unknown configuration type {code}, "
                 f"expected one of {_describe(_Config)}"
             )

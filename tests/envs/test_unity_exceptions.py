@@ -14,6 +14,8 @@ from __future__ import annotations
 import ast
 import copy
 import pickle
+import struct
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -25,8 +27,21 @@ from zooport.envs import exception
 from zooport.envs.base_env import ActionTuple
 from zooport.envs.builtin.basic import Basic
 from zooport.envs.builtin.tag import Tag
-from zooport.envs.side_channel import IncomingMessage
-from zooport.errors import ObservationError, SpecError, UnknownAgentError, ZooportError
+from zooport.envs.side_channel import (
+    EngineConfigurationChannel,
+    EnvironmentParametersChannel,
+    IncomingMessage,
+    RawBytesChannel,
+    SideChannelManager,
+    SimulationSideChannels,
+)
+from zooport.errors import (
+    ObservationError,
+    SideChannelError,
+    SpecError,
+    UnknownAgentError,
+    ZooportError,
+)
 
 from tests.support.errors import ERRORS
 
@@ -82,6 +97,33 @@ def test_what_adapters_raise_is_caught_under_the_mlagents_names():
         par.step({})
     with pytest.raises(exception.UnitySideChannelException, match="cannot read int32"):
         IncomingMessage(b"\x01").read_int32()
+
+
+def test_side_channel_errors_are_also_the_mlagents_class_each_case_raises_there():
+    """mlagents_envs raises UnityCommunicationException for a message on a send-only channel
+    (engine_configuration_channel.py, environment_parameters_channel.py), and
+    UnityEnvironmentException for a frame shorter than its header or its declared length, or
+    two channels with one id (side_channel_manager.py)."""
+    communication = exception.UnityCommunicationException
+    for channel in (EngineConfigurationChannel(), EnvironmentParametersChannel()):
+        with pytest.raises(communication, match="only sends") as caught:
+            channel.on_message_received(IncomingMessage(struct.pack("<if", 2, 1.0)))
+        assert isinstance(caught.value, SideChannelError)
+    engine = EngineConfigurationChannel()
+    simulation = SimulationSideChannels([engine])
+    engine.message_queue.append(struct.pack("<i", 9))  # no such configuration type
+    with pytest.raises(communication, match="unknown configuration type 9"):
+        simulation.exchange()
+
+    channel_id = uuid.UUID(int=5)
+    manager = SideChannelManager([RawBytesChannel(channel_id)])
+    short = channel_id.bytes_le + struct.pack("<i", 5) + b"abc"
+    for data, match in [(short, "declares a 5-byte payload"), (b"\x01" * 7, "truncated")]:
+        with pytest.raises(exception.UnityEnvironmentException, match=match) as caught:
+            manager.process_side_channel_message(data)
+        assert isinstance(caught.value, SideChannelError)
+    with pytest.raises(exception.UnityEnvironmentException, match="already used"):
+        SideChannelManager([RawBytesChannel(channel_id), RawBytesChannel(channel_id)])
 
 
 def test_worker_in_use_is_built_from_the_worker_id():
