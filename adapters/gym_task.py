@@ -1,15 +1,4 @@
-"""A task built on any Gymnasium environment: transforms, frame stacking, random starts.
-
-Classes:
-    GymTask: a ``gymnasium.Wrapper`` over an env id or instance, with a state transform, a
-        reward transform (called with the named arguments it declares), frame stacking and
-        a random number of no-op steps at the start of every episode; and the attributes
-        of ai-traineree's ``GymTask`` (``name``, ``obs_size``, ``action_size``,
-        ``is_discrete``, ``seed()``).
-
-Constants:
-    TRANSFORM_ARGUMENTS: the names a transform may declare.
-"""
+"""ai-traineree's ``GymTask``, a ``gymnasium.Wrapper``: transforms, frame stacks, random starts."""
 
 from __future__ import annotations
 
@@ -22,13 +11,14 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import RecordConstructorArgs
+from gymnasium.wrappers import RecordVideo
 from typing_extensions import override
 
 from zooport.adapters import task_api
 from zooport.envs.arguments import check_seed
 from zooport.envs.capabilities import signature_parameters
 from zooport.envs.step_guard import StepGuard
-from zooport.errors import ActionError, ArgumentError, ArgumentTypeError
+from zooport.errors import ArgumentError, ArgumentTypeError, SpecError
 
 __all__ = ["GymTask", "TRANSFORM_ARGUMENTS"]
 
@@ -125,27 +115,33 @@ def _stacked_space(space: spaces.Space, n: int) -> spaces.Space:
     )
 
 
-def _one_element_action(action: Any) -> Any:
-    """A one-element integer array (``array([3])``, a tensor) as the int it holds.
-
-    ai-traineree's agents hand a discrete action over as a one-element array and its task
-    took ``int(action)``; a ``Discrete`` space does not contain ``array([3])``. Anything that
-    is not a one-element array is returned unchanged, for the env to judge.
-
-    Raises:
-        ActionError: a one-element array that does not hold an integer (no value is cast).
-    """
-    if isinstance(action, (int, np.integer)) or not hasattr(action, "__array__"):
+def _discrete_action(action: Any) -> Any:
+    """ai-traineree's ``int(action)`` on a ``Discrete`` task: a float, or a one-element array
+    (``array([3])``, a tensor) as its agents hand actions over, becomes the int ``int()``
+    gives. What ``int()`` cannot cast (NaN, an infinity) goes on unchanged, for the env to
+    judge."""
+    if isinstance(action, (int, np.integer)):
         return action
-    array = np.asarray(action)
-    if array.ndim == 0 or array.size != 1:
-        return action
-    if array.dtype.kind not in "iu":
-        raise ActionError(
-            f"GymTask: a discrete action given as a one-element array must hold an integer, "
-            f"got {action!r} (dtype {array.dtype})"
-        )
-    return int(array.reshape(()))
+    if isinstance(action, (float, np.floating)) or hasattr(action, "__array__"):
+        array = np.asarray(action)
+        if array.size == 1 and array.dtype.kind in "biuf":
+            try:
+                return int(array.reshape(()))
+            except (ValueError, OverflowError):  # NaN, an infinity
+                pass
+    return action
+
+
+def _make(env_id: str, can_render: bool, make_kwargs: dict[str, Any]) -> gym.Env:
+    """``gym.make`` with ``render_mode="rgb_array"`` where rendering is asked for and no mode is
+    given; an env that refuses it (zooport's over a core without pictures, one that takes no
+    ``render_mode``) is made without, as ai-traineree does."""
+    if can_render and "render_mode" not in make_kwargs:
+        try:
+            return gym.make(env_id, render_mode="rgb_array", **make_kwargs)
+        except (ArgumentError, TypeError):
+            pass
+    return gym.make(env_id, **make_kwargs)
 
 
 def _default_noop(space: spaces.Space) -> Any:
@@ -202,29 +198,23 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
     by name, among ``state, action, reward, terminated, truncated, done, info`` (a transform
     taking ``**kwargs`` gets them all). A ``state_transform`` whose first parameter is
     positional and named otherwise (``lambda s: s / 255``), or whose signature cannot be read
-    (``max``), gets the state as that first argument, as ai-traineree calls it. Both see
-    the wrapped environment's own values: the untransformed observation as ``state`` and the
-    untransformed reward. At reset, ``state_transform`` gets ``action=None``, ``reward=0.0``
-    and false flags.
+    (``max``), gets the state as that first argument, as ai-traineree calls it. Both see the
+    wrapped env's own observation and reward; at reset, ``action=None``, ``reward=0.0`` and
+    false flags.
 
-    The Gymnasium API holds: ``reset()`` returns ``(obs, info)`` and ``step()`` five values.
-    ai-traineree's ``GymTask`` returned the observation alone and four values; its
-    ``EnvRunner`` unpacks those, so it does not drive this class (see the README, "Coming
-    from ai-traineree"). With a ``Discrete`` action space, an action given as a one-element
-    integer array (``array([3])``, as ai-traineree's agents give it) is taken as that integer.
+    The Gymnasium API holds: ``reset()`` returns ``(obs, info)`` and ``step()`` five values
+    (ai-traineree's returned the observation and four values; see "Coming from
+    ai-traineree"). On a ``Discrete`` task an action is cast with ``int()``, as ai-traineree
+    does: a float, or a one-element array as its agents give.
 
     Args:
-        env: a Gymnasium id (made with ``gym.make(env, **make_kwargs)``) or an env. (A
-            zooport ``GymEnv`` has already stepped a core whose behaviours arrive late, a
-            Unity scene, once.)
+        env: a Gymnasium id (made with ``gym.make(env, **make_kwargs)``) or an env.
         state_transform: returns the observation the agent sees.
         reward_transform: returns the reward the agent gets.
-        observation_space: the space of ``state_transform``'s results; by default an
-            unbounded ``Box`` (or ``Dict`` of them) of the shape and dtype it returns for a
-            sample of the wrapped observation space.
-        can_render: ``render()`` returns the wrapped env's frames; an id is then made with
-            ``render_mode="rgb_array"`` unless ``make_kwargs`` names one. False: ``render()``
-            returns None.
+        can_render: ``render()`` returns the wrapped env's frames. An id is made with
+            ``render_mode="rgb_array"`` unless ``make_kwargs`` names one (and without it
+            where the env refuses it, as ai-traineree does); an env made without a render
+            mode renders nothing (``can_render`` is then False).
         stack_frames: observations are the last ``stack_frames`` (transformed) frames,
             stacked on a new first axis, oldest first; reset fills every frame with the
             first observation of the episode.
@@ -232,23 +222,18 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
             uniformly in ``[0, skip_start_frames]`` from this wrapper's generator, which
             ``reset(seed=...)`` reseeds. An episode that ends meanwhile is reset again
             (without a seed) and the skipping stops.
+        observation_space: the space of ``state_transform``'s results; by default an
+            unbounded ``Box`` (or ``Dict`` of them) of what it returns for a sample.
         noop_action: the action skipped steps take (default: 0, or zeros).
+        video_episode_trigger: record every ``n``-th episode (0, n, 2n, ...) with
+            Gymnasium's ``RecordVideo`` (which needs moviepy), as ai-traineree does.
+        video_folder: where the videos go (ai-traineree's default, ``"videos"``).
         **make_kwargs: ``gym.make`` keywords, only when ``env`` is an id.
 
     ``env`` to ``skip_start_frames`` may be given by position, in ai-traineree's order.
 
     Attributes:
         name: the env id it was made from; for an instance, its ``spec.id``, or ``"custom"``.
-        obs_size: the number of values of one (transformed, stacked) observation.
-        action_size: ``n`` of a ``Discrete`` action space, else the number of action values.
-        is_discrete: True for a ``Discrete`` or ``MultiDiscrete`` action space.
-
-    Raises:
-        ArgumentTypeError: a transform declares an unknown required parameter (a ``state_transform``
-            beyond its first, positional one), ``make_kwargs`` come with an env instance, or
-            frames cannot be stacked for the observation space.
-        ArgumentError: bad ``stack_frames``/``skip_start_frames``, a ``noop_action`` outside
-            the action space, or ``can_render`` over an env that does not render.
 
     Example:
         >>> task = GymTask("CartPole-v1", stack_frames=3,
@@ -263,11 +248,8 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         ((3, 4), 1.0)
         >>> task.name, task.obs_size, task.action_size, task.is_discrete
         ('CartPole-v1', 12, 2, True)
-        >>> task = GymTask("CartPole-v1", lambda s: s[:2])  # ai-traineree's positional form
-        >>> task.seed(0)
-        >>> obs, _ = task.reset()
-        >>> obs.shape, task.obs_size
-        ((2,), 2)
+        >>> task.obs_space.shape, task.actual_obs_shape
+        ((3, 4), (3, 4))
     """
 
     def __init__(
@@ -275,19 +257,19 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         env: str | gym.Env,
         state_transform: Callable[..., Any] | None = None,
         reward_transform: Callable[..., SupportsFloat] | None = None,
-        can_render: bool = False,
+        can_render: bool = True,
         stack_frames: int = 1,
         skip_start_frames: int = 0,
         *,
         observation_space: spaces.Space | None = None,
         noop_action: Any = None,
+        video_episode_trigger: int | None = None,
+        video_folder: str = "videos",
         **make_kwargs: Any,
     ) -> None:
         if isinstance(env, str):
             self.name = env
-            if can_render and "render_mode" not in make_kwargs:
-                make_kwargs["render_mode"] = "rgb_array"
-            env = gym.make(env, **make_kwargs)
+            env = _make(env, bool(can_render), make_kwargs)
         elif make_kwargs:
             raise ArgumentTypeError(
                 f"GymTask: gym.make keywords {sorted(make_kwargs)} need an env id, "
@@ -300,6 +282,15 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
             )
         else:
             self.name = env.spec.id if env.spec is not None else "custom"
+        if video_episode_trigger is not None:
+            every = video_episode_trigger
+            if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
+                raise ArgumentError(
+                    f"Expect video_episode_trigger to be None or an int >= 1, actually: {every!r}"
+                )
+            env = RecordVideo(
+                env, video_folder, lambda episode: episode % every == 0, name_prefix=self.name
+            )
         RecordConstructorArgs.__init__(
             self,
             _disable_deepcopy=True,
@@ -310,6 +301,8 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
             stack_frames=stack_frames,
             skip_start_frames=skip_start_frames,
             noop_action=noop_action,
+            video_episode_trigger=video_episode_trigger,
+            video_folder=video_folder,
         )
         gym.Wrapper.__init__(self, env)
 
@@ -321,12 +314,7 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
                 raise ArgumentError(f"Expect {name} to be an int >= {minimum}, actually: {value!r}")
             if value < minimum:
                 raise ArgumentError(f"Expect {name} to be an int >= {minimum}, actually: {value}")
-        if can_render and env.render_mode is None:
-            raise ArgumentError(
-                f"GymTask(can_render=True) needs an env that renders; {env} has render_mode=None "
-                '(make it with render_mode="rgb_array")'
-            )
-        self._can_render = bool(can_render)
+        self._can_render = bool(can_render) and env.render_mode is not None
 
         self._state_transform = state_transform
         self._state_positional, self._state_args = (
@@ -368,7 +356,7 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
             )
         self.noop_action = noop_action
         self._skip_rng = np.random.default_rng()
-        self._one_element = isinstance(env.action_space, spaces.Discrete)
+        self._cast_action = isinstance(env.action_space, spaces.Discrete)
         self._next_seed: int | None = None
         self._guard = StepGuard(type(self).__name__)
 
@@ -412,8 +400,8 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         """
         guard = self._guard
         with guard.call("step"):
-            if self._one_element:
-                action = _one_element_action(action)
+            if self._cast_action:
+                action = _discrete_action(action)
             obs, reward, terminated, truncated, info = self.env.step(action)
             guard.committed = True  # the env stepped: an exception from here on loses data
             if self._reward_transform is not None:
@@ -478,6 +466,38 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         return task_api.is_discrete(self.action_space)
 
     # ------------------------------------------------------------------ internals
+
+    @property
+    def obs_space(self) -> task_api.DataSpace:
+        """ai-traineree's ``DataSpace`` of the observations the agent sees (transformed and
+        stacked), for ``Agent(task.obs_space, ...)``.
+
+        Raises:
+            SpecError: the observation space has no flat shape (a ``Dict``).
+        """
+        return task_api.DataSpace.from_gym_space(self.observation_space)
+
+    @property
+    def actual_obs_shape(self) -> tuple[int, ...]:
+        """The shape of one observation as ``reset()`` and ``step()`` return it.
+
+        ai-traineree's reset the env to find it; this reads the observation space.
+
+        Raises:
+            SpecError: the observation space has no one shape (a ``Dict``).
+        """
+        shape = task_api.policy_part(self.observation_space).shape
+        if shape is None:
+            raise SpecError(
+                f"actual_obs_shape: the observations of {self.observation_space} have no one "
+                "shape; read observation_space instead"
+            )
+        return shape
+
+    @property
+    def actual_obs_size(self) -> int:
+        """The number of values of one observation, ``prod(actual_obs_shape)``."""
+        return int(np.prod(self.actual_obs_shape, dtype=np.int64))
 
     def _transform_state(
         self,

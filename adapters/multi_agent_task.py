@@ -54,7 +54,13 @@ from zooport.adapters.multi_agent_driver import AgentsStep, MultiAgentDriver
 from zooport.adapters.options import DriverOptions, takes_options
 from zooport.envs.arguments import check_seed
 from zooport.envs.base_env import BaseEnvLike
-from zooport.errors import ActionError, ArgumentError, EnvNotResetError, UnknownAgentError
+from zooport.errors import (
+    ActionError,
+    ArgumentError,
+    EnvNotResetError,
+    SpecError,
+    UnknownAgentError,
+)
 
 __all__ = ["Transition", "MultiAgentTask", "MultiAgentUnityTask"]
 
@@ -207,10 +213,28 @@ class MultiAgentTask(DriverControls):
         name = agent_id if isinstance(agent_id, str) else self.agent(agent_id)
         return self._driver.group_of(name).observation_space
 
-    def action_space(self, agent_id: int | str) -> spaces.Space:
-        """The action space of the agent's behaviour (one object per behaviour)."""
-        name = agent_id if isinstance(agent_id, str) else self.agent(agent_id)
-        return self._driver.group_of(name).action_space
+    @property
+    def action_space(self) -> spaces.Space:
+        """The action space every behaviour shares, as ai-traineree's task has one.
+
+        Raises:
+            SpecError: behaviours with different action spaces (read ``action_spaces``).
+        """
+        groups = self._driver.groups
+        first = groups[0].action_space
+        if all(group.action_space == first for group in groups):
+            return first
+        listed = ", ".join(f"{group.action_space} for {group.name!r}" for group in groups)
+        raise SpecError(
+            f"{type(self).__name__}.action_space: its behaviours do not share one action "
+            f"space: {listed}; read action_spaces[agent] instead"
+        )
+
+    @property
+    def action_spaces(self) -> dict[str, spaces.Space]:
+        """Each possible agent's action space (one object per behaviour)."""
+        driver = self._driver
+        return {a: driver.group_of(a).action_space for a in self.possible_agents}
 
     @property
     def obs_size(self) -> int:
@@ -448,7 +472,12 @@ class MultiAgentTask(DriverControls):
     # ------------------------------------------------------------------ render, close
 
     def render(self, mode: str = "rgb_array") -> np.ndarray | None:
-        """The core's picture as an (H, W, 3) uint8 array, or None (with a warning) if it has none.
+        """The latest visual observation, as ai-traineree's task renders.
+
+        That is the first 3-D observation in the latest transition of the episode's first
+        agent that has one, as the observations give it (uint8 with
+        ``uint8_visual``); without visual observations, the core's picture as an (H, W, 3)
+        uint8 array, or None (with a warning) if it has none.
 
         Raises:
             ArgumentError: a mode other than ``"rgb_array"``.
@@ -456,6 +485,10 @@ class MultiAgentTask(DriverControls):
         if mode != "rgb_array":
             raise ArgumentError(f"Expect mode to be 'rgb_array', actually: {mode!r}")
         self._driver.check_open()
+        for transition in self._last.values():
+            visual = _first_visual(transition.obs)
+            if visual is not None:
+                return np.array(visual, copy=True)
         frame = render_core(self.core)
         if frame is None:
             warnings.warn(f"{type(self.core).__name__} cannot render", stacklevel=2)
@@ -465,6 +498,15 @@ class MultiAgentTask(DriverControls):
     def close(self) -> None:
         """Closes the core; calling it again does nothing."""
         self._driver.close()
+
+
+def _first_visual(obs: Any) -> np.ndarray | None:
+    """The first 3-D array in an observation (an array, or dicts and tuples of them)."""
+    if isinstance(obs, Mapping):
+        obs = list(obs.values())
+    if isinstance(obs, (list, tuple)):
+        return next((v for v in map(_first_visual, obs) if v is not None), None)
+    return obs if isinstance(obs, np.ndarray) and obs.ndim == 3 else None
 
 
 def _flagged(info: dict[str, Any], terminated: bool, truncated: bool) -> dict[str, Any]:

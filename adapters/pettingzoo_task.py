@@ -78,7 +78,7 @@ class PettingZooTask:
 
     Attributes:
         env: the wrapped environment, for direct access.
-        name: the env's ``metadata["name"]``, or ``"custom"``.
+        name: ``"CUSTOM"``, as in ai-traineree.
         is_parallel: True for a Parallel env.
 
     Example:
@@ -86,7 +86,7 @@ class PettingZooTask:
         >>> env = ball_balance_v0.env(seed=0, n_agents=2)
         >>> task = PettingZooTask(env)
         >>> task.env is env, task.name
-        (True, 'ball_balance_v0')
+        (True, 'CUSTOM')
         >>> states = task.reset(seed=0)
         >>> sorted(states), task.action_spaces["ballbalance_1"]
         (['ballbalance_0', 'ballbalance_1'], Box(-1.0, 1.0, (2,), float32))
@@ -101,8 +101,7 @@ class PettingZooTask:
     def __init__(self, env: Any) -> None:
         self.env = env
         self.is_parallel = _is_parallel(env)
-        metadata = getattr(env, "metadata", None) or {}
-        self.name: str = metadata.get("name") or "custom"
+        self.name = "CUSTOM"  # ai-traineree's name for every PettingZoo task
         self._last: dict[str, Transition] = {}
         self._dones: dict[str, bool] = {}
         self._next_seed: int | None = None

@@ -1,37 +1,93 @@
-"""The sizes ai-traineree's task API reports (``obs_size``, ``action_size``, ``is_discrete``).
+"""The sizes and spaces of ai-traineree's task API, computed from Gymnasium spaces.
 
-Functions:
-    observation_size: how many values one flat observation of a space holds.
-    action_size: how many actions (``Discrete``) or action values a space has.
-    is_discrete: whether actions of a space are chosen from a finite set of integers.
-    one_size: the single size every behaviour of a multi-agent task shares.
-
-ai-traineree's runners build networks from these numbers: ``obs_size`` inputs and
-``action_size`` outputs (one per discrete action, or one per continuous component). They
-are defined for flat spaces only; a ``Dict`` observation (several sensors) or a hybrid action
-has no single size, and asking for one is a :class:`~zooport.errors.SpecError` pointing at the
-spaces. An observation ``Dict`` of PettingZoo's mask convention (``{"observation",
-"action_mask"}``) counts its ``"observation"`` part, which is what a policy takes.
+They are defined for flat spaces only: a ``Dict`` observation (several sensors) or a hybrid
+action has no single size, and asking for one is a :class:`~zooport.errors.SpecError`. A
+``Dict`` of PettingZoo's mask convention (``{"observation", "action_mask"}``) counts its
+``"observation"`` part, which is what a policy takes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
 from zooport.errors import SpecError
 
-__all__ = ["action_size", "is_discrete", "observation_size", "one_size"]
+__all__ = ["DataSpace", "action_size", "is_discrete", "observation_size", "one_size"]
 
 _FLAT = (spaces.Box, spaces.MultiBinary, spaces.MultiDiscrete)
 
 
-def _policy_part(space: spaces.Space) -> spaces.Space:
+def policy_part(space: spaces.Space) -> spaces.Space:
+    """The ``"observation"`` part of a mask-convention ``Dict``, else ``space``."""
     if isinstance(space, spaces.Dict) and set(space.spaces) == {"observation", "action_mask"}:
         return space["observation"]
     return space
+
+
+def _condensed(bound: np.ndarray) -> Any:
+    """A bound's one value where every element has it, else its elements as a nested list."""
+    flat = np.ravel(bound)
+    return flat[0].item() if flat.size and (flat == flat[0]).all() else bound.tolist()
+
+
+@dataclass
+class DataSpace:
+    """ai-traineree's ``DataSpace`` (``aitraineree.types``), which its agents take, built here
+    without importing ai-traineree: ``Agent(task.obs_space, ...)``.
+
+    Bounds are inclusive; a bound that is the same for every element is that one number.
+
+    Example:
+        >>> DataSpace.from_gym_space(spaces.Box(-1, 1, (3,)))
+        DataSpace(dtype='float32', shape=(3,), low=-1.0, high=1.0)
+        >>> DataSpace.from_gym_space(spaces.Discrete(4)).to_feature()
+        (4,)
+    """
+
+    dtype: str
+    shape: tuple[int, ...]
+    low: Any = None
+    high: Any = None
+
+    @staticmethod
+    def from_int(size: int) -> DataSpace:
+        """The integers ``0 .. size - 1``."""
+        return DataSpace(dtype="int", shape=(size,), low=0, high=size - 1)
+
+    @staticmethod
+    def from_gym_space(space: spaces.Space) -> DataSpace:
+        """The ``DataSpace`` of a flat Gymnasium space (a ``Discrete`` has shape ``(1,)``).
+
+        Raises:
+            SpecError: a space with no flat shape (a ``Dict`` of several parts, a ``Tuple``).
+        """
+        space = policy_part(space)
+        dtype = str(space.dtype)
+        if isinstance(space, spaces.Discrete):
+            start = int(space.start)
+            return DataSpace(dtype, (1,), start, start + int(space.n) - 1)
+        if isinstance(space, spaces.MultiDiscrete):
+            low = np.asarray(space.start)
+            return DataSpace(dtype, space.shape, _condensed(low), _condensed(low + space.nvec - 1))
+        if isinstance(space, spaces.MultiBinary):
+            return DataSpace(dtype, space.shape, 0, 1)
+        if isinstance(space, spaces.Box):
+            return DataSpace(dtype, space.shape, _condensed(space.low), _condensed(space.high))
+        raise SpecError(
+            f"a DataSpace describes a flat space (Box, Discrete, MultiBinary, MultiDiscrete); "
+            f"this space is {space}: read observation_space/action_space instead"
+        )
+
+    def to_feature(self) -> tuple[int, ...]:
+        """The number of values of a 1-D integer space, else its shape (ai-traineree's rule)."""
+        if self.dtype.startswith("int") and len(self.shape) == 1:
+            return (int(self.high) - int(self.low) + 1,)
+        return self.shape
 
 
 def observation_size(space: spaces.Space) -> int:
@@ -49,7 +105,7 @@ def observation_size(space: spaces.Space) -> int:
         ...                               "action_mask": spaces.MultiBinary(2)}))
         5
     """
-    space = _policy_part(space)
+    space = policy_part(space)
     if isinstance(space, _FLAT):
         return int(np.prod(space.shape, dtype=np.int64))
     if isinstance(space, spaces.Discrete):

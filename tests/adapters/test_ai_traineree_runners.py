@@ -20,6 +20,7 @@ from zooport.adapters.multi_agent_task import MultiAgentTask
 from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
 from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 from zooport.adapters.pettingzoo_task import PettingZooTask
+from zooport.adapters.task_api import DataSpace
 from zooport.envs.builtin.tag import Tag
 
 
@@ -72,6 +73,74 @@ def test_env_runner_loop_needs_the_gymnasium_reset_and_step():
         np.testing.assert_array_equal(next_obs, obs)
         assert (reward, done) == (expected, terminated or truncated)
     assert done and score == len(trace) and task.name == "CartPole-v1"
+
+
+class PPOLikeAgent:
+    """What ai-traineree's PPOAgent reads of the two spaces it is built from
+    (``aitraineree/agents/ppo.py``): ``len(action_space.shape) == 1``,
+    ``action_space.shape[0]`` and ``obs_space.shape``; its action has ``action_space.shape``."""
+
+    def __init__(self, obs_space, action_space):
+        assert len(action_space.shape) == 1, "Only 1D actions are supported"
+        self.action_size = action_space.shape[0]
+        self.obs_shape = obs_space.shape
+
+    def act(self, obs):
+        assert (self.action_size,) == (1,) and obs.shape == self.obs_shape
+        return np.array([np.clip(-obs[2], -2, 2)], np.float32)  # push against the spin
+
+
+class DQNLikeAgent:
+    """What ai-traineree's DQNAgent reads (``aitraineree/agents/dqn.py``):
+    ``action_space.to_feature()`` for its output size, ``obs_space.shape`` for its input,
+    ``randint(action_space.low, action_space.high)`` to explore."""
+
+    def __init__(self, obs_space, action_space):
+        (self.n_actions,) = action_space.to_feature()
+        self.obs_shape = obs_space.shape
+        self.low, self.high = action_space.low, action_space.high
+
+    def act(self, obs):
+        assert obs.shape == self.obs_shape and (self.low, self.high) == (0, self.n_actions - 1)
+        return np.array([float(obs[2] > 0)])  # a float, as a network's output can be
+
+
+def run_env_runner_episode(task, agent, seed):
+    """EnvRunner.interact_episode with Gymnasium's reset and step (the changed lines)."""
+    task.seed(seed)
+    obs, _ = task.reset()
+    trace, done = [], False
+    while len(trace) < 200 and not done:
+        action = agent.act(obs)
+        next_obs, reward, terminated, truncated, _ = task.step(action)
+        done = terminated or truncated
+        trace.append((obs, action, next_obs, reward, done))
+        obs = next_obs
+    return trace
+
+
+def test_agents_are_built_from_task_obs_space_and_action_space_as_in_ai_traineree():
+    # ai-traineree's examples and runner tests: ``Agent(task.obs_space, task.action_space)``.
+    task = GymTask("Pendulum-v1")
+    trace = run_env_runner_episode(task, PPOLikeAgent(task.obs_space, task.action_space), 2)
+    # On a discrete task the agent takes the DataSpace of the action space: GymTask is a
+    # gymnasium.Wrapper, whose action_space is Gymnasium's.
+    cart = GymTask("CartPole-v1")
+    with pytest.raises(AttributeError, match="to_feature"):
+        DQNLikeAgent(cart.obs_space, cart.action_space)
+    agent = DQNLikeAgent(cart.obs_space, DataSpace.from_gym_space(cart.action_space))
+    cart_trace = run_env_runner_episode(cart, agent, 5)
+    assert cart_trace[-1][-1] and len(cart_trace) < 200
+
+    for env_id, seed, steps in (("Pendulum-v1", 2, trace), ("CartPole-v1", 5, cart_trace)):
+        direct = gym.make(env_id)
+        obs, _ = direct.reset(seed=seed)
+        for state, action, next_obs, reward, done in steps:
+            np.testing.assert_array_equal(state, obs)
+            sent = int(action[0]) if env_id == "CartPole-v1" else action
+            obs, expected, terminated, truncated, _ = direct.step(sent)
+            np.testing.assert_array_equal(next_obs, obs)
+            assert (reward, done) == (expected, terminated or truncated)
 
 
 # ---------------------------------------------------------------------- MultiAgentEnvRunner

@@ -192,10 +192,11 @@ class TaskDriver(Driver):
 
     def act(self, env, rng):
         first, *others = env.agents
-        single = env.step(random_action(env.action_space(first), rng), first)
+        spaces = env.action_spaces
+        single = env.step(random_action(spaces[first], rng), first)
         if not others:  # the one live agent completed the cycle
             return single, None
-        return single, env.step_all({a: random_action(env.action_space(a), rng) for a in others})
+        return single, env.step_all({a: random_action(spaces[a], rng) for a in others})
 
 
 class PettingZooTaskDriver(Driver):

@@ -2,17 +2,28 @@
 
 from __future__ import annotations
 
+import inspect
+
 import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium import spaces
 
+from zooport.adapters.gym_env import GymEnv
 from zooport.adapters.gym_task import GymTask
 from zooport.adapters.registration import register_builtin_envs
+from zooport.envs.batched_env import BatchedEnv
+from zooport.envs.builtin.basic import Basic
 
 from tests.support.ticker import Ticker
 
 register_builtin_envs()
+
+
+class Unpictured(Basic):
+    """Basic without pictures (BatchedEnv's default ``_render``)."""
+
+    _render = BatchedEnv._render
 
 
 # ---------------------------------------------------------------------- construction
@@ -214,7 +225,46 @@ def test_can_render():
     task.reset(seed=0)
     frame = task.render()
     np.testing.assert_array_equal(frame, task.unwrapped.core.render())
-    quiet = GymTask(Ticker(render_mode="rgb_array"))
+    quiet = GymTask(Ticker(render_mode="rgb_array"), can_render=False)
     assert not quiet.can_render and quiet.render() is None
-    with pytest.raises(ValueError, match="render_mode=None"):
-        GymTask(Ticker(), can_render=True)
+
+
+def test_can_render_defaults_to_true_as_in_ai_traineree():
+    assert inspect.signature(GymTask).parameters["can_render"].default is True
+    task = GymTask("zooport/Basic-v0")
+    assert task.can_render and task.render_mode == "rgb_array"
+    task.reset(seed=0)
+    np.testing.assert_array_equal(task.render(), task.unwrapped.core.render())
+    # An env made without a render mode renders nothing; an id whose env refuses the mode
+    # (a zooport core without pictures, an env that takes no render_mode) is made without it,
+    # as ai-traineree does.
+    assert GymTask(Ticker()).can_render is False and GymTask(Ticker()).render() is None
+    assert GymTask("CartPole-v1", render_mode=None).render_mode is None
+    gym.register("test_tasks/Unpictured-v0", lambda **kw: GymEnv(Unpictured(), **kw))
+    gym.register("test_tasks/NoRenderMode-v0", lambda length=5: Ticker(length))
+    try:
+        for env_id in ("test_tasks/Unpictured-v0", "test_tasks/NoRenderMode-v0"):
+            task = GymTask(env_id)
+            assert task.render_mode is None and not task.can_render and task.render() is None
+    finally:
+        del gym.registry["test_tasks/Unpictured-v0"], gym.registry["test_tasks/NoRenderMode-v0"]
+
+
+def test_video_options_wrap_the_env_in_record_video_as_ai_traineree_does(tmp_path, monkeypatch):
+    made = []
+
+    class Recorder(gym.Wrapper):  # RecordVideo's call, without moviepy
+        def __init__(self, env, video_folder, episode_trigger, name_prefix):
+            super().__init__(env)
+            made.append((video_folder, [episode_trigger(e) for e in range(7)], name_prefix))
+
+    monkeypatch.setattr("zooport.adapters.gym_task.RecordVideo", Recorder)
+    task = GymTask("CartPole-v1", video_episode_trigger=3, video_folder=str(tmp_path))
+    assert isinstance(task.env, Recorder) and task.env.render_mode == "rgb_array"
+    expected = [e % 3 == 0 for e in range(7)]
+    assert made == [(str(tmp_path), expected, "CartPole-v1")]
+    GymTask(Ticker(render_mode="rgb_array"), video_episode_trigger=1)  # an instance too
+    assert made[-1] == ("videos", [True] * 7, "custom")
+    for bad in (0, 1.5, True):
+        with pytest.raises(ValueError, match="video_episode_trigger"):
+            GymTask("CartPole-v1", video_episode_trigger=bad)

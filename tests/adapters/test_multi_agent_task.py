@@ -16,8 +16,15 @@ from zooport.adapters.multi_agent_task import MultiAgentTask, MultiAgentUnityTas
 from zooport.adapters.termination import TerminationMode, TerminationRule
 from zooport.envs import BatchedEnv
 from zooport.envs.builtin.ball_balance import BallBalance
+from zooport.envs.builtin.grid_world import GridWorld
 from zooport.envs.builtin.tag import Tag
-from zooport.errors import ActionError, EnvClosedError, EnvNotResetError, UnknownAgentError
+from zooport.errors import (
+    ActionError,
+    EnvClosedError,
+    EnvNotResetError,
+    SpecError,
+    UnknownAgentError,
+)
 
 from tests.support.probes import (
     RUNNER,
@@ -251,9 +258,10 @@ def test_reset_spaces_names_and_the_alias():
     states = task.reset(seed=0)
     assert len(states) == 5 and states[0].shape == (10,) and states[0].dtype == np.float32
     assert task.observation_space(0) is task.observation_space("runner_2")
-    assert task.action_space("tagger_3") == spaces.Discrete(5)
+    assert task.action_spaces["tagger_3"] == spaces.Discrete(5)
     assert list(task.observation_spaces) == task.possible_agents
-    assert task.action_spaces["tagger_4"] is task.action_space(4)
+    assert task.action_spaces["tagger_4"] is task.action_spaces["tagger_3"]
+    assert task.action_space is task.action_spaces["runner_0"]  # the first behaviour's
     assert task.agent_key("tagger_4") == ("Tagger?team=1", 4)
     # A name that is no agent of the episode has no space, though its behaviour parses.
     with pytest.raises(UnknownAgentError, match="'runner_9'"):
@@ -262,12 +270,35 @@ def test_reset_spaces_names_and_the_alias():
 
 def test_layout_options_reach_the_spaces():
     core = Probe(runner_lengths=(0,), walker_lengths=(), branches=(3, 2), seed=0)
-    assert MultiAgentTask(core).action_space(0) == spaces.MultiDiscrete([3, 2])
+    assert MultiAgentTask(core).action_space == spaces.MultiDiscrete([3, 2])
     flat = MultiAgentTask(Probe((0,), (), branches=(3, 2), seed=0), flatten_branched=True)
-    assert flat.action_space(0) == spaces.Discrete(6)
+    assert flat.action_space == spaces.Discrete(6)
     flat.reset()
     flat.step(5, 0)  # branch values (2, 1)
     assert flat.env.applied[RUNNER][-1].tolist() == [[2, 1]]
+
+
+def test_action_space_is_the_one_space_of_every_behaviour_as_in_ai_traineree():
+    # ai-traineree's MultiAgentUnityTask.action_space is a property: a space, not a method.
+    assert isinstance(MultiAgentTask(Tag(seed=0)).action_space, spaces.Discrete)
+    _, task = three_agents()  # runners: Discrete; the walker: Box
+    assert task.action_spaces["walker_2"] == spaces.Box(-1, 1, (2,), np.float32)
+    with pytest.raises(SpecError, match=r"do not share one action space: .*for 'Walker'"):
+        _ = task.action_space
+
+
+def test_render_returns_the_latest_visual_observation_as_in_ai_traineree():
+    task = MultiAgentTask(GridWorld(n_agents=2, seed=0))
+    states = task.reset(seed=0)
+    np.testing.assert_array_equal(task.render(), states[0]["observation"]["camera"])
+    task.step_all(dict.fromkeys(task.agents, 1))
+    camera = task.last(0).obs["observation"]["camera"]
+    frame = task.render("rgb_array")
+    assert frame.shape == (5, 5, 3) and not np.shares_memory(frame, camera)
+    np.testing.assert_array_equal(frame, camera)
+    uint8 = MultiAgentTask(GridWorld(n_agents=1, seed=0), uint8_visual=True)
+    uint8.reset(seed=0)
+    assert uint8.render().dtype == np.uint8
 
 
 def test_action_masks_are_in_the_observation():

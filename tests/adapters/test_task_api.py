@@ -14,11 +14,14 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
+from zooport.adapters.gym_env import GymEnv
 from zooport.adapters.gym_task import GymTask
 from zooport.adapters.multi_agent_task import MultiAgentTask
 from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 from zooport.adapters.pettingzoo_task import PettingZooTask
+from zooport.adapters.task_api import DataSpace
 from zooport.envs.builtin.ball_balance import BallBalance
+from zooport.envs.builtin.basic import Basic
 from zooport.envs.builtin.tag import Tag
 from zooport.errors import ActionError, SpecError
 
@@ -54,6 +57,35 @@ def test_gym_task_sizes_follow_the_transform_and_the_stack():
     assert hybrid.is_discrete is False
     with pytest.raises(SpecError, match=r"obs_size .*Dict.*read observation_space"):
         _ = GymTask(Ticker(), state_transform=lambda state: {"x": state}).obs_size
+
+
+def test_gym_task_obs_space_is_ai_traineree_dataspace():
+    # DataSpace.from_gym_space of ai-traineree (aitraineree/types/dataspace.py): the dtype's
+    # name, the shape ((1,) for Discrete), inclusive bounds, one number where all agree.
+    cart = GymTask("CartPole-v1")
+    box = cart.env.observation_space
+    assert cart.obs_space == DataSpace("float32", (4,), box.low.tolist(), box.high.tolist())
+    assert DataSpace.from_gym_space(cart.action_space) == DataSpace("int64", (1,), 0, 1)
+    assert DataSpace.from_gym_space(cart.action_space).to_feature() == (2,)
+    pendulum = GymTask("Pendulum-v1")
+    assert DataSpace.from_gym_space(pendulum.action_space) == DataSpace("float32", (1,), -2, 2)
+    assert pendulum.obs_space.to_feature() == (3,)
+    stacked = GymTask(Ticker(), state_transform=lambda state: state[:1], stack_frames=3)
+    assert stacked.obs_space == DataSpace("float32", (3, 1), -np.inf, np.inf)
+    assert DataSpace.from_int(4) == DataSpace("int", (4,), 0, 3)
+    multi = DataSpace.from_gym_space(spaces.MultiDiscrete([3, 4]))
+    assert multi == DataSpace("int64", (2,), 0, [2, 3])
+    with pytest.raises(SpecError, match="DataSpace describes a flat space"):
+        _ = GymTask(Ticker(), state_transform=lambda state: {"x": state, "y": state}).obs_space
+
+
+def test_gym_task_actual_obs_shape_and_size_are_what_reset_returns():
+    task = GymTask("CartPole-v1", state_transform=lambda state: state[:2], stack_frames=3)
+    obs, _ = task.reset(seed=0)
+    assert task.actual_obs_shape == obs.shape == (3, 2) and task.actual_obs_size == obs.size
+    assert GymTask(Ticker()).actual_obs_shape == (2,)
+    with pytest.raises(SpecError, match="actual_obs_shape"):
+        _ = GymTask("zooport/GridWorld-v0").actual_obs_size
 
 
 def test_gym_task_name_of_an_instance():
@@ -102,16 +134,23 @@ def test_gym_task_state_transform_called_with_the_state_by_position():
     assert GymTask(Ticker(), state_transform=max).reset()[0] == 1.0  # no readable signature
 
 
-def test_gym_task_takes_a_discrete_action_as_a_one_element_integer_array():
+def test_gym_task_casts_a_discrete_action_with_int_as_ai_traineree_does():
+    # ai-traineree's GymTask.step: ``if self.is_discrete: action = int(action)``.
     env = Ticker()
     task = GymTask(env)
     task.reset()
     task.step(np.array([2]))
     task.step(np.array([[1]], dtype=np.uint8))
-    assert env.actions == [2, 1] and all(type(a) is int for a in env.actions)
-    with pytest.raises(ActionError, match=r"must hold an integer, got array\(\[1.5\]\)"):
-        task.step(np.array([1.5]))
-    assert len(env.actions) == 2  # refused before the env saw it
+    task.step(np.array([1.7]))
+    task.step(2.0)
+    task.step(np.float32(0.5))
+    assert env.actions == [2, 1, int(1.7), int(2.0), int(0.5)] == [2, 1, 1, 2, 0]
+    assert all(type(a) is int for a in env.actions)
+    zooport = GymTask(GymEnv(Basic(seed=0)))
+    zooport.reset(seed=0)
+    for bad in (float("nan"), np.array([np.inf])):  # int() cannot: the env judges them
+        with pytest.raises(ActionError, match="expected"):
+            zooport.step(bad)
     task.step(np.int64(1))  # scalars go through as they are
     assert type(env.actions[-1]) is np.int64
     torch = pytest.importorskip("torch")

@@ -255,7 +255,7 @@ def drive(env: Any, steps: int, seed: int = 0, *, reseed: bool = True) -> list[A
         for _ in range(steps):
             if env.game_over:
                 out.append(env.reset())
-            actions = {a: _sample(env.action_space(a), rng) for a in env.agents}
+            actions = {a: _sample(env.action_spaces[a], rng) for a in env.agents}
             out.append(env.step_all(actions))
         return out
     # A Gymnasium Env (GymEnv, GymTask).
