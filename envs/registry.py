@@ -62,6 +62,7 @@ __all__ = [
     "LocalRegistryEntry",
     "RemoteRegistryEntry",
     "ZooportEnvRegistry",
+    "UnityEnvRegistry",
     "UnknownEnvironmentError",
     "builtin_entries",
     "default_registry",
@@ -190,6 +191,23 @@ class ZooportEnvRegistry(Mapping[str, BaseRegistryEntry]):
 
     def __repr__(self) -> str:
         return f"ZooportEnvRegistry({list(self._entries)!r})"
+
+
+class UnityEnvRegistry(ZooportEnvRegistry):
+    """ML-Agents' name for the registry (``mlagents_envs.registry.UnityEnvRegistry``); as
+    there, registering an identifier again replaces its entry.
+
+    Example:
+        >>> registry = UnityEnvRegistry()
+        >>> registry.register(LocalRegistryEntry("Sum", "builtins:sum"))
+        >>> registry.register(LocalRegistryEntry("Sum", "builtins:max"))
+        >>> registry["Sum"].entry_point
+        'builtins:max'
+    """
+
+    def register(self, entry: BaseRegistryEntry, *, overwrite: bool = True) -> None:
+        """Adds ``entry`` under its identifier, replacing one already there."""
+        super().register(entry, overwrite=overwrite)
 
 
 def builtin_entries() -> list[LocalRegistryEntry]:

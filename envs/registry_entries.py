@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import re
 import sys
 from abc import ABC, abstractmethod
@@ -292,6 +293,8 @@ class RemoteRegistryEntry(BaseRegistryEntry):
         darwin_url: the zip of the macOS build, or None.
         win_url: the zip of the Windows build, or None.
         additional_args: command-line arguments always passed to the Unity binary.
+        tmp_dir: the folder ``mlagents_envs`` downloads and unzips the build into, instead of
+            its default cache (ML-Agents' ``tmp_dir``).
 
     Example:
         >>> entry = RemoteRegistryEntry("3DBall", 100, None, None, None, None)
@@ -310,9 +313,13 @@ class RemoteRegistryEntry(BaseRegistryEntry):
         darwin_url: str | None,
         win_url: str | None,
         additional_args: list[str] | None = None,
+        tmp_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         super().__init__(identifier, expected_reward, description)
         where = f"registry entry {identifier!r}"
+        if tmp_dir is not None and not isinstance(tmp_dir, (str, os.PathLike)):
+            raise RegistryError(f"{where}: tmp_dir must be a path or None, got {tmp_dir!r}")
+        self._tmp_dir = None if tmp_dir is None else os.fspath(tmp_dir)
         for key, url in zip(URL_KEYS, (linux_url, darwin_url, win_url), strict=True):
             if url is not None and not isinstance(url, str):
                 raise RegistryError(f"{where}: {key} must be a str or None, got {url!r}")
@@ -345,6 +352,11 @@ class RemoteRegistryEntry(BaseRegistryEntry):
     def additional_args(self) -> list[str] | None:
         """Command-line arguments always passed to the Unity binary."""
         return None if self._additional_args is None else list(self._additional_args)
+
+    @property
+    def tmp_dir(self) -> str | None:
+        """The folder the build is downloaded into, or None for ``mlagents_envs``' cache."""
+        return self._tmp_dir
 
     @property
     def url(self) -> str | None:
@@ -386,7 +398,12 @@ class RemoteRegistryEntry(BaseRegistryEntry):
                 f"{where}: launching a Unity binary needs mlagents_envs "
                 f"(pip install mlagents-envs), which could not be imported: {exc}"
             ) from exc
-        extra = {} if self._additional_args is None else {"additional_args": self.additional_args}
+        # Only what was given: older mlagents_envs take neither keyword.
+        extra: dict[str, Any] = {}
+        if self._additional_args is not None:
+            extra["additional_args"] = self.additional_args
+        if self._tmp_dir is not None:
+            extra["tmp_dir"] = self._tmp_dir
         entry = _MLAgentsRemoteEntry(
             self._identifier,
             self._expected_reward,

@@ -6,6 +6,7 @@ network is disabled for every test of this file (a connection attempt fails the 
 
 from __future__ import annotations
 
+import pathlib
 import socket
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from zooport.envs.registry import (
     BaseRegistryEntry,
     LocalRegistryEntry,
     RemoteRegistryEntry,
+    UnityEnvRegistry,
     UnknownEnvironmentError,
     ZooportEnvRegistry,
     builtin_entries,
@@ -578,13 +580,43 @@ def test_remote_make_delegates_to_mlagents_envs(monkeypatch):
     )
     assert init[2] == {"additional_args": ["-batchmode"]}
     assert make == ("make", {"worker_id": 3})
+    # tmp_dir (ML-Agents': where the build is downloaded) reaches mlagents_envs' entry.
+    calls.clear()
+    entry = remote(tmp_dir=pathlib.Path("/tmp/unity-builds"))
+    assert entry.tmp_dir == "/tmp/unity-builds"
+    entry.make(allow_download=True)
+    assert calls[0][2] == {"tmp_dir": "/tmp/unity-builds"}
     # Without additional_args nothing extra is passed (older mlagents_envs lack it).
     calls.clear()
     remote().make(allow_download=True)
     assert calls[0][2] == {}
 
 
+def test_remote_entry_takes_mlagents_arguments_by_position():
+    # mlagents_envs' order: identifier, expected_reward, description, the three urls,
+    # additional_args, tmp_dir.
+    entry = RemoteRegistryEntry("3DBall", 100, "d", "l", None, None, ["-x"], "/tmp/builds")
+    assert (entry.additional_args, entry.tmp_dir, remote().tmp_dir) == (["-x"], "/tmp/builds", None)
+
+
+def test_unity_env_registry_is_mlagents_name_and_replaces_on_register():
+    # mlagents_envs.registry.UnityEnvRegistry: a Mapping; register() replaces an entry with
+    # the same identifier; an unknown identifier is a KeyError.
+    registry = UnityEnvRegistry()
+    first, second = remote(), remote(description="Again.")
+    registry.register(first)
+    registry.register(second)
+    assert list(registry) == ["3DBall"] and registry["3DBall"] is second
+    with pytest.raises(KeyError):
+        registry["Nope"]
+    registry.clear()
+    assert len(registry) == 0
+    assert isinstance(registry, ZooportEnvRegistry)
+
+
 def test_remote_entry_validates_its_fields():
+    with pytest.raises(RegistryError, match="tmp_dir must be a path"):
+        remote(tmp_dir=3)
     with pytest.raises(RegistryError, match="darwin_url must be a str"):
         remote(darwin_url=3)
     with pytest.raises(RegistryError, match="additional_args must be a list of str"):
