@@ -1,21 +1,5 @@
-"""Side channels: messages between Python and the simulation beside observations and actions.
-
-Classes:
-    IncomingMessage, OutgoingMessage: read and write one message's little-endian payload.
-    SideChannel: the base class of every channel, addressed by a UUID.
-    SideChannelManager: frames and routes the messages of a set of channels.
-    EngineConfig, EngineConfigurationChannel: engine resolution, quality, time scale, frame rates.
-    EnvironmentParametersChannel: environment parameters, fixed or sampled.
-    FloatPropertiesChannel: a string-to-float dictionary either end can set.
-    StatsAggregationMethod, StatsSideChannel: statistics the simulation reports.
-    RawBytesChannel: opaque bytes on a channel id of your choice.
-    SimulationSideChannels: the simulation's end, for in-process environments.
-    SideChannelTypeError: a side-channel value of the wrong type.
-
-The names, channel ids and wire format are those of ML-Agents' ``mlagents_envs.side_channel``,
-byte for byte, so a channel written for ML-Agents works here by changing its imports, and the
-same channel talks to a Unity build or to an in-process zooport environment.
-"""
+"""Side channels: ML-Agents' ``mlagents_envs.side_channel`` names, channel ids and wire format,
+byte for byte, so one channel talks to a Unity build or to an in-process zooport environment."""
 
 from __future__ import annotations
 

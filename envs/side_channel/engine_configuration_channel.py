@@ -1,12 +1,6 @@
-"""Setting the simulation engine's resolution, quality, time scale and frame rates.
-
-Classes:
-    EngineConfig: the six engine settings, each optional.
-    EngineConfigurationChannel: sends engine settings to the simulation (send-only).
-
-Each setting travels as its own message: an int32 ``ConfigurationType`` code, then the value
-(``SCREEN_RESOLUTION``: int32 width, int32 height; ``TIME_SCALE``: float32; the others: int32).
-"""
+"""The engine's resolution, quality, time scale and frame rates: one message per setting, an
+int32 ``ConfigurationType`` code then the value (int32 width and height, float32 time scale,
+int32 otherwise)."""
 
 from __future__ import annotations
 
@@ -27,16 +21,10 @@ ENGINE_CONFIGURATION_CHANNEL_ID = uuid.UUID("e951342c-4f7e-11ea-b238-784f4387d1f
 
 
 class EngineConfig(NamedTuple):
-    """Engine settings; ``None`` leaves a setting unchanged.
-
-    Attributes:
-        width: screen width in pixels (set together with ``height``).
-        height: screen height in pixels (set together with ``width``).
-        quality_level: the engine's quality level index.
-        time_scale: how much faster than real time simulated time runs.
-        target_frame_rate: the frame rate to aim for; -1 for the platform default.
-        capture_frame_rate: treat frames as this far apart, whatever the real frame rate.
-    """
+    """Engine settings (``None`` leaves one unchanged): screen ``width`` and ``height`` (set
+    together), ``quality_level``, ``time_scale`` (simulated per real time),
+    ``target_frame_rate`` (-1: the platform's) and ``capture_frame_rate`` (frames taken as
+    this far apart, whatever the real rate)."""
 
     width: int | None
     height: int | None
@@ -52,10 +40,7 @@ class EngineConfig(NamedTuple):
 
 
 class EngineConfigurationChannel(SendOnlySideChannel):
-    """Sends engine settings to the simulation.
-
-    Python never receives on this channel; a message from the simulation raises
-    :class:`~zooport.errors.SideChannelError`.
+    """Sends engine settings to the simulation (a message from it is an error).
 
     Example:
         >>> channel = EngineConfigurationChannel()
@@ -65,7 +50,7 @@ class EngineConfigurationChannel(SendOnlySideChannel):
     """
 
     class ConfigurationType(IntEnum):
-        """The int32 code that opens each engine configuration message."""
+        """The int32 code that opens each message."""
 
         SCREEN_RESOLUTION = 0
         QUALITY_LEVEL = 1
@@ -85,69 +70,45 @@ class EngineConfigurationChannel(SendOnlySideChannel):
         target_frame_rate: int | None = None,
         capture_frame_rate: int | None = None,
     ) -> None:
-        """Queue one message per setting that is not ``None``.
-
-        Args:
-            width: screen width; must be given together with ``height``.
-            height: screen height; must be given together with ``width``.
-            quality_level: the engine's quality level index.
-            time_scale: simulated time per real time; Unity clamps it to at least 1.
-            target_frame_rate: the frame rate to aim for; -1 for the platform default.
-            capture_frame_rate: treat frames as this far apart, whatever the real frame rate.
+        """Queue one message per setting that is not ``None`` (see :class:`EngineConfig`).
 
         Raises:
-            SideChannelError: if only one of ``width`` and ``height`` is given, or a value does
-                not fit its wire type. Nothing is queued then.
+            SideChannelError: only one of ``width`` and ``height``, or a value that does not
+                fit its wire type; nothing is queued then.
         """
         if (width is None) != (height is None):
             raise SideChannelError(
                 f"set_configuration_parameters: expected width and height both set or both "
                 f"None, got width={width!r}, height={height!r}"
             )
-        # Check every value first so that a bad one queues nothing and is named in the error.
-        ints = {
-            "width": width,
-            "height": height,
-            "quality_level": quality_level,
-            "target_frame_rate": target_frame_rate,
-            "capture_frame_rate": capture_frame_rate,
-        }
-        for name, value in ints.items():
-            if value is not None:
-                check_int32(value, f"set_configuration_parameters {name}")
-        if time_scale is not None:
-            check_float32(time_scale, "set_configuration_parameters time_scale")
-
         kind = self.ConfigurationType
-        messages = []
-        if width is not None and height is not None:
-            messages.append(_message(kind.SCREEN_RESOLUTION, width, height))
-        if quality_level is not None:
-            messages.append(_message(kind.QUALITY_LEVEL, quality_level))
-        if time_scale is not None:
+        settings = [
+            (kind.SCREEN_RESOLUTION, {"width": width, "height": height}),
+            (kind.QUALITY_LEVEL, {"quality_level": quality_level}),
+            (kind.TIME_SCALE, {"time_scale": time_scale}),
+            (kind.TARGET_FRAME_RATE, {"target_frame_rate": target_frame_rate}),
+            (kind.CAPTURE_FRAME_RATE, {"capture_frame_rate": capture_frame_rate}),
+        ]
+        messages = []  # every value is checked before anything is queued
+        for code, values in settings:
+            if None in values.values():
+                continue
             msg = OutgoingMessage()
-            msg.write_int32(kind.TIME_SCALE)
-            msg.write_float32(time_scale)
+            msg.write_int32(code)
+            for name, value in values.items():
+                where = f"set_configuration_parameters {name}"
+                if code == kind.TIME_SCALE:
+                    msg.write_float32(check_float32(value, where))
+                else:
+                    msg.write_int32(check_int32(value, where))
             messages.append(msg)
-        if target_frame_rate is not None:
-            messages.append(_message(kind.TARGET_FRAME_RATE, target_frame_rate))
-        if capture_frame_rate is not None:
-            messages.append(_message(kind.CAPTURE_FRAME_RATE, capture_frame_rate))
         for msg in messages:
             self.queue_message_to_send(msg)
 
     def set_configuration(self, config: EngineConfig) -> None:
-        """Queue the settings of ``config`` (see :meth:`set_configuration_parameters`)."""
+        """Queue the settings of ``config``."""
         if not isinstance(config, EngineConfig):
             raise SideChannelTypeError(
                 f"set_configuration: expected an EngineConfig, got {type(config).__name__}"
             )
         self.set_configuration_parameters(**config._asdict())
-
-
-def _message(kind: int, *values: int) -> OutgoingMessage:
-    msg = OutgoingMessage()
-    msg.write_int32(kind)
-    for value in values:
-        msg.write_int32(value)
-    return msg

@@ -1,13 +1,6 @@
-"""Setting environment parameters: fixed floats or seeded samplers.
-
-Classes:
-    EnvironmentParametersChannel: sends parameter values and samplers (send-only).
-
-Every message is a string key, an int32 ``EnvironmentDataTypes`` code, then either a float32
-value (``FLOAT``) or, for ``SAMPLER``, an int32 seed, an int32 ``SamplerTypes`` code and the
-sampler's arguments: float32 min and max (``UNIFORM``), float32 mean and standard deviation
-(``GAUSSIAN``), or a float32 list of flattened ``(min, max)`` intervals (``MULTIRANGEUNIFORM``).
-"""
+"""Environment parameters: each message a string key, an int32 ``EnvironmentDataTypes`` code,
+then a float32 value, or an int32 seed, an int32 ``SamplerTypes`` code and the sampler's
+float32 arguments (min and max, mean and deviation, or a list of flattened intervals)."""
 
 from __future__ import annotations
 
@@ -29,12 +22,9 @@ ENVIRONMENT_PARAMETERS_CHANNEL_ID = uuid.UUID("534c891e-810f-11ea-a9d0-822485860
 
 
 class EnvironmentParametersChannel(SendOnlySideChannel):
-    """Sends environment parameters to the simulation, which reads them at its next reset.
-
-    A parameter is either a fixed float or a sampler the simulation draws a fresh value from
-    each time it reads the parameter, seeded by the seed sent with it. Python never receives
-    on this channel; a message from the simulation raises
-    :class:`~zooport.errors.SideChannelError`.
+    """Sends environment parameters, which the simulation reads at its next reset: a fixed
+    float, or a seeded sampler it draws a fresh value from at each read (a message from the
+    simulation is an error).
 
     Example:
         >>> channel = EnvironmentParametersChannel()
@@ -44,13 +34,13 @@ class EnvironmentParametersChannel(SendOnlySideChannel):
     """
 
     class EnvironmentDataTypes(IntEnum):
-        """The int32 code that follows the key: what kind of parameter the message sets."""
+        """The int32 code that follows the key."""
 
         FLOAT = 0
         SAMPLER = 1
 
     class SamplerTypes(IntEnum):
-        """The int32 code that follows a sampler's seed: which distribution it draws from."""
+        """The int32 code that follows a sampler's seed."""
 
         UNIFORM = 0
         GAUSSIAN = 1
@@ -60,12 +50,7 @@ class EnvironmentParametersChannel(SendOnlySideChannel):
         super().__init__(ENVIRONMENT_PARAMETERS_CHANNEL_ID)
 
     def set_float_parameter(self, key: str, value: float) -> None:
-        """Set parameter ``key`` to the fixed value ``value`` (sent as float32).
-
-        Args:
-            key: the parameter's name (ASCII).
-            value: its value.
-        """
+        """Set parameter ``key`` (ASCII) to ``value`` (sent as float32)."""
         msg = self._start(key, self.EnvironmentDataTypes.FLOAT, "set_float_parameter")
         msg.write_float32(check_float32(value, "set_float_parameter value"))
         self.queue_message_to_send(msg)
@@ -73,14 +58,8 @@ class EnvironmentParametersChannel(SendOnlySideChannel):
     def set_uniform_sampler_parameters(
         self, key: str, min_value: float, max_value: float, seed: int
     ) -> None:
-        """Make parameter ``key`` a sample from the uniform distribution on [min, max).
-
-        Args:
-            key: the parameter's name (ASCII).
-            min_value: the lower bound.
-            max_value: the upper bound, at least ``min_value``.
-            seed: the sampler's int32 seed.
-        """
+        """Make parameter ``key`` a sample, seeded by ``seed``, of the uniform distribution on
+        ``[min_value, max_value)``."""
         where = "set_uniform_sampler_parameters"
         low = _finite(min_value, f"{where} min_value")
         high = _finite(max_value, f"{where} max_value")
@@ -94,14 +73,7 @@ class EnvironmentParametersChannel(SendOnlySideChannel):
     def set_gaussian_sampler_parameters(
         self, key: str, mean: float, st_dev: float, seed: int
     ) -> None:
-        """Make parameter ``key`` a sample from a normal distribution.
-
-        Args:
-            key: the parameter's name (ASCII).
-            mean: the distribution's mean.
-            st_dev: its standard deviation, at least 0.
-            seed: the sampler's int32 seed.
-        """
+        """Make parameter ``key`` a sample, seeded by ``seed``, of a normal distribution."""
         where = "set_gaussian_sampler_parameters"
         centre = _finite(mean, f"{where} mean")
         spread = _finite(st_dev, f"{where} st_dev")
@@ -112,16 +84,9 @@ class EnvironmentParametersChannel(SendOnlySideChannel):
     def set_multirangeuniform_sampler_parameters(
         self, key: str, intervals: Iterable[tuple[float, float]], seed: int
     ) -> None:
-        """Make parameter ``key`` a uniform sample from a union of intervals.
-
-        The simulation picks an interval with probability proportional to its width, then a
-        value uniformly within it.
-
-        Args:
-            key: the parameter's name (ASCII).
-            intervals: ``(min, max)`` pairs with ``min <= max`` and a positive total width.
-            seed: the sampler's int32 seed.
-        """
+        """Make parameter ``key`` a uniform sample, seeded by ``seed``, of a union of
+        ``(min, max)`` intervals (of positive total width): an interval drawn with probability
+        proportional to its width, then a value within it."""
         where = "set_multirangeuniform_sampler_parameters"
         flat = _flatten_intervals(intervals, where)
         msg = self._start_sampler(key, seed, self.SamplerTypes.MULTIRANGEUNIFORM, where)
@@ -145,7 +110,6 @@ class EnvironmentParametersChannel(SendOnlySideChannel):
     def _queue_sampler(
         self, key: str, seed: int, sampler: int, where: str, first: float, second: float
     ) -> None:
-        """Queues a sampler of two float32 parameters (bounds, or mean and deviation)."""
         msg = self._start_sampler(key, seed, sampler, where)
         msg.write_float32(first)
         msg.write_float32(second)

@@ -1,10 +1,4 @@
-"""Float properties shared by Python and the simulation.
-
-Classes:
-    FloatPropertiesChannel: a string-to-float dictionary either end can set (two-way).
-
-Every message, in either direction, is a string key followed by a float32 value.
-"""
+"""Float properties either end can set: each message a string key then a float32 value."""
 
 from __future__ import annotations
 
@@ -22,13 +16,9 @@ FLOAT_PROPERTIES_CHANNEL_ID = uuid.UUID("60ccf7d0-4f7e-11ea-b238-784f4387d1f7")
 
 
 class FloatPropertiesChannel(SideChannel):
-    """A dictionary of float properties kept in step with the simulation.
-
-    :meth:`set_property` updates the local copy and sends the pair; a pair the simulation
-    sends updates the local copy when it arrives.
-
-    Args:
-        channel_id: the channel id; ``None`` for ML-Agents' default.
+    """A dictionary of float properties kept in step with the simulation: :meth:`set_property`
+    updates the local copy and sends the pair, a pair the simulation sends updates it on
+    arrival. ``channel_id``: ``None`` for ML-Agents' default.
 
     Example:
         >>> channel = FloatPropertiesChannel()
@@ -53,12 +43,7 @@ class FloatPropertiesChannel(SideChannel):
         self._float_properties[key] = value
 
     def set_property(self, key: str, value: float) -> None:
-        """Set property ``key`` locally and send it to the simulation.
-
-        Args:
-            key: the property's name (ASCII).
-            value: its value; sent as float32, kept locally as given.
-        """
+        """Set property ``key`` (ASCII) locally, as given, and send it as float32."""
         encode_ascii(key, "set_property key")
         number = check_float32(value, "set_property value")
         msg = OutgoingMessage()

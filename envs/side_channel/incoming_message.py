@@ -1,16 +1,11 @@
-"""Reading one side-channel message, in ML-Agents' little-endian wire format.
-
-Classes:
-    IncomingMessage: a cursor over the bytes of one message, read in the order they were written.
-"""
+"""Reading one side-channel message, in ML-Agents' little-endian wire format."""
 
 from __future__ import annotations
 
-import enum
 import operator
 import struct
 from collections.abc import Sequence
-from typing import Any, TypeAlias, TypeVar
+from typing import Any
 
 from zooport.errors import SideChannelError
 
@@ -18,69 +13,37 @@ from ._common import SideChannelTypeError
 
 __all__ = ["IncomingMessage"]
 
-_BOOL = struct.Struct("<?")
-_INT32 = struct.Struct("<i")
-_FLOAT32 = struct.Struct("<f")
-
-_T = TypeVar("_T")
+_BOOL, _INT32, _FLOAT32 = struct.Struct("<?"), struct.Struct("<i"), struct.Struct("<f")
 
 
-class _NoDefault(enum.Enum):
-    """Marks a read with no ``default_value``: an exhausted message is then an error."""
-
-    NO_DEFAULT = enum.auto()
-
+class _NoDefault:
     def __repr__(self) -> str:
         return "<no default>"
 
 
-_NO_DEFAULT = _NoDefault.NO_DEFAULT
-# A value of the reader's type, or the marker of "no default given".
-_Default: TypeAlias = _T | _NoDefault
+_NO_DEFAULT: Any = _NoDefault()  # a read without default_value: an exhausted message is an error
 
 
 class IncomingMessage:
     """The bytes of one side-channel message and a read offset into them.
 
-    Values are little-endian and must be read in the order they were written: ``bool`` is one
-    byte, ``int32`` and ``float32`` four, a float list is an int32 count then the floats, and a
-    string is an int32 byte count then that many ASCII bytes.
-
-    As in ML-Agents, every ``read_*`` method takes an optional ``default_value`` that is
-    returned, without moving the offset, when the message is exhausted (the offset is at its
-    end), which lets a newer reader accept a message from an older writer. Any value is
-    returned as given, ``None`` included, except that ``read_float32_list`` turns
-    ``default_value=None`` into ``[]`` (ML-Agents' own default) and returns a new list.
-    Unlike ML-Agents, a read with no ``default_value`` at the end of the message (where
-    ML-Agents returns ``False``, ``0``, ``0.0``, ``[]`` or ``""``), or any read that finds
-    only part of its value, raises :class:`~zooport.errors.SideChannelError` saying what was
-    being read, at which offset, and how many bytes remained: pass ``default_value`` to read
-    optional trailing values. Nothing is ever read past the buffer.
-
-    Args:
-        buffer: the message payload (``bytes``, ``bytearray`` or ``memoryview``); copied.
-        offset: where reading starts, between 0 and ``len(buffer)``.
-
-    Attributes:
-        buffer: the payload, as ``bytes``.
-        offset: the position of the next read.
+    Values are read in the order they were written: ``bool`` one byte, ``int32`` and
+    ``float32`` four, a float list an int32 count then the floats, a string an int32 byte
+    count then ASCII bytes. As in ML-Agents, a ``default_value`` is returned, without moving
+    the offset, when the message is exhausted (``read_float32_list`` turns ``None`` into
+    ``[]``). Unlike ML-Agents, a read with no default at the end of the message, or one that
+    finds only part of its value, raises :class:`~zooport.errors.SideChannelError` naming
+    what was read, where, and how many bytes remained; the offset then stays where it was.
 
     Example:
         >>> import struct
         >>> msg = IncomingMessage(struct.pack("<i", 3) + b"abc" + struct.pack("<f", 0.5))
-        >>> msg.read_string()
-        'abc'
-        >>> msg.read_float32()
-        0.5
-        >>> msg.read_int32(default_value=7)  # exhausted: the default comes back
-        7
-        >>> msg.read_float32_list(default_value=None)  # ML-Agents' default for a list
-        []
-        >>> try:
-        ...     msg.read_int32()
-        ... except SideChannelError as err:
-        ...     print(err)
-        cannot read int32 at offset 11: needs 4 bytes, 0 remain (message is 11 bytes)
+        >>> msg.read_string(), msg.read_float32(), msg.read_int32(default_value=7)
+        ('abc', 0.5, 7)
+        >>> msg.read_int32()
+        Traceback (most recent call last):
+        ...
+        zooport.errors.SideChannelError: cannot read int32 at offset 11: needs 4 bytes, 0 remain...
     """
 
     def __init__(self, buffer: bytes | bytearray | memoryview, offset: int = 0) -> None:
@@ -89,6 +52,7 @@ class IncomingMessage:
                 f"IncomingMessage buffer: expected bytes, bytearray or memoryview, "
                 f"got {type(buffer).__name__}"
             )
+        #: The payload, as ``bytes``.
         self.buffer: bytes = bytes(buffer)
         try:
             start = operator.index(offset)
@@ -100,77 +64,62 @@ class IncomingMessage:
             raise SideChannelError(
                 f"IncomingMessage offset: expected 0 <= offset <= {len(self.buffer)}, got {start}"
             )
+        #: The position of the next read.
         self.offset: int = start
 
     def __repr__(self) -> str:
         return f"IncomingMessage(<{len(self.buffer)} bytes>, offset={self.offset})"
 
-    def read_bool(self, default_value: _Default[bool] = _NO_DEFAULT) -> bool:
-        """Read a one-byte boolean (or ``default_value``, see the class docstring)."""
+    def read_bool(self, default_value: bool = _NO_DEFAULT) -> bool:
+        """Read a one-byte boolean (or ``default_value``)."""
         return self._read(_BOOL, "bool", default_value)
 
-    def read_int32(self, default_value: _Default[int] = _NO_DEFAULT) -> int:
+    def read_int32(self, default_value: int = _NO_DEFAULT) -> int:
         """Read a little-endian signed 32-bit integer (or ``default_value``)."""
         return self._read(_INT32, "int32", default_value)
 
-    def read_float32(self, default_value: _Default[float] = _NO_DEFAULT) -> float:
-        """Read a little-endian 32-bit float as a Python ``float`` (or ``default_value``)."""
+    def read_float32(self, default_value: float = _NO_DEFAULT) -> float:
+        """Read a little-endian 32-bit float (or ``default_value``)."""
         return self._read(_FLOAT32, "float32", default_value)
 
-    def read_float32_list(
-        self, default_value: _Default[Sequence[float] | None] = _NO_DEFAULT
-    ) -> list[float]:
-        """Read an int32 count followed by that many float32 values.
-
-        Args:
-            default_value: returned (as a new list) if the message is exhausted; ``None``
-                gives ``[]``, as in ML-Agents.
-
-        Returns:
-            The values read, or a copy of ``default_value``.
-        """
+    def read_float32_list(self, default_value: Sequence[float] | None = _NO_DEFAULT) -> list[float]:
+        """Read an int32 count and that many float32 values (or a copy of ``default_value``;
+        ``None`` gives ``[]``)."""
         if self._exhausted(default_value):
             if default_value is None:
                 return []
             try:
-                return list(default_value)  # type: ignore[arg-type]  # tried: a non-sequence is the error below
+                return list(default_value)
             except TypeError:
                 raise SideChannelTypeError(
                     "read_float32_list default_value: expected a sequence of floats or None, "
                     f"got {type(default_value).__name__}"
                 ) from None
-        _, count = self._length_prefixed("float32 list", _FLOAT32.size, "values")
+        count = self._count("float32 list", _FLOAT32.size, "values")
         values = list(struct.unpack_from(f"<{count}f", self.buffer, self.offset))
         self.offset += count * _FLOAT32.size
         return values
 
-    def read_string(self, default_value: _Default[str] = _NO_DEFAULT) -> str:
-        """Read an int32 byte count followed by that many ASCII bytes.
-
-        Args:
-            default_value: returned if the message is exhausted.
-
-        Returns:
-            The string read, or ``default_value``.
-        """
+    def read_string(self, default_value: str = _NO_DEFAULT) -> str:
+        """Read an int32 byte count and that many ASCII bytes (or ``default_value``)."""
         if self._exhausted(default_value):
-            return default_value  # type: ignore[return-value]  # given: _exhausted raised otherwise
-        start, length = self._length_prefixed("string", 1, "bytes")
+            return default_value
+        start = self.offset
+        length = self._count("string", 1, "bytes")
         raw = self.buffer[self.offset : self.offset + length]
         try:
             value = raw.decode("ascii")
         except UnicodeDecodeError as exc:
-            bad_at = self.offset + exc.start
             self.offset = start
             raise SideChannelError(
                 f"cannot read string at offset {start}: expected ASCII bytes, "
-                f"got byte 0x{raw[exc.start]:02x} at offset {bad_at}"
+                f"got byte 0x{raw[exc.start]:02x} at offset {start + 4 + exc.start}"
             ) from None
         self.offset += length
         return value
 
     def get_raw_bytes(self) -> bytearray:
-        """Return a copy of the whole message, regardless of the read offset."""
+        """A copy of the whole message, whatever the read offset."""
         return bytearray(self.buffer)
 
     def _exhausted(self, default_value: object) -> bool:
@@ -180,14 +129,17 @@ class IncomingMessage:
     def _read(self, packer: struct.Struct, what: str, default_value: Any) -> Any:
         if self._exhausted(default_value):
             return default_value
-        return self._unpack(packer, what)
+        self._require(packer.size, what)
+        (value,) = packer.unpack_from(self.buffer, self.offset)
+        self.offset += packer.size
+        return value
 
-    def _length_prefixed(self, what: str, item_size: int, unit: str) -> tuple[int, int]:
-        """``(start offset, count)`` of an int32 count whose items all remain; the offset is
-        then past the count. On an error the offset is back at the start."""
+    def _count(self, what: str, item_size: int, unit: str) -> int:
+        """An int32 count whose items all remain, the offset then past it; on an error the
+        offset stays at the count."""
         start = self.offset
+        count = self._read(_INT32, f"{what} length", _NO_DEFAULT)
         try:
-            count = self._unpack(_INT32, f"{what} length")
             if count < 0:
                 raise SideChannelError(
                     f"cannot read {what} at offset {start}: expected a length >= 0, got {count}"
@@ -196,14 +148,7 @@ class IncomingMessage:
         except SideChannelError:
             self.offset = start
             raise
-        return start, count
-
-    def _unpack(self, packer: struct.Struct, what: str) -> Any:
-        """One value of ``packer``'s format at the offset, which then moves past it."""
-        self._require(packer.size, what)
-        (value,) = packer.unpack_from(self.buffer, self.offset)
-        self.offset += packer.size
-        return value
+        return count
 
     def _require(self, size: int, what: str) -> None:
         remaining = len(self.buffer) - self.offset

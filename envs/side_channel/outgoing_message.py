@@ -1,8 +1,4 @@
-r"""Writing one side-channel message, in ML-Agents' little-endian wire format.
-
-Classes:
-    OutgoingMessage: an append-only buffer of validated, little-endian values.
-"""
+r"""Writing one side-channel message, in ML-Agents' little-endian wire format."""
 
 from __future__ import annotations
 
@@ -10,31 +6,20 @@ import struct
 import warnings
 from collections.abc import Iterable
 
-from ._common import (
-    SideChannelTypeError,
-    check_bool,
-    check_float32,
-    check_int32,
-    encode_ascii,
-)
+from ._common import SideChannelTypeError, check_bool, check_float32, check_int32, encode_ascii
 
 __all__ = ["OutgoingMessage"]
 
-_BOOL = struct.Struct("<?")
-_INT32 = struct.Struct("<i")
-_FLOAT32 = struct.Struct("<f")
+_BOOL, _INT32, _FLOAT32 = struct.Struct("<?"), struct.Struct("<i"), struct.Struct("<f")
 
 
 class OutgoingMessage:
-    r"""Builds the payload of one side-channel message.
+    r"""Builds the payload of one side-channel message, in ML-Agents' layout.
 
-    The layout is ML-Agents': little-endian; ``bool`` one byte, ``int32`` and ``float32``
-    four, a float list an int32 count then the floats, a string an int32 byte count then
-    its ASCII bytes. Each value is checked before anything is written, so a failed write
-    leaves the message unchanged: ints must fit an int32, floats must be real numbers that
-    fit a float32 (NaN and infinities allowed, as in ML-Agents), strings must be ASCII.
-    A wrong type raises :class:`SideChannelTypeError`, a wrong value
-    :class:`~zooport.errors.SideChannelError`; both say what was expected and what was given.
+    Each value is checked before anything is written, so a failed write leaves the message
+    unchanged: ints must fit an int32, floats a float32 (NaN and infinities pass, as in
+    ML-Agents), strings must be ASCII. A wrong type raises :class:`SideChannelTypeError`, a
+    wrong value :class:`~zooport.errors.SideChannelError` (a ``ValueError``).
 
     Example:
         >>> msg = OutgoingMessage()
@@ -42,13 +27,10 @@ class OutgoingMessage:
         >>> msg.write_float32(2.5)
         >>> msg.buffer
         b'\x05\x00\x00\x00speed\x00\x00 @'
-        >>> try:
-        ...     msg.write_int32(2**31)
-        ... except ValueError as err:  # SideChannelError is a ValueError
-        ...     print(err)
-        write_int32: expected an int32 in [-2147483648, 2147483647], got 2147483648
-        >>> len(msg.buffer)  # the failed write left the message unchanged
-        13
+        >>> msg.write_int32(2**31)
+        Traceback (most recent call last):
+        ...
+        zooport.errors.SideChannelError: write_int32: expected an int32 in [...], got 2147483648
     """
 
     def __init__(self) -> None:
@@ -59,11 +41,11 @@ class OutgoingMessage:
 
     @property
     def buffer(self) -> bytes:
-        """The bytes written so far (an immutable snapshot)."""
+        """The bytes written so far (a snapshot)."""
         return bytes(self._buffer)
 
     def write_bool(self, b: bool) -> None:
-        """Append a boolean as one byte (``0x00`` or ``0x01``)."""
+        """Append a boolean as one byte."""
         self._buffer += _BOOL.pack(check_bool(b, "write_bool"))
 
     def write_int32(self, i: int) -> None:
@@ -75,11 +57,7 @@ class OutgoingMessage:
         self._buffer += _FLOAT32.pack(check_float32(f, "write_float32"))
 
     def write_float32_list(self, float_list: Iterable[float]) -> None:
-        """Append an int32 count followed by each value as a float32.
-
-        Args:
-            float_list: a list, tuple or 1-D array of real numbers.
-        """
+        """Append an int32 count, then each value (of a list, tuple or 1-D array) as float32."""
         if isinstance(float_list, (str, bytes, bytearray)) or not isinstance(float_list, Iterable):
             raise SideChannelTypeError(
                 f"write_float32_list: expected an iterable of real numbers, "
@@ -93,16 +71,13 @@ class OutgoingMessage:
         self._buffer += struct.pack(f"<i{count}f", count, *values)
 
     def write_string(self, s: str) -> None:
-        """Append an int32 byte count followed by the string's ASCII bytes."""
+        """Append an int32 byte count, then the string's ASCII bytes."""
         encoded = encode_ascii(s, "write_string")
-        self._buffer += _INT32.pack(check_int32(len(encoded), "write_string length"))
-        self._buffer += encoded
+        self._buffer += _INT32.pack(check_int32(len(encoded), "write_string length")) + encoded
 
     def set_raw_bytes(self, buffer: bytes | bytearray | memoryview) -> None:
-        """Replace the whole message with a copy of ``buffer``.
-
-        Warns, as ML-Agents does, if values had already been written: they are discarded.
-        """
+        """Replace the whole message with a copy of ``buffer``; warns, as ML-Agents does, if
+        values had been written."""
         if not isinstance(buffer, (bytes, bytearray, memoryview)):
             raise SideChannelTypeError(
                 f"set_raw_bytes: expected bytes, bytearray or memoryview, "

@@ -1,8 +1,4 @@
-"""Unstructured bytes exchanged with the simulation.
-
-Classes:
-    RawBytesChannel: sends and receives opaque byte strings on a channel id of your choice.
-"""
+"""Opaque bytes exchanged with the simulation on a channel id of your choice."""
 
 from __future__ import annotations
 
@@ -17,10 +13,7 @@ __all__ = ["RawBytesChannel"]
 
 
 class RawBytesChannel(SideChannel):
-    """Sends and receives whole messages as raw bytes, for ad-hoc protocols.
-
-    Args:
-        channel_id: the channel id both ends agree on.
+    """Sends and receives whole messages as raw bytes, on the channel id both ends agree on.
 
     Example:
         >>> import uuid

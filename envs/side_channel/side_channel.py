@@ -1,10 +1,4 @@
-"""The base class of every side channel.
-
-Classes:
-    SideChannel: a UUID-addressed, two-way message stream between Python and the simulation.
-    SendOnlySideChannel: a side channel that only sends (engine configuration, environment
-        parameters): a message from the simulation is an error.
-"""
+"""The base class of every side channel, and of the channels that only send."""
 
 from __future__ import annotations
 
@@ -21,27 +15,16 @@ __all__ = ["SideChannel", "SendOnlySideChannel"]
 class SideChannel(ABC):
     """A message stream between Python and the simulation, addressed by a UUID.
 
-    Subclasses queue outgoing messages with :meth:`queue_message_to_send` and receive
-    incoming ones in :meth:`on_message_received`. A
-    :class:`~zooport.envs.side_channel.SideChannelManager` sends the queue at the next reset
-    or step and empties it. The API is ML-Agents', so a custom channel ports by changing its
-    imports; the UUID must match the one the simulation's end of the channel uses.
-
-    Args:
-        channel_id: the channel's identifier.
-
-    Attributes:
-        message_queue: payloads waiting to be sent, oldest first.
+    ML-Agents' API: subclasses queue messages with :meth:`queue_message_to_send` and receive
+    in :meth:`on_message_received`; a ``SideChannelManager`` sends the queue (and empties it)
+    at the next reset or step. The UUID must be the one the simulation's end uses.
 
     Example:
         >>> import uuid
         >>> class EchoChannel(SideChannel):
-        ...     def __init__(self):
-        ...         super().__init__(uuid.UUID("b3d5c9a0-0000-4000-8000-000000000001"))
-        ...         self.received = []
         ...     def on_message_received(self, msg):
-        ...         self.received.append(msg.read_string())
-        >>> channel = EchoChannel()
+        ...         print(msg.read_string())
+        >>> channel = EchoChannel(uuid.UUID("b3d5c9a0-0000-4000-8000-000000000001"))
         >>> msg = OutgoingMessage()
         >>> msg.write_string("hi")
         >>> channel.queue_message_to_send(msg)
@@ -56,19 +39,16 @@ class SideChannel(ABC):
                 f"got {type(channel_id).__name__} {channel_id!r}"
             )
         self._channel_id = channel_id
+        #: Payloads waiting to be sent, oldest first.
         self.message_queue: list[bytes] = []
 
     @property
     def channel_id(self) -> uuid.UUID:
-        """The UUID both ends of the channel use to address its messages."""
+        """The UUID both ends of the channel address its messages with."""
         return self._channel_id
 
     def queue_message_to_send(self, msg: OutgoingMessage) -> None:
-        """Queue ``msg`` to be sent at the next reset or step.
-
-        The message's bytes are copied, so writing to ``msg`` afterwards does not change what
-        is sent.
-        """
+        """Queue a copy of ``msg``'s bytes to be sent at the next reset or step."""
         if not isinstance(msg, OutgoingMessage):
             raise SideChannelTypeError(
                 f"{type(self).__name__}.queue_message_to_send: expected an OutgoingMessage, "
@@ -82,12 +62,8 @@ class SideChannel(ABC):
 
 
 class SendOnlySideChannel(SideChannel):
-    """A side channel whose messages only flow from Python to the simulation.
-
-    Subclasses queue messages; one received from the simulation raises
-    :class:`~zooport.errors.SideChannelError` naming the channel (ML-Agents' send-only
-    channels would misread it).
-    """
+    """A channel whose messages only go to the simulation: one received is an error, a
+    ``UnityCommunicationException`` as in ML-Agents."""
 
     @override
     def on_message_received(self, msg: IncomingMessage) -> None:

@@ -1,12 +1,6 @@
-"""Framing side-channel messages to and from the simulation.
-
-Classes:
-    SideChannelManager: splits incoming bytes into per-channel messages and frames outgoing ones.
-
-The wire format is ML-Agents': a concatenation of frames, each a 16-byte channel id
-(``uuid.UUID.bytes_le``, the byte order of C#'s ``Guid.ToByteArray``), a little-endian int32
-payload length, and the payload.
-"""
+"""Framing side-channel messages: ML-Agents' concatenated frames of a 16-byte channel id
+(``uuid.UUID.bytes_le``, C#'s ``Guid.ToByteArray`` order), an int32 payload length and the
+payload."""
 
 from __future__ import annotations
 
@@ -22,67 +16,54 @@ from .side_channel import SideChannel
 __all__ = ["SideChannelManager"]
 
 _LENGTH = struct.Struct("<i")
-_ID_SIZE = 16
-_HEADER_SIZE = _ID_SIZE + _LENGTH.size
+_HEADER_SIZE = 16 + _LENGTH.size
 
 
 def _parse_frames(data: bytes | bytearray | memoryview) -> list[tuple[uuid.UUID, bytes]]:
-    """Split ``data`` into ``(channel_id, payload)`` pairs, checking every frame first."""
+    """``(channel_id, payload)`` of every frame in ``data``, all checked before any is used."""
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise SideChannelTypeError(
             f"side-channel data: expected bytes, bytearray or memoryview, got {type(data).__name__}"
         )
-    view = memoryview(data)
-    if view.ndim != 1 or view.itemsize != 1 or not view.c_contiguous:
-        view = memoryview(view.tobytes())
-    total = len(view)
+    data = bytes(data)  # also makes a non-contiguous memoryview readable
+    total, offset = len(data), 0
     frames: list[tuple[uuid.UUID, bytes]] = []
-    offset = 0
     while offset < total:
-        remaining = total - offset
-        if remaining < _HEADER_SIZE:
+        where = f"side-channel frame at offset {offset}"
+        if total - offset < _HEADER_SIZE:
             raise SideChannelEnvironmentError(
-                f"side-channel frame at offset {offset}: truncated header, needs "
-                f"{_HEADER_SIZE} bytes (16-byte channel id + int32 length), {remaining} remain "
-                f"(data is {total} bytes)"
+                f"{where}: truncated header, needs {_HEADER_SIZE} bytes (16-byte channel id + "
+                f"int32 length), {total - offset} remain (data is {total} bytes)"
             )
-        channel_id = uuid.UUID(bytes_le=bytes(view[offset : offset + _ID_SIZE]))
-        (length,) = _LENGTH.unpack_from(view, offset + _ID_SIZE)
+        channel_id = uuid.UUID(bytes_le=data[offset : offset + 16])
+        (length,) = _LENGTH.unpack_from(data, offset + 16)
+        start = offset + _HEADER_SIZE
         if length < 0:
             raise SideChannelEnvironmentError(
-                f"side-channel frame at offset {offset} for channel {channel_id}: "
-                f"expected a payload length >= 0, got {length}"
+                f"{where} for channel {channel_id}: expected a payload length >= 0, got {length}"
             )
-        start = offset + _HEADER_SIZE
         if length > total - start:
             raise SideChannelEnvironmentError(
-                f"side-channel frame at offset {offset} for channel {channel_id}: declares a "
-                f"{length}-byte payload, {total - start} bytes remain after its header "
-                f"(data is {total} bytes)"
+                f"{where} for channel {channel_id}: declares a {length}-byte payload, "
+                f"{total - start} bytes remain after its header (data is {total} bytes)"
             )
-        frames.append((channel_id, bytes(view[start : start + length])))
+        frames.append((channel_id, data[start : start + length]))
         offset = start + length
     return frames
 
 
 def _append_frame(result: bytearray, channel_id: uuid.UUID, payload: bytes) -> None:
-    """Append one framed message to ``result``."""
-    result += channel_id.bytes_le
-    result += _LENGTH.pack(len(payload))
-    result += payload
+    result += channel_id.bytes_le + _LENGTH.pack(len(payload)) + payload
 
 
 class SideChannelManager:
     """Routes side-channel messages between a set of channels and the simulation.
 
-    Incoming data is checked frame by frame before any channel sees it, so malformed data
-    (a truncated header, a negative length, a payload running past the end) raises
-    :class:`~zooport.errors.SideChannelError` naming the offset, and no channel receives half
-    of it. A message for a channel id that is not registered is skipped with a warning, as
-    ML-Agents logs one.
-
-    Args:
-        side_channels: the channels to route; their ids must be distinct. ``None`` for none.
+    Incoming data is checked whole before any channel sees it: malformed data raises
+    :class:`~zooport.errors.SideChannelError` naming the offset, and no channel receives
+    half of it. A message for an unregistered channel id is skipped with a warning, as
+    ML-Agents logs one. Channels are duck-typed, so one written against ``mlagents_envs``'
+    base class works too.
 
     Example:
         >>> import uuid
@@ -91,10 +72,8 @@ class SideChannelManager:
         >>> manager = SideChannelManager([channel])
         >>> channel.send_raw_data(b"ping")
         >>> data = manager.generate_side_channel_messages()
-        >>> len(data)  # 16-byte channel id + int32 length + 4-byte payload
-        24
-        >>> channel.message_queue  # sent, so no longer queued
-        []
+        >>> len(data), channel.message_queue  # 16-byte id + int32 length + 4 bytes; sent
+        (24, [])
         >>> manager.process_side_channel_message(data)  # as if the simulation echoed it
         >>> channel.get_and_clear_received_messages()
         [bytearray(b'ping')]
@@ -104,34 +83,25 @@ class SideChannelManager:
         self._side_channels_dict = self._get_side_channels_dict(side_channels)
 
     def process_side_channel_message(self, data: bytes | bytearray | memoryview) -> None:
-        """Deliver each framed message in ``data`` to its channel's ``on_message_received``.
-
-        Args:
-            data: the concatenated frames the simulation sent.
-
-        Raises:
-            SideChannelError: if ``data`` is not a well-formed sequence of frames; then no
-                channel has received anything.
-        """
+        """Deliver each frame of ``data`` to its channel's ``on_message_received``."""
         for channel_id, payload in _parse_frames(data):
             channel = self._side_channels_dict.get(channel_id)
             if channel is None:
+                registered = ", ".join(
+                    f"{type(c).__name__} {i}" for i, c in self._side_channels_dict.items()
+                )
                 warnings.warn(
                     f"Unknown side channel data received: a {len(payload)}-byte message for "
                     f"channel id {channel_id}, which no registered side channel has "
-                    f"(registered: {self._describe_channels()}). The message is ignored.",
+                    f"(registered: {registered or 'none'}). The message is ignored.",
                     stacklevel=2,
                 )
-                continue
-            channel.on_message_received(IncomingMessage(payload))
+            else:
+                channel.on_message_received(IncomingMessage(payload))
 
     def generate_side_channel_messages(self) -> bytearray:
-        """Frame every queued message of every channel, in registration order, and empty the
-        queues.
-
-        Returns:
-            The bytes to send to the simulation (empty if nothing was queued).
-        """
+        """Frame every queued message, channel by channel in registration order, and empty
+        the queues."""
         result = bytearray()
         for channel_id, channel in self._side_channels_dict.items():
             if channel.message_queue:
@@ -144,7 +114,7 @@ class SideChannelManager:
     def _get_side_channels_dict(
         side_channels: Iterable[SideChannel] | None,
     ) -> dict[uuid.UUID, SideChannel]:
-        """Map channel id to channel, rejecting non-channels and duplicate ids."""
+        """Channel id -> channel, refusing non-channels and an id given twice."""
         if side_channels is None:
             return {}
         if isinstance(side_channels, (SideChannel, str, bytes)) or not isinstance(
@@ -156,7 +126,6 @@ class SideChannelManager:
             )
         channels: dict[uuid.UUID, SideChannel] = {}
         for index, channel in enumerate(side_channels):
-            # Duck-typed, so a channel written against mlagents_envs' base class works too.
             channel_id = getattr(channel, "channel_id", None)
             if (
                 not isinstance(channel_id, uuid.UUID)
@@ -176,11 +145,3 @@ class SideChannelManager:
                 )
             channels[channel_id] = channel
         return channels
-
-    def _describe_channels(self) -> str:
-        if not self._side_channels_dict:
-            return "none"
-        return ", ".join(
-            f"{type(channel).__name__} {channel_id}"
-            for channel_id, channel in self._side_channels_dict.items()
-        )

@@ -1,11 +1,5 @@
-"""Statistics the simulation reports, for logging by the trainer.
-
-Classes:
-    StatsAggregationMethod: how values of one key within a summary period are combined.
-    StatsSideChannel: collects the statistics the simulation sends (receive-only).
-
-Every message is a string key, a float32 value and an int32 ``StatsAggregationMethod`` code.
-"""
+"""Statistics the simulation reports: each message a string key, a float32 value and an int32
+``StatsAggregationMethod`` code."""
 
 from __future__ import annotations
 
@@ -34,14 +28,8 @@ STATS_SIDE_CHANNEL_ID = uuid.UUID("a1d8f7b7-cec8-50f9-b78b-d3e165a78520")
 
 
 class StatsAggregationMethod(Enum):
-    """How the values of one key within a summary period are combined.
-
-    Attributes:
-        AVERAGE: report their mean.
-        MOST_RECENT: report only the last one.
-        SUM: report their sum.
-        HISTOGRAM: report them all, as a histogram.
-    """
+    """How the values of one key within a summary period are combined: their mean, the last
+    one, their sum, or all of them as a histogram."""
 
     AVERAGE = 0
     MOST_RECENT = 1
@@ -55,8 +43,6 @@ EnvironmentStats = Mapping[str, StatList]
 
 class StatsSideChannel(SideChannel):
     """Collects ``(value, aggregation)`` pairs per key as the simulation sends them.
-
-    Python never sends on this channel.
 
     Example:
         >>> import struct
@@ -91,11 +77,7 @@ class StatsSideChannel(SideChannel):
         self.stats[key].append((value, aggregation))
 
     def get_and_reset_stats(self) -> EnvironmentStats:
-        """Return the statistics received since the last call, and forget them.
-
-        Returns:
-            A dict from key to the list of ``(value, aggregation)`` pairs received, in order.
-        """
+        """The ``(value, aggregation)`` pairs received per key since the last call, in order."""
         stats = dict(self.stats)
         self.stats = defaultdict(list)
         return stats
