@@ -9,8 +9,7 @@ Modules:
     exception: ML-Agents' exception names (``UnityException``, ``UnityActionException``...);
         zooport's errors are caught under them.
     batched_env: ``BatchedEnv``, the base class for writing a vectorised env.
-    registry: ``default_registry`` (offline), with registry_entries (the entry classes) and
-        registry_manifest (registry files).
+    registry: ``default_registry`` (offline) and registry files; registry_entries: the entries.
     declaration: ``EnvDeclaration``, what zooport registers for a built-in (on its class).
     capabilities: what a factory or a core supports (keywords, seeding, masks), in one place.
     checker: ``check_base_env``, a conformance checker for any BaseEnv (its report in

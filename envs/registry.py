@@ -1,39 +1,6 @@
-"""An offline registry of environments, in the shape of ML-Agents' ``mlagents_envs.registry``.
-
-Classes:
-    ZooportEnvRegistry: a ``Mapping[str, BaseRegistryEntry]`` with ``register``,
-        ``register_from_yaml``, ``unregister``, ``clear`` and ``make``.
-    UnknownEnvironmentError: the ``RegistryError`` (and ``KeyError``) raised for an unknown id.
-    BaseRegistryEntry, LocalRegistryEntry, RemoteRegistryEntry: the entries (defined in
-        :mod:`zooport.envs.registry_entries`; registry files are read by
-        :mod:`zooport.envs.registry_manifest`).
-
-Functions:
-    builtin_entries: fresh entries for the built-in environments.
-
-``default_registry`` holds the built-in environments (``zooport.envs.builtin.BUILTINS``:
-``"Basic"``, ``"BallBalance"``, ``"GridWorld"``, ``"Tag"``, ``"Collector"``, ``"Soccer"``),
-each under its class name. Their modules are imported only when an entry's ``make`` is
-called or one of its class-derived attributes (``expected_reward``, ``max_episode_steps``,
-``description``) is read. Nothing in this module touches the network.
-
-A registry file (YAML, local) lists environments under a top-level ``environments:`` key;
-an item with an ``entry_point`` becomes a :class:`LocalRegistryEntry`, an item with
-ML-Agents' ``linux_url``/``darwin_url``/``win_url`` a :class:`RemoteRegistryEntry`:
-
-.. code-block:: yaml
-
-    environments:
-      - MyEnv:
-          entry_point: "my_package.my_module:MyEnv"
-          expected_reward: 0.9
-          description: Agents learn to do something.
-          max_episode_steps: 500
-          kwargs: {n_agents: 4}
-      - 3DBall:
-          expected_reward: 100
-          linux_url: https://example.org/3DBall_linux.zip
-"""
+"""An offline registry of environments in the shape of ML-Agents' ``mlagents_envs.registry``:
+``default_registry`` holds the built-ins under their class names, imported only when used, and
+registry files (local YAML) add more. Nothing here touches the network."""
 
 from __future__ import annotations
 
@@ -44,14 +11,15 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from zooport.envs.builtin import BUILTINS
-from zooport.envs.capabilities import keyword_parameters
 from zooport.envs.registry_entries import (
     BASE_ENV_MEMBERS,
+    LOCAL_KEYS,
+    REMOTE_KEYS,
+    URL_KEYS,
     BaseRegistryEntry,
     LocalRegistryEntry,
     RemoteRegistryEntry,
 )
-from zooport.envs.registry_manifest import load_manifest
 from zooport.errors import RegistryError
 
 if TYPE_CHECKING:
@@ -66,7 +34,6 @@ __all__ = [
     "UnknownEnvironmentError",
     "builtin_entries",
     "default_registry",
-    "keyword_parameters",
     "BASE_ENV_MEMBERS",
 ]
 
@@ -88,8 +55,6 @@ class ZooportEnvRegistry(Mapping[str, BaseRegistryEntry]):
     Example:
         >>> registry = ZooportEnvRegistry()
         >>> registry.register(LocalRegistryEntry("Counter", "collections:Counter"))
-        >>> list(registry)
-        ['Counter']
         >>> registry["Countr"]  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
@@ -102,11 +67,8 @@ class ZooportEnvRegistry(Mapping[str, BaseRegistryEntry]):
             self.register(entry)
 
     def register(self, entry: BaseRegistryEntry, *, overwrite: bool = False) -> None:
-        """Adds ``entry`` under its identifier.
-
-        Raises:
-            RegistryError: the identifier is already registered and ``overwrite`` is False.
-        """
+        """Adds ``entry`` under its identifier; one already there is an error unless
+        ``overwrite``."""
         if not isinstance(entry, BaseRegistryEntry):
             raise RegistryError(f"Expected a BaseRegistryEntry, actually: {type(entry).__name__}")
         if entry.identifier in self._entries and not overwrite:
@@ -119,16 +81,18 @@ class ZooportEnvRegistry(Mapping[str, BaseRegistryEntry]):
     def register_from_yaml(
         self, path: str | os.PathLike[str], *, overwrite: bool = False
     ) -> list[str]:
-        """Registers every environment listed in a local YAML file; see the module docstring.
+        """Registers every environment a local YAML file lists, all checked first; returns
+        their identifiers, in file order.
 
-        The file is read and checked completely before anything is registered.
-
-        Returns:
-            The identifiers registered, in file order.
+        The file lists environments under ``environments:``, each ``- <id>: {fields}``: an
+        ``entry_point`` (``"module:attr"``) with ``expected_reward``, ``description``,
+        ``max_episode_steps`` and ``kwargs`` makes a :class:`LocalRegistryEntry`; ML-Agents'
+        ``linux_url``/``darwin_url``/``win_url`` (with ``expected_reward``, ``description``,
+        ``additional_args``) a :class:`RemoteRegistryEntry`.
 
         Raises:
-            RegistryError: the path is a url, the file cannot be read or parsed, an item is
-                malformed, or an identifier is a duplicate (and ``overwrite`` is False).
+            RegistryError: a url, an unreadable file, a malformed item, or an identifier
+                already registered (unless ``overwrite``); it names the file and the item.
         """
         path_str = os.fspath(path)
         if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", str(path_str)):
@@ -136,17 +100,15 @@ class ZooportEnvRegistry(Mapping[str, BaseRegistryEntry]):
                 f"{path_str}: register_from_yaml reads local files only; download the "
                 f"manifest yourself and pass its path"
             )
-        entries = load_manifest(path_str)
+        entries = _read_registry_file(str(path_str))
         ids = [e.identifier for e in entries]
-        if not overwrite:
-            clash = [i for i in ids if i in self._entries]
-            if clash:
-                raise RegistryError(
-                    f"{path_str}: environments {clash} are already registered; pass "
-                    f"overwrite=True to replace them"
-                )
-        for entry in entries:
-            self._entries[entry.identifier] = entry
+        clash = [i for i in ids if i in self._entries]
+        if clash and not overwrite:
+            raise RegistryError(
+                f"{path_str}: environments {clash} are already registered; pass "
+                f"overwrite=True to replace them"
+            )
+        self._entries.update(zip(ids, entries, strict=True))
         return ids
 
     def unregister(self, identifier: str) -> BaseRegistryEntry:
@@ -160,7 +122,7 @@ class ZooportEnvRegistry(Mapping[str, BaseRegistryEntry]):
         self._entries.clear()
 
     def make(self, identifier: str, **kwargs: Any) -> BaseEnv:
-        """Shorthand for ``registry[identifier].make(**kwargs)``."""
+        """``registry[identifier].make(**kwargs)``."""
         return self[identifier].make(**kwargs)
 
     def __getitem__(self, identifier: str) -> BaseRegistryEntry:
@@ -169,9 +131,7 @@ class ZooportEnvRegistry(Mapping[str, BaseRegistryEntry]):
         except (KeyError, TypeError):
             pass
         known = list(self._entries)
-        close = (
-            difflib.get_close_matches(identifier, known, n=3) if isinstance(identifier, str) else []
-        )
+        close = isinstance(identifier, str) and difflib.get_close_matches(identifier, known, n=3)
         hint = f"; did you mean {close}?" if close else ";"
         raise UnknownEnvironmentError(
             f"no environment {identifier!r} in the registry{hint} registered: {known}"
@@ -208,6 +168,70 @@ class UnityEnvRegistry(ZooportEnvRegistry):
     def register(self, entry: BaseRegistryEntry, *, overwrite: bool = True) -> None:
         """Adds ``entry`` under its identifier, replacing one already there."""
         super().register(entry, overwrite=overwrite)
+
+
+def _read_registry_file(path: str) -> list[BaseRegistryEntry]:
+    """The entries a registry file lists; every problem is a RegistryError naming ``path``."""
+    import yaml
+
+    try:
+        with open(path, encoding="utf-8") as stream:
+            data = yaml.safe_load(stream)
+    except OSError as exc:
+        raise RegistryError(f"{path}: cannot read the registry file: {exc}") from exc
+    except yaml.YAMLError as exc:
+        raise RegistryError(f"{path}: not valid YAML: {exc}") from exc
+    if not isinstance(data, dict) or "environments" not in data:
+        got = type(data).__name__ if not isinstance(data, dict) else f"keys {list(data)}"
+        raise RegistryError(
+            f"{path}: expected a mapping with a top-level 'environments:' list, got {got}"
+        )
+    extra = [k for k in data if k != "environments"]
+    if extra:
+        raise RegistryError(f"{path}: unknown top-level keys {extra}; expected only 'environments'")
+    items = data["environments"]
+    if not isinstance(items, list):
+        raise RegistryError(f"{path}: 'environments' must be a list, got {type(items).__name__}")
+    entries: dict[str, BaseRegistryEntry] = {}
+    for index, item in enumerate(items):
+        where = f"{path}: environments[{index}]"
+        if not isinstance(item, dict) or len(item) != 1:
+            raise RegistryError(
+                f"{where}: expected a mapping with exactly one key, the identifier "
+                f"({{<id>: {{entry_point: ...}}}}), got {item!r}"
+            )
+        ((identifier, fields),) = item.items()
+        if not isinstance(identifier, str) or not identifier.strip():
+            raise RegistryError(f"{where}: expected a non-empty str identifier, got {identifier!r}")
+        where = f"{where} ({identifier!r})"
+        if identifier in entries:
+            raise RegistryError(f"{where}: the identifier appears twice in the file")
+        fields = {} if fields is None else fields
+        if not isinstance(fields, dict):
+            raise RegistryError(f"{where}: expected a mapping of fields, got {fields!r}")
+        is_local = "entry_point" in fields
+        if is_local == any(k in fields for k in URL_KEYS):
+            raise RegistryError(
+                f"{where}: expected either an 'entry_point' (a Python environment) or "
+                f"{list(URL_KEYS)} (an ML-Agents binary), got keys {list(fields)}"
+            )
+        allowed = LOCAL_KEYS if is_local else REMOTE_KEYS
+        unknown = [k for k in fields if k not in allowed]
+        if unknown:
+            raise RegistryError(f"{where}: unknown keys {unknown}; allowed: {list(allowed)}")
+        try:
+            if is_local and not isinstance(fields["entry_point"], str):
+                raise RegistryError(
+                    f"entry_point must be a 'module:attr' str, got {fields['entry_point']!r}"
+                )
+            entries[identifier] = (
+                LocalRegistryEntry(identifier, **fields)
+                if is_local
+                else RemoteRegistryEntry(identifier, **{k: fields.get(k) for k in REMOTE_KEYS})
+            )
+        except RegistryError as exc:
+            raise RegistryError(f"{where}: {exc}") from None
+    return list(entries.values())
 
 
 def builtin_entries() -> list[LocalRegistryEntry]:

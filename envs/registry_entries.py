@@ -1,19 +1,6 @@
-"""The entries of a registry: environments made in this process, or Unity binaries by url.
-
-Classes:
-    BaseRegistryEntry: the abstract entry: ``identifier``, ``expected_reward``,
-        ``description``, ``make(**kwargs) -> BaseEnv``.
-    LocalRegistryEntry: an environment made by a Python callable or a lazily imported
-        ``"module:attr"`` entry point.
-    RemoteRegistryEntry: an ML-Agents Unity binary listed by url; it is only downloaded and
-        launched (by ``mlagents_envs``) when ``make(allow_download=True)`` asks for it.
-
-Constants:
-    BASE_ENV_MEMBERS: what an object needs to be taken for a ``BaseEnv``.
-
-The shape of ML-Agents' ``mlagents_envs.registry`` entries; the registry that holds them is
-:mod:`zooport.envs.registry`. Nothing here touches the network.
-"""
+"""The entries of a registry, in the shape of ML-Agents' ``mlagents_envs.registry``: an
+environment made in this process, or a Unity binary by url (downloaded and launched by
+``mlagents_envs`` only when asked)."""
 
 from __future__ import annotations
 
@@ -32,16 +19,7 @@ from zooport.errors import ArgumentTypeError, RegistryError
 if TYPE_CHECKING:
     from zooport.envs.base_env import BaseEnv
 
-__all__ = [
-    "BaseRegistryEntry",
-    "LocalRegistryEntry",
-    "RemoteRegistryEntry",
-    "BASE_ENV_MEMBERS",
-    "ENTRY_POINT",
-    "LOCAL_KEYS",
-    "REMOTE_KEYS",
-    "URL_KEYS",
-]
+__all__ = ["BaseRegistryEntry", "LocalRegistryEntry", "RemoteRegistryEntry", "BASE_ENV_MEMBERS"]
 
 #: A ``"package.module:attr"`` entry point.
 ENTRY_POINT = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
@@ -55,44 +33,31 @@ REMOTE_KEYS = (
 URL_KEYS = ("linux_url", "darwin_url", "win_url")
 
 
-def _check_identifier(identifier: Any) -> str:
-    if not isinstance(identifier, str) or not identifier.strip():
-        raise RegistryError(
-            f"Expected a registry identifier to be a non-empty str, actually: {identifier!r}"
-        )
-    return identifier
-
-
-def _check_expected_reward(value: Any, where: str) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise RegistryError(f"{where}: expected_reward must be a number, got {value!r}")
-    return float(value)
-
-
-def _check_description(value: Any, where: str) -> str | None:
-    if value is not None and not isinstance(value, str):
-        raise RegistryError(f"{where}: description must be a str, got {type(value).__name__}")
-    return value
-
-
 class BaseRegistryEntry(ABC):
-    """One environment of a registry.
-
-    Args:
-        identifier: the unique name of the environment in a registry.
-        expected_reward: the mean episode reward at which the task counts as solved.
-        description: a human-readable description of the environment.
-    """
+    """One environment of a registry: its unique ``identifier``, the ``expected_reward`` (mean
+    episode reward) at which its task counts as solved, and a ``description``."""
 
     def __init__(
         self, identifier: str, expected_reward: float | None, description: str | None
     ) -> None:
-        self._identifier = _check_identifier(identifier)
+        if not isinstance(identifier, str) or not identifier.strip():
+            raise RegistryError(
+                f"Expected a registry identifier to be a non-empty str, actually: {identifier!r}"
+            )
         where = f"registry entry {identifier!r}"
-        self._expected_reward = _check_expected_reward(expected_reward, where)
-        self._description = _check_description(description, where)
+        if expected_reward is not None and (
+            isinstance(expected_reward, bool) or not isinstance(expected_reward, (int, float))
+        ):
+            raise RegistryError(
+                f"{where}: expected_reward must be a number, got {expected_reward!r}"
+            )
+        if description is not None and not isinstance(description, str):
+            raise RegistryError(
+                f"{where}: description must be a str, got {type(description).__name__}"
+            )
+        self._identifier = identifier
+        self._expected_reward = None if expected_reward is None else float(expected_reward)
+        self._description = description
 
     @property
     def identifier(self) -> str:
@@ -122,13 +87,12 @@ class LocalRegistryEntry(BaseRegistryEntry):
 
     Args:
         identifier: the unique name of the environment in a registry.
-        entry_point: the callable, or ``"package.module:attr"`` naming it; a string is
-            imported on first use, never at construction.
-        expected_reward: the mean episode reward at which the task counts as solved.
-            ``None``: the entry point's ``expected_reward`` attribute, if it has one.
+        entry_point: the callable, or ``"package.module:attr"`` naming it, imported on first
+            use, never at construction.
+        expected_reward: ``None``: the entry point's ``expected_reward`` attribute, if any.
         description: ``None``: the entry point's own docstring (not an inherited one).
-        max_episode_steps: the episode length adapters cut episodes at (metadata; ``make``
-            does not pass it on). ``None``: the entry point's ``max_episode_steps`` attribute.
+        max_episode_steps: the episode length adapters cut episodes at (``make`` does not
+            pass it on); ``None``: the entry point's ``max_episode_steps`` attribute, if any.
         kwargs: default keyword arguments of ``make``; those given to ``make`` win.
 
     Example:
@@ -213,11 +177,7 @@ class LocalRegistryEntry(BaseRegistryEntry):
         return None if value is None else convert(value)
 
     def load(self) -> Callable[..., BaseEnv]:
-        """The entry point, imported on the first call.
-
-        Raises:
-            RegistryError: the module or the attribute cannot be imported.
-        """
+        """The entry point, imported on the first call (a ``RegistryError`` if it cannot be)."""
         if self._target is None:
             # No target yet: the entry point is the "module:attr" str (checked when built).
             module_name, _, attr_path = str(self._entry_point).partition(":")
@@ -249,10 +209,8 @@ class LocalRegistryEntry(BaseRegistryEntry):
         """Calls the entry point with the entry's default kwargs updated by ``kwargs``.
 
         Raises:
-            RegistryError: the entry point cannot be imported, or it returned an object
-                without the ``BaseEnv`` methods.
-            ArgumentTypeError: a keyword the entry point does not take (the message lists
-                those it takes).
+            RegistryError: the entry point cannot be imported, or returned no ``BaseEnv``.
+            ArgumentTypeError: a keyword the entry point does not take (all are listed).
         """
         target = self.load()
         accepted = keyword_parameters(target)
@@ -278,23 +236,14 @@ class LocalRegistryEntry(BaseRegistryEntry):
 
 
 class RemoteRegistryEntry(BaseRegistryEntry):
-    """An ML-Agents Unity binary published as one zip per platform.
+    """An ML-Agents Unity binary published as one zip per platform (``linux_url``,
+    ``darwin_url``, ``win_url``), with ML-Agents' arguments: ``additional_args`` always
+    passed to the binary, and ``tmp_dir``, the folder the build is downloaded into instead of
+    ``mlagents_envs``' cache.
 
-    zooport neither downloads nor launches Unity binaries itself. ``make`` refuses unless
-    called with ``allow_download=True``; then it hands the entry to ``mlagents_envs``
-    (which must be installed), which downloads the zip for this platform into its cache and
-    starts a ``UnityEnvironment``. Nothing happens at construction or registration.
-
-    Args:
-        identifier: the unique name of the environment in a registry.
-        expected_reward: the mean episode reward at which the task counts as solved.
-        description: a human-readable description of the environment.
-        linux_url: the zip of the Linux build, or None.
-        darwin_url: the zip of the macOS build, or None.
-        win_url: the zip of the Windows build, or None.
-        additional_args: command-line arguments always passed to the Unity binary.
-        tmp_dir: the folder ``mlagents_envs`` downloads and unzips the build into, instead of
-            its default cache (ML-Agents' ``tmp_dir``).
+    zooport neither downloads nor launches it: ``make(allow_download=True)`` hands the entry
+    to ``mlagents_envs``, which downloads the build for this platform and starts a
+    ``UnityEnvironment``; without that opt-in, ``make`` refuses.
 
     Example:
         >>> entry = RemoteRegistryEntry("3DBall", 100, None, None, None, None)
@@ -330,23 +279,8 @@ class RemoteRegistryEntry(BaseRegistryEntry):
             raise RegistryError(
                 f"{where}: additional_args must be a list of str, got {additional_args!r}"
             )
-        self._urls = {"linux": linux_url, "darwin": darwin_url, "win": win_url}
+        self.linux_url, self.darwin_url, self.win_url = linux_url, darwin_url, win_url
         self._additional_args = None if additional_args is None else list(additional_args)
-
-    @property
-    def linux_url(self) -> str | None:
-        """The zip of the Linux build."""
-        return self._urls["linux"]
-
-    @property
-    def darwin_url(self) -> str | None:
-        """The zip of the macOS build."""
-        return self._urls["darwin"]
-
-    @property
-    def win_url(self) -> str | None:
-        """The zip of the Windows build."""
-        return self._urls["win"]
 
     @property
     def additional_args(self) -> list[str] | None:
@@ -361,18 +295,15 @@ class RemoteRegistryEntry(BaseRegistryEntry):
     @property
     def url(self) -> str | None:
         """The url of the build for the running platform, or None."""
-        return self._urls.get(_platform_key())
+        url: str | None = getattr(self, f"{_platform_key()}_url", None)
+        return url
 
     def make(self, *, allow_download: bool = False, **kwargs: Any) -> BaseEnv:
-        """Downloads (through ``mlagents_envs``) and launches the Unity build; opt-in.
-
-        Args:
-            allow_download: must be True: the build is fetched from the entry's url.
-            **kwargs: passed to ``mlagents_envs.environment.UnityEnvironment``.
+        """Has ``mlagents_envs`` download and launch the build (``kwargs`` go to its
+        ``UnityEnvironment``), only with ``allow_download=True``.
 
         Raises:
-            RegistryError: ``allow_download`` is not True, the entry has no build for this
-                platform, or ``mlagents_envs`` is not installed.
+            RegistryError: no opt-in, no build for this platform, or no ``mlagents_envs``.
         """
         where = f"registry entry {self._identifier!r}"
         if allow_download is not True:
@@ -384,7 +315,7 @@ class RemoteRegistryEntry(BaseRegistryEntry):
             )
         url = self.url
         if url is None:
-            available = [f"{k}_url" for k, v in self._urls.items() if v is not None]
+            available = [k for k in URL_KEYS if getattr(self, k) is not None]
             raise RegistryError(
                 f"{where} has no build for this platform ({sys.platform!r}: expected "
                 f"{_platform_key()}_url); it has {available or 'no url at all'}"
