@@ -163,32 +163,21 @@ class _Frames:
     """The last ``n`` frames of a Box or Dict observation, oldest first."""
 
     def __init__(self, space: spaces.Space, n: int) -> None:
-        self.n = n
-        if isinstance(space, spaces.Dict):
-            self.buffer: Any = {
-                key: np.zeros((n, *(sub.shape or ())), sub.dtype)
-                for key, sub in space.spaces.items()
-            }
-        else:
-            self.buffer = np.zeros((n, *(space.shape or ())), space.dtype)
+        parts = space.spaces if isinstance(space, spaces.Dict) else {None: space}
+        self.keyed = isinstance(space, spaces.Dict)
+        self.buffers = {k: np.zeros((n, *(sub.shape or ())), sub.dtype) for k, sub in parts.items()}
 
-    def fill(self, frame: Any) -> Any:
-        if isinstance(self.buffer, dict):
-            for key, array in self.buffer.items():
-                array[:] = frame[key]
-            return {key: array.copy() for key, array in self.buffer.items()}
-        self.buffer[:] = frame
-        return self.buffer.copy()
-
-    def push(self, frame: Any) -> Any:
-        if isinstance(self.buffer, dict):
-            for key, array in self.buffer.items():
+    def add(self, frame: Any, fill: bool) -> Any:
+        """The stack after ``frame`` (every frame of it, when ``fill``), as fresh arrays."""
+        for key, array in self.buffers.items():
+            part = frame[key] if self.keyed else frame
+            if fill:
+                array[:] = part
+            else:
                 array[:-1] = array[1:]
-                array[-1] = frame[key]
-            return {key: array.copy() for key, array in self.buffer.items()}
-        self.buffer[:-1] = self.buffer[1:]
-        self.buffer[-1] = frame
-        return self.buffer.copy()
+                array[-1] = part
+        stacked = {key: array.copy() for key, array in self.buffers.items()}
+        return stacked if self.keyed else stacked[None]
 
 
 class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
@@ -387,7 +376,7 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
                         break
             state = self._transform_state(obs, None, 0.0, False, False, info)
             if self._frames is not None:
-                state = self._frames.fill(state)
+                state = self._frames.add(state, fill=True)
         return state, info
 
     @override
@@ -414,7 +403,7 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
                 new_reward = reward
             state = self._transform_state(obs, action, reward, terminated, truncated, info)
             if self._frames is not None:
-                state = self._frames.push(state)
+                state = self._frames.add(state, fill=False)
         return state, new_reward, terminated, truncated, info
 
     @property
@@ -435,29 +424,18 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
     # ------------------------------------------------------------------ ai-traineree's API
 
     def seed(self, seed: int | None = None) -> None:
-        """Seeds the next ``reset()`` (ai-traineree's call; ``reset(seed=...)`` does the same).
-
-        Raises:
-            ArgumentError: ``seed`` is not None or an int >= 0.
-        """
+        """Seeds the next ``reset()`` (ai-traineree's call; ``reset(seed=...)`` does the same)."""
         self._next_seed = check_seed(seed, "GymTask.seed")
 
     @property
     def obs_size(self) -> int:
-        """The number of values of one observation (after the transform and stacking).
-
-        Raises:
-            SpecError: the observation space has no flat size (a ``Dict``).
-        """
+        """The number of values of one observation (after the transform and stacking); a
+        ``SpecError`` for a space with no flat size (a ``Dict``)."""
         return task_api.observation_size(self.observation_space)
 
     @property
     def action_size(self) -> int:
-        """``n`` of a ``Discrete`` action space, else the number of action values.
-
-        Raises:
-            SpecError: the action space has no flat size (a ``Dict``).
-        """
+        """``n`` of a ``Discrete`` action space, else the number of action values."""
         return task_api.action_size(self.action_space)
 
     @property
@@ -465,27 +443,16 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         """True for a ``Discrete`` or ``MultiDiscrete`` action space."""
         return task_api.is_discrete(self.action_space)
 
-    # ------------------------------------------------------------------ internals
-
     @property
     def obs_space(self) -> task_api.DataSpace:
         """ai-traineree's ``DataSpace`` of the observations the agent sees (transformed and
-        stacked), for ``Agent(task.obs_space, ...)``.
-
-        Raises:
-            SpecError: the observation space has no flat shape (a ``Dict``).
-        """
+        stacked), for ``Agent(task.obs_space, ...)``."""
         return task_api.DataSpace.from_gym_space(self.observation_space)
 
     @property
     def actual_obs_shape(self) -> tuple[int, ...]:
-        """The shape of one observation as ``reset()`` and ``step()`` return it.
-
-        ai-traineree's reset the env to find it; this reads the observation space.
-
-        Raises:
-            SpecError: the observation space has no one shape (a ``Dict``).
-        """
+        """The shape of one observation as ``reset()`` and ``step()`` return it (read from the
+        observation space: ai-traineree's reset the env to find it)."""
         shape = task_api.policy_part(self.observation_space).shape
         if shape is None:
             raise SpecError(
@@ -498,6 +465,8 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
     def actual_obs_size(self) -> int:
         """The number of values of one observation, ``prod(actual_obs_shape)``."""
         return int(np.prod(self.actual_obs_shape, dtype=np.int64))
+
+    # ------------------------------------------------------------------ internals
 
     def _transform_state(
         self,

@@ -1,41 +1,5 @@
-"""A multi-agent task over any BaseEnv for runners: ai-traineree's ``MultiAgentUnityTask``, fixed.
-
-Classes:
-    Transition: one agent's ``(obs, reward, done, info)`` after a step.
-    MultiAgentTask: every agent of every behaviour of a core, stepped one agent at a time
-        (``step(action, agent_id)``) or all at once (``step_all(actions)``); alias
-        ``MultiAgentUnityTask``.
-
-The seed (ai-traineree's ``MultiAgentUnityTask``) stepped the whole simulation once per agent,
-counted finished agents in a way that let only its ``any`` mode fire, and reset the simulation
-from inside ``step``. Here:
-
-- ``step(action, agent_id)`` records one live agent's action. The core advances exactly once
-  per cycle: when the last live agent that has not yet acted in the cycle acts, all the
-  recorded actions go to the core (one ``set_actions`` call per behaviour) and the core steps.
-  Before that, ``step`` returns None (nothing has happened yet); the call that completes the
-  cycle returns the acting agent's own :class:`Transition`, and :meth:`MultiAgentTask.last`
-  gives every other agent's.
-- ``step_all(actions)`` is the same cycle in one call.
-- The episode ends when the termination rule fires (``any``, ``majority``, ``all`` or a
-  fraction of the episode's agents finished; see :mod:`zooport.adapters.termination`) or after
-  ``max_cycles`` cycles; agents still live are then truncated (``done`` True,
-  ``info["truncated"]`` True). ``step`` never resets: after the episode ends it raises
-  :class:`~zooport.EnvNotResetError` until ``reset()``.
-- An action for an agent that finished earlier in the episode is ignored and counted in
-  ``ignored_actions`` (``stale_actions="raise"`` refuses it), as in the PettingZoo adapters.
-- Agents are named ``<behaviour>_<agent_id>`` as in the PettingZoo adapters; wherever an
-  ``agent_id`` is taken, an int is a position in :attr:`MultiAgentTask.possible_agents` (the
-  seed runner's ``range(num_agents)``), a str an agent name.
-
-The episode semantics (decision periods, agents restarted or spawned by the core, masks) are
-those of :class:`~zooport.adapters.multi_agent_driver.MultiAgentDriver`.
-
-ai-traineree's ``MultiAgentEnvRunner`` unpacks ``task.step(action, agent_id=i)`` for each
-agent in turn, which here returns None until the cycle completes: collect every agent's
-action, call ``step_all(dict(enumerate(actions)))`` once, and read each agent's transition
-with ``last(agent_id)`` (tested in ``tests/adapters/test_ai_traineree_runners.py``).
-"""
+"""ai-traineree's ``MultiAgentUnityTask`` over any BaseEnv, fixed: the core steps once per cycle
+of every live agent, every termination mode fires, and ``step`` never resets the core."""
 
 from __future__ import annotations
 
@@ -89,12 +53,21 @@ class Transition(NamedTuple):
     defaults={"termination_mode": "any"},
 )
 class MultiAgentTask(DriverControls):
-    """Every agent of a core as a task for multi-agent runners; see the module docstring.
+    """Every agent of every behaviour of a core, as a task for multi-agent runners.
 
-    Not thread-safe and not re-entrant: a ``step``/``reset`` entered while another runs (from
-    a callback, a hook or a second thread) raises :class:`~zooport.errors.ReentrantCallError`;
-    after a step interrupted by an exception (a core hook, a side channel), ``step`` raises
-    :class:`~zooport.errors.EnvNotResetError` naming that error until ``reset()``.
+    ``step(action, agent_id)`` records one live agent's action and returns None until the
+    last live agent of the cycle acts; then the core steps once (one ``set_actions`` per
+    behaviour) and that agent's :class:`Transition` is returned, the others' in
+    :meth:`last`. ``step_all(actions)`` is the whole cycle in one call (ai-traineree's
+    ``MultiAgentEnvRunner`` needs it: ``step_all(dict(enumerate(actions)))`` then
+    ``last(i)``). The episode ends when the termination rule fires (``any``, ``majority``,
+    ``all`` or a fraction) or after ``max_cycles``; agents still live are then truncated,
+    and ``step`` raises :class:`~zooport.EnvNotResetError` until ``reset()``. An action for
+    an agent that finished earlier is ignored (counted in ``ignored_actions``). Agents are
+    named ``<behaviour>_<agent_id>``; an int ``agent_id`` is a position in
+    ``possible_agents``. The episode semantics are those of
+    :class:`~zooport.adapters.multi_agent_driver.MultiAgentDriver`. Neither thread-safe nor
+    re-entrant (:class:`~zooport.errors.ReentrantCallError`).
 
     Args:
         env: any BaseEnv; the task owns it (``close()`` closes it). One with no behaviours

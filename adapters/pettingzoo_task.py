@@ -1,36 +1,6 @@
-"""A task for multi-agent runners over any PettingZoo env: ai-traineree's ``PettingZooTask``, fixed.
-
-Classes:
-    PettingZooTask: wraps a PettingZoo AEC or Parallel environment (zooport's or anyone's)
-        with the seed's runner-facing API: ``.env``, ``agents``, per-agent spaces, action-mask
-        spaces, ``reset()`` returning observations, ``step`` returning transitions,
-        ``last``, ``dones``, ``is_all_done``.
-
-Where the seed (ai-traineree's ``PettingZooTask``) went wrong, and what this one does:
-
-- Its ``step`` returned ``env.last()`` after stepping, which is the *next* agent's data. Here
-  ``step`` on an AEC env returns the :class:`~zooport.adapters.multi_agent_task.Transition`
-  of the agent that acted: its observation after the action, the reward the action earned
-  it, whether it is done, and its info. Rewards that later turns of other agents earn it
-  (a simultaneous-move game pays out when the last player moves) are not in that tuple: they
-  accumulate, as in PettingZoo, into the reward :meth:`PettingZooTask.last` reports at the
-  agent's next turn.
-- Its ``is_all_done`` was ``all(env.dones)``: over the *keys* (agent names, always truthy).
-  Here it is computed over the values of :attr:`PettingZooTask.dones`.
-- Its ``agents`` and spaces were cached once; here they follow the env (agents that leave or
-  join are seen). Its ``reset()`` returned nothing; here it returns the observations.
-
-On a Parallel env, ``step`` takes what the env's ``step`` takes (one action per live agent, a
-dict) and returns a dict of transitions, one per reporting agent.
-
-ai-traineree's ``MultiAgentCycleEnvRunner`` runs over an AEC env as written while the agents
-of an episode end together (zooport's ``termination_mode="any"`` truncates the others when
-one finishes). Two things differ from what it assumes, as on PettingZoo's own AEC envs with
-simultaneous moves: ``step`` returns the reward of the agent's own turn, so over a batched
-core (which pays every agent when the cycle's last agent acts) only that agent's is non-zero
-and the others' reach them through :meth:`PettingZooTask.last` at their next turn; and a
-finished agent's turn returns None, which the runner cannot unpack.
-"""
+"""ai-traineree's ``PettingZooTask`` over any PettingZoo AEC or Parallel env, fixed: ``step``
+returns the acting agent's transition (not the next agent's), ``is_all_done`` reads the flags'
+values, agents and spaces follow the env, and ``reset()`` returns the observations."""
 
 from __future__ import annotations
 
@@ -69,7 +39,13 @@ def _flagged(info: Mapping[str, Any] | None, terminated: bool, truncated: bool) 
 
 
 class PettingZooTask:
-    """A PettingZoo AEC or Parallel env for multi-agent runners; see the module docstring.
+    """A PettingZoo AEC or Parallel env for multi-agent runners.
+
+    On an AEC env ``step`` returns the :class:`~zooport.adapters.multi_agent_task.Transition`
+    of the agent that acted, with the reward of its own turn: rewards later turns earn it (a
+    batched core pays every agent when the cycle's last agent acts) reach it, as in
+    PettingZoo, through :meth:`last` at its next turn. A finished agent's turn returns None.
+    On a Parallel env ``step`` takes ``{agent: action}`` and returns a dict of transitions.
 
     Args:
         env: an instance of a PettingZoo AEC or Parallel environment (wrapped or not). The
