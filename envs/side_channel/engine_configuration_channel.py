@@ -82,7 +82,7 @@ class EngineConfigurationChannel(SendOnlySideChannel):
                 f"None, got width={width!r}, height={height!r}"
             )
         kind = self.ConfigurationType
-        settings = [
+        settings: list[tuple[int, dict[str, float | None]]] = [
             (kind.SCREEN_RESOLUTION, {"width": width, "height": height}),
             (kind.QUALITY_LEVEL, {"quality_level": quality_level}),
             (kind.TIME_SCALE, {"time_scale": time_scale}),

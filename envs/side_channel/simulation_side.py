@@ -41,7 +41,7 @@ from .stats_side_channel import STATS_SIDE_CHANNEL_ID, StatsAggregationMethod
 __all__ = ["SimulationSideChannels"]
 
 _Config = _Engine.ConfigurationType
-_SETTINGS = {  # by int code: codes arrive as a message's int32
+_SETTINGS: dict[int, str] = {  # by int code: codes arrive as a message's int32
     _Config.QUALITY_LEVEL: "quality_level",
     _Config.TARGET_FRAME_RATE: "target_frame_rate",
     _Config.CAPTURE_FRAME_RATE: "capture_frame_rate",
