@@ -8,6 +8,7 @@ a zooport ``BatchedEnv``, zooport channels in a real ``UnityEnvironment``.
 
 from __future__ import annotations
 
+import struct
 import types
 import uuid
 
@@ -188,6 +189,30 @@ def test_float_properties_and_raw_bytes_from_unity_decode_the_same():
                 )
             )
     assert seen == [({"speed": 4.5}, [b"payload"])] * 4
+
+
+def test_errors_are_the_exception_mlagents_raises_in_each_case():
+    """Where mlagents_envs raises UnityCommunicationException (a message on a send-only
+    channel) or UnityEnvironmentException (a short frame, two channels with one id), zooport
+    raises its class of the same name (also a SideChannelError)."""
+    import mlagents_envs.exception as ml_exception
+
+    from zooport.envs import exception as zp_exception
+
+    short = RAW_ID.bytes_le + struct.pack("<i", 5) + b"abc"
+    for lib, (exceptions, manager, incoming) in enumerate(
+        [
+            (ml_exception, MLManager, ml.IncomingMessage),
+            (zp_exception, zp.SideChannelManager, zp.IncomingMessage),
+        ]
+    ):
+        for kind in ("engine", "params"):
+            with pytest.raises(exceptions.UnityCommunicationException):
+                _pair(kind)[lib].on_message_received(incoming(struct.pack("<i", 1)))
+        with pytest.raises(exceptions.UnityEnvironmentException):
+            manager([_pair("raw")[lib]]).process_side_channel_message(short)
+        with pytest.raises(exceptions.UnityEnvironmentException):
+            manager([_pair("raw")[lib], _pair("raw")[lib]])
 
 
 def test_managers_frame_several_channels_the_same_way():
