@@ -344,6 +344,7 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
                 f"Expect noop_action in {env.action_space}, actually: {noop_action!r}"
             )
         self.noop_action = noop_action
+        self.action_space = task_api.agent_action_space(env.action_space)
         self._skip_rng = np.random.default_rng()
         self._cast_action = isinstance(env.action_space, spaces.Discrete)
         self._next_seed: int | None = None

@@ -17,7 +17,14 @@ from gymnasium import spaces
 
 from zooport.errors import SpecError
 
-__all__ = ["DataSpace", "action_size", "is_discrete", "observation_size", "one_size"]
+__all__ = [
+    "DataSpace",
+    "action_size",
+    "agent_action_space",
+    "is_discrete",
+    "observation_size",
+    "one_size",
+]
 
 _FLAT = (spaces.Box, spaces.MultiBinary, spaces.MultiDiscrete)
 
@@ -88,6 +95,48 @@ class DataSpace:
         if self.dtype.startswith("int") and len(self.shape) == 1:
             return (int(self.high) - int(self.low) + 1,)
         return self.shape
+
+
+class _AnswersDataSpace:
+    """A Gymnasium space that also answers what ai-traineree's agents ask of a ``DataSpace``."""
+
+    def to_feature(self) -> tuple[int, ...]:
+        """ai-traineree's ``DataSpace.to_feature()`` of this space."""
+        return DataSpace.from_gym_space(self).to_feature()  # type: ignore[arg-type]  # a Space
+
+
+class _Discrete(_AnswersDataSpace, spaces.Discrete):
+    @property
+    def low(self) -> int:
+        """The smallest action (``start``), as a ``DataSpace`` has it."""
+        return int(self.start)
+
+    @property
+    def high(self) -> int:
+        """The largest action, inclusive, as a ``DataSpace`` has it."""
+        return int(self.start + self.n - 1)
+
+
+class _Box(_AnswersDataSpace, spaces.Box):
+    pass
+
+
+def agent_action_space(space: spaces.Space) -> spaces.Space:
+    """``space`` (a ``Discrete`` or ``Box``) as an equal Gymnasium space that also answers
+    ai-traineree's agents: ``to_feature()``, and a ``Discrete``'s inclusive ``low``/``high``,
+    so ``Agent(task.obs_space, task.action_space)`` works as in ai-traineree. Any other
+    space is returned as it is.
+
+    Example:
+        >>> actions = agent_action_space(spaces.Discrete(3))
+        >>> actions == spaces.Discrete(3), actions.to_feature(), (actions.low, actions.high)
+        (True, (3,), (0, 2))
+    """
+    if type(space) is spaces.Discrete:
+        return _Discrete(int(space.n), start=int(space.start))
+    if type(space) is spaces.Box:
+        return _Box(space.low, space.high, dtype=space.dtype)
+    return space
 
 
 def observation_size(space: spaces.Space) -> int:

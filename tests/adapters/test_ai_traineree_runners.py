@@ -121,15 +121,16 @@ def run_env_runner_episode(task, agent, seed):
 
 def test_agents_are_built_from_task_obs_space_and_action_space_as_in_ai_traineree():
     # ai-traineree's examples and runner tests: ``Agent(task.obs_space, task.action_space)``.
+    # GymTask.action_space is a Gymnasium space that also answers what the agents ask of
+    # ai-traineree's DataSpace: to_feature(), and a Discrete's inclusive low/high.
     task = GymTask("Pendulum-v1")
     trace = run_env_runner_episode(task, PPOLikeAgent(task.obs_space, task.action_space), 2)
-    # On a discrete task the agent takes the DataSpace of the action space: GymTask is a
-    # gymnasium.Wrapper, whose action_space is Gymnasium's.
+    assert task.action_space.to_feature() == (1,)  # what TD3 and DDPG read
     cart = GymTask("CartPole-v1")
-    with pytest.raises(AttributeError, match="to_feature"):
-        DQNLikeAgent(cart.obs_space, cart.action_space)
-    agent = DQNLikeAgent(cart.obs_space, DataSpace.from_gym_space(cart.action_space))
-    cart_trace = run_env_runner_episode(cart, agent, 5)
+    cart_trace = run_env_runner_episode(cart, DQNLikeAgent(cart.obs_space, cart.action_space), 5)
+    assert cart.action_space == gym.spaces.Discrete(2)
+    data = DataSpace.from_gym_space(cart.action_space)
+    assert (data.to_feature(), data.low, data.high) == ((2,), 0, 1)
     assert cart_trace[-1][-1] and len(cart_trace) < 200
 
     for env_id, seed, steps in (("Pendulum-v1", 2, trace), ("CartPole-v1", 5, cart_trace)):
