@@ -118,7 +118,8 @@ class SimulationSideChannels:
                 unknown code; the messages before it have been applied.
         """
         self.unhandled_messages = []
-        for channel_id, payload in _parse_frames(self._manager.generate_side_channel_messages()):
+        incoming = self._manager.generate_side_channel_messages()
+        for channel_id, payload in _parse_frames(incoming) if incoming else ():  # most steps: none
             handler = self._handlers.get(channel_id)
             if handler is None:
                 self.unhandled_messages.append((channel_id, payload))
