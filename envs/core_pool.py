@@ -68,6 +68,7 @@ that makes a pool needs the ``if __name__ == "__main__":`` guard.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -101,6 +102,7 @@ from zooport.errors import (
     CorePoolError,
     EnvClosedError,
     EnvNotResetError,
+    ReentrantCallError,
     SpecError,
     UnknownAgentError,
     UnknownBehaviorError,
@@ -111,10 +113,13 @@ __all__ = ["CorePool", "registry_core", "unity_instance", "MODES", "START_METHOD
 
 #: Seeds travel to the workers as int64.
 _MAX_SEED = 2**63
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 
 
-def _shutdown(handles: list[Any]) -> None:
+def _shutdown(handles: list[Any], owner: int) -> None:
     """Closes every core of a pool that was not closed (garbage collection, exit)."""
+    if os.getpid() != owner:
+        return  # a fork of the pool's process: the workers are its parent's
     for handle in handles:
         try:
             handle.close()
@@ -206,8 +211,10 @@ class CorePool(PoolViews, BaseEnv):
         self._empty_terminal: dict[str, TerminalSteps] = {}
         self._global_layout: GlobalStateLayout | None = None
         self._state_space: Any = None
+        # A child of os.fork() shares the workers but not the pool's state: it is refused.
+        self._owner = os.getpid()
         # Closes the workers when the pool is garbage collected or the interpreter exits.
-        self._finalizer = weakref.finalize(self, _shutdown, self._handles)
+        self._finalizer = weakref.finalize(self, _shutdown, self._handles, self._owner)
         # Refuses a step or reset entered while another runs (a second thread).
         self._guard = StepGuard("CorePool")
         try:
@@ -304,8 +311,13 @@ class CorePool(PoolViews, BaseEnv):
 
     def pool_agent_id(self, index: int, core_agent_id: AgentId) -> AgentId:
         """The pool's id of agent ``core_agent_id`` of core ``index`` (``a * K + i``)."""
-        own = _any_int(core_agent_id, "core_agent_id")
-        return own * self._num_cores + self._check_index(index)
+        index = self._check_index(index)
+        k = self._num_cores
+        own = check_int(
+            core_agent_id, "core_agent_id", -((index - _INT32_MIN) // k),
+            maximum=(_INT32_MAX - index) // k, where=f"CorePool of {k} (pool ids are int32)",
+        )  # fmt: skip
+        return own * k + index
 
     def restarts_finished(self, behavior_name: BehaviorName) -> bool:
         """False when some core says it does not restart the behaviour's finished agents."""
@@ -413,6 +425,8 @@ class CorePool(PoolViews, BaseEnv):
     def get_steps(self, behavior_name: BehaviorName) -> tuple[DecisionSteps, TerminalSteps]:
         """This step's DecisionSteps and TerminalSteps of the behaviour, over every core that
         answered (rows of core 0 first); pool agent ids (see :meth:`core_of`)."""
+        if self._guard.running is not None:
+            self._reentered("get_steps")
         steps = self._steps.get(behavior_name)
         if steps is None:
             self._check_ready()
@@ -429,6 +443,8 @@ class CorePool(PoolViews, BaseEnv):
 
     def set_actions(self, behavior_name: BehaviorName, action: ActionTuple) -> None:
         """Sets the actions of the agents in this step's DecisionSteps (one row each)."""
+        if self._guard.running is not None:
+            self._reentered("set_actions")
         self._check_ready()
         spec = self._spec(behavior_name)
         if self._passthrough is not None:  # the core validates as the pool would
@@ -446,6 +462,8 @@ class CorePool(PoolViews, BaseEnv):
         self, behavior_name: BehaviorName, agent_id: AgentId, action: ActionTuple
     ) -> None:
         """Sets one agent's action (a batch of one); the others that decided take zeros."""
+        if self._guard.running is not None:
+            self._reentered("set_action_for_agent")
         self._check_ready()
         spec = self._spec(behavior_name)
         action = spec.action_spec._validate_action(action, 1, behavior_name)
@@ -461,17 +479,26 @@ class CorePool(PoolViews, BaseEnv):
     def close(self) -> None:
         """Closes every core and stops every worker; a second call does nothing.
 
+        A close interrupted (Ctrl-C) leaves the pool unusable and not closed: call it again
+        to close what is left.
+
         Raises:
             CorePoolError: a core's own ``close()`` raised (after every core was closed).
         """
         if self._closed:
             return
-        self._closed = True
+        self._check_owner()
         self._steps.clear()
         self._ready = []
+        # After a fault, what a core says while closing belongs to that fault (reported).
+        healthy = self._fault is None
+        if healthy:
+            self._fault = CorePoolError("close() was interrupted; call close() again")
         errors = [error for error in (h.close() for h in self._handles) if error is not None]
+        self._any_done = None  # the last reference: its name leaves /dev/shm now
+        self._closed = True
         self._finalizer.detach()
-        if errors:
+        if errors and healthy:
             raise errors[0]
 
     def __reduce__(self) -> Any:
@@ -550,9 +577,25 @@ class CorePool(PoolViews, BaseEnv):
     def _check_index(self, index: int) -> int:
         return check_int(index, "core index", 0, maximum=self._num_cores - 1, where="CorePool")
 
+    def _check_owner(self) -> None:
+        if os.getpid() != self._owner:
+            raise CorePoolError(
+                f"this CorePool belongs to process {self._owner}, not to this process "
+                f"({os.getpid()}, made by os.fork()?): the cores would drift out of step; "
+                "build a pool in this process instead"
+            )
+
+    def _reentered(self, call: str) -> None:
+        raise ReentrantCallError(
+            f"CorePool.{call}() was called while its {self._guard.running}() was running "
+            "(from another thread or a callback); the pool is not thread-safe: call it from "
+            "one place, one call at a time"
+        )
+
     def _check_open(self) -> None:
         if self._closed:
             raise EnvClosedError("CorePool was used after close()")
+        self._check_owner()
 
     def _check_usable(self) -> None:
         self._check_open()

@@ -69,6 +69,7 @@ from zooport.envs.pool_worker import (
     core_description,
     run_worker,
 )
+from zooport.envs.steps import check_agent_ids
 from zooport.errors import CorePoolError
 
 if TYPE_CHECKING:
@@ -201,6 +202,7 @@ class LocalCore:
         if name not in self.description["specs"]:
             return None, None
         decision, terminal = self.core.get_steps(name)
+        check_agent_ids(name, decision, terminal)
         k, index = self.pool_size, self.index
         if k == 1:  # a pool of one: the core's own ids, as in-process
             decision_ids, terminal_ids = decision.agent_id, terminal.agent_id
@@ -526,9 +528,17 @@ class WorkerCore:
     def _died(self) -> CorePoolError:
         self.state = BROKEN
         self.process.join(_SLICE)
+        hint = ""
+        if self._doing == "start":
+            hint = (
+                " before it could build its core; the likely cause: the script that makes "
+                'the pool lacks the `if __name__ == "__main__":` guard, which spawn and '
+                "forkserver need (each worker imports that script again); the worker's "
+                "stderr says more"
+            )
         return CorePoolError(
             f"{self.label}: the worker process {_signal_name(self.process.exitcode)} during "
-            f"{self._doing}",
+            f"{self._doing}{hint}",
             self.index,
         )
 
@@ -602,6 +612,10 @@ class WorkerCore:
             self.segment = None
         self.control.close()
         self.connection.close()
+        # The last references to the semaphores (the process keeps its arguments): their
+        # names leave /dev/shm now rather than at some later garbage collection.
+        self.command = self.done = None
+        process._args = ()
         return error
 
     def _next_message(self, wait: float) -> Any:

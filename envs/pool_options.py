@@ -13,7 +13,7 @@ Integer, bool and seed arguments are checked by :mod:`zooport.envs.arguments`, a
 from __future__ import annotations
 
 import multiprocessing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +21,14 @@ from zooport.envs.arguments import check_bool, check_float, check_int
 from zooport.envs.base_env import BaseEnv
 from zooport.errors import ArgumentError, ArgumentTypeError
 
-__all__ = ["MODES", "START_METHODS", "PoolOptions", "check_factories"]
+__all__ = [
+    "MODES",
+    "START_METHODS",
+    "POOL_OPTIONS",
+    "PoolOptions",
+    "check_factories",
+    "check_pool_options",
+]
 
 #: The pool's modes.
 MODES = ("sync", "async")
@@ -31,6 +38,13 @@ MODES = ("sync", "async")
 #: lambdas and local functions need cloudpickle). ``"fork"`` is refused: it would copy the
 #: parent's threads and locks (torch, grpc) into the workers.
 START_METHODS = ("spawn", "forkserver")
+#: The ``CorePool`` keywords a ``pool_options={...}`` may hold (``make``, ``make_vec``, the CLI).
+POOL_OPTIONS = (
+    "mode", "min_ready", "local_core", "core_side_channels", "timeout", "start_method", "spin",
+    "side_channel_bytes",
+)  # fmt: skip
+#: The longest spin, in seconds: beyond it a waiting process would hold a CPU for nothing.
+MAX_SPIN = 1.0
 
 
 @dataclass(frozen=True)
@@ -88,9 +102,13 @@ class PoolOptions:
             mode=mode,
             min_ready=_min_ready(min_ready, mode, k),
             local_core=local,
-            timeout=None if timeout is None else _seconds(timeout, "timeout"),
+            timeout=None
+            if timeout is None
+            else check_float(timeout, "timeout", above=0, kind="a number of seconds"),
             start_method=start_method,
-            spin=_seconds(spin, "spin", allow_zero=True),
+            spin=check_float(
+                spin, "spin", above=0, below=MAX_SPIN, at_least=True, kind="a number of seconds"
+            ),
             side_channel_bytes=size,
         )
 
@@ -114,8 +132,38 @@ def check_factories(core_fns: Any) -> list[Callable[..., Any]]:
     return factories
 
 
-def _seconds(value: Any, name: str, *, allow_zero: bool = False) -> float:
-    return check_float(value, name, above=0, at_least=allow_zero, kind="a number of seconds")
+def check_pool_options(pool_options: Any, workers: Any) -> dict[str, Any]:
+    """``pool_options`` as CorePool keywords: a mapping of :data:`POOL_OPTIONS`, given with
+    ``workers``.
+
+    Raises:
+        ArgumentTypeError: not a mapping, or a key the pool does not take.
+        ArgumentError: ``pool_options`` without ``workers`` (there would be no pool).
+
+    Example:
+        >>> check_pool_options({"nope": 1}, 2)
+        Traceback (most recent call last):
+        ...
+        zooport.errors.ArgumentTypeError: Expect pool_options keys among ['mode', ...
+    """
+    if pool_options is None:
+        return {}
+    if not isinstance(pool_options, Mapping):
+        raise ArgumentTypeError(
+            f"Expect pool_options to be a mapping of CorePool arguments {list(POOL_OPTIONS)}, "
+            f"actually: {type(pool_options).__name__} {pool_options!r}"
+        )
+    unknown = [key for key in pool_options if key not in POOL_OPTIONS]
+    if unknown:
+        raise ArgumentTypeError(
+            f"Expect pool_options keys among {list(POOL_OPTIONS)}, actually: {unknown}"
+        )
+    if workers is None and pool_options:
+        raise ArgumentError(
+            f"pool_options={dict(pool_options)!r} are CorePool arguments, and no pool is built "
+            "without workers=K: pass workers too, or leave pool_options out"
+        )
+    return dict(pool_options)
 
 
 def _min_ready(min_ready: Any, mode: str, k: int) -> int:

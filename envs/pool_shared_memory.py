@@ -212,7 +212,7 @@ class DataLayout:
                 fields += [
                     (f"{kind}_reward", (b.rows,), "<f4"),
                     (f"{kind}_agent_id", (b.rows,), "<i4"),
-                    (f"{kind}_group_id", (b.rows,), "<i4"),
+                    (f"{kind}_group_id", (b.rows,), "<i8"),  # any int64 id keeps its value
                     (f"{kind}_group_reward", (b.rows,), "<f4"),
                 ]
             fields += [

@@ -35,6 +35,7 @@ from __future__ import annotations
 import os
 import pickle
 import signal
+import threading
 import time
 import traceback
 import uuid
@@ -63,6 +64,7 @@ from zooport.envs.pool_shared_memory import (
 from zooport.envs.side_channel.incoming_message import IncomingMessage
 from zooport.envs.side_channel.side_channel import SideChannel
 from zooport.envs.side_channel.side_channel_manager import _append_frame, _parse_frames
+from zooport.envs.steps import check_agent_ids
 from zooport.errors import CorePoolError, SpecError
 
 __all__ = [
@@ -100,8 +102,10 @@ COMMAND_NAMES = {
     STATE: "global_state",
 }
 
-#: How often a blocked worker checks that the pool's process is still there (seconds).
+#: How often a worker checks that the pool's process is still there (seconds).
 PARENT_CHECK = 0.25
+#: How long a worker whose pool's process is gone may take to close its core (seconds).
+PARENT_GRACE = 3.0
 
 _yield = getattr(os, "sched_yield", lambda: time.sleep(0))
 
@@ -430,6 +434,8 @@ class CoreLink:
     def _publish(self) -> None:
         core = self.core
         steps = {name: core.get_steps(name) for name in core.behavior_specs}
+        for name, (decision, terminal) in steps.items():
+            check_agent_ids(name, decision, terminal)
         segment = self.segment
         if segment is None or not _fits(segment, steps):
             segment = self._new_segment(steps)
@@ -552,6 +558,19 @@ def _exit_on_sigterm(signum: int, frame: Any) -> None:
     raise SystemExit(0)
 
 
+def _watch_parent(parent: int) -> None:
+    """Ends this worker once the pool's process is gone, even inside a long or hung step.
+
+    SIGTERM goes to the main thread (it interrupts a sleep or a blocking wait; the worker
+    then closes its core); a core that does not let go within a grace period is cut off.
+    """
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK)
+    signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGTERM)
+    time.sleep(PARENT_GRACE)
+    os._exit(1)
+
+
 def run_worker(config: WorkerConfig) -> None:
     """The worker process: builds the core, says ``ready``, serves commands until ``close``.
 
@@ -560,6 +579,8 @@ def run_worker(config: WorkerConfig) -> None:
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    watchdog = threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True)
+    watchdog.start()
     connection = config.connection
     control: ControlBlock | None = None
     core: BaseEnv | None = None
