@@ -281,3 +281,49 @@ def test_group_ids_beyond_int32_keep_their_value():
         assert decision.group_id.tolist() == [2**40 + 3] * 6
     finally:
         pool.close()
+
+
+def _pool_calls(k: int, steps: int = 20) -> int:
+    """Python function calls the pool's process makes in ``steps`` rounds of get_steps,
+    set_actions and step over K trivial cores in workers, the wait loop left out."""
+    from zooport.cli.bench.trivial_core import TrivialCore
+    from zooport.envs.pool_handles import Workers
+
+    factory = functools.partial(TrivialCore, n_agents=4, terminate=False)
+    # A long spin: the workers stay awake between steps, as they do when steps come fast.
+    pool = CorePool([factory] * k, local_core=False, spin=0.5, **fast())
+    wait = Workers._wait_slowly.__code__
+    calls = inside = 0
+
+    def count(frame, event, arg):
+        nonlocal calls, inside
+        if event == "call":
+            if inside or frame.f_code is wait:
+                inside += 1
+            else:
+                calls += 1
+        elif event == "return" and inside:
+            inside -= 1
+
+    try:
+        pool.reset(seed=0)
+        name = next(iter(pool.behavior_specs))
+        action_spec = pool.behavior_specs[name].action_spec
+        for _ in range(3):  # the segments are made and attached
+            pool.step()
+        sys.setprofile(count)
+        try:
+            for _ in range(steps):
+                decision, _ = pool.get_steps(name)
+                pool.set_actions(name, action_spec.empty_action(len(decision)))
+                pool.step()
+        finally:
+            sys.setprofile(None)
+    finally:
+        pool.close()
+    return calls
+
+
+def test_the_pools_python_work_per_step_does_not_grow_with_the_cores():
+    two, eight = _pool_calls(2), _pool_calls(8)
+    assert max(two, eight) / min(two, eight) <= 1.25, (two, eight)
