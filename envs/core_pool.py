@@ -44,25 +44,24 @@ from zooport.envs.pool_shared_memory import (
     MASKED,
     N_DECISION,
     N_TERMINAL,
-    BehaviorLayout,
     Rows,
 )
 from zooport.envs.pool_views import GlobalStateLayout, agreed_specs, merged_specs, stitch_frames
 from zooport.envs.pool_worker import (
+    COMMAND_NAMES,
     RENDER,
     RESET,
     STATE,
     STEP,
+    CoreRunner,
     Relays,
-    action_setter,
     build_core,
-    core_description,
     pickle_factory,
 )
 from zooport.envs.side_channel.side_channel import SideChannel
 from zooport.envs.specs import AgentId, BehaviorMapping, BehaviorName, BehaviorSpec
 from zooport.envs.step_guard import StepGuard
-from zooport.envs.steps import DecisionSteps, TerminalSteps, check_agent_ids
+from zooport.envs.steps import DecisionSteps, TerminalSteps
 from zooport.errors import (
     ArgumentError,
     CorePoolError,
@@ -88,8 +87,8 @@ def _shutdown(workers: Workers, local: list[Any], owner: int) -> None:
         return  # a fork of the pool's process: the workers are its parent's
     try:
         workers.close()
-        for core in local:
-            core.close()
+        for runner in local:
+            runner.core.close()
     except Exception:
         pass  # nobody is left to tell: the pool is gone or the interpreter is exiting
 
@@ -182,20 +181,18 @@ class CorePool(BaseEnv):
             k, pickled, self._channels.relay_ids, context, options.spin,
             options.side_channel_bytes, options.timeout,
         )  # fmt: skip
-        self._local: list[Any] = []  # core 0 when it is in this process
+        self._local: list[CoreRunner] = []  # core 0 when it is in this process
         self._finalizer = weakref.finalize(self, _shutdown, self._workers, self._local, self._owner)
         try:
             if local:  # built while the workers start
-                self._local_relays = Relays(self._channels.relay_ids[0])
+                relays = Relays(self._channels.relay_ids[0])
                 try:
-                    self._local.append(build_core(factories[0], self._local_relays))
-                    self._local_description = core_description(self._local[0])
+                    core = build_core(factories[0], relays)
                 except Exception as exc:
                     raise CorePoolError(
                         f"core 0: its factory raised {type(exc).__name__}: {exc}", 0
                     ) from exc
-                self._local_set_actions = action_setter(self._local[0])
-                self._local_names = tuple(self._local_description["specs"])
+                self._local.append(CoreRunner(core, relays, 0, k, self._workers.rows))
             self._workers.wait_ready()
             self._specs = agreed_specs([(self._label(i), self._description(i)) for i in range(k)])
         except BaseException:
@@ -203,7 +200,7 @@ class CorePool(BaseEnv):
             self._finalizer()
             raise
         # One core in this process: its own steps are the pool's (ids are unchanged at K=1).
-        self._passthrough = self._local[0] if local and k == 1 else None
+        self._passthrough = self._local[0].core if local and k == 1 else None
         self.seedable = all(self._description(i)["seedable"] for i in range(k))
 
     # ------------------------------------------------------------------ the pool's own API
@@ -436,9 +433,9 @@ class CorePool(BaseEnv):
         healthy = self._fault is None
         if healthy:
             self._fault = CorePoolError("close() was interrupted; call close() again")
-        errors = [self._workers.close(broken=not healthy)]
+        closing = [self._workers.close(broken=not healthy)]
         while self._local:
-            core = self._local.pop()
+            core = self._local.pop().core
             try:
                 core.close()
             except Exception as exc:
@@ -446,10 +443,10 @@ class CorePool(BaseEnv):
                     f"{self._label(0)} raised {type(exc).__name__} during close: {exc}", 0
                 )
                 error.__cause__ = exc
-                errors.insert(0, error)
+                closing.insert(0, error)
         self._closed = True
         self._finalizer.detach()
-        errors = [e for e in errors if e is not None]
+        errors = [e for e in closing if e is not None]
         if errors and healthy:
             raise errors[0]
 
@@ -573,19 +570,13 @@ class CorePool(BaseEnv):
         return answers
 
     def _local_answer(self, command: int) -> Any:
-        core = self._local[0]
         try:
-            if command == STATE:
-                return ("state", np.asarray(core.global_state()))
-            try:
-                frame = core.render()
-            except NotImplementedError as exc:
-                return ("frame", None, str(exc))
-            return ("frame", None if frame is None else np.asarray(frame), "")
+            return self._local[0].answer(command)
         except Exception as exc:
-            during = "global_state" if command == STATE else "render"
             raise CorePoolError(
-                f"{self._label(0)} raised {type(exc).__name__} during {during}: {exc}", 0
+                f"{self._label(0)} raised {type(exc).__name__} during "
+                f"{'global_state' if command == STATE else 'render'}: {exc}",
+                0,
             ) from exc
 
     # ------------------------------------------------------------------ the step
@@ -622,10 +613,10 @@ class CorePool(BaseEnv):
             answered = self._running & self._answered()
         answered[0] |= local
         self._settle(answered, requests)
-        ready = answered | self._fresh
+        ready = answered | self._fresh  # the fresh ones' side-channel bytes were delivered
         self._running &= ~ready
         self._fresh[:] = False
-        incoming = self._incoming(ready, command)
+        incoming = self._incoming(answered, command)
         self._publish(ready)
         workers.unlink_attached()
         return incoming
@@ -667,7 +658,7 @@ class CorePool(BaseEnv):
                 self._merge_specs(i)
             workers.grow(requests, self._specs)
             if 0 in requests and self._local:
-                self._write_local()
+                self._local_side = self._local[0].write()
             again = np.array([i for i in requests if i in workers.processes], np.int64)
             requests = {}
             workers.wait(again)
@@ -680,57 +671,20 @@ class CorePool(BaseEnv):
 
     def _local_step(self, command: int, seed: int | None) -> dict[int, Any]:
         """Runs the command on the local core and writes its rows; ``{0: needs}`` when its
-        rows need bigger segments (written after :meth:`Workers.grow`)."""
-        core = self._local[0]
+        rows need new segments (written after :meth:`Workers.grow`)."""
+        runner = self._local[0]
         try:
-            side = self._channels.take(0)
-            if side:
-                self._local_relays.deliver(side)
-            if command == STEP:
-                for name, rows in self._workers.rows.items():
-                    counts = rows.counts[0]
-                    n = int(counts[N_DECISION])
-                    if counts[ACTIONS_SET] and n:
-                        start = int(rows.start[0])
-                        end = start + n
-                        self._local_set_actions(name, rows.continuous[start:end],
-                                                rows.discrete[start:end])  # fmt: skip
-                core.step()
-            else:
-                core.reset() if seed is None else core.reset(seed=seed)  # type: ignore[call-arg]  # seedable
-            self._local_held = {name: core.get_steps(name) for name in core.behavior_specs}
-            for name, (decision, terminal) in self._local_held.items():
-                check_agent_ids(name, decision, terminal)
-            self._local_side = self._local_relays.collect() if self._local_relays.channels else b""
+            needs = runner.run(command, seed, self._channels.take(0))
         except Exception as exc:
             raise CorePoolError(
-                f"{self._label(0)} raised {type(exc).__name__} during "
-                f"{'step' if command == STEP else 'reset'}: {exc}",
+                f"{runner.label} raised {type(exc).__name__} during {COMMAND_NAMES[command]}: "
+                f"{exc}",
                 0,
             ) from exc
-        needs = {}
-        names = tuple(self._local_held)
-        changed = names != self._local_names
-        if changed:  # a behaviour a Unity scene registers late
-            self._local_names = names
-            self._local_description = core_description(core)
-        for name, (decision, terminal) in self._local_held.items():
-            rows = self._workers.rows.get(name)
-            if rows is None or not (rows.layout.holds(0, decision)
-                                    and rows.layout.holds(0, terminal)):  # fmt: skip
-                source = decision if len(decision) or not len(terminal) else terminal
-                needs[name] = (max(len(decision), len(terminal)), BehaviorLayout.signature(source))
-        if needs or changed:
+        if needs is not None:
             return {0: needs}
-        self._write_local()
+        self._local_side = runner.write()
         return {}
-
-    def _write_local(self) -> None:
-        for name, rows in self._workers.rows.items():
-            if name in self._local_held:
-                rows.write(0, self._num_cores, *self._local_held[name])
-            else:
-                rows.counts[0] = 0
 
     def _incoming(self, ready: np.ndarray, command: int) -> list[Any]:
         """``(core, side-channel bytes)`` of the cores that answered ``command``."""
@@ -788,13 +742,11 @@ class CorePool(BaseEnv):
 
     def _description(self, i: int) -> dict[str, Any]:
         if i == 0 and self._local:
-            return self._local_description
+            return self._local[0].description
         return self._workers.descriptions.get(i, {"type": "?"})
 
     def _label(self, i: int) -> str:
-        if i == 0 and self._local:
-            return f"core 0 ({self._local_description['type']}, in this process)"
-        return self._workers.label(i)
+        return self._local[0].label if i == 0 and self._local else self._workers.label(i)
 
     def _merge_specs(self, i: int) -> None:
         """A core reported behaviours late (a Unity scene): add them, or reject a conflict."""
@@ -859,4 +811,3 @@ class CorePool(BaseEnv):
             raise EnvNotResetError(
                 "CorePool: call reset() before step(), get_steps() or set_actions()"
             )
-

@@ -192,7 +192,7 @@ class Workers:
     def _enough(self, which: Any, need: int | None, among: np.ndarray | None) -> bool:
         if need is None:
             return bool(self.answered(which).all())
-        return int((self.answered(slice(0, self.k)) & among).sum()) >= need  # type: ignore[operator]
+        return int((self.answered(slice(0, self.k)) & among).sum()) >= need
 
     def _wait_slowly(self, which: Any, need: int | None, among: np.ndarray | None) -> None:
         """The spin, then the blocking part of :meth:`wait` (with the fault checks)."""
@@ -201,8 +201,8 @@ class Workers:
             if self._enough(which, need, among):
                 return
             _yield()
-        indices = np.arange(self.k)[which] if need is None else np.flatnonzero(among)
-        indices = [i for i in indices.tolist() if i in self.processes]
+        candidates = np.arange(self.k)[which if among is None else among]
+        indices = [i for i in candidates.tolist() if i in self.processes]
         self.words[-1, WAITING] = 1
         try:
             while not self._enough(which, need, among):
@@ -312,7 +312,7 @@ class Workers:
 
     def _new_observations(self, layout: BehaviorLayout, i: int, observations: Any) -> Any:
         old = self.rows.get(layout.name)
-        others = [] if old is None else np.flatnonzero(old.counts[:, :2].max(axis=1))
+        others: Any = [] if old is None else np.flatnonzero(old.counts[:, :2].max(axis=1))
         if any(j != i for j in others):
             raise SpecError(
                 f"behavior {layout.name!r}: core {i}'s observations (row shape, dtype) "

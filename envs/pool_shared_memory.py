@@ -105,7 +105,7 @@ class Control:
         return None if size < 0 else area[index, :size].tobytes()
 
     def close(self) -> None:
-        self.words = self.side_in = self.side_out = None  # type: ignore[assignment]
+        self.words = self.side_in = self.side_out = None
         self.memory.close()
 
 

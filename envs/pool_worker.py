@@ -45,6 +45,7 @@ from zooport.envs.pool_shared_memory import (
     SLEEPING,
     STATUS,
     WAITING,
+    BehaviorLayout,
     Block,
     Control,
     Rows,
@@ -53,11 +54,12 @@ from zooport.envs.side_channel.incoming_message import IncomingMessage
 from zooport.envs.side_channel.side_channel import SideChannel
 from zooport.envs.side_channel.side_channel_manager import _append_frame, _parse_frames
 from zooport.envs.steps import check_agent_ids
-from zooport.errors import CorePoolError
+from zooport.errors import CorePoolError, SpecError
 
 __all__ = [
     "STEP", "RESET", "RENDER", "CLOSE", "STATE", "WRITE", "OK", "NEEDS_ROOM", "FAILED",
-    "COMMAND_NAMES", "WorkerConfig", "Relays", "run_worker", "build_core", "action_setter",
+    "COMMAND_NAMES", "WorkerConfig", "Relays", "CoreRunner", "run_worker", "build_core",
+    "action_setter",
     "core_description", "global_state_description", "pickle_factory", "describe_exception",
     "next_message",
 ]  # fmt: skip
@@ -264,164 +266,142 @@ def describe_exception(exc: BaseException) -> dict[str, Any]:
     }
 
 
-class _Worker:
-    """Serves the pool's commands for one core, inside a worker process."""
+class CoreRunner:
+    """Runs the pool's commands on one core and writes its rows, in a worker or (core 0) in
+    the pool's own process.
 
-    def __init__(self, core: BaseEnv, relays: Relays, control: Control, config: WorkerConfig):
-        self.core, self.relays, self.control, self.config = core, relays, control, config
-        self.index, self.k = config.index, config.k
-        self.words = control.words
-        self.segments: dict[str, Rows] = {}
-        self.generation = 0
+    Args:
+        core: the core (a current-API BaseEnv).
+        relays: its relay channels.
+        index, k: its index in a pool of ``k`` cores.
+        segments: the behaviours' segments by name (the worker's own, or the pool's).
+    """
+
+    def __init__(
+        self, core: BaseEnv, relays: Relays, index: int, k: int, segments: dict[str, Rows]
+    ) -> None:
+        self.core, self.relays, self.index, self.k, self.segments = core, relays, index, k, segments
+        self.description = core_description(core)
         self.held: dict[str, tuple[Any, Any]] = {}
-        self.names = tuple(core.behavior_specs)
-        self.inbox: deque[Any] = deque()
-        self.seen = 0
-        self.closed = False
         self._set_actions = action_setter(core)
 
-    def serve(self) -> None:
-        """Answers commands until ``close``."""
-        words = self.words[self.index]
-        while True:
-            self._wait_for_command()
-            command = int(words[COMMAND])
-            if self.words[-1, POOL_GENERATION] != self.generation:
-                self._attach()
-            try:
-                if command == CLOSE:
-                    self.closed = True
-                    self.core.close()
-                    self._answer(OK)
-                    return
-                side = self.control.get(self.control.side_in, self.index, SIDE_IN)
-                side = self._message("side") if side is None else side
-                if side:
-                    self.relays.deliver(side)
-                if command == STEP:
-                    self._apply_actions()
-                    self.core.step()
-                elif command == RESET:
-                    seed = int(words[SEED]) if words[HAS_SEED] else None
-                    self.core.reset() if seed is None else self.core.reset(seed=seed)  # type: ignore[call-arg]  # seedable
-                elif command == RENDER:
-                    self._answer(OK, self._frame())
-                    continue
-                elif command == STATE:
-                    self._answer(OK, ("state", np.asarray(self.core.global_state())))  # type: ignore[attr-defined]  # asked only of cores with one
-                    continue
-                self._publish(command == WRITE)
-            except Exception as exc:
-                self._answer(FAILED, ("error", describe_exception(exc)))
-                return
+    @property
+    def label(self) -> str:
+        return f"core {self.index} ({self.description['type']}, in this process)"
 
-    def _wait_for_command(self) -> None:
-        words, seen = self.words[self.index], self.seen
-        if words[SEQ] == seen:
-            deadline = time.perf_counter() + self.config.spin
-            while words[SEQ] == seen and time.perf_counter() < deadline:
-                _yield()
-            if words[SEQ] == seen:
-                words[SLEEPING] = 1
-                connection = self.config.connection
-                while words[SEQ] == seen:
-                    if connection.poll(SLICE):
-                        self.inbox.append(connection.recv())
-                words[SLEEPING] = 0
-        self.seen = int(words[SEQ])
-
-    def _message(self, kind: str) -> Any:
-        message = None
-        while message is None:
-            message = next_message(self.config.connection, self.inbox, PARENT_CHECK)
-        if message[0] != kind:
-            raise CorePoolError(f"expected a {kind!r} message, got {message[0]!r}", self.index)
-        return message[1]
-
-    def _attach(self) -> None:
-        """Attaches the segments the pool made since this worker's last command."""
-        target = int(self.words[-1, POOL_GENERATION])
-        while self.generation != target:
-            self.generation, segments = self._message("segments")
-            for name, (memory, layout) in segments.items():
-                old = self.segments.pop(name, None)
-                if old is not None:
-                    old.close()
-                self.segments[name] = Rows(Block(name=memory), layout)
-        self.words[self.index, GENERATION] = self.generation
-
-    def _answer(self, status: int, message: Any = None) -> None:
-        """Answers in the control array, then on the pipe: ``message`` (read by the pool
-        once it sees the answer, so a large one cannot block both ends), or a wake-up."""
-        words = self.words[self.index]
-        words[STATUS] = status
-        words[DONE] = words[SEQ]
-        if message is not None:
-            self.config.connection.send(message)
-        elif self.words[-1, WAITING]:
-            self.config.connection.send(None)
-
-    def _apply_actions(self) -> None:
-        i = self.index
-        for name, rows in self.segments.items():
-            counts = rows.counts[i]
-            n = int(counts[N_DECISION])
-            if counts[ACTIONS_SET] and n:
-                start = int(rows.start[i])
-                # (n, c) float32 and (n, d) int32 rows the pool validated.
-                self._set_actions(
-                    name, rows.continuous[start : start + n], rows.discrete[start : start + n]
-                )
-
-    def _publish(self, held: bool) -> None:
-        core = self.core
-        if held:
-            steps = self.held
+    def run(self, command: int, seed: int | None, side: bytes) -> dict[str, Any] | None:
+        """Steps or resets the core; None when its rows fit the segments (write them with
+        :meth:`write`), else ``{behaviour: (rows, observation signature)}`` that do not."""
+        core, i = self.core, self.index
+        if side:
+            self.relays.deliver(side)
+        if command == STEP:
+            for name, rows in self.segments.items():
+                n, start = int(rows.counts[i, N_DECISION]), int(rows.start[i])
+                if rows.counts[i, ACTIONS_SET] and n:  # rows the pool validated
+                    end = start + n
+                    self._set_actions(name, rows.continuous[start:end], rows.discrete[start:end])
+            core.step()
         else:
-            steps = {name: core.get_steps(name) for name in core.behavior_specs}
-            for name, (decision, terminal) in steps.items():
-                check_agent_ids(name, decision, terminal)
-        names = tuple(steps)
-        needs = {
-            name: (max(len(d), len(t)), _signature(d, t))
-            for name, (d, t) in steps.items()
-            if name not in self.segments
-            or not (self.segments[name].layout.holds(self.index, d)
-                    and self.segments[name].layout.holds(self.index, t))
-        }  # fmt: skip
-        if needs or names != self.names:
-            self.held = steps
-            self.names = names
-            self._answer(NEEDS_ROOM, ("room", needs, core_description(core)))
-            return
-        self.held = {}
+            core.reset() if seed is None else core.reset(seed=seed)  # type: ignore[call-arg]  # seedable
+        self.held = steps = {name: core.get_steps(name) for name in core.behavior_specs}
+        needs = {}
+        for name, (decision, terminal) in steps.items():
+            check_agent_ids(name, decision, terminal)
+            known = self.segments.get(name)
+            if known is None or not (known.layout.holds(i, decision)
+                                     and known.layout.holds(i, terminal)):  # fmt: skip
+                needs[name] = (max(len(decision), len(terminal)), _signature(decision, terminal))
+        if tuple(steps) != tuple(self.description["specs"]):  # a behaviour a Unity scene adds
+            self.description = core_description(core)
+            return needs
+        return needs or None
+
+    def write(self) -> bytes:
+        """Writes the held rows into the segments; returns what the core sent on its relays."""
         for name, rows in self.segments.items():
-            if name in steps:
-                rows.write(self.index, self.k, *steps[name])
+            if name in self.held:
+                rows.write(self.index, self.k, *self.held[name])
             else:
                 rows.counts[self.index] = 0
-        side = self.relays.collect() if self.relays.channels else b""
-        fits = self.control.put(self.control.side_out, self.index, SIDE_OUT, side)
-        self._answer(OK, None if fits else ("side", side))
+        return self.relays.collect() if self.relays.channels else b""
 
-    def _frame(self) -> tuple[str, np.ndarray | None, str]:
+    def answer(self, command: int) -> tuple[Any, ...]:
+        """The core's picture (``("frame", array or None, why not)``) or its global state."""
+        if command == STATE:
+            return ("state", np.asarray(self.core.global_state()))  # type: ignore[attr-defined]  # asked only of cores with one
         try:
             frame = self.core.render()  # type: ignore[attr-defined]  # optional, beyond BaseEnv
-        except NotImplementedError as exc:
-            return ("frame", None, str(exc))
+        except (NotImplementedError, AttributeError) as exc:
+            return ("frame", None, str(exc) or "it has no render()")
         return ("frame", None if frame is None else np.asarray(frame), "")
 
-    def close(self) -> None:
-        for rows in self.segments.values():
-            rows.close()
-        self.segments = {}
+
+def _serve(runner: CoreRunner, control: Control, config: WorkerConfig) -> None:
+    """Answers the pool's commands until ``close`` (a core that raises ends it too)."""
+    i, words, connection = config.index, control.words, config.connection
+    inbox: deque[Any] = deque()
+    generation = seen = 0
+
+    def message(kind: str) -> Any:
+        found = None
+        while found is None:
+            found = next_message(connection, inbox, PARENT_CHECK)
+        if found[0] != kind:
+            raise CorePoolError(f"expected a {kind!r} message, got {found[0]!r}", i)
+        return found[1]
+
+    def answer(status: int, payload: Any = None) -> None:
+        # In the array first, then on the pipe: the pool reads a payload once it sees the
+        # answer, so a large one cannot block both ends; a blocked pool needs a wake-up.
+        words[i, STATUS] = status
+        words[i, DONE] = words[i, SEQ]
+        if payload is not None or words[-1, WAITING]:
+            connection.send(payload)
+
+    while True:
+        if words[i, SEQ] == seen:  # spin, then block on the pipe (the pool wakes us there)
+            deadline = time.perf_counter() + config.spin
+            while words[i, SEQ] == seen and time.perf_counter() < deadline:
+                _yield()
+            words[i, SLEEPING] = 1
+            while words[i, SEQ] == seen:
+                if connection.poll(SLICE):
+                    inbox.append(connection.recv())
+            words[i, SLEEPING] = 0
+        seen = int(words[i, SEQ])
+        command = int(words[i, COMMAND])
+        while generation != words[-1, POOL_GENERATION]:  # new segments: attach them
+            generation, segments = message("segments")
+            for name, (memory, layout) in segments.items():
+                if name in runner.segments:
+                    runner.segments[name].close()
+                runner.segments[name] = Rows(Block(name=memory), layout)
+            words[i, GENERATION] = generation
+        try:
+            if command == CLOSE:
+                runner.core.close()
+                answer(OK)
+                return
+            if command in (RENDER, STATE):
+                answer(OK, runner.answer(command))
+                continue
+            if command != WRITE:
+                side = control.get(control.side_in, i, SIDE_IN)
+                seed = int(words[i, SEED]) if words[i, HAS_SEED] else None
+                needs = runner.run(command, seed, message("side") if side is None else side)
+                if needs is not None:
+                    answer(NEEDS_ROOM, ("room", needs, runner.description))
+                    continue
+            side = runner.write()
+            answer(OK, None if control.put(control.side_out, i, SIDE_OUT, side) else ("side", side))
+        except Exception as exc:
+            answer(FAILED, ("error", describe_exception(exc)))
+            return
 
 
 def _signature(decision: Any, terminal: Any) -> Any:
     """The observations' ``(row shape, dtype)`` (of the batch with rows), checked to agree."""
-    from zooport.envs.pool_shared_memory import BehaviorLayout
-    from zooport.errors import SpecError
-
     first, second = BehaviorLayout.signature(decision), BehaviorLayout.signature(terminal)
     if len(decision) and len(terminal) and first != second:
         raise SpecError(
@@ -457,33 +437,30 @@ def run_worker(config: WorkerConfig) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
-    connection = config.connection
     control: Control | None = None
-    core: BaseEnv | None = None
-    worker: _Worker | None = None
+    runner: CoreRunner | None = None
     try:
         control = Control(Block(name=config.control_name), config.k, config.side_bytes)
         relays = Relays(config.relay_ids)
         core = build_core(pickle.loads(config.factory), relays)
-        worker = _Worker(core, relays, control, config)
-        connection.send(("ready", core_description(core)))
-        worker.serve()
-        if worker.closed:
-            core = None  # the close command closed it (or reported why it could not)
+        runner = CoreRunner(core, relays, config.index, config.k, {})
+        config.connection.send(("ready", runner.description))
+        _serve(runner, control, config)
     except SystemExit:
         pass
     except Exception as exc:
         try:
-            connection.send(("error", describe_exception(exc)))
+            config.connection.send(("error", describe_exception(exc)))
         except OSError:  # the pool's process is gone
             pass
     finally:
-        if core is not None:
+        if runner is not None and int(control.words[config.index, COMMAND]) != CLOSE:  # type: ignore[union-attr]
             try:
-                core.close()
+                runner.core.close()
             except Exception:
                 pass  # the worker is going away; the pool has been told why, or is gone
-        if worker is not None:
-            worker.close()
+        if runner is not None:
+            for rows in runner.segments.values():
+                rows.close()
         if control is not None:
             control.close()

@@ -41,6 +41,7 @@ depend on the machine and its load, and never gate CI.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import time
@@ -219,10 +220,10 @@ def main(argv: list[str] | None = None) -> int:
         core = {"us_per_agent": cost, "terminate": False}
         for n in counts:
             results += measure_case(f"puffer {cost:g} us", n, [
-                ("1proc", lambda n=n, core=core: in_process(k, n, **core)),
-                ("CorePool", lambda n=n, core=core: pool(k, n, core)),
-                ("vec(CorePool)", lambda n=n, core=core: vector_pool(k, n, **core)),
-                ("PufferLib", lambda n=n, cost=cost: puffer(k, n, cost)),
+                ("1proc", functools.partial(in_process, k, n, **core)),
+                ("CorePool", functools.partial(pool, k, n, core)),
+                ("vec(CorePool)", functools.partial(vector_pool, k, n, **core)),
+                ("PufferLib", functools.partial(puffer, k, n, cost)),
             ], budget, log=log)  # fmt: skip
     if k >= 2:
         n = counts[0]

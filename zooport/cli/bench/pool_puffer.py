@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import pufferlib
-import pufferlib.vector
+import pufferlib  # type: ignore[import-not-found, unused-ignore]  # optional, bench-pool only
+import pufferlib.vector  # type: ignore[import-not-found, unused-ignore]
 from gymnasium import spaces
 
 from zooport.cli.bench.costly_core import CostlyCore

@@ -56,8 +56,8 @@ def _raw_route(name: str, env: Any, n: int, *, count_decisions: bool = False) ->
 # --------------------------------------------------------------------------- the routes
 
 
-def in_process(k: int, n: int, **core: Any) -> Route:
-    cores = [CostlyCore(n_agents=n, seed=i, **core) for i in range(k)]
+def in_process(k: int, n: int, **options: Any) -> Route:
+    cores = [CostlyCore(n_agents=n, seed=i, **options) for i in range(k)]
     for i, core in enumerate(cores):
         core.reset(seed=i)
     action = _batches(n)
