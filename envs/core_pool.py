@@ -30,6 +30,7 @@ import numpy as np
 from zooport.envs.actions import ActionTuple
 from zooport.envs.arguments import check_int, check_seed
 from zooport.envs.base_env import BaseEnv
+from zooport.envs.pool_batches import gather, scatter, scatter_one
 from zooport.envs.pool_channels import PoolChannels
 from zooport.envs.pool_factories import (
     UNITY_BUILD_OPTIONS,
@@ -40,16 +41,12 @@ from zooport.envs.pool_factories import (
 from zooport.envs.pool_handles import Workers
 from zooport.envs.pool_options import MODES, START_METHODS, PoolOptions, check_factories
 from zooport.envs.pool_shared_memory import (
-    ACTIONS_SET,
-    MASKED,
     N_DECISION,
-    N_TERMINAL,
     Rows,
 )
-from zooport.envs.pool_views import GlobalStateLayout, agreed_specs, merged_specs, stitch_frames
+from zooport.envs.pool_views import GlobalStateLayout, PoolViews, agreed_specs, merged_specs
 from zooport.envs.pool_worker import (
     COMMAND_NAMES,
-    RENDER,
     RESET,
     STATE,
     STEP,
@@ -78,12 +75,15 @@ __all__ = ["CorePool", "registry_core", "unity_instance", "MODES", "START_METHOD
 
 #: Seeds travel to the workers as int64.
 _MAX_SEED = 2**63
+#: This process's id, kept current across os.fork() (a pool compares it on every call).
+_PID = [os.getpid()]
+os.register_at_fork(after_in_child=lambda: _PID.__setitem__(0, os.getpid()))
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 
 
 def _shutdown(workers: Workers, local: list[Any], owner: int) -> None:
     """Closes a pool that was not closed (garbage collection, exit)."""
-    if os.getpid() != owner:
+    if _PID[0] != owner:
         return  # a fork of the pool's process: the workers are its parent's
     try:
         workers.close()
@@ -93,7 +93,7 @@ def _shutdown(workers: Workers, local: list[Any], owner: int) -> None:
         pass  # nobody is left to tell: the pool is gone or the interpreter is exiting
 
 
-class CorePool(BaseEnv):
+class CorePool(PoolViews, BaseEnv):
     """K cores in worker processes as one ``BaseEnv``; see the module docstring.
 
     Args:
@@ -376,14 +376,10 @@ class CorePool(BaseEnv):
             self._passthrough.set_actions(behavior_name, action)
             return
         rows = self._workers.rows.get(behavior_name)
-        taken = self._taken_rows(behavior_name, rows) if rows is not None else ()
+        taken = self._taken_rows(behavior_name, rows) if rows is not None else np.zeros(0, int)
         action = spec.action_spec._validate_action(action, len(taken), behavior_name)
         if rows is not None and len(taken):
-            if rows.layout.continuous:
-                rows.continuous[taken] = action.continuous
-            if rows.layout.discrete:
-                rows.discrete[taken] = action.discrete
-            rows.counts[self._ready & (rows.counts[:, N_DECISION] > 0), ACTIONS_SET] = 1
+            scatter(rows, taken, action, self._ready)
 
     def set_action_for_agent(
         self, behavior_name: BehaviorName, agent_id: AgentId, action: ActionTuple
@@ -404,17 +400,7 @@ class CorePool(BaseEnv):
             self._passthrough.set_action_for_agent(behavior_name, agent_id, action)
             return
         rows = self._workers.rows[behavior_name]  # it has this agent
-        index = self.core_of(agent_id)[0]
-        start = int(rows.start[index])
-        end = start + int(rows.counts[index, N_DECISION])
-        if not rows.counts[index, ACTIONS_SET]:
-            # ML-Agents' rule: the other agents that decided take the zero action.
-            rows.continuous[start:end] = 0
-            rows.discrete[start:end] = 0
-            rows.counts[index, ACTIONS_SET] = 1
-        row = start + int(np.flatnonzero(rows.d_id[start:end] == agent_id)[0])
-        rows.continuous[row] = action.continuous[0]
-        rows.discrete[row] = action.discrete[0]
+        scatter_one(rows, self.core_of(agent_id)[0], agent_id, action)
 
     def close(self) -> None:
         """Closes every core and stops every worker; a second call does nothing.
@@ -475,80 +461,6 @@ class CorePool(BaseEnv):
         build = {key: options.pop(key) for key in UNITY_BUILD_OPTIONS if key in options}
         return cls(unity_factories(file_name, instances, **build), **options)
 
-    # ------------------------------------------------------------------ render, global state
-
-    def render(self) -> np.ndarray | None:
-        """Every core's ``rgb_array`` picture, side by side (core 0 leftmost).
-
-        Raises:
-            NotImplementedError: a core cannot render.
-        """
-        answers = self._ask(RENDER)
-        cannot = [(i, reason) for i, (_, frame, reason) in answers.items() if reason]
-        if cannot:
-            i, reason = cannot[0]
-            raise NotImplementedError(f"{self._label(i)} cannot render: {reason}")
-        return stitch_frames([answers[i][1] for i in range(self._num_cores)])
-
-    @property
-    def global_state(self) -> Callable[[], np.ndarray]:
-        """``global_state()``, where every core has one: their states after the last step,
-        each flattened, concatenated in core order into a fresh array of
-        :attr:`global_state_shape` (a core whose state has another size than its declared
-        shape is a ``SpecError``). A pool with a core without one has no such attribute,
-        exactly like that core, so an adapter falls back as it would for the core.
-
-        Example:
-            >>> from functools import partial
-            >>> from zooport.envs.builtin.tag import Tag
-            >>> pool = CorePool([partial(Tag, n_runners=1, n_taggers=1)] * 2)
-            >>> pool.reset(seed=0)
-            >>> pool.global_state().shape, pool.global_state_shape  # 10 values per core
-            ((20,), (20,))
-            >>> pool.close()
-        """
-        if not self._state_layout().available:
-            k = self._num_cores
-            missing = [self._label(i) for i in range(k) if not self._description(i)["global_state"]]
-            raise AttributeError(
-                f"CorePool has no global_state: {', '.join(missing)} has no global_state()"
-            )
-        return self._gather_global_state
-
-    @property
-    def global_state_shape(self) -> tuple[int]:
-        """``(total values,)`` of :attr:`global_state`, where every core declares its
-        ``global_state_shape`` (or a box ``global_state_space``); otherwise no attribute."""
-        layout = self._state_layout()
-        shape = layout.shape if layout.available else None
-        if shape is None:
-            raise AttributeError("CorePool has no global_state_shape: a core declares none")
-        return shape
-
-    @property
-    def global_state_space(self) -> Any:
-        """A ``gymnasium.spaces.Box`` of :attr:`global_state`: the cores' boxes' bounds,
-        concatenated, where every core declares a box ``global_state_space``."""
-        if self._state_space is None:
-            bounds = self._state_layout().bounds
-            if bounds is None:
-                raise AttributeError("CorePool has no global_state_space: a core declares none")
-            from gymnasium import spaces
-
-            self._state_space = spaces.Box(bounds[0], bounds[1], dtype=bounds[0].dtype)
-        return self._state_space
-
-    def _state_layout(self) -> GlobalStateLayout:
-        if self._global_layout is None:
-            k = self._num_cores
-            cores = [(self._label(i), self._description(i)) for i in range(k)]
-            self._global_layout = GlobalStateLayout.of(cores)
-        return self._global_layout
-
-    def _gather_global_state(self) -> np.ndarray:
-        answers = self._ask(STATE)
-        return self._state_layout().concatenate([answers[i][1] for i in range(self._num_cores)])
-
     def _ask(self, command: int) -> dict[int, Any]:
         """Every core's answer to RENDER or STATE. Asking hands out no results: in async mode
         a step still running finishes first, its results kept for the next step."""
@@ -585,6 +497,13 @@ class CorePool(BaseEnv):
         """Starts ``command`` on the cores ``start`` (None: every core, sync), runs the local
         core meanwhile, waits (for all, or for ``min_ready`` in async mode), settles NEEDS_ROOM
         answers and publishes the cores that answered; returns their side-channel bytes."""
+        if self._passthrough is not None:  # one core, in this process: no worker to tell
+            if self._channels.any:
+                self._channels.gather()
+            asked = self._local_step(command, None if seeds is None else int(seeds[0]))
+            if asked:
+                self._settle(self._local_mask(), asked)
+            return [(0, self._local_side)] if self._channels.any else []
         workers, k = self._workers, self._num_cores
         if start is None:  # every worker: a slice, the fast path
             which: Any = workers.every
@@ -674,7 +593,7 @@ class CorePool(BaseEnv):
         rows need new segments (written after :meth:`Workers.grow`)."""
         runner = self._local[0]
         try:
-            needs = runner.run(command, seed, self._channels.take(0))
+            needs = runner.run(command, seed, self._channels.take(0), self._passthrough is None)
         except Exception as exc:
             raise CorePoolError(
                 f"{runner.label} raised {type(exc).__name__} during {COMMAND_NAMES[command]}: "
@@ -683,7 +602,7 @@ class CorePool(BaseEnv):
             ) from exc
         if needs is not None:
             return {0: needs}
-        self._local_side = runner.write()
+        self._local_side = runner.write() if self._passthrough is None else runner.side_out()
         return {}
 
     def _incoming(self, ready: np.ndarray, command: int) -> list[Any]:
@@ -706,30 +625,10 @@ class CorePool(BaseEnv):
             self._taken.clear()
 
     def _merge(self, name: str, spec: BehaviorSpec) -> tuple[DecisionSteps, TerminalSteps]:
-        """The behaviour's rows of the cores that answered, gathered (one copy per field)."""
         rows = self._workers.rows.get(name)
         if rows is None:
             return DecisionSteps.empty(spec), TerminalSteps.empty(spec)
-        taken = self._taken_rows(name, rows)
-        if len(taken):
-            masked = (rows.counts[:, MASKED] * self._ready).any()
-            branches = np.cumsum(spec.action_spec.discrete_branches)[:-1]
-            mask = np.split(rows.d_mask[taken], branches, axis=1) if masked else None
-            decision = DecisionSteps(
-                [o[taken] for o in rows.d_obs], rows.d_reward[taken], rows.d_id[taken], mask,
-                rows.d_group[taken], rows.d_group_reward[taken],
-            )  # fmt: skip
-        else:
-            decision = DecisionSteps.empty(spec)
-        ended = np.where(self._ready, rows.counts[:, N_TERMINAL], 0)
-        if not ended.any():
-            return decision, TerminalSteps.empty(spec)
-        t = rows.taken(ended)
-        terminal = TerminalSteps(
-            [o[t] for o in rows.t_obs], rows.t_reward[t], rows.t_interrupted[t], rows.t_id[t],
-            rows.t_group[t], rows.t_group_reward[t],
-        )  # fmt: skip
-        return decision, terminal
+        return gather(rows, spec, self._taken_rows(name, rows), self._ready)
 
     def _taken_rows(self, name: str, rows: Rows) -> np.ndarray:
         taken = self._taken.get(name)
@@ -777,7 +676,7 @@ class CorePool(BaseEnv):
         return check_int(index, "core index", 0, maximum=self._num_cores - 1, where="CorePool")
 
     def _check_owner(self) -> None:
-        if os.getpid() != self._owner:
+        if _PID[0] != self._owner:
             raise CorePoolError(
                 f"this CorePool belongs to process {self._owner}, not to this process "
                 f"({os.getpid()}, made by os.fork()?): the cores would drift out of step; "

@@ -8,6 +8,7 @@ Functions:
 Classes:
     GlobalStateLayout: whether every core has a global state, and the pool's: the cores'
         states concatenated in core order, its shape and space.
+    PoolViews: ``render()`` and the global state of a pool, from its cores' answers.
 
 The functions work on the plain data a core's handle holds (its ``label`` and its
 ``description``, see :func:`~zooport.envs.pool_worker.core_description`), so none needs a
@@ -17,16 +18,17 @@ worker to test.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from zooport.envs.pool_worker import RENDER, STATE
 from zooport.envs.specs import BehaviorMapping, BehaviorSpec
 from zooport.errors import SpecError
 
-__all__ = ["agreed_specs", "merged_specs", "stitch_frames", "GlobalStateLayout"]
+__all__ = ["agreed_specs", "merged_specs", "stitch_frames", "GlobalStateLayout", "PoolViews"]
 
 #: A core as these functions see it: ``(label, description)``.
 CoreView = tuple[str, Mapping[str, Any]]
@@ -167,3 +169,94 @@ class GlobalStateLayout:
                         f"global_state_shape says {size}"
                     )
         return np.concatenate(flat)
+
+
+class PoolViews:
+    """What :class:`~zooport.envs.core_pool.CorePool` answers by asking every core at once
+    (its ``_ask``): ``render()`` and the global state."""
+
+    _num_cores: int
+    _global_layout: GlobalStateLayout | None
+    _state_space: Any
+
+    def _ask(self, command: int) -> dict[int, Any]:
+        raise NotImplementedError
+
+    def _label(self, i: int) -> str:
+        raise NotImplementedError
+
+    def _description(self, i: int) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def render(self) -> np.ndarray | None:
+        """Every core's ``rgb_array`` picture, side by side (core 0 leftmost).
+
+        Raises:
+            NotImplementedError: a core cannot render.
+        """
+        answers = self._ask(RENDER)
+        cannot = [(i, reason) for i, (_, frame, reason) in answers.items() if reason]
+        if cannot:
+            i, reason = cannot[0]
+            raise NotImplementedError(f"{self._label(i)} cannot render: {reason}")
+        return stitch_frames([answers[i][1] for i in range(self._num_cores)])
+
+    @property
+    def global_state(self) -> Callable[[], np.ndarray]:
+        """``global_state()``, where every core has one: their states after the last step,
+        each flattened, concatenated in core order into a fresh array of
+        :attr:`global_state_shape` (a core whose state has another size than its declared
+        shape is a ``SpecError``). A pool with a core without one has no such attribute,
+        exactly like that core, so an adapter falls back as it would for the core.
+
+        Example:
+            >>> from functools import partial
+            >>> from zooport.envs.builtin.tag import Tag
+            >>> from zooport.envs.core_pool import CorePool
+            >>> pool = CorePool([partial(Tag, n_runners=1, n_taggers=1)] * 2)
+            >>> pool.reset(seed=0)
+            >>> pool.global_state().shape, pool.global_state_shape  # 10 values per core
+            ((20,), (20,))
+            >>> pool.close()
+        """
+        if not self._state_layout().available:
+            k = self._num_cores
+            missing = [self._label(i) for i in range(k) if not self._description(i)["global_state"]]
+            raise AttributeError(
+                f"CorePool has no global_state: {', '.join(missing)} has no global_state()"
+            )
+        return self._gather_global_state
+
+    @property
+    def global_state_shape(self) -> tuple[int]:
+        """``(total values,)`` of :attr:`global_state`, where every core declares its
+        ``global_state_shape`` (or a box ``global_state_space``); otherwise no attribute."""
+        layout = self._state_layout()
+        shape = layout.shape if layout.available else None
+        if shape is None:
+            raise AttributeError("CorePool has no global_state_shape: a core declares none")
+        return shape
+
+    @property
+    def global_state_space(self) -> Any:
+        """A ``gymnasium.spaces.Box`` of :attr:`global_state`: the cores' boxes' bounds,
+        concatenated, where every core declares a box ``global_state_space``."""
+        if self._state_space is None:
+            bounds = self._state_layout().bounds
+            if bounds is None:
+                raise AttributeError("CorePool has no global_state_space: a core declares none")
+            from gymnasium import spaces
+
+            self._state_space = spaces.Box(bounds[0], bounds[1], dtype=bounds[0].dtype)
+        return self._state_space
+
+    def _state_layout(self) -> GlobalStateLayout:
+        if self._global_layout is None:
+            k = self._num_cores
+            cores = [(self._label(i), self._description(i)) for i in range(k)]
+            self._global_layout = GlobalStateLayout.of(cores)
+        return self._global_layout
+
+    def _gather_global_state(self) -> np.ndarray:
+        answers = self._ask(STATE)
+        return self._state_layout().concatenate([answers[i][1] for i in range(self._num_cores)])

@@ -289,9 +289,13 @@ class CoreRunner:
     def label(self) -> str:
         return f"core {self.index} ({self.description['type']}, in this process)"
 
-    def run(self, command: int, seed: int | None, side: bytes) -> dict[str, Any] | None:
+    def run(
+        self, command: int, seed: int | None, side: bytes, shared: bool = True
+    ) -> dict[str, Any] | None:
         """Steps or resets the core; None when its rows fit the segments (write them with
-        :meth:`write`), else ``{behaviour: (rows, observation signature)}`` that do not."""
+        :meth:`write`), else ``{behaviour: (rows, observation signature)}`` that do not.
+        ``shared=False``: a pool of one in this process, which hands out the core's own steps
+        (``{}`` when its behaviours changed, else None)."""
         core, i = self.core, self.index
         if side:
             self.relays.deliver(side)
@@ -304,6 +308,11 @@ class CoreRunner:
             core.step()
         else:
             core.reset() if seed is None else core.reset(seed=seed)  # type: ignore[call-arg]  # seedable
+        if not shared:
+            if tuple(core.behavior_specs) == tuple(self.description["specs"]):
+                return None
+            self.description = core_description(core)
+            return {}
         self.held = steps = {name: core.get_steps(name) for name in core.behavior_specs}
         needs = {}
         for name, (decision, terminal) in steps.items():
@@ -324,6 +333,10 @@ class CoreRunner:
                 rows.write(self.index, self.k, *self.held[name])
             else:
                 rows.counts[self.index] = 0
+        return self.side_out()
+
+    def side_out(self) -> bytes:
+        """What the core sent on its relays since the last call."""
         return self.relays.collect() if self.relays.channels else b""
 
     def answer(self, command: int) -> tuple[Any, ...]:
