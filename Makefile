@@ -64,7 +64,10 @@ bench: $(STAMP)
 bench-quick: $(STAMP)
 	$(PY) benchmarks/run.py --quick
 
+# The PufferLib route: pufferlib-core pins an older torch, so it comes in without its deps.
 bench-pool: $(STAMP)
+	$(PIP) install -q psutil rich rich-argparse
+	$(PIP) install -q --no-deps pufferlib-core==3.0.23
 	$(PY) -m zooport.cli.bench.pool
 
 # Millions of agent-steps per route: memory and a per-agent reward ledger (not a CI gate).

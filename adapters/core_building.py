@@ -97,8 +97,10 @@ def build_pool(
         >>> pool.close()
     """
     from zooport.envs.core_pool import CorePool, registry_core
+    from zooport.envs.pool_options import check_pool_options
 
     count = check_workers(workers)
+    pool_kwargs = check_pool_options(pool_options, count)
     make, target = resolve_factory(env_id, factory)
     where = f"registry entry {env_id!r}" if env_id is not None else describe_factory(factory)
     core_kwargs, adapter_kwargs = split_options(target, options, adapter_options, where)
@@ -114,7 +116,7 @@ def build_pool(
             factories.append(functools.partial(registry_core, env_id, **kwargs))
         else:
             factories.append(functools.partial(target or make, **kwargs))
-    pool = CorePool(factories, side_channels=side_channels, **dict(pool_options or {}))
+    pool = CorePool(factories, side_channels=side_channels, **pool_kwargs)
     return pool, adapter_kwargs
 
 

@@ -397,6 +397,9 @@ def make_vector_env(
 
     if isinstance(num_envs, bool) or not isinstance(num_envs, numbers.Integral) or num_envs < 1:
         raise ArgumentError(f"Expect num_envs to be a positive int, actually: {num_envs!r}")
+    from zooport.envs.pool_options import check_pool_options
+
+    check_pool_options(pool_options, workers)
     from zooport.envs.capabilities import keyword_parameters
     from zooport.envs.declaration import EnvDeclaration
 
@@ -512,6 +515,9 @@ def make_adapter(registry_id: str, api: str, kwargs: Mapping[str, Any]) -> Any:
     kwargs = dict(kwargs)
     adapter: Callable[..., Any]
     workers, pool_options = kwargs.pop("workers", None), kwargs.pop("pool_options", None)
+    from zooport.envs.pool_options import check_pool_options
+
+    check_pool_options(pool_options, workers)
     if workers is not None and api == "gym":
         raise ArgumentError(
             "workers= builds a CorePool of several cores, whose agents a single-agent "

@@ -1,81 +1,36 @@
 """Many cores in worker processes, presented as one BaseEnv: :class:`CorePool`.
 
-Classes:
-    CorePool: K cores (zooport cores, Unity builds, older ML-Agents envs) built by picklable
-        factories, one per worker process, stepped together as one ``BaseEnv`` that every
-        adapter consumes unchanged.
-
-Functions (from :mod:`zooport.envs.pool_factories`, re-exported):
-    registry_core: builds a registry environment (``functools.partial(registry_core, id,
-        **kwargs)`` is a factory a worker can load).
-    unity_instance: builds one instance of a Unity build (what :meth:`CorePool.unity` hands
-        each worker).
-
-The pool's parts: :mod:`zooport.envs.pool_handles` (a core in this process or in a worker),
-:mod:`zooport.envs.pool_worker` (the worker process), :mod:`zooport.envs.pool_shared_memory`
-(the buffers), :mod:`zooport.envs.pool_batches` (the cores' rows as the pool's batches),
-:mod:`zooport.envs.pool_factories` (factories a worker can load), :mod:`zooport.envs.pool_channels`
-(the side channels).
-
-Design. A pool step is one step of every core, in parallel. The pool's own process steps
-core 0 itself (``local_core=True``, the default in sync mode) while the workers step the
-others: K cores cost K - 1 processes, the pool's process does useful work instead of
-waiting, and on a machine with K CPUs nothing is oversubscribed. A worker waits for a command
-on a semaphore, spinning on it first for ``spin`` seconds (yielding the CPU between tries)
-and only then blocking, so a worker that is told to step again soon after answering wakes
-without a system call, and one that is not gives its CPU back. The pool tells every worker
-to step (a few words written to shared memory, one semaphore post each), steps its own core
-while they run (a blocked worker's wake-up is hidden behind that step), then waits for each
-worker the same way (spin, then block). Everything bulky crosses in shared memory, never
-pickled: observations, rewards, agent and group ids, group rewards, flags and masks from the
-workers, actions to them; the buffers are sized from what each core reported (twice its
-agent count, at least 16 rows) and grow when a core reports more agents or another shape
-(:mod:`zooport.envs.pool_shared_memory`). The pipe to each worker carries only control
-messages: start-up, errors, a new buffer's name, side-channel bytes too large for their
-64 KiB area, rendered frames.
-
-Agent ids. The pool's id of agent ``a`` of core ``i`` (of K) is ``a * K + i``; ``core_of``
-maps back. Rows of a pool batch are core 0's, then core 1's, and so on. Every pool id must fit
-int32, as ML-Agents' ids do.
-
-Seeding. ``reset(seed=s)`` resets core ``i`` with ``seed=s + i``. The pool is ``seedable``
-only when every core is; ``reset(seed=...)`` on one that is not raises (adapters then reset
-without a seed and warn, as they do for a Unity build).
-
-Side channels. A channel given to the pool (``side_channels=``) reaches every core; one in
-``core_side_channels[i]`` talks to core ``i`` only (:mod:`zooport.envs.pool_channels` says
-how). Each core gets relay channels, passed to its factory as ``side_channels=[...]``: a
-factory must take that keyword when the pool has channels for it (zooport cores and
-``UnityEnvironment`` do).
-
-Async mode. ``mode="async"``: ``step()`` tells every idle core to step and returns as soon as
-``min_ready`` cores have answered; the agents of the others have no decision in that step
-(DESIGN.md's decision periods: an adapter keeps their last observation, reports reward 0 and
-ignores their actions, and what they earn arrives with their next decision). A core's results
-are handed out exactly once, so no reward is lost.
-
-Faults. A worker that dies, does not answer within ``timeout`` seconds, or whose core raises
-turns into a :class:`~zooport.errors.CorePoolError` naming the core and the original error,
-in bounded time (:mod:`zooport.envs.pool_handles` says how). After a fault the pool is
-unusable: every call but ``close()`` raises. ``close()`` is idempotent; a pool that is
-garbage collected, or alive when the interpreter exits, is closed the same way.
-
-Start method. ``"spawn"`` (the default) or ``"forkserver"``; ``"fork"`` is refused (see
-:data:`~zooport.envs.pool_options.START_METHODS`). Factories must be picklable, and a script
-that makes a pool needs the ``if __name__ == "__main__":`` guard.
+A pool step is one step of every core, in parallel. The pool's own process steps core 0
+itself (``local_core=True``, the default in sync mode) while the workers step the others, so
+K cores cost K - 1 processes. Commands go to every worker with one write to a shared control
+array, and the rows come back in one shared segment per behaviour, each core writing its own
+range (:mod:`zooport.envs.pool_shared_memory`): the pool's batch is one gather of those rows,
+its actions one scatter, so the pool's own work per step does not grow with K. Agent ``a`` of
+core ``i`` (of K) is pool agent ``a * K + i`` (``core_of`` maps back), every pool id fits
+int32, and a batch lists core 0's rows, then core 1's. ``reset(seed=s)`` gives core ``i`` the
+seed ``s + i``. Side channels (:mod:`zooport.envs.pool_channels`) reach every core or one. In
+``mode="async"`` a step returns once ``min_ready`` cores answered; the others' agents have no
+decision in it (DESIGN.md's decision periods), and no result is handed out twice or lost. A
+worker that dies, hangs past ``timeout`` or raises is a :class:`~zooport.errors.CorePoolError`
+naming the core, and leaves the pool unusable until ``close()``. Workers start with
+``"spawn"`` or ``"forkserver"``: factories must be picklable, and a script needs the
+``if __name__ == "__main__":`` guard.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import os
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from zooport.envs.actions import ActionTuple
 from zooport.envs.arguments import check_int, check_seed
 from zooport.envs.base_env import BaseEnv
-from zooport.envs.pool_batches import merge_steps, split_actions
+from zooport.envs.pool_batches import gather, scatter, scatter_one
 from zooport.envs.pool_channels import PoolChannels
 from zooport.envs.pool_factories import (
     UNITY_BUILD_OPTIONS,
@@ -83,15 +38,23 @@ from zooport.envs.pool_factories import (
     unity_factories,
     unity_instance,
 )
-from zooport.envs.pool_handles import BUSY, IDLE, LocalCore, WorkerCore, wait_for_answers
-from zooport.envs.pool_options import (
-    MODES,
-    START_METHODS,
-    PoolOptions,
-    check_factories,
+from zooport.envs.pool_handles import Workers
+from zooport.envs.pool_options import MODES, START_METHODS, PoolOptions, check_factories
+from zooport.envs.pool_shared_memory import (
+    N_DECISION,
+    Rows,
 )
 from zooport.envs.pool_views import GlobalStateLayout, PoolViews, agreed_specs, merged_specs
-from zooport.envs.pool_worker import RESET, STEP, pickle_factory
+from zooport.envs.pool_worker import (
+    COMMAND_NAMES,
+    RESET,
+    STATE,
+    STEP,
+    CoreRunner,
+    Relays,
+    build_core,
+    pickle_factory,
+)
 from zooport.envs.side_channel.side_channel import SideChannel
 from zooport.envs.specs import AgentId, BehaviorMapping, BehaviorName, BehaviorSpec
 from zooport.envs.step_guard import StepGuard
@@ -101,6 +64,7 @@ from zooport.errors import (
     CorePoolError,
     EnvClosedError,
     EnvNotResetError,
+    ReentrantCallError,
     SpecError,
     UnknownAgentError,
     UnknownBehaviorError,
@@ -111,15 +75,22 @@ __all__ = ["CorePool", "registry_core", "unity_instance", "MODES", "START_METHOD
 
 #: Seeds travel to the workers as int64.
 _MAX_SEED = 2**63
+#: This process's id, kept current across os.fork() (a pool compares it on every call).
+_PID = [os.getpid()]
+os.register_at_fork(after_in_child=lambda: _PID.__setitem__(0, os.getpid()))
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 
 
-def _shutdown(handles: list[Any]) -> None:
-    """Closes every core of a pool that was not closed (garbage collection, exit)."""
-    for handle in handles:
-        try:
-            handle.close()
-        except Exception:
-            pass  # nobody is left to tell: the pool is gone or the interpreter is exiting
+def _shutdown(workers: Workers, local: list[Any], owner: int) -> None:
+    """Closes a pool that was not closed (garbage collection, exit)."""
+    if _PID[0] != owner:
+        return  # a fork of the pool's process: the workers are its parent's
+    try:
+        workers.close()
+        for runner in local:
+            runner.core.close()
+    except Exception:
+        pass  # nobody is left to tell: the pool is gone or the interpreter is exiting
 
 
 class CorePool(PoolViews, BaseEnv):
@@ -127,35 +98,31 @@ class CorePool(PoolViews, BaseEnv):
 
     Args:
         core_fns: one zero-argument factory per core, each returning a BaseEnv (a zooport
-            core, a ``UnityEnvironment``, an older-generation ML-Agents env). Each is called
-            in its worker (core 0's in this process when ``local_core``), with
+            core, a ``UnityEnvironment``, an older-generation ML-Agents env), called in its
+            worker (core 0's in this process when ``local_core``), with
             ``side_channels=[...]`` when the pool has channels for that core.
-        mode: ``"sync"`` (every step steps every core) or ``"async"`` (see the module
-            docstring).
+        mode: ``"sync"`` (every step steps every core) or ``"async"``.
         min_ready: async mode: how many cores must have answered before ``step()`` returns
             (default 1). Sync mode: None or K.
         local_core: step core 0 in this process (default: True in sync mode, False in async
             mode, where a slow core 0 would hold back every step).
-        side_channels: channels that reach every core (see the module docstring).
+        side_channels: channels that reach every core.
         core_side_channels: one list per core (None for none): channels of that core only.
-        timeout: seconds a worker may take to start or to answer a command before it counts
-            as hung (None: wait as long as it lives). A worker's death is noticed within a
-            fraction of a second either way.
+        timeout: seconds a worker may take to start or to answer before it counts as hung
+            (None: as long as it lives). A death is noticed within a fraction of a second.
         start_method: ``"spawn"`` or ``"forkserver"``.
-        spin: seconds the pool and each worker spin on a semaphore before they block
-            (0: block at once).
-        side_channel_bytes: the size of each worker's two side-channel areas; larger
-            messages travel on the pipe.
+        spin: seconds the pool and each worker spin before they block (0 <= spin < 1).
+        side_channel_bytes: the size of each core's side-channel areas; larger messages
+            travel on the pipe.
 
     Raises:
         ArgumentError, ArgumentTypeError: a bad argument.
-        CorePoolError: a factory that cannot be pickled, or one that raised, or a worker
-            that died or hung while starting.
+        CorePoolError: a factory that cannot be pickled, or that raised, or a worker that
+            died or hung while starting.
         SpecError: the cores' behaviours or specs differ (the message names the core).
 
     Example:
         >>> from functools import partial
-        >>> import numpy as np
         >>> from zooport.envs.builtin.ball_balance import BallBalance
         >>> pool = CorePool([partial(BallBalance, n_agents=2) for _ in range(2)])
         >>> pool.reset(seed=0)  # core 0 gets seed 0, core 1 seed 1
@@ -186,74 +153,55 @@ class CorePool(PoolViews, BaseEnv):
         side_channel_bytes: int = 1 << 16,
     ) -> None:
         factories = check_factories(core_fns)
-        k = len(factories)
+        k = self._num_cores = len(factories)
         options = PoolOptions.checked(
             k, mode=mode, min_ready=min_ready, local_core=local_core, timeout=timeout,
             start_method=start_method, spin=spin, side_channel_bytes=side_channel_bytes,
         )  # fmt: skip
-        self._options = options
         self._mode, self._min_ready = options.mode, options.min_ready
-        self._timeout, self._spin = options.timeout, options.spin
-        local = options.local_core
         self._channels = PoolChannels(side_channels, core_side_channels, k)
-        self._num_cores = k
-        self._closed = False
-        self._was_reset = False
+        self._closed = self._was_reset = False
         self._fault: BaseException | None = None
-        self._handles: list[Any] = []
-        self._ready: list[Any] = []
         self._steps: dict[str, tuple[DecisionSteps, TerminalSteps]] = {}
-        self._empty_terminal: dict[str, TerminalSteps] = {}
+        self._taken: dict[str, np.ndarray] = {}
         self._global_layout: GlobalStateLayout | None = None
         self._state_space: Any = None
-        # Closes the workers when the pool is garbage collected or the interpreter exits.
-        self._finalizer = weakref.finalize(self, _shutdown, self._handles)
-        # Refuses a step or reset entered while another runs (a second thread).
-        self._guard = StepGuard("CorePool")
+        # A child of os.fork() shares the workers but not the pool's state: it is refused.
+        self._owner = os.getpid()
+        self._guard = StepGuard("CorePool")  # refuses a call made while a step runs
+        local = options.local_core
+        # Cores whose step was started and not handed out; answered, not handed out; handed
+        # out by the last step (whose rows get_steps gathers).
+        self._running = np.zeros(k, bool)
+        self._fresh = np.zeros(k, bool)
+        self._ready = np.zeros(k, bool)
+        pickled = {i: pickle_factory(f, i) for i, f in enumerate(factories) if i or not local}
+        context = multiprocessing.get_context(options.start_method)
+        self._workers = Workers(
+            k, pickled, self._channels.relay_ids, context, options.spin,
+            options.side_channel_bytes, options.timeout,
+        )  # fmt: skip
+        self._local: list[CoreRunner] = []  # core 0 when it is in this process
+        self._finalizer = weakref.finalize(self, _shutdown, self._workers, self._local, self._owner)
         try:
-            self._start(factories, local, options.start_method, options.side_channel_bytes)
-            self._specs = agreed_specs([(h.label, h.description) for h in self._handles])
+            if local:  # built while the workers start
+                relays = Relays(self._channels.relay_ids[0])
+                try:
+                    core = build_core(factories[0], relays)
+                except Exception as exc:
+                    raise CorePoolError(
+                        f"core 0: its factory raised {type(exc).__name__}: {exc}", 0
+                    ) from exc
+                self._local.append(CoreRunner(core, relays, 0, k, self._workers.rows))
+            self._workers.wait_ready()
+            self._specs = agreed_specs([(self._label(i), self._description(i)) for i in range(k)])
         except BaseException:
             self._closed = True
             self._finalizer()
             raise
-        self._workers = [h for h in self._handles if h.kind == "worker"]
-        self._local = self._handles[0] if local else None
-        # Commands start on the workers first; the local core runs its own meanwhile.
-        self._start_order = [*self._workers, *self._handles[:1]] if local else self._workers
         # One core in this process: its own steps are the pool's (ids are unchanged at K=1).
-        self._passthrough = self._handles[0].core if local and k == 1 else None
-        self.seedable = all(h.description["seedable"] for h in self._handles)
-
-    # ------------------------------------------------------------------ construction
-
-    def _start(
-        self, factories: list[Callable[..., Any]], local: bool, method: str, side_bytes: int
-    ) -> None:
-        context = multiprocessing.get_context(method)
-        # Async mode blocks until any worker answers: each also posts this semaphore.
-        self._any_done = context.Semaphore(0) if self._mode == "async" else None
-        pickled = {i: pickle_factory(f, i) for i, f in enumerate(factories) if i > 0 or not local}
-        handles: list[Any] = [None] * len(factories)
-        for i, data in pickled.items():
-            handles[i] = WorkerCore(
-                i,
-                data,
-                self._channels.relay_ids[i],
-                len(factories),
-                context,
-                self._spin,
-                side_bytes,
-                self._timeout,
-                self._any_done,
-            )
-            self._handles.append(handles[i])
-        if local:  # built while the workers start
-            handles[0] = LocalCore(0, factories[0], self._channels.relay_ids[0], len(factories))
-            self._handles.insert(0, handles[0])
-        for handle in handles:
-            if handle.kind == "worker":
-                handle.wait_ready()
+        self._passthrough = self._local[0].core if local and k == 1 else None
+        self.seedable = all(self._description(i)["seedable"] for i in range(k))
 
     # ------------------------------------------------------------------ the pool's own API
 
@@ -274,13 +222,13 @@ class CorePool(PoolViews, BaseEnv):
 
     @property
     def closed(self) -> bool:
-        """True once ``close()`` was called."""
+        """True once ``close()`` finished."""
         return self._closed
 
     @property
     def worker_pids(self) -> list[int]:
         """The process ids of the workers (core 0 is in this process when local)."""
-        return [h.process.pid for h in self._handles if h.kind == "worker"]
+        return [p.pid for p in self._workers.processes.values()]
 
     @property
     def side_channels(self) -> list[SideChannel]:
@@ -292,41 +240,49 @@ class CorePool(PoolViews, BaseEnv):
         return list(self._channels.own[self._check_index(index)])
 
     def core_of(self, agent_id: AgentId) -> tuple[int, AgentId]:
-        """``(core index, the core's own agent id)`` of a pool agent id.
-
-        The pool's id of agent ``a`` of core ``i`` is ``a * K + i``.
+        """``(core index, the core's own agent id)`` of a pool agent id (``a * K + i``).
 
         Raises:
             ArgumentTypeError: ``agent_id`` is not an int.
         """
-        core_id, index = divmod(_any_int(agent_id, "agent_id"), self._num_cores)
+        value = check_int(agent_id, "agent_id", -(2**63), maximum=2**63 - 1, where="CorePool")
+        core_id, index = divmod(value, self._num_cores)
         return index, core_id
 
     def pool_agent_id(self, index: int, core_agent_id: AgentId) -> AgentId:
-        """The pool's id of agent ``core_agent_id`` of core ``index`` (``a * K + i``)."""
-        own = _any_int(core_agent_id, "core_agent_id")
-        return own * self._num_cores + self._check_index(index)
+        """The pool's id of agent ``core_agent_id`` of core ``index`` (``a * K + i``).
+
+        Raises:
+            ArgumentError: the pool id would leave int32.
+        """
+        index = self._check_index(index)
+        k = self._num_cores
+        own = check_int(
+            core_agent_id, "core_agent_id", -((index - _INT32_MIN) // k),
+            maximum=(_INT32_MAX - index) // k, where=f"CorePool of {k} (pool ids are int32)",
+        )  # fmt: skip
+        return own * k + index
 
     def restarts_finished(self, behavior_name: BehaviorName) -> bool:
         """False when some core says it does not restart the behaviour's finished agents."""
         self._check_open()
         self._spec(behavior_name)
-        return all(h.description["restarts"].get(behavior_name) is not False for h in self._handles)
+        return all(
+            self._description(i)["restarts"].get(behavior_name) is not False
+            for i in range(self._num_cores)
+        )
 
     @property
     def has_action_masks(self) -> bool:
-        """Whether every core sends action masks for its discrete behaviours (each core asked
-        by :func:`~zooport.envs.capabilities.has_action_masks`: a zooport core that does not
-        implement ``_action_mask`` does not). Adapters read this when their ``action_masks``
-        option is left on auto, as they would read a core."""
+        """Whether every core sends action masks for its discrete behaviours (each asked by
+        :func:`~zooport.envs.capabilities.has_action_masks`), as adapters ask a core."""
         self._check_open()
-        return all(h.description["masks"] for h in self._handles)
+        return all(self._description(i)["masks"] for i in range(self._num_cores))
 
     @property
     def metadata(self) -> dict[str, Any]:
         """Core 0's ``render_fps``; the pool renders ``rgb_array`` pictures."""
-        fps = self._handles[0].description["render_fps"]
-        return {"render_modes": ["rgb_array"], "render_fps": fps}
+        return {"render_modes": ["rgb_array"], "render_fps": self._description(0)["render_fps"]}
 
     # ------------------------------------------------------------------ BaseEnv
 
@@ -343,35 +299,32 @@ class CorePool(PoolViews, BaseEnv):
         """
         self._check_usable()
         seed = check_seed(seed, "CorePool.reset")
+        k = self._num_cores
         if seed is not None:
-            if seed >= _MAX_SEED - self._num_cores:
+            if seed >= _MAX_SEED - k:
                 raise ArgumentError(
-                    f"CorePool.reset: expected seed < 2**63 - {self._num_cores} (it travels as "
-                    f"int64, plus the core index), got {seed}"
+                    f"CorePool.reset: expected seed < 2**63 - {k} (it travels as int64, plus "
+                    f"the core index), got {seed}"
                 )
             if not self.seedable:
-                first = next(h for h in self._handles if not h.description["seedable"])
+                first = next(i for i in range(k) if not self._description(i)["seedable"])
                 raise CorePoolError(
-                    f"reset(seed={seed}): {first.label} cannot be seeded (it declares no "
-                    "seedable = True reset(seed=...)); call reset() without a seed"
+                    f"reset(seed={seed}): {self._label(first)} cannot be seeded (it declares "
+                    "no seedable = True reset(seed=...)); call reset() without a seed"
                 )
         self._guard.enter("reset")
-        self._channels.gather()
         try:
             # Async: a step still running finishes first; its results are dropped, its
             # side-channel messages delivered.
-            incoming = [(h, h.finish()) for h in self._handles if h.state == BUSY]
-            for handle in self._start_order:
-                handle.start(RESET, None if seed is None else seed + handle.index,
-                             self._channels.take(handle.index))  # fmt: skip
-            incoming += [(handle, handle.finish()) for handle in self._handles]
+            incoming = self._finish_running()
+            seeds = None if seed is None else seed + np.arange(k)
+            incoming += self._run(RESET, np.ones(k, bool), seeds)
         except BaseException as exc:
             self._guard.abort(exc)
             self._broke(exc)
             raise
         self._guard.reset_done()
         self._was_reset = True
-        self._publish(list(self._handles))
         self._channels.deliver(incoming)
 
     def step(self) -> None:
@@ -386,66 +339,54 @@ class CorePool(PoolViews, BaseEnv):
             return
         self._check_ready()
         self._guard.enter("step")
-        self._channels.gather()
         try:
             if self._mode == "sync":
-                for handle in self._start_order:
-                    handle.start(STEP, None, self._channels.take(handle.index))
-                if self._local is not None and self._workers:
-                    # While the workers finish: the local core's rows, ready to merge.
-                    self._local.prepare_parts()
-                ready = self._handles
+                incoming = self._run(STEP, None)
             else:
-                for handle in self._start_order:
-                    if handle.state == IDLE:
-                        handle.start(STEP, None, self._channels.take(handle.index))
-                ready = wait_for_answers(self._handles, self._min_ready, self._any_done, self._spin)
-            incoming = [(handle, handle.finish()) for handle in ready]
+                incoming = self._run(STEP, ~(self._running | self._fresh))
         except BaseException as exc:
             self._guard.abort(exc)
             self._broke(exc)
             raise
         self._guard.exit()
-        self._publish(list(ready))
         # After the step is published: a channel that raises loses no result.
         self._channels.deliver(incoming)
 
     def get_steps(self, behavior_name: BehaviorName) -> tuple[DecisionSteps, TerminalSteps]:
         """This step's DecisionSteps and TerminalSteps of the behaviour, over every core that
         answered (rows of core 0 first); pool agent ids (see :meth:`core_of`)."""
+        if self._guard.running is not None:
+            self._reentered("get_steps")
         steps = self._steps.get(behavior_name)
         if steps is None:
             self._check_ready()
             spec = self._spec(behavior_name)
             if self._passthrough is not None:
                 return self._passthrough.get_steps(behavior_name)
-            empty = self._empty_terminal.get(behavior_name)
-            if empty is None:
-                empty = self._empty_terminal[behavior_name] = TerminalSteps.empty(spec)
-            steps = self._steps[behavior_name] = merge_steps(
-                behavior_name, spec, [h.parts(behavior_name) for h in self._ready], empty
-            )
+            steps = self._steps[behavior_name] = self._merge(behavior_name, spec)
         return steps
 
     def set_actions(self, behavior_name: BehaviorName, action: ActionTuple) -> None:
         """Sets the actions of the agents in this step's DecisionSteps (one row each)."""
+        if self._guard.running is not None:
+            self._reentered("set_actions")
         self._check_ready()
         spec = self._spec(behavior_name)
         if self._passthrough is not None:  # the core validates as the pool would
             self._passthrough.set_actions(behavior_name, action)
             return
-        counts = [h.decision_count(behavior_name) for h in self._ready]
-        action = spec.action_spec._validate_action(action, sum(counts), behavior_name)
-        for handle, (continuous, discrete) in zip(
-            self._ready, split_actions(action, counts), strict=True
-        ):
-            if len(continuous):
-                handle.set_actions(behavior_name, continuous, discrete)
+        rows = self._workers.rows.get(behavior_name)
+        taken = self._taken_rows(behavior_name, rows) if rows is not None else np.zeros(0, int)
+        action = spec.action_spec._validate_action(action, len(taken), behavior_name)
+        if rows is not None and len(taken):
+            scatter(rows, taken, action, self._ready)
 
     def set_action_for_agent(
         self, behavior_name: BehaviorName, agent_id: AgentId, action: ActionTuple
     ) -> None:
         """Sets one agent's action (a batch of one); the others that decided take zeros."""
+        if self._guard.running is not None:
+            self._reentered("set_action_for_agent")
         self._check_ready()
         spec = self._spec(behavior_name)
         action = spec.action_spec._validate_action(action, 1, behavior_name)
@@ -455,23 +396,44 @@ class CorePool(PoolViews, BaseEnv):
                 f"behavior {behavior_name!r}: agent {agent_id!r} did not request a decision at "
                 f"the last step; agents that did: {decision.agent_id.tolist()}"
             )
-        index, core_id = self.core_of(agent_id)
-        self._handles[index].set_action_for_agent(behavior_name, agent_id, core_id, action)
+        if self._passthrough is not None:
+            self._passthrough.set_action_for_agent(behavior_name, agent_id, action)
+            return
+        rows = self._workers.rows[behavior_name]  # it has this agent
+        scatter_one(rows, self.core_of(agent_id)[0], agent_id, action)
 
     def close(self) -> None:
         """Closes every core and stops every worker; a second call does nothing.
+
+        A close interrupted (Ctrl-C) leaves the pool unusable and not closed: call it again
+        to close what is left.
 
         Raises:
             CorePoolError: a core's own ``close()`` raised (after every core was closed).
         """
         if self._closed:
             return
-        self._closed = True
+        self._check_owner()
         self._steps.clear()
-        self._ready = []
-        errors = [error for error in (h.close() for h in self._handles) if error is not None]
+        # After a fault, what a core says while closing belongs to that fault (reported).
+        healthy = self._fault is None
+        if healthy:
+            self._fault = CorePoolError("close() was interrupted; call close() again")
+        closing = [self._workers.close(broken=not healthy)]
+        while self._local:
+            core = self._local.pop().core
+            try:
+                core.close()
+            except Exception as exc:
+                error = CorePoolError(
+                    f"{self._label(0)} raised {type(exc).__name__} during close: {exc}", 0
+                )
+                error.__cause__ = exc
+                closing.insert(0, error)
+        self._closed = True
         self._finalizer.detach()
-        if errors:
+        errors = [e for e in closing if e is not None]
+        if errors and healthy:
             raise errors[0]
 
     def __reduce__(self) -> Any:
@@ -481,55 +443,218 @@ class CorePool(PoolViews, BaseEnv):
         )
 
     def __repr__(self) -> str:
-        types = [h.description["type"] for h in self._handles]
+        types = [self._description(i)["type"] for i in range(self._num_cores)]
         state = " closed" if self._closed else ""
         return f"CorePool({self._num_cores} cores {types}, mode={self._mode!r}{state})"
-
-    # ------------------------------------------------------------------ Unity
 
     @classmethod
     def unity(cls, file_name: str | None, instances: int = 2, **options: Any) -> CorePool:
         """A pool of ``instances`` copies of one Unity build, each its own ``UnityEnvironment``.
 
-        Instance ``i`` gets ``worker_id + i`` (so its port, ``base_port + worker_id + i``,
-        differs from every other instance's; give a second pool on the same machine another
-        ``worker_id``) and Unity's random seed ``seed + i``. A Unity build cannot be reseeded
-        from Python, so the pool is not ``seedable``.
-
-        Args:
-            file_name: the build (as for ``UnityEnvironment``; None connects to the Editor,
-                which is one instance only).
-            instances: how many copies.
-            **options: the keywords of :func:`~zooport.envs.pool_factories.unity_factories`
-                (``worker_id``, ``base_port``, ``seed``, ``no_graphics``, ``timeout_wait``,
-                ``additional_args``, ``log_folder``, ``environment_class``) build the
-                instances; the others are :class:`CorePool`'s (``mode``, ``side_channels``,
-                ``timeout``, ...).
+        Instance ``i`` gets ``worker_id + i`` (so its own port; give a second pool on the same
+        machine another ``worker_id``) and Unity's random seed ``seed + i``; a Unity build
+        cannot be reseeded from Python, so the pool is not ``seedable``. ``options`` are the
+        keywords of :func:`~zooport.envs.pool_factories.unity_factories` (``worker_id``,
+        ``base_port``, ``seed``, ``no_graphics``, ``timeout_wait``, ``additional_args``,
+        ``log_folder``, ``environment_class``) and the pool's (``mode``, ``timeout``, ...).
         """
         build = {key: options.pop(key) for key in UNITY_BUILD_OPTIONS if key in options}
         return cls(unity_factories(file_name, instances, **build), **options)
 
-    # ------------------------------------------------------------------ internals
+    def _ask(self, command: int) -> dict[int, Any]:
+        """Every core's answer to RENDER or STATE. Asking hands out no results: in async mode
+        a step still running finishes first, its results kept for the next step."""
+        self._check_ready()
+        try:
+            incoming = self._finish_running()
+            workers = self._workers
+            workers.command(command, workers.every)
+            answers = {0: self._local_answer(command)} if self._local else {}
+            workers.wait(workers.every)
+            for i in workers.indices.tolist():
+                if workers.failures([i]):
+                    workers.requests([i])  # raises the core's error
+                answers[i] = workers.receive(i)
+        except BaseException as exc:
+            self._broke(exc)
+            raise
+        self._channels.deliver(incoming)
+        return answers
 
-    def _publish(self, ready: list[Any]) -> None:
+    def _local_answer(self, command: int) -> Any:
+        try:
+            return self._local[0].answer(command)
+        except Exception as exc:
+            raise CorePoolError(
+                f"{self._label(0)} raised {type(exc).__name__} during "
+                f"{'global_state' if command == STATE else 'render'}: {exc}",
+                0,
+            ) from exc
+
+    # ------------------------------------------------------------------ the step
+
+    def _run(self, command: int, start: np.ndarray | None, seeds: Any = None) -> list[Any]:
+        """Starts ``command`` on the cores ``start`` (None: every core, sync), runs the local
+        core meanwhile, waits (for all, or for ``min_ready`` in async mode), settles NEEDS_ROOM
+        answers and publishes the cores that answered; returns their side-channel bytes."""
+        if self._passthrough is not None:  # one core, in this process: no worker to tell
+            if self._channels.any:
+                self._channels.gather()
+            asked = self._local_step(command, None if seeds is None else int(seeds[0]))
+            if asked:
+                self._settle(self._local_mask(), asked)
+            return [(0, self._local_side)] if self._channels.any else []
+        workers, k = self._workers, self._num_cores
+        if start is None:  # every worker: a slice, the fast path
+            which: Any = workers.every
+            self._running[which] = True
+            local = bool(self._local)
+        else:
+            local = bool(self._local) and bool(start[0])
+            started = start & ~self._local_mask()
+            which = np.flatnonzero(started)
+            self._running |= started
+        sides = None
+        if self._channels.any:
+            self._channels.gather()
+            sides = {i: self._channels.take(i) for i in np.arange(k)[which].tolist()}
+        workers.command(command, which, None if seeds is None else seeds[which], sides)
+        requests: dict[int, Any] = {}
+        if local:  # while the workers run theirs
+            requests = self._local_step(command, None if seeds is None else int(seeds[0]))
+        if self._mode == "sync" or command == RESET:
+            workers.wait(which)
+            answered = self._running.copy()
+        else:
+            need = self._min_ready - int(self._fresh.sum()) - int(local)
+            if need > 0:
+                workers.wait(which, need, self._running)
+            answered = self._running & self._answered()
+        answered[0] |= local
+        self._settle(answered, requests)
+        ready = answered | self._fresh  # the fresh ones' side-channel bytes were delivered
+        self._running &= ~ready
+        self._fresh[:] = False
+        incoming = self._incoming(answered, command)
+        self._publish(ready)
+        workers.unlink_attached()
+        return incoming
+
+    def _answered(self) -> np.ndarray:
+        answered = self._workers.answered(slice(0, self._num_cores)).copy()
+        if self._local:
+            answered[0] = False
+        return answered
+
+    def _finish_running(self) -> list[Any]:
+        """Waits for the steps still running (async); their results stay to be handed out."""
+        running = self._running.copy()
+        if not running.any():
+            return []
+        self._workers.wait(slice(0, self._num_cores), int(running.sum()), running)
+        self._settle(running, {})
+        self._running[:] = False
+        self._fresh |= running
+        return self._incoming(running, STEP)
+
+    def _settle(self, answered: np.ndarray, requests: dict[int, Any]) -> None:
+        """Raises a failed core's error; gives the cores that asked for room their new
+        segments and has them write their rows (the local core's ``requests`` included)."""
+        workers = self._workers
+        which = np.flatnonzero(answered & ~self._local_mask())
+        bad = workers.failures(which)
+        while bad or requests:
+            if self._running.any() and (self._running & ~answered).any():
+                # Growing replaces segments that running workers may be writing: finish them.
+                others = self._running & ~answered
+                workers.wait(slice(0, self._num_cores), int(others.sum()), others)
+                answered |= others
+                bad = workers.failures(np.flatnonzero(answered & ~self._local_mask()))
+            requests.update(workers.requests(bad))
+            if not requests:
+                return
+            for i in requests:
+                self._merge_specs(i)
+            workers.grow(requests, self._specs)
+            if 0 in requests and self._local:
+                self._local_side = self._local[0].write()
+            again = np.array([i for i in requests if i in workers.processes], np.int64)
+            requests = {}
+            workers.wait(again)
+            bad = workers.failures(again)
+
+    def _local_mask(self) -> np.ndarray:
+        mask = np.zeros(self._num_cores, bool)
+        mask[0] = bool(self._local)
+        return mask
+
+    def _local_step(self, command: int, seed: int | None) -> dict[int, Any]:
+        """Runs the command on the local core and writes its rows; ``{0: needs}`` when its
+        rows need new segments (written after :meth:`Workers.grow`)."""
+        runner = self._local[0]
+        try:
+            needs = runner.run(command, seed, self._channels.take(0), self._passthrough is None)
+        except Exception as exc:
+            raise CorePoolError(
+                f"{runner.label} raised {type(exc).__name__} during {COMMAND_NAMES[command]}: "
+                f"{exc}",
+                0,
+            ) from exc
+        if needs is not None:
+            return {0: needs}
+        self._local_side = runner.write() if self._passthrough is None else runner.side_out()
+        return {}
+
+    def _incoming(self, ready: np.ndarray, command: int) -> list[Any]:
+        """``(core, side-channel bytes)`` of the cores that answered ``command``."""
+        if not self._channels.any or command not in (STEP, RESET):
+            return []
+        incoming = []
+        for i in np.flatnonzero(ready).tolist():
+            if i == 0 and self._local:
+                incoming.append((0, self._local_side))
+            else:
+                incoming.append((i, self._workers.side_out(i)))
+        return incoming
+
+    def _publish(self, ready: np.ndarray) -> None:
         self._ready = ready
-        for handle in ready:
-            handle.state = IDLE
         if self._steps:
             self._steps.clear()
-        for handle in ready:
-            if handle.description_changed:
-                handle.description_changed = False
-                self._merge_specs(handle)
+        if self._taken:
+            self._taken.clear()
 
-    def _merge_specs(self, handle: Any) -> None:
+    def _merge(self, name: str, spec: BehaviorSpec) -> tuple[DecisionSteps, TerminalSteps]:
+        rows = self._workers.rows.get(name)
+        if rows is None:
+            return DecisionSteps.empty(spec), TerminalSteps.empty(spec)
+        return gather(rows, spec, self._taken_rows(name, rows), self._ready)
+
+    def _taken_rows(self, name: str, rows: Rows) -> np.ndarray:
+        taken = self._taken.get(name)
+        if taken is None:
+            counts = np.where(self._ready, rows.counts[:, N_DECISION], 0)
+            taken = self._taken[name] = rows.taken(counts)
+        return taken
+
+    # ------------------------------------------------------------------ internals
+
+    def _description(self, i: int) -> dict[str, Any]:
+        if i == 0 and self._local:
+            return self._local[0].description
+        return self._workers.descriptions.get(i, {"type": "?"})
+
+    def _label(self, i: int) -> str:
+        return self._local[0].label if i == 0 and self._local else self._workers.label(i)
+
+    def _merge_specs(self, i: int) -> None:
         """A core reported behaviours late (a Unity scene): add them, or reject a conflict."""
         try:
-            self._specs = merged_specs(self._specs, (handle.label, handle.description))
+            self._specs = merged_specs(self._specs, (self._label(i), self._description(i)))
         except SpecError as error:
             self._fault = error
             raise
-        self._global_layout = None  # the new description is read again
+        self._global_layout = None
         self._state_space = None
 
     def _spec(self, name: BehaviorName) -> BehaviorSpec:
@@ -550,9 +675,25 @@ class CorePool(PoolViews, BaseEnv):
     def _check_index(self, index: int) -> int:
         return check_int(index, "core index", 0, maximum=self._num_cores - 1, where="CorePool")
 
+    def _check_owner(self) -> None:
+        if _PID[0] != self._owner:
+            raise CorePoolError(
+                f"this CorePool belongs to process {self._owner}, not to this process "
+                f"({os.getpid()}, made by os.fork()?): the cores would drift out of step; "
+                "build a pool in this process instead"
+            )
+
+    def _reentered(self, call: str) -> None:
+        raise ReentrantCallError(
+            f"CorePool.{call}() was called while its {self._guard.running}() was running "
+            "(from another thread or a callback); the pool is not thread-safe: call it from "
+            "one place, one call at a time"
+        )
+
     def _check_open(self) -> None:
         if self._closed:
             raise EnvClosedError("CorePool was used after close()")
+        self._check_owner()
 
     def _check_usable(self) -> None:
         self._check_open()
@@ -569,8 +710,3 @@ class CorePool(PoolViews, BaseEnv):
             raise EnvNotResetError(
                 "CorePool: call reset() before step(), get_steps() or set_actions()"
             )
-
-
-def _any_int(value: Any, name: str) -> int:
-    """An agent id: any int64 (a core's ids may be negative)."""
-    return check_int(value, name, -(2**63), maximum=2**63 - 1, where="CorePool")

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Sequence
-from typing import Protocol
 
 from zooport.envs.side_channel.incoming_message import IncomingMessage
 from zooport.envs.side_channel.side_channel import SideChannel
@@ -29,13 +28,6 @@ from zooport.envs.side_channel.side_channel_manager import SideChannelManager, _
 from zooport.errors import ArgumentError
 
 __all__ = ["PoolChannels"]
-
-
-class _Indexed(Protocol):
-    """A core's handle: what :meth:`PoolChannels.deliver` needs of it."""
-
-    @property
-    def index(self) -> int: ...
 
 
 class PoolChannels:
@@ -86,7 +78,8 @@ class PoolChannels:
         self.own = [list(own.values()) for own in per_core]
         #: The channel ids each core gets a relay channel for (the pool's and its own).
         self.relay_ids = [list({**own, **shared}) for own in per_core]
-        self._any = bool(shared) or any(per_core)
+        #: Whether there is any channel at all (else nothing here has work to do).
+        self.any = bool(shared) or any(per_core)
         self._shared_manager = SideChannelManager(self.shared)
         self._core_managers = [SideChannelManager(c) for c in self.own]
         # What core i sends on an id goes to its own channel and to the pool's, if any.
@@ -99,7 +92,7 @@ class PoolChannels:
 
     def gather(self) -> None:
         """Adds what the pool's and each core's channels queued to each core's outbox."""
-        if not self._any:
+        if not self.any:
             return
         shared = self._shared_manager.generate_side_channel_messages()
         for pending, manager in zip(self._pending, self._core_managers, strict=True):
@@ -115,17 +108,17 @@ class PoolChannels:
         pending.clear()
         return data
 
-    def deliver(self, incoming: Iterable[tuple[_Indexed, bytes]]) -> None:
-        """Hands what each core sent (``(its handle, bytes)``, in core order) to the user's
+    def deliver(self, incoming: Iterable[tuple[int, bytes]]) -> None:
+        """Hands what each core sent (``(its index, bytes)``, in core order) to the user's
         channels.
 
         Every message is delivered; the first error a channel raised is raised after.
         """
         error: BaseException | None = None
-        for handle, data in incoming:
+        for index, data in incoming:
             if not data:
                 continue
-            receivers = self._receivers[handle.index]
+            receivers = self._receivers[index]
             for channel_id, payload in _parse_frames(data):
                 for channel in receivers[channel_id]:
                     try:

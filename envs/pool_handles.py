@@ -1,32 +1,13 @@
-"""The pool's side of each core of a :class:`~zooport.envs.core_pool.CorePool`.
+"""The pool's side of its worker processes: one control array for all of them.
 
-Classes:
-    Part: one core's rows of a behaviour's DecisionSteps or TerminalSteps (from
-        :mod:`zooport.envs.pool_batches`, re-exported).
-    LocalCore: a core the pool's own process builds and steps.
-    WorkerCore: a core in a worker process: starts the process, sends it commands through
-        shared memory, waits for its answers within a timeout, turns a death, a hang or an
-        exception into a :class:`~zooport.errors.CorePoolError` naming the core, stops it.
-
-Functions:
-    wait_for_answers: async mode: the cores that answered, once enough have.
-
-Both answer the same calls: ``start(command, seed, side_bytes)`` (a local core runs the
-command right there; a worker is only told), ``finish()`` (waits for the answer and
-returns the side-channel bytes the core sent), ``poll()`` (has it answered?), ``parts(name)``,
-``set_actions``, ``set_action_for_agent``, ``request_frame()`` then ``frame()``,
-``request_state()`` then ``global_state()``, and ``close()``.
-
-Waiting for a worker spins on its done semaphore for ``spin`` seconds (yielding the CPU
-between tries), then blocks on it in short slices, checking between slices that the worker
-is alive and that the timeout has not passed.
-
-Faults. A worker that dies, does not answer within the timeout, or whose core raises becomes
-a :class:`~zooport.errors.CorePoolError` naming the core and the original error (with the
-worker's traceback), in bounded time. ``close()`` asks the worker to close its core and stops
-it if it does not; a worker whose parent process is gone (killed) closes its core and exits
-by itself within a fraction of a second (:mod:`zooport.envs.pool_worker`); Ctrl-C reaches
-only the pool's process (workers ignore SIGINT), which then closes them at exit.
+:class:`Workers` starts the workers, tells any set of them to run a command with one
+vectorised write, waits for their answers, owns the behaviours' segments (and makes bigger
+ones when a core outgrows its rows), and turns a death, a hang or an exception into a
+:class:`~zooport.errors.CorePoolError` naming the core, in bounded time. Waiting spins on the
+control array for ``spin`` seconds (yielding the CPU), then blocks on the workers' pipes and
+process sentinels in short slices: a worker that answers while the pool is blocked also writes
+to its pipe, a dead one's sentinel wakes the pool, and one that has not answered within the
+timeout is stopped. None of this costs more Python work per step with more workers.
 """
 
 from __future__ import annotations
@@ -35,65 +16,51 @@ import os
 import pickle
 import signal
 import time
-import uuid
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections import deque
+from collections.abc import Sequence
+from multiprocessing import connection as mp_connection
+from typing import Any
 
 import numpy as np
 
-from zooport.envs.base_env import ActionTuple, BaseEnv
-from zooport.envs.pool_batches import Part, pool_ids
 from zooport.envs.pool_shared_memory import (
-    ACTIONS_SET,
-    MASK_PRESENT,
-    N_DECISION,
-    N_TERMINAL,
-    ControlBlock,
-    DataSegment,
-    StepRows,
+    COMMAND,
+    DONE,
+    GENERATION,
+    HAS_SEED,
+    MIN_ROWS,
+    POOL_GENERATION,
+    SEED,
+    SEQ,
+    SIDE_IN,
+    SIDE_OUT,
+    SLEEPING,
+    STATUS,
+    WAITING,
+    BehaviorLayout,
+    Control,
+    Rows,
     unlink_quietly,
 )
 from zooport.envs.pool_worker import (
     CLOSE,
     COMMAND_NAMES,
     FAILED,
-    NEEDS_SEGMENT,
-    RENDER,
-    RESET,
-    STATE,
-    STEP,
-    Relays,
+    NEEDS_ROOM,
+    SLICE,
+    WRITE,
     WorkerConfig,
-    action_setter,
-    build_core,
-    core_description,
+    next_message,
     run_worker,
 )
-from zooport.errors import CorePoolError
+from zooport.errors import CorePoolError, SpecError
 
-if TYPE_CHECKING:
-    from zooport.envs.pool_shared_memory import BehaviorBuffers
+__all__ = ["Workers", "CLOSE_GRACE"]
 
-__all__ = ["Part", "LocalCore", "WorkerCore", "wait_for_answers", "IDLE", "BUSY", "DONE", "BROKEN"]
-
-# What a core is doing: waiting for a command; running one; answered, results not consumed;
-# failed (dead, hung or raised).
-IDLE, BUSY, DONE, BROKEN = "idle", "busy", "done", "broken"
-
-#: How long a blocked wait sleeps between checks that the worker is alive (seconds).
-_SLICE = 0.05
-#: How long ``close()`` waits for a worker to close its core before stopping it (seconds).
+#: How long ``close()`` waits for the workers to close their cores before stopping them (s).
 CLOSE_GRACE = 10.0
 
 _yield = getattr(os, "sched_yield", lambda: time.sleep(0))
-
-
-def _shared_part(index: int, rows: StepRows, n: int, mask: Any, interrupted: Any) -> Part:
-    """Core ``index``'s first ``n`` rows of shared memory as a :class:`Part` (views)."""
-    return Part(
-        index, n, [o[:n] for o in rows.obs], rows.reward[:n], rows.agent_id[:n],
-        rows.group_id[:n], rows.group_reward[:n], mask, interrupted, True,
-    )  # fmt: skip
 
 
 def _signal_name(exitcode: int | None) -> str:
@@ -105,448 +72,331 @@ def _signal_name(exitcode: int | None) -> str:
     return f"exited with code {exitcode}"
 
 
-class LocalCore:
-    """A core the pool's own process builds and steps (no process, no shared memory).
+class Workers:
+    """The worker processes of a pool of ``k`` cores (those at ``indices``) and the shared
+    memory; see the module docstring.
 
     Args:
-        index: the core's index in the pool.
-        factory: the core factory.
-        relay_ids: the channel ids the core gets relay channels for.
-        pool_size: the number of cores in the pool (for pool agent ids).
-    """
-
-    kind = "local"
-
-    def __init__(
-        self,
-        index: int,
-        factory: Callable[..., Any],
-        relay_ids: Sequence[uuid.UUID],
-        pool_size: int = 1,
-    ) -> None:
-        self.index = index
-        self.pool_size = pool_size
-        self.relays = Relays(relay_ids)
-        # This step's parts, by behaviour (made once a step, at the latest when merged).
-        self._parts: dict[str, tuple[Part | None, Part | None]] = {}
-        self.state = IDLE
-        self.description_changed = False
-        try:
-            self.core: BaseEnv = build_core(factory, self.relays)
-            self.description = core_description(self.core)
-            self.set_actions = action_setter(self.core)
-        except Exception as exc:
-            self.state = BROKEN
-            raise CorePoolError(
-                f"core {index}: its factory raised {type(exc).__name__}: {exc}", index
-            ) from exc
-        self._names = tuple(self.description["specs"])
-        self._side_out = b""
-
-    @property
-    def label(self) -> str:
-        return f"core {self.index} ({self.description['type']}, in this process)"
-
-    def start(self, command: int, seed: int | None = None, side: bytes = b"") -> None:
-        """Runs the command now (the pool starts its workers first, so they run meanwhile)."""
-        self.state = BUSY
-        self._parts.clear()
-        core = self.core
-        try:
-            if side:
-                self.relays.deliver(side)
-            if command == STEP:
-                core.step()
-            elif command == RESET:
-                core.reset() if seed is None else core.reset(seed=seed)  # type: ignore[call-arg]  # seedable
-            names = tuple(core.behavior_specs)
-            if names != self._names:  # a behaviour a Unity scene registers late
-                self.description = core_description(core)
-                self._names = names
-                self.description_changed = True
-            self._side_out = self.relays.collect() if self.relays.channels else b""
-        except Exception as exc:
-            self.state = BROKEN
-            raise CorePoolError(
-                f"{self.label} raised {type(exc).__name__} during {COMMAND_NAMES[command]}: {exc}",
-                self.index,
-            ) from exc
-        self.state = DONE
-
-    def finish(self) -> bytes:
-        side, self._side_out = self._side_out, b""  # handed out once
-        return side
-
-    def poll(self) -> bool:
-        return self.state == DONE
-
-    def parts(self, name: str) -> tuple[Part | None, Part | None]:
-        parts = self._parts.get(name)
-        if parts is None:
-            parts = self._parts[name] = self._make_parts(name)
-        return parts
-
-    def prepare_parts(self) -> None:
-        """Makes this step's parts now (while the pool waits for its workers).
-
-        A failure is left for :meth:`parts` to raise again when the pool merges.
-        """
-        try:
-            for name in self._names:
-                self.parts(name)
-        except Exception:
-            self._parts.clear()
-
-    def _make_parts(self, name: str) -> tuple[Part | None, Part | None]:
-        if name not in self.description["specs"]:
-            return None, None
-        decision, terminal = self.core.get_steps(name)
-        k, index = self.pool_size, self.index
-        if k == 1:  # a pool of one: the core's own ids, as in-process
-            decision_ids, terminal_ids = decision.agent_id, terminal.agent_id
-        else:
-            decision_ids = pool_ids(name, decision.agent_id, k, index)
-            terminal_ids = pool_ids(name, terminal.agent_id, k, index)
-        return (
-            Part(index, len(decision), list(decision.obs), decision.reward, decision_ids,
-                 decision.group_id, decision.group_reward, decision.action_mask, None, False),
-            Part(index, len(terminal), list(terminal.obs), terminal.reward, terminal_ids,
-                 terminal.group_id, terminal.group_reward, None, terminal.interrupted, False),
-        )  # fmt: skip
-
-    def decision_count(self, name: str) -> int:
-        if name not in self.description["specs"]:
-            return 0
-        return len(self.core.get_steps(name)[0])
-
-    def set_action_for_agent(
-        self, name: str, pool_id: int, core_id: int, action: ActionTuple
-    ) -> None:
-        self.core.set_action_for_agent(name, core_id, action)
-
-    def request_frame(self) -> None:
-        pass
-
-    def frame(self) -> np.ndarray | None:
-        render = getattr(self.core, "render", None)
-        if render is None:
-            raise NotImplementedError(f"{self.label} cannot render")
-        frame = render()
-        return None if frame is None else np.asarray(frame)
-
-    def request_state(self) -> None:
-        pass
-
-    def global_state(self) -> np.ndarray:
-        try:
-            return np.asarray(self.core.global_state())  # type: ignore[attr-defined]  # beyond BaseEnvLike
-        except Exception as exc:
-            self.state = BROKEN
-            raise CorePoolError(
-                f"{self.label} raised {type(exc).__name__} during global_state: {exc}",
-                self.index,
-            ) from exc
-
-    def close(self) -> CorePoolError | None:
-        if self.state == "closed":
-            return None
-        self.state = "closed"
-        try:
-            self.core.close()
-        except Exception as exc:
-            error = CorePoolError(
-                f"{self.label} raised {type(exc).__name__} during close: {exc}", self.index
-            )
-            error.__cause__ = exc
-            return error
-        return None
-
-
-class WorkerCore:
-    """A core in a worker process; see the module docstring.
-
-    Args:
-        index: the core's index in the pool.
-        factory: the pickled factory.
-        relay_ids: the channel ids the core gets relay channels for.
-        pool_size: the number of cores in the pool (the worker writes pool agent ids).
+        k: the number of cores of the pool (the control array has a row for each).
+        factories: ``{core index: pickled factory}`` of the cores in workers.
+        relay_ids: the channel ids each core gets relay channels for.
         context: the multiprocessing context (its start method).
-        spin: seconds to spin on a semaphore before blocking (both sides).
-        side_bytes: the size of each side-channel area of the control block.
+        spin: seconds to spin before blocking (both sides).
+        side_bytes: the size of each core's side-channel areas.
         timeout: seconds a command may take before the worker counts as hung (None: never).
-        any_done: async mode: the pool's semaphore every worker also posts when it answers.
     """
-
-    kind = "worker"
 
     def __init__(
         self,
-        index: int,
-        factory: bytes,
-        relay_ids: Sequence[uuid.UUID],
-        pool_size: int,
+        k: int,
+        factories: dict[int, bytes],
+        relay_ids: Sequence[Sequence[Any]],
         context: Any,
         spin: float,
         side_bytes: int,
         timeout: float | None,
-        any_done: Any = None,
     ) -> None:
-        self.index = index
-        self.spin = spin
-        self.timeout = timeout
-        self.state = BUSY
-        self.description: dict[str, Any] = {"type": "?"}
-        self.description_changed = False
-        self.segment: DataSegment | None = None
-        self._unlink_after_answer: list[Any] = []
-        self._acquired = False
-        self._doing = "start"
-        self._started = time.monotonic()
-        self.control = ControlBlock.create(side_bytes)
-        self._unlink_after_answer.append(self.control.memory)
-        self.command = context.Semaphore(0)
-        self.done = context.Semaphore(0)
-        self.connection, child = context.Pipe()
-        config = WorkerConfig(
-            index, factory, tuple(relay_ids), self.control.memory.name, side_bytes, child,
-            self.command, self.done, spin, pool_size, any_done,
-        )  # fmt: skip
-        self.process = context.Process(
-            target=run_worker, args=(config,), name=f"zooport-core-{index}", daemon=True
-        )
+        self.k, self.spin, self.timeout = k, spin, timeout
+        self.indices = np.array(sorted(factories), np.int64)
+        first = int(self.indices[0]) if len(self.indices) else k
+        # Every worker at once: a slice, so a command or a wait is a view, not a gather.
+        self.every: slice | np.ndarray = slice(first, k)
+        self.control = Control.create(k, side_bytes)
+        self.words = self.control.words
+        self.processes: dict[int, Any] = {}
+        self.connections: dict[int, Any] = {}
+        self.inboxes: dict[int, deque[Any]] = {}
+        self.descriptions: dict[int, dict[str, Any]] = {}
+        self.started = np.zeros(k)
+        self.doing = "start"
+        self.rows: dict[str, Rows] = {}
+        self.generation = 0
+        self._unlink_later: list[tuple[int, Any]] = []
+        self.closed = False
         try:
-            self.process.start()
+            for i, data in factories.items():
+                self.descriptions[i] = {"type": "?"}
+                self.inboxes[i] = deque()
+                ours, theirs = context.Pipe()
+                config = WorkerConfig(
+                    i, data, tuple(relay_ids[i]), self.control.memory.name, k, side_bytes,
+                    theirs, spin,
+                )  # fmt: skip
+                process = context.Process(
+                    target=run_worker, args=(config,), name=f"zooport-core-{i}", daemon=True
+                )
+                self.processes[i], self.connections[i] = process, ours
+                self.started[i] = time.monotonic()
+                try:
+                    process.start()
+                finally:
+                    theirs.close()
         except BaseException:
-            self._release_names()
-            self.control.close()
+            self.close()
             raise
-        finally:
-            child.close()
 
-    @property
-    def label(self) -> str:
-        return f"core {self.index} ({self.description['type']}, worker pid {self.process.pid})"
-
-    # ------------------------------------------------------------------ start-up
+    def label(self, i: int) -> str:
+        pid = self.processes[i].pid
+        return f"core {i} ({self.descriptions[i]['type']}, worker pid {pid})"
 
     def wait_ready(self) -> None:
-        """Waits for the worker's ``ready`` (its core built) within the timeout."""
-        message = self._receive()
-        if message[0] == "error":
-            raise self._raised(message[1], during="building its core")
-        self.description = message[1]
-        self._release_names()
-        self.state = IDLE
+        """Waits for every worker's ``ready`` (its core built) within the timeout."""
+        for i in self.indices.tolist():
+            message = self.receive(i)
+            if message[0] == "error":
+                raise self._raised(i, message[1], during="building its core")
+            self.descriptions[i] = message[1]
+        self.doing = "step"
+        unlink_quietly(self.control.memory)  # every worker has attached it
 
     # ------------------------------------------------------------------ commands
 
-    def start(self, command: int, seed: int | None = None, side: bytes = b"") -> None:
-        """Tells the worker to run ``command`` (with its side-channel bytes)."""
-        control = self.control
-        words = control.words
-        words[ControlBlock.COMMAND] = command
-        words[ControlBlock.HAS_SEED] = seed is not None
-        if seed is not None:
-            words[ControlBlock.SEED] = seed
-        on_pipe = not control.put_bytes(control.side_in, ControlBlock.SIDE_IN, side)
-        words[ControlBlock.SEQUENCE] += 1
-        self._doing = COMMAND_NAMES[command]
-        self._started = time.monotonic()
-        self.state = BUSY
-        self.command.release()
-        if on_pipe:  # after the command: the worker is reading it, so a large send cannot block
-            self._send(("side", bytes(side)))
+    def command(
+        self, command: int, which: Any, seeds: Any = None, sides: dict[int, bytes] | None = None
+    ) -> None:
+        """Tells the workers ``which`` (a slice or an index array) to run ``command``.
 
-    def poll(self) -> bool:
-        """True once the worker answered the running command (does not wait)."""
-        if self.state == DONE or self._acquired:
-            return True
-        if self.done.acquire(False):
-            self._acquired = True
-            return True
-        if not self.process.is_alive():
-            self._acquired = self.done.acquire(False)
-            if not self._acquired:
-                raise self._died()
-        elif self.timeout is not None and time.monotonic() - self._started > self.timeout:
-            raise self._hung()
-        return self._acquired
-
-    def finish(self) -> bytes:
-        """Waits for the answer (within the timeout); returns the core's side-channel bytes.
-
-        Once per answer: a core already finished (``DONE``: the pool asked every core for a
-        picture or a state while its step ran, and finished that step first) has nothing
-        more to wait for or to hand out.
+        ``seeds``: the reset seed of each (None: none); ``sides``: the side-channel bytes of
+        each core that has some.
         """
-        if self.state == DONE:
-            return b""
-        words = self.control.words
-        while True:
-            self._wait_done()
-            for memory in self._unlink_after_answer:
-                unlink_quietly(memory)
-            self._unlink_after_answer.clear()
-            status = int(words[ControlBlock.STATUS])
-            if status == NEEDS_SEGMENT:
-                self._give_segment()
-                continue
-            if status == FAILED:
-                message = self._receive()
-                raise self._raised(message[1], during=self._doing)
-            break
-        self.state = DONE
-        size = int(words[ControlBlock.SIDE_OUT])
-        if size == 0:
-            return b""
-        if size > 0:
-            return self.control.side_out[:size].tobytes()
-        return self._receive()[1]
+        words, late = self.words, []
+        if sides:
+            for i, data in sides.items():
+                if not self.control.put(self.control.side_in, i, SIDE_IN, data):
+                    late.append((i, data))
+        words[which, COMMAND] = command
+        words[which, HAS_SEED] = seeds is not None
+        if seeds is not None:
+            words[which, SEED] = seeds
+        words[which, SEQ] += 1
+        self.started[which] = time.monotonic()
+        self.doing = COMMAND_NAMES[command]
+        asleep = words[which, SLEEPING]
+        if asleep.any():
+            indices = np.arange(self.k)[which]
+            for i in indices[asleep != 0].tolist():
+                self._send(i, None)  # a wake-up
+        for i, data in late:  # after the command: the worker is reading, a large send cannot block
+            self._send(i, ("side", data))
 
-    def _wait_done(self) -> None:
-        if self._acquired:
-            self._acquired = False
+    def answered(self, which: Any) -> np.ndarray:
+        return self.words[which, DONE] == self.words[which, SEQ]
+
+    def wait(self, which: Any, need: int | None = None, among: np.ndarray | None = None) -> None:
+        """Waits until every worker of ``which`` answered (or ``need`` of ``among``, a bool
+        array over all cores, for async mode)."""
+        if need is None and self.answered(which).all():
             return
-        done = self.done
-        if done.acquire(False):
-            return
+        self._wait_slowly(which, need, among)
+
+    def _enough(self, which: Any, need: int | None, among: np.ndarray | None) -> bool:
+        if need is None:
+            return bool(self.answered(which).all())
+        return int((self.answered(slice(0, self.k)) & among).sum()) >= need
+
+    def _wait_slowly(self, which: Any, need: int | None, among: np.ndarray | None) -> None:
+        """The spin, then the blocking part of :meth:`wait` (with the fault checks)."""
         deadline = time.perf_counter() + self.spin
         while time.perf_counter() < deadline:
-            _yield()
-            if done.acquire(False):
+            if self._enough(which, need, among):
                 return
-        while not done.acquire(timeout=_SLICE):
-            if not self.process.is_alive():
-                if done.acquire(False):  # it answered, then exited (a failed command)
-                    return
-                raise self._died()
-            if self.timeout is not None and time.monotonic() - self._started > self.timeout:
-                raise self._hung()
+            _yield()
+        candidates = np.arange(self.k)[which if among is None else among]
+        indices = [i for i in candidates.tolist() if i in self.processes]
+        self.words[-1, WAITING] = 1
+        try:
+            while not self._enough(which, need, among):
+                waiting = [i for i in indices if self.words[i, DONE] != self.words[i, SEQ]]
+                handles = [self.connections[i] for i in waiting]
+                handles += [self.processes[i].sentinel for i in waiting]
+                for ready in mp_connection.wait(handles, SLICE):
+                    for i in waiting:
+                        if ready is self.connections[i]:
+                            self._drain(i)
+                for i in waiting:
+                    self._check_alive(i)
+        finally:
+            self.words[-1, WAITING] = 0
 
-    def _give_segment(self) -> None:
-        """The worker needs a (bigger) data segment: create it, send its name."""
-        kind, layout, description = self._receive()
-        segment = DataSegment.create(layout)
-        self._send(("segment", segment.memory.name))
-        if self.segment is not None:
-            self.segment.close()
-        self.segment = segment
-        self._unlink_after_answer.append(segment.memory)
-        self.description = description
-        self.description_changed = True
+    def _drain(self, i: int) -> None:
+        """Moves what worker ``i`` sent into its inbox (wake-ups dropped)."""
+        connection = self.connections[i]
+        try:
+            while connection.poll(0):
+                message = connection.recv()
+                if message is not None:
+                    self.inboxes[i].append(message)
+        except (EOFError, OSError):
+            pass  # it died: the sentinel says so
 
-    # ------------------------------------------------------------------ data
+    def _check_alive(self, i: int) -> None:
+        if self.words[i, DONE] == self.words[i, SEQ]:
+            return
+        if not self.processes[i].is_alive():
+            if self.words[i, DONE] != self.words[i, SEQ]:
+                raise self._died(i)
+        elif self.timeout is not None and time.monotonic() - self.started[i] > self.timeout:
+            raise self._hung(i)
 
-    def parts(self, name: str) -> tuple[Part | None, Part | None]:
-        buffers = self.segment.behaviors.get(name) if self.segment is not None else None
-        if buffers is None:
-            return None, None
-        header = buffers.header
-        n, m = int(header[N_DECISION]), int(header[N_TERMINAL])
-        mask = buffers.decision_mask[:n] if header[MASK_PRESENT] else None
-        return (
-            _shared_part(self.index, buffers.decision, n, mask, None),
-            _shared_part(self.index, buffers.terminal, m, None, buffers.terminal_interrupted[:m]),
-        )
+    def failures(self, which: Any) -> list[int]:
+        """The workers of ``which`` whose answer is not a plain OK (after :meth:`wait`)."""
+        statuses = self.words[which, STATUS]
+        if not statuses.any():
+            return []
+        return np.arange(self.k)[which][statuses != 0].tolist()
 
-    def decision_count(self, name: str) -> int:
-        buffers = self.segment.behaviors.get(name) if self.segment is not None else None
-        return 0 if buffers is None else int(buffers.header[N_DECISION])
+    def requests(self, indices: list[int]) -> dict[int, Any]:
+        """``{core: (needs, description)}`` of the workers that answered NEEDS_ROOM; a worker
+        that failed raises its error."""
+        requests = {}
+        for i in indices:
+            status = int(self.words[i, STATUS])
+            if status == FAILED:
+                raise self._raised(i, self.receive(i)[1], during=self.doing)
+            if status == NEEDS_ROOM:
+                _, needs, description = self.receive(i)
+                self.descriptions[i] = description
+                requests[i] = needs
+        return requests
 
-    def _buffers(self, name: str) -> BehaviorBuffers:
-        """The behaviour's buffers; the pool asks only for a behaviour the core has rows of."""
-        if self.segment is None:
-            raise CorePoolError(f"{self.label} has sent no rows of behavior {name!r}", self.index)
-        return self.segment.behaviors[name]
+    def side_out(self, i: int) -> bytes:
+        data = self.control.get(self.control.side_out, i, SIDE_OUT)
+        return self.receive(i)[1] if data is None else data
 
-    def set_actions(self, name: str, continuous: np.ndarray, discrete: np.ndarray) -> None:
-        buffers = self._buffers(name)
-        n = int(buffers.header[N_DECISION])
-        buffers.continuous[:n] = continuous
-        buffers.discrete[:n] = discrete
-        buffers.header[ACTIONS_SET] = 1
+    # ------------------------------------------------------------------ segments
 
-    def set_action_for_agent(
-        self, name: str, pool_id: int, core_id: int, action: ActionTuple
-    ) -> None:
-        buffers = self._buffers(name)
-        header = buffers.header
-        n = int(header[N_DECISION])
-        row = int(np.flatnonzero(buffers.decision.agent_id[:n] == pool_id)[0])
-        if not header[ACTIONS_SET]:
-            # ML-Agents' rule: the other agents that decided take the zero action.
-            buffers.continuous[:n] = 0
-            buffers.discrete[:n] = 0
-            header[ACTIONS_SET] = 1
-        buffers.continuous[row] = action.continuous[0]
-        buffers.discrete[row] = action.discrete[0]
+    def grow(self, requests: dict[int, dict[str, Any]], specs: Any) -> None:
+        """New segments for the behaviours of ``requests`` (``{core: {name: (rows, obs
+        signature)}}``), this step's rows of every other core copied over (no worker may be
+        running); the workers attach them before their next command, and those that asked
+        write their rows now."""
+        grown: dict[str, BehaviorLayout] = {}
+        for i, needs in requests.items():
+            for name, (count, observations) in needs.items():
+                layout = grown.get(name) or self._first_layout(name, specs, observations)
+                if layout.observations != observations and count:
+                    layout = self._new_observations(layout, i, observations)
+                grown[name] = layout.grown(i, count, layout.observations)
+        self.generation += 1
+        segments = {}
+        for name, layout in grown.items():
+            rows = Rows.create(layout)
+            old = self.rows.get(name)
+            for i in range(self.k):
+                if old is not None and i not in requests:
+                    rows.copy_core(old, i)
+            if old is not None:
+                self._unlink_later.append((self.generation, old.memory))
+            self.rows[name] = rows
+            self._unlink_later.append((self.generation, rows.memory))
+            segments[name] = (rows.memory.name, layout)
+        for i in self.indices.tolist():
+            self._send(i, ("segments", (self.generation, segments)))
+        self.words[-1, POOL_GENERATION] = self.generation
+        again = np.array([i for i in requests if i in self.processes], np.int64)
+        if len(again):
+            self.command(WRITE, again)
 
-    def request_frame(self) -> None:
-        self.start(RENDER)
+    def _first_layout(self, name: str, specs: Any, observations: Any) -> BehaviorLayout:
+        old = self.rows.get(name)
+        if old is not None:
+            return old.layout
+        spec = specs.get(name)
+        if spec is None:  # a behaviour a core reports late: the first description has it
+            spec = next(d["specs"][name] for d in self.descriptions.values() if name in d["specs"])
+        branches = tuple(spec.action_spec.discrete_branches)
+        return BehaviorLayout(
+            name, (MIN_ROWS,) * self.k, observations, spec.action_spec.continuous_size,
+            len(branches), int(sum(branches)),
+        )  # fmt: skip
 
-    def frame(self) -> np.ndarray | None:
-        self.finish()
-        _, frame, reason = self._receive()
-        if frame is None and reason:
-            raise NotImplementedError(f"{self.label} cannot render: {reason}")
-        return frame
+    def _new_observations(self, layout: BehaviorLayout, i: int, observations: Any) -> Any:
+        old = self.rows.get(layout.name)
+        others: Any = [] if old is None else np.flatnonzero(old.counts[:, :2].max(axis=1))
+        if any(j != i for j in others):
+            raise SpecError(
+                f"behavior {layout.name!r}: core {i}'s observations (row shape, dtype) "
+                f"{list(observations)} differ from the other cores' {list(layout.observations)}"
+                "; every core of a pool must agree"
+            )
+        return BehaviorLayout(
+            layout.name, layout.rows, observations, layout.continuous, layout.discrete,
+            layout.mask_width,
+        )  # fmt: skip
 
-    def request_state(self) -> None:
-        self.start(STATE)
+    def unlink_attached(self) -> None:
+        """Unlinks the segments every worker has attached (names no process needs now)."""
+        if self._unlink_later and len(self.indices):
+            attached = int(self.words[self.indices, GENERATION].min())
+            keep = []
+            for generation, memory in self._unlink_later:
+                if generation <= attached:
+                    unlink_quietly(memory)
+                else:
+                    keep.append((generation, memory))
+            self._unlink_later = keep
+        elif self._unlink_later:
+            for _, memory in self._unlink_later:
+                unlink_quietly(memory)
+            self._unlink_later = []
 
-    def global_state(self) -> np.ndarray:
-        self.finish()
-        _, state = self._receive()
-        return state
+    # ------------------------------------------------------------------ the pipes
+
+    def receive(self, i: int) -> Any:
+        """Worker ``i``'s next pipe message, within the timeout; a death is a fault."""
+        while True:
+            try:
+                message = next_message(self.connections[i], self.inboxes[i], SLICE * 10)
+            except (EOFError, OSError):
+                raise self._died(i) from None
+            if message is not None:
+                return message
+            if not self.processes[i].is_alive():
+                self._drain(i)
+                if not self.inboxes[i]:
+                    raise self._died(i)
+            elif self.timeout is not None and time.monotonic() - self.started[i] > self.timeout:
+                raise self._hung(i)
+
+    def _send(self, i: int, message: Any) -> None:
+        try:
+            self.connections[i].send(message)
+        except OSError:  # BrokenPipeError: the worker is gone
+            self.processes[i].join(SLICE)
+            raise self._died(i) from None
 
     # ------------------------------------------------------------------ faults
 
-    def _receive(self) -> Any:
-        """The worker's next pipe message, within the timeout; a death is a fault."""
-        connection = self.connection
-        while not connection.poll(_SLICE):
-            if not self.process.is_alive():
-                if connection.poll(0):
-                    break  # it said something before it exited
-                raise self._died()
-            if self.timeout is not None and time.monotonic() - self._started > self.timeout:
-                raise self._hung()
-        try:
-            return connection.recv()
-        except (EOFError, OSError):
-            raise self._died() from None
-
-    def _send(self, message: Any) -> None:
-        try:
-            self.connection.send(message)
-        except OSError:  # BrokenPipeError: the worker is gone
-            self.process.join(_SLICE)
-            raise self._died() from None
-
-    def _died(self) -> CorePoolError:
-        self.state = BROKEN
-        self.process.join(_SLICE)
+    def _died(self, i: int) -> CorePoolError:
+        process = self.processes[i]
+        process.join(SLICE * 10)
+        hint = ""
+        if self.doing == "start":
+            hint = (
+                " before it could build its core; the likely cause: the script that makes "
+                'the pool lacks the `if __name__ == "__main__":` guard, which spawn and '
+                "forkserver need (each worker imports that script again); the worker's "
+                "stderr says more"
+            )
         return CorePoolError(
-            f"{self.label}: the worker process {_signal_name(self.process.exitcode)} during "
-            f"{self._doing}",
-            self.index,
+            f"{self.label(i)}: the worker process {_signal_name(process.exitcode)} during "
+            f"{self.doing}{hint}",
+            i,
         )
 
-    def _hung(self) -> CorePoolError:
-        self.state = BROKEN
-        self._stop()
+    def _hung(self, i: int) -> CorePoolError:
+        self._stop(i)
         return CorePoolError(
-            f"{self.label}: no answer to {self._doing} within the timeout of {self.timeout} s; "
-            "the worker was stopped",
-            self.index,
+            f"{self.label(i)}: no answer to {self.doing} within the timeout of "
+            f"{self.timeout} s; the worker was stopped",
+            i,
         )
 
-    def _raised(self, info: dict[str, Any], during: str) -> CorePoolError:
-        self.state = BROKEN
+    def _raised(self, i: int, info: dict[str, Any], during: str) -> CorePoolError:
         error = CorePoolError(
-            f"{self.label} raised {info['type']} during {during}: {info['message']}\n"
+            f"{self.label(i)} raised {info['type']} during {during}: {info['message']}\n"
             f"--- the worker's traceback:\n{info['traceback'].rstrip()}",
-            self.index,
+            i,
         )
         if info.get("pickled") is not None:
             try:
@@ -555,9 +405,9 @@ class WorkerCore:
                 pass  # the message and traceback above carry it
         return error
 
-    def _stop(self) -> None:
-        """Stops the process: SIGTERM (the worker closes its core), then SIGKILL."""
-        process = self.process
+    def _stop(self, i: int) -> None:
+        """Stops a worker: SIGTERM (it closes its core), then SIGKILL."""
+        process = self.processes[i]
         if process.is_alive():
             process.terminate()
             process.join(2.0)
@@ -567,78 +417,50 @@ class WorkerCore:
 
     # ------------------------------------------------------------------ close
 
-    def close(self) -> CorePoolError | None:
-        """Asks the worker to close its core, waits, stops it if needed, frees its memory.
+    def close(self, broken: bool = False) -> CorePoolError | None:
+        """Asks every worker to close its core, stops those that do not, frees the memory.
 
-        Returns the error its core's ``close()`` raised, if any.
+        Returns the first error a core's ``close()`` raised (None after a fault: what a
+        broken pool's cores say then belongs to that fault). Safe to call again after an
+        interruption.
         """
-        if self.state == "closed":
-            return None
         error = None
-        process = self.process
-        if process.is_alive() and self.state != BROKEN:
-            self._doing = "close"
-            self.control.words[ControlBlock.COMMAND] = CLOSE
-            self.control.words[ControlBlock.SEQUENCE] += 1
-            self.command.release()
-            grace = CLOSE_GRACE if self.timeout is None else min(CLOSE_GRACE, self.timeout)
-            deadline = time.monotonic() + grace
+        live = [i for i, p in self.processes.items() if p.pid is not None and p.is_alive()]
+        if live and not broken:
+            which = np.array(live, np.int64)
+            self.words[which, COMMAND] = CLOSE
+            self.words[which, SEQ] += 1
+            self.doing = "close"
+            for i in live:
+                try:
+                    self.connections[i].send(None)  # a wake-up
+                except OSError:
+                    pass
+            deadline = time.monotonic() + min(CLOSE_GRACE, self.timeout or CLOSE_GRACE)
             # Reading while waiting: a worker whose close raised sends the error, and would
             # block on a message larger than the pipe's buffer if nobody read it.
-            while process.is_alive() and time.monotonic() < deadline:
-                message = self._next_message(_SLICE)
-                if message is not None and message[0] == "error":
-                    error = self._raised(message[1], during="close")
-            message = self._next_message(0)
-            if error is None and message is not None and message[0] == "error":
-                error = self._raised(message[1], during="close")
-        self._stop()
-        self.state = "closed"
-        if not process.is_alive():
-            process.close()
-        self._release_names()
-        if self.segment is not None:
-            self.segment.close()
-            self.segment = None
-        self.control.close()
-        self.connection.close()
-        return error
-
-    def _next_message(self, wait: float) -> Any:
-        """A pipe message if one arrives within ``wait`` seconds (None at EOF or none)."""
-        try:
-            if self.connection.poll(wait):
-                return self.connection.recv()
-        except (EOFError, OSError):
-            self.process.join(wait)
-        return None
-
-    def _release_names(self) -> None:
-        for memory in self._unlink_after_answer:
+            for i in live:
+                while self.processes[i].is_alive() and time.monotonic() < deadline:
+                    self._drain(i)
+                    self.processes[i].join(SLICE)
+                self._drain(i)
+                for message in self.inboxes[i]:
+                    if error is None and message[0] == "error":
+                        error = self._raised(i, message[1], during="close")
+        for i in list(self.processes):  # one at a time: an interrupted close goes on here
+            if self.processes[i].pid is not None:
+                self._stop(i)
+                self.processes[i].close()
+            del self.processes[i]
+            self.connections.pop(i).close()
+        for rows in self.rows.values():
+            unlink_quietly(rows.memory)
+            rows.close()
+        for _, memory in self._unlink_later:
             unlink_quietly(memory)
-        self._unlink_after_answer.clear()
-
-
-def wait_for_answers(
-    handles: Sequence[Any], min_ready: int, any_done: Any, spin: float
-) -> list[Any]:
-    """The handles that answered, once at least ``min_ready`` have (async mode).
-
-    Spins for ``spin`` seconds, then blocks on ``any_done``, the semaphore every worker also
-    posts when it answers. It is emptied before each look at the workers, so a post it still
-    holds afterwards is an answer made after that look: no answer is missed, and old posts
-    cost one look each.
-    """
-    spin_until = time.perf_counter() + spin
-    while True:
-        if any_done is not None:
-            while any_done.acquire(False):
-                pass
-        answered = [h for h in handles if h.state == DONE or h.poll()]
-        if len(answered) >= min_ready:
-            return answered
-        if time.perf_counter() < spin_until:
-            _yield()
-        elif any_done is not None:
-            # A slice at a time: between slices poll() checks each worker is alive.
-            any_done.acquire(timeout=_SLICE)
+        self.rows, self._unlink_later = {}, []
+        if not self.closed:
+            unlink_quietly(self.control.memory)
+            self.control.close()
+            self.closed = True
+        return error

@@ -1,27 +1,18 @@
-"""The arguments of a :class:`~zooport.envs.core_pool.CorePool`, checked once.
-
-Classes:
-    PoolOptions: mode, ``min_ready``, where core 0 runs, timeout, start method, spin and the
-        side-channel area size, each checked with an error that names it.
-
-Functions:
-    check_factories: the core factories, checked (a non-empty sequence of callables).
-
-Integer, bool and seed arguments are checked by :mod:`zooport.envs.arguments`, as everywhere.
-"""
+"""The arguments of a :class:`~zooport.envs.core_pool.CorePool` and of ``pool_options``,
+checked once, each with an error that names it and its valid values."""
 
 from __future__ import annotations
 
 import multiprocessing
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 from zooport.envs.arguments import check_bool, check_float, check_int
 from zooport.envs.base_env import BaseEnv
 from zooport.errors import ArgumentError, ArgumentTypeError
 
-__all__ = ["MODES", "START_METHODS", "PoolOptions", "check_factories"]
+__all__ = ["MODES", "START_METHODS", "POOL_OPTIONS", "PoolOptions", "check_factories",
+           "check_pool_options"]  # fmt: skip
 
 #: The pool's modes.
 MODES = ("sync", "async")
@@ -31,11 +22,17 @@ MODES = ("sync", "async")
 #: lambdas and local functions need cloudpickle). ``"fork"`` is refused: it would copy the
 #: parent's threads and locks (torch, grpc) into the workers.
 START_METHODS = ("spawn", "forkserver")
+#: The ``CorePool`` keywords a ``pool_options={...}`` may hold (``make``, ``make_vec``, the CLI).
+POOL_OPTIONS = (
+    "mode", "min_ready", "local_core", "core_side_channels", "timeout", "start_method", "spin",
+    "side_channel_bytes",
+)  # fmt: skip
+#: The longest spin, in seconds: beyond it a waiting process would hold a CPU for nothing.
+MAX_SPIN = 1.0
 
 
-@dataclass(frozen=True)
-class PoolOptions:
-    """A pool's arguments; see :class:`~zooport.envs.core_pool.CorePool` for each."""
+class PoolOptions(NamedTuple):
+    """A pool's arguments, checked; see :class:`~zooport.envs.core_pool.CorePool` for each."""
 
     mode: str
     min_ready: int
@@ -46,18 +43,7 @@ class PoolOptions:
     side_channel_bytes: int
 
     @classmethod
-    def checked(
-        cls,
-        k: int,
-        *,
-        mode: Any,
-        min_ready: Any,
-        local_core: Any,
-        timeout: Any,
-        start_method: Any,
-        spin: Any,
-        side_channel_bytes: Any,
-    ) -> PoolOptions:
+    def checked(cls, k: int, **given: Any) -> PoolOptions:
         """The options of a pool of ``k`` cores, defaults filled in.
 
         Raises:
@@ -70,28 +56,26 @@ class PoolOptions:
             >>> options.min_ready, options.local_core
             (1, False)
         """
-        if mode not in MODES:
-            raise ArgumentError(f"Expect mode to be one of {list(MODES)}, actually: {mode!r}")
-        if start_method not in START_METHODS:
-            raise ArgumentError(
-                f"Expect start_method to be one of {list(START_METHODS)}, actually: "
-                f"{start_method!r}"
-            )
-        if start_method not in multiprocessing.get_all_start_methods():
-            raise ArgumentError(f"start_method {start_method!r} is not available on this platform")
-        size = check_int(side_channel_bytes, "side_channel_bytes", 0)
-        if local_core is None:
-            local = mode == "sync"  # in async mode a slow core 0 would hold back every step
-        else:
-            local = check_bool(local_core, "local_core")
+        mode, method, timeout = given["mode"], given["start_method"], given["timeout"]
+        for name, value, valid in (("mode", mode, MODES), ("start_method", method, START_METHODS)):
+            if value not in valid:
+                raise ArgumentError(
+                    f"Expect {name} to be one of {list(valid)}, actually: {value!r}"
+                )
+        if method not in multiprocessing.get_all_start_methods():
+            raise ArgumentError(f"start_method {method!r} is not available on this platform")
+        local = given["local_core"]
+        seconds = "a number of seconds"
         return cls(
-            mode=mode,
-            min_ready=_min_ready(min_ready, mode, k),
-            local_core=local,
-            timeout=None if timeout is None else _seconds(timeout, "timeout"),
-            start_method=start_method,
-            spin=_seconds(spin, "spin", allow_zero=True),
-            side_channel_bytes=size,
+            mode,
+            _min_ready(given["min_ready"], mode, k),
+            mode == "sync" if local is None else check_bool(local, "local_core"),
+            None if timeout is None else check_float(timeout, "timeout", above=0, kind=seconds),
+            method,
+            check_float(
+                given["spin"], "spin", above=0, below=MAX_SPIN, at_least=True, kind=seconds
+            ),
+            check_int(given["side_channel_bytes"], "side_channel_bytes", 0),
         )
 
 
@@ -114,8 +98,38 @@ def check_factories(core_fns: Any) -> list[Callable[..., Any]]:
     return factories
 
 
-def _seconds(value: Any, name: str, *, allow_zero: bool = False) -> float:
-    return check_float(value, name, above=0, at_least=allow_zero, kind="a number of seconds")
+def check_pool_options(pool_options: Any, workers: Any) -> dict[str, Any]:
+    """``pool_options`` as CorePool keywords: a mapping of :data:`POOL_OPTIONS`, given with
+    ``workers``.
+
+    Raises:
+        ArgumentTypeError: not a mapping, or a key the pool does not take.
+        ArgumentError: ``pool_options`` without ``workers`` (there would be no pool).
+
+    Example:
+        >>> check_pool_options({"nope": 1}, 2)
+        Traceback (most recent call last):
+        ...
+        zooport.errors.ArgumentTypeError: Expect pool_options keys among ['mode', ...
+    """
+    if pool_options is None:
+        return {}
+    if not isinstance(pool_options, Mapping):
+        raise ArgumentTypeError(
+            f"Expect pool_options to be a mapping of CorePool arguments {list(POOL_OPTIONS)}, "
+            f"actually: {type(pool_options).__name__} {pool_options!r}"
+        )
+    unknown = [key for key in pool_options if key not in POOL_OPTIONS]
+    if unknown:
+        raise ArgumentTypeError(
+            f"Expect pool_options keys among {list(POOL_OPTIONS)}, actually: {unknown}"
+        )
+    if workers is None and pool_options:
+        raise ArgumentError(
+            f"pool_options={dict(pool_options)!r} are CorePool arguments, and no pool is built "
+            "without workers=K: pass workers too, or leave pool_options out"
+        )
+    return dict(pool_options)
 
 
 def _min_ready(min_ready: Any, mode: str, k: int) -> int:

@@ -8,9 +8,7 @@ Functions:
 Classes:
     GlobalStateLayout: whether every core has a global state, and the pool's: the cores'
         states concatenated in core order, its shape and space.
-    PoolViews: the members of :class:`~zooport.envs.core_pool.CorePool` that ask every core
-        at once: ``render()`` and the global state (``global_state()``,
-        ``global_state_shape``, ``global_state_space``).
+    PoolViews: ``render()`` and the global state of a pool, from its cores' answers.
 
 The functions work on the plain data a core's handle holds (its ``label`` and its
 ``description``, see :func:`~zooport.envs.pool_worker.core_description`), so none needs a
@@ -22,16 +20,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from zooport.envs.pool_handles import BUSY
+from zooport.envs.pool_worker import RENDER, STATE
 from zooport.envs.specs import BehaviorMapping, BehaviorSpec
 from zooport.errors import SpecError
-
-if TYPE_CHECKING:
-    from zooport.envs.pool_channels import PoolChannels
 
 __all__ = ["agreed_specs", "merged_specs", "stitch_frames", "GlobalStateLayout", "PoolViews"]
 
@@ -177,22 +172,20 @@ class GlobalStateLayout:
 
 
 class PoolViews:
-    """What :class:`~zooport.envs.core_pool.CorePool` answers by asking every core at once.
+    """What :class:`~zooport.envs.core_pool.CorePool` answers by asking every core at once
+    (its ``_ask``): ``render()`` and the global state."""
 
-    The pool provides its handles (``_handles`` in core order, ``_start_order`` workers
-    first), its channels, and its ``_check_ready``/``_broke`` rules.
-    """
-
-    _handles: list[Any]
-    _start_order: list[Any]
-    _channels: PoolChannels
+    _num_cores: int
     _global_layout: GlobalStateLayout | None
     _state_space: Any
 
-    def _check_ready(self) -> None:
+    def _ask(self, command: int) -> dict[int, Any]:
         raise NotImplementedError
 
-    def _broke(self, exc: BaseException) -> None:
+    def _label(self, i: int) -> str:
+        raise NotImplementedError
+
+    def _description(self, i: int) -> dict[str, Any]:
         raise NotImplementedError
 
     def render(self) -> np.ndarray | None:
@@ -201,53 +194,20 @@ class PoolViews:
         Raises:
             NotImplementedError: a core cannot render.
         """
-        frames: list[np.ndarray | None] = []
-        cannot: list[NotImplementedError] = []
-
-        def frame(handle: Any) -> None:
-            try:
-                frames.append(handle.frame())
-            except NotImplementedError as exc:  # every answer is read, even after that
-                cannot.append(exc)
-
-        self._ask_every_core(lambda handle: handle.request_frame(), frame)
+        answers = self._ask(RENDER)
+        cannot = [(i, reason) for i, (_, frame, reason) in answers.items() if reason]
         if cannot:
-            raise cannot[0]
-        return stitch_frames(frames)
-
-    def _ask_every_core(
-        self, request: Callable[[Any], None], answer: Callable[[Any], None]
-    ) -> None:
-        """``request`` of every core (workers first), then ``answer`` of each in core order.
-
-        Asking hands out no results: in async mode a step still running finishes first and
-        its results are handed out with the next step, as if nothing had been asked.
-        """
-        self._check_ready()
-        try:
-            incoming = [(h, h.finish()) for h in self._handles if h.state == BUSY]
-            states = [h.state for h in self._handles]
-            for handle in self._start_order:
-                request(handle)
-            for handle in self._handles:
-                answer(handle)
-            for handle, state in zip(self._handles, states, strict=True):
-                handle.state = state
-        except BaseException as exc:
-            self._broke(exc)
-            raise
-        self._channels.deliver(incoming)
+            i, reason = cannot[0]
+            raise NotImplementedError(f"{self._label(i)} cannot render: {reason}")
+        return stitch_frames([answers[i][1] for i in range(self._num_cores)])
 
     @property
     def global_state(self) -> Callable[[], np.ndarray]:
         """``global_state()``, where every core has one: their states after the last step,
-        each flattened, concatenated in core order (core 0's first) into a fresh array of
+        each flattened, concatenated in core order into a fresh array of
         :attr:`global_state_shape` (a core whose state has another size than its declared
-        shape is a ``SpecError``). Call it after ``reset()``.
-
-        A pool with a core that has no ``global_state()`` has no such attribute
-        (``hasattr(pool, "global_state")`` is False), exactly like such a core, so an
-        adapter falls back as it would for the core (PettingZoo's ``state()``).
+        shape is a ``SpecError``). A pool with a core without one has no such attribute,
+        exactly like that core, so an adapter falls back as it would for the core.
 
         Example:
             >>> from functools import partial
@@ -259,9 +219,9 @@ class PoolViews:
             ((20,), (20,))
             >>> pool.close()
         """
-        layout = self._state_layout()
-        if not layout.available:
-            missing = [h.label for h in self._handles if not h.description.get("global_state")]
+        if not self._state_layout().available:
+            k = self._num_cores
+            missing = [self._label(i) for i in range(k) if not self._description(i)["global_state"]]
             raise AttributeError(
                 f"CorePool has no global_state: {', '.join(missing)} has no global_state()"
             )
@@ -271,7 +231,8 @@ class PoolViews:
     def global_state_shape(self) -> tuple[int]:
         """``(total values,)`` of :attr:`global_state`, where every core declares its
         ``global_state_shape`` (or a box ``global_state_space``); otherwise no attribute."""
-        shape = self._state_layout().shape if self._state_layout().available else None
+        layout = self._state_layout()
+        shape = layout.shape if layout.available else None
         if shape is None:
             raise AttributeError("CorePool has no global_state_shape: a core declares none")
         return shape
@@ -279,28 +240,23 @@ class PoolViews:
     @property
     def global_state_space(self) -> Any:
         """A ``gymnasium.spaces.Box`` of :attr:`global_state`: the cores' boxes' bounds,
-        concatenated, where every core declares a box ``global_state_space``; otherwise no
-        attribute."""
+        concatenated, where every core declares a box ``global_state_space``."""
         if self._state_space is None:
             bounds = self._state_layout().bounds
             if bounds is None:
                 raise AttributeError("CorePool has no global_state_space: a core declares none")
             from gymnasium import spaces
 
-            low, high = bounds
-            self._state_space = spaces.Box(low, high, dtype=low.dtype)
+            self._state_space = spaces.Box(bounds[0], bounds[1], dtype=bounds[0].dtype)
         return self._state_space
 
     def _state_layout(self) -> GlobalStateLayout:
         if self._global_layout is None:
-            views = [(h.label, h.description) for h in self._handles]
-            self._global_layout = GlobalStateLayout.of(views)
+            k = self._num_cores
+            cores = [(self._label(i), self._description(i)) for i in range(k)]
+            self._global_layout = GlobalStateLayout.of(cores)
         return self._global_layout
 
     def _gather_global_state(self) -> np.ndarray:
-        states: list[np.ndarray] = []
-        self._ask_every_core(
-            lambda handle: handle.request_state(),
-            lambda handle: states.append(handle.global_state()),
-        )
-        return self._state_layout().concatenate(states)
+        answers = self._ask(STATE)
+        return self._state_layout().concatenate([answers[i][1] for i in range(self._num_cores)])

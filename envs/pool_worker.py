@@ -1,33 +1,13 @@
 """The worker side of a :class:`~zooport.envs.core_pool.CorePool`: one core per process.
 
-Classes:
-    WorkerConfig: what a worker process is started with.
-    RelayChannel: a side channel on the core's end that carries the bytes of one channel id
-        between the core and the pool's channels.
-    Relays: the relay channels of one core: delivers the pool's framed bytes to them and
-        collects what the core sent back, framed.
-    CoreLink: serves the pool's commands for one core in a worker: actions in, results out,
-        through the shared memory of :mod:`zooport.envs.pool_shared_memory`.
-
-Functions:
-    run_worker: the target of a worker process.
-    build_core: calls a core factory (with the relay channels when there are any) and
-        presents the result as a current-API BaseEnv.
-    core_description: what the pool needs to know of a core: specs in zooport's types,
-        whether it can be seeded, whether it restarts finished agents, whether it renders,
-        what global state it has (global_state_description).
-    pickle_factory: a factory as bytes a worker can load (pickle; cloudpickle for lambdas and
-        local functions where it is installed).
-    describe_exception: an exception as data that crosses a pipe.
-
-Commands and statuses are words of the worker's
-:class:`~zooport.envs.pool_shared_memory.ControlBlock`; the pool posts the worker's command
-semaphore, the worker answers on its done semaphore. A worker waits for a command by
-spinning on the semaphore (``spin`` seconds, yielding the CPU between tries) and then
-blocking on it in short slices, checking between slices that the process that started it is
-still there; when it is gone the worker closes its core and exits, so no worker outlives the
-pool's process. Ctrl-C is left to the pool's process (workers ignore SIGINT); SIGTERM closes
-the core and exits.
+A worker builds its core, says ``ready``, then serves commands: it waits for its sequence
+word in the control array to move (spinning for ``spin`` seconds, yielding the CPU, then
+blocking on its pipe, where the pool wakes it), runs the command, writes its rows into the
+behaviours' segments and answers in the control array (and on the pipe, where the pool is
+blocked). A core that raises is answered as a failure with the error on the pipe; the
+worker then exits. A watchdog thread ends the worker when the pool's process is gone, even
+inside a long or hung step. Ctrl-C is left to the pool's process (workers ignore SIGINT);
+SIGTERM closes the core and exits.
 """
 
 from __future__ import annotations
@@ -35,9 +15,11 @@ from __future__ import annotations
 import os
 import pickle
 import signal
+import threading
 import time
 import traceback
 import uuid
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -48,97 +30,85 @@ from zooport.envs.base_env import ActionTuple, BaseEnv, BaseEnvLike, BehaviorSpe
 from zooport.envs.batched_env import BatchedEnv
 from zooport.envs.capabilities import has_action_masks
 from zooport.envs.compat import _convert_behavior, as_base_env
-from zooport.envs.pool_batches import pool_ids
 from zooport.envs.pool_shared_memory import (
     ACTIONS_SET,
-    MASK_PRESENT,
+    COMMAND,
+    DONE,
+    GENERATION,
+    HAS_SEED,
     N_DECISION,
-    N_TERMINAL,
-    BehaviorBuffers,
-    ControlBlock,
-    DataLayout,
-    DataSegment,
-    StepRows,
+    POOL_GENERATION,
+    SEED,
+    SEQ,
+    SIDE_IN,
+    SIDE_OUT,
+    SLEEPING,
+    STATUS,
+    WAITING,
+    BehaviorLayout,
+    Block,
+    Control,
+    Rows,
 )
 from zooport.envs.side_channel.incoming_message import IncomingMessage
 from zooport.envs.side_channel.side_channel import SideChannel
 from zooport.envs.side_channel.side_channel_manager import _append_frame, _parse_frames
+from zooport.envs.steps import check_agent_ids
 from zooport.errors import CorePoolError, SpecError
 
 __all__ = [
-    "STEP",
-    "RESET",
-    "RENDER",
-    "CLOSE",
-    "STATE",
-    "OK",
-    "NEEDS_SEGMENT",
-    "FAILED",
-    "WorkerConfig",
-    "RelayChannel",
-    "Relays",
-    "CoreLink",
-    "run_worker",
-    "build_core",
+    "STEP", "RESET", "RENDER", "CLOSE", "STATE", "WRITE", "OK", "NEEDS_ROOM", "FAILED",
+    "COMMAND_NAMES", "WorkerConfig", "Relays", "CoreRunner", "run_worker", "build_core",
     "action_setter",
-    "core_description",
-    "global_state_description",
-    "pickle_factory",
-    "describe_exception",
-]
+    "core_description", "global_state_description", "pickle_factory", "describe_exception",
+    "next_message",
+]  # fmt: skip
 
-# Commands (ControlBlock.COMMAND).
-STEP, RESET, RENDER, CLOSE, STATE = 1, 2, 3, 4, 5
-# Statuses (ControlBlock.STATUS): answered; the results need a bigger segment (the layout is
-# on the pipe); the command raised (the error is on the pipe).
-OK, NEEDS_SEGMENT, FAILED = 0, 1, 2
-COMMAND_NAMES = {
-    STEP: "step",
-    RESET: "reset",
-    RENDER: "render",
-    CLOSE: "close",
-    STATE: "global_state",
-}
+# Commands; WRITE writes the steps held back by a NEEDS_ROOM answer into the new segments.
+STEP, RESET, RENDER, CLOSE, STATE, WRITE = 1, 2, 3, 4, 5, 6
+# Statuses: answered; the rows need new segments (the request is on the pipe); the command
+# raised (the error is on the pipe).
+OK, NEEDS_ROOM, FAILED = 0, 1, 2
+COMMAND_NAMES = {STEP: "step", RESET: "reset", RENDER: "render", CLOSE: "close",
+                 STATE: "global_state", WRITE: "step"}  # fmt: skip
 
-#: How often a blocked worker checks that the pool's process is still there (seconds).
+#: How often a worker checks that the pool's process is still there (seconds).
 PARENT_CHECK = 0.25
+#: How long a worker whose pool's process is gone may take to close its core (seconds).
+PARENT_GRACE = 3.0
+#: The longest a blocked process sleeps before it looks again (a missed wake-up costs this).
+SLICE = 0.005
 
 _yield = getattr(os, "sched_yield", lambda: time.sleep(0))
 
 
 @dataclass
 class WorkerConfig:
-    """What a worker process is started with (pickled once, by the start method).
-
-    Attributes:
-        index: the core's index in the pool.
-        factory: the pickled core factory (see :func:`pickle_factory`).
-        relay_ids: the channel ids the core gets relay channels for (may be empty).
-        control_name, side_bytes: the worker's control block.
-        connection: the worker's end of the pipe (control messages only).
-        command, done: the semaphores the pool posts and the worker posts.
-        spin: seconds to spin for a command before blocking.
-        pool_size: the number of cores in the pool: the worker writes pool agent ids
-            (:func:`~zooport.envs.pool_batches.pool_ids`).
-        any_done: async mode: a semaphore every worker of the pool also posts when it
-            answers, so the pool can block until any of them has (None in sync mode).
-    """
+    """What a worker process is started with: its core's index and pickled factory, the
+    relay channel ids, the control array, its end of the pipe and the spin."""
 
     index: int
     factory: bytes
     relay_ids: tuple[uuid.UUID, ...]
     control_name: str
+    k: int
     side_bytes: int
     connection: Any
-    command: Any
-    done: Any
     spin: float
-    pool_size: int = 1
-    any_done: Any = None
 
 
-class _ParentGone(Exception):
-    """The process that started this worker is gone."""
+def next_message(connection: Any, inbox: deque[Any], wait: float) -> Any:
+    """The next message of ``inbox`` or the pipe within ``wait`` s (None: none; wake-ups,
+    sent as None, are skipped)."""
+    while inbox:
+        message = inbox.popleft()
+        if message is not None:
+            return message
+    while connection.poll(wait):
+        message = connection.recv()
+        if message is not None:
+            return message
+    return None
 
 
 class RelayChannel(SideChannel):
@@ -296,260 +266,179 @@ def describe_exception(exc: BaseException) -> dict[str, Any]:
     }
 
 
-class CoreLink:
-    """Serves the pool's commands for one core, inside a worker process.
+class CoreRunner:
+    """Runs the pool's commands on one core and writes its rows, in a worker or (core 0) in
+    the pool's own process.
 
     Args:
         core: the core (a current-API BaseEnv).
         relays: its relay channels.
-        control: the worker's control block.
-        config: the worker's configuration.
+        index, k: its index in a pool of ``k`` cores.
+        segments: the behaviours' segments by name (the worker's own, or the pool's).
     """
 
     def __init__(
-        self, core: BaseEnv, relays: Relays, control: ControlBlock, config: WorkerConfig
+        self, core: BaseEnv, relays: Relays, index: int, k: int, segments: dict[str, Rows]
     ) -> None:
-        self.core = core
-        self.relays = relays
-        self.control = control
-        self.config = config
-        self.segment: DataSegment | None = None
-        self.decisions: dict[str, int] = {}
-        self.closed = False
+        self.core, self.relays, self.index, self.k, self.segments = core, relays, index, k, segments
+        self.description = core_description(core)
+        self.held: dict[str, tuple[Any, Any]] = {}
         self._set_actions = action_setter(core)
-        self._parent = os.getppid()
 
-    # ------------------------------------------------------------------ the loop
+    @property
+    def label(self) -> str:
+        return f"core {self.index} ({self.description['type']}, in this process)"
 
-    def serve(self) -> None:
-        """Answers commands until ``close`` (or until the pool's process is gone)."""
-        words = self.control.words
-        while True:
-            self._wait_for_command()
-            command = int(words[ControlBlock.COMMAND])
-            try:
-                if command == CLOSE:
-                    self.closed = True
-                    self.core.close()
-                    self._answer(OK)
-                    return
-                self._receive_side_channel_bytes()
-                if command == STEP:
-                    self._apply_actions()
-                    self.core.step()
-                elif command == RESET:
-                    if words[ControlBlock.HAS_SEED]:
-                        self.core.reset(seed=int(words[ControlBlock.SEED]))  # type: ignore[call-arg]  # seedable
-                    else:
-                        self.core.reset()
-                elif command == RENDER:
-                    self.control.words[ControlBlock.SIDE_OUT] = 0
-                    self._answer(OK, self._frame())
-                    continue
-                elif command == STATE:
-                    self.control.words[ControlBlock.SIDE_OUT] = 0
-                    self._answer(OK, ("state", np.asarray(self.core.global_state())))  # type: ignore[attr-defined]  # asked only of cores with one
-                    continue
-                else:
-                    raise CorePoolError(f"unknown command {command}", self.config.index)
-                self._publish()
-            except (_ParentGone, SystemExit):
-                raise
-            except Exception as exc:
-                self._answer(FAILED, ("error", describe_exception(exc)))
-                return
-
-    def _wait_for_command(self) -> None:
-        semaphore = self.config.command
-        if semaphore.acquire(False):
-            return
-        deadline = time.perf_counter() + self.config.spin
-        while time.perf_counter() < deadline:
-            _yield()
-            if semaphore.acquire(False):
-                return
-        while not semaphore.acquire(timeout=PARENT_CHECK):
-            if os.getppid() != self._parent:
-                raise _ParentGone
-
-    def _answer(self, status: int, message: Any = None) -> None:
-        """Posts the answer, then sends ``message`` on the pipe if there is one.
-
-        In that order: the pool reads the pipe once it has the answer, so a message larger
-        than the pipe's buffer cannot block both ends.
-        """
-        words = self.control.words
-        words[ControlBlock.STATUS] = status
-        words[ControlBlock.DONE] = words[ControlBlock.SEQUENCE]
-        self.config.done.release()
-        if self.config.any_done is not None:
-            self.config.any_done.release()
-        if message is not None:
-            self.config.connection.send(message)
-
-    def _pipe_message(self, kind: str) -> Any:
-        """The next pipe message, which must be of ``kind``; waits while the pool is there."""
-        connection = self.config.connection
-        while not connection.poll(PARENT_CHECK):
-            if os.getppid() != self._parent:
-                raise _ParentGone
-        message = connection.recv()
-        if message[0] != kind:
-            raise CorePoolError(
-                f"expected a {kind!r} message from the pool, got {message[0]!r}", self.config.index
-            )
-        return message[1]
-
-    # ------------------------------------------------------------------ side channels
-
-    def _receive_side_channel_bytes(self) -> None:
-        size = int(self.control.words[ControlBlock.SIDE_IN])
-        if size == 0:
-            return
-        data = self.control.side_in[:size].tobytes() if size > 0 else self._pipe_message("side")
-        self.relays.deliver(data)
-
-    def _side_channel_bytes(self) -> tuple[str, bytes] | None:
-        """Puts what the core sent into the control block; a pipe message if it is too big."""
-        data = self.relays.collect() if self.relays.channels else b""
-        if self.control.put_bytes(self.control.side_out, ControlBlock.SIDE_OUT, data):
-            return None
-        return ("side", data)
-
-    # ------------------------------------------------------------------ data
-
-    def _apply_actions(self) -> None:
-        if self.segment is None:
-            return
-        for name, buffers in self.segment.behaviors.items():
-            if buffers.header[ACTIONS_SET]:
-                n = self.decisions.get(name, 0)
-                # The buffers hold (rows, c) float32 and (rows, d) int32 the pool validated.
-                self._set_actions(name, buffers.continuous[:n], buffers.discrete[:n])
-
-    def _publish(self) -> None:
-        core = self.core
-        steps = {name: core.get_steps(name) for name in core.behavior_specs}
-        segment = self.segment
-        if segment is None or not _fits(segment, steps):
-            segment = self._new_segment(steps)
+    def run(
+        self, command: int, seed: int | None, side: bytes, shared: bool = True
+    ) -> dict[str, Any] | None:
+        """Steps or resets the core; None when its rows fit the segments (write them with
+        :meth:`write`), else ``{behaviour: (rows, observation signature)}`` that do not.
+        ``shared=False``: a pool of one in this process, which hands out the core's own steps
+        (``{}`` when its behaviours changed, else None)."""
+        core, i = self.core, self.index
+        if side:
+            self.relays.deliver(side)
+        if command == STEP:
+            for name, rows in self.segments.items():
+                n, start = int(rows.counts[i, N_DECISION]), int(rows.start[i])
+                if rows.counts[i, ACTIONS_SET] and n:  # rows the pool validated
+                    end = start + n
+                    self._set_actions(name, rows.continuous[start:end], rows.discrete[start:end])
+            core.step()
+        else:
+            core.reset() if seed is None else core.reset(seed=seed)  # type: ignore[call-arg]  # seedable
+        if not shared:
+            if tuple(core.behavior_specs) == tuple(self.description["specs"]):
+                return None
+            self.description = core_description(core)
+            return {}
+        self.held = steps = {name: core.get_steps(name) for name in core.behavior_specs}
+        needs = {}
         for name, (decision, terminal) in steps.items():
-            self._write(segment.behaviors[name], decision, terminal)
-        self._answer(OK, self._side_channel_bytes())
+            check_agent_ids(name, decision, terminal)
+            known = self.segments.get(name)
+            if known is None or not (known.layout.holds(i, decision)
+                                     and known.layout.holds(i, terminal)):  # fmt: skip
+                needs[name] = (max(len(decision), len(terminal)), _signature(decision, terminal))
+        if tuple(steps) != tuple(self.description["specs"]):  # a behaviour a Unity scene adds
+            self.description = core_description(core)
+            return needs
+        return needs or None
 
-    def _new_segment(self, steps: dict[str, tuple[Any, Any]]) -> DataSegment:
-        """Asks the pool for a segment that holds ``steps``, attaches to it and returns it."""
-        description = core_description(self.core)
-        counts, observations, actions = {}, {}, {}
-        for name, (decision, terminal) in steps.items():
-            counts[name] = max(len(decision), len(terminal))
-            source = decision if len(decision) or not len(terminal) else terminal
-            observations[name] = [np.asarray(o) for o in source.obs]
-            action_spec = description["specs"][name].action_spec
-            actions[name] = (action_spec.continuous_size, tuple(action_spec.discrete_branches))
-        previous = self.segment.layout if self.segment is not None else None
-        layout = DataLayout.fitting(counts, observations, actions, previous)
-        for b in layout.behaviors:
-            decision, terminal = steps[b.name]
-            for kind, batch in (("DecisionSteps", decision), ("TerminalSteps", terminal)):
-                if not _holds(b, batch):
-                    shapes = [(np.asarray(o).shape[1:], np.asarray(o).dtype.str) for o in batch.obs]
-                    raise SpecError(
-                        f"behavior {b.name!r}: the {kind} observations (row shape, dtype) "
-                        f"{shapes} differ from the other batch's {list(b.observations)}"
-                    )
-        self._answer(NEEDS_SEGMENT, ("layout", layout, description))
-        name = self._pipe_message("segment")
-        if self.segment is not None:
-            self.segment.close()
-        self.segment = DataSegment.attach(name, layout)
-        return self.segment
+    def write(self) -> bytes:
+        """Writes the held rows into the segments; returns what the core sent on its relays."""
+        for name, rows in self.segments.items():
+            if name in self.held:
+                rows.write(self.index, self.k, *self.held[name])
+            else:
+                rows.counts[self.index] = 0
+        return self.side_out()
 
-    def _write(self, buffers: BehaviorBuffers, decision: Any, terminal: Any) -> None:
-        header = buffers.header
-        n = len(decision)
-        header[N_DECISION] = n
-        header[ACTIONS_SET] = 0
-        self.decisions[buffers.layout.name] = n
-        if n:
-            self._write_rows(buffers.decision, decision, n, buffers.layout.name)
-            header[MASK_PRESENT] = _write_mask(buffers, decision.action_mask, n)
-        m = len(terminal)
-        header[N_TERMINAL] = m
-        if m:
-            self._write_rows(buffers.terminal, terminal, m, buffers.layout.name)
-            buffers.terminal_interrupted[:m] = terminal.interrupted
+    def side_out(self) -> bytes:
+        """What the core sent on its relays since the last call."""
+        return self.relays.collect() if self.relays.channels else b""
 
-    def _write_rows(self, rows: StepRows, batch: Any, n: int, behavior: str) -> None:
-        """Writes the ``n`` rows of a DecisionSteps or TerminalSteps into ``rows``."""
-        for view, obs in zip(rows.obs, batch.obs, strict=True):
-            view[:n] = obs
-        rows.reward[:n] = batch.reward
-        config = self.config
-        pool_ids(behavior, batch.agent_id, config.pool_size, config.index, rows.agent_id[:n])
-        rows.group_id[:n] = batch.group_id
-        rows.group_reward[:n] = batch.group_reward
-
-    def _frame(self) -> tuple[str, np.ndarray | None, str]:
-        """The core's picture as a pipe message, or why it has none."""
+    def answer(self, command: int) -> tuple[Any, ...]:
+        """The core's picture (``("frame", array or None, why not)``) or its global state."""
+        if command == STATE:
+            return ("state", np.asarray(self.core.global_state()))  # type: ignore[attr-defined]  # asked only of cores with one
         try:
             frame = self.core.render()  # type: ignore[attr-defined]  # optional, beyond BaseEnv
-        except NotImplementedError as exc:
-            return ("frame", None, str(exc))
+        except (NotImplementedError, AttributeError) as exc:
+            return ("frame", None, str(exc) or "it has no render()")
         return ("frame", None if frame is None else np.asarray(frame), "")
 
-    def close(self) -> None:
-        """Unmaps the shared memory."""
-        if self.segment is not None:
-            self.segment.close()
-            self.segment = None
+
+def _serve(runner: CoreRunner, control: Control, config: WorkerConfig) -> None:
+    """Answers the pool's commands until ``close`` (a core that raises ends it too)."""
+    i, words, connection = config.index, control.words, config.connection
+    inbox: deque[Any] = deque()
+    generation = seen = 0
+
+    def message(kind: str) -> Any:
+        found = None
+        while found is None:
+            found = next_message(connection, inbox, PARENT_CHECK)
+        if found[0] != kind:
+            raise CorePoolError(f"expected a {kind!r} message, got {found[0]!r}", i)
+        return found[1]
+
+    def answer(status: int, payload: Any = None) -> None:
+        # In the array first, then on the pipe: the pool reads a payload once it sees the
+        # answer, so a large one cannot block both ends; a blocked pool needs a wake-up.
+        words[i, STATUS] = status
+        words[i, DONE] = words[i, SEQ]
+        if payload is not None or words[-1, WAITING]:
+            connection.send(payload)
+
+    while True:
+        if words[i, SEQ] == seen:  # spin, then block on the pipe (the pool wakes us there)
+            deadline = time.perf_counter() + config.spin
+            while words[i, SEQ] == seen and time.perf_counter() < deadline:
+                _yield()
+            words[i, SLEEPING] = 1
+            while words[i, SEQ] == seen:
+                if connection.poll(SLICE):
+                    inbox.append(connection.recv())
+            words[i, SLEEPING] = 0
+        seen = int(words[i, SEQ])
+        command = int(words[i, COMMAND])
+        while generation != words[-1, POOL_GENERATION]:  # new segments: attach them
+            generation, segments = message("segments")
+            for name, (memory, layout) in segments.items():
+                if name in runner.segments:
+                    runner.segments[name].close()
+                runner.segments[name] = Rows(Block(name=memory), layout)
+            words[i, GENERATION] = generation
+        try:
+            if command == CLOSE:
+                runner.core.close()
+                answer(OK)
+                return
+            if command in (RENDER, STATE):
+                answer(OK, runner.answer(command))
+                continue
+            if command != WRITE:
+                side = control.get(control.side_in, i, SIDE_IN)
+                seed = int(words[i, SEED]) if words[i, HAS_SEED] else None
+                needs = runner.run(command, seed, message("side") if side is None else side)
+                if needs is not None:
+                    answer(NEEDS_ROOM, ("room", needs, runner.description))
+                    continue
+            side = runner.write()
+            answer(OK, None if control.put(control.side_out, i, SIDE_OUT, side) else ("side", side))
+        except Exception as exc:
+            answer(FAILED, ("error", describe_exception(exc)))
+            return
 
 
-def _fits(segment: DataSegment, steps: dict[str, tuple[Any, Any]]) -> bool:
-    """Whether this step's batches fit the segment as it is (the per-step check)."""
-    behaviors = segment.behaviors
-    if len(steps) != len(behaviors):
-        return False
-    for name, (decision, terminal) in steps.items():
-        buffers = behaviors.get(name)
-        if buffers is None or not buffers.fits(decision) or not buffers.fits(terminal):
-            return False
-    return True
-
-
-def _holds(layout: Any, batch: Any) -> bool:
-    n = len(batch)
-    if not n:
-        return True  # nothing to write: an empty batch's dtype does not matter
-    return layout.holds(n, [np.asarray(o) for o in batch.obs])
-
-
-def _write_mask(buffers: BehaviorBuffers, mask: Any, n: int) -> int:
-    """Writes a per-branch mask into the (rows, sum of branches) area; 1 if there was one."""
-    width = buffers.layout.mask_width
-    if mask is None or not width:
-        return 0
-    column = 0
-    for branch in mask:
-        branch = np.asarray(branch)
-        size = branch.shape[1] if branch.ndim == 2 else -1
-        if branch.shape != (n, size) or column + size > width:
-            raise SpecError(
-                f"behavior {buffers.layout.name!r}: an action mask branch of shape "
-                f"{branch.shape} does not fit {n} agents and {width} mask columns"
-            )
-        buffers.decision_mask[:n, column : column + size] = branch
-        column += size
-    if column != width:
+def _signature(decision: Any, terminal: Any) -> Any:
+    """The observations' ``(row shape, dtype)`` (of the batch with rows), checked to agree."""
+    first, second = BehaviorLayout.signature(decision), BehaviorLayout.signature(terminal)
+    if len(decision) and len(terminal) and first != second:
         raise SpecError(
-            f"behavior {buffers.layout.name!r}: the action mask has {column} columns, the "
-            f"branches need {width}"
+            f"the DecisionSteps observations (row shape, dtype) {list(first)} differ from the "
+            f"TerminalSteps' {list(second)}"
         )
-    return 1
+    return first if len(decision) or not len(terminal) else second
 
 
 def _exit_on_sigterm(signum: int, frame: Any) -> None:
     raise SystemExit(0)
+
+
+def _watch_parent(parent: int) -> None:
+    """Ends this worker once the pool's process is gone, even inside a long or hung step.
+
+    SIGTERM goes to the main thread (it interrupts a sleep or a blocking wait; the worker
+    then closes its core); a core that does not let go within a grace period is cut off.
+    """
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK)
+    signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGTERM)
+    time.sleep(PARENT_GRACE)
+    os._exit(1)
 
 
 def run_worker(config: WorkerConfig) -> None:
@@ -560,34 +449,31 @@ def run_worker(config: WorkerConfig) -> None:
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    connection = config.connection
-    control: ControlBlock | None = None
-    core: BaseEnv | None = None
-    link: CoreLink | None = None
+    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+    control: Control | None = None
+    runner: CoreRunner | None = None
     try:
-        control = ControlBlock.attach(config.control_name, config.side_bytes)
+        control = Control(Block(name=config.control_name), config.k, config.side_bytes)
         relays = Relays(config.relay_ids)
-        factory = pickle.loads(config.factory)
-        core = build_core(factory, relays)
-        link = CoreLink(core, relays, control, config)
-        connection.send(("ready", core_description(core)))
-        link.serve()
-        if link.closed:
-            core = None  # the close command closed it (or reported why it could not)
-    except (_ParentGone, SystemExit):
+        core = build_core(pickle.loads(config.factory), relays)
+        runner = CoreRunner(core, relays, config.index, config.k, {})
+        config.connection.send(("ready", runner.description))
+        _serve(runner, control, config)
+    except SystemExit:
         pass
     except Exception as exc:
         try:
-            connection.send(("error", describe_exception(exc)))
+            config.connection.send(("error", describe_exception(exc)))
         except OSError:  # the pool's process is gone
             pass
     finally:
-        if core is not None:
+        if runner is not None and int(control.words[config.index, COMMAND]) != CLOSE:  # type: ignore[union-attr]
             try:
-                core.close()
+                runner.core.close()
             except Exception:
                 pass  # the worker is going away; the pool has been told why, or is gone
-        if link is not None:
-            link.close()
+        if runner is not None:
+            for rows in runner.segments.values():
+                rows.close()
         if control is not None:
             control.close()

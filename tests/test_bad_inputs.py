@@ -24,7 +24,7 @@ from zooport.cli.app import main
 from zooport.envs.builtin import Tag
 from zooport.errors import ZooportError
 
-from tests.support.bad_inputs import CASES, CLI_CASES, KINDS, Case, entry_points
+from tests.support.bad_inputs import CASES, CLI_CASES, KINDS, POOL_CASES, Case, entry_points
 
 
 def _param(case: Case):
@@ -55,7 +55,7 @@ def test_the_table_covers_every_kind_and_has_unique_rows():
     )
 
 
-@pytest.mark.parametrize("case", [_param(case) for case in CASES])
+@pytest.mark.parametrize("case", [_param(case) for case in CASES + POOL_CASES])
 def test_bad_input(case: Case):
     env = case.make()
     try:

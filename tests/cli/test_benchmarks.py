@@ -216,3 +216,18 @@ def test_pool_report_arithmetic_ceiling_and_target_marks() -> None:
     assert (
         "pool K=1 (in a worker) costs 40.0 us per step" in text and "(target <= 30 us: ✗)" in text
     )
+
+
+def test_pool_report_puffer_table_and_its_skip_line() -> None:
+    from zooport.cli.bench.harness import Measurement
+    from zooport.cli.bench.pool import report
+
+    rates = {"1proc": 1e5, "CorePool": 1.8e5, "vec(CorePool)": 1.5e5, "PufferLib": 2e5}
+    results = [Measurement("puffer 1 us", 64, route, rate) for route, rate in rates.items()]
+    results.append(Measurement("puffer 7 us", 64, "1proc", 1e5))
+    results.append(Measurement("puffer 7 us", 64, "PufferLib", None, note="skipped: no puffer"))
+    text = report(results, 2)
+    # 1.8e5 / 1e5, 1.5e5 / 1e5, 1.5e5 / 2e5, 1.8e5 / 2e5; a route not measured: "-".
+    assert "| 1 us | 64 | 100k | 180k | 150k | 200k | 1.80x | 1.50x | 0.75x | 0.90x |" in text
+    assert "| 7 us | 64 | 100k | - | - | - | - | - | - | - |" in text
+    assert "- PufferLib route skipped: no puffer" in text

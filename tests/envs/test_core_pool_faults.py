@@ -263,15 +263,15 @@ def test_actions_are_not_mixed_up_after_an_interrupt(monkeypatch):
     pool = CorePool([LedgerCore, functools.partial(LedgerCore, jitter=0.3)], **fast())
     try:
         pool.reset()
-        original = pool._handles[1].finish
+        original = pool._workers.wait
 
-        def interrupted():
+        def interrupted(*args):
             raise KeyboardInterrupt
 
-        monkeypatch.setattr(pool._handles[1], "finish", interrupted)
+        monkeypatch.setattr(pool._workers, "wait", interrupted)
         with pytest.raises(KeyboardInterrupt):
             pool.step()
-        monkeypatch.setattr(pool._handles[1], "finish", original)
+        monkeypatch.setattr(pool._workers, "wait", original)
         with pytest.raises(CorePoolError, match="KeyboardInterrupt while the cores were running"):
             pool.set_actions("Ledger", ActionTuple(discrete=np.zeros((6, 1), np.int32)))
     finally:

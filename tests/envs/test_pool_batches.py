@@ -1,73 +1,90 @@
-"""The pure parts of a CorePool, alone: merging the cores' rows, and the buffer layouts."""
+"""The pure parts of a CorePool, alone: pool ids, and every core's rows in one segment."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from zooport.envs.base_env import (
-    ActionSpec,
-    BehaviorSpec,
-    TerminalSteps,
+from zooport.envs.base_env import ActionSpec, BehaviorSpec, DecisionSteps, TerminalSteps
+from zooport.envs.pool_shared_memory import (
+    MIN_ROWS,
+    BehaviorLayout,
+    Rows,
+    pool_ids,
+    unlink_quietly,
 )
-from zooport.envs.pool_batches import merge_steps, pool_ids
-from zooport.envs.pool_handles import Part
-from zooport.envs.pool_shared_memory import MIN_ROWS, DataLayout, DataSegment
 from zooport.errors import SpecError
 
 from tests.support.specs import obs_spec
 
-SPEC = BehaviorSpec(
-    [obs_spec((2,), "x")],
-    ActionSpec.create_discrete((2, 3)),
-)
+SPEC = BehaviorSpec([obs_spec((2,), "x")], ActionSpec.create_discrete((2, 3)))
 
 
-def _part(index, ids, *, mask=None, shared=True, obs_width=2, terminal=False):
+def _decision(ids, *, index=0, mask=None):
     ids = np.asarray(ids, np.int32)
     n = ids.size
-    return Part(
-        index, n, [np.arange(n * obs_width, dtype=np.float32).reshape(n, obs_width) + index],
-        np.full(n, index + 0.5, np.float32), ids, np.full(n, index, np.int32),
-        np.zeros(n, np.float32), mask, np.zeros(n, bool) if terminal else None, shared,
-    )  # fmt: skip
+    obs = [np.arange(n * 2, dtype=np.float32).reshape(n, 2) + index]
+    return DecisionSteps(obs, np.full(n, index + 0.5, np.float32), ids, mask,
+                         np.full(n, 2**40 + index, np.int64), np.zeros(n, np.float32))  # fmt: skip
 
 
-def test_rows_follow_core_order():
-    core0 = _part(0, [0, 2], mask=np.array([[0, 1, 0, 0, 1], [1, 0, 0, 1, 0]], bool))
-    core1 = _part(1, [15])  # sent no mask: every action available
-    decision, terminal = merge_steps("B", SPEC, [(core0, None), (core1, None)])
-    assert decision.agent_id.tolist() == [0, 2, 15] and decision.agent_id.dtype == np.int32
-    assert decision.reward.tolist() == [0.5, 0.5, 1.5]
-    assert decision.group_id.tolist() == [0, 0, 1]
-    np.testing.assert_array_equal(decision.obs[0][2], [1, 2])
-    first, second = decision.action_mask
-    assert first.tolist() == [[False, True], [True, False], [False, False]]
-    assert second.tolist() == [[False, False, True], [False, True, False], [False, False, False]]
-    assert len(terminal) == 0 and isinstance(terminal, TerminalSteps)
+def _terminal(ids):
+    n = len(ids)
+    return TerminalSteps([np.ones((n, 2), np.float32)], np.ones(n, np.float32), np.ones(n, bool),
+                         np.asarray(ids, np.int32), np.zeros(n, np.int32),
+                         np.zeros(n, np.float32))  # fmt: skip
 
 
-def test_shared_memory_views_are_copied_and_a_local_core_s_arrays_passed():
-    local = _part(0, [3], shared=False)
-    worker = _part(1, [3])
-    decision, _ = merge_steps("B", SPEC, [(local, None)])
-    assert decision.reward is local.reward and decision.agent_id is local.agent_id
-    decision, _ = merge_steps("B", SPEC, [(None, None), (worker, None)])
-    assert not np.shares_memory(decision.reward, worker.reward)
-    assert not np.shares_memory(decision.agent_id, worker.agent_id)
-    assert decision.agent_id.tolist() == [3]
+@pytest.fixture
+def rows():
+    layout = BehaviorLayout("B", (2, 3, 2), BehaviorLayout.signature(_decision([0])), 0, 2, 5)
+    made = Rows.create(layout)
+    yield made
+    unlink_quietly(made.memory)
+    made.close()
 
 
-def test_terminal_steps_merge_and_the_empty_batch_is_the_callers():
-    empty = TerminalSteps.empty(SPEC)
-    _, terminal = merge_steps("B", SPEC, [(None, _part(0, [], terminal=True))], empty)
-    _, again = merge_steps("B", SPEC, [(None, _part(0, [], terminal=True))], empty)
-    # A new batch each step (as BatchedEnv's), sharing only the caller's size-0 arrays.
-    assert terminal is not empty and again is not terminal and terminal.obs is not again.obs
-    assert terminal.reward is empty.reward and len(terminal) == 0
-    parts = [(None, _part(0, [8], terminal=True)), (None, _part(1, [9], terminal=True))]
-    _, terminal = merge_steps("B", SPEC, parts, empty)
-    assert terminal.agent_id.tolist() == [8, 9] and terminal.interrupted.tolist() == [0, 0]
+def test_each_core_writes_its_range_and_a_gather_takes_the_rows_in_core_order(rows):
+    mask = [np.array([[0, 1], [1, 0]], bool), np.array([[0, 0, 1], [0, 1, 0]], bool)]
+    rows.write(0, 3, _decision([0, 1], mask=mask), _terminal([]))
+    rows.write(1, 3, _decision([5], index=1), _terminal([7, 8]))  # sent no mask
+    rows.write(2, 3, _decision([], index=2), _terminal([]))
+    assert rows.counts[:, :3].tolist() == [[2, 0, 1], [1, 2, 0], [0, 0, 0]]
+    taken = rows.taken(rows.counts[:, 0])
+    assert taken.tolist() == [0, 1, 2]  # core 0's two rows, then core 1's first (row 2)
+    assert rows.d_id[taken].tolist() == [0, 3, 16]  # id * 3 + core
+    assert rows.d_group[taken].tolist() == [2**40, 2**40, 2**40 + 1]  # int64 ids kept
+    np.testing.assert_array_equal(rows.d_obs[0][taken][2], [1, 2])
+    assert rows.d_mask[taken].astype(int).tolist() == [[0, 1, 0, 0, 1], [1, 0, 0, 1, 0],
+                                                       [0, 0, 0, 0, 0]]  # fmt: skip
+    ended = rows.taken(rows.counts[:, 1])
+    assert rows.t_id[ended].tolist() == [22, 25] and rows.t_interrupted[ended].all()
+
+
+def test_a_mask_that_does_not_fit_is_an_error(rows):
+    with pytest.raises(SpecError, match=r"mask branch of shape \(2, 2\) does not fit 1 agents"):
+        rows.write(0, 3, _decision([0], mask=[np.zeros((2, 2), bool)]), _terminal([]))
+
+
+def test_grown_ranges_never_shrink_and_copy_the_other_cores_rows(rows):
+    layout = rows.layout
+    assert layout.holds(1, _decision([0, 1, 2])) and not layout.holds(1, _decision([0, 1, 2, 3]))
+    wide = _decision([0])
+    wide.obs = [np.zeros((1, 3), np.float32)]
+    assert not layout.holds(0, wide)  # another shape: a new layout, never a broadcast
+    grown = layout.grown(1, 40, layout.observations)
+    assert grown.rows == (2, 80, 2)
+    assert grown.grown(1, 30, layout.observations).rows == (2, 80, 2)
+    assert layout.grown(0, 1, layout.observations).rows == (MIN_ROWS, 3, 2)
+    assert all(offset % 64 == 0 for *_, offset in grown.fields())
+    rows.write(2, 3, _decision([4], index=2), _terminal([]))
+    bigger = Rows.create(grown)
+    try:
+        bigger.copy_core(rows, 2)
+        assert bigger.counts[2, 0] == 1 and bigger.d_id[82] == 14
+    finally:
+        unlink_quietly(bigger.memory)
+        bigger.close()
 
 
 def test_pool_ids_are_core_id_times_k_plus_index_within_int32():
@@ -90,40 +107,3 @@ def test_pool_ids_are_core_id_times_k_plus_index_within_int32():
     assert pool_ids("B", np.array([3, 4], np.uint32), 2, 1).tolist() == [7, 9]
     with pytest.raises(SpecError, match=r"core 1's agents \(ids 0\.\.2147483648\)"):
         pool_ids("B", np.array([0, 2**31], np.uint32), 2, 1)
-
-
-def test_shapes_that_differ_are_errors():
-    with pytest.raises(SpecError, match=r"observation 0 has a different shape per core"):
-        merge_steps("B", SPEC, [(_part(0, [0]), None), (_part(1, [0], obs_width=3), None)])
-
-
-def test_layouts_have_room_for_twice_the_agents_and_never_shrink():
-    obs = {"B": [np.zeros((5, 2), np.float32)]}
-    actions = {"B": (0, (2, 3))}
-    first = DataLayout.fitting({"B": 5}, obs, actions)
-    assert first.behaviors[0].rows == MIN_ROWS and first.behaviors[0].mask_width == 5
-    grown = DataLayout.fitting({"B": 40}, obs, actions, previous=first)
-    assert grown.behaviors[0].rows == 80
-    again = DataLayout.fitting({"B": 30}, obs, actions, previous=grown)
-    assert again.behaviors[0].rows == 80
-    segment = DataSegment.create(grown)
-    try:
-        buffers = segment.behaviors["B"]
-        assert buffers.decision.obs[0].shape == (80, 2) and buffers.discrete.shape == (80, 2)
-        assert buffers.fits(_steps(80, 2)) and not buffers.fits(_steps(81, 2))
-        assert not buffers.fits(_steps(3, 4))  # another shape: a new layout, never a broadcast
-        arrays = [a for placed in grown.arrays() for a in placed]
-        assert all(offset % 64 == 0 for *_, offset in arrays)
-    finally:
-        segment.close()
-        segment.memory.unlink()
-
-
-def _steps(n, width):
-    class Batch:
-        obs = [np.zeros((n, width), np.float32)]
-
-        def __len__(self):
-            return n
-
-    return Batch()

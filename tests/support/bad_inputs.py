@@ -73,7 +73,7 @@ from zooport.errors import (
 
 from tests.support.errors import ERRORS
 
-__all__ = ["Case", "CLI_CASES", "CASES", "KINDS", "entry_points"]
+__all__ = ["Case", "CLI_CASES", "CASES", "KINDS", "POOL_CASES", "entry_points"]
 
 #: The classes of bad input; every row is one of them.
 KINDS = (
@@ -1093,6 +1093,45 @@ CASES += [
       ArgumentError, (*SEED, "-1")),
 ]
 
+
+
+# ---------------------------------------------------------------------- CorePool (pool rows)
+# Kept apart from CASES (whose size the README states): test_bad_input runs both.
+
+
+def _pool_ball() -> Any:
+    from zooport.envs.core_pool import CorePool
+
+    return CorePool([functools.partial(BallBalance, n_agents=2)] * 2)
+
+
+def _pool_of(**kwargs: Any) -> Any:
+    from zooport.envs.core_pool import CorePool
+
+    return CorePool([BallBalance], **kwargs)
+
+
+def _pool_make(**kwargs: Any) -> Any:
+    return zooport.make("BallBalance", api="vector", **kwargs)
+
+
+POOL_CASES: list[Case] = [
+    C("zooport.make", WRONG, "pool_options=5", nothing,
+      lambda _: _pool_make(workers=2, pool_options=5), ArgumentTypeError,
+      ("pool_options", "'mode'", "'spin'", "int 5")),
+    C("zooport.make", UNKNOWN, "pool_options={'nope': 1}", nothing,
+      lambda _: _pool_make(workers=2, pool_options={"nope": 1}), ArgumentTypeError,
+      ("pool_options keys among", "'timeout'", "['nope']")),
+    C("zooport.make", ORDER, "pool_options without workers", nothing,
+      lambda _: _pool_make(pool_options={"mode": "async"}), ArgumentError,
+      ("pool_options={'mode': 'async'}", "workers=K")),
+    C("CorePool", RANGE, "spin=1e9", nothing,
+      lambda _: _pool_of(spin=1e9), ArgumentError, ("0 <= spin < 1.0", "1000000000.0")),
+    C("CorePool.pool_agent_id", RANGE, "2**40", _pool_ball,
+      lambda pool: pool.pool_agent_id(0, 2**40), ArgumentError,
+      ("core_agent_id", "1073741823", "1099511627776"),
+      lambda pool: pool.pool_agent_id(1, 3)),
+]
 
 #: ``(argv, message fragments, early)``: each must print one line on stderr and exit 2; an
 #: ``early`` one before any work starts (no environment built, no training run), the others

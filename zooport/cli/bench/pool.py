@@ -21,6 +21,14 @@ processes), then:
   pool does;
 - async mode with one core 4x slower than the other: agent-steps/s of the agents that got a
   decision, async (``min_ready=1``) over sync;
+- ``vec(pool)/puffer`` and ``pool/puffer``: ``BehaviorVectorEnv`` over the pool, and the
+  pool itself, against PufferLib's ``Multiprocessing`` over native ``PufferEnv``s wrapping
+  the same core (one env per worker, the batch being every worker), with the 7 us and a
+  1 us core, every route's core endless (``terminate=False``); ``vec/1proc`` beside them
+  (target at K=2 with the 1 us core: >= 1.5 at N=64, >= 1.8 at N=1024). Skipped, with a line
+  saying so, where pufferlib is not installed (``make bench-pool`` installs it). PufferLib
+  assumes a free CPU per worker and one for the main process: with fewer, its spinning
+  processes collapse, and the comparison means something only with at least K + 1 CPUs;
 - what a pool of one core costs per step over the core alone, on the trivial core at N=64
   (target <= 30 us): core 0 in this process, and in a worker.
 
@@ -33,6 +41,7 @@ depend on the machine and its load, and never gate CI.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import time
@@ -43,6 +52,7 @@ from zooport.cli.bench.pool_routes import (
     in_process,
     mlagents_style,
     pool,
+    puffer,
     slow_core_pool,
     subproc_vec_env,
     trivial_overhead,
@@ -75,6 +85,9 @@ RATIOS = ("pool/1proc", "efficiency", "vec/Async", "vec/Subproc", "pool/ML-Agent
           "ML-Agents ceiling")  # fmt: skip
 SLOW = ("sync, one core 4x slower", "async, one core 4x slower")
 OVERHEAD = ("pool K=1 (in this process)", "pool K=1 (in a worker)")
+PUFFER = ("1proc", "CorePool", "vec(CorePool)", "PufferLib")
+#: The cores of the PufferLib comparison: CPU microseconds per agent and step.
+PUFFER_COSTS = (7.0, 1.0)
 #: pool/ML-Agents the issue asks for (marked in the table, and said out of reach below it).
 ML_AGENTS_TARGET = 2
 
@@ -137,6 +150,26 @@ def report(results: list[Measurement], k: int) -> str:
             sync, asynchronous = (by.get(("slow core", n, route)) for route in SLOW)
             gain = f"{asynchronous / sync:.2f}x" if sync and asynchronous else "-"
             lines.append(_row([str(n), _rate(sync), _rate(asynchronous), gain]))
+    puffer_rows = [m for m in results if m.env.startswith("puffer")]
+    if puffer_rows:
+        header = ["core", "N per core", *PUFFER, "pool/1proc", "vec/1proc", "vec(pool)/puffer",
+                  "pool/puffer"]  # fmt: skip
+        lines += ["", _row(header), "|" + "---|" * len(header)]
+        for env in dict.fromkeys(m.env for m in puffer_rows):
+            for n in sorted({m.n for m in puffer_rows if m.env == env}):
+                rates = {c: by.get((env, n, c)) for c in PUFFER}
+
+                def over(a: str, b: str, rates: dict[str, float | None] = rates) -> str:
+                    top, bottom = rates[a], rates[b]
+                    return f"{top / bottom:.2f}x" if top and bottom else "-"
+
+                lines.append(_row([env.removeprefix("puffer "), str(n),
+                                   *(_rate(rates[c]) for c in PUFFER),
+                                   over("CorePool", "1proc"), over("vec(CorePool)", "1proc"),
+                                   over("vec(CorePool)", "PufferLib"),
+                                   over("CorePool", "PufferLib")]))  # fmt: skip
+        skipped = {m.note for m in puffer_rows if m.route == "PufferLib" and m.note}
+        notes += [f"PufferLib route {note}" for note in sorted(skipped)]
     alone = by.get(("overhead", 64, "Trivial"))
     for route in OVERHEAD:
         rate = by.get(("overhead", 64, route))
@@ -183,6 +216,15 @@ def main(argv: list[str] | None = None) -> int:
             ("ML-Agents-style", lambda n=n: mlagents_style(k, n)),
         ]
         results += measure_case("scaling", n, builders, budget, log=log)
+    for cost in PUFFER_COSTS:
+        core = {"us_per_agent": cost, "terminate": False}
+        for n in counts:
+            results += measure_case(f"puffer {cost:g} us", n, [
+                ("1proc", functools.partial(in_process, k, n, **core)),
+                ("CorePool", functools.partial(pool, k, n, core)),
+                ("vec(CorePool)", functools.partial(vector_pool, k, n, **core)),
+                ("PufferLib", functools.partial(puffer, k, n, cost)),
+            ], budget, log=log)  # fmt: skip
     if k >= 2:
         n = counts[0]
         results += measure_case("slow core", n, [

@@ -1,7 +1,7 @@
 """The routes of the CorePool benchmark (``pool.py``), each built for K cores of N agents.
 
 Functions:
-    in_process, pool, vector_pool, async_vector_env, subproc_vec_env, mlagents_style,
+    in_process, pool, vector_pool, puffer, async_vector_env, subproc_vec_env, mlagents_style,
     slow_core_pool, trivial_overhead: route builders (see ``pool.py`` for what each measures).
 
 In a module of its own so that the worker processes (spawn) can import what they run.
@@ -56,8 +56,8 @@ def _raw_route(name: str, env: Any, n: int, *, count_decisions: bool = False) ->
 # --------------------------------------------------------------------------- the routes
 
 
-def in_process(k: int, n: int) -> Route:
-    cores = [_costly(n, i) for i in range(k)]
+def in_process(k: int, n: int, **options: Any) -> Route:
+    cores = [CostlyCore(n_agents=n, seed=i, **options) for i in range(k)]
     for i, core in enumerate(cores):
         core.reset(seed=i)
     action = _batches(n)
@@ -75,22 +75,46 @@ def in_process(k: int, n: int) -> Route:
     return Route("1proc", k * n, step, close)
 
 
-def pool(k: int, n: int, **options: Any) -> Route:
-    factories = [functools.partial(CostlyCore, n_agents=n, seed=i) for i in range(k)]
+def pool(k: int, n: int, core: dict[str, Any] | None = None, **options: Any) -> Route:
+    factories = [
+        functools.partial(CostlyCore, n_agents=n, seed=i, **(core or {})) for i in range(k)
+    ]
     name = "CorePool" if options.get("local_core", True) else "CorePool (workers only)"
     return _raw_route(name, CorePool(factories, **options), k * n)
 
 
-def vector_pool(k: int, n: int) -> Route:
+def vector_pool(k: int, n: int, **core: Any) -> Route:
     from zooport.adapters import BehaviorVectorEnv
 
-    envs = BehaviorVectorEnv(CorePool([functools.partial(CostlyCore, n_agents=n)] * k))
+    envs = BehaviorVectorEnv(CorePool([functools.partial(CostlyCore, n_agents=n, **core)] * k))
     envs.reset(seed=0)
     rng = np.random.default_rng(0)
     actions = [rng.uniform(-1, 1, (k * n, 2)).astype(np.float32) for _ in range(ACTION_BATCHES)]
     return Route(
         "vec(CorePool)", k * n, lambda i: envs.step(actions[i % ACTION_BATCHES]), envs.close
     )
+
+
+def puffer(k: int, n: int, us_per_agent: float) -> Route:
+    """PufferLib's Multiprocessing over K native PufferEnvs of the same (endless) core."""
+    try:
+        from zooport.cli.bench.pool_puffer import puffer_vector
+    except ImportError as exc:
+        raise RouteUnavailable(
+            f"pufferlib is not installed ({exc}); make bench-pool installs pufferlib-core "
+            "3.0.23 with --no-deps, then psutil, rich and rich-argparse"
+        ) from None
+    vecenv = puffer_vector(k, n, us_per_agent)
+    vecenv.async_reset(0)
+    vecenv.recv()
+    rng = np.random.default_rng(0)
+    actions = [rng.uniform(-1, 1, (k * n, 2)).astype(np.float32) for _ in range(ACTION_BATCHES)]
+
+    def step(i: int) -> None:
+        vecenv.send(actions[i % ACTION_BATCHES])
+        vecenv.recv()
+
+    return Route("PufferLib", k * n, step, vecenv.close)
 
 
 def _one_agent_env(seed: int) -> Any:
