@@ -148,9 +148,13 @@ def split_options(
     if accepted is not None:
         unknown = [k for k in core if k not in accepted]
         if unknown:
+            # Python's own words first: callers such as TorchRL's GymEnv retry without a
+            # keyword when the error says "unexpected keyword argument '<name>'".
+            name = getattr(target, "__qualname__", type(target).__name__)
             raise ArgumentTypeError(
-                f"{where}: unknown keyword arguments {unknown}; the core takes "
-                f"{sorted(accepted)} and the adapter takes {list(adapter_options)}"
+                f"{name}() got an unexpected keyword argument {unknown[0]!r} ({where}: "
+                f"unknown keyword arguments {unknown}; the core takes {sorted(accepted)} "
+                f"and the adapter takes {list(adapter_options)})"
             )
     return core, adapter
 

@@ -1,36 +1,10 @@
-"""Registration and entry points: the one module that registers zooport's environments.
+"""The one module that registers zooport's environments and holds every entry point.
 
-Functions (registration):
-    register_when_imported: registers the built-ins with Gymnasium and PettingZoo once each
-        is imported (``import zooport`` calls it; neither is imported for it).
-    register_builtin_envs: registers ``zooport/<Name>-v0`` with Gymnasium for every built-in.
-    register_pettingzoo_envs: registers ``zooport/<name>-v0`` with PettingZoo (AEC and
-        Parallel) for every built-in with PettingZoo entry points.
-    register_gymnasium: registers a user's ``BaseEnv`` factory under the user's own id.
-    builtin_envs: the built-in environment classes by registry identifier.
-    gym_id: the Gymnasium id of a registry identifier.
-
-Functions (entry points and option splitting):
-    make_gym_env: ``gym.make``'s entry point (a ``GymEnv``).
-    make_vector_env: ``gym.make_vec``'s vector entry point (one ``BehaviorVectorEnv``).
-    pettingzoo_entry_points: the ``env``/``parallel_env``/``raw_env`` functions of a
-        built-in's PettingZoo module (``zooport.adapters.pettingzoo_envs.<name>_v0``).
-    make_adapter: a registry environment through a named adapter (``zooport.make``).
-    build_core, build_pool, split_options: a core (or a pool of cores) from a registry
-        identifier or a factory, keyword arguments split by name between the core and an
-        adapter (from :mod:`zooport.adapters.core_building`, re-exported).
-
-What is registered comes from each built-in's declaration
-(:class:`~zooport.envs.declaration.EnvDeclaration`, on its class) and its class attributes
-(``expected_reward``, ``max_episode_steps``); the option names from
-:mod:`zooport.adapters.options`. Registered Gymnasium ids make a single-agent ``GymEnv``
-through :func:`make_gym_env`; ``gym.make_vec`` uses :func:`make_vector_env`, which Gymnasium
-(1.0 to 1.4) calls with ``num_envs``, the spec's ``max_episode_steps`` and the registered
-keywords (``env_id`` and the defaults) updated by the caller's.
-
-This module imports no adapter, no environment and neither Gymnasium nor PettingZoo at
-import time (``import zooport`` imports it): each is imported where it is used. Nothing here
-touches the network.
+``import zooport`` registers the built-ins with Gymnasium (``zooport/<Name>-v0``) and
+PettingZoo (``zooport/<name>-v0``) once each is imported; :func:`register_gymnasium`
+registers a user's own core. Everything is read from each built-in's
+:class:`~zooport.envs.declaration.EnvDeclaration`. Nothing here imports an adapter, an
+environment, Gymnasium or PettingZoo at import time, or touches the network.
 """
 
 from __future__ import annotations
@@ -49,7 +23,6 @@ from zooport.adapters.core_building import (
     resolve_factory,
     split_options,
 )
-from zooport.adapters.import_hooks import when_imported
 from zooport.adapters.options import GymOptions, PettingZooOptions, SlotOptions
 from zooport.errors import ArgumentError, ArgumentTypeError, SpecError
 
@@ -66,13 +39,11 @@ __all__ = [
     "APIS",
     "builtin_envs",
     "gym_id",
-    "register_when_imported",
     "register_builtin_envs",
     "register_pettingzoo_envs",
     "register_gymnasium",
     "make_gym_env",
     "make_vector_env",
-    "pettingzoo_entry_points",
     "make_adapter",
     "build_core",
     "build_pool",
@@ -142,18 +113,6 @@ def gym_id(registry_id: str) -> str:
 
 
 # ---------------------------------------------------------------------- registering
-
-
-def register_when_imported() -> None:
-    """Registers the built-ins with Gymnasium and PettingZoo, each once it is imported.
-
-    Where one is imported already, now; otherwise right after its first import, whoever
-    imports it (see :mod:`zooport.adapters.import_hooks`). ``import zooport`` calls this, so
-    ``gym.make("zooport/Basic-v0")`` works after ``import zooport`` without zooport
-    importing Gymnasium (or PettingZoo) itself.
-    """
-    when_imported("gymnasium", register_builtin_envs)
-    when_imported("pettingzoo", register_pettingzoo_envs)
 
 
 def register_builtin_envs() -> list[str]:
@@ -447,47 +406,6 @@ def make_vector_env(
             "agent_count_kwarg= naming the core keyword that sets that behaviour's count"
         )
     return VectorHumanRendering(envs) if human else envs
-
-
-# ---------------------------------------------------------------------- PettingZoo entry points
-
-
-def pettingzoo_entry_points(
-    module: str, env_id: str, name: str
-) -> tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any]]:
-    """``(env, parallel_env, raw_env)`` for the registry entry ``env_id``, in ``module``.
-
-    Each function makes a new core from the keyword arguments that are not
-    :class:`~zooport.adapters.options.PettingZooOptions` (an unknown one is an
-    ``ArgumentTypeError`` listing the valid ones) and wraps it, named ``name`` unless
-    ``name=`` says otherwise; ``raw_env`` is ``env``, since the native AEC adapter needs no
-    PettingZoo wrappers. The functions are named as attributes of ``module``, so pickle
-    finds them by reference.
-
-    Example:
-        >>> env, parallel_env, raw_env = pettingzoo_entry_points("demo", "Basic", "basic_v0")
-        >>> parallel_env(seed=0, max_cycles=3).max_cycles
-        3
-        >>> parallel_env(colour=1)
-        Traceback (most recent call last):
-        ...
-        zooport.errors.ArgumentTypeError: registry entry 'Basic': unknown keyword arguments ...
-    """
-
-    def env(**kwargs: Any) -> Any:
-        return make_adapter(env_id, "aec", {"name": name, **kwargs})
-
-    def parallel_env(**kwargs: Any) -> Any:
-        return make_adapter(env_id, "parallel", {"name": name, **kwargs})
-
-    env.__doc__ = f"A new {env_id} as a PettingZoo AEC environment (kwargs: module docstring)."
-    parallel_env.__doc__ = (
-        f"A new {env_id} as a PettingZoo Parallel environment (kwargs: module docstring)."
-    )
-    for function in (env, parallel_env):
-        function.__module__ = module
-        function.__qualname__ = function.__name__
-    return env, parallel_env, env
 
 
 # ---------------------------------------------------------------------- zooport.make

@@ -217,8 +217,9 @@ class LocalRegistryEntry(BaseRegistryEntry):
         unknown = [k for k in kwargs if accepted is not None and k not in accepted]
         if unknown:
             raise ArgumentTypeError(
-                f"registry entry {self._identifier!r}: unknown keyword arguments {unknown}; "
-                f"it takes {sorted(accepted or ())}"
+                f"{getattr(target, '__qualname__', self._identifier)}() got an unexpected "
+                f"keyword argument {unknown[0]!r} (registry entry {self._identifier!r}: "
+                f"unknown keyword arguments {unknown}; it takes {sorted(accepted or ())})"
             )
         env = target(**{**self._kwargs, **kwargs})
         missing = [m for m in BASE_ENV_MEMBERS if not hasattr(type(env), m)]

@@ -19,10 +19,6 @@ def _module_names() -> list[str]:
         package = importlib.import_module(sub)
         names.append(sub)
         names += [i.name for i in pkgutil.walk_packages(package.__path__, prefix=f"{sub}.")]
-    # The built-ins' PettingZoo entry-point modules are generated, not files.
-    from zooport.adapters.pettingzoo_envs import ENV_MODULES
-
-    names += [f"zooport.adapters.pettingzoo_envs.{name}" for name in ENV_MODULES]
     # __main__ runs the command line when imported; it has no examples.
     return sorted(n for n in set(names) if not n.endswith(".__main__"))
 

@@ -4,6 +4,7 @@ happens, once, whichever of zooport, gymnasium and pettingzoo is imported first.
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 import textwrap
@@ -61,21 +62,63 @@ print(adapters, loaded("gymnasium", "pettingzoo", "stable_baselines3"))
     assert out == "[] []"
 
 
-@pytest.mark.parametrize("zooport_first", [True, False])
-def test_gym_make_works_after_import_zooport_in_either_order(zooport_first):
-    first, second = (
-        ("zooport", "gymnasium as gym") if zooport_first else ("gymnasium as gym", "zooport")
-    )
+#: Ways a program (or a library it imports) can bring in zooport, gymnasium and pettingzoo.
+#: torchrl.envs and BenchMARL look for gymnasium with find_spec before importing it.
+IMPORT_ORDERS = {
+    "zooport first": "import zooport; import gymnasium as gym; import pettingzoo",
+    "zooport last": "import gymnasium as gym; import pettingzoo; import zooport",
+    "zooport between": "import gymnasium as gym; import zooport; import pettingzoo",
+    "find_spec before import": """
+import zooport, importlib.util
+assert importlib.util.find_spec("gymnasium") and importlib.util.find_spec("pettingzoo")
+import gymnasium as gym; import pettingzoo""",
+    "import_module": """
+import zooport, importlib
+gym = importlib.import_module("gymnasium"); pettingzoo = importlib.import_module("pettingzoo")""",
+    "pettingzoo brings gymnasium": "import zooport; import pettingzoo; import gymnasium as gym",
+    "module prefix": """
+import gymnasium as gym; gym.make("zooport:zooport/Basic-v0"); import pettingzoo""",
+}
+
+
+@pytest.mark.parametrize("order", IMPORT_ORDERS.values(), ids=IMPORT_ORDERS)
+def test_registration_does_not_depend_on_import_order(order):
     out = _run(
-        f"""
-import {first}
-import {second}
+        order
+        + """
+import sys
 env = gym.make("zooport/Basic-v0")
 vec = gym.make_vec("zooport/BallBalance-v0", num_envs=3)
 print(type(env.unwrapped).__name__, type(vec).__name__, vec.num_envs)
+if hasattr(pettingzoo, "parallel_registry"):  # PettingZoo >= 1.27
+    print(pettingzoo.make("parallel", "zooport/tag-v0", seed=0), end=" ")
+    print(pettingzoo.make("aec", "zooport/soccer-v0", seed=0))
+else:
+    print("tag_v0 soccer_v0")
+# Each module keeps its own loader, and the finder leaves once nothing is awaited.
+print(gym.__loader__ is gym.__spec__.loader, type(gym.__loader__).__name__,
+      [type(f).__name__ for f in sys.meta_path if type(f).__module__ == "zooport"])
 """
     )
-    assert out == "GymEnv BehaviorVectorEnv 3"
+    assert out.splitlines() == [
+        "GymEnv BehaviorVectorEnv 3",
+        "tag_v0 soccer_v0",
+        "True SourceFileLoader []",
+    ]
+
+
+def test_registration_survives_torchrl_looking_for_gymnasium():
+    if importlib.util.find_spec("torchrl") is None:
+        pytest.skip("torchrl is not installed")
+    out = _run(
+        """
+import zooport
+import torchrl.envs
+import gymnasium as gym
+print(type(gym.make("zooport/Basic-v0").unwrapped).__name__)
+"""
+    )
+    assert out == "GymEnv"
 
 
 def test_gym_make_imports_zooport_by_its_module_prefix():

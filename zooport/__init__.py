@@ -15,6 +15,8 @@ and never touches the network; ``make``, ``WrapperSpec`` and ``has_wrapper`` loa
 from __future__ import annotations
 
 import os as _os
+import sys as _sys
+from typing import Any as _Any
 
 from zooport import errors as _errors
 
@@ -44,14 +46,72 @@ if _os.path.isfile(_os.path.join(_checkout, "envs", "base_env.py")) and _checkou
 
 __version__ = "0.1.0"
 
-# Registration with Gymnasium (gym.make("zooport/Basic-v0"), and
-# gym.make("zooport:zooport/Basic-v0") without a prior import) and PettingZoo happens when
-# each is imported, not here: importing them would cost every ``import zooport.envs``.
-# Imported after the __path__ line above, which a source checkout needs to find it.
 from zooport._lazy import lazy_attributes as _lazy_attributes  # noqa: E402
-from zooport.adapters.registration import register_when_imported as _register  # noqa: E402
 
-_register()
+
+class _RegisterAfterImport:
+    """Registers zooport's environments right after gymnasium's (pettingzoo's) module has run."""
+
+    # gym.make("zooport/X-v0") must work after `import zooport` whichever of the two comes
+    # first, and importing gymnasium here would cost every import of zooport a third of a
+    # second; Python has no post-import hook, so this finder wraps the awaited loaders.
+    waiting = {"gymnasium": "register_builtin_envs", "pettingzoo": "register_pettingzoo_envs"}
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> object:
+        if name not in self.waiting:
+            return None
+        for finder in _sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            spec = find(name, path, target) if find and finder is not self else None
+            if spec is not None:
+                if hasattr(spec.loader, "exec_module"):
+                    spec.loader = _ThenRegister(spec.loader)
+                return spec
+        return None
+
+
+class _ThenRegister:
+    """A loader that runs the module with its own loader, then registers.
+
+    Registration waits for the module to run, not for its spec to be found:
+    ``importlib.util.find_spec("gymnasium")`` (torchrl, BenchMARL) imports nothing.
+    """
+
+    def __init__(self, loader: _Any) -> None:
+        self.loader = loader
+
+    def __getattr__(self, name: str) -> _Any:
+        return getattr(self.loader, name)
+
+    def create_module(self, spec: _Any) -> _Any:
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: _Any) -> None:
+        module.__loader__ = module.__spec__.loader = self.loader  # the module's own loader
+        self.loader.exec_module(module)
+        _register(module.__name__)
+
+
+def _register(name: str) -> None:
+    function = _RegisterAfterImport.waiting.pop(name, None)
+    if not _RegisterAfterImport.waiting:
+        _sys.meta_path[:] = [f for f in _sys.meta_path if not isinstance(f, _RegisterAfterImport)]
+    if function is None:
+        return
+    try:
+        from zooport.adapters import registration
+
+        getattr(registration, function)()
+    except Exception as error:  # noqa: BLE001 - never break the import it follows
+        import warnings
+
+        warnings.warn(f"zooport: registering with {name} failed: {error!r}", RuntimeWarning, 2)
+
+
+for _name in [n for n in _RegisterAfterImport.waiting if n in _sys.modules]:
+    _register(_name)
+if _RegisterAfterImport.waiting:
+    _sys.meta_path.insert(0, _RegisterAfterImport())
 
 # Gymnasium's wrappers package does the same: the adapters and wrappers (and with them
 # gymnasium and pettingzoo) load when a name that needs them is first used.

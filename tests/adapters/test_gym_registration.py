@@ -126,9 +126,38 @@ def test_rgb_array_list_is_served_by_gymnasium_render_collection():
     assert not np.array_equal(frames[0], frames[1])  # the agent moved
 
 
-def test_unknown_kwargs_name_the_valid_ones():
-    with pytest.raises(TypeError, match=r"unknown keyword arguments \['n_agent'\].*'n_agents'"):
-        gym.make("zooport/Basic-v0", n_agent=1)
+def test_unknown_kwargs_read_as_pythons_type_error_then_name_the_valid_ones():
+    # TorchRL's GymEnv retries without frameskip= only on Python's own wording.
+    with pytest.raises(TypeError) as error:
+        gym.make("zooport/Basic-v0", n_agent=1, frameskip=4)
+    message = str(error.value)
+    assert message.startswith("Basic() got an unexpected keyword argument 'n_agent' (")
+    assert "unknown keyword arguments ['n_agent', 'frameskip']" in message
+    assert "'n_agents'" in message and "'flatten_branched'" in message
+    with pytest.raises(TypeError, match=r"^Basic\(\) got an unexpected keyword argument 'size'"):
+        default_registry["Basic"].make(size=3)
+
+
+def test_torchrl_gym_env_builds_a_zooport_id_and_steps_as_the_env():
+    pytest.importorskip("torchrl")
+    import torch
+    from torchrl.envs import GymEnv as TorchRLGymEnv
+    from torchrl.envs.utils import check_env_specs
+
+    env = TorchRLGymEnv("zooport/Basic-v0")  # passes frameskip=, retries without it
+    check_env_specs(env)
+    env.set_seed(0)
+    expected = gym.make("zooport/Basic-v0")
+    obs, _ = expected.reset(seed=0)
+    td = env.reset()
+    np.testing.assert_array_equal(td["observation"].numpy(), obs)
+    for action in [2, 2, 1, 0, 2]:
+        td["action"] = torch.nn.functional.one_hot(torch.tensor(action), 3)
+        td = env.step(td)["next"]
+        obs, reward, *_ = expected.step(action)
+        np.testing.assert_array_equal(td["observation"].numpy(), obs)
+        assert td["reward"].item() == pytest.approx(reward)
+    env.close()
 
 
 def test_several_agents_through_make_point_to_the_vector_adapters():

@@ -1,0 +1,36 @@
+"""PettingZoo's ``env``, ``parallel_env`` and ``raw_env`` for ``zooport/grid_world-v0``.
+
+Keywords named like :class:`~zooport.adapters.options.PettingZooOptions` fields configure the
+adapter; all others go to :class:`zooport.envs.builtin.grid_world.GridWorld`. ``raw_env`` is
+``env``: the AEC adapter needs no wrappers.
+
+Example:
+    >>> from zooport.adapters.pettingzoo_envs import grid_world_v0
+    >>> env = grid_world_v0.parallel_env(seed=0)
+    >>> observations, infos = env.reset(seed=0)
+    >>> str(env), list(observations) == env.agents == env.possible_agents
+    ('grid_world_v0', True)
+    >>> grid_world_v0.env(seed=0).metadata["name"]
+    'grid_world_v0'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zooport.adapters.registration import make_adapter
+
+__all__ = ["env", "parallel_env", "raw_env"]
+
+
+def env(**kwargs: Any) -> Any:
+    """A new GridWorld as a PettingZoo AEC environment."""
+    return make_adapter("GridWorld", "aec", {"name": "grid_world_v0", **kwargs})
+
+
+def parallel_env(**kwargs: Any) -> Any:
+    """A new GridWorld as a PettingZoo Parallel environment."""
+    return make_adapter("GridWorld", "parallel", {"name": "grid_world_v0", **kwargs})
+
+
+raw_env = env
