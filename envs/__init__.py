@@ -1,30 +1,13 @@
-"""zooport.envs: the batched BaseEnv API, side channels, registry, authoring base, built-ins.
-
-Modules:
-    base_env: ``ActionTuple``, ``ActionSpec``, ``BehaviorSpec``, ``DecisionSteps``, ``BaseEnv``...
-        (every name of ML-Agents' ``base_env``; the classes live in ``actions``, ``specs``
-        and ``steps``, by concern).
-    capabilities: what a factory or core supports (keywords, seeding), asked in one place.
-    side_channel: ML-Agents' side channels, byte-compatible.
-    exception: ML-Agents' exception names (``UnityException``, ``UnityActionException``...);
-        zooport's errors are caught under them.
-    batched_env: ``BatchedEnv``, the base class for writing a vectorised env.
-    registry: ``default_registry`` (offline) and registry files; registry_entries: the entries.
-    declaration: ``EnvDeclaration``, what zooport registers for a built-in (on its class).
-    capabilities: what a factory or a core supports (keywords, seeding, masks), in one place.
-    checker: ``check_base_env``, a conformance checker for any BaseEnv (its report in
-        ``checker_report``, its run in ``checker_run``).
-    builtin: ``Basic``, ``BallBalance``, ``GridWorld``, ``Tag``, ``Collector``, ``Soccer``.
-    core_pool: ``CorePool``, many cores in worker processes as one BaseEnv (imported on
-        first use of the name: it loads multiprocessing).
-
-Importing it loads neither gymnasium nor pettingzoo (nor any adapter).
-"""
+"""zooport.envs: the batched BaseEnv API (ML-Agents' names and semantics), the ``BatchedEnv``
+authoring base, side channels, the registry, the built-ins, the checker and ``CorePool``.
+Importing it loads the API only (no gymnasium, pettingzoo or adapter); the other public names
+below load on first use, as Gymnasium's ``gymnasium.wrappers`` does."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
+from zooport._lazy import lazy_attributes
 from zooport.envs.base_env import (
     ActionSpec,
     ActionTuple,
@@ -42,15 +25,18 @@ from zooport.envs.base_env import (
     TerminalStep,
     TerminalSteps,
 )
-from zooport.envs.batched_env import BatchedEnv, StepResult
-from zooport.envs.checker import CheckReport, ConformanceError, check_base_env
-from zooport.envs.registry import (
-    BaseRegistryEntry,
-    LocalRegistryEntry,
-    RemoteRegistryEntry,
-    ZooportEnvRegistry,
-    default_registry,
-)
+
+if TYPE_CHECKING:  # what type checkers read; at run time the table below loads them
+    from zooport.envs.batched_env import BatchedEnv, StepResult
+    from zooport.envs.checker import CheckReport, ConformanceError, check_base_env
+    from zooport.envs.core_pool import CorePool
+    from zooport.envs.registry import (
+        BaseRegistryEntry,
+        LocalRegistryEntry,
+        RemoteRegistryEntry,
+        ZooportEnvRegistry,
+        default_registry,
+    )
 
 __all__ = [
     "ActionSpec",
@@ -81,10 +67,22 @@ __all__ = [
     "TerminalSteps",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    if name == "CorePool":
-        from zooport.envs.core_pool import CorePool
-
-        return CorePool
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_attributes(
+    __name__,
+    {
+        name: f"{__name__}.{module}"
+        for module, names in {
+            "batched_env": ("BatchedEnv", "StepResult"),  # with the side channels
+            "checker": ("CheckReport", "ConformanceError", "check_base_env"),
+            "core_pool": ("CorePool",),  # with multiprocessing
+            "registry": (
+                "BaseRegistryEntry",
+                "LocalRegistryEntry",
+                "RemoteRegistryEntry",
+                "ZooportEnvRegistry",
+                "default_registry",
+            ),
+        }.items()
+        for name in names
+    },
+)

@@ -48,6 +48,25 @@ print(loaded("gymnasium", "pettingzoo", "zooport.envs.builtin.tag"))
     assert out == "[]"
 
 
+def test_import_zooport_loads_neither_numpy_nor_registration_and_envs_only_the_api():
+    out = _run(
+        LOADED
+        + """
+import zooport
+print(loaded("numpy", "gymnasium", "pettingzoo", "zooport.adapters"))
+import zooport.envs
+print(loaded("zooport.envs"))
+"""
+    )
+    # Issue 24: the checker, the registry, the side channels, BatchedEnv and CorePool load
+    # when a name needing them is first used (test_every_lazily_imported_public_name_resolves).
+    assert out.splitlines() == [
+        "[]",
+        "['zooport.envs', 'zooport.envs.actions', 'zooport.envs.arguments', "
+        "'zooport.envs.base_env', 'zooport.envs.specs', 'zooport.envs.steps']",
+    ]
+
+
 def test_import_zooport_and_adapters_load_no_adapter():
     out = _run(
         LOADED
@@ -155,7 +174,9 @@ print(Counting.checks, type(env).__name__)
     assert out == "5 PettingZooAECEnv"
 
 
-@pytest.mark.parametrize("package", ["zooport", "zooport.adapters", "zooport.envs.builtin"])
+@pytest.mark.parametrize(
+    "package", ["zooport", "zooport.adapters", "zooport.envs", "zooport.envs.builtin"]
+)
 def test_every_lazily_imported_public_name_resolves(package):
     import importlib
 

@@ -1,24 +1,17 @@
-"""zooport: one batched multi-agent simulation, every RL library.
-
-``zooport.envs`` holds the batched ``BaseEnv`` API (ML-Agents' names and semantics), side
-channels, the registry, the ``BatchedEnv`` authoring base and the built-in environments.
-``zooport.adapters`` turns any such core into a Gymnasium env, a Gymnasium or SB3 vector env,
-or a PettingZoo Parallel/AEC env. ``zooport.checks`` runs every upstream checker on a core's
-factory; ``zooport.cli`` is the ``zooport`` command line and the programs it runs (nothing
-else imports it).
-
-Importing zooport registers the built-in environments with Gymnasium (``zooport/<Name>-v0``)
-and PettingZoo (``zooport/<name>-v0``) as soon as each is imported, imports neither itself,
-and never touches the network; ``make``, ``WrapperSpec`` and ``has_wrapper`` load on first use.
-"""
+"""zooport: one batched multi-agent simulation, every RL library. ``zooport.envs`` is the
+batched ``BaseEnv`` API and the built-ins, ``zooport.adapters`` the Gymnasium, vector and
+PettingZoo faces. Importing zooport registers the built-ins with Gymnasium
+(``zooport/<Name>-v0``) and PettingZoo (``zooport/<name>-v0``) once each is imported, imports
+neither itself, and never touches the network."""
 
 from __future__ import annotations
 
 import os as _os
 import sys as _sys
-from typing import Any as _Any
+from typing import TYPE_CHECKING as _TYPE_CHECKING, Any as _Any
 
 from zooport import errors as _errors
+from zooport._lazy import lazy_attributes as _lazy_attributes
 
 # Every zooport error, as zooport.<Name> (explicit re-exports: `X as X`).
 from zooport.errors import (
@@ -46,7 +39,10 @@ if _os.path.isfile(_os.path.join(_checkout, "envs", "base_env.py")) and _checkou
 
 __version__ = "0.1.0"
 
-from zooport._lazy import lazy_attributes as _lazy_attributes  # noqa: E402
+if _TYPE_CHECKING:
+    from collections.abc import Sequence
+    from importlib.machinery import ModuleSpec
+    from types import ModuleType
 
 
 class _RegisterAfterImport:
@@ -57,7 +53,9 @@ class _RegisterAfterImport:
     # second; Python has no post-import hook, so this finder wraps the awaited loaders.
     waiting = {"gymnasium": "register_builtin_envs", "pettingzoo": "register_pettingzoo_envs"}
 
-    def find_spec(self, name: str, path: object = None, target: object = None) -> object:
+    def find_spec(
+        self, name: str, path: Sequence[str] | None = None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
         if name not in self.waiting:
             return None
         for finder in _sys.meta_path:

@@ -1,12 +1,5 @@
-"""Public names that load on first use: the lazy import table of a package.
-
-Functions:
-    lazy_attributes: a package's module-level ``__getattr__`` and ``__dir__`` for a table
-        name -> defining module, as Gymnasium's ``gymnasium/wrappers/__init__.py`` does.
-
-``zooport``, ``zooport.adapters`` and ``zooport.envs.builtin`` import their public names this
-way, so importing them costs nothing until a name is used (and pulls in only what it needs).
-"""
+"""Public names that load on first use: a package's ``__getattr__`` and ``__dir__`` from a
+table name -> defining module, as Gymnasium's ``gymnasium/wrappers/__init__.py`` does."""
 
 from __future__ import annotations
 
