@@ -69,20 +69,14 @@ class _RegisterAfterImport:
 
 
 class _ThenRegister:
-    """A loader that runs the module with its own loader, then registers.
-
-    Registration waits for the module to run, not for its spec to be found:
-    ``importlib.util.find_spec("gymnasium")`` (torchrl, BenchMARL) imports nothing.
-    """
+    """The module's own loader, then registration (not on finding a spec: torchrl and BenchMARL
+    call ``importlib.util.find_spec("gymnasium")`` long before, or instead of, importing it)."""
 
     def __init__(self, loader: _Any) -> None:
         self.loader = loader
 
-    def __getattr__(self, name: str) -> _Any:
+    def __getattr__(self, name: str) -> _Any:  # create_module, get_filename...
         return getattr(self.loader, name)
-
-    def create_module(self, spec: _Any) -> _Any:
-        return self.loader.create_module(spec)
 
     def exec_module(self, module: _Any) -> None:
         module.__loader__ = module.__spec__.loader = self.loader  # the module's own loader
