@@ -3,15 +3,6 @@
 Keywords named like :class:`~zooport.adapters.options.PettingZooOptions` fields configure the
 adapter; all others go to :class:`zooport.envs.builtin.ball_balance.BallBalance`. ``raw_env``
 is ``env``: the AEC adapter needs no wrappers.
-
-Example:
-    >>> from zooport.adapters.pettingzoo_envs import ball_balance_v0
-    >>> env = ball_balance_v0.parallel_env(seed=0)
-    >>> observations, infos = env.reset(seed=0)
-    >>> str(env), list(observations) == env.agents == env.possible_agents
-    ('ball_balance_v0', True)
-    >>> ball_balance_v0.env(seed=0).metadata["name"]
-    'ball_balance_v0'
 """
 
 from __future__ import annotations

@@ -3,15 +3,6 @@
 Keywords named like :class:`~zooport.adapters.options.PettingZooOptions` fields configure the
 adapter; all others go to :class:`zooport.envs.builtin.grid_world.GridWorld`. ``raw_env`` is
 ``env``: the AEC adapter needs no wrappers.
-
-Example:
-    >>> from zooport.adapters.pettingzoo_envs import grid_world_v0
-    >>> env = grid_world_v0.parallel_env(seed=0)
-    >>> observations, infos = env.reset(seed=0)
-    >>> str(env), list(observations) == env.agents == env.possible_agents
-    ('grid_world_v0', True)
-    >>> grid_world_v0.env(seed=0).metadata["name"]
-    'grid_world_v0'
 """
 
 from __future__ import annotations

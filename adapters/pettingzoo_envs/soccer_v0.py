@@ -3,15 +3,6 @@
 Keywords named like :class:`~zooport.adapters.options.PettingZooOptions` fields configure the
 adapter; all others go to :class:`zooport.envs.builtin.soccer.Soccer`. ``raw_env`` is ``env``:
 the AEC adapter needs no wrappers.
-
-Example:
-    >>> from zooport.adapters.pettingzoo_envs import soccer_v0
-    >>> env = soccer_v0.parallel_env(seed=0)
-    >>> observations, infos = env.reset(seed=0)
-    >>> str(env), list(observations) == env.agents == env.possible_agents
-    ('soccer_v0', True)
-    >>> soccer_v0.env(seed=0).metadata["name"]
-    'soccer_v0'
 """
 
 from __future__ import annotations
