@@ -37,10 +37,13 @@ code written against ``mlagents_envs`` catches them under the names it already u
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+# typing (with re and enum) would be most of `import zooport`; the annotations need it only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any, TypeVar
 
-_Value = TypeVar("_Value")
+    _Value = TypeVar("_Value")
 
 # The Unity names are defined below and published by zooport.envs.exception, their public
 # home (as mlagents_envs.exception); these are zooport's own errors.
