@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import doctest
 import importlib
+import importlib.util
 import pkgutil
 
 import pytest
 
 import zooport
+
+#: Modules that import an optional package at their top, and that package: skipped without it.
+OPTIONAL = {"zooport.cli.bench.pool_puffer": "pufferlib"}
 
 
 def _module_names() -> list[str]:
@@ -20,7 +24,12 @@ def _module_names() -> list[str]:
         names.append(sub)
         names += [i.name for i in pkgutil.walk_packages(package.__path__, prefix=f"{sub}.")]
     # __main__ runs the command line when imported; it has no examples.
-    return sorted(n for n in set(names) if not n.endswith(".__main__"))
+    return sorted(
+        n
+        for n in set(names)
+        if not n.endswith(".__main__")
+        and (n not in OPTIONAL or importlib.util.find_spec(OPTIONAL[n]) is not None)
+    )
 
 
 @pytest.mark.parametrize("name", _module_names())
