@@ -34,6 +34,7 @@ from zooport.envs.base_env import (
     TerminalSteps,
 )
 from zooport.envs.capabilities import has_action_masks
+from zooport.envs.steps import check_agent_ids
 from zooport.errors import ActionError
 
 __all__ = ["AgentGroup", "core_has_masks"]
@@ -268,6 +269,7 @@ class AgentGroup(AgentSlots):
     def start(self, decision: DecisionSteps, names: AgentNames) -> None:
         """A new episode with the agents of ``decision`` (slots in ascending id order)."""
         decision = self.obs_layout.checked(decision)
+        check_agent_ids(self.name, decision, ())
         ids = np.asarray(decision.agent_id, np.int64)
         self._allocate(max(ids.size, 1))
         self._add(np.sort(ids), names)
@@ -291,6 +293,14 @@ class AgentGroup(AgentSlots):
     def absorb(self, decision: DecisionSteps, terminal: TerminalSteps, names: AgentNames) -> bool:
         """Takes one core step's batches; True when a live agent of this behaviour reported."""
         reported = False
+        agent_id = decision.agent_id
+        if len(terminal) or not (
+            type(agent_id) is np.ndarray
+            and agent_id.dtype == self._cache_dtype
+            and agent_id.tobytes() == self._cache_key
+        ):
+            # The ids of the last step's decisions were checked already.
+            check_agent_ids(self.name, decision, terminal)
         if len(terminal):
             terminal = self.obs_layout.checked(terminal, terminal=True)
             slots = self.slots_of(np.asarray(terminal.agent_id, np.int64))

@@ -63,6 +63,7 @@ from zooport.errors import (
     ActionError,
     EnvClosedError,
     EnvNotResetError,
+    SpecError,
     UnknownAgentError,
     ZooportError,
 )
@@ -272,6 +273,8 @@ class MultiAgentDriver:
                     )
                 self.core.step()
                 steps = {g.name: self.core.get_steps(g.name) for g in self.groups}
+            if len(self.core.behavior_specs) != len(self.groups):
+                raise self._late_behavior()
         except Exception as error:
             note_core_failure(error, f"{self.adapter}.reset()")
             raise
@@ -365,6 +368,8 @@ class MultiAgentDriver:
                     error, f"{self.adapter}.step(), cycle {self.cycles + 1} of the episode"
                 )
                 raise
+            if len(core.behavior_specs) != len(groups):
+                raise self._late_behavior()
             reported = False
             for g in groups:
                 decision, terminal = core.get_steps(g.name)
@@ -459,6 +464,15 @@ class MultiAgentDriver:
             self._make_templates()
         self._n_deciding = sum(len(g.dec_names) for g in groups)
         return AgentsStep(observations, rewards, terminations, truncations, infos)
+
+    def _late_behavior(self) -> SpecError:
+        served = [g.name for g in self.groups]
+        late = [b for b in self.core.behavior_specs if b not in served]
+        return SpecError(
+            f"{self.adapter}: expected the behaviours {served} the adapter was built with, "
+            f"got new ones {late}: agents and spaces are fixed at construction, so build the "
+            "adapter once the scene has registered every behaviour"
+        )
 
     def _complete(self, actions: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
         """Checks the actions' keys against the live agents; fills defaults where allowed.

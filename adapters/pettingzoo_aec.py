@@ -142,7 +142,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
             UnknownAgentError: ``agent`` is not an agent of the episode.
         """
         try:
-            return self._observations[agent]
+            return _fresh(self._observations[agent])
         except (KeyError, TypeError):
             pass
         try:
@@ -165,7 +165,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
             self._driver.check_open()  # close() deselects
             raise EnvNotResetError(f"{type(self).__name__}: call reset() before last()")
         return (
-            self._observations[agent] if observe else None,
+            _fresh(self._observations[agent]) if observe else None,
             self._cumulative_rewards[agent],
             self.terminations[agent],
             self.truncations[agent],

@@ -149,3 +149,19 @@ def test_seed_check_accepts_numpy_integers_everywhere():
     first = env.reset(seed=np.int64(3))
     again = env.reset(seed=3)
     assert data_equivalence(first, again)
+
+
+# ---------------------------------------------------------------------- scene values kept
+# (what a scene may send that is no mistake: the PettingZoo adapters pass it on unchanged)
+
+
+@pytest.mark.parametrize("adapter", ["PettingZooParallelEnv", "PettingZooAECEnv"])
+def test_group_ids_beyond_int32_are_kept(adapter):
+    import zooport.adapters as adapters
+
+    from tests.support.scene import Scene, rows
+
+    big = 2**40 + 1
+    env = getattr(adapters, adapter)(Scene([{"B": rows([0, 1], group_id=big)}]))
+    _, infos = env.reset() or (None, env.infos)
+    assert [info["group_id"] for info in infos.values()] == [big, big]

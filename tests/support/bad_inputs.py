@@ -62,6 +62,7 @@ from zooport.errors import (
     ArgumentTypeError,
     EnvClosedError,
     EnvNotResetError,
+    ObservationError,
     ReentrantCallError,
     RegistryError,
     SideChannelError,
@@ -72,6 +73,7 @@ from zooport.errors import (
 )
 
 from tests.support.errors import ERRORS
+from tests.support.scene import Scene, rows as scene_rows
 
 __all__ = ["Case", "CLI_CASES", "CASES", "KINDS", "POOL_CASES", "entry_points"]
 
@@ -1132,6 +1134,45 @@ POOL_CASES: list[Case] = [
       ("core_agent_id", "1073741823", "1099511627776"),
       lambda pool: pool.pool_agent_id(1, 3)),
 ]
+
+
+# ------------------------------------------------------------ scenes that send bad steps
+# (the PettingZoo adapters; the Gymnasium and vector rows are in their own block)
+
+
+def _scene(adapter: Callable[..., Any], *frames: dict[str, Any]) -> Callable[[], Any]:
+    return lambda: adapter(Scene(frames))
+
+
+def _reset_scene(adapter: Callable[..., Any], *frames: dict[str, Any]) -> Callable[[], Any]:
+    return lambda: _reset(adapter(Scene(frames)))
+
+
+def _scene_step(env: Any) -> Any:
+    actions = {agent: np.zeros(1, np.float32) for agent in env.agents}
+    return env.step(actions) if isinstance(env, PettingZooParallelEnv) else aec_cycle(env)
+
+
+_DUPLICATE_END = {"B": (scene_rows([1]), scene_rows([0, 0]))}
+_LATE = {"B": scene_rows([0, 1]), "C": scene_rows([7])}
+
+for _adapter in (PettingZooParallelEnv, PettingZooAECEnv):
+    _name = _adapter.__name__
+    CASES += [
+        C(f"{_name}.reset", RANGE, "scene: DecisionSteps ids [0, 1, 1]",
+          _scene(_adapter, {"B": scene_rows([0, 1, 1])}), lambda env: env.reset(),
+          ObservationError, ("'B'", "repeat in DecisionSteps", "[1]")),
+        C(f"{_name}.step", RANGE, "scene: TerminalSteps ids [0, 0]",
+          _reset_scene(_adapter, {"B": scene_rows([0, 1])}, _DUPLICATE_END), _scene_step,
+          ObservationError, ("'B'", "repeat in TerminalSteps", "[0]")),
+        C(f"{_name}.reset", DTYPE, "scene: agent ids [0.5, 1.5]",
+          _scene(_adapter, {"B": scene_rows([0.5, 1.5])}), lambda env: env.reset(),
+          ObservationError, ("'B'", "integer agent ids", "float64", "[0.5, 1.5]")),
+        C(f"{_name}.step", UNKNOWN, "scene: behaviour 'C' after reset",
+          _reset_scene(_adapter, {"B": scene_rows([0, 1])}, _LATE), _scene_step, SpecError,
+          ("['B']", "['C']")),
+    ]
+
 
 #: ``(argv, message fragments, early)``: each must print one line on stderr and exit 2; an
 #: ``early`` one before any work starts (no environment built, no training run), the others
