@@ -1,34 +1,13 @@
-"""PettingZoo agent names for a core's agents, ``<prefix>_<agent_id>``, and back.
+"""PettingZoo agent names for a core's agents, and back.
 
-Classes:
-    AgentKey: the (behaviour, agent id) an agent name stands for.
-    AgentNames: names agents by a scheme (or by the user's callable), checks that no two
-        agents share a name, and maps a name back to its :class:`AgentKey`.
-
-Functions:
-    behavior_prefix: a behaviour name sanitised into an agent-name prefix.
-    query_tag: a behaviour's Unity query string (``?team=1``) sanitised the same way.
-    default_prefixes: the injective default prefix of each of a set of behaviours.
-
-Naming schemes (the ``agent_name=`` option of every multi-agent adapter):
-
-- ``"pettingzoo"`` (the default, also ``None``): ``<prefix>_<agent_id>``, as PettingZoo
-  names agents (``leadadversary_0``), so trainers that group agents by
-  ``name.rpartition("_")[0]`` see one group per behaviour. The prefix is the behaviour's
-  name without its Unity query string, lower-cased, with everything but letters and digits
-  removed (``"Runner?team=0"`` -> ``"runner"``; an empty result is ``"agent"``). Where
-  several behaviours share that prefix (one behaviour in two teams, ``SoccerTwos?team=0``
-  and ``SoccerTwos?team=1``), each of them gets its query string, sanitised, joined with
-  ``_``: ``soccertwos_team0_7``, ``soccertwos_team1_9``. Where even that is shared (names
-  that differ only in characters sanitising drops, such as ``Foo-Bar`` and ``FooBar``),
-  each also gets its rank in the sorted behaviour names: ``foobar__0_4``, ``foobar__1_5``
-  (the empty query string between the two ``_``). The names depend only on the set of
-  behaviour names, not their order, and are injective for every such set: the three forms
-  have 0, 1 and 2 ``_`` in the prefix, and within a form the parts differ.
-- ``"mlagents"``: ML-Agents' own PettingZoo wrapper's names, ``<behaviour>?agent_id=<id>``
-  (``"SoccerTwos?team=1?agent_id=9"``), for code that parses them.
-- a callable ``(behaviour, agent_id) -> str``: names it returns are checked as they are
-  issued (two agents given one name is an error) and looked up in what was issued.
+The default names are ``<word>_<agent_id>``: the word is the behaviour's name without its
+query string, lower-cased, letters only (``runner_3`` for agent 3 of ``Runner?team=0``).
+Behaviours that share a word (one behaviour in two teams) add their rank in the natural order
+of their full names (``soccer_0_3``, ``soccer_1_5`` for ``Soccer?team=0`` and ``?team=1``).
+Every name is ``<letters>_<digits>...`` as PettingZoo's ``api_test`` asks, and the names are
+injective and depend only on the set of behaviours. ``agent_name="mlagents"`` gives ML-Agents'
+``<behaviour>?agent_id=<id>``; a callable ``(behaviour, agent_id) -> str`` is checked as it
+names.
 """
 
 from __future__ import annotations
@@ -47,7 +26,6 @@ __all__ = [
     "NAMING_SCHEMES",
     "behavior_prefix",
     "default_prefixes",
-    "query_tag",
 ]
 
 _NOT_ALNUM = re.compile(r"[^0-9a-z]+")
@@ -62,57 +40,43 @@ NAMING_SCHEMES = ("pettingzoo", "mlagents")
 
 
 def behavior_prefix(behavior: str) -> str:
-    """The agent-name prefix of a behaviour: no query string, lower case, letters and digits.
+    """A behaviour's name without query string, lower case, letters and digits only.
 
     Example:
-        >>> behavior_prefix("Runner?team=0"), behavior_prefix("BallBalance")
-        ('runner', 'ballbalance')
-        >>> behavior_prefix("?team=1")
-        'agent'
+        >>> behavior_prefix("Runner?team=0"), behavior_prefix("3DBall"), behavior_prefix("?x")
+        ('runner', '3dball', 'agent')
     """
-    base = behavior.split("?", 1)[0]
-    return _NOT_ALNUM.sub("", base.lower()) or "agent"
+    return _NOT_ALNUM.sub("", behavior.split("?", 1)[0].lower()) or "agent"
 
 
-def query_tag(behavior: str) -> str:
-    """A behaviour's query string sanitised like its prefix; ``""`` when it has none.
+def _word(behavior: str) -> str:
+    # Letters only: PettingZoo's api_test wants names that start "<letters>_<digits>".
+    return "".join(c for c in behavior_prefix(behavior) if not c.isdigit()) or "agent"
 
-    Example:
-        >>> query_tag("SoccerTwos?team=1"), query_tag("Walker"), query_tag("A?team=0&x=Y")
-        ('team1', '', 'team0xy')
-    """
-    _, _, query = behavior.partition("?")
-    return _NOT_ALNUM.sub("", query.lower())
+
+def _natural(text: str) -> list[tuple[int, int | str]]:
+    # "team=2" before "team=10": numbers compare as numbers.
+    return [(1, int(p)) if p.isdecimal() else (0, p) for p in re.split(r"(\d+)", text)]
 
 
 def default_prefixes(behaviors: Iterable[str]) -> dict[str, str]:
-    """The default agent-name prefix of each behaviour; injective (module docstring).
+    """The default agent-name prefix of each behaviour (module docstring).
 
     Example:
-        >>> list(default_prefixes(["Ball", "SoccerTwos?team=1", "SoccerTwos?team=0"]).values())
-        ['ball', 'soccertwos_team1', 'soccertwos_team0']
-        >>> list(default_prefixes(["FooBar?team=0", "Foo-Bar?team=0", "FooBar?team=1"]).values())
-        ['foobar_team0_1', 'foobar_team0_0', 'foobar_team1']
+        >>> list(default_prefixes(["Ball", "Soccer?team=1", "Soccer?team=0"]).values())
+        ['ball', 'soccer_1', 'soccer_0']
     """
     behaviors = list(dict.fromkeys(behaviors))
-    by_base: dict[str, list[str]] = {}
+    by_word: dict[str, list[str]] = {}
     for behavior in behaviors:
-        by_base.setdefault(behavior_prefix(behavior), []).append(behavior)
+        by_word.setdefault(_word(behavior), []).append(behavior)
     prefixes: dict[str, str] = {}
-    for base, members in by_base.items():
+    for word, members in by_word.items():
         if len(members) == 1:
-            prefixes[members[0]] = base
-            continue
-        by_tag: dict[str, list[str]] = {}
-        for behavior in members:
-            by_tag.setdefault(query_tag(behavior), []).append(behavior)
-        for tag, same in by_tag.items():
-            if len(same) == 1:
-                prefixes[same[0]] = f"{base}_{tag}" if tag else base
-            else:
-                # Sorted, so the rank does not depend on the order the core lists them in.
-                for rank, behavior in enumerate(sorted(same)):
-                    prefixes[behavior] = f"{base}_{tag}_{rank}"
+            prefixes[members[0]] = word
+        else:
+            for rank, behavior in enumerate(sorted(members, key=_natural)):
+                prefixes[behavior] = f"{word}_{rank}"
     return {behavior: prefixes[behavior] for behavior in behaviors}
 
 
@@ -157,7 +121,7 @@ class AgentNames:
         AgentKey(behavior='Tagger?team=1', agent_id=4)
         >>> teams = AgentNames(["Soccer?team=0", "Soccer?team=1"])
         >>> teams.name("Soccer?team=0", 0), teams.name("Soccer?team=1", 2)
-        ('soccer_team0_0', 'soccer_team1_2')
+        ('soccer_0_0', 'soccer_1_2')
         >>> mlagents = AgentNames(["Soccer?team=0", "Soccer?team=1"], "mlagents")
         >>> mlagents.name("Soccer?team=1", 2)
         'Soccer?team=1?agent_id=2'

@@ -188,7 +188,9 @@ class PettingZooOptions(DriverOptions):
     """The options of the PettingZoo adapters: the engine's, plus rendering and a name."""
 
     render_mode: str | None = option(
-        None, 'None or ``"rgb_array"`` (the core\'s picture), fixed at construction.'
+        None,
+        'None, ``"rgb_array"`` (the core\'s picture) or ``"human"`` (that picture in a pygame '
+        "window after every reset and step), fixed at construction.",
     )
     name: str | None = option(
         None, '``metadata["name"]`` (and ``str(env)``); None: ``zooport_<core class>``.'

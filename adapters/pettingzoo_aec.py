@@ -129,6 +129,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         self._rewards_stale = False
         self._zero_rewards = None
         self.agent_selection = agents[0] if agents else None
+        self._show()
 
     @override
     def observe(self, agent: str) -> Any:
@@ -293,6 +294,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
             self.agent_selection = self._dead[0]
         elif self._cycle:
             self.agent_selection = self._cycle[0]
+        self._show()
 
 
 class UnityAECEnv(MLAgentsConstructor, PettingZooAECEnv):

@@ -34,7 +34,7 @@ from zooport.adapters.core_access import (
 from zooport.adapters.driver_controls import DriverControls
 from zooport.adapters.multi_agent_driver import MultiAgentDriver
 from zooport.adapters.options import PettingZooOptions
-from zooport.adapters.rendering import check_render_mode
+from zooport.adapters.rendering import Window, check_render_mode
 from zooport.envs.arguments import check_seed
 from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import ZooportError
@@ -76,7 +76,7 @@ class PettingZooCommon(DriverControls):
     def _setup(self, core: BaseEnvLike, options: PettingZooOptions) -> None:
         """Adopts ``core`` and builds the driver (the constructors' shared part)."""
         core = adopt_core(core)
-        modes = ["rgb_array"] if can_render(core) else []
+        modes = ["rgb_array", "human"] if can_render(core) else []
         check_render_mode(
             options.render_mode,
             modes,
@@ -92,6 +92,8 @@ class PettingZooCommon(DriverControls):
             "render_fps": core_metadata.get("render_fps", 30),
             "is_parallelizable": True,
         }
+        fps = core_metadata.get("render_fps", 30)
+        self._window = Window(fps) if options.render_mode == "human" else None
         self._driver = MultiAgentDriver(core, options, adapter=type(self).__name__)
         # The driver may have wrapped a core whose older-API specs arrived with its first step.
         self.core = self._driver.core
@@ -149,8 +151,17 @@ class PettingZooCommon(DriverControls):
         """
         return self._driver.state()
 
+    def _show(self) -> None:
+        """Shows the core's picture in the window (``render_mode="human"``)."""
+        if self._window is not None:
+            self._window.show(render_core(self.core), type(self).__name__)
+
     def render(self) -> np.ndarray | None:
-        """The core's rgb_array picture (``render_mode="rgb_array"``), else None with a warning."""
+        """The core's rgb_array picture (``render_mode="rgb_array"``); None for ``"human"``
+        (shown at every reset and step) and, with a warning, for None."""
+        if self.render_mode == "human":
+            self._driver.check_open()
+            return None
         if self.render_mode is None:
             warnings.warn(
                 f"{type(self).__name__}.render() was called with render_mode=None; pass "
@@ -165,7 +176,9 @@ class PettingZooCommon(DriverControls):
         return np.array(frame, dtype=np.uint8, copy=True)
 
     def close(self) -> None:
-        """Closes the core; calling it again does nothing."""
+        """Closes the window and the core; calling it again does nothing."""
+        if self._window is not None:
+            self._window.close()
         self._driver.close()
 
 

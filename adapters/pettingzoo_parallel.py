@@ -116,7 +116,9 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
         ``seed`` is None or an int >= 0. ``options`` is None or a dict with str keys, which
         the core does not use (see :func:`~zooport.adapters.core_access.check_reset_options`).
         """
-        return self._driver.reset(self._reseed(seed, options))
+        result = self._driver.reset(self._reseed(seed, options))
+        self._show()
+        return result
 
     @override
     def step(self, actions: dict[str, Any]) -> AgentsStep:
@@ -131,7 +133,9 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
                 agent, with ``stale_actions="raise"``), or does not fit its action space.
             EnvNotResetError: before ``reset()``, or after the episode ended.
         """
-        return self._driver.step(actions)
+        result = self._driver.step(actions)
+        self._show()
+        return result
 
 
 class UnityParallelEnv(MLAgentsConstructor, PettingZooParallelEnv):

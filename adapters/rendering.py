@@ -1,17 +1,7 @@
-"""Render modes and frames, the same for every adapter.
-
-Functions:
-    check_render_mode: the one rule for ``render_mode=`` at construction.
-    visual_frame: an (H, W, 3) uint8 picture of a visual observation.
-
-Classes:
-    VectorHumanRendering: shows a vector adapter's ``rgb_array`` picture in a window after
-        every ``reset`` and ``step``: ``render_mode="human"`` on the vector path, as
-        Gymnasium's ``HumanRendering`` serves it for ``gym.make``.
-
-Adapters render ``rgb_array`` pictures (the core's, see
-:func:`~zooport.adapters.core_access.render_core`); ``"human"`` is a window showing them,
-added by the ``gym.make``/``gym.make_vec`` entry points, never by a constructor.
+"""Render modes and frames, the same for every adapter: adapters render the core's
+``rgb_array`` picture, and ``"human"`` shows those pictures in a pygame :class:`Window`
+(added by ``gym.make``/``gym.make_vec`` on the Gymnasium path, by the PettingZoo adapters
+themselves, as PettingZoo's own environments do).
 """
 
 from __future__ import annotations
@@ -25,7 +15,7 @@ from gymnasium.error import DependencyNotInstalled
 
 from zooport.errors import ArgumentError, ZooportError
 
-__all__ = ["check_render_mode", "visual_frame", "VectorHumanRendering", "HUMAN_VIA_MAKE"]
+__all__ = ["check_render_mode", "visual_frame", "VectorHumanRendering", "HUMAN_VIA_MAKE", "Window"]
 
 
 #: Where ``render_mode="human"`` is served for the slot family (its constructors refuse it).
@@ -79,15 +69,57 @@ def visual_frame(observation: np.ndarray) -> np.ndarray:
     return np.repeat(frame[..., :1], 3, axis=-1)
 
 
+class Window:
+    """A pygame window showing rgb_array frames at ``fps``.
+
+    pygame is imported at the first frame (``pip install pygame``); without it, :meth:`show`
+    raises Gymnasium's ``DependencyNotInstalled``, as ``gym.make(..., render_mode="human")``
+    does at its first frame.
+    """
+
+    def __init__(self, fps: float) -> None:
+        self.fps = fps
+        self._screen: Any = None
+        self._clock: Any = None
+
+    def show(self, frame: Any, where: str) -> None:
+        """Shows ``frame`` ((H, W, 3) uint8); ``where`` names the env when it is None."""
+        try:
+            import pygame
+        except ImportError as error:
+            raise DependencyNotInstalled(
+                'render_mode="human" shows frames with pygame: pip install pygame'
+            ) from error
+        if frame is None:
+            raise ZooportError(f"{where} returned no picture from render() (its core draws none)")
+        # pygame's surfaces are indexed (x, y): the picture's (row, column) transposed.
+        surface = pygame.surfarray.make_surface(np.asarray(frame, np.uint8).transpose(1, 0, 2))
+        if self._screen is None:
+            pygame.init()
+            pygame.display.init()
+            self._screen = pygame.display.set_mode(surface.get_size())
+            self._clock = pygame.time.Clock()
+        self._screen.blit(surface, (0, 0))
+        pygame.event.pump()
+        self._clock.tick(self.fps)
+        pygame.display.flip()
+
+    def close(self) -> None:
+        """Closes the window, if one was opened."""
+        if self._screen is not None:
+            import pygame
+
+            pygame.display.quit()
+            self._screen = None
+
+
 class VectorHumanRendering(gym.vector.VectorWrapper):
-    """Shows a vector env's ``rgb_array`` picture in a pygame window after reset and step.
+    """Shows a vector env's ``rgb_array`` picture in a :class:`Window` after reset and step.
 
     What ``gym.make(..., render_mode="human")`` does for a single env with Gymnasium's
     ``HumanRendering``, for zooport's vector adapters, whose ``render()`` is ONE picture of
     the core (all agents), not one per slot as Gymnasium's vector ``HumanRendering`` expects.
-    ``gym.make_vec("zooport/<Name>-v0", render_mode="human")`` applies it. pygame is imported
-    at the first frame (``pip install pygame``); without it, ``reset`` raises Gymnasium's
-    ``DependencyNotInstalled``.
+    ``gym.make_vec("zooport/<Name>-v0", render_mode="human")`` applies it.
 
     Args:
         env: a vector env with ``render_mode="rgb_array"`` and ``metadata["render_fps"]``.
@@ -99,8 +131,7 @@ class VectorHumanRendering(gym.vector.VectorWrapper):
     def __init__(self, env: gym.vector.VectorEnv) -> None:
         # Set before anything can raise: Gymnasium 1.0's VectorEnv.__del__ closes a wrapper
         # whose __init__ failed.
-        self._window: Any = None
-        self._clock: Any = None
+        self._window = Window(env.metadata.get("render_fps", 30))
         super().__init__(env)
         if env.render_mode != "rgb_array":
             raise ArgumentError(
@@ -118,13 +149,13 @@ class VectorHumanRendering(gym.vector.VectorWrapper):
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         """Resets the env, then shows its picture."""
         result = self.env.reset(**kwargs)
-        self._show()
+        self._window.show(self.env.render(), f"VectorHumanRendering: {self.env}")
         return result
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
         """Steps the env, then shows its picture."""
         result = self.env.step(actions)
-        self._show()
+        self._window.show(self.env.render(), f"VectorHumanRendering: {self.env}")
         return result
 
     def render(self) -> None:
@@ -133,35 +164,5 @@ class VectorHumanRendering(gym.vector.VectorWrapper):
 
     def close(self, **kwargs: Any) -> None:
         """Closes the window, then the env."""
-        if self._window is not None:
-            import pygame
-
-            pygame.display.quit()
-            self._window = None
+        self._window.close()
         self.env.close(**kwargs)
-
-    def _show(self) -> None:
-        try:
-            import pygame
-        except ImportError as error:
-            raise DependencyNotInstalled(
-                'render_mode="human" shows frames with pygame: pip install pygame'
-            ) from error
-        frame = self.env.render()
-        if frame is None:
-            raise ZooportError(
-                f"VectorHumanRendering: {self.env} returned no picture from render() (its "
-                "core draws none)"
-            )
-        picture = np.asarray(frame, dtype=np.uint8)
-        # pygame's surfaces are indexed (x, y): the picture's (row, column) transposed.
-        surface = pygame.surfarray.make_surface(picture.transpose(1, 0, 2))
-        if self._window is None:
-            pygame.init()
-            pygame.display.init()
-            self._window = pygame.display.set_mode(surface.get_size())
-            self._clock = pygame.time.Clock()
-        self._window.blit(surface, (0, 0))
-        pygame.event.pump()
-        self._clock.tick(self.metadata.get("render_fps", 30))
-        pygame.display.flip()

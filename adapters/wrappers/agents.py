@@ -53,7 +53,7 @@ class AgentSelector:
         env: the env the agents belong to (for zooport behaviour names).
         spec: None (every agent); a str: a behaviour with its query string
             (``"Soccer?team=1"``: that behaviour only), an agent-name prefix
-            (``"soccer_team1"``), or a behaviour name without query string, compared
+            (``"soccer_1"``), or a behaviour name without query string, compared
             sanitised (``"tagger"``, ``"Soccer"``: every team of it); a collection of agent
             names; or a predicate ``agent -> bool``.
         what: the argument's name, for error messages.
@@ -68,9 +68,9 @@ class AgentSelector:
         >>> from zooport.envs.builtin.soccer import Soccer
         >>> env = PettingZooParallelEnv(Soccer(seed=0))
         >>> [a for a in env.possible_agents if AgentSelector(env, "Soccer?team=1")(a)]
-        ['soccer_team1_2', 'soccer_team1_3']
+        ['soccer_1_2', 'soccer_1_3']
         >>> [a for a in env.possible_agents if AgentSelector(env, "soccer")(a)]
-        ['soccer_team0_0', 'soccer_team0_1', 'soccer_team1_2', 'soccer_team1_3']
+        ['soccer_0_0', 'soccer_0_1', 'soccer_1_2', 'soccer_1_3']
     """
 
     def __init__(self, env: Any, spec: AgentSpec, what: str = "agents") -> None:

@@ -4,7 +4,6 @@ render_mode="human" on the vector path (UnityToGymWrapper's signature: test_slot
 from __future__ import annotations
 
 import sys
-import types
 
 import gymnasium as gym
 import numpy as np
@@ -18,6 +17,8 @@ from zooport.adapters.rendering import VectorHumanRendering
 from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.envs.builtin.tag import Tag
 from zooport.errors import ArgumentError, EnvClosedError, UnknownAgentError
+
+from tests.support.fake_pygame import FakePygame
 
 
 def test_aec_observe_answers_for_an_agent_that_finished_earlier():
@@ -53,36 +54,6 @@ def test_aec_observe_answers_for_an_agent_that_finished_earlier():
     env.close()
     with pytest.raises(EnvClosedError):
         env.observe(agent)
-
-
-class FakePygame(types.ModuleType):
-    """Records what would be shown in a window (no display needed)."""
-
-    def __init__(self):
-        super().__init__("pygame")
-        shown = self.shown = []
-        self.init = lambda: None
-
-        class Surface:
-            def __init__(self, array):
-                self.array = np.asarray(array)
-
-            def get_size(self):
-                return self.array.shape[:2]
-
-        class Window:
-            def blit(self, surface, position):
-                shown.append(surface.array.copy())
-
-        self.surfarray = types.SimpleNamespace(make_surface=Surface)
-        self.display = types.SimpleNamespace(
-            init=lambda: None, set_mode=lambda size: Window(), flip=lambda: None,
-            quit=lambda: shown.append("closed"),
-        )  # fmt: skip
-        self.time = types.SimpleNamespace(
-            Clock=lambda: types.SimpleNamespace(tick=lambda fps: None)
-        )
-        self.event = types.SimpleNamespace(pump=lambda: None)
 
 
 def test_make_vec_serves_render_mode_human_as_gym_make_does(monkeypatch):

@@ -41,8 +41,8 @@ def test_lookup_rejects_names_it_cannot_produce(bad):
 
 def test_behaviors_sharing_a_prefix_are_named_apart_by_their_team():
     names = AgentNames(["Runner?team=0", "Runner?team=1"])
-    assert names.names("Runner?team=1", [4, 5]) == ["runner_team1_4", "runner_team1_5"]
-    assert names.lookup("runner_team0_3") == ("Runner?team=0", 3)
+    assert names.names("Runner?team=1", [4, 5]) == ["runner_1_4", "runner_1_5"]
+    assert names.lookup("runner_0_3") == ("Runner?team=0", 3)
 
 
 def test_a_callable_names_agents_and_collisions_are_caught():

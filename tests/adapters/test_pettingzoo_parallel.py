@@ -98,8 +98,8 @@ def test_unknown_agent_and_name_collisions():
 
     # One behaviour in two teams: the team joins the default prefix (it was a SpecError).
     env = PettingZooParallelEnv(TwoTeams())
-    assert env.agent_key("runner_team1_3") == ("Runner?team=1", 3)
-    assert env.agent_key("runner_team0_0") == (RUNNER, 0)
+    assert env.agent_key("runner_1_3") == ("Runner?team=1", 3)
+    assert env.agent_key("runner_0_0") == (RUNNER, 0)
     with pytest.raises(UnknownAgentError, match="'runner_3'"):
         env.agent_key("runner_3")
 
@@ -461,7 +461,7 @@ def test_render_close_and_side_channels():
     channel = EngineConfigurationChannel()
     core = Probe(seed=0, side_channels=[channel])
     env = PettingZooParallelEnv(core, render_mode="rgb_array")
-    assert env.metadata["render_modes"] == ["rgb_array"] and env.render_mode == "rgb_array"
+    assert env.metadata["render_modes"] == ["rgb_array", "human"] and env.render_mode == "rgb_array"
     assert env.side_channels == [channel] and env.side_channels[0] is channel
     assert env.core is core
     env.reset()
@@ -478,8 +478,8 @@ def test_render_close_and_side_channels():
 
 
 def test_render_modes_are_checked_at_construction():
-    with pytest.raises(ValueError, match="render_mode in \\[None, 'rgb_array'\\].*'human'"):
-        PettingZooParallelEnv(Probe(), render_mode="human")
+    with pytest.raises(ValueError, match="render_mode in \\[None, 'rgb_array', 'human'\\].*'ansi'"):
+        PettingZooParallelEnv(Probe(), render_mode="ansi")
 
     class Blind(Probe):
         _render = BatchedEnv._render  # not implemented

@@ -7,10 +7,14 @@ below, and a warning is allowed only for an env whose spaces cause it (see ``_al
 from __future__ import annotations
 
 import functools
+import importlib.util
+import sys
 import types
 
+import numpy as np
 import pytest
 from gymnasium import spaces
+from gymnasium.error import DependencyNotInstalled
 from pettingzoo.test import (
     api_test,
     max_cycles_test,
@@ -31,6 +35,7 @@ from zooport.adapters.pettingzoo_envs import (
 )
 
 from tests.support.checkers import run_allowing
+from tests.support.fake_pygame import FakePygame
 from tests.support.paths import EXAMPLES
 from tests.support.pettingzoo_versions import DICT_OBS_API_TEST, HAS_REGISTRY, parallel_seed_test
 
@@ -63,11 +68,7 @@ INFINITE_BOUNDS = "vector observations have no bounds in ML-Agents' spec: Box(-i
 DICT_OBS = "several observations, or an action mask, make a Dict observation by design"
 DICT_ACTIONS = "hybrid actions are a Dict(continuous, discrete) by design"
 BRANCHES = "ML-Agents' discrete branches are a MultiDiscrete by design (flatten_branched=False)"
-NAMES = (
-    "PettingZoo's regex '[a-z]+_[0-9]+' reads only up to the first '_' or digit: one behaviour "
-    "in two teams is named '<name>_<team>_<id>' (still '<prefix>_<id>'), ML-Agents' scheme "
-    "'<behaviour>?agent_id=<id>', by design"
-)
+NAMES = "ML-Agents' own scheme '<behaviour>?agent_id=<id>', asked for by agent_name='mlagents'"
 ZERO_STATE = (
     "state_test calls state() after every step, also once the episode has ended; agents that "
     "are not live are zero-filled, so with no agent left the state is all zeros"
@@ -97,8 +98,7 @@ def _allowed(env) -> list[tuple[str, str]]:
         allowed.append((r"Action space for each agent probably should be", DICT_ACTIONS))
     if any(isinstance(env.action_space(a), spaces.MultiDiscrete) for a in env.possible_agents):
         allowed.append((r"Action space for each agent probably should be", BRANCHES))
-    names = env._driver.names
-    if names.scheme == "mlagents" or any("_" in p for p in names.prefixes.values()):
+    if env._driver.names.scheme == "mlagents":
         allowed.append((r"We recommend agents to be named in the format", NAMES))
     return allowed
 
@@ -180,16 +180,12 @@ def test_max_cycles_test(config):
 
 
 @pytest.mark.parametrize("config", CONFIGS)
-def test_render_test(config):
+def test_render_test(config, monkeypatch):
     env, _ = _fns(config)
-
-    def env_fn(render_mode=None):
-        # render_test builds a "human" env only to read metadata["render_modes"]; the
-        # adapter renders rgb_array only and rejects "human" at construction.
-        return env(render_mode=None if render_mode == "human" else render_mode)
-
-    assert env().metadata["render_modes"] == ["rgb_array"]
-    _run(render_test, env(), env_fn)
+    if importlib.util.find_spec("pygame") is None:
+        monkeypatch.setitem(sys.modules, "pygame", FakePygame())
+    assert env().metadata["render_modes"] == ["rgb_array", "human"]
+    _run(render_test, env(), env)
 
 
 @pytest.mark.skipif(not HAS_REGISTRY, reason="PettingZoo has a registry from 1.27.0 on")
@@ -225,3 +221,30 @@ def test_the_parallel_loop_example_runs_short(capsys):
     out = capsys.readouterr().out
     assert "tag_v0: behaviours ['Runner?team=0', 'Tagger?team=1']" in out
     assert "episode 0: " in out and "steps/s" in out
+
+
+@pytest.mark.parametrize("module", [tag_v0, soccer_v0])
+def test_human_mode_shows_each_core_step_in_a_window(module, monkeypatch):
+    pygame = FakePygame()
+    monkeypatch.setitem(sys.modules, "pygame", pygame)
+    for make in (module.parallel_env, module.env):
+        pygame.shown.clear()
+        env = make(seed=0, render_mode="human", max_cycles=3)
+        env.reset(seed=0)
+        assert env.render() is None and len(pygame.shown) == 1
+        np.testing.assert_array_equal(pygame.shown[-1], env.core.render().transpose(1, 0, 2))
+        if make is module.parallel_env:
+            env.step({a: env.action_space(a).sample() for a in env.agents})
+        else:
+            for _ in env.agents[:]:
+                env.step(env.action_space(env.agent_selection).sample())
+        assert len(pygame.shown) == 2
+        env.close()
+        assert pygame.shown[-1] == "closed"
+
+
+def test_human_mode_without_pygame_fails_at_the_first_frame(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pygame", None)  # import pygame raises ImportError
+    env = tag_v0.parallel_env(seed=0, render_mode="human")
+    with pytest.raises(DependencyNotInstalled, match="pip install pygame"):
+        env.reset(seed=0)

@@ -24,7 +24,7 @@ from tests.support.probes import agent_policy, reference_rollout
 
 BLUE, PURPLE = Soccer.behavior_names
 NAMES = {
-    None: ["soccer_team0_0", "soccer_team0_1", "soccer_team1_2", "soccer_team1_3"],
+    None: ["soccer_0_0", "soccer_0_1", "soccer_1_2", "soccer_1_3"],
     "mlagents": [
         "Soccer?team=0?agent_id=0", "Soccer?team=0?agent_id=1",
         "Soccer?team=1?agent_id=2", "Soccer?team=1?agent_id=3",
@@ -160,16 +160,16 @@ def test_the_old_default_refused_the_core():
 
     assert behavior_prefix(BLUE) == behavior_prefix(PURPLE) == "soccer"
     env = PettingZooParallelEnv(Soccer(seed=0))  # constructs: the names are told apart
-    assert env.possible_agents[0] == "soccer_team0_0"
+    assert env.possible_agents[0] == "soccer_0_0"
 
 
 # ---------------------------------------------------------------------- wrappers by team
 
 
 def test_fold_one_team_by_behaviour_or_prefix():
-    for selector in (PURPLE, "soccer_team1"):
+    for selector in (PURPLE, "soccer_1"):
         env = FoldAgents(PettingZooParallelEnv(Soccer(seed=0)), "random", behavior=selector)
-        assert env.possible_agents == ["soccer_team0_0", "soccer_team0_1"]
+        assert env.possible_agents == ["soccer_0_0", "soccer_0_1"]
     # The base name without a team selects both teams: nothing would be left.
     with pytest.raises(ValueError, match="folds every agent"):
         FoldAgents(PettingZooParallelEnv(Soccer(seed=0)), "random", behavior="Soccer")

@@ -88,7 +88,7 @@ def test_the_modules_import_by_name_in_a_fresh_process():
         "import pickle, zooport.adapters.pettingzoo_envs.soccer_v0 as m;"
         "from zooport.adapters.pettingzoo_envs import tag_v0;"
         "env = m.parallel_env(seed=0, team_size=1);"
-        "assert env.possible_agents == ['soccer_team0_0', 'soccer_team1_1'], env.possible_agents;"
+        "assert env.possible_agents == ['soccer_0_0', 'soccer_1_1'], env.possible_agents;"
         "print(pickle.dumps(tag_v0.env).decode('latin1').count('tag_v0'))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
