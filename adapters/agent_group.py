@@ -1,16 +1,4 @@
-"""One behaviour's agents as slots, for the multi-agent adapters.
-
-Classes:
-    AgentGroup: a behaviour's agents in the current episode: slot bookkeeping, absorbing the
-        core's DecisionSteps/TerminalSteps with array operations, gathering a dict of actions
-        into one ``ActionTuple``, and building fresh per-agent outputs.
-
-Functions:
-    core_has_masks: whether a behaviour's agents get action masks when masks are on auto.
-
-:class:`~zooport.adapters.multi_agent_driver.MultiAgentDriver` holds one group per behaviour
-and decides the episode; see there for the semantics.
-"""
+"""One behaviour's agents in an episode, as slots, for the multi-agent driver."""
 
 from __future__ import annotations
 
@@ -136,19 +124,8 @@ class AgentGroup(AgentSlots):
         self.names: list[str] = []
         self._sorted_ids = np.zeros(0, np.int64)
         self._sorted_slots = np.zeros(0, np.intp)
-        # The lookup of the latest DecisionSteps whose agents all have slots, keyed by the
-        # bytes (and dtype) of its agent_id array: a core that keeps its agents in the same
-        # rows step after step is looked up once, not every step.
-        self._cache_key: bytes | None = None
-        self._cache_dtype: np.dtype | None = None
-        self._cache_slots = np.zeros(0, np.intp)
-        self._cache_names: list[str] = []
-        self._cache_index: slice | np.ndarray = slice(0, 0)
-        # Whether the group ids of the reporting agents are all equal, keyed by their bytes.
-        self._gid_key: bytes | None = None
-        self._gid_first = 0
-        self._gid_uniform = True
-        self._zero_key = b""
+        # The last DecisionSteps' ids (checked) with their slots and write index.
+        self._last: tuple[np.ndarray, np.ndarray, slice | np.ndarray] | None = None
         # Who reports in the current step: the live agents at its start (a slice when they
         # fill the first slots, which is cheaper than fancy indexing), then new agents.
         self.live_index: slice | np.ndarray = slice(0, 0)
@@ -231,38 +208,26 @@ class AgentGroup(AgentSlots):
         return np.where(self._sorted_ids[pos] == ids, self._sorted_slots[pos], -1)
 
     def _decision_slots(
-        self, agent_id: Any, names: AgentNames | None
-    ) -> tuple[np.ndarray, slice | np.ndarray, list[str] | None]:
-        """Slots of a DecisionSteps' agents (new agents get slots when ``names`` is given).
-
-        Returns the slots, the index to write them with (a slice when they are the first
-        slots in order) and, on a cached lookup, the agents' names (else None).
-        """
-        key = agent_id.tobytes() if type(agent_id) is np.ndarray else None
-        if key is not None and key == self._cache_key and agent_id.dtype == self._cache_dtype:
-            if not self._cache_names:
-                self._cache_names = [self.names[i] for i in self._cache_slots.tolist()]
-            return self._cache_slots, self._cache_index, self._cache_names
+        self, agent_id: Any, names: AgentNames | None, same: bool = False
+    ) -> tuple[np.ndarray, slice | np.ndarray]:
+        """Slots of a DecisionSteps' agents (new agents get slots when ``names`` is given), and
+        the index to write them with: a slice when they are the first slots in order."""
+        if same and self._last is not None:
+            return self._last[1], self._last[2]
         ids = np.asarray(agent_id, np.int64)
         slots = self.slots_of(ids)
         missing = slots < 0
         if missing.any():
             if names is None:
-                return slots, slots, None
+                return slots, slots
             unknown = np.flatnonzero(missing)
             new = self._add(ids[unknown], names)
             self.new_slots.extend(new.tolist())
             self.new_names.extend(self.names[self.n - new.size :])
             slots[unknown] = new
-        if key is not None:
-            self._cache_key, self._cache_dtype = key, agent_id.dtype
-            self._cache_slots = slots
-            self._cache_names = []
-            # Rows that are the first slots in order are written through a slice (no copy).
-            identity = bool((slots == np.arange(slots.size)).all())
-            self._cache_index = slice(0, slots.size) if identity else slots
-            return slots, self._cache_index, None
-        return slots, slots, None
+        index = slice(0, slots.size) if (slots == np.arange(slots.size)).all() else slots
+        self._last = (np.array(ids), slots, index)
+        return slots, index
 
     # ------------------------------------------------------------------ episode
 
@@ -294,12 +259,14 @@ class AgentGroup(AgentSlots):
         """Takes one core step's batches; True when a live agent of this behaviour reported."""
         reported = False
         agent_id = decision.agent_id
-        if len(terminal) or not (
-            type(agent_id) is np.ndarray
-            and agent_id.dtype == self._cache_dtype
-            and agent_id.tobytes() == self._cache_key
-        ):
-            # The ids of the last step's decisions were checked already.
+        # Most steps repeat the last step's ids: checked already, their slots known.
+        same = (
+            self._last is not None
+            and type(agent_id) is np.ndarray
+            and agent_id.dtype.kind in "iu"
+            and np.array_equal(agent_id, self._last[0])
+        )
+        if len(terminal) or not same:
             check_agent_ids(self.name, decision, terminal)
         if len(terminal):
             terminal = self.obs_layout.checked(terminal, terminal=True)
@@ -317,22 +284,23 @@ class AgentGroup(AgentSlots):
                 self.n_live -= s.size
                 self.finished_names.extend(self.names[i] for i in s.tolist())
                 reported = True
-        return self._absorb_decision(self.obs_layout.checked(decision), names) or reported
+        return self._absorb_decision(self.obs_layout.checked(decision), names, same) or reported
 
-    def _absorb_decision(self, decision: DecisionSteps, names: AgentNames | None = None) -> bool:
+    def _absorb_decision(
+        self, decision: DecisionSteps, names: AgentNames | None = None, same: bool = False
+    ) -> bool:
         count = len(decision)
         self.dec_count = count
         if not count:
             self.dec_names = []
             return False
-        slots, index, cached_names = self._decision_slots(decision.agent_id, names)
+        slots, index = self._decision_slots(decision.agent_id, names, same)
         if self.n_live == self.n or self.live[slots].all():
             rows, s = None, index
-            dec_names = (
-                cached_names
-                if cached_names is not None
-                else [self.names[i] for i in slots.tolist()]
-            )
+            if isinstance(index, slice):
+                dec_names = self.names[index]
+            else:
+                dec_names = [self.names[i] for i in slots.tolist()]
         else:
             rows = np.flatnonzero(self.live[slots])
             s = slots[rows]
@@ -362,10 +330,10 @@ class AgentGroup(AgentSlots):
         self.n_live -= k
         self.n = n
         del self.names[n:]
+        self._last = None  # its slots may be the dropped ones
         order = np.argsort(self.ids[:n], kind="stable")
         self._sorted_ids = self.ids[:n][order]
         self._sorted_slots = order.astype(np.intp)
-        self._cache_key = None  # the cached lookup may name the dropped slots
         self.new_slots, self.new_names = [], []
 
     def truncate_live(self) -> None:
@@ -494,20 +462,13 @@ class AgentGroup(AgentSlots):
     def infos(self, index: slice | np.ndarray, n: int) -> Iterable[dict[str, Any]]:
         """Fresh per-agent info dicts of the slots ``index`` (``n`` of them)."""
         if not self.mask_in_info and self.n_decided == n:
-            # The common case, every agent decided with no group reward and one group id:
-            # copies of one dict. The group ids rarely change, so their check is cached.
+            # The common case, every agent decided, one group id, every group reward +0.0
+            # (its bits all zero): copies of one dict.
             group_id = self.group_id[index]
-            key = group_id.tobytes()
-            if key != self._gid_key:
-                self._gid_key = key
-                self._gid_first = int(group_id[0])
-                self._gid_uniform = bool((group_id == group_id[0]).all())
-            group_reward = self.group_reward[index].tobytes()
-            if len(group_reward) != len(self._zero_key):
-                self._zero_key = bytes(len(group_reward))
-            # Equal bytes mean every group reward is +0.0 (a -0.0 takes the general path).
-            if self._gid_uniform and group_reward == self._zero_key:
-                info = {"decided": True, "group_id": self._gid_first, "group_reward": 0.0}
+            if (group_id == group_id[0]).all() and not self.group_reward[index].view(
+                np.int32
+            ).any():
+                info = {"decided": True, "group_id": int(group_id[0]), "group_reward": 0.0}
                 return map(dict.copy, repeat(info, n))
         decided = self.decided[index].tolist()
         group_id = self.group_id[index].tolist()

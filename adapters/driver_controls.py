@@ -1,25 +1,5 @@
-"""The driver family's options checks and the controls its front ends share.
-
-Classes:
-    DriverControls: a mixin for the front ends built on a
-        :class:`~zooport.adapters.multi_agent_driver.MultiAgentDriver` (the PettingZoo
-        adapters, ``MultiAgentTask``): the episode's agents and spaces, the termination rule,
-        ``max_cycles`` and ``stale_actions`` (writable), the cycle count, the ignored stale
-        actions, and (:class:`~zooport.adapters.core_access.EngineMembers`) the step guard and
-        the core's side channels.
-
-Functions:
-    checked_max_cycles: ``max_cycles=`` as None or an int >= 1.
-    checked_stale_actions: ``stale_actions=`` as ``"ignore"`` or ``"raise"``.
-    default_actions: what each behaviour's agents do without an action (``default_action=``).
-
-Constants:
-    STALE_ACTIONS: what ``stale_actions=`` accepts.
-
-The options themselves are declared once in :class:`~zooport.adapters.options.DriverOptions`;
-this module checks their values (also when a writable one is set later). It never imports a
-front end.
-"""
+"""The driver family's option checks and the members every front end over a
+:class:`~zooport.adapters.multi_agent_driver.MultiAgentDriver` exposes alike."""
 
 from __future__ import annotations
 

@@ -1,36 +1,11 @@
-"""Every behaviour of a core as named agents with PettingZoo's episode semantics.
+"""The driver family's engine: every behaviour of a core as named PettingZoo agents.
 
-Classes:
-    AgentsStep: one step's observations, rewards, terminations, truncations and infos,
-        each a dict keyed by agent name.
-    MultiAgentDriver: resets and steps a core for the PettingZoo adapters (and any other
-        multi-agent adapter): names agents, gathers a dict of actions into one
-        ``set_actions`` call per behaviour, steps the core until a live agent reports, and
-        decides when the multi-agent episode ends.
-
-Semantics (zooport's design: "Consumer conventions", PettingZoo):
-    - The agents of an episode are those in the core's DecisionSteps at reset, plus agents
-      that appear in a later DecisionSteps (spawned): these join ``agents`` and
-      ``possible_agents`` in the step they appear.
-    - An agent in TerminalSteps is terminated (truncated when ``interrupted``) with its
-      terminal reward and final observation and leaves ``agents`` in that step. It does not
-      return within the episode: if the core restarted it (same id in DecisionSteps), that is
-      its next episode, which the core plays with zero actions until the next ``reset()``.
-    - One step advances the core until at least one live agent has a decision or a terminal
-      step. A live agent without a decision keeps its last observation, gets reward 0 (what it
-      earns arrives summed with its next decision, as the core reports it), its action is
-      ignored, and ``info["decided"]`` is False.
-    - An action for an agent that finished earlier in the episode (a stale action: AgileRL's
-      vector env and TorchRL's ``PettingZooWrapper(done_on_any=False)`` send one for every
-      agent they know) is ignored, as PettingZoo's own environments ignore it, and counted in
-      ``ignored_actions``; ``stale_actions="raise"`` makes it an :class:`~zooport.ActionError`.
-      A name that never was an agent of the episode is always an error.
-    - The episode ends when the termination rule fires (counting every agent that finished)
-      or after ``max_cycles`` steps; agents still live then are truncated (with what they
-      reported in that step: a reward earned since an agent's last decision and not yet
-      reported by the core is not part of the episode).
-      Agents that appear in the step the episode ends are not part of it (not in
-      ``possible_agents``, no outputs).
+Names agents, gathers a dict of actions into one ``set_actions`` per behaviour, steps the
+core until a live agent reports, and ends the episode by the termination rule or
+``max_cycles``. Agents join ``agents`` when they appear and leave it, never to return within
+the episode, in the step they finish; a live agent without a decision keeps its last
+observation with reward 0 and ``info["decided"] == False``; actions for agents that finished
+earlier are ignored and counted (``stale_actions``). docs/guides/multi-agent.md has the rest.
 """
 
 from __future__ import annotations
@@ -146,10 +121,7 @@ class MultiAgentDriver:
             g.default_action = defaults.get(g.name)
         self.possible_agents: list[str] = []
         self.agents: list[str] = []
-        self._template: dict[str, Any] = {}
-        self._all_false: dict[str, bool] = {}
         self._live_set: set[str] = set()
-        self._n_deciding = 0
         #: Every agent of the episode by name -> its behaviour group (spaces, layouts).
         self.agent_groups: dict[str, AgentGroup] = {}
         self.cycles = 0
@@ -295,21 +267,13 @@ class MultiAgentDriver:
         self._discovered = True
         if self._state_counts is None:
             self._state_counts = [g.n for g in self.groups]
-        self._make_templates()
-        self._n_deciding = sum(len(g.dec_names) for g in self.groups)
-        observations = self._template.copy()
-        infos = self._template.copy()
+        observations = dict.fromkeys(self.agents)
+        infos = observations.copy()
         for g in self.groups:
             if g.n:
                 observations.update(zip(g.names, g.observations(g.live_index), strict=True))
                 infos.update(zip(g.names, g.infos(g.live_index, g.n), strict=True))
         return observations, infos
-
-    def _make_templates(self) -> None:
-        # Copying a dict with the right keys and then updating it is about three times
-        # faster than building it from scratch (no resizing), and these are built every step.
-        self._template = dict.fromkeys(self.agents)
-        self._all_false = dict.fromkeys(self.agents, False)
 
     def step(self, actions: Mapping[str, Any]) -> AgentsStep:
         """Applies one action per live agent and steps the core until a live agent reports.
@@ -338,7 +302,7 @@ class MultiAgentDriver:
         if (
             type(actions) is not dict
             or len(actions) != len(live)
-            or (self._n_deciding != len(live) and actions.keys() != live)
+            or (sum(len(g.dec_names) for g in self.groups) != len(live) and actions.keys() != live)
         ):
             actions, stale = self._complete(actions)
         core = self.core
@@ -432,7 +396,8 @@ class MultiAgentDriver:
         self.episode_over = over
         self.finished = finished
         self.new_agents = new
-        template = self._template
+        # The dicts follow ``agents``' order: copies of one dict with those keys, then updated.
+        template = dict.fromkeys(self.agents)
         observations = template.copy()
         rewards = template.copy()
         infos = template.copy()
@@ -440,8 +405,8 @@ class MultiAgentDriver:
             terminations = template.copy()
             truncations = template.copy()
         else:
-            terminations = self._all_false.copy()
-            truncations = self._all_false.copy()
+            terminations = dict.fromkeys(template, False)
+            truncations = terminations.copy()
         for g in groups:
             names, index = g.reporting()
             if not names:
@@ -461,8 +426,6 @@ class MultiAgentDriver:
                 a for a in new if a not in gone
             ]
             self._live_set = set(self.agents)
-            self._make_templates()
-        self._n_deciding = sum(len(g.dec_names) for g in groups)
         return AgentsStep(observations, rewards, terminations, truncations, infos)
 
     def _late_behavior(self) -> SpecError:

@@ -1,31 +1,5 @@
-"""A batched core as a PettingZoo ``AECEnv``: agents act one at a time, the core steps once.
-
-Classes:
-    PettingZooAECEnv: the native AEC adapter.
-    UnityAECEnv: ML-Agents' name for it, with ML-Agents' ``seed=`` argument.
-
-Not a ``parallel_to_aec`` stack: each ``step(action)`` records the selected agent's action
-and moves ``agent_selection`` on; when the last live agent of the cycle has acted, the
-actions go to the core (one ``set_actions`` call per behaviour) and the core steps, with the
-semantics of :mod:`zooport.adapters.pettingzoo_parallel` (same names, spaces, options,
-decision periods, spawning, termination modes, masks, state).
-
-PettingZoo's AEC contract:
-
-- ``rewards`` holds what the last core step gave each agent and is cleared by the next
-  ``step()``; ``_cumulative_rewards[agent]`` (what ``last()`` returns) sums an agent's
-  rewards since it last acted.
-- An agent whose episode ended stays in ``agents`` with ``terminations``/``truncations``
-  True; such agents are selected first, and each takes a ``step(None)`` that removes it.
-  An action given in that turn instead of None (TorchRL's AEC loop sends one) is ignored and
-  counted in ``ignored_actions``, as the Parallel adapter ignores actions for finished
-  agents; with ``stale_actions="raise"`` it is an :class:`~zooport.ActionError`, as in
-  PettingZoo's own environments.
-- A cycle visits the agents live at its start in ``agents`` order; an agent spawned by the
-  core joins ``agents`` when it appears and acts from the next cycle on.
-- ``observe(agent)`` answers for every agent of the episode: a finished agent that has left
-  ``agents`` gives its final observation, as PettingZoo's own environments do.
-"""
+"""A batched core as a PettingZoo ``AECEnv``: agents act in turn and the core steps once
+per cycle, when the last live agent has acted (native, not ``parallel_to_aec``)."""
 
 from __future__ import annotations
 

@@ -1,20 +1,5 @@
-"""What the PettingZoo adapters share: spaces, state, rendering, closing, their options.
-
-Classes:
-    PettingZooCommon: the members of :class:`~zooport.adapters.pettingzoo_parallel.
-        PettingZooParallelEnv` and :class:`~zooport.adapters.pettingzoo_aec.PettingZooAECEnv`
-        that do not depend on how agents take turns; not used on its own.
-
-    MLAgentsConstructor: ML-Agents' ``(env, seed=None)`` constructor, for ``UnityParallelEnv``
-        and ``UnityAECEnv``.
-
-Functions:
-    seed_action_spaces: seeds a driver's action spaces (the ``seed=`` of ML-Agents' wrappers).
-
-The episode itself is the engine's (:class:`~zooport.adapters.multi_agent_driver.
-MultiAgentDriver`); the options are :class:`~zooport.adapters.options.PettingZooOptions`.
-This module never imports a front end.
-"""
+"""What the two PettingZoo adapters share: spaces, state, rendering, closing, ML-Agents'
+``(env, seed)`` constructor."""
 
 from __future__ import annotations
 

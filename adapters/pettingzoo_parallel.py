@@ -1,52 +1,6 @@
-"""A batched core as a PettingZoo ``ParallelEnv``: every behaviour's agents step at once.
-
-Classes:
-    PettingZooParallelEnv: the Parallel adapter.
-    UnityParallelEnv: ML-Agents' name for it, with ML-Agents' ``seed=`` argument.
-
-What it shares with the AEC adapter is in :mod:`zooport.adapters.pettingzoo_common`, the
-episode in :class:`~zooport.adapters.multi_agent_driver.MultiAgentDriver`: this module only
-translates a dict of actions into the driver's step.
-
-Agents are named ``<behaviour>_<agent_id>`` (``runner_3`` for agent 3 of ``Runner?team=0``);
-where behaviours share a name, the team joins it (``soccer_team1_3`` for agent 3 of
-``Soccer?team=1`` next to ``Soccer?team=0``), so one behaviour in two teams works by default;
-``agent_name="mlagents"`` names them as ML-Agents' wrapper does (``Soccer?team=1?agent_id=3``);
-see :mod:`zooport.adapters.agent_names`. Each behaviour has one observation space and one
-action space, returned as the identical object for all its agents. Continuous actions are
-``Box(-1, 1, float32)``, discrete ones ``Discrete``/``MultiDiscrete`` (sent to the core as
-int32), hybrid ones ``Dict(continuous=..., discrete=...)``; all agents of a behaviour go to
-the core in one ``set_actions`` call per step.
-
-Episode semantics (those of :class:`~zooport.adapters.multi_agent_driver.MultiAgentDriver`):
-
-- ``possible_agents`` holds the agents present at ``reset()``; an agent the core spawns later
-  joins ``agents`` and is appended to ``possible_agents`` in the step it appears (unless the
-  episode ends in that step: it then takes no part in the episode and is not reported).
-- An agent in the core's TerminalSteps is terminated (truncated when ``interrupted``) with
-  its terminal reward and final observation, and leaves ``agents`` in that step. It does not
-  come back within the episode: when the core restarts it in the same step (same id), that
-  new episode is not merged into the finished one; the core plays it with zero actions until
-  the next ``reset()``.
-- A step advances the core until a live agent has a decision or a terminal step. Every live
-  agent gets an observation, reward, flags and info every step; one without a decision keeps
-  its last observation, gets reward 0 (what it earned arrives, summed, with its next
-  decision) and ``info["decided"] == False``, and its action is ignored.
-- ``termination_mode`` (``"any"``, ``"majority"``, ``"all"`` or a fraction) ends the episode
-  once that many of its agents have finished; ``max_cycles`` ends it after that many steps.
-  Agents still live then are truncated; the next ``reset()`` resets the core.
-- An action for an agent that finished earlier in the episode is ignored, as PettingZoo's own
-  environments ignore it (AgileRL's and TorchRL's PettingZoo loops send one for every agent
-  they know), and counted in ``ignored_actions``; ``stale_actions="raise"`` refuses it. A name
-  that never was an agent of the episode, or a live agent without an action (unless
-  ``default_action``), is an :class:`~zooport.ActionError`.
-- Observations that disagree with their behaviour's spec (shape, count, rows) are an
-  :class:`~zooport.errors.ObservationError`, never broadcast; a zero-size observation (an
-  empty vector sensor beside a camera) is left out of the spaces.
-- Infos hold ``decided``, ``group_id`` and ``group_reward``. Action masks (int8, 1 = allowed,
-  flattened over branches) are ``obs["action_mask"]`` next to ``obs["observation"]``, or
-  ``info["action_mask"]`` with ``mask_in_info=True``.
-"""
+"""A batched core as a PettingZoo ``ParallelEnv`` over the
+:class:`~zooport.adapters.multi_agent_driver.MultiAgentDriver`: every behaviour's agents step
+at once."""
 
 from __future__ import annotations
 

@@ -1,21 +1,6 @@
-"""When a multi-agent episode ends, given how many of its agents have finished.
-
-Classes:
-    TerminationMode: ``any``, ``majority`` or ``all`` (also accepted as case-insensitive strings).
-    TerminationRule: a mode or a fraction of agents, as a pure rule: how many finished agents
-        end the episode.
-
-Functions:
-    episode_over: the rule applied to counts, for callers that hold no rule object.
-
-"Finished" means an agent's episode ended (terminated or truncated) at least once since the
-multi-agent episode began; an agent that the core restarts still counts as finished, so every
-rule can fire even on a core that restarts agents in the same step. With ``n`` agents (every
-agent that took part, spawned ones included) the episode ends when the number finished
-reaches :meth:`TerminationRule.required`: ``any`` 1, ``majority`` ``n // 2 + 1`` (more than
-half), ``all`` ``n``, a fraction ``f`` in (0, 1] ``ceil(f * n)`` (at least 1). An episode
-without agents is over.
-"""
+"""When a multi-agent episode ends, given how many of its ``n`` agents have finished (ended at
+least once, restarted or not): ``any`` 1, ``majority`` ``n // 2 + 1``, ``all`` ``n``, a
+fraction ``f`` in (0, 1] ``ceil(f * n)`` (at least 1); an episode without agents is over."""
 
 from __future__ import annotations
 
