@@ -12,7 +12,7 @@ import numpy as np
 
 from zooport.errors import ArgumentError, ArgumentTypeError
 
-__all__ = ["TerminationMode", "TerminationRule", "episode_over"]
+__all__ = ["TerminationMode", "TerminationRule"]
 
 
 class TerminationMode(str, enum.Enum):
@@ -118,18 +118,6 @@ class TerminationRule:
     def __repr__(self) -> str:
         value = self.mode.value if self.mode is not None else self.fraction
         return f"TerminationRule({value!r})"
-
-
-def episode_over(
-    rule: TerminationMode | str | float | TerminationRule, n_finished: int, n_agents: int
-) -> bool:
-    """True when ``n_finished`` of ``n_agents`` finished agents end the episode under ``rule``.
-
-    Example:
-        >>> episode_over("any", 1, 12), episode_over("all", 11, 12), episode_over(0.5, 6, 12)
-        (True, False, True)
-    """
-    return TerminationRule(rule).episode_over(n_finished, n_agents)
 
 
 def _invalid(value: object) -> str:

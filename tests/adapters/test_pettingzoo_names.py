@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from zooport.adapters.agent_names import AgentKey, AgentNames, behavior_prefix
-from zooport.adapters.termination import TerminationMode, TerminationRule, episode_over
+from zooport.adapters.termination import TerminationMode, TerminationRule
 from zooport.errors import SpecError, UnknownAgentError
 
 
@@ -117,4 +117,5 @@ def test_rule_helpers():
     assert repr(TerminationRule(0.5)) == "TerminationRule(0.5)"
     assert TerminationRule("majority").over(np.array([True, True, False]))
     assert not TerminationRule("all").over([True, False])
-    assert episode_over("any", 0, 3) is False and episode_over("any", 1, 3) is True
+    rule = TerminationRule("any")
+    assert rule.episode_over(0, 3) is False and rule.episode_over(1, 3) is True
