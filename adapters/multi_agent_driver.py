@@ -267,7 +267,7 @@ class MultiAgentDriver:
         self._discovered = True
         if self._state_counts is None:
             self._state_counts = [g.n for g in self.groups]
-        observations = dict.fromkeys(self.agents)
+        observations: dict[str, Any] = dict.fromkeys(self.agents)
         infos = observations.copy()
         for g in self.groups:
             if g.n:
@@ -397,7 +397,7 @@ class MultiAgentDriver:
         self.finished = finished
         self.new_agents = new
         # The dicts follow ``agents``' order: copies of one dict with those keys, then updated.
-        template = dict.fromkeys(self.agents)
+        template: dict[str, Any] = dict.fromkeys(self.agents)
         observations = template.copy()
         rewards = template.copy()
         infos = template.copy()
