@@ -51,23 +51,11 @@ class AgentGroup(AgentSlots):
     """One behaviour's agents in the current episode, in slots in order of appearance.
 
     Slot i holds the i-th agent the episode met (those at reset in ascending id order, then
-    spawned ones). Per slot it keeps the id, name, live flag, last observation (consumer
-    layout), mask and group id, and one step's reward, group reward and flags. Agent ids map
-    to slots with a cached, vectorised lookup; observations and masks are written with array
-    operations; only the per-agent outputs (dict values) are built per agent.
-
-    Args:
-        name: the behaviour.
-        spec: its BehaviorSpec.
-        masked: give its agents an action mask (``mask_size`` int8 values, 1 = allowed).
-        mask_in_info: the mask goes to the info instead of the observation.
-        layout: how the specs become spaces (:class:`~zooport.adapters.options.LayoutOptions`).
-
-    Attributes:
-        observation_space, action_space: the behaviour's spaces (one object for all agents).
-        names: the agent names by slot; ``live``: (capacity,) bool by slot.
-        dec_names: the live agents in the core's latest DecisionSteps, in row order (their
-            actions go to the core with :meth:`gather`).
+    spawned ones): its id, name, live flag, last observation, mask and group id, and one
+    step's reward, group reward and flags, all written with array operations. ``dec_names``
+    are the live agents of the core's latest DecisionSteps, whose actions :meth:`gather`
+    collects; ``masked`` gives agents an int8 action mask (1 = allowed), in the info with
+    ``mask_in_info``.
     """
 
     def __init__(

@@ -64,19 +64,10 @@ class AgentsStep(NamedTuple):
 class MultiAgentDriver:
     """Drives every behaviour of a core as PettingZoo agents; see the module docstring.
 
-    Args:
-        core: any BaseEnv (a zooport ``BatchedEnv``, a Unity build, a user's own); an env of
-            an older ML-Agents API generation is wrapped (see ``core_access.adopt_core``).
-            A core with no behaviours yet (a Unity scene whose agents have not requested a
-            decision) is stepped once first, as ML-Agents' wrappers do (see
-            ``core_access.adopt_core_with_specs``); the behaviours it has then are the ones
-            served.
-        options: the :class:`~zooport.adapters.options.DriverOptions` (agent names,
-            termination rule, ``max_cycles``, masks, default actions, layouts, stale actions).
-        adapter: the adapter's name, for error messages.
-
-    Attributes:
-        ignored_actions: how many stale actions were ignored since construction.
+    ``core`` is any BaseEnv (adopted as ``core_access.adopt_core_with_specs`` says: an older
+    API generation is wrapped, a core with no behaviours yet is stepped once); ``options``
+    are the :class:`~zooport.adapters.options.DriverOptions`; ``adapter`` names the front end
+    in error messages. ``ignored_actions`` counts the stale actions ignored.
 
     Example:
         >>> from zooport.envs.builtin.tag import Tag

@@ -20,10 +20,15 @@ __all__ = ["PettingZooAECEnv", "UnityAECEnv"]
 
 @takes_options(PettingZooOptions, leading=["core"])
 class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
-    """Any BaseEnv as a PettingZoo ``AECEnv``; see the module docstring.
+    """Any BaseEnv as a PettingZoo ``AECEnv``, with the Parallel adapter's names, spaces,
+    options and episode.
 
-    ``max_cycles`` counts core steps (full cycles of turns), as in PettingZoo;
-    ``stale_actions`` decides what an action (not None) in a finished agent's turn does.
+    A cycle visits the agents live at its start; the actions go to the core when its last
+    agent has acted. ``rewards`` holds the last core step's and is cleared by the next
+    ``step()``. Agents that finished are selected first and leave with ``step(None)`` (an
+    action given instead is ignored and counted, or refused with ``stale_actions="raise"``);
+    spawned agents act from the next cycle; ``observe()`` answers for every agent of the
+    episode. ``max_cycles`` counts core steps.
 
     Args:
         core: any BaseEnv; the adapter owns it (``close()`` closes it). One with no
