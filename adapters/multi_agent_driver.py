@@ -111,8 +111,9 @@ class MultiAgentDriver:
         for g in self.groups:
             g.default_action = defaults.get(g.name)
         self.possible_agents: list[str] = []
-        self.agents: list[str] = []
-        self._live_set: set[str] = set()
+        # The live agents of the episode, in ``possible_agents`` order (``agents``): the one
+        # record of who is live, read for membership on every step.
+        self._live: dict[str, None] = {}
         #: Every agent of the episode by name -> its behaviour group (spaces, layouts).
         self.agent_groups: dict[str, AgentGroup] = {}
         self.cycles = 0
@@ -150,6 +151,11 @@ class MultiAgentDriver:
     @stale_actions.setter
     def stale_actions(self, value: str) -> None:
         self._stale_actions = checked_stale_actions(value)
+
+    @property
+    def agents(self) -> list[str]:
+        """The live agents, in ``possible_agents`` order."""
+        return list(self._live)
 
     @property
     def ready(self) -> bool:
@@ -208,8 +214,7 @@ class MultiAgentDriver:
         if not self._discovered:
             self.reset()
             self._ready = False
-            self.agents = []
-            self._live_set = set()
+            self._live = {}
 
     def reset(self, seed: int | None = None) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         """Resets the core (reseeded with ``seed`` where it can be) and starts an episode.
@@ -247,18 +252,17 @@ class MultiAgentDriver:
             g.start(steps[g.name][0], self.names)
             self.possible_agents.extend(g.names)
             self.agent_groups.update(dict.fromkeys(g.names, g))
-        self.agents = list(self.possible_agents)
-        self._live_set = set(self.agents)
+        self._live = dict.fromkeys(self.possible_agents)
         self.cycles = 0
         self.finished = []
         self.new_agents = []
         self._n_finished = 0
-        self.episode_over = not self.agents
+        self.episode_over = not self._live
         self._ready = True
         self._discovered = True
         if self._state_counts is None:
             self._state_counts = [g.n for g in self.groups]
-        observations: dict[str, Any] = dict.fromkeys(self.agents)
+        observations: dict[str, Any] = dict.fromkeys(self._live)
         infos = observations.copy()
         for g in self.groups:
             if g.n:
@@ -286,14 +290,15 @@ class MultiAgentDriver:
         return result
 
     def _step(self, actions: Mapping[str, Any]) -> AgentsStep:
-        live = self._live_set
+        live = self._live
         stale = 0
         # When every live agent decides, a dict of the right size whose lookups all succeed
         # (in gather) has exactly the live agents as keys: no set comparison is needed.
+        deciding = sum(len(g.dec_names) for g in self.groups)
         if (
             type(actions) is not dict
             or len(actions) != len(live)
-            or (sum(len(g.dec_names) for g in self.groups) != len(live) and actions.keys() != live)
+            or (deciding != len(live) and actions.keys() != live.keys())
         ):
             actions, stale = self._complete(actions)
         core = self.core
@@ -352,7 +357,7 @@ class MultiAgentDriver:
             if g.new_names:
                 new.extend(g.new_names)
         self._n_finished += len(finished)
-        n_live = len(self.agents) - len(finished) + len(new)
+        n_live = len(self._live) - len(finished) + len(new)
         # While no agent of the episode has finished, no termination rule can end it (each
         # asks for at least one finished agent).
         over = (
@@ -388,7 +393,7 @@ class MultiAgentDriver:
         self.finished = finished
         self.new_agents = new
         # The dicts follow ``agents``' order: copies of one dict with those keys, then updated.
-        template: dict[str, Any] = dict.fromkeys(self.agents)
+        template: dict[str, Any] = dict.fromkeys(self._live)
         observations = template.copy()
         rewards = template.copy()
         infos = template.copy()
@@ -412,11 +417,10 @@ class MultiAgentDriver:
                 truncations.update(dict.fromkeys(g.new_names, False))
             infos.update(zip(names, g.infos(index, len(names)), strict=True))
         if finished or new:
-            gone = set(finished)
-            self.agents = [a for a in self.agents if a not in gone] + [
-                a for a in new if a not in gone
-            ]
-            self._live_set = set(self.agents)
+            live = self._live
+            live.update(dict.fromkeys(new))
+            for agent in finished:
+                live.pop(agent, None)
         return AgentsStep(observations, rewards, terminations, truncations, infos)
 
     def _late_behavior(self) -> SpecError:
@@ -440,7 +444,7 @@ class MultiAgentDriver:
                 f"{self.adapter}: expected a dict of actions keyed by agent name, got "
                 f"{type(actions).__name__}"
             )
-        live = self._live_set
+        live = self._live
         extra = [a for a in actions if a not in live]
         if extra:
             # Every agent of the episode, live or finished, is in agent_groups.
@@ -456,7 +460,7 @@ class MultiAgentDriver:
         else:
             filled = dict(actions)
         without = []
-        for agent in self.agents:
+        for agent in live:
             if agent not in filled:
                 default = self.agent_groups[agent].default_action
                 if default is None:
@@ -543,11 +547,11 @@ class MultiAgentDriver:
 
     def is_live(self, agent: object) -> TypeGuard[str]:
         """True when ``agent`` is live in the current episode (a set lookup)."""
-        return agent in self._live_set
+        return agent in self._live
 
     def all_live(self, agents: Collection[Any]) -> bool:
         """True when every one of ``agents`` (names, a dict's keys) is live."""
-        return self._live_set.issuperset(agents)
+        return self._live.keys() >= set(agents)
 
     def check_open(self) -> None:
         """Raises :class:`EnvClosedError` once the adapter was closed."""
