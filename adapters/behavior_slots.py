@@ -47,6 +47,7 @@ from zooport.adapters.options import LayoutOptions
 from zooport.envs.base_env import ActionTuple, BaseEnvLike, DecisionSteps, TerminalSteps
 from zooport.envs.capabilities import reset_core
 from zooport.envs.step_guard import StepGuard
+from zooport.envs.steps import check_agent_ids
 from zooport.errors import (
     ActionError,
     ArgumentTypeError,
@@ -143,13 +144,18 @@ class BehaviorSlots(AgentSlots):
         super().__init__(name, specs[name], layout)
         self.core = core
         self.adapter = adapter
+        #: The core's behaviours when the adapter was built; one that appears later is an error.
+        self.behaviors = tuple(specs)
         # A property that sums the branches; the per-step path reads it once per step.
         self.mask_size = self.action_layout.mask_size
         self.ids = np.zeros(0, dtype=np.int64)
         self.num_slots = 0
         self.episode_over = np.zeros(0, dtype=bool)
         self._every_slot = _read_only(np.zeros(0, dtype=np.intp))
-        self._ids_probe: tuple[np.dtype, bytes] = (self.ids.dtype, b"")
+        # The last decision's ids (dtype, bytes), their slots and whether those ascend.
+        self._known: tuple[np.dtype, bytes, np.ndarray, bool] = (
+            self.ids.dtype, b"", self._every_slot, True
+        )  # fmt: skip
         self._first_id: int | None = None
         #: Adapter steps since the last reset (named when the core fails mid-step).
         self.steps = 0
@@ -168,7 +174,9 @@ class BehaviorSlots(AgentSlots):
         except Exception as error:
             note_core_failure(error, f"{self.adapter}.reset()")
             raise
+        self._check_behaviors()
         decision = self.obs_layout.checked(decision)
+        check_agent_ids(self.name, decision, terminal)
         self.steps = 0
         ids = np.sort(np.asarray(decision.agent_id, dtype=np.int64))
         if self.num_slots and ids.size != self.num_slots:
@@ -181,10 +189,10 @@ class BehaviorSlots(AgentSlots):
         # Returned by slots_of when every slot reports in slot order (the common case);
         # read-only because it is shared between steps.
         self._every_slot = _read_only(np.arange(ids.size, dtype=np.intp))
-        # The bytes of the ids in the core's own dtype: a core that reports every slot in
-        # slot order is recognised by one bytes comparison.
+        # The ids in the core's own dtype: a core that reports every slot in slot order is
+        # recognised by one bytes comparison.
         probe = ids.astype(np.asarray(decision.agent_id).dtype)
-        self._ids_probe = (probe.dtype, probe.tobytes())
+        self._known = (probe.dtype, probe.tobytes(), self._every_slot, True)
         # Consecutive ids (a BatchedEnv's, usually a Unity build's): an id's slot is its
         # offset from the first. Only within +-2**62, so that no int64 id's offset can wrap
         # around into the slot range.
@@ -194,7 +202,8 @@ class BehaviorSlots(AgentSlots):
         self.obs = self.obs_layout.allocate(self.num_slots)
         self.mask = np.ones((self.num_slots, self.mask_size), dtype=np.int8)
         self.carry = np.zeros(self.num_slots, dtype=np.float32)
-        self.group_id = np.zeros(self.num_slots, dtype=np.int32)
+        # int64: a scene's group ids keep their value (2**40 + 1 is not group 1).
+        self.group_id = np.zeros(self.num_slots, dtype=np.int64)
         self.decided = np.zeros(self.num_slots, dtype=bool)
         self.episode_over = np.zeros(self.num_slots, dtype=bool)
         self._absorb_decisions(decision)
@@ -249,39 +258,59 @@ class BehaviorSlots(AgentSlots):
         """
         return self._locate(agent_ids)[0]
 
-    def _locate(self, agent_ids: np.ndarray) -> tuple[np.ndarray, bool]:
-        """:meth:`slots_of`, and True when the slots are known to be in ascending order."""
+    def _locate(self, agent_ids: np.ndarray, terminal: bool = False) -> tuple[np.ndarray, bool]:
+        """:meth:`slots_of`, and True when the slots are known to be in ascending order.
+
+        The ids are proven unique integers on the way (a repeat or a float id is an
+        ``ObservationError`` naming them): for free when they are the last decision's ids or
+        strictly ascending consecutive ones, by ``check_agent_ids`` otherwise.
+        """
         agent_ids = np.asarray(agent_ids)
-        dtype, key = self._ids_probe
+        dtype, key, known, ascending = self._known
         if agent_ids.dtype == dtype and agent_ids.tobytes() == key:
-            return self._every_slot, True
+            return known, ascending  # the same ids as the last decision: already checked
+        slots = self._consecutive_slots(agent_ids)
+        if slots is not None:
+            ascending = True
+        else:
+            check_agent_ids(self.name, *(((), agent_ids) if terminal else (agent_ids, ())))
+            agent_ids = agent_ids.astype(np.int64, copy=False)
+            slots = np.searchsorted(self.ids, agent_ids)
+            # An id past the last one gets slot num_slots; clipped, it compares unequal.
+            known_ids = self.ids.take(slots, mode="clip") == agent_ids
+            if np.count_nonzero(known_ids) != known_ids.size:
+                raise SpecError(
+                    f"{self.adapter}: behavior {self.name!r} has agent ids "
+                    f"{agent_ids[~known_ids].tolist()} that were not there at reset "
+                    f"(slots hold {self.ids.tolist()}); vector adapters need a fixed set of "
+                    "agents"
+                )
+            ascending = slots.size < 2
+        if not terminal:
+            slots = _read_only(slots)
+            self._known = (agent_ids.dtype, agent_ids.tobytes(), slots, ascending)
+        return slots, ascending
+
+    def _consecutive_slots(self, agent_ids: np.ndarray) -> np.ndarray | None:
+        """The slots of strictly ascending consecutive ids (a BatchedEnv's), else None.
+
+        The offsets from the first id are the slots, the first and last bound them all, and
+        strictly ascending means no id repeats: fewer array operations than a search.
+        """
         if (
-            self._first_id is not None
-            and agent_ids.ndim == 1
-            and agent_ids.dtype.kind in "iu"
-            and (agent_ids.dtype.kind == "i" or agent_ids.dtype.itemsize < 8)  # no uint64 wrap
+            self._first_id is None
+            or agent_ids.ndim != 1
+            or agent_ids.dtype.kind not in "iu"
+            or (agent_ids.dtype.kind == "u" and agent_ids.dtype.itemsize == 8)  # no uint64 wrap
         ):
-            # Consecutive ids given in ascending order (a BatchedEnv lists its finished
-            # agents so): the offsets are the slots, the first and last bound them all, and
-            # no sort is needed. Fewer array operations than a search, a gather, a
-            # comparison and a reduction, which remain for every other case (and the error).
-            slots = agent_ids.astype(np.intp)
-            if self._first_id:
-                slots -= self._first_id
-            if slots.size < 2 or not np.count_nonzero(slots[1:] < slots[:-1]):
-                if not slots.size or (slots[0] >= 0 and slots[-1] < self.num_slots):
-                    return slots, True
-        agent_ids = agent_ids.astype(np.int64, copy=False)
-        slots = np.searchsorted(self.ids, agent_ids)
-        # An id past the last one gets slot num_slots; clipped, it compares unequal.
-        known = self.ids.take(slots, mode="clip") == agent_ids
-        if np.count_nonzero(known) != known.size:
-            raise SpecError(
-                f"{self.adapter}: behavior {self.name!r} has agent ids "
-                f"{agent_ids[~known].tolist()} that were not there at reset "
-                f"(slots hold {self.ids.tolist()}); vector adapters need a fixed set of agents"
-            )
-        return slots, slots.size < 2
+            return None
+        slots = agent_ids.astype(np.intp)
+        if self._first_id:
+            slots -= self._first_id
+        if slots.size < 2 or not np.count_nonzero(slots[1:] <= slots[:-1]):
+            if not slots.size or (slots[0] >= 0 and slots[-1] < self.num_slots):
+                return slots
+        return None
 
     def set_actions(self, actions: Any) -> None:
         """Sends the actions of the slots that have a decision to the core (one call)."""
@@ -332,8 +361,23 @@ class BehaviorSlots(AgentSlots):
         self, decision: DecisionSteps, terminal: TerminalSteps
     ) -> tuple[DecisionSteps, TerminalSteps]:
         """The core's batches checked against the spec (see ``ObservationLayout.checked``)."""
+        self._check_behaviors()
         layout = self.obs_layout
         return layout.checked(decision), layout.checked(terminal, terminal=True)
+
+    def _check_behaviors(self) -> None:
+        """A behaviour that appears after the adapter was built is an error, never ignored."""
+        specs = self.core.behavior_specs
+        if len(specs) == len(self.behaviors):
+            return
+        new = [name for name in specs if name not in self.behaviors]
+        if new:
+            raise SpecError(
+                f"{self.adapter}: the core gained behavior(s) {new} after reset; this adapter "
+                f"serves behavior {self.name!r} (of {list(self.behaviors)}, the core's behaviors "
+                "when it was built), and a later behavior's agents would get no actions; build "
+                "the adapter once the scene has all its behaviors"
+            )
 
     def _absorb(self, decision: DecisionSteps, terminal: TerminalSteps) -> SlotStep:
         if not len(terminal):
@@ -347,7 +391,7 @@ class BehaviorSlots(AgentSlots):
         group_reward = np.zeros(n, dtype=np.float32)
         terminated = np.zeros(n, dtype=bool)
         truncated = np.zeros(n, dtype=bool)
-        term_slots, ascending = self._locate(terminal.agent_id)
+        term_slots, ascending = self._locate(terminal.agent_id, terminal=True)
         # The last observation of a slot that is not restarted is its final one.
         self._end_episodes(term_slots, terminal, None, reward, group_reward, terminated, truncated)
         final_slots, final_obs = self._final(term_slots, ascending, terminal)
@@ -403,7 +447,7 @@ class BehaviorSlots(AgentSlots):
         """
         n = self.num_slots
         self._absorb_decisions(decision, self._every_slot)
-        term_slots, ascending = self._locate(terminal.agent_id)
+        term_slots, ascending = self._locate(terminal.agent_id, terminal=True)
         # Decision row i is slot i. Restarted slots report their terminal reward (put in
         # before the carry is added: one addition over every slot instead of two).
         carry = self.carry

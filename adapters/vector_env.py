@@ -16,7 +16,7 @@ Info (Gymnasium's vector convention: ``info[key]`` is an array over slots and
     - ``decided`` (bool): the slot has a new decision; its action counts at the next step.
       A slot without one kept its observation, got reward 0 and its action was ignored.
     - ``action_mask`` (int8, 1 = allowed), for behaviours with discrete actions.
-    - ``group_id`` (int32) and ``group_reward`` (float32, this step's, summed like rewards).
+    - ``group_id`` (int64) and ``group_reward`` (float32, this step's, summed like rewards).
     - for the slots whose episode ended in this step (SAME_STEP autoreset): ``final_obs``
       (object array, the final observation, ``None`` elsewhere) with ``_final_obs``, and
       ``final_info`` (a vector info holding their terminal ``group_id``/``group_reward``) with

@@ -20,11 +20,23 @@ from gymnasium.utils.env_checker import data_equivalence
 import zooport.cli.play
 import zooport.cli.targets
 import zooport.cli.training
+from zooport.adapters.gym_env import GymEnv
+from zooport.adapters.sb3_vec_env import SB3VecEnv
+from zooport.adapters.vector_env import BehaviorVectorEnv
 from zooport.cli.app import main
-from zooport.envs.builtin import Tag
+from zooport.envs.builtin import BallBalance, Tag
 from zooport.errors import ZooportError
 
-from tests.support.bad_inputs import CASES, CLI_CASES, KINDS, POOL_CASES, Case, entry_points
+from tests.support.bad_inputs import (
+    CASES,
+    CLI_CASES,
+    KINDS,
+    POOL_CASES,
+    Case,
+    SlotScene,
+    entry_points,
+)
+from tests.support.raw_cores import with_rows
 
 
 def _param(case: Case):
@@ -165,3 +177,27 @@ def test_group_ids_beyond_int32_are_kept(adapter):
     env = getattr(adapters, adapter)(Scene([{"B": rows([0, 1], group_id=big)}]))
     _, infos = env.reset() or (None, env.infos)
     assert [info["group_id"] for info in infos.values()] == [big, big]
+
+
+# ---------------------------------------------------------------------- scenes (slot family)
+# A scene's group ids beyond int32 are no error: the slot family keeps their value.
+
+
+@pytest.mark.parametrize("adapter", [GymEnv, BehaviorVectorEnv, SB3VecEnv])
+def test_slot_family_keeps_group_ids_beyond_int32(adapter):
+    group = 2**40 + 1  # int32 made it 1
+
+    def large_groups(decision, terminal):
+        return with_rows(decision, group_id=np.full(len(decision), group, np.int64)), terminal
+
+    n = 1 if adapter is GymEnv else 3
+    env = adapter(SlotScene(BallBalance(n_agents=n, seed=0), "BallBalance", large_groups))
+    if adapter is SB3VecEnv:
+        env.reset()
+        env.step(np.zeros((n, 2), np.float32))
+        assert env._slots.group_id.tolist() == [group] * n  # SB3's infos carry no group id
+    else:
+        env.reset(seed=0)
+        *_, info = env.step(np.zeros((n, 2) if n > 1 else 2, np.float32))
+        assert np.asarray(info["group_id"]).tolist() == ([group] * n if n > 1 else group)
+    env.close()

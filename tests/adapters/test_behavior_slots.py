@@ -244,3 +244,19 @@ def test_unknown_or_ambiguous_behavior():
     core = Timers(seed=0)
     with pytest.raises(UnknownBehaviorError, match="no behavior 'X'"):
         BehaviorSlots(core, "X")
+
+
+def test_agent_ids_are_checked_at_reset_and_not_again_while_they_stay_the_same(monkeypatch):
+    """The scene's ids are proven unique integers at reset; a step with the same ids as the
+    last one (the common case) is not checked again."""
+    import zooport.adapters.behavior_slots as engine
+
+    calls = []
+    check = engine.check_agent_ids
+    monkeypatch.setattr(engine, "check_agent_ids", lambda *a: calls.append(a) or check(*a))
+    slots = BehaviorSlots(Timers(lengths=(100, 100, 100), seed=0))
+    slots.reset()
+    assert len(calls) == 1  # at reset
+    for _ in range(5):
+        slots.step(np.array([0, 0, 0]))
+    assert len(calls) == 1

@@ -44,7 +44,7 @@ from zooport.adapters.wrappers import (
     WrapperOrderError,
     apply_wrappers,
 )
-from zooport.envs.base_env import ActionTuple
+from zooport.envs.base_env import ActionTuple, DecisionSteps, TerminalSteps
 from zooport.envs.builtin import BallBalance, Basic, Collector, GridWorld, Tag
 from zooport.envs.checker import check_base_env
 from zooport.envs.registry import UnknownEnvironmentError, default_registry
@@ -73,6 +73,7 @@ from zooport.errors import (
 )
 
 from tests.support.errors import ERRORS
+from tests.support.raw_cores import CoreProxy, with_rows
 from tests.support.scene import Scene, rows as scene_rows
 
 __all__ = ["Case", "CLI_CASES", "CASES", "KINDS", "POOL_CASES", "entry_points"]
@@ -1171,6 +1172,113 @@ for _adapter in (PettingZooParallelEnv, PettingZooAECEnv):
         C(f"{_name}.step", UNKNOWN, "scene: behaviour 'C' after reset",
           _reset_scene(_adapter, {"B": scene_rows([0, 1])}, _LATE), _scene_step, SpecError,
           ("['B']", "['C']")),
+    ]
+
+
+# ------------------------------------------------------------ scenes that send bad steps
+# (the slot family: GymEnv, BehaviorVectorEnv, SB3VecEnv; the PettingZoo rows are their own)
+
+
+class SlotScene(CoreProxy):
+    """``inner``, whose steps of ``behavior`` become ``edit(decision, terminal)`` from the first
+    step after a reset on (or from the start with ``at_reset``); with ``late``, behaviour
+    ``"Late"`` joins ``behavior_specs`` at that step, as a Unity scene's may."""
+
+    def __init__(self, inner: Any, behavior: str, edit: Callable[..., Any] | None = None, *,
+                 at_reset: bool = False, late: bool = False) -> None:
+        super().__init__(inner)
+        self.behavior, self.edit, self.at_reset, self.late = behavior, edit, at_reset, late
+        self.stepped = False
+
+    @property
+    def behavior_specs(self) -> Any:
+        specs = dict(self.inner.behavior_specs)
+        if self.late and self.stepped:
+            specs["Late"] = specs[self.behavior]
+        return specs
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self.stepped = False
+
+    def step(self) -> None:
+        super().step()
+        self.stepped = True
+
+    def get_steps(self, behavior_name: str) -> Any:
+        steps = self.inner.get_steps(behavior_name)
+        if self.edit is None or behavior_name != self.behavior:
+            return steps
+        return self.edit(*steps) if self.stepped or self.at_reset else steps
+
+
+def _repeat_last_id(decision: Any, terminal: Any) -> Any:
+    """DecisionSteps ids ``[0, 1, 1]`` (a one-agent batch gets a second row for agent 0)."""
+    if len(decision) == 1:
+        decision = _rows(decision, [0, 0])
+    ids = np.array(decision.agent_id)
+    ids[-1] = ids[-2]
+    return with_rows(decision, agent_id=ids), terminal
+
+
+def _float_ids(decision: Any, terminal: Any) -> Any:
+    return with_rows(decision, agent_id=np.asarray(decision.agent_id) + 0.5), terminal
+
+
+def _agent_0_ends_twice(decision: Any, terminal: Any) -> Any:
+    """Agent 0 twice in TerminalSteps, with rewards 5 and 7."""
+    rows = _rows(decision, [0, 0])
+    ended = TerminalSteps(rows.obs, np.array([5.0, 7.0], np.float32), np.zeros(2, bool),
+                          rows.agent_id, rows.group_id, rows.group_reward)
+    return decision, ended
+
+
+def _rows(steps: Any, rows: list[int]) -> Any:
+    masks = None if steps.action_mask is None else [m[rows] for m in steps.action_mask]
+    return DecisionSteps([o[rows] for o in steps.obs], steps.reward[rows],
+                         np.asarray(steps.agent_id)[rows], masks, steps.group_id[rows],
+                         steps.group_reward[rows])
+
+
+def _slot_scene(adapter: Callable[..., Any], edit: Any = None, **scene: Any) -> Callable[[], Any]:
+    """The adapter over a scene of three BallBalance agents (one for GymEnv), reset."""
+    n = 1 if adapter is GymEnv else 3
+
+    def make() -> Any:
+        env = adapter(SlotScene(BallBalance(n_agents=n, seed=0), "BallBalance", edit, **scene))
+        if adapter is SB3VecEnv:
+            env.reset()
+            return env
+        return _reset(env)
+
+    return make
+
+
+def _slot_step(env: Any) -> Any:
+    if isinstance(env, SB3VecEnv):
+        return env.step(np.zeros((env.num_envs, 2), np.float32))
+    return env.step(zeros_of(env.action_space))
+
+
+for _adapter in (GymEnv, BehaviorVectorEnv, SB3VecEnv):
+    _name = _adapter.__name__
+    CASES += [
+        C(f"{_name}.step", RANGE, "scene: DecisionSteps ids [0, 1, 1]",
+          _slot_scene(_adapter, _repeat_last_id), _slot_step, ObservationError,
+          ("'BallBalance'", "repeat in DecisionSteps", "[0]" if _adapter is GymEnv else "[1]")),
+        C(f"{_name}.step", RANGE, "scene: TerminalSteps ids [0, 0]",
+          _slot_scene(_adapter, _agent_0_ends_twice), _slot_step, ObservationError,
+          ("'BallBalance'", "repeat in TerminalSteps", "[0]")),
+        C(f"{_name}.step", DTYPE, "scene: agent ids + 0.5",
+          _slot_scene(_adapter, _float_ids), _slot_step, ObservationError,
+          ("'BallBalance'", "integer agent ids", "float64", "0.5")),
+        C(f"{_name}.step", UNKNOWN, "scene: behaviour 'Late' after reset",
+          _slot_scene(_adapter, late=True), _slot_step, SpecError,
+          ("['Late']", "'BallBalance'")),
+        C(f"{_name}()", DTYPE, "scene: agent ids + 0.5 at reset", nothing,
+          lambda _, a=_adapter: a(SlotScene(BallBalance(n_agents=1 if a is GymEnv else 3),
+                                            "BallBalance", _float_ids, at_reset=True)),
+          ObservationError, ("'BallBalance'", "integer agent ids", "float64")),
     ]
 
 
