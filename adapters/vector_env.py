@@ -118,6 +118,8 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, n)
         self.action_space = batch_space(self.single_action_space, n)
         core_metadata = getattr(slots.core, "metadata", None) or {}
+        # Also an attribute, as Sync/AsyncVectorEnv have it (TorchRL's GymWrapper reads it).
+        self.autoreset_mode = SAME_STEP
         self.metadata = {
             "autoreset_mode": SAME_STEP,
             "render_modes": list(RENDER_MODES),

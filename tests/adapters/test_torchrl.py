@@ -63,6 +63,23 @@ def test_gym_wrapper_rollout_is_hand_computed_basic():
     assert not td["next", "truncated"].any()
 
 
+def test_gym_wrapper_over_make_vec_rolls_out_hand_computed_basic():
+    """``GymWrapper(gym.make_vec(...))`` needs the vector env's ``autoreset_mode``."""
+    import gymnasium as gym
+
+    env = GymWrapper(gym.make_vec("zooport/Basic-v0", num_envs=3), categorical_action_encoding=True)
+
+    def right(td):
+        return td.set("action", torch.full((3,), 2))
+
+    td = env.rollout(5, right, break_when_any_done=False)
+    assert td.batch_size == torch.Size([3, 5])
+    # Each of the 3 agents walks right from position 10, paying 0.01 a step.
+    assert td["next", "observation"].argmax(-1).tolist() == [list(range(11, 16))] * 3
+    np.testing.assert_allclose(td["next", "reward"].squeeze(-1).numpy(), -0.01, rtol=1e-6)
+    env.close()
+
+
 def test_gym_wrapper_continuous_matches_the_adapter():
     actions = np.random.default_rng(0).uniform(-1, 1, size=(30, 2)).astype(np.float32)
     direct = GymEnv(BallBalance(n_agents=1, seed=0))

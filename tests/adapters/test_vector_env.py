@@ -113,6 +113,21 @@ def test_metadata_is_per_instance_and_declares_same_step():
     assert "extra" not in b.metadata and "extra" not in gym.vector.VectorEnv.metadata
 
 
+def test_autoreset_mode_is_an_attribute_as_on_gymnasiums_vector_envs():
+    """TorchRL's GymWrapper reads ``env.autoreset_mode``, as Sync/AsyncVectorEnv have it."""
+    envs = gym.make_vec(
+        "zooport/BallBalance-v0", num_envs=2, vectorization_mode="vector_entry_point"
+    )
+    assert envs.autoreset_mode is envs.metadata["autoreset_mode"] is SAME_STEP
+    if hasattr(gym.vector, "AutoresetMode"):  # gymnasium >= 1.1
+        sync = gym.vector.SyncVectorEnv(
+            [lambda: gym.make("CartPole-v1")], autoreset_mode=gym.vector.AutoresetMode.SAME_STEP
+        )
+        assert envs.autoreset_mode == sync.autoreset_mode
+        sync.close()
+    envs.close()
+
+
 # ---------------------------------------------------------------------- info and autoreset
 
 
