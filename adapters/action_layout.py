@@ -241,8 +241,13 @@ class ActionLayout:
             discrete = self._discrete_to_core(actions["discrete"], continuous.shape[0])
             return ActionTuple(continuous=continuous, discrete=discrete)
         if self.spec.continuous_size:
-            return ActionTuple(continuous=self._continuous_to_core(actions, n))
-        return ActionTuple(discrete=self._discrete_to_core(actions, n))
+            continuous = self._continuous_to_core(actions, n)
+            if continuous.dtype != np.float32:  # ActionTuple checks the range before the cast
+                return ActionTuple(continuous=continuous)
+            return ActionTuple._trusted(continuous, np.zeros((len(continuous), 0), np.int32))
+        # Checked and cast above: the wrapping needs no second check.
+        discrete = self._discrete_to_core(actions, n)
+        return ActionTuple._trusted(np.zeros((len(discrete), 0), np.float32), discrete)
 
     def from_core(self, action: ActionTuple) -> np.ndarray | dict[str, np.ndarray]:
         """A core :class:`ActionTuple` as a batch of consumer actions (inverse of to_core)."""

@@ -44,7 +44,13 @@ from zooport.adapters.core_access import (
     step_until_any,
 )
 from zooport.adapters.options import LayoutOptions
-from zooport.envs.base_env import ActionTuple, BaseEnvLike, DecisionSteps, TerminalSteps
+from zooport.envs.base_env import (
+    ActionTuple,
+    BaseEnvLike,
+    BehaviorMapping,
+    DecisionSteps,
+    TerminalSteps,
+)
 from zooport.envs.capabilities import reset_core
 from zooport.envs.step_guard import StepGuard
 from zooport.envs.steps import check_agent_ids
@@ -146,6 +152,7 @@ class BehaviorSlots(AgentSlots):
         self.adapter = adapter
         #: The core's behaviours when the adapter was built; one that appears later is an error.
         self.behaviors = tuple(specs)
+        self._specs_seen: Any = specs if isinstance(specs, BehaviorMapping) else None
         # A property that sums the branches; the per-step path reads it once per step.
         self.mask_size = self.action_layout.mask_size
         self.ids = np.zeros(0, dtype=np.int64)
@@ -157,6 +164,8 @@ class BehaviorSlots(AgentSlots):
             self.ids.dtype, b"", self._every_slot, True
         )  # fmt: skip
         self._first_id: int | None = None
+        self._decision_slots = self._every_slot
+        self._plain_actions: tuple[int, int] | None = None
         #: Adapter steps since the last reset (named when the core fails mid-step).
         self.steps = 0
         #: The adapter's re-entry and failure guard (see :mod:`zooport.envs.step_guard`).
@@ -174,7 +183,7 @@ class BehaviorSlots(AgentSlots):
         except Exception as error:
             note_core_failure(error, f"{self.adapter}.reset()")
             raise
-        self._check_behaviors()
+        self._check_behaviors(self.core.behavior_specs)
         decision = self.obs_layout.checked(decision)
         check_agent_ids(self.name, decision, terminal)
         self.steps = 0
@@ -206,6 +215,12 @@ class BehaviorSlots(AgentSlots):
         self.group_id = np.zeros(self.num_slots, dtype=np.int64)
         self.decided = np.zeros(self.num_slots, dtype=bool)
         self.episode_over = np.zeros(self.num_slots, dtype=bool)
+        self._all_true = np.ones(self.num_slots, dtype=bool)
+        # A continuous behaviour's float32 batch of this shape goes to the core as it is.
+        continuous = self.action_layout.spec.continuous_size
+        plain = continuous and not self.action_layout.is_hybrid
+        self._plain_actions = (self.num_slots, continuous) if plain else None
+        self._no_discrete = np.zeros((self.num_slots, 0), dtype=np.int32)
         self._absorb_decisions(decision)
         return seeded
 
@@ -242,6 +257,8 @@ class BehaviorSlots(AgentSlots):
         Called after a step that ended some episode; True when the core was reset, so every
         slot's observation is the first of its next episode (SAME_STEP autoreset).
         """
+        if self._decision_slots is self._every_slot:
+            return False  # every slot decided: none is over
         # count_nonzero: a fraction of the cost of .all() on a small bool array.
         if np.count_nonzero(self.episode_over) == self.num_slots:
             self.reset()
@@ -314,6 +331,15 @@ class BehaviorSlots(AgentSlots):
 
     def set_actions(self, actions: Any) -> None:
         """Sends the actions of the slots that have a decision to the core (one call)."""
+        if (
+            type(actions) is np.ndarray
+            and actions.shape == self._plain_actions
+            and actions.dtype == np.float32
+        ):
+            # A continuous behaviour's float32 batch: ActionLayout.to_core would pass it as
+            # it is (the core checks the values).
+            self._send(ActionTuple._trusted(actions, self._no_discrete))
+            return
         try:
             action = self.action_layout.to_core(actions, self.num_slots)
         except ZooportError:
@@ -326,6 +352,9 @@ class BehaviorSlots(AgentSlots):
                 f"{self.num_slots} actions of {self.action_layout.space}, got a "
                 f"{type(actions).__name__} that cannot be read as one ({error})"
             ) from None
+        self._send(action)
+
+    def _send(self, action: ActionTuple) -> None:
         rows = self._decision_slots
         if rows is self._every_slot:
             self.core.set_actions(self.name, action)  # every slot decides, rows in slot order
@@ -346,32 +375,62 @@ class BehaviorSlots(AgentSlots):
     def advance(self) -> SlotStep:
         """Steps the core until a slot reports (actions already set); returns the outcome."""
         self.steps += 1
+        core = self.core
         try:
             # step_until_any's first iteration, inlined: most steps report at once.
-            self.core.step()
-            decision, terminal = self.core.get_steps(self.name)
-            if not (len(decision) or len(terminal)):
-                decision, terminal = step_until_any(self.core, [self.name])[self.name]
+            core.step()
+            decision, terminal = core.get_steps(self.name)
+            ended = len(terminal.agent_id)
+            if not (ended or len(decision.agent_id)):
+                decision, terminal = step_until_any(core, [self.name])[self.name]
+                ended = len(terminal.agent_id)
         except Exception as error:
             note_core_failure(error, f"{self.adapter}.step(), step {self.steps} after reset")
             raise
-        return self._absorb(*self._checked(decision, terminal))
+        specs = core.behavior_specs
+        if specs is not self._specs_seen:  # a BatchedEnv's read-only mapping: unchanged
+            self._check_behaviors(specs)
+        layout = self.obs_layout
+        decision = layout.checked(decision)
+        if ended:
+            return self._absorb(decision, layout.checked(terminal, terminal=True))
+        # No episode ended (the common case). Deciders that are the last step's, in the same
+        # order, need no mapping (their ids were checked then).
+        ids = decision.agent_id
+        dtype, key, slots, _ = self._known
+        if ids.dtype != dtype or ids.tobytes() != key:
+            slots = self._locate(ids)[0]
+        if slots is not self._every_slot:
+            return self._absorb_no_terminal(decision, slots)
+        # Every slot decided, in slot order: whole-array writes.
+        if self._decision_slots is not slots:  # else still all decided, none over
+            self._decision_slots = slots
+            self.decided.fill(True)
+            self.episode_over.fill(False)
+        self._take_decisions(_EVERY, decision, None, slots.size)
+        reward = np.add(decision.reward, self.carry, dtype=np.float32)
+        self.carry.fill(0.0)
+        n = self.num_slots
+        return tuple.__new__(SlotStep, (
+            reward, np.zeros(n, bool), np.zeros(n, bool), self._all_true.copy(), _NO_SLOTS,
+            None, np.array(decision.group_reward, dtype=np.float32),
+        ))  # fmt: skip
 
     def _checked(
         self, decision: DecisionSteps, terminal: TerminalSteps
     ) -> tuple[DecisionSteps, TerminalSteps]:
         """The core's batches checked against the spec (see ``ObservationLayout.checked``)."""
-        self._check_behaviors()
+        self._check_behaviors(self.core.behavior_specs)
         layout = self.obs_layout
         return layout.checked(decision), layout.checked(terminal, terminal=True)
 
-    def _check_behaviors(self) -> None:
+    def _check_behaviors(self, specs: Any) -> None:
         """A behaviour that appears after the adapter was built is an error, never ignored."""
-        specs = self.core.behavior_specs
-        if len(specs) == len(self.behaviors):
-            return
         new = [name for name in specs if name not in self.behaviors]
-        if new:
+        if not new:
+            # A zooport core's mapping is read-only: while it is the same object, no check.
+            self._specs_seen = specs if isinstance(specs, BehaviorMapping) else None
+        else:
             raise SpecError(
                 f"{self.adapter}: the core gained behavior(s) {new} after reset; this adapter "
                 f"serves behavior {self.name!r} (of {list(self.behaviors)}, the core's behaviors "
@@ -415,13 +474,13 @@ class BehaviorSlots(AgentSlots):
             group_reward,
         )  # fmt: skip
 
-    def _absorb_no_terminal(self, decision: DecisionSteps) -> SlotStep:
-        """:meth:`_absorb` when no episode ended: the same result with fewer array passes.
-
-        Every decision is then fresh: a slot's reward is its decision reward plus its carry.
-        """
+    def _absorb_no_terminal(
+        self, decision: DecisionSteps, slots: np.ndarray | None = None
+    ) -> SlotStep:
+        """:meth:`_absorb` when no episode ended: every decision is then fresh, so a slot's
+        reward is its decision reward plus its carry."""
         n = self.num_slots
-        dec_slots = self._absorb_decisions(decision)
+        dec_slots = self._absorb_decisions(decision, slots)
         if dec_slots is self._every_slot:
             reward = np.asarray(decision.reward, dtype=np.float32) + self.carry
             group_reward = np.array(decision.group_reward, dtype=np.float32)
@@ -433,9 +492,8 @@ class BehaviorSlots(AgentSlots):
             reward[dec_slots] += self.carry[dec_slots]
             group_reward[dec_slots] = decision.group_reward
             self.carry[dec_slots] = 0.0
-        over = np.zeros(n, dtype=bool)
         return SlotStep(
-            reward, over, over.copy(), self.decided.copy(), np.zeros(0, dtype=np.intp), None,
+            reward, np.zeros(n, bool), np.zeros(n, bool), self.decided.copy(), _NO_SLOTS, None,
             group_reward,
         )  # fmt: skip
 
@@ -499,6 +557,13 @@ class BehaviorSlots(AgentSlots):
         return slots
 
 
+#: Every slot (a whole-array write), and no slot (the ending slots of a step where none end).
+_EVERY = slice(None)
+
+
 def _read_only(array: np.ndarray) -> np.ndarray:
     array.setflags(write=False)
     return array
+
+
+_NO_SLOTS = _read_only(np.zeros(0, dtype=np.intp))
