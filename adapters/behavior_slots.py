@@ -1,34 +1,6 @@
-"""The agents of one behaviour as a fixed set of slots, for the single and vector adapters.
-
-Classes:
-    SlotStep: the outcome of one adapter step, one entry per slot (and the final
-        observations of the slots whose episode ended, as the vector adapters hand them out).
-    BehaviorSlots: maps a behaviour's agent ids to slots by array arithmetic, sends the
-        slots' actions to the core in one ``set_actions`` call, steps the core until a slot
-        has a decision or a terminal step, keeps each slot's last observation, and resets the
-        core when no slot's agent is left (SAME_STEP autoreset).
-
-Functions:
-    behavior_name_of: the behaviour an adapter serves (the given one, or the core's only one).
-
-This is the slot family's engine; its front ends (``GymEnv``, ``BehaviorVectorEnv``,
-``SB3VecEnv``) share their members through :class:`~zooport.adapters.slot_adapter.SlotAdapter`
-and only translate. Neither module imports a front end.
-
-Semantics (shared by ``GymEnv``, ``BehaviorVectorEnv`` and ``SB3VecEnv``):
-    - slot i holds the i-th smallest agent id seen at reset; the core may reorder rows;
-    - a slot in TerminalSteps is terminated, or truncated when ``interrupted``, with its
-      terminal reward and final observation; if the core restarted it in the same step, the
-      DecisionSteps entry is the first observation of its next episode (SAME_STEP autoreset);
-    - a slot without a decision keeps its last observation, gets reward 0 (what it earns
-      arrives summed with its next decision), and its submitted action is ignored;
-    - an agent id that was not there at reset is an error: the slot count is fixed;
-    - the core's batches are checked against the spec once per step (see
-      ``ObservationLayout.checked``): a disagreement is an ``ObservationError``;
-    - a core with no behaviours yet (a Unity scene) is stepped once at construction, and an
-      exception from the core's own ``step``/``reset`` (a Unity process that died) passes
-      through unchanged with a note naming the adapter call (``core_access``).
-"""
+"""The slot family's engine: one behaviour's agents as N fixed slots (slot i holds the i-th
+smallest agent id at reset), stepped until some slot reports, with SAME_STEP autoreset, and
+the members its front ends (``GymEnv``, ``BehaviorVectorEnv``, ``SB3VecEnv``) share."""
 
 from __future__ import annotations
 
@@ -39,11 +11,13 @@ import numpy as np
 
 from zooport.adapters.agent_slots import AgentSlots
 from zooport.adapters.core_access import (
+    EngineMembers,
     adopt_core_with_specs,
+    checked_reset_arguments,
     note_core_failure,
     step_until_any,
 )
-from zooport.adapters.options import LayoutOptions
+from zooport.adapters.options import LayoutOptions, SlotOptions
 from zooport.envs.base_env import (
     ActionTuple,
     BaseEnvLike,
@@ -57,12 +31,13 @@ from zooport.envs.steps import check_agent_ids
 from zooport.errors import (
     ActionError,
     ArgumentTypeError,
+    EnvClosedError,
     SpecError,
     UnknownBehaviorError,
     ZooportError,
 )
 
-__all__ = ["SlotStep", "BehaviorSlots", "behavior_name_of"]
+__all__ = ["SlotStep", "BehaviorSlots", "SlotAdapter", "behavior_name_of"]
 
 _DEFAULT_LAYOUT = LayoutOptions()
 
@@ -125,7 +100,13 @@ def behavior_name_of(specs: Mapping[str, Any], behavior_name: str | None, adapte
 
 
 class BehaviorSlots(AgentSlots):
-    """A behaviour's agents as N slots; see the module docstring for the semantics.
+    """A behaviour's agents as N slots.
+
+    A slot in TerminalSteps is terminated (truncated when ``interrupted``) with its terminal
+    reward and final observation; a DecisionSteps entry for it in the same step is its next
+    episode's first. A slot without a decision keeps its observation, gets reward 0 (what it
+    earns arrives with its next decision) and its action is ignored. An agent id not there at
+    reset, a repeated or float id, or a behaviour that appears later is an error.
 
     Args:
         core: any BaseEnv; one with no behaviours yet (a Unity scene whose agents have not
@@ -143,8 +124,6 @@ class BehaviorSlots(AgentSlots):
         layout: LayoutOptions = _DEFAULT_LAYOUT,
         adapter: str = "adapter",
     ) -> None:
-        # Older-API cores are wrapped to present the current one; others pass unchanged.
-        # One without behaviours yet is stepped once (core_access.behavior_specs_of).
         core, specs = adopt_core_with_specs(core, adapter)
         name = behavior_name_of(specs, behavior_name, adapter)
         super().__init__(name, specs[name], layout)
@@ -153,18 +132,17 @@ class BehaviorSlots(AgentSlots):
         #: The core's behaviours when the adapter was built; one that appears later is an error.
         self.behaviors = tuple(specs)
         self._specs_seen: Any = specs if isinstance(specs, BehaviorMapping) else None
-        # A property that sums the branches; the per-step path reads it once per step.
-        self.mask_size = self.action_layout.mask_size
+        self.mask_size = self.action_layout.mask_size  # a property: read once
         self.ids = np.zeros(0, dtype=np.int64)
         self.num_slots = 0
         self.episode_over = np.zeros(0, dtype=bool)
         self._every_slot = _read_only(np.zeros(0, dtype=np.intp))
+        self._decision_slots = self._every_slot
         # The last decision's ids (dtype, bytes), their slots and whether those ascend.
         self._known: tuple[np.dtype, bytes, np.ndarray, bool] = (
             self.ids.dtype, b"", self._every_slot, True
         )  # fmt: skip
         self._first_id: int | None = None
-        self._decision_slots = self._every_slot
         self._plain_actions: tuple[int, int] | None = None
         #: Adapter steps since the last reset (named when the core fails mid-step).
         self.steps = 0
@@ -188,50 +166,45 @@ class BehaviorSlots(AgentSlots):
         check_agent_ids(self.name, decision, terminal)
         self.steps = 0
         ids = np.sort(np.asarray(decision.agent_id, dtype=np.int64))
-        if self.num_slots and ids.size != self.num_slots:
+        n = ids.size
+        if self.num_slots and n != self.num_slots:
             raise SpecError(
                 f"{self.adapter}: behavior {self.name!r} had {self.num_slots} agents and now "
-                f"has {ids.size} after reset; the number of slots is fixed at construction"
+                f"has {n} after reset; the number of slots is fixed at construction"
             )
         self.ids = ids
-        self.num_slots = ids.size
-        # Returned by slots_of when every slot reports in slot order (the common case);
-        # read-only because it is shared between steps.
-        self._every_slot = _read_only(np.arange(ids.size, dtype=np.intp))
-        # The ids in the core's own dtype: a core that reports every slot in slot order is
-        # recognised by one bytes comparison.
+        self.num_slots = n
+        # Shared between steps (hence read-only): the slots when every one reports in order,
+        # recognised by one bytes comparison of the ids in the core's own dtype.
+        self._every_slot = _read_only(np.arange(n, dtype=np.intp))
         probe = ids.astype(np.asarray(decision.agent_id).dtype)
         self._known = (probe.dtype, probe.tobytes(), self._every_slot, True)
-        # Consecutive ids (a BatchedEnv's, usually a Unity build's): an id's slot is its
-        # offset from the first. Only within +-2**62, so that no int64 id's offset can wrap
-        # around into the slot range.
-        first = int(ids[0]) if ids.size else 0
-        consecutive = ids.size > 0 and int(ids[-1]) - first == ids.size - 1
+        # Consecutive ids (a BatchedEnv's, usually a Unity build's): a slot is the offset from
+        # the first, within +-2**62 so that no int64 offset wraps into the slot range.
+        first = int(ids[0]) if n else 0
+        consecutive = n > 0 and int(ids[-1]) - first == n - 1
         self._first_id = first if consecutive and abs(first) < 2**62 else None
-        self.obs = self.obs_layout.allocate(self.num_slots)
-        self.mask = np.ones((self.num_slots, self.mask_size), dtype=np.int8)
-        self.carry = np.zeros(self.num_slots, dtype=np.float32)
-        # int64: a scene's group ids keep their value (2**40 + 1 is not group 1).
-        self.group_id = np.zeros(self.num_slots, dtype=np.int64)
-        self.decided = np.zeros(self.num_slots, dtype=bool)
-        self.episode_over = np.zeros(self.num_slots, dtype=bool)
-        self._all_true = np.ones(self.num_slots, dtype=bool)
+        self.obs = self.obs_layout.allocate(n)
+        self.mask = np.ones((n, self.mask_size), dtype=np.int8)
+        self.carry = np.zeros(n, dtype=np.float32)
+        self.group_id = np.zeros(n, dtype=np.int64)  # int64: 2**40 + 1 is not group 1
+        self.decided = np.zeros(n, dtype=bool)
+        self.episode_over = np.zeros(n, dtype=bool)
+        self._all_true = np.ones(n, dtype=bool)
         # A continuous behaviour's float32 batch of this shape goes to the core as it is.
         continuous = self.action_layout.spec.continuous_size
         plain = continuous and not self.action_layout.is_hybrid
-        self._plain_actions = (self.num_slots, continuous) if plain else None
-        self._no_discrete = np.zeros((self.num_slots, 0), dtype=np.int32)
+        self._plain_actions = (n, continuous) if plain else None
+        self._no_discrete = np.zeros((n, 0), dtype=np.int32)
         self._absorb_decisions(decision)
         return seeded
 
     def refill(self, limit: int = 1000) -> bool:
         """Steps the core until every slot whose episode ended has a decision again.
 
-        Used by single-agent ``reset()`` after an episode that the core itself ended, so a
-        restarted agent does not cost a full core reset. Returns False when the agents have
-        not come back within ``limit`` core steps, or at once when the core says it does not
-        restart them (a ``BatchedEnv``'s ``restarts_finished``); the caller then resets the
-        core.
+        Single-agent ``reset()`` uses it after an episode the core ended, so a restarted agent
+        costs no core reset. False when the agents are not back within ``limit`` core steps,
+        or at once when the core says it does not restart them (``restarts_finished``).
         """
         restarts = getattr(self.core, "restarts_finished", None)
         if callable(restarts) and not restarts(self.name):
@@ -243,20 +216,19 @@ class BehaviorSlots(AgentSlots):
                 return True
             try:
                 self.core.step()
-                steps = self.core.get_steps(self.name)
+                decision, terminal = self.core.get_steps(self.name)
             except Exception as error:
                 note_core_failure(error, f"{self.adapter}.reset(), waiting for a restart")
                 raise
+            self._check_behaviors(self.core.behavior_specs)
+            layout = self.obs_layout
+            steps = self._absorb(layout.checked(decision), layout.checked(terminal, terminal=True))
             # What a slot earns before the episode it is waiting for belongs to that episode.
-            self.carry += self._absorb(*self._checked(*steps)).reward
+            self.carry += steps.reward
         return False
 
     def restart_if_all_over(self) -> bool:
-        """Resets the core when no slot's agent is left (a core that does not restart agents).
-
-        Called after a step that ended some episode; True when the core was reset, so every
-        slot's observation is the first of its next episode (SAME_STEP autoreset).
-        """
+        """Resets the core when no slot's agent is left; True when it did (SAME_STEP)."""
         if self._decision_slots is self._every_slot:
             return False  # every slot decided: none is over
         # count_nonzero: a fraction of the cost of .all() on a small bool array.
@@ -268,11 +240,7 @@ class BehaviorSlots(AgentSlots):
     # ------------------------------------------------------------------ stepping
 
     def slots_of(self, agent_ids: np.ndarray) -> np.ndarray:
-        """The slot of each agent id (vectorised); unknown ids are an error.
-
-        When ``agent_ids`` are exactly the slots' ids in slot order, the result is a shared
-        read-only ``arange`` (checked with one comparison instead of a search).
-        """
+        """The slot of each agent id (vectorised); unknown ids are an error."""
         return self._locate(agent_ids)[0]
 
     def _locate(self, agent_ids: np.ndarray, terminal: bool = False) -> tuple[np.ndarray, bool]:
@@ -287,9 +255,8 @@ class BehaviorSlots(AgentSlots):
         if agent_ids.dtype == dtype and agent_ids.tobytes() == key:
             return known, ascending  # the same ids as the last decision: already checked
         slots = self._consecutive_slots(agent_ids)
-        if slots is not None:
-            ascending = True
-        else:
+        ascending = slots is not None
+        if slots is None:
             check_agent_ids(self.name, *(((), agent_ids) if terminal else (agent_ids, ())))
             agent_ids = agent_ids.astype(np.int64, copy=False)
             slots = np.searchsorted(self.ids, agent_ids)
@@ -314,11 +281,12 @@ class BehaviorSlots(AgentSlots):
         The offsets from the first id are the slots, the first and last bound them all, and
         strictly ascending means no id repeats: fewer array operations than a search.
         """
+        kind = agent_ids.dtype.kind
         if (
             self._first_id is None
             or agent_ids.ndim != 1
-            or agent_ids.dtype.kind not in "iu"
-            or (agent_ids.dtype.kind == "u" and agent_ids.dtype.itemsize == 8)  # no uint64 wrap
+            or kind not in "iu"
+            or (kind == "u" and agent_ids.dtype.itemsize == 8)  # no uint64 wrap
         ):
             return None
         slots = agent_ids.astype(np.intp)
@@ -338,23 +306,20 @@ class BehaviorSlots(AgentSlots):
         ):
             # A continuous behaviour's float32 batch: ActionLayout.to_core would pass it as
             # it is (the core checks the values).
-            self._send(ActionTuple._trusted(actions, self._no_discrete))
-            return
-        try:
-            action = self.action_layout.to_core(actions, self.num_slots)
-        except ZooportError:
-            raise
-        except (ValueError, TypeError, IndexError, KeyError) as error:
-            # What numpy raises for input it cannot read (ragged lists, objects) is turned
-            # into the error every bad action gets; a try costs nothing when nothing is raised.
-            raise ActionError(
-                f"{self.adapter}: behavior {self.name!r}: expected a batch of "
-                f"{self.num_slots} actions of {self.action_layout.space}, got a "
-                f"{type(actions).__name__} that cannot be read as one ({error})"
-            ) from None
-        self._send(action)
-
-    def _send(self, action: ActionTuple) -> None:
+            action = ActionTuple._trusted(actions, self._no_discrete)
+        else:
+            try:
+                action = self.action_layout.to_core(actions, self.num_slots)
+            except ZooportError:
+                raise
+            except (ValueError, TypeError, IndexError, KeyError) as error:
+                # What numpy raises for input it cannot read (ragged lists, objects) becomes
+                # the error every bad action gets; a try costs nothing when nothing is raised.
+                raise ActionError(
+                    f"{self.adapter}: behavior {self.name!r}: expected a batch of "
+                    f"{self.num_slots} actions of {self.action_layout.space}, got a "
+                    f"{type(actions).__name__} that cannot be read as one ({error})"
+                ) from None
         rows = self._decision_slots
         if rows is self._every_slot:
             self.core.set_actions(self.name, action)  # every slot decides, rows in slot order
@@ -364,11 +329,8 @@ class BehaviorSlots(AgentSlots):
             )
 
     def step(self, actions: Any) -> SlotStep:
-        """Sets the actions, steps the core until a slot reports, returns the outcome.
-
-        Unguarded: the adapters call :meth:`set_actions` (which only checks and sends) and
-        :meth:`advance` (which changes state) inside their :attr:`guard`.
-        """
+        """:meth:`set_actions` then :meth:`advance` (unguarded: the front ends call the two
+        inside their :attr:`guard`, the first of which changes nothing when it raises)."""
         self.set_actions(actions)
         return self.advance()
 
@@ -388,59 +350,37 @@ class BehaviorSlots(AgentSlots):
             note_core_failure(error, f"{self.adapter}.step(), step {self.steps} after reset")
             raise
         specs = core.behavior_specs
-        if specs is not self._specs_seen:  # a BatchedEnv's read-only mapping: unchanged
+        if specs is not self._specs_seen:  # a zooport core's read-only mapping: unchanged
             self._check_behaviors(specs)
         layout = self.obs_layout
         decision = layout.checked(decision)
         if ended:
             return self._absorb(decision, layout.checked(terminal, terminal=True))
-        # No episode ended (the common case). Deciders that are the last step's, in the same
-        # order, need no mapping (their ids were checked then).
+        # The fast path (issue 23): deciders that are the last step's, in the same order, need
+        # no mapping, and their ids were checked then.
         ids = decision.agent_id
         dtype, key, slots, _ = self._known
         if ids.dtype != dtype or ids.tobytes() != key:
             slots = self._locate(ids)[0]
-        if slots is not self._every_slot:
-            return self._absorb_no_terminal(decision, slots)
-        # Every slot decided, in slot order: whole-array writes.
-        if self._decision_slots is not slots:  # else still all decided, none over
-            self._decision_slots = slots
-            self.decided.fill(True)
-            self.episode_over.fill(False)
-        self._take_decisions(_EVERY, decision, None, slots.size)
-        reward = np.add(decision.reward, self.carry, dtype=np.float32)
-        self.carry.fill(0.0)
-        n = self.num_slots
-        return tuple.__new__(SlotStep, (
-            reward, np.zeros(n, bool), np.zeros(n, bool), self._all_true.copy(), _NO_SLOTS,
-            None, np.array(decision.group_reward, dtype=np.float32),
-        ))  # fmt: skip
-
-    def _checked(
-        self, decision: DecisionSteps, terminal: TerminalSteps
-    ) -> tuple[DecisionSteps, TerminalSteps]:
-        """The core's batches checked against the spec (see ``ObservationLayout.checked``)."""
-        self._check_behaviors(self.core.behavior_specs)
-        layout = self.obs_layout
-        return layout.checked(decision), layout.checked(terminal, terminal=True)
+        return self._absorb_no_terminal(decision, slots)
 
     def _check_behaviors(self, specs: Any) -> None:
         """A behaviour that appears after the adapter was built is an error, never ignored."""
         new = [name for name in specs if name not in self.behaviors]
-        if not new:
-            # A zooport core's mapping is read-only: while it is the same object, no check.
-            self._specs_seen = specs if isinstance(specs, BehaviorMapping) else None
-        else:
+        if new:
             raise SpecError(
                 f"{self.adapter}: the core gained behavior(s) {new} after reset; this adapter "
                 f"serves behavior {self.name!r} (of {list(self.behaviors)}, the core's behaviors "
                 "when it was built), and a later behavior's agents would get no actions; build "
                 "the adapter once the scene has all its behaviors"
             )
+        # A zooport core's mapping is read-only: while it is the same object, no new check.
+        self._specs_seen = specs if isinstance(specs, BehaviorMapping) else None
 
     def _absorb(self, decision: DecisionSteps, terminal: TerminalSteps) -> SlotStep:
         if not len(terminal):
-            return self._absorb_no_terminal(decision)
+            slots = self.slots_of(decision.agent_id) if len(decision) else _NO_SLOTS
+            return self._absorb_no_terminal(decision, slots)
         if len(decision) == self.num_slots:
             slots, _ = self._locate(decision.agent_id)
             if slots is self._every_slot:
@@ -455,7 +395,8 @@ class BehaviorSlots(AgentSlots):
         self._end_episodes(term_slots, terminal, None, reward, group_reward, terminated, truncated)
         final_slots, final_obs = self._final(term_slots, ascending, terminal)
         self.episode_over[term_slots] = True
-        dec_slots = self._absorb_decisions(decision)
+        dec_slots = self.slots_of(decision.agent_id) if len(decision) else _NO_SLOTS
+        self._absorb_decisions(decision, dec_slots)
         restarted = np.zeros(n, dtype=bool)
         restarted[term_slots] = True
         restarted_rows = restarted[dec_slots]
@@ -474,40 +415,45 @@ class BehaviorSlots(AgentSlots):
             group_reward,
         )  # fmt: skip
 
-    def _absorb_no_terminal(
-        self, decision: DecisionSteps, slots: np.ndarray | None = None
-    ) -> SlotStep:
-        """:meth:`_absorb` when no episode ended: every decision is then fresh, so a slot's
-        reward is its decision reward plus its carry."""
+    def _absorb_no_terminal(self, decision: DecisionSteps, slots: np.ndarray) -> SlotStep:
+        """:meth:`_absorb` when no episode ended: a slot's reward is its decision reward plus
+        its carry."""
         n = self.num_slots
-        dec_slots = self._absorb_decisions(decision, slots)
-        if dec_slots is self._every_slot:
-            reward = np.asarray(decision.reward, dtype=np.float32) + self.carry
-            group_reward = np.array(decision.group_reward, dtype=np.float32)
-            self.carry.fill(0.0)
-        else:
-            reward = np.zeros(n, dtype=np.float32)
-            group_reward = np.zeros(n, dtype=np.float32)
-            reward[dec_slots] = decision.reward
-            reward[dec_slots] += self.carry[dec_slots]
-            group_reward[dec_slots] = decision.group_reward
-            self.carry[dec_slots] = 0.0
+        carry = self.carry
+        if slots is self._every_slot:
+            # Every slot decided, in slot order: whole-array writes, and the flags are left
+            # as they are when the last step was the same.
+            if self._decision_slots is not slots:
+                self._decision_slots = slots
+                self.decided.fill(True)
+                self.episode_over.fill(False)
+            self._take_decisions(_EVERY, decision, None, n)
+            reward = np.add(decision.reward, carry, dtype=np.float32)
+            carry.fill(0.0)
+            return tuple.__new__(SlotStep, (
+                reward, np.zeros(n, bool), np.zeros(n, bool), self._all_true.copy(), _NO_SLOTS,
+                None, np.array(decision.group_reward, dtype=np.float32),
+            ))  # fmt: skip
+        self._absorb_decisions(decision, slots)
+        reward = np.zeros(n, dtype=np.float32)
+        group_reward = np.zeros(n, dtype=np.float32)
+        reward[slots] = decision.reward
+        reward[slots] += carry[slots]
+        group_reward[slots] = decision.group_reward
+        carry[slots] = 0.0
         return SlotStep(
             reward, np.zeros(n, bool), np.zeros(n, bool), self.decided.copy(), _NO_SLOTS, None,
             group_reward,
         )  # fmt: skip
 
     def _absorb_all_decided(self, decision: DecisionSteps, terminal: TerminalSteps) -> SlotStep:
-        """:meth:`_absorb` when every slot decided, in slot order (same result, fewer passes).
-
-        The slots in ``terminal`` were then restarted in this step: their decision is the
-        first of the next episode, so its reward is carried, and every slot reports.
-        """
+        """:meth:`_absorb` when every slot decided, in slot order: the ending slots were
+        restarted in this step, so their decision reward is carried and every slot reports."""
         n = self.num_slots
         self._absorb_decisions(decision, self._every_slot)
         term_slots, ascending = self._locate(terminal.agent_id, terminal=True)
-        # Decision row i is slot i. Restarted slots report their terminal reward (put in
-        # before the carry is added: one addition over every slot instead of two).
+        # Restarted slots report their terminal reward (put in before the carry is added: one
+        # addition over every slot instead of two).
         carry = self.carry
         reward = np.array(decision.reward, dtype=np.float32)
         group_reward = np.array(decision.group_reward, dtype=np.float32)
@@ -519,7 +465,6 @@ class BehaviorSlots(AgentSlots):
             keep_obs=False,
         )  # fmt: skip
         reward += carry
-        # A restarted agent's decision reward belongs to its next episode.
         carry.fill(0.0)
         carry[term_slots] = decision.reward[term_slots]
         final_slots, final_obs = self._final(term_slots, ascending, terminal)
@@ -537,15 +482,12 @@ class BehaviorSlots(AgentSlots):
         order = np.argsort(term_slots, kind="stable")
         return term_slots[order], self.obs_layout.convert(terminal.obs, order)
 
-    def _absorb_decisions(
-        self, decision: DecisionSteps, slots: np.ndarray | None = None
-    ) -> np.ndarray:
+    def _absorb_decisions(self, decision: DecisionSteps, slots: np.ndarray | None = None) -> None:
         if slots is None:
-            slots = self.slots_of(decision.agent_id) if len(decision) else np.zeros(0, np.intp)
+            slots = self.slots_of(decision.agent_id) if len(decision) else _NO_SLOTS
         self._decision_slots = slots
         if slots is self._every_slot:
-            # Every slot decided, in order: whole-array writes beat index arrays.
-            rows: slice | np.ndarray = slice(None)
+            rows: slice | np.ndarray = _EVERY  # whole-array writes beat index arrays
             self.decided.fill(True)
         else:
             rows = slots
@@ -554,11 +496,119 @@ class BehaviorSlots(AgentSlots):
         if slots.size:
             self._take_decisions(rows, decision, None, slots.size)
             self.episode_over[rows] = False
+
+
+class SlotAdapter(EngineMembers):
+    """The members ``GymEnv``, ``BehaviorVectorEnv`` and ``SB3VecEnv`` share (a mixin).
+
+    A front end calls :meth:`_open_slots` in its constructor, resets through
+    :meth:`_guarded_reset` (implementing :meth:`_restart`) and closes the core with
+    :meth:`_close_core`. ``action_masks()`` is one rule for all three: the current masks
+    (int8, 1 = allowed, one row per slot) or a ``SpecError`` for a behaviour without
+    discrete actions.
+    """
+
+    _slots: BehaviorSlots
+    _closed: bool = False
+    #: The options the adapter was built with.
+    options: SlotOptions
+
+    def _open_slots(self, env: BaseEnvLike, options: SlotOptions) -> BehaviorSlots:
+        """The engine over ``env``, its slots counted (the core is reset once to count them)."""
+        self.options = options
+        self._slots = slots = BehaviorSlots(
+            env, options.behavior_name, layout=options, adapter=type(self).__name__
+        )
+        slots.reset()
+        self._has_mask = slots.action_layout.mask_size > 0
         return slots
 
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        """Starts an episode; returns ``(observation, info)`` (Gymnasium's reset).
 
-#: Every slot (a whole-array write), and no slot (the ending slots of a step where none end).
-_EVERY = slice(None)
+        ``seed`` (None or an int >= 0) reseeds ``np_random`` and the core (where it can be
+        seeded; a Unity build cannot and warns once). ``options`` is None or a dict with str
+        keys, which the core does not use (see
+        :func:`~zooport.adapters.core_access.check_reset_options`).
+        """
+        self._check_open()
+        seed = checked_reset_arguments(seed, options, f"{type(self).__name__}.reset")
+        super().reset(seed=seed)  # type: ignore[misc]  # the mixed-in Env's np_random
+        return self._guarded_reset(seed)
+
+    def _guarded_reset(self, seed: int | None) -> Any:
+        """:meth:`_restart` inside the step guard; every front end's ``reset`` ends here."""
+        with self._slots.guard.resetting():
+            return self._restart(seed)
+
+    def _restart(self, seed: int | None) -> Any:
+        """The front end's reset of the engine, and what its ``reset`` returns."""
+        raise NotImplementedError
+
+    @property
+    def core(self) -> Any:
+        """The wrapped ``BaseEnv`` (an older-API env is presented through the current API)."""
+        return self._slots.core
+
+    @property
+    def behavior_name(self) -> str:
+        """The behaviour whose agents are served."""
+        return self._slots.name
+
+    @property
+    def agent_ids(self) -> np.ndarray:
+        """The agent id each slot holds (ascending), as a fresh array."""
+        return self._slots.ids.copy()
+
+    @property
+    def _engine(self) -> BehaviorSlots:
+        return self._slots
+
+    @property
+    def closed(self) -> bool:
+        """True once ``close()`` was called."""
+        return self._closed
+
+    @closed.setter
+    def closed(self, value: bool) -> None:
+        # Gymnasium's VectorEnv.close() records it so.
+        self._closed = bool(value)
+
+    def action_masks(self) -> np.ndarray:
+        """The current action masks, int8, 1 = allowed (sb3-contrib's ``MaskablePPO``).
+
+        One row per slot (``(num_envs, mask_size)``); a ``GymEnv`` returns its one row.
+
+        Raises:
+            SpecError: the behaviour has no discrete actions (nothing to mask).
+            EnvClosedError: after ``close()``.
+        """
+        self._check_open()
+        if not self._has_mask:
+            raise SpecError(
+                f"{type(self).__name__}: behavior {self._slots.name!r} has no discrete "
+                "actions, so no action mask"
+            )
+        return self._slot_masks()
+
+    def _slot_masks(self) -> np.ndarray:
+        return self._slots.mask.copy()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise EnvClosedError(f"{type(self).__name__} was used after close()")
+
+    def _close_core(self) -> None:
+        """Closes the core once; later calls do nothing."""
+        slots = getattr(self, "_slots", None)  # gymnasium 1.0 closes half-built envs
+        if not self._closed and slots is not None:
+            self._closed = True
+            slots.core.close()
+
+
+_EVERY = slice(None)  # every slot: a whole-array write
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:

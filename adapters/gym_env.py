@@ -24,10 +24,10 @@ import numpy as np
 from gymnasium import spaces
 from typing_extensions import override
 
+from zooport.adapters.behavior_slots import SlotAdapter
 from zooport.adapters.core_access import render_core
 from zooport.adapters.options import GymOptions, takes_options
 from zooport.adapters.rendering import HUMAN_VIA_MAKE, check_render_mode, visual_frame
-from zooport.adapters.slot_adapter import SlotAdapter
 from zooport.adapters.spaces import ObservationLayout
 from zooport.envs.arguments import check_seed
 from zooport.envs.base_env import BaseEnvLike

@@ -38,10 +38,10 @@ except ImportError as exc:  # pragma: no cover - exercised only without SB3 inst
     ) from exc
 from typing_extensions import override
 
+from zooport.adapters.behavior_slots import SlotAdapter
 from zooport.adapters.core_access import check_reset_options, render_core
 from zooport.adapters.options import SlotOptions, takes_options
 from zooport.adapters.rendering import check_render_mode
-from zooport.adapters.slot_adapter import SlotAdapter
 from zooport.adapters.vector_env import RENDER_MODES
 from zooport.envs.arguments import check_seed
 from zooport.envs.base_env import BaseEnvLike
@@ -160,7 +160,8 @@ class SB3VecEnv(SlotAdapter, VecEnv):
             )
         slots = self._slots
         guard = slots.guard
-        with guard.call("step"):
+        guard.enter("step")  # the guard's steps spelled out: a `with` costs three calls
+        try:
             slots.set_actions(self._actions)  # a bad action raises here and changes nothing
             guard.committed = True
             self._actions = _NO_ACTIONS
@@ -182,6 +183,10 @@ class SB3VecEnv(SlotAdapter, VecEnv):
                 for slot in np.flatnonzero(~decided).tolist():
                     infos[slot]["decided"] = False
             obs = slots.obs_layout.copy(slots.obs)
+        except BaseException as error:
+            guard.abort(error)
+            raise
+        guard.exit()
         return obs, out.reward, out.terminated | out.truncated, infos
 
     @override

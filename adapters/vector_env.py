@@ -32,11 +32,10 @@ import numpy as np
 from gymnasium.vector.utils import batch_space
 from typing_extensions import override
 
-from zooport.adapters.behavior_slots import SlotStep
+from zooport.adapters.behavior_slots import SlotAdapter, SlotStep
 from zooport.adapters.core_access import render_core
 from zooport.adapters.options import SlotOptions, takes_options
 from zooport.adapters.rendering import HUMAN_VIA_MAKE, check_render_mode
-from zooport.adapters.slot_adapter import SlotAdapter
 from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import EnvClosedError
 
