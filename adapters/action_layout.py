@@ -1,24 +1,5 @@
-"""A behaviour's action spec as one Gymnasium space: batches both ways, masks, checks.
-
-Classes:
-    ActionLayout: an action spec -> one Gymnasium space, batch conversion both ways, and
-        action masks in the consumers' polarity.
-
-Functions:
-    checked_discrete: discrete action values checked (integral, finite, in range) before
-        any cast.
-
-Part of the pure spec -> space conversions of :mod:`zooport.adapters.spaces` (which
-re-exports both names): nothing here holds an environment.
-
-Conventions:
-    - one discrete branch -> ``Discrete``; several -> ``MultiDiscrete``, or one ``Discrete``
-      over every combination with ``flatten_branched``; continuous -> ``Box(-1, 1, float32)``;
-      hybrid -> ``Dict(continuous=..., discrete=...)``;
-    - masks: the core says True = NOT available; consumers get int8, 1 = allowed, flattened
-      over branches (or over combinations with ``flatten_branched``);
-    - discrete values are checked before any cast, so none wraps into a valid action.
-"""
+"""A behaviour's action spec as one Gymnasium space: batches both ways, masks (1 = allowed)
+and discrete values checked before any cast, so none wraps into a valid action."""
 
 from __future__ import annotations
 

@@ -1,25 +1,5 @@
-"""One behaviour's agents in slots: what both adapter engines keep, and the rules they apply.
-
-Classes:
-    AgentSlots: the base of :class:`~zooport.adapters.behavior_slots.BehaviorSlots` (the
-        slot family's engine) and :class:`~zooport.adapters.agent_group.AgentGroup` (one
-        behaviour of the driver family's engine): the behaviour's spec and layouts, and per
-        slot its last observation (consumer layout), action mask and group id.
-
-Two rules of zooport's design are written once, here, and both engines apply them:
-
-- *Terminal reward never lost* (:meth:`AgentSlots._end_episodes`): a slot in the core's
-  TerminalSteps reports that step's terminal reward and group reward, terminated or, when
-  ``interrupted``, truncated, and its final observation, whether or not the core restarted
-  the agent in the same step (its DecisionSteps entry is then the next episode's first).
-- *No decision: last observation, reward 0* (:meth:`AgentSlots._take_decisions`): only the
-  slots in the core's DecisionSteps get a new observation, mask and group id; every other
-  slot keeps what it had, and its reward for the step stays at the 0 each engine starts the
-  step with (what the core pays it arrives, summed, with its next decision).
-
-Rows of a core batch map to slots through ``index`` (the slots, or a slice when they are
-the first slots in order) and ``rows`` (the batch rows to take, None for all).
-"""
+"""One behaviour's agents in slots, and the two step rules both adapter engines apply:
+a terminal reward is never lost, and a slot without a decision keeps its observation."""
 
 from __future__ import annotations
 
@@ -37,7 +17,7 @@ Index = slice | np.ndarray
 
 
 class AgentSlots:
-    """A behaviour's layouts and per-slot state; see the module docstring for the rules.
+    """A behaviour's layouts and per-slot state, and the two rules (see each method).
 
     Args:
         name: the behaviour.

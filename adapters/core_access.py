@@ -1,29 +1,5 @@
-"""How adapters reach a core: specs, seeding, stepping until someone decides, side channels.
-
-Functions:
-    behavior_specs_of: a core's behaviour specs, stepping it once first where it has none
-        yet (a Unity scene whose agents have not requested a decision).
-    adopt_core_with_specs: ``adopt_core`` and ``behavior_specs_of`` together, for a core
-        whose specs arrive late in an older ML-Agents API.
-    note_core_failure: names the adapter call in an exception the core raised (a Unity
-        process that died or timed out), which then propagates unchanged.
-    step_until_any: step a core until the given behaviours have a decision or terminal step.
-    side_channels_of: the side channels a core was built with, without private access.
-    render_core: the core's rgb_array picture, or None.
-    can_render: whether a core draws pictures, read from its public capabilities
-        (has_action_masks, re-exported from zooport.envs.capabilities, whether it masks).
-    adopt_core: the core an adapter keeps: the env itself, or an older-API env wrapped.
-    check_reset_options: the one rule for ``reset(options=...)`` on every adapter.
-
-Classes:
-    EngineMembers: the step guard and the side channels, as every adapter exposes them.
-    checked_reset_arguments: ``reset``'s seed and options, checked as every adapter does.
-
-Every adapter goes through these (and resets a core with
-:func:`zooport.envs.capabilities.reset_core`, ``warn=True``), so a real ``mlagents_envs``
-UnityEnvironment, a zooport ``BatchedEnv`` and a user's own ``BaseEnv`` are treated alike, by
-duck typing.
-"""
+"""How adapters reach any core by duck typing: specs (stepping a Unity scene once), seeding,
+stepping until someone decides, side channels, rendering and the reset-argument rule."""
 
 from __future__ import annotations
 

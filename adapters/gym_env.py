@@ -1,18 +1,6 @@
-"""A Gymnasium environment over one agent of one behaviour of any BaseEnv.
-
-Classes:
-    GymEnv: a ``gymnasium.Env`` over the single agent of a behaviour (ML-Agents'
-        ``UnityToGymWrapper`` successor, with its constructor options).
-    UnityToGymWrapper: :class:`GymEnv` with ML-Agents' constructor, so ML-Agents code ports
-        by an import.
-
-The core may be a zooport ``BatchedEnv``, a real ``mlagents_envs`` UnityEnvironment or any
-other ``BaseEnv``; it is reached by duck typing only. Spaces come from
-:mod:`zooport.adapters.spaces`, stepping semantics from
-:class:`~zooport.adapters.behavior_slots.BehaviorSlots` with one slot, the members the slot
-family shares from :class:`~zooport.adapters.slot_adapter.SlotAdapter`. ``gym.make``'s entry
-point is :func:`zooport.adapters.registration.make_gym_env`.
-"""
+"""A Gymnasium environment over the one agent of one behaviour of any BaseEnv (ML-Agents'
+``UnityToGymWrapper`` successor, and that name with ML-Agents' constructor); stepping is
+the slot family's engine with one slot."""
 
 from __future__ import annotations
 

@@ -1,21 +1,6 @@
-"""One behaviour's agents as a Stable-Baselines3 ``VecEnv`` (optional dependency).
-
-Classes:
-    SB3VecEnv: a ``stable_baselines3.common.vec_env.VecEnv`` whose N environments are the N
-        agents of one behaviour of one batched core.
-
-This module imports stable-baselines3 at import time (``SB3VecEnv`` subclasses its real
-``VecEnv``); the rest of zooport never imports it, so zooport works without SB3 installed
-and only ``import zooport.adapters.sb3_vec_env`` needs it (``pip install zooport[sb3]``).
-
-Semantics are those of :class:`~zooport.adapters.vector_env.BehaviorVectorEnv` (the same
-:class:`~zooport.adapters.behavior_slots.BehaviorSlots` underneath), in SB3's form:
-``done = terminated or truncated``; a finished slot's info holds ``terminal_observation``
-and ``TimeLimit.truncated`` (so PPO bootstraps truncated episodes), its observation is
-already the first of the next episode. A slot without a new decision (decision periods)
-has ``info["decided"] = False``, reward 0, and its action is ignored; other slots' info
-dicts are empty. ``action_masks()`` serves sb3-contrib's ``MaskablePPO``.
-"""
+"""One behaviour's N agents as a Stable-Baselines3 ``VecEnv`` (imports stable-baselines3,
+which only this module needs): :class:`~zooport.adapters.vector_env.BehaviorVectorEnv`'s
+semantics in SB3's form (``terminal_observation``, ``TimeLimit.truncated``)."""
 
 from __future__ import annotations
 
@@ -150,7 +135,13 @@ class SB3VecEnv(SlotAdapter, VecEnv):
 
     @override
     def step_wait(self) -> VecEnvStepReturn:
-        """Steps the core until a slot reports; see the module docstring for the infos."""
+        """Steps the core until a slot reports.
+
+        ``done = terminated or truncated``; a finished slot's info holds
+        ``terminal_observation`` and ``TimeLimit.truncated`` (its observation is already the
+        next episode's first), a slot without a new decision ``decided=False`` (reward 0,
+        its action ignored); other infos are empty.
+        """
         if self._closed:
             raise EnvClosedError(f"{type(self).__name__} was used after close()")
         if self._actions is _NO_ACTIONS:

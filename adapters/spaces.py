@@ -1,41 +1,5 @@
-"""Pure conversions between a behaviour's specs and Gymnasium spaces, for every adapter.
-
-Classes:
-    ObservationLayout: observation specs -> one Gymnasium space, and batch conversion.
-    ActionLayout: an action spec -> one Gymnasium space, batch conversion both ways,
-        and action masks in the consumers' polarity (defined in
-        :mod:`zooport.adapters.action_layout`).
-
-Functions:
-    layouts_of: a behaviour's observation and action layouts for the layout options.
-    observation_key: the Dict key of an observation spec.
-    checked_discrete: discrete action values checked (integral, finite, in range) before
-        any cast (defined in :mod:`zooport.adapters.action_layout`).
-
-Nothing here holds an environment: each layout is computed once from specs and then
-converts whole batches with array code, so every adapter shares one tested conversion.
-
-Conventions:
-    - rank-3 observations are visual: ``Box(0, 1, float32)``, or ``Box(0, 255, uint8)``
-      with ``uint8_visual`` (rounded, not truncated);
-    - other observations are ``Box(-inf, inf, float32)`` of the spec's shape (rank-2
-      variable-size observations are kept as they are);
-    - several observations: a ``Dict`` keyed by :func:`observation_key`; without
-      ``allow_multiple_obs``, observations that are all rank 1 are concatenated in spec order
-      into one ``Box`` instead (nothing is dropped);
-    - a zero-size observation (an empty vector sensor beside a camera, common in visual
-      Unity scenes) is dropped from the space, as ML-Agents' gym wrapper does; the others
-      keep their keys (``obs_<i>`` counts every spec);
-    - a core batch is checked against the specs once per batch (not per agent): one array
-      per spec, each of shape ``(agents, *spec.shape)``, and as many rewards, group entries,
-      flags and mask rows as agent ids; anything else is an
-      :class:`~zooport.errors.ObservationError`, never a silent broadcast;
-    - one discrete branch -> ``Discrete``; several -> ``MultiDiscrete``, or one ``Discrete``
-      over every combination with ``flatten_branched``; continuous -> ``Box(-1, 1, float32)``;
-      hybrid -> ``Dict(continuous=..., discrete=...)``;
-    - masks: the core says True = NOT available; consumers get int8, 1 = allowed, flattened
-      over branches (or over combinations with ``flatten_branched``).
-"""
+"""Pure conversions between a behaviour's specs and Gymnasium spaces, shared by every
+adapter: each layout is computed once from the specs and converts whole batches."""
 
 from __future__ import annotations
 

@@ -1,27 +1,5 @@
-"""One behaviour's agents as a Gymnasium vector environment, at the core's own speed.
-
-Classes:
-    BehaviorVectorEnv: a ``gymnasium.vector.VectorEnv`` whose N sub-environments are the N
-        agents of one behaviour of one batched core (SAME_STEP autoreset).
-
-A vector step is one ``set_actions`` call and one or more core steps (until some slot has a
-decision or a terminal step); slots map to agent ids by sorting and searching, through
-:class:`~zooport.adapters.behavior_slots.BehaviorSlots`, so nothing on the step path loops
-over agents in Python except over the slots whose episode just ended (Gymnasium's
-``final_obs`` is an object array of per-environment observations). ``gym.make_vec``'s entry
-point is :func:`zooport.adapters.registration.make_vector_env`.
-
-Info (Gymnasium's vector convention: ``info[key]`` is an array over slots and
-``info["_key"]`` a bool mask of the slots that carry it; every slot carries every key):
-    - ``decided`` (bool): the slot has a new decision; its action counts at the next step.
-      A slot without one kept its observation, got reward 0 and its action was ignored.
-    - ``action_mask`` (int8, 1 = allowed), for behaviours with discrete actions.
-    - ``group_id`` (int64) and ``group_reward`` (float32, this step's, summed like rewards).
-    - for the slots whose episode ended in this step (SAME_STEP autoreset): ``final_obs``
-      (object array, the final observation, ``None`` elsewhere) with ``_final_obs``, and
-      ``final_info`` (a vector info holding their terminal ``group_id``/``group_reward``) with
-      ``_final_info``. The slot's observation is already the first of its next episode.
-"""
+"""One behaviour's N agents as a Gymnasium ``VectorEnv`` of N slots over one batched core,
+with SAME_STEP autoreset; the info keys are listed in :class:`BehaviorVectorEnv`'s docstring."""
 
 from __future__ import annotations
 
@@ -64,8 +42,15 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
     ``info["final_obs"]``, while its observation is the first of the agent's next episode
     (the core restarts it in the same step). A slot whose agent is not restarted keeps its
     final observation and reports reward 0 with ``decided`` False until every slot's episode
-    is over; then the core is reset in that same step. See the module docstring for the
-    info keys.
+    is over; then the core is reset in that same step.
+
+    Info (Gymnasium's vector convention: ``info[key]`` is an array over slots and
+    ``info["_key"]`` a bool mask of the slots that carry it; every slot carries every key):
+    ``decided`` (bool: the slot has a new decision; without one it kept its observation, got
+    reward 0 and its action was ignored), ``action_mask`` (int8, 1 = allowed, for discrete
+    actions), ``group_id`` (int64) and ``group_reward`` (float32, this step's). For the slots
+    whose episode ended: ``final_obs`` (object array, ``None`` elsewhere) and ``final_info``
+    (their terminal ``group_id``/``group_reward``), with ``_final_obs`` and ``_final_info``.
 
     The slot count is fixed when the adapter is built (the core is reset then to count the
     agents): an agent id that was not there at reset raises :class:`~zooport.SpecError`.
