@@ -4,7 +4,7 @@ the members its front ends (``GymEnv``, ``BehaviorVectorEnv``, ``SB3VecEnv``) sh
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -13,6 +13,7 @@ from zooport.adapters.agent_slots import AgentSlots
 from zooport.adapters.core_access import (
     EngineMembers,
     adopt_core_with_specs,
+    behavior_name_of,
     checked_reset_arguments,
     note_core_failure,
     step_until_any,
@@ -30,14 +31,12 @@ from zooport.envs.step_guard import StepGuard
 from zooport.envs.steps import check_agent_ids
 from zooport.errors import (
     ActionError,
-    ArgumentTypeError,
     EnvClosedError,
     SpecError,
-    UnknownBehaviorError,
     ZooportError,
 )
 
-__all__ = ["SlotStep", "BehaviorSlots", "SlotAdapter", "behavior_name_of"]
+__all__ = ["SlotStep", "BehaviorSlots", "SlotAdapter"]
 
 _DEFAULT_LAYOUT = LayoutOptions()
 
@@ -64,11 +63,7 @@ class SlotStep(NamedTuple):
     group_reward: np.ndarray
 
     def final_observations(self) -> Iterable[Any]:
-        """The final observation of each slot in ``final_slots``: one array or dict each.
-
-        For an array observation this is the fresh batch itself, whose rows (views, taken as
-        they are iterated) are the observations: no list is built for the few slots that end.
-        """
+        """The final observation of each slot in ``final_slots`` (an array batch's rows)."""
         rows = self.final_obs
         if rows is None:
             return []
@@ -76,27 +71,6 @@ class SlotStep(NamedTuple):
             n = self.final_slots.size
             return [{key: value[i] for key, value in rows.items()} for i in range(n)]
         return rows
-
-
-def behavior_name_of(specs: Mapping[str, Any], behavior_name: str | None, adapter: str) -> str:
-    """The behaviour an adapter serves: the given one, or the core's only one."""
-    names = list(specs)
-    if behavior_name is not None and not isinstance(behavior_name, str):
-        raise ArgumentTypeError(
-            f"{adapter}: expected behavior_name to be None or one of {names}, got "
-            f"{type(behavior_name).__name__} {behavior_name!r}"
-        )
-    if behavior_name is None:
-        if len(names) != 1:
-            raise UnknownBehaviorError(
-                f"{adapter}: the core has behaviors {names}; pass behavior_name= to choose one"
-            )
-        return names[0]
-    if behavior_name not in names:
-        raise UnknownBehaviorError(
-            f"{adapter}: the core has no behavior {behavior_name!r}; behaviors: {names}"
-        )
-    return behavior_name
 
 
 class BehaviorSlots(AgentSlots):
@@ -239,12 +213,9 @@ class BehaviorSlots(AgentSlots):
 
     # ------------------------------------------------------------------ stepping
 
-    def slots_of(self, agent_ids: np.ndarray) -> np.ndarray:
-        """The slot of each agent id (vectorised); unknown ids are an error."""
-        return self._locate(agent_ids)[0]
-
     def _locate(self, agent_ids: np.ndarray, terminal: bool = False) -> tuple[np.ndarray, bool]:
-        """:meth:`slots_of`, and True when the slots are known to be in ascending order.
+        """The slot of each agent id (an unknown one is an error), and True when the slots
+        are known to be in ascending order.
 
         The ids are proven unique integers on the way (a repeat or a float id is an
         ``ObservationError`` naming them): for free when they are the last decision's ids or
@@ -379,7 +350,7 @@ class BehaviorSlots(AgentSlots):
 
     def _absorb(self, decision: DecisionSteps, terminal: TerminalSteps) -> SlotStep:
         if not len(terminal):
-            slots = self.slots_of(decision.agent_id) if len(decision) else _NO_SLOTS
+            slots = self._locate(decision.agent_id)[0] if len(decision) else _NO_SLOTS
             return self._absorb_no_terminal(decision, slots)
         if len(decision) == self.num_slots:
             slots, _ = self._locate(decision.agent_id)
@@ -395,7 +366,7 @@ class BehaviorSlots(AgentSlots):
         self._end_episodes(term_slots, terminal, None, reward, group_reward, terminated, truncated)
         final_slots, final_obs = self._final(term_slots, ascending, terminal)
         self.episode_over[term_slots] = True
-        dec_slots = self.slots_of(decision.agent_id) if len(decision) else _NO_SLOTS
+        dec_slots = self._locate(decision.agent_id)[0] if len(decision) else _NO_SLOTS
         self._absorb_decisions(decision, dec_slots)
         restarted = np.zeros(n, dtype=bool)
         restarted[term_slots] = True
@@ -484,7 +455,7 @@ class BehaviorSlots(AgentSlots):
 
     def _absorb_decisions(self, decision: DecisionSteps, slots: np.ndarray | None = None) -> None:
         if slots is None:
-            slots = self.slots_of(decision.agent_id) if len(decision) else _NO_SLOTS
+            slots = self._locate(decision.agent_id)[0] if len(decision) else _NO_SLOTS
         self._decision_slots = slots
         if slots is self._every_slot:
             rows: slice | np.ndarray = _EVERY  # whole-array writes beat index arrays
@@ -528,10 +499,8 @@ class SlotAdapter(EngineMembers):
     ) -> tuple[Any, dict[str, Any]]:
         """Starts an episode; returns ``(observation, info)`` (Gymnasium's reset).
 
-        ``seed`` (None or an int >= 0) reseeds ``np_random`` and the core (where it can be
-        seeded; a Unity build cannot and warns once). ``options`` is None or a dict with str
-        keys, which the core does not use (see
-        :func:`~zooport.adapters.core_access.check_reset_options`).
+        ``seed`` reseeds ``np_random`` and the core (a Unity build cannot be: it warns once);
+        ``options`` is None or a dict with str keys, unused by the core.
         """
         self._check_open()
         seed = checked_reset_arguments(seed, options, f"{type(self).__name__}.reset")

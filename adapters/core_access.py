@@ -13,12 +13,13 @@ from zooport.envs.base_env import BaseEnv, BaseEnvLike, BehaviorSpec, DecisionSt
 from zooport.envs.capabilities import has_action_masks
 from zooport.envs.compat import as_base_env, is_legacy_env
 from zooport.envs.step_guard import StepGuard
-from zooport.errors import ArgumentTypeError, SpecError, ZooportError
+from zooport.errors import ArgumentTypeError, SpecError, UnknownBehaviorError, ZooportError
 
 __all__ = [
     "EngineMembers",
     "behavior_specs_of",
     "adopt_core_with_specs",
+    "behavior_name_of",
     "note_core_failure",
     "step_until_any",
     "side_channels_of",
@@ -33,6 +34,27 @@ __all__ = [
 
 #: How many core steps an adapter waits for any decision before it gives up.
 MAX_IDLE_STEPS = 100_000
+
+
+def behavior_name_of(specs: Mapping[str, Any], behavior_name: str | None, adapter: str) -> str:
+    """The behaviour an adapter serves: the given one, or the core's only one."""
+    names = list(specs)
+    if behavior_name is not None and not isinstance(behavior_name, str):
+        raise ArgumentTypeError(
+            f"{adapter}: expected behavior_name to be None or one of {names}, got "
+            f"{type(behavior_name).__name__} {behavior_name!r}"
+        )
+    if behavior_name is None:
+        if len(names) != 1:
+            raise UnknownBehaviorError(
+                f"{adapter}: the core has behaviors {names}; pass behavior_name= to choose one"
+            )
+        return names[0]
+    if behavior_name not in names:
+        raise UnknownBehaviorError(
+            f"{adapter}: the core has no behavior {behavior_name!r}; behaviors: {names}"
+        )
+    return behavior_name
 
 
 def behavior_specs_of(core: BaseEnvLike, adapter: str) -> Mapping[str, BehaviorSpec]:
