@@ -1,18 +1,6 @@
-"""Building a core from a registry identifier or a factory, options split by name.
-
-Functions:
-    build_core: a core from a registry identifier or a factory, with the keyword arguments
-        meant for the adapter split off by name.
-    build_pool: the same, ``workers`` cores in a :class:`~zooport.envs.CorePool`.
-    split_options: splits keyword arguments into (core keywords, adapter keywords).
-    resolve_factory: (what makes the core, what declares its keywords) of an identifier or
-        a factory.
-    describe_factory: how an error message names a factory.
-    check_workers: a ``workers=`` argument, checked.
-
-Every entry point of :mod:`zooport.adapters.registration` (Gymnasium's, PettingZoo's,
-``zooport.make``'s) builds its core here; that module re-exports these names. Nothing here
-imports an adapter, and the registry and the pool are imported where they are used.
+"""Building a core (or a :class:`~zooport.envs.CorePool` of cores) from a registry identifier
+or a factory, with the keyword arguments meant for the adapter split off by name; every entry
+point of :mod:`zooport.adapters.registration` builds its core here.
 """
 
 from __future__ import annotations
@@ -43,17 +31,8 @@ def build_core(
     """Makes a core and returns it with the options meant for the adapter.
 
     Options named in ``adapter_options`` go to the adapter, every other one to the core,
-    which must declare it as a parameter (unless it takes ``**kwargs``).
-
-    Args:
-        env_id: an identifier of ``default_registry`` (exclusive with ``factory``).
-        factory: a callable returning a ``BaseEnv``, or a ``"module:attr"`` string.
-        options: the keyword arguments given to ``gym.make`` (plus the registered ones).
-        adapter_options: the names the adapter takes.
-
-    Raises:
-        ArgumentTypeError: neither or both of ``env_id`` and ``factory`` given, or an option
-            that neither the core nor the adapter takes (the message lists the valid ones).
+    which must declare it as a parameter (unless it takes ``**kwargs``). ``env_id`` (a
+    registry identifier) and ``factory`` (a callable or ``"module:attr"``) are exclusive.
 
     Example:
         >>> core, adapter = build_core(env_id="Basic",
@@ -136,9 +115,6 @@ def split_options(
     """Splits ``options`` into (core keywords, adapter keywords) by name.
 
     ``target`` is the core's constructor; None (unknown signature) accepts every keyword.
-
-    Raises:
-        ArgumentTypeError: an option that neither ``target`` nor the adapter takes.
     """
     from zooport.envs.capabilities import keyword_parameters
 

@@ -1,16 +1,8 @@
 """The per-behaviour bookkeeping of a :class:`~zooport.envs.batched_env.BatchedEnv`.
 
-Classes:
-    StepResult: what an author's ``_step`` returns per behaviour (re-exported by
-        :mod:`~zooport.envs.batched_env`).
-    BehaviorState: one behaviour's slots as arrays: agent ids, live flags, the actions of
-        the last decision, rewards earned since it, episode and decision counters; and the
-        array arithmetic of a step (rewards accumulated, episodes ended, decisions due)
-        that turns them into DecisionSteps and TerminalSteps.
-
-``BatchedEnv`` orders the phases of a step over every behaviour and calls the author's hooks
-(``_observe``, ``_action_mask``, ``_reset_agents``); what happens to one behaviour's arrays
-in each phase is written here, once. Everything is whole-array numpy: no per-agent loop.
+``BatchedEnv`` orders the phases of a step and calls the author's hooks; what happens to one
+behaviour's slot arrays in each phase (rewards accumulated, episodes ended, decisions due) is
+written here once, as whole-array numpy.
 """
 
 from __future__ import annotations
@@ -31,14 +23,10 @@ _NO_FLAGS.flags.writeable = False
 
 
 class StepResult(NamedTuple):
-    """One behaviour's outcome of a simulation step, one entry per slot.
+    """One behaviour's outcome of a simulation step, (capacity,) arrays over its slots.
 
-    Attributes:
-        reward: (capacity,) rewards earned in this step.
-        terminated: (capacity,) True where the agent's episode ended (not a time limit).
-        group_reward: (capacity,) group rewards earned in this step, or None.
-        interrupted: (capacity,) True where the author cuts the episode short (truncated,
-            like ``max_steps``), or None. ``terminated`` wins where both are set.
+    ``terminated`` ends an episode (not a time limit); ``interrupted`` cuts it short
+    (truncated, like ``max_steps``); ``terminated`` wins where both are set.
     """
 
     reward: np.ndarray
@@ -49,16 +37,6 @@ class StepResult(NamedTuple):
 
 class BehaviorState:
     """One behaviour's bookkeeping; every array is indexed by slot (0 .. capacity - 1).
-
-    Args:
-        name: the behaviour's name.
-        spec: the behaviour's spec.
-        n_agents: the agents live after ``reset`` (slots 0 .. n_agents - 1).
-        capacity: the slots (``n_agents`` or more, for spawning).
-        period: an agent decides every ``period`` steps.
-        max_steps: episodes are interrupted after this many steps (0: never).
-        restart: finished agents are restarted in the same step (else they stay out).
-        group_id: every slot's group id (an int or a (capacity,) array), or None for 0.
 
     Example:
         >>> from zooport.envs.actions import ActionSpec
@@ -123,8 +101,7 @@ class BehaviorState:
         )
 
     def start_episode(self, first_id: int) -> int:
-        """Makes the first ``n_agents`` slots live with ids from ``first_id``, clears every
-        counter and action; returns the next free id."""
+        """Makes the first ``n_agents`` slots live with ids from ``first_id``; returns the next."""
         self.active[:] = False
         self.active[: self.initial] = True
         self.ids[:] = -1
@@ -164,19 +141,8 @@ class BehaviorState:
     def account(
         self, result: StepResult, where: str
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """Accumulates a step's rewards and ends episodes.
-
-        Args:
-            result: the author's ``StepResult`` for this behaviour.
-            where: how an error names the author's ``_step``.
-
-        Returns:
-            ``(done slots, interrupted (one flag per done slot), the slots spawned during
-            the step as a mask or None when no slot was)``.
-
-        Raises:
-            SpecError: a reward or terminated array of the wrong shape.
-        """
+        """Accumulates a step's rewards; returns (done slots, their interrupted flags, the
+        spawned mask or None)."""
         capacity = self.capacity
         active = self.active
         reward = np.asarray(result.reward, dtype=np.float32)
@@ -237,11 +203,7 @@ class BehaviorState:
     def due_slots(
         self, done_slots: np.ndarray, spawned: np.ndarray | None, late_spawn: bool
     ) -> np.ndarray:
-        """The slots that decide after this step (restarts and spawns done).
-
-        ``late_spawn``: agents were spawned outside ``_step`` (by another hook), so some
-        live agents were not stepped.
-        """
+        """The slots that decide after this step (``late_spawn``: spawned outside ``_step``)."""
         if self.period == 1 and spawned is None and not late_spawn:
             # Every live agent was stepped, so its since_decision is >= 1: all are due
             # (a finished agent is live again if restarted, gone if retired).
@@ -278,10 +240,7 @@ class BehaviorState:
         action_mask: list[np.ndarray] | None,
         terminal: TerminalSteps | None,
     ) -> None:
-        """Makes ``slots`` (observed as ``obs``) this step's decisions, with ``terminal``.
-
-        ``in_order``: ``slots`` is every slot, 0 .. capacity - 1.
-        """
+        """Makes ``slots`` this step's decisions (``in_order``: every slot, in order)."""
         if in_order:
             # Every slot decides, in order: copies and fills are several times cheaper than
             # gathers and scatters at large N.

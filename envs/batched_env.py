@@ -1,27 +1,10 @@
 """A base class for writing a vectorised :class:`~zooport.envs.base_env.BaseEnv` with arrays only.
 
-Classes:
-    StepResult: what an author's ``_step`` returns per behaviour (from
-        :mod:`~zooport.envs.batched_behavior`, re-exported).
-    BatchedEnv: owns agent ids, decision periods, max-step interruption, restarting
-        finished agents in the same step, action validation, seeding, side channels and
-        ``close``; the author implements a handful of array functions.
-
-An author subclasses :class:`BatchedEnv`, declares behaviours with ``_add_behavior`` in
-``__init__`` and implements:
-
-- ``_reset_agents(behavior, slots)``: start a new episode for those slots.
-- ``_step(actions)``: advance the simulation one step for every active slot of every
-  behaviour; ``actions[behavior]`` is an :class:`ActionTuple` with one row per slot.
-  Returns ``{behavior: StepResult(reward, terminated[, group_reward])}`` over all slots.
-- ``_observe(behavior, slots)``: the observations of those slots, one array per spec.
-- optionally ``_action_mask(behavior, slots)`` (True = NOT available), ``_on_reset()``,
-  ``_render()``.
-
-Agents live in fixed *slots* (0 .. capacity-1 per behaviour). An agent keeps its id when
-it is restarted; ``_spawn`` activates free slots with fresh ids during an episode. Each
-behaviour's slots are a :class:`~zooport.envs.batched_behavior.BehaviorState` (its arrays and
-their arithmetic); this module orders the phases of a step and calls the author's hooks.
+An author declares behaviours with ``_add_behavior`` in ``__init__`` and implements the hooks
+``_reset_agents``, ``_step`` and ``_observe`` (optionally ``_action_mask``, ``_on_reset``,
+``_render``) over *slots* (0 .. capacity - 1 per behaviour); the base owns agent ids,
+decision periods, max-step interruption, same-step restarts, spawning, action validation,
+seeding and side channels.
 """
 
 from __future__ import annotations
@@ -58,21 +41,11 @@ __all__ = ["StepResult", "BatchedEnv"]
 class BatchedEnv(BaseEnv):
     """Base class for a vectorised numpy environment; see the module docstring.
 
-    Args:
-        seed: seeds ``self.np_random``; ``reset(seed=...)`` reseeds it.
-        side_channels: the user's side channels; the environment reads its engine
-            configuration and environment parameters from their serialised messages and
-            sends statistics back through them.
-        max_steps: an agent's episode is interrupted (truncated) after this many steps;
-            0 means never. ``_add_behavior(max_steps=...)`` overrides it per behaviour.
-        reorder_agents: present each batch in a random row order, as Unity may; used to
-            test that consumers map agents by id, not by position.
-
-    Not thread-safe and not re-entrant: ``step``, ``reset`` or ``set_actions`` called from a
-    hook or a side channel while a step runs raises
-    :class:`~zooport.errors.ReentrantCallError`; after a hook or a side channel raised in
-    ``step`` (or ``reset``), ``step`` raises :class:`~zooport.errors.EnvNotResetError` naming
-    that error until ``reset()`` succeeds.
+    ``seed`` seeds ``self.np_random`` (``reset(seed=...)`` reseeds it); ``side_channels``
+    carry engine configuration and environment parameters in and statistics out;
+    ``max_steps`` interrupts an agent's episode after that many steps (0: never);
+    ``reorder_agents`` presents each batch in a random row order, as Unity may. Not
+    thread-safe and not re-entrant (see :meth:`step`).
 
     Example:
         >>> import numpy as np
@@ -149,13 +122,10 @@ class BatchedEnv(BaseEnv):
     ) -> None:
         """Declares a behaviour with ``n_agents`` agents (``capacity`` slots for spawning).
 
-        Call it in ``__init__``. A team game declares one name per team with ML-Agents'
-        suffix, ``"Soccer?team=0"`` and ``"Soccer?team=1"``; ``group_id`` (one int, or one
-        per slot) groups agents for MA-POCA-style group rewards.
-
-        ``decision_period`` k: an agent requests a decision every k steps (and right after
-        its episode restarts), repeating its last action in between. With
-        ``restart_finished=False`` an agent whose episode ends stays out until ``reset``.
+        Call it in ``__init__``. A team game declares one name per team (``"Soccer?team=0"``);
+        ``group_id`` (an int or one per slot) groups agents for group rewards. An agent
+        decides every ``decision_period`` steps and right after a restart; with
+        ``restart_finished=False`` a finished agent stays out until ``reset``.
         """
         where = f"{type(self).__name__}._add_behavior({name!r})"
         if name in self._behaviors:
@@ -178,10 +148,8 @@ class BatchedEnv(BaseEnv):
     def _spawn(self, behavior: BehaviorName, count: int) -> np.ndarray:
         """Activates up to ``count`` free slots with fresh agent ids; returns the slots.
 
-        Call it from ``_step``. Spawned agents are reset with ``_reset_agents`` after every
-        behaviour finished its step, and request a decision at the end of it; their reward
-        and flags from the current ``_step`` are ignored. Fewer slots (possibly none) are
-        returned when the behaviour's capacity is full.
+        Call it from ``_step``; the new agents are reset with ``_reset_agents`` after the
+        step (its rewards and flags for them are ignored) and then decide.
         """
         free = self._behavior(behavior).spawn(count, self._next_id)
         self._next_id += free.size
@@ -213,29 +181,25 @@ class BatchedEnv(BaseEnv):
     def _reset_agents(self, behavior: BehaviorName, slots: np.ndarray) -> None:
         """Starts a new episode for these slots of ``behavior`` (a hook you must define).
 
-        Called once per behaviour: at ``reset()`` for its first agents, and in a step for
-        the slots that restart or were spawned. State shared by behaviours (a ball) is reset
-        in one behaviour's call, or in ``_on_reset``.
+        Called at ``reset()`` and in a step for restarted or spawned slots; shared state (a
+        ball) is reset in one behaviour's call or in ``_on_reset``.
         """
         raise self._missing_hook("_reset_agents(self, behavior, slots)")
 
     def _step(self, actions: dict[BehaviorName, ActionTuple]) -> dict[BehaviorName, StepResult]:
         """Advances every slot one step (a hook you must define).
 
-        ``actions[behavior]`` has one row per slot (the last action of a slot that did not
-        decide). Returns ``{behavior: StepResult(reward, terminated[, group_reward])}``,
-        arrays over all slots, for every behaviour.
+        ``actions[behavior]`` has one row per slot (a slot that did not decide repeats its
+        last action); returns ``{behavior: StepResult(...)}`` over all slots.
         """
         raise self._missing_hook("_step(self, actions)")
 
     def _observe(self, behavior: BehaviorName, slots: np.ndarray) -> list[np.ndarray]:
-        """The observations of these slots, one ``(len(slots), *shape)`` array per spec (a
-        hook you must define)."""
+        """The slots' observations, one ``(len(slots), *shape)`` array per spec (a hook)."""
         raise self._missing_hook("_observe(self, behavior, slots)")
 
     def _action_mask(self, behavior: BehaviorName, slots: np.ndarray) -> list[np.ndarray] | None:
-        """One ``(len(slots), branch_size)`` bool array per branch, True = NOT available
-        (ML-Agents' polarity); None (the default): every action is available."""
+        """One ``(len(slots), branch_size)`` bool array per branch, True = NOT available."""
         return None
 
     def _on_reset(self) -> None:
@@ -264,8 +228,7 @@ class BatchedEnv(BaseEnv):
 
     @property
     def has_action_masks(self) -> bool:
-        """Whether the class implements ``_action_mask`` (a zooport extension the adapters
-        read: a Unity build masks every discrete behaviour, a BatchedEnv may not)."""
+        """Whether the class implements ``_action_mask`` (read by the adapters)."""
         return type(self)._action_mask is not BatchedEnv._action_mask
 
     @property
@@ -274,11 +237,7 @@ class BatchedEnv(BaseEnv):
         return type(self)._render is not BatchedEnv._render
 
     def restarts_finished(self, behavior_name: BehaviorName) -> bool:
-        """Whether an agent of the behaviour whose episode ends is restarted in that step.
-
-        A zooport extension of the BaseEnv API (False for ``restart_finished=False``): an
-        adapter waiting for a finished agent to come back learns that it will not before
-        the next ``reset()``.
+        """Whether a finished agent of the behaviour is restarted in the same step.
 
         Example:
             >>> from zooport.envs.builtin.tag import Tag
@@ -288,11 +247,7 @@ class BatchedEnv(BaseEnv):
         return self._behavior(behavior_name).restart
 
     def reset(self, seed: int | None = None) -> None:
-        """Starts a new episode for every agent; ``seed`` reseeds the environment's RNG.
-
-        A reset that raises (a hook or a side channel) leaves the environment needing another
-        ``reset()``; one that succeeds clears an earlier failure (see :meth:`step`).
-        """
+        """Starts a new episode for every agent; ``seed`` reseeds the environment's RNG."""
         self._check_open()
         seed = check_seed(seed, f"{type(self).__name__}.reset")
         if not self._behaviors:
@@ -304,59 +259,51 @@ class BatchedEnv(BaseEnv):
                 order_rng = np.random.default_rng(seed + 1)
                 self._seed, self.np_random, self._order_rng = seed, np_random, order_rng
             guard.committed = True
-            self._reset_unguarded()
-
-    def _reset_unguarded(self) -> None:
-        self._channels.exchange()
-        self._on_reset()
-        self._next_id = 0
-        for b in self._behaviors.values():
-            self._next_id = b.start_episode(self._next_id)
-        # Authors may read other behaviours' slots while placing agents: all ids and active
-        # flags are those of the new episode before any _reset_agents call.
-        for b in self._behaviors.values():
-            self._reset_agents(b.name, np.arange(b.initial))
-        for b in self._behaviors.values():
-            self._publish(b, b.active.nonzero()[0], None)
-        self._was_reset = True
-        self._channels.exchange()
+            self._channels.exchange()
+            self._on_reset()
+            self._next_id = 0
+            for b in self._behaviors.values():
+                self._next_id = b.start_episode(self._next_id)
+            # Authors may read other behaviours' slots while placing agents: all ids and
+            # active flags are those of the new episode before any _reset_agents call.
+            for b in self._behaviors.values():
+                self._reset_agents(b.name, np.arange(b.initial))
+            for b in self._behaviors.values():
+                self._publish(b, b.active.nonzero()[0], None)
+            self._was_reset = True
+            self._channels.exchange()
 
     def step(self) -> None:
         """Advances every behaviour one simulation step.
 
-        Not re-entrant: a ``step`` or ``reset`` called from a hook or a side channel while
-        this runs raises :class:`~zooport.errors.ReentrantCallError`. If a hook or a side
-        channel raises, the step's rewards and episode ends cannot be reported: every later
-        ``step`` raises :class:`~zooport.errors.EnvNotResetError` naming that error until
-        ``reset()``.
+        A ``step`` or ``reset`` called from a hook or a side channel meanwhile raises
+        :class:`~zooport.errors.ReentrantCallError`; after a hook or a side channel raised,
+        every ``step`` raises :class:`~zooport.errors.EnvNotResetError` until ``reset()``.
         """
         if self._closed or not self._was_reset:
             self._check_ready()
         guard = self._guard
         with guard.call("step"):
             guard.committed = True  # step() takes no arguments: anything raised loses data
-            self._step_unguarded()
-
-    def _step_unguarded(self) -> None:
-        self._channels.exchange()
-        behaviors = self._behaviors
-        for b in behaviors.values():
-            b.default_actions()
-        results = self._step(
-            {name: ActionTuple._trusted(b.continuous, b.discrete) for name, b in behaviors.items()}
-        )
-        spawn_count = self._spawn_count
-        # Three phases over every behaviour, so no behaviour observes another's agents
-        # half-updated: finish episodes (observing before any reset), restart and spawn,
-        # then publish decisions.
-        finished = [self._finish(b, self._result(results, name)) for name, b in behaviors.items()]
-        for b, (done_slots, _, _) in zip(behaviors.values(), finished, strict=True):
-            self._restart(b, done_slots)
-        # Agents spawned outside _step (from another hook) were not stepped.
-        late_spawn = self._spawn_count != spawn_count
-        for b, (done_slots, terminal, spawned) in zip(behaviors.values(), finished, strict=True):
-            self._publish(b, b.due_slots(done_slots, spawned, late_spawn), terminal)
-        self._channels.exchange()
+            self._channels.exchange()
+            behaviors = self._behaviors
+            for b in behaviors.values():
+                b.default_actions()
+            results = self._step(
+                {n: ActionTuple._trusted(b.continuous, b.discrete) for n, b in behaviors.items()}
+            )
+            spawn_count = self._spawn_count
+            # Three phases over every behaviour, so no behaviour observes another's agents
+            # half-updated: finish episodes (observing before any reset), restart and spawn,
+            # then publish decisions.
+            finished = [self._finish(b, self._result(results, n)) for n, b in behaviors.items()]
+            for b, (done_slots, _, _) in zip(behaviors.values(), finished, strict=True):
+                self._restart(b, done_slots)
+            # Agents spawned outside _step (from another hook) were not stepped.
+            late_spawn = self._spawn_count != spawn_count
+            for b, (done, terminal, spawned) in zip(behaviors.values(), finished, strict=True):
+                self._publish(b, b.due_slots(done, spawned, late_spawn), terminal)
+            self._channels.exchange()
 
     def set_actions(self, behavior_name: BehaviorName, action: ActionTuple) -> None:
         if self._closed or not self._was_reset or self._guard.running:
@@ -368,12 +315,7 @@ class BatchedEnv(BaseEnv):
     def _set_checked_actions(
         self, behavior_name: BehaviorName, continuous: np.ndarray, discrete: np.ndarray
     ) -> None:
-        """``set_actions`` for rows already validated against this behaviour's spec and
-        decision count: (n, c) float32 and (n, d) int32.
-
-        For a CorePool, which validates the whole batch once before splitting it among its
-        cores: a second validation per core would cost ~5 us of every pool step.
-        """
+        """``set_actions`` for rows a CorePool already validated (saves ~5 us a pool step)."""
         if self._closed or not self._was_reset or self._guard.running:
             self._check_ready("set_actions")
         self._store_actions(self._behavior(behavior_name), continuous, discrete)
@@ -439,13 +381,15 @@ class BatchedEnv(BaseEnv):
     def _finish(
         self, b: BehaviorState, result: StepResult
     ) -> tuple[np.ndarray, TerminalSteps | None, np.ndarray | None]:
-        """Accumulates a step's rewards; ends episodes, observing them before any restart.
-
-        Returns (done slots, their TerminalSteps or None, the slots spawned during the step
-        as a mask, or None when no slot was).
-        """
+        """(done slots, their TerminalSteps or None, the spawned mask or None) of a step."""
         done_slots, interrupted, spawned = b.account(result, f"{type(self).__name__}._step")
-        terminal = self._terminal_steps(b, done_slots, interrupted) if done_slots.size else None
+        if not done_slots.size:
+            return done_slots, None, spawned
+        slots = done_slots  # restarted in slot order, whatever order TerminalSteps shows
+        if self._reorder:
+            order = self._order_rng.permutation(slots.size)
+            slots, interrupted = slots[order], interrupted[order]
+        terminal = b.terminal_steps(slots, interrupted, self._observe(b.name, slots))
         return done_slots, terminal, spawned
 
     def _restart(self, b: BehaviorState, done_slots: np.ndarray) -> None:
@@ -461,14 +405,6 @@ class BatchedEnv(BaseEnv):
                 self._reset_agents(b.name, np.flatnonzero(spawned))
                 b.spawned[:] = False
                 b.any_spawned = False
-
-    def _terminal_steps(
-        self, b: BehaviorState, slots: np.ndarray, interrupted: np.ndarray
-    ) -> TerminalSteps:
-        if self._reorder:
-            order = self._order_rng.permutation(slots.size)
-            slots, interrupted = slots[order], interrupted[order]
-        return b.terminal_steps(slots, interrupted, self._observe(b.name, slots))
 
     def _publish(self, b: BehaviorState, slots: np.ndarray, terminal: TerminalSteps | None) -> None:
         in_order = slots.size == b.capacity and not self._reorder

@@ -1,15 +1,6 @@
-"""What zooport registers for an environment, declared once on the environment's class.
-
-Classes:
-    EnvDeclaration: the Gymnasium and PettingZoo registrations of a built-in environment
-        (``declaration`` on its class), read by ``zooport.adapters.registration``.
-    DeclaredEnvClass: what a built-in's class offers the registration code (a Protocol:
-        ``declaration``, ``expected_reward``, ``max_episode_steps``, and a constructor).
-
-A built-in's registry identifier is its class name (``zooport.envs.builtin.BUILTINS``); its
-``expected_reward`` and ``max_episode_steps`` are class attributes of their own. Everything
-else zooport knows about registering it is its :class:`EnvDeclaration`: nothing here imports
-Gymnasium or PettingZoo.
+"""How zooport registers a built-in environment, declared once on its class (no Gymnasium or
+PettingZoo import): the registry knows it by its class name, the rest is its
+:class:`EnvDeclaration`, read by ``zooport.adapters.registration``.
 """
 
 from __future__ import annotations
@@ -31,17 +22,11 @@ _MODULE_NAME = re.compile(r"^[a-z][a-z0-9_]*_v\d+$")
 class EnvDeclaration:
     """How a built-in environment is registered (a frozen record on its class).
 
-    Attributes:
-        pettingzoo_name: its PettingZoo entry-point module,
-            ``zooport.adapters.pettingzoo_envs.<pettingzoo_name>``, and its PettingZoo id
-            ``zooport/<name>-v<version>``; None where it has none (a single-agent env).
-        gym_kwargs: the keywords of its single-agent ``zooport/<Name>-v0`` Gymnasium id:
-            constructor options that leave one agent in the served behaviour, and adapter
-            options (``behavior_name``) where the env has several behaviours.
-        gym_threshold: whether ``expected_reward`` is that id's ``reward_threshold``; False
-            where it measures another behaviour than the one agent served.
-        agent_counts: behaviour -> the constructor keyword that sets its agent count (what
-            ``gym.make_vec``'s ``num_envs`` sets); behaviours not listed use ``n_agents``.
+    ``pettingzoo_name`` names its PettingZoo module ``zooport.adapters.pettingzoo_envs.<name>``
+    (None: single-agent); ``gym_kwargs`` make its ``zooport/<Name>-v0`` id serve one agent;
+    ``gym_threshold``: ``expected_reward`` is that id's ``reward_threshold``;
+    ``agent_counts`` maps a behaviour to the keyword that sets its agent count (``num_envs``
+    of ``gym.make_vec``), ``n_agents`` where unlisted.
 
     Example:
         >>> from zooport.envs.builtin.tag import Tag

@@ -1,16 +1,6 @@
-"""The built-in numpy environments; together they exercise every feature of the BaseEnv API.
-
-Classes (imported on first use; :data:`BUILTINS` lists them):
-    Basic: one agent, one discrete branch, a vector observation.
-    BallBalance: many agents, continuous actions, termination and interruption, side channels.
-    GridWorld: discrete actions with masks, a visual observation plus a goal signal.
-    Tag: two behaviours, decision periods, same-step restarts, groups, spawning agents.
-    Collector: hybrid actions and a variable-size observation.
-    Soccer: one behaviour in two teams, group rewards, every agent ending together.
-
-Each class declares how zooport registers it (``declaration``, an
-:class:`~zooport.envs.declaration.EnvDeclaration`), its ``expected_reward`` and its
-``max_episode_steps``; the registry knows it by its class name.
+"""The built-in numpy environments, imported on first use; together they exercise every
+feature of the BaseEnv API. Each class declares its ``declaration``, ``expected_reward`` and
+``max_episode_steps``; the registry knows it by its class name (:data:`BUILTINS`).
 """
 
 from __future__ import annotations

@@ -1,16 +1,7 @@
 """Tiny numpy drawing helpers for the built-in environments' ``rgb_array`` renders.
 
-Functions:
-    canvas: a new (H, W, 3) uint8 image filled with one colour.
-    fill_rects: draw filled axis-aligned rectangles into an image, in place.
-    fill_circles: draw filled circles into an image, in place.
-    upscale: enlarge an image (or a batch of images) by an integer factor per pixel.
-    to_uint8: convert a float image in [0, 1] to uint8.
-    tile: lay a batch of equally sized images out on a grid with padding.
-
-Colours are ``(r, g, b)`` triples of ints in [0, 255]. Coordinates are pixels, ``(row, col)``
-with the origin at the top left; shapes that leave the image are clipped, never an error.
-Every function accepts arrays of shapes so a caller draws a whole batch without a Python loop.
+Colours are ``(r, g, b)`` ints; coordinates are pixels ``(row, col)`` from the top left;
+shapes that leave the image are clipped. Every function draws a whole batch of shapes.
 
 Example:
     >>> image = canvas(4, 6, (0, 0, 0))
@@ -49,14 +40,7 @@ def fill_rects(
     width: Sequence[float] | np.ndarray | float,
     color: Color,
 ) -> None:
-    """Fills rectangles ``[top, top + height) x [left, left + width)`` of ``image`` in place.
-
-    Args:
-        image: an (H, W, 3) uint8 image.
-        top, left: (k,) pixel coordinates of each rectangle's top-left corner.
-        height, width: (k,) or scalar sizes in pixels.
-        color: the fill colour.
-    """
+    """Fills rectangles ``[top, top + height) x [left, left + width)`` of ``image`` in place."""
     top = np.atleast_1d(np.asarray(top, dtype=np.float64))
     left = np.atleast_1d(np.asarray(left, dtype=np.float64))
     height = np.broadcast_to(np.asarray(height, dtype=np.float64), top.shape)
@@ -76,10 +60,7 @@ def fill_circles(
     radius: Sequence[float] | np.ndarray | float,
     color: Color,
 ) -> None:
-    """Fills discs of the given centres (pixel coordinates) and radii in ``image`` in place.
-
-    A pixel is filled when its centre ``(row + 0.5, col + 0.5)`` lies within the disc.
-    """
+    """Fills discs in ``image`` in place: the pixels whose centres lie within them."""
     cy = np.atleast_1d(np.asarray(center_row, dtype=np.float64))[:, None, None]
     cx = np.atleast_1d(np.asarray(center_col, dtype=np.float64))[:, None, None]
     r = np.broadcast_to(np.asarray(radius, dtype=np.float64), cy.shape[:1])[:, None, None]
@@ -109,17 +90,8 @@ def tile(
     pad: int = 2,
     pad_color: Color = (64, 64, 64),
 ) -> np.ndarray:
-    """Lays out an (n, H, W, 3) batch on a grid, row by row, separated by ``pad`` pixels.
-
-    Args:
-        images: the batch, uint8.
-        columns: images per row; default ``ceil(sqrt(n))``.
-        pad: the width of the border around and between images.
-        pad_color: the border colour (and the colour of unused grid cells).
-
-    Returns:
-        One (rows * (H + pad) + pad, columns * (W + pad) + pad, 3) uint8 image.
-    """
+    """Lays out an (n, H, W, 3) batch on a grid (``columns`` default ``ceil(sqrt(n))``),
+    row by row, bordered by ``pad`` pixels of ``pad_color``."""
     n, h, w, _ = images.shape
     if columns is None:
         columns = int(np.ceil(np.sqrt(n)))

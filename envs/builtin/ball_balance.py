@@ -1,9 +1,4 @@
-"""A 3DBall-like task: tilt a platform to keep a ball on it.
-
-Classes:
-    BallBalance: many independent platforms, each balancing one ball (behaviour
-        ``"BallBalance"``), with continuous tilt actions.
-"""
+"""A 3DBall-like task: tilt a platform to keep a ball on it."""
 
 from __future__ import annotations
 
@@ -63,11 +58,11 @@ class BallBalance(BatchedEnv):
 
     Physical parameters are read with :meth:`environment_parameter` each time an agent's
     episode starts (one draw per agent when the user set a sampler), so an
-    ``EnvironmentParametersChannel`` changes them: ``"gravity"`` (default 9.81),
-    ``"mass"`` (default 1.0; a heavier ball is slowed less by rolling resistance) and
-    ``"scale"`` (default 1.0; the ball's diameter, which sets its height above the platform
-    and its resistance). When an episode ends the environment records the statistics
-    ``"BallBalance/EpisodeLength"``, ``"BallBalance/EpisodeReward"`` and
+    ``EnvironmentParametersChannel`` changes them: ``"gravity"``, ``"mass"`` (a heavier ball
+    is slowed less by rolling resistance) and ``"scale"`` (the ball's diameter, which sets
+    its height above the platform and its resistance); the keywords of the same names are
+    their values while the user sent none. When an episode ends the environment records the
+    statistics ``"BallBalance/EpisodeLength"``, ``"BallBalance/EpisodeReward"`` and
     ``"BallBalance/Fell"`` (1 if the ball fell, 0 if interrupted), averaged.
 
     Behaviour ``"BallBalance"``:
@@ -78,16 +73,6 @@ class BallBalance(BatchedEnv):
       ``|x|, |z| <= 3`` in the platform frame) and the ball's velocity (x, y, z, world frame).
     - actions: 2 continuous, clipped to [-1, 1]: the rate of tilt about z and about x
       (+-4 degrees per step at +-1). The tilt stops at +-0.5 radians.
-
-    Args:
-        n_agents: the number of platforms (default 12, as in 3DBall).
-        seed: seeds the initial states.
-        side_channels: the user's side channels (parameters in, statistics out).
-        max_steps: an episode is interrupted after this many steps; 0 means never.
-        reorder_agents: present each batch in a random row order (see ``BatchedEnv``).
-        mass: ``"mass"``'s value while the user sent none.
-        gravity: ``"gravity"``'s value while the user sent none.
-        scale: ``"scale"``'s value while the user sent none.
 
     Example:
         >>> env = BallBalance(n_agents=3, seed=0)
@@ -239,7 +224,7 @@ class BallBalance(BatchedEnv):
         radius = 0.5 * self._params["scale"][:, None, None] * pixels_per_unit
         ball = (rows - ball_row) ** 2 + (cols - ball_col) ** 2 <= radius**2
         images[ball] = (255, 140, 0)
-        return _render.tile(images, columns=int(math.ceil(math.sqrt(n))))
+        return _render.tile(images)
 
 
 def _rotate(x, y, z, sin_z, cos_z, sin_x, cos_x, out: np.ndarray) -> None:

@@ -1,8 +1,4 @@
-"""ML-Agents' Basic example: walk along a line to the better of two goals.
-
-Classes:
-    Basic: one or more independent agents on a line of 21 positions (behaviour ``"Basic"``).
-"""
+"""ML-Agents' Basic example: walk along a line to the better of two goals."""
 
 from __future__ import annotations
 
@@ -57,13 +53,6 @@ class Basic(BatchedEnv):
     - observation ``"position"``: (20,) float32, the one-hot of the position (only
       positions 7..17 occur).
     - actions: one discrete branch of 3 - 0 stay, 1 left, 2 right. No action mask.
-
-    Args:
-        n_agents: the number of independent agents (one per vector slot).
-        seed: accepted for a uniform interface; Basic has no randomness.
-        side_channels: the user's side channels.
-        max_steps: an episode is interrupted after this many steps; 0 means never.
-        reorder_agents: present each batch in a random row order (see ``BatchedEnv``).
 
     Example:
         >>> import numpy as np

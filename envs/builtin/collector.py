@@ -1,9 +1,4 @@
-"""Collector: agents with hybrid actions pick up a varying number of items.
-
-Classes:
-    Collector: one behaviour, each agent in its own arena, continuous movement plus a
-        discrete grab, and a variable-size observation of the remaining items.
-"""
+"""Collector: agents with hybrid actions pick up a varying number of items."""
 
 from __future__ import annotations
 
@@ -47,16 +42,6 @@ class Collector(BatchedEnv):
       remaining item, nearest first, holding its position relative to the agent (dx, dy)
       and a present flag 1; the rows after the remaining items are zeros.
     - Reward: +1 per collected item, -0.005 per step.
-
-    Args:
-        seed: seeds the environment's random generator.
-        side_channels: the user's side channels.
-        max_steps: steps after which an agent's episode is interrupted (0 = never).
-        reorder_agents: present each batch in a random row order.
-        n_agents: number of agents (each in its own arena).
-        n_items: the most items an arena holds (the rows of the ``"items"`` observation).
-        min_items: the fewest items an episode starts with.
-        reach: the distance within which a grab collects an item.
 
     Example:
         >>> import numpy as np
@@ -102,11 +87,9 @@ class Collector(BatchedEnv):
         reach: float = 0.15,
     ) -> None:
         super().__init__(
-            seed=seed,
-            side_channels=side_channels,
-            max_steps=max_steps,
+            seed=seed, side_channels=side_channels, max_steps=max_steps,
             reorder_agents=reorder_agents,
-        )
+        )  # fmt: skip
         self.n_agents = check_int(n_agents, "n_agents", 1)
         self.n_items = check_int(n_items, "n_items", 1)
         self.min_items = check_int(min_items, "min_items", 1)

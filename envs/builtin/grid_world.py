@@ -1,13 +1,7 @@
-"""ML-Agents' GridWorld: reach the goal the goal signal names, seen through a tiny camera.
-
-Classes:
-    GridWorld: independent boards, one agent each (behaviour ``"GridWorld"``), with a
-        visual observation, a goal signal and action masks.
-"""
+"""ML-Agents' GridWorld: reach the goal the goal signal names, seen through a tiny camera."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -48,7 +42,8 @@ _PALETTE = np.array(
 class GridWorld(BatchedEnv):
     """ML-Agents' GridWorld, vectorised: walk to the goal the goal signal names.
 
-    Every agent has its own board of ``grid_size`` interior cells surrounded by a wall. Each
+    Every agent has its own board of ``grid_size`` interior cells (an int for a square, or
+    ``(rows, cols)``) surrounded by a wall. Each
     episode places the agent, one green plus and one red cross on distinct random free cells
     and draws the goal signal: which of the two the agent must reach. With ``n_walls > 0``
     that many random interior walls are added per episode; they stand only on cells whose
@@ -70,16 +65,6 @@ class GridWorld(BatchedEnv):
       the goal to reach: index 0 the green plus, 1 the red cross.
     - actions: one discrete branch of 5 - 0 stay, 1 up, 2 down, 3 left, 4 right; the action
       mask is True (NOT available) for moves into a wall or off the board.
-
-    Args:
-        n_agents: the number of boards (one agent each).
-        seed: seeds the layouts and goal signals.
-        side_channels: the user's side channels.
-        max_steps: an episode is interrupted after this many steps; 0 means never.
-        reorder_agents: present each batch in a random row order (see ``BatchedEnv``).
-        grid_size: the interior size, an int for a square or ``(rows, cols)``.
-        n_walls: the number of random interior walls per episode.
-        pixels_per_cell: the camera's pixels per cell side.
 
     Example:
         >>> env = GridWorld(n_agents=2, seed=0)
@@ -209,10 +194,7 @@ class GridWorld(BatchedEnv):
         return [self._walls[slots[:, None], target[..., 0], target[..., 1]]]
 
     def _render(self) -> np.ndarray:
-        """Every board with its border, 12 pixels per cell, tiled on a grid.
-
-        The named goal's shape is drawn on a light background; the agent is a blue disc.
-        """
+        """Every board with its border, 12 pixels per cell, tiled; the named goal lit."""
         cell = 12
         kinds = self._cell_kinds(np.arange(self.n_agents), border=True)
         # The named goal keeps its shape on a lit cell (kinds 5 and 6), unless the agent is on it.
@@ -226,7 +208,7 @@ class GridWorld(BatchedEnv):
         sub_c = np.arange(big.shape[2]) % cell
         shape = stamps[big, sub_r[None, :, None], sub_c[None, None, :]]
         images = np.where(shape[..., None], fg[big], bg[big])
-        return _render.tile(images, columns=int(math.ceil(math.sqrt(self.n_agents))))
+        return _render.tile(images)
 
 
 def _stamps(cell: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -1,11 +1,4 @@
-"""Soccer: two teams of one behaviour play football on a small pitch (ML-Agents' SoccerTwos layout).
-
-Classes:
-    Soccer: ONE behaviour name in two teams (``"Soccer?team=0"`` and ``"Soccer?team=1"``),
-        agent ids unique across the scene, a group id per team, a group reward when a team
-        scores, every agent of both teams ending together and restarted in the same step,
-        and a global state.
-"""
+"""Soccer: two teams of one behaviour play football on a small pitch (SoccerTwos' layout)."""
 
 from __future__ import annotations
 
@@ -85,15 +78,6 @@ class Soccer(BatchedEnv):
 
     :meth:`global_state` is the ball's and every player's position and velocity in team 0's
     frame; ``render()`` draws the pitch from above.
-
-    Args:
-        seed: seeds the environment's random generator (kickoff positions).
-        side_channels: the user's side channels.
-        max_steps: steps after which every agent's episode is interrupted (0 = never).
-        reorder_agents: present each batch in a random row order.
-        team_size: players per team (>= 1; 2 is SoccerTwos).
-        individual_rewards: give each agent its team's goal reward as its own reward too.
-        shaping: the weight c of the shaping reward (see above; 0 = none).
 
     Example:
         >>> import numpy as np
@@ -185,11 +169,7 @@ class Soccer(BatchedEnv):
         return (4 + 8 * self.team_size,)
 
     def global_state(self) -> np.ndarray:
-        """The ball's (x, y, vx, vy), then each player's, team 0 first, in team 0's frame.
-
-        Returns:
-            A fresh float32 array of shape :attr:`global_state_shape`.
-        """
+        """The ball's (x, y, vx, vy), then each player's, team 0 first, in team 0's frame."""
         players = np.concatenate([self.player_pos, self.player_vel], axis=-1).reshape(-1)
         return np.concatenate([self.ball_pos, self.ball_vel, players]).astype(np.float32)
 

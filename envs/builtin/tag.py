@@ -1,9 +1,4 @@
-"""Tag: a team of taggers chases a team of runners on a square arena.
-
-Classes:
-    Tag: two behaviours with different decision periods, agents restarted in the same step,
-        runners spawned during an episode, group ids and group rewards, and a global state.
-"""
+"""Tag: a team of taggers chases a team of runners on a square arena."""
 
 from __future__ import annotations
 
@@ -76,22 +71,6 @@ class Tag(BatchedEnv):
     runners spawn per episode; with ``restart_tagged=False`` the slots of tagged runners are
     reused. A spawned runner's ``max_steps`` counts from its spawn.
 
-    Args:
-        seed: seeds the environment's random generator.
-        side_channels: the user's side channels.
-        max_steps: steps after which an agent's episode is interrupted (0 = never).
-        reorder_agents: present each batch in a random row order.
-        n_runners: runners at reset.
-        n_taggers: taggers.
-        runner_decision_period: a runner requests a decision every this many steps.
-        tagger_decision_period: a tagger requests a decision every this many steps.
-        spawn_every: a runner spawns every this many steps (0 = never).
-        max_spawned: runner slots beyond ``n_runners`` for spawned runners (used only when
-            ``spawn_every > 0``).
-        restart_tagged: restart tagged runners in the same step (see Episodes).
-        observed_opponents: how many nearest opponents each observation holds.
-        tag_radius: the distance at which a tagger tags a runner.
-
     Example:
         >>> env = Tag(seed=0)
         >>> env.reset()
@@ -148,11 +127,9 @@ class Tag(BatchedEnv):
         tag_radius: float = 0.1,
     ) -> None:
         super().__init__(
-            seed=seed,
-            side_channels=side_channels,
-            max_steps=max_steps,
+            seed=seed, side_channels=side_channels, max_steps=max_steps,
             reorder_agents=reorder_agents,
-        )
+        )  # fmt: skip
         n_runners = check_int(n_runners, "n_runners", 1)
         n_taggers = check_int(n_taggers, "n_taggers", 1)
         runner_period = check_int(runner_decision_period, "runner_decision_period", 1)
@@ -202,11 +179,7 @@ class Tag(BatchedEnv):
         return ((self.runner_capacity + self.n_taggers) * 5,)
 
     def global_state(self) -> np.ndarray:
-        """All slots' (x, y, vx, vy, live), runner slots first; zeros for empty slots.
-
-        Returns:
-            A fresh float32 array of shape :attr:`global_state_shape`.
-        """
+        """All slots' (x, y, vx, vy, live), runner slots first; zeros for empty slots."""
         live = np.concatenate([self.active_slots(_RUNNER), self.active_slots(_TAGGER)])
         state = np.concatenate(
             [
