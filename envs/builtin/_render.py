@@ -16,8 +16,6 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from zooport.errors import ArgumentError
-
 __all__ = ["Color", "canvas", "fill_rects", "fill_circles", "upscale", "to_uint8", "tile"]
 
 Color = tuple[int, int, int]
@@ -25,11 +23,7 @@ Color = tuple[int, int, int]
 
 def canvas(height: int, width: int, color: Color = (0, 0, 0)) -> np.ndarray:
     """A new (height, width, 3) uint8 image filled with ``color``."""
-    if height < 1 or width < 1:
-        raise ArgumentError(f"Expect a positive canvas size, actually: {height}x{width}")
-    image = np.empty((height, width, 3), dtype=np.uint8)
-    image[...] = np.asarray(color, dtype=np.uint8)
-    return image
+    return np.full((height, width, 3), color, dtype=np.uint8)
 
 
 def fill_rects(
@@ -71,11 +65,7 @@ def fill_circles(
 
 
 def upscale(images: np.ndarray, factor: int) -> np.ndarray:
-    """Repeats each pixel ``factor`` x ``factor`` times; works on (..., H, W, C) arrays."""
-    if factor < 1:
-        raise ArgumentError(f"Expect an upscale factor >= 1, actually: {factor}")
-    if factor == 1:
-        return images.copy()
+    """Repeats each pixel ``factor`` x ``factor`` times in (..., H, W, C) ``images`` (a copy)."""
     return images.repeat(factor, axis=-3).repeat(factor, axis=-2)
 
 
@@ -97,13 +87,10 @@ def tile(
         columns = int(np.ceil(np.sqrt(n)))
     columns = max(1, min(columns, n))
     rows = -(-n // columns)
-    if pad < 0:
-        raise ArgumentError(f"Expect pad >= 0, actually: {pad}")
     color = np.asarray(pad_color, dtype=np.uint8)
     # Each grid cell is the image preceded by `pad` rows and columns of border; one reshape
     # then lays all cells out, and the last border row and column are added around it.
-    cells = np.empty((rows, pad + h, columns, pad + w, 3), dtype=np.uint8)
-    cells[...] = color
+    cells = np.full((rows, pad + h, columns, pad + w, 3), color, dtype=np.uint8)
     grid = np.empty((rows * columns, h, w, 3), dtype=np.uint8)
     grid[:n] = images
     grid[n:] = color

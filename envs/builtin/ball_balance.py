@@ -207,8 +207,7 @@ class BallBalance(BatchedEnv):
         size, n = 64, self.n_agents
         pixels_per_unit = size / (2 * (_EDGE + 0.5))
         centre = size / 2
-        images = np.empty((n, size, size, 3), dtype=np.uint8)
-        images[...] = (30, 30, 30)
+        images = np.full((n, size, size, 3), 30, dtype=np.uint8)
         lo = int(round(centre - _EDGE * pixels_per_unit))
         hi = int(round(centre + _EDGE * pixels_per_unit))
         # Tilt shows as colour: red for rotation about z, blue for rotation about x.
