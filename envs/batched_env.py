@@ -97,7 +97,6 @@ class BatchedEnv(BaseEnv):
         self._order_rng = np.random.default_rng(None if seed is None else seed + 1)
         # The channels are checked (a list of SideChannel objects or None) before any use.
         self._channels = SimulationSideChannels(side_channels, seed=seed)
-        self._user_channels = list(self._channels.side_channels)
         self._next_id = 0
         # Counts spawned agents; step() notices an author spawning outside _step by it.
         self._spawn_count = 0
@@ -224,7 +223,7 @@ class BatchedEnv(BaseEnv):
     @property
     def side_channels(self) -> list[SideChannel]:
         """The user's side channels this environment was constructed with."""
-        return list(self._user_channels)
+        return list(self._channels.side_channels)
 
     @property
     def has_action_masks(self) -> bool:
