@@ -1,11 +1,12 @@
 # The README's two commands: `make demo` runs the main job, `make test` passes the tests.
-# Both build .venv on first use; installs are cached there (the stamp tracks pyproject.toml).
+# Both build .venv on first use; installs are cached there (the stamps track pyproject.toml).
 
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.zooport-installed
+DEMO_STAMP := $(VENV)/.zooport-demo-installed
 
 # $(call new_venv,VENV,PYTHON): the first steps of every venv's recipe: VENV made by PYTHON
 # unless it exists, pip upgraded, then torch's CPU wheel (the one on this machine), so that
@@ -22,7 +23,15 @@ endef
 $(STAMP): pyproject.toml
 	$(call new_venv,$(VENV),$(PYTHON))
 	$(PIP) install -e ".[test,torchrl,docs]"
-	touch $(STAMP)
+	touch $(STAMP) $(DEMO_STAMP)
+
+# The main job's own, lean install: torch and zooport with the [train] and [plots] extras
+# (SB3, sb3-contrib, SuperSuit, matplotlib, Pillow), none of the test, docs or torchrl ones.
+# The full install above includes it, so `make demo` after `make test` installs nothing.
+$(DEMO_STAMP): pyproject.toml
+	$(call new_venv,$(VENV),$(PYTHON))
+	$(PIP) install -e ".[train,plots]"
+	touch $(DEMO_STAMP)
 
 lint: $(STAMP) typecheck
 	$(VENV)/bin/ruff check .
@@ -55,7 +64,7 @@ docs: $(STAMP)
 docs-strict: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	$(PY) -m zooport.demo
 
 bench: $(STAMP)

@@ -23,7 +23,7 @@ from zooport.envs.base_env import (
 )
 from zooport.envs.capabilities import has_action_masks
 from zooport.envs.steps import check_agent_ids
-from zooport.errors import ActionError
+from zooport.errors import ActionError, a_type
 
 __all__ = ["AgentGroup", "core_has_masks"]
 
@@ -515,7 +515,7 @@ class AgentGroup(AgentSlots):
 def _describe_hybrid(value: Any) -> str:
     if isinstance(value, Mapping):
         return f"a dict with keys {sorted(map(str, value))}"
-    return f"a {type(value).__name__}"
+    return a_type(value)
 
 
 def _fresh_rows(array: np.ndarray, index: slice | np.ndarray) -> np.ndarray:

@@ -34,6 +34,7 @@ from zooport.errors import (
     EnvClosedError,
     SpecError,
     ZooportError,
+    a_type,
 )
 
 __all__ = ["SlotStep", "BehaviorSlots", "SlotAdapter"]
@@ -288,8 +289,8 @@ class BehaviorSlots(AgentSlots):
                 # the error every bad action gets; a try costs nothing when nothing is raised.
                 raise ActionError(
                     f"{self.adapter}: behavior {self.name!r}: expected a batch of "
-                    f"{self.num_slots} actions of {self.action_layout.space}, got a "
-                    f"{type(actions).__name__} that cannot be read as one ({error})"
+                    f"{self.num_slots} actions of {self.action_layout.space}, got "
+                    f"{a_type(actions)} that cannot be read as one ({error})"
                 ) from None
         rows = self._decision_slots
         if rows is self._every_slot:

@@ -19,7 +19,7 @@ from zooport.adapters.rendering import HUMAN_VIA_MAKE, check_render_mode, visual
 from zooport.adapters.spaces import ObservationLayout
 from zooport.envs.arguments import check_seed
 from zooport.envs.base_env import BaseEnvLike
-from zooport.errors import ActionError, EnvNotResetError, SpecError
+from zooport.errors import ActionError, EnvNotResetError, SpecError, a_type
 
 __all__ = ["GymEnv", "UnityToGymWrapper"]
 
@@ -249,8 +249,8 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
             array = np.asarray(action)
         except (ValueError, TypeError) as error:  # ragged lists and the like
             raise ActionError(
-                f"{self._where} expects an action of {space}, got a "
-                f"{type(action).__name__} numpy cannot read ({error})"
+                f"{self._where} expects an action of {space}, got "
+                f"{a_type(action)} numpy cannot read ({error})"
             ) from None
         expected = space.shape or ()  # every action space here (Box, Discrete...) has one
         # A Discrete action may also come as a one-element vector (shape (1,)), as some

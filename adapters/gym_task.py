@@ -18,7 +18,7 @@ from zooport.adapters import task_api
 from zooport.envs.arguments import check_seed
 from zooport.envs.capabilities import signature_parameters
 from zooport.envs.step_guard import StepGuard
-from zooport.errors import ArgumentError, ArgumentTypeError, SpecError
+from zooport.errors import ArgumentError, ArgumentTypeError, SpecError, article
 
 __all__ = ["GymTask", "TRANSFORM_ARGUMENTS"]
 
@@ -98,7 +98,7 @@ def _space_of(value: Any, role: str) -> spaces.Space:
         info = np.iinfo(array.dtype)
         return spaces.Box(info.min, info.max, array.shape, array.dtype)
     raise ArgumentTypeError(
-        f"{role} returned a {array.dtype} value; its observation space cannot be inferred, "
+        f"{role} returned {article(array.dtype)} value; its observation space cannot be inferred, "
         "pass observation_space="
     )
 

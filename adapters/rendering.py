@@ -88,7 +88,8 @@ class Window:
             import pygame
         except ImportError as error:
             raise DependencyNotInstalled(
-                'render_mode="human" shows frames with pygame: pip install pygame'
+                'render_mode="human" shows frames with pygame, not a dependency of zooport: '
+                'pip install "pygame>=2.1"'
             ) from error
         if frame is None:
             raise ZooportError(f"{where} returned no picture from render() (its core draws none)")

@@ -19,7 +19,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without SB3 installed
     raise ImportError(
         "zooport.adapters.sb3_vec_env needs stable-baselines3; install it with "
-        "`pip install zooport[sb3]`"
+        '`pip install "stable-baselines3>=2.3"`'
     ) from exc
 from typing_extensions import override
 

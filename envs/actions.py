@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from zooport.errors import ActionError, ArgumentError
+from zooport.errors import ActionError, ArgumentError, a_type
 
 __all__ = ["ActionTuple", "ActionSpec", "random_actions"]
 
@@ -42,8 +42,8 @@ def _as_2d_array(values: Any, dtype: type, part: str, where: str) -> np.ndarray:
         array = np.asarray(values)
     except (ValueError, TypeError) as exc:  # ragged nested lists and the like
         raise ActionError(
-            f"{where}: expected a rectangular array of {part} actions, got a "
-            f"{type(values).__name__} numpy cannot convert: {exc}"
+            f"{where}: expected a rectangular array of {part} actions, got "
+            f"{a_type(values)} numpy cannot convert: {exc}"
         ) from None
     if array.ndim != 2:
         raise ActionError(

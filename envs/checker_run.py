@@ -11,6 +11,7 @@ import numpy as np
 
 from zooport.envs.actions import ActionTuple, random_actions
 from zooport.envs.capabilities import reset_core
+from zooport.errors import a_type
 
 __all__ = ["ENV_CHECKS", "BEHAVIOR_CHECKS", "CheckerRun", "describe"]
 
@@ -453,4 +454,4 @@ class CheckerRun:
 def _shape_of(value: Any) -> str:
     if isinstance(value, np.ndarray):
         return f"shape {value.shape} dtype {value.dtype}"
-    return f"a {type(value).__name__}"
+    return a_type(value)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from zooport.envs.capabilities import keyword_parameters
-from zooport.errors import ArgumentTypeError, RegistryError
+from zooport.errors import ArgumentTypeError, RegistryError, a_type
 
 if TYPE_CHECKING:
     from zooport.envs.base_env import BaseEnv
@@ -199,8 +199,8 @@ class LocalRegistryEntry(BaseRegistryEntry):
                     ) from None
             if not callable(target):
                 raise RegistryError(
-                    f"{where}: entry point {self._entry_point!r} is a "
-                    f"{type(target).__name__}, not a callable"
+                    f"{where}: entry point {self._entry_point!r} is {a_type(target)}, not a "
+                    "callable"
                 )
             self._target = target
         return self._target
@@ -226,7 +226,7 @@ class LocalRegistryEntry(BaseRegistryEntry):
         if missing:
             raise RegistryError(
                 f"registry entry {self._identifier!r}: expected the entry point to return a "
-                f"BaseEnv, got a {type(env).__name__} without {missing}"
+                f"BaseEnv, got {a_type(env)} without {missing}"
             )
         return env
 
@@ -328,7 +328,8 @@ class RemoteRegistryEntry(BaseRegistryEntry):
         except ImportError as exc:
             raise RegistryError(
                 f"{where}: launching a Unity binary needs mlagents_envs "
-                f"(pip install mlagents-envs), which could not be imported: {exc}"
+                f'(pip install "mlagents-envs==0.28.0" "protobuf==3.20.3" "numpy>=2", Python <= '
+                f"3.11), which could not be imported: {exc}"
             ) from exc
         # Only what was given: older mlagents_envs take neither keyword.
         extra: dict[str, Any] = {}

@@ -213,7 +213,7 @@ def test_missing_sb3_is_a_skip_with_the_install_hint(monkeypatch):
     monkeypatch.setitem(sys.modules, "stable_baselines3.common.env_checker", None)
     report = run_checkers(Basic, only=["sb3"], **FAST)
     (sb3,) = [r for r in report.results if r.checker == "sb3"]
-    assert sb3.status is SKIP and "pip install zooport[sb3]" in sb3.message
+    assert sb3.status is SKIP and 'pip install "stable-baselines3>=2.3"' in sb3.message
 
 
 # ---------------------------------------------------------------------- broken environments

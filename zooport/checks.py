@@ -355,7 +355,8 @@ def _run_single_agent(
         try:
             from stable_baselines3.common.env_checker import check_env as sb3_check
         except ImportError:
-            runner.skip("sb3", "stable-baselines3 is not installed (pip install zooport[sb3])")
+            hint = 'pip install "stable-baselines3>=2.3"'
+            runner.skip("sb3", f"stable-baselines3 is not installed ({hint})")
             kinds.remove("sb3")
     if not kinds:
         return

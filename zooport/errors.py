@@ -25,6 +25,7 @@ Classes:
 Functions:
     look_up: ``table[key]``, or a zooport error where the key is missing or unhashable (the
         one form of a lookup with a typed error, for zooport's modules).
+    a_type: a value's type name after its article ("an int"), for messages.
 
 Each also derives from the built-in exception a Python user would try first
 (``ValueError``, ``LookupError``/``KeyError``, ``RuntimeError``), so ``except ValueError``
@@ -247,3 +248,27 @@ def look_up(
         return table[key]
     except (KeyError, TypeError):
         raise error(message()) from None
+
+
+def article(word: object) -> str:
+    """``word`` after its article, for messages: "an int", "a list", "an 8-byte".
+
+    Example:
+        >>> article("int"), article("list"), article("8-byte"), article("Unity build")
+        ('an int', 'a list', 'an 8-byte', 'a Unity build')
+    """
+    text = str(word)
+    lower = text.lower()
+    vowel = lower[:1] in "aeiou" and not lower.startswith(("uni", "use", "one"))
+    eight = lower.startswith("8") or (lower[:2] in ("11", "18") and not lower[2:3].isdigit())
+    return f"{'an' if vowel or eight else 'a'} {text}"
+
+
+def a_type(value: Any) -> str:
+    """``value``'s type name after its article: "an int", "a NoneType".
+
+    Example:
+        >>> a_type(3), a_type([])
+        ('an int', 'a list')
+    """
+    return article(type(value).__name__)

@@ -17,7 +17,7 @@ from typing_extensions import override
 from zooport.adapters.termination import TerminationMode, TerminationRule
 from zooport.adapters.wrappers.agents import Teams
 from zooport.adapters.wrappers.base import ActionType, ObsType, ParallelWrapper, check_once
-from zooport.errors import ArgumentError, ArgumentTypeError, EnvNotResetError
+from zooport.errors import ArgumentError, ArgumentTypeError, EnvNotResetError, a_type
 
 __all__ = ["RuleWrapper", "TerminationPolicy", "IndividualDone", "filler_action"]
 
@@ -268,4 +268,4 @@ def filler_action(space: spaces.Space) -> Any:
         return {k: filler_action(s) for k, s in space.spaces.items()}
     if isinstance(space, spaces.Tuple):
         return tuple(filler_action(s) for s in space.spaces)
-    raise ArgumentTypeError(f"no filler action for a {type(space).__name__} action space")
+    raise ArgumentTypeError(f"no filler action for {a_type(space)} action space")

@@ -20,7 +20,7 @@ from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin import _render
 from zooport.envs.declaration import EnvDeclaration
 from zooport.envs.side_channel.side_channel import SideChannel
-from zooport.errors import ArgumentError, ArgumentTypeError
+from zooport.errors import ArgumentError, ArgumentTypeError, article
 
 __all__ = ["GridWorld"]
 
@@ -114,7 +114,8 @@ class GridWorld(BatchedEnv):
         self.n_walls = check_int(n_walls, "n_walls", 0)
         if self.n_walls > pillars or rows * cols - self.n_walls < 3:
             raise ArgumentError(
-                f"Expect n_walls <= {min(pillars, rows * cols - 3)} on a {rows}x{cols} grid "
+                f"Expect n_walls <= {min(pillars, rows * cols - 3)} on "
+                f"{article(f'{rows}x{cols}')} grid "
                 f"(walls stand on cells with odd row and column; 3 cells must stay free), "
                 f"actually: {self.n_walls}"
             )

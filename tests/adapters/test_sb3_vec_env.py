@@ -211,7 +211,7 @@ def test_zooport_imports_without_stable_baselines3():
         try:
             import zooport.adapters.sb3_vec_env
         except ImportError as exc:
-            assert "pip install zooport[sb3]" in str(exc), exc
+            assert 'pip install "stable-baselines3>=2.3"' in str(exc), exc
         else:
             raise AssertionError("sb3_vec_env imported without stable_baselines3")
         """

@@ -76,6 +76,13 @@ USER_MODULE = textwrap.dedent(
 
     def make_counter(limit=10):
         return Counter(limit=limit)
+
+
+    class Capped(Counter):
+        'A counter whose episodes are cut at 50 steps.'
+
+        def __init__(self, **kw):
+            super().__init__(limit=1000, max_steps=50, **kw)
     """
 )
 
@@ -86,6 +93,10 @@ def user_module(tmp_path_factory):
     directory = tmp_path_factory.mktemp("cli_user")
     with importable(directory, "zooport_cli_user_envs", USER_MODULE):
         yield str(directory)
+
+
+#: What a missing plotting package asks for: the [plots] extra's packages, quoted for zsh.
+PLOTS_HINT = 'pip install "matplotlib>=3.7" "pillow>=9"'
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -161,6 +172,25 @@ def test_info_on_multi_behaviour_masked_and_hybrid_envs(capsys):
     _, collector, _ = run(capsys, "info", "Collector")
     assert "train     SB3 PPO / MaskablePPO         no       hybrid actions in ['Collector']" in (
         collector
+    )
+
+
+def test_info_on_a_user_core_shows_its_own_docstring_and_step_limit(capsys, user_module):
+    code, out, _ = run(capsys, "info", "zooport_cli_user_envs:Capped")
+    assert code == 0
+    first, second = out.splitlines()[:2]
+    assert first == "zooport_cli_user_envs:Capped: A counter whose episodes are cut at 50 steps."
+    assert "max episode steps 50;" in second
+    # No docstring of its own: not BatchedEnv's, which describes the base class.
+    _, out, _ = run(capsys, "info", "zooport_cli_user_envs:Counter")
+    assert out.splitlines()[0] == "zooport_cli_user_envs:Counter: (no docstring)"
+    assert "max episode steps -;" in out.splitlines()[1]
+
+
+def test_info_prints_descriptions_as_plain_text(capsys):
+    _, out, _ = run(capsys, "info", "Soccer")
+    assert out.splitlines()[0] == (
+        "Soccer: Two teams of team_size players push a ball into the other team's goal."
     )
 
 
@@ -255,7 +285,7 @@ def test_play_errors_are_one_line(capsys, monkeypatch, user_module):
     assert_one_line_error(code, err, "zooport_cli_user_envs:Counter does not render")
     monkeypatch.setitem(sys.modules, "PIL.Image", None)
     code, _, err = run(capsys, "play", "Basic", "--record", "x.gif")
-    assert_one_line_error(code, err, "--record needs PIL", "pip install zooport[plots]")
+    assert_one_line_error(code, err, "--record needs PIL", PLOTS_HINT)
 
 
 # ---------------------------------------------------------------------- user errors
@@ -281,6 +311,10 @@ def test_play_errors_are_one_line(capsys, monkeypatch, user_module):
         (["check", "Basic", "--timeout", "-1"], ["--timeout takes seconds >= 0", "got -1.0"]),
         (["train", "Collector", "--steps", "8"], ["hybrid actions; SB3 has no policy"]),
         (["train", "Tag", "--steps", "8"], ["pick one with --behavior"]),
+        (
+            ["train", "Tag", "--api", "parallel", "--behavior", "Runner?team=0"],
+            ["--behavior 'Runner?team=0' picks the one behaviour --api vector trains"],
+        ),
     ],
 )
 def test_user_errors_print_one_line_and_exit_2(capsys, argv, fragments):
@@ -355,6 +389,8 @@ def test_bench_runs_the_packaged_harness(capsys, tmp_path):
                          "--routes", "raw", "--json", str(path))  # fmt: skip
     assert code == 0, err
     assert out.splitlines()[0].startswith("| env | N | raw |")
+    # Before anything is measured: what it will take.
+    assert err.splitlines()[0].startswith("zooport bench: 1 case (env x agents x route), at least")
     results = json.loads(path.read_text())["results"]
     assert [(r["env"], r["n"], r["route"]) for r in results] == [("Trivial", 1, "raw")]
     assert results[0]["agent_steps_per_s"] > 0
@@ -412,10 +448,37 @@ def test_train_parallel_route_with_masks_uses_maskable_ppo():
     assert masks.shape == (2, 5) and masks.dtype == np.int8 and masks.any(axis=1).all()
 
 
+def test_train_says_when_no_episode_finished(capsys, user_module):
+    code, out, err = run(capsys, "train", "zooport_cli_user_envs:make_counter", "--kwargs",
+                         '{"limit": 1000}', "--steps", "16", "--no-progress")  # fmt: skip
+    assert code == 0, err
+    header, row, note = out.splitlines()
+    assert "nan" not in row and "none finished" in row and row.split()[-1] == "target"
+    assert note == "no episode finished in 16 agent-steps: train for more --steps"
+
+
+def test_train_parallel_with_two_teams_does_not_compare_with_one_teams_target(capsys):
+    target = resolve_target("Tag", {"n_runners": 1, "n_taggers": 1})
+    result = train(target, api="parallel", steps=64, progress=False,
+                   ppo_kwargs={"n_steps": 16, "batch_size": 32, "n_epochs": 1})  # fmt: skip
+    # Both teams under one policy: the mean mixes runners' and taggers' episodes, so the
+    # taggers' target (against random runners) is not applied to it.
+    assert result.shared == ("Runner?team=0", "Tagger?team=1")
+    assert (result.expected_reward, result.solved) == (None, None)
+    kwargs = '{"n_runners": 1, "n_taggers": 1}'
+    code, out, err = run(capsys, "train", "Tag", "--api", "parallel", "--steps", "64",
+                         "--kwargs", kwargs, "--no-progress")  # fmt: skip
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[1].split()[-3:] == ["-", "no", "target"]
+    assert lines[-1].startswith("Runner?team=0, Tagger?team=1 trained under one shared policy")
+    assert "Tag's expected reward is one behaviour's against a random opponent" in lines[-1]
+
+
 def test_train_without_matplotlib_is_a_usage_error(capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     code, _, err = run(capsys, "train", "Basic", "--plot", "x.png")
-    assert_one_line_error(code, err, "--plot needs matplotlib", "pip install zooport[plots]")
+    assert_one_line_error(code, err, "--plot needs matplotlib", PLOTS_HINT)
 
 
 # ---------------------------------------------------------------------- entry points

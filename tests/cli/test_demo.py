@@ -165,7 +165,9 @@ def test_evaluate_parallel_plays_whole_episodes_per_agent():
 def test_parallel_route_marks_truncated_agents_for_bootstrapping():
     from zooport.cli.training import _training_env
 
-    venv, masked = _training_env(resolve_target("GridWorld", {"n_agents": 4}), "parallel", None, 0)
+    venv, masked, _ = _training_env(
+        resolve_target("GridWorld", {"n_agents": 4}), "parallel", None, 0
+    )
     assert masked
     venv.reset()
     rng = np.random.default_rng(0)

@@ -200,8 +200,8 @@ def test_entry_point_of_the_wrong_type():
         ("zoo_no_such_module_xyz:Env", "cannot import module 'zoo_no_such_module_xyz'"),
         ("{mod}:Missing", "has no attribute 'Missing'"),
         ("{mod}:Nested.Missing", "has no attribute 'Nested.Missing'"),
-        ("{mod}:CONSTANT", "is a int, not a callable"),
-        ("{mod}:not_an_env", "expected the entry point to return a BaseEnv, got a int"),
+        ("{mod}:CONSTANT", "is an int, not a callable"),
+        ("{mod}:not_an_env", "expected the entry point to return a BaseEnv, got an int"),
     ],
 )
 def test_broken_entry_points_raise_registry_error_at_make(env_module, target, match):
@@ -544,7 +544,7 @@ def test_remote_without_a_build_for_this_platform(monkeypatch):
 def test_remote_make_needs_mlagents_envs(monkeypatch):
     monkeypatch.setattr(sys, "platform", "linux")
     monkeypatch.setitem(sys.modules, "mlagents_envs", None)  # import fails
-    with pytest.raises(RegistryError, match="needs mlagents_envs.*pip install mlagents-envs"):
+    with pytest.raises(RegistryError, match='needs mlagents_envs.*pip install "mlagents-envs==0.28.0" "protobuf==3.20.3"'):
         remote().make(allow_download=True)
 
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -282,6 +283,7 @@ def _cmd_bench(args: argparse.Namespace, out: Output) -> int:
         raise UsageError(f"--n takes positive agent counts, got {args.n}")
     if args.json:
         check_output_path(args.json, "--json")
+    print(bench_estimate(args.quick, args.n, args.envs, args.routes), file=sys.stderr, flush=True)
     argv = ["--quick"] if args.quick else []
     if args.json:
         argv += ["--json", args.json]
@@ -290,6 +292,38 @@ def _cmd_bench(args: argparse.Namespace, out: Output) -> int:
         if values:
             argv += [f"--{option}", *map(str, values)]
     return int(benchmark.main(argv) or 0)
+
+
+def bench_estimate(
+    quick: bool,
+    counts: Sequence[int] | None = None,
+    envs: Sequence[str] | None = None,
+    routes: Sequence[str] | None = None,
+) -> str:
+    """How long ``zooport bench`` will measure, said before it starts.
+
+    Each (env, N, route) case warms up and then makes its timed runs, each calibrated to a
+    fixed duration (:class:`~zooport.cli.bench.harness.Budget`); building the cores and the
+    slowest routes' least steps come on top, so the figure is a floor.
+    """
+    from zooport.cli.bench import run as benchmark
+    from zooport.cli.bench.harness import Budget
+    from zooport.cli.bench.routes import route_builders
+
+    counts = list(counts or ([1, 16] if quick else [1, 64, 1024]))
+    names = tuple(routes or benchmark.ROUTE_NAMES)
+    cases = sum(
+        len(route_builders(benchmark.ENVS[env], n, names=names))
+        for env in envs or benchmark.ENVS
+        for n in counts
+    )
+    budget = Budget(warmup_seconds=0.05, runs=3, seconds_per_run=0.01) if quick else Budget()
+    seconds = cases * (budget.warmup_seconds + budget.runs * budget.seconds_per_run)
+    return (
+        f"zooport bench: {cases} case{'' if cases == 1 else 's'} (env x agents x route), at "
+        f"least {seconds:.0f} s of measuring plus building each case's cores; the table "
+        "comes at the end"
+    )
 
 
 def _bench_pool(args: argparse.Namespace) -> int:
@@ -358,13 +392,22 @@ def _cmd_train(args: argparse.Namespace, out: Output) -> int:
     )  # fmt: skip
     expected = "-" if result.expected_reward is None else f"{result.expected_reward:g}"
     verdict = {True: "reached", False: "below", None: "no target"}[result.solved]
+    mean = result.mean_episode_reward
     out.table(
         ["env", "api", "algorithm", "steps", "seconds", "agent-steps/s", "mean episode reward",
          "expected reward", "verdict"],
         [[result.env, result.api, result.algorithm, str(result.timesteps), f"{result.seconds:.1f}",
-          f"{result.agent_steps_per_second:,.0f}", f"{result.mean_episode_reward:.3f}", expected,
-          verdict]],
+          f"{result.agent_steps_per_second:,.0f}",
+          "none finished" if math.isnan(mean) else f"{mean:.3f}", expected, verdict]],
     )  # fmt: skip
+    if math.isnan(mean):
+        out.line(f"no episode finished in {result.timesteps} agent-steps: train for more --steps")
+    if result.shared:
+        out.line(
+            f"{', '.join(result.shared)} trained under one shared policy, so the mean mixes "
+            f"their episodes; {target.name}'s expected reward is one behaviour's against a "
+            "random opponent, so it is no threshold here"
+        )
     if args.plot:
         plot_curve(result, args.plot)
         out.line(f"wrote the learning curve to {args.plot}")

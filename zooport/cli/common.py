@@ -1,31 +1,15 @@
 """What every command-line program shares; it imports no other module of :mod:`zooport.cli`.
 
-Classes:
-    UsageError: a mistake the user can fix (unknown environment, bad option or JSON, a
-        missing optional dependency); the CLI prints it as one line and exits 2.
-    Output: prints tables as plain text (stable, for tests and pipes) or with rich.
-    EpisodeReturns: running per-agent returns and the episodes that finished.
-    RolloutStats: what one random rollout of a core measured.
-
-Functions:
-    require: import an optional dependency, or raise a :class:`UsageError` naming its extra.
-    check_output_path: a file a run will write at its end, checked before the run starts.
-    format_table: a plain-text table.
-    progress_bar: a tqdm (or rich) progress bar on stderr, or nothing.
-    save_gif: rgb_array frames as an animated GIF (Pillow).
-    sample_action: a random action of a Gymnasium space that respects an adapter's mask.
-    stack_observations: per-agent observations as one batch, as a policy takes them.
-    random_core_step: one step of a core with random mask-respecting actions, rewards booked.
-    rollout: drive one core with random mask-respecting actions; episode statistics.
-
-Being a leaf (only :mod:`zooport.envs` and :mod:`zooport.errors` below it), any program can
-import it without an import cycle.
+Tables, progress bars, GIFs, random rollouts and the errors a user can fix. Being a leaf
+(only :mod:`zooport.envs` and :mod:`zooport.errors` below it), any program can import it
+without an import cycle.
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.metadata
 import os
 import sys
 import time
@@ -46,6 +30,7 @@ __all__ = [
     "Output",
     "EpisodeReturns",
     "RolloutStats",
+    "install_hint",
     "require",
     "check_output_path",
     "format_table",
@@ -62,8 +47,28 @@ class UsageError(ZooportError):
     """A mistake the user can fix; the CLI prints it as one line and exits 2."""
 
 
+def install_hint(extra: str) -> str:
+    """The pip line that installs zooport's optional ``extra``, quoted for zsh and bash.
+
+    zooport is not on PyPI, so the line names the packages the installed zooport lists for
+    the extra, which pip finds however zooport was installed.
+
+    Example:
+        >>> install_hint("plots")
+        'pip install "matplotlib>=3.7" "pillow>=9"'
+    """
+    try:
+        requires = importlib.metadata.requires("zooport") or []
+    except importlib.metadata.PackageNotFoundError:
+        requires = []
+    packages = [r.split(";")[0].strip() for r in requires if f'extra == "{extra}"' in r]
+    if not packages:  # zooport imported from a checkout it was never installed from
+        return f'pip install -e ".[{extra}]" (in the zooport checkout)'
+    return "pip install " + " ".join(f'"{p}"' for p in packages)
+
+
 def require(module: str, extra: str, purpose: str) -> Any:
-    """Imports ``module``, or raises a :class:`UsageError` that names the extra to install.
+    """Imports ``module``, or raises a :class:`UsageError` with the pip line of its extra.
 
     Example:
         >>> require("json", "core", "reading JSON").__name__
@@ -74,7 +79,8 @@ def require(module: str, extra: str, purpose: str) -> Any:
     except ImportError:
         package = module.split(".")[0]
         raise UsageError(
-            f"{purpose} needs {package}; install it with `pip install zooport[{extra}]`"
+            f"{purpose} needs {package}; install it with `{install_hint(extra)}` "
+            f"(zooport's [{extra}] extra)"
         ) from None
 
 

@@ -1,43 +1,17 @@
 """``make demo``: train on two built-in environments through two adapters, in a few minutes.
 
-Classes:
-    DemoRun: one training run of the demo: environment, route, budget, PPO settings.
-    DemoResult: what a run gave: the :class:`~zooport.cli.training.TrainResult`, its GIF.
-
-Functions:
-    random_table: every registered environment driven with random mask-respecting actions
-        (:func:`~zooport.cli.common.rollout`), as a table.
-    camera_cnn: a tiny convolutional SB3 features extractor for GridWorld's camera.
-    record_policy: a trained policy acting on a fresh core, as an animated GIF.
-    run_demo: the main job: train, evaluate, plot, record.
-    format_results: the main job's table.
-    main: ``python -m zooport.demo [--quick | --random] [--out DIR] [--seed S]`` (also
-        ``python -m zooport.cli.demo``).
-
-The main job trains the two runs of :data:`RUNS` on CPU (torch on one thread):
-
-1. SB3 PPO on ``BallBalance``, 12 platforms of one core, through ``SB3VecEnv`` (the vector
-   route: each agent is one slot of an SB3 ``VecEnv``), until the mean reward of the last
-   100 training episodes reaches the expected reward (18; the budget is a safety margin).
-2. sb3-contrib MaskablePPO on ``GridWorld`` with action masks through the PettingZoo route
-   (``PettingZooParallelEnv`` -> SuperSuit -> SB3 ``VecEnv``): 16 agents, one shared policy
-   that reads the camera through :func:`camera_cnn`, for a fixed budget. The agents train in
-   16 single-agent PettingZoo envs side by side, so that no agent's episode is cut short by
-   another's (SuperSuit needs every agent in every step; see :data:`RUNS`).
-
-Then each policy is evaluated deterministically: BallBalance for 48 whole episodes of its
-training env; GridWorld with a fresh 16-agent core where all agents act at once through
-``PettingZooParallelEnv`` (:func:`~zooport.cli.training.evaluate_parallel`, at least 1,600
-whole agent episodes). The demo prints a table (env, adapter, agents, steps, wall time of
-training, agent-steps/s, evaluated mean episode reward, expected reward), writes
-``learning_curves.png``, ``<env>.gif`` (the trained policy acting for every agent of a
-fresh core) and ``results.json`` into ``--out`` (default ``out/demo``), and exits 1 if a
-run's evaluated mean episode reward is below the environment's ``expected_reward``.
-
-``--quick`` runs the same pipeline with budgets of a thousand-odd steps (seconds, for
-tests): every file is written and the table printed, but the reward gate is off (exit 0
-unless something fails). ``--random`` prints the former demo's table instead: every
-registered environment driven with random mask-respecting actions, no training.
+The main job trains the two runs of :data:`RUNS` on CPU (torch on one thread): SB3 PPO on
+``BallBalance`` through ``SB3VecEnv`` (12 platforms of one core, each a slot of an SB3
+``VecEnv``), and sb3-contrib MaskablePPO with action masks on ``GridWorld`` through
+``PettingZooParallelEnv`` -> SuperSuit -> SB3 (16 one-agent envs side by side, one shared
+policy reading the camera through :func:`camera_cnn`). Each run stops once the running mean
+of its last 100 training episodes has held the expected reward for a few rollouts (the
+budget is a safety margin) and says at which agent-step it stopped. Each policy is then
+evaluated deterministically, a table printed, and ``learning_curves.png``, ``<env>.gif``
+and ``results.json`` written into ``--out``; the exit status is 1 if a run's evaluated
+mean is below its ``expected_reward``. ``--quick`` runs the same pipeline on tiny budgets
+without the reward gate (for tests); ``--random`` prints every registered environment
+driven by random mask-respecting actions instead.
 """
 
 from __future__ import annotations
@@ -120,8 +94,10 @@ class DemoRun:
         eval_kwargs: the PettingZoo route's evaluation core: the environment keywords of a
             fresh core whose agents all act at once through ``PettingZooParallelEnv``
             (:func:`~zooport.cli.training.evaluate_parallel`).
-        stop_at_expected: stop once the running training mean reaches the expected reward
-            (only meaningful where training episodes are whole episodes: the vector route).
+        stop_at_expected: stop once the running training mean has held the expected reward
+            for ``hold`` rollouts in a row (training episodes must be whole episodes: the
+            vector route, or one-agent copies on the PettingZoo route).
+        hold: rollouts in a row the running mean must hold the expected reward.
         copies: copies of the environment side by side (PettingZoo route).
         camera_cnn: the policy reads the observations through :func:`camera_cnn`.
         gif_kwargs: the environment keywords of the recorded rollout.
@@ -137,6 +113,7 @@ class DemoRun:
     ppo_kwargs: Mapping[str, Any]
     eval_episodes: int
     stop_at_expected: bool = False
+    hold: int = 3
     copies: int = 1
     camera_cnn: bool = False
     eval_kwargs: Mapping[str, Any] = field(default_factory=dict)
@@ -339,6 +316,7 @@ def _train_one(run: DemoRun, *, quick: bool, seed: int, progress: bool) -> Any:
         ppo_kwargs=ppo_kwargs,
         copies=run.copies,
         stop_reward=expected if run.stop_at_expected and not quick else None,
+        hold=run.hold,
     )
     if parallel:
         # Seeds far from the training copies' (seed .. seed + copies - 1).
@@ -391,6 +369,7 @@ def run_demo(
             flush=True,
         )
         result = _train_one(run, quick=quick, seed=seed, progress=progress)
+        print(f"    {_stop_line(result, budget, run.hold)}", flush=True)
         gif = directory / f"{run.env}.gif"
         core = default_registry.make(run.env, seed=seed + 2, **run.gif_kwargs)
         steps = min(run.gif_steps, 20) if quick else run.gif_steps
@@ -404,12 +383,24 @@ def run_demo(
     return results
 
 
+def _stop_line(result: Any, budget: int, hold: int) -> str:
+    """Where training stopped, and why."""
+    if result.stopped_at is None:
+        return f"trained the whole budget: {result.timesteps:,} agent-steps"
+    return (
+        f"stopped at agent-step {result.stopped_at:,} of {budget:,}: the mean of the last 100 "
+        f"training episodes held the expected reward ({result.expected_reward:g}) for "
+        f"{hold} rollouts"
+    )
+
+
 def _summary(results: Sequence[DemoResult], quick: bool) -> dict[str, Any]:
     rows = []
     for r in results:
         rows.append({
             "env": r.run.env, "adapter": r.run.adapter, "algorithm": r.result.algorithm,
             "agents": r.agents, "steps": r.result.timesteps,
+            "stopped_at": r.result.stopped_at,
             "seconds": round(r.result.seconds, 2),
             "agent_steps_per_second": round(r.result.agent_steps_per_second),
             "mean_episode_reward": _finite(r.result.mean_episode_reward),

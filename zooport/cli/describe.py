@@ -1,15 +1,10 @@
-"""``zooport list`` and ``zooport info``: what an environment is, described.
-
-Functions:
-    cmd_list: every registered environment: behaviours, agents, spaces, expected reward.
-    cmd_info: one environment's behaviour specs, side channels and the adapters that apply.
-"""
+"""``zooport list`` and ``zooport info``: what an environment is, described."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import inspect
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -156,18 +151,18 @@ def cmd_info(args: argparse.Namespace, out: Output) -> int:
         masks = {b: core.get_steps(b)[0].action_mask is not None for b in specs}
         renders = _renders(core)
         core_type = type(core)
+        steps = _max_steps(target, core)
     finally:
         core.close()
     entry = target.entry
-    description = (entry.description if entry is not None else inspect.getdoc(core_type)) or ""
-    out.line(f"{target.name}: {description.strip().splitlines()[0] if description else ''}")
+    # The class's own docstring: a subclass without one is not described by its base's.
+    description = entry.description if entry is not None else core_type.__dict__.get("__doc__")
+    summary = plain_text(description.strip().splitlines()[0]) if description else "(no docstring)"
+    out.line(f"{target.name}: {summary}")
     expected = target.expected_reward
-    steps = getattr(entry, "max_episode_steps", None) or getattr(
-        core_type, "max_episode_steps", None
-    )
     out.line(
         f"class {core_type.__module__}.{core_type.__qualname__}; expected reward "
-        f"{'-' if expected is None else f'{expected:g}'}; max episode steps {steps or '-'}; "
+        f"{'-' if expected is None else f'{expected:g}'}; max episode steps {steps}; "
         f"renders rgb_array: {'yes' if renders else 'no'}"
     )
     rows = []
@@ -191,6 +186,35 @@ def cmd_info(args: argparse.Namespace, out: Output) -> int:
     out.table(["api", "adapter", "applies", "note"], _adapter_rows(target, counts, specs),
               title="Adapters")  # fmt: skip
     return 0
+
+
+def plain_text(rst: str) -> str:
+    """reStructuredText's inline markup as plain text.
+
+    Example:
+        >>> plain_text("Two teams of ``team_size`` players; see :class:`~zooport.envs.Tag`.")
+        'Two teams of team_size players; see Tag.'
+    """
+    text = re.sub(r":[\w:.-]+:`~[^`]*?([^.`]+)`", r"\1", rst)  # :class:`~a.b.C` -> C
+    text = re.sub(r":[\w:.-]+:`([^`]+)`", r"\1", text)  # :func:`a.b` -> a.b
+    return re.sub(r"``?([^`]+)``?", r"\1", text)  # ``x`` and `x` -> x
+
+
+def _max_steps(target: Target, core: BaseEnvLike) -> str:
+    """The registry's ``max_episode_steps``, or the steps after which the core truncates."""
+    from zooport.envs.batched_env import BatchedEnv
+
+    steps = getattr(target.entry, "max_episode_steps", None)
+    if steps:
+        return str(steps)
+    if isinstance(core, BatchedEnv):
+        # A BatchedEnv's own limit per behaviour (max_steps=, _add_behavior(max_steps=)).
+        limits = {b: s.max_steps for b, s in core._behaviors.items()}
+        if len(set(limits.values())) > 1:
+            return ", ".join(f"{b}: {n or '-'}" for b, n in limits.items())
+        steps = next(iter(limits.values()), 0)
+    steps = steps or getattr(type(core), "max_episode_steps", None)
+    return str(steps) if steps else "-"
 
 
 def _renders(core: BaseEnvLike) -> bool:

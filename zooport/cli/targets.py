@@ -34,7 +34,7 @@ from zooport.checks import one_line
 from zooport.cli.common import UsageError
 from zooport.envs.capabilities import accepts_keyword, keyword_parameters
 from zooport.envs.registry import BASE_ENV_MEMBERS
-from zooport.errors import ZooportError
+from zooport.errors import ZooportError, a_type
 
 __all__ = ["Target", "resolve_target", "parse_kwargs"]
 
@@ -81,8 +81,8 @@ class Target:
         missing = [member for member in BASE_ENV_MEMBERS if not hasattr(env, member)]
         if missing:
             raise UsageError(
-                f"{self.name}: expected a factory returning a BaseEnv, got a "
-                f"{type(env).__name__} (it has no {', '.join(missing)})"
+                f"{self.name}: expected a factory returning a BaseEnv, got "
+                f"{a_type(env)} (it has no {', '.join(missing)})"
             )
         return env
 
@@ -194,7 +194,7 @@ def _load_factory(spec: str) -> Callable[..., Any]:
     except AttributeError:
         raise UsageError(f"module {module_name!r} has no attribute {attr!r}") from None
     if not callable(obj):
-        raise UsageError(f"{spec} is a {type(obj).__name__}, not a callable returning a BaseEnv")
+        raise UsageError(f"{spec} is {a_type(obj)}, not a callable returning a BaseEnv")
     return obj
 
 

@@ -1,16 +1,5 @@
 """Train SB3 PPO on an environment through the vector or the PettingZoo route, and plot it.
 
-Classes:
-    TrainResult: what a :func:`train` run measured, with its learning curve and model.
-
-Functions:
-    train: SB3 PPO (sb3-contrib MaskablePPO when the behaviour has action masks) through
-        ``SB3VecEnv`` (one behaviour's agents) or through PettingZoo + SuperSuit (every
-        agent, one shared policy), with a progress bar and a learning curve.
-    evaluate_parallel: a shared policy's whole-episode returns, every agent of a core acting
-        through ``PettingZooParallelEnv``.
-    plot_curve: learning curves as a PNG (matplotlib), one panel per run.
-
 stable-baselines3, sb3-contrib, SuperSuit and matplotlib are optional (``zooport[train]``,
 ``zooport[plots]``) and imported only when a function needs them. ``zooport train``
 (:mod:`zooport.cli.app`) prints what :func:`train` returns and saves its model
@@ -62,6 +51,11 @@ class TrainResult:
         eval_episodes: how many deterministic evaluation episodes ``mean_episode_reward``
             averages (0: it is the training episodes' mean).
         behavior: the behaviour trained on the vector route (None on the PettingZoo route).
+        stopped_at: the agent-step at which training stopped because the running mean held
+            ``stop_reward``; None when it trained its whole budget.
+        shared: the behaviours the PettingZoo route trained under one shared policy when
+            there were several; their episodes are mixed in ``mean_episode_reward``, so
+            ``expected_reward`` (one team's, against a random opponent) is None there.
     """
 
     env: str
@@ -77,6 +71,8 @@ class TrainResult:
     model: Any = None
     eval_episodes: int = 0
     behavior: str | None = None
+    stopped_at: int | None = None
+    shared: tuple[str, ...] = ()
 
     @property
     def solved(self) -> bool | None:
@@ -167,8 +163,8 @@ def _training_env(
     seed: int,
     copies: int = 1,
     workers: int | None = None,
-) -> tuple[Any, bool]:
-    """(an SB3 VecEnv wrapped in VecMonitor, whether the behaviour has action masks)."""
+) -> tuple[Any, bool, tuple[str, ...]]:
+    """(an SB3 VecEnv wrapped in VecMonitor, whether it has action masks, the behaviours)."""
     from stable_baselines3.common.vec_env import VecMonitor
 
     core = target.make_seeded(seed) if workers is None else _pool(target, seed, workers)
@@ -200,7 +196,7 @@ def _training_env(
             core.close()
         raise
     venv.seed(seed)
-    return VecMonitor(venv), masked
+    return VecMonitor(venv), masked, tuple(chosen)
 
 
 def _pool(target: Target, seed: int, workers: int) -> Any:
@@ -256,6 +252,7 @@ def train(
     ppo_kwargs: Mapping[str, Any] | None = None,
     copies: int = 1,
     stop_reward: float | None = None,
+    hold: int = 1,
     workers: int | None = None,
     resume: str | os.PathLike[str] | None = None,
 ) -> TrainResult:
@@ -287,7 +284,9 @@ def train(
             end truncates every agent of its copy, so many copies of a core with few agents
             give agents longer episodes than one core with many.
         stop_reward: stop training once at least ``window`` episodes finished and the mean
-            of the last ``window`` reaches this (None: train for all ``steps``).
+            of the last ``window`` has reached this after ``hold`` rollouts in a row (None:
+            train for all ``steps``); ``TrainResult.stopped_at`` says where it stopped.
+        hold: how many rollouts in a row the running mean must hold ``stop_reward``.
         workers: train on this many copies of the core, stepped in parallel in a
             :class:`~zooport.envs.CorePool` (copy ``i`` seeded ``seed + i``); None: one core.
         resume: a model saved by ``zooport train --save``: it is loaded (its algorithm and
@@ -304,6 +303,11 @@ def train(
         raise UsageError(f"--api must be one of {list(TRAIN_APIS)} for train, got {api!r}")
     if steps < 1:
         raise UsageError(f"--steps must be a positive int, got {steps}")
+    if api == "parallel" and behavior is not None:
+        raise UsageError(
+            f"--behavior {behavior!r} picks the one behaviour --api vector trains; --api "
+            "parallel trains every behaviour under one shared policy (leave --behavior out)"
+        )
     seed = check_seed(seed, "train")
     if isinstance(eval_episodes, bool) or not isinstance(eval_episodes, int) or eval_episodes < 0:
         raise ArgumentError(
@@ -321,7 +325,9 @@ def train(
 
     if workers is not None and workers < 1:
         raise UsageError(f"--workers must be a positive int, got {workers}")
-    venv, masked = _training_env(target, api, behavior, seed, copies, workers)
+    if isinstance(hold, bool) or not isinstance(hold, int) or hold < 1:
+        raise ArgumentError(f"train: expected hold to be an int >= 1, got {hold!r}")
+    venv, masked, chosen = _training_env(target, api, behavior, seed, copies, workers)
     n_envs = venv.num_envs
     # About eight rollouts per run (so the curve has points), at most 2048 steps per agent.
     n_steps = int(min(2048, max(8, 4 * math.ceil(steps / n_envs / 32))))
@@ -340,6 +346,7 @@ def train(
 
     class Recorder(BaseCallback):
         reached = False
+        held = 0  # rollouts in a row whose running mean reached stop_reward
 
         def _on_step(self) -> bool:
             for info in self.locals.get("infos", ()):
@@ -356,7 +363,8 @@ def train(
                 recent = float(np.mean(episodes[-window:]))
                 curve.append((int(self.num_timesteps), recent))
                 if stop_reward is not None and len(episodes) >= window:
-                    self.reached = recent >= stop_reward
+                    self.held = self.held + 1 if recent >= stop_reward else 0
+                    self.reached = self.held >= hold
 
     show_bar = progress and all(_importable(m) for m in ("tqdm", "rich"))
     try:
@@ -367,8 +375,9 @@ def train(
             model.set_random_seed(seed)
             algorithm = type(model)
         began = time.perf_counter()
+        recorder = Recorder()
         model.learn(
-            total_timesteps=steps, callback=Recorder(), progress_bar=show_bar,
+            total_timesteps=steps, callback=recorder, progress_bar=show_bar,
             reset_num_timesteps=saved is None,
         )  # fmt: skip
         seconds = time.perf_counter() - began
@@ -385,9 +394,11 @@ def train(
         with contextlib.suppress(Exception):
             venv.close()
     trained = getattr(venv.venv, "behavior_name", None) if api == "vector" else None
+    shared = chosen if api == "parallel" and len(chosen) > 1 else ()
     return TrainResult(
         target.name, api, algorithm.__name__, int(model.num_timesteps), seconds, mean,
-        target.expected_reward, curve, episodes, ends, model, evaluated, trained,
+        None if shared else target.expected_reward, curve, episodes, ends, model, evaluated,
+        trained, int(model.num_timesteps) if recorder.reached else None, shared,
     )  # fmt: skip
 
 
