@@ -49,7 +49,8 @@ def test_quick_demo_exits_0_and_prints_the_table(quick_run):
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith("[1/2] BallBalance: training through SB3VecEnv, 12 agents")
-    assert lines[1].startswith("[2/2] GridWorld: training through PettingZooParallelEnv")
+    assert lines[1] == "    trained the whole budget: 1,536 agent-steps"  # --quick: no stop
+    assert lines[2].startswith("[2/2] GridWorld: training through PettingZooParallelEnv")
     header = next(i for i, line in enumerate(lines) if line.startswith("env "))
     assert lines[header].split("  ")[0] == "env"
     for column in ("adapter", "steps", "wall s", "agent-steps/s", "mean episode reward (eval)"):
@@ -197,6 +198,34 @@ def test_train_stops_after_the_rollout_that_reached_stop_reward():
     )  # fmt: skip
     # First rollout: 8 steps x 2 agents; the first step of the next one (2 agents) stops it.
     assert result.timesteps == 18 and len(result.curve) == 1
+
+
+def test_train_stops_once_the_running_mean_held_stop_reward_for_hold_rollouts():
+    target = resolve_target("Basic", {"n_agents": 2, "max_steps": 3})
+    result = train(
+        target, steps=10_000, progress=False, window=1, stop_reward=-100.0, hold=3,
+        ppo_kwargs={"n_steps": 8, "batch_size": 16, "n_epochs": 1},
+    )  # fmt: skip
+    # Three rollouts of 8 steps x 2 agents held it; the next step (2 agents) stops training.
+    assert result.timesteps == result.stopped_at == 3 * 16 + 2 and len(result.curve) == 3
+    whole = train(target, steps=32, progress=False, window=1, stop_reward=100.0,
+                  ppo_kwargs={"n_steps": 8, "batch_size": 16, "n_epochs": 1})  # fmt: skip
+    assert (whole.timesteps, whole.stopped_at) == (32, None)
+
+
+def test_every_demo_run_stops_once_it_holds_its_target_and_says_where():
+    # GridWorld trained its whole 450k-step budget, though it held its target from ~200k.
+    assert all(run.stop_at_expected and run.hold >= 3 for run in demo.RUNS)
+    run = demo.RUNS[1]
+    result = TrainResult("GridWorld", "parallel", "MaskablePPO", 215_042, 90.0, 0.8, 0.75, [], [])
+    assert demo._stop_line(result, run.steps, run.hold) == (
+        "trained the whole budget: 215,042 agent-steps"
+    )
+    result.stopped_at = 215_042
+    assert demo._stop_line(result, run.steps, run.hold) == (
+        "stopped at agent-step 215,042 of 450,560: the mean of the last 100 training episodes "
+        "held the expected reward (0.75) for 5 rollouts"
+    )
 
 
 def test_train_parallel_copies_and_evaluation():
