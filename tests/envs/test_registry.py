@@ -544,7 +544,10 @@ def test_remote_without_a_build_for_this_platform(monkeypatch):
 def test_remote_make_needs_mlagents_envs(monkeypatch):
     monkeypatch.setattr(sys, "platform", "linux")
     monkeypatch.setitem(sys.modules, "mlagents_envs", None)  # import fails
-    with pytest.raises(RegistryError, match='needs mlagents_envs.*pip install "mlagents-envs==0.28.0" "protobuf==3.20.3"'):
+    with pytest.raises(
+        RegistryError,
+        match='needs mlagents_envs.*pip install "mlagents-envs==0.28.0" "protobuf==3.20.3"',
+    ):
         remote().make(allow_download=True)
 
 
