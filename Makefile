@@ -18,7 +18,7 @@ $(1)/bin/python -m pip install --upgrade pip
 $(1)/bin/python -m pip install torch==2.13.0
 endef
 
-.PHONY: test lint typecheck pytest docs docs-strict test-mlagents test-rllib test-consumers test-floor demo bench bench-quick bench-pool soak clean
+.PHONY: test lint typecheck pytest docs docs-strict test-mlagents test-rllib test-consumers test-benchmarl test-floor demo bench bench-quick bench-pool soak clean
 
 $(STAMP): pyproject.toml
 	$(call new_venv,$(VENV),$(PYTHON))
@@ -52,7 +52,7 @@ typecheck: $(STAMP)
 pytest: $(STAMP)
 	$(VENV)/bin/pytest -q
 
-test: lint pytest docs-strict test-mlagents test-rllib test-consumers test-floor
+test: lint pytest docs-strict test-mlagents test-rllib test-consumers test-benchmarl test-floor
 
 # The documentation site into site/ (mkdocs.yml; API pages generated from the docstrings).
 # Material's end-of-life banner is not a build warning: NO_MKDOCS_2_WARNING silences it.
@@ -135,13 +135,27 @@ $(CONSUMERS_STAMP): pyproject.toml tests/consumers/requirements.txt
 test-consumers: $(CONSUMERS_STAMP)
 	$(CONSUMERS_VENV)/bin/pytest -q tests/consumers --confcutdir=tests/consumers
 
+# ---- tests/benchmarl: BenchMARL 1.5.2 pins torchrl < 0.12 (tensordict 0.11); the main venv
+# has torchrl 0.14. Its own venv, which also proves zooport on torchrl 0.11.
+BENCHMARL_VENV ?= .venv-benchmarl
+BENCHMARL_PY := $(BENCHMARL_VENV)/bin/python
+BENCHMARL_STAMP := $(BENCHMARL_VENV)/.zooport-installed
+
+$(BENCHMARL_STAMP): pyproject.toml tests/benchmarl/requirements.txt
+	$(call new_venv,$(BENCHMARL_VENV),$(PYTHON))
+	$(BENCHMARL_PY) -m pip install -r tests/benchmarl/requirements.txt -e .
+	touch $(BENCHMARL_STAMP)
+
+test-benchmarl: $(BENCHMARL_STAMP)
+	$(BENCHMARL_VENV)/bin/pytest -q tests/benchmarl --confcutdir=tests/benchmarl
+
 # ---- tests/floor: the oldest versions pyproject allows (numpy 1.24.4, gymnasium 1.0.0,
 # pettingzoo 1.24.0) under the suite, less what needs more than the floor installs: SuperSuit,
 # torchrl, the command line's and demo's extras, and doctests (they print numpy 2 reprs).
 FLOOR_VENV ?= .venv-floor
 FLOOR_PY := $(FLOOR_VENV)/bin/python
 FLOOR_STAMP := $(FLOOR_VENV)/.zooport-installed
-FLOOR_IGNORE := tests/mlagents tests/rllib tests/consumers tests/test_doctests.py \
+FLOOR_IGNORE := tests/mlagents tests/rllib tests/consumers tests/benchmarl tests/test_doctests.py \
 	tests/adapters/test_supersuit_route.py tests/adapters/test_torchrl.py \
 	tests/adapters/test_torchrl_mappo.py tests/adapters/wrappers/test_composition.py \
 	tests/adapters/wrappers/test_thirdparty.py tests/cli/test_commands.py tests/cli/test_demo.py \
@@ -157,4 +171,5 @@ test-floor: $(FLOOR_STAMP)
 	$(FLOOR_VENV)/bin/pytest -q tests $(addprefix --ignore=,$(FLOOR_IGNORE))
 
 clean:
-	rm -rf $(VENV) $(MLAGENTS_VENV) $(RLLIB_VENV) $(CONSUMERS_VENV) $(FLOOR_VENV) build site *.egg-info
+	rm -rf $(VENV) $(MLAGENTS_VENV) $(RLLIB_VENV) $(CONSUMERS_VENV) $(BENCHMARL_VENV) $(FLOOR_VENV) \
+		build site *.egg-info
