@@ -1,35 +1,9 @@
 """The ``zooport`` command line: list, inspect, play, check, benchmark and train environments.
 
-Functions:
-    main: the entry point (``zooport = "zooport.cli.app:main"``; also ``python -m zooport``).
-    build_parser: the argument parser with its six subcommands.
-
-Subcommands (``zooport <command> --help`` for each)::
-
-    zooport list
-    zooport info ENV [--kwargs JSON]
-    zooport play ENV [--api raw|gym|vector|parallel|aec] [--steps N] [--seed S]
-                     [--behavior NAME] [--model PATH] [--record out.gif] [--kwargs JSON]
-    zooport check ENV [--kwargs JSON] [--only NAME ...] [--strict] [--timeout SECONDS]
-    zooport bench [--quick] [--json PATH] [--n N ...] [--envs NAME ...] [--routes NAME ...]
-                  [--workers K]
-    zooport train ENV [--api vector|parallel] [--steps N] [--seed S] [--plot out.png]
-                      [--save PATH] [--resume PATH] [--workers K]
-
 ENV is a registry id, ``package.module:factory`` (the working directory first on the module
-search path, as with ``python -m``) or ``path/to/file.py:factory``.
-
-Each subcommand is declared by one ``_<name>_command`` function: its parser, its options
-and its handler (``set_defaults(run=...)``), so an option is one ``add_argument`` there and
-its use in the handler. What the handlers run is in the modules beside this one:
-:mod:`~zooport.cli.describe` (list, info), :mod:`~zooport.cli.play`,
-:mod:`~zooport.checks`, :mod:`~zooport.cli.bench`, :mod:`~zooport.cli.training` and
-:mod:`~zooport.cli.saved_model`, whose optional dependencies (SB3, torch, matplotlib,
-Pillow) are imported only when a run needs them.
-
-Errors a user can cause print one line to stderr and exit with status 2; ``check`` exits 1
-when a checker failed. Tables use ``rich`` when it is installed and stdout is a terminal,
-plain text otherwise (or with ``--plain``).
+search path, as with ``python -m``) or ``path/to/file.py:factory``; each subcommand is one
+``_<name>_command`` function (its parser, options and handler), ``zooport <command> --help``
+lists its options, and an error a user can cause prints one line and exits 2.
 """
 
 from __future__ import annotations
