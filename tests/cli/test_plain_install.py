@@ -160,7 +160,8 @@ def test_the_readme_install_then_its_snippet_and_check_on_a_two_team_core(
     snippet += "\nimport zooport\nprint(zooport.__file__)\n"
     done = _run([str(readme_installed / "python"), "-c", snippet], cwd=tmp_path, timeout=1200)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert (readme_installed.parent / "zooport" / "zooport") in Path(done.stdout.strip()).parents
+    clone = readme_installed.parent.parent / "zooport"
+    assert clone in Path(done.stdout.strip()).parents  # the editable install of the clone
     # The guide's two-team core, as a user's file, checked by the installed console script.
     (tmp_path / "my_env.py").write_text(_guide_block("guides/batched-env.md", "class Pitch"))
     done = _run([str(readme_installed / "zooport"), "--plain", "check", "my_env:Pitch"],
