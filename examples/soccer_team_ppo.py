@@ -2,7 +2,8 @@
 
 ``Soccer`` has ML-Agents' SoccerTwos layout: ONE behaviour name in two teams
 (``"Soccer?team=0"``, ``"Soccer?team=1"``). The PettingZoo adapter names the teams' agents
-apart by default (``soccer_0_0``, ``soccer_0_1``, ``soccer_1_2``, ``soccer_1_3``), so the route is plain PettingZoo from there on::
+apart by default (``soccer_0_0``, ``soccer_0_1``, ``soccer_1_2``, ``soccer_1_3``), so the
+route is plain PettingZoo from there on::
 
     env = PettingZooParallelEnv(Soccer(shaping=1.0))
     env = FoldAgents(env, "random", behavior="Soccer?team=1")   # team 1 plays at random
