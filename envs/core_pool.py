@@ -1,20 +1,9 @@
-"""Many cores in worker processes, presented as one BaseEnv: :class:`CorePool`.
-
-A pool step is one step of every core, in parallel. The pool's own process steps core 0
-itself (``local_core=True``, the default in sync mode) while the workers step the others, so
-K cores cost K - 1 processes. Commands go to every worker with one write to a shared control
-array, and the rows come back in one shared segment per behaviour, each core writing its own
-range (:mod:`zooport.envs.pool_shared_memory`): the pool's batch is one gather of those rows,
-its actions one scatter, so the pool's own work per step does not grow with K. Agent ``a`` of
-core ``i`` (of K) is pool agent ``a * K + i`` (``core_of`` maps back), every pool id fits
-int32, and a batch lists core 0's rows, then core 1's. ``reset(seed=s)`` gives core ``i`` the
-seed ``s + i``. Side channels (:mod:`zooport.envs.pool_channels`) reach every core or one. In
-``mode="async"`` a step returns once ``min_ready`` cores answered; the others' agents have no
-decision in it (DESIGN.md's decision periods), and no result is handed out twice or lost. A
-worker that dies, hangs past ``timeout`` or raises is a :class:`~zooport.errors.CorePoolError`
-naming the core, and leaves the pool unusable until ``close()``. Workers start with
-``"spawn"`` or ``"forkserver"``: factories must be picklable, and a script needs the
-``if __name__ == "__main__":`` guard.
+"""Many cores in worker processes, presented as one BaseEnv: :class:`CorePool`. A pool step is
+one step of every core in parallel (core 0 in this process by default in sync mode), with one
+write to a shared control array and one gather of the rows the cores wrote into shared memory
+(:mod:`zooport.envs.pool_shared_memory`), so the pool's own work per step does not grow with K.
+Agent ``a`` of core ``i`` (of K) is pool agent ``a * K + i``; ``reset(seed=s)`` gives core ``i``
+the seed ``s + i``; a dead, hung or raising worker is a :class:`~zooport.errors.CorePoolError`.
 """
 
 from __future__ import annotations
@@ -30,7 +19,6 @@ import numpy as np
 from zooport.envs.actions import ActionTuple
 from zooport.envs.arguments import check_int, check_seed
 from zooport.envs.base_env import BaseEnv
-from zooport.envs.pool_batches import gather, scatter, scatter_one
 from zooport.envs.pool_channels import PoolChannels
 from zooport.envs.pool_factories import (
     UNITY_BUILD_OPTIONS,
@@ -40,10 +28,7 @@ from zooport.envs.pool_factories import (
 )
 from zooport.envs.pool_handles import Workers
 from zooport.envs.pool_options import MODES, START_METHODS, PoolOptions, check_factories
-from zooport.envs.pool_shared_memory import (
-    N_DECISION,
-    Rows,
-)
+from zooport.envs.pool_shared_memory import N_DECISION, Rows, gather, scatter, scatter_one
 from zooport.envs.pool_views import GlobalStateLayout, PoolViews, agreed_specs, merged_specs
 from zooport.envs.pool_worker import (
     COMMAND_NAMES,
@@ -53,6 +38,7 @@ from zooport.envs.pool_worker import (
     CoreRunner,
     Relays,
     build_core,
+    core_description,
     pickle_factory,
 )
 from zooport.envs.side_channel.side_channel import SideChannel
@@ -97,29 +83,17 @@ class CorePool(PoolViews, BaseEnv):
     """K cores in worker processes as one ``BaseEnv``; see the module docstring.
 
     Args:
-        core_fns: one zero-argument factory per core, each returning a BaseEnv (a zooport
-            core, a ``UnityEnvironment``, an older-generation ML-Agents env), called in its
-            worker (core 0's in this process when ``local_core``), with
-            ``side_channels=[...]`` when the pool has channels for that core.
-        mode: ``"sync"`` (every step steps every core) or ``"async"``.
-        min_ready: async mode: how many cores must have answered before ``step()`` returns
-            (default 1). Sync mode: None or K.
-        local_core: step core 0 in this process (default: True in sync mode, False in async
-            mode, where a slow core 0 would hold back every step).
+        core_fns: one picklable zero-argument factory per core, returning a BaseEnv (called
+            with ``side_channels=[...]`` when the pool has channels for that core).
+        mode: ``"sync"`` (every step steps every core) or ``"async"`` (a step returns once
+            ``min_ready`` cores answered, default 1; the others' agents have no decision).
+        local_core: step core 0 in this process (default: in sync mode only).
         side_channels: channels that reach every core.
         core_side_channels: one list per core (None for none): channels of that core only.
-        timeout: seconds a worker may take to start or to answer before it counts as hung
-            (None: as long as it lives). A death is noticed within a fraction of a second.
-        start_method: ``"spawn"`` or ``"forkserver"``.
+        timeout: seconds a worker may take to start or answer before it counts as hung.
+        start_method: ``"spawn"`` or ``"forkserver"`` (a script needs the ``__main__`` guard).
         spin: seconds the pool and each worker spin before they block (0 <= spin < 1).
-        side_channel_bytes: the size of each core's side-channel areas; larger messages
-            travel on the pipe.
-
-    Raises:
-        ArgumentError, ArgumentTypeError: a bad argument.
-        CorePoolError: a factory that cannot be pickled, or that raised, or a worker that
-            died or hung while starting.
-        SpecError: the cores' behaviours or specs differ (the message names the core).
+        side_channel_bytes: each core's side-channel areas; larger messages use the pipe.
 
     Example:
         >>> from functools import partial
@@ -160,7 +134,8 @@ class CorePool(PoolViews, BaseEnv):
         )  # fmt: skip
         self._mode, self._min_ready = options.mode, options.min_ready
         self._channels = PoolChannels(side_channels, core_side_channels, k)
-        self._closed = self._was_reset = False
+        # _live: reset, open and healthy (the one check a call makes on its fast path).
+        self._closed = self._was_reset = self._live = False
         self._fault: BaseException | None = None
         self._steps: dict[str, tuple[DecisionSteps, TerminalSteps]] = {}
         self._taken: dict[str, np.ndarray] = {}
@@ -195,12 +170,14 @@ class CorePool(PoolViews, BaseEnv):
                 self._local.append(CoreRunner(core, relays, 0, k, self._workers.rows))
             self._workers.wait_ready()
             self._specs = agreed_specs([(self._label(i), self._description(i)) for i in range(k)])
+            self._names = tuple(self._specs)
         except BaseException:
             self._closed = True
             self._finalizer()
             raise
         # One core in this process: its own steps are the pool's (ids are unchanged at K=1).
         self._passthrough = self._local[0].core if local and k == 1 else None
+        self._core_specs: Any = None  # the passthrough core's behavior_specs at its last step
         self.seedable = all(self._description(i)["seedable"] for i in range(k))
 
     # ------------------------------------------------------------------ the pool's own API
@@ -240,21 +217,13 @@ class CorePool(PoolViews, BaseEnv):
         return list(self._channels.own[self._check_index(index)])
 
     def core_of(self, agent_id: AgentId) -> tuple[int, AgentId]:
-        """``(core index, the core's own agent id)`` of a pool agent id (``a * K + i``).
-
-        Raises:
-            ArgumentTypeError: ``agent_id`` is not an int.
-        """
+        """``(core index, the core's own agent id)`` of a pool agent id (``a * K + i``)."""
         value = check_int(agent_id, "agent_id", -(2**63), maximum=2**63 - 1, where="CorePool")
         core_id, index = divmod(value, self._num_cores)
         return index, core_id
 
     def pool_agent_id(self, index: int, core_agent_id: AgentId) -> AgentId:
-        """The pool's id of agent ``core_agent_id`` of core ``index`` (``a * K + i``).
-
-        Raises:
-            ArgumentError: the pool id would leave int32.
-        """
+        """The pool's id of agent ``core_agent_id`` of core ``index`` (``a * K + i``, int32)."""
         index = self._check_index(index)
         k = self._num_cores
         own = check_int(
@@ -274,8 +243,7 @@ class CorePool(PoolViews, BaseEnv):
 
     @property
     def has_action_masks(self) -> bool:
-        """Whether every core sends action masks for its discrete behaviours (each asked by
-        :func:`~zooport.envs.capabilities.has_action_masks`), as adapters ask a core."""
+        """Whether every core sends action masks for its discrete behaviours."""
         self._check_open()
         return all(self._description(i)["masks"] for i in range(self._num_cores))
 
@@ -292,11 +260,7 @@ class CorePool(PoolViews, BaseEnv):
         return self._specs
 
     def reset(self, seed: int | None = None) -> None:
-        """Resets every core; with ``seed``, core ``i`` gets ``seed + i``.
-
-        Raises:
-            CorePoolError: ``seed`` given but a core cannot be seeded, or a fault.
-        """
+        """Resets every core; with ``seed``, core ``i`` gets ``seed + i``."""
         self._check_usable()
         seed = check_seed(seed, "CorePool.reset")
         k = self._num_cores
@@ -324,23 +288,25 @@ class CorePool(PoolViews, BaseEnv):
             self._broke(exc)
             raise
         self._guard.reset_done()
-        self._was_reset = True
+        self._was_reset = self._live = True
         self._channels.deliver(incoming)
 
     def step(self) -> None:
         """Steps every core (sync mode) or the idle ones, until ``min_ready`` answered.
 
-        Before the first ``reset()``, a pool whose cores report no behaviour yet (Unity
-        scenes whose agents have not asked for a decision) is reset instead, as a
-        ``UnityEnvironment``'s first ``step()`` is: that is how adapters read late specs.
+        Before the first ``reset()``, a pool with no behaviour yet (a Unity scene) is reset
+        instead, as a ``UnityEnvironment``'s first ``step()`` is.
         """
-        if not self._was_reset and not self._closed and not len(self._specs):
-            self.reset()
-            return
-        self._check_ready()
+        if not self._live or _PID[0] != self._owner:
+            if not self._was_reset and not self._closed and not len(self._specs):
+                self.reset()
+                return
+            self._check_ready()
         self._guard.enter("step")
         try:
-            if self._mode == "sync":
+            if self._passthrough is not None:
+                incoming = self._run_alone(STEP, None)
+            elif self._mode == "sync":
                 incoming = self._run(STEP, None)
             else:
                 incoming = self._run(STEP, ~(self._running | self._fresh))
@@ -349,32 +315,30 @@ class CorePool(PoolViews, BaseEnv):
             self._broke(exc)
             raise
         self._guard.exit()
-        # After the step is published: a channel that raises loses no result.
-        self._channels.deliver(incoming)
+        if incoming:  # after the step is published: a channel that raises loses no result
+            self._channels.deliver(incoming)
 
     def get_steps(self, behavior_name: BehaviorName) -> tuple[DecisionSteps, TerminalSteps]:
         """This step's DecisionSteps and TerminalSteps of the behaviour, over every core that
         answered (rows of core 0 first); pool agent ids (see :meth:`core_of`)."""
-        if self._guard.running is not None:
-            self._reentered("get_steps")
+        if not self._live or self._guard.running is not None or _PID[0] != self._owner:
+            self._check_call("get_steps")
         steps = self._steps.get(behavior_name)
         if steps is None:
-            self._check_ready()
-            spec = self._spec(behavior_name)
-            if self._passthrough is not None:
+            if self._passthrough is not None and behavior_name in self._names:
                 return self._passthrough.get_steps(behavior_name)
+            spec = self._spec(behavior_name)
             steps = self._steps[behavior_name] = self._merge(behavior_name, spec)
         return steps
 
     def set_actions(self, behavior_name: BehaviorName, action: ActionTuple) -> None:
         """Sets the actions of the agents in this step's DecisionSteps (one row each)."""
-        if self._guard.running is not None:
-            self._reentered("set_actions")
-        self._check_ready()
-        spec = self._spec(behavior_name)
-        if self._passthrough is not None:  # the core validates as the pool would
-            self._passthrough.set_actions(behavior_name, action)
+        if not self._live or self._guard.running is not None or _PID[0] != self._owner:
+            self._check_call("set_actions")
+        if self._passthrough is not None and behavior_name in self._names:
+            self._passthrough.set_actions(behavior_name, action)  # it validates as the pool would
             return
+        spec = self._spec(behavior_name)
         rows = self._workers.rows.get(behavior_name)
         taken = self._taken_rows(behavior_name, rows) if rows is not None else np.zeros(0, int)
         action = spec.action_spec._validate_action(action, len(taken), behavior_name)
@@ -385,9 +349,7 @@ class CorePool(PoolViews, BaseEnv):
         self, behavior_name: BehaviorName, agent_id: AgentId, action: ActionTuple
     ) -> None:
         """Sets one agent's action (a batch of one); the others that decided take zeros."""
-        if self._guard.running is not None:
-            self._reentered("set_action_for_agent")
-        self._check_ready()
+        self._check_call("set_action_for_agent")
         spec = self._spec(behavior_name)
         action = spec.action_spec._validate_action(action, 1, behavior_name)
         decision = self.get_steps(behavior_name)[0]
@@ -403,18 +365,12 @@ class CorePool(PoolViews, BaseEnv):
         scatter_one(rows, self.core_of(agent_id)[0], agent_id, action)
 
     def close(self) -> None:
-        """Closes every core and stops every worker; a second call does nothing.
-
-        A close interrupted (Ctrl-C) leaves the pool unusable and not closed: call it again
-        to close what is left.
-
-        Raises:
-            CorePoolError: a core's own ``close()`` raised (after every core was closed).
-        """
+        """Closes every core and stops every worker; an interrupted close can be called again."""
         if self._closed:
             return
         self._check_owner()
         self._steps.clear()
+        self._live = False
         # After a fault, what a core says while closing belongs to that fault (reported).
         healthy = self._fault is None
         if healthy:
@@ -449,21 +405,14 @@ class CorePool(PoolViews, BaseEnv):
 
     @classmethod
     def unity(cls, file_name: str | None, instances: int = 2, **options: Any) -> CorePool:
-        """A pool of ``instances`` copies of one Unity build, each its own ``UnityEnvironment``.
-
-        Instance ``i`` gets ``worker_id + i`` (so its own port; give a second pool on the same
-        machine another ``worker_id``) and Unity's random seed ``seed + i``; a Unity build
-        cannot be reseeded from Python, so the pool is not ``seedable``. ``options`` are the
-        keywords of :func:`~zooport.envs.pool_factories.unity_factories` (``worker_id``,
-        ``base_port``, ``seed``, ``no_graphics``, ``timeout_wait``, ``additional_args``,
-        ``log_folder``, ``environment_class``) and the pool's (``mode``, ``timeout``, ...).
-        """
+        """A pool of ``instances`` copies of one Unity build; instance ``i`` gets ``worker_id + i``
+        and Unity's seed ``seed + i`` (``options``: those of
+        :func:`~zooport.envs.pool_factories.unity_factories` and the pool's)."""
         build = {key: options.pop(key) for key in UNITY_BUILD_OPTIONS if key in options}
         return cls(unity_factories(file_name, instances, **build), **options)
 
     def _ask(self, command: int) -> dict[int, Any]:
-        """Every core's answer to RENDER or STATE. Asking hands out no results: in async mode
-        a step still running finishes first, its results kept for the next step."""
+        """Every core's answer to RENDER or STATE (a running async step finishes first)."""
         self._check_ready()
         try:
             incoming = self._finish_running()
@@ -494,16 +443,10 @@ class CorePool(PoolViews, BaseEnv):
     # ------------------------------------------------------------------ the step
 
     def _run(self, command: int, start: np.ndarray | None, seeds: Any = None) -> list[Any]:
-        """Starts ``command`` on the cores ``start`` (None: every core, sync), runs the local
-        core meanwhile, waits (for all, or for ``min_ready`` in async mode), settles NEEDS_ROOM
-        answers and publishes the cores that answered; returns their side-channel bytes."""
-        if self._passthrough is not None:  # one core, in this process: no worker to tell
-            if self._channels.any:
-                self._channels.gather()
-            asked = self._local_step(command, None if seeds is None else int(seeds[0]))
-            if asked:
-                self._settle(self._local_mask(), asked)
-            return [(0, self._local_side)] if self._channels.any else []
+        """Runs ``command`` on the cores ``start`` (None: every core) and publishes those that
+        answered; returns their side-channel bytes."""
+        if self._passthrough is not None:
+            return self._run_alone(command, None if seeds is None else int(seeds[0]))
         workers, k = self._workers, self._num_cores
         if start is None:  # every worker: a slice, the fast path
             which: Any = workers.every
@@ -540,6 +483,27 @@ class CorePool(PoolViews, BaseEnv):
         workers.unlink_attached()
         return incoming
 
+    def _run_alone(self, command: int, seed: int | None) -> list[Any]:
+        """A pool of one in this process: the core's own steps are the pool's, nothing copied."""
+        runner, channels = self._local[0], self._channels
+        core = runner.core
+        try:
+            if channels.any:
+                channels.gather()
+                runner.relays.deliver(channels.take(0))
+            if command == STEP:
+                core.step()
+            else:
+                core.reset() if seed is None else core.reset(seed=seed)  # type: ignore[call-arg]  # seedable
+        except Exception as exc:
+            raise self._local_error(command, exc) from exc
+        specs = core.behavior_specs
+        if specs is not self._core_specs and tuple(specs) != self._names:  # a Unity scene's new one
+            runner.description = core_description(core)
+            self._merge_specs(0)
+        self._core_specs = specs
+        return [(0, runner.side_out())] if channels.any else []
+
     def _answered(self) -> np.ndarray:
         answered = self._workers.answered(slice(0, self._num_cores)).copy()
         if self._local:
@@ -558,8 +522,7 @@ class CorePool(PoolViews, BaseEnv):
         return self._incoming(running, STEP)
 
     def _settle(self, answered: np.ndarray, requests: dict[int, Any]) -> None:
-        """Raises a failed core's error; gives the cores that asked for room their new
-        segments and has them write their rows (the local core's ``requests`` included)."""
+        """Raises a failed core's error; gives the cores that asked for room new segments."""
         workers = self._workers
         which = np.flatnonzero(answered & ~self._local_mask())
         bad = workers.failures(which)
@@ -589,21 +552,22 @@ class CorePool(PoolViews, BaseEnv):
         return mask
 
     def _local_step(self, command: int, seed: int | None) -> dict[int, Any]:
-        """Runs the command on the local core and writes its rows; ``{0: needs}`` when its
-        rows need new segments (written after :meth:`Workers.grow`)."""
+        """Runs the command on the local core and writes its rows (``{0: needs}``: no room)."""
         runner = self._local[0]
         try:
-            needs = runner.run(command, seed, self._channels.take(0), self._passthrough is None)
+            needs = runner.run(command, seed, self._channels.take(0))
         except Exception as exc:
-            raise CorePoolError(
-                f"{runner.label} raised {type(exc).__name__} during {COMMAND_NAMES[command]}: "
-                f"{exc}",
-                0,
-            ) from exc
+            raise self._local_error(command, exc) from exc
         if needs is not None:
             return {0: needs}
-        self._local_side = runner.write() if self._passthrough is None else runner.side_out()
+        self._local_side = runner.write()
         return {}
+
+    def _local_error(self, command: int, exc: Exception) -> CorePoolError:
+        name = type(exc).__name__
+        return CorePoolError(
+            f"{self._label(0)} raised {name} during {COMMAND_NAMES[command]}: {exc}", 0
+        )
 
     def _incoming(self, ready: np.ndarray, command: int) -> list[Any]:
         """``(core, side-channel bytes)`` of the cores that answered ``command``."""
@@ -652,8 +616,9 @@ class CorePool(PoolViews, BaseEnv):
         try:
             self._specs = merged_specs(self._specs, (self._label(i), self._description(i)))
         except SpecError as error:
-            self._fault = error
+            self._fault, self._live = error, False
             raise
+        self._names = tuple(self._specs)
         self._global_layout = None
         self._state_space = None
 
@@ -664,6 +629,7 @@ class CorePool(PoolViews, BaseEnv):
 
     def _broke(self, exc: BaseException) -> None:
         self._steps.clear()
+        self._live = False
         if isinstance(exc, CorePoolError):
             self._fault = exc
         else:
@@ -703,6 +669,11 @@ class CorePool(PoolViews, BaseEnv):
                 f"the pool is unusable after a failure ({first_line}); close() it",
                 getattr(self._fault, "core_index", None),
             ) from self._fault
+
+    def _check_call(self, call: str) -> None:
+        if self._guard.running is not None:
+            self._reentered(call)
+        self._check_ready()
 
     def _check_ready(self) -> None:
         self._check_usable()

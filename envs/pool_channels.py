@@ -1,20 +1,8 @@
-"""The side channels of a :class:`~zooport.envs.core_pool.CorePool`: who talks to which core.
-
-Classes:
-    PoolChannels: the pool's channels (they reach every core) and each core's own; the relay
-        channel ids each core is built with; what is queued for each core and where what a
-        core sent is delivered.
-
-A channel given to the pool (``side_channels=``) reaches every core: what it queues is sent to
-every core (an ``EnvironmentParametersChannel`` value set once applies to all) and what any
-core sends on its id is delivered to it (a ``StatsSideChannel`` collects every core's
-statistics). A channel in ``core_side_channels[i]`` talks to core ``i`` only (per-core
-parameters, per-core statistics). Both may have a channel of the same id: core ``i`` then
-gets what either queued (the pool's first) and what it sends reaches both. Each core gets, in
-its worker, one relay channel per channel id (the pool's and its own,
-:class:`~zooport.envs.pool_worker.RelayChannel`), passed to its factory as
-``side_channels=[...]``. The relays forward the bytes ML-Agents' channels exchange, so any
-channel, custom ones included, works unchanged.
+"""The side channels of a :class:`~zooport.envs.core_pool.CorePool`. A channel given to the pool
+reaches every core (what it queues goes to each, what any core sends reaches it); one in
+``core_side_channels[i]`` talks to core ``i`` only. Each core is built with one relay channel
+per channel id (:class:`~zooport.envs.pool_worker.RelayChannel`) that forwards the raw bytes,
+so any channel works unchanged.
 """
 
 from __future__ import annotations
@@ -31,16 +19,7 @@ __all__ = ["PoolChannels"]
 
 
 class PoolChannels:
-    """The side channels of a pool of ``k`` cores; see the module docstring.
-
-    Args:
-        side_channels: the channels that reach every core (None for none).
-        core_side_channels: one list (or None) per core: the channels of that core only.
-        k: the number of cores.
-
-    Raises:
-        ArgumentError: ``core_side_channels`` is not one entry per core.
-        ArgumentTypeError, ArgumentError: a channel list the side-channel manager refuses.
+    """The side channels of a pool of ``k`` cores, and what is queued for each core.
 
     Example:
         >>> from zooport.envs.side_channel import EnvironmentParametersChannel
@@ -72,13 +51,10 @@ class PoolChannels:
                     f"actually: {core_side_channels!r}"
                 )
             per_core = [SideChannelManager._get_side_channels_dict(c) for c in core_side_channels]
-        #: The channels that reach every core.
         self.shared = list(shared.values())
-        #: Each core's own channels.
         self.own = [list(own.values()) for own in per_core]
-        #: The channel ids each core gets a relay channel for (the pool's and its own).
+        # The ids each core gets a relay for (the pool's and its own).
         self.relay_ids = [list({**own, **shared}) for own in per_core]
-        #: Whether there is any channel at all (else nothing here has work to do).
         self.any = bool(shared) or any(per_core)
         self._shared_manager = SideChannelManager(self.shared)
         self._core_managers = [SideChannelManager(c) for c in self.own]
@@ -109,11 +85,8 @@ class PoolChannels:
         return data
 
     def deliver(self, incoming: Iterable[tuple[int, bytes]]) -> None:
-        """Hands what each core sent (``(its index, bytes)``, in core order) to the user's
-        channels.
-
-        Every message is delivered; the first error a channel raised is raised after.
-        """
+        """Hands what each core sent (``(index, bytes)``) to the channels; every message is
+        delivered, then the first error a channel raised is raised."""
         error: BaseException | None = None
         for index, data in incoming:
             if not data:

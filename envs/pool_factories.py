@@ -1,33 +1,17 @@
-"""Core factories a :class:`~zooport.envs.core_pool.CorePool` worker can load.
-
-Functions:
-    registry_core: builds a registry environment; ``functools.partial(registry_core, id,
-        **kwargs)`` is a factory a worker can load.
-    unity_instance: builds one instance of a Unity build.
-    unity_factories: one ``unity_instance`` factory per instance, each with its own
-        ``worker_id`` (hence port) and Unity seed (what :meth:`CorePool.unity` uses).
-
-A worker is a fresh interpreter (spawn, forkserver): it loads its factory by reference, so
-a factory is a module-level function or class, or ``functools.partial`` of one.
+"""Core factories a :class:`~zooport.envs.core_pool.CorePool` worker can load by reference (a
+worker is a fresh interpreter): registry environments and Unity build instances.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
-import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from zooport.envs.base_env import BaseEnv, BaseEnvLike
 
-__all__ = [
-    "registry_core",
-    "unity_instance",
-    "unity_factories",
-    "UNITY_BUILD_OPTIONS",
-    "UNITY_ENVIRONMENT",
-]
+__all__ = ["registry_core", "unity_instance", "unity_factories", "UNITY_BUILD_OPTIONS"]
 
 #: The class :func:`unity_instance` builds by default (imported in the worker).
 UNITY_ENVIRONMENT = "mlagents_envs.environment:UnityEnvironment"
@@ -49,11 +33,8 @@ def registry_core(env_id: str, **kwargs: Any) -> BaseEnv:
 def unity_instance(
     environment_class: str | type, kwargs: Mapping[str, Any], side_channels: Any = None
 ) -> BaseEnvLike:
-    """One instance of a Unity build: ``environment_class(**kwargs, side_channels=...)``.
-
-    ``environment_class`` is a class or ``"module:attr"`` naming one, imported here (in the
-    worker), so the pool's process need not import ``mlagents_envs``.
-    """
+    """``environment_class(**kwargs, side_channels=...)``; a ``"module:attr"`` class is
+    imported here, in the worker, so the pool's process need not import mlagents_envs."""
     if isinstance(environment_class, str):
         module, _, attr = environment_class.partition(":")
         make = getattr(importlib.import_module(module), attr)
@@ -81,10 +62,6 @@ def unity_factories(
     """One factory per instance of a build: instance ``i`` gets ``worker_id + i`` (its port
     is ``base_port + worker_id + i``) and Unity's random seed ``seed + i``.
 
-    Raises:
-        ArgumentError, ArgumentTypeError: ``instances`` is not a positive int, or
-            ``worker_id``/``seed`` not an int >= 0.
-
     Example:
         >>> factories = unity_factories("builds/3DBall", 2, worker_id=4)
         >>> [f.args[1]["worker_id"] for f in factories], [f.args[1]["seed"] for f in factories]
@@ -111,8 +88,5 @@ def unity_factories(
 
 
 #: The keywords of :func:`unity_factories` (what :meth:`CorePool.unity` passes to it).
-UNITY_BUILD_OPTIONS = tuple(
-    name
-    for name, parameter in inspect.signature(unity_factories).parameters.items()
-    if parameter.kind is inspect.Parameter.KEYWORD_ONLY
-)
+UNITY_BUILD_OPTIONS = ("worker_id", "base_port", "seed", "no_graphics", "timeout_wait",
+                       "additional_args", "log_folder", "environment_class")  # fmt: skip

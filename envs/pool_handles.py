@@ -1,13 +1,7 @@
-"""The pool's side of its worker processes: one control array for all of them.
-
-:class:`Workers` starts the workers, tells any set of them to run a command with one
-vectorised write, waits for their answers, owns the behaviours' segments (and makes bigger
-ones when a core outgrows its rows), and turns a death, a hang or an exception into a
-:class:`~zooport.errors.CorePoolError` naming the core, in bounded time. Waiting spins on the
-control array for ``spin`` seconds (yielding the CPU), then blocks on the workers' pipes and
-process sentinels in short slices: a worker that answers while the pool is blocked also writes
-to its pipe, a dead one's sentinel wakes the pool, and one that has not answered within the
-timeout is stopped. None of this costs more Python work per step with more workers.
+"""The pool's side of its worker processes: one control array for all of them. A command is one
+vectorised write; a wait spins on the array, then blocks on the pipes and the process sentinels
+in short slices, so a death or a hang becomes a :class:`~zooport.errors.CorePoolError` naming
+the core in bounded time.
 """
 
 from __future__ import annotations
@@ -73,18 +67,8 @@ def _signal_name(exitcode: int | None) -> str:
 
 
 class Workers:
-    """The worker processes of a pool of ``k`` cores (those at ``indices``) and the shared
-    memory; see the module docstring.
-
-    Args:
-        k: the number of cores of the pool (the control array has a row for each).
-        factories: ``{core index: pickled factory}`` of the cores in workers.
-        relay_ids: the channel ids each core gets relay channels for.
-        context: the multiprocessing context (its start method).
-        spin: seconds to spin before blocking (both sides).
-        side_bytes: the size of each core's side-channel areas.
-        timeout: seconds a command may take before the worker counts as hung (None: never).
-    """
+    """The worker processes of a pool of ``k`` cores (``factories``: ``{index: pickled
+    factory}``) and the shared memory: the control array and the behaviours' segments."""
 
     def __init__(
         self,
@@ -154,11 +138,7 @@ class Workers:
     def command(
         self, command: int, which: Any, seeds: Any = None, sides: dict[int, bytes] | None = None
     ) -> None:
-        """Tells the workers ``which`` (a slice or an index array) to run ``command``.
-
-        ``seeds``: the reset seed of each (None: none); ``sides``: the side-channel bytes of
-        each core that has some.
-        """
+        """Tells the workers ``which`` (a slice or an index array) to run ``command``."""
         words, late = self.words, []
         if sides:
             for i, data in sides.items():
@@ -183,8 +163,7 @@ class Workers:
         return self.words[which, DONE] == self.words[which, SEQ]
 
     def wait(self, which: Any, need: int | None = None, among: np.ndarray | None = None) -> None:
-        """Waits until every worker of ``which`` answered (or ``need`` of ``among``, a bool
-        array over all cores, for async mode)."""
+        """Waits until every worker of ``which`` answered (async: ``need`` of ``among``)."""
         if need is None and self.answered(which).all():
             return
         self._wait_slowly(which, need, among)
@@ -195,7 +174,6 @@ class Workers:
         return int((self.answered(slice(0, self.k)) & among).sum()) >= need
 
     def _wait_slowly(self, which: Any, need: int | None, among: np.ndarray | None) -> None:
-        """The spin, then the blocking part of :meth:`wait` (with the fault checks)."""
         deadline = time.perf_counter() + self.spin
         while time.perf_counter() < deadline:
             if self._enough(which, need, among):
@@ -246,8 +224,7 @@ class Workers:
         return np.arange(self.k)[which][statuses != 0].tolist()
 
     def requests(self, indices: list[int]) -> dict[int, Any]:
-        """``{core: (needs, description)}`` of the workers that answered NEEDS_ROOM; a worker
-        that failed raises its error."""
+        """``{core: needs}`` of the workers that answered NEEDS_ROOM; a failed one raises."""
         requests = {}
         for i in indices:
             status = int(self.words[i, STATUS])
@@ -266,10 +243,8 @@ class Workers:
     # ------------------------------------------------------------------ segments
 
     def grow(self, requests: dict[int, dict[str, Any]], specs: Any) -> None:
-        """New segments for the behaviours of ``requests`` (``{core: {name: (rows, obs
-        signature)}}``), this step's rows of every other core copied over (no worker may be
-        running); the workers attach them before their next command, and those that asked
-        write their rows now."""
+        """New segments for the behaviours of ``requests``, the other cores' rows copied over;
+        the workers that asked write their rows now."""
         grown: dict[str, BehaviorLayout] = {}
         for i, needs in requests.items():
             for name, (count, observations) in needs.items():
@@ -325,7 +300,7 @@ class Workers:
         )  # fmt: skip
 
     def unlink_attached(self) -> None:
-        """Unlinks the segments every worker has attached (names no process needs now)."""
+        """Unlinks the segments every worker has attached."""
         if self._unlink_later and len(self.indices):
             attached = int(self.words[self.indices, GENERATION].min())
             keep = []
@@ -418,12 +393,8 @@ class Workers:
     # ------------------------------------------------------------------ close
 
     def close(self, broken: bool = False) -> CorePoolError | None:
-        """Asks every worker to close its core, stops those that do not, frees the memory.
-
-        Returns the first error a core's ``close()`` raised (None after a fault: what a
-        broken pool's cores say then belongs to that fault). Safe to call again after an
-        interruption.
-        """
+        """Asks every worker to close its core, stops those that do not, frees the memory;
+        returns the first error a core's ``close()`` raised. Safe to call again."""
         error = None
         live = [i for i, p in self.processes.items() if p.pid is not None and p.is_alive()]
         if live and not broken:

@@ -1,30 +1,24 @@
-"""The shared memory of a :class:`~zooport.envs.core_pool.CorePool`: one control array for
-every worker, and one segment per behaviour holding every core's rows.
-
-The control array has a row of int64 words per core (the command and its sequence number,
-written by the pool; the sequence number answered and the status, written by the worker) and
-a last row of the pool's own words, then two side-channel byte areas per core. A behaviour's
-segment holds the DecisionSteps, TerminalSteps and action rows of all K cores: core ``i``
-owns the rows ``[start[i], start[i] + rows[i])`` and writes its count of decisions and
-terminal steps into row ``i`` of a ``(K, 4)`` table. Ranges are sized from what the cores
-reported (twice their agents, at least :data:`MIN_ROWS`); a core that outgrows its range, or
-a behaviour that appears, gets a new segment (:meth:`BehaviorLayout.grown`). Nothing is cast,
-truncated or broadcast. Blocks are unlinked once every worker has attached them, so no name
-outlives the processes.
+"""The shared memory of a :class:`~zooport.envs.core_pool.CorePool`: one control array of int64
+words for every worker (a row per core, then the pool's row, then each core's side-channel
+areas), and one segment per behaviour in which core ``i`` owns the rows ``[start[i], start[i] +
+rows[i])``. A core that outgrows its range, or a behaviour that appears, gets a new segment.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from multiprocessing import shared_memory
 from typing import Any
 
 import numpy as np
 
+from zooport.envs.actions import ActionTuple
+from zooport.envs.specs import AgentId, BehaviorSpec
+from zooport.envs.steps import DecisionSteps, TerminalSteps
 from zooport.errors import SpecError
 
-__all__ = ["MIN_ROWS", "Block", "Control", "BehaviorLayout", "Rows", "pool_ids", "unlink_quietly"]
+__all__ = ["MIN_ROWS", "Block", "Control", "BehaviorLayout", "Rows", "pool_ids", "unlink_quietly",
+           "gather", "scatter", "scatter_one"]  # fmt: skip
 
 #: The fewest rows a core's range gets (a core may spawn agents after its first step).
 MIN_ROWS = 16
@@ -112,7 +106,7 @@ class Control:
 @dataclass(frozen=True)
 class BehaviorLayout:
     """One behaviour's segment: rows per core, ``(row shape, dtype str)`` per observation,
-    continuous size, discrete branches and mask columns (the sum of the branch sizes)."""
+    the action sizes and the mask columns."""
 
     name: str
     rows: tuple[int, ...]
@@ -142,8 +136,7 @@ class BehaviorLayout:
         return True
 
     def grown(self, index: int, count: int, observations: Any) -> BehaviorLayout:
-        """This layout with room for twice ``count`` rows of core ``index`` (never fewer than
-        before) and these observations."""
+        """This layout with room for twice ``count`` rows of core ``index``, never fewer."""
         rows = list(self.rows)
         rows[index] = max(rows[index], 2 * count, MIN_ROWS)
         return replace(self, rows=tuple(rows), observations=observations)
@@ -173,8 +166,7 @@ class BehaviorLayout:
 
 
 class Rows:
-    """Views of one behaviour's segment; each field is an attribute (``d_reward``,
-    ``t_interrupted``, ``continuous``...), observations are the lists ``d_obs``/``t_obs``."""
+    """Views of one behaviour's segment, a field per attribute (``d_obs``, ``t_obs``: lists)."""
 
     counts: np.ndarray
     d_reward: np.ndarray
@@ -288,10 +280,7 @@ def _field(rows: Rows, field: str) -> np.ndarray:
 
 
 def pool_ids(name: str, ids: Any, k: int, index: int, out: np.ndarray | None = None) -> np.ndarray:
-    """Core ``index``'s agent ids (of a pool of ``k``) as pool ids, ``id * k + index``, int32.
-
-    Raises:
-        SpecError: a pool id would leave int32.
+    """Core ``index``'s agent ids as pool ids, ``id * k + index``, int32 (else a SpecError).
 
     Example:
         >>> pool_ids("B", np.array([0, 1, 5], np.int32), 3, 2).tolist()
@@ -320,10 +309,49 @@ def pool_ids(name: str, ids: Any, k: int, index: int, out: np.ndarray | None = N
     return out
 
 
-def layout_for(name: str, k: int, spec: Any, observations: Sequence[Any]) -> BehaviorLayout:
-    """A first layout of a behaviour: :data:`MIN_ROWS` per core, these observations."""
-    branches = tuple(spec.action_spec.discrete_branches)
-    return BehaviorLayout(
-        name, (MIN_ROWS,) * k, tuple(observations), spec.action_spec.continuous_size,
-        len(branches), int(sum(branches)),
+def gather(
+    rows: Rows, spec: BehaviorSpec, taken: np.ndarray, ready: np.ndarray
+) -> tuple[DecisionSteps, TerminalSteps]:
+    """The DecisionSteps of the rows ``taken`` and the TerminalSteps of the cores ``ready``."""
+    if len(taken):
+        mask = None
+        if (rows.counts[:, MASKED] * ready).any():  # a core without one: every action open
+            branches = np.cumsum(spec.action_spec.discrete_branches)[:-1]
+            mask = np.split(rows.d_mask[taken], branches, axis=1)
+        decision = DecisionSteps(
+            [o[taken] for o in rows.d_obs], rows.d_reward[taken], rows.d_id[taken], mask,
+            rows.d_group[taken], rows.d_group_reward[taken],
+        )  # fmt: skip
+    else:
+        decision = DecisionSteps.empty(spec)
+    ended = np.where(ready, rows.counts[:, N_TERMINAL], 0)
+    if not ended.any():
+        return decision, TerminalSteps.empty(spec)
+    t = rows.taken(ended)
+    terminal = TerminalSteps(
+        [o[t] for o in rows.t_obs], rows.t_reward[t], rows.t_interrupted[t], rows.t_id[t],
+        rows.t_group[t], rows.t_group_reward[t],
     )  # fmt: skip
+    return decision, terminal
+
+
+def scatter(rows: Rows, taken: np.ndarray, action: ActionTuple, ready: np.ndarray) -> None:
+    """Writes the validated actions of the decision rows ``taken``, one write per part."""
+    if rows.layout.continuous:
+        rows.continuous[taken] = action.continuous
+    if rows.layout.discrete:
+        rows.discrete[taken] = action.discrete
+    rows.counts[ready & (rows.counts[:, N_DECISION] > 0), ACTIONS_SET] = 1
+
+
+def scatter_one(rows: Rows, index: int, agent_id: AgentId, action: ActionTuple) -> None:
+    """Writes one agent's validated action; its core's others take zeros unless set already."""
+    start = int(rows.start[index])
+    end = start + int(rows.counts[index, N_DECISION])
+    if not rows.counts[index, ACTIONS_SET]:
+        rows.continuous[start:end] = 0
+        rows.discrete[start:end] = 0
+        rows.counts[index, ACTIONS_SET] = 1
+    row = start + int(np.flatnonzero(rows.d_id[start:end] == agent_id)[0])
+    rows.continuous[row] = action.continuous[0]
+    rows.discrete[row] = action.discrete[0]

@@ -1,18 +1,5 @@
-"""What a :class:`~zooport.envs.core_pool.CorePool` shows of all its cores together.
-
-Functions:
-    agreed_specs: the behaviours and specs every core must share (or a ``SpecError``).
-    merged_specs: the pool's specs with behaviours a core reported late (a Unity scene).
-    stitch_frames: the cores' pictures side by side (core 0 leftmost).
-
-Classes:
-    GlobalStateLayout: whether every core has a global state, and the pool's: the cores'
-        states concatenated in core order, its shape and space.
-    PoolViews: ``render()`` and the global state of a pool, from its cores' answers.
-
-The functions work on the plain data a core's handle holds (its ``label`` and its
-``description``, see :func:`~zooport.envs.pool_worker.core_description`), so none needs a
-worker to test.
+"""What a :class:`~zooport.envs.core_pool.CorePool` shows of all its cores together: the
+specs they agree on, ``render()`` and the global state, from plain data (no worker needed).
 """
 
 from __future__ import annotations
@@ -35,12 +22,7 @@ CoreView = tuple[str, Mapping[str, Any]]
 
 
 def agreed_specs(cores: Sequence[CoreView]) -> BehaviorMapping:
-    """The specs of core 0, which every other core must have too.
-
-    Raises:
-        SpecError: a core with other behaviour names, or another spec for one; the message
-            names the core.
-    """
+    """The specs of core 0, which every other core must have too (else a ``SpecError``)."""
     first: Mapping[str, BehaviorSpec] = cores[0][1]["specs"]
     for label, description in cores[1:]:
         specs = description["specs"]
@@ -59,11 +41,7 @@ def agreed_specs(cores: Sequence[CoreView]) -> BehaviorMapping:
 
 
 def merged_specs(specs: Mapping[str, BehaviorSpec], core: CoreView) -> BehaviorMapping:
-    """``specs`` with the behaviours ``core`` reports that they do not have yet.
-
-    Raises:
-        SpecError: ``core`` reports another spec for a behaviour the pool has.
-    """
+    """``specs`` with the behaviours ``core`` reports late (a conflict is a ``SpecError``)."""
     label, description = core
     merged = dict(specs)
     for name, spec in description["specs"].items():
@@ -97,16 +75,8 @@ def stitch_frames(frames: Sequence[np.ndarray | None]) -> np.ndarray | None:
 
 @dataclass(frozen=True)
 class GlobalStateLayout:
-    """The pool's global state: every core's ``global_state()``, flattened, concatenated in
-    core order (core 0's values first).
-
-    Attributes:
-        available: every core has ``global_state()`` (otherwise the pool offers none).
-        sizes: each core's number of values where every core declares a
-            ``global_state_shape``, else None.
-        bounds: ``(low, high)`` of the pool's state where every core declares a box
-            ``global_state_space``, else None.
-        labels: the cores' labels, for messages.
+    """The pool's global state: every core's ``global_state()`` flattened, in core order;
+    ``sizes`` and ``bounds`` where every core declares a shape or a box space, else None.
 
     Example:
         >>> from zooport.envs.pool_worker import global_state_description
@@ -127,7 +97,6 @@ class GlobalStateLayout:
 
     @classmethod
     def of(cls, cores: Sequence[CoreView]) -> GlobalStateLayout:
-        """The layout the cores' descriptions give."""
         descriptions = [description for _, description in cores]
         available = all(d.get("global_state", False) for d in descriptions)
         shapes = [d.get("global_state_shape") for d in descriptions]
@@ -147,7 +116,6 @@ class GlobalStateLayout:
 
     @property
     def shape(self) -> tuple[int] | None:
-        """``(total number of values,)`` where every core declares its shape, else None."""
         if self.sizes is not None:
             return (sum(self.sizes),)
         if self.bounds is not None:
@@ -155,11 +123,7 @@ class GlobalStateLayout:
         return None
 
     def concatenate(self, states: Sequence[Any]) -> np.ndarray:
-        """The cores' states (in core order), flattened and concatenated: a fresh array.
-
-        Raises:
-            SpecError: a core's state does not have the size its declared shape gives.
-        """
+        """The cores' states flattened and concatenated; a size off its shape is a SpecError."""
         flat = [np.ravel(np.asarray(state)) for state in states]
         if self.sizes is not None:
             for label, values, size in zip(self.labels, flat, self.sizes, strict=True):
@@ -172,28 +136,17 @@ class GlobalStateLayout:
 
 
 class PoolViews:
-    """What :class:`~zooport.envs.core_pool.CorePool` answers by asking every core at once
-    (its ``_ask``): ``render()`` and the global state."""
+    """``render()`` and the global state of a CorePool, from its cores' answers (``_ask``)."""
 
     _num_cores: int
     _global_layout: GlobalStateLayout | None
     _state_space: Any
-
-    def _ask(self, command: int) -> dict[int, Any]:
-        raise NotImplementedError
-
-    def _label(self, i: int) -> str:
-        raise NotImplementedError
-
-    def _description(self, i: int) -> dict[str, Any]:
-        raise NotImplementedError
+    _ask: Callable[[int], dict[int, Any]]
+    _label: Callable[[int], str]
+    _description: Callable[[int], dict[str, Any]]
 
     def render(self) -> np.ndarray | None:
-        """Every core's ``rgb_array`` picture, side by side (core 0 leftmost).
-
-        Raises:
-            NotImplementedError: a core cannot render.
-        """
+        """Every core's ``rgb_array`` picture, side by side (core 0 leftmost)."""
         answers = self._ask(RENDER)
         cannot = [(i, reason) for i, (_, frame, reason) in answers.items() if reason]
         if cannot:
@@ -203,11 +156,8 @@ class PoolViews:
 
     @property
     def global_state(self) -> Callable[[], np.ndarray]:
-        """``global_state()``, where every core has one: their states after the last step,
-        each flattened, concatenated in core order into a fresh array of
-        :attr:`global_state_shape` (a core whose state has another size than its declared
-        shape is a ``SpecError``). A pool with a core without one has no such attribute,
-        exactly like that core, so an adapter falls back as it would for the core.
+        """``global_state()`` where every core has one: their states concatenated in core order
+        (a pool with a core without one has no such attribute, like that core).
 
         Example:
             >>> from functools import partial
@@ -229,8 +179,7 @@ class PoolViews:
 
     @property
     def global_state_shape(self) -> tuple[int]:
-        """``(total values,)`` of :attr:`global_state`, where every core declares its
-        ``global_state_shape`` (or a box ``global_state_space``); otherwise no attribute."""
+        """``(total values,)`` of :attr:`global_state`, where every core declares a shape."""
         layout = self._state_layout()
         shape = layout.shape if layout.available else None
         if shape is None:
@@ -239,8 +188,7 @@ class PoolViews:
 
     @property
     def global_state_space(self) -> Any:
-        """A ``gymnasium.spaces.Box`` of :attr:`global_state`: the cores' boxes' bounds,
-        concatenated, where every core declares a box ``global_state_space``."""
+        """A ``gymnasium.spaces.Box`` of :attr:`global_state`, where every core declares one."""
         if self._state_space is None:
             bounds = self._state_layout().bounds
             if bounds is None:

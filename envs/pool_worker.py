@@ -1,13 +1,7 @@
-"""The worker side of a :class:`~zooport.envs.core_pool.CorePool`: one core per process.
-
-A worker builds its core, says ``ready``, then serves commands: it waits for its sequence
-word in the control array to move (spinning for ``spin`` seconds, yielding the CPU, then
-blocking on its pipe, where the pool wakes it), runs the command, writes its rows into the
-behaviours' segments and answers in the control array (and on the pipe, where the pool is
-blocked). A core that raises is answered as a failure with the error on the pipe; the
-worker then exits. A watchdog thread ends the worker when the pool's process is gone, even
-inside a long or hung step. Ctrl-C is left to the pool's process (workers ignore SIGINT);
-SIGTERM closes the core and exits.
+"""The worker side of a :class:`~zooport.envs.core_pool.CorePool`: one core per process. A worker
+waits for its sequence word in the control array to move (spinning, then blocking on its
+pipe), runs the command, writes its rows and answers in the array; a core that raises is
+answered as a failure, and a watchdog thread ends the worker once the pool's process is gone.
 """
 
 from __future__ import annotations
@@ -56,13 +50,8 @@ from zooport.envs.side_channel.side_channel_manager import _append_frame, _parse
 from zooport.envs.steps import check_agent_ids
 from zooport.errors import CorePoolError, SpecError
 
-__all__ = [
-    "STEP", "RESET", "RENDER", "CLOSE", "STATE", "WRITE", "OK", "NEEDS_ROOM", "FAILED",
-    "COMMAND_NAMES", "WorkerConfig", "Relays", "CoreRunner", "run_worker", "build_core",
-    "action_setter",
-    "core_description", "global_state_description", "pickle_factory", "describe_exception",
-    "next_message",
-]  # fmt: skip
+__all__ = ["CoreRunner", "Relays", "WorkerConfig", "run_worker", "build_core", "pickle_factory",
+           "core_description", "global_state_description", "next_message"]  # fmt: skip
 
 # Commands; WRITE writes the steps held back by a NEEDS_ROOM answer into the new segments.
 STEP, RESET, RENDER, CLOSE, STATE, WRITE = 1, 2, 3, 4, 5, 6
@@ -84,8 +73,7 @@ _yield = getattr(os, "sched_yield", lambda: time.sleep(0))
 
 @dataclass
 class WorkerConfig:
-    """What a worker process is started with: its core's index and pickled factory, the
-    relay channel ids, the control array, its end of the pipe and the spin."""
+    """What a worker process is started with."""
 
     index: int
     factory: bytes
@@ -98,8 +86,7 @@ class WorkerConfig:
 
 
 def next_message(connection: Any, inbox: deque[Any], wait: float) -> Any:
-    """The next message of ``inbox`` or the pipe within ``wait`` s (None: none; wake-ups,
-    sent as None, are skipped)."""
+    """The next message of ``inbox`` or the pipe within ``wait`` s, wake-ups (None) skipped."""
     while inbox:
         message = inbox.popleft()
         if message is not None:
@@ -112,8 +99,7 @@ def next_message(connection: Any, inbox: deque[Any], wait: float) -> Any:
 
 
 class RelayChannel(SideChannel):
-    """The core's end of one of the pool's channels: queues what the pool sent, keeps what
-    the core sent back (raw payloads) until :class:`Relays` collects them."""
+    """The core's end of one of the pool's channels: it keeps the raw payloads the core sent."""
 
     def __init__(self, channel_id: uuid.UUID) -> None:
         super().__init__(channel_id)
@@ -148,12 +134,7 @@ class Relays:
 
 
 def pickle_factory(factory: Callable[..., Any], index: int) -> bytes:
-    """``factory`` as bytes for a worker; raises a ``CorePoolError`` naming ``core_fns[index]``.
-
-    Standard pickle first (module-level functions, classes, ``functools.partial`` of them);
-    where that fails and cloudpickle is installed, cloudpickle (lambdas, local functions),
-    whose output the worker loads with plain ``pickle``.
-    """
+    """``factory`` as bytes for a worker: pickle, else cloudpickle where installed."""
     try:
         return pickle.dumps(factory)
     except Exception as first:  # pickle raises PicklingError, AttributeError, TypeError...
@@ -182,12 +163,7 @@ def build_core(factory: Callable[..., Any], relays: Relays) -> BaseEnv:
 
 
 def action_setter(core: BaseEnv) -> Callable[[str, np.ndarray, np.ndarray], None]:
-    """How the pool hands ``core`` a behaviour's action rows that it validated already.
-
-    The rows are (n, c) float32 and (n, d) int32 for the n agents of the core's last
-    DecisionSteps. A zooport core takes them without validating them a second time; any
-    other core gets them through ``set_actions``.
-    """
+    """How the pool hands ``core`` action rows it validated (a zooport core skips a check)."""
     if isinstance(core, BatchedEnv):
         return core._set_checked_actions
 
@@ -225,12 +201,7 @@ def core_description(core: BaseEnv) -> dict[str, Any]:
 
 
 def global_state_description(core: BaseEnvLike) -> dict[str, Any]:
-    """What ``core`` declares of a global state, as plain data.
-
-    ``global_state``: whether it has a ``global_state()``; ``global_state_shape``: its
-    ``global_state_shape`` as a tuple of ints (None where it declares none);
-    ``global_state_bounds``: ``(low, high)`` arrays of its ``global_state_space`` where that
-    is a box (it has ``low`` and ``high``), else None.
+    """What ``core`` declares of a global state (has one, its shape, its box bounds), as data.
 
     Example:
         >>> from zooport.envs.builtin.tag import Tag
@@ -268,14 +239,7 @@ def describe_exception(exc: BaseException) -> dict[str, Any]:
 
 class CoreRunner:
     """Runs the pool's commands on one core and writes its rows, in a worker or (core 0) in
-    the pool's own process.
-
-    Args:
-        core: the core (a current-API BaseEnv).
-        relays: its relay channels.
-        index, k: its index in a pool of ``k`` cores.
-        segments: the behaviours' segments by name (the worker's own, or the pool's).
-    """
+    the pool's own process."""
 
     def __init__(
         self, core: BaseEnv, relays: Relays, index: int, k: int, segments: dict[str, Rows]
@@ -289,13 +253,9 @@ class CoreRunner:
     def label(self) -> str:
         return f"core {self.index} ({self.description['type']}, in this process)"
 
-    def run(
-        self, command: int, seed: int | None, side: bytes, shared: bool = True
-    ) -> dict[str, Any] | None:
-        """Steps or resets the core; None when its rows fit the segments (write them with
-        :meth:`write`), else ``{behaviour: (rows, observation signature)}`` that do not.
-        ``shared=False``: a pool of one in this process, which hands out the core's own steps
-        (``{}`` when its behaviours changed, else None)."""
+    def run(self, command: int, seed: int | None, side: bytes) -> dict[str, Any] | None:
+        """Steps or resets the core; None when its rows fit the segments, else what does not fit,
+        ``{behaviour: (rows, observation signature)}``."""
         core, i = self.core, self.index
         if side:
             self.relays.deliver(side)
@@ -308,11 +268,6 @@ class CoreRunner:
             core.step()
         else:
             core.reset() if seed is None else core.reset(seed=seed)  # type: ignore[call-arg]  # seedable
-        if not shared:
-            if tuple(core.behavior_specs) == tuple(self.description["specs"]):
-                return None
-            self.description = core_description(core)
-            return {}
         self.held = steps = {name: core.get_steps(name) for name in core.behavior_specs}
         needs = {}
         for name, (decision, terminal) in steps.items():
@@ -429,11 +384,8 @@ def _exit_on_sigterm(signum: int, frame: Any) -> None:
 
 
 def _watch_parent(parent: int) -> None:
-    """Ends this worker once the pool's process is gone, even inside a long or hung step.
-
-    SIGTERM goes to the main thread (it interrupts a sleep or a blocking wait; the worker
-    then closes its core); a core that does not let go within a grace period is cut off.
-    """
+    """Ends this worker once the pool's process is gone, even inside a hung step: SIGTERM
+    to the main thread (it closes its core), then a hard exit after a grace period."""
     while os.getppid() == parent:
         time.sleep(PARENT_CHECK)
     signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGTERM)
@@ -442,11 +394,7 @@ def _watch_parent(parent: int) -> None:
 
 
 def run_worker(config: WorkerConfig) -> None:
-    """The worker process: builds the core, says ``ready``, serves commands until ``close``.
-
-    A failure to build the core, or an exception from the core while serving, is sent to the
-    pool as ``("error", describe_exception(exc))``; the worker then closes its core and exits.
-    """
+    """The worker process: builds the core, says ``ready``, serves commands until ``close``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
