@@ -639,3 +639,47 @@ def test_a_step_entered_while_another_runs_is_refused(tmp_path):
     finally:
         gate.touch()
         pool.close()
+
+
+def test_a_pool_of_one_in_this_process_takes_a_late_behaviour_from_its_core():
+    pool = CorePool([functools.partial(LateSpecCore, n_agents=2)], **fast())
+    try:
+        pool.reset(seed=0)
+        pool.step()
+        assert list(pool.behavior_specs) == ["Ledger", "Late"]
+        assert pool.get_steps("Late")[0].agent_id.tolist() == [100, 101]
+    finally:
+        pool.close()
+
+
+def test_a_pool_of_one_in_this_process_adds_few_python_calls_to_its_cores_step():
+    import sys
+
+    from zooport.cli.bench.trivial_core import TrivialCore
+
+    def calls(env, steps=20):
+        env.reset(seed=0)
+        action = ActionTuple(np.zeros((4, 2), np.float32))
+        count = 0
+
+        def profile(frame, event, arg):
+            nonlocal count
+            count += event == "call"
+
+        sys.setprofile(profile)
+        try:
+            for _ in range(steps):
+                env.get_steps("Trivial")
+                env.set_actions("Trivial", action)
+                env.step()
+        finally:
+            sys.setprofile(None)
+        return count / steps
+
+    factory = functools.partial(TrivialCore, n_agents=4, seed=0, terminate=False)
+    pool = CorePool([factory])
+    try:
+        extra = calls(pool) - calls(factory())
+    finally:
+        pool.close()
+    assert extra <= 12, extra  # the pool before this test: 37
