@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from zooport.envs.actions import ActionTuple
-from zooport.envs.arguments import check_int, check_seed
+from zooport.envs.arguments import check_seed
 from zooport.envs.base_env import BaseEnv
 from zooport.envs.pool_channels import PoolChannels
 from zooport.envs.pool_factories import (
@@ -31,13 +31,11 @@ from zooport.envs.pool_options import MODES, START_METHODS, PoolOptions, check_f
 from zooport.envs.pool_shared_memory import N_DECISION, Rows, gather, scatter, scatter_one
 from zooport.envs.pool_views import GlobalStateLayout, PoolViews, agreed_specs, merged_specs
 from zooport.envs.pool_worker import (
+    CLOSE,
     COMMAND_NAMES,
     RESET,
-    STATE,
     STEP,
     CoreRunner,
-    Relays,
-    build_core,
     core_description,
     pickle_factory,
 )
@@ -59,12 +57,9 @@ from zooport.errors import (
 
 __all__ = ["CorePool", "registry_core", "unity_instance", "MODES", "START_METHODS"]
 
-#: Seeds travel to the workers as int64.
-_MAX_SEED = 2**63
 #: This process's id, kept current across os.fork() (a pool compares it on every call).
 _PID = [os.getpid()]
 os.register_at_fork(after_in_child=lambda: _PID.__setitem__(0, os.getpid()))
-_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 
 
 def _shutdown(workers: Workers, local: list[Any], owner: int) -> None:
@@ -156,18 +151,18 @@ class CorePool(PoolViews, BaseEnv):
             k, pickled, self._channels.relay_ids, context, options.spin,
             options.side_channel_bytes, options.timeout,
         )  # fmt: skip
+        rows = self._workers.rows
         self._local: list[CoreRunner] = []  # core 0 when it is in this process
+        self._local_mask = np.arange(k) == 0 if local else np.zeros(k, bool)
         self._finalizer = weakref.finalize(self, _shutdown, self._workers, self._local, self._owner)
         try:
             if local:  # built while the workers start
-                relays = Relays(self._channels.relay_ids[0])
                 try:
-                    core = build_core(factories[0], relays)
+                    runner = CoreRunner(factories[0], self._channels.relay_ids[0], 0, k, rows)
                 except Exception as exc:
-                    raise CorePoolError(
-                        f"core 0: its factory raised {type(exc).__name__}: {exc}", 0
-                    ) from exc
-                self._local.append(CoreRunner(core, relays, 0, k, self._workers.rows))
+                    name = type(exc).__name__
+                    raise CorePoolError(f"core 0: its factory raised {name}: {exc}", 0) from exc
+                self._local.append(runner)
             self._workers.wait_ready()
             self._specs = agreed_specs([(self._label(i), self._description(i)) for i in range(k)])
             self._names = tuple(self._specs)
@@ -180,78 +175,6 @@ class CorePool(PoolViews, BaseEnv):
         self._core_specs: Any = None  # the passthrough core's behavior_specs at its last step
         self.seedable = all(self._description(i)["seedable"] for i in range(k))
 
-    # ------------------------------------------------------------------ the pool's own API
-
-    @property
-    def num_cores(self) -> int:
-        """K, the number of cores."""
-        return self._num_cores
-
-    @property
-    def mode(self) -> str:
-        """``"sync"`` or ``"async"``."""
-        return self._mode
-
-    @property
-    def min_ready(self) -> int:
-        """How many cores answer before ``step()`` returns (K in sync mode)."""
-        return self._min_ready
-
-    @property
-    def closed(self) -> bool:
-        """True once ``close()`` finished."""
-        return self._closed
-
-    @property
-    def worker_pids(self) -> list[int]:
-        """The process ids of the workers (core 0 is in this process when local)."""
-        return [p.pid for p in self._workers.processes.values()]
-
-    @property
-    def side_channels(self) -> list[SideChannel]:
-        """The channels given to the pool (they reach every core)."""
-        return list(self._channels.shared)
-
-    def core_side_channels(self, index: int) -> list[SideChannel]:
-        """The channels of core ``index`` alone."""
-        return list(self._channels.own[self._check_index(index)])
-
-    def core_of(self, agent_id: AgentId) -> tuple[int, AgentId]:
-        """``(core index, the core's own agent id)`` of a pool agent id (``a * K + i``)."""
-        value = check_int(agent_id, "agent_id", -(2**63), maximum=2**63 - 1, where="CorePool")
-        core_id, index = divmod(value, self._num_cores)
-        return index, core_id
-
-    def pool_agent_id(self, index: int, core_agent_id: AgentId) -> AgentId:
-        """The pool's id of agent ``core_agent_id`` of core ``index`` (``a * K + i``, int32)."""
-        index = self._check_index(index)
-        k = self._num_cores
-        own = check_int(
-            core_agent_id, "core_agent_id", -((index - _INT32_MIN) // k),
-            maximum=(_INT32_MAX - index) // k, where=f"CorePool of {k} (pool ids are int32)",
-        )  # fmt: skip
-        return own * k + index
-
-    def restarts_finished(self, behavior_name: BehaviorName) -> bool:
-        """False when some core says it does not restart the behaviour's finished agents."""
-        self._check_open()
-        self._spec(behavior_name)
-        return all(
-            self._description(i)["restarts"].get(behavior_name) is not False
-            for i in range(self._num_cores)
-        )
-
-    @property
-    def has_action_masks(self) -> bool:
-        """Whether every core sends action masks for its discrete behaviours."""
-        self._check_open()
-        return all(self._description(i)["masks"] for i in range(self._num_cores))
-
-    @property
-    def metadata(self) -> dict[str, Any]:
-        """Core 0's ``render_fps``; the pool renders ``rgb_array`` pictures."""
-        return {"render_modes": ["rgb_array"], "render_fps": self._description(0)["render_fps"]}
-
     # ------------------------------------------------------------------ BaseEnv
 
     @property
@@ -261,11 +184,11 @@ class CorePool(PoolViews, BaseEnv):
 
     def reset(self, seed: int | None = None) -> None:
         """Resets every core; with ``seed``, core ``i`` gets ``seed + i``."""
-        self._check_usable()
+        self._check_ready(reset=True)
         seed = check_seed(seed, "CorePool.reset")
         k = self._num_cores
         if seed is not None:
-            if seed >= _MAX_SEED - k:
+            if seed >= 2**63 - k:  # seeds travel as int64
                 raise ArgumentError(
                     f"CorePool.reset: expected seed < 2**63 - {k} (it travels as int64, plus "
                     f"the core index), got {seed}"
@@ -322,19 +245,24 @@ class CorePool(PoolViews, BaseEnv):
         """This step's DecisionSteps and TerminalSteps of the behaviour, over every core that
         answered (rows of core 0 first); pool agent ids (see :meth:`core_of`)."""
         if not self._live or self._guard.running is not None or _PID[0] != self._owner:
-            self._check_call("get_steps")
+            self._check_ready("get_steps")
         steps = self._steps.get(behavior_name)
         if steps is None:
             if self._passthrough is not None and behavior_name in self._names:
                 return self._passthrough.get_steps(behavior_name)
             spec = self._spec(behavior_name)
-            steps = self._steps[behavior_name] = self._merge(behavior_name, spec)
+            rows = self._workers.rows.get(behavior_name)
+            if rows is None:
+                steps = DecisionSteps.empty(spec), TerminalSteps.empty(spec)
+            else:
+                steps = gather(rows, spec, self._taken_rows(behavior_name, rows), self._ready)
+            self._steps[behavior_name] = steps
         return steps
 
     def set_actions(self, behavior_name: BehaviorName, action: ActionTuple) -> None:
         """Sets the actions of the agents in this step's DecisionSteps (one row each)."""
         if not self._live or self._guard.running is not None or _PID[0] != self._owner:
-            self._check_call("set_actions")
+            self._check_ready("set_actions")
         if self._passthrough is not None and behavior_name in self._names:
             self._passthrough.set_actions(behavior_name, action)  # it validates as the pool would
             return
@@ -349,7 +277,7 @@ class CorePool(PoolViews, BaseEnv):
         self, behavior_name: BehaviorName, agent_id: AgentId, action: ActionTuple
     ) -> None:
         """Sets one agent's action (a batch of one); the others that decided take zeros."""
-        self._check_call("set_action_for_agent")
+        self._check_ready("set_action_for_agent")
         spec = self._spec(behavior_name)
         action = spec.action_spec._validate_action(action, 1, behavior_name)
         decision = self.get_steps(behavior_name)[0]
@@ -368,7 +296,7 @@ class CorePool(PoolViews, BaseEnv):
         """Closes every core and stops every worker; an interrupted close can be called again."""
         if self._closed:
             return
-        self._check_owner()
+        self._check_open()
         self._steps.clear()
         self._live = False
         # After a fault, what a core says while closing belongs to that fault (reported).
@@ -377,31 +305,19 @@ class CorePool(PoolViews, BaseEnv):
             self._fault = CorePoolError("close() was interrupted; call close() again")
         closing = [self._workers.close(broken=not healthy)]
         while self._local:
-            core = self._local.pop().core
             try:
-                core.close()
-            except Exception as exc:
-                error = CorePoolError(
-                    f"{self._label(0)} raised {type(exc).__name__} during close: {exc}", 0
-                )
+                self._local[0].core.close()
+            except Exception as exc:  # its label needs it: popped after
+                error = self._local_error(CLOSE, exc)
                 error.__cause__ = exc
                 closing.insert(0, error)
+            finally:
+                self._local.pop()
         self._closed = True
         self._finalizer.detach()
         errors = [e for e in closing if e is not None]
         if errors and healthy:
             raise errors[0]
-
-    def __reduce__(self) -> Any:
-        raise CorePoolError(
-            "a CorePool cannot be pickled or copied: it owns worker processes; pickle the core "
-            "factories and build a new pool from them"
-        )
-
-    def __repr__(self) -> str:
-        types = [self._description(i)["type"] for i in range(self._num_cores)]
-        state = " closed" if self._closed else ""
-        return f"CorePool({self._num_cores} cores {types}, mode={self._mode!r}{state})"
 
     @classmethod
     def unity(cls, file_name: str | None, instances: int = 2, **options: Any) -> CorePool:
@@ -410,35 +326,6 @@ class CorePool(PoolViews, BaseEnv):
         :func:`~zooport.envs.pool_factories.unity_factories` and the pool's)."""
         build = {key: options.pop(key) for key in UNITY_BUILD_OPTIONS if key in options}
         return cls(unity_factories(file_name, instances, **build), **options)
-
-    def _ask(self, command: int) -> dict[int, Any]:
-        """Every core's answer to RENDER or STATE (a running async step finishes first)."""
-        self._check_ready()
-        try:
-            incoming = self._finish_running()
-            workers = self._workers
-            workers.command(command, workers.every)
-            answers = {0: self._local_answer(command)} if self._local else {}
-            workers.wait(workers.every)
-            for i in workers.indices.tolist():
-                if workers.failures([i]):
-                    workers.requests([i])  # raises the core's error
-                answers[i] = workers.receive(i)
-        except BaseException as exc:
-            self._broke(exc)
-            raise
-        self._channels.deliver(incoming)
-        return answers
-
-    def _local_answer(self, command: int) -> Any:
-        try:
-            return self._local[0].answer(command)
-        except Exception as exc:
-            raise CorePoolError(
-                f"{self._label(0)} raised {type(exc).__name__} during "
-                f"{'global_state' if command == STATE else 'render'}: {exc}",
-                0,
-            ) from exc
 
     # ------------------------------------------------------------------ the step
 
@@ -454,7 +341,7 @@ class CorePool(PoolViews, BaseEnv):
             local = bool(self._local)
         else:
             local = bool(self._local) and bool(start[0])
-            started = start & ~self._local_mask()
+            started = start & ~self._local_mask
             which = np.flatnonzero(started)
             self._running |= started
         sides = None
@@ -464,7 +351,15 @@ class CorePool(PoolViews, BaseEnv):
         workers.command(command, which, None if seeds is None else seeds[which], sides)
         requests: dict[int, Any] = {}
         if local:  # while the workers run theirs
-            requests = self._local_step(command, None if seeds is None else int(seeds[0]))
+            seed = None if seeds is None else int(seeds[0])
+            try:
+                needs = self._local[0].run(command, seed, self._channels.take(0))
+            except Exception as exc:
+                raise self._local_error(command, exc) from exc
+            if needs is not None:
+                requests = {0: needs}  # its rows are written once they have room
+            else:
+                self._local_side = self._local[0].write()
         if self._mode == "sync" or command == RESET:
             workers.wait(which)
             answered = self._running.copy()
@@ -472,14 +367,16 @@ class CorePool(PoolViews, BaseEnv):
             need = self._min_ready - int(self._fresh.sum()) - int(local)
             if need > 0:
                 workers.wait(which, need, self._running)
-            answered = self._running & self._answered()
+            answered = self._running & workers.answered(slice(0, k))
         answered[0] |= local
         self._settle(answered, requests)
         ready = answered | self._fresh  # the fresh ones' side-channel bytes were delivered
         self._running &= ~ready
         self._fresh[:] = False
-        incoming = self._incoming(answered, command)
-        self._publish(ready)
+        incoming = self._incoming(answered)
+        self._ready = ready
+        self._steps.clear()
+        self._taken.clear()
         workers.unlink_attached()
         return incoming
 
@@ -504,12 +401,6 @@ class CorePool(PoolViews, BaseEnv):
         self._core_specs = specs
         return [(0, runner.side_out())] if channels.any else []
 
-    def _answered(self) -> np.ndarray:
-        answered = self._workers.answered(slice(0, self._num_cores)).copy()
-        if self._local:
-            answered[0] = False
-        return answered
-
     def _finish_running(self) -> list[Any]:
         """Waits for the steps still running (async); their results stay to be handed out."""
         running = self._running.copy()
@@ -519,12 +410,12 @@ class CorePool(PoolViews, BaseEnv):
         self._settle(running, {})
         self._running[:] = False
         self._fresh |= running
-        return self._incoming(running, STEP)
+        return self._incoming(running)
 
     def _settle(self, answered: np.ndarray, requests: dict[int, Any]) -> None:
         """Raises a failed core's error; gives the cores that asked for room new segments."""
         workers = self._workers
-        which = np.flatnonzero(answered & ~self._local_mask())
+        which = np.flatnonzero(answered & ~self._local_mask)
         bad = workers.failures(which)
         while bad or requests:
             if self._running.any() and (self._running & ~answered).any():
@@ -532,7 +423,7 @@ class CorePool(PoolViews, BaseEnv):
                 others = self._running & ~answered
                 workers.wait(slice(0, self._num_cores), int(others.sum()), others)
                 answered |= others
-                bad = workers.failures(np.flatnonzero(answered & ~self._local_mask()))
+                bad = workers.failures(np.flatnonzero(answered & ~self._local_mask))
             requests.update(workers.requests(bad))
             if not requests:
                 return
@@ -546,32 +437,15 @@ class CorePool(PoolViews, BaseEnv):
             workers.wait(again)
             bad = workers.failures(again)
 
-    def _local_mask(self) -> np.ndarray:
-        mask = np.zeros(self._num_cores, bool)
-        mask[0] = bool(self._local)
-        return mask
-
-    def _local_step(self, command: int, seed: int | None) -> dict[int, Any]:
-        """Runs the command on the local core and writes its rows (``{0: needs}``: no room)."""
-        runner = self._local[0]
-        try:
-            needs = runner.run(command, seed, self._channels.take(0))
-        except Exception as exc:
-            raise self._local_error(command, exc) from exc
-        if needs is not None:
-            return {0: needs}
-        self._local_side = runner.write()
-        return {}
-
     def _local_error(self, command: int, exc: Exception) -> CorePoolError:
         name = type(exc).__name__
         return CorePoolError(
             f"{self._label(0)} raised {name} during {COMMAND_NAMES[command]}: {exc}", 0
         )
 
-    def _incoming(self, ready: np.ndarray, command: int) -> list[Any]:
-        """``(core, side-channel bytes)`` of the cores that answered ``command``."""
-        if not self._channels.any or command not in (STEP, RESET):
+    def _incoming(self, ready: np.ndarray) -> list[Any]:
+        """``(core, side-channel bytes)`` of the cores that answered a step or reset."""
+        if not self._channels.any:
             return []
         incoming = []
         for i in np.flatnonzero(ready).tolist():
@@ -581,19 +455,6 @@ class CorePool(PoolViews, BaseEnv):
                 incoming.append((i, self._workers.side_out(i)))
         return incoming
 
-    def _publish(self, ready: np.ndarray) -> None:
-        self._ready = ready
-        if self._steps:
-            self._steps.clear()
-        if self._taken:
-            self._taken.clear()
-
-    def _merge(self, name: str, spec: BehaviorSpec) -> tuple[DecisionSteps, TerminalSteps]:
-        rows = self._workers.rows.get(name)
-        if rows is None:
-            return DecisionSteps.empty(spec), TerminalSteps.empty(spec)
-        return gather(rows, spec, self._taken_rows(name, rows), self._ready)
-
     def _taken_rows(self, name: str, rows: Rows) -> np.ndarray:
         taken = self._taken.get(name)
         if taken is None:
@@ -602,14 +463,6 @@ class CorePool(PoolViews, BaseEnv):
         return taken
 
     # ------------------------------------------------------------------ internals
-
-    def _description(self, i: int) -> dict[str, Any]:
-        if i == 0 and self._local:
-            return self._local[0].description
-        return self._workers.descriptions.get(i, {"type": "?"})
-
-    def _label(self, i: int) -> str:
-        return self._local[0].label if i == 0 and self._local else self._workers.label(i)
 
     def _merge_specs(self, i: int) -> None:
         """A core reported behaviours late (a Unity scene): add them, or reject a conflict."""
@@ -638,10 +491,9 @@ class CorePool(PoolViews, BaseEnv):
             )
             self._fault.__cause__ = exc
 
-    def _check_index(self, index: int) -> int:
-        return check_int(index, "core index", 0, maximum=self._num_cores - 1, where="CorePool")
-
-    def _check_owner(self) -> None:
+    def _check_open(self) -> None:
+        if self._closed:
+            raise EnvClosedError("CorePool was used after close()")
         if _PID[0] != self._owner:
             raise CorePoolError(
                 f"this CorePool belongs to process {self._owner}, not to this process "
@@ -649,19 +501,14 @@ class CorePool(PoolViews, BaseEnv):
                 "build a pool in this process instead"
             )
 
-    def _reentered(self, call: str) -> None:
-        raise ReentrantCallError(
-            f"CorePool.{call}() was called while its {self._guard.running}() was running "
-            "(from another thread or a callback); the pool is not thread-safe: call it from "
-            "one place, one call at a time"
-        )
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise EnvClosedError("CorePool was used after close()")
-        self._check_owner()
-
-    def _check_usable(self) -> None:
+    def _check_ready(self, call: str | None = None, reset: bool = False) -> None:
+        """Raises why the pool cannot take ``call`` now (the slow path of a call's check)."""
+        if call is not None and self._guard.running is not None:
+            raise ReentrantCallError(
+                f"CorePool.{call}() was called while its {self._guard.running}() was running "
+                "(from another thread or a callback); the pool is not thread-safe: call it "
+                "from one place, one call at a time"
+            )
         self._check_open()
         if self._fault is not None:
             first_line = str(self._fault).split("\n", 1)[0]
@@ -669,15 +516,7 @@ class CorePool(PoolViews, BaseEnv):
                 f"the pool is unusable after a failure ({first_line}); close() it",
                 getattr(self._fault, "core_index", None),
             ) from self._fault
-
-    def _check_call(self, call: str) -> None:
-        if self._guard.running is not None:
-            self._reentered(call)
-        self._check_ready()
-
-    def _check_ready(self) -> None:
-        self._check_usable()
-        if not self._was_reset:
+        if not (reset or self._was_reset):
             raise EnvNotResetError(
                 "CorePool: call reset() before step(), get_steps() or set_actions()"
             )

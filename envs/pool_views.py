@@ -11,14 +11,19 @@ from typing import Any
 
 import numpy as np
 
+from zooport.envs.arguments import check_int
+from zooport.envs.pool_channels import PoolChannels
+from zooport.envs.pool_handles import Workers
 from zooport.envs.pool_worker import RENDER, STATE
-from zooport.envs.specs import BehaviorMapping, BehaviorSpec
-from zooport.errors import SpecError
+from zooport.envs.side_channel.side_channel import SideChannel
+from zooport.envs.specs import AgentId, BehaviorMapping, BehaviorName, BehaviorSpec
+from zooport.errors import CorePoolError, SpecError
 
 __all__ = ["agreed_specs", "merged_specs", "stitch_frames", "GlobalStateLayout", "PoolViews"]
 
 #: A core as these functions see it: ``(label, description)``.
 CoreView = tuple[str, Mapping[str, Any]]
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 
 
 def agreed_specs(cores: Sequence[CoreView]) -> BehaviorMapping:
@@ -136,14 +141,140 @@ class GlobalStateLayout:
 
 
 class PoolViews:
-    """``render()`` and the global state of a CorePool, from its cores' answers (``_ask``)."""
+    """What a CorePool tells of its cores: its own API beyond BaseEnv, ``render()`` and the
+    global state (asked of every core at once)."""
 
     _num_cores: int
+    _mode: str
+    _min_ready: int
+    _closed: bool
+    _local: list[Any]
+    _workers: Workers
+    _channels: PoolChannels
     _global_layout: GlobalStateLayout | None
     _state_space: Any
-    _ask: Callable[[int], dict[int, Any]]
-    _label: Callable[[int], str]
-    _description: Callable[[int], dict[str, Any]]
+    _spec: Callable[[str], BehaviorSpec]
+    _check_open: Callable[[], None]
+    _check_ready: Callable[..., None]
+    _finish_running: Callable[[], list[Any]]
+    _broke: Callable[[BaseException], None]
+    _local_error: Callable[[int, Exception], CorePoolError]
+
+    @property
+    def num_cores(self) -> int:
+        """K, the number of cores."""
+        return self._num_cores
+
+    @property
+    def mode(self) -> str:
+        """``"sync"`` or ``"async"``."""
+        return self._mode
+
+    @property
+    def min_ready(self) -> int:
+        """How many cores answer before ``step()`` returns (K in sync mode)."""
+        return self._min_ready
+
+    @property
+    def closed(self) -> bool:
+        """True once ``close()`` finished."""
+        return self._closed
+
+    @property
+    def worker_pids(self) -> list[int]:
+        """The process ids of the workers (core 0 is in this process when local)."""
+        return [p.pid for p in self._workers.processes.values()]
+
+    @property
+    def side_channels(self) -> list[SideChannel]:
+        """The channels given to the pool (they reach every core)."""
+        return list(self._channels.shared)
+
+    def core_side_channels(self, index: int) -> list[SideChannel]:
+        """The channels of core ``index`` alone."""
+        return list(self._channels.own[self._check_index(index)])
+
+    def core_of(self, agent_id: AgentId) -> tuple[int, AgentId]:
+        """``(core index, the core's own agent id)`` of a pool agent id (``a * K + i``)."""
+        value = check_int(agent_id, "agent_id", -(2**63), maximum=2**63 - 1, where="CorePool")
+        core_id, index = divmod(value, self._num_cores)
+        return index, core_id
+
+    def pool_agent_id(self, index: int, core_agent_id: AgentId) -> AgentId:
+        """The pool's id of agent ``core_agent_id`` of core ``index`` (``a * K + i``, int32)."""
+        index = self._check_index(index)
+        k = self._num_cores
+        own = check_int(
+            core_agent_id, "core_agent_id", -((index - _INT32_MIN) // k),
+            maximum=(_INT32_MAX - index) // k, where=f"CorePool of {k} (pool ids are int32)",
+        )  # fmt: skip
+        return own * k + index
+
+    def restarts_finished(self, behavior_name: BehaviorName) -> bool:
+        """False when some core says it does not restart the behaviour's finished agents."""
+        self._check_open()
+        self._spec(behavior_name)
+        return all(
+            self._description(i)["restarts"].get(behavior_name) is not False
+            for i in range(self._num_cores)
+        )
+
+    @property
+    def has_action_masks(self) -> bool:
+        """Whether every core sends action masks for its discrete behaviours."""
+        self._check_open()
+        return all(self._description(i)["masks"] for i in range(self._num_cores))
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """Core 0's ``render_fps``; the pool renders ``rgb_array`` pictures."""
+        return {"render_modes": ["rgb_array"], "render_fps": self._description(0)["render_fps"]}
+
+    def __reduce__(self) -> Any:
+        raise CorePoolError(
+            "a CorePool cannot be pickled or copied: it owns worker processes; pickle the core "
+            "factories and build a new pool from them"
+        )
+
+    def __repr__(self) -> str:
+        types = [self._description(i)["type"] for i in range(self._num_cores)]
+        state = " closed" if self._closed else ""
+        return f"CorePool({self._num_cores} cores {types}, mode={self._mode!r}{state})"
+
+    def _ask(self, command: int) -> dict[int, Any]:
+        """Every core's answer to RENDER or STATE (a running async step finishes first)."""
+        self._check_ready()
+        try:
+            incoming = self._finish_running()
+            workers = self._workers
+            workers.command(command, workers.every)
+            answers = {}
+            if self._local:
+                try:
+                    answers[0] = self._local[0].answer(command)
+                except Exception as exc:
+                    raise self._local_error(command, exc) from exc
+            workers.wait(workers.every)
+            for i in workers.indices.tolist():
+                if workers.failures([i]):
+                    workers.requests([i])  # raises the core's error
+                answers[i] = workers.receive(i)
+        except BaseException as exc:
+            self._broke(exc)
+            raise
+        self._channels.deliver(incoming)
+        return answers
+
+    def _description(self, i: int) -> dict[str, Any]:
+        if i == 0 and self._local:
+            return self._local[0].description
+        return self._workers.descriptions.get(i, {"type": "?"})
+
+    def _label(self, i: int) -> str:
+        return self._local[0].label if i == 0 and self._local else self._workers.label(i)
+
+    def _check_index(self, index: int) -> int:
+        return check_int(index, "core index", 0, maximum=self._num_cores - 1, where="CorePool")
 
     def render(self) -> np.ndarray | None:
         """Every core's ``rgb_array`` picture, side by side (core 0 leftmost)."""

@@ -50,7 +50,7 @@ from zooport.envs.side_channel.side_channel_manager import _append_frame, _parse
 from zooport.envs.steps import check_agent_ids
 from zooport.errors import CorePoolError, SpecError
 
-__all__ = ["CoreRunner", "Relays", "WorkerConfig", "run_worker", "build_core", "pickle_factory",
+__all__ = ["CoreRunner", "Relays", "WorkerConfig", "run_worker", "pickle_factory",
            "core_description", "global_state_description", "next_message"]  # fmt: skip
 
 # Commands; WRITE writes the steps held back by a NEEDS_ROOM answer into the new segments.
@@ -155,13 +155,6 @@ def pickle_factory(factory: Callable[..., Any], index: int) -> bytes:
         ) from None
 
 
-def build_core(factory: Callable[..., Any], relays: Relays) -> BaseEnv:
-    """Calls ``factory`` (with ``side_channels=`` the relays when there are any)."""
-    # A copy: UnityEnvironment appends its own analytics channel to the list it is given.
-    core = factory(side_channels=list(relays.channels)) if relays.channels else factory()
-    return as_base_env(core)
-
-
 def action_setter(core: BaseEnv) -> Callable[[str, np.ndarray, np.ndarray], None]:
     """How the pool hands ``core`` action rows it validated (a zooport core skips a check)."""
     if isinstance(core, BatchedEnv):
@@ -242,12 +235,16 @@ class CoreRunner:
     the pool's own process."""
 
     def __init__(
-        self, core: BaseEnv, relays: Relays, index: int, k: int, segments: dict[str, Rows]
+        self, factory: Callable[..., Any], relay_ids: Any, index: int, k: int, segments: Any
     ) -> None:
-        self.core, self.relays, self.index, self.k, self.segments = core, relays, index, k, segments
-        self.description = core_description(core)
+        self.relays = relays = Relays(relay_ids)
+        # A copy: UnityEnvironment appends its own analytics channel to the list it is given.
+        core = factory(side_channels=list(relays.channels)) if relays.channels else factory()
+        self.core: BaseEnv = as_base_env(core)
+        self.index, self.k, self.segments = index, k, segments
+        self.description = core_description(self.core)
         self.held: dict[str, tuple[Any, Any]] = {}
-        self._set_actions = action_setter(core)
+        self._set_actions = action_setter(self.core)
 
     @property
     def label(self) -> str:
@@ -277,7 +274,7 @@ class CoreRunner:
                                      and known.layout.holds(i, terminal)):  # fmt: skip
                 needs[name] = (max(len(decision), len(terminal)), _signature(decision, terminal))
         if tuple(steps) != tuple(self.description["specs"]):  # a behaviour a Unity scene adds
-            self.description = core_description(core)
+            self.description = core_description(self.core)
             return needs
         return needs or None
 
@@ -402,9 +399,8 @@ def run_worker(config: WorkerConfig) -> None:
     runner: CoreRunner | None = None
     try:
         control = Control(Block(name=config.control_name), config.k, config.side_bytes)
-        relays = Relays(config.relay_ids)
-        core = build_core(pickle.loads(config.factory), relays)
-        runner = CoreRunner(core, relays, config.index, config.k, {})
+        factory = pickle.loads(config.factory)
+        runner = CoreRunner(factory, config.relay_ids, config.index, config.k, {})
         config.connection.send(("ready", runner.description))
         _serve(runner, control, config)
     except SystemExit:

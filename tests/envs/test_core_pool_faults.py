@@ -276,3 +276,13 @@ def test_actions_are_not_mixed_up_after_an_interrupt(monkeypatch):
             pool.set_actions("Ledger", ActionTuple(discrete=np.zeros((6, 1), np.int32)))
     finally:
         pool.close()
+
+
+def test_close_reports_the_local_core_whose_close_raised():
+    factories = [functools.partial(FaultyCore, how="raise_on_close"), BallBalance]
+    pool = CorePool(factories, local_core=True, **fast())
+    pids = pool.worker_pids
+    with pytest.raises(CorePoolError, match=r"core 0 .*RuntimeError during close: close failed"):
+        pool.close()
+    assert _gone(pids)
+    assert pool.closed
