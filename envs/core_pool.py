@@ -29,7 +29,7 @@ from zooport.envs.pool_factories import (
 from zooport.envs.pool_handles import Workers
 from zooport.envs.pool_options import MODES, START_METHODS, PoolOptions, check_factories
 from zooport.envs.pool_shared_memory import N_DECISION, Rows, gather, scatter, scatter_one
-from zooport.envs.pool_views import GlobalStateLayout, PoolViews, agreed_specs, merged_specs
+from zooport.envs.pool_views import GlobalStateLayout, PoolViews, agreed_specs
 from zooport.envs.pool_worker import (
     CLOSE,
     COMMAND_NAMES,
@@ -49,7 +49,6 @@ from zooport.errors import (
     EnvClosedError,
     EnvNotResetError,
     ReentrantCallError,
-    SpecError,
     UnknownAgentError,
     UnknownBehaviorError,
     look_up,
@@ -174,8 +173,6 @@ class CorePool(PoolViews, BaseEnv):
         self._passthrough = self._local[0].core if local and k == 1 else None
         self._core_specs: Any = None  # the passthrough core's behavior_specs at its last step
         self.seedable = all(self._description(i)["seedable"] for i in range(k))
-
-    # ------------------------------------------------------------------ BaseEnv
 
     @property
     def behavior_specs(self) -> BehaviorMapping:
@@ -327,8 +324,6 @@ class CorePool(PoolViews, BaseEnv):
         build = {key: options.pop(key) for key in UNITY_BUILD_OPTIONS if key in options}
         return cls(unity_factories(file_name, instances, **build), **options)
 
-    # ------------------------------------------------------------------ the step
-
     def _run(self, command: int, start: np.ndarray | None, seeds: Any = None) -> list[Any]:
         """Runs ``command`` on the cores ``start`` (None: every core) and publishes those that
         answered; returns their side-channel bytes."""
@@ -447,13 +442,9 @@ class CorePool(PoolViews, BaseEnv):
         """``(core, side-channel bytes)`` of the cores that answered a step or reset."""
         if not self._channels.any:
             return []
-        incoming = []
-        for i in np.flatnonzero(ready).tolist():
-            if i == 0 and self._local:
-                incoming.append((0, self._local_side))
-            else:
-                incoming.append((i, self._workers.side_out(i)))
-        return incoming
+        local, side_out = bool(self._local), self._workers.side_out
+        return [(i, self._local_side if i == 0 and local else side_out(i)) for i in
+                np.flatnonzero(ready).tolist()]  # fmt: skip
 
     def _taken_rows(self, name: str, rows: Rows) -> np.ndarray:
         taken = self._taken.get(name)
@@ -461,19 +452,6 @@ class CorePool(PoolViews, BaseEnv):
             counts = np.where(self._ready, rows.counts[:, N_DECISION], 0)
             taken = self._taken[name] = rows.taken(counts)
         return taken
-
-    # ------------------------------------------------------------------ internals
-
-    def _merge_specs(self, i: int) -> None:
-        """A core reported behaviours late (a Unity scene): add them, or reject a conflict."""
-        try:
-            self._specs = merged_specs(self._specs, (self._label(i), self._description(i)))
-        except SpecError as error:
-            self._fault, self._live = error, False
-            raise
-        self._names = tuple(self._specs)
-        self._global_layout = None
-        self._state_space = None
 
     def _spec(self, name: BehaviorName) -> BehaviorSpec:
         return look_up(self._specs, name, UnknownBehaviorError, lambda: (
@@ -486,9 +464,8 @@ class CorePool(PoolViews, BaseEnv):
         if isinstance(exc, CorePoolError):
             self._fault = exc
         else:
-            self._fault = CorePoolError(
-                f"{type(exc).__name__} while the cores were running; their state is unknown"
-            )
+            name = type(exc).__name__
+            self._fault = CorePoolError(f"{name} while the cores were running; state unknown")
             self._fault.__cause__ = exc
 
     def _check_open(self) -> None:

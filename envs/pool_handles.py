@@ -250,8 +250,8 @@ class Workers:
             for name, (count, observations) in needs.items():
                 layout = grown.get(name) or self._first_layout(name, specs, observations)
                 if layout.observations != observations and count:
-                    layout = self._new_observations(layout, i, observations)
-                grown[name] = layout.grown(i, count, layout.observations)
+                    self._check_observations(layout, i, observations)
+                grown[name] = layout.grown(i, count, observations if count else layout.observations)
         self.generation += 1
         segments = {}
         for name, layout in grown.items():
@@ -285,7 +285,8 @@ class Workers:
             len(branches), int(sum(branches)),
         )  # fmt: skip
 
-    def _new_observations(self, layout: BehaviorLayout, i: int, observations: Any) -> Any:
+    def _check_observations(self, layout: BehaviorLayout, i: int, observations: Any) -> None:
+        """Core ``i`` alone may change a behaviour's observations: no other has rows of it."""
         old = self.rows.get(layout.name)
         others: Any = [] if old is None else np.flatnonzero(old.counts[:, :2].max(axis=1))
         if any(j != i for j in others):
@@ -294,26 +295,17 @@ class Workers:
                 f"{list(observations)} differ from the other cores' {list(layout.observations)}"
                 "; every core of a pool must agree"
             )
-        return BehaviorLayout(
-            layout.name, layout.rows, observations, layout.continuous, layout.discrete,
-            layout.mask_width,
-        )  # fmt: skip
 
     def unlink_attached(self) -> None:
         """Unlinks the segments every worker has attached."""
-        if self._unlink_later and len(self.indices):
-            attached = int(self.words[self.indices, GENERATION].min())
-            keep = []
+        if self._unlink_later:
+            attached = self.generation  # no worker: every name
+            if len(self.indices):
+                attached = int(self.words[self.indices, GENERATION].min())
             for generation, memory in self._unlink_later:
                 if generation <= attached:
                     unlink_quietly(memory)
-                else:
-                    keep.append((generation, memory))
-            self._unlink_later = keep
-        elif self._unlink_later:
-            for _, memory in self._unlink_later:
-                unlink_quietly(memory)
-            self._unlink_later = []
+            self._unlink_later = [(g, m) for g, m in self._unlink_later if g > attached]
 
     # ------------------------------------------------------------------ the pipes
 

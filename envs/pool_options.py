@@ -16,11 +16,8 @@ __all__ = ["MODES", "START_METHODS", "POOL_OPTIONS", "PoolOptions", "check_facto
 
 #: The pool's modes.
 MODES = ("sync", "async")
-#: The start methods a pool accepts: those that start a fresh interpreter. ``"spawn"`` (the
-#: default; the only one on macOS and Windows) or ``"forkserver"`` (Linux, macOS); so factories
-#: must be picklable (a module-level function or class, or ``functools.partial`` of one;
-#: lambdas and local functions need cloudpickle). ``"fork"`` is refused: it would copy the
-#: parent's threads and locks (torch, grpc) into the workers.
+#: The start methods that start a fresh interpreter (``"fork"`` would copy the parent's threads
+#: and locks into the workers), so factories must be picklable.
 START_METHODS = ("spawn", "forkserver")
 #: The ``CorePool`` keywords a ``pool_options={...}`` may hold (``make``, ``make_vec``, the CLI).
 POOL_OPTIONS = (
@@ -45,9 +42,6 @@ class PoolOptions(NamedTuple):
     @classmethod
     def checked(cls, k: int, **given: Any) -> PoolOptions:
         """The options of a pool of ``k`` cores, defaults filled in.
-
-        Raises:
-            ArgumentError, ArgumentTypeError: an argument the pool cannot take.
 
         Example:
             >>> options = PoolOptions.checked(
@@ -99,12 +93,7 @@ def check_factories(core_fns: Any) -> list[Callable[..., Any]]:
 
 
 def check_pool_options(pool_options: Any, workers: Any) -> dict[str, Any]:
-    """``pool_options`` as CorePool keywords: a mapping of :data:`POOL_OPTIONS`, given with
-    ``workers``.
-
-    Raises:
-        ArgumentTypeError: not a mapping, or a key the pool does not take.
-        ArgumentError: ``pool_options`` without ``workers`` (there would be no pool).
+    """``pool_options`` as CorePool keywords: a mapping of :data:`POOL_OPTIONS`, with ``workers``.
 
     Example:
         >>> check_pool_options({"nope": 1}, 2)

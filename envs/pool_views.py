@@ -104,19 +104,15 @@ class GlobalStateLayout:
     def of(cls, cores: Sequence[CoreView]) -> GlobalStateLayout:
         descriptions = [description for _, description in cores]
         available = all(d.get("global_state", False) for d in descriptions)
-        shapes = [d.get("global_state_shape") for d in descriptions]
-        known_shapes = [shape for shape in shapes if shape is not None]
-        sizes = None
-        if available and len(known_shapes) == len(shapes):
-            sizes = tuple(math.prod(shape) for shape in known_shapes)
-        all_bounds = [d.get("global_state_bounds") for d in descriptions]
-        known_bounds = [b for b in all_bounds if b is not None]
-        bounds = None
-        if available and len(known_bounds) == len(all_bounds):
-            bounds = (
-                np.concatenate([np.ravel(low) for low, _ in known_bounds]),
-                np.concatenate([np.ravel(high) for _, high in known_bounds]),
-            )
+        shapes: list[Any] = [d.get("global_state_shape") for d in descriptions]
+        boxes = [d.get("global_state_bounds") for d in descriptions]
+        sizes = bounds = None
+        if available and all(shape is not None for shape in shapes):
+            sizes = tuple(math.prod(shape) for shape in shapes)
+        if available and all(box is not None for box in boxes):
+            lows, highs = zip(*boxes, strict=True)
+            bounds = (np.concatenate([np.ravel(a) for a in lows]),
+                      np.concatenate([np.ravel(a) for a in highs]))  # fmt: skip
         return cls(available, sizes, bounds, tuple(label for label, _ in cores))
 
     @property
@@ -152,6 +148,10 @@ class PoolViews:
     _workers: Workers
     _channels: PoolChannels
     _global_layout: GlobalStateLayout | None
+    _specs: BehaviorMapping
+    _names: tuple[str, ...]
+    _fault: BaseException | None
+    _live: bool
     _state_space: Any
     _spec: Callable[[str], BehaviorSpec]
     _check_open: Callable[[], None]
@@ -272,6 +272,17 @@ class PoolViews:
 
     def _label(self, i: int) -> str:
         return self._local[0].label if i == 0 and self._local else self._workers.label(i)
+
+    def _merge_specs(self, i: int) -> None:
+        """A core reported behaviours late (a Unity scene): add them, or reject a conflict."""
+        try:
+            self._specs = merged_specs(self._specs, (self._label(i), self._description(i)))
+        except SpecError as error:
+            self._fault, self._live = error, False
+            raise
+        self._names = tuple(self._specs)
+        self._global_layout = None
+        self._state_space = None
 
     def _check_index(self, index: int) -> int:
         return check_int(index, "core index", 0, maximum=self._num_cores - 1, where="CorePool")
