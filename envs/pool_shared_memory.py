@@ -49,12 +49,6 @@ class Block(shared_memory.SharedMemory):
         except BufferError:
             pass  # a view is alive: the mapping goes with it (the name is unlinked already)
 
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except OSError:
-            pass
-
 
 def unlink_quietly(memory: shared_memory.SharedMemory) -> None:
     """Unlinks a block whose name may already be gone."""

@@ -166,15 +166,12 @@ def action_setter(core: BaseEnv) -> Callable[[str, np.ndarray, np.ndarray], None
     return set_actions
 
 
-def _zooport_spec(name: str, spec: Any) -> BehaviorSpec:
-    if isinstance(spec, BehaviorSpec):
-        return spec
-    return _convert_behavior(name, spec).spec
-
-
 def core_description(core: BaseEnv) -> dict[str, Any]:
     """What the pool needs to know of ``core`` (plain data, sent over the pipe)."""
-    specs = {name: _zooport_spec(name, spec) for name, spec in core.behavior_specs.items()}
+    specs = {
+        name: spec if isinstance(spec, BehaviorSpec) else _convert_behavior(name, spec).spec
+        for name, spec in core.behavior_specs.items()
+    }
     restarts_finished = getattr(core, "restarts_finished", None)
     restarts = {
         name: bool(restarts_finished(name)) if callable(restarts_finished) else None
