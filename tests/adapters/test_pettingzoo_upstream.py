@@ -246,5 +246,5 @@ def test_human_mode_shows_each_core_step_in_a_window(module, monkeypatch):
 def test_human_mode_without_pygame_fails_at_the_first_frame(monkeypatch):
     monkeypatch.setitem(sys.modules, "pygame", None)  # import pygame raises ImportError
     env = tag_v0.parallel_env(seed=0, render_mode="human")
-    with pytest.raises(DependencyNotInstalled, match="pip install pygame"):
+    with pytest.raises(DependencyNotInstalled, match='pip install "pygame'):
         env.reset(seed=0)

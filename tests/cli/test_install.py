@@ -96,7 +96,7 @@ def test_make_demo_installs_only_what_the_demo_needs(tmp_path):
     if shutil.which("make") is None:
         pytest.skip("no make")
     done = subprocess.run(
-        ["make", "-n", "demo", f"VENV={tmp_path / 'venv'}"],
+        ["make", "-n", "--no-print-directory", "demo", f"VENV={tmp_path / 'venv'}"],
         cwd=REPO, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
