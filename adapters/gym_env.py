@@ -308,16 +308,13 @@ class UnityToGymWrapper(GymEnv):
     ``UnityToGymWrapper(unity_env, uint8_visual=False, flatten_branched=False,
     allow_multiple_obs=False, action_space_seed=None)`` takes its options by position in
     ML-Agents' order (``mlagents_envs.envs.unity_gym_env``), so ML-Agents code ports by an
-    import; ``behavior_name=`` and ``render_mode=`` are keyword-only. Everything else is
-    :class:`GymEnv`: Gymnasium's ``reset``/``step``, and ``action_space_seed`` seeds the
-    action space only, as in ML-Agents.
+    import; ``behavior_name=`` and ``render_mode=`` are keyword-only. The options and
+    everything else are :class:`GymEnv`'s: Gymnasium's ``reset``/``step``, and
+    ``action_space_seed`` seeds the action space only, as in ML-Agents.
 
     Args:
         unity_env: the core, any ``BaseEnv`` (a Unity build's ``UnityEnvironment``, a zooport
             core, your own).
-        uint8_visual, flatten_branched, allow_multiple_obs, action_space_seed: as in
-            :class:`GymEnv`, by position or keyword.
-        behavior_name, render_mode: as in :class:`GymEnv`, by keyword only.
 
     Example:
         >>> from zooport.envs.builtin.basic import Basic
