@@ -68,9 +68,8 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
             wrappers do (``core_access.behavior_specs_of``).
         behavior_name: the behaviour whose agent is served; needed only when the core has
             several.
-        uint8_visual: visual observations as uint8 0..255 (rounded) instead of float32 0..1.
-        flatten_branched: several discrete branches as one ``Discrete`` over every
-            combination of them (instead of a ``MultiDiscrete``).
+        uint8_visual: visual observations as uint8 0..255 instead of float32 0..1.
+        flatten_branched: several discrete branches as one ``Discrete``, not ``MultiDiscrete``.
         allow_multiple_obs: observations always as a ``Dict`` keyed by observation name.
         render_mode: None or ``"rgb_array"``, fixed at construction: ``render()`` returns
             the core's picture, or its first visual observation where it draws none.

@@ -31,31 +31,23 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
             behaviours yet (a Unity scene whose agents have not requested a decision) is
             stepped once first, as ML-Agents' wrappers do, and the behaviours it has then are
             served.
-        uint8_visual: visual observations as uint8 0..255 (rounded) instead of float32 0..1.
-        flatten_branched: several discrete branches as one ``Discrete`` over every
-            combination of them (instead of a ``MultiDiscrete``).
+        uint8_visual: visual observations as uint8 0..255 instead of float32 0..1.
+        flatten_branched: several discrete branches as one ``Discrete``, not ``MultiDiscrete``.
         allow_multiple_obs: observations always as a ``Dict`` keyed by observation name.
-        termination_mode: ``"any"``, ``"majority"``, ``"all"``, a ``TerminationMode`` or a
-            fraction in (0, 1]: how many of the episode's agents must have finished to end
-            it (see :mod:`zooport.adapters.termination`). Writable.
-        max_cycles: core steps after which every live agent is truncated; None: no limit.
-            Writable.
-        action_masks: give agents with discrete branches an action mask (int8, 1 =
-            allowed); None: yes, unless the core is a ``BatchedEnv`` without masks.
-        mask_in_info: the mask goes to ``info["action_mask"]`` and the observation space
-            stays the behaviour's own, instead of ``{"observation", "action_mask"}``.
-        default_action: what a live agent without an action (or given None) does: None
-            raises an ``ActionError``; ``"zero"`` takes the core's zero action;
-            ``{behaviour: action}`` takes that action.
-        agent_name: None or ``"pettingzoo"`` (``<prefix>_<agent_id>``), ``"mlagents"``
-            (``<behaviour>?agent_id=<id>``) or a callable ``(behaviour, agent_id) -> str``
-            (see :mod:`zooport.adapters.agent_names`).
-        stale_actions: ``"ignore"`` (dropped and counted in ``ignored_actions``, as
-            PettingZoo's own environments do) or ``"raise"`` (an ``ActionError``): what an
-            action for an agent that finished earlier in the episode does. Writable.
-        render_mode: None, ``"rgb_array"`` (the core's picture) or ``"human"`` (that picture
-            in a pygame window after every reset and step), fixed at construction.
-        name: ``metadata["name"]`` (and ``str(env)``); None: ``zooport_<core class>``.
+        termination_mode: ``"any"``, ``"majority"``, ``"all"`` or a fraction in (0, 1] of
+            the episode's agents whose finishing ends it (:mod:`zooport.adapters.termination`).
+        max_cycles: core steps after which live agents are truncated; None: no limit.
+        action_masks: masks for discrete actions; None: unless the core is a ``BatchedEnv``
+            without masks.
+        mask_in_info: the mask in ``info["action_mask"]``, not in the observation.
+        default_action: a live agent's action when it is given none: None raises,
+            ``"zero"`` (the core's zero action) or ``{behaviour: action}``.
+        agent_name: None or ``"pettingzoo"``, ``"mlagents"``, or a callable
+            ``(behaviour, agent_id) -> str`` (:mod:`zooport.adapters.agent_names`).
+        stale_actions: ``"ignore"`` (counted in ``ignored_actions``) or ``"raise"``: an
+            action for an agent that finished earlier in the episode.
+        render_mode: None, ``"rgb_array"`` or ``"human"`` (a pygame window).
+        name: ``metadata["name"]`` and ``str(env)``; None: ``zooport_<core class>``.
 
     Attributes:
         core: the wrapped core.

@@ -65,9 +65,8 @@ class SB3VecEnv(SlotAdapter, VecEnv):
             not requested a decision) is stepped once first, as ML-Agents' wrappers do.
         behavior_name: the behaviour whose agents are the slots; needed only when the core
             has several.
-        uint8_visual: visual observations as uint8 0..255 (rounded) instead of float32 0..1.
-        flatten_branched: several discrete branches as one ``Discrete`` over every
-            combination of them (instead of a ``MultiDiscrete``).
+        uint8_visual: visual observations as uint8 0..255 instead of float32 0..1.
+        flatten_branched: several discrete branches as one ``Discrete``, not ``MultiDiscrete``.
         allow_multiple_obs: observations always as a ``Dict`` keyed by observation name.
         render_mode: None or ``"rgb_array"`` (the core's one picture of all agents), fixed at
             construction.
