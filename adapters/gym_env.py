@@ -5,7 +5,7 @@ the slot family's engine with one slot."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, SupportsFloat
+from typing import Any, SupportsFloat
 
 import gymnasium as gym
 import numpy as np
@@ -14,7 +14,7 @@ from typing_extensions import override
 
 from zooport.adapters.behavior_slots import SlotAdapter
 from zooport.adapters.core_access import render_core
-from zooport.adapters.options import GymOptions, takes_options
+from zooport.adapters.options import GymOptions, listing_options
 from zooport.adapters.rendering import HUMAN_VIA_MAKE, check_render_mode, visual_frame
 from zooport.adapters.spaces import ObservationLayout
 from zooport.envs.arguments import check_seed
@@ -24,7 +24,7 @@ from zooport.errors import ActionError, EnvNotResetError, SpecError, a_type
 __all__ = ["GymEnv", "UnityToGymWrapper"]
 
 
-@takes_options(GymOptions, leading=["env"], positional=["behavior_name"])
+@listing_options
 class GymEnv(SlotAdapter, gym.Env[Any, Any]):
     """A ``gymnasium.Env`` over the one agent of one behaviour of a ``BaseEnv``.
 
@@ -66,7 +66,16 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
             here to count the agents. A core with no behaviours yet (a Unity scene whose
             agents have not requested a decision) is stepped once before, as ML-Agents'
             wrappers do (``core_access.behavior_specs_of``).
-        {options}
+        behavior_name: the behaviour whose agent is served; needed only when the core has
+            several.
+        uint8_visual: visual observations as uint8 0..255 instead of float32 0..1.
+        flatten_branched: several discrete branches as one ``Discrete``, not ``MultiDiscrete``.
+        allow_multiple_obs: observations always as a ``Dict`` keyed by observation name.
+        render_mode: None or ``"rgb_array"``, fixed at construction: ``render()`` returns
+            the core's picture, or its first visual observation where it draws none.
+            ``"human"`` is served by ``gym.make``, which shows those frames in a window.
+        action_space_seed: seeds ``action_space`` (for ``action_space.sample()``), as
+            ML-Agents' wrapper does; the core is seeded by ``reset(seed=...)``.
 
     Raises:
         SpecError: the behaviour has more than one agent (use ``BehaviorVectorEnv`` or
@@ -97,13 +106,25 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
     #: The options the adapter was built with.
     options: GymOptions
 
-    if TYPE_CHECKING:  # what callers see: takes_options wraps the __init__ below
-
-        def __init__(self, env: BaseEnvLike, *args: Any, **options: Any) -> None: ...
-
-    def __init__(  # type: ignore[no-redef]  # wrapped by takes_options
-        self, env: BaseEnvLike, options: GymOptions
+    def __init__(
+        self,
+        env: BaseEnvLike,
+        behavior_name: str | None = None,
+        *,
+        uint8_visual: bool = False,
+        flatten_branched: bool = False,
+        allow_multiple_obs: bool = False,
+        render_mode: str | None = None,
+        action_space_seed: int | None = None,
     ) -> None:
+        options = GymOptions(
+            uint8_visual=uint8_visual,
+            flatten_branched=flatten_branched,
+            allow_multiple_obs=allow_multiple_obs,
+            behavior_name=behavior_name,
+            render_mode=render_mode,
+            action_space_seed=action_space_seed,
+        )
         slots = self._open_slots(env, options)
         if slots.num_slots != 1:
             raise SpecError(
@@ -279,25 +300,20 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
         return visual_frame(obs[self._visual_key][0] if self._visual_key is not None else obs[0])
 
 
-@takes_options(
-    GymOptions,
-    leading=["unity_env"],
-    positional=["uint8_visual", "flatten_branched", "allow_multiple_obs", "action_space_seed"],
-)
+@listing_options
 class UnityToGymWrapper(GymEnv):
     """ML-Agents' ``UnityToGymWrapper``: :class:`GymEnv` with ML-Agents' constructor.
 
     ``UnityToGymWrapper(unity_env, uint8_visual=False, flatten_branched=False,
     allow_multiple_obs=False, action_space_seed=None)`` takes its options by position in
     ML-Agents' order (``mlagents_envs.envs.unity_gym_env``), so ML-Agents code ports by an
-    import; ``behavior_name=`` and ``render_mode=`` are keyword-only. Everything else is
-    :class:`GymEnv`: Gymnasium's ``reset``/``step``, and ``action_space_seed`` seeds the
-    action space only, as in ML-Agents.
+    import; ``behavior_name=`` and ``render_mode=`` are keyword-only. The options and
+    everything else are :class:`GymEnv`'s: Gymnasium's ``reset``/``step``, and
+    ``action_space_seed`` seeds the action space only, as in ML-Agents.
 
     Args:
         unity_env: the core, any ``BaseEnv`` (a Unity build's ``UnityEnvironment``, a zooport
             core, your own).
-        {options}
 
     Example:
         >>> from zooport.envs.builtin.basic import Basic
@@ -309,11 +325,23 @@ class UnityToGymWrapper(GymEnv):
         True
     """
 
-    if TYPE_CHECKING:  # what callers see: takes_options wraps the __init__ below
-
-        def __init__(self, unity_env: BaseEnvLike, *args: Any, **options: Any) -> None: ...
-
-    def __init__(  # type: ignore[no-redef]  # wrapped by takes_options
-        self, unity_env: BaseEnvLike, options: GymOptions
+    def __init__(
+        self,
+        unity_env: BaseEnvLike,
+        uint8_visual: bool = False,
+        flatten_branched: bool = False,
+        allow_multiple_obs: bool = False,
+        action_space_seed: int | None = None,
+        *,
+        behavior_name: str | None = None,
+        render_mode: str | None = None,
     ) -> None:
-        super().__init__(unity_env, **vars(options))
+        super().__init__(
+            unity_env,
+            behavior_name,
+            uint8_visual=uint8_visual,
+            flatten_branched=flatten_branched,
+            allow_multiple_obs=allow_multiple_obs,
+            render_mode=render_mode,
+            action_space_seed=action_space_seed,
+        )

@@ -15,7 +15,7 @@ from zooport.adapters.agent_names import AgentKey
 from zooport.adapters.core_access import render_core
 from zooport.adapters.driver_controls import DriverControls
 from zooport.adapters.multi_agent_driver import AgentsStep, MultiAgentDriver
-from zooport.adapters.options import DriverOptions, takes_options
+from zooport.adapters.options import DriverOptions, listing_options
 from zooport.envs.arguments import check_seed
 from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import (
@@ -25,6 +25,10 @@ from zooport.errors import (
     SpecError,
     UnknownAgentError,
 )
+
+if TYPE_CHECKING:
+    from zooport.adapters.agent_names import AgentNaming
+    from zooport.adapters.termination import TerminationMode
 
 __all__ = ["Transition", "MultiAgentTask", "MultiAgentUnityTask"]
 
@@ -46,12 +50,7 @@ class Transition(NamedTuple):
     info: dict[str, Any]
 
 
-@takes_options(
-    DriverOptions,
-    leading=["env"],
-    positional=["uint8_visual", "flatten_branched", "allow_multiple_obs", "termination_mode"],
-    defaults={"termination_mode": "any"},
-)
+@listing_options
 class MultiAgentTask(DriverControls):
     """Every agent of every behaviour of a core, as a task for multi-agent runners.
 
@@ -73,7 +72,21 @@ class MultiAgentTask(DriverControls):
         env: any BaseEnv; the task owns it (``close()`` closes it). One with no behaviours
             yet (a Unity scene whose agents have not requested a decision) is stepped once
             first, as ML-Agents' wrappers do.
-        {options}
+        uint8_visual: visual observations as uint8 0..255 instead of float32 0..1.
+        flatten_branched: several discrete branches as one ``Discrete``, not ``MultiDiscrete``.
+        allow_multiple_obs: observations always as a ``Dict`` keyed by observation name.
+        termination_mode: ``"any"``, ``"majority"``, ``"all"`` or a fraction in (0, 1] of
+            the episode's agents whose finishing ends it (:mod:`zooport.adapters.termination`).
+        max_cycles: core steps after which live agents are truncated; None: no limit.
+        action_masks: masks for discrete actions; None: unless the core is a ``BatchedEnv``
+            without masks.
+        mask_in_info: the mask in ``info["action_mask"]``, not in the observation.
+        default_action: a live agent's action when it is given none: None raises,
+            ``"zero"`` (the core's zero action) or ``{behaviour: action}``.
+        agent_name: None or ``"pettingzoo"``, ``"mlagents"``, or a callable
+            ``(behaviour, agent_id) -> str`` (:mod:`zooport.adapters.agent_names`).
+        stale_actions: ``"ignore"`` (counted in ``ignored_actions``) or ``"raise"``: an
+            action for an agent that finished earlier in the episode.
 
     ``uint8_visual``, ``flatten_branched``, ``allow_multiple_obs`` and ``termination_mode``
     may be given by position, in the seed's order (whose mode was ``"any"``). With a
@@ -99,13 +112,33 @@ class MultiAgentTask(DriverControls):
         5
     """
 
-    if TYPE_CHECKING:  # what callers see: takes_options wraps the __init__ below
-
-        def __init__(self, env: BaseEnvLike, *args: Any, **options: Any) -> None: ...
-
-    def __init__(  # type: ignore[no-redef]  # wrapped by takes_options
-        self, env: BaseEnvLike, options: DriverOptions
+    def __init__(
+        self,
+        env: BaseEnvLike,
+        uint8_visual: bool = False,
+        flatten_branched: bool = False,
+        allow_multiple_obs: bool = False,
+        termination_mode: TerminationMode | str | float = "any",
+        *,
+        max_cycles: int | None = None,
+        action_masks: bool | None = None,
+        mask_in_info: bool = False,
+        default_action: str | Mapping[str, Any] | None = None,
+        agent_name: AgentNaming = None,
+        stale_actions: str = "ignore",
     ) -> None:
+        options = DriverOptions(
+            uint8_visual=uint8_visual,
+            flatten_branched=flatten_branched,
+            allow_multiple_obs=allow_multiple_obs,
+            termination_mode=termination_mode,
+            max_cycles=max_cycles,
+            action_masks=action_masks,
+            mask_in_info=mask_in_info,
+            default_action=default_action,
+            agent_name=agent_name,
+            stale_actions=stale_actions,
+        )
         #: The options the task was built with.
         self.options = options
         self._driver = MultiAgentDriver(env, options, adapter=type(self).__name__)

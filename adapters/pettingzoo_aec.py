@@ -4,21 +4,26 @@ per cycle, when the last live agent has acted (native, not ``parallel_to_aec``).
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from pettingzoo import AECEnv
 from typing_extensions import override
 
-from zooport.adapters.options import PettingZooOptions, takes_options
+from zooport.adapters.options import PettingZooOptions, listing_options
 from zooport.adapters.pettingzoo_common import MLAgentsConstructor, PettingZooCommon
 from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import ActionError, EnvNotResetError, UnknownAgentError
 
+if TYPE_CHECKING:
+    from zooport.adapters.agent_names import AgentNaming
+    from zooport.adapters.termination import TerminationMode
+
 __all__ = ["PettingZooAECEnv", "UnityAECEnv"]
 
 
-@takes_options(PettingZooOptions, leading=["core"])
+@listing_options
 class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
     """Any BaseEnv as a PettingZoo ``AECEnv``, with the Parallel adapter's names, spaces,
     options and episode.
@@ -34,7 +39,23 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         core: any BaseEnv; the adapter owns it (``close()`` closes it). One with no
             behaviours yet (a Unity scene whose agents have not requested a decision) is
             stepped once first, as ML-Agents' wrappers do.
-        {options}
+        uint8_visual: visual observations as uint8 0..255 instead of float32 0..1.
+        flatten_branched: several discrete branches as one ``Discrete``, not ``MultiDiscrete``.
+        allow_multiple_obs: observations always as a ``Dict`` keyed by observation name.
+        termination_mode: ``"any"``, ``"majority"``, ``"all"`` or a fraction in (0, 1] of
+            the episode's agents whose finishing ends it (:mod:`zooport.adapters.termination`).
+        max_cycles: core steps after which live agents are truncated; None: no limit.
+        action_masks: masks for discrete actions; None: unless the core is a ``BatchedEnv``
+            without masks.
+        mask_in_info: the mask in ``info["action_mask"]``, not in the observation.
+        default_action: a live agent's action when it is given none: None raises,
+            ``"zero"`` (the core's zero action) or ``{behaviour: action}``.
+        agent_name: None or ``"pettingzoo"``, ``"mlagents"``, or a callable
+            ``(behaviour, agent_id) -> str`` (:mod:`zooport.adapters.agent_names`).
+        stale_actions: ``"ignore"`` (counted in ``ignored_actions``) or ``"raise"``: an
+            action for an agent that finished earlier in the episode.
+        render_mode: None, ``"rgb_array"`` or ``"human"`` (a pygame window).
+        name: ``metadata["name"]`` and ``str(env)``; None: ``zooport_<core class>``.
 
     Attributes:
         core: the wrapped core.
@@ -54,13 +75,37 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         (15, ('runner_0', False), ('tagger_4', True))
     """
 
-    if TYPE_CHECKING:  # what callers see: takes_options wraps the __init__ below
-
-        def __init__(self, core: BaseEnvLike, *args: Any, **options: Any) -> None: ...
-
-    def __init__(  # type: ignore[no-redef]  # wrapped by takes_options
-        self, core: BaseEnvLike, options: PettingZooOptions
+    def __init__(
+        self,
+        core: BaseEnvLike,
+        *,
+        uint8_visual: bool = False,
+        flatten_branched: bool = False,
+        allow_multiple_obs: bool = False,
+        termination_mode: TerminationMode | str | float = "all",
+        max_cycles: int | None = None,
+        action_masks: bool | None = None,
+        mask_in_info: bool = False,
+        default_action: str | Mapping[str, Any] | None = None,
+        agent_name: AgentNaming = None,
+        stale_actions: str = "ignore",
+        render_mode: str | None = None,
+        name: str | None = None,
     ) -> None:
+        options = PettingZooOptions(
+            uint8_visual=uint8_visual,
+            flatten_branched=flatten_branched,
+            allow_multiple_obs=allow_multiple_obs,
+            termination_mode=termination_mode,
+            max_cycles=max_cycles,
+            action_masks=action_masks,
+            mask_in_info=mask_in_info,
+            default_action=default_action,
+            agent_name=agent_name,
+            stale_actions=stale_actions,
+            render_mode=render_mode,
+            name=name,
+        )
         super().__init__()
         self._setup(core, options)
         self.agents: list[str] = []

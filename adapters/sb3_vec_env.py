@@ -5,7 +5,7 @@ semantics in SB3's form (``terminal_observation``, ``TimeLimit.truncated``)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +25,7 @@ from typing_extensions import override
 
 from zooport.adapters.behavior_slots import SlotAdapter
 from zooport.adapters.core_access import check_reset_options, render_core
-from zooport.adapters.options import SlotOptions, takes_options
+from zooport.adapters.options import SlotOptions, listing_options
 from zooport.adapters.rendering import check_render_mode
 from zooport.adapters.vector_env import RENDER_MODES
 from zooport.envs.arguments import check_seed
@@ -43,7 +43,7 @@ class SlotIndexError(ArgumentError, IndexError):
     ``DummyVecEnv`` raises for them."""
 
 
-@takes_options(SlotOptions, leading=["env"], positional=["behavior_name"])
+@listing_options
 class SB3VecEnv(SlotAdapter, VecEnv):
     """The N agents of one behaviour of a batched core as an SB3 ``VecEnv`` of N envs.
 
@@ -63,7 +63,13 @@ class SB3VecEnv(SlotAdapter, VecEnv):
     Args:
         env: any ``BaseEnv``; one with no behaviours yet (a Unity scene whose agents have
             not requested a decision) is stepped once first, as ML-Agents' wrappers do.
-        {options}
+        behavior_name: the behaviour whose agents are the slots; needed only when the core
+            has several.
+        uint8_visual: visual observations as uint8 0..255 instead of float32 0..1.
+        flatten_branched: several discrete branches as one ``Discrete``, not ``MultiDiscrete``.
+        allow_multiple_obs: observations always as a ``Dict`` keyed by observation name.
+        render_mode: None or ``"rgb_array"`` (the core's one picture of all agents), fixed at
+            construction.
 
     Example:
         >>> from zooport.envs.builtin.ball_balance import BallBalance
@@ -79,13 +85,23 @@ class SB3VecEnv(SlotAdapter, VecEnv):
         >>> venv.close()
     """
 
-    if TYPE_CHECKING:  # what callers see: takes_options wraps the __init__ below
-
-        def __init__(self, env: BaseEnvLike, *args: Any, **options: Any) -> None: ...
-
-    def __init__(  # type: ignore[no-redef]  # wrapped by takes_options
-        self, env: BaseEnvLike, options: SlotOptions
+    def __init__(
+        self,
+        env: BaseEnvLike,
+        behavior_name: str | None = None,
+        *,
+        uint8_visual: bool = False,
+        flatten_branched: bool = False,
+        allow_multiple_obs: bool = False,
+        render_mode: str | None = None,
     ) -> None:
+        options = SlotOptions(
+            uint8_visual=uint8_visual,
+            flatten_branched=flatten_branched,
+            allow_multiple_obs=allow_multiple_obs,
+            behavior_name=behavior_name,
+            render_mode=render_mode,
+        )
         check_render_mode(options.render_mode, RENDER_MODES, type(self).__name__)
         self._actions: Any = _NO_ACTIONS
         # The number of environments is the agent count, known once the core is reset.

@@ -3,7 +3,7 @@ with SAME_STEP autoreset; the info keys are listed in :class:`BehaviorVectorEnv`
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -12,7 +12,7 @@ from typing_extensions import override
 
 from zooport.adapters.behavior_slots import SlotAdapter, SlotStep
 from zooport.adapters.core_access import render_core
-from zooport.adapters.options import SlotOptions, takes_options
+from zooport.adapters.options import SlotOptions, listing_options
 from zooport.adapters.rendering import HUMAN_VIA_MAKE, check_render_mode
 from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import EnvClosedError
@@ -31,7 +31,7 @@ except ImportError:  # gymnasium 1.0 has no AutoresetMode; its wrappers assume n
 RENDER_MODES = ("rgb_array",)
 
 
-@takes_options(SlotOptions, leading=["env"], positional=["behavior_name"])
+@listing_options
 class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
     """The N agents of one behaviour of a batched core as N Gymnasium vector slots.
 
@@ -69,7 +69,14 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
         env: any ``BaseEnv`` (a zooport core, a Unity environment, ...); one with no
             behaviours yet (a Unity scene whose agents have not requested a decision) is
             stepped once first, as ML-Agents' wrappers do.
-        {options}
+        behavior_name: the behaviour whose agents are the slots; needed only when the core
+            has several.
+        uint8_visual: visual observations as uint8 0..255 instead of float32 0..1.
+        flatten_branched: several discrete branches as one ``Discrete``, not ``MultiDiscrete``.
+        allow_multiple_obs: observations always as a ``Dict`` keyed by observation name.
+        render_mode: None or ``"rgb_array"`` (the core's one picture of all agents), fixed at
+            construction; ``"human"`` is served by ``gym.make_vec``, which shows those frames
+            in a window.
 
     Example:
         >>> from zooport.envs.builtin.ball_balance import BallBalance
@@ -83,13 +90,23 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
         >>> envs.close()
     """
 
-    if TYPE_CHECKING:  # what callers see: takes_options wraps the __init__ below
-
-        def __init__(self, env: BaseEnvLike, *args: Any, **options: Any) -> None: ...
-
-    def __init__(  # type: ignore[no-redef]  # wrapped by takes_options
-        self, env: BaseEnvLike, options: SlotOptions
+    def __init__(
+        self,
+        env: BaseEnvLike,
+        behavior_name: str | None = None,
+        *,
+        uint8_visual: bool = False,
+        flatten_branched: bool = False,
+        allow_multiple_obs: bool = False,
+        render_mode: str | None = None,
     ) -> None:
+        options = SlotOptions(
+            uint8_visual=uint8_visual,
+            flatten_branched=flatten_branched,
+            allow_multiple_obs=allow_multiple_obs,
+            behavior_name=behavior_name,
+            render_mode=render_mode,
+        )
         check_render_mode(
             options.render_mode, RENDER_MODES, type(self).__name__, human=HUMAN_VIA_MAKE
         )

@@ -1,24 +1,18 @@
 """A griffe extension: zooport's docstrings as mkdocstrings renders them best.
 
 zooport's docstrings are written for ``help()`` and doctest (tests/test_doctests.py runs
-them); three of their conventions need translating for the site, without touching a source
+them); two of their conventions need translating for the site, without touching a source
 file:
 
 - ``Example:`` opens the doctest, as Gymnasium writes it; griffe's Google parser knows only
   ``Examples:`` as code and would render the ``>>>`` lines as prose.
 - Sphinx roles (``:class:`~zooport.envs.CorePool```, ``:func:``, ``:mod:``...) become
   links where the target has a page on the site, otherwise inline code.
-- The adapters' options are declared once (``zooport.adapters.options.takes_options``):
-  the class docstring's ``{options}`` line and the constructor's signature are filled in
-  when the module is imported. For those classes the runtime docstring and signature are
-  used, so the page shows every option as a parameter, as ``help()`` does.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
-import inspect
 import re
 from typing import Any
 
@@ -30,13 +24,6 @@ _EXAMPLE = re.compile(r"^(\s*)Example:\s*$", flags=re.M)
 _ROLE = re.compile(
     r":(?:class|func|meth|mod|attr|data|exc|obj):`(~?)([\w.\s]+?)\s*(?:<([\w.\s]+)>)?`"
 )
-_KINDS = {
-    inspect.Parameter.POSITIONAL_ONLY: griffe.ParameterKind.positional_only,
-    inspect.Parameter.POSITIONAL_OR_KEYWORD: griffe.ParameterKind.positional_or_keyword,
-    inspect.Parameter.VAR_POSITIONAL: griffe.ParameterKind.var_positional,
-    inspect.Parameter.KEYWORD_ONLY: griffe.ParameterKind.keyword_only,
-    inspect.Parameter.VAR_KEYWORD: griffe.ParameterKind.var_keyword,
-}
 
 
 class ZooportDocstrings(griffe.Extension):
@@ -49,8 +36,6 @@ class ZooportDocstrings(griffe.Extension):
             docstring = obj.docstring
             if docstring is None:
                 continue
-            if isinstance(obj, griffe.Class) and "{options}" in docstring.value:
-                _use_runtime_options(obj)
             text = _EXAMPLE.sub(r"\1Examples:", docstring.value)
             docstring.value = _ROLE.sub(functools.partial(_reference, pkg, obj), text)
 
@@ -101,43 +86,3 @@ def _resolve(pkg: griffe.Module, where: griffe.Object, path: str) -> str | None:
             return target.path
         return None
     return None
-
-
-_DEFAULT_NOTE = re.compile(r"^\s*\(``(\w+)`` defaults to ``(.+)`` here\.\)\n", flags=re.M)
-
-
-def _defaults_into_entries(doc: str) -> str:
-    """``(``x`` defaults to ``v`` here.)`` lines (a class's own option defaults, which
-    ``takes_options`` appends after the entries) moved into the ``x:`` entry, where the
-    Google parser expects everything about ``x``."""
-    for name, value in _DEFAULT_NOTE.findall(doc + "\n"):
-        doc = _DEFAULT_NOTE.sub("", doc + "\n", count=1).rstrip("\n")
-        entry = re.search(rf"^(\s*){name}: (?:.*\n\1\s+.*)*.*$", doc, flags=re.M)
-        if entry is not None:
-            end = entry.end()
-            doc = f"{doc[:end]} Here it defaults to ``{value}``.{doc[end:]}"
-    return doc
-
-
-def _use_runtime_options(cls: griffe.Class) -> None:
-    """The class's docstring and constructor signature as ``takes_options`` builds them."""
-    runtime = getattr(importlib.import_module(cls.module.path), cls.name)
-    cls.docstring.value = _defaults_into_entries(inspect.cleandoc(runtime.__doc__))
-    init = cls.members.get("__init__")
-    if init is None:
-        return
-    parameters = []
-    static = {p.name: p.annotation for p in init.parameters}
-    for p in inspect.signature(runtime.__init__).parameters.values():
-        annotation = p.annotation if p.annotation is not inspect.Parameter.empty else None
-        if annotation is None:  # the constructor's own leading parameters (``env``)
-            annotation = static.get(p.name)
-        parameters.append(
-            griffe.Parameter(
-                p.name,
-                annotation=annotation,
-                kind=_KINDS[p.kind],
-                default=None if p.default is inspect.Parameter.empty else repr(p.default),
-            )
-        )
-    init.parameters = griffe.Parameters(*parameters)

@@ -8,10 +8,7 @@ takes its page with it: a page can never name a module that does not exist.
 Which modules: every module and package whose dotted name has no part starting with ``_``,
 except the command-line programs (``zooport.cli``, ``zooport.demo``, documented in the
 command-line guide). A package's page shows its docstring (its map of modules); each
-module's page shows its docstring and its public members. The classes whose constructor
-options are declared once in ``zooport.adapters.options`` (``@takes_options``) have their
-signature and ``Args`` built when the module is imported, so their modules are read by
-importing them (mkdocstrings' ``force_inspection``); every other module is read from source.
+module's page shows its docstring and its public members, read from source.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""The driver family (Parallel, AEC, MultiAgentTask): one options class driving every
-signature, docstring and splitter; the engines import no front end; public capabilities."""
+"""The driver family (Parallel, AEC, MultiAgentTask): signatures and docstrings that match one
+options class, which the splitters read; the engines import no front end; public
+capabilities."""
 
 from __future__ import annotations
 
@@ -82,14 +83,25 @@ def test_batched_env_capabilities():
     assert not isinstance(tag.reset(seed=0)[0]["runner_0"], dict)  # no mask beside it
 
 
+# A value other than the default for every option, accepted by Tag.
+VALUES = {
+    "uint8_visual": True, "flatten_branched": True, "allow_multiple_obs": True,
+    "termination_mode": "majority", "max_cycles": 3, "action_masks": False, "mask_in_info": True,
+    "default_action": "zero", "agent_name": "mlagents", "stale_actions": "raise",
+    "render_mode": "rgb_array", "name": "tag",
+}  # fmt: skip
+
+
 @pytest.mark.parametrize("adapter", [PettingZooParallelEnv, PettingZooAECEnv])
-def test_pettingzoo_signatures_and_docs_come_from_the_options(adapter):
+def test_pettingzoo_signatures_and_docs_match_the_options(adapter):
     parameters = inspect.signature(adapter).parameters
     assert list(parameters) == ["core", *PettingZooOptions.names()]
     for name, default in PettingZooOptions.defaults().items():
         assert parameters[name].kind is inspect.Parameter.KEYWORD_ONLY
         assert parameters[name].default == default
         assert f"        {name}: " in adapter.__doc__
+    for name, value in VALUES.items():  # each parameter reaches its own field
+        assert adapter(Tag(seed=0), **{name: value}).options == PettingZooOptions(**{name: value})
     env = adapter(Tag(seed=0), max_cycles=3, name="tag", stale_actions="raise")
     assert env.options == PettingZooOptions(max_cycles=3, name="tag", stale_actions="raise")
     assert env.max_cycles == 3 and str(env) == "tag" and env.stale_actions == "raise"
@@ -118,11 +130,20 @@ def test_multi_agent_task_keeps_the_seeds_positional_order_and_default():
     ]  # fmt: skip
     assert parameters["termination_mode"].default == "any"
     assert set(parameters) == {"env", *DriverOptions.names()}
+    for name, default in DriverOptions.defaults().items():
+        assert f"        {name}: " in MultiAgentTask.__doc__
+        if name != "termination_mode":
+            assert parameters[name].default == default
     task = MultiAgentTask(GridWorld(n_agents=2, seed=0), True, False, True, "all")
     assert task.options == DriverOptions(uint8_visual=True, allow_multiple_obs=True)
     assert task.observation_space(0)["observation"]["camera"].dtype == np.uint8
     assert task.options.termination_mode == "all"
     assert MultiAgentTask(Tag()).options.termination_mode == "any"
+    for name in DriverOptions.names():  # each parameter reaches its own field
+        task = MultiAgentTask(Tag(seed=0), **{name: VALUES[name]})
+        assert task.options == DriverOptions(**{"termination_mode": "any", name: VALUES[name]})
+    with pytest.raises(ArgumentTypeError, match="unexpected keyword argument 'max_cycle'"):
+        MultiAgentTask(Tag(), max_cycle=3)
 
 
 def test_the_driver_says_when_it_is_ready():

@@ -1,5 +1,6 @@
-"""The slot family (GymEnv, BehaviorVectorEnv, SB3VecEnv): one options class, one set of
-shared members, one rule for action masks; UnityToGymWrapper with ML-Agents' signature."""
+"""The slot family (GymEnv, BehaviorVectorEnv, SB3VecEnv): signatures that match their options
+class, one set of shared members, one rule for action masks; UnityToGymWrapper with
+ML-Agents' signature."""
 
 from __future__ import annotations
 
@@ -78,23 +79,35 @@ def test_the_shared_members_answer_alike(name):
     assert env.closed and core.closed
 
 
-def test_signatures_come_from_the_options_classes():
-    for adapter, options in ((GymEnv, GymOptions), (BehaviorVectorEnv, SlotOptions)):
-        parameters = inspect.signature(adapter).parameters
-        assert list(parameters)[:2] == ["env", "behavior_name"]
-        assert set(parameters) == {"env", *options.names()}
-        assert all(parameters[n].default == d for n, d in options.defaults().items())
-        assert all(
-            parameters[n].kind is inspect.Parameter.KEYWORD_ONLY
-            for n in options.names()
-            if n != "behavior_name"
-        )
-        for name in options.names():  # every option is documented in the class docstring
-            assert f"        {name}: " in adapter.__doc__
+@pytest.mark.parametrize(
+    "adapter, options",
+    [(GymEnv, GymOptions), (BehaviorVectorEnv, SlotOptions), (SB3VecEnv, SlotOptions)],
+)
+def test_signatures_match_the_options_classes(adapter, options):
+    """The written signature takes exactly the options class's fields, with its defaults,
+    each documented in the class docstring; the options object carries what was given."""
+    parameters = inspect.signature(adapter).parameters
+    assert list(parameters)[:2] == ["env", "behavior_name"]
+    assert set(parameters) == {"env", *options.names()}
+    assert all(parameters[n].default == d for n, d in options.defaults().items())
+    assert all(
+        parameters[n].kind is inspect.Parameter.KEYWORD_ONLY
+        for n in options.names()
+        if n != "behavior_name"
+    )
+    for name in options.names():  # every option is documented in the class docstring
+        assert f"        {name}: " in adapter.__doc__
+    values = {"behavior_name": "GridWorld", "uint8_visual": True, "flatten_branched": True,
+              "allow_multiple_obs": True, "render_mode": "rgb_array",
+              "action_space_seed": 3}  # fmt: skip
+    for name in options.names():  # each parameter reaches its own field
+        env = adapter(GridWorld(n_agents=1 if adapter is GymEnv else 2), **{name: values[name]})
+        assert env.options == options(**{name: values[name]})
+        env.close()
     with pytest.raises(ArgumentTypeError, match="unexpected keyword argument 'uint8'.*options"):
-        GymEnv(Basic(), uint8=True)
+        adapter(Basic(), uint8=True)
     with pytest.raises(ArgumentTypeError, match="too many positional arguments"):
-        BehaviorVectorEnv(BallBalance(), None, True)
+        adapter(BallBalance(), None, True)
 
 
 def test_unity_to_gym_wrapper_takes_mlagents_positional_options():
@@ -125,3 +138,5 @@ def test_unity_to_gym_wrapper_takes_mlagents_positional_options():
     tagged = UnityToGymWrapper(GridWorld(n_agents=1), behavior_name="GridWorld",
                                render_mode="rgb_array")  # fmt: skip
     assert tagged.render().shape[-1] == 3
+    with pytest.raises(ArgumentTypeError, match=r"UnityToGymWrapper\(\): too many positional"):
+        UnityToGymWrapper(Basic(), False, False, False, None, "Basic")

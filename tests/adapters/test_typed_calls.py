@@ -1,8 +1,7 @@
 """The front ends' documented calls, type-checked as a user's checker sees them.
 
-zooport ships py.typed, so a user's mypy or pyright reads these signatures. ``takes_options``
-builds each constructor at run time (the options by keyword, some also by position); the
-classes declare that shape for checkers. ``make typecheck`` runs mypy over this module: a
+zooport ships py.typed, so a user's mypy or pyright reads these signatures (plain keyword
+parameters, some options also by position). ``make typecheck`` runs mypy over this module: a
 call below that a checker refuses (``PettingZooParallelEnv(core, termination_mode=...)`` was
 "Unexpected keyword argument", ``step_all({"runner_0": 0})`` an incompatible ``dict[str,
 Any]``) fails the lint step. Here the same calls run, and their results are compared with
