@@ -18,11 +18,11 @@ $(1)/bin/python -m pip install --upgrade pip
 $(1)/bin/python -m pip install torch==2.13.0
 endef
 
-.PHONY: test lint typecheck pytest docs docs-strict test-mlagents test-rllib test-consumers test-benchmarl test-floor demo bench bench-quick bench-pool soak clean
+.PHONY: test lint typecheck pytest docs docs-strict test-mlagents test-rllib test-consumers test-benchmarl test-floor demo bench bench-quick bench-pool soak proto clean
 
 $(STAMP): pyproject.toml
 	$(call new_venv,$(VENV),$(PYTHON))
-	$(PIP) install -e ".[test,torchrl,docs]"
+	$(PIP) install -e ".[test,torchrl,docs,mlagents]"
 	touch $(STAMP) $(DEMO_STAMP)
 
 # The main job's own, lean install: torch and zooport with the [train] and [plots] extras
@@ -169,6 +169,13 @@ $(FLOOR_STAMP): pyproject.toml tests/floor/requirements.txt
 
 test-floor: $(FLOOR_STAMP)
 	$(FLOOR_VENV)/bin/pytest -q tests $(addprefix --ignore=,$(FLOOR_IGNORE))
+
+# adapters/_mlagents_wire_pb2.py from adapters/_mlagents_wire.proto (ML-Agents' wire format),
+# in a throwaway venv: grpcio-tools 1.85.1 bundles protoc 7.35.1 (the mlagents extra's floor).
+proto:
+	test -x build/proto-venv/bin/python || $(PYTHON) -m venv build/proto-venv
+	build/proto-venv/bin/python -m pip install -q grpcio-tools==1.85.1
+	cd adapters && ../build/proto-venv/bin/python -m grpc_tools.protoc -I. --python_out=. _mlagents_wire.proto
 
 clean:
 	rm -rf $(VENV) $(MLAGENTS_VENV) $(RLLIB_VENV) $(CONSUMERS_VENV) $(BENCHMARL_VENV) $(FLOOR_VENV) \

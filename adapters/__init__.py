@@ -28,6 +28,8 @@ __all__ = [
     "adopt_core",
     "register_builtin_envs",
     "register_gymnasium",
+    "relay_channels",
+    "serve_mlagents",
 ]
 
 # Every public name -> the module that defines it, imported on first use (as Gymnasium's
@@ -42,6 +44,7 @@ __getattr__, __dir__ = lazy_attributes(
             "core_access": ("adopt_core",),
             "gym_env": ("GymEnv", "UnityToGymWrapper"),
             "gym_task": ("GymTask",),
+            "mlagents_serve": ("relay_channels", "serve_mlagents"),
             "multi_agent_task": ("MultiAgentTask", "MultiAgentUnityTask", "Transition"),
             "pettingzoo_aec": ("PettingZooAECEnv", "UnityAECEnv"),
             "pettingzoo_parallel": ("PettingZooParallelEnv", "UnityParallelEnv"),

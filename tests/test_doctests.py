@@ -12,7 +12,10 @@ import pytest
 import zooport
 
 #: Modules that import an optional package at their top, and that package: skipped without it.
-OPTIONAL = {"zooport.cli.bench.pool_puffer": "pufferlib"}
+OPTIONAL = {
+    "zooport.cli.bench.pool_puffer": "pufferlib",
+    "zooport.adapters._mlagents_wire_pb2": "grpc",
+}
 
 
 def _module_names() -> list[str]:

@@ -404,6 +404,73 @@ def _plot_suffixes() -> list[str]:
     return [f".{kind}" for kind in FigureCanvasBase.get_supported_filetypes()]
 
 
+# --------------------------------------------------------------------------- serve
+
+
+def _serve_command(commands: Any) -> None:
+    serve = commands.add_parser(
+        "serve", help="play the Unity side of ML-Agents' protocol: mlagents-learn trains ENV"
+    )
+    _env_arguments(serve)
+    serve.add_argument("--workers", type=_positive, metavar="K", help="K cores (a CorePool)")
+    serve.add_argument("--port", type=int, help="the trainer's port (default 5004, Editor mode)")
+    serve.add_argument("--seed", type=_seed, default=0, help="seed of worker 0's first core (0)")
+    serve.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
+                       help="the trainer may take this long to answer a step (300)")  # fmt: skip
+    # What mlagents-learn --env=PATH passes to PATH; its --env-args come after them.
+    serve.add_argument("--mlagents-port", type=int, metavar="PORT", help="set by mlagents-learn")
+    serve.add_argument("-logFile", metavar="PATH", help="set by mlagents-learn: messages go there")
+    serve.add_argument("-nographics", "-batchmode", action="store_true", help="ignored")
+    serve.set_defaults(run=_cmd_serve)
+
+
+def _cmd_serve(args: argparse.Namespace, out: Output) -> int:
+    """Worker ``w`` (``--mlagents-port 5005 + w``) seeds its cores ``seed + w * K + i``."""
+    require("grpc", "mlagents", "zooport serve")
+    from zooport.adapters import mlagents_serve as ms
+    from zooport.envs.capabilities import accepts_keyword
+
+    port = args.mlagents_port or args.port or ms.EDITOR_PORT
+    worker = max(port - ms.BASE_PORT, 0) if args.mlagents_port else 0
+    k = args.workers or 1
+    seed = args.seed + worker * k
+    target = resolve_target(args.env, _given_kwargs(args) or {})
+    relays = ms.relay_channels()
+    channels = {"side_channels": relays} if accepts_keyword(target.factory, "side_channels") else {}
+    with contextlib.ExitStack() as stack:
+        if args.logFile:
+            log = stack.enter_context(open(args.logFile, "a", buffering=1))  # noqa: SIM115
+            stack.enter_context(contextlib.redirect_stderr(log))
+        if k > 1:
+            core = _serve_pool(target, seed, k, relays)
+        else:
+            seeded = {"seed": seed} if accepts_keyword(target.factory, "seed") else {}
+            core = target.make(**seeded, **channels)
+        stack.callback(core.close)
+        print(f"zooport serve: {target.name} ({k} core{'s' * (k > 1)}, seed {seed}) for "
+              f"mlagents-learn on localhost:{port}", file=sys.stderr, flush=True)  # fmt: skip
+        served = ms.serve_mlagents(
+            core, port=port, side_channels=relays if channels or k > 1 else (),
+            timeout=args.timeout, wait=args.timeout if args.mlagents_port else None,
+            name=target.name,
+        )  # fmt: skip
+        print(f"zooport serve: the trainer closed after {served} steps", file=sys.stderr)
+    return 0
+
+
+def _serve_pool(target: Any, seed: int, k: int, relays: Any) -> Any:
+    """``k`` copies of the target's core in a CorePool, core ``i`` seeded ``seed + i``."""
+    from functools import partial
+
+    from zooport.envs.capabilities import accepts_keyword
+    from zooport.envs.core_pool import CorePool
+
+    seeded = accepts_keyword(target.factory, "seed")
+    factories = [partial(target.factory, seed=seed + i) if seeded else target.factory
+                 for i in range(k)]  # fmt: skip
+    return CorePool(factories, side_channels=relays)
+
+
 # --------------------------------------------------------------------------- main
 
 #: The subcommands, in the order ``--help`` lists them.
@@ -414,11 +481,12 @@ _COMMANDS = (
     _check_command,
     _bench_command,
     _train_command,
+    _serve_command,
 )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``zooport`` argument parser with its six subcommands."""
+    """The ``zooport`` argument parser with its seven subcommands."""
     parser = _Parser(
         prog="zooport",
         description="One batched multi-agent simulation, every RL library.",
