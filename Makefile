@@ -101,8 +101,9 @@ $(MLAGENTS_STAMP): pyproject.toml tests/mlagents/requirements.txt
 	done
 	touch $(MLAGENTS_STAMP)
 
-test-mlagents: $(MLAGENTS_STAMP)
-	$(MLAGENTS_VENV)/bin/pytest -q tests/mlagents
+# test_serve.py runs `zooport serve` from the main venv (current protobuf, the mlagents extra).
+test-mlagents: $(MLAGENTS_STAMP) $(STAMP)
+	ZOOPORT_SERVE_PYTHON=$(CURDIR)/$(PY) $(MLAGENTS_VENV)/bin/pytest -q tests/mlagents
 
 # ---- tests/rllib: RLlib (ray[rllib] 2.60 pins gymnasium 1.2.2) in its own venv, which also
 # proves zooport on that older gymnasium.

@@ -236,6 +236,7 @@ class _Behavior:
             for o in spec.observation_specs
         ]  # fmt: skip
         self.decision_ids = np.zeros(0, np.int64)  # wire ids of the last decision agents
+        self.live: dict[int, None] = {}  # wire ids of agents in an episode, in order seen
         self.to_wire: dict[int, int] | None = None  # core id -> wire id; None: the same
         self.top = -1  # the highest wire id sent so far
 
@@ -278,11 +279,13 @@ class _Behavior:
         check_agent_ids(self.name, decision, terminal)
         if reset:
             self._remap(np.asarray(decision.agent_id))
+            self.live = {}
         for steps, done in ((terminal, True), (decision, False)):
             n = len(steps)
             if not n:
                 continue
             ids = self._wire_ids(np.asarray(steps.agent_id))
+            wire = ids.tolist()
             obs = [np.asarray(o, np.float32).reshape(n, -1).tolist() for o in steps.obs]
             rewards = np.asarray(steps.reward, np.float32).tolist()
             groups = np.asarray(steps.group_id).tolist()
@@ -290,13 +293,16 @@ class _Behavior:
             if done:
                 flags = np.asarray(steps.interrupted, bool).tolist()
                 masks = None
+                for agent in wire:
+                    self.live.pop(agent, None)
             else:
                 flags = [False] * n
                 mask = steps.action_mask
                 masks = None if mask is None else np.concatenate(mask, axis=1).tolist()
                 self.decision_ids = ids
+                self.live.update(dict.fromkeys(wire))
             observations = self.observations
-            for i, agent in enumerate(ids.tolist()):
+            for i, agent in enumerate(wire):
                 info = infos.add(
                     id=agent, reward=rewards[i], done=done, max_step_reached=flags[i],
                     group_id=groups[i], group_reward=group_rewards[i],
@@ -320,8 +326,8 @@ class _Behavior:
 
     def _remap(self, fresh: np.ndarray) -> None:
         """After a RESET: the core's new decision agents take, in order, the wire ids of the
-        agents that decided last, so the trainer sees the same agents go on."""
-        known = self.decision_ids.tolist()
-        if self.to_wire is None and fresh.tolist() == known[: fresh.size]:
+        agents whose episode was going on, so the trainer sees the same agents go on."""
+        pairs = dict(zip(fresh.tolist(), self.live, strict=False))
+        if self.to_wire is None and all(core == wire for core, wire in pairs.items()):
             return  # the core kept its ids
-        self.to_wire = dict(zip(fresh.tolist(), known, strict=False))
+        self.to_wire = pairs

@@ -75,8 +75,8 @@ def test_import_zooport_and_adapters_load_no_adapter():
 import zooport, zooport.adapters
 adapters = [m for m in loaded("zooport.adapters") if m.rsplit(".", 1)[1] in (
     "gym_env", "vector_env", "sb3_vec_env", "pettingzoo_parallel", "pettingzoo_aec",
-    "multi_agent_task", "wrappers")]
-print(adapters, loaded("gymnasium", "pettingzoo", "stable_baselines3"))
+    "multi_agent_task", "wrappers", "mlagents_serve")]
+print(adapters, loaded("gymnasium", "pettingzoo", "stable_baselines3", "grpc", "google"))
 """
     )
     assert out == "[] []"
