@@ -8,6 +8,8 @@ venv pins older ones.
 from __future__ import annotations
 
 import contextlib
+import itertools
+import operator
 import signal
 import threading
 from collections.abc import Iterator, Sequence
@@ -108,14 +110,13 @@ def serve_mlagents(
     )
     call = channel.unary_unary(
         _EXCHANGE,
-        request_serializer=pb.UnityMessageProto.SerializeToString,
+        request_serializer=None,  # the messages go out as bytes (see _Session.answer)
         response_deserializer=pb.UnityMessageProto.FromString,
     )
 
     def exchange(message: Any, deadline: float | None, first: bool = False) -> Any:
-        future = call.future(message, timeout=deadline, wait_for_ready=first)
-        try:
-            return future.result()
+        try:  # a blocking call: grpc checks for signals (SIGTERM) while it waits
+            return call(message, timeout=deadline, wait_for_ready=first)
         except grpc.RpcError as exc:
             code = exc.code()
             if code == grpc.StatusCode.DEADLINE_EXCEEDED:
@@ -126,14 +127,12 @@ def serve_mlagents(
             raise ZooportError(
                 f"the trainer on localhost:{port} went away ({code.name}: {exc.details()})"
             ) from None
-        finally:
-            future.cancel()
 
     served = 0
     with channel, _stop_on_sigterm():
         try:
             exchange(session.handshake(name), wait, first=True)
-            message = exchange(pb.UnityMessageProto(header={"status": 200}), timeout)
+            message = exchange(_STATUS_200, timeout)
             while message.header.status == 200:
                 rl_input = message.unity_input.rl_input
                 if rl_input.command == _QUIT:
@@ -170,9 +169,11 @@ class _Session:
     def __init__(self, core: BaseEnvLike, side_channels: Sequence[RelayChannel], pb: Any) -> None:
         self.core, self.pb = core, pb
         self.relays = {channel.channel_id: channel for channel in side_channels}
-        self.behaviors = {name: _Behavior(name, spec) for name, spec in core.behavior_specs.items()}
+        self.behaviors = {
+            name: _Behavior(name, spec, pb) for name, spec in core.behavior_specs.items()
+        }
 
-    def handshake(self, name: str) -> Any:
+    def handshake(self, name: str) -> bytes:
         from zooport import __version__
 
         capabilities = dict.fromkeys(
@@ -185,10 +186,10 @@ class _Session:
                 "name": name, "communication_version": COMMUNICATION_VERSION,
                 "package_version": f"zooport {__version__}", "capabilities": capabilities,
             }},
-        )  # fmt: skip
+        ).SerializeToString()  # fmt: skip
 
-    def answer(self, rl_input: Any) -> Any:
-        """Runs one RESET or STEP command; returns the message that answers it."""
+    def answer(self, rl_input: Any) -> bytes:
+        """Runs one RESET or STEP command; returns the ``UnityMessageProto`` answering it."""
         if rl_input.side_channel:
             for channel_id, payload in _parse_frames(rl_input.side_channel):
                 relay = self.relays.get(channel_id)
@@ -201,44 +202,56 @@ class _Session:
             for behavior in self.behaviors.values():
                 behavior.set_actions(core, rl_input.agent_actions)
             core.step()
-        message = self.pb.UnityMessageProto(header={"status": 200})
-        output = message.unity_output
-        infos = output.rl_output.agentInfos
+        infos, brains = bytearray(), self.pb.UnityRLInitializationOutputProto()
         for behavior in self.behaviors.values():
             decision, terminal = core.get_steps(behavior.name)
             if len(decision) + len(terminal) == 0:
                 behavior.decision_ids = behavior.decision_ids[:0]
                 continue
-            behavior.write(infos[behavior.name].value, decision, terminal,
-                           rl_input.command == _RESET)  # fmt: skip
+            agents = behavior.write(decision, terminal, rl_input.command == _RESET)
+            infos += _field(2, _field(1, behavior.name.encode()) + _field(2, agents))
             if not behavior.announced:
-                behavior.announce(output.rl_initialization_output.brain_parameters.add())
+                behavior.announce(brains.brain_parameters.add())
         sent = bytearray()
         for relay in self.relays.values():
             for payload in relay.received:
                 _append_frame(sent, relay.channel_id, payload)
             relay.received = []
-        output.rl_output.side_channel = bytes(sent)
-        return message
+        output = _field(1, bytes(infos + _field(3, sent)))
+        if brains.brain_parameters:
+            output += _field(2, brains.SerializeToString())
+        return _STATUS_200 + _field(2, output)
 
 
 class _Behavior:
     """One behaviour's spec as the wire describes it, and its agents between messages."""
 
-    def __init__(self, name: str, spec: BehaviorSpec) -> None:
+    def __init__(self, name: str, spec: BehaviorSpec, pb: Any) -> None:
         self.name, self.spec = name, spec
         self.announced = False
         action = spec.action_spec
         self.continuous, self.branches = action.continuous_size, len(action.discrete_branches)
-        self.observations = [
-            {"shape": list(o.shape), "dimension_properties": [int(d) for d in o.dimension_property],
-             "observation_type": o.observation_type.value, "name": o.name}
-            for o in spec.observation_specs
-        ]  # fmt: skip
+        self.observations = []  # per observation: its record's bytes up to the floats
+        for o in spec.observation_specs:
+            size = 4 * int(np.prod(o.shape))
+            head = (
+                pb.ObservationProto(
+                    shape=o.shape,
+                    dimension_properties=[int(d) for d in o.dimension_property],
+                    observation_type=o.observation_type.value,
+                    name=o.name,
+                ).SerializeToString()
+                + b"\x22"
+                + _varint(size + 1 + len(_varint(size)))
+                + b"\x0a"
+            )
+            head += _varint(size)
+            self.observations.append((b"\x6a" + _varint(len(head) + size) + head, size))
         self.decision_ids = np.zeros(0, np.int64)  # wire ids of the last decision agents
         self.live: dict[int, None] = {}  # wire ids of agents in an episode, in order seen
         self.to_wire: dict[int, int] | None = None  # core id -> wire id; None: the same
         self.top = -1  # the highest wire id sent so far
+        self._layouts: dict[tuple[bool, int], tuple[np.ndarray, dict[Any, slice]]] = {}
 
     def announce(self, brain: Any) -> None:
         """Fills the ``BrainParametersProto`` that tells the trainer this behaviour."""
@@ -263,53 +276,80 @@ class _Behavior:
         parts: dict[str, np.ndarray] = {}
         for field, size, dtype in (("continuous_actions", self.continuous, np.float32),
                                    ("discrete_actions", self.branches, np.int32)):  # fmt: skip
-            rows = [getattr(a, field) for a in actions]
-            if any(len(row) != size for row in rows):
+            rows = list(map(operator.attrgetter(field), actions))
+            if any(length != size for length in map(len, rows)):
                 given = sorted({len(row) for row in rows})
                 raise ActionError(
                     f"mlagents-learn sent {field} of length {given} for behavior "
                     f"{self.name!r}; expected {size} per agent"
                 )
             if size:
-                parts[field.split("_")[0]] = np.array(rows, dtype=dtype)
+                flat = np.fromiter(itertools.chain.from_iterable(rows), dtype, n * size)
+                parts[field.split("_")[0]] = flat.reshape(n, size)
         core.set_actions(self.name, ActionTuple(**parts))
 
-    def write(self, infos: Any, decision: Any, terminal: Any, reset: bool) -> None:
-        """Appends an ``AgentInfoProto`` per terminal agent, then per decision agent."""
+    def write(self, decision: Any, terminal: Any, reset: bool) -> bytes:
+        """A ``ListAgentInfoProto``'s bytes: an ``AgentInfoProto`` per terminal agent, then
+        per decision agent, encoded with arrays (ids as 10-byte varints, so every record of
+        a batch has the same length)."""
         check_agent_ids(self.name, decision, terminal)
         if reset:
             self._remap(np.asarray(decision.agent_id))
             self.live = {}
+        out = b""
         for steps, done in ((terminal, True), (decision, False)):
             n = len(steps)
             if not n:
                 continue
             ids = self._wire_ids(np.asarray(steps.agent_id))
             wire = ids.tolist()
-            obs = [np.asarray(o, np.float32).reshape(n, -1).tolist() for o in steps.obs]
-            rewards = np.asarray(steps.reward, np.float32).tolist()
-            groups = np.asarray(steps.group_id).tolist()
-            group_rewards = np.asarray(steps.group_reward, np.float32).tolist()
             if done:
-                flags = np.asarray(steps.interrupted, bool).tolist()
-                masks = None
                 for agent in wire:
                     self.live.pop(agent, None)
+                flags, mask = np.asarray(steps.interrupted), None
             else:
-                flags = [False] * n
-                mask = steps.action_mask
-                masks = None if mask is None else np.concatenate(mask, axis=1).tolist()
                 self.decision_ids = ids
                 self.live.update(dict.fromkeys(wire))
-            observations = self.observations
-            for i, agent in enumerate(wire):
-                info = infos.add(
-                    id=agent, reward=rewards[i], done=done, max_step_reached=flags[i],
-                    group_id=groups[i], group_reward=group_rewards[i],
-                    action_mask=None if masks is None else masks[i],
-                )  # fmt: skip
-                for spec, rows in zip(observations, obs, strict=True):
-                    info.observations.add(float_data={"data": rows[i]}, **spec)
+                flags, mask = np.zeros(n, bool), steps.action_mask
+            width = 0 if mask is None else sum(m.shape[1] for m in mask)
+            template, at = self._layout(done, width)
+            records = np.empty((n, template.size), np.uint8)
+            records[:] = template
+            records[:, at["reward"]] = _raw(steps.reward, "<f4", n)
+            records[:, at["flag"]] = _raw(flags, "u1", n)
+            records[:, at["id"]] = _varints(ids)
+            records[:, at["group"]] = _varints(steps.group_id)
+            records[:, at["group_reward"]] = _raw(steps.group_reward, "<f4", n)
+            if width:
+                records[:, at["mask"]] = _raw(np.concatenate(mask, axis=1), "u1", n)
+            for k, o in enumerate(steps.obs):
+                records[:, at[k]] = _raw(o, "<f4", n)
+            out += records.tobytes()
+        return out
+
+    def _layout(self, done: bool, mask_width: int) -> tuple[np.ndarray, dict[Any, slice]]:
+        """One agent's record (its ``AgentInfoProto`` as a list entry) with the constant
+        bytes in place, and where each value goes: the same for every agent of a batch."""
+        key = (done, mask_width)
+        if key not in self._layouts:
+            pieces: list[Any] = [
+                b"\x3d", ("reward", 4), b"\x40\x01" if done else b"\x40\x00", b"\x48", ("flag", 1),
+                b"\x50", ("id", 10), b"\x70", ("group", 10), b"\x7d", ("group_reward", 4),
+            ]  # fmt: skip
+            if mask_width:
+                pieces += [b"\x5a" + _varint(mask_width), ("mask", mask_width)]
+            for index, (head, size) in enumerate(self.observations):
+                pieces += [head, (index, size)]
+            body = sum(len(p) if isinstance(p, bytes) else p[1] for p in pieces)
+            template, at = bytearray(b"\x0a" + _varint(body)), {}
+            for piece in pieces:
+                if isinstance(piece, bytes):
+                    template += piece
+                else:
+                    at[piece[0]] = slice(len(template), len(template) + piece[1])
+                    template += bytes(piece[1])
+            self._layouts[key] = (np.frombuffer(bytes(template), np.uint8), at)
+        return self._layouts[key]
 
     def _wire_ids(self, core_ids: np.ndarray) -> np.ndarray:
         """The wire ids of core ids: the same unless a RESET renumbered the core's agents."""
@@ -331,3 +371,32 @@ class _Behavior:
         if self.to_wire is None and all(core == wire for core, wire in pairs.items()):
             return  # the core kept its ids
         self.to_wire = pairs
+
+
+_STATUS_200 = b"\x0a\x03\x08\xc8\x01"  # UnityMessageProto.header = {status: 200}
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    return bytes(out) + bytes([value])
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    """A length-delimited field (a message, string or bytes) of a protobuf message."""
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _raw(values: Any, dtype: str, n: int) -> np.ndarray:
+    """Each agent's values as little-endian bytes, one row per agent."""
+    return np.ascontiguousarray(np.asarray(values).reshape(n, -1), dtype).view(np.uint8)
+
+
+def _varints(values: Any) -> np.ndarray:
+    """int32s as 10-byte varints (negative ones sign-extended, as protobuf encodes them)."""
+    unsigned = np.asarray(values, np.int64).view(np.uint64)[:, None]
+    groups = (unsigned >> (np.arange(10, dtype=np.uint64) * np.uint64(7))) & np.uint64(0x7F)
+    groups[:, :9] |= np.uint64(0x80)
+    return groups.astype(np.uint8)
