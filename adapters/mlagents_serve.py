@@ -217,7 +217,7 @@ class _Session:
             for payload in relay.received:
                 _append_frame(sent, relay.channel_id, payload)
             relay.received = []
-        output = _field(1, bytes(infos + _field(3, sent)))
+        output = _field(1, bytes(infos + _field(3, bytes(sent))))
         if brains.brain_parameters:
             output += _field(2, brains.SerializeToString())
         return _STATUS_200 + _field(2, output)
@@ -320,7 +320,7 @@ class _Behavior:
             records[:, at["id"]] = _varints(ids)
             records[:, at["group"]] = _varints(steps.group_id)
             records[:, at["group_reward"]] = _raw(steps.group_reward, "<f4", n)
-            if width:
+            if mask is not None and width:
                 records[:, at["mask"]] = _raw(np.concatenate(mask, axis=1), "u1", n)
             for k, o in enumerate(steps.obs):
                 records[:, at[k]] = _raw(o, "<f4", n)

@@ -70,8 +70,11 @@ def served_cpu(n: int, steps: int) -> float:
         response_serializer=pb.UnityMessageProto.SerializeToString,
     )
     server.add_generic_rpc_handlers(
-        [grpc.method_handlers_generic_handler("communicator_objects.UnityToExternalProto",
-                                              {"Exchange": handler})]  # fmt: skip
+        [
+            grpc.method_handlers_generic_handler(
+                "communicator_objects.UnityToExternalProto", {"Exchange": handler}
+            )
+        ]  # fmt: skip
     )
     server.add_insecure_port(f"localhost:{port}")
     server.start()

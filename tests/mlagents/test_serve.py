@@ -267,7 +267,7 @@ def test_the_trainers_close_ends_the_server_cleanly(served):
     env.step()
     env.close()
     assert proc.wait(timeout=60) == 0
-    assert "the trainer closed after 2 steps" in proc.stderr.read()
+    assert "zooport serve: stopped after 2 steps" in proc.stderr.read()
 
 
 def test_a_trainer_that_dies_ends_the_server_with_a_message():
@@ -294,3 +294,27 @@ def test_a_trainer_that_dies_ends_the_server_with_a_message():
             proc.wait()
         trainer.stdout.close()
         server.stderr.close()
+
+
+def test_launched_as_an_executable_it_takes_mlagents_flags_and_seeds_from_the_worker_id(tmp_path):
+    script = tmp_path / "served_ball_balance"
+    script.write_text(
+        f'#!/bin/sh\nPYTHONPATH="{REPO}" exec "{SERVE_PYTHON}" -m zooport serve BallBalance "$@"\n'
+    )
+    script.chmod(0o755)
+    port = _free_port()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "distutils Version classes", DeprecationWarning)
+        env = UnityEnvironment(
+            file_name=str(script), worker_id=1, base_port=port - 1, no_graphics=True,
+            log_folder=str(tmp_path), additional_args=["--seed", "2"], timeout_wait=60,
+        )  # fmt: skip
+    try:  # worker id port - 5005, as mlagents-learn numbers them: seed 2 + worker id
+        core = default_registry.make("BallBalance", seed=2 + port - 5005)
+        core.reset()
+        env.reset()
+        _drive_both(core, env, 30)
+    finally:
+        env.close()
+    log = (tmp_path / "Player-1.log").read_text()
+    assert f"zooport serve: BallBalance (1 core, seed {2 + port - 5005})" in log, log

@@ -427,6 +427,8 @@ def _serve_command(commands: Any) -> None:
 def _cmd_serve(args: argparse.Namespace, out: Output) -> int:
     """Worker ``w`` (``--mlagents-port 5005 + w``) seeds its cores ``seed + w * K + i``."""
     require("grpc", "mlagents", "zooport serve")
+    if not args.timeout > 0:
+        raise UsageError(f"--timeout takes seconds > 0, got {args.timeout}")
     from zooport.adapters import mlagents_serve as ms
     from zooport.envs.capabilities import accepts_keyword
 
@@ -439,36 +441,29 @@ def _cmd_serve(args: argparse.Namespace, out: Output) -> int:
     channels = {"side_channels": relays} if accepts_keyword(target.factory, "side_channels") else {}
     with contextlib.ExitStack() as stack:
         if args.logFile:
-            log = stack.enter_context(open(args.logFile, "a", buffering=1))  # noqa: SIM115
+            log = stack.enter_context(open(args.logFile, "a", buffering=1))
             stack.enter_context(contextlib.redirect_stderr(log))
         if k > 1:
-            core = _serve_pool(target, seed, k, relays)
+            from zooport.cli.training import _pool
+
+            core = _pool(target, seed, k, relays)
         else:
             seeded = {"seed": seed} if accepts_keyword(target.factory, "seed") else {}
             core = target.make(**seeded, **channels)
         stack.callback(core.close)
         print(f"zooport serve: {target.name} ({k} core{'s' * (k > 1)}, seed {seed}) for "
               f"mlagents-learn on localhost:{port}", file=sys.stderr, flush=True)  # fmt: skip
-        served = ms.serve_mlagents(
-            core, port=port, side_channels=relays if channels or k > 1 else (),
-            timeout=args.timeout, wait=args.timeout if args.mlagents_port else None,
-            name=target.name,
-        )  # fmt: skip
-        print(f"zooport serve: the trainer closed after {served} steps", file=sys.stderr)
+        try:
+            served = ms.serve_mlagents(
+                core, port=port, side_channels=relays if channels or k > 1 else (),
+                timeout=args.timeout, wait=args.timeout if args.mlagents_port else None,
+                name=target.name,
+            )  # fmt: skip
+        except Exception as exc:  # also into -logFile: mlagents-learn hides the stderr
+            print(f"zooport: {one_line(exc)}", file=sys.stderr)
+            raise
+        print(f"zooport serve: stopped after {served} steps", file=sys.stderr)
     return 0
-
-
-def _serve_pool(target: Any, seed: int, k: int, relays: Any) -> Any:
-    """``k`` copies of the target's core in a CorePool, core ``i`` seeded ``seed + i``."""
-    from functools import partial
-
-    from zooport.envs.capabilities import accepts_keyword
-    from zooport.envs.core_pool import CorePool
-
-    seeded = accepts_keyword(target.factory, "seed")
-    factories = [partial(target.factory, seed=seed + i) if seeded else target.factory
-                 for i in range(k)]  # fmt: skip
-    return CorePool(factories, side_channels=relays)
 
 
 # --------------------------------------------------------------------------- main

@@ -199,7 +199,7 @@ def _training_env(
     return VecMonitor(venv), masked, tuple(chosen)
 
 
-def _pool(target: Target, seed: int, workers: int) -> Any:
+def _pool(target: Target, seed: int, workers: int, side_channels: Any = None) -> Any:
     """``workers`` copies of the target's core in a CorePool, core ``i`` seeded ``seed + i``."""
     import functools
 
@@ -212,7 +212,7 @@ def _pool(target: Target, seed: int, workers: int) -> Any:
         for i in range(workers)
     ]
     try:
-        return CorePool(factories)
+        return CorePool(factories, side_channels=side_channels)
     except ZooportError as exc:
         raise UsageError(f"--workers {workers}: {exc}") from None
 
