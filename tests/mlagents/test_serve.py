@@ -121,6 +121,16 @@ def _assert_same(name, ours, theirs, t):
     assert np.array_equal(ours[1].interrupted, theirs[1].interrupted), where
 
 
+def _described(spec):
+    """An observation spec as plain values (zooport's and ML-Agents' enums differ)."""
+    return (
+        spec.shape,
+        [int(d) for d in spec.dimension_property],
+        spec.observation_type.value,
+        spec.name,
+    )
+
+
 def _drive_both(core, env, steps, seed=0):
     """Steps ``core`` and ``env`` with the same actions, comparing every behaviour's steps."""
     rng = np.random.default_rng(seed)
@@ -128,8 +138,8 @@ def _drive_both(core, env, steps, seed=0):
     assert set(env.behavior_specs) == set(specs)
     for name, spec in specs.items():
         assert env.behavior_specs[name].action_spec == spec.action_spec
-        assert [o.shape for o in env.behavior_specs[name].observation_specs] == [
-            o.shape for o in spec.observation_specs
+        assert [_described(o) for o in env.behavior_specs[name].observation_specs] == [
+            _described(o) for o in spec.observation_specs
         ]
     terminals = 0
     for t in range(steps):
