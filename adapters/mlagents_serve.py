@@ -106,7 +106,14 @@ def serve_mlagents(
     session = _Session(core, side_channels, pb)
     channel = grpc.insecure_channel(
         f"localhost:{port}",
-        options=[("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)],
+        options=[
+            ("grpc.max_send_message_length", -1),
+            ("grpc.max_receive_message_length", -1),
+            # Waiting for the trainer: try every second (grpc backs off up to 2 minutes, and
+            # mlagents-learn gives up after its --timeout-wait, 60 s).
+            ("grpc.initial_reconnect_backoff_ms", 250),
+            ("grpc.max_reconnect_backoff_ms", 1000),
+        ],
     )
     call = channel.unary_unary(
         _EXCHANGE,
