@@ -277,7 +277,7 @@ def test_the_trainers_close_ends_the_server_cleanly(served):
     env.step()
     env.close()
     assert proc.wait(timeout=60) == 0
-    assert "zooport serve: stopped after 2 steps" in proc.stderr.read()
+    assert "zooport serve: the trainer closed after 2 steps" in proc.stderr.read()
 
 
 def test_a_trainer_that_dies_ends_the_server_with_a_message():

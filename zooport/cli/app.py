@@ -462,7 +462,7 @@ def _cmd_serve(args: argparse.Namespace, out: Output) -> int:
         except Exception as exc:  # also into -logFile: mlagents-learn hides the stderr
             print(f"zooport: {one_line(exc)}", file=sys.stderr)
             raise
-        print(f"zooport serve: stopped after {served} steps", file=sys.stderr)
+        print(f"zooport serve: the trainer closed after {served} steps", file=sys.stderr)
     return 0
 
 
