@@ -10,11 +10,7 @@ from typing import Any
 import numpy as np
 from typing_extensions import override  # a dependency (>= 4.5, which has it)
 
-from zooport.errors import (
-    SideChannelError,
-    UnityCommunicationException,
-    UnityEnvironmentException,
-)
+from zooport.errors import SideChannelError, UnityCommunicationException, UnityEnvironmentException
 
 __all__ = [
     "SideChannelTypeError",
@@ -24,6 +20,7 @@ __all__ = [
     "check_int32",
     "check_float32",
     "encode_ascii",
+    "check_bytes",
     "override",
 ]
 
@@ -37,12 +34,12 @@ class SideChannelTypeError(SideChannelError, TypeError):
 
 class SideChannelCommunicationError(SideChannelError, UnityCommunicationException):
     """A message on a channel that only sends, or an engine configuration message the
-    simulation cannot read: a ``UnityCommunicationException``, as ML-Agents raises there."""
+    simulation cannot read (ML-Agents raises ``UnityCommunicationException`` there)."""
 
 
 class SideChannelEnvironmentError(SideChannelError, UnityEnvironmentException):
-    """Side-channel data whose frames are truncated or shorter than declared, or two channels
-    with one id: a ``UnityEnvironmentException``, as ML-Agents' manager raises there."""
+    """Truncated side-channel data, or two channels with one id (ML-Agents' manager raises
+    ``UnityEnvironmentException`` there)."""
 
 
 def _wrong_type(what: str, expected: str, value: object) -> SideChannelTypeError:
@@ -74,8 +71,8 @@ def check_int32(value: Any, what: str) -> int:
 
 
 def check_float32(value: object, what: str) -> float:
-    """``value`` as a ``float`` if it is a real number a float32 holds; NaN and infinities
-    pass (ML-Agents sends them), finite values beyond the float32 range do not."""
+    """``value`` as a ``float`` if a float32 holds it; NaN and infinities pass (ML-Agents
+    sends them), finite values beyond the float32 range do not."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise _wrong_type(what, "a real number", value)
     number = float(value)
@@ -98,3 +95,12 @@ def encode_ascii(value: object, what: str) -> bytes:
             f"{what}: expected an ASCII string, got {value!r} with non-ASCII character "
             f"{value[exc.start]!r} at index {exc.start}"
         ) from None
+
+
+def check_bytes(value: object, what: str) -> bytes:
+    """A copy of ``value`` if it is bytes, a bytearray or a memoryview."""
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        raise SideChannelTypeError(
+            f"{what}: expected bytes, bytearray or memoryview, got {type(value).__name__}"
+        )
+    return bytes(value)

@@ -1,6 +1,5 @@
 """The engine's resolution, quality, time scale and frame rates: one message per setting, an
-int32 ``ConfigurationType`` code then the value (int32 width and height, float32 time scale,
-int32 otherwise)."""
+int32 ``ConfigurationType`` code then the value (float32 time scale, int32 otherwise)."""
 
 from __future__ import annotations
 
@@ -16,15 +15,11 @@ from .side_channel import SendOnlySideChannel
 
 __all__ = ["ENGINE_CONFIGURATION_CHANNEL_ID", "EngineConfig", "EngineConfigurationChannel"]
 
-#: The channel id of ML-Agents' engine configuration channel, on both ends.
 ENGINE_CONFIGURATION_CHANNEL_ID = uuid.UUID("e951342c-4f7e-11ea-b238-784f4387d1f7")
 
 
 class EngineConfig(NamedTuple):
-    """Engine settings (``None`` leaves one unchanged): screen ``width`` and ``height`` (set
-    together), ``quality_level``, ``time_scale`` (simulated per real time),
-    ``target_frame_rate`` (-1: the platform's) and ``capture_frame_rate`` (frames taken as
-    this far apart, whatever the real rate)."""
+    """Engine settings (``None`` leaves one unchanged); ``width`` and ``height`` go together."""
 
     width: int | None
     height: int | None
@@ -40,7 +35,7 @@ class EngineConfig(NamedTuple):
 
 
 class EngineConfigurationChannel(SendOnlySideChannel):
-    """Sends engine settings to the simulation (a message from it is an error).
+    """Sends engine settings to the simulation.
 
     Example:
         >>> channel = EngineConfigurationChannel()
@@ -50,8 +45,6 @@ class EngineConfigurationChannel(SendOnlySideChannel):
     """
 
     class ConfigurationType(IntEnum):
-        """The int32 code that opens each message."""
-
         SCREEN_RESOLUTION = 0
         QUALITY_LEVEL = 1
         TIME_SCALE = 2
@@ -70,12 +63,8 @@ class EngineConfigurationChannel(SendOnlySideChannel):
         target_frame_rate: int | None = None,
         capture_frame_rate: int | None = None,
     ) -> None:
-        """Queue one message per setting that is not ``None`` (see :class:`EngineConfig`).
-
-        Raises:
-            SideChannelError: only one of ``width`` and ``height``, or a value that does not
-                fit its wire type; nothing is queued then.
-        """
+        """Queue one message per setting that is not ``None``; nothing is queued when
+        only one of ``width`` and ``height`` is given or a value does not fit its wire type."""
         if (width is None) != (height is None):
             raise SideChannelError(
                 f"set_configuration_parameters: expected width and height both set or both "

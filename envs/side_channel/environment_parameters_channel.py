@@ -17,14 +17,12 @@ from .side_channel import SendOnlySideChannel
 
 __all__ = ["ENVIRONMENT_PARAMETERS_CHANNEL_ID", "EnvironmentParametersChannel"]
 
-#: The channel id of ML-Agents' environment parameters channel, on both ends.
 ENVIRONMENT_PARAMETERS_CHANNEL_ID = uuid.UUID("534c891e-810f-11ea-a9d0-822485860400")
 
 
 class EnvironmentParametersChannel(SendOnlySideChannel):
     """Sends environment parameters, which the simulation reads at its next reset: a fixed
-    float, or a seeded sampler it draws a fresh value from at each read (a message from the
-    simulation is an error).
+    float, or a seeded sampler it draws a fresh value from at each read.
 
     Example:
         >>> channel = EnvironmentParametersChannel()
@@ -34,14 +32,10 @@ class EnvironmentParametersChannel(SendOnlySideChannel):
     """
 
     class EnvironmentDataTypes(IntEnum):
-        """The int32 code that follows the key."""
-
         FLOAT = 0
         SAMPLER = 1
 
     class SamplerTypes(IntEnum):
-        """The int32 code that follows a sampler's seed."""
-
         UNIFORM = 0
         GAUSSIAN = 1
         MULTIRANGEUNIFORM = 2
@@ -51,15 +45,14 @@ class EnvironmentParametersChannel(SendOnlySideChannel):
 
     def set_float_parameter(self, key: str, value: float) -> None:
         """Set parameter ``key`` (ASCII) to ``value`` (sent as float32)."""
-        msg = self._start(key, self.EnvironmentDataTypes.FLOAT, "set_float_parameter")
-        msg.write_float32(check_float32(value, "set_float_parameter value"))
-        self.queue_message_to_send(msg)
+        encode_ascii(key, "set_float_parameter key")
+        number = check_float32(value, "set_float_parameter value")
+        self._send(key, "set_float_parameter", None, None, number)
 
     def set_uniform_sampler_parameters(
         self, key: str, min_value: float, max_value: float, seed: int
     ) -> None:
-        """Make parameter ``key`` a sample, seeded by ``seed``, of the uniform distribution on
-        ``[min_value, max_value)``."""
+        """Make ``key`` a seeded uniform sample of ``[min_value, max_value)``."""
         where = "set_uniform_sampler_parameters"
         low = _finite(min_value, f"{where} min_value")
         high = _finite(max_value, f"{where} max_value")
@@ -68,51 +61,47 @@ class EnvironmentParametersChannel(SendOnlySideChannel):
                 f"{where}: expected min_value <= max_value, got min_value={low!r}, "
                 f"max_value={high!r}"
             )
-        self._queue_sampler(key, seed, self.SamplerTypes.UNIFORM, where, low, high)
+        self._send(key, where, seed, self.SamplerTypes.UNIFORM, low, high)
 
     def set_gaussian_sampler_parameters(
         self, key: str, mean: float, st_dev: float, seed: int
     ) -> None:
-        """Make parameter ``key`` a sample, seeded by ``seed``, of a normal distribution."""
+        """Make ``key`` a seeded sample of a normal distribution."""
         where = "set_gaussian_sampler_parameters"
         centre = _finite(mean, f"{where} mean")
         spread = _finite(st_dev, f"{where} st_dev")
         if spread < 0:
             raise SideChannelError(f"{where}: expected st_dev >= 0, got {spread!r}")
-        self._queue_sampler(key, seed, self.SamplerTypes.GAUSSIAN, where, centre, spread)
+        self._send(key, where, seed, self.SamplerTypes.GAUSSIAN, centre, spread)
 
     def set_multirangeuniform_sampler_parameters(
         self, key: str, intervals: Iterable[tuple[float, float]], seed: int
     ) -> None:
-        """Make parameter ``key`` a uniform sample, seeded by ``seed``, of a union of
-        ``(min, max)`` intervals (of positive total width): an interval drawn with probability
-        proportional to its width, then a value within it."""
+        """Make ``key`` a seeded uniform sample of a union of ``(min, max)`` intervals (of
+        positive total width): an interval drawn with probability proportional to its width."""
         where = "set_multirangeuniform_sampler_parameters"
         flat = _flatten_intervals(intervals, where)
-        msg = self._start_sampler(key, seed, self.SamplerTypes.MULTIRANGEUNIFORM, where)
-        msg.write_float32_list(flat)
-        self.queue_message_to_send(msg)
+        self._send(key, where, seed, self.SamplerTypes.MULTIRANGEUNIFORM, flat)
 
-    def _start(self, key: str, data_type: int, where: str) -> OutgoingMessage:
+    def _send(
+        self, key: str, where: str, seed: int | None, sampler: int | None, *values: object
+    ) -> None:
+        if sampler is not None:
+            seed = check_int32(seed, f"{where} seed")
         encode_ascii(key, f"{where} key")
         msg = OutgoingMessage()
         msg.write_string(key)
-        msg.write_int32(data_type)
-        return msg
-
-    def _start_sampler(self, key: str, seed: int, sampler: int, where: str) -> OutgoingMessage:
-        seed = check_int32(seed, f"{where} seed")
-        msg = self._start(key, self.EnvironmentDataTypes.SAMPLER, where)
-        msg.write_int32(seed)
-        msg.write_int32(sampler)
-        return msg
-
-    def _queue_sampler(
-        self, key: str, seed: int, sampler: int, where: str, first: float, second: float
-    ) -> None:
-        msg = self._start_sampler(key, seed, sampler, where)
-        msg.write_float32(first)
-        msg.write_float32(second)
+        if sampler is None:
+            msg.write_int32(self.EnvironmentDataTypes.FLOAT)
+        else:
+            msg.write_int32(self.EnvironmentDataTypes.SAMPLER)
+            msg.write_int32(seed)
+            msg.write_int32(sampler)
+        for value in values:
+            if isinstance(value, list):
+                msg.write_float32_list(value)
+            else:
+                msg.write_float32(value)  # type: ignore[arg-type]  # checked by the caller
         self.queue_message_to_send(msg)
 
 

@@ -11,24 +11,18 @@ from .side_channel import SideChannel
 
 __all__ = ["FLOAT_PROPERTIES_CHANNEL_ID", "FloatPropertiesChannel"]
 
-#: The default channel id of ML-Agents' float properties channel, on both ends.
 FLOAT_PROPERTIES_CHANNEL_ID = uuid.UUID("60ccf7d0-4f7e-11ea-b238-784f4387d1f7")
 
 
 class FloatPropertiesChannel(SideChannel):
-    """A dictionary of float properties kept in step with the simulation: :meth:`set_property`
-    updates the local copy and sends the pair, a pair the simulation sends updates it on
-    arrival. ``channel_id``: ``None`` for ML-Agents' default.
+    """A dictionary of float properties kept in step with the simulation (``channel_id``:
+    ``None`` for ML-Agents' default).
 
     Example:
         >>> channel = FloatPropertiesChannel()
         >>> channel.set_property("gravity", -9.81)
-        >>> channel.get_property("gravity")
-        -9.81
-        >>> channel.list_properties()
-        ['gravity']
-        >>> channel.get_property("wind") is None
-        True
+        >>> channel.get_property("gravity"), channel.list_properties()
+        (-9.81, ['gravity'])
     """
 
     def __init__(self, channel_id: uuid.UUID | None = None) -> None:
@@ -37,23 +31,17 @@ class FloatPropertiesChannel(SideChannel):
 
     @override
     def on_message_received(self, msg: IncomingMessage) -> None:
-        """Store the ``(key, value)`` pair the simulation sent."""
         key = msg.read_string()
-        value = msg.read_float32()
-        self._float_properties[key] = value
+        self._float_properties[key] = msg.read_float32()
 
     def set_property(self, key: str, value: float) -> None:
-        """Set property ``key`` (ASCII) locally, as given, and send it as float32."""
-        encode_ascii(key, "set_property key")
-        number = check_float32(value, "set_property value")
-        msg = OutgoingMessage()
-        msg.write_string(key)
-        msg.write_float32(number)
+        """Set property ``key`` locally, as given, and send it as float32."""
+        msg = key_value_message(key, value, "set_property")
         self.queue_message_to_send(msg)
-        self._float_properties[key] = number
+        self._float_properties[key] = float(value)
 
     def get_property(self, key: str) -> float | None:
-        """Return property ``key``, or ``None`` if neither end has set it."""
+        """Property ``key``, or ``None`` if neither end has set it."""
         if not isinstance(key, str):
             raise SideChannelTypeError(
                 f"get_property key: expected a str, got {type(key).__name__} {key!r}"
@@ -61,9 +49,17 @@ class FloatPropertiesChannel(SideChannel):
         return self._float_properties.get(key)
 
     def list_properties(self) -> list[str]:
-        """Return the names of all properties set so far, by either end."""
         return list(self._float_properties)
 
     def get_property_dict_copy(self) -> dict[str, float]:
-        """Return a copy of all properties set so far."""
         return dict(self._float_properties)
+
+
+def key_value_message(key: str, value: float, where: str) -> OutgoingMessage:
+    """A message of a string key then a float32 value, each checked and named."""
+    encode_ascii(key, f"{where} key")
+    number = check_float32(value, f"{where} value")
+    msg = OutgoingMessage()
+    msg.write_string(key)
+    msg.write_float32(number)
+    return msg

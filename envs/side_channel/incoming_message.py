@@ -9,11 +9,9 @@ from typing import Any
 
 from zooport.errors import SideChannelError
 
-from ._common import SideChannelTypeError
+from ._common import SideChannelTypeError, check_bytes
 
 __all__ = ["IncomingMessage"]
-
-_BOOL, _INT32, _FLOAT32 = struct.Struct("<?"), struct.Struct("<i"), struct.Struct("<f")
 
 
 class _NoDefault:
@@ -27,16 +25,13 @@ _NO_DEFAULT: Any = _NoDefault()  # a read without default_value: an exhausted me
 class IncomingMessage:
     """The bytes of one side-channel message and a read offset into them.
 
-    Values are read in the order they were written: ``bool`` one byte, ``int32`` and
-    ``float32`` four, a float list an int32 count then the floats, a string an int32 byte
-    count then ASCII bytes. As in ML-Agents, a ``default_value`` is returned, without moving
-    the offset, when the message is exhausted (``read_float32_list`` turns ``None`` into
-    ``[]``). Unlike ML-Agents, a read with no default at the end of the message, or one that
-    finds only part of its value, raises :class:`~zooport.errors.SideChannelError` naming
-    what was read, where, and how many bytes remained; the offset then stays where it was.
+    As in ML-Agents, a read returns its ``default_value``, without moving the offset, once the
+    message is exhausted (``read_float32_list`` turns ``None`` into ``[]``). Unlike ML-Agents,
+    a read with no default at the end of the message, or one that finds only part of its
+    value, raises :class:`~zooport.errors.SideChannelError` naming what, where and how many
+    bytes remained; the offset then stays where it was.
 
     Example:
-        >>> import struct
         >>> msg = IncomingMessage(struct.pack("<i", 3) + b"abc" + struct.pack("<f", 0.5))
         >>> msg.read_string(), msg.read_float32(), msg.read_int32(default_value=7)
         ('abc', 0.5, 7)
@@ -47,13 +42,7 @@ class IncomingMessage:
     """
 
     def __init__(self, buffer: bytes | bytearray | memoryview, offset: int = 0) -> None:
-        if not isinstance(buffer, (bytes, bytearray, memoryview)):
-            raise SideChannelTypeError(
-                f"IncomingMessage buffer: expected bytes, bytearray or memoryview, "
-                f"got {type(buffer).__name__}"
-            )
-        #: The payload, as ``bytes``.
-        self.buffer: bytes = bytes(buffer)
+        self.buffer: bytes = check_bytes(buffer, "IncomingMessage buffer")
         try:
             start = operator.index(offset)
         except TypeError:
@@ -64,27 +53,22 @@ class IncomingMessage:
             raise SideChannelError(
                 f"IncomingMessage offset: expected 0 <= offset <= {len(self.buffer)}, got {start}"
             )
-        #: The position of the next read.
-        self.offset: int = start
+        self.offset: int = start  # the position of the next read
 
     def __repr__(self) -> str:
         return f"IncomingMessage(<{len(self.buffer)} bytes>, offset={self.offset})"
 
     def read_bool(self, default_value: bool = _NO_DEFAULT) -> bool:
-        """Read a one-byte boolean (or ``default_value``)."""
-        return self._read(_BOOL, "bool", default_value)
+        return self._read("<?", "bool", default_value)
 
     def read_int32(self, default_value: int = _NO_DEFAULT) -> int:
-        """Read a little-endian signed 32-bit integer (or ``default_value``)."""
-        return self._read(_INT32, "int32", default_value)
+        return self._read("<i", "int32", default_value)
 
     def read_float32(self, default_value: float = _NO_DEFAULT) -> float:
-        """Read a little-endian 32-bit float (or ``default_value``)."""
-        return self._read(_FLOAT32, "float32", default_value)
+        return self._read("<f", "float32", default_value)
 
     def read_float32_list(self, default_value: Sequence[float] | None = _NO_DEFAULT) -> list[float]:
-        """Read an int32 count and that many float32 values (or a copy of ``default_value``;
-        ``None`` gives ``[]``)."""
+        """Read an int32 count and that many float32 values (or a copy of ``default_value``)."""
         if self._exhausted(default_value):
             if default_value is None:
                 return []
@@ -95,9 +79,9 @@ class IncomingMessage:
                     "read_float32_list default_value: expected a sequence of floats or None, "
                     f"got {type(default_value).__name__}"
                 ) from None
-        count = self._count("float32 list", _FLOAT32.size, "values")
+        count = self._count("float32 list", 4, "values")
         values = list(struct.unpack_from(f"<{count}f", self.buffer, self.offset))
-        self.offset += count * _FLOAT32.size
+        self.offset += count * 4
         return values
 
     def read_string(self, default_value: str = _NO_DEFAULT) -> str:
@@ -126,19 +110,19 @@ class IncomingMessage:
         # Only an exhausted message falls back to the default; a partial value is corruption.
         return default_value is not _NO_DEFAULT and self.offset >= len(self.buffer)
 
-    def _read(self, packer: struct.Struct, what: str, default_value: Any) -> Any:
+    def _read(self, fmt: str, what: str, default_value: Any) -> Any:
         if self._exhausted(default_value):
             return default_value
-        self._require(packer.size, what)
-        (value,) = packer.unpack_from(self.buffer, self.offset)
-        self.offset += packer.size
+        size = struct.calcsize(fmt)
+        self._require(size, what)
+        (value,) = struct.unpack_from(fmt, self.buffer, self.offset)
+        self.offset += size
         return value
 
     def _count(self, what: str, item_size: int, unit: str) -> int:
-        """An int32 count whose items all remain, the offset then past it; on an error the
-        offset stays at the count."""
+        """An int32 count whose items all remain; on an error the offset stays at the count."""
         start = self.offset
-        count = self._read(_INT32, f"{what} length", _NO_DEFAULT)
+        count = self._read("<i", f"{what} length", _NO_DEFAULT)
         try:
             if count < 0:
                 raise SideChannelError(

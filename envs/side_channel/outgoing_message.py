@@ -1,4 +1,4 @@
-r"""Writing one side-channel message, in ML-Agents' little-endian wire format."""
+"""Writing one side-channel message, in ML-Agents' little-endian wire format."""
 
 from __future__ import annotations
 
@@ -6,20 +6,25 @@ import struct
 import warnings
 from collections.abc import Iterable
 
-from ._common import SideChannelTypeError, check_bool, check_float32, check_int32, encode_ascii
+from ._common import (
+    SideChannelTypeError,
+    check_bool,
+    check_bytes,
+    check_float32,
+    check_int32,
+    encode_ascii,
+)
 
 __all__ = ["OutgoingMessage"]
-
-_BOOL, _INT32, _FLOAT32 = struct.Struct("<?"), struct.Struct("<i"), struct.Struct("<f")
 
 
 class OutgoingMessage:
     r"""Builds the payload of one side-channel message, in ML-Agents' layout.
 
-    Each value is checked before anything is written, so a failed write leaves the message
-    unchanged: ints must fit an int32, floats a float32 (NaN and infinities pass, as in
-    ML-Agents), strings must be ASCII. A wrong type raises :class:`SideChannelTypeError`, a
-    wrong value :class:`~zooport.errors.SideChannelError` (a ``ValueError``).
+    Each value is checked before anything is written, so a failed write changes nothing: ints
+    must fit an int32, floats a float32 (NaN and infinities pass, as in ML-Agents), strings
+    must be ASCII. A wrong type raises ``SideChannelTypeError``, a wrong value
+    :class:`~zooport.errors.SideChannelError`.
 
     Example:
         >>> msg = OutgoingMessage()
@@ -45,16 +50,13 @@ class OutgoingMessage:
         return bytes(self._buffer)
 
     def write_bool(self, b: bool) -> None:
-        """Append a boolean as one byte."""
-        self._buffer += _BOOL.pack(check_bool(b, "write_bool"))
+        self._buffer += struct.pack("<?", check_bool(b, "write_bool"))
 
     def write_int32(self, i: int) -> None:
-        """Append a signed 32-bit integer (``int``, ``IntEnum`` or NumPy integer)."""
-        self._buffer += _INT32.pack(check_int32(i, "write_int32"))
+        self._buffer += struct.pack("<i", check_int32(i, "write_int32"))
 
     def write_float32(self, f: float) -> None:
-        """Append a real number, rounded to 32-bit precision."""
-        self._buffer += _FLOAT32.pack(check_float32(f, "write_float32"))
+        self._buffer += struct.pack("<f", check_float32(f, "write_float32"))
 
     def write_float32_list(self, float_list: Iterable[float]) -> None:
         """Append an int32 count, then each value (of a list, tuple or 1-D array) as float32."""
@@ -64,8 +66,7 @@ class OutgoingMessage:
                 f"got {type(float_list).__name__}"
             )
         values = [
-            check_float32(value, f"write_float32_list item {index}")
-            for index, value in enumerate(float_list)
+            check_float32(v, f"write_float32_list item {i}") for i, v in enumerate(float_list)
         ]
         count = check_int32(len(values), "write_float32_list length")
         self._buffer += struct.pack(f"<i{count}f", count, *values)
@@ -73,20 +74,17 @@ class OutgoingMessage:
     def write_string(self, s: str) -> None:
         """Append an int32 byte count, then the string's ASCII bytes."""
         encoded = encode_ascii(s, "write_string")
-        self._buffer += _INT32.pack(check_int32(len(encoded), "write_string length")) + encoded
+        self._buffer += struct.pack("<i", check_int32(len(encoded), "write_string length"))
+        self._buffer += encoded
 
     def set_raw_bytes(self, buffer: bytes | bytearray | memoryview) -> None:
         """Replace the whole message with a copy of ``buffer``; warns, as ML-Agents does, if
         values had been written."""
-        if not isinstance(buffer, (bytes, bytearray, memoryview)):
-            raise SideChannelTypeError(
-                f"set_raw_bytes: expected bytes, bytearray or memoryview, "
-                f"got {type(buffer).__name__}"
-            )
+        data = check_bytes(buffer, "set_raw_bytes")
         if self._buffer:
             warnings.warn(
                 f"OutgoingMessage.set_raw_bytes discards the {len(self._buffer)} bytes "
                 f"already written to this message",
                 stacklevel=2,
             )
-        self._buffer = bytearray(buffer)
+        self._buffer = bytearray(data)

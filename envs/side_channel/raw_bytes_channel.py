@@ -13,15 +13,7 @@ __all__ = ["RawBytesChannel"]
 
 
 class RawBytesChannel(SideChannel):
-    """Sends and receives whole messages as raw bytes, on the channel id both ends agree on.
-
-    Example:
-        >>> import uuid
-        >>> channel = RawBytesChannel(uuid.UUID(int=7))
-        >>> channel.send_raw_data(b"\\x01\\x02")
-        >>> channel.message_queue
-        [b'\\x01\\x02']
-    """
+    """Sends and receives whole messages as raw bytes, on the channel id both ends agree on."""
 
     def __init__(self, channel_id: uuid.UUID) -> None:
         super().__init__(channel_id)
@@ -29,17 +21,15 @@ class RawBytesChannel(SideChannel):
 
     @override
     def on_message_received(self, msg: IncomingMessage) -> None:
-        """Keep the whole message until :meth:`get_and_clear_received_messages`."""
         self._received_messages.append(msg.get_raw_bytes())
 
     def get_and_clear_received_messages(self) -> list[bytearray]:
-        """Return the messages received since the last call, oldest first, and forget them."""
-        received = self._received_messages
-        self._received_messages = []
+        """The messages received since the last call, oldest first."""
+        received, self._received_messages = self._received_messages, []
         return received
 
     def send_raw_data(self, data: bytes | bytearray | memoryview) -> None:
-        """Queue ``data`` (copied) to be sent as one message at the next reset or step."""
+        """Queue a copy of ``data`` as one message."""
         msg = OutgoingMessage()
         msg.set_raw_bytes(data)
         self.queue_message_to_send(msg)

@@ -13,18 +13,16 @@ __all__ = ["SideChannel", "SendOnlySideChannel"]
 
 
 class SideChannel(ABC):
-    """A message stream between Python and the simulation, addressed by a UUID.
-
-    ML-Agents' API: subclasses queue messages with :meth:`queue_message_to_send` and receive
-    in :meth:`on_message_received`; a ``SideChannelManager`` sends the queue (and empties it)
-    at the next reset or step. The UUID must be the one the simulation's end uses.
+    """A message stream between Python and the simulation, addressed by a UUID (the one the
+    simulation's end uses). As in ML-Agents, subclasses queue messages with
+    :meth:`queue_message_to_send` and receive them in :meth:`on_message_received`; a
+    ``SideChannelManager`` sends the queue, and empties it, at the next reset or step.
 
     Example:
-        >>> import uuid
         >>> class EchoChannel(SideChannel):
         ...     def on_message_received(self, msg):
         ...         print(msg.read_string())
-        >>> channel = EchoChannel(uuid.UUID("b3d5c9a0-0000-4000-8000-000000000001"))
+        >>> channel = EchoChannel(uuid.UUID(int=1))
         >>> msg = OutgoingMessage()
         >>> msg.write_string("hi")
         >>> channel.queue_message_to_send(msg)
@@ -39,8 +37,7 @@ class SideChannel(ABC):
                 f"got {type(channel_id).__name__} {channel_id!r}"
             )
         self._channel_id = channel_id
-        #: Payloads waiting to be sent, oldest first.
-        self.message_queue: list[bytes] = []
+        self.message_queue: list[bytes] = []  # payloads waiting to be sent, oldest first
 
     @property
     def channel_id(self) -> uuid.UUID:
@@ -62,12 +59,10 @@ class SideChannel(ABC):
 
 
 class SendOnlySideChannel(SideChannel):
-    """A channel whose messages only go to the simulation: one received is an error, a
-    ``UnityCommunicationException`` as in ML-Agents."""
+    """A channel whose messages only go to the simulation: one received is an error."""
 
     @override
     def on_message_received(self, msg: IncomingMessage) -> None:
-        """Raise: this channel only sends."""
         raise SideChannelCommunicationError(
             f"{type(self).__name__} received a {len(msg.buffer)}-byte message from the "
             f"simulation; this channel only sends"

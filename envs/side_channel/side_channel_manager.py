@@ -9,7 +9,7 @@ import uuid
 import warnings
 from collections.abc import Iterable
 
-from ._common import SideChannelEnvironmentError, SideChannelTypeError
+from ._common import SideChannelEnvironmentError, SideChannelTypeError, check_bytes
 from .incoming_message import IncomingMessage
 from .side_channel import SideChannel
 
@@ -21,11 +21,7 @@ _HEADER_SIZE = 16 + _LENGTH.size
 
 def _parse_frames(data: bytes | bytearray | memoryview) -> list[tuple[uuid.UUID, bytes]]:
     """``(channel_id, payload)`` of every frame in ``data``, all checked before any is used."""
-    if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise SideChannelTypeError(
-            f"side-channel data: expected bytes, bytearray or memoryview, got {type(data).__name__}"
-        )
-    data = bytes(data)  # also makes a non-contiguous memoryview readable
+    data = check_bytes(data, "side-channel data")  # also makes any memoryview readable
     total, offset = len(data), 0
     frames: list[tuple[uuid.UUID, bytes]] = []
     while offset < total:
@@ -59,24 +55,10 @@ def _append_frame(result: bytearray, channel_id: uuid.UUID, payload: bytes) -> N
 class SideChannelManager:
     """Routes side-channel messages between a set of channels and the simulation.
 
-    Incoming data is checked whole before any channel sees it: malformed data raises
-    :class:`~zooport.errors.SideChannelError` naming the offset, and no channel receives
-    half of it. A message for an unregistered channel id is skipped with a warning, as
-    ML-Agents logs one. Channels are duck-typed, so one written against ``mlagents_envs``'
-    base class works too.
-
-    Example:
-        >>> import uuid
-        >>> from zooport.envs.side_channel import RawBytesChannel
-        >>> channel = RawBytesChannel(uuid.UUID(int=1))
-        >>> manager = SideChannelManager([channel])
-        >>> channel.send_raw_data(b"ping")
-        >>> data = manager.generate_side_channel_messages()
-        >>> len(data), channel.message_queue  # 16-byte id + int32 length + 4 bytes; sent
-        (24, [])
-        >>> manager.process_side_channel_message(data)  # as if the simulation echoed it
-        >>> channel.get_and_clear_received_messages()
-        [bytearray(b'ping')]
+    Incoming data is checked whole before any channel sees it (malformed data raises
+    :class:`~zooport.errors.SideChannelError` naming the offset); a message for an unregistered
+    channel id is skipped with a warning, as ML-Agents logs one. Channels are duck-typed, so
+    one written against ``mlagents_envs``' base class works too.
     """
 
     def __init__(self, side_channels: Iterable[SideChannel] | None = None) -> None:

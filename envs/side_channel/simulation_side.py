@@ -16,12 +16,7 @@ import numpy as np
 from zooport.envs.arguments import check_seed
 from zooport.errors import SideChannelError
 
-from ._common import (
-    SideChannelCommunicationError,
-    SideChannelTypeError,
-    check_float32,
-    encode_ascii,
-)
+from ._common import SideChannelCommunicationError, SideChannelTypeError
 from .engine_configuration_channel import (
     ENGINE_CONFIGURATION_CHANNEL_ID,
     EngineConfig,
@@ -31,7 +26,11 @@ from .environment_parameters_channel import (
     ENVIRONMENT_PARAMETERS_CHANNEL_ID,
     EnvironmentParametersChannel as _Parameters,
 )
-from .float_properties_channel import FLOAT_PROPERTIES_CHANNEL_ID, FloatPropertiesChannel
+from .float_properties_channel import (
+    FLOAT_PROPERTIES_CHANNEL_ID,
+    FloatPropertiesChannel,
+    key_value_message,
+)
 from .incoming_message import IncomingMessage
 from .outgoing_message import OutgoingMessage
 from .side_channel import SideChannel
@@ -41,6 +40,7 @@ from .stats_side_channel import STATS_SIDE_CHANNEL_ID, StatsAggregationMethod
 __all__ = ["SimulationSideChannels"]
 
 _Config = _Engine.ConfigurationType
+_Sampler = _Parameters.SamplerTypes
 _SETTINGS: dict[int, str] = {  # by int code: codes arrive as a message's int32
     _Config.QUALITY_LEVEL: "quality_level",
     _Config.TARGET_FRAME_RATE: "target_frame_rate",
@@ -51,19 +51,14 @@ _SETTINGS: dict[int, str] = {  # by int code: codes arrive as a message's int32
 class SimulationSideChannels:
     """Plays the simulation's part of ML-Agents' built-in side channels.
 
-    Each :meth:`exchange` (call it at the start of every reset and step) reads what the
+    Each :meth:`exchange` (at the start and end of every reset and step) reads what the
     user's channels queued as Unity would: engine configuration into :attr:`engine_config`,
-    environment parameters into floats or seeded samplers (read with :meth:`get_parameter`),
-    float properties into :attr:`float_properties`; messages for any other channel are kept
-    in :attr:`unhandled_messages` until the next exchange. It then delivers what the
-    simulation queued since (:meth:`record_stat`, :meth:`set_float_property`,
-    :meth:`queue_message`), framed as Unity frames it.
-
-    Args:
-        user_channels: the user's side channels, as ``UnityEnvironment`` takes them.
-        seed: ``None`` seeds each sampler from its message's seed alone, as Unity does; an
-            int >= 0 is mixed in, so that simulations given the same messages draw different
-            but reproducible values.
+    environment parameters into floats or seeded samplers (:meth:`get_parameter`), float
+    properties into :attr:`float_properties`, anything else into :attr:`unhandled_messages`
+    (until the next exchange). It then delivers what the simulation queued since
+    (:meth:`record_stat`, :meth:`set_float_property`, :meth:`queue_message`). ``seed``:
+    ``None`` seeds each sampler from its message's seed alone, as Unity does; an int >= 0 is
+    mixed in, so simulations given the same messages draw different, reproducible values.
 
     Example:
         >>> from zooport.envs.side_channel import (
@@ -84,20 +79,17 @@ class SimulationSideChannels:
     def __init__(
         self, user_channels: Iterable[SideChannel] | None = None, seed: int | None = None
     ) -> None:
-        channels = SideChannelManager._get_side_channels_dict(user_channels)
-        self._manager = SideChannelManager(channels.values())
+        self._channels = SideChannelManager._get_side_channels_dict(user_channels)
+        self._manager = SideChannelManager(self._channels.values())
         self._seed = check_seed(seed, type(self).__name__)
-        #: The current engine settings, from ``EngineConfig.default_config()``.
         self.engine_config: EngineConfig = EngineConfig.default_config()
-        #: The float properties either end has set.
         self.float_properties: dict[str, float] = {}
-        #: ``(channel_id, payload)`` of the last exchange that no built-in channel handles.
         self.unhandled_messages: list[tuple[uuid.UUID, bytes]] = []
         self._parameters: dict[str, float | Callable[[], float]] = {}
         self._outgoing = bytearray()
         # A FloatPropertiesChannel may use its own id; the simulation then answers on it too.
         self._float_property_ids = {FLOAT_PROPERTIES_CHANNEL_ID} | {
-            i for i, c in channels.items() if isinstance(c, FloatPropertiesChannel)
+            i for i, c in self._channels.items() if isinstance(c, FloatPropertiesChannel)
         }
         self._handlers: dict[uuid.UUID, Callable[[IncomingMessage], None]] = {
             ENGINE_CONFIGURATION_CHANNEL_ID: self._on_engine_configuration,
@@ -108,15 +100,12 @@ class SimulationSideChannels:
     @property
     def side_channels(self) -> tuple[SideChannel, ...]:
         """The user's side channels, in the order given."""
-        return tuple(self._manager._side_channels_dict.values())
+        return tuple(self._channels.values())
 
     def exchange(self) -> None:
         """Apply what the user's channels queued, then deliver what the simulation queued.
-
-        Raises:
-            SideChannelError: a message for a built-in channel is malformed or uses an
-                unknown code; the messages before it have been applied.
-        """
+        A malformed message for a built-in channel raises ``SideChannelError``; the messages
+        before it have been applied."""
         self.unhandled_messages = []
         incoming = self._manager.generate_side_channel_messages()
         for channel_id, payload in _parse_frames(incoming) if incoming else ():  # most steps: none
@@ -130,9 +119,9 @@ class SimulationSideChannels:
             self._manager.process_side_channel_message(outgoing)
 
     def get_parameter(self, key: str, default: float) -> float:
-        """Environment parameter ``key`` as Unity's ``GetWithDefault`` gives it: the value
-        the user set, a fresh sample of the sampler the user set (its sequence restarts
-        whenever it is sent again), or ``default``."""
+        """Parameter ``key`` as Unity's ``GetWithDefault`` gives it: the value the user set, a
+        fresh sample of the sampler the user set (restarted whenever it is sent again), or
+        ``default``."""
         entry = self._parameters.get(key, default)
         return entry() if callable(entry) else entry
 
@@ -149,14 +138,14 @@ class SimulationSideChannels:
                 f"({', '.join(m.name for m in StatsAggregationMethod)}), "
                 f"got {type(aggregation).__name__} {aggregation!r}"
             )
-        msg = _pair(key, value, "record_stat")
+        msg = key_value_message(key, value, "record_stat")
         msg.write_int32(aggregation.value)
         self.queue_message(STATS_SIDE_CHANNEL_ID, msg)
 
     def set_float_property(self, key: str, value: float) -> None:
         """Set a float property on the simulation's side and send it to the user's
         ``FloatPropertiesChannel``, as Unity's ``SetProperty`` does."""
-        msg = _pair(key, value, "set_float_property")
+        msg = key_value_message(key, value, "set_float_property")
         for channel_id in self._float_property_ids:
             self.queue_message(channel_id, msg)
         # Stored as the float32 the user's end reads, so both ends agree.
@@ -173,7 +162,7 @@ class SimulationSideChannels:
             raise SideChannelTypeError(
                 f"queue_message msg: expected an OutgoingMessage, got {type(msg).__name__}"
             )
-        if channel_id in self._manager._side_channels_dict:
+        if channel_id in self._channels:
             _append_frame(self._outgoing, channel_id, msg.buffer)
 
     def _on_engine_configuration(self, msg: IncomingMessage) -> None:
@@ -215,28 +204,34 @@ class SimulationSideChannels:
         # int32 seeds may be negative; their two's complement keeps distinct seeds distinct.
         entropy = seed & 0xFFFFFFFF if self._seed is None else [seed & 0xFFFFFFFF, self._seed]
         rng = np.random.default_rng(entropy)
-        kind = _Parameters.SamplerTypes
-        if sampler_type in (kind.UNIFORM, kind.GAUSSIAN):
+
+        def require(ok: bool, sampler: str, expected: str, got: object) -> None:
+            if not ok:
+                raise SideChannelError(
+                    f"environment parameter {key!r}: {sampler} sampler expects {expected}, "
+                    f"got {got}"
+                )
+
+        if sampler_type in (_Sampler.UNIFORM, _Sampler.GAUSSIAN):
             pair = first, second = msg.read_float32(), msg.read_float32()
             finite = math.isfinite(first) and math.isfinite(second)
-            if sampler_type == kind.UNIFORM:
-                _require(finite and first <= second, key, "uniform", "finite min <= max", pair)
+            if sampler_type == _Sampler.UNIFORM:
+                require(finite and first <= second, "uniform", "finite min <= max", pair)
                 return partial(_uniform, rng, first, second)
-            expected = "a finite mean and st_dev >= 0"
-            _require(finite and second >= 0, key, "gaussian", expected, pair)
+            require(finite and second >= 0, "gaussian", "a finite mean and st_dev >= 0", pair)
             return partial(_gaussian, rng, first, second)
-        if sampler_type == kind.MULTIRANGEUNIFORM:
+        if sampler_type == _Sampler.MULTIRANGEUNIFORM:
             flat, name = msg.read_float32_list(), "multi-range uniform"
             pairs_ok = len(flat) % 2 == 0 and all(map(math.isfinite, flat))
-            _require(pairs_ok, key, name, "finite (min, max) pairs", flat)
+            require(pairs_ok, name, "finite (min, max) pairs", flat)
             lows, highs = flat[0::2], flat[1::2]
             widths = [high - low for low, high in zip(lows, highs, strict=True)]
             widths_ok = min(widths, default=-1.0) >= 0 and sum(widths) > 0
-            _require(widths_ok, key, name, "min <= max in each pair, a positive total width", flat)
+            require(widths_ok, name, "min <= max in each pair, a positive total width", flat)
             return partial(_multi_range, rng, lows, highs, list(itertools.accumulate(widths)))
         raise SideChannelError(
             f"environment parameter {key!r}: unknown sampler type {sampler_type}, "
-            f"expected one of {_describe(kind)}"
+            f"expected one of {_describe(_Sampler)}"
         )
 
 
@@ -258,23 +253,6 @@ def _multi_range(
     index = min(bisect.bisect_right(ends, position), len(ends) - 1)
     start = ends[index - 1] if index else 0.0
     return min(lows[index] + (position - start), highs[index])
-
-
-def _pair(key: str, value: float, where: str) -> OutgoingMessage:
-    """A message of a string key then a float32 value, each checked and named."""
-    encode_ascii(key, f"{where} key")
-    number = check_float32(value, f"{where} value")
-    msg = OutgoingMessage()
-    msg.write_string(key)
-    msg.write_float32(number)
-    return msg
-
-
-def _require(ok: bool, key: str, sampler: str, expected: str, got: object) -> None:
-    if not ok:
-        raise SideChannelError(
-            f"environment parameter {key!r}: {sampler} sampler expects {expected}, got {got}"
-        )
 
 
 def _describe(codes: type[IntEnum]) -> str:

@@ -22,14 +22,12 @@ __all__ = [
     "StatsSideChannel",
 ]
 
-#: The channel id of ML-Agents' stats channel, on both ends
-#: (``uuid.uuid5(uuid.NAMESPACE_URL, "com.unity.ml-agents/StatsSideChannel")``).
+# uuid.uuid5(uuid.NAMESPACE_URL, "com.unity.ml-agents/StatsSideChannel"), as on both ends.
 STATS_SIDE_CHANNEL_ID = uuid.UUID("a1d8f7b7-cec8-50f9-b78b-d3e165a78520")
 
 
 class StatsAggregationMethod(Enum):
-    """How the values of one key within a summary period are combined: their mean, the last
-    one, their sum, or all of them as a histogram."""
+    """How a summary period combines one key's values."""
 
     AVERAGE = 0
     MOST_RECENT = 1
@@ -49,10 +47,8 @@ class StatsSideChannel(SideChannel):
         >>> channel = StatsSideChannel()
         >>> payload = struct.pack("<i", 5) + b"score" + struct.pack("<fi", 1.5, 2)
         >>> channel.on_message_received(IncomingMessage(payload))
-        >>> channel.get_and_reset_stats()
-        {'score': [(1.5, <StatsAggregationMethod.SUM: 2>)]}
-        >>> channel.get_and_reset_stats()
-        {}
+        >>> channel.get_and_reset_stats(), channel.get_and_reset_stats()
+        ({'score': [(1.5, <StatsAggregationMethod.SUM: 2>)]}, {})
     """
 
     def __init__(self) -> None:
@@ -61,7 +57,6 @@ class StatsSideChannel(SideChannel):
 
     @override
     def on_message_received(self, msg: IncomingMessage) -> None:
-        """Store one ``(key, value, aggregation)`` statistic."""
         key = msg.read_string()
         value = msg.read_float32()
         # A simulation too old to send the aggregation means AVERAGE, as in ML-Agents.

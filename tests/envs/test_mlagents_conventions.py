@@ -18,8 +18,7 @@ import numpy as np
 import pytest
 
 from zooport.envs.base_env import DecisionStep, DecisionSteps, TerminalStep, TerminalSteps
-from zooport.envs.side_channel import IncomingMessage
-from zooport.envs.side_channel._common import SideChannelTypeError
+from zooport.envs.side_channel import IncomingMessage, SideChannelTypeError
 from zooport.errors import SideChannelError, UnknownAgentError
 
 
