@@ -1,26 +1,23 @@
 """An offline registry of environments in the shape of ML-Agents' ``mlagents_envs.registry``:
-``default_registry`` holds the built-ins under their class names, imported only when used, and
-registry files (local YAML) add more. Nothing here touches the network."""
+``default_registry`` holds the built-ins under their class names, imported only when used;
+registry files (local YAML) add more, and a remote Unity binary is handed to ``mlagents_envs``
+only on request. Nothing here touches the network."""
 
 from __future__ import annotations
 
 import difflib
+import importlib
+import inspect
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
+import sys
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from zooport.envs.builtin import BUILTINS
-from zooport.envs.registry_entries import (
-    BASE_ENV_MEMBERS,
-    LOCAL_KEYS,
-    REMOTE_KEYS,
-    URL_KEYS,
-    BaseRegistryEntry,
-    LocalRegistryEntry,
-    RemoteRegistryEntry,
-)
-from zooport.errors import RegistryError
+from zooport.envs.capabilities import keyword_parameters
+from zooport.errors import ArgumentTypeError, RegistryError, a_type
 
 if TYPE_CHECKING:
     from zooport.envs.base_env import BaseEnv
@@ -37,6 +34,279 @@ __all__ = [
     "BASE_ENV_MEMBERS",
 ]
 
+ENTRY_POINT = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+#: What an object needs to be taken for a ``BaseEnv`` (ML-Agents 0.25 and later).
+BASE_ENV_MEMBERS = ("behavior_specs", "reset", "step", "get_steps", "set_actions", "close")
+#: The fields of a local and of a remote entry in a registry file.
+LOCAL_KEYS = ("entry_point", "expected_reward", "description", "max_episode_steps", "kwargs")
+REMOTE_KEYS = (
+    "expected_reward", "description", "linux_url", "darwin_url", "win_url", "additional_args",
+)  # fmt: skip
+URL_KEYS = ("linux_url", "darwin_url", "win_url")
+
+
+class BaseRegistryEntry(ABC):
+    """One environment of a registry: its unique ``identifier``, the mean episode reward at
+    which its task counts as solved (``expected_reward``) and a ``description``."""
+
+    def __init__(
+        self, identifier: str, expected_reward: float | None, description: str | None
+    ) -> None:
+        if not isinstance(identifier, str) or not identifier.strip():
+            raise RegistryError(
+                f"Expected a registry identifier to be a non-empty str, actually: {identifier!r}"
+            )
+        where = f"registry entry {identifier!r}"
+        reward = expected_reward
+        if reward is not None and (type(reward) is bool or not isinstance(reward, (int, float))):
+            raise RegistryError(f"{where}: expected_reward must be a number, got {reward!r}")
+        if description is not None and not isinstance(description, str):
+            raise RegistryError(
+                f"{where}: description must be a str, got {type(description).__name__}"
+            )
+        self._identifier = identifier
+        self._expected_reward = None if expected_reward is None else float(expected_reward)
+        self._description = description
+
+    @property
+    def identifier(self) -> str:
+        return self._identifier
+
+    @property
+    def expected_reward(self) -> float | None:
+        return self._expected_reward
+
+    @property
+    def description(self) -> str | None:
+        return self._description
+
+    @abstractmethod
+    def make(self, **kwargs: Any) -> BaseEnv:
+        """Creates the environment; ``kwargs`` go to its constructor."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._identifier!r})"
+
+
+class LocalRegistryEntry(BaseRegistryEntry):
+    """An environment made in this process by a callable (usually a ``BaseEnv`` class), or by
+    the ``"package.module:attr"`` naming it (imported on first use). Left ``None``,
+    ``expected_reward`` and ``max_episode_steps`` (where adapters cut episodes; ``make`` does
+    not pass it on) are the entry point's attributes, and ``description`` its own docstring;
+    ``kwargs`` are defaults of ``make``, whose own keywords win."""
+
+    def __init__(
+        self,
+        identifier: str,
+        entry_point: str | Callable[..., BaseEnv],
+        expected_reward: float | None = None,
+        description: str | None = None,
+        max_episode_steps: int | None = None,
+        kwargs: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(identifier, expected_reward, description)
+        where = f"registry entry {identifier!r}"
+        if isinstance(entry_point, str):
+            if not ENTRY_POINT.match(entry_point):
+                raise RegistryError(
+                    f"{where}: expected entry_point of the form 'package.module:attr', "
+                    f"got {entry_point!r}"
+                )
+            self._target: Callable[..., Any] | None = None
+        elif callable(entry_point):
+            self._target = entry_point
+        else:
+            raise RegistryError(
+                f"{where}: expected entry_point to be a callable or a 'module:attr' str, "
+                f"got {type(entry_point).__name__}"
+            )
+        self._entry_point = entry_point
+        steps = max_episode_steps
+        if steps is not None and (type(steps) is bool or not isinstance(steps, int) or steps < 1):
+            raise RegistryError(f"{where}: max_episode_steps must be a positive int, got {steps!r}")
+        self._max_episode_steps = max_episode_steps
+        if kwargs is not None and not (
+            isinstance(kwargs, Mapping) and all(isinstance(k, str) for k in kwargs)
+        ):
+            raise RegistryError(f"{where}: kwargs must be a mapping with str keys, got {kwargs!r}")
+        self._kwargs = dict(kwargs or {})
+
+    @property
+    def entry_point(self) -> str | Callable[..., BaseEnv]:
+        return self._entry_point
+
+    @property
+    def kwargs(self) -> dict[str, Any]:
+        """A copy of the default keyword arguments of ``make``."""
+        return dict(self._kwargs)
+
+    @property
+    def expected_reward(self) -> float | None:
+        return self._declared_or_loaded(self._expected_reward, "expected_reward", float)
+
+    @property
+    def description(self) -> str | None:
+        if self._description is None:
+            # The entry point's own docstring: inspect.getdoc would inherit a base class's.
+            doc = getattr(self.load(), "__doc__", None)
+            return inspect.cleandoc(doc) if isinstance(doc, str) and doc.strip() else None
+        return self._description
+
+    @property
+    def max_episode_steps(self) -> int | None:
+        return self._declared_or_loaded(self._max_episode_steps, "max_episode_steps", int)
+
+    def _declared_or_loaded(self, declared: Any, attribute: str, convert: Any) -> Any:
+        if declared is not None:
+            return declared
+        value = getattr(self.load(), attribute, None)
+        return None if value is None else convert(value)
+
+    def load(self) -> Callable[..., BaseEnv]:
+        """The entry point, imported on the first call (a ``RegistryError`` if it cannot be)."""
+        if self._target is None:  # the entry point is a "module:attr" str, checked when built
+            module_name, _, attr_path = str(self._entry_point).partition(":")
+            where = f"registry entry {self._identifier!r}"
+            try:
+                target: Any = importlib.import_module(module_name)
+            except ImportError as exc:
+                raise RegistryError(
+                    f"{where}: cannot import module {module_name!r} of entry point "
+                    f"{self._entry_point!r}: {exc}"
+                ) from exc
+            for attr in attr_path.split("."):
+                try:
+                    target = getattr(target, attr)
+                except AttributeError:
+                    raise RegistryError(
+                        f"{where}: {module_name!r} has no attribute {attr_path!r} "
+                        f"(entry point {self._entry_point!r})"
+                    ) from None
+            if not callable(target):
+                raise RegistryError(
+                    f"{where}: entry point {self._entry_point!r} is {a_type(target)}, not a "
+                    "callable"
+                )
+            self._target = target
+        return self._target
+
+    def make(self, **kwargs: Any) -> BaseEnv:
+        """Calls the entry point with the entry's default kwargs updated by ``kwargs``; a
+        keyword it does not take is an ``ArgumentTypeError``, no ``BaseEnv`` a
+        ``RegistryError``."""
+        target = self.load()
+        accepted = keyword_parameters(target)
+        unknown = [k for k in kwargs if accepted is not None and k not in accepted]
+        if unknown:
+            raise ArgumentTypeError(
+                f"{getattr(target, '__qualname__', self._identifier)}() got an unexpected "
+                f"keyword argument {unknown[0]!r} (registry entry {self._identifier!r}: "
+                f"unknown keyword arguments {unknown}; it takes {sorted(accepted or ())})"
+            )
+        env = target(**{**self._kwargs, **kwargs})
+        missing = [m for m in BASE_ENV_MEMBERS if not hasattr(type(env), m)]
+        if missing:
+            raise RegistryError(
+                f"registry entry {self._identifier!r}: expected the entry point to return a "
+                f"BaseEnv, got {a_type(env)} without {missing}"
+            )
+        return env
+
+    def __repr__(self) -> str:
+        target = self._entry_point
+        shown = target if isinstance(target, str) else getattr(target, "__qualname__", target)
+        return f"LocalRegistryEntry({self._identifier!r}, entry_point={shown!r})"
+
+
+class RemoteRegistryEntry(BaseRegistryEntry):
+    """An ML-Agents Unity binary published as one zip per platform, with ML-Agents'
+    ``additional_args`` (always passed to the binary) and ``tmp_dir`` (where the build is
+    downloaded instead of ``mlagents_envs``' cache). zooport neither downloads nor launches
+    it: ``make(allow_download=True)`` hands the entry to ``mlagents_envs``, which does."""
+
+    def __init__(
+        self,
+        identifier: str,
+        expected_reward: float | None,
+        description: str | None,
+        linux_url: str | None,
+        darwin_url: str | None,
+        win_url: str | None,
+        additional_args: list[str] | None = None,
+        tmp_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
+        super().__init__(identifier, expected_reward, description)
+        where = f"registry entry {identifier!r}"
+        if tmp_dir is not None and not isinstance(tmp_dir, (str, os.PathLike)):
+            raise RegistryError(f"{where}: tmp_dir must be a path or None, got {tmp_dir!r}")
+        self._tmp_dir = None if tmp_dir is None else os.fspath(tmp_dir)
+        for key, url in zip(URL_KEYS, (linux_url, darwin_url, win_url), strict=True):
+            if url is not None and not isinstance(url, str):
+                raise RegistryError(f"{where}: {key} must be a str or None, got {url!r}")
+        args = additional_args
+        if args is not None and not (
+            isinstance(args, (list, tuple)) and all(isinstance(a, str) for a in args)
+        ):
+            raise RegistryError(f"{where}: additional_args must be a list of str, got {args!r}")
+        self.linux_url, self.darwin_url, self.win_url = linux_url, darwin_url, win_url
+        self._additional_args = None if additional_args is None else list(additional_args)
+
+    @property
+    def additional_args(self) -> list[str] | None:
+        return None if self._additional_args is None else list(self._additional_args)
+
+    @property
+    def tmp_dir(self) -> str | None:
+        return self._tmp_dir
+
+    @property
+    def url(self) -> str | None:
+        """The url of the build for the running platform, or None."""
+        return getattr(self, f"{_platform_key()}_url", None)
+
+    def make(self, *, allow_download: bool = False, **kwargs: Any) -> BaseEnv:
+        """Has ``mlagents_envs`` download and launch the build (``kwargs`` go to its
+        ``UnityEnvironment``), only with ``allow_download=True``."""
+        where = f"registry entry {self._identifier!r}"
+        if allow_download is not True:
+            raise RegistryError(
+                f"{where} is a remote Unity binary; zooport does not download it unless "
+                f"asked. Call make(allow_download=True) to have mlagents_envs download and "
+                f"launch it, or launch a local build with "
+                f"mlagents_envs.environment.UnityEnvironment(file_name=...)"
+            )
+        url = self.url
+        if url is None:
+            available = [k for k in URL_KEYS if getattr(self, k) is not None]
+            raise RegistryError(
+                f"{where} has no build for this platform ({sys.platform!r}: expected "
+                f"{_platform_key()}_url); it has {available or 'no url at all'}"
+            )
+        try:
+            from mlagents_envs.registry.remote_registry_entry import (
+                RemoteRegistryEntry as _MLAgentsRemoteEntry,
+            )
+        except ImportError as exc:
+            raise RegistryError(
+                f"{where}: launching a Unity binary needs mlagents_envs "
+                f'(pip install "mlagents-envs==0.28.0" "protobuf==3.20.3" "numpy>=2", Python <= '
+                f"3.11), which could not be imported: {exc}"
+            ) from exc
+        # Only what was given: older mlagents_envs take neither keyword.
+        extra = {"additional_args": self.additional_args, "tmp_dir": self._tmp_dir}
+        entry = _MLAgentsRemoteEntry(
+            self._identifier, self._expected_reward, self._description,
+            self.linux_url, self.darwin_url, self.win_url,
+            **{k: v for k, v in extra.items() if v is not None},
+        )  # fmt: skip
+        return entry.make(**kwargs)
+
+
+def _platform_key() -> str:
+    if sys.platform.startswith("linux"):
+        return "linux"
+    return {"darwin": "darwin", "win32": "win", "cygwin": "win"}.get(sys.platform, sys.platform)
+
 
 class UnknownEnvironmentError(RegistryError, KeyError):
     """An identifier the registry does not hold; also a ``KeyError``, as in ML-Agents."""
@@ -48,9 +318,6 @@ class UnknownEnvironmentError(RegistryError, KeyError):
 
 class ZooportEnvRegistry(Mapping[str, BaseRegistryEntry]):
     """A mapping from identifier to :class:`BaseRegistryEntry`.
-
-    Args:
-        entries: entries to register at once (an identifier given twice is an error).
 
     Example:
         >>> registry = ZooportEnvRegistry()
@@ -84,15 +351,10 @@ class ZooportEnvRegistry(Mapping[str, BaseRegistryEntry]):
         """Registers every environment a local YAML file lists, all checked first; returns
         their identifiers, in file order.
 
-        The file lists environments under ``environments:``, each ``- <id>: {fields}``: an
-        ``entry_point`` (``"module:attr"``) with ``expected_reward``, ``description``,
-        ``max_episode_steps`` and ``kwargs`` makes a :class:`LocalRegistryEntry`; ML-Agents'
-        ``linux_url``/``darwin_url``/``win_url`` (with ``expected_reward``, ``description``,
-        ``additional_args``) a :class:`RemoteRegistryEntry`.
-
-        Raises:
-            RegistryError: a url, an unreadable file, a malformed item, or an identifier
-                already registered (unless ``overwrite``); it names the file and the item.
+        Each item of ``environments:`` is ``- <id>: {fields}``: an ``entry_point`` with
+        :data:`LOCAL_KEYS` makes a :class:`LocalRegistryEntry`, ML-Agents' urls with
+        :data:`REMOTE_KEYS` a :class:`RemoteRegistryEntry`. Every problem is a
+        ``RegistryError`` naming the file and the item.
         """
         path_str = os.fspath(path)
         if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", str(path_str)):
@@ -112,17 +374,14 @@ class ZooportEnvRegistry(Mapping[str, BaseRegistryEntry]):
         return ids
 
     def unregister(self, identifier: str) -> BaseRegistryEntry:
-        """Removes and returns the entry ``identifier``."""
         entry = self[identifier]
         del self._entries[identifier]
         return entry
 
     def clear(self) -> None:
-        """Removes every entry."""
         self._entries.clear()
 
     def make(self, identifier: str, **kwargs: Any) -> BaseEnv:
-        """``registry[identifier].make(**kwargs)``."""
         return self[identifier].make(**kwargs)
 
     def __getitem__(self, identifier: str) -> BaseRegistryEntry:
@@ -155,18 +414,9 @@ class ZooportEnvRegistry(Mapping[str, BaseRegistryEntry]):
 
 class UnityEnvRegistry(ZooportEnvRegistry):
     """ML-Agents' name for the registry (``mlagents_envs.registry.UnityEnvRegistry``); as
-    there, registering an identifier again replaces its entry.
-
-    Example:
-        >>> registry = UnityEnvRegistry()
-        >>> registry.register(LocalRegistryEntry("Sum", "builtins:sum"))
-        >>> registry.register(LocalRegistryEntry("Sum", "builtins:max"))
-        >>> registry["Sum"].entry_point
-        'builtins:max'
-    """
+    there, registering an identifier again replaces its entry."""
 
     def register(self, entry: BaseRegistryEntry, *, overwrite: bool = True) -> None:
-        """Adds ``entry`` under its identifier, replacing one already there."""
         super().register(entry, overwrite=overwrite)
 
 
@@ -235,7 +485,7 @@ def _read_registry_file(path: str) -> list[BaseRegistryEntry]:
 
 
 def builtin_entries() -> list[LocalRegistryEntry]:
-    """Fresh entries for the built-in environments; nothing is imported."""
+    """Fresh entries for the built-in environments (nothing is imported)."""
     return [
         LocalRegistryEntry(name, f"zooport.envs.builtin.{module}:{name}")
         for name, module in BUILTINS.items()
