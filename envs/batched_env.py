@@ -1,11 +1,7 @@
-"""A base class for writing a vectorised :class:`~zooport.envs.base_env.BaseEnv` with arrays only.
-
-An author declares behaviours with ``_add_behavior`` in ``__init__`` and implements the hooks
-``_reset_agents``, ``_step`` and ``_observe`` (optionally ``_action_mask``, ``_on_reset``,
-``_render``) over *slots* (0 .. capacity - 1 per behaviour); the base owns agent ids,
-decision periods, max-step interruption, same-step restarts, spawning, action validation,
-seeding and side channels.
-"""
+"""A base class for writing a vectorised :class:`~zooport.envs.base_env.BaseEnv` with arrays only:
+an author declares behaviours with ``_add_behavior`` and implements hooks over *slots*
+(0 .. capacity - 1 per behaviour); the base owns agent ids, decision periods, max-step
+interruption, same-step restarts, spawning, action validation, seeding and side channels."""
 
 from __future__ import annotations
 
@@ -39,13 +35,13 @@ __all__ = ["StepResult", "BatchedEnv"]
 
 
 class BatchedEnv(BaseEnv):
-    """Base class for a vectorised numpy environment; see the module docstring.
+    """Base class for a vectorised numpy environment: implement ``_reset_agents``, ``_step``
+    and ``_observe`` (optionally ``_action_mask``, ``_on_reset``, ``_render``).
 
     ``seed`` seeds ``self.np_random`` (``reset(seed=...)`` reseeds it); ``side_channels``
     carry engine configuration and environment parameters in and statistics out;
     ``max_steps`` interrupts an agent's episode after that many steps (0: never);
-    ``reorder_agents`` presents each batch in a random row order, as Unity may. Not
-    thread-safe and not re-entrant (see :meth:`step`).
+    ``reorder_agents`` presents each batch in a random row order, as Unity may.
 
     Example:
         >>> import numpy as np

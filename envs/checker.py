@@ -1,9 +1,6 @@
-"""``check_base_env``: resets and steps any ML-Agents-style ``BaseEnv`` (a ``BatchedEnv``, a
-Unity build, a user's own) with random actions that respect its masks, checks every batch it
-returns against its spec and, where it can be reseeded, that two runs with one seed agree.
-The results and reports of both checkers live here: this one's and those of
-:func:`zooport.checks.run_checkers`, which runs it beside the upstream checkers.
-"""
+"""``check_base_env`` steps any ML-Agents-style ``BaseEnv`` with random actions that respect its
+masks, checks every batch against its spec and that two runs with one seed agree; the results
+and reports of it and of :func:`zooport.checks.run_checkers` live here."""
 
 from __future__ import annotations
 
@@ -52,14 +49,8 @@ class CheckStatus(str, enum.Enum):
 
 @dataclass(frozen=True)
 class CheckResult:
-    """One check, of one behaviour or (``behavior=None``) of the whole environment.
-
-    Attributes:
-        check: the check's name, one of :data:`CHECKS`.
-        behavior: the behaviour checked, or None for an environment-wide check.
-        status: pass, fail or skip.
-        message: why it failed or was skipped (expected vs actual), or a short note.
-    """
+    """One check (one of :data:`CHECKS`) of one behaviour, or of the whole environment
+    (``behavior=None``), and why it failed or was skipped."""
 
     check: str
     behavior: str | None
@@ -72,9 +63,7 @@ class CheckResult:
         return f"{self.status.value.upper()} {self.check}{where}{note}"
 
 
-class _Report(Generic[_R]):
-    """What both reports share: ``results`` (each with a ``status``) and the table layout."""
-
+class _Report(Generic[_R]):  # what both reports share
     results: list[_R]
 
     @property
@@ -84,7 +73,6 @@ class _Report(Generic[_R]):
 
     @property
     def failures(self) -> list[_R]:
-        """The failed results."""
         return [r for r in self.results if r.status is CheckStatus.FAILED]
 
     def format(self) -> str:
@@ -107,13 +95,7 @@ def _table(rows: Sequence[tuple[str, ...]], gaps: tuple[str, ...]) -> list[str]:
 
 @dataclass
 class CheckReport(_Report[CheckResult]):
-    """Every :class:`CheckResult` of one :func:`check_base_env` run.
-
-    Example:
-        >>> report = CheckReport("MyEnv", [CheckResult("reset", None, CheckStatus.PASSED)])
-        >>> report.passed, report.rows()
-        (True, [('reset', '-', 'pass', '')])
-    """
+    """Every :class:`CheckResult` of one :func:`check_base_env` run."""
 
     env_name: str
     results: list[CheckResult] = field(default_factory=list)
@@ -123,7 +105,6 @@ class CheckReport(_Report[CheckResult]):
         return [(r.check, r.behavior or "-", r.status.value, r.message) for r in self.results]
 
     def format(self) -> str:
-        """The report as a plain-text table."""
         rows = [("check", "behavior", "status", "message"), *self.rows()]
         title = f"{self.env_name}: {'PASSED' if self.passed else 'FAILED'}"
         return "\n".join([title, *_table(rows, ("  ", "  ", "  "))])
@@ -190,12 +171,7 @@ EXPLAINED_WARNINGS: tuple[tuple[str, str], ...] = (
 
 
 def explain_warning(message: str) -> str | None:
-    """Why a warning is expected (see :data:`EXPLAINED_WARNINGS`), or None.
-
-    Example:
-        >>> explain_warning("Agent's minimum observation space value is -infinity.")[:18]
-        "ML-Agents' Observa"
-    """
+    """Why a warning is expected (see :data:`EXPLAINED_WARNINGS`), or None."""
     for pattern, reason in EXPLAINED_WARNINGS:
         if re.match(pattern, message):
             return reason
@@ -204,17 +180,9 @@ def explain_warning(message: str) -> str | None:
 
 @dataclass(frozen=True)
 class CheckerResult:
-    """One checker's outcome.
-
-    Attributes:
-        checker: its short name, a key of :data:`CHECKERS`.
-        status: pass, fail or skip.
-        message: why it failed or was skipped, one line; empty when it passed.
-        target: what it checked when not the whole environment (a behaviour name).
-        warnings: the distinct warning messages it raised, in order.
-        seconds: how long it ran.
-        details: a longer account (``check_base_env``'s full table), or empty.
-    """
+    """One checker's outcome: ``checker`` is a key of :data:`CHECKERS`, ``target`` the
+    behaviour it checked (None: the environment), ``warnings`` the distinct warnings it
+    raised, ``details`` a longer account (``check_base_env``'s table)."""
 
     checker: str
     status: CheckStatus
@@ -226,7 +194,6 @@ class CheckerResult:
 
     @property
     def label(self) -> str:
-        """The checker's printed name, with its target in brackets."""
         name = _LABELS.get(self.checker, self.checker)
         return name if self.target is None else f"{name} [{self.target}]"
 
@@ -249,7 +216,6 @@ class SuiteReport(_Report[CheckerResult]):
     results: list[CheckerResult] = field(default_factory=list)
 
     def rows(self) -> list[tuple[str, str, str, str]]:
-        """``(checker, status, number of warnings, message)`` per checker, for a table."""
         return [(r.label, r.status.value, str(len(r.warnings)), r.message) for r in self.results]
 
     def format(self, *, show_warnings: bool = True) -> str:
@@ -306,32 +272,18 @@ def check_base_env(
 ) -> CheckReport:
     """Checks that ``env`` follows the ``BaseEnv`` contract, returning one result per check.
 
-    The environment is reset (with ``seed`` when it declares ``seedable``, as ``BatchedEnv``
-    does), stepped ``steps`` times with random actions from ``numpy.random.default_rng(seed)``
-    and left open. The checks, in report order (:data:`CHECKS`): ``reset``,
-    ``behavior_specs`` and ``step`` return without raising, with at least one behaviour; then
-    per behaviour ``behavior_spec`` (positive int shapes, one dimension property per
-    dimension, a valid action spec), ``steps_format`` (float32 ``(n, *shape)`` observations,
-    float32 ``(n,)`` rewards and group rewards, int ids, bool ``interrupted``, all finite),
-    ``agent_ids`` (unique in a batch; a terminal id requested a decision before),
-    ``action_masks`` (None or one ``(n, branch_size)`` bool array per branch, never all
-    masked), ``empty_batches`` (zero-agent batches have those shapes and take an empty
-    action) and ``random_actions`` (accepted by ``set_actions`` and, on alternate steps,
-    ``set_action_for_agent``); last ``determinism``.
-
-    Args:
-        env: the environment to check.
-        steps: the number of steps to take.
-        seed: seeds the environment (if seedable) and the random actions.
-        check_determinism: compare two runs with the same seed. ``None``: when ``make_env``
-            is given or ``env`` is seedable. Without ``make_env`` the second run is ``env``
-            itself, reset again.
-        make_env: a factory of fresh instances; the determinism check then compares two of
-            them (and closes them).
-        strict: raise :class:`ConformanceError` when a check fails; otherwise just return.
-
-    Raises:
-        ConformanceError: ``strict`` and a check failed.
+    ``env`` is reset (with ``seed`` if seedable), stepped ``steps`` times with random actions
+    from ``numpy.random.default_rng(seed)`` and left open. The checks (:data:`CHECKS`):
+    ``reset``, ``behavior_specs`` and ``step`` run, with at least one behaviour; per behaviour
+    ``behavior_spec`` (positive int shapes, one dimension property per dimension, a valid
+    action spec), ``steps_format`` (float32 ``(n, *shape)`` observations, float32 ``(n,)``
+    rewards and group rewards, int ids, bool ``interrupted``, all finite), ``agent_ids``
+    (unique in a batch; a terminal id decided before), ``action_masks`` (None or one
+    ``(n, branch_size)`` bool array per branch, never all masked), ``empty_batches`` and
+    ``random_actions`` (``set_actions`` and, on alternate steps, ``set_action_for_agent``);
+    last ``determinism``: two runs with ``seed`` (``None``: when ``make_env`` is given or
+    ``env`` is seedable) of two fresh ``make_env()`` instances, or of ``env`` reset again.
+    ``strict``: raise :class:`ConformanceError` when a check fails.
 
     Example:
         >>> from zooport.envs.builtin.basic import Basic

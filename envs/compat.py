@@ -225,11 +225,8 @@ def _check_env_like(obj: Any) -> None:
 
 
 def is_legacy_env(obj: Any) -> bool:
-    """True when ``obj`` uses an older ``BaseEnv`` API that :func:`as_base_env` wraps.
-
-    A zooport :class:`~zooport.envs.base_env.BaseEnv` is never legacy; otherwise the behaviour
-    specs decide (an env with no behaviour yet is taken as current).
-    """
+    """True when ``obj`` uses an older ``BaseEnv`` API (decided by its behaviour specs; an
+    env with none yet is taken as current)."""
     if isinstance(obj, BaseEnv):
         return False
     _check_env_like(obj)
@@ -244,18 +241,9 @@ def is_legacy_env(obj: Any) -> bool:
 
 
 def as_base_env(obj: Any, *, warn: bool = False) -> BaseEnv:
-    """Returns ``obj`` if it has the current API, else a :class:`LegacyBaseEnv` over it.
-
-    ``warn=True`` issues a :class:`LegacyApiWarning` listing what had to be invented. Raises
-    ``ArgumentTypeError`` for an object that is not BaseEnv-like (or has the pre-0.16 API) and
-    ``SpecError`` for a behaviour spec that cannot be read.
-
-    Example:
-        >>> from zooport.envs.builtin.basic import Basic
-        >>> core = Basic()
-        >>> as_base_env(core) is core
-        True
-    """
+    """``obj`` if it has the current API, else a :class:`LegacyBaseEnv` over it; ``warn=True``
+    issues a :class:`LegacyApiWarning` listing what had to be invented. Not BaseEnv-like (or
+    the pre-0.16 API): ``ArgumentTypeError``; an unreadable spec: ``SpecError``."""
     if not is_legacy_env(obj):
         return obj
     wrapper_type = _SeedableLegacyBaseEnv if getattr(obj, "seedable", False) else LegacyBaseEnv
@@ -271,50 +259,10 @@ def as_base_env(obj: Any, *, warn: bool = False) -> BaseEnv:
 
 
 class LegacyBaseEnv(BaseEnv):
-    """The current ``BaseEnv`` API over an environment written against an older one.
-
-    Made by :func:`as_base_env`, which every adapter calls on its core. Specs are converted
-    once per behaviour, steps once per batch, and actions are validated as zooport validates
-    them, then sent in the wrapped env's own format; ``set_action_for_agent`` replaces one row
-    of the pending batch, so it works on every generation. ``legacy_env`` is the wrapped env.
-
-    Example:
-        >>> import enum
-        >>> from typing import NamedTuple
-        >>> import numpy as np
-        >>> class ActionType(enum.Enum):
-        ...     DISCRETE = 0
-        ...     CONTINUOUS = 1
-        >>> class OldSpec(NamedTuple):
-        ...     observation_shapes: list
-        ...     action_type: ActionType
-        ...     action_shape: tuple
-        >>> class OldSteps(NamedTuple):
-        ...     obs: list
-        ...     reward: np.ndarray
-        ...     agent_id: np.ndarray
-        ...     action_mask: list | None = None
-        >>> class OldEnv:
-        ...     behavior_specs = {"Walker": OldSpec([(3,)], ActionType.DISCRETE, (2,))}
-        ...     sent = None
-        ...     def reset(self): pass
-        ...     def step(self): pass
-        ...     def close(self): pass
-        ...     def set_actions(self, name, action): self.sent = action
-        ...     def get_steps(self, name):
-        ...         steps = OldSteps([np.zeros((1, 3), np.float32)], np.ones(1), np.array([7]))
-        ...         return steps, OldSteps([np.zeros((0, 3), np.float32)], np.zeros(0),
-        ...                                np.zeros(0, np.int32))
-        >>> env = as_base_env(OldEnv())
-        >>> env.behavior_specs["Walker"].observation_specs[0].name
-        'obs_0'
-        >>> env.reset()
-        >>> decision, terminal = env.get_steps("Walker")
-        >>> decision.agent_id.tolist(), decision.group_id.tolist(), terminal.interrupted.shape
-        ([7], [0], (0,))
-        >>> env.set_actions("Walker", ActionTuple(discrete=np.array([[1]])))
-        >>> env.legacy_env.sent, env.legacy_env.sent.dtype
-        (array([[1]], dtype=int32), dtype('int32'))
+    """The current ``BaseEnv`` API over an environment written against an older one (made by
+    :func:`as_base_env`, which every adapter calls on its core). Specs are converted once per
+    behaviour, steps once per batch; actions are validated as zooport validates them, then
+    sent in the wrapped env's own format. ``legacy_env`` is the wrapped env.
     """
 
     #: Adapters reseed cores that declare this; see :class:`_SeedableLegacyBaseEnv`.
@@ -330,8 +278,7 @@ class LegacyBaseEnv(BaseEnv):
         self._closed = False
         self._refresh_specs()
 
-    def _refresh_specs(self) -> None:
-        """Converts the specs the wrapped env added or changed since the last call."""
+    def _refresh_specs(self) -> None:  # converts the specs added or changed since last call
         behaviors: dict[BehaviorName, _Behavior] = {}
         for name, spec in _read(self.legacy_env, "behavior_specs").items():
             known = self._behaviors.get(name)
@@ -357,7 +304,6 @@ class LegacyBaseEnv(BaseEnv):
 
     @property
     def behavior_specs(self) -> Mapping[BehaviorName, BehaviorSpec]:
-        """The behaviours in the current API (the same objects until a spec changes)."""
         self._refresh_specs()
         return self._mapping
 
@@ -408,7 +354,6 @@ class LegacyBaseEnv(BaseEnv):
 
     @property
     def closed(self) -> bool:
-        """True once ``close()`` was called on this wrapper or the wrapped env says so."""
         return self._closed or bool(getattr(self.legacy_env, "closed", False))
 
     def set_actions(self, behavior_name: BehaviorName, action: ActionTuple) -> None:
@@ -448,11 +393,9 @@ class LegacyBaseEnv(BaseEnv):
 
     @property
     def metadata(self) -> dict[str, Any]:
-        """The wrapped env's ``metadata`` (render modes, fps), or an empty dict."""
         return dict(getattr(self.legacy_env, "metadata", {}) or {})
 
     def render(self) -> Any:
-        """The wrapped env's picture; ``NotImplementedError`` if it cannot render."""
         render = getattr(self.legacy_env, "render", None)
         if render is None:
             raise NotImplementedError(f"{type(self.legacy_env).__name__} does not render")
@@ -462,9 +405,7 @@ class LegacyBaseEnv(BaseEnv):
         return f"LegacyBaseEnv({self.legacy_env!r})"
 
 
-class _SeedableLegacyBaseEnv(LegacyBaseEnv):
-    """A :class:`LegacyBaseEnv` over an env whose ``reset`` takes ``seed``."""
-
+class _SeedableLegacyBaseEnv(LegacyBaseEnv):  # over an env whose reset takes seed
     seedable: ClassVar[bool] = True
 
     def reset(self, seed: int | None = None) -> None:

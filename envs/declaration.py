@@ -1,7 +1,5 @@
-"""How zooport registers a built-in environment, declared once on its class (no Gymnasium or
-PettingZoo import): the registry knows it by its class name, the rest is its
-:class:`EnvDeclaration`, read by ``zooport.adapters.registration``.
-"""
+"""How zooport registers a built-in environment, declared on its class and read by
+``zooport.adapters.registration`` (the registry knows it by its class name)."""
 
 from __future__ import annotations
 
@@ -20,13 +18,11 @@ _MODULE_NAME = re.compile(r"^[a-z][a-z0-9_]*_v\d+$")
 
 @dataclasses.dataclass(frozen=True)
 class EnvDeclaration:
-    """How a built-in environment is registered (a frozen record on its class).
-
-    ``pettingzoo_name`` names its PettingZoo module ``zooport.adapters.pettingzoo_envs.<name>``
-    (None: single-agent); ``gym_kwargs`` make its ``zooport/<Name>-v0`` id serve one agent;
-    ``gym_threshold``: ``expected_reward`` is that id's ``reward_threshold``;
-    ``agent_counts`` maps a behaviour to the keyword that sets its agent count (``num_envs``
-    of ``gym.make_vec``), ``n_agents`` where unlisted.
+    """How a built-in environment is registered: ``pettingzoo_name`` names its PettingZoo
+    module ``zooport.adapters.pettingzoo_envs.<name>`` (None: single-agent); ``gym_kwargs``
+    make its ``zooport/<Name>-v0`` id serve one agent; ``gym_threshold``: ``expected_reward``
+    is that id's ``reward_threshold``; ``agent_counts`` maps a behaviour to the keyword that
+    sets its agent count (``num_envs`` of ``gym.make_vec``), ``n_agents`` where unlisted.
 
     Example:
         >>> from zooport.envs.builtin.tag import Tag
@@ -54,7 +50,7 @@ class EnvDeclaration:
 
     @property
     def pettingzoo_id(self) -> str | None:
-        """``zooport/<name>-v<version>``, PettingZoo's id of the entry points (or None)."""
+        """``zooport/<name>-v<version>`` (or None)."""
         if self.pettingzoo_name is None:
             return None
         base, _, version = self.pettingzoo_name.rpartition("_v")

@@ -1,36 +1,10 @@
-"""Refusing re-entrant calls and steps after a failed one, for cores, adapters and wrappers.
-
-Classes:
-    StepGuard: one env's running flag, its count of completed steps and the error that
-        interrupted its last step or reset.
-
-An env is neither re-entrant nor thread-safe. Two things go silently wrong without a guard:
-
-- re-entry: ``step``/``reset`` called while another ``step``/``reset`` of the same env runs
-  (from a side-channel callback, a core hook, a wrapper's policy, or a second thread) steps
-  the simulation twice over one set of buffers: rewards are counted twice or lost;
-- a step interrupted by an exception (a hook, a side channel or a wrapper raising after the
-  simulation moved): what that step reported (rewards, episode ends) never reaches the
-  caller, and a caller that catches the exception and steps on loses it silently.
-
-:class:`StepGuard` turns both into errors: a re-entrant call raises
-:class:`~zooport.errors.ReentrantCallError`, and after an interrupted step (or reset) every
-``step`` raises :class:`~zooport.errors.EnvNotResetError` naming the original error until a
-``reset()`` succeeds. It costs a few attribute writes per call, nothing per agent.
-
-The pattern every guarded ``step`` follows (``reset`` the same; a reset whose every line may
-change state can use ``with guard.resetting():``)::
-
-    with guard.call("step"):     # re-entry or an earlier failure raises here
-        check the arguments      # raising here changes nothing: the env stays usable
-        guard.committed = True   # from here on an exception loses data
-        do the work
-    # leaving the block normally completes the call (exit, or reset_done for a reset);
-    # leaving it by an exception aborts it, which poisons the env only when committed
-
-A call that must do more than abort when it fails (a pool marks itself broken) spells the
-same steps out with :meth:`StepGuard.enter`, :meth:`StepGuard.abort` and
-:meth:`StepGuard.exit` / :meth:`StepGuard.reset_done`.
+"""Refusing re-entrant calls and steps after a failed one. An env is neither re-entrant nor
+thread-safe: a ``step``/``reset`` entered while another runs (from a callback, a hook or another
+thread) raises :class:`~zooport.errors.ReentrantCallError`, and after a step or reset that
+raised once it had started changing state (``committed``), every ``step`` raises
+:class:`~zooport.errors.EnvNotResetError` naming the original error until a ``reset()``
+succeeds, so what the failed step reported is never lost silently. A guarded call is
+``with guard.call("step"): check arguments; guard.committed = True; do the work``.
 """
 
 from __future__ import annotations
@@ -43,19 +17,9 @@ __all__ = ["StepGuard"]
 
 
 class StepGuard:
-    """The running flag and failure state of one env; see the module docstring.
-
-    Args:
-        owner: the env's name for messages (``"BatchedEnv"``, ``"BehaviorVectorEnv"``, ...).
-
-    Attributes:
-        running: ``"step"`` or ``"reset"`` while one runs, else None.
-        committed: True once the running call has started changing state.
-        failure: what interrupted the last step or reset (``"step raised KeyError: ..."``),
-            None when the env is healthy.
-        completed: steps and resets completed since the env was built (a wrapper chain
-            compares it before and after its call to learn whether the env beneath moved).
-        layer: for the wrappers of one chain (which share a guard), the one whose code runs.
+    """The running flag (``running``: ``"step"``, ``"reset"`` or None) and failure state
+    (``failure``) of the env named ``owner``; ``completed`` counts completed steps and resets,
+    and ``layer`` is, for wrappers sharing one guard, the one whose code runs.
 
     Example:
         >>> guard = StepGuard("Demo")
@@ -79,12 +43,8 @@ class StepGuard:
         self.layer: Any = None
 
     def enter(self, call: str) -> None:
-        """Marks ``call`` (``"step"`` or ``"reset"``) running.
-
-        Raises:
-            ReentrantCallError: a step or reset of this env is already running.
-            EnvNotResetError: ``call`` is ``"step"`` and the last step or reset failed.
-        """
+        """Marks ``call`` (``"step"`` or ``"reset"``) running, unless another is running or
+        it is a step after a failure."""
         if self.running is not None:
             raise ReentrantCallError(
                 f"{self.owner}.{call}() was called while its {self.running}() was running "
@@ -111,36 +71,12 @@ class StepGuard:
         self.completed += 1
 
     def call(self, call: str) -> StepGuard:
-        """Enters ``call`` for a ``with`` block (see the module docstring).
-
-        Example:
-            >>> guard = StepGuard("Demo")
-            >>> with guard.call("step"):
-            ...     guard.committed = True
-            >>> guard.completed
-            1
-            >>> try:
-            ...     with guard.call("step"):
-            ...         guard.committed = True
-            ...         raise KeyError("boom")
-            ... except KeyError:
-            ...     guard.failure
-            "step raised KeyError: 'boom'"
-        """
+        """Enters ``call`` for a ``with`` block."""
         self.enter(call)
         return self
 
     def resetting(self) -> StepGuard:
-        """A reset, committed from its first line: ``with guard.resetting(): ...``.
-
-        Example:
-            >>> guard = StepGuard("Demo")
-            >>> with guard.resetting():
-            ...     guard.running
-            'reset'
-            >>> guard.running, guard.completed
-            (None, 1)
-        """
+        """A reset, committed from its first line: ``with guard.resetting(): ...``."""
         self.enter("reset")
         self.committed = True
         return self

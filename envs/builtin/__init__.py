@@ -1,7 +1,5 @@
 """The built-in numpy environments, imported on first use; together they exercise every
-feature of the BaseEnv API. Each class declares its ``declaration``, ``expected_reward`` and
-``max_episode_steps``; the registry knows it by its class name (:data:`BUILTINS`).
-"""
+feature of the BaseEnv API. The registry knows each by its class name (:data:`BUILTINS`)."""
 
 from __future__ import annotations
 
@@ -9,8 +7,7 @@ from zooport._lazy import lazy_attributes
 
 __all__ = ["Basic", "BallBalance", "GridWorld", "Tag", "Collector", "Soccer", "BUILTINS"]
 
-#: The built-in environments, in registry order: class name (= registry identifier) ->
-#: the module of this package that defines it.
+#: Class name (the registry identifier) -> the module that defines it, in registry order.
 BUILTINS = {
     "Basic": "basic",
     "BallBalance": "ball_balance",
