@@ -63,11 +63,8 @@ def close_quietly(env: Any) -> None:
 
 
 class CheckerTimeout(BaseException):
-    """Raised inside a checker that ran out of time.
-
-    A ``BaseException``, like ``KeyboardInterrupt``: the ``except Exception`` of a checker or
-    an environment does not swallow it.
-    """
+    """Raised inside a checker that ran out of time (a ``BaseException``, so that the
+    ``except Exception`` of a checker or an environment does not swallow it)."""
 
 
 #: The longest ``timeout`` (seconds): what ``signal.setitimer`` takes on every platform
@@ -81,12 +78,9 @@ def _time_limit_supported() -> bool:
 
 @contextlib.contextmanager
 def _time_limit(seconds: float | None):
-    """Raises :class:`CheckerTimeout` in the block after ``seconds`` (None: no limit).
-
-    The timer repeats every 0.1 s after it first fires, so a block that catches the first
-    timeout with a bare ``except`` is interrupted again. Without ``signal.setitimer`` (Windows)
-    or off the main thread the block runs without a limit.
-    """
+    """Raises :class:`CheckerTimeout` in the block after ``seconds`` (None: no limit), again
+    every 0.1 s (a bare ``except`` does not stop it); no limit without ``signal.setitimer``
+    (Windows) or off the main thread."""
     if seconds is None or not _time_limit_supported():
         yield
         return
@@ -131,11 +125,8 @@ class Runner:
         check: Callable[[], str | None | tuple[str | None, str]],
         target: str | None = None,
     ) -> CheckerResult:
-        """Runs ``check``; it returns None (pass), or a failure reason, or raises (fail).
-
-        ``check`` may also return ``(outcome, details)``: the outcome as above, and details
-        the report keeps beside it.
-        """
+        """Runs ``check``: it returns None (pass) or a failure reason, or raises (fail); or it
+        returns ``(that outcome, details for the report)``."""
         status, message, details = CheckStatus.PASSED, "", ""
         began = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
@@ -168,13 +159,8 @@ class Runner:
 
 @dataclass(frozen=True)
 class SingleAgentPlan:
-    """How ``GymEnv`` can serve a factory's environment.
-
-    Attributes:
-        kwargs: extra factory keywords that make the served behaviours single-agent.
-        behaviors: the behaviours ``GymEnv`` can serve (one agent each), in spec order.
-        reason: why none can (empty when ``behaviors`` is not).
-    """
+    """How ``GymEnv`` can serve a factory's environment: the ``behaviors`` with one agent
+    under the factory keywords ``kwargs``, or the ``reason`` why none has."""
 
     kwargs: Mapping[str, Any]
     behaviors: tuple[str, ...]
@@ -197,17 +183,9 @@ def single_agent_plan(
     seed: int = 0,
     preset: Mapping[str, Any] | None = None,
 ) -> SingleAgentPlan:
-    """Which behaviours ``GymEnv`` can serve, and with which factory keywords.
-
-    A behaviour with one agent after a reset qualifies as it is; otherwise, when the factory
-    takes ``n_agents``, the behaviours with one agent under ``n_agents=1``.
-
-    Args:
-        factory: makes the environment; called (and the result closed) to count agents.
-        seed: the reset seed for counting.
-        preset: known single-agent keywords (e.g. a built-in's Gymnasium registration);
-            a ``behavior_name`` in it names the one behaviour to serve.
-    """
+    """Which behaviours ``GymEnv`` can serve, and with which factory keywords: those with one
+    agent under ``preset`` (a built-in's Gymnasium registration; its ``behavior_name`` names
+    the one to serve), as made, or under ``n_agents=1``."""
     if preset is not None:
         kwargs = {k: v for k, v in preset.items() if k != "behavior_name"}
         counts = agent_counts(factory, seed, **kwargs)
@@ -252,32 +230,14 @@ def run_checkers(
     warnings_as_errors: bool = False,
     timeout: float | None = None,
 ) -> SuiteReport:
-    """Runs every applicable checker on environments made by ``factory``.
-
-    ``factory(**kwargs)`` must return a fresh ``BaseEnv`` on every call (the checkers each
-    make their own, some several). Nothing it raises escapes: a factory that fails is the
-    ``construct`` failure and every checker is skipped; a checker that crashes, or runs out
-    of time, fails with its message. What a checker prints is swallowed.
-
-    Args:
-        factory: makes an environment; keyword arguments are only passed to make it
-            single-agent (``n_agents=1`` or the ``single_agent`` keywords).
-        name: the environment's name in the report.
-        only: the short names (keys of :data:`CHECKERS`) to run; None runs all.
-        seed: seeds resets and sampled actions.
-        steps: the number of steps of ``check_base_env``.
-        cycles: ``num_cycles`` of PettingZoo's api and seed tests.
-        single_agent: factory keywords that make a behaviour single-agent (plus an optional
-            ``behavior_name``), e.g. a built-in's Gymnasium registration; None finds out.
-        warnings_as_errors: a checker that raises a warning not in
-            :data:`EXPLAINED_WARNINGS` fails.
-        timeout: seconds after which a checker (and the factory's first call) is
-            interrupted and fails; None waits as long as it takes. The limit is a
-            ``SIGALRM`` timer: on POSIX, from the main thread; elsewhere there is none.
-
-    Raises:
-        ArgumentError: ``only`` names an unknown checker, ``timeout`` is not in
-            (0, :data:`MAX_TIMEOUT`], or ``seed`` is not an int >= 0.
+    """Runs every applicable checker (``only``: those keys of :data:`CHECKERS`) on
+    environments made by ``factory``, which must return a fresh ``BaseEnv`` on every call
+    (keywords only make it single-agent: ``n_agents=1`` or the ``single_agent`` ones, else
+    found out). Nothing escapes: a factory that fails is the ``construct`` failure and every
+    checker is skipped; a checker that crashes or outlasts ``timeout`` seconds (a POSIX
+    ``SIGALRM`` timer, main thread only) fails with its message; what it prints is
+    swallowed. ``warnings_as_errors``: a warning not in :data:`EXPLAINED_WARNINGS` fails
+    its checker. ``steps``: of ``check_base_env``; ``cycles``: of PettingZoo's tests.
 
     Example:
         >>> from zooport.envs.builtin.basic import Basic
