@@ -226,7 +226,12 @@ class BallBalance(BatchedEnv):
         return _render.tile(images)
 
 
-def _rotate(x, y, z, sin_z, cos_z, sin_x, cos_x, out: np.ndarray) -> None:
+_F = np.ndarray | float
+
+
+def _rotate(
+    x: _F, y: _F, z: _F, sin_z: _F, cos_z: _F, sin_x: _F, cos_x: _F, out: np.ndarray
+) -> None:
     """Writes R (x, y, z) for R = Rz Rx (platform to world) into the (k, 3) ``out``."""
     y1 = y * cos_x - z * sin_x
     out[:, 0] = x * cos_z - y1 * sin_z

@@ -84,24 +84,30 @@ class EnvironmentParametersChannel(SendOnlySideChannel):
         self._send(key, where, seed, self.SamplerTypes.MULTIRANGEUNIFORM, flat)
 
     def _send(
-        self, key: str, where: str, seed: int | None, sampler: int | None, *values: object
+        self,
+        key: str,
+        where: str,
+        seed: int | None,
+        sampler: int | None,
+        *values: float | list[float],
     ) -> None:
+        header: list[int] = [self.EnvironmentDataTypes.FLOAT]
         if sampler is not None:
-            seed = check_int32(seed, f"{where} seed")
+            header = [
+                self.EnvironmentDataTypes.SAMPLER,
+                check_int32(seed, f"{where} seed"),
+                sampler,
+            ]
         encode_ascii(key, f"{where} key")
         msg = OutgoingMessage()
         msg.write_string(key)
-        if sampler is None:
-            msg.write_int32(self.EnvironmentDataTypes.FLOAT)
-        else:
-            msg.write_int32(self.EnvironmentDataTypes.SAMPLER)
-            msg.write_int32(seed)
-            msg.write_int32(sampler)
+        for code in header:
+            msg.write_int32(code)
         for value in values:
             if isinstance(value, list):
                 msg.write_float32_list(value)
             else:
-                msg.write_float32(value)  # type: ignore[arg-type]  # checked by the caller
+                msg.write_float32(value)
         self.queue_message_to_send(msg)
 
 
