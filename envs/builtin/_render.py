@@ -1,7 +1,6 @@
-"""Tiny numpy drawing helpers for the built-in environments' ``rgb_array`` renders.
-
-Colours are ``(r, g, b)`` ints; coordinates are pixels ``(row, col)`` from the top left;
-shapes that leave the image are clipped. Every function draws a whole batch of shapes.
+"""Numpy drawing helpers for the built-ins' ``rgb_array`` renders: colours are ``(r, g, b)``;
+coordinates are pixels ``(row, col)`` from the top left; shapes are clipped to the image, and
+each function draws a whole batch of them.
 
 Example:
     >>> image = canvas(4, 6, (0, 0, 0))
@@ -16,7 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["Color", "canvas", "fill_rects", "fill_circles", "upscale", "to_uint8", "tile"]
+__all__ = ["Color", "canvas", "fill_rects", "fill_circles", "upscale", "tile"]
 
 Color = tuple[int, int, int]
 
@@ -67,11 +66,6 @@ def fill_circles(
 def upscale(images: np.ndarray, factor: int) -> np.ndarray:
     """Repeats each pixel ``factor`` x ``factor`` times in (..., H, W, C) ``images`` (a copy)."""
     return images.repeat(factor, axis=-3).repeat(factor, axis=-2)
-
-
-def to_uint8(images: np.ndarray) -> np.ndarray:
-    """Converts float pixels in [0, 1] to uint8 in [0, 255] (rounded, clipped)."""
-    return np.clip(np.rint(np.asarray(images) * 255.0), 0, 255).astype(np.uint8)
 
 
 def tile(

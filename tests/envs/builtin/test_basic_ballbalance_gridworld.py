@@ -633,4 +633,3 @@ def test_render_helpers():
     assert tiled[1, 1, 0] == 10 and tiled[1, 5, 0] == 20 and tiled[4, 1, 0] == 30
     assert tiled[4, 5, 0] == 0 and tiled[0, 0, 0] == 0
     assert _render.upscale(batch, 2).shape == (3, 4, 6, 3)
-    assert _render.to_uint8(np.array([0.0, 0.5, 1.0, 2.0])).tolist() == [0, 128, 255, 255]
