@@ -304,47 +304,44 @@ class CheckerRun:
         return ok
 
     def _check_masks(self, state: _BehaviorState, where: str, masks: Any, ids: np.ndarray) -> bool:
-        n = ids.shape[0]
+        n, branches, where = ids.shape[0], state.branches, f"{where}.action_mask"
         if masks is None:
             return True
-        branches = state.branches
+        is_list = isinstance(masks, (list, tuple))
         if not branches:
-            if isinstance(masks, (list, tuple)) and len(masks) == 0:
+            if is_list and len(masks) == 0:
                 return True
+            got = _shape_of(masks)
             state.fail(
                 "action_masks",
-                f"{where}.action_mask: the spec has no discrete branches, expected None, "
-                f"got {_shape_of(masks)}",
+                f"{where}: the spec has no discrete branches, expected None, got {got}",
             )
             return False
         state.masks_seen = True
-        if not isinstance(masks, (list, tuple)) or len(masks) != len(branches):
-            got = f"{len(masks)} arrays" if isinstance(masks, (list, tuple)) else _shape_of(masks)
+        if not is_list or len(masks) != len(branches):
+            got = f"{len(masks)} arrays" if is_list else _shape_of(masks)
             state.fail(
                 "action_masks",
-                f"{where}.action_mask: expected a list of {len(branches)} arrays (one per "
-                f"branch {branches}), got {got}",
+                f"{where}: expected a list of {len(branches)} arrays "
+                f"(one per branch {branches}), got {got}",
             )
             return False
         for b, (mask, size) in enumerate(zip(masks, branches, strict=True)):
             if not isinstance(mask, np.ndarray) or mask.shape != (n, size):
                 state.fail(
                     "action_masks",
-                    f"{where}.action_mask[{b}]: expected shape ({n}, {size}) (n_agents, "
-                    f"branch size), got {_shape_of(mask)}",
+                    f"{where}[{b}]: expected shape ({n}, {size}) "
+                    f"(n_agents, branch size), got {_shape_of(mask)}",
                 )
                 return False
             if mask.dtype != np.bool_:
-                state.fail(
-                    "action_masks",
-                    f"{where}.action_mask[{b}]: expected dtype bool, got {mask.dtype}",
-                )
+                state.fail("action_masks", f"{where}[{b}]: expected dtype bool, got {mask.dtype}")
             full = np.flatnonzero(np.all(mask, axis=1)) if n and size else np.zeros(0, int)
             if full.size:
                 state.fail(
                     "action_masks",
-                    f"{where}.action_mask[{b}]: expected at least one available action per "
-                    f"agent, got every action masked for agent ids "
+                    f"{where}[{b}]: expected at least one available "
+                    f"action per agent, got every action masked for agent ids "
                     f"{ids[full[:5]].tolist()}",
                 )
         return True
