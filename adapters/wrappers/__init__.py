@@ -21,15 +21,17 @@ from zooport.adapters.wrappers.action import (
 )
 from zooport.adapters.wrappers.agents import AgentSelector, Teams
 from zooport.adapters.wrappers.base import ParallelWrapper
-from zooport.adapters.wrappers.channels import (
+from zooport.adapters.wrappers.communication import (
     ExtraCommunicationDelays,
+    Message,
+    MessageBus,
     MessageChannel,
     MessageFilter,
     NoCommunication,
     RandomMessageDropout,
     RestrictedCommunicationRange,
+    send_messages,
 )
-from zooport.adapters.wrappers.communication import Message, MessageBus, send_messages
 from zooport.adapters.wrappers.composition import (
     WrapperOrderError,
     WrapperSpec,
@@ -49,7 +51,6 @@ from zooport.adapters.wrappers.team import FoldAgents, RandomPolicy, SingleAgent
 from zooport.adapters.wrappers.visibility import EntitySlots, SharedVisibility
 
 __all__ = [
-    # composition
     "ParallelWrapper",
     "WrapperSpec",
     "WrapperOrderError",
@@ -58,30 +59,24 @@ __all__ = [
     "get_wrapper",
     "AgentSelector",
     "Teams",
-    # team
     "FoldAgents",
     "SingleAgentView",
     "RandomPolicy",
-    # reward
     "RewardShaping",
     "StepData",
     "TeamReward",
-    # action
     "ActionGrid",
     "DiscretizeActions",
     "GymDiscretizeActions",
     "VectorDiscretizeActions",
-    # observation
     "RescaleObservations",
     "GymRescaleObservations",
     "VectorRescaleObservations",
     "CentralisedObservation",
     "EntitySlots",
     "SharedVisibility",
-    # episode
     "TerminationPolicy",
     "IndividualDone",
-    # communication
     "Message",
     "MessageBus",
     "MessageChannel",

@@ -18,17 +18,10 @@ from typing_extensions import override
 
 from zooport.adapters.spaces import checked_discrete
 from zooport.adapters.wrappers.agents import AgentSelector, AgentSpec
-from zooport.adapters.wrappers.base import ObsType, ParallelWrapper, check_once
+from zooport.adapters.wrappers.base import ObsType, ParallelWrapper, StepReturn, check_once
 from zooport.errors import ActionError, ArgumentError
 
-__all__ = [
-    "ActionGrid",
-    "DiscretizeActions",
-    "GymDiscretizeActions",
-    "VectorDiscretizeActions",
-    "unit_grid",
-    "MODES",
-]
+__all__ = ["ActionGrid", "DiscretizeActions", "GymDiscretizeActions", "VectorDiscretizeActions"]
 
 MODES = ("grid", "disc")
 _MAX_ACTIONS = 1 << 20
@@ -53,18 +46,11 @@ def unit_grid(levels: int, dims: int, mode: str = "grid") -> np.ndarray:
 
 
 class ActionGrid:
-    """The discretisation of one Box action space.
+    """The discretisation of a rank-1 Box with finite bounds: ``discrete`` is
+    ``Discrete(levels ** d)``, ``points`` the ``(levels ** d, d)`` actions in the Box's dtype.
 
-    Args:
-        space: a rank-1 Box with finite bounds.
-        levels: values per dimension (>= 2; odd and >= 3 for ``"disc"``, so the centre is a
-            point).
-        mode: ``"grid"`` or ``"disc"`` (two dimensions only).
-
-    Attributes:
-        space: the Box.
-        discrete: ``Discrete(levels ** d)``.
-        points: ``(levels ** d, d)`` actions in the Box's dtype.
+    ``levels`` is >= 2, odd and >= 3 for ``"disc"`` (the centre must be a point), which maps
+    two dimensions only.
 
     Raises:
         ArgumentError: bad ``levels``/``mode``, unbounded or non-rank-1 Box, too many points.
@@ -135,20 +121,12 @@ class ActionGrid:
 class DiscretizeActions(ParallelWrapper[str, ObsType, Any]):
     """Gives agents with Box actions ``Discrete(levels ** d)`` actions; see the module docstring.
 
-    Agents whose action space is not a Box keep it. One :class:`ActionGrid` (and one
-    ``Discrete`` space object) serves all agents sharing an action space object.
-
-    Args:
-        env: any PettingZoo Parallel env.
-        levels: values per dimension.
-        mode: ``"grid"`` or ``"disc"``.
-        agents: the agents to discretize (default: every agent with a Box action space;
-            when given, each selected agent must have one).
+    ``agents`` selects the agents to discretize (default: every agent with a Box action
+    space; each selected agent must have one); the others keep their spaces. Agents sharing
+    an action space object share one :class:`ActionGrid`. Applied once.
 
     Raises:
         ArgumentError: no agent to discretize, a selected agent without a Box, bad ``levels``.
-
-    Applied once.
 
     Example:
         >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
@@ -165,41 +143,36 @@ class DiscretizeActions(ParallelWrapper[str, ObsType, Any]):
     ) -> None:
         super().__init__(env)
         check_once(self, env)
-        self.levels = levels
-        self.mode = mode
+        self.levels, self.mode = levels, mode
         self._explicit = agents is not None
         self.select = AgentSelector(env, agents)
-        self._by_space: dict[int, tuple[spaces.Space, ActionGrid | None]] = {}
+        self._by_space: dict[int, tuple[spaces.Space, ActionGrid]] = {}
         self._grids: dict[str, ActionGrid | None] = {}
-        grids = [self._grid(agent) for agent in env.possible_agents]
-        if not any(grids):
+        if not any([self._grid(agent) for agent in env.possible_agents]):
             raise ArgumentError(
                 f"DiscretizeActions: no agent of {env} has a Box action space to discretize "
                 f"(agents: {env.possible_agents})"
             )
 
     def _grid(self, agent: str) -> ActionGrid | None:
-        try:
-            return self._grids[agent]
-        except KeyError:
-            pass
-        grid = None
-        if self.select(agent):
-            space = self.env.action_space(agent)
-            if not isinstance(space, spaces.Box):
-                if self._explicit:
-                    raise ArgumentError(
-                        f"DiscretizeActions: agent {agent!r} was selected but its action space "
-                        f"is {space}, not a Box"
+        """``agent``'s grid (made on first use: agents may spawn later), None to pass through."""
+        if agent not in self._grids:
+            space, grid = self.env.action_space(agent), None
+            if self.select(agent) and isinstance(space, spaces.Box):
+                held = self._by_space.get(id(space))
+                if held is None or held[0] is not space:
+                    held = self._by_space[id(space)] = (
+                        space,
+                        ActionGrid(space, self.levels, self.mode),
                     )
-            else:
-                entry = self._by_space.get(id(space))
-                if entry is None or entry[0] is not space:
-                    entry = (space, ActionGrid(space, self.levels, self.mode))
-                    self._by_space[id(space)] = entry
-                grid = entry[1]
-        self._grids[agent] = grid
-        return grid
+                grid = held[1]
+            elif self.select(agent) and self._explicit:
+                raise ArgumentError(
+                    f"DiscretizeActions: agent {agent!r} was selected but its action space "
+                    f"is {space}, not a Box"
+                )
+            self._grids[agent] = grid
+        return self._grids[agent]
 
     @override
     def action_space(self, agent: str) -> spaces.Space:
@@ -209,9 +182,7 @@ class DiscretizeActions(ParallelWrapper[str, ObsType, Any]):
     def action(self, agent: str, index: Any) -> Any:
         """The wrapped env's action for ``agent``'s discrete ``index`` (others unchanged)."""
         grid = self._grid(agent)
-        if grid is None:
-            return index
-        return grid.action(index, f"DiscretizeActions: agent {agent!r}")
+        return index if grid is None else grid.action(index, f"DiscretizeActions: agent {agent!r}")
 
     def reverse_action(self, agent: str, action: Any) -> Any:
         """The discrete index whose grid point is nearest ``agent``'s Box ``action``."""
@@ -219,7 +190,7 @@ class DiscretizeActions(ParallelWrapper[str, ObsType, Any]):
         return action if grid is None else grid.nearest(action)
 
     @override
-    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+    def step(self, actions: dict[str, Any]) -> StepReturn:
         return self.env.step({a: self.action(a, act) for a, act in actions.items()})
 
 

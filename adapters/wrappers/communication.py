@@ -1,17 +1,15 @@
 """Messages between agents (MATE's communication, made generic): :class:`MessageBus` delivers
-what ``send_messages(env, messages)`` sent between two steps in the next step's observations or
-infos; the channel wrappers of :mod:`~zooport.adapters.wrappers.channels` filter, drop or delay
-them on the way. The outermost layer checks the messages and routes a broadcast to one message
-per recipient; a recipient that does not report in the next step loses it, and ``reset`` drops
-everything in flight. Randomness comes from each wrapper's own generator, seeded by
-``reset(seed=...)``. Delays keep a heap of ``(release_step, sequence, message)``, so messages due
-together leave in the order sent (MATE's heap compares messages and crashes there), at that step
-even when nobody sends.
+what was sent between two steps in the next step's infos or observations, and the channel
+wrappers stacked over it filter, drop, limit by range, silence or delay them. The outermost
+layer checks messages and routes a broadcast to one message per recipient; they meet the
+channels from the outermost inwards. A recipient that does not report in the next step loses
+its messages, and ``reset`` drops everything in flight.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import heapq
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,10 +18,12 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from typing_extensions import override
 
+from zooport.adapters.wrappers.agents import AgentSelector, AgentSpec
 from zooport.adapters.wrappers.base import (
-    ActionType,
     ParallelWrapper,
     PartsDelivery,
+    StepReturn,
+    WrapperOrderError,
     check_once,
     get_wrapper,
 )
@@ -35,16 +35,23 @@ from zooport.errors import (
     ZooportError,
 )
 
-__all__ = ["Message", "CommunicationLayer", "MessageBus", "send_messages", "forward_down"]
-
-_KEY = "messages"
+__all__ = [
+    "Message",
+    "MessageBus",
+    "MessageChannel",
+    "MessageFilter",
+    "RandomMessageDropout",
+    "RestrictedCommunicationRange",
+    "NoCommunication",
+    "ExtraCommunicationDelays",
+    "send_messages",
+]
 
 
 @dataclass(frozen=True, eq=False)
 class Message:
-    """A message from ``sender`` to ``recipient`` (None: every other live agent).
-
-    Messages compare by identity (content may be an array).
+    """A message from ``sender`` to ``recipient`` (None: every other live agent); messages
+    compare by identity (content may be an array).
 
     Example:
         >>> Message("runner_0", None, [1.0, 0.0])
@@ -56,44 +63,61 @@ class Message:
     content: Any
 
 
-class CommunicationLayer(ParallelWrapper[str, Any, ActionType]):
+class CommunicationLayer(ParallelWrapper[str, Any, Any]):
     """A wrapper that takes messages: the bus, or a channel on their way to it."""
 
+    bus: MessageBus
+
     def send_messages(self, messages: Message | Iterable[Message]) -> None:
-        """Checks and routes messages from the user, then takes them (see ``forward``)."""
-        raise NotImplementedError
+        """Checks and routes messages (see :meth:`MessageBus.route`), then takes them."""
+        self.forward(self.bus.route(messages))
 
     def forward(self, messages: list[Message]) -> None:
         """Takes messages an outer layer already checked and routed."""
         raise NotImplementedError
 
 
+def send_messages(env: Any, messages: Message | Iterable[Message]) -> None:
+    """Sends messages through the outermost communication layer of ``env``'s ``.env`` chain.
+
+    Raises:
+        ZooportError: the chain holds no :class:`MessageBus`.
+
+    Example:
+        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+        >>> from zooport.adapters.wrappers.episode import TerminationPolicy
+        >>> from zooport.envs.builtin.tag import Tag
+        >>> env = TerminationPolicy(MessageBus(PettingZooParallelEnv(Tag(seed=0))))
+        >>> _ = env.reset(seed=0)
+        >>> send_messages(env, Message("tagger_3", "tagger_4", 7))
+        >>> _, _, _, _, infos = env.step(dict.fromkeys(env.agents, 0))
+        >>> [m.content for m in infos["tagger_4"]["messages"]]
+        [7]
+    """
+    layer = get_wrapper(env, CommunicationLayer)
+    if layer is None:
+        raise ZooportError(f"{env} has no MessageBus in its .env chain to send messages through")
+    layer.send_messages(messages)
+
+
 class MessageBus(PartsDelivery, CommunicationLayer):
-    """Carries messages sent between steps into the next step's observations or infos.
+    """Carries messages sent between steps into the next step's infos or observations.
 
     Args:
         env: any PettingZoo Parallel env.
-        delivery: ``"info"`` (default; ``info["messages"]``) or ``"observation"`` (a
-            ``"messages"`` key: added to a ``Dict`` observation, else
-            ``{"observation": ..., "messages": ...}``).
-        content_space: a ``Box`` every message content must fit (shape and dtype); with it
-            messages are delivered as a fixed-size encoding, which ``"observation"`` needs:
-            ``{"content": (max_messages, *shape), "sender": (max_messages,) int,
-            "count": int}``. ``sender`` is 1 + the sender's index in ``possible_agents`` at
-            construction (0 = no message); rows past ``count`` are zeros. Without it, the
-            info holds a list of :class:`Message`.
+        delivery: ``"info"`` (default; ``info["messages"]``, a list of :class:`Message`) or
+            ``"observation"`` (a ``"messages"`` key), which needs ``content_space``.
+        content_space: a ``Box`` every content must fit; with it messages are delivered as a
+            fixed-size encoding ``{"content": (max_messages, *shape), "sender":
+            (max_messages,) int, "count": int}``, ``sender`` being 1 + the sender's index in
+            ``possible_agents`` at construction (0: no message), rows past ``count`` zeros.
         max_messages: rows of the encoding (default: the number of possible agents); more
             messages to one agent in a step are cut to the first ones (counted in
-            :attr:`overflowed`).
+            ``overflowed``).
 
-    Attributes:
-        last_observations: the wrapped env's last observations (channels read positions
-            from them).
-        last_delivered: the messages delivered at the last reset/step, by recipient.
-        message_space: the encoding's space (None without ``content_space``).
-
-    Raises:
-        WrapperOrderError: ``env`` has a MessageBus already.
+    ``last_observations`` holds the wrapped env's last observations (channels read positions
+    from them), ``last_delivered`` the messages delivered at the last reset/step by
+    recipient. Applied once.
 
     Example:
         >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
@@ -116,7 +140,7 @@ class MessageBus(PartsDelivery, CommunicationLayer):
     ) -> None:
         super().__init__(env)
         check_once(self, env)
-        delivery = self._checked_delivery(delivery)
+        self.delivery = self._checked_delivery(delivery)
         if content_space is not None and not isinstance(content_space, spaces.Box):
             raise ArgumentTypeError(
                 f"Expect content_space to be a Box or None, actually: {content_space}"
@@ -126,7 +150,7 @@ class MessageBus(PartsDelivery, CommunicationLayer):
                 "MessageBus(delivery='observation') needs content_space= (a Box): observations "
                 "hold a fixed-size encoding"
             )
-        self.delivery = delivery
+        self.bus = self
         self.content_space = content_space
         self.senders = list(env.possible_agents)
         self._sender_index = {a: i + 1 for i, a in enumerate(self.senders)}
@@ -140,13 +164,10 @@ class MessageBus(PartsDelivery, CommunicationLayer):
         self.message_space: spaces.Dict | None = None
         if content_space is not None:
             rows = (max_messages, *content_space.shape)
+            low, high = (np.broadcast_to(b, rows) for b in (content_space.low, content_space.high))
             self.message_space = spaces.Dict(
                 {
-                    "content": spaces.Box(
-                        np.broadcast_to(content_space.low, rows),
-                        np.broadcast_to(content_space.high, rows),
-                        dtype=content_space.dtype,
-                    ),
+                    "content": spaces.Box(low, high, dtype=content_space.dtype),
                     "sender": spaces.MultiDiscrete([len(self.senders) + 1] * max_messages),
                     "count": spaces.Discrete(max_messages + 1),
                 }
@@ -157,9 +178,8 @@ class MessageBus(PartsDelivery, CommunicationLayer):
         self.overflowed = 0
 
     def part_spaces(self, agent: str) -> Mapping[str, spaces.Space]:
-        """``{"messages": message_space}`` (with ``delivery="observation"``)."""
-        # delivery="observation" requires content_space, so the space exists there.
-        return {} if self.message_space is None else {_KEY: self.message_space}
+        """``{"messages": message_space}`` (delivery="observation" requires one)."""
+        return {} if self.message_space is None else {"messages": self.message_space}
 
     def route(self, messages: Message | Iterable[Message]) -> list[Message]:
         """Checks messages and expands broadcasts, one message per recipient.
@@ -169,14 +189,11 @@ class MessageBus(PartsDelivery, CommunicationLayer):
             ArgumentError: content that does not fit ``content_space``.
             SpecError: with the encoding, a sender spawned after construction.
         """
-        if isinstance(messages, Message):
-            messages = (messages,)
         live = self.env.agents
-        live_set = set(live)
-        possible = set(self.env.possible_agents)
+        live_set, possible = set(live), set(self.env.possible_agents)
         space = self.content_space
         routed: list[Message] = []
-        for message in messages:
+        for message in (messages,) if isinstance(messages, Message) else messages:
             if not isinstance(message, Message):
                 raise ArgumentTypeError(f"Expect Message objects, actually: {message!r}")
             sender, content = message.sender, message.content
@@ -207,24 +224,18 @@ class MessageBus(PartsDelivery, CommunicationLayer):
                 routed.append(Message(sender, message.recipient, content))
         return routed
 
-    def send_messages(self, messages: Message | Iterable[Message]) -> None:
-        """Queues messages for delivery at the next step (see :meth:`route`)."""
-        self.forward(self.route(messages))
-
+    @override
     def forward(self, messages: list[Message]) -> None:
-        """Queues messages already routed by an outer layer."""
+        """Queues routed messages for delivery at the next step."""
         self._outbox.extend(messages)
 
     def _encode(self, box: list[Message]) -> Any:
-        space = self.message_space
-        if self.content_space is None or space is None:  # both or neither: no encoding
+        if self.content_space is None or self.message_space is None:
             return box
-        rows = self.max_messages
-        content = np.zeros(space["content"].shape or (), dtype=self.content_space.dtype)
-        sender = np.zeros(rows, dtype=np.int64)
-        if len(box) > rows:
-            self.overflowed += len(box) - rows
-            box = box[:rows]
+        content = np.zeros(self.message_space["content"].shape or (), self.content_space.dtype)
+        sender = np.zeros(self.max_messages, dtype=np.int64)
+        self.overflowed += max(0, len(box) - self.max_messages)
+        box = box[: self.max_messages]
         for i, message in enumerate(box):
             content[i] = message.content
             sender[i] = self._sender_index[message.sender]
@@ -234,13 +245,11 @@ class MessageBus(PartsDelivery, CommunicationLayer):
         self, observations: dict[str, Any], infos: dict[str, dict], messages: list[Message]
     ) -> tuple[dict[str, Any], dict[str, dict]]:
         self.last_observations = observations
-        inbox: dict[str, list[Message]] = {a: [] for a in observations}
+        inbox: dict[Any, list[Message]] = {a: [] for a in observations}
         for message in messages:
-            box = inbox.get(message.recipient)  # type: ignore[arg-type]  # routed: a name, not None
-            if box is not None:
-                box.append(message)
+            inbox.get(message.recipient, []).append(message)
         self.last_delivered = inbox
-        parts = {agent: {_KEY: self._encode(box)} for agent, box in inbox.items()}
+        parts = {agent: {"messages": self._encode(box)} for agent, box in inbox.items()}
         return self._with_parts(observations, infos, parts)
 
     @override
@@ -252,38 +261,273 @@ class MessageBus(PartsDelivery, CommunicationLayer):
         return self._deliver(observations, infos, [])
 
     @override
-    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+    def step(self, actions: dict[str, Any]) -> StepReturn:
         pending, self._outbox = self._outbox, []
         observations, rewards, terminations, truncations, infos = self.env.step(actions)
         observations, infos = self._deliver(observations, infos, pending)
         return observations, rewards, terminations, truncations, infos
 
 
-def forward_down(env: Any, messages: list[Message]) -> None:
-    """Hands routed messages to the outermost communication layer of ``env``'s chain."""
-    layer = get_wrapper(env, CommunicationLayer)
-    if layer is not None:
-        layer.forward(messages)
-
-
-def send_messages(env: Any, messages: Message | Iterable[Message]) -> None:
-    """Sends messages through the outermost communication layer of ``env``'s ``.env`` chain.
+class MessageChannel(CommunicationLayer):
+    """A channel over a :class:`MessageBus`: :meth:`transmit` decides which routed messages
+    pass inwards. May be stacked.
 
     Raises:
-        ZooportError: the chain holds no :class:`MessageBus`.
+        WrapperOrderError: ``env`` has no :class:`MessageBus`.
+    """
+
+    def __init__(self, env: ParallelEnv) -> None:
+        super().__init__(env)
+        bus = get_wrapper(env, MessageBus)
+        if bus is None:
+            raise WrapperOrderError(
+                f"{type(self).__name__} (wrapping {env}) requires a MessageBus beneath it "
+                "(earlier in the wrappers list; first = innermost), but there is none"
+            )
+        self.bus = bus
+
+    @override
+    def forward(self, messages: list[Message]) -> None:
+        self._pass_in(self.transmit(list(messages)))
+
+    def _pass_in(self, messages: list[Message]) -> None:
+        """Hands messages to the next communication layer inwards."""
+        layer = get_wrapper(self.env, CommunicationLayer)
+        if messages and layer is not None:
+            layer.forward(messages)
+
+    def transmit(self, messages: list[Message]) -> list[Message]:
+        """The messages that pass (all of them, here)."""
+        return messages
+
+    @override
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        self._reseed(seed)
+        return self.env.reset(seed=seed, options=options)
+
+
+class MessageFilter(MessageChannel):
+    """Keeps, drops or replaces each message: ``fn(message)`` returns True, False or a
+    replacing :class:`Message` (to add channel noise, say).
 
     Example:
         >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-        >>> from zooport.adapters.wrappers.episode import TerminationPolicy
         >>> from zooport.envs.builtin.tag import Tag
-        >>> env = TerminationPolicy(MessageBus(PettingZooParallelEnv(Tag(seed=0))))
+        >>> bus = MessageBus(PettingZooParallelEnv(Tag(seed=0)))
+        >>> env = MessageFilter(bus, lambda m: m.sender.startswith("tagger"))
         >>> _ = env.reset(seed=0)
-        >>> send_messages(env, Message("tagger_3", "tagger_4", 7))
-        >>> _, _, _, _, infos = env.step(dict.fromkeys(env.agents, 0))
-        >>> [m.content for m in infos["tagger_4"]["messages"]]
-        [7]
+        >>> env.send_messages([Message("runner_0", "tagger_3", 1),
+        ...                    Message("tagger_4", "tagger_3", 2)])
+        >>> _ = env.step(dict.fromkeys(env.agents, 0))
+        >>> [m.content for m in bus.last_delivered["tagger_3"]]
+        [2]
     """
-    layer = get_wrapper(env, CommunicationLayer)
-    if layer is None:
-        raise ZooportError(f"{env} has no MessageBus in its .env chain to send messages through")
-    layer.send_messages(messages)
+
+    def __init__(self, env: ParallelEnv, fn: Callable[[Message], bool | Message]) -> None:
+        super().__init__(env)
+        if not callable(fn):
+            raise ArgumentTypeError(
+                f"Expect fn to be a callable message -> bool | Message, actually: {fn!r}"
+            )
+        self.fn = fn
+
+    @override
+    def transmit(self, messages: list[Message]) -> list[Message]:
+        kept = []
+        for message in messages:
+            verdict = self.fn(message)
+            if verdict is not True and verdict is not False and not isinstance(verdict, Message):
+                raise ArgumentTypeError(
+                    f"MessageFilter: fn({message!r}) returned {verdict!r}; expected True, False "
+                    "or a Message"
+                )
+            if verdict is not False:
+                kept.append(message if verdict is True else verdict)
+        return kept
+
+
+class RandomMessageDropout(MessageChannel):
+    """Drops each message (per recipient) with probability ``p``, from its own generator.
+
+    Example:
+        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+        >>> from zooport.envs.builtin.tag import Tag
+        >>> env = RandomMessageDropout(MessageBus(PettingZooParallelEnv(Tag(seed=0))), 1.0)
+        >>> _ = env.reset(seed=0)
+        >>> env.send_messages(Message("runner_0", None, 1))
+        >>> _, _, _, _, infos = env.step(dict.fromkeys(env.agents, 0))
+        >>> infos["runner_1"]["messages"]
+        []
+    """
+
+    def __init__(self, env: ParallelEnv, p: float) -> None:
+        super().__init__(env)
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+            raise ArgumentError(f"Expect p to be a probability in [0, 1], actually: {p!r}")
+        self.p = float(p)
+
+    @override
+    def transmit(self, messages: list[Message]) -> list[Message]:
+        if not messages:
+            return messages
+        keep = self.np_random.random(len(messages)) >= self.p
+        return [m for m, k in zip(messages, keep.tolist(), strict=True) if k]
+
+
+class RestrictedCommunicationRange(MessageChannel):
+    """Drops messages between agents farther apart than ``r`` (Euclidean).
+
+    ``position_fn(agent, observation)`` gives an agent's position from the observation the
+    bus last received for it (the wrapped env's own); a message whose sender or recipient
+    has none is dropped.
+
+    Example:
+        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+        >>> from zooport.envs.builtin.tag import Tag
+        >>> bus = MessageBus(PettingZooParallelEnv(Tag(seed=0)))
+        >>> env = RestrictedCommunicationRange(bus, 0.7, lambda agent, obs: obs[:2])
+        >>> obs, _ = env.reset(seed=0)
+        >>> np.linalg.norm(obs["runner_0"][:2] - obs["runner_1"][:2]).round(2)
+        np.float32(0.64)
+        >>> env.send_messages(Message("runner_0", None, "near?"))
+        >>> _ = env.step(dict.fromkeys(env.agents, 0))
+        >>> sorted(a for a, box in bus.last_delivered.items() if box)
+        ['runner_1']
+    """
+
+    def __init__(self, env: ParallelEnv, r: float, position_fn: Callable[[str, Any], Any]) -> None:
+        super().__init__(env)
+        if isinstance(r, bool) or not isinstance(r, (int, float)) or not 0 < r < np.inf:
+            raise ArgumentError(f"Expect r to be a finite range > 0, actually: {r!r}")
+        if not callable(position_fn):
+            raise ArgumentTypeError(
+                f"Expect position_fn to be a callable (agent, observation) -> position, "
+                f"actually: {position_fn!r}"
+            )
+        self.r = float(r)
+        self.position_fn = position_fn
+
+    @override
+    def transmit(self, messages: list[Message]) -> list[Message]:
+        seen = self.bus.last_observations
+        where = {
+            agent: None if seen.get(agent) is None else self.position_fn(agent, seen[agent])
+            for agent in {m.sender for m in messages} | {m.recipient for m in messages}
+        }
+        return [
+            m
+            for m in messages
+            if where[m.sender] is not None
+            and where[m.recipient] is not None
+            and np.linalg.norm(np.subtract(where[m.sender], where[m.recipient], dtype=np.float64))
+            <= self.r
+        ]
+
+
+class NoCommunication(MessageChannel):
+    """Drops every message sent by or to an agent of ``group`` (default: every agent), which
+    selects agents as :class:`~zooport.adapters.wrappers.agents.AgentSelector` does.
+
+    Example:
+        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+        >>> from zooport.envs.builtin.tag import Tag
+        >>> bus = MessageBus(PettingZooParallelEnv(Tag(seed=0)))
+        >>> env = NoCommunication(bus, "runner")
+        >>> _ = env.reset(seed=0)
+        >>> env.send_messages([Message("tagger_3", None, 0)])
+        >>> _ = env.step(dict.fromkeys(env.agents, 0))
+        >>> sorted(a for a, box in bus.last_delivered.items() if box)
+        ['tagger_4']
+    """
+
+    def __init__(self, env: ParallelEnv, group: AgentSpec = None) -> None:
+        super().__init__(env)
+        self.group = AgentSelector(env, group, "group")
+
+    @override
+    def transmit(self, messages: list[Message]) -> list[Message]:
+        group = self.group  # a routed message's recipient is a name, not None
+        return [m for m in messages if not (group(m.sender) or group(str(m.recipient)))]
+
+
+class ExtraCommunicationDelays(MessageChannel):
+    """Holds each message ``delay`` extra steps: an int, or ``fn(message, rng) -> int`` with
+    this wrapper's generator.
+
+    A message sent before step ``t + 1`` passes inwards before step ``t + 1 + delay`` (delay 0
+    at once). Messages due together leave in the order sent (a heap of ``(release, sequence,
+    message)``: MATE's compares messages and crashes there), even when nobody sends.
+
+    Example:
+        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+        >>> from zooport.envs.builtin.tag import Tag
+        >>> bus = MessageBus(PettingZooParallelEnv(Tag(seed=0)))
+        >>> env = ExtraCommunicationDelays(bus, 2)
+        >>> _ = env.reset(seed=0)
+        >>> env.send_messages([Message("runner_0", "runner_1", i) for i in range(3)])
+        >>> arrivals = []
+        >>> for _ in range(4):
+        ...     _ = env.step(dict.fromkeys(env.agents, 0))
+        ...     arrivals.append([m.content for m in bus.last_delivered["runner_1"]])
+        >>> arrivals
+        [[], [], [0, 1, 2], []]
+    """
+
+    def __init__(
+        self, env: ParallelEnv, delay: int | Callable[[Message, np.random.Generator], int] = 1
+    ) -> None:
+        super().__init__(env)
+        if not callable(delay) and not _is_delay(delay):
+            raise ArgumentError(
+                f"Expect delay to be an int >= 0 or a callable (message, rng) -> int, "
+                f"actually: {delay!r}"
+            )
+        self.delay = delay
+        self._heap: list[tuple[int, int, Message]] = []
+        self._clock = 0
+        self._sequence = 0
+
+    @property
+    def pending(self) -> int:
+        """Messages held back."""
+        return len(self._heap)
+
+    @override
+    def forward(self, messages: list[Message]) -> None:
+        now = []
+        for message in messages:
+            delay = self.delay(message, self.np_random) if callable(self.delay) else self.delay
+            if not _is_delay(delay):
+                raise ArgumentError(
+                    f"ExtraCommunicationDelays: delay({message!r}) returned {delay!r}; "
+                    "expected an int >= 0"
+                )
+            if delay == 0:
+                now.append(message)
+            else:
+                heapq.heappush(self._heap, (self._clock + int(delay), self._sequence, message))
+                self._sequence += 1
+        self._pass_in(now)
+
+    @override
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        self._heap, self._clock = [], 0
+        return super().reset(seed=seed, options=options)
+
+    @override
+    def step(self, actions: dict[str, Any]) -> StepReturn:
+        due = []
+        while self._heap and self._heap[0][0] <= self._clock:
+            due.append(heapq.heappop(self._heap)[2])
+        self._pass_in(due)
+        result = self.env.step(actions)
+        self._clock += 1
+        return result
+
+
+def _is_delay(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and bool(value >= 0)

@@ -1,10 +1,8 @@
 """Applying a list of wrappers, as ``zooport.make(id, wrappers=[...])`` does: first = innermost.
 
 A zooport Parallel wrapper where the env is a ``gymnasium.Env`` or a ``VectorEnv`` uses its
-form for that kind (``DiscretizeActions``, ``RescaleObservations``) or is refused;
-``SingleAgentView`` turns the env into a ``gymnasium.Env``. For ``api="aec"`` the zooport
-wrappers come first: they wrap the Parallel adapter, which ``parallel_to_aec`` converts before
-any further item. What a wrapper needs beneath it is checked by its own constructor.
+form for that kind or is refused. For ``api="aec"`` the zooport wrappers wrap the Parallel
+adapter, which ``parallel_to_aec`` converts before any further item.
 """
 
 from __future__ import annotations
@@ -42,11 +40,11 @@ __all__ = [
     "WrapperOrderError",
     "adapter_api",
     "apply_wrappers",
-    "has_wrapper",
     "get_wrapper",
+    "has_wrapper",
 ]
 
-#: The single-agent (``"gym"``) and vector forms of the Parallel wrappers that have them.
+#: The single-agent and vector forms of the Parallel wrappers that have them.
 FORMS: dict[tuple[type, str], Callable[..., Any]] = {
     (DiscretizeActions, "gym"): GymDiscretizeActions,
     (DiscretizeActions, "vector"): VectorDiscretizeActions,
@@ -96,7 +94,7 @@ class WrapperSpec:
 
 
 def _decompose(item: Any) -> tuple[type | None, tuple, dict]:
-    """(class, args, kwargs) of a wrapper item; class None when it cannot be known."""
+    """(class, args, kwargs) of a wrapper item; class None when it is not known."""
     if isinstance(item, WrapperSpec):
         cls, args, kwargs = _decompose(item.wrapper)
         return cls, args + item.args, {**kwargs, **item.kwargs}
@@ -107,7 +105,6 @@ def _decompose(item: Any) -> tuple[type | None, tuple, dict]:
 
 
 def _is_ours(cls: type | None) -> TypeGuard[type]:
-    """Whether ``cls`` is a zooport wrapper of Parallel envs."""
     return isinstance(cls, type) and issubclass(cls, (ParallelWrapper, SingleAgentView))
 
 

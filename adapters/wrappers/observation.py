@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import gymnasium as gym
@@ -20,12 +20,12 @@ from zooport.adapters.wrappers.base import (
     ObservationMapper,
     ParallelWrapper,
     PartsDelivery,
+    StepReturn,
     check_once,
 )
 from zooport.errors import ArgumentError, SpecError
 
 __all__ = [
-    "Rescaler",
     "RescaleObservations",
     "GymRescaleObservations",
     "VectorRescaleObservations",
@@ -36,9 +36,9 @@ __all__ = [
 class Rescaler:
     """Maps observations of ``space`` so bounded float features span ``[-1, 1]``.
 
-    Per feature: both bounds finite: ``2 (x - low) / (high - low) - 1`` (a feature with
-    ``low == high`` becomes 0); only ``low``: ``x - low - 1``; only ``high``: ``x - high + 1``;
-    none: ``x``. ``space`` is the new space (the same object when nothing changes).
+    Per feature: both bounds finite: ``2 (x - low) / (high - low) - 1`` (0 where
+    ``low == high``); only ``low``: ``x - low - 1``; only ``high``: ``x - high + 1``; none:
+    ``x``. ``space`` is the new space (the same object when nothing changes).
 
     Example:
         >>> box = spaces.Box(np.array([0.0, 0.0, -np.inf]), np.array([4.0, np.inf, np.inf]),
@@ -49,65 +49,52 @@ class Rescaler:
     """
 
     def __init__(self, space: spaces.Space) -> None:
-        self.source = space
-        self._fn: Callable[[Any], Any] | None = None
-        self.space = space
+        self.source = self.space = space
+        self.changes = False
+        self._parts: Any = None
         if isinstance(space, spaces.Box) and np.issubdtype(space.dtype, np.floating):
             self._box(space)
-        elif isinstance(space, spaces.Dict):
-            parts = {k: Rescaler(s) for k, s in space.spaces.items()}
-            if any(p._fn is not None for p in parts.values()):
-                self.space = spaces.Dict({k: p.space for k, p in parts.items()})
-                self._parts: Any = parts
-                self._fn = self._dict
-        elif isinstance(space, spaces.Tuple):
-            items = [Rescaler(s) for s in space.spaces]
-            if any(p._fn is not None for p in items):
-                self.space = spaces.Tuple([p.space for p in items])
-                self._parts = items
-                self._fn = self._tuple
+        elif isinstance(space, (spaces.Dict, spaces.Tuple)):
+            keyed = isinstance(space, spaces.Dict)
+            parts = {
+                k: Rescaler(s)
+                for k, s in (space.spaces.items() if keyed else enumerate(space.spaces))
+            }
+            if any(p.changes for p in parts.values()):
+                self.changes, self._parts = True, parts
+                new = {k: p.space for k, p in parts.items()}
+                self.space = spaces.Dict(new) if keyed else spaces.Tuple(list(new.values()))
 
     def _box(self, space: spaces.Box) -> None:
-        low = space.low.astype(np.float64)
-        high = space.high.astype(np.float64)
+        low, high = space.low.astype(np.float64), space.high.astype(np.float64)
         has_low, has_high = np.isfinite(low), np.isfinite(high)
-        both = has_low & has_high
         if not (has_low | has_high).any():
             return
-        span = np.where(both, high - low, 1.0)
+        both = has_low & has_high
+        span = np.where(both, high - low, 0.0)
+        flat = both & (span <= 0)
         scale = np.where(both, np.divide(2.0, span, out=np.zeros_like(span), where=span > 0), 1.0)
-        offset = np.zeros_like(low)
-        offset = np.where(both, np.where(span > 0, -1.0 - low * scale, 0.0), offset)
-        offset = np.where(has_low & ~has_high, -1.0 - np.where(has_low, low, 0.0), offset)
-        offset = np.where(has_high & ~has_low, 1.0 - np.where(has_high, high, 0.0), offset)
-        new_low = np.where(has_low, np.where(both & (span <= 0), 0.0, -1.0), -np.inf)
-        new_high = np.where(has_high, np.where(both & (span <= 0), 0.0, 1.0), np.inf)
-        new_low = np.where(has_high & ~has_low, -np.inf, new_low)
-        new_high = np.where(has_low & ~has_high, np.inf, new_high)
+        offset = np.select(
+            [both & ~flat, has_low & ~has_high, has_high & ~has_low],
+            [-1.0 - low * scale, -1.0 - low, 1.0 - high],
+            0.0,
+        )
+        new_low = np.select([flat, has_low], [0.0, -1.0], -np.inf)
+        new_high = np.select([flat, has_high], [0.0, 1.0], np.inf)
         dtype = space.dtype
         self.space = spaces.Box(new_low.astype(dtype), new_high.astype(dtype), dtype=dtype)
-        self._dtype, self._scale, self._offset = dtype, scale.astype(dtype), offset.astype(dtype)
-        self._fn = self._affine
-
-    # Bound methods, not lambdas, so that a wrapper holding a Rescaler pickles.
-
-    def _affine(self, obs: Any) -> np.ndarray:
-        dtype = self._dtype
-        return (np.asarray(obs, dtype=dtype) * self._scale + self._offset).astype(dtype)
-
-    def _dict(self, obs: Any) -> dict[str, Any]:
-        return {k: p(obs[k]) for k, p in self._parts.items()}
-
-    def _tuple(self, obs: Any) -> tuple[Any, ...]:
-        return tuple(p(o) for p, o in zip(self._parts, obs, strict=True))
-
-    @property
-    def changes(self) -> bool:
-        """False when every feature passes through (the space is then the original object)."""
-        return self._fn is not None
+        self._scale, self._offset = scale.astype(dtype), offset.astype(dtype)
+        self.changes = True
 
     def __call__(self, observation: Any) -> Any:
-        return observation if self._fn is None else self._fn(observation)
+        if not self.changes:
+            return observation
+        if self._parts is None:
+            dtype = self._scale.dtype
+            return (np.asarray(observation, dtype) * self._scale + self._offset).astype(dtype)
+        if isinstance(self.space, spaces.Dict):
+            return {k: p(observation[k]) for k, p in self._parts.items()}
+        return tuple(p(o) for p, o in zip(self._parts.values(), observation, strict=True))
 
 
 class RescaleObservations(ObservationMapper):
@@ -136,15 +123,14 @@ class RescaleObservations(ObservationMapper):
             self._rescaler(agent)
 
     def _rescaler(self, agent: str) -> Rescaler:
-        try:
-            return self._of[agent]
-        except KeyError:
+        """``agent``'s rescaler (made on first use: agents may spawn later)."""
+        if agent not in self._of:
             space = self.env.observation_space(agent)
             rescaler = self._by_space.get(id(space))
             if rescaler is None or rescaler.source is not space:
                 rescaler = self._by_space[id(space)] = Rescaler(space)
             self._of[agent] = rescaler
-            return rescaler
+        return self._of[agent]
 
     @override
     def observation_space(self, agent: str) -> spaces.Space:
@@ -222,20 +208,7 @@ class VectorRescaleObservations(gym.vector.VectorWrapper):
         return self.rescaler(observations), rewards, terminations, truncations, info
 
 
-# ---------------------------------------------------------------------- centralised inputs
-
 _CENTRAL_PARTS = ("state", "observations", "actions")
-_CENTRAL_KEYS = {
-    "state": "state",
-    "observations": "others_observations",
-    "actions": "others_actions",
-}
-
-
-def _without_mask(space: spaces.Space) -> spaces.Space:
-    if isinstance(space, spaces.Dict) and "action_mask" in space.spaces:
-        return spaces.Dict({k: s for k, s in space.spaces.items() if k != "action_mask"})
-    return space
 
 
 class CentralisedObservation(PartsDelivery, ParallelWrapper[str, Any, ActionType]):
@@ -243,7 +216,7 @@ class CentralisedObservation(PartsDelivery, ParallelWrapper[str, Any, ActionType
 
     Parts (``include``), all float32 vectors of fixed size:
 
-    - ``"state"``: the env's ``state()`` (it needs ``state`` and ``state_space``).
+    - ``"state"``: the env's ``state()`` (it needs ``state`` and a Box ``state_space``).
     - ``"observations"``: ``"others_observations"``, the flattened observations (without an
       ``action_mask`` key) of every *other* agent of ``possible_agents`` at construction, in
       that order; zeros for one that did not report in the step.
@@ -251,11 +224,9 @@ class CentralisedObservation(PartsDelivery, ParallelWrapper[str, Any, ActionType
       (``gymnasium.spaces.flatten``: one-hot for ``Discrete``); zeros at reset and for an
       agent that took no action.
 
-    With ``delivery="observation"`` each agent's observation becomes a ``Dict`` holding the
-    parts next to its own observation (its keys if it was a ``Dict``, else
-    ``"observation"``); with ``"info"`` the parts go to the info under the same keys and the
-    spaces stay. Agents spawned after construction see every original agent as "other".
-    Applied once.
+    ``delivery`` is as :class:`~zooport.adapters.wrappers.base.PartsDelivery` says (default
+    ``"observation"``). Agents spawned after construction see every original agent as
+    "other". Applied once.
 
     Example:
         >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
@@ -300,58 +271,44 @@ class CentralisedObservation(PartsDelivery, ParallelWrapper[str, Any, ActionType
                 dtype=np.float32,
             )
         self.members = list(env.possible_agents)
-        self._obs_parts = [_without_mask(env.observation_space(a)) for a in self.members]
-        self._act_parts = [env.action_space(a) for a in self.members]
-        self._obs_index = _Layout(self._obs_parts)
-        self._act_index = _Layout(self._act_parts)
-        self._parts: dict[str, dict[str, spaces.Box]] = {}
+        self._layouts = {
+            "observations": _Layout(
+                [_without_mask(env.observation_space(a)) for a in self.members]
+            ),
+            "actions": _Layout([env.action_space(a) for a in self.members]),
+        }
         for agent in self.members:
             self.observation_space(agent)
 
     def part_spaces(self, agent: str) -> dict[str, spaces.Box]:
         """The spaces of the central parts ``agent`` receives (``state``, ``others_...``)."""
-        try:
-            return self._parts[agent]
-        except KeyError:
-            pass
-        parts: dict[str, spaces.Box] = {}
-        if "state" in self.include:
-            parts["state"] = self._state_space
-        if "observations" in self.include:
-            parts["others_observations"] = self._obs_index.others_space(self._index(agent))
-        if "actions" in self.include:
-            parts["others_actions"] = self._act_index.others_space(self._index(agent))
-        self._parts[agent] = parts
-        return parts
-
-    def _index(self, agent: str) -> int | None:
-        try:
-            return self.members.index(agent)
-        except ValueError:
-            return None
+        index = self.members.index(agent) if agent in self.members else None
+        return {
+            ("state" if part == "state" else f"others_{part}"): (
+                self._state_space if part == "state" else self._layouts[part].others_space(index)
+            )
+            for part in self.include
+        }
 
     def _extend(
         self, observations: dict[str, Any], infos: dict[str, dict], actions: dict[str, Any]
     ) -> tuple[dict[str, Any], dict[str, dict]]:
-        central: dict[str, np.ndarray] = {}
-        if "state" in self.include:
-            central["state"] = np.asarray(self.env.state(), dtype=np.float32).reshape(-1)
-        if "observations" in self.include:
-            central["observations"] = self._obs_index.joint(observations, self.members)
-        if "actions" in self.include:
-            central["actions"] = self._act_index.joint(actions, self.members)
-        parts: dict[str, dict[str, np.ndarray]] = {}
+        joint = {"observations": observations, "actions": actions}
+        central = {
+            part: np.asarray(self.env.state(), np.float32).reshape(-1)
+            if part == "state"
+            else self._layouts[part].joint(joint[part], self.members)
+            for part in self.include
+        }
+        parts = {}
         for agent in observations:
-            index = self._index(agent)
-            extra: dict[str, np.ndarray] = {}
-            if "state" in central:
-                extra["state"] = central["state"].copy()
-            if "observations" in central:
-                joint = central["observations"]
-                extra["others_observations"] = self._obs_index.others(joint, index)
-            if "actions" in central:
-                extra["others_actions"] = self._act_index.others(central["actions"], index)
-            parts[agent] = extra
+            index = self.members.index(agent) if agent in self.members else None
+            parts[agent] = {
+                ("state" if part == "state" else f"others_{part}"): (
+                    value.copy() if part == "state" else self._layouts[part].others(value, index)
+                )
+                for part, value in central.items()
+            }
         return self._with_parts(observations, infos, parts)
 
     @override
@@ -362,24 +319,16 @@ class CentralisedObservation(PartsDelivery, ParallelWrapper[str, Any, ActionType
         return self._extend(observations, infos, {})
 
     @override
-    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+    def step(self, actions: dict[str, Any]) -> StepReturn:
         observations, rewards, terminations, truncations, infos = self.env.step(actions)
         observations, infos = self._extend(observations, infos, actions)
         return observations, rewards, terminations, truncations, infos
 
 
-def _flat_box(space: spaces.Space) -> spaces.Box:
-    """``space`` flattened: a Box (what a joint vector of the members' values needs).
-
-    Raises:
-        SpecError: the space flattens to no Box (a Sequence or Graph has no fixed size).
-    """
-    flat = spaces.flatten_space(space)
-    if not isinstance(flat, spaces.Box):
-        raise SpecError(
-            f"CentralisedObservation: expected spaces that flatten to a Box, got {space}"
-        )
-    return flat
+def _without_mask(space: spaces.Space) -> spaces.Space:
+    if isinstance(space, spaces.Dict) and "action_mask" in space.spaces:
+        return spaces.Dict({k: s for k, s in space.spaces.items() if k != "action_mask"})
+    return space
 
 
 class _Layout:
@@ -387,12 +336,15 @@ class _Layout:
 
     def __init__(self, parts: list[spaces.Space]) -> None:
         self.parts = parts
-        flat = [_flat_box(s) for s in parts]
-        sizes = [int(np.prod(f.shape)) for f in flat]
-        self.stops = np.cumsum([0, *sizes])
+        flat = [spaces.flatten_space(s) for s in parts]
+        for space, box in zip(parts, flat, strict=True):
+            if not isinstance(box, spaces.Box):  # a Sequence or Graph has no fixed size
+                raise SpecError(
+                    f"CentralisedObservation: expected spaces that flatten to a Box, got {space}"
+                )
+        self.stops = np.cumsum([0, *(int(np.prod(f.shape)) for f in flat)])
         self.low = np.concatenate([f.low.reshape(-1) for f in flat] or [np.zeros(0)])
         self.high = np.concatenate([f.high.reshape(-1) for f in flat] or [np.zeros(0)])
-        self.size = int(self.stops[-1])
 
     def others_space(self, index: int | None) -> spaces.Box:
         low, high = self.low, self.high
@@ -403,7 +355,7 @@ class _Layout:
         return spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
 
     def joint(self, values: dict[str, Any], members: list[str]) -> np.ndarray:
-        joint = np.zeros(self.size, dtype=np.float32)
+        joint = np.zeros(int(self.stops[-1]), dtype=np.float32)
         for i, (agent, space) in enumerate(zip(members, self.parts, strict=True)):
             value = values.get(agent)
             if value is None:

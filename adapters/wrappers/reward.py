@@ -1,27 +1,26 @@
 """Reward shaping (weighted named components, recorded in the infos) and team rewards (MATE's
-``AuxiliaryCameraRewards``/``RepeatedReward``) for any PettingZoo Parallel env; teams are
-behaviours by default (see :class:`~zooport.adapters.wrappers.agents.Teams`).
-"""
+``AuxiliaryCameraRewards``/``RepeatedReward``) for any PettingZoo Parallel env."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
 from pettingzoo import ParallelEnv
 from typing_extensions import override
 
-from zooport.adapters.wrappers.agents import AgentSelector, AgentSpec, Teams
-from zooport.adapters.wrappers.base import ActionType, ObsType, ParallelWrapper, check_once
+from zooport.adapters.wrappers.agents import AgentSelector, AgentSpec, Teams, TeamSpec
+from zooport.adapters.wrappers.base import (
+    ActionType,
+    ObsType,
+    ParallelWrapper,
+    StepReturn,
+    check_once,
+)
 from zooport.errors import ArgumentError, ArgumentTypeError
 
-__all__ = [
-    "StepData",
-    "RewardShaping",
-    "TeamReward",
-    "REDUCTIONS",
-]
+__all__ = ["StepData", "RewardShaping", "TeamReward"]
 
 #: The reductions over agents (or team members) and their numpy functions.
 REDUCTIONS: dict[str, Callable[[np.ndarray], Any]] = {
@@ -40,17 +39,10 @@ def _reduction(value: str, allowed: tuple[str, ...]) -> str:
 
 
 class StepData(NamedTuple):
-    """One step as a reward component sees it.
-
-    Attributes:
-        observations, rewards, terminations, truncations, infos: the wrapped env's step.
-        actions: the actions given to ``step``.
-        agents: the shaped agents that reported in this step, in report order; a component
-            returning an array returns one value per agent in this order.
-        episode_step: steps taken in the episode, this one included (1 for the first).
-        total_steps: steps taken through the wrapper since it was built (schedules use it).
-        env: the wrapped env (for ``env.state()`` and the like).
-    """
+    """One step as a reward component sees it: the wrapped env's step, the ``actions`` given,
+    the shaped ``agents`` that reported (an array a component returns has one value per agent
+    in this order), the ``episode_step`` (1 for the first), the ``total_steps`` through the
+    wrapper since it was built (schedules use it), and the wrapped ``env``."""
 
     observations: dict[str, Any]
     rewards: dict[str, float]
@@ -79,13 +71,9 @@ class RewardShaping(ParallelWrapper[str, ObsType, ActionType]):
     ``coefficients`` (name -> value, this step's), ``reward`` (its own weighted sum) and,
     with a reduction, ``shared_reward``.
 
-    Args:
-        env: any PettingZoo Parallel env.
-        components: name -> callable (see above).
-        coefficients: name -> float or schedule; missing names get 1.0.
-        reduction: ``"none"`` (default), ``"mean"``, ``"sum"``, ``"max"`` or ``"min"``.
-        agents: the agents shaped (see :class:`~zooport.adapters.wrappers.agents.AgentSelector`);
-            default all. Others keep their rewards and infos.
+    ``coefficients`` missing a name give it 1.0; ``reduction`` is ``"none"`` (default),
+    ``"mean"``, ``"sum"``, ``"max"`` or ``"min"``; ``agents`` selects the shaped agents (an
+    :class:`~zooport.adapters.wrappers.agents.AgentSelector` spec; the others are untouched).
 
     Raises:
         ArgumentError: an unknown reduction, a coefficient for no component, a bad name.
@@ -164,7 +152,7 @@ class RewardShaping(ParallelWrapper[str, ObsType, ActionType]):
         return self.env.reset(seed=seed, options=options)
 
     @override
-    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+    def step(self, actions: dict[str, Any]) -> StepReturn:
         observations, rewards, terminations, truncations, infos = self.env.step(actions)
         self._episode_step += 1
         self.total_steps += 1
@@ -232,16 +220,10 @@ def _per_agent(name: str, value: Any, agents: list[str]) -> Any:
 class TeamReward(ParallelWrapper[str, ObsType, ActionType]):
     """Every agent gets its team's scalar reward; its own goes to ``info["individual_reward"]``.
 
-    The team scalar of a step is the reduction over the team's reporting members of their
-    rewards (``source="reward"``) or of ``info[source]`` (e.g. zooport's ``"group_reward"``).
-    ``info["team_reward"]`` holds it too.
-
-    Args:
-        env: any PettingZoo Parallel env.
-        reduction: ``"sum"`` (default), ``"mean"``, ``"max"`` or ``"min"``.
-        teams: agent -> team (see :class:`~zooport.adapters.wrappers.agents.Teams`);
-            default: behaviours.
-        source: ``"reward"`` or an info key.
+    The team scalar of a step (also in ``info["team_reward"]``) is the ``reduction``
+    (``"sum"``, default, ``"mean"``, ``"max"`` or ``"min"``) over the team's reporting
+    members of their rewards (``source="reward"``) or of ``info[source]`` (e.g. zooport's
+    ``"group_reward"``). ``teams`` maps agent -> team (default: behaviours).
 
     Example:
         >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
@@ -258,7 +240,7 @@ class TeamReward(ParallelWrapper[str, ObsType, ActionType]):
         env: ParallelEnv,
         reduction: str = "sum",
         *,
-        teams: Mapping[str, Hashable] | Callable[[str], Hashable] | None = None,
+        teams: TeamSpec = None,
         source: str = "reward",
     ) -> None:
         super().__init__(env)
@@ -273,7 +255,7 @@ class TeamReward(ParallelWrapper[str, ObsType, ActionType]):
         self.source = source
 
     @override
-    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+    def step(self, actions: dict[str, Any]) -> StepReturn:
         observations, rewards, terminations, truncations, infos = self.env.step(actions)
         new_rewards: dict[str, float] = {}
         infos = dict(infos)

@@ -20,12 +20,7 @@ from pettingzoo import ParallelEnv
 from typing_extensions import override
 
 from zooport.adapters.wrappers.agents import AgentSelector
-from zooport.adapters.wrappers.base import (
-    ActionType,
-    ObsType,
-    ParallelWrapper,
-    RendersAndClosesInner,
-)
+from zooport.adapters.wrappers.base import ActionType, ObsType, ParallelWrapper, StepReturn
 from zooport.envs.arguments import check_seed
 from zooport.errors import (
     ActionError,
@@ -183,7 +178,7 @@ class FoldAgents(ParallelWrapper[str, ObsType, ActionType]):
     def possible_agents(self) -> list[str]:
         """The exposed agents of the wrapped env's ``possible_agents``."""
         inner = self.env.possible_agents
-        if len(inner) != self._possible_from:
+        if len(inner) != self._possible_from:  # it grows as agents spawn
             self._possible = [a for a in inner if not self.folded(a)]
             self._possible_from = len(inner)
         return self._possible
@@ -193,20 +188,20 @@ class FoldAgents(ParallelWrapper[str, ObsType, ActionType]):
         """The exposed live agents."""
         return self._agents
 
-    def _clone(self, agent: str) -> Callable[[Any], Any]:
-        try:
-            return self._clones[agent]
-        except KeyError:
-            clone = copy.deepcopy(self.policy)
-            bind = getattr(clone, "bind", None)
-            if callable(bind):
-                bind(agent, self.env.action_space(agent))
-            self._clones[agent] = clone
-            return clone
+    def _clone(self, agent: str, seed: bool = False) -> Callable[[Any], Any]:
+        """``agent``'s own copy of the policy, bound to its action space on first use and
+        reset with a seed from this wrapper's generator when ``seed``."""
+        if agent not in self._clones:
+            clone = self._clones[agent] = copy.deepcopy(self.policy)
+            if callable(getattr(clone, "bind", None)):
+                clone.bind(agent, self.env.action_space(agent))  # type: ignore[attr-defined]
+        clone = self._clones[agent]
+        if seed and callable(getattr(clone, "reset", None)):
+            clone.reset(int(self.np_random.integers(_SEED_BOUND)))  # type: ignore[attr-defined]
+        return clone
 
-    def _split(self, *dicts: dict[str, Any]) -> list[dict[str, Any]]:
-        folded = self.folded
-        return [{a: v for a, v in d.items() if not folded(a)} for d in dicts]
+    def _hide(self, values: dict[str, Any]) -> dict[str, Any]:
+        return {a: v for a, v in values.items() if not self.folded(a)}
 
     @override
     def reset(
@@ -214,46 +209,37 @@ class FoldAgents(ParallelWrapper[str, ObsType, ActionType]):
     ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         observations, infos = self.env.reset(seed=seed, options=options)
         self._reseed(seed)
-        rng = self.np_random
         self._folded_obs = {a: o for a, o in observations.items() if self.folded(a)}
         for agent in sorted(set(self._clones) | set(self._folded_obs)):
-            reset = getattr(self._clone(agent), "reset", None)
-            if callable(reset):
-                reset(int(rng.integers(_SEED_BOUND)))
+            self._clone(agent, seed=True)
         self.folded_rewards = {}
         self._agents = [a for a in self.env.agents if not self.folded(a)]
-        observations, infos = self._split(observations, infos)
-        return observations, infos
+        return self._hide(observations), self._hide(infos)
 
     @override
-    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+    def step(self, actions: dict[str, Any]) -> StepReturn:
         folded_given = [a for a in actions if self.folded(a)]
         if folded_given:
             raise ActionError(
                 f"FoldAgents: {folded_given} are played by the folded policy; pass actions "
                 f"for the exposed agents only ({self._agents})"
             )
-        full = dict(actions)
         live = set(self.env.agents)
-        for agent, observation in self._folded_obs.items():
-            if agent in live:
-                full[agent] = self._clone(agent)(observation)
-        result = self.env.step(full)
-        observations, _, terminations, truncations, _ = result
+        played = {a: self._clone(a)(o) for a, o in self._folded_obs.items() if a in live}
+        result = self.env.step({**actions, **played})
+        observations, rewards, terminations, truncations, _ = result
         folded = self.folded
-        new = [a for a in observations if folded(a) and a not in self._clones]
-        for agent in new:  # spawned: seed its clone now
-            reset = getattr(self._clone(agent), "reset", None)
-            if callable(reset):
-                reset(int(self.np_random.integers(_SEED_BOUND)))
+        for agent in observations:  # one spawned since: seed its clone now
+            if folded(agent) and agent not in self._clones:
+                self._clone(agent, seed=True)
         self._folded_obs = {
             a: o
             for a, o in observations.items()
             if folded(a) and not (terminations.get(a) or truncations.get(a))
         }
-        self.folded_rewards = {a: r for a, r in result[1].items() if folded(a)}
+        self.folded_rewards = {a: r for a, r in rewards.items() if folded(a)}
         self._agents = [a for a in self.env.agents if not folded(a)]
-        return tuple(self._split(*result))  # type: ignore[return-value]  # step()'s five dicts
+        return tuple(self._hide(d) for d in result)  # type: ignore[return-value]
 
 
 class _FoldOthers(FoldAgents):
@@ -262,7 +248,7 @@ class _FoldOthers(FoldAgents):
     _require_folded: ClassVar[bool] = False
 
 
-class SingleAgentView(RendersAndClosesInner, gym.Env[Any, Any]):
+class SingleAgentView(gym.Env[Any, Any]):
     """One agent of a PettingZoo Parallel env as a ``gymnasium.Env``; the others are folded.
 
     The episode is the agent's: it ends when the agent is terminated or truncated. The
@@ -355,6 +341,14 @@ class SingleAgentView(RendersAndClosesInner, gym.Env[Any, Any]):
             truncated = True  # the env ended its episode around the agent
         self._over = terminated or truncated
         return observations[agent], float(rewards[agent]), terminated, truncated, infos[agent]
+
+    @override
+    def render(self) -> Any:
+        return self.env.render()
+
+    @override
+    def close(self) -> None:
+        self.env.close()
 
     def __str__(self) -> str:
         return f"SingleAgentView({self.agent!r})<{self.env.env}>"

@@ -1,11 +1,9 @@
 """Shared visibility: teammates see the entities any of them sees (MATE's ``SharedFieldOfView``),
-for envs whose flat observations hold per-entity rows (:class:`EntitySlots`) that describe the
-same entity for every teammate, in a frame they share.
-"""
+for envs whose flat observations hold per-entity rows (:class:`EntitySlots`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +12,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from typing_extensions import override
 
-from zooport.adapters.wrappers.agents import Teams, behavior_of
+from zooport.adapters.wrappers.agents import Teams, TeamSpec, behavior_of
 from zooport.adapters.wrappers.base import (
     ObservationMapper,
     WrapperOrderError,
@@ -72,18 +70,13 @@ class SharedVisibility(ObservationMapper):
     teammate's row becomes that of the first teammate (in report order) who sees it, mask
     included; rows nobody sees stay as they were. Spaces do not change.
 
-    Where the rows are (per agent, an :class:`EntitySlots`): the ``slots`` argument (one for
-    every agent, a mapping by agent name or by team, or a callable ``agent -> slots``);
-    otherwise the env declares them: ``env.unwrapped.entity_slots(agent)``, or for a zooport
-    adapter ``env.unwrapped.core.entity_slots(behaviour)``. An agent without slots is left
-    alone. Observations must be rank-1 Boxes. It is applied once, and beneath
-    :class:`RescaleObservations` and :class:`CentralisedObservation` (rows and masks must
-    be the env's own).
-
-    Args:
-        env: any PettingZoo Parallel env.
-        slots: see above.
-        teams: agent -> team (see :class:`~zooport.adapters.wrappers.agents.Teams`).
+    Where the rows are (per agent, an :class:`EntitySlots`): ``slots`` (one for every agent,
+    a mapping by agent name or by team, or a callable ``agent -> slots``); otherwise the env
+    declares them: ``env.unwrapped.entity_slots(agent)``, or for a zooport adapter
+    ``env.unwrapped.core.entity_slots(behaviour)``. An agent without slots is left alone.
+    Observations must be rank-1 Boxes. ``teams`` maps agent -> team (default: behaviours).
+    Applied once, beneath :class:`RescaleObservations` and :class:`CentralisedObservation`
+    (rows and masks must be the env's own).
 
     Raises:
         WrapperOrderError: ``env`` has a SharedVisibility, a RescaleObservations or a
@@ -101,7 +94,7 @@ class SharedVisibility(ObservationMapper):
         env: ParallelEnv,
         slots: SlotsSpec = None,
         *,
-        teams: Mapping[str, Hashable] | Callable[[str], Hashable] | None = None,
+        teams: TeamSpec = None,
     ) -> None:
         super().__init__(env)
         check_once(self, env)
@@ -121,10 +114,8 @@ class SharedVisibility(ObservationMapper):
             )
 
     def _slots_of(self, agent: str) -> EntitySlots | None:
-        try:
+        if agent in self._slots:
             return self._slots[agent]
-        except KeyError:
-            pass
         spec, slots = self._spec, None
         if isinstance(spec, EntitySlots):
             slots = spec
