@@ -1,5 +1,5 @@
-"""How adapters reach any core by duck typing: specs (stepping a Unity scene once), seeding,
-stepping until someone decides, side channels, rendering and the reset-argument rule."""
+"""How adapters reach any core by duck typing: specs, stepping until someone decides, side
+channels, rendering and the reset-argument rule."""
 
 from __future__ import annotations
 
@@ -17,19 +17,17 @@ from zooport.errors import ArgumentTypeError, SpecError, UnknownBehaviorError, Z
 
 __all__ = [
     "EngineMembers",
-    "behavior_specs_of",
+    "adopt_core",
     "adopt_core_with_specs",
     "behavior_name_of",
-    "note_core_failure",
-    "step_until_any",
-    "side_channels_of",
-    "render_core",
     "can_render",
-    "has_action_masks",
-    "adopt_core",
     "check_reset_options",
     "checked_reset_arguments",
-    "MAX_IDLE_STEPS",
+    "has_action_masks",
+    "note_core_failure",
+    "render_core",
+    "side_channels_of",
+    "step_until_any",
 ]
 
 #: How many core steps an adapter waits for any decision before it gives up.
@@ -58,12 +56,8 @@ def behavior_name_of(specs: Mapping[str, Any], behavior_name: str | None, adapte
 
 
 def behavior_specs_of(core: BaseEnvLike, adapter: str) -> Mapping[str, BehaviorSpec]:
-    """The behaviour specs of ``core``; a core that has none yet is stepped once first.
-
-    A Unity scene whose agents have not requested a decision yet reports no behaviours
-    after it is built (its specs arrive with the agents' first messages). As ML-Agents'
-    own wrappers do, such a core is stepped once (a ``UnityEnvironment``'s first ``step()``
-    is its reset) and its specs are read again. Every adapter builds on this.
+    """The behaviour specs of ``core``; a core that has none yet (a Unity scene whose agents
+    have not requested a decision) is stepped once first, as ML-Agents' own wrappers do.
 
     Raises:
         SpecError: the core has no behaviours even after that step.
@@ -92,13 +86,9 @@ def behavior_specs_of(core: BaseEnvLike, adapter: str) -> Mapping[str, BehaviorS
 
 
 def note_core_failure(error: BaseException, where: str) -> None:
-    """Names ``where`` (the adapter call) in ``error``, an exception the core raised.
-
-    The exception itself is left to propagate unchanged, so code that catches ML-Agents'
-    own ``UnityTimeOutException`` or ``UnityCommunicatorStoppedException`` (a Unity process
-    that hung or died) keeps catching it; the note shows in its traceback. zooport's own
-    errors carry their context in their message and get no note.
-    """
+    """Adds a note naming ``where`` (the adapter call) to ``error``, an exception the core
+    raised and that propagates unchanged (``except UnityTimeOutException`` keeps working);
+    zooport's own errors carry their context in their message."""
     if isinstance(error, ZooportError):
         return
     note = f"zooport: raised by the core ({where})"
@@ -112,10 +102,8 @@ def note_core_failure(error: BaseException, where: str) -> None:
 def step_until_any(
     core: BaseEnvLike, behaviors: Sequence[str]
 ) -> dict[str, tuple[DecisionSteps, TerminalSteps]]:
-    """Steps ``core`` until one of ``behaviors`` has a decision or a terminal step.
-
-    Never hands back an all-empty step; raises after :data:`MAX_IDLE_STEPS` empty steps.
-    """
+    """Steps ``core`` until one of ``behaviors`` has a decision or a terminal step (raising
+    after :data:`MAX_IDLE_STEPS` empty steps)."""
     for _ in range(MAX_IDLE_STEPS):
         core.step()
         steps = {name: core.get_steps(name) for name in behaviors}
@@ -164,25 +152,17 @@ def render_core(core: BaseEnvLike) -> np.ndarray | None:
 
 
 def adopt_core(env: BaseEnvLike) -> BaseEnvLike:
-    """The core an adapter keeps for ``env``; every adapter calls this on what it is given.
-
-    A current-API env (a zooport ``BaseEnv``, a real ``mlagents_envs`` UnityEnvironment of
-    release 0.25 or later, a user's own) is returned unchanged; an env written against an
-    older ML-Agents API (``observation_shapes``, ``ActionType``, plain ndarray actions,
-    ``TerminalSteps.max_step``) is wrapped in a :class:`~zooport.envs.compat.LegacyBaseEnv`
-    that presents the current one. Nothing is imported from ``mlagents_envs``.
-    """
+    """The core an adapter keeps for ``env``: ``env`` itself where it has the current API (a
+    zooport ``BaseEnv``, ``mlagents_envs`` 0.25 or later), else ``env`` presented through it
+    by :mod:`zooport.envs.compat` (an older ML-Agents API)."""
     return as_base_env(env)
 
 
 def adopt_core_with_specs(
     env: BaseEnvLike, adapter: str
 ) -> tuple[BaseEnvLike, Mapping[str, BehaviorSpec]]:
-    """The core an adapter keeps for ``env`` and its behaviour specs; every adapter's start.
-
-    :func:`adopt_core`, then :func:`behavior_specs_of`. An env that had no behaviours when
-    it was adopted could not be told apart from a current-API one; if the specs that arrive
-    with its first step are of an older ML-Agents API, it is adopted again (wrapped) now.
+    """:func:`adopt_core`, then :func:`behavior_specs_of`: every adapter's start. An env whose
+    specs arrive with its first step and are of an older API is adopted again then.
 
     Example:
         >>> from zooport.envs.builtin.basic import Basic
@@ -201,9 +181,6 @@ def adopt_core_with_specs(
 def checked_reset_arguments(seed: Any, options: Any, where: str) -> int | None:
     """``reset(seed=..., options=...)`` checked as every adapter checks it; the seed as an int.
 
-    ``seed`` is None or an int >= 0 (:func:`~zooport.envs.arguments.check_seed`), ``options``
-    follows :func:`check_reset_options`; ``where`` names the call (``"GymEnv.reset"``).
-
     Example:
         >>> import numpy as np
         >>> checked_reset_arguments(np.int64(3), {"options": 1}, "GymEnv.reset")
@@ -215,16 +192,9 @@ def checked_reset_arguments(seed: Any, options: Any, where: str) -> int | None:
 
 
 def check_reset_options(options: Any, where: str) -> None:
-    """The rule every adapter applies to ``reset(options=...)``.
-
-    ``options`` is None or a dict (any ``Mapping``) with str keys. A ``BaseEnv`` reset takes
-    no options, so the entries are not used; they are accepted because the ecosystem's own
-    checkers send some (PettingZoo's ``api_test`` and ``parallel_api_test`` reset with
-    ``options={"options": 1}``) and Gymnasium and PettingZoo environments ignore keys they do
-    not know. Anything else (``options=5``, a list, a non-str key) is a mistake.
-
-    Raises:
-        ArgumentTypeError: ``options`` is not None or a mapping with str keys.
+    """``reset(options=...)`` is None or a mapping with str keys, whose entries a ``BaseEnv``
+    does not use (PettingZoo's checkers send ``{"options": 1}``); anything else is an
+    :class:`~zooport.errors.ArgumentTypeError`.
 
     Example:
         >>> check_reset_options({"options": 1}, "GymEnv.reset")
@@ -248,12 +218,7 @@ def check_reset_options(options: Any, where: str) -> None:
 
 
 class EngineMembers:
-    """The members every adapter front end exposes alike, read from its engine.
-
-    A mixin for front ends whose ``_engine`` is a
-    :class:`~zooport.adapters.behavior_slots.BehaviorSlots` (the slot family) or a
-    :class:`~zooport.adapters.multi_agent_driver.MultiAgentDriver` (the driver family).
-    """
+    """A mixin: ``step_guard`` and ``side_channels`` of a front end, read from its ``_engine``."""
 
     _engine: Any
 

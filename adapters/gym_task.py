@@ -26,65 +26,51 @@ __all__ = ["GymTask", "TRANSFORM_ARGUMENTS"]
 TRANSFORM_ARGUMENTS = ("state", "action", "reward", "terminated", "truncated", "done", "info")
 
 
-def _parameters(function: Callable[..., Any], role: str) -> list[inspect.Parameter] | None:
-    """``function``'s parameters, or None when its signature cannot be read (a builtin)."""
+def _arguments(function: Callable[..., Any], role: str) -> tuple[bool, tuple[str, ...]]:
+    """How a transform is called: (the state goes first by position, the names it declares
+    among :data:`TRANSFORM_ARGUMENTS`, passed by name).
+
+    A ``state_transform`` gets the state first, as ai-traineree calls it, when its first
+    parameter is positional and named otherwise (``lambda s: s / 255``) or its signature
+    cannot be read (``max``).
+    """
     if not callable(function):
         raise ArgumentTypeError(
             f"Expected {role} to be callable, actually: {type(function).__name__}"
         )
-    parameters = signature_parameters(function)
-    return None if parameters is None else list(parameters.values())
-
-
-def _declared_arguments(function: Callable[..., Any], role: str) -> tuple[str, ...]:
-    """The names among :data:`TRANSFORM_ARGUMENTS` that ``function`` declares."""
-    parameters = _parameters(function, role)
-    if parameters is None:
-        raise ArgumentTypeError(f"{role}: cannot read the signature of {function!r}")
-    return _named(parameters, function, role)
-
-
-def _state_arguments(function: Callable[..., Any]) -> tuple[bool, tuple[str, ...]]:
-    """How ``state_transform`` is called: (the state goes first, by position; the names).
-
-    The state goes first by position, as ai-traineree calls ``state_transform(state)``,
-    when the first parameter is positional and not named among :data:`TRANSFORM_ARGUMENTS`
-    (``lambda s: s / 255``, ``np.tanh``), or when the signature cannot be read (``max``);
-    any further parameters are passed by name as for ``reward_transform``.
-    """
-    parameters = _parameters(function, "state_transform")
-    if parameters is None:
+    found = signature_parameters(function)
+    if found is None:
+        if role != "state_transform":
+            raise ArgumentTypeError(f"{role}: cannot read the signature of {function!r}")
         return True, ()
     kind = inspect.Parameter
-    if parameters and (
-        parameters[0].kind in (kind.POSITIONAL_ONLY, kind.VAR_POSITIONAL)
-        or (
-            parameters[0].kind is kind.POSITIONAL_OR_KEYWORD
-            and parameters[0].name not in TRANSFORM_ARGUMENTS
+    parameters = list(found.values())
+    first = parameters[0] if parameters else None
+    positional = (
+        role == "state_transform"
+        and first is not None
+        and (
+            first.kind in (kind.POSITIONAL_ONLY, kind.VAR_POSITIONAL)
+            or (first.kind is kind.POSITIONAL_OR_KEYWORD and first.name not in TRANSFORM_ARGUMENTS)
         )
-    ):
-        return True, _named(parameters[1:], function, "state_transform")
-    return False, _named(parameters, function, "state_transform")
-
-
-def _named(
-    parameters: list[inspect.Parameter], function: Callable[..., Any], role: str
-) -> tuple[str, ...]:
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
-        return TRANSFORM_ARGUMENTS
+    )
+    if positional:
+        parameters = parameters[1:]
+    if any(p.kind is kind.VAR_KEYWORD for p in parameters):
+        return positional, TRANSFORM_ARGUMENTS
     names = []
     for p in parameters:
-        if p.kind is inspect.Parameter.VAR_POSITIONAL:
+        if p.kind is kind.VAR_POSITIONAL:
             continue
-        if p.name in TRANSFORM_ARGUMENTS and p.kind is not inspect.Parameter.POSITIONAL_ONLY:
+        if p.name in TRANSFORM_ARGUMENTS and p.kind is not kind.POSITIONAL_ONLY:
             names.append(p.name)
-        elif p.default is inspect.Parameter.empty:
+        elif p.default is kind.empty:
             raise ArgumentTypeError(
                 f"{role} {getattr(function, '__qualname__', function)!r}: expected its required "
                 f"parameters to be named among {list(TRANSFORM_ARGUMENTS)} (passed by name), "
                 f"actually: {p.name!r}"
             )
-    return tuple(names)
+    return positional, tuple(names)
 
 
 def _space_of(value: Any, role: str) -> spaces.Space:
@@ -159,6 +145,14 @@ def _default_noop(space: spaces.Space) -> Any:
     return None
 
 
+def _reset_values(obs: Any, info: dict[str, Any]) -> dict[str, Any]:
+    """What the transforms see at reset: no action, reward 0.0 and false flags."""
+    return {
+        "state": obs, "action": None, "reward": 0.0, "terminated": False, "truncated": False,
+        "done": False, "info": info,
+    }  # fmt: skip
+
+
 class _Frames:
     """The last ``n`` frames of a Box or Dict observation, oldest first."""
 
@@ -184,17 +178,12 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
     """A task on a Gymnasium environment: transforms, stacked frames and random starts.
 
     ``state_transform`` and ``reward_transform`` are called with the arguments they declare,
-    by name, among ``state, action, reward, terminated, truncated, done, info`` (a transform
-    taking ``**kwargs`` gets them all). A ``state_transform`` whose first parameter is
-    positional and named otherwise (``lambda s: s / 255``), or whose signature cannot be read
-    (``max``), gets the state as that first argument, as ai-traineree calls it. Both see the
-    wrapped env's own observation and reward; at reset, ``action=None``, ``reward=0.0`` and
-    false flags.
-
-    The Gymnasium API holds: ``reset()`` returns ``(obs, info)`` and ``step()`` five values
-    (ai-traineree's returned the observation and four values; see "Coming from
-    ai-traineree"). On a ``Discrete`` task an action is cast with ``int()``, as ai-traineree
-    does: a float, or a one-element array as its agents give.
+    by name, among ``state, action, reward, terminated, truncated, done, info`` (``**kwargs``:
+    all), on the wrapped env's own values (at reset: ``action=None``, ``reward=0.0``, false
+    flags); a ``state_transform`` whose first parameter is positional and named otherwise
+    (``lambda s: s / 255``) gets the state first, as ai-traineree calls it. ``reset()`` and
+    ``step()`` keep the Gymnasium API (see "Coming from ai-traineree"). On a ``Discrete``
+    task an action is cast with ``int()``, as ai-traineree does.
 
     Args:
         env: a Gymnasium id (made with ``gym.make(env, **make_kwargs)``) or an env.
@@ -307,11 +296,11 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
 
         self._state_transform = state_transform
         self._state_positional, self._state_args = (
-            _state_arguments(state_transform) if state_transform else (False, ())
+            _arguments(state_transform, "state_transform") if state_transform else (False, ())
         )
         self._reward_transform = reward_transform
         self._reward_args = (
-            _declared_arguments(reward_transform, "reward_transform") if reward_transform else ()
+            _arguments(reward_transform, "reward_transform")[1] if reward_transform else ()
         )
         frame_space = env.observation_space
         if observation_space is not None:
@@ -323,7 +312,7 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         elif state_transform is not None:
             sample_space = copy.deepcopy(env.observation_space)
             sample_space.seed(0)
-            sample = self._transform_state(sample_space.sample(), None, 0.0, False, False, {})
+            sample = self._transform_state(_reset_values(sample_space.sample(), {}))
             frame_space = _space_of(sample, "state_transform")
 
         self.stack_frames = int(stack_frames)
@@ -375,7 +364,7 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
                     if terminated or truncated:
                         obs, info = self.env.reset()
                         break
-            state = self._transform_state(obs, None, 0.0, False, False, info)
+            state = self._transform_state(_reset_values(obs, info))
             if self._frames is not None:
                 state = self._frames.add(state, fill=True)
         return state, info
@@ -394,15 +383,14 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
                 action = _discrete_action(action)
             obs, reward, terminated, truncated, info = self.env.step(action)
             guard.committed = True  # the env stepped: an exception from here on loses data
+            values = {
+                "state": obs, "action": action, "reward": reward, "terminated": terminated,
+                "truncated": truncated, "done": terminated or truncated, "info": info,
+            }  # fmt: skip
+            new_reward = reward
             if self._reward_transform is not None:
-                values = {
-                    "state": obs, "action": action, "reward": reward, "terminated": terminated,
-                    "truncated": truncated, "done": terminated or truncated, "info": info,
-                }  # fmt: skip
                 new_reward = self._reward_transform(**{k: values[k] for k in self._reward_args})
-            else:
-                new_reward = reward
-            state = self._transform_state(obs, action, reward, terminated, truncated, info)
+            state = self._transform_state(values)
             if self._frames is not None:
                 state = self._frames.add(state, fill=False)
         return state, new_reward, terminated, truncated, info
@@ -469,22 +457,11 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
 
     # ------------------------------------------------------------------ internals
 
-    def _transform_state(
-        self,
-        obs: Any,
-        action: Any,
-        reward: SupportsFloat,
-        terminated: bool,
-        truncated: bool,
-        info: dict[str, Any],
-    ) -> Any:
+    def _transform_state(self, values: dict[str, Any]) -> Any:
+        """``state_transform`` of a step's (or reset's) ``values``."""
         if self._state_transform is None:
-            return obs
-        values = {
-            "state": obs, "action": action, "reward": reward, "terminated": terminated,
-            "truncated": truncated, "done": terminated or truncated, "info": info,
-        }  # fmt: skip
+            return values["state"]
         named = {k: values[k] for k in self._state_args}
         if self._state_positional:
-            return self._state_transform(obs, **named)
+            return self._state_transform(values["state"], **named)
         return self._state_transform(**named)

@@ -1,11 +1,7 @@
-"""The one module that registers zooport's environments and holds every entry point.
-
-``import zooport`` registers the built-ins with Gymnasium (``zooport/<Name>-v0``) and
-PettingZoo (``zooport/<name>-v0``) once each is imported; :func:`register_gymnasium`
-registers a user's own core. Everything is read from each built-in's
-:class:`~zooport.envs.declaration.EnvDeclaration`. Nothing here imports an adapter, an
-environment, Gymnasium or PettingZoo at import time, or touches the network.
-"""
+"""Registers zooport's environments with Gymnasium (``zooport/<Name>-v0``) and PettingZoo
+(``zooport/<name>-v0``), as each built-in's :class:`~zooport.envs.declaration.EnvDeclaration`
+says, and holds every entry point. It imports no adapter, environment, Gymnasium or PettingZoo
+at import time."""
 
 from __future__ import annotations
 
@@ -31,11 +27,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BuiltinGymEnv",
-    "GYM_NAMESPACE",
-    "GYM_ENTRY_POINT",
-    "VECTOR_ENTRY_POINT",
-    "PETTINGZOO_PACKAGE",
-    "VECTOR_OPTIONS",
     "APIS",
     "builtin_envs",
     "gym_id",
@@ -45,24 +36,15 @@ __all__ = [
     "make_gym_env",
     "make_vector_env",
     "make_adapter",
-    "build_core",
-    "build_pool",
-    "split_options",
 ]
 
-GYM_NAMESPACE = "zooport"
 GYM_ENTRY_POINT = "zooport.adapters.registration:make_gym_env"
 VECTOR_ENTRY_POINT = "zooport.adapters.registration:make_vector_env"
-#: The package whose modules are the built-ins' PettingZoo entry points.
-PETTINGZOO_PACKAGE = "zooport.adapters.pettingzoo_envs"
-#: The keyword arguments of ``BehaviorVectorEnv`` that ``make_vector_env`` routes to the
-#: adapter (it takes ``behavior_name`` itself); every other keyword goes to the core.
+#: BehaviorVectorEnv's keywords that make_vector_env routes to the adapter (it takes
+#: ``behavior_name`` itself); every other keyword goes to the core.
 VECTOR_OPTIONS = tuple(name for name in SlotOptions.names() if name != "behavior_name")
 #: The adapters :func:`make_adapter` (and ``zooport.make``) build, by ``api``.
 APIS = ("parallel", "aec", "gym", "vector")
-
-
-# ---------------------------------------------------------------------- the built-ins
 
 
 def builtin_envs() -> dict[str, DeclaredEnvClass]:
@@ -103,23 +85,14 @@ def __getattr__(name: str) -> Any:
 
 
 def gym_id(registry_id: str) -> str:
-    """The Gymnasium id of a registry identifier.
-
-    Example:
-        >>> gym_id("Basic")
-        'zooport/Basic-v0'
-    """
-    return f"{GYM_NAMESPACE}/{registry_id}-v0"
-
-
-# ---------------------------------------------------------------------- registering
+    """The Gymnasium id of a registry identifier: ``zooport/<registry_id>-v0``."""
+    return f"zooport/{registry_id}-v0"
 
 
 def register_builtin_envs() -> list[str]:
-    """Registers ``zooport/<Name>-v0`` for every built-in environment; returns the ids.
+    """Registers ``zooport/<Name>-v0`` for every built-in not registered yet; returns the ids.
 
-    Idempotent: ids already in Gymnasium's registry are left as they are (no warning).
-    ``max_episode_steps`` is the environment's own episode cap, ``reward_threshold`` its
+    ``max_episode_steps`` is the env's episode cap, ``reward_threshold`` its
     ``expected_reward`` (unless its declaration says otherwise), the keywords its
     declaration's ``gym_kwargs``.
 
@@ -152,11 +125,8 @@ def register_builtin_envs() -> list[str]:
 
 
 def register_pettingzoo_envs() -> list[str]:
-    """Registers every built-in's PettingZoo entry points; returns the ids registered.
-
-    ``zooport/<name>-v0`` (AEC and Parallel) for each built-in with a ``pettingzoo_name``.
-    Does nothing (returns ``[]``) where the installed PettingZoo has no registry (before
-    1.27); registering twice leaves the registry unchanged.
+    """Registers ``zooport/<name>-v0`` (AEC and Parallel) for each built-in with a
+    ``pettingzoo_name``; returns the ids (``[]`` where PettingZoo has no registry, before 1.27).
 
     Example:
         >>> import pettingzoo
@@ -178,7 +148,7 @@ def register_pettingzoo_envs() -> list[str]:
         env_id = declaration.pettingzoo_id
         if env_id is None:  # no pettingzoo_name: no PettingZoo entry points
             continue
-        module = f"{PETTINGZOO_PACKAGE}.{declaration.pettingzoo_name}"
+        module = f"zooport.adapters.pettingzoo_envs.{declaration.pettingzoo_name}"
         for kind, attr in (("aec", "env"), ("parallel", "parallel_env")):
             if env_id not in registries[kind]:
                 register(kind, env_id, entry_point=f"{module}:{attr}")
@@ -197,17 +167,10 @@ def register_gymnasium(
 ) -> None:
     """Registers a ``BaseEnv`` factory with Gymnasium: ``gym.make(env_id)`` gives a GymEnv.
 
-    Args:
-        env_id: the Gymnasium id, e.g. ``"my_project/MyEnv-v0"``.
-        factory: a callable returning a ``BaseEnv`` (a class or a function), or a
-            ``"module:attr"`` string naming one (such an entry is plain data, so it also
-            works in a process that only imported the module registering it). A core with
-            no behaviours yet (a Unity scene) is stepped once by the GymEnv.
-        behavior_name: the behaviour to serve (needed when the core has several).
-        max_episode_steps: Gymnasium's ``TimeLimit``; None for none.
-        reward_threshold: the return at which the task counts as solved.
-        **kwargs: default ``gym.make`` keywords: :class:`GymEnv` options
-            (``uint8_visual``, ``flatten_branched``, ...) or parameters of ``factory``.
+    ``factory`` is a callable returning a ``BaseEnv`` or a ``"module:attr"`` string naming
+    one (plain data, so it also works in a process that only imported the registering
+    module); ``behavior_name`` is needed when the core has several; ``kwargs`` are default
+    ``gym.make`` keywords: GymEnv options or parameters of ``factory``.
 
     Raises:
         ArgumentTypeError: a keyword is neither a GymEnv option nor a parameter of ``factory``.
@@ -248,26 +211,15 @@ def register_gymnasium(
     )
 
 
-# ---------------------------------------------------------------------- Gymnasium entry points
-
-
 def make_gym_env(
     env_id: str | None = None,
     *,
     factory: str | Callable[..., Any] | None = None,
     **kwargs: Any,
 ) -> Any:
-    """The ``gym.make`` entry point: a core made from the registry or a factory, wrapped.
-
-    ``kwargs`` named like ``GymEnv`` options (:class:`~zooport.adapters.options.GymOptions`)
-    configure the adapter; every other keyword must be a parameter of the core's constructor.
-
-    Args:
-        env_id: an identifier of ``zooport.envs.registry.default_registry`` (not a
-            Gymnasium id), e.g. ``"Basic"``.
-        factory: instead of ``env_id``: a callable returning a ``BaseEnv``, or a
-            ``"module:attr"`` string naming one.
-        **kwargs: core and adapter options.
+    """The ``gym.make`` entry point: a GymEnv over a core made from the registry (``env_id``
+    such as ``"Basic"``) or a ``factory``; ``kwargs`` named like GymEnv options configure the
+    adapter, every other one must be a parameter of the core.
 
     Raises:
         ArgumentTypeError: a keyword is neither a core parameter nor an adapter option.
@@ -307,38 +259,18 @@ def make_vector_env(
     pool_options: Mapping[str, Any] | None = None,
     **kwargs: Any,
 ) -> Any:
-    """Builds ONE core with ``num_envs`` agents in the behaviour, as a ``BehaviorVectorEnv``.
+    """The ``vector_entry_point`` of ``zooport/<Name>-v0``: ONE core with ``num_envs`` agents
+    in the behaviour, as a ``BehaviorVectorEnv`` (``gym.make_vec("zooport/BallBalance-v0",
+    num_envs=64)`` is one ``BallBalance(n_agents=64)``).
 
-    With ``workers=K`` the ``num_envs`` agents are shared out over K cores (as evenly as
-    possible, the first cores taking one more) in a :class:`~zooport.envs.CorePool`, so
-    ``gym.make_vec("zooport/BallBalance-v0", num_envs=64, workers=2)`` steps two cores of
-    32 agents in parallel behind the same adapter.
-
-    This is the ``vector_entry_point`` of ``zooport/<Name>-v0``: Gymnasium calls it as
-    ``make_vector_env(num_envs=N, max_episode_steps=..., **registered_kwargs, **kwargs)``,
-    so ``gym.make_vec("zooport/BallBalance-v0", num_envs=64,
-    vectorization_mode="vector_entry_point")`` is one ``BallBalance(n_agents=64)``.
-
-    Args:
-        num_envs: the number of slots: the core is built with that many agents.
-        env_id: an identifier of ``zooport.envs.registry.default_registry`` (e.g.
-            ``"BallBalance"``, not the Gymnasium id); exclusive with ``factory``.
-        factory: instead of ``env_id``: a callable returning a ``BaseEnv`` or a
-            ``"module:attr"`` string naming one.
-        behavior_name: the behaviour whose agents are the slots (None: the only one).
-        max_episode_steps: the registration's episode cap; it becomes the core's
-            ``max_steps`` (the core interrupts its agents) unless ``max_steps`` is given or
-            the core has no such keyword.
-        agent_count_kwarg: the core keyword that sets the behaviour's agent count (default:
-            the built-in's declared one, ``EnvDeclaration.agent_counts``, else ``n_agents``).
-        workers: build a CorePool of this many cores (None: one core in this process).
-        pool_options: ``CorePool`` arguments (``mode``, ``timeout``, ...) with ``workers``.
-        **kwargs: :data:`VECTOR_OPTIONS` for the adapter, every other keyword for the
-            core (a registered ``n_agents=1`` is overridden by ``num_envs``; with
-            ``workers``, core ``i`` gets ``seed + i``).
-            ``render_mode="human"`` builds the adapter with ``"rgb_array"`` and shows its
-            pictures in a window (:class:`~zooport.adapters.rendering.VectorHumanRendering`),
-            as ``gym.make`` does for a single env.
+    With ``workers=K`` the agents are shared out over K cores of a
+    :class:`~zooport.envs.CorePool` (the first cores taking one more; core ``i`` gets
+    ``seed + i``; ``pool_options`` are its arguments). ``max_episode_steps`` becomes the
+    core's ``max_steps`` unless that is given or the core has no such keyword.
+    ``agent_count_kwarg`` is the core keyword that sets the agent count (default: the
+    built-in's declared one, else ``n_agents``). ``kwargs`` named in :data:`VECTOR_OPTIONS`
+    go to the adapter, the others to the core. ``render_mode="human"`` shows the adapter's
+    ``"rgb_array"`` pictures in a window, as ``gym.make`` does for a single env.
 
     Raises:
         ArgumentError: ``num_envs`` is not a positive int.
@@ -408,19 +340,12 @@ def make_vector_env(
     return VectorHumanRendering(envs) if human else envs
 
 
-# ---------------------------------------------------------------------- zooport.make
-
-
 def make_adapter(registry_id: str, api: str, kwargs: Mapping[str, Any]) -> Any:
     """A registry environment through the ``api`` adapter, ``kwargs`` split by name.
 
-    ``"parallel"``/``"aec"``: the PettingZoo adapters; ``"gym"``: a ``GymEnv`` with the
-    built-in's single-agent keywords (its declaration's ``gym_kwargs``) under the given
-    ones; ``"vector"``: a ``BehaviorVectorEnv`` (``num_envs=`` builds the core with that many
-    agents, as ``gym.make_vec`` does). ``workers=K`` (with optional ``pool_options=``, the
-    ``CorePool`` arguments) builds K cores in a :class:`~zooport.envs.CorePool` behind the
-    same adapter (see :func:`build_pool`); not for ``"gym"``, whose one agent a pool of
-    several cores cannot be.
+    ``"gym"`` puts the built-in's declared ``gym_kwargs`` under the given ones; ``"vector"``
+    with ``num_envs=`` is :func:`make_vector_env`. ``workers=K`` (with ``pool_options=``)
+    builds K cores in a :class:`~zooport.envs.CorePool` behind the adapter (not for ``"gym"``).
 
     Raises:
         ArgumentError: an ``api`` not in :data:`APIS`; ``workers`` with ``api="gym"``.

@@ -1,10 +1,6 @@
-"""The sizes and spaces of ai-traineree's task API, computed from Gymnasium spaces.
-
-They are defined for flat spaces only: a ``Dict`` observation (several sensors) or a hybrid
-action has no single size, and asking for one is a :class:`~zooport.errors.SpecError`. A
-``Dict`` of PettingZoo's mask convention (``{"observation", "action_mask"}``) counts its
-``"observation"`` part, which is what a policy takes.
-"""
+"""The sizes and spaces of ai-traineree's task API, from Gymnasium spaces: flat spaces only (a
+``Dict`` has no single size: a :class:`~zooport.errors.SpecError`), except PettingZoo's mask
+convention ``{"observation", "action_mask"}``, which counts its ``"observation"``."""
 
 from __future__ import annotations
 
@@ -17,14 +13,7 @@ from gymnasium import spaces
 
 from zooport.errors import SpecError
 
-__all__ = [
-    "DataSpace",
-    "action_size",
-    "agent_action_space",
-    "is_discrete",
-    "observation_size",
-    "one_size",
-]
+__all__ = ["DataSpace", "action_size", "agent_action_space", "is_discrete", "observation_size"]
 
 _FLAT = (spaces.Box, spaces.MultiBinary, spaces.MultiDiscrete)
 
@@ -44,10 +33,8 @@ def _condensed(bound: np.ndarray) -> Any:
 
 @dataclass
 class DataSpace:
-    """ai-traineree's ``DataSpace`` (``aitraineree.types``), which its agents take, built here
-    without importing ai-traineree: ``Agent(task.obs_space, ...)``.
-
-    Bounds are inclusive; a bound that is the same for every element is that one number.
+    """ai-traineree's ``DataSpace``, which its agents take (``Agent(task.obs_space, ...)``); bounds
+    are inclusive, one number where every element has it.
 
     Example:
         >>> DataSpace.from_gym_space(spaces.Box(-1, 1, (3,)))
@@ -97,15 +84,15 @@ class DataSpace:
         return self.shape
 
 
-class _AnswersDataSpace:
-    """A Gymnasium space that also answers what ai-traineree's agents ask of a ``DataSpace``."""
-
+class _Box(spaces.Box):
     def to_feature(self) -> tuple[int, ...]:
         """ai-traineree's ``DataSpace.to_feature()`` of this space."""
-        return DataSpace.from_gym_space(self).to_feature()  # type: ignore[arg-type]  # a Space
+        return DataSpace.from_gym_space(self).to_feature()
 
 
-class _Discrete(_AnswersDataSpace, spaces.Discrete):
+class _Discrete(spaces.Discrete):
+    to_feature = _Box.to_feature
+
     @property
     def low(self) -> int:
         """The smallest action (``start``), as a ``DataSpace`` has it."""
@@ -115,10 +102,6 @@ class _Discrete(_AnswersDataSpace, spaces.Discrete):
     def high(self) -> int:
         """The largest action, inclusive, as a ``DataSpace`` has it."""
         return int(self.start + self.n - 1)
-
-
-class _Box(_AnswersDataSpace, spaces.Box):
-    pass
 
 
 def agent_action_space(space: spaces.Space) -> spaces.Space:
@@ -140,12 +123,7 @@ def agent_action_space(space: spaces.Space) -> spaces.Space:
 
 
 def observation_size(space: spaces.Space) -> int:
-    """The number of values in one observation of ``space``, flattened.
-
-    ``Box``, ``MultiBinary`` and ``MultiDiscrete``: the product of the shape; ``Discrete``: 1.
-
-    Raises:
-        SpecError: a space with no flat size (a ``Dict`` of several observations, a ``Tuple``).
+    """The number of values in one observation of ``space``, flattened (``Discrete``: 1).
 
     Example:
         >>> observation_size(spaces.Box(0, 1, (3, 4)))
@@ -167,9 +145,6 @@ def observation_size(space: spaces.Space) -> int:
 
 def action_size(space: spaces.Space) -> int:
     """``n`` for a ``Discrete`` space, else the number of action values (product of the shape).
-
-    Raises:
-        SpecError: a space with no flat size (a hybrid ``Dict`` action).
 
     Example:
         >>> action_size(spaces.Discrete(5)), action_size(spaces.Box(-1, 1, (2,)))
@@ -198,15 +173,8 @@ def is_discrete(space: spaces.Space) -> bool:
 
 
 def one_size(sizes: Mapping[str, int], what: str, owner: str) -> int:
-    """The size every behaviour shares; an error listing them where they differ.
-
-    Args:
-        sizes: ``{behaviour or agent: size}``.
-        what: the property asked for (``"obs_size"``), for the message.
-        owner: the task's class name, for the message.
-
-    Raises:
-        SpecError: the sizes differ (or there are none).
+    """The size every behaviour or agent of ``sizes`` shares; a SpecError listing them where
+    they differ (``what`` and ``owner`` name the property and the task).
 
     Example:
         >>> one_size({"Runner": 6, "Tagger": 6}, "obs_size", "MultiAgentTask")

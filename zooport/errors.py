@@ -1,39 +1,9 @@
-"""The one small exception hierarchy every zooport error derives from, and ML-Agents' names.
-
-Classes:
-    UnityException: the root of ML-Agents' exception names and hierarchy, published as
-        :mod:`zooport.envs.exception`, with its subclasses ``UnityEnvironmentException``,
-        ``UnityCommunicationException``, ``UnityCommunicatorStoppedException``,
-        ``UnityTimeOutException``, ``UnitySideChannelException``, ``UnityActionException``,
-        ``UnityObservationException``, ``UnityWorkerInUseException`` and
-        ``UnityPolicyException``.
-    ZooportError: the root; catch this to catch anything zooport raises on purpose.
-    ActionError: an action of the wrong rank, batch size, dtype, range or part.
-    UnknownBehaviorError: a behaviour name the environment does not have.
-    UnknownAgentError: an agent id that is not in the behaviour's current steps.
-    ArgumentError: a bad argument value (out of range, an unknown choice or keyword).
-    ArgumentTypeError: an argument of the wrong type (also a ``TypeError``).
-    EnvNotResetError: ``get_steps``/``step`` before the first ``reset``.
-    EnvClosedError: any call after ``close``.
-    SideChannelError: a malformed, truncated or unexpected side-channel message.
-    RegistryError: an unknown registry id or a bad registry file.
-    SpecError: a spec or observation the adapters cannot represent.
-    ObservationError: observations that disagree with their spec (shape, count, rows).
-    ReentrantCallError: ``step``/``reset`` entered while another of the same env runs.
-    CorePoolError: a core of a ``CorePool`` died, hung or raised; the pool needs ``close()``.
-
-Functions:
-    look_up: ``table[key]``, or a zooport error where the key is missing or unhashable (the
-        one form of a lookup with a typed error, for zooport's modules).
-    a_type: a value's type name after its article ("an int"), for messages.
-
-Each also derives from the built-in exception a Python user would try first
-(``ValueError``, ``LookupError``/``KeyError``, ``RuntimeError``), so ``except ValueError``
-keeps working, and from the ML-Agents exception that corresponds (every ``ZooportError`` is
-a ``UnityException``; a bad action a ``UnityActionException``, a side-channel error a
-``UnitySideChannelException``, observations that disagree with their spec a
-``UnityObservationException``, use after ``close()`` a ``UnityEnvironmentException``), so
-code written against ``mlagents_envs`` catches them under the names it already uses.
+"""zooport's exceptions, and ML-Agents' (``UnityException`` and its subclasses, published as
+:mod:`zooport.envs.exception`). Catch :class:`ZooportError` to catch anything zooport raises on
+purpose. Each error also derives from the built-in exception a Python user would try first
+(``ValueError``, ``KeyError``, ``RuntimeError``) and from the ML-Agents exception that
+corresponds (a bad action is a ``UnityActionException``), so code written against
+``mlagents_envs`` catches them under the names it already uses.
 """
 
 from __future__ import annotations
@@ -46,8 +16,6 @@ if TYPE_CHECKING:
 
     _Value = TypeVar("_Value")
 
-# The Unity names are defined below and published by zooport.envs.exception, their public
-# home (as mlagents_envs.exception); these are zooport's own errors.
 __all__ = [
     "ZooportError",
     "ActionError",
@@ -65,9 +33,7 @@ __all__ = [
     "CorePoolError",
 ]
 
-# ML-Agents' names (mlagents_envs.exception), same hierarchy: each derives from
-# UnityException alone. Defined here, on the ground floor, so that zooport's own errors can
-# derive from them without importing upward; zooport.envs.exception publishes them.
+# ML-Agents' names and hierarchy, defined here so that zooport's errors can derive from them.
 
 
 class UnityException(Exception):
@@ -133,17 +99,11 @@ class ActionError(ZooportError, UnityActionException, ValueError):
 
 
 class UnknownBehaviorError(ZooportError, UnityActionException, LookupError):
-    """A behaviour name that the environment does not have.
-
-    A ``UnityActionException``, as ML-Agents raises for a behaviour name it does not know.
-    """
+    """A behaviour name that the environment does not have (as ML-Agents, an action error)."""
 
 
 class UnknownAgentError(ZooportError, KeyError):
-    """An agent id that is not part of the behaviour's current steps.
-
-    A ``KeyError`` as in ML-Agents, so ``except KeyError`` around ``steps[agent_id]`` works.
-    """
+    """An agent id that is not part of the behaviour's current steps (a ``KeyError``)."""
 
     def __str__(self) -> str:
         # KeyError quotes its argument; an error message reads better without quotes.
@@ -151,11 +111,7 @@ class UnknownAgentError(ZooportError, KeyError):
 
 
 class ArgumentError(ZooportError, ValueError):
-    """An argument zooport cannot take: a value out of range, an unknown choice or keyword.
-
-    Raised by constructors, ``reset`` and setters; the message names the argument, what was
-    expected and what was given.
-    """
+    """An argument zooport cannot take: a value out of range, an unknown choice or keyword."""
 
 
 class ArgumentTypeError(ArgumentError, TypeError):
@@ -179,10 +135,7 @@ class EnvClosedError(ZooportError, UnityEnvironmentException, RuntimeError):
 
 
 class SideChannelError(ZooportError, UnitySideChannelException, ValueError):
-    """A side-channel message is malformed, truncated or addressed to no channel.
-
-    A ``UnitySideChannelException``, as in ML-Agents.
-    """
+    """A side-channel message is malformed, truncated or addressed to no channel."""
 
 
 class RegistryError(ZooportError, LookupError):
@@ -194,34 +147,18 @@ class SpecError(ZooportError, ValueError):
 
 
 class ObservationError(SpecError, UnityObservationException):
-    """Observations from the core that disagree with their behaviour's spec.
-
-    A wrong shape, a wrong number of observations, or a batch whose rows disagree with its
-    agent ids; the message names the behaviour, the observation (index and name), and the
-    expected and given shapes. A ``UnityObservationException``.
-    """
+    """Observations from the core that disagree with their behaviour's spec (shape, count,
+    rows); the message names the behaviour, the observation and both shapes."""
 
 
 class ReentrantCallError(ZooportError, RuntimeError):
-    """``step`` or ``reset`` was entered while another ``step``/``reset`` of the env ran.
-
-    From a side-channel callback, a core hook, a wrapper's policy or a second thread: an env
-    is neither re-entrant nor thread-safe.
-    """
+    """``step`` or ``reset`` was entered while another ``step``/``reset`` of the env ran (from a
+    callback, a hook, a wrapper's policy or a second thread)."""
 
 
 class CorePoolError(ZooportError, UnityEnvironmentException, RuntimeError):
-    """A core of a :class:`~zooport.envs.core_pool.CorePool` failed, or the pool cannot do
-    what was asked of it (a ``UnityEnvironmentException``, as a Unity process that died is).
-
-    A fault (a worker that died, did not answer within the pool's timeout, or whose core
-    raised) names the core index and the original error (also chained as ``__cause__`` when
-    it could be sent between processes); after one the pool raises this on every call but
-    ``close()``.
-
-    Attributes:
-        core_index: the core that failed, or None when the error concerns the whole pool.
-    """
+    """A core of a :class:`~zooport.envs.core_pool.CorePool` failed (died, hung or raised), or
+    the pool cannot do what was asked; ``core_index`` is the core, None for the whole pool."""
 
     def __init__(self, message: str, core_index: int | None = None) -> None:
         super().__init__(message)
@@ -231,10 +168,8 @@ class CorePoolError(ZooportError, UnityEnvironmentException, RuntimeError):
 def look_up(
     table: Mapping[Any, _Value], key: Any, error: type[ZooportError], message: Callable[[], str]
 ) -> _Value:
-    """``table[key]``; where ``key`` is missing or unhashable, ``error(message())``.
-
-    The ``KeyError`` or ``TypeError`` is not chained: the typed error says what was asked and
-    what there is. ``message`` is called only on a miss, so it may be costly to build.
+    """``table[key]``; where ``key`` is missing or unhashable, ``error(message())`` (unchained;
+    ``message`` is called only on a miss).
 
     Example:
         >>> look_up({"a": 1}, "a", UnknownAgentError, lambda: "no such agent")

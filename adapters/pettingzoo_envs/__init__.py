@@ -1,6 +1,4 @@
-"""The built-ins' PettingZoo environment modules (``tag_v0``, ...), each with ``env``,
-``parallel_env`` and ``raw_env`` as PettingZoo's own have; ``import zooport`` registers them
-with PettingZoo as ``zooport/<name>-v0``."""
+"""The built-ins' PettingZoo environment modules (``tag_v0``, ...), as PettingZoo's own are."""
 
 from __future__ import annotations
 

@@ -1,17 +1,12 @@
-"""PettingZoo's ``env``, ``parallel_env`` and ``raw_env`` for ``zooport/soccer-v0``.
-
-Keywords named like :class:`~zooport.adapters.options.PettingZooOptions` fields configure the
-adapter; all others go to :class:`zooport.envs.builtin.soccer.Soccer`. ``raw_env`` is ``env``:
-the AEC adapter needs no wrappers.
-"""
+"""PettingZoo's ``env``, ``parallel_env`` and ``raw_env`` (``env``) for
+``zooport/soccer-v0``: keywords go to the adapter or to
+:class:`zooport.envs.builtin.soccer.Soccer` by name."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from zooport.adapters.registration import make_adapter
-
-__all__ = ["env", "parallel_env", "raw_env"]
 
 
 def env(**kwargs: Any) -> Any:

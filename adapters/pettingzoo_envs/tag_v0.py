@@ -1,8 +1,6 @@
-"""PettingZoo's ``env``, ``parallel_env`` and ``raw_env`` for ``zooport/tag-v0``.
-
-Keywords named like :class:`~zooport.adapters.options.PettingZooOptions` fields configure the
-adapter; all others go to :class:`zooport.envs.builtin.tag.Tag`. ``raw_env`` is ``env``: the
-AEC adapter needs no wrappers.
+"""PettingZoo's ``env``, ``parallel_env`` and ``raw_env`` (``env``) for
+``zooport/tag-v0``: keywords go to the adapter or to
+:class:`zooport.envs.builtin.tag.Tag` by name.
 
 Example:
     >>> from zooport.adapters.pettingzoo_envs import tag_v0
@@ -10,8 +8,6 @@ Example:
     >>> observations, infos = env.reset(seed=0)
     >>> str(env), list(observations) == env.agents == env.possible_agents
     ('tag_v0', True)
-    >>> tag_v0.env(seed=0).metadata["name"]
-    'tag_v0'
 """
 
 from __future__ import annotations
@@ -19,8 +15,6 @@ from __future__ import annotations
 from typing import Any
 
 from zooport.adapters.registration import make_adapter
-
-__all__ = ["env", "parallel_env", "raw_env"]
 
 
 def env(**kwargs: Any) -> Any:
