@@ -32,8 +32,7 @@ def _arguments(function: Callable[..., Any], role: str) -> tuple[bool, tuple[str
 
     A ``state_transform`` gets the state first, as ai-traineree calls it, when its first
     parameter is positional and named otherwise (``lambda s: s / 255``) or its signature
-    cannot be read (``max``).
-    """
+    cannot be read (``max``)."""
     if not callable(function):
         raise ArgumentTypeError(
             f"Expected {role} to be callable, actually: {type(function).__name__}"
@@ -347,8 +346,7 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
     ) -> tuple[Any, dict[str, Any]]:
         """Resets the env, takes the random no-op start, fills the frame stack.
 
-        Without a ``seed``, the one given to :meth:`seed` since the last reset is used.
-        """
+        Without a ``seed``, the one given to :meth:`seed` since the last reset is used."""
         seed = check_seed(seed, "GymTask.reset")  # a bad seed raises, changing nothing
         guard = self._guard
         with guard.call("reset"):
@@ -375,8 +373,7 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
 
         A transform that raises loses the step the env took: later steps raise
         :class:`~zooport.errors.EnvNotResetError` naming the error until ``reset()``. A step
-        or reset entered while another runs raises :class:`~zooport.errors.ReentrantCallError`.
-        """
+        or reset entered while another runs raises :class:`~zooport.errors.ReentrantCallError`."""
         guard = self._guard
         with guard.call("step"):
             if self._cast_action:

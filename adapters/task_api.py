@@ -58,8 +58,7 @@ class DataSpace:
         """The ``DataSpace`` of a flat Gymnasium space (a ``Discrete`` has shape ``(1,)``).
 
         Raises:
-            SpecError: a space with no flat shape (a ``Dict`` of several parts, a ``Tuple``).
-        """
+            SpecError: a space with no flat shape (a ``Dict`` of several parts, a ``Tuple``)."""
         space = policy_part(space)
         dtype = str(space.dtype)
         if isinstance(space, spaces.Discrete):

@@ -3,8 +3,7 @@
 purpose. Each error also derives from the built-in exception a Python user would try first
 (``ValueError``, ``KeyError``, ``RuntimeError``) and from the ML-Agents exception that
 corresponds (a bad action is a ``UnityActionException``), so code written against
-``mlagents_envs`` catches them under the names it already uses.
-"""
+``mlagents_envs`` catches them under the names it already uses."""
 
 from __future__ import annotations
 

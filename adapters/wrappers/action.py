@@ -2,8 +2,7 @@
 any Box). ``"grid"`` is the regular grid of ``levels`` values per dimension; ``"disc"`` maps the
 2-D square grid onto the disc (``p`` goes to ``p * max|p_i| / |p|``), so diagonal moves are no
 faster than straight ones. Action ``k`` is grid point ``k`` in row-major order, scaled from
-``[-1, 1]`` to the Box's bounds.
-"""
+``[-1, 1]`` to the Box's bounds."""
 
 from __future__ import annotations
 
@@ -53,13 +52,7 @@ class ActionGrid:
     two dimensions only.
 
     Raises:
-        ArgumentError: bad ``levels``/``mode``, unbounded or non-rank-1 Box, too many points.
-
-    Example:
-        >>> grid = ActionGrid(spaces.Box(-2.0, 2.0, (2,), np.float32), levels=3)
-        >>> grid.discrete, grid.action(5).tolist(), grid.nearest([1.9, -0.3])
-        (Discrete(9), [0.0, 2.0], 7)
-    """
+        ArgumentError: bad ``levels``/``mode``, unbounded or non-rank-1 Box, too many points."""
 
     def __init__(self, space: spaces.Space, levels: int, mode: str = "grid") -> None:
         if mode not in MODES:
@@ -100,8 +93,7 @@ class ActionGrid:
 
         Raises:
             ActionError: ``index`` is not one integral value in ``[0, n)`` (checked before
-                any cast: ``1.5``, ``inf`` and ``2**32`` are rejected, ``-1`` does not wrap).
-        """
+                any cast: ``1.5``, ``inf`` and ``2**32`` are rejected, ``-1`` does not wrap)."""
         array = np.asarray(index)
         if array.size != 1:
             raise ActionError(
@@ -195,15 +187,7 @@ class DiscretizeActions(ParallelWrapper[str, ObsType, Any]):
 
 
 class GymDiscretizeActions(gym.ActionWrapper):
-    """:class:`DiscretizeActions` for a single-agent ``gymnasium.Env`` with a Box action space.
-
-    Example:
-        >>> from zooport.adapters.gym_env import GymEnv
-        >>> from zooport.envs.builtin.ball_balance import BallBalance
-        >>> env = GymDiscretizeActions(GymEnv(BallBalance(n_agents=1, seed=0)), levels=3)
-        >>> env.action_space, env.action(8).tolist()
-        (Discrete(9), [1.0, 1.0])
-    """
+    """:class:`DiscretizeActions` for a single-agent ``gymnasium.Env`` with a Box action space."""
 
     form_of: ClassVar[type] = DiscretizeActions
 
@@ -222,15 +206,7 @@ class GymDiscretizeActions(gym.ActionWrapper):
 
 
 class VectorDiscretizeActions(gym.vector.VectorActionWrapper):
-    """:class:`DiscretizeActions` for a ``gymnasium.vector.VectorEnv`` with Box actions.
-
-    Example:
-        >>> from zooport.adapters.vector_env import BehaviorVectorEnv
-        >>> from zooport.envs.builtin.ball_balance import BallBalance
-        >>> envs = VectorDiscretizeActions(BehaviorVectorEnv(BallBalance(n_agents=2)), 3)
-        >>> envs.action_space, envs.actions(np.array([0, 8])).tolist()
-        (MultiDiscrete([9 9]), [[-1.0, -1.0], [1.0, 1.0]])
-    """
+    """:class:`DiscretizeActions` for a ``gymnasium.vector.VectorEnv`` with Box actions."""
 
     form_of: ClassVar[type] = DiscretizeActions
 

@@ -3,8 +3,7 @@
 Unlike ``pettingzoo.utils.BaseParallelWrapper`` there is no ``__getattr__`` forwarding: each
 ``env.agents`` read would be a failed lookup per layer, and a wrapper would answer with inner
 attributes its own transformation made wrong. Anything not passed through explicitly is
-reached through ``env.unwrapped`` or :func:`get_wrapper`.
-"""
+reached through ``env.unwrapped`` or :func:`get_wrapper`."""
 
 from __future__ import annotations
 
@@ -223,8 +222,7 @@ def _guarded(method: Callable[..., Any], call: str) -> Callable[..., Any]:
 
     The layer the user called enters the guard; its call to the layer it wraps, or to
     ``super()``'s method, passes through. An exception poisons the chain when the env
-    beneath it completed a call meanwhile (what it reported is lost).
-    """
+    beneath it completed a call meanwhile (what it reported is lost)."""
 
     @functools.wraps(method)
     def guarded(self: ParallelWrapper, *args: Any, **kwargs: Any) -> Any:
@@ -287,8 +285,7 @@ class PartsDelivery:
     With ``delivery="observation"`` the observation becomes a ``Dict`` of the parts and
     ``{"observation": obs}`` (or the observation's own keys where it is a ``Dict``), and so
     does its space; with ``"info"`` the parts go to the agent's info. A subclass sets
-    ``delivery`` with :meth:`_checked_delivery` and gives :meth:`part_spaces`.
-    """
+    ``delivery`` with :meth:`_checked_delivery` and gives :meth:`part_spaces`."""
 
     env: ParallelEnv
     delivery: str
@@ -309,8 +306,7 @@ class PartsDelivery:
         per agent).
 
         Raises:
-            SpecError: a part's key is already a key of the agent's observation.
-        """
+            SpecError: a part's key is already a key of the agent's observation."""
         cache: dict[str, spaces.Space] = self.__dict__.setdefault("_delivered_spaces", {})
         if agent not in cache:
             space = self.env.observation_space(agent)

@@ -3,8 +3,7 @@ what was sent between two steps in the next step's infos or observations, and th
 wrappers stacked over it filter, drop, limit by range, silence or delay them. The outermost
 layer checks messages and routes a broadcast to one message per recipient; they meet the
 channels from the outermost inwards. A recipient that does not report in the next step loses
-its messages, and ``reset`` drops everything in flight.
-"""
+its messages, and ``reset`` drops everything in flight."""
 
 from __future__ import annotations
 
@@ -187,8 +186,7 @@ class MessageBus(PartsDelivery, CommunicationLayer):
         Raises:
             UnknownAgentError: a sender that is not live, a recipient that is not possible.
             ArgumentError: content that does not fit ``content_space``.
-            SpecError: with the encoding, a sender spawned after construction.
-        """
+            SpecError: with the encoding, a sender spawned after construction."""
         live = self.env.agents
         live_set, possible = set(live), set(self.env.possible_agents)
         space = self.content_space
@@ -273,8 +271,7 @@ class MessageChannel(CommunicationLayer):
     pass inwards. May be stacked.
 
     Raises:
-        WrapperOrderError: ``env`` has no :class:`MessageBus`.
-    """
+        WrapperOrderError: ``env`` has no :class:`MessageBus`."""
 
     def __init__(self, env: ParallelEnv) -> None:
         super().__init__(env)
@@ -310,20 +307,7 @@ class MessageChannel(CommunicationLayer):
 
 class MessageFilter(MessageChannel):
     """Keeps, drops or replaces each message: ``fn(message)`` returns True, False or a
-    replacing :class:`Message` (to add channel noise, say).
-
-    Example:
-        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-        >>> from zooport.envs.builtin.tag import Tag
-        >>> bus = MessageBus(PettingZooParallelEnv(Tag(seed=0)))
-        >>> env = MessageFilter(bus, lambda m: m.sender.startswith("tagger"))
-        >>> _ = env.reset(seed=0)
-        >>> env.send_messages([Message("runner_0", "tagger_3", 1),
-        ...                    Message("tagger_4", "tagger_3", 2)])
-        >>> _ = env.step(dict.fromkeys(env.agents, 0))
-        >>> [m.content for m in bus.last_delivered["tagger_3"]]
-        [2]
-    """
+    replacing :class:`Message` (to add channel noise, say)."""
 
     def __init__(self, env: ParallelEnv, fn: Callable[[Message], bool | Message]) -> None:
         super().__init__(env)
@@ -349,18 +333,7 @@ class MessageFilter(MessageChannel):
 
 
 class RandomMessageDropout(MessageChannel):
-    """Drops each message (per recipient) with probability ``p``, from its own generator.
-
-    Example:
-        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-        >>> from zooport.envs.builtin.tag import Tag
-        >>> env = RandomMessageDropout(MessageBus(PettingZooParallelEnv(Tag(seed=0))), 1.0)
-        >>> _ = env.reset(seed=0)
-        >>> env.send_messages(Message("runner_0", None, 1))
-        >>> _, _, _, _, infos = env.step(dict.fromkeys(env.agents, 0))
-        >>> infos["runner_1"]["messages"]
-        []
-    """
+    """Drops each message (per recipient) with probability ``p``, from its own generator."""
 
     def __init__(self, env: ParallelEnv, p: float) -> None:
         super().__init__(env)
@@ -381,21 +354,7 @@ class RestrictedCommunicationRange(MessageChannel):
 
     ``position_fn(agent, observation)`` gives an agent's position from the observation the
     bus last received for it (the wrapped env's own); a message whose sender or recipient
-    has none is dropped.
-
-    Example:
-        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-        >>> from zooport.envs.builtin.tag import Tag
-        >>> bus = MessageBus(PettingZooParallelEnv(Tag(seed=0)))
-        >>> env = RestrictedCommunicationRange(bus, 0.7, lambda agent, obs: obs[:2])
-        >>> obs, _ = env.reset(seed=0)
-        >>> np.linalg.norm(obs["runner_0"][:2] - obs["runner_1"][:2]).round(2)
-        np.float32(0.64)
-        >>> env.send_messages(Message("runner_0", None, "near?"))
-        >>> _ = env.step(dict.fromkeys(env.agents, 0))
-        >>> sorted(a for a, box in bus.last_delivered.items() if box)
-        ['runner_1']
-    """
+    has none is dropped."""
 
     def __init__(self, env: ParallelEnv, r: float, position_fn: Callable[[str, Any], Any]) -> None:
         super().__init__(env)
@@ -428,19 +387,7 @@ class RestrictedCommunicationRange(MessageChannel):
 
 class NoCommunication(MessageChannel):
     """Drops every message sent by or to an agent of ``group`` (default: every agent), which
-    selects agents as :class:`~zooport.adapters.wrappers.agents.AgentSelector` does.
-
-    Example:
-        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-        >>> from zooport.envs.builtin.tag import Tag
-        >>> bus = MessageBus(PettingZooParallelEnv(Tag(seed=0)))
-        >>> env = NoCommunication(bus, "runner")
-        >>> _ = env.reset(seed=0)
-        >>> env.send_messages([Message("tagger_3", None, 0)])
-        >>> _ = env.step(dict.fromkeys(env.agents, 0))
-        >>> sorted(a for a, box in bus.last_delivered.items() if box)
-        ['tagger_4']
-    """
+    selects agents as :class:`~zooport.adapters.wrappers.agents.AgentSelector` does."""
 
     def __init__(self, env: ParallelEnv, group: AgentSpec = None) -> None:
         super().__init__(env)
@@ -458,22 +405,7 @@ class ExtraCommunicationDelays(MessageChannel):
 
     A message sent before step ``t + 1`` passes inwards before step ``t + 1 + delay`` (delay 0
     at once). Messages due together leave in the order sent (a heap of ``(release, sequence,
-    message)``: MATE's compares messages and crashes there), even when nobody sends.
-
-    Example:
-        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-        >>> from zooport.envs.builtin.tag import Tag
-        >>> bus = MessageBus(PettingZooParallelEnv(Tag(seed=0)))
-        >>> env = ExtraCommunicationDelays(bus, 2)
-        >>> _ = env.reset(seed=0)
-        >>> env.send_messages([Message("runner_0", "runner_1", i) for i in range(3)])
-        >>> arrivals = []
-        >>> for _ in range(4):
-        ...     _ = env.step(dict.fromkeys(env.agents, 0))
-        ...     arrivals.append([m.content for m in bus.last_delivered["runner_1"]])
-        >>> arrivals
-        [[], [], [0, 1, 2], []]
-    """
+    message)``: MATE's compares messages and crashes there), even when nobody sends."""
 
     def __init__(
         self, env: ParallelEnv, delay: int | Callable[[Message, np.random.Generator], int] = 1

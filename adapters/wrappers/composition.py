@@ -2,8 +2,7 @@
 
 A zooport Parallel wrapper where the env is a ``gymnasium.Env`` or a ``VectorEnv`` uses its
 form for that kind or is refused. For ``api="aec"`` the zooport wrappers wrap the Parallel
-adapter, which ``parallel_to_aec`` converts before any further item.
-"""
+adapter, which ``parallel_to_aec`` converts before any further item."""
 
 from __future__ import annotations
 
@@ -63,13 +62,7 @@ class WrapperSpec:
     """A wrapper and its arguments: ``WrapperSpec(cls, *args, **kwargs)(env)`` is ``cls(env, ...)``.
 
     Raises:
-        ArgumentTypeError: ``wrapper`` is not callable.
-
-    Example:
-        >>> from zooport.adapters.wrappers.episode import TerminationPolicy
-        >>> WrapperSpec(TerminationPolicy, "any", end_live_as="terminated")
-        WrapperSpec(TerminationPolicy, 'any', end_live_as='terminated')
-    """
+        ArgumentTypeError: ``wrapper`` is not callable."""
 
     __slots__ = ("wrapper", "args", "kwargs")
 
@@ -114,12 +107,7 @@ def adapter_api(wrappers: Sequence[Any], api: str) -> str:
 
     Raises:
         ArgumentError: ``api`` is not one of ``zooport.make``'s.
-        ArgumentTypeError: ``wrappers`` is not a list.
-
-    Example:
-        >>> adapter_api([SingleAgentView], "aec"), adapter_api([], "aec")
-        ('parallel', 'aec')
-    """
+        ArgumentTypeError: ``wrappers`` is not a list."""
     if not isinstance(api, str) or api not in APIS:
         raise ArgumentError(f"Expect api to be one of {list(APIS)}, actually: {api!r}")
     if isinstance(wrappers, (str, bytes)) or not isinstance(wrappers, Sequence):

@@ -1,8 +1,7 @@
 """When a multi-agent episode ends, for any PettingZoo Parallel env: a
 :class:`~zooport.adapters.termination.TerminationRule` over the agents that finished (were
 terminated or truncated) in the episode, for the whole episode (:class:`TerminationPolicy`)
-or per team (:class:`IndividualDone`); the agents still live then end as ``end_live_as`` says.
-"""
+or per team (:class:`IndividualDone`); the agents still live then end as ``end_live_as`` says."""
 
 from __future__ import annotations
 
@@ -138,18 +137,7 @@ class IndividualDone(_RuleWrapper[ObsType, ActionType]):
     ``"any"``) fires over its members that took part. In that step its members still live
     get ``end_live_as`` and leave ``agents``; those that finished themselves keep their
     flags. Where the wrapped env still holds them live, the wrapper plays them with
-    :func:`filler_action` and drops what they report.
-
-    Example:
-        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-        >>> from zooport.envs.builtin.tag import Tag
-        >>> env = IndividualDone(PettingZooParallelEnv(Tag(seed=0, tag_radius=0.85)), "any")
-        >>> _ = env.reset(seed=0)
-        >>> while len(env.agents) == 5:
-        ...     _, _, terms, truncs, _ = env.step(dict.fromkeys(env.agents, 0))
-        >>> env.agents, sorted(a for a in truncs if truncs[a])
-        (['tagger_3', 'tagger_4'], ['runner_1', 'runner_2'])
-    """
+    :func:`filler_action` and drops what they report."""
 
     def __init__(
         self,

@@ -1,7 +1,6 @@
 """Observation wrappers: rescaling to ``[-1, 1]`` (float ``Box`` parts only, inside ``Dict`` and
 ``Tuple`` spaces too; integer parts such as images and masks are left alone) and centralised
-(critic) inputs. ``SharedVisibility`` is in :mod:`zooport.adapters.wrappers.visibility`.
-"""
+(critic) inputs. ``SharedVisibility`` is in :mod:`zooport.adapters.wrappers.visibility`."""
 
 from __future__ import annotations
 
@@ -142,15 +141,7 @@ class RescaleObservations(ObservationMapper):
 
 
 class GymRescaleObservations(gym.ObservationWrapper):
-    """:class:`RescaleObservations` for a single-agent ``gymnasium.Env``.
-
-    Example:
-        >>> from zooport.adapters.gym_env import GymEnv
-        >>> from zooport.envs.builtin.grid_world import GridWorld
-        >>> env = GymRescaleObservations(GymEnv(GridWorld(n_agents=1), allow_multiple_obs=True))
-        >>> env.observation_space["camera"]
-        Box(-1.0, 1.0, (5, 5, 3), float32)
-    """
+    """:class:`RescaleObservations` for a single-agent ``gymnasium.Env``."""
 
     form_of: ClassVar[type] = RescaleObservations
 
@@ -169,16 +160,7 @@ class VectorRescaleObservations(gym.vector.VectorWrapper):
 
     ``info["final_obs"]`` (same-step autoreset, as zooport's vector env does) is rescaled too,
     which is why this is not a ``VectorObservationWrapper`` (that one refuses same-step
-    autoreset envs).
-
-    Example:
-        >>> from zooport.adapters.vector_env import BehaviorVectorEnv
-        >>> from zooport.envs.builtin.grid_world import GridWorld
-        >>> envs = VectorRescaleObservations(
-        ...     BehaviorVectorEnv(GridWorld(n_agents=2), allow_multiple_obs=True))
-        >>> envs.observation_space["camera"].shape, envs.single_observation_space["camera"]
-        ((2, 5, 5, 3), Box(-1.0, 1.0, (5, 5, 3), float32))
-    """
+    autoreset envs)."""
 
     form_of: ClassVar[type] = RescaleObservations
 

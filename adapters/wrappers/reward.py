@@ -223,17 +223,7 @@ class TeamReward(ParallelWrapper[str, ObsType, ActionType]):
     The team scalar of a step (also in ``info["team_reward"]``) is the ``reduction``
     (``"sum"``, default, ``"mean"``, ``"max"`` or ``"min"``) over the team's reporting
     members of their rewards (``source="reward"``) or of ``info[source]`` (e.g. zooport's
-    ``"group_reward"``). ``teams`` maps agent -> team (default: behaviours).
-
-    Example:
-        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-        >>> from zooport.envs.builtin.tag import Tag
-        >>> env = TeamReward(PettingZooParallelEnv(Tag(seed=0)), "sum")
-        >>> _ = env.reset(seed=0)
-        >>> _, rewards, _, _, infos = env.step(dict.fromkeys(env.agents, 0))
-        >>> round(rewards["runner_0"], 2), round(infos["runner_0"]["individual_reward"], 2)
-        (0.03, 0.01)
-    """
+    ``"group_reward"``). ``teams`` maps agent -> team (default: behaviours)."""
 
     def __init__(
         self,

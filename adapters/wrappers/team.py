@@ -1,8 +1,7 @@
 """Folding agents into the environment: some agents play a given policy (any callable
 ``observation -> action``), the rest are exposed. Each folded agent gets its own
 ``copy.deepcopy`` of the policy; optional hooks: ``bind(agent, action_space)`` once on a clone,
-``reset(seed)`` at the start of every episode with a seed from the wrapper's generator.
-"""
+``reset(seed)`` at the start of every episode with a seed from the wrapper's generator."""
 
 from __future__ import annotations
 
@@ -41,15 +40,7 @@ class RandomPolicy:
 
     It uses its own copy of the space, seeded by ``reset(seed)``, so it never draws from the
     space object an env hands to everyone. ``FoldAgents`` binds each clone to its agent's
-    action space; alone, pass ``action_space``.
-
-    Example:
-        >>> policy = RandomPolicy(spaces.Discrete(5))
-        >>> policy.reset(0)
-        >>> mask = np.array([0, 0, 1, 0, 0], np.int8)
-        >>> {policy({"observation": None, "action_mask": mask}) for _ in range(10)}
-        {2}
-    """
+    action space; alone, pass ``action_space``."""
 
     def __init__(self, action_space: spaces.Space | None = None) -> None:
         self.action_space: spaces.Space | None = None

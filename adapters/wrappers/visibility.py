@@ -30,12 +30,7 @@ class EntitySlots:
     """Per-entity rows in a flat observation: ``count`` rows of ``features`` from ``offset``.
 
     Row ``j`` describes entity ``j`` (the same entity for every teammate, in a frame they
-    share) and its feature ``mask_feature`` is 1 when the agent sees the entity, 0 when not.
-
-    Example:
-        >>> EntitySlots(offset=4, count=3, features=3, mask_feature=2).stop
-        13
-    """
+    share) and its feature ``mask_feature`` is 1 when the agent sees the entity, 0 when not."""
 
     offset: int
     count: int
