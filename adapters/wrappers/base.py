@@ -34,7 +34,8 @@ __all__ = [
 AgentID = TypeVar("AgentID")
 ObsType = TypeVar("ObsType")
 ActionType = TypeVar("ActionType")
-#: What ``step`` returns: observations, rewards, terminations, truncations, infos.
+#: What ``reset`` returns (observations, infos) and ``step`` (with rewards and the flags).
+ResetReturn = tuple[dict[str, Any], dict[str, dict[str, Any]]]
 StepReturn = tuple[dict, dict, dict, dict, dict]
 
 
@@ -267,9 +268,7 @@ class ObservationMapper(ParallelWrapper[str, Any, ActionType]):
         raise NotImplementedError
 
     @override
-    def reset(
-        self, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
         observations, infos = self.env.reset(seed=seed, options=options)
         return self.map_observations(observations), infos
 

@@ -21,6 +21,7 @@ from zooport.adapters.wrappers.agents import AgentSelector, AgentSpec
 from zooport.adapters.wrappers.base import (
     ParallelWrapper,
     PartsDelivery,
+    ResetReturn,
     StepReturn,
     WrapperOrderError,
     check_once,
@@ -251,9 +252,7 @@ class MessageBus(PartsDelivery, CommunicationLayer):
         return self._with_parts(observations, infos, parts)
 
     @override
-    def reset(
-        self, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
         self._outbox = []  # messages not delivered before a reset are dropped
         observations, infos = self.env.reset(seed=seed, options=options)
         return self._deliver(observations, infos, [])
@@ -298,9 +297,7 @@ class MessageChannel(CommunicationLayer):
         return messages
 
     @override
-    def reset(
-        self, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
         self._reseed(seed)
         return self.env.reset(seed=seed, options=options)
 
@@ -444,9 +441,7 @@ class ExtraCommunicationDelays(MessageChannel):
         self._pass_in(now)
 
     @override
-    def reset(
-        self, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
         self._heap, self._clock = [], 0
         return super().reset(seed=seed, options=options)
 

@@ -18,6 +18,7 @@ from zooport.adapters.wrappers.base import (
     ActionType,
     ObsType,
     ParallelWrapper,
+    ResetReturn,
     StepReturn,
     check_once,
 )
@@ -50,9 +51,7 @@ class _RuleWrapper(ParallelWrapper[str, ObsType, ActionType]):
         return self._agents
 
     @override
-    def reset(
-        self, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
         observations, infos = self.env.reset(seed=seed, options=options)
         self._agents, self._finished = list(self.env.agents), set()
         self._begin()

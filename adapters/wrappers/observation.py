@@ -19,6 +19,7 @@ from zooport.adapters.wrappers.base import (
     ObservationMapper,
     ParallelWrapper,
     PartsDelivery,
+    ResetReturn,
     StepReturn,
     check_once,
 )
@@ -294,9 +295,7 @@ class CentralisedObservation(PartsDelivery, ParallelWrapper[str, Any, ActionType
         return self._with_parts(observations, infos, parts)
 
     @override
-    def reset(
-        self, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
         observations, infos = self.env.reset(seed=seed, options=options)
         return self._extend(observations, infos, {})
 

@@ -15,6 +15,7 @@ from zooport.adapters.wrappers.base import (
     ActionType,
     ObsType,
     ParallelWrapper,
+    ResetReturn,
     StepReturn,
     check_once,
 )
@@ -145,9 +146,7 @@ class RewardShaping(ParallelWrapper[str, ObsType, ActionType]):
         self.total_steps = 0
 
     @override
-    def reset(
-        self, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
         self._episode_step = 0
         return self.env.reset(seed=seed, options=options)
 

@@ -19,7 +19,13 @@ from pettingzoo import ParallelEnv
 from typing_extensions import override
 
 from zooport.adapters.wrappers.agents import AgentSelector
-from zooport.adapters.wrappers.base import ActionType, ObsType, ParallelWrapper, StepReturn
+from zooport.adapters.wrappers.base import (
+    ActionType,
+    ObsType,
+    ParallelWrapper,
+    ResetReturn,
+    StepReturn,
+)
 from zooport.envs.arguments import check_seed
 from zooport.errors import (
     ActionError,
@@ -195,9 +201,7 @@ class FoldAgents(ParallelWrapper[str, ObsType, ActionType]):
         return {a: v for a, v in values.items() if not self.folded(a)}
 
     @override
-    def reset(
-        self, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
         observations, infos = self.env.reset(seed=seed, options=options)
         self._reseed(seed)
         self._folded_obs = {a: o for a, o in observations.items() if self.folded(a)}
