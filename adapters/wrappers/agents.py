@@ -118,6 +118,7 @@ class Teams:
 
     def __call__(self, agent: str) -> Hashable:
         if agent not in self._cache:
+            team: Hashable
             if self.teams is None:
                 team = behavior_of(self.env, agent)
             elif isinstance(self.teams, dict):

@@ -275,7 +275,7 @@ class ObservationMapper(ParallelWrapper[str, Any, ActionType]):
     @override
     def step(self, actions: dict[str, Any]) -> StepReturn:
         observations, *rest = self.env.step(actions)
-        return self.map_observations(observations), *rest  # type: ignore[return-value]
+        return self.map_observations(observations), *rest
 
 
 class PartsDelivery:

@@ -367,19 +367,19 @@ class RestrictedCommunicationRange(MessageChannel):
 
     @override
     def transmit(self, messages: list[Message]) -> list[Message]:
-        seen = self.bus.last_observations
+        def position(agent: Any) -> np.ndarray | None:
+            obs = self.bus.last_observations.get(agent)
+            return None if obs is None else np.asarray(self.position_fn(agent, obs), np.float64)
+
         where = {
-            agent: None if seen.get(agent) is None else self.position_fn(agent, seen[agent])
-            for agent in {m.sender for m in messages} | {m.recipient for m in messages}
+            a: position(a) for a in {m.sender for m in messages} | {m.recipient for m in messages}
         }
-        return [
-            m
-            for m in messages
-            if where[m.sender] is not None
-            and where[m.recipient] is not None
-            and np.linalg.norm(np.subtract(where[m.sender], where[m.recipient], dtype=np.float64))
-            <= self.r
-        ]
+        kept = []
+        for m in messages:
+            a, b = where[m.sender], where[m.recipient]
+            if a is not None and b is not None and np.linalg.norm(a - b) <= self.r:
+                kept.append(m)
+        return kept
 
 
 class NoCommunication(MessageChannel):

@@ -55,15 +55,18 @@ class Rescaler:
         if isinstance(space, spaces.Box) and np.issubdtype(space.dtype, np.floating):
             self._box(space)
         elif isinstance(space, (spaces.Dict, spaces.Tuple)):
-            keyed = isinstance(space, spaces.Dict)
-            parts = {
-                k: Rescaler(s)
-                for k, s in (space.spaces.items() if keyed else enumerate(space.spaces))
-            }
+            parts: dict[Any, Rescaler] = (
+                {k: Rescaler(s) for k, s in space.spaces.items()}
+                if isinstance(space, spaces.Dict)
+                else dict(enumerate(Rescaler(s) for s in space.spaces))
+            )
             if any(p.changes for p in parts.values()):
                 self.changes, self._parts = True, parts
-                new = {k: p.space for k, p in parts.items()}
-                self.space = spaces.Dict(new) if keyed else spaces.Tuple(list(new.values()))
+                self.space = (
+                    spaces.Dict({k: p.space for k, p in parts.items()})
+                    if isinstance(space, spaces.Dict)
+                    else spaces.Tuple([p.space for p in parts.values()])
+                )
 
     def _box(self, space: spaces.Box) -> None:
         low, high = space.low.astype(np.float64), space.high.astype(np.float64)
@@ -317,12 +320,14 @@ class _Layout:
 
     def __init__(self, parts: list[spaces.Space]) -> None:
         self.parts = parts
-        flat = [spaces.flatten_space(s) for s in parts]
-        for space, box in zip(parts, flat, strict=True):
+        flat: list[spaces.Box] = []
+        for space in parts:
+            box = spaces.flatten_space(space)
             if not isinstance(box, spaces.Box):  # a Sequence or Graph has no fixed size
                 raise SpecError(
                     f"CentralisedObservation: expected spaces that flatten to a Box, got {space}"
                 )
+            flat.append(box)
         self.stops = np.cumsum([0, *(int(np.prod(f.shape)) for f in flat)])
         self.low = np.concatenate([f.low.reshape(-1) for f in flat] or [np.zeros(0)])
         self.high = np.concatenate([f.high.reshape(-1) for f in flat] or [np.zeros(0)])
