@@ -61,11 +61,6 @@ def behavior_specs_of(core: BaseEnvLike, adapter: str) -> Mapping[str, BehaviorS
 
     Raises:
         SpecError: the core has no behaviours even after that step.
-
-    Example:
-        >>> from zooport.envs.builtin.basic import Basic
-        >>> list(behavior_specs_of(Basic(), "GymEnv"))
-        ['Basic']
     """
     specs = core.behavior_specs
     if len(specs):
@@ -163,12 +158,6 @@ def adopt_core_with_specs(
 ) -> tuple[BaseEnvLike, Mapping[str, BehaviorSpec]]:
     """:func:`adopt_core`, then :func:`behavior_specs_of`: every adapter's start. An env whose
     specs arrive with its first step and are of an older API is adopted again then.
-
-    Example:
-        >>> from zooport.envs.builtin.basic import Basic
-        >>> core, specs = adopt_core_with_specs(Basic(), "GymEnv")
-        >>> list(specs)
-        ['Basic']
     """
     core = adopt_core(env)
     specs = behavior_specs_of(core, adapter)
@@ -180,11 +169,6 @@ def adopt_core_with_specs(
 
 def checked_reset_arguments(seed: Any, options: Any, where: str) -> int | None:
     """``reset(seed=..., options=...)`` checked as every adapter checks it; the seed as an int.
-
-    Example:
-        >>> import numpy as np
-        >>> checked_reset_arguments(np.int64(3), {"options": 1}, "GymEnv.reset")
-        3
     """
     seed = check_seed(seed, where)
     check_reset_options(options, where)

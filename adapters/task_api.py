@@ -144,12 +144,6 @@ def observation_size(space: spaces.Space) -> int:
 
 def action_size(space: spaces.Space) -> int:
     """``n`` for a ``Discrete`` space, else the number of action values (product of the shape).
-
-    Example:
-        >>> action_size(spaces.Discrete(5)), action_size(spaces.Box(-1, 1, (2,)))
-        (5, 2)
-        >>> action_size(spaces.MultiDiscrete([3, 2]))
-        2
     """
     if isinstance(space, spaces.Discrete):
         return int(space.n)
@@ -163,10 +157,6 @@ def action_size(space: spaces.Space) -> int:
 
 def is_discrete(space: spaces.Space) -> bool:
     """True for ``Discrete`` and ``MultiDiscrete`` action spaces (ai-traineree's definition).
-
-    Example:
-        >>> is_discrete(spaces.MultiDiscrete([3, 2])), is_discrete(spaces.Box(-1, 1, (2,)))
-        (True, False)
     """
     return isinstance(space, (spaces.Discrete, spaces.MultiDiscrete))
 

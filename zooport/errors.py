@@ -115,13 +115,6 @@ class ArgumentError(ZooportError, ValueError):
 
 class ArgumentTypeError(ArgumentError, TypeError):
     """An argument of the wrong type; also a ``TypeError``, so either ``except`` works.
-
-    Example:
-        >>> try:
-        ...     raise ArgumentTypeError("Expect seed to be None or an int >= 0, actually: 'x'")
-        ... except TypeError as error:
-        ...     isinstance(error, ValueError), isinstance(error, ZooportError)
-        (True, True)
     """
 
 
@@ -200,9 +193,5 @@ def article(word: object) -> str:
 
 def a_type(value: Any) -> str:
     """``value``'s type name after its article: "an int", "a NoneType".
-
-    Example:
-        >>> a_type(3), a_type([])
-        ('an int', 'a list')
     """
     return article(type(value).__name__)

@@ -19,8 +19,7 @@ from zooport.adapters.wrappers.action import (
     GymDiscretizeActions,
     VectorDiscretizeActions,
 )
-from zooport.adapters.wrappers.agents import AgentSelector, Teams
-from zooport.adapters.wrappers.base import ParallelWrapper
+from zooport.adapters.wrappers.base import AgentSelector, ParallelWrapper, Teams
 from zooport.adapters.wrappers.communication import (
     ExtraCommunicationDelays,
     Message,

@@ -16,8 +16,14 @@ from pettingzoo import ParallelEnv
 from typing_extensions import override
 
 from zooport.adapters.spaces import checked_discrete
-from zooport.adapters.wrappers.agents import AgentSelector, AgentSpec
-from zooport.adapters.wrappers.base import ObsType, ParallelWrapper, StepReturn, check_once
+from zooport.adapters.wrappers.base import (
+    AgentSelector,
+    AgentSpec,
+    ObsType,
+    ParallelWrapper,
+    StepReturn,
+    check_once,
+)
 from zooport.errors import ActionError, ArgumentError
 
 __all__ = ["ActionGrid", "DiscretizeActions", "GymDiscretizeActions", "VectorDiscretizeActions"]

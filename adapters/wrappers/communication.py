@@ -17,8 +17,9 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from typing_extensions import override
 
-from zooport.adapters.wrappers.agents import AgentSelector, AgentSpec
 from zooport.adapters.wrappers.base import (
+    AgentSelector,
+    AgentSpec,
     ParallelWrapper,
     PartsDelivery,
     ResetReturn,
@@ -384,7 +385,7 @@ class RestrictedCommunicationRange(MessageChannel):
 
 class NoCommunication(MessageChannel):
     """Drops every message sent by or to an agent of ``group`` (default: every agent), which
-    selects agents as :class:`~zooport.adapters.wrappers.agents.AgentSelector` does."""
+    selects agents as :class:`~zooport.adapters.wrappers.base.AgentSelector` does."""
 
     def __init__(self, env: ParallelEnv, group: AgentSpec = None) -> None:
         super().__init__(env)

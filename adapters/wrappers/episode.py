@@ -13,13 +13,14 @@ from pettingzoo import ParallelEnv
 from typing_extensions import override
 
 from zooport.adapters.termination import TerminationMode, TerminationRule
-from zooport.adapters.wrappers.agents import Teams, TeamSpec
 from zooport.adapters.wrappers.base import (
     ActionType,
     ObsType,
     ParallelWrapper,
     ResetReturn,
     StepReturn,
+    Teams,
+    TeamSpec,
     check_once,
 )
 from zooport.errors import ArgumentError, ArgumentTypeError, EnvNotResetError, a_type

@@ -10,13 +10,16 @@ import numpy as np
 from pettingzoo import ParallelEnv
 from typing_extensions import override
 
-from zooport.adapters.wrappers.agents import AgentSelector, AgentSpec, Teams, TeamSpec
 from zooport.adapters.wrappers.base import (
     ActionType,
+    AgentSelector,
+    AgentSpec,
     ObsType,
     ParallelWrapper,
     ResetReturn,
     StepReturn,
+    Teams,
+    TeamSpec,
     check_once,
 )
 from zooport.errors import ArgumentError, ArgumentTypeError
@@ -74,7 +77,7 @@ class RewardShaping(ParallelWrapper[str, ObsType, ActionType]):
 
     ``coefficients`` missing a name give it 1.0; ``reduction`` is ``"none"`` (default),
     ``"mean"``, ``"sum"``, ``"max"`` or ``"min"``; ``agents`` selects the shaped agents (an
-    :class:`~zooport.adapters.wrappers.agents.AgentSelector` spec; the others are untouched).
+    :class:`~zooport.adapters.wrappers.base.AgentSelector` spec; the others are untouched).
 
     Raises:
         ArgumentError: an unknown reduction, a coefficient for no component, a bad name.

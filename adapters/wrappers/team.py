@@ -18,9 +18,9 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from typing_extensions import override
 
-from zooport.adapters.wrappers.agents import AgentSelector
 from zooport.adapters.wrappers.base import (
     ActionType,
+    AgentSelector,
     ObsType,
     ParallelWrapper,
     ResetReturn,

@@ -12,10 +12,12 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from typing_extensions import override
 
-from zooport.adapters.wrappers.agents import Teams, TeamSpec, behavior_of
 from zooport.adapters.wrappers.base import (
     ObservationMapper,
+    Teams,
+    TeamSpec,
     WrapperOrderError,
+    behavior_of,
     check_once,
     get_wrapper,
 )
