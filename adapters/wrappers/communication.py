@@ -104,21 +104,15 @@ def send_messages(env: Any, messages: Message | Iterable[Message]) -> None:
 class MessageBus(PartsDelivery, CommunicationLayer):
     """Carries messages sent between steps into the next step's infos or observations.
 
-    Args:
-        env: any PettingZoo Parallel env.
-        delivery: ``"info"`` (default; ``info["messages"]``, a list of :class:`Message`) or
-            ``"observation"`` (a ``"messages"`` key), which needs ``content_space``.
-        content_space: a ``Box`` every content must fit; with it messages are delivered as a
-            fixed-size encoding ``{"content": (max_messages, *shape), "sender":
-            (max_messages,) int, "count": int}``, ``sender`` being 1 + the sender's index in
-            ``possible_agents`` at construction (0: no message), rows past ``count`` zeros.
-        max_messages: rows of the encoding (default: the number of possible agents); more
-            messages to one agent in a step are cut to the first ones (counted in
-            ``overflowed``).
-
-    ``last_observations`` holds the wrapped env's last observations (channels read positions
-    from them), ``last_delivered`` the messages delivered at the last reset/step by
-    recipient. Applied once.
+    ``delivery`` is ``"info"`` (default: ``info["messages"]``, a list of :class:`Message`) or
+    ``"observation"`` (a ``"messages"`` key). The latter needs ``content_space``, a ``Box``
+    every content must fit: messages are then a fixed-size encoding ``{"content":
+    (max_messages, *shape), "sender": (max_messages,) int, "count": int}``, ``sender`` being
+    1 + the sender's index in ``possible_agents`` at construction (0: none), rows past
+    ``count`` zeros, and more than ``max_messages`` (default: the number of possible agents)
+    cut to the first ones (counted in ``overflowed``). ``last_observations`` holds the
+    wrapped env's last observations (channels read positions from them), ``last_delivered``
+    the messages delivered at the last reset/step. Applied once.
 
     Example:
         >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv

@@ -81,18 +81,13 @@ class RandomPolicy:
 class FoldAgents(ParallelWrapper[str, ObsType, ActionType]):
     """Plays some agents with a policy and exposes only the others.
 
-    Args:
-        env: any PettingZoo Parallel env.
-        policy: a callable ``observation -> action`` (see the module docstring), or
-            ``"random"`` for :class:`RandomPolicy`.
-        agents: the agents to fold: a collection of names or a predicate ``agent -> bool``.
-        behavior: instead of ``agents``: a behaviour (``"Tagger?team=1"``) or agent-name
-            prefix (``"tagger"``); agents spawned later are folded when they match.
-        behaviour: the former spelling of ``behavior``; deprecated (it warns).
-
-    ``possible_agents``, ``agents`` and every step dict hold the exposed agents only. The
-    folded agents' last rewards are in :attr:`folded_rewards`. Passing an action for a
-    folded agent is an :class:`~zooport.ActionError`.
+    ``policy`` is a callable ``observation -> action`` (see the module docstring) or
+    ``"random"`` (:class:`RandomPolicy`). The folded agents are ``agents`` (names or a
+    predicate) or, instead, those of ``behavior`` (a behaviour such as ``"Tagger?team=1"`` or
+    an agent-name prefix such as ``"tagger"``, which agents spawned later match too);
+    ``behaviour=`` is its deprecated spelling. ``possible_agents``, ``agents`` and every step
+    dict hold the exposed agents only; the folded agents' last rewards are in
+    ``folded_rewards``. An action for a folded agent is an :class:`~zooport.ActionError`.
 
     Raises:
         ArgumentError: both or neither of ``agents``/``behavior``; nothing folded; nothing left.
@@ -251,11 +246,8 @@ class SingleAgentView(gym.Env[Any, Any]):
     seeded reset reproduces the whole episode. Spaces are the agent's own (the same
     objects). ``env`` is the inner :class:`FoldAgents`, so ``has_wrapper`` sees through it.
 
-    Args:
-        env: any PettingZoo Parallel env.
-        agent: the agent to expose (default: the first of ``possible_agents``); it must be
-            present at every reset.
-        policy: the other agents' policy (see :class:`FoldAgents`); default random.
+    ``agent`` (default: the first of ``possible_agents``) must be present at every reset;
+    the others play ``policy`` (as :class:`FoldAgents` takes it; default random).
 
     Raises:
         UnknownAgentError: ``agent`` is not a possible agent.
