@@ -94,15 +94,7 @@ def register_builtin_envs() -> list[str]:
 
     ``max_episode_steps`` is the env's episode cap, ``reward_threshold`` its
     ``expected_reward`` (unless its declaration says otherwise), the keywords its
-    declaration's ``gym_kwargs``.
-
-    Example:
-        >>> import gymnasium as gym
-        >>> "zooport/Basic-v0" in register_builtin_envs()
-        True
-        >>> gym.spec("zooport/Basic-v0").max_episode_steps
-        100
-    """
+    declaration's ``gym_kwargs``."""
     import gymnasium as gym
 
     ids = []
@@ -126,16 +118,7 @@ def register_builtin_envs() -> list[str]:
 
 def register_pettingzoo_envs() -> list[str]:
     """Registers ``zooport/<name>-v0`` (AEC and Parallel) for each built-in with a
-    ``pettingzoo_name``; returns the ids (``[]`` where PettingZoo has no registry, before 1.27).
-
-    Example:
-        >>> import pettingzoo
-        >>> "zooport/tag-v0" in register_pettingzoo_envs()
-        True
-        >>> env = pettingzoo.make("parallel", "zooport/tag-v0", seed=0, max_cycles=3)
-        >>> env.max_cycles
-        3
-    """
+    ``pettingzoo_name``; returns the ids (``[]`` where PettingZoo has no registry, before 1.27)."""
     try:
         pettingzoo = importlib.import_module("pettingzoo")
         register = pettingzoo.register
@@ -222,13 +205,7 @@ def make_gym_env(
     adapter, every other one must be a parameter of the core.
 
     Raises:
-        ArgumentTypeError: a keyword is neither a core parameter nor an adapter option.
-
-    Example:
-        >>> env = make_gym_env("Basic", max_steps=5, flatten_branched=True)
-        >>> env.core.behavior_specs["Basic"].action_spec.discrete_branches, env.action_space
-        ((3,), Discrete(3))
-    """
+        ArgumentTypeError: a keyword is neither a core parameter nor an adapter option."""
     from zooport.adapters.gym_env import GymEnv
 
     core, adapter_kwargs = build_core(
@@ -349,12 +326,7 @@ def make_adapter(registry_id: str, api: str, kwargs: Mapping[str, Any]) -> Any:
 
     Raises:
         ArgumentError: an ``api`` not in :data:`APIS`; ``workers`` with ``api="gym"``.
-        ArgumentTypeError: a keyword neither the adapter nor the core takes.
-
-    Example:
-        >>> make_adapter("Tag", "gym", {"seed": 0}).behavior_name
-        'Runner?team=0'
-    """
+        ArgumentTypeError: a keyword neither the adapter nor the core takes."""
     kwargs = dict(kwargs)
     adapter: Callable[..., Any]
     workers, pool_options = kwargs.pop("workers", None), kwargs.pop("pool_options", None)
