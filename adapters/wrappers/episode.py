@@ -61,6 +61,14 @@ class _RuleWrapper(ParallelWrapper[str, ObsType, ActionType]):
     def _begin(self) -> None:
         """A subclass's own state at reset."""
 
+    def _note_finished(
+        self, terminations: dict[str, bool], truncations: dict[str, bool]
+    ) -> set[str]:
+        """Adds the step's terminated and truncated agents to those that finished."""
+        self._finished.update(a for a in terminations if terminations[a])
+        self._finished.update(a for a in truncations if truncations[a])
+        return self._finished
+
     def _end_live(
         self, cut: list[str], terminations: dict[str, bool], truncations: dict[str, bool]
     ) -> tuple[dict[str, bool], dict[str, bool]]:
@@ -118,9 +126,7 @@ class TerminationPolicy(_RuleWrapper[ObsType, ActionType]):
             )
         observations, rewards, terminations, truncations, infos = self.env.step(actions)
         self._took_part.update(self.env.agents, terminations)
-        finished = self._finished
-        finished.update(a for a, t in terminations.items() if t)
-        finished.update(a for a, t in truncations.items() if t)
+        finished = self._note_finished(terminations, truncations)
         if self.rule.episode_over(len(finished), len(self._took_part)):
             cut = [a for a in terminations if a not in finished]
             terminations, truncations = self._end_live(cut, terminations, truncations)
@@ -172,9 +178,7 @@ class IndividualDone(_RuleWrapper[ObsType, ActionType]):
         observations, rewards, terminations, truncations, infos = result
         for agent in self.env.agents:
             self._members.setdefault(self.teams(agent), set()).add(agent)
-        finished = self._finished
-        finished.update(a for a, t in terminations.items() if t)
-        finished.update(a for a, t in truncations.items() if t)
+        finished = self._note_finished(terminations, truncations)
         for team, members in self._members.items():
             n_finished = len(members & finished)
             if team in self._done_teams or not n_finished:
