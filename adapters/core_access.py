@@ -168,8 +168,7 @@ def adopt_core_with_specs(
 
 
 def checked_reset_arguments(seed: Any, options: Any, where: str) -> int | None:
-    """``reset(seed=..., options=...)`` checked as every adapter checks it; the seed as an int.
-    """
+    """``reset(seed=..., options=...)`` checked as every adapter checks it; the seed as an int."""
     seed = check_seed(seed, where)
     check_reset_options(options, where)
     return seed

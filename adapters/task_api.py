@@ -143,8 +143,7 @@ def observation_size(space: spaces.Space) -> int:
 
 
 def action_size(space: spaces.Space) -> int:
-    """``n`` for a ``Discrete`` space, else the number of action values (product of the shape).
-    """
+    """``n`` for a ``Discrete`` space, else the number of action values (product of the shape)."""
     if isinstance(space, spaces.Discrete):
         return int(space.n)
     if isinstance(space, _FLAT):
@@ -156,8 +155,7 @@ def action_size(space: spaces.Space) -> int:
 
 
 def is_discrete(space: spaces.Space) -> bool:
-    """True for ``Discrete`` and ``MultiDiscrete`` action spaces (ai-traineree's definition).
-    """
+    """True for ``Discrete`` and ``MultiDiscrete`` action spaces (ai-traineree's definition)."""
     return isinstance(space, (spaces.Discrete, spaces.MultiDiscrete))
 
 

@@ -114,8 +114,7 @@ class ArgumentError(ZooportError, ValueError):
 
 
 class ArgumentTypeError(ArgumentError, TypeError):
-    """An argument of the wrong type; also a ``TypeError``, so either ``except`` works.
-    """
+    """An argument of the wrong type; also a ``TypeError``, so either ``except`` works."""
 
 
 class EnvNotResetError(ZooportError, RuntimeError):
@@ -192,6 +191,5 @@ def article(word: object) -> str:
 
 
 def a_type(value: Any) -> str:
-    """``value``'s type name after its article: "an int", "a NoneType".
-    """
+    """``value``'s type name after its article: "an int", "a NoneType"."""
     return article(type(value).__name__)
