@@ -1,10 +1,5 @@
-"""The ``zooport`` command line: list, inspect, play, check, benchmark and train environments.
-
-ENV is a registry id, ``package.module:factory`` (the working directory first on the module
-search path, as with ``python -m``) or ``path/to/file.py:factory``; each subcommand is one
-``_<name>_command`` function (its parser, options and handler), ``zooport <command> --help``
-lists its options, and an error a user can cause prints one line and exits 2.
-"""
+"""The ``zooport`` command line: each subcommand is one ``_<name>_command`` function (its
+parser) and one ``_cmd_<name>`` handler; a mistake the user can fix prints one line, exit 2."""
 
 from __future__ import annotations
 
@@ -13,7 +8,7 @@ import contextlib
 import math
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from zooport.checks import MAX_TIMEOUT, one_line
@@ -27,20 +22,15 @@ from zooport.cli.training import TRAIN_APIS, plot_curve, train
 __all__ = ["main", "build_parser"]
 
 
-# --------------------------------------------------------------------------- arguments
-
-
 class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are one line on stderr and exit status 2."""
+    """An ArgumentParser whose errors are a :class:`UsageError` (one line, exit 2)."""
 
     def error(self, message: str) -> None:  # type: ignore[override]  # raises, never exits
         command = self.prog.partition(" ")[2]
         raise UsageError(f"{command}: {message}" if command else message)
 
 
-def _int_at_least(minimum: int, what: str) -> Any:
-    """An argparse type: an int >= ``minimum``, else a one-line error naming ``what``."""
-
+def _int_at_least(minimum: int, what: str) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -55,16 +45,33 @@ def _int_at_least(minimum: int, what: str) -> Any:
 
 
 _positive = _int_at_least(1, "a positive int")
-_count = _int_at_least(0, "an int >= 0")
 _seed = _int_at_least(0, "a seed (an int >= 0)")
 
-_ENV_HELP = "a registry id, package.module:factory or path/to/file.py:factory"
 
-
-def _env_arguments(parser: argparse.ArgumentParser) -> None:
-    """ENV and ``--kwargs``: what every subcommand that works on one environment takes."""
-    parser.add_argument("env", metavar="ENV", help=_ENV_HELP)
+def _env_arguments(parser: argparse.ArgumentParser, *, seed: bool = True) -> None:
+    """ENV, ``--kwargs`` and ``--seed``: what every subcommand on one environment takes."""
+    parser.add_argument(
+        "env", metavar="ENV",
+        help="a registry id, package.module:factory or path/to/file.py:factory",
+    )  # fmt: skip
     parser.add_argument("--kwargs", metavar="JSON", help="keyword arguments of the factory")
+    if seed:
+        parser.add_argument("--seed", type=_seed, default=0)
+
+
+def _route_arguments(
+    parser: argparse.ArgumentParser,
+    apis: Sequence[str],
+    api_help: str,
+    steps: int,
+    what: str,
+    behavior_help: str,
+) -> None:
+    """``--api``, ``--steps``, ``--behavior``, ``--no-progress``: what play and train take."""
+    parser.add_argument("--api", choices=apis, help=api_help)
+    parser.add_argument("--steps", type=_positive, default=steps, help=f"{what} ({steps})")
+    parser.add_argument("--behavior", help=behavior_help)
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
 def _show_progress(args: argparse.Namespace) -> bool:
@@ -72,51 +79,25 @@ def _show_progress(args: argparse.Namespace) -> bool:
     return not args.no_progress and sys.stderr.isatty()
 
 
-def _given_kwargs(args: argparse.Namespace) -> dict[str, Any] | None:
-    """``--kwargs`` as a dict, or None when it was not given."""
-    return None if args.kwargs is None else parse_kwargs(args.kwargs)
-
-
 def _env_options(
-    args: argparse.Namespace, info: Any, default_api: str
+    args: argparse.Namespace, info: ModelInfo | None, default_api: str
 ) -> tuple[dict[str, Any], str, str | None]:
-    """``(kwargs, api, behavior)``: the command line's, or a saved model's (``info``) where
-    the command line leaves them out."""
+    """``(kwargs, api, behavior)``: the command line's, else the saved model's (``info``)."""
+    kwargs = None if args.kwargs is None else parse_kwargs(args.kwargs)
     if info is None:
-        return _given_kwargs(args) or {}, args.api or default_api, args.behavior
-    return info.options_for(args.env, _given_kwargs(args), args.api, args.behavior)
-
-
-# --------------------------------------------------------------------------- list, info
+        return kwargs or {}, args.api or default_api, args.behavior
+    return info.options_for(args.env, kwargs, args.api, args.behavior)
 
 
 def _list_command(commands: Any) -> None:
-    commands.add_parser("list", help="registered environments and their specs").set_defaults(
-        run=cmd_list
-    )
+    parser = commands.add_parser("list", help="registered environments and their specs")
+    parser.set_defaults(run=cmd_list)
 
 
 def _info_command(commands: Any) -> None:
     info = commands.add_parser("info", help="behaviour specs, side channels and adapters of ENV")
-    _env_arguments(info)
+    _env_arguments(info, seed=False)
     info.set_defaults(run=cmd_info)
-
-
-def _route_arguments(
-    parser: argparse.ArgumentParser,
-    apis: Sequence[str],
-    api_help: str,
-    steps: tuple[int, str],
-    behavior_help: str,
-) -> None:
-    """``--api``, ``--steps``, ``--seed`` and ``--behavior``: what play and train both take."""
-    parser.add_argument("--api", choices=apis, help=api_help)
-    parser.add_argument("--steps", type=_positive, default=steps[0], help=steps[1])
-    parser.add_argument("--seed", type=_seed, default=0)
-    parser.add_argument("--behavior", help=behavior_help)
-
-
-# --------------------------------------------------------------------------- play
 
 
 def _play_command(commands: Any) -> None:
@@ -124,18 +105,12 @@ def _play_command(commands: Any) -> None:
         "play", help="random mask-respecting actions, or a trained model's, through an adapter"
     )
     _env_arguments(play_)
-    _route_arguments(
-        play_,
-        APIS,
-        "the adapter (default raw; with --model its training route)",
-        (1000, "adapter steps (1000)"),
-        "the behaviour for --api gym/vector",
-    )
+    _route_arguments(play_, APIS, "the adapter (default raw; with --model its training route)",
+                     1000, "adapter steps", "the behaviour for --api gym/vector")  # fmt: skip
     play_.add_argument(
         "--model", metavar="PATH", help="a model saved by `zooport train --save` acts instead"
     )
     play_.add_argument("--record", metavar="GIF", help="write an animated GIF of the frames")
-    play_.add_argument("--no-progress", action="store_true", help="no progress bar")
     play_.set_defaults(run=_cmd_play)
 
 
@@ -155,8 +130,7 @@ def _cmd_play(args: argparse.Namespace, out: Output) -> int:
         f"{stats.env} via {stats.api}{policy}: {stats.steps} steps, {stats.agent_steps} "
         f"agent-steps in {stats.seconds:.2f} s ({rate:,.0f} agent-steps/s)"
     )
-    expected = target.expected_reward
-    rewards = stats.episode_rewards
+    expected, rewards = target.expected_reward, stats.episode_rewards
     summary = (
         f"mean episode reward {stats.mean_episode_reward:.3f} "
         f"(min {min(rewards):.3f}, max {max(rewards):.3f})"
@@ -172,16 +146,12 @@ def _cmd_play(args: argparse.Namespace, out: Output) -> int:
     return 0
 
 
-# --------------------------------------------------------------------------- check
-
-
 def _check_command(commands: Any) -> None:
     check = commands.add_parser("check", help="run every applicable checker on ENV")
     _env_arguments(check)
     check.add_argument("--only", nargs="+", metavar="NAME", help="checkers to run (default all)")
-    check.add_argument("--seed", type=_seed, default=0)
-    check.add_argument("--steps", type=int, default=200, help="check_base_env steps (200)")
-    check.add_argument("--cycles", type=int, default=100, help="PettingZoo num_cycles (100)")
+    check.add_argument("--steps", type=_positive, default=200, help="check_base_env steps (200)")
+    check.add_argument("--cycles", type=_positive, default=100, help="PettingZoo num_cycles (100)")
     check.add_argument("--strict", action="store_true", help="a checker that warns fails")
     check.add_argument(
         "--timeout", type=float, default=600.0, metavar="SECONDS",
@@ -197,10 +167,7 @@ def _cmd_check(args: argparse.Namespace, out: Output) -> int:
     unknown = [c for c in args.only or () if c not in CHECKERS]
     if unknown:
         raise UsageError(f"--only takes checker names among {list(CHECKERS)}, got {unknown}")
-    if args.steps < 1 or args.cycles < 1:
-        raise UsageError(f"--steps and --cycles must be positive, got {args.steps}, {args.cycles}")
-    if not 0 <= args.timeout <= MAX_TIMEOUT:
-        # Beyond MAX_TIMEOUT the platform's timer overflows; inf and nan are no durations.
+    if not 0 <= args.timeout <= MAX_TIMEOUT:  # past MAX_TIMEOUT the platform's timer overflows
         raise UsageError(
             f"--timeout takes seconds >= 0 and <= {MAX_TIMEOUT} (0: no limit), got {args.timeout}"
         )
@@ -225,112 +192,48 @@ def _cmd_check(args: argparse.Namespace, out: Output) -> int:
     return 0 if report.passed else 1
 
 
-# --------------------------------------------------------------------------- bench
-
-
 def _bench_command(commands: Any) -> None:
     bench = commands.add_parser("bench", help="the adapter benchmark table (zooport.cli.bench)")
     bench.add_argument("--quick", action="store_true", help="seconds, for CI")
     bench.add_argument("--json", metavar="PATH", help="also write the results as JSON")
-    bench.add_argument("--n", type=int, nargs="+", help="agent counts")
+    bench.add_argument("--n", type=_positive, nargs="+", help="agent counts")
     bench.add_argument("--envs", nargs="+", metavar="NAME", help="benchmark environments")
     bench.add_argument("--routes", nargs="+", metavar="NAME", help="routes to measure")
-    bench.add_argument(
-        "--workers",
-        type=_positive,
-        metavar="K",
-        help="instead: the CorePool benchmark with K cores (zooport.cli.bench.pool)",
-    )
+    bench.add_argument("--workers", type=_positive, metavar="K",
+                       help="instead: the CorePool benchmark with K cores")  # fmt: skip
     bench.set_defaults(run=_cmd_bench)
 
 
 def _cmd_bench(args: argparse.Namespace, out: Output) -> int:
+    """Checks the options, then runs the benchmark's own ``main`` with them."""
+    if args.json:
+        check_output_path(args.json, "--json")
+    argv = ["--quick"] if args.quick else []
+    argv += ["--json", args.json] if args.json else []
+    argv += ["--n", *map(str, args.n)] if args.n else []
     if args.workers is not None:
-        return _bench_pool(args)
-    from zooport.cli.bench import run as benchmark
+        from zooport.cli.bench import pool
 
-    for option, known in (("envs", benchmark.ENVS), ("routes", benchmark.ROUTE_NAMES)):
-        bad = [c for c in getattr(args, option) or () if c not in known]
+        if args.envs or args.routes:
+            raise UsageError("--envs and --routes belong to the adapter benchmark, not --workers")
+        return pool.main(["--workers", str(args.workers), *argv])
+    from zooport.cli.bench import run
+
+    for option, known in (("envs", run.ENVS), ("routes", run.ROUTE_NAMES)):
+        values = getattr(args, option)
+        bad = [c for c in values or () if c not in known]
         if bad:
             raise UsageError(f"--{option} takes names among {sorted(known)}, got {bad}")
-    if args.n is not None and any(n < 1 for n in args.n):
-        raise UsageError(f"--n takes positive agent counts, got {args.n}")
-    if args.json:
-        check_output_path(args.json, "--json")
-    print(bench_estimate(args.quick, args.n, args.envs, args.routes), file=sys.stderr, flush=True)
-    argv = ["--quick"] if args.quick else []
-    if args.json:
-        argv += ["--json", args.json]
-    for option in ("n", "envs", "routes"):
-        values = getattr(args, option)
-        if values:
-            argv += [f"--{option}", *map(str, values)]
-    return int(benchmark.main(argv) or 0)
-
-
-def bench_estimate(
-    quick: bool,
-    counts: Sequence[int] | None = None,
-    envs: Sequence[str] | None = None,
-    routes: Sequence[str] | None = None,
-) -> str:
-    """How long ``zooport bench`` will measure, said before it starts.
-
-    Each (env, N, route) case warms up and then makes its timed runs, each calibrated to a
-    fixed duration (:class:`~zooport.cli.bench.harness.Budget`); building the cores and the
-    slowest routes' least steps come on top, so the figure is a floor.
-    """
-    from zooport.cli.bench import run as benchmark
-    from zooport.cli.bench.harness import Budget
-    from zooport.cli.bench.routes import route_builders
-
-    counts = list(counts or ([1, 16] if quick else [1, 64, 1024]))
-    names = tuple(routes or benchmark.ROUTE_NAMES)
-    cases = sum(
-        len(route_builders(benchmark.ENVS[env], n, names=names))
-        for env in envs or benchmark.ENVS
-        for n in counts
-    )
-    budget = Budget(warmup_seconds=0.05, runs=3, seconds_per_run=0.01) if quick else Budget()
-    seconds = cases * (budget.warmup_seconds + budget.runs * budget.seconds_per_run)
-    return (
-        f"zooport bench: {cases} case{'' if cases == 1 else 's'} (env x agents x route), at "
-        f"least {seconds:.0f} s of measuring plus building each case's cores; the table "
-        "comes at the end"
-    )
-
-
-def _bench_pool(args: argparse.Namespace) -> int:
-    """``zooport bench --workers K``: the CorePool benchmark (:mod:`zooport.cli.bench.pool`)."""
-    from zooport.cli.bench import pool as benchmark
-
-    if args.envs or args.routes:
-        raise UsageError("--envs and --routes belong to the adapter benchmark, not --workers")
-    if args.n is not None and any(n < 1 for n in args.n):
-        raise UsageError(f"--n takes positive agent counts, got {args.n}")
-    if args.json:
-        check_output_path(args.json, "--json")
-    argv = ["--workers", str(args.workers), *(["--quick"] if args.quick else [])]
-    if args.json:
-        argv += ["--json", args.json]
-    if args.n:
-        argv += ["--n", *map(str, args.n)]
-    return int(benchmark.main(argv) or 0)
-
-
-# --------------------------------------------------------------------------- train
+        argv += [f"--{option}", *values] if values else []
+    print(run.estimate(args.quick, args.n, args.envs, args.routes), file=sys.stderr, flush=True)
+    return run.main(argv)
 
 
 def _train_command(commands: Any) -> None:
     train_ = commands.add_parser("train", help="SB3 PPO (MaskablePPO with masks) on ENV")
     _env_arguments(train_)
-    _route_arguments(
-        train_,
-        TRAIN_APIS,
-        "the route (default vector; with --resume its own)",
-        (100_000, "agent-steps (100000)"),
-        "the behaviour to train (--api vector)",
-    )
+    _route_arguments(train_, TRAIN_APIS, "the route (default vector; with --resume its own)",
+                     100_000, "agent-steps", "the behaviour to train (--api vector)")  # fmt: skip
     train_.add_argument("--plot", metavar="PNG", help="write the learning curve (matplotlib)")
     train_.add_argument(
         "--save", metavar="PATH", help="write the trained model (SB3's zip; .zip if no suffix)"
@@ -338,15 +241,10 @@ def _train_command(commands: Any) -> None:
     train_.add_argument(
         "--resume", metavar="PATH", help="train a model saved with --save for --steps more"
     )
-    train_.add_argument("--eval-episodes", type=_count, default=0,
+    train_.add_argument("--eval-episodes", type=_int_at_least(0, "an int >= 0"), default=0,
                         help="deterministic evaluation episodes after training")  # fmt: skip
-    train_.add_argument(
-        "--workers",
-        type=_positive,
-        metavar="K",
-        help="K copies of the core stepped in parallel (a CorePool)",
-    )
-    train_.add_argument("--no-progress", action="store_true", help="no progress bar")
+    train_.add_argument("--workers", type=_positive, metavar="K",
+                        help="K copies of the core stepped in parallel (a CorePool)")  # fmt: skip
     train_.set_defaults(run=_cmd_train)
 
 
@@ -354,7 +252,10 @@ def _cmd_train(args: argparse.Namespace, out: Output) -> int:
     # Every output path and the model to resume are checked before the run starts.
     if args.plot:
         require("matplotlib", "plots", "--plot")
-        check_output_path(args.plot, "--plot", _plot_suffixes())
+        from matplotlib.backend_bases import FigureCanvasBase
+
+        suffixes = [f".{kind}" for kind in FigureCanvasBase.get_supported_filetypes()]
+        check_output_path(args.plot, "--plot", suffixes)
     save = None if args.save is None else save_path(args.save)
     info = None if args.resume is None else read_model_info(args.resume, "--resume")
     kwargs, api, behavior = _env_options(args, info, "vector")
@@ -397,21 +298,11 @@ def _cmd_train(args: argparse.Namespace, out: Output) -> int:
     return 0
 
 
-def _plot_suffixes() -> list[str]:
-    """The file suffixes matplotlib writes (``.png``, ``.svg``, ``.pdf``, ...)."""
-    from matplotlib.backend_bases import FigureCanvasBase
-
-    return [f".{kind}" for kind in FigureCanvasBase.get_supported_filetypes()]
-
-
-# --------------------------------------------------------------------------- serve
-
-
 def _serve_command(commands: Any) -> None:
     serve = commands.add_parser(
         "serve", help="play the Unity side of ML-Agents' protocol: mlagents-learn trains ENV"
     )
-    _env_arguments(serve)
+    _env_arguments(serve, seed=False)
     serve.add_argument("--workers", type=_positive, metavar="K", help="K cores (a CorePool)")
     serve.add_argument("--port", type=int, help="the trainer's port (default 5004, Editor mode)")
     serve.add_argument("--seed", type=_seed, default=0, help="seed of worker 0's first core (0)")
@@ -436,7 +327,7 @@ def _cmd_serve(args: argparse.Namespace, out: Output) -> int:
     worker = max(port - ms.BASE_PORT, 0) if args.mlagents_port else 0
     k = args.workers or 1
     seed = args.seed + worker * k
-    target = resolve_target(args.env, _given_kwargs(args) or {})
+    target = resolve_target(args.env, parse_kwargs(args.kwargs))
     relays = ms.relay_channels()
     channels = {"side_channels": relays} if accepts_keyword(target.factory, "side_channels") else {}
     with contextlib.ExitStack() as stack:
@@ -466,9 +357,7 @@ def _cmd_serve(args: argparse.Namespace, out: Output) -> int:
     return 0
 
 
-# --------------------------------------------------------------------------- main
-
-#: The subcommands, in the order ``--help`` lists them.
+#: The subcommands, in the order ``--help`` lists them: one entry adds one.
 _COMMANDS = (
     _list_command,
     _info_command,
@@ -481,10 +370,9 @@ _COMMANDS = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``zooport`` argument parser with its seven subcommands."""
+    """The ``zooport`` argument parser with every subcommand of :data:`_COMMANDS`."""
     parser = _Parser(
-        prog="zooport",
-        description="One batched multi-agent simulation, every RL library.",
+        prog="zooport", description="One batched multi-agent simulation, every RL library."
     )
     parser.add_argument("--plain", action="store_true", help="plain-text tables, never rich")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
@@ -505,7 +393,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = "--debug" in argv
     try:
         args = build_parser().parse_args(argv)
-        return args.run(args, Output(args.plain))
+        return int(args.run(args, Output(args.plain)))
     except UsageError as exc:
         if debug:
             raise

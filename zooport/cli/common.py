@@ -1,9 +1,5 @@
-"""What every command-line program shares; it imports no other module of :mod:`zooport.cli`.
-
-Tables, progress bars, GIFs, random rollouts and the errors a user can fix. Being a leaf
-(only :mod:`zooport.envs` and :mod:`zooport.errors` below it), any program can import it
-without an import cycle.
-"""
+"""What every command-line program shares (tables, progress bars, GIFs, random actions and
+rollouts, :class:`UsageError`); a leaf: it imports no other module of :mod:`zooport.cli`."""
 
 from __future__ import annotations
 
@@ -25,33 +21,14 @@ from zooport.envs.base_env import BaseEnvLike
 from zooport.envs.capabilities import reset_core
 from zooport.errors import ArgumentError, ZooportError
 
-__all__ = [
-    "UsageError",
-    "Output",
-    "EpisodeReturns",
-    "RolloutStats",
-    "install_hint",
-    "require",
-    "check_output_path",
-    "format_table",
-    "progress_bar",
-    "save_gif",
-    "sample_action",
-    "stack_observations",
-    "random_core_step",
-    "rollout",
-]
-
 
 class UsageError(ZooportError):
     """A mistake the user can fix; the CLI prints it as one line and exits 2."""
 
 
 def install_hint(extra: str) -> str:
-    """The pip line that installs zooport's optional ``extra``, quoted for zsh and bash.
-
-    zooport is not on PyPI, so the line names the packages the installed zooport lists for
-    the extra, which pip finds however zooport was installed.
+    """The pip line that installs zooport's optional ``extra``, quoted for zsh and bash; it
+    names the extra's packages (zooport is not on PyPI).
 
     Example:
         >>> install_hint("plots")
@@ -87,25 +64,8 @@ def require(module: str, extra: str, purpose: str) -> Any:
 def check_output_path(
     path: str | os.PathLike[str], option: str, suffixes: Collection[str] | None = None
 ) -> Path:
-    """``path`` as a file the run can write when it ends; checked before the run starts.
-
-    Args:
-        path: where the run will write.
-        option: the command-line option that gave it, for the message (``"--plot"``).
-        suffixes: the file suffixes the writer understands (lower case, with the dot); None
-            for any.
-
-    Raises:
-        UsageError: the path is a directory, its directory does not exist or cannot be
-            written, the file exists and cannot be written, or its suffix is not one of
-            ``suffixes``.
-
-    Example:
-        >>> check_output_path("/no/such/directory/curve.png", "--plot")
-        Traceback (most recent call last):
-        ...
-        zooport.cli.common.UsageError: --plot: expected a file in an existing directory, got ...
-    """
+    """``path`` as a file the run can write when it ends (one of ``suffixes``), checked before
+    the run starts; ``option`` names it in the :class:`UsageError`."""
     file = Path(path)
     if file.is_dir():
         raise UsageError(f"{option}: expected a file name, got the directory {str(path)!r}")
@@ -147,10 +107,8 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 class Output:
-    """Prints tables as plain text (stable, for tests and pipes) or with rich.
-
-    Rich draws them when it is installed, ``plain`` is False and stdout is a terminal.
-    """
+    """Prints tables as plain text, or with rich where it is installed, ``plain`` is False
+    and stdout is a terminal."""
 
     def __init__(self, plain: bool) -> None:
         self.console = None
@@ -161,11 +119,9 @@ class Output:
                 self.console = Console()
 
     def line(self, text: str = "") -> None:
-        """Prints one line of text."""
         print(text)
 
     def table(self, headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str = "") -> None:
-        """Prints a table with an optional title."""
         cells = [[str(c) for c in row] for row in rows]
         if self.console is not None:
             from rich.table import Table
@@ -214,17 +170,9 @@ def progress_bar(
 def save_gif(
     frames: Sequence[np.ndarray | None], path: str | os.PathLike[str], fps: float = 30
 ) -> int:
-    """Writes rgb_array ``frames`` (None entries skipped) as an endlessly looping GIF.
+    """Writes rgb_array ``frames`` (None skipped) as a looping GIF; returns how many it got.
 
-    Pillow stores a run of identical consecutive frames as one longer frame, so the file
-    may hold fewer frames than it was given; it plays for the same time.
-
-    Returns:
-        The number of frames given (not None).
-
-    Raises:
-        UsageError: Pillow is not installed.
-        ArgumentError: no frame to write.
+    Pillow stores a run of identical frames as one longer frame: the file plays as long.
     """
     image_module = require("PIL.Image", "plots", "writing a GIF")
     images = [
@@ -240,11 +188,8 @@ def save_gif(
 
 
 def sample_action(space: Any, mask: np.ndarray | None, rng: np.random.Generator) -> Any:
-    """A uniform random action of ``space`` that never picks an action ``mask`` forbids.
-
-    ``mask`` is the adapters' int8 mask (1 = allowed), flattened over the discrete branches;
-    for a ``Dict(continuous, discrete)`` it applies to the discrete part. (A core's own
-    batches, masks in ML-Agents' polarity, take :func:`zooport.envs.actions.random_actions`.)
+    """A uniform random action of ``space`` that ``mask`` allows (1 = allowed, flattened over
+    the discrete branches; for a ``Dict(continuous, discrete)`` the discrete part's).
 
     Example:
         >>> from gymnasium import spaces
@@ -300,40 +245,24 @@ def stack_observations(observations: Sequence[Any]) -> Any:
 
 
 class EpisodeReturns:
-    """Running per-agent returns; ``end(key)`` records one finished episode.
-
-    Example:
-        >>> returns = EpisodeReturns()
-        >>> returns.add("a", 1.0); returns.add("a", 0.5); returns.end("a")
-        >>> returns.finished
-        [1.5]
-    """
+    """Running per-agent returns; ``end(key)`` records one finished episode."""
 
     def __init__(self) -> None:
         self.running: dict[Any, float] = {}
         self.finished: list[float] = []
 
     def add(self, key: Any, reward: float) -> None:
-        """Adds ``reward`` to the running return of ``key``."""
         self.running[key] = self.running.get(key, 0.0) + float(reward)
 
     def end(self, key: Any) -> None:
-        """Records the running return of ``key`` as one finished episode."""
         self.finished.append(self.running.pop(key, 0.0))
 
 
 def random_core_step(
     core: BaseEnvLike, names: Sequence[str], rng: np.random.Generator, returns: EpisodeReturns
 ) -> int:
-    """Books every reward of ``core``'s current steps, acts at random, steps it once.
-
-    An agent in TerminalSteps ends its episode with its last reward (a restarted agent is
-    also in DecisionSteps: its new episode starts there). Every agent with a decision gets a
-    uniform random action its mask allows.
-
-    Returns:
-        The number of agents that acted.
-    """
+    """Books ``core``'s rewards (a terminal step ends its agent's episode), gives every agent
+    with a decision a random action its mask allows, steps once; returns how many acted."""
     acted = 0
     for name in names:
         decision, terminal = core.get_steps(name)

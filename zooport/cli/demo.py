@@ -1,18 +1,11 @@
-"""``make demo``: train on two built-in environments through two adapters, in a few minutes.
+"""``make demo`` (``python -m zooport.demo``): train two built-ins through two adapters on CPU.
 
-The main job trains the two runs of :data:`RUNS` on CPU (torch on one thread): SB3 PPO on
-``BallBalance`` through ``SB3VecEnv`` (12 platforms of one core, each a slot of an SB3
-``VecEnv``), and sb3-contrib MaskablePPO with action masks on ``GridWorld`` through
-``PettingZooParallelEnv`` -> SuperSuit -> SB3 (16 one-agent envs side by side, one shared
-policy reading the camera through :func:`camera_cnn`). Each run stops once the running mean
-of its last 100 training episodes has held the expected reward for a few rollouts (the
-budget is a safety margin) and says at which agent-step it stopped. Each policy is then
-evaluated (BallBalance's deterministically, GridWorld's sampling its actions as it trained:
-see :data:`RUNS`), a table printed, and ``learning_curves.png``, ``<env>.gif``
-and ``results.json`` written into ``--out``; the exit status is 1 if a run's evaluated
-mean is below its ``expected_reward``. ``--quick`` runs the same pipeline on tiny budgets
-without the reward gate (for tests); ``--random`` prints every registered environment
-driven by random mask-respecting actions instead.
+SB3 PPO on ``BallBalance`` through ``SB3VecEnv``, and MaskablePPO on ``GridWorld`` through
+``PettingZooParallelEnv`` -> SuperSuit -> SB3 (16 one-agent envs, a camera CNN). Each run
+stops once the running mean of its last 100 training episodes held the expected reward for a
+few rollouts, is evaluated, and leaves a GIF; then a table, ``learning_curves.png`` and
+``results.json`` in ``--out``. Exit 1 if an evaluated mean misses its expected reward.
+``--quick``: tiny budgets, no reward gate; ``--random``: the random-action table instead.
 """
 
 from __future__ import annotations
@@ -34,21 +27,6 @@ import numpy as np
 from zooport.cli.common import format_table, rollout, save_gif
 from zooport.envs.base_env import BaseEnv
 from zooport.envs.capabilities import accepts_keyword
-
-__all__ = [
-    "DemoRun",
-    "DemoResult",
-    "RUNS",
-    "random_table",
-    "camera_cnn",
-    "record_policy",
-    "format_results",
-    "run_demo",
-    "main",
-]
-
-
-# --------------------------------------------------------------------------- random rollouts
 
 
 def random_table(steps: int, seed: int) -> int:
@@ -77,35 +55,14 @@ def random_table(steps: int, seed: int) -> int:
     return 0
 
 
-# --------------------------------------------------------------------------- training runs
-
-
 @dataclass(frozen=True)
 class DemoRun:
-    """One training run of the demo.
+    """One training run of the demo, and its ``--quick`` budgets.
 
-    Attributes:
-        env: the registry identifier.
-        kwargs: keyword arguments of the environment's factory.
-        api: the :func:`~zooport.cli.training.train` route, ``"vector"`` or ``"parallel"``.
-        adapter: how the table names the route.
-        steps: the agent-step budget of the full run.
-        ppo_kwargs: PPO settings of the full run.
-        eval_episodes: deterministic evaluation episodes (at least) after training.
-        eval_kwargs: the PettingZoo route's evaluation core: the environment keywords of a
-            fresh core whose agents all act at once through ``PettingZooParallelEnv``
-            (:func:`~zooport.cli.training.evaluate_parallel`).
-        stop_at_expected: stop once the running training mean has held the expected reward
-            for ``hold`` rollouts in a row (training episodes must be whole episodes: the
-            vector route, or one-agent copies on the PettingZoo route).
-        hold: rollouts in a row the running mean must hold the expected reward.
-        sampled_eval: the evaluation (and the GIF) let the policy sample its actions, as it
-            did in training, instead of taking the most likely one.
-        copies: copies of the environment side by side (PettingZoo route).
-        camera_cnn: the policy reads the observations through :func:`camera_cnn`.
-        gif_kwargs: the environment keywords of the recorded rollout.
-        gif_steps, gif_every, gif_fps: rollout steps, keep every k-th frame, playback speed.
-        quick_steps, quick_ppo_kwargs, quick_eval_episodes: the same for ``--quick``.
+    ``api`` is :func:`~zooport.cli.training.train`'s route; ``eval_kwargs`` make the
+    PettingZoo route's evaluation core (every agent at once); ``stop_at_expected`` stops once
+    the running mean held the expected reward for ``hold`` rollouts; ``sampled_eval`` lets
+    the policy sample its actions in the evaluation and GIF, as it did in training.
     """
 
     env: str
@@ -187,16 +144,7 @@ RUNS: tuple[DemoRun, ...] = (
 
 @dataclass
 class DemoResult:
-    """What one run of the demo gave.
-
-    Attributes:
-        run: the run.
-        agents: the agents that trained together (slots of the SB3 ``VecEnv``).
-        result: what :func:`~zooport.cli.training.train` returned (its mean episode reward is
-            the deterministic evaluation's).
-        gif: the recorded rollout, or None when it could not be written.
-        gif_frames: the frames in it.
-    """
+    """What one run of the demo gave (``result.mean_episode_reward`` is the evaluation's)."""
 
     run: DemoRun
     agents: int
@@ -206,28 +154,17 @@ class DemoResult:
 
     @property
     def passed(self) -> bool:
-        """Whether the evaluated mean episode reward reached the expected reward."""
         return self.result.solved is True
 
 
 @functools.cache
 def camera_cnn() -> type:
-    """An SB3 features extractor for a small camera with a goal signal (GridWorld's ``Dict``).
+    """An SB3 features extractor for GridWorld's ``Dict(camera, goal)`` observation.
 
-    GridWorld's ``ObservationSpec`` declares its camera's two spatial dimensions
-    TRANSLATIONAL_EQUIVARIANCE; two 3x3 convolutions (padding 1, so a 5x5 board keeps its
-    size) use exactly that, with the goal signal broadcast as two more input channels so
-    every cell knows which goal counts. ML-Agents' trainers likewise put visual
-    observations through a CNN; SB3's own ``NatureCNN`` needs at least 36x36 pixels. On
-    GridWorld (16 agents, the demo's PPO settings) the deterministic policy reached 0.75 in
-    about 230k agent-steps with it, against about 650k with SB3's default MLP.
-
-    The class is built on the first call, so importing this module needs no torch.
-
-    Returns:
-        A ``BaseFeaturesExtractor`` subclass for ``policy_kwargs["features_extractor_class"]``
-        whose observation space is a ``Dict`` with a ``"camera"`` (rows, cols, colours) and
-        a ``"goal"`` (k,) ``Box``.
+    Two 3x3 convolutions (padding 1) use the camera's declared TRANSLATIONAL_EQUIVARIANCE,
+    with the goal broadcast as two more channels; SB3's ``NatureCNN`` needs 36x36 pixels. On
+    GridWorld the deterministic policy reached 0.75 in about 230k agent-steps with it, 650k
+    with the default MLP. Built on the first call, so importing this module needs no torch.
     """
     import torch
     from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
@@ -265,25 +202,9 @@ def record_policy(
     fps: float = 15,
     deterministic: bool = True,
 ) -> int:
-    """The policy acting for every agent of ``core``, saved as a GIF.
-
-    The core is served by ``SB3VecEnv(render_mode="rgb_array")``: its observations are those
-    of both training routes (one slot per agent; masks through ``action_masks`` for
-    MaskablePPO), and ``render()`` is the core's one picture of all its agents.
-
-    Args:
-        model: the trained SB3 model.
-        core: a fresh core of the environment trained on; it is closed at the end.
-        path: where to write the GIF.
-        steps: vector steps to play.
-        seed: seeds the core.
-        every: keep every k-th frame.
-        fps: playback frames per second.
-        deterministic: the most likely action rather than a sample.
-
-    Returns:
-        The number of frames written.
-    """
+    """The policy acting for every agent of ``core`` (closed at the end) for ``steps`` vector
+    steps through ``SB3VecEnv(render_mode="rgb_array")``, every ``every``-th frame saved as a
+    GIF; returns the frames written."""
     from zooport.adapters.sb3_vec_env import SB3VecEnv
 
     masked = accepts_keyword(model.predict, "action_masks")
@@ -353,21 +274,8 @@ def run_demo(
     progress: bool = True,
     runs: Sequence[DemoRun] = RUNS,
 ) -> list[DemoResult]:
-    """Trains, evaluates, plots and records every run; see the module docstring.
-
-    Sets torch to one thread: the policies are small, and a second thread only contends
-    with the simulation on a 2-core machine.
-
-    Args:
-        out: the output directory (created if missing).
-        quick: tiny budgets (seconds), for tests.
-        seed: seeds the environments and the models.
-        progress: progress bars on stderr (SB3's, which needs tqdm and rich).
-        runs: the runs to make.
-
-    Returns:
-        One :class:`DemoResult` per run, in order.
-    """
+    """Trains, evaluates, plots and records every run into ``out`` (see the module
+    docstring). torch gets one thread: a second only contends with the simulation."""
     import torch
 
     from zooport.cli.training import plot_curve
@@ -401,7 +309,6 @@ def run_demo(
 
 
 def _stop_line(result: Any, budget: int, hold: int) -> str:
-    """Where training stopped, and why."""
     if result.stopped_at is None:
         return f"trained the whole budget: {result.timesteps:,} agent-steps"
     return (
@@ -433,7 +340,6 @@ def _finite(value: float) -> float | None:
 
 
 def format_results(results: Sequence[DemoResult]) -> str:
-    """The demo's table, plain text."""
     rows = []
     for r in results:
         t = r.result
@@ -449,9 +355,6 @@ def format_results(results: Sequence[DemoResult]) -> str:
         "mean episode reward (eval)", "expected", "verdict",
     ]  # fmt: skip
     return format_table(headers, rows)
-
-
-# --------------------------------------------------------------------------- main
 
 
 def main(argv: Sequence[str] | None = None) -> int:

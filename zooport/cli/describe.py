@@ -14,8 +14,6 @@ from zooport.cli.targets import Target, parse_kwargs, resolve_target
 from zooport.envs.base_env import BaseEnvLike
 from zooport.envs.capabilities import reset_core
 
-__all__ = ["cmd_list", "cmd_info"]
-
 
 def _brief_action(spec: Any) -> str:
     continuous, branches = spec.continuous_size, tuple(spec.discrete_branches)
@@ -69,12 +67,9 @@ def cmd_list(args: argparse.Namespace, out: Output) -> int:
 
 
 def _side_channel_use(target: Target, core_type: type) -> list[list[str]]:
-    """What a BatchedEnv reads and sends through side channels.
-
-    A class may declare ``side_channel_use = {"parameters": [...], "stats": [...]}``;
-    otherwise the keys are found by running a fresh instance for 300 random steps and
-    recording its ``environment_parameter`` and ``record_stat`` calls.
-    """
+    """What a BatchedEnv reads and sends through side channels: its class's
+    ``side_channel_use = {"parameters": [...], "stats": [...]}``, else the keys a fresh
+    instance asks for and records in 300 random steps."""
     from zooport.envs.batched_env import BatchedEnv
 
     if not issubclass(core_type, BatchedEnv):

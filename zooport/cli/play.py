@@ -1,17 +1,5 @@
-"""Drive an environment through one adapter: random mask-respecting actions, or a policy.
-
-Classes:
-    PlayStats: what a :func:`play` run measured.
-
-Functions:
-    check_play_api: the ``--api`` values :func:`play` takes, with or without a model.
-    play: drive an environment through the raw core, ``GymEnv``, ``BehaviorVectorEnv`` or a
-        PettingZoo adapter, with a progress bar, episode statistics and an optional GIF; the
-        actions are random (respecting action masks) or a trained SB3 model's.
-
-``zooport play`` (:mod:`zooport.cli.app`) prints what :func:`play` returns; with
-``--model`` it loads the model (:mod:`zooport.cli.saved_model`) and passes it here.
-"""
+"""``zooport play``: drive an environment through one adapter with random mask-respecting
+actions or a trained model's, with episode statistics and an optional GIF."""
 
 from __future__ import annotations
 
@@ -44,33 +32,19 @@ from zooport.envs.base_env import BaseEnvLike
 from zooport.envs.capabilities import accepts_keyword, reset_core
 from zooport.errors import ZooportError
 
-__all__ = ["APIS", "MODEL_APIS", "PlayStats", "check_play_api", "play"]
-
 #: The adapters :func:`play` drives, by ``--api`` name.
 APIS = ("raw", "gym", "vector", "parallel", "aec")
 #: The adapters a trained model can act through: they hand out the observations it was
 #: trained on (the raw core's are lists of arrays).
 MODEL_APIS = ("gym", "vector", "parallel", "aec")
-#: The file names ``record`` takes: GIF files (:func:`~zooport.cli.common.save_gif`).
-RECORD_SUFFIXES = (".gif",)
 #: At most this many frames go into a ``record`` GIF (a longer run keeps every k-th frame).
 _MAX_FRAMES = 500
 
 
 @dataclass
 class PlayStats:
-    """What one ``play`` run measured.
-
-    Attributes:
-        env: the environment's name.
-        api: the adapter driven.
-        steps: adapter steps taken (agent turns for ``aec``).
-        agent_steps: agent decisions acted on.
-        seconds: wall time of the loop.
-        episode_rewards: the return of every episode that finished, in order.
-        frames: frames written to ``record`` (0 without it).
-        policy: ``"random"``, or the class name of the model that acted.
-    """
+    """What one ``play`` run measured: ``steps`` are adapter steps (agent turns for ``aec``),
+    ``agent_steps`` the decisions acted on, ``policy`` "random" or the model's class."""
 
     env: str
     api: str
@@ -83,16 +57,11 @@ class PlayStats:
 
     @property
     def episodes(self) -> int:
-        """The number of finished episodes."""
         return len(self.episode_rewards)
 
     @property
     def mean_episode_reward(self) -> float:
-        """The mean return of the finished episodes (nan when none finished)."""
         return float(np.mean(self.episode_rewards)) if self.episode_rewards else float("nan")
-
-
-# --------------------------------------------------------------------------- who acts
 
 
 class _RandomActor:
@@ -105,7 +74,6 @@ class _RandomActor:
         return sample_action(space, mask, self.rng)
 
     def many(self, spaces: Sequence[Any], observations: Any, masks: Any) -> list:
-        """One action per agent; ``masks`` is None or indexable by agent (rows or a list)."""
         return [
             sample_action(space, None if masks is None else masks[i], self.rng)
             for i, space in enumerate(spaces)
@@ -129,7 +97,6 @@ class _PolicyActor:
         return self._predict(obs, mask)
 
     def many(self, spaces: Sequence[Any], observations: Any, masks: Any) -> list:
-        """One batched ``predict`` for every agent (a list of observations is stacked)."""
         if isinstance(observations, list):
             observations = stack_observations(observations)
         if isinstance(masks, list):
@@ -142,9 +109,6 @@ def _mask_of(obs: Any, info: Any) -> np.ndarray | None:
     if isinstance(obs, dict) and "action_mask" in obs:
         return obs["action_mask"]
     return info.get("action_mask") if isinstance(info, dict) else None
-
-
-# --------------------------------------------------------------------------- adapters
 
 
 def _single_agent_core(target: Target, behavior: str | None) -> tuple[Any, str]:
@@ -244,19 +208,9 @@ def _frame_of(env: Any, api: str) -> np.ndarray | None:
     return None if frame is None else np.asarray(frame)
 
 
-# --------------------------------------------------------------------------- play
-
-
 def check_play_api(api: Any, *, with_model: bool) -> None:
-    """Raises :class:`UsageError` unless ``api`` is one :func:`play` drives (with a model:
-    one of :data:`MODEL_APIS`).
-
-    Example:
-        >>> check_play_api("raw", with_model=True)
-        Traceback (most recent call last):
-        ...
-        zooport.cli.common.UsageError: --model acts through --api gym, vector, parallel or aec, ...
-    """
+    """Raises :class:`UsageError` unless :func:`play` drives ``api`` (with a model: one of
+    :data:`MODEL_APIS`)."""
     if not isinstance(api, str) or api not in APIS:
         raise UsageError(f"--api must be one of {list(APIS)}, got {api!r}")
     if with_model and api not in MODEL_APIS:
@@ -277,26 +231,9 @@ def play(
     progress: bool = True,
     model: Any = None,
 ) -> PlayStats:
-    """Drives ``target`` through one adapter, with random actions or ``model``'s.
-
-    Args:
-        target: the environment (see :func:`~zooport.cli.targets.resolve_target`).
-        api: one of :data:`APIS` (:data:`MODEL_APIS` with a ``model``).
-        steps: adapter steps (agent turns for ``aec``).
-        seed: seeds the environment and the random actions.
-        behavior: the behaviour for ``gym`` and ``vector`` (None: the only one).
-        record: write an animated GIF of rgb_array frames there (needs Pillow).
-        progress: show a progress bar on stderr.
-        model: a trained SB3 model (``predict``) whose deterministic actions drive the
-            agents instead of random ones; PettingZoo adapters then hand masks out in infos,
-            as on the route ``zooport train`` trains through.
-
-    Raises:
-        UsageError: an unknown api, an adapter that does not apply, a model whose spaces
-            are not the adapter's, a missing Pillow, a ``record`` path that cannot be
-            written (found before the run), or an environment that cannot render when
-            ``record`` is given.
-        ArgumentError: ``seed`` is not an int >= 0.
+    """Drives ``target`` through the ``api`` adapter for ``steps`` steps, with random actions
+    or ``model``'s deterministic ones (PettingZoo adapters then give masks in infos, as on
+    ``zooport train``'s route); ``record`` writes a GIF (paths are checked before the run).
 
     Example:
         >>> from zooport.cli.targets import resolve_target
@@ -310,7 +247,7 @@ def play(
     seed = check_seed(seed, "play")
     if record is not None:
         require("PIL.Image", "plots", "--record")
-        check_output_path(record, "--record", RECORD_SUFFIXES)
+        check_output_path(record, "--record", (".gif",))
     env = _build_adapter(target, api, behavior, record is not None, mask_in_info=model is not None)
     rng = np.random.default_rng(seed)
     actor: Any = _RandomActor(rng) if model is None else _PolicyActor(model)

@@ -1,19 +1,5 @@
-"""A trained policy on disk: SB3's zip, with what zooport needs to rebuild its environment.
-
-Classes:
-    ModelInfo: what a model was trained on: the environment and its keyword arguments, the
-        route and behaviour, the algorithm, the seed and the agent-steps.
-
-Functions:
-    save_path: the file ``--save`` writes (``.zip`` added to a name without a suffix).
-    save_model: SB3's ``model.save``, plus :data:`INFO_MEMBER` inside the same zip.
-    read_model_info: the :class:`ModelInfo` of a saved model (no torch needed).
-    load_model: the saved model, of the algorithm it was trained with.
-
-The file is SB3's own zip, so ``PPO.load`` and rl-zoo3 read it unchanged (SB3 reads only
-its own members). ``zooport train --save`` writes it, ``zooport train --resume`` continues
-training it and ``zooport play --model`` plays it.
-"""
+"""A trained policy on disk: SB3's own zip (``PPO.load`` and rl-zoo3 read it unchanged) with
+one more member, :data:`INFO_MEMBER`, saying what rebuilds its environment."""
 
 from __future__ import annotations
 
@@ -25,16 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from zooport.cli.common import UsageError, check_output_path, require
-
-__all__ = [
-    "ALGORITHMS",
-    "INFO_MEMBER",
-    "ModelInfo",
-    "save_path",
-    "save_model",
-    "read_model_info",
-    "load_model",
-]
 
 #: The zip member that holds the :class:`ModelInfo`, as JSON.
 INFO_MEMBER = "zooport.json"
@@ -48,17 +24,8 @@ _FORMAT = 1
 
 @dataclass(frozen=True)
 class ModelInfo:
-    """What a saved model was trained on, so ``play`` and ``--resume`` can rebuild it.
-
-    Attributes:
-        env: the environment as given to ``zooport train`` (a registry id or a factory).
-        kwargs: the factory's keyword arguments (``--kwargs``).
-        api: the route trained through, ``"vector"`` or ``"parallel"``.
-        behavior: the behaviour trained on the vector route (None on the PettingZoo route).
-        algorithm: a key of :data:`ALGORITHMS`.
-        seed: the training seed.
-        timesteps: the agent-steps trained (SB3's ``num_timesteps``).
-        zooport_version: the zooport that trained it.
+    """What a saved model was trained on (``zooport train``'s ENV, ``--kwargs``, route,
+    behaviour, algorithm, seed, agent-steps), so ``play`` and ``--resume`` can rebuild it.
 
     Example:
         >>> info = ModelInfo("Basic", {"n_agents": 2}, "vector", "Basic", "PPO", 0, 64, "0.1.0")
@@ -78,7 +45,6 @@ class ModelInfo:
     zooport_version: str = ""
 
     def to_json(self) -> str:
-        """The info as a JSON document (with a format number)."""
         try:
             return json.dumps({"format": _FORMAT, **asdict(self)}, indent=2)
         except TypeError as exc:
@@ -117,12 +83,8 @@ class ModelInfo:
         api: str | None = None,
         behavior: str | None = None,
     ) -> tuple[dict[str, Any], str, str | None]:
-        """``(kwargs, api, behavior)`` to rebuild ``env`` for this model.
-
-        Each is the one given when given (``--kwargs``, ``--api``, ``--behavior``), else the
-        one trained with; keyword arguments and behaviour carry over only to the
-        environment trained on (another one may not take them).
-        """
+        """``(kwargs, api, behavior)`` to rebuild ``env``: each as given, else as trained
+        (keyword arguments and behaviour only for the environment trained on)."""
         same = env == self.env
         if kwargs is None:
             kwargs = dict(self.kwargs) if same else {}
@@ -132,11 +94,8 @@ class ModelInfo:
 
 
 def save_path(path: str | os.PathLike[str]) -> Path:
-    """The file ``--save`` writes: ``path``, with ``.zip`` added when it has no suffix (as
-    SB3 does); checked before training starts.
-
-    Raises:
-        UsageError: another suffix than ``.zip``, or a file that cannot be written.
+    """The file ``--save`` writes (``.zip`` added to a name without a suffix, as SB3 does),
+    checked before training starts.
 
     Example:
         >>> import tempfile, pathlib
@@ -171,12 +130,7 @@ def _existing(path: str | os.PathLike[str], option: str) -> Path:
 
 
 def read_model_info(path: str | os.PathLike[str], option: str = "--model") -> ModelInfo:
-    """The :class:`ModelInfo` saved with the model at ``path``.
-
-    Raises:
-        UsageError: no such file, not a zip, or a zip without :data:`INFO_MEMBER` (an SB3
-            model that ``zooport train --save`` did not write).
-    """
+    """The :class:`ModelInfo` saved with the model at ``path`` (no torch needed)."""
     file = _existing(path, option)
     try:
         with zipfile.ZipFile(file) as archive:
@@ -194,12 +148,7 @@ def read_model_info(path: str | os.PathLike[str], option: str = "--model") -> Mo
 def load_model(
     path: str | os.PathLike[str], info: ModelInfo, *, env: Any = None, option: str = "--model"
 ) -> Any:
-    """The model at ``path``, loaded on CPU by its algorithm's ``load`` (on ``env`` if given).
-
-    Raises:
-        UsageError: the algorithm's package is not installed, or ``env``'s observation or
-            action space is not the model's.
-    """
+    """The model at ``path``, loaded on CPU by its algorithm's ``load`` (on ``env`` if given)."""
     module_name, class_name, extra = ALGORITHMS[info.algorithm]
     module = require(module_name, extra, f"loading a {info.algorithm} model")
     algorithm = getattr(module, class_name)

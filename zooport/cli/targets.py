@@ -1,20 +1,8 @@
-"""What the command line's programs work on: a registry id, a ``module:attr`` or a file.
+"""What the command line works on: a registry id, ``module:attr`` or ``path/to/file.py:attr``.
 
-Classes:
-    Target: an environment to work on: its name, a factory and its registry entry.
-
-Functions:
-    resolve_target: a registry identifier, ``module:attr`` or ``path/to/file.py:attr``
-        (plus keyword arguments) as a :class:`Target`.
-    parse_kwargs: ``--kwargs`` JSON as a dict.
-
-A factory is found as other ``module:attr`` tools find one (uvicorn, gunicorn): the working
-directory comes first on the module search path, as with ``python -m``, so
-``zooport check my_env:MyEnv`` works next to ``my_env.py`` although a console script does
-not put the working directory on ``sys.path`` itself. ``path/to/my_env.py:MyEnv`` imports
-``my_env`` from its directory (which joins the search path, so worker processes and pickles
-find the module by name too).
-"""
+As with uvicorn's and gunicorn's ``module:attr``, the working directory comes first on the
+module search path (as with ``python -m``); a file is imported by its name from its
+directory, which joins the search path so worker processes and pickles find it too."""
 
 from __future__ import annotations
 
@@ -36,22 +24,14 @@ from zooport.envs.capabilities import accepts_keyword, keyword_parameters
 from zooport.envs.registry import BASE_ENV_MEMBERS
 from zooport.errors import ZooportError, a_type
 
-__all__ = ["Target", "resolve_target", "parse_kwargs"]
-
 _MODULE_ATTR = re.compile(r"^(?P<module>[A-Za-z_][\w.]*):(?P<attr>[A-Za-z_][\w.]*)$")
 _FILE_ATTR = re.compile(r"^(?P<file>.+\.py):(?P<attr>[A-Za-z_][\w.]*)$")
 
 
 @dataclass
 class Target:
-    """An environment the CLI works on.
-
-    Attributes:
-        name: the registry identifier or the factory spec, as the user gave it.
-        factory: makes a fresh environment; keywords update the user's ``--kwargs``.
-        entry: the registry entry, or None for a factory spec.
-        kwargs: the user's keyword arguments.
-    """
+    """An environment the CLI works on: its name as given, a factory (keywords update the
+    user's ``kwargs``) and its registry entry (None for a factory spec)."""
 
     name: str
     factory: Callable[..., Any]
@@ -69,11 +49,8 @@ class Target:
         return float(value) if isinstance(value, (int, float)) else None
 
     def make(self, **extra: Any) -> Any:
-        """A fresh environment; a failure the user can fix becomes a :class:`UsageError`.
-
-        That includes a factory that returns something other than a ``BaseEnv``
-        (``os:getcwd``).
-        """
+        """A fresh environment; a failure the user can fix (a factory returning no
+        ``BaseEnv``, ``os:getcwd``) is a :class:`UsageError`."""
         try:
             env = self.factory(**extra)
         except (ZooportError, TypeError, ValueError) as exc:
@@ -131,16 +108,8 @@ def _check_keywords(target: Callable[..., Any], kwargs: Mapping[str, Any], name:
 
 
 def resolve_target(spec: str, kwargs: Mapping[str, Any] | None = None) -> Target:
-    """A registry identifier or a factory (``module:attr``, ``path/to/file.py:attr``).
-
-    Args:
-        spec: ``"Basic"``, ``"my_package.envs:make_env"`` (the working directory first on the
-            module search path) or ``"path/to/my_env.py:MyEnv"``.
-        kwargs: keyword arguments of the factory (checked against its signature).
-
-    Raises:
-        UsageError: an unknown identifier (with close matches), a factory that cannot be
-            imported, or keywords the factory does not take.
+    """A registry id or a factory (``module:attr``, ``path/to/file.py:attr``) as a
+    :class:`Target`; ``kwargs`` are checked against the factory's signature.
 
     Example:
         >>> target = resolve_target("Basic", {"n_agents": 2})
@@ -172,7 +141,6 @@ def resolve_target(spec: str, kwargs: Mapping[str, Any] | None = None) -> Target
 
 
 def _load_factory(spec: str) -> Callable[..., Any]:
-    """The callable a ``module:attr`` or ``path/to/file.py:attr`` spec names."""
     file_match = _FILE_ATTR.match(spec)
     if file_match is not None:
         module = _import_file(Path(file_match["file"]), spec)
@@ -199,7 +167,6 @@ def _load_factory(spec: str) -> Callable[..., Any]:
 
 
 def _working_directory_first() -> None:
-    """Puts the working directory first on ``sys.path`` unless it is there, as ``-m`` does."""
     cwd = os.getcwd()
     if not any(entry in ("", ".") or _same_directory(entry, cwd) for entry in sys.path):
         sys.path.insert(0, cwd)
@@ -224,7 +191,6 @@ def _import(module_name: str, spec: str) -> Any:
 
 
 def _import_file(path: Path, spec: str) -> Any:
-    """The module of ``path``, imported by its name with its directory first on the path."""
     if not path.is_file():
         raise UsageError(f"expected an existing Python file in {spec!r}, got {str(path)!r}")
     file = path.resolve()

@@ -1,10 +1,5 @@
-"""Train SB3 PPO on an environment through the vector or the PettingZoo route, and plot it.
-
-stable-baselines3, sb3-contrib, SuperSuit and matplotlib are optional (``zooport[train]``,
-``zooport[plots]``) and imported only when a function needs them. ``zooport train``
-(:mod:`zooport.cli.app`) prints what :func:`train` returns and saves its model
-(:mod:`zooport.cli.saved_model`); ``train(resume=path)`` continues training a saved one.
-"""
+"""``zooport train``: SB3 PPO through the vector or the PettingZoo route, and its plot; the
+optional packages (``zooport[train]``, ``zooport[plots]``) load only when needed."""
 
 from __future__ import annotations
 
@@ -27,8 +22,6 @@ from zooport.envs.base_env import BaseEnvLike
 from zooport.envs.capabilities import accepts_keyword, reset_core
 from zooport.errors import ArgumentError
 
-__all__ = ["TRAIN_APIS", "TrainResult", "train", "evaluate_parallel", "plot_curve"]
-
 #: The routes :func:`train` trains through, by ``--api`` name.
 TRAIN_APIS = ("vector", "parallel")
 
@@ -37,25 +30,11 @@ TRAIN_APIS = ("vector", "parallel")
 class TrainResult:
     """What one ``train`` run measured.
 
-    Attributes:
-        env, api, algorithm: what was trained, through which route, with which algorithm.
-        timesteps: agent-steps trained (SB3's ``num_timesteps``).
-        seconds: wall time of ``learn``.
-        mean_episode_reward: mean return of the last ``window`` training episodes, or of the
-            evaluation episodes when ``eval_episodes`` was given; nan when none finished.
-        expected_reward: the registry's target, if known.
-        curve: ``(timesteps, mean return of the last window episodes)`` after each rollout.
-        episode_rewards: every training episode's return, in order.
-        episode_timesteps: the ``num_timesteps`` at which each of them ended.
-        model: the trained SB3 model.
-        eval_episodes: how many deterministic evaluation episodes ``mean_episode_reward``
-            averages (0: it is the training episodes' mean).
-        behavior: the behaviour trained on the vector route (None on the PettingZoo route).
-        stopped_at: the agent-step at which training stopped because the running mean held
-            ``stop_reward``; None when it trained its whole budget.
-        shared: the behaviours the PettingZoo route trained under one shared policy when
-            there were several; their episodes are mixed in ``mean_episode_reward``, so
-            ``expected_reward`` (one team's, against a random opponent) is None there.
+    ``mean_episode_reward`` is the mean of the last ``window`` training episodes, or of the
+    evaluation episodes (``eval_episodes`` > 0); nan when none finished. ``curve`` is
+    ``(timesteps, running mean)`` after each rollout. ``stopped_at`` is where the running
+    mean held ``stop_reward`` (None: the whole budget). ``shared`` names the behaviours the
+    PettingZoo route trained under one policy: their episodes mix, so there is no target.
     """
 
     env: str
@@ -76,7 +55,6 @@ class TrainResult:
 
     @property
     def solved(self) -> bool | None:
-        """Whether the mean episode reward reached ``expected_reward`` (None: no target)."""
         if self.expected_reward is None or math.isnan(self.mean_episode_reward):
             return None if self.expected_reward is None else False
         return self.mean_episode_reward >= self.expected_reward
@@ -87,14 +65,10 @@ class TrainResult:
 
 
 def _pettingzoo_route(venv: Any, mask_size: int) -> Any:
-    """Sits on SuperSuit's SB3 wrapper: seeds, serves masks, marks truncated episodes.
-
-    SuperSuit's wrapper forwards ``seed()`` to a vector env that has none; sb3-contrib
-    reads masks with ``env_method("action_masks")`` (with ``mask_in_info`` they are in
-    infos); and SuperSuit's wrapper folds truncation into ``done``, so here a truncated
-    slot's info gets SB3's ``TimeLimit.truncated`` and PPO bootstraps it from its
-    ``terminal_observation`` instead of treating it as a terminal state. That matters with
-    ``termination_mode="any"``, where one agent's end truncates every other agent.
+    """Sits on SuperSuit's SB3 wrapper: seeds (it forwards ``seed()`` to a vector env with
+    none), serves masks to sb3-contrib's ``env_method("action_masks")``, and marks a
+    truncated slot ``TimeLimit.truncated`` (SuperSuit folds truncation into ``done``), so PPO
+    bootstraps it: with ``termination_mode="any"`` one agent's end truncates all the others.
     """
     from stable_baselines3.common.vec_env import VecEnvWrapper
 
@@ -148,7 +122,9 @@ def _pettingzoo_route(venv: Any, mask_size: int) -> Any:
                 return [getattr(self.venv, "render_mode", None)] * self.num_envs
             return self.venv.get_attr(attr_name, indices)
 
-        def env_method(self, method_name: str, *args: Any, indices: Any = None, **kw: Any):
+        def env_method(
+            self, method_name: str, *args: Any, indices: Any = None, **kw: Any
+        ) -> list[Any]:
             if method_name == "action_masks" and mask_size:
                 return list(self._masks.copy())
             return self.venv.env_method(method_name, *args, indices=indices, **kw)
@@ -218,11 +194,8 @@ def _pool(target: Target, seed: int, workers: int, side_channels: Any = None) ->
 
 
 def _parallel_vec_env(core: BaseEnvLike, masked: bool, copies: int = 1) -> Any:
-    """The PettingZoo route: Parallel adapter -> SuperSuit vector env -> SB3 VecEnv.
-
-    With ``copies > 1`` SuperSuit runs that many clones of the Parallel env side by side;
-    the route's ``reset(seed=s)`` gives clone ``i`` the seed ``s + i``.
-    """
+    """The PettingZoo route: Parallel adapter -> SuperSuit vector env (``copies`` clones,
+    clone ``i`` seeded ``s + i``) -> SB3 VecEnv."""
     supersuit = require("supersuit", "train", "--api parallel")
     from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 
@@ -258,46 +231,15 @@ def train(
 ) -> TrainResult:
     """Trains SB3 PPO (MaskablePPO when the behaviour has action masks) on ``target``.
 
-    The vector route serves one behaviour's agents as an :class:`SB3VecEnv`; the PettingZoo
-    route (``api="parallel"``) serves every agent of every behaviour, which must share one
-    observation and one action space, through SuperSuit with ``termination_mode="any"``.
-
-    Args:
-        target: the environment (see :func:`~zooport.cli.targets.resolve_target`).
-        api: ``"vector"`` or ``"parallel"``.
-        steps: agent-steps to train (``total_timesteps``; more of them with ``resume``).
-        seed: seeds the environment and the model.
-        behavior: the behaviour to train on the vector route (None: the only one).
-        progress: SB3's progress bar (needs tqdm and rich).
-        window: how many of the last training episodes ``mean_episode_reward`` averages.
-        eval_episodes: if > 0, ``mean_episode_reward`` is instead the mean return of
-            deterministic evaluation episodes after training: on the vector route that many
-            episodes of the training env (SB3's ``evaluate_policy``); on the PettingZoo route
-            at least that many whole agent episodes of a fresh core seeded ``seed + 1``
-            (:func:`evaluate_parallel`), as training episodes there end with the first
-            agent's.
-        ppo_kwargs: keyword arguments for the PPO constructor; by default ``n_steps`` is sized
-            so that a run has about eight rollouts (at most 2048 steps per agent, a multiple
-            of 4) and ``batch_size`` is a quarter of a rollout.
-        copies: the PettingZoo route only: this many copies of the environment side by side
-            (SuperSuit's ``concat_vec_envs_v1``). With ``termination_mode="any"`` one agent's
-            end truncates every agent of its copy, so many copies of a core with few agents
-            give agents longer episodes than one core with many.
-        stop_reward: stop training once at least ``window`` episodes finished and the mean
-            of the last ``window`` has reached this after ``hold`` rollouts in a row (None:
-            train for all ``steps``); ``TrainResult.stopped_at`` says where it stopped.
-        hold: how many rollouts in a row the running mean must hold ``stop_reward``.
-        workers: train on this many copies of the core, stepped in parallel in a
-            :class:`~zooport.envs.CorePool` (copy ``i`` seeded ``seed + i``); None: one core.
-        resume: a model saved by ``zooport train --save``: it is loaded (its algorithm and
-            settings, its own ``num_timesteps``) and trains ``steps`` more agent-steps on
-            this environment, which must give its observation and action spaces.
-
-    Raises:
-        UsageError: an unknown api, SB3/sb3-contrib not installed, hybrid actions, spaces
-            the route cannot serve, or a ``resume`` model that does not fit the environment
-            (or with ``ppo_kwargs``, which only set up a new model).
-        ArgumentError: ``seed`` is not an int >= 0, or ``eval_episodes`` a negative int.
+    ``api="vector"`` trains one behaviour's agents as an :class:`SB3VecEnv`; ``"parallel"``
+    every agent (one shared observation and action space) through SuperSuit with
+    ``termination_mode="any"``, ``copies`` envs side by side. ``steps`` are agent-steps.
+    ``eval_episodes`` > 0: the mean is then that of deterministic evaluation episodes (on
+    the PettingZoo route whole agent episodes of a fresh core, :func:`evaluate_parallel`).
+    ``ppo_kwargs`` default to about eight rollouts a run. ``stop_reward``: stop once the
+    mean of the last ``window`` episodes held it for ``hold`` rollouts. ``workers``: that
+    many cores in a :class:`~zooport.envs.CorePool` (core ``i`` seeded ``seed + i``).
+    ``resume``: a model saved by ``zooport train --save`` trains ``steps`` more.
     """
     if not isinstance(api, str) or api not in TRAIN_APIS:
         raise UsageError(f"--api must be one of {list(TRAIN_APIS)} for train, got {api!r}")
@@ -366,7 +308,7 @@ def train(
                     self.held = self.held + 1 if recent >= stop_reward else 0
                     self.reached = self.held >= hold
 
-    show_bar = progress and all(_importable(m) for m in ("tqdm", "rich"))
+    show_bar = progress and all(importlib.util.find_spec(m) for m in ("tqdm", "rich"))
     try:
         if saved is None:
             model = algorithm(policy, venv, seed=seed, verbose=0, **options)
@@ -415,12 +357,6 @@ def _evaluate(model: Any, venv: Any, episodes: int, masked: bool) -> float:
     return float(np.mean(rewards))
 
 
-def _frame(env: Any) -> np.ndarray:
-    frame = env.render()
-    assert frame is not None  # render_mode="rgb_array" always returns a frame
-    return frame
-
-
 def evaluate_parallel(
     model: Any,
     core: BaseEnvLike,
@@ -428,38 +364,18 @@ def evaluate_parallel(
     episodes: int,
     seed: int = 0,
     deterministic: bool = True,
-    frames: list[np.ndarray] | None = None,
-    max_cycles: int = 10_000,
 ) -> list[float]:
-    """Every agent's return over whole episodes, one shared policy acting for all agents.
+    """Every agent's return over whole episodes of ``core`` (closed at the end), one shared
+    policy acting for all, until at least ``episodes`` agent episodes finished.
 
-    The core is served by ``PettingZooParallelEnv(termination_mode="all")``: an agent
-    leaves when its own episode ends and the PettingZoo episode lasts until every agent's
-    has, so no return is cut short by another agent's end (as in training with ``"any"``).
-    PettingZoo episodes are played until at least ``episodes`` agent episodes finished. The
-    observations are those of the training route (masks in the info), so a model trained by
-    :func:`train` with ``api="parallel"`` acts as it learnt to; sb3-contrib's MaskablePPO
-    is given the masks.
-
-    Args:
-        model: an SB3 model (``predict``).
-        core: a fresh core of the environment trained on; it is closed at the end.
-        episodes: the least number of agent episodes to play.
-        seed: seeds the core at each PettingZoo reset (``seed``, ``seed + 1``, ...).
-        deterministic: the policy's mode rather than a sample.
-        frames: if given, the core's rgb_array frame after each reset and step is appended.
-        max_cycles: steps after which a PettingZoo episode is cut (its agents truncated).
-
-    Returns:
-        The return of every agent episode that finished, in order of finishing.
+    ``termination_mode="all"``: an agent leaves when its own episode ends, so no return is
+    cut short by another's (as in training with ``"any"``); masks come in infos as on the
+    training route. Reset ``i`` is seeded ``seed + i``.
     """
     from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 
     masked = accepts_keyword(model.predict, "action_masks")
-    env = PettingZooParallelEnv(
-        core, termination_mode="all", mask_in_info=True, max_cycles=max_cycles,
-        render_mode=None if frames is None else "rgb_array",
-    )  # fmt: skip
+    env = PettingZooParallelEnv(core, termination_mode="all", mask_in_info=True, max_cycles=10_000)
     finished: list[float] = []
     try:
         for episode in range(episodes):  # at least one agent finishes per PettingZoo episode
@@ -467,8 +383,6 @@ def evaluate_parallel(
                 break
             obs, infos = env.reset(seed=seed + episode)
             running = dict.fromkeys(env.agents, 0.0)
-            if frames is not None:
-                frames.append(_frame(env))
             while env.agents:
                 agents = list(env.agents)
                 batch = stack_observations([obs[a] for a in agents])
@@ -479,8 +393,6 @@ def evaluate_parallel(
                 obs, rewards, terminated, truncated, infos = env.step(
                     dict(zip(agents, actions, strict=True))
                 )
-                if frames is not None:
-                    frames.append(_frame(env))
                 for agent, reward in rewards.items():
                     running[agent] = running.get(agent, 0.0) + float(reward)
                     if terminated[agent] or truncated[agent]:
@@ -490,16 +402,9 @@ def evaluate_parallel(
     return finished
 
 
-def _importable(module: str) -> bool:
-    return importlib.util.find_spec(module) is not None
-
-
 def plot_curve(results: TrainResult | Sequence[TrainResult], path: str | os.PathLike[str]) -> None:
-    """Writes learning curves as a PNG: one panel per result, side by side.
-
-    A panel shows every training episode's return, their running mean after each rollout,
-    the expected reward, and the deterministic evaluation when there was one.
-    """
+    """Writes learning curves, one panel per result: every training episode's return, the
+    running mean, the expected reward and the deterministic evaluation if there was one."""
     require("matplotlib", "plots", "--plot")
     from matplotlib.figure import Figure  # no pyplot: no global backend or figure state
 

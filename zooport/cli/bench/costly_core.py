@@ -1,9 +1,4 @@
-"""A core whose step costs a set amount of CPU per agent, standing in for a real simulation.
-
-Classes:
-    CostlyCore: a ``TrivialCore`` whose step burns ``us_per_agent`` microseconds of CPU time
-        per agent (measured on the thread's own CPU clock), then moves a small state.
-"""
+"""A core whose step costs a set amount of CPU per agent, standing in for a real simulation."""
 
 from __future__ import annotations
 
@@ -20,21 +15,9 @@ __all__ = ["CostlyCore"]
 
 
 class CostlyCore(TrivialCore):
-    """N agents drift an 8-vector with 2 continuous actions; each step costs
-    ``us_per_agent * N`` microseconds of this thread's CPU time.
-
-    The cost is spent on the thread's CPU clock (``time.thread_time``), not the wall clock:
-    on a loaded machine a step still does the same work, however long it waits for a CPU.
-    At the default 7 us per agent a step costs about 450 us at N=64, the regime of a real
-    simulation (and of the measurements in issue 15), and 7 ms at N=1024. Episodes end at
-    random with probability 0.005 per agent and step, and never end with
-    ``terminate=False``.
-
-    Args:
-        n_agents: agents of the one behaviour ``"Costly"``.
-        us_per_agent: CPU microseconds a step costs per agent.
-        **options: :class:`~zooport.cli.bench.trivial_core.TrivialCore`'s (``seed``,
-            ``max_steps``, ``terminate``, ``side_channels``).
+    """A :class:`~zooport.cli.bench.trivial_core.TrivialCore` of an 8-vector whose step burns
+    ``us_per_agent * N`` microseconds of this thread's CPU time (the same work however loaded
+    the machine); at the default 7 us a step costs about 450 us at N=64, a real simulation's.
 
     Example:
         >>> core = CostlyCore(n_agents=4, us_per_agent=10.0, seed=0)

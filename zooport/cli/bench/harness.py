@@ -1,16 +1,5 @@
-"""Timing in the style of PufferLib and EnvPool: pre-sampled actions, warm-up, medians.
-
-Classes:
-    Route: one way to step N agents (the raw core, an adapter, a peer vectoriser).
-    RouteUnavailable: raised by a route builder that cannot run here (with the reason).
-    Measurement: the throughput of one route at one agent count.
-
-Functions:
-    measure_case: builds the routes of one (env, N) case, warms each up, then times them in
-        interleaved runs (so load from other processes hits every route alike) and returns
-        the median agent-steps/s of each.
-    machine_info: the interpreter, library versions and CPU, for the report.
-"""
+"""Timing in the style of PufferLib and EnvPool: pre-sampled actions, a warm-up that
+calibrates the run length, interleaved runs (load hits every route alike), medians."""
 
 from __future__ import annotations
 
@@ -33,16 +22,8 @@ class RouteUnavailable(Exception):
 
 @dataclass
 class Route:
-    """A prepared way to step ``n`` agents.
-
-    Attributes:
-        name: the column name in the report.
-        n: agents stepped per call of ``step``.
-        step: ``step(i)`` performs one step with the i-th pre-sampled action batch.
-        close: releases the route's environments.
-        counts_agents: ``step`` returns how many agents it stepped (routes whose agent
-            count varies); otherwise every step counts ``n``.
-    """
+    """A prepared way to step ``n`` agents: ``step(i)`` steps with the i-th pre-sampled
+    action batch and, with ``counts_agents``, returns how many agents it stepped."""
 
     name: str
     n: int
@@ -66,16 +47,8 @@ class Measurement:
 
 @dataclass(frozen=True)
 class Budget:
-    """How long to measure.
-
-    Attributes:
-        warmup_steps: steps before the timed runs (caches and allocators settle), stopped
-            early after ``warmup_seconds``; their mean duration calibrates the run length.
-        runs: timed runs per route; the median is reported.
-        seconds_per_run: the target duration of one run; steps per run are calibrated from
-            the warm-up, so slow routes (the peers at N=1024) take few steps.
-        min_steps, max_steps: bounds on the steps of one run.
-    """
+    """How long to measure: a warm-up (capped in time) calibrates the steps of each of the
+    ``runs`` timed runs to ``seconds_per_run``; the median run is reported."""
 
     warmup_steps: int = 20
     warmup_seconds: float = 0.5
@@ -108,11 +81,7 @@ def measure_case(
     log: Callable[[str], Any] = print,
     clock: Callable[[], float] = time.perf_counter,
 ) -> list[Measurement]:
-    """Measures every route of one (env, n) case; unavailable routes carry their reason.
-
-    ``clock`` is wall time by default; ``time.process_time`` (CPU time of this process)
-    is steadier on a machine other jobs load, since every route runs in this process.
-    """
+    """Measures every route of one (env, n) case; unavailable routes carry their reason."""
     routes: list[Route] = []
     results: dict[str, Measurement] = {}
     steps: dict[str, int] = {}

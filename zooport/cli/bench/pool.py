@@ -1,42 +1,7 @@
-"""Benchmarks CorePool: K cores in parallel against one process and against the peer routes.
-
-Run ``zooport bench --workers K`` (``make bench-pool``; ``python benchmarks/pool.py`` from a
-checkout). For N agents per core in {64, 1024} on
-:class:`~zooport.cli.bench.costly_core.CostlyCore` (a step costs 7 us of CPU per agent: about
-450 us at N=64), every route below steps the same K x N agents; agent-steps
-per second are the median of interleaved runs (wall clock: the work is spread over
-processes), then:
-
-- ``pool/1proc``: CorePool (sync, core 0 in this process) over the same K cores stepped one
-  after another in this process; target >= 1.7 at K=2 (the scaling efficiency is ratio / K);
-- ``vec/Async``, ``vec/Subproc``: ``BehaviorVectorEnv`` over the pool against Gymnasium's
-  ``AsyncVectorEnv(shared_memory=True)`` and SB3's ``SubprocVecEnv`` over one-agent
-  ``GymEnv``s (one process per agent, as a user of those has to); target >= 20;
-- ``pool/ML-Agents``: the pool against ML-Agents-style stepping: one process per core, actions
-  and pickled DecisionSteps/TerminalSteps over a pipe per worker (what ``SubprocVecEnv`` and
-  ML-Agents' ``SubprocessEnvManager`` do); target >= 2 at K=2. Its ceiling is printed
-  beside it: a pool that added nothing to its cores' steps would take one core's step (the
-  one-process route's step over K), so it can be at most K x (1proc rate) / (ML-Agents rate)
-  times as fast; where that is below 2 the target is out of reach in that run, whatever the
-  pool does;
-- async mode with one core 4x slower than the other: agent-steps/s of the agents that got a
-  decision, async (``min_ready=1``) over sync;
-- ``vec(pool)/puffer`` and ``pool/puffer``: ``BehaviorVectorEnv`` over the pool, and the
-  pool itself, against PufferLib's ``Multiprocessing`` over native ``PufferEnv``s wrapping
-  the same core (one env per worker, the batch being every worker), with the 7 us and a
-  1 us core, every route's core endless (``terminate=False``); ``vec/1proc`` beside them
-  (target at K=2 with the 1 us core: >= 1.5 at N=64, >= 1.8 at N=1024). Skipped, with a line
-  saying so, where pufferlib is not installed (``make bench-pool`` installs it). PufferLib
-  assumes a free CPU per worker and one for the main process: with fewer, its spinning
-  processes collapse, and the comparison means something only with at least K + 1 CPUs;
-- what a pool of one core costs per step over the core alone, on the trivial core at N=64
-  (target <= 30 us): core 0 in this process, and in a worker.
-
-The peers run ``min(K x N, --peer-envs)`` one-agent environments (default 8, one process
-each): on a machine with fewer CPUs than that, more processes cannot raise their
-agent-steps/s, only the time to start them. Ratios are measured in one run; absolute numbers
-depend on the machine and its load, and never gate CI.
-"""
+"""``zooport bench --workers K`` (``make bench-pool``): CorePool's K cores in parallel against
+one process, Gymnasium's and SB3's process vectorisers, ML-Agents-style pipes and PufferLib,
+on :class:`~zooport.cli.bench.costly_core.CostlyCore`, with the targets of the CorePool issue
+(``docs/benchmarks.md`` says what each column measures)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
 """The PufferLib route of the pool benchmark: native ``PufferEnv``s over the same CostlyCore,
-one env per worker of ``pufferlib.vector.Multiprocessing``, the batch being every worker.
-
-Imported only where pufferlib is installed (``pip install pufferlib-core==3.0.23 --no-deps``
-plus psutil, rich and rich-argparse: it pins an older torch), and by the workers, which
-import what they run.
-"""
+one per ``pufferlib.vector.Multiprocessing`` worker; imported only where pufferlib is."""
 
 from __future__ import annotations
 

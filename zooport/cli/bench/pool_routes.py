@@ -1,11 +1,5 @@
-"""The routes of the CorePool benchmark (``pool.py``), each built for K cores of N agents.
-
-Functions:
-    in_process, pool, vector_pool, puffer, async_vector_env, subproc_vec_env, mlagents_style,
-    slow_core_pool, trivial_overhead: route builders (see ``pool.py`` for what each measures).
-
-In a module of its own so that the worker processes (spawn) can import what they run.
-"""
+"""The routes of the CorePool benchmark (:mod:`~zooport.cli.bench.pool`), in a module of
+its own so that worker processes (spawn) can import what they run."""
 
 from __future__ import annotations
 

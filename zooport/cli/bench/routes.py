@@ -1,42 +1,9 @@
-"""The routes a benchmark compares, each built for one (env, N) case.
+"""The routes a benchmark compares, each built for one (env, N) case (see ``_BUILDERS``).
 
-Classes:
-    EnvCase: an environment to benchmark, and the routes that run on it.
-
-Functions:
-    route_builders: the ``(name, builder)`` pairs of every route for a case.
-
-Routes (column names of the report), in two groups:
-
-Vector routes (:data:`VECTOR_ROUTES`):
-    raw: the core itself: ``get_steps``, ``set_actions``, ``step``; the ceiling.
-    BehaviorVectorEnv, SB3VecEnv: zooport's vector adapters over ONE core with N agents.
-    SyncVectorEnv: Gymnasium's ``SyncVectorEnv`` over N single-agent ``GymEnv``s (N cores).
-    DummyVecEnv: SB3's ``DummyVecEnv`` over the same N ``GymEnv``s.
-
-Multi-agent routes (:data:`MULTI_AGENT_ROUTES`; each counts the agents that really acted):
-    raw: as above.
-    PettingZoo: ``PettingZooParallelEnv`` over one core, a dict of actions per step.
-    SuperSuit: SuperSuit's ``pettingzoo_env_to_vec_env_v1`` + ``concat_vec_envs_v1`` over
-        ``PettingZooParallelEnv`` (termination mode ``any``: SuperSuit needs a fixed agent
-        set, so every agent's episode ends when one's does).
-    AEC: ``PettingZooAECEnv`` over one core; one timed step is one cycle of turns, each turn
-        ``last()`` + ``step(action)`` (``step(None)`` for a finished agent); counts turns.
-    parallel_to_aec: PettingZoo's ``parallel_to_aec(PettingZooParallelEnv(core))`` (what a
-        PettingZoo user gets without a native AEC adapter), the same turn loop.
-    MultiAgentTask: ``MultiAgentTask.step_all`` with a dict of actions per cycle.
-    PettingZoo floor: no core and no adapter, only the Python work PettingZoo's Parallel
-        API asks of ANY adapter per step: the dict of N actions looked up and stacked into
-        one array, and five dicts of N entries, with a fresh observation row and a fresh
-        info dict per agent (3 keys). Its cost per agent-step is the floor under the
-        Parallel adapter's added cost on this machine.
-
-Every route pre-samples :data:`ACTION_BATCHES` batches of random actions before timing and
-cycles through them, so sampling is never timed; the dict routes get the dicts ready-made
-(a consumer's policy produces them; building them is not the adapter's cost). The peers use
-plain ``GymEnv`` objects (no ``gym.make`` wrappers): the cheapest form of the peer route, so
-ratios are conservative. A multi-agent episode that ends is reset inside the timed step (the
-reset is part of the route's cost, as it is for the vector routes' autoreset).
+Every route cycles through :data:`ACTION_BATCHES` pre-sampled action batches, so sampling is
+never timed (dict routes get ready-made dicts: building them is the policy's cost). The peers
+use plain ``GymEnv`` objects, the cheapest form of the peer route, so ratios are conservative.
+A multi-agent episode that ends is reset inside the timed step, as vector routes autoreset.
 """
 
 from __future__ import annotations
@@ -86,17 +53,9 @@ ROUTE_NAMES = tuple(dict.fromkeys(VECTOR_ROUTES + MULTI_AGENT_ROUTES))
 
 @dataclass(frozen=True)
 class EnvCase:
-    """An environment to benchmark: ``make(n_agents, seed)`` returns a core.
-
-    Attributes:
-        name: the row label (and the ``--envs`` choice).
-        behavior: the behaviour whose agents are stepped.
-        make: ``make(n_agents, seed)`` returns a fresh core.
-        routes: the routes measured on this env (default: all).
-        every_agent_acts: no agent's episode ever ends, so every agent acts in every step
-            and the multi-agent routes count all N agents, as raw does: the per-agent-step
-            costs of the multi-agent routes (and their targets) are computed on such cases.
-    """
+    """An environment to benchmark: ``make(n_agents, seed)`` returns a fresh core whose
+    ``behavior`` is stepped. ``every_agent_acts``: no episode ever ends, so the multi-agent
+    routes count all N agents, as raw does (their per-agent-step costs are computed there)."""
 
     name: str
     behavior: str
@@ -245,13 +204,8 @@ def _reset_with_actions(
 
 
 def _aec_route(name: str, env: Any, case: EnvCase, seed: int) -> Route:
-    """One timed step = one cycle of turns: ``last()``, then ``step()`` with the agent's action.
-
-    A cycle has ``len(env.agents)`` turns (finished agents take their ``step(None)`` first,
-    then every live agent acts, the last one stepping the core), so each timed step ends at
-    a cycle boundary; it counts turns. This is PettingZoo's ``agent_iter`` loop without the
-    iterator object.
-    """
+    """One timed step = one cycle of ``len(env.agents)`` turns, each ``last()`` then
+    ``step()`` (PettingZoo's ``agent_iter`` loop without the iterator); counts turns."""
     agents, actions = _reset_with_actions(env, case, seed)
 
     def step(i: int) -> int:
@@ -303,6 +257,8 @@ def _multi_agent_task(case: EnvCase, n: int, seed: int) -> Route:
 
 
 def _pettingzoo_floor(case: EnvCase, n: int, seed: int) -> Route:
+    """The Python work PettingZoo's Parallel API asks of ANY adapter per step: N actions
+    looked up and stacked, five dicts of N entries, fresh observation rows and info dicts."""
     core = case.make(n, seed)
     core.reset(seed=seed)
     decision, _ = core.get_steps(case.behavior)
@@ -335,27 +291,24 @@ def _pettingzoo_floor(case: EnvCase, n: int, seed: int) -> Route:
 
 
 _BUILDERS: dict[str, Callable[[EnvCase, int, int], Route]] = {
-    "raw": _raw,
-    "BehaviorVectorEnv": _behavior_vector_env,
+    "raw": _raw,  # the core's own get_steps/set_actions/step: the ceiling
+    "BehaviorVectorEnv": _behavior_vector_env,  # zooport's vector adapters over ONE core
     "SB3VecEnv": _sb3_vec_env,
-    "SyncVectorEnv": _sync_vector_env,
-    "DummyVecEnv": _dummy_vec_env,
-    "PettingZoo": _pettingzoo,
-    "SuperSuit": _supersuit,
-    "AEC": _aec,
-    "parallel_to_aec": _parallel_to_aec,
-    "MultiAgentTask": _multi_agent_task,
-    "PettingZoo floor": _pettingzoo_floor,
+    "SyncVectorEnv": _sync_vector_env,  # Gymnasium's, over N one-agent GymEnvs (N cores)
+    "DummyVecEnv": _dummy_vec_env,  # SB3's, over the same N GymEnvs
+    "PettingZoo": _pettingzoo,  # PettingZooParallelEnv, a dict of actions per step
+    "SuperSuit": _supersuit,  # SuperSuit's vector env over PettingZooParallelEnv
+    "AEC": _aec,  # PettingZooAECEnv: one timed step is one cycle of turns
+    "parallel_to_aec": _parallel_to_aec,  # PettingZoo's conversion of the Parallel adapter
+    "MultiAgentTask": _multi_agent_task,  # step_all with a dict of actions per cycle
+    "PettingZoo floor": _pettingzoo_floor,  # no core: only the dicts the Parallel API asks for
 }
 
 
 def route_builders(
     case: EnvCase, n: int, seed: int = 0, names: tuple[str, ...] = ROUTE_NAMES
 ) -> list[tuple[str, Callable[[], Route]]]:
-    """``(name, builder)`` for each route in ``names`` that runs on ``case`` (its ``routes``).
-
-    A builder makes the route when called.
-    """
+    """``(name, builder)`` for each route in ``names`` that runs on ``case``."""
     return [
         (name, functools.partial(_BUILDERS[name], case, n, seed))
         for name in names

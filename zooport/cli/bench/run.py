@@ -1,29 +1,7 @@
-"""Benchmarks zooport's adapters against the raw core and the peer routes.
-
-Run ``zooport bench`` (or, from a checkout, ``python benchmarks/run.py``, ``make bench``):
-for N in {1, 64, 1024} agents on BallBalance, on a trivial core and on a trivial core whose
-episodes never end, every route of :mod:`~zooport.cli.bench.routes` that runs on the env is
-measured in this one process (pre-sampled actions, warm-up, interleaved runs, medians) and
-reported as agent-steps/s, ratios and per-agent-step costs, as two markdown tables on stdout
-(vector routes; multi-agent routes) and as JSON with ``--json``.
-
-Options:
-    --quick: seconds, for CI (N in {1, 16}, short runs); numbers are only indicative.
-    --json PATH: also write every measurement (runs, steps, machine) to PATH.
-    --n N [N ...], --envs NAME [NAME ...], --routes NAME [NAME ...]: a subset.
-    --clock cpu: time with this process's CPU time instead of wall time (steadier when
-        other jobs load the machine; every route runs in this one process).
-    --profile ROUTE: cProfile one route (at the largest N of the first env) and print where
-        its step time goes, instead of the table; e.g. ``--envs TrivialEndless --n 64
-        --profile AEC``.
-
-Targets (benchmarks, never CI gates). Issue 4: BehaviorVectorEnv >= 0.8x raw at N=64 and
->= 0.9x at N=1024, >= 30x / 100x SyncVectorEnv at N=64 / 1024; SB3VecEnv >= 0.6x raw at N=64
-and >= 25x DummyVecEnv. Issue 5, on TrivialEndless (every agent acts every step) at N=64 and
-N=1024: the Parallel adapter adds <= 0.4 us per agent-step to the raw core; the AEC adapter
-takes <= 1.5 us per turn (core step included) and is >= 5x faster per turn than PettingZoo's
-``parallel_to_aec`` over the Parallel adapter.
-"""
+"""``zooport bench`` (``make bench``, ``python benchmarks/run.py``): every route of
+:mod:`~zooport.cli.bench.routes` on BallBalance and the trivial cores for N in {1, 64, 1024},
+measured in one process and reported as agent-steps/s, ratios and per-agent-step costs with
+their targets (issues 4 and 5), as two markdown tables and, with ``--json``, as JSON."""
 
 from __future__ import annotations
 
@@ -33,8 +11,7 @@ import json
 import sys
 import time
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from zooport.cli.bench.harness import Budget, Measurement, machine_info, measure_case
 from zooport.cli.bench.routes import (
@@ -63,8 +40,7 @@ ENVS = {
     ),
 }
 
-#: Vector table: (column, numerator route, denominator route, target at N=64, at N=1024);
-#: a ratio meets its target when it is at least the target.
+#: Vector table: (column, numerator route, denominator route, target at N=64, at N=1024).
 RATIOS = (
     ("vec/raw", "BehaviorVectorEnv", "raw", 0.8, 0.9),
     ("sb3/raw", "SB3VecEnv", "raw", 0.6, None),
@@ -73,65 +49,36 @@ RATIOS = (
 )
 
 
-@dataclass(frozen=True)
-class Derived:
-    """A multi-agent column computed from the rates of one (env, N) row.
-
-    Attributes:
-        column: the column name.
-        value: ``value(rates)`` from ``{route: agent-steps/s}``; a KeyError (a route
-            missing) gives no value.
-        target: the target (issue 5), marked at the N of :data:`TARGET_NS`; None for a
-            column that gives context (the floor) and has no target.
-        at_most: the target is an upper bound (a cost) rather than a lower one (a ratio).
-        unit: how the value prints: ``"us"`` or ``"x"``.
-    """
+class Derived(NamedTuple):
+    """A multi-agent column from one row's ``{route: agent-steps/s}``; a missing route gives
+    none. ``target`` (None: context only) is an upper bound when ``at_most``."""
 
     column: str
     value: Callable[[dict[str, float]], float]
     target: float | None
     at_most: bool
-    unit: str
-
-    def meets(self, value: float) -> bool:
-        """Whether ``value`` meets the target (a column without one always does)."""
-        if self.target is None:
-            return True
-        return value <= self.target if self.at_most else value >= self.target
+    unit: str  # "us" or "x"
 
 
-#: Multi-agent table, computed on the envs where every agent acts every step
-#: (``EnvCase.every_agent_acts``), with targets at N=64 and N=1024.
+#: Multi-agent table, computed where every agent acts every step (issue 5's targets).
 DERIVED = (
     # What the Parallel adapter adds to the core, per agent-step.
     Derived(
         "Parallel +µs/agent-step",
         lambda r: (1 / r["PettingZoo"] - 1 / r["raw"]) * 1e6,
         0.4,
-        at_most=True,
-        unit="us",
-    ),
+        True,
+        "us",
+    ),  # fmt: skip
     # What PettingZoo's Parallel API costs any adapter per agent-step in Python (no core, no
     # bookkeeping; see routes.py): the floor under "Parallel +µs/agent-step" on this machine.
-    Derived(
-        "floor µs/agent-step",
-        lambda r: 1e6 / r["PettingZoo floor"],
-        None,
-        at_most=True,
-        unit="us",
-    ),
+    Derived("floor µs/agent-step", lambda r: 1e6 / r["PettingZoo floor"], None, True, "us"),
     # A whole AEC turn (last() + step(), the core step included, spread over the cycle).
-    Derived("AEC µs/turn", lambda r: 1e6 / r["AEC"], 1.5, at_most=True, unit="us"),
-    Derived(
-        "AEC/parallel_to_aec",
-        lambda r: r["AEC"] / r["parallel_to_aec"],
-        5.0,
-        at_most=False,
-        unit="x",
-    ),
+    Derived("AEC µs/turn", lambda r: 1e6 / r["AEC"], 1.5, True, "us"),
+    Derived("AEC/parallel_to_aec", lambda r: r["AEC"] / r["parallel_to_aec"], 5.0, False, "x"),
 )
 
-#: Agent counts at which the targets apply (as in issues 4 and 5: N=64 and N=1024).
+#: Agent counts at which the targets apply.
 TARGET_NS = (64, 1024)
 
 
@@ -152,11 +99,15 @@ def _marked(text: str, target: float, met: bool) -> str:
     return f"{text} ({target:g} {'✓' if met else '✗'})"
 
 
+def _cases(results: list[Measurement]) -> list[tuple[str, int]]:
+    return list(dict.fromkeys((m.env, m.n) for m in results))
+
+
 def ratios(results: list[Measurement]) -> dict[tuple[str, int], dict[str, float | None]]:
     """Per (env, N): each ratio of :data:`RATIOS`, None where a route is missing."""
-    table: dict[tuple[str, int], dict[str, float | None]] = {}
     by_key = {(m.env, m.n, m.route): m.agent_steps_per_s for m in results}
-    for env, n in dict.fromkeys((m.env, m.n) for m in results):
+    table: dict[tuple[str, int], dict[str, float | None]] = {}
+    for env, n in _cases(results):
         row: dict[str, float | None] = {}
         for column, top, bottom, _, _ in RATIOS:
             a, b = by_key.get((env, n, top)), by_key.get((env, n, bottom))
@@ -168,17 +119,14 @@ def ratios(results: list[Measurement]) -> dict[tuple[str, int], dict[str, float 
 def derived(
     results: list[Measurement], every_agent_acts: Collection[str]
 ) -> dict[tuple[str, int], dict[str, float | None]]:
-    """Per (env, N): each column of :data:`DERIVED` on the envs in ``every_agent_acts``.
-
-    Other envs get None: there the multi-agent routes count only live agents while raw
-    counts all N, so a per-agent-step difference would mean nothing.
-    """
+    """Per (env, N): each column of :data:`DERIVED`, None off the ``every_agent_acts`` envs
+    (there the multi-agent routes count only live agents while raw counts all N)."""
     rates: dict[tuple[str, int], dict[str, float]] = {}
     for m in results:
         if m.agent_steps_per_s:
             rates.setdefault((m.env, m.n), {})[m.route] = m.agent_steps_per_s
     table: dict[tuple[str, int], dict[str, float | None]] = {}
-    for env, n in dict.fromkeys((m.env, m.n) for m in results):
+    for env, n in _cases(results):
         row: dict[str, float | None] = {}
         for d in DERIVED:
             try:
@@ -195,22 +143,14 @@ def _table(
     extra: dict[tuple[str, int], dict[str, str]],
     extra_columns: Sequence[str],
 ) -> list[str]:
-    """The markdown lines of a table of ``routes`` (those measured), then ``extra_columns``.
-
-    Its rows are the (env, N) cases that measured one of its routes besides raw (or raw,
-    when raw is all it has).
-    """
+    """Markdown lines: the measured ``routes``, then the ``extra_columns`` that have a value,
+    for the (env, N) cases that measured one of its routes besides raw."""
     by_key = {(m.env, m.n, m.route): m.agent_steps_per_s for m in results}
     shown = [r for r in routes if any(m.route == r and m.agent_steps_per_s for m in results)]
     if not shown:
         return []
     counted = [r for r in shown if r != "raw"] or shown
-    rows = [
-        (env, n)
-        for env, n in dict.fromkeys((m.env, m.n) for m in results)
-        if any(by_key.get((env, n, r)) for r in counted)
-    ]
-    # A ratio or cost whose routes were not measured (not asked for, not installed) is left out.
+    rows = [key for key in _cases(results) if any(by_key.get((*key, r)) for r in counted)]
     columns = [c for c in extra_columns if any(extra[key][c] != "-" for key in rows)]
     header = ["env", "N", *shown, *columns]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -222,37 +162,28 @@ def _table(
 
 
 def markdown(
-    results: list[Measurement],
-    routes: Sequence[str],
-    every_agent_acts: Collection[str] = (),
+    results: list[Measurement], routes: Sequence[str], every_agent_acts: Collection[str] = ()
 ) -> str:
-    """The report: the vector table, then the multi-agent table (each where it has routes).
-
-    Each gives agent-steps/s per route, then its ratios or per-agent-step costs, each marked
-    at N=64 and N=1024 with its target and whether it is met. ``every_agent_acts`` names the
-    envs the multi-agent costs are computed on. A run of raw alone gives the vector table.
-    """
+    """The vector table, then the multi-agent table (each where it has routes), ratios and
+    costs marked at N=64 and N=1024 with their targets."""
     cells: dict[tuple[str, int], dict[str, str]] = {}
     for key, row in ratios(results).items():
         for column, _, _, target64, target1024 in RATIOS:
             value = row[column]
             target = {64: target64, 1024: target1024}.get(key[1])
-            if value is None:
-                text = "-"
-            elif target is None:
-                text = _ratio(value)
-            else:
-                text = _marked(_ratio(value), target, value >= target)
+            text = "-" if value is None else _ratio(value)
+            if value is not None and target is not None:
+                text = _marked(text, target, value >= target)
             cells.setdefault(key, {})[column] = text
     for key, row in derived(results, every_agent_acts).items():
         for d in DERIVED:
             value = row[d.column]
-            if value is None:
-                text = "-"
-            else:
+            text = "-"
+            if value is not None:
                 text = f"{value:.2f}" if d.unit == "us" else _ratio(value)
                 if key[1] in TARGET_NS and d.target is not None:
-                    text = _marked(text, d.target, d.meets(value))
+                    met = value <= d.target if d.at_most else value >= d.target
+                    text = _marked(text, d.target, met)
             cells.setdefault(key, {})[d.column] = text
     measured = {m.route for m in results if m.agent_steps_per_s} - {"raw"}
     vector = [r for r in routes if r in VECTOR_ROUTES]
@@ -283,9 +214,43 @@ def markdown(
         )
     notes += sorted({f"{m.route}: {m.note}" for m in results if m.note})
     if notes:
-        lines.append("")
-        lines += [f"- {note}" for note in notes]
+        lines += ["", *(f"- {note}" for note in notes)]
     return "\n".join(lines)
+
+
+def _budget(quick: bool) -> Budget:
+    if quick:
+        return Budget(
+            warmup_steps=4, warmup_seconds=0.05, runs=3, seconds_per_run=0.01, min_steps=2
+        )
+    return Budget()
+
+
+def _counts(quick: bool, counts: Sequence[int] | None) -> list[int]:
+    return list(counts or ([1, 16] if quick else [1, 64, 1024]))
+
+
+def estimate(
+    quick: bool,
+    counts: Sequence[int] | None = None,
+    envs: Sequence[str] | None = None,
+    routes: Sequence[str] | None = None,
+) -> str:
+    """How long a run will measure, said before it starts: a floor (building cores and the
+    slowest routes' least steps come on top)."""
+    names = tuple(routes or ROUTE_NAMES)
+    cases = sum(
+        len(route_builders(ENVS[env], n, names=names))
+        for env in envs or ENVS
+        for n in _counts(quick, counts)
+    )
+    budget = _budget(quick)
+    seconds = cases * (budget.warmup_seconds + budget.runs * budget.seconds_per_run)
+    return (
+        f"zooport bench: {cases} case{'' if cases == 1 else 's'} (env x agents x route), at "
+        f"least {seconds:.0f} s of measuring plus building each case's cores; the table "
+        "comes at the end"
+    )
 
 
 def profile(env: EnvCase, n: int, route: str, seconds: float) -> None:
@@ -322,18 +287,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", choices=ROUTE_NAMES, help="profile one route instead")
     args = parser.parse_args(argv)
 
-    counts = args.n or ([1, 16] if args.quick else [1, 64, 1024])
+    counts = _counts(args.quick, args.n)
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
     envs = [ENVS[name] for name in (args.envs or ENVS)]
     routes = tuple(args.routes or ROUTE_NAMES)
     if args.profile:
         profile(envs[0], max(counts), args.profile, 1.0 if args.quick else 3.0)
         return 0
-    budget = (
-        Budget(warmup_steps=4, warmup_seconds=0.05, runs=3, seconds_per_run=0.01, min_steps=2)
-        if args.quick
-        else Budget()
-    )
+    budget = _budget(args.quick)
     machine = machine_info()
     print(
         f"# zooport benchmark on {machine['processor']} ({machine['cpus']} CPUs), "

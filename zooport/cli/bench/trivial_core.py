@@ -1,8 +1,4 @@
-"""A core whose simulation costs almost nothing, so a benchmark measures the plumbing.
-
-Classes:
-    TrivialCore: a ``BatchedEnv`` whose ``_step`` is a couple of array operations.
-"""
+"""A core whose simulation costs almost nothing, so a benchmark measures the plumbing."""
 
 from __future__ import annotations
 
@@ -22,49 +18,20 @@ __all__ = ["TrivialCore"]
 class TrivialCore(BatchedEnv):
     """N agents drift a 4-vector with 2 continuous actions; ~1% of episodes end per step.
 
-    The step is two array expressions and one random draw, so throughput measured on this
-    core is the cost of ``BatchedEnv`` and of the adapter on top, not of a simulation.
-    Episodes end (terminated) at random with probability 0.01 per step, so the restart and
-    final-observation paths run at a steady rate rather than in bursts.
-
-    With ``terminate=False`` no episode ever ends (and no random draw is made): every agent
-    acts in every step, so a multi-agent adapter that counts only live agents counts all N,
-    which is what the per-agent-step costs of the multi-agent routes are measured on.
-
-    A subclass changes the class attributes (the observation's size, the chance an episode
-    ends, how far an action moves the state) and adds to ``_step``
-    (:class:`~zooport.cli.bench.costly_core.CostlyCore` burns CPU time there).
-
-    Args:
-        n_agents: agents of the one behaviour (``behavior_name``, ``"Trivial"``).
-        seed: seeds the core's generator.
-        max_steps: steps after which every episode is truncated (0 = never).
-        terminate: end episodes at random (probability ``end_probability`` per agent and
-            step).
-        side_channels: the user's side channels.
+    The step is two array expressions and one random draw, so what is measured is
+    ``BatchedEnv`` and the adapter on top. With ``terminate=False`` no episode ends, so every
+    agent acts every step. Subclasses change the class attributes and add to ``_step``.
 
     Example:
         >>> core = TrivialCore(n_agents=3, seed=0)
         >>> core.reset()
         >>> core.get_steps("Trivial")[0].obs[0].shape
         (3, 4)
-        >>> endless = TrivialCore(n_agents=2, terminate=False)
-        >>> endless.reset()
-        >>> ended = 0
-        >>> for _ in range(500):
-        ...     endless.set_actions("Trivial", ActionTuple(np.ones((2, 2), np.float32)))
-        ...     endless.step()
-        ...     ended += len(endless.get_steps("Trivial")[1])
-        >>> ended  # 500 steps of 2 agents, no terminal step
-        0
     """
 
     behavior_name: ClassVar[BehaviorName] = "Trivial"
-    #: The size of the observation ``"state"`` (its first 2 values move with the actions).
     state_size: ClassVar[int] = 4
-    #: The chance an agent's episode ends in a step (with ``terminate``).
     end_probability: ClassVar[float] = 0.01
-    #: How far an action of 1 moves the state in a step.
     action_gain: ClassVar[float] = 0.1
 
     def __init__(
