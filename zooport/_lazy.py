@@ -17,11 +17,8 @@ __all__ = ["lazy_attributes"]
 def lazy_attributes(
     package: str, table: Mapping[str, str]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """``(__getattr__, __dir__)`` for ``package``, whose names in ``table`` load on first use.
-
-    Args:
-        package: the package's ``__name__``.
-        table: public name -> the module (absolute name) that defines it.
+    """``(__getattr__, __dir__)`` for ``package``, whose names in ``table`` (name -> the
+    module that defines it) load on first use.
 
     Example:
         >>> getter, listing = lazy_attributes("zooport", {"dumps": "json"})

@@ -1,8 +1,5 @@
-"""``zooport.make`` (exported at the top level): a registry environment through a chosen adapter
-(``"parallel"``, ``"aec"``, ``"gym"`` or ``"vector"``), with wrappers applied. Keyword arguments
-are split by name between the adapter's options and the environment's constructor (an unknown
-one is a ``TypeError`` listing both sets). Nothing here touches the network.
-"""
+"""``zooport.make``: a registry environment through a chosen adapter, with wrappers applied;
+keyword arguments are split by name between the adapter and the environment's constructor."""
 
 from __future__ import annotations
 
@@ -23,15 +20,8 @@ def _fold(name: str) -> str:
 
 
 def resolve_id(env_id: str) -> str:
-    """The ``default_registry`` identifier of ``env_id``.
-
-    Accepted: a registry identifier (``"Tag"``), the Gymnasium form
-    (``"zooport/Tag-v0"``) and the PettingZoo form (``"zooport/tag-v0"``,
-    ``"zooport/grid_world-v0"``); names match ignoring case and ``_``/``-``.
-
-    Raises:
-        RegistryError: another namespace or version, or no such environment (the message
-            suggests close names).
+    """The ``default_registry`` id of ``env_id``: ``"Tag"``, Gymnasium's ``"zooport/Tag-v0"``
+    or PettingZoo's ``"zooport/tag-v0"``, matched ignoring case, ``_`` and ``-``.
 
     Example:
         >>> resolve_id("zooport/grid_world-v0"), resolve_id("Tag"), resolve_id("zooport/Basic-v0")
@@ -70,32 +60,14 @@ def make(
     wrappers: Sequence[Any] = (),
     **kwargs: Any,
 ) -> Any:
-    """A registry environment through the ``api`` adapter, wrapped by ``wrappers``.
+    """A registry environment through the ``api`` adapter (``"parallel"``, ``"aec"``,
+    ``"gym"`` or ``"vector"``), wrapped by ``wrappers`` (classes, ``WrapperSpec`` s or
+    callables, first = innermost; the guides say where each may stand).
 
-    Args:
-        id: a registry id (see :func:`resolve_id`).
-        api: ``"parallel"`` (default), ``"aec"``, ``"gym"`` or ``"vector"``.
-        wrappers: wrapper classes, ``WrapperSpec(cls, *args, **kwargs)`` s or callables
-            ``env -> env``, first = innermost. zooport's Parallel wrappers use their
-            gym/vector form where the env is one (``DiscretizeActions``,
-            ``RescaleObservations``) and are rejected where they have none; for
-            ``api="aec"`` they come first and the Parallel adapter they wrap is converted
-            with ``parallel_to_aec`` after them. ``SingleAgentView`` (api="parallel" only)
-            turns the env into a ``gymnasium.Env``; Gymnasium wrappers may follow it.
-        **kwargs: adapter options and environment constructor arguments, split by name.
-            ``workers=K`` (not for ``api="gym"``) builds K cores in a
-            :class:`~zooport.envs.CorePool` behind the adapter (core ``i`` gets ``seed + i``;
-            with ``api="vector"`` and ``num_envs`` the agents are shared out over the
-            cores); ``pool_options={...}`` are further ``CorePool`` arguments.
-
-    Raises:
-        RegistryError: an unknown id.
-        ArgumentError: an unknown ``api``.
-        ArgumentTypeError: a keyword neither the adapter nor the environment takes (the message
-            lists both), or a wrapper item that is not callable.
-        WrapperOrderError: a wrapper where it cannot stand (a channel without a MessageBus
-            beneath it, a second copy of a wrapper applied once, a Parallel-only wrapper
-            for ``api="gym"``, ...).
+    ``kwargs`` are adapter options and constructor arguments, split by name (one that
+    neither takes is an :class:`~zooport.errors.ArgumentTypeError` listing both);
+    ``workers=K`` puts K cores in a :class:`~zooport.envs.CorePool` behind the adapter and
+    ``pool_options={...}`` are its further arguments.
 
     Example:
         >>> from zooport.adapters.wrappers import MessageBus, TerminationPolicy, WrapperSpec

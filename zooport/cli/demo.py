@@ -370,8 +370,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=2000, help="--random: core steps per env")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
-    if args.steps < 1:
-        parser.error(f"--steps must be positive, got {args.steps}")
+    if args.steps < 1 or args.seed < 0:
+        parser.error(f"--steps must be positive and --seed >= 0, got {args.steps}, {args.seed}")
     if args.random:
         return random_table(args.steps, args.seed)
 

@@ -67,37 +67,30 @@ def cmd_list(args: argparse.Namespace, out: Output) -> int:
 
 
 def _side_channel_use(target: Target, core_type: type) -> list[list[str]]:
-    """What a BatchedEnv reads and sends through side channels: its class's
-    ``side_channel_use = {"parameters": [...], "stats": [...]}``, else the keys a fresh
-    instance asks for and records in 300 random steps."""
+    """What a BatchedEnv reads and sends through side channels: the keys a fresh instance
+    asks for and records in 300 random steps."""
     from zooport.envs.batched_env import BatchedEnv
 
     if not issubclass(core_type, BatchedEnv):
         return [["-", "-", "not a BatchedEnv: only its own side_channels are known"]]
-    declared = getattr(core_type, "side_channel_use", None)
     params: dict[str, None] = {}
     stats: dict[str, None] = {}
-    if isinstance(declared, Mapping):
-        params.update(dict.fromkeys(declared.get("parameters", ())))
-        stats.update(dict.fromkeys(declared.get("stats", ())))
-    else:
-        # Record the keys the environment asks for and reports during a short random run.
-        core = target.make_seeded(0)
-        read, record = core.environment_parameter, core.record_stat
+    core = target.make_seeded(0)
+    read, record = core.environment_parameter, core.record_stat
 
-        def environment_parameter(key: str, default: float) -> float:
-            params[key] = None
-            return read(key, default)
+    def environment_parameter(key: str, default: float) -> float:
+        params[key] = None
+        return read(key, default)
 
-        def record_stat(key: str, value: float, *rest: Any, **kw: Any) -> None:
-            stats[key] = None
-            record(key, value, *rest, **kw)
+    def record_stat(key: str, value: float, *rest: Any, **kw: Any) -> None:
+        stats[key] = None
+        record(key, value, *rest, **kw)
 
-        core.environment_parameter, core.record_stat = environment_parameter, record_stat
-        try:
-            rollout(core, 300, seed=0)
-        finally:
-            core.close()
+    core.environment_parameter, core.record_stat = environment_parameter, record_stat
+    try:
+        rollout(core, 300, seed=0)
+    finally:
+        core.close()
     return [
         ["EngineConfigurationChannel", "reads", "engine settings, kept in env.engine_config"],
         ["EnvironmentParametersChannel", "reads",

@@ -8,7 +8,7 @@ import functools
 import math
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +27,6 @@ from zooport.cli.common import (
     stack_observations,
 )
 from zooport.cli.targets import Target
-from zooport.envs.arguments import check_seed
 from zooport.envs.base_env import BaseEnvLike
 from zooport.envs.capabilities import accepts_keyword, reset_core
 from zooport.errors import ZooportError
@@ -64,44 +63,28 @@ class PlayStats:
         return float(np.mean(self.episode_rewards)) if self.episode_rewards else float("nan")
 
 
-class _RandomActor:
-    """Uniform random actions that respect the adapter's masks (1 = allowed)."""
-
-    def __init__(self, rng: np.random.Generator) -> None:
-        self.rng = rng
-
-    def one(self, space: Any, obs: Any, mask: np.ndarray | None) -> Any:
-        return sample_action(space, mask, self.rng)
-
-    def many(self, spaces: Sequence[Any], observations: Any, masks: Any) -> list:
-        return [
-            sample_action(space, None if masks is None else masks[i], self.rng)
+def _actor(rng: np.random.Generator, model: Any) -> Callable[[list[Any], Any, Any], list[Any]]:
+    """``act(spaces, observations, masks)``: one action per agent (observations and masks a
+    batch or a list), random within the masks (1 = allowed) or ``model``'s deterministic
+    ones (MaskablePPO is given the masks)."""
+    if model is None:
+        return lambda spaces, _, masks: [
+            sample_action(space, None if masks is None else masks[i], rng)
             for i, space in enumerate(spaces)
         ]
+    masked = accepts_keyword(model.predict, "action_masks")
 
-
-class _PolicyActor:
-    """A trained SB3 model's deterministic actions; MaskablePPO is given the masks."""
-
-    def __init__(self, model: Any) -> None:
-        self.model = model
-        self.masked = accepts_keyword(model.predict, "action_masks")
-
-    def _predict(self, observations: Any, masks: Any) -> Any:
-        options: dict[str, Any] = {"deterministic": True}
-        if self.masked and masks is not None:
-            options["action_masks"] = np.asarray(masks)
-        return self.model.predict(observations, **options)[0]
-
-    def one(self, space: Any, obs: Any, mask: np.ndarray | None) -> Any:
-        return self._predict(obs, mask)
-
-    def many(self, spaces: Sequence[Any], observations: Any, masks: Any) -> list:
+    def act(spaces: list[Any], observations: Any, masks: Any) -> list[Any]:
         if isinstance(observations, list):
             observations = stack_observations(observations)
         if isinstance(masks, list):
             masks = None if any(m is None for m in masks) else np.stack(masks)
-        return list(self._predict(observations, masks))
+        options: dict[str, Any] = {"deterministic": True}
+        if masked and masks is not None:
+            options["action_masks"] = np.asarray(masks)
+        return list(model.predict(observations, **options)[0])
+
+    return act
 
 
 def _mask_of(obs: Any, info: Any) -> np.ndarray | None:
@@ -242,15 +225,11 @@ def play(
         (30, 30)
     """
     check_play_api(api, with_model=model is not None)
-    if steps < 1:
-        raise UsageError(f"--steps must be a positive int, got {steps}")
-    seed = check_seed(seed, "play")
     if record is not None:
         require("PIL.Image", "plots", "--record")
         check_output_path(record, "--record", (".gif",))
     env = _build_adapter(target, api, behavior, record is not None, mask_in_info=model is not None)
     rng = np.random.default_rng(seed)
-    actor: Any = _RandomActor(rng) if model is None else _PolicyActor(model)
     returns = EpisodeReturns()
     frames: list[np.ndarray | None] = []
     stride = max(1, math.ceil(steps / _MAX_FRAMES))
@@ -258,7 +237,7 @@ def play(
     try:
         if model is not None:
             _check_model_spaces(model, env, api, target.name)
-        step = _make_stepper(env, api, seed, actor, returns)
+        step = _make_stepper(env, api, seed, rng, _actor(rng, model), returns)
         if record is not None:
             first = _frame_of(env, api)
             if first is None:
@@ -284,18 +263,24 @@ def play(
 
 
 def _make_stepper(
-    env: Any, api: str, seed: int, actor: Any, returns: EpisodeReturns
+    env: Any,
+    api: str,
+    seed: int,
+    rng: np.random.Generator,
+    act: Callable[[list[Any], Any, Any], list[Any]],
+    returns: EpisodeReturns,
 ) -> Callable[[], int]:
     """Resets ``env`` and returns ``step() -> agent decisions acted on``."""
     if api == "raw":
         reset_core(env, seed)
         names = list(env.behavior_specs)
-        return functools.partial(random_core_step, env, names, actor.rng, returns)
+        return functools.partial(random_core_step, env, names, rng, returns)
     if api == "gym":
         state = dict(zip(("obs", "info"), env.reset(seed=seed), strict=True))
 
         def step_gym() -> int:
-            action = actor.one(env.action_space, state["obs"], state["info"].get("action_mask"))
+            mask = state["info"].get("action_mask")
+            action = act([env.action_space], [state["obs"]], [mask])[0]
             obs, reward, terminated, truncated, info = env.step(action)
             returns.add(0, reward)
             if terminated or truncated:
@@ -311,7 +296,7 @@ def _make_stepper(
 
         def step_vector() -> int:
             masks = state["info"].get("action_mask")
-            actions = actor.many([single] * env.num_envs, state["obs"], masks)
+            actions = act([single] * env.num_envs, state["obs"], masks)
             if isinstance(actions[0], dict):
                 batch: Any = {k: np.stack([a[k] for a in actions]) for k in actions[0]}
             else:
@@ -335,9 +320,7 @@ def _make_stepper(
             agents = list(env.agents)
             obs, infos = state["obs"], state["infos"]
             masks = [_mask_of(obs[a], infos.get(a)) for a in agents]
-            chosen = actor.many(
-                [env.action_space(a) for a in agents], [obs[a] for a in agents], masks
-            )
+            chosen = act([env.action_space(a) for a in agents], [obs[a] for a in agents], masks)
             obs, rewards, terminations, truncations, infos = env.step(
                 dict(zip(agents, chosen, strict=True))
             )
@@ -361,7 +344,7 @@ def _make_stepper(
             returns.end(agent)
             env.step(None)
             return 0
-        env.step(actor.one(env.action_space(agent), obs, _mask_of(obs, info)))
+        env.step(act([env.action_space(agent)], [obs], [_mask_of(obs, info)])[0])
         return 1
 
     return step_aec

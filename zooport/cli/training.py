@@ -17,10 +17,8 @@ import numpy as np
 from zooport.cli.common import UsageError, require, stack_observations
 from zooport.cli.saved_model import load_model, read_model_info
 from zooport.cli.targets import Target
-from zooport.envs.arguments import check_seed
 from zooport.envs.base_env import BaseEnvLike
 from zooport.envs.capabilities import accepts_keyword, reset_core
-from zooport.errors import ArgumentError
 
 #: The routes :func:`train` trains through, by ``--api`` name.
 TRAIN_APIS = ("vector", "parallel")
@@ -243,18 +241,10 @@ def train(
     """
     if not isinstance(api, str) or api not in TRAIN_APIS:
         raise UsageError(f"--api must be one of {list(TRAIN_APIS)} for train, got {api!r}")
-    if steps < 1:
-        raise UsageError(f"--steps must be a positive int, got {steps}")
     if api == "parallel" and behavior is not None:
         raise UsageError(
             f"--behavior {behavior!r} picks the one behaviour --api vector trains; --api "
             "parallel trains every behaviour under one shared policy (leave --behavior out)"
-        )
-    seed = check_seed(seed, "train")
-    if isinstance(eval_episodes, bool) or not isinstance(eval_episodes, int) or eval_episodes < 0:
-        raise ArgumentError(
-            f"train: expected eval_episodes to be an int >= 0 (0: no evaluation), got "
-            f"{eval_episodes!r}"
         )
     if copies < 1 or (copies > 1 and api != "parallel"):
         raise UsageError(f"copies must be 1, or > 1 with api='parallel', got {copies} ({api})")
@@ -265,10 +255,6 @@ def train(
     from stable_baselines3 import PPO
     from stable_baselines3.common.callbacks import BaseCallback
 
-    if workers is not None and workers < 1:
-        raise UsageError(f"--workers must be a positive int, got {workers}")
-    if isinstance(hold, bool) or not isinstance(hold, int) or hold < 1:
-        raise ArgumentError(f"train: expected hold to be an int >= 1, got {hold!r}")
     venv, masked, chosen = _training_env(target, api, behavior, seed, copies, workers)
     n_envs = venv.num_envs
     # About eight rollouts per run (so the curve has points), at most 2048 steps per agent.

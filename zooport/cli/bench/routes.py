@@ -64,9 +64,11 @@ class EnvCase:
     every_agent_acts: bool = False
 
 
-def _one_agent_gym(gym_env: Any, case: EnvCase, seed: int) -> Any:
-    """``GymEnv`` over a one-agent core of ``case`` (a Gymnasium vector env's factory)."""
-    return gym_env(case.make(1, seed), case.behavior)
+def _one_agent_gym(case: EnvCase, seed: int) -> Any:
+    """``GymEnv`` over a one-agent core of ``case`` (a peer vector env's factory)."""
+    from zooport.adapters.gym_env import GymEnv
+
+    return GymEnv(case.make(1, seed), case.behavior)
 
 
 def _for_live(actions: dict[str, Any], live: list[str], agents: list[str]) -> dict[str, Any]:
@@ -102,15 +104,18 @@ def _raw(case: EnvCase, n: int, seed: int) -> Route:
     return Route("raw", n, step, core.close)
 
 
+def _vector_route(name: str, envs: Any, case: EnvCase, n: int, seed: int) -> Route:
+    """A vector env of ``n`` slots, already reset, stepped with pre-sampled batches."""
+    actions = _consumer_actions(case, n, seed)
+    return Route(name, n, lambda i: envs.step(actions[i % ACTION_BATCHES]), envs.close)
+
+
 def _behavior_vector_env(case: EnvCase, n: int, seed: int) -> Route:
     from zooport.adapters.vector_env import BehaviorVectorEnv
 
     envs = BehaviorVectorEnv(case.make(n, seed), case.behavior)
     envs.reset(seed=seed)
-    actions = _consumer_actions(case, n, seed)
-    return Route(
-        "BehaviorVectorEnv", n, lambda i: envs.step(actions[i % ACTION_BATCHES]), envs.close
-    )
+    return _vector_route("BehaviorVectorEnv", envs, case, n, seed)
 
 
 def _sb3_vec_env(case: EnvCase, n: int, seed: int) -> Route:
@@ -118,19 +123,11 @@ def _sb3_vec_env(case: EnvCase, n: int, seed: int) -> Route:
         from zooport.adapters.sb3_vec_env import SB3VecEnv
     except ImportError as exc:
         raise RouteUnavailable(f"stable-baselines3 is not installed ({exc})") from None
+
     venv = SB3VecEnv(case.make(n, seed), case.behavior)
     venv.seed(seed)
     venv.reset()
-    actions = _consumer_actions(case, n, seed)
-    return Route("SB3VecEnv", n, lambda i: venv.step(actions[i % ACTION_BATCHES]), venv.close)
-
-
-def _gym_env_factories(case: EnvCase, n: int, seed: int) -> list[Callable[[], Any]]:
-    try:
-        from zooport.adapters.gym_env import GymEnv
-    except ImportError as exc:
-        raise RouteUnavailable(f"zooport.adapters.gym_env is not available ({exc})") from None
-    return [functools.partial(_one_agent_gym, GymEnv, case, seed + i) for i in range(n)]
+    return _vector_route("SB3VecEnv", venv, case, n, seed)
 
 
 def _sync_vector_env(case: EnvCase, n: int, seed: int) -> Route:
@@ -138,12 +135,11 @@ def _sync_vector_env(case: EnvCase, n: int, seed: int) -> Route:
 
     from zooport.adapters.vector_env import SAME_STEP
 
-    factories = _gym_env_factories(case, n, seed)
+    factories = [functools.partial(_one_agent_gym, case, seed + i) for i in range(n)]
     kwargs = {} if isinstance(SAME_STEP, str) else {"autoreset_mode": SAME_STEP}
     envs = gym.vector.SyncVectorEnv(factories, **kwargs)
     envs.reset(seed=seed)
-    actions = _consumer_actions(case, n, seed)
-    return Route("SyncVectorEnv", n, lambda i: envs.step(actions[i % ACTION_BATCHES]), envs.close)
+    return _vector_route("SyncVectorEnv", envs, case, n, seed)
 
 
 def _dummy_vec_env(case: EnvCase, n: int, seed: int) -> Route:
@@ -151,11 +147,10 @@ def _dummy_vec_env(case: EnvCase, n: int, seed: int) -> Route:
         from stable_baselines3.common.vec_env import DummyVecEnv
     except ImportError as exc:
         raise RouteUnavailable(f"stable-baselines3 is not installed ({exc})") from None
-    venv = DummyVecEnv(_gym_env_factories(case, n, seed))
+    venv = DummyVecEnv([functools.partial(_one_agent_gym, case, seed + i) for i in range(n)])
     venv.seed(seed)
     venv.reset()
-    actions = _consumer_actions(case, n, seed)
-    return Route("DummyVecEnv", n, lambda i: venv.step(actions[i % ACTION_BATCHES]), venv.close)
+    return _vector_route("DummyVecEnv", venv, case, n, seed)
 
 
 def _pettingzoo(case: EnvCase, n: int, seed: int) -> Route:
@@ -189,8 +184,7 @@ def _supersuit(case: EnvCase, n: int, seed: int) -> Route:
     venv = ss.pettingzoo_env_to_vec_env_v1(parallel_env)
     venv = ss.concat_vec_envs_v1(venv, 1, num_cpus=0, base_class="gymnasium")
     venv.reset(seed=seed)
-    actions = _consumer_actions(case, n, seed)
-    return Route("SuperSuit", n, lambda i: venv.step(actions[i % ACTION_BATCHES]), venv.close)
+    return _vector_route("SuperSuit", venv, case, n, seed)
 
 
 def _reset_with_actions(
