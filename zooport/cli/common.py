@@ -86,9 +86,6 @@ def check_output_path(
     return file
 
 
-# --------------------------------------------------------------------------- output
-
-
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     """A plain-text table: columns padded to their widest cell, two spaces apart.
 
@@ -184,9 +181,6 @@ def save_gif(
     return len(images)
 
 
-# --------------------------------------------------------------------------- random actions
-
-
 def sample_action(space: Any, mask: np.ndarray | None, rng: np.random.Generator) -> Any:
     """A uniform random action of ``space`` that ``mask`` allows (1 = allowed, flattened over
     the discrete branches; for a ``Dict(continuous, discrete)`` the discrete part's).
@@ -239,9 +233,6 @@ def stack_observations(observations: Sequence[Any]) -> Any:
     if isinstance(observations[0], Mapping):
         return {k: np.stack([o[k] for o in observations]) for k in observations[0]}
     return np.stack(observations)
-
-
-# --------------------------------------------------------------------------- random rollouts
 
 
 class EpisodeReturns:

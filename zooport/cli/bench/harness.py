@@ -13,7 +13,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Route", "RouteUnavailable", "Measurement", "Budget", "measure_case", "machine_info"]
+__all__ = [
+    "Route", "RouteUnavailable", "Measurement", "Budget", "measure_case", "machine_info",
+    "rate_text", "ratio_text", "marked",
+]  # fmt: skip
 
 
 class RouteUnavailable(Exception):
@@ -157,3 +160,22 @@ def _cpu_name() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
+
+
+def rate_text(value: float | None) -> str:
+    """Agent-steps/s for a table: ``1.2M``, ``850k``, ``-`` when not measured."""
+    if not value:
+        return "-"
+    for unit, scale in (("M", 1e6), ("k", 1e3)):
+        if value >= scale:
+            return f"{value / scale:.{1 if value < 10 * scale else 0}f}{unit}"
+    return f"{value:.0f}"
+
+
+def ratio_text(value: float) -> str:
+    return f"{value:.2f}x" if value < 10 else f"{value:.0f}x"
+
+
+def marked(text: str, target: float, met: bool) -> str:
+    """``text`` followed by its target and whether it is met."""
+    return f"{text} ({target:g} {'✓' if met else '✗'})"

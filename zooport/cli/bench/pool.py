@@ -11,7 +11,15 @@ import json
 import sys
 import time
 
-from zooport.cli.bench.harness import Budget, Measurement, machine_info, measure_case
+from zooport.cli.bench.harness import (
+    Budget,
+    Measurement,
+    machine_info,
+    marked,
+    measure_case,
+    rate_text,
+    ratio_text,
+)
 from zooport.cli.bench.pool_routes import (
     async_vector_env,
     in_process,
@@ -24,23 +32,9 @@ from zooport.cli.bench.pool_routes import (
     vector_pool,
 )
 
-# --------------------------------------------------------------------------- the report
-
-
-def _rate(value: float | None) -> str:
-    if not value:
-        return "-"
-    for unit, scale in (("M", 1e6), ("k", 1e3)):
-        if value >= scale:
-            return f"{value / scale:.{1 if value < 10 * scale else 0}f}{unit}"
-    return f"{value:.0f}"
-
 
 def _mark(value: float | None, target: float) -> str:
-    if value is None:
-        return "-"
-    text = f"{value:.2f}x" if value < 10 else f"{value:.0f}x"
-    return f"{text} ({target:g} {'✓' if value >= target else '✗'})"
+    return "-" if value is None else marked(ratio_text(value), target, value >= target)
 
 
 #: The scaling table's route columns, then its ratio columns.
@@ -81,7 +75,7 @@ def report(results: list[Measurement], k: int) -> str:
         ceiling = None if pipes is None else k * pipes
         target = 1.7 if k == 2 else 0.85 * k
         lines.append(_row([
-            str(n), *(_rate(rates[c]) for c in COLUMNS), _mark(scaling, target),
+            str(n), *(rate_text(rates[c]) for c in COLUMNS), _mark(scaling, target),
             "-" if scaling is None else f"{scaling / k:.0%}",
             _mark(ratio("vec(CorePool)", "AsyncVectorEnv"), 20),
             _mark(ratio("vec(CorePool)", "SubprocVecEnv"), 20),
@@ -114,7 +108,7 @@ def report(results: list[Measurement], k: int) -> str:
         for n in sorted({m.n for m in slow}):
             sync, asynchronous = (by.get(("slow core", n, route)) for route in SLOW)
             gain = f"{asynchronous / sync:.2f}x" if sync and asynchronous else "-"
-            lines.append(_row([str(n), _rate(sync), _rate(asynchronous), gain]))
+            lines.append(_row([str(n), rate_text(sync), rate_text(asynchronous), gain]))
     puffer_rows = [m for m in results if m.env.startswith("puffer")]
     if puffer_rows:
         header = ["core", "N per core", *PUFFER, "pool/1proc", "vec/1proc", "vec(pool)/puffer",
@@ -129,7 +123,7 @@ def report(results: list[Measurement], k: int) -> str:
                     return f"{top / bottom:.2f}x" if top and bottom else "-"
 
                 lines.append(_row([env.removeprefix("puffer "), str(n),
-                                   *(_rate(rates[c]) for c in PUFFER),
+                                   *(rate_text(rates[c]) for c in PUFFER),
                                    over("CorePool", "1proc"), over("vec(CorePool)", "1proc"),
                                    over("vec(CorePool)", "PufferLib"),
                                    over("CorePool", "PufferLib")]))  # fmt: skip

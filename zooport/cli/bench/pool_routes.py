@@ -47,9 +47,6 @@ def _raw_route(name: str, env: Any, n: int, *, count_decisions: bool = False) ->
     return Route(name, n, step, env.close, counts_agents=count_decisions)
 
 
-# --------------------------------------------------------------------------- the routes
-
-
 def in_process(k: int, n: int, **options: Any) -> Route:
     cores = [CostlyCore(n_agents=n, seed=i, **options) for i in range(k)]
     for i, core in enumerate(cores):

@@ -13,7 +13,15 @@ import time
 from collections.abc import Callable, Collection, Sequence
 from typing import Any, NamedTuple
 
-from zooport.cli.bench.harness import Budget, Measurement, machine_info, measure_case
+from zooport.cli.bench.harness import (
+    Budget,
+    Measurement,
+    machine_info,
+    marked,
+    measure_case,
+    rate_text,
+    ratio_text,
+)
 from zooport.cli.bench.routes import (
     MULTI_AGENT_ROUTES,
     ROUTE_NAMES,
@@ -82,23 +90,6 @@ DERIVED = (
 TARGET_NS = (64, 1024)
 
 
-def _rate(value: float | None) -> str:
-    if value is None:
-        return "-"
-    for unit, scale in (("M", 1e6), ("k", 1e3)):
-        if value >= scale:
-            return f"{value / scale:.{1 if value < 10 * scale else 0}f}{unit}"
-    return f"{value:.0f}"
-
-
-def _ratio(value: float) -> str:
-    return f"{value:.2f}x" if value < 10 else f"{value:.0f}x"
-
-
-def _marked(text: str, target: float, met: bool) -> str:
-    return f"{text} ({target:g} {'✓' if met else '✗'})"
-
-
 def _cases(results: list[Measurement]) -> list[tuple[str, int]]:
     return list(dict.fromkeys((m.env, m.n) for m in results))
 
@@ -155,7 +146,7 @@ def _table(
     header = ["env", "N", *shown, *columns]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for env, n in rows:
-        cells = [env, str(n), *(_rate(by_key.get((env, n, r))) for r in shown)]
+        cells = [env, str(n), *(rate_text(by_key.get((env, n, r))) for r in shown)]
         cells += [extra[(env, n)][c] for c in columns]
         lines.append("| " + " | ".join(cells) + " |")
     return lines
@@ -171,19 +162,19 @@ def markdown(
         for column, _, _, target64, target1024 in RATIOS:
             value = row[column]
             target = {64: target64, 1024: target1024}.get(key[1])
-            text = "-" if value is None else _ratio(value)
+            text = "-" if value is None else ratio_text(value)
             if value is not None and target is not None:
-                text = _marked(text, target, value >= target)
+                text = marked(text, target, value >= target)
             cells.setdefault(key, {})[column] = text
     for key, row in derived(results, every_agent_acts).items():
         for d in DERIVED:
             value = row[d.column]
             text = "-"
             if value is not None:
-                text = f"{value:.2f}" if d.unit == "us" else _ratio(value)
+                text = f"{value:.2f}" if d.unit == "us" else ratio_text(value)
                 if key[1] in TARGET_NS and d.target is not None:
                     met = value <= d.target if d.at_most else value >= d.target
-                    text = _marked(text, d.target, met)
+                    text = marked(text, d.target, met)
             cells.setdefault(key, {})[d.column] = text
     measured = {m.route for m in results if m.agent_steps_per_s} - {"raw"}
     vector = [r for r in routes if r in VECTOR_ROUTES]
