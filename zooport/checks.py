@@ -16,7 +16,7 @@ import threading
 import time
 import types
 import warnings
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,7 +77,7 @@ def _time_limit_supported() -> bool:
 
 
 @contextlib.contextmanager
-def _time_limit(seconds: float | None):
+def _time_limit(seconds: float | None) -> Iterator[None]:
     """Raises :class:`CheckerTimeout` in the block after ``seconds`` (None: no limit), again
     every 0.1 s (a bare ``except`` does not stop it); no limit without ``signal.setitimer``
     (Windows) or off the main thread."""

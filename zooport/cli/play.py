@@ -159,21 +159,15 @@ def _wrap(kind: type, core: BaseEnvLike, render_mode: str | None, **options: Any
         raise
 
 
-def _agent_spaces(env: Any, api: str) -> list[tuple[str, Any, Any]]:
-    """``(who, observation space, action space)`` of every agent (or slot) of ``env``."""
-    if api == "gym":
-        return [("the agent", env.observation_space, env.action_space)]
-    if api == "vector":
-        return [("each slot", env.single_observation_space, env.single_action_space)]
-    return [
-        (agent, env.observation_space(agent), env.action_space(agent))
-        for agent in env.possible_agents
-    ]
-
-
 def _check_model_spaces(model: Any, env: Any, api: str, name: str) -> None:
     """A model acts only on the observation and action spaces it was trained on."""
-    for who, observation_space, action_space in _agent_spaces(env, api):
+    if api == "gym":
+        spaces = [("the agent", env.observation_space, env.action_space)]
+    elif api == "vector":
+        spaces = [("each slot", env.single_observation_space, env.single_action_space)]
+    else:
+        spaces = [(a, env.observation_space(a), env.action_space(a)) for a in env.possible_agents]
+    for who, observation_space, action_space in spaces:
         if observation_space != model.observation_space or action_space != model.action_space:
             raise UsageError(
                 f"--model: expected {name} through --api {api} to give the model's "
