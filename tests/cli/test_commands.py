@@ -309,6 +309,9 @@ def test_play_errors_are_one_line(capsys, monkeypatch, user_module):
         (["info", "zooport.cli.play:APIS"], ["zooport.cli.play:APIS is a tuple, not a callable"]),
         (["check", "Basic", "--only", "nope"], ["--only takes checker names among"]),
         (["check", "Basic", "--timeout", "-1"], ["--timeout takes seconds >= 0", "got -1.0"]),
+        # Counts are checked by the parser, as every other subcommand's are.
+        (["check", "Basic", "--cycles", "0"], ["check: argument --cycles: expected a positive"]),
+        (["bench", "--n", "16", "0"], ["bench: argument --n: expected a positive int, got 0"]),
         (["train", "Collector", "--steps", "8"], ["hybrid actions; SB3 has no policy"]),
         (["train", "Tag", "--steps", "8"], ["pick one with --behavior"]),
         (

@@ -269,3 +269,11 @@ def test_plot_curve_draws_one_panel_per_result(tmp_path):
     plot_curve(results[0], tmp_path / "one.png")
     with Image.open(tmp_path / "two.png") as two, Image.open(tmp_path / "one.png") as one:
         assert (two.size, one.size) == ((1400, 400), (700, 400))
+
+
+@pytest.mark.parametrize("argv", [["--random", "--seed", "-1"], ["--random", "--steps", "0"]])
+def test_demo_rejects_a_negative_seed_or_no_steps_before_it_starts(argv, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    assert "--steps must be positive and --seed >= 0" in capsys.readouterr().err
