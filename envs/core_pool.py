@@ -1,43 +1,38 @@
-"""Many cores in worker processes, presented as one BaseEnv: :class:`CorePool`. A pool step is
-one step of every core in parallel (core 0 in this process by default in sync mode), with one
-write to a shared control array and one gather of the rows the cores wrote into shared memory
-(:mod:`zooport.envs.pool_shared_memory`), so the pool's own work per step does not grow with K.
-Agent ``a`` of core ``i`` (of K) is pool agent ``a * K + i``; ``reset(seed=s)`` gives core ``i``
-the seed ``s + i``; a dead, hung or raising worker is a :class:`~zooport.errors.CorePoolError`.
+"""Many cores in worker processes, presented as one BaseEnv: :class:`CorePool`. A pool step steps
+every core in parallel (core 0 in this process by default in sync mode) with one write to a
+shared control array, and gathers the rows the cores wrote into shared memory, so the pool's own
+work per step does not grow with K. Agent ``a`` of core ``i`` (of K) is pool agent ``a * K + i``.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
+import math
 import multiprocessing
 import os
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from zooport.envs.actions import ActionTuple
-from zooport.envs.arguments import check_seed
-from zooport.envs.base_env import BaseEnv
+from zooport.envs.arguments import check_bool, check_float, check_int, check_seed
+from zooport.envs.base_env import BaseEnv, BaseEnvLike
 from zooport.envs.pool_channels import PoolChannels
-from zooport.envs.pool_factories import (
-    UNITY_BUILD_OPTIONS,
-    registry_core,
-    unity_factories,
-    unity_instance,
-)
 from zooport.envs.pool_handles import Workers
-from zooport.envs.pool_options import MODES, START_METHODS, PoolOptions, check_factories
-from zooport.envs.pool_shared_memory import N_DECISION, Rows, gather, scatter, scatter_one
-from zooport.envs.pool_views import GlobalStateLayout, PoolViews, agreed_specs
-from zooport.envs.pool_worker import (
-    CLOSE,
-    COMMAND_NAMES,
+from zooport.envs.pool_options import MAX_SPIN, MODES, START_METHODS, check_factories
+from zooport.envs.pool_shared_memory import (
+    N_DECISION,
+    RENDER,
     RESET,
+    STATE,
     STEP,
-    CoreRunner,
-    core_description,
-    pickle_factory,
+    Rows,
+    gather,
+    scatter,
+    scatter_one,
 )
 from zooport.envs.side_channel.side_channel import SideChannel
 from zooport.envs.specs import AgentId, BehaviorMapping, BehaviorName, BehaviorSpec
@@ -49,6 +44,7 @@ from zooport.errors import (
     EnvClosedError,
     EnvNotResetError,
     ReentrantCallError,
+    SpecError,
     UnknownAgentError,
     UnknownBehaviorError,
     look_up,
@@ -59,21 +55,44 @@ __all__ = ["CorePool", "registry_core", "unity_instance", "MODES", "START_METHOD
 #: This process's id, kept current across os.fork() (a pool compares it on every call).
 _PID = [os.getpid()]
 os.register_at_fork(after_in_child=lambda: _PID.__setitem__(0, os.getpid()))
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 
 
-def _shutdown(workers: Workers, local: list[Any], owner: int) -> None:
+def registry_core(env_id: str, **kwargs: Any) -> BaseEnv:
+    """``default_registry[env_id].make(**kwargs)``: a factory with ``functools.partial``.
+
+    Example:
+        >>> core = registry_core("Basic", n_agents=2)
+        >>> type(core).__name__, core.n_agents
+        ('Basic', 2)
+    """
+    from zooport.envs.registry import default_registry
+
+    return default_registry.make(env_id, **kwargs)
+
+
+def unity_instance(
+    environment_class: str | type, kwargs: Mapping[str, Any], side_channels: Any = None
+) -> BaseEnvLike:
+    """``environment_class(**kwargs, side_channels=...)``; a ``"module:attr"`` class is imported
+    here, in the worker, so the pool's process need not import mlagents_envs."""
+    if isinstance(environment_class, str):
+        module, _, attr = environment_class.partition(":")
+        environment_class = getattr(importlib.import_module(module), attr)
+    extra = {} if side_channels is None else {"side_channels": side_channels}
+    return environment_class(**kwargs, **extra)  # type: ignore[operator, no-any-return]
+
+
+def _shutdown(workers: Workers, owner: int) -> None:
     """Closes a pool that was not closed (garbage collection, exit)."""
-    if _PID[0] != owner:
-        return  # a fork of the pool's process: the workers are its parent's
-    try:
-        workers.close()
-        for runner in local:
-            runner.core.close()
-    except Exception:
-        pass  # nobody is left to tell: the pool is gone or the interpreter is exiting
+    if _PID[0] == owner:  # in a fork of the pool's process, the workers are its parent's
+        try:
+            workers.close()
+        except Exception:
+            pass  # nobody is left to tell: the pool is gone or the interpreter is exiting
 
 
-class CorePool(PoolViews, BaseEnv):
+class CorePool(BaseEnv):
     """K cores in worker processes as one ``BaseEnv``; see the module docstring.
 
     Args:
@@ -89,10 +108,12 @@ class CorePool(PoolViews, BaseEnv):
         spin: seconds the pool and each worker spin before they block (0 <= spin < 1).
         side_channel_bytes: each core's side-channel areas; larger messages use the pipe.
 
+    ``reset(seed=s)`` gives core ``i`` the seed ``s + i``; a dead, hung or raising worker is a
+    :class:`~zooport.errors.CorePoolError`.
+
     Example:
-        >>> from functools import partial
         >>> from zooport.envs.builtin.ball_balance import BallBalance
-        >>> pool = CorePool([partial(BallBalance, n_agents=2) for _ in range(2)])
+        >>> pool = CorePool([functools.partial(BallBalance, n_agents=2) for _ in range(2)])
         >>> pool.reset(seed=0)  # core 0 gets seed 0, core 1 seed 1
         >>> decision, terminal = pool.get_steps("BallBalance")
         >>> decision.agent_id.tolist()  # core 0's agents 0 and 1, then core 1's
@@ -122,92 +143,107 @@ class CorePool(PoolViews, BaseEnv):
     ) -> None:
         factories = check_factories(core_fns)
         k = self._num_cores = len(factories)
-        options = PoolOptions.checked(
-            k, mode=mode, min_ready=min_ready, local_core=local_core, timeout=timeout,
-            start_method=start_method, spin=spin, side_channel_bytes=side_channel_bytes,
-        )  # fmt: skip
-        self._mode, self._min_ready = options.mode, options.min_ready
+        for name, value, valid in (("mode", mode, MODES), ("start_method", start_method,
+                                                             START_METHODS)):  # fmt: skip
+            if value not in valid:
+                raise ArgumentError(
+                    f"Expect {name} to be one of {list(valid)}, actually: {value!r}"
+                )
+        if start_method not in multiprocessing.get_all_start_methods():
+            raise ArgumentError(f"start_method {start_method!r} is not available on this platform")
+        if min_ready is None:
+            min_ready = k if mode == "sync" else 1
+        elif check_int(min_ready, "min_ready", 1, maximum=k) != k and mode == "sync":
+            raise ArgumentError(
+                f"Expect min_ready to be None or {k} (every core) in sync mode, actually: "
+                f"{min_ready}; pass mode='async' to return before every core has answered"
+            )
+        seconds = "a number of seconds"
+        if timeout is not None:
+            timeout = check_float(timeout, "timeout", above=0, kind=seconds)
+        spin = check_float(spin, "spin", above=0, below=MAX_SPIN, at_least=True, kind=seconds)
+        self._mode, self._min_ready = mode, int(min_ready)
         self._channels = PoolChannels(side_channels, core_side_channels, k)
         # _live: reset, open and healthy (the one check a call makes on its fast path).
         self._closed = self._was_reset = self._live = False
         self._fault: BaseException | None = None
         self._steps: dict[str, tuple[DecisionSteps, TerminalSteps]] = {}
         self._taken: dict[str, np.ndarray] = {}
-        self._global_layout: GlobalStateLayout | None = None
         self._state_space: Any = None
         # A child of os.fork() shares the workers but not the pool's state: it is refused.
         self._owner = os.getpid()
         self._guard = StepGuard("CorePool")  # refuses a call made while a step runs
-        local = options.local_core
-        # Cores whose step was started and not handed out; answered, not handed out; handed
-        # out by the last step (whose rows get_steps gathers).
-        self._running = np.zeros(k, bool)
-        self._fresh = np.zeros(k, bool)
-        self._ready = np.zeros(k, bool)
-        pickled = {i: pickle_factory(f, i) for i, f in enumerate(factories) if i or not local}
-        context = multiprocessing.get_context(options.start_method)
-        self._workers = Workers(
-            k, pickled, self._channels.relay_ids, context, options.spin,
-            options.side_channel_bytes, options.timeout,
-        )  # fmt: skip
-        rows = self._workers.rows
-        self._local: list[CoreRunner] = []  # core 0 when it is in this process
-        self._local_mask = np.arange(k) == 0 if local else np.zeros(k, bool)
-        self._finalizer = weakref.finalize(self, _shutdown, self._workers, self._local, self._owner)
-        try:
-            if local:  # built while the workers start
-                try:
-                    runner = CoreRunner(factories[0], self._channels.relay_ids[0], 0, k, rows)
-                except Exception as exc:
-                    name = type(exc).__name__
-                    raise CorePoolError(f"core 0: its factory raised {name}: {exc}", 0) from exc
-                self._local.append(runner)
-            self._workers.wait_ready()
-            self._specs = agreed_specs([(self._label(i), self._description(i)) for i in range(k)])
-            self._names = tuple(self._specs)
-        except BaseException:
-            self._closed = True
-            self._finalizer()
-            raise
-        # One core in this process: its own steps are the pool's (ids are unchanged at K=1).
-        self._passthrough = self._local[0].core if local and k == 1 else None
-        self._core_specs: Any = None  # the passthrough core's behavior_specs at its last step
-        self.seedable = all(self._description(i)["seedable"] for i in range(k))
+        local = mode == "sync" if local_core is None else check_bool(local_core, "local_core")
+        side_bytes = check_int(side_channel_bytes, "side_channel_bytes", 0)
+        self._workers = Workers(factories, self._channels, local, mode, self._min_ready,
+                                start_method, spin, side_bytes, timeout)  # fmt: skip
+        self._finalizer = weakref.finalize(self, _shutdown, self._workers, self._owner)
+        self.seedable = all(self._workers.description(i)["seedable"] for i in range(k))
+
+    @classmethod
+    def unity(
+        cls, file_name: str | None, instances: int = 2, *, worker_id: int = 0,
+        base_port: int | None = None, seed: int = 0, no_graphics: bool = True,
+        timeout_wait: int = 60, additional_args: Sequence[str] | None = None,
+        log_folder: str | None = None,
+        environment_class: str | type = "mlagents_envs.environment:UnityEnvironment",
+        **options: Any,
+    ) -> CorePool:  # fmt: skip
+        """A pool of ``instances`` copies of one Unity build: instance ``i`` gets ``worker_id +
+        i`` (its port ``base_port + worker_id + i``) and Unity's seed ``seed + i``; ``options``
+        are the pool's."""
+        instances = check_int(instances, "instances", 1, where="CorePool.unity")
+        worker_id = check_int(worker_id, "worker_id", 0, where="CorePool.unity")
+        seed = check_int(seed, "seed", 0, where="CorePool.unity")
+        base = {
+            "file_name": file_name, "base_port": base_port, "no_graphics": no_graphics,
+            "timeout_wait": timeout_wait, "log_folder": log_folder,
+            "additional_args": None if additional_args is None else list(additional_args),
+        }  # fmt: skip
+        factories = [
+            functools.partial(
+                unity_instance,
+                environment_class,
+                {**base, "worker_id": worker_id + i, "seed": seed + i},
+            )  # fmt: skip
+            for i in range(instances)
+        ]
+        return cls(factories, **options)
 
     @property
     def behavior_specs(self) -> BehaviorMapping:
         self._check_open()
-        return self._specs
+        return self._workers.specs
 
     def reset(self, seed: int | None = None) -> None:
         """Resets every core; with ``seed``, core ``i`` gets ``seed + i``."""
         self._check_ready(reset=True)
-        seed = check_seed(seed, "CorePool.reset")
-        k = self._num_cores
-        if seed is not None:
-            if seed >= 2**63 - k:  # seeds travel as int64
-                raise ArgumentError(
-                    f"CorePool.reset: expected seed < 2**63 - {k} (it travels as int64, plus "
-                    f"the core index), got {seed}"
-                )
-            if not self.seedable:
-                first = next(i for i in range(k) if not self._description(i)["seedable"])
-                raise CorePoolError(
-                    f"reset(seed={seed}): {self._label(first)} cannot be seeded (it declares "
-                    "no seedable = True reset(seed=...)); call reset() without a seed"
-                )
+        seed, k = check_seed(seed, "CorePool.reset"), self._num_cores
+        if seed is not None and seed >= 2**63 - k:  # seeds travel as int64
+            raise ArgumentError(
+                f"CorePool.reset: expected seed < 2**63 - {k} (it travels as int64, plus the core "
+                f"index), got {seed}"
+            )
+        if seed is not None and not self.seedable:
+            first = next(i for i in range(k) if not self._workers.description(i)["seedable"])
+            raise CorePoolError(
+                f"reset(seed={seed}): {self._workers.label(first)} cannot be seeded (it declares "
+                "no seedable = True reset(seed=...)); call reset() without a seed"
+            )
         self._guard.enter("reset")
         try:
             # Async: a step still running finishes first; its results are dropped, its
             # side-channel messages delivered.
-            incoming = self._finish_running()
+            incoming = self._workers.finish_running()
             seeds = None if seed is None else seed + np.arange(k)
-            incoming += self._run(RESET, np.ones(k, bool), seeds)
+            incoming += self._workers.run(RESET, np.ones(k, bool), seeds)
         except BaseException as exc:
             self._guard.abort(exc)
             self._broke(exc)
             raise
         self._guard.reset_done()
+        self._steps.clear()
+        self._taken.clear()
         self._was_reset = self._live = True
         self._channels.deliver(incoming)
 
@@ -218,41 +254,44 @@ class CorePool(PoolViews, BaseEnv):
         instead, as a ``UnityEnvironment``'s first ``step()`` is.
         """
         if not self._live or _PID[0] != self._owner:
-            if not self._was_reset and not self._closed and not len(self._specs):
+            if not (self._was_reset or self._closed or len(self._workers.specs)):
                 self.reset()
                 return
             self._check_ready()
         self._guard.enter("step")
+        workers = self._workers
         try:
-            if self._passthrough is not None:
-                incoming = self._run_alone(STEP, None)
+            if workers.alone is not None:
+                incoming = workers.run_alone(STEP, None)
             elif self._mode == "sync":
-                incoming = self._run(STEP, None)
+                incoming = workers.run(STEP)
             else:
-                incoming = self._run(STEP, ~(self._running | self._fresh))
+                incoming = workers.run(STEP, ~(workers.running | workers.fresh))
         except BaseException as exc:
             self._guard.abort(exc)
             self._broke(exc)
             raise
         self._guard.exit()
+        self._steps.clear()
+        self._taken.clear()
         if incoming:  # after the step is published: a channel that raises loses no result
             self._channels.deliver(incoming)
 
     def get_steps(self, behavior_name: BehaviorName) -> tuple[DecisionSteps, TerminalSteps]:
-        """This step's DecisionSteps and TerminalSteps of the behaviour, over every core that
-        answered (rows of core 0 first); pool agent ids (see :meth:`core_of`)."""
+        """This step's DecisionSteps and TerminalSteps of the behaviour over every core that
+        answered, core 0's rows first, with pool agent ids (see :meth:`core_of`)."""
         if not self._live or self._guard.running is not None or _PID[0] != self._owner:
             self._check_ready("get_steps")
         steps = self._steps.get(behavior_name)
         if steps is None:
-            if self._passthrough is not None and behavior_name in self._names:
-                return self._passthrough.get_steps(behavior_name)
-            spec = self._spec(behavior_name)
-            rows = self._workers.rows.get(behavior_name)
+            workers = self._workers
+            if workers.alone is not None and behavior_name in workers.names:
+                return workers.alone.get_steps(behavior_name)
+            spec, rows = self._spec(behavior_name), workers.rows.get(behavior_name)
             if rows is None:
                 steps = DecisionSteps.empty(spec), TerminalSteps.empty(spec)
             else:
-                steps = gather(rows, spec, self._taken_rows(behavior_name, rows), self._ready)
+                steps = gather(rows, spec, self._taken_rows(behavior_name, rows), workers.ready)
             self._steps[behavior_name] = steps
         return steps
 
@@ -260,34 +299,32 @@ class CorePool(PoolViews, BaseEnv):
         """Sets the actions of the agents in this step's DecisionSteps (one row each)."""
         if not self._live or self._guard.running is not None or _PID[0] != self._owner:
             self._check_ready("set_actions")
-        if self._passthrough is not None and behavior_name in self._names:
-            self._passthrough.set_actions(behavior_name, action)  # it validates as the pool would
+        workers = self._workers
+        if workers.alone is not None and behavior_name in workers.names:
+            workers.alone.set_actions(behavior_name, action)  # it validates as the pool would
             return
-        spec = self._spec(behavior_name)
-        rows = self._workers.rows.get(behavior_name)
+        spec, rows = self._spec(behavior_name), workers.rows.get(behavior_name)
         taken = self._taken_rows(behavior_name, rows) if rows is not None else np.zeros(0, int)
         action = spec.action_spec._validate_action(action, len(taken), behavior_name)
         if rows is not None and len(taken):
-            scatter(rows, taken, action, self._ready)
+            scatter(rows, taken, action, workers.ready)
 
     def set_action_for_agent(
         self, behavior_name: BehaviorName, agent_id: AgentId, action: ActionTuple
     ) -> None:
         """Sets one agent's action (a batch of one); the others that decided take zeros."""
         self._check_ready("set_action_for_agent")
-        spec = self._spec(behavior_name)
-        action = spec.action_spec._validate_action(action, 1, behavior_name)
+        action = self._spec(behavior_name).action_spec._validate_action(action, 1, behavior_name)
         decision = self.get_steps(behavior_name)[0]
         if agent_id not in decision:
             raise UnknownAgentError(
                 f"behavior {behavior_name!r}: agent {agent_id!r} did not request a decision at "
                 f"the last step; agents that did: {decision.agent_id.tolist()}"
             )
-        if self._passthrough is not None:
-            self._passthrough.set_action_for_agent(behavior_name, agent_id, action)
+        if self._workers.alone is not None:
+            self._workers.alone.set_action_for_agent(behavior_name, agent_id, action)
             return
-        rows = self._workers.rows[behavior_name]  # it has this agent
-        scatter_one(rows, self.core_of(agent_id)[0], agent_id, action)
+        scatter_one(self._workers.rows[behavior_name], self.core_of(agent_id)[0], agent_id, action)
 
     def close(self) -> None:
         """Closes every core and stops every worker; an interrupted close can be called again."""
@@ -300,163 +337,198 @@ class CorePool(PoolViews, BaseEnv):
         healthy = self._fault is None
         if healthy:
             self._fault = CorePoolError("close() was interrupted; call close() again")
-        closing = [self._workers.close(broken=not healthy)]
-        while self._local:
-            try:
-                self._local[0].core.close()
-            except Exception as exc:  # its label needs it: popped after
-                error = self._local_error(CLOSE, exc)
-                error.__cause__ = exc
-                closing.insert(0, error)
-            finally:
-                self._local.pop()
+        error = self._workers.close(not healthy)
         self._closed = True
         self._finalizer.detach()
-        errors = [e for e in closing if e is not None]
-        if errors and healthy:
-            raise errors[0]
+        if error is not None:
+            raise error
 
-    @classmethod
-    def unity(cls, file_name: str | None, instances: int = 2, **options: Any) -> CorePool:
-        """A pool of ``instances`` copies of one Unity build; instance ``i`` gets ``worker_id + i``
-        and Unity's seed ``seed + i`` (``options``: those of
-        :func:`~zooport.envs.pool_factories.unity_factories` and the pool's)."""
-        build = {key: options.pop(key) for key in UNITY_BUILD_OPTIONS if key in options}
-        return cls(unity_factories(file_name, instances, **build), **options)
+    # ------------------------------------------------------------------ beyond BaseEnv
 
-    def _run(self, command: int, start: np.ndarray | None, seeds: Any = None) -> list[Any]:
-        """Runs ``command`` on the cores ``start`` (None: every core) and publishes those that
-        answered; returns their side-channel bytes."""
-        if self._passthrough is not None:
-            return self._run_alone(command, None if seeds is None else int(seeds[0]))
-        workers, k = self._workers, self._num_cores
-        if start is None:  # every worker: a slice, the fast path
-            which: Any = workers.every
-            self._running[which] = True
-            local = bool(self._local)
-        else:
-            local = bool(self._local) and bool(start[0])
-            started = start & ~self._local_mask
-            which = np.flatnonzero(started)
-            self._running |= started
-        sides = None
-        if self._channels.any:
-            self._channels.gather()
-            sides = {i: self._channels.take(i) for i in np.arange(k)[which].tolist()}
-        workers.command(command, which, None if seeds is None else seeds[which], sides)
-        requests: dict[int, Any] = {}
-        if local:  # while the workers run theirs
-            seed = None if seeds is None else int(seeds[0])
-            try:
-                needs = self._local[0].run(command, seed, self._channels.take(0))
-            except Exception as exc:
-                raise self._local_error(command, exc) from exc
-            if needs is not None:
-                requests = {0: needs}  # its rows are written once they have room
-            else:
-                self._local_side = self._local[0].write()
-        if self._mode == "sync" or command == RESET:
-            workers.wait(which)
-            answered = self._running.copy()
-        else:
-            need = self._min_ready - int(self._fresh.sum()) - int(local)
-            if need > 0:
-                workers.wait(which, need, self._running)
-            answered = self._running & workers.answered(slice(0, k))
-        answered[0] |= local
-        self._settle(answered, requests)
-        ready = answered | self._fresh  # the fresh ones' side-channel bytes were delivered
-        self._running &= ~ready
-        self._fresh[:] = False
-        incoming = self._incoming(answered)
-        self._ready = ready
-        self._steps.clear()
-        self._taken.clear()
-        workers.unlink_attached()
-        return incoming
+    @property
+    def num_cores(self) -> int:
+        """K, the number of cores."""
+        return self._num_cores
 
-    def _run_alone(self, command: int, seed: int | None) -> list[Any]:
-        """A pool of one in this process: the core's own steps are the pool's, nothing copied."""
-        runner, channels = self._local[0], self._channels
-        core = runner.core
-        try:
-            if channels.any:
-                channels.gather()
-                runner.relays.deliver(channels.take(0))
-            if command == STEP:
-                core.step()
-            else:
-                core.reset() if seed is None else core.reset(seed=seed)  # type: ignore[call-arg]  # seedable
-        except Exception as exc:
-            raise self._local_error(command, exc) from exc
-        specs = core.behavior_specs
-        if specs is not self._core_specs and tuple(specs) != self._names:  # a Unity scene's new one
-            runner.description = core_description(core)
-            self._merge_specs(0)
-        self._core_specs = specs
-        return [(0, runner.side_out())] if channels.any else []
+    @property
+    def mode(self) -> str:
+        """``"sync"`` or ``"async"``."""
+        return self._mode
 
-    def _finish_running(self) -> list[Any]:
-        """Waits for the steps still running (async); their results stay to be handed out."""
-        running = self._running.copy()
-        if not running.any():
-            return []
-        self._workers.wait(slice(0, self._num_cores), int(running.sum()), running)
-        self._settle(running, {})
-        self._running[:] = False
-        self._fresh |= running
-        return self._incoming(running)
+    @property
+    def min_ready(self) -> int:
+        """How many cores answer before ``step()`` returns (K in sync mode)."""
+        return self._min_ready
 
-    def _settle(self, answered: np.ndarray, requests: dict[int, Any]) -> None:
-        """Raises a failed core's error; gives the cores that asked for room new segments."""
-        workers = self._workers
-        which = np.flatnonzero(answered & ~self._local_mask)
-        bad = workers.failures(which)
-        while bad or requests:
-            if self._running.any() and (self._running & ~answered).any():
-                # Growing replaces segments that running workers may be writing: finish them.
-                others = self._running & ~answered
-                workers.wait(slice(0, self._num_cores), int(others.sum()), others)
-                answered |= others
-                bad = workers.failures(np.flatnonzero(answered & ~self._local_mask))
-            requests.update(workers.requests(bad))
-            if not requests:
-                return
-            for i in requests:
-                self._merge_specs(i)
-            workers.grow(requests, self._specs)
-            if 0 in requests and self._local:
-                self._local_side = self._local[0].write()
-            again = np.array([i for i in requests if i in workers.processes], np.int64)
-            requests = {}
-            workers.wait(again)
-            bad = workers.failures(again)
+    @property
+    def closed(self) -> bool:
+        """True once ``close()`` finished."""
+        return self._closed
 
-    def _local_error(self, command: int, exc: Exception) -> CorePoolError:
-        name = type(exc).__name__
-        return CorePoolError(
-            f"{self._label(0)} raised {name} during {COMMAND_NAMES[command]}: {exc}", 0
+    @property
+    def worker_pids(self) -> list[int]:
+        """The process ids of the workers (core 0 is in this process when local)."""
+        return [p.pid for p in self._workers.processes.values()]
+
+    @property
+    def side_channels(self) -> list[SideChannel]:
+        """The channels given to the pool (they reach every core)."""
+        return list(self._channels.shared)
+
+    def core_side_channels(self, index: int) -> list[SideChannel]:
+        """The channels of core ``index`` alone."""
+        return list(self._channels.own[self._check_index(index)])
+
+    def core_of(self, agent_id: AgentId) -> tuple[int, AgentId]:
+        """``(core index, the core's own agent id)`` of a pool agent id (``a * K + i``)."""
+        value = check_int(agent_id, "agent_id", -(2**63), maximum=2**63 - 1, where="CorePool")
+        core_id, index = divmod(value, self._num_cores)
+        return index, core_id
+
+    def pool_agent_id(self, index: int, core_agent_id: AgentId) -> AgentId:
+        """The pool's id of agent ``core_agent_id`` of core ``index`` (``a * K + i``, int32)."""
+        index, k = self._check_index(index), self._num_cores
+        own = check_int(
+            core_agent_id, "core_agent_id", -((index - _INT32_MIN) // k),
+            maximum=(_INT32_MAX - index) // k, where=f"CorePool of {k} (pool ids are int32)",
+        )  # fmt: skip
+        return own * k + index
+
+    def restarts_finished(self, behavior_name: BehaviorName) -> bool:
+        """False when some core says it does not restart the behaviour's finished agents."""
+        self._check_open()
+        self._spec(behavior_name)
+        return all(d["restarts"].get(behavior_name) is not False for d in self._descriptions())
+
+    @property
+    def has_action_masks(self) -> bool:
+        """Whether every core sends action masks for its discrete behaviours."""
+        self._check_open()
+        return all(d["masks"] for d in self._descriptions())
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """Core 0's ``render_fps``; the pool renders ``rgb_array`` pictures."""
+        return {"render_modes": ["rgb_array"], "render_fps": self._descriptions()[0]["render_fps"]}
+
+    def render(self) -> np.ndarray | None:
+        """Every core's ``rgb_array`` picture, side by side (core 0 leftmost), each padded at
+        the bottom to the tallest; None when no core has a picture."""
+        answers = self._ask(RENDER)
+        for i, (_, _, reason) in answers.items():
+            if reason:
+                raise NotImplementedError(f"{self._workers.label(i)} cannot render: {reason}")
+        frames = [answers[i][1] for i in range(self._num_cores) if answers[i][1] is not None]
+        if not frames:
+            return None
+        height = max(f.shape[0] for f in frames)
+        pad = [np.pad(f, [(0, height - f.shape[0])] + [(0, 0)] * (f.ndim - 1)) for f in frames]
+        return np.concatenate(pad, axis=1)
+
+    @property
+    def global_state(self) -> Callable[[], np.ndarray]:
+        """``global_state()`` where every core has one: their states flattened and concatenated
+        in core order (a pool with a core without one has no such attribute, like that core).
+
+        Example:
+            >>> from zooport.envs.builtin.tag import Tag
+            >>> pool = CorePool([functools.partial(Tag, n_runners=1, n_taggers=1)] * 2)
+            >>> pool.reset(seed=0)
+            >>> pool.global_state().shape, pool.global_state_shape  # 10 values per core
+            ((20,), (20,))
+            >>> pool.close()
+        """
+        missing = [self._workers.label(i) for i, d in enumerate(self._descriptions())
+                   if not d["global_state"]]  # fmt: skip
+        if missing:
+            raise AttributeError(
+                f"CorePool has no global_state: {', '.join(missing)} has no global_state()"
+            )
+        return self._global_state
+
+    @property
+    def global_state_shape(self) -> tuple[int]:
+        """``(total values,)`` of :attr:`global_state`, where every core declares a shape."""
+        shapes = self._declared("global_state_shape")
+        if shapes is not None:
+            return (sum(math.prod(shape) for shape in shapes),)
+        return (self.global_state_space.shape[0],)
+
+    @property
+    def global_state_space(self) -> Any:
+        """A ``gymnasium.spaces.Box`` of :attr:`global_state`, where every core declares one."""
+        if self._state_space is None:
+            bounds = self._declared("global_state_bounds")
+            if bounds is None:
+                raise AttributeError("CorePool has no global_state_space: a core declares none")
+            from gymnasium import spaces
+
+            low, high = (np.concatenate([np.ravel(b[j]) for b in bounds]) for j in (0, 1))
+            self._state_space = spaces.Box(low, high, dtype=low.dtype)
+        return self._state_space
+
+    def __reduce__(self) -> Any:
+        raise CorePoolError(
+            "a CorePool cannot be pickled or copied: it owns worker processes; pickle the core "
+            "factories and build a new pool from them"
         )
 
-    def _incoming(self, ready: np.ndarray) -> list[Any]:
-        """``(core, side-channel bytes)`` of the cores that answered a step or reset."""
-        if not self._channels.any:
-            return []
-        local, side_out = bool(self._local), self._workers.side_out
-        return [(i, self._local_side if i == 0 and local else side_out(i)) for i in
-                np.flatnonzero(ready).tolist()]  # fmt: skip
+    def __repr__(self) -> str:
+        types = [d["type"] for d in self._descriptions()]
+        state = " closed" if self._closed else ""
+        return f"CorePool({self._num_cores} cores {types}, mode={self._mode!r}{state})"
+
+    # ------------------------------------------------------------------ helpers
+
+    def _descriptions(self) -> list[dict[str, Any]]:
+        return [self._workers.description(i) for i in range(self._num_cores)]
+
+    def _declared(self, key: str) -> list[Any] | None:
+        """Every core's declared global-state ``key``; None where a core has no state or
+        declares none."""
+        values = [d[key] if d["global_state"] else None for d in self._descriptions()]
+        return None if any(v is None for v in values) else values
+
+    def _global_state(self) -> np.ndarray:
+        answers = self._ask(STATE)
+        states = [np.ravel(answers[i][1]) for i in range(self._num_cores)]
+        for i, (values, shape) in enumerate(
+            zip(states, self._declared("global_state_shape") or [None] * len(states), strict=True)
+        ):
+            if shape is not None and values.size != math.prod(shape):
+                raise SpecError(
+                    f"{self._workers.label(i)}: global_state() has {values.size} values where "
+                    f"its global_state_shape says {math.prod(shape)}"
+                )
+        return np.concatenate(states)
+
+    def _ask(self, command: int) -> dict[int, Any]:
+        """Every core's answer to RENDER or STATE (a running async step finishes first)."""
+        self._check_ready()
+        try:
+            incoming = self._workers.finish_running()
+            answers = self._workers.ask(command)
+        except BaseException as exc:
+            self._broke(exc)
+            raise
+        self._channels.deliver(incoming)
+        return answers
 
     def _taken_rows(self, name: str, rows: Rows) -> np.ndarray:
         taken = self._taken.get(name)
         if taken is None:
-            counts = np.where(self._ready, rows.counts[:, N_DECISION], 0)
+            counts = np.where(self._workers.ready, rows.counts[:, N_DECISION], 0)
             taken = self._taken[name] = rows.taken(counts)
         return taken
 
     def _spec(self, name: BehaviorName) -> BehaviorSpec:
-        return look_up(self._specs, name, UnknownBehaviorError, lambda: (
-            f"CorePool has no behavior {name!r}; behaviors: {list(self._specs)}"
+        specs = self._workers.specs
+        return look_up(specs, name, UnknownBehaviorError, lambda: (
+            f"CorePool has no behavior {name!r}; behaviors: {list(specs)}"
         ))  # fmt: skip
+
+    def _check_index(self, index: int) -> int:
+        return check_int(index, "core index", 0, maximum=self._num_cores - 1, where="CorePool")
 
     def _broke(self, exc: BaseException) -> None:
         self._steps.clear()

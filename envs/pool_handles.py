@@ -1,55 +1,38 @@
-"""The pool's side of its worker processes: one control array for all of them. A command is one
-vectorised write; a wait spins on the array, then blocks on the pipes and the process sentinels
-in short slices, so a death or a hang becomes a :class:`~zooport.errors.CorePoolError` naming
-the core in bounded time.
+"""The cores of a :class:`~zooport.envs.core_pool.CorePool`: its worker processes, core 0 when it
+runs in the pool's process, one control array for all of them and the behaviours' segments. A
+command is one vectorised write; a wait spins on the array, then blocks on the pipes and the
+process sentinels in short slices, so a death or a hang is a ``CorePoolError`` in bounded time.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import pickle
 import signal
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from multiprocessing import connection as mp_connection
 from typing import Any
 
 import numpy as np
 
-from zooport.envs.pool_shared_memory import (
-    COMMAND,
-    DONE,
-    GENERATION,
-    HAS_SEED,
-    MIN_ROWS,
-    POOL_GENERATION,
-    SEED,
-    SEQ,
-    SIDE_IN,
-    SIDE_OUT,
-    SLEEPING,
-    STATUS,
-    WAITING,
-    BehaviorLayout,
-    Control,
-    Rows,
-    unlink_quietly,
-)
+from zooport.envs import pool_shared_memory as shm
+from zooport.envs.pool_channels import PoolChannels
+from zooport.envs.pool_shared_memory import BehaviorLayout, Control, Rows, unlink_quietly
 from zooport.envs.pool_worker import (
-    CLOSE,
-    COMMAND_NAMES,
-    FAILED,
-    NEEDS_ROOM,
     SLICE,
-    WRITE,
-    WorkerConfig,
+    CoreRunner,
+    core_description,
     next_message,
+    pickle_factory,
     run_worker,
 )
+from zooport.envs.specs import BehaviorMapping, BehaviorSpec
 from zooport.errors import CorePoolError, SpecError
 
-__all__ = ["Workers", "CLOSE_GRACE"]
+__all__ = ["Workers", "agree"]
 
 #: How long ``close()`` waits for the workers to close their cores before stopping them (s).
 CLOSE_GRACE = 10.0
@@ -57,110 +40,247 @@ CLOSE_GRACE = 10.0
 _yield = getattr(os, "sched_yield", lambda: time.sleep(0))
 
 
-def _signal_name(exitcode: int | None) -> str:
-    if exitcode is not None and exitcode < 0:
-        try:
-            return f"was killed by {signal.Signals(-exitcode).name}"
-        except ValueError:
-            return f"was killed by signal {-exitcode}"
-    return f"exited with code {exitcode}"
+def agree(
+    specs: Mapping[str, BehaviorSpec], label: str, theirs: Mapping[str, BehaviorSpec], late: bool
+) -> BehaviorMapping:
+    """``specs`` with a core's; it must have the same behaviours unless they come ``late``
+    (a Unity scene adds one), and the same spec for each (else a ``SpecError``)."""
+    if not late and set(theirs) != set(specs):
+        raise SpecError(
+            f"{label} has behaviors {sorted(theirs)} where core 0 has {sorted(specs)}; every "
+            "core of a pool must have the same behaviors"
+        )
+    merged = dict(specs)
+    for name, spec in theirs.items():
+        if merged.setdefault(name, spec) != spec:
+            raise SpecError(
+                f"behavior {name!r}: {label} has the spec {spec} where "
+                f"{'the pool' if late else 'core 0'} has {merged[name]}; every core of a pool "
+                "must have the same specs"
+            )
+    return BehaviorMapping(merged)
 
 
 class Workers:
-    """The worker processes of a pool of ``k`` cores (``factories``: ``{index: pickled
-    factory}``) and the shared memory: the control array and the behaviours' segments."""
+    """The cores of a pool (see the module docstring) and which of them run or answered."""
 
     def __init__(
-        self,
-        k: int,
-        factories: dict[int, bytes],
-        relay_ids: Sequence[Sequence[Any]],
-        context: Any,
-        spin: float,
-        side_bytes: int,
+        self, factories: Sequence[Callable[..., Any]], channels: PoolChannels, local: bool,
+        mode: str, min_ready: int, start_method: str, spin: float, side_bytes: int,
         timeout: float | None,
-    ) -> None:
-        self.k, self.spin, self.timeout = k, spin, timeout
-        self.indices = np.array(sorted(factories), np.int64)
-        first = int(self.indices[0]) if len(self.indices) else k
-        # Every worker at once: a slice, so a command or a wait is a view, not a gather.
-        self.every: slice | np.ndarray = slice(first, k)
+    ) -> None:  # fmt: skip
+        k = self.k = len(factories)
+        self.channels, self.mode, self.min_ready = channels, mode, min_ready
+        self.spin, self.timeout, self.doing = spin, timeout, "start"
+        pickled = {i: pickle_factory(f, i) for i, f in enumerate(factories) if i or not local}
+        self.every = slice(int(local), k)  # every worker: a slice, so a command is a view
+        self.local_mask = np.arange(k) < int(local)
         self.control = Control.create(k, side_bytes)
         self.words = self.control.words
         self.processes: dict[int, Any] = {}
         self.connections: dict[int, Any] = {}
-        self.inboxes: dict[int, deque[Any]] = {}
-        self.descriptions: dict[int, dict[str, Any]] = {}
+        self.inboxes = {i: deque[Any]() for i in pickled}
+        self.descriptions: dict[int, dict[str, Any]] = {i: {"type": "?"} for i in range(k)}
         self.started = np.zeros(k)
-        self.doing = "start"
         self.rows: dict[str, Rows] = {}
-        self.generation = 0
-        self._unlink_later: list[tuple[int, Any]] = []
-        self.closed = False
+        # Cores whose step was started and not handed out; answered, not handed out; handed
+        # out by the last step (whose rows get_steps gathers).
+        self.running, self.fresh, self.ready = (np.zeros(k, bool) for _ in range(3))
+        self.local: CoreRunner | None = None
+        self.local_side, self.core_specs, self.closed = b"", None, False
+        context = multiprocessing.get_context(start_method)
         try:
-            for i, data in factories.items():
-                self.descriptions[i] = {"type": "?"}
-                self.inboxes[i] = deque()
+            for i, data in pickled.items():
                 ours, theirs = context.Pipe()
-                config = WorkerConfig(
-                    i, data, tuple(relay_ids[i]), self.control.memory.name, k, side_bytes,
-                    theirs, spin,
-                )  # fmt: skip
-                process = context.Process(
-                    target=run_worker, args=(config,), name=f"zooport-core-{i}", daemon=True
-                )
+                args = (i, data, tuple(channels.relay_ids[i]), self.control.memory.name, k,
+                        side_bytes, theirs, spin)  # fmt: skip
+                process = context.Process(target=run_worker, args=args, name=f"zooport-core-{i}",
+                                          daemon=True)  # fmt: skip
                 self.processes[i], self.connections[i] = process, ours
                 self.started[i] = time.monotonic()
                 try:
                     process.start()
                 finally:
                     theirs.close()
+            if local:  # built while the workers start
+                try:
+                    self.local = CoreRunner(factories[0], channels.relay_ids[0], 0, k, self.rows)
+                except Exception as exc:
+                    name = type(exc).__name__
+                    raise CorePoolError(f"core 0: its factory raised {name}: {exc}", 0) from exc
+            for i in self.processes:
+                message = self.receive(i)
+                if message[0] == "error":
+                    raise self._raised(i, message[1], during="building its core")
+                self.descriptions[i] = message[1]
+            self.doing = "step"
+            unlink_quietly(self.control.memory)  # every worker has mapped it
+            self.specs = BehaviorMapping(dict(self.description(0)["specs"]))
+            self.names = tuple(self.specs)  # the behaviours, for a quick ``in``
+            for i in range(1, k):
+                agree(self.specs, self.label(i), self.description(i)["specs"], late=False)
         except BaseException:
-            self.close()
+            self.close(broken=True)
             raise
+        # One core in this process: its own steps are the pool's (ids are unchanged at K=1).
+        self.alone = self.local.core if local and k == 1 else None
+
+    def description(self, i: int) -> dict[str, Any]:
+        return self.local.description if i == 0 and self.local else self.descriptions[i]
 
     def label(self, i: int) -> str:
-        pid = self.processes[i].pid
+        if i == 0 and self.local:
+            return self.local.label
+        process = self.processes.get(i)
+        pid = None if process is None else process.pid
         return f"core {i} ({self.descriptions[i]['type']}, worker pid {pid})"
 
-    def wait_ready(self) -> None:
-        """Waits for every worker's ``ready`` (its core built) within the timeout."""
-        for i in self.indices.tolist():
-            message = self.receive(i)
-            if message[0] == "error":
-                raise self._raised(i, message[1], during="building its core")
-            self.descriptions[i] = message[1]
-        self.doing = "step"
-        unlink_quietly(self.control.memory)  # every worker has attached it
+    # ------------------------------------------------------------------ a pool step
 
-    # ------------------------------------------------------------------ commands
+    def run(self, command: int, start: np.ndarray | None = None, seeds: Any = None) -> list[Any]:
+        """Runs ``command`` on the cores ``start`` (None: every core) and publishes those that
+        answered; returns their side-channel bytes, ``[(core, bytes)]``."""
+        if self.alone is not None:
+            return self.run_alone(command, None if seeds is None else int(seeds[0]))
+        channels, local = self.channels, self.local
+        if start is None:  # every core: the fast path
+            which: Any = self.every
+            self.running[which] = True
+        else:
+            started = start & ~self.local_mask
+            which = np.flatnonzero(started)
+            self.running |= started
+            local = local if start[0] else None
+        sides = None
+        if channels.any:
+            channels.gather()
+            sides = {i: channels.take(i) for i in np.arange(self.k)[which].tolist()}
+        self.command(command, which, None if seeds is None else seeds[which], sides)
+        requests: dict[int, Any] = {}
+        if local is not None:  # while the workers run theirs
+            try:
+                needs = local.run(command, None if seeds is None else int(seeds[0]),
+                                  channels.take(0))  # fmt: skip
+            except Exception as exc:
+                raise self._local_error(command, exc) from exc
+            if needs is not None:
+                requests[0] = needs  # its rows are written once they have room
+            else:
+                self.local_side = local.write()
+        if self.mode == "sync" or command == shm.RESET:
+            self.wait(which)
+            answered = self.running.copy()
+        else:
+            need = self.min_ready - int(self.fresh.sum()) - (local is not None)
+            if need > 0:
+                self.wait(which, need, self.running)
+            answered = self.running & self.answered(slice(0, self.k))
+        answered[0] |= local is not None
+        self._settle(answered, requests)
+        self.ready = answered | self.fresh  # the fresh ones' side-channel bytes were delivered
+        self.running &= ~self.ready
+        self.fresh[:] = False
+        return self._incoming(answered)
+
+    def run_alone(self, command: int, seed: int | None) -> list[Any]:
+        """A pool of one in this process: the core's own steps are the pool's, nothing copied."""
+        runner, channels = self.local, self.channels
+        assert runner is not None and self.alone is not None  # noqa: S101  # internal invariant
+        try:
+            if channels.any:
+                for channel_id, payload in channels.frames(0):
+                    runner.relays[channel_id].message_queue.append(payload)
+            if command == shm.STEP:
+                self.alone.step()
+            else:
+                self.alone.reset() if seed is None else self.alone.reset(seed=seed)  # type: ignore[call-arg]  # seedable
+        except Exception as exc:
+            raise self._local_error(command, exc) from exc
+        specs = self.alone.behavior_specs
+        if specs is not self.core_specs and tuple(specs) != tuple(self.specs):  # a new one
+            runner.description = core_description(self.alone)
+            self.specs = agree(self.specs, runner.label, runner.description["specs"], True)
+            self.names = tuple(self.specs)
+        self.core_specs = specs
+        return [(0, runner.side_out())] if channels.any else []
+
+    def finish_running(self) -> list[Any]:
+        """Waits for the steps still running (async); their results stay to be handed out."""
+        running = self.running.copy()
+        if not running.any():
+            return []
+        self.wait(slice(0, self.k), int(running.sum()), running)
+        self._settle(running, {})
+        self.running[:] = False
+        self.fresh |= running
+        return self._incoming(running)
+
+    def _settle(self, answered: np.ndarray, requests: dict[int, Any]) -> None:
+        """Raises a failed core's error; gives the cores that asked for room new segments."""
+        bad = self.failures(np.flatnonzero(answered & ~self.local_mask))
+        while bad or requests:
+            others = self.running & ~answered
+            if others.any():  # growing replaces segments that they may be writing: finish them
+                self.wait(slice(0, self.k), int(others.sum()), others)
+                answered |= others
+                bad = self.failures(np.flatnonzero(answered & ~self.local_mask))
+            requests.update(self.requests(bad))
+            if not requests:
+                return
+            for i in requests:
+                self.specs = agree(self.specs, self.label(i), self.description(i)["specs"], True)
+                self.names = tuple(self.specs)
+            self._grow(requests)
+            requests, bad = {}, self.failures(self.every)
+
+    def _incoming(self, ready: np.ndarray) -> list[Any]:
+        """``(core, side-channel bytes)`` of the cores that answered a step or reset."""
+        if not self.channels.any:
+            return []
+        return [(i, self.local_side if i == 0 and self.local else self.side_out(i))
+                for i in np.flatnonzero(ready).tolist()]  # fmt: skip
+
+    def ask(self, command: int) -> dict[int, Any]:
+        """Every core's answer to RENDER or STATE (the cores are idle)."""
+        self.command(command, self.every)
+        answers = {}
+        if self.local is not None:
+            try:
+                answers[0] = self.local.answer(command)
+            except Exception as exc:
+                raise self._local_error(command, exc) from exc
+        self.wait(self.every)
+        for i in self.processes:
+            self.requests(self.failures([i]))  # raises the core's error
+            answers[i] = self.receive(i)
+        return answers
+
+    # ------------------------------------------------------------------ the control array
 
     def command(
         self, command: int, which: Any, seeds: Any = None, sides: dict[int, bytes] | None = None
     ) -> None:
         """Tells the workers ``which`` (a slice or an index array) to run ``command``."""
         words, late = self.words, []
-        if sides:
-            for i, data in sides.items():
-                if not self.control.put(self.control.side_in, i, SIDE_IN, data):
-                    late.append((i, data))
-        words[which, COMMAND] = command
-        words[which, HAS_SEED] = seeds is not None
+        for i, data in (sides or {}).items():
+            if not self.control.put(shm.SIDE_IN, i, data):
+                late.append((i, data))
+        words[which, shm.COMMAND] = command
+        words[which, shm.HAS_SEED] = seeds is not None
         if seeds is not None:
-            words[which, SEED] = seeds
-        words[which, SEQ] += 1
+            words[which, shm.SEED] = seeds
+        words[which, shm.SEQ] += 1
         self.started[which] = time.monotonic()
-        self.doing = COMMAND_NAMES[command]
-        asleep = words[which, SLEEPING]
+        self.doing = shm.COMMAND_NAMES[command]
+        asleep = words[which, shm.SLEEPING]
         if asleep.any():
-            indices = np.arange(self.k)[which]
-            for i in indices[asleep != 0].tolist():
+            for i in np.arange(self.k)[which][asleep != 0].tolist():
                 self._send(i, None)  # a wake-up
         for i, data in late:  # after the command: the worker is reading, a large send cannot block
             self._send(i, ("side", data))
 
     def answered(self, which: Any) -> np.ndarray:
-        return self.words[which, DONE] == self.words[which, SEQ]
+        return self.words[which, shm.DONE] == self.words[which, shm.SEQ]
 
     def wait(self, which: Any, need: int | None = None, among: np.ndarray | None = None) -> None:
         """Waits until every worker of ``which`` answered (async: ``need`` of ``among``)."""
@@ -179,135 +299,101 @@ class Workers:
             if self._enough(which, need, among):
                 return
             _yield()
-        candidates = np.arange(self.k)[which if among is None else among]
-        indices = [i for i in candidates.tolist() if i in self.processes]
-        self.words[-1, WAITING] = 1
+        candidates = np.arange(self.k)[which if among is None else among].tolist()
+        indices = [i for i in candidates if i in self.processes]
+        self.words[-1, shm.WAITING] = 1
         try:
             while not self._enough(which, need, among):
-                waiting = [i for i in indices if self.words[i, DONE] != self.words[i, SEQ]]
+                waiting = [i for i in indices if self.words[i, shm.DONE] != self.words[i, shm.SEQ]]
                 handles = [self.connections[i] for i in waiting]
-                handles += [self.processes[i].sentinel for i in waiting]
-                for ready in mp_connection.wait(handles, SLICE):
-                    for i in waiting:
-                        if ready is self.connections[i]:
-                            self._drain(i)
+                for ready in mp_connection.wait(
+                    handles + [self.processes[i].sentinel for i in waiting], SLICE
+                ):
+                    if ready in handles:
+                        self._drain(waiting[handles.index(ready)])
                 for i in waiting:
-                    self._check_alive(i)
+                    if self.words[i, shm.DONE] == self.words[i, shm.SEQ]:
+                        continue
+                    if not self.processes[i].is_alive():
+                        raise self._died(i)
+                    if (
+                        self.timeout is not None
+                        and time.monotonic() - self.started[i] > self.timeout
+                    ):
+                        raise self._hung(i)
         finally:
-            self.words[-1, WAITING] = 0
+            self.words[-1, shm.WAITING] = 0
 
     def _drain(self, i: int) -> None:
         """Moves what worker ``i`` sent into its inbox (wake-ups dropped)."""
-        connection = self.connections[i]
         try:
-            while connection.poll(0):
-                message = connection.recv()
+            while self.connections[i].poll(0):
+                message = self.connections[i].recv()
                 if message is not None:
                     self.inboxes[i].append(message)
         except (EOFError, OSError):
             pass  # it died: the sentinel says so
 
-    def _check_alive(self, i: int) -> None:
-        if self.words[i, DONE] == self.words[i, SEQ]:
-            return
-        if not self.processes[i].is_alive():
-            if self.words[i, DONE] != self.words[i, SEQ]:
-                raise self._died(i)
-        elif self.timeout is not None and time.monotonic() - self.started[i] > self.timeout:
-            raise self._hung(i)
-
     def failures(self, which: Any) -> list[int]:
-        """The workers of ``which`` whose answer is not a plain OK (after :meth:`wait`)."""
-        statuses = self.words[which, STATUS]
-        if not statuses.any():
-            return []
-        return np.arange(self.k)[which][statuses != 0].tolist()
+        """The workers of ``which`` whose answer is not a plain OK."""
+        statuses = self.words[which, shm.STATUS]
+        return np.arange(self.k)[which][statuses != 0].tolist() if statuses.any() else []
 
     def requests(self, indices: list[int]) -> dict[int, Any]:
-        """``{core: needs}`` of the workers that answered NEEDS_ROOM; a failed one raises."""
+        """``{core: needs}`` of the workers that answered shm.NEEDS_ROOM; a failed one raises."""
         requests = {}
         for i in indices:
-            status = int(self.words[i, STATUS])
-            if status == FAILED:
+            status = int(self.words[i, shm.STATUS])
+            if status == shm.FAILED:
                 raise self._raised(i, self.receive(i)[1], during=self.doing)
-            if status == NEEDS_ROOM:
-                _, needs, description = self.receive(i)
-                self.descriptions[i] = description
-                requests[i] = needs
+            if status == shm.NEEDS_ROOM:
+                _, requests[i], self.descriptions[i] = self.receive(i)
         return requests
 
     def side_out(self, i: int) -> bytes:
-        data = self.control.get(self.control.side_out, i, SIDE_OUT)
+        data = self.control.get(shm.SIDE_OUT, i)
         return self.receive(i)[1] if data is None else data
 
-    # ------------------------------------------------------------------ segments
-
-    def grow(self, requests: dict[int, dict[str, Any]], specs: Any) -> None:
+    def _grow(self, requests: dict[int, dict[str, Any]]) -> None:
         """New segments for the behaviours of ``requests``, the other cores' rows copied over;
-        the workers that asked write their rows now."""
+        every worker maps them, and those that asked write their rows now."""
         grown: dict[str, BehaviorLayout] = {}
         for i, needs in requests.items():
             for name, (count, observations) in needs.items():
-                layout = grown.get(name) or self._first_layout(name, specs, observations)
-                if layout.observations != observations and count:
-                    self._check_observations(layout, i, observations)
+                layout = grown.get(name) or self._layout(name, observations)
                 grown[name] = layout.grown(i, count, observations if count else layout.observations)
-        self.generation += 1
         segments = {}
         for name, layout in grown.items():
-            rows = Rows.create(layout)
-            old = self.rows.get(name)
-            for i in range(self.k):
-                if old is not None and i not in requests:
-                    rows.copy_core(old, i)
-            if old is not None:
-                self._unlink_later.append((self.generation, old.memory))
+            rows, old = Rows.create(layout), self.rows.get(name)
             self.rows[name] = rows
-            self._unlink_later.append((self.generation, rows.memory))
+            if old is not None:
+                for i in range(self.k):
+                    if i not in requests:
+                        rows.copy_core(old, i)
+                unlink_quietly(old.memory)  # the workers keep their mappings until they attach
+                old.close()
             segments[name] = (rows.memory.name, layout)
-        for i in self.indices.tolist():
-            self._send(i, ("segments", (self.generation, segments)))
-        self.words[-1, POOL_GENERATION] = self.generation
-        again = np.array([i for i in requests if i in self.processes], np.int64)
-        if len(again):
-            self.command(WRITE, again)
+        for i in self.processes:
+            self._send(i, ("segments", segments))
+        asked = np.isin(np.arange(self.k), list(requests)) & ~self.local_mask
+        for command, which in ((shm.WRITE, asked), (shm.ATTACH, ~asked & ~self.local_mask)):
+            if which.any():
+                self.command(command, np.flatnonzero(which))
+        if 0 in requests and self.local is not None:
+            self.local_side = self.local.write()
+        self.wait(self.every)
+        for name in grown:
+            unlink_quietly(self.rows[name].memory)  # every worker has mapped it
 
-    def _first_layout(self, name: str, specs: Any, observations: Any) -> BehaviorLayout:
-        old = self.rows.get(name)
-        if old is not None:
-            return old.layout
-        spec = specs.get(name)
-        if spec is None:  # a behaviour a core reports late: the first description has it
-            spec = next(d["specs"][name] for d in self.descriptions.values() if name in d["specs"])
-        branches = tuple(spec.action_spec.discrete_branches)
-        return BehaviorLayout(
-            name, (MIN_ROWS,) * self.k, observations, spec.action_spec.continuous_size,
-            len(branches), int(sum(branches)),
-        )  # fmt: skip
+    def _layout(self, name: str, observations: Any) -> BehaviorLayout:
+        if name in self.rows:
+            return self.rows[name].layout
+        action, rows = self.specs[name].action_spec, (shm.MIN_ROWS,) * self.k
+        branches = action.discrete_branches
+        return BehaviorLayout(name, rows, observations, action.continuous_size, len(branches),
+                              int(sum(branches)))  # fmt: skip
 
-    def _check_observations(self, layout: BehaviorLayout, i: int, observations: Any) -> None:
-        """Core ``i`` alone may change a behaviour's observations: no other has rows of it."""
-        old = self.rows.get(layout.name)
-        others: Any = [] if old is None else np.flatnonzero(old.counts[:, :2].max(axis=1))
-        if any(j != i for j in others):
-            raise SpecError(
-                f"behavior {layout.name!r}: core {i}'s observations (row shape, dtype) "
-                f"{list(observations)} differ from the other cores' {list(layout.observations)}"
-                "; every core of a pool must agree"
-            )
-
-    def unlink_attached(self) -> None:
-        """Unlinks the segments every worker has attached."""
-        if self._unlink_later:
-            attached = self.generation  # no worker: every name
-            if len(self.indices):
-                attached = int(self.words[self.indices, GENERATION].min())
-            for generation, memory in self._unlink_later:
-                if generation <= attached:
-                    unlink_quietly(memory)
-            self._unlink_later = [(g, m) for g, m in self._unlink_later if g > attached]
-
-    # ------------------------------------------------------------------ the pipes
+    # ------------------------------------------------------------------ the pipes and faults
 
     def receive(self, i: int) -> Any:
         """Worker ``i``'s next pipe message, within the timeout; a death is a fault."""
@@ -332,11 +418,13 @@ class Workers:
             self.processes[i].join(SLICE)
             raise self._died(i) from None
 
-    # ------------------------------------------------------------------ faults
-
     def _died(self, i: int) -> CorePoolError:
         process = self.processes[i]
         process.join(SLICE * 10)
+        code, how = process.exitcode, f"exited with code {process.exitcode}"
+        if code is not None and code < 0:
+            name = signal.Signals(-code).name if -code in signal.valid_signals() else -code
+            how = f"was killed by {'signal ' if isinstance(name, int) else ''}{name}"
         hint = ""
         if self.doing == "start":
             hint = (
@@ -346,16 +434,14 @@ class Workers:
                 "stderr says more"
             )
         return CorePoolError(
-            f"{self.label(i)}: the worker process {_signal_name(process.exitcode)} during "
-            f"{self.doing}{hint}",
-            i,
+            f"{self.label(i)}: the worker process {how} during {self.doing}{hint}", i
         )
 
     def _hung(self, i: int) -> CorePoolError:
         self._stop(i)
         return CorePoolError(
-            f"{self.label(i)}: no answer to {self.doing} within the timeout of "
-            f"{self.timeout} s; the worker was stopped",
+            f"{self.label(i)}: no answer to {self.doing} within the timeout of {self.timeout} s; "
+            "the worker was stopped",
             i,
         )
 
@@ -372,27 +458,28 @@ class Workers:
                 pass  # the message and traceback above carry it
         return error
 
+    def _local_error(self, command: int, exc: Exception) -> CorePoolError:
+        during = shm.COMMAND_NAMES[command]
+        return CorePoolError(
+            f"{self.label(0)} raised {type(exc).__name__} during {during}: {exc}", 0
+        )
+
     def _stop(self, i: int) -> None:
         """Stops a worker: SIGTERM (it closes its core), then SIGKILL."""
         process = self.processes[i]
-        if process.is_alive():
-            process.terminate()
-            process.join(2.0)
-        if process.is_alive():
-            process.kill()
-            process.join(2.0)
-
-    # ------------------------------------------------------------------ close
+        for stop in (process.terminate, process.kill):
+            if process.is_alive():
+                stop()
+                process.join(2.0)
 
     def close(self, broken: bool = False) -> CorePoolError | None:
-        """Asks every worker to close its core, stops those that do not, frees the memory;
-        returns the first error a core's ``close()`` raised. Safe to call again."""
-        error = None
+        """Asks every core to close, stops the workers that do not, frees the memory; returns
+        the first error a core's ``close()`` raised. Safe to call again."""
+        errors = []
         live = [i for i, p in self.processes.items() if p.pid is not None and p.is_alive()]
         if live and not broken:
-            which = np.array(live, np.int64)
-            self.words[which, COMMAND] = CLOSE
-            self.words[which, SEQ] += 1
+            self.words[live, shm.COMMAND] = shm.CLOSE
+            self.words[live, shm.SEQ] += 1
             self.doing = "close"
             for i in live:
                 try:
@@ -407,9 +494,20 @@ class Workers:
                     self._drain(i)
                     self.processes[i].join(SLICE)
                 self._drain(i)
-                for message in self.inboxes[i]:
-                    if error is None and message[0] == "error":
-                        error = self._raised(i, message[1], during="close")
+                errors += [
+                    self._raised(i, m[1], "close") for m in self.inboxes[i] if m[0] == "error"
+                ]
+        runner, self.local = self.local, None
+        if runner is not None:
+            self.descriptions[0] = runner.description
+            try:
+                runner.core.close()
+            except Exception as exc:
+                error = CorePoolError(
+                    f"{runner.label} raised {type(exc).__name__} during close: {exc}", 0
+                )
+                error.__cause__ = exc
+                errors.insert(0, error)
         for i in list(self.processes):  # one at a time: an interrupted close goes on here
             if self.processes[i].pid is not None:
                 self._stop(i)
@@ -419,11 +517,9 @@ class Workers:
         for rows in self.rows.values():
             unlink_quietly(rows.memory)
             rows.close()
-        for _, memory in self._unlink_later:
-            unlink_quietly(memory)
-        self.rows, self._unlink_later = {}, []
+        self.rows.clear()
         if not self.closed:
             unlink_quietly(self.control.memory)
             self.control.close()
             self.closed = True
-        return error
+        return errors[0] if errors and not broken else None

@@ -1,7 +1,6 @@
 """The shared memory of a :class:`~zooport.envs.core_pool.CorePool`: one control array of int64
-words for every worker (a row per core, then the pool's row, then each core's side-channel
-areas), and one segment per behaviour in which core ``i`` owns the rows ``[start[i], start[i] +
-rows[i])``. A core that outgrows its range, or a behaviour that appears, gets a new segment.
+words (a row per core, the pool's row, each core's side-channel areas), and one segment per
+behaviour in which core ``i`` owns the rows ``[start[i], start[i] + rows[i])``.
 """
 
 from __future__ import annotations
@@ -22,22 +21,20 @@ __all__ = ["MIN_ROWS", "Block", "Control", "BehaviorLayout", "Rows", "pool_ids",
 
 #: The fewest rows a core's range gets (a core may spawn agents after its first step).
 MIN_ROWS = 16
-_ALIGN = 64
-# A core's control words: the pool writes SEQ (commands sent), COMMAND, SEED, HAS_SEED and
-# SIDE_IN; the worker writes DONE (commands answered), STATUS, SIDE_OUT, SLEEPING (it blocks
-# on its pipe: wake it there) and GENERATION (the segments it has attached).
-SEQ, COMMAND, SEED, HAS_SEED, DONE, STATUS, SIDE_IN, SIDE_OUT, SLEEPING, GENERATION = range(10)
-# The pool's row (the last): WAITING (it blocks on the pipes: answer there too), and the
-# generation of the segments the workers must attach before their next command.
-WAITING, POOL_GENERATION = 0, 1
-# Columns of a segment's count table.
-N_DECISION, N_TERMINAL, MASKED, ACTIONS_SET = range(4)
+# A core's words: the pool writes SEQ (commands sent), COMMAND, SEED, HAS_SEED and SIDE_IN; the
+# worker writes DONE (commands answered), STATUS, SIDE_OUT and SLEEPING (it blocks on its pipe).
+SEQ, COMMAND, SEED, HAS_SEED, DONE, STATUS, SIDE_IN, SIDE_OUT, SLEEPING = range(9)
+# Commands (ATTACH: map the segments on the pipe; WRITE: that, then write the held steps), and
+# statuses (OK; NEEDS_ROOM: the rows need room, the request is on the pipe; FAILED: so is the
+# error).
+STEP, RESET, RENDER, CLOSE, STATE, WRITE, ATTACH = range(1, 8)
+OK, NEEDS_ROOM, FAILED = 0, 1, 2
+COMMAND_NAMES = {STEP: "step", RESET: "reset", RENDER: "render", CLOSE: "close",
+                 STATE: "global_state", WRITE: "step", ATTACH: "step"}  # fmt: skip
+WAITING = 0  # in the pool's row (the last): it blocks on the pipes, so answer there too
+N_DECISION, N_TERMINAL, MASKED, ACTIONS_SET = range(4)  # a segment's count table
 _WORDS = 16
 _INT32_MIN, _INT32_MAX = int(np.iinfo(np.int32).min), int(np.iinfo(np.int32).max)
-
-
-def _aligned(offset: int) -> int:
-    return -(-offset // _ALIGN) * _ALIGN
 
 
 class Block(shared_memory.SharedMemory):
@@ -59,41 +56,37 @@ def unlink_quietly(memory: shared_memory.SharedMemory) -> None:
 
 
 class Control:
-    """The control array of a pool of ``k`` cores (see the module docstring)."""
+    """The control array of a pool of ``k`` cores and their side-channel areas."""
 
     def __init__(self, memory: shared_memory.SharedMemory, k: int, side_bytes: int) -> None:
-        self.memory = memory
-        buffer = memory.buf
+        self.memory, buffer = memory, memory.buf
         self.words = np.ndarray((k + 1, _WORDS), np.int64, buffer)
         offset = (k + 1) * _WORDS * 8
-        self.side_in = np.ndarray((k, side_bytes), np.uint8, buffer, offset)
-        self.side_out = np.ndarray((k, side_bytes), np.uint8, buffer, offset + k * side_bytes)
+        self.side = np.ndarray((2, k, side_bytes), np.uint8, buffer, offset)  # in, out
 
     @classmethod
     def create(cls, k: int, side_bytes: int) -> Control:
-        memory = Block(create=True, size=(k + 1) * _WORDS * 8 + 2 * k * side_bytes)
-        control = cls(memory, k, side_bytes)
+        control = cls(Block(create=True, size=(k + 1) * _WORDS * 8 + 2 * k * side_bytes), k,
+                      side_bytes)  # fmt: skip
         control.words[:] = 0
         return control
 
-    def put(self, area: np.ndarray, index: int, word: int, data: bytes) -> bool:
-        """Writes ``data`` into core ``index``'s ``area``; False (the word -1) when too big."""
-        words = self.words[index]
-        if len(data) > area.shape[1]:
-            words[word] = -1
-            return False
-        if data:
-            area[index, : len(data)] = np.frombuffer(data, np.uint8)
-        words[word] = len(data)
-        return True
+    def put(self, word: int, index: int, data: bytes) -> bool:
+        """Writes ``data`` into core ``index``'s SIDE_IN or SIDE_OUT area; False when too big."""
+        area = self.side[word - SIDE_IN, index]
+        fits = len(data) <= len(area)
+        if fits and data:
+            area[: len(data)] = np.frombuffer(data, np.uint8)
+        self.words[index, word] = len(data) if fits else -1
+        return fits
 
-    def get(self, area: np.ndarray, index: int, word: int) -> bytes | None:
-        """Core ``index``'s bytes in ``area``; None when they travel on the pipe."""
+    def get(self, word: int, index: int) -> bytes | None:
+        """Core ``index``'s bytes in that area; None when they travel on the pipe."""
         size = int(self.words[index, word])
-        return None if size < 0 else area[index, :size].tobytes()
+        return None if size < 0 else self.side[word - SIDE_IN, index, :size].tobytes()
 
     def close(self) -> None:
-        self.words = self.side_in = self.side_out = None
+        self.words = self.side = None  # type: ignore[assignment]  # no view outlives the block
         self.memory.close()
 
 
@@ -135,10 +128,6 @@ class BehaviorLayout:
         rows[index] = max(rows[index], 2 * count, MIN_ROWS)
         return replace(self, rows=tuple(rows), observations=observations)
 
-    @property
-    def starts(self) -> np.ndarray:
-        return np.concatenate([[0], np.cumsum(self.rows)[:-1]]).astype(np.int64)
-
     def fields(self) -> list[tuple[str, tuple[int, ...], str, int]]:
         """``(field, shape, dtype, offset)`` of each array, the count table first."""
         total, k = sum(self.rows), len(self.rows)
@@ -155,7 +144,7 @@ class BehaviorLayout:
         placed, offset = [], 0
         for field, shape, dtype in fields:
             placed.append((field, shape, dtype, offset))
-            offset = _aligned(offset + int(np.prod(shape)) * np.dtype(dtype).itemsize)
+            offset += -(-int(np.prod(shape)) * np.dtype(dtype).itemsize // 64) * 64
         return placed
 
 
@@ -177,14 +166,15 @@ class Rows:
     discrete: np.ndarray
 
     def __init__(self, memory: shared_memory.SharedMemory, layout: BehaviorLayout) -> None:
-        self.memory = memory
-        self.layout = layout
-        self.start = layout.starts
-        views = {f: np.ndarray(s, np.dtype(d), memory.buf, o) for f, s, d, o in layout.fields()}
+        self.memory, self.layout = memory, layout
+        self.views = {
+            f: np.ndarray(s, np.dtype(d), memory.buf, o) for f, s, d, o in layout.fields()
+        }
         n_obs = len(layout.observations)
-        self.d_obs = [views.pop(f"d_obs{j}") for j in range(n_obs)]
-        self.t_obs = [views.pop(f"t_obs{j}") for j in range(n_obs)]
-        self.__dict__.update(views)
+        self.d_obs = [self.views[f"d_obs{j}"] for j in range(n_obs)]
+        self.t_obs = [self.views[f"t_obs{j}"] for j in range(n_obs)]
+        self.__dict__.update(self.views)
+        self.start = np.concatenate([[0], np.cumsum(layout.rows)[:-1]]).astype(np.int64)
         # Which core each row belongs to, and its place in that core's range.
         self.row_core = np.repeat(np.arange(len(layout.rows)), layout.rows)
         self.row_place = np.arange(sum(layout.rows)) - self.start[self.row_core]
@@ -203,18 +193,17 @@ class Rows:
 
     def write(self, index: int, k: int, decision: Any, terminal: Any) -> None:
         """Writes core ``index``'s DecisionSteps and TerminalSteps (pool ids) into its range."""
-        name, start = self.layout.name, int(self.start[index])
-        masked = 0
+        name, start, masked = self.layout.name, int(self.start[index]), 0
         for kind, batch in (("d", decision), ("t", terminal)):
             end = start + len(batch)
             if end == start:
                 continue
             for view, obs in zip(getattr(self, f"{kind}_obs"), batch.obs, strict=True):
                 view[start:end] = obs
-            getattr(self, f"{kind}_reward")[start:end] = batch.reward
-            pool_ids(name, batch.agent_id, k, index, getattr(self, f"{kind}_id")[start:end])
-            getattr(self, f"{kind}_group")[start:end] = batch.group_id
-            getattr(self, f"{kind}_group_reward")[start:end] = batch.group_reward
+            self.views[f"{kind}_reward"][start:end] = batch.reward
+            pool_ids(name, batch.agent_id, k, index, self.views[f"{kind}_id"][start:end])
+            self.views[f"{kind}_group"][start:end] = batch.group_id
+            self.views[f"{kind}_group_reward"][start:end] = batch.group_reward
             if kind == "t":
                 self.t_interrupted[start:end] = batch.interrupted
             elif self.layout.mask_width:
@@ -222,11 +211,10 @@ class Rows:
         self.counts[index] = (len(decision), len(terminal), masked, 0)
 
     def _write_mask(self, start: int, end: int, mask: Any) -> int:
-        rows = self.d_mask[start:end]
+        rows, column, width = self.d_mask[start:end], 0, self.layout.mask_width
         if mask is None:
             rows[:] = False  # every action available
             return 0
-        column, width = 0, self.layout.mask_width
         for branch in mask:
             branch = np.asarray(branch)
             size = branch.shape[1] if branch.ndim == 2 else -1
@@ -249,8 +237,8 @@ class Rows:
         n = int(old.counts[index, :2].max())
         self.counts[index] = old.counts[index]
         a, b = int(old.start[index]), int(self.start[index])
-        for field, *_ in self.layout.fields()[1:]:
-            source, target = _field(old, field), _field(self, field)
+        pairs = zip(old.views.items(), self.views.values(), strict=True)
+        for (field, source), target in list(pairs)[1:]:
             if source.shape[1:] != target.shape[1:] or source.dtype != target.dtype:
                 if n:
                     raise SpecError(
@@ -266,13 +254,6 @@ class Rows:
         self.memory.close()
 
 
-def _field(rows: Rows, field: str) -> np.ndarray:
-    if "_obs" in field:
-        kind, j = field.split("_obs")
-        return getattr(rows, f"{kind}_obs")[int(j)]
-    return getattr(rows, field)
-
-
 def pool_ids(name: str, ids: Any, k: int, index: int, out: np.ndarray | None = None) -> np.ndarray:
     """Core ``index``'s agent ids as pool ids, ``id * k + index``, int32 (else a SpecError).
 
@@ -281,16 +262,14 @@ def pool_ids(name: str, ids: Any, k: int, index: int, out: np.ndarray | None = N
         [2, 5, 17]
     """
     ids = np.asarray(ids)
-    if out is None:
-        out = np.empty(ids.shape, np.int32)
+    out = np.empty(ids.shape, np.int32) if out is None else out
     if not ids.size:
         return out
     # Checked on the core's ids, so the arithmetic cannot overflow: at once when every id is
     # in [0, high] (read as unsigned, a negative id is huge), else exactly.
     high = (_INT32_MAX - index) // k
     if not (ids.dtype.kind in "iu" and ids.view(f"u{ids.dtype.itemsize}").max() <= high):
-        low = -((index - _INT32_MIN) // k)
-        smallest, largest = ids.min(), ids.max()
+        low, smallest, largest = -((index - _INT32_MIN) // k), ids.min(), ids.max()
         if smallest < low or largest > high:
             raise SpecError(
                 f"behavior {name!r}: the pool ids (core id * {k} + core index) of core "
@@ -343,9 +322,7 @@ def scatter_one(rows: Rows, index: int, agent_id: AgentId, action: ActionTuple) 
     start = int(rows.start[index])
     end = start + int(rows.counts[index, N_DECISION])
     if not rows.counts[index, ACTIONS_SET]:
-        rows.continuous[start:end] = 0
-        rows.discrete[start:end] = 0
+        rows.continuous[start:end] = rows.discrete[start:end] = 0
         rows.counts[index, ACTIONS_SET] = 1
     row = start + int(np.flatnonzero(rows.d_id[start:end] == agent_id)[0])
-    rows.continuous[row] = action.continuous[0]
-    rows.discrete[row] = action.discrete[0]
+    rows.continuous[row], rows.discrete[row] = action.continuous[0], action.discrete[0]
