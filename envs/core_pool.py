@@ -93,7 +93,7 @@ def _shutdown(workers: Workers, owner: int) -> None:
 
 
 class CorePool(BaseEnv):
-    """K cores in worker processes as one ``BaseEnv``; see the module docstring.
+    """K cores in worker processes as one ``BaseEnv``.
 
     Args:
         core_fns: one picklable zero-argument factory per core, returning a BaseEnv (called
@@ -142,7 +142,7 @@ class CorePool(BaseEnv):
         side_channel_bytes: int = 1 << 16,
     ) -> None:
         factories = check_factories(core_fns)
-        k = self._num_cores = len(factories)
+        k = self.num_cores = len(factories)
         for name, value, valid in (("mode", mode, MODES), ("start_method", start_method,
                                                              START_METHODS)):  # fmt: skip
             if value not in valid:
@@ -162,10 +162,11 @@ class CorePool(BaseEnv):
         if timeout is not None:
             timeout = check_float(timeout, "timeout", above=0, kind=seconds)
         spin = check_float(spin, "spin", above=0, below=MAX_SPIN, at_least=True, kind=seconds)
-        self._mode, self._min_ready = mode, int(min_ready)
+        #: K, the mode, how many cores answer before step() returns, and whether close() finished.
+        self.mode, self.min_ready = mode, int(min_ready)
         self._channels = PoolChannels(side_channels, core_side_channels, k)
         # _live: reset, open and healthy (the one check a call makes on its fast path).
-        self._closed = self._was_reset = self._live = False
+        self.closed = self._was_reset = self._live = False
         self._fault: BaseException | None = None
         self._steps: dict[str, tuple[DecisionSteps, TerminalSteps]] = {}
         self._taken: dict[str, np.ndarray] = {}
@@ -175,7 +176,7 @@ class CorePool(BaseEnv):
         self._guard = StepGuard("CorePool")  # refuses a call made while a step runs
         local = mode == "sync" if local_core is None else check_bool(local_core, "local_core")
         side_bytes = check_int(side_channel_bytes, "side_channel_bytes", 0)
-        self._workers = Workers(factories, self._channels, local, mode, self._min_ready,
+        self._workers = Workers(factories, self._channels, local, mode, self.min_ready,
                                 start_method, spin, side_bytes, timeout)  # fmt: skip
         self._finalizer = weakref.finalize(self, _shutdown, self._workers, self._owner)
         self.seedable = all(self._workers.description(i)["seedable"] for i in range(k))
@@ -218,7 +219,7 @@ class CorePool(BaseEnv):
     def reset(self, seed: int | None = None) -> None:
         """Resets every core; with ``seed``, core ``i`` gets ``seed + i``."""
         self._check_ready(reset=True)
-        seed, k = check_seed(seed, "CorePool.reset"), self._num_cores
+        seed, k = check_seed(seed, "CorePool.reset"), self.num_cores
         if seed is not None and seed >= 2**63 - k:  # seeds travel as int64
             raise ArgumentError(
                 f"CorePool.reset: expected seed < 2**63 - {k} (it travels as int64, plus the core "
@@ -254,7 +255,7 @@ class CorePool(BaseEnv):
         instead, as a ``UnityEnvironment``'s first ``step()`` is.
         """
         if not self._live or _PID[0] != self._owner:
-            if not (self._was_reset or self._closed or len(self._workers.specs)):
+            if not (self._was_reset or self.closed or len(self._workers.specs)):
                 self.reset()
                 return
             self._check_ready()
@@ -263,7 +264,7 @@ class CorePool(BaseEnv):
         try:
             if workers.alone is not None:
                 incoming = workers.run_alone(STEP, None)
-            elif self._mode == "sync":
+            elif self.mode == "sync":
                 incoming = workers.run(STEP)
             else:
                 incoming = workers.run(STEP, ~(workers.running | workers.fresh))
@@ -328,7 +329,7 @@ class CorePool(BaseEnv):
 
     def close(self) -> None:
         """Closes every core and stops every worker; an interrupted close can be called again."""
-        if self._closed:
+        if self.closed:
             return
         self._check_open()
         self._steps.clear()
@@ -338,32 +339,12 @@ class CorePool(BaseEnv):
         if healthy:
             self._fault = CorePoolError("close() was interrupted; call close() again")
         error = self._workers.close(not healthy)
-        self._closed = True
+        self.closed = True
         self._finalizer.detach()
         if error is not None:
             raise error
 
     # ------------------------------------------------------------------ beyond BaseEnv
-
-    @property
-    def num_cores(self) -> int:
-        """K, the number of cores."""
-        return self._num_cores
-
-    @property
-    def mode(self) -> str:
-        """``"sync"`` or ``"async"``."""
-        return self._mode
-
-    @property
-    def min_ready(self) -> int:
-        """How many cores answer before ``step()`` returns (K in sync mode)."""
-        return self._min_ready
-
-    @property
-    def closed(self) -> bool:
-        """True once ``close()`` finished."""
-        return self._closed
 
     @property
     def worker_pids(self) -> list[int]:
@@ -382,12 +363,12 @@ class CorePool(BaseEnv):
     def core_of(self, agent_id: AgentId) -> tuple[int, AgentId]:
         """``(core index, the core's own agent id)`` of a pool agent id (``a * K + i``)."""
         value = check_int(agent_id, "agent_id", -(2**63), maximum=2**63 - 1, where="CorePool")
-        core_id, index = divmod(value, self._num_cores)
+        core_id, index = divmod(value, self.num_cores)
         return index, core_id
 
     def pool_agent_id(self, index: int, core_agent_id: AgentId) -> AgentId:
         """The pool's id of agent ``core_agent_id`` of core ``index`` (``a * K + i``, int32)."""
-        index, k = self._check_index(index), self._num_cores
+        index, k = self._check_index(index), self.num_cores
         own = check_int(
             core_agent_id, "core_agent_id", -((index - _INT32_MIN) // k),
             maximum=(_INT32_MAX - index) // k, where=f"CorePool of {k} (pool ids are int32)",
@@ -418,7 +399,7 @@ class CorePool(BaseEnv):
         for i, (_, _, reason) in answers.items():
             if reason:
                 raise NotImplementedError(f"{self._workers.label(i)} cannot render: {reason}")
-        frames = [answers[i][1] for i in range(self._num_cores) if answers[i][1] is not None]
+        frames = [answers[i][1] for i in range(self.num_cores) if answers[i][1] is not None]
         if not frames:
             return None
         height = max(f.shape[0] for f in frames)
@@ -475,13 +456,13 @@ class CorePool(BaseEnv):
 
     def __repr__(self) -> str:
         types = [d["type"] for d in self._descriptions()]
-        state = " closed" if self._closed else ""
-        return f"CorePool({self._num_cores} cores {types}, mode={self._mode!r}{state})"
+        state = " closed" if self.closed else ""
+        return f"CorePool({self.num_cores} cores {types}, mode={self.mode!r}{state})"
 
     # ------------------------------------------------------------------ helpers
 
     def _descriptions(self) -> list[dict[str, Any]]:
-        return [self._workers.description(i) for i in range(self._num_cores)]
+        return [self._workers.description(i) for i in range(self.num_cores)]
 
     def _declared(self, key: str) -> list[Any] | None:
         """Every core's declared global-state ``key``; None where a core has no state or
@@ -491,7 +472,7 @@ class CorePool(BaseEnv):
 
     def _global_state(self) -> np.ndarray:
         answers = self._ask(STATE)
-        states = [np.ravel(answers[i][1]) for i in range(self._num_cores)]
+        states = [np.ravel(answers[i][1]) for i in range(self.num_cores)]
         for i, (values, shape) in enumerate(
             zip(states, self._declared("global_state_shape") or [None] * len(states), strict=True)
         ):
@@ -528,7 +509,7 @@ class CorePool(BaseEnv):
         ))  # fmt: skip
 
     def _check_index(self, index: int) -> int:
-        return check_int(index, "core index", 0, maximum=self._num_cores - 1, where="CorePool")
+        return check_int(index, "core index", 0, maximum=self.num_cores - 1, where="CorePool")
 
     def _broke(self, exc: BaseException) -> None:
         self._steps.clear()
@@ -541,7 +522,7 @@ class CorePool(BaseEnv):
             self._fault.__cause__ = exc
 
     def _check_open(self) -> None:
-        if self._closed:
+        if self.closed:
             raise EnvClosedError("CorePool was used after close()")
         if _PID[0] != self._owner:
             raise CorePoolError(

@@ -105,22 +105,12 @@ class BehaviorLayout:
     @staticmethod
     def signature(batch: Any) -> tuple[tuple[tuple[int, ...], str], ...]:
         """``(row shape, dtype str)`` of each observation of a DecisionSteps or TerminalSteps."""
-        arrays = [np.asarray(o) for o in batch.obs]
-        return tuple((tuple(int(d) for d in a.shape[1:]), a.dtype.str) for a in arrays)
+        return tuple((a.shape[1:], a.dtype.str) for a in map(np.asarray, batch.obs))
 
     def holds(self, index: int, batch: Any) -> bool:
-        """Whether core ``index``'s batch fits its range as it is (the per-step check)."""
+        """Whether core ``index``'s batch fits its range as it is (an empty one always does)."""
         n = len(batch)
-        if not n:
-            return True  # nothing to write: an empty batch's dtype does not matter
-        if n > self.rows[index] or len(batch.obs) != len(self.observations):
-            return False
-        for obs, (shape, dtype) in zip(batch.obs, self.observations, strict=True):
-            if type(obs) is not np.ndarray:
-                obs = np.asarray(obs)
-            if obs.shape[1:] != shape or obs.dtype.str != dtype:
-                return False
-        return True
+        return not n or (n <= self.rows[index] and self.signature(batch) == self.observations)
 
     def grown(self, index: int, count: int, observations: Any) -> BehaviorLayout:
         """This layout with room for twice ``count`` rows of core ``index``, never fewer."""
@@ -263,18 +253,17 @@ def pool_ids(name: str, ids: Any, k: int, index: int, out: np.ndarray | None = N
     """
     ids = np.asarray(ids)
     out = np.empty(ids.shape, np.int32) if out is None else out
-    if not ids.size:
-        return out
     # Checked on the core's ids, so the arithmetic cannot overflow: at once when every id is
     # in [0, high] (read as unsigned, a negative id is huge), else exactly.
-    high = (_INT32_MAX - index) // k
-    if not (ids.dtype.kind in "iu" and ids.view(f"u{ids.dtype.itemsize}").max() <= high):
-        low, smallest, largest = -((index - _INT32_MIN) // k), ids.min(), ids.max()
-        if smallest < low or largest > high:
+    high, low = (_INT32_MAX - index) // k, -((index - _INT32_MIN) // k)
+    if ids.size and not (
+        ids.dtype.kind in "iu" and ids.view(f"u{ids.dtype.itemsize}").max() <= high
+    ):
+        if ids.min() < low or ids.max() > high:
             raise SpecError(
                 f"behavior {name!r}: the pool ids (core id * {k} + core index) of core "
-                f"{index}'s agents (ids {smallest}..{largest}) go beyond int32; cores of a pool "
-                f"of {k} must keep their ids within +-{_INT32_MAX // k}"
+                f"{index}'s agents (ids {ids.min()}..{ids.max()}) go beyond int32; cores of a "
+                f"pool of {k} must keep their ids within +-{_INT32_MAX // k}"
             )
     np.multiply(ids, k, out=out, casting="unsafe")
     if index:
