@@ -6,6 +6,7 @@ work per step does not grow with K. Agent ``a`` of core ``i`` (of K) is pool age
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import math
@@ -86,10 +87,8 @@ def unity_instance(
 def _shutdown(workers: Workers, owner: int) -> None:
     """Closes a pool that was not closed (garbage collection, exit)."""
     if _PID[0] == owner:  # in a fork of the pool's process, the workers are its parent's
-        try:
+        with contextlib.suppress(Exception):  # nobody is left to tell: the pool is gone
             workers.close()
-        except Exception:
-            pass  # nobody is left to tell: the pool is gone or the interpreter is exiting
 
 
 class CorePool(BaseEnv):

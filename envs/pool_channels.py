@@ -19,21 +19,7 @@ __all__ = ["PoolChannels"]
 
 
 class PoolChannels:
-    """The side channels of a pool of ``k`` cores, and what is queued for each core.
-
-    Example:
-        >>> from zooport.envs.side_channel import EnvironmentParametersChannel
-        >>> shared = EnvironmentParametersChannel()
-        >>> channels = PoolChannels([shared], None, 2)
-        >>> channels.relay_ids[1] == [shared.channel_id]
-        True
-        >>> shared.set_float_parameter("gravity", 9.0)
-        >>> channels.gather()
-        >>> channels.take(0) == channels.take(1) != b""  # the same bytes for each core
-        True
-        >>> channels.take(0)  # taken once
-        b''
-    """
+    """The side channels of a pool of ``k`` cores, and what is queued for each core."""
 
     def __init__(
         self,

@@ -6,6 +6,7 @@ process sentinels in short slices, so a death or a hang is a ``CorePoolError`` i
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import pickle
@@ -326,13 +327,11 @@ class Workers:
 
     def _drain(self, i: int) -> None:
         """Moves what worker ``i`` sent into its inbox (wake-ups dropped)."""
-        try:
+        with contextlib.suppress(EOFError, OSError):  # it died: the sentinel says so
             while self.connections[i].poll(0):
                 message = self.connections[i].recv()
                 if message is not None:
                     self.inboxes[i].append(message)
-        except (EOFError, OSError):
-            pass  # it died: the sentinel says so
 
     def failures(self, which: Any) -> list[int]:
         """The workers of ``which`` whose answer is not a plain OK."""
@@ -422,17 +421,13 @@ class Workers:
         process = self.processes[i]
         process.join(SLICE * 10)
         code, how = process.exitcode, f"exited with code {process.exitcode}"
-        if code is not None and code < 0:
-            name = signal.Signals(-code).name if -code in signal.valid_signals() else -code
-            how = f"was killed by {'signal ' if isinstance(name, int) else ''}{name}"
-        hint = ""
-        if self.doing == "start":
-            hint = (
-                " before it could build its core; the likely cause: the script that makes "
-                'the pool lacks the `if __name__ == "__main__":` guard, which spawn and '
-                "forkserver need (each worker imports that script again); the worker's "
-                "stderr says more"
-            )
+        if code is not None and -code in signal.valid_signals():
+            how = f"was killed by {signal.Signals(-code).name}"
+        hint = "" if self.doing != "start" else (
+            " before it could build its core; the likely cause: the script that makes the pool "
+            'lacks the `if __name__ == "__main__":` guard, which spawn and forkserver need (each '
+            "worker imports that script again); the worker's stderr says more"
+        )  # fmt: skip
         return CorePoolError(
             f"{self.label(i)}: the worker process {how} during {self.doing}{hint}", i
         )
@@ -451,11 +446,8 @@ class Workers:
             f"--- the worker's traceback:\n{info['traceback'].rstrip()}",
             i,
         )
-        if info.get("pickled") is not None:
-            try:
-                error.__cause__ = pickle.loads(info["pickled"])
-            except Exception:
-                pass  # the message and traceback above carry it
+        with contextlib.suppress(Exception):  # else the message and traceback carry it
+            error.__cause__ = pickle.loads(info["pickled"]) if info.get("pickled") else None
         return error
 
     def _local_error(self, command: int, exc: Exception) -> CorePoolError:
@@ -478,14 +470,11 @@ class Workers:
         errors = []
         live = [i for i, p in self.processes.items() if p.pid is not None and p.is_alive()]
         if live and not broken:
-            self.words[live, shm.COMMAND] = shm.CLOSE
+            self.words[live, shm.COMMAND], self.doing = shm.CLOSE, "close"
             self.words[live, shm.SEQ] += 1
-            self.doing = "close"
             for i in live:
-                try:
+                with contextlib.suppress(OSError):
                     self.connections[i].send(None)  # a wake-up
-                except OSError:
-                    pass
             deadline = time.monotonic() + min(CLOSE_GRACE, self.timeout or CLOSE_GRACE)
             # Reading while waiting: a worker whose close raised sends the error, and would
             # block on a message larger than the pipe's buffer if nobody read it.

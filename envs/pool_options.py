@@ -46,14 +46,7 @@ def check_factories(core_fns: Any) -> list[Callable[..., Any]]:
 
 
 def check_pool_options(pool_options: Any, workers: Any) -> dict[str, Any]:
-    """``pool_options`` as CorePool keywords: a mapping of :data:`POOL_OPTIONS`, with ``workers``.
-
-    Example:
-        >>> check_pool_options({"nope": 1}, 2)
-        Traceback (most recent call last):
-        ...
-        zooport.errors.ArgumentTypeError: Expect pool_options keys among ['mode', ...
-    """
+    """``pool_options`` as CorePool keywords: a mapping of :data:`POOL_OPTIONS`, with workers."""
     if pool_options is None:
         return {}
     if not isinstance(pool_options, Mapping):

@@ -5,6 +5,7 @@ behaviour in which core ``i`` owns the rows ``[start[i], start[i] + rows[i])``.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, replace
 from multiprocessing import shared_memory
 from typing import Any
@@ -41,18 +42,14 @@ class Block(shared_memory.SharedMemory):
     """A ``SharedMemory`` whose unmapping waits for the last numpy view instead of raising."""
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(BufferError):  # a view is alive: the mapping goes with it
             super().close()
-        except BufferError:
-            pass  # a view is alive: the mapping goes with it (the name is unlinked already)
 
 
 def unlink_quietly(memory: shared_memory.SharedMemory) -> None:
     """Unlinks a block whose name may already be gone."""
-    try:
+    with contextlib.suppress(FileNotFoundError):
         memory.unlink()
-    except FileNotFoundError:
-        pass
 
 
 class Control:
@@ -86,7 +83,7 @@ class Control:
         return None if size < 0 else self.side[word - SIDE_IN, index, :size].tobytes()
 
     def close(self) -> None:
-        self.words = self.side = None  # type: ignore[assignment]  # no view outlives the block
+        self.words = self.side = None  # no view outlives the block
         self.memory.close()
 
 

@@ -6,6 +6,7 @@ pool's process is gone.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import signal
@@ -310,17 +311,13 @@ def run_worker(
     except SystemExit:
         pass
     except Exception as exc:
-        try:
+        with contextlib.suppress(OSError):  # the pool's process is gone
             connection.send(("error", describe_exception(exc)))
-        except OSError:  # the pool's process is gone
-            pass
     finally:
         if runner is not None:
             if int(control.words[i, shm.COMMAND]) != shm.CLOSE:
-                try:
+                with contextlib.suppress(Exception):  # the pool was told why, or is gone
                     runner.core.close()
-                except Exception:
-                    pass  # the worker is going away; the pool has been told why, or is gone
             for rows in runner.segments.values():
                 rows.close()
         control.close()
