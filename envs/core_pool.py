@@ -81,7 +81,7 @@ def unity_instance(
         module, _, attr = environment_class.partition(":")
         environment_class = getattr(importlib.import_module(module), attr)
     extra = {} if side_channels is None else {"side_channels": side_channels}
-    return environment_class(**kwargs, **extra)  # type: ignore[operator, no-any-return]
+    return environment_class(**kwargs, **extra)  # type: ignore[operator]  # a class or a "module:attr" one
 
 
 def _shutdown(workers: Workers, owner: int) -> None:

@@ -88,8 +88,9 @@ class Workers:
         # out by the last step (whose rows get_steps gathers).
         self.running, self.fresh, self.ready = (np.zeros(k, bool) for _ in range(3))
         self.local: CoreRunner | None = None
-        self.local_side, self.core_specs, self.closed = b"", None, False
-        context = multiprocessing.get_context(start_method)
+        self.local_side, self.closed = b"", False
+        self.core_specs: Any = None  # the lone local core's behavior_specs at its last step
+        context: Any = multiprocessing.get_context(start_method)
         try:
             for i, data in pickled.items():
                 ours, theirs = context.Pipe()
@@ -124,7 +125,7 @@ class Workers:
             self.close(broken=True)
             raise
         # One core in this process: its own steps are the pool's (ids are unchanged at K=1).
-        self.alone = self.local.core if local and k == 1 else None
+        self.alone = self.local.core if self.local is not None and k == 1 else None
 
     def description(self, i: int) -> dict[str, Any]:
         return self.local.description if i == 0 and self.local else self.descriptions[i]

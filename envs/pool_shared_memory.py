@@ -107,7 +107,15 @@ class BehaviorLayout:
     def holds(self, index: int, batch: Any) -> bool:
         """Whether core ``index``'s batch fits its range as it is (an empty one always does)."""
         n = len(batch)
-        return not n or (n <= self.rows[index] and self.signature(batch) == self.observations)
+        if not n:
+            return True
+        if n > self.rows[index] or len(batch.obs) != len(self.observations):
+            return False
+        for obs, (shape, dtype) in zip(batch.obs, self.observations, strict=True):
+            obs = obs if type(obs) is np.ndarray else np.asarray(obs)
+            if obs.shape[1:] != shape or obs.dtype.str != dtype:
+                return False
+        return True
 
     def grown(self, index: int, count: int, observations: Any) -> BehaviorLayout:
         """This layout with room for twice ``count`` rows of core ``index``, never fewer."""

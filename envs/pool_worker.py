@@ -140,6 +140,7 @@ class CoreRunner:
         self.index, self.k, self.segments = index, k, segments
         self.description = core_description(self.core)
         self.held: dict[str, tuple[Any, Any]] = {}
+        self._set_actions: Callable[[str, np.ndarray, np.ndarray], None]
         if isinstance(self.core, BatchedEnv):  # a zooport core skips the check the pool made
             self._set_actions = self.core._set_checked_actions
         else:
@@ -190,6 +191,8 @@ class CoreRunner:
 
     def side_out(self) -> bytes:
         """What the core sent on its relays since the last call, framed."""
+        if not self.relays:
+            return b""
         out = bytearray()
         for channel in self.relays.values():
             for payload in channel.received:
