@@ -8,80 +8,35 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib
 import math
-import multiprocessing
 import os
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from zooport import errors
+from zooport.envs import pool_options, pool_shared_memory as shm
 from zooport.envs.actions import ActionTuple
-from zooport.envs.arguments import check_bool, check_float, check_int, check_seed
-from zooport.envs.base_env import BaseEnv, BaseEnvLike
+from zooport.envs.arguments import check_int, check_seed
+from zooport.envs.base_env import BaseEnv
 from zooport.envs.pool_channels import PoolChannels
 from zooport.envs.pool_handles import Workers
-from zooport.envs.pool_options import MAX_SPIN, MODES, START_METHODS, check_factories
-from zooport.envs.pool_shared_memory import (
-    N_DECISION,
-    RENDER,
-    RESET,
-    STATE,
-    STEP,
-    Rows,
-    gather,
-    scatter,
-    scatter_one,
-)
+from zooport.envs.pool_options import registry_core, unity_instance
+from zooport.envs.pool_shared_memory import Rows, gather, scatter, scatter_one
 from zooport.envs.side_channel.side_channel import SideChannel
 from zooport.envs.specs import AgentId, BehaviorMapping, BehaviorName, BehaviorSpec
 from zooport.envs.step_guard import StepGuard
 from zooport.envs.steps import DecisionSteps, TerminalSteps
-from zooport.errors import (
-    ArgumentError,
-    CorePoolError,
-    EnvClosedError,
-    EnvNotResetError,
-    ReentrantCallError,
-    SpecError,
-    UnknownAgentError,
-    UnknownBehaviorError,
-    look_up,
-)
+from zooport.errors import CorePoolError
 
-__all__ = ["CorePool", "registry_core", "unity_instance", "MODES", "START_METHODS"]
+__all__ = ["CorePool", "registry_core", "unity_instance"]
 
 #: This process's id, kept current across os.fork() (a pool compares it on every call).
 _PID = [os.getpid()]
 os.register_at_fork(after_in_child=lambda: _PID.__setitem__(0, os.getpid()))
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
-
-
-def registry_core(env_id: str, **kwargs: Any) -> BaseEnv:
-    """``default_registry[env_id].make(**kwargs)``: a factory with ``functools.partial``.
-
-    Example:
-        >>> core = registry_core("Basic", n_agents=2)
-        >>> type(core).__name__, core.n_agents
-        ('Basic', 2)
-    """
-    from zooport.envs.registry import default_registry
-
-    return default_registry.make(env_id, **kwargs)
-
-
-def unity_instance(
-    environment_class: str | type, kwargs: Mapping[str, Any], side_channels: Any = None
-) -> BaseEnvLike:
-    """``environment_class(**kwargs, side_channels=...)``; a ``"module:attr"`` class is imported
-    here, in the worker, so the pool's process need not import mlagents_envs."""
-    if isinstance(environment_class, str):
-        module, _, attr = environment_class.partition(":")
-        environment_class = getattr(importlib.import_module(module), attr)
-    extra = {} if side_channels is None else {"side_channels": side_channels}
-    return environment_class(**kwargs, **extra)  # type: ignore[operator]  # a class or a "module:attr" one
 
 
 def _shutdown(workers: Workers, owner: int) -> None:
@@ -107,8 +62,7 @@ class CorePool(BaseEnv):
         spin: seconds the pool and each worker spin before they block (0 <= spin < 1).
         side_channel_bytes: each core's side-channel areas; larger messages use the pipe.
 
-    ``reset(seed=s)`` gives core ``i`` the seed ``s + i``; a dead, hung or raising worker is a
-    :class:`~zooport.errors.CorePoolError`.
+    ``reset(seed=s)`` gives core ``i`` the seed ``s + i``; a failing worker is a CorePoolError.
 
     Example:
         >>> from zooport.envs.builtin.ball_balance import BallBalance
@@ -140,29 +94,13 @@ class CorePool(BaseEnv):
         spin: float = 0.001,
         side_channel_bytes: int = 1 << 16,
     ) -> None:
-        factories = check_factories(core_fns)
+        factories = pool_options.check_factories(core_fns)
         k = self.num_cores = len(factories)
-        for name, value, valid in (("mode", mode, MODES), ("start_method", start_method,
-                                                             START_METHODS)):  # fmt: skip
-            if value not in valid:
-                raise ArgumentError(
-                    f"Expect {name} to be one of {list(valid)}, actually: {value!r}"
-                )
-        if start_method not in multiprocessing.get_all_start_methods():
-            raise ArgumentError(f"start_method {start_method!r} is not available on this platform")
-        if min_ready is None:
-            min_ready = k if mode == "sync" else 1
-        elif check_int(min_ready, "min_ready", 1, maximum=k) != k and mode == "sync":
-            raise ArgumentError(
-                f"Expect min_ready to be None or {k} (every core) in sync mode, actually: "
-                f"{min_ready}; pass mode='async' to return before every core has answered"
-            )
-        seconds = "a number of seconds"
-        if timeout is not None:
-            timeout = check_float(timeout, "timeout", above=0, kind=seconds)
-        spin = check_float(spin, "spin", above=0, below=MAX_SPIN, at_least=True, kind=seconds)
+        mode, min_ready, local, timeout, spin, side_bytes = pool_options.check_options(
+            k, mode, min_ready, local_core, timeout, start_method, spin, side_channel_bytes
+        )
         #: K, the mode, how many cores answer before step() returns, and whether close() finished.
-        self.mode, self.min_ready = mode, int(min_ready)
+        self.mode, self.min_ready = mode, min_ready
         self._channels = PoolChannels(side_channels, core_side_channels, k)
         # _live: reset, open and healthy (the one check a call makes on its fast path).
         self.closed = self._was_reset = self._live = False
@@ -173,8 +111,6 @@ class CorePool(BaseEnv):
         # A child of os.fork() shares the workers but not the pool's state: it is refused.
         self._owner = os.getpid()
         self._guard = StepGuard("CorePool")  # refuses a call made while a step runs
-        local = mode == "sync" if local_core is None else check_bool(local_core, "local_core")
-        side_bytes = check_int(side_channel_bytes, "side_channel_bytes", 0)
         self._workers = Workers(factories, self._channels, local, mode, self.min_ready,
                                 start_method, spin, side_bytes, timeout)  # fmt: skip
         self._finalizer = weakref.finalize(self, _shutdown, self._workers, self._owner)
@@ -200,15 +136,9 @@ class CorePool(BaseEnv):
             "timeout_wait": timeout_wait, "log_folder": log_folder,
             "additional_args": None if additional_args is None else list(additional_args),
         }  # fmt: skip
-        factories = [
-            functools.partial(
-                unity_instance,
-                environment_class,
-                {**base, "worker_id": worker_id + i, "seed": seed + i},
-            )  # fmt: skip
-            for i in range(instances)
-        ]
-        return cls(factories, **options)
+        kwargs = [{**base, "worker_id": worker_id + i, "seed": seed + i} for i in range(instances)]
+        return cls([functools.partial(unity_instance, environment_class, kw) for kw in kwargs],
+                   **options)  # fmt: skip
 
     @property
     def behavior_specs(self) -> BehaviorMapping:
@@ -220,7 +150,7 @@ class CorePool(BaseEnv):
         self._check_ready(reset=True)
         seed, k = check_seed(seed, "CorePool.reset"), self.num_cores
         if seed is not None and seed >= 2**63 - k:  # seeds travel as int64
-            raise ArgumentError(
+            raise errors.ArgumentError(
                 f"CorePool.reset: expected seed < 2**63 - {k} (it travels as int64, plus the core "
                 f"index), got {seed}"
             )
@@ -236,7 +166,7 @@ class CorePool(BaseEnv):
             # side-channel messages delivered.
             incoming = self._workers.finish_running()
             seeds = None if seed is None else seed + np.arange(k)
-            incoming += self._workers.run(RESET, np.ones(k, bool), seeds)
+            incoming += self._workers.run(shm.RESET, np.ones(k, bool), seeds)
         except BaseException as exc:
             self._guard.abort(exc)
             self._broke(exc)
@@ -248,11 +178,8 @@ class CorePool(BaseEnv):
         self._channels.deliver(incoming)
 
     def step(self) -> None:
-        """Steps every core (sync mode) or the idle ones, until ``min_ready`` answered.
-
-        Before the first ``reset()``, a pool with no behaviour yet (a Unity scene) is reset
-        instead, as a ``UnityEnvironment``'s first ``step()`` is.
-        """
+        """Steps every core (sync mode) or the idle ones until ``min_ready`` answered; before
+        the first ``reset()``, a pool with no behaviour yet (a Unity scene) is reset instead."""
         if not self._live or _PID[0] != self._owner:
             if not (self._was_reset or self.closed or len(self._workers.specs)):
                 self.reset()
@@ -262,11 +189,11 @@ class CorePool(BaseEnv):
         workers = self._workers
         try:
             if workers.alone is not None:
-                incoming = workers.run_alone(STEP, None)
+                incoming = workers.run_alone(shm.STEP, None)
             elif self.mode == "sync":
-                incoming = workers.run(STEP)
+                incoming = workers.run(shm.STEP)
             else:
-                incoming = workers.run(STEP, ~(workers.running | workers.fresh))
+                incoming = workers.run(shm.STEP, ~(workers.running | workers.fresh))
         except BaseException as exc:
             self._guard.abort(exc)
             self._broke(exc)
@@ -317,7 +244,7 @@ class CorePool(BaseEnv):
         action = self._spec(behavior_name).action_spec._validate_action(action, 1, behavior_name)
         decision = self.get_steps(behavior_name)[0]
         if agent_id not in decision:
-            raise UnknownAgentError(
+            raise errors.UnknownAgentError(
                 f"behavior {behavior_name!r}: agent {agent_id!r} did not request a decision at "
                 f"the last step; agents that did: {decision.agent_id.tolist()}"
             )
@@ -394,7 +321,7 @@ class CorePool(BaseEnv):
     def render(self) -> np.ndarray | None:
         """Every core's ``rgb_array`` picture, side by side (core 0 leftmost), each padded at
         the bottom to the tallest; None when no core has a picture."""
-        answers = self._ask(RENDER)
+        answers = self._ask(shm.RENDER)
         for i, (_, _, reason) in answers.items():
             if reason:
                 raise NotImplementedError(f"{self._workers.label(i)} cannot render: {reason}")
@@ -464,19 +391,18 @@ class CorePool(BaseEnv):
         return [self._workers.description(i) for i in range(self.num_cores)]
 
     def _declared(self, key: str) -> list[Any] | None:
-        """Every core's declared global-state ``key``; None where a core has no state or
-        declares none."""
+        """Every core's global-state ``key``; None where a core has no state or declares none."""
         values = [d[key] if d["global_state"] else None for d in self._descriptions()]
         return None if any(v is None for v in values) else values
 
     def _global_state(self) -> np.ndarray:
-        answers = self._ask(STATE)
+        answers = self._ask(shm.STATE)
         states = [np.ravel(answers[i][1]) for i in range(self.num_cores)]
         for i, (values, shape) in enumerate(
             zip(states, self._declared("global_state_shape") or [None] * len(states), strict=True)
         ):
             if shape is not None and values.size != math.prod(shape):
-                raise SpecError(
+                raise errors.SpecError(
                     f"{self._workers.label(i)}: global_state() has {values.size} values where "
                     f"its global_state_shape says {math.prod(shape)}"
                 )
@@ -497,13 +423,13 @@ class CorePool(BaseEnv):
     def _taken_rows(self, name: str, rows: Rows) -> np.ndarray:
         taken = self._taken.get(name)
         if taken is None:
-            counts = np.where(self._workers.ready, rows.counts[:, N_DECISION], 0)
+            counts = np.where(self._workers.ready, rows.counts[:, shm.N_DECISION], 0)
             taken = self._taken[name] = rows.taken(counts)
         return taken
 
     def _spec(self, name: BehaviorName) -> BehaviorSpec:
         specs = self._workers.specs
-        return look_up(specs, name, UnknownBehaviorError, lambda: (
+        return errors.look_up(specs, name, errors.UnknownBehaviorError, lambda: (
             f"CorePool has no behavior {name!r}; behaviors: {list(specs)}"
         ))  # fmt: skip
 
@@ -522,7 +448,7 @@ class CorePool(BaseEnv):
 
     def _check_open(self) -> None:
         if self.closed:
-            raise EnvClosedError("CorePool was used after close()")
+            raise errors.EnvClosedError("CorePool was used after close()")
         if _PID[0] != self._owner:
             raise CorePoolError(
                 f"this CorePool belongs to process {self._owner}, not to this process "
@@ -533,7 +459,7 @@ class CorePool(BaseEnv):
     def _check_ready(self, call: str | None = None, reset: bool = False) -> None:
         """Raises why the pool cannot take ``call`` now (the slow path of a call's check)."""
         if call is not None and self._guard.running is not None:
-            raise ReentrantCallError(
+            raise errors.ReentrantCallError(
                 f"CorePool.{call}() was called while its {self._guard.running}() was running "
                 "(from another thread or a callback); the pool is not thread-safe: call it "
                 "from one place, one call at a time"
@@ -546,6 +472,6 @@ class CorePool(BaseEnv):
                 getattr(self._fault, "core_index", None),
             ) from self._fault
         if not (reset or self._was_reset):
-            raise EnvNotResetError(
+            raise errors.EnvNotResetError(
                 "CorePool: call reset() before step(), get_steps() or set_actions()"
             )

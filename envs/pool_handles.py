@@ -19,17 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from zooport.envs import pool_shared_memory as shm
+from zooport.envs import pool_shared_memory as shm, pool_worker
 from zooport.envs.pool_channels import PoolChannels
 from zooport.envs.pool_shared_memory import BehaviorLayout, Control, Rows, unlink_quietly
-from zooport.envs.pool_worker import (
-    SLICE,
-    CoreRunner,
-    core_description,
-    next_message,
-    pickle_factory,
-    run_worker,
-)
+from zooport.envs.pool_worker import SLICE, CoreRunner, core_description, next_message
 from zooport.envs.specs import BehaviorMapping, BehaviorSpec
 from zooport.errors import CorePoolError, SpecError
 
@@ -73,12 +66,14 @@ class Workers:
         k = self.k = len(factories)
         self.channels, self.mode, self.min_ready = channels, mode, min_ready
         self.spin, self.timeout, self.doing = spin, timeout, "start"
-        pickled = {i: pickle_factory(f, i) for i, f in enumerate(factories) if i or not local}
+        pickled = {
+            i: pool_worker.pickle_factory(f, i) for i, f in enumerate(factories) if i or not local
+        }
         self.every = slice(int(local), k)  # every worker: a slice, so a command is a view
         self.local_mask = np.arange(k) < int(local)
         self.control = Control.create(k, side_bytes)
         self.words = self.control.words
-        self.processes: dict[int, Any] = {}
+        self.processes: dict[int, Any] = {}  # and below, the pipes: both by core index
         self.connections: dict[int, Any] = {}
         self.inboxes = {i: deque[Any]() for i in pickled}
         self.descriptions: dict[int, dict[str, Any]] = {i: {"type": "?"} for i in range(k)}
@@ -96,8 +91,8 @@ class Workers:
                 ours, theirs = context.Pipe()
                 args = (i, data, tuple(channels.relay_ids[i]), self.control.memory.name, k,
                         side_bytes, theirs, spin)  # fmt: skip
-                process = context.Process(target=run_worker, args=args, name=f"zooport-core-{i}",
-                                          daemon=True)  # fmt: skip
+                process = context.Process(target=pool_worker.run_worker, args=args,
+                                          name=f"zooport-core-{i}", daemon=True)  # fmt: skip
                 self.processes[i], self.connections[i] = process, ours
                 self.started[i] = time.monotonic()
                 try:
@@ -108,8 +103,8 @@ class Workers:
                 try:
                     self.local = CoreRunner(factories[0], channels.relay_ids[0], 0, k, self.rows)
                 except Exception as exc:
-                    name = type(exc).__name__
-                    raise CorePoolError(f"core 0: its factory raised {name}: {exc}", 0) from exc
+                    why = f"{type(exc).__name__}: {exc}"
+                    raise CorePoolError(f"core 0: its factory raised {why}", 0) from exc
             for i in self.processes:
                 message = self.receive(i)
                 if message[0] == "error":
@@ -133,11 +128,8 @@ class Workers:
     def label(self, i: int) -> str:
         if i == 0 and self.local:
             return self.local.label
-        process = self.processes.get(i)
-        pid = None if process is None else process.pid
+        pid = getattr(self.processes.get(i), "pid", None)
         return f"core {i} ({self.descriptions[i]['type']}, worker pid {pid})"
-
-    # ------------------------------------------------------------------ a pool step
 
     def run(self, command: int, start: np.ndarray | None = None, seeds: Any = None) -> list[Any]:
         """Runs ``command`` on the cores ``start`` (None: every core) and publishes those that
@@ -239,8 +231,12 @@ class Workers:
         """``(core, side-channel bytes)`` of the cores that answered a step or reset."""
         if not self.channels.any:
             return []
-        return [(i, self.local_side if i == 0 and self.local else self.side_out(i))
+        return [(i, self.local_side if i == 0 and self.local else self._side_out(i))
                 for i in np.flatnonzero(ready).tolist()]  # fmt: skip
+
+    def _side_out(self, i: int) -> bytes:
+        data = self.control.get(shm.SIDE_OUT, i)
+        return self.receive(i)[1] if data is None else data  # None: it did not fit
 
     def ask(self, command: int) -> dict[int, Any]:
         """Every core's answer to RENDER or STATE (the cores are idle)."""
@@ -256,8 +252,6 @@ class Workers:
             self.requests(self.failures([i]))  # raises the core's error
             answers[i] = self.receive(i)
         return answers
-
-    # ------------------------------------------------------------------ the control array
 
     def command(
         self, command: int, which: Any, seeds: Any = None, sides: dict[int, bytes] | None = None
@@ -340,7 +334,7 @@ class Workers:
         return np.arange(self.k)[which][statuses != 0].tolist() if statuses.any() else []
 
     def requests(self, indices: list[int]) -> dict[int, Any]:
-        """``{core: needs}`` of the workers that answered shm.NEEDS_ROOM; a failed one raises."""
+        """``{core: needs}`` of the workers that answered NEEDS_ROOM; a failed one raises."""
         requests = {}
         for i in indices:
             status = int(self.words[i, shm.STATUS])
@@ -349,10 +343,6 @@ class Workers:
             if status == shm.NEEDS_ROOM:
                 _, requests[i], self.descriptions[i] = self.receive(i)
         return requests
-
-    def side_out(self, i: int) -> bytes:
-        data = self.control.get(shm.SIDE_OUT, i)
-        return self.receive(i)[1] if data is None else data
 
     def _grow(self, requests: dict[int, dict[str, Any]]) -> None:
         """New segments for the behaviours of ``requests``, the other cores' rows copied over;
@@ -388,12 +378,12 @@ class Workers:
     def _layout(self, name: str, observations: Any) -> BehaviorLayout:
         if name in self.rows:
             return self.rows[name].layout
-        action, rows = self.specs[name].action_spec, (shm.MIN_ROWS,) * self.k
-        branches = action.discrete_branches
-        return BehaviorLayout(name, rows, observations, action.continuous_size, len(branches),
-                              int(sum(branches)))  # fmt: skip
-
-    # ------------------------------------------------------------------ the pipes and faults
+        action, branches = (
+            self.specs[name].action_spec,
+            self.specs[name].action_spec.discrete_branches,
+        )
+        return BehaviorLayout(name, (shm.MIN_ROWS,) * self.k, observations, action.continuous_size,
+                              len(branches), int(sum(branches)))  # fmt: skip
 
     def receive(self, i: int) -> Any:
         """Worker ``i``'s next pipe message, within the timeout; a death is a fault."""
@@ -435,18 +425,13 @@ class Workers:
 
     def _hung(self, i: int) -> CorePoolError:
         self._stop(i)
-        return CorePoolError(
-            f"{self.label(i)}: no answer to {self.doing} within the timeout of {self.timeout} s; "
-            "the worker was stopped",
-            i,
-        )
+        why = f"no answer to {self.doing} within the timeout of {self.timeout} s"
+        return CorePoolError(f"{self.label(i)}: {why}; the worker was stopped", i)
 
     def _raised(self, i: int, info: dict[str, Any], during: str) -> CorePoolError:
-        error = CorePoolError(
-            f"{self.label(i)} raised {info['type']} during {during}: {info['message']}\n"
-            f"--- the worker's traceback:\n{info['traceback'].rstrip()}",
-            i,
-        )
+        traceback = f"--- the worker's traceback:\n{info['traceback'].rstrip()}"
+        why = f"raised {info['type']} during {during}: {info['message']}"
+        error = CorePoolError(f"{self.label(i)} {why}\n{traceback}", i)
         with contextlib.suppress(Exception):  # else the message and traceback carry it
             error.__cause__ = pickle.loads(info["pickled"]) if info.get("pickled") else None
         return error

@@ -1,16 +1,20 @@
-"""What a :class:`~zooport.envs.core_pool.CorePool` may be given: its modes, start methods, core
-factories and the ``pool_options`` of ``make``, ``make_vec`` and the CLI."""
+"""What a :class:`~zooport.envs.core_pool.CorePool` may be given: its modes, start methods, the
+``pool_options`` of ``make``, ``make_vec`` and the CLI, and core factories a worker loads by
+reference (a worker is a fresh interpreter)."""
 
 from __future__ import annotations
 
+import importlib
+import multiprocessing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from zooport.envs.base_env import BaseEnv
+from zooport.envs.arguments import check_bool, check_float, check_int
+from zooport.envs.base_env import BaseEnv, BaseEnvLike
 from zooport.errors import ArgumentError, ArgumentTypeError
 
 __all__ = ["MODES", "START_METHODS", "POOL_OPTIONS", "MAX_SPIN", "check_factories",
-           "check_pool_options"]  # fmt: skip
+           "check_pool_options", "check_options", "registry_core", "unity_instance"]  # fmt: skip
 
 #: The pool's modes.
 MODES = ("sync", "async")
@@ -24,6 +28,35 @@ POOL_OPTIONS = (
 )  # fmt: skip
 #: The longest spin, in seconds: beyond it a waiting process would hold a CPU for nothing.
 MAX_SPIN = 1.0
+
+
+def check_options(
+    k: int, mode: Any, min_ready: Any, local_core: Any, timeout: Any, start_method: Any,
+    spin: Any, side_channel_bytes: Any,
+) -> tuple[str, int, bool, float | None, float, int]:  # fmt: skip
+    """The arguments of a pool of ``k`` cores, checked and completed: ``(mode, min_ready,
+    local_core, timeout, spin, side_channel_bytes)``."""
+    for name, value, valid in (("mode", mode, MODES), ("start_method", start_method,
+                                                         START_METHODS)):  # fmt: skip
+        if value not in valid:
+            raise ArgumentError(f"Expect {name} to be one of {list(valid)}, actually: {value!r}")
+    if start_method not in multiprocessing.get_all_start_methods():
+        raise ArgumentError(f"start_method {start_method!r} is not available on this platform")
+    if min_ready is None:
+        min_ready = k if mode == "sync" else 1
+    elif check_int(min_ready, "min_ready", 1, maximum=k) != k and mode == "sync":
+        raise ArgumentError(
+            f"Expect min_ready to be None or {k} (every core) in sync mode, actually: "
+            f"{min_ready}; pass mode='async' to return before every core has answered"
+        )
+    seconds = "a number of seconds"
+    return (
+        mode, int(min_ready),
+        mode == "sync" if local_core is None else check_bool(local_core, "local_core"),
+        None if timeout is None else check_float(timeout, "timeout", above=0, kind=seconds),
+        check_float(spin, "spin", above=0, below=MAX_SPIN, at_least=True, kind=seconds),
+        check_int(side_channel_bytes, "side_channel_bytes", 0),
+    )  # fmt: skip
 
 
 def check_factories(core_fns: Any) -> list[Callable[..., Any]]:
@@ -65,3 +98,28 @@ def check_pool_options(pool_options: Any, workers: Any) -> dict[str, Any]:
             "without workers=K: pass workers too, or leave pool_options out"
         )
     return dict(pool_options)
+
+
+def registry_core(env_id: str, **kwargs: Any) -> BaseEnv:
+    """``default_registry[env_id].make(**kwargs)``: a factory with ``functools.partial``.
+
+    Example:
+        >>> core = registry_core("Basic", n_agents=2)
+        >>> type(core).__name__, core.n_agents
+        ('Basic', 2)
+    """
+    from zooport.envs.registry import default_registry
+
+    return default_registry.make(env_id, **kwargs)
+
+
+def unity_instance(
+    environment_class: str | type, kwargs: Mapping[str, Any], side_channels: Any = None
+) -> BaseEnvLike:
+    """``environment_class(**kwargs, side_channels=...)``; a ``"module:attr"`` class is imported
+    here, in the worker, so the pool's process need not import mlagents_envs."""
+    if isinstance(environment_class, str):
+        module, _, attr = environment_class.partition(":")
+        environment_class = getattr(importlib.import_module(module), attr)
+    extra = {} if side_channels is None else {"side_channels": side_channels}
+    return environment_class(**kwargs, **extra)  # type: ignore[operator]  # a class or a "module:attr" one
