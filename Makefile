@@ -18,7 +18,7 @@ $(1)/bin/python -m pip install --upgrade pip
 $(1)/bin/python -m pip install torch==2.13.0
 endef
 
-.PHONY: test lint typecheck pytest docs docs-strict test-mlagents test-rllib test-consumers test-benchmarl test-floor demo bench bench-quick bench-pool soak proto clean
+.PHONY: test lint typecheck pytest docs docs-strict test-mlagents test-mlagents-learn test-rllib test-consumers test-benchmarl test-floor demo bench bench-quick bench-pool soak proto clean
 
 $(STAMP): pyproject.toml
 	$(call new_venv,$(VENV),$(PYTHON))
@@ -52,7 +52,7 @@ typecheck: $(STAMP)
 pytest: $(STAMP)
 	$(VENV)/bin/pytest -q
 
-test: lint pytest docs-strict test-mlagents test-rllib test-consumers test-benchmarl test-floor
+test: lint pytest docs-strict test-mlagents test-mlagents-learn test-rllib test-consumers test-benchmarl test-floor
 
 # The documentation site into site/ (mkdocs.yml; API pages generated from the docstrings).
 # Material's end-of-life banner is not a build warning: NO_MKDOCS_2_WARNING silences it.
@@ -105,6 +105,26 @@ $(MLAGENTS_STAMP): pyproject.toml tests/mlagents/requirements.txt
 test-mlagents: $(MLAGENTS_STAMP) $(STAMP)
 	ZOOPORT_SERVE_PYTHON=$(CURDIR)/$(PY) $(MLAGENTS_VENV)/bin/pytest -q tests/mlagents
 
+# ---- tests/mlagents_learn: ML-Agents' own trainer (mlagents-learn 1.1.0) training zooport cores
+# that `zooport serve` serves. mlagents 1.1.0 declares Python <= 3.10.12 and pins protobuf < 3.21,
+# so it comes in without its deps, which requirements.txt lists (and why). zooport is not
+# installed here: `zooport serve` runs from the main venv (current protobuf and grpcio), and the
+# tests start it with ZOOPORT_PYTHON.
+MLAGENTS_LEARN_VENV ?= .venv-mlagents-learn
+MLAGENTS_LEARN_PY := $(MLAGENTS_LEARN_VENV)/bin/python
+MLAGENTS_LEARN_STAMP := $(MLAGENTS_LEARN_VENV)/.zooport-installed
+
+$(MLAGENTS_LEARN_STAMP): tests/mlagents_learn/requirements.txt
+	$(call new_venv,$(MLAGENTS_LEARN_VENV),$(MLAGENTS_PYTHON))
+	$(MLAGENTS_LEARN_PY) -m pip install --ignore-requires-python --no-deps \
+		mlagents==1.1.0 mlagents-envs==1.1.0
+	$(MLAGENTS_LEARN_PY) -m pip install -r tests/mlagents_learn/requirements.txt
+	touch $(MLAGENTS_LEARN_STAMP)
+
+test-mlagents-learn: $(STAMP) $(MLAGENTS_LEARN_STAMP)
+	ZOOPORT_PYTHON=$(abspath $(PY)) $(MLAGENTS_LEARN_VENV)/bin/pytest -q tests/mlagents_learn \
+		--confcutdir=tests/mlagents_learn
+
 # ---- tests/rllib: RLlib (ray[rllib] 2.60 pins gymnasium 1.2.2) in its own venv, which also
 # proves zooport on that older gymnasium.
 RLLIB_VENV ?= .venv-rllib
@@ -156,7 +176,7 @@ test-benchmarl: $(BENCHMARL_STAMP)
 FLOOR_VENV ?= .venv-floor
 FLOOR_PY := $(FLOOR_VENV)/bin/python
 FLOOR_STAMP := $(FLOOR_VENV)/.zooport-installed
-FLOOR_IGNORE := tests/mlagents tests/rllib tests/consumers tests/benchmarl tests/test_doctests.py \
+FLOOR_IGNORE := tests/mlagents tests/mlagents_learn tests/rllib tests/consumers tests/benchmarl tests/test_doctests.py \
 	tests/adapters/test_supersuit_route.py tests/adapters/test_torchrl.py \
 	tests/adapters/test_torchrl_mappo.py tests/adapters/wrappers/test_composition.py \
 	tests/adapters/wrappers/test_thirdparty.py tests/cli/test_commands.py tests/cli/test_demo.py \
@@ -179,5 +199,5 @@ proto:
 	cd adapters && ../build/proto-venv/bin/python -m grpc_tools.protoc -I. --python_out=. _mlagents_wire.proto
 
 clean:
-	rm -rf $(VENV) $(MLAGENTS_VENV) $(RLLIB_VENV) $(CONSUMERS_VENV) $(BENCHMARL_VENV) $(FLOOR_VENV) \
+	rm -rf $(VENV) $(MLAGENTS_VENV) $(MLAGENTS_LEARN_VENV) $(RLLIB_VENV) $(CONSUMERS_VENV) $(BENCHMARL_VENV) $(FLOOR_VENV) \
 		build site *.egg-info
