@@ -22,7 +22,7 @@ from tests.support.paths import REPO
 TESTS = REPO / "tests"
 #: Directories of tests that mirror no package directory: the shared helpers, and the suites
 #: of the separate venvs (built by the Makefile; see each one's conftest.py).
-OWN = {"support", "mlagents", "rllib", "consumers", "benchmarl", "floor"}
+OWN = {"support", "mlagents", "mlagents_learn", "rllib", "consumers", "benchmarl", "floor"}
 #: Where each top-level package directory of the checkout installs.
 PACKAGE_DIRS = {"envs": REPO / "envs", "adapters": REPO / "adapters"}
 
