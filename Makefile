@@ -109,7 +109,7 @@ test-mlagents: $(MLAGENTS_STAMP) $(STAMP)
 # that `zooport serve` serves. mlagents 1.1.0 declares Python <= 3.10.12 and pins protobuf < 3.21,
 # so it comes in without its deps, which requirements.txt lists (and why). zooport is not
 # installed here: `zooport serve` runs from the main venv (current protobuf and grpcio), and the
-# tests start it with ZOOPORT_PYTHON.
+# tests start it with ZOOPORT_SERVE_PYTHON (as test-mlagents does).
 MLAGENTS_LEARN_VENV ?= .venv-mlagents-learn
 MLAGENTS_LEARN_PY := $(MLAGENTS_LEARN_VENV)/bin/python
 MLAGENTS_LEARN_STAMP := $(MLAGENTS_LEARN_VENV)/.zooport-installed
@@ -122,7 +122,7 @@ $(MLAGENTS_LEARN_STAMP): tests/mlagents_learn/requirements.txt
 	touch $(MLAGENTS_LEARN_STAMP)
 
 test-mlagents-learn: $(STAMP) $(MLAGENTS_LEARN_STAMP)
-	ZOOPORT_PYTHON=$(abspath $(PY)) $(MLAGENTS_LEARN_VENV)/bin/pytest -q tests/mlagents_learn \
+	ZOOPORT_SERVE_PYTHON=$(CURDIR)/$(PY) $(MLAGENTS_LEARN_VENV)/bin/pytest -q tests/mlagents_learn \
 		--confcutdir=tests/mlagents_learn
 
 # ---- tests/rllib: RLlib (ray[rllib] 2.60 pins gymnasium 1.2.2) in its own venv, which also

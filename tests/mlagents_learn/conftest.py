@@ -1,7 +1,7 @@
 """Tests that run only in mlagents-learn's venv (``.venv-mlagents-learn``, see
 requirements.txt here): ``make test-mlagents-learn`` runs them as
 ``.venv-mlagents-learn/bin/pytest tests/mlagents_learn --confcutdir=tests/mlagents_learn`` with
-``ZOOPORT_PYTHON`` naming the main venv's python, which runs ``zooport serve``. In any venv
+``ZOOPORT_SERVE_PYTHON`` naming the main venv's python, which runs ``zooport serve``. In any venv
 without mlagents they are not collected, so the main suite never imports them.
 """
 

@@ -3,7 +3,7 @@
 The trainer runs as a user runs it: ``examples/mlagents_learn/learn.py`` with one of the
 configs beside it, in a subprocess whose console summaries are read as they come, so a run
 can stop (SIGINT: ML-Agents saves and exports the model, then exits) once it has what a test
-needs. ``zooport serve`` runs from ``ZOOPORT_PYTHON`` (the Makefile passes the main venv's
+needs. ``zooport serve`` runs from ``ZOOPORT_SERVE_PYTHON`` (the Makefile passes the main venv's
 python): mlagents-envs 1.1.0 pins protobuf < 3.21, zooport's wire code needs protobuf >= 7.
 """
 
@@ -32,10 +32,10 @@ _SUMMARY = re.compile(r"\] (?P<behavior>[^.\]]+)\. Step: (?P<step>\d+)\.")
 
 
 def zooport_python() -> str:
-    """The python that runs ``zooport serve``: ``ZOOPORT_PYTHON``, else the checkout's .venv."""
-    python = os.environ.get("ZOOPORT_PYTHON") or str(REPO / ".venv" / "bin" / "python")
+    """The python that runs ``zooport serve``: ZOOPORT_SERVE_PYTHON, else the checkout's .venv."""
+    python = os.environ.get("ZOOPORT_SERVE_PYTHON") or str(REPO / ".venv" / "bin" / "python")
     if not Path(python).is_file():
-        pytest.fail(f"no python for `zooport serve` at {python}: set ZOOPORT_PYTHON")
+        pytest.fail(f"no python for `zooport serve` at {python}: set ZOOPORT_SERVE_PYTHON")
     return python
 
 

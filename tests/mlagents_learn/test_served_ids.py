@@ -31,11 +31,6 @@ IDS_PORT = 5322
 pytestmark = pytest.mark.filterwarnings("ignore:distutils Version classes are deprecated")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="zooport serve numbers each behaviour's agents from 0 at the first RESET "
-    "(_remap with no known ids), so Soccer's team 1 arrives as 0 and 1, the ids of team 0",
-)
 def test_agent_ids_are_the_cores_across_behaviours(tmp_path):
     server = Server("Soccer", "--port", str(IDS_PORT), log=tmp_path / "serve.log")
     env = UnityEnvironment(file_name=None, base_port=IDS_PORT, timeout_wait=120)
