@@ -112,8 +112,8 @@ def test_poca_self_play_on_soccer_reports_elo(tmp_path):
     final = run.status()["Soccer"]["elo"]
     curve = scalars(run.results / "Soccer", "Self-play/ELO")
     assert curve and curve[-1][1] == pytest.approx(elos[-1].elo, abs=1e-3)
-    print(f"\nSoccer (POCA + self-play): ELO {final:.1f} after {run.summaries[-1].step} steps; "
-          f"per summary {[(s.step, s.elo) for s in elos]}")  # fmt: skip
+    print(f"\nSoccer (POCA + self-play), {run.summaries[-1].step} steps: ELO per summary "
+          f"{[(s.step, s.elo) for s in elos]}; training_status.json: {final:.3f}")  # fmt: skip
 
 
 #: The other built-ins' configs, each with the server it was written for (its header's line).
