@@ -20,7 +20,6 @@ __all__ = [
     "PettingZooTask",
     "SB3VecEnv",
     "TerminationMode",
-    "TerminationRule",
     "Transition",
     "UnityAECEnv",
     "UnityParallelEnv",
@@ -51,7 +50,7 @@ __getattr__, __dir__ = lazy_attributes(
             "pettingzoo_task": ("PettingZooTask",),
             "registration": ("register_builtin_envs", "register_gymnasium"),
             "sb3_vec_env": ("SB3VecEnv",),
-            "termination": ("TerminationMode", "TerminationRule"),
+            "termination": ("TerminationMode",),
             "vector_env": ("BehaviorVectorEnv",),
         }.items()
         for name in names

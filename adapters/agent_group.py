@@ -107,9 +107,9 @@ class AgentGroup(AgentSlots):
         self._step_floats = np.zeros((2, capacity), np.float32)
         self._step_flags = np.zeros((3, capacity), bool)
         self._step_views()
-        self.n_live = 0
         self.n_decided = 0
         self.names: list[str] = []
+        self.slot_of: dict[str, int] = {}
         self._sorted_ids = np.zeros(0, np.int64)
         self._sorted_slots = np.zeros(0, np.intp)
         # The last DecisionSteps' ids (checked) with their slots and write index.
@@ -119,10 +119,6 @@ class AgentGroup(AgentSlots):
         self._last_names: tuple[Any, list[str]] = (None, [])
         # The last reporting group ids' bytes, the first of them, and whether all are equal.
         self._gid: tuple[bytes, int, bool] = (b"", 0, True)
-        # Who reports in the current step: the live agents at its start (a slice when they
-        # fill the first slots, which is cheaper than fancy indexing), then new agents.
-        self.live_index: slice | np.ndarray = slice(0, 0)
-        self.live_names: list[str] = []
         self.dec_count = 0
         self.dec_rows: np.ndarray | None = None
         self.dec_names: list[str] = []
@@ -185,8 +181,9 @@ class AgentGroup(AgentSlots):
         slots = np.arange(start, start + k, dtype=np.intp)
         self.ids[slots] = ids
         self.live[slots] = True
-        self.n_live += k
-        self.names.extend(names.names(self.name, ids.tolist()))
+        added = names.names(self.name, ids.tolist())
+        self.names.extend(added)
+        self.slot_of.update(zip(added, range(start, start + k), strict=True))
         self.n = start + k
         order = np.argsort(self.ids[: self.n], kind="stable")
         self._sorted_ids = self.ids[: self.n][order]
@@ -232,21 +229,15 @@ class AgentGroup(AgentSlots):
         ids = np.asarray(decision.agent_id, np.int64)
         self._allocate(max(ids.size, 1))
         self._add(np.sort(ids), names)
-        self.live_index = slice(0, self.n)
-        self.live_names = list(self.names)
         self.begin_step()
         self._absorb_decision(decision)
         self.new_slots, self.new_names = [], []
 
     def begin_step(self) -> None:
-        """Clears the per-step outputs and remembers who reports this step."""
+        """Clears the per-step outputs."""
         self._step_floats.fill(0)
         self._step_flags.fill(False)
         self.n_decided = 0
-        if self.new_slots or self.finished_names:
-            live = np.flatnonzero(self.live[: self.n])
-            self.live_index = slice(0, live.size) if live.size == self.n else live
-            self.live_names = [self.names[i] for i in live.tolist()]
         self.new_slots, self.new_names, self.finished_names = [], [], []
 
     def absorb(self, decision: DecisionSteps, terminal: TerminalSteps, names: AgentNames) -> bool:
@@ -276,7 +267,6 @@ class AgentGroup(AgentSlots):
                     self.truncated,
                 )  # fmt: skip
                 self.live[s] = False
-                self.n_live -= s.size
                 self.finished_names.extend(self.names[i] for i in s.tolist())
                 reported = True
         return self._absorb_decision(self.obs_layout.checked(decision), names, same) or reported
@@ -290,7 +280,7 @@ class AgentGroup(AgentSlots):
             self.dec_names = []
             return False
         slots, index = self._decision_slots(decision.agent_id, names, same)
-        if self.n_live == self.n or self.live[slots].all():
+        if self.live[slots].all():
             rows, s = None, index
             if self._last_names[0] is index:
                 dec_names = self._last_names[1]
@@ -323,8 +313,9 @@ class AgentGroup(AgentSlots):
             return
         n = self.n - k
         self.live[n : self.n] = False
-        self.n_live -= k
         self.n = n
+        for name in self.names[n:]:
+            del self.slot_of[name]
         del self.names[n:]
         self._last = None  # its slots may be the dropped ones
         order = np.argsort(self.ids[:n], kind="stable")
@@ -338,7 +329,6 @@ class AgentGroup(AgentSlots):
         if live.size:
             self.truncated[live] = True
             self.live[live] = False
-            self.n_live = 0
             self.finished_names.extend(self.names[i] for i in live.tolist())
 
     # ------------------------------------------------------------------ actions
@@ -424,14 +414,14 @@ class AgentGroup(AgentSlots):
     # ------------------------------------------------------------------ outputs
 
     def reporting(self) -> tuple[list[str], slice | np.ndarray]:
-        """The names and slots (a slice or an index array) that report this step."""
-        if not self.new_slots:
-            return self.live_names, self.live_index
-        live = np.arange(self.n)[self.live_index]
-        return (
-            self.live_names + self.new_names,
-            np.concatenate([live, np.asarray(self.new_slots, np.intp)]),
-        )
+        """The names and slots that report this step: the agents live at its start (those
+        that finished in it too), then those that joined; a slice when that is every slot."""
+        n = self.n
+        report = self.live[:n] | self.terminated[:n] | self.truncated[:n]
+        if report.all():
+            return self.names, slice(0, n)
+        index = np.flatnonzero(report)
+        return [self.names[i] for i in index.tolist()], index
 
     def observations(self, index: slice | np.ndarray) -> Iterable[Any]:
         """Fresh per-agent observations of the slots ``index`` in the consumer layout.

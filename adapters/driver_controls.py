@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from zooport.adapters.core_access import EngineMembers
-from zooport.adapters.termination import TerminationMode, TerminationRule
+from zooport.adapters.termination import TerminationMode
 from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import ActionError, ArgumentError, ArgumentTypeError
 
@@ -159,13 +159,13 @@ class DriverControls(EngineMembers):
     # ------------------------------------------------------------------ episode controls
 
     @property
-    def termination_mode(self) -> TerminationRule:
-        """The rule that ends an episode once enough of its agents have finished; writable."""
-        return self._driver.termination
+    def termination_mode(self) -> TerminationMode | str | float:
+        """The mode that ends an episode once enough of its agents have finished; writable."""
+        return self._driver.termination_mode
 
     @termination_mode.setter
     def termination_mode(self, value: TerminationMode | str | float) -> None:
-        self._driver.termination = TerminationRule(value)
+        self._driver.termination_mode = value
 
     @property
     def max_cycles(self) -> int | None:

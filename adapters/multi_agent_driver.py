@@ -29,7 +29,7 @@ from zooport.adapters.driver_controls import (
     default_actions,
 )
 from zooport.adapters.options import DriverOptions
-from zooport.adapters.termination import TerminationRule
+from zooport.adapters.termination import TerminationMode, finished_needed
 from zooport.envs.arguments import check_seed
 from zooport.envs.base_env import BaseEnvLike
 from zooport.envs.capabilities import reset_core
@@ -92,7 +92,7 @@ class MultiAgentDriver:
         self.adapter = adapter
         self.options = options
         self.names = AgentNames(list(specs), options.agent_name)
-        self.termination = TerminationRule(options.termination_mode)
+        self.termination_mode = options.termination_mode
         self.max_cycles = options.max_cycles
         self.groups: list[AgentGroup] = []
         for behavior, spec in specs.items():
@@ -111,9 +111,9 @@ class MultiAgentDriver:
         for g in self.groups:
             g.default_action = defaults.get(g.name)
         self.possible_agents: list[str] = []
-        # The live agents of the episode, in ``possible_agents`` order (``agents``): the one
-        # record of who is live, read for membership on every step.
-        self._live: dict[str, None] = {}
+        # Who is live is held by the groups' ``live`` flags alone; this is their list in
+        # ``possible_agents`` order, rebuilt in the step they change.
+        self._agents: list[str] = []
         #: Every agent of the episode by name -> its behaviour group (spaces, layouts).
         self.agent_groups: dict[str, AgentGroup] = {}
         self.cycles = 0
@@ -121,7 +121,6 @@ class MultiAgentDriver:
         self.finished: list[str] = []
         self.new_agents: list[str] = []
         self.episode_over = True
-        self._n_finished = 0
         self._ready = False
         self._discovered = False
         self._closed = False
@@ -133,6 +132,17 @@ class MultiAgentDriver:
         self.guard = StepGuard(adapter)
 
     # ------------------------------------------------------------------ options
+
+    @property
+    def termination_mode(self) -> TerminationMode | str | float:
+        """The mode that ends an episode once enough of its agents have finished
+        (:func:`~zooport.adapters.termination.finished_needed`)."""
+        return self._termination_mode
+
+    @termination_mode.setter
+    def termination_mode(self, value: TerminationMode | str | float) -> None:
+        finished_needed(value, 1)  # a bad mode raises here, not in a step
+        self._termination_mode = value
 
     @property
     def max_cycles(self) -> int | None:
@@ -155,7 +165,7 @@ class MultiAgentDriver:
     @property
     def agents(self) -> list[str]:
         """The live agents, in ``possible_agents`` order."""
-        return list(self._live)
+        return list(self._agents)
 
     @property
     def ready(self) -> bool:
@@ -214,7 +224,7 @@ class MultiAgentDriver:
         if not self._discovered:
             self.reset()
             self._ready = False
-            self._live = {}
+            self._agents = []
 
     def reset(self, seed: int | None = None) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         """Resets the core (reseeded with ``seed`` where it can be) and starts an episode.
@@ -252,22 +262,21 @@ class MultiAgentDriver:
             g.start(steps[g.name][0], self.names)
             self.possible_agents.extend(g.names)
             self.agent_groups.update(dict.fromkeys(g.names, g))
-        self._live = dict.fromkeys(self.possible_agents)
+        self._agents = list(self.possible_agents)
         self.cycles = 0
         self.finished = []
         self.new_agents = []
-        self._n_finished = 0
-        self.episode_over = not self._live
+        self.episode_over = not self._agents
         self._ready = True
         self._discovered = True
         if self._state_counts is None:
             self._state_counts = [g.n for g in self.groups]
-        observations: dict[str, Any] = dict.fromkeys(self._live)
+        observations: dict[str, Any] = dict.fromkeys(self._agents)
         infos = observations.copy()
         for g in self.groups:
             if g.n:
-                observations.update(zip(g.names, g.observations(g.live_index), strict=True))
-                infos.update(zip(g.names, g.infos(g.live_index, g.n), strict=True))
+                observations.update(zip(g.names, g.observations(slice(0, g.n)), strict=True))
+                infos.update(zip(g.names, g.infos(slice(0, g.n), g.n), strict=True))
         return observations, infos
 
     def step(self, actions: Mapping[str, Any]) -> AgentsStep:
@@ -290,7 +299,7 @@ class MultiAgentDriver:
         return result
 
     def _step(self, actions: Mapping[str, Any]) -> AgentsStep:
-        live = self._live
+        live = self._agents
         stale = 0
         # When every live agent decides, a dict of the right size whose lookups all succeed
         # (in gather) has exactly the live agents as keys: no set comparison is needed.
@@ -298,7 +307,7 @@ class MultiAgentDriver:
         if (
             type(actions) is not dict
             or len(actions) != len(live)
-            or (deciding != len(live) and actions.keys() != live.keys())
+            or (deciding != len(live) and actions.keys() != set(live))
         ):
             actions, stale = self._complete(actions)
         core = self.core
@@ -356,17 +365,17 @@ class MultiAgentDriver:
                 finished.extend(g.finished_names)
             if g.new_names:
                 new.extend(g.new_names)
-        self._n_finished += len(finished)
-        n_live = len(self._live) - len(finished) + len(new)
-        # While no agent of the episode has finished, no termination rule can end it (each
-        # asks for at least one finished agent).
+        n_live = len(self._agents) - len(finished) + len(new)
+        # Agents leave only by finishing: those of the episode that are not live have.
+        n_finished = len(self.possible_agents) - len(self._agents) + len(finished)
+        # While no agent of the episode has finished, no mode can end it (each asks for at
+        # least one finished agent).
         over = (
             n_live == 0
             or (
-                self._n_finished > 0
-                and self.termination.episode_over(
-                    self._n_finished, len(self.possible_agents) + len(new)
-                )
+                n_finished > 0
+                and n_finished
+                >= finished_needed(self._termination_mode, len(self.possible_agents) + len(new))
             )
             or (self._max_cycles is not None and self.cycles >= self._max_cycles)
         )
@@ -393,7 +402,7 @@ class MultiAgentDriver:
         self.finished = finished
         self.new_agents = new
         # The dicts follow ``agents``' order: copies of one dict with those keys, then updated.
-        template: dict[str, Any] = dict.fromkeys(self._live)
+        template: dict[str, Any] = dict.fromkeys(self._agents)
         observations = template.copy()
         rewards = template.copy()
         infos = template.copy()
@@ -417,10 +426,8 @@ class MultiAgentDriver:
                 truncations.update(dict.fromkeys(g.new_names, False))
             infos.update(zip(names, g.infos(index, len(names)), strict=True))
         if finished or new:
-            live = self._live
-            live.update(dict.fromkeys(new))
-            for agent in finished:
-                live.pop(agent, None)
+            gone = set(finished)
+            self._agents = [a for a in self._agents if a not in gone] + new
         return AgentsStep(observations, rewards, terminations, truncations, infos)
 
     def _late_behavior(self) -> SpecError:
@@ -444,8 +451,8 @@ class MultiAgentDriver:
                 f"{self.adapter}: expected a dict of actions keyed by agent name, got "
                 f"{type(actions).__name__}"
             )
-        live = self._live
-        extra = [a for a in actions if a not in live]
+        is_live = self.is_live
+        extra = [a for a in actions if not is_live(a)]
         if extra:
             # Every agent of the episode, live or finished, is in agent_groups.
             episode = self.agent_groups
@@ -456,11 +463,11 @@ class MultiAgentDriver:
                     f"live agents: {self.agents}"
                 )
             self._refuse_stale(extra)
-            filled = {a: action for a, action in actions.items() if a in live}
+            filled = {a: action for a, action in actions.items() if is_live(a)}
         else:
             filled = dict(actions)
         without = []
-        for agent in live:
+        for agent in self._agents:
             if agent not in filled:
                 default = self.agent_groups[agent].default_action
                 if default is None:
@@ -546,12 +553,13 @@ class MultiAgentDriver:
         return self._closed
 
     def is_live(self, agent: object) -> TypeGuard[str]:
-        """True when ``agent`` is live in the current episode (a set lookup)."""
-        return agent in self._live
+        """True when ``agent`` is live in the current episode (its group's flag says so)."""
+        g = self.agent_groups.get(agent)  # type: ignore[call-overload]  # any key may be asked
+        return g is not None and bool(g.live[g.slot_of[agent]])
 
     def all_live(self, agents: Collection[Any]) -> bool:
         """True when every one of ``agents`` (names, a dict's keys) is live."""
-        return self._live.keys() >= set(agents)
+        return set(agents).issubset(self._agents)
 
     def check_open(self) -> None:
         """Raises :class:`EnvClosedError` once the adapter was closed."""

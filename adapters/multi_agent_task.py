@@ -16,6 +16,7 @@ from zooport.adapters.core_access import render_core
 from zooport.adapters.driver_controls import DriverControls
 from zooport.adapters.multi_agent_driver import AgentsStep, MultiAgentDriver
 from zooport.adapters.options import DriverOptions, listing_options
+from zooport.adapters.termination import finished_needed
 from zooport.envs.arguments import check_seed
 from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import (
@@ -446,7 +447,7 @@ class MultiAgentTask(DriverControls):
                 sequence of bools. Agents of the episode it leaves out count as not finished.
 
         Returns:
-            True when at least :meth:`TerminationRule.required` of the episode's agents
+            True when at least :func:`~zooport.adapters.termination.finished_needed` of the episode's agents
             (``num_agents``, or more if more flags are given) have finished.
 
         Example:
@@ -462,7 +463,7 @@ class MultiAgentTask(DriverControls):
         else:
             flags = np.asarray(terminations, dtype=bool).reshape(-1).tolist()
         n_agents = max(len(flags), len(self.possible_agents))
-        return self._driver.termination.episode_over(sum(flags), n_agents)
+        return sum(flags) >= finished_needed(self._driver.termination_mode, n_agents)
 
     def _check_running(self) -> None:
         driver = self._driver

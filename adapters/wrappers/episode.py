@@ -1,5 +1,5 @@
 """When a multi-agent episode ends, for any PettingZoo Parallel env: a
-:class:`~zooport.adapters.termination.TerminationRule` over the agents that finished (were
+:func:`~zooport.adapters.termination.finished_needed` over the agents that finished (were
 terminated or truncated) in the episode, for the whole episode (:class:`TerminationPolicy`)
 or per team (:class:`IndividualDone`); the agents still live then end as ``end_live_as`` says."""
 
@@ -12,7 +12,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from typing_extensions import override
 
-from zooport.adapters.termination import TerminationMode, TerminationRule
+from zooport.adapters.termination import TerminationMode, finished_needed
 from zooport.adapters.wrappers.base import (
     ActionType,
     ObsType,
@@ -36,7 +36,8 @@ class _RuleWrapper(ParallelWrapper[str, ObsType, ActionType]):
     ) -> None:
         super().__init__(env)
         check_once(self, env)
-        self.rule = TerminationRule(mode)
+        finished_needed(mode, 1)  # a bad mode raises here
+        self.rule = mode
         if end_live_as not in ("truncated", "terminated"):
             raise ArgumentError(
                 f"Expect end_live_as to be one of ['truncated', 'terminated'], actually: "
@@ -127,7 +128,7 @@ class TerminationPolicy(_RuleWrapper[ObsType, ActionType]):
         observations, rewards, terminations, truncations, infos = self.env.step(actions)
         self._took_part.update(self.env.agents, terminations)
         finished = self._note_finished(terminations, truncations)
-        if self.rule.episode_over(len(finished), len(self._took_part)):
+        if len(finished) >= finished_needed(self.rule, len(self._took_part)):
             cut = [a for a in terminations if a not in finished]
             terminations, truncations = self._end_live(cut, terminations, truncations)
             self._over, self._agents = True, []
@@ -183,7 +184,7 @@ class IndividualDone(_RuleWrapper[ObsType, ActionType]):
             n_finished = len(members & finished)
             if team in self._done_teams or not n_finished:
                 continue
-            if self.rule.episode_over(n_finished, len(members)):
+            if n_finished >= finished_needed(self.rule, len(members)):
                 self._done_teams.add(team)
                 cut = [a for a in members if a in terminations and a not in finished]
                 terminations, truncations = self._end_live(cut, terminations, truncations)

@@ -107,7 +107,7 @@ def test_terminal_reward_is_kept_when_the_core_restarts_the_agent_in_the_same_st
         "walker_5": ([-5.0, -50.0], 2.5, True, False, False),  # its final observation
         "walker_7": ([7.0, 70.0], 3.0, False, False, True),
     }
-    assert g.finished_names == ["walker_5"] and g.n_live == 2
+    assert g.finished_names == ["walker_5"] and g.live[: g.n].sum() == 2
     assert g.dec_names == ["walker_3", "walker_7"]  # its next episode is not this episode's
 
 
@@ -154,11 +154,11 @@ def test_a_spawned_agent_takes_the_next_slot_and_reports_from_its_first_step():
     g.begin_step()
     g.absorb(decision([9, 3, 5, 7], [6.0, 1.0, 1.0, 1.0]), NO_END, NAMES)
     assert g.new_names == ["walker_9"] and g.new_slots == [3]
-    assert g.ids[: g.n].tolist() == [3, 5, 7, 9] and g.n_live == 4
+    assert g.ids[: g.n].tolist() == [3, 5, 7, 9] and g.live[: g.n].all()
     assert outputs(g)["walker_9"] == ([9.0, 90.0], 6.0, False, False, True)
     assert g.dec_names == ["walker_9", "walker_3", "walker_5", "walker_7"]
     g.begin_step()  # from now on a live agent like the others
-    assert g.live_names == ["walker_3", "walker_5", "walker_7", "walker_9"]
+    assert g.reporting()[0] == ["walker_3", "walker_5", "walker_7", "walker_9"]
     assert g.new_names == [] and g.slots_of(np.array([9])).tolist() == [3]
 
 
@@ -168,7 +168,7 @@ def test_dropped_new_agents_are_forgotten_and_the_cached_lookup_with_them():
     joined = decision([3, 5, 7, 9])
     g.absorb(joined, NO_END, NAMES)
     g.drop_new()
-    assert g.n == 3 and g.n_live == 3 and g.names == ["walker_3", "walker_5", "walker_7"]
+    assert g.n == 3 and g.live[: g.n].all() and g.names == ["walker_3", "walker_5", "walker_7"]
     assert g.slots_of(np.array([9])).tolist() == [-1] and list(outputs(g)) == g.names
     # The same agent_id bytes again: a stale cached lookup would name the dropped slot 3.
     g.begin_step()
@@ -181,7 +181,7 @@ def test_truncate_live_ends_every_live_agent_as_truncated():
     g.begin_step()
     g.absorb(decision([3, 7], [1.0, 2.0]), terminal([5], [4.0], [False]), NAMES)
     g.truncate_live()
-    assert g.n_live == 0 and not g.live[: g.n].any()
+    assert not g.live[: g.n].any()
     assert g.finished_names == ["walker_5", "walker_3", "walker_7"]
     assert outputs(g) == {
         "walker_3": ([3.0, 30.0], 1.0, False, True, True),
@@ -254,7 +254,7 @@ def test_masks_are_handed_out_as_allowed_int8():
     core_mask = [np.array([[False, True, False], [False, False, True]]), np.zeros((2, 2), bool)]
     g.start(decision([4, 2], mask=core_mask), NAMES)
     assert g.observation_space["action_mask"] == spaces.Box(0, 1, (5,), np.int8)
-    observations = list(g.observations(g.live_index))
+    observations = list(g.observations(g.reporting()[1]))
     assert observations[0]["action_mask"].tolist() == [1, 1, 0, 1, 1]  # agent 2: row 1
     assert observations[1]["action_mask"].tolist() == [1, 0, 1, 1, 1]
     assert observations[0]["observation"].tolist() == [2.0, 20.0]
@@ -264,20 +264,20 @@ def test_mask_in_info_leaves_the_observation_space_alone():
     g = group(masked=True, mask_in_info=True)
     g.start(decision([1], mask=[np.array([[True, False, False]])]), NAMES)
     assert g.observation_space == spaces.Box(-np.inf, np.inf, (2,), np.float32)
-    (info,) = g.infos(g.live_index, 1)
+    (info,) = g.infos(g.reporting()[1], 1)
     assert info["action_mask"].tolist() == [0, 1, 1] and info["decided"] is True
 
 
 def test_infos_carry_decided_group_id_and_group_reward():
     g = group()
     g.start(decision([1, 2], group_id=[4, 4]), NAMES)
-    assert list(g.infos(g.live_index, 2)) == [
+    assert list(g.infos(g.reporting()[1], 2)) == [
         {"decided": True, "group_id": 4, "group_reward": 0.0},
         {"decided": True, "group_id": 4, "group_reward": 0.0},
     ]
     g.begin_step()
     g.absorb(decision([2], group_id=[6], group_reward=[0.5]), NO_END, NAMES)
-    assert list(g.infos(g.live_index, 2)) == [
+    assert list(g.infos(g.reporting()[1], 2)) == [
         {"decided": False, "group_id": 4, "group_reward": 0.0},
         {"decided": True, "group_id": 6, "group_reward": 0.5},
     ]

@@ -13,7 +13,7 @@ import pytest
 from gymnasium import spaces
 
 from zooport.adapters.multi_agent_task import MultiAgentTask, MultiAgentUnityTask, Transition
-from zooport.adapters.termination import TerminationMode, TerminationRule
+from zooport.adapters.termination import TerminationMode
 from zooport.envs import BatchedEnv
 from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.envs.builtin.grid_world import GridWorld
@@ -232,7 +232,7 @@ def test_a_finished_agent_does_not_act_and_the_cycle_needs_only_live_agents():
 def test_detect_game_over_applies_the_rule_to_the_flags(mode, flags, expected):
     task = MultiAgentTask(Probe(runner_lengths=(0, 0, 0, 0), walker_lengths=(), seed=0))
     task.termination_mode = mode
-    assert task.termination_mode == TerminationRule(mode)
+    assert task.termination_mode == mode
     assert task.detect_game_over(flags) is expected
 
 
@@ -252,7 +252,7 @@ def test_max_cycles_truncates_every_live_agent():
 def test_reset_spaces_names_and_the_alias():
     assert MultiAgentUnityTask is MultiAgentTask
     task = MultiAgentTask(Tag(seed=0))
-    assert task.termination_mode == TerminationRule("any")  # the seed's default
+    assert task.termination_mode == "any"  # the seed's default
     assert task.possible_agents == ["runner_0", "runner_1", "runner_2", "tagger_3", "tagger_4"]
     assert task.num_agents == 5 and task.name == "Tag" and task.env is task.core
     states = task.reset(seed=0)

@@ -370,7 +370,7 @@ def test_max_cycles_truncates_every_live_agent_and_is_writable():
     for _ in range(5):
         env.step(zeros(env))
     env.termination_mode = "any"
-    assert env.termination_mode.mode.value == "any"
+    assert env.termination_mode == "any"
 
 
 # ---------------------------------------------------------------------- masks, infos, state

@@ -207,7 +207,7 @@ def test_registry_entries_make_both_kinds():
 def test_entry_points_split_core_and_adapter_arguments():
     env = tag_v0.raw_env(n_runners=1, n_taggers=1, termination_mode="any", render_mode="rgb_array")
     assert env.possible_agents == ["runner_0", "tagger_1"]
-    assert env.termination_mode.mode.value == "any" and env.render_mode == "rgb_array"
+    assert env.termination_mode == "any" and env.render_mode == "rgb_array"
     with pytest.raises(TypeError, match="no_such_option"):
         tag_v0.parallel_env(no_such_option=1)
 

@@ -99,7 +99,7 @@ def test_wrapper_spec_applies_its_arguments():
     spec = WrapperSpec(TerminationPolicy, "any", end_live_as="terminated")
     env = spec(mini())
     assert isinstance(env, TerminationPolicy) and env.end_live_as == "terminated"
-    assert env.rule.mode.value == "any"
+    assert env.rule == "any"
     assert repr(spec) == "WrapperSpec(TerminationPolicy, 'any', end_live_as='terminated')"
     with pytest.raises(TypeError, match="actually: 3"):
         WrapperSpec(3)
