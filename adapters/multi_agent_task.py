@@ -73,24 +73,12 @@ class MultiAgentTask(DriverControls):
         env: any BaseEnv; the task owns it (``close()`` closes it). One with no behaviours
             yet (a Unity scene whose agents have not requested a decision) is stepped once
             first, as ML-Agents' wrappers do.
-        uint8_visual: visual observations as uint8 0..255 instead of float32 0..1.
-        flatten_branched: several discrete branches as one ``Discrete``, not ``MultiDiscrete``.
-        allow_multiple_obs: observations always as a ``Dict`` keyed by observation name.
-        termination_mode: ``"any"``, ``"majority"``, ``"all"`` or a fraction in (0, 1] of
-            the episode's agents whose finishing ends it (:mod:`zooport.adapters.termination`).
-        max_cycles: core steps after which live agents are truncated; None: no limit.
-        action_masks: masks for discrete actions; None: unless the core is a ``BatchedEnv``
-            without masks.
-        mask_in_info: the mask in ``info["action_mask"]``, not in the observation.
-        default_action: a live agent's action when it is given none: None raises,
-            ``"zero"`` (the core's zero action) or ``{behaviour: action}``.
-        agent_name: None or ``"pettingzoo"``, ``"mlagents"``, or a callable
-            ``(behaviour, agent_id) -> str`` (:mod:`zooport.adapters.agent_names`).
-        stale_actions: ``"ignore"`` (counted in ``ignored_actions``) or ``"raise"``: an
-            action for an agent that finished earlier in the episode.
 
-    ``uint8_visual``, ``flatten_branched``, ``allow_multiple_obs`` and ``termination_mode``
-    may be given by position, in the seed's order (whose mode was ``"any"``). With a
+    The other options are the PettingZoo adapters' (documented on
+    :class:`~zooport.adapters.pettingzoo_common.PettingZooCommon`) but ``render_mode`` and
+    ``name``; ``termination_mode`` defaults to the seed's ``"any"``. ``uint8_visual``,
+    ``flatten_branched``, ``allow_multiple_obs`` and ``termination_mode`` may be given by
+    position, in the seed's order. With a
     ``default_action``, ``step(None, agent_id)`` and agents left out of ``step_all`` take it.
 
     Attributes:

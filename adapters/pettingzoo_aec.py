@@ -4,21 +4,16 @@ per cycle, when the last live agent has acted (native, not ``parallel_to_aec``).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from pettingzoo import AECEnv
 from typing_extensions import override
 
-from zooport.adapters.options import PettingZooOptions, listing_options
-from zooport.adapters.pettingzoo_common import MLAgentsConstructor, PettingZooCommon
+from zooport.adapters.options import listing_options
+from zooport.adapters.pettingzoo_common import PettingZooCommon, seed_action_spaces
 from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import ActionError, EnvNotResetError, UnknownAgentError
-
-if TYPE_CHECKING:
-    from zooport.adapters.agent_names import AgentNaming
-    from zooport.adapters.termination import TerminationMode
 
 __all__ = ["PettingZooAECEnv", "UnityAECEnv"]
 
@@ -33,29 +28,8 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
     ``step()``. Agents that finished are selected first and leave with ``step(None)`` (an
     action given instead is ignored and counted, or refused with ``stale_actions="raise"``);
     spawned agents act from the next cycle; ``observe()`` answers for every agent of the
-    episode. ``max_cycles`` counts core steps.
-
-    Args:
-        core: any BaseEnv; the adapter owns it (``close()`` closes it). One with no
-            behaviours yet (a Unity scene whose agents have not requested a decision) is
-            stepped once first, as ML-Agents' wrappers do.
-        uint8_visual: visual observations as uint8 0..255 instead of float32 0..1.
-        flatten_branched: several discrete branches as one ``Discrete``, not ``MultiDiscrete``.
-        allow_multiple_obs: observations always as a ``Dict`` keyed by observation name.
-        termination_mode: ``"any"``, ``"majority"``, ``"all"`` or a fraction in (0, 1] of
-            the episode's agents whose finishing ends it (:mod:`zooport.adapters.termination`).
-        max_cycles: core steps after which live agents are truncated; None: no limit.
-        action_masks: masks for discrete actions; None: unless the core is a ``BatchedEnv``
-            without masks.
-        mask_in_info: the mask in ``info["action_mask"]``, not in the observation.
-        default_action: a live agent's action when it is given none: None raises,
-            ``"zero"`` (the core's zero action) or ``{behaviour: action}``.
-        agent_name: None or ``"pettingzoo"``, ``"mlagents"``, or a callable
-            ``(behaviour, agent_id) -> str`` (:mod:`zooport.adapters.agent_names`).
-        stale_actions: ``"ignore"`` (counted in ``ignored_actions``) or ``"raise"``: an
-            action for an agent that finished earlier in the episode.
-        render_mode: None, ``"rgb_array"`` or ``"human"`` (a pygame window).
-        name: ``metadata["name"]`` and ``str(env)``; None: ``zooport_<core class>``.
+    episode. ``max_cycles`` counts core steps. The options are
+    :class:`~zooport.adapters.pettingzoo_common.PettingZooCommon`'s.
 
     Attributes:
         core: the wrapped core.
@@ -75,39 +49,8 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         (15, ('runner_0', False), ('tagger_4', True))
     """
 
-    def __init__(
-        self,
-        core: BaseEnvLike,
-        *,
-        uint8_visual: bool = False,
-        flatten_branched: bool = False,
-        allow_multiple_obs: bool = False,
-        termination_mode: TerminationMode | str | float = "all",
-        max_cycles: int | None = None,
-        action_masks: bool | None = None,
-        mask_in_info: bool = False,
-        default_action: str | Mapping[str, Any] | None = None,
-        agent_name: AgentNaming = None,
-        stale_actions: str = "ignore",
-        render_mode: str | None = None,
-        name: str | None = None,
-    ) -> None:
-        options = PettingZooOptions(
-            uint8_visual=uint8_visual,
-            flatten_branched=flatten_branched,
-            allow_multiple_obs=allow_multiple_obs,
-            termination_mode=termination_mode,
-            max_cycles=max_cycles,
-            action_masks=action_masks,
-            mask_in_info=mask_in_info,
-            default_action=default_action,
-            agent_name=agent_name,
-            stale_actions=stale_actions,
-            render_mode=render_mode,
-            name=name,
-        )
-        super().__init__()
-        self._setup(core, options)
+    def _clear(self) -> None:
+        """No episode before the first ``reset()``: no agents, no data, nothing selected."""
         self.agents: list[str] = []
         self.rewards: dict[str, float] = {}
         self._cumulative_rewards: dict[str, float] = {}
@@ -124,10 +67,6 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         self._dead: deque[str] = deque()
         self._rewards_stale = False
         self._zero_rewards: dict[str, float] | None = None
-        self._allow_none = options.default_action is not None
-        # The driver's guard, read once per turn: a turn taken from a callback while the
-        # core steps (a hook, a side channel) is refused, not recorded for the next cycle.
-        self._guard = self._driver.guard
 
     @override
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
@@ -210,8 +149,11 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
                 action that does not fit.
             EnvNotResetError: before ``reset()`` or once every agent has left.
         """
-        if self._guard.running:
-            self._guard.enter("step")  # raises: a turn taken while the core steps
+        guard = self._driver.guard
+        if guard.running:
+            # A turn taken from a callback while the core steps (a hook, a side channel) is
+            # refused, not recorded for the next cycle.
+            guard.enter("step")
         if self._rewards_stale:
             # The rewards of the last core step are cleared by the next step(); the zeros of
             # a cycle whose agents did not change are copied, not rebuilt.
@@ -234,7 +176,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         agent = cycle[turn]
         if action is not None:
             self._pending[agent] = action
-        elif not self._allow_none:
+        elif self._driver.default_action is None:
             raise ActionError(
                 f"{type(self).__name__}: agent {agent!r} is live and needs an action; "
                 "None is only for terminated or truncated agents (or pass default_action=)"
@@ -321,10 +263,9 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         self._show()
 
 
-class UnityAECEnv(MLAgentsConstructor, PettingZooAECEnv):
-    """ML-Agents' ``UnityAECEnv(env, seed=None)``: the AEC adapter with ML-Agents' constructor
-    (see :class:`~zooport.adapters.pettingzoo_common.MLAgentsConstructor`); everything else is
-    :class:`PettingZooAECEnv`.
+class UnityAECEnv(PettingZooAECEnv):
+    """ML-Agents' ``UnityAECEnv(env, seed=None)``: :class:`PettingZooAECEnv` with ML-Agents'
+    constructor, as :class:`~zooport.adapters.pettingzoo_parallel.UnityParallelEnv` has.
 
     Example:
         >>> from zooport.envs.builtin.tag import Tag
@@ -334,6 +275,10 @@ class UnityAECEnv(MLAgentsConstructor, PettingZooAECEnv):
         >>> env.agent_selection
         'runner_1'
     """
+
+    def __init__(self, env: BaseEnvLike, seed: int | None = None, **options: Any) -> None:
+        super().__init__(env, **options)
+        seed_action_spaces(self._driver, seed)
 
 
 def _fresh(observation: Any) -> Any:

@@ -1,10 +1,11 @@
-"""What the two PettingZoo adapters share: spaces, state, rendering, closing, ML-Agents'
-``(env, seed)`` constructor."""
+"""What the two PettingZoo adapters share: the constructor and its options, spaces, state,
+rendering, closing."""
 
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from gymnasium import spaces
@@ -24,7 +25,11 @@ from zooport.envs.arguments import check_seed
 from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import ZooportError
 
-__all__ = ["PettingZooCommon", "MLAgentsConstructor", "seed_action_spaces"]
+if TYPE_CHECKING:
+    from zooport.adapters.agent_names import AgentNaming
+    from zooport.adapters.termination import TerminationMode
+
+__all__ = ["PettingZooCommon", "seed_action_spaces"]
 
 
 class PettingZooCommon(DriverControls):
@@ -43,6 +48,86 @@ class PettingZooCommon(DriverControls):
 
     _np_random: np.random.Generator | None = None
 
+    def __init__(
+        self,
+        core: BaseEnvLike,
+        *,
+        uint8_visual: bool = False,
+        flatten_branched: bool = False,
+        allow_multiple_obs: bool = False,
+        termination_mode: TerminationMode | str | float = "all",
+        max_cycles: int | None = None,
+        action_masks: bool | None = None,
+        mask_in_info: bool = False,
+        default_action: str | Mapping[str, Any] | None = None,
+        agent_name: AgentNaming = None,
+        stale_actions: str = "ignore",
+        render_mode: str | None = None,
+        name: str | None = None,
+    ) -> None:
+        """Serves every behaviour of ``core`` as PettingZoo agents.
+
+        Args:
+            core: any BaseEnv; the adapter owns it (``close()`` closes it). One with no
+                behaviours yet (a Unity scene whose agents have not requested a decision) is
+                stepped once first, as ML-Agents' wrappers do, and the behaviours it has then
+                are served.
+            uint8_visual: visual observations as uint8 0..255 instead of float32 0..1.
+            flatten_branched: several discrete branches as one ``Discrete``, not
+                ``MultiDiscrete``.
+            allow_multiple_obs: observations always as a ``Dict`` keyed by observation name.
+            termination_mode: ``"any"``, ``"majority"``, ``"all"`` or a fraction in (0, 1] of
+                the episode's agents whose finishing ends it
+                (:mod:`zooport.adapters.termination`).
+            max_cycles: core steps after which live agents are truncated; None: no limit.
+            action_masks: masks for discrete actions; None: unless the core is a
+                ``BatchedEnv`` without masks.
+            mask_in_info: the mask in ``info["action_mask"]``, not in the observation.
+            default_action: a live agent's action when it is given none: None raises,
+                ``"zero"`` (the core's zero action) or ``{behaviour: action}``.
+            agent_name: None or ``"pettingzoo"``, ``"mlagents"``, or a callable
+                ``(behaviour, agent_id) -> str`` (:mod:`zooport.adapters.agent_names`).
+            stale_actions: ``"ignore"`` (counted in ``ignored_actions``) or ``"raise"``: an
+                action for an agent that finished earlier in the episode.
+            render_mode: None, ``"rgb_array"`` or ``"human"`` (a pygame window).
+            name: ``metadata["name"]`` and ``str(env)``; None: ``zooport_<core class>``.
+        """
+        options = PettingZooOptions(
+            uint8_visual=uint8_visual,
+            flatten_branched=flatten_branched,
+            allow_multiple_obs=allow_multiple_obs,
+            termination_mode=termination_mode,
+            max_cycles=max_cycles,
+            action_masks=action_masks,
+            mask_in_info=mask_in_info,
+            default_action=default_action,
+            agent_name=agent_name,
+            stale_actions=stale_actions,
+            render_mode=render_mode,
+            name=name,
+        )
+        core = adopt_core(core)
+        modes = ["rgb_array", "human"] if can_render(core) else []
+        check_render_mode(render_mode, modes, f"{type(self).__name__} over {type(core).__name__}")
+        #: The options the adapter was built with.
+        self.options = options
+        self.render_mode = render_mode
+        fps = (getattr(core, "metadata", None) or {}).get("render_fps", 30)
+        self.metadata = {
+            "name": name or f"zooport_{type(core).__name__.lower()}",
+            "render_modes": modes,
+            "render_fps": fps,
+            "is_parallelizable": True,
+        }
+        self._window = Window(fps) if render_mode == "human" else None
+        self._driver = MultiAgentDriver(core, options, adapter=type(self).__name__)
+        # The driver may have wrapped a core whose older-API specs arrived with its first step.
+        self.core = self._driver.core
+        self._clear()
+
+    def _clear(self) -> None:
+        """Empties the front end's own episode state (the AEC adapter keeps some)."""
+
     @property
     def np_random(self) -> np.random.Generator:
         """A generator for wrappers that draw randomness from the env (SuperSuit's
@@ -57,31 +142,6 @@ class PettingZooCommon(DriverControls):
         if seed is not None:
             self._np_random = np.random.default_rng(seed)
         return seed
-
-    def _setup(self, core: BaseEnvLike, options: PettingZooOptions) -> None:
-        """Adopts ``core`` and builds the driver (the constructors' shared part)."""
-        core = adopt_core(core)
-        modes = ["rgb_array", "human"] if can_render(core) else []
-        check_render_mode(
-            options.render_mode,
-            modes,
-            f"{type(self).__name__} over {type(core).__name__}",
-        )
-        #: The options the adapter was built with.
-        self.options = options
-        self.render_mode = options.render_mode
-        core_metadata = getattr(core, "metadata", None) or {}
-        self.metadata = {
-            "name": options.name or f"zooport_{type(core).__name__.lower()}",
-            "render_modes": modes,
-            "render_fps": core_metadata.get("render_fps", 30),
-            "is_parallelizable": True,
-        }
-        fps = core_metadata.get("render_fps", 30)
-        self._window = Window(fps) if options.render_mode == "human" else None
-        self._driver = MultiAgentDriver(core, options, adapter=type(self).__name__)
-        # The driver may have wrapped a core whose older-API specs arrived with its first step.
-        self.core = self._driver.core
 
     # ------------------------------------------------------------------ agents, spaces
 
@@ -181,23 +241,3 @@ def seed_action_spaces(driver: MultiAgentDriver, seed: int | None) -> None:
         return
     for i, group in enumerate(driver.groups):
         group.action_space.seed(seed + i)
-
-
-class MLAgentsConstructor:
-    """ML-Agents' PettingZoo constructor, ``(env, seed=None)``, before a PettingZoo adapter.
-
-    Args:
-        env: any BaseEnv (a Unity build's ``UnityEnvironment``, a zooport core, your own).
-        seed: seeds the agents' action spaces, as ML-Agents' wrappers do, so that
-            ``action_space(agent).sample()`` repeats from run to run (see
-            :func:`seed_action_spaces`). It does not seed the core: ``reset(seed=...)`` does,
-            where the core can be seeded (a Unity build takes its seed at launch,
-            ``UnityEnvironment(seed=...)``).
-        **options: the adapter's keyword options.
-    """
-
-    _driver: MultiAgentDriver
-
-    def __init__(self, env: BaseEnvLike, seed: int | None = None, **options: Any) -> None:
-        super().__init__(env, **options)  # type: ignore[call-arg]  # the front end's next base takes them
-        seed_action_spaces(self._driver, seed)

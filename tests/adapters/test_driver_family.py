@@ -99,7 +99,7 @@ def test_pettingzoo_signatures_and_docs_match_the_options(adapter):
     for name, default in PettingZooOptions.defaults().items():
         assert parameters[name].kind is inspect.Parameter.KEYWORD_ONLY
         assert parameters[name].default == default
-        assert f"        {name}: " in adapter.__doc__
+        assert f"        {name}: " in adapter.__init__.__doc__  # the shared constructor's
     for name, value in VALUES.items():  # each parameter reaches its own field
         assert adapter(Tag(seed=0), **{name: value}).options == PettingZooOptions(**{name: value})
     env = adapter(Tag(seed=0), max_cycles=3, name="tag", stale_actions="raise")
@@ -130,8 +130,9 @@ def test_multi_agent_task_keeps_the_seeds_positional_order_and_default():
     ]  # fmt: skip
     assert parameters["termination_mode"].default == "any"
     assert set(parameters) == {"env", *DriverOptions.names()}
+    assert "options are the PettingZoo adapters'" in MultiAgentTask.__doc__
     for name, default in DriverOptions.defaults().items():
-        assert f"        {name}: " in MultiAgentTask.__doc__
+        assert f"        {name}: " in PettingZooParallelEnv.__init__.__doc__
         if name != "termination_mode":
             assert parameters[name].default == default
     task = MultiAgentTask(GridWorld(n_agents=2, seed=0), True, False, True, "all")
