@@ -474,33 +474,6 @@ class AgentGroup(AgentSlots):
             for d, g, r in zip(decided, group_id, group_reward, strict=True)
         ]
 
-    def flat_observations(self, count: int) -> np.ndarray:
-        """The first ``count`` slots' observations flattened, zeros for agents not live."""
-        if self._obs_keys is None:
-            parts = [self.obs]
-        else:
-            parts = [self.obs[k] for k in self._obs_keys]
-        m = min(count, self.n)
-        size = sum(int(np.prod(p.shape[1:])) for p in parts)
-        out = np.zeros((count, size), np.float32)
-        if m:
-            out[:m] = np.concatenate([p[:m].reshape(m, -1) for p in parts], axis=1)
-            out[:m][~self.live[:m]] = 0.0
-        return out
-
-    def flat_bounds(self) -> tuple[np.ndarray, np.ndarray]:
-        """The flattened lower and upper bounds of one agent's observation."""
-        space = self.obs_layout.space
-        # Boxes (every part of an observation space the layout builds is one).
-        boxes: list[Any] = (
-            [space.spaces[k] for k in self._obs_keys]
-            if isinstance(space, spaces.Dict) and self._obs_keys
-            else [space]
-        )
-        low = np.concatenate([np.asarray(b.low, np.float32).reshape(-1) for b in boxes])
-        high = np.concatenate([np.asarray(b.high, np.float32).reshape(-1) for b in boxes])
-        return low, high
-
 
 def _describe_hybrid(value: Any) -> str:
     if isinstance(value, Mapping):

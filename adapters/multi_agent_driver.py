@@ -13,9 +13,6 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any, NamedTuple, TypeGuard
 
-import numpy as np
-from gymnasium import spaces
-
 from zooport.adapters.agent_group import AgentGroup, core_has_masks
 from zooport.adapters.agent_names import AgentKey, AgentNames
 from zooport.adapters.core_access import (
@@ -122,10 +119,9 @@ class MultiAgentDriver:
         self.new_agents: list[str] = []
         self.episode_over = True
         self._ready = False
-        self._discovered = False
         self._closed = False
-        self._state_counts: list[int] | None = None
-        self._state_space: spaces.Box | None = None
+        #: Each group's agent count at the first reset (None before it): the state's layout.
+        self.first_counts: list[int] | None = None
         self.stale_actions = options.stale_actions
         self.ignored_actions = 0
         #: Refuses re-entrant steps and resets, and steps after an interrupted one.
@@ -205,7 +201,7 @@ class MultiAgentDriver:
             return self.agent_groups[agent]
         except (KeyError, TypeError):
             pass
-        if not self._discovered:
+        if self.first_counts is None:
             self.discover()
             return self.group_of(agent)
         raise UnknownAgentError(
@@ -221,7 +217,7 @@ class MultiAgentDriver:
         Adapters call this when asked for ``possible_agents`` or ``state_space`` before the
         first ``reset()``; stepping still needs a ``reset()``.
         """
-        if not self._discovered:
+        if self.first_counts is None:
             self.reset()
             self._ready = False
             self._agents = []
@@ -268,9 +264,8 @@ class MultiAgentDriver:
         self.new_agents = []
         self.episode_over = not self._agents
         self._ready = True
-        self._discovered = True
-        if self._state_counts is None:
-            self._state_counts = [g.n for g in self.groups]
+        if self.first_counts is None:
+            self.first_counts = [g.n for g in self.groups]
         observations: dict[str, Any] = dict.fromkeys(self._agents)
         infos = observations.copy()
         for g in self.groups:
@@ -481,62 +476,6 @@ class MultiAgentDriver:
                 "default_action='zero'"
             )
         return filled, len(extra)
-
-    # ------------------------------------------------------------------ state
-
-    @property
-    def has_global_state(self) -> bool:
-        """True when the core offers its own ``global_state()``."""
-        return callable(getattr(self.core, "global_state", None))
-
-    def _core_global_state(self) -> Any:
-        # Asked only where has_global_state: an optional member beyond BaseEnvLike.
-        return self.core.global_state()  # type: ignore[attr-defined]
-
-    def _counts_for_state(self) -> list[int]:
-        """Each group's agent count at the first reset (the state's fixed layout)."""
-        if self._state_counts is None:
-            self.discover()
-        return self._state_counts or []
-
-    @property
-    def state_space(self) -> spaces.Box:
-        """The space of :meth:`state` (fixed once computed)."""
-        if self._state_space is None:
-            self._state_space = self._make_state_space()
-        return self._state_space
-
-    def _make_state_space(self) -> spaces.Box:
-        core = self.core
-        if self.has_global_state:
-            space = getattr(core, "global_state_space", None)
-            if isinstance(space, spaces.Box):
-                return space
-            shape = getattr(core, "global_state_shape", None)
-            if shape is None:
-                self.discover()
-                shape = np.shape(self._core_global_state())
-            return spaces.Box(-np.inf, np.inf, tuple(int(d) for d in shape), np.float32)
-        lows, highs = [], []
-        for g, count in zip(self.groups, self._counts_for_state(), strict=True):
-            low, high = g.flat_bounds()
-            lows.append(np.tile(low, count))
-            highs.append(np.tile(high, count))
-        return spaces.Box(np.concatenate(lows), np.concatenate(highs), dtype=np.float32)
-
-    def state(self) -> np.ndarray:
-        """The core's ``global_state()``, or every agent's observation (see the adapters)."""
-        self.check_open()
-        if not self._discovered:
-            raise EnvNotResetError(f"{self.adapter}: call reset() before state()")
-        if self.has_global_state:
-            return np.array(self._core_global_state(), dtype=self.state_space.dtype, copy=True)
-        return np.concatenate(
-            [
-                g.flat_observations(count).reshape(-1)
-                for g, count in zip(self.groups, self._counts_for_state(), strict=True)
-            ]
-        )
 
     # ------------------------------------------------------------------ closing
 

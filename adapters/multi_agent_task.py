@@ -435,8 +435,8 @@ class MultiAgentTask(DriverControls):
                 sequence of bools. Agents of the episode it leaves out count as not finished.
 
         Returns:
-            True when at least :func:`~zooport.adapters.termination.finished_needed` of the episode's agents
-            (``num_agents``, or more if more flags are given) have finished.
+            True when :func:`~zooport.adapters.termination.finished_needed` of the
+            episode's agents (``num_agents``, or more if more flags are given) have finished.
 
         Example:
             >>> from zooport.envs.builtin.tag import Tag

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from gymnasium import spaces
 
+from zooport.adapters.agent_group import AgentGroup
 from zooport.adapters.agent_names import AgentKey
 from zooport.adapters.core_access import (
     adopt_core,
@@ -23,13 +24,13 @@ from zooport.adapters.options import PettingZooOptions
 from zooport.adapters.rendering import Window, check_render_mode
 from zooport.envs.arguments import check_seed
 from zooport.envs.base_env import BaseEnvLike
-from zooport.errors import ZooportError
+from zooport.errors import EnvNotResetError, ZooportError
 
 if TYPE_CHECKING:
     from zooport.adapters.agent_names import AgentNaming
     from zooport.adapters.termination import TerminationMode
 
-__all__ = ["PettingZooCommon", "seed_action_spaces"]
+__all__ = ["PettingZooCommon", "flat_observations", "seed_action_spaces"]
 
 
 class PettingZooCommon(DriverControls):
@@ -47,6 +48,7 @@ class PettingZooCommon(DriverControls):
     _driver: MultiAgentDriver
 
     _np_random: np.random.Generator | None = None
+    _state_space: spaces.Box | None = None
 
     def __init__(
         self,
@@ -184,7 +186,29 @@ class PettingZooCommon(DriverControls):
         where it has ``global_state()``; otherwise every agent's flattened observation
         concatenated (see :meth:`state`), with the observation spaces' bounds.
         """
-        return self._driver.state_space
+        if self._state_space is not None:
+            return self._state_space
+        driver = self._driver
+        if self._global_state() is not None:
+            space = getattr(self.core, "global_state_space", None)
+            if not isinstance(space, spaces.Box):
+                shape = getattr(self.core, "global_state_shape", None)
+                if shape is None:
+                    driver.discover()
+                    shape = np.shape(self._global_state()())  # type: ignore[misc]  # not None
+                space = spaces.Box(-np.inf, np.inf, tuple(int(d) for d in shape), np.float32)
+        else:
+            if driver.first_counts is None:
+                driver.discover()
+            flat = [spaces.flatten_space(g.obs_layout.space) for g in driver.groups]
+            counts = driver.first_counts or []
+            space = spaces.Box(
+                np.concatenate([np.tile(b.low, c) for b, c in zip(flat, counts, strict=True)]),
+                np.concatenate([np.tile(b.high, c) for b, c in zip(flat, counts, strict=True)]),
+                dtype=np.float32,
+            )
+        self._state_space = space
+        return space
 
     def state(self) -> np.ndarray:
         """A global view: the core's ``global_state()`` where it has one.
@@ -194,7 +218,24 @@ class PettingZooCommon(DriverControls):
         order; an agent that is not live contributes zeros. Agents spawned later are not
         part of the state (its size is fixed).
         """
-        return self._driver.state()
+        driver = self._driver
+        driver.check_open()
+        if driver.first_counts is None:
+            raise EnvNotResetError(f"{type(self).__name__}: call reset() before state()")
+        global_state = self._global_state()
+        if global_state is not None:
+            return np.array(global_state(), dtype=self.state_space.dtype, copy=True)
+        return np.concatenate(
+            [
+                flat_observations(g, count).reshape(-1)
+                for g, count in zip(driver.groups, driver.first_counts, strict=True)
+            ]
+        )
+
+    def _global_state(self) -> Any:
+        """The core's own ``global_state`` method, or None where it has none."""
+        method = getattr(self.core, "global_state", None)
+        return method if callable(method) else None
 
     def _show(self) -> None:
         """Shows the core's picture in the window (``render_mode="human"``)."""
@@ -241,3 +282,15 @@ def seed_action_spaces(driver: MultiAgentDriver, seed: int | None) -> None:
         return
     for i, group in enumerate(driver.groups):
         group.action_space.seed(seed + i)
+
+
+def flat_observations(group: AgentGroup, count: int) -> np.ndarray:
+    """The first ``count`` slots' observations flattened, zeros for agents not live."""
+    obs = group.obs
+    parts = list(obs.values()) if isinstance(obs, dict) else [obs]
+    m = min(count, group.n)
+    out = np.zeros((count, sum(int(np.prod(p.shape[1:])) for p in parts)), np.float32)
+    if m:
+        out[:m] = np.concatenate([p[:m].reshape(m, -1) for p in parts], axis=1)
+        out[:m][~group.live[:m]] = 0.0
+    return out

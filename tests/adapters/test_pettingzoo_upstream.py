@@ -89,7 +89,7 @@ def _allowed(env) -> list[tuple[str, str]]:
         allowed.append(
             (r"Environment's (minimum|maximum) state space value is -?infinity", INFINITE_BOUNDS)
         )
-    if not env._driver.has_global_state:
+    if not callable(getattr(env.core, "global_state", None)):
         allowed.append((r"State numpy array is all zeros", ZERO_STATE))
     if any(isinstance(s, spaces.Dict) for s in obs_spaces):
         allowed.append((r"Observation is not a NumPy array", DICT_OBS))
