@@ -16,35 +16,14 @@ from zooport.adapters.options import LayoutOptions
 from zooport.adapters.spaces import checked_discrete
 from zooport.envs.base_env import (
     ActionTuple,
-    BaseEnvLike,
     BehaviorSpec,
     DecisionSteps,
     TerminalSteps,
 )
-from zooport.envs.capabilities import has_action_masks
 from zooport.envs.steps import check_agent_ids
 from zooport.errors import ActionError, a_type
 
-__all__ = ["AgentGroup", "core_has_masks"]
-
-
-def core_has_masks(core: BaseEnvLike, behavior: str, spec: BehaviorSpec) -> bool:
-    """Whether a behaviour's agents get action masks when masks are left on auto.
-
-    A behaviour with discrete branches has masks, except on a core that says it has none
-    (a ``BatchedEnv`` that does not implement ``_action_mask``; see
-    :func:`~zooport.envs.capabilities.has_action_masks`).
-
-    Example:
-        >>> from zooport.envs.builtin.grid_world import GridWorld
-        >>> from zooport.envs.builtin.tag import Tag
-        >>> tag, grid = Tag(), GridWorld()
-        >>> core_has_masks(tag, "Runner?team=0", tag.behavior_specs["Runner?team=0"])
-        False
-        >>> core_has_masks(grid, "GridWorld", grid.behavior_specs["GridWorld"])
-        True
-    """
-    return bool(spec.action_spec.discrete_size) and has_action_masks(core)
+__all__ = ["AgentGroup"]
 
 
 class AgentGroup(AgentSlots):

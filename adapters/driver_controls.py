@@ -123,7 +123,7 @@ class DriverControls(EngineMembers):
     """The members every front end built on a ``MultiAgentDriver`` exposes alike.
 
     A mixin for classes that keep their driver in ``self._driver`` and their core in
-    ``self.core``, and that define ``observation_space(agent)`` and ``action_space(agent)``.
+    ``self.core``.
     """
 
     _driver: MultiAgentDriver
@@ -149,12 +149,14 @@ class DriverControls(EngineMembers):
     @property
     def observation_spaces(self) -> dict[str, spaces.Space]:
         """``observation_space(agent)`` for every possible agent."""
-        return {a: self.observation_space(a) for a in self.possible_agents}  # type: ignore[attr-defined]  # the front end's
+        group_of = self._driver.group_of
+        return {a: group_of(a).observation_space for a in self.possible_agents}
 
     @property
     def action_spaces(self) -> dict[str, spaces.Space]:
-        """``action_space(agent)`` for every possible agent."""
-        return {a: self.action_space(a) for a in self.possible_agents}  # type: ignore[attr-defined]  # the front end's
+        """Each possible agent's action space (one object per behaviour)."""
+        group_of = self._driver.group_of
+        return {a: group_of(a).action_space for a in self.possible_agents}
 
     # ------------------------------------------------------------------ episode controls
 

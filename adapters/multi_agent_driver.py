@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any, NamedTuple, TypeGuard
 
-from zooport.adapters.agent_group import AgentGroup, core_has_masks
-from zooport.adapters.agent_names import AgentKey, AgentNames
+from zooport.adapters.agent_group import AgentGroup
+from zooport.adapters.agent_names import AgentNames
 from zooport.adapters.core_access import (
     MAX_IDLE_STEPS,
     adopt_core_with_specs,
@@ -29,7 +29,7 @@ from zooport.adapters.options import DriverOptions
 from zooport.adapters.termination import TerminationMode, finished_needed
 from zooport.envs.arguments import check_seed
 from zooport.envs.base_env import BaseEnvLike
-from zooport.envs.capabilities import reset_core
+from zooport.envs.capabilities import has_action_masks, reset_core
 from zooport.envs.step_guard import StepGuard
 from zooport.errors import (
     ActionError,
@@ -91,18 +91,19 @@ class MultiAgentDriver:
         self.names = AgentNames(list(specs), options.agent_name)
         self.termination_mode = options.termination_mode
         self.max_cycles = options.max_cycles
-        self.groups: list[AgentGroup] = []
-        for behavior, spec in specs.items():
-            masked = (
-                core_has_masks(core, behavior, spec)
-                if options.action_masks is None
-                else (bool(options.action_masks) and spec.action_spec.discrete_size > 0)
+        # Masks left on auto: wherever there are discrete actions, unless the core says it
+        # has none (a BatchedEnv without ``_action_mask``).
+        masks = has_action_masks(core) if options.action_masks is None else options.action_masks
+        self.groups = [
+            AgentGroup(
+                behavior,
+                spec,
+                masked=bool(masks) and spec.action_spec.discrete_size > 0,
+                mask_in_info=options.mask_in_info,
+                layout=options,
             )
-            self.groups.append(
-                AgentGroup(
-                    behavior, spec, masked=masked, mask_in_info=options.mask_in_info, layout=options
-                )
-            )
+            for behavior, spec in specs.items()
+        ]
         self.default_action = options.default_action
         defaults = default_actions(self.groups, options.default_action)
         for g in self.groups:
@@ -185,10 +186,6 @@ class MultiAgentDriver:
             )
 
     # ------------------------------------------------------------------ lookups
-
-    def key_of(self, agent: str) -> AgentKey:
-        """The (behaviour, agent id) of an agent name."""
-        return self.names.lookup(agent)
 
     def group_of(self, agent: str) -> AgentGroup:
         """The behaviour group of an agent of the episode.
@@ -485,11 +482,6 @@ class MultiAgentDriver:
             self._closed = True
             self._ready = False
             self.core.close()
-
-    @property
-    def closed(self) -> bool:
-        """True once :meth:`close` was called."""
-        return self._closed
 
     def is_live(self, agent: object) -> TypeGuard[str]:
         """True when ``agent`` is live in the current episode (its group's flag says so)."""

@@ -198,7 +198,7 @@ class MultiAgentTask(DriverControls):
             >>> MultiAgentTask(Tag(seed=0)).agent_key(3)
             AgentKey(behavior='Tagger?team=1', agent_id=3)
         """
-        return self._driver.key_of(self.agent(agent_id))
+        return self._driver.names.lookup(self.agent(agent_id))
 
     def observation_space(self, agent_id: int | str) -> spaces.Space:
         """The observation space of the agent's behaviour (one object per behaviour).
@@ -224,12 +224,6 @@ class MultiAgentTask(DriverControls):
             f"{type(self).__name__}.action_space: its behaviours do not share one action "
             f"space: {listed}; read action_spaces[agent] instead"
         )
-
-    @property
-    def action_spaces(self) -> dict[str, spaces.Space]:
-        """Each possible agent's action space (one object per behaviour)."""
-        driver = self._driver
-        return {a: driver.group_of(a).action_space for a in self.possible_agents}
 
     @property
     def obs_size(self) -> int:

@@ -174,7 +174,7 @@ class PettingZooCommon(DriverControls):
             >>> PettingZooParallelEnv(Tag(seed=0)).agent_key("tagger_4")
             AgentKey(behavior='Tagger?team=1', agent_id=4)
         """
-        return self._driver.key_of(agent)
+        return self._driver.names.lookup(agent)
 
     # ------------------------------------------------------------------ state, render, close
 

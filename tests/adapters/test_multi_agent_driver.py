@@ -60,7 +60,7 @@ def test_reset_names_the_agents_behaviour_by_behaviour_in_id_order():
     }
     assert infos["runner_1"] == {"decided": True, "group_id": 1, "group_reward": 0.0}
     assert infos["walker_2"] == {"decided": True, "group_id": 0, "group_reward": 0.0}
-    assert d.key_of("walker_2") == (WALKER, 2) and d.group_of("runner_1").name == RUNNER
+    assert d.names.lookup("walker_2") == (WALKER, 2) and d.group_of("runner_1").name == RUNNER
 
 
 def test_actions_reach_the_core_as_one_batch_per_behaviour():
