@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from zooport.adapters.core_access import EngineMembers
-from zooport.adapters.termination import TerminationMode
+from zooport.adapters.termination import TerminationMode, finished_needed
 from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import ActionError, ArgumentError, ArgumentTypeError
 
@@ -167,6 +167,7 @@ class DriverControls(EngineMembers):
 
     @termination_mode.setter
     def termination_mode(self, value: TerminationMode | str | float) -> None:
+        finished_needed(value, 1)  # a bad mode raises here, not in a step
         self._driver.termination_mode = value
 
     @property
@@ -176,7 +177,7 @@ class DriverControls(EngineMembers):
 
     @max_cycles.setter
     def max_cycles(self, value: int | None) -> None:
-        self._driver.max_cycles = value
+        self._driver.max_cycles = checked_max_cycles(value)
 
     @property
     def cycles(self) -> int:
@@ -195,7 +196,7 @@ class DriverControls(EngineMembers):
 
     @stale_actions.setter
     def stale_actions(self, value: str) -> None:
-        self._driver.stale_actions = value
+        self._driver.stale_actions = checked_stale_actions(value)
 
     @property
     def ignored_actions(self) -> int:

@@ -89,8 +89,11 @@ class MultiAgentDriver:
         self.adapter = adapter
         self.options = options
         self.names = AgentNames(list(specs), options.agent_name)
-        self.termination_mode = options.termination_mode
-        self.max_cycles = options.max_cycles
+        finished_needed(options.termination_mode, 1)  # a bad mode raises here, not in a step
+        #: The options that stay writable (through the front ends, which check them).
+        self.termination_mode: TerminationMode | str | float = options.termination_mode
+        self.max_cycles = checked_max_cycles(options.max_cycles)
+        self.stale_actions = checked_stale_actions(options.stale_actions)
         # Masks left on auto: wherever there are discrete actions, unless the core says it
         # has none (a BatchedEnv without ``_action_mask``).
         masks = has_action_masks(core) if options.action_masks is None else options.action_masks
@@ -123,41 +126,11 @@ class MultiAgentDriver:
         self._closed = False
         #: Each group's agent count at the first reset (None before it): the state's layout.
         self.first_counts: list[int] | None = None
-        self.stale_actions = options.stale_actions
         self.ignored_actions = 0
         #: Refuses re-entrant steps and resets, and steps after an interrupted one.
         self.guard = StepGuard(adapter)
 
     # ------------------------------------------------------------------ options
-
-    @property
-    def termination_mode(self) -> TerminationMode | str | float:
-        """The mode that ends an episode once enough of its agents have finished
-        (:func:`~zooport.adapters.termination.finished_needed`)."""
-        return self._termination_mode
-
-    @termination_mode.setter
-    def termination_mode(self, value: TerminationMode | str | float) -> None:
-        finished_needed(value, 1)  # a bad mode raises here, not in a step
-        self._termination_mode = value
-
-    @property
-    def max_cycles(self) -> int | None:
-        """Steps after which the episode ends, live agents truncated (None = no limit)."""
-        return self._max_cycles
-
-    @max_cycles.setter
-    def max_cycles(self, value: int | None) -> None:
-        self._max_cycles = checked_max_cycles(value)
-
-    @property
-    def stale_actions(self) -> str:
-        """``"ignore"`` or ``"raise"``: what an action for a finished agent does."""
-        return self._stale_actions
-
-    @stale_actions.setter
-    def stale_actions(self, value: str) -> None:
-        self._stale_actions = checked_stale_actions(value)
 
     @property
     def agents(self) -> list[str]:
@@ -179,7 +152,7 @@ class MultiAgentDriver:
         self.ignored_actions += len(agents)
 
     def _refuse_stale(self, agents: list[str]) -> None:
-        if self._stale_actions == "raise":
+        if self.stale_actions == "raise":
             raise ActionError(
                 f"{self.adapter}: actions for agents that finished earlier in the episode "
                 f"{agents} (stale_actions='raise'); live agents: {self.agents}"
@@ -367,9 +340,9 @@ class MultiAgentDriver:
             or (
                 n_finished > 0
                 and n_finished
-                >= finished_needed(self._termination_mode, len(self.possible_agents) + len(new))
+                >= finished_needed(self.termination_mode, len(self.possible_agents) + len(new))
             )
-            or (self._max_cycles is not None and self.cycles >= self._max_cycles)
+            or (self.max_cycles is not None and self.cycles >= self.max_cycles)
         )
         if new:
             for g in groups:
