@@ -60,14 +60,10 @@ class MultiAgentTask(DriverControls):
     behaviour) and that agent's :class:`Transition` is returned, the others' in
     :meth:`last`. ``step_all(actions)`` is the whole cycle in one call (ai-traineree's
     ``MultiAgentEnvRunner`` needs it: ``step_all(dict(enumerate(actions)))`` then
-    ``last(i)``). The episode ends when the termination rule fires (``any``, ``majority``,
-    ``all`` or a fraction) or after ``max_cycles``; agents still live are then truncated,
-    and ``step`` raises :class:`~zooport.EnvNotResetError` until ``reset()``. An action for
-    an agent that finished earlier is ignored (counted in ``ignored_actions``). Agents are
-    named ``<behaviour>_<agent_id>``; an int ``agent_id`` is a position in
-    ``possible_agents``. The episode semantics are those of
-    :class:`~zooport.adapters.multi_agent_driver.MultiAgentDriver`. Neither thread-safe nor
-    re-entrant (:class:`~zooport.errors.ReentrantCallError`).
+    ``last(i)``). The episode is the PettingZoo adapters' (it ends by ``termination_mode``
+    or ``max_cycles``, then ``step`` raises :class:`~zooport.EnvNotResetError` until
+    ``reset()``); an int ``agent_id`` is a position in ``possible_agents``. Neither
+    thread-safe nor re-entrant (:class:`~zooport.errors.ReentrantCallError`).
 
     Args:
         env: any BaseEnv; the task owns it (``close()`` closes it). One with no behaviours
@@ -132,19 +128,14 @@ class MultiAgentTask(DriverControls):
         self.options = options
         self._driver = MultiAgentDriver(env, options, adapter=type(self).__name__)
         self.core = self._driver.core
+        self.env = self.core  # the seed's name for it
         self.name = type(self.core).__name__
-        self._allow_none = options.default_action is not None
         self._pending: dict[str, Any] = {}
         self._last: dict[str, Transition] = {}
         self._dones: dict[str, bool] = {}
         self._next_seed: int | None = None
 
     # ------------------------------------------------------------------ agents, spaces
-
-    @property
-    def env(self) -> Any:
-        """The wrapped core (the seed's name for it)."""
-        return self.core
 
     @property
     def num_agents(self) -> int:
@@ -227,9 +218,8 @@ class MultiAgentTask(DriverControls):
 
     @property
     def obs_size(self) -> int:
-        """The number of values of one agent's observation, the same for every behaviour.
-
-        With an action mask in the observation, the size of its ``"observation"`` part.
+        """The number of values of one agent's observation (without an action mask in it),
+        the same for every behaviour.
 
         Raises:
             SpecError: behaviours of different sizes, or an observation with no flat size.
@@ -292,11 +282,10 @@ class MultiAgentTask(DriverControls):
             agent_id: the agent: a position in ``possible_agents`` or a name.
 
         Returns:
-            None while live agents have yet to act in this cycle (see :attr:`waiting_for`):
-            the core has not moved. When this call completes the cycle, the core steps once
-            and this agent's own :class:`Transition` is returned; the other agents' are
-            in :meth:`last`. An agent that finished earlier in the episode does not act: its
-            action is ignored (counted in ``ignored_actions``) and None is returned.
+            None until the cycle's last live agent acts (:attr:`waiting_for`), and for an
+            agent that finished earlier (its action ignored, counted in ``ignored_actions``).
+            The call that completes the cycle steps the core once and returns this agent's
+            :class:`Transition`; the others' are in :meth:`last`.
 
         Raises:
             ActionError: the agent has already acted in this cycle, has finished (with
@@ -318,7 +307,7 @@ class MultiAgentTask(DriverControls):
             self._driver.ignore_stale([agent])  # it finished earlier in the episode
             return None
         if action is None:
-            if not self._allow_none:
+            if self._driver.default_action is None:
                 raise ActionError(
                     f"{type(self).__name__}: no action (None) for agent {agent!r}; pass "
                     "default_action= to the task to allow it"
@@ -353,7 +342,9 @@ class MultiAgentTask(DriverControls):
         if not pending and type(actions) is dict and self._driver.all_live(actions.keys()):
             # The common call, a dict keyed by live agent names at the start of a cycle:
             # handed to the driver as it is (it never changes it).
-            if self._allow_none and any(action is None for action in actions.values()):
+            if self._driver.default_action is not None and any(
+                action is None for action in actions.values()
+            ):
                 actions = {a: action for a, action in actions.items() if action is not None}
             self._pending = actions
             return self._run_cycle()
@@ -365,7 +356,7 @@ class MultiAgentTask(DriverControls):
                     f"{type(self).__name__}: agent {agent!r} has already acted in this cycle "
                     "(with step()); leave it out of step_all()"
                 )
-            if action is not None or not self._allow_none:
+            if action is not None or self._driver.default_action is None:
                 given[agent] = action
         pending.update(given)
         return self._run_cycle()
@@ -463,9 +454,8 @@ class MultiAgentTask(DriverControls):
     def render(self, mode: str = "rgb_array") -> np.ndarray | None:
         """The latest visual observation, as ai-traineree's task renders.
 
-        That is the first 3-D observation in the latest transition of the episode's first
-        agent that has one, as the observations give it (uint8 with
-        ``uint8_visual``); without visual observations, the core's picture as an (H, W, 3)
+        That is the first 3-D observation in the first agent's latest transition that has
+        one (uint8 with ``uint8_visual``); without one, the core's picture as an (H, W, 3)
         uint8 array, or None (with a warning) if it has none.
 
         Raises:
