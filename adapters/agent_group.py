@@ -259,7 +259,7 @@ class AgentGroup(AgentSlots):
             self.dec_names = []
             return False
         slots, index = self._decision_slots(decision.agent_id, names, same)
-        if self.live[slots].all():
+        if self.live[index].all():
             rows, s = None, index
             if self._last_names[0] is index:
                 dec_names = self._last_names[1]
@@ -396,7 +396,9 @@ class AgentGroup(AgentSlots):
         """The names and slots that report this step: the agents live at its start (those
         that finished in it too), then those that joined; a slice when that is every slot."""
         n = self.n
-        report = self.live[:n] | self.terminated[:n] | self.truncated[:n]
+        report = self.live[:n]
+        if self.finished_names:
+            report = report | self.terminated[:n] | self.truncated[:n]
         if report.all():
             return self.names, slice(0, n)
         index = np.flatnonzero(report)

@@ -459,7 +459,7 @@ class MultiAgentDriver:
     def is_live(self, agent: object) -> TypeGuard[str]:
         """True when ``agent`` is live in the current episode (its group's flag says so)."""
         g = self.agent_groups.get(agent)  # type: ignore[call-overload]  # any key may be asked
-        return g is not None and bool(g.live[g.slot_of[agent]])
+        return g is not None and self._ready and bool(g.live[g.slot_of[agent]])
 
     def all_live(self, agents: Collection[Any]) -> bool:
         """True when every one of ``agents`` (names, a dict's keys) is live."""
