@@ -1,14 +1,8 @@
-"""PettingZoo agent names for a core's agents, and back.
-
-The default names are ``<word>_<agent_id>``: the word is the behaviour's name without its
-query string, lower-cased, letters only (``runner_3`` for agent 3 of ``Runner?team=0``).
-Behaviours that share a word (one behaviour in two teams) add their rank in the natural order
-of their full names (``soccer_0_3``, ``soccer_1_5`` for ``Soccer?team=0`` and ``?team=1``).
-Every name is ``<letters>_<digits>...`` as PettingZoo's ``api_test`` asks, and the names are
-injective and depend only on the set of behaviours. ``agent_name="mlagents"`` gives ML-Agents'
-``<behaviour>?agent_id=<id>``; a callable ``(behaviour, agent_id) -> str`` is checked as it
-names.
-"""
+"""PettingZoo agent names for a core's agents, and back: ``<word>_<agent_id>`` by default
+(``runner_3`` for agent 3 of ``Runner?team=0``; behaviours that share a word add their rank in
+the natural order of their full names: ``soccer_0_3``, ``soccer_1_5``), injective and valid
+for PettingZoo's ``api_test``; ML-Agents' ``<behaviour>?agent_id=<id>``; or a user's callable,
+checked as it names."""
 
 from __future__ import annotations
 

@@ -50,7 +50,8 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
     """
 
     def _clear(self) -> None:
-        """No episode before the first ``reset()``: no agents, no data, nothing selected."""
+        """No episode (before ``reset()``, and at its start): no agents, no data, nothing
+        selected."""
         self.agents: list[str] = []
         self.rewards: dict[str, float] = {}
         self._cumulative_rewards: dict[str, float] = {}
@@ -76,21 +77,15 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         <zooport.adapters.pettingzoo_parallel.PettingZooParallelEnv.reset>`.
         """
         observations, infos = self._driver.reset(self._reseed(seed, options))
-        agents = list(self._driver.agents)
-        self.agents = agents
+        self._clear()
+        agents = self.agents = self._driver.agents
         self._observations = observations
-        self._final = {}
         self.infos = infos
         self.rewards = dict.fromkeys(agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(agents, 0.0)
         self.terminations = dict.fromkeys(agents, False)
         self.truncations = dict.fromkeys(agents, False)
-        self._pending = {}
         self._cycle = self._driver.agents
-        self._turn = 0
-        self._dead = deque()
-        self._rewards_stale = False
-        self._zero_rewards = None
         self.agent_selection = agents[0] if agents else None
         self._show()
 

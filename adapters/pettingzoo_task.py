@@ -120,11 +120,9 @@ class PettingZooTask:
 
     @property
     def obs_size(self) -> int:
-        """The number of values of one agent's observation (its ``"observation"`` part where
-        the observation carries an action mask), the same for every possible agent.
-
-        ai-traineree's ``PettingZooTask.obs_size`` was the first agent's observation *shape*;
-        here it is a size, as ``GymTask.obs_size`` (``obs_size[0]`` becomes ``obs_size``).
+        """The number of values of one agent's observation (without an action mask in it),
+        the same for every possible agent: a size, as ``GymTask.obs_size`` (ai-traineree's
+        was the first agent's shape: ``obs_size[0]`` becomes ``obs_size``).
 
         Raises:
             SpecError: agents of different sizes, or an observation with no flat size.
@@ -138,10 +136,8 @@ class PettingZooTask:
     @property
     def action_size(self) -> int:
         """``n`` of a ``Discrete`` action space, else the number of action values, the same for
-        every possible agent.
-
-        ai-traineree's ``PettingZooTask.action_size`` was the first agent's action *space*;
-        here it is a size (``action_size.n`` becomes ``action_size``).
+        every possible agent (ai-traineree's was the first agent's space: ``action_size.n``
+        becomes ``action_size``).
 
         Raises:
             SpecError: agents of different sizes, or an action space with no flat size.
@@ -294,12 +290,9 @@ class PettingZooTask:
     # ------------------------------------------------------------------ render, close
 
     def render(self, mode: str | None = None) -> Any:
-        """The env's ``render``, with ``mode`` passed on where the env's ``render`` takes one.
-
-        ai-traineree's runners call ``task.render("human")`` and ``render(mode="rgb_array")``,
-        which PettingZoo envs before 1.22 (and custom ones) take as ``render(mode)``. Since
-        PettingZoo 1.22 the mode is fixed at construction (``render_mode=``) and ``render()``
-        takes none: ``mode`` must then be None or that ``render_mode``.
+        """The env's ``render``, with ``mode`` passed on where the env's ``render`` takes one
+        (PettingZoo before 1.22, custom envs); since 1.22 the mode is fixed at construction,
+        so ``mode`` must be None or the env's ``render_mode``.
 
         Raises:
             ArgumentError: ``mode`` is not the ``render_mode`` of an env whose ``render()``
