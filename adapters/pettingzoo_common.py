@@ -195,12 +195,13 @@ class PettingZooCommon(DriverControls):
                 shape = getattr(self.core, "global_state_shape", None)
                 if shape is None:
                     driver.discover()
-                    shape = np.shape(self._global_state()())  # type: ignore[misc]  # not None
+                    shape = np.shape(self._global_state()())
                 space = spaces.Box(-np.inf, np.inf, tuple(int(d) for d in shape), np.float32)
         else:
             if driver.first_counts is None:
                 driver.discover()
-            flat = [spaces.flatten_space(g.obs_layout.space) for g in driver.groups]
+            # Boxes: every part of an observation space the layouts build is one.
+            flat: list[Any] = [spaces.flatten_space(g.obs_layout.space) for g in driver.groups]
             counts = driver.first_counts or []
             space = spaces.Box(
                 np.concatenate([np.tile(b.low, c) for b, c in zip(flat, counts, strict=True)]),
