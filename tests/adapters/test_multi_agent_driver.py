@@ -152,6 +152,22 @@ def test_an_agent_that_appears_in_the_last_step_is_not_part_of_the_episode():
     assert d.group_of("runner_0").n == 2  # the dropped agent's slot is gone
 
 
+@pytest.mark.parametrize("mode", ["all", "majority"])
+def test_agents_are_the_agents_whose_group_says_they_are_live(mode):
+    # One record of who is live (the groups' flags): ``agents`` and ``is_live`` read it the
+    # same way through finishes, a spawn and the final truncation.
+    core = Probe((3, 0, 5), (0, 6), walker_period=2, spawn_at=4, restart=False, seed=0)
+    d = driver(core, termination_mode=mode, max_cycles=8)
+    seen = []
+    while not d.episode_over:
+        flags = [a for a in d.possible_agents if d.group_of(a).live[d.group_of(a).slot_of[a]]]
+        assert d.agents == flags == [a for a in d.possible_agents if d.is_live(a)]
+        seen.append(len(d.agents))
+        step(d)
+    assert d.agents == [] and not any(d.is_live(a) for a in d.possible_agents)
+    assert "runner_5" in d.possible_agents and len(set(seen)) > 1  # joined and left
+
+
 # ---------------------------------------------------------------------- stale, unknown, missing
 
 
