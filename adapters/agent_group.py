@@ -219,8 +219,18 @@ class AgentGroup(AgentSlots):
         self.n_decided = 0
         self.new_slots, self.new_names, self.finished_names = [], [], []
 
-    def absorb(self, decision: DecisionSteps, terminal: TerminalSteps, names: AgentNames) -> bool:
-        """Takes one core step's batches; True when a live agent of this behaviour reported."""
+    def absorb(
+        self,
+        decision: DecisionSteps,
+        terminal: TerminalSteps,
+        names: AgentNames,
+        everyone: bool = False,
+    ) -> bool:
+        """Takes one core step's batches; True when a live agent of this behaviour reported.
+
+        ``everyone``: every agent of the episode was live at the step's start (the driver
+        knows it without reading the flags).
+        """
         reported = False
         agent_id = decision.agent_id
         # Most steps repeat the last step's ids: checked already, their slots known. Bytes
@@ -248,10 +258,16 @@ class AgentGroup(AgentSlots):
                 self.live[s] = False
                 self.finished_names.extend(self.names[i] for i in s.tolist())
                 reported = True
-        return self._absorb_decision(self.obs_layout.checked(decision), names, same) or reported
+        everyone = everyone and not self.finished_names
+        decision = self.obs_layout.checked(decision)
+        return self._absorb_decision(decision, names, same, everyone) or reported
 
     def _absorb_decision(
-        self, decision: DecisionSteps, names: AgentNames | None = None, same: bool = False
+        self,
+        decision: DecisionSteps,
+        names: AgentNames | None = None,
+        same: bool = False,
+        everyone: bool = False,
     ) -> bool:
         count = len(decision)
         self.dec_count = count
@@ -259,7 +275,7 @@ class AgentGroup(AgentSlots):
             self.dec_names = []
             return False
         slots, index = self._decision_slots(decision.agent_id, names, same)
-        if self.live[index].all():
+        if everyone or self.live[index].all():
             rows, s = None, index
             if self._last_names[0] is index:
                 dec_names = self._last_names[1]
@@ -396,6 +412,8 @@ class AgentGroup(AgentSlots):
         """The names and slots that report this step: the agents live at its start (those
         that finished in it too), then those that joined; a slice when that is every slot."""
         n = self.n
+        if self.n_decided == n:  # every slot decided: all live, all report
+            return self.names, slice(0, n)
         report = self.live[:n]
         if self.finished_names:
             report = report | self.terminated[:n] | self.truncated[:n]

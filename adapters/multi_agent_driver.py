@@ -292,6 +292,7 @@ class MultiAgentDriver:
                     raise g.diagnose(g.dec_names, values, error) from None
         # Every action was accepted; from here on an exception loses the step's outputs.
         self.guard.committed = True
+        everyone = len(self._agents) == len(self.possible_agents)  # nobody has finished
         for g in groups:
             g.begin_step()
         for _ in range(MAX_IDLE_STEPS):
@@ -307,7 +308,7 @@ class MultiAgentDriver:
             reported = False
             for g in groups:
                 decision, terminal = core.get_steps(g.name)
-                if g.absorb(decision, terminal, self.names):
+                if g.absorb(decision, terminal, self.names, everyone):
                     reported = True
             if reported:
                 break
