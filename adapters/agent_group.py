@@ -96,8 +96,6 @@ class AgentGroup(AgentSlots):
         # The names of the agents of the last lookup, by that lookup's index object: reused
         # (and gather's itemgetter with them) while the ids repeat.
         self._last_names: tuple[Any, list[str]] = (None, [])
-        # The last reporting group ids' bytes, the first of them, and whether all are equal.
-        self._gid: tuple[bytes, int, bool] = (b"", 0, True)
         self.dec_count = 0
         self.dec_rows: np.ndarray | None = None
         self.dec_names: list[str] = []
@@ -446,17 +444,15 @@ class AgentGroup(AgentSlots):
 
     def infos(self, index: slice | np.ndarray, n: int) -> Iterable[dict[str, Any]]:
         """Fresh per-agent info dicts of the slots ``index`` (``n`` of them)."""
-        if not self.mask_in_info and self.n_decided == n:
-            # The common case, every agent decided, one group id, every group reward +0.0
-            # (its bytes all zero): copies of one dict. The group ids' check is redone only
-            # when their bytes change (see absorb for why bytes).
-            group_id = self.group_id[index]
-            key = group_id.tobytes()
-            if key != self._gid[0]:
-                self._gid = (key, int(group_id[0]), bool((group_id == group_id[0]).all()))
+        if n and not self.mask_in_info and self.n_decided == n:
+            # The common case, every agent decided, one group id, every group reward +0.0:
+            # copies of one dict. Both tests compare bytes (the ids are int64), which takes
+            # well under a microsecond where numpy's == and all() take several.
+            ids = self.group_id[index]
+            raw = ids.tobytes()
             rewards = self.group_reward[index].tobytes()
-            if self._gid[2] and rewards == bytes(len(rewards)):
-                info = {"decided": True, "group_id": self._gid[1], "group_reward": 0.0}
+            if raw == raw[:8] * n and rewards == bytes(len(rewards)):
+                info = {"decided": True, "group_id": int(ids[0]), "group_reward": 0.0}
                 return map(dict.copy, repeat(info, n))
         decided = self.decided[index].tolist()
         group_id = self.group_id[index].tolist()
