@@ -306,6 +306,7 @@ class AgentGroup(AgentSlots):
             return
         n = self.n - k
         self.live[n : self.n] = False
+        self.n_decided -= int(self.decided[n : self.n].sum())
         self.n = n
         for name in self.names[n:]:
             del self.slot_of[name]

@@ -177,6 +177,18 @@ def test_dropped_new_agents_are_forgotten_and_the_cached_lookup_with_them():
     assert g.new_names == ["walker_9"] and g.new_slots == [3] and g.n == 4
 
 
+def test_a_dropped_agent_does_not_count_among_those_that_report():
+    # walker_5 finished earlier; walker_9 joins in the last step and is dropped: the three
+    # decisions no longer cover the three slots, and walker_5 does not report.
+    g = started()
+    g.begin_step()
+    g.absorb(decision([3, 7]), terminal([5], [1.0], [False]), NAMES)
+    g.begin_step()
+    g.absorb(decision([3, 7, 9]), NO_END, NAMES)
+    g.drop_new()
+    assert g.reporting()[0] == ["walker_3", "walker_7"]
+
+
 def test_truncate_live_ends_every_live_agent_as_truncated():
     g = started()
     g.begin_step()
