@@ -71,6 +71,7 @@ class AgentGroup(AgentSlots):
         space = self.obs_layout.space
         self._obs_keys = list(space.spaces) if isinstance(space, spaces.Dict) else None
         self.default_action: Any = None
+        self.namer = AgentNames([name])
         self._allocate(0)
 
     # ------------------------------------------------------------------ storage
@@ -200,14 +201,16 @@ class AgentGroup(AgentSlots):
     # ------------------------------------------------------------------ episode
 
     def start(self, decision: DecisionSteps, names: AgentNames) -> None:
-        """A new episode with the agents of ``decision`` (slots in ascending id order)."""
+        """A new episode with the agents of ``decision`` (slots in ascending id order), named
+        by ``names`` (as are the agents that join it)."""
+        self.namer = names
         decision = self.obs_layout.checked(decision)
         check_agent_ids(self.name, decision, ())
         ids = np.asarray(decision.agent_id, np.int64)
         self._allocate(max(ids.size, 1))
         self._add(np.sort(ids), names)
         self.begin_step()
-        self._absorb_decision(decision)
+        self._absorb_decision(decision, None, False, True)
         self.new_slots, self.new_names = [], []
 
     def begin_step(self) -> None:
@@ -218,11 +221,7 @@ class AgentGroup(AgentSlots):
         self.new_slots, self.new_names, self.finished_names = [], [], []
 
     def absorb(
-        self,
-        decision: DecisionSteps,
-        terminal: TerminalSteps,
-        names: AgentNames,
-        everyone: bool = False,
+        self, decision: DecisionSteps, terminal: TerminalSteps, everyone: bool = False
     ) -> bool:
         """Takes one core step's batches; True when a live agent of this behaviour reported.
 
@@ -258,14 +257,10 @@ class AgentGroup(AgentSlots):
                 reported = True
         everyone = everyone and not self.finished_names
         decision = self.obs_layout.checked(decision)
-        return self._absorb_decision(decision, names, same, everyone) or reported
+        return self._absorb_decision(decision, self.namer, same, everyone) or reported
 
     def _absorb_decision(
-        self,
-        decision: DecisionSteps,
-        names: AgentNames | None = None,
-        same: bool = False,
-        everyone: bool = False,
+        self, decision: DecisionSteps, names: AgentNames | None, same: bool, everyone: bool
     ) -> bool:
         count = len(decision)
         self.dec_count = count

@@ -308,7 +308,7 @@ class MultiAgentDriver:
             reported = False
             for g in groups:
                 decision, terminal = core.get_steps(g.name)
-                if g.absorb(decision, terminal, self.names, everyone):
+                if g.absorb(decision, terminal, everyone):
                     reported = True
             if reported:
                 break

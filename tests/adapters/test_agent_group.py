@@ -101,7 +101,7 @@ def test_terminal_reward_is_kept_when_the_core_restarts_the_agent_in_the_same_st
     g = started()
     g.begin_step()
     # Agent 5 ends (terminal reward 2.5) and is restarted: it is in both batches.
-    reported = g.absorb(decision([3, 5, 7], [1.0, 0.0, 3.0]), terminal([5], [2.5], [False]), NAMES)
+    reported = g.absorb(decision([3, 5, 7], [1.0, 0.0, 3.0]), terminal([5], [2.5], [False]))
     assert reported
     assert outputs(g) == {
         "walker_3": ([3.0, 30.0], 1.0, False, False, True),
@@ -115,7 +115,7 @@ def test_terminal_reward_is_kept_when_the_core_restarts_the_agent_in_the_same_st
 def test_interrupted_is_truncated_and_group_rewards_arrive_with_the_end():
     g = started()
     g.begin_step()
-    g.absorb(decision([]), terminal([3, 7], [0.5, -1.0], [True, False], group_reward=[2, 4]), NAMES)
+    g.absorb(decision([]), terminal([3, 7], [0.5, -1.0], [True, False], group_reward=[2, 4]))
     assert outputs(g)["walker_3"] == ([-3.0, -30.0], 0.5, False, True, False)
     assert outputs(g)["walker_7"] == ([-7.0, -70.0], -1.0, True, False, False)
     assert g.group_reward[:3].tolist() == [2.0, 0.0, 4.0]
@@ -125,14 +125,14 @@ def test_an_agent_without_a_decision_keeps_its_observation_with_reward_zero():
     g = started()
     g.begin_step()
     obs = np.array([[50.0, 51.0]], np.float32)
-    assert g.absorb(decision([5], [4.0], obs=obs), NO_END, NAMES)
+    assert g.absorb(decision([5], [4.0], obs=obs), NO_END)
     assert outputs(g) == {
         "walker_3": ([3.0, 30.0], 0.0, False, False, False),
         "walker_5": ([50.0, 51.0], 4.0, False, False, True),
         "walker_7": ([7.0, 70.0], 0.0, False, False, False),
     }
     g.begin_step()  # the next step starts from zero rewards and no decisions
-    assert not g.absorb(decision([]), NO_END, NAMES)
+    assert not g.absorb(decision([]), NO_END)
     assert g.reward[:3].tolist() == [0.0, 0.0, 0.0] and not g.decided[:3].any()
     assert g.obs[1].tolist() == [50.0, 51.0]
 
@@ -140,9 +140,9 @@ def test_an_agent_without_a_decision_keeps_its_observation_with_reward_zero():
 def test_a_finished_agent_stops_reporting_from_the_next_step():
     g = started()
     g.begin_step()
-    g.absorb(decision([3, 7]), terminal([5], [1.0], [False]), NAMES)
+    g.absorb(decision([3, 7]), terminal([5], [1.0], [False]))
     g.begin_step()
-    g.absorb(decision([3, 5, 7], [1.0, 9.0, 2.0]), NO_END, NAMES)
+    g.absorb(decision([3, 5, 7], [1.0, 9.0, 2.0]), NO_END)
     assert list(outputs(g)) == ["walker_3", "walker_7"]
     assert outputs(g)["walker_7"][1] == 2.0 and g.dec_names == ["walker_3", "walker_7"]
 
@@ -153,7 +153,7 @@ def test_a_finished_agent_stops_reporting_from_the_next_step():
 def test_a_spawned_agent_takes_the_next_slot_and_reports_from_its_first_step():
     g = started()
     g.begin_step()
-    g.absorb(decision([9, 3, 5, 7], [6.0, 1.0, 1.0, 1.0]), NO_END, NAMES)
+    g.absorb(decision([9, 3, 5, 7], [6.0, 1.0, 1.0, 1.0]), NO_END)
     assert g.new_names == ["walker_9"] and g.new_slots == [3]
     assert g.ids[: g.n].tolist() == [3, 5, 7, 9] and g.live[: g.n].all()
     assert outputs(g)["walker_9"] == ([9.0, 90.0], 6.0, False, False, True)
@@ -167,13 +167,13 @@ def test_dropped_new_agents_are_forgotten_and_the_cached_lookup_with_them():
     g = started()
     g.begin_step()
     joined = decision([3, 5, 7, 9])
-    g.absorb(joined, NO_END, NAMES)
+    g.absorb(joined, NO_END)
     g.drop_new()
     assert g.n == 3 and g.live[: g.n].all() and g.names == ["walker_3", "walker_5", "walker_7"]
     assert g.slots_of(np.array([9])).tolist() == [-1] and list(outputs(g)) == g.names
     # The same agent_id bytes again: a stale cached lookup would name the dropped slot 3.
     g.begin_step()
-    g.absorb(decision([3, 5, 7, 9]), NO_END, NAMES)
+    g.absorb(decision([3, 5, 7, 9]), NO_END)
     assert g.new_names == ["walker_9"] and g.new_slots == [3] and g.n == 4
 
 
@@ -182,9 +182,9 @@ def test_a_dropped_agent_does_not_count_among_those_that_report():
     # decisions no longer cover the three slots, and walker_5 does not report.
     g = started()
     g.begin_step()
-    g.absorb(decision([3, 7]), terminal([5], [1.0], [False]), NAMES)
+    g.absorb(decision([3, 7]), terminal([5], [1.0], [False]))
     g.begin_step()
-    g.absorb(decision([3, 7, 9]), NO_END, NAMES)
+    g.absorb(decision([3, 7, 9]), NO_END)
     g.drop_new()
     assert g.reporting()[0] == ["walker_3", "walker_7"]
 
@@ -192,7 +192,7 @@ def test_a_dropped_agent_does_not_count_among_those_that_report():
 def test_truncate_live_ends_every_live_agent_as_truncated():
     g = started()
     g.begin_step()
-    g.absorb(decision([3, 7], [1.0, 2.0]), terminal([5], [4.0], [False]), NAMES)
+    g.absorb(decision([3, 7], [1.0, 2.0]), terminal([5], [4.0], [False]))
     g.truncate_live()
     assert not g.live[: g.n].any()
     assert g.finished_names == ["walker_5", "walker_3", "walker_7"]
@@ -212,7 +212,7 @@ def test_the_cached_lookup_follows_reordered_rows():
         g.begin_step()
         ids = np.array(ids)
         obs = np.stack([ids, ids + 0.5], 1).astype(np.float32)
-        g.absorb(decision(ids, ids / 10, obs=obs), NO_END, NAMES)
+        g.absorb(decision(ids, ids / 10, obs=obs), NO_END)
         assert g.obs[:3].tolist() == [[3.0, 3.5], [5.0, 5.5], [7.0, 7.5]], ids
         assert g.reward[:3].tolist() == pytest.approx([0.3, 0.5, 0.7])
         assert g.dec_names == [f"walker_{i}" for i in ids.tolist()]
@@ -223,10 +223,10 @@ def test_the_cached_lookup_tells_dtypes_apart():
     # map the two rows of the second through the one slot of the first.
     g = started((0, 3))
     g.begin_step()
-    g.absorb(decision([3], dtype=np.int64), NO_END, NAMES)
+    g.absorb(decision([3], dtype=np.int64), NO_END)
     g.begin_step()
     obs = np.array([[30.0, 31.0], [0.5, 1.5]], np.float32)
-    g.absorb(decision([3, 0], [2.0, 1.0], obs=obs, dtype=np.int32), NO_END, NAMES)
+    g.absorb(decision([3, 0], [2.0, 1.0], obs=obs, dtype=np.int32), NO_END)
     assert g.obs[:2].tolist() == [[0.5, 1.5], [30.0, 31.0]]
     assert g.reward[:2].tolist() == [1.0, 2.0] and g.dec_names == ["walker_3", "walker_0"]
 
@@ -243,7 +243,7 @@ def test_gather_orders_actions_by_the_decision_rows():
 def test_gather_fills_rows_of_finished_agents_with_zeros():
     g = started(action=ActionSpec.create_continuous(2))
     g.begin_step()
-    g.absorb(decision([7, 3, 5]), terminal([3], [1.0], [False]), NAMES)  # 3 restarted
+    g.absorb(decision([7, 3, 5]), terminal([3], [1.0], [False]))  # 3 restarted
     assert g.dec_names == ["walker_7", "walker_5"] and g.dec_rows.tolist() == [0, 2]
     batch = g.gather({"walker_5": [0.5, -0.5], "walker_7": np.array([1.0, 0.25])})
     assert batch.continuous.tolist() == [[1.0, 0.25], [0.0, 0.0], [0.5, -0.5]]
@@ -289,7 +289,7 @@ def test_infos_carry_decided_group_id_and_group_reward():
         {"decided": True, "group_id": 4, "group_reward": 0.0},
     ]
     g.begin_step()
-    g.absorb(decision([2], group_id=[6], group_reward=[0.5]), NO_END, NAMES)
+    g.absorb(decision([2], group_id=[6], group_reward=[0.5]), NO_END)
     assert list(g.infos(g.reporting()[1], 2)) == [
         {"decided": False, "group_id": 4, "group_reward": 0.0},
         {"decided": True, "group_id": 6, "group_reward": 0.5},
@@ -299,14 +299,14 @@ def test_infos_carry_decided_group_id_and_group_reward():
 def test_flat_observations_are_zero_for_agents_no_longer_live():
     g = started((3, 5))
     g.begin_step()
-    g.absorb(decision([3]), terminal([5], [1.0], [False]), NAMES)
+    g.absorb(decision([3]), terminal([5], [1.0], [False]))
     assert flat_observations(g, 3).tolist() == [[3.0, 30.0], [0.0, 0.0], [0.0, 0.0]]
 
 
 def test_a_copy_keeps_its_step_outputs_tied_to_the_buffers_begin_step_clears():
     g = started()
     g.begin_step()
-    g.absorb(decision([3, 5, 7], [1.0, 2.0, 3.0]), NO_END, NAMES)
+    g.absorb(decision([3, 5, 7], [1.0, 2.0, 3.0]), NO_END)
     copy = pickle.loads(pickle.dumps(g))
     assert copy.reward[:3].tolist() == [1.0, 2.0, 3.0]
     copy.begin_step()
