@@ -239,12 +239,16 @@ class _Behavior:
         action = spec.action_spec
         self.continuous, self.branches = action.continuous_size, len(action.discrete_branches)
         self.observations = []  # per observation: its record's bytes up to the floats
-        for o in spec.observation_specs:
+        # A camera goes out channel first, (H, W, C) -> (C, H, W), as a Unity build sends it
+        # (com.unity.ml-agents 3): the only visual layout mlagents-learn builds an encoder for.
+        self.channel_first = [len(o.shape) == 3 for o in spec.observation_specs]
+        for o, image in zip(spec.observation_specs, self.channel_first, strict=True):
             size = 4 * int(np.prod(o.shape))
+            order = (2, 0, 1) if image else range(len(o.shape))
             head = (
                 pb.ObservationProto(
-                    shape=o.shape,
-                    dimension_properties=[int(d) for d in o.dimension_property],
+                    shape=[o.shape[i] for i in order],
+                    dimension_properties=[int(o.dimension_property[i]) for i in order],
                     observation_type=o.observation_type.value,
                     name=o.name,
                 ).SerializeToString()
@@ -329,8 +333,8 @@ class _Behavior:
             records[:, at["group_reward"]] = _raw(steps.group_reward, "<f4", n)
             if mask is not None and width:
                 records[:, at["mask"]] = _raw(np.concatenate(mask, axis=1), "u1", n)
-            for k, o in enumerate(steps.obs):
-                records[:, at[k]] = _raw(o, "<f4", n)
+            for k, (o, image) in enumerate(zip(steps.obs, self.channel_first, strict=True)):
+                records[:, at[k]] = _raw(np.moveaxis(np.asarray(o), 3, 1) if image else o, "<f4", n)
             out += records.tobytes()
         return out
 

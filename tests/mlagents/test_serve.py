@@ -108,7 +108,7 @@ def _assert_same(name, ours, theirs, t):
     for kind, a, b in zip(("decision", "terminal"), ours, theirs, strict=True):
         assert len(a.obs) == len(b.obs), where
         for o, p in zip(a.obs, b.obs, strict=True):
-            assert np.array_equal(np.asarray(o, np.float32), p), (kind, where)
+            assert np.array_equal(_channel_first(o), p), (kind, where)
         for field in ("reward", "agent_id", "group_id", "group_reward"):
             assert np.array_equal(np.asarray(getattr(a, field)), np.asarray(getattr(b, field))), (
                 kind, field, where,
@@ -121,11 +121,22 @@ def _assert_same(name, ours, theirs, t):
     assert np.array_equal(ours[1].interrupted, theirs[1].interrupted), where
 
 
-def _described(spec):
-    """An observation spec as plain values (zooport's and ML-Agents' enums differ)."""
+def _channel_first(obs):
+    """A batch of cameras as the wire carries them: zooport's (H, W, C) as (C, H, W), the
+    layout of com.unity.ml-agents 3 that mlagents-learn 1.1.0 reads. mlagents_envs 0.28 (of the
+    channel-last Unity 2) reshapes an uncompressed observation to the shape sent, so it yields
+    the camera channel first: the core's floats, transposed."""
+    obs = np.asarray(obs, np.float32)
+    return np.moveaxis(obs, 3, 1) if obs.ndim == 4 else obs
+
+
+def _described(spec, wire=False):
+    """An observation spec as plain values (zooport's and ML-Agents' enums differ); ``wire``:
+    as the wire sends it (a camera channel first)."""
+    order = (2, 0, 1) if wire and len(spec.shape) == 3 else range(len(spec.shape))
     return (
-        spec.shape,
-        [int(d) for d in spec.dimension_property],
+        tuple(spec.shape[i] for i in order),
+        [int(spec.dimension_property[i]) for i in order],
         spec.observation_type.value,
         spec.name,
     )
@@ -139,7 +150,7 @@ def _drive_both(core, env, steps, seed=0):
     for name, spec in specs.items():
         assert env.behavior_specs[name].action_spec == spec.action_spec
         assert [_described(o) for o in env.behavior_specs[name].observation_specs] == [
-            _described(o) for o in spec.observation_specs
+            _described(o, wire=True) for o in spec.observation_specs
         ]
     terminals = 0
     for t in range(steps):

@@ -3,7 +3,7 @@
 - PPO on BallBalance, launched as an executable (``--env``) twice (``--num-envs 2``), reaches
   the demo's target (the core's ``expected_reward``, 18); the step it did is printed.
 - Every other built-in's config trains a few updates and exports its models (GridWorld's
-  camera is refused by the trainer: a strict xfail until zooport serve sends it channel first).
+  camera goes out channel first, as a Unity build sends it).
 - MA-POCA with self-play on Soccer, in Editor mode (no ``--env``: the test starts
   ``zooport serve``, which retries until the trainer listens on 5004), runs a few thousand
   steps and reports its ELO.
@@ -123,19 +123,11 @@ SMOKE = [
     ("collector.yaml", "Collector", {"n_agents": 16}),
     ("tag.yaml", "Tag", {}),
 ]
-#: A Unity build sends a camera channel first, (C, H, W) with dimension properties (NONE,
-#: TRANSLATIONAL_EQUIVARIANCE, TRANSLATIONAL_EQUIVARIANCE), the only visual layout the trainer
-#: builds an encoder for; zooport serve sends the core's (H, W, C) as it is.
-CHANNELS_LAST = pytest.mark.xfail(
-    strict=True,
-    reason="zooport serve sends GridWorld's camera as (H, W, C): mlagents-learn raises "
-    "UnityTrainerException: Unsupported Sensor (it needs a Unity build's (C, H, W))",
-)
 
 
 @pytest.mark.parametrize(
     ("config", "env", "kwargs"),
-    [pytest.param(*s, marks=CHANNELS_LAST) if s[1] == "GridWorld" else s for s in SMOKE],
+    SMOKE,
     ids=[s[1] for s in SMOKE],
 )
 def test_every_other_config_trains_and_exports(tmp_path, config, env, kwargs):
