@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from zooport.envs.base_env import ActionTuple, BaseEnvLike, BehaviorSpec
+from zooport.envs.core_pool import CorePool
 from zooport.envs.pool_worker import RelayChannel
 from zooport.envs.side_channel.engine_configuration_channel import ENGINE_CONFIGURATION_CHANNEL_ID
 from zooport.envs.side_channel.environment_parameters_channel import (
@@ -176,8 +177,10 @@ class _Session:
     def __init__(self, core: BaseEnvLike, side_channels: Sequence[RelayChannel], pb: Any) -> None:
         self.core, self.pb = core, pb
         self.relays = {channel.channel_id: channel for channel in side_channels}
+        # A CorePool's K cores are K training areas: each core's groups get their own wire ids.
+        cores = core.num_cores if isinstance(core, CorePool) else 1
         self.behaviors = {
-            name: _Behavior(name, spec, pb) for name, spec in core.behavior_specs.items()
+            name: _Behavior(name, spec, pb, cores) for name, spec in core.behavior_specs.items()
         }
 
     def handshake(self, name: str) -> bytes:
@@ -233,8 +236,8 @@ class _Session:
 class _Behavior:
     """One behaviour's spec as the wire describes it, and its agents between messages."""
 
-    def __init__(self, name: str, spec: BehaviorSpec, pb: Any) -> None:
-        self.name, self.spec = name, spec
+    def __init__(self, name: str, spec: BehaviorSpec, pb: Any, cores: int = 1) -> None:
+        self.name, self.spec, self.cores = name, spec, cores
         self.announced = False
         action = spec.action_spec
         self.continuous, self.branches = action.continuous_size, len(action.discrete_branches)
@@ -329,7 +332,7 @@ class _Behavior:
             records[:, at["reward"]] = _raw(steps.reward, "<f4", n)
             records[:, at["flag"]] = _raw(flags, "u1", n)
             records[:, at["id"]] = _varints(ids)
-            records[:, at["group"]] = _varints(steps.group_id)
+            records[:, at["group"]] = _varints(self._wire_groups(steps))
             records[:, at["group_reward"]] = _raw(steps.group_reward, "<f4", n)
             if mask is not None and width:
                 records[:, at["mask"]] = _raw(np.concatenate(mask, axis=1), "u1", n)
@@ -361,6 +364,15 @@ class _Behavior:
                     template += bytes(piece[1])
             self._layouts[key] = (np.frombuffer(bytes(template), np.uint8), at)
         return self._layouts[key]
+
+    def _wire_groups(self, steps: Any) -> np.ndarray:
+        """Group ids on the wire: a Unity scene's group ids are unique across its areas, so
+        group ``g > 0`` of pool core ``i`` (of K) goes out as ``(g - 1) * K + i + 1`` (0: none)."""
+        groups = np.asarray(steps.group_id, np.int64)
+        if self.cores == 1:
+            return groups
+        index = np.asarray(steps.agent_id, np.int64) % self.cores  # pool id a * K + i
+        return np.where(groups > 0, (groups - 1) * self.cores + index + 1, groups)
 
     def _wire_ids(self, core_ids: np.ndarray) -> np.ndarray:
         """The wire ids of core ids: the same unless a RESET renumbered the core's agents."""

@@ -103,13 +103,21 @@ def _actions(rng, spec, decision) -> tuple[ActionTuple, MLActionTuple]:
     return ActionTuple(continuous, discrete), MLActionTuple(continuous, discrete)
 
 
-def _assert_same(name, ours, theirs, t):
+def _pooled_groups(steps, k):
+    """The group ids ``zooport serve`` sends for a pool of ``k`` cores: group ``g > 0`` of core
+    ``i`` (pool agent id ``a * k + i``) is ``(g - 1) * k + i + 1``, each core a training area."""
+    ids, groups = np.asarray(steps.agent_id).tolist(), np.asarray(steps.group_id).tolist()
+    return [(g - 1) * k + a % k + 1 if g else 0 for a, g in zip(ids, groups, strict=True)]
+
+
+def _assert_same(name, ours, theirs, t, cores=1):
     where = f"{name} at step {t}"
     for kind, a, b in zip(("decision", "terminal"), ours, theirs, strict=True):
         assert len(a.obs) == len(b.obs), where
         for o, p in zip(a.obs, b.obs, strict=True):
             assert np.array_equal(_channel_first(o), p), (kind, where)
-        for field in ("reward", "agent_id", "group_id", "group_reward"):
+        assert _pooled_groups(a, cores) == np.asarray(b.group_id).tolist(), (kind, where)
+        for field in ("reward", "agent_id", "group_reward"):
             assert np.array_equal(np.asarray(getattr(a, field)), np.asarray(getattr(b, field))), (
                 kind, field, where,
             )  # fmt: skip
@@ -156,7 +164,7 @@ def _drive_both(core, env, steps, seed=0):
     for t in range(steps):
         for name, spec in specs.items():
             ours = core.get_steps(name)
-            _assert_same(name, ours, env.get_steps(name), t)
+            _assert_same(name, ours, env.get_steps(name), t, getattr(core, "num_cores", 1))
             terminals += len(ours[1])
             mine, theirs = _actions(rng, spec, ours[0])
             core.set_actions(name, mine)

@@ -43,11 +43,6 @@ def test_agent_ids_are_the_cores_across_behaviours(tmp_path):
     assert ids == [[0, 1], [2, 3]]  # the raw core's (envs/builtin/soccer.py's doctest)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="zooport serve passes a CorePool's group ids through: every pitch's team 0 is "
-    "group 1, so POCA sees one group of 2K players and never reports a group reward or ELO",
-)
 def test_each_pooled_pitch_is_its_own_group(tmp_path):
     server = Server("Soccer", "--workers", "2", "--port", str(PORT), log=tmp_path / "serve.log")
     env = UnityEnvironment(file_name=None, base_port=PORT, timeout_wait=120)
