@@ -338,12 +338,13 @@ def test_launched_as_an_executable_it_takes_mlagents_flags_and_seeds_from_the_wo
             file_name=str(script), worker_id=1, base_port=port - 1, no_graphics=True,
             log_folder=str(tmp_path), additional_args=["--seed", "2"], timeout_wait=60,
         )  # fmt: skip
-    try:  # worker id port - 5005, as mlagents-learn numbers them: seed 2 + worker id
-        core = default_registry.make("BallBalance", seed=2 + port - 5005)
+    seed = 2 + (port - 5005) % 65536  # worker id port - 5005, as mlagents-learn numbers them
+    try:
+        core = default_registry.make("BallBalance", seed=seed)
         core.reset()
         env.reset()
         _drive_both(core, env, 30)
     finally:
         env.close()
     log = (tmp_path / "Player-1.log").read_text()
-    assert f"zooport serve: BallBalance (1 core, seed {2 + port - 5005})" in log, log
+    assert f"zooport serve: BallBalance (1 core, seed {seed})" in log, log

@@ -55,12 +55,6 @@ def test_launched_workers_differ_from_the_default_base_port_up(tmp_path):
     assert not np.array_equal(first, second)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="zooport serve takes its worker number from --mlagents-port - 5005 (at least 0), "
-    "so below 5005 every worker is worker 0 with the same seed; the handshake's seed "
-    "(the trainer's --seed + worker id) would tell them apart",
-)
 def test_launched_workers_differ_below_the_default_base_port(tmp_path):
     launcher = write_launcher(tmp_path / "serve", "BallBalance", "--kwargs", '{"n_agents": 4}')
     first, second = _first_observations(launcher, base_port=4930)

@@ -316,7 +316,8 @@ def _serve_command(commands: Any) -> None:
 
 
 def _cmd_serve(args: argparse.Namespace, out: Output) -> int:
-    """Worker ``w`` (``--mlagents-port 5005 + w``) seeds its cores ``seed + w * K + i``."""
+    """Worker ``w`` (``--mlagents-port 5005 + w``) seeds its cores ``seed + w * K + i``; a port
+    below 5005 wraps around (``w = (port - 5005) mod 65536``), so every port is its own worker."""
     require("grpc", "mlagents", "zooport serve")
     if not args.timeout > 0:
         raise UsageError(f"--timeout takes seconds > 0, got {args.timeout}")
@@ -324,7 +325,7 @@ def _cmd_serve(args: argparse.Namespace, out: Output) -> int:
     from zooport.envs.capabilities import accepts_keyword
 
     port = args.mlagents_port or args.port or ms.EDITOR_PORT
-    worker = max(port - ms.BASE_PORT, 0) if args.mlagents_port else 0
+    worker = (port - ms.BASE_PORT) % 65536 if args.mlagents_port else 0
     k = args.workers or 1
     seed = args.seed + worker * k
     target = resolve_target(args.env, parse_kwargs(args.kwargs))
