@@ -77,10 +77,12 @@ def serve_mlagents(
 
     Agents that decide appear as ML-Agents' non-terminal ``AgentInfoProto`` and those whose
     episode ended as terminal ones (``max_step_reached`` when interrupted), with the core's
-    observations (uncompressed floats), action masks, groups and group rewards; the trainer's
-    actions come back in the order of the last decision agents. Agent ids survive a forced
-    RESET as a Unity agent's do: a core that renumbers its agents on ``reset()`` is mapped
-    back onto the ids the trainer knows. The core is neither reset first nor closed.
+    observations (uncompressed floats; a camera channel first), action masks, groups (a
+    ``CorePool``'s cores as training areas, each with group ids of its own) and group
+    rewards; the trainer's actions come back in the order of the last decision agents. Agent
+    ids survive a forced RESET as a Unity agent's do: a core that renumbers its agents on
+    ``reset()`` is mapped back onto the ids the trainer knows. The core is neither reset
+    first nor closed.
 
     Args:
         core: any BaseEnv (a built-in, a ``BatchedEnv``, a ``CorePool``).
