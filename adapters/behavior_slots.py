@@ -40,6 +40,7 @@ from zooport.errors import (
 __all__ = ["SlotStep", "BehaviorSlots", "SlotAdapter"]
 
 _DEFAULT_LAYOUT = LayoutOptions()
+_EVERY = slice(None)  # every slot: a whole-array write
 
 
 class SlotStep(NamedTuple):
@@ -111,20 +112,15 @@ class BehaviorSlots(AgentSlots):
         self.ids = np.zeros(0, dtype=np.int64)
         self.num_slots = 0
         self.episode_over = np.zeros(0, dtype=bool)
-        self._every_slot = _read_only(np.zeros(0, dtype=np.intp))
-        self._decision_slots = self._every_slot
-        # The last decision's ids (dtype, bytes), their slots and whether those ascend.
-        self._known: tuple[np.dtype, bytes, np.ndarray, bool] = (
-            self.ids.dtype, b"", self._every_slot, True
-        )  # fmt: skip
-        self._first_id: int | None = None
+        self._every = _read_only(np.zeros(0, dtype=np.intp))
+        self._decision_slots = self._every
+        # The last decision's ids (dtype, bytes), for the fast path in _take.
+        self._last_ids: tuple[Any, bytes] = (None, b"")
         self._plain_actions: tuple[int, int] | None = None
         #: Adapter steps since the last reset (named when the core fails mid-step).
         self.steps = 0
         #: The adapter's re-entry and failure guard (see :mod:`zooport.envs.step_guard`).
         self.guard = StepGuard(adapter)
-
-    # ------------------------------------------------------------------ episodes
 
     def reset(self, seed: int | None = None) -> bool:
         """Resets the core and fixes the slots; returns True if the seed reached the core."""
@@ -147,31 +143,22 @@ class BehaviorSlots(AgentSlots):
                 f"{self.adapter}: behavior {self.name!r} had {self.num_slots} agents and now "
                 f"has {n} after reset; the number of slots is fixed at construction"
             )
-        self.ids = ids
-        self.num_slots = n
-        # Shared between steps (hence read-only): the slots when every one reports in order,
-        # recognised by one bytes comparison of the ids in the core's own dtype.
-        self._every_slot = _read_only(np.arange(n, dtype=np.intp))
-        probe = ids.astype(np.asarray(decision.agent_id).dtype)
-        self._known = (probe.dtype, probe.tobytes(), self._every_slot, True)
-        # Consecutive ids (a BatchedEnv's, usually a Unity build's): a slot is the offset from
-        # the first, within +-2**62 so that no int64 offset wraps into the slot range.
-        first = int(ids[0]) if n else 0
-        consecutive = n > 0 and int(ids[-1]) - first == n - 1
-        self._first_id = first if consecutive and abs(first) < 2**62 else None
+        self.ids, self.num_slots = ids, n
+        # Shared between steps (hence read-only): the slots when every one reports in order.
+        self._every = _read_only(np.arange(n, dtype=np.intp))
         self.obs = self.obs_layout.allocate(n)
         self.mask = np.ones((n, self.mask_size), dtype=np.int8)
         self.carry = np.zeros(n, dtype=np.float32)
         self.group_id = np.zeros(n, dtype=np.int64)  # int64: 2**40 + 1 is not group 1
         self.decided = np.zeros(n, dtype=bool)
         self.episode_over = np.zeros(n, dtype=bool)
-        self._all_true = np.ones(n, dtype=bool)
         # A continuous behaviour's float32 batch of this shape goes to the core as it is.
         continuous = self.action_layout.spec.continuous_size
         plain = continuous and not self.action_layout.is_hybrid
         self._plain_actions = (n, continuous) if plain else None
         self._no_discrete = np.zeros((n, 0), dtype=np.int32)
-        self._absorb_decisions(decision)
+        self._decision_slots = _NO_SLOTS
+        self._absorb(decision, self._locate(decision.agent_id), None)
         return seeded
 
     def refill(self, limit: int = 1000) -> bool:
@@ -195,79 +182,18 @@ class BehaviorSlots(AgentSlots):
             except Exception as error:
                 note_core_failure(error, f"{self.adapter}.reset(), waiting for a restart")
                 raise
-            self._check_behaviors(self.core.behavior_specs)
-            layout = self.obs_layout
-            steps = self._absorb(layout.checked(decision), layout.checked(terminal, terminal=True))
             # What a slot earns before the episode it is waiting for belongs to that episode.
-            self.carry += steps.reward
+            self.carry += self._take(decision, terminal).reward
         return False
 
     def restart_if_all_over(self) -> bool:
         """Resets the core when no slot's agent is left; True when it did (SAME_STEP)."""
-        if self._decision_slots is self._every_slot:
+        if self._decision_slots is self._every:
             return False  # every slot decided: none is over
-        # count_nonzero: a fraction of the cost of .all() on a small bool array.
         if np.count_nonzero(self.episode_over) == self.num_slots:
             self.reset()
             return True
         return False
-
-    # ------------------------------------------------------------------ stepping
-
-    def _locate(self, agent_ids: np.ndarray, terminal: bool = False) -> tuple[np.ndarray, bool]:
-        """The slot of each agent id (an unknown one is an error), and True when the slots
-        are known to be in ascending order.
-
-        The ids are proven unique integers on the way (a repeat or a float id is an
-        ``ObservationError`` naming them): for free when they are the last decision's ids or
-        strictly ascending consecutive ones, by ``check_agent_ids`` otherwise.
-        """
-        agent_ids = np.asarray(agent_ids)
-        dtype, key, known, ascending = self._known
-        if agent_ids.dtype == dtype and agent_ids.tobytes() == key:
-            return known, ascending  # the same ids as the last decision: already checked
-        slots = self._consecutive_slots(agent_ids)
-        ascending = slots is not None
-        if slots is None:
-            check_agent_ids(self.name, *(((), agent_ids) if terminal else (agent_ids, ())))
-            agent_ids = agent_ids.astype(np.int64, copy=False)
-            slots = np.searchsorted(self.ids, agent_ids)
-            # An id past the last one gets slot num_slots; clipped, it compares unequal.
-            known_ids = self.ids.take(slots, mode="clip") == agent_ids
-            if np.count_nonzero(known_ids) != known_ids.size:
-                raise SpecError(
-                    f"{self.adapter}: behavior {self.name!r} has agent ids "
-                    f"{agent_ids[~known_ids].tolist()} that were not there at reset "
-                    f"(slots hold {self.ids.tolist()}); vector adapters need a fixed set of "
-                    "agents"
-                )
-            ascending = slots.size < 2
-        if not terminal:
-            slots = _read_only(slots)
-            self._known = (agent_ids.dtype, agent_ids.tobytes(), slots, ascending)
-        return slots, ascending
-
-    def _consecutive_slots(self, agent_ids: np.ndarray) -> np.ndarray | None:
-        """The slots of strictly ascending consecutive ids (a BatchedEnv's), else None.
-
-        The offsets from the first id are the slots, the first and last bound them all, and
-        strictly ascending means no id repeats: fewer array operations than a search.
-        """
-        kind = agent_ids.dtype.kind
-        if (
-            self._first_id is None
-            or agent_ids.ndim != 1
-            or kind not in "iu"
-            or (kind == "u" and agent_ids.dtype.itemsize == 8)  # no uint64 wrap
-        ):
-            return None
-        slots = agent_ids.astype(np.intp)
-        if self._first_id:
-            slots -= self._first_id
-        if slots.size < 2 or not np.count_nonzero(slots[1:] <= slots[:-1]):
-            if not slots.size or (slots[0] >= 0 and slots[-1] < self.num_slots):
-                return slots
-        return None
 
     def set_actions(self, actions: Any) -> None:
         """Sends the actions of the slots that have a decision to the core (one call)."""
@@ -276,8 +202,7 @@ class BehaviorSlots(AgentSlots):
             and actions.shape == self._plain_actions
             and actions.dtype == np.float32
         ):
-            # A continuous behaviour's float32 batch: ActionLayout.to_core would pass it as
-            # it is (the core checks the values).
+            # Passed straight through, as ActionLayout.to_core would (the core checks values).
             action = ActionTuple._trusted(actions, self._no_discrete)
         else:
             try:
@@ -293,7 +218,7 @@ class BehaviorSlots(AgentSlots):
                     f"{a_type(actions)} that cannot be read as one ({error})"
                 ) from None
         rows = self._decision_slots
-        if rows is self._every_slot:
+        if rows is self._every:
             self.core.set_actions(self.name, action)  # every slot decides, rows in slot order
         elif rows.size:
             self.core.set_actions(
@@ -314,27 +239,33 @@ class BehaviorSlots(AgentSlots):
             # step_until_any's first iteration, inlined: most steps report at once.
             core.step()
             decision, terminal = core.get_steps(self.name)
-            ended = len(terminal.agent_id)
-            if not (ended or len(decision.agent_id)):
+            if not (len(terminal.agent_id) or len(decision.agent_id)):
                 decision, terminal = step_until_any(core, [self.name])[self.name]
-                ended = len(terminal.agent_id)
         except Exception as error:
             note_core_failure(error, f"{self.adapter}.step(), step {self.steps} after reset")
             raise
-        specs = core.behavior_specs
+        return self._take(decision, terminal)
+
+    def _take(self, decision: DecisionSteps, terminal: TerminalSteps) -> SlotStep:
+        """Checks one step's batches and absorbs them."""
+        specs = self.core.behavior_specs
         if specs is not self._specs_seen:  # a zooport core's read-only mapping: unchanged
             self._check_behaviors(specs)
         layout = self.obs_layout
         decision = layout.checked(decision)
-        if ended:
-            return self._absorb(decision, layout.checked(terminal, terminal=True))
-        # The fast path (issue 23): deciders that are the last step's, in the same order, need
-        # no mapping, and their ids were checked then.
         ids = decision.agent_id
-        dtype, key, slots, _ = self._known
-        if ids.dtype != dtype or ids.tobytes() != key:
-            slots = self._locate(ids)[0]
-        return self._absorb_no_terminal(decision, slots)
+        if not len(ids):
+            slots = _NO_SLOTS
+        elif ids.dtype == self._last_ids[0] and ids.tobytes() == self._last_ids[1]:
+            # The fast path (issue 23): the last step's deciders in the same order need no
+            # mapping, and their ids were checked then. One bytes comparison: the benchmark
+            # shows it costs less than any search.
+            slots = self._decision_slots
+        else:
+            slots = self._locate(ids)
+        if len(terminal.agent_id):
+            return self._absorb(decision, slots, layout.checked(terminal, terminal=True))
+        return self._absorb(decision, slots, None)
 
     def _check_behaviors(self, specs: Any) -> None:
         """A behaviour that appears after the adapter was built is an error, never ignored."""
@@ -349,125 +280,88 @@ class BehaviorSlots(AgentSlots):
         # A zooport core's mapping is read-only: while it is the same object, no new check.
         self._specs_seen = specs if isinstance(specs, BehaviorMapping) else None
 
-    def _absorb(self, decision: DecisionSteps, terminal: TerminalSteps) -> SlotStep:
-        if not len(terminal):
-            slots = self._locate(decision.agent_id)[0] if len(decision) else _NO_SLOTS
-            return self._absorb_no_terminal(decision, slots)
-        if len(decision) == self.num_slots:
-            slots, _ = self._locate(decision.agent_id)
-            if slots is self._every_slot:
-                return self._absorb_all_decided(decision, terminal)
-        n = self.num_slots
-        reward = np.zeros(n, dtype=np.float32)
-        group_reward = np.zeros(n, dtype=np.float32)
-        terminated = np.zeros(n, dtype=bool)
-        truncated = np.zeros(n, dtype=bool)
-        term_slots, ascending = self._locate(terminal.agent_id, terminal=True)
-        # The last observation of a slot that is not restarted is its final one.
-        self._end_episodes(term_slots, terminal, None, reward, group_reward, terminated, truncated)
-        final_slots, final_obs = self._final(term_slots, ascending, terminal)
-        self.episode_over[term_slots] = True
-        dec_slots = self._locate(decision.agent_id)[0] if len(decision) else _NO_SLOTS
-        self._absorb_decisions(decision, dec_slots)
-        restarted = np.zeros(n, dtype=bool)
-        restarted[term_slots] = True
-        restarted_rows = restarted[dec_slots]
-        fresh_rows = ~restarted_rows
-        reward[dec_slots[fresh_rows]] += decision.reward[fresh_rows]
-        group_reward[dec_slots[fresh_rows]] += decision.group_reward[fresh_rows]
-        reporting = np.zeros(n, dtype=bool)
-        reporting[term_slots] = True
-        reporting[dec_slots[fresh_rows]] = True
-        reward[reporting] += self.carry[reporting]
-        self.carry[reporting] = 0.0
-        # A restarted agent's decision reward belongs to its next episode.
-        self.carry[dec_slots[restarted_rows]] = decision.reward[restarted_rows]
-        return SlotStep(
-            reward, terminated, truncated, self.decided.copy(), final_slots, final_obs,
-            group_reward,
-        )  # fmt: skip
+    def _locate(self, agent_ids: Any, terminal: bool = False) -> np.ndarray:
+        """The slot of each agent id (``self._every`` for every slot in order), proving the
+        ids unique integers on the way; an id not there at reset is an error."""
+        agent_ids = np.asarray(agent_ids)
+        integers = agent_ids.dtype.kind in "iu"
+        if integers and agent_ids.size == self.num_slots:
+            if agent_ids.astype(np.int64, copy=False).tobytes() == self.ids.tobytes():
+                return self._every  # every slot's id, in order: known unique integers
+        if agent_ids.size > 1 or not integers:  # one integer id cannot repeat
+            check_agent_ids(self.name, *(((), agent_ids) if terminal else (agent_ids, ())))
+        agent_ids = agent_ids.astype(np.int64, copy=False)
+        slots = np.searchsorted(self.ids, agent_ids)
+        # An id past the last one gets slot num_slots; clipped, it compares unequal.
+        known = self.ids.take(slots, mode="clip") == agent_ids
+        if np.count_nonzero(known) != known.size:
+            raise SpecError(
+                f"{self.adapter}: behavior {self.name!r} has agent ids "
+                f"{agent_ids[~known].tolist()} that were not there at reset "
+                f"(slots hold {self.ids.tolist()}); vector adapters need a fixed set of agents"
+            )
+        return _read_only(slots)
 
-    def _absorb_no_terminal(self, decision: DecisionSteps, slots: np.ndarray) -> SlotStep:
-        """:meth:`_absorb` when no episode ended: a slot's reward is its decision reward plus
-        its carry."""
+    def _absorb(
+        self, decision: DecisionSteps, slots: np.ndarray, terminal: TerminalSteps | None
+    ) -> SlotStep:
+        """Writes one step into the slots: ``slots`` decided (rows of ``decision``), the
+        ``terminal`` agents ended. A slot reports what it earned since it last reported."""
         n = self.num_slots
+        every = slots is self._every
         carry = self.carry
-        if slots is self._every_slot:
-            # Every slot decided, in slot order: whole-array writes, and the flags are left
-            # as they are when the last step was the same.
+        if terminal is not None:
+            ended = self._locate(terminal.agent_id, terminal=True)
+            earned = carry[ended]  # the ending episodes' carry (a gathered copy)
+            carry[ended] = 0.0
+        if every:
+            reward = np.add(decision.reward, carry, dtype=np.float32)
+            group_reward = np.array(decision.group_reward, dtype=np.float32)
+            carry.fill(0.0)
+        else:
+            reward = np.zeros(n, dtype=np.float32)
+            group_reward = np.zeros(n, dtype=np.float32)
+            reward[slots] = decision.reward
+            reward[slots] += carry[slots]
+            group_reward[slots] = decision.group_reward
+            carry[slots] = 0.0
+        flags = np.zeros((2, n), dtype=bool)  # terminated, truncated
+        final_slots, final_obs = _NO_SLOTS, None
+        if terminal is not None:
+            # A restarted slot's decision reward (its carry was taken out above) belongs to
+            # its next episode; the ending one reports its terminal reward and carry.
+            carry[ended] = reward[ended]
+            reward[ended] = np.add(terminal.reward, earned, dtype=np.float32)
+            group_reward[ended] = terminal.group_reward
+            interrupted = np.asarray(terminal.interrupted, dtype=bool)
+            flags[1, ended] = interrupted
+            flags[0, ended] = ~interrupted
+            final_slots, order = ended, None
+            if ended.size > 1 and np.count_nonzero(ended[1:] <= ended[:-1]):
+                order = np.argsort(ended, kind="stable")
+                final_slots = ended[order]
+            final_obs = self.obs_layout.convert(terminal.obs, order)
+            if not every:  # the last observation of a slot not restarted is its final one
+                self.obs_layout.write(self.obs, ended, terminal.obs)
+                self.episode_over[ended] = True
+        if every:
             if self._decision_slots is not slots:
-                self._decision_slots = slots
                 self.decided.fill(True)
                 self.episode_over.fill(False)
             self._take_decisions(_EVERY, decision, None, n)
-            reward = np.add(decision.reward, carry, dtype=np.float32)
-            carry.fill(0.0)
-            return tuple.__new__(SlotStep, (
-                reward, np.zeros(n, bool), np.zeros(n, bool), self._all_true.copy(), _NO_SLOTS,
-                None, np.array(decision.group_reward, dtype=np.float32),
-            ))  # fmt: skip
-        self._absorb_decisions(decision, slots)
-        reward = np.zeros(n, dtype=np.float32)
-        group_reward = np.zeros(n, dtype=np.float32)
-        reward[slots] = decision.reward
-        reward[slots] += carry[slots]
-        group_reward[slots] = decision.group_reward
-        carry[slots] = 0.0
-        return SlotStep(
-            reward, np.zeros(n, bool), np.zeros(n, bool), self.decided.copy(), _NO_SLOTS, None,
-            group_reward,
-        )  # fmt: skip
-
-    def _absorb_all_decided(self, decision: DecisionSteps, terminal: TerminalSteps) -> SlotStep:
-        """:meth:`_absorb` when every slot decided, in slot order: the ending slots were
-        restarted in this step, so their decision reward is carried and every slot reports."""
-        n = self.num_slots
-        self._absorb_decisions(decision, self._every_slot)
-        term_slots, ascending = self._locate(terminal.agent_id, terminal=True)
-        # Restarted slots report their terminal reward (put in before the carry is added: one
-        # addition over every slot instead of two).
-        carry = self.carry
-        reward = np.array(decision.reward, dtype=np.float32)
-        group_reward = np.array(decision.group_reward, dtype=np.float32)
-        terminated = np.zeros(n, dtype=bool)
-        truncated = np.zeros(n, dtype=bool)
-        # Every ending slot decided again: its last observation is already the next one's.
-        self._end_episodes(
-            term_slots, terminal, None, reward, group_reward, terminated, truncated,
-            keep_obs=False,
-        )  # fmt: skip
-        reward += carry
-        carry.fill(0.0)
-        carry[term_slots] = decision.reward[term_slots]
-        final_slots, final_obs = self._final(term_slots, ascending, terminal)
-        return SlotStep(
-            reward, terminated, truncated, self.decided.copy(), final_slots, final_obs,
-            group_reward,
-        )  # fmt: skip
-
-    def _final(
-        self, term_slots: np.ndarray, ascending: bool, terminal: TerminalSteps
-    ) -> tuple[np.ndarray, Any]:
-        """The ending slots in ascending order and their final observations in that order."""
-        if ascending:  # the usual case: no sort, no reordering gather
-            return term_slots, self.obs_layout.convert(terminal.obs)
-        order = np.argsort(term_slots, kind="stable")
-        return term_slots[order], self.obs_layout.convert(terminal.obs, order)
-
-    def _absorb_decisions(self, decision: DecisionSteps, slots: np.ndarray | None = None) -> None:
-        if slots is None:
-            slots = self._locate(decision.agent_id)[0] if len(decision) else _NO_SLOTS
-        self._decision_slots = slots
-        if slots is self._every_slot:
-            rows: slice | np.ndarray = _EVERY  # whole-array writes beat index arrays
-            self.decided.fill(True)
         else:
-            rows = slots
             self.decided[:] = False
             self.decided[slots] = True
-        if slots.size:
-            self._take_decisions(rows, decision, None, slots.size)
-            self.episode_over[rows] = False
+            self.episode_over[slots] = False
+            if slots.size:
+                self._take_decisions(slots, decision, None, slots.size)
+        self._decision_slots = slots
+        ids = decision.agent_id
+        self._last_ids = (ids.dtype, ids.tobytes()) if len(ids) else (None, b"")
+        return tuple.__new__(SlotStep, (
+            reward, flags[0], flags[1], self.decided.copy(), final_slots, final_obs,
+            group_reward,
+        ))  # fmt: skip
 
 
 class SlotAdapter(EngineMembers):
@@ -576,9 +470,6 @@ class SlotAdapter(EngineMembers):
         if not self._closed and slots is not None:
             self._closed = True
             slots.core.close()
-
-
-_EVERY = slice(None)  # every slot: a whole-array write
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:
