@@ -113,6 +113,8 @@ class BehaviorSlots(AgentSlots):
         self.num_slots = 0
         self.episode_over = np.zeros(0, dtype=bool)
         self._every = _read_only(np.zeros(0, dtype=np.intp))
+        self._slot_of: dict[int, int] = {}
+        self._carrying = False
         self._decision_slots = self._every
         # The last decision's ids (dtype, bytes), for the fast path in _take.
         self._last_ids: tuple[Any, bytes] = (None, b"")
@@ -146,9 +148,11 @@ class BehaviorSlots(AgentSlots):
         self.ids, self.num_slots = ids, n
         # Shared between steps (hence read-only): the slots when every one reports in order.
         self._every = _read_only(np.arange(n, dtype=np.intp))
+        self._slot_of = dict(zip(ids.tolist(), range(n), strict=True))
         self.obs = self.obs_layout.allocate(n)
         self.mask = np.ones((n, self.mask_size), dtype=np.int8)
         self.carry = np.zeros(n, dtype=np.float32)
+        self._carrying = False  # False: every carry is 0 (a BatchedEnv's always is)
         self.group_id = np.zeros(n, dtype=np.int64)  # int64: 2**40 + 1 is not group 1
         self.decided = np.zeros(n, dtype=bool)
         self.episode_over = np.zeros(n, dtype=bool)
@@ -158,7 +162,7 @@ class BehaviorSlots(AgentSlots):
         self._plain_actions = (n, continuous) if plain else None
         self._no_discrete = np.zeros((n, 0), dtype=np.int32)
         self._decision_slots = _NO_SLOTS
-        self._absorb(decision, self._locate(decision.agent_id), None)
+        self._absorb(decision, self._locate(decision.agent_id)[0], None)
         return seeded
 
     def refill(self, limit: int = 1000) -> bool:
@@ -184,6 +188,7 @@ class BehaviorSlots(AgentSlots):
                 raise
             # What a slot earns before the episode it is waiting for belongs to that episode.
             self.carry += self._take(decision, terminal).reward
+            self._carrying = True
         return False
 
     def restart_if_all_over(self) -> bool:
@@ -262,7 +267,7 @@ class BehaviorSlots(AgentSlots):
             # shows it costs less than any search.
             slots = self._decision_slots
         else:
-            slots = self._locate(ids)
+            slots = self._locate(ids)[0]
         if len(terminal.agent_id):
             return self._absorb(decision, slots, layout.checked(terminal, terminal=True))
         return self._absorb(decision, slots, None)
@@ -280,27 +285,36 @@ class BehaviorSlots(AgentSlots):
         # A zooport core's mapping is read-only: while it is the same object, no new check.
         self._specs_seen = specs if isinstance(specs, BehaviorMapping) else None
 
-    def _locate(self, agent_ids: Any, terminal: bool = False) -> np.ndarray:
-        """The slot of each agent id (``self._every`` for every slot in order), proving the
-        ids unique integers on the way; an id not there at reset is an error."""
+    def _locate(self, agent_ids: Any, terminal: bool = False) -> tuple[np.ndarray, bool]:
+        """The slot of each agent id (``self._every`` for every slot in order) and whether
+        the slots ascend. The ids are proven unique integers on the way (strictly ascending
+        slots are); an id not there at reset is an error."""
         agent_ids = np.asarray(agent_ids)
-        integers = agent_ids.dtype.kind in "iu"
-        if integers and agent_ids.size == self.num_slots:
-            if agent_ids.astype(np.int64, copy=False).tobytes() == self.ids.tobytes():
-                return self._every  # every slot's id, in order: known unique integers
-        if agent_ids.size > 1 or not integers:  # one integer id cannot repeat
-            check_agent_ids(self.name, *(((), agent_ids) if terminal else (agent_ids, ())))
+        batch = ((), agent_ids) if terminal else (agent_ids, ())
+        if agent_ids.dtype.kind not in "iu":
+            check_agent_ids(self.name, *batch)  # raises: not integers
         agent_ids = agent_ids.astype(np.int64, copy=False)
-        slots = np.searchsorted(self.ids, agent_ids)
+        if agent_ids.size == self.num_slots and agent_ids.tobytes() == self.ids.tobytes():
+            return self._every, True
+        if agent_ids.size <= 8:
+            # The few agents that end in a step: a dict lookup each costs less than a search.
+            # Known and strictly ascending (so unique), or the search below says what is not.
+            found = [self._slot_of.get(i, -1) for i in agent_ids.tolist()]
+            if -1 not in found and (len(found) < 2 or found == sorted(set(found))):
+                return _read_only(np.array(found, dtype=np.intp)), True
+        slots = self.ids.searchsorted(agent_ids)
         # An id past the last one gets slot num_slots; clipped, it compares unequal.
         known = self.ids.take(slots, mode="clip") == agent_ids
+        ascending = slots.size < 2 or not np.count_nonzero(slots[1:] <= slots[:-1])
+        if not ascending or np.count_nonzero(known) != known.size:
+            check_agent_ids(self.name, *batch)  # a repeated id is named first
         if np.count_nonzero(known) != known.size:
             raise SpecError(
                 f"{self.adapter}: behavior {self.name!r} has agent ids "
                 f"{agent_ids[~known].tolist()} that were not there at reset "
                 f"(slots hold {self.ids.tolist()}); vector adapters need a fixed set of agents"
             )
-        return _read_only(slots)
+        return _read_only(slots), ascending
 
     def _absorb(
         self, decision: DecisionSteps, slots: np.ndarray, terminal: TerminalSteps | None
@@ -309,35 +323,46 @@ class BehaviorSlots(AgentSlots):
         ``terminal`` agents ended. A slot reports what it earned since it last reported."""
         n = self.num_slots
         every = slots is self._every
-        carry = self.carry
+        carry, carrying = self.carry, self._carrying
         if terminal is not None:
-            ended = self._locate(terminal.agent_id, terminal=True)
-            earned = carry[ended]  # the ending episodes' carry (a gathered copy)
-            carry[ended] = 0.0
+            ended, ascending = self._locate(terminal.agent_id, terminal=True)
+            if carrying:
+                earned = carry[ended]  # the ending episodes' carry (a gathered copy)
+                carry[ended] = 0.0
         if every:
-            reward = np.add(decision.reward, carry, dtype=np.float32)
+            if carrying:
+                reward = np.add(decision.reward, carry, dtype=np.float32)
+                carry.fill(0.0)
+                self._carrying = False
+            else:
+                reward = np.array(decision.reward, dtype=np.float32)
             group_reward = np.array(decision.group_reward, dtype=np.float32)
-            carry.fill(0.0)
         else:
             reward = np.zeros(n, dtype=np.float32)
             group_reward = np.zeros(n, dtype=np.float32)
             reward[slots] = decision.reward
-            reward[slots] += carry[slots]
+            if carrying:
+                reward[slots] += carry[slots]
+                carry[slots] = 0.0
             group_reward[slots] = decision.group_reward
-            carry[slots] = 0.0
-        flags = np.zeros((2, n), dtype=bool)  # terminated, truncated
+        terminated, truncated = np.zeros((2, n), dtype=bool)
         final_slots, final_obs = _NO_SLOTS, None
         if terminal is not None:
-            # A restarted slot's decision reward (its carry was taken out above) belongs to
-            # its next episode; the ending one reports its terminal reward and carry.
-            carry[ended] = reward[ended]
-            reward[ended] = np.add(terminal.reward, earned, dtype=np.float32)
+            # A restarted slot's decision reward (0 for one not restarted) belongs to its
+            # next episode; the ending one reports its terminal reward and carry.
+            kept = reward[ended]
+            if np.count_nonzero(kept):
+                carry[ended] = kept
+                self._carrying = True
+            reward[ended] = terminal.reward
+            if carrying:
+                reward[ended] += earned
             group_reward[ended] = terminal.group_reward
             interrupted = np.asarray(terminal.interrupted, dtype=bool)
-            flags[1, ended] = interrupted
-            flags[0, ended] = ~interrupted
+            truncated[ended] = interrupted
+            terminated[ended] = ~interrupted
             final_slots, order = ended, None
-            if ended.size > 1 and np.count_nonzero(ended[1:] <= ended[:-1]):
+            if not ascending:
                 order = np.argsort(ended, kind="stable")
                 final_slots = ended[order]
             final_obs = self.obs_layout.convert(terminal.obs, order)
@@ -359,7 +384,7 @@ class BehaviorSlots(AgentSlots):
         ids = decision.agent_id
         self._last_ids = (ids.dtype, ids.tobytes()) if len(ids) else (None, b"")
         return tuple.__new__(SlotStep, (
-            reward, flags[0], flags[1], self.decided.copy(), final_slots, final_obs,
+            reward, terminated, truncated, self.decided.copy(), final_slots, final_obs,
             group_reward,
         ))  # fmt: skip
 

@@ -127,7 +127,7 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
             "render_fps": core_metadata.get("render_fps", 30),
         }
         self.render_mode = options.render_mode
-        self._all_slots = np.ones(n, dtype=bool)
+        self._all_slots = np.ones((4, n), dtype=bool)  # one copy makes the four info masks
 
     # ------------------------------------------------------------------ Gymnasium API
 
@@ -189,18 +189,19 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
     # ------------------------------------------------------------------ internals
 
     def _info(self, decided: np.ndarray, group_reward: np.ndarray) -> dict[str, Any]:
-        slots, every = self._slots, self._all_slots
+        slots = self._slots
+        every = self._all_slots.copy()
         info = {
             "decided": decided,
-            "_decided": every.copy(),
+            "_decided": every[0],
             "group_id": slots.group_id.copy(),
-            "_group_id": every.copy(),
+            "_group_id": every[1],
             "group_reward": group_reward,
-            "_group_reward": every.copy(),
+            "_group_reward": every[2],
         }
         if self._has_mask:
             info["action_mask"] = slots.mask.copy()
-            info["_action_mask"] = every.copy()
+            info["_action_mask"] = every[3]
         return info
 
     def _add_final(self, info: dict[str, Any], out: SlotStep) -> None:
@@ -211,10 +212,11 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
         # construction (strict=True costs a microsecond).
         for slot, obs in zip(done.tolist(), out.final_observations(), strict=False):
             final_obs[slot] = obs
-        # Every slot that ended is either terminated or truncated, and no other slot is.
-        mask = out.terminated | out.truncated
-        # Integer ids times the mask are the masked copy, in one array operation.
-        group_id = self._slots.group_id * mask
+        # The slots that ended (each is either terminated or truncated) carry the final keys.
+        mask = np.zeros(n, dtype=bool)
+        mask[done] = True
+        group_id = np.zeros(n, dtype=np.int64)
+        group_id[done] = self._slots.group_id[done]
         group_reward = np.zeros(n, dtype=np.float32)
         group_reward[done] = out.group_reward[done]
         info["final_obs"], info["_final_obs"] = final_obs, mask
