@@ -390,16 +390,12 @@ class BehaviorSlots(AgentSlots):
 
 
 class SlotAdapter(EngineMembers):
-    """The members ``GymEnv``, ``BehaviorVectorEnv`` and ``SB3VecEnv`` share (a mixin).
-
-    A front end calls :meth:`_open_slots` in its constructor, resets through
-    :meth:`_guarded_reset` (implementing :meth:`_restart`) and closes the core with
-    :meth:`_close_core`. ``action_masks()`` is one rule for all three: the current masks
-    (int8, 1 = allowed, one row per slot) or a ``SpecError`` for a behaviour without
-    discrete actions.
-    """
+    """The members ``GymEnv``, ``BehaviorVectorEnv`` and ``SB3VecEnv`` share (a mixin): a
+    front end calls :meth:`_open_slots` in its constructor, implements :meth:`_restart` and
+    closes the core with :meth:`_close_core`."""
 
     _slots: BehaviorSlots
+    _engine: BehaviorSlots
     _closed: bool = False
     #: The options the adapter was built with.
     options: SlotOptions
@@ -407,7 +403,7 @@ class SlotAdapter(EngineMembers):
     def _open_slots(self, env: BaseEnvLike, options: SlotOptions) -> BehaviorSlots:
         """The engine over ``env``, its slots counted (the core is reset once to count them)."""
         self.options = options
-        self._slots = slots = BehaviorSlots(
+        self._slots = self._engine = slots = BehaviorSlots(
             env, options.behavior_name, layout=options, adapter=type(self).__name__
         )
         slots.reset()
@@ -450,10 +446,6 @@ class SlotAdapter(EngineMembers):
     def agent_ids(self) -> np.ndarray:
         """The agent id each slot holds (ascending), as a fresh array."""
         return self._slots.ids.copy()
-
-    @property
-    def _engine(self) -> BehaviorSlots:
-        return self._slots
 
     @property
     def closed(self) -> bool:
