@@ -380,9 +380,10 @@ class BehaviorSlots(AgentSlots):
             self.episode_over[slots] = False
             if slots.size:
                 self._take_decisions(slots, decision, None, slots.size)
-        self._decision_slots = slots
-        ids = decision.agent_id
-        self._last_ids = (ids.dtype, ids.tobytes()) if len(ids) else (None, b"")
+        if slots is not self._decision_slots:  # the same slots: the same ids (the fast path)
+            self._decision_slots = slots
+            ids = decision.agent_id
+            self._last_ids = (ids.dtype, ids.tobytes()) if len(ids) else (None, b"")
         return tuple.__new__(SlotStep, (
             reward, terminated, truncated, self.decided.copy(), final_slots, final_obs,
             group_reward,
