@@ -36,7 +36,6 @@ __all__ = ["CorePool", "registry_core", "unity_instance"]
 #: This process's id, kept current across os.fork() (a pool compares it on every call).
 _PID = [os.getpid()]
 os.register_at_fork(after_in_child=lambda: _PID.__setitem__(0, os.getpid()))
-_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 
 
 def _shutdown(workers: Workers, owner: int) -> None:
@@ -187,13 +186,9 @@ class CorePool(BaseEnv):
             self._check_ready()
         self._guard.enter("step")
         workers = self._workers
-        try:
-            if workers.alone is not None:
-                incoming = workers.run_alone(shm.STEP, None)
-            elif self.mode == "sync":
-                incoming = workers.run(shm.STEP)
-            else:
-                incoming = workers.run(shm.STEP, ~(workers.running | workers.fresh))
+        try:  # async: the idle cores (a pool of one in this process runs alone)
+            idle = None if self.mode == "sync" else ~(workers.running | workers.fresh)
+            incoming = workers.run(shm.STEP, idle)
         except BaseException as exc:
             self._guard.abort(exc)
             self._broke(exc)
@@ -296,8 +291,8 @@ class CorePool(BaseEnv):
         """The pool's id of agent ``core_agent_id`` of core ``index`` (``a * K + i``, int32)."""
         index, k = self._check_index(index), self.num_cores
         own = check_int(
-            core_agent_id, "core_agent_id", -((index - _INT32_MIN) // k),
-            maximum=(_INT32_MAX - index) // k, where=f"CorePool of {k} (pool ids are int32)",
+            core_agent_id, "core_agent_id", -((index - shm._INT32_MIN) // k),
+            maximum=(shm._INT32_MAX - index) // k, where=f"CorePool of {k} (pool ids are int32)",
         )  # fmt: skip
         return own * k + index
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from zooport.envs.side_channel.incoming_message import IncomingMessage
 from zooport.envs.side_channel.side_channel import SideChannel
@@ -53,23 +52,20 @@ class PoolChannels:
         ]
         self._pending = [bytearray() for _ in range(k)]
 
-    def gather(self) -> None:
-        """Adds what the pool's and each core's channels queued to each core's outbox."""
+    def gather(self) -> bool:
+        """Adds what the pool's and each core's channels queued to each core's outbox; False
+        when the pool has no channels."""
         if self.any:
             shared = self._managers[0].generate_side_channel_messages()
             for pending, manager in zip(self._pending, self._managers[1:], strict=True):
                 pending += shared + manager.generate_side_channel_messages()
+        return self.any
 
     def take(self, index: int) -> bytes:
         """Core ``index``'s outbox, emptied: the bytes to send with its next command."""
         data = bytes(self._pending[index])
         self._pending[index].clear()
         return data
-
-    def frames(self, index: int) -> Any:
-        """Gathers, then takes core ``index``'s outbox as ``(channel id, payload)`` frames."""
-        self.gather()
-        return _parse_frames(self.take(index)) if self.any else ()
 
     def deliver(self, incoming: Iterable[tuple[int, bytes]]) -> None:
         """Hands what each core sent (``(index, bytes)``) to the channels; every message is

@@ -146,8 +146,7 @@ class Workers:
             self.running |= started
             local = local if start[0] else None
         sides = None
-        if channels.any:
-            channels.gather()
+        if channels.gather():
             sides = {i: channels.take(i) for i in np.arange(self.k)[which].tolist()}
         self.command(command, which, None if seeds is None else seeds[which], sides)
         requests: dict[int, Any] = {}
@@ -181,9 +180,7 @@ class Workers:
         runner, channels = self.local, self.channels
         assert runner is not None and self.alone is not None  # noqa: S101  # internal invariant
         try:
-            if channels.any:
-                for channel_id, payload in channels.frames(0):
-                    runner.relays[channel_id].message_queue.append(payload)
+            runner.relay_in(channels.take(0) if channels.gather() else b"")
             if command == shm.STEP:
                 self.alone.step()
             else:
@@ -229,14 +226,11 @@ class Workers:
 
     def _incoming(self, ready: np.ndarray) -> list[Any]:
         """``(core, side-channel bytes)`` of the cores that answered a step or reset."""
-        if not self.channels.any:
-            return []
-        return [(i, self.local_side if i == 0 and self.local else self._side_out(i))
-                for i in np.flatnonzero(ready).tolist()]  # fmt: skip
-
-    def _side_out(self, i: int) -> bytes:
-        data = self.control.get(shm.SIDE_OUT, i)
-        return self.receive(i)[1] if data is None else data  # None: it did not fit
+        incoming = []
+        for i in np.flatnonzero(ready).tolist() if self.channels.any else ():
+            data = self.local_side if i == 0 and self.local else self.control.get(shm.SIDE_OUT, i)
+            incoming.append((i, self.receive(i)[1] if data is None else data))  # None: too big
+        return incoming
 
     def ask(self, command: int) -> dict[int, Any]:
         """Every core's answer to RENDER or STATE (the cores are idle)."""
@@ -378,10 +372,8 @@ class Workers:
     def _layout(self, name: str, observations: Any) -> BehaviorLayout:
         if name in self.rows:
             return self.rows[name].layout
-        action, branches = (
-            self.specs[name].action_spec,
-            self.specs[name].action_spec.discrete_branches,
-        )
+        action = self.specs[name].action_spec
+        branches = action.discrete_branches
         return BehaviorLayout(name, (shm.MIN_ROWS,) * self.k, observations, action.continuous_size,
                               len(branches), int(sum(branches)))  # fmt: skip
 

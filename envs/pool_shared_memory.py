@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass, replace
 from multiprocessing import shared_memory
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -100,9 +100,17 @@ class BehaviorLayout:
     mask_width: int
 
     @staticmethod
-    def signature(batch: Any) -> tuple[tuple[tuple[int, ...], str], ...]:
-        """``(row shape, dtype str)`` of each observation of a DecisionSteps or TerminalSteps."""
-        return tuple((a.shape[1:], a.dtype.str) for a in map(np.asarray, batch.obs))
+    def signature(*batches: Any) -> tuple[tuple[tuple[int, ...], str], ...]:
+        """``(row shape, dtype str)`` of each observation of the DecisionSteps (then
+        TerminalSteps) with rows, else of the first; the two must agree."""
+        found = [tuple((a.shape[1:], a.dtype.str) for a in map(np.asarray, b.obs)) for b in batches]
+        rows = [sig for sig, batch in zip(found, batches, strict=True) if len(batch)]
+        if len(rows) > 1 and rows[0] != rows[1]:
+            raise SpecError(
+                f"the DecisionSteps observations (row shape, dtype) {list(rows[0])} differ from "
+                f"the TerminalSteps' {list(rows[1])}"
+            )
+        return (rows or found)[0]
 
     def holds(self, index: int, batch: Any) -> bool:
         """Whether core ``index``'s batch fits its range as it is (an empty one always does)."""
@@ -146,19 +154,9 @@ class BehaviorLayout:
 class Rows:
     """Views of one behaviour's segment, a field per attribute (``d_obs``, ``t_obs``: lists)."""
 
-    counts: np.ndarray
-    d_reward: np.ndarray
-    d_id: np.ndarray
-    d_group: np.ndarray
-    d_group_reward: np.ndarray
-    d_mask: np.ndarray
-    t_reward: np.ndarray
-    t_id: np.ndarray
-    t_group: np.ndarray
-    t_group_reward: np.ndarray
-    t_interrupted: np.ndarray
-    continuous: np.ndarray
-    discrete: np.ndarray
+    if TYPE_CHECKING:  # the fields of BehaviorLayout.fields(), set in __init__
+
+        def __getattr__(self, field: str) -> np.ndarray: ...
 
     def __init__(self, memory: shared_memory.SharedMemory, layout: BehaviorLayout) -> None:
         self.memory, self.layout = memory, layout

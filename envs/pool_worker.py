@@ -10,6 +10,7 @@ import contextlib
 import os
 import pickle
 import signal
+import sys
 import threading
 import time
 import traceback
@@ -30,7 +31,7 @@ from zooport.envs.side_channel.incoming_message import IncomingMessage
 from zooport.envs.side_channel.side_channel import SideChannel
 from zooport.envs.side_channel.side_channel_manager import _append_frame, _parse_frames
 from zooport.envs.steps import check_agent_ids
-from zooport.errors import CorePoolError, SpecError
+from zooport.errors import CorePoolError
 
 __all__ = ["CoreRunner", "run_worker", "pickle_factory", "core_description", "next_message"]
 
@@ -148,6 +149,11 @@ class CoreRunner:
                 name, ActionTuple._trusted(continuous, discrete)
             )
 
+    def relay_in(self, side: bytes) -> None:
+        """Queues the framed bytes the pool's channels sent on the core's relays."""
+        for channel_id, payload in _parse_frames(side) if side else ():
+            self.relays[channel_id].message_queue.append(payload)
+
     @property
     def label(self) -> str:
         return f"core {self.index} ({self.description['type']}, in this process)"
@@ -156,8 +162,7 @@ class CoreRunner:
         """Steps or resets the core; None when its rows fit the segments, else what does not
         fit, ``{behaviour: (rows, observation signature)}``."""
         core, i = self.core, self.index
-        for channel_id, payload in _parse_frames(side) if side else ():
-            self.relays[channel_id].message_queue.append(payload)
+        self.relay_in(side)
         if command == shm.STEP:
             for name, rows in self.segments.items():
                 n, start = int(rows.counts[i, shm.N_DECISION]), int(rows.start[i])
@@ -174,7 +179,10 @@ class CoreRunner:
             known = self.segments.get(name)
             if known is None or not (known.layout.holds(i, decision)
                                      and known.layout.holds(i, terminal)):  # fmt: skip
-                needs[name] = (max(len(decision), len(terminal)), _signature(decision, terminal))
+                needs[name] = (
+                    max(len(decision), len(terminal)),
+                    BehaviorLayout.signature(decision, terminal),
+                )
         if tuple(steps) != tuple(self.description["specs"]):  # a behaviour a Unity scene adds
             self.description = core_description(self.core)
             return needs
@@ -209,17 +217,6 @@ class CoreRunner:
         except (NotImplementedError, AttributeError) as exc:
             return ("frame", None, str(exc) or "it has no render()")
         return ("frame", None if frame is None else np.asarray(frame), "")
-
-
-def _signature(decision: Any, terminal: Any) -> Any:
-    """The observations' ``(row shape, dtype)`` (of the batch with rows), checked to agree."""
-    first, second = BehaviorLayout.signature(decision), BehaviorLayout.signature(terminal)
-    if len(decision) and len(terminal) and first != second:
-        raise SpecError(
-            f"the DecisionSteps observations (row shape, dtype) {list(first)} differ from the "
-            f"TerminalSteps' {list(second)}"
-        )
-    return first if len(decision) or not len(terminal) else second
 
 
 def _serve(runner: CoreRunner, control: Control, i: int, connection: Any, spin: float) -> None:
@@ -283,10 +280,6 @@ def _serve(runner: CoreRunner, control: Control, i: int, connection: Any, spin: 
             return
 
 
-def _exit_on_sigterm(signum: int, frame: Any) -> None:
-    raise SystemExit(0)
-
-
 def _watch_parent(parent: int) -> None:
     """Ends this worker once the pool's process is gone, even inside a hung step: SIGTERM
     to the main thread (it closes its core), then a hard exit after a grace period."""
@@ -303,7 +296,7 @@ def run_worker(
 ) -> None:  # fmt: skip
     """The worker process: builds the core, says ``ready``, serves commands until ``close``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # closes the core
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
     control = Control(Block(name=control_name), k, side_bytes)
     runner: CoreRunner | None = None
