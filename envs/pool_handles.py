@@ -428,11 +428,11 @@ class Workers:
             error.__cause__ = pickle.loads(info["pickled"]) if info.get("pickled") else None
         return error
 
-    def _local_error(self, command: int, exc: Exception) -> CorePoolError:
-        during = shm.COMMAND_NAMES[command]
-        return CorePoolError(
-            f"{self.label(0)} raised {type(exc).__name__} during {during}: {exc}", 0
-        )
+    def _local_error(self, command: int, exc: Exception, label: str = "") -> CorePoolError:
+        why = f"raised {type(exc).__name__} during {shm.COMMAND_NAMES[command]}: {exc}"
+        error = CorePoolError(f"{label or self.label(0)} {why}", 0)
+        error.__cause__ = exc
+        return error
 
     def _stop(self, i: int) -> None:
         """Stops a worker: SIGTERM (it closes its core), then SIGKILL."""
@@ -470,11 +470,7 @@ class Workers:
             try:
                 runner.core.close()
             except Exception as exc:
-                error = CorePoolError(
-                    f"{runner.label} raised {type(exc).__name__} during close: {exc}", 0
-                )
-                error.__cause__ = exc
-                errors.insert(0, error)
+                errors.insert(0, self._local_error(shm.CLOSE, exc, runner.label))
         for i in list(self.processes):  # one at a time: an interrupted close goes on here
             if self.processes[i].pid is not None:
                 self._stop(i)
