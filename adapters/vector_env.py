@@ -100,8 +100,12 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
         allow_multiple_obs: bool = False,
         render_mode: str | None = None,
     ) -> None:
-        options = SlotOptions(  # positional, in the order of the fields
-            uint8_visual, flatten_branched, allow_multiple_obs, behavior_name, render_mode
+        options = SlotOptions(
+            uint8_visual=uint8_visual,
+            flatten_branched=flatten_branched,
+            allow_multiple_obs=allow_multiple_obs,
+            behavior_name=behavior_name,
+            render_mode=render_mode,
         )
         check_render_mode(
             options.render_mode, RENDER_MODES, type(self).__name__, human=HUMAN_VIA_MAKE
