@@ -1,7 +1,7 @@
 """zooport.adapters: any BaseEnv as the API an RL library consumes (Gymnasium env, Gymnasium
 or SB3 vector env, PettingZoo Parallel/AEC env, task runners), one front-end module per API.
-Every public name loads on first use, so ``import zooport.adapters`` costs nothing and zooport
-works without stable-baselines3 (needed by ``SB3VecEnv`` only)."""
+Every public name loads on first use (as in ``gymnasium.wrappers``), so ``import
+zooport.adapters`` loads no adapter, and stable-baselines3 only with ``SB3VecEnv``."""
 
 from __future__ import annotations
 
@@ -31,9 +31,6 @@ __all__ = [
     "serve_mlagents",
 ]
 
-# Every public name -> the module that defines it, imported on first use (as Gymnasium's
-# ``gymnasium.wrappers`` does): ``import zooport.adapters`` loads no adapter, and
-# stable-baselines3, an optional dependency, only with ``SB3VecEnv``.
 __getattr__, __dir__ = lazy_attributes(
     __name__,
     {

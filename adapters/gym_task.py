@@ -27,12 +27,10 @@ TRANSFORM_ARGUMENTS = ("state", "action", "reward", "terminated", "truncated", "
 
 
 def _arguments(function: Callable[..., Any], role: str) -> tuple[bool, tuple[str, ...]]:
-    """How a transform is called: (the state goes first by position, the names it declares
-    among :data:`TRANSFORM_ARGUMENTS`, passed by name).
-
-    A ``state_transform`` gets the state first, as ai-traineree calls it, when its first
-    parameter is positional and named otherwise (``lambda s: s / 255``) or its signature
-    cannot be read (``max``)."""
+    """(the state goes first by position, the names among :data:`TRANSFORM_ARGUMENTS` it
+    takes by name). A ``state_transform`` gets the state first, as ai-traineree calls it, when
+    its first parameter is positional and named otherwise (``lambda s: s / 255``) or its
+    signature cannot be read (``max``)."""
     if not callable(function):
         raise ArgumentTypeError(
             f"Expected {role} to be callable, actually: {type(function).__name__}"
@@ -73,7 +71,7 @@ def _arguments(function: Callable[..., Any], role: str) -> tuple[bool, tuple[str
 
 
 def _space_of(value: Any, role: str) -> spaces.Space:
-    """An unbounded space that holds ``value`` (for a transformed observation)."""
+    """An unbounded space that holds a transformed observation."""
     if isinstance(value, Mapping):
         return spaces.Dict({key: _space_of(item, role) for key, item in value.items()})
     array = np.asarray(value)
@@ -101,10 +99,8 @@ def _stacked_space(space: spaces.Space, n: int) -> spaces.Space:
 
 
 def _discrete_action(action: Any) -> Any:
-    """ai-traineree's ``int(action)`` on a ``Discrete`` task: a float, or a one-element array
-    (``array([3])``, a tensor) as its agents hand actions over, becomes the int ``int()``
-    gives. What ``int()`` cannot cast (NaN, an infinity) goes on unchanged, for the env to
-    judge."""
+    """ai-traineree's ``int(action)`` on a ``Discrete`` task, for a float or a one-element
+    array (a tensor); what ``int()`` cannot cast (NaN, an infinity) goes on for the env to judge."""
     if isinstance(action, (int, np.integer)):
         return action
     if isinstance(action, (float, np.floating)) or hasattr(action, "__array__"):
@@ -118,9 +114,8 @@ def _discrete_action(action: Any) -> Any:
 
 
 def _make(env_id: str, can_render: bool, make_kwargs: dict[str, Any]) -> gym.Env:
-    """``gym.make`` with ``render_mode="rgb_array"`` where rendering is asked for and no mode is
-    given; an env that refuses it (zooport's over a core without pictures, one that takes no
-    ``render_mode``) is made without, as ai-traineree does."""
+    """``gym.make``, with ``render_mode="rgb_array"`` where rendering is asked for and no mode is
+    given, unless the env refuses it (as ai-traineree does)."""
     if can_render and "render_mode" not in make_kwargs:
         try:
             return gym.make(env_id, render_mode="rgb_array", **make_kwargs)
@@ -130,7 +125,7 @@ def _make(env_id: str, can_render: bool, make_kwargs: dict[str, Any]) -> gym.Env
 
 
 def _default_noop(space: spaces.Space) -> Any:
-    """0 for discrete spaces, zeros for boxes; None where zero is not an action."""
+    """The lowest discrete action, zeros for boxes; None where that is not an action."""
     if isinstance(space, spaces.Dict):
         parts = {key: _default_noop(sub) for key, sub in space.spaces.items()}
         return None if any(v is None for v in parts.values()) else parts
@@ -145,7 +140,6 @@ def _default_noop(space: spaces.Space) -> Any:
 
 
 def _reset_values(obs: Any, info: dict[str, Any]) -> dict[str, Any]:
-    """What the transforms see at reset: no action, reward 0.0 and false flags."""
     return {
         "state": obs, "action": None, "reward": 0.0, "terminated": False, "truncated": False,
         "done": False, "info": info,
@@ -161,7 +155,7 @@ class _Frames:
         self.buffers = {k: np.zeros((n, *(sub.shape or ())), sub.dtype) for k, sub in parts.items()}
 
     def add(self, frame: Any, fill: bool) -> Any:
-        """The stack after ``frame`` (every frame of it, when ``fill``), as fresh arrays."""
+        """The stack after ``frame`` (in every place, when ``fill``), as fresh arrays."""
         for key, array in self.buffers.items():
             part = frame[key] if self.keyed else frame
             if fill:
@@ -176,41 +170,35 @@ class _Frames:
 class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
     """A task on a Gymnasium environment: transforms, stacked frames and random starts.
 
-    ``state_transform`` and ``reward_transform`` are called with the arguments they declare,
-    by name, among ``state, action, reward, terminated, truncated, done, info`` (``**kwargs``:
-    all), on the wrapped env's own values (at reset: ``action=None``, ``reward=0.0``, false
-    flags); a ``state_transform`` whose first parameter is positional and named otherwise
-    (``lambda s: s / 255``) gets the state first, as ai-traineree calls it. ``reset()`` and
-    ``step()`` keep the Gymnasium API (see "Coming from ai-traineree"). On a ``Discrete``
-    task an action is cast with ``int()``, as ai-traineree does.
+    ``env`` to ``skip_start_frames`` may be given by position, in ai-traineree's order; on a
+    ``Discrete`` task an action is cast with ``int()``, as ai-traineree does.
 
     Args:
         env: a Gymnasium id (made with ``gym.make(env, **make_kwargs)``) or an env.
-        state_transform: returns the observation the agent sees.
+        state_transform: returns the observation the agent sees. Both transforms get the
+            arguments they declare, by name, among ``state, action, reward, terminated,
+            truncated, done, info`` (``**kwargs``: all; at reset ``action=None``,
+            ``reward=0.0``, false flags); a first parameter that is positional and named
+            otherwise (``lambda s: s / 255``) gets the state, as ai-traineree calls it.
         reward_transform: returns the reward the agent gets.
-        can_render: ``render()`` returns the wrapped env's frames. An id is made with
-            ``render_mode="rgb_array"`` unless ``make_kwargs`` names one (and without it
-            where the env refuses it, as ai-traineree does); an env made without a render
-            mode renders nothing (``can_render`` is then False).
-        stack_frames: observations are the last ``stack_frames`` (transformed) frames,
-            stacked on a new first axis, oldest first; reset fills every frame with the
-            first observation of the episode.
-        skip_start_frames: each reset takes a random number of ``noop_action`` steps, drawn
-            uniformly in ``[0, skip_start_frames]`` from this wrapper's generator, which
-            ``reset(seed=...)`` reseeds. An episode that ends meanwhile is reset again
-            (without a seed) and the skipping stops.
+        can_render: ``render()`` returns the wrapped env's frames; an id is made with
+            ``render_mode="rgb_array"`` unless ``make_kwargs`` names one or the env refuses
+            it. Without a render mode, ``can_render`` is False.
+        stack_frames: observations are the last ``stack_frames`` frames on a new first axis,
+            oldest first; reset fills every frame with the episode's first observation.
+        skip_start_frames: each reset takes a random number of ``noop_action`` steps in
+            ``[0, skip_start_frames]``, drawn from a generator that ``reset(seed=...)``
+            reseeds; an episode that ends meanwhile is reset again (without a seed).
         observation_space: the space of ``state_transform``'s results; by default an
             unbounded ``Box`` (or ``Dict`` of them) of what it returns for a sample.
-        noop_action: the action skipped steps take (default: 0, or zeros).
+        noop_action: the action skipped steps take (default: the lowest action, or zeros).
         video_episode_trigger: record every ``n``-th episode (0, n, 2n, ...) with
-            Gymnasium's ``RecordVideo`` (which needs moviepy), as ai-traineree does.
+            Gymnasium's ``RecordVideo`` (which needs moviepy).
         video_folder: where the videos go (ai-traineree's default, ``"videos"``).
         **make_kwargs: ``gym.make`` keywords, only when ``env`` is an id.
 
-    ``env`` to ``skip_start_frames`` may be given by position, in ai-traineree's order.
-
     Attributes:
-        name: the env id it was made from; for an instance, its ``spec.id``, or ``"custom"``.
+        name: the env id; for an instance, its ``spec.id``, or ``"custom"``.
 
     Example:
         >>> task = GymTask("CartPole-v1", stack_frames=3,
@@ -225,8 +213,6 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         ((3, 4), 1.0)
         >>> task.name, task.obs_size, task.action_size, task.is_discrete
         ('CartPole-v1', 12, 2, True)
-        >>> task.obs_space.shape, task.actual_obs_shape
-        ((3, 4), (3, 4))
     """
 
     def __init__(
@@ -338,15 +324,12 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         self._next_seed: int | None = None
         self._guard = StepGuard(type(self).__name__)
 
-    # ------------------------------------------------------------------ Gymnasium API
-
     @override
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
-        """Resets the env, takes the random no-op start, fills the frame stack.
-
-        Without a ``seed``, the one given to :meth:`seed` since the last reset is used."""
+        """Resets the env, takes the random no-op start, fills the frame stack; without a
+        ``seed``, the one given to :meth:`seed` since the last reset is used."""
         seed = check_seed(seed, "GymTask.reset")  # a bad seed raises, changing nothing
         guard = self._guard
         with guard.call("reset"):
@@ -371,9 +354,9 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         """Steps the env; returns the transformed (and stacked) observation and reward.
 
-        A transform that raises loses the step the env took: later steps raise
-        :class:`~zooport.errors.EnvNotResetError` naming the error until ``reset()``. A step
-        or reset entered while another runs raises :class:`~zooport.errors.ReentrantCallError`."""
+        After a transform raises, steps raise :class:`~zooport.errors.EnvNotResetError` naming
+        the error until ``reset()``; a step or reset entered while another runs raises
+        :class:`~zooport.errors.ReentrantCallError`."""
         guard = self._guard
         with guard.call("step"):
             if self._cast_action:
@@ -407,16 +390,14 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         """True when ``render()`` returns the wrapped env's frames."""
         return self._can_render
 
-    # ------------------------------------------------------------------ ai-traineree's API
-
     def seed(self, seed: int | None = None) -> None:
         """Seeds the next ``reset()`` (ai-traineree's call; ``reset(seed=...)`` does the same)."""
         self._next_seed = check_seed(seed, "GymTask.seed")
 
     @property
     def obs_size(self) -> int:
-        """The number of values of one observation (after the transform and stacking); a
-        ``SpecError`` for a space with no flat size (a ``Dict``)."""
+        """The number of values of one observation as the agent sees it (a ``SpecError`` for a
+        ``Dict``)."""
         return task_api.observation_size(self.observation_space)
 
     @property
@@ -431,14 +412,12 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
 
     @property
     def obs_space(self) -> task_api.DataSpace:
-        """ai-traineree's ``DataSpace`` of the observations the agent sees (transformed and
-        stacked), for ``Agent(task.obs_space, ...)``."""
+        """ai-traineree's ``DataSpace`` of the observations the agent sees."""
         return task_api.DataSpace.from_gym_space(self.observation_space)
 
     @property
     def actual_obs_shape(self) -> tuple[int, ...]:
-        """The shape of one observation as ``reset()`` and ``step()`` return it (read from the
-        observation space: ai-traineree's reset the env to find it)."""
+        """The shape of one observation as ``reset()`` and ``step()`` return it."""
         shape = task_api.policy_part(self.observation_space).shape
         if shape is None:
             raise SpecError(
@@ -452,10 +431,7 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         """The number of values of one observation, ``prod(actual_obs_shape)``."""
         return int(np.prod(self.actual_obs_shape, dtype=np.int64))
 
-    # ------------------------------------------------------------------ internals
-
     def _transform_state(self, values: dict[str, Any]) -> Any:
-        """``state_transform`` of a step's (or reset's) ``values``."""
         if self._state_transform is None:
             return values["state"]
         named = {k: values[k] for k in self._state_args}

@@ -35,15 +35,9 @@ __all__ = ["Transition", "MultiAgentTask", "MultiAgentUnityTask"]
 
 
 class Transition(NamedTuple):
-    """One agent's outcome of a step, in the seed's 4-tuple order.
-
-    Attributes:
-        obs: the agent's observation after the step.
-        reward: what the step earned the agent.
-        done: True when the agent's episode ended (terminated or truncated).
-        info: the adapter's info, plus ``"terminated"`` and ``"truncated"`` (bools), so that
-            a truncated agent can still be bootstrapped.
-    """
+    """One agent's ``(obs, reward, done, info)`` after a step; ``done`` is terminated or
+    truncated, and ``info`` holds ``"terminated"`` and ``"truncated"`` (so that a truncated
+    agent can still be bootstrapped)."""
 
     obs: Any
     reward: float
@@ -56,29 +50,19 @@ class MultiAgentTask(DriverControls):
     """Every agent of every behaviour of a core, as a task for multi-agent runners.
 
     ``step(action, agent_id)`` records one live agent's action and returns None until the
-    last live agent of the cycle acts; then the core steps once (one ``set_actions`` per
-    behaviour) and that agent's :class:`Transition` is returned, the others' in
-    :meth:`last`. ``step_all(actions)`` is the whole cycle in one call (ai-traineree's
-    ``MultiAgentEnvRunner`` needs it: ``step_all(dict(enumerate(actions)))`` then
-    ``last(i)``). The episode is the PettingZoo adapters' (it ends by ``termination_mode``
-    or ``max_cycles``, then ``step`` raises :class:`~zooport.EnvNotResetError` until
-    ``reset()``); an int ``agent_id`` is a position in ``possible_agents``. Neither
-    thread-safe nor re-entrant (:class:`~zooport.errors.ReentrantCallError`).
+    cycle's last live agent acts; then the core steps once and that agent's
+    :class:`Transition` is returned, the others' in :meth:`last`. ``step_all(actions)`` is
+    the whole cycle in one call. The episode is the PettingZoo adapters' (it ends by
+    ``termination_mode`` or ``max_cycles``; then ``step`` raises
+    :class:`~zooport.EnvNotResetError` until ``reset()``); an int ``agent_id`` is a position
+    in ``possible_agents``. Neither thread-safe nor re-entrant.
 
-    Args:
-        env: any BaseEnv; the task owns it (``close()`` closes it). One with no behaviours
-            yet (a Unity scene whose agents have not requested a decision) is stepped once
-            first, as ML-Agents' wrappers do.
-
-    The other options are the PettingZoo adapters' (documented on
+    ``env`` is any BaseEnv, which the task owns (also as ``core``). The other
+    options are the PettingZoo adapters' (see
     :class:`~zooport.adapters.pettingzoo_common.PettingZooCommon`) but ``render_mode`` and
-    ``name``; ``termination_mode`` defaults to the seed's ``"any"``. ``uint8_visual``,
-    ``flatten_branched``, ``allow_multiple_obs`` and ``termination_mode`` may be given by
-    position, in the seed's order. With a
-    ``default_action``, ``step(None, agent_id)`` and agents left out of ``step_all`` take it.
-
-    Attributes:
-        env: the wrapped core (also ``core``).
+    ``name``; ``termination_mode`` defaults to the seed's ``"any"``, and it and the three
+    before it may be given by position, in the seed's order. With a ``default_action``,
+    ``step(None, agent_id)`` and agents left out of ``step_all`` take it.
 
     Example:
         >>> from zooport.envs.builtin.tag import Tag
@@ -124,7 +108,6 @@ class MultiAgentTask(DriverControls):
             agent_name=agent_name,
             stale_actions=stale_actions,
         )
-        #: The options the task was built with.
         self.options = options
         self._driver = MultiAgentDriver(env, options, adapter=type(self).__name__)
         self.core = self._driver.core
@@ -135,11 +118,9 @@ class MultiAgentTask(DriverControls):
         self._dones: dict[str, bool] = {}
         self._next_seed: int | None = None
 
-    # ------------------------------------------------------------------ agents, spaces
-
     @property
     def num_agents(self) -> int:
-        """``len(possible_agents)``: the seed runner's ``range(num_agents)`` covers them all."""
+        """``len(possible_agents)``."""
         return len(self.possible_agents)
 
     @property
@@ -154,11 +135,8 @@ class MultiAgentTask(DriverControls):
         return [a for a in self._driver.agents if a not in pending]
 
     def agent(self, agent_id: int | str) -> str:
-        """The name of ``agent_id`` (a position in ``possible_agents``, or a name).
-
-        Raises:
-            UnknownAgentError: no such position or name in the episode.
-        """
+        """The name of ``agent_id`` (a position in ``possible_agents``, or a name); an
+        ``UnknownAgentError`` for one not in the episode."""
         if isinstance(agent_id, str):
             if agent_id not in self._driver.agent_groups and not self._driver.possible_agents:
                 self._driver.discover()
@@ -182,30 +160,17 @@ class MultiAgentTask(DriverControls):
         )
 
     def agent_key(self, agent_id: int | str) -> AgentKey:
-        """The (behaviour, core agent id) an agent stands for.
-
-        Example:
-            >>> from zooport.envs.builtin.tag import Tag
-            >>> MultiAgentTask(Tag(seed=0)).agent_key(3)
-            AgentKey(behavior='Tagger?team=1', agent_id=3)
-        """
+        """The (behaviour, core agent id) an agent stands for."""
         return self._driver.names.lookup(self.agent(agent_id))
 
     def observation_space(self, agent_id: int | str) -> spaces.Space:
-        """The observation space of the agent's behaviour (one object per behaviour).
-
-        A name that is not an agent of the episode raises :class:`~zooport.UnknownAgentError`.
-        """
+        """The observation space of the agent's behaviour (one object per behaviour)."""
         name = agent_id if isinstance(agent_id, str) else self.agent(agent_id)
         return self._driver.group_of(name).observation_space
 
     @property
     def action_space(self) -> spaces.Space:
-        """The action space every behaviour shares, as ai-traineree's task has one.
-
-        Raises:
-            SpecError: behaviours with different action spaces (read ``action_spaces``).
-        """
+        """The action space every behaviour shares (a ``SpecError`` where they differ)."""
         groups = self._driver.groups
         first = groups[0].action_space
         if all(group.action_space == first for group in groups):
@@ -218,18 +183,8 @@ class MultiAgentTask(DriverControls):
 
     @property
     def obs_size(self) -> int:
-        """The number of values of one agent's observation (without an action mask in it),
-        the same for every behaviour.
-
-        Raises:
-            SpecError: behaviours of different sizes, or an observation with no flat size.
-
-        Example:
-            >>> from zooport.envs.builtin.ball_balance import BallBalance
-            >>> task = MultiAgentTask(BallBalance(n_agents=2, seed=0))
-            >>> task.obs_size, task.action_size
-            (8, 2)
-        """
+        """The number of values of one agent's observation (without an action mask), the same
+        for every behaviour (else a ``SpecError``)."""
         return task_api.one_size(
             {g.name: task_api.observation_size(g.observation_space) for g in self._driver.groups},
             "obs_size",
@@ -238,31 +193,21 @@ class MultiAgentTask(DriverControls):
 
     @property
     def action_size(self) -> int:
-        """``n`` of a ``Discrete`` action space, else the number of action values; the same
-        for every behaviour.
-
-        Raises:
-            SpecError: behaviours of different sizes, or a hybrid action space.
-        """
+        """``n`` of a ``Discrete`` action space, else the number of action values, the same for
+        every behaviour (else a ``SpecError``)."""
         return task_api.one_size(
             {g.name: task_api.action_size(g.action_space) for g in self._driver.groups},
             "action_size",
             type(self).__name__,
         )
 
-    # ------------------------------------------------------------------ options
-
     def seed(self, seed: int | None = None) -> None:
-        """Seeds the next ``reset()`` (the seed's API; ``reset(seed=...)`` does the same)."""
+        """Seeds the next ``reset()`` (as ``reset(seed=...)`` does)."""
         self._next_seed = check_seed(seed, f"{type(self).__name__}.seed")
 
     def reset(self, seed: int | None = None) -> list[Any]:
-        """Resets the core (reseeded with ``seed``) and starts an episode.
-
-        Returns:
-            The first observation of every agent, in ``possible_agents`` order (so
-            ``states[agent_id]`` is agent ``agent_id``'s).
-        """
+        """Resets the core (reseeded with ``seed``); returns every agent's first observation,
+        in ``possible_agents`` order."""
         if seed is None:
             seed, self._next_seed = self._next_seed, None
         observations, infos = self._driver.reset(seed)
@@ -275,23 +220,13 @@ class MultiAgentTask(DriverControls):
         return list(observations.values())
 
     def step(self, action: Any, agent_id: int | str) -> Transition | None:
-        """Records a live agent's action; the core steps once every live agent has acted.
+        """Records a live agent's action (None: its ``default_action``); the call that
+        completes the cycle steps the core and returns this agent's :class:`Transition`.
 
-        Args:
-            action: an action of the agent's action space (None: its ``default_action``).
-            agent_id: the agent: a position in ``possible_agents`` or a name.
-
-        Returns:
-            None until the cycle's last live agent acts (:attr:`waiting_for`), and for an
-            agent that finished earlier (its action ignored, counted in ``ignored_actions``).
-            The call that completes the cycle steps the core once and returns this agent's
-            :class:`Transition`; the others' are in :meth:`last`.
-
-        Raises:
-            ActionError: the agent has already acted in this cycle, has finished (with
-                ``stale_actions="raise"``), or its action does not fit (raised when the
-                cycle completes; the cycle then starts over: every agent acts again).
-            EnvNotResetError: before ``reset()`` or after the episode ended.
+        Returns None until then, and for an agent that finished earlier (its action ignored,
+        counted in ``ignored_actions``). An ``ActionError`` for an agent that has already
+        acted in this cycle, or a finished one with ``stale_actions="raise"``; an action that
+        does not fit raises when the cycle completes, and the cycle starts over.
         """
         self._check_running()
         if self._driver.guard.running:
@@ -321,17 +256,9 @@ class MultiAgentTask(DriverControls):
     def step_all(
         self, actions: Mapping[str, Any] | Mapping[int, Any] | Mapping[int | str, Any]
     ) -> dict[str, Transition]:
-        """Completes the cycle with ``actions`` for every live agent that has not yet acted.
-
-        Args:
-            actions: ``{agent_id: action}``, keys positions or names. With a
-                ``default_action``, agents left out take it. Actions for agents that
-                finished earlier in the episode are ignored unless ``stale_actions="raise"``.
-
-        Returns:
-            The :class:`Transition` of every agent that reports in the core step (every agent
-            live at its start, plus agents the core spawned), keyed by name.
-        """
+        """Completes the cycle with ``{agent_id: action}`` (positions or names) for the live
+        agents that have not yet acted; returns the :class:`Transition` of every agent that
+        reports in the core step, keyed by name."""
         self._check_running()
         if not isinstance(actions, Mapping):
             raise ActionError(
@@ -387,11 +314,8 @@ class MultiAgentTask(DriverControls):
         return transitions
 
     def last(self, agent_id: int | str) -> Transition:
-        """The agent's latest :class:`Transition`: of the last core step it reported in.
-
-        After ``reset()`` that is its first observation with reward 0; a finished agent keeps
-        its final one.
-        """
+        """The agent's :class:`Transition` of the last core step it reported in (after
+        ``reset()``, its first observation with reward 0)."""
         self._driver.check_open()
         agent = self.agent(agent_id)
         try:
@@ -412,25 +336,9 @@ class MultiAgentTask(DriverControls):
         return self._driver.episode_over
 
     def detect_game_over(self, terminations: Mapping[Any, Any] | Sequence[bool] | Any) -> bool:
-        """Whether the termination rule ends the episode, given which agents have finished.
-
-        Args:
-            terminations: one flag per agent, True where the agent has finished in this
-                episode: a mapping (its *values* are counted, e.g. :attr:`dones`) or a
-                sequence of bools. Agents of the episode it leaves out count as not finished.
-
-        Returns:
-            True when :func:`~zooport.adapters.termination.finished_needed` of the
-            episode's agents (``num_agents``, or more if more flags are given) have finished.
-
-        Example:
-            >>> from zooport.envs.builtin.tag import Tag
-            >>> task = MultiAgentTask(Tag(seed=0), termination_mode="majority")
-            >>> task.detect_game_over([True, True, False, False, False])
-            False
-            >>> task.detect_game_over({"runner_0": True, "runner_1": True, "tagger_3": True})
-            True
-        """
+        """Whether the termination rule ends the episode, given one flag per agent (a mapping,
+        whose values count, or a sequence), True where it has finished; agents left out count
+        as not finished."""
         if isinstance(terminations, Mapping):
             flags = [bool(v) for v in terminations.values()]
         else:
@@ -449,18 +357,9 @@ class MultiAgentTask(DriverControls):
                 "call reset()"
             )
 
-    # ------------------------------------------------------------------ render, close
-
     def render(self, mode: str = "rgb_array") -> np.ndarray | None:
-        """The latest visual observation, as ai-traineree's task renders.
-
-        That is the first 3-D observation in the first agent's latest transition that has
-        one (uint8 with ``uint8_visual``); without one, the core's picture as an (H, W, 3)
-        uint8 array, or None (with a warning) if it has none.
-
-        Raises:
-            ArgumentError: a mode other than ``"rgb_array"``.
-        """
+        """The first 3-D observation of the agents' latest transitions, as ai-traineree's task
+        renders; without one, the core's (H, W, 3) uint8 picture, or None with a warning."""
         if mode != "rgb_array":
             raise ArgumentError(f"Expect mode to be 'rgb_array', actually: {mode!r}")
         self._driver.check_open()
@@ -480,7 +379,6 @@ class MultiAgentTask(DriverControls):
 
 
 def _first_visual(obs: Any) -> np.ndarray | None:
-    """The first 3-D array in an observation (an array, or dicts and tuples of them)."""
     if isinstance(obs, Mapping):
         obs = list(obs.values())
     if isinstance(obs, (list, tuple)):

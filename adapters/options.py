@@ -1,7 +1,6 @@
-"""The adapters' options as frozen dataclasses: each front end takes them as keyword
-parameters and hands one of these to its engine, and the option splitters (``gym.make``,
-the PettingZoo entry points, ``zooport.make``) read their names. The engines check the
-values, where the message can name the adapter."""
+"""The adapters' options as frozen dataclasses: each front end takes them as keyword parameters
+and hands one to its engine; ``gym.make``, the PettingZoo entry points and ``zooport.make``
+split their keywords by these names."""
 
 from __future__ import annotations
 
@@ -39,13 +38,7 @@ class LayoutOptions:
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
-        """The option names, in declaration order.
-
-        Example:
-            >>> SlotOptions.names()
-            ('uint8_visual', 'flatten_branched', 'allow_multiple_obs', 'behavior_name',
-             'render_mode')
-        """
+        """The option names, in declaration order."""
         return tuple(f.name for f in dataclasses.fields(cls))
 
     @classmethod
@@ -56,7 +49,7 @@ class LayoutOptions:
 
 @dataclasses.dataclass(frozen=True)
 class SlotOptions(LayoutOptions):
-    """The options of the slot family (``BehaviorVectorEnv``, ``SB3VecEnv``)."""
+    """The options of ``BehaviorVectorEnv`` and ``SB3VecEnv``."""
 
     behavior_name: str | None = None
     render_mode: str | None = None
@@ -64,14 +57,14 @@ class SlotOptions(LayoutOptions):
 
 @dataclasses.dataclass(frozen=True)
 class GymOptions(SlotOptions):
-    """The options of ``GymEnv``: the slot family's, plus the action space's seed."""
+    """The options of ``GymEnv``."""
 
     action_space_seed: int | None = None
 
 
 @dataclasses.dataclass(frozen=True)
 class DriverOptions(LayoutOptions):
-    """The options of the driver family's engine (``MultiAgentDriver``, ``MultiAgentTask``)."""
+    """The options of ``MultiAgentDriver`` and ``MultiAgentTask``."""
 
     termination_mode: TerminationMode | str | float = "all"
     max_cycles: int | None = None
@@ -84,26 +77,24 @@ class DriverOptions(LayoutOptions):
 
 @dataclasses.dataclass(frozen=True)
 class PettingZooOptions(DriverOptions):
-    """The options of the PettingZoo adapters: the engine's, plus rendering and a name."""
+    """The options of the PettingZoo adapters."""
 
     render_mode: str | None = None
     name: str | None = None
 
 
 def listing_options(cls: _Class) -> _Class:
-    """A front end whose constructor, called with arguments it does not take, raises an
+    """A class whose constructor, given arguments it does not take, raises an
     :class:`~zooport.errors.ArgumentTypeError` (a ``TypeError``) listing its options.
 
     Example:
         >>> @listing_options
         ... class Probe:
         ...     def __init__(self, env, *, mode=None): ...
-        >>> try:
-        ...     Probe("core", mod=1)
-        ... except TypeError as error:
-        ...     print(type(error).__name__, error)
-        ArgumentTypeError Probe(): got an unexpected keyword argument 'mod'; it takes ['env']
-        and the options ['mode']
+        >>> Probe("core", mod=1)
+        Traceback (most recent call last):
+        ...
+        zooport.errors.ArgumentTypeError: Probe(): got an unexpected keyword argument 'mod'; ...
     """
     init = cls.__init__  # type: ignore[misc]  # the class's own constructor
     signature = inspect.signature(init)

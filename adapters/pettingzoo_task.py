@@ -19,10 +19,8 @@ __all__ = ["PettingZooTask"]
 
 
 def _is_parallel(env: Any) -> bool:
-    if isinstance(env, ParallelEnv):
-        return True
-    if isinstance(env, AECEnv):
-        return False
+    if isinstance(env, (ParallelEnv, AECEnv)):
+        return isinstance(env, ParallelEnv)
     # Duck typing for envs that subclass neither: only an AEC env selects an agent.
     if hasattr(env, "agent_selection") and callable(getattr(env, "last", None)):
         return False
@@ -33,9 +31,13 @@ def _is_parallel(env: Any) -> bool:
     )
 
 
-def _flagged(info: Mapping[str, Any] | None, terminated: bool, truncated: bool) -> dict[str, Any]:
-    """A copy of ``info`` with the flags added (the env's own dict is left alone)."""
-    return {**(info or {}), "terminated": terminated, "truncated": truncated}
+def _transition(
+    obs: Any, reward: Any, terminated: Any, truncated: Any, info: Mapping[str, Any] | None
+) -> Transition:
+    """A Transition whose info is a copy of ``info`` with the flags added."""
+    terminated, truncated = bool(terminated), bool(truncated)
+    flagged = {**(info or {}), "terminated": terminated, "truncated": truncated}
+    return Transition(obs, float(reward), terminated or truncated, flagged)
 
 
 class PettingZooTask:
@@ -48,21 +50,15 @@ class PettingZooTask:
     On a Parallel env ``step`` takes ``{agent: action}`` and returns a dict of transitions.
 
     Args:
-        env: an instance of a PettingZoo AEC or Parallel environment (wrapped or not). The
-            task does not copy it: ``task.env`` is that object. (A zooport adapter has
-            already stepped a core whose behaviours arrive late, a Unity scene, once.)
+        env: a PettingZoo AEC or Parallel env (wrapped or not), kept as ``task.env``.
 
     Attributes:
-        env: the wrapped environment, for direct access.
         name: ``"CUSTOM"``, as in ai-traineree.
         is_parallel: True for a Parallel env.
 
     Example:
         >>> from zooport.adapters.pettingzoo_envs import ball_balance_v0
-        >>> env = ball_balance_v0.env(seed=0, n_agents=2)
-        >>> task = PettingZooTask(env)
-        >>> task.env is env, task.name
-        (True, 'CUSTOM')
+        >>> task = PettingZooTask(ball_balance_v0.env(seed=0, n_agents=2))
         >>> states = task.reset(seed=0)
         >>> sorted(states), task.action_spaces["ballbalance_1"]
         (['ballbalance_0', 'ballbalance_1'], Box(-1.0, 1.0, (2,), float32))
@@ -82,11 +78,9 @@ class PettingZooTask:
         self._dones: dict[str, bool] = {}
         self._next_seed: int | None = None
 
-    # ------------------------------------------------------------------ agents, spaces
-
     @property
     def agents(self) -> list[str]:
-        """The env's current agents (a fresh list each call: agents leave and join)."""
+        """The env's current agents (a fresh list each call)."""
         return list(self.env.agents)
 
     @property
@@ -103,30 +97,28 @@ class PettingZooTask:
             return list(self.env.agents)
 
     def _spaces(self) -> dict[str, spaces.Space]:
-        env = self.env
-        return {agent: env.observation_space(agent) for agent in self.possible_agents}
+        return {agent: self.env.observation_space(agent) for agent in self.possible_agents}
 
     @property
     def observation_spaces(self) -> dict[str, spaces.Space]:
-        """Each agent's observation space; for ``{"observation", "action_mask"}`` Dict spaces
-        (PettingZoo's mask convention) the ``"observation"`` part, which a policy takes."""
-        return {agent: _observation_part(space) for agent, space in self._spaces().items()}
+        """Each agent's observation space; of a Dict with an ``"observation"`` (PettingZoo's
+        mask convention), that part, which a policy takes."""
+        return {
+            agent: space["observation"]
+            if isinstance(space, spaces.Dict) and "observation" in space.spaces
+            else space
+            for agent, space in self._spaces().items()
+        }
 
     @property
     def action_spaces(self) -> dict[str, spaces.Space]:
         """Each agent's action space."""
-        env = self.env
-        return {agent: env.action_space(agent) for agent in self.possible_agents}
+        return {agent: self.env.action_space(agent) for agent in self.possible_agents}
 
     @property
     def obs_size(self) -> int:
-        """The number of values of one agent's observation (without an action mask in it),
-        the same for every possible agent: a size, as ``GymTask.obs_size`` (ai-traineree's
-        was the first agent's shape: ``obs_size[0]`` becomes ``obs_size``).
-
-        Raises:
-            SpecError: agents of different sizes, or an observation with no flat size.
-        """
+        """The number of values of one agent's observation (without an action mask), the same
+        for every agent (ai-traineree's ``obs_size[0]``; a ``SpecError`` where they differ)."""
         return task_api.one_size(
             {a: task_api.observation_size(space) for a, space in self.observation_spaces.items()},
             "obs_size",
@@ -136,12 +128,7 @@ class PettingZooTask:
     @property
     def action_size(self) -> int:
         """``n`` of a ``Discrete`` action space, else the number of action values, the same for
-        every possible agent (ai-traineree's was the first agent's space: ``action_size.n``
-        becomes ``action_size``).
-
-        Raises:
-            SpecError: agents of different sizes, or an action space with no flat size.
-        """
+        every agent (ai-traineree's ``action_size.n``; a ``SpecError`` where they differ)."""
         return task_api.one_size(
             {a: task_api.action_size(space) for a, space in self.action_spaces.items()},
             "action_size",
@@ -157,8 +144,6 @@ class PettingZooTask:
             masks[agent] = space["action_mask"]
         return masks
 
-    # ------------------------------------------------------------------ episodes
-
     def seed(self, seed: int | None = None) -> None:
         """Seeds the next ``reset()`` (PettingZoo envs are seeded through ``reset``)."""
         self._next_seed = seed
@@ -173,7 +158,7 @@ class PettingZooTask:
         if self.is_parallel:
             observations, infos = env.reset(seed=seed, options=options)
             self._last = {
-                agent: Transition(obs, 0.0, False, _flagged(infos.get(agent), False, False))
+                agent: _transition(obs, 0.0, False, False, infos.get(agent))
                 for agent, obs in observations.items()
             }
             self._dones = dict.fromkeys(observations, False)
@@ -184,47 +169,32 @@ class PettingZooTask:
     def step(self, action: Any) -> Any:
         """One AEC turn, or one Parallel step.
 
-        Args:
-            action: AEC: the action of ``env.agent_selection`` (None for an agent that is
-                terminated or truncated; an action given instead goes to the env, which
-                zooport's AEC adapter ignores by default). Parallel: ``{agent: action}`` for
-                the live agents (actions for finished agents go to the env too; zooport's
-                Parallel adapter ignores them by default).
-
-        Returns:
-            AEC: the :class:`Transition` of the agent that acted (not the next agent's), or
-            None when the turn was a done agent's ``None`` step (the agent leaves; there is
-            no transition). Parallel: ``{agent: Transition}`` for every reporting agent.
+        AEC: ``action`` is ``env.agent_selection``'s (None for a finished agent); returns the
+        :class:`Transition` of the agent that acted, or None after a finished agent's None
+        step. Parallel: ``action`` is ``{agent: action}``; returns ``{agent: Transition}`` for
+        every reporting agent. Actions for finished agents go to the env (zooport's adapters
+        ignore them by default).
         """
         env = self.env
         if self.is_parallel:
             observations, rewards, terminations, truncations, infos = env.step(action)
-            transitions = {}
-            for agent, obs in observations.items():
-                terminated = bool(terminations.get(agent, False))
-                truncated = bool(truncations.get(agent, False))
-                transitions[agent] = Transition(
+            transitions = {
+                agent: _transition(
                     obs,
-                    float(rewards.get(agent, 0.0)),
-                    terminated or truncated,
-                    _flagged(infos.get(agent), terminated, truncated),
+                    rewards.get(agent, 0.0),
+                    terminations.get(agent, False),
+                    truncations.get(agent, False),
+                    infos.get(agent),
                 )
+                for agent, obs in observations.items()
+            }
             self._last.update(transitions)
             self._dones = {agent: t.done for agent, t in transitions.items()}
             return transitions
         agent = env.agent_selection
         was_done = env.terminations[agent] or env.truncations[agent]
         env.step(action)
-        if was_done:
-            return None
-        terminated = bool(env.terminations.get(agent, False))
-        truncated = bool(env.truncations.get(agent, False))
-        return Transition(
-            env.observe(agent),
-            float(env.rewards.get(agent, 0.0)),
-            terminated or truncated,
-            _flagged(env.infos.get(agent), terminated, truncated),
-        )
+        return None if was_done else self._aec_last(agent, env.rewards)
 
     def last(self, agent: str | None = None) -> Transition:
         """An agent's latest data as a :class:`Transition`.
@@ -245,20 +215,21 @@ class PettingZooTask:
                 ) from None
         if agent is None:
             obs, reward, terminated, truncated, info = env.last()
-            return Transition(
-                obs, float(reward), terminated or truncated, _flagged(info, terminated, truncated)
-            )
+            return _transition(obs, reward, terminated, truncated, info)
         if agent not in env.terminations:
             raise UnknownAgentError(
                 f"PettingZooTask: no agent {agent!r} in the env; agents: {self.agents}"
             )
-        rewards = getattr(env, "_cumulative_rewards", None) or env.rewards
-        terminated, truncated = env.terminations[agent], env.truncations[agent]
-        return Transition(
+        return self._aec_last(agent, getattr(env, "_cumulative_rewards", None) or env.rewards)
+
+    def _aec_last(self, agent: str, rewards: Mapping[str, Any]) -> Transition:
+        env = self.env
+        return _transition(
             env.observe(agent),
-            float(rewards.get(agent, 0.0)),
-            terminated or truncated,
-            _flagged(env.infos.get(agent), terminated, truncated),
+            rewards.get(agent, 0.0),
+            env.terminations.get(agent, False),
+            env.truncations.get(agent, False),
+            env.infos.get(agent),
         )
 
     def agent_iter(self, max_iter: int = 2**63) -> Iterator[str]:
@@ -272,11 +243,8 @@ class PettingZooTask:
 
     @property
     def dones(self) -> dict[str, bool]:
-        """Each agent's ``terminated or truncated``.
-
-        AEC: for the agents in ``env.agents`` (finished agents stay until their ``None``
-        step). Parallel: for the agents of the last step (or of ``reset()``).
-        """
+        """Each agent's ``terminated or truncated``: AEC, of the agents in ``env.agents``;
+        Parallel, of the agents of the last step (or of ``reset()``)."""
         if self.is_parallel:
             return dict(self._dones)
         env = self.env
@@ -284,20 +252,12 @@ class PettingZooTask:
 
     @property
     def is_all_done(self) -> bool:
-        """True when every agent in :attr:`dones` is done (over its values), or none is left."""
+        """True when every agent in :attr:`dones` is done, or none is left."""
         return all(self.dones.values())
 
-    # ------------------------------------------------------------------ render, close
-
     def render(self, mode: str | None = None) -> Any:
-        """The env's ``render``, with ``mode`` passed on where the env's ``render`` takes one
-        (PettingZoo before 1.22, custom envs); since 1.22 the mode is fixed at construction,
-        so ``mode`` must be None or the env's ``render_mode``.
-
-        Raises:
-            ArgumentError: ``mode`` is not the ``render_mode`` of an env whose ``render()``
-                takes no mode.
-        """
+        """The env's ``render``, passed ``mode`` where it takes one (PettingZoo before 1.22);
+        otherwise ``mode`` must be None or the env's ``render_mode`` (an ``ArgumentError``)."""
         render = self.env.render
         if mode is None:
             return render()
@@ -315,9 +275,3 @@ class PettingZooTask:
     def close(self) -> None:
         """Closes the env."""
         self.env.close()
-
-
-def _observation_part(space: spaces.Space) -> spaces.Space:
-    if isinstance(space, spaces.Dict) and "observation" in space.spaces:
-        return space["observation"]
-    return space

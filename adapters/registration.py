@@ -1,29 +1,22 @@
 """Registers zooport's environments with Gymnasium (``zooport/<Name>-v0``) and PettingZoo
-(``zooport/<name>-v0``), as each built-in's :class:`~zooport.envs.declaration.EnvDeclaration`
-says, and holds every entry point. It imports no adapter, environment, Gymnasium or PettingZoo
-at import time."""
+(``zooport/<name>-v0``) as each built-in's declaration says, holds every entry point, and
+builds their cores (or a :class:`~zooport.envs.CorePool` of them), splitting the keywords
+meant for the adapter off by name. Importing it imports no adapter, env, Gymnasium or
+PettingZoo."""
 
 from __future__ import annotations
 
 import functools
 import importlib
 import numbers
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from zooport.adapters.core_building import (
-    build_core,
-    build_pool,
-    check_workers,
-    describe_factory,
-    resolve_factory,
-    split_options,
-)
 from zooport.adapters.options import GymOptions, PettingZooOptions, SlotOptions
 from zooport.errors import ArgumentError, ArgumentTypeError, SpecError
 
 if TYPE_CHECKING:
-    from zooport.envs.declaration import DeclaredEnvClass, EnvDeclaration
+    from zooport.envs.declaration import DeclaredEnvClass
 
 __all__ = [
     "BuiltinGymEnv",
@@ -36,12 +29,18 @@ __all__ = [
     "make_gym_env",
     "make_vector_env",
     "make_adapter",
+    "build_core",
+    "build_pool",
+    "split_options",
+    "check_workers",
+    "resolve_factory",
+    "describe_factory",
 ]
 
 GYM_ENTRY_POINT = "zooport.adapters.registration:make_gym_env"
 VECTOR_ENTRY_POINT = "zooport.adapters.registration:make_vector_env"
-#: BehaviorVectorEnv's keywords that make_vector_env routes to the adapter (it takes
-#: ``behavior_name`` itself); every other keyword goes to the core.
+#: The keywords make_vector_env routes to BehaviorVectorEnv (it takes ``behavior_name``
+#: itself); every other keyword goes to the core.
 VECTOR_OPTIONS = tuple(name for name in SlotOptions.names() if name != "behavior_name")
 #: The adapters :func:`make_adapter` (and ``zooport.make``) build, by ``api``.
 APIS = ("parallel", "aec", "gym", "vector")
@@ -60,8 +59,7 @@ def builtin_envs() -> dict[str, DeclaredEnvClass]:
 
 
 class BuiltinGymEnv(NamedTuple):
-    """A built-in's Gymnasium registration as its declaration gives it (``BUILTIN_GYM_ENVS``,
-    read on first use, so that importing this module imports no built-in)."""
+    """A built-in's Gymnasium registration, as ``BUILTIN_GYM_ENVS`` (read on first use) lists."""
 
     registry_id: str
     kwargs: Mapping[str, Any]
@@ -90,11 +88,8 @@ def gym_id(registry_id: str) -> str:
 
 
 def register_builtin_envs() -> list[str]:
-    """Registers ``zooport/<Name>-v0`` for every built-in not registered yet; returns the ids.
-
-    ``max_episode_steps`` is the env's episode cap, ``reward_threshold`` its
-    ``expected_reward`` (unless its declaration says otherwise), the keywords its
-    declaration's ``gym_kwargs``."""
+    """Registers ``zooport/<Name>-v0`` for every built-in not registered yet, as its
+    declaration says; returns the ids."""
     import gymnasium as gym
 
     ids = []
@@ -103,15 +98,14 @@ def register_builtin_envs() -> list[str]:
         ids.append(env_id)
         if env_id in gym.registry:
             continue
-        declaration: EnvDeclaration = cls.declaration
         gym.register(
             id=env_id,
             entry_point=GYM_ENTRY_POINT,
             vector_entry_point=VECTOR_ENTRY_POINT,
-            reward_threshold=float(cls.expected_reward) if declaration.gym_threshold else None,
+            reward_threshold=float(cls.expected_reward) if cls.declaration.gym_threshold else None,
             nondeterministic=False,
             max_episode_steps=cls.max_episode_steps,
-            kwargs={"env_id": name, **declaration.gym_kwargs},
+            kwargs={"env_id": name, **cls.declaration.gym_kwargs},
         )
     return ids
 
@@ -127,11 +121,10 @@ def register_pettingzoo_envs() -> list[str]:
         return []
     ids = []
     for cls in builtin_envs().values():
-        declaration: EnvDeclaration = cls.declaration
-        env_id = declaration.pettingzoo_id
+        env_id = cls.declaration.pettingzoo_id
         if env_id is None:  # no pettingzoo_name: no PettingZoo entry points
             continue
-        module = f"zooport.adapters.pettingzoo_envs.{declaration.pettingzoo_name}"
+        module = f"zooport.adapters.pettingzoo_envs.{cls.declaration.pettingzoo_name}"
         for kind, attr in (("aec", "env"), ("parallel", "parallel_env")):
             if env_id not in registries[kind]:
                 register(kind, env_id, entry_point=f"{module}:{attr}")
@@ -153,10 +146,8 @@ def register_gymnasium(
     ``factory`` is a callable returning a ``BaseEnv`` or a ``"module:attr"`` string naming
     one (plain data, so it also works in a process that only imported the registering
     module); ``behavior_name`` is needed when the core has several; ``kwargs`` are default
-    ``gym.make`` keywords: GymEnv options or parameters of ``factory``.
-
-    Raises:
-        ArgumentTypeError: a keyword is neither a GymEnv option nor a parameter of ``factory``.
+    ``gym.make`` keywords: GymEnv options or parameters of ``factory``. A keyword that is
+    neither raises an ``ArgumentTypeError``.
 
     Example:
         >>> import gymnasium as gym
@@ -172,19 +163,13 @@ def register_gymnasium(
     defaults = dict(kwargs)
     if behavior_name is not None:
         defaults["behavior_name"] = behavior_name
+    _, target = resolve_factory(None, factory)
+    split_options(target, defaults, GymOptions.names(), describe_factory(factory))
+    entry_point: str | Callable[..., Any] = GYM_ENTRY_POINT
     if isinstance(factory, str):
-        _, target = resolve_factory(None, factory)
-        split_options(target, defaults, GymOptions.names(), f"factory {factory!r}")
-        entry_point: str | Callable[..., Any] = GYM_ENTRY_POINT
         defaults["factory"] = factory
-    elif callable(factory):
-        split_options(factory, defaults, GymOptions.names(), describe_factory(factory))
-        entry_point = functools.partial(make_gym_env, factory=factory)
     else:
-        raise ArgumentTypeError(
-            f"Expected factory to be a callable returning a BaseEnv or a 'module:attr' str, "
-            f"actually: {type(factory).__name__}"
-        )
+        entry_point = functools.partial(make_gym_env, factory=factory)
     gym.register(
         id=env_id,
         entry_point=entry_point,
@@ -202,20 +187,13 @@ def make_gym_env(
 ) -> Any:
     """The ``gym.make`` entry point: a GymEnv over a core made from the registry (``env_id``
     such as ``"Basic"``) or a ``factory``; ``kwargs`` named like GymEnv options configure the
-    adapter, every other one must be a parameter of the core.
-
-    Raises:
-        ArgumentTypeError: a keyword is neither a core parameter nor an adapter option."""
+    adapter, every other one must be a parameter of the core (else an ``ArgumentTypeError``)."""
     from zooport.adapters.gym_env import GymEnv
 
     core, adapter_kwargs = build_core(
         env_id=env_id, factory=factory, options=kwargs, adapter_options=GymOptions.names()
     )
-    try:
-        return GymEnv(core, **adapter_kwargs)
-    except BaseException:
-        core.close()
-        raise
+    return _adapt(GymEnv, core, **adapter_kwargs)
 
 
 # gym.make reads its entry point's metadata: with it, render_mode="rgb_array_list" (and
@@ -245,14 +223,10 @@ def make_vector_env(
     ``seed + i``; ``pool_options`` are its arguments). ``max_episode_steps`` becomes the
     core's ``max_steps`` unless that is given or the core has no such keyword.
     ``agent_count_kwarg`` is the core keyword that sets the agent count (default: the
-    built-in's declared one, else ``n_agents``). ``kwargs`` named in :data:`VECTOR_OPTIONS`
-    go to the adapter, the others to the core. ``render_mode="human"`` shows the adapter's
-    ``"rgb_array"`` pictures in a window, as ``gym.make`` does for a single env.
-
-    Raises:
-        ArgumentError: ``num_envs`` is not a positive int.
-        ArgumentTypeError: a keyword is neither a core parameter nor an adapter option.
-        SpecError: the behaviour does not end up with ``num_envs`` agents.
+    built-in's declared one, else ``n_agents``); a ``SpecError`` if the behaviour does not
+    end up with ``num_envs`` agents. ``kwargs`` named in :data:`VECTOR_OPTIONS` go to the
+    adapter, the others to the core. ``render_mode="human"`` shows the adapter's pictures in
+    a window, as ``gym.make`` does for a single env.
 
     Example:
         >>> envs = make_vector_env(num_envs=3, env_id="BallBalance", seed=0)
@@ -262,15 +236,13 @@ def make_vector_env(
     """
     from zooport.adapters.rendering import VectorHumanRendering
     from zooport.adapters.vector_env import BehaviorVectorEnv
+    from zooport.envs.capabilities import keyword_parameters
+    from zooport.envs.declaration import EnvDeclaration
+    from zooport.envs.pool_options import check_pool_options
 
     if isinstance(num_envs, bool) or not isinstance(num_envs, numbers.Integral) or num_envs < 1:
         raise ArgumentError(f"Expect num_envs to be a positive int, actually: {num_envs!r}")
-    from zooport.envs.pool_options import check_pool_options
-
     check_pool_options(pool_options, workers)
-    from zooport.envs.capabilities import keyword_parameters
-    from zooport.envs.declaration import EnvDeclaration
-
     _, target = resolve_factory(env_id, factory)
     if agent_count_kwarg is None:
         declaration = getattr(target, "declaration", None) if env_id is not None else None
@@ -302,11 +274,7 @@ def make_vector_env(
             workers=count, core_options=[{agent_count_kwarg: n} for n in shares],
             pool_options=pool_options,
         )  # fmt: skip
-    try:
-        envs = BehaviorVectorEnv(core, behavior_name, **adapter_kwargs)
-    except BaseException:
-        core.close()
-        raise
+    envs = _adapt(BehaviorVectorEnv, core, behavior_name, **adapter_kwargs)
     if envs.num_envs != num_envs:
         envs.close()
         raise SpecError(
@@ -318,38 +286,34 @@ def make_vector_env(
 
 
 def make_adapter(registry_id: str, api: str, kwargs: Mapping[str, Any]) -> Any:
-    """A registry environment through the ``api`` adapter, ``kwargs`` split by name.
+    """A registry environment through the ``api`` adapter (one of :data:`APIS`), ``kwargs``
+    split by name.
 
     ``"gym"`` puts the built-in's declared ``gym_kwargs`` under the given ones; ``"vector"``
     with ``num_envs=`` is :func:`make_vector_env`. ``workers=K`` (with ``pool_options=``)
-    builds K cores in a :class:`~zooport.envs.CorePool` behind the adapter (not for ``"gym"``).
+    builds K cores in a :class:`~zooport.envs.CorePool` behind the adapter (not for ``"gym"``:
+    an ``ArgumentError``, as for an unknown ``api``)."""
+    from zooport.envs.pool_options import check_pool_options
 
-    Raises:
-        ArgumentError: an ``api`` not in :data:`APIS`; ``workers`` with ``api="gym"``.
-        ArgumentTypeError: a keyword neither the adapter nor the core takes."""
     kwargs = dict(kwargs)
     adapter: Callable[..., Any]
     workers, pool_options = kwargs.pop("workers", None), kwargs.pop("pool_options", None)
-    from zooport.envs.pool_options import check_pool_options
-
     check_pool_options(pool_options, workers)
     if workers is not None and api == "gym":
         raise ArgumentError(
             "workers= builds a CorePool of several cores, whose agents a single-agent "
             "GymEnv cannot serve; use api='vector' or a PettingZoo api"
         )
-    if api in ("parallel", "aec"):
-        if api == "parallel":
-            from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv as adapter
-        else:
-            from zooport.adapters.pettingzoo_aec import PettingZooAECEnv as adapter
-        names: Collection[str] = PettingZooOptions.names()
+    names: Collection[str] = PettingZooOptions.names()
+    if api == "parallel":
+        from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv as adapter
+    elif api == "aec":
+        from zooport.adapters.pettingzoo_aec import PettingZooAECEnv as adapter
     elif api == "gym":
         from zooport.adapters.gym_env import GymEnv as adapter
 
         cls = builtin_envs().get(registry_id)
-        defaults = cls.declaration.gym_kwargs if cls is not None else {}
-        kwargs = {**defaults, **kwargs}
+        kwargs = {**(cls.declaration.gym_kwargs if cls is not None else {}), **kwargs}
         names = GymOptions.names()
     elif api == "vector":
         if "num_envs" in kwargs:
@@ -368,8 +332,153 @@ def make_adapter(registry_id: str, api: str, kwargs: Mapping[str, Any]) -> Any:
             env_id=registry_id, options=kwargs, adapter_options=names, workers=workers,
             pool_options=pool_options,
         )  # fmt: skip
+    return _adapt(adapter, core, **adapter_kwargs)
+
+
+def _adapt(adapter: Callable[..., Any], core: Any, *args: Any, **kwargs: Any) -> Any:
+    """``adapter(core, ...)``, closing the core if that raises."""
     try:
-        return adapter(core, **adapter_kwargs)
+        return adapter(core, *args, **kwargs)
     except BaseException:
         core.close()
         raise
+
+
+def build_core(
+    *,
+    env_id: str | None = None,
+    factory: str | Callable[..., Any] | None = None,
+    options: Mapping[str, Any],
+    adapter_options: Collection[str],
+) -> tuple[Any, dict[str, Any]]:
+    """Makes a core from a registry ``env_id`` or a ``factory`` (exactly one); returns it with
+    the ``options`` named in ``adapter_options``. Every other option goes to the core, which
+    must declare it as a parameter (unless it takes ``**kwargs``).
+
+    Example:
+        >>> core, adapter = build_core(env_id="Basic",
+        ...                            options={"n_agents": 2, "render_mode": "rgb_array"},
+        ...                            adapter_options=("render_mode",))
+        >>> core.n_agents, adapter
+        (2, {'render_mode': 'rgb_array'})
+    """
+    make, _, core_kwargs, adapter_kwargs = _split(env_id, factory, options, adapter_options)
+    return make(**core_kwargs), adapter_kwargs
+
+
+def build_pool(
+    *,
+    env_id: str | None = None,
+    factory: str | Callable[..., Any] | None = None,
+    options: Mapping[str, Any],
+    adapter_options: Collection[str],
+    workers: int,
+    core_options: Sequence[Mapping[str, Any]] | None = None,
+    pool_options: Mapping[str, Any] | None = None,
+) -> tuple[Any, dict[str, Any]]:
+    """Like :func:`build_core`, but ``workers`` cores in a :class:`~zooport.envs.CorePool`.
+
+    Core ``i`` gets the core options updated by ``core_options[i]``, and ``seed + i`` when a
+    ``seed`` is given (the pool's own rule for ``reset(seed=...)``); ``side_channels`` go to
+    the pool, which relays them to every core.
+
+    Example:
+        >>> pool, adapter = build_pool(env_id="Basic", options={"n_agents": 2, "seed": 0},
+        ...                            adapter_options=(), workers=2)
+        >>> pool.num_cores, len(pool.worker_pids), adapter
+        (2, 1, {})
+        >>> pool.close()
+    """
+    from zooport.envs.core_pool import CorePool, registry_core
+    from zooport.envs.pool_options import check_pool_options
+
+    count = check_workers(workers)
+    pool_kwargs = check_pool_options(pool_options, count)
+    make, target, core_kwargs, adapter_kwargs = _split(env_id, factory, options, adapter_options)
+    side_channels = core_kwargs.pop("side_channels", None)
+    seed = core_kwargs.pop("seed", None)
+    factories = []
+    for i, extra in enumerate(core_options if core_options is not None else [{}] * count):
+        kwargs = {**core_kwargs, **extra}
+        if seed is not None:
+            kwargs["seed"] = seed + i
+        if env_id is not None:
+            factories.append(functools.partial(registry_core, env_id, **kwargs))
+        else:
+            factories.append(functools.partial(target or make, **kwargs))
+    return CorePool(factories, side_channels=side_channels, **pool_kwargs), adapter_kwargs
+
+
+def _split(
+    env_id: str | None,
+    factory: str | Callable[..., Any] | None,
+    options: Mapping[str, Any],
+    adapter_options: Collection[str],
+) -> tuple[Callable[..., Any], Callable[..., Any] | None, dict[str, Any], dict[str, Any]]:
+    if (env_id is None) == (factory is None):
+        raise ArgumentTypeError(
+            "Expected exactly one of env_id= (a registry identifier) and factory=, actually: "
+            f"env_id={env_id!r}, factory={factory!r}"
+        )
+    make, target = resolve_factory(env_id, factory)
+    where = f"registry entry {env_id!r}" if env_id is not None else describe_factory(factory)
+    return make, target, *split_options(target, options, adapter_options, where)
+
+
+def check_workers(workers: Any) -> int:
+    """``workers`` as an int >= 1 (an ``ArgumentError``/``ArgumentTypeError`` otherwise)."""
+    from zooport.envs.arguments import check_int
+
+    return check_int(workers, "workers", 1)
+
+
+def split_options(
+    target: Callable[..., Any] | None,
+    options: Mapping[str, Any],
+    adapter_options: Collection[str],
+    where: str,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Splits ``options`` into (core keywords, adapter keywords) by name; ``target`` is the
+    core's constructor (None, an unknown signature, accepts every keyword)."""
+    from zooport.envs.capabilities import keyword_parameters
+
+    adapter = {k: v for k, v in options.items() if k in adapter_options}
+    core = {k: v for k, v in options.items() if k not in adapter_options}
+    accepted = keyword_parameters(target)
+    unknown = [k for k in core if accepted is not None and k not in accepted]
+    if unknown:
+        # Python's own words first: callers such as TorchRL's GymEnv retry without a
+        # keyword when the error says "unexpected keyword argument '<name>'".
+        name = getattr(target, "__qualname__", type(target).__name__)
+        raise ArgumentTypeError(
+            f"{name}() got an unexpected keyword argument {unknown[0]!r} ({where}: "
+            f"unknown keyword arguments {unknown}; the core takes {sorted(accepted or ())} "
+            f"and the adapter takes {list(adapter_options)})"
+        )
+    return core, adapter
+
+
+def resolve_factory(
+    env_id: str | None, factory: str | Callable[..., Any] | None
+) -> tuple[Callable[..., Any], Callable[..., Any] | None]:
+    """(the callable that makes the core, the callable whose signature lists its options)."""
+    from zooport.envs.registry import LocalRegistryEntry, default_registry
+
+    if env_id is not None:
+        entry = default_registry[env_id]
+        return entry.make, entry.load() if isinstance(entry, LocalRegistryEntry) else None
+    if isinstance(factory, str):
+        entry = LocalRegistryEntry(factory, factory)
+        return entry.make, entry.load()
+    if not callable(factory):
+        raise ArgumentTypeError(
+            f"Expected factory to be a callable returning a BaseEnv or a 'module:attr' str, "
+            f"actually: {type(factory).__name__}"
+        )
+    return factory, factory
+
+
+def describe_factory(factory: Any) -> str:
+    if isinstance(factory, str):
+        return f"factory {factory!r}"
+    return f"factory {getattr(factory, '__qualname__', type(factory).__name__)}"

@@ -1,8 +1,6 @@
-"""Render modes and frames, the same for every adapter: adapters render the core's
-``rgb_array`` picture, and ``"human"`` shows those pictures in a pygame :class:`Window`
-(added by ``gym.make``/``gym.make_vec`` on the Gymnasium path, by the PettingZoo adapters
-themselves, as PettingZoo's own environments do).
-"""
+"""Render modes and frames for every adapter: adapters render the core's ``rgb_array``
+picture, and ``"human"`` shows those pictures in a pygame :class:`Window` (added by
+``gym.make``/``gym.make_vec`` for Gymnasium, by the PettingZoo adapters themselves)."""
 
 from __future__ import annotations
 
@@ -28,16 +26,8 @@ HUMAN_VIA_MAKE = (
 def check_render_mode(
     render_mode: Any, modes: Sequence[str], where: str, *, human: str = ""
 ) -> None:
-    """Rejects a ``render_mode`` that is not None or one of ``modes``.
-
-    Args:
-        render_mode: the mode given.
-        modes: the modes the adapter offers (besides None).
-        where: the adapter, for the message.
-        human: where ``"human"`` is served instead, said when it is the mode given.
-
-    Raises:
-        ArgumentError: naming the modes the adapter offers and the one given.
+    """Raises an ``ArgumentError`` for a ``render_mode`` that is not None or one of ``modes``
+    (``where`` names the adapter; ``human`` says where ``"human"`` is served instead).
 
     Example:
         >>> check_render_mode("rgb_array", ["rgb_array"], "GymEnv")
@@ -70,12 +60,9 @@ def visual_frame(observation: np.ndarray) -> np.ndarray:
 
 
 class Window:
-    """A pygame window showing rgb_array frames at ``fps``.
-
-    pygame is imported at the first frame (``pip install pygame``); without it, :meth:`show`
+    """A pygame window showing rgb_array frames at ``fps``; without pygame, the first frame
     raises Gymnasium's ``DependencyNotInstalled``, as ``gym.make(..., render_mode="human")``
-    does at its first frame.
-    """
+    does."""
 
     def __init__(self, fps: float) -> None:
         self.fps = fps
@@ -117,16 +104,9 @@ class Window:
 class VectorHumanRendering(gym.vector.VectorWrapper):
     """Shows a vector env's ``rgb_array`` picture in a :class:`Window` after reset and step.
 
-    What ``gym.make(..., render_mode="human")`` does for a single env with Gymnasium's
-    ``HumanRendering``, for zooport's vector adapters, whose ``render()`` is ONE picture of
-    the core (all agents), not one per slot as Gymnasium's vector ``HumanRendering`` expects.
-    ``gym.make_vec("zooport/<Name>-v0", render_mode="human")`` applies it.
-
-    Args:
-        env: a vector env with ``render_mode="rgb_array"`` and ``metadata["render_fps"]``.
-
-    Raises:
-        ArgumentError: ``env.render_mode`` is not ``"rgb_array"``.
+    Gymnasium's ``HumanRendering`` for zooport's vector adapters, whose ``render()`` is ONE
+    picture of the core, not one per env; ``gym.make_vec("zooport/<Name>-v0",
+    render_mode="human")`` applies it. ``env`` must have ``render_mode="rgb_array"``.
     """
 
     def __init__(self, env: gym.vector.VectorEnv) -> None:
@@ -149,18 +129,18 @@ class VectorHumanRendering(gym.vector.VectorWrapper):
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
         """Resets the env, then shows its picture."""
-        result = self.env.reset(**kwargs)
-        self._window.show(self.env.render(), f"VectorHumanRendering: {self.env}")
-        return result
+        return self._shown(self.env.reset(**kwargs))
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
         """Steps the env, then shows its picture."""
-        result = self.env.step(actions)
+        return self._shown(self.env.step(actions))
+
+    def _shown(self, result: Any) -> Any:
         self._window.show(self.env.render(), f"VectorHumanRendering: {self.env}")
         return result
 
     def render(self) -> None:
-        """Nothing to return: the picture is shown at every ``reset`` and ``step``."""
+        """None: the picture is shown at every ``reset`` and ``step``."""
         return None
 
     def close(self, **kwargs: Any) -> None:

@@ -26,15 +26,15 @@ def policy_part(space: spaces.Space) -> spaces.Space:
 
 
 def _condensed(bound: np.ndarray) -> Any:
-    """A bound's one value where every element has it, else its elements as a nested list."""
+    # One value where every element has it, else the elements as a nested list.
     flat = np.ravel(bound)
     return flat[0].item() if flat.size and (flat == flat[0]).all() else bound.tolist()
 
 
 @dataclass
 class DataSpace:
-    """ai-traineree's ``DataSpace``, which its agents take (``Agent(task.obs_space, ...)``); bounds
-    are inclusive, one number where every element has it.
+    """ai-traineree's ``DataSpace`` (``Agent(task.obs_space, ...)``); bounds are inclusive, one
+    number where every element has it.
 
     Example:
         >>> DataSpace.from_gym_space(spaces.Box(-1, 1, (3,)))
@@ -55,10 +55,8 @@ class DataSpace:
 
     @staticmethod
     def from_gym_space(space: spaces.Space) -> DataSpace:
-        """The ``DataSpace`` of a flat Gymnasium space (a ``Discrete`` has shape ``(1,)``).
-
-        Raises:
-            SpecError: a space with no flat shape (a ``Dict`` of several parts, a ``Tuple``)."""
+        """The ``DataSpace`` of a flat Gymnasium space (a ``Discrete`` has shape ``(1,)``); a
+        ``SpecError`` for a space with no flat shape (a ``Dict`` of several parts, a ``Tuple``)."""
         space = policy_part(space)
         dtype = str(space.dtype)
         if isinstance(space, spaces.Discrete):
@@ -85,7 +83,6 @@ class DataSpace:
 
 class _Box(spaces.Box):
     def to_feature(self) -> tuple[int, ...]:
-        """ai-traineree's ``DataSpace.to_feature()`` of this space."""
         return DataSpace.from_gym_space(self).to_feature()
 
 
@@ -94,20 +91,16 @@ class _Discrete(spaces.Discrete):
 
     @property
     def low(self) -> int:
-        """The smallest action (``start``), as a ``DataSpace`` has it."""
         return int(self.start)
 
     @property
-    def high(self) -> int:
-        """The largest action, inclusive, as a ``DataSpace`` has it."""
+    def high(self) -> int:  # inclusive, as a DataSpace has it
         return int(self.start + self.n - 1)
 
 
 def agent_action_space(space: spaces.Space) -> spaces.Space:
-    """``space`` (a ``Discrete`` or ``Box``) as an equal Gymnasium space that also answers
-    ai-traineree's agents: ``to_feature()``, and a ``Discrete``'s inclusive ``low``/``high``,
-    so ``Agent(task.obs_space, task.action_space)`` works as in ai-traineree. Any other
-    space is returned as it is.
+    """``space`` (a ``Discrete`` or ``Box``) as an equal space that also has ai-traineree's
+    ``to_feature()`` (and a ``Discrete``'s inclusive ``low``/``high``); any other as it is.
 
     Example:
         >>> actions = agent_action_space(spaces.Discrete(3))
@@ -125,11 +118,9 @@ def observation_size(space: spaces.Space) -> int:
     """The number of values in one observation of ``space``, flattened (``Discrete``: 1).
 
     Example:
-        >>> observation_size(spaces.Box(0, 1, (3, 4)))
-        12
-        >>> observation_size(spaces.Dict({"observation": spaces.Box(0, 1, (5,)),
+        >>> observation_size(spaces.Dict({"observation": spaces.Box(0, 1, (5, 2)),
         ...                               "action_mask": spaces.MultiBinary(2)}))
-        5
+        10
     """
     space = policy_part(space)
     if isinstance(space, _FLAT):
@@ -164,8 +155,6 @@ def one_size(sizes: Mapping[str, int], what: str, owner: str) -> int:
     they differ (``what`` and ``owner`` name the property and the task).
 
     Example:
-        >>> one_size({"Runner": 6, "Tagger": 6}, "obs_size", "MultiAgentTask")
-        6
         >>> one_size({"a_0": 6, "a_1": 6, "b_2": 4}, "obs_size", "PettingZooTask")
         Traceback (most recent call last):
         ...

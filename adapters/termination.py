@@ -23,37 +23,25 @@ class TerminationMode(str, enum.Enum):
 
 
 def finished_needed(mode: TerminationMode | str | float, n_agents: int) -> int:
-    """How many of an episode's ``n_agents`` must have finished for ``mode`` to end it.
-
-    ``mode`` is ``"any"``, ``"majority"`` or ``"all"`` (any case, or a
-    :class:`TerminationMode`), or a fraction in (0, 1].
-
-    Raises:
-        ArgumentError: any other value (an ``ArgumentTypeError``, also a ``TypeError``, for
-            one of another type); the message lists the valid ones.
+    """How many of ``n_agents`` must have finished for ``mode`` to end the episode; an
+    ``ArgumentError`` (``ArgumentTypeError`` for another type) lists the valid modes.
 
     Example:
         >>> finished_needed("Majority", 4), finished_needed(0.25, 12), finished_needed("all", 0)
         (3, 3, 0)
     """
+    needed = None
     if isinstance(mode, str):
         needed = {"any": 1, "majority": n_agents // 2 + 1, "all": n_agents}.get(
             mode.strip().lower()
         )
-        if needed is None:
-            raise ArgumentError(_invalid(mode))
-    elif isinstance(mode, (float, np.floating)):
-        if not (math.isfinite(mode) and 0.0 < mode <= 1.0):
-            raise ArgumentError(_invalid(mode))
+    elif isinstance(mode, (float, np.floating)) and math.isfinite(mode) and 0.0 < mode <= 1.0:
         # A tiny tolerance so that 0.3 * 10 asks for 3 agents, not 4.
         needed = max(1, math.ceil(float(mode) * n_agents - 1e-9))
-    else:
-        raise ArgumentTypeError(_invalid(mode))
+    if needed is None:
+        error = ArgumentError if isinstance(mode, (str, float, np.floating)) else ArgumentTypeError
+        raise error(
+            "Expect termination_mode to be one of 'any', 'majority', 'all' (or a "
+            f"TerminationMode), or a fraction in (0, 1], actually: {mode!r}"
+        )
     return needed if n_agents > 0 else 0
-
-
-def _invalid(value: object) -> str:
-    return (
-        "Expect termination_mode to be one of 'any', 'majority', 'all' (or a TerminationMode), "
-        f"or a fraction in (0, 1], actually: {value!r}"
-    )
