@@ -185,21 +185,17 @@ class MultiAgentTask(DriverControls):
     def obs_size(self) -> int:
         """The number of values of one agent's observation (without an action mask), the same
         for every behaviour (else a ``SpecError``)."""
-        return task_api.one_size(
-            {g.name: task_api.observation_size(g.observation_space) for g in self._driver.groups},
-            "obs_size",
-            type(self).__name__,
-        )
+        observations = {g.name: g.observation_space for g in self._driver.groups}
+        owner = type(self).__name__
+        return task_api.one_size(observations, task_api.observation_size, "obs_size", owner)
 
     @property
     def action_size(self) -> int:
         """``n`` of a ``Discrete`` action space, else the number of action values, the same for
         every behaviour (else a ``SpecError``)."""
-        return task_api.one_size(
-            {g.name: task_api.action_size(g.action_space) for g in self._driver.groups},
-            "action_size",
-            type(self).__name__,
-        )
+        actions = {g.name: g.action_space for g in self._driver.groups}
+        owner = type(self).__name__
+        return task_api.one_size(actions, task_api.action_size, "action_size", owner)
 
     def seed(self, seed: int | None = None) -> None:
         """Seeds the next ``reset()`` (as ``reset(seed=...)`` does)."""

@@ -120,9 +120,7 @@ class PettingZooTask:
         """The number of values of one agent's observation (without an action mask), the same
         for every agent (ai-traineree's ``obs_size[0]``; a ``SpecError`` where they differ)."""
         return task_api.one_size(
-            {a: task_api.observation_size(space) for a, space in self.observation_spaces.items()},
-            "obs_size",
-            type(self).__name__,
+            self.observation_spaces, task_api.observation_size, "obs_size", "PettingZooTask"
         )
 
     @property
@@ -130,9 +128,7 @@ class PettingZooTask:
         """``n`` of a ``Discrete`` action space, else the number of action values, the same for
         every agent (ai-traineree's ``action_size.n``; a ``SpecError`` where they differ)."""
         return task_api.one_size(
-            {a: task_api.action_size(space) for a, space in self.action_spaces.items()},
-            "action_size",
-            type(self).__name__,
+            self.action_spaces, task_api.action_size, "action_size", "PettingZooTask"
         )
 
     def action_mask_spaces(self) -> dict[str, spaces.Space] | None:

@@ -12,7 +12,7 @@ import numbers
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from zooport.adapters.options import GymOptions, PettingZooOptions, SlotOptions
+from zooport.adapters.options import GymOptions, LayoutOptions, PettingZooOptions, SlotOptions
 from zooport.errors import ArgumentError, ArgumentTypeError, SpecError
 
 if TYPE_CHECKING:
@@ -42,8 +42,15 @@ VECTOR_ENTRY_POINT = "zooport.adapters.registration:make_vector_env"
 #: The keywords make_vector_env routes to BehaviorVectorEnv (it takes ``behavior_name``
 #: itself); every other keyword goes to the core.
 VECTOR_OPTIONS = tuple(name for name in SlotOptions.names() if name != "behavior_name")
-#: The adapters :func:`make_adapter` (and ``zooport.make``) build, by ``api``.
-APIS = ("parallel", "aec", "gym", "vector")
+#: The adapter :func:`make_adapter` (and ``zooport.make``) builds for each ``api``: its module,
+#: its class and its options.
+_ADAPTERS: dict[str, tuple[str, str, type[LayoutOptions]]] = {
+    "parallel": ("pettingzoo_parallel", "PettingZooParallelEnv", PettingZooOptions),
+    "aec": ("pettingzoo_aec", "PettingZooAECEnv", PettingZooOptions),
+    "gym": ("gym_env", "GymEnv", GymOptions),
+    "vector": ("vector_env", "BehaviorVectorEnv", SlotOptions),
+}
+APIS = tuple(_ADAPTERS)
 
 
 def builtin_envs() -> dict[str, DeclaredEnvClass]:
@@ -296,7 +303,6 @@ def make_adapter(registry_id: str, api: str, kwargs: Mapping[str, Any]) -> Any:
     from zooport.envs.pool_options import check_pool_options
 
     kwargs = dict(kwargs)
-    adapter: Callable[..., Any]
     workers, pool_options = kwargs.pop("workers", None), kwargs.pop("pool_options", None)
     check_pool_options(pool_options, workers)
     if workers is not None and api == "gym":
@@ -304,33 +310,25 @@ def make_adapter(registry_id: str, api: str, kwargs: Mapping[str, Any]) -> Any:
             "workers= builds a CorePool of several cores, whose agents a single-agent "
             "GymEnv cannot serve; use api='vector' or a PettingZoo api"
         )
-    names: Collection[str] = PettingZooOptions.names()
-    if api == "parallel":
-        from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv as adapter
-    elif api == "aec":
-        from zooport.adapters.pettingzoo_aec import PettingZooAECEnv as adapter
-    elif api == "gym":
-        from zooport.adapters.gym_env import GymEnv as adapter
-
+    if api not in _ADAPTERS:
+        raise ArgumentError(f"Expect api to be one of {list(APIS)}, actually: {api!r}")
+    if api == "vector" and "num_envs" in kwargs:
+        if workers is not None:
+            kwargs.update(workers=workers, pool_options=pool_options)
+        return make_vector_env(env_id=registry_id, **kwargs)
+    if api == "gym":
         cls = builtin_envs().get(registry_id)
         kwargs = {**(cls.declaration.gym_kwargs if cls is not None else {}), **kwargs}
-        names = GymOptions.names()
-    elif api == "vector":
-        if "num_envs" in kwargs:
-            if workers is not None:
-                kwargs.update(workers=workers, pool_options=pool_options)
-            return make_vector_env(env_id=registry_id, **kwargs)
-        from zooport.adapters.vector_env import BehaviorVectorEnv as adapter
-
-        names = SlotOptions.names()
-    else:
-        raise ArgumentError(f"Expect api to be one of {list(APIS)}, actually: {api!r}")
+    module, name, options = _ADAPTERS[api]
+    adapter = getattr(importlib.import_module(f"zooport.adapters.{module}"), name)
     if workers is None:
-        core, adapter_kwargs = build_core(env_id=registry_id, options=kwargs, adapter_options=names)
+        core, adapter_kwargs = build_core(
+            env_id=registry_id, options=kwargs, adapter_options=options.names()
+        )
     else:
         core, adapter_kwargs = build_pool(
-            env_id=registry_id, options=kwargs, adapter_options=names, workers=workers,
-            pool_options=pool_options,
+            env_id=registry_id, options=kwargs, adapter_options=options.names(),
+            workers=workers, pool_options=pool_options,
         )  # fmt: skip
     return _adapt(adapter, core, **adapter_kwargs)
 

@@ -4,7 +4,7 @@ convention ``{"observation", "action_mask"}``, which counts its ``"observation"`
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -150,25 +150,30 @@ def is_discrete(space: spaces.Space) -> bool:
     return isinstance(space, (spaces.Discrete, spaces.MultiDiscrete))
 
 
-def one_size(sizes: Mapping[str, int], what: str, owner: str) -> int:
-    """The size every behaviour or agent of ``sizes`` shares; a SpecError listing them where
+def one_size(
+    spaces_by_name: Mapping[str, spaces.Space],
+    size: Callable[[spaces.Space], int],
+    what: str,
+    owner: str,
+) -> int:
+    """The ``size`` every space of ``spaces_by_name`` shares; a SpecError listing them where
     they differ (``what`` and ``owner`` name the property and the task).
 
     Example:
-        >>> one_size({"a_0": 6, "a_1": 6, "b_2": 4}, "obs_size", "PettingZooTask")
+        >>> box4, box6 = spaces.Box(0, 1, (4,)), spaces.Box(0, 1, (6,))
+        >>> one_size({"a_0": box6, "a_1": box6, "b_2": box4}, observation_size, "obs_size", "T")
         Traceback (most recent call last):
         ...
-        zooport.errors.SpecError: PettingZooTask.obs_size...: 6 for ['a_0', 'a_1'], 4 for ['b_2']...
+        zooport.errors.SpecError: T.obs_size...: 6 for ['a_0', 'a_1'], 4 for ['b_2']...
     """
-    values = set(sizes.values())
-    if len(values) == 1:
-        return values.pop()
     by_size: dict[int, list[str]] = {}
-    for name, size in sizes.items():
-        by_size.setdefault(size, []).append(name)
+    for name, space in spaces_by_name.items():
+        by_size.setdefault(size(space), []).append(name)
+    if len(by_size) == 1:
+        return next(iter(by_size))
     listed = ", ".join(
-        f"{size} for {names[:5]}" + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-        for size, names in by_size.items()
+        f"{n} for {names[:5]}" + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        for n, names in by_size.items()
     )
     raise SpecError(
         f"{owner}.{what}: its agents do not share one size: {listed or 'no agents'}; ask each "
