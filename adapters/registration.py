@@ -32,7 +32,6 @@ __all__ = [
     "build_core",
     "build_pool",
     "split_options",
-    "check_workers",
     "resolve_factory",
     "describe_factory",
 ]
@@ -243,6 +242,7 @@ def make_vector_env(
     """
     from zooport.adapters.rendering import VectorHumanRendering
     from zooport.adapters.vector_env import BehaviorVectorEnv
+    from zooport.envs.arguments import check_int
     from zooport.envs.capabilities import keyword_parameters
     from zooport.envs.declaration import EnvDeclaration
     from zooport.envs.pool_options import check_pool_options
@@ -272,7 +272,7 @@ def make_vector_env(
             env_id=env_id, factory=factory, options=options, adapter_options=VECTOR_OPTIONS
         )
     else:
-        count = check_workers(workers)
+        count = check_int(workers, "workers", 1)
         if count > num_envs:
             raise ArgumentError(f"Expect workers <= num_envs ({num_envs}), actually: {count}")
         shares = [num_envs // count + (i < num_envs % count) for i in range(count)]
@@ -387,10 +387,11 @@ def build_pool(
         (2, 1, {})
         >>> pool.close()
     """
+    from zooport.envs.arguments import check_int
     from zooport.envs.core_pool import CorePool, registry_core
     from zooport.envs.pool_options import check_pool_options
 
-    count = check_workers(workers)
+    count = check_int(workers, "workers", 1)
     pool_kwargs = check_pool_options(pool_options, count)
     make, target, core_kwargs, adapter_kwargs = _split(env_id, factory, options, adapter_options)
     side_channels = core_kwargs.pop("side_channels", None)
@@ -421,13 +422,6 @@ def _split(
     make, target = resolve_factory(env_id, factory)
     where = f"registry entry {env_id!r}" if env_id is not None else describe_factory(factory)
     return make, target, *split_options(target, options, adapter_options, where)
-
-
-def check_workers(workers: Any) -> int:
-    """``workers`` as an int >= 1 (an ``ArgumentError``/``ArgumentTypeError`` otherwise)."""
-    from zooport.envs.arguments import check_int
-
-    return check_int(workers, "workers", 1)
 
 
 def split_options(
