@@ -27,10 +27,9 @@ TRANSFORM_ARGUMENTS = ("state", "action", "reward", "terminated", "truncated", "
 
 
 def _arguments(function: Callable[..., Any], role: str) -> tuple[bool, tuple[str, ...]]:
-    """(the state goes first by position, the names among :data:`TRANSFORM_ARGUMENTS` it
-    takes by name). A ``state_transform`` gets the state first, as ai-traineree calls it, when
-    its first parameter is positional and named otherwise (``lambda s: s / 255``) or its
-    signature cannot be read (``max``)."""
+    """(the state goes first by position, the names it takes among
+    :data:`TRANSFORM_ARGUMENTS`); a ``state_transform`` whose signature cannot be read
+    (``max``) gets the state by position."""
     if not callable(function):
         raise ArgumentTypeError(
             f"Expected {role} to be callable, actually: {type(function).__name__}"
@@ -170,35 +169,26 @@ class _Frames:
 class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
     """A task on a Gymnasium environment: transforms, stacked frames and random starts.
 
-    ``env`` to ``skip_start_frames`` may be given by position, in ai-traineree's order; on a
-    ``Discrete`` task an action is cast with ``int()``, as ai-traineree does.
+    The transforms get the arguments they declare, by name, among ``state, action, reward,
+    terminated, truncated, done, info`` (``**kwargs``: all; at reset ``action=None``,
+    ``reward=0.0``, false flags); a first parameter that is positional and named otherwise
+    (``lambda s: s / 255``) gets the state, as ai-traineree calls it. ``env`` to
+    ``skip_start_frames`` may be given by position; on a ``Discrete`` task an action is cast
+    with ``int()``. See "Coming from ai-traineree" for the rest.
 
     Args:
         env: a Gymnasium id (made with ``gym.make(env, **make_kwargs)``) or an env.
-        state_transform: returns the observation the agent sees. Both transforms get the
-            arguments they declare, by name, among ``state, action, reward, terminated,
-            truncated, done, info`` (``**kwargs``: all; at reset ``action=None``,
-            ``reward=0.0``, false flags); a first parameter that is positional and named
-            otherwise (``lambda s: s / 255``) gets the state, as ai-traineree calls it.
+        state_transform: returns the observation the agent sees.
         reward_transform: returns the reward the agent gets.
-        can_render: ``render()`` returns the wrapped env's frames; an id is made with
-            ``render_mode="rgb_array"`` unless ``make_kwargs`` names one or the env refuses
-            it. Without a render mode, ``can_render`` is False.
-        stack_frames: observations are the last ``stack_frames`` frames on a new first axis,
-            oldest first; reset fills every frame with the episode's first observation.
-        skip_start_frames: each reset takes a random number of ``noop_action`` steps in
-            ``[0, skip_start_frames]``, drawn from a generator that ``reset(seed=...)``
-            reseeds; an episode that ends meanwhile is reset again (without a seed).
-        observation_space: the space of ``state_transform``'s results; by default an
-            unbounded ``Box`` (or ``Dict`` of them) of what it returns for a sample.
+        can_render: ``render()`` returns the env's frames (an id is made with
+            ``render_mode="rgb_array"`` unless the env refuses it).
+        stack_frames: the last ``n`` frames on a new first axis, oldest first.
+        skip_start_frames: each reset takes a random ``[0, n]`` ``noop_action`` steps.
+        observation_space: of ``state_transform``'s results (default: inferred, unbounded).
         noop_action: the action skipped steps take (default: the lowest action, or zeros).
-        video_episode_trigger: record every ``n``-th episode (0, n, 2n, ...) with
-            Gymnasium's ``RecordVideo`` (which needs moviepy).
-        video_folder: where the videos go (ai-traineree's default, ``"videos"``).
+        video_episode_trigger: record every ``n``-th episode with ``RecordVideo``.
+        video_folder: where the videos go.
         **make_kwargs: ``gym.make`` keywords, only when ``env`` is an id.
-
-    Attributes:
-        name: the env id; for an instance, its ``spec.id``, or ``"custom"``.
 
     Example:
         >>> task = GymTask("CartPole-v1", stack_frames=3,
@@ -328,8 +318,7 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
-        """Resets the env, takes the random no-op start, fills the frame stack; without a
-        ``seed``, the one given to :meth:`seed` since the last reset is used."""
+        """Resets the env (with the :meth:`seed` given since, by default), skips the start."""
         seed = check_seed(seed, "GymTask.reset")  # a bad seed raises, changing nothing
         guard = self._guard
         with guard.call("reset"):
@@ -354,9 +343,8 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         """Steps the env; returns the transformed (and stacked) observation and reward.
 
-        After a transform raises, steps raise :class:`~zooport.errors.EnvNotResetError` naming
-        the error until ``reset()``; a step or reset entered while another runs raises
-        :class:`~zooport.errors.ReentrantCallError`."""
+        After a transform raises, steps raise :class:`~zooport.errors.EnvNotResetError` until
+        ``reset()``."""
         guard = self._guard
         with guard.call("step"):
             if self._cast_action:
@@ -377,7 +365,7 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
 
     @property
     def step_guard(self) -> StepGuard:
-        """The task's re-entry and failure state (see :mod:`zooport.envs.step_guard`)."""
+        """The task's re-entry and failure state."""
         return self._guard
 
     @override
@@ -391,13 +379,12 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         return self._can_render
 
     def seed(self, seed: int | None = None) -> None:
-        """Seeds the next ``reset()`` (ai-traineree's call; ``reset(seed=...)`` does the same)."""
+        """Seeds the next ``reset()``."""
         self._next_seed = check_seed(seed, "GymTask.seed")
 
     @property
     def obs_size(self) -> int:
-        """The number of values of one observation as the agent sees it (a ``SpecError`` for a
-        ``Dict``)."""
+        """The number of values of one observation as the agent sees it."""
         return task_api.observation_size(self.observation_space)
 
     @property
