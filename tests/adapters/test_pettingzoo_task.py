@@ -312,3 +312,15 @@ def test_transitions_are_the_shared_named_tuple():
     out = task.step(np.zeros(2, np.float32))
     assert isinstance(out, Transition) and out._fields == ("obs", "reward", "done", "info")
     assert round(out.reward, 3) == 0.1
+
+
+def test_aec_last_gives_python_bools_whatever_flags_the_env_keeps():
+    # An env may keep numpy flags; every Transition the task builds carries Python bools,
+    # as step() always did (last() passed the env's own values on).
+    env = Relay()
+    task = PettingZooTask(env)
+    task.reset()
+    env.terminations["relay_0"], env.truncations["relay_0"] = np.bool_(True), np.bool_(False)
+    for transition in (task.last(), task.last("relay_0")):
+        flags = (transition.done, transition.info["terminated"], transition.info["truncated"])
+        assert flags == (True, True, False) and all(type(flag) is bool for flag in flags)
