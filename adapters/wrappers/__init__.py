@@ -1,15 +1,5 @@
 """Wrappers for any PettingZoo Parallel env (zooport's or not), and ``apply_wrappers``, which
-``zooport.make(id, api=..., wrappers=[...])`` uses (first = innermost).
-
-Example:
-    >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-    >>> from zooport.envs.builtin.tag import Tag
-    >>> env = apply_wrappers(
-    ...     PettingZooParallelEnv(Tag(seed=0)),
-    ...     [MessageBus, WrapperSpec(RandomMessageDropout, 0.5), WrapperSpec(TeamReward, "mean")])
-    >>> has_wrapper(env, MessageBus), str(env)
-    (True, 'TeamReward<RandomMessageDropout<MessageBus<zooport_tag>>>')
-"""
+``zooport.make(id, api=..., wrappers=[...])`` uses (first = innermost); see the wrappers guide."""
 
 from __future__ import annotations
 

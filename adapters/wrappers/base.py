@@ -1,10 +1,7 @@
-"""The base of zooport's PettingZoo Parallel wrappers, finding a wrapper in a chain, and which
-agents a wrapper acts on (:class:`AgentSelector`) and which team each is in (:class:`Teams`).
-
-Unlike ``pettingzoo.utils.BaseParallelWrapper`` there is no ``__getattr__`` forwarding: each
-``env.agents`` read would be a failed lookup per layer, and a wrapper would answer with inner
-attributes its own transformation made wrong. Anything not passed through explicitly is
-reached through ``env.unwrapped`` or :func:`get_wrapper`."""
+"""The base of zooport's PettingZoo Parallel wrappers, finding a layer in a chain, and which
+agents (:class:`AgentSelector`) and teams (:class:`Teams`) a wrapper acts on. There is no
+``__getattr__`` forwarding: what is not passed through is reached with ``env.unwrapped`` or
+:func:`get_wrapper`."""
 
 from __future__ import annotations
 
@@ -55,8 +52,7 @@ class WrapperOrderError(ZooportError, ValueError):
 
 
 def _chain(env: Any) -> Iterator[Any]:
-    """``env``, then each layer inside it (``.env``, or the ``.aec_env`` of PettingZoo's
-    ``aec_to_parallel``, which SuperSuit's Parallel wrappers end in)."""
+    """``env`` and its layers (``.env``, or ``.aec_env`` of PettingZoo's ``aec_to_parallel``)."""
     for _ in range(1000):  # a cycle of .env references ends here
         if env is None:
             return
@@ -66,15 +62,7 @@ def _chain(env: Any) -> Iterator[Any]:
 
 
 def get_wrapper(env: Any, cls: type) -> Any | None:
-    """The outermost layer of ``env`` that is a ``cls`` (or its gym/vector form), or None.
-
-    Example:
-        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-        >>> from zooport.envs.builtin.tag import Tag
-        >>> inner = ParallelWrapper(PettingZooParallelEnv(Tag(seed=0)))
-        >>> get_wrapper(ParallelWrapper(inner), ParallelWrapper).env is inner
-        True
-    """
+    """The outermost layer of ``env`` that is a ``cls`` (or its gym/vector form), or None."""
     for layer in _chain(env):
         form_of = getattr(type(layer), "form_of", None)
         if isinstance(layer, cls) or (form_of is not None and issubclass(form_of, cls)):
@@ -113,11 +101,10 @@ def _known_behavior(env: Any, agent: str) -> str | None:
 
 
 def behavior_of(env: Any, agent: str) -> str:
-    """The behaviour of ``agent``: its zooport behaviour name, else its name before the last ``_``.
+    """``agent``'s zooport behaviour name, else its name before the last ``_``.
 
-    Example:
-        >>> behavior_of(None, "adversary_0"), behavior_of(None, "solo")
-        ('adversary', 'solo')
+    >>> behavior_of(None, "adversary_0"), behavior_of(None, "solo")
+    ('adversary', 'solo')
     """
     behavior = _known_behavior(env, agent)
     if behavior is not None:
@@ -137,23 +124,11 @@ def _selected_by_name(env: Any, spec: str, agent: str) -> bool:
 
 
 class AgentSelector:
-    """Decides, once per agent, whether a wrapper acts on it.
+    """Decides, once per agent, whether a wrapper acts on it (``spec``: see the wrappers guide).
 
-    ``spec``: None (every agent); a str: a behaviour with its query string
-    (``"Soccer?team=1"``: that team only), an agent-name prefix (``"soccer_1"``), or a
-    behaviour name compared sanitised (``"tagger"``, ``"Soccer"``: every team of it); a
-    collection of agent names; or a predicate ``agent -> bool``. ``what`` names the argument
-    in errors.
-
-    Example:
-        >>> select = AgentSelector(None, "hunter")
-        >>> select("hunter_0"), select("prey_1"), AgentSelector(None, ["prey_1"])("prey_1")
-        (True, False, True)
-        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-        >>> from zooport.envs.builtin.soccer import Soccer
-        >>> env = PettingZooParallelEnv(Soccer(seed=0))
-        >>> [a for a in env.possible_agents if AgentSelector(env, "Soccer?team=1")(a)]
-        ['soccer_1_2', 'soccer_1_3']
+    >>> select = AgentSelector(None, "hunter")
+    >>> select("hunter_0"), select("prey_1"), AgentSelector(None, ["prey_1"])("prey_1")
+    (True, False, True)
     """
 
     def __init__(self, env: Any, spec: AgentSpec, what: str = "agents") -> None:
@@ -184,9 +159,8 @@ class Teams:
     """Maps agents to teams: by behaviour (default, see :func:`behavior_of`), a mapping or a
     callable.
 
-    Example:
-        >>> Teams(None).group(["hunter_0", "prey_0", "hunter_1"])
-        {'hunter': ['hunter_0', 'hunter_1'], 'prey': ['prey_0']}
+    >>> Teams(None).group(["hunter_0", "prey_0", "hunter_1"])
+    {'hunter': ['hunter_0', 'hunter_1'], 'prey': ['prey_0']}
     """
 
     def __init__(self, env: Any, teams: TeamSpec = None) -> None:
@@ -228,20 +202,8 @@ class ParallelWrapper(
 ):
     """A PettingZoo Parallel env wrapping another; every member passes through explicitly.
 
-    Subclasses override what they change; a rule about their neighbours (a bus beneath, not
-    twice) is a check in their constructor. The layers of a chain share one
-    :class:`~zooport.envs.step_guard.StepGuard`, entered by the layer the user calls: a
-    ``step``/``reset`` entered while one runs raises :class:`~zooport.errors.ReentrantCallError`,
-    and an exception after the env beneath the chain stepped loses that step, so later steps
-    raise :class:`~zooport.errors.EnvNotResetError` until ``reset()``.
-
-    Example:
-        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-        >>> from zooport.envs.builtin.tag import Tag
-        >>> env = ParallelWrapper(PettingZooParallelEnv(Tag(seed=0)))
-        >>> env.possible_agents[:2], env.unwrapped is env.env
-        (['runner_0', 'runner_1'], True)
-    """
+    The layers of a chain share one :class:`~zooport.envs.step_guard.StepGuard`, entered by
+    the layer the user calls (re-entry and failed steps: see the wrappers guide)."""
 
     def __init__(self, env: ParallelEnv) -> None:
         if not isinstance(env, ParallelEnv):
@@ -314,7 +276,6 @@ class ParallelWrapper(
 
     @property
     def state_space(self) -> spaces.Space:
-        """The wrapped env's ``state_space`` (AttributeError where it has none)."""
         return self.env.state_space
 
     @override
@@ -337,8 +298,7 @@ class ParallelWrapper(
 
     @property
     def np_random(self) -> np.random.Generator:
-        """This wrapper's own generator, reseeded by ``reset(seed=s)`` from ``s``, its class and
-        its depth in the chain; before any seed it comes from fresh entropy."""
+        """This wrapper's generator, seeded by ``reset(seed=s)`` from ``s``, its class and depth."""
         if self._np_random is None:
             self._reseed(None)
         assert self._np_random is not None  # _reseed made it
@@ -352,11 +312,9 @@ class ParallelWrapper(
 
 
 def _guarded(method: Callable[..., Any], call: str) -> Callable[..., Any]:
-    """``method`` (a wrapper's ``step`` or ``reset``) under the chain's guard.
-
-    The layer the user called enters the guard; its call to the layer it wraps, or to
-    ``super()``'s method, passes through. An exception poisons the chain when the env
-    beneath it completed a call meanwhile (what it reported is lost)."""
+    """``method`` under the chain's guard, entered by the layer the user called; its call to
+    the layer it wraps, or to ``super()``'s method, passes through. An exception poisons the
+    chain when the env beneath it completed a call meanwhile (what it reported is lost)."""
 
     @functools.wraps(method)
     def guarded(self: ParallelWrapper, *args: Any, **kwargs: Any) -> Any:
@@ -397,7 +355,6 @@ class ObservationMapper(ParallelWrapper[str, Any, ActionType]):
     """A wrapper that changes the observations only, through :meth:`map_observations`."""
 
     def map_observations(self, observations: dict[str, Any]) -> dict[str, Any]:
-        """The observations the wrapper gives for the wrapped env's ``observations``."""
         raise NotImplementedError
 
     @override
@@ -412,12 +369,11 @@ class ObservationMapper(ParallelWrapper[str, Any, ActionType]):
 
 
 class PartsDelivery:
-    """A mixin for wrappers that add named parts (messages, a global state) to what agents see.
+    """A mixin adding named parts (messages, a state) to each agent's observation or info.
 
-    With ``delivery="observation"`` the observation becomes a ``Dict`` of the parts and
-    ``{"observation": obs}`` (or the observation's own keys where it is a ``Dict``), and so
-    does its space; with ``"info"`` the parts go to the agent's info. A subclass sets
-    ``delivery`` with :meth:`_checked_delivery` and gives :meth:`part_spaces`."""
+    ``delivery="observation"``: the observation becomes a ``Dict`` of the parts and
+    ``{"observation": obs}`` (or the observation's own keys where it is a ``Dict``);
+    ``"info"``: the parts go to the agent's info."""
 
     env: ParallelEnv
     delivery: str
@@ -434,11 +390,7 @@ class PartsDelivery:
         return str(delivery)
 
     def observation_space(self, agent: str) -> spaces.Space:
-        """The wrapped env's space, with the parts where they are delivered so (computed once
-        per agent).
-
-        Raises:
-            SpecError: a part's key is already a key of the agent's observation."""
+        """The wrapped env's space, with the parts where they are delivered so."""
         cache: dict[str, spaces.Space] = self.__dict__.setdefault("_delivered_spaces", {})
         if agent not in cache:
             space = self.env.observation_space(agent)

@@ -1,9 +1,6 @@
 """Messages between agents (MATE's communication, made generic): :class:`MessageBus` delivers
-what was sent between two steps in the next step's infos or observations, and the channel
-wrappers stacked over it filter, drop, limit by range, silence or delay them. The outermost
-layer checks messages and routes a broadcast to one message per recipient; they meet the
-channels from the outermost inwards. A recipient that does not report in the next step loses
-its messages, and ``reset`` drops everything in flight."""
+what was sent between two steps in the next step's infos or observations, and the channels
+stacked over it filter, drop, limit by range, silence or delay them (outermost first)."""
 
 from __future__ import annotations
 
@@ -51,13 +48,7 @@ __all__ = [
 
 @dataclass(frozen=True, eq=False)
 class Message:
-    """A message from ``sender`` to ``recipient`` (None: every other live agent); messages
-    compare by identity (content may be an array).
-
-    Example:
-        >>> Message("runner_0", None, [1.0, 0.0])
-        Message(sender='runner_0', recipient=None, content=[1.0, 0.0])
-    """
+    """A message from ``sender`` to ``recipient`` (None: every other live agent)."""
 
     sender: str
     recipient: str | None
@@ -79,22 +70,7 @@ class CommunicationLayer(ParallelWrapper[str, Any, Any]):
 
 
 def send_messages(env: Any, messages: Message | Iterable[Message]) -> None:
-    """Sends messages through the outermost communication layer of ``env``'s ``.env`` chain.
-
-    Raises:
-        ZooportError: the chain holds no :class:`MessageBus`.
-
-    Example:
-        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-        >>> from zooport.adapters.wrappers.episode import TerminationPolicy
-        >>> from zooport.envs.builtin.tag import Tag
-        >>> env = TerminationPolicy(MessageBus(PettingZooParallelEnv(Tag(seed=0))))
-        >>> _ = env.reset(seed=0)
-        >>> send_messages(env, Message("tagger_3", "tagger_4", 7))
-        >>> _, _, _, _, infos = env.step(dict.fromkeys(env.agents, 0))
-        >>> [m.content for m in infos["tagger_4"]["messages"]]
-        [7]
-    """
+    """Sends messages through the outermost communication layer of ``env``'s ``.env`` chain."""
     layer = get_wrapper(env, CommunicationLayer)
     if layer is None:
         raise ZooportError(f"{env} has no MessageBus in its .env chain to send messages through")
@@ -102,28 +78,8 @@ def send_messages(env: Any, messages: Message | Iterable[Message]) -> None:
 
 
 class MessageBus(PartsDelivery, CommunicationLayer):
-    """Carries messages sent between steps into the next step's infos or observations.
-
-    ``delivery`` is ``"info"`` (default: ``info["messages"]``, a list of :class:`Message`) or
-    ``"observation"`` (a ``"messages"`` key). The latter needs ``content_space``, a ``Box``
-    every content must fit: messages are then a fixed-size encoding ``{"content":
-    (max_messages, *shape), "sender": (max_messages,) int, "count": int}``, ``sender`` being
-    1 + the sender's index in ``possible_agents`` at construction (0: none), rows past
-    ``count`` zeros, and more than ``max_messages`` (default: the number of possible agents)
-    cut to the first ones (counted in ``overflowed``). ``last_observations`` holds the
-    wrapped env's last observations (channels read positions from them), ``last_delivered``
-    the messages delivered at the last reset/step. Applied once.
-
-    Example:
-        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-        >>> from zooport.envs.builtin.tag import Tag
-        >>> env = MessageBus(PettingZooParallelEnv(Tag(seed=0)))
-        >>> _ = env.reset(seed=0)
-        >>> env.send_messages(Message("runner_0", None, "hello"))
-        >>> _, _, _, _, infos = env.step(dict.fromkeys(env.agents, 0))
-        >>> infos["runner_1"]["messages"], infos["runner_0"]["messages"]
-        ([Message(sender='runner_0', recipient='runner_1', content='hello')], [])
-    """
+    """Carries messages sent between steps into the next step's infos or observations
+    (``delivery``; with ``"observation"`` a fixed-size encoding of ``content_space``)."""
 
     def __init__(
         self,
@@ -173,16 +129,10 @@ class MessageBus(PartsDelivery, CommunicationLayer):
         self.overflowed = 0
 
     def part_spaces(self, agent: str) -> Mapping[str, spaces.Space]:
-        """``{"messages": message_space}`` (delivery="observation" requires one)."""
         return {} if self.message_space is None else {"messages": self.message_space}
 
     def route(self, messages: Message | Iterable[Message]) -> list[Message]:
-        """Checks messages and expands broadcasts, one message per recipient.
-
-        Raises:
-            UnknownAgentError: a sender that is not live, a recipient that is not possible.
-            ArgumentError: content that does not fit ``content_space``.
-            SpecError: with the encoding, a sender spawned after construction."""
+        """Checks messages and expands broadcasts, one message per recipient."""
         live = self.env.agents
         live_set, possible = set(live), set(self.env.possible_agents)
         space = self.content_space
@@ -220,7 +170,6 @@ class MessageBus(PartsDelivery, CommunicationLayer):
 
     @override
     def forward(self, messages: list[Message]) -> None:
-        """Queues routed messages for delivery at the next step."""
         self._outbox.extend(messages)
 
     def _encode(self, box: list[Message]) -> Any:
@@ -261,11 +210,7 @@ class MessageBus(PartsDelivery, CommunicationLayer):
 
 
 class MessageChannel(CommunicationLayer):
-    """A channel over a :class:`MessageBus`: :meth:`transmit` decides which routed messages
-    pass inwards. May be stacked.
-
-    Raises:
-        WrapperOrderError: ``env`` has no :class:`MessageBus`."""
+    """A channel over a :class:`MessageBus`: :meth:`transmit` decides which messages pass."""
 
     def __init__(self, env: ParallelEnv) -> None:
         super().__init__(env)
@@ -282,13 +227,11 @@ class MessageChannel(CommunicationLayer):
         self._pass_in(self.transmit(list(messages)))
 
     def _pass_in(self, messages: list[Message]) -> None:
-        """Hands messages to the next communication layer inwards."""
         layer = get_wrapper(self.env, CommunicationLayer)
         if messages and layer is not None:
             layer.forward(messages)
 
     def transmit(self, messages: list[Message]) -> list[Message]:
-        """The messages that pass (all of them, here)."""
         return messages
 
     @override
@@ -298,8 +241,7 @@ class MessageChannel(CommunicationLayer):
 
 
 class MessageFilter(MessageChannel):
-    """Keeps, drops or replaces each message: ``fn(message)`` returns True, False or a
-    replacing :class:`Message` (to add channel noise, say)."""
+    """Keeps, drops or replaces each message: ``fn(message)`` gives True, False or a Message."""
 
     def __init__(self, env: ParallelEnv, fn: Callable[[Message], bool | Message]) -> None:
         super().__init__(env)
@@ -342,11 +284,8 @@ class RandomMessageDropout(MessageChannel):
 
 
 class RestrictedCommunicationRange(MessageChannel):
-    """Drops messages between agents farther apart than ``r`` (Euclidean).
-
-    ``position_fn(agent, observation)`` gives an agent's position from the observation the
-    bus last received for it (the wrapped env's own); a message whose sender or recipient
-    has none is dropped."""
+    """Drops messages between agents farther apart than ``r``, placed by ``position_fn(agent,
+    observation)`` on the bus's last observations (no observation: dropped)."""
 
     def __init__(self, env: ParallelEnv, r: float, position_fn: Callable[[str, Any], Any]) -> None:
         super().__init__(env)
@@ -378,8 +317,7 @@ class RestrictedCommunicationRange(MessageChannel):
 
 
 class NoCommunication(MessageChannel):
-    """Drops every message sent by or to an agent of ``group`` (default: every agent), which
-    selects agents as :class:`~zooport.adapters.wrappers.base.AgentSelector` does."""
+    """Drops every message sent by or to an agent of ``group`` (default: every agent)."""
 
     def __init__(self, env: ParallelEnv, group: AgentSpec = None) -> None:
         super().__init__(env)
@@ -392,12 +330,10 @@ class NoCommunication(MessageChannel):
 
 
 class ExtraCommunicationDelays(MessageChannel):
-    """Holds each message ``delay`` extra steps: an int, or ``fn(message, rng) -> int`` with
-    this wrapper's generator.
+    """Holds each message ``delay`` extra steps: an int, or ``fn(message, rng) -> int``.
 
-    A message sent before step ``t + 1`` passes inwards before step ``t + 1 + delay`` (delay 0
-    at once). Messages due together leave in the order sent (a heap of ``(release, sequence,
-    message)``: MATE's compares messages and crashes there), even when nobody sends."""
+    Messages due together leave in the order sent (the heap's ``sequence``: MATE's compares
+    messages and crashes there)."""
 
     def __init__(
         self, env: ParallelEnv, delay: int | Callable[[Message, np.random.Generator], int] = 1
@@ -415,7 +351,6 @@ class ExtraCommunicationDelays(MessageChannel):
 
     @property
     def pending(self) -> int:
-        """Messages held back."""
         return len(self._heap)
 
     @override

@@ -1,8 +1,5 @@
-"""Applying a list of wrappers, as ``zooport.make(id, wrappers=[...])`` does: first = innermost.
-
-A zooport Parallel wrapper where the env is a ``gymnasium.Env`` or a ``VectorEnv`` uses its
-form for that kind or is refused. For ``api="aec"`` the zooport wrappers wrap the Parallel
-adapter, which ``parallel_to_aec`` converts before any further item."""
+"""Applying a list of wrappers, first = innermost, as ``zooport.make(id, wrappers=[...])`` does;
+a zooport wrapper over a ``gymnasium.Env`` or ``VectorEnv`` takes its form for that kind."""
 
 from __future__ import annotations
 
@@ -43,7 +40,6 @@ __all__ = [
     "has_wrapper",
 ]
 
-#: The single-agent and vector forms of the Parallel wrappers that have them.
 FORMS: dict[tuple[type, str], Callable[..., Any]] = {
     (DiscretizeActions, "gym"): GymDiscretizeActions,
     (DiscretizeActions, "vector"): VectorDiscretizeActions,
@@ -59,10 +55,7 @@ _KIND_NAMES = {
 
 
 class WrapperSpec:
-    """A wrapper and its arguments: ``WrapperSpec(cls, *args, **kwargs)(env)`` is ``cls(env, ...)``.
-
-    Raises:
-        ArgumentTypeError: ``wrapper`` is not callable."""
+    """A wrapper and its arguments: ``WrapperSpec(cls, *args)(env)`` is ``cls(env, *args)``."""
 
     __slots__ = ("wrapper", "args", "kwargs")
 
@@ -103,11 +96,7 @@ def _is_ours(cls: type | None) -> TypeGuard[type]:
 
 def adapter_api(wrappers: Sequence[Any], api: str) -> str:
     """The API of the adapter ``wrappers`` start from: ``"parallel"`` for ``api="aec"`` when the
-    list holds zooport wrappers (the Parallel adapter is converted after them), else ``api``.
-
-    Raises:
-        ArgumentError: ``api`` is not one of ``zooport.make``'s.
-        ArgumentTypeError: ``wrappers`` is not a list."""
+    list holds zooport wrappers (the Parallel adapter is converted after them), else ``api``."""
     if not isinstance(api, str) or api not in APIS:
         raise ArgumentError(f"Expect api to be one of {list(APIS)}, actually: {api!r}")
     if isinstance(wrappers, (str, bytes)) or not isinstance(wrappers, Sequence):
@@ -121,24 +110,7 @@ def adapter_api(wrappers: Sequence[Any], api: str) -> str:
 
 
 def apply_wrappers(env: Any, wrappers: Sequence[Any], *, api: str = "parallel") -> Any:
-    """``env`` wrapped by ``wrappers`` (first = innermost), ``env`` being an ``api`` adapter.
-
-    Raises:
-        WrapperOrderError: a wrapper where the env is not of the kind it wraps.
-        ArgumentTypeError: an item is not callable; for ``api="aec"`` with zooport wrappers,
-            ``env`` is not the Parallel adapter.
-        ArgumentError: ``api`` is not a known kind.
-
-    Example:
-        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-        >>> from zooport.adapters.wrappers.communication import MessageBus
-        >>> from zooport.adapters.wrappers.episode import TerminationPolicy
-        >>> from zooport.envs.builtin.tag import Tag
-        >>> env = PettingZooParallelEnv(Tag(seed=0))
-        >>> env = apply_wrappers(env, [MessageBus, TerminationPolicy])
-        >>> str(env), has_wrapper(env, MessageBus)
-        ('TerminationPolicy<MessageBus<zooport_tag>>', True)
-    """
+    """``env`` (an ``api`` adapter) wrapped by ``wrappers``, first = innermost."""
     kind = adapter_api(wrappers, api)
     if kind != api and not isinstance(env, ParallelEnv):
         raise ArgumentTypeError(
@@ -170,7 +142,6 @@ def apply_wrappers(env: Any, wrappers: Sequence[Any], *, api: str = "parallel") 
 def _form(
     cls: type, args: tuple, kwargs: dict, item: Any, kind: str, api: str, where: str
 ) -> Callable[[Any], Any]:
-    """What applies the zooport wrapper ``item`` where the env is of ``kind``."""
     if issubclass(cls, SingleAgentView) and api != "parallel":
         raise WrapperOrderError(
             f"{cls.__name__} ({where}) turns a Parallel env into a single-agent gymnasium.Env, "

@@ -1,7 +1,6 @@
-"""When a multi-agent episode ends, for any PettingZoo Parallel env: a
-:func:`~zooport.adapters.termination.finished_needed` over the agents that finished (were
-terminated or truncated) in the episode, for the whole episode (:class:`TerminationPolicy`)
-or per team (:class:`IndividualDone`); the agents still live then end as ``end_live_as`` says."""
+"""When a multi-agent episode ends: a :func:`~zooport.adapters.termination.finished_needed` rule
+over the agents that finished, for the episode (:class:`TerminationPolicy`) or per team
+(:class:`IndividualDone`); the agents still live then end as ``end_live_as`` says."""
 
 from __future__ import annotations
 
@@ -29,8 +28,6 @@ __all__ = ["TerminationPolicy", "IndividualDone", "filler_action"]
 
 
 class _RuleWrapper(ParallelWrapper[str, ObsType, ActionType]):
-    """The rule, ``end_live_as``, the agents left live and those that finished."""
-
     def __init__(
         self, env: ParallelEnv, mode: TerminationMode | str | float, end_live_as: str
     ) -> None:
@@ -49,7 +46,6 @@ class _RuleWrapper(ParallelWrapper[str, ObsType, ActionType]):
 
     @property
     def agents(self) -> list[str]:
-        """The agents still live by the rule."""
         return self._agents
 
     @override
@@ -65,7 +61,6 @@ class _RuleWrapper(ParallelWrapper[str, ObsType, ActionType]):
     def _note_finished(
         self, terminations: dict[str, bool], truncations: dict[str, bool]
     ) -> set[str]:
-        """Adds the step's terminated and truncated agents to those that finished."""
         self._finished.update(a for a in terminations if terminations[a])
         self._finished.update(a for a in truncations if truncations[a])
         return self._finished
@@ -73,7 +68,7 @@ class _RuleWrapper(ParallelWrapper[str, ObsType, ActionType]):
     def _end_live(
         self, cut: list[str], terminations: dict[str, bool], truncations: dict[str, bool]
     ) -> tuple[dict[str, bool], dict[str, bool]]:
-        """New flags with ``cut`` (live agents the rule ends) flagged ``end_live_as``."""
+        """New flags with ``cut`` (the live agents the rule ends) flagged ``end_live_as``."""
         self._finished.update(cut)
         if not cut:
             return terminations, truncations
@@ -83,26 +78,8 @@ class _RuleWrapper(ParallelWrapper[str, ObsType, ActionType]):
 
 
 class TerminationPolicy(_RuleWrapper[ObsType, ActionType]):
-    """Ends the episode by a termination rule, keeping terminated and truncated apart.
-
-    ``mode`` is ``"any"``, ``"majority"``, ``"all"`` or a fraction in (0, 1] of the agents
-    that took part; agents still live when it fires are flagged ``end_live_as``:
-    ``"truncated"`` (default: their own episode did not reach a terminal state) or
-    ``"terminated"``. Then ``agents`` is empty and ``step`` raises
-    :class:`~zooport.errors.EnvNotResetError` until ``reset``. Applied once.
-
-    Example:
-        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-        >>> from zooport.envs.builtin.tag import Tag
-        >>> env = TerminationPolicy(PettingZooParallelEnv(Tag(seed=0, tag_radius=0.85)), "any")
-        >>> _ = env.reset(seed=0)
-        >>> while env.agents:
-        ...     _, _, terminations, truncations, _ = env.step(dict.fromkeys(env.agents, 0))
-        >>> sorted(a for a, t in terminations.items() if t)
-        ['runner_0']
-        >>> sorted(a for a, t in truncations.items() if t)
-        ['runner_1', 'runner_2', 'tagger_3', 'tagger_4']
-    """
+    """Ends the episode when ``mode`` (``"any"``, ``"majority"``, ``"all"`` or a fraction) of
+    the agents that took part finished; the live ones are flagged ``end_live_as``."""
 
     def __init__(
         self,
@@ -138,13 +115,8 @@ class TerminationPolicy(_RuleWrapper[ObsType, ActionType]):
 
 
 class IndividualDone(_RuleWrapper[ObsType, ActionType]):
-    """A team's done as per-agent flags: once its rule fires, all its live members finish.
-
-    A team (``teams``: agent -> team, default behaviours) is done when ``mode`` (default
-    ``"any"``) fires over its members that took part. In that step its members still live
-    get ``end_live_as`` and leave ``agents``; those that finished themselves keep their
-    flags. Where the wrapped env still holds them live, the wrapper plays them with
-    :func:`filler_action` and drops what they report."""
+    """A team's done as per-agent flags: once ``mode`` fires over a team's members, its live
+    ones finish (played on with :func:`filler_action` where the env holds them live)."""
 
     def __init__(
         self,
@@ -194,12 +166,7 @@ class IndividualDone(_RuleWrapper[ObsType, ActionType]):
 
 
 def filler_action(space: spaces.Space) -> Any:
-    """A fixed valid action: 0 / the Box point nearest zero, recursively for composites.
-
-    Example:
-        >>> filler_action(spaces.Box(1.0, 2.0, (2,))).tolist(), filler_action(spaces.Discrete(3))
-        ([1.0, 1.0], 0)
-    """
+    """A fixed valid action: 0 / the Box point nearest zero, recursively for composites."""
     if isinstance(space, spaces.Discrete):
         return int(space.start)
     if isinstance(space, spaces.MultiDiscrete):

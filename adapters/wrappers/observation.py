@@ -1,6 +1,5 @@
-"""Observation wrappers: rescaling to ``[-1, 1]`` (float ``Box`` parts only, inside ``Dict`` and
-``Tuple`` spaces too; integer parts such as images and masks are left alone) and centralised
-(critic) inputs. ``SharedVisibility`` is in :mod:`zooport.adapters.wrappers.visibility`."""
+"""Observation wrappers: rescaling float ``Box`` parts to ``[-1, 1]`` (inside ``Dict`` and
+``Tuple`` too) and centralised-critic inputs."""
 
 from __future__ import annotations
 
@@ -34,19 +33,9 @@ __all__ = [
 
 
 class Rescaler:
-    """Maps observations of ``space`` so bounded float features span ``[-1, 1]``.
-
-    Per feature: both bounds finite: ``2 (x - low) / (high - low) - 1`` (0 where
-    ``low == high``); only ``low``: ``x - low - 1``; only ``high``: ``x - high + 1``; none:
-    ``x``. ``space`` is the new space (the same object when nothing changes).
-
-    Example:
-        >>> box = spaces.Box(np.array([0.0, 0.0, -np.inf]), np.array([4.0, np.inf, np.inf]),
-        ...                  dtype=np.float64)
-        >>> rescaler = Rescaler(box)
-        >>> rescaler(np.array([1.0, 3.0, 7.0])).tolist(), rescaler.space.low.tolist()
-        ([-0.5, 2.0, 7.0], [-1.0, -1.0, -inf])
-    """
+    """Maps observations of ``space`` so bounded float features span ``[-1, 1]``: both bounds
+    ``2 (x - low) / (high - low) - 1`` (0 where equal), only ``low`` ``x - low - 1``, only
+    ``high`` ``x - high + 1``, none ``x``; ``space`` is the new space."""
 
     def __init__(self, space: spaces.Space) -> None:
         self.source = self.space = space
@@ -101,21 +90,7 @@ class Rescaler:
 
 
 class RescaleObservations(ObservationMapper):
-    """Observations rescaled by :class:`Rescaler`, per agent; spaces rewritten once.
-
-    Agents sharing an observation space object share the rescaled one. Values outside the
-    declared bounds are mapped by the same formula (not clipped). Applied once.
-
-    Example:
-        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-        >>> from zooport.envs.builtin.grid_world import GridWorld
-        >>> env = RescaleObservations(PettingZooParallelEnv(GridWorld(n_agents=1, seed=0)))
-        >>> env.observation_space("gridworld_0")["observation"]["camera"]
-        Box(-1.0, 1.0, (5, 5, 3), float32)
-        >>> obs, _ = env.reset(seed=0)
-        >>> sorted(set(obs["gridworld_0"]["observation"]["camera"].ravel().tolist()))
-        [-1.0, 1.0]
-    """
+    """Observations rescaled by :class:`Rescaler` (not clipped), per agent; applied once."""
 
     def __init__(self, env: ParallelEnv) -> None:
         super().__init__(env)
@@ -126,7 +101,6 @@ class RescaleObservations(ObservationMapper):
             self._rescaler(agent)
 
     def _rescaler(self, agent: str) -> Rescaler:
-        """``agent``'s rescaler (made on first use: agents may spawn later)."""
         if agent not in self._of:
             space = self.env.observation_space(agent)
             rescaler = self._by_space.get(id(space))
@@ -160,11 +134,8 @@ class GymRescaleObservations(gym.ObservationWrapper):
 
 
 class VectorRescaleObservations(gym.vector.VectorWrapper):
-    """:class:`RescaleObservations` for a ``gymnasium.vector.VectorEnv`` (batched arrays).
-
-    ``info["final_obs"]`` (same-step autoreset, as zooport's vector env does) is rescaled too,
-    which is why this is not a ``VectorObservationWrapper`` (that one refuses same-step
-    autoreset envs)."""
+    """:class:`RescaleObservations` for a ``gymnasium.vector.VectorEnv``; ``info["final_obs"]``
+    too (a ``VectorObservationWrapper`` refuses same-step autoreset envs)."""
 
     form_of: ClassVar[type] = RescaleObservations
 
@@ -198,35 +169,8 @@ _CENTRAL_PARTS = ("state", "observations", "actions")
 
 
 class CentralisedObservation(PartsDelivery, ParallelWrapper[str, Any, ActionType]):
-    """Adds centralised-critic inputs to each agent's observation (or info).
-
-    Parts (``include``), all float32 vectors of fixed size:
-
-    - ``"state"``: the env's ``state()`` (it needs ``state`` and a Box ``state_space``).
-    - ``"observations"``: ``"others_observations"``, the flattened observations (without an
-      ``action_mask`` key) of every *other* agent of ``possible_agents`` at construction, in
-      that order; zeros for one that did not report in the step.
-    - ``"actions"``: ``"others_actions"``, their previous actions flattened
-      (``gymnasium.spaces.flatten``: one-hot for ``Discrete``); zeros at reset and for an
-      agent that took no action.
-
-    ``delivery`` is as :class:`~zooport.adapters.wrappers.base.PartsDelivery` says (default
-    ``"observation"``). Agents spawned after construction see every original agent as
-    "other". Applied once.
-
-    Example:
-        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-        >>> from zooport.envs.builtin.tag import Tag
-        >>> env = CentralisedObservation(PettingZooParallelEnv(Tag(seed=0)))
-        >>> space = env.observation_space("runner_0")
-        >>> [(k, s.shape) for k, s in space.spaces.items()]
-        [('observation', (10,)), ('others_actions', (20,)), ('others_observations', (40,)),
-         ('state', (25,))]
-        >>> obs, _ = env.reset(seed=0)
-        >>> obs, *_ = env.step(dict.fromkeys(env.agents, 4))
-        >>> obs["runner_0"]["others_actions"][:5].tolist()  # runner_1 went right
-        [0.0, 0.0, 0.0, 0.0, 1.0]
-    """
+    """Adds centralised-critic inputs (``state``, ``others_observations``, ``others_actions``:
+    float32 vectors) to each agent's observation or info; see the wrappers guide."""
 
     def __init__(
         self,
@@ -267,12 +211,11 @@ class CentralisedObservation(PartsDelivery, ParallelWrapper[str, Any, ActionType
             self.observation_space(agent)
 
     def part_spaces(self, agent: str) -> dict[str, spaces.Box]:
-        """The spaces of the central parts ``agent`` receives (``state``, ``others_...``)."""
         index = self.members.index(agent) if agent in self.members else None
         return {
-            ("state" if part == "state" else f"others_{part}"): (
-                self._state_space if part == "state" else self._layouts[part].others_space(index)
-            )
+            _key(part): self._state_space
+            if part == "state"
+            else self._layouts[part].others_space(index)
             for part in self.include
         }
 
@@ -290,9 +233,9 @@ class CentralisedObservation(PartsDelivery, ParallelWrapper[str, Any, ActionType
         for agent in observations:
             index = self.members.index(agent) if agent in self.members else None
             parts[agent] = {
-                ("state" if part == "state" else f"others_{part}"): (
-                    value.copy() if part == "state" else self._layouts[part].others(value, index)
-                )
+                _key(part): value.copy()
+                if part == "state"
+                else self._layouts[part].others(value, index)
                 for part, value in central.items()
             }
         return self._with_parts(observations, infos, parts)
@@ -307,6 +250,10 @@ class CentralisedObservation(PartsDelivery, ParallelWrapper[str, Any, ActionType
         observations, rewards, terminations, truncations, infos = self.env.step(actions)
         observations, infos = self._extend(observations, infos, actions)
         return observations, rewards, terminations, truncations, infos
+
+
+def _key(part: str) -> str:
+    return part if part == "state" else f"others_{part}"
 
 
 def _without_mask(space: spaces.Space) -> spaces.Space:
@@ -333,12 +280,8 @@ class _Layout:
         self.high = np.concatenate([f.high.reshape(-1) for f in flat] or [np.zeros(0)])
 
     def others_space(self, index: int | None) -> spaces.Box:
-        low, high = self.low, self.high
-        if index is not None:
-            start, stop = self.stops[index], self.stops[index + 1]
-            low = np.concatenate([low[:start], low[stop:]])
-            high = np.concatenate([high[:start], high[stop:]])
-        return spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
+        low, high = (self.others(b, index).astype(np.float32) for b in (self.low, self.high))
+        return spaces.Box(low, high, dtype=np.float32)
 
     def joint(self, values: dict[str, Any], members: list[str]) -> np.ndarray:
         joint = np.zeros(int(self.stops[-1]), dtype=np.float32)

@@ -1,5 +1,4 @@
-"""Reward shaping (weighted named components, recorded in the infos) and team rewards (MATE's
-``AuxiliaryCameraRewards``/``RepeatedReward``) for any PettingZoo Parallel env."""
+"""Reward shaping and team rewards (MATE's ``AuxiliaryCameraRewards``/``RepeatedReward``)."""
 
 from __future__ import annotations
 
@@ -26,7 +25,6 @@ from zooport.errors import ArgumentError, ArgumentTypeError
 
 __all__ = ["StepData", "RewardShaping", "TeamReward"]
 
-#: The reductions over agents (or team members) and their numpy functions.
 REDUCTIONS: dict[str, Callable[[np.ndarray], Any]] = {
     "sum": np.sum,
     "mean": np.mean,
@@ -43,10 +41,8 @@ def _reduction(value: str, allowed: tuple[str, ...]) -> str:
 
 
 class StepData(NamedTuple):
-    """One step as a reward component sees it: the wrapped env's step, the ``actions`` given,
-    the shaped ``agents`` that reported (an array a component returns has one value per agent
-    in this order), the ``episode_step`` (1 for the first), the ``total_steps`` through the
-    wrapper since it was built (schedules use it), and the wrapped ``env``."""
+    """One step as a reward component sees it (``agents``: the shaped agents that reported, in
+    the order of a returned array; ``episode_step`` from 1; ``total_steps`` since built)."""
 
     observations: dict[str, Any]
     rewards: dict[str, float]
@@ -61,43 +57,8 @@ class StepData(NamedTuple):
 
 
 class RewardShaping(ParallelWrapper[str, ObsType, ActionType]):
-    """Rewards as a weighted sum of named components, recorded in the infos.
-
-    Each shaped agent's reward is ``sum(coefficient[k] * component[k])`` over the components,
-    which always include ``"env_reward"`` (the wrapped env's reward, coefficient 1.0 unless
-    given). A component is a callable ``StepData -> value``: a float (the same for every
-    agent), a mapping ``agent -> float`` (every shaped reporting agent needed), or an array
-    with one value per ``data.agents``. A coefficient is a float or a schedule
-    ``total_steps -> float``. With a reduction other than ``"none"``, every shaped agent gets
-    the reduction of the shaped rewards (a shared reward).
-
-    ``info["reward_shaping"]`` of each shaped agent holds ``components`` and
-    ``coefficients`` (name -> value, this step's), ``reward`` (its own weighted sum) and,
-    with a reduction, ``shared_reward``.
-
-    ``coefficients`` missing a name give it 1.0; ``reduction`` is ``"none"`` (default),
-    ``"mean"``, ``"sum"``, ``"max"`` or ``"min"``; ``agents`` selects the shaped agents (an
-    :class:`~zooport.adapters.wrappers.base.AgentSelector` spec; the others are untouched).
-
-    Raises:
-        ArgumentError: an unknown reduction, a coefficient for no component, a bad name.
-        ArgumentTypeError: a component or coefficient of the wrong type.
-
-    Example:
-        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-        >>> from zooport.envs.builtin.tag import Tag
-        >>> env = RewardShaping(
-        ...     PettingZooParallelEnv(Tag(seed=0)),
-        ...     {"alive": lambda data: 1.0},
-        ...     {"env_reward": 0.0, "alive": lambda t: 0.5 ** t},
-        ...     agents="runner")
-        >>> _ = env.reset(seed=0)
-        >>> _, rewards, _, _, infos = env.step(dict.fromkeys(env.agents, 0))
-        >>> rewards["runner_0"], rewards["tagger_3"]
-        (0.5, 0.0)
-        >>> infos["runner_0"]["reward_shaping"]["components"]
-        {'env_reward': 0.0099..., 'alive': 1.0}
-    """
+    """Rewards as a weighted sum of named components (always ``"env_reward"``), optionally
+    reduced over the shaped agents, all recorded in ``info["reward_shaping"]``."""
 
     def __init__(
         self,
@@ -220,12 +181,8 @@ def _per_agent(name: str, value: Any, agents: list[str]) -> Any:
 
 
 class TeamReward(ParallelWrapper[str, ObsType, ActionType]):
-    """Every agent gets its team's scalar reward; its own goes to ``info["individual_reward"]``.
-
-    The team scalar of a step (also in ``info["team_reward"]``) is the ``reduction``
-    (``"sum"``, default, ``"mean"``, ``"max"`` or ``"min"``) over the team's reporting
-    members of their rewards (``source="reward"``) or of ``info[source]`` (e.g. zooport's
-    ``"group_reward"``). ``teams`` maps agent -> team (default: behaviours)."""
+    """Every agent gets its team's ``reduction`` of its reporting members' rewards (or of
+    ``info[source]``), also in ``info["team_reward"]``; its own is ``info["individual_reward"]``."""
 
     def __init__(
         self,

@@ -1,7 +1,6 @@
-"""Folding agents into the environment: some agents play a given policy (any callable
-``observation -> action``), the rest are exposed. Each folded agent gets its own
-``copy.deepcopy`` of the policy; optional hooks: ``bind(agent, action_space)`` once on a clone,
-``reset(seed)`` at the start of every episode with a seed from the wrapper's generator."""
+"""Folding agents into the env: some play a policy (``observation -> action``, deep-copied per
+agent; optional hooks ``bind(agent, action_space)`` once and ``reset(seed)`` every episode),
+the rest are exposed, as a Parallel env or one agent as a ``gymnasium.Env``."""
 
 from __future__ import annotations
 
@@ -42,11 +41,7 @@ _SEED_BOUND = 2**63 - 1
 
 
 class RandomPolicy:
-    """Samples its action space uniformly, respecting ``observation["action_mask"]``.
-
-    It uses its own copy of the space, seeded by ``reset(seed)``, so it never draws from the
-    space object an env hands to everyone. ``FoldAgents`` binds each clone to its agent's
-    action space; alone, pass ``action_space``."""
+    """Samples its own copy of the action space, respecting ``observation["action_mask"]``."""
 
     def __init__(self, action_space: spaces.Space | None = None) -> None:
         self.action_space: spaces.Space | None = None
@@ -54,11 +49,9 @@ class RandomPolicy:
             self.bind("", action_space)
 
     def bind(self, agent: str, action_space: spaces.Space) -> None:
-        """Takes a private copy of ``agent``'s action space."""
         self.action_space = copy.deepcopy(action_space)
 
     def reset(self, seed: int | None = None) -> None:
-        """Reseeds the generator."""
         if self.action_space is not None:
             self.action_space.seed(seed)
 
@@ -79,31 +72,8 @@ class RandomPolicy:
 
 
 class FoldAgents(ParallelWrapper[str, ObsType, ActionType]):
-    """Plays some agents with a policy and exposes only the others.
-
-    ``policy`` is a callable ``observation -> action`` (see the module docstring) or
-    ``"random"`` (:class:`RandomPolicy`). The folded agents are ``agents`` (names or a
-    predicate) or, instead, those of ``behavior`` (a behaviour such as ``"Tagger?team=1"`` or
-    an agent-name prefix such as ``"tagger"``, which agents spawned later match too);
-    ``behaviour=`` is its deprecated spelling. ``possible_agents``, ``agents`` and every step
-    dict hold the exposed agents only; the folded agents' last rewards are in
-    ``folded_rewards``. An action for a folded agent is an :class:`~zooport.ActionError`.
-
-    Raises:
-        ArgumentError: both or neither of ``agents``/``behavior``; nothing folded; nothing left.
-        ArgumentTypeError: ``policy`` is not callable.
-
-    Example:
-        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-        >>> from zooport.envs.builtin.tag import Tag
-        >>> env = FoldAgents(PettingZooParallelEnv(Tag(seed=0)), lambda obs: 0, behavior="tagger")
-        >>> env.possible_agents
-        ['runner_0', 'runner_1', 'runner_2']
-        >>> _ = env.reset(seed=0)
-        >>> obs, rewards, *_ = env.step(dict.fromkeys(env.agents, 0))
-        >>> sorted(rewards), sorted(env.folded_rewards)
-        (['runner_0', 'runner_1', 'runner_2'], ['tagger_3', 'tagger_4'])
-    """
+    """Plays ``agents`` (names or a predicate) or those of ``behavior`` with ``policy`` (a
+    callable or ``"random"``) and exposes only the others; their rewards: ``folded_rewards``."""
 
     #: False lets the selection fold nobody (SingleAgentView over a single-agent env).
     _require_folded: ClassVar[bool] = True
@@ -168,7 +138,6 @@ class FoldAgents(ParallelWrapper[str, ObsType, ActionType]):
 
     @property
     def possible_agents(self) -> list[str]:
-        """The exposed agents of the wrapped env's ``possible_agents``."""
         inner = self.env.possible_agents
         if len(inner) != self._possible_from:  # it grows as agents spawn
             self._possible = [a for a in inner if not self.folded(a)]
@@ -177,12 +146,9 @@ class FoldAgents(ParallelWrapper[str, ObsType, ActionType]):
 
     @property
     def agents(self) -> list[str]:
-        """The exposed live agents."""
         return self._agents
 
     def _clone(self, agent: str, seed: bool = False) -> Callable[[Any], Any]:
-        """``agent``'s own copy of the policy, bound to its action space on first use and
-        reset with a seed from this wrapper's generator when ``seed``."""
         if agent not in self._clones:
             clone = self._clones[agent] = copy.deepcopy(self.policy)
             if callable(getattr(clone, "bind", None)):
@@ -233,37 +199,12 @@ class FoldAgents(ParallelWrapper[str, ObsType, ActionType]):
 
 
 class _FoldOthers(FoldAgents):
-    """FoldAgents that may fold nobody (a single-agent env behind SingleAgentView)."""
-
-    _require_folded: ClassVar[bool] = False
+    _require_folded: ClassVar[bool] = False  # a single-agent env behind SingleAgentView
 
 
 class SingleAgentView(gym.Env[Any, Any]):
-    """One agent of a PettingZoo Parallel env as a ``gymnasium.Env``; the others are folded.
-
-    The episode is the agent's: it ends when the agent is terminated or truncated. The
-    other agents play ``policy`` (cloned per agent, reseeded from ``reset(seed=...)``), so a
-    seeded reset reproduces the whole episode. Spaces are the agent's own (the same
-    objects). ``env`` is the inner :class:`FoldAgents`, so ``has_wrapper`` sees through it.
-
-    ``agent`` (default: the first of ``possible_agents``) must be present at every reset;
-    the others play ``policy`` (as :class:`FoldAgents` takes it; default random).
-
-    Raises:
-        UnknownAgentError: ``agent`` is not a possible agent.
-
-    Example:
-        >>> from gymnasium.utils.env_checker import check_env
-        >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-        >>> from zooport.envs.builtin.tag import Tag
-        >>> env = SingleAgentView(PettingZooParallelEnv(Tag(seed=0)), "tagger_3")
-        >>> env.observation_space, env.action_space
-        (Box(-inf, inf, (10,), float32), Discrete(5))
-        >>> obs, info = env.reset(seed=0)
-        >>> obs, reward, terminated, truncated, info = env.step(1)
-        >>> type(reward), terminated
-        (<class 'float'>, False)
-    """
+    """One ``agent`` (default: the first) of a Parallel env as a ``gymnasium.Env`` whose episode
+    is the agent's; the others play ``policy`` through the inner :class:`FoldAgents` (``env``)."""
 
     def __init__(
         self,

@@ -1,5 +1,4 @@
-"""Shared visibility: teammates see the entities any of them sees (MATE's ``SharedFieldOfView``),
-for envs whose flat observations hold per-entity rows (:class:`EntitySlots`)."""
+"""Shared visibility (MATE's ``SharedFieldOfView``) over per-entity observation rows."""
 
 from __future__ import annotations
 
@@ -29,10 +28,8 @@ __all__ = ["EntitySlots", "SharedVisibility"]
 
 @dataclass(frozen=True)
 class EntitySlots:
-    """Per-entity rows in a flat observation: ``count`` rows of ``features`` from ``offset``.
-
-    Row ``j`` describes entity ``j`` (the same entity for every teammate, in a frame they
-    share) and its feature ``mask_feature`` is 1 when the agent sees the entity, 0 when not."""
+    """``count`` rows of ``features`` from ``offset`` in a flat observation, row ``j`` entity ``j``
+    for every teammate; feature ``mask_feature`` is 1 where the agent sees it."""
 
     offset: int
     count: int
@@ -53,7 +50,6 @@ class EntitySlots:
 
     @property
     def stop(self) -> int:
-        """The index after the last row."""
         return self.offset + self.count * self.features
 
 
@@ -61,30 +57,8 @@ SlotsSpec = EntitySlots | Mapping[str, EntitySlots] | Callable[[str], EntitySlot
 
 
 class SharedVisibility(ObservationMapper):
-    """Teammates see what any of them sees: entity rows are shared within each team.
-
-    For each entity row that some reporting teammate sees (its mask feature > 0.5), every
-    teammate's row becomes that of the first teammate (in report order) who sees it, mask
-    included; rows nobody sees stay as they were. Spaces do not change.
-
-    Where the rows are (per agent, an :class:`EntitySlots`): ``slots`` (one for every agent,
-    a mapping by agent name or by team, or a callable ``agent -> slots``); otherwise the env
-    declares them: ``env.unwrapped.entity_slots(agent)``, or for a zooport adapter
-    ``env.unwrapped.core.entity_slots(behaviour)``. An agent without slots is left alone.
-    Observations must be rank-1 Boxes. ``teams`` maps agent -> team (default: behaviours).
-    Applied once, beneath :class:`RescaleObservations` and :class:`CentralisedObservation`
-    (rows and masks must be the env's own).
-
-    Raises:
-        WrapperOrderError: ``env`` has a SharedVisibility, a RescaleObservations or a
-            CentralisedObservation.
-
-    Example:
-        >>> import numpy as np
-        >>> rows = np.array([[[5.0, 1.0], [0.0, 0.0]], [[0.0, 0.0], [7.0, 1.0]]])
-        >>> _share(rows, mask_feature=1).tolist()
-        [[[5.0, 1.0], [7.0, 1.0]], [[5.0, 1.0], [7.0, 1.0]]]
-    """
+    """Each entity row some teammate sees becomes, for every teammate, that of the first who
+    sees it; ``slots`` or the env's ``entity_slots`` say where the rows are (see the guide)."""
 
     def __init__(
         self,
