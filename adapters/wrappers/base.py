@@ -216,11 +216,11 @@ class ParallelWrapper(
         self._np_random: np.random.Generator | None = None
         # Stacked wrappers of one class draw different streams from one seed.
         self._seed_key = (zlib.crc32(type(self).__qualname__.encode()), sum(1 for _ in _chain(env)))
-        inner = env if isinstance(env, ParallelWrapper) else None
-        self.step_guard: StepGuard = (
-            StepGuard(type(self).__name__) if inner is None else inner.step_guard
-        )
-        self._beneath: Any = env if inner is None else inner._beneath
+        self.step_guard: StepGuard
+        if isinstance(env, ParallelWrapper):  # one guard for the chain, and the env beneath it
+            self.step_guard, self._beneath = env.step_guard, env._beneath
+        else:
+            self.step_guard, self._beneath = StepGuard(type(self).__name__), env
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -331,18 +331,13 @@ def _guarded(method: Callable[..., Any], call: str) -> Callable[..., Any]:
         beneath = getattr(self._beneath, "step_guard", None)
         before = -1 if beneath is None else beneath.completed
         guard.owner = type(self).__name__
-        guard.enter(call)
-        guard.layer = self
-        try:
-            result = method(self, *args, **kwargs)
-        except BaseException as error:
-            guard.layer = None
-            guard.committed = beneath is None or beneath.completed != before
-            guard.abort(error)
-            raise
-        guard.layer = None
-        guard.exit() if call == "step" else guard.reset_done()
-        return result
+        with guard.call(call):
+            guard.layer = self
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                guard.layer = None
+                guard.committed = beneath is None or beneath.completed != before
 
     return guarded
 
