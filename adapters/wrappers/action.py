@@ -112,7 +112,7 @@ class DiscretizeActions(ParallelWrapper[str, ObsType, Any]):
         self.levels, self.mode = levels, mode
         self._explicit = agents is not None
         self.select = AgentSelector(env, agents)
-        self._by_space: dict[int, tuple[spaces.Space, ActionGrid]] = {}
+        self._by_space: dict[int, ActionGrid] = {}  # a grid holds its space: ids stay unique
         self._grids: dict[str, ActionGrid | None] = {}
         if not any([self._grid(agent) for agent in env.possible_agents]):
             raise ArgumentError(
@@ -124,13 +124,9 @@ class DiscretizeActions(ParallelWrapper[str, ObsType, Any]):
         if agent not in self._grids:
             space, grid = self.env.action_space(agent), None
             if self.select(agent) and isinstance(space, spaces.Box):
-                held = self._by_space.get(id(space))
-                if held is None or held[0] is not space:
-                    held = self._by_space[id(space)] = (
-                        space,
-                        ActionGrid(space, self.levels, self.mode),
-                    )
-                grid = held[1]
+                grid = self._by_space.get(id(space))
+                if grid is None:
+                    grid = self._by_space[id(space)] = ActionGrid(space, self.levels, self.mode)
             elif self.select(agent) and self._explicit:
                 raise ArgumentError(
                     f"DiscretizeActions: agent {agent!r} was selected but its action space "

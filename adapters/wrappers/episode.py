@@ -70,11 +70,10 @@ class _RuleWrapper(ParallelWrapper[str, ObsType, ActionType]):
     ) -> tuple[dict[str, bool], dict[str, bool]]:
         """New flags with ``cut`` (the live agents the rule ends) flagged ``end_live_as``."""
         self._finished.update(cut)
-        if not cut:
-            return terminations, truncations
+        flags = dict.fromkeys(cut, True)
         if self.end_live_as == "truncated":
-            return terminations, {**truncations, **dict.fromkeys(cut, True)}
-        return {**terminations, **dict.fromkeys(cut, True)}, truncations
+            return terminations, {**truncations, **flags}
+        return {**terminations, **flags}, truncations
 
 
 class TerminationPolicy(_RuleWrapper[ObsType, ActionType]):

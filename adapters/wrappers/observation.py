@@ -95,7 +95,7 @@ class RescaleObservations(ObservationMapper):
     def __init__(self, env: ParallelEnv) -> None:
         super().__init__(env)
         check_once(self, env)
-        self._by_space: dict[int, Rescaler] = {}
+        self._by_space: dict[int, Rescaler] = {}  # a rescaler holds its space: ids stay unique
         self._of: dict[str, Rescaler] = {}
         for agent in env.possible_agents:
             self._rescaler(agent)
@@ -104,7 +104,7 @@ class RescaleObservations(ObservationMapper):
         if agent not in self._of:
             space = self.env.observation_space(agent)
             rescaler = self._by_space.get(id(space))
-            if rescaler is None or rescaler.source is not space:
+            if rescaler is None:
                 rescaler = self._by_space[id(space)] = Rescaler(space)
             self._of[agent] = rescaler
         return self._of[agent]
