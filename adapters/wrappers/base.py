@@ -217,6 +217,7 @@ class ParallelWrapper(
         # Stacked wrappers of one class draw different streams from one seed.
         self._seed_key = (zlib.crc32(type(self).__qualname__.encode()), sum(1 for _ in _chain(env)))
         self.step_guard: StepGuard
+        self._beneath: Any
         if isinstance(env, ParallelWrapper):  # one guard for the chain, and the env beneath it
             self.step_guard, self._beneath = env.step_guard, env._beneath
         else:

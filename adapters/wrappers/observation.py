@@ -44,11 +44,8 @@ class Rescaler:
         if isinstance(space, spaces.Box) and np.issubdtype(space.dtype, np.floating):
             self._box(space)
         elif isinstance(space, (spaces.Dict, spaces.Tuple)):
-            parts: dict[Any, Rescaler] = (
-                {k: Rescaler(s) for k, s in space.spaces.items()}
-                if isinstance(space, spaces.Dict)
-                else dict(enumerate(Rescaler(s) for s in space.spaces))
-            )
+            items = space.spaces.items() if isinstance(space, spaces.Dict) else enumerate(space)
+            parts: dict[Any, Rescaler] = {k: Rescaler(s) for k, s in items}
             if any(p.changes for p in parts.values()):
                 self.changes, self._parts = True, parts
                 self.space = (
