@@ -169,15 +169,9 @@ def _form(
 
 def _check_foreign(cls: type | None, kind: str, api: str, where: str) -> None:
     """Refuses a Gymnasium wrapper class where the env is not of the kind it wraps."""
-    if not isinstance(cls, type):
-        return
-    expected = None
-    if issubclass(cls, gym.Wrapper):
-        expected = "gym"
-    elif issubclass(cls, gym.vector.VectorWrapper):
-        expected = "vector"
-    if expected is not None and kind != expected:
-        raise WrapperOrderError(
-            f"{cls.__name__} ({where}) wraps {_KIND_NAMES[expected]}, but there the env is "
-            f"{_KIND_NAMES[kind]} (api={api!r})"
-        )
+    for base, expected in ((gym.Wrapper, "gym"), (gym.vector.VectorWrapper, "vector")):
+        if isinstance(cls, type) and issubclass(cls, base) and kind != expected:
+            raise WrapperOrderError(
+                f"{cls.__name__} ({where}) wraps {_KIND_NAMES[expected]}, but there the env is "
+                f"{_KIND_NAMES[kind]} (api={api!r})"
+            )
