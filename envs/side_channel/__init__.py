@@ -3,18 +3,18 @@ byte for byte, so one channel talks to a Unity build or to an in-process zooport
 
 from __future__ import annotations
 
-from ._common import (
+from .engine_configuration_channel import EngineConfig, EngineConfigurationChannel
+from .environment_parameters_channel import EnvironmentParametersChannel
+from .float_properties_channel import FloatPropertiesChannel
+from .raw_bytes_channel import RawBytesChannel
+from .side_channel import (
+    IncomingMessage,
+    OutgoingMessage,
+    SideChannel,
     SideChannelCommunicationError,
     SideChannelEnvironmentError,
     SideChannelTypeError,
 )
-from .engine_configuration_channel import EngineConfig, EngineConfigurationChannel
-from .environment_parameters_channel import EnvironmentParametersChannel
-from .float_properties_channel import FloatPropertiesChannel
-from .incoming_message import IncomingMessage
-from .outgoing_message import OutgoingMessage
-from .raw_bytes_channel import RawBytesChannel
-from .side_channel import SideChannel
 from .side_channel_manager import SideChannelManager
 from .simulation_side import SimulationSideChannels
 from .stats_side_channel import StatsAggregationMethod, StatsSideChannel

@@ -9,9 +9,13 @@ from typing import NamedTuple
 
 from zooport.errors import SideChannelError
 
-from ._common import SideChannelTypeError, check_float32, check_int32
-from .outgoing_message import OutgoingMessage
-from .side_channel import SendOnlySideChannel
+from .side_channel import (
+    OutgoingMessage,
+    SendOnlySideChannel,
+    SideChannelTypeError,
+    check_float32,
+    check_int32,
+)
 
 __all__ = ["ENGINE_CONFIGURATION_CHANNEL_ID", "EngineConfig", "EngineConfigurationChannel"]
 

@@ -11,9 +11,14 @@ from enum import IntEnum
 
 from zooport.errors import SideChannelError
 
-from ._common import SideChannelTypeError, check_float32, check_int32, encode_ascii
-from .outgoing_message import OutgoingMessage
-from .side_channel import SendOnlySideChannel
+from .side_channel import (
+    OutgoingMessage,
+    SendOnlySideChannel,
+    SideChannelTypeError,
+    check_float32,
+    check_int32,
+    encode_ascii,
+)
 
 __all__ = ["ENVIRONMENT_PARAMETERS_CHANNEL_ID", "EnvironmentParametersChannel"]
 

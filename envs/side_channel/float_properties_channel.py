@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import uuid
 
-from ._common import SideChannelTypeError, check_float32, encode_ascii, override
-from .incoming_message import IncomingMessage
-from .outgoing_message import OutgoingMessage
-from .side_channel import SideChannel
+from .side_channel import (
+    IncomingMessage,
+    OutgoingMessage,
+    SideChannel,
+    SideChannelTypeError,
+    check_float32,
+    encode_ascii,
+)
 
 __all__ = ["FLOAT_PROPERTIES_CHANNEL_ID", "FloatPropertiesChannel"]
 
@@ -29,7 +33,6 @@ class FloatPropertiesChannel(SideChannel):
         super().__init__(FLOAT_PROPERTIES_CHANNEL_ID if channel_id is None else channel_id)
         self._float_properties: dict[str, float] = {}
 
-    @override
     def on_message_received(self, msg: IncomingMessage) -> None:
         key = msg.read_string()
         self._float_properties[key] = msg.read_float32()

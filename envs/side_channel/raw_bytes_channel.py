@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from ._common import override
-from .incoming_message import IncomingMessage
-from .outgoing_message import OutgoingMessage
-from .side_channel import SideChannel
+from .side_channel import IncomingMessage, OutgoingMessage, SideChannel
 
 __all__ = ["RawBytesChannel"]
 
@@ -19,7 +16,6 @@ class RawBytesChannel(SideChannel):
         super().__init__(channel_id)
         self._received_messages: list[bytearray] = []
 
-    @override
     def on_message_received(self, msg: IncomingMessage) -> None:
         self._received_messages.append(msg.get_raw_bytes())
 

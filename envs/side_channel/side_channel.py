@@ -1,15 +1,300 @@
-"""The base class of every side channel, and of the channels that only send."""
+"""The side-channel base class and its messages, in ML-Agents' little-endian wire format. Every
+value is checked before it is packed, so a failed write changes nothing."""
 
 from __future__ import annotations
 
+import math
+import numbers
+import operator
+import struct
 import uuid
+import warnings
 from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
+from typing import Any
 
-from ._common import SideChannelCommunicationError, SideChannelTypeError, override
-from .incoming_message import IncomingMessage
-from .outgoing_message import OutgoingMessage
+import numpy as np
 
-__all__ = ["SideChannel", "SendOnlySideChannel"]
+from zooport.errors import SideChannelError, UnityCommunicationException, UnityEnvironmentException
+
+__all__ = [
+    "SideChannel",
+    "SendOnlySideChannel",
+    "IncomingMessage",
+    "OutgoingMessage",
+    "SideChannelTypeError",
+    "SideChannelCommunicationError",
+    "SideChannelEnvironmentError",
+]
+
+_INT32 = (-(2**31), 2**31 - 1)
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+_NO_DEFAULT: Any = object()  # a read without default_value: an exhausted message is an error
+
+
+class SideChannelTypeError(SideChannelError, TypeError):
+    """A side-channel value of the wrong type (also a ``TypeError``)."""
+
+
+class SideChannelCommunicationError(SideChannelError, UnityCommunicationException):
+    """A message on a channel that only sends, or an engine configuration message the
+    simulation cannot read (ML-Agents raises ``UnityCommunicationException`` there)."""
+
+
+class SideChannelEnvironmentError(SideChannelError, UnityEnvironmentException):
+    """Truncated side-channel data, or two channels with one id (ML-Agents' manager raises
+    ``UnityEnvironmentException`` there)."""
+
+
+def _wrong_type(what: str, expected: str, value: object) -> SideChannelTypeError:
+    return SideChannelTypeError(
+        f"{what}: expected {expected}, got {type(value).__name__} {value!r}"
+    )
+
+
+def check_int32(value: Any, what: str) -> int:
+    """``value`` as an ``int`` if it is an integer (not a bool) that fits an int32."""
+    if isinstance(value, (bool, np.bool_)):  # an int subclass, and almost always a mistake
+        raise _wrong_type(what, "an int", value)
+    try:
+        number = operator.index(value)  # int, IntEnum and NumPy integers; not floats
+    except TypeError:
+        raise _wrong_type(what, "an int", value) from None
+    if not _INT32[0] <= number <= _INT32[1]:
+        raise SideChannelError(
+            f"{what}: expected an int32 in [{_INT32[0]}, {_INT32[1]}], got {number}"
+        )
+    return number
+
+
+def check_float32(value: object, what: str) -> float:
+    """``value`` as a ``float`` if a float32 holds it; NaN and infinities pass (ML-Agents
+    sends them), finite values beyond the float32 range do not."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise _wrong_type(what, "a real number", value)
+    number = float(value)
+    if math.isfinite(number) and abs(number) > _FLOAT32_MAX:
+        raise SideChannelError(
+            f"{what}: expected a value representable as float32 (|x| <= {_FLOAT32_MAX:.7g}, "
+            f"or inf/nan), got {number!r}"
+        )
+    return number
+
+
+def encode_ascii(value: object, what: str) -> bytes:
+    """``value`` encoded as ASCII, the only encoding the Unity side decodes."""
+    if not isinstance(value, str):
+        raise _wrong_type(what, "a str", value)
+    try:
+        return value.encode("ascii")
+    except UnicodeEncodeError as exc:
+        raise SideChannelError(
+            f"{what}: expected an ASCII string, got {value!r} with non-ASCII character "
+            f"{value[exc.start]!r} at index {exc.start}"
+        ) from None
+
+
+def check_bytes(value: object, what: str) -> bytes:
+    """A copy of ``value`` if it is bytes, a bytearray or a memoryview."""
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        raise SideChannelTypeError(
+            f"{what}: expected bytes, bytearray or memoryview, got {type(value).__name__}"
+        )
+    return bytes(value)
+
+
+class IncomingMessage:
+    """The bytes of one side-channel message and a read offset into them.
+
+    As in ML-Agents, a read returns its ``default_value``, without moving the offset, once the
+    message is exhausted (``read_float32_list`` turns ``None`` into ``[]``). Unlike ML-Agents,
+    a read with no default at the end of the message, or one that finds only part of its
+    value, raises :class:`~zooport.errors.SideChannelError` naming what, where and how many
+    bytes remained; the offset then stays where it was.
+
+    Example:
+        >>> msg = IncomingMessage(struct.pack("<i", 3) + b"abc" + struct.pack("<f", 0.5))
+        >>> msg.read_string(), msg.read_float32(), msg.read_int32(default_value=7)
+        ('abc', 0.5, 7)
+        >>> msg.read_int32()
+        Traceback (most recent call last):
+        ...
+        zooport.errors.SideChannelError: cannot read int32 at offset 11: needs 4 bytes, 0 remain...
+    """
+
+    def __init__(self, buffer: bytes | bytearray | memoryview, offset: int = 0) -> None:
+        self.buffer: bytes = check_bytes(buffer, "IncomingMessage buffer")
+        try:
+            start = operator.index(offset)
+        except TypeError:
+            raise SideChannelTypeError(
+                f"IncomingMessage offset: expected an int, got {type(offset).__name__}"
+            ) from None
+        if not 0 <= start <= len(self.buffer):
+            raise SideChannelError(
+                f"IncomingMessage offset: expected 0 <= offset <= {len(self.buffer)}, got {start}"
+            )
+        self.offset: int = start  # the position of the next read
+
+    def __repr__(self) -> str:
+        return f"IncomingMessage(<{len(self.buffer)} bytes>, offset={self.offset})"
+
+    def read_bool(self, default_value: bool = _NO_DEFAULT) -> bool:
+        return self._read("<?", "bool", default_value)
+
+    def read_int32(self, default_value: int = _NO_DEFAULT) -> int:
+        return self._read("<i", "int32", default_value)
+
+    def read_float32(self, default_value: float = _NO_DEFAULT) -> float:
+        return self._read("<f", "float32", default_value)
+
+    def read_float32_list(self, default_value: Sequence[float] | None = _NO_DEFAULT) -> list[float]:
+        """Read an int32 count and that many float32 values (or a copy of ``default_value``)."""
+        if self._exhausted(default_value):
+            if default_value is None:
+                return []
+            try:
+                return list(default_value)
+            except TypeError:
+                raise SideChannelTypeError(
+                    "read_float32_list default_value: expected a sequence of floats or None, "
+                    f"got {type(default_value).__name__}"
+                ) from None
+        count = self._count("float32 list", 4, "values")
+        values = list(struct.unpack_from(f"<{count}f", self.buffer, self.offset))
+        self.offset += count * 4
+        return values
+
+    def read_string(self, default_value: str = _NO_DEFAULT) -> str:
+        """Read an int32 byte count and that many ASCII bytes (or ``default_value``)."""
+        if self._exhausted(default_value):
+            return default_value
+        start = self.offset
+        length = self._count("string", 1, "bytes")
+        raw = self.buffer[self.offset : self.offset + length]
+        try:
+            value = raw.decode("ascii")
+        except UnicodeDecodeError as exc:
+            self.offset = start
+            raise SideChannelError(
+                f"cannot read string at offset {start}: expected ASCII bytes, "
+                f"got byte 0x{raw[exc.start]:02x} at offset {start + 4 + exc.start}"
+            ) from None
+        self.offset += length
+        return value
+
+    def get_raw_bytes(self) -> bytearray:
+        """A copy of the whole message, whatever the read offset."""
+        return bytearray(self.buffer)
+
+    def _exhausted(self, default_value: object) -> bool:
+        # Only an exhausted message falls back to the default; a partial value is corruption.
+        return default_value is not _NO_DEFAULT and self.offset >= len(self.buffer)
+
+    def _read(self, fmt: str, what: str, default_value: Any) -> Any:
+        if self._exhausted(default_value):
+            return default_value
+        size = struct.calcsize(fmt)
+        self._require(size, what)
+        (value,) = struct.unpack_from(fmt, self.buffer, self.offset)
+        self.offset += size
+        return value
+
+    def _count(self, what: str, item_size: int, unit: str) -> int:
+        """An int32 count whose items all remain; on an error the offset stays at the count."""
+        start = self.offset
+        count = self._read("<i", f"{what} length", _NO_DEFAULT)
+        try:
+            if count < 0:
+                raise SideChannelError(
+                    f"cannot read {what} at offset {start}: expected a length >= 0, got {count}"
+                )
+            self._require(count * item_size, f"{what} of {count} {unit}")
+        except SideChannelError:
+            self.offset = start
+            raise
+        return count
+
+    def _require(self, size: int, what: str) -> None:
+        remaining = len(self.buffer) - self.offset
+        if size > remaining:
+            raise SideChannelError(
+                f"cannot read {what} at offset {self.offset}: needs {size} bytes, "
+                f"{remaining} remain (message is {len(self.buffer)} bytes)"
+            )
+
+
+class OutgoingMessage:
+    r"""Builds the payload of one side-channel message, in ML-Agents' layout.
+
+    Ints must fit an int32, floats a float32 (NaN and infinities pass, as in ML-Agents),
+    strings must be ASCII. A wrong type raises ``SideChannelTypeError``, a wrong value
+    :class:`~zooport.errors.SideChannelError`.
+
+    Example:
+        >>> msg = OutgoingMessage()
+        >>> msg.write_string("speed")
+        >>> msg.write_float32(2.5)
+        >>> msg.buffer
+        b'\x05\x00\x00\x00speed\x00\x00 @'
+        >>> msg.write_int32(2**31)
+        Traceback (most recent call last):
+        ...
+        zooport.errors.SideChannelError: write_int32: expected an int32 in [...], got 2147483648
+    """
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+
+    def __repr__(self) -> str:
+        return f"OutgoingMessage(<{len(self._buffer)} bytes>)"
+
+    @property
+    def buffer(self) -> bytes:
+        """The bytes written so far (a snapshot)."""
+        return bytes(self._buffer)
+
+    def write_bool(self, b: bool) -> None:
+        if not isinstance(b, (bool, np.bool_)):
+            raise _wrong_type("write_bool", "a bool", b)
+        self._buffer += struct.pack("<?", b)
+
+    def write_int32(self, i: int) -> None:
+        self._buffer += struct.pack("<i", check_int32(i, "write_int32"))
+
+    def write_float32(self, f: float) -> None:
+        self._buffer += struct.pack("<f", check_float32(f, "write_float32"))
+
+    def write_float32_list(self, float_list: Iterable[float]) -> None:
+        """Append an int32 count, then each value (of a list, tuple or 1-D array) as float32."""
+        if isinstance(float_list, (str, bytes, bytearray)) or not isinstance(float_list, Iterable):
+            raise SideChannelTypeError(
+                f"write_float32_list: expected an iterable of real numbers, "
+                f"got {type(float_list).__name__}"
+            )
+        values = [
+            check_float32(v, f"write_float32_list item {i}") for i, v in enumerate(float_list)
+        ]
+        count = check_int32(len(values), "write_float32_list length")
+        self._buffer += struct.pack(f"<i{count}f", count, *values)
+
+    def write_string(self, s: str) -> None:
+        """Append an int32 byte count, then the string's ASCII bytes."""
+        encoded = encode_ascii(s, "write_string")
+        self._buffer += struct.pack("<i", check_int32(len(encoded), "write_string length"))
+        self._buffer += encoded
+
+    def set_raw_bytes(self, buffer: bytes | bytearray | memoryview) -> None:
+        """Replace the whole message with a copy of ``buffer``; warns, as ML-Agents does, if
+        values had been written."""
+        data = check_bytes(buffer, "set_raw_bytes")
+        if self._buffer:
+            warnings.warn(
+                f"OutgoingMessage.set_raw_bytes discards the {len(self._buffer)} bytes "
+                f"already written to this message",
+                stacklevel=2,
+            )
+        self._buffer = bytearray(data)
 
 
 class SideChannel(ABC):
@@ -61,7 +346,6 @@ class SideChannel(ABC):
 class SendOnlySideChannel(SideChannel):
     """A channel whose messages only go to the simulation: one received is an error."""
 
-    @override
     def on_message_received(self, msg: IncomingMessage) -> None:
         raise SideChannelCommunicationError(
             f"{type(self).__name__} received a {len(msg.buffer)}-byte message from the "

@@ -9,9 +9,13 @@ import uuid
 import warnings
 from collections.abc import Iterable
 
-from ._common import SideChannelEnvironmentError, SideChannelTypeError, check_bytes
-from .incoming_message import IncomingMessage
-from .side_channel import SideChannel
+from .side_channel import (
+    IncomingMessage,
+    SideChannel,
+    SideChannelEnvironmentError,
+    SideChannelTypeError,
+    check_bytes,
+)
 
 __all__ = ["SideChannelManager"]
 

@@ -16,7 +16,6 @@ import numpy as np
 from zooport.envs.arguments import check_seed
 from zooport.errors import SideChannelError
 
-from ._common import SideChannelCommunicationError, SideChannelTypeError
 from .engine_configuration_channel import (
     ENGINE_CONFIGURATION_CHANNEL_ID,
     EngineConfig,
@@ -31,9 +30,13 @@ from .float_properties_channel import (
     FloatPropertiesChannel,
     key_value_message,
 )
-from .incoming_message import IncomingMessage
-from .outgoing_message import OutgoingMessage
-from .side_channel import SideChannel
+from .side_channel import (
+    IncomingMessage,
+    OutgoingMessage,
+    SideChannel,
+    SideChannelCommunicationError,
+    SideChannelTypeError,
+)
 from .side_channel_manager import SideChannelManager, _append_frame, _parse_frames
 from .stats_side_channel import STATS_SIDE_CHANNEL_ID, StatsAggregationMethod
 

@@ -10,9 +10,7 @@ from enum import Enum
 
 from zooport.errors import SideChannelError
 
-from ._common import override
-from .incoming_message import IncomingMessage
-from .side_channel import SideChannel
+from .side_channel import IncomingMessage, SideChannel
 
 __all__ = [
     "STATS_SIDE_CHANNEL_ID",
@@ -55,7 +53,6 @@ class StatsSideChannel(SideChannel):
         super().__init__(STATS_SIDE_CHANNEL_ID)
         self.stats: defaultdict[str, StatList] = defaultdict(list)
 
-    @override
     def on_message_received(self, msg: IncomingMessage) -> None:
         key = msg.read_string()
         value = msg.read_float32()
