@@ -1,6 +1,4 @@
-"""The argument checks every core, adapter and wrapper shares. A seed is None or an int >= 0, as
-Gymnasium, PettingZoo and ``numpy.random.default_rng`` take it; NumPy integers are handed on as
-Python ints, which Gymnasium requires."""
+"""The argument checks every core, adapter and wrapper shares."""
 
 from __future__ import annotations
 
@@ -23,7 +21,7 @@ def check_seed(seed: int, where: str = ...) -> int: ...
 @overload
 def check_seed(seed: Any, where: str = ...) -> int | None: ...
 def check_seed(seed: Any, where: str = "reset") -> int | None:
-    """``seed`` as a Python int >= 0, or None; anything else raises naming ``where``.
+    """``seed`` as a Python int >= 0 (as Gymnasium requires), or None; else raises naming ``where``.
 
     Example:
         >>> check_seed(np.int64(7)), check_seed(None)

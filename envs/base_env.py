@@ -1,9 +1,5 @@
 """The batched multi-agent environment API in ML-Agents' names and semantics: code written
-against ``mlagents_envs.base_env`` works by changing the import to ``zooport.envs.base_env``, and
-bad input ML-Agents accepts silently raises a zooport error naming what was expected and given.
-Action masks keep ML-Agents' polarity (``True`` = NOT available). The classes live in
-``actions``, ``specs`` and ``steps``; this module holds ``BaseEnv`` and re-exports them all.
-"""
+against ``mlagents_envs.base_env`` works by changing the import to ``zooport.envs.base_env``."""
 
 from __future__ import annotations
 
@@ -84,18 +80,8 @@ class BaseEnv(ABC):
 
 
 class BaseEnvLike(Protocol):
-    """The members of :class:`BaseEnv` as a structural type, for static checking only.
-
-    A ``BaseEnv`` subclass, a ``CorePool``, ML-Agents' ``UnityEnvironment`` and an older
-    generation's env all fit without subclassing; what a core offers beyond these members is
-    probed where it is used (see :mod:`~zooport.envs.capabilities`).
-
-    Example:
-        >>> from zooport.envs.builtin.tag import Tag
-        >>> core: BaseEnvLike = Tag(seed=0)
-        >>> sorted(core.behavior_specs)
-        ['Runner?team=0', 'Tagger?team=1']
-    """
+    """The members of :class:`BaseEnv` as a structural type, for static checking only: a
+    ``CorePool`` or ML-Agents' ``UnityEnvironment`` fits without subclassing."""
 
     @property
     def behavior_specs(self) -> Mapping[BehaviorName, BehaviorSpec]: ...

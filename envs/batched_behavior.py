@@ -1,9 +1,5 @@
-"""The per-behaviour bookkeeping of a :class:`~zooport.envs.batched_env.BatchedEnv`.
-
-``BatchedEnv`` orders the phases of a step and calls the author's hooks; what happens to one
-behaviour's slot arrays in each phase (rewards accumulated, episodes ended, decisions due) is
-written here once, as whole-array numpy.
-"""
+"""One behaviour's slot arrays in a :class:`~zooport.envs.batched_env.BatchedEnv`, and what each
+phase of a step does to them, as whole-array numpy."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""What a factory or a core supports (keywords, seeding, action masks), each question answered
-once. Where a signature cannot be read, a user's keywords are not rejected
-(:func:`keyword_parameters` gives None) and ``seed=`` is not passed (:func:`accepts_keyword`)."""
+"""What a factory or a core supports (keywords, seeding, action masks), each answered once."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""How zooport registers a built-in environment, declared on its class and read by
-``zooport.adapters.registration`` (the registry knows it by its class name)."""
+"""How a built-in environment is registered, declared on its class."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""ML-Agents' exception names (``mlagents_envs.exception``), with its hierarchy: zooport's errors
-are instances of them (a bad action is an ``ActionError``, also a ``UnityActionException`` and a
-``ValueError``), so ``except`` clauses written against ML-Agents keep catching what zooport
-raises; a real ``UnityEnvironment`` raises ML-Agents' own classes, let through."""
+"""ML-Agents' exception names (``mlagents_envs.exception``): zooport's errors are instances of
+them, so ``except`` clauses written against ML-Agents keep catching what zooport raises."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""Refusing re-entrant calls and steps after a failed one. An env is neither re-entrant nor
-thread-safe: a ``step``/``reset`` entered while another runs (from a callback, a hook or another
-thread) raises :class:`~zooport.errors.ReentrantCallError`, and after a step or reset that
-raised once it had started changing state (``committed``), every ``step`` raises
-:class:`~zooport.errors.EnvNotResetError` naming the original error until a ``reset()``
-succeeds, so what the failed step reported is never lost silently. A guarded call is
-``with guard.call("step"): check arguments; guard.committed = True; do the work``.
-"""
+"""Refusing re-entrant calls, and steps after one that failed once it had changed state, until
+a ``reset()``: ``with guard.call("step"): check arguments; guard.committed = True; work``."""
 
 from __future__ import annotations
 
@@ -17,9 +11,9 @@ __all__ = ["StepGuard"]
 
 
 class StepGuard:
-    """The running flag (``running``: ``"step"``, ``"reset"`` or None) and failure state
-    (``failure``) of the env named ``owner``; ``completed`` counts completed steps and resets,
-    and ``layer`` is, for wrappers sharing one guard, the one whose code runs.
+    """The ``running`` call (``"step"``, ``"reset"`` or None) of the env ``owner`` and its
+    ``failure`` (why steps are refused); ``completed`` counts calls; ``layer``: of wrappers
+    sharing one guard, the one running.
 
     Example:
         >>> guard = StepGuard("Demo")
@@ -43,8 +37,7 @@ class StepGuard:
         self.layer: Any = None
 
     def enter(self, call: str) -> None:
-        """Marks ``call`` (``"step"`` or ``"reset"``) running, unless another is running or
-        it is a step after a failure."""
+        """Marks ``call`` (``"step"`` or ``"reset"``) running, or raises why it may not run."""
         if self.running is not None:
             raise ReentrantCallError(
                 f"{self.owner}.{call}() was called while its {self.running}() was running "

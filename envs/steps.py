@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
@@ -71,10 +72,9 @@ class _StepsBase(Mapping):
 
     obs: list[np.ndarray]
     agent_id: np.ndarray
-    _agent_id_to_index: dict[AgentId, int] | None
+    _agent_id_to_index: dict[AgentId, int] | None = None  # built on first use
 
     def _id_list(self) -> list[AgentId]:
-        """The agent ids as Python ints, whether ``agent_id`` is an array or a list."""
         ids = self.agent_id
         return ids.tolist() if type(ids) is np.ndarray else np.asarray(ids).tolist()
 
@@ -110,6 +110,7 @@ class _StepsBase(Mapping):
         yield from self._id_list()
 
 
+@dataclasses.dataclass(eq=False, repr=False)
 class DecisionSteps(_StepsBase):
     """The batch of agents of one behaviour that request a decision.
 
@@ -118,22 +119,12 @@ class DecisionSteps(_StepsBase):
     ``action_mask`` one (n_agents, branch_size) bool array per branch (True = NOT available).
     """
 
-    def __init__(
-        self,
-        obs: list[np.ndarray],
-        reward: np.ndarray,
-        agent_id: np.ndarray,
-        action_mask: list[np.ndarray] | None,
-        group_id: np.ndarray,
-        group_reward: np.ndarray,
-    ) -> None:
-        self.obs = obs
-        self.reward = reward
-        self.agent_id = agent_id
-        self.action_mask = action_mask
-        self.group_id = group_id
-        self.group_reward = group_reward
-        self._agent_id_to_index = None
+    obs: list[np.ndarray]
+    reward: np.ndarray
+    agent_id: np.ndarray
+    action_mask: list[np.ndarray] | None
+    group_id: np.ndarray
+    group_reward: np.ndarray
 
     def __getitem__(self, agent_id: AgentId) -> DecisionStep:
         i = self._index_of(agent_id)
@@ -150,36 +141,20 @@ class DecisionSteps(_StepsBase):
     @staticmethod
     def empty(spec: BehaviorSpec) -> DecisionSteps:
         """An empty batch with the observation shapes of ``spec``."""
-        return DecisionSteps(
-            obs=[np.zeros((0, *s.shape), dtype=np.float32) for s in spec.observation_specs],
-            reward=np.zeros(0, dtype=np.float32),
-            agent_id=np.zeros(0, dtype=np.int32),
-            action_mask=None,
-            group_id=np.zeros(0, dtype=np.int32),
-            group_reward=np.zeros(0, dtype=np.float32),
-        )
+        return DecisionSteps(**_empty_fields(spec), action_mask=None)
 
 
+@dataclasses.dataclass(eq=False, repr=False)
 class TerminalSteps(_StepsBase):
     """The batch of agents whose episode ended: :class:`DecisionSteps`' fields without
     ``action_mask``, plus ``interrupted`` (bool, True when truncated)."""
 
-    def __init__(
-        self,
-        obs: list[np.ndarray],
-        reward: np.ndarray,
-        interrupted: np.ndarray,
-        agent_id: np.ndarray,
-        group_id: np.ndarray,
-        group_reward: np.ndarray,
-    ) -> None:
-        self.obs = obs
-        self.reward = reward
-        self.interrupted = interrupted
-        self.agent_id = agent_id
-        self.group_id = group_id
-        self.group_reward = group_reward
-        self._agent_id_to_index = None
+    obs: list[np.ndarray]
+    reward: np.ndarray
+    interrupted: np.ndarray
+    agent_id: np.ndarray
+    group_id: np.ndarray
+    group_reward: np.ndarray
 
     def __getitem__(self, agent_id: AgentId) -> TerminalStep:
         i = self._index_of(agent_id)
@@ -195,11 +170,14 @@ class TerminalSteps(_StepsBase):
     @staticmethod
     def empty(spec: BehaviorSpec) -> TerminalSteps:
         """An empty batch with the observation shapes of ``spec``."""
-        return TerminalSteps(
-            obs=[np.zeros((0, *s.shape), dtype=np.float32) for s in spec.observation_specs],
-            reward=np.zeros(0, dtype=np.float32),
-            interrupted=np.zeros(0, dtype=bool),
-            agent_id=np.zeros(0, dtype=np.int32),
-            group_id=np.zeros(0, dtype=np.int32),
-            group_reward=np.zeros(0, dtype=np.float32),
-        )
+        return TerminalSteps(**_empty_fields(spec), interrupted=np.zeros(0, dtype=bool))
+
+
+def _empty_fields(spec: BehaviorSpec) -> dict[str, Any]:
+    return {
+        "obs": [np.zeros((0, *s.shape), dtype=np.float32) for s in spec.observation_specs],
+        "reward": np.zeros(0, dtype=np.float32),
+        "agent_id": np.zeros(0, dtype=np.int32),
+        "group_id": np.zeros(0, dtype=np.int32),
+        "group_reward": np.zeros(0, dtype=np.float32),
+    }

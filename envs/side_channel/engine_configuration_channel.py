@@ -20,6 +20,14 @@ from .side_channel import (
 __all__ = ["ENGINE_CONFIGURATION_CHANNEL_ID", "EngineConfig", "EngineConfigurationChannel"]
 
 ENGINE_CONFIGURATION_CHANNEL_ID = uuid.UUID("e951342c-4f7e-11ea-b238-784f4387d1f7")
+#: The ``EngineConfig`` fields each ``ConfigurationType`` code carries, read by both ends.
+ENGINE_SETTINGS: dict[int, tuple[str, ...]] = {
+    0: ("width", "height"),
+    1: ("quality_level",),
+    2: ("time_scale",),
+    3: ("target_frame_rate",),
+    4: ("capture_frame_rate",),
+}
 
 
 class EngineConfig(NamedTuple):
@@ -74,26 +82,21 @@ class EngineConfigurationChannel(SendOnlySideChannel):
                 f"set_configuration_parameters: expected width and height both set or both "
                 f"None, got width={width!r}, height={height!r}"
             )
-        kind = self.ConfigurationType
-        settings: list[tuple[int, dict[str, float | None]]] = [
-            (kind.SCREEN_RESOLUTION, {"width": width, "height": height}),
-            (kind.QUALITY_LEVEL, {"quality_level": quality_level}),
-            (kind.TIME_SCALE, {"time_scale": time_scale}),
-            (kind.TARGET_FRAME_RATE, {"target_frame_rate": target_frame_rate}),
-            (kind.CAPTURE_FRAME_RATE, {"capture_frame_rate": capture_frame_rate}),
-        ]
+        values = EngineConfig(
+            width, height, quality_level, time_scale, target_frame_rate, capture_frame_rate
+        )._asdict()
         messages = []  # every value is checked before anything is queued
-        for code, values in settings:
-            if None in values.values():
+        for code, names in ENGINE_SETTINGS.items():
+            if values[names[0]] is None:
                 continue
             msg = OutgoingMessage()
             msg.write_int32(code)
-            for name, value in values.items():
+            for name in names:
                 where = f"set_configuration_parameters {name}"
-                if code == kind.TIME_SCALE:
-                    msg.write_float32(check_float32(value, where))
+                if code == self.ConfigurationType.TIME_SCALE:
+                    msg.write_float32(check_float32(values[name], where))
                 else:
-                    msg.write_int32(check_int32(value, where))
+                    msg.write_int32(check_int32(values[name], where))
             messages.append(msg)
         for msg in messages:
             self.queue_message_to_send(msg)

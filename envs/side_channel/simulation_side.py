@@ -18,6 +18,7 @@ from zooport.errors import SideChannelError
 
 from .engine_configuration_channel import (
     ENGINE_CONFIGURATION_CHANNEL_ID,
+    ENGINE_SETTINGS,
     EngineConfig,
     EngineConfigurationChannel as _Engine,
 )
@@ -42,13 +43,7 @@ from .stats_side_channel import STATS_SIDE_CHANNEL_ID, StatsAggregationMethod
 
 __all__ = ["SimulationSideChannels"]
 
-_Config = _Engine.ConfigurationType
 _Sampler = _Parameters.SamplerTypes
-_SETTINGS: dict[int, str] = {  # by int code: codes arrive as a message's int32
-    _Config.QUALITY_LEVEL: "quality_level",
-    _Config.TARGET_FRAME_RATE: "target_frame_rate",
-    _Config.CAPTURE_FRAME_RATE: "capture_frame_rate",
-}
 
 
 class SimulationSideChannels:
@@ -170,20 +165,15 @@ class SimulationSideChannels:
 
     def _on_engine_configuration(self, msg: IncomingMessage) -> None:
         code = msg.read_int32()
-        config = self.engine_config
-        if code == _Config.SCREEN_RESOLUTION:
-            config = config._replace(width=msg.read_int32(), height=msg.read_int32())
-        elif code == _Config.TIME_SCALE:
-            # Kept as sent: Unity would also clamp it to >= 1 (<= 100 in the editor).
-            config = config._replace(time_scale=msg.read_float32())
-        elif code in _SETTINGS:
-            config = config._replace(**{_SETTINGS[code]: msg.read_int32()})
-        else:
+        if code not in ENGINE_SETTINGS:
             raise SideChannelCommunicationError(
                 f"engine configuration message: unknown configuration type {code}, "
-                f"expected one of {_describe(_Config)}"
+                f"expected one of {_describe(_Engine.ConfigurationType)}"
             )
-        self.engine_config = config
+        # A time scale is kept as sent: Unity would also clamp it to >= 1 (<= 100 in the editor).
+        read = msg.read_float32 if code == _Engine.ConfigurationType.TIME_SCALE else msg.read_int32
+        values = {name: read() for name in ENGINE_SETTINGS[code]}
+        self.engine_config = self.engine_config._replace(**values)
 
     def _on_environment_parameter(self, msg: IncomingMessage) -> None:
         key = msg.read_string()
