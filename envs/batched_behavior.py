@@ -32,18 +32,7 @@ class StepResult(NamedTuple):
 
 
 class BehaviorState:
-    """One behaviour's bookkeeping; every array is indexed by slot (0 .. capacity - 1).
-
-    Example:
-        >>> from zooport.envs.actions import ActionSpec
-        >>> from zooport.envs.specs import BehaviorSpec, ObservationSpec
-        >>> spec = BehaviorSpec([ObservationSpec.vector(1, "x")], ActionSpec.create_discrete((2,)))
-        >>> slots = BehaviorState("B", spec, 2, 3, period=1, max_steps=0, restart=True)
-        >>> slots.start_episode(first_id=0)  # the next free id
-        2
-        >>> slots.ids.tolist(), slots.active.tolist()
-        ([0, 1, -1], [True, True, False])
-    """
+    """One behaviour's bookkeeping; every array is indexed by slot (0 .. capacity - 1)."""
 
     __slots__ = (
         "name", "spec", "capacity", "initial", "period", "max_steps", "restart",
@@ -102,11 +91,7 @@ class BehaviorState:
         self.active[: self.initial] = True
         self.ids[:] = -1
         self.ids[: self.initial] = np.arange(first_id, first_id + self.initial)
-        for array in (self.pending_reward, self.pending_group, self.episode_steps):
-            array[:] = 0
-        self.since_decision[:] = 0
-        self.continuous[:] = 0
-        self.discrete[:] = 0
+        self._clear(slice(None))
         self.spawned[:] = False
         self.any_spawned = False
         return first_id + self.initial
@@ -119,13 +104,14 @@ class BehaviorState:
         if free.size:
             self.any_spawned = True
         self.ids[free] = np.arange(first_id, first_id + free.size, dtype=np.int32)
-        self.episode_steps[free] = 0
-        self.since_decision[free] = 0
-        self.pending_reward[free] = 0
-        self.pending_group[free] = 0
-        self.continuous[free] = 0
-        self.discrete[free] = 0
+        self._clear(free)
         return free
+
+    def _clear(self, slots: slice | np.ndarray) -> None:
+        for array in (self.pending_reward, self.pending_group, self.episode_steps):
+            array[slots] = 0
+        for array in (self.since_decision, self.continuous, self.discrete):
+            array[slots] = 0
 
     def default_actions(self) -> None:
         """ML-Agents' rule: an agent that decided and got no action takes a zero action."""

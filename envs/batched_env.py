@@ -1,7 +1,5 @@
-"""A base class for writing a vectorised :class:`~zooport.envs.base_env.BaseEnv` with arrays only:
-an author declares behaviours with ``_add_behavior`` and implements hooks over *slots*
-(0 .. capacity - 1 per behaviour); the base owns agent ids, decision periods, max-step
-interruption, same-step restarts, spawning, action validation, seeding and side channels."""
+"""A base class for writing a vectorised :class:`~zooport.envs.base_env.BaseEnv` with arrays only
+(the guide ``docs/guides/batched-env.md`` walks through one)."""
 
 from __future__ import annotations
 
@@ -35,39 +33,15 @@ __all__ = ["StepResult", "BatchedEnv"]
 
 
 class BatchedEnv(BaseEnv):
-    """Base class for a vectorised numpy environment: implement ``_reset_agents``, ``_step``
-    and ``_observe`` (optionally ``_action_mask``, ``_on_reset``, ``_render``).
+    """Base class for a vectorised numpy environment: declare behaviours with ``_add_behavior``
+    and implement ``_reset_agents``, ``_step`` and ``_observe`` over *slots* (0 .. capacity - 1
+    per behaviour), optionally ``_action_mask``, ``_on_reset``, ``_render``. The base owns
+    agent ids, decision periods, restarts, spawning, action checks and side channels.
 
     ``seed`` seeds ``self.np_random`` (``reset(seed=...)`` reseeds it); ``side_channels``
     carry engine configuration and environment parameters in and statistics out;
     ``max_steps`` interrupts an agent's episode after that many steps (0: never);
     ``reorder_agents`` presents each batch in a random row order, as Unity may.
-
-    Example:
-        >>> import numpy as np
-        >>> from zooport.envs.base_env import ActionSpec, BehaviorSpec, ObservationSpec
-        >>> class Counter(BatchedEnv):
-        ...     '''Each agent counts its steps; the episode ends at 3.'''
-        ...     def __init__(self, n=2, **kw):
-        ...         super().__init__(**kw)
-        ...         obs = ObservationSpec.vector(1, "count")
-        ...         spec = BehaviorSpec([obs], ActionSpec.create_discrete((2,)))
-        ...         self._add_behavior("Counter", spec, n)
-        ...         self.count = np.zeros(n, np.float32)
-        ...     def _reset_agents(self, behavior, slots):
-        ...         self.count[slots] = 0
-        ...     def _step(self, actions):
-        ...         self.count += 1
-        ...         return {"Counter": StepResult(np.ones(2, np.float32), self.count >= 3)}
-        ...     def _observe(self, behavior, slots):
-        ...         return [self.count[slots, None]]
-        >>> env = Counter(seed=0)
-        >>> env.reset()
-        >>> for _ in range(3):
-        ...     env.step()
-        >>> decision, terminal = env.get_steps("Counter")
-        >>> terminal.agent_id.tolist(), terminal.reward.tolist(), decision.reward.tolist()
-        ([0, 1], [1.0, 1.0], [0.0, 0.0])
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 30}
@@ -232,13 +206,7 @@ class BatchedEnv(BaseEnv):
         return type(self)._render is not BatchedEnv._render
 
     def restarts_finished(self, behavior_name: BehaviorName) -> bool:
-        """Whether a finished agent of the behaviour is restarted in the same step.
-
-        Example:
-            >>> from zooport.envs.builtin.tag import Tag
-            >>> Tag().restarts_finished("Runner?team=0")
-            True
-        """
+        """Whether a finished agent of the behaviour is restarted in the same step."""
         return self._behavior(behavior_name).restart
 
     def reset(self, seed: int | None = None) -> None:
@@ -269,12 +237,8 @@ class BatchedEnv(BaseEnv):
             self._channels.exchange()
 
     def step(self) -> None:
-        """Advances every behaviour one simulation step.
-
-        A ``step`` or ``reset`` called from a hook or a side channel meanwhile raises
-        :class:`~zooport.errors.ReentrantCallError`; after a hook or a side channel raised,
-        every ``step`` raises :class:`~zooport.errors.EnvNotResetError` until ``reset()``.
-        """
+        """Advances every behaviour one simulation step; after a hook or a side channel raised,
+        every ``step`` raises :class:`~zooport.errors.EnvNotResetError` until ``reset()``."""
         if self._closed or not self._was_reset:
             self._check_ready()
         guard = self._guard
