@@ -21,16 +21,7 @@ def check_seed(seed: int, where: str = ...) -> int: ...
 @overload
 def check_seed(seed: Any, where: str = ...) -> int | None: ...
 def check_seed(seed: Any, where: str = "reset") -> int | None:
-    """``seed`` as a Python int >= 0 (as Gymnasium requires), or None; else raises naming ``where``.
-
-    Example:
-        >>> check_seed(np.int64(7)), check_seed(None)
-        (7, None)
-        >>> check_seed(-1, "Tag.reset")
-        Traceback (most recent call last):
-        ...
-        zooport.errors.ArgumentError: Tag.reset: expected seed to be None or an int >= 0, got -1
-    """
+    """``seed`` as a Python int >= 0 (as Gymnasium requires), or None; else raises naming ``where``."""
     if seed is None:
         return None
     if not isinstance(seed, bool):
@@ -57,14 +48,7 @@ def check_int(
     maximum: int = MAX_COUNT,
     where: str | None = None,
 ) -> int:
-    """``value`` as a Python int in ``[minimum, maximum]``; a bool or a float is no int.
-
-    Example:
-        >>> check_int(0, "n_agents", 1, where="Basic")
-        Traceback (most recent call last):
-        ...
-        zooport.errors.ArgumentError: Basic: Expect n_agents >= 1, actually: 0
-    """
+    """``value`` as a Python int in ``[minimum, maximum]``; a bool or a float is no int."""
     prefix = f"{where}: " if where else ""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise ArgumentTypeError(
@@ -98,14 +82,7 @@ def check_float(
     where: str | None = None,
 ) -> float:
     """``value`` as a finite Python float above ``above`` (or at it, ``at_least``) and below
-    ``below``; ``kind`` is what the message says it should be.
-
-    Example:
-        >>> check_float(0, "mass", above=0)
-        Traceback (most recent call last):
-        ...
-        zooport.errors.ArgumentError: Expect mass to be finite and > 0, actually: 0
-    """
+    ``below``; ``kind`` is what the message says it should be."""
     prefix = f"{where}: " if where else ""
     if isinstance(value, (bool, np.bool_)) or not isinstance(
         value, (int, float, np.integer, np.floating)

@@ -38,39 +38,19 @@ def signature_parameters(target: Callable[..., Any]) -> Mapping[str, inspect.Par
 
 
 def keyword_parameters(target: Callable[..., Any] | None) -> set[str] | None:
-    """The keyword parameters of ``target``; None when it takes any (or is unknown).
-
-    Example:
-        >>> from zooport.envs.builtin.basic import Basic
-        >>> sorted(keyword_parameters(Basic))[:3]
-        ['max_steps', 'n_agents', 'reorder_agents']
-        >>> keyword_parameters(lambda **kwargs: None) is None
-        True
-    """
-    if target is None:
-        return None
-    parameters = signature_parameters(target)
-    if parameters is None:
-        return None
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+    """The keyword parameters of ``target``; None when it takes any (or is unknown)."""
+    parameters = None if target is None else signature_parameters(target)
+    if parameters is None or any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
         return None
     return {name for name, p in parameters.items() if p.kind in _KEYWORD_KINDS}
 
 
 def accepts_keyword(target: Callable[..., Any], name: str) -> bool:
-    """Whether ``target`` takes the keyword ``name`` (False when its signature is unknown).
-
-    Example:
-        >>> accepts_keyword(lambda n, seed=None: None, "seed"), accepts_keyword(max, "seed")
-        (True, False)
-    """
-    parameters = signature_parameters(target)
-    if parameters is None:
+    """Whether ``target`` takes the keyword ``name`` (False when its signature is unknown)."""
+    if signature_parameters(target) is None:
         return False
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
-        return True
-    found = parameters.get(name)
-    return found is not None and found.kind in _KEYWORD_KINDS
+    keywords = keyword_parameters(target)
+    return keywords is None or name in keywords
 
 
 def takes_positional(function: Callable[..., Any]) -> bool:

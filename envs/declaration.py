@@ -21,15 +21,7 @@ class EnvDeclaration:
     module ``zooport.adapters.pettingzoo_envs.<name>`` (None: single-agent); ``gym_kwargs``
     make its ``zooport/<Name>-v0`` id serve one agent; ``gym_threshold``: ``expected_reward``
     is that id's ``reward_threshold``; ``agent_counts`` maps a behaviour to the keyword that
-    sets its agent count (``num_envs`` of ``gym.make_vec``), ``n_agents`` where unlisted.
-
-    Example:
-        >>> from zooport.envs.builtin.tag import Tag
-        >>> Tag.declaration.pettingzoo_name, dict(Tag.declaration.agent_counts)["Tagger?team=1"]
-        ('tag_v0', 'n_taggers')
-        >>> Tag.declaration.pettingzoo_id
-        'zooport/tag-v0'
-    """
+    sets its agent count (``num_envs`` of ``gym.make_vec``), ``n_agents`` where unlisted."""
 
     pettingzoo_name: str | None = None
     gym_kwargs: Mapping[str, Any] = dataclasses.field(default_factory=dict)

@@ -13,18 +13,7 @@ __all__ = ["StepGuard"]
 class StepGuard:
     """The ``running`` call (``"step"``, ``"reset"`` or None) of the env ``owner`` and its
     ``failure`` (why steps are refused); ``completed`` counts calls; ``layer``: of wrappers
-    sharing one guard, the one running.
-
-    Example:
-        >>> guard = StepGuard("Demo")
-        >>> guard.enter("step"); guard.committed = True
-        >>> guard.abort(KeyError("boom")); guard.failure
-        "step raised KeyError: 'boom'"
-        >>> guard.enter("step")
-        Traceback (most recent call last):
-        ...
-        zooport.errors.EnvNotResetError: Demo: the last step raised KeyError: 'boom'; what ...
-    """
+    sharing one guard, the one running."""
 
     __slots__ = ("owner", "running", "committed", "failure", "completed", "layer")
 

@@ -47,14 +47,7 @@ class EngineConfig(NamedTuple):
 
 
 class EngineConfigurationChannel(SendOnlySideChannel):
-    """Sends engine settings to the simulation.
-
-    Example:
-        >>> channel = EngineConfigurationChannel()
-        >>> channel.set_configuration_parameters(time_scale=20.0)
-        >>> channel.message_queue  # TIME_SCALE (2) then 20.0 as float32
-        [b'\\x02\\x00\\x00\\x00\\x00\\x00\\xa0A']
-    """
+    """Sends engine settings to the simulation."""
 
     class ConfigurationType(IntEnum):
         SCREEN_RESOLUTION = 0

@@ -27,14 +27,7 @@ ENVIRONMENT_PARAMETERS_CHANNEL_ID = uuid.UUID("534c891e-810f-11ea-a9d0-822485860
 
 class EnvironmentParametersChannel(SendOnlySideChannel):
     """Sends environment parameters, which the simulation reads at its next reset: a fixed
-    float, or a seeded sampler it draws a fresh value from at each read.
-
-    Example:
-        >>> channel = EnvironmentParametersChannel()
-        >>> channel.set_uniform_sampler_parameters("mass", 1.0, 2.0, seed=7)
-        >>> len(channel.message_queue[0])  # key (4 + 4) + type + seed + sampler + min + max
-        28
-    """
+    float, or a seeded sampler it draws a fresh value from at each read."""
 
     class EnvironmentDataTypes(IntEnum):
         FLOAT = 0

@@ -20,14 +20,7 @@ FLOAT_PROPERTIES_CHANNEL_ID = uuid.UUID("60ccf7d0-4f7e-11ea-b238-784f4387d1f7")
 
 class FloatPropertiesChannel(SideChannel):
     """A dictionary of float properties kept in step with the simulation (``channel_id``:
-    ``None`` for ML-Agents' default).
-
-    Example:
-        >>> channel = FloatPropertiesChannel()
-        >>> channel.set_property("gravity", -9.81)
-        >>> channel.get_property("gravity"), channel.list_properties()
-        (-9.81, ['gravity'])
-    """
+    ``None`` for ML-Agents' default)."""
 
     def __init__(self, channel_id: uuid.UUID | None = None) -> None:
         super().__init__(FLOAT_PROPERTIES_CHANNEL_ID if channel_id is None else channel_id)

@@ -38,16 +38,7 @@ EnvironmentStats = Mapping[str, StatList]
 
 
 class StatsSideChannel(SideChannel):
-    """Collects ``(value, aggregation)`` pairs per key as the simulation sends them.
-
-    Example:
-        >>> import struct
-        >>> channel = StatsSideChannel()
-        >>> payload = struct.pack("<i", 5) + b"score" + struct.pack("<fi", 1.5, 2)
-        >>> channel.on_message_received(IncomingMessage(payload))
-        >>> channel.get_and_reset_stats(), channel.get_and_reset_stats()
-        ({'score': [(1.5, <StatsAggregationMethod.SUM: 2>)]}, {})
-    """
+    """Collects ``(value, aggregation)`` pairs per key as the simulation sends them."""
 
     def __init__(self) -> None:
         super().__init__(STATS_SIDE_CHANNEL_ID)

@@ -1,4 +1,5 @@
-"""The authoring conveniences: ``ObservationSpec.vector/visual/entities`` and ``check_float``.
+"""The authoring conveniences: ``ObservationSpec.vector/visual/entities``, the argument checks,
+the capability questions and the step guard.
 
 Each constructor is compared with the spec spelled out field by field (what every built-in
 wrote before), and the built-ins' specs with the hand-written ones they always had.
@@ -11,10 +12,12 @@ import math
 import numpy as np
 import pytest
 
-from zooport.envs.arguments import check_float
+from zooport.envs.arguments import check_float, check_int, check_seed
 from zooport.envs.base_env import DimensionProperty, ObservationSpec, ObservationType
-from zooport.envs.builtin import Collector, GridWorld, Tag
-from zooport.errors import ArgumentError, ArgumentTypeError
+from zooport.envs.builtin import Basic, Collector, GridWorld, Tag
+from zooport.envs.capabilities import accepts_keyword, keyword_parameters
+from zooport.envs.step_guard import StepGuard
+from zooport.errors import ArgumentError, ArgumentTypeError, EnvNotResetError
 
 NONE = DimensionProperty.NONE
 EQUIVARIANT = DimensionProperty.TRANSLATIONAL_EQUIVARIANCE
@@ -115,3 +118,28 @@ def test_check_float_accepts(value, kwargs, expected):
 def test_check_float_refuses_naming_expected_and_given(value, kwargs, error, message):
     with pytest.raises(error, match="^" + message.replace("(", r"\(").replace(")", r"\)")):
         check_float(value, "x", **kwargs)
+
+
+def test_argument_and_capability_helpers():
+    """What these helpers' docstring examples asserted before issue 24 moved them here."""
+    assert (check_seed(np.int64(7)), check_seed(None)) == (7, None)
+    assert type(check_seed(np.int64(7))) is int
+    with pytest.raises(ArgumentError, match="^Basic: Expect n_agents >= 1, actually: 0$"):
+        check_int(0, "n_agents", 1, where="Basic")
+    assert sorted(keyword_parameters(Basic))[:3] == ["max_steps", "n_agents", "reorder_agents"]
+    assert keyword_parameters(lambda **kwargs: None) is None
+    assert keyword_parameters(None) is None
+    assert accepts_keyword(lambda n, seed=None: None, "seed")
+    assert accepts_keyword(lambda **kwargs: None, "seed")
+    assert not accepts_keyword(lambda n, *, other=None: None, "seed")
+    assert not accepts_keyword(max, "seed")  # no readable signature
+
+
+def test_step_guard_refuses_steps_after_a_committed_failure():
+    guard = StepGuard("Demo")
+    guard.enter("step")
+    guard.committed = True
+    guard.abort(KeyError("boom"))
+    assert guard.failure == "step raised KeyError: 'boom'"
+    with pytest.raises(EnvNotResetError, match="^Demo: the last step raised KeyError: 'boom'; "):
+        guard.enter("step")
