@@ -21,7 +21,7 @@ def check_seed(seed: int, where: str = ...) -> int: ...
 @overload
 def check_seed(seed: Any, where: str = ...) -> int | None: ...
 def check_seed(seed: Any, where: str = "reset") -> int | None:
-    """``seed`` as a Python int >= 0 (as Gymnasium requires), or None; else raises naming ``where``."""
+    """``seed`` as a Python int >= 0 (as Gymnasium requires) or None; raises naming ``where``."""
     if seed is None:
         return None
     if not isinstance(seed, bool):

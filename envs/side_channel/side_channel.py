@@ -111,15 +111,6 @@ class IncomingMessage:
     a read with no default at the end of the message, or one that finds only part of its
     value, raises :class:`~zooport.errors.SideChannelError` naming what, where and how many
     bytes remained; the offset then stays where it was.
-
-    Example:
-        >>> msg = IncomingMessage(struct.pack("<i", 3) + b"abc" + struct.pack("<f", 0.5))
-        >>> msg.read_string(), msg.read_float32(), msg.read_int32(default_value=7)
-        ('abc', 0.5, 7)
-        >>> msg.read_int32()
-        Traceback (most recent call last):
-        ...
-        zooport.errors.SideChannelError: cannot read int32 at offset 11: needs 4 bytes, 0 remain...
     """
 
     def __init__(self, buffer: bytes | bytearray | memoryview, offset: int = 0) -> None:
@@ -225,22 +216,11 @@ class IncomingMessage:
 
 
 class OutgoingMessage:
-    r"""Builds the payload of one side-channel message, in ML-Agents' layout.
+    """Builds the payload of one side-channel message, in ML-Agents' layout.
 
     Ints must fit an int32, floats a float32 (NaN and infinities pass, as in ML-Agents),
     strings must be ASCII. A wrong type raises ``SideChannelTypeError``, a wrong value
     :class:`~zooport.errors.SideChannelError`.
-
-    Example:
-        >>> msg = OutgoingMessage()
-        >>> msg.write_string("speed")
-        >>> msg.write_float32(2.5)
-        >>> msg.buffer
-        b'\x05\x00\x00\x00speed\x00\x00 @'
-        >>> msg.write_int32(2**31)
-        Traceback (most recent call last):
-        ...
-        zooport.errors.SideChannelError: write_int32: expected an int32 in [...], got 2147483648
     """
 
     def __init__(self) -> None:
