@@ -10,6 +10,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from enum import IntEnum
 from functools import partial
+from typing import Any
 
 import numpy as np
 
@@ -172,7 +173,7 @@ class SimulationSideChannels:
             )
         # A time scale is kept as sent: Unity would also clamp it to >= 1 (<= 100 in the editor).
         read = msg.read_float32 if code == _Engine.ConfigurationType.TIME_SCALE else msg.read_int32
-        values = {name: read() for name in ENGINE_SETTINGS[code]}
+        values: dict[str, Any] = {name: read() for name in ENGINE_SETTINGS[code]}
         self.engine_config = self.engine_config._replace(**values)
 
     def _on_environment_parameter(self, msg: IncomingMessage) -> None:
