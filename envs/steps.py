@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
@@ -110,7 +109,6 @@ class _StepsBase(Mapping):
         yield from self._id_list()
 
 
-@dataclasses.dataclass(eq=False, repr=False)
 class DecisionSteps(_StepsBase):
     """The batch of agents of one behaviour that request a decision.
 
@@ -119,12 +117,21 @@ class DecisionSteps(_StepsBase):
     ``action_mask`` one (n_agents, branch_size) bool array per branch (True = NOT available).
     """
 
-    obs: list[np.ndarray]
-    reward: np.ndarray
-    agent_id: np.ndarray
-    action_mask: list[np.ndarray] | None
-    group_id: np.ndarray
-    group_reward: np.ndarray
+    def __init__(
+        self,
+        obs: list[np.ndarray],
+        reward: np.ndarray,
+        agent_id: np.ndarray,
+        action_mask: list[np.ndarray] | None,
+        group_id: np.ndarray,
+        group_reward: np.ndarray,
+    ) -> None:
+        self.obs = obs
+        self.reward = reward
+        self.agent_id = agent_id
+        self.action_mask = action_mask
+        self.group_id = group_id
+        self.group_reward = group_reward
 
     def __getitem__(self, agent_id: AgentId) -> DecisionStep:
         i = self._index_of(agent_id)
@@ -144,17 +151,25 @@ class DecisionSteps(_StepsBase):
         return DecisionSteps(**_empty_fields(spec), action_mask=None)
 
 
-@dataclasses.dataclass(eq=False, repr=False)
 class TerminalSteps(_StepsBase):
     """The batch of agents whose episode ended: :class:`DecisionSteps`' fields without
     ``action_mask``, plus ``interrupted`` (bool, True when truncated)."""
 
-    obs: list[np.ndarray]
-    reward: np.ndarray
-    interrupted: np.ndarray
-    agent_id: np.ndarray
-    group_id: np.ndarray
-    group_reward: np.ndarray
+    def __init__(
+        self,
+        obs: list[np.ndarray],
+        reward: np.ndarray,
+        interrupted: np.ndarray,
+        agent_id: np.ndarray,
+        group_id: np.ndarray,
+        group_reward: np.ndarray,
+    ) -> None:
+        self.obs = obs
+        self.reward = reward
+        self.interrupted = interrupted
+        self.agent_id = agent_id
+        self.group_id = group_id
+        self.group_reward = group_reward
 
     def __getitem__(self, agent_id: AgentId) -> TerminalStep:
         i = self._index_of(agent_id)
