@@ -78,8 +78,8 @@ class SimulationSideChannels:
     def __init__(
         self, user_channels: Iterable[SideChannel] | None = None, seed: int | None = None
     ) -> None:
-        self._channels = SideChannelManager._get_side_channels_dict(user_channels)
-        self._manager = SideChannelManager(self._channels.values())
+        self._manager = SideChannelManager(user_channels)
+        self._channels = self._manager._side_channels_dict
         self._seed = check_seed(seed, type(self).__name__)
         self.engine_config: EngineConfig = EngineConfig.default_config()
         self.float_properties: dict[str, float] = {}
