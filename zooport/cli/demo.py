@@ -1,11 +1,9 @@
 """``make demo`` (``python -m zooport.demo``): train two built-ins through two adapters on CPU.
 
-SB3 PPO on ``BallBalance`` through ``SB3VecEnv``, and MaskablePPO on ``GridWorld`` through
-``PettingZooParallelEnv`` -> SuperSuit -> SB3 (16 one-agent envs, a camera CNN). Each run
-stops once the running mean of its last 100 training episodes held the expected reward for a
-few rollouts, is evaluated, and leaves a GIF; then a table, ``learning_curves.png`` and
-``results.json`` in ``--out``. Exit 1 if an evaluated mean misses its expected reward.
-``--quick``: tiny budgets, no reward gate; ``--random``: the random-action table instead.
+PPO on ``BallBalance`` through ``SB3VecEnv`` and MaskablePPO on ``GridWorld`` through
+``PettingZooParallelEnv`` -> SuperSuit -> SB3 each stop once the mean of their last 100
+training episodes held the expected reward, are evaluated and leave a GIF, then a table,
+``learning_curves.png`` and ``results.json`` in ``--out``; exit 1 if an evaluation misses.
 """
 
 from __future__ import annotations
@@ -57,13 +55,8 @@ def random_table(steps: int, seed: int) -> int:
 
 @dataclass(frozen=True)
 class DemoRun:
-    """One training run of the demo, and its ``--quick`` budgets.
-
-    ``api`` is :func:`~zooport.cli.training.train`'s route; ``eval_kwargs`` make the
-    PettingZoo route's evaluation core (every agent at once); ``stop_at_expected`` stops once
-    the running mean held the expected reward for ``hold`` rollouts; ``sampled_eval`` lets
-    the policy sample its actions in the evaluation and GIF, as it did in training.
-    """
+    """One training run of the demo and its ``--quick`` budgets. ``sampled_eval``: the policy
+    samples its actions in the evaluation and GIF, as in training."""
 
     env: str
     kwargs: Mapping[str, Any]
@@ -87,7 +80,7 @@ class DemoRun:
     quick_eval_episodes: int = 4
 
 
-#: The main job's runs. Budgets were measured on a 2-core machine (see the module docstring).
+#: The main job's runs; budgets measured on a 2-core machine.
 RUNS: tuple[DemoRun, ...] = (
     DemoRun(
         env="BallBalance",
@@ -103,7 +96,6 @@ RUNS: tuple[DemoRun, ...] = (
         gif_kwargs={"n_agents": 12},
         gif_steps=200,
         gif_every=2,
-        gif_fps=15,
         quick_steps=1536,
         quick_ppo_kwargs={"n_steps": 64, "batch_size": 256, "n_epochs": 1},
     ),
@@ -116,14 +108,11 @@ RUNS: tuple[DemoRun, ...] = (
         copies=16,
         api="parallel",
         adapter="PettingZooParallelEnv x16 + SuperSuit",
-        # The running mean of training episodes (the policy sampling its actions) nears 0.75
-        # from about 150k agent-steps and swings 0.65-0.89 between rollouts; the deterministic
-        # policy lags behind it, as an agent whose most likely move is blocked repeats it
-        # (seed 0, deterministic over 1,600 episodes against the running mean: 0.06 / 0.43 at
-        # 100k, 0.37 / 0.75 at 152k, 0.57 / 0.75 at 201k, 0.69 / 0.77 at 225k, 0.76 / 0.79
-        # at 252k). So training stops once the sampled policy held the target for 5 rollouts
-        # in a row (seed 0: at 264k), and that policy is evaluated. The budget (220 rollouts
-        # of 2,048) is a safety margin.
+        # The sampled policy's running mean nears 0.75 from about 150k agent-steps; the
+        # deterministic one lags (an agent whose likeliest move is blocked repeats it: 0.37
+        # against 0.75 at 152k, 0.76 / 0.79 at 252k, seed 0). So training stops once the
+        # sampled policy held the target for 5 rollouts (seed 0: 264k) and that policy is
+        # evaluated; the budget (220 rollouts of 2,048) is a safety margin.
         steps=450_560,
         stop_at_expected=True,
         hold=5,
@@ -134,7 +123,6 @@ RUNS: tuple[DemoRun, ...] = (
         eval_kwargs={"n_agents": 16},
         gif_kwargs={"n_agents": 16},
         gif_steps=60,
-        gif_every=1,
         gif_fps=6,
         quick_steps=1024,
         quick_ppo_kwargs={"n_steps": 32, "batch_size": 128, "n_epochs": 1},
@@ -144,7 +132,7 @@ RUNS: tuple[DemoRun, ...] = (
 
 @dataclass
 class DemoResult:
-    """What one run of the demo gave (``result.mean_episode_reward`` is the evaluation's)."""
+    """One run of the demo (``result.mean_episode_reward`` is the evaluation's)."""
 
     run: DemoRun
     agents: int
@@ -159,13 +147,10 @@ class DemoResult:
 
 @functools.cache
 def camera_cnn() -> type:
-    """An SB3 features extractor for GridWorld's ``Dict(camera, goal)`` observation.
-
-    Two 3x3 convolutions (padding 1) use the camera's declared TRANSLATIONAL_EQUIVARIANCE,
-    with the goal broadcast as two more channels; SB3's ``NatureCNN`` needs 36x36 pixels. On
-    GridWorld the deterministic policy reached 0.75 in about 230k agent-steps with it, 650k
-    with the default MLP. Built on the first call, so importing this module needs no torch.
-    """
+    """An SB3 features extractor for GridWorld's ``Dict(camera, goal)``: two 3x3 convolutions
+    over the camera (its declared TRANSLATIONAL_EQUIVARIANCE) and the goal as two channels
+    (SB3's ``NatureCNN`` needs 36x36 pixels; this reached 0.75 in about 230k agent-steps, the
+    default MLP in 650k). Built on the first call: importing this module needs no torch."""
     import torch
     from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
     from torch import nn
@@ -202,9 +187,8 @@ def record_policy(
     fps: float = 15,
     deterministic: bool = True,
 ) -> int:
-    """The policy acting for every agent of ``core`` (closed at the end) for ``steps`` vector
-    steps through ``SB3VecEnv(render_mode="rgb_array")``, every ``every``-th frame saved as a
-    GIF; returns the frames written."""
+    """A GIF of the policy acting for every agent of ``core`` (closed at the end), every
+    ``every``-th frame of ``steps``; returns the frames written."""
     from zooport.adapters.sb3_vec_env import SB3VecEnv
 
     masked = accepts_keyword(model.predict, "action_masks")
@@ -227,7 +211,6 @@ def record_policy(
 
 
 def _train_one(run: DemoRun, *, quick: bool, seed: int, progress: bool) -> Any:
-    """Trains ``run``; its ``mean_episode_reward`` is the evaluation's."""
     import dataclasses
 
     from zooport.cli.targets import resolve_target
@@ -274,8 +257,8 @@ def run_demo(
     progress: bool = True,
     runs: Sequence[DemoRun] = RUNS,
 ) -> list[DemoResult]:
-    """Trains, evaluates, plots and records every run into ``out`` (see the module
-    docstring). torch gets one thread: a second only contends with the simulation."""
+    """Trains, evaluates, plots and records every run into ``out``. torch gets one thread:
+    a second only contends with the simulation."""
     import torch
 
     from zooport.cli.training import plot_curve
@@ -358,7 +341,6 @@ def format_results(results: Sequence[DemoResult]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Runs the demo; returns the exit status (1 when a full run missed its target)."""
     parser = argparse.ArgumentParser(
         prog="python -m zooport.demo", description=__doc__.splitlines()[0]
     )

@@ -3,11 +3,14 @@ calibrates the run length, interleaved runs (load hits every route alike), media
 
 from __future__ import annotations
 
+import argparse
 import gc
+import json
 import math
 import os
 import platform
 import statistics
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -15,7 +18,7 @@ from typing import Any
 
 __all__ = [
     "Route", "RouteUnavailable", "Measurement", "Budget", "measure_case", "machine_info",
-    "rate_text", "ratio_text", "marked",
+    "rate_text", "ratio_text", "marked", "log", "arguments", "finish",
 ]  # fmt: skip
 
 
@@ -85,14 +88,13 @@ def measure_case(
     clock: Callable[[], float] = time.perf_counter,
 ) -> list[Measurement]:
     """Measures every route of one (env, n) case; unavailable routes carry their reason."""
-    routes: list[Route] = []
-    results: dict[str, Measurement] = {}
-    steps: dict[str, int] = {}
+    routes: list[tuple[Route, Measurement]] = []
+    results: list[Measurement] = []
     for name, build in builders:
         try:
             route = build()
         except RouteUnavailable as exc:
-            results[name] = Measurement(env, n, name, None, note=f"skipped: {exc}")
+            results.append(Measurement(env, n, name, None, note=f"skipped: {exc}"))
             log(f"  {env} N={n} {name}: skipped ({exc})")
             continue
         # Warm-up (capped in time: a peer route at N=1024 takes ~0.1 s a step), which also
@@ -102,26 +104,48 @@ def measure_case(
         while done < budget.warmup_steps and spent < budget.warmup_seconds:
             spent += _time(route, 1, done, clock)[0]
             done += 1
-        per_step = spent / done
-        wanted = math.ceil(budget.seconds_per_run / max(per_step, 1e-9))
-        steps[name] = min(max(wanted, budget.min_steps), budget.max_steps)
-        routes.append(route)
-        results[name] = Measurement(env, n, name, None, steps_per_run=steps[name])
+        wanted = math.ceil(budget.seconds_per_run / max(spent / done, 1e-9))
+        steps = min(max(wanted, budget.min_steps), budget.max_steps)
+        results.append(Measurement(env, n, name, None, steps_per_run=steps))
+        routes.append((route, results[-1]))
     try:
         for run in range(budget.runs):
-            for route in routes:
+            for route, m in routes:
                 gc.collect()
-                start = run * steps[route.name]
-                elapsed, agent_steps = _time(route, steps[route.name], start, clock)
-                results[route.name].runs.append(agent_steps / elapsed)
+                elapsed, agent_steps = _time(route, m.steps_per_run, run * m.steps_per_run, clock)
+                m.runs.append(agent_steps / elapsed)
     finally:
-        for route in routes:
+        for route, _ in routes:
             route.close()
-    for route in routes:
-        m = results[route.name]
+    for _, m in routes:
         m.agent_steps_per_s = statistics.median(m.runs)
-        log(f"  {env} N={n} {route.name}: {m.agent_steps_per_s:,.0f} agent-steps/s")
-    return [results[name] for name, _ in builders]
+        log(f"  {env} N={n} {m.route}: {m.agent_steps_per_s:,.0f} agent-steps/s")
+    return results
+
+
+def log(line: str) -> None:
+    """A progress line on stderr (the tables go to stdout)."""
+    print(line, file=sys.stderr, flush=True)
+
+
+def arguments(description: str) -> argparse.ArgumentParser:
+    """The options both benchmarks take: ``--quick``, ``--json`` and ``--n``."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--quick", action="store_true", help="seconds, for CI")
+    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    parser.add_argument("--n", type=int, nargs="+", help="agent counts")
+    return parser
+
+
+def finish(machine: dict[str, Any], path: str | None, payload: dict[str, Any]) -> str:
+    """The load average over the run, as ``; 1-min load A -> B`` (empty where unknown); writes
+    ``payload`` with the machine as JSON to ``path``."""
+    start = machine["load_average_1min"]
+    end = machine["load_average_1min_end"] = machine_info()["load_average_1min"]
+    if path:
+        with open(path, "w", encoding="utf-8") as stream:
+            json.dump({"machine": machine, **payload}, stream, indent=2)
+    return "" if start is None or end is None else f"; 1-min load {start:.1f} -> {end:.1f}"
 
 
 def machine_info() -> dict[str, Any]:

@@ -5,32 +5,20 @@ on :class:`~zooport.cli.bench.costly_core.CostlyCore`, with the targets of the C
 
 from __future__ import annotations
 
-import argparse
 import functools
-import json
 import sys
 import time
 
+from zooport.cli.bench import harness
 from zooport.cli.bench.harness import (
     Budget,
     Measurement,
-    machine_info,
     marked,
     measure_case,
     rate_text,
     ratio_text,
 )
-from zooport.cli.bench.pool_routes import (
-    async_vector_env,
-    in_process,
-    mlagents_style,
-    pool,
-    puffer,
-    slow_core_pool,
-    subproc_vec_env,
-    trivial_overhead,
-    vector_pool,
-)
+from zooport.cli.bench.routes import EnvCase, costly, route_builders, trivial
 
 
 def _mark(value: float | None, target: float) -> str:
@@ -143,69 +131,41 @@ def report(results: list[Measurement], k: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="seconds, for CI")
+    parser = harness.arguments(__doc__.split("\n\n")[0])
     parser.add_argument("--workers", type=int, default=2, help="K, cores in the pool (2)")
-    parser.add_argument("--n", type=int, nargs="+", help="agents per core (64 1024)")
     parser.add_argument("--peer-envs", type=int, default=8, help="one-agent envs of the peers")
-    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     args = parser.parse_args(argv)
     k = args.workers
     if k < 1:
         parser.error(f"--workers takes a positive int, got {k}")
     counts = args.n or ([4] if args.quick else [64, 1024])
-    peers = 2 if args.quick else args.peer_envs
     budget = (
         Budget(warmup_steps=3, warmup_seconds=0.05, runs=3, seconds_per_run=0.02, min_steps=2)
         if args.quick
         else Budget(warmup_steps=20, warmup_seconds=1.0, runs=5, seconds_per_run=0.5)
     )
-    machine = machine_info()
-    log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+    peers = 2 if args.quick else args.peer_envs
+    cases = [(EnvCase("scaling", "Costly", costly, COLUMNS, workers=k, peers=peers), counts)]
+    for cost in PUFFER_COSTS:
+        make = functools.partial(costly, us_per_agent=cost, terminate=False)
+        cases.append((EnvCase(f"puffer {cost:g} us", "Costly", make, PUFFER, workers=k), counts))
+    if k >= 2:
+        cases.append((EnvCase("slow core", "Costly", costly, SLOW, workers=k), counts[:1]))
+    endless = functools.partial(trivial, terminate=False)
+    cases.append((EnvCase("overhead", "Trivial", endless, ("Trivial", *OVERHEAD)), [64]))
+    machine = harness.machine_info()
     began = time.perf_counter()
     results: list[Measurement] = []
-    for n in counts:
-        builders = [
-            ("1proc", lambda n=n: in_process(k, n)),
-            ("CorePool", lambda n=n: pool(k, n)),
-            ("CorePool (workers only)", lambda n=n: pool(k, n, local_core=False)),
-            ("vec(CorePool)", lambda n=n: vector_pool(k, n)),
-            ("AsyncVectorEnv", lambda n=n: async_vector_env(k, n, peers)),
-            ("SubprocVecEnv", lambda n=n: subproc_vec_env(k, n, peers)),
-            ("ML-Agents-style", lambda n=n: mlagents_style(k, n)),
-        ]
-        results += measure_case("scaling", n, builders, budget, log=log)
-    for cost in PUFFER_COSTS:
-        core = {"us_per_agent": cost, "terminate": False}
-        for n in counts:
-            results += measure_case(f"puffer {cost:g} us", n, [
-                ("1proc", functools.partial(in_process, k, n, **core)),
-                ("CorePool", functools.partial(pool, k, n, core)),
-                ("vec(CorePool)", functools.partial(vector_pool, k, n, **core)),
-                ("PufferLib", functools.partial(puffer, k, n, cost)),
-            ], budget, log=log)  # fmt: skip
-    if k >= 2:
-        n = counts[0]
-        results += measure_case("slow core", n, [
-            ("sync, one core 4x slower", lambda: slow_core_pool(k, n, "sync")),
-            ("async, one core 4x slower", lambda: slow_core_pool(k, n, "async")),
-        ], budget, log=log)  # fmt: skip
-    results += measure_case("overhead", 64, [
-        ("Trivial", lambda: trivial_overhead(None)),
-        ("pool K=1 (in this process)", lambda: trivial_overhead(True)),
-        ("pool K=1 (in a worker)", lambda: trivial_overhead(False)),
-    ], budget, log=log)  # fmt: skip
+    for case, ns in cases:
+        for n in ns:
+            results += measure_case(case.name, n, route_builders(case, n), budget, harness.log)
     elapsed = time.perf_counter() - began
     print(report(results, k))
-    start, end = machine["load_average_1min"], machine_info()["load_average_1min"]
-    load = "" if start is None or end is None else f"; 1-min load {start:.1f} -> {end:.1f}"
+    payload = {"workers": k, "results": [vars(m) for m in results]}
+    load = harness.finish(machine, args.json, payload)
     print(f"\nK={k}; agent-steps/s (wall clock), median of {budget.runs} interleaved runs; "
           f"{elapsed:.0f} s on {machine['processor']}, {machine['cpus']} CPUs, "
           f"Python {machine['python']}{load}")  # fmt: skip
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as stream:
-            json.dump({"machine": machine, "workers": k, "results": [vars(m) for m in results]},
-                      stream, indent=2)  # fmt: skip
     return 0
 
 

@@ -1,8 +1,9 @@
-"""The PufferLib route of the pool benchmark: native ``PufferEnv``s over the same CostlyCore,
-one per ``pufferlib.vector.Multiprocessing`` worker; imported only where pufferlib is."""
+"""The PufferLib route of the pool benchmark: one native ``PufferEnv`` over the benchmark's
+endless core per ``pufferlib.vector.Multiprocessing`` worker; imported only where pufferlib is."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -10,26 +11,27 @@ import pufferlib  # type: ignore[import-not-found, unused-ignore]  # optional, b
 import pufferlib.vector  # type: ignore[import-not-found, unused-ignore]
 from gymnasium import spaces
 
-from zooport.cli.bench.costly_core import CostlyCore
 from zooport.envs.base_env import ActionTuple
 
-NAME = CostlyCore.behavior_name
 
+class CorePufferEnv(pufferlib.PufferEnv):
+    """``make(n, seed)``'s core (one behaviour, one vector observation, continuous actions,
+    no episode end) as a native PufferEnv of ``n`` agents."""
 
-class CostlyPufferEnv(pufferlib.PufferEnv):
-    """One CostlyCore (``terminate=False``) as a native PufferEnv of ``n`` agents."""
-
-    def __init__(self, n: int = 64, us_per_agent: float = 7.0, seed: int = 0, buf: Any = None):
-        self.core = CostlyCore(n_agents=n, us_per_agent=us_per_agent, seed=seed, terminate=False)
-        self.single_observation_space = spaces.Box(
-            -np.inf, np.inf, (CostlyCore.state_size,), np.float32
-        )
-        self.single_action_space = spaces.Box(-1, 1, (2,), np.float32)
+    def __init__(
+        self, make: Callable[[int, int], Any], n: int = 64, seed: int = 0, buf: Any = None
+    ) -> None:
+        self.core = make(n, seed)
+        self.name, spec = next(iter(self.core.behavior_specs.items()))
+        shape = spec.observation_specs[0].shape
+        self.single_observation_space = spaces.Box(-np.inf, np.inf, shape, np.float32)
+        size = spec.action_spec.continuous_size
+        self.single_action_space = spaces.Box(-1, 1, (size,), np.float32)
         self.num_agents = n
         super().__init__(buf)
 
     def _write(self) -> None:
-        decision, _ = self.core.get_steps(NAME)
+        decision, _ = self.core.get_steps(self.name)
         self.observations[:] = decision.obs[0]
         self.rewards[:] = decision.reward
 
@@ -39,7 +41,7 @@ class CostlyPufferEnv(pufferlib.PufferEnv):
         return self.observations, []
 
     def step(self, actions: np.ndarray) -> tuple[Any, ...]:
-        self.core.set_actions(NAME, ActionTuple(np.asarray(actions, np.float32)))
+        self.core.set_actions(self.name, ActionTuple(np.asarray(actions, np.float32)))
         self.core.step()
         self._write()
         return self.observations, self.rewards, self.terminals, self.truncations, []
@@ -48,11 +50,11 @@ class CostlyPufferEnv(pufferlib.PufferEnv):
         self.core.close()
 
 
-def puffer_vector(k: int, n: int, us_per_agent: float) -> Any:
-    """``pufferlib.vector.Multiprocessing`` over K CostlyPufferEnvs, one per worker."""
+def puffer_vector(k: int, n: int, make: Callable[[int, int], Any]) -> Any:
+    """``pufferlib.vector.Multiprocessing`` over K CorePufferEnvs, one per worker."""
     return pufferlib.vector.make(
-        CostlyPufferEnv,
-        env_kwargs={"n": n, "us_per_agent": us_per_agent},
+        CorePufferEnv,
+        env_kwargs={"make": make, "n": n},
         backend=pufferlib.vector.Multiprocessing,
         num_envs=k,
         num_workers=k,

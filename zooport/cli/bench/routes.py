@@ -1,14 +1,14 @@
-"""The routes a benchmark compares, each built for one (env, N) case (see ``_BUILDERS``).
-
-Every route cycles through :data:`ACTION_BATCHES` pre-sampled action batches, so sampling is
-never timed (dict routes get ready-made dicts: building them is the policy's cost). The peers
-use plain ``GymEnv`` objects, the cheapest form of the peer route, so ratios are conservative.
-A multi-agent episode that ends is reset inside the timed step, as vector routes autoreset.
-"""
+"""Every route the benchmarks compare, in one table (:data:`ROUTES`): a builder
+``(case, n, seed) -> Route`` steps ``case.workers`` x ``n`` agents with pre-sampled actions,
+so sampling is never timed (dict routes get ready-made dicts: building them is the policy's
+cost). A multi-agent episode that ends is reset inside the timed step, as vector routes
+autoreset. The peers use plain ``GymEnv`` objects, their cheapest form, so ratios are
+conservative. Worker processes (spawn) import what they run from here."""
 
 from __future__ import annotations
 
 import functools
+import multiprocessing
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import repeat
@@ -18,16 +18,21 @@ from typing import Any
 import numpy as np
 
 from zooport.adapters.spaces import ActionLayout
+from zooport.cli.bench.costly_core import CostlyCore
 from zooport.cli.bench.harness import Route, RouteUnavailable
+from zooport.cli.bench.trivial_core import TrivialCore
 from zooport.envs.base_env import ActionTuple
 
 __all__ = [
     "ACTION_BATCHES",
     "MULTI_AGENT_ROUTES",
+    "ROUTES",
     "ROUTE_NAMES",
     "VECTOR_ROUTES",
     "EnvCase",
+    "costly",
     "route_builders",
+    "trivial",
 ]
 
 #: Pre-sampled action batches per route (cycled through).
@@ -47,25 +52,35 @@ MULTI_AGENT_ROUTES = (
     "PettingZoo floor",
 )
 
-#: Every route, in report order.
+#: Every route of ``zooport bench``, in report order.
 ROUTE_NAMES = tuple(dict.fromkeys(VECTOR_ROUTES + MULTI_AGENT_ROUTES))
 
 
 @dataclass(frozen=True)
 class EnvCase:
     """An environment to benchmark: ``make(n_agents, seed)`` returns a fresh core whose
-    ``behavior`` is stepped. ``every_agent_acts``: no episode ever ends, so the multi-agent
-    routes count all N agents, as raw does (their per-agent-step costs are computed there)."""
+    ``behavior`` is stepped (picklable for the routes that use processes). ``every_agent_acts``:
+    no episode ever ends, so the multi-agent routes count all N agents, as raw does. The pool
+    routes run ``workers`` cores; the process peers at most ``peers`` one-agent envs."""
 
     name: str
     behavior: str
     make: Callable[[int, int], Any]
     routes: tuple[str, ...] = ROUTE_NAMES
     every_agent_acts: bool = False
+    workers: int = 1
+    peers: int | None = None
+
+
+def trivial(n: int, seed: int, **options: Any) -> TrivialCore:
+    return TrivialCore(n_agents=n, seed=seed, **options)
+
+
+def costly(n: int, seed: int, **options: Any) -> CostlyCore:
+    return CostlyCore(n_agents=n, seed=seed, **options)
 
 
 def _one_agent_gym(case: EnvCase, seed: int) -> Any:
-    """``GymEnv`` over a one-agent core of ``case`` (a peer vector env's factory)."""
     from zooport.adapters.gym_env import GymEnv
 
     return GymEnv(case.make(1, seed), case.behavior)
@@ -76,38 +91,53 @@ def _for_live(actions: dict[str, Any], live: list[str], agents: list[str]) -> di
     return actions if len(live) == len(agents) else {agent: actions[agent] for agent in live}
 
 
-def _consumer_actions(case: EnvCase, n: int, seed: int) -> list[Any]:
+def _actions(case: EnvCase, n: int, seed: int, *, raw: bool = False) -> list[Any]:
+    """Pre-sampled batches of ``n`` actions: ``ActionTuple`` s (``raw``) or consumers' arrays."""
     core = case.make(1, seed)
-    layout = ActionLayout(core.behavior_specs[case.behavior].action_spec)
+    spec = core.behavior_specs[case.behavior].action_spec
     core.close()
     rng = np.random.default_rng(seed)
+    if raw:
+        return [spec.random_action(n, rng) for _ in range(ACTION_BATCHES)]
+    layout = ActionLayout(spec)
     return [layout.sample(rng, n) for _ in range(ACTION_BATCHES)]
 
 
-def _raw(case: EnvCase, n: int, seed: int) -> Route:
-    core = case.make(n, seed)
-    core.reset(seed=seed)
-    spec = core.behavior_specs[case.behavior].action_spec
-    rng = np.random.default_rng(seed)
-    actions = [spec.random_action(n, rng) for _ in range(ACTION_BATCHES)]
-    name = case.behavior
+def _raw_api(name: str, env: Any, case: EnvCase, n: int, seed: int, counts: bool = False) -> Route:
+    """A BaseEnv (a core or a pool) of ``n`` agents stepped through its raw API."""
+    env.reset(seed=seed)
+    behavior = case.behavior
+    actions = _actions(case, n, seed, raw=True)
 
-    def step(i: int) -> None:
-        decision, _ = core.get_steps(name)
+    def step(i: int) -> int:
+        decision, _ = env.get_steps(behavior)
+        k = len(decision)
         action = actions[i % ACTION_BATCHES]
-        if len(decision) != n:  # decision periods: only the deciding agents get a row
-            k = len(decision)
+        if k != n:  # decision periods: only the deciding agents get a row
             action = ActionTuple(action.continuous[:k], action.discrete[:k])
-        core.set_actions(name, action)
-        core.step()
+        env.set_actions(behavior, action)
+        env.step()
+        return k
 
-    return Route("raw", n, step, core.close)
+    return Route(name, n, step, env.close, counts_agents=counts)
+
+
+def _raw(case: EnvCase, n: int, seed: int) -> Route:
+    return _raw_api("raw", case.make(n, seed), case, n, seed)
 
 
 def _vector_route(name: str, envs: Any, case: EnvCase, n: int, seed: int) -> Route:
     """A vector env of ``n`` slots, already reset, stepped with pre-sampled batches."""
-    actions = _consumer_actions(case, n, seed)
+    actions = _actions(case, n, seed)
     return Route(name, n, lambda i: envs.step(actions[i % ACTION_BATCHES]), envs.close)
+
+
+def _sb3() -> Any:
+    try:
+        from stable_baselines3.common import vec_env
+    except ImportError as exc:
+        raise RouteUnavailable(f"stable-baselines3 is not installed ({exc})") from None
+    return vec_env
 
 
 def _behavior_vector_env(case: EnvCase, n: int, seed: int) -> Route:
@@ -119,10 +149,8 @@ def _behavior_vector_env(case: EnvCase, n: int, seed: int) -> Route:
 
 
 def _sb3_vec_env(case: EnvCase, n: int, seed: int) -> Route:
-    try:
-        from zooport.adapters.sb3_vec_env import SB3VecEnv
-    except ImportError as exc:
-        raise RouteUnavailable(f"stable-baselines3 is not installed ({exc})") from None
+    _sb3()
+    from zooport.adapters.sb3_vec_env import SB3VecEnv
 
     venv = SB3VecEnv(case.make(n, seed), case.behavior)
     venv.seed(seed)
@@ -130,27 +158,27 @@ def _sb3_vec_env(case: EnvCase, n: int, seed: int) -> Route:
     return _vector_route("SB3VecEnv", venv, case, n, seed)
 
 
-def _sync_vector_env(case: EnvCase, n: int, seed: int) -> Route:
-    import gymnasium as gym
+def _peer_vector_env(kind: str, case: EnvCase, n: int, seed: int) -> Route:
+    """A peer's vector env over one-agent ``GymEnv`` s: as many as the agents, or the case's
+    ``peers`` for the process vectorisers (with fewer CPUs, more processes cannot help)."""
+    m = case.workers * n if case.peers is None else min(case.workers * n, case.peers)
+    factories = [functools.partial(_one_agent_gym, case, seed + i) for i in range(m)]
+    if kind == "SyncVectorEnv":
+        import gymnasium as gym
 
-    from zooport.adapters.vector_env import SAME_STEP
+        from zooport.adapters.vector_env import SAME_STEP
 
-    factories = [functools.partial(_one_agent_gym, case, seed + i) for i in range(n)]
-    kwargs = {} if isinstance(SAME_STEP, str) else {"autoreset_mode": SAME_STEP}
-    envs = gym.vector.SyncVectorEnv(factories, **kwargs)
-    envs.reset(seed=seed)
-    return _vector_route("SyncVectorEnv", envs, case, n, seed)
+        kwargs = {} if isinstance(SAME_STEP, str) else {"autoreset_mode": SAME_STEP}
+        envs: Any = gym.vector.SyncVectorEnv(factories, **kwargs)
+    elif kind == "AsyncVectorEnv":
+        import gymnasium as gym
 
-
-def _dummy_vec_env(case: EnvCase, n: int, seed: int) -> Route:
-    try:
-        from stable_baselines3.common.vec_env import DummyVecEnv
-    except ImportError as exc:
-        raise RouteUnavailable(f"stable-baselines3 is not installed ({exc})") from None
-    venv = DummyVecEnv([functools.partial(_one_agent_gym, case, seed + i) for i in range(n)])
-    venv.seed(seed)
-    venv.reset()
-    return _vector_route("DummyVecEnv", venv, case, n, seed)
+        envs = gym.vector.AsyncVectorEnv(factories, shared_memory=True)
+    else:
+        envs = getattr(_sb3(), kind)(factories)
+        envs.seed(seed)
+    envs.reset(**({} if kind in ("DummyVecEnv", "SubprocVecEnv") else {"seed": seed}))
+    return _vector_route(kind, envs, case, m, seed)
 
 
 def _pettingzoo(case: EnvCase, n: int, seed: int) -> Route:
@@ -193,7 +221,7 @@ def _reset_with_actions(
     """Resets a PettingZoo ``env``; returns its agents and pre-sampled action dicts."""
     env.reset(seed=seed)
     agents = list(env.possible_agents)
-    batches = _consumer_actions(case, len(agents), seed)
+    batches = _actions(case, len(agents), seed)
     return agents, [dict(zip(agents, batch, strict=True)) for batch in batches]
 
 
@@ -235,10 +263,7 @@ def _multi_agent_task(case: EnvCase, n: int, seed: int) -> Route:
 
     # "all", as the PettingZoo routes: the episode lasts until every agent has finished.
     task = MultiAgentTask(case.make(n, seed), termination_mode="all")
-    task.reset(seed=seed)
-    agents = list(task.possible_agents)
-    batches = _consumer_actions(case, len(agents), seed)
-    actions = [dict(zip(agents, batch, strict=True)) for batch in batches]
+    agents, actions = _reset_with_actions(task, case, seed)
 
     def step(i: int) -> int:
         if task.game_over:
@@ -260,7 +285,7 @@ def _pettingzoo_floor(case: EnvCase, n: int, seed: int) -> Route:
     reward = np.asarray(decision.reward, np.float32)
     core.close()
     agents = [f"agent_{i}" for i in decision.agent_id.tolist()]
-    batches = _consumer_actions(case, len(agents), seed)
+    batches = _actions(case, len(agents), seed)
     actions = [dict(zip(agents, batch, strict=True)) for batch in batches]
     lookup = itemgetter(*agents)
     all_false = dict.fromkeys(agents, False)
@@ -284,27 +309,160 @@ def _pettingzoo_floor(case: EnvCase, n: int, seed: int) -> Route:
     return Route("PettingZoo floor", len(agents), step)
 
 
-_BUILDERS: dict[str, Callable[[EnvCase, int, int], Route]] = {
+def _in_process(case: EnvCase, n: int, seed: int) -> Route:
+    """The case's K cores stepped one after another in this process."""
+    cores = [case.make(n, seed + i) for i in range(case.workers)]
+    for i, core in enumerate(cores):
+        core.reset(seed=seed + i)
+    behavior = case.behavior
+    actions = _actions(case, n, seed, raw=True)
+
+    def step(i: int) -> None:
+        for core in cores:
+            core.get_steps(behavior)
+            core.set_actions(behavior, actions[i % ACTION_BATCHES])
+            core.step()
+
+    def close() -> None:
+        for core in cores:
+            core.close()
+
+    return Route("1proc", case.workers * n, step, close)
+
+
+def _pool(case: EnvCase, n: int, seed: int, slow_last: bool = False, **options: Any) -> Route:
+    """A CorePool of the case's K cores stepped through its raw API; with a ``mode``, counting
+    the agents that decided."""
+    from zooport.envs.core_pool import CorePool
+
+    costs: list[dict[str, float]] = [{}] * case.workers
+    if slow_last:  # the last core costs 4x per agent: in sync mode every step waits for it
+        costs = [{"us_per_agent": 7.0}] * (case.workers - 1) + [{"us_per_agent": 28.0}]
+    factories = [functools.partial(case.make, n, seed + i, **c) for i, c in enumerate(costs)]
+    pool = CorePool(factories, **options)
+    return _raw_api("CorePool", pool, case, case.workers * n, seed, counts="mode" in options)
+
+
+def _vector_pool(case: EnvCase, n: int, seed: int) -> Route:
+    from zooport.adapters import BehaviorVectorEnv
+    from zooport.envs.core_pool import CorePool
+
+    factories = [functools.partial(case.make, n, seed + i) for i in range(case.workers)]
+    envs = BehaviorVectorEnv(CorePool(factories))
+    envs.reset(seed=seed)
+    return _vector_route("vec(CorePool)", envs, case, case.workers * n, seed)
+
+
+def _pipe_worker(connection: Any, make: Callable[[int, int], Any], n: int, seed: int) -> None:
+    """ML-Agents-style: one core per process, everything pickled over a pipe."""
+    core = make(n, seed)
+    core.reset(seed=seed)
+    name = next(iter(core.behavior_specs))
+    while True:
+        command, data = connection.recv()
+        if command == "close":
+            core.close()
+            connection.close()
+            return
+        if data is not None:
+            core.set_actions(name, data)
+        core.step()
+        connection.send(core.get_steps(name))
+
+
+def _mlagents_style(case: EnvCase, n: int, seed: int) -> Route:
+    context = multiprocessing.get_context("spawn")
+    pipes, processes = [], []
+    for i in range(case.workers):
+        parent, child = context.Pipe()
+        process = context.Process(
+            target=_pipe_worker, args=(child, case.make, n, seed + i), daemon=True
+        )
+        process.start()
+        child.close()
+        pipes.append(parent)
+        processes.append(process)
+    actions = _actions(case, n, seed, raw=True)
+
+    def step(i: int) -> None:
+        for pipe in pipes:
+            pipe.send(("step", actions[i % ACTION_BATCHES]))
+        for pipe in pipes:
+            pipe.recv()
+
+    def close() -> None:
+        for pipe, process in zip(pipes, processes, strict=True):
+            pipe.send(("close", None))
+            process.join(10)
+            pipe.close()
+
+    step(0)  # the workers have started
+    return Route("ML-Agents-style", case.workers * n, step, close)
+
+
+def _puffer(case: EnvCase, n: int, seed: int) -> Route:
+    """PufferLib's Multiprocessing over K native PufferEnvs of the case's (endless) core."""
+    try:
+        from zooport.cli.bench.pool_puffer import puffer_vector
+    except ImportError as exc:
+        raise RouteUnavailable(
+            f"pufferlib is not installed ({exc}); make bench-pool installs pufferlib-core "
+            "3.0.23 with --no-deps, then psutil, rich and rich-argparse"
+        ) from None
+    vecenv = puffer_vector(case.workers, n, case.make)
+    vecenv.async_reset(seed)
+    vecenv.recv()
+    actions = _actions(case, case.workers * n, seed)
+
+    def step(i: int) -> None:
+        vecenv.send(actions[i % ACTION_BATCHES])
+        vecenv.recv()
+
+    return Route("PufferLib", case.workers * n, step, vecenv.close)
+
+
+def _peer(kind: str) -> Callable[[EnvCase, int, int], Route]:
+    return functools.partial(_peer_vector_env, kind)
+
+
+#: Every route by name: what it steps is said in ``benchmarks/README.md``.
+ROUTES: dict[str, Callable[[EnvCase, int, int], Route]] = {
     "raw": _raw,  # the core's own get_steps/set_actions/step: the ceiling
     "BehaviorVectorEnv": _behavior_vector_env,  # zooport's vector adapters over ONE core
     "SB3VecEnv": _sb3_vec_env,
-    "SyncVectorEnv": _sync_vector_env,  # Gymnasium's, over N one-agent GymEnvs (N cores)
-    "DummyVecEnv": _dummy_vec_env,  # SB3's, over the same N GymEnvs
+    "SyncVectorEnv": _peer("SyncVectorEnv"),  # Gymnasium's, over N one-agent GymEnvs
+    "DummyVecEnv": _peer("DummyVecEnv"),  # SB3's, over the same N GymEnvs
     "PettingZoo": _pettingzoo,  # PettingZooParallelEnv, a dict of actions per step
     "SuperSuit": _supersuit,  # SuperSuit's vector env over PettingZooParallelEnv
     "AEC": _aec,  # PettingZooAECEnv: one timed step is one cycle of turns
     "parallel_to_aec": _parallel_to_aec,  # PettingZoo's conversion of the Parallel adapter
     "MultiAgentTask": _multi_agent_task,  # step_all with a dict of actions per cycle
     "PettingZoo floor": _pettingzoo_floor,  # no core: only the dicts the Parallel API asks for
+    # The CorePool benchmark's (``zooport bench --workers K``): K cores each.
+    "1proc": _in_process,
+    "CorePool": _pool,
+    "CorePool (workers only)": functools.partial(_pool, local_core=False),
+    "vec(CorePool)": _vector_pool,
+    "AsyncVectorEnv": _peer("AsyncVectorEnv"),
+    "SubprocVecEnv": _peer("SubprocVecEnv"),
+    "ML-Agents-style": _mlagents_style,
+    "PufferLib": _puffer,
+    "sync, one core 4x slower": functools.partial(_pool, slow_last=True, mode="sync"),
+    "async, one core 4x slower": functools.partial(
+        _pool, slow_last=True, mode="async", min_ready=1
+    ),
+    "Trivial": _raw,
+    "pool K=1 (in this process)": functools.partial(_pool, local_core=True),
+    "pool K=1 (in a worker)": functools.partial(_pool, local_core=False),
 }
 
 
 def route_builders(
-    case: EnvCase, n: int, seed: int = 0, names: tuple[str, ...] = ROUTE_NAMES
+    case: EnvCase, n: int, seed: int = 0, names: tuple[str, ...] | None = None
 ) -> list[tuple[str, Callable[[], Route]]]:
-    """``(name, builder)`` for each route in ``names`` that runs on ``case``."""
+    """``(name, builder)`` for each route in ``names`` (default: all) that runs on ``case``."""
     return [
-        (name, functools.partial(_BUILDERS[name], case, n, seed))
-        for name in names
+        (name, functools.partial(ROUTES[name], case, n, seed))
+        for name in names or case.routes
         if name in case.routes
     ]

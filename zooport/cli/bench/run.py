@@ -5,44 +5,36 @@ their targets (issues 4 and 5), as two markdown tables and, with ``--json``, as 
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import json
+import functools
 import sys
 import time
 from collections.abc import Callable, Collection, Sequence
 from typing import Any, NamedTuple
 
-from zooport.cli.bench.harness import (
-    Budget,
-    Measurement,
-    machine_info,
-    marked,
-    measure_case,
-    rate_text,
-    ratio_text,
-)
+from zooport.cli.bench import harness
+from zooport.cli.bench.harness import Budget, Measurement, marked, measure_case, rate_text
 from zooport.cli.bench.routes import (
     MULTI_AGENT_ROUTES,
     ROUTE_NAMES,
     VECTOR_ROUTES,
     EnvCase,
     route_builders,
+    trivial,
 )
-from zooport.cli.bench.trivial_core import TrivialCore
 from zooport.envs.builtin.ball_balance import BallBalance
 
 ENVS = {
     "BallBalance": EnvCase(
         "BallBalance", "BallBalance", lambda n, seed: BallBalance(n_agents=n, seed=seed)
     ),
-    "Trivial": EnvCase("Trivial", "Trivial", lambda n, seed: TrivialCore(n_agents=n, seed=seed)),
+    "Trivial": EnvCase("Trivial", "Trivial", trivial),
     # No episode ends: every agent acts every step, so the multi-agent routes count all N
     # agents as raw does, and their per-agent-step costs are comparable to raw's.
     "TrivialEndless": EnvCase(
         "TrivialEndless",
         "Trivial",
-        lambda n, seed: TrivialCore(n_agents=n, seed=seed, terminate=False),
+        functools.partial(trivial, terminate=False),
         routes=MULTI_AGENT_ROUTES,
         every_agent_acts=True,
     ),
@@ -94,17 +86,32 @@ def _cases(results: list[Measurement]) -> list[tuple[str, int]]:
     return list(dict.fromkeys((m.env, m.n) for m in results))
 
 
-def ratios(results: list[Measurement]) -> dict[tuple[str, int], dict[str, float | None]]:
-    """Per (env, N): each ratio of :data:`RATIOS`, None where a route is missing."""
-    by_key = {(m.env, m.n, m.route): m.agent_steps_per_s for m in results}
+def _computed(
+    results: list[Measurement],
+    columns: Sequence[tuple[str, Callable[[dict[str, float]], float]]],
+    envs: Collection[str] | None = None,
+) -> dict[tuple[str, int], dict[str, float | None]]:
+    """Per (env, N): each column from the row's ``{route: agent-steps/s}``; None where a
+    route is missing or the env is not among ``envs``."""
+    rates: dict[tuple[str, int], dict[str, float]] = {}
+    for m in results:
+        if m.agent_steps_per_s:
+            rates.setdefault((m.env, m.n), {})[m.route] = m.agent_steps_per_s
     table: dict[tuple[str, int], dict[str, float | None]] = {}
     for env, n in _cases(results):
-        row: dict[str, float | None] = {}
-        for column, top, bottom, _, _ in RATIOS:
-            a, b = by_key.get((env, n, top)), by_key.get((env, n, bottom))
-            row[column] = a / b if a and b else None
-        table[(env, n)] = row
+        row: dict[str, float | None] = table.setdefault((env, n), {})
+        for column, value in columns:
+            try:
+                row[column] = value(rates[(env, n)]) if envs is None or env in envs else None
+            except KeyError:
+                row[column] = None
     return table
+
+
+def ratios(results: list[Measurement]) -> dict[tuple[str, int], dict[str, float | None]]:
+    """Per (env, N): each ratio of :data:`RATIOS`, None where a route is missing."""
+    columns = [(c, lambda r, a=a, b=b: r[a] / r[b]) for c, a, b, *_ in RATIOS]
+    return _computed(results, columns)
 
 
 def derived(
@@ -112,20 +119,7 @@ def derived(
 ) -> dict[tuple[str, int], dict[str, float | None]]:
     """Per (env, N): each column of :data:`DERIVED`, None off the ``every_agent_acts`` envs
     (there the multi-agent routes count only live agents while raw counts all N)."""
-    rates: dict[tuple[str, int], dict[str, float]] = {}
-    for m in results:
-        if m.agent_steps_per_s:
-            rates.setdefault((m.env, m.n), {})[m.route] = m.agent_steps_per_s
-    table: dict[tuple[str, int], dict[str, float | None]] = {}
-    for env, n in _cases(results):
-        row: dict[str, float | None] = {}
-        for d in DERIVED:
-            try:
-                row[d.column] = d.value(rates[(env, n)]) if env in every_agent_acts else None
-            except KeyError:
-                row[d.column] = None
-        table[(env, n)] = row
-    return table
+    return _computed(results, [(d.column, d.value) for d in DERIVED], every_agent_acts)
 
 
 def _table(
@@ -158,24 +152,14 @@ def markdown(
     """The vector table, then the multi-agent table (each where it has routes), ratios and
     costs marked at N=64 and N=1024 with their targets."""
     cells: dict[tuple[str, int], dict[str, str]] = {}
-    for key, row in ratios(results).items():
+    for (env, n), row in ratios(results).items():
         for column, _, _, target64, target1024 in RATIOS:
-            value = row[column]
-            target = {64: target64, 1024: target1024}.get(key[1])
-            text = "-" if value is None else ratio_text(value)
-            if value is not None and target is not None:
-                text = marked(text, target, value >= target)
-            cells.setdefault(key, {})[column] = text
-    for key, row in derived(results, every_agent_acts).items():
+            target = {64: target64, 1024: target1024}.get(n)
+            cells.setdefault((env, n), {})[column] = _cell(row[column], target, False, "x")
+    for (env, n), row in derived(results, every_agent_acts).items():
         for d in DERIVED:
-            value = row[d.column]
-            text = "-"
-            if value is not None:
-                text = f"{value:.2f}" if d.unit == "us" else ratio_text(value)
-                if key[1] in TARGET_NS and d.target is not None:
-                    met = value <= d.target if d.at_most else value >= d.target
-                    text = marked(text, d.target, met)
-            cells.setdefault(key, {})[d.column] = text
+            target = d.target if n in TARGET_NS else None
+            cells[(env, n)][d.column] = _cell(row[d.column], target, d.at_most, d.unit)
     measured = {m.route for m in results if m.agent_steps_per_s} - {"raw"}
     vector = [r for r in routes if r in VECTOR_ROUTES]
     multi = [r for r in routes if r in MULTI_AGENT_ROUTES]
@@ -207,6 +191,15 @@ def markdown(
     if notes:
         lines += ["", *(f"- {note}" for note in notes)]
     return "\n".join(lines)
+
+
+def _cell(value: float | None, target: float | None, at_most: bool, unit: str) -> str:
+    if value is None:
+        return "-"
+    text = f"{value:.2f}" if unit == "us" else harness.ratio_text(value)
+    if target is None:
+        return text
+    return marked(text, target, value <= target if at_most else value >= target)
 
 
 def _budget(quick: bool) -> Budget:
@@ -268,16 +261,12 @@ def profile(env: EnvCase, n: int, route: str, seconds: float) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="seconds, for CI")
-    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
-    parser.add_argument("--n", type=int, nargs="+", help="agent counts (default 1 64 1024)")
+    parser = harness.arguments(__doc__.split("\n\n")[0])
     parser.add_argument("--envs", nargs="+", choices=sorted(ENVS), help="default: all")
     parser.add_argument("--routes", nargs="+", choices=ROUTE_NAMES, help="default: all")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     parser.add_argument("--profile", choices=ROUTE_NAMES, help="profile one route instead")
     args = parser.parse_args(argv)
-
     counts = _counts(args.quick, args.n)
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
     envs = [ENVS[name] for name in (args.envs or ENVS)]
@@ -286,50 +275,35 @@ def main(argv: list[str] | None = None) -> int:
         profile(envs[0], max(counts), args.profile, 1.0 if args.quick else 3.0)
         return 0
     budget = _budget(args.quick)
-    machine = machine_info()
-    print(
+    machine = harness.machine_info()
+    harness.log(
         f"# zooport benchmark on {machine['processor']} ({machine['cpus']} CPUs), "
         f"Python {machine['python']}, numpy {machine['numpy']}, "
-        f"gymnasium {machine['gymnasium']}",
-        file=sys.stderr,
+        f"gymnasium {machine['gymnasium']}"
     )
     began = time.perf_counter()
     results: list[Measurement] = []
     for env in envs:
         for n in counts:
-            results += measure_case(
-                env.name, n, route_builders(env, n, names=routes), budget,
-                log=lambda line: print(line, file=sys.stderr, flush=True), clock=clock,
-            )  # fmt: skip
+            builders = route_builders(env, n, names=routes)
+            results += measure_case(env.name, n, builders, budget, harness.log, clock)
     elapsed = time.perf_counter() - began
     endless = [env.name for env in envs if env.every_agent_acts]
     print(markdown(results, routes, endless))
-    start_load, end_load = machine["load_average_1min"], machine_info()["load_average_1min"]
-    machine["load_average_1min_end"] = end_load
-    load = (
-        "."
-        if start_load is None or end_load is None
-        else f"; 1-min load average {start_load:.1f} at the start, {end_load:.1f} at the end."
-    )
+    payload: dict[str, Any] = {
+        "clock": args.clock,
+        "budget": dataclasses.asdict(budget),
+        "elapsed_seconds": elapsed,
+        "results": [vars(m) for m in results],
+    }
+    for key, table in (("ratios", ratios(results)), ("multi_agent", derived(results, endless))):
+        payload[key] = [{"env": env, "n": n, **row} for (env, n), row in table.items()]
+    load = harness.finish(machine, args.json, payload)
     print(
         f"\nagent-steps/s ({args.clock} clock), median of {budget.runs} interleaved runs; "
         f"{elapsed:.0f} s in one process on {machine['processor']}, "
         f"{machine['cpus']} CPUs, Python {machine['python']}{load}"
     )
-    if args.json:
-        payload: dict[str, Any] = {
-            "machine": machine,
-            "clock": args.clock,
-            "budget": dataclasses.asdict(budget),
-            "elapsed_seconds": elapsed,
-            "results": [vars(m) for m in results],
-            "ratios": [{"env": env, "n": n, **row} for (env, n), row in ratios(results).items()],
-            "multi_agent": [
-                {"env": env, "n": n, **row} for (env, n), row in derived(results, endless).items()
-            ],
-        }
-        with open(args.json, "w", encoding="utf-8") as stream:
-            json.dump(payload, stream, indent=2)
     return 0
 
 
