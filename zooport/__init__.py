@@ -1,8 +1,6 @@
-"""zooport: one batched multi-agent simulation, every RL library. ``zooport.envs`` is the
-batched ``BaseEnv`` API and the built-ins, ``zooport.adapters`` the Gymnasium, vector and
-PettingZoo faces. Importing zooport registers the built-ins with Gymnasium
-(``zooport/<Name>-v0``) and PettingZoo (``zooport/<name>-v0``) once each is imported, imports
-neither itself, and never touches the network."""
+"""zooport: one batched multi-agent simulation, every RL library. Importing it registers the
+built-ins with Gymnasium (``zooport/<Name>-v0``) and PettingZoo (``zooport/<name>-v0``) once
+each is imported; it imports neither itself and never touches the network."""
 
 from __future__ import annotations
 
@@ -46,11 +44,11 @@ if _errors.TYPE_CHECKING:  # False: importing typing would cost `import zooport`
 
 
 class _RegisterAfterImport:
-    """Registers zooport's environments right after gymnasium's (pettingzoo's) module has run."""
+    """Registers zooport's environments right after gymnasium's (pettingzoo's) module ran."""
 
-    # gym.make("zooport/X-v0") must work after `import zooport` whichever of the two comes
-    # first, and importing gymnasium here would cost every import of zooport a third of a
-    # second; Python has no post-import hook, so this finder wraps the awaited loaders.
+    # gym.make("zooport/X-v0") must work after `import zooport` whichever comes first, and
+    # importing gymnasium here would cost a third of a second; Python has no post-import
+    # hook, so this finder wraps the awaited loaders.
     waiting = {"gymnasium": "register_builtin_envs", "pettingzoo": "register_pettingzoo_envs"}
 
     def find_spec(
@@ -69,8 +67,8 @@ class _RegisterAfterImport:
 
 
 class _ThenRegister:
-    """The module's own loader, then registration (not on finding a spec: torchrl and BenchMARL
-    call ``importlib.util.find_spec("gymnasium")`` long before, or instead of, importing it)."""
+    """The module's own loader, then registration (not on finding the spec: torchrl and
+    BenchMARL call ``find_spec("gymnasium")`` long before, or instead of, importing it)."""
 
     def __init__(self, loader: _Any) -> None:
         self.loader = loader

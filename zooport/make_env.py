@@ -61,13 +61,9 @@ def make(
     **kwargs: Any,
 ) -> Any:
     """A registry environment through the ``api`` adapter (``"parallel"``, ``"aec"``,
-    ``"gym"`` or ``"vector"``), wrapped by ``wrappers`` (classes, ``WrapperSpec`` s or
-    callables, first = innermost; the guides say where each may stand).
-
-    ``kwargs`` are adapter options and constructor arguments, split by name (one that
-    neither takes is an :class:`~zooport.errors.ArgumentTypeError` listing both);
-    ``workers=K`` puts K cores in a :class:`~zooport.envs.CorePool` behind the adapter and
-    ``pool_options={...}`` are its further arguments.
+    ``"gym"`` or ``"vector"``) wrapped by ``wrappers`` (first = innermost); ``kwargs`` are
+    adapter options and constructor arguments, split by name (``workers=K``: K cores in a
+    :class:`~zooport.envs.CorePool`, ``pool_options={...}`` its further arguments).
 
     Example:
         >>> from zooport.adapters.wrappers import MessageBus, TerminationPolicy, WrapperSpec
@@ -81,16 +77,12 @@ def make(
         ...
         zooport.errors.ArgumentTypeError: Tag() got an unexpected keyword argument 'speed' ...
     """
-    built_api = adapter_api(wrappers, api)
-    env = _build(resolve_id(id), built_api, kwargs)
+    from zooport.adapters.registration import make_adapter
+
+    adapter = adapter_api(wrappers, api)  # the wrappers are checked before the id
+    env = make_adapter(resolve_id(id), adapter, kwargs)
     try:
         return apply_wrappers(env, wrappers, api=api)
     except BaseException:
         env.close()
         raise
-
-
-def _build(registry_id: str, api: str, kwargs: dict[str, Any]) -> Any:
-    from zooport.adapters.registration import make_adapter
-
-    return make_adapter(registry_id, api, kwargs)

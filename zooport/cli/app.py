@@ -336,9 +336,7 @@ def _cmd_serve(args: argparse.Namespace, out: Output) -> int:
             log = stack.enter_context(open(args.logFile, "a", buffering=1))
             stack.enter_context(contextlib.redirect_stderr(log))
         if k > 1:
-            from zooport.cli.training import _pool
-
-            core = _pool(target, seed, k, relays)
+            core = target.pool(seed, k, relays)
         else:
             seeded = {"seed": seed} if accepts_keyword(target.factory, "seed") else {}
             core = target.make(**seeded, **channels)

@@ -1,5 +1,5 @@
-"""What every command-line program shares (tables, progress bars, GIFs, random actions and
-rollouts, :class:`UsageError`); a leaf: it imports no other module of :mod:`zooport.cli`."""
+"""What the command-line programs share: tables, progress bars, GIFs, random actions and
+rollouts; it imports no other module of :mod:`zooport.cli`."""
 
 from __future__ import annotations
 
@@ -27,8 +27,7 @@ class UsageError(ZooportError):
 
 
 def install_hint(extra: str) -> str:
-    """The pip line that installs zooport's optional ``extra``, quoted for zsh and bash; it
-    names the extra's packages (zooport is not on PyPI).
+    """The pip line that installs zooport's ``extra`` (its packages: zooport is not on PyPI).
 
     Example:
         >>> install_hint("plots")
@@ -64,8 +63,7 @@ def require(module: str, extra: str, purpose: str) -> Any:
 def check_output_path(
     path: str | os.PathLike[str], option: str, suffixes: Collection[str] | None = None
 ) -> Path:
-    """``path`` as a file the run can write when it ends (one of ``suffixes``), checked before
-    the run starts; ``option`` names it in the :class:`UsageError`."""
+    """``path`` checked, before the run, as a file it can write (ending in one of ``suffixes``)."""
     file = Path(path)
     if file.is_dir():
         raise UsageError(f"{option}: expected a file name, got the directory {str(path)!r}")
@@ -104,8 +102,7 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 class Output:
-    """Prints tables as plain text, or with rich where it is installed, ``plain`` is False
-    and stdout is a terminal."""
+    """Prints tables with rich on a terminal (unless ``plain``), else as plain text."""
 
     def __init__(self, plain: bool) -> None:
         self.console = None
@@ -137,40 +134,22 @@ class Output:
 def progress_bar(
     total: int, description: str, enabled: bool = True
 ) -> Iterator[Callable[[int], Any]]:
-    """Yields ``update(n)``: a tqdm bar on stderr (or rich's, or nothing when not ``enabled``).
-
-    Example:
-        >>> with progress_bar(3, "work", enabled=False) as update:
-        ...     update(3)
-    """
-    if enabled:
-        try:
-            from tqdm import tqdm
-        except ImportError:
-            pass
-        else:
-            with tqdm(total=total, desc=description, file=sys.stderr, leave=False) as bar:
-                yield bar.update
-            return
-        try:
-            from rich.progress import Progress
-        except ImportError:
-            pass
-        else:
-            with Progress(transient=True) as progress:
-                task = progress.add_task(description, total=total)
-                yield lambda n: progress.advance(task, n)
-            return
-    yield lambda n: None
+    """Yields ``update(n)``: a tqdm bar on stderr where tqdm is installed and ``enabled``."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        enabled = False
+    if not enabled:
+        yield lambda n: None
+        return
+    with tqdm(total=total, desc=description, file=sys.stderr, leave=False) as bar:
+        yield bar.update
 
 
 def save_gif(
     frames: Sequence[np.ndarray | None], path: str | os.PathLike[str], fps: float = 30
 ) -> int:
-    """Writes rgb_array ``frames`` (None skipped) as a looping GIF; returns how many it got.
-
-    Pillow stores a run of identical frames as one longer frame: the file plays as long.
-    """
+    """Writes rgb_array ``frames`` (None skipped) as a looping GIF; returns how many it got."""
     image_module = require("PIL.Image", "plots", "writing a GIF")
     images = [
         image_module.fromarray(np.asarray(f, dtype=np.uint8)) for f in frames if f is not None
@@ -223,13 +202,7 @@ def sample_action(space: Any, mask: np.ndarray | None, rng: np.random.Generator)
 
 
 def stack_observations(observations: Sequence[Any]) -> Any:
-    """Per-agent observations as one batch; ``Dict`` observations as a dict of batches.
-
-    Example:
-        >>> batch = stack_observations([{"x": np.zeros(2)}, {"x": np.ones(2)}])
-        >>> batch["x"].shape
-        (2, 2)
-    """
+    """Per-agent observations as one batch; ``Dict`` observations as a dict of batches."""
     if isinstance(observations[0], Mapping):
         return {k: np.stack([o[k] for o in observations]) for k in observations[0]}
     return np.stack(observations)
@@ -252,8 +225,8 @@ class EpisodeReturns:
 def random_core_step(
     core: BaseEnvLike, names: Sequence[str], rng: np.random.Generator, returns: EpisodeReturns
 ) -> int:
-    """Books ``core``'s rewards (a terminal step ends its agent's episode), gives every agent
-    with a decision a random action its mask allows, steps once; returns how many acted."""
+    """Books ``core``'s rewards, steps it once with random allowed actions; returns how many
+    agents acted."""
     acted = 0
     for name in names:
         decision, terminal = core.get_steps(name)
@@ -271,8 +244,6 @@ def random_core_step(
 
 @dataclass
 class RolloutStats:
-    """What one random rollout of a core measured."""
-
     agents: int
     steps: int
     agent_steps: int
@@ -286,7 +257,7 @@ class RolloutStats:
 
 
 def rollout(core: BaseEnvLike, steps: int, seed: int = 0) -> RolloutStats:
-    """Drives ``core`` for ``steps`` steps with random actions; per-agent episode rewards.
+    """``steps`` random steps of ``core``, with per-agent episode rewards.
 
     Example:
         >>> from zooport.envs.builtin.basic import Basic

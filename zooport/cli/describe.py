@@ -67,8 +67,7 @@ def cmd_list(args: argparse.Namespace, out: Output) -> int:
 
 
 def _side_channel_use(target: Target, core_type: type) -> list[list[str]]:
-    """What a BatchedEnv reads and sends through side channels: the keys a fresh instance
-    asks for and records in 300 random steps."""
+    """The side-channel keys a fresh BatchedEnv asks for and records in 300 random steps."""
     from zooport.envs.batched_env import BatchedEnv
 
     if not issubclass(core_type, BatchedEnv):
@@ -189,7 +188,6 @@ def plain_text(rst: str) -> str:
 
 
 def _max_steps(target: Target, core: BaseEnvLike) -> str:
-    """The registry's ``max_episode_steps``, or the steps after which the core truncates."""
     from zooport.envs.batched_env import BatchedEnv
 
     steps = getattr(target.entry, "max_episode_steps", None)

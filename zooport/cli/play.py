@@ -1,5 +1,5 @@
-"""``zooport play``: drive an environment through one adapter with random mask-respecting
-actions or a trained model's, with episode statistics and an optional GIF."""
+"""``zooport play``: an environment driven through one adapter by random allowed actions or a
+trained model's, with episode statistics and an optional GIF."""
 
 from __future__ import annotations
 
@@ -42,8 +42,8 @@ _MAX_FRAMES = 500
 
 @dataclass
 class PlayStats:
-    """What one ``play`` run measured: ``steps`` are adapter steps (agent turns for ``aec``),
-    ``agent_steps`` the decisions acted on, ``policy`` "random" or the model's class."""
+    """One ``play`` run: ``steps`` are adapter steps (turns for ``aec``), ``agent_steps`` the
+    decisions acted on."""
 
     env: str
     api: str
@@ -64,9 +64,8 @@ class PlayStats:
 
 
 def _actor(rng: np.random.Generator, model: Any) -> Callable[[list[Any], Any, Any], list[Any]]:
-    """``act(spaces, observations, masks)``: one action per agent (observations and masks a
-    batch or a list), random within the masks (1 = allowed) or ``model``'s deterministic
-    ones (MaskablePPO is given the masks)."""
+    """``act(spaces, observations, masks)``: one action per agent, random within the masks
+    (1 = allowed) or ``model``'s deterministic ones."""
     if model is None:
         return lambda spaces, _, masks: [
             sample_action(space, None if masks is None else masks[i], rng)
@@ -88,7 +87,6 @@ def _actor(rng: np.random.Generator, model: Any) -> Callable[[list[Any], Any, An
 
 
 def _mask_of(obs: Any, info: Any) -> np.ndarray | None:
-    """The adapter's mask: ``obs["action_mask"]``, else ``info["action_mask"]`` (or None)."""
     if isinstance(obs, dict) and "action_mask" in obs:
         return obs["action_mask"]
     return info.get("action_mask") if isinstance(info, dict) else None
@@ -126,7 +124,6 @@ def _single_agent_core(target: Target, behavior: str | None) -> tuple[Any, str]:
 def _build_adapter(
     target: Target, api: str, behavior: str | None, record: bool, mask_in_info: bool = False
 ) -> Any:
-    """The adapter ``api`` over a fresh core; PettingZoo masks in infos with ``mask_in_info``."""
     render_mode = "rgb_array" if record else None
     try:
         if api == "raw":
@@ -160,7 +157,6 @@ def _wrap(kind: type, core: BaseEnvLike, render_mode: str | None, **options: Any
 
 
 def _check_model_spaces(model: Any, env: Any, api: str, name: str) -> None:
-    """A model acts only on the observation and action spaces it was trained on."""
     if api == "gym":
         spaces = [("the agent", env.observation_space, env.action_space)]
     elif api == "vector":
@@ -186,8 +182,7 @@ def _frame_of(env: Any, api: str) -> np.ndarray | None:
 
 
 def check_play_api(api: Any, *, with_model: bool) -> None:
-    """Raises :class:`UsageError` unless :func:`play` drives ``api`` (with a model: one of
-    :data:`MODEL_APIS`)."""
+    """Raises :class:`UsageError` unless :func:`play` drives ``api`` (with a model or not)."""
     if not isinstance(api, str) or api not in APIS:
         raise UsageError(f"--api must be one of {list(APIS)}, got {api!r}")
     if with_model and api not in MODEL_APIS:
@@ -208,9 +203,8 @@ def play(
     progress: bool = True,
     model: Any = None,
 ) -> PlayStats:
-    """Drives ``target`` through the ``api`` adapter for ``steps`` steps, with random actions
-    or ``model``'s deterministic ones (PettingZoo adapters then give masks in infos, as on
-    ``zooport train``'s route); ``record`` writes a GIF (paths are checked before the run).
+    """Drives ``target`` through the ``api`` adapter for ``steps`` steps with random actions
+    or ``model``'s; ``record`` writes a GIF.
 
     Example:
         >>> from zooport.cli.targets import resolve_target
@@ -264,7 +258,6 @@ def _make_stepper(
     act: Callable[[list[Any], Any, Any], list[Any]],
     returns: EpisodeReturns,
 ) -> Callable[[], int]:
-    """Resets ``env`` and returns ``step() -> agent decisions acted on``."""
     if api == "raw":
         reset_core(env, seed)
         names = list(env.behavior_specs)

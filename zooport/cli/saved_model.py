@@ -1,5 +1,5 @@
-"""A trained policy on disk: SB3's own zip (``PPO.load`` and rl-zoo3 read it unchanged) with
-one more member, :data:`INFO_MEMBER`, saying what rebuilds its environment."""
+"""A trained policy on disk: SB3's own zip (``PPO.load`` and rl-zoo3 read it unchanged) plus
+:data:`INFO_MEMBER`, which says what rebuilds its environment."""
 
 from __future__ import annotations
 
@@ -24,8 +24,7 @@ _FORMAT = 1
 
 @dataclass(frozen=True)
 class ModelInfo:
-    """What a saved model was trained on (``zooport train``'s ENV, ``--kwargs``, route,
-    behaviour, algorithm, seed, agent-steps), so ``play`` and ``--resume`` can rebuild it.
+    """What a saved model was trained on, so ``play`` and ``--resume`` can rebuild it.
 
     Example:
         >>> info = ModelInfo("Basic", {"n_agents": 2}, "vector", "Basic", "PPO", 0, 64, "0.1.0")
@@ -54,7 +53,6 @@ class ModelInfo:
 
     @classmethod
     def from_json(cls, text: str, where: str) -> ModelInfo:
-        """Reads :meth:`to_json`'s document; ``where`` names the file in errors."""
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -83,8 +81,8 @@ class ModelInfo:
         api: str | None = None,
         behavior: str | None = None,
     ) -> tuple[dict[str, Any], str, str | None]:
-        """``(kwargs, api, behavior)`` to rebuild ``env``: each as given, else as trained
-        (keyword arguments and behaviour only for the environment trained on)."""
+        """``(kwargs, api, behavior)`` for ``env``: each as given, else as trained (keyword
+        arguments and behaviour only for the environment trained on)."""
         same = env == self.env
         if kwargs is None:
             kwargs = dict(self.kwargs) if same else {}
@@ -94,8 +92,7 @@ class ModelInfo:
 
 
 def save_path(path: str | os.PathLike[str]) -> Path:
-    """The file ``--save`` writes (``.zip`` added to a name without a suffix, as SB3 does),
-    checked before training starts.
+    """The file ``--save`` writes (``.zip`` added to a bare name, as SB3 does), checked.
 
     Example:
         >>> import tempfile, pathlib
@@ -110,7 +107,7 @@ def save_path(path: str | os.PathLike[str]) -> Path:
 
 
 def save_model(model: Any, path: str | os.PathLike[str], info: ModelInfo) -> Path:
-    """Writes ``model`` with SB3's ``save`` to ``path`` and ``info`` into the same zip."""
+    """Writes ``model`` with SB3's ``save``, and ``info`` into the same zip."""
     file = save_path(path)
     document = info.to_json()  # found unserialisable before anything is written
     model.save(file)

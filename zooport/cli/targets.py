@@ -1,8 +1,7 @@
 """What the command line works on: a registry id, ``module:attr`` or ``path/to/file.py:attr``.
-
-As with uvicorn's and gunicorn's ``module:attr``, the working directory comes first on the
-module search path (as with ``python -m``); a file is imported by its name from its
-directory, which joins the search path so worker processes and pickles find it too."""
+As with uvicorn's ``module:attr``, the working directory comes first on the module search path;
+a file is imported by name from its directory, which joins the path so that worker processes
+and pickles find it too."""
 
 from __future__ import annotations
 
@@ -30,8 +29,8 @@ _FILE_ATTR = re.compile(r"^(?P<file>.+\.py):(?P<attr>[A-Za-z_][\w.]*)$")
 
 @dataclass
 class Target:
-    """An environment the CLI works on: its name as given, a factory (keywords update the
-    user's ``kwargs``) and its registry entry (None for a factory spec)."""
+    """An environment the CLI works on: its name as given, a factory and its registry entry
+    (None for a factory)."""
 
     name: str
     factory: Callable[..., Any]
@@ -49,8 +48,7 @@ class Target:
         return float(value) if isinstance(value, (int, float)) else None
 
     def make(self, **extra: Any) -> Any:
-        """A fresh environment; a failure the user can fix (a factory returning no
-        ``BaseEnv``, ``os:getcwd``) is a :class:`UsageError`."""
+        """A fresh environment; a failure the user can fix is a :class:`UsageError`."""
         try:
             env = self.factory(**extra)
         except (ZooportError, TypeError, ValueError) as exc:
@@ -64,12 +62,26 @@ class Target:
         return env
 
     def make_seeded(self, seed: int) -> Any:
-        """A fresh environment, given ``seed=`` when its factory takes that keyword."""
         return self.make(seed=seed) if accepts_keyword(self.factory, "seed") else self.make()
+
+    def pool(self, seed: int, workers: int, side_channels: Any = None) -> Any:
+        """``workers`` copies of the core in a :class:`~zooport.envs.CorePool`, core ``i``
+        seeded ``seed + i`` (``--workers`` of train and serve)."""
+        from zooport.envs.core_pool import CorePool
+
+        seeded = accepts_keyword(self.factory, "seed")
+        factories = [
+            functools.partial(self.factory, seed=seed + i) if seeded else self.factory
+            for i in range(workers)
+        ]
+        try:
+            return CorePool(factories, side_channels=side_channels)
+        except ZooportError as exc:
+            raise UsageError(f"--workers {workers}: {exc}") from None
 
     @property
     def gym_preset(self) -> dict[str, Any] | None:
-        """The built-in's single-agent ``gym.make`` keywords, for a registry built-in."""
+        """A registry built-in's single-agent ``gym.make`` keywords."""
         if self.entry is None:
             return None
         from zooport.adapters.registration import BUILTIN_GYM_ENVS
@@ -108,8 +120,8 @@ def _check_keywords(target: Callable[..., Any], kwargs: Mapping[str, Any], name:
 
 
 def resolve_target(spec: str, kwargs: Mapping[str, Any] | None = None) -> Target:
-    """A registry id or a factory (``module:attr``, ``path/to/file.py:attr``) as a
-    :class:`Target`; ``kwargs`` are checked against the factory's signature.
+    """A registry id, ``module:attr`` or ``path/to/file.py:attr`` as a :class:`Target`;
+    ``kwargs`` are checked against the factory's signature.
 
     Example:
         >>> target = resolve_target("Basic", {"n_agents": 2})
@@ -153,7 +165,7 @@ def _load_factory(spec: str) -> Callable[..., Any]:
                 f"got {spec!r}"
             )
         module_name, attr = match["module"], match["attr"]
-        _working_directory_first()
+        _on_path(os.getcwd())
         module = _import(module_name, spec)
     obj: Any = module
     try:
@@ -166,16 +178,14 @@ def _load_factory(spec: str) -> Callable[..., Any]:
     return obj
 
 
-def _working_directory_first() -> None:
-    cwd = os.getcwd()
-    if not any(entry in ("", ".") or _same_directory(entry, cwd) for entry in sys.path):
-        sys.path.insert(0, cwd)
-
-
-def _same_directory(entry: str, directory: str) -> bool:
-    with contextlib.suppress(OSError):
-        return os.path.samefile(entry, directory)
-    return False
+def _on_path(directory: str) -> None:
+    """Puts ``directory`` first on the module search path unless it is on it by name ("" is
+    not: it follows the working directory, which a worker process may not share)."""
+    for entry in filter(None, sys.path):
+        with contextlib.suppress(OSError):
+            if os.path.samefile(entry, directory):
+                return
+    sys.path.insert(0, directory)
 
 
 def _import(module_name: str, spec: str) -> Any:
@@ -205,9 +215,7 @@ def _import_file(path: Path, spec: str) -> Any:
             f"{spec}: a module named {name!r} is already imported from "
             f"{getattr(loaded, '__file__', None) or 'the interpreter'}; rename {path.name}"
         )
-    directory = str(file.parent)
-    if not any(_same_directory(entry, directory) for entry in sys.path if entry):
-        sys.path.insert(0, directory)
+    _on_path(str(file.parent))
     module = _import(name, spec)
     if not _is_file_of(module, file):
         # A module of that name earlier in the import system (a built-in, a frozen module).

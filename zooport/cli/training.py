@@ -1,5 +1,4 @@
-"""``zooport train``: SB3 PPO through the vector or the PettingZoo route, and its plot; the
-optional packages (``zooport[train]``, ``zooport[plots]``) load only when needed."""
+"""``zooport train``: SB3 PPO through the vector or the PettingZoo route, and its plot."""
 
 from __future__ import annotations
 
@@ -26,14 +25,9 @@ TRAIN_APIS = ("vector", "parallel")
 
 @dataclass
 class TrainResult:
-    """What one ``train`` run measured.
-
-    ``mean_episode_reward`` is the mean of the last ``window`` training episodes, or of the
-    evaluation episodes (``eval_episodes`` > 0); nan when none finished. ``curve`` is
-    ``(timesteps, running mean)`` after each rollout. ``stopped_at`` is where the running
-    mean held ``stop_reward`` (None: the whole budget). ``shared`` names the behaviours the
-    PettingZoo route trained under one policy: their episodes mix, so there is no target.
-    """
+    """What one ``train`` run measured. ``mean_episode_reward``: of the last ``window``
+    training episodes, or of the evaluation's; nan when none finished. ``shared``: behaviours
+    trained under one policy (their episodes mix, so there is no target)."""
 
     env: str
     api: str
@@ -68,7 +62,7 @@ def _pettingzoo_route(venv: Any, mask_size: int) -> Any:
     truncated slot ``TimeLimit.truncated`` (SuperSuit folds truncation into ``done``), so PPO
     bootstraps it: with ``termination_mode="any"`` one agent's end truncates all the others.
     """
-    from stable_baselines3.common.vec_env import VecEnvWrapper
+    from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 
     class PettingZooRoute(VecEnvWrapper):
         def __init__(self) -> None:
@@ -106,12 +100,7 @@ def _pettingzoo_route(venv: Any, mask_size: int) -> Any:
         def action_masks(self) -> np.ndarray:
             return self._masks.copy()
 
-        def has_attr(self, attr_name: str) -> bool:
-            try:
-                self.get_attr(attr_name)
-            except AttributeError:
-                return False
-            return True
+        has_attr = VecEnv.has_attr  # asks get_attr below, not the wrapped env
 
         def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
             if attr_name == "action_masks" and mask_size:
@@ -138,10 +127,10 @@ def _training_env(
     copies: int = 1,
     workers: int | None = None,
 ) -> tuple[Any, bool, tuple[str, ...]]:
-    """(an SB3 VecEnv wrapped in VecMonitor, whether it has action masks, the behaviours)."""
+    """(an SB3 VecEnv in VecMonitor, whether it has action masks, the behaviours trained)."""
     from stable_baselines3.common.vec_env import VecMonitor
 
-    core = target.make_seeded(seed) if workers is None else _pool(target, seed, workers)
+    core = target.make_seeded(seed) if workers is None else target.pool(seed, workers)
     try:
         reset_core(core, seed)
         names = list(core.behavior_specs)
@@ -171,24 +160,6 @@ def _training_env(
         raise
     venv.seed(seed)
     return VecMonitor(venv), masked, tuple(chosen)
-
-
-def _pool(target: Target, seed: int, workers: int, side_channels: Any = None) -> Any:
-    """``workers`` copies of the target's core in a CorePool, core ``i`` seeded ``seed + i``."""
-    import functools
-
-    from zooport.envs.core_pool import CorePool
-    from zooport.errors import ZooportError
-
-    seeded = accepts_keyword(target.factory, "seed")
-    factories = [
-        functools.partial(target.factory, seed=seed + i) if seeded else target.factory
-        for i in range(workers)
-    ]
-    try:
-        return CorePool(factories, side_channels=side_channels)
-    except ZooportError as exc:
-        raise UsageError(f"--workers {workers}: {exc}") from None
 
 
 def _parallel_vec_env(core: BaseEnvLike, masked: bool, copies: int = 1) -> Any:
@@ -227,18 +198,11 @@ def train(
     workers: int | None = None,
     resume: str | os.PathLike[str] | None = None,
 ) -> TrainResult:
-    """Trains SB3 PPO (MaskablePPO when the behaviour has action masks) on ``target``.
-
-    ``api="vector"`` trains one behaviour's agents as an :class:`SB3VecEnv`; ``"parallel"``
-    every agent (one shared observation and action space) through SuperSuit with
-    ``termination_mode="any"``, ``copies`` envs side by side. ``steps`` are agent-steps.
-    ``eval_episodes`` > 0: the mean is then that of deterministic evaluation episodes (on
-    the PettingZoo route whole agent episodes of a fresh core, :func:`evaluate_parallel`).
-    ``ppo_kwargs`` default to about eight rollouts a run. ``stop_reward``: stop once the
-    mean of the last ``window`` episodes held it for ``hold`` rollouts. ``workers``: that
-    many cores in a :class:`~zooport.envs.CorePool` (core ``i`` seeded ``seed + i``).
-    ``resume``: a model saved by ``zooport train --save`` trains ``steps`` more.
-    """
+    """Trains SB3 PPO (MaskablePPO where there are action masks) on ``target`` for ``steps``
+    agent-steps: ``api="vector"`` one behaviour's agents, ``"parallel"`` every agent through
+    SuperSuit (``copies`` envs side by side). ``stop_reward``: stop once the mean of the last
+    ``window`` episodes held it for ``hold`` rollouts. ``eval_episodes``: the mean is then
+    that of deterministic evaluation episodes. ``resume``: a saved model trains further."""
     if not isinstance(api, str) or api not in TRAIN_APIS:
         raise UsageError(f"--api must be one of {list(TRAIN_APIS)} for train, got {api!r}")
     if api == "parallel" and behavior is not None:
@@ -352,12 +316,8 @@ def evaluate_parallel(
     deterministic: bool = True,
 ) -> list[float]:
     """Every agent's return over whole episodes of ``core`` (closed at the end), one shared
-    policy acting for all, until at least ``episodes`` agent episodes finished.
-
-    ``termination_mode="all"``: an agent leaves when its own episode ends, so no return is
-    cut short by another's (as in training with ``"any"``); masks come in infos as on the
-    training route. Reset ``i`` is seeded ``seed + i``.
-    """
+    policy acting for all, until at least ``episodes`` agent episodes finished; reset ``i``
+    seeded ``seed + i``. ``termination_mode="all"``: no return is cut short by another's."""
     from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 
     masked = accepts_keyword(model.predict, "action_masks")
@@ -389,8 +349,7 @@ def evaluate_parallel(
 
 
 def plot_curve(results: TrainResult | Sequence[TrainResult], path: str | os.PathLike[str]) -> None:
-    """Writes learning curves, one panel per result: every training episode's return, the
-    running mean, the expected reward and the deterministic evaluation if there was one."""
+    """Writes learning curves to ``path``, one panel per result."""
     require("matplotlib", "plots", "--plot")
     from matplotlib.figure import Figure  # no pyplot: no global backend or figure state
 
