@@ -15,9 +15,8 @@ __all__ = ["CostlyCore"]
 
 
 class CostlyCore(TrivialCore):
-    """A :class:`~zooport.cli.bench.trivial_core.TrivialCore` of an 8-vector whose step burns
-    ``us_per_agent * N`` microseconds of this thread's CPU time (the same work however loaded
-    the machine); at the default 7 us a step costs about 450 us at N=64, a real simulation's.
+    """A TrivialCore of an 8-vector whose step burns ``us_per_agent * N`` microseconds of the
+    thread's CPU time, however loaded the machine (7 us: ~450 us at N=64, a real simulation's).
 
     Example:
         >>> core = CostlyCore(n_agents=4, us_per_agent=10.0, seed=0)

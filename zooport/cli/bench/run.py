@@ -1,7 +1,6 @@
-"""``zooport bench`` (``make bench``, ``python benchmarks/run.py``): every route of
-:mod:`~zooport.cli.bench.routes` on BallBalance and the trivial cores for N in {1, 64, 1024},
-measured in one process and reported as agent-steps/s, ratios and per-agent-step costs with
-their targets (issues 4 and 5), as two markdown tables and, with ``--json``, as JSON."""
+"""``zooport bench`` (``make bench``): the adapters' routes on BallBalance and the trivial
+cores for N in {1, 64, 1024}, in one process, as agent-steps/s, ratios and per-agent-step
+costs with their targets, in two markdown tables (``benchmarks/README.md``)."""
 
 from __future__ import annotations
 
@@ -64,11 +63,7 @@ class Derived(NamedTuple):
 DERIVED = (
     # What the Parallel adapter adds to the core, per agent-step.
     Derived(
-        "Parallel +µs/agent-step",
-        lambda r: (1 / r["PettingZoo"] - 1 / r["raw"]) * 1e6,
-        0.4,
-        True,
-        "us",
+        "Parallel +µs/agent-step", lambda r: 1e6 / r["PettingZoo"] - 1e6 / r["raw"], 0.4, True, "us"
     ),  # fmt: skip
     # What PettingZoo's Parallel API costs any adapter per agent-step in Python (no core, no
     # bookkeeping; see routes.py): the floor under "Parallel +µs/agent-step" on this machine.

@@ -16,11 +16,9 @@ __all__ = ["TrivialCore"]
 
 
 class TrivialCore(BatchedEnv):
-    """N agents drift a 4-vector with 2 continuous actions; ~1% of episodes end per step.
-
-    The step is two array expressions and one random draw, so what is measured is
-    ``BatchedEnv`` and the adapter on top. With ``terminate=False`` no episode ends, so every
-    agent acts every step. Subclasses change the class attributes and add to ``_step``.
+    """N agents drift a 4-vector with 2 continuous actions; ~1% of episodes end per step (none
+    with ``terminate=False``). The step is two array expressions and one random draw, so
+    what is measured is ``BatchedEnv`` and the adapter on top.
 
     Example:
         >>> core = TrivialCore(n_agents=3, seed=0)
