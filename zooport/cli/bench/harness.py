@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib.metadata
 import json
 import math
 import os
@@ -150,28 +151,18 @@ def finish(machine: dict[str, Any], path: str | None, payload: dict[str, Any]) -
 
 def machine_info() -> dict[str, Any]:
     """What the numbers were measured on."""
-    import gymnasium
-    import numpy
-
     info: dict[str, Any] = {
         "python": platform.python_version(),
         "platform": platform.platform(),
         "processor": _cpu_name(),
         "cpus": os.cpu_count(),
-        "numpy": numpy.__version__,
-        "gymnasium": gymnasium.__version__,
     }
-    try:
-        import stable_baselines3
-
-        info["stable_baselines3"] = stable_baselines3.__version__
-    except ImportError:
-        info["stable_baselines3"] = None
-    try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):
-        load = None
-    info["load_average_1min"] = load
+    for package in ("numpy", "gymnasium", "stable_baselines3"):
+        try:
+            info[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            info[package] = None
+    info["load_average_1min"] = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     return info
 
 
