@@ -1,7 +1,6 @@
 """``zooport bench --workers K`` (``make bench-pool``): CorePool's K cores in parallel against
-one process, Gymnasium's and SB3's process vectorisers, ML-Agents-style pipes and PufferLib,
-on :class:`~zooport.cli.bench.costly_core.CostlyCore`, with the targets of the CorePool issue
-(``docs/benchmarks.md`` says what each column measures)."""
+one process, the process vectorisers, ML-Agents-style pipes and PufferLib, on CostlyCore, with
+the CorePool issue's targets (``benchmarks/README.md`` says what each column measures)."""
 
 from __future__ import annotations
 
@@ -23,6 +22,11 @@ from zooport.cli.bench.routes import EnvCase, costly, route_builders, trivial
 
 def _mark(value: float | None, target: float) -> str:
     return "-" if value is None else marked(ratio_text(value), target, value >= target)
+
+
+def _over(rates: dict[str, float | None], a: str, b: str) -> float | None:
+    top, bottom = rates[a], rates[b]
+    return top / bottom if top and bottom else None
 
 
 #: The scaling table's route columns, then its ratio columns.
@@ -52,11 +56,7 @@ def report(results: list[Measurement], k: int) -> str:
     notes = []
     for n in counts:
         rates = {c: by.get(("scaling", n, c)) for c in COLUMNS}
-
-        def ratio(a: str, b: str, rates: dict[str, float | None] = rates) -> float | None:
-            top, bottom = rates[a], rates[b]
-            return top / bottom if top and bottom else None
-
+        ratio = functools.partial(_over, rates)
         scaling = ratio("CorePool", "1proc")
         # pool/ML-Agents of a pool that took one core's step (1proc's over K), adding nothing.
         pipes = ratio("1proc", "ML-Agents-style")
@@ -105,16 +105,12 @@ def report(results: list[Measurement], k: int) -> str:
         for env in dict.fromkeys(m.env for m in puffer_rows):
             for n in sorted({m.n for m in puffer_rows if m.env == env}):
                 rates = {c: by.get((env, n, c)) for c in PUFFER}
-
-                def over(a: str, b: str, rates: dict[str, float | None] = rates) -> str:
-                    top, bottom = rates[a], rates[b]
-                    return f"{top / bottom:.2f}x" if top and bottom else "-"
-
-                lines.append(_row([env.removeprefix("puffer "), str(n),
-                                   *(rate_text(rates[c]) for c in PUFFER),
-                                   over("CorePool", "1proc"), over("vec(CorePool)", "1proc"),
-                                   over("vec(CorePool)", "PufferLib"),
-                                   over("CorePool", "PufferLib")]))  # fmt: skip
+                pairs = (("CorePool", "1proc"), ("vec(CorePool)", "1proc"),
+                         ("vec(CorePool)", "PufferLib"), ("CorePool", "PufferLib"))  # fmt: skip
+                cells = [rate_text(rates[c]) for c in PUFFER]
+                gains = [_over(rates, a, b) for a, b in pairs]
+                cells += ["-" if g is None else f"{g:.2f}x" for g in gains]
+                lines.append(_row([env.removeprefix("puffer "), str(n), *cells]))
         skipped = {m.note for m in puffer_rows if m.route == "PufferLib" and m.note}
         notes += [f"PufferLib route {note}" for note in sorted(skipped)]
     alone = by.get(("overhead", 64, "Trivial"))
