@@ -73,10 +73,12 @@ class EnvCase:
 
 
 def trivial(n: int, seed: int, **options: Any) -> TrivialCore:
+    """A TrivialCore of ``n`` agents: an ``EnvCase.make`` that pickles."""
     return TrivialCore(n_agents=n, seed=seed, **options)
 
 
 def costly(n: int, seed: int, **options: Any) -> CostlyCore:
+    """A CostlyCore of ``n`` agents: an ``EnvCase.make`` that pickles."""
     return CostlyCore(n_agents=n, seed=seed, **options)
 
 
