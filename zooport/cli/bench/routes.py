@@ -134,14 +134,6 @@ def _vector_route(name: str, envs: Any, case: EnvCase, n: int, seed: int) -> Rou
     return Route(name, n, lambda i: envs.step(actions[i % ACTION_BATCHES]), envs.close)
 
 
-def _sb3() -> Any:
-    try:
-        from stable_baselines3.common import vec_env
-    except ImportError as exc:
-        raise RouteUnavailable(f"stable-baselines3 is not installed ({exc})") from None
-    return vec_env
-
-
 def _behavior_vector_env(case: EnvCase, n: int, seed: int) -> Route:
     from zooport.adapters.vector_env import BehaviorVectorEnv
 
@@ -151,9 +143,10 @@ def _behavior_vector_env(case: EnvCase, n: int, seed: int) -> Route:
 
 
 def _sb3_vec_env(case: EnvCase, n: int, seed: int) -> Route:
-    _sb3()
-    from zooport.adapters.sb3_vec_env import SB3VecEnv
-
+    try:
+        from zooport.adapters.sb3_vec_env import SB3VecEnv
+    except ImportError as exc:
+        raise RouteUnavailable(f"stable-baselines3 is not installed ({exc})") from None
     venv = SB3VecEnv(case.make(n, seed), case.behavior)
     venv.seed(seed)
     venv.reset()
@@ -165,21 +158,25 @@ def _peer_vector_env(kind: str, case: EnvCase, n: int, seed: int) -> Route:
     ``peers`` for the process vectorisers (with fewer CPUs, more processes cannot help)."""
     m = case.workers * n if case.peers is None else min(case.workers * n, case.peers)
     factories = [functools.partial(_one_agent_gym, case, seed + i) for i in range(m)]
-    if kind == "SyncVectorEnv":
+    if kind in ("DummyVecEnv", "SubprocVecEnv"):
+        try:
+            from stable_baselines3.common import vec_env
+        except ImportError as exc:
+            raise RouteUnavailable(f"stable-baselines3 is not installed ({exc})") from None
+        envs: Any = getattr(vec_env, kind)(factories)
+        envs.seed(seed)
+        envs.reset()
+    else:
         import gymnasium as gym
 
         from zooport.adapters.vector_env import SAME_STEP
 
-        kwargs = {} if isinstance(SAME_STEP, str) else {"autoreset_mode": SAME_STEP}
-        envs: Any = gym.vector.SyncVectorEnv(factories, **kwargs)
-    elif kind == "AsyncVectorEnv":
-        import gymnasium as gym
-
-        envs = gym.vector.AsyncVectorEnv(factories, shared_memory=True)
-    else:
-        envs = getattr(_sb3(), kind)(factories)
-        envs.seed(seed)
-    envs.reset(**({} if kind in ("DummyVecEnv", "SubprocVecEnv") else {"seed": seed}))
+        if kind == "SyncVectorEnv":
+            kwargs = {} if isinstance(SAME_STEP, str) else {"autoreset_mode": SAME_STEP}
+            envs = gym.vector.SyncVectorEnv(factories, **kwargs)
+        else:
+            envs = gym.vector.AsyncVectorEnv(factories, shared_memory=True)
+        envs.reset(seed=seed)
     return _vector_route(kind, envs, case, m, seed)
 
 
