@@ -1,8 +1,6 @@
-"""``run_checkers``, what ``zooport check`` runs: zooport's ``check_base_env`` and every upstream
-checker that applies (Gymnasium's and SB3's ``check_env`` on ``GymEnv``, PettingZoo's API,
-seed, max-cycles, render and state tests) on environments made by one factory, each isolated
-in its own ``try``/``except``, warnings recorder and time limit.
-"""
+"""``run_checkers``, what ``zooport check`` runs: ``check_base_env`` and every upstream checker
+that applies (Gymnasium's and SB3's ``check_env`` on ``GymEnv``, PettingZoo's tests) on
+environments made by one factory, each in its own ``try``, warnings recorder and time limit."""
 
 from __future__ import annotations
 
@@ -55,33 +53,27 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def close_quietly(env: Any) -> None:
-    """Closes ``env`` (None is nothing to close), ignoring what closing raises."""
-    # A broken environment may also fail to close; that must not hide the real result.
+    """Closes ``env`` (None is nothing to close): a broken env failing to close hides nothing."""
     with contextlib.suppress(Exception):
         if env is not None:
             env.close()
 
 
 class CheckerTimeout(BaseException):
-    """Raised inside a checker that ran out of time (a ``BaseException``, so that the
-    ``except Exception`` of a checker or an environment does not swallow it)."""
+    """A checker ran out of time (not an ``Exception``, which a checker could swallow)."""
 
 
-#: The longest ``timeout`` (seconds): what ``signal.setitimer`` takes on every platform
-#: (a 32-bit ``time_t``), about 68 years. Beyond it, ask for no limit (None; ``--timeout 0``).
+#: The longest ``timeout`` (seconds) ``signal.setitimer`` takes on every platform (a 32-bit
+#: ``time_t``), about 68 years. Beyond it, ask for no limit (None; ``--timeout 0``).
 MAX_TIMEOUT = 2**31 - 1
-
-
-def _time_limit_supported() -> bool:
-    return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
 
 @contextlib.contextmanager
 def _time_limit(seconds: float | None) -> Iterator[None]:
-    """Raises :class:`CheckerTimeout` in the block after ``seconds`` (None: no limit), again
-    every 0.1 s (a bare ``except`` does not stop it); no limit without ``signal.setitimer``
-    (Windows) or off the main thread."""
-    if seconds is None or not _time_limit_supported():
+    """Raises :class:`CheckerTimeout` in the block after ``seconds``, again every 0.1 s (a bare
+    ``except`` does not stop it); no limit without ``setitimer`` or off the main thread."""
+    main = threading.current_thread() is threading.main_thread()
+    if seconds is None or not hasattr(signal, "setitimer") or not main:
         yield
         return
 
@@ -109,7 +101,7 @@ def _time_limit(seconds: float | None) -> Iterator[None]:
 
 
 class Runner:
-    """Runs checkers one by one, each in its own try/except and warnings recorder."""
+    """Runs checkers one by one, each in its own try, warnings recorder and time limit."""
 
     def __init__(self, warnings_as_errors: bool, timeout: float | None = None) -> None:
         self.results: list[CheckerResult] = []
@@ -125,8 +117,8 @@ class Runner:
         check: Callable[[], str | None | tuple[str | None, str]],
         target: str | None = None,
     ) -> CheckerResult:
-        """Runs ``check``: it returns None (pass) or a failure reason, or raises (fail); or it
-        returns ``(that outcome, details for the report)``."""
+        """Runs ``check``: it returns None (pass), a failure reason, or ``(either, details)``;
+        what it raises fails it."""
         status, message, details = CheckStatus.PASSED, "", ""
         began = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
@@ -144,8 +136,9 @@ class Runner:
                     outcome, details = outcome
                 if outcome:
                     status, message = CheckStatus.FAILED, outcome
-        seen = dict.fromkeys(_ANSI.sub("", " ".join(str(w.message).split())) for w in caught)
-        warned = tuple(seen)
+        warned = tuple(
+            dict.fromkeys(_ANSI.sub("", " ".join(str(w.message).split())) for w in caught)
+        )
         unexplained = [w for w in warned if explain_warning(w) is None]
         if unexplained and self.warnings_as_errors and status is CheckStatus.PASSED:
             status = CheckStatus.FAILED
@@ -230,14 +223,12 @@ def run_checkers(
     warnings_as_errors: bool = False,
     timeout: float | None = None,
 ) -> SuiteReport:
-    """Runs every applicable checker (``only``: those keys of :data:`CHECKERS`) on
-    environments made by ``factory``, which must return a fresh ``BaseEnv`` on every call
-    (keywords only make it single-agent: ``n_agents=1`` or the ``single_agent`` ones, else
-    found out). Nothing escapes: a factory that fails is the ``construct`` failure and every
-    checker is skipped; a checker that crashes or outlasts ``timeout`` seconds (a POSIX
-    ``SIGALRM`` timer, main thread only) fails with its message; what it prints is
-    swallowed. ``warnings_as_errors``: a warning not in :data:`EXPLAINED_WARNINGS` fails
-    its checker. ``steps``: of ``check_base_env``; ``cycles``: of PettingZoo's tests.
+    """Runs every applicable checker (``only``: those keys of :data:`CHECKERS`) on fresh
+    environments from ``factory`` (keywords only make it single-agent: ``n_agents=1`` or
+    ``single_agent``). Nothing escapes: a factory that fails is the ``construct`` failure; a
+    checker that crashes or outlasts ``timeout`` seconds (POSIX, main thread) fails; what it
+    prints is swallowed. ``warnings_as_errors``: a warning not in :data:`EXPLAINED_WARNINGS`
+    fails its checker. ``steps``: of ``check_base_env``; ``cycles``: of PettingZoo's tests.
 
     Example:
         >>> from zooport.envs.builtin.basic import Basic
@@ -264,14 +255,14 @@ def run_checkers(
         core = factory()
         try:
             missing = [m for m in BASE_ENV_MEMBERS if not hasattr(core, m)]
-            if not missing:
-                return None
+        finally:
+            close_quietly(core)
+        if missing:
             return (
                 f"expected the factory to return a BaseEnv, got an object of type "
                 f"{type(core).__name__} without {missing}"
             )
-        finally:
-            close_quietly(core)
+        return None
 
     if runner.run("construct", construct).status is CheckStatus.FAILED:
         for checker in wanted:
@@ -313,7 +304,7 @@ def _run_single_agent(
     kinds = [c for c in ("gym", "sb3") if c in wanted]
     if "sb3" in kinds:
         try:
-            from stable_baselines3.common.env_checker import check_env as sb3_check
+            import stable_baselines3.common.env_checker  # noqa: F401
         except ImportError:
             hint = 'pip install "stable-baselines3>=2.3"'
             runner.skip("sb3", f"stable-baselines3 is not installed ({hint})")
@@ -338,48 +329,42 @@ def _run_single_agent(
             runner.skip(kind, f"not single-agent: {plan.reason}")
         options = ", ".join(f"{k}={v!r}" for k, v in plan.kwargs.items())
         for behavior in plan.behaviors:
-            check = _gym_check if kind == "gym" else functools.partial(_sb3_check, sb3_check)
             runner.run(
                 kind,
-                functools.partial(check, factory, dict(plan.kwargs), behavior, seed),
+                functools.partial(
+                    _single_agent_check, kind, factory, dict(plan.kwargs), behavior, seed
+                ),
                 target=f"{behavior}, {options}" if options else behavior,
             )
 
 
-def _gym_env(factory: Callable[..., Any], kwargs: dict, behavior: str, render: bool) -> Any:
+def _single_agent_check(
+    kind: str, factory: Callable[..., Any], kwargs: dict, behavior: str, seed: int
+) -> None:
     from zooport.adapters.gym_env import GymEnv
 
     render_mode = None
-    while True:
+    while True:  # Gymnasium's check renders: made again, rendering, where the env can
         core = factory(**kwargs)
         try:
             env = GymEnv(core, behavior, render_mode=render_mode)
         except BaseException:
             close_quietly(core)
             raise
-        if render_mode or not render or "rgb_array" not in env.metadata.get("render_modes", []):
-            return env
-        env.close()  # made again, rendering
+        if render_mode or kind != "gym" or "rgb_array" not in env.metadata.get("render_modes", []):
+            break
+        env.close()
         render_mode = "rgb_array"
-
-
-def _gym_check(factory: Callable[..., Any], kwargs: dict, behavior: str, seed: int) -> None:
-    from gymnasium.utils.env_checker import check_env
-
-    env = _gym_env(factory, kwargs, behavior, render=True)
     try:
         env.action_space.seed(seed)
-        check_env(env, skip_render_check=env.render_mode is None)
-    finally:
-        close_quietly(env)
+        if kind == "gym":
+            from gymnasium.utils.env_checker import check_env
 
+            check_env(env, skip_render_check=env.render_mode is None)
+        else:
+            from stable_baselines3.common.env_checker import check_env as sb3_check
 
-def _sb3_check(sb3_check: Callable[..., Any], factory: Callable[..., Any], kwargs: dict,
-               behavior: str, seed: int) -> None:  # fmt: skip
-    env = _gym_env(factory, kwargs, behavior, render=False)
-    try:
-        env.action_space.seed(seed)
-        sb3_check(env, warn=True)
+            sb3_check(env, warn=True)
     finally:
         close_quietly(env)
 
