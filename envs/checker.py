@@ -262,6 +262,13 @@ def one_line(error: BaseException) -> str:
     return text if len(text) <= _MESSAGE_LIMIT else text[: _MESSAGE_LIMIT - 3] + "..."
 
 
+def close_quietly(env: Any) -> None:
+    """Closes ``env`` (None is nothing to close): a broken env failing to close hides nothing."""
+    with contextlib.suppress(Exception):
+        if env is not None:
+            env.close()
+
+
 def _describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
@@ -648,15 +655,12 @@ class _Run:
         for check in _ENV_CHECKS:
             if check in self.env_failures:
                 stopped_at = check
-                results.append(
-                    CheckResult(check, None, CheckStatus.FAILED, self.env_failures[check])
-                )
+                status, message = CheckStatus.FAILED, self.env_failures[check]
             elif stopped_at is not None:
-                results.append(
-                    CheckResult(check, None, CheckStatus.SKIPPED, f"{stopped_at} failed")
-                )
+                status, message = CheckStatus.SKIPPED, f"{stopped_at} failed"
             else:
-                results.append(CheckResult(check, None, CheckStatus.PASSED, notes.get(check, "")))
+                status, message = CheckStatus.PASSED, notes.get(check, "")
+            results.append(CheckResult(check, None, status, message))
         for state in self.behaviors.values():
             for check in _BEHAVIOR_CHECKS:
                 results.append(CheckResult(check, state.name, *state.outcome(check, self.steps)))
@@ -730,8 +734,7 @@ def _check_determinism(
             runs.append(run)
     finally:
         for fresh in made:
-            with contextlib.suppress(Exception):  # closing is best effort
-                fresh.close()
+            close_quietly(fresh)
     a, b, seed = runs[0].trace, runs[1].trace, first.seed
     for left, right in zip(a, b, strict=False):
         if left != right:

@@ -1,7 +1,6 @@
-"""An offline registry of environments in the shape of ML-Agents' ``mlagents_envs.registry``:
-``default_registry`` holds the built-ins under their class names, imported only when used;
-registry files (local YAML) add more, and a remote Unity binary is handed to ``mlagents_envs``
-only on request. Nothing here touches the network."""
+"""An offline registry in the shape of ML-Agents' ``mlagents_envs.registry``: ``default_registry``
+holds the built-ins, imported when used; local YAML files add more, and a remote Unity binary is
+handed to ``mlagents_envs`` only on request. Nothing here touches the network."""
 
 from __future__ import annotations
 
@@ -157,9 +156,7 @@ class LocalRegistryEntry(BaseRegistryEntry):
         return self._declared_or_loaded(self._max_episode_steps, "max_episode_steps", int)
 
     def _declared_or_loaded(self, declared: Any, attribute: str, convert: Any) -> Any:
-        if declared is not None:
-            return declared
-        value = getattr(self.load(), attribute, None)
+        value = declared if declared is not None else getattr(self.load(), attribute, None)
         return None if value is None else convert(value)
 
     def load(self) -> Callable[..., BaseEnv]:
@@ -356,13 +353,13 @@ class ZooportEnvRegistry(Mapping[str, BaseRegistryEntry]):
         :data:`REMOTE_KEYS` a :class:`RemoteRegistryEntry`. Every problem is a
         ``RegistryError`` naming the file and the item.
         """
-        path_str = os.fspath(path)
-        if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", str(path_str)):
+        path_str = str(os.fspath(path))
+        if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", path_str):
             raise RegistryError(
                 f"{path_str}: register_from_yaml reads local files only; download the "
                 f"manifest yourself and pass its path"
             )
-        entries = _read_registry_file(str(path_str))
+        entries = _read_registry_file(path_str)
         ids = [e.identifier for e in entries]
         clash = [i for i in ids if i in self._entries]
         if clash and not overwrite:

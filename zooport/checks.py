@@ -26,6 +26,7 @@ from zooport.envs.checker import (
     CheckerResult,
     CheckStatus,
     SuiteReport,
+    close_quietly,
     explain_warning,
     one_line,
 )
@@ -50,13 +51,6 @@ __all__ = [
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-
-
-def close_quietly(env: Any) -> None:
-    """Closes ``env`` (None is nothing to close): a broken env failing to close hides nothing."""
-    with contextlib.suppress(Exception):
-        if env is not None:
-            env.close()
 
 
 class CheckerTimeout(BaseException):

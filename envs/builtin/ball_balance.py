@@ -91,7 +91,6 @@ class BallBalance(BatchedEnv):
     #: The mean episode reward a trained PPO policy reaches (the cap is 0.1 * 200 = 20;
     #: random actions earn about 1.7).
     expected_reward: ClassVar[float] = 18.0
-    #: The default per-agent episode cap.
     max_episode_steps: ClassVar[int] = 200
     #: How zooport registers it: ``zooport/BallBalance-v0`` balances one ball.
     declaration: ClassVar[EnvDeclaration] = EnvDeclaration(

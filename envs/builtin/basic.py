@@ -71,7 +71,6 @@ class Basic(BatchedEnv):
     #: The mean episode reward a trained PPO policy reaches (the optimum is 0.93; random
     #: actions earn about 0.04).
     expected_reward: ClassVar[float] = 0.9
-    #: The default per-agent episode cap.
     max_episode_steps: ClassVar[int] = 100
     #: How zooport registers it (one agent by default: the single-agent id needs no option).
     declaration: ClassVar[EnvDeclaration] = EnvDeclaration(gym_kwargs={"n_agents": 1})

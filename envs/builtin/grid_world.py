@@ -80,7 +80,6 @@ class GridWorld(BatchedEnv):
     #: The mean episode reward a trained (masked) PPO policy reaches: the optimum is about
     #: 0.97, random allowed moves earn about -0.23.
     expected_reward: ClassVar[float] = 0.75
-    #: The default per-agent episode cap.
     max_episode_steps: ClassVar[int] = 50
     #: How zooport registers it. The single-agent id keeps the 5x5 camera float32: as uint8,
     #: SB3 would take it for an image and build a CNN that cannot convolve 5x5 pixels; as a
