@@ -1,25 +1,33 @@
 """``check_base_env`` steps any ML-Agents-style ``BaseEnv`` with random actions that respect its
-masks, checks every batch against its spec and that two runs with one seed agree; the results
-and reports of it and of :func:`zooport.checks.run_checkers` live here."""
+masks, checks every batch against its spec and that two runs with one seed agree; its results
+and reports are in :mod:`zooport.envs.check_report`."""
 
 from __future__ import annotations
 
-import contextlib
-import enum
 import hashlib
-import os
-import re
-import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeGuard, TypeVar
+from typing import Any, TypeGuard
 
 import numpy as np
 
 from zooport.envs.actions import ActionTuple, random_actions
 from zooport.envs.base_env import BaseEnv
 from zooport.envs.capabilities import is_seedable, reset_core
-from zooport.errors import ArgumentError, ZooportError, a_type
+from zooport.envs.check_report import (
+    CHECKERS,
+    EXPLAINED_WARNINGS,
+    CheckerResult,
+    CheckReport,
+    CheckResult,
+    CheckStatus,
+    ConformanceError,
+    SuiteReport,
+    close_quietly,
+    explain_warning,
+    one_line,
+)
+from zooport.errors import ArgumentError, a_type
 
 __all__ = [
     "CHECKERS",
@@ -36,7 +44,6 @@ __all__ = [
     "one_line",
 ]
 
-_R = TypeVar("_R", "CheckResult", "CheckerResult")  # a result of either checker
 _ENV_CHECKS = ("reset", "behavior_specs", "step")
 _BEHAVIOR_CHECKS = (
     "behavior_spec", "steps_format", "agent_ids", "action_masks", "empty_batches",
@@ -44,229 +51,6 @@ _BEHAVIOR_CHECKS = (
 )  # fmt: skip
 #: Every check, in report order.
 CHECKS: tuple[str, ...] = (*_ENV_CHECKS, *_BEHAVIOR_CHECKS, "determinism")
-
-
-class CheckStatus(str, enum.Enum):
-    """The outcome of one check."""
-
-    PASSED = "pass"
-    FAILED = "fail"
-    SKIPPED = "skip"
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    """One check (one of :data:`CHECKS`) of one behaviour, or of the whole environment
-    (``behavior=None``), and why it failed or was skipped."""
-
-    check: str
-    behavior: str | None
-    status: CheckStatus
-    message: str = ""
-
-    def __str__(self) -> str:
-        where = "" if self.behavior is None else f" [{self.behavior}]"
-        note = f": {self.message}" if self.message else ""
-        return f"{self.status.value.upper()} {self.check}{where}{note}"
-
-
-class _Report(Generic[_R]):  # what both reports share
-    results: list[_R]
-
-    @property
-    def passed(self) -> bool:
-        """True when nothing failed (skipped checks do not count)."""
-        return not self.failures
-
-    @property
-    def failures(self) -> list[_R]:
-        return [r for r in self.results if r.status is CheckStatus.FAILED]
-
-    def format(self) -> str:
-        raise NotImplementedError
-
-    def __str__(self) -> str:
-        return self.format()
-
-
-def _table(rows: Sequence[tuple[str, ...]], gaps: tuple[str, ...]) -> list[str]:
-    """Rows as lines, each column but the last padded to its width and followed by its gap."""
-    widths = [max(len(row[i]) for row in rows) for i in range(len(gaps))]
-    padded = [
-        "".join(c.ljust(w) + g for c, w, g in zip(r, widths, gaps, strict=False)) for r in rows
-    ]
-    return [(line + row[-1]).rstrip() for line, row in zip(padded, rows, strict=True)]
-
-
-@dataclass
-class CheckReport(_Report[CheckResult]):
-    """Every :class:`CheckResult` of one :func:`check_base_env` run."""
-
-    env_name: str
-    results: list[CheckResult] = field(default_factory=list)
-
-    def rows(self) -> list[tuple[str, str, str, str]]:
-        """``(check, behaviour or '-', status, message)`` per result, for a table."""
-        return [(r.check, r.behavior or "-", r.status.value, r.message) for r in self.results]
-
-    def format(self) -> str:
-        rows = [("check", "behavior", "status", "message"), *self.rows()]
-        title = f"{self.env_name}: {'PASSED' if self.passed else 'FAILED'}"
-        return "\n".join([title, *_table(rows, ("  ", "  ", "  "))])
-
-    def raise_if_failed(self) -> None:
-        """Raises :class:`ConformanceError` listing every failed check, if any failed."""
-        failures = self.failures
-        if failures:
-            listing = "\n".join(f"  - {f.message}" for f in failures)
-            raise ConformanceError(
-                f"{self.env_name} failed {len(failures)} conformance check(s):\n{listing}",
-                report=self,
-            )
-
-
-class ConformanceError(ZooportError, AssertionError):
-    """An environment failed a conformance check; ``report`` holds every result."""
-
-    def __init__(self, message: str, report: CheckReport | None = None) -> None:
-        super().__init__(message)
-        self.report = report
-
-
-#: Every checker, by short name, in report order, with the label printed in reports.
-CHECKERS: dict[str, str] = {
-    "base_env": "zooport check_base_env",
-    "gym": "gymnasium check_env",
-    "sb3": "sb3 check_env",
-    "parallel_api": "pettingzoo parallel_api_test",
-    "aec_api": "pettingzoo api_test",
-    "seed": "pettingzoo seed_test",
-    "parallel_seed": "pettingzoo parallel_seed_test",
-    "max_cycles": "pettingzoo max_cycles_test",
-    "render": "pettingzoo render_test",
-    "state": "pettingzoo state_test",
-}
-
-_LABELS = {**CHECKERS, "construct": "construct (the factory)"}
-_MESSAGE_LIMIT = 300
-
-#: Warnings that ML-Agents' specs cause by design: (message regex, reason). They are
-#: reported with the reason and do not fail a checker under ``warnings_as_errors``.
-EXPLAINED_WARNINGS: tuple[tuple[str, str], ...] = (
-    (
-        r"(WARN: )?(A Box observation space|Agent's|Environment's) (minimum|maximum) "
-        r"(observation |state )?(space )?value is -?infinity",
-        "ML-Agents' ObservationSpec has no bounds, so vector observations are Box(-inf, inf)",
-    ),
-    (
-        r"(WARN: )?Not able to test alternative render modes due to the environment not "
-        r"having a spec",
-        "the adapter is checked directly, not through gym.make",
-    ),
-    (
-        r"Observation is not a NumPy array|Observation space for each agent probably should be",
-        "several observations, or an action mask, make a Dict observation by design",
-    ),
-    (
-        r"Action space for each agent probably should be|The action space is not based off a "
-        r"numpy array",
-        "hybrid actions are a Dict(continuous, discrete) by design",
-    ),
-)
-
-
-def explain_warning(message: str) -> str | None:
-    """Why a warning is expected (see :data:`EXPLAINED_WARNINGS`), or None."""
-    return next(
-        (reason for pattern, reason in EXPLAINED_WARNINGS if re.match(pattern, message)), None
-    )
-
-
-@dataclass(frozen=True)
-class CheckerResult:
-    """One checker's outcome: ``checker`` is a key of :data:`CHECKERS`, ``target`` the
-    behaviour it checked (None: the environment), ``warnings`` the distinct warnings it
-    raised, ``details`` a longer account (``check_base_env``'s table)."""
-
-    checker: str
-    status: CheckStatus
-    message: str = ""
-    target: str | None = None
-    warnings: tuple[str, ...] = ()
-    seconds: float = 0.0
-    details: str = ""
-
-    @property
-    def label(self) -> str:
-        name = _LABELS.get(self.checker, self.checker)
-        return name if self.target is None else f"{name} [{self.target}]"
-
-
-@dataclass
-class SuiteReport(_Report[CheckerResult]):
-    """Every :class:`CheckerResult` of one :func:`~zooport.checks.run_checkers` run.
-
-    Example:
-        >>> ok = CheckerResult("state", CheckStatus.PASSED, warnings=("w",))
-        >>> print(SuiteReport("E", [ok]).format())
-        E: PASSED (1 passed, 0 failed, 0 skipped)
-        checker               status  warnings  message
-        pettingzoo state_test pass    1
-        warnings:
-          pettingzoo state_test: w
-    """
-
-    name: str
-    results: list[CheckerResult] = field(default_factory=list)
-
-    def rows(self) -> list[tuple[str, str, str, str]]:
-        return [(r.label, r.status.value, str(len(r.warnings)), r.message) for r in self.results]
-
-    def format(self, *, show_warnings: bool = True) -> str:
-        """The report as a plain-text table, then (``show_warnings``) each checker's warnings."""
-        counts = [sum(r.status is s for r in self.results) for s in CheckStatus]
-        title = (
-            f"{self.name}: {'PASSED' if self.passed else 'FAILED'} ({counts[0]} passed, "
-            f"{counts[1]} failed, {counts[2]} skipped)"
-        )
-        rows = [("checker", "status", "warnings", "message"), *self.rows()]
-        lines = [title, *_table(rows, (" ", "  ", "  "))]
-        return "\n".join(lines + self.warning_lines() if show_warnings else lines)
-
-    def warning_lines(self) -> list[str]:
-        """``"warnings:"`` then one line per checker and warning (with the expected ones'
-        reason); empty when no checker warned."""
-        lines = []
-        for result in self.results:
-            for message in result.warnings:
-                reason = explain_warning(message)
-                note = f" [expected: {reason}]" if reason else ""
-                lines.append(f"  {result.label}: {message}{note}")
-        return ["warnings:", *lines] if lines else []
-
-
-def one_line(error: BaseException) -> str:
-    """``"<Type>: <message>"`` on one line; a bare ``assert`` names its file, line and source.
-
-    Example:
-        >>> one_line(ValueError("expected 3,\\n got 4"))
-        'ValueError: expected 3, got 4'
-    """
-    message = " ".join(str(error).split())
-    frames = [] if message else traceback.extract_tb(error.__traceback__)
-    if frames:
-        last = frames[-1]
-        source = f": {last.line}" if last.line else ""
-        message = f"at {os.path.basename(last.filename)}:{last.lineno}{source}"
-    text = f"{type(error).__name__}: {message}" if message else type(error).__name__
-    return text if len(text) <= _MESSAGE_LIMIT else text[: _MESSAGE_LIMIT - 3] + "..."
-
-
-def close_quietly(env: Any) -> None:
-    """Closes ``env`` (None is nothing to close): a broken env failing to close hides nothing."""
-    with contextlib.suppress(Exception):
-        if env is not None:
-            env.close()
 
 
 def _describe(error: BaseException) -> str:
@@ -326,36 +110,32 @@ def _spec_problems(spec: Any) -> list[str]:
     return problems
 
 
-def _digest(array: Any) -> tuple[Any, ...]:
-    """A compact fingerprint of an array: shape, dtype, content hash and the first values."""
+def _fingerprint(array: Any) -> str:
+    """What two runs must agree on: shape, dtype, the first values and a hash of them all."""
     if not isinstance(array, np.ndarray):
-        return ("not an array", repr(array)[:60])
+        return repr(array)[:60]
     data = np.ascontiguousarray(array)
-    content = hashlib.blake2b(data.tobytes(), digest_size=16).hexdigest()
-    return (data.shape, str(data.dtype), content, data.ravel()[:6].tolist())
+    content = hashlib.blake2b(data.tobytes(), digest_size=16).hexdigest()[:8]
+    return f"shape {data.shape} {data.dtype} starting {data.ravel()[:6].tolist()} (hash {content})"
 
 
+@dataclass
 class _Behavior:
-    """What one run learns about one behaviour: the first failure per check, the ids seen."""
+    """What one run learns about one behaviour: its failures per check, the ids seen."""
 
-    def __init__(self, name: str, spec: Any) -> None:
-        self.name = name
-        self.spec = spec
-        self.usable = False
-        self.branches: tuple[int, ...] = ()
-        self.n_obs = 0
-        self.first: dict[str, str] = {}
-        self.count: dict[str, int] = {}
-        self.seen: set[int] = set()
-        self.empty_seen = 0
-        self.actions_set = 0
-        self.masks_seen = False
-        self.broken = False  # get_steps raised or returned garbage: stop asking
-        self.decision: Any = None
+    name: str
+    spec: Any
+    branches: tuple[int, ...] = ()
+    failures: dict[str, list[str]] = field(default_factory=dict)
+    seen: set[int] = field(default_factory=set)
+    empty_seen: int = 0
+    actions_set: int = 0
+    masks_seen: bool = False
+    broken: bool = False  # a bad spec, or get_steps raised or returned garbage: stop asking
+    decision: Any = None
 
     def fail(self, check: str, detail: str) -> None:
-        self.count[check] = self.count.get(check, 0) + 1
-        self.first.setdefault(check, f"{check}: behavior {self.name!r}, {detail}")
+        self.failures.setdefault(check, []).append(f"{check}: behavior {self.name!r}, {detail}")
 
     def check_field(
         self, check: str, label: str, array: Any, shape: tuple, dtype: Any, note: str = ""
@@ -375,10 +155,10 @@ class _Behavior:
         return True
 
     def outcome(self, check: str, steps: int) -> tuple[CheckStatus, str]:
-        if check in self.first:
-            more = self.count[check] - 1
-            return CheckStatus.FAILED, self.first[check] + (f" (and {more} more)" if more else "")
-        if not self.usable and check != "behavior_spec":
+        if check in self.failures:
+            first, *more = self.failures[check]
+            return CheckStatus.FAILED, first + (f" (and {len(more)} more)" if more else "")
+        if "behavior_spec" in self.failures:
             return CheckStatus.SKIPPED, "behavior_spec failed"
         if check == "action_masks" and not self.branches:
             return CheckStatus.SKIPPED, "no discrete branches"
@@ -401,7 +181,7 @@ class _Run:
         self.rng = np.random.default_rng(seed)
         self.env_failures: dict[str, str] = {}
         self.behaviors: dict[str, _Behavior] = {}
-        self.trace: list[tuple[int, str, str, tuple[Any, ...]]] = []
+        self.trace: list[tuple[int, str, str, str]] = []
         self.completed = False
         self._execute()
 
@@ -432,10 +212,9 @@ class _Run:
             problems = _spec_problems(state.spec)
             if problems:
                 state.fail("behavior_spec", "; ".join(problems))
+                state.broken = True
             else:
-                state.usable = True
                 state.branches = tuple(int(b) for b in state.spec.action_spec.discrete_branches)
-                state.n_obs = len(state.spec.observation_specs)
         self._observe(0)
         for t in range(1, self.steps + 1):
             for state in self.behaviors.values():
@@ -454,7 +233,7 @@ class _Run:
     def _observe(self, t: int) -> None:
         for state in self.behaviors.values():
             state.decision = None
-            if not state.usable or state.broken:
+            if state.broken:
                 continue
             state.broken = True  # until the batches prove usable
             try:
@@ -473,9 +252,7 @@ class _Run:
             try:
                 ok = self._check_steps(state, t, decision, "DecisionSteps")
                 if self._check_steps(state, t, terminal, "TerminalSteps") and ok:
-                    self._check_ids(state, t, decision, terminal)
-                    self._record(state, t, decision, terminal)
-                    state.decision, state.broken = decision, False
+                    self._accept(state, t, decision, terminal)
             except Exception as error:  # a malformed batch the checks missed
                 state.fail(
                     "steps_format", f"step {t}: could not read the batches: {_describe(error)}"
@@ -513,12 +290,12 @@ class _Run:
             length = f"len() raising {_describe(error)}"
         if length != n:
             state.fail(check, f"{where}: expected len() == {n} (agents), got {length}")
-        obs = steps.obs
-        if not isinstance(obs, (list, tuple)) or len(obs) != state.n_obs:
+        obs, n_obs = steps.obs, len(state.spec.observation_specs)
+        if not isinstance(obs, (list, tuple)) or len(obs) != n_obs:
             got = f"{len(obs)} arrays" if isinstance(obs, (list, tuple)) else _shape_of(obs)
             state.fail(
                 check,
-                f"{where}.obs: expected a list of {state.n_obs} arrays (one per observation "
+                f"{where}.obs: expected a list of {n_obs} arrays (one per observation "
                 f"spec), got {got}",
             )
             ok = False
@@ -568,15 +345,9 @@ class _Run:
             )
             return False
         for b, (mask, size) in enumerate(zip(masks, branches, strict=True)):
-            if not isinstance(mask, np.ndarray) or mask.shape != (n, size):
-                state.fail(
-                    "action_masks",
-                    f"{where}[{b}]: expected shape ({n}, {size}) "
-                    f"(n_agents, branch size), got {_shape_of(mask)}",
-                )
+            label, note = f"{where}[{b}]", " (n_agents, branch size)"
+            if not state.check_field("action_masks", label, mask, (n, size), np.bool_, note):
                 return False
-            if mask.dtype != np.bool_:
-                state.fail("action_masks", f"{where}[{b}]: expected dtype bool, got {mask.dtype}")
             full = np.flatnonzero(np.all(mask, axis=1)) if n and size else np.zeros(0, int)
             if full.size:
                 state.fail(
@@ -587,7 +358,8 @@ class _Run:
                 )
         return True
 
-    def _check_ids(self, state: _Behavior, t: int, decision: Any, terminal: Any) -> None:
+    def _accept(self, state: _Behavior, t: int, decision: Any, terminal: Any) -> None:
+        """Checks the ids of two well-formed batches, fingerprints them and acts on them next."""
         for kind, steps in (("DecisionSteps", decision), ("TerminalSteps", terminal)):
             ids = steps.agent_id
             unique, counts = np.unique(ids, return_counts=True)
@@ -605,8 +377,6 @@ class _Run:
                 f"before, got never-seen ids {unseen}",
             )
         state.seen.update(decision.agent_id.tolist())
-
-    def _record(self, state: _Behavior, t: int, decision: Any, terminal: Any) -> None:
         for kind, steps in (("decision", decision), ("terminal", terminal)):
             arrays = [(f"obs[{i}]", array) for i, array in enumerate(steps.obs)]
             last = "interrupted" if kind == "terminal" else "action_mask"
@@ -616,7 +386,8 @@ class _Run:
                     arrays += [(f"action_mask[{b}]", mask) for b, mask in enumerate(value)]
                 else:
                     arrays.append((name, value))
-            self.trace += [(t, state.name, f"{kind}.{label}", _digest(a)) for label, a in arrays]
+            self.trace += [(t, state.name, f"{kind}.{x}", _fingerprint(a)) for x, a in arrays]
+        state.decision, state.broken = decision, False
 
     def _act(self, state: _Behavior, t: int) -> None:
         decision = state.decision
@@ -628,8 +399,7 @@ class _Run:
             if by_agent:
                 for row, agent_id in enumerate(decision.agent_id.tolist()):
                     one = ActionTuple(
-                        continuous=action.continuous[row : row + 1],
-                        discrete=action.discrete[row : row + 1],
+                        action.continuous[row : row + 1], action.discrete[row : row + 1]
                     )
                     self.env.set_action_for_agent(state.name, agent_id, one)
             else:
@@ -713,39 +483,33 @@ def _check_determinism(
         return result(CheckStatus.SKIPPED, reason)
     if make_env is None and not first.completed:
         return result(CheckStatus.SKIPPED, "the first run did not complete")
-    runs, made = ([first] if make_env is None else []), []
-    try:
-        while len(runs) < 2:
-            if make_env is not None:
-                try:
-                    made.append(make_env())
-                except Exception as error:
-                    return result(
-                        CheckStatus.FAILED, f"determinism: make_env() raised {_describe(error)}"
-                    )
-            run = _Run(made[-1] if made else env, first.steps, first.seed)
-            if not run.completed:
-                failures = [*run.env_failures.values()]
-                failures += [m for s in run.behaviors.values() for m in s.first.values()]
-                return result(
-                    CheckStatus.FAILED,
-                    f"determinism: run {len(runs) + 1} did not complete: {failures[:1]}",
-                )
-            runs.append(run)
-    finally:
-        for fresh in made:
-            close_quietly(fresh)
+    runs = [first] if make_env is None else []
+    while len(runs) < 2:
+        try:
+            core = env if make_env is None else make_env()
+        except Exception as error:
+            return result(CheckStatus.FAILED, f"determinism: make_env() raised {_describe(error)}")
+        try:
+            run = _Run(core, first.steps, first.seed)
+        finally:
+            if core is not env:
+                close_quietly(core)
+        if not run.completed:
+            failures = [*run.env_failures.values()]
+            failures += [m[0] for s in run.behaviors.values() for m in s.failures.values()]
+            return result(
+                CheckStatus.FAILED,
+                f"determinism: run {len(runs) + 1} did not complete: {failures[:1]}",
+            )
+        runs.append(run)
     a, b, seed = runs[0].trace, runs[1].trace, first.seed
     for left, right in zip(a, b, strict=False):
         if left != right:
+            t, name, what, was = left
             if right[:3] != left[:3]:
                 detail = f"run 1 produced {left[:3]} where run 2 produced {right[:3]}"
             else:
-                detail = (
-                    f"expected {_fingerprint(left[3])} (run 1), got {_fingerprint(right[3])} "
-                    f"(run 2)"
-                )
-            t, name, what = left[:3]
+                detail = f"expected {was} (run 1), got {right[3]} (run 2)"
             return result(
                 CheckStatus.FAILED,
                 f"determinism: behavior {name!r}, step {t}, {what} differs between two runs "
@@ -759,10 +523,3 @@ def _check_determinism(
             f"got {len(a)} and {len(b)}",
         )
     return result(CheckStatus.PASSED, f"{len(a)} arrays identical in two runs")
-
-
-def _fingerprint(digest: tuple[Any, ...]) -> str:
-    if len(digest) != 4:
-        return str(digest[1])
-    shape, dtype, content, preview = digest
-    return f"shape {shape} {dtype} starting {preview} (hash {content[:8]})"
