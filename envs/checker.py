@@ -1,32 +1,22 @@
 """``check_base_env`` steps any ML-Agents-style ``BaseEnv`` with random actions that respect its
-masks, checks every batch against its spec and that two runs with one seed agree."""
+masks, checks every batch against its spec and that two runs with one seed agree (the run is in
+``_checker_run``); the results and reports of it and of :func:`zooport.checks.run_checkers`."""
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable
-from typing import Any
+import contextlib
+import enum
+import os
+import re
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
 
-import numpy as np
-
-from zooport.envs._batch_checks import BehaviorChecks, describe, shape_of, spec_problems
-from zooport.envs.actions import ActionTuple, random_actions
+from zooport.envs._checker_run import BehaviorChecks, Run, describe
 from zooport.envs.base_env import BaseEnv
-from zooport.envs.capabilities import is_seedable, reset_core
-from zooport.envs.check_report import (
-    CHECKERS,
-    EXPLAINED_WARNINGS,
-    CheckerResult,
-    CheckReport,
-    CheckResult,
-    CheckStatus,
-    ConformanceError,
-    SuiteReport,
-    close_quietly,
-    explain_warning,
-    one_line,
-)
-from zooport.errors import ArgumentError
+from zooport.envs.capabilities import is_seedable
+from zooport.errors import ArgumentError, ZooportError
 
 __all__ = [
     "CHECKERS",
@@ -51,164 +41,267 @@ _BEHAVIOR_CHECKS = (
 #: Every check, in report order.
 CHECKS: tuple[str, ...] = (*_ENV_CHECKS, *_BEHAVIOR_CHECKS, "determinism")
 
-
-def _fingerprint(array: Any) -> str:
-    """What two runs must agree on: shape, dtype, the first values and a hash of them all."""
-    if not isinstance(array, np.ndarray):
-        return repr(array)[:60]
-    data = np.ascontiguousarray(array)
-    content = hashlib.blake2b(data.tobytes(), digest_size=16).hexdigest()[:8]
-    return f"shape {data.shape} {data.dtype} starting {data.ravel()[:6].tolist()} (hash {content})"
+_R = TypeVar("_R", "CheckResult", "CheckerResult")
+_MESSAGE_LIMIT = 300
 
 
-class _Run:
-    """One reset and ``steps`` random steps; validates the batches and fingerprints them."""
+class CheckStatus(str, enum.Enum):
+    """The outcome of one check."""
 
-    def __init__(self, env: Any, steps: int, seed: int) -> None:
-        self.env = env
-        self.steps = steps
-        self.seed = seed
-        self.rng = np.random.default_rng(seed)
-        self.env_failures: dict[str, str] = {}
-        self.behaviors: dict[str, BehaviorChecks] = {}
-        self.trace: list[tuple[int, str, str, str]] = []
-        self.completed = False
-        self._execute()
+    PASSED = "pass"
+    FAILED = "fail"
+    SKIPPED = "skip"
 
-    def _execute(self) -> None:
-        try:
-            reset_core(self.env, self.seed)
-        except Exception as error:  # any failure of the env is reported
-            self.env_failures["reset"] = f"reset: reset() raised {describe(error)}"
-            return
-        try:
-            specs = self.env.behavior_specs
-            names = list(specs)
-            bad = [n for n in names if not isinstance(n, str)]
-            if not names or bad:
-                problem = f"non-str names {bad!r}" if bad else "none"
-                self.env_failures["behavior_specs"] = (
-                    f"behavior_specs: expected a mapping of at least one behaviour name (str) "
-                    f"to BehaviorSpec, got {problem}"
-                )
-                return
-            self.behaviors = {name: BehaviorChecks(name, specs[name]) for name in names}
-        except Exception as error:
-            self.env_failures["behavior_specs"] = (
-                f"behavior_specs: reading behavior_specs raised {describe(error)}"
-            )
-            return
-        for state in self.behaviors.values():
-            problems = spec_problems(state.spec)
-            if problems:
-                state.fail("behavior_spec", "; ".join(problems))
-                state.broken = True
-            else:
-                state.branches = tuple(int(b) for b in state.spec.action_spec.discrete_branches)
-        self._observe(0)
-        for t in range(1, self.steps + 1):
-            for state in self.behaviors.values():
-                if state.decision is not None:
-                    self._act(state, t)
-            try:
-                self.env.step()
-            except Exception as error:
-                self.env_failures["step"] = (
-                    f"step: step() {t} of {self.steps} raised {describe(error)}"
-                )
-                return
-            self._observe(t)
-        self.completed = True
 
-    def _observe(self, t: int) -> None:
-        for state in self.behaviors.values():
-            state.decision = None
-            if state.broken:
-                continue
-            state.broken = True  # until the batches prove usable
-            try:
-                result = self.env.get_steps(state.name)
-            except Exception as error:
-                state.fail("steps_format", f"step {t}: get_steps() raised {describe(error)}")
-                continue
-            if not isinstance(result, tuple) or len(result) != 2:
-                state.fail(
-                    "steps_format",
-                    f"step {t}: expected get_steps() to return (DecisionSteps, TerminalSteps), "
-                    f"got {shape_of(result)}",
-                )
-                continue
-            decision, terminal = result
-            try:
-                ok = state.check_steps(t, decision, "DecisionSteps")
-                if state.check_steps(t, terminal, "TerminalSteps") and ok:
-                    self._accept(state, t, decision, terminal)
-            except Exception as error:  # a malformed batch the checks missed
-                state.fail(
-                    "steps_format", f"step {t}: could not read the batches: {describe(error)}"
-                )
+@dataclass(frozen=True)
+class CheckResult:
+    """One check of one behaviour, or of the whole environment (``behavior=None``)."""
 
-    def _accept(self, state: BehaviorChecks, t: int, decision: Any, terminal: Any) -> None:
-        """Checks the ids of two well-formed batches, fingerprints them and acts on them next."""
-        state.check_ids(t, decision, terminal)
-        for kind, steps in (("decision", decision), ("terminal", terminal)):
-            arrays = [(f"obs[{i}]", array) for i, array in enumerate(steps.obs)]
-            last = "interrupted" if kind == "terminal" else "action_mask"
-            for name in ("reward", "agent_id", "group_id", "group_reward", last):
-                value = getattr(steps, name)
-                if name == "action_mask" and value is not None:
-                    arrays += [(f"action_mask[{b}]", mask) for b, mask in enumerate(value)]
-                else:
-                    arrays.append((name, value))
-            self.trace += [(t, state.name, f"{kind}.{x}", _fingerprint(a)) for x, a in arrays]
-        state.decision, state.broken = decision, False
+    check: str
+    behavior: str | None
+    status: CheckStatus
+    message: str = ""
 
-    def _act(self, state: BehaviorChecks, t: int) -> None:
-        decision = state.decision
-        n = len(decision.agent_id)
-        masks = decision.action_mask if state.branches else None
-        action = random_actions(state.spec.action_spec, n, self.rng, masks)
-        by_agent = t % 2 == 0 and n > 0
-        try:
-            if by_agent:
-                for row, agent_id in enumerate(decision.agent_id.tolist()):
-                    one = ActionTuple(
-                        action.continuous[row : row + 1], action.discrete[row : row + 1]
-                    )
-                    self.env.set_action_for_agent(state.name, agent_id, one)
-            else:
-                self.env.set_actions(state.name, action)
-            state.actions_set += 1
-        except Exception as error:
-            state.fail(
-                "empty_batches" if n == 0 else "random_actions",
-                f"step {t}: expected {'set_action_for_agent' if by_agent else 'set_actions'} to "
-                f"accept a valid random action for {n} agents (continuous "
-                f"{action.continuous.shape}, discrete {action.discrete.tolist()}), it raised "
-                f"{describe(error)}",
+    def __str__(self) -> str:
+        where = "" if self.behavior is None else f" [{self.behavior}]"
+        note = f": {self.message}" if self.message else ""
+        return f"{self.status.value.upper()} {self.check}{where}{note}"
+
+
+class _Report(Generic[_R]):
+    results: list[_R]
+
+    @property
+    def passed(self) -> bool:
+        """True when nothing failed (skipped checks do not count)."""
+        return not self.failures
+
+    @property
+    def failures(self) -> list[_R]:
+        return [r for r in self.results if r.status is CheckStatus.FAILED]
+
+    def _title(self, name: str) -> str:
+        return f"{name}: {'PASSED' if self.passed else 'FAILED'}"
+
+    def format(self) -> str:
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        return self.format()
+
+
+def _table(rows: Sequence[tuple[str, ...]], gaps: tuple[str, ...]) -> list[str]:
+    """Rows as lines, each column but the last padded to its width and followed by its gap."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(gaps))]
+    padded = [
+        "".join(c.ljust(w) + g for c, w, g in zip(r, widths, gaps, strict=False)) for r in rows
+    ]
+    return [(line + row[-1]).rstrip() for line, row in zip(padded, rows, strict=True)]
+
+
+@dataclass
+class CheckReport(_Report[CheckResult]):
+    """Every :class:`CheckResult` of one ``check_base_env`` run."""
+
+    env_name: str
+    results: list[CheckResult] = field(default_factory=list)
+
+    def rows(self) -> list[tuple[str, str, str, str]]:
+        """``(check, behaviour or '-', status, message)`` per result, for a table."""
+        return [(r.check, r.behavior or "-", r.status.value, r.message) for r in self.results]
+
+    def format(self) -> str:
+        rows = [("check", "behavior", "status", "message"), *self.rows()]
+        return "\n".join([self._title(self.env_name), *_table(rows, ("  ", "  ", "  "))])
+
+    def raise_if_failed(self) -> None:
+        """Raises :class:`ConformanceError` listing every failed check, if any failed."""
+        failures = self.failures
+        if failures:
+            listing = "\n".join(f"  - {f.message}" for f in failures)
+            raise ConformanceError(
+                f"{self.env_name} failed {len(failures)} conformance check(s):\n{listing}",
+                report=self,
             )
 
-    def results(self) -> list[CheckResult]:
-        """One result per environment check, then per behaviour and behaviour check."""
-        results: list[CheckResult] = []
-        stopped_at = None
-        notes = {
-            "behavior_specs": f"{len(self.behaviors)} behavior(s): {list(self.behaviors)}",
-            "step": f"{self.steps} step(s)",
-        }
-        for check in _ENV_CHECKS:
-            if check in self.env_failures:
-                stopped_at = check
-                status, message = CheckStatus.FAILED, self.env_failures[check]
-            elif stopped_at is not None:
-                status, message = CheckStatus.SKIPPED, f"{stopped_at} failed"
-            else:
-                status, message = CheckStatus.PASSED, notes.get(check, "")
-            results.append(CheckResult(check, None, status, message))
-        for state in self.behaviors.values():
-            for check in _BEHAVIOR_CHECKS:
-                results.append(CheckResult(check, state.name, *state.outcome(check, self.steps)))
-        return results
+
+class ConformanceError(ZooportError, AssertionError):
+    """An environment failed a conformance check; ``report`` holds every result."""
+
+    def __init__(self, message: str, report: CheckReport | None = None) -> None:
+        super().__init__(message)
+        self.report = report
+
+
+#: Every checker, by short name, in report order, with the label printed in reports.
+CHECKERS: dict[str, str] = {
+    "base_env": "zooport check_base_env",
+    "gym": "gymnasium check_env",
+    "sb3": "sb3 check_env",
+    "parallel_api": "pettingzoo parallel_api_test",
+    "aec_api": "pettingzoo api_test",
+    "seed": "pettingzoo seed_test",
+    "parallel_seed": "pettingzoo parallel_seed_test",
+    "max_cycles": "pettingzoo max_cycles_test",
+    "render": "pettingzoo render_test",
+    "state": "pettingzoo state_test",
+}
+_LABELS = {**CHECKERS, "construct": "construct (the factory)"}
+
+#: Warnings that ML-Agents' specs cause by design: (message regex, reason). They are
+#: reported with the reason and do not fail a checker under ``warnings_as_errors``.
+EXPLAINED_WARNINGS: tuple[tuple[str, str], ...] = (
+    (
+        r"(WARN: )?(A Box observation space|Agent's|Environment's) (minimum|maximum) "
+        r"(observation |state )?(space )?value is -?infinity",
+        "ML-Agents' ObservationSpec has no bounds, so vector observations are Box(-inf, inf)",
+    ),
+    (
+        r"(WARN: )?Not able to test alternative render modes due to the environment not "
+        r"having a spec",
+        "the adapter is checked directly, not through gym.make",
+    ),
+    (
+        r"Observation is not a NumPy array|Observation space for each agent probably should be",
+        "several observations, or an action mask, make a Dict observation by design",
+    ),
+    (
+        r"Action space for each agent probably should be|The action space is not based off a "
+        r"numpy array",
+        "hybrid actions are a Dict(continuous, discrete) by design",
+    ),
+)
+
+
+def explain_warning(message: str) -> str | None:
+    """Why a warning is expected (see :data:`EXPLAINED_WARNINGS`), or None."""
+    return next(
+        (reason for pattern, reason in EXPLAINED_WARNINGS if re.match(pattern, message)), None
+    )
+
+
+@dataclass(frozen=True)
+class CheckerResult:
+    """One checker's outcome: ``checker`` is a key of :data:`CHECKERS`, ``target`` the
+    behaviour it checked (None: the environment), ``warnings`` the distinct warnings it
+    raised, ``details`` a longer account (``check_base_env``'s table)."""
+
+    checker: str
+    status: CheckStatus
+    message: str = ""
+    target: str | None = None
+    warnings: tuple[str, ...] = ()
+    seconds: float = 0.0
+    details: str = ""
+
+    @property
+    def label(self) -> str:
+        name = _LABELS.get(self.checker, self.checker)
+        return name if self.target is None else f"{name} [{self.target}]"
+
+
+@dataclass
+class SuiteReport(_Report[CheckerResult]):
+    """Every :class:`CheckerResult` of one :func:`~zooport.checks.run_checkers` run.
+
+    Example:
+        >>> ok = CheckerResult("state", CheckStatus.PASSED, warnings=("w",))
+        >>> print(SuiteReport("E", [ok]).format())
+        E: PASSED (1 passed, 0 failed, 0 skipped)
+        checker               status  warnings  message
+        pettingzoo state_test pass    1
+        warnings:
+          pettingzoo state_test: w
+    """
+
+    name: str
+    results: list[CheckerResult] = field(default_factory=list)
+
+    def rows(self) -> list[tuple[str, str, str, str]]:
+        return [(r.label, r.status.value, str(len(r.warnings)), r.message) for r in self.results]
+
+    def format(self, *, show_warnings: bool = True) -> str:
+        """The report as a plain-text table, then (``show_warnings``) each checker's warnings."""
+        passed, failed, skipped = (sum(r.status is s for r in self.results) for s in CheckStatus)
+        title = f"{self._title(self.name)} ({passed} passed, {failed} failed, {skipped} skipped)"
+        rows = [("checker", "status", "warnings", "message"), *self.rows()]
+        lines = [title, *_table(rows, (" ", "  ", "  "))]
+        return "\n".join(lines + self.warning_lines() if show_warnings else lines)
+
+    def warning_lines(self) -> list[str]:
+        """``"warnings:"`` then one line per checker and warning (with the expected ones'
+        reason); empty when no checker warned."""
+        lines = []
+        for result in self.results:
+            for message in result.warnings:
+                reason = explain_warning(message)
+                note = f" [expected: {reason}]" if reason else ""
+                lines.append(f"  {result.label}: {message}{note}")
+        return ["warnings:", *lines] if lines else []
+
+
+def one_line(error: BaseException) -> str:
+    """``"<Type>: <message>"`` on one line; a bare ``assert`` names its file, line and source.
+
+    Example:
+        >>> one_line(ValueError("expected 3,\\n got 4"))
+        'ValueError: expected 3, got 4'
+    """
+    message = " ".join(str(error).split())
+    frames = [] if message else traceback.extract_tb(error.__traceback__)
+    if frames:
+        last = frames[-1]
+        source = f": {last.line}" if last.line else ""
+        message = f"at {os.path.basename(last.filename)}:{last.lineno}{source}"
+    text = f"{type(error).__name__}: {message}" if message else type(error).__name__
+    return text if len(text) <= _MESSAGE_LIMIT else text[: _MESSAGE_LIMIT - 3] + "..."
+
+
+def close_quietly(env: Any) -> None:
+    """Closes ``env`` (None is nothing to close): a broken env failing to close hides nothing."""
+    with contextlib.suppress(Exception):
+        if env is not None:
+            env.close()
+
+
+def _results(run: Run) -> list[CheckResult]:
+    """One result per environment check, then per behaviour and behaviour check."""
+    results: list[CheckResult] = []
+    stopped_at = None
+    notes = {
+        "behavior_specs": f"{len(run.behaviors)} behavior(s): {list(run.behaviors)}",
+        "step": f"{run.steps} step(s)",
+    }
+    for check in _ENV_CHECKS:
+        if check in run.env_failures:
+            stopped_at = check
+            status, message = CheckStatus.FAILED, run.env_failures[check]
+        elif stopped_at is not None:
+            status, message = CheckStatus.SKIPPED, f"{stopped_at} failed"
+        else:
+            status, message = CheckStatus.PASSED, notes.get(check, "")
+        results.append(CheckResult(check, None, status, message))
+    for state in run.behaviors.values():
+        for check in _BEHAVIOR_CHECKS:
+            results.append(CheckResult(check, state.name, *_outcome(state, check, run.steps)))
+    return results
+
+
+def _outcome(state: BehaviorChecks, check: str, steps: int) -> tuple[CheckStatus, str]:
+    if check in state.failures:
+        first, *more = state.failures[check]
+        return CheckStatus.FAILED, first + (f" (and {len(more)} more)" if more else "")
+    if "behavior_spec" in state.failures:
+        return CheckStatus.SKIPPED, "behavior_spec failed"
+    if check == "action_masks" and not state.branches:
+        return CheckStatus.SKIPPED, "no discrete branches"
+    if check == "action_masks" and not state.masks_seen:
+        return CheckStatus.PASSED, "no masks provided"
+    if check == "empty_batches" and not state.empty_seen:
+        return CheckStatus.SKIPPED, "no empty batch occurred"
+    if check == "random_actions" and not state.actions_set:
+        return CheckStatus.SKIPPED, "no batch could be acted on" if steps else "no step taken"
+    return CheckStatus.PASSED, ""
 
 
 def check_base_env(
@@ -238,8 +331,8 @@ def check_base_env(
     """
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
         raise ArgumentError(f"Expect steps to be a non-negative int, actually: {steps!r}")
-    run = _Run(env, steps, seed)
-    report = CheckReport(type(env).__name__, run.results())
+    run = Run(env, steps, seed)
+    report = CheckReport(type(env).__name__, _results(run))
     report.results.append(_check_determinism(env, run, check_determinism, make_env))
     if strict:
         report.raise_if_failed()
@@ -247,7 +340,7 @@ def check_base_env(
 
 
 def _check_determinism(
-    env: Any, first: _Run, requested: bool | None, make_env: Callable[[], BaseEnv] | None
+    env: Any, first: Run, requested: bool | None, make_env: Callable[[], BaseEnv] | None
 ) -> CheckResult:
     def result(status: CheckStatus, message: str, behavior: str | None = None) -> CheckResult:
         return CheckResult("determinism", behavior, status, message)
@@ -264,7 +357,7 @@ def _check_determinism(
         except Exception as error:
             return result(CheckStatus.FAILED, f"determinism: make_env() raised {describe(error)}")
         try:
-            run = _Run(core, first.steps, first.seed)
+            run = Run(core, first.steps, first.seed)
         finally:
             if core is not env:
                 close_quietly(core)

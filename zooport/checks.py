@@ -20,7 +20,7 @@ from typing import Any
 
 from zooport.envs.arguments import check_seed
 from zooport.envs.capabilities import accepts_keyword, keyword_parameters, reset_core
-from zooport.envs.check_report import (
+from zooport.envs.checker import (
     CHECKERS,
     EXPLAINED_WARNINGS,
     CheckerResult,

@@ -1,14 +1,16 @@
-"""What ``check_base_env`` asks of each behaviour: a usable spec, then batches whose arrays
-match it, with unique ids and masks that leave an action. Every failure is kept, per check."""
+"""The run behind ``check_base_env``: one reset and random steps of a ``BaseEnv``, every batch
+checked against its behaviour's spec (each failure kept, per check) and fingerprinted."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 import numpy as np
 
-from zooport.envs.check_report import CheckStatus
+from zooport.envs.actions import ActionTuple, random_actions
+from zooport.envs.capabilities import reset_core
 from zooport.errors import a_type
 
 
@@ -222,18 +224,139 @@ class BehaviorChecks:
             )
         self.seen.update(decision.agent_id.tolist())
 
-    def outcome(self, check: str, steps: int) -> tuple[CheckStatus, str]:
-        if check in self.failures:
-            first, *more = self.failures[check]
-            return CheckStatus.FAILED, first + (f" (and {len(more)} more)" if more else "")
-        if "behavior_spec" in self.failures:
-            return CheckStatus.SKIPPED, "behavior_spec failed"
-        if check == "action_masks" and not self.branches:
-            return CheckStatus.SKIPPED, "no discrete branches"
-        if check == "action_masks" and not self.masks_seen:
-            return CheckStatus.PASSED, "no masks provided"
-        if check == "empty_batches" and not self.empty_seen:
-            return CheckStatus.SKIPPED, "no empty batch occurred"
-        if check == "random_actions" and not self.actions_set:
-            return CheckStatus.SKIPPED, "no batch could be acted on" if steps else "no step taken"
-        return CheckStatus.PASSED, ""
+
+def fingerprint(array: Any) -> str:
+    """What two runs must agree on: shape, dtype, the first values and a hash of them all."""
+    if not isinstance(array, np.ndarray):
+        return repr(array)[:60]
+    data = np.ascontiguousarray(array)
+    content = hashlib.blake2b(data.tobytes(), digest_size=16).hexdigest()[:8]
+    return f"shape {data.shape} {data.dtype} starting {data.ravel()[:6].tolist()} (hash {content})"
+
+
+class Run:
+    """One reset and ``steps`` random steps; validates the batches and fingerprints them."""
+
+    def __init__(self, env: Any, steps: int, seed: int) -> None:
+        self.env = env
+        self.steps = steps
+        self.seed = seed
+        self.rng = np.random.default_rng(seed)
+        self.env_failures: dict[str, str] = {}
+        self.behaviors: dict[str, BehaviorChecks] = {}
+        self.trace: list[tuple[int, str, str, str]] = []
+        self.completed = False
+        self._execute()
+
+    def _execute(self) -> None:
+        try:
+            reset_core(self.env, self.seed)
+        except Exception as error:  # any failure of the env is reported
+            self.env_failures["reset"] = f"reset: reset() raised {describe(error)}"
+            return
+        try:
+            specs = self.env.behavior_specs
+            names = list(specs)
+            bad = [n for n in names if not isinstance(n, str)]
+            if not names or bad:
+                problem = f"non-str names {bad!r}" if bad else "none"
+                self.env_failures["behavior_specs"] = (
+                    f"behavior_specs: expected a mapping of at least one behaviour name (str) "
+                    f"to BehaviorSpec, got {problem}"
+                )
+                return
+            self.behaviors = {name: BehaviorChecks(name, specs[name]) for name in names}
+        except Exception as error:
+            self.env_failures["behavior_specs"] = (
+                f"behavior_specs: reading behavior_specs raised {describe(error)}"
+            )
+            return
+        for state in self.behaviors.values():
+            problems = spec_problems(state.spec)
+            if problems:
+                state.fail("behavior_spec", "; ".join(problems))
+                state.broken = True
+            else:
+                state.branches = tuple(int(b) for b in state.spec.action_spec.discrete_branches)
+        self._observe(0)
+        for t in range(1, self.steps + 1):
+            for state in self.behaviors.values():
+                if state.decision is not None:
+                    self._act(state, t)
+            try:
+                self.env.step()
+            except Exception as error:
+                self.env_failures["step"] = (
+                    f"step: step() {t} of {self.steps} raised {describe(error)}"
+                )
+                return
+            self._observe(t)
+        self.completed = True
+
+    def _observe(self, t: int) -> None:
+        for state in self.behaviors.values():
+            state.decision = None
+            if state.broken:
+                continue
+            state.broken = True  # until the batches prove usable
+            try:
+                result = self.env.get_steps(state.name)
+            except Exception as error:
+                state.fail("steps_format", f"step {t}: get_steps() raised {describe(error)}")
+                continue
+            if not isinstance(result, tuple) or len(result) != 2:
+                state.fail(
+                    "steps_format",
+                    f"step {t}: expected get_steps() to return (DecisionSteps, TerminalSteps), "
+                    f"got {shape_of(result)}",
+                )
+                continue
+            decision, terminal = result
+            try:
+                ok = state.check_steps(t, decision, "DecisionSteps")
+                if state.check_steps(t, terminal, "TerminalSteps") and ok:
+                    self._accept(state, t, decision, terminal)
+            except Exception as error:  # a malformed batch the checks missed
+                state.fail(
+                    "steps_format", f"step {t}: could not read the batches: {describe(error)}"
+                )
+
+    def _accept(self, state: BehaviorChecks, t: int, decision: Any, terminal: Any) -> None:
+        """Checks the ids of two well-formed batches, fingerprints them and acts on them next."""
+        state.check_ids(t, decision, terminal)
+        for kind, steps in (("decision", decision), ("terminal", terminal)):
+            arrays = [(f"obs[{i}]", array) for i, array in enumerate(steps.obs)]
+            last = "interrupted" if kind == "terminal" else "action_mask"
+            for name in ("reward", "agent_id", "group_id", "group_reward", last):
+                value = getattr(steps, name)
+                if name == "action_mask" and value is not None:
+                    arrays += [(f"action_mask[{b}]", mask) for b, mask in enumerate(value)]
+                else:
+                    arrays.append((name, value))
+            self.trace += [(t, state.name, f"{kind}.{x}", fingerprint(a)) for x, a in arrays]
+        state.decision, state.broken = decision, False
+
+    def _act(self, state: BehaviorChecks, t: int) -> None:
+        decision = state.decision
+        n = len(decision.agent_id)
+        masks = decision.action_mask if state.branches else None
+        action = random_actions(state.spec.action_spec, n, self.rng, masks)
+        by_agent = t % 2 == 0 and n > 0
+        try:
+            if by_agent:
+                for row, agent_id in enumerate(decision.agent_id.tolist()):
+                    one = ActionTuple(
+                        action.continuous[row : row + 1], action.discrete[row : row + 1]
+                    )
+                    self.env.set_action_for_agent(state.name, agent_id, one)
+            else:
+                self.env.set_actions(state.name, action)
+            state.actions_set += 1
+        except Exception as error:
+            state.fail(
+                "empty_batches" if n == 0 else "random_actions",
+                f"step {t}: expected {'set_action_for_agent' if by_agent else 'set_actions'} to "
+                f"accept a valid random action for {n} agents (continuous "
+                f"{action.continuous.shape}, discrete {action.discrete.tolist()}), it raised "
+                f"{describe(error)}",
+            )
