@@ -1,14 +1,11 @@
-"""Many cores in worker processes, presented as one BaseEnv: :class:`CorePool`. A pool step steps
-every core in parallel (core 0 in this process by default in sync mode) with one write to a
-shared control array, and gathers the rows the cores wrote into shared memory, so the pool's own
-work per step does not grow with K. Agent ``a`` of core ``i`` (of K) is pool agent ``a * K + i``.
-"""
+"""Many cores in worker processes as one BaseEnv, :class:`CorePool`: a step is one write to a
+shared control array, and the batches are the rows the cores wrote into shared memory, so the
+pool's own work per step does not grow with K. Agent ``a`` of core ``i`` is ``a * K + i``."""
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import math
 import os
 import weakref
 from collections.abc import Callable, Sequence
@@ -21,10 +18,10 @@ from zooport.envs import pool_options, pool_shared_memory as shm
 from zooport.envs.actions import ActionTuple
 from zooport.envs.arguments import check_int, check_seed
 from zooport.envs.base_env import BaseEnv
-from zooport.envs.pool_channels import PoolChannels
 from zooport.envs.pool_handles import Workers
 from zooport.envs.pool_options import registry_core, unity_instance
 from zooport.envs.pool_shared_memory import Rows, gather, scatter, scatter_one
+from zooport.envs.pool_worker import PoolChannels
 from zooport.envs.side_channel.side_channel import SideChannel
 from zooport.envs.specs import AgentId, BehaviorMapping, BehaviorName, BehaviorSpec
 from zooport.envs.step_guard import StepGuard
@@ -38,8 +35,7 @@ _PID = [os.getpid()]
 os.register_at_fork(after_in_child=lambda: _PID.__setitem__(0, os.getpid()))
 
 
-def _shutdown(workers: Workers, owner: int) -> None:
-    """Closes a pool that was not closed (garbage collection, exit)."""
+def _shutdown(workers: Workers, owner: int) -> None:  # a pool that was not closed
     if _PID[0] == owner:  # in a fork of the pool's process, the workers are its parent's
         with contextlib.suppress(Exception):  # nobody is left to tell: the pool is gone
             workers.close()
@@ -98,7 +94,6 @@ class CorePool(BaseEnv):
         mode, min_ready, local, timeout, spin, side_bytes = pool_options.check_options(
             k, mode, min_ready, local_core, timeout, start_method, spin, side_channel_bytes
         )
-        #: K, the mode, how many cores answer before step() returns, and whether close() finished.
         self.mode, self.min_ready = mode, min_ready
         self._channels = PoolChannels(side_channels, core_side_channels, k)
         # _live: reset, open and healthy (the one check a call makes on its fast path).
@@ -161,13 +156,9 @@ class CorePool(BaseEnv):
             )
         self._guard.enter("reset")
         try:
-            # Async: a step still running finishes first; its results are dropped, its
-            # side-channel messages delivered.
-            incoming = self._workers.finish_running()
             seeds = None if seed is None else seed + np.arange(k)
-            incoming += self._workers.run(shm.RESET, np.ones(k, bool), seeds)
+            incoming = self._workers.run(shm.RESET, np.ones(k, bool), seeds)
         except BaseException as exc:
-            self._guard.abort(exc)
             self._broke(exc)
             raise
         self._guard.reset_done()
@@ -190,7 +181,6 @@ class CorePool(BaseEnv):
             idle = None if self.mode == "sync" else ~(workers.running | workers.fresh)
             incoming = workers.run(shm.STEP, idle)
         except BaseException as exc:
-            self._guard.abort(exc)
             self._broke(exc)
             raise
         self._guard.exit()
@@ -351,10 +341,8 @@ class CorePool(BaseEnv):
     @property
     def global_state_shape(self) -> tuple[int]:
         """``(total values,)`` of :attr:`global_state`, where every core declares a shape."""
-        shapes = self._declared("global_state_shape")
-        if shapes is not None:
-            return (sum(math.prod(shape) for shape in shapes),)
-        return (self.global_state_space.shape[0],)
+        sizes = self._declared("global_state_size")
+        return (self.global_state_space.shape[0],) if sizes is None else (sum(sizes),)
 
     @property
     def global_state_space(self) -> Any:
@@ -393,22 +381,18 @@ class CorePool(BaseEnv):
     def _global_state(self) -> np.ndarray:
         answers = self._ask(shm.STATE)
         states = [np.ravel(answers[i][1]) for i in range(self.num_cores)]
-        for i, (values, shape) in enumerate(
-            zip(states, self._declared("global_state_shape") or [None] * len(states), strict=True)
-        ):
-            if shape is not None and values.size != math.prod(shape):
+        for i, (state, d) in enumerate(zip(states, self._descriptions(), strict=True)):
+            if d["global_state_size"] not in (None, state.size):
                 raise errors.SpecError(
-                    f"{self._workers.label(i)}: global_state() has {values.size} values where "
-                    f"its global_state_shape says {math.prod(shape)}"
+                    f"{self._workers.label(i)}: global_state() has {state.size} values where "
+                    f"its global_state_shape says {d['global_state_size']}"
                 )
         return np.concatenate(states)
 
-    def _ask(self, command: int) -> dict[int, Any]:
-        """Every core's answer to RENDER or STATE (a running async step finishes first)."""
+    def _ask(self, command: int) -> dict[int, Any]:  # a running async step finishes first
         self._check_ready()
         try:
-            incoming = self._workers.finish_running()
-            answers = self._workers.ask(command)
+            answers, incoming = self._workers.ask(command)
         except BaseException as exc:
             self._broke(exc)
             raise
@@ -432,6 +416,7 @@ class CorePool(BaseEnv):
         return check_int(index, "core index", 0, maximum=self.num_cores - 1, where="CorePool")
 
     def _broke(self, exc: BaseException) -> None:
+        self._guard.abort(exc)
         self._steps.clear()
         self._live = False
         if isinstance(exc, CorePoolError):

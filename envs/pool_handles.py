@@ -1,7 +1,7 @@
-"""The cores of a :class:`~zooport.envs.core_pool.CorePool`: its worker processes, core 0 when it
-runs in the pool's process, one control array for all of them and the behaviours' segments. A
-command is one vectorised write; a wait spins on the array, then blocks on the pipes and the
-process sentinels in short slices, so a death or a hang is a ``CorePoolError`` in bounded time.
+"""The cores of a :class:`~zooport.envs.core_pool.CorePool`: its workers, core 0 when it runs in
+the pool's process, one control array for all of them and the behaviours' segments. A wait spins
+on the array, then blocks on the pipes and the process sentinels in short slices, so a death or a
+hang is a ``CorePoolError`` in bounded time.
 """
 
 from __future__ import annotations
@@ -13,46 +13,24 @@ import pickle
 import signal
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from multiprocessing import connection as mp_connection
 from typing import Any
 
 import numpy as np
 
 from zooport.envs import pool_shared_memory as shm, pool_worker
-from zooport.envs.pool_channels import PoolChannels
 from zooport.envs.pool_shared_memory import BehaviorLayout, Control, Rows, unlink_quietly
-from zooport.envs.pool_worker import SLICE, CoreRunner, core_description, next_message
-from zooport.envs.specs import BehaviorMapping, BehaviorSpec
+from zooport.envs.pool_worker import SLICE, CoreRunner, PoolChannels, next_message
+from zooport.envs.specs import BehaviorMapping
 from zooport.errors import CorePoolError, SpecError
 
-__all__ = ["Workers", "agree"]
+__all__ = ["Workers"]
 
 #: How long ``close()`` waits for the workers to close their cores before stopping them (s).
 CLOSE_GRACE = 10.0
 
 _yield = getattr(os, "sched_yield", lambda: time.sleep(0))
-
-
-def agree(
-    specs: Mapping[str, BehaviorSpec], label: str, theirs: Mapping[str, BehaviorSpec], late: bool
-) -> BehaviorMapping:
-    """``specs`` with a core's; it must have the same behaviours unless they come ``late``
-    (a Unity scene adds one), and the same spec for each (else a ``SpecError``)."""
-    if not late and set(theirs) != set(specs):
-        raise SpecError(
-            f"{label} has behaviors {sorted(theirs)} where core 0 has {sorted(specs)}; every "
-            "core of a pool must have the same behaviors"
-        )
-    merged = dict(specs)
-    for name, spec in theirs.items():
-        if merged.setdefault(name, spec) != spec:
-            raise SpecError(
-                f"behavior {name!r}: {label} has the spec {spec} where "
-                f"{'the pool' if late else 'core 0'} has {merged[name]}; every core of a pool "
-                "must have the same specs"
-            )
-    return BehaviorMapping(merged)
 
 
 class Workers:
@@ -71,7 +49,7 @@ class Workers:
         }
         self.every = slice(int(local), k)  # every worker: a slice, so a command is a view
         self.local_mask = np.arange(k) < int(local)
-        self.control = Control.create(k, side_bytes)
+        self.control = Control(k, side_bytes)
         self.words = self.control.words
         self.processes: dict[int, Any] = {}  # and below, the pipes: both by core index
         self.connections: dict[int, Any] = {}
@@ -115,12 +93,31 @@ class Workers:
             self.specs = BehaviorMapping(dict(self.description(0)["specs"]))
             self.names = tuple(self.specs)  # the behaviours, for a quick ``in``
             for i in range(1, k):
-                agree(self.specs, self.label(i), self.description(i)["specs"], late=False)
+                self.agree(i, late=False)
         except BaseException:
             self.close(broken=True)
             raise
         # One core in this process: its own steps are the pool's (ids are unchanged at K=1).
         self.alone = self.local.core if self.local is not None and k == 1 else None
+
+    def agree(self, i: int, late: bool = True) -> None:
+        """Takes core ``i``'s specs: the same behaviours as the pool's unless they come ``late``
+        (a Unity scene adds one), and the same spec for each (else a ``SpecError``)."""
+        theirs, merged = self.description(i)["specs"], dict(self.specs)
+        if not late and set(theirs) != set(merged):
+            raise SpecError(
+                f"{self.label(i)} has behaviors {sorted(theirs)} where core 0 has "
+                f"{sorted(merged)}; every core of a pool must have the same behaviors"
+            )
+        for name, spec in theirs.items():
+            if merged.setdefault(name, spec) != spec:
+                raise SpecError(
+                    f"behavior {name!r}: {self.label(i)} has the spec {spec} where "
+                    f"{'the pool' if late else 'core 0'} has {merged[name]}; every core of a "
+                    "pool must have the same specs"
+                )
+        self.specs = BehaviorMapping(merged)
+        self.names = tuple(self.specs)
 
     def description(self, i: int) -> dict[str, Any]:
         return self.local.description if i == 0 and self.local else self.descriptions[i]
@@ -132,10 +129,12 @@ class Workers:
         return f"core {i} ({self.descriptions[i]['type']}, worker pid {pid})"
 
     def run(self, command: int, start: np.ndarray | None = None, seeds: Any = None) -> list[Any]:
-        """Runs ``command`` on the cores ``start`` (None: every core) and publishes those that
-        answered; returns their side-channel bytes, ``[(core, bytes)]``."""
+        """Runs STEP or RESET on the cores ``start`` (None: all) and publishes those that answered;
+        returns what they sent on their side channels, ``[(core, bytes)]``."""
         if self.alone is not None:
             return self.run_alone(command, None if seeds is None else int(seeds[0]))
+        # A reset drops the results of the steps still running (async), not their messages.
+        incoming = self.finish_running() if command == shm.RESET else []
         channels, local = self.channels, self.local
         if start is None:  # every core: the fast path
             which: Any = self.every
@@ -173,10 +172,9 @@ class Workers:
         self.ready = answered | self.fresh  # the fresh ones' side-channel bytes were delivered
         self.running &= ~self.ready
         self.fresh[:] = False
-        return self._incoming(answered)
+        return incoming + self._incoming(answered)
 
-    def run_alone(self, command: int, seed: int | None) -> list[Any]:
-        """A pool of one in this process: the core's own steps are the pool's, nothing copied."""
+    def run_alone(self, command: int, seed: int | None) -> list[Any]:  # nothing copied
         runner, channels = self.local, self.channels
         assert runner is not None and self.alone is not None  # noqa: S101  # internal invariant
         try:
@@ -189,9 +187,8 @@ class Workers:
             raise self._local_error(command, exc) from exc
         specs = self.alone.behavior_specs
         if specs is not self.core_specs and tuple(specs) != tuple(self.specs):  # a new one
-            runner.description = core_description(self.alone)
-            self.specs = agree(self.specs, runner.label, runner.description["specs"], True)
-            self.names = tuple(self.specs)
+            runner.description = pool_worker.core_description(self.alone)
+            self.agree(0)
         self.core_specs = specs
         return [(0, runner.side_out())] if channels.any else []
 
@@ -200,7 +197,7 @@ class Workers:
         running = self.running.copy()
         if not running.any():
             return []
-        self.wait(slice(0, self.k), int(running.sum()), running)
+        self.wait(np.flatnonzero(running))
         self._settle(running, {})
         self.running[:] = False
         self.fresh |= running
@@ -208,32 +205,28 @@ class Workers:
 
     def _settle(self, answered: np.ndarray, requests: dict[int, Any]) -> None:
         """Raises a failed core's error; gives the cores that asked for room new segments."""
-        bad = self.failures(np.flatnonzero(answered & ~self.local_mask))
-        while bad or requests:
+        requests.update(self.requests(np.flatnonzero(answered & ~self.local_mask)))
+        while requests:
             others = self.running & ~answered
             if others.any():  # growing replaces segments that they may be writing: finish them
-                self.wait(slice(0, self.k), int(others.sum()), others)
+                self.wait(np.flatnonzero(others))
                 answered |= others
-                bad = self.failures(np.flatnonzero(answered & ~self.local_mask))
-            requests.update(self.requests(bad))
-            if not requests:
-                return
+                requests.update(self.requests(np.flatnonzero(others)))
             for i in requests:
-                self.specs = agree(self.specs, self.label(i), self.description(i)["specs"], True)
-                self.names = tuple(self.specs)
+                self.agree(i)
             self._grow(requests)
-            requests, bad = {}, self.failures(self.every)
+            requests = self.requests(self.every)
 
     def _incoming(self, ready: np.ndarray) -> list[Any]:
-        """``(core, side-channel bytes)`` of the cores that answered a step or reset."""
         incoming = []
         for i in np.flatnonzero(ready).tolist() if self.channels.any else ():
             data = self.local_side if i == 0 and self.local else self.control.get(shm.SIDE_OUT, i)
             incoming.append((i, self.receive(i)[1] if data is None else data))  # None: too big
         return incoming
 
-    def ask(self, command: int) -> dict[int, Any]:
-        """Every core's answer to RENDER or STATE (the cores are idle)."""
+    def ask(self, command: int) -> tuple[dict[int, Any], list[Any]]:
+        """Every core's answer to RENDER or STATE, and what the steps still running sent."""
+        incoming = self.finish_running()
         self.command(command, self.every)
         answers = {}
         if self.local is not None:
@@ -243,13 +236,11 @@ class Workers:
                 raise self._local_error(command, exc) from exc
         self.wait(self.every)
         for i in self.processes:
-            self.requests(self.failures([i]))  # raises the core's error
+            self.requests([i])  # raises the core's error
             answers[i] = self.receive(i)
-        return answers
+        return answers, incoming
 
-    def command(
-        self, command: int, which: Any, seeds: Any = None, sides: dict[int, bytes] | None = None
-    ) -> None:
+    def command(self, command: int, which: Any, seeds: Any = None, sides: Any = None) -> None:
         """Tells the workers ``which`` (a slice or an index array) to run ``command``."""
         words, late = self.words, []
         for i, data in (sides or {}).items():
@@ -302,45 +293,38 @@ class Workers:
                     if ready in handles:
                         self._drain(waiting[handles.index(ready)])
                 for i in waiting:
-                    if self.words[i, shm.DONE] == self.words[i, shm.SEQ]:
-                        continue
-                    if not self.processes[i].is_alive():
-                        raise self._died(i)
-                    if (
-                        self.timeout is not None
-                        and time.monotonic() - self.started[i] > self.timeout
-                    ):
-                        raise self._hung(i)
+                    if self.words[i, shm.DONE] != self.words[i, shm.SEQ]:
+                        self._check(i)
         finally:
             self.words[-1, shm.WAITING] = 0
 
-    def _drain(self, i: int) -> None:
-        """Moves what worker ``i`` sent into its inbox (wake-ups dropped)."""
+    def _check(self, i: int) -> None:
+        """Raises when worker ``i``, which owes an answer, died or is past the timeout."""
+        if not self.processes[i].is_alive():
+            raise self._died(i)
+        if self.timeout is not None and time.monotonic() - self.started[i] > self.timeout:
+            self._stop(i)
+            why = f"no answer to {self.doing} within the timeout of {self.timeout} s"
+            raise self._error(i, f": {why}; the worker was stopped")
+
+    def _drain(self, i: int) -> None:  # into the inbox, wake-ups dropped
         with contextlib.suppress(EOFError, OSError):  # it died: the sentinel says so
             while self.connections[i].poll(0):
                 message = self.connections[i].recv()
                 if message is not None:
                     self.inboxes[i].append(message)
 
-    def failures(self, which: Any) -> list[int]:
-        """The workers of ``which`` whose answer is not a plain OK."""
-        statuses = self.words[which, shm.STATUS]
-        return np.arange(self.k)[which][statuses != 0].tolist() if statuses.any() else []
-
-    def requests(self, indices: list[int]) -> dict[int, Any]:
-        """``{core: needs}`` of the workers that answered NEEDS_ROOM; a failed one raises."""
-        requests = {}
-        for i in indices:
-            status = int(self.words[i, shm.STATUS])
-            if status == shm.FAILED:
+    def requests(self, which: Any) -> dict[int, Any]:
+        """``{core: needs}`` of the workers of ``which`` that need room; a failed one raises."""
+        statuses, requests = self.words[which, shm.STATUS], {}
+        for i in np.arange(self.k)[which][statuses != 0].tolist() if statuses.any() else ():
+            if self.words[i, shm.STATUS] == shm.FAILED:
                 raise self._raised(i, self.receive(i)[1], during=self.doing)
-            if status == shm.NEEDS_ROOM:
-                _, requests[i], self.descriptions[i] = self.receive(i)
+            _, requests[i], self.descriptions[i] = self.receive(i)
         return requests
 
     def _grow(self, requests: dict[int, dict[str, Any]]) -> None:
-        """New segments for the behaviours of ``requests``, the other cores' rows copied over;
-        every worker maps them, and those that asked write their rows now."""
+        """New segments for the behaviours of ``requests``, the other cores' rows copied over."""
         grown: dict[str, BehaviorLayout] = {}
         for i, needs in requests.items():
             for name, (count, observations) in needs.items():
@@ -386,12 +370,9 @@ class Workers:
                 raise self._died(i) from None
             if message is not None:
                 return message
-            if not self.processes[i].is_alive():
-                self._drain(i)
-                if not self.inboxes[i]:
-                    raise self._died(i)
-            elif self.timeout is not None and time.monotonic() - self.started[i] > self.timeout:
-                raise self._hung(i)
+            self._drain(i)
+            if self.processes[i].is_alive() or not self.inboxes[i]:
+                self._check(i)
 
     def _send(self, i: int, message: Any) -> None:
         try:
@@ -399,6 +380,11 @@ class Workers:
         except OSError:  # BrokenPipeError: the worker is gone
             self.processes[i].join(SLICE)
             raise self._died(i) from None
+
+    def _error(self, i: int, why: str, cause: BaseException | None = None) -> CorePoolError:
+        error = CorePoolError(f"{self.label(i)}{why}", i)
+        error.__cause__ = cause
+        return error
 
     def _died(self, i: int) -> CorePoolError:
         process = self.processes[i]
@@ -411,28 +397,19 @@ class Workers:
             'lacks the `if __name__ == "__main__":` guard, which spawn and forkserver need (each '
             "worker imports that script again); the worker's stderr says more"
         )  # fmt: skip
-        return CorePoolError(
-            f"{self.label(i)}: the worker process {how} during {self.doing}{hint}", i
-        )
-
-    def _hung(self, i: int) -> CorePoolError:
-        self._stop(i)
-        why = f"no answer to {self.doing} within the timeout of {self.timeout} s"
-        return CorePoolError(f"{self.label(i)}: {why}; the worker was stopped", i)
+        return self._error(i, f": the worker process {how} during {self.doing}{hint}")
 
     def _raised(self, i: int, info: dict[str, Any], during: str) -> CorePoolError:
-        traceback = f"--- the worker's traceback:\n{info['traceback'].rstrip()}"
-        why = f"raised {info['type']} during {during}: {info['message']}"
-        error = CorePoolError(f"{self.label(i)} {why}\n{traceback}", i)
+        cause = None
         with contextlib.suppress(Exception):  # else the message and traceback carry it
-            error.__cause__ = pickle.loads(info["pickled"]) if info.get("pickled") else None
-        return error
+            cause = pickle.loads(info["pickled"]) if info.get("pickled") else None
+        traceback = f"--- the worker's traceback:\n{info['traceback'].rstrip()}"
+        return self._error(i, f" raised {info['type']} during {during}: {info['message']}\n"
+                              f"{traceback}", cause)  # fmt: skip
 
-    def _local_error(self, command: int, exc: Exception, label: str = "") -> CorePoolError:
-        why = f"raised {type(exc).__name__} during {shm.COMMAND_NAMES[command]}: {exc}"
-        error = CorePoolError(f"{label or self.label(0)} {why}", 0)
-        error.__cause__ = exc
-        return error
+    def _local_error(self, command: int, exc: Exception) -> CorePoolError:
+        return self._error(0, f" raised {type(exc).__name__} during "
+                              f"{shm.COMMAND_NAMES[command]}: {exc}", exc)  # fmt: skip
 
     def _stop(self, i: int) -> None:
         """Stops a worker: SIGTERM (it closes its core), then SIGKILL."""
@@ -443,16 +420,12 @@ class Workers:
                 process.join(2.0)
 
     def close(self, broken: bool = False) -> CorePoolError | None:
-        """Asks every core to close, stops the workers that do not, frees the memory; returns
-        the first error a core's ``close()`` raised. Safe to call again."""
+        """Closes every core and worker; returns the first error a core's ``close()`` raised."""
         errors = []
         live = [i for i, p in self.processes.items() if p.pid is not None and p.is_alive()]
         if live and not broken:
-            self.words[live, shm.COMMAND], self.doing = shm.CLOSE, "close"
-            self.words[live, shm.SEQ] += 1
-            for i in live:
-                with contextlib.suppress(OSError):
-                    self.connections[i].send(None)  # a wake-up
+            with contextlib.suppress(CorePoolError):  # a worker gone: stopped below
+                self.command(shm.CLOSE, live)
             deadline = time.monotonic() + min(CLOSE_GRACE, self.timeout or CLOSE_GRACE)
             # Reading while waiting: a worker whose close raised sends the error, and would
             # block on a message larger than the pipe's buffer if nobody read it.
@@ -464,13 +437,13 @@ class Workers:
                 errors += [
                     self._raised(i, m[1], "close") for m in self.inboxes[i] if m[0] == "error"
                 ]
-        runner, self.local = self.local, None
-        if runner is not None:
-            self.descriptions[0] = runner.description
+        if self.local is not None:
             try:
-                runner.core.close()
+                self.local.core.close()
             except Exception as exc:
-                errors.insert(0, self._local_error(shm.CLOSE, exc, runner.label))
+                errors.insert(0, self._local_error(shm.CLOSE, exc))
+            finally:
+                self.descriptions[0], self.local = self.local.description, None
         for i in list(self.processes):  # one at a time: an interrupted close goes on here
             if self.processes[i].pid is not None:
                 self._stop(i)

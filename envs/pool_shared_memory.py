@@ -1,7 +1,6 @@
-"""The shared memory of a :class:`~zooport.envs.core_pool.CorePool`: one control array of int64
-words (a row per core, the pool's row, each core's side-channel areas), and one segment per
-behaviour in which core ``i`` owns the rows ``[start[i], start[i] + rows[i])``.
-"""
+"""The shared memory of a :class:`~zooport.envs.core_pool.CorePool`: one control array (a row of
+int64 words per core, the pool's row, side-channel areas), and one segment per behaviour in which
+core ``i`` owns the rows ``[start[i], start[i] + rows[i])``."""
 
 from __future__ import annotations
 
@@ -26,8 +25,7 @@ MIN_ROWS = 16
 # worker writes DONE (commands answered), STATUS, SIDE_OUT and SLEEPING (it blocks on its pipe).
 SEQ, COMMAND, SEED, HAS_SEED, DONE, STATUS, SIDE_IN, SIDE_OUT, SLEEPING = range(9)
 # Commands (ATTACH: map the segments on the pipe; WRITE: that, then write the held steps), and
-# statuses (OK; NEEDS_ROOM: the rows need room, the request is on the pipe; FAILED: so is the
-# error).
+# statuses (NEEDS_ROOM: the rows need room, the request is on the pipe; FAILED: so is the error).
 STEP, RESET, RENDER, CLOSE, STATE, WRITE, ATTACH = range(1, 8)
 OK, NEEDS_ROOM, FAILED = 0, 1, 2
 COMMAND_NAMES = {STEP: "step", RESET: "reset", RENDER: "render", CLOSE: "close",
@@ -39,37 +37,27 @@ _INT32_MIN, _INT32_MAX = int(np.iinfo(np.int32).min), int(np.iinfo(np.int32).max
 
 
 class Block(shared_memory.SharedMemory):
-    """A ``SharedMemory`` whose unmapping waits for the last numpy view instead of raising."""
-
     def close(self) -> None:
-        with contextlib.suppress(BufferError):  # a view is alive: the mapping goes with it
+        with contextlib.suppress(BufferError):  # a numpy view is alive: the mapping goes with it
             super().close()
 
 
 def unlink_quietly(memory: shared_memory.SharedMemory) -> None:
-    """Unlinks a block whose name may already be gone."""
     with contextlib.suppress(FileNotFoundError):
         memory.unlink()
 
 
 class Control:
-    """The control array of a pool of ``k`` cores and their side-channel areas."""
+    """The control array of ``k`` cores and their side-channel areas (new unless ``name``)."""
 
-    def __init__(self, memory: shared_memory.SharedMemory, k: int, side_bytes: int) -> None:
-        self.memory, buffer = memory, memory.buf
-        self.words = np.ndarray((k + 1, _WORDS), np.int64, buffer)
-        offset = (k + 1) * _WORDS * 8
-        self.side = np.ndarray((2, k, side_bytes), np.uint8, buffer, offset)  # in, out
-
-    @classmethod
-    def create(cls, k: int, side_bytes: int) -> Control:
-        control = cls(Block(create=True, size=(k + 1) * _WORDS * 8 + 2 * k * side_bytes), k,
-                      side_bytes)  # fmt: skip
-        control.words[:] = 0
-        return control
+    def __init__(self, k: int, side_bytes: int, name: str | None = None) -> None:
+        words = (k + 1) * _WORDS * 8  # fresh shared memory is zeros
+        self.memory = Block(name=name, create=name is None, size=words + 2 * k * side_bytes)
+        self.words = np.ndarray((k + 1, _WORDS), np.int64, self.memory.buf)
+        self.side = np.ndarray((2, k, side_bytes), np.uint8, self.memory.buf, words)  # in, out
 
     def put(self, word: int, index: int, data: bytes) -> bool:
-        """Writes ``data`` into core ``index``'s SIDE_IN or SIDE_OUT area; False when too big."""
+        """Writes ``data`` into core ``index``'s SIDE_IN or SIDE_OUT area; False: too big."""
         area = self.side[word - SIDE_IN, index]
         fits = len(data) <= len(area)
         if fits and data:
@@ -77,8 +65,7 @@ class Control:
         self.words[index, word] = len(data) if fits else -1
         return fits
 
-    def get(self, word: int, index: int) -> bytes | None:
-        """Core ``index``'s bytes in that area; None when they travel on the pipe."""
+    def get(self, word: int, index: int) -> bytes | None:  # None: the bytes are on the pipe
         size = int(self.words[index, word])
         return None if size < 0 else self.side[word - SIDE_IN, index, :size].tobytes()
 
@@ -89,8 +76,8 @@ class Control:
 
 @dataclass(frozen=True)
 class BehaviorLayout:
-    """One behaviour's segment: rows per core, ``(row shape, dtype str)`` per observation,
-    the action sizes and the mask columns."""
+    """One behaviour's segment: rows per core, ``(row shape, dtype str)`` per observation, the
+    action sizes and the mask columns."""
 
     name: str
     rows: tuple[int, ...]
@@ -114,10 +101,9 @@ class BehaviorLayout:
 
     def holds(self, index: int, batch: Any) -> bool:
         """Whether core ``index``'s batch fits its range as it is (an empty one always does)."""
-        n = len(batch)
-        if not n:
+        if not len(batch):
             return True
-        if n > self.rows[index] or len(batch.obs) != len(self.observations):
+        if len(batch) > self.rows[index] or len(batch.obs) != len(self.observations):
             return False
         for obs, (shape, dtype) in zip(batch.obs, self.observations, strict=True):
             obs = obs if type(obs) is np.ndarray else np.asarray(obs)
@@ -180,8 +166,7 @@ class Rows:
         rows.counts[:] = 0
         return rows
 
-    def taken(self, counts: np.ndarray) -> np.ndarray:
-        """The rows of each core's first ``counts[core]`` entries, in core order."""
+    def taken(self, counts: np.ndarray) -> np.ndarray:  # each core's first counts[core] rows
         return np.flatnonzero(self.row_place < counts[self.row_core])
 
     def write(self, index: int, k: int, decision: Any, terminal: Any) -> None:
@@ -226,7 +211,7 @@ class Rows:
         return 1
 
     def copy_core(self, old: Rows, index: int) -> None:
-        """Copies core ``index``'s rows of this step from an older segment of the behaviour."""
+        """Copies core ``index``'s rows from an older segment of the behaviour."""
         n = int(old.counts[index, :2].max())
         self.counts[index] = old.counts[index]
         a, b = int(old.start[index]), int(self.start[index])

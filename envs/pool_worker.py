@@ -1,12 +1,13 @@
-"""The worker side of a :class:`~zooport.envs.core_pool.CorePool`: one core per process. A worker
-waits for its sequence word in the control array to move (spinning, then blocking on its pipe),
-runs the command, writes its rows and answers in the array; a watchdog thread ends it once the
-pool's process is gone.
-"""
+"""The cores' side of a :class:`~zooport.envs.core_pool.CorePool`: a worker process per core,
+which answers the commands of its row of the control array (a watchdog thread ends it once the
+pool's process is gone), and the side channels. A channel given to the pool reaches every core;
+one in ``core_side_channels[i]`` talks to core ``i`` only; each core gets a relay channel per id
+that forwards the raw bytes, so any channel works unchanged."""
 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import pickle
 import signal
@@ -16,7 +17,7 @@ import time
 import traceback
 import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -27,13 +28,14 @@ from zooport.envs.batched_env import BatchedEnv
 from zooport.envs.capabilities import has_action_masks
 from zooport.envs.compat import _convert_behavior, as_base_env
 from zooport.envs.pool_shared_memory import BehaviorLayout, Block, Control, Rows
+from zooport.envs.side_channel import side_channel_manager as manager
 from zooport.envs.side_channel.incoming_message import IncomingMessage
 from zooport.envs.side_channel.side_channel import SideChannel
-from zooport.envs.side_channel.side_channel_manager import _append_frame, _parse_frames
 from zooport.envs.steps import check_agent_ids
-from zooport.errors import CorePoolError
+from zooport.errors import ArgumentError, CorePoolError
 
-__all__ = ["CoreRunner", "run_worker", "pickle_factory", "core_description", "next_message"]
+__all__ = ["CoreRunner", "PoolChannels", "run_worker", "pickle_factory", "core_description",
+           "next_message"]  # fmt: skip
 
 #: How often a worker checks that the pool's process is still there, and how long it may then
 #: take to close its core (seconds).
@@ -67,6 +69,66 @@ class RelayChannel(SideChannel):
     def on_message_received(self, msg: IncomingMessage) -> None:
         # Duck-typed: a Unity build hands over mlagents_envs' IncomingMessage.
         self.received.append(bytes(msg.get_raw_bytes()))
+
+
+class PoolChannels:
+    """The side channels of a pool of ``k`` cores, and what is queued for each core."""
+
+    def __init__(
+        self,
+        side_channels: Sequence[SideChannel] | None,
+        core_side_channels: Sequence[Sequence[SideChannel] | None] | None,
+        k: int,
+    ) -> None:
+        as_dict = manager.SideChannelManager._get_side_channels_dict
+        shared = as_dict(side_channels)
+        if core_side_channels is not None and (
+            isinstance(core_side_channels, (str, bytes)) or len(core_side_channels) != k
+        ):
+            raise ArgumentError(
+                f"Expect core_side_channels to be one list (or None) per core, {k} in all, "
+                f"actually: {core_side_channels!r}"
+            )
+        per_core = [as_dict(c) for c in (core_side_channels or [None] * k)]
+        self.shared = list(shared.values())
+        self.own = [list(own.values()) for own in per_core]
+        self.relay_ids = [list({**own, **shared}) for own in per_core]  # each core's relays
+        self.any = bool(shared) or any(per_core)
+        self._managers = [manager.SideChannelManager(c) for c in [self.shared, *self.own]]
+        # What core i sends on an id goes to its own channel and to the pool's, if any.
+        self._receivers = [
+            {cid: [c for c in (own.get(cid), shared.get(cid)) if c is not None] for cid in ids}
+            for own, ids in zip(per_core, self.relay_ids, strict=True)
+        ]
+        self._pending = [bytearray() for _ in range(k)]
+
+    def gather(self) -> bool:
+        """Adds what the channels queued to each core's outbox; False when there are none."""
+        if self.any:
+            shared = self._managers[0].generate_side_channel_messages()
+            for pending, own in zip(self._pending, self._managers[1:], strict=True):
+                pending += shared + own.generate_side_channel_messages()
+        return self.any
+
+    def take(self, index: int) -> bytes:
+        """Core ``index``'s outbox, emptied: the bytes to send with its next command."""
+        data = bytes(self._pending[index])
+        self._pending[index].clear()
+        return data
+
+    def deliver(self, incoming: Iterable[tuple[int, bytes]]) -> None:
+        """Hands what each core sent (``(index, bytes)``) to the channels; every message is
+        delivered, then the first error a channel raised is raised."""
+        error: BaseException | None = None
+        for index, data in incoming:
+            for channel_id, payload in manager._parse_frames(data) if data else ():
+                for channel in self._receivers[index][channel_id]:
+                    try:
+                        channel.on_message_received(IncomingMessage(payload))
+                    except Exception as exc:
+                        error = error or exc
+        if error is not None:
+            raise error
 
 
 def pickle_factory(factory: Callable[..., Any], index: int) -> bytes:
@@ -107,7 +169,7 @@ def core_description(core: BaseEnv) -> dict[str, Any]:
         "masks": has_action_masks(core),
         "render_fps": metadata.get("render_fps", 30) if isinstance(metadata, dict) else 30,
         "global_state": callable(getattr(core, "global_state", None)),
-        "global_state_shape": None if shape is None else tuple(int(d) for d in shape),
+        "global_state_size": None if shape is None else math.prod(int(d) for d in shape),
         "global_state_bounds": None if low is None or high is None else (low, high),
     }
 
@@ -151,7 +213,7 @@ class CoreRunner:
 
     def relay_in(self, side: bytes) -> None:
         """Queues the framed bytes the pool's channels sent on the core's relays."""
-        for channel_id, payload in _parse_frames(side) if side else ():
+        for channel_id, payload in manager._parse_frames(side) if side else ():
             self.relays[channel_id].message_queue.append(payload)
 
     @property
@@ -204,7 +266,7 @@ class CoreRunner:
         out = bytearray()
         for channel in self.relays.values():
             for payload in channel.received:
-                _append_frame(out, channel.channel_id, payload)
+                manager._append_frame(out, channel.channel_id, payload)
             channel.received = []
         return bytes(out)
 
@@ -219,9 +281,28 @@ class CoreRunner:
         return ("frame", None if frame is None else np.asarray(frame), "")
 
 
-def _serve(runner: CoreRunner, control: Control, i: int, connection: Any, spin: float) -> None:
-    """Answers the pool's commands until ``close`` (a core that raises ends it too)."""
+def _watch_parent(parent: int) -> None:
+    """Ends this worker once the pool's process is gone, even inside a hung step: SIGTERM
+    to the main thread (it closes its core), then a hard exit after a grace period."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK)
+    signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGTERM)
+    time.sleep(PARENT_GRACE)
+    os._exit(1)
+
+
+def run_worker(
+    i: int, factory: bytes, relay_ids: Any, control_name: str, k: int, side_bytes: int,
+    connection: Any, spin: float,
+) -> None:  # fmt: skip
+    """The worker process: builds the core, says ``ready``, then waits for its sequence word to
+    move (spinning, then blocking on its pipe) and answers each command until ``close``."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # closes the core
+    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+    control = Control(k, side_bytes, control_name)
     words, inbox, seen = control.words, deque[Any](), 0
+    runner: CoreRunner | None = None
 
     def message(kind: str) -> Any:
         found = None
@@ -239,18 +320,20 @@ def _serve(runner: CoreRunner, control: Control, i: int, connection: Any, spin: 
         if payload is not None or words[-1, shm.WAITING]:
             connection.send(payload)
 
-    while True:
-        if words[i, shm.SEQ] == seen:  # spin, then block on the pipe (the pool wakes us there)
-            deadline = time.perf_counter() + spin
-            while words[i, shm.SEQ] == seen and time.perf_counter() < deadline:
-                _yield()
-            words[i, shm.SLEEPING] = 1
-            while words[i, shm.SEQ] == seen:
-                if connection.poll(SLICE):
-                    inbox.append(connection.recv())
-            words[i, shm.SLEEPING] = 0
-        seen, command = int(words[i, shm.SEQ]), int(words[i, shm.COMMAND])
-        try:
+    try:
+        runner = CoreRunner(pickle.loads(factory), relay_ids, i, k, {})
+        connection.send(("ready", runner.description))
+        while True:
+            if words[i, shm.SEQ] == seen:  # spin, then block on the pipe (the pool wakes us)
+                deadline = time.perf_counter() + spin
+                while words[i, shm.SEQ] == seen and time.perf_counter() < deadline:
+                    _yield()
+                words[i, shm.SLEEPING] = 1
+                while words[i, shm.SEQ] == seen:
+                    if connection.poll(SLICE):
+                        inbox.append(connection.recv())
+                words[i, shm.SLEEPING] = 0
+            seen, command = int(words[i, shm.SEQ]), int(words[i, shm.COMMAND])
             if command == shm.CLOSE:
                 runner.core.close()
                 answer(shm.OK)
@@ -275,43 +358,14 @@ def _serve(runner: CoreRunner, control: Control, i: int, connection: Any, spin: 
                     continue
             side = runner.write()
             answer(shm.OK, None if control.put(shm.SIDE_OUT, i, side) else ("side", side))
-        except Exception as exc:
-            answer(shm.FAILED, ("error", describe_exception(exc)))
-            return
-
-
-def _watch_parent(parent: int) -> None:
-    """Ends this worker once the pool's process is gone, even inside a hung step: SIGTERM
-    to the main thread (it closes its core), then a hard exit after a grace period."""
-    while os.getppid() == parent:
-        time.sleep(PARENT_CHECK)
-    signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGTERM)
-    time.sleep(PARENT_GRACE)
-    os._exit(1)
-
-
-def run_worker(
-    i: int, factory: bytes, relay_ids: Any, control_name: str, k: int, side_bytes: int,
-    connection: Any, spin: float,
-) -> None:  # fmt: skip
-    """The worker process: builds the core, says ``ready``, serves commands until ``close``."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # closes the core
-    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
-    control = Control(Block(name=control_name), k, side_bytes)
-    runner: CoreRunner | None = None
-    try:
-        runner = CoreRunner(pickle.loads(factory), relay_ids, i, k, {})
-        connection.send(("ready", runner.description))
-        _serve(runner, control, i, connection, spin)
     except SystemExit:
         pass
-    except Exception as exc:
+    except Exception as exc:  # the pool reads it on the pipe, while building or on FAILED
         with contextlib.suppress(OSError):  # the pool's process is gone
-            connection.send(("error", describe_exception(exc)))
+            answer(shm.FAILED, ("error", describe_exception(exc)))
     finally:
         if runner is not None:
-            if int(control.words[i, shm.COMMAND]) != shm.CLOSE:
+            if int(words[i, shm.COMMAND]) != shm.CLOSE:
                 with contextlib.suppress(Exception):  # the pool was told why, or is gone
                     runner.core.close()
             for rows in runner.segments.values():
