@@ -154,18 +154,7 @@ class CorePool(BaseEnv):
                 f"reset(seed={seed}): {self._workers.label(first)} cannot be seeded (it declares "
                 "no seedable = True reset(seed=...)); call reset() without a seed"
             )
-        self._guard.enter("reset")
-        try:
-            seeds = None if seed is None else seed + np.arange(k)
-            incoming = self._workers.run(shm.RESET, np.ones(k, bool), seeds)
-        except BaseException as exc:
-            self._broke(exc)
-            raise
-        self._guard.reset_done()
-        self._steps.clear()
-        self._taken.clear()
-        self._was_reset = self._live = True
-        self._channels.deliver(incoming)
+        self._run(shm.RESET, np.ones(k, bool), None if seed is None else seed + np.arange(k))
 
     def step(self) -> None:
         """Steps every core (sync mode) or the idle ones until ``min_ready`` answered; before
@@ -175,19 +164,8 @@ class CorePool(BaseEnv):
                 self.reset()
                 return
             self._check_ready()
-        self._guard.enter("step")
-        workers = self._workers
-        try:  # async: the idle cores (a pool of one in this process runs alone)
-            idle = None if self.mode == "sync" else ~(workers.running | workers.fresh)
-            incoming = workers.run(shm.STEP, idle)
-        except BaseException as exc:
-            self._broke(exc)
-            raise
-        self._guard.exit()
-        self._steps.clear()
-        self._taken.clear()
-        if incoming:  # after the step is published: a channel that raises loses no result
-            self._channels.deliver(incoming)
+        workers = self._workers  # async: the idle cores (a pool of one here runs alone)
+        self._run(shm.STEP, None if self.mode == "sync" else ~(workers.running | workers.fresh))
 
     def get_steps(self, behavior_name: BehaviorName) -> tuple[DecisionSteps, TerminalSteps]:
         """This step's DecisionSteps and TerminalSteps of the behaviour over every core that
@@ -388,6 +366,20 @@ class CorePool(BaseEnv):
                     f"its global_state_shape says {d['global_state_size']}"
                 )
         return np.concatenate(states)
+
+    def _run(self, command: int, start: np.ndarray | None, seeds: Any = None) -> None:
+        self._guard.enter(shm.COMMAND_NAMES[command])
+        try:
+            incoming = self._workers.run(command, start, seeds)
+        except BaseException as exc:
+            self._broke(exc)
+            raise
+        self._guard.exit() if command == shm.STEP else self._guard.reset_done()
+        self._steps.clear()
+        self._taken.clear()
+        self._was_reset = self._live = True
+        if incoming:  # after the step is published: a channel that raises loses no result
+            self._channels.deliver(incoming)
 
     def _ask(self, command: int) -> dict[int, Any]:  # a running async step finishes first
         self._check_ready()

@@ -16,26 +16,22 @@ from zooport.errors import ArgumentError, ArgumentTypeError
 __all__ = ["MODES", "START_METHODS", "POOL_OPTIONS", "MAX_SPIN", "check_factories",
            "check_pool_options", "check_options", "registry_core", "unity_instance"]  # fmt: skip
 
-#: The pool's modes.
 MODES = ("sync", "async")
-#: The start methods that start a fresh interpreter (``"fork"`` would copy the parent's threads
-#: and locks into the workers), so factories must be picklable.
+#: Those that start a fresh interpreter (``"fork"`` would copy the parent's threads and locks).
 START_METHODS = ("spawn", "forkserver")
 #: The ``CorePool`` keywords a ``pool_options={...}`` may hold (``make``, ``make_vec``, the CLI).
 POOL_OPTIONS = (
     "mode", "min_ready", "local_core", "core_side_channels", "timeout", "start_method", "spin",
     "side_channel_bytes",
 )  # fmt: skip
-#: The longest spin, in seconds: beyond it a waiting process would hold a CPU for nothing.
-MAX_SPIN = 1.0
+MAX_SPIN = 1.0  # seconds: beyond it a waiting process would hold a CPU for nothing
 
 
 def check_options(
     k: int, mode: Any, min_ready: Any, local_core: Any, timeout: Any, start_method: Any,
     spin: Any, side_channel_bytes: Any,
 ) -> tuple[str, int, bool, float | None, float, int]:  # fmt: skip
-    """The arguments of a pool of ``k`` cores, checked and completed: ``(mode, min_ready,
-    local_core, timeout, spin, side_channel_bytes)``."""
+    """``(mode, min_ready, local_core, timeout, spin, side_channel_bytes)`` of ``k`` cores."""
     for name, value, valid in (("mode", mode, MODES), ("start_method", start_method,
                                                          START_METHODS)):  # fmt: skip
         if value not in valid:

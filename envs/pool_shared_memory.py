@@ -162,9 +162,7 @@ class Rows:
     def create(cls, layout: BehaviorLayout) -> Rows:
         *_, (field, shape, dtype, offset) = layout.fields()
         size = offset + int(np.prod(shape)) * np.dtype(dtype).itemsize
-        rows = cls(Block(create=True, size=max(size, 1)), layout)
-        rows.counts[:] = 0
-        return rows
+        return cls(Block(create=True, size=max(size, 1)), layout)  # fresh shared memory is zeros
 
     def taken(self, counts: np.ndarray) -> np.ndarray:  # each core's first counts[core] rows
         return np.flatnonzero(self.row_place < counts[self.row_core])

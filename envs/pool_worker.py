@@ -136,12 +136,10 @@ def pickle_factory(factory: Callable[..., Any], index: int) -> bytes:
     try:
         return pickle.dumps(factory)
     except Exception as first:  # pickle raises PicklingError, AttributeError, TypeError...
-        try:
+        with contextlib.suppress(Exception):  # cloudpickle: not installed, or it cannot either
             import cloudpickle
 
             return bytes(cloudpickle.dumps(factory))
-        except Exception:  # not installed, or it cannot either
-            pass
         raise CorePoolError(
             f"core_fns[{index}] ({factory!r}) cannot be sent to a worker process: {first}; "
             "use a module-level function, a class, or functools.partial of one (or install "
@@ -190,8 +188,7 @@ def describe_exception(exc: BaseException) -> dict[str, Any]:
 
 
 class CoreRunner:
-    """Runs the pool's commands on one core and writes its rows, in a worker or (core 0) in
-    the pool's own process."""
+    """Runs the pool's commands on one core, in a worker or (core 0) in the pool's process."""
 
     def __init__(
         self, factory: Callable[..., Any], relay_ids: Any, index: int, k: int, segments: Any
@@ -211,8 +208,7 @@ class CoreRunner:
                 name, ActionTuple._trusted(continuous, discrete)
             )
 
-    def relay_in(self, side: bytes) -> None:
-        """Queues the framed bytes the pool's channels sent on the core's relays."""
+    def relay_in(self, side: bytes) -> None:  # what the pool's channels sent, framed
         for channel_id, payload in manager._parse_frames(side) if side else ():
             self.relays[channel_id].message_queue.append(payload)
 
@@ -241,10 +237,8 @@ class CoreRunner:
             known = self.segments.get(name)
             if known is None or not (known.layout.holds(i, decision)
                                      and known.layout.holds(i, terminal)):  # fmt: skip
-                needs[name] = (
-                    max(len(decision), len(terminal)),
-                    BehaviorLayout.signature(decision, terminal),
-                )
+                count = max(len(decision), len(terminal))
+                needs[name] = (count, BehaviorLayout.signature(decision, terminal))
         if tuple(steps) != tuple(self.description["specs"]):  # a behaviour a Unity scene adds
             self.description = core_description(self.core)
             return needs
@@ -259,8 +253,7 @@ class CoreRunner:
                 rows.counts[self.index] = 0
         return self.side_out()
 
-    def side_out(self) -> bytes:
-        """What the core sent on its relays since the last call, framed."""
+    def side_out(self) -> bytes:  # what the core sent on its relays since the last call
         if not self.relays:
             return b""
         out = bytearray()
@@ -282,8 +275,8 @@ class CoreRunner:
 
 
 def _watch_parent(parent: int) -> None:
-    """Ends this worker once the pool's process is gone, even inside a hung step: SIGTERM
-    to the main thread (it closes its core), then a hard exit after a grace period."""
+    """Ends this worker once the pool's process is gone, even inside a hung step: SIGTERM to
+    the main thread (it closes its core), then a hard exit after a grace period."""
     while os.getppid() == parent:
         time.sleep(PARENT_CHECK)
     signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGTERM)
@@ -295,8 +288,7 @@ def run_worker(
     i: int, factory: bytes, relay_ids: Any, control_name: str, k: int, side_bytes: int,
     connection: Any, spin: float,
 ) -> None:  # fmt: skip
-    """The worker process: builds the core, says ``ready``, then waits for its sequence word to
-    move (spinning, then blocking on its pipe) and answers each command until ``close``."""
+    """A worker: builds the core, says ``ready``, then answers each command until ``close``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # closes the core
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
