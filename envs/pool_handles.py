@@ -124,7 +124,7 @@ class Workers:
 
     def label(self, i: int) -> str:
         if i == 0 and self.local:
-            return self.local.label
+            return f"core 0 ({self.local.description['type']}, in this process)"
         pid = getattr(self.processes.get(i), "pid", None)
         return f"core {i} ({self.descriptions[i]['type']}, worker pid {pid})"
 

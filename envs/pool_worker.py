@@ -212,10 +212,6 @@ class CoreRunner:
         for channel_id, payload in manager._parse_frames(side) if side else ():
             self.relays[channel_id].message_queue.append(payload)
 
-    @property
-    def label(self) -> str:
-        return f"core {self.index} ({self.description['type']}, in this process)"
-
     def run(self, command: int, seed: int | None, side: bytes) -> dict[str, Any] | None:
         """Steps or resets the core; None when its rows fit the segments, else what does not
         fit, ``{behaviour: (rows, observation signature)}``."""
