@@ -174,7 +174,7 @@ class Workers:
         self.fresh[:] = False
         return incoming + self._incoming(answered)
 
-    def run_alone(self, command: int, seed: int | None) -> list[Any]:  # nothing copied
+    def run_alone(self, command: int, seed: int | None) -> list[Any]:  # K=1: its steps are ours
         runner, channels = self.local, self.channels
         assert runner is not None and self.alone is not None  # noqa: S101  # internal invariant
         try:
