@@ -57,8 +57,6 @@ class CorePool(BaseEnv):
         spin: seconds the pool and each worker spin before they block (0 <= spin < 1).
         side_channel_bytes: each core's side-channel areas; larger messages use the pipe.
 
-    ``reset(seed=s)`` gives core ``i`` the seed ``s + i``; a failing worker is a CorePoolError.
-
     Example:
         >>> from zooport.envs.builtin.ball_balance import BallBalance
         >>> pool = CorePool([functools.partial(BallBalance, n_agents=2) for _ in range(2)])
