@@ -29,8 +29,7 @@ from zooport.envs.capabilities import has_action_masks
 from zooport.envs.compat import _convert_behavior, as_base_env
 from zooport.envs.pool_shared_memory import BehaviorLayout, Block, Control, Rows
 from zooport.envs.side_channel import side_channel_manager as manager
-from zooport.envs.side_channel.incoming_message import IncomingMessage
-from zooport.envs.side_channel.side_channel import SideChannel
+from zooport.envs.side_channel.side_channel import IncomingMessage, SideChannel
 from zooport.envs.steps import check_agent_ids
 from zooport.errors import ArgumentError, CorePoolError
 
