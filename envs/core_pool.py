@@ -372,7 +372,10 @@ class CorePool(BaseEnv):
         except BaseException as exc:
             self._broke(exc)
             raise
-        self._guard.exit() if command == shm.STEP else self._guard.reset_done()
+        if command == shm.STEP:
+            self._guard.exit()
+        else:
+            self._guard.reset_done()  # a reset makes the pool healthy again
         self._steps.clear()
         self._taken.clear()
         self._was_reset = self._live = True
