@@ -9,13 +9,7 @@ from typing import ClassVar
 import numpy as np
 
 from zooport.envs.arguments import check_float, check_int
-from zooport.envs.base_env import (
-    ActionSpec,
-    ActionTuple,
-    BehaviorName,
-    BehaviorSpec,
-    ObservationSpec,
-)
+from zooport.envs.base_env import ActionSpec, ActionTuple, BehaviorSpec, ObservationSpec
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin import _render
 from zooport.envs.declaration import EnvDeclaration
@@ -48,29 +42,26 @@ _REWARD_FALL = -1.0
 class BallBalance(BatchedEnv):
     """Unity ML-Agents' 3DBall, vectorised: each agent tilts a platform to balance a ball.
 
-    Every agent owns a square platform (ball centre must stay within +-3 on both platform
-    axes) and a ball that starts at rest at a random spot within +-1.5, on a platform tilted
-    by up to +-10 degrees about each axis. The ball rolls under gravity along the tilted
-    plane (semi-implicit Euler, 5 substeps of 0.02 s per step) with a small rolling
-    resistance. The agent earns +0.1 per step while the ball stays on; when the ball's centre
-    leaves the platform the step's reward is -1 and the episode terminates. Episodes are
-    interrupted after ``max_steps`` steps.
+    Each agent's ball starts at rest within +-1.5 of the centre of a square platform tilted
+    by up to +-10 degrees about each axis, and rolls under gravity along it (semi-implicit
+    Euler, 5 substeps of 0.02 s per step) with a small rolling resistance. The agent earns
+    +0.1 per step while the ball's centre stays within +-3 on both platform axes; when it
+    leaves, the step's reward is -1 and the episode terminates. Episodes are interrupted
+    after ``max_steps`` steps.
 
-    Physical parameters are read with :meth:`environment_parameter` each time an agent's
-    episode starts (one draw per agent when the user set a sampler), so an
-    ``EnvironmentParametersChannel`` changes them: ``"gravity"``, ``"mass"`` (a heavier ball
-    is slowed less by rolling resistance) and ``"scale"`` (the ball's diameter, which sets
-    its height above the platform and its resistance); the keywords of the same names are
-    their values while the user sent none. When an episode ends the environment records the
-    statistics ``"BallBalance/EpisodeLength"``, ``"BallBalance/EpisodeReward"`` and
+    ``"gravity"``, ``"mass"`` (a heavier ball is slowed less by rolling resistance) and
+    ``"scale"`` (the ball's diameter: its height above the platform and its resistance) are
+    read with :meth:`environment_parameter` as each agent's episode starts (one draw per
+    agent under a sampler), so an ``EnvironmentParametersChannel`` sets them; the keywords
+    of the same names are the defaults. Each finished episode records the statistics
+    ``"BallBalance/EpisodeLength"``, ``"BallBalance/EpisodeReward"`` and
     ``"BallBalance/Fell"`` (1 if the ball fell, 0 if interrupted), averaged.
 
     Behaviour ``"BallBalance"``:
 
     - observation ``"ball_state"``: (8,) float32 as in 3DBall: the platform's rotation about
       z and about x (radians, each within +-0.5), the ball's position relative to the
-      platform centre (x, y, z, world frame; the ball's centre is on the platform while
-      ``|x|, |z| <= 3`` in the platform frame) and the ball's velocity (x, y, z, world frame).
+      platform centre and its velocity (x, y, z each, world frame).
     - actions: 2 continuous, clipped to [-1, 1]: the rate of tilt about z and about x
       (+-4 degrees per step at +-1). The tilt stops at +-0.5 radians.
 
@@ -87,7 +78,7 @@ class BallBalance(BatchedEnv):
         [0.10000000149011612, 0.10000000149011612, 0.10000000149011612]
     """
 
-    behavior_name: ClassVar[BehaviorName] = "BallBalance"
+    behavior_name: ClassVar[str] = "BallBalance"
     #: The mean episode reward a trained PPO policy reaches (the cap is 0.1 * 200 = 20;
     #: random actions earn about 1.7).
     expected_reward: ClassVar[float] = 18.0
@@ -109,7 +100,7 @@ class BallBalance(BatchedEnv):
         gravity: float = 9.81,
         scale: float = 1.0,
     ) -> None:
-        n_agents = check_int(n_agents, "n_agents", 1)
+        self.n_agents = n = check_int(n_agents, "n_agents", 1)
         self._defaults = {
             "mass": check_float(mass, "mass", above=0),
             "gravity": check_float(gravity, "gravity", above=0),
@@ -119,7 +110,6 @@ class BallBalance(BatchedEnv):
             seed=seed, side_channels=side_channels, max_steps=max_steps,
             reorder_agents=reorder_agents,
         )  # fmt: skip
-        self.n_agents = n = int(n_agents)
         spec = BehaviorSpec(
             [ObservationSpec.vector(8, "ball_state")], ActionSpec.create_continuous(2)
         )
@@ -138,7 +128,7 @@ class BallBalance(BatchedEnv):
         self._episode_length[:] = 0
         self._episode_reward[:] = 0.0
 
-    def _reset_agents(self, behavior: BehaviorName, slots: np.ndarray) -> None:
+    def _reset_agents(self, behavior: str, slots: np.ndarray) -> None:
         finished = slots[self._episode_length[slots] > 0]
         if finished.size:
             fell = (np.abs(self._position[finished]) > _EDGE).any(axis=1)
@@ -163,7 +153,7 @@ class BallBalance(BatchedEnv):
         self._position[slots] = self.np_random.uniform(-_INITIAL_SPREAD, _INITIAL_SPREAD, (k, 2))
         self._velocity[slots] = 0.0
 
-    def _step(self, actions: dict[BehaviorName, ActionTuple]) -> dict[BehaviorName, StepResult]:
+    def _step(self, actions: dict[str, ActionTuple]) -> dict[str, StepResult]:
         action = np.clip(actions[self.behavior_name].continuous, -1.0, 1.0).astype(np.float64)
         # The tilt turns at a constant rate within a step, so the clipped tilt of every
         # substep is one array expression: (substeps, n, 2).
@@ -188,7 +178,7 @@ class BallBalance(BatchedEnv):
         self._episode_reward += reward
         return {self.behavior_name: StepResult(reward.astype(np.float32), fell)}
 
-    def _observe(self, behavior: BehaviorName, slots: np.ndarray) -> list[np.ndarray]:
+    def _observe(self, behavior: str, slots: np.ndarray) -> list[np.ndarray]:
         tilt = self._tilt[slots]
         x, z = self._position[slots, 0], self._position[slots, 1]
         vx, vz = self._velocity[slots, 0], self._velocity[slots, 1]

@@ -8,13 +8,7 @@ from typing import ClassVar
 import numpy as np
 
 from zooport.envs.arguments import check_int
-from zooport.envs.base_env import (
-    ActionSpec,
-    ActionTuple,
-    BehaviorName,
-    BehaviorSpec,
-    ObservationSpec,
-)
+from zooport.envs.base_env import ActionSpec, ActionTuple, BehaviorSpec, ObservationSpec
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin import _render
 from zooport.envs.declaration import EnvDeclaration
@@ -40,19 +34,15 @@ _MOVES = np.array([0, -1, 1], dtype=np.int64)
 class Basic(BatchedEnv):
     """ML-Agents' Basic: walk left to a small goal or right to a large one.
 
-    Each agent stands on an integer position in ``[0, 20]``, starting at 10. Reaching
-    position 7 (the small goal) earns +0.1, reaching 17 (the large goal) earns +1.0, and
-    every step costs 0.01; reaching either goal terminates the episode (the goal step's
-    reward is ``-0.01 + goal``). The best return is ``1.0 - 7 * 0.01 = 0.93`` (seven steps
-    right); the small goal gives at most ``0.1 - 3 * 0.01 = 0.07``. Episodes that reach no
-    goal are interrupted after ``max_steps`` steps. With ``n_agents > 1`` every agent walks
-    its own line.
+    Each agent walks its own line of integer positions ``[0, 20]``, starting at 10. Reaching
+    7 (the small goal) earns +0.1 and 17 (the large goal) +1.0, and ends the episode; every
+    step costs 0.01 (a goal step earns ``-0.01 + goal``), so the best return is
+    ``1.0 - 7 * 0.01 = 0.93``. Episodes that reach no goal are interrupted after
+    ``max_steps`` steps.
 
-    Behaviour ``"Basic"``:
-
-    - observation ``"position"``: (20,) float32, the one-hot of the position (only
-      positions 7..17 occur).
-    - actions: one discrete branch of 3 - 0 stay, 1 left, 2 right. No action mask.
+    Behaviour ``"Basic"``: observation ``"position"``, (20,) float32, the one-hot of the
+    position (only 7..17 occur); one discrete branch of 3 actions, 0 stay, 1 left, 2 right,
+    and no action mask.
 
     Example:
         >>> import numpy as np
@@ -67,7 +57,7 @@ class Basic(BatchedEnv):
         (0.99, 10)
     """
 
-    behavior_name: ClassVar[BehaviorName] = "Basic"
+    behavior_name: ClassVar[str] = "Basic"
     #: The mean episode reward a trained PPO policy reaches (the optimum is 0.93; random
     #: actions earn about 0.04).
     expected_reward: ClassVar[float] = 0.9
@@ -84,22 +74,21 @@ class Basic(BatchedEnv):
         max_steps: int = max_episode_steps,
         reorder_agents: bool = False,
     ) -> None:
-        n_agents = check_int(n_agents, "n_agents", 1)
+        self.n_agents = check_int(n_agents, "n_agents", 1)
         super().__init__(
             seed=seed, side_channels=side_channels, max_steps=max_steps,
             reorder_agents=reorder_agents,
         )  # fmt: skip
-        self.n_agents = int(n_agents)
         spec = BehaviorSpec(
             [ObservationSpec.vector(_OBS_SIZE, "position")], ActionSpec.create_discrete((3,))
         )
         self._add_behavior(self.behavior_name, spec, self.n_agents)
         self._position = np.full(self.n_agents, _START, dtype=np.int64)
 
-    def _reset_agents(self, behavior: BehaviorName, slots: np.ndarray) -> None:
+    def _reset_agents(self, behavior: str, slots: np.ndarray) -> None:
         self._position[slots] = _START
 
-    def _step(self, actions: dict[BehaviorName, ActionTuple]) -> dict[BehaviorName, StepResult]:
+    def _step(self, actions: dict[str, ActionTuple]) -> dict[str, StepResult]:
         move = _MOVES[actions[self.behavior_name].discrete[:, 0]]
         position = np.clip(self._position + move, _MIN_POSITION, _MAX_POSITION)
         self._position = position
@@ -109,7 +98,7 @@ class Basic(BatchedEnv):
         reward = (_STEP_PENALTY + goal).astype(np.float32)
         return {self.behavior_name: StepResult(reward, small | large)}
 
-    def _observe(self, behavior: BehaviorName, slots: np.ndarray) -> list[np.ndarray]:
+    def _observe(self, behavior: str, slots: np.ndarray) -> list[np.ndarray]:
         one_hot = np.zeros((slots.size, _OBS_SIZE), dtype=np.float32)
         one_hot[np.arange(slots.size), np.minimum(self._position[slots], _OBS_SIZE - 1)] = 1.0
         return [one_hot]

@@ -8,13 +8,7 @@ from typing import ClassVar
 import numpy as np
 
 from zooport.envs.arguments import check_float, check_int
-from zooport.envs.base_env import (
-    ActionSpec,
-    ActionTuple,
-    BehaviorName,
-    BehaviorSpec,
-    ObservationSpec,
-)
+from zooport.envs.base_env import ActionSpec, ActionTuple, BehaviorSpec, ObservationSpec
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin import _render
 from zooport.envs.declaration import EnvDeclaration
@@ -28,20 +22,19 @@ class Collector(BatchedEnv):
     """Each agent moves in its own arena [-1, 1] x [-1, 1] and grabs items within reach.
 
     An episode starts with between ``min_items`` and ``n_items`` items (uniformly drawn) at
-    random spots and the agent at rest at another random spot. The episode ends
-    (terminated) when every item is collected, or is interrupted after ``max_steps``.
+    random spots and the agent at rest at another. It terminates when every item is
+    collected, or is interrupted after ``max_steps``. Reward: +1 per collected item, -0.005
+    per step.
 
     Behaviour ``"Collector"`` (``n_agents`` agents, no group):
 
-    - Actions, hybrid (``ActionSpec.create_hybrid(2, (2,))``): two continuous values, the
-      acceleration along x and y (clipped to [-1, 1]), and one discrete branch: 0 = move,
-      1 = grab. A grabbing agent does not accelerate (it coasts, damped) and collects the
-      nearest remaining item within ``reach``, if any.
+    - Actions, hybrid (``ActionSpec.create_hybrid(2, (2,))``): the acceleration along x and
+      y (clipped to [-1, 1]), and one discrete branch: 0 = move, 1 = grab. A grabbing agent
+      coasts (damped) and collects the nearest remaining item within ``reach``, if any.
     - Observations: ``"self"``, shape (4,): position (x, y) and velocity (vx, vy);
-      ``"items"``, shape (n_items, 3), variable size (ML-Agents' BufferSensor): one row per
-      remaining item, nearest first, holding its position relative to the agent (dx, dy)
-      and a present flag 1; the rows after the remaining items are zeros.
-    - Reward: +1 per collected item, -0.005 per step.
+      ``"items"``, shape (n_items, 3), variable size (ML-Agents' BufferSensor): per
+      remaining item, nearest first, its position relative to the agent (dx, dy) and a
+      present flag 1; then rows of zeros.
 
     Example:
         >>> import numpy as np
@@ -58,7 +51,7 @@ class Collector(BatchedEnv):
         [-0.005, -0.005]
     """
 
-    behavior_name: ClassVar[BehaviorName] = "Collector"
+    behavior_name: ClassVar[str] = "Collector"
     #: Mean episode reward per agent a trained policy reaches (default options). PPO reaches
     #: about 4.3 within 200k agent steps, a policy heading for the nearest item about 4.4,
     #: uniformly random actions about -0.35.
@@ -115,7 +108,7 @@ class Collector(BatchedEnv):
         self.item_pos = np.zeros((self.n_agents, self.n_items, 2), np.float32)
         self.item_present = np.zeros((self.n_agents, self.n_items), bool)
 
-    def _reset_agents(self, behavior: BehaviorName, slots: np.ndarray) -> None:
+    def _reset_agents(self, behavior: str, slots: np.ndarray) -> None:
         n = slots.size
         rng = self.np_random
         self.pos[slots] = rng.uniform(-0.9, 0.9, size=(n, 2))
@@ -124,7 +117,7 @@ class Collector(BatchedEnv):
         count = rng.integers(self.min_items, self.n_items + 1, size=n)
         self.item_present[slots] = np.arange(self.n_items)[None] < count[:, None]
 
-    def _step(self, actions: dict[BehaviorName, ActionTuple]) -> dict[BehaviorName, StepResult]:
+    def _step(self, actions: dict[str, ActionTuple]) -> dict[str, StepResult]:
         action = actions[self.behavior_name]
         grab = action.discrete[:, 0] == 1
         push = np.clip(action.continuous, -1.0, 1.0) * ~grab[:, None]
@@ -145,7 +138,7 @@ class Collector(BatchedEnv):
         done = np.asarray(~self.item_present.any(axis=1))
         return {self.behavior_name: StepResult(reward, done)}
 
-    def _observe(self, behavior: BehaviorName, slots: np.ndarray) -> list[np.ndarray]:
+    def _observe(self, behavior: str, slots: np.ndarray) -> list[np.ndarray]:
         pos = self.pos[slots]
         rel = self.item_pos[slots] - pos[:, None]
         present = self.item_present[slots]
@@ -159,24 +152,17 @@ class Collector(BatchedEnv):
     def _render(self) -> np.ndarray:
         """One panel per agent, side by side: the agent blue, remaining items orange."""
         panel, n = 64, self.n_agents
-        # Panels stacked vertically in one image so every disc is drawn in one call.
+        # Panels stacked vertically in one image so that each kind of disc is one call.
         image = _render.canvas(n * panel, panel, (235, 235, 235))
         offset = np.arange(n, dtype=np.float64) * panel
         agent, item = np.nonzero(self.item_present)
-        centres = self.item_pos[agent, item]
-        # Arena x maps to columns, y to rows with y = 1 at the top.
-        _render.fill_circles(
-            image,
-            offset[agent] + (1.0 - centres[:, 1]) * panel / 2,
-            (centres[:, 0] + 1.0) * panel / 2,
-            0.06 * panel / 2,
-            (230, 170, 20),
+        discs = (
+            (offset[agent], self.item_pos[agent, item], 0.06, (230, 170, 20)),
+            (offset, self.pos, 0.09, (40, 90, 220)),
         )
-        _render.fill_circles(
-            image,
-            offset + (1.0 - self.pos[:, 1]) * panel / 2,
-            (self.pos[:, 0] + 1.0) * panel / 2,
-            0.09 * panel / 2,
-            (40, 90, 220),
-        )
+        for top, centres, radius, colour in discs:
+            # Arena x maps to columns, y to rows with y = 1 at the top.
+            rows = top + (1.0 - centres[:, 1]) * panel / 2
+            cols = (centres[:, 0] + 1.0) * panel / 2
+            _render.fill_circles(image, rows, cols, radius * panel / 2, colour)
         return _render.tile(image.reshape(n, panel, panel, 3), columns=n)

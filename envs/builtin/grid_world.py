@@ -11,7 +11,6 @@ from zooport.envs.arguments import check_int
 from zooport.envs.base_env import (
     ActionSpec,
     ActionTuple,
-    BehaviorName,
     BehaviorSpec,
     ObservationSpec,
     ObservationType,
@@ -43,14 +42,13 @@ class GridWorld(BatchedEnv):
     """ML-Agents' GridWorld, vectorised: walk to the goal the goal signal names.
 
     Every agent has its own board of ``grid_size`` interior cells (an int for a square, or
-    ``(rows, cols)``) surrounded by a wall. Each
-    episode places the agent, one green plus and one red cross on distinct random free cells
-    and draws the goal signal: which of the two the agent must reach. With ``n_walls > 0``
-    that many random interior walls are added per episode; they stand only on cells whose
-    row and column (from 0) are both odd, so the free cells always stay connected.
+    ``(rows, cols)``) inside a wall. Each episode places the agent, a green plus and a red
+    cross on distinct random free cells, draws the goal signal (which of the two to reach)
+    and adds ``n_walls`` random interior walls, on cells whose row and column (from 0) are
+    both odd so that the free cells stay connected.
 
     Each step costs 0.01. Stepping onto the named goal ends the episode with that step's
-    reward set to +1 (replacing the step cost, as in ML-Agents), onto the other goal with -1.
+    reward +1 (replacing the step cost, as in ML-Agents), onto the other goal with -1.
     Episodes that reach neither are interrupted after ``max_steps`` steps. A move into a wall
     (or the border) is masked; if taken anyway the agent stays where it is.
 
@@ -76,7 +74,7 @@ class GridWorld(BatchedEnv):
         False
     """
 
-    behavior_name: ClassVar[BehaviorName] = "GridWorld"
+    behavior_name: ClassVar[str] = "GridWorld"
     #: The mean episode reward a trained (masked) PPO policy reaches: the optimum is about
     #: 0.97, random allowed moves earn about -0.23.
     expected_reward: ClassVar[float] = 0.75
@@ -140,7 +138,7 @@ class GridWorld(BatchedEnv):
         self._goals = np.ones((n, 2, 2), dtype=np.int64)  # (agent, plus/cross, row/col)
         self._target = np.zeros(n, dtype=np.int64)
 
-    def _reset_agents(self, behavior: BehaviorName, slots: np.ndarray) -> None:
+    def _reset_agents(self, behavior: str, slots: np.ndarray) -> None:
         k, (rows, cols) = slots.size, self.grid_size
         self._walls[slots] = self._border
         blocked = np.zeros((k, rows * cols), dtype=bool)
@@ -159,7 +157,7 @@ class GridWorld(BatchedEnv):
         self._goals[slots] = positions[:, 1:]
         self._target[slots] = self.np_random.integers(0, 2, k)
 
-    def _step(self, actions: dict[BehaviorName, ActionTuple]) -> dict[BehaviorName, StepResult]:
+    def _step(self, actions: dict[str, ActionTuple]) -> dict[str, StepResult]:
         n = self.n_agents
         target = self._agent + _MOVES[actions[self.behavior_name].discrete[:, 0]]
         # The border is a wall, so a blocked move is exactly a move into a wall cell.
@@ -181,7 +179,7 @@ class GridWorld(BatchedEnv):
         kinds[index, agent[:, 0], agent[:, 1]] = _AGENT
         return kinds if border else kinds[:, 1:-1, 1:-1]
 
-    def _observe(self, behavior: BehaviorName, slots: np.ndarray) -> list[np.ndarray]:
+    def _observe(self, behavior: str, slots: np.ndarray) -> list[np.ndarray]:
         camera = _PALETTE[self._cell_kinds(slots, border=False)]
         if self.pixels_per_cell > 1:
             camera = _render.upscale(camera, self.pixels_per_cell)
@@ -189,7 +187,7 @@ class GridWorld(BatchedEnv):
         goal[np.arange(slots.size), self._target[slots]] = 1.0
         return [camera, goal]
 
-    def _action_mask(self, behavior: BehaviorName, slots: np.ndarray) -> list[np.ndarray]:
+    def _action_mask(self, behavior: str, slots: np.ndarray) -> list[np.ndarray]:
         target = self._agent[slots, None, :] + _MOVES[None, :, :]  # (k, 5, 2)
         return [self._walls[slots[:, None], target[..., 0], target[..., 1]]]
 

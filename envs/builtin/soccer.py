@@ -8,13 +8,7 @@ from typing import ClassVar
 import numpy as np
 
 from zooport.envs.arguments import check_bool, check_float, check_int
-from zooport.envs.base_env import (
-    ActionSpec,
-    ActionTuple,
-    BehaviorName,
-    BehaviorSpec,
-    ObservationSpec,
-)
+from zooport.envs.base_env import ActionSpec, ActionTuple, BehaviorSpec, ObservationSpec
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin import _render
 from zooport.envs.declaration import EnvDeclaration
@@ -43,14 +37,14 @@ class Soccer(BatchedEnv):
     The pitch is [-1, 1] x [-0.6, 0.6]; team 0 defends the goal at x = -1 and attacks the
     one at x = +1, team 1 the other way round; goal mouths are 0.5 wide. Players accelerate
     on two axes, their velocity damped each step, and stop at the touch lines. A player
-    within touching distance of the ball kicks it away from itself (the kicks of several
-    players add up); the ball rolls with friction and bounces off the walls outside the goal
-    mouths. Players pass through each other.
+    touching the ball kicks it away from itself (several players' kicks add up); the ball
+    rolls with friction and bounces off the walls outside the goal mouths. Players pass
+    through each other.
 
     Behaviours ``"Soccer?team=0"`` and ``"Soccer?team=1"``, ``team_size`` agents each (team 0
     has agent ids ``0 .. team_size - 1``, team 1 the next ``team_size``), group id 1 and 2.
-    Both see and act in their own frame: team 1's coordinates are team 0's turned by 180
-    degrees, so every player attacks towards +x and one policy can play either side.
+    Each sees and acts in its own frame (team 1's is team 0's turned by 180 degrees), so
+    every player attacks towards +x and one policy can play either side.
 
     - Actions: two discrete branches of 3 (``MultiDiscrete([3, 3])``), along x then y of
       the team's frame: 0 none, 1 accelerate towards +, 2 towards -.
@@ -58,23 +52,21 @@ class Soccer(BatchedEnv):
       team's frame: own position (x, y) and velocity, the ball's position relative to the
       player and its velocity, then each teammate's and each opponent's position relative to
       the player (teammates first, by agent id).
-    - A goal ends the episode of every agent of both teams in that step (terminated); all
-      are restarted in the same step at a new kickoff (players at random spots in their own
-      half, the ball at rest on the centre spot), appearing in TerminalSteps and
-      DecisionSteps with the same ids. Every agent is interrupted together after
-      ``max_steps`` steps and restarted the same way.
+    - A goal terminates every agent's episode in that step, and all restart in the same step
+      at a new kickoff (players at random spots in their own half, the ball at rest on the
+      centre spot), in TerminalSteps and DecisionSteps with the same ids. After
+      ``max_steps`` steps every agent is interrupted and restarted the same way.
     - Group reward (MA-POCA style): +1 to every agent of the scoring team and -1 to every
       agent of the other, in the step of the goal; 0 otherwise.
     - Reward: with ``individual_rewards=True`` (default) each agent's own reward is its
       team's group reward, so trainers that read only rewards learn from goals; a trainer
       that adds group rewards to individual ones (MA-POCA) should pass False, which leaves
       every individual reward 0 as in ML-Agents' SoccerTwos.
-    - Shaping (off by default, for trainers that need a denser signal than goals): with
-      ``shaping=c`` each player's own reward gains ``c * (phi' - phi)`` every step, the
-      change of its potential ``phi`` = the ball's x in the player's team frame (how far
-      it is towards the other goal) minus the player's distance to the ball. Over an
-      episode it sums to ``c * (phi_end - phi_kickoff)``: it pays for running to the ball
-      and pushing it the way goals do. The group reward never includes it.
+    - Shaping (off by default): with ``shaping=c`` each player's own reward gains
+      ``c * (phi' - phi)`` every step, where the potential ``phi`` is the ball's x in the
+      player's team frame minus the player's distance to the ball. It sums to
+      ``c * (phi_end - phi_kickoff)`` over an episode: it pays for running to the ball and
+      pushing it goalwards. The group reward never includes it.
 
     :meth:`global_state` is the ball's and every player's position and velocity in team 0's
     frame; ``render()`` draws the pitch from above.
@@ -102,7 +94,7 @@ class Soccer(BatchedEnv):
         ([2, 3], [0.0, 0.0])
     """
 
-    behavior_names: ClassVar[tuple[BehaviorName, BehaviorName]] = _TEAMS
+    behavior_names: ClassVar[tuple[str, str]] = _TEAMS
     group_ids: ClassVar[tuple[int, int]] = (1, 2)
     #: Mean episode reward per agent a trained team reaches against a team acting at random
     #: (default options; a goal is +1, conceding -1, a draw 0). SB3 PPO trained with
@@ -142,13 +134,10 @@ class Soccer(BatchedEnv):
             seed=seed, side_channels=side_channels, max_steps=max_steps,
             reorder_agents=reorder_agents,
         )  # fmt: skip
-        team_size = check_int(team_size, "team_size", 1)
-        individual_rewards = check_bool(individual_rewards, "individual_rewards")
-        self.team_size = n = int(team_size)
-        self.individual_rewards = bool(individual_rewards)
+        self.team_size = n = check_int(team_size, "team_size", 1)
+        self.individual_rewards = check_bool(individual_rewards, "individual_rewards")
         self.shaping = check_float(shaping, "shaping")
-        size = 8 + 2 * (2 * n - 1)
-        obs = ObservationSpec.vector(size, "players_and_ball")
+        obs = ObservationSpec.vector(8 + 2 * (2 * n - 1), "players_and_ball")
         spec = BehaviorSpec([obs], ActionSpec.create_discrete((3, 3)))
         for behavior, group in zip(_TEAMS, self.group_ids, strict=True):
             self._add_behavior(behavior, spec, n, group_id=group)
@@ -161,8 +150,6 @@ class Soccer(BatchedEnv):
         mates = [[j for j in range(n) if j != i] for i in range(n)]
         self._mates = np.array(mates, np.intp).reshape(n, n - 1)
 
-    # ----------------------------------------------------------------- global state
-
     @property
     def global_state_shape(self) -> tuple[int]:
         """The shape of :meth:`global_state`: the ball's 4 values and 4 per player."""
@@ -173,9 +160,7 @@ class Soccer(BatchedEnv):
         players = np.concatenate([self.player_pos, self.player_vel], axis=-1).reshape(-1)
         return np.concatenate([self.ball_pos, self.ball_vel, players]).astype(np.float32)
 
-    # ----------------------------------------------------------------- BatchedEnv hooks
-
-    def _reset_agents(self, behavior: BehaviorName, slots: np.ndarray) -> None:
+    def _reset_agents(self, behavior: str, slots: np.ndarray) -> None:
         team = _TEAMS.index(behavior)
         x = self.np_random.uniform(*_KICKOFF_X, size=slots.size)
         y = self.np_random.uniform(-_KICKOFF_Y, _KICKOFF_Y, size=slots.size)
@@ -188,7 +173,7 @@ class Soccer(BatchedEnv):
             self.ball_pos[:] = 0.0
             self.ball_vel[:] = 0.0
 
-    def _step(self, actions: dict[BehaviorName, ActionTuple]) -> dict[BehaviorName, StepResult]:
+    def _step(self, actions: dict[str, ActionTuple]) -> dict[str, StepResult]:
         potential = self._potential() if self.shaping else None
         self._move_players(np.stack([actions[b].discrete for b in _TEAMS]))
         scorer = self._move_ball()
@@ -235,12 +220,9 @@ class Soccer(BatchedEnv):
         ball = self.ball_pos + self.ball_vel
         self.ball_vel *= np.float32(self.ball_friction)
         in_mouth = abs(float(ball[1])) < _GOAL_HALF_WIDTH
-        if in_mouth and ball[0] >= 1.0:
+        if in_mouth and abs(float(ball[0])) >= 1.0:
             self.ball_pos[...] = ball
-            return 0
-        if in_mouth and ball[0] <= -1.0:
-            self.ball_pos[...] = ball
-            return 1
+            return 0 if ball[0] > 0 else 1
         # Off the walls; within a goal mouth the ball may cross the end line (into the goal).
         limits = np.array(
             [1.0 + _BALL_RADIUS if in_mouth else 1.0 - _BALL_RADIUS, _HALF_WIDTH - _BALL_RADIUS],
@@ -251,7 +233,7 @@ class Soccer(BatchedEnv):
         self.ball_vel[out] *= -1
         return None
 
-    def _observe(self, behavior: BehaviorName, slots: np.ndarray) -> list[np.ndarray]:
+    def _observe(self, behavior: str, slots: np.ndarray) -> list[np.ndarray]:
         team = _TEAMS.index(behavior)
         frame = _FRAME[team]
         own = self.player_pos[team, slots]  # (k, 2)

@@ -8,13 +8,7 @@ from typing import ClassVar
 import numpy as np
 
 from zooport.envs.arguments import check_bool, check_float, check_int
-from zooport.envs.base_env import (
-    ActionSpec,
-    ActionTuple,
-    BehaviorName,
-    BehaviorSpec,
-    ObservationSpec,
-)
+from zooport.envs.base_env import ActionSpec, ActionTuple, BehaviorSpec, ObservationSpec
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin import _render
 from zooport.envs.declaration import EnvDeclaration
@@ -37,39 +31,37 @@ class Tag(BatchedEnv):
     default, decide only every second step. A runner within ``tag_radius`` of a tagger
     after a move is *tagged*.
 
-    Behaviours (both discrete, one branch of 5 actions: 0 stay, 1 up (+y), 2 down (-y),
+    Behaviours (both one discrete branch of 5 actions: 0 stay, 1 up (+y), 2 down (-y),
     3 left (-x), 4 right (+x)):
 
     - ``"Runner?team=0"``: ``n_runners`` agents, group id 1, decide every
       ``runner_decision_period`` steps. Reward +0.01 per step alive; a tagged runner gets
-      -1 for that step instead and its episode ends (terminated).
+      -1 for that step instead and its episode ends (terminated). Group reward 0.
     - ``"Tagger?team=1"``: ``n_taggers`` agents, group id 2, decide every
       ``tagger_decision_period`` steps. Reward -0.01 per step, +1 per runner it tags (a
       runner touched by several taggers is credited to the nearest; ties to the lowest
       slot). Group reward: +1 per runner tagged by anyone in that step, to every tagger.
-      Runners have group reward 0.
 
-    Observation (both behaviours), one vector named ``"self_and_opponents"`` of size
-    ``4 + 3 * observed_opponents``: own position (x, y), own velocity (vx, vy), then for
-    each of the ``observed_opponents`` nearest live opponents, nearest first, its position
-    relative to the agent (dx, dy) and a present flag 1; rows beyond the live opponents
-    are zeros.
+    Observation (both), ``"self_and_opponents"`` of size ``4 + 3 * observed_opponents``:
+    own position (x, y) and velocity (vx, vy), then for each of the ``observed_opponents``
+    nearest live opponents, nearest first, its position relative to the agent (dx, dy) and
+    a present flag 1; rows beyond the live opponents are zeros.
 
     Episodes: with ``restart_tagged=True`` (default) a tagged runner is restarted in the
     same step at a fresh spot away from the taggers (it appears in TerminalSteps and
     DecisionSteps with the same id); every agent is interrupted after ``max_steps`` steps
-    of its own episode and restarted. With ``restart_tagged=False`` no agent is ever
-    restarted: tagged runners leave for the rest of the episode, and when no runner is
-    left the taggers' episodes end too (terminated, in the same step as the last tag);
-    agents also leave when interrupted at ``max_steps``. Once every agent has left,
-    ``step()`` changes nothing until ``reset()``.
+    of its own episode and restarted. With ``restart_tagged=False`` no agent is restarted:
+    tagged runners leave for the rest of the episode, and when no runner is left the
+    taggers' episodes end too (terminated, in the step of the last tag); agents also leave
+    when interrupted at ``max_steps``. Once every agent has left, ``step()`` changes nothing
+    until ``reset()``.
 
     Spawning: with ``spawn_every=k > 0`` a runner with a fresh id spawns every k steps
-    (counted from ``reset``) while at least one tagger is live, into a free slot among
-    ``n_runners + max_spawned``. When every slot holds a live runner, no runner spawns at
-    that step. With ``restart_tagged=True`` slots never free up, so at most ``max_spawned``
-    runners spawn per episode; with ``restart_tagged=False`` the slots of tagged runners are
-    reused. A spawned runner's ``max_steps`` counts from its spawn.
+    (counted from ``reset``) while a tagger is live, into a free slot among
+    ``n_runners + max_spawned`` (none when every slot holds a live runner). With
+    ``restart_tagged=True`` slots never free up, so at most ``max_spawned`` runners spawn
+    per episode; with ``restart_tagged=False`` tagged runners' slots are reused. A spawned
+    runner's ``max_steps`` counts from its spawn.
 
     Example:
         >>> env = Tag(seed=0)
@@ -83,8 +75,8 @@ class Tag(BatchedEnv):
         0
     """
 
-    runner_behavior: ClassVar[BehaviorName] = _RUNNER
-    tagger_behavior: ClassVar[BehaviorName] = _TAGGER
+    runner_behavior: ClassVar[str] = _RUNNER
+    tagger_behavior: ClassVar[str] = _TAGGER
     runner_group_id: ClassVar[int] = 1
     tagger_group_id: ClassVar[int] = 2
     #: Mean episode reward per tagger a trained policy reaches against runners acting at
@@ -137,32 +129,21 @@ class Tag(BatchedEnv):
         self.spawn_every = check_int(spawn_every, "spawn_every", 0)
         max_spawned = check_int(max_spawned, "max_spawned", 0)
         self.observed_opponents = check_int(observed_opponents, "observed_opponents", 1)
-        restart_tagged = check_bool(restart_tagged, "restart_tagged")
-        self.restart_tagged = bool(restart_tagged)
+        self.restart_tagged = check_bool(restart_tagged, "restart_tagged")
         self.tag_radius = check_float(tag_radius, "tag_radius", above=0, below=2, kind="a float")
         self.n_taggers = n_taggers
         self.runner_capacity = n_runners + (max_spawned if self.spawn_every else 0)
 
-        size = 4 + 3 * self.observed_opponents
-        obs = ObservationSpec.vector(size, "self_and_opponents")
-        action = ActionSpec.create_discrete((5,))
-        self._add_behavior(
-            _RUNNER,
-            BehaviorSpec([obs], action),
-            n_runners,
-            capacity=self.runner_capacity,
-            decision_period=runner_period,
-            restart_finished=self.restart_tagged,
-            group_id=self.runner_group_id,
-        )
-        self._add_behavior(
-            _TAGGER,
-            BehaviorSpec([obs], action),
-            n_taggers,
-            decision_period=tagger_period,
-            restart_finished=self.restart_tagged,
-            group_id=self.tagger_group_id,
-        )
+        obs = ObservationSpec.vector(4 + 3 * self.observed_opponents, "self_and_opponents")
+        spec = BehaviorSpec([obs], ActionSpec.create_discrete((5,)))
+        for behavior, count, capacity, period, group in (
+            (_RUNNER, n_runners, self.runner_capacity, runner_period, self.runner_group_id),
+            (_TAGGER, n_taggers, n_taggers, tagger_period, self.tagger_group_id),
+        ):
+            self._add_behavior(
+                behavior, spec, count, capacity=capacity, decision_period=period,
+                restart_finished=self.restart_tagged, group_id=group,
+            )  # fmt: skip
         #: Simulation state, one row per slot (exposed for inspection and tests).
         self.runner_pos = np.zeros((self.runner_capacity, 2), np.float32)
         self.runner_vel = np.zeros((self.runner_capacity, 2), np.float32)
@@ -170,8 +151,6 @@ class Tag(BatchedEnv):
         self.tagger_vel = np.zeros((n_taggers, 2), np.float32)
         self._placed_taggers = np.zeros(n_taggers, bool)
         self._t = 0
-
-    # ----------------------------------------------------------------- global state
 
     @property
     def global_state_shape(self) -> tuple[int]:
@@ -192,13 +171,11 @@ class Tag(BatchedEnv):
         state[~live] = 0.0
         return state.reshape(-1)
 
-    # ----------------------------------------------------------------- BatchedEnv hooks
-
     def _on_reset(self) -> None:
         self._t = 0
         self._placed_taggers[:] = False
 
-    def _reset_agents(self, behavior: BehaviorName, slots: np.ndarray) -> None:
+    def _reset_agents(self, behavior: str, slots: np.ndarray) -> None:
         if behavior == _RUNNER:
             others = self.tagger_pos[self._placed_taggers & self.active_slots(_TAGGER)]
             self.runner_pos[slots] = self._place(slots.size, others)
@@ -218,7 +195,7 @@ class Tag(BatchedEnv):
         gap = np.linalg.norm(candidates[:, :, None] - others[None, None], axis=-1).min(axis=-1)
         return candidates[np.arange(n), gap.argmax(axis=1)]
 
-    def _step(self, actions: dict[BehaviorName, ActionTuple]) -> dict[BehaviorName, StepResult]:
+    def _step(self, actions: dict[str, ActionTuple]) -> dict[str, StepResult]:
         runners = self.active_slots(_RUNNER)
         taggers = self.active_slots(_TAGGER)
         runner_move = actions[_RUNNER].discrete[:, 0]
@@ -266,7 +243,7 @@ class Tag(BatchedEnv):
         pos[:] = np.where(live, clipped, pos)
         vel[:] = np.where(live, new_vel, vel)
 
-    def _observe(self, behavior: BehaviorName, slots: np.ndarray) -> list[np.ndarray]:
+    def _observe(self, behavior: str, slots: np.ndarray) -> list[np.ndarray]:
         if behavior == _RUNNER:
             pos, vel = self.runner_pos[slots], self.runner_vel[slots]
             opponents, live = self.tagger_pos, self.active_slots(_TAGGER)
