@@ -1,9 +1,7 @@
 """Any zooport core served to ML-Agents' own trainer: :func:`serve_mlagents` plays the Unity
-side of ML-Agents' gRPC protocol (communication version 1.5.0), so ``mlagents-learn`` (PPO, SAC,
-MA-POCA, self-play) trains the core as it would a Unity build; ``zooport serve`` is its command
-line. It needs the ``mlagents`` extra (grpcio and protobuf), in its own process: the trainer's
-venv pins older ones.
-"""
+side of ML-Agents' gRPC protocol (communication version 1.5.0), so ``mlagents-learn`` trains the
+core as it would a Unity build; ``zooport serve`` is its command line. It needs the ``mlagents``
+extra (grpcio and protobuf), in its own process: the trainer's venv pins older ones."""
 
 from __future__ import annotations
 
@@ -52,9 +50,8 @@ class _Stop(Exception):
 
 
 def relay_channels() -> list[RelayChannel]:
-    """The side channels to build a served core with: one relay per channel ML-Agents' trainer
-    uses (engine configuration, environment parameters, statistics, float properties), which
-    :func:`serve_mlagents` feeds with the trainer's bytes and empties towards it.
+    """The side channels to build a served core with: a relay per channel ML-Agents' trainer
+    uses (engine configuration, environment parameters, statistics, float properties).
 
     Example:
         >>> [str(c.channel_id)[:8] for c in relay_channels()]
@@ -75,14 +72,11 @@ def serve_mlagents(
     """Connects to ``mlagents-learn`` on ``localhost:port`` as its Unity environment and lets
     it drive ``core`` until it closes the connection or sends QUIT, or SIGTERM arrives.
 
-    Agents that decide appear as ML-Agents' non-terminal ``AgentInfoProto`` and those whose
-    episode ended as terminal ones (``max_step_reached`` when interrupted), with the core's
-    observations (uncompressed floats; a camera channel first), action masks, groups (a
-    ``CorePool``'s cores as training areas, each with group ids of its own) and group
-    rewards; the trainer's actions come back in the order of the last decision agents. Agent
-    ids survive a forced RESET as a Unity agent's do: a core that renumbers its agents on
-    ``reset()`` is mapped back onto the ids the trainer knows. The core is neither reset
-    first nor closed.
+    The core's decision and terminal agents go out as ``AgentInfoProto`` records (observations
+    as uncompressed floats, a camera channel first; a ``CorePool``'s cores as training areas,
+    each with group ids of its own). Agent ids survive a forced RESET as a Unity agent's do: a
+    core that renumbers its agents on ``reset()`` is mapped back onto the ids the trainer
+    knows. The core is neither reset first nor closed.
 
     Args:
         core: any BaseEnv (a built-in, a ``BatchedEnv``, a ``CorePool``).
@@ -157,7 +151,7 @@ def serve_mlagents(
 
 @contextlib.contextmanager
 def _stop_on_sigterm() -> Iterator[None]:
-    """SIGTERM ends the session cleanly (main thread only: elsewhere signals go there)."""
+    """SIGTERM ends the session cleanly (in the main thread: signals go there only)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -173,8 +167,7 @@ def _stop_on_sigterm() -> Iterator[None]:
 
 
 class _Session:
-    """The Unity side's state between messages: which behaviours the trainer knows, each
-    behaviour's last decision agents and the core-to-wire agent ids."""
+    """The Unity side's state between messages."""
 
     def __init__(self, core: BaseEnvLike, side_channels: Sequence[RelayChannel], pb: Any) -> None:
         self.core, self.pb = core, pb
@@ -305,9 +298,8 @@ class _Behavior:
         core.set_actions(self.name, ActionTuple(**parts))
 
     def write(self, decision: Any, terminal: Any, reset: bool) -> bytes:
-        """A ``ListAgentInfoProto``'s bytes: an ``AgentInfoProto`` per terminal agent, then
-        per decision agent, encoded with arrays (ids as 10-byte varints, so every record of
-        a batch has the same length)."""
+        """A ``ListAgentInfoProto``'s bytes: an ``AgentInfoProto`` per terminal agent, then per
+        decision agent, encoded with arrays (ids as 10-byte varints: records of equal length)."""
         check_agent_ids(self.name, decision, terminal)
         if reset:
             self._remap(np.asarray(decision.agent_id))
@@ -344,8 +336,7 @@ class _Behavior:
         return out
 
     def _layout(self, done: bool, mask_width: int) -> tuple[np.ndarray, dict[Any, slice]]:
-        """One agent's record (its ``AgentInfoProto`` as a list entry) with the constant
-        bytes in place, and where each value goes: the same for every agent of a batch."""
+        """One agent's record with the constant bytes in place, and where each value goes."""
         key = (done, mask_width)
         if key not in self._layouts:
             pieces: list[Any] = [

@@ -1,9 +1,7 @@
-"""zooport's exceptions, and ML-Agents' (``UnityException`` and its subclasses, published as
-:mod:`zooport.envs.exception`). Catch :class:`ZooportError` to catch anything zooport raises on
-purpose. Each error also derives from the built-in exception a Python user would try first
-(``ValueError``, ``KeyError``, ``RuntimeError``) and from the ML-Agents exception that
-corresponds (a bad action is a ``UnityActionException``), so code written against
-``mlagents_envs`` catches them under the names it already uses."""
+"""zooport's exceptions and ML-Agents' (published as :mod:`zooport.envs.exception`). Each
+:class:`ZooportError` also derives from the built-in exception a Python user would try first
+and from the ML-Agents exception that corresponds (a bad action is a ``UnityActionException``),
+so code written against ``mlagents_envs`` catches it under the name it already uses."""
 
 from __future__ import annotations
 
@@ -31,8 +29,6 @@ __all__ = [
     "ReentrantCallError",
     "CorePoolError",
 ]
-
-# ML-Agents' names and hierarchy, defined here so that zooport's errors can derive from them.
 
 
 class UnityException(Exception):
@@ -68,7 +64,7 @@ class UnitySideChannelException(UnityException):
 
 
 class UnityWorkerInUseException(UnityException):
-    """The port of a worker id is still in use; built, as in ML-Agents, from the worker id."""
+    """The port of a worker id is still in use (built, as in ML-Agents, from the worker id)."""
 
     MESSAGE_TEMPLATE = (
         "Couldn't start socket communication because worker number {} is still in use. "
@@ -138,18 +134,16 @@ class SpecError(ZooportError, ValueError):
 
 
 class ObservationError(SpecError, UnityObservationException):
-    """Observations from the core that disagree with their behaviour's spec (shape, count,
-    rows); the message names the behaviour, the observation and both shapes."""
+    """Observations from the core that disagree with their behaviour's spec."""
 
 
 class ReentrantCallError(ZooportError, RuntimeError):
-    """``step`` or ``reset`` was entered while another ``step``/``reset`` of the env ran (from a
-    callback, a hook, a wrapper's policy or a second thread)."""
+    """``step`` or ``reset`` was entered while another ``step``/``reset`` of the env ran."""
 
 
 class CorePoolError(ZooportError, UnityEnvironmentException, RuntimeError):
-    """A core of a :class:`~zooport.envs.core_pool.CorePool` failed (died, hung or raised), or
-    the pool cannot do what was asked; ``core_index`` is the core, None for the whole pool."""
+    """A core of a ``CorePool`` failed, or the pool cannot do what was asked; ``core_index``
+    is the core, None for the whole pool."""
 
     def __init__(self, message: str, core_index: int | None = None) -> None:
         super().__init__(message)
@@ -159,8 +153,7 @@ class CorePoolError(ZooportError, UnityEnvironmentException, RuntimeError):
 def look_up(
     table: Mapping[Any, _Value], key: Any, error: type[ZooportError], message: Callable[[], str]
 ) -> _Value:
-    """``table[key]``; where ``key`` is missing or unhashable, ``error(message())`` (unchained;
-    ``message`` is called only on a miss).
+    """``table[key]``, or where ``key`` is missing or unhashable ``error(message())``.
 
     Example:
         >>> look_up({"a": 1}, "a", UnknownAgentError, lambda: "no such agent")
@@ -177,7 +170,7 @@ def look_up(
 
 
 def article(word: object) -> str:
-    """``word`` after its article, for messages: "an int", "a list", "an 8-byte".
+    """``word`` after its article, for messages.
 
     Example:
         >>> article("int"), article("list"), article("8-byte"), article("Unity build")

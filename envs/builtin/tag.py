@@ -196,12 +196,19 @@ class Tag(BatchedEnv):
         return candidates[np.arange(n), gap.argmax(axis=1)]
 
     def _step(self, actions: dict[str, ActionTuple]) -> dict[str, StepResult]:
-        runners = self.active_slots(_RUNNER)
-        taggers = self.active_slots(_TAGGER)
-        runner_move = actions[_RUNNER].discrete[:, 0]
-        tagger_move = actions[_TAGGER].discrete[:, 0]
-        self._move(self.runner_pos, self.runner_vel, runners, runner_move, self.runner_accel)
-        self._move(self.tagger_pos, self.tagger_vel, taggers, tagger_move, self.tagger_accel)
+        runners, taggers = self.active_slots(_RUNNER), self.active_slots(_TAGGER)
+        bodies = (
+            (self.runner_pos, self.runner_vel, runners, _RUNNER, self.runner_accel),
+            (self.tagger_pos, self.tagger_vel, taggers, _TAGGER, self.tagger_accel),
+        )
+        for pos, vel, live, behavior, accel in bodies:
+            # Damped acceleration along the chosen direction, stopping at the walls.
+            new_vel = self.damping * vel + accel * _DIRECTIONS[actions[behavior].discrete[:, 0]]
+            new_pos = pos + new_vel
+            clipped = np.clip(new_pos, -1.0, 1.0)
+            new_vel = np.where(clipped != new_pos, 0.0, new_vel)
+            pos[:] = np.where(live[:, None], clipped, pos)
+            vel[:] = np.where(live[:, None], new_vel, vel)
 
         gap = np.linalg.norm(self.runner_pos[:, None] - self.tagger_pos[None], axis=-1)
         gap = np.where(runners[:, None] & taggers[None], gap, np.inf)
@@ -225,23 +232,6 @@ class Tag(BatchedEnv):
             _RUNNER: StepResult(runner_reward, tagged, np.zeros_like(runner_reward)),
             _TAGGER: StepResult(tagger_reward, taggers_done, group),
         }
-
-    def _move(
-        self,
-        pos: np.ndarray,
-        vel: np.ndarray,
-        live: np.ndarray,
-        action: np.ndarray,
-        accel: float,
-    ) -> None:
-        """Damped acceleration along the chosen direction, stopping at the walls; in place."""
-        new_vel = self.damping * vel + accel * _DIRECTIONS[action]
-        new_pos = pos + new_vel
-        clipped = np.clip(new_pos, -1.0, 1.0)
-        new_vel = np.where(clipped != new_pos, 0.0, new_vel)
-        live = live[:, None]
-        pos[:] = np.where(live, clipped, pos)
-        vel[:] = np.where(live, new_vel, vel)
 
     def _observe(self, behavior: str, slots: np.ndarray) -> list[np.ndarray]:
         if behavior == _RUNNER:
