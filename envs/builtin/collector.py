@@ -93,15 +93,12 @@ class Collector(BatchedEnv):
             )
         self.reach = check_float(reach, "reach", above=0, below=2, kind="a float")
 
-        specs = [
+        obs = [
             ObservationSpec.vector(4, "self"),
             ObservationSpec.entities(self.n_items, 3, "items"),
         ]
-        self._add_behavior(
-            self.behavior_name,
-            BehaviorSpec(specs, ActionSpec.create_hybrid(2, (2,))),
-            self.n_agents,
-        )
+        spec = BehaviorSpec(obs, ActionSpec.create_hybrid(2, (2,)))
+        self._add_behavior(self.behavior_name, spec, self.n_agents)
         #: Simulation state, one row per agent (exposed for inspection and tests).
         self.pos = np.zeros((self.n_agents, 2), np.float32)
         self.vel = np.zeros((self.n_agents, 2), np.float32)

@@ -223,14 +223,8 @@ def _stamps(cell: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     full = np.ones((cell, cell), dtype=bool)
     none = np.zeros((cell, cell), dtype=bool)
     stamps = np.stack([none, full, plus, cross, disc, plus, cross])
-    fg = np.array(
-        [[0, 0, 0], [128, 128, 128], [0, 220, 0], [230, 0, 0], [40, 90, 255], [0, 220, 0],
-         [230, 0, 0]],
-        dtype=np.uint8,
-    )  # fmt: skip
-    bg = np.array(
-        [[20, 20, 20], [128, 128, 128], [20, 20, 20], [20, 20, 20], [20, 20, 20],
-         [235, 235, 235], [235, 235, 235]],
-        dtype=np.uint8,
-    )  # fmt: skip
+    # The lit goals keep their colours; every background is a grey.
+    fg = np.array([[0, 0, 0], [128, 128, 128], [0, 220, 0], [230, 0, 0], [40, 90, 255]], np.uint8)
+    fg = np.concatenate([fg, fg[2:4]])
+    bg = np.array([20, 128, 20, 20, 20, 235, 235], np.uint8)[:, None].repeat(3, axis=1)
     return stamps, fg, bg

@@ -224,10 +224,8 @@ class Soccer(BatchedEnv):
             self.ball_pos[...] = ball
             return 0 if ball[0] > 0 else 1
         # Off the walls; within a goal mouth the ball may cross the end line (into the goal).
-        limits = np.array(
-            [1.0 + _BALL_RADIUS if in_mouth else 1.0 - _BALL_RADIUS, _HALF_WIDTH - _BALL_RADIUS],
-            np.float32,
-        )
+        end = 1.0 + _BALL_RADIUS if in_mouth else 1.0 - _BALL_RADIUS
+        limits = np.array([end, _HALF_WIDTH - _BALL_RADIUS], np.float32)
         out = np.abs(ball) > limits
         self.ball_pos[...] = np.clip(ball, -limits, limits)
         self.ball_vel[out] *= -1

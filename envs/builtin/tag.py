@@ -160,14 +160,9 @@ class Tag(BatchedEnv):
     def global_state(self) -> np.ndarray:
         """All slots' (x, y, vx, vy, live), runner slots first; zeros for empty slots."""
         live = np.concatenate([self.active_slots(_RUNNER), self.active_slots(_TAGGER)])
-        state = np.concatenate(
-            [
-                np.concatenate([self.runner_pos, self.tagger_pos]),
-                np.concatenate([self.runner_vel, self.tagger_vel]),
-                live[:, None].astype(np.float32),
-            ],
-            axis=1,
-        )
+        pos = np.concatenate([self.runner_pos, self.tagger_pos])
+        vel = np.concatenate([self.runner_vel, self.tagger_vel])
+        state = np.concatenate([pos, vel, live[:, None].astype(np.float32)], axis=1)
         state[~live] = 0.0
         return state.reshape(-1)
 
