@@ -5,12 +5,11 @@ extra (grpcio and protobuf), in its own process: the trainer's venv pins older o
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import operator
 import signal
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -133,7 +132,10 @@ def serve_mlagents(
             ) from None
 
     served = 0
-    with channel, _stop_on_sigterm():
+    with channel:
+        # SIGTERM ends the session cleanly; signals reach the main thread only.
+        main = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGTERM, _stop) if main else None
         try:
             exchange(session.handshake(name), wait, first=True)
             message = exchange(_STATUS_200, timeout)
@@ -146,24 +148,14 @@ def serve_mlagents(
                 message = exchange(answer, timeout)
         except _Stop:
             pass
+        finally:
+            if main:
+                signal.signal(signal.SIGTERM, previous)
     return served
 
 
-@contextlib.contextmanager
-def _stop_on_sigterm() -> Iterator[None]:
-    """SIGTERM ends the session cleanly (in the main thread: signals go there only)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def stop(signum: int, frame: Any) -> None:
-        raise _Stop
-
-    previous = signal.signal(signal.SIGTERM, stop)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+def _stop(signum: int, frame: Any) -> None:
+    raise _Stop
 
 
 class _Session:
@@ -243,18 +235,15 @@ class _Behavior:
         for o, image in zip(spec.observation_specs, self.channel_first, strict=True):
             size = 4 * int(np.prod(o.shape))
             order = (2, 0, 1) if image else range(len(o.shape))
-            head = (
-                pb.ObservationProto(
-                    shape=[o.shape[i] for i in order],
-                    dimension_properties=[int(o.dimension_property[i]) for i in order],
-                    observation_type=o.observation_type.value,
-                    name=o.name,
-                ).SerializeToString()
-                + b"\x22"
-                + _varint(size + 1 + len(_varint(size)))
-                + b"\x0a"
+            proto = pb.ObservationProto(
+                shape=[o.shape[i] for i in order],
+                dimension_properties=[int(o.dimension_property[i]) for i in order],
+                observation_type=o.observation_type.value,
+                name=o.name,
             )
-            head += _varint(size)
+            # Then float_data (field 4): a FloatData whose packed floats (field 1) follow.
+            floats = b"\x0a" + _varint(size)
+            head = proto.SerializeToString() + b"\x22" + _varint(len(floats) + size) + floats
             self.observations.append((b"\x6a" + _varint(len(head) + size) + head, size))
         self.decision_ids = np.zeros(0, np.int64)  # wire ids of the last decision agents
         self.live: dict[int, None] = {}  # wire ids of agents in an episode, in order seen

@@ -1,13 +1,6 @@
 """Numpy drawing helpers for the built-ins' ``rgb_array`` renders: colours are ``(r, g, b)``;
 coordinates are pixels ``(row, col)`` from the top left; shapes are clipped to the image, and
-each function draws a whole batch of them.
-
-Example:
-    >>> image = canvas(4, 6, (0, 0, 0))
-    >>> fill_rects(image, [1], [2], [2], [3], (255, 0, 0))
-    >>> image[..., 0].tolist()
-    [[0, 0, 0, 0, 0, 0], [0, 0, 255, 255, 255, 0], [0, 0, 255, 255, 255, 0], [0, 0, 0, 0, 0, 0]]
-"""
+each function draws a whole batch of them."""
 
 from __future__ import annotations
 

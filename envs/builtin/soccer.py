@@ -72,8 +72,6 @@ class Soccer(BatchedEnv):
     frame; ``render()`` draws the pitch from above.
 
     Example:
-        >>> import numpy as np
-        >>> from zooport.envs.base_env import ActionTuple
         >>> env = Soccer(seed=0)
         >>> list(env.behavior_specs)
         ['Soccer?team=0', 'Soccer?team=1']
