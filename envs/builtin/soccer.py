@@ -36,37 +36,31 @@ class Soccer(BatchedEnv):
 
     The pitch is [-1, 1] x [-0.6, 0.6]; team 0 defends the goal at x = -1 and attacks the
     one at x = +1, team 1 the other way round; goal mouths are 0.5 wide. Players accelerate
-    on two axes, their velocity damped each step, and stop at the touch lines. A player
-    touching the ball kicks it away from itself (several players' kicks add up); the ball
-    rolls with friction and bounces off the walls outside the goal mouths. Players pass
-    through each other.
+    on two axes, damped, and stop at the touch lines; they pass through each other. A player
+    touching the ball kicks it away from itself (kicks add up); the ball rolls with friction
+    and bounces off the walls outside the goal mouths.
 
-    Behaviours ``"Soccer?team=0"`` and ``"Soccer?team=1"``, ``team_size`` agents each (team 0
-    has agent ids ``0 .. team_size - 1``, team 1 the next ``team_size``), group id 1 and 2.
-    Each sees and acts in its own frame (team 1's is team 0's turned by 180 degrees), so
-    every player attacks towards +x and one policy can play either side.
+    Behaviours ``"Soccer?team=0"`` and ``"Soccer?team=1"`` have ``team_size`` agents each
+    (team 0 ids ``0 .. team_size - 1``, team 1 the next), group ids 1 and 2, and each sees
+    and acts in its own frame (team 1's is team 0's turned by 180 degrees), so every player
+    attacks towards +x and one policy can play either side.
 
-    - Actions: two discrete branches of 3 (``MultiDiscrete([3, 3])``), along x then y of
-      the team's frame: 0 none, 1 accelerate towards +, 2 towards -.
-    - Observation ``"players_and_ball"``, size ``8 + 2 * (2 * team_size - 1)``, in the
-      team's frame: own position (x, y) and velocity, the ball's position relative to the
-      player and its velocity, then each teammate's and each opponent's position relative to
-      the player (teammates first, by agent id).
-    - A goal terminates every agent's episode in that step, and all restart in the same step
-      at a new kickoff (players at random spots in their own half, the ball at rest on the
-      centre spot), in TerminalSteps and DecisionSteps with the same ids. After
-      ``max_steps`` steps every agent is interrupted and restarted the same way.
+    - Actions: two discrete branches of 3, along x then y: 0 none, 1 towards +, 2 towards -.
+    - Observation ``"players_and_ball"``, size ``8 + 2 * (2 * team_size - 1)``: own position
+      and velocity, the ball's position relative to the player and its velocity, then each
+      teammate's and each opponent's relative position (teammates first, by agent id).
+    - A goal terminates every agent's episode; all restart in that step at a new kickoff
+      (players at random spots in their own half, the ball at rest on the centre spot), with
+      the same ids. After ``max_steps`` steps all are interrupted and restarted the same way.
     - Group reward (MA-POCA style): +1 to every agent of the scoring team and -1 to every
-      agent of the other, in the step of the goal; 0 otherwise.
-    - Reward: with ``individual_rewards=True`` (default) each agent's own reward is its
-      team's group reward, so trainers that read only rewards learn from goals; a trainer
-      that adds group rewards to individual ones (MA-POCA) should pass False, which leaves
-      every individual reward 0 as in ML-Agents' SoccerTwos.
+      agent of the other in the step of the goal, else 0. With ``individual_rewards=True``
+      (default) it is also each agent's own reward, for trainers that read only rewards;
+      MA-POCA, which adds the two, wants False (own rewards 0, as in SoccerTwos).
     - Shaping (off by default): with ``shaping=c`` each player's own reward gains
-      ``c * (phi' - phi)`` every step, where the potential ``phi`` is the ball's x in the
-      player's team frame minus the player's distance to the ball. It sums to
-      ``c * (phi_end - phi_kickoff)`` over an episode: it pays for running to the ball and
-      pushing it goalwards. The group reward never includes it.
+      ``c * (phi' - phi)`` every step, for the potential ``phi`` = the ball's x in the team's
+      frame minus the player's distance to the ball: it pays for running to the ball and
+      pushing it goalwards, and sums to ``c * (phi_end - phi_kickoff)`` over an episode. The
+      group reward never includes it.
 
     :meth:`global_state` is the ball's and every player's position and velocity in team 0's
     frame; ``render()`` draws the pitch from above.
@@ -94,10 +88,9 @@ class Soccer(BatchedEnv):
 
     behavior_names: ClassVar[tuple[str, str]] = _TEAMS
     group_ids: ClassVar[tuple[int, int]] = (1, 2)
-    #: Mean episode reward per agent a trained team reaches against a team acting at random
-    #: (default options; a goal is +1, conceding -1, a draw 0). SB3 PPO trained with
-    #: ``shaping=1`` (``examples/soccer_team_ppo.py``) reaches 0.8-0.9 within about 400k
-    #: agent-steps, a team running straight at the ball about 0.75, a random team about 0.02.
+    #: Mean episode reward per agent a trained team reaches against a random one. SB3 PPO with
+    #: ``shaping=1`` (``examples/soccer_team_ppo.py``) reaches 0.8-0.9 in about 400k agent
+    #: steps, a team running straight at the ball about 0.75, a random team about 0.02.
     expected_reward: ClassVar[float] = 0.7
     max_episode_steps: ClassVar[int] = 200
     #: How zooport registers it. ``zooport/Soccer-v0`` is one player against one who takes

@@ -26,42 +26,34 @@ _TAGGER = "Tagger?team=1"
 class Tag(BatchedEnv):
     """Taggers chase runners on the square arena [-1, 1] x [-1, 1], positions continuous.
 
-    Every agent accelerates in one of four directions or coasts; its velocity is damped
-    each step and it stops at the walls. Taggers are a little faster than runners but, by
-    default, decide only every second step. A runner within ``tag_radius`` of a tagger
-    after a move is *tagged*.
+    Every agent accelerates in one of four directions or coasts, damped, and stops at the
+    walls. Taggers are a little faster than runners but by default decide only every second
+    step. A runner within ``tag_radius`` of a tagger after a move is *tagged*. Both
+    behaviours have one discrete branch of 5 actions: 0 stay, 1 up (+y), 2 down (-y), 3 left
+    (-x), 4 right (+x).
 
-    Behaviours (both one discrete branch of 5 actions: 0 stay, 1 up (+y), 2 down (-y),
-    3 left (-x), 4 right (+x)):
-
-    - ``"Runner?team=0"``: ``n_runners`` agents, group id 1, decide every
-      ``runner_decision_period`` steps. Reward +0.01 per step alive; a tagged runner gets
-      -1 for that step instead and its episode ends (terminated). Group reward 0.
-    - ``"Tagger?team=1"``: ``n_taggers`` agents, group id 2, decide every
+    - ``"Runner?team=0"``: ``n_runners`` agents, group id 1, deciding every
+      ``runner_decision_period`` steps. Reward +0.01 per step alive; a tagged runner gets -1
+      for that step instead and its episode terminates. Group reward 0.
+    - ``"Tagger?team=1"``: ``n_taggers`` agents, group id 2, deciding every
       ``tagger_decision_period`` steps. Reward -0.01 per step, +1 per runner it tags (a
-      runner touched by several taggers is credited to the nearest; ties to the lowest
-      slot). Group reward: +1 per runner tagged by anyone in that step, to every tagger.
+      runner touched by several taggers counts for the nearest, ties for the lowest slot).
+      Group reward, to every tagger: +1 per runner tagged by anyone in that step.
+    - Observation ``"self_and_opponents"``, size ``4 + 3 * observed_opponents``: own
+      position and velocity, then per nearest live opponent, nearest first, its position
+      relative to the agent (dx, dy) and a present flag 1; then zeros.
 
-    Observation (both), ``"self_and_opponents"`` of size ``4 + 3 * observed_opponents``:
-    own position (x, y) and velocity (vx, vy), then for each of the ``observed_opponents``
-    nearest live opponents, nearest first, its position relative to the agent (dx, dy) and
-    a present flag 1; rows beyond the live opponents are zeros.
+    With ``restart_tagged=True`` (default) a tagged runner restarts in the same step at a
+    fresh spot away from the taggers (in TerminalSteps and DecisionSteps with the same id),
+    and every agent is interrupted after ``max_steps`` steps of its own episode and
+    restarted. With ``restart_tagged=False`` no agent restarts: tagged and interrupted
+    agents leave, and when no runner is left the taggers' episodes terminate in that step.
+    Once every agent has left, ``step()`` changes nothing until ``reset()``.
 
-    Episodes: with ``restart_tagged=True`` (default) a tagged runner is restarted in the
-    same step at a fresh spot away from the taggers (it appears in TerminalSteps and
-    DecisionSteps with the same id); every agent is interrupted after ``max_steps`` steps
-    of its own episode and restarted. With ``restart_tagged=False`` no agent is restarted:
-    tagged runners leave for the rest of the episode, and when no runner is left the
-    taggers' episodes end too (terminated, in the step of the last tag); agents also leave
-    when interrupted at ``max_steps``. Once every agent has left, ``step()`` changes nothing
-    until ``reset()``.
-
-    Spawning: with ``spawn_every=k > 0`` a runner with a fresh id spawns every k steps
-    (counted from ``reset``) while a tagger is live, into a free slot among
-    ``n_runners + max_spawned`` (none when every slot holds a live runner). With
-    ``restart_tagged=True`` slots never free up, so at most ``max_spawned`` runners spawn
-    per episode; with ``restart_tagged=False`` tagged runners' slots are reused. A spawned
-    runner's ``max_steps`` counts from its spawn.
+    With ``spawn_every=k > 0`` a runner with a fresh id spawns every k steps (from
+    ``reset``) while a tagger is live, into a free slot among ``n_runners + max_spawned``
+    (none when every slot holds a live runner, so with ``restart_tagged=True`` at most
+    ``max_spawned`` per episode). A spawned runner's ``max_steps`` counts from its spawn.
 
     Example:
         >>> env = Tag(seed=0)
