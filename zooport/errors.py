@@ -170,12 +170,7 @@ def look_up(
 
 
 def article(word: object) -> str:
-    """``word`` after its article, for messages.
-
-    Example:
-        >>> article("int"), article("list"), article("8-byte"), article("Unity build")
-        ('an int', 'a list', 'an 8-byte', 'a Unity build')
-    """
+    """``word`` after its article, for messages: "an int", "an 8-byte", "a Unity build"."""
     text = str(word)
     lower = text.lower()
     vowel = lower[:1] in "aeiou" and not lower.startswith(("uni", "use", "one"))
