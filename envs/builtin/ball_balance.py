@@ -49,13 +49,12 @@ class BallBalance(BatchedEnv):
     leaves, the step's reward is -1 and the episode terminates. Episodes are interrupted
     after ``max_steps`` steps.
 
-    ``"gravity"``, ``"mass"`` (a heavier ball is slowed less by rolling resistance) and
-    ``"scale"`` (the ball's diameter: its height above the platform and its resistance) are
-    read with :meth:`environment_parameter` as each agent's episode starts (one draw per
-    agent under a sampler), so an ``EnvironmentParametersChannel`` sets them; the keywords
-    of the same names are the defaults. Each finished episode records the statistics
-    ``"BallBalance/EpisodeLength"``, ``"BallBalance/EpisodeReward"`` and
-    ``"BallBalance/Fell"`` (1 if the ball fell, 0 if interrupted), averaged.
+    An ``EnvironmentParametersChannel`` sets ``"gravity"``, ``"mass"`` (a heavier ball is
+    slowed less by rolling resistance) and ``"scale"`` (the ball's diameter: its height and
+    its resistance), read with :meth:`environment_parameter` as each agent's episode starts
+    (one draw per agent under a sampler); the keywords of the same names are the defaults.
+    Each finished episode records the averaged statistics ``"BallBalance/EpisodeLength"``,
+    ``"BallBalance/EpisodeReward"`` and ``"BallBalance/Fell"`` (1 fell, 0 interrupted).
 
     Behaviour ``"BallBalance"``:
 

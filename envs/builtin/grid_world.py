@@ -48,17 +48,16 @@ class GridWorld(BatchedEnv):
     both odd so that the free cells stay connected.
 
     Each step costs 0.01. Stepping onto the named goal ends the episode with that step's
-    reward +1 (replacing the step cost, as in ML-Agents), onto the other goal with -1.
-    Episodes that reach neither are interrupted after ``max_steps`` steps. A move into a wall
-    (or the border) is masked; if taken anyway the agent stays where it is.
+    reward +1 (replacing the step cost, as in ML-Agents), onto the other goal with -1; other
+    episodes are interrupted after ``max_steps`` steps. A masked move into a wall (or the
+    border) leaves the agent where it is.
 
     Behaviour ``"GridWorld"``:
 
     - observation ``"camera"``: (rows * p, cols * p, 3) float32 in [0, 1], p =
-      ``pixels_per_cell``: a top view of the interior, one colour per cell - empty black,
-      wall grey (0.5), green plus (0, 1, 0), red cross (1, 0, 0), agent blue (0, 0, 1; drawn
-      over a goal it stands on). Dimension properties (TRANSLATIONAL_EQUIVARIANCE,
-      TRANSLATIONAL_EQUIVARIANCE, NONE).
+      ``pixels_per_cell``, dimension properties (TRANSLATIONAL_EQUIVARIANCE x 2, NONE): the
+      interior from above, empty black, wall grey (0.5), green plus (0, 1, 0), red cross
+      (1, 0, 0), agent blue (0, 0, 1; over a goal it stands on).
     - observation ``"goal"``: (2,) float32, ``ObservationType.GOAL_SIGNAL``, the one-hot of
       the goal to reach: index 0 the green plus, 1 the red cross.
     - actions: one discrete branch of 5 - 0 stay, 1 up, 2 down, 3 left, 4 right; the action
