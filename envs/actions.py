@@ -29,13 +29,9 @@ def _number_kind(dtype: np.dtype) -> str:
     return "integer" if np.issubdtype(dtype, np.integer) else ""
 
 
-def _as_2d_array(values: Any, dtype: type, part: str, where: str) -> np.ndarray:
+def _as_2d_array(values: Any, dtype: np.dtype, part: str, where: str) -> np.ndarray:
     """Converts ``values`` to a 2-D array of ``dtype`` without silently changing a value."""
-    if (
-        type(values) is np.ndarray
-        and values.ndim == 2
-        and values.dtype is (_FLOAT32 if dtype is np.float32 else _INT32)
-    ):
+    if type(values) is np.ndarray and values.ndim == 2 and values.dtype is dtype:
         # The common case (a policy's float32 or int32 batch) needs no conversion or check.
         return values
     try:
@@ -51,7 +47,7 @@ def _as_2d_array(values: Any, dtype: type, part: str, where: str) -> np.ndarray:
             f"got rank {array.ndim} with shape {array.shape}"
         )
     kind = _number_kind(array.dtype)
-    if dtype is np.float32:
+    if dtype is _FLOAT32:
         if not kind:
             raise ActionError(
                 f"{where}: expected numeric continuous actions, got dtype {array.dtype}"
@@ -65,43 +61,30 @@ def _as_2d_array(values: Any, dtype: type, part: str, where: str) -> np.ndarray:
                     f"{finite[np.argmax(np.abs(finite))]}"
                 )
         return array.astype(np.float32, copy=False)
-    if kind == "integer":
-        _check_int32_range(array, where)
-        return array.astype(np.int32, copy=False)
-    if kind == "floating" and array.size:
-        # A float that is a whole number is accepted; 1.5 would be silently truncated.
-        if not np.all(np.isfinite(array)) or not np.all(array == np.round(array)):
-            raise ActionError(
-                f"{where}: expected integer discrete actions, got non-integral values "
-                f"of dtype {array.dtype}"
-            )
-        _check_int32_range(array, where)
+    if not array.size:
         return array.astype(np.int32)
-    if array.size == 0:
-        return array.astype(np.int32)
-    raise ActionError(f"{where}: expected integer discrete actions, got dtype {array.dtype}")
-
-
-def _check_int32_range(array: np.ndarray, where: str) -> None:
+    if not kind:
+        raise ActionError(f"{where}: expected integer discrete actions, got dtype {array.dtype}")
+    # A float that is a whole number is accepted; 1.5 would be silently truncated.
+    if kind == "floating" and not (np.all(np.isfinite(array)) and np.all(array == np.round(array))):
+        raise ActionError(
+            f"{where}: expected integer discrete actions, got non-integral values "
+            f"of dtype {array.dtype}"
+        )
     # Casting 2**32 + 1 to int32 would silently give 1, a valid action.
-    if array.size and not np.can_cast(array.dtype, np.int32):
+    if not np.can_cast(array.dtype, np.int32):
         # As Python numbers: comparing a float16 with 2**31 in numpy overflows (a warning).
         low, high = array.min().item(), array.max().item()
         if low < _INT32_MIN or high > _INT32_MAX:
             bad = low if low < _INT32_MIN else high
             raise ActionError(f"{where}: expected discrete actions within int32 range, got {bad}")
+    return array.astype(np.int32, copy=False)
 
 
 class ActionTuple:
     """A batch of actions: ``continuous`` (n, c) float32 and ``discrete`` (n, d) int32.
 
     A missing part is filled with an empty ``(n, 0)`` array of the right dtype.
-
-    Example:
-        >>> import numpy as np
-        >>> a = ActionTuple(discrete=np.array([[1], [0]]))
-        >>> a.discrete.dtype, a.continuous.shape
-        (dtype('int32'), (2, 0))
     """
 
     __slots__ = ("_continuous", "_discrete")
@@ -143,7 +126,7 @@ class ActionTuple:
 
     def add_continuous(self, continuous: Any) -> None:
         """Sets the continuous part; it must be a 2-D numeric array."""
-        array = _as_2d_array(continuous, np.float32, "continuous", "ActionTuple")
+        array = _as_2d_array(continuous, _FLOAT32, "continuous", "ActionTuple")
         self._check_batch(array, self._discrete, "continuous")
         self._continuous = array
         if self._discrete is None:
@@ -151,7 +134,7 @@ class ActionTuple:
 
     def add_discrete(self, discrete: Any) -> None:
         """Sets the discrete part; it must be a 2-D integer array."""
-        array = _as_2d_array(discrete, np.int32, "discrete", "ActionTuple")
+        array = _as_2d_array(discrete, _INT32, "discrete", "ActionTuple")
         self._check_batch(array, self._continuous, "discrete")
         self._discrete = array
         if self._continuous is None:
@@ -174,15 +157,7 @@ class ActionTuple:
 
 
 class ActionSpec(NamedTuple):
-    """The action layout of a behaviour: continuous actions (in [-1, 1]) and discrete branches.
-
-    Example:
-        >>> spec = ActionSpec.create_hybrid(2, (3, 2))
-        >>> spec.discrete_size, spec.is_continuous(), spec.is_discrete()
-        (2, False, False)
-        >>> spec.empty_action(4).discrete.shape
-        (4, 2)
-    """
+    """The action layout of a behaviour: continuous actions (in [-1, 1]) and discrete branches."""
 
     continuous_size: int
     discrete_branches: tuple[int, ...]
@@ -219,12 +194,10 @@ class ActionSpec(NamedTuple):
 
     def random_action(self, n_agents: int, rng: np.random.Generator | None = None) -> ActionTuple:
         """Uniform random actions; pass ``rng`` (a ``numpy.random.Generator``) to seed them."""
-        if rng is None:
-            continuous = np.random.uniform(-1.0, 1.0, size=(n_agents, self.continuous_size))
-            columns = [np.random.randint(0, b, size=n_agents) for b in self.discrete_branches]
-        else:
-            continuous = rng.uniform(-1.0, 1.0, size=(n_agents, self.continuous_size))
-            columns = [rng.integers(0, b, size=n_agents) for b in self.discrete_branches]
+        uniform = np.random.uniform if rng is None else rng.uniform
+        integers = np.random.randint if rng is None else rng.integers
+        continuous = uniform(-1.0, 1.0, size=(n_agents, self.continuous_size))
+        columns = [integers(0, b, size=n_agents) for b in self.discrete_branches]
         discrete = (
             np.stack(columns, axis=1).astype(np.int32)
             if columns
@@ -243,28 +216,20 @@ class ActionSpec(NamedTuple):
         continuous_size, discrete_size = self.continuous_size, len(self.discrete_branches)
         n = len(actions) if n_agents is None else n_agents
         continuous, discrete = actions.continuous, actions.discrete
-        if continuous_size == 0 and continuous.shape[1]:
-            raise ActionError(
-                f"behavior {name!r} has no continuous actions, got a continuous part of "
-                f"shape {continuous.shape}"
-            )
-        if discrete_size == 0 and discrete.shape[1]:
-            raise ActionError(
-                f"behavior {name!r} has no discrete actions, got a discrete part of "
-                f"shape {discrete.shape}"
-            )
-        expected = (n, continuous_size)
-        if continuous_size and continuous.shape != expected:
-            raise ActionError(
-                f"behavior {name!r} needs continuous actions of shape {expected} "
-                f"(n_agents, continuous_size), got {continuous.shape}"
-            )
-        expected = (n, discrete_size)
-        if discrete_size and discrete.shape != expected:
-            raise ActionError(
-                f"behavior {name!r} needs discrete actions of shape {expected} "
-                f"(n_agents, n_branches), got {discrete.shape}"
-            )
+        for part, array, size, columns in (
+            ("continuous", continuous, continuous_size, "continuous_size"),
+            ("discrete", discrete, discrete_size, "n_branches"),
+        ):
+            if size == 0 and array.shape[1]:
+                raise ActionError(
+                    f"behavior {name!r} has no {part} actions, got a {part} part of "
+                    f"shape {array.shape}"
+                )
+            if size and array.shape != (n, size):
+                raise ActionError(
+                    f"behavior {name!r} needs {part} actions of shape {(n, size)} "
+                    f"(n_agents, {columns}), got {array.shape}"
+                )
         # count_nonzero is the cheapest numpy reduction (all() and any() cost ~1 us each).
         if continuous_size and np.count_nonzero(np.isfinite(continuous)) != continuous.size:
             bad = np.argwhere(~np.isfinite(continuous))[0]
@@ -351,14 +316,7 @@ def random_actions(
     action_mask: Any = None,
 ) -> ActionTuple:
     """Uniform random actions of any action spec that never pick an action ML-Agents' mask
-    (one bool array per branch, True = NOT available) forbids; a fully masked row gets 0.
-
-    Example:
-        >>> spec = ActionSpec.create_discrete((3,))
-        >>> mask = [np.array([[True, True, False]])]  # only action 2 is available
-        >>> random_actions(spec, 1, np.random.default_rng(0), mask).discrete.tolist()
-        [[2]]
-    """
+    (one bool array per branch, True = NOT available) forbids; a fully masked row gets 0."""
     branches = tuple(int(b) for b in action_spec.discrete_branches)
     continuous = rng.uniform(-1.0, 1.0, size=(n_agents, int(action_spec.continuous_size)))
     discrete = np.zeros((n_agents, len(branches)), dtype=np.int32)

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from zooport import ActionError, UnknownAgentError
-from zooport.envs.actions import _out_of_range
+from zooport.envs.actions import _out_of_range, random_actions
 from zooport.envs.base_env import (
     ActionSpec,
     ActionTuple,
@@ -227,6 +227,13 @@ def test_random_action_with_generator_is_reproducible():
 def test_random_action_of_zero_agents():
     action = ActionSpec.create_hybrid(2, (3,)).random_action(0, np.random.default_rng(0))
     assert action.continuous.shape == (0, 2) and action.discrete.shape == (0, 1)
+
+
+def test_random_actions_never_pick_a_masked_action():
+    spec = ActionSpec.create_discrete((3,))
+    mask = [np.array([[True, True, False]] * 50)]  # only action 2 is available
+    action = random_actions(spec, 50, np.random.default_rng(0), mask)
+    assert action.discrete.tolist() == [[2]] * 50 and action.discrete.dtype == np.int32
 
 
 # --------------------------------------------------------------------------- ActionTuple
