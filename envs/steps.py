@@ -15,17 +15,9 @@ __all__ = ["DecisionStep", "DecisionSteps", "TerminalStep", "TerminalSteps", "ch
 
 
 def check_agent_ids(behavior: str, decision: Any, terminal: Any) -> None:
-    """Refuse a scene's steps whose agent ids are not integers or repeat within one batch.
-
-    A repeated id would merge two agents' rewards and a float id would be truncated into
-    another agent's; ML-Agents passes both through, zooport names them. Group ids of any
-    integer width are kept as given, so nothing is checked there.
-
-    >>> check_agent_ids("B", DecisionSteps([], [0, 0], [3, 3], None, [0, 0], [0, 0]), [])
-    Traceback (most recent call last):
-    ...
-    zooport.errors.ObservationError: behaviour 'B': agent ids repeat in DecisionSteps: [3]
-    """
+    """Refuse a scene's steps whose agent ids are not integers or repeat within one batch:
+    a repeated id would merge two agents' rewards, a float id be truncated into another's
+    (ML-Agents passes both through). Group ids of any integer width are kept as given."""
     for kind, steps in (("DecisionSteps", decision), ("TerminalSteps", terminal)):
         ids = np.asarray(getattr(steps, "agent_id", steps))
         if ids.size == 0:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from zooport import ActionError, UnknownAgentError
+from zooport import ActionError, ObservationError, UnknownAgentError
 from zooport.envs.actions import _out_of_range, random_actions
 from zooport.envs.base_env import (
     ActionSpec,
@@ -26,6 +26,7 @@ from zooport.envs.base_env import (
     TerminalSteps,
 )
 from zooport.envs.batched_env import BatchedEnv, StepResult
+from zooport.envs.steps import check_agent_ids
 
 from tests.support.specs import obs_spec
 
@@ -234,6 +235,17 @@ def test_random_actions_never_pick_a_masked_action():
     mask = [np.array([[True, True, False]] * 50)]  # only action 2 is available
     action = random_actions(spec, 50, np.random.default_rng(0), mask)
     assert action.discrete.tolist() == [[2]] * 50 and action.discrete.dtype == np.int32
+
+
+def test_check_agent_ids_names_the_batch_and_the_repeated_ids():
+    decision = DecisionSteps([], [0] * 3, [3, 3, 4], None, [0] * 3, [0] * 3)
+    with pytest.raises(
+        ObservationError, match=r"behaviour 'B': agent ids repeat in DecisionSteps: \[3\]"
+    ):
+        check_agent_ids("B", decision, [])
+    with pytest.raises(ObservationError, match="agent ids repeat in TerminalSteps: \\[1\\]"):
+        check_agent_ids("B", [], [1, 2, 1])  # plain id arrays are read too
+    check_agent_ids("B", DecisionSteps.empty(BehaviorSpec([], ActionSpec(0, ()))), [5, 6])
 
 
 # --------------------------------------------------------------------------- ActionTuple
