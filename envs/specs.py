@@ -43,15 +43,7 @@ class ObservationType(enum.Enum):
 
 
 class ObservationSpec(NamedTuple):
-    """One observation of a behaviour: its shape, per-dimension properties, type and name.
-
-    Example:
-        >>> spec = ObservationSpec.vector(8, "ball_state")
-        >>> spec.shape, spec.dimension_property, spec.observation_type.name
-        ((8,), (<DimensionProperty.NONE: 1>,), 'DEFAULT')
-        >>> ObservationSpec.visual(84, 84, 3, "camera").shape
-        (84, 84, 3)
-    """
+    """One observation of a behaviour: its shape, per-dimension properties, type and name."""
 
     shape: tuple[int, ...]
     dimension_property: tuple[DimensionProperty, ...]

@@ -282,17 +282,6 @@ class SideChannel(ABC):
     simulation's end uses). As in ML-Agents, subclasses queue messages with
     :meth:`queue_message_to_send` and receive them in :meth:`on_message_received`; a
     ``SideChannelManager`` sends the queue, and empties it, at the next reset or step.
-
-    Example:
-        >>> class EchoChannel(SideChannel):
-        ...     def on_message_received(self, msg):
-        ...         print(msg.read_string())
-        >>> channel = EchoChannel(uuid.UUID(int=1))
-        >>> msg = OutgoingMessage()
-        >>> msg.write_string("hi")
-        >>> channel.queue_message_to_send(msg)
-        >>> channel.message_queue
-        [b'\\x02\\x00\\x00\\x00hi']
     """
 
     def __init__(self, channel_id: uuid.UUID) -> None:

@@ -58,21 +58,6 @@ class SimulationSideChannels:
     (:meth:`record_stat`, :meth:`set_float_property`, :meth:`queue_message`). ``seed``:
     ``None`` seeds each sampler from its message's seed alone, as Unity does; an int >= 0 is
     mixed in, so simulations given the same messages draw different, reproducible values.
-
-    Example:
-        >>> from zooport.envs.side_channel import (
-        ...     EngineConfigurationChannel, EnvironmentParametersChannel, StatsSideChannel)
-        >>> engine, params, stats = (
-        ...     EngineConfigurationChannel(), EnvironmentParametersChannel(), StatsSideChannel())
-        >>> sim = SimulationSideChannels([engine, params, stats])
-        >>> engine.set_configuration_parameters(time_scale=5.0)
-        >>> params.set_float_parameter("gravity", -9.5)
-        >>> sim.record_stat("reward", 1.0)
-        >>> sim.exchange()
-        >>> sim.engine_config.time_scale, sim.get_parameter("gravity", default=0.0)
-        (5.0, -9.5)
-        >>> stats.get_and_reset_stats()
-        {'reward': [(1.0, <StatsAggregationMethod.AVERAGE: 0>)]}
     """
 
     def __init__(
