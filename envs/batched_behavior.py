@@ -119,7 +119,6 @@ class BehaviorState:
         if not self.actions_set and self.decision_slots.size:
             self.continuous[self.decision_slots] = 0
             self.discrete[self.decision_slots] = 0
-        self.actions_set = False
 
     def account(
         self, result: StepResult, where: str
@@ -203,17 +202,11 @@ class BehaviorState:
         self, slots: np.ndarray, interrupted: np.ndarray, obs: list[np.ndarray]
     ) -> TerminalSteps:
         """The TerminalSteps of ``slots`` (observed as ``obs``); their rewards are paid."""
-        steps = TerminalSteps(
-            obs=obs,
-            reward=self.pending_reward[slots],
-            interrupted=interrupted.copy(),
-            agent_id=self.ids[slots],
-            group_id=self.group_id[slots],
-            group_reward=self.pending_group[slots],
-        )
+        reward, group_reward = self.pending_reward[slots], self.pending_group[slots]
         self.pending_reward[slots] = 0
         self.pending_group[slots] = 0
-        return steps
+        ids, group_id = self.ids[slots], self.group_id[slots]
+        return TerminalSteps(obs, reward, interrupted.copy(), ids, group_id, group_reward)
 
     def publish(
         self,
@@ -238,14 +231,7 @@ class BehaviorState:
             self.pending_reward[slots] = 0
             self.pending_group[slots] = 0
             self.since_decision[slots] = 0
-        decision = DecisionSteps(
-            obs=obs,
-            reward=reward,
-            agent_id=agent_id,
-            action_mask=action_mask,
-            group_id=group_id,
-            group_reward=group_reward,
-        )
+        decision = DecisionSteps(obs, reward, agent_id, action_mask, group_id, group_reward)
         self.decision_slots = slots
         self.all_decide = in_order
         if terminal is None:

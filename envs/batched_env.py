@@ -248,6 +248,7 @@ class BatchedEnv(BaseEnv):
             behaviors = self._behaviors
             for b in behaviors.values():
                 b.default_actions()
+                b.actions_set = False
             results = self._step(
                 {n: ActionTuple._trusted(b.continuous, b.discrete) for n, b in behaviors.items()}
             )
@@ -302,9 +303,7 @@ class BatchedEnv(BaseEnv):
                 f"behavior {b.name!r}: agent {agent_id!r} did not request a decision at the "
                 f"last step; agents that did: {decision.agent_id.tolist()}"
             )
-        if not b.actions_set:
-            b.continuous[b.decision_slots] = 0
-            b.discrete[b.decision_slots] = 0
+        b.default_actions()  # its fellow deciders take a zero action unless set too
         slot = b.decision_slots[decision.agent_id_to_index[agent_id]]
         b.continuous[slot] = action.continuous[0]
         b.discrete[slot] = action.discrete[0]
