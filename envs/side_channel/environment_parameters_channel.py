@@ -43,9 +43,7 @@ class EnvironmentParametersChannel(SendOnlySideChannel):
 
     def set_float_parameter(self, key: str, value: float) -> None:
         """Set parameter ``key`` (ASCII) to ``value`` (sent as float32)."""
-        encode_ascii(key, "set_float_parameter key")
-        number = check_float32(value, "set_float_parameter value")
-        self._send(key, "set_float_parameter", None, None, number)
+        self._send(key, "set_float_parameter", None, None, value)
 
     def set_uniform_sampler_parameters(
         self, key: str, min_value: float, max_value: float, seed: int
@@ -82,13 +80,9 @@ class EnvironmentParametersChannel(SendOnlySideChannel):
         self._send(key, where, seed, self.SamplerTypes.MULTIRANGEUNIFORM, flat)
 
     def _send(
-        self,
-        key: str,
-        where: str,
-        seed: int | None,
-        sampler: int | None,
-        *values: float | list[float],
+        self, key: str, where: str, seed: int | None, sampler: int | None, *values: object
     ) -> None:
+        # A float parameter's message has no seed and no sampler code; a sampler's has both.
         header: list[int] = [self.EnvironmentDataTypes.FLOAT]
         if sampler is not None:
             header = [
@@ -96,7 +90,7 @@ class EnvironmentParametersChannel(SendOnlySideChannel):
                 check_int32(seed, f"{where} seed"),
                 sampler,
             ]
-        encode_ascii(key, f"{where} key")
+        encode_ascii(key, f"{where} key")  # an error names the caller's argument
         msg = OutgoingMessage()
         msg.write_string(key)
         for code in header:
@@ -105,7 +99,7 @@ class EnvironmentParametersChannel(SendOnlySideChannel):
             if isinstance(value, list):
                 msg.write_float32_list(value)
             else:
-                msg.write_float32(value)
+                msg.write_float32(check_float32(value, f"{where} value"))
         self.queue_message_to_send(msg)
 
 
