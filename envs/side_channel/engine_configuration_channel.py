@@ -12,9 +12,9 @@ from zooport.errors import SideChannelError
 from .side_channel import (
     OutgoingMessage,
     SendOnlySideChannel,
-    SideChannelTypeError,
     check_float32,
     check_int32,
+    wrong_type,
 )
 
 __all__ = ["ENGINE_CONFIGURATION_CHANNEL_ID", "EngineConfig", "EngineConfigurationChannel"]
@@ -97,7 +97,5 @@ class EngineConfigurationChannel(SendOnlySideChannel):
     def set_configuration(self, config: EngineConfig) -> None:
         """Queue the settings of ``config``."""
         if not isinstance(config, EngineConfig):
-            raise SideChannelTypeError(
-                f"set_configuration: expected an EngineConfig, got {type(config).__name__}"
-            )
+            raise wrong_type("set_configuration", "an EngineConfig", config, show=False)
         self.set_configuration_parameters(**config._asdict())

@@ -18,6 +18,7 @@ from .side_channel import (
     check_float32,
     check_int32,
     encode_ascii,
+    wrong_type,
 )
 
 __all__ = ["ENVIRONMENT_PARAMETERS_CHANNEL_ID", "EnvironmentParametersChannel"]
@@ -112,10 +113,8 @@ def _finite(value: object, what: str) -> float:
 
 def _flatten_intervals(intervals: object, where: str) -> list[float]:
     if isinstance(intervals, (str, bytes)) or not isinstance(intervals, Iterable):
-        raise SideChannelTypeError(
-            f"{where} intervals: expected an iterable of (min, max) pairs, "
-            f"got {type(intervals).__name__}"
-        )
+        expected = "an iterable of (min, max) pairs"
+        raise wrong_type(f"{where} intervals", expected, intervals, show=False)
     flat: list[float] = []
     total_width = 0.0
     for index, interval in enumerate(intervals):

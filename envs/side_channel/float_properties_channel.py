@@ -8,9 +8,9 @@ from .side_channel import (
     IncomingMessage,
     OutgoingMessage,
     SideChannel,
-    SideChannelTypeError,
     check_float32,
     encode_ascii,
+    wrong_type,
 )
 
 __all__ = ["FLOAT_PROPERTIES_CHANNEL_ID", "FloatPropertiesChannel"]
@@ -39,9 +39,7 @@ class FloatPropertiesChannel(SideChannel):
     def get_property(self, key: str) -> float | None:
         """Property ``key``, or ``None`` if neither end has set it."""
         if not isinstance(key, str):
-            raise SideChannelTypeError(
-                f"get_property key: expected a str, got {type(key).__name__} {key!r}"
-            )
+            raise wrong_type("get_property key", "a str", key)
         return self._float_properties.get(key)
 
     def list_properties(self) -> list[str]:

@@ -46,20 +46,22 @@ class SideChannelEnvironmentError(SideChannelError, UnityEnvironmentException):
     ``UnityEnvironmentException`` there)."""
 
 
-def _wrong_type(what: str, expected: str, value: object) -> SideChannelTypeError:
-    return SideChannelTypeError(
-        f"{what}: expected {expected}, got {type(value).__name__} {value!r}"
-    )
+def wrong_type(
+    what: str, expected: str, value: object, *, show: bool = True
+) -> SideChannelTypeError:
+    """The error for ``value`` of the wrong type: its type, and its repr where ``show``."""
+    shown = f" {value!r}" if show else ""
+    return SideChannelTypeError(f"{what}: expected {expected}, got {type(value).__name__}{shown}")
 
 
 def check_int32(value: Any, what: str) -> int:
     """``value`` as an ``int`` if it is an integer (not a bool) that fits an int32."""
     if isinstance(value, (bool, np.bool_)):  # an int subclass, and almost always a mistake
-        raise _wrong_type(what, "an int", value)
+        raise wrong_type(what, "an int", value)
     try:
         number = operator.index(value)  # int, IntEnum and NumPy integers; not floats
     except TypeError:
-        raise _wrong_type(what, "an int", value) from None
+        raise wrong_type(what, "an int", value) from None
     if not _INT32[0] <= number <= _INT32[1]:
         raise SideChannelError(
             f"{what}: expected an int32 in [{_INT32[0]}, {_INT32[1]}], got {number}"
@@ -71,7 +73,7 @@ def check_float32(value: object, what: str) -> float:
     """``value`` as a ``float`` if a float32 holds it; NaN and infinities pass (ML-Agents
     sends them), finite values beyond the float32 range do not."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise _wrong_type(what, "a real number", value)
+        raise wrong_type(what, "a real number", value)
     number = float(value)
     if math.isfinite(number) and abs(number) > _FLOAT32_MAX:
         raise SideChannelError(
@@ -84,7 +86,7 @@ def check_float32(value: object, what: str) -> float:
 def encode_ascii(value: object, what: str) -> bytes:
     """``value`` encoded as ASCII, the only encoding the Unity side decodes."""
     if not isinstance(value, str):
-        raise _wrong_type(what, "a str", value)
+        raise wrong_type(what, "a str", value)
     try:
         return value.encode("ascii")
     except UnicodeEncodeError as exc:
@@ -97,9 +99,7 @@ def encode_ascii(value: object, what: str) -> bytes:
 def check_bytes(value: object, what: str) -> bytes:
     """A copy of ``value`` if it is bytes, a bytearray or a memoryview."""
     if not isinstance(value, (bytes, bytearray, memoryview)):
-        raise SideChannelTypeError(
-            f"{what}: expected bytes, bytearray or memoryview, got {type(value).__name__}"
-        )
+        raise wrong_type(what, "bytes, bytearray or memoryview", value, show=False)
     return bytes(value)
 
 
@@ -118,9 +118,7 @@ class IncomingMessage:
         try:
             start = operator.index(offset)
         except TypeError:
-            raise SideChannelTypeError(
-                f"IncomingMessage offset: expected an int, got {type(offset).__name__}"
-            ) from None
+            raise wrong_type("IncomingMessage offset", "an int", offset) from None
         if not 0 <= start <= len(self.buffer):
             raise SideChannelError(
                 f"IncomingMessage offset: expected 0 <= offset <= {len(self.buffer)}, got {start}"
@@ -147,9 +145,9 @@ class IncomingMessage:
             try:
                 return list(default_value)
             except TypeError:
-                raise SideChannelTypeError(
-                    "read_float32_list default_value: expected a sequence of floats or None, "
-                    f"got {type(default_value).__name__}"
+                what = "read_float32_list default_value"
+                raise wrong_type(
+                    what, "a sequence of floats or None", default_value, show=False
                 ) from None
         count = self._count("float32 list", 4, "values")
         values = list(struct.unpack_from(f"<{count}f", self.buffer, self.offset))
@@ -236,7 +234,7 @@ class OutgoingMessage:
 
     def write_bool(self, b: bool) -> None:
         if not isinstance(b, (bool, np.bool_)):
-            raise _wrong_type("write_bool", "a bool", b)
+            raise wrong_type("write_bool", "a bool", b)
         self._buffer += struct.pack("<?", b)
 
     def write_int32(self, i: int) -> None:
@@ -248,10 +246,8 @@ class OutgoingMessage:
     def write_float32_list(self, float_list: Iterable[float]) -> None:
         """Append an int32 count, then each value (of a list, tuple or 1-D array) as float32."""
         if isinstance(float_list, (str, bytes, bytearray)) or not isinstance(float_list, Iterable):
-            raise SideChannelTypeError(
-                f"write_float32_list: expected an iterable of real numbers, "
-                f"got {type(float_list).__name__}"
-            )
+            expected = "an iterable of real numbers"
+            raise wrong_type("write_float32_list", expected, float_list, show=False)
         values = [
             check_float32(v, f"write_float32_list item {i}") for i, v in enumerate(float_list)
         ]
@@ -286,10 +282,7 @@ class SideChannel(ABC):
 
     def __init__(self, channel_id: uuid.UUID) -> None:
         if not isinstance(channel_id, uuid.UUID):
-            raise SideChannelTypeError(
-                f"{type(self).__name__} channel_id: expected a uuid.UUID, "
-                f"got {type(channel_id).__name__} {channel_id!r}"
-            )
+            raise wrong_type(f"{type(self).__name__} channel_id", "a uuid.UUID", channel_id)
         self._channel_id = channel_id
         self.message_queue: list[bytes] = []  # payloads waiting to be sent, oldest first
 
@@ -301,10 +294,8 @@ class SideChannel(ABC):
     def queue_message_to_send(self, msg: OutgoingMessage) -> None:
         """Queue a copy of ``msg``'s bytes to be sent at the next reset or step."""
         if not isinstance(msg, OutgoingMessage):
-            raise SideChannelTypeError(
-                f"{type(self).__name__}.queue_message_to_send: expected an OutgoingMessage, "
-                f"got {type(msg).__name__}"
-            )
+            what = f"{type(self).__name__}.queue_message_to_send"
+            raise wrong_type(what, "an OutgoingMessage", msg, show=False)
         self.message_queue.append(msg.buffer)
 
     @abstractmethod

@@ -13,8 +13,8 @@ from .side_channel import (
     IncomingMessage,
     SideChannel,
     SideChannelEnvironmentError,
-    SideChannelTypeError,
     check_bytes,
+    wrong_type,
 )
 
 __all__ = ["SideChannelManager"]
@@ -106,10 +106,8 @@ class SideChannelManager:
         if isinstance(side_channels, (SideChannel, str, bytes)) or not isinstance(
             side_channels, Iterable
         ):
-            raise SideChannelTypeError(
-                f"side_channels: expected a list of side channels or None, "
-                f"got {type(side_channels).__name__}"
-            )
+            expected = "a list of side channels or None"
+            raise wrong_type("side_channels", expected, side_channels, show=False)
         channels: dict[uuid.UUID, SideChannel] = {}
         for index, channel in enumerate(side_channels):
             channel_id = getattr(channel, "channel_id", None)
@@ -118,11 +116,11 @@ class SideChannelManager:
                 or not callable(getattr(channel, "on_message_received", None))
                 or not isinstance(getattr(channel, "message_queue", None), list)
             ):
-                raise SideChannelTypeError(
-                    f"side_channels[{index}]: expected a SideChannel (a uuid.UUID channel_id, "
-                    f"a message_queue list and an on_message_received method), "
-                    f"got {type(channel).__name__}"
+                expected = (
+                    "a SideChannel (a uuid.UUID channel_id, a message_queue list and an "
+                    "on_message_received method)"
                 )
+                raise wrong_type(f"side_channels[{index}]", expected, channel, show=False)
             if channel_id in channels:
                 raise SideChannelEnvironmentError(
                     f"side_channels[{index}]: {type(channel).__name__} has channel id "

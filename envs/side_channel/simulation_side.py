@@ -37,7 +37,7 @@ from .side_channel import (
     OutgoingMessage,
     SideChannel,
     SideChannelCommunicationError,
-    SideChannelTypeError,
+    wrong_type,
 )
 from .side_channel_manager import SideChannelManager, _append_frame, _parse_frames
 from .stats_side_channel import STATS_SIDE_CHANNEL_ID, StatsAggregationMethod
@@ -117,11 +117,9 @@ class SimulationSideChannels:
     ) -> None:
         """Queue a statistic for the user's ``StatsSideChannel`` (dropped if there is none)."""
         if not isinstance(aggregation, StatsAggregationMethod):
-            raise SideChannelTypeError(
-                f"record_stat aggregation: expected a StatsAggregationMethod "
-                f"({', '.join(m.name for m in StatsAggregationMethod)}), "
-                f"got {type(aggregation).__name__} {aggregation!r}"
-            )
+            names = ", ".join(m.name for m in StatsAggregationMethod)
+            expected = f"a StatsAggregationMethod ({names})"
+            raise wrong_type("record_stat aggregation", expected, aggregation)
         msg = key_value_message(key, value, "record_stat")
         msg.write_int32(aggregation.value)
         self.queue_message(STATS_SIDE_CHANNEL_ID, msg)
@@ -139,13 +137,9 @@ class SimulationSideChannels:
         """Queue ``msg`` for the user's channel ``channel_id`` until the next exchange; one
         for a channel the user did not register is dropped (the user chose not to listen)."""
         if not isinstance(channel_id, uuid.UUID):
-            raise SideChannelTypeError(
-                f"queue_message channel_id: expected a uuid.UUID, got {type(channel_id).__name__}"
-            )
+            raise wrong_type("queue_message channel_id", "a uuid.UUID", channel_id, show=False)
         if not isinstance(msg, OutgoingMessage):
-            raise SideChannelTypeError(
-                f"queue_message msg: expected an OutgoingMessage, got {type(msg).__name__}"
-            )
+            raise wrong_type("queue_message msg", "an OutgoingMessage", msg, show=False)
         if channel_id in self._channels:
             _append_frame(self._outgoing, channel_id, msg.buffer)
 
