@@ -4,7 +4,6 @@ float32 arguments (min and max, mean and deviation, or a list of flattened inter
 
 from __future__ import annotations
 
-import math
 import uuid
 from collections.abc import Iterable
 from enum import IntEnum
@@ -51,8 +50,8 @@ class EnvironmentParametersChannel(SendOnlySideChannel):
     ) -> None:
         """Make ``key`` a seeded uniform sample of ``[min_value, max_value)``."""
         where = "set_uniform_sampler_parameters"
-        low = _finite(min_value, f"{where} min_value")
-        high = _finite(max_value, f"{where} max_value")
+        low = check_float32(min_value, f"{where} min_value", finite=True)
+        high = check_float32(max_value, f"{where} max_value", finite=True)
         if low > high:
             raise SideChannelError(
                 f"{where}: expected min_value <= max_value, got min_value={low!r}, "
@@ -65,8 +64,8 @@ class EnvironmentParametersChannel(SendOnlySideChannel):
     ) -> None:
         """Make ``key`` a seeded sample of a normal distribution."""
         where = "set_gaussian_sampler_parameters"
-        centre = _finite(mean, f"{where} mean")
-        spread = _finite(st_dev, f"{where} st_dev")
+        centre = check_float32(mean, f"{where} mean", finite=True)
+        spread = check_float32(st_dev, f"{where} st_dev", finite=True)
         if spread < 0:
             raise SideChannelError(f"{where}: expected st_dev >= 0, got {spread!r}")
         self._send(key, where, seed, self.SamplerTypes.GAUSSIAN, centre, spread)
@@ -104,13 +103,6 @@ class EnvironmentParametersChannel(SendOnlySideChannel):
         self.queue_message_to_send(msg)
 
 
-def _finite(value: object, what: str) -> float:
-    number = check_float32(value, what)
-    if not math.isfinite(number):
-        raise SideChannelError(f"{what}: expected a finite number, got {number!r}")
-    return number
-
-
 def _flatten_intervals(intervals: object, where: str) -> list[float]:
     if isinstance(intervals, (str, bytes)) or not isinstance(intervals, Iterable):
         expected = "an iterable of (min, max) pairs"
@@ -124,8 +116,8 @@ def _flatten_intervals(intervals: object, where: str) -> list[float]:
             raise SideChannelTypeError(
                 f"{where} intervals[{index}]: expected a (min, max) pair, got {interval!r}"
             ) from None
-        low = _finite(low, f"{where} intervals[{index}] min")
-        high = _finite(high, f"{where} intervals[{index}] max")
+        low = check_float32(low, f"{where} intervals[{index}] min", finite=True)
+        high = check_float32(high, f"{where} intervals[{index}] max", finite=True)
         if low > high:
             raise SideChannelError(
                 f"{where} intervals[{index}]: expected min <= max, got ({low!r}, {high!r})"

@@ -69,12 +69,14 @@ def check_int32(value: Any, what: str) -> int:
     return number
 
 
-def check_float32(value: object, what: str) -> float:
+def check_float32(value: object, what: str, *, finite: bool = False) -> float:
     """``value`` as a ``float`` if a float32 holds it; NaN and infinities pass (ML-Agents
-    sends them), finite values beyond the float32 range do not."""
+    sends them) unless ``finite``, finite values beyond the float32 range do not."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise wrong_type(what, "a real number", value)
     number = float(value)
+    if finite and not math.isfinite(number):
+        raise SideChannelError(f"{what}: expected a finite number, got {number!r}")
     if math.isfinite(number) and abs(number) > _FLOAT32_MAX:
         raise SideChannelError(
             f"{what}: expected a value representable as float32 (|x| <= {_FLOAT32_MAX:.7g}, "
