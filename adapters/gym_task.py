@@ -166,7 +166,7 @@ class _Frames:
         return stacked if self.keyed else stacked[None]
 
 
-class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
+class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs, task_api.TaskBase):
     """A task on a Gymnasium environment: transforms, stacked frames and random starts.
 
     The transforms get the arguments they declare, by name, among ``state, action, reward,
@@ -311,7 +311,6 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         self.action_space = task_api.agent_action_space(env.action_space)
         self._skip_rng = np.random.default_rng()
         self._cast_action = isinstance(env.action_space, spaces.Discrete)
-        self._next_seed: int | None = None
         self._guard = StepGuard(type(self).__name__)
 
     @override
@@ -378,19 +377,8 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs):
         """True when ``render()`` returns the wrapped env's frames."""
         return self._can_render
 
-    def seed(self, seed: int | None = None) -> None:
-        """Seeds the next ``reset()``."""
-        self._next_seed = check_seed(seed, "GymTask.seed")
-
-    @property
-    def obs_size(self) -> int:
-        """The number of values of one observation as the agent sees it."""
-        return task_api.observation_size(self.observation_space)
-
-    @property
-    def action_size(self) -> int:
-        """``n`` of a ``Discrete`` action space, else the number of action values."""
-        return task_api.action_size(self.action_space)
+    def _agent_spaces(self) -> tuple[dict[str, spaces.Space], dict[str, spaces.Space]]:
+        return {self.name: self.observation_space}, {self.name: self.action_space}
 
     @property
     def is_discrete(self) -> bool:

@@ -17,7 +17,6 @@ from zooport.adapters.driver_controls import DriverControls
 from zooport.adapters.multi_agent_driver import AgentsStep, MultiAgentDriver
 from zooport.adapters.options import DriverOptions, listing_options
 from zooport.adapters.termination import finished_needed
-from zooport.envs.arguments import check_seed
 from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import (
     ActionError,
@@ -46,7 +45,7 @@ class Transition(NamedTuple):
 
 
 @listing_options
-class MultiAgentTask(DriverControls):
+class MultiAgentTask(DriverControls, task_api.TaskBase):
     """Every agent of every behaviour of a core, as a task for multi-agent runners.
 
     ``step(action, agent_id)`` records one live agent's action and returns None until the
@@ -116,7 +115,6 @@ class MultiAgentTask(DriverControls):
         self._pending: dict[str, Any] = {}
         self._last: dict[str, Transition] = {}
         self._dones: dict[str, bool] = {}
-        self._next_seed: int | None = None
 
     @property
     def num_agents(self) -> int:
@@ -181,25 +179,11 @@ class MultiAgentTask(DriverControls):
             f"space: {listed}; read action_spaces[agent] instead"
         )
 
-    @property
-    def obs_size(self) -> int:
-        """The number of values of one agent's observation (without an action mask), the same
-        for every behaviour (else a ``SpecError``)."""
-        observations = {g.name: g.observation_space for g in self._driver.groups}
-        owner = type(self).__name__
-        return task_api.one_size(observations, task_api.observation_size, "obs_size", owner)
-
-    @property
-    def action_size(self) -> int:
-        """``n`` of a ``Discrete`` action space, else the number of action values, the same for
-        every behaviour (else a ``SpecError``)."""
-        actions = {g.name: g.action_space for g in self._driver.groups}
-        owner = type(self).__name__
-        return task_api.one_size(actions, task_api.action_size, "action_size", owner)
-
-    def seed(self, seed: int | None = None) -> None:
-        """Seeds the next ``reset()`` (as ``reset(seed=...)`` does)."""
-        self._next_seed = check_seed(seed, f"{type(self).__name__}.seed")
+    def _agent_spaces(self) -> tuple[dict[str, spaces.Space], dict[str, spaces.Space]]:
+        groups = self._driver.groups
+        return {g.name: g.observation_space for g in groups}, {
+            g.name: g.action_space for g in groups
+        }
 
     def reset(self, seed: int | None = None) -> list[Any]:
         """Resets the core (reseeded with ``seed``); returns every agent's first observation,

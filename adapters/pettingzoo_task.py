@@ -40,7 +40,7 @@ def _transition(
     return Transition(obs, float(reward), terminated or truncated, flagged)
 
 
-class PettingZooTask:
+class PettingZooTask(task_api.TaskBase):
     """A PettingZoo AEC or Parallel env for multi-agent runners.
 
     On an AEC env ``step`` returns the :class:`~zooport.adapters.multi_agent_task.Transition`
@@ -76,7 +76,6 @@ class PettingZooTask:
         self.name = "CUSTOM"  # ai-traineree's name for every PettingZoo task
         self._last: dict[str, Transition] = {}
         self._dones: dict[str, bool] = {}
-        self._next_seed: int | None = None
 
     @property
     def agents(self) -> list[str]:
@@ -115,21 +114,8 @@ class PettingZooTask:
         """Each agent's action space."""
         return {agent: self.env.action_space(agent) for agent in self.possible_agents}
 
-    @property
-    def obs_size(self) -> int:
-        """The number of values of one agent's observation (without an action mask), the same
-        for every agent (ai-traineree's ``obs_size[0]``; a ``SpecError`` where they differ)."""
-        return task_api.one_size(
-            self.observation_spaces, task_api.observation_size, "obs_size", "PettingZooTask"
-        )
-
-    @property
-    def action_size(self) -> int:
-        """``n`` of a ``Discrete`` action space, else the number of action values, the same for
-        every agent (ai-traineree's ``action_size.n``; a ``SpecError`` where they differ)."""
-        return task_api.one_size(
-            self.action_spaces, task_api.action_size, "action_size", "PettingZooTask"
-        )
+    def _agent_spaces(self) -> tuple[dict[str, spaces.Space], dict[str, spaces.Space]]:
+        return self.observation_spaces, self.action_spaces
 
     def action_mask_spaces(self) -> dict[str, spaces.Space] | None:
         """Each agent's ``obs["action_mask"]`` space, or None unless every agent has one."""
@@ -139,10 +125,6 @@ class PettingZooTask:
                 return None
             masks[agent] = space["action_mask"]
         return masks
-
-    def seed(self, seed: int | None = None) -> None:
-        """Seeds the next ``reset()`` (PettingZoo envs are seeded through ``reset``)."""
-        self._next_seed = seed
 
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None

@@ -53,12 +53,7 @@ APIS = tuple(_ADAPTERS)
 
 
 def builtin_envs() -> dict[str, DeclaredEnvClass]:
-    """The built-in environment classes by registry identifier (importing them).
-
-    Example:
-        >>> list(builtin_envs())
-        ['Basic', 'BallBalance', 'GridWorld', 'Tag', 'Collector', 'Soccer']
-    """
+    """The built-in environment classes by registry identifier (importing them)."""
     from zooport.envs import builtin
 
     return {name: getattr(builtin, name) for name in builtin.BUILTINS}
@@ -153,17 +148,7 @@ def register_gymnasium(
     one (plain data, so it also works in a process that only imported the registering
     module); ``behavior_name`` is needed when the core has several; ``kwargs`` are default
     ``gym.make`` keywords: GymEnv options or parameters of ``factory``. A keyword that is
-    neither raises an ``ArgumentTypeError``.
-
-    Example:
-        >>> import gymnasium as gym
-        >>> from zooport.envs.builtin.basic import Basic
-        >>> register_gymnasium("my_project/Walk-v0", Basic, max_steps=20)
-        >>> env = gym.make("my_project/Walk-v0")
-        >>> env.unwrapped.core.behavior_specs["Basic"].action_spec.discrete_branches
-        (3,)
-        >>> env.close()
-    """
+    neither raises an ``ArgumentTypeError``."""
     import gymnasium as gym
 
     defaults = dict(kwargs)
@@ -232,14 +217,7 @@ def make_vector_env(
     built-in's declared one, else ``n_agents``); a ``SpecError`` if the behaviour does not
     end up with ``num_envs`` agents. ``kwargs`` named in :data:`VECTOR_OPTIONS` go to the
     adapter, the others to the core. ``render_mode="human"`` shows the adapter's pictures in
-    a window, as ``gym.make`` does for a single env.
-
-    Example:
-        >>> envs = make_vector_env(num_envs=3, env_id="BallBalance", seed=0)
-        >>> envs.num_envs, envs.core.n_agents
-        (3, 3)
-        >>> envs.close()
-    """
+    a window, as ``gym.make`` does for a single env."""
     from zooport.adapters.rendering import VectorHumanRendering
     from zooport.adapters.vector_env import BehaviorVectorEnv
     from zooport.envs.arguments import check_int
@@ -351,15 +329,7 @@ def build_core(
 ) -> tuple[Any, dict[str, Any]]:
     """Makes a core from a registry ``env_id`` or a ``factory`` (exactly one); returns it with
     the ``options`` named in ``adapter_options``. Every other option goes to the core, which
-    must declare it as a parameter (unless it takes ``**kwargs``).
-
-    Example:
-        >>> core, adapter = build_core(env_id="Basic",
-        ...                            options={"n_agents": 2, "render_mode": "rgb_array"},
-        ...                            adapter_options=("render_mode",))
-        >>> core.n_agents, adapter
-        (2, {'render_mode': 'rgb_array'})
-    """
+    must declare it as a parameter (unless it takes ``**kwargs``)."""
     make, _, core_kwargs, adapter_kwargs = _split(env_id, factory, options, adapter_options)
     return make(**core_kwargs), adapter_kwargs
 
@@ -378,15 +348,7 @@ def build_pool(
 
     Core ``i`` gets the core options updated by ``core_options[i]``, and ``seed + i`` when a
     ``seed`` is given (the pool's own rule for ``reset(seed=...)``); ``side_channels`` go to
-    the pool, which relays them to every core.
-
-    Example:
-        >>> pool, adapter = build_pool(env_id="Basic", options={"n_agents": 2, "seed": 0},
-        ...                            adapter_options=(), workers=2)
-        >>> pool.num_cores, len(pool.worker_pids), adapter
-        (2, 1, {})
-        >>> pool.close()
-    """
+    the pool, which relays them to every core."""
     from zooport.envs.arguments import check_int
     from zooport.envs.core_pool import CorePool, registry_core
     from zooport.envs.pool_options import check_pool_options

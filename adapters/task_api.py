@@ -11,9 +11,17 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from zooport.envs.arguments import check_seed
 from zooport.errors import SpecError
 
-__all__ = ["DataSpace", "action_size", "agent_action_space", "is_discrete", "observation_size"]
+__all__ = [
+    "DataSpace",
+    "TaskBase",
+    "action_size",
+    "agent_action_space",
+    "is_discrete",
+    "observation_size",
+]
 
 _FLAT = (spaces.Box, spaces.MultiBinary, spaces.MultiDiscrete)
 
@@ -34,14 +42,7 @@ def _condensed(bound: np.ndarray) -> Any:
 @dataclass
 class DataSpace:
     """ai-traineree's ``DataSpace`` (``Agent(task.obs_space, ...)``); bounds are inclusive, one
-    number where every element has it.
-
-    Example:
-        >>> DataSpace.from_gym_space(spaces.Box(-1, 1, (3,)))
-        DataSpace(dtype='float32', shape=(3,), low=-1.0, high=1.0)
-        >>> DataSpace.from_gym_space(spaces.Discrete(4)).to_feature()
-        (4,)
-    """
+    number where every element has it."""
 
     dtype: str
     shape: tuple[int, ...]
@@ -100,13 +101,7 @@ class _Discrete(spaces.Discrete):
 
 def agent_action_space(space: spaces.Space) -> spaces.Space:
     """``space`` (a ``Discrete`` or ``Box``) as an equal space that also has ai-traineree's
-    ``to_feature()`` (and a ``Discrete``'s inclusive ``low``/``high``); any other as it is.
-
-    Example:
-        >>> actions = agent_action_space(spaces.Discrete(3))
-        >>> actions == spaces.Discrete(3), actions.to_feature(), (actions.low, actions.high)
-        (True, (3,), (0, 2))
-    """
+    ``to_feature()`` (and a ``Discrete``'s inclusive ``low``/``high``); any other as it is."""
     if type(space) is spaces.Discrete:
         return _Discrete(int(space.n), start=int(space.start))
     if type(space) is spaces.Box:
@@ -115,13 +110,7 @@ def agent_action_space(space: spaces.Space) -> spaces.Space:
 
 
 def observation_size(space: spaces.Space) -> int:
-    """The number of values in one observation of ``space``, flattened (``Discrete``: 1).
-
-    Example:
-        >>> observation_size(spaces.Dict({"observation": spaces.Box(0, 1, (5, 2)),
-        ...                               "action_mask": spaces.MultiBinary(2)}))
-        10
-    """
+    """The number of values in one observation of ``space``, flattened (``Discrete``: 1)."""
     space = policy_part(space)
     if isinstance(space, _FLAT):
         return int(np.prod(space.shape, dtype=np.int64))
@@ -157,15 +146,7 @@ def one_size(
     owner: str,
 ) -> int:
     """The ``size`` every space of ``spaces_by_name`` shares; a SpecError listing them where
-    they differ (``what`` and ``owner`` name the property and the task).
-
-    Example:
-        >>> box4, box6 = spaces.Box(0, 1, (4,)), spaces.Box(0, 1, (6,))
-        >>> one_size({"a_0": box6, "a_1": box6, "b_2": box4}, observation_size, "obs_size", "T")
-        Traceback (most recent call last):
-        ...
-        zooport.errors.SpecError: T.obs_size...: 6 for ['a_0', 'a_1'], 4 for ['b_2']...
-    """
+    they differ (``what`` and ``owner`` name the property and the task)."""
     by_size: dict[int, list[str]] = {}
     for name, space in spaces_by_name.items():
         by_size.setdefault(size(space), []).append(name)
@@ -179,3 +160,31 @@ def one_size(
         f"{owner}.{what}: its agents do not share one size: {listed or 'no agents'}; ask each "
         "agent's observation_space/action_space instead"
     )
+
+
+class TaskBase:
+    """What the three tasks share: ``seed()`` for the next ``reset()``, and ai-traineree's
+    ``obs_size``/``action_size`` over the spaces each agent sees (``_agent_spaces``)."""
+
+    _next_seed: int | None = None
+
+    def _agent_spaces(self) -> tuple[Mapping[str, spaces.Space], Mapping[str, spaces.Space]]:
+        raise NotImplementedError
+
+    def seed(self, seed: int | None = None) -> None:
+        """Seeds the next ``reset()`` (as ``reset(seed=...)`` does)."""
+        self._next_seed = check_seed(seed, f"{type(self).__name__}.seed")
+
+    @property
+    def obs_size(self) -> int:
+        """The number of values of one agent's observation (without an action mask), the same
+        for every agent (ai-traineree's ``obs_size[0]``; a ``SpecError`` where they differ)."""
+        observations = self._agent_spaces()[0]
+        return one_size(observations, observation_size, "obs_size", type(self).__name__)
+
+    @property
+    def action_size(self) -> int:
+        """``n`` of a ``Discrete`` action space, else the number of action values, the same for
+        every agent (ai-traineree's ``action_size.n``; a ``SpecError`` where they differ)."""
+        actions = self._agent_spaces()[1]
+        return one_size(actions, action_size, "action_size", type(self).__name__)

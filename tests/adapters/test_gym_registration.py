@@ -19,6 +19,9 @@ from zooport.adapters.registration import (
     BUILTIN_GYM_ENVS,
     GYM_ENTRY_POINT,
     VECTOR_ENTRY_POINT,
+    build_core,
+    build_pool,
+    make_vector_env,
     register_builtin_envs,
     register_gymnasium,
 )
@@ -170,6 +173,27 @@ def test_make_vec_sync_mode_uses_the_single_entry_point():
     obs, _ = envs.reset(seed=0)
     assert obs.shape == (2, 8)
     assert all(isinstance(e.unwrapped, GymEnv) for e in envs.envs)
+    envs.close()
+
+
+def test_build_core_and_build_pool_split_the_adapter_options_off():
+    core, adapter = build_core(
+        env_id="Basic",
+        options={"n_agents": 2, "render_mode": "rgb_array"},
+        adapter_options=("render_mode",),
+    )
+    assert (core.n_agents, adapter) == (2, {"render_mode": "rgb_array"})
+    core.close()
+    pool, adapter = build_pool(
+        env_id="Basic", options={"n_agents": 2, "seed": 0}, adapter_options=(), workers=2
+    )
+    assert (pool.num_cores, adapter) == (2, {})
+    pool.close()
+
+
+def test_make_vector_env_sets_the_agent_count():
+    envs = make_vector_env(num_envs=3, env_id="BallBalance", seed=0)
+    assert (envs.num_envs, envs.core.n_agents) == (3, 3)
     envs.close()
 
 

@@ -19,7 +19,7 @@ from zooport.adapters.gym_task import GymTask
 from zooport.adapters.multi_agent_task import MultiAgentTask
 from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 from zooport.adapters.pettingzoo_task import PettingZooTask
-from zooport.adapters.task_api import DataSpace
+from zooport.adapters.task_api import DataSpace, agent_action_space, observation_size
 from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.envs.builtin.basic import Basic
 from zooport.envs.builtin.tag import Tag
@@ -77,6 +77,17 @@ def test_gym_task_obs_space_is_ai_traineree_dataspace():
     assert multi == DataSpace("int64", (2,), 0, [2, 3])
     with pytest.raises(SpecError, match="DataSpace describes a flat space"):
         _ = GymTask(Ticker(), state_transform=lambda state: {"x": state, "y": state}).obs_space
+
+
+def test_dataspace_action_space_and_observation_size_of_plain_spaces():
+    box = DataSpace.from_gym_space(spaces.Box(-1, 1, (3,)))
+    assert box == DataSpace("float32", (3,), -1.0, 1.0)
+    assert DataSpace.from_gym_space(spaces.Discrete(4)).to_feature() == (4,)
+    actions = agent_action_space(spaces.Discrete(3))
+    assert actions == spaces.Discrete(3) and actions.to_feature() == (3,)
+    assert (actions.low, actions.high) == (0, 2)
+    masked = {"observation": spaces.Box(0, 1, (5, 2)), "action_mask": spaces.MultiBinary(2)}
+    assert observation_size(spaces.Dict(masked)) == 10
 
 
 def test_gym_task_actual_obs_shape_and_size_are_what_reset_returns():
