@@ -7,49 +7,25 @@ from __future__ import annotations
 
 from zooport._lazy import lazy_attributes
 
-__all__ = [
-    "AgentKey",
-    "AgentNames",
-    "BehaviorVectorEnv",
-    "GymEnv",
-    "GymTask",
-    "MultiAgentTask",
-    "MultiAgentUnityTask",
-    "PettingZooAECEnv",
-    "PettingZooParallelEnv",
-    "PettingZooTask",
-    "SB3VecEnv",
-    "TerminationMode",
-    "Transition",
-    "UnityAECEnv",
-    "UnityParallelEnv",
-    "UnityToGymWrapper",
-    "adopt_core",
-    "register_builtin_envs",
-    "register_gymnasium",
-    "relay_channels",
-    "serve_mlagents",
-]
+#: Each public name's module, loaded on first use.
+_MODULES = {
+    "agent_names": ("AgentKey", "AgentNames"),
+    "core_access": ("adopt_core",),
+    "gym_env": ("GymEnv", "UnityToGymWrapper"),
+    "gym_task": ("GymTask",),
+    "mlagents_serve": ("relay_channels", "serve_mlagents"),
+    "multi_agent_task": ("MultiAgentTask", "MultiAgentUnityTask", "Transition"),
+    "pettingzoo_aec": ("PettingZooAECEnv", "UnityAECEnv"),
+    "pettingzoo_parallel": ("PettingZooParallelEnv", "UnityParallelEnv"),
+    "pettingzoo_task": ("PettingZooTask",),
+    "registration": ("register_builtin_envs", "register_gymnasium"),
+    "sb3_vec_env": ("SB3VecEnv",),
+    "termination": ("TerminationMode",),
+    "vector_env": ("BehaviorVectorEnv",),
+}
+__all__ = sorted(name for names in _MODULES.values() for name in names)
 
 __getattr__, __dir__ = lazy_attributes(
     __name__,
-    {
-        name: f"{__name__}.{module}"
-        for module, names in {
-            "agent_names": ("AgentKey", "AgentNames"),
-            "core_access": ("adopt_core",),
-            "gym_env": ("GymEnv", "UnityToGymWrapper"),
-            "gym_task": ("GymTask",),
-            "mlagents_serve": ("relay_channels", "serve_mlagents"),
-            "multi_agent_task": ("MultiAgentTask", "MultiAgentUnityTask", "Transition"),
-            "pettingzoo_aec": ("PettingZooAECEnv", "UnityAECEnv"),
-            "pettingzoo_parallel": ("PettingZooParallelEnv", "UnityParallelEnv"),
-            "pettingzoo_task": ("PettingZooTask",),
-            "registration": ("register_builtin_envs", "register_gymnasium"),
-            "sb3_vec_env": ("SB3VecEnv",),
-            "termination": ("TerminationMode",),
-            "vector_env": ("BehaviorVectorEnv",),
-        }.items()
-        for name in names
-    },
+    {name: f"{__name__}.{module}" for module, names in _MODULES.items() for name in names},
 )

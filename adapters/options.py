@@ -85,17 +85,7 @@ class PettingZooOptions(DriverOptions):
 
 def listing_options(cls: _Class) -> _Class:
     """A class whose constructor, given arguments it does not take, raises an
-    :class:`~zooport.errors.ArgumentTypeError` (a ``TypeError``) listing its options.
-
-    Example:
-        >>> @listing_options
-        ... class Probe:
-        ...     def __init__(self, env, *, mode=None): ...
-        >>> Probe("core", mod=1)
-        Traceback (most recent call last):
-        ...
-        zooport.errors.ArgumentTypeError: Probe(): got an unexpected keyword argument 'mod'; ...
-    """
+    :class:`~zooport.errors.ArgumentTypeError` (a ``TypeError``) listing its options."""
     init = cls.__init__  # type: ignore[misc]  # the class's own constructor
     signature = inspect.signature(init)
     lead, *options = list(signature.parameters)[1:]

@@ -27,15 +27,7 @@ def check_render_mode(
     render_mode: Any, modes: Sequence[str], where: str, *, human: str = ""
 ) -> None:
     """Raises an ``ArgumentError`` for a ``render_mode`` that is not None or one of ``modes``
-    (``where`` names the adapter; ``human`` says where ``"human"`` is served instead).
-
-    Example:
-        >>> check_render_mode("rgb_array", ["rgb_array"], "GymEnv")
-        >>> check_render_mode("human", ["rgb_array"], "GymEnv", human=HUMAN_VIA_MAKE)
-        Traceback (most recent call last):
-        ...
-        zooport.errors.ArgumentError: GymEnv: expected render_mode in [None, 'rgb_array'], ...
-    """
+    (``where`` names the adapter; ``human`` says where ``"human"`` is served instead)."""
     if render_mode is None or (isinstance(render_mode, str) and render_mode in modes):
         return
     hint = f"; {human}" if human and isinstance(render_mode, str) and render_mode == "human" else ""
@@ -45,12 +37,7 @@ def check_render_mode(
 
 
 def visual_frame(observation: np.ndarray) -> np.ndarray:
-    """An (H, W, 3) uint8 picture of one visual observation (float 0..1 or uint8).
-
-    Example:
-        >>> visual_frame(np.full((2, 2, 1), 0.5, np.float32))[0, 0].tolist()
-        [128, 128, 128]
-    """
+    """An (H, W, 3) uint8 picture of one visual observation (float 0..1 or uint8)."""
     frame = observation
     if frame.dtype != np.uint8:
         frame = np.rint(np.clip(frame, 0.0, 1.0) * 255.0).astype(np.uint8)

@@ -24,12 +24,7 @@ class TerminationMode(str, enum.Enum):
 
 def finished_needed(mode: TerminationMode | str | float, n_agents: int) -> int:
     """How many of ``n_agents`` must have finished for ``mode`` to end the episode; an
-    ``ArgumentError`` (``ArgumentTypeError`` for another type) lists the valid modes.
-
-    Example:
-        >>> finished_needed("Majority", 4), finished_needed(0.25, 12), finished_needed("all", 0)
-        (3, 3, 0)
-    """
+    ``ArgumentError`` (``ArgumentTypeError`` for another type) lists the valid modes."""
     needed = None
     if isinstance(mode, str):
         needed = {"any": 1, "majority": n_agents // 2 + 1, "all": n_agents}.get(

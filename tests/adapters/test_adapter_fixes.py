@@ -13,7 +13,7 @@ from gymnasium.error import DependencyNotInstalled
 import zooport  # noqa: F401 - registers zooport/<Name>-v0
 from zooport.adapters import BehaviorVectorEnv, PettingZooAECEnv
 from zooport.adapters.registration import make_vector_env
-from zooport.adapters.rendering import VectorHumanRendering
+from zooport.adapters.rendering import VectorHumanRendering, visual_frame
 from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.envs.builtin.tag import Tag
 from zooport.errors import ArgumentError, EnvClosedError, UnknownAgentError
@@ -92,3 +92,9 @@ def test_the_constructors_still_refuse_human_and_say_where_it_is():
         BehaviorVectorEnv(BallBalance(), render_mode="human")
     with pytest.raises(ArgumentError, match="render_mode='rgb_array'"):
         VectorHumanRendering(BehaviorVectorEnv(BallBalance()))
+
+
+def test_visual_frame_scales_a_float_picture_and_repeats_one_channel():
+    frame = visual_frame(np.full((2, 2, 1), 0.5, np.float32))
+    assert frame.dtype == np.uint8 and frame.shape == (2, 2, 3)
+    assert frame[0, 0].tolist() == [128, 128, 128]
