@@ -34,9 +34,8 @@ __all__ = ["Transition", "MultiAgentTask", "MultiAgentUnityTask"]
 
 
 class Transition(NamedTuple):
-    """One agent's ``(obs, reward, done, info)`` after a step; ``done`` is terminated or
-    truncated, and ``info`` holds ``"terminated"`` and ``"truncated"`` (so that a truncated
-    agent can still be bootstrapped)."""
+    """One agent's ``(obs, reward, done, info)`` after a step; ``info`` holds ``"terminated"``
+    and ``"truncated"`` (so that a truncated agent can still be bootstrapped)."""
 
     obs: Any
     reward: float
@@ -46,38 +45,26 @@ class Transition(NamedTuple):
 
 @listing_options
 class MultiAgentTask(DriverControls, task_api.TaskBase):
-    """Every agent of every behaviour of a core, as a task for multi-agent runners.
+    """Every agent of every behaviour of a core (``env``, owned), for multi-agent runners.
 
     ``step(action, agent_id)`` records one live agent's action and returns None until the
     cycle's last live agent acts; then the core steps once and that agent's
-    :class:`Transition` is returned, the others' in :meth:`last`. ``step_all(actions)`` is
-    the whole cycle in one call. The episode is the PettingZoo adapters' (it ends by
-    ``termination_mode`` or ``max_cycles``; then ``step`` raises
-    :class:`~zooport.EnvNotResetError` until ``reset()``); an int ``agent_id`` is a position
-    in ``possible_agents``. Neither thread-safe nor re-entrant.
-
-    ``env`` is any BaseEnv, which the task owns (also as ``core``). The other
-    options are the PettingZoo adapters' (see
-    :class:`~zooport.adapters.pettingzoo_common.PettingZooCommon`) but ``render_mode`` and
-    ``name``; ``termination_mode`` defaults to the seed's ``"any"``, and it and the three
-    before it may be given by position, in the seed's order. With a ``default_action``,
-    ``step(None, agent_id)`` and agents left out of ``step_all`` take it.
+    :class:`Transition` is returned, the others' in :meth:`last`. ``step_all(actions)`` is the
+    whole cycle in one call; an int ``agent_id`` is a position in ``possible_agents``. The
+    episode and the options are the PettingZoo adapters' (but ``render_mode`` and ``name``);
+    ``termination_mode`` defaults to the seed's ``"any"``, and it and the three before it may
+    be given by position. With a ``default_action``, ``step(None, agent_id)`` and agents left
+    out of ``step_all`` take it.
 
     Example:
         >>> from zooport.envs.builtin.tag import Tag
         >>> task = MultiAgentTask(Tag(seed=0), termination_mode="majority")
         >>> states = task.reset(seed=0)
-        >>> task.num_agents, task.agents[0], len(states)
-        (5, 'runner_0', 5)
         >>> [task.step(0, agent_id) for agent_id in range(4)]  # the core has not moved
         [None, None, None, None]
         >>> obs, reward, done, info = task.step(0, 4)  # the cycle is complete: one core step
-        >>> task.cycles, reward, done, info["decided"]
-        (1, 0.0, False, False)
-        >>> round(task.last("runner_0").reward, 2)
-        0.01
-        >>> len(task.step_all({agent: 0 for agent in task.agents}))
-        5
+        >>> task.cycles, reward, done
+        (1, 0.0, False)
     """
 
     def __init__(
@@ -133,8 +120,7 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
         return [a for a in self._driver.agents if a not in pending]
 
     def agent(self, agent_id: int | str) -> str:
-        """The name of ``agent_id`` (a position in ``possible_agents``, or a name); an
-        ``UnknownAgentError`` for one not in the episode."""
+        """The name of ``agent_id`` (a position in ``possible_agents``, or a name)."""
         if isinstance(agent_id, str):
             if agent_id not in self._driver.agent_groups and not self._driver.possible_agents:
                 self._driver.discover()
@@ -186,8 +172,8 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
         }
 
     def reset(self, seed: int | None = None) -> list[Any]:
-        """Resets the core (reseeded with ``seed``); returns every agent's first observation,
-        in ``possible_agents`` order."""
+        """Resets the core; returns every agent's first observation, in ``possible_agents``
+        order."""
         if seed is None:
             seed, self._next_seed = self._next_seed, None
         observations, infos = self._driver.reset(seed)
@@ -201,13 +187,10 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
 
     def step(self, action: Any, agent_id: int | str) -> Transition | None:
         """Records a live agent's action (None: its ``default_action``); the call that
-        completes the cycle steps the core and returns this agent's :class:`Transition`.
-
-        Returns None until then, and for an agent that finished earlier (its action ignored,
-        counted in ``ignored_actions``). An ``ActionError`` for an agent that has already
-        acted in this cycle, or a finished one with ``stale_actions="raise"``; an action that
-        does not fit raises when the cycle completes, and the cycle starts over.
-        """
+        completes the cycle steps the core and returns this agent's :class:`Transition`, the
+        others return None (a finished agent's action is ignored, counted in
+        ``ignored_actions``). An action that does not fit raises when the cycle completes,
+        and the cycle starts over."""
         self._check_running()
         if self._driver.guard.running:
             self._driver.guard.enter("step")  # raises: an agent acting while the core steps
@@ -236,9 +219,8 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
     def step_all(
         self, actions: Mapping[str, Any] | Mapping[int, Any] | Mapping[int | str, Any]
     ) -> dict[str, Transition]:
-        """Completes the cycle with ``{agent_id: action}`` (positions or names) for the live
-        agents that have not yet acted; returns the :class:`Transition` of every agent that
-        reports in the core step, keyed by name."""
+        """Completes the cycle with ``{agent_id: action}`` for the live agents that have not
+        yet acted; returns the :class:`Transition` of every agent that reports, by name."""
         self._check_running()
         if not isinstance(actions, Mapping):
             raise ActionError(
@@ -272,30 +254,25 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
         actions, self._pending = self._pending, {}
         result: AgentsStep = self._driver.step(actions)
         observations, rewards, terminations, truncations, infos = result
-        dones = self._dones
-        for agent in self._driver.new_agents:
-            dones[agent] = False
-        if self._driver.finished:
-            dones.update(dict.fromkeys(self._driver.finished, True))
-        transitions = {}
+        self._dones.update(dict.fromkeys(self._driver.new_agents, False))
+        self._dones.update(dict.fromkeys(self._driver.finished, True))
         # The five dicts of a step have the same keys in the same order (AgentsStep).
-        for (agent, obs), reward, terminated, truncated, info in zip(
-            observations.items(),
-            rewards.values(),
-            terminations.values(),
-            truncations.values(),
-            infos.values(),
-            strict=True,
-        ):
-            transitions[agent] = Transition(
-                obs, reward, terminated or truncated, _flagged(info, terminated, truncated)
+        transitions = {
+            agent: Transition(obs, reward, ended or cut, _flagged(info, ended, cut))
+            for (agent, obs), reward, ended, cut, info in zip(
+                observations.items(),
+                rewards.values(),
+                terminations.values(),
+                truncations.values(),
+                infos.values(),
+                strict=True,
             )
+        }
         self._last.update(transitions)
         return transitions
 
     def last(self, agent_id: int | str) -> Transition:
-        """The agent's :class:`Transition` of the last core step it reported in (after
-        ``reset()``, its first observation with reward 0)."""
+        """The agent's :class:`Transition` of the last core step it reported in."""
         self._driver.check_open()
         agent = self.agent(agent_id)
         try:
@@ -316,9 +293,8 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
         return self._driver.episode_over
 
     def detect_game_over(self, terminations: Mapping[Any, Any] | Sequence[bool] | Any) -> bool:
-        """Whether the termination rule ends the episode, given one flag per agent (a mapping,
-        whose values count, or a sequence), True where it has finished; agents left out count
-        as not finished."""
+        """Whether the termination rule ends the episode, given one flag per agent (a mapping
+        or a sequence), True where it has finished; agents left out have not."""
         if isinstance(terminations, Mapping):
             flags = [bool(v) for v in terminations.values()]
         else:
@@ -338,8 +314,8 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
             )
 
     def render(self, mode: str = "rgb_array") -> np.ndarray | None:
-        """The first 3-D observation of the agents' latest transitions, as ai-traineree's task
-        renders; without one, the core's (H, W, 3) uint8 picture, or None with a warning."""
+        """The first 3-D observation of the agents' latest transitions (as ai-traineree's task
+        renders), else the core's (H, W, 3) uint8 picture, else None with a warning."""
         if mode != "rgb_array":
             raise ArgumentError(f"Expect mode to be 'rgb_array', actually: {mode!r}")
         self._driver.check_open()
