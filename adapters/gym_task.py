@@ -27,9 +27,8 @@ TRANSFORM_ARGUMENTS = ("state", "action", "reward", "terminated", "truncated", "
 
 
 def _arguments(function: Callable[..., Any], role: str) -> tuple[bool, tuple[str, ...]]:
-    """(the state goes first by position, the names it takes among
-    :data:`TRANSFORM_ARGUMENTS`); a ``state_transform`` whose signature cannot be read
-    (``max``) gets the state by position."""
+    # (the state goes first by position, the names it takes); a state_transform whose
+    # signature cannot be read (max) gets the state by position.
     if not callable(function):
         raise ArgumentTypeError(
             f"Expected {role} to be callable, actually: {type(function).__name__}"
@@ -70,7 +69,6 @@ def _arguments(function: Callable[..., Any], role: str) -> tuple[bool, tuple[str
 
 
 def _space_of(value: Any, role: str) -> spaces.Space:
-    """An unbounded space that holds a transformed observation."""
     if isinstance(value, Mapping):
         return spaces.Dict({key: _space_of(item, role) for key, item in value.items()})
     array = np.asarray(value)
@@ -85,21 +83,9 @@ def _space_of(value: Any, role: str) -> spaces.Space:
     )
 
 
-def _stacked_space(space: spaces.Space, n: int) -> spaces.Space:
-    if isinstance(space, spaces.Box):
-        low = np.repeat(space.low[None], n, axis=0)
-        high = np.repeat(space.high[None], n, axis=0)
-        return spaces.Box(low, high, dtype=space.dtype)
-    if isinstance(space, spaces.Dict):
-        return spaces.Dict({key: _stacked_space(sub, n) for key, sub in space.spaces.items()})
-    raise ArgumentTypeError(
-        f"stack_frames supports Box and Dict-of-Box observation spaces, actually: {space}"
-    )
-
-
 def _discrete_action(action: Any) -> Any:
-    """ai-traineree's ``int(action)`` on a ``Discrete`` task, for a float or a one-element
-    array (a tensor); what ``int()`` cannot cast (NaN, an infinity) goes on for the env to judge."""
+    # ai-traineree's int(action) on a Discrete task, for a float or a one-element array (a
+    # tensor); what int() cannot cast (NaN, an infinity) goes on for the env to judge.
     if isinstance(action, (int, np.integer)):
         return action
     if isinstance(action, (float, np.floating)) or hasattr(action, "__array__"):
@@ -113,8 +99,8 @@ def _discrete_action(action: Any) -> Any:
 
 
 def _make(env_id: str, can_render: bool, make_kwargs: dict[str, Any]) -> gym.Env:
-    """``gym.make``, with ``render_mode="rgb_array"`` where rendering is asked for and no mode is
-    given, unless the env refuses it (as ai-traineree does)."""
+    # render_mode="rgb_array" where rendering is asked for and no mode is given, unless the env
+    # refuses it (as ai-traineree does).
     if can_render and "render_mode" not in make_kwargs:
         try:
             return gym.make(env_id, render_mode="rgb_array", **make_kwargs)
@@ -124,7 +110,6 @@ def _make(env_id: str, can_render: bool, make_kwargs: dict[str, Any]) -> gym.Env
 
 
 def _default_noop(space: spaces.Space) -> Any:
-    """The lowest discrete action, zeros for boxes; None where that is not an action."""
     if isinstance(space, spaces.Dict):
         parts = {key: _default_noop(sub) for key, sub in space.spaces.items()}
         return None if any(v is None for v in parts.values()) else parts
@@ -146,15 +131,23 @@ def _reset_values(obs: Any, info: dict[str, Any]) -> dict[str, Any]:
 
 
 class _Frames:
-    """The last ``n`` frames of a Box or Dict observation, oldest first."""
+    """The last ``n`` frames of a Box or Dict-of-Box observation, oldest first, and their space."""
 
     def __init__(self, space: spaces.Space, n: int) -> None:
         parts = space.spaces if isinstance(space, spaces.Dict) else {None: space}
+        if not all(isinstance(sub, spaces.Box) for sub in parts.values()):
+            raise ArgumentTypeError(
+                f"stack_frames supports Box and Dict-of-Box observation spaces, actually: {space}"
+            )
         self.keyed = isinstance(space, spaces.Dict)
-        self.buffers = {k: np.zeros((n, *(sub.shape or ())), sub.dtype) for k, sub in parts.items()}
+        self.buffers = {k: np.zeros((n, *sub.shape), sub.dtype) for k, sub in parts.items()}
+        stacked = {
+            key: spaces.Box(np.stack([sub.low] * n), np.stack([sub.high] * n), dtype=sub.dtype)
+            for key, sub in parts.items()
+        }
+        self.space = spaces.Dict(stacked) if self.keyed else stacked[None]
 
     def add(self, frame: Any, fill: bool) -> Any:
-        """The stack after ``frame`` (in every place, when ``fill``), as fresh arrays."""
         for key, array in self.buffers.items():
             part = frame[key] if self.keyed else frame
             if fill:
@@ -193,16 +186,10 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs, task_api.T
     Example:
         >>> task = GymTask("CartPole-v1", stack_frames=3,
         ...                reward_transform=lambda *, reward, done: reward - done)
-        >>> task.observation_space.shape
-        (3, 4)
         >>> obs, _ = task.reset(seed=0)
-        >>> bool((obs[0] == obs[2]).all())
-        True
         >>> obs, reward, terminated, truncated, _ = task.step(0)
-        >>> obs.shape, reward
-        ((3, 4), 1.0)
-        >>> task.name, task.obs_size, task.action_size, task.is_discrete
-        ('CartPole-v1', 12, 2, True)
+        >>> obs.shape, reward, task.obs_size, task.action_size
+        ((3, 4), 1.0, 12, 2)
     """
 
     def __init__(
@@ -292,9 +279,7 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs, task_api.T
 
         self.stack_frames = int(stack_frames)
         self._frames = _Frames(frame_space, self.stack_frames) if self.stack_frames > 1 else None
-        self.observation_space = (
-            _stacked_space(frame_space, self.stack_frames) if self._frames else frame_space
-        )
+        self.observation_space = self._frames.space if self._frames else frame_space
 
         self.skip_start_frames = int(skip_start_frames)
         if noop_action is None and self.skip_start_frames:
@@ -340,10 +325,7 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs, task_api.T
 
     @override
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
-        """Steps the env; returns the transformed (and stacked) observation and reward.
-
-        After a transform raises, steps raise :class:`~zooport.errors.EnvNotResetError` until
-        ``reset()``."""
+        """Steps the env; returns the transformed (and stacked) observation and reward."""
         guard = self._guard
         with guard.call("step"):
             if self._cast_action:

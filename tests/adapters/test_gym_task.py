@@ -164,6 +164,14 @@ def test_stacked_dict_observations():
     np.testing.assert_array_equal(obs["camera"][0], obs["camera"][1])
 
 
+def test_stacked_spaces_keep_the_dtype_and_bounds():
+    task = GymTask("zooport/GridWorld-v0", stack_frames=2, uint8_visual=True)
+    camera = task.env.observation_space["camera"]
+    stacked = task.observation_space["camera"]
+    assert stacked.dtype == camera.dtype == np.uint8
+    np.testing.assert_array_equal(stacked.high, np.stack([camera.high] * 2))
+
+
 def test_stacking_an_unsupported_space_is_an_error():
     with pytest.raises(TypeError, match="Box and Dict-of-Box"):
         GymTask(
