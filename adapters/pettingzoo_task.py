@@ -34,7 +34,6 @@ def _is_parallel(env: Any) -> bool:
 def _transition(
     obs: Any, reward: Any, terminated: Any, truncated: Any, info: Mapping[str, Any] | None
 ) -> Transition:
-    """A Transition whose info is a copy of ``info`` with the flags added."""
     terminated, truncated = bool(terminated), bool(truncated)
     flagged = {**(info or {}), "terminated": terminated, "truncated": truncated}
     return Transition(obs, float(reward), terminated or truncated, flagged)
@@ -49,25 +48,16 @@ class PettingZooTask(task_api.TaskBase):
     PettingZoo, through :meth:`last` at its next turn. A finished agent's turn returns None.
     On a Parallel env ``step`` takes ``{agent: action}`` and returns a dict of transitions.
 
-    Args:
-        env: a PettingZoo AEC or Parallel env (wrapped or not), kept as ``task.env``.
-
-    Attributes:
-        name: ``"CUSTOM"``, as in ai-traineree.
-        is_parallel: True for a Parallel env.
+    ``env`` (wrapped or not) is kept as ``task.env``; ``name`` is ``"CUSTOM"``, as in
+    ai-traineree, and ``is_parallel`` is True for a Parallel env.
 
     Example:
         >>> from zooport.adapters.pettingzoo_envs import ball_balance_v0
         >>> task = PettingZooTask(ball_balance_v0.env(seed=0, n_agents=2))
         >>> states = task.reset(seed=0)
-        >>> sorted(states), task.action_spaces["ballbalance_1"]
-        (['ballbalance_0', 'ballbalance_1'], Box(-1.0, 1.0, (2,), float32))
         >>> import numpy as np
         >>> task.step(np.zeros(2, np.float32)).reward  # agent 0 acted; the core waits for 1
         0.0
-        >>> obs, reward, done, info = task.step(np.zeros(2, np.float32))  # agent 1's own
-        >>> round(reward, 3), done, task.is_all_done
-        (0.1, False, False)
     """
 
     def __init__(self, env: Any) -> None:
@@ -100,8 +90,8 @@ class PettingZooTask(task_api.TaskBase):
 
     @property
     def observation_spaces(self) -> dict[str, spaces.Space]:
-        """Each agent's observation space; of a Dict with an ``"observation"`` (PettingZoo's
-        mask convention), that part, which a policy takes."""
+        """Each agent's observation space (of PettingZoo's mask convention, the
+        ``"observation"`` a policy takes)."""
         return {
             agent: space["observation"]
             if isinstance(space, spaces.Dict) and "observation" in space.spaces
@@ -145,14 +135,9 @@ class PettingZooTask(task_api.TaskBase):
         return {agent: env.observe(agent) for agent in env.agents}
 
     def step(self, action: Any) -> Any:
-        """One AEC turn, or one Parallel step.
-
-        AEC: ``action`` is ``env.agent_selection``'s (None for a finished agent); returns the
-        :class:`Transition` of the agent that acted, or None after a finished agent's None
-        step. Parallel: ``action`` is ``{agent: action}``; returns ``{agent: Transition}`` for
-        every reporting agent. Actions for finished agents go to the env (zooport's adapters
-        ignore them by default).
-        """
+        """One AEC turn (returns the acting agent's :class:`Transition`, None for a finished
+        agent), or one Parallel step with ``{agent: action}`` (returns ``{agent: Transition}``
+        for every reporting agent)."""
         env = self.env
         if self.is_parallel:
             observations, rewards, terminations, truncations, infos = env.step(action)
@@ -175,12 +160,8 @@ class PettingZooTask(task_api.TaskBase):
         return None if was_done else self._aec_last(agent, env.rewards)
 
     def last(self, agent: str | None = None) -> Transition:
-        """An agent's latest data as a :class:`Transition`.
-
-        AEC: ``agent=None`` is ``env.agent_selection`` (``env.last()``); the reward is the
-        agent's cumulative reward since it last acted. Parallel: the agent's transition of
-        the last step it reported in (its first observation after ``reset()``).
-        """
+        """An agent's latest data as a :class:`Transition` (AEC: ``None`` is
+        ``env.agent_selection``, and the reward is what it earned since it last acted)."""
         env = self.env
         if self.is_parallel:
             if agent is None:
@@ -221,8 +202,7 @@ class PettingZooTask(task_api.TaskBase):
 
     @property
     def dones(self) -> dict[str, bool]:
-        """Each agent's ``terminated or truncated``: AEC, of the agents in ``env.agents``;
-        Parallel, of the agents of the last step (or of ``reset()``)."""
+        """Each agent's ``terminated or truncated`` (Parallel: of the last step's agents)."""
         if self.is_parallel:
             return dict(self._dones)
         env = self.env
@@ -234,8 +214,7 @@ class PettingZooTask(task_api.TaskBase):
         return all(self.dones.values())
 
     def render(self, mode: str | None = None) -> Any:
-        """The env's ``render``, passed ``mode`` where it takes one (PettingZoo before 1.22);
-        otherwise ``mode`` must be None or the env's ``render_mode`` (an ``ArgumentError``)."""
+        """The env's ``render``, passed ``mode`` where it takes one (PettingZoo before 1.22)."""
         render = self.env.render
         if mode is None:
             return render()
