@@ -1,8 +1,6 @@
-"""Registers zooport's environments with Gymnasium (``zooport/<Name>-v0``) and PettingZoo
-(``zooport/<name>-v0``) as each built-in's declaration says, holds every entry point, and
-builds their cores (or a :class:`~zooport.envs.CorePool` of them), splitting the keywords
-meant for the adapter off by name. Importing it imports no adapter, env, Gymnasium or
-PettingZoo."""
+"""zooport's environments registered with Gymnasium and PettingZoo, their entry points, and
+the core (or :class:`~zooport.envs.CorePool`) builders that split the adapter's keywords off
+by name. Importing it imports no adapter, env, Gymnasium or PettingZoo."""
 
 from __future__ import annotations
 
@@ -142,13 +140,9 @@ def register_gymnasium(
     reward_threshold: float | None = None,
     **kwargs: Any,
 ) -> None:
-    """Registers a ``BaseEnv`` factory with Gymnasium: ``gym.make(env_id)`` gives a GymEnv.
-
-    ``factory`` is a callable returning a ``BaseEnv`` or a ``"module:attr"`` string naming
-    one (plain data, so it also works in a process that only imported the registering
-    module); ``behavior_name`` is needed when the core has several; ``kwargs`` are default
-    ``gym.make`` keywords: GymEnv options or parameters of ``factory``. A keyword that is
-    neither raises an ``ArgumentTypeError``."""
+    """Registers a ``BaseEnv`` factory (a callable or a ``"module:attr"`` string) with
+    Gymnasium: ``gym.make(env_id)`` gives a GymEnv; ``kwargs`` are default ``gym.make``
+    keywords, GymEnv options or parameters of ``factory`` (else an ``ArgumentTypeError``)."""
     import gymnasium as gym
 
     defaults = dict(kwargs)
@@ -187,9 +181,7 @@ def make_gym_env(
     return _adapt(GymEnv, core, **adapter_kwargs)
 
 
-# gym.make reads its entry point's metadata: with it, render_mode="rgb_array_list" (and
-# "human", where pygame is installed) are served by Gymnasium's RenderCollection and
-# HumanRendering wrappers over the rgb_array frames.
+# Read by gym.make: its RenderCollection and HumanRendering serve "rgb_array_list" and "human".
 make_gym_env.metadata = {"render_modes": ["rgb_array"], "render_fps": 30}  # type: ignore[attr-defined]  # read by gym.make
 
 
@@ -206,18 +198,13 @@ def make_vector_env(
     **kwargs: Any,
 ) -> Any:
     """The ``vector_entry_point`` of ``zooport/<Name>-v0``: ONE core with ``num_envs`` agents
-    in the behaviour, as a ``BehaviorVectorEnv`` (``gym.make_vec("zooport/BallBalance-v0",
-    num_envs=64)`` is one ``BallBalance(n_agents=64)``).
+    in the behaviour, as a ``BehaviorVectorEnv`` (or K cores of a
+    :class:`~zooport.envs.CorePool` with ``workers=K``, core ``i`` seeded ``seed + i``).
 
-    With ``workers=K`` the agents are shared out over K cores of a
-    :class:`~zooport.envs.CorePool` (the first cores taking one more; core ``i`` gets
-    ``seed + i``; ``pool_options`` are its arguments). ``max_episode_steps`` becomes the
-    core's ``max_steps`` unless that is given or the core has no such keyword.
     ``agent_count_kwarg`` is the core keyword that sets the agent count (default: the
-    built-in's declared one, else ``n_agents``); a ``SpecError`` if the behaviour does not
-    end up with ``num_envs`` agents. ``kwargs`` named in :data:`VECTOR_OPTIONS` go to the
-    adapter, the others to the core. ``render_mode="human"`` shows the adapter's pictures in
-    a window, as ``gym.make`` does for a single env."""
+    built-in's declared one, else ``n_agents``); ``max_episode_steps`` becomes the core's
+    ``max_steps`` where it takes one; ``kwargs`` named in :data:`VECTOR_OPTIONS` go to the
+    adapter, the others to the core."""
     from zooport.adapters.rendering import VectorHumanRendering
     from zooport.adapters.vector_env import BehaviorVectorEnv
     from zooport.envs.arguments import check_int
@@ -272,12 +259,8 @@ def make_vector_env(
 
 def make_adapter(registry_id: str, api: str, kwargs: Mapping[str, Any]) -> Any:
     """A registry environment through the ``api`` adapter (one of :data:`APIS`), ``kwargs``
-    split by name.
-
-    ``"gym"`` puts the built-in's declared ``gym_kwargs`` under the given ones; ``"vector"``
-    with ``num_envs=`` is :func:`make_vector_env`. ``workers=K`` (with ``pool_options=``)
-    builds K cores in a :class:`~zooport.envs.CorePool` behind the adapter (not for ``"gym"``:
-    an ``ArgumentError``, as for an unknown ``api``)."""
+    split by name (``"vector"`` with ``num_envs=`` is :func:`make_vector_env`; ``workers=K``
+    builds K cores in a :class:`~zooport.envs.CorePool`, but not for ``"gym"``)."""
     from zooport.envs.pool_options import check_pool_options
 
     kwargs = dict(kwargs)
@@ -312,7 +295,6 @@ def make_adapter(registry_id: str, api: str, kwargs: Mapping[str, Any]) -> Any:
 
 
 def _adapt(adapter: Callable[..., Any], core: Any, *args: Any, **kwargs: Any) -> Any:
-    """``adapter(core, ...)``, closing the core if that raises."""
     try:
         return adapter(core, *args, **kwargs)
     except BaseException:
@@ -344,11 +326,8 @@ def build_pool(
     core_options: Sequence[Mapping[str, Any]] | None = None,
     pool_options: Mapping[str, Any] | None = None,
 ) -> tuple[Any, dict[str, Any]]:
-    """Like :func:`build_core`, but ``workers`` cores in a :class:`~zooport.envs.CorePool`.
-
-    Core ``i`` gets the core options updated by ``core_options[i]``, and ``seed + i`` when a
-    ``seed`` is given (the pool's own rule for ``reset(seed=...)``); ``side_channels`` go to
-    the pool, which relays them to every core."""
+    """Like :func:`build_core`, but ``workers`` cores in a :class:`~zooport.envs.CorePool`;
+    core ``i`` gets the options updated by ``core_options[i]`` and ``seed + i``."""
     from zooport.envs.arguments import check_int
     from zooport.envs.core_pool import CorePool, registry_core
     from zooport.envs.pool_options import check_pool_options
