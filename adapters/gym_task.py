@@ -134,14 +134,14 @@ class _Frames:
     """The last ``n`` frames of a Box or Dict-of-Box observation, oldest first, and their space."""
 
     def __init__(self, space: spaces.Space, n: int) -> None:
-        parts = space.spaces if isinstance(space, spaces.Dict) else {None: space}
+        parts: Any = space.spaces if isinstance(space, spaces.Dict) else {None: space}
         if not all(isinstance(sub, spaces.Box) for sub in parts.values()):
             raise ArgumentTypeError(
                 f"stack_frames supports Box and Dict-of-Box observation spaces, actually: {space}"
             )
         self.keyed = isinstance(space, spaces.Dict)
         self.buffers = {k: np.zeros((n, *sub.shape), sub.dtype) for k, sub in parts.items()}
-        stacked = {
+        stacked: dict[Any, spaces.Space] = {
             key: spaces.Box(np.stack([sub.low] * n), np.stack([sub.high] * n), dtype=sub.dtype)
             for key, sub in parts.items()
         }
