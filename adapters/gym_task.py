@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
+import operator
 from collections.abc import Callable, Mapping
 from typing import Any, SupportsFloat
 
@@ -66,6 +68,20 @@ def _arguments(function: Callable[..., Any], role: str) -> tuple[bool, tuple[str
                 f"actually: {p.name!r}"
             )
     return positional, tuple(names)
+
+
+def _transform(
+    function: Callable[..., Any] | None, role: str, value: str
+) -> Callable[[dict[str, Any]], Any]:
+    """``function`` as a function of the named values; without one, the ``value`` itself."""
+    if function is None:
+        return operator.itemgetter(value)
+    return functools.partial(_call, function, *_arguments(function, role))
+
+
+def _call(function: Callable[..., Any], positional: bool, names: Any, values: Any) -> Any:
+    named = {k: values[k] for k in names}
+    return function(values["state"], **named) if positional else function(**named)
 
 
 def _space_of(value: Any, role: str) -> spaces.Space:
@@ -256,14 +272,8 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs, task_api.T
                 raise ArgumentError(f"Expect {name} to be an int >= {minimum}, actually: {value}")
         self._can_render = bool(can_render) and env.render_mode is not None
 
-        self._state_transform = state_transform
-        self._state_positional, self._state_args = (
-            _arguments(state_transform, "state_transform") if state_transform else (False, ())
-        )
-        self._reward_transform = reward_transform
-        self._reward_args = (
-            _arguments(reward_transform, "reward_transform")[1] if reward_transform else ()
-        )
+        self._transform_state = _transform(state_transform, "state_transform", "state")
+        self._transform_reward = _transform(reward_transform, "reward_transform", "reward")
         frame_space = env.observation_space
         if observation_space is not None:
             if state_transform is None:
@@ -336,9 +346,7 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs, task_api.T
                 "state": obs, "action": action, "reward": reward, "terminated": terminated,
                 "truncated": truncated, "done": terminated or truncated, "info": info,
             }  # fmt: skip
-            new_reward = reward
-            if self._reward_transform is not None:
-                new_reward = self._reward_transform(**{k: values[k] for k in self._reward_args})
+            new_reward = self._transform_reward(values)
             state = self._transform_state(values)
             if self._frames is not None:
                 state = self._frames.add(state, fill=False)
@@ -387,11 +395,3 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs, task_api.T
     def actual_obs_size(self) -> int:
         """The number of values of one observation, ``prod(actual_obs_shape)``."""
         return int(np.prod(self.actual_obs_shape, dtype=np.int64))
-
-    def _transform_state(self, values: dict[str, Any]) -> Any:
-        if self._state_transform is None:
-            return values["state"]
-        named = {k: values[k] for k in self._state_args}
-        if self._state_positional:
-            return self._state_transform(values["state"], **named)
-        return self._state_transform(**named)
