@@ -232,20 +232,18 @@ def make_vector_env(
     if human:
         # As gym.make serves "human" for a GymEnv: rgb_array frames, shown in a window.
         options["render_mode"] = "rgb_array"
-    if workers is None:
-        core, adapter_kwargs = build_core(
-            env_id=env_id, factory=factory, options=options, adapter_options=VECTOR_OPTIONS
-        )
-    else:
+    shares = None
+    if workers is not None:
         count = check_int(workers, "workers", 1)
         if count > num_envs:
             raise ArgumentError(f"Expect workers <= num_envs ({num_envs}), actually: {count}")
-        shares = [num_envs // count + (i < num_envs % count) for i in range(count)]
-        core, adapter_kwargs = build_pool(
-            env_id=env_id, factory=factory, options=options, adapter_options=VECTOR_OPTIONS,
-            workers=count, core_options=[{agent_count_kwarg: n} for n in shares],
-            pool_options=pool_options,
-        )  # fmt: skip
+        shares = [
+            {agent_count_kwarg: num_envs // count + (i < num_envs % count)} for i in range(count)
+        ]
+    core, adapter_kwargs = build_pool(
+        env_id=env_id, factory=factory, options=options, adapter_options=VECTOR_OPTIONS,
+        workers=workers, core_options=shares, pool_options=pool_options,
+    )  # fmt: skip
     envs = _adapt(BehaviorVectorEnv, core, behavior_name, **adapter_kwargs)
     if envs.num_envs != num_envs:
         envs.close()
@@ -282,15 +280,10 @@ def make_adapter(registry_id: str, api: str, kwargs: Mapping[str, Any]) -> Any:
         kwargs = {**(cls.declaration.gym_kwargs if cls is not None else {}), **kwargs}
     module, name, options = _ADAPTERS[api]
     adapter = getattr(importlib.import_module(f"zooport.adapters.{module}"), name)
-    if workers is None:
-        core, adapter_kwargs = build_core(
-            env_id=registry_id, options=kwargs, adapter_options=options.names()
-        )
-    else:
-        core, adapter_kwargs = build_pool(
-            env_id=registry_id, options=kwargs, adapter_options=options.names(),
-            workers=workers, pool_options=pool_options,
-        )  # fmt: skip
+    core, adapter_kwargs = build_pool(
+        env_id=registry_id, options=kwargs, adapter_options=options.names(), workers=workers,
+        pool_options=pool_options,
+    )  # fmt: skip
     return _adapt(adapter, core, **adapter_kwargs)
 
 
@@ -322,18 +315,23 @@ def build_pool(
     factory: str | Callable[..., Any] | None = None,
     options: Mapping[str, Any],
     adapter_options: Collection[str],
-    workers: int,
+    workers: int | None,
     core_options: Sequence[Mapping[str, Any]] | None = None,
     pool_options: Mapping[str, Any] | None = None,
 ) -> tuple[Any, dict[str, Any]]:
-    """Like :func:`build_core`, but ``workers`` cores in a :class:`~zooport.envs.CorePool`;
-    core ``i`` gets the options updated by ``core_options[i]`` and ``seed + i``."""
+    """Like :func:`build_core`, but ``workers`` cores in a :class:`~zooport.envs.CorePool`
+    (``None``: :func:`build_core`'s one core); core ``i`` gets the options updated by
+    ``core_options[i]`` and ``seed + i``."""
     from zooport.envs.arguments import check_int
     from zooport.envs.core_pool import CorePool, registry_core
     from zooport.envs.pool_options import check_pool_options
 
+    pool_kwargs = check_pool_options(pool_options, workers)
+    if workers is None:
+        return build_core(
+            env_id=env_id, factory=factory, options=options, adapter_options=adapter_options
+        )
     count = check_int(workers, "workers", 1)
-    pool_kwargs = check_pool_options(pool_options, count)
     make, target, core_kwargs, adapter_kwargs = _split(env_id, factory, options, adapter_options)
     side_channels = core_kwargs.pop("side_channels", None)
     seed = core_kwargs.pop("seed", None)

@@ -189,6 +189,9 @@ def test_build_core_and_build_pool_split_the_adapter_options_off():
     )
     assert (pool.num_cores, adapter) == (2, {})
     pool.close()
+    core, _ = build_pool(env_id="Basic", options={"n_agents": 2}, adapter_options=(), workers=None)
+    assert isinstance(core, Basic) and core.n_agents == 2  # no workers: one core, no pool
+    core.close()
 
 
 def test_make_vector_env_sets_the_agent_count():
