@@ -89,12 +89,8 @@ class Window:
 
 
 class VectorHumanRendering(gym.vector.VectorWrapper):
-    """Shows a vector env's ``rgb_array`` picture in a :class:`Window` after reset and step.
-
-    Gymnasium's ``HumanRendering`` for zooport's vector adapters, whose ``render()`` is ONE
-    picture of the core, not one per env; ``gym.make_vec("zooport/<Name>-v0",
-    render_mode="human")`` applies it. ``env`` must have ``render_mode="rgb_array"``.
-    """
+    """Shows a vector env's ``rgb_array`` picture (ONE of the core, where Gymnasium's
+    ``HumanRendering`` tiles one per env) in a :class:`Window` after reset and step."""
 
     def __init__(self, env: gym.vector.VectorEnv) -> None:
         # Set before anything can raise: Gymnasium 1.0's VectorEnv.__del__ closes a wrapper
