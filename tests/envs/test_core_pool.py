@@ -653,6 +653,7 @@ def test_a_pool_of_one_in_this_process_takes_a_late_behaviour_from_its_core():
 
 
 def test_a_pool_of_one_in_this_process_adds_few_python_calls_to_its_cores_step():
+    import gc
     import sys
 
     from zooport.cli.bench.trivial_core import TrivialCore
@@ -666,6 +667,9 @@ def test_a_pool_of_one_in_this_process_adds_few_python_calls_to_its_cores_step()
             nonlocal count
             count += event == "call"
 
+        # No collection while counting: finalizers of other tests' objects would count as calls.
+        gc.collect()
+        gc.disable()
         sys.setprofile(profile)
         try:
             for _ in range(steps):
@@ -674,6 +678,7 @@ def test_a_pool_of_one_in_this_process_adds_few_python_calls_to_its_cores_step()
                 env.step()
         finally:
             sys.setprofile(None)
+            gc.enable()
         return count / steps
 
     factory = functools.partial(TrivialCore, n_agents=4, seed=0, terminate=False)
