@@ -17,18 +17,9 @@ Index = slice | np.ndarray
 
 
 class AgentSlots:
-    """A behaviour's layouts and per-slot state, and the two rules (see each method).
-
-    Args:
-        name: the behaviour.
-        spec: its ``BehaviorSpec``.
-        layout: how the specs become spaces (:class:`~zooport.adapters.options.LayoutOptions`).
-
-    Attributes:
-        obs_layout, action_layout: the behaviour's conversions (:mod:`zooport.adapters.spaces`).
-        obs, mask, group_id: per slot, allocated by the engine; ``mask_size`` is the width of
-            ``mask`` (0: no masks kept).
-    """
+    """A behaviour's layouts (``obs_layout``, ``action_layout``) and per-slot ``obs``,
+    ``mask`` (``mask_size`` wide, 0: no masks kept) and ``group_id``, which the engine
+    allocates."""
 
     obs: Any
     mask: np.ndarray
@@ -52,21 +43,17 @@ class AgentSlots:
         *,
         keep_obs: bool = True,
     ) -> None:
-        """Terminal reward never lost: the slots ``index`` end their episodes in this step.
-
-        Writes each one's terminal reward and group reward, its flags (``interrupted`` is
-        truncated, anything else terminated) and, with ``keep_obs``, its final observation
-        as its last one (an engine whose every ending slot decides again in the same step
-        may skip that write).
-        """
+        """Terminal reward never lost: the slots ``index`` (rows ``rows`` of ``terminal``)
+        end their episodes with their terminal rewards and flags (``interrupted`` is
+        truncated) and, with ``keep_obs``, their final observation as their last one."""
+        interrupted = np.asarray(terminal.interrupted, dtype=bool)
         if rows is None:
             reward[index] = terminal.reward
             group_reward[index] = terminal.group_reward
-            interrupted = np.asarray(terminal.interrupted, dtype=bool)
         else:
             reward[index] = terminal.reward[rows]
             group_reward[index] = terminal.group_reward[rows]
-            interrupted = np.asarray(terminal.interrupted, dtype=bool)[rows]
+            interrupted = interrupted[rows]
         truncated[index] = interrupted
         terminated[index] = ~interrupted
         if keep_obs:
@@ -75,11 +62,9 @@ class AgentSlots:
     def _take_decisions(
         self, index: Index, decision: DecisionSteps, rows: np.ndarray | None, count: int
     ) -> None:
-        """No decision, no change: the ``count`` slots ``index`` take their new decision.
-
-        Writes each one's observation, action mask (the consumer's polarity, where masks are
-        kept) and group id; slots without a decision keep theirs.
-        """
+        """No decision, no change: the ``count`` slots ``index`` (rows ``rows`` of
+        ``decision``) take their observation, mask (1 = allowed) and group id; the others
+        keep theirs."""
         self.obs_layout.write(self.obs, index, decision.obs, rows)
         if self.mask_size:
             masks = decision.action_mask

@@ -19,6 +19,7 @@ from zooport.adapters.core_access import (
     step_until_any,
 )
 from zooport.adapters.options import LayoutOptions, SlotOptions
+from zooport.adapters.rendering import check_render_mode
 from zooport.envs.base_env import (
     ActionTuple,
     BaseEnvLike,
@@ -37,24 +38,20 @@ from zooport.errors import (
     a_type,
 )
 
-__all__ = ["SlotStep", "BehaviorSlots", "SlotAdapter"]
+__all__ = ["SlotStep", "BehaviorSlots", "SlotAdapter", "RENDER_MODES"]
 
+#: The render modes of the vector adapters: the core's one picture of all its agents.
+RENDER_MODES = ("rgb_array",)
 _DEFAULT_LAYOUT = LayoutOptions()
 _EVERY = slice(None)  # every slot: a whole-array write
+_FLOAT32 = np.dtype(np.float32)
 
 
 class SlotStep(NamedTuple):
-    """One adapter step over N slots.
-
-    Attributes:
-        reward: (N,) float32.
-        terminated: (N,) bool.
-        truncated: (N,) bool.
-        decided: (N,) bool, True where the slot has a new decision (its action counts next).
-        final_slots: the slots whose episode ended, in ascending order.
-        final_obs: their final observations (consumer layout, rows follow ``final_slots``).
-        group_reward: (N,) float32, the group reward reported with this step.
-    """
+    """One adapter step over N slots: (N,) ``reward``, ``group_reward`` (float32),
+    ``terminated``, ``truncated`` and ``decided`` (bool: the slot has a new decision), and
+    the slots whose episode ended (``final_slots``, ascending) with their final observations
+    (``final_obs``, consumer layout, rows follow ``final_slots``)."""
 
     reward: np.ndarray
     terminated: np.ndarray
@@ -82,14 +79,8 @@ class BehaviorSlots(AgentSlots):
     reward and final observation; a DecisionSteps entry for it in the same step is its next
     episode's first. A slot without a decision keeps its observation, gets reward 0 (what it
     earns arrives with its next decision) and its action is ignored. An agent id not there at
-    reset, a repeated or float id, or a behaviour that appears later is an error.
-
-    Args:
-        core: any BaseEnv; one with no behaviours yet (a Unity scene whose agents have not
-            requested a decision) is stepped once first, as ML-Agents' wrappers do.
-        behavior_name: the behaviour (None when the core has only one).
-        layout: how the specs become spaces (:class:`~zooport.adapters.options.LayoutOptions`).
-        adapter: the adapter's name, for error messages.
+    reset, a repeated or float id, or a behaviour that appears later is an error. ``core``
+    is any BaseEnv; ``adapter`` names the adapter in error messages.
     """
 
     def __init__(
@@ -116,12 +107,11 @@ class BehaviorSlots(AgentSlots):
         self._slot_of: dict[int, int] = {}
         self._carrying = False
         self._decision_slots = self._every
-        # The last decision's ids (dtype, bytes), for the fast path in _take.
+        # The last decision's ids (dtype, bytes): the same ones skip the mapping (issue 23).
         self._last_ids: tuple[Any, bytes] = (None, b"")
         self._plain_actions: tuple[int, int] | None = None
         #: Adapter steps since the last reset (named when the core fails mid-step).
         self.steps = 0
-        #: The adapter's re-entry and failure guard (see :mod:`zooport.envs.step_guard`).
         self.guard = StepGuard(adapter)
 
     def reset(self, seed: int | None = None) -> bool:
@@ -204,8 +194,8 @@ class BehaviorSlots(AgentSlots):
         """Sends the actions of the slots that have a decision to the core (one call)."""
         if (
             type(actions) is np.ndarray
+            and actions.dtype is _FLOAT32
             and actions.shape == self._plain_actions
-            and actions.dtype == np.float32
         ):
             # Passed straight through, as ActionLayout.to_core would (the core checks values).
             action = ActionTuple._trusted(actions, self._no_discrete)
@@ -232,7 +222,7 @@ class BehaviorSlots(AgentSlots):
 
     def step(self, actions: Any) -> SlotStep:
         """:meth:`set_actions` then :meth:`advance` (unguarded: the front ends call the two
-        inside their :attr:`guard`, the first of which changes nothing when it raises)."""
+        inside their :attr:`guard`)."""
         self.set_actions(actions)
         return self.advance()
 
@@ -261,10 +251,9 @@ class BehaviorSlots(AgentSlots):
         ids = decision.agent_id
         if not len(ids):
             slots = _NO_SLOTS
-        elif ids.dtype == self._last_ids[0] and ids.tobytes() == self._last_ids[1]:
+        elif ids.dtype is self._last_ids[0] and ids.tobytes() == self._last_ids[1]:
             # The fast path (issue 23): the last step's deciders in the same order need no
-            # mapping, and their ids were checked then. One bytes comparison: the benchmark
-            # shows it costs less than any search.
+            # mapping, and their ids were checked then.
             slots = self._decision_slots
         else:
             slots = self._locate(ids)[0]
@@ -282,13 +271,12 @@ class BehaviorSlots(AgentSlots):
                 "when it was built), and a later behavior's agents would get no actions; build "
                 "the adapter once the scene has all its behaviors"
             )
-        # A zooport core's mapping is read-only: while it is the same object, no new check.
         self._specs_seen = specs if isinstance(specs, BehaviorMapping) else None
 
     def _locate(self, agent_ids: Any, terminal: bool = False) -> tuple[np.ndarray, bool]:
         """The slot of each agent id (``self._every`` for every slot in order) and whether
-        the slots ascend. The ids are proven unique integers on the way (strictly ascending
-        slots are); an id not there at reset is an error."""
+        they ascend; the ids are proven unique integers on the way, and one not there at
+        reset is an error."""
         agent_ids = np.asarray(agent_ids)
         batch = ((), agent_ids) if terminal else (agent_ids, ())
         if agent_ids.dtype.kind not in "iu":
@@ -345,7 +333,8 @@ class BehaviorSlots(AgentSlots):
                 reward[slots] += carry[slots]
                 carry[slots] = 0.0
             group_reward[slots] = decision.group_reward
-        terminated, truncated = np.zeros((2, n), dtype=bool)
+        flags = np.zeros((2, n), dtype=bool)
+        terminated, truncated = flags[0], flags[1]
         final_slots, final_obs = _NO_SLOTS, None
         if terminal is not None:
             # A restarted slot's decision reward (0 for one not restarted) belongs to its
@@ -354,20 +343,25 @@ class BehaviorSlots(AgentSlots):
             if np.count_nonzero(kept):
                 carry[ended] = kept
                 self._carrying = True
-            reward[ended] = terminal.reward
+            # The last observation of a slot not restarted is its final one.
+            self._end_episodes(
+                ended,
+                terminal,
+                None,
+                reward,
+                group_reward,
+                terminated,
+                truncated,
+                keep_obs=not every,
+            )
             if carrying:
                 reward[ended] += earned
-            group_reward[ended] = terminal.group_reward
-            interrupted = np.asarray(terminal.interrupted, dtype=bool)
-            truncated[ended] = interrupted
-            terminated[ended] = ~interrupted
             final_slots, order = ended, None
             if not ascending:
                 order = np.argsort(ended, kind="stable")
                 final_slots = ended[order]
             final_obs = self.obs_layout.convert(terminal.obs, order)
-            if not every:  # the last observation of a slot not restarted is its final one
-                self.obs_layout.write(self.obs, ended, terminal.obs)
+            if not every:
                 self.episode_over[ended] = True
         if every:
             if self._decision_slots is not slots:
@@ -391,15 +385,43 @@ class BehaviorSlots(AgentSlots):
 
 
 class SlotAdapter(EngineMembers):
-    """The members ``GymEnv``, ``BehaviorVectorEnv`` and ``SB3VecEnv`` share (a mixin): a
-    front end calls :meth:`_open_slots` in its constructor, implements :meth:`_restart` and
-    closes the core with :meth:`_close_core`."""
+    """The members ``GymEnv``, ``BehaviorVectorEnv`` and ``SB3VecEnv`` share (a mixin), the
+    vector front ends' constructor included: a front end implements :meth:`_restart` and
+    either ``_build`` (a vector one) or its own constructor calling :meth:`_open_slots`."""
 
     _slots: BehaviorSlots
     _engine: BehaviorSlots
     _closed: bool = False
+    _human = ""  # where render_mode="human" is served instead, for the error message
     #: The options the adapter was built with.
     options: SlotOptions
+
+    def __init__(
+        self,
+        env: BaseEnvLike,
+        behavior_name: str | None = None,
+        *,
+        uint8_visual: bool = False,
+        flatten_branched: bool = False,
+        allow_multiple_obs: bool = False,
+        render_mode: str | None = None,
+    ) -> None:
+        options = SlotOptions(
+            uint8_visual=uint8_visual,
+            flatten_branched=flatten_branched,
+            allow_multiple_obs=allow_multiple_obs,
+            behavior_name=behavior_name,
+            render_mode=render_mode,
+        )
+        check_render_mode(render_mode, RENDER_MODES, type(self).__name__, human=self._human)
+        # The slot count is the agent count, known only once the core has been reset.
+        slots = self._open_slots(env, options)
+        self.render_mode = render_mode
+        self._build(slots)
+
+    def _build(self, slots: BehaviorSlots) -> None:
+        """A vector front end's part of the constructor, once the slots are counted."""
+        raise NotImplementedError
 
     def _open_slots(self, env: BaseEnvLike, options: SlotOptions) -> BehaviorSlots:
         """The engine over ``env``, its slots counted (the core is reset once to count them)."""
@@ -425,7 +447,6 @@ class SlotAdapter(EngineMembers):
         return self._guarded_reset(seed)
 
     def _guarded_reset(self, seed: int | None) -> Any:
-        """:meth:`_restart` inside the step guard; every front end's ``reset`` ends here."""
         with self._slots.guard.resetting():
             return self._restart(seed)
 
@@ -455,13 +476,11 @@ class SlotAdapter(EngineMembers):
 
     @closed.setter
     def closed(self, value: bool) -> None:
-        # Gymnasium's VectorEnv.close() records it so.
-        self._closed = bool(value)
+        self._closed = bool(value)  # Gymnasium's VectorEnv.close() records it so
 
     def action_masks(self) -> np.ndarray:
-        """The current action masks, int8, 1 = allowed (sb3-contrib's ``MaskablePPO``).
-
-        One row per slot (``(num_envs, mask_size)``); a ``GymEnv`` returns its one row.
+        """The current action masks, int8, 1 = allowed (sb3-contrib's ``MaskablePPO``): one
+        row per slot (``(num_envs, mask_size)``); a ``GymEnv`` returns its one row.
 
         Raises:
             SpecError: the behaviour has no discrete actions (nothing to mask).
@@ -477,6 +496,12 @@ class SlotAdapter(EngineMembers):
 
     def _slot_masks(self) -> np.ndarray:
         return self._slots.mask.copy()
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}({type(self._slots.core).__name__}, "
+            f"behavior={self._slots.name!r}, num_envs={self.num_envs})"  # type: ignore[attr-defined]
+        )
 
     def _check_open(self) -> None:
         if self._closed:

@@ -23,13 +23,10 @@ except ImportError as exc:  # pragma: no cover - exercised only without SB3 inst
     ) from exc
 from typing_extensions import override
 
-from zooport.adapters.behavior_slots import SlotAdapter
+from zooport.adapters.behavior_slots import BehaviorSlots, SlotAdapter
 from zooport.adapters.core_access import check_reset_options, render_core
-from zooport.adapters.options import SlotOptions, listing_options
-from zooport.adapters.rendering import check_render_mode
-from zooport.adapters.vector_env import RENDER_MODES
+from zooport.adapters.options import listing_options
 from zooport.envs.arguments import check_seed
-from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import ActionError, ArgumentError, ArgumentTypeError, EnvClosedError
 
 __all__ = ["SB3VecEnv", "SlotIndexError"]
@@ -45,7 +42,8 @@ class SlotIndexError(ArgumentError, IndexError):
 
 @listing_options
 class SB3VecEnv(SlotAdapter, VecEnv):
-    """The N agents of one behaviour of a batched core as an SB3 ``VecEnv`` of N envs.
+    """The N agents of one behaviour of a batched core as an SB3 ``VecEnv`` of N envs:
+    :class:`~zooport.adapters.vector_env.BehaviorVectorEnv`'s slots, options and autoreset.
 
     Every slot is the same core, so attribute and method access is per core:
     ``get_attr(name)`` reads the core's attribute once and repeats it per index (except
@@ -55,21 +53,13 @@ class SB3VecEnv(SlotAdapter, VecEnv):
     sets the core's attribute and so must be given every index (or None).
     ``seed(s)`` stores ``s`` for the next ``reset()``, which reseeds the core with it.
 
-    Not thread-safe and not re-entrant: a ``step``/``reset`` entered while another runs (from
-    a callback, a hook or a second thread) raises :class:`~zooport.errors.ReentrantCallError`;
-    after a step interrupted by an exception (a core hook, a side channel), ``step`` raises
-    :class:`~zooport.errors.EnvNotResetError` naming that error until ``reset()``.
-
     Args:
-        env: any ``BaseEnv``; one with no behaviours yet (a Unity scene whose agents have
-            not requested a decision) is stepped once first, as ML-Agents' wrappers do.
-        behavior_name: the behaviour whose agents are the slots; needed only when the core
-            has several.
+        env: any ``BaseEnv``; one with no behaviours yet (a Unity scene) is stepped once.
+        behavior_name: the behaviour whose agents are the slots (needed when there are several).
         uint8_visual: visual observations as uint8 0..255 instead of float32 0..1.
         flatten_branched: several discrete branches as one ``Discrete``, not ``MultiDiscrete``.
         allow_multiple_obs: observations always as a ``Dict`` keyed by observation name.
-        render_mode: None or ``"rgb_array"`` (the core's one picture of all agents), fixed at
-            construction.
+        render_mode: None or ``"rgb_array"`` (the core's one picture of all agents).
 
     Example:
         >>> from zooport.envs.builtin.ball_balance import BallBalance
@@ -85,31 +75,12 @@ class SB3VecEnv(SlotAdapter, VecEnv):
         >>> venv.close()
     """
 
-    def __init__(
-        self,
-        env: BaseEnvLike,
-        behavior_name: str | None = None,
-        *,
-        uint8_visual: bool = False,
-        flatten_branched: bool = False,
-        allow_multiple_obs: bool = False,
-        render_mode: str | None = None,
-    ) -> None:
-        options = SlotOptions(
-            uint8_visual=uint8_visual,
-            flatten_branched=flatten_branched,
-            allow_multiple_obs=allow_multiple_obs,
-            behavior_name=behavior_name,
-            render_mode=render_mode,
-        )
-        check_render_mode(options.render_mode, RENDER_MODES, type(self).__name__)
+    def _build(self, slots: BehaviorSlots) -> None:
         self._actions: Any = _NO_ACTIONS
-        # The number of environments is the agent count, known once the core is reset.
-        slots = self._open_slots(env, options)
-        self.render_mode = options.render_mode
         #: True where the slot has a new decision after the last step (decision periods).
         self.decided = slots.decided.copy()
-        super().__init__(
+        VecEnv.__init__(
+            self,
             num_envs=slots.num_slots,
             observation_space=slots.obs_layout.space,
             action_space=slots.action_layout.space,
@@ -279,12 +250,6 @@ class SB3VecEnv(SlotAdapter, VecEnv):
         if (mode or self.render_mode) != "rgb_array" or self.render_mode != "rgb_array":
             return None
         return render_core(self._slots.core)
-
-    def __repr__(self) -> str:
-        return (
-            f"{type(self).__name__}({type(self._slots.core).__name__}, "
-            f"behavior={self._slots.name!r}, num_envs={self.num_envs})"
-        )
 
     # ------------------------------------------------------------------ internals
 

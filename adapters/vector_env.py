@@ -10,11 +10,10 @@ import numpy as np
 from gymnasium.vector.utils import batch_space
 from typing_extensions import override
 
-from zooport.adapters.behavior_slots import SlotAdapter, SlotStep
+from zooport.adapters.behavior_slots import RENDER_MODES, BehaviorSlots, SlotAdapter, SlotStep
 from zooport.adapters.core_access import render_core
-from zooport.adapters.options import SlotOptions, listing_options
-from zooport.adapters.rendering import HUMAN_VIA_MAKE, check_render_mode
-from zooport.envs.base_env import BaseEnvLike
+from zooport.adapters.options import listing_options
+from zooport.adapters.rendering import HUMAN_VIA_MAKE
 from zooport.errors import EnvClosedError
 
 __all__ = ["BehaviorVectorEnv", "SAME_STEP", "RENDER_MODES"]
@@ -27,56 +26,40 @@ try:  # gymnasium >= 1.1
 except ImportError:  # gymnasium 1.0 has no AutoresetMode; its wrappers assume next-step
     SAME_STEP = "SameStep"
 
-#: The render modes of the vector adapters: the core's one picture of all its agents.
-RENDER_MODES = ("rgb_array",)
-
 
 @listing_options
 class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
     """The N agents of one behaviour of a batched core as N Gymnasium vector slots.
 
-    Slot i holds the agent with the i-th smallest id at reset; the core may present its rows
-    in any order. Autoreset is SAME_STEP (``metadata["autoreset_mode"]``): a slot whose
-    agent's episode ended reports ``terminated`` (or ``truncated`` when the core says
-    ``interrupted``), the terminal reward, and its final observation in
-    ``info["final_obs"]``, while its observation is the first of the agent's next episode
-    (the core restarts it in the same step). A slot whose agent is not restarted keeps its
-    final observation and reports reward 0 with ``decided`` False until every slot's episode
-    is over; then the core is reset in that same step.
+    Slot i holds the agent with the i-th smallest id at reset (the slot count is fixed: an
+    id not there at reset raises :class:`~zooport.SpecError`). Autoreset is SAME_STEP
+    (``metadata["autoreset_mode"]``, the string ``"SameStep"`` on gymnasium 1.0): a slot whose
+    episode ended reports ``terminated`` (``truncated`` when the core says ``interrupted``)
+    and its terminal reward, with its final observation in ``info["final_obs"]`` and the
+    next episode's first as its observation. A slot whose agent is not restarted keeps its
+    final observation with reward 0 and ``decided`` False until every slot's episode is
+    over; then the core is reset in that same step. Before gymnasium 1.4, the vector
+    ``RecordEpisodeStatistics`` assumes next-step autoreset and leaves the first step of
+    each later episode out of its statistics.
 
-    Info (Gymnasium's vector convention: ``info[key]`` is an array over slots and
-    ``info["_key"]`` a bool mask of the slots that carry it; every slot carries every key):
-    ``decided`` (bool: the slot has a new decision; without one it kept its observation, got
-    reward 0 and its action was ignored), ``action_mask`` (int8, 1 = allowed, for discrete
-    actions), ``group_id`` (int64) and ``group_reward`` (float32, this step's). For the slots
-    whose episode ended: ``final_obs`` (object array, ``None`` elsewhere) and ``final_info``
-    (their terminal ``group_id``/``group_reward``), with ``_final_obs`` and ``_final_info``.
+    Info (every slot carries every key, with its ``_key`` mask): ``decided`` (bool: a new
+    decision; without one the slot kept its observation, got reward 0 and its action was
+    ignored), ``action_mask`` (int8, 1 = allowed, discrete actions only), ``group_id``
+    (int64), ``group_reward`` (float32). The slots that ended also carry ``final_obs``
+    (object array, None elsewhere) and ``final_info`` (their ``group_id``/``group_reward``).
 
-    The slot count is fixed when the adapter is built (the core is reset then to count the
-    agents): an agent id that was not there at reset raises :class:`~zooport.SpecError`.
-
-    Not thread-safe and not re-entrant: a ``step``/``reset`` entered while another runs (from
-    a callback, a hook or a second thread) raises :class:`~zooport.errors.ReentrantCallError`;
-    after a step interrupted by an exception (a core hook, a side channel), ``step`` raises
-    :class:`~zooport.errors.EnvNotResetError` naming that error until ``reset()``.
-
-    On gymnasium 1.0, which has no ``AutoresetMode``, ``metadata["autoreset_mode"]`` is the
-    string ``"SameStep"``. Before gymnasium 1.4, the vector ``RecordEpisodeStatistics``
-    ignores the declared mode and assumes next-step autoreset, so it leaves the first step
-    of each episode after the first out of its statistics (training data is unaffected).
+    Not thread-safe and not re-entrant (:class:`~zooport.errors.ReentrantCallError`); after
+    a step interrupted by an exception, ``step`` raises
+    :class:`~zooport.errors.EnvNotResetError` until ``reset()``.
 
     Args:
-        env: any ``BaseEnv`` (a zooport core, a Unity environment, ...); one with no
-            behaviours yet (a Unity scene whose agents have not requested a decision) is
-            stepped once first, as ML-Agents' wrappers do.
-        behavior_name: the behaviour whose agents are the slots; needed only when the core
-            has several.
+        env: any ``BaseEnv``; one with no behaviours yet (a Unity scene) is stepped once.
+        behavior_name: the behaviour whose agents are the slots (needed when there are several).
         uint8_visual: visual observations as uint8 0..255 instead of float32 0..1.
         flatten_branched: several discrete branches as one ``Discrete``, not ``MultiDiscrete``.
         allow_multiple_obs: observations always as a ``Dict`` keyed by observation name.
-        render_mode: None or ``"rgb_array"`` (the core's one picture of all agents), fixed at
-            construction; ``"human"`` is served by ``gym.make_vec``, which shows those frames
-            in a window.
+        render_mode: None or ``"rgb_array"`` (the core's one picture of all agents);
+            ``gym.make_vec`` serves ``"human"``.
 
     Example:
         >>> from zooport.envs.builtin.ball_balance import BallBalance
@@ -90,30 +73,10 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
         >>> envs.close()
     """
 
-    def __init__(
-        self,
-        env: BaseEnvLike,
-        behavior_name: str | None = None,
-        *,
-        uint8_visual: bool = False,
-        flatten_branched: bool = False,
-        allow_multiple_obs: bool = False,
-        render_mode: str | None = None,
-    ) -> None:
-        options = SlotOptions(
-            uint8_visual=uint8_visual,
-            flatten_branched=flatten_branched,
-            allow_multiple_obs=allow_multiple_obs,
-            behavior_name=behavior_name,
-            render_mode=render_mode,
-        )
-        check_render_mode(
-            options.render_mode, RENDER_MODES, type(self).__name__, human=HUMAN_VIA_MAKE
-        )
-        # The slot count is the agent count, known only once the core has been reset.
-        slots = self._open_slots(env, options)
-        n = slots.num_slots
-        self.num_envs = n
+    _human = HUMAN_VIA_MAKE
+
+    def _build(self, slots: BehaviorSlots) -> None:
+        n = self.num_envs = slots.num_slots
         self.single_observation_space = slots.obs_layout.space
         self.single_action_space = slots.action_layout.space
         self.observation_space = batch_space(self.single_observation_space, n)
@@ -126,10 +89,7 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
             "render_modes": list(RENDER_MODES),
             "render_fps": core_metadata.get("render_fps", 30),
         }
-        self.render_mode = options.render_mode
         self._all_slots = np.ones((4, n), dtype=bool)  # one copy makes the four info masks
-
-    # ------------------------------------------------------------------ Gymnasium API
 
     @override
     def _restart(self, seed: int | None) -> tuple[Any, dict[str, Any]]:
@@ -140,12 +100,8 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
 
     @override
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        """Sends the decided slots' actions, steps the core until a slot reports.
-
-        Returns:
-            ``(obs, reward, terminated, truncated, info)``: batched fresh arrays; reward is
-            float32 (what each slot earned since its last report), flags are bool.
-        """
+        """Sends the decided slots' actions and steps the core until a slot reports; returns
+        fresh batched ``(obs, reward, terminated, truncated, info)``."""
         if self._closed:
             raise EnvClosedError(f"{type(self).__name__} was used after close()")
         slots = self._slots
@@ -180,14 +136,6 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
         """Closes the core (``close()`` calls this once)."""
         self._close_core()
 
-    def __repr__(self) -> str:
-        return (
-            f"{type(self).__name__}({type(self._slots.core).__name__}, "
-            f"behavior={self._slots.name!r}, num_envs={self.num_envs})"
-        )
-
-    # ------------------------------------------------------------------ internals
-
     def _info(self, decided: np.ndarray, group_reward: np.ndarray) -> dict[str, Any]:
         slots = self._slots
         every = self._all_slots.copy()
@@ -205,25 +153,18 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
         return info
 
     def _add_final(self, info: dict[str, Any], out: SlotStep) -> None:
-        n, done = self.num_envs, out.final_slots
-        final_obs = np.empty(n, dtype=object)  # None where the episode goes on
-        # Item by item: for the few slots that end in a step, cheaper than building a
-        # second object array to scatter. There is one row per slot in ``done`` by
-        # construction (strict=True costs a microsecond).
+        done = out.final_slots
+        final_obs = np.empty(self.num_envs, dtype=object)  # None where the episode goes on
+        # Item by item: for the few slots that end in a step, cheaper than a second object
+        # array to scatter (one row per slot in ``done`` by construction).
         for slot, obs in zip(done.tolist(), out.final_observations(), strict=False):
             final_obs[slot] = obs
-        # The slots that ended (each is either terminated or truncated) carry the final keys.
-        mask = np.zeros(n, dtype=bool)
-        mask[done] = True
-        group_id = np.zeros(n, dtype=np.int64)
-        group_id[done] = self._slots.group_id[done]
-        group_reward = np.zeros(n, dtype=np.float32)
-        group_reward[done] = out.group_reward[done]
-        info["final_obs"], info["_final_obs"] = final_obs, mask
+        masks = np.zeros((4, self.num_envs), dtype=bool)  # the slots that carry final keys
+        masks[:, done] = True
+        info["final_obs"], info["_final_obs"], info["_final_info"] = final_obs, masks[0], masks[1]
         info["final_info"] = {
-            "group_id": group_id,
-            "_group_id": mask.copy(),
-            "group_reward": group_reward,
-            "_group_reward": mask.copy(),
+            "group_id": np.where(masks[2], self._slots.group_id, 0),
+            "_group_id": masks[2],
+            "group_reward": np.where(masks[3], out.group_reward, np.float32(0)),
+            "_group_reward": masks[3],
         }
-        info["_final_info"] = mask.copy()
