@@ -19,11 +19,8 @@ __all__ = ["ActionLayout", "checked_discrete"]
 
 @functools.lru_cache(maxsize=256)
 def _largest(sizes: int | tuple[int, ...], dtype: np.dtype) -> Any:
-    """The largest valid value per branch for an array of ``dtype``, as its unsigned view.
-
-    Clipped to ``dtype``'s own largest value: a negative signed value viewed as unsigned is
-    then always above it. A scalar when every branch has the same size.
-    """
+    """The largest valid value per branch for ``dtype`` (clipped to its own largest), as its
+    unsigned view: a negative value viewed so is always above it. A scalar when all agree."""
     top = 1 if dtype.kind == "b" else int(np.iinfo(dtype).max)
     unsigned = np.dtype(f"u{dtype.itemsize}")
     largest = [min(s - 1, top) for s in ((sizes,) if isinstance(sizes, int) else sizes)]
@@ -39,14 +36,10 @@ def checked_discrete(
 ) -> np.ndarray:
     """``array`` as integer discrete actions, every value checked BEFORE any cast.
 
-    ``sizes`` bounds each value: one size for all, or one per column (branch). Accepted:
-    integer and bool arrays (``True`` is 1, as for Gymnasium's ``Discrete``), and floats
-    that are whole numbers (``1.0``: Gymnasium's table envs take them, and they convert
-    exactly). Rejected with an :class:`ActionError` naming the expected range and the given
-    value: non-integral (``1.5``), non-finite (``inf``, ``nan``) and out-of-range values,
-    including those that a cast to int32 would wrap into a valid action (``2**32 + 1`` is
-    not action 1). Integer arrays come back unchanged, bools as uint8, floats as int64. One
-    comparison and one count per batch, no per-element Python.
+    ``sizes`` bounds each value (one size, or one per branch column). Integers come back
+    unchanged, bools (``True`` is 1) as uint8, whole floats (``1.0``) as int64; a
+    non-integral, non-finite or out-of-range value, one that int32 would wrap into range
+    included, is an :class:`ActionError` naming the range and the value. No per-element Python.
 
     Example:
         >>> checked_discrete(np.array([2, 0], np.int64), 3, "demo").tolist()
@@ -86,7 +79,6 @@ def checked_discrete(
 def _raise_discrete(
     array: np.ndarray, sizes: int | tuple[int, ...], where: str, space: Any
 ) -> None:
-    """Raises the :class:`ActionError` for the first invalid value of ``array``."""
     limits = np.broadcast_to(np.asarray(sizes, dtype=np.float64), array.shape[-1:])
     values = array.astype(np.float64) if array.dtype.kind == "f" else array.astype(object)
     bad = ~((values >= 0) & (values < limits))
@@ -107,13 +99,9 @@ def _for(space: Any) -> str:
 
 
 class ActionLayout:
-    """How a behaviour's ``ActionSpec`` becomes one Gymnasium space, batch by batch.
-
-    Args:
-        spec: the behaviour's action spec.
-        flatten_branched: several discrete branches as one ``Discrete`` over every
-            combination; ``lookup[k]`` is the branch tuple of index ``k``.
-        name: the behaviour's name, used in error messages.
+    """How a behaviour's ``ActionSpec`` becomes one Gymnasium space, batch by batch; with
+    ``flatten_branched`` several discrete branches are one ``Discrete`` over every
+    combination (``lookup[k]`` is the branch tuple of index ``k``).
 
     Example:
         >>> layout = ActionLayout(ActionSpec.create_discrete((2, 2, 3)), flatten_branched=True)
@@ -165,8 +153,6 @@ class ActionLayout:
             self.branches[0] if len(self.branches) == 1 else self.branches
         )  # fmt: skip
 
-    # ------------------------------------------------------------------ actions
-
     def _discrete_to_core(self, actions: Any, n: int | None) -> np.ndarray:
         array = np.asarray(actions)
         single = isinstance(self._discrete_space, spaces.Discrete)
@@ -205,12 +191,9 @@ class ActionLayout:
         return array
 
     def to_core(self, actions: Any, n: int | None = None) -> ActionTuple:
-        """A batch of consumer actions (rows = agents) as a core :class:`ActionTuple`.
-
-        Checks the consumer layout and every discrete value (integral, finite, in its
-        branch's range: see :func:`checked_discrete`) before any cast, so no value wraps
-        into a valid action whatever the core checks; the core validates continuous values.
-        """
+        """A batch of consumer actions (rows = agents) as a core :class:`ActionTuple`, every
+        discrete value checked before any cast (:func:`checked_discrete`); the core checks
+        continuous values."""
         if self.is_hybrid:
             if not isinstance(actions, dict) or set(actions) != {"continuous", "discrete"}:
                 got = sorted(actions) if isinstance(actions, dict) else type(actions).__name__
@@ -249,8 +232,6 @@ class ActionLayout:
             return {"continuous": continuous.copy(), "discrete": discrete}
         return discrete
 
-    # ------------------------------------------------------------------ masks
-
     @property
     def mask_size(self) -> int:
         """The length of one agent's consumer mask (0 without discrete branches)."""
@@ -259,14 +240,7 @@ class ActionLayout:
         return int(sum(self.branches))
 
     def allowed_mask(self, core_mask: Sequence[np.ndarray] | None, n: int) -> np.ndarray:
-        """The core's masks (True = NOT available) as int8 (n, mask_size), 1 = allowed.
-
-        Example:
-            >>> layout = ActionLayout(ActionSpec.create_discrete((2, 3)))
-            >>> core = [np.array([[False, True]]), np.array([[True, False, False]])]
-            >>> layout.allowed_mask(core, 1).tolist()
-            [[1, 0, 0, 1, 1]]
-        """
+        """The core's masks (True = NOT available) as int8 (n, mask_size), 1 = allowed."""
         if core_mask is None or not self.branches:
             return np.ones((n, self.mask_size), dtype=np.int8)
         if len(core_mask) != len(self.branches):

@@ -28,46 +28,21 @@ __all__ = ["GymEnv", "UnityToGymWrapper"]
 class GymEnv(SlotAdapter, gym.Env[Any, Any]):
     """A ``gymnasium.Env`` over the one agent of one behaviour of a ``BaseEnv``.
 
-    Spaces (see :mod:`zooport.adapters.spaces`): one discrete branch is ``Discrete``,
-    several are ``MultiDiscrete`` (or ``Discrete`` over every combination with
-    ``flatten_branched``; :attr:`action_lookup` maps an index back to the branch tuple),
-    continuous actions are ``Box(-1, 1, float32)`` and hybrid actions a
-    ``Dict(continuous=..., discrete=...)``. Visual (rank-3) observations are
-    ``Box(0, 1, float32)``, or ``Box(0, 255, uint8)`` (rounded) with ``uint8_visual``.
-    Several observations become a ``Dict`` keyed by observation name with
-    ``allow_multiple_obs``; without it, vectors are concatenated in spec order and any other
-    mix is still a ``Dict`` (nothing is dropped).
-
-    Episodes: the agent's terminal step ends the episode (``interrupted`` is
-    ``truncated=True``, otherwise ``terminated=True``) and ``step`` returns the final
-    observation. A core that restarted the agent is not reset again by ``reset()``: the
-    agent's first observation of its next episode is returned (``reset(seed=...)``, or a
-    reset in the middle of an episode, resets the core). A step in which the agent has no
-    decision advances the core until it has one, summing its rewards.
-
-    A zero-size observation (an empty vector sensor beside a camera) is left out of the
-    space, as ML-Agents' wrapper does. Where the core is a real ``UnityEnvironment`` whose
-    process dies or hangs, ML-Agents' own exception (``UnityCommunicatorStoppedException``,
-    ``UnityTimeOutException``, ...) propagates unchanged, with a note naming the adapter
-    call and the step.
-
-    ``info`` holds ``"group_id"`` (reset and step), ``"group_reward"`` (step) and, when the
-    behaviour has discrete actions, ``"action_mask"`` (int8, 1 = allowed, flattened over
-    branches or over combinations with ``flatten_branched``); :meth:`action_masks` returns
-    the same mask for sb3-contrib's ``MaskablePPO``.
-
-    Not thread-safe and not re-entrant: a ``step``/``reset`` entered while another runs (from
-    a callback, a hook or a second thread) raises :class:`~zooport.errors.ReentrantCallError`;
-    after a step interrupted by an exception (a core hook, a side channel), ``step`` raises
-    :class:`~zooport.errors.EnvNotResetError` naming that error until ``reset()``.
+    Spaces are :mod:`zooport.adapters.spaces`'s (a zero-size observation is left out, as
+    ML-Agents' wrapper does). The agent's terminal step ends the episode (``interrupted`` is
+    ``truncated``) with its final observation; ``reset()`` does not reset a core that
+    restarted the agent (``reset(seed=...)`` or a reset mid-episode does). A step without a
+    decision advances the core until there is one, rewards summed. ``info`` holds
+    ``group_id``, ``group_reward`` (step) and, for discrete actions, ``action_mask`` (int8,
+    1 = allowed; also :meth:`action_masks`). A Unity process that dies or hangs raises
+    ML-Agents' own exception, with a note naming the adapter call. Not thread-safe and not
+    re-entrant (:class:`~zooport.errors.ReentrantCallError`); after a step interrupted by an
+    exception, ``step`` raises :class:`~zooport.errors.EnvNotResetError` until ``reset()``.
 
     Args:
-        env: the core, any ``BaseEnv`` (an older ML-Agents API is adapted); it is reset once
-            here to count the agents. A core with no behaviours yet (a Unity scene whose
-            agents have not requested a decision) is stepped once before, as ML-Agents'
-            wrappers do (``core_access.behavior_specs_of``).
-        behavior_name: the behaviour whose agent is served; needed only when the core has
-            several.
+        env: any ``BaseEnv`` (an older ML-Agents API is adapted), reset once here to count
+            the agents; one with no behaviours yet (a Unity scene) is stepped once first.
+        behavior_name: the behaviour served (needed when the core has several).
         uint8_visual: visual observations as uint8 0..255 instead of float32 0..1.
         flatten_branched: several discrete branches as one ``Discrete``, not ``MultiDiscrete``.
         allow_multiple_obs: observations always as a ``Dict`` keyed by observation name.
@@ -78,15 +53,9 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
             ML-Agents' wrapper does; the core is seeded by ``reset(seed=...)``.
 
     Raises:
-        SpecError: the behaviour has more than one agent (use ``BehaviorVectorEnv`` or
-            ``PettingZooParallelEnv``), no space can represent its specs, or the core has
-            no behaviours even after one step.
-        ObservationError: (on reset and step) the core's observations disagree with the
-            spec: another shape, another number of observations, or rows that disagree
-            with the agent ids; never broadcast into the declared shape.
-        UnknownBehaviorError: ``behavior_name`` is not a behaviour of the core, or is None
-            and the core has several.
-        ArgumentError: ``render_mode`` is not supported.
+        SpecError: the behaviour has more than one agent, or no space fits its specs.
+        ObservationError: the core's observations disagree with the spec (never broadcast).
+        UnknownBehaviorError: ``behavior_name`` is not one of the core's behaviours.
 
     Example:
         >>> from zooport.envs.builtin.basic import Basic
@@ -158,8 +127,6 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
             options.render_mode, modes, f"{name} over {type(core).__name__}", human=HUMAN_VIA_MAKE
         )
         self.render_mode = options.render_mode
-
-    # ------------------------------------------------------------------ Gymnasium API
 
     @override
     def _restart(self, seed: int | None) -> tuple[Any, dict[str, Any]]:
@@ -236,8 +203,6 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
         """Closes the core (once; later calls do nothing)."""
         self._close_core()
 
-    # ------------------------------------------------------------------ extras
-
     def _slot_masks(self) -> np.ndarray:
         return self._slots.mask[0].copy()
 
@@ -249,8 +214,6 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}<{type(self.core).__name__}, {self.behavior_name!r}>>"
-
-    # ------------------------------------------------------------------ internals
 
     def _batch(self, action: Any) -> Any:
         """One consumer action as a batch of one (the layout checks dtypes and ranges)."""
@@ -302,18 +265,12 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
 
 @listing_options
 class UnityToGymWrapper(GymEnv):
-    """ML-Agents' ``UnityToGymWrapper``: :class:`GymEnv` with ML-Agents' constructor.
-
-    ``UnityToGymWrapper(unity_env, uint8_visual=False, flatten_branched=False,
-    allow_multiple_obs=False, action_space_seed=None)`` takes its options by position in
-    ML-Agents' order (``mlagents_envs.envs.unity_gym_env``), so ML-Agents code ports by an
-    import; ``behavior_name=`` and ``render_mode=`` are keyword-only. The options and
-    everything else are :class:`GymEnv`'s: Gymnasium's ``reset``/``step``, and
-    ``action_space_seed`` seeds the action space only, as in ML-Agents.
+    """ML-Agents' ``UnityToGymWrapper``: :class:`GymEnv` with ML-Agents' constructor, whose
+    options come by position in ML-Agents' order (``behavior_name=`` and ``render_mode=`` are
+    keyword-only), so ML-Agents code ports by an import.
 
     Args:
-        unity_env: the core, any ``BaseEnv`` (a Unity build's ``UnityEnvironment``, a zooport
-            core, your own).
+        unity_env: the core, any ``BaseEnv`` (a Unity build's ``UnityEnvironment``, ...).
 
     Example:
         >>> from zooport.envs.builtin.basic import Basic

@@ -86,8 +86,6 @@ class SB3VecEnv(SlotAdapter, VecEnv):
             action_space=slots.action_layout.space,
         )
 
-    # ------------------------------------------------------------------ VecEnv API
-
     @override
     def reset(self) -> VecEnvObs:  # type: ignore[override]  # SB3's reset takes no seed
         """Resets the core (reseeded by the last ``seed()``) and returns the first obs.
@@ -250,8 +248,6 @@ class SB3VecEnv(SlotAdapter, VecEnv):
         if (mode or self.render_mode) != "rgb_array" or self.render_mode != "rgb_array":
             return None
         return render_core(self._slots.core)
-
-    # ------------------------------------------------------------------ internals
 
     def _indices(self, indices: VecEnvIndices) -> list[int]:
         if indices is None:

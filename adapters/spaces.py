@@ -33,15 +33,12 @@ def observation_key(spec: ObservationSpec, index: int) -> str:
         >>> from zooport.envs.base_env import ObservationSpec, ObservationType
         >>> observation_key(ObservationSpec((3,), (), ObservationType.DEFAULT, "Ray Sensor"), 0)
         'Ray_Sensor'
-        >>> observation_key(ObservationSpec((3,), (), ObservationType.DEFAULT, ""), 2)
-        'obs_2'
     """
     name = _NOT_A_NAME.sub("_", spec.name or "").strip("_")
     return name or f"obs_{index}"
 
 
 def _unique_keys(specs: Sequence[ObservationSpec], indices: Sequence[int]) -> list[str]:
-    """The keys of ``specs``, whose positions among all the behaviour's specs are ``indices``."""
     keys: list[str] = []
     for i, spec in zip(indices, specs, strict=True):
         key = observation_key(spec, i)
@@ -52,20 +49,11 @@ def _unique_keys(specs: Sequence[ObservationSpec], indices: Sequence[int]) -> li
 
 
 class ObservationLayout:
-    """How a behaviour's observations become one Gymnasium space, batch by batch.
-
-    Args:
-        specs: the behaviour's observation specs; zero-size ones get no part of the space.
-        uint8_visual: rank-3 observations as uint8 0..255 instead of float32 0..1.
-        allow_multiple_obs: always a ``Dict`` keyed by observation name.
-        name: the behaviour's name, for error messages.
-
-    Attributes:
-        specs: the specs that are part of the space (every spec but zero-size ones).
-        all_specs: every spec of the behaviour, as the core's batches hold them.
+    """How a behaviour's observation specs become one Gymnasium space, batch by batch:
+    ``specs`` are those in the space (zero-size ones are left out), ``all_specs`` every one
+    the core's batches hold; ``name`` (the behaviour) is for error messages.
 
     Example:
-        >>> import numpy as np
         >>> from zooport.envs.base_env import ObservationSpec, ObservationType
         >>> vec = ObservationSpec((2,), (), ObservationType.DEFAULT, "position")
         >>> goal = ObservationSpec((3,), (), ObservationType.GOAL_SIGNAL, "goal")
@@ -74,10 +62,6 @@ class ObservationLayout:
         Box(-inf, inf, (5,), float32)
         >>> layout.convert([np.ones((1, 2)), np.zeros((1, 3))]).tolist()
         [[1.0, 1.0, 0.0, 0.0, 0.0]]
-        >>> camera = ObservationSpec((8, 8, 3), (), ObservationType.DEFAULT, "camera")
-        >>> empty = ObservationSpec((0,), (), ObservationType.DEFAULT, "vector")
-        >>> ObservationLayout([camera, empty]).space  # the empty vector sensor is dropped
-        Box(0.0, 1.0, (8, 8, 3), float32)
     """
 
     def __init__(
@@ -141,30 +125,11 @@ class ObservationLayout:
         return np.array(obs, dtype=np.float32, copy=True)
 
     def checked(self, steps: Any, terminal: bool = False) -> Any:
-        """A core batch (DecisionSteps, or TerminalSteps with ``terminal``), checked.
-
-        Once per batch, not per agent: one observation per spec (zero-size ones included),
-        each of shape ``(len(agent_id), *spec.shape)``, and as many rewards, group ids,
-        group rewards (and ``interrupted`` flags, or action-mask rows) as agent ids. An empty
-        batch is not checked (nothing is read from it). Returns ``steps`` itself; a batch
-        built from Python lists (as ML-Agents' own tests and its 0.28 ``group_id`` do) comes
-        back as an equal batch of arrays.
-
-        Raises:
-            ObservationError: naming the behaviour, the observation (index and name), the
-                expected and the given shape, or the fields whose shapes disagree.
-
-        Example:
-            >>> from zooport.envs.base_env import DecisionSteps, ObservationSpec, ObservationType
-            >>> layout = ObservationLayout(
-            ...     [ObservationSpec((3,), (), ObservationType.DEFAULT, "state")], name="Walker")
-            >>> steps = DecisionSteps([np.full((2, 1), 7.0)], np.zeros(2), np.arange(2),
-            ...                       None, np.zeros(2), np.zeros(2))
-            >>> layout.checked(steps)
-            Traceback (most recent call last):
-            ...
-            zooport.errors.ObservationError: behavior 'Walker': DecisionSteps observation 0 \
-('state') has shape (2, 1), expected (2, 3) (2 agents x the spec's (3,))
+        """A core batch (DecisionSteps, or TerminalSteps with ``terminal``), checked once per
+        batch: one observation per spec of shape ``(len(agent_id), *spec.shape)`` and as many
+        rewards, group ids, group rewards (``interrupted`` flags, action-mask rows) as agent
+        ids. Returns ``steps``, or an equal batch of arrays for one built from lists; raises
+        an :class:`ObservationError` naming what disagrees. An empty batch is not checked.
         """
         agent_id = steps.agent_id
         n = len(agent_id)
@@ -200,7 +165,6 @@ class ObservationLayout:
         return self._checked_slowly(steps, terminal, n)
 
     def _checked_slowly(self, steps: Any, terminal: bool, n: int) -> Any:
-        """:meth:`checked` for a batch that is wrong or not made of arrays."""
         obs = steps.obs
         shapes = self._shapes
         if len(obs) != len(shapes):
@@ -254,11 +218,8 @@ class ObservationLayout:
     def convert(
         self, obs: Sequence[np.ndarray], rows: np.ndarray | None = None
     ) -> np.ndarray | dict[str, np.ndarray]:
-        """A core batch (one array per spec, rows = agents) as fresh consumer arrays.
-
-        ``rows`` selects and orders the agents; every returned array is a new copy.
-        Zero-size observations are left out.
-        """
+        """A core batch (one array per spec, rows = agents) as fresh consumer arrays;
+        ``rows`` selects and orders the agents."""
         if self._kept is not None:
             obs = [obs[i] for i in self._kept]
         return self._convert(obs, rows)
@@ -267,18 +228,10 @@ class ObservationLayout:
         self, obs: Sequence[np.ndarray], rows: np.ndarray | None
     ) -> np.ndarray | dict[str, np.ndarray]:
         if self.keys is not None:
-            return self._convert_dict(obs, rows)
+            return {self.keys[i]: self._part(obs[i], i, rows) for i in self._order}
         if len(self.specs) == 1:
             return self._part(obs[0], 0, rows)
         return np.concatenate([self._part(o, i, rows) for i, o in enumerate(obs)], axis=1)
-
-    def _convert_dict(
-        self, obs: Sequence[np.ndarray], rows: np.ndarray | None
-    ) -> dict[str, np.ndarray]:
-        keys = self.keys
-        if keys is None:
-            raise SpecError("this observation layout is not a Dict; it has no keys")
-        return {keys[i]: self._part(obs[i], i, rows) for i in self._order}
 
     def allocate(self, n: int) -> np.ndarray | dict[str, np.ndarray]:
         """A zero batch of ``n`` observations in the consumer layout."""
@@ -300,8 +253,9 @@ class ObservationLayout:
             obs = [obs[i] for i in self._kept]
         as_uint8 = self._visual[0] and self.uint8_visual
         if isinstance(buffer, dict):  # a Dict layout's (allocate() made it)
-            for key, value in self._convert_dict(obs, rows).items():
-                buffer[key][slots] = value
+            keys = self.keys or []
+            for i in self._order:
+                buffer[keys[i]][slots] = self._part(obs[i], i, rows)
         elif len(self.specs) == 1 and not as_uint8:
             # One float observation: assignment casts to float32; no intermediate copy.
             buffer[slots] = obs[0] if rows is None else obs[0][rows]
@@ -324,7 +278,6 @@ class ObservationLayout:
 
 
 def _as_arrays(steps: Any, terminal: bool) -> DecisionSteps | TerminalSteps:
-    """An equal batch whose fields are arrays (of a batch built from Python lists)."""
     obs = [np.asarray(o, dtype=np.float32) if type(o) is not np.ndarray else o for o in steps.obs]
     reward = np.asarray(steps.reward, dtype=np.float32)
     agent_id, group_id = np.asarray(steps.agent_id), np.asarray(steps.group_id)
@@ -341,19 +294,8 @@ def _as_arrays(steps: Any, terminal: bool) -> DecisionSteps | TerminalSteps:
 def layouts_of(
     spec: BehaviorSpec, options: Any, name: str
 ) -> tuple[ObservationLayout, ActionLayout]:
-    """A behaviour's observation and action layouts; every adapter engine builds them so.
-
-    ``options`` carries ``uint8_visual``, ``flatten_branched`` and ``allow_multiple_obs``
-    (a :class:`~zooport.adapters.options.LayoutOptions`).
-
-    Example:
-        >>> from zooport.adapters.options import LayoutOptions
-        >>> from zooport.envs.builtin.grid_world import GridWorld
-        >>> spec = GridWorld().behavior_specs["GridWorld"]
-        >>> obs, act = layouts_of(spec, LayoutOptions(uint8_visual=True), "GridWorld")
-        >>> obs.space["camera"].dtype, act.space, act.mask_size
-        (dtype('uint8'), Discrete(5), 5)
-    """
+    """A behaviour's observation and action layouts, ``options`` being a
+    :class:`~zooport.adapters.options.LayoutOptions`."""
     observations = ObservationLayout(
         spec.observation_specs,
         uint8_visual=options.uint8_visual,
