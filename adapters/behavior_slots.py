@@ -100,6 +100,8 @@ class BehaviorSlots(AgentSlots):
         self.behaviors = tuple(specs)
         self._specs_seen: Any = specs if isinstance(specs, BehaviorMapping) else None
         self.mask_size = self.action_layout.mask_size  # a property: read once
+        # One float observation and no mask: a decision is two whole-array writes.
+        self._plain_obs = self.obs_layout.plain and not self.mask_size
         self.ids = np.zeros(0, dtype=np.int64)
         self.num_slots = 0
         self.episode_over = np.zeros(0, dtype=bool)
@@ -152,16 +154,15 @@ class BehaviorSlots(AgentSlots):
         self._plain_actions = (n, continuous) if plain else None
         self._no_discrete = np.zeros((n, 0), dtype=np.int32)
         self._decision_slots = _NO_SLOTS
-        self._absorb(decision, self._locate(decision.agent_id)[0], None)
+        self._decision_slots = _NO_SLOTS
+        self._last_ids = (None, b"")
+        self._take(decision, None)
         return seeded
 
     def refill(self, limit: int = 1000) -> bool:
-        """Steps the core until every slot whose episode ended has a decision again.
-
-        Single-agent ``reset()`` uses it after an episode the core ended, so a restarted agent
-        costs no core reset. False when the agents are not back within ``limit`` core steps,
-        or at once when the core says it does not restart them (``restarts_finished``).
-        """
+        """Steps the core until every slot whose episode ended decides again (a restarted
+        agent costs ``GymEnv.reset()`` no core reset); False when they are not back within
+        ``limit`` steps, or at once when the core's ``restarts_finished`` says they won't be."""
         restarts = getattr(self.core, "restarts_finished", None)
         if callable(restarts) and not restarts(self.name):
             return False
@@ -241,26 +242,6 @@ class BehaviorSlots(AgentSlots):
             raise
         return self._take(decision, terminal)
 
-    def _take(self, decision: DecisionSteps, terminal: TerminalSteps) -> SlotStep:
-        """Checks one step's batches and absorbs them."""
-        specs = self.core.behavior_specs
-        if specs is not self._specs_seen:  # a zooport core's read-only mapping: unchanged
-            self._check_behaviors(specs)
-        layout = self.obs_layout
-        decision = layout.checked(decision)
-        ids = decision.agent_id
-        if not len(ids):
-            slots = _NO_SLOTS
-        elif ids.dtype is self._last_ids[0] and ids.tobytes() == self._last_ids[1]:
-            # The fast path (issue 23): the last step's deciders in the same order need no
-            # mapping, and their ids were checked then.
-            slots = self._decision_slots
-        else:
-            slots = self._locate(ids)[0]
-        if len(terminal.agent_id):
-            return self._absorb(decision, slots, layout.checked(terminal, terminal=True))
-        return self._absorb(decision, slots, None)
-
     def _check_behaviors(self, specs: Any) -> None:
         """A behaviour that appears after the adapter was built is an error, never ignored."""
         new = [name for name in specs if name not in self.behaviors]
@@ -304,19 +285,34 @@ class BehaviorSlots(AgentSlots):
             )
         return _read_only(slots), ascending
 
-    def _absorb(
-        self, decision: DecisionSteps, slots: np.ndarray, terminal: TerminalSteps | None
-    ) -> SlotStep:
-        """Writes one step into the slots: ``slots`` decided (rows of ``decision``), the
-        ``terminal`` agents ended. A slot reports what it earned since it last reported."""
+    def _take(self, decision: DecisionSteps, terminal: TerminalSteps | None) -> SlotStep:
+        """Checks one step's batches and writes them into the slots (no ``terminal`` at
+        reset). A slot reports what it earned since it last reported."""
+        specs = self.core.behavior_specs
+        if specs is not self._specs_seen:  # a zooport core's read-only mapping: unchanged
+            self._check_behaviors(specs)
+        layout = self.obs_layout
+        decision = layout.checked(decision)
+        ids = decision.agent_id
+        if not len(ids):
+            slots = _NO_SLOTS
+        elif ids.dtype is self._last_ids[0] and ids.tobytes() == self._last_ids[1]:
+            # The fast path (issue 23): the last step's deciders in the same order need no
+            # mapping, and their ids were checked then.
+            slots = self._decision_slots
+        else:
+            slots = self._locate(ids)[0]
         n = self.num_slots
         every = slots is self._every
         carry, carrying = self.carry, self._carrying
-        if terminal is not None:
+        if terminal is not None and len(terminal.agent_id):
+            terminal = layout.checked(terminal, terminal=True)
             ended, ascending = self._locate(terminal.agent_id, terminal=True)
             if carrying:
                 earned = carry[ended]  # the ending episodes' carry (a gathered copy)
                 carry[ended] = 0.0
+        else:
+            terminal = None
         if every:
             if carrying:
                 reward = np.add(decision.reward, carry, dtype=np.float32)
@@ -333,8 +329,7 @@ class BehaviorSlots(AgentSlots):
                 reward[slots] += carry[slots]
                 carry[slots] = 0.0
             group_reward[slots] = decision.group_reward
-        flags = np.zeros((2, n), dtype=bool)
-        terminated, truncated = flags[0], flags[1]
+        terminated, truncated = np.zeros((2, n), dtype=bool)
         final_slots, final_obs = _NO_SLOTS, None
         if terminal is not None:
             # A restarted slot's decision reward (0 for one not restarted) belongs to its
@@ -360,14 +355,18 @@ class BehaviorSlots(AgentSlots):
             if not ascending:
                 order = np.argsort(ended, kind="stable")
                 final_slots = ended[order]
-            final_obs = self.obs_layout.convert(terminal.obs, order)
+            final_obs = layout.convert(terminal.obs, order)
             if not every:
                 self.episode_over[ended] = True
         if every:
             if self._decision_slots is not slots:
                 self.decided.fill(True)
                 self.episode_over.fill(False)
-            self._take_decisions(_EVERY, decision, None, n)
+            if self._plain_obs:
+                self.obs[:] = decision.obs[0]  # one float observation: the write, inlined
+                self.group_id[:] = decision.group_id
+            else:
+                self._take_decisions(_EVERY, decision, None, n)
         else:
             self.decided[:] = False
             self.decided[slots] = True
@@ -376,7 +375,6 @@ class BehaviorSlots(AgentSlots):
                 self._take_decisions(slots, decision, None, slots.size)
         if slots is not self._decision_slots:  # the same slots: the same ids (the fast path)
             self._decision_slots = slots
-            ids = decision.agent_id
             self._last_ids = (ids.dtype, ids.tobytes()) if len(ids) else (None, b"")
         return tuple.__new__(SlotStep, (
             reward, terminated, truncated, self.decided.copy(), final_slots, final_obs,
@@ -420,8 +418,7 @@ class SlotAdapter(EngineMembers):
         self._build(slots)
 
     def _build(self, slots: BehaviorSlots) -> None:
-        """A vector front end's part of the constructor, once the slots are counted."""
-        raise NotImplementedError
+        raise NotImplementedError  # a vector front end's constructor, once slots are counted
 
     def _open_slots(self, env: BaseEnvLike, options: SlotOptions) -> BehaviorSlots:
         """The engine over ``env``, its slots counted (the core is reset once to count them)."""
@@ -436,11 +433,9 @@ class SlotAdapter(EngineMembers):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
-        """Starts an episode; returns ``(observation, info)`` (Gymnasium's reset).
-
-        ``seed`` reseeds ``np_random`` and the core (a Unity build cannot be: it warns once);
-        ``options`` is None or a dict with str keys, unused by the core.
-        """
+        """Starts an episode; returns ``(observation, info)``. ``seed`` reseeds ``np_random``
+        and the core (a Unity build cannot be: it warns once); ``options`` is None or a dict
+        with str keys, unused by the core."""
         self._check_open()
         seed = checked_reset_arguments(seed, options, f"{type(self).__name__}.reset")
         super().reset(seed=seed)  # type: ignore[misc]  # the mixed-in Env's np_random
@@ -451,8 +446,7 @@ class SlotAdapter(EngineMembers):
             return self._restart(seed)
 
     def _restart(self, seed: int | None) -> Any:
-        """The front end's reset of the engine, and what its ``reset`` returns."""
-        raise NotImplementedError
+        raise NotImplementedError  # the front end's reset of the engine and what it returns
 
     @property
     def core(self) -> Any:
@@ -480,12 +474,8 @@ class SlotAdapter(EngineMembers):
 
     def action_masks(self) -> np.ndarray:
         """The current action masks, int8, 1 = allowed (sb3-contrib's ``MaskablePPO``): one
-        row per slot (``(num_envs, mask_size)``); a ``GymEnv`` returns its one row.
-
-        Raises:
-            SpecError: the behaviour has no discrete actions (nothing to mask).
-            EnvClosedError: after ``close()``.
-        """
+        row per slot, or a ``GymEnv``'s one row; a :class:`~zooport.SpecError` without
+        discrete actions."""
         self._check_open()
         if not self._has_mask:
             raise SpecError(

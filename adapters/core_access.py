@@ -56,12 +56,8 @@ def behavior_name_of(specs: Mapping[str, Any], behavior_name: str | None, adapte
 
 
 def behavior_specs_of(core: BaseEnvLike, adapter: str) -> Mapping[str, BehaviorSpec]:
-    """The behaviour specs of ``core``; a core that has none yet (a Unity scene whose agents
-    have not requested a decision) is stepped once first, as ML-Agents' own wrappers do.
-
-    Raises:
-        SpecError: the core has no behaviours even after that step.
-    """
+    """The behaviour specs of ``core``; one that has none yet (a Unity scene whose agents
+    have not requested a decision) is stepped once first, as ML-Agents' own wrappers do."""
     specs = core.behavior_specs
     if len(specs):
         return specs
@@ -81,9 +77,8 @@ def behavior_specs_of(core: BaseEnvLike, adapter: str) -> Mapping[str, BehaviorS
 
 
 def note_core_failure(error: BaseException, where: str) -> None:
-    """Adds a note naming ``where`` (the adapter call) to ``error``, an exception the core
-    raised and that propagates unchanged (``except UnityTimeOutException`` keeps working);
-    zooport's own errors carry their context in their message."""
+    """Notes ``where`` (the adapter call) on ``error``, raised by the core and propagating
+    unchanged (``except UnityTimeOutException`` keeps working); zooport's errors say it."""
     if isinstance(error, ZooportError):
         return
     note = f"zooport: raised by the core ({where})"
@@ -121,13 +116,7 @@ def side_channels_of(core: BaseEnvLike) -> list[Any]:
 
 def can_render(core: BaseEnvLike) -> bool:
     """Whether ``core`` draws pictures: its ``can_render`` where it says (a ``BatchedEnv``
-    does), else whether it has a ``render`` method.
-
-    Example:
-        >>> from zooport.envs.builtin.basic import Basic
-        >>> can_render(Basic()), can_render(object())
-        (True, False)
-    """
+    does), else whether it has a ``render`` method."""
     flag = getattr(core, "can_render", None)
     if isinstance(flag, bool):
         return flag
@@ -147,18 +136,16 @@ def render_core(core: BaseEnvLike) -> np.ndarray | None:
 
 
 def adopt_core(env: BaseEnvLike) -> BaseEnvLike:
-    """The core an adapter keeps for ``env``: ``env`` itself where it has the current API (a
-    zooport ``BaseEnv``, ``mlagents_envs`` 0.25 or later), else ``env`` presented through it
-    by :mod:`zooport.envs.compat` (an older ML-Agents API)."""
+    """``env`` itself where it has the current API, else ``env`` presented through it by
+    :mod:`zooport.envs.compat` (an older ML-Agents API)."""
     return as_base_env(env)
 
 
 def adopt_core_with_specs(
     env: BaseEnvLike, adapter: str
 ) -> tuple[BaseEnvLike, Mapping[str, BehaviorSpec]]:
-    """:func:`adopt_core`, then :func:`behavior_specs_of`: every adapter's start. An env whose
-    specs arrive with its first step and are of an older API is adopted again then.
-    """
+    """:func:`adopt_core`, then :func:`behavior_specs_of`: every adapter's start (an env
+    whose specs of an older API arrive with its first step is adopted again then)."""
     core = adopt_core(env)
     specs = behavior_specs_of(core, adapter)
     if core is env and not isinstance(env, BaseEnv) and is_legacy_env(env):
@@ -176,16 +163,8 @@ def checked_reset_arguments(seed: Any, options: Any, where: str) -> int | None:
 
 def check_reset_options(options: Any, where: str) -> None:
     """``reset(options=...)`` is None or a mapping with str keys, whose entries a ``BaseEnv``
-    does not use (PettingZoo's checkers send ``{"options": 1}``); anything else is an
-    :class:`~zooport.errors.ArgumentTypeError`.
-
-    Example:
-        >>> check_reset_options({"options": 1}, "GymEnv.reset")
-        >>> check_reset_options(5, "GymEnv.reset")
-        Traceback (most recent call last):
-        ...
-        zooport.errors.ArgumentTypeError: GymEnv.reset: expected options to be None or a dict ...
-    """
+    does not use (PettingZoo's checkers send ``{"options": 1}``); else an
+    :class:`~zooport.errors.ArgumentTypeError`."""
     if options is None:
         return
     if not isinstance(options, Mapping):

@@ -88,12 +88,8 @@ class SB3VecEnv(SlotAdapter, VecEnv):
 
     @override
     def reset(self) -> VecEnvObs:  # type: ignore[override]  # SB3's reset takes no seed
-        """Resets the core (reseeded by the last ``seed()``) and returns the first obs.
-
-        Options from ``set_options()`` follow the rule of every adapter
-        (:func:`~zooport.adapters.core_access.check_reset_options`): dicts with str keys,
-        not used by the core.
-        """
+        """Resets the core (reseeded by the last ``seed()``) and returns the first obs;
+        ``set_options()`` gives dicts with str keys, which the core does not use."""
         self._check_open()
         given = self._options
         try:
@@ -120,13 +116,9 @@ class SB3VecEnv(SlotAdapter, VecEnv):
 
     @override
     def step_wait(self) -> VecEnvStepReturn:
-        """Steps the core until a slot reports.
-
-        ``done = terminated or truncated``; a finished slot's info holds
-        ``terminal_observation`` and ``TimeLimit.truncated`` (its observation is already the
-        next episode's first), a slot without a new decision ``decided=False`` (reward 0,
-        its action ignored); other infos are empty.
-        """
+        """Steps the core until a slot reports: ``done = terminated or truncated``, a
+        finished slot's info holds ``terminal_observation`` and ``TimeLimit.truncated``, a
+        slot without a new decision ``decided=False``; other infos are empty."""
         if self._closed:
             raise EnvClosedError(f"{type(self).__name__} was used after close()")
         if self._actions is _NO_ACTIONS:
@@ -167,14 +159,8 @@ class SB3VecEnv(SlotAdapter, VecEnv):
 
     @override
     def seed(self, seed: int | None = None) -> Sequence[int | None]:
-        """Stores ``seed`` for the next ``reset()`` (which reseeds the core with it).
-
-        Returns SB3's per-environment list ``[seed, seed + 1, ...]``; the core, shared by
-        every environment, is seeded with the first.
-
-        Raises:
-            ArgumentError: ``seed`` is not None or an int >= 0.
-        """
+        """Stores ``seed`` (None or an int >= 0) for the next ``reset()``, which seeds the
+        core with it; returns SB3's per-environment list ``[seed, seed + 1, ...]``."""
         return super().seed(check_seed(seed, f"{type(self).__name__}.seed"))
 
     @override

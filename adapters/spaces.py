@@ -103,6 +103,9 @@ class ObservationLayout:
         else:
             size = sum(s.shape[0] for s in self.specs)
             self.space = spaces.Box(-np.inf, np.inf, (size,), np.float32)
+        #: One float observation, not a Dict: a batch is written into a buffer as it is.
+        as_uint8 = self._visual[0] and uint8_visual
+        self.plain = len(self.all_specs) == 1 and self.keys is None and not as_uint8
 
     def _space(self, spec: ObservationSpec, visual: bool) -> spaces.Box:
         shape = tuple(int(d) for d in spec.shape)
@@ -251,12 +254,11 @@ class ObservationLayout:
         """Writes a converted core batch into ``buffer[slots]`` (checked: :meth:`checked`)."""
         if self._kept is not None:
             obs = [obs[i] for i in self._kept]
-        as_uint8 = self._visual[0] and self.uint8_visual
         if isinstance(buffer, dict):  # a Dict layout's (allocate() made it)
             keys = self.keys or []
             for i in self._order:
                 buffer[keys[i]][slots] = self._part(obs[i], i, rows)
-        elif len(self.specs) == 1 and not as_uint8:
+        elif len(self.specs) == 1 and not (self._visual[0] and self.uint8_visual):
             # One float observation: assignment casts to float32; no intermediate copy.
             buffer[slots] = obs[0] if rows is None else obs[0][rows]
         else:
