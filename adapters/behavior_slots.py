@@ -102,16 +102,7 @@ class BehaviorSlots(AgentSlots):
         self.mask_size = self.action_layout.mask_size  # a property: read once
         # One float observation and no mask: a decision is two whole-array writes.
         self._plain_obs = self.obs_layout.plain and not self.mask_size
-        self.ids = np.zeros(0, dtype=np.int64)
-        self.num_slots = 0
-        self.episode_over = np.zeros(0, dtype=bool)
-        self._every = _read_only(np.zeros(0, dtype=np.intp))
-        self._slot_of: dict[int, int] = {}
-        self._carrying = False
-        self._decision_slots = self._every
-        # The last decision's ids (dtype, bytes): the same ones skip the mapping (issue 23).
-        self._last_ids: tuple[Any, bytes] = (None, b"")
-        self._plain_actions: tuple[int, int] | None = None
+        self.num_slots = 0  # counted by reset(), which allocates the per-slot arrays
         #: Adapter steps since the last reset (named when the core fails mid-step).
         self.steps = 0
         self.guard = StepGuard(adapter)
@@ -151,11 +142,11 @@ class BehaviorSlots(AgentSlots):
         # A continuous behaviour's float32 batch of this shape goes to the core as it is.
         continuous = self.action_layout.spec.continuous_size
         plain = continuous and not self.action_layout.is_hybrid
-        self._plain_actions = (n, continuous) if plain else None
+        self._plain_actions: tuple[int, int] | None = (n, continuous) if plain else None
         self._no_discrete = np.zeros((n, 0), dtype=np.int32)
         self._decision_slots = _NO_SLOTS
-        self._decision_slots = _NO_SLOTS
-        self._last_ids = (None, b"")
+        # The last decision's ids (dtype, bytes): the same ones skip the mapping (issue 23).
+        self._last_ids: tuple[Any, bytes] = (None, b"")
         self._take(decision, None)
         return seeded
 
@@ -329,7 +320,8 @@ class BehaviorSlots(AgentSlots):
                 reward[slots] += carry[slots]
                 carry[slots] = 0.0
             group_reward[slots] = decision.group_reward
-        terminated, truncated = np.zeros((2, n), dtype=bool)
+        flags = np.zeros((2, n), dtype=bool)
+        terminated, truncated = flags[0], flags[1]
         final_slots, final_obs = _NO_SLOTS, None
         if terminal is not None:
             # A restarted slot's decision reward (0 for one not restarted) belongs to its

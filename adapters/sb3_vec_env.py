@@ -175,6 +175,7 @@ class SB3VecEnv(SlotAdapter, VecEnv):
         idx = self._indices(indices)
         if attr_name == "agent_id":
             return self._slots.ids[idx].tolist()
+        value: Any
         if attr_name in ("render_mode", "observation_space", "action_space"):
             value = {
                 "render_mode": self.render_mode,

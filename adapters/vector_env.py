@@ -159,12 +159,17 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
         # array to scatter (one row per slot in ``done`` by construction).
         for slot, obs in zip(done.tolist(), out.final_observations(), strict=False):
             final_obs[slot] = obs
-        masks = np.zeros((4, self.num_envs), dtype=bool)  # the slots that carry final keys
+        n = self.num_envs
+        masks = np.zeros((4, n), dtype=bool)  # the slots that carry the final keys
         masks[:, done] = True
+        group_id = np.zeros(n, dtype=np.int64)
+        group_id[done] = self._slots.group_id[done]
+        group_reward = np.zeros(n, dtype=np.float32)
+        group_reward[done] = out.group_reward[done]
         info["final_obs"], info["_final_obs"], info["_final_info"] = final_obs, masks[0], masks[1]
         info["final_info"] = {
-            "group_id": np.where(masks[2], self._slots.group_id, 0),
+            "group_id": group_id,
             "_group_id": masks[2],
-            "group_reward": np.where(masks[3], out.group_reward, np.float32(0)),
+            "group_reward": group_reward,
             "_group_reward": masks[3],
         }
