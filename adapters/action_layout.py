@@ -158,11 +158,8 @@ class ActionLayout:
         single = isinstance(self._discrete_space, spaces.Discrete)
         expected_ndim = 1 if single else 2
         if array.ndim != expected_ndim or (n is not None and array.shape[0] != n):
-            want = (
-                f"({n if n is not None else 'n'},)"
-                if single
-                else (f"({n if n is not None else 'n'}, {len(self.branches)})")
-            )
+            rows = "n" if n is None else n
+            want = f"({rows},)" if single else f"({rows}, {len(self.branches)})"
             raise ActionError(
                 f"behavior {self.name!r}: expected a batch of actions of shape {want} for "
                 f"{self._discrete_space}, got shape {array.shape}"

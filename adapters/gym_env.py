@@ -117,9 +117,9 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
         self._episode_over = False
 
         core = slots.core
-        self._visual_key, self._visual_index = self._first_visual()
         self._core_renders = render_core(core) is not None
-        modes = ["rgb_array"] if self._core_renders or self._visual_index is not None else []
+        visual = any(len(spec.shape) == 3 for spec in self._obs_layout.specs)
+        modes = ["rgb_array"] if self._core_renders or visual else []
         fps = getattr(core, "metadata", {}).get("render_fps", 30) if self._core_renders else 30
         # Per instance: the class attribute is shared and must not be mutated.
         self.metadata = {"render_modes": modes, "render_fps": fps}
@@ -248,19 +248,13 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
             )
         return array.reshape((1, *expected))
 
-    def _first_visual(self) -> tuple[str | None, int | None]:
-        for i, spec in enumerate(self._obs_layout.specs):
-            if len(spec.shape) == 3:
-                keys = self._obs_layout.keys
-                key = None if keys is None else keys[i]
-                return key, i
-        return None, None
-
     def _visual_frame(self) -> np.ndarray | None:
-        if self._visual_index is None:
-            return None
-        obs = self._slots.obs
-        return visual_frame(obs[self._visual_key][0] if self._visual_key is not None else obs[0])
+        """The first visual observation as a picture, or None without one."""
+        layout, obs = self._obs_layout, self._slots.obs
+        for i, spec in enumerate(layout.specs):
+            if len(spec.shape) == 3:
+                return visual_frame(obs[layout.keys[i]][0] if layout.keys else obs[0])
+        return None
 
 
 @listing_options
