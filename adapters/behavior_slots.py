@@ -253,15 +253,15 @@ class BehaviorSlots(AgentSlots):
         batch = ((), agent_ids) if terminal else (agent_ids, ())
         if agent_ids.dtype.kind not in "iu":
             check_agent_ids(self.name, *batch)  # raises: not integers
-        agent_ids = agent_ids.astype(np.int64, copy=False)
-        if agent_ids.size == self.num_slots and agent_ids.tobytes() == self.ids.tobytes():
-            return self._every, True
-        if agent_ids.size <= 8:
+        if agent_ids.size <= 8 and agent_ids.size < self.num_slots:
             # The few agents that end in a step: a dict lookup each costs less than a search.
             # Known and strictly ascending (so unique), or the search below says what is not.
             found = [self._slot_of.get(i, -1) for i in agent_ids.tolist()]
             if -1 not in found and (len(found) < 2 or found == sorted(set(found))):
                 return _read_only(np.array(found, dtype=np.intp)), True
+        agent_ids = agent_ids.astype(np.int64, copy=False)
+        if agent_ids.size == self.num_slots and agent_ids.tobytes() == self.ids.tobytes():
+            return self._every, True
         slots = self.ids.searchsorted(agent_ids)
         # An id past the last one gets slot num_slots; clipped, it compares unequal.
         known = self.ids.take(slots, mode="clip") == agent_ids
@@ -310,8 +310,8 @@ class BehaviorSlots(AgentSlots):
                 carry.fill(0.0)
                 self._carrying = False
             else:
-                reward = np.array(decision.reward, dtype=np.float32)
-            group_reward = np.array(decision.group_reward, dtype=np.float32)
+                reward = _float32_copy(decision.reward)
+            group_reward = _float32_copy(decision.group_reward)
         else:
             reward = np.zeros(n, dtype=np.float32)
             group_reward = np.zeros(n, dtype=np.float32)
@@ -495,6 +495,13 @@ class SlotAdapter(EngineMembers):
         if not self._closed and slots is not None:
             self._closed = True
             slots.core.close()
+
+
+def _float32_copy(values: Any) -> np.ndarray:
+    # A float32 array's own copy() costs less than np.array(..., dtype=) (its arguments).
+    if type(values) is np.ndarray and values.dtype is _FLOAT32:
+        return values.copy()
+    return np.array(values, dtype=np.float32)
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:

@@ -163,9 +163,9 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
         masks = np.zeros((4, n), dtype=bool)  # the slots that carry the final keys
         masks[:, done] = True
         group_id = np.zeros(n, dtype=np.int64)
-        np.copyto(group_id, self._slots.group_id, where=masks[2])
+        group_id[done] = self._slots.group_id[done]
         group_reward = np.zeros(n, dtype=np.float32)
-        np.copyto(group_reward, out.group_reward, where=masks[3])
+        group_reward[done] = out.group_reward[done]
         info["final_obs"], info["_final_obs"], info["_final_info"] = final_obs, masks[0], masks[1]
         info["final_info"] = {
             "group_id": group_id,
