@@ -10,7 +10,6 @@ import numpy as np
 
 from zooport.envs.arguments import check_seed
 from zooport.envs.base_env import BaseEnv, BaseEnvLike, BehaviorSpec, DecisionSteps, TerminalSteps
-from zooport.envs.capabilities import has_action_masks
 from zooport.envs.compat import as_base_env, is_legacy_env
 from zooport.envs.step_guard import StepGuard
 from zooport.errors import ArgumentTypeError, SpecError, UnknownBehaviorError, ZooportError
@@ -23,7 +22,6 @@ __all__ = [
     "can_render",
     "check_reset_options",
     "checked_reset_arguments",
-    "has_action_masks",
     "note_core_failure",
     "render_core",
     "side_channels_of",
