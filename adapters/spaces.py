@@ -176,16 +176,23 @@ class ObservationLayout:
                 f"expected {len(shapes)} (one per observation spec: {self._spec_names})"
             )
         for i, (o, shape) in enumerate(zip(obs, shapes, strict=True)):
+            what = f"behavior {self.name!r}: {type(steps).__name__} observation {i} "
+            what += f"({self._spec_names[i]!r})"
             try:
                 given = np.shape(o)
             except ValueError:  # numpy cannot make one array of it (ragged lists)
                 raise ObservationError(
-                    f"behavior {self.name!r}: {type(steps).__name__} observation {i} "
-                    f"({self._spec_names[i]!r}) is not an array of one shape; expected "
-                    f"{(n, *shape)}"
+                    f"{what} is not an array of one shape; expected {(n, *shape)}"
                 ) from None
-            if given[1:] != shape or given[:1] != (n,):
-                self._shape_error(steps, i, given, n)
+            if given[1:] == shape and given[:1] != (n,):
+                raise ObservationError(
+                    f"{what} has {given[0]} rows, but the batch has {n} agent ids"
+                )
+            if given[1:] != shape:
+                raise ObservationError(
+                    f"{what} has shape {given}, expected {(n, *shape)} ({n} agents x the spec's "
+                    f"{shape})"
+                )
         fields = ["agent_id", "reward", "group_id", "group_reward"]
         fields.append("interrupted" if terminal else "action_mask")
         given = {}
@@ -207,16 +214,6 @@ class ObservationLayout:
                 + f"; expected ({n},) for each"
             )
         return _as_arrays(steps, terminal)
-
-    def _shape_error(self, steps: Any, i: int, given: tuple[int, ...], n: int) -> None:
-        shape = self._shapes[i]
-        what = f"behavior {self.name!r}: {type(steps).__name__} observation {i} "
-        what += f"({self._spec_names[i]!r})"
-        if given[1:] == shape:
-            raise ObservationError(f"{what} has {given[0]} rows, but the batch has {n} agent ids")
-        raise ObservationError(
-            f"{what} has shape {given}, expected {(n, *shape)} ({n} agents x the spec's {shape})"
-        )
 
     def convert(
         self, obs: Sequence[np.ndarray], rows: np.ndarray | None = None
