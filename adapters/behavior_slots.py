@@ -310,8 +310,8 @@ class BehaviorSlots(AgentSlots):
                 carry.fill(0.0)
                 self._carrying = False
             else:
-                reward = _float32_copy(decision.reward)
-            group_reward = _float32_copy(decision.group_reward)
+                reward = np.array(decision.reward, dtype=np.float32)
+            group_reward = np.array(decision.group_reward, dtype=np.float32)
         else:
             reward = np.zeros(n, dtype=np.float32)
             group_reward = np.zeros(n, dtype=np.float32)
@@ -495,13 +495,6 @@ class SlotAdapter(EngineMembers):
         if not self._closed and slots is not None:
             self._closed = True
             slots.core.close()
-
-
-def _float32_copy(values: Any) -> np.ndarray:
-    # A float32 array's own copy() costs less than np.array(..., dtype=) (its arguments).
-    if type(values) is np.ndarray and values.dtype is _FLOAT32:
-        return values.copy()
-    return np.array(values, dtype=np.float32)
 
 
 def _read_only(array: np.ndarray) -> np.ndarray:

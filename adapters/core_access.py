@@ -53,27 +53,6 @@ def behavior_name_of(specs: Mapping[str, Any], behavior_name: str | None, adapte
     return behavior_name
 
 
-def behavior_specs_of(core: BaseEnvLike, adapter: str) -> Mapping[str, BehaviorSpec]:
-    """The behaviour specs of ``core``; one that has none yet (a Unity scene whose agents
-    have not requested a decision) is stepped once first, as ML-Agents' own wrappers do."""
-    specs = core.behavior_specs
-    if len(specs):
-        return specs
-    try:
-        core.step()
-    except Exception as error:
-        note_core_failure(error, f"{adapter}() construction (the core had no behaviors yet)")
-        raise
-    specs = core.behavior_specs
-    if not len(specs):
-        raise SpecError(
-            f"{adapter}: {type(core).__name__} has no behaviors, even after one step (a "
-            "Unity scene reports a behavior once one of its agents requests a decision; is "
-            "an agent with this behavior active in the scene?)"
-        )
-    return specs
-
-
 def note_core_failure(error: BaseException, where: str) -> None:
     """Notes ``where`` (the adapter call) on ``error``, raised by the core and propagating
     unchanged (``except UnityTimeOutException`` keeps working); zooport's errors say it."""
@@ -142,14 +121,25 @@ def adopt_core(env: BaseEnvLike) -> BaseEnvLike:
 def adopt_core_with_specs(
     env: BaseEnvLike, adapter: str
 ) -> tuple[BaseEnvLike, Mapping[str, BehaviorSpec]]:
-    """:func:`adopt_core`, then :func:`behavior_specs_of`: every adapter's start (an env
-    whose specs of an older API arrive with its first step is adopted again then)."""
+    """:func:`adopt_core` and its specs: every adapter's start. A core with none yet (a Unity
+    scene whose agents have not requested a decision) is stepped once first, as ML-Agents'
+    wrappers do, and adopted again if its specs then show an older API."""
     core = adopt_core(env)
-    specs = behavior_specs_of(core, adapter)
-    if core is env and not isinstance(env, BaseEnv) and is_legacy_env(env):
-        core = adopt_core(env)
-        specs = core.behavior_specs
-    return core, specs
+    if not len(core.behavior_specs):
+        try:
+            core.step()
+        except Exception as error:
+            note_core_failure(error, f"{adapter}() construction (the core had no behaviors yet)")
+            raise
+        if not len(core.behavior_specs):
+            raise SpecError(
+                f"{adapter}: {type(core).__name__} has no behaviors, even after one step (a "
+                "Unity scene reports a behavior once one of its agents requests a decision; is "
+                "an agent with this behavior active in the scene?)"
+            )
+        if core is env and not isinstance(env, BaseEnv) and is_legacy_env(env):
+            core = adopt_core(env)
+    return core, core.behavior_specs
 
 
 def checked_reset_arguments(seed: Any, options: Any, where: str) -> int | None:
