@@ -63,25 +63,19 @@ class SlotStep(NamedTuple):
 
     def final_observations(self) -> Iterable[Any]:
         """The final observation of each slot in ``final_slots`` (an array batch's rows)."""
-        rows = self.final_obs
-        if rows is None:
-            return []
+        rows, n = self.final_obs, self.final_slots.size
         if isinstance(rows, dict):
-            n = self.final_slots.size
             return [{key: value[i] for key, value in rows.items()} for i in range(n)]
-        return rows
+        return [] if rows is None else rows
 
 
 class BehaviorSlots(AgentSlots):
-    """A behaviour's agents as N slots.
-
-    A slot in TerminalSteps is terminated (truncated when ``interrupted``) with its terminal
-    reward and final observation; a DecisionSteps entry for it in the same step is its next
-    episode's first. A slot without a decision keeps its observation, gets reward 0 (what it
-    earns arrives with its next decision) and its action is ignored. An agent id not there at
-    reset, a repeated or float id, or a behaviour that appears later is an error. ``core``
-    is any BaseEnv; ``adapter`` names the adapter in error messages.
-    """
+    """A behaviour's agents as N slots. A slot in TerminalSteps is terminated (truncated when
+    ``interrupted``) with its terminal reward and final observation; its DecisionSteps entry
+    in the same step starts its next episode. A slot without a decision keeps its
+    observation, gets reward 0 (its earnings arrive with its next decision) and its action is
+    ignored. An id not there at reset, a repeated or float id, or a behaviour that appears
+    later is an error; ``adapter`` names the adapter in messages."""
 
     def __init__(
         self,
