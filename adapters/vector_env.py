@@ -160,16 +160,16 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
         for slot, obs in zip(done.tolist(), out.final_observations(), strict=False):
             final_obs[slot] = obs
         n = self.num_envs
-        masks = np.zeros((4, n), dtype=bool)  # the slots that carry the final keys
-        masks[:, done] = True
+        mask = np.zeros(n, dtype=bool)  # the slots that carry the final keys
+        mask[done] = True  # one row: a 2-D fancy write costs twice its three copies
         group_id = np.zeros(n, dtype=np.int64)
         group_id[done] = self._slots.group_id[done]
         group_reward = np.zeros(n, dtype=np.float32)
         group_reward[done] = out.group_reward[done]
-        info["final_obs"], info["_final_obs"], info["_final_info"] = final_obs, masks[0], masks[1]
+        info["final_obs"], info["_final_obs"], info["_final_info"] = final_obs, mask, mask.copy()
         info["final_info"] = {
             "group_id": group_id,
-            "_group_id": masks[2],
+            "_group_id": mask.copy(),
             "group_reward": group_reward,
-            "_group_reward": masks[3],
+            "_group_reward": mask.copy(),
         }
