@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import zooport.adapters.agent_group as agent_group
+import zooport.adapters.multi_agent_driver as agent_group
 from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
 from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 from zooport.envs.builtin import BallBalance, GridWorld
