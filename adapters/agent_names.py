@@ -75,19 +75,14 @@ def default_prefixes(behaviors: Iterable[str]) -> dict[str, str]:
 
 
 class AgentKey(NamedTuple):
-    """The agent an agent name stands for.
-
-    Attributes:
-        behavior: the behaviour name in the core.
-        agent_id: the core's agent id.
-    """
+    """The agent an agent name stands for: its behaviour in the core and its agent id."""
 
     behavior: str
     agent_id: int
 
 
 def _canonical_int(text: str) -> int | None:
-    """``int(text)`` when ``text`` is exactly how ``str`` writes that int, else None."""
+    # int(text) only where str() writes that int as text: "07" and "+7" are no agent names.
     digits = text[1:] if text.startswith("-") else text
     if not (digits.isascii() and digits.isdigit()) or str(int(text)) != text:
         return None
@@ -95,17 +90,8 @@ def _canonical_int(text: str) -> int | None:
 
 
 class AgentNames:
-    """Names a core's agents and maps names back; injective by construction or by check.
-
-    Args:
-        behaviors: the core's behaviour names.
-        agent_name: the naming scheme (module docstring): None or ``"pettingzoo"``
-            (``<prefix>_<agent_id>``), ``"mlagents"`` (``<behaviour>?agent_id=<id>``), or a
-            callable ``(behaviour, agent_id) -> str``.
-
-    Raises:
-        TypeError: ``agent_name`` is neither a scheme name nor a callable.
-        ValueError: ``agent_name`` is a str that names no scheme.
+    """Names a core's agents by the scheme ``agent_name`` (module docstring) and maps names
+    back; injective by construction or by check.
 
     Example:
         >>> names = AgentNames(["Runner?team=0", "Tagger?team=1"])
@@ -126,23 +112,17 @@ class AgentNames:
     def __init__(self, behaviors: Sequence[str], agent_name: AgentNaming = None) -> None:
         if agent_name is None:
             agent_name = "pettingzoo"
-        if isinstance(agent_name, str):
-            if agent_name not in NAMING_SCHEMES:
-                raise ArgumentError(
-                    f"Expect agent_name to be one of {list(NAMING_SCHEMES)} or a callable "
-                    f"(behavior, agent_id) -> str, actually: {agent_name!r}"
-                )
-        elif not callable(agent_name):
-            raise ArgumentTypeError(
+        named = isinstance(agent_name, str)
+        if not (agent_name in NAMING_SCHEMES if named else callable(agent_name)):
+            error = ArgumentError if named else ArgumentTypeError
+            raise error(
                 f"Expect agent_name to be one of {list(NAMING_SCHEMES)} or a callable "
                 f"(behavior, agent_id) -> str, actually: {agent_name!r}"
             )
         self.behaviors = list(behaviors)
-        #: The scheme: ``"pettingzoo"``, ``"mlagents"`` or ``"callable"``.
+        # "pettingzoo", "mlagents" or "callable"; the callable itself, or None.
         self.scheme = agent_name if isinstance(agent_name, str) else "callable"
-        #: The user's callable, or None for a named scheme.
         self.agent_name: AgentNameFn | None = None if isinstance(agent_name, str) else agent_name
-        #: The prefix of each behaviour (the ``"pettingzoo"`` scheme; empty otherwise).
         self.prefixes: dict[str, str] = (
             default_prefixes(self.behaviors) if self.scheme == "pettingzoo" else {}
         )
@@ -185,12 +165,8 @@ class AgentNames:
         return names
 
     def lookup(self, name: str) -> AgentKey:
-        """The (behaviour, agent id) of an agent name.
-
-        Raises:
-            UnknownAgentError: the name is not one these names produce (for a callable: not
-                one issued since the last :meth:`forget`).
-        """
+        """The (behaviour, agent id) of an agent name; an :class:`UnknownAgentError` for a
+        name these names do not produce (for a callable: not since the last :meth:`forget`)."""
         if self.agent_name is not None:
             return look_up(self._issued, name, UnknownAgentError, lambda: (
                 f"no agent is named {name!r} (names issued: {sorted(self._issued)[:20]})"

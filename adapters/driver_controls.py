@@ -34,10 +34,6 @@ STALE_ACTIONS = ("ignore", "raise")
 def checked_max_cycles(value: Any) -> int | None:
     """``max_cycles`` as None or a Python int >= 1.
 
-    Raises:
-        ArgumentTypeError: not None and not an int.
-        ArgumentError: an int below 1.
-
     Example:
         >>> checked_max_cycles(np.int64(3)), checked_max_cycles(None)
         (3, None)
@@ -55,11 +51,7 @@ def checked_max_cycles(value: Any) -> int | None:
 
 
 def checked_stale_actions(value: Any) -> str:
-    """``stale_actions`` as one of :data:`STALE_ACTIONS`.
-
-    Raises:
-        ArgumentError: anything else.
-    """
+    """``stale_actions`` as one of :data:`STALE_ACTIONS`."""
     if not isinstance(value, str) or value not in STALE_ACTIONS:
         raise ArgumentError(
             f"Expect stale_actions to be one of {list(STALE_ACTIONS)}, actually: {value!r}"
@@ -68,30 +60,18 @@ def checked_stale_actions(value: Any) -> str:
 
 
 def default_actions(groups: Sequence[AgentGroup], default: Any) -> dict[str, Any]:
-    """Each behaviour's default action (consumer layout) for ``default_action=``.
-
-    None gives none; ``"zero"`` the core's zero action for every behaviour; a mapping
-    ``{behaviour: action}`` those actions, each checked against its action space.
-
-    Raises:
-        ArgumentError: another string, or a behaviour the core does not have.
-        ArgumentTypeError: neither None, ``"zero"`` nor a mapping.
-        ActionError: an action that does not fit its behaviour's action space.
-    """
+    """Each behaviour's default action (consumer layout) for ``default_action=``: None gives
+    none; ``"zero"`` the core's zero action; ``{behaviour: action}`` those actions, checked."""
     if default is None:
         return {}
-    if isinstance(default, str):
-        if default != "zero":
-            raise ArgumentError(
-                f"Expect default_action to be None, 'zero' or a mapping behavior -> action, "
-                f"actually: {default!r}"
-            )
+    if isinstance(default, str) and default == "zero":
         return {
             g.name: _row(g.action_layout.from_core(g.spec.action_spec.empty_action(1)))
             for g in groups
         }
     if not isinstance(default, Mapping):
-        raise ArgumentTypeError(
+        error = ArgumentError if isinstance(default, str) else ArgumentTypeError
+        raise error(
             f"Expect default_action to be None, 'zero' or a mapping behavior -> action, "
             f"actually: {default!r}"
         )
@@ -120,11 +100,8 @@ def _row(batch: Any) -> Any:
 
 
 class DriverControls(EngineMembers):
-    """The members every front end built on a ``MultiAgentDriver`` exposes alike.
-
-    A mixin for classes that keep their driver in ``self._driver`` and their core in
-    ``self.core``.
-    """
+    """The members every front end keeping a ``MultiAgentDriver`` in ``self._driver``
+    exposes alike."""
 
     _driver: MultiAgentDriver
     core: BaseEnvLike
@@ -133,14 +110,10 @@ class DriverControls(EngineMembers):
     def _engine(self) -> MultiAgentDriver:
         return self._driver
 
-    # ------------------------------------------------------------------ agents, spaces
-
     @property
     def possible_agents(self) -> list[str]:
-        """The agents present at the last ``reset()``, then those spawned since (appended).
-
-        Asked before the first ``reset()``, the core is reset once to find them.
-        """
+        """The agents present at the last ``reset()``, then those spawned since (appended);
+        asked before the first ``reset()``, the core is reset once to find them."""
         driver = self._driver
         if not driver.possible_agents:
             driver.discover()
@@ -157,8 +130,6 @@ class DriverControls(EngineMembers):
         """Each possible agent's action space (one object per behaviour)."""
         group_of = self._driver.group_of
         return {a: group_of(a).action_space for a in self.possible_agents}
-
-    # ------------------------------------------------------------------ episode controls
 
     @property
     def termination_mode(self) -> TerminationMode | str | float:
@@ -186,12 +157,9 @@ class DriverControls(EngineMembers):
 
     @property
     def stale_actions(self) -> str:
-        """What an action for an agent that finished earlier in the episode does; writable.
-
-        ``"ignore"`` (the default): it is dropped, as PettingZoo's own environments drop it,
-        and counted in :attr:`ignored_actions`; ``"raise"``: an :class:`~zooport.ActionError`
-        naming the agents. A name that never was an agent of the episode is always an error.
-        """
+        """What an action for an agent that finished earlier in the episode does; writable:
+        ``"ignore"`` (counted in :attr:`ignored_actions`, as PettingZoo's own environments drop
+        it) or ``"raise"`` (an :class:`~zooport.ActionError`)."""
         return self._driver.stale_actions
 
     @stale_actions.setter

@@ -21,20 +21,12 @@ __all__ = ["PettingZooAECEnv", "UnityAECEnv"]
 @listing_options
 class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
     """Any BaseEnv as a PettingZoo ``AECEnv``, with the Parallel adapter's names, spaces,
-    options and episode.
+    options (:class:`~zooport.adapters.pettingzoo_common.PettingZooCommon`) and episode.
 
     A cycle visits the agents live at its start; the actions go to the core when its last
     agent has acted. ``rewards`` holds the last core step's and is cleared by the next
-    ``step()``. Agents that finished are selected first and leave with ``step(None)`` (an
-    action given instead is ignored and counted, or refused with ``stale_actions="raise"``);
-    spawned agents act from the next cycle; ``observe()`` answers for every agent of the
-    episode. ``max_cycles`` counts core steps. The options are
-    :class:`~zooport.adapters.pettingzoo_common.PettingZooCommon`'s.
-
-    Attributes:
-        core: the wrapped core.
-        agents: the agents of the episode that have not yet left (finished agents leave
-            with their ``step(None)``).
+    ``step()``. Agents that finished are selected first and leave ``agents`` with
+    ``step(None)``; spawned agents act from the next cycle. ``max_cycles`` counts core steps.
 
     Example:
         >>> from zooport.envs.builtin.tag import Tag
@@ -50,8 +42,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
     """
 
     def _clear(self) -> None:
-        """No episode (before ``reset()``, and at its start): no agents, no data, nothing
-        selected."""
+        # No episode (before reset(), and at its start): no agents, no data, nothing selected.
         self.agents: list[str] = []
         self.rewards: dict[str, float] = {}
         self._cumulative_rewards: dict[str, float] = {}
@@ -71,11 +62,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
 
     @override
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
-        """Resets the core (reseeded with ``seed``) and selects the first agent.
-
-        ``seed`` and ``options`` follow :meth:`PettingZooParallelEnv.reset
-        <zooport.adapters.pettingzoo_parallel.PettingZooParallelEnv.reset>`.
-        """
+        """Resets the core (reseeded with ``seed``) and selects the first agent."""
         observations, infos = self._driver.reset(self._reseed(seed, options))
         self._clear()
         agents = self.agents = self._driver.agents
@@ -91,15 +78,8 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
 
     @override
     def observe(self, agent: str) -> Any:
-        """The observation ``agent`` can make now: any agent of the episode.
-
-        A live agent's current one; for an agent that finished, also after its ``step(None)``
-        removed it from ``agents``, its final observation (a fresh copy each call), as
-        PettingZoo's own environments answer (TorchRL's AEC loop observes every agent).
-
-        Raises:
-            UnknownAgentError: ``agent`` is not an agent of the episode.
-        """
+        """The observation of any agent of the episode: a finished agent's final one, also
+        after its ``step(None)``, as PettingZoo's own environments answer (TorchRL asks)."""
         try:
             return _fresh(self._observations[agent])
         except (KeyError, TypeError):
@@ -115,10 +95,8 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
 
     @override
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        """``(observation, cumulative reward, terminated, truncated, info)`` of the selected agent.
-
-        ``observe=False`` gives None for the observation.
-        """
+        """``(observation, cumulative reward, terminated, truncated, info)`` of the selected
+        agent (None for the observation with ``observe=False``)."""
         agent = self.agent_selection
         if agent is None:
             self._driver.check_open()  # close() deselects
@@ -137,12 +115,6 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
 
         A finished agent's turn takes None; an action given instead is ignored (counted in
         ``ignored_actions``) unless ``stale_actions="raise"``.
-
-        Raises:
-            ActionError: None for a live agent (without ``default_action``), an action for a
-                finished agent with ``stale_actions="raise"``, or (when the core steps) an
-                action that does not fit.
-            EnvNotResetError: before ``reset()`` or once every agent has left.
         """
         guard = self._driver.guard
         if guard.running:
@@ -187,7 +159,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
     @override
     def close(self) -> None:
         """Closes the core; later ``step``, ``last`` and ``observe`` calls raise
-        :class:`~zooport.EnvClosedError` (calling ``close`` again does nothing)."""
+        :class:`~zooport.EnvClosedError`."""
         # Emptied, so that the checks on the per-turn paths cost nothing while open.
         self._cycle = []
         self._turn = 0
@@ -260,7 +232,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
 
 class UnityAECEnv(PettingZooAECEnv):
     """ML-Agents' ``UnityAECEnv(env, seed=None)``: :class:`PettingZooAECEnv` with ML-Agents'
-    constructor, as :class:`~zooport.adapters.pettingzoo_parallel.UnityParallelEnv` has.
+    constructor (see :class:`~zooport.adapters.pettingzoo_parallel.UnityParallelEnv`).
 
     Example:
         >>> from zooport.envs.builtin.tag import Tag
@@ -277,7 +249,6 @@ class UnityAECEnv(PettingZooAECEnv):
 
 
 def _fresh(observation: Any) -> Any:
-    """A copy of an observation (an array, or a dict of them) that no one else holds."""
     if isinstance(observation, dict):
         return {key: _fresh(value) for key, value in observation.items()}
     return np.array(observation, copy=True)

@@ -1,5 +1,4 @@
-"""What the two PettingZoo adapters share: the constructor and its options, spaces, state,
-rendering, closing."""
+"""What the two PettingZoo adapters share: the constructor, spaces, state, rendering, closing."""
 
 from __future__ import annotations
 
@@ -36,10 +35,9 @@ __all__ = ["PettingZooCommon", "flat_observations", "seed_action_spaces"]
 class PettingZooCommon(DriverControls):
     """Spaces, state, rendering, closing and options shared by both PettingZoo adapters.
 
-    Not thread-safe and not re-entrant: a ``step``/``reset`` entered while another runs (from
-    a callback, a hook or a second thread) raises :class:`~zooport.errors.ReentrantCallError`;
-    after a step interrupted by an exception (a core hook, a side channel), ``step`` raises
-    :class:`~zooport.errors.EnvNotResetError` naming that error until ``reset()``.
+    Not re-entrant: a ``step``/``reset`` entered while another runs raises
+    :class:`~zooport.errors.ReentrantCallError`; after a step interrupted by an exception,
+    ``step`` raises :class:`~zooport.errors.EnvNotResetError` naming it until ``reset()``.
     """
 
     core: BaseEnvLike
@@ -67,30 +65,25 @@ class PettingZooCommon(DriverControls):
         render_mode: str | None = None,
         name: str | None = None,
     ) -> None:
-        """Serves every behaviour of ``core`` as PettingZoo agents.
+        """Serves every behaviour of ``core`` (any BaseEnv, which the adapter owns and
+        closes) as PettingZoo agents.
 
         Args:
-            core: any BaseEnv; the adapter owns it (``close()`` closes it). One with no
-                behaviours yet (a Unity scene whose agents have not requested a decision) is
-                stepped once first, as ML-Agents' wrappers do, and the behaviours it has then
-                are served.
+            core: a core with no behaviours yet (a Unity scene) is stepped once first.
             uint8_visual: visual observations as uint8 0..255 instead of float32 0..1.
-            flatten_branched: several discrete branches as one ``Discrete``, not
-                ``MultiDiscrete``.
+            flatten_branched: several discrete branches as one ``Discrete``.
             allow_multiple_obs: observations always as a ``Dict`` keyed by observation name.
-            termination_mode: ``"any"``, ``"majority"``, ``"all"`` or a fraction in (0, 1] of
-                the episode's agents whose finishing ends it
-                (:mod:`zooport.adapters.termination`).
+            termination_mode: ``"any"``, ``"majority"``, ``"all"`` or a fraction in (0, 1]
+                of the episode's agents whose finishing ends it.
             max_cycles: core steps after which live agents are truncated; None: no limit.
-            action_masks: masks for discrete actions; None: unless the core is a
-                ``BatchedEnv`` without masks.
+            action_masks: masks for discrete actions; None: unless the core has none.
             mask_in_info: the mask in ``info["action_mask"]``, not in the observation.
             default_action: a live agent's action when it is given none: None raises,
-                ``"zero"`` (the core's zero action) or ``{behaviour: action}``.
+                ``"zero"`` or ``{behaviour: action}``.
             agent_name: None or ``"pettingzoo"``, ``"mlagents"``, or a callable
-                ``(behaviour, agent_id) -> str`` (:mod:`zooport.adapters.agent_names`).
-            stale_actions: ``"ignore"`` (counted in ``ignored_actions``) or ``"raise"``: an
-                action for an agent that finished earlier in the episode.
+                ``(behaviour, agent_id) -> str``.
+            stale_actions: ``"ignore"`` (counted) or ``"raise"``: an action for an agent
+                that finished earlier in the episode.
             render_mode: None, ``"rgb_array"`` or ``"human"`` (a pygame window).
             name: ``metadata["name"]`` and ``str(env)``; None: ``zooport_<core class>``.
         """
@@ -111,7 +104,6 @@ class PettingZooCommon(DriverControls):
         core = adopt_core(core)
         modes = ["rgb_array", "human"] if can_render(core) else []
         check_render_mode(render_mode, modes, f"{type(self).__name__} over {type(core).__name__}")
-        #: The options the adapter was built with.
         self.options = options
         self.render_mode = render_mode
         fps = (getattr(core, "metadata", None) or {}).get("render_fps", 30)
@@ -128,38 +120,30 @@ class PettingZooCommon(DriverControls):
         self._clear()
 
     def _clear(self) -> None:
-        """Empties the front end's own episode state (the AEC adapter keeps some)."""
+        # Empties the front end's own episode state (the AEC adapter keeps some).
+        pass
 
     @property
     def np_random(self) -> np.random.Generator:
         """A generator for wrappers that draw randomness from the env (SuperSuit's
-        ``frame_skip_v0``); reseeded by ``reset(seed=...)``. The core never reads it."""
+        ``frame_skip_v0``), reseeded by ``reset(seed=...)``; the core never reads it."""
         if self._np_random is None:
             self._np_random = np.random.default_rng()
         return self._np_random
 
     def _reseed(self, seed: Any, options: Any) -> int | None:
-        """Checks ``reset``'s arguments, reseeds :attr:`np_random`; returns the seed."""
         seed = checked_reset_arguments(seed, options, f"{type(self).__name__}.reset")
         if seed is not None:
             self._np_random = np.random.default_rng(seed)
         return seed
 
-    # ------------------------------------------------------------------ agents, spaces
-
     def observation_space(self, agent: str) -> spaces.Space:
         """The observation space of ``agent``'s behaviour (the same object for all of them)."""
-        try:
-            return self._driver.agent_groups[agent].observation_space
-        except (KeyError, TypeError):
-            return self._driver.group_of(agent).observation_space
+        return self._driver.group_of(agent).observation_space
 
     def action_space(self, agent: str) -> spaces.Space:
         """The action space of ``agent``'s behaviour (the same object for all of them)."""
-        try:
-            return self._driver.agent_groups[agent].action_space
-        except (KeyError, TypeError):
-            return self._driver.group_of(agent).action_space
+        return self._driver.group_of(agent).action_space
 
     def behavior_spaces(self) -> dict[str, tuple[spaces.Space, spaces.Space]]:
         """Each behaviour's (observation space, action space), by behaviour name."""
@@ -176,16 +160,10 @@ class PettingZooCommon(DriverControls):
         """
         return self._driver.names.lookup(agent)
 
-    # ------------------------------------------------------------------ state, render, close
-
     @property
     def state_space(self) -> spaces.Box:
-        """The space of :meth:`state`.
-
-        The core's own ``global_state_space`` (or a float32 Box of ``global_state_shape``)
-        where it has ``global_state()``; otherwise every agent's flattened observation
-        concatenated (see :meth:`state`), with the observation spaces' bounds.
-        """
+        """The space of :meth:`state`: the core's ``global_state_space`` (or a float32 Box of
+        ``global_state_shape``), else the observation spaces' bounds, concatenated."""
         if self._state_space is not None:
             return self._state_space
         driver = self._driver
@@ -212,13 +190,9 @@ class PettingZooCommon(DriverControls):
         return space
 
     def state(self) -> np.ndarray:
-        """A global view: the core's ``global_state()`` where it has one.
-
-        Otherwise the concatenation, behaviour by behaviour, of the flattened observations
-        (without masks) of the agents present at the first reset, in ``possible_agents``
-        order; an agent that is not live contributes zeros. Agents spawned later are not
-        part of the state (its size is fixed).
-        """
+        """The core's ``global_state()`` where it has one; otherwise the flattened
+        observations (without masks) of the agents present at the first reset, in
+        ``possible_agents`` order, zeros for an agent not live (spawned agents are left out)."""
         driver = self._driver
         driver.check_open()
         if driver.first_counts is None:
@@ -234,12 +208,10 @@ class PettingZooCommon(DriverControls):
         )
 
     def _global_state(self) -> Any:
-        """The core's own ``global_state`` method, or None where it has none."""
         method = getattr(self.core, "global_state", None)
         return method if callable(method) else None
 
     def _show(self) -> None:
-        """Shows the core's picture in the window (``render_mode="human"``)."""
         if self._window is not None:
             self._window.show(render_core(self.core), type(self).__name__)
 
@@ -270,14 +242,8 @@ class PettingZooCommon(DriverControls):
 
 
 def seed_action_spaces(driver: MultiAgentDriver, seed: int | None) -> None:
-    """Seeds each behaviour's action space: behaviour i, in the core's order, with ``seed + i``.
-
-    What ML-Agents' PettingZoo wrappers do with their ``seed=`` (they give every behaviour the
-    same seed; here two behaviours with equal spaces do not sample equal actions).
-
-    Raises:
-        ArgumentError: ``seed`` is not None or an int >= 0.
-    """
+    """Seeds behaviour i's action space with ``seed + i``, as ML-Agents' PettingZoo wrappers
+    use their ``seed=`` (they give every behaviour the same seed)."""
     seed = check_seed(seed, f"{driver.adapter}(seed=...)")
     if seed is None:
         return

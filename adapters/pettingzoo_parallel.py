@@ -21,11 +21,6 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
     """Any BaseEnv as a PettingZoo ``ParallelEnv``; the options are
     :class:`~zooport.adapters.pettingzoo_common.PettingZooCommon`'s.
 
-    Attributes:
-        core: the wrapped core.
-        agents: the live agents, in ``possible_agents`` order.
-        ignored_actions: how many actions for finished agents were ignored.
-
     Example:
         >>> from zooport.envs.builtin.tag import Tag
         >>> env = PettingZooParallelEnv(Tag(seed=0), termination_mode="any")
@@ -49,11 +44,8 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-        """Resets the core (reseeded with ``seed``) and returns ``(observations, infos)``.
-
-        ``seed`` is None or an int >= 0. ``options`` is None or a dict with str keys, which
-        the core does not use (see :func:`~zooport.adapters.core_access.check_reset_options`).
-        """
+        """Resets the core (reseeded with ``seed``, None or an int >= 0) and returns
+        ``(observations, infos)``; ``options`` is None or a dict the core does not use."""
         result = self._driver.reset(self._reseed(seed, options))
         self._show()
         return result
@@ -64,12 +56,6 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
 
         An action for an agent that finished earlier in the episode is ignored (counted in
         ``ignored_actions``) unless ``stale_actions="raise"``.
-
-        Raises:
-            ActionError: an action is missing for a live agent (unless ``default_action``),
-                given for a name that is not an agent of the episode (or for a finished
-                agent, with ``stale_actions="raise"``), or does not fit its action space.
-            EnvNotResetError: before ``reset()``, or after the episode ended.
         """
         result = self._driver.step(actions)
         self._show()
@@ -80,11 +66,8 @@ class UnityParallelEnv(PettingZooParallelEnv):
     """ML-Agents' ``UnityParallelEnv(env, seed=None)``: :class:`PettingZooParallelEnv` with
     ML-Agents' constructor.
 
-    ``env`` is any BaseEnv (a Unity build's ``UnityEnvironment``, a zooport core, your own);
-    ``seed`` seeds the agents' action spaces, as ML-Agents' wrappers do (see
-    :func:`~zooport.adapters.pettingzoo_common.seed_action_spaces`), not the core:
-    ``reset(seed=...)`` does that where the core can be seeded. Other keywords are
-    :class:`PettingZooParallelEnv`'s options.
+    ``seed`` seeds the agents' action spaces, as ML-Agents' wrappers do, not the core
+    (``reset(seed=...)`` does that); other keywords are :class:`PettingZooParallelEnv`'s.
 
     Example:
         >>> from zooport.envs.builtin.tag import Tag
