@@ -75,10 +75,9 @@ class AgentGroup(AgentSlots):
     """One behaviour's agents in the current episode, in slots in order of appearance.
 
     Slot i holds the i-th agent the episode met (those at reset in ascending id order, then
-    spawned ones): its id, name, ``live`` flag, last observation, mask and group id, and one
-    step's reward, group reward and flags. ``dec_names`` are the live agents of the latest
-    DecisionSteps, whose actions :meth:`gather` collects; ``masked`` gives agents an int8
-    action mask (1 = allowed), in the info with ``mask_in_info``.
+    spawned ones): its id, name, ``live`` flag, last observation, int8 mask (1 = allowed) and
+    group id, and one step's reward, group reward and flags. ``dec_names`` are the live agents
+    of the latest DecisionSteps, whose actions :meth:`gather` collects.
     """
 
     def __init__(
@@ -167,7 +166,6 @@ class AgentGroup(AgentSlots):
         self._sorted_slots = order.astype(np.intp)
 
     def _add(self, ids: np.ndarray) -> np.ndarray:
-        """Gives new agents the next slots, live; returns the slots."""
         start, k = self.n, ids.size
         self._grow(start + k)
         slots = np.arange(start, start + k, dtype=np.intp)
@@ -188,8 +186,8 @@ class AgentGroup(AgentSlots):
         return np.where(self._sorted_ids[pos] == ids, self._sorted_slots[pos], -1)
 
     def _decision_slots(self, agent_id: Any, same: bool) -> tuple[np.ndarray, Any]:
-        """Slots of a DecisionSteps' agents (new ones get the next slots), and the index to
-        write them with: a slice when they are the first slots in order."""
+        # The slots of the agents (new ones get the next slots) and the index to write
+        # them with: a slice when they are the first slots in order.
         if same and self._last is not None:
             return self._last[1], self._last[2]
         ids = np.asarray(agent_id, np.int64)
@@ -230,10 +228,8 @@ class AgentGroup(AgentSlots):
     def absorb(
         self, decision: DecisionSteps, terminal: TerminalSteps, everyone: bool = False
     ) -> bool:
-        """Takes one core step's batches; True when a live agent of this behaviour reported.
-
-        ``everyone``: every agent of the episode was live at the step's start.
-        """
+        """Takes one core step's batches (``everyone``: every agent of the episode was live
+        at its start); True when a live agent of this behaviour reported."""
         reported = False
         agent_id = decision.agent_id
         # Most steps repeat the last step's ids: checked already, their slots and names
@@ -419,8 +415,7 @@ class AgentGroup(AgentSlots):
         return [self.names[i] for i in index.tolist()], index
 
     def observations(self, index: slice | np.ndarray) -> Iterable[Any]:
-        """Fresh per-agent observations of the slots ``index`` in the consumer layout (the
-        rows of a fresh batch that no one else holds)."""
+        """Fresh per-agent observations of the slots ``index`` in the consumer layout."""
         if self._obs_keys is None:
             rows: Iterable[Any] = _fresh_rows(self.obs, index)
         else:
@@ -467,11 +462,8 @@ def _fresh_rows(array: np.ndarray, index: slice | np.ndarray) -> np.ndarray:
 
 
 class MultiAgentDriver:
-    """Drives every behaviour of a core as PettingZoo agents; see the module docstring.
-
-    ``core`` is any BaseEnv (adopted by ``core_access.adopt_core_with_specs``); ``options``
-    are the :class:`~zooport.adapters.options.DriverOptions`; ``adapter`` names the front end
-    in error messages. ``ignored_actions`` counts the stale actions ignored.
+    """Drives every behaviour of ``core`` as PettingZoo agents with the ``options``;
+    ``adapter`` names the front end in error messages.
 
     Example:
         >>> from zooport.envs.builtin.tag import Tag
@@ -547,8 +539,7 @@ class MultiAgentDriver:
         return self._ready
 
     def ignore_stale(self, agents: list[str]) -> None:
-        """Counts the stale actions of ``agents`` (finished in this episode) as ignored;
-        an :class:`ActionError` with ``stale_actions="raise"``."""
+        """Counts the actions of finished ``agents`` as ignored (or refuses them)."""
         self._refuse_stale(agents)
         self.ignored_actions += len(agents)
 
@@ -586,18 +577,15 @@ class MultiAgentDriver:
     # ------------------------------------------------------------------ episodes
 
     def discover(self) -> None:
-        """Resets the core once so that ``possible_agents`` and the state layout are known;
-        stepping still needs a ``reset()``."""
+        """Resets the core once to learn ``possible_agents`` and the state layout."""
         if self.first_counts is None:
             self.reset()
             self._ready = False
             self._agents = []
 
     def reset(self, seed: int | None = None) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-        """Resets the core (reseeded with ``seed`` where it can be) and starts an episode.
-
-        A reset that raises (a core hook, a side channel) leaves the driver needing another.
-        """
+        """Resets the core (reseeded with ``seed`` where it can be) and starts an episode;
+        one that raises (a core hook, a side channel) leaves the driver needing another."""
         self.check_open()
         seed = check_seed(seed, f"{self.adapter}.reset")  # a bad seed raises, changing nothing
         with self.guard.resetting():
@@ -650,9 +638,8 @@ class MultiAgentDriver:
     def step(self, actions: Mapping[str, Any]) -> AgentsStep:
         """Applies one action per live agent and steps the core until a live agent reports.
 
-        Bad actions raise before anything changes. An exception once the core is stepping
-        (a core hook, a side channel) loses the step's outputs: every later step raises
-        :class:`~zooport.errors.EnvNotResetError` naming it until ``reset()``.
+        Bad actions raise before anything changes; an exception once the core is stepping
+        loses the step's outputs (later steps raise ``EnvNotResetError`` until ``reset()``).
         """
         if not self._ready:
             self.check_open()
@@ -794,8 +781,7 @@ class MultiAgentDriver:
         )
 
     def _complete(self, actions: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
-        """The actions of the live agents, defaults filled where allowed, and how many stale
-        actions were left out (counted in ``ignored_actions`` once the step succeeds)."""
+        # The live agents' actions, defaults filled, and how many stale ones were left out.
         if not isinstance(actions, Mapping):
             raise ActionError(
                 f"{self.adapter}: expected a dict of actions keyed by agent name, got "
