@@ -126,8 +126,18 @@ class AgentNames:
         self.prefixes: dict[str, str] = (
             default_prefixes(self.behaviors) if self.scheme == "pettingzoo" else {}
         )
-        self._behavior_of_prefix = {prefix: b for b, prefix in self.prefixes.items()}
-        self._known = frozenset(self.behaviors)
+        # A named scheme's name is a head per behaviour, a separator, then the agent id.
+        if self.scheme == "pettingzoo":
+            self._sep = "_"
+            self._heads = {b: prefix + "_" for b, prefix in self.prefixes.items()}
+            self._pattern = (
+                f"'<prefix>_<agent_id>' with a prefix in {sorted(self.prefixes.values())}"
+            )
+        else:
+            self._sep = _MLAGENTS_ID
+            self._heads = {b: b + _MLAGENTS_ID for b in self.behaviors}
+            self._pattern = f"'<behavior>?agent_id=<agent_id>' with a behavior in {self.behaviors}"
+        self._behavior_of_head = {head: b for b, head in self._heads.items()}
         # Names issued by a user callable, for the reverse map and the collision check.
         self._issued: dict[str, AgentKey] = {}
 
@@ -138,11 +148,7 @@ class AgentNames:
     def names(self, behavior: str, agent_ids: Iterable[int]) -> list[str]:
         """The names of ``agent_ids`` of ``behavior``, in order."""
         if self.agent_name is None:
-            if self.scheme == "pettingzoo":
-                head = self.prefixes.get(behavior)
-                head = None if head is None else head + "_"
-            else:
-                head = behavior + _MLAGENTS_ID if behavior in self._known else None
+            head = self._heads.get(behavior)
             if head is None:
                 raise UnknownAgentError(f"no behavior {behavior!r}; behaviors: {self.behaviors}")
             return [f"{head}{int(i)}" for i in agent_ids]
@@ -173,23 +179,11 @@ class AgentNames:
             ))  # fmt: skip
         if not isinstance(name, str):
             raise UnknownAgentError(f"{name!r} is not an agent name: agent names are str")
-        if self.scheme == "pettingzoo":
-            prefix, _, number = name.rpartition("_")
-            behavior = self._behavior_of_prefix.get(prefix)
-            agent_id = _canonical_int(number)
-            if behavior is None or agent_id is None:
-                raise UnknownAgentError(
-                    f"{name!r} is not an agent name '<prefix>_<agent_id>' with a prefix in "
-                    f"{sorted(self._behavior_of_prefix)}"
-                )
-            return AgentKey(behavior, agent_id)
-        behavior, _, number = name.rpartition(_MLAGENTS_ID)
+        head, sep, number = name.rpartition(self._sep)
+        behavior = self._behavior_of_head.get(head + sep)
         agent_id = _canonical_int(number)
-        if behavior not in self._known or agent_id is None:
-            raise UnknownAgentError(
-                f"{name!r} is not an agent name '<behavior>?agent_id=<agent_id>' with a "
-                f"behavior in {self.behaviors}"
-            )
+        if behavior is None or agent_id is None:
+            raise UnknownAgentError(f"{name!r} is not an agent name {self._pattern}")
         return AgentKey(behavior, agent_id)
 
     def forget(self) -> None:

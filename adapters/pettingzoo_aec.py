@@ -58,7 +58,6 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         self._turn = 0
         self._dead: deque[str] = deque()
         self._rewards_stale = False
-        self._zero_rewards: dict[str, float] | None = None
 
     @override
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
@@ -122,11 +121,8 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
             # refused, not recorded for the next cycle.
             guard.enter("step")
         if self._rewards_stale:
-            # The rewards of the last core step are cleared by the next step(); the zeros of
-            # a cycle whose agents did not change are copied, not rebuilt.
-            if self._zero_rewards is None:
-                self._zero_rewards = dict.fromkeys(self.rewards, 0.0)
-            self.rewards = self._zero_rewards.copy()
+            # The rewards of the last core step are cleared by the next step().
+            self.rewards = dict.fromkeys(self.rewards, 0.0)
             self._rewards_stale = False
         if self._dead:
             # A finished agent still to be removed is the one selected.
@@ -180,14 +176,15 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
                 )
             self._driver.ignore_stale([agent])
         self._dead.popleft()
-        self._zero_rewards = None
-        del self.rewards[agent]
+        for table in (self.rewards, self.terminations, self.truncations, self.infos):
+            del table[agent]
         del self._cumulative_rewards[agent]
-        del self.terminations[agent]
-        del self.truncations[agent]
-        del self.infos[agent]
         self._observations.pop(agent, None)
         self.agents.remove(agent)
+        self._select_first()
+
+    def _select_first(self) -> None:
+        # A finished agent still to be removed is selected first, then the cycle's first.
         if self._dead:
             self.agent_selection = self._dead[0]
         elif self._cycle:
@@ -214,8 +211,6 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         self.infos = infos
         if driver.new_agents:
             self.agents.extend(driver.new_agents)
-        if driver.new_agents or driver.finished:
-            self._zero_rewards = None
         # Every agent of the cycle acted in it (its cumulative reward restarted at 0) and new
         # agents start at 0: the cumulative rewards are exactly this step's rewards.
         self._cumulative_rewards = dict(rewards)
@@ -223,10 +218,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         self._cycle = driver.agents
         self._turn = 0
         self._dead = deque(driver.finished)
-        if self._dead:
-            self.agent_selection = self._dead[0]
-        elif self._cycle:
-            self.agent_selection = self._cycle[0]
+        self._select_first()
         self._show()
 
 
