@@ -58,6 +58,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         self._turn = 0
         self._dead: deque[str] = deque()
         self._rewards_stale = False
+        self._zero_rewards: dict[str, float] | None = None
 
     @override
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
@@ -121,8 +122,11 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
             # refused, not recorded for the next cycle.
             guard.enter("step")
         if self._rewards_stale:
-            # The rewards of the last core step are cleared by the next step().
-            self.rewards = dict.fromkeys(self.rewards, 0.0)
+            # The rewards of the last core step are cleared by the next step(); the zeros of
+            # a cycle whose agents did not change are copied, not rebuilt (measured: it pays).
+            if self._zero_rewards is None:
+                self._zero_rewards = dict.fromkeys(self.rewards, 0.0)
+            self.rewards = self._zero_rewards.copy()
             self._rewards_stale = False
         if self._dead:
             # A finished agent still to be removed is the one selected.
@@ -176,6 +180,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
                 )
             self._driver.ignore_stale([agent])
         self._dead.popleft()
+        self._zero_rewards = None
         for table in (self.rewards, self.terminations, self.truncations, self.infos):
             del table[agent]
         del self._cumulative_rewards[agent]
@@ -211,6 +216,8 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         self.infos = infos
         if driver.new_agents:
             self.agents.extend(driver.new_agents)
+        if driver.new_agents or driver.finished:
+            self._zero_rewards = None
         # Every agent of the cycle acted in it (its cumulative reward restarted at 0) and new
         # agents start at 0: the cumulative rewards are exactly this step's rewards.
         self._cumulative_rewards = dict(rewards)
