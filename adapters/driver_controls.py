@@ -16,7 +16,8 @@ from zooport.errors import ActionError, ArgumentError, ArgumentTypeError
 if TYPE_CHECKING:
     from gymnasium import spaces
 
-    from zooport.adapters.multi_agent_driver import AgentGroup, MultiAgentDriver
+    from zooport.adapters.agent_group import AgentGroup
+    from zooport.adapters.multi_agent_driver import MultiAgentDriver
 
 __all__ = [
     "DriverControls",

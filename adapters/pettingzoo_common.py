@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from gymnasium import spaces
 
+from zooport.adapters.agent_group import AgentGroup
 from zooport.adapters.agent_names import AgentKey
 from zooport.adapters.core_access import (
     adopt_core,
@@ -17,7 +18,7 @@ from zooport.adapters.core_access import (
     render_core,
 )
 from zooport.adapters.driver_controls import DriverControls
-from zooport.adapters.multi_agent_driver import AgentGroup, MultiAgentDriver
+from zooport.adapters.multi_agent_driver import MultiAgentDriver
 from zooport.adapters.options import PettingZooOptions
 from zooport.adapters.rendering import Window, check_render_mode
 from zooport.envs.arguments import check_seed

@@ -23,6 +23,7 @@ __all__ = [
     "gym_id",
     "register_builtin_envs",
     "register_pettingzoo_envs",
+    "entry_points",
     "register_gymnasium",
     "make_gym_env",
     "make_vector_env",
@@ -413,3 +414,22 @@ def describe_factory(factory: Any) -> str:
     if isinstance(factory, str):
         return f"factory {factory!r}"
     return f"factory {getattr(factory, '__qualname__', type(factory).__name__)}"
+
+
+def entry_points(registry_id: str, module: str) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """PettingZoo's ``env`` and ``parallel_env`` for the module named ``module``: keywords go
+    to the adapter or to the registry's ``registry_id`` core by name."""
+    name = module.rpartition(".")[2]
+
+    def env(**kwargs: Any) -> Any:
+        return make_adapter(registry_id, "aec", {"name": name, **kwargs})
+
+    def parallel_env(**kwargs: Any) -> Any:
+        return make_adapter(registry_id, "parallel", {"name": name, **kwargs})
+
+    for function, api in ((env, "AEC"), (parallel_env, "Parallel")):
+        # The module's own functions: pickled by reference, as a module file's are.
+        function.__module__ = module
+        function.__qualname__ = function.__name__
+        function.__doc__ = f"A new {registry_id} as a PettingZoo {api} environment."
+    return env, parallel_env

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
+from zooport.adapters.agent_group import AgentGroup
 from zooport.adapters.agent_names import AgentNames
-from zooport.adapters.multi_agent_driver import AgentGroup
 from zooport.adapters.options import LayoutOptions
 from zooport.adapters.pettingzoo_common import flat_observations
 from zooport.envs.base_env import ActionSpec, BehaviorSpec, DecisionSteps, TerminalSteps
