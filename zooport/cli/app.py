@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import math
 import os
 import sys
@@ -89,21 +90,7 @@ def _env_options(
     return info.options_for(args.env, kwargs, args.api, args.behavior)
 
 
-def _list_command(commands: Any) -> None:
-    parser = commands.add_parser("list", help="registered environments and their specs")
-    parser.set_defaults(run=cmd_list)
-
-
-def _info_command(commands: Any) -> None:
-    info = commands.add_parser("info", help="behaviour specs, side channels and adapters of ENV")
-    _env_arguments(info, seed=False)
-    info.set_defaults(run=cmd_info)
-
-
-def _play_command(commands: Any) -> None:
-    play_ = commands.add_parser(
-        "play", help="random mask-respecting actions, or a trained model's, through an adapter"
-    )
+def _play_arguments(play_: argparse.ArgumentParser) -> None:
     _env_arguments(play_)
     _route_arguments(play_, APIS, "the adapter (default raw; with --model its training route)",
                      1000, "adapter steps", "the behaviour for --api gym/vector")  # fmt: skip
@@ -111,7 +98,6 @@ def _play_command(commands: Any) -> None:
         "--model", metavar="PATH", help="a model saved by `zooport train --save` acts instead"
     )
     play_.add_argument("--record", metavar="GIF", help="write an animated GIF of the frames")
-    play_.set_defaults(run=_cmd_play)
 
 
 def _cmd_play(args: argparse.Namespace, out: Output) -> int:
@@ -124,7 +110,7 @@ def _cmd_play(args: argparse.Namespace, out: Output) -> int:
         target, api=api, steps=args.steps, seed=args.seed, behavior=behavior,
         record=args.record, progress=_show_progress(args), model=model,
     )  # fmt: skip
-    rate = stats.agent_steps / stats.seconds if stats.seconds > 0 else float("inf")
+    rate = stats.agent_steps_per_second
     policy = "" if model is None else f" ({stats.policy} from {args.model}, deterministic)"
     out.line(
         f"{stats.env} via {stats.api}{policy}: {stats.steps} steps, {stats.agent_steps} "
@@ -146,8 +132,7 @@ def _cmd_play(args: argparse.Namespace, out: Output) -> int:
     return 0
 
 
-def _check_command(commands: Any) -> None:
-    check = commands.add_parser("check", help="run every applicable checker on ENV")
+def _check_arguments(check: argparse.ArgumentParser) -> None:
     _env_arguments(check)
     check.add_argument("--only", nargs="+", metavar="NAME", help="checkers to run (default all)")
     check.add_argument("--steps", type=_positive, default=200, help="check_base_env steps (200)")
@@ -158,7 +143,6 @@ def _check_command(commands: Any) -> None:
         help="a checker still running after this long fails (600; 0 = no limit)",
     )  # fmt: skip
     check.add_argument("-v", "--verbose", action="store_true", help="list warnings and details")
-    check.set_defaults(run=_cmd_check)
 
 
 def _cmd_check(args: argparse.Namespace, out: Output) -> int:
@@ -192,8 +176,7 @@ def _cmd_check(args: argparse.Namespace, out: Output) -> int:
     return 0 if report.passed else 1
 
 
-def _bench_command(commands: Any) -> None:
-    bench = commands.add_parser("bench", help="the adapter benchmark table (zooport.cli.bench)")
+def _bench_arguments(bench: argparse.ArgumentParser) -> None:
     bench.add_argument("--quick", action="store_true", help="seconds, for CI")
     bench.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     bench.add_argument("--n", type=_positive, nargs="+", help="agent counts")
@@ -201,7 +184,6 @@ def _bench_command(commands: Any) -> None:
     bench.add_argument("--routes", nargs="+", metavar="NAME", help="routes to measure")
     bench.add_argument("--workers", type=_positive, metavar="K",
                        help="instead: the CorePool benchmark with K cores")  # fmt: skip
-    bench.set_defaults(run=_cmd_bench)
 
 
 def _cmd_bench(args: argparse.Namespace, out: Output) -> int:
@@ -229,8 +211,7 @@ def _cmd_bench(args: argparse.Namespace, out: Output) -> int:
     return run.main(argv)
 
 
-def _train_command(commands: Any) -> None:
-    train_ = commands.add_parser("train", help="SB3 PPO (MaskablePPO with masks) on ENV")
+def _train_arguments(train_: argparse.ArgumentParser) -> None:
     _env_arguments(train_)
     _route_arguments(train_, TRAIN_APIS, "the route (default vector; with --resume its own)",
                      100_000, "agent-steps", "the behaviour to train (--api vector)")  # fmt: skip
@@ -245,7 +226,6 @@ def _train_command(commands: Any) -> None:
                         help="deterministic evaluation episodes after training")  # fmt: skip
     train_.add_argument("--workers", type=_positive, metavar="K",
                         help="K copies of the core stepped in parallel (a CorePool)")  # fmt: skip
-    train_.set_defaults(run=_cmd_train)
 
 
 def _cmd_train(args: argparse.Namespace, out: Output) -> int:
@@ -298,10 +278,7 @@ def _cmd_train(args: argparse.Namespace, out: Output) -> int:
     return 0
 
 
-def _serve_command(commands: Any) -> None:
-    serve = commands.add_parser(
-        "serve", help="play the Unity side of ML-Agents' protocol: mlagents-learn trains ENV"
-    )
+def _serve_arguments(serve: argparse.ArgumentParser) -> None:
     _env_arguments(serve, seed=False)
     serve.add_argument("--workers", type=_positive, metavar="K", help="K cores (a CorePool)")
     serve.add_argument("--port", type=int, help="the trainer's port (default 5004, Editor mode)")
@@ -312,7 +289,6 @@ def _serve_command(commands: Any) -> None:
     serve.add_argument("--mlagents-port", type=int, metavar="PORT", help="set by mlagents-learn")
     serve.add_argument("-logFile", metavar="PATH", help="set by mlagents-learn: messages go there")
     serve.add_argument("-nographics", "-batchmode", action="store_true", help="ignored")
-    serve.set_defaults(run=_cmd_serve)
 
 
 def _cmd_serve(args: argparse.Namespace, out: Output) -> int:
@@ -356,16 +332,19 @@ def _cmd_serve(args: argparse.Namespace, out: Output) -> int:
     return 0
 
 
-#: The subcommands, in the order ``--help`` lists them: one entry adds one.
-_COMMANDS = (
-    _list_command,
-    _info_command,
-    _play_command,
-    _check_command,
-    _bench_command,
-    _train_command,
-    _serve_command,
-)
+#: The subcommands, in the order ``--help`` lists them: (name, help, handler, its arguments).
+_COMMANDS: tuple[tuple[str, str, Callable[..., int], Callable[[Any], None]], ...] = (
+    ("list", "registered environments and their specs", cmd_list, lambda parser: None),
+    ("info", "behaviour specs, side channels and adapters of ENV", cmd_info,
+     functools.partial(_env_arguments, seed=False)),
+    ("play", "random mask-respecting actions, or a trained model's, through an adapter",
+     _cmd_play, _play_arguments),
+    ("check", "run every applicable checker on ENV", _cmd_check, _check_arguments),
+    ("bench", "the adapter benchmark table (zooport.cli.bench)", _cmd_bench, _bench_arguments),
+    ("train", "SB3 PPO (MaskablePPO with masks) on ENV", _cmd_train, _train_arguments),
+    ("serve", "play the Unity side of ML-Agents' protocol: mlagents-learn trains ENV",
+     _cmd_serve, _serve_arguments),
+)  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -376,8 +355,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--plain", action="store_true", help="plain-text tables, never rich")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for declare in _COMMANDS:
-        declare(commands)
+    for name, help_, run, declare in _COMMANDS:
+        command = commands.add_parser(name, help=help_)
+        declare(command)
+        command.set_defaults(run=run)
     return parser
 
 

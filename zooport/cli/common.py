@@ -9,7 +9,7 @@ import importlib.metadata
 import os
 import sys
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,6 +99,12 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
         "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
         for row in table
     )
+
+
+def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    """A markdown table's lines: the header, its rule, then ``rows``."""
+    lines = ["| " + " | ".join(cells) + " |" for cells in (headers, *rows)]
+    return [lines[0], "|" + "---|" * len(headers), *lines[1:]]
 
 
 class Output:
@@ -244,12 +250,26 @@ def random_core_step(
 
 @dataclass
 class RolloutStats:
-    agents: int
+    """One run of random (or a model's) actions: ``steps`` are adapter steps (turns for
+    ``aec``), ``agent_steps`` the decisions acted on, ``agents`` those live at the start."""
+
+    env: str
+    api: str
     steps: int
     agent_steps: int
     seconds: float
-    episodes: int
-    mean_episode_reward: float
+    episode_rewards: list[float]
+    frames: int = 0
+    policy: str = "random"
+    agents: int = 0
+
+    @property
+    def episodes(self) -> int:
+        return len(self.episode_rewards)
+
+    @property
+    def mean_episode_reward(self) -> float:
+        return float(np.mean(self.episode_rewards)) if self.episode_rewards else float("nan")
 
     @property
     def agent_steps_per_second(self) -> float:
@@ -275,6 +295,5 @@ def rollout(core: BaseEnvLike, steps: int, seed: int = 0) -> RolloutStats:
     for _ in range(steps):
         agent_steps += random_core_step(core, names, rng, returns)
     seconds = time.perf_counter() - start
-    finished = returns.finished
-    mean = float(np.mean(finished)) if finished else float("nan")
-    return RolloutStats(agents, steps, agent_steps, seconds, len(finished), mean)
+    name = type(core).__name__
+    return RolloutStats(name, "raw", steps, agent_steps, seconds, returns.finished, agents=agents)

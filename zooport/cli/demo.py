@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from zooport.cli.common import format_table, rollout, save_gif
+from zooport.cli.common import format_table, markdown_table, rollout, save_gif
 from zooport.envs.base_env import BaseEnv
 from zooport.envs.capabilities import accepts_keyword
 
@@ -31,12 +31,7 @@ def random_table(steps: int, seed: int) -> int:
     """Prints the random-rollout table of every registered environment (``--random``)."""
     from zooport.envs.registry import default_registry
 
-    header = (
-        "| environment | behaviours | agents | steps | agent-steps/s | episodes "
-        "| mean episode reward (random) | expected reward (trained) |"
-    )
-    print(header)
-    print("|" + "---|" * (header.count("|") - 1))
+    rows = []
     for identifier in default_registry:
         entry = default_registry[identifier]
         core = entry.make(seed=seed)
@@ -45,11 +40,14 @@ def random_table(steps: int, seed: int) -> int:
             behaviours = ", ".join(core.behavior_specs)
         finally:
             core.close()
-        print(
-            f"| {identifier} | {behaviours} | {stats.agents} | {stats.steps} "
-            f"| {stats.agent_steps_per_second:,.0f} | {stats.episodes} "
-            f"| {stats.mean_episode_reward:.3f} | {entry.expected_reward} |"
-        )
+        rows.append([
+            identifier, behaviours, str(stats.agents), str(stats.steps),
+            f"{stats.agent_steps_per_second:,.0f}", str(stats.episodes),
+            f"{stats.mean_episode_reward:.3f}", str(entry.expected_reward),
+        ])  # fmt: skip
+    headers = ["environment", "behaviours", "agents", "steps", "agent-steps/s", "episodes",
+               "mean episode reward (random)", "expected reward (trained)"]  # fmt: skip
+    print("\n".join(markdown_table(headers, rows)))
     return 0
 
 

@@ -9,7 +9,6 @@ import math
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -17,6 +16,7 @@ import numpy as np
 from zooport.checks import one_line
 from zooport.cli.common import (
     EpisodeReturns,
+    RolloutStats,
     UsageError,
     check_output_path,
     progress_bar,
@@ -27,7 +27,6 @@ from zooport.cli.common import (
     stack_observations,
 )
 from zooport.cli.targets import Target
-from zooport.envs.base_env import BaseEnvLike
 from zooport.envs.capabilities import accepts_keyword, reset_core
 from zooport.errors import ZooportError
 
@@ -36,31 +35,13 @@ APIS = ("raw", "gym", "vector", "parallel", "aec")
 #: The adapters a trained model can act through: they hand out the observations it was
 #: trained on (the raw core's are lists of arrays).
 MODEL_APIS = ("gym", "vector", "parallel", "aec")
+_ADAPTERS = {"gym": "GymEnv", "vector": "BehaviorVectorEnv", "parallel": "PettingZooParallelEnv",
+             "aec": "PettingZooAECEnv"}  # fmt: skip
 #: At most this many frames go into a ``record`` GIF (a longer run keeps every k-th frame).
 _MAX_FRAMES = 500
 
 
-@dataclass
-class PlayStats:
-    """One ``play`` run: ``steps`` are adapter steps (turns for ``aec``), ``agent_steps`` the
-    decisions acted on."""
-
-    env: str
-    api: str
-    steps: int
-    agent_steps: int
-    seconds: float
-    episode_rewards: list[float]
-    frames: int = 0
-    policy: str = "random"
-
-    @property
-    def episodes(self) -> int:
-        return len(self.episode_rewards)
-
-    @property
-    def mean_episode_reward(self) -> float:
-        return float(np.mean(self.episode_rewards)) if self.episode_rewards else float("nan")
+PlayStats = RolloutStats
 
 
 def _actor(rng: np.random.Generator, model: Any) -> Callable[[list[Any], Any, Any], list[Any]]:
@@ -124,36 +105,27 @@ def _single_agent_core(target: Target, behavior: str | None) -> tuple[Any, str]:
 def _build_adapter(
     target: Target, api: str, behavior: str | None, record: bool, mask_in_info: bool = False
 ) -> Any:
-    render_mode = "rgb_array" if record else None
+    from zooport import adapters
+
+    if api == "raw":
+        return target.make()
+    if api == "gym":
+        core, behavior = _single_agent_core(target, behavior)
+    else:
+        core = target.make()
+    single = api in ("gym", "vector")
+    options = {"behavior_name": behavior} if single else {"mask_in_info": mask_in_info}
     try:
-        if api == "raw":
-            return target.make()
-        if api == "gym":
-            from zooport.adapters.gym_env import GymEnv
-
-            core, behavior = _single_agent_core(target, behavior)
-            return _wrap(GymEnv, core, render_mode, behavior_name=behavior)
-        if api == "vector":
-            from zooport.adapters.vector_env import BehaviorVectorEnv
-
-            return _wrap(BehaviorVectorEnv, target.make(), render_mode, behavior_name=behavior)
-        from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
-        from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-
-        kind = PettingZooParallelEnv if api == "parallel" else PettingZooAECEnv
-        return _wrap(kind, target.make(), render_mode, mask_in_info=mask_in_info)
-    except (ZooportError, ValueError, TypeError) as exc:
-        if isinstance(exc, UsageError):
+        return getattr(adapters, _ADAPTERS[api])(
+            core, render_mode="rgb_array" if record else None, **options
+        )
+    except BaseException as exc:
+        core.close()
+        if isinstance(exc, UsageError) or not isinstance(
+            exc, (ZooportError, ValueError, TypeError)
+        ):
             raise
         raise UsageError(f"--api {api} on {target.name}: {one_line(exc)}") from None
-
-
-def _wrap(kind: type, core: BaseEnvLike, render_mode: str | None, **options: Any) -> Any:
-    try:
-        return kind(core, render_mode=render_mode, **options)
-    except BaseException:
-        core.close()
-        raise
 
 
 def _check_model_spaces(model: Any, env: Any, api: str, name: str) -> None:

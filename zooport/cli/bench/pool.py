@@ -18,6 +18,7 @@ from zooport.cli.bench.harness import (
     ratio_text,
 )
 from zooport.cli.bench.routes import EnvCase, costly, route_builders, trivial
+from zooport.cli.common import markdown_table
 
 
 def _mark(value: float | None, target: float) -> str:
@@ -43,17 +44,11 @@ PUFFER_COSTS = (7.0, 1.0)
 ML_AGENTS_TARGET = 2
 
 
-def _row(line: list[str]) -> str:
-    return "| " + " | ".join(line) + " |"
-
-
 def report(results: list[Measurement], k: int) -> str:
     """The markdown tables and lines of one run with K cores."""
     by = {(m.env, m.n, m.route): m.agent_steps_per_s for m in results}
     counts = sorted({m.n for m in results if m.env == "scaling"})
-    header = ["N per core", *COLUMNS, *RATIOS]
-    lines = [_row(header), "|" + "---|" * len(header)]
-    notes = []
+    rows, notes = [], []
     for n in counts:
         rates = {c: by.get(("scaling", n, c)) for c in COLUMNS}
         ratio = functools.partial(_over, rates)
@@ -62,14 +57,14 @@ def report(results: list[Measurement], k: int) -> str:
         pipes = ratio("1proc", "ML-Agents-style")
         ceiling = None if pipes is None else k * pipes
         target = 1.7 if k == 2 else 0.85 * k
-        lines.append(_row([
+        rows.append([
             str(n), *(rate_text(rates[c]) for c in COLUMNS), _mark(scaling, target),
             "-" if scaling is None else f"{scaling / k:.0%}",
             _mark(ratio("vec(CorePool)", "AsyncVectorEnv"), 20),
             _mark(ratio("vec(CorePool)", "SubprocVecEnv"), 20),
             _mark(ratio("CorePool", "ML-Agents-style"), ML_AGENTS_TARGET),
             "-" if ceiling is None else f"{ceiling:.2f}x",
-        ]))  # fmt: skip
+        ])  # fmt: skip
         one, pooled = rates["1proc"], rates["CorePool"]
         if one and pooled and k >= 2:
             # One core's step, and what the pool adds per further core, from this run.
@@ -90,18 +85,18 @@ def report(results: list[Measurement], k: int) -> str:
                     f"cores' steps would be {ceiling:.2f}x as fast, so {ML_AGENTS_TARGET}x is out "
                     "of reach in this run"
                 )
+    lines = markdown_table(["N per core", *COLUMNS, *RATIOS], rows)
     slow = [m for m in results if m.env == "slow core"]
     if slow:
-        lines += ["", _row(["N per core", *SLOW, "async/sync"]), "|---|---|---|---|"]
+        rows = []
         for n in sorted({m.n for m in slow}):
             sync, asynchronous = (by.get(("slow core", n, route)) for route in SLOW)
             gain = f"{asynchronous / sync:.2f}x" if sync and asynchronous else "-"
-            lines.append(_row([str(n), rate_text(sync), rate_text(asynchronous), gain]))
+            rows.append([str(n), rate_text(sync), rate_text(asynchronous), gain])
+        lines += ["", *markdown_table(["N per core", *SLOW, "async/sync"], rows)]
     puffer_rows = [m for m in results if m.env.startswith("puffer")]
     if puffer_rows:
-        header = ["core", "N per core", *PUFFER, "pool/1proc", "vec/1proc", "vec(pool)/puffer",
-                  "pool/puffer"]  # fmt: skip
-        lines += ["", _row(header), "|" + "---|" * len(header)]
+        rows = []
         for env in dict.fromkeys(m.env for m in puffer_rows):
             for n in sorted({m.n for m in puffer_rows if m.env == env}):
                 rates = {c: by.get((env, n, c)) for c in PUFFER}
@@ -110,7 +105,10 @@ def report(results: list[Measurement], k: int) -> str:
                 cells = [rate_text(rates[c]) for c in PUFFER]
                 gains = [_over(rates, a, b) for a, b in pairs]
                 cells += ["-" if g is None else f"{g:.2f}x" for g in gains]
-                lines.append(_row([env.removeprefix("puffer "), str(n), *cells]))
+                rows.append([env.removeprefix("puffer "), str(n), *cells])
+        header = ["core", "N per core", *PUFFER, "pool/1proc", "vec/1proc", "vec(pool)/puffer",
+                  "pool/puffer"]  # fmt: skip
+        lines += ["", *markdown_table(header, rows)]
         skipped = {m.note for m in puffer_rows if m.route == "PufferLib" and m.note}
         notes += [f"PufferLib route {note}" for note in sorted(skipped)]
     alone = by.get(("overhead", 64, "Trivial"))

@@ -8,6 +8,7 @@ conservative. Worker processes (spawn) import what they run from here."""
 from __future__ import annotations
 
 import functools
+import importlib
 import multiprocessing
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -82,6 +83,19 @@ def costly(n: int, seed: int, **options: Any) -> CostlyCore:
     return CostlyCore(n_agents=n, seed=seed, **options)
 
 
+def _need(module: str, package: str, hint: str = "") -> Any:
+    """``module``, or :class:`RouteUnavailable` saying ``package`` is not installed."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise RouteUnavailable(f"{package} is not installed ({exc}){hint}") from None
+
+
+def _factories(case: EnvCase, n: int, seed: int, **options: Any) -> list[Any]:
+    """The case's K cores' factories, core ``i`` seeded ``seed + i``."""
+    return [functools.partial(case.make, n, seed + i, **options) for i in range(case.workers)]
+
+
 def _one_agent_gym(case: EnvCase, seed: int) -> Any:
     from zooport.adapters.gym_env import GymEnv
 
@@ -134,35 +148,33 @@ def _vector_route(name: str, envs: Any, case: EnvCase, n: int, seed: int) -> Rou
     return Route(name, n, lambda i: envs.step(actions[i % ACTION_BATCHES]), envs.close)
 
 
-def _behavior_vector_env(case: EnvCase, n: int, seed: int) -> Route:
+def _behavior_vector_env(case: EnvCase, n: int, seed: int, pool: bool = False) -> Route:
+    """BehaviorVectorEnv over one core, or (``pool``) over a CorePool of the case's K cores."""
     from zooport.adapters.vector_env import BehaviorVectorEnv
+    from zooport.envs.core_pool import CorePool
 
-    envs = BehaviorVectorEnv(case.make(n, seed), case.behavior)
+    core = CorePool(_factories(case, n, seed)) if pool else case.make(n, seed)
+    envs = BehaviorVectorEnv(core, case.behavior)
     envs.reset(seed=seed)
-    return _vector_route("BehaviorVectorEnv", envs, case, n, seed)
+    name = "vec(CorePool)" if pool else "BehaviorVectorEnv"
+    return _vector_route(name, envs, case, case.workers * n if pool else n, seed)
 
 
 def _sb3_vec_env(case: EnvCase, n: int, seed: int) -> Route:
-    try:
-        from zooport.adapters.sb3_vec_env import SB3VecEnv
-    except ImportError as exc:
-        raise RouteUnavailable(f"stable-baselines3 is not installed ({exc})") from None
-    venv = SB3VecEnv(case.make(n, seed), case.behavior)
+    vec_env = _need("zooport.adapters.sb3_vec_env", "stable-baselines3")
+    venv = vec_env.SB3VecEnv(case.make(n, seed), case.behavior)
     venv.seed(seed)
     venv.reset()
     return _vector_route("SB3VecEnv", venv, case, n, seed)
 
 
-def _peer_vector_env(kind: str, case: EnvCase, n: int, seed: int) -> Route:
+def _peer(kind: str, case: EnvCase, n: int, seed: int) -> Route:
     """A peer's vector env over one-agent ``GymEnv`` s: as many as the agents, or the case's
     ``peers`` for the process vectorisers (with fewer CPUs, more processes cannot help)."""
     m = case.workers * n if case.peers is None else min(case.workers * n, case.peers)
     factories = [functools.partial(_one_agent_gym, case, seed + i) for i in range(m)]
     if kind in ("DummyVecEnv", "SubprocVecEnv"):
-        try:
-            from stable_baselines3.common import vec_env
-        except ImportError as exc:
-            raise RouteUnavailable(f"stable-baselines3 is not installed ({exc})") from None
+        vec_env = _need("stable_baselines3.common.vec_env", "stable-baselines3")
         envs: Any = getattr(vec_env, kind)(factories)
         envs.seed(seed)
         envs.reset()
@@ -180,30 +192,41 @@ def _peer_vector_env(kind: str, case: EnvCase, n: int, seed: int) -> Route:
     return _vector_route(kind, envs, case, m, seed)
 
 
+def _dict_route(name: str, env: Any, case: EnvCase, seed: int, step_all: Any) -> Route:
+    """``step_all`` takes a dict of the live agents' actions; an episode ends when ``env``
+    has no agent left. Finished agents leave until every agent is done: counts those that
+    acted."""
+    agents, actions = _reset_with_actions(env, case, seed)
+
+    def step(i: int) -> int:
+        if not env.agents:
+            env.reset()
+        live = env.agents
+        step_all(_for_live(actions[i % ACTION_BATCHES], live, agents))
+        return len(live)
+
+    return Route(name, len(agents), step, env.close, counts_agents=True)
+
+
 def _pettingzoo(case: EnvCase, n: int, seed: int) -> Route:
     from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 
     parallel_env = PettingZooParallelEnv(case.make(n, seed))
-    agents, actions = _reset_with_actions(parallel_env, case, seed)
+    return _dict_route("PettingZoo", parallel_env, case, seed, parallel_env.step)
 
-    def step(i: int) -> int:
-        if not parallel_env.agents:
-            parallel_env.reset()
-        live = parallel_env.agents
-        parallel_env.step(_for_live(actions[i % ACTION_BATCHES], live, agents))
-        return len(live)
 
-    # Finished agents leave until every agent is done: count the agents that really acted.
-    return Route("PettingZoo", n, step, parallel_env.close, counts_agents=True)
+def _multi_agent_task(case: EnvCase, n: int, seed: int) -> Route:
+    from zooport.adapters.multi_agent_task import MultiAgentTask
+
+    # "all", as the PettingZoo routes: the episode lasts until every agent has finished.
+    task = MultiAgentTask(case.make(n, seed), termination_mode="all")
+    return _dict_route("MultiAgentTask", task, case, seed, task.step_all)
 
 
 def _supersuit(case: EnvCase, n: int, seed: int) -> Route:
     from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 
-    try:
-        import supersuit as ss
-    except ImportError as exc:
-        raise RouteUnavailable(f"supersuit is not installed ({exc})") from None
+    ss = _need("supersuit", "supersuit")
     # SuperSuit needs a fixed agent set: the episode of every agent ends when one agent's
     # does (termination_mode "any"), then SuperSuit resets the core. (black_death_v3 does not
     # help: it ends its episode only when every agent is terminated AND truncated.)
@@ -242,36 +265,17 @@ def _aec_route(name: str, env: Any, case: EnvCase, seed: int) -> Route:
     return Route(name, len(agents), step, env.close, counts_agents=True)
 
 
-def _aec(case: EnvCase, n: int, seed: int) -> Route:
-    from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
-
-    return _aec_route("AEC", PettingZooAECEnv(case.make(n, seed)), case, seed)
-
-
-def _parallel_to_aec(case: EnvCase, n: int, seed: int) -> Route:
+def _aec(case: EnvCase, n: int, seed: int, converted: bool = False) -> Route:
+    """PettingZooAECEnv, or (``converted``) PettingZoo's parallel_to_aec of the Parallel one."""
     from pettingzoo.utils.conversions import parallel_to_aec
 
+    from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
     from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 
-    parallel_env = PettingZooParallelEnv(case.make(n, seed))
-    return _aec_route("parallel_to_aec", parallel_to_aec(parallel_env), case, seed)
-
-
-def _multi_agent_task(case: EnvCase, n: int, seed: int) -> Route:
-    from zooport.adapters.multi_agent_task import MultiAgentTask
-
-    # "all", as the PettingZoo routes: the episode lasts until every agent has finished.
-    task = MultiAgentTask(case.make(n, seed), termination_mode="all")
-    agents, actions = _reset_with_actions(task, case, seed)
-
-    def step(i: int) -> int:
-        if task.game_over:
-            task.reset()
-        live = task.agents
-        task.step_all(_for_live(actions[i % ACTION_BATCHES], live, agents))
-        return len(live)
-
-    return Route("MultiAgentTask", len(agents), step, task.close, counts_agents=True)
+    if converted:
+        env = parallel_to_aec(PettingZooParallelEnv(case.make(n, seed)))
+        return _aec_route("parallel_to_aec", env, case, seed)
+    return _aec_route("AEC", PettingZooAECEnv(case.make(n, seed)), case, seed)
 
 
 def _pettingzoo_floor(case: EnvCase, n: int, seed: int) -> Route:
@@ -342,16 +346,6 @@ def _pool(case: EnvCase, n: int, seed: int, slow_last: bool = False, **options: 
     return _raw_api("CorePool", pool, case, case.workers * n, seed, counts="mode" in options)
 
 
-def _vector_pool(case: EnvCase, n: int, seed: int) -> Route:
-    from zooport.adapters import BehaviorVectorEnv
-    from zooport.envs.core_pool import CorePool
-
-    factories = [functools.partial(case.make, n, seed + i) for i in range(case.workers)]
-    envs = BehaviorVectorEnv(CorePool(factories))
-    envs.reset(seed=seed)
-    return _vector_route("vec(CorePool)", envs, case, case.workers * n, seed)
-
-
 def _pipe_worker(connection: Any, make: Callable[[int, int], Any], n: int, seed: int) -> None:
     """ML-Agents-style: one core per process, everything pickled over a pipe."""
     core = make(n, seed)
@@ -401,14 +395,9 @@ def _mlagents_style(case: EnvCase, n: int, seed: int) -> Route:
 
 def _puffer(case: EnvCase, n: int, seed: int) -> Route:
     """PufferLib's Multiprocessing over K native PufferEnvs of the case's (endless) core."""
-    try:
-        from zooport.cli.bench.pool_puffer import puffer_vector
-    except ImportError as exc:
-        raise RouteUnavailable(
-            f"pufferlib is not installed ({exc}); make bench-pool installs pufferlib-core "
-            "3.0.23 with --no-deps, then psutil, rich and rich-argparse"
-        ) from None
-    vecenv = puffer_vector(case.workers, n, case.make)
+    hint = "; make bench-pool installs pufferlib-core 3.0.23 with --no-deps, then psutil, rich "
+    puffer = _need("zooport.cli.bench.pool_puffer", "pufferlib", hint + "and rich-argparse")
+    vecenv = puffer.puffer_vector(case.workers, n, case.make)
     vecenv.async_reset(seed)
     vecenv.recv()
     actions = _actions(case, case.workers * n, seed)
@@ -420,30 +409,27 @@ def _puffer(case: EnvCase, n: int, seed: int) -> Route:
     return Route("PufferLib", case.workers * n, step, vecenv.close)
 
 
-def _peer(kind: str) -> Callable[[EnvCase, int, int], Route]:
-    return functools.partial(_peer_vector_env, kind)
-
-
 #: Every route by name: what it steps is said in ``benchmarks/README.md``.
 ROUTES: dict[str, Callable[[EnvCase, int, int], Route]] = {
     "raw": _raw,  # the core's own get_steps/set_actions/step: the ceiling
     "BehaviorVectorEnv": _behavior_vector_env,  # zooport's vector adapters over ONE core
     "SB3VecEnv": _sb3_vec_env,
-    "SyncVectorEnv": _peer("SyncVectorEnv"),  # Gymnasium's, over N one-agent GymEnvs
-    "DummyVecEnv": _peer("DummyVecEnv"),  # SB3's, over the same N GymEnvs
+    # Gymnasium's, then SB3's, over N one-agent GymEnvs
+    "SyncVectorEnv": functools.partial(_peer, "SyncVectorEnv"),
+    "DummyVecEnv": functools.partial(_peer, "DummyVecEnv"),
     "PettingZoo": _pettingzoo,  # PettingZooParallelEnv, a dict of actions per step
     "SuperSuit": _supersuit,  # SuperSuit's vector env over PettingZooParallelEnv
     "AEC": _aec,  # PettingZooAECEnv: one timed step is one cycle of turns
-    "parallel_to_aec": _parallel_to_aec,  # PettingZoo's conversion of the Parallel adapter
+    "parallel_to_aec": functools.partial(_aec, converted=True),  # PettingZoo's conversion
     "MultiAgentTask": _multi_agent_task,  # step_all with a dict of actions per cycle
     "PettingZoo floor": _pettingzoo_floor,  # no core: only the dicts the Parallel API asks for
     # The CorePool benchmark's (``zooport bench --workers K``): K cores each.
     "1proc": _in_process,
     "CorePool": _pool,
     "CorePool (workers only)": functools.partial(_pool, local_core=False),
-    "vec(CorePool)": _vector_pool,
-    "AsyncVectorEnv": _peer("AsyncVectorEnv"),
-    "SubprocVecEnv": _peer("SubprocVecEnv"),
+    "vec(CorePool)": functools.partial(_behavior_vector_env, pool=True),
+    "AsyncVectorEnv": functools.partial(_peer, "AsyncVectorEnv"),
+    "SubprocVecEnv": functools.partial(_peer, "SubprocVecEnv"),
     "ML-Agents-style": _mlagents_style,
     "PufferLib": _puffer,
     "sync, one core 4x slower": functools.partial(_pool, slow_last=True, mode="sync"),

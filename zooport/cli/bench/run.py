@@ -21,6 +21,7 @@ from zooport.cli.bench.routes import (
     route_builders,
     trivial,
 )
+from zooport.cli.common import markdown_table
 from zooport.envs.builtin.ball_balance import BallBalance
 
 ENVS = {
@@ -132,13 +133,12 @@ def _table(
     counted = [r for r in shown if r != "raw"] or shown
     rows = [key for key in _cases(results) if any(by_key.get((*key, r)) for r in counted)]
     columns = [c for c in extra_columns if any(extra[key][c] != "-" for key in rows)]
-    header = ["env", "N", *shown, *columns]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for env, n in rows:
-        cells = [env, str(n), *(rate_text(by_key.get((env, n, r))) for r in shown)]
-        cells += [extra[(env, n)][c] for c in columns]
-        lines.append("| " + " | ".join(cells) + " |")
-    return lines
+    cells = [
+        [env, str(n), *(rate_text(by_key.get((env, n, r))) for r in shown)]
+        + [extra[(env, n)][c] for c in columns]
+        for env, n in rows
+    ]
+    return markdown_table(["env", "N", *shown, *columns], cells)
 
 
 def markdown(
