@@ -1,10 +1,6 @@
 """``make demo`` (``python -m zooport.demo``): train two built-ins through two adapters on CPU.
-
-PPO on ``BallBalance`` through ``SB3VecEnv`` and MaskablePPO on ``GridWorld`` through
-``PettingZooParallelEnv`` -> SuperSuit -> SB3 each stop once the mean of their last 100
-training episodes held the expected reward, are evaluated and leave a GIF, then a table,
-``learning_curves.png`` and ``results.json`` in ``--out``; exit 1 if an evaluation misses.
-"""
+Each is evaluated and leaves a GIF; a table, ``learning_curves.png`` and ``results.json`` go
+to ``--out``; exit 1 if an evaluation misses its expected reward."""
 
 from __future__ import annotations
 

@@ -14,11 +14,8 @@ from zooport.cli.common import UsageError, check_output_path, require
 
 #: The zip member that holds the :class:`ModelInfo`, as JSON.
 INFO_MEMBER = "zooport.json"
-#: The algorithms ``zooport train`` trains: name -> (module, class, the zooport extra).
-ALGORITHMS = {
-    "PPO": ("stable_baselines3", "PPO", "sb3"),
-    "MaskablePPO": ("sb3_contrib", "MaskablePPO", "sb3"),
-}
+#: The algorithms ``zooport train`` trains (both in zooport's [sb3] extra): name -> module.
+ALGORITHMS = {"PPO": "stable_baselines3", "MaskablePPO": "sb3_contrib"}
 _FORMAT = 1
 
 
@@ -146,9 +143,8 @@ def load_model(
     path: str | os.PathLike[str], info: ModelInfo, *, env: Any = None, option: str = "--model"
 ) -> Any:
     """The model at ``path``, loaded on CPU by its algorithm's ``load`` (on ``env`` if given)."""
-    module_name, class_name, extra = ALGORITHMS[info.algorithm]
-    module = require(module_name, extra, f"loading a {info.algorithm} model")
-    algorithm = getattr(module, class_name)
+    module = require(ALGORITHMS[info.algorithm], "sb3", f"loading a {info.algorithm} model")
+    algorithm = getattr(module, info.algorithm)
     file = _existing(path, option)
     try:
         return algorithm.load(file, env=env, device="cpu")

@@ -138,13 +138,10 @@ def resolve_target(spec: str, kwargs: Mapping[str, Any] | None = None) -> Target
         return Target(spec, functools.partial(obj, **kwargs), None, kwargs)
     try:
         entry = default_registry[spec]
+        loaded = entry.load() if isinstance(entry, LocalRegistryEntry) else None
     except RegistryError as exc:
         raise UsageError(str(exc)) from None
-    if isinstance(entry, LocalRegistryEntry):
-        try:
-            loaded = entry.load()
-        except RegistryError as exc:
-            raise UsageError(str(exc)) from None
+    if loaded is not None:
         _check_keywords(loaded, kwargs, spec)
         factory = functools.partial(loaded, **{**entry.kwargs, **kwargs})
     else:

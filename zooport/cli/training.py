@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import contextlib
+import importlib
 import importlib.util
 import math
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from zooport.cli.common import UsageError, require, stack_observations
+from zooport.cli.common import EpisodeReturns, UsageError, require, stack_observations
 from zooport.cli.saved_model import load_model, read_model_info
 from zooport.cli.targets import Target
 from zooport.envs.base_env import BaseEnvLike
@@ -168,8 +169,7 @@ def _parallel_vec_env(core: BaseEnvLike, masked: bool, copies: int = 1) -> Any:
     supersuit = require("supersuit", "train", "--api parallel")
     from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 
-    # SuperSuit's vector env needs every agent in every step: "any" ends the whole episode
-    # (the others truncated) as soon as one agent finishes, so no agent is ever missing.
+    # "any": SuperSuit's vector env needs every agent in every step (see _pettingzoo_route).
     parallel = PettingZooParallelEnv(core, termination_mode="any", mask_in_info=masked)
     try:
         vec = supersuit.pettingzoo_env_to_vec_env_v1(parallel)
@@ -227,11 +227,9 @@ def train(
     options.update(ppo_kwargs or {})
     options.setdefault("device", "cpu")
     policy = "MultiInputPolicy" if type(venv.observation_space).__name__ == "Dict" else "MlpPolicy"
+    algorithm: type = PPO
     if masked:
-        contrib = require("sb3_contrib", "sb3", "training with action masks")
-        algorithm: type = contrib.MaskablePPO
-    else:
-        algorithm = PPO
+        algorithm = require("sb3_contrib", "sb3", "training with action masks").MaskablePPO
     episodes: list[float] = []
     ends: list[int] = []
     curve: list[tuple[int, float]] = []
@@ -295,25 +293,15 @@ def train(
 
 
 def _evaluate(model: Any, venv: Any, episodes: int, masked: bool) -> float:
-    if masked:
-        from sb3_contrib.common.maskable.evaluation import evaluate_policy as evaluate_masked
-
-        evaluate: Callable[..., Any] = evaluate_masked
-    else:
-        from stable_baselines3.common.evaluation import evaluate_policy as evaluate
-    rewards, _ = evaluate(
+    package = "sb3_contrib.common.maskable" if masked else "stable_baselines3.common"
+    rewards, _ = importlib.import_module(f"{package}.evaluation").evaluate_policy(
         model, venv, n_eval_episodes=episodes, deterministic=True, return_episode_rewards=True
     )
     return float(np.mean(rewards))
 
 
 def evaluate_parallel(
-    model: Any,
-    core: BaseEnvLike,
-    *,
-    episodes: int,
-    seed: int = 0,
-    deterministic: bool = True,
+    model: Any, core: BaseEnvLike, *, episodes: int, seed: int = 0, deterministic: bool = True
 ) -> list[float]:
     """Every agent's return over whole episodes of ``core`` (closed at the end), one shared
     policy acting for all, until at least ``episodes`` agent episodes finished; reset ``i``
@@ -322,13 +310,12 @@ def evaluate_parallel(
 
     masked = accepts_keyword(model.predict, "action_masks")
     env = PettingZooParallelEnv(core, termination_mode="all", mask_in_info=True, max_cycles=10_000)
-    finished: list[float] = []
+    returns = EpisodeReturns()
     try:
         for episode in range(episodes):  # at least one agent finishes per PettingZoo episode
-            if len(finished) >= episodes:
+            if len(returns.finished) >= episodes:
                 break
             obs, infos = env.reset(seed=seed + episode)
-            running = dict.fromkeys(env.agents, 0.0)
             while env.agents:
                 agents = list(env.agents)
                 batch = stack_observations([obs[a] for a in agents])
@@ -340,12 +327,12 @@ def evaluate_parallel(
                     dict(zip(agents, actions, strict=True))
                 )
                 for agent, reward in rewards.items():
-                    running[agent] = running.get(agent, 0.0) + float(reward)
+                    returns.add(agent, reward)
                     if terminated[agent] or truncated[agent]:
-                        finished.append(running.pop(agent))
+                        returns.end(agent)
     finally:
         env.close()
-    return finished
+    return returns.finished
 
 
 def plot_curve(results: TrainResult | Sequence[TrainResult], path: str | os.PathLike[str]) -> None:

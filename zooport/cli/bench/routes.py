@@ -19,9 +19,8 @@ from typing import Any
 import numpy as np
 
 from zooport.adapters.spaces import ActionLayout
-from zooport.cli.bench.costly_core import CostlyCore
 from zooport.cli.bench.harness import Route, RouteUnavailable
-from zooport.cli.bench.trivial_core import TrivialCore
+from zooport.cli.bench.trivial_core import CostlyCore, TrivialCore
 from zooport.envs.base_env import ActionTuple
 
 __all__ = [

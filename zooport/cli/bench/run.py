@@ -198,11 +198,8 @@ def _cell(value: float | None, target: float | None, at_most: bool, unit: str) -
 
 
 def _budget(quick: bool) -> Budget:
-    if quick:
-        return Budget(
-            warmup_steps=4, warmup_seconds=0.05, runs=3, seconds_per_run=0.01, min_steps=2
-        )
-    return Budget()
+    quick_budget = Budget(warmup_steps=4, warmup_seconds=0.05, runs=3, seconds_per_run=0.01)
+    return dataclasses.replace(quick_budget, min_steps=2) if quick else Budget()
 
 
 def _counts(quick: bool, counts: Sequence[int] | None) -> list[int]:
