@@ -298,22 +298,19 @@ def _stop_line(result: Any, budget: int, hold: int) -> str:
 def _summary(results: Sequence[DemoResult], quick: bool) -> dict[str, Any]:
     rows = []
     for r in results:
+        mean = r.result.mean_episode_reward
         rows.append({
             "env": r.run.env, "adapter": r.run.adapter, "algorithm": r.result.algorithm,
             "agents": r.agents, "steps": r.result.timesteps,
             "stopped_at": r.result.stopped_at,
             "seconds": round(r.result.seconds, 2),
             "agent_steps_per_second": round(r.result.agent_steps_per_second),
-            "mean_episode_reward": _finite(r.result.mean_episode_reward),
+            "mean_episode_reward": None if math.isnan(mean) else round(mean, 4),
             "eval_episodes": r.result.eval_episodes,
             "expected_reward": r.result.expected_reward, "passed": r.passed,
             "gif": r.gif.name if r.gif else None, "gif_frames": r.gif_frames,
         })  # fmt: skip
     return {"quick": quick, "runs": rows}
-
-
-def _finite(value: float) -> float | None:
-    return None if math.isnan(value) else round(value, 4)
 
 
 def format_results(results: Sequence[DemoResult]) -> str:

@@ -129,6 +129,8 @@ def _agents(n: int) -> str:
 
 def cmd_info(args: argparse.Namespace, out: Output) -> int:
     """``zooport info ENV``: behaviour specs, side channels and the adapters that apply."""
+    from zooport.adapters.core_access import render_core
+
     target = resolve_target(args.env, parse_kwargs(args.kwargs))
     core = target.make()
     try:
@@ -136,7 +138,9 @@ def cmd_info(args: argparse.Namespace, out: Output) -> int:
         specs = dict(core.behavior_specs)
         counts = _agent_counts(core)
         masks = {b: core.get_steps(b)[0].action_mask is not None for b in specs}
-        renders = _renders(core)
+        renders = False
+        with contextlib.suppress(Exception):
+            renders = render_core(core) is not None
         core_type = type(core)
         steps = _max_steps(target, core)
     finally:
@@ -201,11 +205,3 @@ def _max_steps(target: Target, core: BaseEnvLike) -> str:
         steps = next(iter(limits.values()), 0)
     steps = steps or getattr(type(core), "max_episode_steps", None)
     return str(steps) if steps else "-"
-
-
-def _renders(core: BaseEnvLike) -> bool:
-    from zooport.adapters.core_access import render_core
-
-    with contextlib.suppress(Exception):
-        return render_core(core) is not None
-    return False

@@ -141,7 +141,7 @@ def resolve_target(spec: str, kwargs: Mapping[str, Any] | None = None) -> Target
         loaded = entry.load() if isinstance(entry, LocalRegistryEntry) else None
     except RegistryError as exc:
         raise UsageError(str(exc)) from None
-    if loaded is not None:
+    if isinstance(entry, LocalRegistryEntry) and loaded is not None:
         _check_keywords(loaded, kwargs, spec)
         factory = functools.partial(loaded, **{**entry.kwargs, **kwargs})
     else:

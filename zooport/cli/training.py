@@ -279,7 +279,11 @@ def train(
             )
             mean, evaluated = float(np.mean(returns)), len(returns)
         elif eval_episodes > 0:
-            mean, evaluated = _evaluate(model, venv, eval_episodes, masked), eval_episodes
+            package = "sb3_contrib.common.maskable" if masked else "stable_baselines3.common"
+            rewards, _ = importlib.import_module(f"{package}.evaluation").evaluate_policy(
+                model, venv, eval_episodes, deterministic=True, return_episode_rewards=True
+            )
+            mean, evaluated = float(np.mean(rewards)), eval_episodes
     finally:
         with contextlib.suppress(Exception):
             venv.close()
@@ -290,14 +294,6 @@ def train(
         None if shared else target.expected_reward, curve, episodes, ends, model, evaluated,
         trained, int(model.num_timesteps) if recorder.reached else None, shared,
     )  # fmt: skip
-
-
-def _evaluate(model: Any, venv: Any, episodes: int, masked: bool) -> float:
-    package = "sb3_contrib.common.maskable" if masked else "stable_baselines3.common"
-    rewards, _ = importlib.import_module(f"{package}.evaluation").evaluate_policy(
-        model, venv, n_eval_episodes=episodes, deterministic=True, return_episode_rewards=True
-    )
-    return float(np.mean(rewards))
 
 
 def evaluate_parallel(
@@ -342,34 +338,24 @@ def plot_curve(results: TrainResult | Sequence[TrainResult], path: str | os.Path
 
     results = [results] if isinstance(results, TrainResult) else list(results)
     figure = Figure(figsize=(7 * len(results), 4), dpi=100)
-    for axes, result in zip(
-        figure.subplots(1, len(results), squeeze=False)[0], results, strict=True
-    ):
-        _draw_curve(axes, result)
+    for axes, r in zip(figure.subplots(1, len(results), squeeze=False)[0], results, strict=True):
+        if r.episode_rewards:
+            axes.scatter(r.episode_timesteps, r.episode_rewards, s=4, alpha=0.3,
+                         color="tab:blue", label="episode reward")  # fmt: skip
+        if r.curve:
+            x, y = zip(*r.curve, strict=True)
+            axes.plot(x, y, "o-", markersize=3, color="tab:orange", label="running mean")
+        if r.expected_reward is not None:
+            axes.axhline(r.expected_reward, color="gray", linestyle="--", label="expected")
+        if r.eval_episodes:
+            axes.plot([r.timesteps], [r.mean_episode_reward], "*", markersize=14, color="tab:green",
+                      label=f"deterministic evaluation ({r.eval_episodes} episodes)")  # fmt: skip
+        axes.set_xlabel("agent-steps")
+        axes.set_ylabel("episode reward")
+        axes.set_title(f"{r.env} via {r.api} ({r.algorithm})")
+        if axes.get_legend_handles_labels()[0]:
+            axes.legend(loc="best")
+        else:  # matplotlib warns about a legend without entries
+            axes.text(0.5, 0.5, "no episode finished", ha="center", transform=axes.transAxes)
     figure.tight_layout()
     figure.savefig(path)
-
-
-def _draw_curve(axes: Any, result: TrainResult) -> None:
-    if result.episode_rewards:
-        axes.scatter(
-            result.episode_timesteps, result.episode_rewards, s=4, alpha=0.3,
-            color="tab:blue", label="episode reward",
-        )  # fmt: skip
-    if result.curve:
-        x, y = zip(*result.curve, strict=True)
-        axes.plot(x, y, "o-", markersize=3, color="tab:orange", label="running mean")
-    if result.expected_reward is not None:
-        axes.axhline(result.expected_reward, color="gray", linestyle="--", label="expected")
-    if result.eval_episodes:
-        axes.plot(
-            [result.timesteps], [result.mean_episode_reward], "*", markersize=14,
-            color="tab:green", label=f"deterministic evaluation ({result.eval_episodes} episodes)",
-        )  # fmt: skip
-    axes.set_xlabel("agent-steps")
-    axes.set_ylabel("episode reward")
-    axes.set_title(f"{result.env} via {result.api} ({result.algorithm})")
-    if axes.get_legend_handles_labels()[0]:
-        axes.legend(loc="best")
-    else:  # matplotlib warns about a legend without entries
-        axes.text(0.5, 0.5, "no episode finished", ha="center", transform=axes.transAxes)

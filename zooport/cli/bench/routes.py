@@ -101,11 +101,6 @@ def _one_agent_gym(case: EnvCase, seed: int) -> Any:
     return GymEnv(case.make(1, seed), case.behavior)
 
 
-def _for_live(actions: dict[str, Any], live: list[str], agents: list[str]) -> dict[str, Any]:
-    """``actions`` (one per agent at reset) for the agents still in the episode."""
-    return actions if len(live) == len(agents) else {agent: actions[agent] for agent in live}
-
-
 def _actions(case: EnvCase, n: int, seed: int, *, raw: bool = False) -> list[Any]:
     """Pre-sampled batches of ``n`` actions: ``ActionTuple`` s (``raw``) or consumers' arrays."""
     core = case.make(1, seed)
@@ -200,8 +195,8 @@ def _dict_route(name: str, env: Any, case: EnvCase, seed: int, step_all: Any) ->
     def step(i: int) -> int:
         if not env.agents:
             env.reset()
-        live = env.agents
-        step_all(_for_live(actions[i % ACTION_BATCHES], live, agents))
+        live, chosen = env.agents, actions[i % ACTION_BATCHES]
+        step_all(chosen if len(live) == len(agents) else {agent: chosen[agent] for agent in live})
         return len(live)
 
     return Route(name, len(agents), step, env.close, counts_agents=True)
