@@ -68,7 +68,9 @@ def _route_arguments(
     what: str,
     behavior_help: str,
 ) -> None:
-    """``--api``, ``--steps``, ``--behavior``, ``--no-progress``: what play and train take."""
+    """ENV and the rest of :func:`_env_arguments`, then ``--api``, ``--steps``, ``--behavior``
+    and ``--no-progress``: what play and train take."""
+    _env_arguments(parser)
     parser.add_argument("--api", choices=apis, help=api_help)
     parser.add_argument("--steps", type=_positive, default=steps, help=f"{what} ({steps})")
     parser.add_argument("--behavior", help=behavior_help)
@@ -91,7 +93,6 @@ def _env_options(
 
 
 def _play_arguments(play_: argparse.ArgumentParser) -> None:
-    _env_arguments(play_)
     _route_arguments(play_, APIS, "the adapter (default raw; with --model its training route)",
                      1000, "adapter steps", "the behaviour for --api gym/vector")  # fmt: skip
     play_.add_argument(
@@ -212,7 +213,6 @@ def _cmd_bench(args: argparse.Namespace, out: Output) -> int:
 
 
 def _train_arguments(train_: argparse.ArgumentParser) -> None:
-    _env_arguments(train_)
     _route_arguments(train_, TRAIN_APIS, "the route (default vector; with --resume its own)",
                      100_000, "agent-steps", "the behaviour to train (--api vector)")  # fmt: skip
     train_.add_argument("--plot", metavar="PNG", help="write the learning curve (matplotlib)")

@@ -208,7 +208,7 @@ def sample_action(space: Any, mask: np.ndarray | None, rng: np.random.Generator)
 
 
 def stack_observations(observations: Sequence[Any]) -> Any:
-    """Per-agent observations as one batch; ``Dict`` observations as a dict of batches."""
+    """Per-agent observations (or actions) as one batch; dicts as a dict of batches."""
     if isinstance(observations[0], Mapping):
         return {k: np.stack([o[k] for o in observations]) for k in observations[0]}
     return np.stack(observations)

@@ -256,11 +256,7 @@ def _make_stepper(
         def step_vector() -> int:
             masks = state["info"].get("action_mask")
             actions = act([single] * env.num_envs, state["obs"], masks)
-            if isinstance(actions[0], dict):
-                batch: Any = {k: np.stack([a[k] for a in actions]) for k in actions[0]}
-            else:
-                batch = np.stack([np.asarray(a) for a in actions])
-            obs, reward, terminated, truncated, info = env.step(batch)
+            obs, reward, terminated, truncated, info = env.step(stack_observations(actions))
             decided = np.asarray(info.get("decided", np.ones(env.num_envs, bool)))
             for i, r in enumerate(reward.tolist()):
                 returns.add(i, r)

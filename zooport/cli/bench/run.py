@@ -74,6 +74,9 @@ DERIVED = (
     Derived("AEC/parallel_to_aec", lambda r: r["AEC"] / r["parallel_to_aec"], 5.0, False, "x"),
 )
 
+#: The ``--quick`` budget (seconds, for CI).
+QUICK = Budget(warmup_steps=4, warmup_seconds=0.05, runs=3, seconds_per_run=0.01, min_steps=2)
+
 #: Agent counts at which the targets apply.
 TARGET_NS = (64, 1024)
 
@@ -197,11 +200,6 @@ def _cell(value: float | None, target: float | None, at_most: bool, unit: str) -
     return marked(text, target, value <= target if at_most else value >= target)
 
 
-def _budget(quick: bool) -> Budget:
-    quick_budget = Budget(warmup_steps=4, warmup_seconds=0.05, runs=3, seconds_per_run=0.01)
-    return dataclasses.replace(quick_budget, min_steps=2) if quick else Budget()
-
-
 def _counts(quick: bool, counts: Sequence[int] | None) -> list[int]:
     return list(counts or ([1, 16] if quick else [1, 64, 1024]))
 
@@ -220,7 +218,7 @@ def estimate(
         for env in envs or ENVS
         for n in _counts(quick, counts)
     )
-    budget = _budget(quick)
+    budget = QUICK if quick else Budget()
     seconds = cases * (budget.warmup_seconds + budget.runs * budget.seconds_per_run)
     return (
         f"zooport bench: {cases} case{'' if cases == 1 else 's'} (env x agents x route), at "
@@ -266,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.profile:
         profile(envs[0], max(counts), args.profile, 1.0 if args.quick else 3.0)
         return 0
-    budget = _budget(args.quick)
+    budget = QUICK if args.quick else Budget()
     machine = harness.machine_info()
     harness.log(
         f"# zooport benchmark on {machine['processor']} ({machine['cpus']} CPUs), "
