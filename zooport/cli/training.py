@@ -48,9 +48,9 @@ class TrainResult:
 
     @property
     def solved(self) -> bool | None:
-        if self.expected_reward is None or math.isnan(self.mean_episode_reward):
-            return None if self.expected_reward is None else False
-        return self.mean_episode_reward >= self.expected_reward
+        if self.expected_reward is None:
+            return None
+        return self.mean_episode_reward >= self.expected_reward  # False for nan
 
     @property
     def agent_steps_per_second(self) -> float:
