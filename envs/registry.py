@@ -393,12 +393,6 @@ class ZooportEnvRegistry(Mapping[str, BaseRegistryEntry]):
             f"no environment {identifier!r} in the registry{hint} registered: {known}"
         )
 
-    def __contains__(self, identifier: object) -> bool:
-        try:
-            return identifier in self._entries
-        except TypeError:
-            return False
-
     def __len__(self) -> int:
         return len(self._entries)
 
