@@ -246,9 +246,6 @@ class Run:
         self.behaviors: dict[str, BehaviorChecks] = {}
         self.trace: list[tuple[int, str, str, str]] = []
         self.completed = False
-        self._execute()
-
-    def _execute(self) -> None:
         try:
             reset_core(self.env, self.seed)
         except Exception as error:  # any failure of the env is reported
