@@ -311,25 +311,23 @@ def _run_single_agent(
         lambda: plans.append(single_agent_plan(factory, seed=seed, preset=preset)),
     )
     runner.results.remove(probe)  # only reported when it fails
-    for kind in kinds:
-        if probe.status is CheckStatus.FAILED:
-            message = f"counting agents failed: {probe.message}"
+    if probe.status is CheckStatus.FAILED:
+        message = f"counting agents failed: {probe.message}"
+        for kind in kinds:
             runner.results.append(
                 CheckerResult(kind, probe.status, message, warnings=probe.warnings)
             )
-            continue
-        plan = plans[0]
+        return
+    plan = plans[0]
+    options = ", ".join(f"{k}={v!r}" for k, v in plan.kwargs.items())
+    for kind in kinds:
         if not plan.behaviors:
             runner.skip(kind, f"not single-agent: {plan.reason}")
-        options = ", ".join(f"{k}={v!r}" for k, v in plan.kwargs.items())
         for behavior in plan.behaviors:
-            runner.run(
-                kind,
-                functools.partial(
-                    _single_agent_check, kind, factory, dict(plan.kwargs), behavior, seed
-                ),
-                target=f"{behavior}, {options}" if options else behavior,
+            check = functools.partial(
+                _single_agent_check, kind, factory, dict(plan.kwargs), behavior, seed
             )
+            runner.run(kind, check, target=f"{behavior}, {options}" if options else behavior)
 
 
 def _single_agent_check(
