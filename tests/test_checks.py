@@ -401,3 +401,23 @@ def test_warnings_filter_is_restored():
     run_checkers(Basic, only=["state"], **FAST)
     with pytest.raises(UserWarning):
         warnings.warn("still an error", UserWarning, stacklevel=1)
+
+
+def test_a_checker_whose_second_env_fails_to_build_still_closes_the_first():
+    live = []
+
+    class OneAtATime(Basic):
+        def __init__(self, **kwargs):
+            if live:
+                raise RuntimeError("only one at a time")
+            super().__init__(**kwargs)
+            live.append(self)
+
+        def close(self):
+            if self in live:
+                live.remove(self)
+            super().close()
+
+    report = run_checkers(OneAtATime, only=["state"], **FAST)
+    assert not report.passed
+    assert live == []

@@ -388,7 +388,8 @@ def _run_pettingzoo(
         def run() -> None:
             envs: list[Any] = []
             try:
-                envs += [make() for make in makers]
+                for make in makers:  # one at a time: a later failure still closes the first
+                    envs.append(make())
                 test(*envs, **kw)
             finally:
                 for env in envs:
