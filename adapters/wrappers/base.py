@@ -348,20 +348,27 @@ ParallelWrapper.reset = _guarded(ParallelWrapper.reset, "reset")  # type: ignore
 
 
 class ObservationMapper(ParallelWrapper[str, Any, ActionType]):
-    """A wrapper that changes the observations only, through :meth:`map_observations`."""
+    """A wrapper that changes the observations (and infos) only, through :meth:`map_step`."""
 
     def map_observations(self, observations: dict[str, Any]) -> dict[str, Any]:
         raise NotImplementedError
 
-    @override
-    def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
-        observations, infos = self.env.reset(seed=seed, options=options)
+    def map_step(
+        self, observations: dict[str, Any], infos: dict[str, dict], actions: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, dict]]:
+        """New observations and infos after ``actions`` (``{}`` at reset)."""
         return self.map_observations(observations), infos
 
     @override
+    def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
+        observations, infos = self.env.reset(seed=seed, options=options)
+        return self.map_step(observations, infos, {})
+
+    @override
     def step(self, actions: dict[str, Any]) -> StepReturn:
-        observations, *rest = self.env.step(actions)
-        return self.map_observations(observations), *rest
+        observations, rewards, terminations, truncations, infos = self.env.step(actions)
+        observations, infos = self.map_step(observations, infos, actions)
+        return observations, rewards, terminations, truncations, infos
 
 
 class PartsDelivery:

@@ -17,6 +17,7 @@ from typing_extensions import override
 from zooport.adapters.wrappers.base import (
     AgentSelector,
     AgentSpec,
+    ObservationMapper,
     ParallelWrapper,
     PartsDelivery,
     ResetReturn,
@@ -77,7 +78,7 @@ def send_messages(env: Any, messages: Message | Iterable[Message]) -> None:
     layer.send_messages(messages)
 
 
-class MessageBus(PartsDelivery, CommunicationLayer):
+class MessageBus(PartsDelivery, ObservationMapper, CommunicationLayer):
     """Carries messages sent between steps into the next step's infos or observations
     (``delivery``; with ``"observation"`` a fixed-size encoding of ``content_space``)."""
 
@@ -184,29 +185,22 @@ class MessageBus(PartsDelivery, CommunicationLayer):
             sender[i] = self._sender_index[message.sender]
         return {"content": content, "sender": sender, "count": len(box)}
 
-    def _deliver(
-        self, observations: dict[str, Any], infos: dict[str, dict], messages: list[Message]
+    @override
+    def map_step(
+        self, observations: dict[str, Any], infos: dict[str, dict], actions: dict[str, Any]
     ) -> tuple[dict[str, Any], dict[str, dict]]:
         self.last_observations = observations
         inbox: dict[Any, list[Message]] = {a: [] for a in observations}
-        for message in messages:
+        for message in self._outbox:
             inbox.get(message.recipient, []).append(message)
-        self.last_delivered = inbox
+        self._outbox, self.last_delivered = [], inbox
         parts = {agent: {"messages": self._encode(box)} for agent, box in inbox.items()}
         return self._with_parts(observations, infos, parts)
 
     @override
     def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
         self._outbox = []  # messages not delivered before a reset are dropped
-        observations, infos = self.env.reset(seed=seed, options=options)
-        return self._deliver(observations, infos, [])
-
-    @override
-    def step(self, actions: dict[str, Any]) -> StepReturn:
-        pending, self._outbox = self._outbox, []
-        observations, rewards, terminations, truncations, infos = self.env.step(actions)
-        observations, infos = self._deliver(observations, infos, pending)
-        return observations, rewards, terminations, truncations, infos
+        return super().reset(seed=seed, options=options)
 
 
 class MessageChannel(CommunicationLayer):

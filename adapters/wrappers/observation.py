@@ -14,12 +14,8 @@ from pettingzoo import ParallelEnv
 from typing_extensions import override
 
 from zooport.adapters.wrappers.base import (
-    ActionType,
     ObservationMapper,
-    ParallelWrapper,
     PartsDelivery,
-    ResetReturn,
-    StepReturn,
     check_once,
 )
 from zooport.errors import ArgumentError, SpecError
@@ -165,7 +161,7 @@ class VectorRescaleObservations(gym.vector.VectorWrapper):
 _CENTRAL_PARTS = ("state", "observations", "actions")
 
 
-class CentralisedObservation(PartsDelivery, ParallelWrapper[str, Any, ActionType]):
+class CentralisedObservation(PartsDelivery, ObservationMapper):
     """Adds centralised-critic inputs (``state``, ``others_observations``, ``others_actions``:
     float32 vectors) to each agent's observation or info; see the wrappers guide."""
 
@@ -216,7 +212,8 @@ class CentralisedObservation(PartsDelivery, ParallelWrapper[str, Any, ActionType
             for part in self.include
         }
 
-    def _extend(
+    @override
+    def map_step(
         self, observations: dict[str, Any], infos: dict[str, dict], actions: dict[str, Any]
     ) -> tuple[dict[str, Any], dict[str, dict]]:
         joint = {"observations": observations, "actions": actions}
@@ -236,17 +233,6 @@ class CentralisedObservation(PartsDelivery, ParallelWrapper[str, Any, ActionType
                 for part, value in central.items()
             }
         return self._with_parts(observations, infos, parts)
-
-    @override
-    def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
-        observations, infos = self.env.reset(seed=seed, options=options)
-        return self._extend(observations, infos, {})
-
-    @override
-    def step(self, actions: dict[str, Any]) -> StepReturn:
-        observations, rewards, terminations, truncations, infos = self.env.step(actions)
-        observations, infos = self._extend(observations, infos, actions)
-        return observations, rewards, terminations, truncations, infos
 
 
 def _key(part: str) -> str:
