@@ -17,7 +17,6 @@ from zooport.adapters.spaces import checked_discrete
 from zooport.adapters.wrappers.base import (
     AgentSelector,
     AgentSpec,
-    ObsType,
     ParallelWrapper,
     StepReturn,
     check_once,
@@ -100,7 +99,7 @@ class ActionGrid:
         return int(np.argmin(np.linalg.norm(self.unit - unit, axis=-1)))
 
 
-class DiscretizeActions(ParallelWrapper[str, ObsType, Any]):
+class DiscretizeActions(ParallelWrapper[str, Any, Any]):
     """Gives the selected agents with Box actions (default: all) ``Discrete(levels ** d)``
     actions; applied once."""
 

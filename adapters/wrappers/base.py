@@ -197,6 +197,39 @@ class Teams:
         return groups
 
 
+def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` under the chain's guard, entered by the layer the user called; its call to
+    the layer it wraps, or to ``super()``'s method, passes through. An exception poisons the
+    chain when the env beneath it completed a call meanwhile (what it reported is lost)."""
+
+    call = method.__name__
+
+    @functools.wraps(method)
+    def guarded(self: Any, *args: Any, **kwargs: Any) -> Any:
+        guard = self.step_guard
+        running = guard.layer
+        if running is not None and (
+            running.env is self or (running is self and getattr(type(self), call) is not guarded)
+        ):
+            guard.layer = self
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                guard.layer = running
+        beneath = getattr(self._beneath, "step_guard", None)
+        before = -1 if beneath is None else beneath.completed
+        guard.owner = type(self).__name__
+        with guard.call(call):
+            guard.layer = self
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                guard.layer = None
+                guard.committed = beneath is None or beneath.completed != before
+
+    return guarded
+
+
 class ParallelWrapper(
     ParallelEnv[AgentID, ObsType, ActionType], Generic[AgentID, ObsType, ActionType]
 ):
@@ -227,7 +260,7 @@ class ParallelWrapper(
         super().__init_subclass__(**kwargs)
         for call in ("step", "reset"):
             if call in cls.__dict__:
-                setattr(cls, call, _guarded(cls.__dict__[call], call))
+                setattr(cls, call, _guarded(cls.__dict__[call]))
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -262,12 +295,14 @@ class ParallelWrapper(
         return {a: self.action_space(a) for a in self.possible_agents}
 
     @override
+    @_guarded
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[AgentID, ObsType], dict[AgentID, dict[str, Any]]]:
         return self.env.reset(seed=seed, options=options)
 
     @override
+    @_guarded
     def step(self, actions: dict[AgentID, ActionType]) -> StepReturn:
         return self.env.step(actions)
 
@@ -310,41 +345,6 @@ class ParallelWrapper(
         if seed is not None or self._np_random is None:
             sequence = np.random.SeedSequence(seed, spawn_key=self._seed_key)
             self._np_random = np.random.default_rng(sequence)
-
-
-def _guarded(method: Callable[..., Any], call: str) -> Callable[..., Any]:
-    """``method`` under the chain's guard, entered by the layer the user called; its call to
-    the layer it wraps, or to ``super()``'s method, passes through. An exception poisons the
-    chain when the env beneath it completed a call meanwhile (what it reported is lost)."""
-
-    @functools.wraps(method)
-    def guarded(self: ParallelWrapper, *args: Any, **kwargs: Any) -> Any:
-        guard = self.step_guard
-        running = guard.layer
-        if running is not None and (
-            running.env is self or (running is self and getattr(type(self), call) is not guarded)
-        ):
-            guard.layer = self
-            try:
-                return method(self, *args, **kwargs)
-            finally:
-                guard.layer = running
-        beneath = getattr(self._beneath, "step_guard", None)
-        before = -1 if beneath is None else beneath.completed
-        guard.owner = type(self).__name__
-        with guard.call(call):
-            guard.layer = self
-            try:
-                return method(self, *args, **kwargs)
-            finally:
-                guard.layer = None
-                guard.committed = beneath is None or beneath.completed != before
-
-    return guarded
-
-
-ParallelWrapper.step = _guarded(ParallelWrapper.step, "step")  # type: ignore[method-assign]
-ParallelWrapper.reset = _guarded(ParallelWrapper.reset, "reset")  # type: ignore[method-assign]
 
 
 class ObservationMapper(ParallelWrapper[str, Any, ActionType]):

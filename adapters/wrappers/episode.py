@@ -13,8 +13,6 @@ from typing_extensions import override
 
 from zooport.adapters.termination import TerminationMode, finished_needed
 from zooport.adapters.wrappers.base import (
-    ActionType,
-    ObsType,
     ParallelWrapper,
     ResetReturn,
     StepReturn,
@@ -27,7 +25,7 @@ from zooport.errors import ArgumentError, ArgumentTypeError, EnvNotResetError, a
 __all__ = ["TerminationPolicy", "IndividualDone", "filler_action"]
 
 
-class _RuleWrapper(ParallelWrapper[str, ObsType, ActionType]):
+class _RuleWrapper(ParallelWrapper[str, Any, Any]):
     def __init__(
         self, env: ParallelEnv, mode: TerminationMode | str | float, end_live_as: str
     ) -> None:
@@ -76,7 +74,7 @@ class _RuleWrapper(ParallelWrapper[str, ObsType, ActionType]):
         return {**terminations, **flags}, truncations
 
 
-class TerminationPolicy(_RuleWrapper[ObsType, ActionType]):
+class TerminationPolicy(_RuleWrapper):
     """Ends the episode when ``mode`` (``"any"``, ``"majority"``, ``"all"`` or a fraction) of
     the agents that took part finished; the live ones are flagged ``end_live_as``."""
 
@@ -113,7 +111,7 @@ class TerminationPolicy(_RuleWrapper[ObsType, ActionType]):
         return observations, rewards, terminations, truncations, infos
 
 
-class IndividualDone(_RuleWrapper[ObsType, ActionType]):
+class IndividualDone(_RuleWrapper):
     """A team's done as per-agent flags: once ``mode`` fires over a team's members, its live
     ones finish (played on with :func:`filler_action` where the env holds them live)."""
 

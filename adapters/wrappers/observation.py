@@ -96,10 +96,7 @@ class RescaleObservations(ObservationMapper):
     def _rescaler(self, agent: str) -> Rescaler:
         if agent not in self._of:
             space = self.env.observation_space(agent)
-            rescaler = self._by_space.get(id(space))
-            if rescaler is None:
-                rescaler = self._by_space[id(space)] = Rescaler(space)
-            self._of[agent] = rescaler
+            self._of[agent] = self._by_space.setdefault(id(space), Rescaler(space))
         return self._of[agent]
 
     @override

@@ -10,10 +10,8 @@ from pettingzoo import ParallelEnv
 from typing_extensions import override
 
 from zooport.adapters.wrappers.base import (
-    ActionType,
     AgentSelector,
     AgentSpec,
-    ObsType,
     ParallelWrapper,
     ResetReturn,
     StepReturn,
@@ -56,7 +54,7 @@ class StepData(NamedTuple):
     env: Any
 
 
-class RewardShaping(ParallelWrapper[str, ObsType, ActionType]):
+class RewardShaping(ParallelWrapper[str, Any, Any]):
     """Rewards as a weighted sum of named components (always ``"env_reward"``), optionally
     reduced over the shaped agents, all recorded in ``info["reward_shaping"]``."""
 
@@ -180,7 +178,7 @@ def _per_agent(name: str, value: Any, agents: list[str]) -> Any:
     )
 
 
-class TeamReward(ParallelWrapper[str, ObsType, ActionType]):
+class TeamReward(ParallelWrapper[str, Any, Any]):
     """Every agent gets its team's ``reduction`` of its reporting members' rewards (or of
     ``info[source]``), also in ``info["team_reward"]``; its own is ``info["individual_reward"]``."""
 

@@ -18,9 +18,7 @@ from pettingzoo import ParallelEnv
 from typing_extensions import override
 
 from zooport.adapters.wrappers.base import (
-    ActionType,
     AgentSelector,
-    ObsType,
     ParallelWrapper,
     ResetReturn,
     StepReturn,
@@ -71,7 +69,7 @@ class RandomPolicy:
         return space.sample()
 
 
-class FoldAgents(ParallelWrapper[str, ObsType, ActionType]):
+class FoldAgents(ParallelWrapper[str, Any, Any]):
     """Plays ``agents`` (names or a predicate) or those of ``behavior`` with ``policy`` (a
     callable or ``"random"``) and exposes only the others; their rewards: ``folded_rewards``."""
 
