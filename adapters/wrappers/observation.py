@@ -13,11 +13,7 @@ from gymnasium.vector.utils import batch_space
 from pettingzoo import ParallelEnv
 from typing_extensions import override
 
-from zooport.adapters.wrappers.base import (
-    ObservationMapper,
-    PartsDelivery,
-    check_once,
-)
+from zooport.adapters.wrappers.base import ObservationMapper, PartsDelivery, check_once
 from zooport.errors import ArgumentError, SpecError
 
 __all__ = [
