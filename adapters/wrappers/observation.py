@@ -174,6 +174,8 @@ class CentralisedObservation(PartsDelivery, ObservationMapper):
             )
         self.include = tuple(p for p in _CENTRAL_PARTS if p in include)
         self.delivery = self._checked_delivery(delivery)
+        self.members = list(env.possible_agents)
+        self._layouts: dict[str, _Layout] = {}
         if "state" in self.include:
             state_space = getattr(env, "state_space", None)
             if not isinstance(state_space, spaces.Box):
@@ -181,55 +183,33 @@ class CentralisedObservation(PartsDelivery, ObservationMapper):
                     f"CentralisedObservation(include=['state', ...]) needs an env with state() "
                     f"and a Box state_space; {env} has state_space={state_space!r}"
                 )
-            self._state_space = spaces.Box(
-                state_space.low.reshape(-1).astype(np.float32),
-                state_space.high.reshape(-1).astype(np.float32),
-                dtype=np.float32,
-            )
-        self.members = list(env.possible_agents)
-        self._layouts = {
-            "observations": _Layout(
-                [_without_mask(env.observation_space(a)) for a in self.members]
-            ),
-            "actions": _Layout([env.action_space(a) for a in self.members]),
-        }
+            self._layouts["state"] = _Layout({None: state_space})  # the same for every agent
+        observations = {a: _without_mask(env.observation_space(a)) for a in self.members}
+        for part, layout in (
+            ("observations", _Layout(observations)),
+            ("actions", _Layout({a: env.action_space(a) for a in self.members})),
+        ):
+            if part in self.include:
+                self._layouts[f"others_{part}"] = layout
         for agent in self.members:
             self.observation_space(agent)
 
     def part_spaces(self, agent: str) -> dict[str, spaces.Box]:
-        index = self.members.index(agent) if agent in self.members else None
-        return {
-            _key(part): self._state_space
-            if part == "state"
-            else self._layouts[part].others_space(index)
-            for part in self.include
-        }
+        return {key: layout.others_space(agent) for key, layout in self._layouts.items()}
 
     @override
     def map_step(
         self, observations: dict[str, Any], infos: dict[str, dict], actions: dict[str, Any]
     ) -> tuple[dict[str, Any], dict[str, dict]]:
-        joint = {"observations": observations, "actions": actions}
-        central = {
-            part: np.asarray(self.env.state(), np.float32).reshape(-1)
-            if part == "state"
-            else self._layouts[part].joint(joint[part], self.members)
-            for part in self.include
+        values = {"others_observations": observations, "others_actions": actions}
+        if "state" in self._layouts:
+            values["state"] = {None: self.env.state()}
+        central = {key: layout.joint(values[key]) for key, layout in self._layouts.items()}
+        parts = {
+            agent: {key: self._layouts[key].others(joint, agent) for key, joint in central.items()}
+            for agent in observations
         }
-        parts = {}
-        for agent in observations:
-            index = self.members.index(agent) if agent in self.members else None
-            parts[agent] = {
-                _key(part): value.copy()
-                if part == "state"
-                else self._layouts[part].others(value, index)
-                for part, value in central.items()
-            }
         return self._with_parts(observations, infos, parts)
-
-
-def _key(part: str) -> str:
-    return part if part == "state" else f"others_{part}"
 
 
 def _without_mask(space: spaces.Space) -> spaces.Space:
@@ -239,12 +219,14 @@ def _without_mask(space: spaces.Space) -> spaces.Space:
 
 
 class _Layout:
-    """Where each member's flattened value sits in the joint vector."""
+    """Where each member's flattened value sits in the joint vector; an agent that is no
+    member sees all of it."""
 
-    def __init__(self, parts: list[spaces.Space]) -> None:
+    def __init__(self, parts: dict[Any, spaces.Space]) -> None:
         self.parts = parts
+        self.index = {member: i for i, member in enumerate(parts)}
         flat: list[spaces.Box] = []
-        for space in parts:
+        for space in parts.values():
             box = spaces.flatten_space(space)
             if not isinstance(box, spaces.Box):  # a Sequence or Graph has no fixed size
                 raise SpecError(
@@ -255,14 +237,14 @@ class _Layout:
         self.low = np.concatenate([f.low.reshape(-1) for f in flat] or [np.zeros(0)])
         self.high = np.concatenate([f.high.reshape(-1) for f in flat] or [np.zeros(0)])
 
-    def others_space(self, index: int | None) -> spaces.Box:
-        low, high = (self.others(b, index).astype(np.float32) for b in (self.low, self.high))
+    def others_space(self, agent: str) -> spaces.Box:
+        low, high = (self.others(b, agent).astype(np.float32) for b in (self.low, self.high))
         return spaces.Box(low, high, dtype=np.float32)
 
-    def joint(self, values: dict[str, Any], members: list[str]) -> np.ndarray:
+    def joint(self, values: dict[Any, Any]) -> np.ndarray:
         joint = np.zeros(int(self.stops[-1]), dtype=np.float32)
-        for i, (agent, space) in enumerate(zip(members, self.parts, strict=True)):
-            value = values.get(agent)
+        for i, (member, space) in enumerate(self.parts.items()):
+            value = values.get(member)
             if value is None:
                 continue
             if isinstance(value, dict) and "action_mask" in value:
@@ -270,7 +252,8 @@ class _Layout:
             joint[self.stops[i] : self.stops[i + 1]] = np.asarray(spaces.flatten(space, value))
         return joint
 
-    def others(self, joint: np.ndarray, index: int | None) -> np.ndarray:
+    def others(self, joint: np.ndarray, agent: str) -> np.ndarray:
+        index = self.index.get(agent)
         if index is None:
             return joint.copy()
         return np.concatenate([joint[: self.stops[index]], joint[self.stops[index + 1] :]])
