@@ -201,7 +201,10 @@ class CentralisedObservation(PartsDelivery, ObservationMapper):
     def map_step(
         self, observations: dict[str, Any], infos: dict[str, dict], actions: dict[str, Any]
     ) -> tuple[dict[str, Any], dict[str, dict]]:
-        values = {"others_observations": observations, "others_actions": actions}
+        values: dict[str, dict[Any, Any]] = {
+            "others_observations": observations,
+            "others_actions": actions,
+        }
         if "state" in self._layouts:
             values["state"] = {None: self.env.state()}
         central = {key: layout.joint(values[key]) for key, layout in self._layouts.items()}
