@@ -1,8 +1,7 @@
 """The cores of a :class:`~zooport.envs.core_pool.CorePool`: its workers, core 0 when it runs in
 the pool's process, one control array for all of them and the behaviours' segments. A wait spins
 on the array, then blocks on the pipes and the process sentinels in short slices, so a death or a
-hang is a ``CorePoolError`` in bounded time.
-"""
+hang is a ``CorePoolError`` in bounded time."""
 
 from __future__ import annotations
 
@@ -101,8 +100,7 @@ class Workers:
         self.alone = self.local.core if self.local is not None and k == 1 else None
 
     def agree(self, i: int, late: bool = True) -> None:
-        """Takes core ``i``'s specs: the same behaviours as the pool's unless they come ``late``
-        (a Unity scene adds one), and the same spec for each (else a ``SpecError``)."""
+        """Takes core ``i``'s specs: the pool's behaviours unless ``late`` (a Unity scene's)."""
         theirs, merged = self.description(i)["specs"], dict(self.specs)
         if not late and set(theirs) != set(merged):
             raise SpecError(
@@ -129,8 +127,7 @@ class Workers:
         return f"core {i} ({self.descriptions[i]['type']}, worker pid {pid})"
 
     def run(self, command: int, start: np.ndarray | None = None, seeds: Any = None) -> list[Any]:
-        """Runs STEP or RESET on the cores ``start`` (None: all) and publishes those that answered;
-        returns what they sent on their side channels, ``[(core, bytes)]``."""
+        """Runs STEP or RESET on the cores ``start`` (None: all); returns their side bytes."""
         if self.alone is not None:
             return self.run_alone(command, None if seeds is None else int(seeds[0]))
         # A reset drops the results of the steps still running (async), not their messages.
@@ -204,7 +201,6 @@ class Workers:
         return self._incoming(running)
 
     def _settle(self, answered: np.ndarray, requests: dict[int, Any]) -> None:
-        """Raises a failed core's error; gives the cores that asked for room new segments."""
         requests.update(self.requests(np.flatnonzero(answered & ~self.local_mask)))
         while requests:
             others = self.running & ~answered
@@ -299,7 +295,6 @@ class Workers:
             self.words[-1, shm.WAITING] = 0
 
     def _check(self, i: int) -> None:
-        """Raises when worker ``i``, which owes an answer, died or is past the timeout."""
         if not self.processes[i].is_alive():
             raise self._died(i)
         if self.timeout is not None and time.monotonic() - self.started[i] > self.timeout:
@@ -324,7 +319,6 @@ class Workers:
         return requests
 
     def _grow(self, requests: dict[int, dict[str, Any]]) -> None:
-        """New segments for the behaviours of ``requests``, the other cores' rows copied over."""
         grown: dict[str, BehaviorLayout] = {}
         for i, needs in requests.items():
             for name, (count, observations) in needs.items():
@@ -412,7 +406,6 @@ class Workers:
                               f"{shm.COMMAND_NAMES[command]}: {exc}", exc)  # fmt: skip
 
     def _stop(self, i: int) -> None:
-        """Stops a worker: SIGTERM (it closes its core), then SIGKILL."""
         process = self.processes[i]
         for stop in (process.terminate, process.kill):
             if process.is_alive():

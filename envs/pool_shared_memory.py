@@ -88,8 +88,7 @@ class BehaviorLayout:
 
     @staticmethod
     def signature(*batches: Any) -> tuple[tuple[tuple[int, ...], str], ...]:
-        """``(row shape, dtype str)`` of each observation of the DecisionSteps (then
-        TerminalSteps) with rows, else of the first; the two must agree."""
+        """``(row shape, dtype str)`` of each observation of the batches with rows (they agree)."""
         found = [tuple((a.shape[1:], a.dtype.str) for a in map(np.asarray, b.obs)) for b in batches]
         rows = [sig for sig, batch in zip(found, batches, strict=True) if len(batch)]
         if len(rows) > 1 and rows[0] != rows[1]:

@@ -116,8 +116,7 @@ class PoolChannels:
         return data
 
     def deliver(self, incoming: Iterable[tuple[int, bytes]]) -> None:
-        """Hands what each core sent (``(index, bytes)``) to the channels; every message is
-        delivered, then the first error a channel raised is raised."""
+        """Hands each core's ``(index, bytes)`` to the channels, then raises a channel's error."""
         error: BaseException | None = None
         for index, data in incoming:
             for channel_id, payload in manager._parse_frames(data) if data else ():
@@ -212,8 +211,8 @@ class CoreRunner:
             self.relays[channel_id].message_queue.append(payload)
 
     def run(self, command: int, seed: int | None, side: bytes) -> dict[str, Any] | None:
-        """Steps or resets the core; None when its rows fit the segments, else what does not
-        fit, ``{behaviour: (rows, observation signature)}``."""
+        """Steps or resets the core; returns None, or ``{behaviour: (rows, signature)}`` that
+        do not fit the segments."""
         core, i = self.core, self.index
         self.relay_in(side)
         if command == shm.STEP:
@@ -270,8 +269,7 @@ class CoreRunner:
 
 
 def _watch_parent(parent: int) -> None:
-    """Ends this worker once the pool's process is gone, even inside a hung step: SIGTERM to
-    the main thread (it closes its core), then a hard exit after a grace period."""
+    """Ends this worker once the pool's process is gone, even inside a hung step."""
     while os.getppid() == parent:
         time.sleep(PARENT_CHECK)
     signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGTERM)
