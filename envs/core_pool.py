@@ -106,7 +106,7 @@ class CorePool(BaseEnv):
         self._workers = Workers(factories, self._channels, local, mode, self.min_ready,
                                 start_method, spin, side_bytes, timeout)  # fmt: skip
         self._finalizer = weakref.finalize(self, _shutdown, self._workers, self._owner)
-        self.seedable = all(self._workers.description(i)["seedable"] for i in range(k))
+        self.seedable = all(d["seedable"] for d in self._descriptions())
 
     @classmethod
     def unity(
@@ -231,8 +231,6 @@ class CorePool(BaseEnv):
         if error is not None:
             raise error
 
-    # ------------------------------------------------------------------ beyond BaseEnv
-
     @property
     def worker_pids(self) -> list[int]:
         """The process ids of the workers (core 0 is in this process when local)."""
@@ -344,13 +342,10 @@ class CorePool(BaseEnv):
         state = " closed" if self.closed else ""
         return f"CorePool({self.num_cores} cores {types}, mode={self.mode!r}{state})"
 
-    # ------------------------------------------------------------------ helpers
-
     def _descriptions(self) -> list[dict[str, Any]]:
         return [self._workers.description(i) for i in range(self.num_cores)]
 
     def _declared(self, key: str) -> list[Any] | None:
-        """Every core's global-state ``key``; None where a core has no state or declares none."""
         values = [d[key] if d["global_state"] else None for d in self._descriptions()]
         return None if any(v is None for v in values) else values
 
@@ -430,7 +425,6 @@ class CorePool(BaseEnv):
             )
 
     def _check_ready(self, call: str | None = None, reset: bool = False) -> None:
-        """Raises why the pool cannot take ``call`` now (the slow path of a call's check)."""
         if call is not None and self._guard.running is not None:
             raise errors.ReentrantCallError(
                 f"CorePool.{call}() was called while its {self._guard.running}() was running "

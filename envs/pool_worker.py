@@ -36,8 +36,7 @@ from zooport.errors import ArgumentError, CorePoolError
 __all__ = ["CoreRunner", "PoolChannels", "run_worker", "pickle_factory", "core_description",
            "next_message"]  # fmt: skip
 
-#: How often a worker checks that the pool's process is still there, and how long it may then
-#: take to close its core (seconds).
+#: How often a worker looks for the pool's process, and how long it then has to close (s).
 PARENT_CHECK, PARENT_GRACE = 0.25, 3.0
 #: The longest a blocked process sleeps before it looks again (a missed wake-up costs this).
 SLICE = 0.005
