@@ -128,12 +128,20 @@ class BallBalance(BatchedEnv):
         self._episode_reward[:] = 0.0
 
     def _reset_agents(self, behavior: str, slots: np.ndarray) -> None:
-        # One statistic per finished episode, as each Unity agent would record its own.
-        for slot in slots[self._episode_length[slots] > 0].tolist():
-            fell = (np.abs(self._position[slot]) > _EDGE).any()
-            self.record_stat("BallBalance/EpisodeLength", int(self._episode_length[slot]))
-            self.record_stat("BallBalance/EpisodeReward", float(self._episode_reward[slot]))
-            self.record_stat("BallBalance/Fell", float(fell))
+        finished = slots[self._episode_length[slots] > 0]
+        if finished.size:
+            fell = (np.abs(self._position[finished]) > _EDGE).any(axis=1)
+            # One statistic per finished episode, as each Unity agent would record its own;
+            # the flags and sums read as arrays, not per slot (this runs every step).
+            for length, reward, fall in zip(
+                self._episode_length[finished].tolist(),
+                self._episode_reward[finished].tolist(),
+                fell.tolist(),
+                strict=True,
+            ):
+                self.record_stat("BallBalance/EpisodeLength", length)
+                self.record_stat("BallBalance/EpisodeReward", reward)
+                self.record_stat("BallBalance/Fell", float(fall))
         self._episode_length[slots] = 0
         self._episode_reward[slots] = 0.0
         for key, default in self._defaults.items():
