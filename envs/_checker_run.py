@@ -4,8 +4,7 @@ checked against its behaviour's spec (each failure kept, per check) and fingerpr
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
-from typing import Any, TypeGuard
+from typing import Any
 
 import numpy as np
 
@@ -18,17 +17,17 @@ def describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"
 
 
-def shape_of(value: Any) -> str:
+def _shape_of(value: Any) -> str:
     if isinstance(value, np.ndarray):
         return f"shape {value.shape} dtype {value.dtype}"
     return a_type(value)
 
 
-def _is_int(value: Any) -> TypeGuard[int | np.integer]:
+def _is_int(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
-def spec_problems(spec: Any) -> list[str]:
+def _spec_problems(spec: Any) -> list[str]:
     """What is wrong with a BehaviorSpec; empty when it is usable."""
     obs_specs = getattr(spec, "observation_specs", None)
     action_spec = getattr(spec, "action_spec", None)
@@ -57,9 +56,8 @@ def spec_problems(spec: Any) -> list[str]:
             )
         if not hasattr(obs, "observation_type"):
             problems.append(f"{where}: expected an observation_type, got none")
-        name = getattr(obs, "name", None)
-        if not isinstance(name, str):
-            problems.append(f"{where}.name: expected a str, got {name!r}")
+        if not isinstance(getattr(obs, "name", None), str):
+            problems.append(f"{where}.name: expected a str, got {getattr(obs, 'name', None)!r}")
     continuous = getattr(action_spec, "continuous_size", None)
     if not _is_int(continuous) or continuous < 0:
         problems.append(f"action_spec.continuous_size: expected an int >= 0, got {continuous!r}")
@@ -71,20 +69,32 @@ def spec_problems(spec: Any) -> list[str]:
     return problems
 
 
-@dataclass
-class BehaviorChecks:
+def _fingerprint(array: Any) -> str:
+    """What two runs must agree on: shape, dtype, the first values and a hash of them all."""
+    if not isinstance(array, np.ndarray):
+        return repr(array)[:60]
+    data = np.ascontiguousarray(array)
+    content = hashlib.blake2b(data.tobytes(), digest_size=16).hexdigest()[:8]
+    return f"shape {data.shape} {data.dtype} starting {data.ravel()[:6].tolist()} (hash {content})"
+
+
+class Behavior:
     """What one run learns about one behaviour: its failures per check, the ids seen."""
 
-    name: str
-    spec: Any
-    branches: tuple[int, ...] = ()
-    failures: dict[str, list[str]] = field(default_factory=dict)
-    seen: set[int] = field(default_factory=set)
-    empty_seen: int = 0
-    actions_set: int = 0
-    masks_seen: bool = False
-    broken: bool = False  # a bad spec, or get_steps raised or returned garbage: stop asking
-    decision: Any = None
+    def __init__(self, name: str, spec: Any) -> None:
+        self.name, self.spec = name, spec
+        self.failures: dict[str, list[str]] = {}
+        self.seen: set[int] = set()
+        self.empty_seen = self.actions_set = 0
+        self.masks_seen = False
+        self.decision: Any = None
+        problems = _spec_problems(spec)
+        if problems:
+            self.fail("behavior_spec", "; ".join(problems))
+        # A bad spec, or get_steps raising or returning garbage: stop asking.
+        self.broken = bool(problems)
+        branches = () if problems else spec.action_spec.discrete_branches
+        self.branches = tuple(int(b) for b in branches)
 
     def fail(self, check: str, detail: str) -> None:
         self.failures.setdefault(check, []).append(f"{check}: behavior {self.name!r}, {detail}")
@@ -94,7 +104,7 @@ class BehaviorChecks:
     ) -> bool:
         """One array of a batch: shape, then dtype, then finite; False for a wrong shape."""
         if not isinstance(array, np.ndarray) or array.shape != shape:
-            self.fail(check, f"{label}: expected shape {shape}{note}, got {shape_of(array)}")
+            self.fail(check, f"{label}: expected shape {shape}{note}, got {_shape_of(array)}")
             return False
         if dtype is int:
             if not np.issubdtype(array.dtype, np.integer):
@@ -102,35 +112,31 @@ class BehaviorChecks:
         elif array.dtype != dtype:
             self.fail(check, f"{label}: expected dtype {np.dtype(dtype)}, got {array.dtype}")
         elif dtype is np.float32 and not np.all(np.isfinite(array)):
-            bad = array[~np.isfinite(array)][0]
-            self.fail(check, f"{label}: expected finite values, got {bad}")
+            self.fail(
+                check, f"{label}: expected finite values, got {array[~np.isfinite(array)][0]}"
+            )
         return True
 
     def check_steps(self, t: int, steps: Any, kind: str) -> bool:
         """Checks one batch's fields; False when it is too malformed to use further."""
         where = f"step {t}, {kind}"
-        attrs = ["obs", "reward", "agent_id", "group_id", "group_reward"]
-        attrs.append("action_mask" if kind == "DecisionSteps" else "interrupted")
+        last = "action_mask" if kind == "DecisionSteps" else "interrupted"
+        attrs = ["obs", "reward", "agent_id", "group_id", "group_reward", last]
         missing = [a for a in attrs if not hasattr(steps, a)]
-        if missing:
+        ids = getattr(steps, "agent_id", None)
+        if missing or not isinstance(ids, np.ndarray) or ids.ndim != 1:
             self.fail(
                 "steps_format",
-                f"{where}: expected attributes {attrs}, missing {missing} "
-                f"on {type(steps).__name__}",
-            )
-            return False
-        ids = steps.agent_id
-        if not isinstance(ids, np.ndarray) or ids.ndim != 1:
-            self.fail(
-                "steps_format", f"{where}.agent_id: expected a 1-D int array, got {shape_of(ids)}"
+                f"{where}: expected attributes {attrs}, missing {missing} on {type(steps).__name__}"
+                if missing
+                else f"{where}.agent_id: expected a 1-D int array, got {_shape_of(ids)}",
             )
             return False
         n = ids.shape[0]
         check = "empty_batches" if n == 0 else "steps_format"
         self.empty_seen += n == 0
-        ok = np.issubdtype(ids.dtype, np.integer)
-        if not ok:
-            self.fail(check, f"{where}.agent_id: expected an int dtype, got {ids.dtype}")
+        ok = self.check_field(check, f"{where}.agent_id", ids, (n,), int)
+        ok = ok and np.issubdtype(ids.dtype, np.integer)
         length: int | str
         try:
             length = len(steps)
@@ -138,35 +144,35 @@ class BehaviorChecks:
             length = f"len() raising {describe(error)}"
         if length != n:
             self.fail(check, f"{where}: expected len() == {n} (agents), got {length}")
-        obs, n_obs = steps.obs, len(self.spec.observation_specs)
-        if not isinstance(obs, (list, tuple)) or len(obs) != n_obs:
-            got = f"{len(obs)} arrays" if isinstance(obs, (list, tuple)) else shape_of(obs)
+        obs, specs = steps.obs, self.spec.observation_specs
+        if not isinstance(obs, (list, tuple)) or len(obs) != len(specs):
+            got = f"{len(obs)} arrays" if isinstance(obs, (list, tuple)) else _shape_of(obs)
             self.fail(
                 check,
-                f"{where}.obs: expected a list of {n_obs} arrays (one per observation "
+                f"{where}.obs: expected a list of {len(specs)} arrays (one per observation "
                 f"spec), got {got}",
             )
-            ok = False
-        else:
-            for i, (array, spec) in enumerate(zip(obs, self.spec.observation_specs, strict=True)):
-                shape, note = (n, *spec.shape), " (n_agents, *spec.shape)"
-                label = f"{where}.obs[{i}]"
-                ok = self.check_field(check, label, array, shape, np.float32, note) and ok
+            ok, obs = False, []
         group = steps.group_id
         if isinstance(group, (list, tuple)) and all(
             isinstance(g, (int, np.integer)) for g in group
         ):
             # mlagents_envs (0.28) itself hands group ids out as a list of ints: accepted.
             group = np.asarray(group, dtype=np.int64).reshape(len(group))
-        fields: list[tuple[str, Any, Any]] = [
-            ("reward", steps.reward, np.float32),
-            ("group_reward", steps.group_reward, np.float32),
-            ("group_id", group, int),
+        fields = [
+            (f"obs[{i}]", array, (n, *spec.shape), np.float32)
+            for i, (array, spec) in enumerate(zip(obs, specs, strict=False))
+        ]
+        fields += [
+            ("reward", steps.reward, (n,), np.float32),
+            ("group_reward", steps.group_reward, (n,), np.float32),
+            ("group_id", group, (n,), int),
         ]
         if kind == "TerminalSteps":
-            fields.append(("interrupted", steps.interrupted, np.bool_))
-        for name, array, dtype in fields:
-            ok = self.check_field(check, f"{where}.{name}", array, (n,), dtype) and ok
+            fields.append(("interrupted", steps.interrupted, (n,), np.bool_))
+        for name, array, shape, dtype in fields:
+            note = " (n_agents, *spec.shape)" if name.startswith("obs") else ""
+            ok = self.check_field(check, f"{where}.{name}", array, shape, dtype, note) and ok
         if kind == "DecisionSteps":
             ok = self.check_masks(f"{where}.action_mask", steps.action_mask, ids) and ok
         return bool(ok)
@@ -177,14 +183,15 @@ class BehaviorChecks:
         if masks is None or (not branches and is_list and len(masks) == 0):
             return True
         if not branches:
+            got = _shape_of(masks)
             self.fail(
                 "action_masks",
-                f"{where}: the spec has no discrete branches, expected None, got {shape_of(masks)}",
+                f"{where}: the spec has no discrete branches, expected None, got {got}",
             )
             return False
         self.masks_seen = True
         if not is_list or len(masks) != len(branches):
-            got = f"{len(masks)} arrays" if is_list else shape_of(masks)
+            got = f"{len(masks)} arrays" if is_list else _shape_of(masks)
             self.fail(
                 "action_masks",
                 f"{where}: expected a list of {len(branches)} arrays "
@@ -199,21 +206,19 @@ class BehaviorChecks:
             if full.size:
                 self.fail(
                     "action_masks",
-                    f"{where}[{b}]: expected at least one available "
-                    f"action per agent, got every action masked for agent ids "
-                    f"{ids[full[:5]].tolist()}",
+                    f"{label}: expected at least one available action per agent, got every "
+                    f"action masked for agent ids {ids[full[:5]].tolist()}",
                 )
         return True
 
     def check_ids(self, t: int, decision: Any, terminal: Any) -> None:
         for kind, steps in (("DecisionSteps", decision), ("TerminalSteps", terminal)):
-            ids = steps.agent_id
-            unique, counts = np.unique(ids, return_counts=True)
-            if unique.size != ids.size:
+            unique, counts = np.unique(steps.agent_id, return_counts=True)
+            if unique.size != steps.agent_id.size:
                 self.fail(
                     "agent_ids",
                     f"step {t}, {kind}.agent_id: expected unique ids, got "
-                    f"{unique[counts > 1].tolist()} more than once in {ids.tolist()}",
+                    f"{unique[counts > 1].tolist()} more than once in {steps.agent_id.tolist()}",
                 )
         unseen = [i for i in terminal.agent_id.tolist() if i not in self.seen]
         if unseen:
@@ -225,32 +230,24 @@ class BehaviorChecks:
         self.seen.update(decision.agent_id.tolist())
 
 
-def fingerprint(array: Any) -> str:
-    """What two runs must agree on: shape, dtype, the first values and a hash of them all."""
-    if not isinstance(array, np.ndarray):
-        return repr(array)[:60]
-    data = np.ascontiguousarray(array)
-    content = hashlib.blake2b(data.tobytes(), digest_size=16).hexdigest()[:8]
-    return f"shape {data.shape} {data.dtype} starting {data.ravel()[:6].tolist()} (hash {content})"
-
-
 class Run:
     """One reset and ``steps`` random steps; validates the batches and fingerprints them."""
 
     def __init__(self, env: Any, steps: int, seed: int) -> None:
-        self.env = env
-        self.steps = steps
-        self.seed = seed
+        self.env, self.steps, self.seed = env, steps, seed
         self.rng = np.random.default_rng(seed)
         self.env_failures: dict[str, str] = {}
-        self.behaviors: dict[str, BehaviorChecks] = {}
+        self.behaviors: dict[str, Behavior] = {}
         self.trace: list[tuple[int, str, str, str]] = []
-        self.completed = False
+        self.completed = self._run()
+
+    def _run(self) -> bool:
+        """False when a failure of the environment itself stopped the run."""
         try:
             reset_core(self.env, self.seed)
         except Exception as error:  # any failure of the env is reported
             self.env_failures["reset"] = f"reset: reset() raised {describe(error)}"
-            return
+            return False
         try:
             specs = self.env.behavior_specs
             names = list(specs)
@@ -261,20 +258,13 @@ class Run:
                     f"behavior_specs: expected a mapping of at least one behaviour name (str) "
                     f"to BehaviorSpec, got {problem}"
                 )
-                return
-            self.behaviors = {name: BehaviorChecks(name, specs[name]) for name in names}
+                return False
+            self.behaviors = {name: Behavior(name, specs[name]) for name in names}
         except Exception as error:
             self.env_failures["behavior_specs"] = (
                 f"behavior_specs: reading behavior_specs raised {describe(error)}"
             )
-            return
-        for state in self.behaviors.values():
-            problems = spec_problems(state.spec)
-            if problems:
-                state.fail("behavior_spec", "; ".join(problems))
-                state.broken = True
-            else:
-                state.branches = tuple(int(b) for b in state.spec.action_spec.discrete_branches)
+            return False
         self._observe(0)
         for t in range(1, self.steps + 1):
             for state in self.behaviors.values():
@@ -286,9 +276,9 @@ class Run:
                 self.env_failures["step"] = (
                     f"step: step() {t} of {self.steps} raised {describe(error)}"
                 )
-                return
+                return False
             self._observe(t)
-        self.completed = True
+        return True
 
     def _observe(self, t: int) -> None:
         for state in self.behaviors.values():
@@ -305,20 +295,19 @@ class Run:
                 state.fail(
                     "steps_format",
                     f"step {t}: expected get_steps() to return (DecisionSteps, TerminalSteps), "
-                    f"got {shape_of(result)}",
+                    f"got {_shape_of(result)}",
                 )
                 continue
-            decision, terminal = result
             try:
-                ok = state.check_steps(t, decision, "DecisionSteps")
-                if state.check_steps(t, terminal, "TerminalSteps") and ok:
-                    self._accept(state, t, decision, terminal)
+                ok = state.check_steps(t, result[0], "DecisionSteps")
+                if state.check_steps(t, result[1], "TerminalSteps") and ok:
+                    self._accept(state, t, *result)
             except Exception as error:  # a malformed batch the checks missed
                 state.fail(
                     "steps_format", f"step {t}: could not read the batches: {describe(error)}"
                 )
 
-    def _accept(self, state: BehaviorChecks, t: int, decision: Any, terminal: Any) -> None:
+    def _accept(self, state: Behavior, t: int, decision: Any, terminal: Any) -> None:
         """Checks the ids of two well-formed batches, fingerprints them and acts on them next."""
         state.check_ids(t, decision, terminal)
         for kind, steps in (("decision", decision), ("terminal", terminal)):
@@ -330,18 +319,17 @@ class Run:
                     arrays += [(f"action_mask[{b}]", mask) for b, mask in enumerate(value)]
                 else:
                     arrays.append((name, value))
-            self.trace += [(t, state.name, f"{kind}.{x}", fingerprint(a)) for x, a in arrays]
+            self.trace += [(t, state.name, f"{kind}.{x}", _fingerprint(a)) for x, a in arrays]
         state.decision, state.broken = decision, False
 
-    def _act(self, state: BehaviorChecks, t: int) -> None:
-        decision = state.decision
-        n = len(decision.agent_id)
-        masks = decision.action_mask if state.branches else None
-        action = random_actions(state.spec.action_spec, n, self.rng, masks)
-        by_agent = t % 2 == 0 and n > 0
+    def _act(self, state: Behavior, t: int) -> None:
+        ids = state.decision.agent_id
+        masks = state.decision.action_mask if state.branches else None
+        action = random_actions(state.spec.action_spec, len(ids), self.rng, masks)
+        by_agent = t % 2 == 0 and len(ids) > 0
         try:
-            if by_agent:
-                for row, agent_id in enumerate(decision.agent_id.tolist()):
+            if by_agent:  # on alternate steps, one agent at a time
+                for row, agent_id in enumerate(ids.tolist()):
                     one = ActionTuple(
                         action.continuous[row : row + 1], action.discrete[row : row + 1]
                     )
@@ -351,9 +339,9 @@ class Run:
             state.actions_set += 1
         except Exception as error:
             state.fail(
-                "empty_batches" if n == 0 else "random_actions",
+                "empty_batches" if len(ids) == 0 else "random_actions",
                 f"step {t}: expected {'set_action_for_agent' if by_agent else 'set_actions'} to "
-                f"accept a valid random action for {n} agents (continuous "
+                f"accept a valid random action for {len(ids)} agents (continuous "
                 f"{action.continuous.shape}, discrete {action.discrete.tolist()}), it raised "
                 f"{describe(error)}",
             )

@@ -1,6 +1,6 @@
 """``check_base_env`` steps any ML-Agents-style ``BaseEnv`` with random actions that respect its
 masks, checks every batch against its spec and that two runs with one seed agree (the run is in
-``_checker_run``); the results and reports of it and of :func:`zooport.checks.run_checkers`."""
+``_checker_run``); the results and reports it shares with :func:`zooport.checks.run_checkers`."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import enum
 import os
 import re
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar
 
-from zooport.envs._checker_run import BehaviorChecks, Run, describe
+from zooport.envs._checker_run import Behavior, Run, describe
 from zooport.envs.base_env import BaseEnv
 from zooport.envs.capabilities import is_seedable
 from zooport.errors import ArgumentError, ZooportError
@@ -41,99 +41,8 @@ _BEHAVIOR_CHECKS = (
 #: Every check, in report order.
 CHECKS: tuple[str, ...] = (*_ENV_CHECKS, *_BEHAVIOR_CHECKS, "determinism")
 
-_R = TypeVar("_R", "CheckResult", "CheckerResult")
-_MESSAGE_LIMIT = 300
-
-
-class CheckStatus(str, enum.Enum):
-    """The outcome of one check."""
-
-    PASSED = "pass"
-    FAILED = "fail"
-    SKIPPED = "skip"
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    """One check of one behaviour, or of the whole environment (``behavior=None``)."""
-
-    check: str
-    behavior: str | None
-    status: CheckStatus
-    message: str = ""
-
-    def __str__(self) -> str:
-        where = "" if self.behavior is None else f" [{self.behavior}]"
-        note = f": {self.message}" if self.message else ""
-        return f"{self.status.value.upper()} {self.check}{where}{note}"
-
-
-class _Report(Generic[_R]):
-    results: list[_R]
-
-    @property
-    def passed(self) -> bool:
-        """True when nothing failed (skipped checks do not count)."""
-        return not self.failures
-
-    @property
-    def failures(self) -> list[_R]:
-        return [r for r in self.results if r.status is CheckStatus.FAILED]
-
-    def _title(self, name: str) -> str:
-        return f"{name}: {'PASSED' if self.passed else 'FAILED'}"
-
-    def format(self) -> str:
-        raise NotImplementedError
-
-    def __str__(self) -> str:
-        return self.format()
-
-
-def _table(rows: Sequence[tuple[str, ...]], gaps: tuple[str, ...]) -> list[str]:
-    """Rows as lines, each column but the last padded to its width and followed by its gap."""
-    widths = [max(len(row[i]) for row in rows) for i in range(len(gaps))]
-    padded = [
-        "".join(c.ljust(w) + g for c, w, g in zip(r, widths, gaps, strict=False)) for r in rows
-    ]
-    return [(line + row[-1]).rstrip() for line, row in zip(padded, rows, strict=True)]
-
-
-@dataclass
-class CheckReport(_Report[CheckResult]):
-    """Every :class:`CheckResult` of one ``check_base_env`` run."""
-
-    env_name: str
-    results: list[CheckResult] = field(default_factory=list)
-
-    def rows(self) -> list[tuple[str, str, str, str]]:
-        """``(check, behaviour or '-', status, message)`` per result, for a table."""
-        return [(r.check, r.behavior or "-", r.status.value, r.message) for r in self.results]
-
-    def format(self) -> str:
-        rows = [("check", "behavior", "status", "message"), *self.rows()]
-        return "\n".join([self._title(self.env_name), *_table(rows, ("  ", "  ", "  "))])
-
-    def raise_if_failed(self) -> None:
-        """Raises :class:`ConformanceError` listing every failed check, if any failed."""
-        failures = self.failures
-        if failures:
-            listing = "\n".join(f"  - {f.message}" for f in failures)
-            raise ConformanceError(
-                f"{self.env_name} failed {len(failures)} conformance check(s):\n{listing}",
-                report=self,
-            )
-
-
-class ConformanceError(ZooportError, AssertionError):
-    """An environment failed a conformance check; ``report`` holds every result."""
-
-    def __init__(self, message: str, report: CheckReport | None = None) -> None:
-        super().__init__(message)
-        self.report = report
-
-
-#: Every checker, by short name, in report order, with the label printed in reports.
+#: Every checker of :func:`~zooport.checks.run_checkers`, by short name, in report order, with
+#: the label printed in reports.
 CHECKERS: dict[str, str] = {
     "base_env": "zooport check_base_env",
     "gym": "gymnasium check_env",
@@ -180,52 +89,93 @@ def explain_warning(message: str) -> str | None:
     )
 
 
-@dataclass(frozen=True)
-class CheckerResult:
-    """One checker's outcome: ``checker`` is a key of :data:`CHECKERS`, ``target`` the
-    behaviour it checked (None: the environment), ``warnings`` the distinct warnings it
-    raised, ``details`` a longer account (``check_base_env``'s table)."""
+class CheckStatus(str, enum.Enum):
+    """The outcome of one check."""
 
-    checker: str
+    PASSED = "pass"
+    FAILED = "fail"
+    SKIPPED = "skip"
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One check of one behaviour, or of the whole environment (``behavior=None``); a checker
+    of ``run_checkers`` also keeps the distinct ``warnings`` it raised and ``details``, a
+    longer account (``check_base_env``'s table)."""
+
+    check: str
+    behavior: str | None
     status: CheckStatus
     message: str = ""
-    target: str | None = None
     warnings: tuple[str, ...] = ()
     seconds: float = 0.0
     details: str = ""
 
     @property
+    def checker(self) -> str:
+        """``check``, in ``run_checkers``' words: a key of :data:`CHECKERS`."""
+        return self.check
+
+    @property
+    def target(self) -> str | None:
+        """``behavior``, in ``run_checkers``' words."""
+        return self.behavior
+
+    @property
     def label(self) -> str:
-        name = _LABELS.get(self.checker, self.checker)
-        return name if self.target is None else f"{name} [{self.target}]"
+        """The check as a report names it, with the behaviour checked."""
+        name = _LABELS.get(self.check, self.check)
+        return name if self.behavior is None else f"{name} [{self.behavior}]"
+
+    def __str__(self) -> str:
+        note = f": {self.message}" if self.message else ""
+        return f"{self.status.value.upper()} {self.label}{note}"
 
 
-@dataclass
-class SuiteReport(_Report[CheckerResult]):
-    """Every :class:`CheckerResult` of one :func:`~zooport.checks.run_checkers` run.
+class CheckerResult(CheckResult):
+    """A :class:`CheckResult` in ``run_checkers``' argument order."""
 
-    Example:
-        >>> ok = CheckerResult("state", CheckStatus.PASSED, warnings=("w",))
-        >>> print(SuiteReport("E", [ok]).format())
-        E: PASSED (1 passed, 0 failed, 0 skipped)
-        checker               status  warnings  message
-        pettingzoo state_test pass    1
-        warnings:
-          pettingzoo state_test: w
-    """
+    def __init__(
+        self,
+        checker: str,
+        status: CheckStatus,
+        message: str = "",
+        target: str | None = None,
+        warnings: tuple[str, ...] = (),
+        seconds: float = 0.0,
+        details: str = "",
+    ) -> None:
+        super().__init__(checker, target, status, message, warnings, seconds, details)
 
-    name: str
-    results: list[CheckerResult] = field(default_factory=list)
+
+class _Report:
+    results: list[CheckResult]
+    _columns: ClassVar[tuple[str, str, str, str]]
+    _gaps: ClassVar[tuple[str, str, str]]
+
+    @property
+    def passed(self) -> bool:
+        """True when nothing failed (skipped checks do not count)."""
+        return not self.failures
+
+    @property
+    def failures(self) -> list[Any]:
+        return [r for r in self.results if r.status is CheckStatus.FAILED]
 
     def rows(self) -> list[tuple[str, str, str, str]]:
-        return [(r.label, r.status.value, str(len(r.warnings)), r.message) for r in self.results]
+        raise NotImplementedError
+
+    def _title(self) -> str:
+        raise NotImplementedError
 
     def format(self, *, show_warnings: bool = True) -> str:
         """The report as a plain-text table, then (``show_warnings``) each checker's warnings."""
-        passed, failed, skipped = (sum(r.status is s for r in self.results) for s in CheckStatus)
-        title = f"{self._title(self.name)} ({passed} passed, {failed} failed, {skipped} skipped)"
-        rows = [("checker", "status", "warnings", "message"), *self.rows()]
-        lines = [title, *_table(rows, (" ", "  ", "  "))]
+        rows = [self._columns, *self.rows()]
+        widths = [max(len(row[i]) for row in rows) for i in range(3)]
+        lines = [self._title()]
+        for row in rows:
+            cells = [c.ljust(w) + g for c, w, g in zip(row, widths, self._gaps, strict=False)]
+            lines.append(("".join(cells) + row[3]).rstrip())
         return "\n".join(lines + self.warning_lines() if show_warnings else lines)
 
     def warning_lines(self) -> list[str]:
@@ -239,6 +189,53 @@ class SuiteReport(_Report[CheckerResult]):
                 lines.append(f"  {result.label}: {message}{note}")
         return ["warnings:", *lines] if lines else []
 
+    def __str__(self) -> str:
+        return self.format()
+
+
+@dataclass
+class CheckReport(_Report):
+    """Every :class:`CheckResult` of one ``check_base_env`` run."""
+
+    env_name: str
+    results: list[CheckResult] = field(default_factory=list)
+    _columns = ("check", "behavior", "status", "message")
+    _gaps = ("  ", "  ", "  ")
+
+    def rows(self) -> list[tuple[str, str, str, str]]:
+        """``(check, behaviour or '-', status, message)`` per result, for a table."""
+        return [(r.check, r.behavior or "-", r.status.value, r.message) for r in self.results]
+
+    def _title(self) -> str:
+        return f"{self.env_name}: {'PASSED' if self.passed else 'FAILED'}"
+
+
+@dataclass
+class SuiteReport(_Report):
+    """Every :class:`CheckerResult` of one :func:`~zooport.checks.run_checkers` run."""
+
+    name: str
+    results: list[CheckerResult] = field(default_factory=list)  # type: ignore[assignment]
+    _columns = ("checker", "status", "warnings", "message")
+    _gaps = (" ", "  ", "  ")
+
+    def rows(self) -> list[tuple[str, str, str, str]]:
+        """``(label, status, number of warnings, message)`` per result, for a table."""
+        return [(r.label, r.status.value, str(len(r.warnings)), r.message) for r in self.results]
+
+    def _title(self) -> str:
+        passed, failed, skipped = (sum(r.status is s for r in self.results) for s in CheckStatus)
+        verdict = "PASSED" if self.passed else "FAILED"
+        return f"{self.name}: {verdict} ({passed} passed, {failed} failed, {skipped} skipped)"
+
+
+class ConformanceError(ZooportError, AssertionError):
+    """An environment failed a conformance check; ``report`` holds every result."""
+
+    def __init__(self, message: str, report: CheckReport | None = None) -> None:
+        super().__init__(message)
+        self.report = report
+
 
 def one_line(error: BaseException) -> str:
     """``"<Type>: <message>"`` on one line; a bare ``assert`` names its file, line and source.
@@ -250,11 +247,10 @@ def one_line(error: BaseException) -> str:
     message = " ".join(str(error).split())
     frames = [] if message else traceback.extract_tb(error.__traceback__)
     if frames:
-        last = frames[-1]
-        source = f": {last.line}" if last.line else ""
-        message = f"at {os.path.basename(last.filename)}:{last.lineno}{source}"
+        source = f": {frames[-1].line}" if frames[-1].line else ""
+        message = f"at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}{source}"
     text = f"{type(error).__name__}: {message}" if message else type(error).__name__
-    return text if len(text) <= _MESSAGE_LIMIT else text[: _MESSAGE_LIMIT - 3] + "..."
+    return text if len(text) <= 300 else text[:297] + "..."
 
 
 def close_quietly(env: Any) -> None:
@@ -264,30 +260,8 @@ def close_quietly(env: Any) -> None:
             env.close()
 
 
-def _results(run: Run) -> list[CheckResult]:
-    """One result per environment check, then per behaviour and behaviour check."""
-    results: list[CheckResult] = []
-    stopped_at = None
-    notes = {
-        "behavior_specs": f"{len(run.behaviors)} behavior(s): {list(run.behaviors)}",
-        "step": f"{run.steps} step(s)",
-    }
-    for check in _ENV_CHECKS:
-        if check in run.env_failures:
-            stopped_at = check
-            status, message = CheckStatus.FAILED, run.env_failures[check]
-        elif stopped_at is not None:
-            status, message = CheckStatus.SKIPPED, f"{stopped_at} failed"
-        else:
-            status, message = CheckStatus.PASSED, notes.get(check, "")
-        results.append(CheckResult(check, None, status, message))
-    for state in run.behaviors.values():
-        for check in _BEHAVIOR_CHECKS:
-            results.append(CheckResult(check, state.name, *_outcome(state, check, run.steps)))
-    return results
-
-
-def _outcome(state: BehaviorChecks, check: str, steps: int) -> tuple[CheckStatus, str]:
+def _verdict(state: Behavior, check: str, steps: int) -> tuple[CheckStatus, str]:
+    """One behaviour check's outcome from what the run saw."""
     if check in state.failures:
         first, *more = state.failures[check]
         return CheckStatus.FAILED, first + (f" (and {len(more)} more)" if more else "")
@@ -332,30 +306,52 @@ def check_base_env(
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
         raise ArgumentError(f"Expect steps to be a non-negative int, actually: {steps!r}")
     run = Run(env, steps, seed)
-    report = CheckReport(type(env).__name__, _results(run))
-    report.results.append(_check_determinism(env, run, check_determinism, make_env))
-    if strict:
-        report.raise_if_failed()
+    report = CheckReport(type(env).__name__)
+    notes = {
+        "behavior_specs": f"{len(run.behaviors)} behavior(s): {list(run.behaviors)}",
+        "step": f"{run.steps} step(s)",
+    }
+    stopped_at = None
+    for check in _ENV_CHECKS:  # a check that fails stops the later ones
+        if check in run.env_failures:
+            stopped_at = check
+            outcome = CheckStatus.FAILED, run.env_failures[check]
+        elif stopped_at is not None:
+            outcome = CheckStatus.SKIPPED, f"{stopped_at} failed"
+        else:
+            outcome = CheckStatus.PASSED, notes.get(check, "")
+        report.results.append(CheckResult(check, None, *outcome))
+    for state in run.behaviors.values():
+        for check in _BEHAVIOR_CHECKS:
+            report.results.append(CheckResult(check, state.name, *_verdict(state, check, steps)))
+    report.results.append(
+        CheckResult("determinism", *_determinism(env, run, check_determinism, make_env))
+    )
+    failures = report.failures
+    if strict and failures:
+        listing = "\n".join(f"  - {f.message}" for f in failures)
+        raise ConformanceError(
+            f"{report.env_name} failed {len(failures)} conformance check(s):\n{listing}",
+            report=report,
+        )
     return report
 
 
-def _check_determinism(
+def _determinism(
     env: Any, first: Run, requested: bool | None, make_env: Callable[[], BaseEnv] | None
-) -> CheckResult:
-    def result(status: CheckStatus, message: str, behavior: str | None = None) -> CheckResult:
-        return CheckResult("determinism", behavior, status, message)
-
+) -> tuple[str | None, CheckStatus, str]:
+    """``(behavior, status, message)`` of the determinism check."""
     if not (requested if requested is not None else make_env is not None or is_seedable(env)):
         reason = "disabled" if requested is False else "env is not seedable and no make_env given"
-        return result(CheckStatus.SKIPPED, reason)
+        return None, CheckStatus.SKIPPED, reason
     if make_env is None and not first.completed:
-        return result(CheckStatus.SKIPPED, "the first run did not complete")
+        return None, CheckStatus.SKIPPED, "the first run did not complete"
     runs = [first] if make_env is None else []
     while len(runs) < 2:
         try:
             core = env if make_env is None else make_env()
         except Exception as error:
-            return result(CheckStatus.FAILED, f"determinism: make_env() raised {describe(error)}")
+            return None, CheckStatus.FAILED, f"determinism: make_env() raised {describe(error)}"
         try:
             run = Run(core, first.steps, first.seed)
         finally:
@@ -363,9 +359,8 @@ def _check_determinism(
                 close_quietly(core)
         if not run.completed:
             failed = [*run.env_failures.values()]  # only an env failure stops a run
-            return result(
-                CheckStatus.FAILED, f"determinism: run {len(runs) + 1} did not complete: {failed}"
-            )
+            message = f"determinism: run {len(runs) + 1} did not complete: {failed}"
+            return None, CheckStatus.FAILED, message
         runs.append(run)
     a, b, seed = runs[0].trace, runs[1].trace, first.seed
     for left, right in zip(a, b, strict=False):
@@ -375,16 +370,21 @@ def _check_determinism(
                 detail = f"run 1 produced {left[:3]} where run 2 produced {right[:3]}"
             else:
                 detail = f"expected {was} (run 1), got {right[3]} (run 2)"
-            return result(
-                CheckStatus.FAILED,
-                f"determinism: behavior {name!r}, step {t}, {what} differs between two runs "
-                f"with seed {seed}: {detail}",
+            return (
                 name,
+                CheckStatus.FAILED,
+                (
+                    f"determinism: behavior {name!r}, step {t}, {what} differs between two runs "
+                    f"with seed {seed}: {detail}"
+                ),
             )
     if len(a) != len(b):
-        return result(
+        return (
+            None,
             CheckStatus.FAILED,
-            f"determinism: expected the same number of arrays in both runs with seed {seed}, "
-            f"got {len(a)} and {len(b)}",
+            (
+                f"determinism: expected the same number of arrays in both runs with seed {seed}, "
+                f"got {len(a)} and {len(b)}"
+            ),
         )
-    return result(CheckStatus.PASSED, f"{len(a)} arrays identical in two runs")
+    return None, CheckStatus.PASSED, f"{len(a)} arrays identical in two runs"

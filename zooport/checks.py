@@ -14,8 +14,8 @@ import threading
 import time
 import types
 import warnings
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from zooport.envs.arguments import check_seed
@@ -26,6 +26,7 @@ from zooport.envs.checker import (
     CheckerResult,
     CheckStatus,
     SuiteReport,
+    check_base_env,
     close_quietly,
     explain_warning,
     one_line,
@@ -49,17 +50,14 @@ __all__ = [
     "MAX_TIMEOUT",
 ]
 
-
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+#: The longest ``timeout`` (seconds) ``signal.setitimer`` takes on every platform (a 32-bit
+#: ``time_t``), about 68 years. Beyond it, ask for no limit (None; ``--timeout 0``).
+MAX_TIMEOUT = 2**31 - 1
 
 
 class CheckerTimeout(BaseException):
     """A checker ran out of time (not an ``Exception``, which a checker could swallow)."""
-
-
-#: The longest ``timeout`` (seconds) ``signal.setitimer`` takes on every platform (a 32-bit
-#: ``time_t``), about 68 years. Beyond it, ask for no limit (None; ``--timeout 0``).
-MAX_TIMEOUT = 2**31 - 1
 
 
 @contextlib.contextmanager
@@ -70,7 +68,6 @@ def _time_limit(seconds: float | None) -> Iterator[None]:
     if seconds is None or not hasattr(signal, "setitimer") or not main:
         yield
         return
-
     armed = [True]
 
     def expire(signum: int, frame: Any) -> None:
@@ -92,56 +89,6 @@ def _time_limit(seconds: float | None) -> Iterator[None]:
                 break
             except CheckerTimeout:
                 continue
-
-
-class Runner:
-    """Runs checkers one by one, each in its own try, warnings recorder and time limit."""
-
-    def __init__(self, warnings_as_errors: bool, timeout: float | None = None) -> None:
-        self.results: list[CheckerResult] = []
-        self.warnings_as_errors = warnings_as_errors
-        self.timeout = timeout
-
-    def skip(self, checker: str, reason: str, target: str | None = None) -> None:
-        self.results.append(CheckerResult(checker, CheckStatus.SKIPPED, reason, target))
-
-    def run(
-        self,
-        checker: str,
-        check: Callable[[], str | None | tuple[str | None, str]],
-        target: str | None = None,
-    ) -> CheckerResult:
-        """Runs ``check``: it returns None (pass), a failure reason, or ``(either, details)``;
-        what it raises fails it."""
-        status, message, details = CheckStatus.PASSED, "", ""
-        began = time.perf_counter()
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                with _time_limit(self.timeout), contextlib.redirect_stdout(io.StringIO()):
-                    outcome = check()
-            except CheckerTimeout:
-                status = CheckStatus.FAILED
-                message = f"did not finish within the time limit of {self.timeout:g} s"
-            except Exception as exc:  # a checker crashing is that checker's failure
-                status, message = CheckStatus.FAILED, one_line(exc)
-            else:
-                if isinstance(outcome, tuple):
-                    outcome, details = outcome
-                if outcome:
-                    status, message = CheckStatus.FAILED, outcome
-        warned = tuple(
-            dict.fromkeys(_ANSI.sub("", " ".join(str(w.message).split())) for w in caught)
-        )
-        unexplained = [w for w in warned if explain_warning(w) is None]
-        if unexplained and self.warnings_as_errors and status is CheckStatus.PASSED:
-            status = CheckStatus.FAILED
-            message = f"{len(unexplained)} unexpected warning(s), first: {unexplained[0]}"
-        result = CheckerResult(
-            checker, status, message, target, warned, time.perf_counter() - began, details
-        )
-        self.results.append(result)
-        return result
 
 
 @dataclass(frozen=True)
@@ -175,8 +122,8 @@ def single_agent_plan(
     the one to serve), as made, or under ``n_agents=1``."""
     if preset is not None:
         kwargs = {k: v for k, v in preset.items() if k != "behavior_name"}
-        counts = agent_counts(factory, seed, **kwargs)
         named = preset.get("behavior_name")
+        counts = agent_counts(factory, seed, **kwargs)
         ones = [b for b, n in counts.items() if n == 1 and (named is None or b == named)]
         if ones:
             return SingleAgentPlan(kwargs, tuple(ones))
@@ -188,7 +135,7 @@ def single_agent_plan(
     takes = "the factory takes no n_agents"
     if accepts_keyword(factory, "n_agents"):
         try:
-            single = agent_counts(factory, seed, n_agents=1)
+            ones = [b for b, n in agent_counts(factory, seed, n_agents=1).items() if n == 1]
         except TypeError as error:
             if keyword_parameters(factory) is not None:
                 raise  # n_agents is a named parameter: its failure is real
@@ -198,11 +145,61 @@ def single_agent_plan(
                 f"behaviour with GymEnv, give the factory keywords that leave it one agent "
                 f"(--kwargs JSON on the command line)"
             )
-        else:
-            ones = [b for b, n in single.items() if n == 1]
-            if ones:
-                return SingleAgentPlan({"n_agents": 1}, tuple(ones))
+        if ones:
+            return SingleAgentPlan({"n_agents": 1}, tuple(ones))
     return SingleAgentPlan({}, (), f"no behaviour has exactly one agent ({listing}) and {takes}")
+
+
+@dataclass
+class _Suite:
+    """One ``run_checkers`` call: its arguments, and its results as each checker adds them."""
+
+    factory: Callable[..., Any]
+    seed: int
+    steps: int
+    cycles: int
+    preset: Mapping[str, Any] | None
+    warnings_as_errors: bool
+    timeout: float | None
+    results: list[CheckerResult] = field(default_factory=list)
+    plan: SingleAgentPlan | CheckerResult | None = None  # the plan, or its failed probe
+
+    def skip(self, checker: str, reason: str) -> None:
+        self.results.append(CheckerResult(checker, CheckStatus.SKIPPED, reason))
+
+    def run(
+        self, checker: str, check: Callable[[], Any], target: str | None = None
+    ) -> CheckerResult:
+        """Runs ``check``: what it raises fails it, else it returns None (pass), a failure
+        reason, or ``(either, details)``."""
+        status, message, details = CheckStatus.PASSED, "", ""
+        began = time.perf_counter()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                with _time_limit(self.timeout), contextlib.redirect_stdout(io.StringIO()):
+                    outcome = check()
+            except CheckerTimeout:
+                status = CheckStatus.FAILED
+                message = f"did not finish within the time limit of {self.timeout:g} s"
+            except Exception as exc:  # a checker crashing is that checker's failure
+                status, message = CheckStatus.FAILED, one_line(exc)
+            else:
+                if isinstance(outcome, tuple):
+                    outcome, details = outcome
+                if outcome:
+                    status, message = CheckStatus.FAILED, outcome
+        warned = tuple(
+            dict.fromkeys(_ANSI.sub("", " ".join(str(w.message).split())) for w in caught)
+        )
+        unexplained = [w for w in warned if explain_warning(w) is None]
+        if unexplained and self.warnings_as_errors and status is CheckStatus.PASSED:
+            status = CheckStatus.FAILED
+            message = f"{len(unexplained)} unexpected warning(s), first: {unexplained[0]}"
+        seconds = time.perf_counter() - began
+        result = CheckerResult(checker, status, message, target, warned, seconds, details)
+        self.results.append(result)
+        return result
 
 
 def run_checkers(
@@ -241,115 +238,87 @@ def run_checkers(
             f"{timeout!r}"
         )
     seed = check_seed(seed, "run_checkers")
+    suite = _Suite(factory, seed, steps, cycles, single_agent, warnings_as_errors, timeout)
     wanted = [c for c in CHECKERS if c in selected]
-    runner = Runner(warnings_as_errors, timeout)
-    report = SuiteReport(name, runner.results)
-
-    def construct() -> str | None:
-        core = factory()
-        try:
-            missing = [m for m in BASE_ENV_MEMBERS if not hasattr(core, m)]
-        finally:
-            close_quietly(core)
-        if missing:
-            return (
-                f"expected the factory to return a BaseEnv, got an object of type "
-                f"{type(core).__name__} without {missing}"
-            )
-        return None
-
-    if runner.run("construct", construct).status is CheckStatus.FAILED:
+    if suite.run("construct", functools.partial(_construct, factory)).status is CheckStatus.FAILED:
         for checker in wanted:
-            runner.skip(checker, "the factory did not make an environment (see construct)")
-        return report
-    for checker in wanted:
-        if checker == "base_env":
-            runner.run(checker, functools.partial(_check_base_env, factory, seed, steps))
-        elif checker == "gym" or (checker == "sb3" and "gym" not in wanted):
-            # One probe of the agent counts serves both single-agent checkers.
-            _run_single_agent(runner, factory, seed, single_agent, wanted)
-        elif checker != "sb3":
-            _run_pettingzoo(runner, checker, factory, seed, cycles)
-    return report
+            suite.skip(checker, "the factory did not make an environment (see construct)")
+    else:
+        for checker in wanted:
+            _CHECKERS[checker](suite, checker)
+    return SuiteReport(name, suite.results)
 
 
-def _check_base_env(factory: Callable[..., Any], seed: int, steps: int) -> tuple[str | None, str]:
-    from zooport.envs.checker import check_base_env
-
+def _construct(factory: Callable[..., Any]) -> str | None:
     core = factory()
     try:
-        report = check_base_env(core, steps=steps, seed=seed, make_env=factory, strict=False)
+        missing = [m for m in BASE_ENV_MEMBERS if not hasattr(core, m)]
     finally:
         close_quietly(core)
-    failures = report.failures
-    if not failures:
-        return None, report.format()
-    more = f" (+{len(failures) - 1} more failed checks)" if len(failures) > 1 else ""
-    return " ".join(f"{failures[0].message}{more}".split()), report.format()
+    if missing:
+        return (
+            f"expected the factory to return a BaseEnv, got an object of type "
+            f"{type(core).__name__} without {missing}"
+        )
+    return None
 
 
-def _run_single_agent(
-    runner: Runner,
-    factory: Callable[..., Any],
-    seed: int,
-    preset: Mapping[str, Any] | None,
-    wanted: Sequence[str],
-) -> None:
-    kinds = [c for c in ("gym", "sb3") if c in wanted]
-    if "sb3" in kinds:
+def _base_env(suite: _Suite, checker: str) -> None:
+    def check() -> tuple[str | None, str]:
+        core = suite.factory()
+        try:
+            report = check_base_env(
+                core, steps=suite.steps, seed=suite.seed, make_env=suite.factory, strict=False
+            )
+        finally:
+            close_quietly(core)
+        failures = report.failures
+        if not failures:
+            return None, report.format()
+        more = f" (+{len(failures) - 1} more failed checks)" if len(failures) > 1 else ""
+        return " ".join(f"{failures[0].message}{more}".split()), report.format()
+
+    suite.run(checker, check)
+
+
+def _single_agent(suite: _Suite, checker: str) -> None:
+    """Gymnasium's or SB3's ``check_env`` on ``GymEnv`` over each single-agent behaviour."""
+    if checker == "sb3":
         try:
             import stable_baselines3.common.env_checker  # noqa: F401
         except ImportError:
             hint = 'pip install "stable-baselines3>=2.3"'
-            runner.skip("sb3", f"stable-baselines3 is not installed ({hint})")
-            kinds.remove("sb3")
-    if not kinds:
+            suite.skip(checker, f"stable-baselines3 is not installed ({hint})")
+            return
+    if suite.plan is None:  # one probe of the agent counts serves both checkers
+        plans: list[SingleAgentPlan] = []
+        plan = functools.partial(single_agent_plan, suite.factory, seed=suite.seed)
+        probe = suite.run("single_agent_probe", lambda: plans.append(plan(preset=suite.preset)))
+        suite.results.remove(probe)  # only reported when it fails
+        suite.plan = plans[0] if plans else probe
+    plan = suite.plan
+    if isinstance(plan, CheckerResult):
+        message = f"counting agents failed: {plan.message}"
+        suite.results.append(CheckerResult(checker, plan.status, message, warnings=plan.warnings))
         return
-    plans: list[SingleAgentPlan] = []
-    probe = runner.run(
-        "single_agent_probe",
-        lambda: plans.append(single_agent_plan(factory, seed=seed, preset=preset)),
-    )
-    runner.results.remove(probe)  # only reported when it fails
-    if probe.status is CheckStatus.FAILED:
-        message = f"counting agents failed: {probe.message}"
-        for kind in kinds:
-            runner.results.append(
-                CheckerResult(kind, probe.status, message, warnings=probe.warnings)
-            )
-        return
-    plan = plans[0]
+    if not plan.behaviors:
+        suite.skip(checker, f"not single-agent: {plan.reason}")
     options = ", ".join(f"{k}={v!r}" for k, v in plan.kwargs.items())
-    for kind in kinds:
-        if not plan.behaviors:
-            runner.skip(kind, f"not single-agent: {plan.reason}")
-        for behavior in plan.behaviors:
-            check = functools.partial(
-                _single_agent_check, kind, factory, dict(plan.kwargs), behavior, seed
-            )
-            runner.run(kind, check, target=f"{behavior}, {options}" if options else behavior)
+    for behavior in plan.behaviors:
+        check = functools.partial(_check_env, checker, suite, dict(plan.kwargs), behavior)
+        suite.run(checker, check, target=f"{behavior}, {options}" if options else behavior)
 
 
-def _single_agent_check(
-    kind: str, factory: Callable[..., Any], kwargs: dict, behavior: str, seed: int
-) -> None:
+def _check_env(checker: str, suite: _Suite, kwargs: dict, behavior: str) -> None:
     from zooport.adapters.gym_env import GymEnv
 
-    render_mode = None
-    while True:  # Gymnasium's check renders: made again, rendering, where the env can
-        core = factory(**kwargs)
-        try:
-            env = GymEnv(core, behavior, render_mode=render_mode)
-        except BaseException:
-            close_quietly(core)
-            raise
-        if render_mode or kind != "gym" or "rgb_array" not in env.metadata.get("render_modes", []):
-            break
-        env.close()
-        render_mode = "rgb_array"
+    env = _adapt(suite.factory(**kwargs), GymEnv, behavior)
     try:
-        env.action_space.seed(seed)
-        if kind == "gym":
+        if checker == "gym" and "rgb_array" in env.metadata.get("render_modes", []):
+            env.close()  # Gymnasium's check renders: made again, rendering
+            env = _adapt(suite.factory(**kwargs), GymEnv, behavior, render_mode="rgb_array")
+        env.action_space.seed(suite.seed)
+        if checker == "gym":
             from gymnasium.utils.env_checker import check_env
 
             check_env(env, skip_render_check=env.render_mode is None)
@@ -361,23 +330,29 @@ def _single_agent_check(
         close_quietly(env)
 
 
-def _run_pettingzoo(
-    runner: Runner, checker: str, factory: Callable[..., Any], seed: int, cycles: int
-) -> None:
+def _adapt(core: Any, adapter: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``adapter(core, ...)``, closing ``core`` when that fails."""
+    try:
+        return adapter(core, *args, **kwargs)
+    except BaseException:
+        close_quietly(core)
+        raise
+
+
+def _pettingzoo(suite: _Suite, checker: str) -> None:
+    """One of PettingZoo's tests on fresh adapters, their action spaces seeded."""
     from pettingzoo import test as pz
 
     from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
     from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 
-    def make(kind: type, render_mode: str | None = None, **options: Any) -> Any:
-        core = factory()
+    def make(kind: type, render_mode: str | None = None) -> Any:
+        env = _adapt(suite.factory(), kind, render_mode=render_mode)
         try:
-            env = kind(core, render_mode=render_mode, **options)
-            spaces = {id(s): s for s in map(env.action_space, env.possible_agents)}
-            for space in spaces.values():  # one per behaviour: seeded once, so samples repeat
-                space.seed(seed)
+            for space in {id(s): s for s in map(env.action_space, env.possible_agents)}.values():
+                space.seed(suite.seed)  # one per behaviour: seeded once, so samples repeat
         except BaseException:
-            close_quietly(core)
+            close_quietly(env)
             raise
         return env
 
@@ -397,6 +372,7 @@ def _run_pettingzoo(
 
         return run
 
+    cycles = suite.cycles
     # PettingZoo < 1.24.2 (pyproject allows 1.24.0) has no num_cycles in parallel_seed_test;
     # it then runs its own fixed number of cycles.
     takes_cycles = "num_cycles" in inspect.signature(pz.parallel_seed_test).parameters
@@ -413,17 +389,17 @@ def _run_pettingzoo(
         "state": closing(pz.state_test, aec, parallel),
     }
     if checker != "render":
-        runner.run(checker, tests[checker])
+        suite.run(checker, tests[checker])
         return
     modes: list[Any] = []
-    probe = runner.run(
+    probe = suite.run(
         checker, closing(lambda env: modes.append(env.metadata.get("render_modes")), parallel)
     )
     if probe.status is CheckStatus.FAILED:
         return
-    runner.results.remove(probe)
+    suite.results.remove(probe)
     if "rgb_array" not in (modes[0] or []):
-        runner.skip(checker, "the environment does not render rgb_array pictures")
+        suite.skip(checker, "the environment does not render rgb_array pictures")
         return
 
     def env_fn(render_mode: str | None = None) -> Any:
@@ -431,4 +407,16 @@ def _run_pettingzoo(
         # adapters render rgb_array only and reject "human" at construction.
         return aec(render_mode=None if render_mode == "human" else render_mode)
 
-    runner.run(checker, lambda: pz.render_test(env_fn))
+    suite.run(checker, lambda: pz.render_test(env_fn))
+
+
+#: How each checker runs, by its key in :data:`CHECKERS`.
+_CHECKERS: dict[str, Callable[[_Suite, str], None]] = {
+    "base_env": _base_env,
+    "gym": _single_agent,
+    "sb3": _single_agent,
+    **dict.fromkeys(
+        ("parallel_api", "aec_api", "seed", "parallel_seed", "max_cycles", "render", "state"),
+        _pettingzoo,
+    ),
+}
