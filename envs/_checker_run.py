@@ -145,13 +145,7 @@ class Behavior:
         if length != n:
             self.fail(check, f"{where}: expected len() == {n} (agents), got {length}")
         obs, specs = steps.obs, self.spec.observation_specs
-        if not isinstance(obs, (list, tuple)) or len(obs) != len(specs):
-            got = f"{len(obs)} arrays" if isinstance(obs, (list, tuple)) else _shape_of(obs)
-            self.fail(
-                check,
-                f"{where}.obs: expected a list of {len(specs)} arrays (one per observation "
-                f"spec), got {got}",
-            )
+        if not self.check_list(check, f"{where}.obs", obs, len(specs), "observation spec"):
             ok, obs = False, []
         group = steps.group_id
         if isinstance(group, (list, tuple)) and all(
@@ -177,10 +171,17 @@ class Behavior:
             ok = self.check_masks(f"{where}.action_mask", steps.action_mask, ids) and ok
         return bool(ok)
 
+    def check_list(self, check: str, label: str, value: Any, n: int, what: str) -> bool:
+        """``value`` is a list of ``n`` arrays, one per ``what``."""
+        if isinstance(value, (list, tuple)) and len(value) == n:
+            return True
+        got = f"{len(value)} arrays" if isinstance(value, (list, tuple)) else _shape_of(value)
+        self.fail(check, f"{label}: expected a list of {n} arrays (one per {what}), got {got}")
+        return False
+
     def check_masks(self, where: str, masks: Any, ids: np.ndarray) -> bool:
         n, branches = ids.shape[0], self.branches
-        is_list = isinstance(masks, (list, tuple))
-        if masks is None or (not branches and is_list and len(masks) == 0):
+        if masks is None or (not branches and isinstance(masks, (list, tuple)) and not masks):
             return True
         if not branches:
             got = _shape_of(masks)
@@ -190,13 +191,7 @@ class Behavior:
             )
             return False
         self.masks_seen = True
-        if not is_list or len(masks) != len(branches):
-            got = f"{len(masks)} arrays" if is_list else _shape_of(masks)
-            self.fail(
-                "action_masks",
-                f"{where}: expected a list of {len(branches)} arrays "
-                f"(one per branch {branches}), got {got}",
-            )
+        if not self.check_list("action_masks", where, masks, len(branches), f"branch {branches}"):
             return False
         for b, (mask, size) in enumerate(zip(masks, branches, strict=True)):
             label, note = f"{where}[{b}]", " (n_agents, branch size)"

@@ -60,6 +60,10 @@ class CheckerTimeout(BaseException):
     """A checker ran out of time (not an ``Exception``, which a checker could swallow)."""
 
 
+class _Skip(Exception):
+    """Raised by a check that finds it does not apply, saying why."""
+
+
 @contextlib.contextmanager
 def _time_limit(seconds: float | None) -> Iterator[None]:
     """Raises :class:`CheckerTimeout` in the block after ``seconds``, again every 0.1 s (a bare
@@ -182,6 +186,8 @@ class _Suite:
             except CheckerTimeout:
                 status = CheckStatus.FAILED
                 message = f"did not finish within the time limit of {self.timeout:g} s"
+            except _Skip as skip:
+                status, message = CheckStatus.SKIPPED, str(skip)
             except Exception as exc:  # a checker crashing is that checker's failure
                 status, message = CheckStatus.FAILED, one_line(exc)
             else:
@@ -340,74 +346,54 @@ def _adapt(core: Any, adapter: Callable[..., Any], *args: Any, **kwargs: Any) ->
 
 
 def _pettingzoo(suite: _Suite, checker: str) -> None:
-    """One of PettingZoo's tests on fresh adapters, their action spaces seeded."""
+    """One of PettingZoo's tests on adapters with seeded action spaces, all closed after it."""
     from pettingzoo import test as pz
 
     from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
     from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 
-    def make(kind: type, render_mode: str | None = None) -> Any:
-        env = _adapt(suite.factory(), kind, render_mode=render_mode)
-        try:
-            for space in {id(s): s for s in map(env.action_space, env.possible_agents)}.values():
-                space.seed(suite.seed)  # one per behaviour: seeded once, so samples repeat
-        except BaseException:
-            close_quietly(env)
-            raise
+    made: list[Any] = []
+
+    def make(kind: type, render_mode: str | None = None, **options: Any) -> Any:
+        # render_test makes a "human" env only to read metadata["render_modes"]; the adapters
+        # render rgb_array only and reject "human" at construction.
+        mode = None if render_mode == "human" else render_mode
+        env = _adapt(suite.factory(), kind, render_mode=mode, **options)
+        made.append(env)
+        for space in {id(s): s for s in map(env.action_space, env.possible_agents)}.values():
+            space.seed(suite.seed)  # one per behaviour: seeded once, so samples repeat
         return env
 
     aec = functools.partial(make, PettingZooAECEnv)
     parallel = functools.partial(make, PettingZooParallelEnv)
 
-    def closing(test: Callable[..., Any], *makers: Callable[[], Any], **kw: Any) -> Any:
-        def run() -> None:
-            envs: list[Any] = []
-            try:
-                for make in makers:  # one at a time: a later failure still closes the first
-                    envs.append(make())
-                test(*envs, **kw)
-            finally:
-                for env in envs:
-                    close_quietly(env)
+    def render() -> None:
+        if "rgb_array" not in (parallel().metadata.get("render_modes") or []):
+            raise _Skip("the environment does not render rgb_array pictures")
+        pz.render_test(aec)
 
-        return run
-
-    cycles = suite.cycles
+    cycles = {"num_cycles": suite.cycles}
     # PettingZoo < 1.24.2 (pyproject allows 1.24.0) has no num_cycles in parallel_seed_test;
     # it then runs its own fixed number of cycles.
     takes_cycles = "num_cycles" in inspect.signature(pz.parallel_seed_test).parameters
-    tests = {
-        "parallel_api": closing(pz.parallel_api_test, parallel, num_cycles=cycles),
-        "aec_api": closing(pz.api_test, aec, num_cycles=cycles),
-        "seed": lambda: pz.seed_test(aec, num_cycles=cycles),
+    tests: dict[str, Callable[[], Any]] = {
+        "parallel_api": lambda: pz.parallel_api_test(parallel(), **cycles),
+        "aec_api": lambda: pz.api_test(aec(), **cycles),
+        "seed": lambda: pz.seed_test(aec, **cycles),
         "parallel_seed": lambda: pz.parallel_seed_test(
-            parallel, **({"num_cycles": cycles} if takes_cycles else {})
+            parallel, **(cycles if takes_cycles else {})
         ),
         "max_cycles": lambda: pz.max_cycles_test(
             types.SimpleNamespace(env=aec, parallel_env=parallel)
         ),
-        "state": closing(pz.state_test, aec, parallel),
+        "render": render,
+        "state": lambda: pz.state_test(aec(), parallel()),
     }
-    if checker != "render":
+    try:
         suite.run(checker, tests[checker])
-        return
-    modes: list[Any] = []
-    probe = suite.run(
-        checker, closing(lambda env: modes.append(env.metadata.get("render_modes")), parallel)
-    )
-    if probe.status is CheckStatus.FAILED:
-        return
-    suite.results.remove(probe)
-    if "rgb_array" not in (modes[0] or []):
-        suite.skip(checker, "the environment does not render rgb_array pictures")
-        return
-
-    def env_fn(render_mode: str | None = None) -> Any:
-        # render_test builds a "human" env only to read metadata["render_modes"]; the
-        # adapters render rgb_array only and reject "human" at construction.
-        return aec(render_mode=None if render_mode == "human" else render_mode)
-
-    suite.run(checker, lambda: pz.render_test(env_fn))
+    finally:
+        for env in made:  # one at a time: a later failure still closes the first
+            close_quietly(env)
 
 
 #: How each checker runs, by its key in :data:`CHECKERS`.
