@@ -60,10 +60,6 @@ class CheckerTimeout(BaseException):
     """A checker ran out of time (not an ``Exception``, which a checker could swallow)."""
 
 
-class _Skip(Exception):
-    """Raised by a check that finds it does not apply, saying why."""
-
-
 @contextlib.contextmanager
 def _time_limit(seconds: float | None) -> Iterator[None]:
     """Raises :class:`CheckerTimeout` in the block after ``seconds``, again every 0.1 s (a bare
@@ -186,8 +182,6 @@ class _Suite:
             except CheckerTimeout:
                 status = CheckStatus.FAILED
                 message = f"did not finish within the time limit of {self.timeout:g} s"
-            except _Skip as skip:
-                status, message = CheckStatus.SKIPPED, str(skip)
             except Exception as exc:  # a checker crashing is that checker's failure
                 status, message = CheckStatus.FAILED, one_line(exc)
             else:
@@ -301,7 +295,7 @@ def _single_agent(suite: _Suite, checker: str) -> None:
         plan = functools.partial(single_agent_plan, suite.factory, seed=suite.seed)
         probe = suite.run("single_agent_probe", lambda: plans.append(plan(preset=suite.preset)))
         suite.results.remove(probe)  # only reported when it fails
-        suite.plan = plans[0] if plans else probe
+        suite.plan = probe if probe.status is CheckStatus.FAILED else plans[0]
     plan = suite.plan
     if isinstance(plan, CheckerResult):
         message = f"counting agents failed: {plan.message}"
@@ -367,11 +361,6 @@ def _pettingzoo(suite: _Suite, checker: str) -> None:
     aec = functools.partial(make, PettingZooAECEnv)
     parallel = functools.partial(make, PettingZooParallelEnv)
 
-    def render() -> None:
-        if "rgb_array" not in (parallel().metadata.get("render_modes") or []):
-            raise _Skip("the environment does not render rgb_array pictures")
-        pz.render_test(aec)
-
     cycles = {"num_cycles": suite.cycles}
     # PettingZoo < 1.24.2 (pyproject allows 1.24.0) has no num_cycles in parallel_seed_test;
     # it then runs its own fixed number of cycles.
@@ -386,10 +375,22 @@ def _pettingzoo(suite: _Suite, checker: str) -> None:
         "max_cycles": lambda: pz.max_cycles_test(
             types.SimpleNamespace(env=aec, parallel_env=parallel)
         ),
-        "render": render,
+        "render": lambda: pz.render_test(aec),
         "state": lambda: pz.state_test(aec(), parallel()),
     }
     try:
+        if checker == "render":  # only where the adapters render pictures
+            modes: list[Any] = []
+
+            def probe() -> None:
+                modes.append(parallel().metadata.get("render_modes"))
+
+            if suite.run(checker, probe).status is CheckStatus.FAILED:
+                return
+            suite.results.pop()  # the probe: only reported when it fails
+            if "rgb_array" not in (modes[0] or []):
+                suite.skip(checker, "the environment does not render rgb_array pictures")
+                return
         suite.run(checker, tests[checker])
     finally:
         for env in made:  # one at a time: a later failure still closes the first
