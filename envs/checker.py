@@ -291,11 +291,10 @@ def check_base_env(
 
     ``env`` is reset (with ``seed`` if seedable), stepped ``steps`` times with random actions
     that respect its masks (``set_actions``, and ``set_action_for_agent`` on alternate steps)
-    and left open. Each batch is checked against its spec: shapes, dtypes, finite values, ids
-    unique and decided before they end, masks never all masked (:data:`CHECKS`). Last,
-    ``determinism``: two runs with ``seed`` (``None``: when ``make_env`` is given or ``env`` is
-    seedable) of two fresh ``make_env()`` instances, or of ``env`` reset again, must agree.
-    ``strict``: raise :class:`ConformanceError` when a check fails.
+    and left open; each batch is checked against its spec (:data:`CHECKS`). ``determinism``
+    (``None``: when ``make_env`` is given or ``env`` is seedable): two runs with ``seed``, of two
+    ``make_env()`` instances or of ``env`` reset again, must agree. ``strict``: raise
+    :class:`ConformanceError` when a check fails.
 
     Example:
         >>> from zooport.envs.builtin.basic import Basic
@@ -307,10 +306,8 @@ def check_base_env(
         raise ArgumentError(f"Expect steps to be a non-negative int, actually: {steps!r}")
     run = Run(env, steps, seed)
     report = CheckReport(type(env).__name__)
-    notes = {
-        "behavior_specs": f"{len(run.behaviors)} behavior(s): {list(run.behaviors)}",
-        "step": f"{run.steps} step(s)",
-    }
+    behaviors = f"{len(run.behaviors)} behavior(s): {list(run.behaviors)}"
+    notes = {"behavior_specs": behaviors, "step": f"{steps} step(s)"}
     stopped_at = None
     for check in _ENV_CHECKS:  # a check that fails stops the later ones
         if check in run.env_failures:
@@ -353,38 +350,25 @@ def _determinism(
         except Exception as error:
             return None, CheckStatus.FAILED, f"determinism: make_env() raised {describe(error)}"
         try:
-            run = Run(core, first.steps, first.seed)
+            runs.append(Run(core, first.steps, first.seed))
         finally:
             if core is not env:
                 close_quietly(core)
-        if not run.completed:
-            failed = [*run.env_failures.values()]  # only an env failure stops a run
-            message = f"determinism: run {len(runs) + 1} did not complete: {failed}"
-            return None, CheckStatus.FAILED, message
-        runs.append(run)
+        if not runs[-1].completed:  # only an env failure stops a run
+            failed = f"run {len(runs)} did not complete: {[*runs[-1].env_failures.values()]}"
+            return None, CheckStatus.FAILED, f"determinism: {failed}"
     a, b, seed = runs[0].trace, runs[1].trace, first.seed
-    for left, right in zip(a, b, strict=False):
-        if left != right:
-            t, name, what, was = left
-            if right[:3] != left[:3]:
-                detail = f"run 1 produced {left[:3]} where run 2 produced {right[:3]}"
-            else:
-                detail = f"expected {was} (run 1), got {right[3]} (run 2)"
-            return (
-                name,
-                CheckStatus.FAILED,
-                (
-                    f"determinism: behavior {name!r}, step {t}, {what} differs between two runs "
-                    f"with seed {seed}: {detail}"
-                ),
-            )
+    for (t, name, what, was), right in zip(a, b, strict=False):
+        if (t, name, what) != right[:3]:
+            detail = f"run 1 produced {(t, name, what)} where run 2 produced {right[:3]}"
+        elif was != right[3]:
+            detail = f"expected {was} (run 1), got {right[3]} (run 2)"
+        else:
+            continue
+        message = f"{what} differs between two runs with seed {seed}: {detail}"
+        return name, CheckStatus.FAILED, f"determinism: behavior {name!r}, step {t}, {message}"
     if len(a) != len(b):
-        return (
-            None,
-            CheckStatus.FAILED,
-            (
-                f"determinism: expected the same number of arrays in both runs with seed {seed}, "
-                f"got {len(a)} and {len(b)}"
-            ),
-        )
+        counts = f"{len(a)} and {len(b)}"
+        message = f"expected the same number of arrays in both runs with seed {seed}, got {counts}"
+        return None, CheckStatus.FAILED, f"determinism: {message}"
     return None, CheckStatus.PASSED, f"{len(a)} arrays identical in two runs"
