@@ -25,7 +25,7 @@ from zooport.checks import (
 from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.envs.builtin.basic import Basic
 from zooport.envs.builtin.tag import Tag
-from zooport.envs.checker import CheckStatus
+from zooport.envs.checker import CheckResult, CheckStatus
 
 from tests.support.paths import REPO, importable
 
@@ -380,6 +380,10 @@ def test_report_format_is_a_stable_table():
         ],
     )
     assert not report.passed and [r.checker for r in report.failures] == ["base_env"]
+    # One result type for both checkers: a checker's result is a CheckResult.
+    failed = report.failures[0]
+    assert isinstance(failed, CheckResult) and (failed.check, failed.behavior) == ("base_env", None)
+    assert str(failed) == "FAIL zooport check_base_env: step: boom"
     assert report.format() == "\n".join(
         [
             "Env: FAILED (1 passed, 1 failed, 1 skipped)",
@@ -420,4 +424,22 @@ def test_a_checker_whose_second_env_fails_to_build_still_closes_the_first():
 
     report = run_checkers(OneAtATime, only=["state"], **FAST)
     assert not report.passed
+    assert live == []
+
+
+def test_every_env_a_checker_makes_is_closed_even_those_pettingzoos_tests_make():
+    live = []
+
+    class Tracked(Basic):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            live.append(self)
+
+        def close(self):
+            if self in live:
+                live.remove(self)
+            super().close()
+
+    report = run_checkers(Tracked, **FAST)
+    assert report.passed, report.format()
     assert live == []
