@@ -4,7 +4,7 @@ checked against its behaviour's spec (each failure kept, per check) and fingerpr
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 
@@ -23,7 +23,7 @@ def _shape_of(value: Any) -> str:
     return a_type(value)
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int | np.integer]:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
@@ -153,7 +153,7 @@ class Behavior:
         ):
             # mlagents_envs (0.28) itself hands group ids out as a list of ints: accepted.
             group = np.asarray(group, dtype=np.int64).reshape(len(group))
-        fields = [
+        fields: list[tuple[str, Any, tuple, Any]] = [
             (f"obs[{i}]", array, (n, *spec.shape), np.float32)
             for i, (array, spec) in enumerate(zip(obs, specs, strict=False))
         ]

@@ -292,8 +292,10 @@ def _single_agent(suite: _Suite, checker: str) -> None:
             return
     if suite.plan is None:  # one probe of the agent counts serves both checkers
         plans: list[SingleAgentPlan] = []
-        plan = functools.partial(single_agent_plan, suite.factory, seed=suite.seed)
-        probe = suite.run("single_agent_probe", lambda: plans.append(plan(preset=suite.preset)))
+        make_plan = functools.partial(single_agent_plan, suite.factory, seed=suite.seed)
+        probe = suite.run(
+            "single_agent_probe", lambda: plans.append(make_plan(preset=suite.preset))
+        )
         suite.results.remove(probe)  # only reported when it fails
         suite.plan = probe if probe.status is CheckStatus.FAILED else plans[0]
     plan = suite.plan
