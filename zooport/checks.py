@@ -385,7 +385,9 @@ def _pettingzoo(suite: _Suite, checker: str) -> None:
             modes: list[Any] = []
 
             def probe() -> None:
-                modes.append(parallel().metadata.get("render_modes"))
+                env = parallel()
+                modes.append(env.metadata.get("render_modes"))
+                close_quietly(env)  # before render_test: a core may allow one instance only
 
             if suite.run(checker, probe).status is CheckStatus.FAILED:
                 return
