@@ -28,55 +28,47 @@ __all__ = ["GymTask", "TRANSFORM_ARGUMENTS"]
 TRANSFORM_ARGUMENTS = ("state", "action", "reward", "terminated", "truncated", "done", "info")
 
 
-def _arguments(function: Callable[..., Any], role: str) -> tuple[bool, tuple[str, ...]]:
-    # (the state goes first by position, the names it takes); a state_transform whose
-    # signature cannot be read (max) gets the state by position.
-    if not callable(function):
-        raise ArgumentTypeError(
-            f"Expected {role} to be callable, actually: {type(function).__name__}"
-        )
-    found = signature_parameters(function)
-    if found is None:
-        if role != "state_transform":
-            raise ArgumentTypeError(f"{role}: cannot read the signature of {function!r}")
-        return True, ()
-    kind = inspect.Parameter
-    parameters = list(found.values())
-    first = parameters[0] if parameters else None
-    positional = (
-        role == "state_transform"
-        and first is not None
-        and (
-            first.kind in (kind.POSITIONAL_ONLY, kind.VAR_POSITIONAL)
-            or (first.kind is kind.POSITIONAL_OR_KEYWORD and first.name not in TRANSFORM_ARGUMENTS)
-        )
-    )
-    if positional:
-        parameters = parameters[1:]
-    if any(p.kind is kind.VAR_KEYWORD for p in parameters):
-        return positional, TRANSFORM_ARGUMENTS
-    names = []
-    for p in parameters:
-        if p.kind is kind.VAR_POSITIONAL:
-            continue
-        if p.name in TRANSFORM_ARGUMENTS and p.kind is not kind.POSITIONAL_ONLY:
-            names.append(p.name)
-        elif p.default is kind.empty:
-            raise ArgumentTypeError(
-                f"{role} {getattr(function, '__qualname__', function)!r}: expected its required "
-                f"parameters to be named among {list(TRANSFORM_ARGUMENTS)} (passed by name), "
-                f"actually: {p.name!r}"
-            )
-    return positional, tuple(names)
-
-
 def _transform(
     function: Callable[..., Any] | None, role: str, value: str
 ) -> Callable[[dict[str, Any]], Any]:
     """``function`` as a function of the named values; without one, the ``value`` itself."""
     if function is None:
         return operator.itemgetter(value)
-    return functools.partial(_call, function, *_arguments(function, role))
+    if not callable(function):
+        raise ArgumentTypeError(
+            f"Expected {role} to be callable, actually: {type(function).__name__}"
+        )
+    found = signature_parameters(function)
+    if found is None:  # a state_transform whose signature cannot be read (max) gets the state
+        if role != "state_transform":
+            raise ArgumentTypeError(f"{role}: cannot read the signature of {function!r}")
+        return functools.partial(_call, function, True, ())
+    kind = inspect.Parameter
+    by_position = (kind.POSITIONAL_ONLY, kind.VAR_POSITIONAL)
+    parameters = list(found.values())
+    # A state_transform's first parameter, positional and named otherwise, gets the state.
+    first = parameters[0] if parameters else None
+    positional = (
+        role == "state_transform"
+        and first is not None
+        and first.kind <= kind.VAR_POSITIONAL
+        and (first.kind in by_position or first.name not in TRANSFORM_ARGUMENTS)
+    )
+    if positional:
+        parameters = parameters[1:]
+    if any(p.kind is kind.VAR_KEYWORD for p in parameters):
+        return functools.partial(_call, function, positional, TRANSFORM_ARGUMENTS)
+    names = []
+    for p in parameters:
+        if p.name in TRANSFORM_ARGUMENTS and p.kind not in by_position:
+            names.append(p.name)
+        elif p.default is kind.empty and p.kind is not kind.VAR_POSITIONAL:
+            raise ArgumentTypeError(
+                f"{role} {getattr(function, '__qualname__', function)!r}: expected its required "
+                f"parameters to be named among {list(TRANSFORM_ARGUMENTS)} (passed by name), "
+                f"actually: {p.name!r}"
+            )
+    return functools.partial(_call, function, positional, tuple(names))
 
 
 def _call(function: Callable[..., Any], positional: bool, names: Any, values: Any) -> Any:
@@ -139,11 +131,11 @@ def _default_noop(space: spaces.Space) -> Any:
     return None
 
 
-def _reset_values(obs: Any, info: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "state": obs, "action": None, "reward": 0.0, "terminated": False, "truncated": False,
-        "done": False, "info": info,
-    }  # fmt: skip
+def _values(state: Any, info: Any, step: tuple[Any, ...] = (None, 0.0, False, False)) -> Any:
+    # What the transforms may ask for; ``step`` is (action, reward, terminated, truncated).
+    action, reward, terminated, truncated = step
+    values = (state, action, reward, terminated, truncated, terminated or truncated, info)
+    return dict(zip(TRANSFORM_ARGUMENTS, values, strict=True))
 
 
 class _Frames:
@@ -284,7 +276,7 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs, task_api.T
         elif state_transform is not None:
             sample_space = copy.deepcopy(env.observation_space)
             sample_space.seed(0)
-            sample = self._transform_state(_reset_values(sample_space.sample(), {}))
+            sample = self._transform_state(_values(sample_space.sample(), {}))
             frame_space = _space_of(sample, "state_transform")
 
         self.stack_frames = int(stack_frames)
@@ -328,7 +320,7 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs, task_api.T
                     if terminated or truncated:
                         obs, info = self.env.reset()
                         break
-            state = self._transform_state(_reset_values(obs, info))
+            state = self._transform_state(_values(obs, info))
             if self._frames is not None:
                 state = self._frames.add(state, fill=True)
         return state, info
@@ -342,10 +334,7 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs, task_api.T
                 action = _discrete_action(action)
             obs, reward, terminated, truncated, info = self.env.step(action)
             guard.committed = True  # the env stepped: an exception from here on loses data
-            values = {
-                "state": obs, "action": action, "reward": reward, "terminated": terminated,
-                "truncated": truncated, "done": terminated or truncated, "info": info,
-            }  # fmt: skip
+            values = _values(obs, info, (action, reward, terminated, truncated))
             new_reward = self._transform_reward(values)
             state = self._transform_state(values)
             if self._frames is not None:
