@@ -170,12 +170,9 @@ class _Frames:
 class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs, task_api.TaskBase):
     """A task on a Gymnasium environment: transforms, stacked frames and random starts.
 
-    The transforms get the arguments they declare, by name, among ``state, action, reward,
-    terminated, truncated, done, info`` (``**kwargs``: all; at reset ``action=None``,
-    ``reward=0.0``, false flags); a first parameter that is positional and named otherwise
-    (``lambda s: s / 255``) gets the state, as ai-traineree calls it. ``env`` to
-    ``skip_start_frames`` may be given by position; on a ``Discrete`` task an action is cast
-    with ``int()``. See "Coming from ai-traineree" for the rest.
+    The transforms get what they declare, by name, of :data:`TRANSFORM_ARGUMENTS` (at reset
+    ``action=None``, ``reward=0.0``, false flags); a first positional parameter named otherwise
+    (``lambda s: s / 255``) gets the state. A ``Discrete`` task's action is cast with ``int()``.
 
     Args:
         env: a Gymnasium id (made with ``gym.make(env, **make_kwargs)``) or an env.
@@ -308,8 +305,7 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs, task_api.T
         seed = check_seed(seed, "GymTask.reset")  # a bad seed raises, changing nothing
         guard = self._guard
         with guard.call("reset"):
-            if seed is None:
-                seed, self._next_seed = self._next_seed, None
+            seed = self._take_seed(seed)
             if seed is not None:
                 self._skip_rng = np.random.default_rng(seed)
             guard.committed = True

@@ -1,5 +1,5 @@
-"""ai-traineree's ``MultiAgentUnityTask`` over any BaseEnv, fixed: the core steps once per cycle
-of every live agent, every termination mode fires, and ``step`` never resets the core."""
+"""ai-traineree's ``MultiAgentUnityTask`` over any BaseEnv: the core steps once per cycle of every
+live agent, every termination mode fires, and ``step`` never resets the core."""
 
 from __future__ import annotations
 
@@ -34,8 +34,7 @@ __all__ = ["Transition", "MultiAgentTask", "MultiAgentUnityTask"]
 
 
 class Transition(NamedTuple):
-    """One agent's ``(obs, reward, done, info)`` after a step; ``info`` holds ``"terminated"``
-    and ``"truncated"`` (so that a truncated agent can still be bootstrapped)."""
+    """One agent's ``(obs, reward, done, info)``; ``info`` holds ``terminated``/``truncated``."""
 
     obs: Any
     reward: float
@@ -47,14 +46,10 @@ class Transition(NamedTuple):
 class MultiAgentTask(DriverControls, task_api.TaskBase):
     """Every agent of every behaviour of a core (``env``, owned), for multi-agent runners.
 
-    ``step(action, agent_id)`` records one live agent's action and returns None until the
-    cycle's last live agent acts; then the core steps once and that agent's
-    :class:`Transition` is returned, the others' in :meth:`last`. ``step_all(actions)`` is the
-    whole cycle in one call; an int ``agent_id`` is a position in ``possible_agents``. The
-    episode and the options are the PettingZoo adapters' (but ``render_mode`` and ``name``);
-    ``termination_mode`` defaults to the seed's ``"any"``, and it and the three before it may
-    be given by position. With a ``default_action``, ``step(None, agent_id)`` and agents left
-    out of ``step_all`` take it.
+    ``step(action, agent_id)`` returns None until the cycle's last live agent acts; then the
+    core steps once and that agent's :class:`Transition` is returned, the others' in
+    :meth:`last`. ``step_all(actions)`` is the whole cycle in one call; an int ``agent_id`` is a
+    position in ``possible_agents``. The options are the PettingZoo adapters'.
 
     Example:
         >>> from zooport.envs.builtin.tag import Tag
@@ -105,7 +100,6 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
 
     @property
     def num_agents(self) -> int:
-        """``len(possible_agents)``."""
         return len(self.possible_agents)
 
     @property
@@ -172,11 +166,8 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
         }
 
     def reset(self, seed: int | None = None) -> list[Any]:
-        """Resets the core; returns every agent's first observation, in ``possible_agents``
-        order."""
-        if seed is None:
-            seed, self._next_seed = self._next_seed, None
-        observations, infos = self._driver.reset(seed)
+        """Resets the core; returns every agent's first observation, in ``possible_agents`` order."""
+        observations, infos = self._driver.reset(self._take_seed(seed))
         self._pending = {}
         self._dones = dict.fromkeys(self._driver.possible_agents, False)
         self._last = {
@@ -186,11 +177,8 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
         return list(observations.values())
 
     def step(self, action: Any, agent_id: int | str) -> Transition | None:
-        """Records a live agent's action (None: its ``default_action``); the call that
-        completes the cycle steps the core and returns this agent's :class:`Transition`, the
-        others return None (a finished agent's action is ignored, counted in
-        ``ignored_actions``). An action that does not fit raises when the cycle completes,
-        and the cycle starts over."""
+        """Records a live agent's action (None: its ``default_action``); the cycle's last steps
+        the core and returns its :class:`Transition` (a bad action raises then)."""
         self._check_running()
         if self._driver.guard.running:
             self._driver.guard.enter("step")  # raises: an agent acting while the core steps
@@ -219,8 +207,8 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
     def step_all(
         self, actions: Mapping[str, Any] | Mapping[int, Any] | Mapping[int | str, Any]
     ) -> dict[str, Transition]:
-        """Completes the cycle with ``{agent_id: action}`` for the live agents that have not
-        yet acted; returns the :class:`Transition` of every agent that reports, by name."""
+        """Completes the cycle with ``{agent_id: action}``; returns every reporting agent's
+        :class:`Transition`, by name."""
         self._check_running()
         if not isinstance(actions, Mapping):
             raise ActionError(
@@ -229,8 +217,7 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
             )
         pending = self._pending
         if not pending and type(actions) is dict and self._driver.all_live(actions.keys()):
-            # The common call, a dict keyed by live agent names at the start of a cycle:
-            # handed to the driver as it is (it never changes it).
+            # The common call: handed to the driver as it is (it never changes it).
             if self._driver.default_action is not None and any(
                 action is None for action in actions.values()
             ):
@@ -272,7 +259,7 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
         return transitions
 
     def last(self, agent_id: int | str) -> Transition:
-        """The agent's :class:`Transition` of the last core step it reported in."""
+        """The agent's latest :class:`Transition`."""
         self._driver.check_open()
         agent = self.agent(agent_id)
         try:
@@ -284,7 +271,7 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
 
     @property
     def dones(self) -> dict[str, bool]:
-        """Every agent of the episode: True once it has finished (terminated or truncated)."""
+        """Every agent of the episode: True once it has finished."""
         return dict(self._dones)
 
     @property
@@ -293,8 +280,7 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
         return self._driver.episode_over
 
     def detect_game_over(self, terminations: Mapping[Any, Any] | Sequence[bool] | Any) -> bool:
-        """Whether the termination rule ends the episode, given one flag per agent (a mapping
-        or a sequence), True where it has finished; agents left out have not."""
+        """Whether the termination rule ends the episode, given each agent's finished flag."""
         if isinstance(terminations, Mapping):
             flags = [bool(v) for v in terminations.values()]
         else:
@@ -314,8 +300,8 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
             )
 
     def render(self, mode: str = "rgb_array") -> np.ndarray | None:
-        """The first 3-D observation of the agents' latest transitions (as ai-traineree's task
-        renders), else the core's (H, W, 3) uint8 picture, else None with a warning."""
+        """The first 3-D observation of the latest transitions (as ai-traineree's task renders),
+        else the core's (H, W, 3) uint8 picture, else None with a warning."""
         if mode != "rgb_array":
             raise ArgumentError(f"Expect mode to be 'rgb_array', actually: {mode!r}")
         self._driver.check_open()
@@ -330,7 +316,6 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
         return np.array(frame, dtype=np.uint8, copy=True)
 
     def close(self) -> None:
-        """Closes the core; calling it again does nothing."""
         self._driver.close()
 
 

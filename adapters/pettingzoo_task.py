@@ -1,6 +1,5 @@
-"""ai-traineree's ``PettingZooTask`` over any PettingZoo AEC or Parallel env, fixed: ``step``
-returns the acting agent's transition (not the next agent's), ``is_all_done`` reads the flags'
-values, agents and spaces follow the env, and ``reset()`` returns the observations."""
+"""ai-traineree's ``PettingZooTask`` over any PettingZoo AEC or Parallel env: ``step`` returns the
+acting agent's transition, and ``reset()`` the observations."""
 
 from __future__ import annotations
 
@@ -42,14 +41,10 @@ def _transition(
 class PettingZooTask(task_api.TaskBase):
     """A PettingZoo AEC or Parallel env for multi-agent runners.
 
-    On an AEC env ``step`` returns the :class:`~zooport.adapters.multi_agent_task.Transition`
-    of the agent that acted, with the reward of its own turn: rewards later turns earn it (a
-    batched core pays every agent when the cycle's last agent acts) reach it, as in
-    PettingZoo, through :meth:`last` at its next turn. A finished agent's turn returns None.
-    On a Parallel env ``step`` takes ``{agent: action}`` and returns a dict of transitions.
-
-    ``env`` (wrapped or not) is kept as ``task.env``; ``name`` is ``"CUSTOM"``, as in
-    ai-traineree, and ``is_parallel`` is True for a Parallel env.
+    On an AEC env ``step`` returns the acting agent's
+    :class:`~zooport.adapters.multi_agent_task.Transition` with the reward of its own turn
+    (later rewards reach it through :meth:`last`), None for a finished agent. On a Parallel env
+    ``step`` takes ``{agent: action}`` and returns a dict of transitions.
 
     Example:
         >>> from zooport.adapters.pettingzoo_envs import ball_balance_v0
@@ -74,7 +69,6 @@ class PettingZooTask(task_api.TaskBase):
 
     @property
     def num_agents(self) -> int:
-        """``len(agents)``."""
         return len(self.env.agents)
 
     @property
@@ -90,8 +84,7 @@ class PettingZooTask(task_api.TaskBase):
 
     @property
     def observation_spaces(self) -> dict[str, spaces.Space]:
-        """Each agent's observation space (of PettingZoo's mask convention, the
-        ``"observation"`` a policy takes)."""
+        """Each agent's observation space (of a masked one, its ``"observation"``)."""
         return {
             agent: space["observation"]
             if isinstance(space, spaces.Dict) and "observation" in space.spaces
@@ -120,9 +113,8 @@ class PettingZooTask(task_api.TaskBase):
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> dict[str, Any]:
         """Resets the env; returns every agent's first observation, keyed by agent."""
-        if seed is None:
-            seed, self._next_seed = self._next_seed, None
         env = self.env
+        seed = self._take_seed(seed)
         if self.is_parallel:
             observations, infos = env.reset(seed=seed, options=options)
             self._last = {
@@ -135,9 +127,8 @@ class PettingZooTask(task_api.TaskBase):
         return {agent: env.observe(agent) for agent in env.agents}
 
     def step(self, action: Any) -> Any:
-        """One AEC turn (returns the acting agent's :class:`Transition`, None for a finished
-        agent), or one Parallel step with ``{agent: action}`` (returns ``{agent: Transition}``
-        for every reporting agent)."""
+        """One AEC turn (the acting agent's :class:`Transition`), or one Parallel step with
+        ``{agent: action}`` (``{agent: Transition}``)."""
         env = self.env
         if self.is_parallel:
             observations, rewards, terminations, truncations, infos = env.step(action)
@@ -160,8 +151,7 @@ class PettingZooTask(task_api.TaskBase):
         return None if was_done else self._aec_last(agent, env.rewards)
 
     def last(self, agent: str | None = None) -> Transition:
-        """An agent's latest data as a :class:`Transition` (AEC: ``None`` is
-        ``env.agent_selection``, and the reward is what it earned since it last acted)."""
+        """An agent's latest :class:`Transition` (AEC: ``None`` is ``env.agent_selection``)."""
         env = self.env
         if self.is_parallel:
             if agent is None:
@@ -214,7 +204,7 @@ class PettingZooTask(task_api.TaskBase):
         return all(self.dones.values())
 
     def render(self, mode: str | None = None) -> Any:
-        """The env's ``render``, passed ``mode`` where it takes one (PettingZoo before 1.22)."""
+        """The env's ``render``, passed ``mode`` where it takes one (PettingZoo < 1.22)."""
         render = self.env.render
         if mode is None:
             return render()
@@ -230,5 +220,4 @@ class PettingZooTask(task_api.TaskBase):
         return render()
 
     def close(self) -> None:
-        """Closes the env."""
         self.env.close()

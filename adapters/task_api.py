@@ -171,6 +171,12 @@ class TaskBase:
     def _agent_spaces(self) -> tuple[Mapping[str, spaces.Space], Mapping[str, spaces.Space]]:
         raise NotImplementedError
 
+    def _take_seed(self, seed: int | None) -> int | None:
+        # reset()'s seed, else the one seed() gave since.
+        if seed is None:
+            seed, self._next_seed = self._next_seed, None
+        return seed
+
     def seed(self, seed: int | None = None) -> None:
         """Seeds the next ``reset()`` (as ``reset(seed=...)`` does)."""
         self._next_seed = check_seed(seed, f"{type(self).__name__}.seed")
