@@ -13,6 +13,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import RecordConstructorArgs
+from gymnasium.vector.utils import batch_space
 from gymnasium.wrappers import RecordVideo
 from typing_extensions import override
 
@@ -94,15 +95,12 @@ def _space_of(value: Any, role: str) -> spaces.Space:
 def _discrete_action(action: Any) -> Any:
     # ai-traineree's int(action) on a Discrete task, for a float or a one-element array (a
     # tensor); what int() cannot cast (NaN, an infinity) goes on for the env to judge.
-    if isinstance(action, (int, np.integer)):
-        return action
-    if isinstance(action, (float, np.floating)) or hasattr(action, "__array__"):
+    if isinstance(action, float) or (
+        hasattr(action, "__array__") and not isinstance(action, np.integer)
+    ):
         array = np.asarray(action)
-        if array.size == 1 and array.dtype.kind in "biuf":
-            try:
-                return int(array.reshape(()))
-            except (ValueError, OverflowError):  # NaN, an infinity
-                pass
+        if array.size == 1 and array.dtype.kind in "biuf" and np.isfinite(array).all():
+            return int(array.reshape(()))
     return action
 
 
@@ -149,11 +147,7 @@ class _Frames:
             )
         self.keyed = isinstance(space, spaces.Dict)
         self.buffers = {k: np.zeros((n, *sub.shape), sub.dtype) for k, sub in parts.items()}
-        stacked: dict[Any, spaces.Space] = {
-            key: spaces.Box(np.stack([sub.low] * n), np.stack([sub.high] * n), dtype=sub.dtype)
-            for key, sub in parts.items()
-        }
-        self.space = spaces.Dict(stacked) if self.keyed else stacked[None]
+        self.space = batch_space(space, n)
 
     def add(self, frame: Any, fill: bool) -> Any:
         for key, array in self.buffers.items():
