@@ -1,6 +1,5 @@
-"""The sizes and spaces of ai-traineree's task API, from Gymnasium spaces: flat spaces only (a
-``Dict`` has no single size: a :class:`~zooport.errors.SpecError`), except PettingZoo's mask
-convention ``{"observation", "action_mask"}``, which counts its ``"observation"``."""
+"""ai-traineree's task API over Gymnasium spaces: sizes of flat spaces (of PettingZoo's masked
+``{"observation", "action_mask"}``, its ``"observation"``), ``DataSpace`` and ``TaskBase``."""
 
 from __future__ import annotations
 
@@ -41,8 +40,7 @@ def _condensed(bound: np.ndarray) -> Any:
 
 @dataclass
 class DataSpace:
-    """ai-traineree's ``DataSpace`` (``Agent(task.obs_space, ...)``); bounds are inclusive, one
-    number where every element has it."""
+    """ai-traineree's ``DataSpace``; bounds are inclusive, one number where all share it."""
 
     dtype: str
     shape: tuple[int, ...]
@@ -56,8 +54,7 @@ class DataSpace:
 
     @staticmethod
     def from_gym_space(space: spaces.Space) -> DataSpace:
-        """The ``DataSpace`` of a flat Gymnasium space (a ``Discrete`` has shape ``(1,)``); a
-        ``SpecError`` for a space with no flat shape (a ``Dict`` of several parts, a ``Tuple``)."""
+        """The ``DataSpace`` of a flat Gymnasium space (a ``Discrete`` has shape ``(1,)``)."""
         space = policy_part(space)
         dtype = str(space.dtype)
         if isinstance(space, spaces.Discrete):
@@ -100,8 +97,8 @@ class _Discrete(spaces.Discrete):
 
 
 def agent_action_space(space: spaces.Space) -> spaces.Space:
-    """``space`` (a ``Discrete`` or ``Box``) as an equal space that also has ai-traineree's
-    ``to_feature()`` (and a ``Discrete``'s inclusive ``low``/``high``); any other as it is."""
+    """A ``Discrete`` or ``Box`` as an equal space with ai-traineree's ``to_feature()`` (and a
+    ``Discrete``'s inclusive ``low``/``high``); any other space as it is."""
     if type(space) is spaces.Discrete:
         return _Discrete(int(space.n), start=int(space.start))
     if type(space) is spaces.Box:
@@ -139,29 +136,6 @@ def is_discrete(space: spaces.Space) -> bool:
     return isinstance(space, (spaces.Discrete, spaces.MultiDiscrete))
 
 
-def one_size(
-    spaces_by_name: Mapping[str, spaces.Space],
-    size: Callable[[spaces.Space], int],
-    what: str,
-    owner: str,
-) -> int:
-    """The ``size`` every space of ``spaces_by_name`` shares; a SpecError listing them where
-    they differ (``what`` and ``owner`` name the property and the task)."""
-    by_size: dict[int, list[str]] = {}
-    for name, space in spaces_by_name.items():
-        by_size.setdefault(size(space), []).append(name)
-    if len(by_size) == 1:
-        return next(iter(by_size))
-    listed = ", ".join(
-        f"{n} for {names[:5]}" + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-        for n, names in by_size.items()
-    )
-    raise SpecError(
-        f"{owner}.{what}: its agents do not share one size: {listed or 'no agents'}; ask each "
-        "agent's observation_space/action_space instead"
-    )
-
-
 class TaskBase:
     """What the three tasks share: ``seed()`` for the next ``reset()``, and ai-traineree's
     ``obs_size``/``action_size`` over the spaces each agent sees (``_agent_spaces``)."""
@@ -181,16 +155,32 @@ class TaskBase:
         """Seeds the next ``reset()`` (as ``reset(seed=...)`` does)."""
         self._next_seed = check_seed(seed, f"{type(self).__name__}.seed")
 
+    def _one_size(
+        self, what: str, by_agent: Mapping[str, spaces.Space], size: Callable[[spaces.Space], int]
+    ) -> int:
+        # The size every agent's space shares; a SpecError listing them where they differ.
+        by_size: dict[int, list[str]] = {}
+        for name, space in by_agent.items():
+            by_size.setdefault(size(space), []).append(name)
+        if len(by_size) == 1:
+            return next(iter(by_size))
+        listed = ", ".join(
+            f"{n} for {names[:5]}" + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+            for n, names in by_size.items()
+        )
+        raise SpecError(
+            f"{type(self).__name__}.{what}: its agents do not share one size: "
+            f"{listed or 'no agents'}; ask each agent's observation_space/action_space instead"
+        )
+
     @property
     def obs_size(self) -> int:
         """The number of values of one agent's observation (without an action mask), the same
-        for every agent (ai-traineree's ``obs_size[0]``; a ``SpecError`` where they differ)."""
-        observations = self._agent_spaces()[0]
-        return one_size(observations, observation_size, "obs_size", type(self).__name__)
+        for every agent (ai-traineree's ``obs_size[0]``)."""
+        return self._one_size("obs_size", self._agent_spaces()[0], observation_size)
 
     @property
     def action_size(self) -> int:
         """``n`` of a ``Discrete`` action space, else the number of action values, the same for
-        every agent (ai-traineree's ``action_size.n``; a ``SpecError`` where they differ)."""
-        actions = self._agent_spaces()[1]
-        return one_size(actions, action_size, "action_size", type(self).__name__)
+        every agent (ai-traineree's ``action_size.n``)."""
+        return self._one_size("action_size", self._agent_spaces()[1], action_size)
