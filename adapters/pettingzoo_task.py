@@ -38,6 +38,22 @@ def _transition(
     return Transition(obs, float(reward), terminated or truncated, flagged)
 
 
+def _transitions(
+    observations: Mapping[str, Any], rewards: Any, terminations: Any, truncations: Any, infos: Any
+) -> dict[str, Transition]:
+    # Each observed agent's transition from PettingZoo's per-agent dicts (a missing entry: 0).
+    return {
+        agent: _transition(
+            obs,
+            rewards.get(agent, 0.0),
+            terminations.get(agent, False),
+            truncations.get(agent, False),
+            infos.get(agent),
+        )
+        for agent, obs in observations.items()
+    }
+
+
 class PettingZooTask(task_api.TaskBase):
     """A PettingZoo AEC or Parallel env for multi-agent runners.
 
@@ -117,10 +133,7 @@ class PettingZooTask(task_api.TaskBase):
         seed = self._take_seed(seed)
         if self.is_parallel:
             observations, infos = env.reset(seed=seed, options=options)
-            self._last = {
-                agent: _transition(obs, 0.0, False, False, infos.get(agent))
-                for agent, obs in observations.items()
-            }
+            self._last = _transitions(observations, {}, {}, {}, infos)
             self._dones = dict.fromkeys(observations, False)
             return dict(observations)
         env.reset(seed=seed, options=options)
@@ -131,17 +144,7 @@ class PettingZooTask(task_api.TaskBase):
         ``{agent: action}`` (``{agent: Transition}``)."""
         env = self.env
         if self.is_parallel:
-            observations, rewards, terminations, truncations, infos = env.step(action)
-            transitions = {
-                agent: _transition(
-                    obs,
-                    rewards.get(agent, 0.0),
-                    terminations.get(agent, False),
-                    truncations.get(agent, False),
-                    infos.get(agent),
-                )
-                for agent, obs in observations.items()
-            }
+            transitions = _transitions(*env.step(action))
             self._last.update(transitions)
             self._dones = {agent: t.done for agent, t in transitions.items()}
             return transitions
@@ -163,8 +166,7 @@ class PettingZooTask(task_api.TaskBase):
                     f"PettingZooTask: no data for agent {agent!r}; agents: {self.agents}"
                 ) from None
         if agent is None:
-            obs, reward, terminated, truncated, info = env.last()
-            return _transition(obs, reward, terminated, truncated, info)
+            return _transition(*env.last())
         if agent not in env.terminations:
             raise UnknownAgentError(
                 f"PettingZooTask: no agent {agent!r} in the env; agents: {self.agents}"
@@ -173,13 +175,8 @@ class PettingZooTask(task_api.TaskBase):
 
     def _aec_last(self, agent: str, rewards: Mapping[str, Any]) -> Transition:
         env = self.env
-        return _transition(
-            env.observe(agent),
-            rewards.get(agent, 0.0),
-            env.terminations.get(agent, False),
-            env.truncations.get(agent, False),
-            env.infos.get(agent),
-        )
+        observed = {agent: env.observe(agent)}
+        return _transitions(observed, rewards, env.terminations, env.truncations, env.infos)[agent]
 
     def agent_iter(self, max_iter: int = 2**63) -> Iterator[str]:
         """The AEC env's ``agent_iter``; a Parallel env has none (use ``step(dict)``)."""
