@@ -14,7 +14,7 @@ from zooport.adapters import task_api
 from zooport.adapters.agent_names import AgentKey
 from zooport.adapters.core_access import render_core
 from zooport.adapters.driver_controls import DriverControls
-from zooport.adapters.multi_agent_driver import AgentsStep, MultiAgentDriver
+from zooport.adapters.multi_agent_driver import MultiAgentDriver
 from zooport.adapters.options import DriverOptions, listing_options
 from zooport.adapters.termination import finished_needed
 from zooport.envs.base_env import BaseEnvLike
@@ -160,13 +160,12 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
         )
 
     def _agent_spaces(self) -> tuple[dict[str, spaces.Space], dict[str, spaces.Space]]:
-        groups = self._driver.groups
-        return {g.name: g.observation_space for g in groups}, {
-            g.name: g.action_space for g in groups
-        }
+        # By behaviour: an agent sees its behaviour's spaces.
+        observations = {g.name: g.observation_space for g in self._driver.groups}
+        return observations, {g.name: g.action_space for g in self._driver.groups}
 
     def reset(self, seed: int | None = None) -> list[Any]:
-        """Resets the core; returns every agent's first observation, in ``possible_agents`` order."""
+        """Resets the core; returns the agents' first observations, in ``possible_agents`` order."""
         observations, infos = self._driver.reset(self._take_seed(seed))
         self._pending = {}
         self._dones = dict.fromkeys(self._driver.possible_agents, False)
@@ -239,11 +238,10 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
 
     def _run_cycle(self) -> dict[str, Transition]:
         actions, self._pending = self._pending, {}
-        result: AgentsStep = self._driver.step(actions)
-        observations, rewards, terminations, truncations, infos = result
+        observations, rewards, terminations, truncations, infos = self._driver.step(actions)
         self._dones.update(dict.fromkeys(self._driver.new_agents, False))
         self._dones.update(dict.fromkeys(self._driver.finished, True))
-        # The five dicts of a step have the same keys in the same order (AgentsStep).
+        # The five dicts of a step have the same keys in the same order.
         transitions = {
             agent: Transition(obs, reward, ended or cut, _flagged(info, ended, cut))
             for (agent, obs), reward, ended, cut, info in zip(
@@ -282,11 +280,10 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
     def detect_game_over(self, terminations: Mapping[Any, Any] | Sequence[bool] | Any) -> bool:
         """Whether the termination rule ends the episode, given each agent's finished flag."""
         if isinstance(terminations, Mapping):
-            flags = [bool(v) for v in terminations.values()]
-        else:
-            flags = np.asarray(terminations, dtype=bool).reshape(-1).tolist()
-        n_agents = max(len(flags), len(self.possible_agents))
-        return sum(flags) >= finished_needed(self._driver.termination_mode, n_agents)
+            terminations = [bool(v) for v in terminations.values()]
+        flags = np.asarray(terminations, dtype=bool).reshape(-1)
+        n_agents = max(flags.size, len(self.possible_agents))
+        return int(flags.sum()) >= finished_needed(self._driver.termination_mode, n_agents)
 
     def _check_running(self) -> None:
         driver = self._driver
