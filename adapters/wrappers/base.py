@@ -1,7 +1,5 @@
-"""The base of zooport's PettingZoo Parallel wrappers, finding a layer in a chain, and which
-agents (:class:`AgentSelector`) and teams (:class:`Teams`) a wrapper acts on. There is no
-``__getattr__`` forwarding: what is not passed through is reached with ``env.unwrapped`` or
-:func:`get_wrapper`."""
+"""The base of zooport's PettingZoo Parallel wrappers (explicit pass-through, no ``__getattr__``),
+finding a layer in a chain, and which agents and teams a wrapper acts on."""
 
 from __future__ import annotations
 
@@ -42,7 +40,6 @@ __all__ = [
 AgentID = TypeVar("AgentID")
 ObsType = TypeVar("ObsType")
 ActionType = TypeVar("ActionType")
-#: What ``reset`` returns (observations, infos) and ``step`` (with rewards and the flags).
 ResetReturn = tuple[dict[str, Any], dict[str, dict[str, Any]]]
 StepReturn = tuple[dict, dict, dict, dict, dict]
 
@@ -52,7 +49,6 @@ class WrapperOrderError(ZooportError, ValueError):
 
 
 def _chain(env: Any) -> Iterator[Any]:
-    """``env`` and its layers (``.env``, or ``.aec_env`` of PettingZoo's ``aec_to_parallel``)."""
     for _ in range(1000):  # a cycle of .env references ends here
         if env is None:
             return
@@ -64,14 +60,13 @@ def _chain(env: Any) -> Iterator[Any]:
 def get_wrapper(env: Any, cls: type) -> Any | None:
     """The outermost layer of ``env`` that is a ``cls`` (or its gym/vector form), or None."""
     for layer in _chain(env):
-        form_of = getattr(type(layer), "form_of", None)
-        if isinstance(layer, cls) or (form_of is not None and issubclass(form_of, cls)):
+        if isinstance(layer, cls) or issubclass(getattr(type(layer), "form_of", type), cls):
             return layer
     return None
 
 
 def has_wrapper(env: Any, cls: type) -> bool:
-    """True when ``cls`` (or its gym/vector form) is a layer of ``env``'s ``.env`` chain."""
+    """True when ``cls`` (or its gym/vector form) is a layer of ``env``'s chain."""
     return get_wrapper(env, cls) is not None
 
 
@@ -90,7 +85,6 @@ TeamSpec = Mapping[str, Hashable] | Callable[[str], Hashable] | None
 
 
 def _known_behavior(env: Any, agent: str) -> str | None:
-    """``agent``'s behaviour as its zooport adapter knows it; None without one that does."""
     key_of = getattr(getattr(env, "unwrapped", None), "agent_key", None)
     if callable(key_of):
         try:
@@ -230,6 +224,13 @@ def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
     return guarded
 
 
+def _passed(name: str, default: Any = ...) -> Any:
+    """A read-only property passing ``self.env.<name>`` through (``default`` where it has none)."""
+    if default is ...:
+        return property(lambda self: getattr(self.env, name))
+    return property(lambda self: getattr(self.env, name, default))
+
+
 class ParallelWrapper(
     ParallelEnv[AgentID, ObsType, ActionType], Generic[AgentID, ObsType, ActionType]
 ):
@@ -237,6 +238,12 @@ class ParallelWrapper(
 
     The layers of a chain share one :class:`~zooport.envs.step_guard.StepGuard`, entered by
     the layer the user calls (re-entry and failed steps: see the wrappers guide)."""
+
+    metadata = _passed("metadata")
+    render_mode = _passed("render_mode", None)
+    agents = _passed("agents")
+    possible_agents = _passed("possible_agents")
+    state_space = _passed("state_space")
 
     def __init__(self, env: ParallelEnv) -> None:
         if not isinstance(env, ParallelEnv):
@@ -261,22 +268,6 @@ class ParallelWrapper(
         for call in ("step", "reset"):
             if call in cls.__dict__:
                 setattr(cls, call, _guarded(cls.__dict__[call]))
-
-    @property
-    def metadata(self) -> dict[str, Any]:
-        return self.env.metadata
-
-    @property
-    def render_mode(self) -> str | None:
-        return getattr(self.env, "render_mode", None)
-
-    @property
-    def agents(self) -> list[AgentID]:
-        return self.env.agents
-
-    @property
-    def possible_agents(self) -> list[AgentID]:
-        return self.env.possible_agents
 
     @override
     def observation_space(self, agent: AgentID) -> spaces.Space:
@@ -309,10 +300,6 @@ class ParallelWrapper(
     @override
     def state(self) -> np.ndarray:
         return self.env.state()
-
-    @property
-    def state_space(self) -> spaces.Space:
-        return self.env.state_space
 
     @override
     def render(self) -> Any:
