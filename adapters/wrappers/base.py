@@ -33,6 +33,7 @@ __all__ = [
     "PartsDelivery",
     "WrapperOrderError",
     "check_once",
+    "expect",
     "get_wrapper",
     "has_wrapper",
 ]
@@ -68,6 +69,14 @@ def get_wrapper(env: Any, cls: type) -> Any | None:
 def has_wrapper(env: Any, cls: type) -> bool:
     """True when ``cls`` (or its gym/vector form) is a layer of ``env``'s chain."""
     return get_wrapper(env, cls) is not None
+
+
+def expect(
+    ok: Any, name: str, wanted: str, value: Any, error: type[ZooportError] = ArgumentError
+) -> None:
+    """Raises ``error`` saying ``name`` should be ``wanted`` and is ``value``, unless ``ok``."""
+    if not ok:
+        raise error(f"Expect {name} to be {wanted}, actually: {value!r}")
 
 
 def check_once(wrapper: Any, env: Any) -> None:

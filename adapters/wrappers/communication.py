@@ -1,6 +1,6 @@
-"""Messages between agents (MATE's communication, made generic): :class:`MessageBus` delivers
-what was sent between two steps in the next step's infos or observations, and the channels
-stacked over it filter, drop, limit by range, silence or delay them (outermost first)."""
+"""Messages between agents (MATE's communication): :class:`MessageBus` delivers what was sent
+between two steps in the next step's infos or observations; channels over it filter, drop,
+limit by range, silence or delay them (outermost first)."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from zooport.adapters.wrappers.base import (
     StepReturn,
     WrapperOrderError,
     check_once,
+    expect,
     get_wrapper,
 )
 from zooport.errors import (
@@ -108,10 +109,8 @@ class MessageBus(PartsDelivery, ObservationMapper, CommunicationLayer):
         self._sender_index = {a: i + 1 for i, a in enumerate(self.senders)}
         if max_messages is None:
             max_messages = max(1, len(self.senders))
-        if isinstance(max_messages, bool) or not isinstance(max_messages, int) or max_messages < 1:
-            raise ArgumentError(
-                f"Expect max_messages to be an int >= 1, actually: {max_messages!r}"
-            )
+        ok = isinstance(max_messages, int) and not isinstance(max_messages, bool)
+        expect(ok and max_messages >= 1, "max_messages", "an int >= 1", max_messages)
         self.max_messages = max_messages
         self.message_space: spaces.Dict | None = None
         if content_space is not None:
@@ -239,10 +238,7 @@ class MessageFilter(MessageChannel):
 
     def __init__(self, env: ParallelEnv, fn: Callable[[Message], bool | Message]) -> None:
         super().__init__(env)
-        if not callable(fn):
-            raise ArgumentTypeError(
-                f"Expect fn to be a callable message -> bool | Message, actually: {fn!r}"
-            )
+        expect(callable(fn), "fn", "a callable message -> bool | Message", fn, ArgumentTypeError)
         self.fn = fn
 
     @override
@@ -265,8 +261,8 @@ class RandomMessageDropout(MessageChannel):
 
     def __init__(self, env: ParallelEnv, p: float) -> None:
         super().__init__(env)
-        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
-            raise ArgumentError(f"Expect p to be a probability in [0, 1], actually: {p!r}")
+        ok = isinstance(p, (int, float)) and not isinstance(p, bool) and 0.0 <= p <= 1.0
+        expect(ok, "p", "a probability in [0, 1]", p)
         self.p = float(p)
 
     @override
@@ -283,31 +279,28 @@ class RestrictedCommunicationRange(MessageChannel):
 
     def __init__(self, env: ParallelEnv, r: float, position_fn: Callable[[str, Any], Any]) -> None:
         super().__init__(env)
-        if isinstance(r, bool) or not isinstance(r, (int, float)) or not 0 < r < np.inf:
-            raise ArgumentError(f"Expect r to be a finite range > 0, actually: {r!r}")
-        if not callable(position_fn):
-            raise ArgumentTypeError(
-                f"Expect position_fn to be a callable (agent, observation) -> position, "
-                f"actually: {position_fn!r}"
-            )
+        ok = isinstance(r, (int, float)) and not isinstance(r, bool) and 0 < r < np.inf
+        expect(ok, "r", "a finite range > 0", r)
+        wanted = "a callable (agent, observation) -> position"
+        expect(callable(position_fn), "position_fn", wanted, position_fn, ArgumentTypeError)
         self.r = float(r)
         self.position_fn = position_fn
 
     @override
     def transmit(self, messages: list[Message]) -> list[Message]:
-        def position(agent: Any) -> np.ndarray | None:
-            obs = self.bus.last_observations.get(agent)
-            return None if obs is None else np.asarray(self.position_fn(agent, obs), np.float64)
-
+        seen = self.bus.last_observations
         where = {
-            a: position(a) for a in {m.sender for m in messages} | {m.recipient for m in messages}
+            a: np.asarray(self.position_fn(a, seen[a]), np.float64)
+            for a in {m.sender for m in messages} | {m.recipient for m in messages}
+            if a in seen and seen[a] is not None
         }
-        kept = []
-        for m in messages:
-            a, b = where[m.sender], where[m.recipient]
-            if a is not None and b is not None and np.linalg.norm(a - b) <= self.r:
-                kept.append(m)
-        return kept
+        return [
+            m
+            for m in messages
+            if m.sender in where
+            and m.recipient in where
+            and np.linalg.norm(where[m.sender] - where[m.recipient]) <= self.r
+        ]
 
 
 class NoCommunication(MessageChannel):
@@ -333,11 +326,8 @@ class ExtraCommunicationDelays(MessageChannel):
         self, env: ParallelEnv, delay: int | Callable[[Message, np.random.Generator], int] = 1
     ) -> None:
         super().__init__(env)
-        if not callable(delay) and not _is_delay(delay):
-            raise ArgumentError(
-                f"Expect delay to be an int >= 0 or a callable (message, rng) -> int, "
-                f"actually: {delay!r}"
-            )
+        ok = callable(delay) or _is_delay(delay)
+        expect(ok, "delay", "an int >= 0 or a callable (message, rng) -> int", delay)
         self.delay = delay
         self._heap: list[tuple[int, int, Message]] = []
         self._clock = 0

@@ -18,6 +18,7 @@ from zooport.adapters.wrappers.base import (
     Teams,
     TeamSpec,
     check_once,
+    expect,
 )
 from zooport.errors import ArgumentError, ArgumentTypeError
 
@@ -33,8 +34,7 @@ _ENV_REWARD = "env_reward"
 
 
 def _reduction(value: str, allowed: tuple[str, ...]) -> str:
-    if value not in allowed:
-        raise ArgumentError(f"Expect reduction to be one of {list(allowed)}, actually: {value!r}")
+    expect(value in allowed, "reduction", f"one of {list(allowed)}", value)
     return value
 
 
@@ -68,21 +68,16 @@ class RewardShaping(ParallelWrapper[str, Any, Any]):
         agents: AgentSpec = None,
     ) -> None:
         super().__init__(env)
-        if not isinstance(components, Mapping):
-            raise ArgumentTypeError(
-                f"Expect components to be a mapping name -> callable, actually: {components!r}"
-            )
+        ok = isinstance(components, Mapping)
+        expect(ok, "components", "a mapping name -> callable", components, ArgumentTypeError)
         for name, component in components.items():
-            if not isinstance(name, str) or not name or name == _ENV_REWARD:
-                raise ArgumentError(
-                    f"Expect component names to be non-empty str other than {_ENV_REWARD!r} "
-                    f"(the env's reward is always a component), actually: {name!r}"
-                )
-            if not callable(component):
-                raise ArgumentTypeError(
-                    f"Expect component {name!r} to be a callable StepData -> value, actually: "
-                    f"{component!r}"
-                )
+            ok = isinstance(name, str) and bool(name) and name != _ENV_REWARD
+            wanted = (
+                f"non-empty str other than {_ENV_REWARD!r} (the env's reward is always a component)"
+            )
+            expect(ok, "component names", wanted, name)
+            wanted = "a callable StepData -> value"
+            expect(callable(component), f"component {name!r}", wanted, component, ArgumentTypeError)
         self.components: dict[str, Callable[[StepData], Any]] = dict(components)
         names = [_ENV_REWARD, *self.components]
         coefficients = dict(coefficients or {})
@@ -94,13 +89,15 @@ class RewardShaping(ParallelWrapper[str, Any, Any]):
         self.coefficients: dict[str, float | Callable[[int], float]] = {}
         for name in names:
             value = coefficients.get(name, 1.0)
-            if isinstance(value, bool) or not (
-                callable(value) or isinstance(value, (int, float, np.integer, np.floating))
-            ):
-                raise ArgumentTypeError(
-                    f"Expect coefficient {name!r} to be a float or a schedule total_steps -> "
-                    f"float, actually: {value!r}"
-                )
+            ok = callable(value) or isinstance(value, (int, float, np.integer, np.floating))
+            wanted = "a float or a schedule total_steps -> float"
+            expect(
+                ok and not isinstance(value, bool),
+                f"coefficient {name!r}",
+                wanted,
+                value,
+                ArgumentTypeError,
+            )
             self.coefficients[name] = value if callable(value) else float(value)
         self.reduction = _reduction(reduction, ("none", *REDUCTIONS))
         self.select = AgentSelector(env, agents)
@@ -195,10 +192,8 @@ class TeamReward(ParallelWrapper[str, Any, Any]):
         self.reduction = _reduction(reduction, tuple(REDUCTIONS))
         self._reduce = REDUCTIONS[self.reduction]
         self.teams = Teams(env, teams)
-        if not isinstance(source, str) or not source:
-            raise ArgumentTypeError(
-                f"Expect source to be 'reward' or an info key, actually: {source!r}"
-            )
+        ok = isinstance(source, str) and bool(source)
+        expect(ok, "source", "'reward' or an info key", source, ArgumentTypeError)
         self.source = source
 
     @override

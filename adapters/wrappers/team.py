@@ -1,6 +1,5 @@
-"""Folding agents into the env: some play a policy (``observation -> action``, deep-copied per
-agent; optional hooks ``bind(agent, action_space)`` once and ``reset(seed)`` every episode),
-the rest are exposed, as a Parallel env or one agent as a ``gymnasium.Env``."""
+"""Folding agents into the env: some play a policy, the rest are exposed, as a Parallel env or
+one agent as a ``gymnasium.Env``."""
 
 from __future__ import annotations
 
@@ -17,7 +16,13 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from typing_extensions import override
 
-from zooport.adapters.wrappers.base import AgentSelector, ParallelWrapper, ResetReturn, StepReturn
+from zooport.adapters.wrappers.base import (
+    AgentSelector,
+    ParallelWrapper,
+    ResetReturn,
+    StepReturn,
+    expect,
+)
 from zooport.envs.arguments import check_seed
 from zooport.errors import (
     ActionError,
@@ -107,19 +112,14 @@ class FoldAgents(ParallelWrapper[str, Any, Any]):
             )
         if isinstance(policy, str) and policy == "random":
             policy = RandomPolicy()
-        if not callable(policy):
-            raise ArgumentTypeError(
-                f"Expect policy to be a callable observation -> action or 'random', actually: "
-                f"{policy!r}"
-            )
+        wanted = "a callable observation -> action or 'random'"
+        expect(callable(policy), "policy", wanted, policy, ArgumentTypeError)
         self.policy = policy
         self.folded = AgentSelector(env, agents if behavior is None else behavior, "agents")
         self._clones: dict[str, Callable[[Any], Any]] = {}
         self._folded_obs: dict[str, Any] = {}
         self.folded_rewards: dict[str, float] = {}
         self._agents: list[str] = []
-        self._possible: list[str] = []
-        self._possible_from = -1
         possible = env.possible_agents
         if not any(self.folded(a) for a in possible) and self._require_folded:
             raise ArgumentError(
@@ -131,11 +131,7 @@ class FoldAgents(ParallelWrapper[str, Any, Any]):
 
     @property
     def possible_agents(self) -> list[str]:
-        inner = self.env.possible_agents
-        if len(inner) != self._possible_from:  # it grows as agents spawn
-            self._possible = [a for a in inner if not self.folded(a)]
-            self._possible_from = len(inner)
-        return self._possible
+        return [a for a in self.env.possible_agents if not self.folded(a)]
 
     @property
     def agents(self) -> list[str]:
