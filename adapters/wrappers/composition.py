@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any, TypeGuard
+from typing import Any
 
 import gymnasium as gym
 from pettingzoo import ParallelEnv
@@ -20,6 +20,7 @@ from zooport.adapters.wrappers.action import (
 from zooport.adapters.wrappers.base import (
     ParallelWrapper,
     WrapperOrderError,
+    expect,
     get_wrapper,
     has_wrapper,
 )
@@ -40,11 +41,9 @@ __all__ = [
     "has_wrapper",
 ]
 
-FORMS: dict[tuple[type, str], Callable[..., Any]] = {
-    (DiscretizeActions, "gym"): GymDiscretizeActions,
-    (DiscretizeActions, "vector"): VectorDiscretizeActions,
-    (RescaleObservations, "gym"): GymRescaleObservations,
-    (RescaleObservations, "vector"): VectorRescaleObservations,
+FORMS: dict[type, dict[str, type]] = {
+    DiscretizeActions: {"gym": GymDiscretizeActions, "vector": VectorDiscretizeActions},
+    RescaleObservations: {"gym": GymRescaleObservations, "vector": VectorRescaleObservations},
 }
 _KIND_NAMES = {
     "parallel": "a PettingZoo Parallel env",
@@ -60,14 +59,9 @@ class WrapperSpec:
     __slots__ = ("wrapper", "args", "kwargs")
 
     def __init__(self, wrapper: Callable[..., Any], /, *args: Any, **kwargs: Any) -> None:
-        if not callable(wrapper):
-            raise ArgumentTypeError(
-                f"Expect WrapperSpec's wrapper to be a wrapper class or a callable env -> env, "
-                f"actually: {wrapper!r}"
-            )
-        self.wrapper = wrapper
-        self.args = args
-        self.kwargs = kwargs
+        wanted = "a wrapper class or a callable env -> env"
+        expect(callable(wrapper), "WrapperSpec's wrapper", wanted, wrapper, ArgumentTypeError)
+        self.wrapper, self.args, self.kwargs = wrapper, args, kwargs
 
     def __call__(self, env: Any) -> Any:
         return self.wrapper(env, *self.args, **self.kwargs)
@@ -79,19 +73,22 @@ class WrapperSpec:
         return f"WrapperSpec({', '.join(parts)})"
 
 
-def _decompose(item: Any) -> tuple[type | None, tuple, dict]:
-    """(class, args, kwargs) of a wrapper item; class None when it is not known."""
+def _decompose(item: Any) -> tuple[Any, tuple, dict]:
+    """(what ``item`` builds, args, kwargs), through WrapperSpecs and partials."""
     if isinstance(item, WrapperSpec):
-        cls, args, kwargs = _decompose(item.wrapper)
-        return cls, args + item.args, {**kwargs, **item.kwargs}
+        built, args, kwargs = _decompose(item.wrapper)
+        return built, args + item.args, {**kwargs, **item.kwargs}
     if isinstance(item, functools.partial):
-        cls, args, kwargs = _decompose(item.func)
-        return cls, args + item.args, {**kwargs, **item.keywords}
-    return (item if isinstance(item, type) else None), (), {}
+        built, args, kwargs = _decompose(item.func)
+        return built, args + item.args, {**kwargs, **item.keywords}
+    return item, (), {}
 
 
-def _is_ours(cls: type | None) -> TypeGuard[type]:
-    return isinstance(cls, type) and issubclass(cls, (ParallelWrapper, SingleAgentView))
+def _ours(item: Any) -> type | None:
+    """The zooport wrapper class ``item`` builds, else None."""
+    built = _decompose(item)[0]
+    ours = isinstance(built, type) and issubclass(built, (ParallelWrapper, SingleAgentView))
+    return built if ours else None
 
 
 def adapter_api(wrappers: Sequence[Any], api: str) -> str:
@@ -99,14 +96,10 @@ def adapter_api(wrappers: Sequence[Any], api: str) -> str:
     list holds zooport wrappers (the Parallel adapter is converted after them), else ``api``."""
     if not isinstance(api, str) or api not in APIS:
         raise ArgumentError(f"Expect api to be one of {list(APIS)}, actually: {api!r}")
-    if isinstance(wrappers, (str, bytes)) or not isinstance(wrappers, Sequence):
-        raise ArgumentTypeError(
-            f"Expect wrappers to be a list of wrapper classes, WrapperSpecs or callables, "
-            f"actually: {wrappers!r}"
-        )
-    if api == "aec" and any(_is_ours(_decompose(item)[0]) for item in wrappers):
-        return "parallel"
-    return api
+    ok = isinstance(wrappers, Sequence) and not isinstance(wrappers, (str, bytes))
+    wanted = "a list of wrapper classes, WrapperSpecs or callables"
+    expect(ok, "wrappers", wanted, wrappers, ArgumentTypeError)
+    return "parallel" if api == "aec" and any(map(_ours, wrappers)) else api
 
 
 def apply_wrappers(env: Any, wrappers: Sequence[Any], *, api: str = "parallel") -> Any:
@@ -124,24 +117,21 @@ def apply_wrappers(env: Any, wrappers: Sequence[Any], *, api: str = "parallel") 
                 f"{where}: expect a wrapper class, a WrapperSpec or a callable env -> env, "
                 f"actually: {item!r}"
             )
-        cls, args, kwargs = _decompose(item)
-        if _is_ours(cls):
-            item = _form(cls, args, kwargs, item, kind, api, where)
+        cls = _ours(item)
+        if cls is not None:
+            item = _form(cls, item, kind, api, where)
         else:
             if kind == "parallel" and api == "aec":
                 env, kind = parallel_to_aec(env), "aec"
-            _check_foreign(cls, kind, api, where)
+            _check_foreign(item, kind, api, where)
         env = item(env)
         if isinstance(env, SingleAgentView):
             kind = "gym"
-    if kind == "parallel" and api == "aec":
-        env = parallel_to_aec(env)
-    return env
+    return parallel_to_aec(env) if kind == "parallel" and api == "aec" else env
 
 
-def _form(
-    cls: type, args: tuple, kwargs: dict, item: Any, kind: str, api: str, where: str
-) -> Callable[[Any], Any]:
+def _form(cls: type, item: Any, kind: str, api: str, where: str) -> Any:
+    """``item`` as it wraps an env of ``kind``, or why it cannot."""
     if issubclass(cls, SingleAgentView) and api != "parallel":
         raise WrapperOrderError(
             f"{cls.__name__} ({where}) turns a Parallel env into a single-agent gymnasium.Env, "
@@ -149,17 +139,17 @@ def _form(
         )
     if kind == "parallel":
         return item
-    form = next((f for (c, k), f in FORMS.items() if k == kind and issubclass(cls, c)), None)
-    if form is not None:
-        return WrapperSpec(form, *args, **kwargs)
+    forms = next((f for c, f in FORMS.items() if issubclass(cls, c)), {})
+    if kind in forms:
+        _, args, kwargs = _decompose(item)
+        return WrapperSpec(forms[kind], *args, **kwargs)
     if api == "aec":
         raise WrapperOrderError(
             f"{cls.__name__} ({where}) wraps PettingZoo Parallel envs, but for api='aec' the "
             "zooport wrappers must come before every other item: they wrap the Parallel "
             "adapter, which is then converted with parallel_to_aec"
         )
-    forms = [k for (c, k) in FORMS if issubclass(cls, c)]
-    has = f"it has forms for {forms}" if forms else "it only makes sense for several agents"
+    has = f"it has forms for {list(forms)}" if forms else "it only makes sense for several agents"
     raise WrapperOrderError(
         f"{cls.__name__} ({where}) wraps PettingZoo Parallel envs, but there the env is "
         f"{_KIND_NAMES[kind]} (api={api!r}) and {has}; use api='parallel'"
@@ -167,11 +157,12 @@ def _form(
     )
 
 
-def _check_foreign(cls: type | None, kind: str, api: str, where: str) -> None:
+def _check_foreign(item: Any, kind: str, api: str, where: str) -> None:
     """Refuses a Gymnasium wrapper class where the env is not of the kind it wraps."""
+    item = _decompose(item)[0]
     for base, expected in ((gym.Wrapper, "gym"), (gym.vector.VectorWrapper, "vector")):
-        if isinstance(cls, type) and issubclass(cls, base) and kind != expected:
+        if isinstance(item, type) and issubclass(item, base) and kind != expected:
             raise WrapperOrderError(
-                f"{cls.__name__} ({where}) wraps {_KIND_NAMES[expected]}, but there the env is "
+                f"{item.__name__} ({where}) wraps {_KIND_NAMES[expected]}, but there the env is "
                 f"{_KIND_NAMES[kind]} (api={api!r})"
             )
