@@ -4,6 +4,7 @@ over the agents that finished, for the episode (:class:`TerminationPolicy`) or p
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -19,64 +20,103 @@ from zooport.adapters.wrappers.base import (
     Teams,
     TeamSpec,
     check_once,
+    expect,
 )
-from zooport.errors import ArgumentError, ArgumentTypeError, EnvNotResetError, a_type
+from zooport.errors import ArgumentTypeError, EnvNotResetError, a_type
 
 __all__ = ["TerminationPolicy", "IndividualDone", "filler_action"]
 
 
 class _RuleWrapper(ParallelWrapper[str, Any, Any]):
+    """The rule over each team's members (one team for the episode: ``teams`` None); a team
+    whose rule fires has its live members flagged ``end_live_as``."""
+
+    _whole_episode = False
+
     def __init__(
-        self, env: ParallelEnv, mode: TerminationMode | str | float, end_live_as: str
+        self,
+        env: ParallelEnv,
+        mode: TerminationMode | str | float,
+        end_live_as: str,
+        teams: Teams | None = None,
     ) -> None:
         super().__init__(env)
         check_once(self, env)
         finished_needed(mode, 1)  # a bad mode raises here
         self.rule = mode
-        if end_live_as not in ("truncated", "terminated"):
-            raise ArgumentError(
-                f"Expect end_live_as to be one of ['truncated', 'terminated'], actually: "
-                f"{end_live_as!r}"
-            )
+        wanted = "one of ['truncated', 'terminated']"
+        expect(end_live_as in ("truncated", "terminated"), "end_live_as", wanted, end_live_as)
         self.end_live_as = end_live_as
+        self._teams = teams
         self._agents: list[str] = []
         self._finished: set[str] = set()
+        self._members: dict[Any, set[str]] = {}
+        self._done_teams: set[Any] = set()
+        self._benched: set[str] = set()
+        self._over = self._whole_episode
 
     @property
     def agents(self) -> list[str]:
         return self._agents
 
+    def _join(self, agents: Iterable[str]) -> None:
+        for agent in agents:
+            team = None if self._teams is None else self._teams(agent)
+            self._members.setdefault(team, set()).add(agent)
+
     @override
     def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
         observations, infos = self.env.reset(seed=seed, options=options)
-        self._agents, self._finished = list(self.env.agents), set()
-        self._begin()
+        self._agents, self._finished, self._over = list(self.env.agents), set(), False
+        self._members, self._done_teams, self._benched = {}, set(), set()
+        self._join(self._agents)
         return observations, infos
 
-    def _begin(self) -> None:
-        """A subclass's own state at reset."""
-
-    def _note_finished(
-        self, terminations: dict[str, bool], truncations: dict[str, bool]
-    ) -> set[str]:
-        self._finished.update(a for a in terminations if terminations[a])
-        self._finished.update(a for a in truncations if truncations[a])
-        return self._finished
-
-    def _end_live(
-        self, cut: list[str], terminations: dict[str, bool], truncations: dict[str, bool]
-    ) -> tuple[dict[str, bool], dict[str, bool]]:
-        """New flags with ``cut`` (the live agents the rule ends) flagged ``end_live_as``."""
-        self._finished.update(cut)
-        flags = dict.fromkeys(cut, True)
-        if self.end_live_as == "truncated":
-            return terminations, {**truncations, **flags}
-        return {**terminations, **flags}, truncations
+    @override
+    def step(self, actions: dict[str, Any]) -> StepReturn:
+        if self._over:
+            raise EnvNotResetError(
+                f"{type(self).__name__}: the episode is over (rule {self.rule!r}); call reset()"
+            )
+        benched = self._benched
+        if benched:  # played on with a filler action where the env holds them live
+            live = set(self.env.agents)
+            fill = {a: filler_action(self.env.action_space(a)) for a in benched if a in live}
+            actions = {**actions, **fill}
+        result = self.env.step(actions)
+        if benched:
+            result = tuple({a: v for a, v in d.items() if a not in benched} for d in result)
+        observations, rewards, terminations, truncations, infos = result
+        self._join(self.env.agents)
+        if self._whole_episode:  # an agent that joined and finished in this step took part
+            self._join(terminations)
+        finished = self._finished
+        finished.update(a for a in terminations if terminations[a])
+        finished.update(a for a in truncations if truncations[a])
+        for team, members in self._members.items():
+            n_finished = len(members & finished)
+            if team in self._done_teams or not n_finished:
+                continue
+            if n_finished >= finished_needed(self.rule, len(members)):
+                self._done_teams.add(team)
+                cut = [a for a in members if a in terminations and a not in finished]
+                finished.update(cut)
+                flags = dict.fromkeys(cut, True)
+                if self.end_live_as == "truncated":
+                    truncations = {**truncations, **flags}
+                else:
+                    terminations = {**terminations, **flags}
+                benched.update(cut)
+                self._over = self._whole_episode
+        self._agents = [] if self._over else [a for a in self.env.agents if a not in finished]
+        return observations, rewards, terminations, truncations, infos
 
 
 class TerminationPolicy(_RuleWrapper):
     """Ends the episode when ``mode`` (``"any"``, ``"majority"``, ``"all"`` or a fraction) of
     the agents that took part finished; the live ones are flagged ``end_live_as``."""
+
+    _whole_episode = True
 
     def __init__(
         self,
@@ -86,29 +126,6 @@ class TerminationPolicy(_RuleWrapper):
         end_live_as: str = "truncated",
     ) -> None:
         super().__init__(env, mode, end_live_as)
-        self._took_part: set[str] = set()
-        self._over = True
-
-    @override
-    def _begin(self) -> None:
-        self._took_part, self._over = set(self._agents), False
-
-    @override
-    def step(self, actions: dict[str, Any]) -> StepReturn:
-        if self._over:
-            raise EnvNotResetError(
-                f"{type(self).__name__}: the episode is over (rule {self.rule!r}); call reset()"
-            )
-        observations, rewards, terminations, truncations, infos = self.env.step(actions)
-        self._took_part.update(self.env.agents, terminations)
-        finished = self._note_finished(terminations, truncations)
-        if len(finished) >= finished_needed(self.rule, len(self._took_part)):
-            cut = [a for a in terminations if a not in finished]
-            terminations, truncations = self._end_live(cut, terminations, truncations)
-            self._over, self._agents = True, []
-        else:
-            self._agents = [a for a in self.env.agents if a not in finished]
-        return observations, rewards, terminations, truncations, infos
 
 
 class IndividualDone(_RuleWrapper):
@@ -123,43 +140,8 @@ class IndividualDone(_RuleWrapper):
         teams: TeamSpec = None,
         end_live_as: str = "truncated",
     ) -> None:
-        super().__init__(env, mode, end_live_as)
-        self.teams = Teams(env, teams)
-        self._members: dict[Any, set[str]] = {}
-        self._done_teams: set[Any] = set()
-        self._benched: set[str] = set()
-
-    @override
-    def _begin(self) -> None:
-        self._members, self._done_teams, self._benched = {}, set(), set()
-        for agent in self._agents:
-            self._members.setdefault(self.teams(agent), set()).add(agent)
-
-    @override
-    def step(self, actions: dict[str, Any]) -> StepReturn:
-        benched = self._benched
-        if benched:
-            live = set(self.env.agents)
-            fill = {a: filler_action(self.env.action_space(a)) for a in benched if a in live}
-            actions = {**actions, **fill}
-        result = self.env.step(actions)
-        if benched:
-            result = tuple({a: v for a, v in d.items() if a not in benched} for d in result)
-        observations, rewards, terminations, truncations, infos = result
-        for agent in self.env.agents:
-            self._members.setdefault(self.teams(agent), set()).add(agent)
-        finished = self._note_finished(terminations, truncations)
-        for team, members in self._members.items():
-            n_finished = len(members & finished)
-            if team in self._done_teams or not n_finished:
-                continue
-            if n_finished >= finished_needed(self.rule, len(members)):
-                self._done_teams.add(team)
-                cut = [a for a in members if a in terminations and a not in finished]
-                terminations, truncations = self._end_live(cut, terminations, truncations)
-                benched.update(cut)
-        self._agents = [a for a in self.env.agents if a not in finished]
-        return observations, rewards, terminations, truncations, infos
+        super().__init__(env, mode, end_live_as, Teams(env, teams))
+        self.teams = self._teams
 
 
 def filler_action(space: spaces.Space) -> Any:
