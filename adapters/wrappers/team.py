@@ -21,7 +21,6 @@ from zooport.adapters.wrappers.base import (
     ParallelWrapper,
     ResetReturn,
     StepReturn,
-    expect,
 )
 from zooport.envs.arguments import check_seed
 from zooport.errors import (
@@ -112,8 +111,9 @@ class FoldAgents(ParallelWrapper[str, Any, Any]):
             )
         if isinstance(policy, str) and policy == "random":
             policy = RandomPolicy()
-        wanted = "a callable observation -> action or 'random'"
-        expect(callable(policy), "policy", wanted, policy, ArgumentTypeError)
+        if not callable(policy):
+            wanted = "a callable observation -> action or 'random'"
+            raise ArgumentTypeError(f"Expect policy to be {wanted}, actually: {policy!r}")
         self.policy = policy
         self.folded = AgentSelector(env, agents if behavior is None else behavior, "agents")
         self._clones: dict[str, Callable[[Any], Any]] = {}
