@@ -72,10 +72,8 @@ class RewardShaping(ParallelWrapper[str, Any, Any]):
         expect(ok, "components", "a mapping name -> callable", components, ArgumentTypeError)
         for name, component in components.items():
             ok = isinstance(name, str) and bool(name) and name != _ENV_REWARD
-            wanted = (
-                f"non-empty str other than {_ENV_REWARD!r} (the env's reward is always a component)"
-            )
-            expect(ok, "component names", wanted, name)
+            reserved = f"{_ENV_REWARD!r} (the env's reward is always a component)"
+            expect(ok, "component names", f"non-empty str other than {reserved}", name)
             wanted = "a callable StepData -> value"
             expect(callable(component), f"component {name!r}", wanted, component, ArgumentTypeError)
         self.components: dict[str, Callable[[StepData], Any]] = dict(components)
@@ -90,14 +88,9 @@ class RewardShaping(ParallelWrapper[str, Any, Any]):
         for name in names:
             value = coefficients.get(name, 1.0)
             ok = callable(value) or isinstance(value, (int, float, np.integer, np.floating))
+            ok = ok and not isinstance(value, bool)
             wanted = "a float or a schedule total_steps -> float"
-            expect(
-                ok and not isinstance(value, bool),
-                f"coefficient {name!r}",
-                wanted,
-                value,
-                ArgumentTypeError,
-            )
+            expect(ok, f"coefficient {name!r}", wanted, value, ArgumentTypeError)
             self.coefficients[name] = value if callable(value) else float(value)
         self.reduction = _reduction(reduction, ("none", *REDUCTIONS))
         self.select = AgentSelector(env, agents)
