@@ -299,7 +299,10 @@ class ParallelWrapper(
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[AgentID, ObsType], dict[AgentID, dict[str, Any]]]:
-        return self.env.reset(seed=seed, options=options)
+        result = self.env.reset(seed=seed, options=options)
+        if seed is not None:
+            self._reseed(seed)
+        return result
 
     @override
     @_guarded
