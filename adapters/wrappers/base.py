@@ -299,10 +299,7 @@ class ParallelWrapper(
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[AgentID, ObsType], dict[AgentID, dict[str, Any]]]:
-        result = self.env.reset(seed=seed, options=options)
-        if seed is not None:
-            self._reseed(seed)
-        return result
+        return self.env.reset(seed=seed, options=options)
 
     @override
     @_guarded

@@ -227,6 +227,11 @@ class MessageChannel(CommunicationLayer):
     def transmit(self, messages: list[Message]) -> list[Message]:
         return messages
 
+    @override
+    def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
+        self._reseed(seed)
+        return self.env.reset(seed=seed, options=options)
+
 
 class MessageFilter(MessageChannel):
     """Keeps, drops or replaces each message: ``fn(message)`` gives True, False or a Message."""

@@ -152,7 +152,8 @@ class FoldAgents(ParallelWrapper[str, Any, Any]):
 
     @override
     def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
-        observations, infos = super().reset(seed=seed, options=options)
+        observations, infos = self.env.reset(seed=seed, options=options)
+        self._reseed(seed)
         self._folded_obs = {a: o for a, o in observations.items() if self.folded(a)}
         for agent in sorted(set(self._clones) | set(self._folded_obs)):
             self._clone(agent, seed=True)
