@@ -20,6 +20,7 @@ from zooport.adapters.wrappers.base import (
     ParallelWrapper,
     StepReturn,
     check_once,
+    expect,
 )
 from zooport.errors import ActionError, ArgumentError
 
@@ -48,10 +49,9 @@ class ActionGrid:
     """A rank-1 bounded Box as ``discrete`` (``Discrete(levels ** d)``) and ``points``."""
 
     def __init__(self, space: spaces.Space, levels: int, mode: str = "grid") -> None:
-        if mode not in MODES:
-            raise ArgumentError(f"Expect mode to be one of {list(MODES)}, actually: {mode!r}")
-        if isinstance(levels, bool) or not isinstance(levels, (int, np.integer)) or levels < 2:
-            raise ArgumentError(f"Expect levels to be an int >= 2, actually: {levels!r}")
+        expect(mode in MODES, "mode", f"one of {list(MODES)}", mode)
+        ok = isinstance(levels, (int, np.integer)) and not isinstance(levels, bool)
+        expect(ok and levels >= 2, "levels", "an int >= 2", levels)
         if mode == "disc" and (levels < 3 or levels % 2 == 0):
             raise ArgumentError(
                 f"Expect levels to be odd and >= 3 for mode='disc' (the centre must be a "

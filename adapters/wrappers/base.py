@@ -382,10 +382,8 @@ class PartsDelivery:
         raise NotImplementedError
 
     def _checked_delivery(self, delivery: Any) -> str:
-        if delivery not in ("observation", "info"):
-            raise ArgumentError(
-                f"Expect delivery to be one of ['observation', 'info'], actually: {delivery!r}"
-            )
+        ok = delivery in ("observation", "info")
+        expect(ok, "delivery", "one of ['observation', 'info']", delivery)
         return str(delivery)
 
     def observation_space(self, agent: str) -> spaces.Space:

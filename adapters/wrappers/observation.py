@@ -13,7 +13,7 @@ from gymnasium.vector.utils import batch_space
 from pettingzoo import ParallelEnv
 from typing_extensions import override
 
-from zooport.adapters.wrappers.base import ObservationMapper, PartsDelivery, check_once
+from zooport.adapters.wrappers.base import ObservationMapper, PartsDelivery, check_once, expect
 from zooport.errors import ArgumentError, SpecError
 
 __all__ = [
@@ -167,11 +167,8 @@ class CentralisedObservation(PartsDelivery, ObservationMapper):
     ) -> None:
         super().__init__(env)
         check_once(self, env)
-        if isinstance(include, str) or not set(include) <= set(_CENTRAL_PARTS) or not include:
-            raise ArgumentError(
-                f"Expect include to be a non-empty subset of {list(_CENTRAL_PARTS)}, actually: "
-                f"{include!r}"
-            )
+        ok = not isinstance(include, str) and set(include) <= set(_CENTRAL_PARTS) and include
+        expect(ok, "include", f"a non-empty subset of {list(_CENTRAL_PARTS)}", include)
         self.include = tuple(p for p in _CENTRAL_PARTS if p in include)
         self.delivery = self._checked_delivery(delivery)
         self.members = list(env.possible_agents)

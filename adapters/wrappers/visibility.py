@@ -18,6 +18,7 @@ from zooport.adapters.wrappers.base import (
     WrapperOrderError,
     behavior_of,
     check_once,
+    expect,
     get_wrapper,
 )
 from zooport.adapters.wrappers.observation import CentralisedObservation, RescaleObservations
@@ -39,10 +40,8 @@ class EntitySlots:
     def __post_init__(self) -> None:
         for name in ("offset", "count", "features", "mask_feature"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-                raise ArgumentError(
-                    f"Expect EntitySlots.{name} to be an int >= 0, actually: {value!r}"
-                )
+            ok = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+            expect(ok and value >= 0, f"EntitySlots.{name}", "an int >= 0", value)
         if self.count < 1 or not 0 <= self.mask_feature < self.features:
             raise ArgumentError(
                 f"Expect count >= 1 and 0 <= mask_feature < features, actually: {self}"
