@@ -18,13 +18,12 @@ from zooport.envs.side_channel.simulation_side import SimulationSideChannels
 from zooport.envs.side_channel.stats_side_channel import StatsAggregationMethod
 from zooport.envs.specs import AgentId, BehaviorMapping, BehaviorName, BehaviorSpec
 from zooport.envs.step_guard import StepGuard
-from zooport.envs.steps import DecisionSteps, TerminalSteps
+from zooport.envs.steps import DecisionSteps, TerminalSteps, decision_row
 from zooport.errors import (
     ArgumentError,
     EnvClosedError,
     EnvNotResetError,
     SpecError,
-    UnknownAgentError,
     UnknownBehaviorError,
     look_up,
 )
@@ -297,14 +296,9 @@ class BatchedEnv(BaseEnv):
         self._check_ready("set_action_for_agent")
         b = self._behavior(behavior_name)
         action = b.spec.action_spec._validate_action(action, 1, b.name)
-        decision = b.steps[0]
-        if agent_id not in decision:  # an unhashable id is simply not there
-            raise UnknownAgentError(
-                f"behavior {b.name!r}: agent {agent_id!r} did not request a decision at the "
-                f"last step; agents that did: {decision.agent_id.tolist()}"
-            )
+        row = decision_row(b.name, b.steps[0], agent_id)
         b.default_actions()  # its fellow deciders take a zero action unless set too
-        slot = b.decision_slots[decision.agent_id_to_index[agent_id]]
+        slot = b.decision_slots[row]
         b.continuous[slot] = action.continuous[0]
         b.discrete[slot] = action.discrete[0]
         b.actions_set = True

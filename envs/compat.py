@@ -26,8 +26,8 @@ from zooport.envs.specs import (
     ObservationSpec,
     ObservationType,
 )
-from zooport.envs.steps import DecisionSteps, TerminalSteps
-from zooport.errors import ArgumentTypeError, SpecError, UnknownAgentError, UnknownBehaviorError
+from zooport.envs.steps import DecisionSteps, TerminalSteps, decision_row
+from zooport.errors import ArgumentTypeError, SpecError, UnknownBehaviorError
 
 __all__ = ["LegacyBaseEnv", "LegacyApiWarning", "as_base_env", "is_legacy_env"]
 
@@ -36,12 +36,6 @@ _REQUIRED = ("get_steps", "set_actions", "step", "reset", "close")
 
 class LegacyApiWarning(UserWarning):
     """An older-generation environment was wrapped and some of its data had to be invented."""
-
-
-class _Newer(NamedTuple):
-    since: str  # the mlagents_envs release that introduced the field
-    older: Callable[[Any], Any]  # the field made from what older releases have (or None)
-    invented: str = ""  # what `unmapped` says when `older` made the value up
 
 
 def _action_spec_from_type(spec: Any) -> Any:
@@ -77,32 +71,29 @@ def _observations_from_shapes(spec: Any) -> list[Any]:
     return [SimpleNamespace(shape=(s,) if np.ndim(s) == 0 else tuple(s)) for s in shapes]
 
 
-# The one conversion table: each field the current API reads that an older generation lacks, and
-# what stands in for it there. Release 0.15 and older (get_step_result) is another API, refused.
-_NEWER_FIELDS: dict[str, _Newer] = {
-    # The env: 0.16 lists its behaviours with get_behavior_names/get_behavior_spec.
-    "behavior_specs": _Newer(
-        "0.17", lambda env: {n: env.get_behavior_spec(n) for n in env.get_behavior_names()}
+# The one conversion table: each field the current API reads that an older generation lacks,
+# what stands in for it there and, where that value is made up, what `unmapped` says. Release
+# 0.15 and older (get_step_result) is another API, refused.
+_NEWER_FIELDS: dict[str, tuple[Callable[[Any], Any], str]] = {
+    # The env (0.17): 0.16 lists its behaviours with get_behavior_names/get_behavior_spec.
+    "behavior_specs": (
+        lambda env: {n: env.get_behavior_spec(n) for n in env.get_behavior_names()},
+        "",
     ),
     # BehaviorSpec: bare observation shapes until 0.24, an ActionType enum until 0.22.
-    "observation_specs": _Newer("0.24", _observations_from_shapes),
-    "action_spec": _Newer("0.22", _action_spec_from_type),
-    # ObservationSpec (a bare shape until 0.24; no name in 0.24).
-    "dimension_property": _Newer(
-        "0.24",
+    "observation_specs": (_observations_from_shapes, ""),
+    "action_spec": (_action_spec_from_type, ""),
+    # ObservationSpec (a bare shape until 0.24; no name until 0.25).
+    "dimension_property": (
         lambda obs: (DimensionProperty.UNSPECIFIED,) * len(obs.shape),
         "dimension properties (UNSPECIFIED)",
     ),
-    "observation_type": _Newer(
-        "0.24", lambda obs: ObservationType.DEFAULT, "observation types (DEFAULT)"
-    ),
-    "name": _Newer("0.25", lambda obs: None, "observation names (generated obs_0..obs_{last})"),
+    "observation_type": (lambda obs: ObservationType.DEFAULT, "observation types (DEFAULT)"),
+    "name": (lambda obs: None, "observation names (generated obs_0..obs_{last})"),
     # DecisionSteps/TerminalSteps: 0.16 says max_step for interrupted; no groups until 0.25.
-    "interrupted": _Newer("0.17", lambda steps: getattr(steps, "max_step", None)),
-    "group_id": _Newer(
-        "0.25", lambda steps: None, "group_id and group_reward (zeros where the steps have none)"
-    ),
-    "group_reward": _Newer("0.25", lambda steps: None),
+    "interrupted": (lambda steps: getattr(steps, "max_step", None), ""),
+    "group_id": (lambda steps: None, "group_id and group_reward (zeros where the steps have none)"),
+    "group_reward": (lambda steps: None, ""),
 }
 
 
@@ -110,9 +101,9 @@ def _read(old: Any, field: str, invented: set[str] | None = None) -> Any:
     """``old.<field>``, or the table's stand-in when ``old`` is of an older generation."""
     value = getattr(old, field, None)
     if value is None:
-        newer = _NEWER_FIELDS[field]
-        value = newer.older(old)
-        if newer.invented and invented is not None:
+        older, note = _NEWER_FIELDS[field]
+        value = older(old)
+        if note and invented is not None:
             invented.add(field)
     return value
 
@@ -174,8 +165,8 @@ def _convert_behavior(name: str, old: Any) -> _Behavior:
     if _steps_have_groups(old) is not True:
         invented.add("group_id")
     notes = [
-        f"{name}: " + newer.invented.format(last=len(observations) - 1)
-        for field, newer in _NEWER_FIELDS.items()
+        f"{name}: " + note.format(last=len(observations) - 1)
+        for field, (_, note) in _NEWER_FIELDS.items()
         if field in invented
     ]
     return _Behavior(old, BehaviorSpec(observations, action_spec), send, notes)
@@ -369,12 +360,7 @@ class LegacyBaseEnv(BaseEnv):
         action_spec = self._behavior(behavior_name).spec.action_spec
         action = action_spec._validate_action(action, 1, behavior_name)
         decision = self.get_steps(behavior_name)[0]
-        index = decision.agent_id_to_index.get(agent_id)
-        if index is None:
-            raise UnknownAgentError(
-                f"behavior {behavior_name!r}: agent {agent_id!r} did not request a decision at "
-                f"the last step; agents that did: {decision.agent_id.tolist()}"
-            )
+        index = decision_row(behavior_name, decision, agent_id)
         pending = self._pending.get(behavior_name)
         if pending is None:
             pending = action_spec.empty_action(len(decision))

@@ -11,7 +11,14 @@ import numpy as np
 from zooport.envs.specs import AgentId, BehaviorSpec
 from zooport.errors import ObservationError, UnknownAgentError, look_up
 
-__all__ = ["DecisionStep", "DecisionSteps", "TerminalStep", "TerminalSteps", "check_agent_ids"]
+__all__ = [
+    "DecisionStep",
+    "DecisionSteps",
+    "TerminalStep",
+    "TerminalSteps",
+    "check_agent_ids",
+    "decision_row",
+]
 
 
 def check_agent_ids(behavior: str, decision: Any, terminal: Any) -> None:
@@ -188,3 +195,13 @@ def _empty_fields(spec: BehaviorSpec) -> dict[str, Any]:
         "group_id": np.zeros(0, dtype=np.int32),
         "group_reward": np.zeros(0, dtype=np.float32),
     }
+
+
+def decision_row(behavior: str, decision: DecisionSteps, agent_id: Any) -> int:
+    """The row of ``agent_id`` in ``decision``; an agent not in it is an UnknownAgentError."""
+    if agent_id not in decision:  # an unhashable id is simply not there
+        raise UnknownAgentError(
+            f"behavior {behavior!r}: agent {agent_id!r} did not request a decision at the "
+            f"last step; agents that did: {decision.agent_id.tolist()}"
+        )
+    return decision.agent_id_to_index[agent_id]
