@@ -1,7 +1,5 @@
-"""Actions: the batch a policy sends and the layout a behaviour declares (import them from
-:mod:`zooport.envs.base_env`). Every check runs before any cast, so no value can wrap or
-truncate into a valid action.
-"""
+"""Actions: the batch a policy sends and the layout a behaviour declares. Every check runs
+before any cast, so no value can wrap or truncate into a valid action."""
 
 from __future__ import annotations
 
@@ -82,10 +80,8 @@ def _as_2d_array(values: Any, dtype: np.dtype, part: str, where: str) -> np.ndar
 
 
 class ActionTuple:
-    """A batch of actions: ``continuous`` (n, c) float32 and ``discrete`` (n, d) int32.
-
-    A missing part is filled with an empty ``(n, 0)`` array of the right dtype.
-    """
+    """A batch of actions: ``continuous`` (n, c) float32 and ``discrete`` (n, d) int32; a
+    missing part is an empty ``(n, 0)`` array of the right dtype."""
 
     __slots__ = ("_continuous", "_discrete")
 

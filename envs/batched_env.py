@@ -34,14 +34,9 @@ __all__ = ["StepResult", "BatchedEnv"]
 class BatchedEnv(BaseEnv):
     """Base class for a vectorised numpy environment: declare behaviours with ``_add_behavior``
     and implement ``_reset_agents``, ``_step`` and ``_observe`` over *slots* (0 .. capacity - 1
-    per behaviour), optionally ``_action_mask``, ``_on_reset``, ``_render``. The base owns
-    agent ids, decision periods, restarts, spawning, action checks and side channels.
-
-    ``seed`` seeds ``self.np_random`` (``reset(seed=...)`` reseeds it); ``side_channels``
-    carry engine configuration and environment parameters in and statistics out;
-    ``max_steps`` interrupts an agent's episode after that many steps (0: never);
-    ``reorder_agents`` presents each batch in a random row order, as Unity may.
-    """
+    per behaviour); the base owns agent ids, decision periods, restarts, spawning, action
+    checks and side channels. ``max_steps`` interrupts an episode after that many steps (0:
+    never); ``reorder_agents`` presents each batch in a random row order, as Unity may."""
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["rgb_array"], "render_fps": 30}
     #: Adapters call ``reset(seed=...)`` on cores that declare this.
@@ -64,7 +59,6 @@ class BatchedEnv(BaseEnv):
         self._seed = seed
         self.np_random = np.random.default_rng(seed)
         self._order_rng = np.random.default_rng(None if seed is None else seed + 1)
-        # The channels are checked (a list of SideChannel objects or None) before any use.
         self._channels = SimulationSideChannels(side_channels, seed=seed)
         self._next_id = 0
         # Counts spawned agents; step() notices an author spawning outside _step by it.
@@ -88,13 +82,10 @@ class BatchedEnv(BaseEnv):
         restart_finished: bool = True,
         group_id: int | np.ndarray | None = None,
     ) -> None:
-        """Declares a behaviour with ``n_agents`` agents (``capacity`` slots for spawning).
-
-        Call it in ``__init__``. A team game declares one name per team (``"Soccer?team=0"``);
-        ``group_id`` (an int or one per slot) groups agents for group rewards. An agent
-        decides every ``decision_period`` steps and right after a restart; with
-        ``restart_finished=False`` a finished agent stays out until ``reset``.
-        """
+        """Declares a behaviour with ``n_agents`` agents (``capacity`` slots for spawning), in
+        ``__init__``. ``group_id``: an int or one per slot; an agent decides every
+        ``decision_period`` steps and right after a restart; with ``restart_finished=False``
+        a finished agent stays out until ``reset``."""
         where = f"{type(self).__name__}._add_behavior({name!r})"
         if name in self._behaviors:
             raise ArgumentError(f"behavior {name!r} is declared twice")
@@ -114,11 +105,8 @@ class BatchedEnv(BaseEnv):
         self._specs = BehaviorMapping({b.name: b.spec for b in self._behaviors.values()})
 
     def _spawn(self, behavior: BehaviorName, count: int) -> np.ndarray:
-        """Activates up to ``count`` free slots with fresh agent ids; returns the slots.
-
-        Call it from ``_step``; the new agents are reset with ``_reset_agents`` after the
-        step (its rewards and flags for them are ignored) and then decide.
-        """
+        """Activates up to ``count`` free slots with fresh agent ids (from ``_step``); returns
+        the slots, which are reset with ``_reset_agents`` after the step and then decide."""
         free = self._behavior(behavior).spawn(count, self._next_id)
         self._next_id += free.size
         self._spawn_count += free.size
@@ -147,19 +135,12 @@ class BatchedEnv(BaseEnv):
         return self._channels.engine_config
 
     def _reset_agents(self, behavior: BehaviorName, slots: np.ndarray) -> None:
-        """Starts a new episode for these slots of ``behavior`` (a hook you must define).
-
-        Called at ``reset()`` and in a step for restarted or spawned slots; shared state (a
-        ball) is reset in one behaviour's call or in ``_on_reset``.
-        """
+        """Starts a new episode for these slots of ``behavior`` (a hook you must define)."""
         raise self._missing_hook("_reset_agents(self, behavior, slots)")
 
     def _step(self, actions: dict[BehaviorName, ActionTuple]) -> dict[BehaviorName, StepResult]:
-        """Advances every slot one step (a hook you must define).
-
-        ``actions[behavior]`` has one row per slot (a slot that did not decide repeats its
-        last action); returns ``{behavior: StepResult(...)}`` over all slots.
-        """
+        """Advances every slot one step (a hook you must define); a slot that did not decide
+        repeats its last action. Returns ``{behavior: StepResult(...)}`` over all slots."""
         raise self._missing_hook("_step(self, actions)")
 
     def _observe(self, behavior: BehaviorName, slots: np.ndarray) -> list[np.ndarray]:
@@ -209,7 +190,7 @@ class BatchedEnv(BaseEnv):
         return self._behavior(behavior_name).restart
 
     def reset(self, seed: int | None = None) -> None:
-        """Starts a new episode for every agent; ``seed`` reseeds the environment's RNG."""
+        """Starts a new episode for every agent; ``seed`` reseeds ``np_random``."""
         self._check_open()
         seed = check_seed(seed, f"{type(self).__name__}.reset")
         if not self._behaviors:
@@ -236,8 +217,7 @@ class BatchedEnv(BaseEnv):
             self._channels.exchange()
 
     def step(self) -> None:
-        """Advances every behaviour one simulation step; after a hook or a side channel raised,
-        every ``step`` raises :class:`~zooport.errors.EnvNotResetError` until ``reset()``."""
+        """Advances every behaviour one step (after a hook raised, refused until ``reset()``)."""
         if self._closed or not self._was_reset:
             self._check_ready()
         guard = self._guard
@@ -309,17 +289,14 @@ class BatchedEnv(BaseEnv):
         return self._behavior(behavior_name).steps
 
     def render(self) -> np.ndarray:
-        """An (H, W, 3) uint8 picture of the current state."""
         self._check_ready()
         return self._render()
 
     def close(self) -> None:
-        """Releases the environment; later calls raise :class:`EnvClosedError`."""
         self._closed = True
 
     @property
     def closed(self) -> bool:
-        """True once ``close()`` was called."""
         return self._closed
 
     # ----------------------------------------------------------------- internals
@@ -333,7 +310,6 @@ class BatchedEnv(BaseEnv):
     def _finish(
         self, b: BehaviorState, result: StepResult
     ) -> tuple[np.ndarray, TerminalSteps | None, np.ndarray | None]:
-        """(done slots, their TerminalSteps or None, the spawned mask or None) of a step."""
         done_slots, interrupted, spawned = b.account(result, f"{type(self).__name__}._step")
         if not done_slots.size:
             return done_slots, None, spawned
@@ -345,7 +321,6 @@ class BatchedEnv(BaseEnv):
         return done_slots, terminal, spawned
 
     def _restart(self, b: BehaviorState, done_slots: np.ndarray) -> None:
-        """Restarts (or retires) finished slots and starts spawned ones."""
         if done_slots.size:
             if b.restart:
                 self._reset_agents(b.name, done_slots)

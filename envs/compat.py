@@ -250,11 +250,8 @@ def as_base_env(obj: Any, *, warn: bool = False) -> BaseEnv:
 
 
 class LegacyBaseEnv(BaseEnv):
-    """The current ``BaseEnv`` API over an environment written against an older one (made by
-    :func:`as_base_env`, which every adapter calls on its core). Specs are converted once per
-    behaviour, steps once per batch; actions are validated as zooport validates them, then
-    sent in the wrapped env's own format. ``legacy_env`` is the wrapped env.
-    """
+    """The current ``BaseEnv`` API over ``legacy_env``, written against an older one (made by
+    :func:`as_base_env`); actions are validated as zooport validates them."""
 
     #: Adapters reseed cores that declare this; see :class:`_SeedableLegacyBaseEnv`.
     seedable: ClassVar[bool] = False

@@ -1,5 +1,4 @@
-"""What a behaviour observes and how its agents act; import these from
-:mod:`zooport.envs.base_env`."""
+"""What a behaviour observes and how its agents act."""
 
 from __future__ import annotations
 

@@ -52,8 +52,7 @@ class StepGuard:
         self.failure = None
         self.completed += 1
 
-    def call(self, call: str) -> StepGuard:
-        """Enters ``call`` for a ``with`` block."""
+    def call(self, call: str) -> StepGuard:  # for a `with` block
         self.enter(call)
         return self
 

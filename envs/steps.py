@@ -1,5 +1,4 @@
-"""The batches of agents a behaviour hands out after each step; import them from
-:mod:`zooport.envs.base_env`."""
+"""The batches of agents a behaviour hands out after each step."""
 
 from __future__ import annotations
 
