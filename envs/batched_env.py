@@ -83,7 +83,8 @@ class BatchedEnv(BaseEnv):
         group_id: int | np.ndarray | None = None,
     ) -> None:
         """Declares a behaviour with ``n_agents`` agents (``capacity`` slots for spawning), in
-        ``__init__``. ``group_id``: an int or one per slot; an agent decides every
+        ``__init__``; a team game declares one name per team (``"Soccer?team=0"``) and
+        ``group_id`` (an int or one per slot) groups agents. An agent decides every
         ``decision_period`` steps and right after a restart; with ``restart_finished=False``
         a finished agent stays out until ``reset``."""
         where = f"{type(self).__name__}._add_behavior({name!r})"
