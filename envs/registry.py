@@ -135,8 +135,7 @@ class LocalRegistryEntry(BaseRegistryEntry):
         return self._entry_point
 
     @property
-    def kwargs(self) -> dict[str, Any]:
-        """A copy of the default keyword arguments of ``make``."""
+    def kwargs(self) -> dict[str, Any]:  # a copy
         return dict(self._kwargs)
 
     @property
@@ -188,9 +187,7 @@ class LocalRegistryEntry(BaseRegistryEntry):
         return self._target
 
     def make(self, **kwargs: Any) -> BaseEnv:
-        """Calls the entry point with the entry's default kwargs updated by ``kwargs``; a
-        keyword it does not take is an ``ArgumentTypeError``, no ``BaseEnv`` a
-        ``RegistryError``."""
+        """Calls the entry point with the entry's default kwargs updated by ``kwargs``."""
         target = self.load()
         accepted = keyword_parameters(target)
         unknown = [k for k in kwargs if accepted is not None and k not in accepted]
@@ -331,8 +328,7 @@ class ZooportEnvRegistry(Mapping[str, BaseRegistryEntry]):
             self.register(entry)
 
     def register(self, entry: BaseRegistryEntry, *, overwrite: bool = False) -> None:
-        """Adds ``entry`` under its identifier; one already there is an error unless
-        ``overwrite``."""
+        """Adds ``entry``; an identifier already there is an error unless ``overwrite``."""
         if not isinstance(entry, BaseRegistryEntry):
             raise RegistryError(f"Expected a BaseRegistryEntry, actually: {type(entry).__name__}")
         if entry.identifier in self._entries and not overwrite:
