@@ -237,8 +237,11 @@ def test_set_action_for_agent_is_built_on_the_pending_batch():
     env.set_actions(BEHAVIOR, ActionTuple(discrete=np.ones((3, 2), int)))
     env.set_action_for_agent(BEHAVIOR, 10, ActionTuple(discrete=np.array([[0, 0]])))
     np.testing.assert_array_equal(old.received[-1], [[1, 1], [1, 1], [0, 0]])
-    with pytest.raises(UnknownAgentError, match="agent 99"):
+    with pytest.raises(UnknownAgentError, match="agent 99 did not request a decision"):
         env.set_action_for_agent(BEHAVIOR, 99, ActionTuple(discrete=np.array([[0, 0]])))
+    # An unhashable id is an unknown agent too (it used to leak a TypeError), as in BatchedEnv.
+    with pytest.raises(UnknownAgentError, match=r"agent \[11\] did not request"):
+        env.set_action_for_agent(BEHAVIOR, [11], ActionTuple(discrete=np.array([[0, 0]])))
     env.step()  # the pending batch is per step
     env.set_action_for_agent(BEHAVIOR, 12, ActionTuple(discrete=np.array([[1, 1]])))
     np.testing.assert_array_equal(old.received[-1], [[1, 1], [0, 0], [0, 0]])
