@@ -124,8 +124,12 @@ class DecisionSteps(_StepsBase):
         group_id: np.ndarray,
         group_reward: np.ndarray,
     ) -> None:
-        self.obs, self.reward, self.agent_id = obs, reward, agent_id
-        self.action_mask, self.group_id, self.group_reward = action_mask, group_id, group_reward
+        self.obs = obs
+        self.reward = reward
+        self.agent_id = agent_id
+        self.action_mask = action_mask
+        self.group_id = group_id
+        self.group_reward = group_reward
 
     def __getitem__(self, agent_id: AgentId) -> DecisionStep:
         i = self._index_of(agent_id)
@@ -158,8 +162,12 @@ class TerminalSteps(_StepsBase):
         group_id: np.ndarray,
         group_reward: np.ndarray,
     ) -> None:
-        self.obs, self.reward, self.interrupted = obs, reward, interrupted
-        self.agent_id, self.group_id, self.group_reward = agent_id, group_id, group_reward
+        self.obs = obs
+        self.reward = reward
+        self.interrupted = interrupted
+        self.agent_id = agent_id
+        self.group_id = group_id
+        self.group_reward = group_reward
 
     def __getitem__(self, agent_id: AgentId) -> TerminalStep:
         i = self._index_of(agent_id)
