@@ -1,11 +1,10 @@
-"""The ``zooport`` command line: each subcommand is one ``_<name>_command`` function (its
-parser) and one ``_cmd_<name>`` handler; a mistake the user can fix prints one line, exit 2."""
+"""The ``zooport`` command line: :data:`_COMMANDS` gives each subcommand its help, handler and
+arguments; a mistake the user can fix prints one line and exits 2."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import functools
 import math
 import os
 import sys
@@ -47,75 +46,58 @@ def _int_at_least(minimum: int, what: str) -> Callable[[str], int]:
 
 _positive = _int_at_least(1, "a positive int")
 _seed = _int_at_least(0, "a seed (an int >= 0)")
+_Argument = tuple[tuple[str, ...], dict[str, Any]]
 
 
-def _env_arguments(parser: argparse.ArgumentParser, *, seed: bool = True) -> None:
-    """ENV, ``--kwargs`` and ``--seed``: what every subcommand on one environment takes."""
-    parser.add_argument(
-        "env", metavar="ENV",
-        help="a registry id, package.module:factory or path/to/file.py:factory",
-    )  # fmt: skip
-    parser.add_argument("--kwargs", metavar="JSON", help="keyword arguments of the factory")
-    if seed:
-        parser.add_argument("--seed", type=_seed, default=0)
+def _arg(*names: str, **options: Any) -> _Argument:
+    return names, options
 
 
-def _route_arguments(
-    parser: argparse.ArgumentParser,
-    apis: Sequence[str],
-    api_help: str,
-    steps: int,
-    what: str,
-    behavior_help: str,
-) -> None:
-    """ENV and the rest of :func:`_env_arguments`, then ``--api``, ``--steps``, ``--behavior``
-    and ``--no-progress``: what play and train take."""
-    _env_arguments(parser)
-    parser.add_argument("--api", choices=apis, help=api_help)
-    parser.add_argument("--steps", type=_positive, default=steps, help=f"{what} ({steps})")
-    parser.add_argument("--behavior", help=behavior_help)
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+#: ENV and ``--kwargs``: what every subcommand on one environment takes.
+_ENV = [
+    _arg("env", metavar="ENV",
+         help="a registry id, package.module:factory or path/to/file.py:factory"),
+    _arg("--kwargs", metavar="JSON", help="keyword arguments of the factory"),
+]  # fmt: skip
+_SEED = _arg("--seed", type=_seed, default=0)
 
 
-def _show_progress(args: argparse.Namespace) -> bool:
+def _route(apis: Sequence[str], api: str, steps: int, what: str, behavior: str) -> list[_Argument]:
+    """What play and train take: ENV, ``--kwargs``, ``--seed``, the adapter and its steps."""
+    return [
+        *_ENV, _SEED, _arg("--api", choices=apis, help=api),
+        _arg("--steps", type=_positive, default=steps, help=f"{what} ({steps})"),
+        _arg("--behavior", help=behavior),
+        _arg("--no-progress", action="store_true", help="no progress bar"),
+    ]  # fmt: skip
+
+
+def _progress(args: argparse.Namespace) -> bool:
     """A progress bar unless ``--no-progress`` or stderr is not a terminal (pipes, CI logs)."""
     return not args.no_progress and sys.stderr.isatty()
 
 
-def _env_options(
-    args: argparse.Namespace, info: ModelInfo | None, default_api: str
-) -> tuple[dict[str, Any], str, str | None]:
+def _options(args: argparse.Namespace, info: ModelInfo) -> tuple[dict[str, Any], str, str | None]:
     """``(kwargs, api, behavior)``: the command line's, else the saved model's (``info``)."""
     kwargs = None if args.kwargs is None else parse_kwargs(args.kwargs)
-    if info is None:
-        return kwargs or {}, args.api or default_api, args.behavior
     return info.options_for(args.env, kwargs, args.api, args.behavior)
 
 
-def _play_arguments(play_: argparse.ArgumentParser) -> None:
-    _route_arguments(play_, APIS, "the adapter (default raw; with --model its training route)",
-                     1000, "adapter steps", "the behaviour for --api gym/vector")  # fmt: skip
-    play_.add_argument(
-        "--model", metavar="PATH", help="a model saved by `zooport train --save` acts instead"
-    )
-    play_.add_argument("--record", metavar="GIF", help="write an animated GIF of the frames")
-
-
 def _cmd_play(args: argparse.Namespace, out: Output) -> int:
-    info = None if args.model is None else read_model_info(args.model, "--model")
-    kwargs, api, behavior = _env_options(args, info, "raw")
-    check_play_api(api, with_model=info is not None)
+    saved = args.model is not None
+    info = read_model_info(args.model, "--model") if saved else ModelInfo(args.env, api="raw")
+    kwargs, api, behavior = _options(args, info)
+    check_play_api(api, with_model=saved)
     target = resolve_target(args.env, kwargs)
-    model = None if info is None else load_model(args.model, info)
+    model = load_model(args.model, info) if saved else None
     stats = play(
         target, api=api, steps=args.steps, seed=args.seed, behavior=behavior,
-        record=args.record, progress=_show_progress(args), model=model,
+        record=args.record, progress=_progress(args), model=model,
     )  # fmt: skip
-    rate = stats.agent_steps_per_second
-    policy = "" if model is None else f" ({stats.policy} from {args.model}, deterministic)"
+    policy = f" ({stats.policy} from {args.model}, deterministic)" if saved else ""
     out.line(
         f"{stats.env} via {stats.api}{policy}: {stats.steps} steps, {stats.agent_steps} "
-        f"agent-steps in {stats.seconds:.2f} s ({rate:,.0f} agent-steps/s)"
+        f"agent-steps in {stats.seconds:.2f} s ({stats.agent_steps_per_second:,.0f} agent-steps/s)"
     )
     expected, rewards = target.expected_reward, stats.episode_rewards
     summary = (
@@ -131,19 +113,6 @@ def _cmd_play(args: argparse.Namespace, out: Output) -> int:
     if args.record:
         out.line(f"wrote {stats.frames} frames to {args.record}")
     return 0
-
-
-def _check_arguments(check: argparse.ArgumentParser) -> None:
-    _env_arguments(check)
-    check.add_argument("--only", nargs="+", metavar="NAME", help="checkers to run (default all)")
-    check.add_argument("--steps", type=_positive, default=200, help="check_base_env steps (200)")
-    check.add_argument("--cycles", type=_positive, default=100, help="PettingZoo num_cycles (100)")
-    check.add_argument("--strict", action="store_true", help="a checker that warns fails")
-    check.add_argument(
-        "--timeout", type=float, default=600.0, metavar="SECONDS",
-        help="a checker still running after this long fails (600; 0 = no limit)",
-    )  # fmt: skip
-    check.add_argument("-v", "--verbose", action="store_true", help="list warnings and details")
 
 
 def _cmd_check(args: argparse.Namespace, out: Output) -> int:
@@ -162,29 +131,17 @@ def _cmd_check(args: argparse.Namespace, out: Output) -> int:
         cycles=args.cycles, single_agent=target.gym_preset, warnings_as_errors=args.strict,
         timeout=args.timeout or None,
     )  # fmt: skip
-    if out.console is not None:
+    if out.console is None:
+        out.line(report.format(show_warnings=args.verbose))
+    else:
         out.table(["checker", "status", "warnings", "message"], report.rows(),
                   title=report.format(show_warnings=False).splitlines()[0])  # fmt: skip
-        if args.verbose:
-            for line in report.warning_lines():
-                out.line(line)
-    else:
-        out.line(report.format(show_warnings=args.verbose))
-    if args.verbose:
-        for result in report.results:
-            if result.details:
-                out.line(f"\n{result.label}:\n{result.details}")
+        for line in report.warning_lines() if args.verbose else ():
+            out.line(line)
+    for result in report.results if args.verbose else ():
+        if result.details:
+            out.line(f"\n{result.label}:\n{result.details}")
     return 0 if report.passed else 1
-
-
-def _bench_arguments(bench: argparse.ArgumentParser) -> None:
-    bench.add_argument("--quick", action="store_true", help="seconds, for CI")
-    bench.add_argument("--json", metavar="PATH", help="also write the results as JSON")
-    bench.add_argument("--n", type=_positive, nargs="+", help="agent counts")
-    bench.add_argument("--envs", nargs="+", metavar="NAME", help="benchmark environments")
-    bench.add_argument("--routes", nargs="+", metavar="NAME", help="routes to measure")
-    bench.add_argument("--workers", type=_positive, metavar="K",
-                       help="instead: the CorePool benchmark with K cores")  # fmt: skip
 
 
 def _cmd_bench(args: argparse.Namespace, out: Output) -> int:
@@ -212,22 +169,6 @@ def _cmd_bench(args: argparse.Namespace, out: Output) -> int:
     return run.main(argv)
 
 
-def _train_arguments(train_: argparse.ArgumentParser) -> None:
-    _route_arguments(train_, TRAIN_APIS, "the route (default vector; with --resume its own)",
-                     100_000, "agent-steps", "the behaviour to train (--api vector)")  # fmt: skip
-    train_.add_argument("--plot", metavar="PNG", help="write the learning curve (matplotlib)")
-    train_.add_argument(
-        "--save", metavar="PATH", help="write the trained model (SB3's zip; .zip if no suffix)"
-    )
-    train_.add_argument(
-        "--resume", metavar="PATH", help="train a model saved with --save for --steps more"
-    )
-    train_.add_argument("--eval-episodes", type=_int_at_least(0, "an int >= 0"), default=0,
-                        help="deterministic evaluation episodes after training")  # fmt: skip
-    train_.add_argument("--workers", type=_positive, metavar="K",
-                        help="K copies of the core stepped in parallel (a CorePool)")  # fmt: skip
-
-
 def _cmd_train(args: argparse.Namespace, out: Output) -> int:
     # Every output path and the model to resume are checked before the run starts.
     if args.plot:
@@ -237,12 +178,12 @@ def _cmd_train(args: argparse.Namespace, out: Output) -> int:
         suffixes = [f".{kind}" for kind in FigureCanvasBase.get_supported_filetypes()]
         check_output_path(args.plot, "--plot", suffixes)
     save = None if args.save is None else save_path(args.save)
-    info = None if args.resume is None else read_model_info(args.resume, "--resume")
-    kwargs, api, behavior = _env_options(args, info, "vector")
+    info = ModelInfo(args.env) if args.resume is None else read_model_info(args.resume, "--resume")
+    kwargs, api, behavior = _options(args, info)
     target = resolve_target(args.env, kwargs)
     result = train(
         target, api=api, steps=args.steps, seed=args.seed, behavior=behavior,
-        progress=_show_progress(args), eval_episodes=args.eval_episodes, resume=args.resume,
+        progress=_progress(args), eval_episodes=args.eval_episodes, resume=args.resume,
         workers=args.workers,
     )  # fmt: skip
     expected = "-" if result.expected_reward is None else f"{result.expected_reward:g}"
@@ -278,19 +219,6 @@ def _cmd_train(args: argparse.Namespace, out: Output) -> int:
     return 0
 
 
-def _serve_arguments(serve: argparse.ArgumentParser) -> None:
-    _env_arguments(serve, seed=False)
-    serve.add_argument("--workers", type=_positive, metavar="K", help="K cores (a CorePool)")
-    serve.add_argument("--port", type=int, help="the trainer's port (default 5004, Editor mode)")
-    serve.add_argument("--seed", type=_seed, default=0, help="seed of worker 0's first core (0)")
-    serve.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
-                       help="the trainer may take this long to answer a step (300)")  # fmt: skip
-    # What mlagents-learn --env=PATH passes to PATH; its --env-args come after them.
-    serve.add_argument("--mlagents-port", type=int, metavar="PORT", help="set by mlagents-learn")
-    serve.add_argument("-logFile", metavar="PATH", help="set by mlagents-learn: messages go there")
-    serve.add_argument("-nographics", "-batchmode", action="store_true", help="ignored")
-
-
 def _cmd_serve(args: argparse.Namespace, out: Output) -> int:
     """Worker ``w`` (``--mlagents-port 5005 + w``) seeds its cores ``seed + w * K + i``; a port
     below 5005 wraps around (``w = (port - 5005) mod 65536``), so every port is its own worker."""
@@ -306,24 +234,19 @@ def _cmd_serve(args: argparse.Namespace, out: Output) -> int:
     seed = args.seed + worker * k
     target = resolve_target(args.env, parse_kwargs(args.kwargs))
     relays = ms.relay_channels()
-    channels = {"side_channels": relays} if accepts_keyword(target.factory, "side_channels") else {}
+    relayed = k > 1 or accepts_keyword(target.factory, "side_channels")
     with contextlib.ExitStack() as stack:
         if args.logFile:
             log = stack.enter_context(open(args.logFile, "a", buffering=1))
             stack.enter_context(contextlib.redirect_stderr(log))
-        if k > 1:
-            core = target.pool(seed, k, relays)
-        else:
-            seeded = {"seed": seed} if accepts_keyword(target.factory, "seed") else {}
-            core = target.make(**seeded, **channels)
+        core = target.make(seed=seed, workers=k if k > 1 else None, side_channels=relays)
         stack.callback(core.close)
         print(f"zooport serve: {target.name} ({k} core{'s' * (k > 1)}, seed {seed}) for "
               f"mlagents-learn on localhost:{port}", file=sys.stderr, flush=True)  # fmt: skip
         try:
             served = ms.serve_mlagents(
-                core, port=port, side_channels=relays if channels or k > 1 else (),
-                timeout=args.timeout, wait=args.timeout if args.mlagents_port else None,
-                name=target.name,
+                core, port=port, side_channels=relays if relayed else (), timeout=args.timeout,
+                wait=args.timeout if args.mlagents_port else None, name=target.name,
             )  # fmt: skip
         except Exception as exc:  # also into -logFile: mlagents-learn hides the stderr
             print(f"zooport: {one_line(exc)}", file=sys.stderr)
@@ -332,19 +255,63 @@ def _cmd_serve(args: argparse.Namespace, out: Output) -> int:
     return 0
 
 
-#: The subcommands, in the order ``--help`` lists them: (name, help, handler, its arguments).
-_COMMANDS: tuple[tuple[str, str, Callable[..., int], Callable[[Any], None]], ...] = (
-    ("list", "registered environments and their specs", cmd_list, lambda parser: None),
-    ("info", "behaviour specs, side channels and adapters of ENV", cmd_info,
-     functools.partial(_env_arguments, seed=False)),
-    ("play", "random mask-respecting actions, or a trained model's, through an adapter",
-     _cmd_play, _play_arguments),
-    ("check", "run every applicable checker on ENV", _cmd_check, _check_arguments),
-    ("bench", "the adapter benchmark table (zooport.cli.bench)", _cmd_bench, _bench_arguments),
-    ("train", "SB3 PPO (MaskablePPO with masks) on ENV", _cmd_train, _train_arguments),
-    ("serve", "play the Unity side of ML-Agents' protocol: mlagents-learn trains ENV",
-     _cmd_serve, _serve_arguments),
-)  # fmt: skip
+#: The subcommands, in the order ``--help`` lists them: name -> (help, handler, arguments).
+_COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace, Output], int], list[_Argument]]] = {
+    "list": ("registered environments and their specs", cmd_list, []),
+    "info": ("behaviour specs, side channels and adapters of ENV", cmd_info, _ENV),
+    "play": ("random mask-respecting actions, or a trained model's, through an adapter",
+             _cmd_play, [
+        *_route(APIS, "the adapter (default raw; with --model its training route)", 1000,
+                "adapter steps", "the behaviour for --api gym/vector"),
+        _arg("--model", metavar="PATH",
+             help="a model saved by `zooport train --save` acts instead"),
+        _arg("--record", metavar="GIF", help="write an animated GIF of the frames"),
+    ]),
+    "check": ("run every applicable checker on ENV", _cmd_check, [
+        *_ENV, _SEED,
+        _arg("--only", nargs="+", metavar="NAME", help="checkers to run (default all)"),
+        _arg("--steps", type=_positive, default=200, help="check_base_env steps (200)"),
+        _arg("--cycles", type=_positive, default=100, help="PettingZoo num_cycles (100)"),
+        _arg("--strict", action="store_true", help="a checker that warns fails"),
+        _arg("--timeout", type=float, default=600.0, metavar="SECONDS",
+             help="a checker still running after this long fails (600; 0 = no limit)"),
+        _arg("-v", "--verbose", action="store_true", help="list warnings and details"),
+    ]),
+    "bench": ("the adapter benchmark table (zooport.cli.bench)", _cmd_bench, [
+        _arg("--quick", action="store_true", help="seconds, for CI"),
+        _arg("--json", metavar="PATH", help="also write the results as JSON"),
+        _arg("--n", type=_positive, nargs="+", help="agent counts"),
+        _arg("--envs", nargs="+", metavar="NAME", help="benchmark environments"),
+        _arg("--routes", nargs="+", metavar="NAME", help="routes to measure"),
+        _arg("--workers", type=_positive, metavar="K",
+             help="instead: the CorePool benchmark with K cores"),
+    ]),
+    "train": ("SB3 PPO (MaskablePPO with masks) on ENV", _cmd_train, [
+        *_route(TRAIN_APIS, "the route (default vector; with --resume its own)", 100_000,
+                "agent-steps", "the behaviour to train (--api vector)"),
+        _arg("--plot", metavar="PNG", help="write the learning curve (matplotlib)"),
+        _arg("--save", metavar="PATH",
+             help="write the trained model (SB3's zip; .zip if no suffix)"),
+        _arg("--resume", metavar="PATH", help="train a model saved with --save for --steps more"),
+        _arg("--eval-episodes", type=_int_at_least(0, "an int >= 0"), default=0,
+             help="deterministic evaluation episodes after training"),
+        _arg("--workers", type=_positive, metavar="K",
+             help="K copies of the core stepped in parallel (a CorePool)"),
+    ]),
+    "serve": ("play the Unity side of ML-Agents' protocol: mlagents-learn trains ENV",
+              _cmd_serve, [
+        *_ENV,
+        _arg("--workers", type=_positive, metavar="K", help="K cores (a CorePool)"),
+        _arg("--port", type=int, help="the trainer's port (default 5004, Editor mode)"),
+        _arg("--seed", type=_seed, default=0, help="seed of worker 0's first core (0)"),
+        _arg("--timeout", type=float, default=300.0, metavar="SECONDS",
+             help="the trainer may take this long to answer a step (300)"),
+        # What mlagents-learn --env=PATH passes to PATH; its --env-args come after them.
+        _arg("--mlagents-port", type=int, metavar="PORT", help="set by mlagents-learn"),
+        _arg("-logFile", metavar="PATH", help="set by mlagents-learn: messages go there"),
+        _arg("-nographics", "-batchmode", action="store_true", help="ignored"),
+    ]),
+}  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -355,9 +322,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--plain", action="store_true", help="plain-text tables, never rich")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name, help_, run, declare in _COMMANDS:
+    for name, (help_, run, arguments) in _COMMANDS.items():
         command = commands.add_parser(name, help=help_)
-        declare(command)
+        for names, options in arguments:
+            command.add_argument(*names, **options)
         command.set_defaults(run=run)
     return parser
 

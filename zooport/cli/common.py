@@ -1,5 +1,6 @@
-"""What the command-line programs share: tables, progress bars, GIFs, random actions and
-rollouts; it imports no other module of :mod:`zooport.cli`."""
+"""What the command-line programs share: tables, progress bars, GIFs, and :class:`Player`, the
+one loop that drives a core or an adapter with random allowed actions or a model's; it imports
+no other module of :mod:`zooport.cli`."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import numpy as np
 
 from zooport.envs.actions import random_actions
 from zooport.envs.base_env import BaseEnvLike
-from zooport.envs.capabilities import reset_core
+from zooport.envs.capabilities import accepts_keyword, reset_core
 from zooport.errors import ArgumentError, ZooportError
 
 
@@ -44,18 +45,12 @@ def install_hint(extra: str) -> str:
 
 
 def require(module: str, extra: str, purpose: str) -> Any:
-    """Imports ``module``, or raises a :class:`UsageError` with the pip line of its extra.
-
-    Example:
-        >>> require("json", "core", "reading JSON").__name__
-        'json'
-    """
+    """Imports ``module``, or raises a :class:`UsageError` with the pip line of its extra."""
     try:
         return importlib.import_module(module)
     except ImportError:
-        package = module.split(".")[0]
         raise UsageError(
-            f"{purpose} needs {package}; install it with `{install_hint(extra)}` "
+            f"{purpose} needs {module.split('.')[0]}; install it with `{install_hint(extra)}` "
             f"(zooport's [{extra}] extra)"
         ) from None
 
@@ -64,23 +59,22 @@ def check_output_path(
     path: str | os.PathLike[str], option: str, suffixes: Collection[str] | None = None
 ) -> Path:
     """``path`` checked, before the run, as a file it can write (ending in one of ``suffixes``)."""
-    file = Path(path)
+    file, given = Path(path), str(path)
     if file.is_dir():
-        raise UsageError(f"{option}: expected a file name, got the directory {str(path)!r}")
+        raise UsageError(f"{option}: expected a file name, got the directory {given!r}")
     if suffixes is not None and file.suffix.lower() not in suffixes:
         raise UsageError(
-            f"{option}: expected a file name ending in one of {sorted(suffixes)}, got {str(path)!r}"
+            f"{option}: expected a file name ending in one of {sorted(suffixes)}, got {given!r}"
         )
-    directory = file.parent
-    if not directory.is_dir():
+    if not file.parent.is_dir():
         raise UsageError(
-            f"{option}: expected a file in an existing directory, got {str(path)!r} "
-            f"({str(directory)!r} does not exist)"
+            f"{option}: expected a file in an existing directory, got {given!r} "
+            f"({str(file.parent)!r} does not exist)"
         )
-    if not os.access(directory, os.W_OK | os.X_OK) or (
+    if not os.access(file.parent, os.W_OK | os.X_OK) or (
         file.exists() and not os.access(file, os.W_OK)
     ):
-        raise UsageError(f"{option}: expected a file that can be written, got {str(path)!r}")
+        raise UsageError(f"{option}: expected a file that can be written, got {given!r}")
     return file
 
 
@@ -123,17 +117,17 @@ class Output:
 
     def table(self, headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str = "") -> None:
         cells = [[str(c) for c in row] for row in rows]
-        if self.console is not None:
-            from rich.table import Table
-
-            table = Table(*headers, title=title or None)
-            for row in cells:
-                table.add_row(*row)
-            self.console.print(table)
+        if self.console is None:
+            if title:
+                print(title)
+            print(format_table(headers, cells))
             return
-        if title:
-            print(title)
-        print(format_table(headers, cells))
+        from rich.table import Table
+
+        table = Table(*headers, title=title or None)
+        for row in cells:
+            table.add_row(*row)
+        self.console.print(table)
 
 
 @contextlib.contextmanager
@@ -156,10 +150,8 @@ def save_gif(
     frames: Sequence[np.ndarray | None], path: str | os.PathLike[str], fps: float = 30
 ) -> int:
     """Writes rgb_array ``frames`` (None skipped) as a looping GIF; returns how many it got."""
-    image_module = require("PIL.Image", "plots", "writing a GIF")
-    images = [
-        image_module.fromarray(np.asarray(f, dtype=np.uint8)) for f in frames if f is not None
-    ]
+    image = require("PIL.Image", "plots", "writing a GIF")
+    images = [image.fromarray(np.asarray(f, dtype=np.uint8)) for f in frames if f is not None]
     if not images:
         raise ArgumentError(f"Expect at least one frame to write to {path}, actually: none")
     images[0].save(path, save_all=True, append_images=images[1:], duration=int(1000 / fps), loop=0)
@@ -191,7 +183,7 @@ def sample_action(space: Any, mask: np.ndarray | None, rng: np.random.Generator)
             [None] * nvec.size if mask is None else np.split(np.asarray(mask), np.cumsum(nvec)[:-1])
         )
         values = [
-            sample_action(spaces.Discrete(int(n)), p, rng) for n, p in zip(nvec, parts, strict=True)
+            sample_action(spaces.Discrete(n), p, rng) for n, p in zip(nvec, parts, strict=True)
         ]
         start = np.asarray(space.start).reshape(-1)
         return (np.asarray(values) + start).reshape(space.shape).astype(space.dtype)
@@ -214,38 +206,119 @@ def stack_observations(observations: Sequence[Any]) -> Any:
     return np.stack(observations)
 
 
-class EpisodeReturns:
-    """Running per-agent returns; ``end(key)`` records one finished episode."""
+def _mask_of(obs: Any, info: Any) -> np.ndarray | None:
+    if isinstance(obs, dict) and "action_mask" in obs:
+        return obs["action_mask"]
+    return info.get("action_mask") if isinstance(info, dict) else None
 
-    def __init__(self) -> None:
+
+class Player:
+    """Drives ``env`` through the loop of its ``api`` (raw, gym, vector, parallel or aec) with
+    random allowed actions or ``model``'s (``predict`` on the batch of agents that act; a raw
+    core only acts randomly). ``step()`` returns how many agents acted; ``finished`` holds the
+    returns of the episodes that ended, each agent's in the order they ended."""
+
+    def __init__(
+        self, env: Any, api: str, seed: int = 0, model: Any = None, deterministic: bool = True
+    ) -> None:
+        self.env, self.api, self.model, self.deterministic = env, api, model, deterministic
+        self.rng = np.random.default_rng(seed)
+        self.masked = model is not None and accepts_keyword(model.predict, "action_masks")
         self.running: dict[Any, float] = {}
         self.finished: list[float] = []
+        self.step: Callable[[], int] = getattr(self, f"_step_{api}")
+        self.reset(seed)
 
-    def add(self, key: Any, reward: float) -> None:
-        self.running[key] = self.running.get(key, 0.0) + float(reward)
+    def reset(self, seed: int | None = None) -> None:
+        if self.api == "raw":
+            reset_core(self.env, seed)
+            self.names = list(self.env.behavior_specs)
+        elif self.api == "aec":
+            self.env.reset(seed=seed)
+        else:
+            self.obs, self.info = self.env.reset(seed=seed)
 
-    def end(self, key: Any) -> None:
-        self.finished.append(self.running.pop(key, 0.0))
+    def _book(self, agent: Any, reward: float, ended: bool) -> None:
+        self.running[agent] = self.running.get(agent, 0.0) + float(reward)
+        if ended:
+            self.finished.append(self.running.pop(agent))
 
+    def _act(self, spaces: list[Any], observations: Any, masks: Any) -> list[Any]:
+        if self.model is None:
+            return [
+                sample_action(space, None if masks is None else masks[i], self.rng)
+                for i, space in enumerate(spaces)
+            ]
+        if isinstance(observations, list):
+            observations = stack_observations(observations)
+        if isinstance(masks, list):
+            masks = None if any(m is None for m in masks) else np.stack(masks)
+        options: dict[str, Any] = {"deterministic": self.deterministic}
+        if self.masked and masks is not None:
+            options["action_masks"] = np.asarray(masks)
+        return list(self.model.predict(observations, **options)[0])
 
-def random_core_step(
-    core: BaseEnvLike, names: Sequence[str], rng: np.random.Generator, returns: EpisodeReturns
-) -> int:
-    """Books ``core``'s rewards, steps it once with random allowed actions; returns how many
-    agents acted."""
-    acted = 0
-    for name in names:
-        decision, terminal = core.get_steps(name)
-        for agent, reward in zip(terminal.agent_id.tolist(), terminal.reward.tolist(), strict=True):
-            returns.add((name, agent), reward)
-            returns.end((name, agent))
-        for agent, reward in zip(decision.agent_id.tolist(), decision.reward.tolist(), strict=True):
-            returns.add((name, agent), reward)
-        spec = core.behavior_specs[name].action_spec
-        core.set_actions(name, random_actions(spec, len(decision), rng, decision.action_mask))
-        acted += len(decision)
-    core.step()
-    return acted
+    def _step_raw(self) -> int:
+        acted = 0
+        for name in self.names:
+            decision, terminal = self.env.get_steps(name)
+            for steps, ended in ((terminal, True), (decision, False)):
+                for agent, reward in zip(
+                    steps.agent_id.tolist(), steps.reward.tolist(), strict=True
+                ):
+                    self._book((name, agent), reward, ended)
+            spec = self.env.behavior_specs[name].action_spec
+            actions = random_actions(spec, len(decision), self.rng, decision.action_mask)
+            self.env.set_actions(name, actions)
+            acted += len(decision)
+        self.env.step()
+        return acted
+
+    def _step_gym(self) -> int:
+        action = self._act([self.env.action_space], [self.obs], [self.info.get("action_mask")])
+        self.obs, reward, terminated, truncated, self.info = self.env.step(action[0])
+        self._book(0, reward, terminated or truncated)
+        if terminated or truncated:
+            self.obs, self.info = self.env.reset()
+        return 1
+
+    def _step_vector(self) -> int:
+        n = self.env.num_envs
+        spaces = [self.env.single_action_space] * n
+        actions = self._act(spaces, self.obs, self.info.get("action_mask"))
+        self.obs, reward, terminated, truncated, self.info = self.env.step(
+            stack_observations(actions)
+        )
+        ended = (terminated | truncated).tolist()
+        for i, r in enumerate(reward.tolist()):
+            self._book(i, r, ended[i])
+        return int(np.sum(self.info.get("decided", np.ones(n, bool))))
+
+    def _step_parallel(self) -> int:
+        if not self.env.agents:
+            self.reset()
+        agents, obs = list(self.env.agents), self.obs
+        masks = [_mask_of(obs[a], self.info.get(a)) for a in agents]
+        spaces = [self.env.action_space(a) for a in agents]
+        actions = self._act(spaces, [obs[a] for a in agents], masks)
+        self.obs, rewards, terminated, truncated, self.info = self.env.step(
+            dict(zip(agents, actions, strict=True))
+        )
+        for agent, reward in rewards.items():
+            self._book(agent, reward, terminated[agent] or truncated[agent])
+        return len(agents)
+
+    def _step_aec(self) -> int:
+        if not self.env.agents:
+            self.env.reset()
+        agent = self.env.agent_selection
+        obs, reward, terminated, truncated, info = self.env.last()
+        self._book(agent, reward, terminated or truncated)
+        if terminated or truncated:
+            self.env.step(None)
+            return 0
+        self.env.step(self._act([self.env.action_space(agent)], [obs], [_mask_of(obs, info)])[0])
+        return 1
 
 
 @dataclass
@@ -285,15 +358,11 @@ def rollout(core: BaseEnvLike, steps: int, seed: int = 0) -> RolloutStats:
         >>> stats.agents, stats.agent_steps, stats.episodes > 0
         (2, 60, True)
     """
-    rng = np.random.default_rng(seed)
-    reset_core(core, seed)
-    names = list(core.behavior_specs)
-    returns = EpisodeReturns()
-    agent_steps = 0
-    agents = sum(len(core.get_steps(name)[0]) for name in names)
+    player = Player(core, "raw", seed)
+    agents = sum(len(core.get_steps(name)[0]) for name in player.names)
     start = time.perf_counter()
-    for _ in range(steps):
-        agent_steps += random_core_step(core, names, rng, returns)
+    agent_steps = sum(player.step() for _ in range(steps))
     seconds = time.perf_counter() - start
-    name = type(core).__name__
-    return RolloutStats(name, "raw", steps, agent_steps, seconds, returns.finished, agents=agents)
+    return RolloutStats(
+        type(core).__name__, "raw", steps, agent_steps, seconds, player.finished, agents=agents
+    )

@@ -1,11 +1,11 @@
-"""``zooport list`` and ``zooport info``: what an environment is, described."""
+"""``zooport list`` and ``zooport info``: what an environment is, found by making, resetting
+and (for its side channels) running it."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
 import re
-from collections.abc import Mapping
 from typing import Any
 
 from zooport.checks import one_line, single_agent_plan
@@ -24,12 +24,14 @@ def _brief_action(spec: Any) -> str:
     return f"continuous({continuous})"
 
 
-def _brief_obs(spec: Any) -> str:
-    return " + ".join("x".join(str(d) for d in o.shape) for o in spec.observation_specs)
+def _agents(n: int) -> str:
+    return f"{n} agent" if n == 1 else f"{n} agents"
 
 
-def _agent_counts(core: BaseEnvLike) -> dict[str, int]:
-    return {name: len(core.get_steps(name)[0]) for name in core.behavior_specs}
+def _first_steps(core: BaseEnvLike) -> dict[str, tuple[Any, Any]]:
+    """Resets ``core``: each behaviour's spec and first decision steps."""
+    reset_core(core, 0)
+    return {b: (spec, core.get_steps(b)[0]) for b, spec in core.behavior_specs.items()}
 
 
 def cmd_list(args: argparse.Namespace, out: Output) -> int:
@@ -40,23 +42,22 @@ def cmd_list(args: argparse.Namespace, out: Output) -> int:
     for identifier in default_registry:
         entry = default_registry[identifier]
         try:
-            core = resolve_target(identifier).make_seeded(0)
+            core = resolve_target(identifier).make(seed=0)
         except Exception as exc:  # a remote or broken entry still gets its row
             rows.append([identifier, f"({one_line(exc)[:60]})", "-", "-", "-", "-"])
             continue
         try:
-            reset_core(core, 0)
-            counts = _agent_counts(core)
-            specs = core.behavior_specs
-            behaviours = "; ".join(f"{b} x{n}" for b, n in counts.items())
-            actions = "; ".join(_brief_action(s.action_spec) for s in specs.values())
-            observations = "; ".join(_brief_obs(s) for s in specs.values())
+            first = _first_steps(core)
         finally:
             core.close()
-        expected = entry.expected_reward
-        steps = getattr(entry, "max_episode_steps", None)
+        specs = [spec for spec, _ in first.values()]
+        expected, steps = entry.expected_reward, getattr(entry, "max_episode_steps", None)
         rows.append([
-            identifier, behaviours, actions, observations,
+            identifier,
+            "; ".join(f"{b} x{len(decisions)}" for b, (_, decisions) in first.items()),
+            "; ".join(_brief_action(s.action_spec) for s in specs),
+            "; ".join(" + ".join("x".join(map(str, o.shape)) for o in s.observation_specs)
+                      for s in specs),
             "-" if expected is None else f"{expected:g}", "-" if steps is None else str(steps),
         ])  # fmt: skip
     out.table(
@@ -74,7 +75,7 @@ def _side_channel_use(target: Target, core_type: type) -> list[list[str]]:
         return [["-", "-", "not a BatchedEnv: only its own side_channels are known"]]
     params: dict[str, None] = {}
     stats: dict[str, None] = {}
-    core = target.make_seeded(0)
+    core = target.make(seed=0)
     read, record = core.environment_parameter, core.record_stat
 
     def environment_parameter(key: str, default: float) -> float:
@@ -99,32 +100,24 @@ def _side_channel_use(target: Target, core_type: type) -> list[list[str]]:
     ]  # fmt: skip
 
 
-def _adapter_rows(target: Target, counts: Mapping[str, int], specs: Mapping[str, Any]) -> list:
+def _adapter_rows(target: Target, first: dict[str, tuple[Any, Any]]) -> list[list[str]]:
+    counts = {b: len(decisions) for b, (_, decisions) in first.items()}
     plan = single_agent_plan(target.factory, preset=target.gym_preset)
-    if plan.behaviors:
-        how = ", ".join(f"{k}={v!r}" for k, v in plan.kwargs.items())
-        gym = ["gym", "GymEnv", "yes", ", ".join(plan.behaviors) + (f" with {how}" if how else "")]
-    else:
-        gym = ["gym", "GymEnv", "no", plan.reason]
-    several = len(specs) > 1
-    vector_note = "one slot per agent" + ("; pick a behaviour (--behavior)" if several else "")
-    hybrid = [
-        b for b, s in specs.items() if s.action_spec.continuous_size and s.action_spec.discrete_size
-    ]
+    how = ", ".join(f"{k}={v!r}" for k, v in plan.kwargs.items())
+    gym = ["yes", ", ".join(plan.behaviors) + (f" with {how}" if how else "")]
+    several = "; pick a behaviour (--behavior)" if len(first) > 1 else ""
+    hybrid = [b for b, (s, _) in first.items() if s.action_spec.continuous_size
+              and s.action_spec.discrete_size]  # fmt: skip
     return [
         ["raw", "BaseEnv", "yes", ", ".join(f"{b}: {_agents(n)}" for b, n in counts.items())],
-        gym,
-        ["vector", "BehaviorVectorEnv, SB3VecEnv", "yes", vector_note],
+        ["gym", "GymEnv", *(gym if plan.behaviors else ["no", plan.reason])],
+        ["vector", "BehaviorVectorEnv, SB3VecEnv", "yes", f"one slot per agent{several}"],
         ["parallel", "PettingZooParallelEnv", "yes", _agents(sum(counts.values()))],
         ["aec", "PettingZooAECEnv", "yes", "agents act in turn, the core steps once a cycle"],
         ["train", "SB3 PPO / MaskablePPO", "no" if hybrid else "yes",
          f"hybrid actions in {hybrid}: SB3 has no hybrid policy" if hybrid
          else "--api vector or parallel"],
     ]  # fmt: skip
-
-
-def _agents(n: int) -> str:
-    return f"{n} agent" if n == 1 else f"{n} agents"
 
 
 def cmd_info(args: argparse.Namespace, out: Output) -> int:
@@ -134,48 +127,45 @@ def cmd_info(args: argparse.Namespace, out: Output) -> int:
     target = resolve_target(args.env, parse_kwargs(args.kwargs))
     core = target.make()
     try:
-        reset_core(core, 0)
-        specs = dict(core.behavior_specs)
-        counts = _agent_counts(core)
-        masks = {b: core.get_steps(b)[0].action_mask is not None for b in specs}
+        first = _first_steps(core)
         renders = False
         with contextlib.suppress(Exception):
             renders = render_core(core) is not None
-        core_type = type(core)
-        steps = _max_steps(target, core)
+        core_type, steps = type(core), _max_steps(target, core)
     finally:
         core.close()
-    entry = target.entry
     # The class's own docstring: a subclass without one is not described by its base's.
+    entry = target.entry
     description = entry.description if entry is not None else core_type.__dict__.get("__doc__")
     summary = plain_text(description.strip().splitlines()[0]) if description else "(no docstring)"
-    out.line(f"{target.name}: {summary}")
     expected = target.expected_reward
+    out.line(f"{target.name}: {summary}")
     out.line(
         f"class {core_type.__module__}.{core_type.__qualname__}; expected reward "
         f"{'-' if expected is None else f'{expected:g}'}; max episode steps {steps}; "
         f"renders rgb_array: {'yes' if renders else 'no'}"
     )
     rows = []
-    for b, spec in specs.items():
-        a = spec.action_spec
-        rows.append([b, str(counts[b]), "action", _brief_action(a), "-",
-                     "masked" if masks[b] else "no mask", "-"])  # fmt: skip
+    for b, (spec, decisions) in first.items():
+        mask = "no mask" if decisions.action_mask is None else "masked"
+        rows.append([b, str(len(decisions)), "action", _brief_action(spec.action_spec), "-",
+                     mask, "-"])  # fmt: skip
         for obs in spec.observation_specs:
             props = ", ".join(
                 getattr(p, "name", str(p)) or str(int(p)) for p in obs.dimension_property
             )
             rows.append(["", "", "observation", obs.name, str(tuple(obs.shape)),
                          obs.observation_type.name, props])  # fmt: skip
-    out.line()
-    headers = ["behaviour", "agents", "kind", "name / spec", "shape", "type", "dimension props"]
-    out.table(headers, rows, title="Behaviour specs")
-    out.line()
-    out.table(["side channel", "direction", "keys"], _side_channel_use(target, core_type),
-              title="Side channels")  # fmt: skip
-    out.line()
-    out.table(["api", "adapter", "applies", "note"], _adapter_rows(target, counts, specs),
-              title="Adapters")  # fmt: skip
+    tables = (
+        ("Behaviour specs", ["behaviour", "agents", "kind", "name / spec", "shape", "type",
+                             "dimension props"], rows),
+        ("Side channels", ["side channel", "direction", "keys"],
+         _side_channel_use(target, core_type)),
+        ("Adapters", ["api", "adapter", "applies", "note"], _adapter_rows(target, first)),
+    )  # fmt: skip
+    for title, headers, table in tables:
+        out.line()
+        out.table(headers, table, title=title)
     return 0
 
 

@@ -1,5 +1,6 @@
-"""``zooport play``: an environment driven through one adapter by random allowed actions or a
-trained model's, with episode statistics and an optional GIF."""
+"""``zooport play``: an environment driven through one adapter by a
+:class:`~zooport.cli.common.Player` (random allowed actions or a trained model's), with episode
+statistics and an optional GIF."""
 
 from __future__ import annotations
 
@@ -8,69 +9,34 @@ import functools
 import math
 import os
 import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from zooport.checks import one_line
 from zooport.cli.common import (
-    EpisodeReturns,
+    Player,
     RolloutStats,
     UsageError,
     check_output_path,
     progress_bar,
-    random_core_step,
     require,
-    sample_action,
     save_gif,
-    stack_observations,
 )
 from zooport.cli.targets import Target
-from zooport.envs.capabilities import accepts_keyword, reset_core
 from zooport.errors import ZooportError
 
-#: The adapters :func:`play` drives, by ``--api`` name.
-APIS = ("raw", "gym", "vector", "parallel", "aec")
+#: The adapters :func:`play` drives, by ``--api`` name: their classes in zooport.adapters.
+_ADAPTERS = {"raw": "", "gym": "GymEnv", "vector": "BehaviorVectorEnv",
+             "parallel": "PettingZooParallelEnv", "aec": "PettingZooAECEnv"}  # fmt: skip
+APIS = tuple(_ADAPTERS)
 #: The adapters a trained model can act through: they hand out the observations it was
 #: trained on (the raw core's are lists of arrays).
-MODEL_APIS = ("gym", "vector", "parallel", "aec")
-_ADAPTERS = {"gym": "GymEnv", "vector": "BehaviorVectorEnv", "parallel": "PettingZooParallelEnv",
-             "aec": "PettingZooAECEnv"}  # fmt: skip
+MODEL_APIS = APIS[1:]
 #: At most this many frames go into a ``record`` GIF (a longer run keeps every k-th frame).
 _MAX_FRAMES = 500
 
-
 PlayStats = RolloutStats
-
-
-def _actor(rng: np.random.Generator, model: Any) -> Callable[[list[Any], Any, Any], list[Any]]:
-    """``act(spaces, observations, masks)``: one action per agent, random within the masks
-    (1 = allowed) or ``model``'s deterministic ones."""
-    if model is None:
-        return lambda spaces, _, masks: [
-            sample_action(space, None if masks is None else masks[i], rng)
-            for i, space in enumerate(spaces)
-        ]
-    masked = accepts_keyword(model.predict, "action_masks")
-
-    def act(spaces: list[Any], observations: Any, masks: Any) -> list[Any]:
-        if isinstance(observations, list):
-            observations = stack_observations(observations)
-        if isinstance(masks, list):
-            masks = None if any(m is None for m in masks) else np.stack(masks)
-        options: dict[str, Any] = {"deterministic": True}
-        if masked and masks is not None:
-            options["action_masks"] = np.asarray(masks)
-        return list(model.predict(observations, **options)[0])
-
-    return act
-
-
-def _mask_of(obs: Any, info: Any) -> np.ndarray | None:
-    if isinstance(obs, dict) and "action_mask" in obs:
-        return obs["action_mask"]
-    return info.get("action_mask") if isinstance(info, dict) else None
 
 
 def _single_agent_core(target: Target, behavior: str | None) -> tuple[Any, str]:
@@ -92,10 +58,8 @@ def _single_agent_core(target: Target, behavior: str | None) -> tuple[Any, str]:
         raise UsageError(f"making {target.name} failed: {one_line(exc)}") from None
     choices = [b for b in plan.behaviors if behavior is None or b == behavior]
     if not choices:
-        why = (
-            plan.reason
-            or f"behaviour {behavior!r} is not among the single-agent {list(plan.behaviors)}"
-        )
+        single = list(plan.behaviors)
+        why = plan.reason or f"behaviour {behavior!r} is not among the single-agent {single}"
         raise UsageError(
             f"--api gym needs a single-agent behaviour: {why}; use --api vector or parallel"
         )
@@ -109,10 +73,9 @@ def _build_adapter(
 
     if api == "raw":
         return target.make()
-    if api == "gym":
-        core, behavior = _single_agent_core(target, behavior)
-    else:
-        core = target.make()
+    core, behavior = (
+        _single_agent_core(target, behavior) if api == "gym" else (target.make(), behavior)
+    )
     single = api in ("gym", "vector")
     options = {"behavior_name": behavior} if single else {"mask_in_info": mask_in_info}
     try:
@@ -189,24 +152,21 @@ def play(
         require("PIL.Image", "plots", "--record")
         check_output_path(record, "--record", (".gif",))
     env = _build_adapter(target, api, behavior, record is not None, mask_in_info=model is not None)
-    rng = np.random.default_rng(seed)
-    returns = EpisodeReturns()
     frames: list[np.ndarray | None] = []
     stride = max(1, math.ceil(steps / _MAX_FRAMES))
     agent_steps = 0
     try:
         if model is not None:
             _check_model_spaces(model, env, api, target.name)
-        step = _make_stepper(env, api, seed, rng, _actor(rng, model), returns)
+        player = Player(env, api, seed, model)
         if record is not None:
-            first = _frame_of(env, api)
-            if first is None:
+            frames.append(_frame_of(env, api))
+            if frames[0] is None:
                 raise UsageError(f"{target.name} does not render rgb_array frames; drop --record")
-            frames.append(first)
         began = time.perf_counter()
         with progress_bar(steps, f"{target.name} ({api})", progress) as update:
             for t in range(steps):
-                agent_steps += step()
+                agent_steps += player.step()
                 if record is not None and (t + 1) % stride == 0:
                     frames.append(_frame_of(env, api))
                 update(1)
@@ -218,88 +178,5 @@ def play(
         save_gif(frames, record, fps=30)
     policy = "random" if model is None else type(model).__name__
     return PlayStats(
-        target.name, api, steps, agent_steps, seconds, returns.finished, len(frames), policy
+        target.name, api, steps, agent_steps, seconds, player.finished, len(frames), policy
     )
-
-
-def _make_stepper(
-    env: Any,
-    api: str,
-    seed: int,
-    rng: np.random.Generator,
-    act: Callable[[list[Any], Any, Any], list[Any]],
-    returns: EpisodeReturns,
-) -> Callable[[], int]:
-    if api == "raw":
-        reset_core(env, seed)
-        names = list(env.behavior_specs)
-        return functools.partial(random_core_step, env, names, rng, returns)
-    if api == "gym":
-        state = dict(zip(("obs", "info"), env.reset(seed=seed), strict=True))
-
-        def step_gym() -> int:
-            mask = state["info"].get("action_mask")
-            action = act([env.action_space], [state["obs"]], [mask])[0]
-            obs, reward, terminated, truncated, info = env.step(action)
-            returns.add(0, reward)
-            if terminated or truncated:
-                returns.end(0)
-                obs, info = env.reset()
-            state["obs"], state["info"] = obs, info
-            return 1
-
-        return step_gym
-    if api == "vector":
-        state = dict(zip(("obs", "info"), env.reset(seed=seed), strict=True))
-        single = env.single_action_space
-
-        def step_vector() -> int:
-            masks = state["info"].get("action_mask")
-            actions = act([single] * env.num_envs, state["obs"], masks)
-            obs, reward, terminated, truncated, info = env.step(stack_observations(actions))
-            decided = np.asarray(info.get("decided", np.ones(env.num_envs, bool)))
-            for i, r in enumerate(reward.tolist()):
-                returns.add(i, r)
-            for i in np.flatnonzero(terminated | truncated).tolist():
-                returns.end(i)
-            state["obs"], state["info"] = obs, info
-            return int(decided.sum())
-
-        return step_vector
-    if api == "parallel":
-        state = dict(zip(("obs", "infos"), env.reset(seed=seed), strict=True))
-
-        def step_parallel() -> int:
-            if not env.agents:
-                state["obs"], state["infos"] = env.reset()
-            agents = list(env.agents)
-            obs, infos = state["obs"], state["infos"]
-            masks = [_mask_of(obs[a], infos.get(a)) for a in agents]
-            chosen = act([env.action_space(a) for a in agents], [obs[a] for a in agents], masks)
-            obs, rewards, terminations, truncations, infos = env.step(
-                dict(zip(agents, chosen, strict=True))
-            )
-            for agent, r in rewards.items():
-                returns.add(agent, r)
-                if terminations[agent] or truncations[agent]:
-                    returns.end(agent)
-            state["obs"], state["infos"] = obs, infos
-            return len(agents)
-
-        return step_parallel
-    env.reset(seed=seed)
-
-    def step_aec() -> int:
-        if not env.agents:
-            env.reset()
-        agent = env.agent_selection
-        obs, reward, terminated, truncated, info = env.last()
-        returns.add(agent, reward)
-        if terminated or truncated:
-            returns.end(agent)
-            env.step(None)
-            return 0
-        env.step(act([env.action_space(agent)], [obs], [_mask_of(obs, info)])[0])
-        return 1
-
-    return step_aec

@@ -88,19 +88,20 @@ class ModelInfo:
         return kwargs, api or self.api, behavior
 
 
+def _zip(path: str | os.PathLike[str]) -> Path:
+    file = Path(path)  # SB3 writes and finds "model" as "model.zip"
+    return file.with_suffix(".zip") if file.suffix == "" else file
+
+
 def save_path(path: str | os.PathLike[str]) -> Path:
     """The file ``--save`` writes (``.zip`` added to a bare name, as SB3 does), checked.
 
     Example:
         >>> import tempfile, pathlib
-        >>> directory = tempfile.mkdtemp()
-        >>> save_path(pathlib.Path(directory, "ppo_basic")).name
+        >>> save_path(pathlib.Path(tempfile.mkdtemp(), "ppo_basic")).name
         'ppo_basic.zip'
     """
-    file = Path(path)
-    if file.suffix == "":
-        file = file.with_suffix(".zip")
-    return check_output_path(file, "--save", (".zip",))
+    return check_output_path(_zip(path), "--save", (".zip",))
 
 
 def save_model(model: Any, path: str | os.PathLike[str], info: ModelInfo) -> Path:
@@ -114,9 +115,7 @@ def save_model(model: Any, path: str | os.PathLike[str], info: ModelInfo) -> Pat
 
 
 def _existing(path: str | os.PathLike[str], option: str) -> Path:
-    file = Path(path)
-    if not file.is_file() and file.suffix == "" and file.with_suffix(".zip").is_file():
-        file = file.with_suffix(".zip")  # SB3 finds "model" as "model.zip" too
+    file = Path(path) if Path(path).is_file() else _zip(path)
     if not file.is_file():
         raise UsageError(f"{option}: expected a model saved by `zooport train --save`, got "
                          f"{str(path)!r}, which is not a file")  # fmt: skip
@@ -128,12 +127,12 @@ def read_model_info(path: str | os.PathLike[str], option: str = "--model") -> Mo
     file = _existing(path, option)
     try:
         with zipfile.ZipFile(file) as archive:
-            if INFO_MEMBER not in archive.namelist():
-                raise UsageError(
-                    f"{option}: {str(file)!r} has no {INFO_MEMBER}: expected a model saved by "
-                    f"`zooport train --save`, which records the environment and algorithm"
-                )
             text = archive.read(INFO_MEMBER).decode("utf-8")
+    except KeyError:
+        raise UsageError(
+            f"{option}: {str(file)!r} has no {INFO_MEMBER}: expected a model saved by "
+            f"`zooport train --save`, which records the environment and algorithm"
+        ) from None
     except (zipfile.BadZipFile, OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{option}: expected SB3's zip file, got {str(file)!r} ({exc})") from None
     return ModelInfo.from_json(text, f"{option} {file}")
@@ -144,9 +143,8 @@ def load_model(
 ) -> Any:
     """The model at ``path``, loaded on CPU by its algorithm's ``load`` (on ``env`` if given)."""
     module = require(ALGORITHMS[info.algorithm], "sb3", f"loading a {info.algorithm} model")
-    algorithm = getattr(module, info.algorithm)
     file = _existing(path, option)
     try:
-        return algorithm.load(file, env=env, device="cpu")
+        return getattr(module, info.algorithm).load(file, env=env, device="cpu")
     except (ValueError, KeyError) as exc:  # SB3: spaces that do not match the env's
         raise UsageError(f"{option} {file}: {' '.join(str(exc).split())}") from None

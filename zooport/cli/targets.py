@@ -47,8 +47,42 @@ class Target:
         value = getattr(getattr(self.factory, "func", self.factory), "expected_reward", None)
         return float(value) if isinstance(value, (int, float)) else None
 
-    def make(self, **extra: Any) -> Any:
-        """A fresh environment; a failure the user can fix is a :class:`UsageError`."""
+    @property
+    def gym_preset(self) -> dict[str, Any] | None:
+        """A registry built-in's single-agent ``gym.make`` keywords."""
+        if self.entry is None:
+            return None
+        from zooport.adapters.registration import BUILTIN_GYM_ENVS
+
+        presets = {b.registry_id: dict(b.kwargs) for b in BUILTIN_GYM_ENVS}
+        return presets.get(self.name)
+
+    def make(
+        self,
+        seed: int | None = None,
+        workers: int | None = None,
+        side_channels: Any = None,
+        **extra: Any,
+    ) -> Any:
+        """A fresh environment, or ``workers`` copies in a :class:`~zooport.envs.CorePool`
+        (copy ``i`` seeded ``seed + i``); ``seed`` and ``side_channels`` go where the factory
+        takes them. A failure the user can fix is a :class:`UsageError`."""
+        copies = workers or 1
+        if seed is None or not accepts_keyword(self.factory, "seed"):
+            seeds: list[dict[str, int]] = [{}] * copies
+        else:
+            seeds = [{"seed": seed + i} for i in range(copies)]
+        if workers is not None:
+            from zooport.envs.core_pool import CorePool
+
+            factories = [functools.partial(self.factory, **extra, **s) for s in seeds]
+            try:
+                return CorePool(factories, side_channels=side_channels)
+            except ZooportError as exc:
+                raise UsageError(f"--workers {workers}: {exc}") from None
+        extra.update(seeds[0])
+        if side_channels is not None and accepts_keyword(self.factory, "side_channels"):
+            extra["side_channels"] = side_channels
         try:
             env = self.factory(**extra)
         except (ZooportError, TypeError, ValueError) as exc:
@@ -60,36 +94,6 @@ class Target:
                 f"{a_type(env)} (it has no {', '.join(missing)})"
             )
         return env
-
-    def make_seeded(self, seed: int) -> Any:
-        return self.make(seed=seed) if accepts_keyword(self.factory, "seed") else self.make()
-
-    def pool(self, seed: int, workers: int, side_channels: Any = None) -> Any:
-        """``workers`` copies of the core in a :class:`~zooport.envs.CorePool`, core ``i``
-        seeded ``seed + i`` (``--workers`` of train and serve)."""
-        from zooport.envs.core_pool import CorePool
-
-        seeded = accepts_keyword(self.factory, "seed")
-        factories = [
-            functools.partial(self.factory, seed=seed + i) if seeded else self.factory
-            for i in range(workers)
-        ]
-        try:
-            return CorePool(factories, side_channels=side_channels)
-        except ZooportError as exc:
-            raise UsageError(f"--workers {workers}: {exc}") from None
-
-    @property
-    def gym_preset(self) -> dict[str, Any] | None:
-        """A registry built-in's single-agent ``gym.make`` keywords."""
-        if self.entry is None:
-            return None
-        from zooport.adapters.registration import BUILTIN_GYM_ENVS
-
-        for builtin in BUILTIN_GYM_ENVS:
-            if builtin.registry_id == self.name:
-                return dict(builtin.kwargs)
-        return None
 
 
 def parse_kwargs(text: str | None) -> dict[str, Any]:
@@ -112,13 +116,6 @@ def parse_kwargs(text: str | None) -> dict[str, Any]:
     return value
 
 
-def _check_keywords(target: Callable[..., Any], kwargs: Mapping[str, Any], name: str) -> None:
-    accepted = keyword_parameters(target)
-    unknown = sorted(k for k in kwargs if accepted is not None and k not in accepted)
-    if unknown:
-        raise UsageError(f"{name} takes no keyword {unknown}; it takes {sorted(accepted or ())}")
-
-
 def resolve_target(spec: str, kwargs: Mapping[str, Any] | None = None) -> Target:
     """A registry id, ``module:attr`` or ``path/to/file.py:attr`` as a :class:`Target`;
     ``kwargs`` are checked against the factory's signature.
@@ -131,45 +128,43 @@ def resolve_target(spec: str, kwargs: Mapping[str, Any] | None = None) -> Target
     from zooport.envs.registry import LocalRegistryEntry, default_registry
     from zooport.errors import RegistryError
 
-    kwargs = dict(kwargs or {})
+    kwargs, entry = dict(kwargs or {}), None
     if ":" in spec:
-        obj = _load_factory(spec)
-        _check_keywords(obj, kwargs, spec)
-        return Target(spec, functools.partial(obj, **kwargs), None, kwargs)
-    try:
-        entry = default_registry[spec]
-        loaded = entry.load() if isinstance(entry, LocalRegistryEntry) else None
-    except RegistryError as exc:
-        raise UsageError(str(exc)) from None
-    if isinstance(entry, LocalRegistryEntry) and loaded is not None:
-        _check_keywords(loaded, kwargs, spec)
-        factory = functools.partial(loaded, **{**entry.kwargs, **kwargs})
+        factory: Callable[..., Any] | None = _load_factory(spec)
     else:
-        factory = functools.partial(entry.make, **kwargs)
-    return Target(spec, factory, entry, kwargs)
+        try:
+            entry = default_registry[spec]
+            factory = entry.load() if isinstance(entry, LocalRegistryEntry) else None
+        except RegistryError as exc:
+            raise UsageError(str(exc)) from None
+    if factory is None:  # a remote entry: its own make() takes the keywords
+        return Target(spec, functools.partial(entry.make, **kwargs), entry, kwargs)
+    accepted = keyword_parameters(factory)
+    unknown = sorted(k for k in kwargs if accepted is not None and k not in accepted)
+    if unknown:
+        raise UsageError(f"{spec} takes no keyword {unknown}; it takes {sorted(accepted or ())}")
+    defaults = entry.kwargs if entry is not None else {}
+    return Target(spec, functools.partial(factory, **{**defaults, **kwargs}), entry, kwargs)
 
 
 def _load_factory(spec: str) -> Callable[..., Any]:
-    file_match = _FILE_ATTR.match(spec)
-    if file_match is not None:
-        module = _import_file(Path(file_match["file"]), spec)
-        module_name, attr = module.__name__, file_match["attr"]
+    match = _FILE_ATTR.match(spec) or _MODULE_ATTR.match(spec)
+    if match is None:
+        raise UsageError(
+            "expected a registry id, 'package.module:factory' or 'path/to/file.py:factory', "
+            f"got {spec!r}"
+        )
+    if "file" in match.groupdict():
+        module = _import_file(Path(match["file"]), spec)
     else:
-        match = _MODULE_ATTR.match(spec)
-        if match is None:
-            raise UsageError(
-                "expected a registry id, 'package.module:factory' or 'path/to/file.py:factory', "
-                f"got {spec!r}"
-            )
-        module_name, attr = match["module"], match["attr"]
         _on_path(os.getcwd())
-        module = _import(module_name, spec)
+        module = _import(match["module"], spec)
     obj: Any = module
     try:
-        for part in attr.split("."):
+        for part in match["attr"].split("."):
             obj = getattr(obj, part)
     except AttributeError:
-        raise UsageError(f"module {module_name!r} has no attribute {attr!r}") from None
+        raise UsageError(f"module {module.__name__!r} has no attribute {match['attr']!r}") from None
     if not callable(obj):
         raise UsageError(f"{spec} is {a_type(obj)}, not a callable returning a BaseEnv")
     return obj
@@ -200,21 +195,20 @@ def _import(module_name: str, spec: str) -> Any:
 def _import_file(path: Path, spec: str) -> Any:
     if not path.is_file():
         raise UsageError(f"expected an existing Python file in {spec!r}, got {str(path)!r}")
-    file = path.resolve()
-    name = file.stem
+    file, name = path.resolve(), path.stem
     if not name.isidentifier():
         raise UsageError(
             f"expected a file whose name is a Python module name in {spec!r}, got {path.name!r}"
         )
     loaded = sys.modules.get(name)
-    if loaded is not None and not _is_file_of(loaded, file):
+    if loaded is not None and _origin(loaded) != file:
         raise UsageError(
             f"{spec}: a module named {name!r} is already imported from "
             f"{getattr(loaded, '__file__', None) or 'the interpreter'}; rename {path.name}"
         )
     _on_path(str(file.parent))
     module = _import(name, spec)
-    if not _is_file_of(module, file):
+    if _origin(module) != file:
         # A module of that name earlier in the import system (a built-in, a frozen module).
         raise UsageError(
             f"{spec}: importing {name!r} gave {getattr(module, '__file__', None) or 'a built-in'}"
@@ -223,8 +217,8 @@ def _import_file(path: Path, spec: str) -> Any:
     return module
 
 
-def _is_file_of(module: Any, file: Path) -> bool:
+def _origin(module: Any) -> Path | None:
     origin = getattr(module, "__file__", None)
     with contextlib.suppress(OSError):
-        return origin is not None and Path(origin).resolve() == file
-    return False
+        return None if origin is None else Path(origin).resolve()
+    return None

@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from zooport.cli.common import EpisodeReturns, UsageError, require, stack_observations
+from zooport.cli.common import Player, UsageError, require
 from zooport.cli.saved_model import load_model, read_model_info
 from zooport.cli.targets import Target
 from zooport.envs.base_env import BaseEnvLike
-from zooport.envs.capabilities import accepts_keyword, reset_core
+from zooport.envs.capabilities import reset_core
 
 #: The routes :func:`train` trains through, by ``--api`` name.
 TRAIN_APIS = ("vector", "parallel")
@@ -57,7 +57,7 @@ class TrainResult:
         return self.timesteps / self.seconds if self.seconds > 0 else float("inf")
 
 
-def _pettingzoo_route(venv: Any, mask_size: int) -> Any:
+def _pettingzoo_route(venv: Any, masked: bool) -> Any:
     """Sits on SuperSuit's SB3 wrapper: seeds (it forwards ``seed()`` to a vector env with
     none), serves masks to sb3-contrib's ``env_method("action_masks")``, and marks a
     truncated slot ``TimeLimit.truncated`` (SuperSuit folds truncation into ``done``), so PPO
@@ -65,18 +65,20 @@ def _pettingzoo_route(venv: Any, mask_size: int) -> Any:
     """
     from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 
+    space = venv.action_space
+    size = int(np.sum(space.nvec)) if hasattr(space, "nvec") else int(getattr(space, "n", 0))
+
     class PettingZooRoute(VecEnvWrapper):
         def __init__(self) -> None:
             super().__init__(venv)
             self._seed: int | None = None
-            self._masks = np.ones((venv.num_envs, mask_size), dtype=np.int8)
+            self._masks = np.ones((venv.num_envs, size if masked else 0), dtype=np.int8)
             self._vector = venv.venv  # the vector env under SuperSuit's SB3 wrapper
 
         def _take(self, infos: Sequence[Mapping[str, Any]]) -> None:
             for i, info in enumerate(infos):
-                mask = info.get("action_mask")
-                if mask is not None:
-                    self._masks[i] = mask
+                if info.get("action_mask") is not None:
+                    self._masks[i] = info["action_mask"]
 
         def seed(self, seed: int | None = None) -> list[int | None]:
             self._seed = seed
@@ -84,8 +86,7 @@ def _pettingzoo_route(venv: Any, mask_size: int) -> Any:
 
         def reset(self) -> Any:
             obs, infos = self._vector.reset(seed=self._seed)
-            self.venv.reset_infos = infos
-            self._seed = None
+            self.venv.reset_infos, self._seed = infos, None
             self._take(infos)
             return obs
 
@@ -104,7 +105,7 @@ def _pettingzoo_route(venv: Any, mask_size: int) -> Any:
         has_attr = VecEnv.has_attr  # asks get_attr below, not the wrapped env
 
         def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
-            if attr_name == "action_masks" and mask_size:
+            if attr_name == "action_masks" and masked:
                 return [self.action_masks] * self.num_envs
             if attr_name == "render_mode":  # SuperSuit's vector env does not answer this
                 return [getattr(self.venv, "render_mode", None)] * self.num_envs
@@ -113,7 +114,7 @@ def _pettingzoo_route(venv: Any, mask_size: int) -> Any:
         def env_method(
             self, method_name: str, *args: Any, indices: Any = None, **kw: Any
         ) -> list[Any]:
-            if method_name == "action_masks" and mask_size:
+            if method_name == "action_masks" and masked:
                 return list(self._masks.copy())
             return self.venv.env_method(method_name, *args, indices=indices, **kw)
 
@@ -128,18 +129,20 @@ def _training_env(
     copies: int = 1,
     workers: int | None = None,
 ) -> tuple[Any, bool, tuple[str, ...]]:
-    """(an SB3 VecEnv in VecMonitor, whether it has action masks, the behaviours trained)."""
+    """(an SB3 VecEnv in VecMonitor, whether it has action masks, the behaviours trained):
+    ``api="vector"`` one behaviour in an SB3VecEnv; ``"parallel"`` the Parallel adapter in
+    SuperSuit's vector env (``copies`` clones, clone ``i`` seeded ``s + i``)."""
     from stable_baselines3.common.vec_env import VecMonitor
 
-    core = target.make_seeded(seed) if workers is None else target.pool(seed, workers)
+    core = target.make(seed=seed, workers=workers)
     try:
         reset_core(core, seed)
         names = list(core.behavior_specs)
-        chosen = names if api == "parallel" else [behavior or names[0]]
         if api == "vector" and behavior is None and len(names) > 1:
             raise UsageError(
                 f"{target.name} has several behaviours {names}; pick one with --behavior"
             )
+        chosen = names if api == "parallel" else [behavior or names[0]]
         for name in chosen:
             if name not in names:
                 raise UsageError(f"{target.name} has no behaviour {name!r}; behaviours: {names}")
@@ -154,31 +157,27 @@ def _training_env(
 
             venv: Any = SB3VecEnv(core, chosen[0])
         else:
-            venv = _parallel_vec_env(core, masked, copies)
+            supersuit = require("supersuit", "train", "--api parallel")
+            from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+
+            # "any": SuperSuit's vector env needs every agent in every step (_pettingzoo_route).
+            parallel = PettingZooParallelEnv(core, termination_mode="any", mask_in_info=masked)
+            try:
+                vec = supersuit.pettingzoo_env_to_vec_env_v1(parallel)
+                venv = supersuit.concat_vec_envs_v1(
+                    vec, copies, num_cpus=0, base_class="stable_baselines3"
+                )
+            except AssertionError as exc:
+                raise UsageError(
+                    f"--api parallel: SuperSuit cannot vectorise this env: {exc}"
+                ) from None
+            venv = _pettingzoo_route(venv, masked)
     except BaseException:
         with contextlib.suppress(Exception):
             core.close()
         raise
     venv.seed(seed)
     return VecMonitor(venv), masked, tuple(chosen)
-
-
-def _parallel_vec_env(core: BaseEnvLike, masked: bool, copies: int = 1) -> Any:
-    """The PettingZoo route: Parallel adapter -> SuperSuit vector env (``copies`` clones,
-    clone ``i`` seeded ``s + i``) -> SB3 VecEnv."""
-    supersuit = require("supersuit", "train", "--api parallel")
-    from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-
-    # "any": SuperSuit's vector env needs every agent in every step (see _pettingzoo_route).
-    parallel = PettingZooParallelEnv(core, termination_mode="any", mask_in_info=masked)
-    try:
-        vec = supersuit.pettingzoo_env_to_vec_env_v1(parallel)
-        venv = supersuit.concat_vec_envs_v1(vec, copies, num_cpus=0, base_class="stable_baselines3")
-    except AssertionError as exc:
-        raise UsageError(f"--api parallel: SuperSuit cannot vectorise this env: {exc}") from None
-    space = venv.action_space
-    size = int(np.sum(space.nvec)) if hasattr(space, "nvec") else int(getattr(space, "n", 0))
-    return _pettingzoo_route(venv, size if masked else 0)
 
 
 def train(
@@ -220,16 +219,6 @@ def train(
     from stable_baselines3.common.callbacks import BaseCallback
 
     venv, masked, chosen = _training_env(target, api, behavior, seed, copies, workers)
-    n_envs = venv.num_envs
-    # About eight rollouts per run (so the curve has points), at most 2048 steps per agent.
-    n_steps = int(min(2048, max(8, 4 * math.ceil(steps / n_envs / 32))))
-    options: dict[str, Any] = {"n_steps": n_steps, "batch_size": max(2, n_steps * n_envs // 4)}
-    options.update(ppo_kwargs or {})
-    options.setdefault("device", "cpu")
-    policy = "MultiInputPolicy" if type(venv.observation_space).__name__ == "Dict" else "MlpPolicy"
-    algorithm: type = PPO
-    if masked:
-        algorithm = require("sb3_contrib", "sb3", "training with action masks").MaskablePPO
     episodes: list[float] = []
     ends: list[int] = []
     curve: list[tuple[int, float]] = []
@@ -240,9 +229,8 @@ def train(
 
         def _on_step(self) -> bool:
             for info in self.locals.get("infos", ()):
-                episode = info.get("episode")
-                if episode is not None:
-                    episodes.append(float(episode["r"]))
+                if info.get("episode") is not None:
+                    episodes.append(float(info["episode"]["r"]))
                     ends.append(int(self.num_timesteps))
             # Stops at the first step after the rollout that reached the target, so PPO has
             # trained on that rollout.
@@ -256,27 +244,33 @@ def train(
                     self.held = self.held + 1 if recent >= stop_reward else 0
                     self.reached = self.held >= hold
 
-    show_bar = progress and all(importlib.util.find_spec(m) for m in ("tqdm", "rich"))
     try:
         if saved is None:
-            model = algorithm(policy, venv, seed=seed, verbose=0, **options)
+            # About eight rollouts per run (so the curve has points), at most 2048 steps per agent.
+            n_steps = int(min(2048, max(8, 4 * math.ceil(steps / venv.num_envs / 32))))
+            options = {"n_steps": n_steps, "batch_size": max(2, n_steps * venv.num_envs // 4),
+                       "device": "cpu", **(ppo_kwargs or {})}  # fmt: skip
+            dicts = type(venv.observation_space).__name__ == "Dict"
+            algorithm: Any = PPO
+            if masked:
+                algorithm = require("sb3_contrib", "sb3", "training with action masks").MaskablePPO
+            model = algorithm("MultiInputPolicy" if dicts else "MlpPolicy", venv, seed=seed,
+                              verbose=0, **options)  # fmt: skip
         else:
             model = load_model(*saved, env=venv, option="--resume")
             model.set_random_seed(seed)
-            algorithm = type(model)
         began = time.perf_counter()
         recorder = Recorder()
         model.learn(
-            total_timesteps=steps, callback=recorder, progress_bar=show_bar,
-            reset_num_timesteps=saved is None,
+            total_timesteps=steps, callback=recorder, reset_num_timesteps=saved is None,
+            progress_bar=progress and all(importlib.util.find_spec(m) for m in ("tqdm", "rich")),
         )  # fmt: skip
         seconds = time.perf_counter() - began
         mean = float(np.mean(episodes[-window:])) if episodes else float("nan")
         evaluated = 0
         if eval_episodes > 0 and api == "parallel":
-            returns = evaluate_parallel(
-                model, target.make_seeded(seed + 1), episodes=eval_episodes, seed=seed + 1
-            )
+            core = target.make(seed=seed + 1)
+            returns = evaluate_parallel(model, core, episodes=eval_episodes, seed=seed + 1)
             mean, evaluated = float(np.mean(returns)), len(returns)
         elif eval_episodes > 0:
             package = "sb3_contrib.common.maskable" if masked else "stable_baselines3.common"
@@ -290,7 +284,7 @@ def train(
     trained = getattr(venv.venv, "behavior_name", None) if api == "vector" else None
     shared = chosen if api == "parallel" and len(chosen) > 1 else ()
     return TrainResult(
-        target.name, api, algorithm.__name__, int(model.num_timesteps), seconds, mean,
+        target.name, api, type(model).__name__, int(model.num_timesteps), seconds, mean,
         None if shared else target.expected_reward, curve, episodes, ends, model, evaluated,
         trained, int(model.num_timesteps) if recorder.reached else None, shared,
     )  # fmt: skip
@@ -304,31 +298,18 @@ def evaluate_parallel(
     seeded ``seed + i``. ``termination_mode="all"``: no return is cut short by another's."""
     from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 
-    masked = accepts_keyword(model.predict, "action_masks")
     env = PettingZooParallelEnv(core, termination_mode="all", mask_in_info=True, max_cycles=10_000)
-    returns = EpisodeReturns()
     try:
-        for episode in range(episodes):  # at least one agent finishes per PettingZoo episode
-            if len(returns.finished) >= episodes:
-                break
-            obs, infos = env.reset(seed=seed + episode)
+        player = Player(env, "parallel", seed, model, deterministic)
+        for episode in range(1, episodes + 1):  # at least one agent finishes per episode
             while env.agents:
-                agents = list(env.agents)
-                batch = stack_observations([obs[a] for a in agents])
-                options: dict[str, Any] = {"deterministic": deterministic}
-                if masked and "action_mask" in infos[agents[0]]:
-                    options["action_masks"] = np.stack([infos[a]["action_mask"] for a in agents])
-                actions, _ = model.predict(batch, **options)
-                obs, rewards, terminated, truncated, infos = env.step(
-                    dict(zip(agents, actions, strict=True))
-                )
-                for agent, reward in rewards.items():
-                    returns.add(agent, reward)
-                    if terminated[agent] or truncated[agent]:
-                        returns.end(agent)
+                player.step()
+            if len(player.finished) >= episodes:
+                break
+            player.reset(seed + episode)
     finally:
         env.close()
-    return returns.finished
+    return player.finished
 
 
 def plot_curve(results: TrainResult | Sequence[TrainResult], path: str | os.PathLike[str]) -> None:
