@@ -12,11 +12,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from zooport.checks import MAX_TIMEOUT, one_line
-from zooport.cli.common import Output, UsageError, check_output_path, require
+from zooport.cli.common import Output, UsageError, cell, check_output_path, require
 from zooport.cli.describe import cmd_info, cmd_list
 from zooport.cli.play import APIS, check_play_api, play
 from zooport.cli.saved_model import ModelInfo, load_model, read_model_info, save_model, save_path
-from zooport.cli.targets import parse_kwargs, resolve_target
+from zooport.cli.targets import Target, parse_kwargs, resolve_target
 from zooport.cli.training import TRAIN_APIS, plot_curve, train
 
 __all__ = ["main", "build_parser"]
@@ -77,29 +77,31 @@ def _progress(args: argparse.Namespace) -> bool:
     return not args.no_progress and sys.stderr.isatty()
 
 
-def _options(args: argparse.Namespace, info: ModelInfo) -> tuple[dict[str, Any], str, str | None]:
-    """``(kwargs, api, behavior)``: the command line's, else the saved model's (``info``)."""
-    kwargs = None if args.kwargs is None else parse_kwargs(args.kwargs)
-    return info.options_for(args.env, kwargs, args.api, args.behavior)
+def _resolve(
+    args: argparse.Namespace, path: str | None, option: str, default_api: str
+) -> tuple[Target, ModelInfo, str, str | None]:
+    """ENV, its saved model's :class:`ModelInfo` (at ``path``), its api and behaviour: each
+    option as the command line gives it, else as the model was trained."""
+    info = ModelInfo(args.env, api=default_api) if path is None else read_model_info(path, option)
+    given = None if args.kwargs is None else parse_kwargs(args.kwargs)
+    kwargs, api, behavior = info.options_for(args.env, given, args.api, args.behavior)
+    return resolve_target(args.env, kwargs), info, api, behavior
 
 
 def _cmd_play(args: argparse.Namespace, out: Output) -> int:
-    saved = args.model is not None
-    info = read_model_info(args.model, "--model") if saved else ModelInfo(args.env, api="raw")
-    kwargs, api, behavior = _options(args, info)
-    check_play_api(api, with_model=saved)
-    target = resolve_target(args.env, kwargs)
-    model = load_model(args.model, info) if saved else None
+    target, info, api, behavior = _resolve(args, args.model, "--model", "raw")
+    check_play_api(api, with_model=args.model is not None)  # before the model loads
+    model = None if args.model is None else load_model(args.model, info)
     stats = play(
-        target, api=api, steps=args.steps, seed=args.seed, behavior=behavior,
-        record=args.record, progress=_progress(args), model=model,
+        target, api=api, steps=args.steps, seed=args.seed, behavior=behavior, record=args.record,
+        progress=_progress(args), model=model,
     )  # fmt: skip
-    policy = f" ({stats.policy} from {args.model}, deterministic)" if saved else ""
+    policy = f" ({stats.policy} from {args.model}, deterministic)" if args.model else ""
     out.line(
         f"{stats.env} via {stats.api}{policy}: {stats.steps} steps, {stats.agent_steps} "
         f"agent-steps in {stats.seconds:.2f} s ({stats.agent_steps_per_second:,.0f} agent-steps/s)"
     )
-    expected, rewards = target.expected_reward, stats.episode_rewards
+    rewards = stats.episode_rewards
     summary = (
         f"mean episode reward {stats.mean_episode_reward:.3f} "
         f"(min {min(rewards):.3f}, max {max(rewards):.3f})"
@@ -108,7 +110,7 @@ def _cmd_play(args: argparse.Namespace, out: Output) -> int:
     )
     out.line(
         f"episodes finished: {stats.episodes}; {summary}; expected reward (trained): "
-        f"{'-' if expected is None else f'{expected:g}'}"
+        f"{cell(target.expected_reward)}"
     )
     if args.record:
         out.line(f"wrote {stats.frames} frames to {args.record}")
@@ -178,15 +180,12 @@ def _cmd_train(args: argparse.Namespace, out: Output) -> int:
         suffixes = [f".{kind}" for kind in FigureCanvasBase.get_supported_filetypes()]
         check_output_path(args.plot, "--plot", suffixes)
     save = None if args.save is None else save_path(args.save)
-    info = ModelInfo(args.env) if args.resume is None else read_model_info(args.resume, "--resume")
-    kwargs, api, behavior = _options(args, info)
-    target = resolve_target(args.env, kwargs)
+    target, _, api, behavior = _resolve(args, args.resume, "--resume", "vector")
     result = train(
         target, api=api, steps=args.steps, seed=args.seed, behavior=behavior,
         progress=_progress(args), eval_episodes=args.eval_episodes, resume=args.resume,
         workers=args.workers,
     )  # fmt: skip
-    expected = "-" if result.expected_reward is None else f"{result.expected_reward:g}"
     verdict = {True: "reached", False: "below", None: "no target"}[result.solved]
     mean = result.mean_episode_reward
     out.table(
@@ -194,7 +193,8 @@ def _cmd_train(args: argparse.Namespace, out: Output) -> int:
          "expected reward", "verdict"],
         [[result.env, result.api, result.algorithm, str(result.timesteps), f"{result.seconds:.1f}",
           f"{result.agent_steps_per_second:,.0f}",
-          "none finished" if math.isnan(mean) else f"{mean:.3f}", expected, verdict]],
+          "none finished" if math.isnan(mean) else f"{mean:.3f}", cell(result.expected_reward),
+          verdict]],
     )  # fmt: skip
     if math.isnan(mean):
         out.line(f"no episode finished in {result.timesteps} agent-steps: train for more --steps")
@@ -331,12 +331,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Runs the ``zooport`` command line; returns the exit status.
-
-    Example:
-        >>> main(["--plain", "info", "NoSuchEnv"])
-        2
-    """
+    """Runs the ``zooport`` command line; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     try:
@@ -362,7 +357,3 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"zooport: {one_line(exc)} (run with --debug for the traceback)", file=sys.stderr)
         return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

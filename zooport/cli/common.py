@@ -95,6 +95,11 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     )
 
 
+def cell(value: float | None, spec: str = "g") -> str:
+    """A table cell: ``value`` formatted by ``spec``, "-" for None."""
+    return "-" if value is None else format(value, spec)
+
+
 def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
     """A markdown table's lines: the header, its rule, then ``rows``."""
     lines = ["| " + " | ".join(cells) + " |" for cells in (headers, *rows)]

@@ -13,7 +13,7 @@ import os
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -49,8 +49,9 @@ def random_table(steps: int, seed: int) -> int:
 
 @dataclass(frozen=True)
 class DemoRun:
-    """One training run of the demo and its ``--quick`` budgets. ``sampled_eval``: the policy
-    samples its actions in the evaluation and GIF, as in training."""
+    """One training run of the demo. ``sampled_eval``: the policy samples its actions in the
+    evaluation and GIF, as in training; ``show_kwargs``: the core they use (else ``kwargs``);
+    ``quick``: the fields ``--quick`` replaces (it also stops no run early)."""
 
     env: str
     kwargs: Mapping[str, Any]
@@ -59,19 +60,22 @@ class DemoRun:
     steps: int
     ppo_kwargs: Mapping[str, Any]
     eval_episodes: int
+    quick: Mapping[str, Any]
     stop_at_expected: bool = False
     hold: int = 3
     sampled_eval: bool = False
     copies: int = 1
     camera_cnn: bool = False
-    eval_kwargs: Mapping[str, Any] = field(default_factory=dict)
-    gif_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    show_kwargs: Mapping[str, Any] | None = None
     gif_steps: int = 100
     gif_every: int = 1
     gif_fps: float = 15
-    quick_steps: int = 2048
-    quick_ppo_kwargs: Mapping[str, Any] = field(default_factory=dict)
-    quick_eval_episodes: int = 4
+
+    def show(self, seed: int) -> BaseEnv:
+        """A fresh core of the evaluation and the GIF."""
+        from zooport.cli.targets import resolve_target
+
+        return resolve_target(self.env, self.show_kwargs or self.kwargs).make(seed=seed)
 
 
 #: The main job's runs; budgets measured on a 2-core machine.
@@ -81,17 +85,15 @@ RUNS: tuple[DemoRun, ...] = (
         kwargs={"n_agents": 12},
         api="vector",
         adapter="SB3VecEnv",
-        # With these settings the running mean of 100 episodes reaches 18 at about 45k
-        # agent-steps (10 s on one core); the budget is a safety margin, not the plan.
+        # The running mean of 100 episodes reaches 18 at about 45k agent-steps (10 s on one
+        # core); the budget is a safety margin, not the plan.
         steps=200_000,
         ppo_kwargs={"n_steps": 256, "batch_size": 512, "n_epochs": 10},
         eval_episodes=48,
+        quick={"steps": 1536, "ppo_kwargs": {"n_steps": 64, "batch_size": 256, "n_epochs": 1}},
         stop_at_expected=True,
-        gif_kwargs={"n_agents": 12},
         gif_steps=200,
         gif_every=2,
-        quick_steps=1536,
-        quick_ppo_kwargs={"n_steps": 64, "batch_size": 256, "n_epochs": 1},
     ),
     DemoRun(
         env="GridWorld",
@@ -108,18 +110,16 @@ RUNS: tuple[DemoRun, ...] = (
         # sampled policy held the target for 5 rollouts (seed 0: 264k) and that policy is
         # evaluated; the budget (220 rollouts of 2,048) is a safety margin.
         steps=450_560,
+        ppo_kwargs={"n_steps": 128, "batch_size": 256, "n_epochs": 4, "ent_coef": 0.0},
+        eval_episodes=1600,
+        quick={"steps": 1024, "ppo_kwargs": {"n_steps": 32, "batch_size": 128, "n_epochs": 1}},
         stop_at_expected=True,
         hold=5,
         sampled_eval=True,
-        ppo_kwargs={"n_steps": 128, "batch_size": 256, "n_epochs": 4, "ent_coef": 0.0},
         camera_cnn=True,
-        eval_episodes=1600,
-        eval_kwargs={"n_agents": 16},
-        gif_kwargs={"n_agents": 16},
+        show_kwargs={"n_agents": 16},
         gif_steps=60,
         gif_fps=6,
-        quick_steps=1024,
-        quick_ppo_kwargs={"n_steps": 32, "batch_size": 128, "n_epochs": 1},
     ),
 )
 
@@ -198,34 +198,6 @@ def record_policy(
     return save_gif(frames, path, fps=fps)
 
 
-def _train_one(run: DemoRun, *, seed: int, progress: bool) -> Any:
-    from zooport.cli.targets import resolve_target
-    from zooport.cli.training import evaluate_parallel, train
-
-    target = resolve_target(run.env, run.kwargs)
-    ppo_kwargs = dict(run.ppo_kwargs)
-    if run.camera_cnn:
-        ppo_kwargs["policy_kwargs"] = {"features_extractor_class": camera_cnn(), "net_arch": [64]}
-    parallel = run.api == "parallel"
-    result = train(
-        target, api=run.api, steps=run.steps, seed=seed, progress=progress,
-        eval_episodes=0 if parallel else run.eval_episodes, ppo_kwargs=ppo_kwargs,
-        copies=run.copies, stop_reward=target.expected_reward if run.stop_at_expected else None,
-        hold=run.hold,
-    )  # fmt: skip
-    if parallel:
-        # Seeds far from the training copies' (seed .. seed + copies - 1).
-        core = resolve_target(run.env, run.eval_kwargs).make(seed=seed + 1000)
-        returns = evaluate_parallel(
-            result.model, core, episodes=run.eval_episodes, seed=seed + 1000,
-            deterministic=not run.sampled_eval,
-        )  # fmt: skip
-        result = dataclasses.replace(
-            result, mean_episode_reward=float(np.mean(returns)), eval_episodes=len(returns)
-        )
-    return result
-
-
 def run_demo(
     out: str | os.PathLike[str],
     *,
@@ -239,29 +211,44 @@ def run_demo(
     import torch
 
     from zooport.cli.targets import resolve_target
-    from zooport.cli.training import plot_curve
+    from zooport.cli.training import evaluate_parallel, plot_curve, train
 
     torch.set_num_threads(1)
     directory = Path(out)
     directory.mkdir(parents=True, exist_ok=True)
     results: list[DemoResult] = []
     for number, run in enumerate(runs, 1):
-        if quick:  # tiny budgets, no early stop, a short GIF
-            run = dataclasses.replace(
-                run, steps=run.quick_steps, ppo_kwargs=run.quick_ppo_kwargs,
-                eval_episodes=run.quick_eval_episodes, stop_at_expected=False,
-                gif_steps=min(run.gif_steps, 20),
-            )  # fmt: skip
+        if quick:
+            run = dataclasses.replace(run, eval_episodes=4, stop_at_expected=False,
+                                      gif_steps=min(run.gif_steps, 20), **run.quick)  # fmt: skip
         agents = int(run.kwargs.get("n_agents", 1)) * run.copies
         print(f"[{number}/{len(runs)}] {run.env}: training through {run.adapter}, {agents} "
               f"agents, up to {run.steps:,} agent-steps", flush=True)  # fmt: skip
-        result = _train_one(run, seed=seed, progress=progress)
+        target = resolve_target(run.env, run.kwargs)
+        ppo_kwargs = dict(run.ppo_kwargs)
+        if run.camera_cnn:
+            ppo_kwargs["policy_kwargs"] = {"features_extractor_class": camera_cnn(),
+                                           "net_arch": [64]}  # fmt: skip
+        parallel = run.api == "parallel"
+        result = train(
+            target, api=run.api, steps=run.steps, seed=seed, progress=progress,
+            eval_episodes=0 if parallel else run.eval_episodes, ppo_kwargs=ppo_kwargs,
+            copies=run.copies, hold=run.hold,
+            stop_reward=target.expected_reward if run.stop_at_expected else None,
+        )  # fmt: skip
+        if parallel:  # seeds far from the training copies' (seed .. seed + copies - 1)
+            returns = evaluate_parallel(
+                result.model, run.show(seed + 1000), episodes=run.eval_episodes,
+                seed=seed + 1000, deterministic=not run.sampled_eval,
+            )  # fmt: skip
+            result = dataclasses.replace(
+                result, mean_episode_reward=float(np.mean(returns)), eval_episodes=len(returns)
+            )
         print(f"    {_stop_line(result, run.steps, run.hold)}", flush=True)
         gif = directory / f"{run.env}.gif"
         frames = record_policy(
-            result.model, resolve_target(run.env, run.gif_kwargs).make(seed=seed + 2), gif,
-            steps=run.gif_steps, seed=seed + 2, every=run.gif_every, fps=run.gif_fps,
-            deterministic=not run.sampled_eval,
+            result.model, run.show(seed + 2), gif, steps=run.gif_steps, seed=seed + 2,
+            every=run.gif_every, fps=run.gif_fps, deterministic=not run.sampled_eval,
         )  # fmt: skip
         results.append(DemoResult(run, agents, result, gif, frames))
     plot_curve([r.result for r in results], directory / "learning_curves.png")

@@ -139,14 +139,7 @@ def play(
     model: Any = None,
 ) -> PlayStats:
     """Drives ``target`` through the ``api`` adapter for ``steps`` steps with random actions
-    or ``model``'s; ``record`` writes a GIF.
-
-    Example:
-        >>> from zooport.cli.targets import resolve_target
-        >>> stats = play(resolve_target("Basic"), steps=30, seed=0, progress=False)
-        >>> stats.steps, stats.agent_steps
-        (30, 30)
-    """
+    or ``model``'s; ``record`` writes a GIF."""
     check_play_api(api, with_model=model is not None)
     if record is not None:
         require("PIL.Image", "plots", "--record")

@@ -54,12 +54,10 @@ class ModelInfo:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise UsageError(f"{where}: {INFO_MEMBER} is not valid JSON ({exc.msg})") from None
-        if not isinstance(data, dict) or data.get("format") != _FORMAT:
-            raise UsageError(
-                f"{where}: expected {INFO_MEMBER} of format {_FORMAT}, got "
-                f"{data.get('format') if isinstance(data, dict) else data!r}"
-            )
-        fields = {k: v for k, v in data.items() if k != "format"}
+        fields = dict(data) if isinstance(data, dict) else {"format": data}
+        given = fields.pop("format", None)
+        if given != _FORMAT:
+            raise UsageError(f"{where}: expected {INFO_MEMBER} of format {_FORMAT}, got {given!r}")
         try:
             info = cls(**fields)
         except TypeError as exc:
@@ -94,13 +92,7 @@ def _zip(path: str | os.PathLike[str]) -> Path:
 
 
 def save_path(path: str | os.PathLike[str]) -> Path:
-    """The file ``--save`` writes (``.zip`` added to a bare name, as SB3 does), checked.
-
-    Example:
-        >>> import tempfile, pathlib
-        >>> save_path(pathlib.Path(tempfile.mkdtemp(), "ppo_basic")).name
-        'ppo_basic.zip'
-    """
+    """The file ``--save`` writes (``.zip`` added to a bare name, as SB3 does), checked."""
     return check_output_path(_zip(path), "--save", (".zip",))
 
 

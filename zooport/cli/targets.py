@@ -97,12 +97,7 @@ class Target:
 
 
 def parse_kwargs(text: str | None) -> dict[str, Any]:
-    """``--kwargs``: a JSON object, as a dict.
-
-    Example:
-        >>> parse_kwargs('{"n_agents": 4}')
-        {'n_agents': 4}
-    """
+    """``--kwargs``: a JSON object, as a dict."""
     if text is None:
         return {}
     try:
@@ -157,8 +152,7 @@ def _load_factory(spec: str) -> Callable[..., Any]:
     if "file" in match.groupdict():
         module = _import_file(Path(match["file"]), spec)
     else:
-        _on_path(os.getcwd())
-        module = _import(match["module"], spec)
+        module = _import(match["module"], os.getcwd(), spec)
     obj: Any = module
     try:
         for part in match["attr"].split("."):
@@ -170,17 +164,12 @@ def _load_factory(spec: str) -> Callable[..., Any]:
     return obj
 
 
-def _on_path(directory: str) -> None:
-    """Puts ``directory`` first on the module search path unless it is on it by name ("" is
-    not: it follows the working directory, which a worker process may not share)."""
-    for entry in filter(None, sys.path):
-        with contextlib.suppress(OSError):
-            if os.path.samefile(entry, directory):
-                return
-    sys.path.insert(0, directory)
-
-
-def _import(module_name: str, spec: str) -> Any:
+def _import(module_name: str, directory: str, spec: str) -> Any:
+    """Imports ``module_name`` with ``directory`` first on the module search path, unless it
+    is on it by name ("" is not: it follows the working directory, which a worker process may
+    not share)."""
+    if not any(_same_file(entry, directory) for entry in sys.path if entry):
+        sys.path.insert(0, directory)
     try:
         return importlib.import_module(module_name)
     except ImportError as exc:
@@ -195,30 +184,28 @@ def _import(module_name: str, spec: str) -> Any:
 def _import_file(path: Path, spec: str) -> Any:
     if not path.is_file():
         raise UsageError(f"expected an existing Python file in {spec!r}, got {str(path)!r}")
-    file, name = path.resolve(), path.stem
-    if not name.isidentifier():
+    if not path.stem.isidentifier():
         raise UsageError(
             f"expected a file whose name is a Python module name in {spec!r}, got {path.name!r}"
         )
-    loaded = sys.modules.get(name)
-    if loaded is not None and _origin(loaded) != file:
+    loaded = sys.modules.get(path.stem)
+    if loaded is not None and not _same_file(getattr(loaded, "__file__", None), path):
         raise UsageError(
-            f"{spec}: a module named {name!r} is already imported from "
+            f"{spec}: a module named {path.stem!r} is already imported from "
             f"{getattr(loaded, '__file__', None) or 'the interpreter'}; rename {path.name}"
         )
-    _on_path(str(file.parent))
-    module = _import(name, spec)
-    if _origin(module) != file:
+    module = _import(path.stem, str(path.resolve().parent), spec)
+    if not _same_file(getattr(module, "__file__", None), path):
         # A module of that name earlier in the import system (a built-in, a frozen module).
         raise UsageError(
-            f"{spec}: importing {name!r} gave {getattr(module, '__file__', None) or 'a built-in'}"
-            f", not {str(file)!r}; rename {path.name}"
+            f"{spec}: importing {path.stem!r} gave "
+            f"{getattr(module, '__file__', None) or 'a built-in'}, not {str(path.resolve())!r}; "
+            f"rename {path.name}"
         )
     return module
 
 
-def _origin(module: Any) -> Path | None:
-    origin = getattr(module, "__file__", None)
+def _same_file(a: str | os.PathLike[str] | None, b: str | os.PathLike[str]) -> bool:
     with contextlib.suppress(OSError):
-        return None if origin is None else Path(origin).resolve()
-    return None
+        return a is not None and os.path.samefile(a, b)
+    return False
