@@ -36,8 +36,6 @@ MODEL_APIS = APIS[1:]
 #: At most this many frames go into a ``record`` GIF (a longer run keeps every k-th frame).
 _MAX_FRAMES = 500
 
-PlayStats = RolloutStats
-
 
 def _single_agent_core(target: Target, behavior: str | None) -> tuple[Any, str]:
     from zooport.checks import single_agent_plan
@@ -137,7 +135,7 @@ def play(
     record: str | os.PathLike[str] | None = None,
     progress: bool = True,
     model: Any = None,
-) -> PlayStats:
+) -> RolloutStats:
     """Drives ``target`` through the ``api`` adapter for ``steps`` steps with random actions
     or ``model``'s; ``record`` writes a GIF."""
     check_play_api(api, with_model=model is not None)
@@ -170,6 +168,6 @@ def play(
     if record is not None:
         save_gif(frames, record, fps=30)
     policy = "random" if model is None else type(model).__name__
-    return PlayStats(
+    return RolloutStats(
         target.name, api, steps, agent_steps, seconds, player.finished, len(frames), policy
     )

@@ -123,22 +123,22 @@ def resolve_target(spec: str, kwargs: Mapping[str, Any] | None = None) -> Target
     from zooport.envs.registry import LocalRegistryEntry, default_registry
     from zooport.errors import RegistryError
 
-    kwargs, entry = dict(kwargs or {}), None
+    kwargs, entry, defaults = dict(kwargs or {}), None, {}
     if ":" in spec:
-        factory: Callable[..., Any] | None = _load_factory(spec)
+        factory = _load_factory(spec)
     else:
         try:
             entry = default_registry[spec]
-            factory = entry.load() if isinstance(entry, LocalRegistryEntry) else None
+            loaded = entry.load() if isinstance(entry, LocalRegistryEntry) else None
         except RegistryError as exc:
             raise UsageError(str(exc)) from None
-    if factory is None:  # a remote entry: its own make() takes the keywords
-        return Target(spec, functools.partial(entry.make, **kwargs), entry, kwargs)
+        if not isinstance(entry, LocalRegistryEntry) or loaded is None:  # its make() takes them
+            return Target(spec, functools.partial(entry.make, **kwargs), entry, kwargs)
+        factory, defaults = loaded, entry.kwargs
     accepted = keyword_parameters(factory)
     unknown = sorted(k for k in kwargs if accepted is not None and k not in accepted)
     if unknown:
         raise UsageError(f"{spec} takes no keyword {unknown}; it takes {sorted(accepted or ())}")
-    defaults = entry.kwargs if entry is not None else {}
     return Target(spec, functools.partial(factory, **{**defaults, **kwargs}), entry, kwargs)
 
 
