@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from zooport.cli.common import Player, format_table, markdown_table, rollout, save_gif
+from zooport.cli.common import Player, cell, format_table, markdown_table, rollout, save_gif
 from zooport.envs.base_env import BaseEnv
 
 
@@ -287,7 +287,7 @@ def format_results(results: Sequence[DemoResult]) -> str:
         r.run.env, r.run.adapter, t.algorithm, str(r.agents), f"{t.timesteps:,}",
         f"{t.seconds:.1f}", f"{t.agent_steps_per_second:,.0f}",
         f"{t.mean_episode_reward:.3f} ({t.eval_episodes} ep.)",
-        "-" if t.expected_reward is None else f"{t.expected_reward:g}",
+        cell(t.expected_reward),
         "reached" if r.passed else "below",
     ] for r in results for t in [r.result]]  # fmt: skip
     return format_table(headers, rows)

@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from zooport.checks import one_line, single_agent_plan
-from zooport.cli.common import Output, rollout
+from zooport.cli.common import Output, cell, rollout
 from zooport.cli.targets import Target, parse_kwargs, resolve_target
 from zooport.envs.base_env import BaseEnvLike
 from zooport.envs.capabilities import reset_core
@@ -51,14 +51,13 @@ def cmd_list(args: argparse.Namespace, out: Output) -> int:
         finally:
             core.close()
         specs = [spec for spec, _ in first.values()]
-        expected, steps = entry.expected_reward, getattr(entry, "max_episode_steps", None)
         rows.append([
             identifier,
             "; ".join(f"{b} x{len(decisions)}" for b, (_, decisions) in first.items()),
             "; ".join(_brief_action(s.action_spec) for s in specs),
             "; ".join(" + ".join("x".join(map(str, o.shape)) for o in s.observation_specs)
                       for s in specs),
-            "-" if expected is None else f"{expected:g}", "-" if steps is None else str(steps),
+            cell(entry.expected_reward), cell(getattr(entry, "max_episode_steps", None), ""),
         ])  # fmt: skip
     out.table(
         ["env", "behaviours x agents", "actions", "observations", "expected reward", "max steps"],
@@ -138,11 +137,10 @@ def cmd_info(args: argparse.Namespace, out: Output) -> int:
     entry = target.entry
     description = entry.description if entry is not None else core_type.__dict__.get("__doc__")
     summary = plain_text(description.strip().splitlines()[0]) if description else "(no docstring)"
-    expected = target.expected_reward
     out.line(f"{target.name}: {summary}")
     out.line(
         f"class {core_type.__module__}.{core_type.__qualname__}; expected reward "
-        f"{'-' if expected is None else f'{expected:g}'}; max episode steps {steps}; "
+        f"{cell(target.expected_reward)}; max episode steps {steps}; "
         f"renders rgb_array: {'yes' if renders else 'no'}"
     )
     rows = []
