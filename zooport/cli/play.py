@@ -36,6 +36,8 @@ MODEL_APIS = APIS[1:]
 #: At most this many frames go into a ``record`` GIF (a longer run keeps every k-th frame).
 _MAX_FRAMES = 500
 
+PlayStats = RolloutStats  # play()'s result type under its earlier name
+
 
 def _single_agent_core(target: Target, behavior: str | None) -> tuple[Any, str]:
     from zooport.checks import single_agent_plan
