@@ -1,6 +1,6 @@
 """zooport's environments registered with Gymnasium and PettingZoo, their entry points, and
-the core (or :class:`~zooport.envs.CorePool`) builders that split the adapter's keywords off
-by name. Importing it imports no adapter, env, Gymnasium or PettingZoo."""
+the core (or CorePool) builders that split the adapter's keywords off by name. Importing it
+imports no adapter, env, Gymnasium or PettingZoo."""
 
 from __future__ import annotations
 
@@ -37,11 +37,9 @@ __all__ = [
 
 GYM_ENTRY_POINT = "zooport.adapters.registration:make_gym_env"
 VECTOR_ENTRY_POINT = "zooport.adapters.registration:make_vector_env"
-#: The keywords make_vector_env routes to BehaviorVectorEnv (it takes ``behavior_name``
-#: itself); every other keyword goes to the core.
+#: make_vector_env's keywords for BehaviorVectorEnv (behavior_name it takes itself).
 VECTOR_OPTIONS = tuple(name for name in SlotOptions.names() if name != "behavior_name")
-#: The adapter :func:`make_adapter` (and ``zooport.make``) builds for each ``api``: its module,
-#: its class and its options.
+#: make_adapter's adapter per ``api``: its module, its class and its options.
 _ADAPTERS: dict[str, tuple[str, str, type[LayoutOptions]]] = {
     "parallel": ("pettingzoo_parallel", "PettingZooParallelEnv", PettingZooOptions),
     "aec": ("pettingzoo_aec", "PettingZooAECEnv", PettingZooOptions),
@@ -59,16 +57,13 @@ def builtin_envs() -> dict[str, DeclaredEnvClass]:
 
 
 class BuiltinGymEnv(NamedTuple):
-    """A built-in's Gymnasium registration, as ``BUILTIN_GYM_ENVS`` (read on first use) lists."""
+    """A built-in's Gymnasium registration (``BUILTIN_GYM_ENVS``, read on first use)."""
 
     registry_id: str
     kwargs: Mapping[str, Any]
     threshold_from_registry: bool
 
-    @property
-    def gym_id(self) -> str:
-        """``zooport/<registry_id>-v0``."""
-        return gym_id(self.registry_id)
+    gym_id = property(lambda self: gym_id(self.registry_id))
 
 
 def __getattr__(name: str) -> Any:
@@ -88,8 +83,7 @@ def gym_id(registry_id: str) -> str:
 
 
 def register_builtin_envs() -> list[str]:
-    """Registers ``zooport/<Name>-v0`` for every built-in not registered yet, as its
-    declaration says; returns the ids."""
+    """Registers ``zooport/<Name>-v0`` for every built-in not yet registered; returns the ids."""
     import gymnasium as gym
 
     ids = []
@@ -112,7 +106,7 @@ def register_builtin_envs() -> list[str]:
 
 def register_pettingzoo_envs() -> list[str]:
     """Registers ``zooport/<name>-v0`` (AEC and Parallel) for each built-in with a
-    ``pettingzoo_name``; returns the ids (``[]`` where PettingZoo has no registry, before 1.27)."""
+    ``pettingzoo_name``; returns the ids (``[]`` before PettingZoo 1.27, which has no registry)."""
     try:
         pettingzoo = importlib.import_module("pettingzoo")
         register = pettingzoo.register
@@ -122,7 +116,7 @@ def register_pettingzoo_envs() -> list[str]:
     ids = []
     for cls in builtin_envs().values():
         env_id = cls.declaration.pettingzoo_id
-        if env_id is None:  # no pettingzoo_name: no PettingZoo entry points
+        if env_id is None:
             continue
         module = f"zooport.adapters.pettingzoo_envs.{cls.declaration.pettingzoo_name}"
         for kind, attr in (("aec", "env"), ("parallel", "parallel_env")):
@@ -171,9 +165,8 @@ def make_gym_env(
     factory: str | Callable[..., Any] | None = None,
     **kwargs: Any,
 ) -> Any:
-    """The ``gym.make`` entry point: a GymEnv over a core made from the registry (``env_id``
-    such as ``"Basic"``) or a ``factory``; ``kwargs`` named like GymEnv options configure the
-    adapter, every other one must be a parameter of the core (else an ``ArgumentTypeError``)."""
+    """The ``gym.make`` entry point: a GymEnv over a registry (``env_id``) or ``factory`` core;
+    ``kwargs`` named like GymEnv options go to the adapter, the others to the core."""
     from zooport.adapters.gym_env import GymEnv
 
     core, adapter_kwargs = build_core(
@@ -182,8 +175,8 @@ def make_gym_env(
     return _adapt(GymEnv, core, **adapter_kwargs)
 
 
-# Read by gym.make: its RenderCollection and HumanRendering serve "rgb_array_list" and "human".
-make_gym_env.metadata = {"render_modes": ["rgb_array"], "render_fps": 30}  # type: ignore[attr-defined]  # read by gym.make
+# gym.make serves "rgb_array_list" and "human" with RenderCollection and HumanRendering.
+make_gym_env.metadata = {"render_modes": ["rgb_array"], "render_fps": 30}  # type: ignore[attr-defined]
 
 
 def make_vector_env(
@@ -198,14 +191,12 @@ def make_vector_env(
     pool_options: Mapping[str, Any] | None = None,
     **kwargs: Any,
 ) -> Any:
-    """The ``vector_entry_point`` of ``zooport/<Name>-v0``: ONE core with ``num_envs`` agents
-    in the behaviour, as a ``BehaviorVectorEnv`` (or K cores of a
-    :class:`~zooport.envs.CorePool` with ``workers=K``, core ``i`` seeded ``seed + i``).
+    """The ``vector_entry_point``: ONE core with ``num_envs`` agents in the behaviour as a
+    ``BehaviorVectorEnv`` (``workers=K``: K cores of a CorePool, core ``i`` seeded ``seed + i``).
 
     ``agent_count_kwarg`` is the core keyword that sets the agent count (default: the
     built-in's declared one, else ``n_agents``); ``max_episode_steps`` becomes the core's
-    ``max_steps`` where it takes one; ``kwargs`` named in :data:`VECTOR_OPTIONS` go to the
-    adapter, the others to the core."""
+    ``max_steps`` where it takes one; ``kwargs`` in :data:`VECTOR_OPTIONS` go to the adapter."""
     from zooport.adapters.rendering import VectorHumanRendering
     from zooport.adapters.vector_env import BehaviorVectorEnv
     from zooport.envs.arguments import check_int
@@ -258,8 +249,8 @@ def make_vector_env(
 
 def make_adapter(registry_id: str, api: str, kwargs: Mapping[str, Any]) -> Any:
     """A registry environment through the ``api`` adapter (one of :data:`APIS`), ``kwargs``
-    split by name (``"vector"`` with ``num_envs=`` is :func:`make_vector_env`; ``workers=K``
-    builds K cores in a :class:`~zooport.envs.CorePool`, but not for ``"gym"``)."""
+    split by name (``"vector"`` with ``num_envs=`` is :func:`make_vector_env`; ``workers=K``:
+    K cores in a CorePool, but not for ``"gym"``)."""
     from zooport.envs.pool_options import check_pool_options
 
     kwargs = dict(kwargs)
@@ -306,8 +297,10 @@ def build_core(
     """Makes a core from a registry ``env_id`` or a ``factory`` (exactly one); returns it with
     the ``options`` named in ``adapter_options``. Every other option goes to the core, which
     must declare it as a parameter (unless it takes ``**kwargs``)."""
-    make, _, core_kwargs, adapter_kwargs = _split(env_id, factory, options, adapter_options)
-    return make(**core_kwargs), adapter_kwargs
+    return build_pool(
+        env_id=env_id, factory=factory, options=options, adapter_options=adapter_options,
+        workers=None,
+    )  # fmt: skip
 
 
 def build_pool(
@@ -328,12 +321,17 @@ def build_pool(
     from zooport.envs.pool_options import check_pool_options
 
     pool_kwargs = check_pool_options(pool_options, workers)
-    if workers is None:
-        return build_core(
-            env_id=env_id, factory=factory, options=options, adapter_options=adapter_options
+    if (env_id is None) == (factory is None):
+        raise ArgumentTypeError(
+            "Expected exactly one of env_id= (a registry identifier) and factory=, actually: "
+            f"env_id={env_id!r}, factory={factory!r}"
         )
+    make, target = resolve_factory(env_id, factory)
+    where = f"registry entry {env_id!r}" if env_id is not None else describe_factory(factory)
+    core_kwargs, adapter_kwargs = split_options(target, options, adapter_options, where)
+    if workers is None:
+        return make(**core_kwargs), adapter_kwargs
     count = check_int(workers, "workers", 1)
-    make, target, core_kwargs, adapter_kwargs = _split(env_id, factory, options, adapter_options)
     side_channels = core_kwargs.pop("side_channels", None)
     seed = core_kwargs.pop("seed", None)
     factories = []
@@ -348,30 +346,14 @@ def build_pool(
     return CorePool(factories, side_channels=side_channels, **pool_kwargs), adapter_kwargs
 
 
-def _split(
-    env_id: str | None,
-    factory: str | Callable[..., Any] | None,
-    options: Mapping[str, Any],
-    adapter_options: Collection[str],
-) -> tuple[Callable[..., Any], Callable[..., Any] | None, dict[str, Any], dict[str, Any]]:
-    if (env_id is None) == (factory is None):
-        raise ArgumentTypeError(
-            "Expected exactly one of env_id= (a registry identifier) and factory=, actually: "
-            f"env_id={env_id!r}, factory={factory!r}"
-        )
-    make, target = resolve_factory(env_id, factory)
-    where = f"registry entry {env_id!r}" if env_id is not None else describe_factory(factory)
-    return make, target, *split_options(target, options, adapter_options, where)
-
-
 def split_options(
     target: Callable[..., Any] | None,
     options: Mapping[str, Any],
     adapter_options: Collection[str],
     where: str,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Splits ``options`` into (core keywords, adapter keywords) by name; ``target`` is the
-    core's constructor (None, an unknown signature, accepts every keyword)."""
+    """(core keywords, adapter keywords) of ``options``; ``target`` is the core's constructor
+    (None: an unknown signature that accepts every keyword)."""
     from zooport.envs.capabilities import keyword_parameters
 
     adapter = {k: v for k, v in options.items() if k in adapter_options}
@@ -417,8 +399,7 @@ def describe_factory(factory: Any) -> str:
 
 
 def entry_points(registry_id: str, module: str) -> tuple[Callable[..., Any], Callable[..., Any]]:
-    """PettingZoo's ``env`` and ``parallel_env`` for the module named ``module``: keywords go
-    to the adapter or to the registry's ``registry_id`` core by name."""
+    """PettingZoo's ``env`` and ``parallel_env`` for the module named ``module``."""
     name = module.rpartition(".")[2]
 
     def env(**kwargs: Any) -> Any:
