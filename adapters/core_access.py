@@ -28,7 +28,6 @@ __all__ = [
     "step_until_any",
 ]
 
-#: How many core steps an adapter waits for any decision before it gives up.
 MAX_IDLE_STEPS = 100_000
 
 
@@ -54,8 +53,8 @@ def behavior_name_of(specs: Mapping[str, Any], behavior_name: str | None, adapte
 
 
 def note_core_failure(error: BaseException, where: str) -> None:
-    """Notes ``where`` (the adapter call) on ``error``, raised by the core and propagating
-    unchanged (``except UnityTimeOutException`` keeps working); zooport's errors say it."""
+    """Notes ``where`` (the adapter call) on a core's non-zooport ``error``, which propagates
+    unchanged (``except UnityTimeOutException`` keeps working)."""
     if isinstance(error, ZooportError):
         return
     note = f"zooport: raised by the core ({where})"
@@ -69,8 +68,7 @@ def note_core_failure(error: BaseException, where: str) -> None:
 def step_until_any(
     core: BaseEnvLike, behaviors: Sequence[str]
 ) -> dict[str, tuple[DecisionSteps, TerminalSteps]]:
-    """Steps ``core`` until one of ``behaviors`` has a decision or a terminal step (raising
-    after :data:`MAX_IDLE_STEPS` empty steps)."""
+    """Steps ``core`` until one of ``behaviors`` has a decision or a terminal step."""
     for _ in range(MAX_IDLE_STEPS):
         core.step()
         steps = {name: core.get_steps(name) for name in behaviors}
@@ -92,8 +90,7 @@ def side_channels_of(core: BaseEnvLike) -> list[Any]:
 
 
 def can_render(core: BaseEnvLike) -> bool:
-    """Whether ``core`` draws pictures: its ``can_render`` where it says (a ``BatchedEnv``
-    does), else whether it has a ``render`` method."""
+    """Whether ``core`` draws pictures: its ``can_render`` flag, else a ``render`` method."""
     flag = getattr(core, "can_render", None)
     if isinstance(flag, bool):
         return flag
@@ -112,18 +109,15 @@ def render_core(core: BaseEnvLike) -> np.ndarray | None:
     return None if frame is None else np.asarray(frame)
 
 
-def adopt_core(env: BaseEnvLike) -> BaseEnvLike:
-    """``env`` itself where it has the current API, else ``env`` presented through it by
-    :mod:`zooport.envs.compat` (an older ML-Agents API)."""
-    return as_base_env(env)
+#: ``env`` itself where it has the current API, else presented through it (older ML-Agents).
+adopt_core = as_base_env
 
 
 def adopt_core_with_specs(
     env: BaseEnvLike, adapter: str
 ) -> tuple[BaseEnvLike, Mapping[str, BehaviorSpec]]:
-    """:func:`adopt_core` and its specs: every adapter's start. A core with none yet (a Unity
-    scene whose agents have not requested a decision) is stepped once first, as ML-Agents'
-    wrappers do, and adopted again if its specs then show an older API."""
+    """:func:`adopt_core` and its specs. A core with none yet (a Unity scene before its first
+    decision) is stepped once, as ML-Agents' wrappers do, and adopted again if then older."""
     core = adopt_core(env)
     if not len(core.behavior_specs):
         try:
@@ -143,16 +137,15 @@ def adopt_core_with_specs(
 
 
 def checked_reset_arguments(seed: Any, options: Any, where: str) -> int | None:
-    """``reset(seed=..., options=...)`` checked as every adapter checks it; the seed as an int."""
+    """``reset(seed=..., options=...)`` checked; the seed as an int."""
     seed = check_seed(seed, where)
     check_reset_options(options, where)
     return seed
 
 
 def check_reset_options(options: Any, where: str) -> None:
-    """``reset(options=...)`` is None or a mapping with str keys, whose entries a ``BaseEnv``
-    does not use (PettingZoo's checkers send ``{"options": 1}``); else an
-    :class:`~zooport.errors.ArgumentTypeError`."""
+    """``reset(options=...)``: None or a mapping with str keys, unused by a BaseEnv (PettingZoo's
+    checkers send ``{"options": 1}``)."""
     if options is None:
         return
     if not isinstance(options, Mapping):
@@ -168,16 +161,16 @@ def check_reset_options(options: Any, where: str) -> None:
 
 
 class EngineMembers:
-    """A mixin: ``step_guard`` and ``side_channels`` of a front end, read from its ``_engine``."""
+    """A front end's ``step_guard`` and ``side_channels``, read from its ``_engine``."""
 
     _engine: Any
 
     @property
     def step_guard(self) -> StepGuard:
-        """The adapter's re-entry and failure state (see :mod:`zooport.envs.step_guard`)."""
+        """The adapter's re-entry and failure state."""
         return self._engine.guard
 
     @property
     def side_channels(self) -> list[Any]:
-        """The core's side channels (the objects the core was built with)."""
+        """The core's side channels."""
         return side_channels_of(self._engine.core)

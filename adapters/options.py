@@ -1,6 +1,5 @@
-"""The adapters' options as frozen dataclasses: each front end takes them as keyword parameters
-and hands one to its engine; ``gym.make``, the PettingZoo entry points and ``zooport.make``
-split their keywords by these names."""
+"""The adapters' options as frozen dataclasses: front ends take them as keyword parameters and
+hand one to their engine; the entry points split their keywords by these names."""
 
 from __future__ import annotations
 
@@ -38,12 +37,10 @@ class LayoutOptions:
 
     @classmethod
     def names(cls) -> tuple[str, ...]:
-        """The option names, in declaration order."""
         return tuple(f.name for f in dataclasses.fields(cls))
 
     @classmethod
     def defaults(cls) -> dict[str, Any]:
-        """Each option's default."""
         return {f.name: f.default for f in dataclasses.fields(cls)}
 
 
@@ -84,8 +81,8 @@ class PettingZooOptions(DriverOptions):
 
 
 def listing_options(cls: _Class) -> _Class:
-    """A class whose constructor, given arguments it does not take, raises an
-    :class:`~zooport.errors.ArgumentTypeError` (a ``TypeError``) listing its options."""
+    """``cls`` whose constructor, given arguments it does not take, raises an
+    ``ArgumentTypeError`` listing its options."""
     init = cls.__init__  # type: ignore[misc]  # the class's own constructor
     signature = inspect.signature(init)
     lead, *options = list(signature.parameters)[1:]

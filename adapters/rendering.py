@@ -1,6 +1,5 @@
-"""Render modes and frames for every adapter: adapters render the core's ``rgb_array``
-picture, and ``"human"`` shows those pictures in a pygame :class:`Window` (added by
-``gym.make``/``gym.make_vec`` for Gymnasium, by the PettingZoo adapters themselves)."""
+"""Render modes and frames for every adapter: the core's ``rgb_array`` picture, which
+``"human"`` shows in a pygame :class:`Window`."""
 
 from __future__ import annotations
 
@@ -26,8 +25,8 @@ HUMAN_VIA_MAKE = (
 def check_render_mode(
     render_mode: Any, modes: Sequence[str], where: str, *, human: str = ""
 ) -> None:
-    """Raises an ``ArgumentError`` for a ``render_mode`` that is not None or one of ``modes``
-    (``where`` names the adapter; ``human`` says where ``"human"`` is served instead)."""
+    """Raises an ``ArgumentError`` for a ``render_mode`` not None or in ``modes`` (``human``:
+    where ``"human"`` is served instead)."""
     if render_mode is None or (isinstance(render_mode, str) and render_mode in modes):
         return
     hint = f"; {human}" if human and isinstance(render_mode, str) and render_mode == "human" else ""
@@ -47,9 +46,8 @@ def visual_frame(observation: np.ndarray) -> np.ndarray:
 
 
 class Window:
-    """A pygame window showing rgb_array frames at ``fps``; without pygame, the first frame
-    raises Gymnasium's ``DependencyNotInstalled``, as ``gym.make(..., render_mode="human")``
-    does."""
+    """A pygame window showing rgb_array frames at ``fps`` (without pygame: Gymnasium's
+    ``DependencyNotInstalled``)."""
 
     def __init__(self, fps: float) -> None:
         self.fps = fps
@@ -57,7 +55,7 @@ class Window:
         self._clock: Any = None
 
     def show(self, frame: Any, where: str) -> None:
-        """Shows ``frame`` ((H, W, 3) uint8); ``where`` names the env when it is None."""
+        """Shows ``frame`` ((H, W, 3) uint8); ``where`` names the env in the error for None."""
         try:
             import pygame
         except ImportError as error:
@@ -80,7 +78,6 @@ class Window:
         pygame.display.flip()
 
     def close(self) -> None:
-        """Closes the window, if one was opened."""
         if self._screen is not None:
             import pygame
 
@@ -89,8 +86,8 @@ class Window:
 
 
 class VectorHumanRendering(gym.vector.VectorWrapper):
-    """Shows a vector env's ``rgb_array`` picture (ONE of the core, where Gymnasium's
-    ``HumanRendering`` tiles one per env) in a :class:`Window` after reset and step."""
+    """Shows a vector env's ONE ``rgb_array`` picture in a :class:`Window` after reset and step
+    (Gymnasium's ``HumanRendering`` tiles one per env)."""
 
     def __init__(self, env: gym.vector.VectorEnv) -> None:
         # Set before anything can raise: Gymnasium 1.0's VectorEnv.__del__ closes a wrapper
@@ -107,15 +104,12 @@ class VectorHumanRendering(gym.vector.VectorWrapper):
 
     @property
     def render_mode(self) -> str:  # type: ignore[override]  # read-only: always "human"
-        """Always ``"human"``."""
         return "human"
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
-        """Resets the env, then shows its picture."""
         return self._shown(self.env.reset(**kwargs))
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
-        """Steps the env, then shows its picture."""
         return self._shown(self.env.step(actions))
 
     def _shown(self, result: Any) -> Any:
@@ -127,6 +121,5 @@ class VectorHumanRendering(gym.vector.VectorWrapper):
         return None
 
     def close(self, **kwargs: Any) -> None:
-        """Closes the window, then the env."""
         self._window.close()
         self.env.close(**kwargs)

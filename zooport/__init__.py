@@ -42,49 +42,45 @@ if _errors.TYPE_CHECKING:  # False: importing typing would cost `import zooport`
     from types import ModuleType
     from typing import Any as _Any
 
+_WAITING = {"gymnasium": "register_builtin_envs", "pettingzoo": "register_pettingzoo_envs"}
+
 
 class _RegisterAfterImport:
-    """Registers zooport's environments right after gymnasium's (pettingzoo's) module ran."""
+    """Registers zooport's environments right after gymnasium's (pettingzoo's) module ran.
 
-    # gym.make("zooport/X-v0") must work after `import zooport` whichever comes first, and
-    # importing gymnasium here would cost a third of a second; Python has no post-import
-    # hook, so this finder wraps the awaited loaders.
-    waiting = {"gymnasium": "register_builtin_envs", "pettingzoo": "register_pettingzoo_envs"}
+    gym.make("zooport/X-v0") must work after `import zooport` whichever comes first; importing
+    gymnasium here would cost a third of a second, and Python has no post-import hook. So this
+    finder wraps the module's own loader's exec_module (not find_spec: torchrl and BenchMARL
+    call find_spec("gymnasium") long before, or instead of, importing it)."""
 
     def find_spec(
         self, name: str, path: Sequence[str] | None = None, target: ModuleType | None = None
     ) -> ModuleSpec | None:
-        if name not in self.waiting:
+        if name not in _WAITING:
             return None
         for finder in _sys.meta_path:
             find = getattr(finder, "find_spec", None)
             spec = find(name, path, target) if find and finder is not self else None
             if spec is not None:
-                if hasattr(spec.loader, "exec_module"):
-                    spec.loader = _ThenRegister(spec.loader)
-                return spec
-        return None
+                break
+        else:
+            return None
+        loader: _Any = spec.loader
+        run = getattr(loader, "exec_module", None)
+        if run is not None:
 
+            def exec_module(module: ModuleType) -> None:
+                del loader.exec_module  # the loader's own method from now on
+                run(module)
+                _register(name)
 
-class _ThenRegister:
-    """The module's own loader, then registration (not on finding the spec: torchrl and
-    BenchMARL call ``find_spec("gymnasium")`` long before, or instead of, importing it)."""
-
-    def __init__(self, loader: _Any) -> None:
-        self.loader = loader
-
-    def __getattr__(self, name: str) -> _Any:  # create_module, get_filename...
-        return getattr(self.loader, name)
-
-    def exec_module(self, module: _Any) -> None:
-        module.__loader__ = module.__spec__.loader = self.loader  # the module's own loader
-        self.loader.exec_module(module)
-        _register(module.__name__)
+            loader.exec_module = exec_module
+        return spec
 
 
 def _register(name: str) -> None:
-    function = _RegisterAfterImport.waiting.pop(name, None)
-    if not _RegisterAfterImport.waiting:
+    function = _WAITING.pop(name, None)
+    if not _WAITING:
         _sys.meta_path[:] = [f for f in _sys.meta_path if not isinstance(f, _RegisterAfterImport)]
     if function is None:
         return
@@ -98,9 +94,9 @@ def _register(name: str) -> None:
         warnings.warn(f"zooport: registering with {name} failed: {error!r}", RuntimeWarning, 2)
 
 
-for _name in [n for n in _RegisterAfterImport.waiting if n in _sys.modules]:
+for _name in [n for n in _WAITING if n in _sys.modules]:
     _register(_name)
-if _RegisterAfterImport.waiting:
+if _WAITING:
     _sys.meta_path.insert(0, _RegisterAfterImport())
 
 # Gymnasium's wrappers package does the same: the adapters and wrappers (and with them
