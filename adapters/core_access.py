@@ -15,18 +15,10 @@ from zooport.envs.step_guard import StepGuard
 from zooport.errors import ArgumentTypeError, SpecError, UnknownBehaviorError, ZooportError
 
 __all__ = [
-    "EngineMembers",
-    "adopt_core",
-    "adopt_core_with_specs",
-    "behavior_name_of",
-    "can_render",
-    "check_reset_options",
-    "checked_reset_arguments",
-    "note_core_failure",
-    "render_core",
-    "side_channels_of",
-    "step_until_any",
-]
+    "EngineMembers", "adopt_core", "adopt_core_with_specs", "behavior_name_of", "can_render",
+    "check_reset_options", "checked_reset_arguments", "note_core_failure", "render_core",
+    "side_channels_of", "step_until_any",
+]  # fmt: skip
 
 MAX_IDLE_STEPS = 100_000
 

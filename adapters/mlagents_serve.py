@@ -1,7 +1,6 @@
 """Any zooport core served to ML-Agents' own trainer: :func:`serve_mlagents` plays the Unity
-side of ML-Agents' gRPC protocol (communication version 1.5.0), so ``mlagents-learn`` trains the
-core as it would a Unity build; ``zooport serve`` is its command line. It needs the ``mlagents``
-extra (grpcio and protobuf), in its own process: the trainer's venv pins older ones."""
+side of ML-Agents' gRPC protocol (version 1.5.0), as ``zooport serve`` does. It needs the
+``mlagents`` extra (grpcio, protobuf) in its own process: the trainer's venv pins older ones."""
 
 from __future__ import annotations
 
@@ -45,12 +44,11 @@ _CHANNEL_IDS = (
 
 
 class _Stop(Exception):
-    """SIGTERM arrived: end the session cleanly."""
+    pass
 
 
 def relay_channels() -> list[RelayChannel]:
-    """The side channels to build a served core with: a relay per channel ML-Agents' trainer
-    uses (engine configuration, environment parameters, statistics, float properties).
+    """The side channels to build a served core with: a relay per channel the trainer uses.
 
     Example:
         >>> [str(c.channel_id)[:8] for c in relay_channels()]
@@ -68,31 +66,18 @@ def serve_mlagents(
     wait: float | None = None,
     name: str = "zooport",
 ) -> int:
-    """Connects to ``mlagents-learn`` on ``localhost:port`` as its Unity environment and lets
-    it drive ``core`` until it closes the connection or sends QUIT, or SIGTERM arrives.
+    """Connects to ``mlagents-learn`` on ``localhost:port`` (:data:`EDITOR_PORT`, or
+    ``BASE_PORT + worker_id``) as its Unity environment and lets it drive ``core`` until it
+    closes the connection or sends QUIT, or SIGTERM arrives; returns the RESET and STEP
+    commands served. The core is neither reset first nor closed.
 
-    The core's decision and terminal agents go out as ``AgentInfoProto`` records (observations
-    as uncompressed floats, a camera channel first; a ``CorePool``'s cores as training areas,
-    each with group ids of its own). Agent ids survive a forced RESET as a Unity agent's do: a
-    core that renumbers its agents on ``reset()`` is mapped back onto the ids the trainer
-    knows. The core is neither reset first nor closed.
-
-    Args:
-        core: any BaseEnv (a built-in, a ``BatchedEnv``, a ``CorePool``).
-        port: the trainer's port: :data:`EDITOR_PORT`, or ``BASE_PORT + worker_id`` as
-            ``mlagents-learn --env`` passes it (``--mlagents-port``).
-        side_channels: the :func:`relay_channels` the core was built with; without them the
-            trainer's side-channel messages are dropped and no statistics reach it.
-        timeout: seconds the trainer may take to answer one step before the serve fails.
-        wait: seconds to wait for the trainer to listen (None: until it does).
-        name: the environment's name, as the trainer logs it.
-
-    Returns:
-        The number of RESET and STEP commands served.
-
-    Raises:
-        ZooportError: the trainer went away or stopped answering.
-        ActionError: the trainer's actions do not fit the behaviour's action spec.
+    Agents go out as ``AgentInfoProto`` records (a camera channel first; a CorePool's cores
+    as training areas). A core that renumbers its agents on ``reset()`` is mapped back onto
+    the ids the trainer knows. ``side_channels`` are the :func:`relay_channels` the core was
+    built with (without them no statistics reach the trainer); ``timeout`` bounds each answer,
+    ``wait`` the wait for the trainer (None: forever); ``name`` is what the trainer logs.
+    A trainer that goes away or stops answering is a ZooportError; actions that do not fit
+    the action spec are an ActionError.
     """
     import grpc
 
@@ -159,8 +144,6 @@ def _stop(signum: int, frame: Any) -> None:
 
 
 class _Session:
-    """The Unity side's state between messages."""
-
     def __init__(self, core: BaseEnvLike, side_channels: Sequence[RelayChannel], pb: Any) -> None:
         self.core, self.pb = core, pb
         self.relays = {channel.channel_id: channel for channel in side_channels}
@@ -221,7 +204,7 @@ class _Session:
 
 
 class _Behavior:
-    """One behaviour's spec as the wire describes it, and its agents between messages."""
+    """One behaviour's spec on the wire, and its agents between messages."""
 
     def __init__(self, name: str, spec: BehaviorSpec, pb: Any, cores: int = 1) -> None:
         self.name, self.spec, self.cores = name, spec, cores
@@ -252,7 +235,6 @@ class _Behavior:
         self._layouts: dict[tuple[bool, int], tuple[np.ndarray, dict[Any, slice]]] = {}
 
     def announce(self, brain: Any) -> None:
-        """Fills the ``BrainParametersProto`` that tells the trainer this behaviour."""
         action = self.spec.action_spec
         brain.brain_name, brain.is_training = self.name, True
         brain.action_spec.num_continuous_actions = action.continuous_size
@@ -261,7 +243,6 @@ class _Behavior:
         self.announced = True
 
     def set_actions(self, core: BaseEnvLike, agent_actions: Any) -> None:
-        """Hands the trainer's actions for the last decision agents to the core."""
         n = len(self.decision_ids)
         if not n or self.name not in agent_actions:
             return

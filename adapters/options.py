@@ -16,13 +16,9 @@ if TYPE_CHECKING:
     from zooport.adapters.termination import TerminationMode
 
 __all__ = [
-    "LayoutOptions",
-    "SlotOptions",
-    "GymOptions",
-    "DriverOptions",
-    "PettingZooOptions",
+    "LayoutOptions", "SlotOptions", "GymOptions", "DriverOptions", "PettingZooOptions",
     "listing_options",
-]
+]  # fmt: skip
 
 _Class = TypeVar("_Class", bound=type)
 

@@ -17,23 +17,11 @@ if TYPE_CHECKING:
     from zooport.envs.declaration import DeclaredEnvClass
 
 __all__ = [
-    "BuiltinGymEnv",
-    "APIS",
-    "builtin_envs",
-    "gym_id",
-    "register_builtin_envs",
-    "register_pettingzoo_envs",
-    "entry_points",
-    "register_gymnasium",
-    "make_gym_env",
-    "make_vector_env",
-    "make_adapter",
-    "build_core",
-    "build_pool",
-    "split_options",
-    "resolve_factory",
-    "describe_factory",
-]
+    "BuiltinGymEnv", "APIS", "builtin_envs", "gym_id", "register_builtin_envs",
+    "register_pettingzoo_envs", "entry_points", "register_gymnasium", "make_gym_env",
+    "make_vector_env", "make_adapter", "build_core", "build_pool", "split_options",
+    "resolve_factory", "describe_factory",
+]  # fmt: skip
 
 GYM_ENTRY_POINT = "zooport.adapters.registration:make_gym_env"
 VECTOR_ENTRY_POINT = "zooport.adapters.registration:make_vector_env"

@@ -14,21 +14,11 @@ if TYPE_CHECKING:
     _Value = TypeVar("_Value")
 
 __all__ = [
-    "ZooportError",
-    "ActionError",
-    "UnknownBehaviorError",
-    "UnknownAgentError",
-    "ArgumentError",
-    "ArgumentTypeError",
-    "EnvNotResetError",
-    "EnvClosedError",
-    "SideChannelError",
-    "RegistryError",
-    "SpecError",
-    "ObservationError",
-    "ReentrantCallError",
+    "ZooportError", "ActionError", "UnknownBehaviorError", "UnknownAgentError",
+    "ArgumentError", "ArgumentTypeError", "EnvNotResetError", "EnvClosedError",
+    "SideChannelError", "RegistryError", "SpecError", "ObservationError", "ReentrantCallError",
     "CorePoolError",
-]
+]  # fmt: skip
 
 
 class UnityException(Exception):
