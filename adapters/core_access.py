@@ -138,12 +138,17 @@ def checked_reset_arguments(seed: Any, options: Any, where: str) -> int | None:
 def check_reset_options(options: Any, where: str) -> None:
     """``reset(options=...)``: None or a mapping with str keys, unused by a BaseEnv (PettingZoo's
     checkers send ``{"options": 1}``)."""
-    if options is not None and (
-        not isinstance(options, Mapping) or not all(isinstance(key, str) for key in options)
-    ):
+    if options is None:
+        return
+    if not isinstance(options, Mapping):
         raise ArgumentTypeError(
             f"{where}: expected options to be None or a dict with str keys, got "
             f"{type(options).__name__} {options!r}"
+        )
+    bad = [key for key in options if not isinstance(key, str)]
+    if bad:
+        raise ArgumentTypeError(
+            f"{where}: expected options to be None or a dict with str keys, got keys {bad!r}"
         )
 
 
