@@ -252,9 +252,9 @@ def make_adapter(registry_id: str, api: str, kwargs: Mapping[str, Any]) -> Any:
     if api not in _ADAPTERS:
         raise ArgumentError(f"Expect api to be one of {list(APIS)}, actually: {api!r}")
     if api == "vector" and "num_envs" in kwargs:
-        if workers is not None:
-            kwargs.update(workers=workers, pool_options=pool_options)
-        return make_vector_env(env_id=registry_id, **kwargs)
+        return make_vector_env(
+            env_id=registry_id, workers=workers, pool_options=pool_options, **kwargs
+        )
     if api == "gym":
         cls = builtin_envs().get(registry_id)
         kwargs = {**(cls.declaration.gym_kwargs if cls is not None else {}), **kwargs}

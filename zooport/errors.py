@@ -1,12 +1,10 @@
-"""zooport's exceptions and ML-Agents' (published as :mod:`zooport.envs.exception`). Each
-:class:`ZooportError` also derives from the built-in exception a Python user would try first
-and from the ML-Agents exception that corresponds (a bad action is a ``UnityActionException``),
-so code written against ``mlagents_envs`` catches it under the name it already uses."""
+"""zooport's exceptions and ML-Agents' (as :mod:`zooport.envs.exception`). Each ZooportError
+also derives from the built-in exception a Python user would try first and from the ML-Agents
+one that corresponds, so code written against ``mlagents_envs`` catches it by the same name."""
 
 from __future__ import annotations
 
-# typing (with re and enum) would be most of `import zooport`; the annotations need it only.
-TYPE_CHECKING = False
+TYPE_CHECKING = False  # typing (with re and enum) would be most of `import zooport`
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any, TypeVar
@@ -132,8 +130,7 @@ class ReentrantCallError(ZooportError, RuntimeError):
 
 
 class CorePoolError(ZooportError, UnityEnvironmentException, RuntimeError):
-    """A core of a ``CorePool`` failed, or the pool cannot do what was asked; ``core_index``
-    is the core, None for the whole pool."""
+    """A core of a ``CorePool`` failed (``core_index``; None: the whole pool) or cannot comply."""
 
     def __init__(self, message: str, core_index: int | None = None) -> None:
         super().__init__(message)
@@ -146,8 +143,6 @@ def look_up(
     """``table[key]``, or where ``key`` is missing or unhashable ``error(message())``.
 
     Example:
-        >>> look_up({"a": 1}, "a", UnknownAgentError, lambda: "no such agent")
-        1
         >>> look_up({"a": 1}, ["b"], UnknownAgentError, lambda: "no agent ['b']; agents: ['a']")
         Traceback (most recent call last):
         ...
