@@ -51,7 +51,10 @@ class BuiltinGymEnv(NamedTuple):
     kwargs: Mapping[str, Any]
     threshold_from_registry: bool
 
-    gym_id = property(lambda self: gym_id(self.registry_id))
+    @property
+    def gym_id(self) -> str:
+        """``zooport/<registry_id>-v0``."""
+        return gym_id(self.registry_id)
 
 
 def __getattr__(name: str) -> Any:
