@@ -74,7 +74,10 @@ class _RegisterAfterImport:
                 run(module)
                 _register(name)
 
-            loader.exec_module = exec_module
+            try:
+                loader.exec_module = exec_module
+            except AttributeError:  # a loader without __dict__: the import goes on unregistered
+                pass
         return spec
 
 
