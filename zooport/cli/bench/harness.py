@@ -1,5 +1,6 @@
 """Timing in the style of PufferLib and EnvPool: pre-sampled actions, a warm-up that
-calibrates the run length, interleaved runs (load hits every route alike), medians."""
+calibrates the run length, interleaved runs (load hits every route alike), medians; and the
+pieces both reports are written with."""
 
 from __future__ import annotations
 
@@ -15,11 +16,11 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = [
-    "Route", "RouteUnavailable", "Measurement", "Budget", "measure_case", "machine_info",
-    "rate_text", "ratio_text", "marked", "log", "arguments", "finish",
+    "Route", "RouteUnavailable", "Measurement", "Budget", "Column", "measure_case", "rates",
+    "machine_info", "rate_text", "ratio_text", "marked", "log", "arguments", "finish",
 ]  # fmt: skip
 
 
@@ -124,6 +125,45 @@ def measure_case(
     return results
 
 
+def rates(results: Sequence[Measurement]) -> dict[tuple[str, int], dict[str, float]]:
+    """Per (env, N) in measuring order: ``{route: agent-steps/s}`` of the routes measured."""
+    table: dict[tuple[str, int], dict[str, float]] = {}
+    for m in results:
+        row = table.setdefault((m.env, m.n), {})
+        if m.agent_steps_per_s:
+            row[m.route] = m.agent_steps_per_s
+    return table
+
+
+class Column(NamedTuple):
+    """A column computed from one row's ``{route: agent-steps/s}`` (None where a route is
+    missing), marked at the N that ``targets`` names (key None: every N) with its target, an
+    upper bound when ``at_most``. ``unit``: "x" (a ratio), ".2fx", "us" or "%"."""
+
+    column: str
+    value: Callable[[dict[str, float]], float]
+    targets: dict[int | None, float | None] = {}
+    at_most: bool = False
+    unit: str = "x"
+
+    def of(self, row: dict[str, float]) -> float | None:
+        try:
+            return self.value(row)
+        except KeyError:
+            return None
+
+    def cell(self, value: float | None, n: int) -> str:
+        """``value`` as text, with its target at ``n`` and whether it is met."""
+        if value is None:
+            return "-"
+        formats = {"x": ratio_text, ".2fx": "{:.2f}x".format, "us": "{:.2f}".format}
+        text = formats.get(self.unit, "{:.0%}".format)(value)
+        target = self.targets.get(n, self.targets.get(None))
+        if target is None:
+            return text
+        return marked(text, target, value <= target if self.at_most else value >= target)
+
+
 def log(line: str) -> None:
     """A progress line on stderr (the tables go to stdout)."""
     print(line, file=sys.stderr, flush=True)
@@ -151,10 +191,15 @@ def finish(machine: dict[str, Any], path: str | None, payload: dict[str, Any]) -
 
 def machine_info() -> dict[str, Any]:
     """What the numbers were measured on."""
+    processor = platform.processor() or platform.machine()
+    if os.path.exists("/proc/cpuinfo"):
+        with open("/proc/cpuinfo", encoding="utf-8") as stream:
+            names = [line.split(":", 1)[1] for line in stream if line.startswith("model name")]
+        processor = names[0].strip() if names else processor
     info: dict[str, Any] = {
         "python": platform.python_version(),
         "platform": platform.platform(),
-        "processor": _cpu_name(),
+        "processor": processor,
         "cpus": os.cpu_count(),
     }
     for package in ("numpy", "gymnasium", "stable_baselines3"):
@@ -164,17 +209,6 @@ def machine_info() -> dict[str, Any]:
             info[package] = None
     info["load_average_1min"] = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     return info
-
-
-def _cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as stream:
-            for line in stream:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def rate_text(value: float | None) -> str:

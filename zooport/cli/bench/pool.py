@@ -7,34 +7,16 @@ from __future__ import annotations
 import functools
 import sys
 import time
+from collections.abc import Callable, Sequence
 
 from zooport.cli.bench import harness
-from zooport.cli.bench.harness import (
-    Budget,
-    Measurement,
-    marked,
-    measure_case,
-    rate_text,
-    ratio_text,
-)
+from zooport.cli.bench.harness import Budget, Column, Measurement, measure_case, rate_text
 from zooport.cli.bench.routes import EnvCase, costly, route_builders, trivial
 from zooport.cli.common import markdown_table
 
-
-def _mark(value: float | None, target: float) -> str:
-    return "-" if value is None else marked(ratio_text(value), target, value >= target)
-
-
-def _over(rates: dict[str, float | None], a: str, b: str) -> float | None:
-    top, bottom = rates[a], rates[b]
-    return top / bottom if top and bottom else None
-
-
-#: The scaling table's route columns, then its ratio columns.
+#: The scaling table's routes.
 COLUMNS = ("1proc", "CorePool", "CorePool (workers only)", "vec(CorePool)", "AsyncVectorEnv",
            "SubprocVecEnv", "ML-Agents-style")  # fmt: skip
-RATIOS = ("pool/1proc", "efficiency", "vec/Async", "vec/Subproc", "pool/ML-Agents",
-          "ML-Agents ceiling")  # fmt: skip
 SLOW = ("sync, one core 4x slower", "async, one core 4x slower")
 OVERHEAD = ("pool K=1 (in this process)", "pool K=1 (in a worker)")
 PUFFER = ("1proc", "CorePool", "vec(CorePool)", "PufferLib")
@@ -44,81 +26,85 @@ PUFFER_COSTS = (7.0, 1.0)
 ML_AGENTS_TARGET = 2
 
 
+def _over(a: str, b: str, scale: float = 1.0) -> Callable[[dict[str, float]], float]:
+    return lambda rates: scale * rates[a] / rates[b]
+
+
+def _table(
+    first: Sequence[str], rows: list[tuple[list[str], int, dict[str, float]]],
+    routes: Sequence[str], columns: Sequence[Column],
+) -> list[str]:  # fmt: skip
+    """Markdown lines: per row its ``first`` cells, the ``routes``' rates, the ``columns``."""
+    cells = [
+        [*head, *(rate_text(rates.get(r)) for r in routes), *(c.cell(c.of(rates), n) for c in columns)]
+        for head, n, rates in rows
+    ]  # fmt: skip
+    return markdown_table([*first, *routes, *(c.column for c in columns)], cells)
+
+
 def report(results: list[Measurement], k: int) -> str:
     """The markdown tables and lines of one run with K cores."""
-    by = {(m.env, m.n, m.route): m.agent_steps_per_s for m in results}
-    counts = sorted({m.n for m in results if m.env == "scaling"})
-    rows, notes = [], []
-    for n in counts:
-        rates = {c: by.get(("scaling", n, c)) for c in COLUMNS}
-        ratio = functools.partial(_over, rates)
-        scaling = ratio("CorePool", "1proc")
+    by = harness.rates(results)
+    scaling = [(n, by[env, n]) for env, n in sorted(by, key=lambda key: key[1]) if env == "scaling"]
+    columns = (
+        Column("pool/1proc", _over("CorePool", "1proc"), {None: 1.7 if k == 2 else 0.85 * k}),
+        Column("efficiency", _over("CorePool", "1proc", 1 / k), unit="%"),
+        Column("vec/Async", _over("vec(CorePool)", "AsyncVectorEnv"), {None: 20}),
+        Column("vec/Subproc", _over("vec(CorePool)", "SubprocVecEnv"), {None: 20}),
+        Column("pool/ML-Agents", _over("CorePool", "ML-Agents-style"), {None: ML_AGENTS_TARGET}),
         # pool/ML-Agents of a pool that took one core's step (1proc's over K), adding nothing.
-        pipes = ratio("1proc", "ML-Agents-style")
-        ceiling = None if pipes is None else k * pipes
-        target = 1.7 if k == 2 else 0.85 * k
-        rows.append([
-            str(n), *(rate_text(rates[c]) for c in COLUMNS), _mark(scaling, target),
-            "-" if scaling is None else f"{scaling / k:.0%}",
-            _mark(ratio("vec(CorePool)", "AsyncVectorEnv"), 20),
-            _mark(ratio("vec(CorePool)", "SubprocVecEnv"), 20),
-            _mark(ratio("CorePool", "ML-Agents-style"), ML_AGENTS_TARGET),
-            "-" if ceiling is None else f"{ceiling:.2f}x",
-        ])  # fmt: skip
-        one, pooled = rates["1proc"], rates["CorePool"]
-        if one and pooled and k >= 2:
-            # One core's step, and what the pool adds per further core, from this run.
-            step = n / one
-            added = max((k * n / pooled - step) / (k - 1), 0.0)
-            model = ", ".join(
-                f"K={c}: {c * step / (step + (c - 1) * added):.1f}x" for c in (4, 8, 16)
-            )
+        Column("ML-Agents ceiling", _over("1proc", "ML-Agents-style", k), unit=".2fx"),
+    )
+    lines = _table(["N per core"], [([str(n)], n, r) for n, r in scaling], COLUMNS, columns)
+    notes = []
+    for n, rates in scaling:
+        if "1proc" not in rates or "CorePool" not in rates or k < 2:
+            continue
+        # One core's step, and what the pool adds per further core, from this run.
+        step = n / rates["1proc"]
+        added = max((k * n / rates["CorePool"] - step) / (k - 1), 0.0)
+        model = ", ".join(f"K={c}: {c * step / (step + (c - 1) * added):.1f}x" for c in (4, 8, 16))
+        notes.append(
+            f"N={n}: a core's step takes {step * 1e6:.0f} us and the pool adds "
+            f"{added * 1e6:.0f} us per further core; with a CPU per core, "
+            f"K * step / (step + (K - 1) * added) predicts {model}"
+        )
+        ceiling = columns[-1].of(rates)
+        if ceiling is not None and ceiling < ML_AGENTS_TARGET:
             notes.append(
-                f"N={n}: a core's step takes {step * 1e6:.0f} us and the pool adds "
-                f"{added * 1e6:.0f} us per further core; with a CPU per core, "
-                f"K * step / (step + (K - 1) * added) predicts {model}"
+                f"N={n}: the ML-Agents-style route takes {ceiling * step * 1e6:.0f} us a "
+                f"step and one core {step * 1e6:.0f} us: a pool that added nothing to its "
+                f"cores' steps would be {ceiling:.2f}x as fast, so {ML_AGENTS_TARGET}x is out "
+                "of reach in this run"
             )
-            if ceiling is not None and ceiling < ML_AGENTS_TARGET:
-                notes.append(
-                    f"N={n}: the ML-Agents-style route takes {ceiling * step * 1e6:.0f} us a "
-                    f"step and one core {step * 1e6:.0f} us: a pool that added nothing to its "
-                    f"cores' steps would be {ceiling:.2f}x as fast, so {ML_AGENTS_TARGET}x is out "
-                    "of reach in this run"
-                )
-    lines = markdown_table(["N per core", *COLUMNS, *RATIOS], rows)
-    slow = [m for m in results if m.env == "slow core"]
+    slow = [([str(n)], n, by[env, n]) for env, n in sorted(by) if env == "slow core"]
     if slow:
-        rows = []
-        for n in sorted({m.n for m in slow}):
-            sync, asynchronous = (by.get(("slow core", n, route)) for route in SLOW)
-            gain = f"{asynchronous / sync:.2f}x" if sync and asynchronous else "-"
-            rows.append([str(n), rate_text(sync), rate_text(asynchronous), gain])
-        lines += ["", *markdown_table(["N per core", *SLOW, "async/sync"], rows)]
-    puffer_rows = [m for m in results if m.env.startswith("puffer")]
-    if puffer_rows:
-        rows = []
-        for env in dict.fromkeys(m.env for m in puffer_rows):
-            for n in sorted({m.n for m in puffer_rows if m.env == env}):
-                rates = {c: by.get((env, n, c)) for c in PUFFER}
-                pairs = (("CorePool", "1proc"), ("vec(CorePool)", "1proc"),
-                         ("vec(CorePool)", "PufferLib"), ("CorePool", "PufferLib"))  # fmt: skip
-                cells = [rate_text(rates[c]) for c in PUFFER]
-                gains = [_over(rates, a, b) for a, b in pairs]
-                cells += ["-" if g is None else f"{g:.2f}x" for g in gains]
-                rows.append([env.removeprefix("puffer "), str(n), *cells])
-        header = ["core", "N per core", *PUFFER, "pool/1proc", "vec/1proc", "vec(pool)/puffer",
-                  "pool/puffer"]  # fmt: skip
-        lines += ["", *markdown_table(header, rows)]
-        skipped = {m.note for m in puffer_rows if m.route == "PufferLib" and m.note}
-        notes += [f"PufferLib route {note}" for note in sorted(skipped)]
-    alone = by.get(("overhead", 64, "Trivial"))
+        gain = Column("async/sync", _over(SLOW[1], SLOW[0]), unit=".2fx")
+        lines += ["", *_table(["N per core"], slow, SLOW, [gain])]
+    puffer = [
+        ([env.removeprefix("puffer "), str(n)], n, by[env, n])
+        for env in dict.fromkeys(env for env, _ in by if env.startswith("puffer"))
+        for n in sorted(n for e, n in by if e == env)
+    ]
+    if puffer:
+        gains = [
+            Column(name, _over(a, b), unit=".2fx")
+            for name, a, b in (("pool/1proc", "CorePool", "1proc"),
+                               ("vec/1proc", "vec(CorePool)", "1proc"),
+                               ("vec(pool)/puffer", "vec(CorePool)", "PufferLib"),
+                               ("pool/puffer", "CorePool", "PufferLib"))
+        ]  # fmt: skip
+        lines += ["", *_table(["core", "N per core"], puffer, PUFFER, gains)]
+        skipped = {m.note for m in results if m.env.startswith("puffer") and m.route == "PufferLib"}
+        notes += [f"PufferLib route {note}" for note in sorted(skipped - {""})]
+    overhead = by.get(("overhead", 64), {})
     for route in OVERHEAD:
-        rate = by.get(("overhead", 64, route))
-        if alone and rate:
-            cost = (64 / rate - 64 / alone) * 1e6
+        if "Trivial" in overhead and route in overhead:
+            alone = 64 / overhead["Trivial"]
+            cost = (64 / overhead[route] - alone) * 1e6
             notes.append(
                 f"{route} costs {cost:.1f} us per step more than the trivial core alone at "
-                f"N=64 ({64 / alone * 1e6:.1f} us a step) (target <= 30 us: "
+                f"N=64 ({alone * 1e6:.1f} us a step) (target <= 30 us: "
                 f"{'✓' if cost <= 30 else '✗'})"
             )
     return "\n".join([*lines, "", *(f"- {note}" for note in notes)])

@@ -1,5 +1,5 @@
-"""The PufferLib route of the pool benchmark: one native ``PufferEnv`` over the benchmark's
-endless core per ``pufferlib.vector.Multiprocessing`` worker; imported only where pufferlib is."""
+"""The PufferLib route's env: the benchmark's endless core as a native ``PufferEnv``; imported
+only where pufferlib is (its workers import it by name)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 import pufferlib  # type: ignore[import-not-found, unused-ignore]  # optional, bench-pool only
-import pufferlib.vector  # type: ignore[import-not-found, unused-ignore]
 from gymnasium import spaces
 
 from zooport.envs.base_env import ActionTuple
@@ -48,16 +47,3 @@ class CorePufferEnv(pufferlib.PufferEnv):
 
     def close(self) -> None:
         self.core.close()
-
-
-def puffer_vector(k: int, n: int, make: Callable[[int, int], Any]) -> Any:
-    """``pufferlib.vector.Multiprocessing`` over K CorePufferEnvs, one per worker."""
-    return pufferlib.vector.make(
-        CorePufferEnv,
-        env_kwargs={"make": make, "n": n},
-        backend=pufferlib.vector.Multiprocessing,
-        num_envs=k,
-        num_workers=k,
-        batch_size=k,
-        overwork=True,  # a machine with fewer cores than workers still runs (slowly)
-    )

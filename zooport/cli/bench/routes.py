@@ -1,8 +1,8 @@
-"""Every route the benchmarks compare, in one table (:data:`ROUTES`): a builder
-``(case, n, seed) -> Route`` steps ``case.workers`` x ``n`` agents with pre-sampled actions,
-so sampling is never timed (dict routes get ready-made dicts: building them is the policy's
-cost). A multi-agent episode that ends is reset inside the timed step, as vector routes
-autoreset. The peers use plain ``GymEnv`` objects, their cheapest form, so ratios are
+"""Every route the benchmarks compare, in one table (:data:`ROUTES`): a route is a builder,
+``(case, n, seed) -> (env, agents)``, and a stepper that steps that env with pre-sampled
+actions, so sampling is never timed (dict routes get ready-made dicts: building them is the
+policy's cost). A multi-agent episode that ends is reset inside the timed step, as vector
+routes autoreset. The peers use plain ``GymEnv`` objects, their cheapest form, so ratios are
 conservative. Worker processes (spawn) import what they run from here."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import importlib
 import multiprocessing
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from itertools import repeat
 from operator import itemgetter
 from typing import Any
@@ -24,16 +25,9 @@ from zooport.cli.bench.trivial_core import CostlyCore, TrivialCore
 from zooport.envs.base_env import ActionTuple
 
 __all__ = [
-    "ACTION_BATCHES",
-    "MULTI_AGENT_ROUTES",
-    "ROUTES",
-    "ROUTE_NAMES",
-    "VECTOR_ROUTES",
-    "EnvCase",
-    "costly",
-    "route_builders",
-    "trivial",
-]
+    "ACTION_BATCHES", "MULTI_AGENT_ROUTES", "ROUTES", "ROUTE_NAMES", "VECTOR_ROUTES", "EnvCase",
+    "costly", "route_builders", "trivial",
+]  # fmt: skip
 
 #: Pre-sampled action batches per route (cycled through).
 ACTION_BATCHES = 32
@@ -42,15 +36,8 @@ ACTION_BATCHES = 32
 VECTOR_ROUTES = ("raw", "BehaviorVectorEnv", "SB3VecEnv", "SyncVectorEnv", "DummyVecEnv")
 
 #: The routes of the multi-agent table: PettingZoo's two APIs, SuperSuit, MultiAgentTask.
-MULTI_AGENT_ROUTES = (
-    "raw",
-    "PettingZoo",
-    "SuperSuit",
-    "AEC",
-    "parallel_to_aec",
-    "MultiAgentTask",
-    "PettingZoo floor",
-)
+MULTI_AGENT_ROUTES = ("raw", "PettingZoo", "SuperSuit", "AEC", "parallel_to_aec",
+                      "MultiAgentTask", "PettingZoo floor")  # fmt: skip
 
 #: Every route of ``zooport bench``, in report order.
 ROUTE_NAMES = tuple(dict.fromkeys(VECTOR_ROUTES + MULTI_AGENT_ROUTES))
@@ -90,17 +77,6 @@ def _need(module: str, package: str, hint: str = "") -> Any:
         raise RouteUnavailable(f"{package} is not installed ({exc}){hint}") from None
 
 
-def _factories(case: EnvCase, n: int, seed: int, **options: Any) -> list[Any]:
-    """The case's K cores' factories, core ``i`` seeded ``seed + i``."""
-    return [functools.partial(case.make, n, seed + i, **options) for i in range(case.workers)]
-
-
-def _one_agent_gym(case: EnvCase, seed: int) -> Any:
-    from zooport.adapters.gym_env import GymEnv
-
-    return GymEnv(case.make(1, seed), case.behavior)
-
-
 def _actions(case: EnvCase, n: int, seed: int, *, raw: bool = False) -> list[Any]:
     """Pre-sampled batches of ``n`` actions: ``ActionTuple`` s (``raw``) or consumers' arrays."""
     core = case.make(1, seed)
@@ -113,8 +89,175 @@ def _actions(case: EnvCase, n: int, seed: int, *, raw: bool = False) -> list[Any
     return [layout.sample(rng, n) for _ in range(ACTION_BATCHES)]
 
 
-def _raw_api(name: str, env: Any, case: EnvCase, n: int, seed: int, counts: bool = False) -> Route:
-    """A BaseEnv (a core or a pool) of ``n`` agents stepped through its raw API."""
+# Builders: (case, n, seed) -> (the env to step, how many agents a step steps).
+
+
+def _core(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
+    return case.make(n, seed), n
+
+
+def _cores(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
+    """The case's K cores, each reset, for stepping one after another in this process."""
+    cores = [case.make(n, seed + i) for i in range(case.workers)]
+    for i, core in enumerate(cores):
+        core.reset(seed=seed + i)
+    return cores, case.workers * n
+
+
+def _pool(case: EnvCase, n: int, seed: int, slow_last: bool = False, **options: Any) -> Any:
+    """A CorePool of the case's K cores, core ``i`` seeded ``seed + i``."""
+    from zooport.envs.core_pool import CorePool
+
+    costs: list[dict[str, float]] = [{}] * case.workers
+    if slow_last:  # the last core costs 4x per agent: in sync mode every step waits for it
+        costs = [{"us_per_agent": 7.0}] * (case.workers - 1) + [{"us_per_agent": 28.0}]
+    factories = [partial(case.make, n, seed + i, **c) for i, c in enumerate(costs)]
+    return CorePool(factories, **options), case.workers * n
+
+
+def _vector(source: Callable[..., tuple[Any, int]], case: EnvCase, n: int, seed: int) -> Any:
+    """BehaviorVectorEnv over ``source``'s core (one core, or a pool), reset."""
+    from zooport.adapters.vector_env import BehaviorVectorEnv
+
+    core, agents = source(case, n, seed)
+    envs = BehaviorVectorEnv(core, case.behavior)
+    envs.reset(seed=seed)
+    return envs, agents
+
+
+def _sb3(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
+    venv = _need("zooport.adapters.sb3_vec_env", "stable-baselines3").SB3VecEnv(
+        case.make(n, seed), case.behavior
+    )
+    venv.seed(seed)
+    venv.reset()
+    return venv, n
+
+
+def _one_agent_gym(case: EnvCase, seed: int) -> Any:
+    from zooport.adapters.gym_env import GymEnv
+
+    return GymEnv(case.make(1, seed), case.behavior)
+
+
+def _peer(kind: str, case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
+    """A peer's vector env over one-agent ``GymEnv`` s: as many as the agents, or the case's
+    ``peers`` for the process vectorisers (with fewer CPUs, more processes cannot help)."""
+    m = case.workers * n if case.peers is None else min(case.workers * n, case.peers)
+    factories = [partial(_one_agent_gym, case, seed + i) for i in range(m)]
+    if kind in ("DummyVecEnv", "SubprocVecEnv"):
+        vec_env = _need("stable_baselines3.common.vec_env", "stable-baselines3")
+        envs: Any = getattr(vec_env, kind)(factories)
+        envs.seed(seed)
+        envs.reset()
+        return envs, m
+    import gymnasium as gym
+
+    from zooport.adapters.vector_env import SAME_STEP
+
+    if kind == "SyncVectorEnv":
+        kwargs = {} if isinstance(SAME_STEP, str) else {"autoreset_mode": SAME_STEP}
+        envs = gym.vector.SyncVectorEnv(factories, **kwargs)
+    else:
+        envs = gym.vector.AsyncVectorEnv(factories, shared_memory=True)
+    envs.reset(seed=seed)
+    return envs, m
+
+
+def _parallel(case: EnvCase, n: int, seed: int, termination_mode: str = "all") -> Any:
+    from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+
+    return PettingZooParallelEnv(case.make(n, seed), termination_mode=termination_mode), n
+
+
+def _task(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
+    from zooport.adapters.multi_agent_task import MultiAgentTask
+
+    # "all", as the PettingZoo routes: the episode lasts until every agent has finished.
+    return MultiAgentTask(case.make(n, seed), termination_mode="all"), n
+
+
+def _supersuit(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
+    ss = _need("supersuit", "supersuit")
+    # SuperSuit needs a fixed agent set: the episode of every agent ends when one agent's
+    # does (termination_mode "any"), then SuperSuit resets the core. (black_death_v3 does not
+    # help: it ends its episode only when every agent is terminated AND truncated.)
+    venv = ss.pettingzoo_env_to_vec_env_v1(_parallel(case, n, seed, "any")[0])
+    venv = ss.concat_vec_envs_v1(venv, 1, num_cpus=0, base_class="gymnasium")
+    venv.reset(seed=seed)
+    return venv, n
+
+
+def _aec(case: EnvCase, n: int, seed: int, converted: bool = False) -> tuple[Any, int]:
+    """PettingZooAECEnv, or (``converted``) PettingZoo's parallel_to_aec of the Parallel one."""
+    from pettingzoo.utils.conversions import parallel_to_aec
+
+    from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
+
+    if converted:
+        return parallel_to_aec(_parallel(case, n, seed)[0]), n
+    return PettingZooAECEnv(case.make(n, seed)), n
+
+
+def _pipe_worker(connection: Any, make: Callable[[int, int], Any], n: int, seed: int) -> None:
+    """ML-Agents-style: one core per process, everything pickled over a pipe."""
+    core = make(n, seed)
+    core.reset(seed=seed)
+    name = next(iter(core.behavior_specs))
+    while True:
+        command, data = connection.recv()
+        if command == "close":
+            core.close()
+            connection.close()
+            return
+        if data is not None:
+            core.set_actions(name, data)
+        core.step()
+        connection.send(core.get_steps(name))
+
+
+def _pipes(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
+    """One spawned process per core and a pipe to each."""
+    context = multiprocessing.get_context("spawn")
+    pipes, processes = [], []
+    for i in range(case.workers):
+        parent, child = context.Pipe()
+        process = context.Process(
+            target=_pipe_worker, args=(child, case.make, n, seed + i), daemon=True
+        )
+        process.start()
+        child.close()
+        pipes.append(parent)
+        processes.append(process)
+    return list(zip(pipes, processes, strict=True)), case.workers * n
+
+
+def _puffer(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
+    """PufferLib's Multiprocessing over K native PufferEnvs of the case's (endless) core."""
+    hint = "; make bench-pool installs pufferlib-core 3.0.23 with --no-deps, then psutil, rich "
+    vector = _need("pufferlib.vector", "pufferlib", hint + "and rich-argparse")
+    from zooport.cli.bench.pool_puffer import CorePufferEnv
+
+    vecenv = vector.make(
+        CorePufferEnv,
+        env_kwargs={"make": case.make, "n": n},
+        backend=vector.Multiprocessing,
+        num_envs=case.workers,
+        num_workers=case.workers,
+        batch_size=case.workers,
+        overwork=True,  # a machine with fewer cores than workers still runs (slowly)
+    )
+    vecenv.async_reset(seed)
+    vecenv.recv()
+    return vecenv, case.workers * n
+
+
+# Steppers: (name, env, agents, case, seed) -> Route, stepping the i-th action batch at step i.
+
+
+def _raw(name: str, env: Any, n: int, case: EnvCase, seed: int, counts: bool = False) -> Route:
+    """A BaseEnv (a core or a pool) stepped through its raw API; ``counts``: the agents
+    that decided."""
     env.reset(seed=seed)
     behavior = case.behavior
     actions = _actions(case, n, seed, raw=True)
@@ -132,125 +275,45 @@ def _raw_api(name: str, env: Any, case: EnvCase, n: int, seed: int, counts: bool
     return Route(name, n, step, env.close, counts_agents=counts)
 
 
-def _raw(case: EnvCase, n: int, seed: int) -> Route:
-    return _raw_api("raw", case.make(n, seed), case, n, seed)
+def _each(name: str, cores: list[Any], n: int, case: EnvCase, seed: int) -> Route:
+    """The cores' raw APIs, one after another in this process."""
+    behavior = case.behavior
+    actions = _actions(case, n // len(cores), seed, raw=True)
+
+    def step(i: int) -> None:
+        for core in cores:
+            core.get_steps(behavior)
+            core.set_actions(behavior, actions[i % ACTION_BATCHES])
+            core.step()
+
+    return Route(name, n, step, lambda: [core.close() for core in cores])
 
 
-def _vector_route(name: str, envs: Any, case: EnvCase, n: int, seed: int) -> Route:
-    """A vector env of ``n`` slots, already reset, stepped with pre-sampled batches."""
+def _batched(name: str, envs: Any, n: int, case: EnvCase, seed: int) -> Route:
+    """A vector env of ``n`` slots, already reset, stepped with batches of ``n`` actions."""
     actions = _actions(case, n, seed)
     return Route(name, n, lambda i: envs.step(actions[i % ACTION_BATCHES]), envs.close)
 
 
-def _behavior_vector_env(case: EnvCase, n: int, seed: int, pool: bool = False) -> Route:
-    """BehaviorVectorEnv over one core, or (``pool``) over a CorePool of the case's K cores."""
-    from zooport.adapters.vector_env import BehaviorVectorEnv
-    from zooport.envs.core_pool import CorePool
-
-    core = CorePool(_factories(case, n, seed)) if pool else case.make(n, seed)
-    envs = BehaviorVectorEnv(core, case.behavior)
-    envs.reset(seed=seed)
-    name = "vec(CorePool)" if pool else "BehaviorVectorEnv"
-    return _vector_route(name, envs, case, case.workers * n if pool else n, seed)
-
-
-def _sb3_vec_env(case: EnvCase, n: int, seed: int) -> Route:
-    vec_env = _need("zooport.adapters.sb3_vec_env", "stable-baselines3")
-    venv = vec_env.SB3VecEnv(case.make(n, seed), case.behavior)
-    venv.seed(seed)
-    venv.reset()
-    return _vector_route("SB3VecEnv", venv, case, n, seed)
-
-
-def _peer(kind: str, case: EnvCase, n: int, seed: int) -> Route:
-    """A peer's vector env over one-agent ``GymEnv`` s: as many as the agents, or the case's
-    ``peers`` for the process vectorisers (with fewer CPUs, more processes cannot help)."""
-    m = case.workers * n if case.peers is None else min(case.workers * n, case.peers)
-    factories = [functools.partial(_one_agent_gym, case, seed + i) for i in range(m)]
-    if kind in ("DummyVecEnv", "SubprocVecEnv"):
-        vec_env = _need("stable_baselines3.common.vec_env", "stable-baselines3")
-        envs: Any = getattr(vec_env, kind)(factories)
-        envs.seed(seed)
-        envs.reset()
-    else:
-        import gymnasium as gym
-
-        from zooport.adapters.vector_env import SAME_STEP
-
-        if kind == "SyncVectorEnv":
-            kwargs = {} if isinstance(SAME_STEP, str) else {"autoreset_mode": SAME_STEP}
-            envs = gym.vector.SyncVectorEnv(factories, **kwargs)
-        else:
-            envs = gym.vector.AsyncVectorEnv(factories, shared_memory=True)
-        envs.reset(seed=seed)
-    return _vector_route(kind, envs, case, m, seed)
-
-
-def _dict_route(name: str, env: Any, case: EnvCase, seed: int, step_all: Any) -> Route:
-    """``step_all`` takes a dict of the live agents' actions; an episode ends when ``env``
-    has no agent left. Finished agents leave until every agent is done: counts those that
-    acted."""
-    agents, actions = _reset_with_actions(env, case, seed)
+def _dicts(method: str | None, name: str, env: Any, n: int, case: EnvCase, seed: int) -> Route:
+    """A PettingZoo-style ``env`` whose episode ends when it has no agent left, counting the
+    agents that acted (a finished agent is out until every agent is). ``method`` takes a dict
+    of the live agents' actions; without one (AEC), a timed step is a cycle of
+    ``len(env.agents)`` turns, ``last()`` then ``step()`` (``agent_iter`` without the
+    iterator)."""
+    env.reset(seed=seed)
+    agents = list(env.possible_agents)
+    actions = [dict(zip(agents, a, strict=True)) for a in _actions(case, len(agents), seed)]
+    step_all = getattr(env, method) if method else None
 
     def step(i: int) -> int:
         if not env.agents:
             env.reset()
         live, chosen = env.agents, actions[i % ACTION_BATCHES]
-        step_all(chosen if len(live) == len(agents) else {agent: chosen[agent] for agent in live})
-        return len(live)
-
-    return Route(name, len(agents), step, env.close, counts_agents=True)
-
-
-def _pettingzoo(case: EnvCase, n: int, seed: int) -> Route:
-    from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-
-    parallel_env = PettingZooParallelEnv(case.make(n, seed))
-    return _dict_route("PettingZoo", parallel_env, case, seed, parallel_env.step)
-
-
-def _multi_agent_task(case: EnvCase, n: int, seed: int) -> Route:
-    from zooport.adapters.multi_agent_task import MultiAgentTask
-
-    # "all", as the PettingZoo routes: the episode lasts until every agent has finished.
-    task = MultiAgentTask(case.make(n, seed), termination_mode="all")
-    return _dict_route("MultiAgentTask", task, case, seed, task.step_all)
-
-
-def _supersuit(case: EnvCase, n: int, seed: int) -> Route:
-    from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-
-    ss = _need("supersuit", "supersuit")
-    # SuperSuit needs a fixed agent set: the episode of every agent ends when one agent's
-    # does (termination_mode "any"), then SuperSuit resets the core. (black_death_v3 does not
-    # help: it ends its episode only when every agent is terminated AND truncated.)
-    parallel_env = PettingZooParallelEnv(case.make(n, seed), termination_mode="any")
-    venv = ss.pettingzoo_env_to_vec_env_v1(parallel_env)
-    venv = ss.concat_vec_envs_v1(venv, 1, num_cpus=0, base_class="gymnasium")
-    venv.reset(seed=seed)
-    return _vector_route("SuperSuit", venv, case, n, seed)
-
-
-def _reset_with_actions(
-    env: Any, case: EnvCase, seed: int
-) -> tuple[list[str], list[dict[str, Any]]]:
-    """Resets a PettingZoo ``env``; returns its agents and pre-sampled action dicts."""
-    env.reset(seed=seed)
-    agents = list(env.possible_agents)
-    batches = _actions(case, len(agents), seed)
-    return agents, [dict(zip(agents, batch, strict=True)) for batch in batches]
-
-
-def _aec_route(name: str, env: Any, case: EnvCase, seed: int) -> Route:
-    """One timed step = one cycle of ``len(env.agents)`` turns, each ``last()`` then
-    ``step()`` (PettingZoo's ``agent_iter`` loop without the iterator); counts turns."""
-    agents, actions = _reset_with_actions(env, case, seed)
-
-    def step(i: int) -> int:
-        if not env.agents:
-            env.reset()
-        chosen = actions[i % ACTION_BATCHES]
-        turns = len(env.agents)
+        if step_all is not None:
+            step_all(chosen if len(live) == len(agents) else {a: chosen[a] for a in live})
+            return len(live)
+        turns = len(live)
         for _ in range(turns):
             _, _, terminated, truncated, _ = env.last()
             env.step(None if terminated or truncated else chosen[env.agent_selection])
@@ -259,23 +322,10 @@ def _aec_route(name: str, env: Any, case: EnvCase, seed: int) -> Route:
     return Route(name, len(agents), step, env.close, counts_agents=True)
 
 
-def _aec(case: EnvCase, n: int, seed: int, converted: bool = False) -> Route:
-    """PettingZooAECEnv, or (``converted``) PettingZoo's parallel_to_aec of the Parallel one."""
-    from pettingzoo.utils.conversions import parallel_to_aec
-
-    from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
-    from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-
-    if converted:
-        env = parallel_to_aec(PettingZooParallelEnv(case.make(n, seed)))
-        return _aec_route("parallel_to_aec", env, case, seed)
-    return _aec_route("AEC", PettingZooAECEnv(case.make(n, seed)), case, seed)
-
-
-def _pettingzoo_floor(case: EnvCase, n: int, seed: int) -> Route:
-    """The Python work PettingZoo's Parallel API asks of ANY adapter per step: N actions
-    looked up and stacked, five dicts of N entries, fresh observation rows and info dicts."""
-    core = case.make(n, seed)
+def _floor(name: str, core: Any, n: int, case: EnvCase, seed: int) -> Route:
+    """No adapter: the Python work PettingZoo's Parallel API asks of ANY adapter per step,
+    N actions looked up and stacked, five dicts of N entries, fresh observation rows and
+    info dicts, on the data of the core's first step."""
     core.reset(seed=seed)
     decision, _ = core.get_steps(case.behavior)
     observation = np.asarray(decision.obs[0], np.float32)
@@ -303,136 +353,77 @@ def _pettingzoo_floor(case: EnvCase, n: int, seed: int) -> Route:
             dict(zip(agents, map(dict.copy, repeat(info, len(agents))), strict=True)),
         )
 
-    return Route("PettingZoo floor", len(agents), step)
+    return Route(name, len(agents), step)
 
 
-def _in_process(case: EnvCase, n: int, seed: int) -> Route:
-    """The case's K cores stepped one after another in this process."""
-    cores = [case.make(n, seed + i) for i in range(case.workers)]
-    for i, core in enumerate(cores):
-        core.reset(seed=seed + i)
-    behavior = case.behavior
-    actions = _actions(case, n, seed, raw=True)
+def _piped(name: str, workers: list[Any], n: int, case: EnvCase, seed: int) -> Route:
+    """Each step sends every worker its actions, then waits for every answer."""
+    actions = _actions(case, n // len(workers), seed, raw=True)
 
     def step(i: int) -> None:
-        for core in cores:
-            core.get_steps(behavior)
-            core.set_actions(behavior, actions[i % ACTION_BATCHES])
-            core.step()
-
-    def close() -> None:
-        for core in cores:
-            core.close()
-
-    return Route("1proc", case.workers * n, step, close)
-
-
-def _pool(case: EnvCase, n: int, seed: int, slow_last: bool = False, **options: Any) -> Route:
-    """A CorePool of the case's K cores stepped through its raw API; with a ``mode``, counting
-    the agents that decided."""
-    from zooport.envs.core_pool import CorePool
-
-    costs: list[dict[str, float]] = [{}] * case.workers
-    if slow_last:  # the last core costs 4x per agent: in sync mode every step waits for it
-        costs = [{"us_per_agent": 7.0}] * (case.workers - 1) + [{"us_per_agent": 28.0}]
-    factories = [functools.partial(case.make, n, seed + i, **c) for i, c in enumerate(costs)]
-    pool = CorePool(factories, **options)
-    return _raw_api("CorePool", pool, case, case.workers * n, seed, counts="mode" in options)
-
-
-def _pipe_worker(connection: Any, make: Callable[[int, int], Any], n: int, seed: int) -> None:
-    """ML-Agents-style: one core per process, everything pickled over a pipe."""
-    core = make(n, seed)
-    core.reset(seed=seed)
-    name = next(iter(core.behavior_specs))
-    while True:
-        command, data = connection.recv()
-        if command == "close":
-            core.close()
-            connection.close()
-            return
-        if data is not None:
-            core.set_actions(name, data)
-        core.step()
-        connection.send(core.get_steps(name))
-
-
-def _mlagents_style(case: EnvCase, n: int, seed: int) -> Route:
-    context = multiprocessing.get_context("spawn")
-    pipes, processes = [], []
-    for i in range(case.workers):
-        parent, child = context.Pipe()
-        process = context.Process(
-            target=_pipe_worker, args=(child, case.make, n, seed + i), daemon=True
-        )
-        process.start()
-        child.close()
-        pipes.append(parent)
-        processes.append(process)
-    actions = _actions(case, n, seed, raw=True)
-
-    def step(i: int) -> None:
-        for pipe in pipes:
+        for pipe, _ in workers:
             pipe.send(("step", actions[i % ACTION_BATCHES]))
-        for pipe in pipes:
+        for pipe, _ in workers:
             pipe.recv()
 
     def close() -> None:
-        for pipe, process in zip(pipes, processes, strict=True):
+        for pipe, process in workers:
             pipe.send(("close", None))
             process.join(10)
             pipe.close()
 
     step(0)  # the workers have started
-    return Route("ML-Agents-style", case.workers * n, step, close)
+    return Route(name, n, step, close)
 
 
-def _puffer(case: EnvCase, n: int, seed: int) -> Route:
-    """PufferLib's Multiprocessing over K native PufferEnvs of the case's (endless) core."""
-    hint = "; make bench-pool installs pufferlib-core 3.0.23 with --no-deps, then psutil, rich "
-    puffer = _need("zooport.cli.bench.pool_puffer", "pufferlib", hint + "and rich-argparse")
-    vecenv = puffer.puffer_vector(case.workers, n, case.make)
-    vecenv.async_reset(seed)
-    vecenv.recv()
-    actions = _actions(case, case.workers * n, seed)
+_COUNTED = partial(_raw, counts=True)
 
-    def step(i: int) -> None:
-        vecenv.send(actions[i % ACTION_BATCHES])
-        vecenv.recv()
-
-    return Route("PufferLib", case.workers * n, step, vecenv.close)
-
-
-#: Every route by name: what it steps is said in ``benchmarks/README.md``.
-ROUTES: dict[str, Callable[[EnvCase, int, int], Route]] = {
-    "raw": _raw,  # the core's own get_steps/set_actions/step: the ceiling
-    "BehaviorVectorEnv": _behavior_vector_env,  # zooport's vector adapters over ONE core
-    "SB3VecEnv": _sb3_vec_env,
+#: Every route: its builder and its stepper (``benchmarks/README.md`` says what each steps).
+_TABLE: dict[str, tuple[Callable[..., tuple[Any, int]], Callable[..., Route]]] = {
+    "raw": (_core, _raw),  # the core's own get_steps/set_actions/step: the ceiling
+    "BehaviorVectorEnv": (partial(_vector, _core), _batched),  # zooport's, over ONE core
+    "SB3VecEnv": (_sb3, _batched),
     # Gymnasium's, then SB3's, over N one-agent GymEnvs
-    "SyncVectorEnv": functools.partial(_peer, "SyncVectorEnv"),
-    "DummyVecEnv": functools.partial(_peer, "DummyVecEnv"),
-    "PettingZoo": _pettingzoo,  # PettingZooParallelEnv, a dict of actions per step
-    "SuperSuit": _supersuit,  # SuperSuit's vector env over PettingZooParallelEnv
-    "AEC": _aec,  # PettingZooAECEnv: one timed step is one cycle of turns
-    "parallel_to_aec": functools.partial(_aec, converted=True),  # PettingZoo's conversion
-    "MultiAgentTask": _multi_agent_task,  # step_all with a dict of actions per cycle
-    "PettingZoo floor": _pettingzoo_floor,  # no core: only the dicts the Parallel API asks for
+    "SyncVectorEnv": (partial(_peer, "SyncVectorEnv"), _batched),
+    "DummyVecEnv": (partial(_peer, "DummyVecEnv"), _batched),
+    "PettingZoo": (_parallel, partial(_dicts, "step")),  # a dict of actions per step
+    "SuperSuit": (_supersuit, _batched),  # SuperSuit's vector env over PettingZooParallelEnv
+    "AEC": (_aec, partial(_dicts, None)),  # PettingZooAECEnv: one timed step is one cycle of turns
+    "parallel_to_aec": (
+        partial(_aec, converted=True),
+        partial(_dicts, None),
+    ),  # PettingZoo's conversion
+    "MultiAgentTask": (_task, partial(_dicts, "step_all")),  # a dict of actions per cycle
+    "PettingZoo floor": (_core, _floor),  # no adapter: only the dicts the Parallel API asks for
     # The CorePool benchmark's (``zooport bench --workers K``): K cores each.
-    "1proc": _in_process,
-    "CorePool": _pool,
-    "CorePool (workers only)": functools.partial(_pool, local_core=False),
-    "vec(CorePool)": functools.partial(_behavior_vector_env, pool=True),
-    "AsyncVectorEnv": functools.partial(_peer, "AsyncVectorEnv"),
-    "SubprocVecEnv": functools.partial(_peer, "SubprocVecEnv"),
-    "ML-Agents-style": _mlagents_style,
-    "PufferLib": _puffer,
-    "sync, one core 4x slower": functools.partial(_pool, slow_last=True, mode="sync"),
-    "async, one core 4x slower": functools.partial(
-        _pool, slow_last=True, mode="async", min_ready=1
+    "1proc": (_cores, _each),
+    "CorePool": (_pool, _raw),
+    "CorePool (workers only)": (partial(_pool, local_core=False), _raw),
+    "vec(CorePool)": (partial(_vector, _pool), _batched),
+    "AsyncVectorEnv": (partial(_peer, "AsyncVectorEnv"), _batched),
+    "SubprocVecEnv": (partial(_peer, "SubprocVecEnv"), _batched),
+    "ML-Agents-style": (_pipes, _piped),
+    "PufferLib": (_puffer, _batched),
+    "sync, one core 4x slower": (partial(_pool, slow_last=True, mode="sync"), _COUNTED),
+    "async, one core 4x slower": (
+        partial(_pool, slow_last=True, mode="async", min_ready=1),
+        _COUNTED,
     ),
-    "Trivial": _raw,
-    "pool K=1 (in this process)": functools.partial(_pool, local_core=True),
-    "pool K=1 (in a worker)": functools.partial(_pool, local_core=False),
+    "Trivial": (_core, _raw),
+    "pool K=1 (in this process)": (partial(_pool, local_core=True), _raw),
+    "pool K=1 (in a worker)": (partial(_pool, local_core=False), _raw),
+}
+
+
+def _route(name: str, case: EnvCase, n: int, seed: int) -> Route:
+    build, stepper = _TABLE[name]
+    env, agents = build(case, n, seed)
+    return stepper(name, env, agents, case, seed)
+
+
+#: Every route by name: ``ROUTES[name](case, n, seed)`` builds it.
+ROUTES: dict[str, Callable[[EnvCase, int, int], Route]] = {
+    name: partial(_route, name) for name in _TABLE
 }
 
 

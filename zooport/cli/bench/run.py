@@ -9,10 +9,10 @@ import functools
 import sys
 import time
 from collections.abc import Callable, Collection, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from zooport.cli.bench import harness
-from zooport.cli.bench.harness import Budget, Measurement, marked, measure_case, rate_text
+from zooport.cli.bench.harness import Budget, Column, Measurement, measure_case, rate_text
 from zooport.cli.bench.routes import (
     MULTI_AGENT_ROUTES,
     ROUTE_NAMES,
@@ -40,77 +40,58 @@ ENVS = {
     ),
 }
 
-#: Vector table: (column, numerator route, denominator route, target at N=64, at N=1024).
+
+def _over(a: str, b: str) -> Callable[[dict[str, float]], float]:
+    return lambda rates: rates[a] / rates[b]
+
+
+#: Agent counts at which the targets apply.
+TARGET_NS = (64, 1024)
+
+#: The vector table's ratios, with their targets at N=64 and N=1024.
 RATIOS = (
-    ("vec/raw", "BehaviorVectorEnv", "raw", 0.8, 0.9),
-    ("sb3/raw", "SB3VecEnv", "raw", 0.6, None),
-    ("vec/Sync", "BehaviorVectorEnv", "SyncVectorEnv", 30.0, 100.0),
-    ("sb3/Dummy", "SB3VecEnv", "DummyVecEnv", 25.0, 25.0),
+    Column("vec/raw", _over("BehaviorVectorEnv", "raw"), {64: 0.8, 1024: 0.9}),
+    Column("sb3/raw", _over("SB3VecEnv", "raw"), {64: 0.6}),
+    Column("vec/Sync", _over("BehaviorVectorEnv", "SyncVectorEnv"), {64: 30.0, 1024: 100.0}),
+    Column("sb3/Dummy", _over("SB3VecEnv", "DummyVecEnv"), {64: 25.0, 1024: 25.0}),
 )
 
-
-class Derived(NamedTuple):
-    """A multi-agent column from one row's ``{route: agent-steps/s}``; a missing route gives
-    none. ``target`` (None: context only) is an upper bound when ``at_most``."""
-
-    column: str
-    value: Callable[[dict[str, float]], float]
-    target: float | None
-    at_most: bool
-    unit: str  # "us" or "x"
-
-
-#: Multi-agent table, computed where every agent acts every step (issue 5's targets).
+#: The multi-agent table's columns, computed where every agent acts every step (issue 5).
 DERIVED = (
     # What the Parallel adapter adds to the core, per agent-step.
-    Derived(
-        "Parallel +µs/agent-step", lambda r: 1e6 / r["PettingZoo"] - 1e6 / r["raw"], 0.4, True, "us"
+    Column(
+        "Parallel +µs/agent-step",
+        lambda r: 1e6 / r["PettingZoo"] - 1e6 / r["raw"],
+        {64: 0.4, 1024: 0.4},
+        True,
+        "us",
     ),  # fmt: skip
     # What PettingZoo's Parallel API costs any adapter per agent-step in Python (no core, no
     # bookkeeping; see routes.py): the floor under "Parallel +µs/agent-step" on this machine.
-    Derived("floor µs/agent-step", lambda r: 1e6 / r["PettingZoo floor"], None, True, "us"),
+    Column("floor µs/agent-step", lambda r: 1e6 / r["PettingZoo floor"], {}, True, "us"),
     # A whole AEC turn (last() + step(), the core step included, spread over the cycle).
-    Derived("AEC µs/turn", lambda r: 1e6 / r["AEC"], 1.5, True, "us"),
-    Derived("AEC/parallel_to_aec", lambda r: r["AEC"] / r["parallel_to_aec"], 5.0, False, "x"),
+    Column("AEC µs/turn", lambda r: 1e6 / r["AEC"], {64: 1.5, 1024: 1.5}, True, "us"),
+    Column("AEC/parallel_to_aec", _over("AEC", "parallel_to_aec"), {64: 5.0, 1024: 5.0}),
 )
 
 #: The ``--quick`` budget (seconds, for CI).
 QUICK = Budget(warmup_steps=4, warmup_seconds=0.05, runs=3, seconds_per_run=0.01, min_steps=2)
 
-#: Agent counts at which the targets apply.
-TARGET_NS = (64, 1024)
 
-
-def _cases(results: list[Measurement]) -> list[tuple[str, int]]:
-    return list(dict.fromkeys((m.env, m.n) for m in results))
-
-
-def _computed(
-    results: list[Measurement],
-    columns: Sequence[tuple[str, Callable[[dict[str, float]], float]]],
-    envs: Collection[str] | None = None,
+def _values(
+    results: list[Measurement], columns: Sequence[Column], envs: Collection[str] | None = None
 ) -> dict[tuple[str, int], dict[str, float | None]]:
-    """Per (env, N): each column from the row's ``{route: agent-steps/s}``; None where a
-    route is missing or the env is not among ``envs``."""
-    rates: dict[tuple[str, int], dict[str, float]] = {}
-    for m in results:
-        if m.agent_steps_per_s:
-            rates.setdefault((m.env, m.n), {})[m.route] = m.agent_steps_per_s
-    table: dict[tuple[str, int], dict[str, float | None]] = {}
-    for env, n in _cases(results):
-        row: dict[str, float | None] = table.setdefault((env, n), {})
-        for column, value in columns:
-            try:
-                row[column] = value(rates[(env, n)]) if envs is None or env in envs else None
-            except KeyError:
-                row[column] = None
-    return table
+    """Per (env, N): each column's value; None where a route is missing or (``envs``) the
+    env is not among them."""
+    return {
+        (env, n): {c.column: c.of(row) if envs is None or env in envs else None for c in columns}
+        for (env, n), row in harness.rates(results).items()
+    }
 
 
 def ratios(results: list[Measurement]) -> dict[tuple[str, int], dict[str, float | None]]:
     """Per (env, N): each ratio of :data:`RATIOS`, None where a route is missing."""
-    columns = [(c, lambda r, a=a, b=b: r[a] / r[b]) for c, a, b, *_ in RATIOS]
-    return _computed(results, columns)
+    return _values(results, RATIOS)
 
 
 def derived(
@@ -118,30 +99,31 @@ def derived(
 ) -> dict[tuple[str, int], dict[str, float | None]]:
     """Per (env, N): each column of :data:`DERIVED`, None off the ``every_agent_acts`` envs
     (there the multi-agent routes count only live agents while raw counts all N)."""
-    return _computed(results, [(d.column, d.value) for d in DERIVED], every_agent_acts)
+    return _values(results, DERIVED, every_agent_acts)
 
 
 def _table(
     results: list[Measurement],
     routes: Sequence[str],
-    extra: dict[tuple[str, int], dict[str, str]],
-    extra_columns: Sequence[str],
+    columns: Sequence[Column],
+    values: dict[tuple[str, int], dict[str, float | None]],
 ) -> list[str]:
-    """Markdown lines: the measured ``routes``, then the ``extra_columns`` that have a value,
-    for the (env, N) cases that measured one of its routes besides raw."""
-    by_key = {(m.env, m.n, m.route): m.agent_steps_per_s for m in results}
-    shown = [r for r in routes if any(m.route == r and m.agent_steps_per_s for m in results)]
-    if not shown:
-        return []
+    """Markdown lines: the measured ``routes``, then the ``columns`` that have a value, for
+    the (env, N) cases that measured one of its routes besides raw."""
+    table = harness.rates(results)
+    shown = [r for r in routes if any(r in row for row in table.values())]
     counted = [r for r in shown if r != "raw"] or shown
-    rows = [key for key in _cases(results) if any(by_key.get((*key, r)) for r in counted)]
-    columns = [c for c in extra_columns if any(extra[key][c] != "-" for key in rows)]
-    cells = [
-        [env, str(n), *(rate_text(by_key.get((env, n, r))) for r in shown)]
-        + [extra[(env, n)][c] for c in columns]
-        for env, n in rows
+    keys = [key for key, row in table.items() if any(r in row for r in counted)]
+    if not keys:
+        return []
+    cells = {key: [c.cell(values[key][c.column], key[1]) for c in columns] for key in keys}
+    kept = [i for i in range(len(columns)) if any(cells[key][i] != "-" for key in keys)]
+    rows = [
+        [env, str(n), *(rate_text(table[env, n].get(r)) for r in shown)]
+        + [cells[env, n][i] for i in kept]
+        for env, n in keys
     ]
-    return markdown_table(["env", "N", *shown, *columns], cells)
+    return markdown_table(["env", "N", *shown, *(columns[i].column for i in kept)], rows)
 
 
 def markdown(
@@ -149,27 +131,17 @@ def markdown(
 ) -> str:
     """The vector table, then the multi-agent table (each where it has routes), ratios and
     costs marked at N=64 and N=1024 with their targets."""
-    cells: dict[tuple[str, int], dict[str, str]] = {}
-    for (env, n), row in ratios(results).items():
-        for column, _, _, target64, target1024 in RATIOS:
-            target = {64: target64, 1024: target1024}.get(n)
-            cells.setdefault((env, n), {})[column] = _cell(row[column], target, False, "x")
-    for (env, n), row in derived(results, every_agent_acts).items():
-        for d in DERIVED:
-            target = d.target if n in TARGET_NS else None
-            cells[(env, n)][d.column] = _cell(row[d.column], target, d.at_most, d.unit)
     measured = {m.route for m in results if m.agent_steps_per_s} - {"raw"}
     vector = [r for r in routes if r in VECTOR_ROUTES]
     multi = [r for r in routes if r in MULTI_AGENT_ROUTES]
     has_multi = bool(measured & set(multi))
     if has_multi and not measured & set(vector):
         vector = []  # raw has its column in the multi-agent table
-    lines = _table(results, vector, cells, [c for c, *_ in RATIOS])
-    if has_multi:
-        lines += [""] if lines else []
-        lines += _table(results, multi, cells, [d.column for d in DERIVED])
+    lines = _table(results, vector, RATIOS, ratios(results))
     notes = []
     if has_multi:
+        lines += [""] if lines else []
+        lines += _table(results, multi, DERIVED, derived(results, every_agent_acts))
         notes.append(
             "Multi-agent table: the agents that acted per s (an agent that finished is out "
             "until the episode ends); for AEC and parallel_to_aec, turns per s."
@@ -189,15 +161,6 @@ def markdown(
     if notes:
         lines += ["", *(f"- {note}" for note in notes)]
     return "\n".join(lines)
-
-
-def _cell(value: float | None, target: float | None, at_most: bool, unit: str) -> str:
-    if value is None:
-        return "-"
-    text = f"{value:.2f}" if unit == "us" else harness.ratio_text(value)
-    if target is None:
-        return text
-    return marked(text, target, value <= target if at_most else value >= target)
 
 
 def _counts(quick: bool, counts: Sequence[int] | None) -> list[int]:
@@ -232,10 +195,9 @@ def profile(env: EnvCase, n: int, route: str, seconds: float) -> None:
     import cProfile
     import pstats
 
-    builders = dict(route_builders(env, n, names=(route,)))
-    if route not in builders:
+    if route not in env.routes:
         raise SystemExit(f"route {route!r} does not run on {env.name} (its routes: {env.routes})")
-    built = builders[route]()
+    built = route_builders(env, n, names=(route,))[0][1]()
     for i in range(20):
         built.step(i)
     profiler = cProfile.Profile()
