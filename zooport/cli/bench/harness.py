@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 __all__ = [
-    "Route", "RouteUnavailable", "Measurement", "Budget", "Column", "measure_case", "rates",
+    "Route", "RouteUnavailable", "Measurement", "Budget", "Column", "measure", "measure_case", "rates",
     "machine_info", "rate_text", "ratio_text", "marked", "log", "arguments", "finish",
 ]  # fmt: skip
 
@@ -178,15 +178,40 @@ def arguments(description: str) -> argparse.ArgumentParser:
     return parser
 
 
-def finish(machine: dict[str, Any], path: str | None, payload: dict[str, Any]) -> str:
-    """The load average over the run, as ``; 1-min load A -> B`` (empty where unknown); writes
-    ``payload`` with the machine as JSON to ``path``."""
+def measure(
+    cases: Sequence[tuple[str, int, Sequence[tuple[str, Callable[[], Route]]]]],
+    budget: Budget,
+    clock: Callable[[], float] = time.perf_counter,
+) -> list[Measurement]:
+    """Measures each ``(env, n, route builders)`` case in turn."""
+    return [
+        m for env, n, builders in cases for m in measure_case(env, n, builders, budget, log, clock)
+    ]
+
+
+def finish(
+    machine: dict[str, Any],
+    path: str | None,
+    payload: dict[str, Any],
+    began: float,
+    prefix: str = "",
+    where: str = "",
+) -> None:
+    """Writes ``payload`` (``clock``, ``budget``, ``results``) with the machine and the time since
+    ``began`` as JSON to ``path``; prints the closing line with the 1-min load average over the
+    run."""
     start = machine["load_average_1min"]
     end = machine["load_average_1min_end"] = machine_info()["load_average_1min"]
+    payload["elapsed_seconds"] = elapsed = time.perf_counter() - began
     if path:
         with open(path, "w", encoding="utf-8") as stream:
             json.dump({"machine": machine, **payload}, stream, indent=2)
-    return "" if start is None or end is None else f"; 1-min load {start:.1f} -> {end:.1f}"
+    load = "" if start is None or end is None else f"; 1-min load {start:.1f} -> {end:.1f}"
+    print(
+        f"\n{prefix}agent-steps/s ({payload['clock']} clock), median of "
+        f"{payload['budget']['runs']} interleaved runs; {elapsed:.0f} s{where} on "
+        f"{machine['processor']}, {machine['cpus']} CPUs, Python {machine['python']}{load}"
+    )
 
 
 def machine_info() -> dict[str, Any]:

@@ -4,13 +4,14 @@ the CorePool issue's targets (``benchmarks/README.md`` says what each column mea
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import sys
 import time
 from collections.abc import Callable, Sequence
 
 from zooport.cli.bench import harness
-from zooport.cli.bench.harness import Budget, Column, Measurement, measure_case, rate_text
+from zooport.cli.bench.harness import Budget, Column, Measurement, rate_text
 from zooport.cli.bench.routes import EnvCase, costly, route_builders, trivial
 from zooport.cli.common import markdown_table
 
@@ -135,17 +136,13 @@ def main(argv: list[str] | None = None) -> int:
     cases.append((EnvCase("overhead", "Trivial", endless, ("Trivial", *OVERHEAD)), [64]))
     machine = harness.machine_info()
     began = time.perf_counter()
-    results: list[Measurement] = []
-    for case, ns in cases:
-        for n in ns:
-            results += measure_case(case.name, n, route_builders(case, n), budget, harness.log)
-    elapsed = time.perf_counter() - began
+    results = harness.measure(
+        [(case.name, n, route_builders(case, n)) for case, ns in cases for n in ns], budget
+    )
     print(report(results, k))
-    payload = {"workers": k, "results": [vars(m) for m in results]}
-    load = harness.finish(machine, args.json, payload)
-    print(f"\nK={k}; agent-steps/s (wall clock), median of {budget.runs} interleaved runs; "
-          f"{elapsed:.0f} s on {machine['processor']}, {machine['cpus']} CPUs, "
-          f"Python {machine['python']}{load}")  # fmt: skip
+    payload = {"workers": k, "clock": "wall", "budget": dataclasses.asdict(budget),
+               "results": [vars(m) for m in results]}  # fmt: skip
+    harness.finish(machine, args.json, payload, began, prefix=f"K={k}; ")
     return 0
 
 

@@ -1,13 +1,12 @@
-"""Every route the benchmarks compare, in one table (:data:`ROUTES`): a route is a builder,
-``(case, n, seed) -> (env, agents)``, and a stepper that steps that env with pre-sampled
-actions, so sampling is never timed (dict routes get ready-made dicts: building them is the
-policy's cost). A multi-agent episode that ends is reset inside the timed step, as vector
-routes autoreset. The peers use plain ``GymEnv`` objects, their cheapest form, so ratios are
-conservative. Worker processes (spawn) import what they run from here."""
+"""Every route the benchmarks compare, in one table: a builder ``(case, n, seed) -> (env,
+agents)`` and a stepper that steps that env with pre-sampled actions, so sampling is never timed
+(dict routes get ready-made dicts: building them is the policy's cost). A multi-agent episode
+that ends is reset inside the timed step, as vector routes autoreset. The peers use plain
+``GymEnv`` objects, their cheapest form, so ratios are conservative. Worker processes (spawn)
+import what they run from here."""
 
 from __future__ import annotations
 
-import functools
 import importlib
 import multiprocessing
 from collections.abc import Callable
@@ -31,14 +30,11 @@ __all__ = [
 
 #: Pre-sampled action batches per route (cycled through).
 ACTION_BATCHES = 32
-
 #: The routes of the vector table: a behaviour's agents as vector slots, and the peers.
 VECTOR_ROUTES = ("raw", "BehaviorVectorEnv", "SB3VecEnv", "SyncVectorEnv", "DummyVecEnv")
-
 #: The routes of the multi-agent table: PettingZoo's two APIs, SuperSuit, MultiAgentTask.
 MULTI_AGENT_ROUTES = ("raw", "PettingZoo", "SuperSuit", "AEC", "parallel_to_aec",
                       "MultiAgentTask", "PettingZoo floor")  # fmt: skip
-
 #: Every route of ``zooport bench``, in report order.
 ROUTE_NAMES = tuple(dict.fromkeys(VECTOR_ROUTES + MULTI_AGENT_ROUTES))
 
@@ -85,23 +81,14 @@ def _actions(case: EnvCase, n: int, seed: int, *, raw: bool = False) -> list[Any
     rng = np.random.default_rng(seed)
     if raw:
         return [spec.random_action(n, rng) for _ in range(ACTION_BATCHES)]
-    layout = ActionLayout(spec)
-    return [layout.sample(rng, n) for _ in range(ACTION_BATCHES)]
+    return [ActionLayout(spec).sample(rng, n) for _ in range(ACTION_BATCHES)]
 
 
-# Builders: (case, n, seed) -> (the env to step, how many agents a step steps).
+# Builders: (case, n, seed) -> (the env to step, how many agents one step steps).
 
 
 def _core(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
     return case.make(n, seed), n
-
-
-def _cores(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
-    """The case's K cores, each reset, for stepping one after another in this process."""
-    cores = [case.make(n, seed + i) for i in range(case.workers)]
-    for i, core in enumerate(cores):
-        core.reset(seed=seed + i)
-    return cores, case.workers * n
 
 
 def _pool(case: EnvCase, n: int, seed: int, slow_last: bool = False, **options: Any) -> Any:
@@ -115,23 +102,17 @@ def _pool(case: EnvCase, n: int, seed: int, slow_last: bool = False, **options: 
     return CorePool(factories, **options), case.workers * n
 
 
-def _vector(source: Callable[..., tuple[Any, int]], case: EnvCase, n: int, seed: int) -> Any:
-    """BehaviorVectorEnv over ``source``'s core (one core, or a pool), reset."""
-    from zooport.adapters.vector_env import BehaviorVectorEnv
-
-    core, agents = source(case, n, seed)
-    envs = BehaviorVectorEnv(core, case.behavior)
-    envs.reset(seed=seed)
-    return envs, agents
-
-
-def _sb3(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
-    venv = _need("zooport.adapters.sb3_vec_env", "stable-baselines3").SB3VecEnv(
-        case.make(n, seed), case.behavior
-    )
-    venv.seed(seed)
-    venv.reset()
-    return venv, n
+def _adapter(cls: str, case: EnvCase, n: int, seed: int, pool: bool = False, **options: Any) -> Any:
+    """zooport's adapter ``cls`` over one core or (``pool``) a CorePool of the case's cores; a
+    vector adapter's slots are the case's behaviour's agents."""
+    try:
+        adapter = getattr(importlib.import_module("zooport.adapters"), cls)
+    except ImportError as exc:
+        raise RouteUnavailable(f"{cls} needs a package that is not installed ({exc})") from None
+    core, agents = (_pool if pool else _core)(case, n, seed)
+    if cls in ("BehaviorVectorEnv", "SB3VecEnv"):
+        return adapter(core, case.behavior, **options), agents
+    return adapter(core, **options), agents
 
 
 def _one_agent_gym(case: EnvCase, seed: int) -> Any:
@@ -147,34 +128,15 @@ def _peer(kind: str, case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
     factories = [partial(_one_agent_gym, case, seed + i) for i in range(m)]
     if kind in ("DummyVecEnv", "SubprocVecEnv"):
         vec_env = _need("stable_baselines3.common.vec_env", "stable-baselines3")
-        envs: Any = getattr(vec_env, kind)(factories)
-        envs.seed(seed)
-        envs.reset()
-        return envs, m
+        return getattr(vec_env, kind)(factories), m
     import gymnasium as gym
 
     from zooport.adapters.vector_env import SAME_STEP
 
-    if kind == "SyncVectorEnv":
-        kwargs = {} if isinstance(SAME_STEP, str) else {"autoreset_mode": SAME_STEP}
-        envs = gym.vector.SyncVectorEnv(factories, **kwargs)
-    else:
-        envs = gym.vector.AsyncVectorEnv(factories, shared_memory=True)
-    envs.reset(seed=seed)
-    return envs, m
-
-
-def _parallel(case: EnvCase, n: int, seed: int, termination_mode: str = "all") -> Any:
-    from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-
-    return PettingZooParallelEnv(case.make(n, seed), termination_mode=termination_mode), n
-
-
-def _task(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
-    from zooport.adapters.multi_agent_task import MultiAgentTask
-
-    # "all", as the PettingZoo routes: the episode lasts until every agent has finished.
-    return MultiAgentTask(case.make(n, seed), termination_mode="all"), n
+    if kind == "AsyncVectorEnv":
+        return gym.vector.AsyncVectorEnv(factories, shared_memory=True), m
+    kwargs = {} if isinstance(SAME_STEP, str) else {"autoreset_mode": SAME_STEP}
+    return gym.vector.SyncVectorEnv(factories, **kwargs), m
 
 
 def _supersuit(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
@@ -182,21 +144,15 @@ def _supersuit(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
     # SuperSuit needs a fixed agent set: the episode of every agent ends when one agent's
     # does (termination_mode "any"), then SuperSuit resets the core. (black_death_v3 does not
     # help: it ends its episode only when every agent is terminated AND truncated.)
-    venv = ss.pettingzoo_env_to_vec_env_v1(_parallel(case, n, seed, "any")[0])
-    venv = ss.concat_vec_envs_v1(venv, 1, num_cpus=0, base_class="gymnasium")
-    venv.reset(seed=seed)
-    return venv, n
+    env, _ = _adapter("PettingZooParallelEnv", case, n, seed, termination_mode="any")
+    venv = ss.pettingzoo_env_to_vec_env_v1(env)
+    return ss.concat_vec_envs_v1(venv, 1, num_cpus=0, base_class="gymnasium"), n
 
 
-def _aec(case: EnvCase, n: int, seed: int, converted: bool = False) -> tuple[Any, int]:
-    """PettingZooAECEnv, or (``converted``) PettingZoo's parallel_to_aec of the Parallel one."""
+def _parallel_to_aec(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
     from pettingzoo.utils.conversions import parallel_to_aec
 
-    from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
-
-    if converted:
-        return parallel_to_aec(_parallel(case, n, seed)[0]), n
-    return PettingZooAECEnv(case.make(n, seed)), n
+    return parallel_to_aec(_adapter("PettingZooParallelEnv", case, n, seed)[0]), n
 
 
 def _pipe_worker(connection: Any, make: Callable[[int, int], Any], n: int, seed: int) -> None:
@@ -204,32 +160,27 @@ def _pipe_worker(connection: Any, make: Callable[[int, int], Any], n: int, seed:
     core = make(n, seed)
     core.reset(seed=seed)
     name = next(iter(core.behavior_specs))
-    while True:
-        command, data = connection.recv()
-        if command == "close":
-            core.close()
-            connection.close()
-            return
+    for _, data in iter(connection.recv, ("close", None)):
         if data is not None:
             core.set_actions(name, data)
         core.step()
         connection.send(core.get_steps(name))
+    core.close()
+    connection.close()
 
 
 def _pipes(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
-    """One spawned process per core and a pipe to each."""
+    """One spawned process per core, each with a pipe: ``[(pipe, process)]``."""
     context = multiprocessing.get_context("spawn")
-    pipes, processes = [], []
+    workers = []
     for i in range(case.workers):
         parent, child = context.Pipe()
-        process = context.Process(
-            target=_pipe_worker, args=(child, case.make, n, seed + i), daemon=True
-        )
+        args = (child, case.make, n, seed + i)
+        process = context.Process(target=_pipe_worker, args=args, daemon=True)
         process.start()
         child.close()
-        pipes.append(parent)
-        processes.append(process)
-    return list(zip(pipes, processes, strict=True)), case.workers * n
+        workers.append((parent, process))
+    return workers, case.workers * n
 
 
 def _puffer(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
@@ -238,26 +189,21 @@ def _puffer(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
     vector = _need("pufferlib.vector", "pufferlib", hint + "and rich-argparse")
     from zooport.cli.bench.pool_puffer import CorePufferEnv
 
+    k = case.workers
     vecenv = vector.make(
-        CorePufferEnv,
-        env_kwargs={"make": case.make, "n": n},
-        backend=vector.Multiprocessing,
-        num_envs=case.workers,
-        num_workers=case.workers,
-        batch_size=case.workers,
+        CorePufferEnv, env_kwargs={"make": case.make, "n": n}, backend=vector.Multiprocessing,
+        num_envs=k, num_workers=k, batch_size=k,
         overwork=True,  # a machine with fewer cores than workers still runs (slowly)
-    )
-    vecenv.async_reset(seed)
-    vecenv.recv()
-    return vecenv, case.workers * n
+    )  # fmt: skip
+    return vecenv, k * n
 
 
-# Steppers: (name, env, agents, case, seed) -> Route, stepping the i-th action batch at step i.
+# Steppers: (name, env, agents, case, seed) -> Route; step(i) steps with the i-th action batch.
 
 
 def _raw(name: str, env: Any, n: int, case: EnvCase, seed: int, counts: bool = False) -> Route:
-    """A BaseEnv (a core or a pool) stepped through its raw API; ``counts``: the agents
-    that decided."""
+    """A BaseEnv (a core or a pool) stepped through its raw API; ``counts``: the agents that
+    decided."""
     env.reset(seed=seed)
     behavior = case.behavior
     actions = _actions(case, n, seed, raw=True)
@@ -277,6 +223,8 @@ def _raw(name: str, env: Any, n: int, case: EnvCase, seed: int, counts: bool = F
 
 def _each(name: str, cores: list[Any], n: int, case: EnvCase, seed: int) -> Route:
     """The cores' raw APIs, one after another in this process."""
+    for i, core in enumerate(cores):
+        core.reset(seed=seed + i)
     behavior = case.behavior
     actions = _actions(case, n // len(cores), seed, raw=True)
 
@@ -290,7 +238,12 @@ def _each(name: str, cores: list[Any], n: int, case: EnvCase, seed: int) -> Rout
 
 
 def _batched(name: str, envs: Any, n: int, case: EnvCase, seed: int) -> Route:
-    """A vector env of ``n`` slots, already reset, stepped with batches of ``n`` actions."""
+    """A vector env of ``n`` slots, reset, stepped with batches of ``n`` actions."""
+    if hasattr(envs, "seed"):  # SB3's VecEnv API
+        envs.seed(seed)
+        envs.reset()
+    else:
+        envs.reset(seed=seed)
     actions = _actions(case, n, seed)
     return Route(name, n, lambda i: envs.step(actions[i % ACTION_BATCHES]), envs.close)
 
@@ -323,17 +276,16 @@ def _dicts(method: str | None, name: str, env: Any, n: int, case: EnvCase, seed:
 
 
 def _floor(name: str, core: Any, n: int, case: EnvCase, seed: int) -> Route:
-    """No adapter: the Python work PettingZoo's Parallel API asks of ANY adapter per step,
-    N actions looked up and stacked, five dicts of N entries, fresh observation rows and
-    info dicts, on the data of the core's first step."""
+    """No adapter: the Python work PettingZoo's Parallel API asks of ANY adapter per step (N
+    actions looked up and stacked, five dicts of N entries, fresh observation rows and info
+    dicts), on the data of the core's first step."""
     core.reset(seed=seed)
     decision, _ = core.get_steps(case.behavior)
     observation = np.asarray(decision.obs[0], np.float32)
     reward = np.asarray(decision.reward, np.float32)
     core.close()
     agents = [f"agent_{i}" for i in decision.agent_id.tolist()]
-    batches = _actions(case, len(agents), seed)
-    actions = [dict(zip(agents, batch, strict=True)) for batch in batches]
+    actions = [dict(zip(agents, a, strict=True)) for a in _actions(case, len(agents), seed)]
     lookup = itemgetter(*agents)
     all_false = dict.fromkeys(agents, False)
     info = {"decided": True, "group_id": 0, "group_reward": 0.0}
@@ -343,9 +295,8 @@ def _floor(name: str, core: Any, n: int, case: EnvCase, seed: int) -> Route:
         # The cheapest complete key check: the right count, and every lookup succeeds.
         if len(chosen) != len(agents):
             raise AssertionError("unreachable: every agent has an action")
-        batch = np.asarray(lookup(chosen))
         return (
-            batch,
+            np.asarray(lookup(chosen)),
             dict(zip(agents, observation.copy(), strict=True)),
             dict(zip(agents, reward.tolist(), strict=True)),
             all_false.copy(),
@@ -376,30 +327,36 @@ def _piped(name: str, workers: list[Any], n: int, case: EnvCase, seed: int) -> R
     return Route(name, n, step, close)
 
 
-_COUNTED = partial(_raw, counts=True)
+def _cores(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
+    return [case.make(n, seed + i) for i in range(case.workers)], case.workers * n
+
+
+_COUNTED = partial(_raw, counts=True)  # the agents that decided (a pool not in sync mode)
+_AEC = partial(_dicts, None)
 
 #: Every route: its builder and its stepper (``benchmarks/README.md`` says what each steps).
 _TABLE: dict[str, tuple[Callable[..., tuple[Any, int]], Callable[..., Route]]] = {
     "raw": (_core, _raw),  # the core's own get_steps/set_actions/step: the ceiling
-    "BehaviorVectorEnv": (partial(_vector, _core), _batched),  # zooport's, over ONE core
-    "SB3VecEnv": (_sb3, _batched),
+    "BehaviorVectorEnv": (partial(_adapter, "BehaviorVectorEnv"), _batched),  # over ONE core
+    "SB3VecEnv": (partial(_adapter, "SB3VecEnv"), _batched),
     # Gymnasium's, then SB3's, over N one-agent GymEnvs
     "SyncVectorEnv": (partial(_peer, "SyncVectorEnv"), _batched),
     "DummyVecEnv": (partial(_peer, "DummyVecEnv"), _batched),
-    "PettingZoo": (_parallel, partial(_dicts, "step")),  # a dict of actions per step
+    "PettingZoo": (partial(_adapter, "PettingZooParallelEnv"), partial(_dicts, "step")),
     "SuperSuit": (_supersuit, _batched),  # SuperSuit's vector env over PettingZooParallelEnv
-    "AEC": (_aec, partial(_dicts, None)),  # PettingZooAECEnv: one timed step is one cycle of turns
-    "parallel_to_aec": (
-        partial(_aec, converted=True),
-        partial(_dicts, None),
-    ),  # PettingZoo's conversion
-    "MultiAgentTask": (_task, partial(_dicts, "step_all")),  # a dict of actions per cycle
+    "AEC": (partial(_adapter, "PettingZooAECEnv"), _AEC),  # a timed step: a cycle of turns
+    "parallel_to_aec": (_parallel_to_aec, _AEC),  # PettingZoo's conversion
+    # "all", as the PettingZoo routes: the episode lasts until every agent has finished.
+    "MultiAgentTask": (
+        partial(_adapter, "MultiAgentTask", termination_mode="all"),
+        partial(_dicts, "step_all"),
+    ),
     "PettingZoo floor": (_core, _floor),  # no adapter: only the dicts the Parallel API asks for
     # The CorePool benchmark's (``zooport bench --workers K``): K cores each.
     "1proc": (_cores, _each),
     "CorePool": (_pool, _raw),
     "CorePool (workers only)": (partial(_pool, local_core=False), _raw),
-    "vec(CorePool)": (partial(_vector, _pool), _batched),
+    "vec(CorePool)": (partial(_adapter, "BehaviorVectorEnv", pool=True), _batched),
     "AsyncVectorEnv": (partial(_peer, "AsyncVectorEnv"), _batched),
     "SubprocVecEnv": (partial(_peer, "SubprocVecEnv"), _batched),
     "ML-Agents-style": (_pipes, _piped),
@@ -417,22 +374,16 @@ _TABLE: dict[str, tuple[Callable[..., tuple[Any, int]], Callable[..., Route]]] =
 
 def _route(name: str, case: EnvCase, n: int, seed: int) -> Route:
     build, stepper = _TABLE[name]
-    env, agents = build(case, n, seed)
-    return stepper(name, env, agents, case, seed)
+    return stepper(name, *build(case, n, seed), case, seed)
 
 
 #: Every route by name: ``ROUTES[name](case, n, seed)`` builds it.
-ROUTES: dict[str, Callable[[EnvCase, int, int], Route]] = {
-    name: partial(_route, name) for name in _TABLE
-}
+ROUTES: dict[str, Callable[[EnvCase, int, int], Route]] = {n: partial(_route, n) for n in _TABLE}
 
 
 def route_builders(
     case: EnvCase, n: int, seed: int = 0, names: tuple[str, ...] | None = None
 ) -> list[tuple[str, Callable[[], Route]]]:
     """``(name, builder)`` for each route in ``names`` (default: all) that runs on ``case``."""
-    return [
-        (name, functools.partial(ROUTES[name], case, n, seed))
-        for name in names or case.routes
-        if name in case.routes
-    ]
+    names = names or case.routes
+    return [(name, partial(ROUTES[name], case, n, seed)) for name in names if name in case.routes]

@@ -12,7 +12,7 @@ from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from zooport.cli.bench import harness
-from zooport.cli.bench.harness import Budget, Column, Measurement, measure_case, rate_text
+from zooport.cli.bench.harness import Budget, Column, Measurement, rate_text
 from zooport.cli.bench.routes import (
     MULTI_AGENT_ROUTES,
     ROUTE_NAMES,
@@ -234,28 +234,18 @@ def main(argv: list[str] | None = None) -> int:
         f"gymnasium {machine['gymnasium']}"
     )
     began = time.perf_counter()
-    results: list[Measurement] = []
-    for env in envs:
-        for n in counts:
-            builders = route_builders(env, n, names=routes)
-            results += measure_case(env.name, n, builders, budget, harness.log, clock)
-    elapsed = time.perf_counter() - began
+    cases = [(env.name, n, route_builders(env, n, names=routes)) for env in envs for n in counts]
+    results = harness.measure(cases, budget, clock)
     endless = [env.name for env in envs if env.every_agent_acts]
     print(markdown(results, routes, endless))
     payload: dict[str, Any] = {
         "clock": args.clock,
         "budget": dataclasses.asdict(budget),
-        "elapsed_seconds": elapsed,
         "results": [vars(m) for m in results],
     }
     for key, table in (("ratios", ratios(results)), ("multi_agent", derived(results, endless))):
         payload[key] = [{"env": env, "n": n, **row} for (env, n), row in table.items()]
-    load = harness.finish(machine, args.json, payload)
-    print(
-        f"\nagent-steps/s ({args.clock} clock), median of {budget.runs} interleaved runs; "
-        f"{elapsed:.0f} s in one process on {machine['processor']}, "
-        f"{machine['cpus']} CPUs, Python {machine['python']}{load}"
-    )
+    harness.finish(machine, args.json, payload, began, where=" in one process")
     return 0
 
 

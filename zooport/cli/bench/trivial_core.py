@@ -1,17 +1,15 @@
 """The benchmarks' cores: one whose simulation costs almost nothing, so a benchmark measures the
-plumbing, and one whose step costs a set amount of CPU per agent, standing in for a real one."""
+plumbing, and one whose step burns a set amount of CPU per agent, standing in for a real one."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
 from zooport.envs.base_env import ActionSpec, ActionTuple, BehaviorName, BehaviorSpec
 from zooport.envs.batched_env import BatchedEnv, StepResult
-from zooport.envs.side_channel.side_channel import SideChannel
 from zooport.envs.specs import ObservationSpec
 
 __all__ = ["CostlyCore", "TrivialCore"]
@@ -19,14 +17,12 @@ __all__ = ["CostlyCore", "TrivialCore"]
 
 class TrivialCore(BatchedEnv):
     """N agents drift a 4-vector with 2 continuous actions; ~1% of episodes end per step (none
-    with ``terminate=False``). The step is two array expressions and one random draw, so
-    what is measured is ``BatchedEnv`` and the adapter on top.
+    with ``terminate=False``): what is measured is ``BatchedEnv`` and the adapter on top.
 
-    Example:
-        >>> core = TrivialCore(n_agents=3, seed=0)
-        >>> core.reset()
-        >>> core.get_steps("Trivial")[0].obs[0].shape
-        (3, 4)
+    >>> core = TrivialCore(n_agents=3, seed=0)
+    >>> core.reset()
+    >>> core.get_steps("Trivial")[0].obs[0].shape
+    (3, 4)
     """
 
     behavior_name: ClassVar[BehaviorName] = "Trivial"
@@ -34,20 +30,12 @@ class TrivialCore(BatchedEnv):
     end_probability: ClassVar[float] = 0.01
     action_gain: ClassVar[float] = 0.1
 
-    def __init__(
-        self,
-        *,
-        n_agents: int = 1,
-        seed: int | None = None,
-        max_steps: int = 0,
-        terminate: bool = True,
-        side_channels: Sequence[SideChannel] | None = None,
-    ) -> None:
-        super().__init__(seed=seed, max_steps=max_steps, side_channels=side_channels)
+    def __init__(self, *, n_agents: int = 1, terminate: bool = True, **options: Any) -> None:
+        """``options``: BatchedEnv's (``seed``, ``max_steps``, ``side_channels``)."""
+        super().__init__(**options)
         self.terminate = terminate
-        spec = BehaviorSpec(
-            [ObservationSpec.vector(self.state_size, "state")], ActionSpec.create_continuous(2)
-        )
+        observation = ObservationSpec.vector(self.state_size, "state")
+        spec = BehaviorSpec([observation], ActionSpec.create_continuous(2))
         self._add_behavior(self.behavior_name, spec, n_agents)
         self.n_agents = n_agents
         self._state = np.zeros((n_agents, self.state_size), dtype=np.float32)
@@ -71,13 +59,12 @@ class CostlyCore(TrivialCore):
     """A TrivialCore of an 8-vector whose step burns ``us_per_agent * N`` microseconds of the
     thread's CPU time, however loaded the machine (7 us: ~450 us at N=64, a real simulation's).
 
-    Example:
-        >>> core = CostlyCore(n_agents=4, us_per_agent=10.0, seed=0)
-        >>> core.reset()
-        >>> began = time.thread_time()
-        >>> core.step()
-        >>> time.thread_time() - began >= 40e-6
-        True
+    >>> core = CostlyCore(n_agents=4, us_per_agent=10.0, seed=0)
+    >>> core.reset()
+    >>> began = time.thread_time()
+    >>> core.step()
+    >>> time.thread_time() - began >= 40e-6
+    True
     """
 
     behavior_name: ClassVar[BehaviorName] = "Costly"
@@ -90,9 +77,8 @@ class CostlyCore(TrivialCore):
         self.cost = us_per_agent * n_agents * 1e-6
 
     def _reset_agents(self, behavior: BehaviorName, slots: np.ndarray) -> None:
-        self._state[slots] = self.np_random.uniform(-1, 1, (slots.size, self.state_size)).astype(
-            np.float32
-        )
+        uniform = self.np_random.uniform(-1, 1, (slots.size, self.state_size))
+        self._state[slots] = uniform.astype(np.float32)
 
     def _step(self, actions: dict[BehaviorName, ActionTuple]) -> dict[BehaviorName, StepResult]:
         until = time.thread_time() + self.cost
