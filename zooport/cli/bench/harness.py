@@ -1,6 +1,6 @@
-"""Timing in the style of PufferLib and EnvPool: pre-sampled actions, a warm-up that
-calibrates the run length, interleaved runs (load hits every route alike), medians; and the
-pieces both reports are written with."""
+"""Timing in the style of PufferLib and EnvPool (pre-sampled actions, a warm-up that calibrates
+the run length, interleaved runs so that load hits every route alike, medians), and the pieces
+both reports are written with."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 __all__ = [
-    "Route", "RouteUnavailable", "Measurement", "Budget", "Column", "measure", "measure_case", "rates",
+    "Route", "RouteUnavailable", "Measurement", "Budget", "Column", "measure_case", "over", "rates",
     "machine_info", "rate_text", "ratio_text", "marked", "log", "arguments", "finish",
 ]  # fmt: skip
 
@@ -89,13 +89,14 @@ def measure_case(
     log: Callable[[str], Any] = print,
     clock: Callable[[], float] = time.perf_counter,
 ) -> list[Measurement]:
-    """Measures every route of one (env, n) case; unavailable routes carry their reason."""
+    """Measures every route of one (env, n) case; a route that cannot run here (its package
+    is not installed) carries the reason."""
     routes: list[tuple[Route, Measurement]] = []
     results: list[Measurement] = []
     for name, build in builders:
         try:
             route = build()
-        except RouteUnavailable as exc:
+        except (RouteUnavailable, ImportError) as exc:
             results.append(Measurement(env, n, name, None, note=f"skipped: {exc}"))
             log(f"  {env} N={n} {name}: skipped ({exc})")
             continue
@@ -133,6 +134,11 @@ def rates(results: Sequence[Measurement]) -> dict[tuple[str, int], dict[str, flo
         if m.agent_steps_per_s:
             row[m.route] = m.agent_steps_per_s
     return table
+
+
+def over(a: str, b: str, scale: float = 1.0) -> Callable[[dict[str, float]], float]:
+    """``scale`` times route ``a``'s rate over route ``b``'s, for a :class:`Column`."""
+    return lambda rates: scale * rates[a] / rates[b]
 
 
 class Column(NamedTuple):
@@ -178,28 +184,12 @@ def arguments(description: str) -> argparse.ArgumentParser:
     return parser
 
 
-def measure(
-    cases: Sequence[tuple[str, int, Sequence[tuple[str, Callable[[], Route]]]]],
-    budget: Budget,
-    clock: Callable[[], float] = time.perf_counter,
-) -> list[Measurement]:
-    """Measures each ``(env, n, route builders)`` case in turn."""
-    return [
-        m for env, n, builders in cases for m in measure_case(env, n, builders, budget, log, clock)
-    ]
-
-
 def finish(
-    machine: dict[str, Any],
-    path: str | None,
-    payload: dict[str, Any],
-    began: float,
-    prefix: str = "",
-    where: str = "",
-) -> None:
-    """Writes ``payload`` (``clock``, ``budget``, ``results``) with the machine and the time since
-    ``began`` as JSON to ``path``; prints the closing line with the 1-min load average over the
-    run."""
+    machine: dict[str, Any], path: str | None, payload: dict[str, Any], began: float,
+    prefix: str = "", where: str = "",
+) -> None:  # fmt: skip
+    """Writes ``payload`` (``clock``, ``budget``, ``results``) with the machine and the seconds
+    since ``began`` as JSON to ``path``; prints the closing line, the load average included."""
     start = machine["load_average_1min"]
     end = machine["load_average_1min_end"] = machine_info()["load_average_1min"]
     payload["elapsed_seconds"] = elapsed = time.perf_counter() - began
@@ -208,9 +198,9 @@ def finish(
             json.dump({"machine": machine, **payload}, stream, indent=2)
     load = "" if start is None or end is None else f"; 1-min load {start:.1f} -> {end:.1f}"
     print(
-        f"\n{prefix}agent-steps/s ({payload['clock']} clock), median of "
-        f"{payload['budget']['runs']} interleaved runs; {elapsed:.0f} s{where} on "
-        f"{machine['processor']}, {machine['cpus']} CPUs, Python {machine['python']}{load}"
+        f"\n{prefix}agent-steps/s ({payload['clock']} clock), median of {payload['budget']['runs']} "
+        f"interleaved runs; {elapsed:.0f} s{where} on {machine['processor']}, "
+        f"{machine['cpus']} CPUs, Python {machine['python']}{load}"
     )
 
 

@@ -8,10 +8,9 @@ import dataclasses
 import functools
 import sys
 import time
-from collections.abc import Callable, Sequence
 
 from zooport.cli.bench import harness
-from zooport.cli.bench.harness import Budget, Column, Measurement, rate_text
+from zooport.cli.bench.harness import Budget, Column, Measurement, measure_case, over, rate_text
 from zooport.cli.bench.routes import EnvCase, costly, route_builders, trivial
 from zooport.cli.common import markdown_table
 
@@ -27,39 +26,47 @@ PUFFER_COSTS = (7.0, 1.0)
 ML_AGENTS_TARGET = 2
 
 
-def _over(a: str, b: str, scale: float = 1.0) -> Callable[[dict[str, float]], float]:
-    return lambda rates: scale * rates[a] / rates[b]
-
-
-def _table(
-    first: Sequence[str], rows: list[tuple[list[str], int, dict[str, float]]],
-    routes: Sequence[str], columns: Sequence[Column],
-) -> list[str]:  # fmt: skip
-    """Markdown lines: per row its ``first`` cells, the ``routes``' rates, the ``columns``."""
-    cells = [
-        [*head, *(rate_text(rates.get(r)) for r in routes), *(c.cell(c.of(rates), n) for c in columns)]
-        for head, n, rates in rows
-    ]  # fmt: skip
-    return markdown_table([*first, *routes, *(c.column for c in columns)], cells)
-
-
 def report(results: list[Measurement], k: int) -> str:
     """The markdown tables and lines of one run with K cores."""
     by = harness.rates(results)
-    scaling = [(n, by[env, n]) for env, n in sorted(by, key=lambda key: key[1]) if env == "scaling"]
-    columns = (
-        Column("pool/1proc", _over("CorePool", "1proc"), {None: 1.7 if k == 2 else 0.85 * k}),
-        Column("efficiency", _over("CorePool", "1proc", 1 / k), unit="%"),
-        Column("vec/Async", _over("vec(CorePool)", "AsyncVectorEnv"), {None: 20}),
-        Column("vec/Subproc", _over("vec(CorePool)", "SubprocVecEnv"), {None: 20}),
-        Column("pool/ML-Agents", _over("CorePool", "ML-Agents-style"), {None: ML_AGENTS_TARGET}),
+    scaling = (
+        Column("pool/1proc", over("CorePool", "1proc"), {None: 1.7 if k == 2 else 0.85 * k}),
+        Column("efficiency", over("CorePool", "1proc", 1 / k), unit="%"),
+        Column("vec/Async", over("vec(CorePool)", "AsyncVectorEnv"), {None: 20}),
+        Column("vec/Subproc", over("vec(CorePool)", "SubprocVecEnv"), {None: 20}),
+        Column("pool/ML-Agents", over("CorePool", "ML-Agents-style"), {None: ML_AGENTS_TARGET}),
         # pool/ML-Agents of a pool that took one core's step (1proc's over K), adding nothing.
-        Column("ML-Agents ceiling", _over("1proc", "ML-Agents-style", k), unit=".2fx"),
+        Column("ML-Agents ceiling", over("1proc", "ML-Agents-style", k), unit=".2fx"),
     )
-    lines = _table(["N per core"], [([str(n)], n, r) for n, r in scaling], COLUMNS, columns)
+    gains = [
+        Column("pool/1proc", over("CorePool", "1proc"), unit=".2fx"),
+        Column("vec/1proc", over("vec(CorePool)", "1proc"), unit=".2fx"),
+        Column("vec(pool)/puffer", over("vec(CorePool)", "PufferLib"), unit=".2fx"),
+        Column("pool/puffer", over("CorePool", "PufferLib"), unit=".2fx"),
+    ]
+    lines: list[str] = []
+    for prefix, routes, columns in (
+        ("scaling", COLUMNS, scaling),
+        ("slow core", SLOW, [Column("async/sync", over(SLOW[1], SLOW[0]), unit=".2fx")]),
+        ("puffer ", PUFFER, gains),
+    ):
+        envs = dict.fromkeys(env for env, _ in by if env.startswith(prefix))
+        keys = [(env, n) for env in envs for n in sorted(n for e, n in by if e == env)]
+        if not keys and prefix != "scaling":
+            continue
+        core = ["core"] if prefix == "puffer " else []  # the PufferLib table's cores differ
+        rows = [
+            ([env.removeprefix(prefix)] if core else [])
+            + [str(n), *(rate_text(by[env, n].get(r)) for r in routes)]
+            + [c.cell(c.of(by[env, n]), n) for c in columns]
+            for env, n in keys
+        ]
+        lines += [""] if lines else []
+        lines += markdown_table([*core, "N per core", *routes, *(c.column for c in columns)], rows)
     notes = []
-    for n, rates in scaling:
-        if "1proc" not in rates or "CorePool" not in rates or k < 2:
+    for env, n in sorted(by):
+        rates = by[env, n]
+        if env != "scaling" or "1proc" not in rates or "CorePool" not in rates or k < 2:
             continue
         # One core's step, and what the pool adds per further core, from this run.
         step = n / rates["1proc"]
@@ -70,7 +77,7 @@ def report(results: list[Measurement], k: int) -> str:
             f"{added * 1e6:.0f} us per further core; with a CPU per core, "
             f"K * step / (step + (K - 1) * added) predicts {model}"
         )
-        ceiling = columns[-1].of(rates)
+        ceiling = scaling[-1].of(rates)
         if ceiling is not None and ceiling < ML_AGENTS_TARGET:
             notes.append(
                 f"N={n}: the ML-Agents-style route takes {ceiling * step * 1e6:.0f} us a "
@@ -78,26 +85,8 @@ def report(results: list[Measurement], k: int) -> str:
                 f"cores' steps would be {ceiling:.2f}x as fast, so {ML_AGENTS_TARGET}x is out "
                 "of reach in this run"
             )
-    slow = [([str(n)], n, by[env, n]) for env, n in sorted(by) if env == "slow core"]
-    if slow:
-        gain = Column("async/sync", _over(SLOW[1], SLOW[0]), unit=".2fx")
-        lines += ["", *_table(["N per core"], slow, SLOW, [gain])]
-    puffer = [
-        ([env.removeprefix("puffer "), str(n)], n, by[env, n])
-        for env in dict.fromkeys(env for env, _ in by if env.startswith("puffer"))
-        for n in sorted(n for e, n in by if e == env)
-    ]
-    if puffer:
-        gains = [
-            Column(name, _over(a, b), unit=".2fx")
-            for name, a, b in (("pool/1proc", "CorePool", "1proc"),
-                               ("vec/1proc", "vec(CorePool)", "1proc"),
-                               ("vec(pool)/puffer", "vec(CorePool)", "PufferLib"),
-                               ("pool/puffer", "CorePool", "PufferLib"))
-        ]  # fmt: skip
-        lines += ["", *_table(["core", "N per core"], puffer, PUFFER, gains)]
-        skipped = {m.note for m in results if m.env.startswith("puffer") and m.route == "PufferLib"}
-        notes += [f"PufferLib route {note}" for note in sorted(skipped - {""})]
+    skipped = {m.note for m in results if m.env.startswith("puffer") and m.route == "PufferLib"}
+    notes += [f"PufferLib route {note}" for note in sorted(skipped - {""})]
     overhead = by.get(("overhead", 64), {})
     for route in OVERHEAD:
         if "Trivial" in overhead and route in overhead:
@@ -134,11 +123,11 @@ def main(argv: list[str] | None = None) -> int:
         cases.append((EnvCase("slow core", "Costly", costly, SLOW, workers=k), counts[:1]))
     endless = functools.partial(trivial, terminate=False)
     cases.append((EnvCase("overhead", "Trivial", endless, ("Trivial", *OVERHEAD)), [64]))
-    machine = harness.machine_info()
-    began = time.perf_counter()
-    results = harness.measure(
-        [(case.name, n, route_builders(case, n)) for case, ns in cases for n in ns], budget
-    )
+    machine, began = harness.machine_info(), time.perf_counter()
+    results = [
+        m for case, ns in cases for n in ns
+        for m in measure_case(case.name, n, route_builders(case, n), budget, harness.log)
+    ]  # fmt: skip
     print(report(results, k))
     payload = {"workers": k, "clock": "wall", "budget": dataclasses.asdict(budget),
                "results": [vars(m) for m in results]}  # fmt: skip

@@ -8,11 +8,19 @@ import dataclasses
 import functools
 import sys
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from zooport.cli.bench import harness
-from zooport.cli.bench.harness import Budget, Column, Measurement, rate_text
+from zooport.cli.bench.harness import (
+    Budget,
+    Column,
+    Measurement,
+    log,
+    measure_case,
+    over,
+    rate_text,
+)  # fmt: skip
 from zooport.cli.bench.routes import (
     MULTI_AGENT_ROUTES,
     ROUTE_NAMES,
@@ -41,19 +49,15 @@ ENVS = {
 }
 
 
-def _over(a: str, b: str) -> Callable[[dict[str, float]], float]:
-    return lambda rates: rates[a] / rates[b]
-
-
 #: Agent counts at which the targets apply.
 TARGET_NS = (64, 1024)
 
 #: The vector table's ratios, with their targets at N=64 and N=1024.
 RATIOS = (
-    Column("vec/raw", _over("BehaviorVectorEnv", "raw"), {64: 0.8, 1024: 0.9}),
-    Column("sb3/raw", _over("SB3VecEnv", "raw"), {64: 0.6}),
-    Column("vec/Sync", _over("BehaviorVectorEnv", "SyncVectorEnv"), {64: 30.0, 1024: 100.0}),
-    Column("sb3/Dummy", _over("SB3VecEnv", "DummyVecEnv"), {64: 25.0, 1024: 25.0}),
+    Column("vec/raw", over("BehaviorVectorEnv", "raw"), {64: 0.8, 1024: 0.9}),
+    Column("sb3/raw", over("SB3VecEnv", "raw"), {64: 0.6}),
+    Column("vec/Sync", over("BehaviorVectorEnv", "SyncVectorEnv"), {64: 30.0, 1024: 100.0}),
+    Column("sb3/Dummy", over("SB3VecEnv", "DummyVecEnv"), {64: 25.0, 1024: 25.0}),
 )
 
 #: The multi-agent table's columns, computed where every agent acts every step (issue 5).
@@ -71,7 +75,7 @@ DERIVED = (
     Column("floor µs/agent-step", lambda r: 1e6 / r["PettingZoo floor"], {}, True, "us"),
     # A whole AEC turn (last() + step(), the core step included, spread over the cycle).
     Column("AEC µs/turn", lambda r: 1e6 / r["AEC"], {64: 1.5, 1024: 1.5}, True, "us"),
-    Column("AEC/parallel_to_aec", _over("AEC", "parallel_to_aec"), {64: 5.0, 1024: 5.0}),
+    Column("AEC/parallel_to_aec", over("AEC", "parallel_to_aec"), {64: 5.0, 1024: 5.0}),
 )
 
 #: The ``--quick`` budget (seconds, for CI).
@@ -81,49 +85,31 @@ QUICK = Budget(warmup_steps=4, warmup_seconds=0.05, runs=3, seconds_per_run=0.01
 def _values(
     results: list[Measurement], columns: Sequence[Column], envs: Collection[str] | None = None
 ) -> dict[tuple[str, int], dict[str, float | None]]:
-    """Per (env, N): each column's value; None where a route is missing or (``envs``) the
-    env is not among them."""
+    """Per (env, N): each column's value; None where a route is missing or the env is not
+    among ``envs`` (for DERIVED: off them the multi-agent routes count only live agents)."""
     return {
         (env, n): {c.column: c.of(row) if envs is None or env in envs else None for c in columns}
         for (env, n), row in harness.rates(results).items()
     }
 
 
-def ratios(results: list[Measurement]) -> dict[tuple[str, int], dict[str, float | None]]:
-    """Per (env, N): each ratio of :data:`RATIOS`, None where a route is missing."""
-    return _values(results, RATIOS)
-
-
-def derived(
-    results: list[Measurement], every_agent_acts: Collection[str]
-) -> dict[tuple[str, int], dict[str, float | None]]:
-    """Per (env, N): each column of :data:`DERIVED`, None off the ``every_agent_acts`` envs
-    (there the multi-agent routes count only live agents while raw counts all N)."""
-    return _values(results, DERIVED, every_agent_acts)
-
-
 def _table(
-    results: list[Measurement],
-    routes: Sequence[str],
-    columns: Sequence[Column],
-    values: dict[tuple[str, int], dict[str, float | None]],
-) -> list[str]:
+    results: list[Measurement], routes: Sequence[str], columns: Sequence[Column],
+    envs: Collection[str] | None = None,
+) -> list[str]:  # fmt: skip
     """Markdown lines: the measured ``routes``, then the ``columns`` that have a value, for
     the (env, N) cases that measured one of its routes besides raw."""
-    table = harness.rates(results)
+    table, values = harness.rates(results), _values(results, columns, envs)
     shown = [r for r in routes if any(r in row for row in table.values())]
     counted = [r for r in shown if r != "raw"] or shown
     keys = [key for key, row in table.items() if any(r in row for r in counted)]
-    if not keys:
-        return []
-    cells = {key: [c.cell(values[key][c.column], key[1]) for c in columns] for key in keys}
-    kept = [i for i in range(len(columns)) if any(cells[key][i] != "-" for key in keys)]
+    kept = [c for c in columns if any(values[key][c.column] is not None for key in keys)]
     rows = [
         [env, str(n), *(rate_text(table[env, n].get(r)) for r in shown)]
-        + [cells[env, n][i] for i in kept]
+        + [c.cell(values[env, n][c.column], n) for c in kept]
         for env, n in keys
     ]
-    return markdown_table(["env", "N", *shown, *(columns[i].column for i in kept)], rows)
+    return markdown_table(["env", "N", *shown, *(c.column for c in kept)], rows) if keys else []
 
 
 def markdown(
@@ -137,11 +123,11 @@ def markdown(
     has_multi = bool(measured & set(multi))
     if has_multi and not measured & set(vector):
         vector = []  # raw has its column in the multi-agent table
-    lines = _table(results, vector, RATIOS, ratios(results))
+    lines = _table(results, vector, RATIOS)
     notes = []
     if has_multi:
         lines += [""] if lines else []
-        lines += _table(results, multi, DERIVED, derived(results, every_agent_acts))
+        lines += _table(results, multi, DERIVED, every_agent_acts)
         notes.append(
             "Multi-agent table: the agents that acted per s (an agent that finished is out "
             "until the episode ends); for AEC and parallel_to_aec, turns per s."
@@ -234,8 +220,12 @@ def main(argv: list[str] | None = None) -> int:
         f"gymnasium {machine['gymnasium']}"
     )
     began = time.perf_counter()
-    cases = [(env.name, n, route_builders(env, n, names=routes)) for env in envs for n in counts]
-    results = harness.measure(cases, budget, clock)
+    results = [
+        m
+        for env in envs
+        for n in counts
+        for m in measure_case(env.name, n, route_builders(env, n, names=routes), budget, log, clock)
+    ]
     endless = [env.name for env in envs if env.every_agent_acts]
     print(markdown(results, routes, endless))
     payload: dict[str, Any] = {
@@ -243,8 +233,11 @@ def main(argv: list[str] | None = None) -> int:
         "budget": dataclasses.asdict(budget),
         "results": [vars(m) for m in results],
     }
-    for key, table in (("ratios", ratios(results)), ("multi_agent", derived(results, endless))):
-        payload[key] = [{"env": env, "n": n, **row} for (env, n), row in table.items()]
+    for key, table in (
+        ("ratios", _values(results, RATIOS)),
+        ("multi_agent", _values(results, DERIVED, endless)),
+    ):
+        payload[key] = [{"env": env, "n": n, **row} for (env, n), row in table.items()]  # fmt: skip
     harness.finish(machine, args.json, payload, began, where=" in one process")
     return 0
 
