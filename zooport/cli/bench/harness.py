@@ -188,8 +188,8 @@ def finish(
     machine: dict[str, Any], path: str | None, payload: dict[str, Any], began: float,
     prefix: str = "", where: str = "",
 ) -> None:  # fmt: skip
-    """Writes ``payload`` (``clock``, ``budget``, ``results``) with the machine and the seconds
-    since ``began`` as JSON to ``path``; prints the closing line, the load average included."""
+    """Writes ``payload`` (with ``clock`` and ``budget``), the machine and the seconds since
+    ``began`` as JSON to ``path``; prints the closing line, the 1-min load average included."""
     start = machine["load_average_1min"]
     end = machine["load_average_1min_end"] = machine_info()["load_average_1min"]
     payload["elapsed_seconds"] = elapsed = time.perf_counter() - began
@@ -197,10 +197,11 @@ def finish(
         with open(path, "w", encoding="utf-8") as stream:
             json.dump({"machine": machine, **payload}, stream, indent=2)
     load = "" if start is None or end is None else f"; 1-min load {start:.1f} -> {end:.1f}"
+    runs, clock = payload["budget"]["runs"], payload["clock"]
     print(
-        f"\n{prefix}agent-steps/s ({payload['clock']} clock), median of {payload['budget']['runs']} "
-        f"interleaved runs; {elapsed:.0f} s{where} on {machine['processor']}, "
-        f"{machine['cpus']} CPUs, Python {machine['python']}{load}"
+        f"\n{prefix}agent-steps/s ({clock} clock), median of {runs} interleaved runs; "
+        f"{elapsed:.0f} s{where} on {machine['processor']}, {machine['cpus']} CPUs, "
+        f"Python {machine['python']}{load}"
     )
 
 

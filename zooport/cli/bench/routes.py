@@ -1,9 +1,8 @@
-"""Every route the benchmarks compare, in one table: a builder ``(case, n, seed) -> (env,
-agents)`` and a stepper that steps that env with pre-sampled actions, so sampling is never timed
-(dict routes get ready-made dicts: building them is the policy's cost). A multi-agent episode
-that ends is reset inside the timed step, as vector routes autoreset. The peers use plain
-``GymEnv`` objects, their cheapest form, so ratios are conservative. Worker processes (spawn)
-import what they run from here."""
+"""Every route the benchmarks compare, in one table (``_TABLE``): a builder ``(case, n, seed) ->
+(env, agents stepped)`` and a stepper that steps it with pre-sampled actions, so sampling is
+never timed (dict routes get ready-made dicts: building them is the policy's cost). A finished
+multi-agent episode is reset inside the timed step, as vector routes autoreset. The peers use
+plain ``GymEnv`` objects, their cheapest form, so ratios are conservative."""
 
 from __future__ import annotations
 
@@ -65,16 +64,8 @@ def costly(n: int, seed: int, **options: Any) -> CostlyCore:
     return CostlyCore(n_agents=n, seed=seed, **options)
 
 
-def _need(module: str, package: str, hint: str = "") -> Any:
-    """``module``, or :class:`RouteUnavailable` saying ``package`` is not installed."""
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise RouteUnavailable(f"{package} is not installed ({exc}){hint}") from None
-
-
 def _actions(case: EnvCase, n: int, seed: int, *, raw: bool = False) -> list[Any]:
-    """Pre-sampled batches of ``n`` actions: ``ActionTuple`` s (``raw``) or consumers' arrays."""
+    """Batches of ``n`` actions: ``ActionTuple`` s (``raw``) or the consumers' arrays."""
     core = case.make(1, seed)
     spec = core.behavior_specs[case.behavior].action_spec
     core.close()
@@ -84,15 +75,18 @@ def _actions(case: EnvCase, n: int, seed: int, *, raw: bool = False) -> list[Any
     return [ActionLayout(spec).sample(rng, n) for _ in range(ACTION_BATCHES)]
 
 
-# Builders: (case, n, seed) -> (the env to step, how many agents one step steps).
+# Builders. An ImportError is the route's package missing: the harness skips the route.
 
 
 def _core(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
     return case.make(n, seed), n
 
 
+def _cores(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
+    return [case.make(n, seed + i) for i in range(case.workers)], case.workers * n
+
+
 def _pool(case: EnvCase, n: int, seed: int, slow_last: bool = False, **options: Any) -> Any:
-    """A CorePool of the case's K cores, core ``i`` seeded ``seed + i``."""
     from zooport.envs.core_pool import CorePool
 
     costs: list[dict[str, float]] = [{}] * case.workers
@@ -103,12 +97,8 @@ def _pool(case: EnvCase, n: int, seed: int, slow_last: bool = False, **options: 
 
 
 def _adapter(cls: str, case: EnvCase, n: int, seed: int, pool: bool = False, **options: Any) -> Any:
-    """zooport's adapter ``cls`` over one core or (``pool``) a CorePool of the case's cores; a
-    vector adapter's slots are the case's behaviour's agents."""
-    try:
-        adapter = getattr(importlib.import_module("zooport.adapters"), cls)
-    except ImportError as exc:
-        raise RouteUnavailable(f"{cls} needs a package that is not installed ({exc})") from None
+    """zooport's adapter ``cls`` over one core or (``pool``) a CorePool of the case's cores."""
+    adapter = getattr(importlib.import_module("zooport.adapters"), cls)
     core, agents = (_pool if pool else _core)(case, n, seed)
     if cls in ("BehaviorVectorEnv", "SB3VecEnv"):
         return adapter(core, case.behavior, **options), agents
@@ -122,13 +112,14 @@ def _one_agent_gym(case: EnvCase, seed: int) -> Any:
 
 
 def _peer(kind: str, case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
-    """A peer's vector env over one-agent ``GymEnv`` s: as many as the agents, or the case's
+    """A peer's vector env of one-agent ``GymEnv`` s: as many as the agents, or the case's
     ``peers`` for the process vectorisers (with fewer CPUs, more processes cannot help)."""
     m = case.workers * n if case.peers is None else min(case.workers * n, case.peers)
     factories = [partial(_one_agent_gym, case, seed + i) for i in range(m)]
     if kind in ("DummyVecEnv", "SubprocVecEnv"):
-        vec_env = _need("stable_baselines3.common.vec_env", "stable-baselines3")
-        return getattr(vec_env, kind)(factories), m
+        return getattr(importlib.import_module("stable_baselines3.common.vec_env"), kind)(
+            factories
+        ), m
     import gymnasium as gym
 
     from zooport.adapters.vector_env import SAME_STEP
@@ -140,7 +131,8 @@ def _peer(kind: str, case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
 
 
 def _supersuit(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
-    ss = _need("supersuit", "supersuit")
+    import supersuit as ss
+
     # SuperSuit needs a fixed agent set: the episode of every agent ends when one agent's
     # does (termination_mode "any"), then SuperSuit resets the core. (black_death_v3 does not
     # help: it ends its episode only when every agent is terminated AND truncated.)
@@ -160,9 +152,8 @@ def _pipe_worker(connection: Any, make: Callable[[int, int], Any], n: int, seed:
     core = make(n, seed)
     core.reset(seed=seed)
     name = next(iter(core.behavior_specs))
-    for _, data in iter(connection.recv, ("close", None)):
-        if data is not None:
-            core.set_actions(name, data)
+    for _, actions in iter(connection.recv, ("close", None)):
+        core.set_actions(name, actions)
         core.step()
         connection.send(core.get_steps(name))
     core.close()
@@ -170,7 +161,6 @@ def _pipe_worker(connection: Any, make: Callable[[int, int], Any], n: int, seed:
 
 
 def _pipes(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
-    """One spawned process per core, each with a pipe: ``[(pipe, process)]``."""
     context = multiprocessing.get_context("spawn")
     workers = []
     for i in range(case.workers):
@@ -184,11 +174,16 @@ def _pipes(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
 
 
 def _puffer(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
-    """PufferLib's Multiprocessing over K native PufferEnvs of the case's (endless) core."""
-    hint = "; make bench-pool installs pufferlib-core 3.0.23 with --no-deps, then psutil, rich "
-    vector = _need("pufferlib.vector", "pufferlib", hint + "and rich-argparse")
-    from zooport.cli.bench.pool_puffer import CorePufferEnv
+    """PufferLib's Multiprocessing of K native PufferEnvs over the case's (endless) core."""
+    try:
+        from pufferlib import vector  # type: ignore[import-not-found, unused-ignore]
 
+        from zooport.cli.bench.pool_puffer import CorePufferEnv
+    except ImportError as exc:
+        raise RouteUnavailable(
+            f"pufferlib is not installed ({exc}); make bench-pool installs pufferlib-core "
+            "3.0.23 with --no-deps, then psutil, rich and rich-argparse"
+        ) from None
     k = case.workers
     vecenv = vector.make(
         CorePufferEnv, env_kwargs={"make": case.make, "n": n}, backend=vector.Multiprocessing,
@@ -237,6 +232,26 @@ def _each(name: str, cores: list[Any], n: int, case: EnvCase, seed: int) -> Rout
     return Route(name, n, step, lambda: [core.close() for core in cores])
 
 
+def _piped(name: str, workers: list[Any], n: int, case: EnvCase, seed: int) -> Route:
+    """Each step sends every worker its actions, then waits for every answer."""
+    actions = _actions(case, n // len(workers), seed, raw=True)
+
+    def step(i: int) -> None:
+        for pipe, _ in workers:
+            pipe.send(("step", actions[i % ACTION_BATCHES]))
+        for pipe, _ in workers:
+            pipe.recv()
+
+    def close() -> None:
+        for pipe, process in workers:
+            pipe.send(("close", None))
+            process.join(10)
+            pipe.close()
+
+    step(0)  # the workers have started
+    return Route(name, n, step, close)
+
+
 def _batched(name: str, envs: Any, n: int, case: EnvCase, seed: int) -> Route:
     """A vector env of ``n`` slots, reset, stepped with batches of ``n`` actions."""
     if hasattr(envs, "seed"):  # SB3's VecEnv API
@@ -249,11 +264,10 @@ def _batched(name: str, envs: Any, n: int, case: EnvCase, seed: int) -> Route:
 
 
 def _dicts(method: str | None, name: str, env: Any, n: int, case: EnvCase, seed: int) -> Route:
-    """A PettingZoo-style ``env`` whose episode ends when it has no agent left, counting the
-    agents that acted (a finished agent is out until every agent is). ``method`` takes a dict
-    of the live agents' actions; without one (AEC), a timed step is a cycle of
-    ``len(env.agents)`` turns, ``last()`` then ``step()`` (``agent_iter`` without the
-    iterator)."""
+    """A PettingZoo-style env, reset when no agent is left, counting the agents that acted (a
+    finished agent is out until every agent is). ``env.<method>`` takes a dict of the live
+    agents' actions; without a method (AEC) a timed step is a cycle of ``len(env.agents)``
+    turns, ``last()`` then ``step()`` (``agent_iter`` without the iterator)."""
     env.reset(seed=seed)
     agents = list(env.possible_agents)
     actions = [dict(zip(agents, a, strict=True)) for a in _actions(case, len(agents), seed)]
@@ -307,51 +321,26 @@ def _floor(name: str, core: Any, n: int, case: EnvCase, seed: int) -> Route:
     return Route(name, len(agents), step)
 
 
-def _piped(name: str, workers: list[Any], n: int, case: EnvCase, seed: int) -> Route:
-    """Each step sends every worker its actions, then waits for every answer."""
-    actions = _actions(case, n // len(workers), seed, raw=True)
-
-    def step(i: int) -> None:
-        for pipe, _ in workers:
-            pipe.send(("step", actions[i % ACTION_BATCHES]))
-        for pipe, _ in workers:
-            pipe.recv()
-
-    def close() -> None:
-        for pipe, process in workers:
-            pipe.send(("close", None))
-            process.join(10)
-            pipe.close()
-
-    step(0)  # the workers have started
-    return Route(name, n, step, close)
-
-
-def _cores(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
-    return [case.make(n, seed + i) for i in range(case.workers)], case.workers * n
-
-
-_COUNTED = partial(_raw, counts=True)  # the agents that decided (a pool not in sync mode)
 _AEC = partial(_dicts, None)
+_COUNTED = partial(_raw, counts=True)  # the agents that decided (a pool not in sync mode)
 
-#: Every route: its builder and its stepper (``benchmarks/README.md`` says what each steps).
+#: Each route's builder and stepper (``benchmarks/README.md`` says what each steps).
 _TABLE: dict[str, tuple[Callable[..., tuple[Any, int]], Callable[..., Route]]] = {
     "raw": (_core, _raw),  # the core's own get_steps/set_actions/step: the ceiling
-    "BehaviorVectorEnv": (partial(_adapter, "BehaviorVectorEnv"), _batched),  # over ONE core
+    "BehaviorVectorEnv": (partial(_adapter, "BehaviorVectorEnv"), _batched),
     "SB3VecEnv": (partial(_adapter, "SB3VecEnv"), _batched),
-    # Gymnasium's, then SB3's, over N one-agent GymEnvs
     "SyncVectorEnv": (partial(_peer, "SyncVectorEnv"), _batched),
     "DummyVecEnv": (partial(_peer, "DummyVecEnv"), _batched),
     "PettingZoo": (partial(_adapter, "PettingZooParallelEnv"), partial(_dicts, "step")),
-    "SuperSuit": (_supersuit, _batched),  # SuperSuit's vector env over PettingZooParallelEnv
-    "AEC": (partial(_adapter, "PettingZooAECEnv"), _AEC),  # a timed step: a cycle of turns
-    "parallel_to_aec": (_parallel_to_aec, _AEC),  # PettingZoo's conversion
+    "SuperSuit": (_supersuit, _batched),
+    "AEC": (partial(_adapter, "PettingZooAECEnv"), _AEC),
+    "parallel_to_aec": (_parallel_to_aec, _AEC),
     # "all", as the PettingZoo routes: the episode lasts until every agent has finished.
     "MultiAgentTask": (
         partial(_adapter, "MultiAgentTask", termination_mode="all"),
         partial(_dicts, "step_all"),
     ),
-    "PettingZoo floor": (_core, _floor),  # no adapter: only the dicts the Parallel API asks for
+    "PettingZoo floor": (_core, _floor),
     # The CorePool benchmark's (``zooport bench --workers K``): K cores each.
     "1proc": (_cores, _each),
     "CorePool": (_pool, _raw),

@@ -9,18 +9,9 @@ import functools
 import sys
 import time
 from collections.abc import Collection, Sequence
-from typing import Any
 
 from zooport.cli.bench import harness
-from zooport.cli.bench.harness import (
-    Budget,
-    Column,
-    Measurement,
-    log,
-    measure_case,
-    over,
-    rate_text,
-)  # fmt: skip
+from zooport.cli.bench.harness import Budget, Column, Measurement, measure_case, over, rate_text
 from zooport.cli.bench.routes import (
     MULTI_AGENT_ROUTES,
     ROUTE_NAMES,
@@ -32,26 +23,19 @@ from zooport.cli.bench.routes import (
 from zooport.cli.common import markdown_table
 from zooport.envs.builtin.ball_balance import BallBalance
 
+_ENDLESS = functools.partial(trivial, terminate=False)
 ENVS = {
     "BallBalance": EnvCase(
-        "BallBalance", "BallBalance", lambda n, seed: BallBalance(n_agents=n, seed=seed)
+        "BallBalance", "BallBalance", lambda n, s: BallBalance(n_agents=n, seed=s)
     ),
     "Trivial": EnvCase("Trivial", "Trivial", trivial),
     # No episode ends: every agent acts every step, so the multi-agent routes count all N
     # agents as raw does, and their per-agent-step costs are comparable to raw's.
-    "TrivialEndless": EnvCase(
-        "TrivialEndless",
-        "Trivial",
-        functools.partial(trivial, terminate=False),
-        routes=MULTI_AGENT_ROUTES,
-        every_agent_acts=True,
-    ),
+    "TrivialEndless": EnvCase("TrivialEndless", "Trivial", _ENDLESS, MULTI_AGENT_ROUTES, True),
 }
-
 
 #: Agent counts at which the targets apply.
 TARGET_NS = (64, 1024)
-
 #: The vector table's ratios, with their targets at N=64 and N=1024.
 RATIOS = (
     Column("vec/raw", over("BehaviorVectorEnv", "raw"), {64: 0.8, 1024: 0.9}),
@@ -59,8 +43,8 @@ RATIOS = (
     Column("vec/Sync", over("BehaviorVectorEnv", "SyncVectorEnv"), {64: 30.0, 1024: 100.0}),
     Column("sb3/Dummy", over("SB3VecEnv", "DummyVecEnv"), {64: 25.0, 1024: 25.0}),
 )
-
-#: The multi-agent table's columns, computed where every agent acts every step (issue 5).
+#: The multi-agent table's costs (µs, at most their targets) and ratio, computed only where
+#: every agent acts every step (elsewhere the multi-agent routes count only live agents).
 DERIVED = (
     # What the Parallel adapter adds to the core, per agent-step.
     Column(
@@ -77,7 +61,6 @@ DERIVED = (
     Column("AEC µs/turn", lambda r: 1e6 / r["AEC"], {64: 1.5, 1024: 1.5}, True, "us"),
     Column("AEC/parallel_to_aec", over("AEC", "parallel_to_aec"), {64: 5.0, 1024: 5.0}),
 )
-
 #: The ``--quick`` budget (seconds, for CI).
 QUICK = Budget(warmup_steps=4, warmup_seconds=0.05, runs=3, seconds_per_run=0.01, min_steps=2)
 
@@ -85,8 +68,8 @@ QUICK = Budget(warmup_steps=4, warmup_seconds=0.05, runs=3, seconds_per_run=0.01
 def _values(
     results: list[Measurement], columns: Sequence[Column], envs: Collection[str] | None = None
 ) -> dict[tuple[str, int], dict[str, float | None]]:
-    """Per (env, N): each column's value; None where a route is missing or the env is not
-    among ``envs`` (for DERIVED: off them the multi-agent routes count only live agents)."""
+    """Per (env, N): each column's value; None where a route is missing or (``envs``) the
+    env is not one of them."""
     return {
         (env, n): {c.column: c.of(row) if envs is None or env in envs else None for c in columns}
         for (env, n), row in harness.rates(results).items()
@@ -120,33 +103,28 @@ def markdown(
     measured = {m.route for m in results if m.agent_steps_per_s} - {"raw"}
     vector = [r for r in routes if r in VECTOR_ROUTES]
     multi = [r for r in routes if r in MULTI_AGENT_ROUTES]
-    has_multi = bool(measured & set(multi))
-    if has_multi and not measured & set(vector):
+    if measured & set(multi) and not measured & set(vector):
         vector = []  # raw has its column in the multi-agent table
-    lines = _table(results, vector, RATIOS)
-    notes = []
-    if has_multi:
+    lines, notes = _table(results, vector, RATIOS), []
+    if measured & set(multi):
         lines += [""] if lines else []
         lines += _table(results, multi, DERIVED, every_agent_acts)
         notes.append(
             "Multi-agent table: the agents that acted per s (an agent that finished is out "
             "until the episode ends); for AEC and parallel_to_aec, turns per s."
-            + (
+        )
+        if every_agent_acts:
+            notes[-1] += (
                 " The µs columns (lower is better) and AEC/parallel_to_aec are computed on "
                 f"{', '.join(every_agent_acts)}, where every agent acts every step."
-                if every_agent_acts
-                else ""
             )
-        )
     if any(m.n in TARGET_NS for m in results):
         notes.append(
             "At N=64 and N=1024 a ratio or cost is followed by its target and ✓ (met) or "
             "✗ (missed)."
         )
     notes += sorted({f"{m.route}: {m.note}" for m in results if m.note})
-    if notes:
-        lines += ["", *(f"- {note}" for note in notes)]
-    return "\n".join(lines)
+    return "\n".join(lines + ["", *(f"- {note}" for note in notes)] if notes else lines)
 
 
 def _counts(quick: bool, counts: Sequence[int] | None) -> list[int]:
@@ -162,11 +140,8 @@ def estimate(
     """How long a run will measure, said before it starts: a floor (building cores and the
     slowest routes' least steps come on top)."""
     names = tuple(routes or ROUTE_NAMES)
-    cases = sum(
-        len(route_builders(ENVS[env], n, names=names))
-        for env in envs or ENVS
-        for n in _counts(quick, counts)
-    )
+    ns = _counts(quick, counts)
+    cases = sum(len(route_builders(ENVS[env], n, names=names)) for env in envs or ENVS for n in ns)
     budget = QUICK if quick else Budget()
     seconds = cases * (budget.warmup_seconds + budget.runs * budget.seconds_per_run)
     return (
@@ -176,68 +151,38 @@ def estimate(
     )
 
 
-def profile(env: EnvCase, n: int, route: str, seconds: float) -> None:
-    """Prints where one route's step time goes (cProfile, by own time)."""
-    import cProfile
-    import pstats
-
-    if route not in env.routes:
-        raise SystemExit(f"route {route!r} does not run on {env.name} (its routes: {env.routes})")
-    built = route_builders(env, n, names=(route,))[0][1]()
-    for i in range(20):
-        built.step(i)
-    profiler = cProfile.Profile()
-    steps, begin = 0, time.perf_counter()
-    profiler.enable()
-    while time.perf_counter() - begin < seconds:
-        built.step(steps)
-        steps += 1
-    profiler.disable()
-    built.close()
-    print(f"# {route} on {env.name}, N={n}: {steps} steps profiled")
-    pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = harness.arguments(__doc__.split("\n\n")[0])
     parser.add_argument("--envs", nargs="+", choices=sorted(ENVS), help="default: all")
     parser.add_argument("--routes", nargs="+", choices=ROUTE_NAMES, help="default: all")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
-    parser.add_argument("--profile", choices=ROUTE_NAMES, help="profile one route instead")
     args = parser.parse_args(argv)
-    counts = _counts(args.quick, args.n)
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
     envs = [ENVS[name] for name in (args.envs or ENVS)]
     routes = tuple(args.routes or ROUTE_NAMES)
-    if args.profile:
-        profile(envs[0], max(counts), args.profile, 1.0 if args.quick else 3.0)
-        return 0
     budget = QUICK if args.quick else Budget()
-    machine = harness.machine_info()
+    machine, began = harness.machine_info(), time.perf_counter()
     harness.log(
-        f"# zooport benchmark on {machine['processor']} ({machine['cpus']} CPUs), "
-        f"Python {machine['python']}, numpy {machine['numpy']}, "
-        f"gymnasium {machine['gymnasium']}"
+        f"# zooport benchmark on {machine['processor']} ({machine['cpus']} CPUs), Python "
+        f"{machine['python']}, numpy {machine['numpy']}, gymnasium {machine['gymnasium']}"
     )
-    began = time.perf_counter()
-    results = [
-        m
-        for env in envs
-        for n in counts
-        for m in measure_case(env.name, n, route_builders(env, n, names=routes), budget, log, clock)
-    ]
+    results: list[Measurement] = []
+    for env in envs:
+        for n in _counts(args.quick, args.n):
+            builders = route_builders(env, n, names=routes)
+            results += measure_case(env.name, n, builders, budget, harness.log, clock)
     endless = [env.name for env in envs if env.every_agent_acts]
     print(markdown(results, routes, endless))
-    payload: dict[str, Any] = {
+    tables = {"ratios": _values(results, RATIOS), "multi_agent": _values(results, DERIVED, endless)}
+    payload = {
         "clock": args.clock,
         "budget": dataclasses.asdict(budget),
         "results": [vars(m) for m in results],
+        **{
+            key: [{"env": e, "n": n, **row} for (e, n), row in t.items()]
+            for key, t in tables.items()
+        },
     }
-    for key, table in (
-        ("ratios", _values(results, RATIOS)),
-        ("multi_agent", _values(results, DERIVED, endless)),
-    ):
-        payload[key] = [{"env": env, "n": n, **row} for (env, n), row in table.items()]  # fmt: skip
     harness.finish(machine, args.json, payload, began, where=" in one process")
     return 0
 
