@@ -152,6 +152,7 @@ def test_trivial_core_terminates_unless_told_not_to() -> None:
     for terminate in (True, False):
         core = TrivialCore(n_agents=16, seed=0, terminate=terminate)
         core.reset()
+        assert core.get_steps("Trivial")[0].obs[0].shape == (16, 4)
         ended[terminate] = 0
         for _ in range(100):
             core.set_actions("Trivial", ActionTuple(np.zeros((16, 2), np.float32)))
@@ -161,6 +162,20 @@ def test_trivial_core_terminates_unless_told_not_to() -> None:
     # 1600 agent-steps at probability 0.01: 16 expected; P(none) = 0.99**1600 ~ 1e-7.
     assert ended[True] > 0
     assert ended[False] == 0
+
+
+def test_costly_core_burns_its_cpu_time_per_agent() -> None:
+    import time
+
+    from zooport.cli.bench.trivial_core import CostlyCore
+
+    core = CostlyCore(n_agents=4, us_per_agent=10.0, seed=0)
+    core.reset()
+    assert core.get_steps("Costly")[0].obs[0].shape == (4, 8)
+    began = time.thread_time()
+    core.step()
+    assert time.thread_time() - began >= 40e-6  # 4 agents x 10 us
+    core.close()
 
 
 def test_pool_report_arithmetic_ceiling_and_target_marks() -> None:

@@ -185,9 +185,13 @@ def arguments(description: str) -> argparse.ArgumentParser:
 
 
 def finish(
-    machine: dict[str, Any], path: str | None, payload: dict[str, Any], began: float,
-    prefix: str = "", where: str = "",
-) -> None:  # fmt: skip
+    machine: dict[str, Any],
+    path: str | None,
+    payload: dict[str, Any],
+    began: float,
+    prefix: str = "",
+    where: str = "",
+) -> None:
     """Writes ``payload`` (with ``clock`` and ``budget``), the machine and the seconds since
     ``began`` as JSON to ``path``; prints the closing line, the 1-min load average included."""
     start = machine["load_average_1min"]

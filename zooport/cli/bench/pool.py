@@ -125,12 +125,18 @@ def main(argv: list[str] | None = None) -> int:
     cases.append((EnvCase("overhead", "Trivial", endless, ("Trivial", *OVERHEAD)), [64]))
     machine, began = harness.machine_info(), time.perf_counter()
     results = [
-        m for case, ns in cases for n in ns
+        m
+        for case, ns in cases
+        for n in ns
         for m in measure_case(case.name, n, route_builders(case, n), budget, harness.log)
-    ]  # fmt: skip
+    ]
     print(report(results, k))
-    payload = {"workers": k, "clock": "wall", "budget": dataclasses.asdict(budget),
-               "results": [vars(m) for m in results]}  # fmt: skip
+    payload = {
+        "workers": k,
+        "clock": "wall",
+        "budget": dataclasses.asdict(budget),
+        "results": [vars(m) for m in results],
+    }
     harness.finish(machine, args.json, payload, began, prefix=f"K={k}; ")
     return 0
 

@@ -54,14 +54,8 @@ class EnvCase:
     peers: int | None = None
 
 
-def trivial(n: int, seed: int, **options: Any) -> TrivialCore:
-    """A TrivialCore of ``n`` agents: an ``EnvCase.make`` that pickles."""
-    return TrivialCore(n_agents=n, seed=seed, **options)
-
-
-def costly(n: int, seed: int, **options: Any) -> CostlyCore:
-    """A CostlyCore of ``n`` agents: an ``EnvCase.make`` that pickles."""
-    return CostlyCore(n_agents=n, seed=seed, **options)
+#: ``EnvCase.make`` s that pickle: ``(n_agents, seed, **options)``.
+trivial, costly = TrivialCore, CostlyCore
 
 
 def _actions(case: EnvCase, n: int, seed: int, *, raw: bool = False) -> list[Any]:
@@ -148,7 +142,7 @@ def _parallel_to_aec(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
 
 
 def _pipe_worker(connection: Any, make: Callable[[int, int], Any], n: int, seed: int) -> None:
-    """ML-Agents-style: one core per process, everything pickled over a pipe."""
+    """ML-Agents-style: a core in its own process, everything pickled over a pipe."""
     core = make(n, seed)
     core.reset(seed=seed)
     name = next(iter(core.behavior_specs))
@@ -186,10 +180,14 @@ def _puffer(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
         ) from None
     k = case.workers
     vecenv = vector.make(
-        CorePufferEnv, env_kwargs={"make": case.make, "n": n}, backend=vector.Multiprocessing,
-        num_envs=k, num_workers=k, batch_size=k,
+        CorePufferEnv,
+        env_kwargs={"make": case.make, "n": n},
+        backend=vector.Multiprocessing,
+        num_envs=k,
+        num_workers=k,
+        batch_size=k,
         overwork=True,  # a machine with fewer cores than workers still runs (slowly)
-    )  # fmt: skip
+    )
     return vecenv, k * n
 
 
@@ -197,8 +195,7 @@ def _puffer(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
 
 
 def _raw(name: str, env: Any, n: int, case: EnvCase, seed: int, counts: bool = False) -> Route:
-    """A BaseEnv (a core or a pool) stepped through its raw API; ``counts``: the agents that
-    decided."""
+    """A BaseEnv (a core or a pool) through its raw API; ``counts``: the agents that decided."""
     env.reset(seed=seed)
     behavior = case.behavior
     actions = _actions(case, n, seed, raw=True)
@@ -217,7 +214,7 @@ def _raw(name: str, env: Any, n: int, case: EnvCase, seed: int, counts: bool = F
 
 
 def _each(name: str, cores: list[Any], n: int, case: EnvCase, seed: int) -> Route:
-    """The cores' raw APIs, one after another in this process."""
+    """The cores' raw APIs one after another in this process."""
     for i, core in enumerate(cores):
         core.reset(seed=seed + i)
     behavior = case.behavior
@@ -233,7 +230,6 @@ def _each(name: str, cores: list[Any], n: int, case: EnvCase, seed: int) -> Rout
 
 
 def _piped(name: str, workers: list[Any], n: int, case: EnvCase, seed: int) -> Route:
-    """Each step sends every worker its actions, then waits for every answer."""
     actions = _actions(case, n // len(workers), seed, raw=True)
 
     def step(i: int) -> None:
@@ -253,7 +249,6 @@ def _piped(name: str, workers: list[Any], n: int, case: EnvCase, seed: int) -> R
 
 
 def _batched(name: str, envs: Any, n: int, case: EnvCase, seed: int) -> Route:
-    """A vector env of ``n`` slots, reset, stepped with batches of ``n`` actions."""
     if hasattr(envs, "seed"):  # SB3's VecEnv API
         envs.seed(seed)
         envs.reset()

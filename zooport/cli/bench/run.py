@@ -53,7 +53,7 @@ DERIVED = (
         {64: 0.4, 1024: 0.4},
         True,
         "us",
-    ),  # fmt: skip
+    ),
     # What PettingZoo's Parallel API costs any adapter per agent-step in Python (no core, no
     # bookkeeping; see routes.py): the floor under "Parallel +µs/agent-step" on this machine.
     Column("floor µs/agent-step", lambda r: 1e6 / r["PettingZoo floor"], {}, True, "us"),
@@ -77,9 +77,11 @@ def _values(
 
 
 def _table(
-    results: list[Measurement], routes: Sequence[str], columns: Sequence[Column],
+    results: list[Measurement],
+    routes: Sequence[str],
+    columns: Sequence[Column],
     envs: Collection[str] | None = None,
-) -> list[str]:  # fmt: skip
+) -> list[str]:
     """Markdown lines: the measured ``routes``, then the ``columns`` that have a value, for
     the (env, N) cases that measured one of its routes besides raw."""
     table, values = harness.rates(results), _values(results, columns, envs)

@@ -17,22 +17,18 @@ __all__ = ["CostlyCore", "TrivialCore"]
 
 class TrivialCore(BatchedEnv):
     """N agents drift a 4-vector with 2 continuous actions; ~1% of episodes end per step (none
-    with ``terminate=False``): what is measured is ``BatchedEnv`` and the adapter on top.
-
-    >>> core = TrivialCore(n_agents=3, seed=0)
-    >>> core.reset()
-    >>> core.get_steps("Trivial")[0].obs[0].shape
-    (3, 4)
-    """
+    with ``terminate=False``): what is measured is ``BatchedEnv`` and the adapter on top."""
 
     behavior_name: ClassVar[BehaviorName] = "Trivial"
     state_size: ClassVar[int] = 4
     end_probability: ClassVar[float] = 0.01
     action_gain: ClassVar[float] = 0.1
 
-    def __init__(self, *, n_agents: int = 1, terminate: bool = True, **options: Any) -> None:
-        """``options``: BatchedEnv's (``seed``, ``max_steps``, ``side_channels``)."""
-        super().__init__(**options)
+    def __init__(
+        self, n_agents: int = 1, seed: int | None = None, *, terminate: bool = True, **options: Any
+    ) -> None:
+        """``options``: BatchedEnv's (``max_steps``, ``side_channels``)."""
+        super().__init__(seed=seed, **options)
         self.terminate = terminate
         observation = ObservationSpec.vector(self.state_size, "state")
         spec = BehaviorSpec([observation], ActionSpec.create_continuous(2))
@@ -57,23 +53,22 @@ class TrivialCore(BatchedEnv):
 
 class CostlyCore(TrivialCore):
     """A TrivialCore of an 8-vector whose step burns ``us_per_agent * N`` microseconds of the
-    thread's CPU time, however loaded the machine (7 us: ~450 us at N=64, a real simulation's).
-
-    >>> core = CostlyCore(n_agents=4, us_per_agent=10.0, seed=0)
-    >>> core.reset()
-    >>> began = time.thread_time()
-    >>> core.step()
-    >>> time.thread_time() - began >= 40e-6
-    True
-    """
+    thread's CPU time, however loaded the machine (7 us: ~450 us at N=64, a real simulation's)."""
 
     behavior_name: ClassVar[BehaviorName] = "Costly"
     state_size: ClassVar[int] = 8
     end_probability: ClassVar[float] = 0.005
     action_gain: ClassVar[float] = 0.01
 
-    def __init__(self, *, n_agents: int = 64, us_per_agent: float = 7.0, **options: Any) -> None:
-        super().__init__(n_agents=n_agents, **options)
+    def __init__(
+        self,
+        n_agents: int = 64,
+        seed: int | None = None,
+        *,
+        us_per_agent: float = 7.0,
+        **options: Any,
+    ) -> None:
+        super().__init__(n_agents, seed, **options)
         self.cost = us_per_agent * n_agents * 1e-6
 
     def _reset_agents(self, behavior: BehaviorName, slots: np.ndarray) -> None:
