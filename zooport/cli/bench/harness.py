@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 __all__ = [
     "Route", "RouteUnavailable", "Measurement", "Budget", "Column", "measure_case", "over", "rates",
-    "machine_info", "rate_text", "ratio_text", "marked", "log", "arguments", "finish",
+    "machine_info", "rate_text", "log", "arguments", "finish",
 ]  # fmt: skip
 
 
@@ -67,7 +67,6 @@ class Budget:
 
 
 def _time(route: Route, steps: int, start: int, clock: Callable[[], float]) -> tuple[float, int]:
-    """(seconds, agent-steps) of ``steps`` steps."""
     step = route.step
     if route.counts_agents:
         agents = 0
@@ -162,12 +161,15 @@ class Column(NamedTuple):
         """``value`` as text, with its target at ``n`` and whether it is met."""
         if value is None:
             return "-"
-        formats = {"x": ratio_text, ".2fx": "{:.2f}x".format, "us": "{:.2f}".format}
-        text = formats.get(self.unit, "{:.0%}".format)(value)
+        if self.unit == "x":
+            text = f"{value:.2f}x" if value < 10 else f"{value:.0f}x"
+        else:
+            text = {".2fx": "{:.2f}x", "us": "{:.2f}"}.get(self.unit, "{:.0%}").format(value)
         target = self.targets.get(n, self.targets.get(None))
         if target is None:
             return text
-        return marked(text, target, value <= target if self.at_most else value >= target)
+        met = value <= target if self.at_most else value >= target
+        return f"{text} ({target:g} {'✓' if met else '✗'})"
 
 
 def log(line: str) -> None:
@@ -239,12 +241,3 @@ def rate_text(value: float | None) -> str:
         if value >= scale:
             return f"{value / scale:.{1 if value < 10 * scale else 0}f}{unit}"
     return f"{value:.0f}"
-
-
-def ratio_text(value: float) -> str:
-    return f"{value:.2f}x" if value < 10 else f"{value:.0f}x"
-
-
-def marked(text: str, target: float, met: bool) -> str:
-    """``text`` followed by its target and whether it is met."""
-    return f"{text} ({target:g} {'✓' if met else '✗'})"
