@@ -29,21 +29,20 @@ class CorePufferEnv(pufferlib.PufferEnv):
         self.num_agents = n
         super().__init__(buf)
 
-    def _write(self) -> None:
+    def _write(self) -> tuple[Any, ...]:
         decision, _ = self.core.get_steps(self.name)
         self.observations[:] = decision.obs[0]
         self.rewards[:] = decision.reward
+        return self.observations, self.rewards, self.terminals, self.truncations, []
 
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, list[Any]]:
         self.core.reset(seed=seed)
-        self._write()
-        return self.observations, []
+        return self._write()[0], []
 
     def step(self, actions: np.ndarray) -> tuple[Any, ...]:
         self.core.set_actions(self.name, ActionTuple(np.asarray(actions, np.float32)))
         self.core.step()
-        self._write()
-        return self.observations, self.rewards, self.terminals, self.truncations, []
+        return self._write()
 
     def close(self) -> None:
         self.core.close()
