@@ -11,6 +11,7 @@ from zooport.envs.arguments import check_float, check_int
 from zooport.envs.base_env import ActionSpec, ActionTuple, BehaviorSpec, ObservationSpec
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin import _render
+from zooport.envs.builtin._common import damped_move, nearest_first
 from zooport.envs.declaration import EnvDeclaration
 from zooport.envs.side_channel.side_channel import SideChannel
 from zooport.errors import ArgumentError
@@ -118,11 +119,9 @@ class Collector(BatchedEnv):
         action = actions[self.behavior_name]
         grab = action.discrete[:, 0] == 1
         push = np.clip(action.continuous, -1.0, 1.0) * ~grab[:, None]
-        vel = self.damping * self.vel + self.accel * push
-        pos = self.pos + vel
-        clipped = np.clip(pos, -1.0, 1.0)
-        self.vel[:] = np.where(clipped != pos, 0.0, vel)
-        self.pos[:] = clipped
+        self.pos[:], self.vel[:] = damped_move(
+            self.pos, self.vel, self.accel * push, self.damping, 1.0
+        )
 
         gap = np.linalg.norm(self.item_pos - self.pos[:, None], axis=-1)
         gap = np.where(self.item_present, gap, np.inf)
@@ -138,12 +137,7 @@ class Collector(BatchedEnv):
     def _observe(self, behavior: str, slots: np.ndarray) -> list[np.ndarray]:
         pos = self.pos[slots]
         rel = self.item_pos[slots] - pos[:, None]
-        present = self.item_present[slots]
-        gap = np.where(present, np.linalg.norm(rel, axis=-1), np.inf)
-        order = np.argsort(gap, axis=1, kind="stable")
-        present = np.take_along_axis(present, order, axis=1)
-        rel = np.take_along_axis(rel, order[..., None], axis=1) * present[..., None]
-        items = np.concatenate([rel, present[..., None]], axis=-1).astype(np.float32)
+        items = nearest_first(rel, self.item_present[slots], self.n_items).astype(np.float32)
         return [np.concatenate([pos, self.vel[slots]], axis=1), items]
 
     def _render(self) -> np.ndarray:

@@ -11,6 +11,7 @@ from zooport.envs.arguments import check_bool, check_float, check_int
 from zooport.envs.base_env import ActionSpec, ActionTuple, BehaviorSpec, ObservationSpec
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin import _render
+from zooport.envs.builtin._common import damped_move, nearest_first
 from zooport.envs.declaration import EnvDeclaration
 from zooport.envs.side_channel.side_channel import SideChannel
 
@@ -189,12 +190,9 @@ class Tag(BatchedEnv):
             (self.tagger_pos, self.tagger_vel, taggers, _TAGGER, self.tagger_accel),
         )
         for pos, vel, live, behavior, accel in bodies:
-            # Damped acceleration along the chosen direction, stopping at the walls.
-            new_vel = self.damping * vel + accel * _DIRECTIONS[actions[behavior].discrete[:, 0]]
-            new_pos = pos + new_vel
-            clipped = np.clip(new_pos, -1.0, 1.0)
-            new_vel = np.where(clipped != new_pos, 0.0, new_vel)
-            pos[:] = np.where(live[:, None], clipped, pos)
+            push = accel * _DIRECTIONS[actions[behavior].discrete[:, 0]]
+            new_pos, new_vel = damped_move(pos, vel, push, self.damping, 1.0)
+            pos[:] = np.where(live[:, None], new_pos, pos)
             vel[:] = np.where(live[:, None], new_vel, vel)
 
         gap = np.linalg.norm(self.runner_pos[:, None] - self.tagger_pos[None], axis=-1)
@@ -227,17 +225,9 @@ class Tag(BatchedEnv):
         else:
             pos, vel = self.tagger_pos[slots], self.tagger_vel[slots]
             opponents, live = self.runner_pos, self.active_slots(_RUNNER)
-        k = self.observed_opponents
         rel = opponents[None] - pos[:, None]  # (n, m, 2)
-        gap = np.where(live[None], np.linalg.norm(rel, axis=-1), np.inf)
-        if gap.shape[1] < k:  # fewer opponent slots than observed: pad with absent ones
-            pad = k - gap.shape[1]
-            gap = np.concatenate([gap, np.full((len(slots), pad), np.inf, np.float32)], axis=1)
-            rel = np.concatenate([rel, np.zeros((len(slots), pad, 2), np.float32)], axis=1)
-        order = np.argsort(gap, axis=1, kind="stable")[:, :k]
-        present = np.isfinite(np.take_along_axis(gap, order, axis=1))
-        near = np.take_along_axis(rel, order[..., None], axis=1) * present[..., None]
-        seen = np.concatenate([near, present[..., None]], axis=-1).reshape(len(slots), 3 * k)
+        seen = nearest_first(rel, np.broadcast_to(live, rel.shape[:2]), self.observed_opponents)
+        seen = seen.reshape(len(slots), 3 * self.observed_opponents)
         return [np.concatenate([pos, vel, seen], axis=1).astype(np.float32)]
 
     def _render(self) -> np.ndarray:
