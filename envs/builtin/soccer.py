@@ -11,6 +11,7 @@ from zooport.envs.arguments import check_bool, check_float, check_int
 from zooport.envs.base_env import ActionSpec, ActionTuple, BehaviorSpec, ObservationSpec
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin import _render
+from zooport.envs.builtin._common import damped_move
 from zooport.envs.declaration import EnvDeclaration
 from zooport.envs.side_channel.side_channel import SideChannel
 
@@ -188,12 +189,10 @@ class Soccer(BatchedEnv):
     def _move_players(self, push: np.ndarray) -> None:
         """Damped acceleration by the (team, slot, branch) ``push``; stops at the touch lines."""
         accel = _PUSH[push] * _FRAME[:, None, None] * self.player_accel  # team 0's frame
-        vel = self.player_damping * self.player_vel + accel
-        pos = self.player_pos + vel
         limit = np.array([1.0, _HALF_WIDTH], np.float32) - _PLAYER_RADIUS
-        clipped = np.clip(pos, -limit, limit)
-        self.player_vel[...] = np.where(clipped != pos, 0.0, vel)
-        self.player_pos[...] = clipped
+        self.player_pos[...], self.player_vel[...] = damped_move(
+            self.player_pos, self.player_vel, accel, self.player_damping, limit
+        )
 
     def _move_ball(self) -> int | None:
         """Kicks, rolls and bounces the ball; returns the team that scored, or None."""
