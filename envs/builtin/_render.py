@@ -5,10 +5,11 @@ each function draws a whole batch of them."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-__all__ = ["Color", "canvas", "fill_rects", "fill_circles", "upscale", "tile"]
+__all__ = ["Color", "canvas", "fill_rects", "fill_circles", "upscale", "tile", "fill_arena_discs"]
 
 Color = tuple[int, int, int]
 
@@ -86,3 +87,12 @@ def tile(
     out = canvas(body.shape[0] + pad, body.shape[1] + pad, pad_color)
     out[: body.shape[0], : body.shape[1]] = body
     return out
+
+
+def fill_arena_discs(
+    image: np.ndarray, xy: np.ndarray, size: int, radius: float, color: Color, top: Any = 0.0
+) -> None:
+    """Fills discs at points ``xy`` of the arena [-1, 1]^2 drawn as a ``size``-pixel square
+    from row ``top``: x maps to columns, y to rows with y = 1 at the top."""
+    rows = top + (1.0 - xy[:, 1]) * size / 2
+    fill_circles(image, rows, (xy[:, 0] + 1.0) * size / 2, radius, color)

@@ -147,13 +147,9 @@ class Collector(BatchedEnv):
         image = _render.canvas(n * panel, panel, (235, 235, 235))
         offset = np.arange(n, dtype=np.float64) * panel
         agent, item = np.nonzero(self.item_present)
-        discs = (
-            (offset[agent], self.item_pos[agent, item], 0.06, (230, 170, 20)),
-            (offset, self.pos, 0.09, (40, 90, 220)),
+        items = self.item_pos[agent, item]
+        _render.fill_arena_discs(
+            image, items, panel, 0.06 * panel / 2, (230, 170, 20), offset[agent]
         )
-        for top, centres, radius, colour in discs:
-            # Arena x maps to columns, y to rows with y = 1 at the top.
-            rows = top + (1.0 - centres[:, 1]) * panel / 2
-            cols = (centres[:, 0] + 1.0) * panel / 2
-            _render.fill_circles(image, rows, cols, radius * panel / 2, colour)
+        _render.fill_arena_discs(image, self.pos, panel, 0.09 * panel / 2, (40, 90, 220), offset)
         return _render.tile(image.reshape(n, panel, panel, 3), columns=n)

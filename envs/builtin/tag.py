@@ -235,13 +235,7 @@ class Tag(BatchedEnv):
         size = 128
         image = _render.canvas(size, size, (235, 235, 235))
         radius = max(self.tag_radius / 2, 1.5 / size * 2) * size / 2
-        groups = (
-            (self.runner_pos[self.active_slots(_RUNNER)], (40, 90, 220)),
-            (self.tagger_pos[self.active_slots(_TAGGER)], (220, 50, 40)),
-        )
-        for centres, colour in groups:
-            # Arena x maps to columns, y to rows with y = 1 at the top.
-            rows = (1.0 - centres[:, 1]) * size / 2
-            cols = (centres[:, 0] + 1.0) * size / 2
-            _render.fill_circles(image, rows, cols, radius, colour)
+        runners, taggers = self.active_slots(_RUNNER), self.active_slots(_TAGGER)
+        _render.fill_arena_discs(image, self.runner_pos[runners], size, radius, (40, 90, 220))
+        _render.fill_arena_discs(image, self.tagger_pos[taggers], size, radius, (220, 50, 40))
         return image
