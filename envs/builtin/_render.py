@@ -1,15 +1,12 @@
-"""Numpy drawing helpers for the built-ins' ``rgb_array`` renders: colours are ``(r, g, b)``;
-coordinates are pixels ``(row, col)`` from the top left; shapes are clipped to the image, and
-each function draws a whole batch of them."""
+"""Numpy drawing for the built-ins' ``rgb_array`` renders: colours ``(r, g, b)``, pixels
+``(row, col)`` from the top left; each function draws a whole batch of shapes, clipped."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
 import numpy as np
+from numpy.typing import ArrayLike
 
-__all__ = ["Color", "canvas", "fill_rects", "fill_circles", "upscale", "tile", "fill_arena_discs"]
+__all__ = ["Color", "canvas", "fill_rects", "fill_circles", "fill_arena_discs", "upscale", "tile"]
 
 Color = tuple[int, int, int]
 
@@ -20,13 +17,9 @@ def canvas(height: int, width: int, color: Color = (0, 0, 0)) -> np.ndarray:
 
 
 def fill_rects(
-    image: np.ndarray,
-    top: Sequence[float] | np.ndarray,
-    left: Sequence[float] | np.ndarray,
-    height: Sequence[float] | np.ndarray | float,
-    width: Sequence[float] | np.ndarray | float,
+    image: np.ndarray, top: ArrayLike, left: ArrayLike, height: ArrayLike, width: ArrayLike,
     color: Color,
-) -> None:
+) -> None:  # fmt: skip
     """Fills rectangles ``[top, top + height) x [left, left + width)`` of ``image`` in place."""
     top = np.atleast_1d(np.asarray(top, dtype=np.float64))
     left = np.atleast_1d(np.asarray(left, dtype=np.float64))
@@ -41,12 +34,9 @@ def fill_rects(
 
 
 def fill_circles(
-    image: np.ndarray,
-    center_row: Sequence[float] | np.ndarray,
-    center_col: Sequence[float] | np.ndarray,
-    radius: Sequence[float] | np.ndarray | float,
+    image: np.ndarray, center_row: ArrayLike, center_col: ArrayLike, radius: ArrayLike,
     color: Color,
-) -> None:
+) -> None:  # fmt: skip
     """Fills discs in ``image`` in place: the pixels whose centres lie within them."""
     cy = np.atleast_1d(np.asarray(center_row, dtype=np.float64))[:, None, None]
     cx = np.atleast_1d(np.asarray(center_col, dtype=np.float64))[:, None, None]
@@ -57,42 +47,35 @@ def fill_circles(
     image[mask] = np.asarray(color, dtype=np.uint8)
 
 
+def fill_arena_discs(
+    image: np.ndarray, xy: np.ndarray, size: int, radius: float, color: Color, top: ArrayLike = 0.0
+) -> None:
+    """Fills discs at points ``xy`` of the arena [-1, 1]^2 drawn as a ``size``-pixel square
+    from row ``top``: x maps to columns, y to rows with y = 1 at the top."""
+    rows = top + (1.0 - xy[:, 1]) * size / 2
+    fill_circles(image, rows, (xy[:, 0] + 1.0) * size / 2, radius, color)
+
+
 def upscale(images: np.ndarray, factor: int) -> np.ndarray:
     """Repeats each pixel ``factor`` x ``factor`` times in (..., H, W, C) ``images`` (a copy)."""
     return images.repeat(factor, axis=-3).repeat(factor, axis=-2)
 
 
 def tile(
-    images: np.ndarray,
-    columns: int | None = None,
-    pad: int = 2,
-    pad_color: Color = (64, 64, 64),
+    images: np.ndarray, columns: int | None = None, pad: int = 2, pad_color: Color = (64, 64, 64)
 ) -> np.ndarray:
     """Lays out an (n, H, W, 3) batch on a grid (``columns`` default ``ceil(sqrt(n))``),
     row by row, bordered by ``pad`` pixels of ``pad_color``."""
     n, h, w, _ = images.shape
-    if columns is None:
-        columns = int(np.ceil(np.sqrt(n)))
-    columns = max(1, min(columns, n))
+    columns = max(1, min(int(np.ceil(np.sqrt(n))) if columns is None else columns, n))
     rows = -(-n // columns)
-    color = np.asarray(pad_color, dtype=np.uint8)
     # Each grid cell is the image preceded by `pad` rows and columns of border; one reshape
     # then lays all cells out, and the last border row and column are added around it.
-    cells = np.full((rows, pad + h, columns, pad + w, 3), color, dtype=np.uint8)
-    grid = np.empty((rows * columns, h, w, 3), dtype=np.uint8)
+    cells = np.full((rows, pad + h, columns, pad + w, 3), pad_color, dtype=np.uint8)
+    grid = np.full((rows * columns, h, w, 3), pad_color, dtype=np.uint8)
     grid[:n] = images
-    grid[n:] = color
     cells[:, pad:, :, pad:] = grid.reshape(rows, columns, h, w, 3).transpose(0, 2, 1, 3, 4)
     body = cells.reshape(rows * (pad + h), columns * (pad + w), 3)
     out = canvas(body.shape[0] + pad, body.shape[1] + pad, pad_color)
     out[: body.shape[0], : body.shape[1]] = body
     return out
-
-
-def fill_arena_discs(
-    image: np.ndarray, xy: np.ndarray, size: int, radius: float, color: Color, top: Any = 0.0
-) -> None:
-    """Fills discs at points ``xy`` of the arena [-1, 1]^2 drawn as a ``size``-pixel square
-    from row ``top``: x maps to columns, y to rows with y = 1 at the top."""
-    rows = top + (1.0 - xy[:, 1]) * size / 2
-    fill_circles(image, rows, (xy[:, 0] + 1.0) * size / 2, radius, color)
