@@ -17,24 +17,18 @@ from zooport.envs.side_channel.side_channel import SideChannel
 
 __all__ = ["BallBalance"]
 
-#: Seconds of simulated time per environment step, split into physics substeps.
-_STEP_TIME = 0.1
+_STEP_TIME = 0.1  # simulated seconds per step, in 5 physics substeps
 _SUBSTEPS = 5
 _DT = _STEP_TIME / _SUBSTEPS
 _SUBSTEP_FRACTIONS = (np.arange(1, _SUBSTEPS + 1) / _SUBSTEPS)[:, None, None]
-#: The largest tilt change per step (radians) at action +-1, and the tilt limit.
-_TILT_RATE = math.radians(4.0)
+_TILT_RATE = math.radians(4.0)  # tilt change per step at action +-1; the tilt stops at 0.5
 _MAX_TILT = 0.5
-#: Episodes start with each tilt uniform in +-10 degrees and the ball at rest within +-1.5.
-_INITIAL_TILT = math.radians(10.0)
-_INITIAL_SPREAD = 1.5
-#: The ball falls off when its centre leaves [-_EDGE, _EDGE] on either platform axis.
-_EDGE = 3.0
+_INITIAL_TILT = math.radians(10.0)  # an episode's tilts are uniform in +-10 degrees
+_INITIAL_SPREAD = 1.5  # and its ball is at rest within +-1.5
+_EDGE = 3.0  # the ball falls off when its centre leaves [-3, 3] on either platform axis
 _PLATFORM_HALF_THICKNESS = 0.5
-#: Rolling resistance: a drag force ``-_DRAG * scale * velocity`` (a bigger ball feels more).
-_DRAG = 0.2
-#: A solid sphere rolling without slipping accelerates at 5/7 of a sliding point mass.
-_ROLLING = 5.0 / 7.0
+_DRAG = 0.2  # rolling resistance: a force -_DRAG * scale * velocity
+_ROLLING = 5.0 / 7.0  # a solid sphere rolling without slipping: 5/7 of a point mass's accel
 _REWARD_ALIVE = 0.1
 _REWARD_FALL = -1.0
 
@@ -42,27 +36,24 @@ _REWARD_FALL = -1.0
 class BallBalance(BatchedEnv):
     """Unity ML-Agents' 3DBall, vectorised: each agent tilts a platform to balance a ball.
 
-    Each agent's ball starts at rest within +-1.5 of the centre of a square platform tilted
-    by up to +-10 degrees about each axis, and rolls under gravity along it (semi-implicit
-    Euler, 5 substeps of 0.02 s per step) with a small rolling resistance. The agent earns
-    +0.1 per step while the ball's centre stays within +-3 on both platform axes; when it
-    leaves, the step's reward is -1 and the episode terminates. Episodes are interrupted
-    after ``max_steps`` steps.
+    Each ball starts at rest within +-1.5 of the centre of a square platform tilted up to
+    +-10 degrees about each axis, and rolls under gravity (semi-implicit Euler, 5 substeps
+    of 0.02 s per step) with a small rolling resistance. Reward +0.1 per step while the
+    ball's centre stays within +-3 on both platform axes; when it leaves, -1 and the episode
+    terminates. Episodes are interrupted after ``max_steps`` steps.
 
     An ``EnvironmentParametersChannel`` sets ``"gravity"``, ``"mass"`` (a heavier ball is
-    slowed less by rolling resistance) and ``"scale"`` (the ball's diameter: its height and
-    its resistance), read with :meth:`environment_parameter` as each agent's episode starts
-    (one draw per agent under a sampler); the keywords of the same names are the defaults.
-    Each finished episode records the averaged statistics ``"BallBalance/EpisodeLength"``,
+    slowed less by resistance) and ``"scale"`` (the ball's diameter: its height and its
+    resistance), read with :meth:`environment_parameter` as each agent's episode starts (one
+    draw per agent under a sampler); the keywords of the same names are the defaults. Each
+    finished episode records the statistics ``"BallBalance/EpisodeLength"``,
     ``"BallBalance/EpisodeReward"`` and ``"BallBalance/Fell"`` (1 fell, 0 interrupted).
 
-    Behaviour ``"BallBalance"``:
-
-    - observation ``"ball_state"``: (8,) float32 as in 3DBall: the platform's rotation about
-      z and about x (radians, each within +-0.5), the ball's position relative to the
-      platform centre and its velocity (x, y, z each, world frame).
-    - actions: 2 continuous, clipped to [-1, 1]: the rate of tilt about z and about x
-      (+-4 degrees per step at +-1). The tilt stops at +-0.5 radians.
+    Behaviour ``"BallBalance"``: observation ``"ball_state"``, (8,) float32 as in 3DBall: the
+    platform's rotation about z and about x (radians, within +-0.5), the ball's position
+    relative to the platform centre and its velocity (x, y, z each, world frame); 2
+    continuous actions, clipped to [-1, 1]: the rate of tilt about z and about x (+-4
+    degrees per step at +-1), the tilt stopping at +-0.5 radians.
 
     Example:
         >>> env = BallBalance(n_agents=3, seed=0)
@@ -78,8 +69,7 @@ class BallBalance(BatchedEnv):
     """
 
     behavior_name: ClassVar[str] = "BallBalance"
-    #: The mean episode reward a trained PPO policy reaches (the cap is 0.1 * 200 = 20;
-    #: random actions earn about 1.7).
+    #: A trained PPO policy's mean episode reward (the cap is 20; random actions earn 1.7).
     expected_reward: ClassVar[float] = 18.0
     max_episode_steps: ClassVar[int] = 200
     #: How zooport registers it: ``zooport/BallBalance-v0`` balances one ball.
@@ -131,8 +121,7 @@ class BallBalance(BatchedEnv):
         finished = slots[self._episode_length[slots] > 0]
         if finished.size:
             fell = (np.abs(self._position[finished]) > _EDGE).any(axis=1)
-            # One statistic per finished episode, as each Unity agent would record its own;
-            # the flags and sums read as arrays, not per slot (this runs every step).
+            # One statistic per finished episode, as each Unity agent records its own.
             for length, reward, fall in zip(
                 self._episode_length[finished].tolist(),
                 self._episode_reward[finished].tolist(),
@@ -180,15 +169,19 @@ class BallBalance(BatchedEnv):
 
     def _observe(self, behavior: str, slots: np.ndarray) -> list[np.ndarray]:
         tilt = self._tilt[slots]
-        x, z = self._position[slots, 0], self._position[slots, 1]
-        vx, vz = self._velocity[slots, 0], self._velocity[slots, 1]
         height = _PLATFORM_HALF_THICKNESS + 0.5 * self._params["scale"][slots]
         sin_z, cos_z = np.sin(tilt[:, 0]), np.cos(tilt[:, 0])
         sin_x, cos_x = np.sin(tilt[:, 1]), np.cos(tilt[:, 1])
         obs = np.empty((slots.size, 8), dtype=np.float32)
         obs[:, :2] = tilt
-        _rotate(x, height, z, sin_z, cos_z, sin_x, cos_x, out=obs[:, 2:5])
-        _rotate(vx, 0.0, vz, sin_z, cos_z, sin_x, cos_x, out=obs[:, 5:8])
+        # R (x, y, z) for R = Rz Rx (platform to world), of the position and the velocity.
+        vectors = ((obs[:, 2:5], self._position, height), (obs[:, 5:8], self._velocity, 0.0))
+        for out, plane, y in vectors:
+            x, z = plane[slots, 0], plane[slots, 1]
+            y1 = y * cos_x - z * sin_x
+            out[:, 0] = x * cos_z - y1 * sin_z
+            out[:, 1] = x * sin_z + y1 * cos_z
+            out[:, 2] = y * sin_x + z * cos_x
         return [obs]
 
     def _render(self) -> np.ndarray:
@@ -213,16 +206,3 @@ class BallBalance(BatchedEnv):
         ball = (rows - ball_row) ** 2 + (cols - ball_col) ** 2 <= radius**2
         images[ball] = (255, 140, 0)
         return _render.tile(images)
-
-
-_F = np.ndarray | float
-
-
-def _rotate(
-    x: _F, y: _F, z: _F, sin_z: _F, cos_z: _F, sin_x: _F, cos_x: _F, out: np.ndarray
-) -> None:
-    """Writes R (x, y, z) for R = Rz Rx (platform to world) into the (k, 3) ``out``."""
-    y1 = y * cos_x - z * sin_x
-    out[:, 0] = x * cos_z - y1 * sin_z
-    out[:, 1] = x * sin_z + y1 * cos_z
-    out[:, 2] = y * sin_x + z * cos_x
