@@ -25,7 +25,6 @@ __all__ = ["GridWorld"]
 
 #: Row and column change of each action: 0 stay, 1 up, 2 down, 3 left, 4 right.
 _MOVES = np.array([[0, 0], [-1, 0], [1, 0], [0, -1], [0, 1]], dtype=np.int64)
-_GREEN_PLUS, _RED_CROSS = 0, 1
 _STEP_PENALTY = -0.01
 _GOAL_REWARD = 1.0
 _WRONG_GOAL_REWARD = -1.0
@@ -44,24 +43,18 @@ class GridWorld(BatchedEnv):
     Every agent has its own board of ``grid_size`` interior cells (an int for a square, or
     ``(rows, cols)``) inside a wall. Each episode places the agent, a green plus and a red
     cross on distinct random free cells, draws the goal signal (which of the two to reach)
-    and adds ``n_walls`` random interior walls, on cells whose row and column (from 0) are
-    both odd so that the free cells stay connected.
+    and adds ``n_walls`` random interior walls on cells with odd row and column (from 0), so
+    that the free cells stay connected. Each step costs 0.01; stepping onto the named goal
+    ends the episode with reward +1 (replacing the step cost, as in ML-Agents), onto the
+    other with -1; other episodes are interrupted after ``max_steps`` steps.
 
-    Each step costs 0.01. Stepping onto the named goal ends the episode with that step's
-    reward +1 (replacing the step cost, as in ML-Agents), onto the other goal with -1; other
-    episodes are interrupted after ``max_steps`` steps. A masked move into a wall (or the
-    border) leaves the agent where it is.
-
-    Behaviour ``"GridWorld"``:
-
-    - observation ``"camera"``: (rows * p, cols * p, 3) float32 in [0, 1], p =
-      ``pixels_per_cell``, dimension properties (TRANSLATIONAL_EQUIVARIANCE x 2, NONE): the
-      interior from above, empty black, wall grey (0.5), green plus (0, 1, 0), red cross
-      (1, 0, 0), agent blue (0, 0, 1; over a goal it stands on).
-    - observation ``"goal"``: (2,) float32, ``ObservationType.GOAL_SIGNAL``, the one-hot of
-      the goal to reach: index 0 the green plus, 1 the red cross.
-    - actions: one discrete branch of 5 - 0 stay, 1 up, 2 down, 3 left, 4 right; the action
-      mask is True (NOT available) for moves into a wall or off the board.
+    Behaviour ``"GridWorld"``: observation ``"camera"``, (rows * p, cols * p, 3) float32 in
+    [0, 1] for p = ``pixels_per_cell``, dimension properties (TRANSLATIONAL_EQUIVARIANCE x 2,
+    NONE), the interior from above: empty black, wall grey (0.5), green plus (0, 1, 0), red
+    cross (1, 0, 0), agent blue (0, 0, 1; over a goal it stands on); observation ``"goal"``,
+    (2,) float32, ``ObservationType.GOAL_SIGNAL``, the one-hot of the goal to reach (0 the
+    plus, 1 the cross); one discrete branch of 5 actions, 0 stay, 1 up, 2 down, 3 left, 4
+    right, masked (True: NOT available) for moves into a wall or off the board.
 
     Example:
         >>> env = GridWorld(n_agents=2, seed=0)
@@ -74,13 +67,10 @@ class GridWorld(BatchedEnv):
     """
 
     behavior_name: ClassVar[str] = "GridWorld"
-    #: The mean episode reward a trained (masked) PPO policy reaches: the optimum is about
-    #: 0.97, random allowed moves earn about -0.23.
+    #: A trained masked PPO policy's mean episode reward (optimum 0.97, random moves -0.23).
     expected_reward: ClassVar[float] = 0.75
     max_episode_steps: ClassVar[int] = 50
-    #: How zooport registers it. The single-agent id keeps the 5x5 camera float32: as uint8,
-    #: SB3 would take it for an image and build a CNN that cannot convolve 5x5 pixels; as a
-    #: float Box its policies flatten it.
+    #: The single-agent id keeps the camera float32: SB3 would build a CNN for a uint8 5x5.
     declaration: ClassVar[EnvDeclaration] = EnvDeclaration(
         pettingzoo_name="grid_world_v0", gym_kwargs={"n_agents": 1}
     )
@@ -209,10 +199,8 @@ class GridWorld(BatchedEnv):
 
 
 def _stamps(cell: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per cell kind: a (cell, cell) shape mask, its colour and the background colour.
-
-    Kinds: empty, wall, plus, cross, agent, then the named plus and named cross (lit cell).
-    """
+    """Per cell kind (empty, wall, plus, cross, agent, named plus, named cross): a (cell,
+    cell) shape mask, its colour and the background colour."""
     r, c = np.mgrid[0:cell, 0:cell] + 0.5
     mid, arm = cell / 2, cell * 0.12
     inner = (r > cell * 0.15) & (r < cell * 0.85) & (c > cell * 0.15) & (c < cell * 0.85)
