@@ -24,25 +24,18 @@ _LARGE_GOAL = 17
 _SMALL_REWARD = 0.1
 _LARGE_REWARD = 1.0
 _STEP_PENALTY = -0.01
-#: ML-Agents' BasicSensor: a one-hot of the position over 20 slots. Positions 18..20 and
-#: 0..6 lie beyond a goal and are never observed, since reaching a goal ends the episode.
-_OBS_SIZE = 20
-#: Action 0 stays, 1 moves left, 2 moves right.
+_OBS_SIZE = 20  # ML-Agents' BasicSensor: a one-hot over 20 (positions beyond a goal: never)
 _MOVES = np.array([0, -1, 1], dtype=np.int64)
 
 
 class Basic(BatchedEnv):
     """ML-Agents' Basic: walk left to a small goal or right to a large one.
 
-    Each agent walks its own line of integer positions ``[0, 20]``, starting at 10. Reaching
-    7 (the small goal) earns +0.1 and 17 (the large goal) +1.0, and ends the episode; every
-    step costs 0.01 (a goal step earns ``-0.01 + goal``), so the best return is
-    ``1.0 - 7 * 0.01 = 0.93``. Episodes that reach no goal are interrupted after
-    ``max_steps`` steps.
-
+    Each agent walks its own line of positions ``[0, 20]`` from 10. Reaching 7 (the small
+    goal) earns +0.1 and 17 (the large goal) +1.0, and ends the episode; every step costs
+    0.01, so the best return is 0.93. Episodes are interrupted after ``max_steps`` steps.
     Behaviour ``"Basic"``: observation ``"position"``, (20,) float32, the one-hot of the
-    position (only 7..17 occur); one discrete branch of 3 actions, 0 stay, 1 left, 2 right,
-    and no action mask.
+    position; one discrete branch of 3 actions, 0 stay, 1 left, 2 right; no action mask.
 
     Example:
         >>> import numpy as np
@@ -58,11 +51,9 @@ class Basic(BatchedEnv):
     """
 
     behavior_name: ClassVar[str] = "Basic"
-    #: The mean episode reward a trained PPO policy reaches (the optimum is 0.93; random
-    #: actions earn about 0.04).
+    #: A trained PPO policy's mean episode reward (optimum 0.93, random actions 0.04).
     expected_reward: ClassVar[float] = 0.9
     max_episode_steps: ClassVar[int] = 100
-    #: How zooport registers it (one agent by default: the single-agent id needs no option).
     declaration: ClassVar[EnvDeclaration] = EnvDeclaration(gym_kwargs={"n_agents": 1})
 
     def __init__(

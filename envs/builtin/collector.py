@@ -24,18 +24,15 @@ class Collector(BatchedEnv):
 
     An episode starts with between ``min_items`` and ``n_items`` items (uniformly drawn) at
     random spots and the agent at rest at another. It terminates when every item is
-    collected, or is interrupted after ``max_steps``. Reward: +1 per collected item, -0.005
-    per step.
+    collected, or is interrupted after ``max_steps``. Reward: +1 per item, -0.005 per step.
 
-    Behaviour ``"Collector"`` (``n_agents`` agents, no group):
-
-    - Actions, hybrid (``ActionSpec.create_hybrid(2, (2,))``): the acceleration along x and
-      y (clipped to [-1, 1]), and one discrete branch: 0 = move, 1 = grab. A grabbing agent
-      coasts (damped) and collects the nearest remaining item within ``reach``, if any.
-    - Observations: ``"self"``, shape (4,): position (x, y) and velocity (vx, vy);
-      ``"items"``, shape (n_items, 3), variable size (ML-Agents' BufferSensor): per
-      remaining item, nearest first, its position relative to the agent (dx, dy) and a
-      present flag 1; then rows of zeros.
+    Behaviour ``"Collector"`` (``n_agents`` agents, no group): hybrid actions
+    (``ActionSpec.create_hybrid(2, (2,))``), the acceleration along x and y (clipped to
+    [-1, 1]) and one branch, 0 move or 1 grab: a grabbing agent coasts and collects the
+    nearest remaining item within ``reach``, if any. Observations ``"self"``, (4,): position
+    and velocity; ``"items"``, (n_items, 3), variable size (ML-Agents' BufferSensor): per
+    remaining item, nearest first, its position relative to the agent and a flag 1; then
+    rows of zeros.
 
     Example:
         >>> import numpy as np
@@ -53,12 +50,9 @@ class Collector(BatchedEnv):
     """
 
     behavior_name: ClassVar[str] = "Collector"
-    #: Mean episode reward per agent a trained policy reaches (default options). PPO reaches
-    #: about 4.3 within 200k agent steps, a policy heading for the nearest item about 4.4,
-    #: uniformly random actions about -0.35.
+    #: A trained policy's mean episode reward per agent (PPO: 4.3 in 200k steps; random -0.35).
     expected_reward: ClassVar[float] = 4.0
     max_episode_steps: ClassVar[int] = 250
-    #: How zooport registers it: ``zooport/Collector-v0`` is one collector.
     declaration: ClassVar[EnvDeclaration] = EnvDeclaration(
         pettingzoo_name="collector_v0", gym_kwargs={"n_agents": 1}
     )

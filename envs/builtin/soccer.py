@@ -35,33 +35,27 @@ _KICKOFF_Y = 0.45
 class Soccer(BatchedEnv):
     """Two teams of ``team_size`` players push a ball into the other team's goal.
 
-    The pitch is [-1, 1] x [-0.6, 0.6]; team 0 defends the goal at x = -1 and attacks the
-    one at x = +1, team 1 the other way round; goal mouths are 0.5 wide. Players accelerate
-    on two axes, damped, and stop at the touch lines; they pass through each other. A player
-    touching the ball kicks it away from itself (kicks add up); the ball rolls with friction
-    and bounces off the walls outside the goal mouths.
-
-    Behaviours ``"Soccer?team=0"`` and ``"Soccer?team=1"`` have ``team_size`` agents each
-    (team 0 ids ``0 .. team_size - 1``, team 1 the next), group ids 1 and 2, and each sees
-    and acts in its own frame (team 1's is team 0's turned by 180 degrees), so every player
-    attacks towards +x and one policy can play either side.
+    The pitch is [-1, 1] x [-0.6, 0.6] with goal mouths 0.5 wide; team 0 defends the goal at
+    x = -1, team 1 the one at x = +1. Players accelerate on two axes, damped, stop at the
+    touch lines and pass through each other. A player touching the ball kicks it away from
+    itself (kicks add up); the ball rolls with friction and bounces off the walls outside
+    the goal mouths. Behaviours ``"Soccer?team=0"`` and ``"Soccer?team=1"``, group ids 1 and
+    2, have ``team_size`` agents each (team 0 ids first); each team sees and acts in its own
+    frame (team 1's is team 0's turned by 180 degrees), so one policy can play either side.
 
     - Actions: two discrete branches of 3, along x then y: 0 none, 1 towards +, 2 towards -.
     - Observation ``"players_and_ball"``, size ``8 + 2 * (2 * team_size - 1)``: own position
       and velocity, the ball's position relative to the player and its velocity, then each
       teammate's and each opponent's relative position (teammates first, by agent id).
-    - A goal terminates every agent's episode; all restart in that step at a new kickoff
-      (players at random spots in their own half, the ball at rest on the centre spot), with
-      the same ids. After ``max_steps`` steps all are interrupted and restarted the same way.
-    - Group reward (MA-POCA style): +1 to every agent of the scoring team and -1 to every
-      agent of the other in the step of the goal, else 0. With ``individual_rewards=True``
-      (default) it is also each agent's own reward, for trainers that read only rewards;
-      MA-POCA, which adds the two, wants False (own rewards 0, as in SoccerTwos).
-    - Shaping (off by default): with ``shaping=c`` each player's own reward gains
-      ``c * (phi' - phi)`` every step, for the potential ``phi`` = the ball's x in the team's
-      frame minus the player's distance to the ball: it pays for running to the ball and
-      pushing it goalwards, and sums to ``c * (phi_end - phi_kickoff)`` over an episode. The
-      group reward never includes it.
+    - A goal terminates every agent's episode, and all restart in that step at a new kickoff
+      (players at random spots in their own half, the ball at rest on the centre spot) with
+      the same ids; after ``max_steps`` steps all are interrupted and restarted the same way.
+    - Group reward (MA-POCA style): +1 to the scoring team and -1 to the other in the step
+      of a goal, else 0. With ``individual_rewards=True`` (default) it is also each agent's
+      own reward; MA-POCA, which adds the two, wants False (own rewards 0, as in SoccerTwos).
+    - ``shaping=c`` adds ``c * (phi' - phi)`` to each player's own reward every step, for the
+      potential ``phi`` = the ball's x in the team's frame minus the player's distance to the
+      ball (never to the group reward).
 
     :meth:`global_state` is the ball's and every player's position and velocity in team 0's
     frame; ``render()`` draws the pitch from above.
@@ -89,14 +83,11 @@ class Soccer(BatchedEnv):
 
     behavior_names: ClassVar[tuple[str, str]] = _TEAMS
     group_ids: ClassVar[tuple[int, int]] = (1, 2)
-    #: Mean episode reward per agent a trained team reaches against a random one. SB3 PPO with
-    #: ``shaping=1`` (``examples/soccer_team_ppo.py``) reaches 0.8-0.9 in about 400k agent
-    #: steps, a team running straight at the ball about 0.75, a random team about 0.02.
+    #: A trained team's mean episode reward per agent against a random team (SB3 PPO with
+    #: ``shaping=1``, ``examples/soccer_team_ppo.py``: 0.8-0.9 in 400k agent steps).
     expected_reward: ClassVar[float] = 0.7
     max_episode_steps: ClassVar[int] = 200
-    #: How zooport registers it. ``zooport/Soccer-v0`` is one player against one who takes
-    #: no actions (it stands where it kicked off); ``expected_reward`` is a team's against a
-    #: random team, so it is no threshold there.
+    #: ``zooport/Soccer-v0`` is one player against one who stands where it kicked off.
     declaration: ClassVar[EnvDeclaration] = EnvDeclaration(
         pettingzoo_name="soccer_v0",
         gym_kwargs={"team_size": 1, "behavior_name": _TEAMS[0]},
@@ -138,7 +129,7 @@ class Soccer(BatchedEnv):
         self.player_vel = np.zeros((2, n, 2), np.float32)
         self.ball_pos = np.zeros(2, np.float32)
         self.ball_vel = np.zeros(2, np.float32)
-        # For each slot, the slots of its teammates (teammate observations, no Python loop).
+        # For each slot, the slots of its teammates.
         mates = [[j for j in range(n) if j != i] for i in range(n)]
         self._mates = np.array(mates, np.intp).reshape(n, n - 1)
 
@@ -160,8 +151,7 @@ class Soccer(BatchedEnv):
         self.player_pos[team, slots] = np.stack([x * (2 * team - 1), y], axis=1)
         self.player_vel[team, slots] = 0.0
         if team == 0:
-            # Both teams always restart together (a goal or the shared time limit ends every
-            # episode in one step), so the kickoff resets the ball once, with team 0.
+            # Both teams always restart together: the ball is reset once, with team 0.
             self.ball_pos[:] = 0.0
             self.ball_vel[:] = 0.0
 

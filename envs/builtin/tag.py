@@ -28,33 +28,27 @@ class Tag(BatchedEnv):
     """Taggers chase runners on the square arena [-1, 1] x [-1, 1], positions continuous.
 
     Every agent accelerates in one of four directions or coasts, damped, and stops at the
-    walls. Taggers are a little faster than runners but by default decide only every second
-    step. A runner within ``tag_radius`` of a tagger after a move is *tagged*. Both
-    behaviours have one discrete branch of 5 actions: 0 stay, 1 up (+y), 2 down (-y), 3 left
-    (-x), 4 right (+x).
+    walls; taggers are a little faster but by default decide only every second step. A
+    runner within ``tag_radius`` of a tagger after a move is *tagged*. Both behaviours have
+    one discrete branch of 5 actions: 0 stay, 1 up (+y), 2 down (-y), 3 left (-x), 4 right.
 
-    - ``"Runner?team=0"``: ``n_runners`` agents, group id 1, deciding every
-      ``runner_decision_period`` steps. Reward +0.01 per step alive; a tagged runner gets -1
-      for that step instead and its episode terminates. Group reward 0.
-    - ``"Tagger?team=1"``: ``n_taggers`` agents, group id 2, deciding every
-      ``tagger_decision_period`` steps. Reward -0.01 per step, +1 per runner it tags (a
-      runner touched by several taggers counts for the nearest, ties for the lowest slot).
-      Group reward, to every tagger: +1 per runner tagged by anyone in that step.
-    - Observation ``"self_and_opponents"``, size ``4 + 3 * observed_opponents``: own
-      position and velocity, then per nearest live opponent, nearest first, its position
-      relative to the agent (dx, dy) and a present flag 1; then zeros.
+    - ``"Runner?team=0"``: ``n_runners`` agents, group id 1. Reward +0.01 per step alive; a
+      tagged runner gets -1 instead and its episode terminates. Group reward 0.
+    - ``"Tagger?team=1"``: ``n_taggers`` agents, group id 2. Reward -0.01 per step, +1 per
+      runner it tags (a runner touched by several counts for the nearest, ties for the
+      lowest slot). Group reward, to every tagger: +1 per runner tagged in that step.
+    - Observation ``"self_and_opponents"``, size ``4 + 3 * observed_opponents``: own position
+      and velocity, then per nearest live opponent, nearest first, its position relative to
+      the agent (dx, dy) and a present flag 1; then zeros.
 
     With ``restart_tagged=True`` (default) a tagged runner restarts in the same step at a
     fresh spot away from the taggers (in TerminalSteps and DecisionSteps with the same id),
-    and every agent is interrupted after ``max_steps`` steps of its own episode and
-    restarted. With ``restart_tagged=False`` no agent restarts: tagged and interrupted
-    agents leave, and when no runner is left the taggers' episodes terminate in that step.
-    Once every agent has left, ``step()`` changes nothing until ``reset()``.
-
-    With ``spawn_every=k > 0`` a runner with a fresh id spawns every k steps (from
-    ``reset``) while a tagger is live, into a free slot among ``n_runners + max_spawned``
-    (none when every slot holds a live runner, so with ``restart_tagged=True`` at most
-    ``max_spawned`` per episode). A spawned runner's ``max_steps`` counts from its spawn.
+    and every agent is interrupted and restarted after ``max_steps`` steps of its episode.
+    With ``restart_tagged=False`` tagged and interrupted agents leave, and when no runner is
+    left the taggers' episodes terminate; once every agent has left, ``step()`` changes
+    nothing until ``reset()``. With ``spawn_every=k > 0`` a runner with a fresh id spawns
+    every k steps (from ``reset``) while a tagger is live, into a free slot among
+    ``n_runners + max_spawned``; its ``max_steps`` counts from its spawn.
 
     Example:
         >>> env = Tag(seed=0)
@@ -72,14 +66,11 @@ class Tag(BatchedEnv):
     tagger_behavior: ClassVar[str] = _TAGGER
     runner_group_id: ClassVar[int] = 1
     tagger_group_id: ClassVar[int] = 2
-    #: Mean episode reward per tagger a trained policy reaches against runners acting at
-    #: random (default options). PPO reaches about 9 within 100k tagger decisions, a tagger
-    #: heading for the nearest runner about 8.7, random taggers about -1.2.
+    #: A trained tagger's mean episode reward against random runners (PPO reaches 9 within
+    #: 100k tagger decisions, random taggers -1.2).
     expected_reward: ClassVar[float] = 7.0
     max_episode_steps: ClassVar[int] = 200
-    #: How zooport registers it. ``zooport/Tag-v0`` is one runner against one tagger that
-    #: takes no actions (ML-Agents' rule: an agent without an action takes the zero action,
-    #: "stay"); ``expected_reward`` is the taggers', so it is no threshold for the runner.
+    #: ``zooport/Tag-v0`` is one runner against a tagger that takes the zero action, "stay".
     declaration: ClassVar[EnvDeclaration] = EnvDeclaration(
         pettingzoo_name="tag_v0",
         gym_kwargs={"n_runners": 1, "n_taggers": 1, "behavior_name": _RUNNER},
