@@ -157,7 +157,13 @@ class Soccer(BatchedEnv):
 
     def _step(self, actions: dict[str, ActionTuple]) -> dict[str, StepResult]:
         potential = self._potential() if self.shaping else None
-        self._move_players(np.stack([actions[b].discrete for b in _TEAMS]))
+        # Players: damped acceleration by their pushes, stopping at the touch lines.
+        push = np.stack([actions[b].discrete for b in _TEAMS])  # (team, slot, branch)
+        accel = _PUSH[push] * _FRAME[:, None, None] * self.player_accel  # team 0's frame
+        limit = np.array([1.0, _HALF_WIDTH], np.float32) - _PLAYER_RADIUS
+        self.player_pos[...], self.player_vel[...] = damped_move(
+            self.player_pos, self.player_vel, accel, self.player_damping, limit
+        )
         scorer = self._move_ball()
         n = self.team_size
         over = np.full(n, scorer is not None)
@@ -175,14 +181,6 @@ class Soccer(BatchedEnv):
         """(team, slot): the ball's x in the team's frame minus the player's distance to it."""
         gap = np.linalg.norm(self.player_pos - self.ball_pos, axis=-1)
         return (self.ball_pos[0] * _FRAME[:, None] - gap).astype(np.float32)
-
-    def _move_players(self, push: np.ndarray) -> None:
-        """Damped acceleration by the (team, slot, branch) ``push``; stops at the touch lines."""
-        accel = _PUSH[push] * _FRAME[:, None, None] * self.player_accel  # team 0's frame
-        limit = np.array([1.0, _HALF_WIDTH], np.float32) - _PLAYER_RADIUS
-        self.player_pos[...], self.player_vel[...] = damped_move(
-            self.player_pos, self.player_vel, accel, self.player_damping, limit
-        )
 
     def _move_ball(self) -> int | None:
         """Kicks, rolls and bounces the ball; returns the team that scored, or None."""

@@ -134,6 +134,11 @@ class Tag(BatchedEnv):
         self.tagger_pos = np.zeros((n_taggers, 2), np.float32)
         self.tagger_vel = np.zeros((n_taggers, 2), np.float32)
         self._placed_taggers = np.zeros(n_taggers, bool)
+        # Per behaviour: its positions, velocities, acceleration and its opponents' behaviour.
+        self._bodies = {
+            _RUNNER: (self.runner_pos, self.runner_vel, self.runner_accel, _TAGGER),
+            _TAGGER: (self.tagger_pos, self.tagger_vel, self.tagger_accel, _RUNNER),
+        }
         self._t = 0
 
     @property
@@ -155,15 +160,14 @@ class Tag(BatchedEnv):
         self._placed_taggers[:] = False
 
     def _reset_agents(self, behavior: str, slots: np.ndarray) -> None:
-        if behavior == _RUNNER:
-            others = self.tagger_pos[self._placed_taggers & self.active_slots(_TAGGER)]
-            self.runner_pos[slots] = self._place(slots.size, others)
-            self.runner_vel[slots] = 0.0
+        pos, vel, _, opponent = self._bodies[behavior]
+        others = self.active_slots(opponent)
+        if behavior == _RUNNER:  # taggers not yet placed in this episode stand anywhere
+            others &= self._placed_taggers
         else:
-            others = self.runner_pos[self.active_slots(_RUNNER)]
-            self.tagger_pos[slots] = self._place(slots.size, others)
-            self.tagger_vel[slots] = 0.0
             self._placed_taggers[slots] = True
+        pos[slots] = self._place(slots.size, self._bodies[opponent][0][others])
+        vel[slots] = 0.0
 
     def _place(self, n: int, others: np.ndarray) -> np.ndarray:
         """``n`` spots: of a few random candidates each, the farthest from ``others``."""
@@ -176,11 +180,8 @@ class Tag(BatchedEnv):
 
     def _step(self, actions: dict[str, ActionTuple]) -> dict[str, StepResult]:
         runners, taggers = self.active_slots(_RUNNER), self.active_slots(_TAGGER)
-        bodies = (
-            (self.runner_pos, self.runner_vel, runners, _RUNNER, self.runner_accel),
-            (self.tagger_pos, self.tagger_vel, taggers, _TAGGER, self.tagger_accel),
-        )
-        for pos, vel, live, behavior, accel in bodies:
+        for behavior, live in ((_RUNNER, runners), (_TAGGER, taggers)):
+            pos, vel, accel, _ = self._bodies[behavior]
             push = accel * _DIRECTIONS[actions[behavior].discrete[:, 0]]
             new_pos, new_vel = damped_move(pos, vel, push, self.damping, 1.0)
             pos[:] = np.where(live[:, None], new_pos, pos)
@@ -210,14 +211,11 @@ class Tag(BatchedEnv):
         }
 
     def _observe(self, behavior: str, slots: np.ndarray) -> list[np.ndarray]:
-        if behavior == _RUNNER:
-            pos, vel = self.runner_pos[slots], self.runner_vel[slots]
-            opponents, live = self.tagger_pos, self.active_slots(_TAGGER)
-        else:
-            pos, vel = self.tagger_pos[slots], self.tagger_vel[slots]
-            opponents, live = self.runner_pos, self.active_slots(_RUNNER)
-        rel = opponents[None] - pos[:, None]  # (n, m, 2)
-        seen = nearest_first(rel, np.broadcast_to(live, rel.shape[:2]), self.observed_opponents)
+        pos, vel, _, opponent = self._bodies[behavior]
+        pos, vel = pos[slots], vel[slots]
+        rel = self._bodies[opponent][0][None] - pos[:, None]  # (n, m, 2)
+        live = np.broadcast_to(self.active_slots(opponent), rel.shape[:2])
+        seen = nearest_first(rel, live, self.observed_opponents)
         seen = seen.reshape(len(slots), 3 * self.observed_opponents)
         return [np.concatenate([pos, vel, seen], axis=1).astype(np.float32)]
 
