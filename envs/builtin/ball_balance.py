@@ -36,24 +36,17 @@ _REWARD_FALL = -1.0
 class BallBalance(BatchedEnv):
     """Unity ML-Agents' 3DBall, vectorised: each agent tilts a platform to balance a ball.
 
-    Each ball starts at rest within +-1.5 of the centre of a square platform tilted up to
-    +-10 degrees about each axis, and rolls under gravity (semi-implicit Euler, 5 substeps
-    of 0.02 s per step) with a small rolling resistance. Reward +0.1 per step while the
-    ball's centre stays within +-3 on both platform axes; when it leaves, -1 and the episode
-    terminates. Episodes are interrupted after ``max_steps`` steps.
+    The ball starts at rest near the centre of a platform tilted up to +-10 degrees and rolls
+    under gravity (5 substeps of 0.02 s per step) with rolling resistance. Reward +0.1 per
+    step while the ball stays within +-3 on both platform axes, else -1 and the episode
+    terminates. Observation ``"ball_state"``, (8,): the platform's rotation about z and x,
+    the ball's relative position and velocity (world frame). Two continuous actions in [-1,
+    1]: the tilt rate about z and x (4 degrees per step at 1; the tilt stops at 0.5 rad).
 
-    An ``EnvironmentParametersChannel`` sets ``"gravity"``, ``"mass"`` (a heavier ball is
-    slowed less by resistance) and ``"scale"`` (the ball's diameter: its height and its
-    resistance), read with :meth:`environment_parameter` as each agent's episode starts (one
-    draw per agent under a sampler); the keywords of the same names are the defaults. Each
-    finished episode records the statistics ``"BallBalance/EpisodeLength"``,
-    ``"BallBalance/EpisodeReward"`` and ``"BallBalance/Fell"`` (1 fell, 0 interrupted).
-
-    Behaviour ``"BallBalance"``: observation ``"ball_state"``, (8,) float32 as in 3DBall: the
-    platform's rotation about z and about x (radians, within +-0.5), the ball's position
-    relative to the platform centre and its velocity (x, y, z each, world frame); 2
-    continuous actions, clipped to [-1, 1]: the rate of tilt about z and about x (+-4
-    degrees per step at +-1), the tilt stopping at +-0.5 radians.
+    ``EnvironmentParametersChannel`` keys ``"gravity"``, ``"mass"`` and ``"scale"`` (the
+    ball's diameter) are read as each episode starts (the keywords are the defaults). Each
+    finished episode records ``"BallBalance/EpisodeLength"``, ``"BallBalance/EpisodeReward"``
+    and ``"BallBalance/Fell"``.
 
     Example:
         >>> env = BallBalance(n_agents=3, seed=0)

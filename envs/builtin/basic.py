@@ -31,11 +31,9 @@ _MOVES = np.array([0, -1, 1], dtype=np.int64)
 class Basic(BatchedEnv):
     """ML-Agents' Basic: walk left to a small goal or right to a large one.
 
-    Each agent walks its own line of positions ``[0, 20]`` from 10. Reaching 7 (the small
-    goal) earns +0.1 and 17 (the large goal) +1.0, and ends the episode; every step costs
-    0.01, so the best return is 0.93. Episodes are interrupted after ``max_steps`` steps.
-    Behaviour ``"Basic"``: observation ``"position"``, (20,) float32, the one-hot of the
-    position; one discrete branch of 3 actions, 0 stay, 1 left, 2 right; no action mask.
+    Each agent walks positions ``[0, 20]`` from 10: reaching 7 earns +0.1 and 17 +1.0 and
+    ends the episode; each step costs 0.01. Observation ``"position"``, a (20,) one-hot;
+    one discrete branch of 3 actions: 0 stay, 1 left, 2 right.
 
     Example:
         >>> import numpy as np

@@ -22,17 +22,12 @@ __all__ = ["Collector"]
 class Collector(BatchedEnv):
     """Each agent moves in its own arena [-1, 1] x [-1, 1] and grabs items within reach.
 
-    An episode starts with between ``min_items`` and ``n_items`` items (uniformly drawn) at
-    random spots and the agent at rest at another. It terminates when every item is
-    collected, or is interrupted after ``max_steps``. Reward: +1 per item, -0.005 per step.
-
-    Behaviour ``"Collector"`` (``n_agents`` agents, no group): hybrid actions
-    (``ActionSpec.create_hybrid(2, (2,))``), the acceleration along x and y (clipped to
-    [-1, 1]) and one branch, 0 move or 1 grab: a grabbing agent coasts and collects the
-    nearest remaining item within ``reach``, if any. Observations ``"self"``, (4,): position
-    and velocity; ``"items"``, (n_items, 3), variable size (ML-Agents' BufferSensor): per
-    remaining item, nearest first, its position relative to the agent and a flag 1; then
-    rows of zeros.
+    An episode starts with ``min_items`` to ``n_items`` items at random spots and ends when
+    all are collected (or is interrupted after ``max_steps``). Reward +1 per item, -0.005
+    per step. Hybrid actions: acceleration along x and y (clipped to [-1, 1]) and a branch, 0
+    move or 1 grab (coast and collect the nearest item within ``reach``). Observations
+    ``"self"`` (position, velocity) and ``"items"``, (n_items, 3), variable size (ML-Agents'
+    BufferSensor): per remaining item, nearest first, its relative position and a flag 1.
 
     Example:
         >>> import numpy as np

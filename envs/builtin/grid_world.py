@@ -40,21 +40,14 @@ _PALETTE = np.array(
 class GridWorld(BatchedEnv):
     """ML-Agents' GridWorld, vectorised: walk to the goal the goal signal names.
 
-    Every agent has its own board of ``grid_size`` interior cells (an int for a square, or
-    ``(rows, cols)``) inside a wall. Each episode places the agent, a green plus and a red
-    cross on distinct random free cells, draws the goal signal (which of the two to reach)
-    and adds ``n_walls`` random interior walls on cells with odd row and column (from 0), so
-    that the free cells stay connected. Each step costs 0.01; stepping onto the named goal
-    ends the episode with reward +1 (replacing the step cost, as in ML-Agents), onto the
-    other with -1; other episodes are interrupted after ``max_steps`` steps.
-
-    Behaviour ``"GridWorld"``: observation ``"camera"``, (rows * p, cols * p, 3) float32 in
-    [0, 1] for p = ``pixels_per_cell``, dimension properties (TRANSLATIONAL_EQUIVARIANCE x 2,
-    NONE), the interior from above: empty black, wall grey (0.5), green plus (0, 1, 0), red
-    cross (1, 0, 0), agent blue (0, 0, 1; over a goal it stands on); observation ``"goal"``,
-    (2,) float32, ``ObservationType.GOAL_SIGNAL``, the one-hot of the goal to reach (0 the
-    plus, 1 the cross); one discrete branch of 5 actions, 0 stay, 1 up, 2 down, 3 left, 4
-    right, masked (True: NOT available) for moves into a wall or off the board.
+    Each agent's board has ``grid_size`` cells (an int or ``(rows, cols)``) inside a wall.
+    An episode places the agent, a green plus and a red cross on random free cells, draws
+    which goal to reach, and adds ``n_walls`` walls on cells with odd row and column (the
+    free cells stay connected). Each step costs 0.01; the named goal ends the episode with
+    +1, the other with -1. Observations ``"camera"``, (rows * p, cols * p, 3) float32 for p
+    = ``pixels_per_cell`` (empty black, wall grey, plus green, cross red, agent blue), and
+    ``"goal"``, a GOAL_SIGNAL one-hot (0 plus, 1 cross); actions 0 stay, 1 up, 2 down, 3
+    left, 4 right, masked (True) into a wall.
 
     Example:
         >>> env = GridWorld(n_agents=2, seed=0)

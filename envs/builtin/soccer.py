@@ -35,30 +35,21 @@ _KICKOFF_Y = 0.45
 class Soccer(BatchedEnv):
     """Two teams of ``team_size`` players push a ball into the other team's goal.
 
-    The pitch is [-1, 1] x [-0.6, 0.6] with goal mouths 0.5 wide; team 0 defends the goal at
-    x = -1, team 1 the one at x = +1. Players accelerate on two axes, damped, stop at the
-    touch lines and pass through each other. A player touching the ball kicks it away from
-    itself (kicks add up); the ball rolls with friction and bounces off the walls outside
-    the goal mouths. Behaviours ``"Soccer?team=0"`` and ``"Soccer?team=1"``, group ids 1 and
-    2, have ``team_size`` agents each (team 0 ids first); each team sees and acts in its own
-    frame (team 1's is team 0's turned by 180 degrees), so one policy can play either side.
+    The pitch is [-1, 1] x [-0.6, 0.6], goal mouths 0.5 wide, team 0 defending x = -1.
+    Players accelerate on two axes, damped, stop at the touch lines and pass through each
+    other; a player touching the ball kicks it away from itself; the ball rolls with friction
+    and bounces off the walls. Behaviours ``"Soccer?team=0"`` and ``"Soccer?team=1"`` (group
+    ids 1 and 2, team 0's ids first) each see and act in their own frame (team 1's turned by
+    180 degrees), so one policy plays either side. Actions: two branches of 3, along x then
+    y: 0 none, 1 towards +, 2 towards -. Observation ``"players_and_ball"``: own position
+    and velocity, the ball's relative position and its velocity, then each teammate's and
+    each opponent's relative position. A goal ends every agent's episode and all restart in
+    that step at a new kickoff, with the same ids (so does the time limit, interrupted).
 
-    - Actions: two discrete branches of 3, along x then y: 0 none, 1 towards +, 2 towards -.
-    - Observation ``"players_and_ball"``, size ``8 + 2 * (2 * team_size - 1)``: own position
-      and velocity, the ball's position relative to the player and its velocity, then each
-      teammate's and each opponent's relative position (teammates first, by agent id).
-    - A goal terminates every agent's episode, and all restart in that step at a new kickoff
-      (players at random spots in their own half, the ball at rest on the centre spot) with
-      the same ids; after ``max_steps`` steps all are interrupted and restarted the same way.
-    - Group reward (MA-POCA style): +1 to the scoring team and -1 to the other in the step
-      of a goal, else 0. With ``individual_rewards=True`` (default) it is also each agent's
-      own reward; MA-POCA, which adds the two, wants False (own rewards 0, as in SoccerTwos).
-    - ``shaping=c`` adds ``c * (phi' - phi)`` to each player's own reward every step, for the
-      potential ``phi`` = the ball's x in the team's frame minus the player's distance to the
-      ball (never to the group reward).
-
-    :meth:`global_state` is the ball's and every player's position and velocity in team 0's
-    frame; ``render()`` draws the pitch from above.
+    Group reward (MA-POCA style): +1 to the scoring team and -1 to the other in the step of a
+    goal. With ``individual_rewards=True`` it is also each agent's own reward (MA-POCA wants
+    False: own rewards 0, as in SoccerTwos). ``shaping=c`` adds ``c * (phi' - phi)`` to the
+    own reward, for ``phi`` = the ball's x in the team's frame minus the distance to the ball.
 
     Example:
         >>> env = Soccer(seed=0)

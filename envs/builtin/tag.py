@@ -25,30 +25,23 @@ _TAGGER = "Tagger?team=1"
 
 
 class Tag(BatchedEnv):
-    """Taggers chase runners on the square arena [-1, 1] x [-1, 1], positions continuous.
+    """Taggers chase runners on the arena [-1, 1] x [-1, 1], positions continuous.
 
-    Every agent accelerates in one of four directions or coasts, damped, and stops at the
-    walls; taggers are a little faster but by default decide only every second step. A
-    runner within ``tag_radius`` of a tagger after a move is *tagged*. Both behaviours have
-    one discrete branch of 5 actions: 0 stay, 1 up (+y), 2 down (-y), 3 left (-x), 4 right.
+    Agents accelerate in one of four directions or coast, damped, and stop at the walls;
+    taggers are faster but by default decide every second step. A runner within
+    ``tag_radius`` of a tagger is tagged: -1 and its episode terminates (else +0.01 per
+    step). A tagger earns +1 per runner it tags (the nearest tagger counts, ties the lowest
+    slot) and -0.01 per step; every tagger's group reward is +1 per runner tagged in the
+    step. Behaviours ``"Runner?team=0"`` (group 1) and ``"Tagger?team=1"`` (group 2): one
+    branch of 5 actions, 0 stay, 1 up (+y), 2 down, 3 left (-x), 4 right; observation
+    ``"self_and_opponents"``: own position and velocity, then per nearest live opponent its
+    relative position and a present flag 1, then zeros.
 
-    - ``"Runner?team=0"``: ``n_runners`` agents, group id 1. Reward +0.01 per step alive; a
-      tagged runner gets -1 instead and its episode terminates. Group reward 0.
-    - ``"Tagger?team=1"``: ``n_taggers`` agents, group id 2. Reward -0.01 per step, +1 per
-      runner it tags (a runner touched by several counts for the nearest, ties for the
-      lowest slot). Group reward, to every tagger: +1 per runner tagged in that step.
-    - Observation ``"self_and_opponents"``, size ``4 + 3 * observed_opponents``: own position
-      and velocity, then per nearest live opponent, nearest first, its position relative to
-      the agent (dx, dy) and a present flag 1; then zeros.
-
-    With ``restart_tagged=True`` (default) a tagged runner restarts in the same step at a
-    fresh spot away from the taggers (in TerminalSteps and DecisionSteps with the same id),
-    and every agent is interrupted and restarted after ``max_steps`` steps of its episode.
-    With ``restart_tagged=False`` tagged and interrupted agents leave, and when no runner is
-    left the taggers' episodes terminate; once every agent has left, ``step()`` changes
-    nothing until ``reset()``. With ``spawn_every=k > 0`` a runner with a fresh id spawns
-    every k steps (from ``reset``) while a tagger is live, into a free slot among
-    ``n_runners + max_spawned``; its ``max_steps`` counts from its spawn.
+    ``restart_tagged=True`` restarts a tagged runner in the same step away from the taggers
+    (same id), and every agent after ``max_steps`` (interrupted). With False agents leave,
+    and when no runner is left the taggers' episodes terminate. ``spawn_every=k`` spawns a
+    runner with a fresh id every k steps while a tagger is live, into a free slot among
+    ``n_runners + max_spawned``.
 
     Example:
         >>> env = Tag(seed=0)
