@@ -16,16 +16,15 @@ from zooport.envs.side_channel.side_channel import SideChannel
 
 __all__ = ["Basic"]
 
-_MIN_POSITION = 0
 _MAX_POSITION = 20
 _START = 10
-_SMALL_GOAL = 7
-_LARGE_GOAL = 17
-_SMALL_REWARD = 0.1
-_LARGE_REWARD = 1.0
-_STEP_PENALTY = -0.01
 _OBS_SIZE = 20  # ML-Agents' BasicSensor: a one-hot over 20 (positions beyond a goal: never)
 _MOVES = np.array([0, -1, 1], dtype=np.int64)
+_GOALS = np.array([7, 17])
+#: Per position: the step's reward, -0.01 plus 0.1 at the small goal and 1.0 at the large
+#: (only a goal pays, and it ends the episode).
+_REWARD = np.full(_MAX_POSITION + 1, -0.01)
+_REWARD[_GOALS] += (0.1, 1.0)
 
 
 class Basic(BatchedEnv):
@@ -79,13 +78,9 @@ class Basic(BatchedEnv):
 
     def _step(self, actions: dict[str, ActionTuple]) -> dict[str, StepResult]:
         move = _MOVES[actions[self.behavior_name].discrete[:, 0]]
-        position = np.clip(self._position + move, _MIN_POSITION, _MAX_POSITION)
-        self._position = position
-        small = position == _SMALL_GOAL
-        large = position == _LARGE_GOAL
-        goal = np.where(small, _SMALL_REWARD, 0.0) + np.where(large, _LARGE_REWARD, 0.0)
-        reward = (_STEP_PENALTY + goal).astype(np.float32)
-        return {self.behavior_name: StepResult(reward, small | large)}
+        self._position = position = np.clip(self._position + move, 0, _MAX_POSITION)
+        reward = _REWARD[position]
+        return {self.behavior_name: StepResult(reward.astype(np.float32), reward > 0)}
 
     def _observe(self, behavior: str, slots: np.ndarray) -> list[np.ndarray]:
         one_hot = np.zeros((slots.size, _OBS_SIZE), dtype=np.float32)
@@ -94,12 +89,12 @@ class Basic(BatchedEnv):
 
     def _render(self) -> np.ndarray:
         """One row of 21 cells per agent: goals green (the large one bigger), agent blue."""
-        cell, n, width = 16, self.n_agents, _MAX_POSITION - _MIN_POSITION + 1
+        cell, n, width = 16, self.n_agents, _MAX_POSITION + 1
         image = _render.canvas(n * cell, width * cell, (40, 40, 40))
         rows = np.arange(n) * cell
         # Cell separators make positions countable.
         _render.fill_rects(image, np.zeros(width), np.arange(width) * cell, n * cell, 1, (0, 0, 0))
-        for goal, side in ((_SMALL_GOAL, cell // 3), (_LARGE_GOAL, cell - 4)):
+        for goal, side in zip(_GOALS.tolist(), (cell // 3, cell - 4), strict=True):
             offset = (cell - side) // 2
             left = np.full(n, goal * cell + offset)
             _render.fill_rects(image, rows + offset, left, side, side, (60, 200, 60))
