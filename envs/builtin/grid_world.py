@@ -156,8 +156,7 @@ class GridWorld(BatchedEnv):
         index = np.arange(slots.size)
         kinds = np.where(self._walls[slots], _WALL, _EMPTY)
         goals, agent = self._goals[slots], self._agent[slots]
-        kinds[index, goals[:, 0, 0], goals[:, 0, 1]] = _PLUS
-        kinds[index, goals[:, 1, 0], goals[:, 1, 1]] = _CROSS
+        kinds[index[:, None], goals[..., 0], goals[..., 1]] = (_PLUS, _CROSS)
         kinds[index, agent[:, 0], agent[:, 1]] = _AGENT
         return kinds if border else kinds[:, 1:-1, 1:-1]
 
@@ -184,9 +183,8 @@ class GridWorld(BatchedEnv):
         kinds[lit, goal[lit, 0], goal[lit, 1]] = 5 + self._target[lit]
         stamps, fg, bg = _stamps(cell)
         big = kinds.repeat(cell, axis=1).repeat(cell, axis=2)  # (n, R * cell, C * cell)
-        sub_r = np.arange(big.shape[1]) % cell
-        sub_c = np.arange(big.shape[2]) % cell
-        shape = stamps[big, sub_r[None, :, None], sub_c[None, None, :]]
+        sub_r, sub_c = np.ogrid[: big.shape[1], : big.shape[2]]
+        shape = stamps[big, sub_r % cell, sub_c % cell]
         images = np.where(shape[..., None], fg[big], bg[big])
         return _render.tile(images)
 

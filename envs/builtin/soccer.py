@@ -53,15 +53,11 @@ class Soccer(BatchedEnv):
 
     Example:
         >>> env = Soccer(seed=0)
-        >>> list(env.behavior_specs)
-        ['Soccer?team=0', 'Soccer?team=1']
         >>> env.reset()
         >>> blue, _ = env.get_steps("Soccer?team=0")
         >>> purple, _ = env.get_steps("Soccer?team=1")
         >>> blue.agent_id.tolist(), purple.agent_id.tolist(), purple.group_id.tolist()
         ([0, 1], [2, 3], [2, 2])
-        >>> blue.obs[0].shape
-        (2, 14)
         >>> env.ball_pos[:] = [0.97, 0.0]  # the ball rolls into team 1's goal
         >>> env.ball_vel[:] = [0.05, 0.0]
         >>> env.step()
@@ -74,8 +70,7 @@ class Soccer(BatchedEnv):
 
     behavior_names: ClassVar[tuple[str, str]] = _TEAMS
     group_ids: ClassVar[tuple[int, int]] = (1, 2)
-    #: A trained team's mean episode reward per agent against a random team (SB3 PPO with
-    #: ``shaping=1``, ``examples/soccer_team_ppo.py``: 0.8-0.9 in 400k agent steps).
+    #: A trained team's mean episode reward per agent against a random team (PPO, shaping=1).
     expected_reward: ClassVar[float] = 0.7
     max_episode_steps: ClassVar[int] = 200
     #: ``zooport/Soccer-v0`` is one player against one who stands where it kicked off.
@@ -121,8 +116,7 @@ class Soccer(BatchedEnv):
         self.ball_pos = np.zeros(2, np.float32)
         self.ball_vel = np.zeros(2, np.float32)
         # For each slot, the slots of its teammates.
-        mates = [[j for j in range(n) if j != i] for i in range(n)]
-        self._mates = np.array(mates, np.intp).reshape(n, n - 1)
+        self._mates = np.array([np.delete(np.arange(n), i) for i in range(n)]).reshape(n, n - 1)
 
     @property
     def global_state_shape(self) -> tuple[int]:

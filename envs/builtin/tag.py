@@ -59,8 +59,7 @@ class Tag(BatchedEnv):
     tagger_behavior: ClassVar[str] = _TAGGER
     runner_group_id: ClassVar[int] = 1
     tagger_group_id: ClassVar[int] = 2
-    #: A trained tagger's mean episode reward against random runners (PPO reaches 9 within
-    #: 100k tagger decisions, random taggers -1.2).
+    #: A trained tagger's mean episode reward against random runners (random taggers: -1.2).
     expected_reward: ClassVar[float] = 7.0
     max_episode_steps: ClassVar[int] = 200
     #: ``zooport/Tag-v0`` is one runner against a tagger that takes the zero action, "stay".
