@@ -1,8 +1,88 @@
-"""Array code that several built-ins share: damped motion in a box, nearest-first entities."""
+"""Array code the built-ins share: damped motion in a box, nearest-first entities, and the
+drawing for their ``rgb_array`` renders (colours ``(r, g, b)``, pixels ``(row, col)`` from
+the top left; each drawing function draws a whole batch of shapes, clipped)."""
 
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
+
+__all__ = [
+    "Color", "canvas", "fill_rects", "fill_circles", "fill_arena_discs", "upscale", "tile",
+    "damped_move", "nearest_first",
+]  # fmt: skip
+
+Color = tuple[int, int, int]
+
+
+def canvas(height: int, width: int, color: Color = (0, 0, 0)) -> np.ndarray:
+    """A new (height, width, 3) uint8 image filled with ``color``."""
+    return np.full((height, width, 3), color, dtype=np.uint8)
+
+
+def fill_rects(
+    image: np.ndarray, top: ArrayLike, left: ArrayLike, height: ArrayLike, width: ArrayLike,
+    color: Color,
+) -> None:  # fmt: skip
+    """Fills rectangles ``[top, top + height) x [left, left + width)`` of ``image`` in place."""
+    top = np.atleast_1d(np.asarray(top, dtype=np.float64))
+    left = np.atleast_1d(np.asarray(left, dtype=np.float64))
+    height = np.broadcast_to(np.asarray(height, dtype=np.float64), top.shape)
+    width = np.broadcast_to(np.asarray(width, dtype=np.float64), top.shape)
+    rows = np.arange(image.shape[0])[None, :]
+    cols = np.arange(image.shape[1])[None, :]
+    in_rows = (rows >= top[:, None]) & (rows < (top + height)[:, None])  # (k, H)
+    in_cols = (cols >= left[:, None]) & (cols < (left + width)[:, None])  # (k, W)
+    mask = np.einsum("kh,kw->hw", in_rows, in_cols, dtype=np.int32) > 0
+    image[mask] = np.asarray(color, dtype=np.uint8)
+
+
+def fill_circles(
+    image: np.ndarray, center_row: ArrayLike, center_col: ArrayLike, radius: ArrayLike,
+    color: Color,
+) -> None:  # fmt: skip
+    """Fills discs in ``image`` in place: the pixels whose centres lie within them."""
+    cy = np.atleast_1d(np.asarray(center_row, dtype=np.float64))[:, None, None]
+    cx = np.atleast_1d(np.asarray(center_col, dtype=np.float64))[:, None, None]
+    r = np.broadcast_to(np.asarray(radius, dtype=np.float64), cy.shape[:1])[:, None, None]
+    rows = np.arange(image.shape[0])[None, :, None] + 0.5
+    cols = np.arange(image.shape[1])[None, None, :] + 0.5
+    mask = ((rows - cy) ** 2 + (cols - cx) ** 2 <= r**2).any(axis=0)
+    image[mask] = np.asarray(color, dtype=np.uint8)
+
+
+def fill_arena_discs(
+    image: np.ndarray, xy: np.ndarray, size: int, radius: float, color: Color, top: ArrayLike = 0.0
+) -> None:
+    """Fills discs at points ``xy`` of the arena [-1, 1]^2 drawn as a ``size``-pixel square
+    from row ``top``: x maps to columns, y to rows with y = 1 at the top."""
+    rows = top + (1.0 - xy[:, 1]) * size / 2
+    fill_circles(image, rows, (xy[:, 0] + 1.0) * size / 2, radius, color)
+
+
+def upscale(images: np.ndarray, factor: int) -> np.ndarray:
+    """Repeats each pixel ``factor`` x ``factor`` times in (..., H, W, C) ``images`` (a copy)."""
+    return images.repeat(factor, axis=-3).repeat(factor, axis=-2)
+
+
+def tile(
+    images: np.ndarray, columns: int | None = None, pad: int = 2, pad_color: Color = (64, 64, 64)
+) -> np.ndarray:
+    """Lays out an (n, H, W, 3) batch on a grid (``columns`` default ``ceil(sqrt(n))``),
+    row by row, bordered by ``pad`` pixels of ``pad_color``."""
+    n, h, w, _ = images.shape
+    columns = max(1, min(int(np.ceil(np.sqrt(n))) if columns is None else columns, n))
+    rows = -(-n // columns)
+    # Each grid cell is the image preceded by `pad` rows and columns of border; one reshape
+    # then lays all cells out, and the last border row and column are added around it.
+    cells = np.full((rows, pad + h, columns, pad + w, 3), pad_color, dtype=np.uint8)
+    grid = np.full((rows * columns, h, w, 3), pad_color, dtype=np.uint8)
+    grid[:n] = images
+    cells[:, pad:, :, pad:] = grid.reshape(rows, columns, h, w, 3).transpose(0, 2, 1, 3, 4)
+    body = cells.reshape(rows * (pad + h), columns * (pad + w), 3)
+    out = canvas(body.shape[0] + pad, body.shape[1] + pad, pad_color)
+    out[: body.shape[0], : body.shape[1]] = body
+    return out
 
 
 def damped_move(

@@ -11,7 +11,7 @@ import numpy as np
 from zooport.envs.arguments import check_float, check_int
 from zooport.envs.base_env import ActionSpec, ActionTuple, BehaviorSpec, ObservationSpec
 from zooport.envs.batched_env import BatchedEnv, StepResult
-from zooport.envs.builtin import _render
+from zooport.envs.builtin import _common
 from zooport.envs.declaration import EnvDeclaration
 from zooport.envs.side_channel.side_channel import SideChannel
 
@@ -198,4 +198,4 @@ class BallBalance(BatchedEnv):
         radius = 0.5 * self._params["scale"][:, None, None] * pixels_per_unit
         ball = (rows - ball_row) ** 2 + (cols - ball_col) ** 2 <= radius**2
         images[ball] = (255, 140, 0)
-        return _render.tile(images)
+        return _common.tile(images)

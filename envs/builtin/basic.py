@@ -10,7 +10,7 @@ import numpy as np
 from zooport.envs.arguments import check_int
 from zooport.envs.base_env import ActionSpec, ActionTuple, BehaviorSpec, ObservationSpec
 from zooport.envs.batched_env import BatchedEnv, StepResult
-from zooport.envs.builtin import _render
+from zooport.envs.builtin import _common
 from zooport.envs.declaration import EnvDeclaration
 from zooport.envs.side_channel.side_channel import SideChannel
 
@@ -90,15 +90,15 @@ class Basic(BatchedEnv):
     def _render(self) -> np.ndarray:
         """One row of 21 cells per agent: goals green (the large one bigger), agent blue."""
         cell, n, width = 16, self.n_agents, _MAX_POSITION + 1
-        image = _render.canvas(n * cell, width * cell, (40, 40, 40))
+        image = _common.canvas(n * cell, width * cell, (40, 40, 40))
         rows = np.arange(n) * cell
         # Cell separators make positions countable.
-        _render.fill_rects(image, np.zeros(width), np.arange(width) * cell, n * cell, 1, (0, 0, 0))
+        _common.fill_rects(image, np.zeros(width), np.arange(width) * cell, n * cell, 1, (0, 0, 0))
         for goal, side in zip(_GOALS.tolist(), (cell // 3, cell - 4), strict=True):
             offset = (cell - side) // 2
             left = np.full(n, goal * cell + offset)
-            _render.fill_rects(image, rows + offset, left, side, side, (60, 200, 60))
-        _render.fill_circles(
+            _common.fill_rects(image, rows + offset, left, side, side, (60, 200, 60))
+        _common.fill_circles(
             image, rows + cell / 2, (self._position + 0.5) * cell, cell * 0.35, (60, 120, 255)
         )
         return image

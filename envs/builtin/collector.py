@@ -10,8 +10,7 @@ import numpy as np
 from zooport.envs.arguments import check_float, check_int
 from zooport.envs.base_env import ActionSpec, ActionTuple, BehaviorSpec, ObservationSpec
 from zooport.envs.batched_env import BatchedEnv, StepResult
-from zooport.envs.builtin import _render
-from zooport.envs.builtin._common import damped_move, nearest_first
+from zooport.envs.builtin import _common
 from zooport.envs.declaration import EnvDeclaration
 from zooport.envs.side_channel.side_channel import SideChannel
 from zooport.errors import ArgumentError
@@ -108,7 +107,7 @@ class Collector(BatchedEnv):
         action = actions[self.behavior_name]
         grab = action.discrete[:, 0] == 1
         push = np.clip(action.continuous, -1.0, 1.0) * ~grab[:, None]
-        self.pos[:], self.vel[:] = damped_move(
+        self.pos[:], self.vel[:] = _common.damped_move(
             self.pos, self.vel, self.accel * push, self.damping, 1.0
         )
 
@@ -126,19 +125,21 @@ class Collector(BatchedEnv):
     def _observe(self, behavior: str, slots: np.ndarray) -> list[np.ndarray]:
         pos = self.pos[slots]
         rel = self.item_pos[slots] - pos[:, None]
-        items = nearest_first(rel, self.item_present[slots], self.n_items).astype(np.float32)
+        items = _common.nearest_first(rel, self.item_present[slots], self.n_items).astype(
+            np.float32
+        )
         return [np.concatenate([pos, self.vel[slots]], axis=1), items]
 
     def _render(self) -> np.ndarray:
         """One panel per agent, side by side: the agent blue, remaining items orange."""
         panel, n = 64, self.n_agents
         # Panels stacked vertically in one image so that each kind of disc is one call.
-        image = _render.canvas(n * panel, panel, (235, 235, 235))
+        image = _common.canvas(n * panel, panel, (235, 235, 235))
         offset = np.arange(n, dtype=np.float64) * panel
         agent, item = np.nonzero(self.item_present)
         items = self.item_pos[agent, item]
-        _render.fill_arena_discs(
+        _common.fill_arena_discs(
             image, items, panel, 0.06 * panel / 2, (230, 170, 20), offset[agent]
         )
-        _render.fill_arena_discs(image, self.pos, panel, 0.09 * panel / 2, (40, 90, 220), offset)
-        return _render.tile(image.reshape(n, panel, panel, 3), columns=n)
+        _common.fill_arena_discs(image, self.pos, panel, 0.09 * panel / 2, (40, 90, 220), offset)
+        return _common.tile(image.reshape(n, panel, panel, 3), columns=n)

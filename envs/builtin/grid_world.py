@@ -16,7 +16,7 @@ from zooport.envs.base_env import (
     ObservationType,
 )
 from zooport.envs.batched_env import BatchedEnv, StepResult
-from zooport.envs.builtin import _render
+from zooport.envs.builtin import _common
 from zooport.envs.declaration import EnvDeclaration
 from zooport.envs.side_channel.side_channel import SideChannel
 from zooport.errors import ArgumentError, ArgumentTypeError, article
@@ -163,7 +163,7 @@ class GridWorld(BatchedEnv):
     def _observe(self, behavior: str, slots: np.ndarray) -> list[np.ndarray]:
         camera = _PALETTE[self._cell_kinds(slots, border=False)]
         if self.pixels_per_cell > 1:
-            camera = _render.upscale(camera, self.pixels_per_cell)
+            camera = _common.upscale(camera, self.pixels_per_cell)
         goal = np.zeros((slots.size, 2), dtype=np.float32)
         goal[np.arange(slots.size), self._target[slots]] = 1.0
         return [camera, goal]
@@ -186,7 +186,7 @@ class GridWorld(BatchedEnv):
         sub_r, sub_c = np.ogrid[: big.shape[1], : big.shape[2]]
         shape = stamps[big, sub_r % cell, sub_c % cell]
         images = np.where(shape[..., None], fg[big], bg[big])
-        return _render.tile(images)
+        return _common.tile(images)
 
 
 def _stamps(cell: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

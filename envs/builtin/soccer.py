@@ -10,8 +10,7 @@ import numpy as np
 from zooport.envs.arguments import check_bool, check_float, check_int
 from zooport.envs.base_env import ActionSpec, ActionTuple, BehaviorSpec, ObservationSpec
 from zooport.envs.batched_env import BatchedEnv, StepResult
-from zooport.envs.builtin import _render
-from zooport.envs.builtin._common import damped_move
+from zooport.envs.builtin import _common
 from zooport.envs.declaration import EnvDeclaration
 from zooport.envs.side_channel.side_channel import SideChannel
 
@@ -146,7 +145,7 @@ class Soccer(BatchedEnv):
         push = np.stack([actions[b].discrete for b in _TEAMS])  # (team, slot, branch)
         accel = _PUSH[push] * _FRAME[:, None, None] * self.player_accel  # team 0's frame
         limit = np.array([1.0, _HALF_WIDTH], np.float32) - _PLAYER_RADIUS
-        self.player_pos[...], self.player_vel[...] = damped_move(
+        self.player_pos[...], self.player_vel[...] = _common.damped_move(
             self.player_pos, self.player_vel, accel, self.player_damping, limit
         )
         scorer = self._move_ball()
@@ -216,13 +215,13 @@ class Soccer(BatchedEnv):
         scale, margin = 80, 6
         width = int(2 * scale) + 2 * margin
         height = int(2 * _HALF_WIDTH * scale) + 2 * margin
-        image = _render.canvas(height, width, (40, 40, 40))
+        image = _common.canvas(height, width, (40, 40, 40))
         pitch_h = height - 2 * margin
-        _render.fill_rects(image, [margin], [margin], pitch_h, width - 2 * margin, (50, 140, 60))
+        _common.fill_rects(image, [margin], [margin], pitch_h, width - 2 * margin, (50, 140, 60))
         mouth = 2 * _GOAL_HALF_WIDTH * scale
         top = height / 2 - mouth / 2
-        _render.fill_rects(image, [top, top], [0, width - margin], mouth, margin, (230, 230, 230))
-        _render.fill_rects(image, [margin], [width / 2 - 1], pitch_h, 2, (200, 220, 200))
+        _common.fill_rects(image, [top, top], [0, width - margin], mouth, margin, (230, 230, 230))
+        _common.fill_rects(image, [margin], [width / 2 - 1], pitch_h, 2, (200, 220, 200))
 
         def to_pixels(xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             xy = np.atleast_2d(xy)
@@ -230,7 +229,7 @@ class Soccer(BatchedEnv):
 
         for team, colour in ((0, (40, 90, 220)), (1, (150, 60, 200))):
             rows, cols = to_pixels(self.player_pos[team])
-            _render.fill_circles(image, rows, cols, _PLAYER_RADIUS * scale, colour)
+            _common.fill_circles(image, rows, cols, _PLAYER_RADIUS * scale, colour)
         rows, cols = to_pixels(self.ball_pos)
-        _render.fill_circles(image, rows, cols, _BALL_RADIUS * scale, (250, 250, 250))
+        _common.fill_circles(image, rows, cols, _BALL_RADIUS * scale, (250, 250, 250))
         return image

@@ -10,8 +10,7 @@ import numpy as np
 from zooport.envs.arguments import check_bool, check_float, check_int
 from zooport.envs.base_env import ActionSpec, ActionTuple, BehaviorSpec, ObservationSpec
 from zooport.envs.batched_env import BatchedEnv, StepResult
-from zooport.envs.builtin import _render
-from zooport.envs.builtin._common import damped_move, nearest_first
+from zooport.envs.builtin import _common
 from zooport.envs.declaration import EnvDeclaration
 from zooport.envs.side_channel.side_channel import SideChannel
 
@@ -175,7 +174,7 @@ class Tag(BatchedEnv):
         for behavior, live in ((_RUNNER, runners), (_TAGGER, taggers)):
             pos, vel, accel, _ = self._bodies[behavior]
             push = accel * _DIRECTIONS[actions[behavior].discrete[:, 0]]
-            new_pos, new_vel = damped_move(pos, vel, push, self.damping, 1.0)
+            new_pos, new_vel = _common.damped_move(pos, vel, push, self.damping, 1.0)
             pos[:] = np.where(live[:, None], new_pos, pos)
             vel[:] = np.where(live[:, None], new_vel, vel)
 
@@ -207,16 +206,16 @@ class Tag(BatchedEnv):
         pos, vel = pos[slots], vel[slots]
         rel = self._bodies[opponent][0][None] - pos[:, None]  # (n, m, 2)
         live = np.broadcast_to(self.active_slots(opponent), rel.shape[:2])
-        seen = nearest_first(rel, live, self.observed_opponents)
+        seen = _common.nearest_first(rel, live, self.observed_opponents)
         seen = seen.reshape(len(slots), 3 * self.observed_opponents)
         return [np.concatenate([pos, vel, seen], axis=1).astype(np.float32)]
 
     def _render(self) -> np.ndarray:
         """The arena seen from above: runners blue, taggers red (discs touch at a tag)."""
         size = 128
-        image = _render.canvas(size, size, (235, 235, 235))
+        image = _common.canvas(size, size, (235, 235, 235))
         radius = max(self.tag_radius / 2, 1.5 / size * 2) * size / 2
         runners, taggers = self.active_slots(_RUNNER), self.active_slots(_TAGGER)
-        _render.fill_arena_discs(image, self.runner_pos[runners], size, radius, (40, 90, 220))
-        _render.fill_arena_discs(image, self.tagger_pos[taggers], size, radius, (220, 50, 40))
+        _common.fill_arena_discs(image, self.runner_pos[runners], size, radius, (40, 90, 220))
+        _common.fill_arena_discs(image, self.tagger_pos[taggers], size, radius, (220, 50, 40))
         return image

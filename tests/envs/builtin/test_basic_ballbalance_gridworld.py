@@ -13,7 +13,7 @@ from zooport.envs.base_env import (
     DimensionProperty,
     ObservationType,
 )
-from zooport.envs.builtin import _render
+from zooport.envs.builtin import _common
 from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.envs.builtin.basic import Basic
 from zooport.envs.builtin.grid_world import GridWorld
@@ -621,15 +621,15 @@ def test_grid_world_random_run_invariants(n_walls):
 
 
 def test_render_helpers():
-    image = _render.canvas(5, 5, (1, 2, 3))
+    image = _common.canvas(5, 5, (1, 2, 3))
     assert image.shape == (5, 5, 3) and (image == [1, 2, 3]).all()
-    _render.fill_circles(image, [2.5], [2.5], 1.0, (9, 9, 9))
+    _common.fill_circles(image, [2.5], [2.5], 1.0, (9, 9, 9))
     assert (image[..., 0] == 9).sum() == 5  # the centre pixel and its four neighbours
-    _render.fill_rects(image, [-1, 4], [-1, 3], 2, [2, 9], (7, 7, 7))  # clipped, not an error
+    _common.fill_rects(image, [-1, 4], [-1, 3], 2, [2, 9], (7, 7, 7))  # clipped, not an error
     assert (image[..., 0] == 7).sum() == 1 + 2
     batch = np.stack([np.full((2, 3, 3), v, np.uint8) for v in (10, 20, 30)])
-    tiled = _render.tile(batch, columns=2, pad=1, pad_color=(0, 0, 0))
+    tiled = _common.tile(batch, columns=2, pad=1, pad_color=(0, 0, 0))
     assert tiled.shape == (2 * 3 + 1, 2 * 4 + 1, 3)
     assert tiled[1, 1, 0] == 10 and tiled[1, 5, 0] == 20 and tiled[4, 1, 0] == 30
     assert tiled[4, 5, 0] == 0 and tiled[0, 0, 0] == 0
-    assert _render.upscale(batch, 2).shape == (3, 4, 6, 3)
+    assert _common.upscale(batch, 2).shape == (3, 4, 6, 3)
