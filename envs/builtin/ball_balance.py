@@ -40,8 +40,8 @@ class BallBalance(BatchedEnv):
     under gravity (5 substeps of 0.02 s per step) with rolling resistance. Reward +0.1 per
     step while the ball stays within +-3 on both platform axes, else -1 and the episode
     terminates. Observation ``"ball_state"``, (8,): the platform's rotation about z and x,
-    the ball's relative position and velocity (world frame). Two continuous actions in [-1,
-    1]: the tilt rate about z and x (4 degrees per step at 1; the tilt stops at 0.5 rad).
+    the ball's relative position and velocity (world frame). Two continuous actions, in
+    [-1, 1]: the tilt rate about z and x (4 degrees a step at 1; the tilt stops at 0.5).
 
     ``EnvironmentParametersChannel`` keys ``"gravity"``, ``"mass"`` and ``"scale"`` (the
     ball's diameter) are read as each episode starts (the keywords are the defaults). Each
@@ -65,7 +65,6 @@ class BallBalance(BatchedEnv):
     #: A trained PPO policy's mean episode reward (the cap is 20; random actions earn 1.7).
     expected_reward: ClassVar[float] = 18.0
     max_episode_steps: ClassVar[int] = 200
-    #: How zooport registers it: ``zooport/BallBalance-v0`` balances one ball.
     declaration: ClassVar[EnvDeclaration] = EnvDeclaration(
         pettingzoo_name="ball_balance_v0", gym_kwargs={"n_agents": 1}
     )
@@ -83,11 +82,8 @@ class BallBalance(BatchedEnv):
         scale: float = 1.0,
     ) -> None:
         self.n_agents = n = check_int(n_agents, "n_agents", 1)
-        self._defaults = {
-            "mass": check_float(mass, "mass", above=0),
-            "gravity": check_float(gravity, "gravity", above=0),
-            "scale": check_float(scale, "scale", above=0),
-        }
+        given = {"mass": mass, "gravity": gravity, "scale": scale}
+        self._defaults = {key: check_float(v, key, above=0) for key, v in given.items()}
         super().__init__(
             seed=seed, side_channels=side_channels, max_steps=max_steps,
             reorder_agents=reorder_agents,
@@ -96,9 +92,8 @@ class BallBalance(BatchedEnv):
             [ObservationSpec.vector(8, "ball_state")], ActionSpec.create_continuous(2)
         )
         self._add_behavior(self.behavior_name, spec, n)
-        # Tilt columns: (about z, about x), the observation's order.
+        # Tilt columns (about z, about x); ball position and velocity in the platform, (x, z).
         self._tilt = np.zeros((n, 2), dtype=np.float64)
-        # Ball position and velocity in the platform plane, columns (x, z).
         self._position = np.zeros((n, 2), dtype=np.float64)
         self._velocity = np.zeros((n, 2), dtype=np.float64)
         self._params = {key: np.full(n, value) for key, value in self._defaults.items()}
@@ -186,10 +181,8 @@ class BallBalance(BatchedEnv):
         lo = int(round(centre - _EDGE * pixels_per_unit))
         hi = int(round(centre + _EDGE * pixels_per_unit))
         # Tilt shows as colour: red for rotation about z, blue for rotation about x.
-        shade = np.clip(self._tilt / _MAX_TILT, -1, 1)
-        platform = np.stack(
-            [150 + 100 * shade[:, 0], np.full(n, 150.0), 150 + 100 * shade[:, 1]], axis=1
-        )
+        shade = 150 + 100 * np.clip(self._tilt / _MAX_TILT, -1, 1)
+        platform = np.stack([shade[:, 0], np.full(n, 150.0), shade[:, 1]], axis=1)
         images[:, lo:hi, lo:hi] = platform.astype(np.uint8)[:, None, None, :]
         rows = np.arange(size)[None, :, None] + 0.5
         cols = np.arange(size)[None, None, :] + 0.5
