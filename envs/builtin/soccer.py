@@ -222,14 +222,12 @@ class Soccer(BatchedEnv):
         top = height / 2 - mouth / 2
         _common.fill_rects(image, [top, top], [0, width - margin], mouth, margin, (230, 230, 230))
         _common.fill_rects(image, [margin], [width / 2 - 1], pitch_h, 2, (200, 220, 200))
-
-        def to_pixels(xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            xy = np.atleast_2d(xy)
-            return height / 2 - xy[:, 1] * scale, width / 2 + xy[:, 0] * scale
-
-        for team, colour in ((0, (40, 90, 220)), (1, (150, 60, 200))):
-            rows, cols = to_pixels(self.player_pos[team])
-            _common.fill_circles(image, rows, cols, _PLAYER_RADIUS * scale, colour)
-        rows, cols = to_pixels(self.ball_pos)
-        _common.fill_circles(image, rows, cols, _BALL_RADIUS * scale, (250, 250, 250))
+        discs = (
+            (self.player_pos[0], _PLAYER_RADIUS, (40, 90, 220)),
+            (self.player_pos[1], _PLAYER_RADIUS, (150, 60, 200)),
+            (self.ball_pos[None], _BALL_RADIUS, (250, 250, 250)),
+        )
+        for xy, radius, colour in discs:
+            rows, cols = height / 2 - xy[:, 1] * scale, width / 2 + xy[:, 0] * scale
+            _common.fill_circles(image, rows, cols, radius * scale, colour)
         return image
