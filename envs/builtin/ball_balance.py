@@ -36,17 +36,12 @@ _REWARD_FALL = -1.0
 class BallBalance(BatchedEnv):
     """Unity ML-Agents' 3DBall, vectorised: each agent tilts a platform to balance a ball.
 
-    The ball starts at rest near the centre of a platform tilted up to +-10 degrees and rolls
-    under gravity (5 substeps of 0.02 s per step) with rolling resistance. Reward +0.1 per
-    step while the ball stays within +-3 on both platform axes, else -1 and the episode
-    terminates. Observation ``"ball_state"``, (8,): the platform's rotation about z and x,
-    the ball's relative position and velocity (world frame). Two continuous actions, in
-    [-1, 1]: the tilt rate about z and x (4 degrees a step at 1; the tilt stops at 0.5).
-
-    ``EnvironmentParametersChannel`` keys ``"gravity"``, ``"mass"`` and ``"scale"`` (the
-    ball's diameter) are read as each episode starts (the keywords are the defaults). Each
-    finished episode records ``"BallBalance/EpisodeLength"``, ``"BallBalance/EpisodeReward"``
-    and ``"BallBalance/Fell"``.
+    Reward +0.1 a step while the ball stays within +-3 on both platform axes, else -1 and
+    the episode terminates. Observation ``"ball_state"``, (8,): the platform's rotation about
+    z and x, the ball's relative position and velocity; two continuous actions in [-1, 1],
+    the tilt rates. ``EnvironmentParametersChannel`` keys ``"gravity"``, ``"mass"`` and
+    ``"scale"`` are read as each episode starts (the keywords are the defaults); finished
+    episodes record ``"BallBalance/EpisodeLength"``, ``".../EpisodeReward"`` and ``".../Fell"``.
 
     Example:
         >>> env = BallBalance(n_agents=3, seed=0)

@@ -21,12 +21,10 @@ __all__ = ["Collector"]
 class Collector(BatchedEnv):
     """Each agent moves in its own arena [-1, 1] x [-1, 1] and grabs items within reach.
 
-    An episode starts with ``min_items`` to ``n_items`` items at random spots and ends when
-    all are collected (or is interrupted after ``max_steps``). Reward +1 per item, -0.005
-    per step. Hybrid actions: acceleration along x and y (clipped to [-1, 1]) and a branch, 0
-    move or 1 grab (coast and collect the nearest item within ``reach``). Observations
-    ``"self"`` (position, velocity) and ``"items"``, (n_items, 3), variable size (ML-Agents'
-    BufferSensor): per remaining item, nearest first, its relative position and a flag 1.
+    An episode starts with ``min_items`` to ``n_items`` items and ends when all are collected.
+    Reward +1 per item, -0.005 a step. Hybrid actions: acceleration along x and y, and 0 move
+    or 1 grab (the nearest item within ``reach``). Observations ``"self"`` (position,
+    velocity) and ``"items"``, variable size: the remaining items, nearest first.
 
     Example:
         >>> import numpy as np

@@ -40,14 +40,11 @@ _PALETTE = np.array(
 class GridWorld(BatchedEnv):
     """ML-Agents' GridWorld, vectorised: walk to the goal the goal signal names.
 
-    Each agent's board has ``grid_size`` cells (an int or ``(rows, cols)``) inside a wall.
-    An episode places the agent, a green plus and a red cross on random free cells, draws
-    which goal to reach, and adds ``n_walls`` walls on cells with odd row and column (the
-    free cells stay connected). Each step costs 0.01; the named goal ends the episode with
-    +1, the other with -1. Observations ``"camera"``, (rows * p, cols * p, 3) float32 for p
-    = ``pixels_per_cell`` (empty black, wall grey, plus green, cross red, agent blue), and
-    ``"goal"``, a GOAL_SIGNAL one-hot (0 plus, 1 cross); actions 0 stay, 1 up, 2 down, 3
-    left, 4 right, masked (True) into a wall.
+    Each episode places the agent, a green plus and a red cross on a ``grid_size`` board,
+    with ``n_walls`` walls on cells of odd row and column. Each step costs 0.01; the named
+    goal ends the episode with +1, the other with -1. Observations ``"camera"``, (rows * p,
+    cols * p, 3) float32 (p = ``pixels_per_cell``), and ``"goal"``, a GOAL_SIGNAL one-hot
+    (0 plus, 1 cross); actions 0 stay, 1 up, 2 down, 3 left, 4 right, masked into walls.
 
     Example:
         >>> env = GridWorld(n_agents=2, seed=0)

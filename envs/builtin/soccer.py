@@ -34,21 +34,13 @@ _KICKOFF_Y = 0.45
 class Soccer(BatchedEnv):
     """Two teams of ``team_size`` players push a ball into the other team's goal.
 
-    The pitch is [-1, 1] x [-0.6, 0.6], goal mouths 0.5 wide, team 0 defending x = -1.
-    Players accelerate on two axes, damped, stop at the touch lines and pass through each
-    other; a player touching the ball kicks it away from itself; the ball rolls with friction
-    and bounces off the walls. Behaviours ``"Soccer?team=0"`` and ``"Soccer?team=1"`` (group
-    ids 1 and 2, team 0's ids first) each see and act in their own frame (team 1's turned by
-    180 degrees), so one policy plays either side. Actions: two branches of 3, along x then
-    y: 0 none, 1 towards +, 2 towards -. Observation ``"players_and_ball"``: own position
-    and velocity, the ball's relative position and its velocity, then each teammate's and
-    each opponent's relative position. A goal ends every agent's episode and all restart in
-    that step at a new kickoff, with the same ids (so does the time limit, interrupted).
-
-    Group reward (MA-POCA style): +1 to the scoring team and -1 to the other in the step of a
-    goal. With ``individual_rewards=True`` it is also each agent's own reward (MA-POCA wants
-    False: own rewards 0, as in SoccerTwos). ``shaping=c`` adds ``c * (phi' - phi)`` to the
-    own reward, for ``phi`` = the ball's x in the team's frame minus the distance to the ball.
+    Team 0 defends x = -1 of the pitch [-1, 1] x [-0.6, 0.6]; players accelerate on two axes
+    (two branches of 3: none, +, -), damped, and kick the ball they touch. Each team
+    (``"Soccer?team=0"``, group 1; ``"Soccer?team=1"``, group 2) sees and acts in its own
+    frame (team 1's turned 180 degrees). A goal ends every episode, +1 group reward to the
+    scorers and -1 to the others (also each own reward if ``individual_rewards``), and all
+    restart at a new kickoff with the same ids. ``shaping=c`` adds ``c * (phi' - phi)`` to
+    own rewards, ``phi`` being the ball's x in the team's frame minus the distance to it.
 
     Example:
         >>> env = Soccer(seed=0)

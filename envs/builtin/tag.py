@@ -26,21 +26,14 @@ _TAGGER = "Tagger?team=1"
 class Tag(BatchedEnv):
     """Taggers chase runners on the arena [-1, 1] x [-1, 1], positions continuous.
 
-    Agents accelerate in one of four directions or coast, damped, and stop at the walls;
-    taggers are faster but by default decide every second step. A runner within
-    ``tag_radius`` of a tagger is tagged: -1 and its episode terminates (else +0.01 per
-    step). A tagger earns +1 per runner it tags (the nearest tagger counts, ties the lowest
-    slot) and -0.01 per step; every tagger's group reward is +1 per runner tagged in the
-    step. Behaviours ``"Runner?team=0"`` (group 1) and ``"Tagger?team=1"`` (group 2): one
-    branch of 5 actions, 0 stay, 1 up (+y), 2 down, 3 left (-x), 4 right; observation
-    ``"self_and_opponents"``: own position and velocity, then per nearest live opponent its
-    relative position and a present flag 1, then zeros.
-
-    ``restart_tagged=True`` restarts a tagged runner in the same step away from the taggers
-    (same id), and every agent after ``max_steps`` (interrupted). With False agents leave,
-    and when no runner is left the taggers' episodes terminate. ``spawn_every=k`` spawns a
-    runner with a fresh id every k steps while a tagger is live, into a free slot among
-    ``n_runners + max_spawned``.
+    Agents accelerate in one of four directions or stay (5 actions), damped. A runner
+    within ``tag_radius`` of a tagger is tagged: -1 and its episode terminates (else +0.01 a
+    step); the nearest tagger earns +1 (else -0.01 a step), and every tagger's group reward
+    is +1 per runner tagged. ``"Runner?team=0"`` (group 1) and ``"Tagger?team=1"`` (group 2)
+    observe their position and velocity, then the nearest live opponents' relative
+    positions with a present flag. ``restart_tagged`` restarts tagged runners in the same
+    step (else they leave); ``spawn_every=k`` adds a runner every k steps, up to
+    ``max_spawned`` more slots.
 
     Example:
         >>> env = Tag(seed=0)
