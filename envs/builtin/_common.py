@@ -7,11 +7,6 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = [
-    "Color", "canvas", "fill_rects", "fill_circles", "fill_arena_discs", "upscale", "tile",
-    "damped_move", "nearest_first",
-]  # fmt: skip
-
 Color = tuple[int, int, int]
 
 
@@ -58,11 +53,6 @@ def fill_arena_discs(
     from row ``top``: x maps to columns, y to rows with y = 1 at the top."""
     rows = top + (1.0 - xy[:, 1]) * size / 2
     fill_circles(image, rows, (xy[:, 0] + 1.0) * size / 2, radius, color)
-
-
-def upscale(images: np.ndarray, factor: int) -> np.ndarray:
-    """Repeats each pixel ``factor`` x ``factor`` times in (..., H, W, C) ``images`` (a copy)."""
-    return images.repeat(factor, axis=-3).repeat(factor, axis=-2)
 
 
 def tile(

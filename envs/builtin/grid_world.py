@@ -25,9 +25,6 @@ __all__ = ["GridWorld"]
 
 #: Row and column change of each action: 0 stay, 1 up, 2 down, 3 left, 4 right.
 _MOVES = np.array([[0, 0], [-1, 0], [1, 0], [0, -1], [0, 1]], dtype=np.int64)
-_STEP_PENALTY = -0.01
-_GOAL_REWARD = 1.0
-_WRONG_GOAL_REWARD = -1.0
 
 # Cell kinds and their colours in the camera (float, [0, 1]).
 _EMPTY, _WALL, _PLUS, _CROSS, _AGENT = range(5)
@@ -145,7 +142,7 @@ class GridWorld(BatchedEnv):
         on_goal = (self._agent[:, None, :] == self._goals).all(axis=2)  # (n, 2)
         right = on_goal[np.arange(n), self._target]
         wrong = on_goal[np.arange(n), 1 - self._target]
-        reward = np.where(right, _GOAL_REWARD, np.where(wrong, _WRONG_GOAL_REWARD, _STEP_PENALTY))
+        reward = np.where(right, 1.0, np.where(wrong, -1.0, -0.01))
         return {self.behavior_name: StepResult(reward.astype(np.float32), right | wrong)}
 
     def _cell_kinds(self, slots: np.ndarray, border: bool) -> np.ndarray:
@@ -160,7 +157,7 @@ class GridWorld(BatchedEnv):
     def _observe(self, behavior: str, slots: np.ndarray) -> list[np.ndarray]:
         camera = _PALETTE[self._cell_kinds(slots, border=False)]
         if self.pixels_per_cell > 1:
-            camera = _common.upscale(camera, self.pixels_per_cell)
+            camera = camera.repeat(self.pixels_per_cell, 1).repeat(self.pixels_per_cell, 2)
         goal = np.zeros((slots.size, 2), dtype=np.float32)
         goal[np.arange(slots.size), self._target[slots]] = 1.0
         return [camera, goal]

@@ -123,6 +123,10 @@ def test_grid_world_spec():
     )  # fmt: skip
     assert spec.action_spec == ActionSpec.create_discrete((5,))
     assert GridWorld.max_episode_steps == 50
+    env.reset()
+    pixels = env.get_steps("GridWorld")[0].obs[0]  # each cell a 3 x 3 block of one colour
+    assert pixels.shape == (4, 12, 18, 3)
+    np.testing.assert_array_equal(pixels, pixels[:, ::3, ::3].repeat(3, 1).repeat(3, 2))
     # Random allowed moves earn about -0.23; a shortest path earns about 0.97.
     assert 0.0 < GridWorld.expected_reward < 0.97
     env.reset()
@@ -632,4 +636,3 @@ def test_render_helpers():
     assert tiled.shape == (2 * 3 + 1, 2 * 4 + 1, 3)
     assert tiled[1, 1, 0] == 10 and tiled[1, 5, 0] == 20 and tiled[4, 1, 0] == 30
     assert tiled[4, 5, 0] == 0 and tiled[0, 0, 0] == 0
-    assert _common.upscale(batch, 2).shape == (3, 4, 6, 3)
