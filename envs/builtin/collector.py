@@ -79,7 +79,6 @@ class Collector(BatchedEnv):
                 f"n_items={n_items}"
             )
         self.reach = check_float(reach, "reach", above=0, below=2, kind="a float")
-
         obs = [
             ObservationSpec.vector(4, "self"),
             ObservationSpec.entities(self.n_items, 3, "items"),
@@ -93,8 +92,7 @@ class Collector(BatchedEnv):
         self.item_present = np.zeros((self.n_agents, self.n_items), bool)
 
     def _reset_agents(self, behavior: str, slots: np.ndarray) -> None:
-        n = slots.size
-        rng = self.np_random
+        n, rng = slots.size, self.np_random
         self.pos[slots] = rng.uniform(-0.9, 0.9, size=(n, 2))
         self.vel[slots] = 0.0
         self.item_pos[slots] = rng.uniform(-0.9, 0.9, size=(n, self.n_items, 2))
@@ -108,14 +106,12 @@ class Collector(BatchedEnv):
         self.pos[:], self.vel[:] = _common.damped_move(
             self.pos, self.vel, self.accel * push, self.damping, 1.0
         )
-
         gap = np.linalg.norm(self.item_pos - self.pos[:, None], axis=-1)
         gap = np.where(self.item_present, gap, np.inf)
         nearest = gap.argmin(axis=1)
         rows = np.arange(self.n_agents)
         collected = grab & (gap[rows, nearest] <= self.reach)
         self.item_present[rows[collected], nearest[collected]] = False
-
         reward = (self.item_reward * collected - self.step_penalty).astype(np.float32)
         done = np.asarray(~self.item_present.any(axis=1))
         return {self.behavior_name: StepResult(reward, done)}
@@ -123,10 +119,8 @@ class Collector(BatchedEnv):
     def _observe(self, behavior: str, slots: np.ndarray) -> list[np.ndarray]:
         pos = self.pos[slots]
         rel = self.item_pos[slots] - pos[:, None]
-        items = _common.nearest_first(rel, self.item_present[slots], self.n_items).astype(
-            np.float32
-        )
-        return [np.concatenate([pos, self.vel[slots]], axis=1), items]
+        items = _common.nearest_first(rel, self.item_present[slots], self.n_items)
+        return [np.concatenate([pos, self.vel[slots]], axis=1), items.astype(np.float32)]
 
     def _render(self) -> np.ndarray:
         """One panel per agent, side by side: the agent blue, remaining items orange."""
