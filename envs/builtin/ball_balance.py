@@ -49,9 +49,7 @@ class BallBalance(BatchedEnv):
         >>> decision, _ = env.get_steps("BallBalance")
         >>> decision.obs[0].shape, decision.agent_id.tolist()
         ((3, 8), [0, 1, 2])
-        >>> env.set_actions("BallBalance", env.behavior_specs["BallBalance"].action_spec
-        ...                 .empty_action(3))
-        >>> env.step()
+        >>> env.step()  # no actions set: every agent takes the zero action
         >>> env.get_steps("BallBalance")[0].reward.tolist()
         [0.10000000149011612, 0.10000000149011612, 0.10000000149011612]
     """

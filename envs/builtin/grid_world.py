@@ -103,7 +103,6 @@ class GridWorld(BatchedEnv):
         goal = ObservationSpec.vector(2, "goal", observation_type=ObservationType.GOAL_SIGNAL)
         spec = BehaviorSpec([camera, goal], ActionSpec.create_discrete((5,)))
         self._add_behavior(self.behavior_name, spec, n)
-
         # Boards are stored with their border: interior cell (r, c) is (r + 1, c + 1).
         self._border = np.ones((rows + 2, cols + 2), dtype=bool)
         self._border[1:-1, 1:-1] = False
@@ -184,8 +183,8 @@ class GridWorld(BatchedEnv):
 
 
 def _stamps(cell: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per cell kind (empty, wall, plus, cross, agent, named plus, named cross): a (cell,
-    cell) shape mask, its colour and the background colour."""
+    """Per cell kind (empty, wall, plus, cross, agent, named plus, named cross): a shape
+    mask, its colour and the background colour."""
     r, c = np.mgrid[0:cell, 0:cell] + 0.5
     mid, arm = cell / 2, cell * 0.12
     inner = (r > cell * 0.15) & (r < cell * 0.85) & (c > cell * 0.15) & (c < cell * 0.85)

@@ -101,7 +101,6 @@ class Tag(BatchedEnv):
         self.tag_radius = check_float(tag_radius, "tag_radius", above=0, below=2, kind="a float")
         self.n_taggers = n_taggers
         self.runner_capacity = n_runners + (max_spawned if self.spawn_every else 0)
-
         obs = ObservationSpec.vector(4 + 3 * self.observed_opponents, "self_and_opponents")
         spec = BehaviorSpec([obs], ActionSpec.create_discrete((5,)))
         for behavior, count, capacity, period, group in (
@@ -170,25 +169,21 @@ class Tag(BatchedEnv):
             new_pos, new_vel = _common.damped_move(pos, vel, push, self.damping, 1.0)
             pos[:] = np.where(live[:, None], new_pos, pos)
             vel[:] = np.where(live[:, None], new_vel, vel)
-
         gap = np.linalg.norm(self.runner_pos[:, None] - self.tagger_pos[None], axis=-1)
         gap = np.where(runners[:, None] & taggers[None], gap, np.inf)
         nearest = gap.argmin(axis=1)
         tagged = gap[np.arange(gap.shape[0]), nearest] <= self.tag_radius
         tags = np.bincount(nearest[tagged], minlength=self.n_taggers).astype(np.float32)
-        n_tags = np.float32(tags.sum())
-
         runner_reward = np.where(tagged, -self.tag_reward, self.alive_reward).astype(np.float32)
         tagger_reward = (self.tag_reward * tags - self.time_penalty).astype(np.float32)
-        group = np.full(self.n_taggers, self.tag_reward * n_tags, np.float32)
-
+        group = np.full(self.n_taggers, self.tag_reward * np.float32(tags.sum()), np.float32)
         self._t += 1
         spawned = np.zeros(0, dtype=np.intp)
         if self.spawn_every and self._t % self.spawn_every == 0 and taggers.any():
             spawned = self._spawn(_RUNNER, 1)
-        taggers_done = np.zeros(self.n_taggers, bool)
-        if not self.restart_tagged and not ((runners & ~tagged).any() or spawned.size):
-            taggers_done[:] = True
+        # Without restarts, the taggers' episodes end when no runner is left.
+        no_runner = not self.restart_tagged and not ((runners & ~tagged).any() or spawned.size)
+        taggers_done = np.full(self.n_taggers, no_runner)
         return {
             _RUNNER: StepResult(runner_reward, tagged, np.zeros_like(runner_reward)),
             _TAGGER: StepResult(tagger_reward, taggers_done, group),
