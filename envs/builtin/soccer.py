@@ -16,13 +16,11 @@ from zooport.envs.side_channel.side_channel import SideChannel
 
 __all__ = ["Soccer"]
 
-_NAME = "Soccer"
-_TEAMS = (f"{_NAME}?team=0", f"{_NAME}?team=1")
+_TEAMS = ("Soccer?team=0", "Soccer?team=1")
 #: Each team sees and acts in its own frame: team 1's is team 0's turned by 180 degrees.
 _FRAME = np.array([1.0, -1.0], dtype=np.float32)
 #: Per branch, action k pushes along _PUSH[k] in the team's frame: 0 none, 1 +, 2 -.
 _PUSH = np.array([0.0, 1.0, -1.0], dtype=np.float32)
-
 _HALF_WIDTH = 0.6  # the pitch is [-1, 1] x [-0.6, 0.6]
 _GOAL_HALF_WIDTH = 0.25  # goal mouths: |y| < 0.25 at x = -1 (team 0's) and x = +1 (team 1's)
 _PLAYER_RADIUS = 0.06
