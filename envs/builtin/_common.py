@@ -47,8 +47,9 @@ def fill_circles(
 
 
 def fill_arena_discs(
-    image: np.ndarray, xy: np.ndarray, size: int, radius: float, color: Color, top: ArrayLike = 0.0
-) -> None:
+    image: np.ndarray, xy: np.ndarray, size: int, radius: float, color: Color,
+    top: np.ndarray | float = 0.0,
+) -> None:  # fmt: skip
     """Fills discs at points ``xy`` of the arena [-1, 1]^2 drawn as a ``size``-pixel square
     from row ``top``: x maps to columns, y to rows with y = 1 at the top."""
     rows = top + (1.0 - xy[:, 1]) * size / 2
