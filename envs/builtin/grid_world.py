@@ -28,10 +28,7 @@ _MOVES = np.array([[0, 0], [-1, 0], [1, 0], [0, -1], [0, 1]], dtype=np.int64)
 
 # Cell kinds and their colours in the camera (float, [0, 1]).
 _EMPTY, _WALL, _PLUS, _CROSS, _AGENT = range(5)
-_PALETTE = np.array(
-    [[0.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]],
-    dtype=np.float32,
-)
+_PALETTE = np.array([[0, 0, 0], [0.5, 0.5, 0.5], [0, 1, 0], [1, 0, 0], [0, 0, 1]], np.float32)
 
 
 class GridWorld(BatchedEnv):
@@ -116,16 +113,14 @@ class GridWorld(BatchedEnv):
     def _reset_agents(self, behavior: str, slots: np.ndarray) -> None:
         k, (rows, cols) = slots.size, self.grid_size
         self._walls[slots] = self._border
-        blocked = np.zeros((k, rows * cols), dtype=bool)
         if self.n_walls:
             # A random subset of the pillar cells: the first n_walls of a random order.
             order = np.argsort(self.np_random.random((k, len(self._pillar_cells))), axis=1)
             cells = self._pillar_cells[order[:, : self.n_walls]]  # (k, n_walls, 2)
             self._walls[slots[:, None], cells[..., 0], cells[..., 1]] = True
-            blocked[np.arange(k)[:, None], (cells[..., 0] - 1) * cols + cells[..., 1] - 1] = True
         # Three distinct free cells per board: the first three of a random order of free cells.
         keys = self.np_random.random((k, rows * cols))
-        keys[blocked] = 2.0
+        keys[self._walls[slots, 1:-1, 1:-1].reshape(k, -1)] = 2.0  # walls last
         chosen = np.argsort(keys, axis=1)[:, :3]
         positions = np.stack([chosen // cols, chosen % cols], axis=2) + 1  # (k, 3, 2)
         self._agent[slots] = positions[:, 0]
