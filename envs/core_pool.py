@@ -147,7 +147,7 @@ class CorePool(BaseEnv):
                 f"index), got {seed}"
             )
         if seed is not None and not self.seedable:
-            first = next(i for i in range(k) if not self._workers.description(i)["seedable"])
+            first = next(i for i in range(k) if not self._workers.descriptions[i]["seedable"])
             raise CorePoolError(
                 f"reset(seed={seed}): {self._workers.label(first)} cannot be seeded (it declares "
                 "no seedable = True reset(seed=...)); call reset() without a seed"
@@ -343,7 +343,7 @@ class CorePool(BaseEnv):
         return f"CorePool({self.num_cores} cores {types}, mode={self.mode!r}{state})"
 
     def _descriptions(self) -> list[dict[str, Any]]:
-        return [self._workers.description(i) for i in range(self.num_cores)]
+        return [self._workers.descriptions[i] for i in range(self.num_cores)]
 
     def _declared(self, key: str) -> list[Any] | None:
         values = [d[key] if d["global_state"] else None for d in self._descriptions()]

@@ -46,22 +46,22 @@ class Workers:
         pickled = {
             i: pool_worker.pickle_factory(f, i) for i, f in enumerate(factories) if i or not local
         }
-        self.every = slice(int(local), k)  # every worker: a slice, so a command is a view
-        self.local_mask = np.arange(k) < int(local)
+        self.every = slice(0, k)  # every core: a slice, so a command is a view
         self.control = Control(k, side_bytes)
         self.words = self.control.words
         self.processes: dict[int, Any] = {}  # and below, the pipes: both by core index
         self.connections: dict[int, Any] = {}
-        self.inboxes = {i: deque[Any]() for i in pickled}
+        # What each core sent, and (core 0 in this process) what the pool sent it.
+        self.inboxes = {i: deque[Any]() for i in range(k)}
+        self.to_local = deque[Any]()
         self.descriptions: dict[int, dict[str, Any]] = {i: {"type": "?"} for i in range(k)}
         self.started = np.zeros(k)
         self.rows: dict[str, Rows] = {}
         # Cores whose step was started and not handed out; answered, not handed out; handed
         # out by the last step (whose rows get_steps gathers).
         self.running, self.fresh, self.ready = (np.zeros(k, bool) for _ in range(3))
-        self.local: CoreRunner | None = None
-        self.local_side, self.closed = b"", False
-        self.core_specs: Any = None  # the lone local core's behavior_specs at its last step
+        self.in_process, self.local = local, None
+        self.closed, self.alone, self.core_specs = False, None, None
         context: Any = multiprocessing.get_context(start_method)
         try:
             for i, data in pickled.items():
@@ -78,10 +78,11 @@ class Workers:
                     theirs.close()
             if local:  # built while the workers start
                 try:
-                    self.local = CoreRunner(factories[0], channels.relay_ids[0], 0, k, self.rows)
+                    self.local = CoreRunner(factories[0], channels.relay_ids[0], 0, k)
                 except Exception as exc:
                     why = f"{type(exc).__name__}: {exc}"
                     raise CorePoolError(f"core 0: its factory raised {why}", 0) from exc
+                self.descriptions[0] = self.local.description
             for i in self.processes:
                 message = self.receive(i)
                 if message[0] == "error":
@@ -89,7 +90,7 @@ class Workers:
                 self.descriptions[i] = message[1]
             self.doing = "step"
             unlink_quietly(self.control.memory)  # every worker has mapped it
-            self.specs = BehaviorMapping(dict(self.description(0)["specs"]))
+            self.specs = BehaviorMapping(dict(self.descriptions[0]["specs"]))
             self.names = tuple(self.specs)  # the behaviours, for a quick ``in``
             for i in range(1, k):
                 self.agree(i, late=False)
@@ -101,7 +102,7 @@ class Workers:
 
     def agree(self, i: int, late: bool = True) -> None:
         """Takes core ``i``'s specs: the pool's behaviours unless ``late`` (a Unity scene's)."""
-        theirs, merged = self.description(i)["specs"], dict(self.specs)
+        theirs, merged = self.descriptions[i]["specs"], dict(self.specs)
         if not late and set(theirs) != set(merged):
             raise SpecError(
                 f"{self.label(i)} has behaviors {sorted(theirs)} where core 0 has "
@@ -117,14 +118,11 @@ class Workers:
         self.specs = BehaviorMapping(merged)
         self.names = tuple(self.specs)
 
-    def description(self, i: int) -> dict[str, Any]:
-        return self.local.description if i == 0 and self.local else self.descriptions[i]
-
     def label(self, i: int) -> str:
-        if i == 0 and self.local:
-            return f"core 0 ({self.local.description['type']}, in this process)"
-        pid = getattr(self.processes.get(i), "pid", None)
-        return f"core {i} ({self.descriptions[i]['type']}, worker pid {pid})"
+        where = f"worker pid {getattr(self.processes.get(i), 'pid', None)}"
+        if i == 0 and self.in_process:
+            where = "in this process"
+        return f"core {i} ({self.descriptions[i]['type']}, {where})"
 
     def run(self, command: int, start: np.ndarray | None = None, seeds: Any = None) -> list[Any]:
         """Runs STEP or RESET on the cores ``start`` (None: all); returns their side bytes."""
@@ -132,40 +130,25 @@ class Workers:
             return self.run_alone(command, None if seeds is None else int(seeds[0]))
         # A reset drops the results of the steps still running (async), not their messages.
         incoming = self.finish_running() if command == shm.RESET else []
-        channels, local = self.channels, self.local
         if start is None:  # every core: the fast path
             which: Any = self.every
             self.running[which] = True
         else:
-            started = start & ~self.local_mask
-            which = np.flatnonzero(started)
-            self.running |= started
-            local = local if start[0] else None
+            which = np.flatnonzero(start)
+            self.running |= start
         sides = None
-        if channels.gather():
-            sides = {i: channels.take(i) for i in np.arange(self.k)[which].tolist()}
+        if self.channels.gather():
+            sides = {i: self.channels.take(i) for i in np.arange(self.k)[which].tolist()}
         self.command(command, which, None if seeds is None else seeds[which], sides)
-        requests: dict[int, Any] = {}
-        if local is not None:  # while the workers run theirs
-            try:
-                needs = local.run(command, None if seeds is None else int(seeds[0]),
-                                  channels.take(0))  # fmt: skip
-            except Exception as exc:
-                raise self._local_error(command, exc) from exc
-            if needs is not None:
-                requests[0] = needs  # its rows are written once they have room
-            else:
-                self.local_side = local.write()
         if self.mode == "sync" or command == shm.RESET:
             self.wait(which)
             answered = self.running.copy()
         else:
-            need = self.min_ready - int(self.fresh.sum()) - (local is not None)
+            need = self.min_ready - int(self.fresh.sum())
             if need > 0:
                 self.wait(which, need, self.running)
-            answered = self.running & self.answered(slice(0, self.k))
-        answered[0] |= local is not None
-        self._settle(answered, requests)
+            answered = self.running & self.answered(self.every)
+        self._settle(answered)
         self.ready = answered | self.fresh  # the fresh ones' side-channel bytes were delivered
         self.running &= ~self.ready
         self.fresh[:] = False
@@ -175,16 +158,13 @@ class Workers:
         runner, channels = self.local, self.channels
         assert runner is not None and self.alone is not None  # noqa: S101  # internal invariant
         try:
-            runner.relay_in(channels.take(0) if channels.gather() else b"")
-            if command == shm.STEP:
-                self.alone.step()
-            else:
-                self.alone.reset() if seed is None else self.alone.reset(seed=seed)  # type: ignore[call-arg]  # seedable
+            runner.run(command, seed, channels.take(0) if channels.gather() else b"")
         except Exception as exc:
-            raise self._local_error(command, exc) from exc
+            info = pool_worker.describe_exception(exc)
+            raise self._raised(0, info, shm.COMMAND_NAMES[command]) from exc
         specs = self.alone.behavior_specs
         if specs is not self.core_specs and tuple(specs) != tuple(self.specs):  # a new one
-            runner.description = pool_worker.core_description(self.alone)
+            self.descriptions[0] = runner.description = pool_worker.core_description(self.alone)
             self.agree(0)
         self.core_specs = specs
         return [(0, runner.side_out())] if channels.any else []
@@ -195,13 +175,13 @@ class Workers:
         if not running.any():
             return []
         self.wait(np.flatnonzero(running))
-        self._settle(running, {})
+        self._settle(running)
         self.running[:] = False
         self.fresh |= running
         return self._incoming(running)
 
-    def _settle(self, answered: np.ndarray, requests: dict[int, Any]) -> None:
-        requests.update(self.requests(np.flatnonzero(answered & ~self.local_mask)))
+    def _settle(self, answered: np.ndarray) -> None:
+        requests = self.requests(np.flatnonzero(answered))
         while requests:
             others = self.running & ~answered
             if others.any():  # growing replaces segments that they may be writing: finish them
@@ -216,7 +196,7 @@ class Workers:
     def _incoming(self, ready: np.ndarray) -> list[Any]:
         incoming = []
         for i in np.flatnonzero(ready).tolist() if self.channels.any else ():
-            data = self.local_side if i == 0 and self.local else self.control.get(shm.SIDE_OUT, i)
+            data = self.control.get(shm.SIDE_OUT, i)
             incoming.append((i, self.receive(i)[1] if data is None else data))  # None: too big
         return incoming
 
@@ -224,20 +204,16 @@ class Workers:
         """Every core's answer to RENDER or STATE, and what the steps still running sent."""
         incoming = self.finish_running()
         self.command(command, self.every)
-        answers = {}
-        if self.local is not None:
-            try:
-                answers[0] = self.local.answer(command)
-            except Exception as exc:
-                raise self._local_error(command, exc) from exc
         self.wait(self.every)
-        for i in self.processes:
+        answers = {}
+        for i in range(self.k):
             self.requests([i])  # raises the core's error
             answers[i] = self.receive(i)
         return answers, incoming
 
     def command(self, command: int, which: Any, seeds: Any = None, sides: Any = None) -> None:
-        """Tells the workers ``which`` (a slice or an index array) to run ``command``."""
+        """Tells the cores ``which`` (a slice or an index array) to run ``command``; core 0 in
+        this process runs it here, while the workers run theirs."""
         words, late = self.words, []
         for i, data in (sides or {}).items():
             if not self.control.put(shm.SIDE_IN, i, data):
@@ -255,6 +231,17 @@ class Workers:
                 self._send(i, None)  # a wake-up
         for i, data in late:  # after the command: the worker is reading, a large send cannot block
             self._send(i, ("side", data))
+        if self.local is not None and words[0, shm.DONE] != words[0, shm.SEQ]:
+            try:  # what a worker does with a command; the pool reads the answer as a worker's
+                status, payload = self.local.serve(self.control, self._to_local)
+            except Exception as exc:
+                status, payload = shm.FAILED, ("error", pool_worker.describe_exception(exc))
+            words[0, shm.STATUS], words[0, shm.DONE] = status, words[0, shm.SEQ]
+            if payload is not None:
+                self.inboxes[0].append(payload)
+
+    def _to_local(self, kind: str) -> Any:
+        return pool_worker.expect(self.to_local.popleft() if self.to_local else None, kind, 0)
 
     def answered(self, which: Any) -> np.ndarray:
         return self.words[which, shm.DONE] == self.words[which, shm.SEQ]
@@ -303,6 +290,8 @@ class Workers:
             raise self._error(i, f": {why}; the worker was stopped")
 
     def _drain(self, i: int) -> None:  # into the inbox, wake-ups dropped
+        if i not in self.connections:  # core 0, in this process: its answers are there
+            return
         with contextlib.suppress(EOFError, OSError):  # it died: the sentinel says so
             while self.connections[i].poll(0):
                 message = self.connections[i].recv()
@@ -335,14 +324,12 @@ class Workers:
                 unlink_quietly(old.memory)  # the workers keep their mappings until they attach
                 old.close()
             segments[name] = (rows.memory.name, layout)
-        for i in self.processes:
+        for i in range(self.k):
             self._send(i, ("segments", segments))
-        asked = np.isin(np.arange(self.k), list(requests)) & ~self.local_mask
-        for command, which in ((shm.WRITE, asked), (shm.ATTACH, ~asked & ~self.local_mask)):
+        asked = np.isin(np.arange(self.k), list(requests))
+        for command, which in ((shm.WRITE, asked), (shm.ATTACH, ~asked)):
             if which.any():
                 self.command(command, np.flatnonzero(which))
-        if 0 in requests and self.local is not None:
-            self.local_side = self.local.write()
         self.wait(self.every)
         for name in grown:
             unlink_quietly(self.rows[name].memory)  # every worker has mapped it
@@ -359,7 +346,7 @@ class Workers:
         """Worker ``i``'s next pipe message, within the timeout; a death is a fault."""
         while True:
             try:
-                message = next_message(self.connections[i], self.inboxes[i], SLICE * 10)
+                message = next_message(self.connections.get(i), self.inboxes[i], SLICE * 10)
             except (EOFError, OSError):
                 raise self._died(i) from None
             if message is not None:
@@ -369,6 +356,9 @@ class Workers:
                 self._check(i)
 
     def _send(self, i: int, message: Any) -> None:
+        if i not in self.processes:  # core 0, in this process
+            self.to_local.append(message)
+            return
         try:
             self.connections[i].send(message)
         except OSError:  # BrokenPipeError: the worker is gone
@@ -401,10 +391,6 @@ class Workers:
         return self._error(i, f" raised {info['type']} during {during}: {info['message']}\n"
                               f"{traceback}", cause)  # fmt: skip
 
-    def _local_error(self, command: int, exc: Exception) -> CorePoolError:
-        return self._error(0, f" raised {type(exc).__name__} during "
-                              f"{shm.COMMAND_NAMES[command]}: {exc}", exc)  # fmt: skip
-
     def _stop(self, i: int) -> None:
         process = self.processes[i]
         for stop in (process.terminate, process.kill):
@@ -416,27 +402,23 @@ class Workers:
         """Closes every core and worker; returns the first error a core's ``close()`` raised."""
         errors = []
         live = [i for i, p in self.processes.items() if p.pid is not None and p.is_alive()]
-        if live and not broken:
-            with contextlib.suppress(CorePoolError):  # a worker gone: stopped below
-                self.command(shm.CLOSE, live)
-            deadline = time.monotonic() + min(CLOSE_GRACE, self.timeout or CLOSE_GRACE)
-            # Reading while waiting: a worker whose close raised sends the error, and would
-            # block on a message larger than the pipe's buffer if nobody read it.
-            for i in live:
-                while self.processes[i].is_alive() and time.monotonic() < deadline:
-                    self._drain(i)
-                    self.processes[i].join(SLICE)
+        live = ([0] if self.local is not None else []) + ([] if broken else live)
+        with contextlib.suppress(CorePoolError):  # a worker gone: stopped below
+            self.command(shm.CLOSE, live)
+        deadline = time.monotonic() + min(CLOSE_GRACE, self.timeout or CLOSE_GRACE)
+        # Reading while waiting: a worker whose close raised sends the error, and would
+        # block on a message larger than the pipe's buffer if nobody read it.
+        for i in live:
+            while i in self.processes and self.processes[i].is_alive():
                 self._drain(i)
-                errors += [
-                    self._raised(i, m[1], "close") for m in self.inboxes[i] if m[0] == "error"
-                ]
+                self.processes[i].join(SLICE)
+                if time.monotonic() > deadline:
+                    break
+            self._drain(i)
+            errors += [self._raised(i, m[1], "close") for m in self.inboxes[i] if m[0] == "error"]
         if self.local is not None:
-            try:
-                self.local.core.close()
-            except Exception as exc:
-                errors.insert(0, self._local_error(shm.CLOSE, exc))
-            finally:
-                self.descriptions[0], self.local = self.local.description, None
+            self.local.release()
+            self.local = None
         for i in list(self.processes):  # one at a time: an interrupted close goes on here
             if self.processes[i].pid is not None:
                 self._stop(i)

@@ -34,7 +34,7 @@ from zooport.envs.steps import check_agent_ids
 from zooport.errors import ArgumentError, CorePoolError
 
 __all__ = ["CoreRunner", "PoolChannels", "run_worker", "pickle_factory", "core_description",
-           "next_message"]  # fmt: skip
+           "describe_exception", "expect", "next_message"]  # fmt: skip
 
 #: How often a worker looks for the pool's process, and how long it then has to close (s).
 PARENT_CHECK, PARENT_GRACE = 0.25, 3.0
@@ -187,14 +187,12 @@ def describe_exception(exc: BaseException) -> dict[str, Any]:
 class CoreRunner:
     """Runs the pool's commands on one core, in a worker or (core 0) in the pool's process."""
 
-    def __init__(
-        self, factory: Callable[..., Any], relay_ids: Any, index: int, k: int, segments: Any
-    ) -> None:
+    def __init__(self, factory: Callable[..., Any], relay_ids: Any, index: int, k: int) -> None:
         self.relays = {channel_id: RelayChannel(channel_id) for channel_id in relay_ids}
         # A copy: UnityEnvironment appends its own analytics channel to the list it is given.
         core = factory(side_channels=list(self.relays.values())) if self.relays else factory()
         self.core: BaseEnv = as_base_env(core)
-        self.index, self.k, self.segments = index, k, segments
+        self.index, self.k, self.segments = index, k, dict[str, Rows]()
         self.description = core_description(self.core)
         self.held: dict[str, tuple[Any, Any]] = {}
         self._set_actions: Callable[[str, np.ndarray, np.ndarray], None]
@@ -205,24 +203,25 @@ class CoreRunner:
                 name, ActionTuple._trusted(continuous, discrete)
             )
 
-    def relay_in(self, side: bytes) -> None:  # what the pool's channels sent, framed
+    def run(self, command: int, seed: int | None, side: bytes) -> None:
+        """Steps the core with the actions the pool wrote into its rows, or resets it."""
         for channel_id, payload in manager._parse_frames(side) if side else ():
             self.relays[channel_id].message_queue.append(payload)
-
-    def run(self, command: int, seed: int | None, side: bytes) -> dict[str, Any] | None:
-        """Steps or resets the core; returns None, or ``{behaviour: (rows, signature)}`` that
-        do not fit the segments."""
-        core, i = self.core, self.index
-        self.relay_in(side)
         if command == shm.STEP:
+            i = self.index
             for name, rows in self.segments.items():
                 n, start = int(rows.counts[i, shm.N_DECISION]), int(rows.start[i])
                 if rows.counts[i, shm.ACTIONS_SET] and n:  # rows the pool validated
                     end = start + n
                     self._set_actions(name, rows.continuous[start:end], rows.discrete[start:end])
-            core.step()
+            self.core.step()
         else:
-            core.reset() if seed is None else core.reset(seed=seed)  # type: ignore[call-arg]  # seedable
+            self.core.reset() if seed is None else self.core.reset(seed=seed)  # type: ignore[call-arg]  # seedable
+
+    def hold(self) -> dict[str, Any] | None:
+        """Holds the core's steps; returns None, or ``{behaviour: (rows, signature)}`` that do
+        not fit the segments (``{}``: a behaviour a Unity scene added)."""
+        i, core = self.index, self.core
         self.held = steps = {name: core.get_steps(name) for name in core.behavior_specs}
         needs = {}
         for name, (decision, terminal) in steps.items():
@@ -232,8 +231,8 @@ class CoreRunner:
                                      and known.layout.holds(i, terminal)):  # fmt: skip
                 count = max(len(decision), len(terminal))
                 needs[name] = (count, BehaviorLayout.signature(decision, terminal))
-        if tuple(steps) != tuple(self.description["specs"]):  # a behaviour a Unity scene adds
-            self.description = core_description(self.core)
+        if tuple(steps) != tuple(self.description["specs"]):
+            self.description = core_description(core)
             return needs
         return needs or None
 
@@ -266,6 +265,46 @@ class CoreRunner:
             return ("frame", None, str(exc) or "it has no render()")
         return ("frame", None if frame is None else np.asarray(frame), "")
 
+    def serve(self, control: Control, message: Callable[[str], Any]) -> tuple[int, Any]:
+        """Runs the command of the core's row of ``control``; returns the status and what goes
+        on the pipe (None: nothing). ``message(kind)`` is the pool's next message to the core."""
+        i, words = self.index, control.words
+        command = int(words[i, shm.COMMAND])
+        if command == shm.CLOSE:
+            self.core.close()
+            return shm.OK, None
+        if command in (shm.RENDER, shm.STATE):
+            return shm.OK, self.answer(command)
+        if command in (shm.ATTACH, shm.WRITE):  # new segments (every core maps them)
+            for name, (memory, layout) in message("segments").items():
+                if name in self.segments:
+                    self.segments[name].close()
+                self.segments[name] = Rows(Block(name=memory), layout)
+            if command == shm.ATTACH:
+                return shm.OK, None  # its side-channel bytes, if any, stay where they are
+        else:
+            side = control.get(shm.SIDE_IN, i)
+            seed = int(words[i, shm.SEED]) if words[i, shm.HAS_SEED] else None
+            self.run(command, seed, message("side") if side is None else side)
+            needs = self.hold()
+            if needs is not None:
+                return shm.NEEDS_ROOM, ("room", needs, self.description)
+        side = self.write()
+        return shm.OK, None if control.put(shm.SIDE_OUT, i, side) else ("side", side)
+
+    def release(self) -> None:
+        """Unmaps the segments (the core is closed already, or now: quietly)."""
+        for rows in self.segments.values():
+            rows.close()
+        self.segments.clear()
+
+
+def expect(message: Any, kind: str, i: int) -> Any:
+    """The payload of the pool's ``message`` to core ``i``, which must be of ``kind``."""
+    if message is None or message[0] != kind:
+        raise CorePoolError(f"expected a {kind!r} message, got {message!r:.60}", i)
+    return message[1]
+
 
 def _watch_parent(parent: int) -> None:
     """Ends this worker once the pool's process is gone, even inside a hung step."""
@@ -292,9 +331,7 @@ def run_worker(
         found = None
         while found is None:
             found = next_message(connection, inbox, PARENT_CHECK)
-        if found[0] != kind:
-            raise CorePoolError(f"expected a {kind!r} message, got {found[0]!r}", i)
-        return found[1]
+        return expect(found, kind, i)
 
     def answer(status: int, payload: Any = None) -> None:
         # In the array first, then on the pipe: the pool reads a payload once it sees the
@@ -305,7 +342,7 @@ def run_worker(
             connection.send(payload)
 
     try:
-        runner = CoreRunner(pickle.loads(factory), relay_ids, i, k, {})
+        runner = CoreRunner(pickle.loads(factory), relay_ids, i, k)
         connection.send(("ready", runner.description))
         while True:
             if words[i, shm.SEQ] == seen:  # spin, then block on the pipe (the pool wakes us)
@@ -317,31 +354,10 @@ def run_worker(
                     if connection.poll(SLICE):
                         inbox.append(connection.recv())
                 words[i, shm.SLEEPING] = 0
-            seen, command = int(words[i, shm.SEQ]), int(words[i, shm.COMMAND])
-            if command == shm.CLOSE:
-                runner.core.close()
-                answer(shm.OK)
+            seen = int(words[i, shm.SEQ])
+            answer(*runner.serve(control, message))
+            if words[i, shm.COMMAND] == shm.CLOSE:
                 return
-            if command in (shm.RENDER, shm.STATE):
-                answer(shm.OK, runner.answer(command))
-                continue
-            if command in (shm.ATTACH, shm.WRITE):  # new segments (every worker maps them)
-                for name, (memory, layout) in message("segments").items():
-                    if name in runner.segments:
-                        runner.segments[name].close()
-                    runner.segments[name] = Rows(Block(name=memory), layout)
-                if command == shm.ATTACH:
-                    answer(shm.OK)  # its side-channel bytes, if any, stay where they are
-                    continue
-            else:
-                side = control.get(shm.SIDE_IN, i)
-                seed = int(words[i, shm.SEED]) if words[i, shm.HAS_SEED] else None
-                needs = runner.run(command, seed, message("side") if side is None else side)
-                if needs is not None:
-                    answer(shm.NEEDS_ROOM, ("room", needs, runner.description))
-                    continue
-            side = runner.write()
-            answer(shm.OK, None if control.put(shm.SIDE_OUT, i, side) else ("side", side))
     except SystemExit:
         pass
     except Exception as exc:  # the pool reads it on the pipe, while building or on FAILED
@@ -352,6 +368,5 @@ def run_worker(
             if int(words[i, shm.COMMAND]) != shm.CLOSE:
                 with contextlib.suppress(Exception):  # the pool was told why, or is gone
                     runner.core.close()
-            for rows in runner.segments.values():
-                rows.close()
+            runner.release()
         control.close()
