@@ -106,7 +106,8 @@ class CorePool(BaseEnv):
         self._workers = Workers(factories, self._channels, local, mode, self.min_ready,
                                 start_method, spin, side_bytes, timeout)  # fmt: skip
         self._finalizer = weakref.finalize(self, _shutdown, self._workers, self._owner)
-        self.seedable = all(d["seedable"] for d in self._descriptions())
+        self._descriptions = self._workers.descriptions.values()  # in core order
+        self.seedable = all(d["seedable"] for d in self._descriptions)
 
     @classmethod
     def unity(
@@ -147,7 +148,7 @@ class CorePool(BaseEnv):
                 f"index), got {seed}"
             )
         if seed is not None and not self.seedable:
-            first = next(i for i in range(k) if not self._workers.descriptions[i]["seedable"])
+            first = next(i for i in range(k) if not self._describe(i)["seedable"])
             raise CorePoolError(
                 f"reset(seed={seed}): {self._workers.label(first)} cannot be seeded (it declares "
                 "no seedable = True reset(seed=...)); call reset() without a seed"
@@ -264,18 +265,18 @@ class CorePool(BaseEnv):
         """False when some core says it does not restart the behaviour's finished agents."""
         self._check_open()
         self._spec(behavior_name)
-        return all(d["restarts"].get(behavior_name) is not False for d in self._descriptions())
+        return all(d["restarts"].get(behavior_name) is not False for d in self._descriptions)
 
     @property
     def has_action_masks(self) -> bool:
         """Whether every core sends action masks for its discrete behaviours."""
         self._check_open()
-        return all(d["masks"] for d in self._descriptions())
+        return all(d["masks"] for d in self._descriptions)
 
     @property
     def metadata(self) -> dict[str, Any]:
         """Core 0's ``render_fps``; the pool renders ``rgb_array`` pictures."""
-        return {"render_modes": ["rgb_array"], "render_fps": self._descriptions()[0]["render_fps"]}
+        return {"render_modes": ["rgb_array"], "render_fps": self._describe(0)["render_fps"]}
 
     def render(self) -> np.ndarray | None:
         """Every core's ``rgb_array`` picture, side by side (core 0 leftmost), each padded at
@@ -304,7 +305,7 @@ class CorePool(BaseEnv):
             ((20,), (20,))
             >>> pool.close()
         """
-        missing = [self._workers.label(i) for i, d in enumerate(self._descriptions())
+        missing = [self._workers.label(i) for i, d in enumerate(self._descriptions)
                    if not d["global_state"]]  # fmt: skip
         if missing:
             raise AttributeError(
@@ -338,21 +339,21 @@ class CorePool(BaseEnv):
         )
 
     def __repr__(self) -> str:
-        types = [d["type"] for d in self._descriptions()]
+        types = [d["type"] for d in self._descriptions]
         state = " closed" if self.closed else ""
         return f"CorePool({self.num_cores} cores {types}, mode={self.mode!r}{state})"
 
-    def _descriptions(self) -> list[dict[str, Any]]:
-        return [self._workers.descriptions[i] for i in range(self.num_cores)]
+    def _describe(self, i: int) -> dict[str, Any]:
+        return self._workers.descriptions[i]
 
     def _declared(self, key: str) -> list[Any] | None:
-        values = [d[key] if d["global_state"] else None for d in self._descriptions()]
+        values = [d[key] if d["global_state"] else None for d in self._descriptions]
         return None if any(v is None for v in values) else values
 
     def _global_state(self) -> np.ndarray:
         answers = self._ask(shm.STATE)
         states = [np.ravel(answers[i][1]) for i in range(self.num_cores)]
-        for i, (state, d) in enumerate(zip(states, self._descriptions(), strict=True)):
+        for i, (state, d) in enumerate(zip(states, self._descriptions, strict=True)):
             if d["global_state_size"] not in (None, state.size):
                 raise errors.SpecError(
                     f"{self._workers.label(i)}: global_state() has {state.size} values where "
