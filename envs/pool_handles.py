@@ -98,7 +98,7 @@ class Workers:
             self.close(broken=True)
             raise
         # One core in this process: its own steps are the pool's (ids are unchanged at K=1).
-        self.alone = self.local.core if self.local is not None and k == 1 else None
+        self.alone = self.local if k == 1 else None
 
     def agree(self, i: int, late: bool = True) -> None:
         """Takes core ``i``'s specs: the pool's behaviours unless ``late`` (a Unity scene's)."""
@@ -155,16 +155,16 @@ class Workers:
         return incoming + self._incoming(answered)
 
     def run_alone(self, command: int, seed: int | None) -> list[Any]:  # K=1: its steps are ours
-        runner, channels = self.local, self.channels
-        assert runner is not None and self.alone is not None  # noqa: S101  # internal invariant
+        runner, channels = self.alone, self.channels
+        assert runner is not None  # noqa: S101  # internal invariant
         try:
             runner.run(command, seed, channels.take(0) if channels.gather() else b"")
         except Exception as exc:
             info = pool_worker.describe_exception(exc)
             raise self._raised(0, info, shm.COMMAND_NAMES[command]) from exc
-        specs = self.alone.behavior_specs
+        specs = runner.core.behavior_specs
         if specs is not self.core_specs and tuple(specs) != tuple(self.specs):  # a new one
-            self.descriptions[0] = runner.description = pool_worker.core_description(self.alone)
+            self.descriptions[0] = runner.description = pool_worker.core_description(runner.core)
             self.agree(0)
         self.core_specs = specs
         return [(0, runner.side_out())] if channels.any else []
@@ -315,14 +315,10 @@ class Workers:
                 grown[name] = layout.grown(i, count, observations if count else layout.observations)
         segments = {}
         for name, layout in grown.items():
-            rows, old = Rows.create(layout), self.rows.get(name)
-            self.rows[name] = rows
-            if old is not None:
-                for i in range(self.k):
-                    if i not in requests:
-                        rows.copy_core(old, i)
-                unlink_quietly(old.memory)  # the workers keep their mappings until they attach
-                old.close()
+            if name in self.rows:
+                unlink_quietly(self.rows[name].memory)  # the cores keep their mappings till then
+                self.rows[name].close()
+            self.rows[name] = rows = Rows.create(layout)
             segments[name] = (rows.memory.name, layout)
         for i in range(self.k):
             self._send(i, ("segments", segments))

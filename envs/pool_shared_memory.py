@@ -207,23 +207,6 @@ class Rows:
             )
         return 1
 
-    def copy_core(self, old: Rows, index: int) -> None:
-        """Copies core ``index``'s rows from an older segment of the behaviour."""
-        n = int(old.counts[index, :2].max())
-        self.counts[index] = old.counts[index]
-        a, b = int(old.start[index]), int(self.start[index])
-        pairs = zip(old.views.items(), self.views.values(), strict=True)
-        for (field, source), target in list(pairs)[1:]:
-            if source.shape[1:] != target.shape[1:] or source.dtype != target.dtype:
-                if n:
-                    raise SpecError(
-                        f"behavior {self.layout.name!r}: core {index}'s {field} rows have "
-                        f"{source.shape[1:]} {source.dtype}, another core's "
-                        f"{target.shape[1:]} {target.dtype}; every core of a pool must agree"
-                    )
-                continue
-            target[b : b + n] = source[a : a + n]
-
     def close(self) -> None:
         self.__dict__ = {"memory": self.memory, "layout": self.layout}
         self.memory.close()

@@ -31,7 +31,7 @@ from zooport.envs.pool_shared_memory import BehaviorLayout, Block, Control, Rows
 from zooport.envs.side_channel import side_channel_manager as manager
 from zooport.envs.side_channel.side_channel import IncomingMessage, SideChannel
 from zooport.envs.steps import check_agent_ids
-from zooport.errors import ArgumentError, CorePoolError
+from zooport.errors import ArgumentError, CorePoolError, SpecError
 
 __all__ = ["CoreRunner", "PoolChannels", "run_worker", "pickle_factory", "core_description",
            "describe_exception", "expect", "next_message"]  # fmt: skip
@@ -205,45 +205,49 @@ class CoreRunner:
 
     def run(self, command: int, seed: int | None, side: bytes) -> None:
         """Steps the core with the actions the pool wrote into its rows, or resets it."""
+        core, i = self.core, self.index
         for channel_id, payload in manager._parse_frames(side) if side else ():
             self.relays[channel_id].message_queue.append(payload)
         if command == shm.STEP:
-            i = self.index
             for name, rows in self.segments.items():
                 n, start = int(rows.counts[i, shm.N_DECISION]), int(rows.start[i])
                 if rows.counts[i, shm.ACTIONS_SET] and n:  # rows the pool validated
                     end = start + n
                     self._set_actions(name, rows.continuous[start:end], rows.discrete[start:end])
-            self.core.step()
+            core.step()
         else:
-            self.core.reset() if seed is None else self.core.reset(seed=seed)  # type: ignore[call-arg]  # seedable
+            core.reset() if seed is None else core.reset(seed=seed)  # type: ignore[call-arg]  # seedable
 
-    def hold(self) -> dict[str, Any] | None:
-        """Holds the core's steps; returns None, or ``{behaviour: (rows, signature)}`` that do
-        not fit the segments (``{}``: a behaviour a Unity scene added)."""
-        i, core = self.index, self.core
+    def hold(self) -> bool:
+        """Holds the core's steps; True when it has a behaviour it did not have (a Unity
+        scene's)."""
+        core = self.core
         self.held = steps = {name: core.get_steps(name) for name in core.behavior_specs}
-        needs = {}
         for name, (decision, terminal) in steps.items():
             check_agent_ids(name, decision, terminal)
+        if tuple(steps) == tuple(self.description["specs"]):
+            return False
+        self.description = core_description(core)
+        return True
+
+    def room(self) -> dict[str, Any]:
+        """``{behaviour: (rows, observation signature)}`` of the held steps that do not fit."""
+        needs = {}
+        for name, (decision, terminal) in self.held.items():
             known = self.segments.get(name)
-            if known is None or not (known.layout.holds(i, decision)
-                                     and known.layout.holds(i, terminal)):  # fmt: skip
+            if known is None or not (known.layout.holds(self.index, decision)
+                                     and known.layout.holds(self.index, terminal)):  # fmt: skip
                 count = max(len(decision), len(terminal))
                 needs[name] = (count, BehaviorLayout.signature(decision, terminal))
-        if tuple(steps) != tuple(self.description["specs"]):
-            self.description = core_description(core)
-            return needs
-        return needs or None
+        return needs
 
-    def write(self) -> bytes:
-        """Writes the held rows into the segments; returns what the core sent on its relays."""
+    def write(self) -> None:
+        """Writes the held steps into the segments."""
         for name, rows in self.segments.items():
             if name in self.held:
                 rows.write(self.index, self.k, *self.held[name])
             else:
                 rows.counts[self.index] = 0
-        return self.side_out()
 
     def side_out(self) -> bytes:  # what the core sent on its relays since the last call
         if not self.relays:
@@ -275,21 +279,30 @@ class CoreRunner:
             return shm.OK, None
         if command in (shm.RENDER, shm.STATE):
             return shm.OK, self.answer(command)
-        if command in (shm.ATTACH, shm.WRITE):  # new segments (every core maps them)
+        if command in (shm.ATTACH, shm.WRITE):  # new segments: every core maps and fills them
             for name, (memory, layout) in message("segments").items():
                 if name in self.segments:
                     self.segments[name].close()
                 self.segments[name] = Rows(Block(name=memory), layout)
+            for name, (count, observations) in self.room().items():
+                raise SpecError(
+                    f"behavior {name!r}: core {i}'s {count} rows of observations "
+                    f"{list(observations)} do not fit the pool's {self.segments[name].layout}; "
+                    "every core of a pool must agree"
+                )
+            self.write()
             if command == shm.ATTACH:
                 return shm.OK, None  # its side-channel bytes, if any, stay where they are
         else:
             side = control.get(shm.SIDE_IN, i)
             seed = int(words[i, shm.SEED]) if words[i, shm.HAS_SEED] else None
             self.run(command, seed, message("side") if side is None else side)
-            needs = self.hold()
-            if needs is not None:
+            changed = self.hold()
+            needs = self.room()
+            if needs or changed:
                 return shm.NEEDS_ROOM, ("room", needs, self.description)
-        side = self.write()
+            self.write()
+        side = self.side_out()
         return shm.OK, None if control.put(shm.SIDE_OUT, i, side) else ("side", side)
 
     def release(self) -> None:

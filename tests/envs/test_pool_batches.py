@@ -66,7 +66,7 @@ def test_a_mask_that_does_not_fit_is_an_error(rows):
         rows.write(0, 3, _decision([0], mask=[np.zeros((2, 2), bool)]), _terminal([]))
 
 
-def test_grown_ranges_never_shrink_and_copy_the_other_cores_rows(rows):
+def test_grown_ranges_never_shrink_and_move_the_later_cores_rows(rows):
     layout = rows.layout
     assert layout.holds(1, _decision([0, 1, 2])) and not layout.holds(1, _decision([0, 1, 2, 3]))
     wide = _decision([0])
@@ -77,10 +77,9 @@ def test_grown_ranges_never_shrink_and_copy_the_other_cores_rows(rows):
     assert grown.grown(1, 30, layout.observations).rows == (2, 80, 2)
     assert layout.grown(0, 1, layout.observations).rows == (MIN_ROWS, 3, 2)
     assert all(offset % 64 == 0 for *_, offset in grown.fields())
-    rows.write(2, 3, _decision([4], index=2), _terminal([]))
     bigger = Rows.create(grown)
-    try:
-        bigger.copy_core(rows, 2)
+    try:  # every core writes its held steps again into the grown segment
+        bigger.write(2, 3, _decision([4], index=2), _terminal([]))
         assert bigger.counts[2, 0] == 1 and bigger.d_id[82] == 14
     finally:
         unlink_quietly(bigger.memory)
