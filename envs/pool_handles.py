@@ -42,29 +42,28 @@ class Workers:
     ) -> None:  # fmt: skip
         k = self.k = len(factories)
         self.channels, self.mode, self.min_ready = channels, mode, min_ready
-        self.spin, self.timeout, self.doing = spin, timeout, "start"
-        pickled = {
-            i: pool_worker.pickle_factory(f, i) for i, f in enumerate(factories) if i or not local
-        }
+        self.spin, self.timeout, self.doing, self.in_process = spin, timeout, "start", local
         self.every = slice(0, k)  # every core: a slice, so a command is a view
         self.control = Control(k, side_bytes)
         self.words = self.control.words
-        self.processes: dict[int, Any] = {}  # and below, the pipes: both by core index
+        # By core index: the worker processes, their pipes, what each core sent, what it is.
+        self.processes: dict[int, Any] = {}
         self.connections: dict[int, Any] = {}
-        # What each core sent, and (core 0 in this process) what the pool sent it.
         self.inboxes = {i: deque[Any]() for i in range(k)}
-        self.to_local = deque[Any]()
         self.descriptions: dict[int, dict[str, Any]] = {i: {"type": "?"} for i in range(k)}
+        self.to_local = deque[Any]()  # what the pool sent core 0 in this process
         self.started = np.zeros(k)
         self.rows: dict[str, Rows] = {}
         # Cores whose step was started and not handed out; answered, not handed out; handed
         # out by the last step (whose rows get_steps gathers).
         self.running, self.fresh, self.ready = (np.zeros(k, bool) for _ in range(3))
-        self.in_process, self.local = local, None
-        self.closed, self.alone, self.core_specs = False, None, None
+        self.local: CoreRunner | None = None
+        self.alone: CoreRunner | None = None
+        self.closed, self.core_specs = False, None
         context: Any = multiprocessing.get_context(start_method)
         try:
-            for i, data in pickled.items():
+            for i in range(int(local), k):
+                data = pool_worker.pickle_factory(factories[i], i)
                 ours, theirs = context.Pipe()
                 args = (i, data, tuple(channels.relay_ids[i]), self.control.memory.name, k,
                         side_bytes, theirs, spin)  # fmt: skip
@@ -84,14 +83,13 @@ class Workers:
                     raise CorePoolError(f"core 0: its factory raised {why}", 0) from exc
                 self.descriptions[0] = self.local.description
             for i in self.processes:
-                message = self.receive(i)
-                if message[0] == "error":
-                    raise self._raised(i, message[1], during="building its core")
-                self.descriptions[i] = message[1]
+                kind, answer = self.receive(i)
+                if kind == "error":
+                    raise self._raised(i, answer, during="building its core")
+                self.descriptions[i] = answer
             self.doing = "step"
             unlink_quietly(self.control.memory)  # every worker has mapped it
             self.specs = BehaviorMapping(dict(self.descriptions[0]["specs"]))
-            self.names = tuple(self.specs)  # the behaviours, for a quick ``in``
             for i in range(1, k):
                 self.agree(i, late=False)
         except BaseException:
@@ -99,6 +97,7 @@ class Workers:
             raise
         # One core in this process: its own steps are the pool's (ids are unchanged at K=1).
         self.alone = self.local if k == 1 else None
+        self.names = tuple(self.specs)  # the behaviours, for a quick ``in``
 
     def agree(self, i: int, late: bool = True) -> None:
         """Takes core ``i``'s specs: the pool's behaviours unless ``late`` (a Unity scene's)."""
@@ -130,24 +129,17 @@ class Workers:
             return self.run_alone(command, None if seeds is None else int(seeds[0]))
         # A reset drops the results of the steps still running (async), not their messages.
         incoming = self.finish_running() if command == shm.RESET else []
-        if start is None:  # every core: the fast path
-            which: Any = self.every
-            self.running[which] = True
-        else:
-            which = np.flatnonzero(start)
-            self.running |= start
+        which: Any = self.every if start is None else np.flatnonzero(start)  # None: fast path
+        self.running[which] = True
         sides = None
         if self.channels.gather():
             sides = {i: self.channels.take(i) for i in np.arange(self.k)[which].tolist()}
         self.command(command, which, None if seeds is None else seeds[which], sides)
         if self.mode == "sync" or command == shm.RESET:
             self.wait(which)
-            answered = self.running.copy()
-        else:
-            need = self.min_ready - int(self.fresh.sum())
-            if need > 0:
-                self.wait(which, need, self.running)
-            answered = self.running & self.answered(self.every)
+        elif self.min_ready > self.fresh.sum():
+            self.wait(np.flatnonzero(self.running), self.min_ready - int(self.fresh.sum()))
+        answered = self.running & self.answered(self.every)
         self._settle(answered)
         self.ready = answered | self.fresh  # the fresh ones' side-channel bytes were delivered
         self.running &= ~self.ready
@@ -246,28 +238,25 @@ class Workers:
     def answered(self, which: Any) -> np.ndarray:
         return self.words[which, shm.DONE] == self.words[which, shm.SEQ]
 
-    def wait(self, which: Any, need: int | None = None, among: np.ndarray | None = None) -> None:
-        """Waits until every worker of ``which`` answered (async: ``need`` of ``among``)."""
-        if need is None and self.answered(which).all():
-            return
-        self._wait_slowly(which, need, among)
+    def wait(self, which: Any, need: int | None = None) -> None:
+        """Waits until every core of ``which`` answered (async: ``need`` of them)."""
+        if need is not None or not self.answered(which).all():
+            self._wait_slowly(which, need)
 
-    def _enough(self, which: Any, need: int | None, among: np.ndarray | None) -> bool:
-        if need is None:
-            return bool(self.answered(which).all())
-        return int((self.answered(slice(0, self.k)) & among).sum()) >= need
+    def _wait_slowly(self, which: Any, need: int | None) -> None:
+        def enough() -> bool:
+            done = self.answered(which)
+            return bool(done.all()) if need is None else int(done.sum()) >= need
 
-    def _wait_slowly(self, which: Any, need: int | None, among: np.ndarray | None) -> None:
         deadline = time.perf_counter() + self.spin
         while time.perf_counter() < deadline:
-            if self._enough(which, need, among):
+            if enough():
                 return
             _yield()
-        candidates = np.arange(self.k)[which if among is None else among].tolist()
-        indices = [i for i in candidates if i in self.processes]
+        indices = [i for i in np.arange(self.k)[which].tolist() if i in self.processes]
         self.words[-1, shm.WAITING] = 1
         try:
-            while not self._enough(which, need, among):
+            while not enough():
                 waiting = [i for i in indices if self.words[i, shm.DONE] != self.words[i, shm.SEQ]]
                 handles = [self.connections[i] for i in waiting]
                 for ready in mp_connection.wait(
@@ -290,16 +279,14 @@ class Workers:
             raise self._error(i, f": {why}; the worker was stopped")
 
     def _drain(self, i: int) -> None:  # into the inbox, wake-ups dropped
-        if i not in self.connections:  # core 0, in this process: its answers are there
-            return
         with contextlib.suppress(EOFError, OSError):  # it died: the sentinel says so
-            while self.connections[i].poll(0):
+            while i in self.connections and self.connections[i].poll(0):
                 message = self.connections[i].recv()
                 if message is not None:
                     self.inboxes[i].append(message)
 
     def requests(self, which: Any) -> dict[int, Any]:
-        """``{core: needs}`` of the workers of ``which`` that need room; a failed one raises."""
+        """``{core: needs}`` of the cores of ``which`` that need room; a failed one raises."""
         statuses, requests = self.words[which, shm.STATUS], {}
         for i in np.arange(self.k)[which][statuses != 0].tolist() if statuses.any() else ():
             if self.words[i, shm.STATUS] == shm.FAILED:
@@ -311,14 +298,20 @@ class Workers:
         grown: dict[str, BehaviorLayout] = {}
         for i, needs in requests.items():
             for name, (count, observations) in needs.items():
-                layout = grown.get(name) or self._layout(name, observations)
+                layout = grown.get(name) or getattr(self.rows.get(name), "layout", None)
+                if layout is None:
+                    action = self.specs[name].action_spec
+                    branches = action.discrete_branches
+                    layout = BehaviorLayout(name, (shm.MIN_ROWS,) * self.k, observations,
+                                            action.continuous_size, len(branches),
+                                            int(sum(branches)))  # fmt: skip
                 grown[name] = layout.grown(i, count, observations if count else layout.observations)
         segments = {}
         for name, layout in grown.items():
             if name in self.rows:
                 unlink_quietly(self.rows[name].memory)  # the cores keep their mappings till then
                 self.rows[name].close()
-            self.rows[name] = rows = Rows.create(layout)
+            self.rows[name] = rows = Rows(layout)
             segments[name] = (rows.memory.name, layout)
         for i in range(self.k):
             self._send(i, ("segments", segments))
@@ -328,18 +321,10 @@ class Workers:
                 self.command(command, np.flatnonzero(which))
         self.wait(self.every)
         for name in grown:
-            unlink_quietly(self.rows[name].memory)  # every worker has mapped it
-
-    def _layout(self, name: str, observations: Any) -> BehaviorLayout:
-        if name in self.rows:
-            return self.rows[name].layout
-        action = self.specs[name].action_spec
-        branches = action.discrete_branches
-        return BehaviorLayout(name, (shm.MIN_ROWS,) * self.k, observations, action.continuous_size,
-                              len(branches), int(sum(branches)))  # fmt: skip
+            unlink_quietly(self.rows[name].memory)  # every core has mapped it
 
     def receive(self, i: int) -> Any:
-        """Worker ``i``'s next pipe message, within the timeout; a death is a fault."""
+        """Core ``i``'s next message, within the timeout; a death is a fault."""
         while True:
             try:
                 message = next_message(self.connections.get(i), self.inboxes[i], SLICE * 10)
@@ -396,7 +381,6 @@ class Workers:
 
     def close(self, broken: bool = False) -> CorePoolError | None:
         """Closes every core and worker; returns the first error a core's ``close()`` raised."""
-        errors = []
         live = [i for i, p in self.processes.items() if p.pid is not None and p.is_alive()]
         live = ([0] if self.local is not None else []) + ([] if broken else live)
         with contextlib.suppress(CorePoolError):  # a worker gone: stopped below
@@ -411,7 +395,8 @@ class Workers:
                 if time.monotonic() > deadline:
                     break
             self._drain(i)
-            errors += [self._raised(i, m[1], "close") for m in self.inboxes[i] if m[0] == "error"]
+        errors = [self._raised(i, m[1], "close") for i in live for m in self.inboxes[i]
+                  if m[0] == "error"]  # fmt: skip
         if self.local is not None:
             self.local.release()
             self.local = None

@@ -143,11 +143,13 @@ class Rows:
 
         def __getattr__(self, field: str) -> np.ndarray: ...
 
-    def __init__(self, memory: shared_memory.SharedMemory, layout: BehaviorLayout) -> None:
-        self.memory, self.layout = memory, layout
-        self.views = {
-            f: np.ndarray(s, np.dtype(d), memory.buf, o) for f, s, d, o in layout.fields()
-        }
+    def __init__(self, layout: BehaviorLayout, name: str | None = None) -> None:
+        """Maps the segment ``name``, or (None) makes one, of zeros."""
+        fields = layout.fields()
+        *_, (_, shape, dtype, offset) = fields
+        size = offset + int(np.prod(shape)) * np.dtype(dtype).itemsize
+        self.memory, self.layout = Block(name, name is None, max(size, 1)), layout
+        self.views = {f: np.ndarray(s, np.dtype(d), self.memory.buf, o) for f, s, d, o in fields}
         n_obs = len(layout.observations)
         self.d_obs = [self.views[f"d_obs{j}"] for j in range(n_obs)]
         self.t_obs = [self.views[f"t_obs{j}"] for j in range(n_obs)]
@@ -156,12 +158,6 @@ class Rows:
         # Which core each row belongs to, and its place in that core's range.
         self.row_core = np.repeat(np.arange(len(layout.rows)), layout.rows)
         self.row_place = np.arange(sum(layout.rows)) - self.start[self.row_core]
-
-    @classmethod
-    def create(cls, layout: BehaviorLayout) -> Rows:
-        *_, (field, shape, dtype, offset) = layout.fields()
-        size = offset + int(np.prod(shape)) * np.dtype(dtype).itemsize
-        return cls(Block(create=True, size=max(size, 1)), layout)  # fresh shared memory is zeros
 
     def taken(self, counts: np.ndarray) -> np.ndarray:  # each core's first counts[core] rows
         return np.flatnonzero(self.row_place < counts[self.row_core])

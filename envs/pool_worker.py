@@ -27,7 +27,7 @@ from zooport.envs.base_env import ActionTuple, BaseEnv, BehaviorSpec
 from zooport.envs.batched_env import BatchedEnv
 from zooport.envs.capabilities import has_action_masks
 from zooport.envs.compat import _convert_behavior, as_base_env
-from zooport.envs.pool_shared_memory import BehaviorLayout, Block, Control, Rows
+from zooport.envs.pool_shared_memory import BehaviorLayout, Control, Rows
 from zooport.envs.side_channel import side_channel_manager as manager
 from zooport.envs.side_channel.side_channel import IncomingMessage, SideChannel
 from zooport.envs.steps import check_agent_ids
@@ -283,7 +283,7 @@ class CoreRunner:
             for name, (memory, layout) in message("segments").items():
                 if name in self.segments:
                     self.segments[name].close()
-                self.segments[name] = Rows(Block(name=memory), layout)
+                self.segments[name] = Rows(layout, memory)
             for name, (count, observations) in self.room().items():
                 raise SpecError(
                     f"behavior {name!r}: core {i}'s {count} rows of observations "

@@ -38,7 +38,7 @@ def _terminal(ids):
 @pytest.fixture
 def rows():
     layout = BehaviorLayout("B", (2, 3, 2), BehaviorLayout.signature(_decision([0])), 0, 2, 5)
-    made = Rows.create(layout)
+    made = Rows(layout)
     yield made
     unlink_quietly(made.memory)
     made.close()
@@ -77,7 +77,7 @@ def test_grown_ranges_never_shrink_and_move_the_later_cores_rows(rows):
     assert grown.grown(1, 30, layout.observations).rows == (2, 80, 2)
     assert layout.grown(0, 1, layout.observations).rows == (MIN_ROWS, 3, 2)
     assert all(offset % 64 == 0 for *_, offset in grown.fields())
-    bigger = Rows.create(grown)
+    bigger = Rows(grown)
     try:  # every core writes its held steps again into the grown segment
         bigger.write(2, 3, _decision([4], index=2), _terminal([]))
         assert bigger.counts[2, 0] == 1 and bigger.d_id[82] == 14
