@@ -131,9 +131,7 @@ class Workers:
         incoming = self.finish_running() if command == shm.RESET else []
         which: Any = self.every if start is None else np.flatnonzero(start)  # None: fast path
         self.running[which] = True
-        sides = None
-        if self.channels.gather():
-            sides = {i: self.channels.take(i) for i in np.arange(self.k)[which].tolist()}
+        sides = self.channels.take(np.arange(self.k)[which].tolist())
         self.command(command, which, None if seeds is None else seeds[which], sides)
         if self.mode == "sync" or command == shm.RESET:
             self.wait(which)
@@ -147,10 +145,10 @@ class Workers:
         return incoming + self._incoming(answered)
 
     def run_alone(self, command: int, seed: int | None) -> list[Any]:  # K=1: its steps are ours
-        runner, channels = self.alone, self.channels
+        runner, sides = self.alone, self.channels.take([0])
         assert runner is not None  # noqa: S101  # internal invariant
         try:
-            runner.run(command, seed, channels.take(0) if channels.gather() else b"")
+            runner.run(command, seed, sides[0] if sides else b"")
         except Exception as exc:
             info = pool_worker.describe_exception(exc)
             raise self._raised(0, info, shm.COMMAND_NAMES[command]) from exc
@@ -159,7 +157,7 @@ class Workers:
             self.descriptions[0] = runner.description = pool_worker.core_description(runner.core)
             self.agree(0)
         self.core_specs = specs
-        return [(0, runner.side_out())] if channels.any else []
+        return [(0, runner.side_out())] if sides is not None else []
 
     def finish_running(self) -> list[Any]:
         """Waits for the steps still running (async); their results stay to be handed out."""

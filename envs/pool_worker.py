@@ -1,8 +1,6 @@
-"""The cores' side of a :class:`~zooport.envs.core_pool.CorePool`: a worker process per core,
-which answers the commands of its row of the control array (a watchdog thread ends it once the
-pool's process is gone), and the side channels. A channel given to the pool reaches every core;
-one in ``core_side_channels[i]`` talks to core ``i`` only; each core gets a relay channel per id
-that forwards the raw bytes, so any channel works unchanged."""
+"""The cores' side of a :class:`~zooport.envs.core_pool.CorePool`: a runner per core that answers
+the commands of its row of the control array (in a worker process, or core 0 in the pool's), and
+the side channels, relayed to each core as raw bytes so that any channel works unchanged."""
 
 from __future__ import annotations
 
@@ -100,19 +98,18 @@ class PoolChannels:
         ]
         self._pending = [bytearray() for _ in range(k)]
 
-    def gather(self) -> bool:
-        """Adds what the channels queued to each core's outbox; False when there are none."""
-        if self.any:
-            shared = self._managers[0].generate_side_channel_messages()
-            for pending, own in zip(self._pending, self._managers[1:], strict=True):
-                pending += shared + own.generate_side_channel_messages()
-        return self.any
-
-    def take(self, index: int) -> bytes:
-        """Core ``index``'s outbox, emptied: the bytes to send with its next command."""
-        data = bytes(self._pending[index])
-        self._pending[index].clear()
-        return data
+    def take(self, indices: Iterable[int]) -> dict[int, bytes] | None:
+        """What the channels queued for the cores ``indices`` (the others keep theirs, for
+        their next command); None when the pool has no channels."""
+        if not self.any:
+            return None
+        shared = self._managers[0].generate_side_channel_messages()
+        for pending, own in zip(self._pending, self._managers[1:], strict=True):
+            pending += shared + own.generate_side_channel_messages()
+        taken = {i: bytes(self._pending[i]) for i in indices}
+        for i in taken:
+            self._pending[i].clear()
+        return taken
 
     def deliver(self, incoming: Iterable[tuple[int, bytes]]) -> None:
         """Hands each core's ``(index, bytes)`` to the channels, then raises a channel's error."""
@@ -218,17 +215,16 @@ class CoreRunner:
         else:
             core.reset() if seed is None else core.reset(seed=seed)  # type: ignore[call-arg]  # seedable
 
-    def hold(self) -> bool:
-        """Holds the core's steps; True when it has a behaviour it did not have (a Unity
-        scene's)."""
-        core = self.core
-        self.held = steps = {name: core.get_steps(name) for name in core.behavior_specs}
+    def hold(self) -> dict[str, Any] | None:
+        """Holds the core's steps; returns None, or what :meth:`room` says when they do not fit
+        (``{}``: the core has a behaviour it did not have, a Unity scene's)."""
+        self.held = steps = {name: self.core.get_steps(name) for name in self.core.behavior_specs}
         for name, (decision, terminal) in steps.items():
             check_agent_ids(name, decision, terminal)
         if tuple(steps) == tuple(self.description["specs"]):
-            return False
-        self.description = core_description(core)
-        return True
+            return self.room() or None
+        self.description = core_description(self.core)
+        return self.room()
 
     def room(self) -> dict[str, Any]:
         """``{behaviour: (rows, observation signature)}`` of the held steps that do not fit."""
@@ -242,7 +238,6 @@ class CoreRunner:
         return needs
 
     def write(self) -> None:
-        """Writes the held steps into the segments."""
         for name, rows in self.segments.items():
             if name in self.held:
                 rows.write(self.index, self.k, *self.held[name])
@@ -297,16 +292,14 @@ class CoreRunner:
             side = control.get(shm.SIDE_IN, i)
             seed = int(words[i, shm.SEED]) if words[i, shm.HAS_SEED] else None
             self.run(command, seed, message("side") if side is None else side)
-            changed = self.hold()
-            needs = self.room()
-            if needs or changed:
+            needs = self.hold()
+            if needs is not None:
                 return shm.NEEDS_ROOM, ("room", needs, self.description)
             self.write()
         side = self.side_out()
         return shm.OK, None if control.put(shm.SIDE_OUT, i, side) else ("side", side)
 
     def release(self) -> None:
-        """Unmaps the segments (the core is closed already, or now: quietly)."""
         for rows in self.segments.values():
             rows.close()
         self.segments.clear()
