@@ -50,8 +50,7 @@ class CorePool(BaseEnv):
         mode: ``"sync"`` (every step steps every core) or ``"async"`` (a step returns once
             ``min_ready`` cores answered, default 1; the others' agents have no decision).
         local_core: step core 0 in this process (default: in sync mode only).
-        side_channels: channels that reach every core.
-        core_side_channels: one list per core (None for none): channels of that core only.
+        side_channels, core_side_channels: channels of every core; one list (or None) per core.
         timeout: seconds a worker may take to start or answer before it counts as hung.
         start_method: ``"spawn"`` or ``"forkserver"`` (a script needs the ``__main__`` guard).
         spin: seconds the pool and each worker spin before they block (0 <= spin < 1).
@@ -404,13 +403,11 @@ class CorePool(BaseEnv):
     def _check_index(self, index: int) -> int:
         return check_int(index, "core index", 0, maximum=self.num_cores - 1, where="CorePool")
 
-    def _broke(self, exc: BaseException) -> None:
+    def _broke(self, exc: BaseException) -> None:  # the cores' state is unknown now
         self._guard.abort(exc)
         self._steps.clear()
-        self._live = False
-        if isinstance(exc, CorePoolError):
-            self._fault = exc
-        else:
+        self._live, self._fault = False, exc
+        if not isinstance(exc, CorePoolError):
             name = type(exc).__name__
             self._fault = CorePoolError(f"{name} while the cores were running; state unknown")
             self._fault.__cause__ = exc

@@ -1,4 +1,4 @@
-"""What a :class:`~zooport.envs.core_pool.CorePool` may be given: its modes, start methods, the
+"""What a :class:`~zooport.envs.core_pool.CorePool` may be given: its options, the
 ``pool_options`` of ``make``, ``make_vec`` and the CLI, and core factories a worker loads by
 reference (a worker is a fresh interpreter)."""
 
@@ -38,17 +38,15 @@ def check_options(
             raise ArgumentError(f"Expect {name} to be one of {list(valid)}, actually: {value!r}")
     if start_method not in multiprocessing.get_all_start_methods():
         raise ArgumentError(f"start_method {start_method!r} is not available on this platform")
-    if min_ready is None:
-        min_ready = k if mode == "sync" else 1
-    elif check_int(min_ready, "min_ready", 1, maximum=k) != k and mode == "sync":
+    sync, seconds = mode == "sync", "a number of seconds"
+    if min_ready is not None and check_int(min_ready, "min_ready", 1, maximum=k) != k and sync:
         raise ArgumentError(
             f"Expect min_ready to be None or {k} (every core) in sync mode, actually: "
             f"{min_ready}; pass mode='async' to return before every core has answered"
         )
-    seconds = "a number of seconds"
     return (
-        mode, int(min_ready),
-        mode == "sync" if local_core is None else check_bool(local_core, "local_core"),
+        mode, int(min_ready or (k if sync else 1)),
+        sync if local_core is None else check_bool(local_core, "local_core"),
         None if timeout is None else check_float(timeout, "timeout", above=0, kind=seconds),
         check_float(spin, "spin", above=0, below=MAX_SPIN, at_least=True, kind=seconds),
         check_int(side_channel_bytes, "side_channel_bytes", 0),
@@ -62,38 +60,36 @@ def check_factories(core_fns: Any) -> list[Callable[..., Any]]:
             f"Expect core_fns to be a sequence of core factories, actually: "
             f"{type(core_fns).__name__}"
         )
-    factories = list(core_fns)
-    if not factories:
+    if not core_fns:
         raise ArgumentError("Expect core_fns to hold at least one core factory, actually: []")
-    for i, factory in enumerate(factories):
+    for i, factory in enumerate(core_fns):
         if isinstance(factory, BaseEnv) or not callable(factory):
             raise ArgumentTypeError(
                 f"Expect core_fns[{i}] to be a callable that builds a core (a class, a "
                 f"function, functools.partial), actually: {type(factory).__name__}"
             )
-    return factories
+    return list(core_fns)
 
 
 def check_pool_options(pool_options: Any, workers: Any) -> dict[str, Any]:
     """``pool_options`` as CorePool keywords: a mapping of :data:`POOL_OPTIONS`, with workers."""
-    if pool_options is None:
-        return {}
-    if not isinstance(pool_options, Mapping):
+    if pool_options is not None and not isinstance(pool_options, Mapping):
         raise ArgumentTypeError(
             f"Expect pool_options to be a mapping of CorePool arguments {list(POOL_OPTIONS)}, "
             f"actually: {type(pool_options).__name__} {pool_options!r}"
         )
-    unknown = [key for key in pool_options if key not in POOL_OPTIONS]
+    options = dict(pool_options or {})
+    unknown = [key for key in options if key not in POOL_OPTIONS]
     if unknown:
         raise ArgumentTypeError(
             f"Expect pool_options keys among {list(POOL_OPTIONS)}, actually: {unknown}"
         )
-    if workers is None and pool_options:
+    if workers is None and options:
         raise ArgumentError(
-            f"pool_options={dict(pool_options)!r} are CorePool arguments, and no pool is built "
-            "without workers=K: pass workers too, or leave pool_options out"
+            f"pool_options={options!r} are CorePool arguments, and no pool is built without "
+            "workers=K: pass workers too, or leave pool_options out"
         )
-    return dict(pool_options)
+    return options
 
 
 def registry_core(env_id: str, **kwargs: Any) -> BaseEnv:
