@@ -1,7 +1,6 @@
-"""The cores of a :class:`~zooport.envs.core_pool.CorePool`: its workers, core 0 when it runs in
-the pool's process, one control array for all of them and the behaviours' segments. A wait spins
-on the array, then blocks on the pipes and the process sentinels in short slices, so a death or a
-hang is a ``CorePoolError`` in bounded time."""
+"""The cores of a :class:`~zooport.envs.core_pool.CorePool`, their control array and segments. A
+wait spins on the array, then blocks on the pipes and the process sentinels in short slices, so a
+death or a hang is a ``CorePoolError`` in bounded time."""
 
 from __future__ import annotations
 
@@ -33,7 +32,7 @@ _yield = getattr(os, "sched_yield", lambda: time.sleep(0))
 
 
 class Workers:
-    """The cores of a pool (see the module docstring) and which of them run or answered."""
+    """The cores of a pool and which of them run or answered."""
 
     def __init__(
         self, factories: Sequence[Callable[..., Any]], channels: PoolChannels, local: bool,

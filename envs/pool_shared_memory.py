@@ -16,8 +16,8 @@ from zooport.envs.specs import AgentId, BehaviorSpec
 from zooport.envs.steps import DecisionSteps, TerminalSteps
 from zooport.errors import SpecError
 
-__all__ = ["MIN_ROWS", "Block", "Control", "BehaviorLayout", "Rows", "pool_ids", "unlink_quietly",
-           "gather", "scatter", "scatter_one"]  # fmt: skip
+__all__ = ["MIN_ROWS", "Control", "BehaviorLayout", "Rows", "pool_ids", "unlink_quietly", "gather",
+           "scatter", "scatter_one"]  # fmt: skip
 
 #: The fewest rows a core's range gets (a core may spawn agents after its first step).
 MIN_ROWS = 16
@@ -143,8 +143,7 @@ class Rows:
 
         def __getattr__(self, field: str) -> np.ndarray: ...
 
-    def __init__(self, layout: BehaviorLayout, name: str | None = None) -> None:
-        """Maps the segment ``name``, or (None) makes one, of zeros."""
+    def __init__(self, layout: BehaviorLayout, name: str | None = None) -> None:  # None: new
         fields = layout.fields()
         *_, (_, shape, dtype, offset) = fields
         size = offset + int(np.prod(shape)) * np.dtype(dtype).itemsize
