@@ -58,7 +58,8 @@ class Workers:
         self.running, self.fresh, self.ready = (np.zeros(k, bool) for _ in range(3))
         self.local: CoreRunner | None = None
         self.alone: CoreRunner | None = None
-        self.closed, self.core_specs = False, None
+        self.closed = False
+        self.core_specs: Any = None  # the lone core's specs at its last step
         context: Any = multiprocessing.get_context(start_method)
         try:
             for i in range(int(local), k):
@@ -215,22 +216,23 @@ class Workers:
         self.started[which] = time.monotonic()
         self.doing = shm.COMMAND_NAMES[command]
         asleep = words[which, shm.SLEEPING]
-        if asleep.any():
-            for i in np.arange(self.k)[which][asleep != 0].tolist():
+        try:  # a worker that died here leaves core 0 its command (close() needs that)
+            for i in np.arange(self.k)[which][asleep != 0].tolist() if asleep.any() else ():
                 self._send(i, None)  # a wake-up
-        for i, data in late:  # after the command: the worker is reading, a large send cannot block
-            self._send(i, ("side", data))
-        if self.local is not None and words[0, shm.DONE] != words[0, shm.SEQ]:
-            try:  # what a worker does with a command; the pool reads the answer as a worker's
-                status, payload = self.local.serve(self.control, self._to_local)
-            except Exception as exc:
-                status, payload = shm.FAILED, ("error", pool_worker.describe_exception(exc))
-            words[0, shm.STATUS], words[0, shm.DONE] = status, words[0, shm.SEQ]
-            if payload is not None:
-                self.inboxes[0].append(payload)
+            for i, data in late:  # after the command: the worker reads, a large send cannot block
+                self._send(i, ("side", data))
+        finally:  # core 0 in this process does what a worker does, and answers as one
+            if self.local is not None and words[0, shm.DONE] != words[0, shm.SEQ]:
+                try:
+                    status, payload = self.local.serve(self.control, self._to_local)
+                except Exception as exc:
+                    status, payload = shm.FAILED, ("error", pool_worker.describe_exception(exc))
+                words[0, shm.STATUS], words[0, shm.DONE] = status, words[0, shm.SEQ]
+                if payload is not None:
+                    self.inboxes[0].append(payload)
 
-    def _to_local(self, kind: str) -> Any:
-        return pool_worker.expect(self.to_local.popleft() if self.to_local else None, kind, 0)
+    def _to_local(self, kind: str) -> Any:  # what the pool sent core 0 (the kind it expects)
+        return self.to_local.popleft()[1]
 
     def answered(self, which: Any) -> np.ndarray:
         return self.words[which, shm.DONE] == self.words[which, shm.SEQ]

@@ -32,7 +32,7 @@ from zooport.envs.steps import check_agent_ids
 from zooport.errors import ArgumentError, CorePoolError, SpecError
 
 __all__ = ["CoreRunner", "PoolChannels", "run_worker", "pickle_factory", "core_description",
-           "describe_exception", "expect", "next_message"]  # fmt: skip
+           "describe_exception", "next_message"]  # fmt: skip
 
 #: How often a worker looks for the pool's process, and how long it then has to close (s).
 PARENT_CHECK, PARENT_GRACE = 0.25, 3.0
@@ -305,13 +305,6 @@ class CoreRunner:
         self.segments.clear()
 
 
-def expect(message: Any, kind: str, i: int) -> Any:
-    """The payload of the pool's ``message`` to core ``i``, which must be of ``kind``."""
-    if message is None or message[0] != kind:
-        raise CorePoolError(f"expected a {kind!r} message, got {message!r:.60}", i)
-    return message[1]
-
-
 def _watch_parent(parent: int) -> None:
     """Ends this worker once the pool's process is gone, even inside a hung step."""
     while os.getppid() == parent:
@@ -337,7 +330,9 @@ def run_worker(
         found = None
         while found is None:
             found = next_message(connection, inbox, PARENT_CHECK)
-        return expect(found, kind, i)
+        if found[0] != kind:
+            raise CorePoolError(f"expected a {kind!r} message, got {found[0]!r}", i)
+        return found[1]
 
     def answer(status: int, payload: Any = None) -> None:
         # In the array first, then on the pipe: the pool reads a payload once it sees the
