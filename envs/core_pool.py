@@ -174,7 +174,7 @@ class CorePool(BaseEnv):
         if steps is None:
             workers = self._workers
             if workers.alone is not None and behavior_name in workers.names:
-                return workers.alone.core.get_steps(behavior_name)
+                return workers.alone.get_steps(behavior_name)
             spec, rows = self._spec(behavior_name), workers.rows.get(behavior_name)
             if rows is None:
                 steps = DecisionSteps.empty(spec), TerminalSteps.empty(spec)
@@ -189,7 +189,7 @@ class CorePool(BaseEnv):
             self._check_ready("set_actions")
         workers = self._workers
         if workers.alone is not None and behavior_name in workers.names:
-            workers.alone.core.set_actions(behavior_name, action)  # it validates as a pool would
+            workers.alone.set_actions(behavior_name, action)  # it validates as a pool would
             return
         spec, rows = self._spec(behavior_name), workers.rows.get(behavior_name)
         taken = self._taken_rows(behavior_name, rows) if rows is not None else np.zeros(0, int)
@@ -210,7 +210,7 @@ class CorePool(BaseEnv):
                 f"the last step; agents that did: {decision.agent_id.tolist()}"
             )
         if self._workers.alone is not None:
-            self._workers.alone.core.set_action_for_agent(behavior_name, agent_id, action)
+            self._workers.alone.set_action_for_agent(behavior_name, agent_id, action)
             return
         scatter_one(self._workers.rows[behavior_name], self.core_of(agent_id)[0], agent_id, action)
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
-import os
 import pickle
 import signal
 import time
@@ -19,7 +18,7 @@ import numpy as np
 
 from zooport.envs import pool_shared_memory as shm, pool_worker
 from zooport.envs.pool_shared_memory import BehaviorLayout, Control, Rows, unlink_quietly
-from zooport.envs.pool_worker import SLICE, CoreRunner, PoolChannels, next_message
+from zooport.envs.pool_worker import SLICE, CoreRunner, PoolChannels, _yield, next_message
 from zooport.envs.specs import BehaviorMapping
 from zooport.errors import CorePoolError, SpecError
 
@@ -27,8 +26,6 @@ __all__ = ["Workers"]
 
 #: How long ``close()`` waits for the workers to close their cores before stopping them (s).
 CLOSE_GRACE = 10.0
-
-_yield = getattr(os, "sched_yield", lambda: time.sleep(0))
 
 
 class Workers:
@@ -57,7 +54,7 @@ class Workers:
         # out by the last step (whose rows get_steps gathers).
         self.running, self.fresh, self.ready = (np.zeros(k, bool) for _ in range(3))
         self.local: CoreRunner | None = None
-        self.alone: CoreRunner | None = None
+        self.alone: Any = None
         self.closed = False
         self.core_specs: Any = None  # the lone core's specs at its last step
         context: Any = multiprocessing.get_context(start_method)
@@ -96,7 +93,7 @@ class Workers:
             self.close(broken=True)
             raise
         # One core in this process: its own steps are the pool's (ids are unchanged at K=1).
-        self.alone = self.local if k == 1 else None
+        self.alone = self.local.core if self.local is not None and k == 1 else None
         self.names = tuple(self.specs)  # the behaviours, for a quick ``in``
 
     def agree(self, i: int, late: bool = True) -> None:
@@ -118,9 +115,8 @@ class Workers:
         self.names = tuple(self.specs)
 
     def label(self, i: int) -> str:
-        where = f"worker pid {getattr(self.processes.get(i), 'pid', None)}"
-        if i == 0 and self.in_process:
-            where = "in this process"
+        pid = getattr(self.processes.get(i), "pid", None)
+        where = "in this process" if i == 0 and self.in_process else f"worker pid {pid}"
         return f"core {i} ({self.descriptions[i]['type']}, {where})"
 
     def run(self, command: int, start: np.ndarray | None = None, seeds: Any = None) -> list[Any]:
@@ -145,7 +141,7 @@ class Workers:
         return incoming + self._incoming(answered)
 
     def run_alone(self, command: int, seed: int | None) -> list[Any]:  # K=1: its steps are ours
-        runner, sides = self.alone, self.channels.take([0])
+        runner, sides = self.local, self.channels.take((0,))
         assert runner is not None  # noqa: S101  # internal invariant
         try:
             runner.run(command, seed, sides[0] if sides else b"")
