@@ -131,9 +131,11 @@ class Workers:
         self.command(command, which, None if seeds is None else seeds[which], sides)
         if self.mode == "sync" or command == shm.RESET:
             self.wait(which)
-        elif self.min_ready > self.fresh.sum():
-            self.wait(np.flatnonzero(self.running), self.min_ready - int(self.fresh.sum()))
-        answered = self.running & self.answered(self.every)
+            answered = self.running.copy()
+        else:
+            if self.min_ready > self.fresh.sum():
+                self.wait(np.flatnonzero(self.running), self.min_ready - int(self.fresh.sum()))
+            answered = self.running & self.answered(self.every)
         self._settle(answered)
         self.ready = answered | self.fresh  # the fresh ones' side-channel bytes were delivered
         self.running &= ~self.ready

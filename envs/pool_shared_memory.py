@@ -58,16 +58,17 @@ class Control:
 
     def put(self, word: int, index: int, data: bytes) -> bool:
         """Writes ``data`` into core ``index``'s SIDE_IN or SIDE_OUT area; False: too big."""
-        area = self.side[word - SIDE_IN, index]
-        fits = len(data) <= len(area)
-        if fits and data:
-            area[: len(data)] = np.frombuffer(data, np.uint8)
+        fits = len(data) <= self.side.shape[2]
+        if fits and data:  # (no channel traffic, the common case, writes one word)
+            self.side[word - SIDE_IN, index, : len(data)] = np.frombuffer(data, np.uint8)
         self.words[index, word] = len(data) if fits else -1
         return fits
 
     def get(self, word: int, index: int) -> bytes | None:  # None: the bytes are on the pipe
         size = int(self.words[index, word])
-        return None if size < 0 else self.side[word - SIDE_IN, index, :size].tobytes()
+        if size <= 0:
+            return b"" if size == 0 else None
+        return self.side[word - SIDE_IN, index, :size].tobytes()
 
     def close(self) -> None:
         self.words = self.side = None  # no view outlives the block
