@@ -202,18 +202,18 @@ class CoreRunner:
 
     def run(self, command: int, seed: int | None, side: bytes) -> None:
         """Steps the core with the actions the pool wrote into its rows, or resets it."""
-        core, i = self.core, self.index
         for channel_id, payload in manager._parse_frames(side) if side else ():
             self.relays[channel_id].message_queue.append(payload)
-        if command == shm.STEP:
-            for name, rows in self.segments.items():
-                n, start = int(rows.counts[i, shm.N_DECISION]), int(rows.start[i])
-                if rows.counts[i, shm.ACTIONS_SET] and n:  # rows the pool validated
-                    end = start + n
-                    self._set_actions(name, rows.continuous[start:end], rows.discrete[start:end])
-            core.step()
-        else:
-            core.reset() if seed is None else core.reset(seed=seed)  # type: ignore[call-arg]  # seedable
+        if command != shm.STEP:
+            self.core.reset() if seed is None else self.core.reset(seed=seed)  # type: ignore[call-arg]  # seedable
+            return
+        for name, rows in self.segments.items():
+            i = self.index
+            n, start = int(rows.counts[i, shm.N_DECISION]), int(rows.start[i])
+            if rows.counts[i, shm.ACTIONS_SET] and n:  # rows the pool validated
+                end = start + n
+                self._set_actions(name, rows.continuous[start:end], rows.discrete[start:end])
+        self.core.step()
 
     def hold(self) -> dict[str, Any] | None:
         """Holds the core's steps; returns None, or what :meth:`room` says when they do not fit
