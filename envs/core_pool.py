@@ -25,7 +25,7 @@ from zooport.envs.pool_worker import PoolChannels
 from zooport.envs.side_channel.side_channel import SideChannel
 from zooport.envs.specs import AgentId, BehaviorMapping, BehaviorName, BehaviorSpec
 from zooport.envs.step_guard import StepGuard
-from zooport.envs.steps import DecisionSteps, TerminalSteps
+from zooport.envs.steps import DecisionSteps, TerminalSteps, decision_row
 from zooport.errors import CorePoolError
 
 __all__ = ["CorePool", "registry_core", "unity_instance"]
@@ -204,11 +204,7 @@ class CorePool(BaseEnv):
         self._check_ready("set_action_for_agent")
         action = self._spec(behavior_name).action_spec._validate_action(action, 1, behavior_name)
         decision = self.get_steps(behavior_name)[0]
-        if agent_id not in decision:
-            raise errors.UnknownAgentError(
-                f"behavior {behavior_name!r}: agent {agent_id!r} did not request a decision at "
-                f"the last step; agents that did: {decision.agent_id.tolist()}"
-            )
+        decision_row(behavior_name, decision, agent_id)  # an agent not in it raises
         if self._workers.alone is not None:
             self._workers.alone.set_action_for_agent(behavior_name, agent_id, action)
             return
