@@ -252,7 +252,7 @@ class BehaviorSlots(AgentSlots):
             # Known and strictly ascending (so unique), or the search below says what is not.
             found = [self._slot_of.get(i, -1) for i in agent_ids.tolist()]
             if -1 not in found and (len(found) < 2 or found == sorted(set(found))):
-                return _read_only(np.array(found, dtype=np.intp)), True
+                return np.array(found, dtype=np.intp), True
         agent_ids = agent_ids.astype(np.int64, copy=False)
         if agent_ids.size == self.num_slots and agent_ids.tobytes() == self.ids.tobytes():
             return self._every, True
@@ -304,8 +304,8 @@ class BehaviorSlots(AgentSlots):
                 carry.fill(0.0)
                 self._carrying = False
             else:
-                reward = np.array(decision.reward, dtype=np.float32)
-            group_reward = np.array(decision.group_reward, dtype=np.float32)
+                reward = decision.reward.astype(np.float32)  # a fresh copy
+            group_reward = decision.group_reward.astype(np.float32)
         else:
             reward = np.zeros(n, dtype=np.float32)
             group_reward = np.zeros(n, dtype=np.float32)
