@@ -1,6 +1,5 @@
-"""The slot family's engine: one behaviour's agents as N fixed slots (slot i holds the i-th
-smallest agent id at reset), stepped until some slot reports, with SAME_STEP autoreset, and
-the members its front ends (``GymEnv``, ``BehaviorVectorEnv``, ``SB3VecEnv``) share."""
+"""The slot family's engine: one behaviour's agents as N fixed slots, stepped until some slot
+reports, with SAME_STEP autoreset, and the members its front ends share."""
 
 from __future__ import annotations
 
@@ -48,10 +47,7 @@ _FLOAT32 = np.dtype(np.float32)
 
 
 class SlotStep(NamedTuple):
-    """One adapter step over N slots: (N,) ``reward``, ``group_reward`` (float32),
-    ``terminated``, ``truncated`` and ``decided`` (bool: the slot has a new decision), and
-    the slots whose episode ended (``final_slots``, ascending) with their final observations
-    (``final_obs``, consumer layout, rows follow ``final_slots``)."""
+    """One adapter step over N slots; ``final_obs`` rows follow ``final_slots`` (ascending)."""
 
     reward: np.ndarray
     terminated: np.ndarray
@@ -70,12 +66,8 @@ class SlotStep(NamedTuple):
 
 
 class BehaviorSlots(AgentSlots):
-    """A behaviour's agents as N slots. A slot in TerminalSteps is terminated (truncated when
-    ``interrupted``) with its terminal reward and final observation; its DecisionSteps entry
-    in the same step starts its next episode. A slot without a decision keeps its
-    observation, gets reward 0 (its earnings arrive with its next decision) and its action is
-    ignored. An id not there at reset, a repeated or float id, or a behaviour that appears
-    later is an error; ``adapter`` names the adapter in messages."""
+    """A behaviour's agents as N slots (slot i holds the i-th smallest agent id at reset);
+    ``adapter`` names the adapter in messages."""
 
     def __init__(
         self,
@@ -90,14 +82,12 @@ class BehaviorSlots(AgentSlots):
         super().__init__(name, specs[name], layout)
         self.core = core
         self.adapter = adapter
-        #: The core's behaviours when the adapter was built; one that appears later is an error.
         self.behaviors = tuple(specs)
         self._specs_seen: Any = specs if isinstance(specs, BehaviorMapping) else None
         self.mask_size = self.action_layout.mask_size  # a property: read once
         # One float observation and no mask: a decision is two whole-array writes.
         self._plain_obs = self.obs_layout.plain and not self.mask_size
         self.num_slots = 0  # counted by reset(), which allocates the per-slot arrays
-        #: Adapter steps since the last reset (named when the core fails mid-step).
         self.steps = 0
         self.guard = StepGuard(adapter)
 
@@ -145,9 +135,8 @@ class BehaviorSlots(AgentSlots):
         return seeded
 
     def refill(self, limit: int = 1000) -> bool:
-        """Steps the core until every slot whose episode ended decides again (a restarted
-        agent costs ``GymEnv.reset()`` no core reset); False when they are not back within
-        ``limit`` steps, or at once when the core's ``restarts_finished`` says they won't be."""
+        """Steps the core until every slot whose episode ended decides again; False when
+        they are not back within ``limit`` steps or the core says they won't be."""
         restarts = getattr(self.core, "restarts_finished", None)
         if callable(restarts) and not restarts(self.name):
             return False
@@ -207,8 +196,7 @@ class BehaviorSlots(AgentSlots):
             )
 
     def step(self, actions: Any) -> SlotStep:
-        """:meth:`set_actions` then :meth:`advance` (unguarded: the front ends call the two
-        inside their :attr:`guard`)."""
+        """:meth:`set_actions` then :meth:`advance` (unguarded)."""
         self.set_actions(actions)
         return self.advance()
 
@@ -241,8 +229,7 @@ class BehaviorSlots(AgentSlots):
 
     def _locate(self, agent_ids: Any, terminal: bool = False) -> tuple[np.ndarray, bool]:
         """The slot of each agent id (``self._every`` for every slot in order) and whether
-        they ascend; the ids are proven unique integers on the way, and one not there at
-        reset is an error."""
+        they ascend; unknown, repeated or float ids are errors."""
         agent_ids = np.asarray(agent_ids)
         batch = ((), agent_ids) if terminal else (agent_ids, ())
         if agent_ids.dtype.kind not in "iu":
@@ -272,7 +259,7 @@ class BehaviorSlots(AgentSlots):
 
     def _take(self, decision: DecisionSteps, terminal: TerminalSteps | None) -> SlotStep:
         """Checks one step's batches and writes them into the slots (no ``terminal`` at
-        reset). A slot reports what it earned since it last reported."""
+        reset); a slot reports what it earned since it last reported."""
         specs = self.core.behavior_specs
         if specs is not self._specs_seen:  # a zooport core's read-only mapping: unchanged
             self._check_behaviors(specs)
@@ -369,15 +356,13 @@ class BehaviorSlots(AgentSlots):
 
 
 class SlotAdapter(EngineMembers):
-    """The members ``GymEnv``, ``BehaviorVectorEnv`` and ``SB3VecEnv`` share (a mixin), the
-    vector front ends' constructor included: a front end implements :meth:`_restart` and
-    either ``_build`` (a vector one) or its own constructor calling :meth:`_open_slots`."""
+    """The members the slot family's front ends share (a mixin); a front end implements
+    ``_restart`` and ``_build`` (or its own constructor)."""
 
     _slots: BehaviorSlots
     _engine: BehaviorSlots
     _closed: bool = False
     _human = ""  # where render_mode="human" is served instead, for the error message
-    #: The options the adapter was built with.
     options: SlotOptions
 
     def __init__(
@@ -419,9 +404,8 @@ class SlotAdapter(EngineMembers):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
-        """Starts an episode; returns ``(observation, info)``. ``seed`` reseeds ``np_random``
-        and the core (a Unity build cannot be: it warns once); ``options`` is None or a dict
-        with str keys, unused by the core."""
+        """Starts an episode; returns ``(observation, info)``. ``seed`` reseeds the core;
+        ``options`` is None or a dict with str keys, unused by the core."""
         self._check_open()
         seed = checked_reset_arguments(seed, options, f"{type(self).__name__}.reset")
         super().reset(seed=seed)  # type: ignore[misc]  # the mixed-in Env's np_random
@@ -459,9 +443,7 @@ class SlotAdapter(EngineMembers):
         self._closed = bool(value)  # Gymnasium's VectorEnv.close() records it so
 
     def action_masks(self) -> np.ndarray:
-        """The current action masks, int8, 1 = allowed (sb3-contrib's ``MaskablePPO``): one
-        row per slot, or a ``GymEnv``'s one row; a :class:`~zooport.SpecError` without
-        discrete actions."""
+        """The current action masks, int8, 1 = allowed (sb3-contrib's ``MaskablePPO``)."""
         self._check_open()
         if not self._has_mask:
             raise SpecError(

@@ -1,6 +1,5 @@
 """A Gymnasium environment over the one agent of one behaviour of any BaseEnv (ML-Agents'
-``UnityToGymWrapper`` successor, and that name with ML-Agents' constructor); stepping is
-the slot family's engine with one slot."""
+``UnityToGymWrapper`` successor): the slot family's engine with one slot."""
 
 from __future__ import annotations
 
@@ -28,16 +27,10 @@ __all__ = ["GymEnv", "UnityToGymWrapper"]
 class GymEnv(SlotAdapter, gym.Env[Any, Any]):
     """A ``gymnasium.Env`` over the one agent of one behaviour of a ``BaseEnv``.
 
-    Spaces are :mod:`zooport.adapters.spaces`'s (a zero-size observation is left out, as
-    ML-Agents' wrapper does). The agent's terminal step ends the episode (``interrupted`` is
-    ``truncated``) with its final observation; ``reset()`` does not reset a core that
-    restarted the agent (``reset(seed=...)`` or a reset mid-episode does). A step without a
-    decision advances the core until there is one, rewards summed. ``info`` holds
-    ``group_id``, ``group_reward`` (step) and, for discrete actions, ``action_mask`` (int8,
-    1 = allowed; also :meth:`action_masks`). A Unity process that dies or hangs raises
-    ML-Agents' own exception, with a note naming the adapter call. Not thread-safe and not
-    re-entrant (:class:`~zooport.errors.ReentrantCallError`); after a step interrupted by an
-    exception, ``step`` raises :class:`~zooport.errors.EnvNotResetError` until ``reset()``.
+    The agent's terminal step ends the episode (``interrupted`` is ``truncated``); a step
+    without a decision advances the core until there is one, rewards summed. ``info`` holds
+    ``group_id``, ``group_reward`` and, for discrete actions, ``action_mask`` (int8, 1 =
+    allowed). ``reset()`` does not reset a core that restarted the agent.
 
     Args:
         env: any ``BaseEnv`` (an older ML-Agents API is adapted), reset once here to count
@@ -72,7 +65,6 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
     """
 
     metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 30}
-    #: The options the adapter was built with.
     options: GymOptions
 
     def __init__(
@@ -259,22 +251,7 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
 
 @listing_options
 class UnityToGymWrapper(GymEnv):
-    """ML-Agents' ``UnityToGymWrapper``: :class:`GymEnv` with ML-Agents' constructor, whose
-    options come by position in ML-Agents' order (``behavior_name=`` and ``render_mode=`` are
-    keyword-only), so ML-Agents code ports by an import.
-
-    Args:
-        unity_env: the core, any ``BaseEnv`` (a Unity build's ``UnityEnvironment``, ...).
-
-    Example:
-        >>> from zooport.envs.builtin.basic import Basic
-        >>> env = UnityToGymWrapper(Basic(), False, True, False, 7)  # ML-Agents' order
-        >>> env.options.flatten_branched, env.options.action_space_seed
-        (True, 7)
-        >>> draws = lambda e: [int(e.action_space.sample()) for _ in range(8)]
-        >>> draws(env) == draws(GymEnv(Basic(), action_space_seed=7))
-        True
-    """
+    """ML-Agents' ``UnityToGymWrapper``: :class:`GymEnv` with ML-Agents' positional options."""
 
     def __init__(
         self,

@@ -1,6 +1,4 @@
-"""One behaviour's N agents as a Stable-Baselines3 ``VecEnv`` (imports stable-baselines3,
-which only this module needs): :class:`~zooport.adapters.vector_env.BehaviorVectorEnv`'s
-semantics in SB3's form (``terminal_observation``, ``TimeLimit.truncated``)."""
+"""One behaviour's N agents as a Stable-Baselines3 ``VecEnv`` (the one module that needs SB3)."""
 
 from __future__ import annotations
 
@@ -42,16 +40,11 @@ class SlotIndexError(ArgumentError, IndexError):
 
 @listing_options
 class SB3VecEnv(SlotAdapter, VecEnv):
-    """The N agents of one behaviour of a batched core as an SB3 ``VecEnv`` of N envs:
-    :class:`~zooport.adapters.vector_env.BehaviorVectorEnv`'s slots, options and autoreset.
-
-    Every slot is the same core, so attribute and method access is per core:
-    ``get_attr(name)`` reads the core's attribute once and repeats it per index (except
-    the per-slot ``render_mode``, ``observation_space``, ``action_space``, ``agent_id`` and
-    ``action_masks``); ``env_method(name)`` calls the core's method once and repeats the
-    result (``env_method("action_masks")`` gives each slot its own mask); ``set_attr``
-    sets the core's attribute and so must be given every index (or None).
-    ``seed(s)`` stores ``s`` for the next ``reset()``, which reseeds the core with it.
+    """The N agents of one behaviour of a batched core as an SB3 ``VecEnv`` of N envs, with
+    :class:`~zooport.adapters.vector_env.BehaviorVectorEnv`'s slots and autoreset. Every slot
+    is the same core: ``get_attr``/``env_method`` read or call the core once per call (masks,
+    spaces, ``render_mode`` and ``agent_id`` are per slot); ``set_attr`` must cover every
+    index. ``seed(s)`` stores ``s`` for the next ``reset()``.
 
     Args:
         env: any ``BaseEnv``; one with no behaviours yet (a Unity scene) is stepped once.

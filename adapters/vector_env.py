@@ -1,5 +1,4 @@
-"""One behaviour's N agents as a Gymnasium ``VectorEnv`` of N slots over one batched core,
-with SAME_STEP autoreset; the info keys are listed in :class:`BehaviorVectorEnv`'s docstring."""
+"""One behaviour's N agents as a Gymnasium ``VectorEnv`` of N slots over one batched core."""
 
 from __future__ import annotations
 
@@ -31,26 +30,12 @@ except ImportError:  # gymnasium 1.0 has no AutoresetMode; its wrappers assume n
 class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
     """The N agents of one behaviour of a batched core as N Gymnasium vector slots.
 
-    Slot i holds the agent with the i-th smallest id at reset (the slot count is fixed: an
-    id not there at reset raises :class:`~zooport.SpecError`). Autoreset is SAME_STEP
-    (``metadata["autoreset_mode"]``, the string ``"SameStep"`` on gymnasium 1.0): a slot whose
-    episode ended reports ``terminated`` (``truncated`` when the core says ``interrupted``)
-    and its terminal reward, with its final observation in ``info["final_obs"]`` and the
-    next episode's first as its observation. A slot whose agent is not restarted keeps its
-    final observation with reward 0 and ``decided`` False until every slot's episode is
-    over; then the core is reset in that same step. Before gymnasium 1.4, the vector
-    ``RecordEpisodeStatistics`` assumes next-step autoreset and leaves the first step of
-    each later episode out of its statistics.
-
-    Info (every slot carries every key, with its ``_key`` mask): ``decided`` (bool: a new
-    decision; without one the slot kept its observation, got reward 0 and its action was
-    ignored), ``action_mask`` (int8, 1 = allowed, discrete actions only), ``group_id``
-    (int64), ``group_reward`` (float32). The slots that ended also carry ``final_obs``
-    (object array, None elsewhere) and ``final_info`` (their ``group_id``/``group_reward``).
-
-    Not thread-safe and not re-entrant (:class:`~zooport.errors.ReentrantCallError`); after
-    a step interrupted by an exception, ``step`` raises
-    :class:`~zooport.errors.EnvNotResetError` until ``reset()``.
+    Slot i holds the agent with the i-th smallest id at reset. Autoreset is SAME_STEP: a
+    slot whose episode ended reports its terminal reward, with its final observation in
+    ``info["final_obs"]``. A slot without a decision keeps its observation, gets reward 0 and
+    ``decided`` False; its action is ignored. Info keys (each with its ``_key`` mask):
+    ``decided``, ``action_mask`` (int8, 1 = allowed), ``group_id``, ``group_reward``, and for
+    the slots that ended ``final_obs`` and ``final_info``.
 
     Args:
         env: any ``BaseEnv``; one with no behaviours yet (a Unity scene) is stepped once.
