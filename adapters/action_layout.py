@@ -1,5 +1,4 @@
-"""A behaviour's action spec as one Gymnasium space: batches both ways, masks (1 = allowed)
-and discrete values checked before any cast, so none wraps into a valid action."""
+"""A behaviour's action spec as one Gymnasium space: batches both ways and masks."""
 
 from __future__ import annotations
 
@@ -19,8 +18,8 @@ __all__ = ["ActionLayout", "checked_discrete"]
 
 @functools.lru_cache(maxsize=256)
 def _largest(sizes: int | tuple[int, ...], dtype: np.dtype) -> Any:
-    """The largest valid value per branch for ``dtype`` (clipped to its own largest), as its
-    unsigned view: a negative value viewed so is always above it. A scalar when all agree."""
+    """The largest valid value per branch for ``dtype``, unsigned: a negative value viewed
+    so is always above it."""
     top = 1 if dtype.kind == "b" else int(np.iinfo(dtype).max)
     unsigned = np.dtype(f"u{dtype.itemsize}")
     largest = [min(s - 1, top) for s in ((sizes,) if isinstance(sizes, int) else sizes)]
@@ -34,12 +33,8 @@ def _largest(sizes: int | tuple[int, ...], dtype: np.dtype) -> Any:
 def checked_discrete(
     array: np.ndarray, sizes: int | tuple[int, ...], where: str, space: Any = None
 ) -> np.ndarray:
-    """``array`` as integer discrete actions, every value checked BEFORE any cast.
-
-    ``sizes`` bounds each value (one size, or one per branch column). Integers come back
-    unchanged, bools (``True`` is 1) as uint8, whole floats (``1.0``) as int64; a
-    non-integral, non-finite or out-of-range value, one that int32 would wrap into range
-    included, is an :class:`ActionError` naming the range and the value. No per-element Python.
+    """``array`` as integer discrete actions below ``sizes``, every value checked BEFORE any
+    cast (an :class:`ActionError` names the range and the value).
 
     Example:
         >>> checked_discrete(np.array([2, 0], np.int64), 3, "demo").tolist()
@@ -99,9 +94,8 @@ def _for(space: Any) -> str:
 
 
 class ActionLayout:
-    """How a behaviour's ``ActionSpec`` becomes one Gymnasium space, batch by batch; with
-    ``flatten_branched`` several discrete branches are one ``Discrete`` over every
-    combination (``lookup[k]`` is the branch tuple of index ``k``).
+    """How a behaviour's ``ActionSpec`` becomes one Gymnasium space, batch by batch
+    (``flatten_branched``: ``lookup[k]`` is the branch tuple of ``Discrete`` index ``k``).
 
     Example:
         >>> layout = ActionLayout(ActionSpec.create_discrete((2, 2, 3)), flatten_branched=True)
@@ -188,9 +182,7 @@ class ActionLayout:
         return array
 
     def to_core(self, actions: Any, n: int | None = None) -> ActionTuple:
-        """A batch of consumer actions (rows = agents) as a core :class:`ActionTuple`, every
-        discrete value checked before any cast (:func:`checked_discrete`); the core checks
-        continuous values."""
+        """A batch of consumer actions (rows = agents) as a core :class:`ActionTuple`."""
         if self.is_hybrid:
             if not isinstance(actions, dict) or set(actions) != {"continuous", "discrete"}:
                 got = sorted(actions) if isinstance(actions, dict) else type(actions).__name__

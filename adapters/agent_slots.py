@@ -43,9 +43,8 @@ class AgentSlots:
         *,
         keep_obs: bool = True,
     ) -> None:
-        """Terminal reward never lost: the slots ``index`` (rows ``rows`` of ``terminal``)
-        end their episodes with their terminal rewards and flags (``interrupted`` is
-        truncated) and, with ``keep_obs``, their final observation as their last one."""
+        """The slots ``index`` (rows ``rows`` of ``terminal``) end their episodes: terminal
+        rewards and flags, and with ``keep_obs`` their final observation as their last."""
         interrupted = np.asarray(terminal.interrupted, dtype=bool)
         if rows is None:
             reward[index] = terminal.reward
@@ -62,9 +61,8 @@ class AgentSlots:
     def _take_decisions(
         self, index: Index, decision: DecisionSteps, rows: np.ndarray | None, count: int
     ) -> None:
-        """No decision, no change: the ``count`` slots ``index`` (rows ``rows`` of
-        ``decision``) take their observation, mask (1 = allowed) and group id; the others
-        keep theirs."""
+        """The ``count`` slots ``index`` (rows ``rows`` of ``decision``) take their
+        observation, mask (1 = allowed) and group id; the others keep theirs."""
         self.obs_layout.write(self.obs, index, decision.obs, rows)
         if self.mask_size:
             masks = decision.action_mask

@@ -1,5 +1,4 @@
-"""Pure conversions between a behaviour's specs and Gymnasium spaces, shared by every
-adapter: each layout is computed once from the specs and converts whole batches."""
+"""Pure conversions between a behaviour's specs and Gymnasium spaces, batch by batch."""
 
 from __future__ import annotations
 
@@ -49,9 +48,8 @@ def _unique_keys(specs: Sequence[ObservationSpec], indices: Sequence[int]) -> li
 
 
 class ObservationLayout:
-    """How a behaviour's observation specs become one Gymnasium space, batch by batch:
-    ``specs`` are those in the space (zero-size ones are left out), ``all_specs`` every one
-    the core's batches hold; ``name`` (the behaviour) is for error messages.
+    """How a behaviour's observation specs become one Gymnasium space, batch by batch
+    (zero-size observations are left out of ``specs``); ``name`` is for error messages.
 
     Example:
         >>> from zooport.envs.base_env import ObservationSpec, ObservationType
@@ -115,11 +113,6 @@ class ObservationLayout:
             return spaces.Box(0.0, 1.0, shape, np.float32)
         return spaces.Box(-np.inf, np.inf, shape, np.float32)
 
-    @property
-    def is_dict(self) -> bool:
-        """True when observations are dicts keyed by observation name."""
-        return self.keys is not None
-
     def _part(self, obs: np.ndarray, i: int, rows: np.ndarray | None) -> np.ndarray:
         if rows is not None:
             obs = obs[rows]
@@ -128,12 +121,8 @@ class ObservationLayout:
         return np.array(obs, dtype=np.float32, copy=True)
 
     def checked(self, steps: Any, terminal: bool = False) -> Any:
-        """A core batch (DecisionSteps, or TerminalSteps with ``terminal``), checked once per
-        batch: one observation per spec of shape ``(len(agent_id), *spec.shape)`` and as many
-        rewards, group ids, group rewards (``interrupted`` flags, action-mask rows) as agent
-        ids. Returns ``steps``, or an equal batch of arrays for one built from lists; raises
-        an :class:`ObservationError` naming what disagrees. An empty batch is not checked.
-        """
+        """A core batch (TerminalSteps with ``terminal``) whose observations and per-agent
+        fields match the specs and the agent count, as arrays; else an ObservationError."""
         agent_id = steps.agent_id
         n = len(agent_id)
         if not n:
@@ -222,11 +211,6 @@ class ObservationLayout:
         ``rows`` selects and orders the agents."""
         if self._kept is not None:
             obs = [obs[i] for i in self._kept]
-        return self._convert(obs, rows)
-
-    def _convert(
-        self, obs: Sequence[np.ndarray], rows: np.ndarray | None
-    ) -> np.ndarray | dict[str, np.ndarray]:
         if self.keys is not None:
             return {self.keys[i]: self._part(obs[i], i, rows) for i in self._order}
         if len(self.specs) == 1:
@@ -249,17 +233,14 @@ class ObservationLayout:
         rows: np.ndarray | None = None,
     ) -> None:
         """Writes a converted core batch into ``buffer[slots]`` (checked: :meth:`checked`)."""
-        if self._kept is not None:
-            obs = [obs[i] for i in self._kept]
         if isinstance(buffer, dict):  # a Dict layout's (allocate() made it)
-            keys = self.keys or []
-            for i in self._order:
-                buffer[keys[i]][slots] = self._part(obs[i], i, rows)
-        elif len(self.specs) == 1 and not (self._visual[0] and self.uint8_visual):
+            for key, value in self.convert(obs, rows).items():  # type: ignore[union-attr]
+                buffer[key][slots] = value
+        elif self.plain:
             # One float observation: assignment casts to float32; no intermediate copy.
             buffer[slots] = obs[0] if rows is None else obs[0][rows]
         else:
-            buffer[slots] = self._convert(obs, rows)
+            buffer[slots] = self.convert(obs, rows)
 
     @staticmethod
     def copy(buffer: np.ndarray | dict[str, np.ndarray]) -> np.ndarray | dict[str, np.ndarray]:
