@@ -12,8 +12,6 @@ from __future__ import annotations
 import copy
 import functools
 import pickle
-import threading
-import time
 
 import numpy as np
 import pytest
@@ -47,7 +45,6 @@ from zooport.errors import (
 
 from tests.support.pool_cores import (
     RAW_ID,
-    GatedCore,
     LateSpecCore,
     LedgerCore,
     NoPicture,
@@ -58,6 +55,7 @@ from tests.support.pool_cores import (
     fast,
     ledger_factories,
     plain_ledger,
+    stepping_on_a_gate,
 )
 
 K = 2
@@ -618,27 +616,12 @@ def test_a_channel_that_raises_loses_no_step_and_leaves_the_pool_usable():
 
 
 def test_a_step_entered_while_another_runs_is_refused(tmp_path):
-    gate = tmp_path / "gate"
-    factories = [LedgerCore, functools.partial(GatedCore, gate=str(gate))]
-    pool = CorePool(factories, **fast())
-    try:
-        gate.touch()
-        pool.reset(seed=0)
-        gate.unlink()
-        worker = threading.Thread(target=pool.step)
-        worker.start()
-        deadline = time.monotonic() + 30
-        while pool._guard.running != "step" and time.monotonic() < deadline:
-            time.sleep(0.01)  # the other thread's step is waiting for core 1
+    with stepping_on_a_gate(tmp_path) as (pool, release):
         with pytest.raises(ReentrantCallError, match="step"):
             pool.step()
-        gate.touch()
-        worker.join(30)
+        release()
         pool.step()  # the pool goes on
         np.testing.assert_array_equal(pool.get_steps("Ledger")[0].obs[0][:, 2], np.full(6, 2))
-    finally:
-        gate.touch()
-        pool.close()
 
 
 def test_a_pool_of_one_in_this_process_takes_a_late_behaviour_from_its_core():

@@ -25,10 +25,17 @@ from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.envs.core_pool import CorePool
 from zooport.errors import CorePoolError, EnvClosedError
 
-from tests.support.pool_cores import FaultyCore, LedgerCore, alive, failing_factory, fast
+from tests.support.pool_cores import (
+    PATIENCE,
+    FaultyCore,
+    LedgerCore,
+    alive,
+    failing_factory,
+    fast,
+    gone,
+)
 
 #: Generous: a loaded 2-CPU machine may take seconds to start or reap a process.
-PATIENCE = 30.0
 
 
 def _faulty_pool(how: str, at: int = 3, local_core: bool | None = None, **options):
@@ -43,15 +50,6 @@ def _run_until_fault(pool, steps=10):
     pool.reset(seed=0)
     for _ in range(steps):
         pool.step()
-
-
-def _gone(pids, patience=PATIENCE):
-    deadline = time.monotonic() + patience
-    while time.monotonic() < deadline:
-        if not any(alive(pid) for pid in pids):
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_a_raising_core_names_the_core_and_the_error():
@@ -171,7 +169,7 @@ def test_close_reports_a_core_whose_close_raised_after_closing_every_other():
     pids = pool.worker_pids
     with pytest.raises(CorePoolError, match=r"core 1 .*RuntimeError during close: close failed"):
         pool.close()
-    assert _gone(pids)
+    assert gone(pids)
     pool.close()  # already closed: nothing more to report
     with pytest.raises(EnvClosedError):
         pool.step()
@@ -184,7 +182,7 @@ def test_garbage_collection_stops_the_workers():
     assert len(pids) == 2 and all(alive(pid) for pid in pids)
     del pool
     gc.collect()
-    assert _gone(pids)
+    assert gone(pids)
 
 
 def test_close_while_a_step_is_running_in_async_mode():
@@ -194,7 +192,7 @@ def test_close_while_a_step_is_running_in_async_mode():
     pool.reset()
     pool.step()  # core 1 is still asleep in its step
     pool.close()
-    assert _gone(pids)
+    assert gone(pids)
 
 
 _SCRIPT = """
@@ -250,7 +248,7 @@ def _end_and_check(program, ending):
         program.kill()
     if ending != "drop":
         program.wait(timeout=PATIENCE)
-    assert _gone(pids), f"workers {pids} outlived their pool ({ending})"
+    assert gone(pids), f"workers {pids} outlived their pool ({ending})"
     if ending == "sigint":
         stderr = program.stderr.read()
         assert "KeyboardInterrupt" in stderr
@@ -284,5 +282,5 @@ def test_close_reports_the_local_core_whose_close_raised():
     pids = pool.worker_pids
     with pytest.raises(CorePoolError, match=r"core 0 .*RuntimeError during close: close failed"):
         pool.close()
-    assert _gone(pids)
+    assert gone(pids)
     assert pool.closed

@@ -9,7 +9,6 @@ import gc
 import os
 import subprocess
 import sys
-import threading
 import time
 import warnings
 
@@ -28,19 +27,7 @@ from zooport.errors import (
     ReentrantCallError,
 )
 
-from tests.support.pool_cores import GatedCore, LedgerCore, alive, fast
-
-PATIENCE = 30.0
-
-
-def _gone(pids, patience=PATIENCE):
-    deadline = time.monotonic() + patience
-    while time.monotonic() < deadline:
-        if not any(alive(pid) for pid in pids):
-            return True
-        time.sleep(0.05)
-    return False
-
+from tests.support.pool_cores import PATIENCE, LedgerCore, alive, fast, gone, stepping_on_a_gate
 
 _STUCK = """
 import os, time
@@ -79,7 +66,7 @@ def test_workers_exit_when_the_parent_is_killed_inside_a_step(how, tmp_path):
             assert all(alive(pid) for pid in pids)
             program.kill()
             program.wait(PATIENCE)
-            assert _gone(pids), f"workers {pids} outlived their killed pool ({how})"
+            assert gone(pids), f"workers {pids} outlived their killed pool ({how})"
         finally:
             if program.poll() is None:
                 program.kill()
@@ -133,20 +120,10 @@ def test_a_forked_child_cannot_use_the_parents_pool():
 
 
 def test_actions_and_steps_from_a_second_thread_during_a_step_are_refused(tmp_path):
-    gate = tmp_path / "gate"
-    factories = [LedgerCore, functools.partial(GatedCore, gate=str(gate))]
-    pool = CorePool(factories, **fast())
-    try:
-        gate.touch()
-        pool.reset(seed=0)
-        gate.unlink()
-        actions = ActionTuple(discrete=np.ones((6, 1), np.int32))
-        pool.set_actions("Ledger", actions)
-        stepping = threading.Thread(target=pool.step)
-        stepping.start()
-        deadline = time.monotonic() + PATIENCE
-        while pool._guard.running != "step" and time.monotonic() < deadline:
-            time.sleep(0.01)
+    def set_ones(pool):
+        pool.set_actions("Ledger", ActionTuple(discrete=np.ones((6, 1), np.int32)))
+
+    with stepping_on_a_gate(tmp_path, before=set_ones) as (pool, release):
         one = ActionTuple(discrete=np.zeros((1, 1), np.int32))
         for call in (
             lambda: pool.set_actions("Ledger", ActionTuple(discrete=np.zeros((6, 1), np.int32))),
@@ -155,14 +132,10 @@ def test_actions_and_steps_from_a_second_thread_during_a_step_are_refused(tmp_pa
         ):
             with pytest.raises(ReentrantCallError, match="was called while its step"):
                 call()
-        gate.touch()
-        stepping.join(PATIENCE)
+        release()
         # The actions set before the step reached every core (action 1 is counted in obs 3).
         decision, _ = pool.get_steps("Ledger")
         assert len(decision) == 6
-    finally:
-        gate.touch()
-        pool.close()
 
 
 def test_ctrl_c_in_close_leaves_close_retryable(monkeypatch):
@@ -181,7 +154,7 @@ def test_ctrl_c_in_close_leaves_close_retryable(monkeypatch):
     with pytest.raises(CorePoolError, match="close\\(\\) was interrupted; call close\\(\\) again"):
         pool.step()
     pool.close()
-    assert pool.closed and _gone(pids)
+    assert pool.closed and gone(pids)
     with pytest.raises(EnvClosedError):
         pool.step()
 

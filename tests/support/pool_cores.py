@@ -25,9 +25,11 @@ Functions:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import multiprocessing
 import os
+import threading
 import time
 import uuid
 from typing import Any, ClassVar
@@ -332,6 +334,50 @@ def alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+PATIENCE = 30.0  # seconds a test waits for what a healthy pool does at once
+
+
+def gone(pids: list[int], patience: float = PATIENCE) -> bool:
+    """Whether every process of ``pids`` has exited within ``patience`` seconds."""
+    deadline = time.monotonic() + patience
+    while time.monotonic() < deadline:
+        if not any(alive(pid) for pid in pids):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@contextlib.contextmanager
+def stepping_on_a_gate(tmp_path: Any, before: Any = None) -> Any:
+    """A reset pool of a LedgerCore and a GatedCore whose step, started (after ``before``)
+    on another thread, waits for core 1's gate; yields ``(pool, release)``, where ``release()``
+    opens the gate and joins the step."""
+    from zooport.envs.core_pool import CorePool
+
+    gate = tmp_path / "gate"
+    pool = CorePool([LedgerCore, functools.partial(GatedCore, gate=str(gate))], **fast())
+    try:
+        gate.touch()
+        pool.reset(seed=0)
+        gate.unlink()
+        if before is not None:
+            before(pool)
+        stepping = threading.Thread(target=pool.step)
+        stepping.start()
+        deadline = time.monotonic() + PATIENCE
+        while pool._guard.running != "step" and time.monotonic() < deadline:
+            time.sleep(0.01)  # the other thread's step is waiting for core 1
+
+        def release() -> None:
+            gate.touch()
+            stepping.join(PATIENCE)
+
+        yield pool, release
+    finally:
+        gate.touch()
+        pool.close()
 
 
 def ledger_factories(k: int, **kwargs: Any) -> list[Any]:
