@@ -407,12 +407,13 @@ def test_warnings_filter_is_restored():
         warnings.warn("still an error", UserWarning, stacklevel=1)
 
 
-def test_a_checker_whose_second_env_fails_to_build_still_closes_the_first():
-    live = []
+def _tracked(live: list, one_at_a_time: bool = False) -> type:
+    """A Basic that is in ``live`` from construction to close (the second of two live at
+    once fails to build where ``one_at_a_time``)."""
 
-    class OneAtATime(Basic):
+    class Tracked(Basic):
         def __init__(self, **kwargs):
-            if live:
+            if one_at_a_time and live:
                 raise RuntimeError("only one at a time")
             super().__init__(**kwargs)
             live.append(self)
@@ -422,24 +423,18 @@ def test_a_checker_whose_second_env_fails_to_build_still_closes_the_first():
                 live.remove(self)
             super().close()
 
-    report = run_checkers(OneAtATime, only=["state"], **FAST)
+    return Tracked
+
+
+def test_a_checker_whose_second_env_fails_to_build_still_closes_the_first():
+    live: list = []
+    report = run_checkers(_tracked(live, one_at_a_time=True), only=["state"], **FAST)
     assert not report.passed
     assert live == []
 
 
 def test_every_env_a_checker_makes_is_closed_even_those_pettingzoos_tests_make():
-    live = []
-
-    class Tracked(Basic):
-        def __init__(self, **kwargs):
-            super().__init__(**kwargs)
-            live.append(self)
-
-        def close(self):
-            if self in live:
-                live.remove(self)
-            super().close()
-
-    report = run_checkers(Tracked, **FAST)
+    live: list = []
+    report = run_checkers(_tracked(live), **FAST)
     assert report.passed, report.format()
     assert live == []
