@@ -23,7 +23,8 @@ __all__ = [
 ]
 
 _NOT_ALNUM = re.compile(r"[^0-9a-z]+")
-_MLAGENTS_ID = "?agent_id="
+# An int as str() writes it: "07", "+7" and "-0" are no agent ids in a name.
+_AGENT_ID = re.compile(r"0|-?[1-9][0-9]*")
 
 #: A user's naming function: ``(behaviour name, agent id) -> agent name``.
 AgentNameFn = Callable[[str, int], str]
@@ -31,6 +32,12 @@ AgentNameFn = Callable[[str, int], str]
 AgentNaming = Literal["pettingzoo", "mlagents"] | AgentNameFn | None
 #: The scheme names ``agent_name=`` accepts.
 NAMING_SCHEMES = ("pettingzoo", "mlagents")
+# Each scheme names an agent ``<head><separator><agent_id>``, the head being the behaviour's
+# default prefix or (ML-Agents) its name; the description is an error message's.
+_SCHEMES = {
+    "pettingzoo": ("_", "'<prefix>_<agent_id>' with a prefix in {}"),
+    "mlagents": ("?agent_id=", "'<behavior>?agent_id=<agent_id>' with a behavior in {}"),
+}
 
 
 def behavior_prefix(behavior: str) -> str:
@@ -66,11 +73,8 @@ def default_prefixes(behaviors: Iterable[str]) -> dict[str, str]:
         by_word.setdefault(_word(behavior), []).append(behavior)
     prefixes: dict[str, str] = {}
     for word, members in by_word.items():
-        if len(members) == 1:
-            prefixes[members[0]] = word
-        else:
-            for rank, behavior in enumerate(sorted(members, key=_natural)):
-                prefixes[behavior] = f"{word}_{rank}"
+        for rank, behavior in enumerate(sorted(members, key=_natural)):
+            prefixes[behavior] = word if len(members) == 1 else f"{word}_{rank}"
     return {behavior: prefixes[behavior] for behavior in behaviors}
 
 
@@ -81,32 +85,16 @@ class AgentKey(NamedTuple):
     agent_id: int
 
 
-def _canonical_int(text: str) -> int | None:
-    # int(text) only where str() writes that int as text: "07" and "+7" are no agent names.
-    digits = text[1:] if text.startswith("-") else text
-    if not (digits.isascii() and digits.isdigit()) or str(int(text)) != text:
-        return None
-    return int(text)
-
-
 class AgentNames:
     """Names a core's agents by the scheme ``agent_name`` (module docstring) and maps names
     back; injective by construction or by check.
 
     Example:
-        >>> names = AgentNames(["Runner?team=0", "Tagger?team=1"])
-        >>> names.names("Tagger?team=1", [3, 4])
-        ['tagger_3', 'tagger_4']
-        >>> names.lookup("tagger_4")
-        AgentKey(behavior='Tagger?team=1', agent_id=4)
-        >>> teams = AgentNames(["Soccer?team=0", "Soccer?team=1"])
-        >>> teams.name("Soccer?team=0", 0), teams.name("Soccer?team=1", 2)
-        ('soccer_0_0', 'soccer_1_2')
-        >>> mlagents = AgentNames(["Soccer?team=0", "Soccer?team=1"], "mlagents")
-        >>> mlagents.name("Soccer?team=1", 2)
+        >>> names = AgentNames(["Soccer?team=0", "Soccer?team=1"])
+        >>> names.name("Soccer?team=1", 2), names.lookup("soccer_1_2")
+        ('soccer_1_2', AgentKey(behavior='Soccer?team=1', agent_id=2))
+        >>> AgentNames(["Soccer?team=0", "Soccer?team=1"], "mlagents").name("Soccer?team=1", 2)
         'Soccer?team=1?agent_id=2'
-        >>> mlagents.lookup("Soccer?team=1?agent_id=2")
-        AgentKey(behavior='Soccer?team=1', agent_id=2)
     """
 
     def __init__(self, behaviors: Sequence[str], agent_name: AgentNaming = None) -> None:
@@ -126,18 +114,11 @@ class AgentNames:
         self.prefixes: dict[str, str] = (
             default_prefixes(self.behaviors) if self.scheme == "pettingzoo" else {}
         )
-        # A named scheme's name is a head per behaviour, a separator, then the agent id.
-        if self.scheme == "pettingzoo":
-            self._sep = "_"
-            self._heads = {b: prefix + "_" for b, prefix in self.prefixes.items()}
-            self._pattern = (
-                f"'<prefix>_<agent_id>' with a prefix in {sorted(self.prefixes.values())}"
-            )
-        else:
-            self._sep = _MLAGENTS_ID
-            self._heads = {b: b + _MLAGENTS_ID for b in self.behaviors}
-            self._pattern = f"'<behavior>?agent_id=<agent_id>' with a behavior in {self.behaviors}"
+        self._sep, pattern = _SCHEMES.get(self.scheme, ("", "{}"))
+        heads = self.prefixes or {b: b for b in self.behaviors}
+        self._heads = {b: head + self._sep for b, head in heads.items()}
         self._behavior_of_head = {head: b for b, head in self._heads.items()}
+        self._pattern = pattern.format(sorted(heads.values()) if self.prefixes else self.behaviors)
         # Names issued by a user callable, for the reverse map and the collision check.
         self._issued: dict[str, AgentKey] = {}
 
@@ -181,10 +162,9 @@ class AgentNames:
             raise UnknownAgentError(f"{name!r} is not an agent name: agent names are str")
         head, sep, number = name.rpartition(self._sep)
         behavior = self._behavior_of_head.get(head + sep)
-        agent_id = _canonical_int(number)
-        if behavior is None or agent_id is None:
+        if behavior is None or not _AGENT_ID.fullmatch(number):
             raise UnknownAgentError(f"{name!r} is not an agent name {self._pattern}")
-        return AgentKey(behavior, agent_id)
+        return AgentKey(behavior, int(number))
 
     def forget(self) -> None:
         """Drops the names a callable issued (adapters call it at reset: names are per episode)."""
