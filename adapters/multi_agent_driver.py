@@ -1,38 +1,27 @@
-"""The driver family's engine: every behaviour of a core as named PettingZoo agents.
-
-Each behaviour's agents sit in an :class:`AgentGroup` whose ``live`` flags are the one record
-of who is live. The driver gathers a dict of actions into one ``set_actions`` per behaviour,
-steps the core until a live agent reports, and ends the episode by the termination rule or
-``max_cycles``. Agents join ``agents`` when they appear and leave it, never to return within
-the episode, in the step they finish; docs/guides/multi-agent.md has the rest.
-"""
+"""The driver family's engine: every behaviour of a core as named PettingZoo agents. Each
+behaviour's agents sit in an :class:`AgentGroup` whose ``live`` flags are the one record of who
+is live; the driver gathers a dict of actions into one ``set_actions`` per behaviour, steps the
+core until a live agent reports, and ends the episode by the termination rule or ``max_cycles``:
+an agent's exit reads here (docs/guides/multi-agent.md)."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from typing import Any, NamedTuple, TypeGuard
 
-from zooport.adapters.agent_group import AgentGroup
+import numpy as np
+
+from zooport.adapters.agent_group import AgentTable, default_actions
 from zooport.adapters.agent_names import AgentNames
-from zooport.adapters.core_access import (
-    MAX_IDLE_STEPS,
-    adopt_core_with_specs,
-    note_core_failure,
-)
-from zooport.adapters.driver_controls import (
-    checked_max_cycles,
-    checked_stale_actions,
-    default_actions,
-)
+from zooport.adapters.agent_slots import Index
+from zooport.adapters.core_access import MAX_IDLE_STEPS, adopt_core_with_specs, note_core_failure
 from zooport.adapters.options import DriverOptions
 from zooport.adapters.termination import TerminationMode, finished_needed
 from zooport.envs.arguments import check_seed
-from zooport.envs.base_env import (
-    BaseEnvLike,
-    DecisionSteps,
-)
+from zooport.envs.base_env import BaseEnvLike, DecisionSteps, TerminalSteps
 from zooport.envs.capabilities import has_action_masks, reset_core
 from zooport.envs.step_guard import StepGuard
+from zooport.envs.steps import check_agent_ids
 from zooport.errors import (
     ActionError,
     EnvClosedError,
@@ -42,9 +31,129 @@ from zooport.errors import (
     ZooportError,
 )
 
-__all__ = ["AgentsStep", "MultiAgentDriver"]
+__all__ = ["AgentGroup", "AgentsStep", "MultiAgentDriver"]
 
-_DEFAULT_OPTIONS = DriverOptions()
+
+class AgentGroup(AgentTable):
+    """One behaviour's agents in the current episode (slots: those at reset in ascending id
+    order, then spawned ones): who is live, and what each step reports."""
+
+    def start(self, decision: DecisionSteps, names: AgentNames) -> None:
+        """A new episode with the agents of ``decision`` (slots in ascending id order), named
+        by ``names``, as are the agents that join it."""
+        self.namer = names
+        decision = self.obs_layout.checked(decision)
+        check_agent_ids(self.name, decision, ())
+        ids = np.asarray(decision.agent_id, np.int64)
+        self._allocate(max(ids.size, 1))
+        self._add(np.sort(ids))
+        self.begin_step()
+        self._absorb_decision(decision, False, True)
+
+    def begin_step(self) -> None:
+        """Clears the per-step outputs."""
+        self._floats.fill(0)
+        self._flags.fill(False)
+        self.n_decided = 0
+        self.new_names, self.finished_names = [], []
+
+    def absorb(
+        self, decision: DecisionSteps, terminal: TerminalSteps, everyone: bool = False
+    ) -> bool:
+        """Takes one core step's batches (``everyone``: nobody of the episode had finished at
+        its start); True when a live agent of this behaviour reported."""
+        agent_id = decision.agent_id
+        # Most steps repeat the last step's ids: checked already, their slots and names known
+        # (benchmarks/run.py, TrivialEndless N=64: ~27 us of ~99 per Parallel step, ~30 us of
+        # ~158 per AEC cycle; the names and their itemgetter reused, ~5 us and ~7 us).
+        same = (
+            self._last is not None
+            and type(agent_id) is np.ndarray
+            and self._last[0] == (agent_id.dtype, agent_id.tobytes())
+        )
+        if len(terminal) or not same:
+            check_agent_ids(self.name, decision, terminal)
+        reported = False
+        if len(terminal):
+            terminal = self.obs_layout.checked(terminal, terminal=True)
+            slots = self.slots_of(np.asarray(terminal.agent_id, np.int64))
+            hit = slots >= 0
+            hit[hit] = self.live[slots[hit]]
+            rows = np.flatnonzero(hit)
+            if rows.size:
+                s = slots[rows]
+                self._end_episodes(
+                    s, terminal, rows, self.reward, self.group_reward, self.terminated,
+                    self.truncated,
+                )  # fmt: skip
+                self.live[s] = False
+                self.finished_names.extend(self.names[i] for i in s.tolist())
+                reported = True
+        decision = self.obs_layout.checked(decision)
+        return self._absorb_decision(decision, same, everyone and not reported) or reported
+
+    def _absorb_decision(self, decision: DecisionSteps, same: bool, everyone: bool) -> bool:
+        self.dec_count = len(decision)
+        if not self.dec_count:
+            self.dec_names = []
+            return False
+        last = self._last
+        if not same or last is None:
+            last = self._last = self._decision_slots(decision.agent_id)
+        _, slots, index, names = last
+        rows: np.ndarray | None = None
+        if everyone or self.live[index].all():
+            s = index
+        else:
+            rows = np.flatnonzero(self.live[slots])
+            s = slots[rows]
+            names = [self.names[i] for i in s.tolist()]
+        self.dec_rows, self.dec_names = rows, names
+        if not names:
+            return False
+        self._take_decisions(s, decision, rows, len(names))
+        reward, group_reward = decision.reward, decision.group_reward
+        if rows is not None:
+            reward, group_reward = reward[rows], group_reward[rows]
+        self.reward[s] = reward
+        self.group_reward[s] = group_reward
+        self.decided[s] = True
+        self.n_decided += len(names)
+        return True
+
+    def end_episode(self) -> list[str]:
+        """Ends the episode: forgets the agents that joined in this step (they hold the last
+        slots: they could not join ``agents`` and leave them in the same step) and truncates
+        the live ones; returns the names of those."""
+        n = self.n - len(self.new_names)
+        self.n_decided -= int(self.decided[n : self.n].sum())
+        self.live[n : self.n] = False
+        for name in self.new_names:
+            del self.slot_of[name]
+        del self.names[n:]
+        self.n, self.new_names = n, []
+        self._last = None  # its slots may be the dropped ones
+        self._index_ids()
+        live = np.flatnonzero(self.live[:n])
+        self.truncated[live] = True
+        self.live[live] = False
+        names = [self.names[i] for i in live.tolist()]
+        self.finished_names.extend(names)
+        return names
+
+    def reporting(self) -> tuple[list[str], Index]:
+        """The names and slots that report this step: the agents live at its start (those
+        that finished in it too), then those that joined; a slice when that is every slot."""
+        n = self.n
+        if self.n_decided == n:  # every slot decided: all live, all report
+            return self.names, slice(0, n)
+        report = self.live[:n]
+        if self.finished_names:
+            report = report | self.terminated[:n] | self.truncated[:n]
+        if report.all():
+            return self.names, slice(0, n)
+        index = np.flatnonzero(report)
+        return [self.names[i] for i in index.tolist()], index
 
 
 class AgentsStep(NamedTuple):
@@ -75,20 +184,17 @@ class MultiAgentDriver:
     def __init__(
         self,
         core: BaseEnvLike,
-        options: DriverOptions = _DEFAULT_OPTIONS,
+        options: DriverOptions = DriverOptions(),  # noqa: B008  # frozen: one shared value
         *,
         adapter: str = "MultiAgentDriver",
     ) -> None:
         core, specs = adopt_core_with_specs(core, adapter)
-        self.core = core
-        self.adapter = adapter
-        self.options = options
+        self.core, self.adapter, self.options = core, adapter, options
         self.names = AgentNames(list(specs), options.agent_name)
-        finished_needed(options.termination_mode, 1)  # a bad mode raises here, not in a step
-        # The options that stay writable (through the front ends, which check them).
+        # The options that stay writable, checked by the front ends (DriverControls).
         self.termination_mode: TerminationMode | str | float = options.termination_mode
-        self.max_cycles = checked_max_cycles(options.max_cycles)
-        self.stale_actions = checked_stale_actions(options.stale_actions)
+        self.max_cycles: int | None = options.max_cycles
+        self.stale_actions = options.stale_actions
         # Masks left on auto: wherever there are discrete actions, unless the core says it
         # has none (a BatchedEnv without ``_action_mask``).
         masks = has_action_masks(core) if options.action_masks is None else options.action_masks
@@ -107,21 +213,20 @@ class MultiAgentDriver:
         for g in self.groups:
             g.default_action = defaults.get(g.name)
         self.possible_agents: list[str] = []
-        # The groups' ``live`` flags as a list in ``possible_agents`` order, rebuilt in the
-        # step they change (``agents`` is read on every step).
+        # The live agents in ``possible_agents`` order, rebuilt from the groups' ``live``
+        # flags' changes in the step they change (``agents`` is read on every step).
         self._agents: list[str] = []
         # Every agent of the episode, live or finished, by name -> its behaviour's group.
         self.agent_groups: dict[str, AgentGroup] = {}
-        self.cycles = 0
+        self.cycles = self.ignored_actions = 0
         # The agents whose episode ended in the last step, and those that joined in it.
         self.finished: list[str] = []
         self.new_agents: list[str] = []
         self.episode_over = True
-        self._ready = False
-        self._closed = False
+        # True between a reset() and close(): the episode can be stepped (unless over).
+        self.ready = self._closed = False
         # Each group's agent count at the first reset (None before it): the state's layout.
         self.first_counts: list[int] | None = None
-        self.ignored_actions = 0
         self.guard = StepGuard(adapter)
 
     @property
@@ -129,22 +234,14 @@ class MultiAgentDriver:
         """The live agents, in ``possible_agents`` order."""
         return list(self._agents)
 
-    @property
-    def ready(self) -> bool:
-        """True between a ``reset()`` and ``close()``: the episode can be stepped (unless over)."""
-        return self._ready
-
     def ignore_stale(self, agents: list[str]) -> None:
         """Counts the actions of finished ``agents`` as ignored (or refuses them)."""
-        self._refuse_stale(agents)
-        self.ignored_actions += len(agents)
-
-    def _refuse_stale(self, agents: list[str]) -> None:
         if self.stale_actions == "raise":
             raise ActionError(
                 f"{self.adapter}: actions for agents that finished earlier in the episode "
                 f"{agents} (stale_actions='raise'); live agents: {self.agents}"
             )
+        self.ignored_actions += len(agents)
 
     def group_of(self, agent: str) -> AgentGroup:
         """The behaviour group of an agent of the episode (the core is reset once to find
@@ -164,19 +261,17 @@ class MultiAgentDriver:
     def is_live(self, agent: object) -> TypeGuard[str]:
         """True when ``agent`` is live in the current episode (its group's flag says so)."""
         g = self.agent_groups.get(agent)  # type: ignore[call-overload]  # any key may be asked
-        return g is not None and self._ready and bool(g.live[g.slot_of[agent]])
+        return g is not None and self.ready and bool(g.live[g.slot_of[agent]])
 
     def all_live(self, agents: Collection[Any]) -> bool:
         """True when every one of ``agents`` (names, a dict's keys) is live."""
         return set(agents).issubset(self._agents)
 
-    # ------------------------------------------------------------------ episodes
-
     def discover(self) -> None:
         """Resets the core once to learn ``possible_agents`` and the state layout."""
         if self.first_counts is None:
             self.reset()
-            self._ready = False
+            self.ready = False
             self._agents = []
 
     def reset(self, seed: int | None = None) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
@@ -185,30 +280,25 @@ class MultiAgentDriver:
         self.check_open()
         seed = check_seed(seed, f"{self.adapter}.reset")  # a bad seed raises, changing nothing
         with self.guard.resetting():
-            return self._reset(seed)
-
-    def _reset(self, seed: int | None) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-        steps = self._reset_core(seed)
-        self.possible_agents = []
-        self.agent_groups = {}
-        for g in self.groups:
-            g.start(steps[g.name], self.names)
-            self.possible_agents.extend(g.names)
-            self.agent_groups.update(dict.fromkeys(g.names, g))
-        self._agents = list(self.possible_agents)
-        self.cycles = 0
-        self.finished = []
-        self.new_agents = []
-        self.episode_over = not self._agents
-        self._ready = True
-        if self.first_counts is None:
-            self.first_counts = [g.n for g in self.groups]
-        observations: dict[str, Any] = dict.fromkeys(self._agents)
-        infos = observations.copy()
-        for g in self.groups:
-            observations.update(zip(g.names, g.observations(slice(0, g.n)), strict=True))
-            infos.update(zip(g.names, g.infos(slice(0, g.n), g.n), strict=True))
-        return observations, infos
+            steps = self._reset_core(seed)
+            self.possible_agents, self.agent_groups = [], {}
+            for g in self.groups:
+                g.start(steps[g.name], self.names)
+                self.possible_agents.extend(g.names)
+                self.agent_groups.update(dict.fromkeys(g.names, g))
+            self._agents = list(self.possible_agents)
+            self.cycles = 0
+            self.finished, self.new_agents = [], []
+            self.episode_over = not self._agents
+            self.ready = True
+            if self.first_counts is None:
+                self.first_counts = [g.n for g in self.groups]
+            observations: dict[str, Any] = dict.fromkeys(self._agents)
+            infos = observations.copy()
+            for g in self.groups:
+                observations.update(zip(g.names, g.observations(slice(0, g.n)), strict=True))
+                infos.update(zip(g.names, g.infos(slice(0, g.n), g.n), strict=True))
+            return observations, infos
 
     def _reset_core(self, seed: int | None) -> dict[str, DecisionSteps]:
         try:
@@ -237,7 +327,7 @@ class MultiAgentDriver:
         Bad actions raise before anything changes; an exception once the core is stepping
         loses the step's outputs (later steps raise ``EnvNotResetError`` until ``reset()``).
         """
-        if not self._ready:
+        if not self.ready:
             self.check_open()
             raise EnvNotResetError(f"{self.adapter}: call reset() before step()")
         if self.episode_over:
@@ -259,8 +349,7 @@ class MultiAgentDriver:
             or (deciding != len(live) and actions.keys() != set(live))
         ):
             actions, stale = self._complete(actions)
-        core = self.core
-        groups = self.groups
+        core, groups = self.core, self.groups
         for g in groups:
             if g.dec_names:
                 try:
@@ -305,49 +394,40 @@ class MultiAgentDriver:
         return self._finish_step()
 
     def _finish_step(self) -> AgentsStep:
-        groups = self.groups
-        finished = [name for g in groups for name in g.finished_names]
-        new = [name for g in groups for name in g.new_names]
-        n_live = len(self._agents) - len(finished) + len(new)
-        # Agents leave only by finishing: those of the episode that are not live have.
-        n_finished = len(self.possible_agents) - len(self._agents) + len(finished)
-        # While no agent of the episode has finished, no mode can end it (each asks for at
-        # least one finished agent).
+        groups, live, possible = self.groups, self._agents, self.possible_agents
+        finished: list[str] = []
+        new: list[str] = []
+        for g in groups:
+            finished += g.finished_names
+            new += g.new_names
+        # Agents leave only by finishing: those of the episode that are not live have. While
+        # none has, no mode can end the episode (each asks for at least one).
+        n_finished = len(possible) - len(live) + len(finished)
         over = (
-            n_live == 0
+            len(live) + len(new) == len(finished)
             or (
                 n_finished > 0
-                and n_finished
-                >= finished_needed(self.termination_mode, len(self.possible_agents) + len(new))
+                and n_finished >= finished_needed(self.termination_mode, len(possible) + len(new))
             )
             or (self.max_cycles is not None and self.cycles >= self.max_cycles)
         )
         if over:
-            for g in groups:
-                # An agent that appears in the step the episode ends is not part of it: it
-                # could not join ``agents`` and leave them in the same step.
-                g.drop_new()
-                k = len(g.finished_names)
-                g.truncate_live()
-                finished.extend(g.finished_names[k:])
             new = []
-        else:
             for g in groups:
-                self.possible_agents.extend(g.new_names)
+                finished += g.end_episode()
+        elif new:
+            for g in groups:
+                possible.extend(g.new_names)
                 self.agent_groups.update(dict.fromkeys(g.new_names, g))
-        self.episode_over = over
-        self.finished = finished
-        self.new_agents = new
+        self.episode_over, self.finished, self.new_agents = over, finished, new
         # The dicts follow ``agents``' order: copies of one dict with those keys, then updated.
-        template: dict[str, Any] = dict.fromkeys(self._agents)
-        observations = template.copy()
-        rewards = template.copy()
-        infos = template.copy()
+        keys = live + new if new else live
+        template: dict[str, Any] = dict.fromkeys(keys)
+        observations, rewards, infos = template.copy(), template.copy(), template.copy()
         if finished:
-            terminations = template.copy()
-            truncations = template.copy()
+            terminations, truncations = template.copy(), template.copy()
         else:
-            terminations = dict.fromkeys(template, False)
+            terminations = dict.fromkeys(keys, False)
             truncations = terminations.copy()
         for g in groups:
             names, index = g.reporting()
@@ -358,13 +438,10 @@ class MultiAgentDriver:
             if finished:
                 terminations.update(zip(names, g.terminated[index].tolist(), strict=True))
                 truncations.update(zip(names, g.truncated[index].tolist(), strict=True))
-            elif g.new_names:
-                terminations.update(dict.fromkeys(g.new_names, False))
-                truncations.update(dict.fromkeys(g.new_names, False))
             infos.update(zip(names, g.infos(index, len(names)), strict=True))
         if finished or new:
             gone = set(finished)
-            self._agents = [a for a in self._agents if a not in gone] + new
+            self._agents = [a for a in live if a not in gone] + new
         return AgentsStep(observations, rewards, terminations, truncations, infos)
 
     def _late_behavior(self) -> SpecError:
@@ -391,8 +468,8 @@ class MultiAgentDriver:
                 f"{self.adapter}: actions for agents that are not in the episode {unknown}; "
                 f"live agents: {self.agents}"
             )
-        if extra:
-            self._refuse_stale(extra)
+        if extra and self.stale_actions == "raise":
+            self.ignore_stale(extra)  # raises
         filled = {a: action for a, action in actions.items() if self.is_live(a)}
         without = []
         for agent in self._agents:
@@ -414,7 +491,7 @@ class MultiAgentDriver:
         """Closes the core once; later calls do nothing."""
         if not self._closed:
             self._closed = True
-            self._ready = False
+            self.ready = False
             self.core.close()
 
     def check_open(self) -> None:

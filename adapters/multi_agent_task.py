@@ -13,9 +13,8 @@ from gymnasium import spaces
 from zooport.adapters import task_api
 from zooport.adapters.agent_names import AgentKey
 from zooport.adapters.core_access import render_core
-from zooport.adapters.driver_controls import DriverControls
-from zooport.adapters.multi_agent_driver import MultiAgentDriver
 from zooport.adapters.options import DriverOptions, listing_options
+from zooport.adapters.pettingzoo_common import DriverControls
 from zooport.adapters.termination import finished_needed
 from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import (
@@ -90,8 +89,7 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
             stale_actions=stale_actions,
         )
         self.options = options
-        self._driver = MultiAgentDriver(env, options, adapter=type(self).__name__)
-        self.core = self._driver.core
+        self._start_driver(env, options)
         self.env = self.core  # the seed's name for it
         self.name = type(self.core).__name__
         self._pending: dict[str, Any] = {}

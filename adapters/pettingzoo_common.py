@@ -1,4 +1,6 @@
-"""What the two PettingZoo adapters share: the constructor, spaces, state, rendering, closing."""
+"""What the driver family's front ends share: the members over the driver every one exposes
+(:class:`DriverControls`, whose setters check the writable options), and the PettingZoo
+adapters' constructor, spaces, state, rendering and closing."""
 
 from __future__ import annotations
 
@@ -9,27 +11,147 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from gymnasium import spaces
 
-from zooport.adapters.agent_group import AgentGroup
+from zooport.adapters.agent_group import AgentTable
 from zooport.adapters.agent_names import AgentKey
 from zooport.adapters.core_access import (
+    EngineMembers,
     adopt_core,
     can_render,
     checked_reset_arguments,
     render_core,
 )
-from zooport.adapters.driver_controls import DriverControls
 from zooport.adapters.multi_agent_driver import MultiAgentDriver
-from zooport.adapters.options import PettingZooOptions
+from zooport.adapters.options import DriverOptions, PettingZooOptions
 from zooport.adapters.rendering import Window, check_render_mode
+from zooport.adapters.termination import TerminationMode, finished_needed
 from zooport.envs.arguments import check_seed
 from zooport.envs.base_env import BaseEnvLike
-from zooport.errors import EnvNotResetError, ZooportError
+from zooport.errors import ArgumentError, ArgumentTypeError, EnvNotResetError, ZooportError
 
 if TYPE_CHECKING:
     from zooport.adapters.agent_names import AgentNaming
-    from zooport.adapters.termination import TerminationMode
 
-__all__ = ["PettingZooCommon", "flat_observations", "seed_action_spaces"]
+__all__ = [
+    "STALE_ACTIONS",
+    "DriverControls",
+    "PettingZooCommon",
+    "checked_max_cycles",
+    "checked_stale_actions",
+    "flat_observations",
+    "seed_action_spaces",
+]
+
+#: What ``stale_actions=`` accepts: ignore (and count) or refuse actions for finished agents.
+STALE_ACTIONS = ("ignore", "raise")
+
+
+def checked_max_cycles(value: Any) -> int | None:
+    """``max_cycles`` as None or a Python int >= 1.
+
+    Example:
+        >>> checked_max_cycles(np.int64(3)), checked_max_cycles(None)
+        (3, None)
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise ArgumentTypeError(
+            f"Expect max_cycles to be None or an int >= 1, actually: "
+            f"{type(value).__name__} {value!r}"
+        )
+    if value < 1:
+        raise ArgumentError(f"Expect max_cycles to be None or an int >= 1, actually: {value!r}")
+    return int(value)
+
+
+def checked_stale_actions(value: Any) -> str:
+    """``stale_actions`` as one of :data:`STALE_ACTIONS`."""
+    if not isinstance(value, str) or value not in STALE_ACTIONS:
+        raise ArgumentError(
+            f"Expect stale_actions to be one of {list(STALE_ACTIONS)}, actually: {value!r}"
+        )
+    return value
+
+
+class DriverControls(EngineMembers):
+    """The members every front end keeping a ``MultiAgentDriver`` in ``self._driver``
+    exposes alike."""
+
+    _driver: MultiAgentDriver
+    core: BaseEnvLike
+
+    @property
+    def _engine(self) -> MultiAgentDriver:
+        return self._driver
+
+    def _start_driver(self, core: BaseEnvLike, options: DriverOptions) -> None:
+        # The driver, with the options that stay writable checked by their setters.
+        self._driver = MultiAgentDriver(core, options, adapter=type(self).__name__)
+        self.core = self._driver.core  # an older-API core's wrapper, where it needed one
+        self.termination_mode = options.termination_mode
+        self.max_cycles = options.max_cycles
+        self.stale_actions = options.stale_actions
+
+    @property
+    def possible_agents(self) -> list[str]:
+        """The agents present at the last ``reset()``, then those spawned since (appended);
+        asked before the first ``reset()``, the core is reset once to find them."""
+        driver = self._driver
+        if not driver.possible_agents:
+            driver.discover()
+        return driver.possible_agents
+
+    @property
+    def observation_spaces(self) -> dict[str, spaces.Space]:
+        """``observation_space(agent)`` for every possible agent."""
+        group_of = self._driver.group_of
+        return {a: group_of(a).observation_space for a in self.possible_agents}
+
+    @property
+    def action_spaces(self) -> dict[str, spaces.Space]:
+        """Each possible agent's action space (one object per behaviour)."""
+        group_of = self._driver.group_of
+        return {a: group_of(a).action_space for a in self.possible_agents}
+
+    @property
+    def termination_mode(self) -> TerminationMode | str | float:
+        """The mode that ends an episode once enough of its agents have finished; writable."""
+        return self._driver.termination_mode
+
+    @termination_mode.setter
+    def termination_mode(self, value: TerminationMode | str | float) -> None:
+        finished_needed(value, 1)  # a bad mode raises here, not in a step
+        self._driver.termination_mode = value
+
+    @property
+    def max_cycles(self) -> int | None:
+        """Cycles after which every live agent is truncated (None = no limit); writable."""
+        return self._driver.max_cycles
+
+    @max_cycles.setter
+    def max_cycles(self, value: int | None) -> None:
+        self._driver.max_cycles = checked_max_cycles(value)
+
+    @property
+    def cycles(self) -> int:
+        """Completed cycles (core steps asked for) in the current episode."""
+        return self._driver.cycles
+
+    @property
+    def stale_actions(self) -> str:
+        """What an action for an agent that finished earlier in the episode does; writable:
+        ``"ignore"`` (counted in :attr:`ignored_actions`, as PettingZoo's own environments drop
+        it) or ``"raise"`` (an :class:`~zooport.ActionError`)."""
+        return self._driver.stale_actions
+
+    @stale_actions.setter
+    def stale_actions(self, value: str) -> None:
+        self._driver.stale_actions = checked_stale_actions(value)
+
+    @property
+    def ignored_actions(self) -> int:
+        """How many actions for finished agents were ignored since construction."""
+        return self._driver.ignored_actions
 
 
 class PettingZooCommon(DriverControls):
@@ -114,9 +236,7 @@ class PettingZooCommon(DriverControls):
             "is_parallelizable": True,
         }
         self._window = Window(fps) if render_mode == "human" else None
-        self._driver = MultiAgentDriver(core, options, adapter=type(self).__name__)
-        # The driver may have wrapped a core whose older-API specs arrived with its first step.
-        self.core = self._driver.core
+        self._start_driver(core, options)
         self._clear()
 
     def _clear(self) -> None:
@@ -251,7 +371,7 @@ def seed_action_spaces(driver: MultiAgentDriver, seed: int | None) -> None:
         group.action_space.seed(seed + i)
 
 
-def flat_observations(group: AgentGroup, count: int) -> np.ndarray:
+def flat_observations(group: AgentTable, count: int) -> np.ndarray:
     """The first ``count`` slots' observations flattened, zeros for agents not live."""
     obs = group.obs
     parts = list(obs.values()) if isinstance(obs, dict) else [obs]

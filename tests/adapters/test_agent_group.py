@@ -4,7 +4,7 @@ Each test builds the core's DecisionSteps/TerminalSteps itself and checks the gr
 step outputs and action batches against values worked out by hand: slots in ascending id
 order at the start and in order of appearance after, the terminal reward kept when the core
 restarts an agent in the same step, no decision (last observation, reward 0), spawned and
-dropped agents, ``truncate_live``, the cached id lookup when rows are reordered, and
+dropped agents, ``end_episode``, the cached id lookup when rows are reordered, and
 ``gather`` for agents in any row order.
 """
 
@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-from zooport.adapters.agent_group import AgentGroup
 from zooport.adapters.agent_names import AgentNames
+from zooport.adapters.multi_agent_driver import AgentGroup
 from zooport.adapters.options import LayoutOptions
 from zooport.adapters.pettingzoo_common import flat_observations
 from zooport.envs.base_env import ActionSpec, BehaviorSpec, DecisionSteps, TerminalSteps
@@ -154,7 +154,7 @@ def test_a_spawned_agent_takes_the_next_slot_and_reports_from_its_first_step():
     g = started()
     g.begin_step()
     g.absorb(decision([9, 3, 5, 7], [6.0, 1.0, 1.0, 1.0]), NO_END)
-    assert g.new_names == ["walker_9"] and g.new_slots == [3]
+    assert g.new_names == ["walker_9"] and g.slots_of(np.array([9])).tolist() == [3]
     assert g.ids[: g.n].tolist() == [3, 5, 7, 9] and g.live[: g.n].all()
     assert outputs(g)["walker_9"] == ([9.0, 90.0], 6.0, False, False, True)
     assert g.dec_names == ["walker_9", "walker_3", "walker_5", "walker_7"]
@@ -163,18 +163,19 @@ def test_a_spawned_agent_takes_the_next_slot_and_reports_from_its_first_step():
     assert g.new_names == [] and g.slots_of(np.array([9])).tolist() == [3]
 
 
-def test_dropped_new_agents_are_forgotten_and_the_cached_lookup_with_them():
+def test_agents_new_in_the_last_step_are_forgotten_and_the_cached_lookup_with_them():
     g = started()
     g.begin_step()
     joined = decision([3, 5, 7, 9])
     g.absorb(joined, NO_END)
-    g.drop_new()
-    assert g.n == 3 and g.live[: g.n].all() and g.names == ["walker_3", "walker_5", "walker_7"]
+    assert g.end_episode() == ["walker_3", "walker_5", "walker_7"]  # truncated; 9 forgotten
+    assert g.n == 3 and not g.live[: g.n].any() and g.names == ["walker_3", "walker_5", "walker_7"]
     assert g.slots_of(np.array([9])).tolist() == [-1] and list(outputs(g)) == g.names
     # The same agent_id bytes again: a stale cached lookup would name the dropped slot 3.
     g.begin_step()
     g.absorb(decision([3, 5, 7, 9]), NO_END)
-    assert g.new_names == ["walker_9"] and g.new_slots == [3] and g.n == 4
+    assert g.new_names == ["walker_9"] and g.slots_of(np.array([9])).tolist() == [3]
+    assert g.n == 4
 
 
 def test_a_dropped_agent_does_not_count_among_those_that_report():
@@ -185,15 +186,15 @@ def test_a_dropped_agent_does_not_count_among_those_that_report():
     g.absorb(decision([3, 7]), terminal([5], [1.0], [False]))
     g.begin_step()
     g.absorb(decision([3, 7, 9]), NO_END)
-    g.drop_new()
+    g.end_episode()
     assert g.reporting()[0] == ["walker_3", "walker_7"]
 
 
-def test_truncate_live_ends_every_live_agent_as_truncated():
+def test_end_episode_ends_every_live_agent_as_truncated():
     g = started()
     g.begin_step()
     g.absorb(decision([3, 7], [1.0, 2.0]), terminal([5], [4.0], [False]))
-    g.truncate_live()
+    assert g.end_episode() == ["walker_3", "walker_7"]
     assert not g.live[: g.n].any()
     assert g.finished_names == ["walker_5", "walker_3", "walker_7"]
     assert outputs(g) == {

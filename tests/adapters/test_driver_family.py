@@ -30,7 +30,7 @@ FRONT_ENDS = {
 }  # fmt: skip
 ENGINES = (
     "agent_slots", "behavior_slots", "agent_group", "multi_agent_driver",
-    "driver_controls", "pettingzoo_common", "options", "spaces", "action_layout",
+    "pettingzoo_common", "options", "spaces", "action_layout",
     "core_access", "rendering",
 )  # fmt: skip
 
