@@ -184,15 +184,12 @@ class AgentTable(AgentSlots):
 
     def problem(self, value: Any) -> str | None:
         """What is wrong with one agent's action, or None when the core would accept it."""
-        try:
+        try:  # to_core checks every discrete value; the core checks the continuous ones
             action = self.action_layout.to_core(self._stack([value]), 1)
         except (ActionError, ValueError, TypeError, KeyError, IndexError) as error:
             return str(error)
-        branches = np.asarray(self.action_layout.branches, np.int64)
         if not np.all(np.isfinite(action.continuous)):
             return "a continuous value is not finite"
-        if branches.size and ((action.discrete < 0) | (action.discrete >= branches)).any():
-            return "a discrete value is out of range"
         return None
 
     def diagnose(

@@ -21,12 +21,11 @@ __all__ = ["PettingZooAECEnv", "UnityAECEnv"]
 @listing_options
 class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
     """Any BaseEnv as a PettingZoo ``AECEnv``, with the Parallel adapter's names, spaces,
-    options (:class:`~zooport.adapters.pettingzoo_common.PettingZooCommon`) and episode.
-
-    A cycle visits the agents live at its start; the actions go to the core when its last
-    agent has acted. ``rewards`` holds the last core step's and is cleared by the next
-    ``step()``. Agents that finished are selected first and leave ``agents`` with
-    ``step(None)``; spawned agents act from the next cycle. ``max_cycles`` counts core steps.
+    options (:class:`~zooport.adapters.pettingzoo_common.PettingZooCommon`) and episode: a
+    cycle visits the agents live at its start, and the core steps when its last agent has
+    acted. ``rewards`` holds the last core step's until the next ``step()``. Agents that
+    finished are selected first and leave ``agents`` with ``step(None)``; spawned agents act
+    from the next cycle. ``max_cycles`` counts core steps.
 
     Example:
         >>> from zooport.envs.builtin.tag import Tag
@@ -111,11 +110,8 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
 
     @override
     def step(self, action: Any) -> None:
-        """Acts for ``agent_selection``; the core steps when the cycle's last agent has acted.
-
-        A finished agent's turn takes None; an action given instead is ignored (counted in
-        ``ignored_actions``) unless ``stale_actions="raise"``.
-        """
+        """Acts for ``agent_selection``; the core steps when the cycle's last agent has acted
+        (a finished agent's turn takes None; an action given instead: ``stale_actions``)."""
         guard = self._driver.guard
         if guard.running:
             # A turn taken from a callback while the core steps (a hook, a side channel) is
@@ -231,16 +227,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
 
 class UnityAECEnv(PettingZooAECEnv):
     """ML-Agents' ``UnityAECEnv(env, seed=None)``: :class:`PettingZooAECEnv` with ML-Agents'
-    constructor (see :class:`~zooport.adapters.pettingzoo_parallel.UnityParallelEnv`).
-
-    Example:
-        >>> from zooport.envs.builtin.tag import Tag
-        >>> env = UnityAECEnv(Tag(seed=0), 3)  # ML-Agents' (env, seed): the action spaces
-        >>> env.reset(seed=0)
-        >>> env.step(env.action_space(env.agent_selection).sample())
-        >>> env.agent_selection
-        'runner_1'
-    """
+    constructor (see :class:`~zooport.adapters.pettingzoo_parallel.UnityParallelEnv`)."""
 
     def __init__(self, env: BaseEnvLike, seed: int | None = None, **options: Any) -> None:
         super().__init__(env, **options)

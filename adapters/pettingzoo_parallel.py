@@ -25,12 +25,7 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
         >>> from zooport.envs.builtin.tag import Tag
         >>> env = PettingZooParallelEnv(Tag(seed=0), termination_mode="any")
         >>> obs, infos = env.reset(seed=1)
-        >>> env.agents
-        ['runner_0', 'runner_1', 'runner_2', 'tagger_3', 'tagger_4']
-        >>> env.observation_space("runner_0") is env.observation_space("runner_2")
-        True
-        >>> obs, rewards, terminations, truncations, infos = env.step(
-        ...     {agent: 0 for agent in env.agents})
+        >>> obs, rewards, terminations, truncations, infos = env.step(dict.fromkeys(env.agents, 0))
         >>> round(rewards["runner_0"], 2), rewards["tagger_3"], infos["tagger_3"]["decided"]
         (0.01, 0.0, False)
     """
@@ -52,11 +47,8 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
 
     @override
     def step(self, actions: dict[str, Any]) -> AgentsStep:
-        """One action per live agent in; ``(obs, rewards, terminations, truncations, infos)``.
-
-        An action for an agent that finished earlier in the episode is ignored (counted in
-        ``ignored_actions``) unless ``stale_actions="raise"``.
-        """
+        """One action per live agent in; ``(obs, rewards, terminations, truncations, infos)``
+        out (an action for an agent that finished earlier in the episode: ``stale_actions``)."""
         result = self._driver.step(actions)
         self._show()
         return result
@@ -64,18 +56,8 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
 
 class UnityParallelEnv(PettingZooParallelEnv):
     """ML-Agents' ``UnityParallelEnv(env, seed=None)``: :class:`PettingZooParallelEnv` with
-    ML-Agents' constructor.
-
-    ``seed`` seeds the agents' action spaces, as ML-Agents' wrappers do, not the core
-    (``reset(seed=...)`` does that); other keywords are :class:`PettingZooParallelEnv`'s.
-
-    Example:
-        >>> from zooport.envs.builtin.tag import Tag
-        >>> a, b = UnityParallelEnv(Tag(seed=0), seed=3), UnityParallelEnv(Tag(seed=0), 3)
-        >>> [a.action_space("tagger_3").sample() for _ in range(5)] == [
-        ...     b.action_space("tagger_3").sample() for _ in range(5)]
-        True
-    """
+    ML-Agents' constructor: ``seed`` seeds the agents' action spaces, as ML-Agents' wrappers do,
+    not the core (``reset(seed=...)`` does that); other keywords are the parent's."""
 
     def __init__(self, env: BaseEnvLike, seed: int | None = None, **options: Any) -> None:
         super().__init__(env, **options)
