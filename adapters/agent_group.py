@@ -19,7 +19,7 @@ from zooport.adapters.options import LayoutOptions
 from zooport.envs.base_env import ActionTuple, BehaviorSpec
 from zooport.errors import ActionError, ArgumentError, ArgumentTypeError, a_type
 
-__all__ = ["AgentTable", "default_actions"]
+__all__ = ["AgentTable", "set_default_actions"]
 
 # One step's outputs are views of two buffers, so that a step starts with two fills.
 _VIEWS = ("reward", "group_reward", "terminated", "truncated", "decided")
@@ -247,19 +247,18 @@ def _fresh_rows(array: np.ndarray, index: Index) -> np.ndarray:
     return array[index].copy() if isinstance(index, slice) else array[index]
 
 
-def default_actions(groups: Sequence[AgentTable], default: Any) -> dict[str, Any]:
-    """Each behaviour's default action (consumer layout) for ``default_action=``: None gives
-    none; ``"zero"`` the core's zero action; ``{behaviour: action}`` those actions, checked."""
+def set_default_actions(groups: Sequence[AgentTable], default: Any) -> None:
+    """Sets each group's default action (consumer layout) from ``default_action=``: None
+    gives none; ``"zero"`` the core's zero action; ``{behaviour: action}`` those, checked."""
     if default is None:
-        return {}
+        return
     if isinstance(default, str) and default == "zero":
-        zeros = {}
         for g in groups:
             batch = g.action_layout.from_core(g.spec.action_spec.empty_action(1))
-            zeros[g.name] = (
+            g.default_action = (
                 {k: v[0] for k, v in batch.items()} if isinstance(batch, dict) else batch[0]
             )
-        return zeros
+        return
     if not isinstance(default, Mapping):
         error = ArgumentError if isinstance(default, str) else ArgumentTypeError
         raise error(
@@ -281,4 +280,4 @@ def default_actions(groups: Sequence[AgentTable], default: Any) -> dict[str, Any
                 f"default_action for behavior {behavior!r}: expected an action of "
                 f"{g.action_space}, got {value!r} ({problem})"
             )
-    return dict(default)
+        g.default_action = value

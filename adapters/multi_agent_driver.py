@@ -11,7 +11,7 @@ from typing import Any, NamedTuple, TypeGuard
 
 import numpy as np
 
-from zooport.adapters.agent_group import AgentTable, default_actions
+from zooport.adapters.agent_group import AgentTable, set_default_actions
 from zooport.adapters.agent_names import AgentNames
 from zooport.adapters.agent_slots import Index
 from zooport.adapters.core_access import MAX_IDLE_STEPS, adopt_core_with_specs, note_core_failure
@@ -209,9 +209,7 @@ class MultiAgentDriver:
             for behavior, spec in specs.items()
         ]
         self.default_action = options.default_action
-        defaults = default_actions(self.groups, options.default_action)
-        for g in self.groups:
-            g.default_action = defaults.get(g.name)
+        set_default_actions(self.groups, options.default_action)
         self.possible_agents: list[str] = []
         # The live agents in ``possible_agents`` order, rebuilt from the groups' ``live``
         # flags' changes in the step they change (``agents`` is read on every step).
@@ -228,6 +226,7 @@ class MultiAgentDriver:
         # Each group's agent count at the first reset (None before it): the state's layout.
         self.first_counts: list[int] | None = None
         self.guard = StepGuard(adapter)
+        self._needed: tuple[Any, int, int] = (None, 0, 0)
 
     @property
     def agents(self) -> list[str]:
@@ -401,14 +400,15 @@ class MultiAgentDriver:
             finished += g.finished_names
             new += g.new_names
         # Agents leave only by finishing: those of the episode that are not live have. While
-        # none has, no mode can end the episode (each asks for at least one).
+        # none has, no mode can end the episode (each asks for at least one). How many it asks
+        # for is kept while the mode and agents stay (callgrind: ~1% of a step).
         n_finished = len(possible) - len(live) + len(finished)
+        if n_finished and self._needed[:2] != (self.termination_mode, len(possible) + len(new)):
+            rule = (self.termination_mode, len(possible) + len(new))
+            self._needed = (*rule, finished_needed(*rule))
         over = (
             len(live) + len(new) == len(finished)
-            or (
-                n_finished > 0
-                and n_finished >= finished_needed(self.termination_mode, len(possible) + len(new))
-            )
+            or (n_finished > 0 and n_finished >= self._needed[2])
             or (self.max_cycles is not None and self.cycles >= self.max_cycles)
         )
         if over:
