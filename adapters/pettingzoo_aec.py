@@ -41,7 +41,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
     """
 
     def _clear(self) -> None:
-        # No episode (before reset(), and at its start): no agents, no data, nothing selected.
+        # No episode (before reset(), at its start, after close()): nothing selected.
         self.agents: list[str] = []
         self.rewards: dict[str, float] = {}
         self._cumulative_rewards: dict[str, float] = {}
@@ -156,14 +156,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
     def close(self) -> None:
         """Closes the core; later ``step``, ``last`` and ``observe`` calls raise
         :class:`~zooport.EnvClosedError`."""
-        # Emptied, so that the checks on the per-turn paths cost nothing while open.
-        self._cycle = []
-        self._turn = 0
-        self._dead = deque()
-        self._pending = {}
-        self._observations = {}
-        self._final = {}
-        self.agent_selection = None
+        self._clear()  # so that the checks on the per-turn paths cost nothing while open
         super().close()
 
     def _remove_dead(self, agent: str, action: Any) -> None:

@@ -46,12 +46,7 @@ STALE_ACTIONS = ("ignore", "raise")
 
 
 def checked_max_cycles(value: Any) -> int | None:
-    """``max_cycles`` as None or a Python int >= 1.
-
-    Example:
-        >>> checked_max_cycles(np.int64(3)), checked_max_cycles(None)
-        (3, None)
-    """
+    """``max_cycles`` as None or a Python int >= 1 (a numpy integer too)."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
@@ -155,12 +150,9 @@ class DriverControls(EngineMembers):
 
 
 class PettingZooCommon(DriverControls):
-    """Spaces, state, rendering, closing and options shared by both PettingZoo adapters.
-
-    Not re-entrant: a ``step``/``reset`` entered while another runs raises
-    :class:`~zooport.errors.ReentrantCallError`; after a step interrupted by an exception,
-    ``step`` raises :class:`~zooport.errors.EnvNotResetError` naming it until ``reset()``.
-    """
+    """Spaces, state, rendering, closing and options shared by both PettingZoo adapters; not
+    re-entrant (:class:`~zooport.errors.ReentrantCallError`), and after a step interrupted by
+    an exception ``step`` raises :class:`~zooport.errors.EnvNotResetError` until ``reset()``."""
 
     core: BaseEnvLike
     render_mode: str | None
