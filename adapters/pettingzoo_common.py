@@ -75,13 +75,9 @@ class DriverControls(EngineMembers):
     _driver: MultiAgentDriver
     core: BaseEnvLike
 
-    @property
-    def _engine(self) -> MultiAgentDriver:
-        return self._driver
-
     def _start_driver(self, core: BaseEnvLike, options: DriverOptions) -> None:
         # The driver, with the options that stay writable checked by their setters.
-        self._driver = MultiAgentDriver(core, options, adapter=type(self).__name__)
+        self._driver = self._engine = MultiAgentDriver(core, options, adapter=type(self).__name__)
         self.core = self._driver.core  # an older-API core's wrapper, where it needed one
         self.termination_mode = options.termination_mode
         self.max_cycles = options.max_cycles
