@@ -154,12 +154,10 @@ class AgentTable(AgentSlots):
             action = self.action_layout.to_core(self._stack(values), len(names))
         except (ActionError, ValueError, TypeError, KeyError, IndexError) as error:
             raise self.diagnose(names, values, error) from None
-        if self.dec_rows is not None:
+        if self.dec_rows is not None:  # the live agents' rows; zeros for the others
             full = self.spec.action_spec.empty_action(self.dec_count)
-            if self.spec.action_spec.continuous_size:
-                full.continuous[self.dec_rows] = action.continuous
-            if self.spec.action_spec.discrete_size:
-                full.discrete[self.dec_rows] = action.discrete
+            full.continuous[self.dec_rows] = action.continuous
+            full.discrete[self.dec_rows] = action.discrete
             action = full
         return action
 

@@ -157,8 +157,11 @@ def test_masks_state_render_close_and_no_attribute_forwarding():
     env.close()
     env.close()
     assert core.closed_calls == 1
-    with pytest.raises(EnvClosedError):
-        env.reset()
+    # close() ends the episode: no agents, nothing selected, every turn refused.
+    assert env.agents == [] and env.agent_selection is None and env.rewards == {}
+    for call in (env.reset, env.last, lambda: env.step(None), lambda: env.observe("runner_0")):
+        with pytest.raises(EnvClosedError):
+            call()
 
 
 def test_mlagents_defect_pettingzoo_1_24_aec_api():
