@@ -156,8 +156,10 @@ class AgentTable(AgentSlots):
             raise self.diagnose(names, values, error) from None
         if self.dec_rows is not None:  # the live agents' rows; zeros for the others
             full = self.spec.action_spec.empty_action(self.dec_count)
-            full.continuous[self.dec_rows] = action.continuous
-            full.discrete[self.dec_rows] = action.discrete
+            if self.spec.action_spec.continuous_size:  # (an empty part's write costs ~4k
+                full.continuous[self.dec_rows] = action.continuous  # instructions a step)
+            if self.spec.action_spec.discrete_size:
+                full.discrete[self.dec_rows] = action.discrete
             action = full
         return action
 
