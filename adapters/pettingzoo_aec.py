@@ -195,21 +195,16 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
             raise
         finally:
             self._pending = {}
-        observations, rewards, terminations, truncations, infos = step
-        self._observations = observations
+        self._observations, self.rewards, self.terminations, self.truncations, self.infos = step
         for agent in driver.finished:
-            self._final[agent] = observations[agent]
-        self.rewards = rewards
-        self.terminations = terminations
-        self.truncations = truncations
-        self.infos = infos
+            self._final[agent] = step.observations[agent]
         if driver.new_agents:
             self.agents.extend(driver.new_agents)
         if driver.new_agents or driver.finished:
             self._zero_rewards = None
         # Every agent of the cycle acted in it (its cumulative reward restarted at 0) and new
         # agents start at 0: the cumulative rewards are exactly this step's rewards.
-        self._cumulative_rewards = dict(rewards)
+        self._cumulative_rewards = dict(step.rewards)
         self._rewards_stale = True
         self._cycle = driver.agents
         self._turn = 0
