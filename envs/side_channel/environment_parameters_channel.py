@@ -11,12 +11,11 @@ from enum import IntEnum
 from zooport.errors import SideChannelError
 
 from .side_channel import (
-    OutgoingMessage,
     SendOnlySideChannel,
     SideChannelTypeError,
     check_float32,
     check_int32,
-    encode_ascii,
+    key_message,
     wrong_type,
 )
 
@@ -43,7 +42,8 @@ class EnvironmentParametersChannel(SendOnlySideChannel):
 
     def set_float_parameter(self, key: str, value: float) -> None:
         """Set parameter ``key`` (ASCII) to ``value`` (sent as float32)."""
-        self._send(key, "set_float_parameter", None, None, value)
+        float_type = self.EnvironmentDataTypes.FLOAT
+        self.queue_message_to_send(key_message("set_float_parameter", key, "if", float_type, value))
 
     def set_uniform_sampler_parameters(
         self, key: str, min_value: float, max_value: float, seed: int
@@ -57,7 +57,7 @@ class EnvironmentParametersChannel(SendOnlySideChannel):
                 f"{where}: expected min_value <= max_value, got min_value={low!r}, "
                 f"max_value={high!r}"
             )
-        self._send(key, where, seed, self.SamplerTypes.UNIFORM, low, high)
+        self._send_sampler(where, key, seed, self.SamplerTypes.UNIFORM, "ff", low, high)
 
     def set_gaussian_sampler_parameters(
         self, key: str, mean: float, st_dev: float, seed: int
@@ -68,7 +68,7 @@ class EnvironmentParametersChannel(SendOnlySideChannel):
         spread = check_float32(st_dev, f"{where} st_dev", finite=True)
         if spread < 0:
             raise SideChannelError(f"{where}: expected st_dev >= 0, got {spread!r}")
-        self._send(key, where, seed, self.SamplerTypes.GAUSSIAN, centre, spread)
+        self._send_sampler(where, key, seed, self.SamplerTypes.GAUSSIAN, "ff", centre, spread)
 
     def set_multirangeuniform_sampler_parameters(
         self, key: str, intervals: Iterable[tuple[float, float]], seed: int
@@ -77,30 +77,14 @@ class EnvironmentParametersChannel(SendOnlySideChannel):
         positive total width): an interval drawn with probability proportional to its width."""
         where = "set_multirangeuniform_sampler_parameters"
         flat = _flatten_intervals(intervals, where)
-        self._send(key, where, seed, self.SamplerTypes.MULTIRANGEUNIFORM, flat)
+        self._send_sampler(where, key, seed, self.SamplerTypes.MULTIRANGEUNIFORM, "l", flat)
 
-    def _send(
-        self, key: str, where: str, seed: int | None, sampler: int | None, *values: object
+    def _send_sampler(
+        self, where: str, key: str, seed: int, sampler: int, layout: str, *values: object
     ) -> None:
-        # A float parameter's message has no seed and no sampler code; a sampler's has both.
-        header: list[int] = [self.EnvironmentDataTypes.FLOAT]
-        if sampler is not None:
-            header = [
-                self.EnvironmentDataTypes.SAMPLER,
-                check_int32(seed, f"{where} seed"),
-                sampler,
-            ]
-        encode_ascii(key, f"{where} key")  # an error names the caller's argument
-        msg = OutgoingMessage()
-        msg.write_string(key)
-        for code in header:
-            msg.write_int32(code)
-        for value in values:
-            if isinstance(value, list):
-                msg.write_float32_list(value)
-            else:
-                msg.write_float32(check_float32(value, f"{where} value"))
-        self.queue_message_to_send(msg)
+        seed = check_int32(seed, f"{where} seed")
+        header = (self.EnvironmentDataTypes.SAMPLER, seed, sampler)
+        self.queue_message_to_send(key_message(where, key, "iii" + layout, *header, *values))
 
 
 def _flatten_intervals(intervals: object, where: str) -> list[float]:
@@ -108,7 +92,6 @@ def _flatten_intervals(intervals: object, where: str) -> list[float]:
         expected = "an iterable of (min, max) pairs"
         raise wrong_type(f"{where} intervals", expected, intervals, show=False)
     flat: list[float] = []
-    total_width = 0.0
     for index, interval in enumerate(intervals):
         try:
             low, high = interval
@@ -123,7 +106,7 @@ def _flatten_intervals(intervals: object, where: str) -> list[float]:
                 f"{where} intervals[{index}]: expected min <= max, got ({low!r}, {high!r})"
             )
         flat += (low, high)
-        total_width += high - low
+    total_width = sum(high - low for low, high in zip(flat[0::2], flat[1::2], strict=True))
     if not total_width > 0:
         raise SideChannelError(
             f"{where} intervals: expected at least one interval and a positive total width, "

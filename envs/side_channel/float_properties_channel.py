@@ -4,14 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from .side_channel import (
-    IncomingMessage,
-    OutgoingMessage,
-    SideChannel,
-    check_float32,
-    encode_ascii,
-    wrong_type,
-)
+from .side_channel import IncomingMessage, SideChannel, key_message, wrong_type
 
 __all__ = ["FLOAT_PROPERTIES_CHANNEL_ID", "FloatPropertiesChannel"]
 
@@ -32,8 +25,7 @@ class FloatPropertiesChannel(SideChannel):
 
     def set_property(self, key: str, value: float) -> None:
         """Set property ``key`` locally, as given, and send it as float32."""
-        msg = key_value_message(key, value, "set_property")
-        self.queue_message_to_send(msg)
+        self.queue_message_to_send(key_message("set_property", key, "f", value))
         self._float_properties[key] = float(value)
 
     def get_property(self, key: str) -> float | None:
@@ -47,13 +39,3 @@ class FloatPropertiesChannel(SideChannel):
 
     def get_property_dict_copy(self) -> dict[str, float]:
         return dict(self._float_properties)
-
-
-def key_value_message(key: str, value: float, where: str) -> OutgoingMessage:
-    """A message of a string key then a float32 value, each checked and named."""
-    encode_ascii(key, f"{where} key")
-    number = check_float32(value, f"{where} value")
-    msg = OutgoingMessage()
-    msg.write_string(key)
-    msg.write_float32(number)
-    return msg

@@ -11,6 +11,7 @@ import uuid
 import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
+from enum import Enum
 from typing import Any
 
 import numpy as np
@@ -37,8 +38,8 @@ class SideChannelTypeError(SideChannelError, TypeError):
 
 
 class SideChannelCommunicationError(SideChannelError, UnityCommunicationException):
-    """A message on a channel that only sends, or an engine configuration message the
-    simulation cannot read (ML-Agents raises ``UnityCommunicationException`` there)."""
+    """A message on a channel that only sends, or an engine configuration the simulation
+    cannot read (ML-Agents raises ``UnityCommunicationException`` there)."""
 
 
 class SideChannelEnvironmentError(SideChannelError, UnityEnvironmentException):
@@ -49,9 +50,12 @@ class SideChannelEnvironmentError(SideChannelError, UnityEnvironmentException):
 def wrong_type(
     what: str, expected: str, value: object, *, show: bool = True
 ) -> SideChannelTypeError:
-    """The error for ``value`` of the wrong type: its type, and its repr where ``show``."""
     shown = f" {value!r}" if show else ""
     return SideChannelTypeError(f"{what}: expected {expected}, got {type(value).__name__}{shown}")
+
+
+def describe(codes: type[Enum]) -> str:
+    return ", ".join(f"{code.value} ({code.name})" for code in codes)
 
 
 def check_int32(value: Any, what: str) -> int:
@@ -70,8 +74,7 @@ def check_int32(value: Any, what: str) -> int:
 
 
 def check_float32(value: object, what: str, *, finite: bool = False) -> float:
-    """``value`` as a ``float`` if a float32 holds it; NaN and infinities pass (ML-Agents
-    sends them) unless ``finite``, finite values beyond the float32 range do not."""
+    """``value`` as a ``float`` if a float32 holds it (NaN and inf too, unless ``finite``)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise wrong_type(what, "a real number", value)
     number = float(value)
@@ -99,20 +102,33 @@ def encode_ascii(value: object, what: str) -> bytes:
 
 
 def check_bytes(value: object, what: str) -> bytes:
-    """A copy of ``value`` if it is bytes, a bytearray or a memoryview."""
     if not isinstance(value, (bytes, bytearray, memoryview)):
         raise wrong_type(what, "bytes, bytearray or memoryview", value, show=False)
     return bytes(value)
 
 
+def key_message(where: str, key: str, layout: str, *values: Any) -> OutgoingMessage:
+    """The message of the built-in key-value channels: an ASCII ``key``, then ``values`` as
+    ``layout`` names them (``f`` a float32, ``i`` a checked int32, ``l`` a float32 list)."""
+    encode_ascii(key, f"{where} key")
+    msg = OutgoingMessage()
+    msg.write_string(key)
+    for kind, value in zip(layout, values, strict=True):
+        if kind == "f":
+            msg.write_float32(check_float32(value, f"{where} value"))
+        elif kind == "i":
+            msg.write_int32(value)
+        else:
+            msg.write_float32_list(value)
+    return msg
+
+
 class IncomingMessage:
     """The bytes of one side-channel message and a read offset into them.
 
-    As in ML-Agents, a read returns its ``default_value``, without moving the offset, once the
-    message is exhausted (``read_float32_list`` turns ``None`` into ``[]``). Unlike ML-Agents,
-    a read with no default at the end of the message, or one that finds only part of its
-    value, raises :class:`~zooport.errors.SideChannelError` naming what, where and how many
-    bytes remained; the offset then stays where it was.
+    As in ML-Agents, a read returns its ``default_value`` once the message is exhausted. Unlike
+    ML-Agents, a read with no default there, or one that finds only part of its value, raises
+    :class:`~zooport.errors.SideChannelError` and leaves the offset where it was.
     """
 
     def __init__(self, buffer: bytes | bytearray | memoryview, offset: int = 0) -> None:
@@ -142,15 +158,12 @@ class IncomingMessage:
     def read_float32_list(self, default_value: Sequence[float] | None = _NO_DEFAULT) -> list[float]:
         """Read an int32 count and that many float32 values (or a copy of ``default_value``)."""
         if self._exhausted(default_value):
-            if default_value is None:
-                return []
             try:
-                return list(default_value)
+                return [] if default_value is None else list(default_value)
             except TypeError:
                 what = "read_float32_list default_value"
-                raise wrong_type(
-                    what, "a sequence of floats or None", default_value, show=False
-                ) from None
+                expected = "a sequence of floats or None"
+                raise wrong_type(what, expected, default_value, show=False) from None
         count = self._count("float32 list", 4, "values")
         values = list(struct.unpack_from(f"<{count}f", self.buffer, self.offset))
         self.offset += count * 4
@@ -216,12 +229,8 @@ class IncomingMessage:
 
 
 class OutgoingMessage:
-    """Builds the payload of one side-channel message, in ML-Agents' layout.
-
-    Ints must fit an int32, floats a float32 (NaN and infinities pass, as in ML-Agents),
-    strings must be ASCII. A wrong type raises ``SideChannelTypeError``, a wrong value
-    :class:`~zooport.errors.SideChannelError`.
-    """
+    """Builds one side-channel message in ML-Agents' layout: int32 ints, float32 floats (NaN
+    and infinities too), ASCII strings; anything else raises before a byte is written."""
 
     def __init__(self) -> None:
         self._buffer = bytearray()
@@ -263,8 +272,8 @@ class OutgoingMessage:
         self._buffer += encoded
 
     def set_raw_bytes(self, buffer: bytes | bytearray | memoryview) -> None:
-        """Replace the whole message with a copy of ``buffer``; warns, as ML-Agents does, if
-        values had been written."""
+        """Replace the message with a copy of ``buffer`` (warning, as ML-Agents does, if values
+        had been written)."""
         data = check_bytes(buffer, "set_raw_bytes")
         if self._buffer:
             warnings.warn(
@@ -276,11 +285,8 @@ class OutgoingMessage:
 
 
 class SideChannel(ABC):
-    """A message stream between Python and the simulation, addressed by a UUID (the one the
-    simulation's end uses). As in ML-Agents, subclasses queue messages with
-    :meth:`queue_message_to_send` and receive them in :meth:`on_message_received`; a
-    ``SideChannelManager`` sends the queue, and empties it, at the next reset or step.
-    """
+    """A message stream to and from the simulation, addressed by a UUID. As in ML-Agents, a
+    ``SideChannelManager`` sends the queue at the next reset or step."""
 
     def __init__(self, channel_id: uuid.UUID) -> None:
         if not isinstance(channel_id, uuid.UUID):
@@ -290,7 +296,6 @@ class SideChannel(ABC):
 
     @property
     def channel_id(self) -> uuid.UUID:
-        """The UUID both ends of the channel address its messages with."""
         return self._channel_id
 
     def queue_message_to_send(self, msg: OutgoingMessage) -> None:

@@ -1,6 +1,5 @@
-"""Framing side-channel messages: ML-Agents' concatenated frames of a 16-byte channel id
-(``uuid.UUID.bytes_le``, C#'s ``Guid.ToByteArray`` order), an int32 payload length and the
-payload."""
+"""Framing side-channel messages as ML-Agents does: concatenated frames of a 16-byte channel id
+(``uuid.UUID.bytes_le``, C#'s ``Guid.ToByteArray`` order), an int32 length and the payload."""
 
 from __future__ import annotations
 
@@ -57,42 +56,36 @@ def _append_frame(result: bytearray, channel_id: uuid.UUID, payload: bytes) -> N
 
 
 class SideChannelManager:
-    """Routes side-channel messages between a set of channels and the simulation.
-
-    Incoming data is checked whole before any channel sees it (malformed data raises
-    :class:`~zooport.errors.SideChannelError` naming the offset); a message for an unregistered
-    channel id is skipped with a warning, as ML-Agents logs one. Channels are duck-typed, so
-    one written against ``mlagents_envs``' base class works too.
-    """
+    """Routes side-channel messages between channels (duck-typed, so ``mlagents_envs``' work
+    too) and the simulation; a message for an unregistered id is skipped with a warning."""
 
     def __init__(self, side_channels: Iterable[SideChannel] | None = None) -> None:
         self._side_channels_dict = self._get_side_channels_dict(side_channels)
 
     def process_side_channel_message(self, data: bytes | bytearray | memoryview) -> None:
-        """Deliver each frame of ``data`` to its channel's ``on_message_received``."""
+        """Deliver each frame of ``data`` (all checked first) to its channel."""
         for channel_id, payload in _parse_frames(data):
             channel = self._side_channels_dict.get(channel_id)
-            if channel is None:
-                registered = ", ".join(
-                    f"{type(c).__name__} {i}" for i, c in self._side_channels_dict.items()
-                )
-                warnings.warn(
-                    f"Unknown side channel data received: a {len(payload)}-byte message for "
-                    f"channel id {channel_id}, which no registered side channel has "
-                    f"(registered: {registered or 'none'}). The message is ignored.",
-                    stacklevel=2,
-                )
-            else:
+            if channel is not None:
                 channel.on_message_received(IncomingMessage(payload))
+                continue
+            registered = ", ".join(
+                f"{type(c).__name__} {i}" for i, c in self._side_channels_dict.items()
+            )
+            warnings.warn(
+                f"Unknown side channel data received: a {len(payload)}-byte message for "
+                f"channel id {channel_id}, which no registered side channel has "
+                f"(registered: {registered or 'none'}). The message is ignored.",
+                stacklevel=2,
+            )
 
     def generate_side_channel_messages(self) -> bytearray:
-        """Frame every queued message, channel by channel in registration order, and empty
-        the queues."""
+        """Frame and dequeue every queued message, channel by channel in registration order."""
         result = bytearray()
         for channel_id, channel in self._side_channels_dict.items():
+            for payload in channel.message_queue:
+                _append_frame(result, channel_id, payload)
             if channel.message_queue:
-                for payload in channel.message_queue:
-                    _append_frame(result, channel_id, payload)
                 channel.message_queue = []
         return result
 
@@ -100,7 +93,6 @@ class SideChannelManager:
     def _get_side_channels_dict(
         side_channels: Iterable[SideChannel] | None,
     ) -> dict[uuid.UUID, SideChannel]:
-        """Channel id -> channel, refusing non-channels and an id given twice."""
         if side_channels is None:
             return {}
         if isinstance(side_channels, (SideChannel, str, bytes)) or not isinstance(

@@ -8,7 +8,6 @@ import itertools
 import math
 import uuid
 from collections.abc import Callable, Iterable
-from enum import IntEnum
 from functools import partial
 from typing import Any
 
@@ -27,16 +26,14 @@ from .environment_parameters_channel import (
     ENVIRONMENT_PARAMETERS_CHANNEL_ID,
     EnvironmentParametersChannel as _Parameters,
 )
-from .float_properties_channel import (
-    FLOAT_PROPERTIES_CHANNEL_ID,
-    FloatPropertiesChannel,
-    key_value_message,
-)
+from .float_properties_channel import FLOAT_PROPERTIES_CHANNEL_ID, FloatPropertiesChannel
 from .side_channel import (
     IncomingMessage,
     OutgoingMessage,
     SideChannel,
     SideChannelCommunicationError,
+    describe,
+    key_message,
     wrong_type,
 )
 from .side_channel_manager import SideChannelManager, _append_frame, _parse_frames
@@ -50,14 +47,10 @@ _Sampler = _Parameters.SamplerTypes
 class SimulationSideChannels:
     """Plays the simulation's part of ML-Agents' built-in side channels.
 
-    Each :meth:`exchange` (at the start and end of every reset and step) reads what the
-    user's channels queued as Unity would: engine configuration into :attr:`engine_config`,
-    environment parameters into floats or seeded samplers (:meth:`get_parameter`), float
-    properties into :attr:`float_properties`, anything else into :attr:`unhandled_messages`
-    (until the next exchange). It then delivers what the simulation queued since
-    (:meth:`record_stat`, :meth:`set_float_property`, :meth:`queue_message`). ``seed``:
-    ``None`` seeds each sampler from its message's seed alone, as Unity does; an int >= 0 is
-    mixed in, so simulations given the same messages draw different, reproducible values.
+    Each :meth:`exchange` reads what the user's channels queued, as Unity would, then delivers
+    what the simulation queued since. ``seed``: ``None`` seeds each sampler from its message's
+    seed alone, as Unity does; an int >= 0 is mixed in, so simulations given the same messages
+    draw different, reproducible values.
     """
 
     def __init__(
@@ -68,6 +61,7 @@ class SimulationSideChannels:
         self._seed = check_seed(seed, type(self).__name__)
         self.engine_config: EngineConfig = EngineConfig.default_config()
         self.float_properties: dict[str, float] = {}
+        # Messages for channels the simulation does not play, until the next exchange.
         self.unhandled_messages: list[tuple[uuid.UUID, bytes]] = []
         self._parameters: dict[str, float | Callable[[], float]] = {}
         self._outgoing = bytearray()
@@ -87,9 +81,8 @@ class SimulationSideChannels:
         return tuple(self._channels.values())
 
     def exchange(self) -> None:
-        """Apply what the user's channels queued, then deliver what the simulation queued.
-        A malformed message for a built-in channel raises ``SideChannelError``; the messages
-        before it have been applied."""
+        """Apply what the user's channels queued (a malformed message for a built-in channel
+        raises after the ones before it), then deliver what the simulation queued."""
         self.unhandled_messages = []
         incoming = self._manager.generate_side_channel_messages()
         for channel_id, payload in _parse_frames(incoming) if incoming else ():  # most steps: none
@@ -103,9 +96,8 @@ class SimulationSideChannels:
             self._manager.process_side_channel_message(outgoing)
 
     def get_parameter(self, key: str, default: float) -> float:
-        """Parameter ``key`` as Unity's ``GetWithDefault`` gives it: the value the user set, a
-        fresh sample of the sampler the user set (restarted whenever it is sent again), or
-        ``default``."""
+        """Parameter ``key`` as Unity's ``GetWithDefault`` gives it: the value set, a fresh
+        sample of the sampler set (restarted whenever it is sent again), or ``default``."""
         entry = self._parameters.get(key, default)
         return entry() if callable(entry) else entry
 
@@ -120,14 +112,13 @@ class SimulationSideChannels:
             names = ", ".join(m.name for m in StatsAggregationMethod)
             expected = f"a StatsAggregationMethod ({names})"
             raise wrong_type("record_stat aggregation", expected, aggregation)
-        msg = key_value_message(key, value, "record_stat")
-        msg.write_int32(aggregation.value)
+        msg = key_message("record_stat", key, "fi", value, aggregation.value)
         self.queue_message(STATS_SIDE_CHANNEL_ID, msg)
 
     def set_float_property(self, key: str, value: float) -> None:
-        """Set a float property on the simulation's side and send it to the user's
-        ``FloatPropertiesChannel``, as Unity's ``SetProperty`` does."""
-        msg = key_value_message(key, value, "set_float_property")
+        """Set a float property here and send it to the user's ``FloatPropertiesChannel``, as
+        Unity's ``SetProperty`` does."""
+        msg = key_message("set_float_property", key, "f", value)
         for channel_id in self._float_property_ids:
             self.queue_message(channel_id, msg)
         # Stored as the float32 the user's end reads, so both ends agree.
@@ -148,7 +139,7 @@ class SimulationSideChannels:
         if code not in ENGINE_SETTINGS:
             raise SideChannelCommunicationError(
                 f"engine configuration message: unknown configuration type {code}, "
-                f"expected one of {_describe(_Engine.ConfigurationType)}"
+                f"expected one of {describe(_Engine.ConfigurationType)}"
             )
         # A time scale is kept as sent: Unity would also clamp it to >= 1 (<= 100 in the editor).
         read = msg.read_float32 if code == _Engine.ConfigurationType.TIME_SCALE else msg.read_int32
@@ -165,7 +156,7 @@ class SimulationSideChannels:
         else:
             raise SideChannelError(
                 f"environment parameter {key!r}: unknown data type {data_type}, "
-                f"expected one of {_describe(_Parameters.EnvironmentDataTypes)}"
+                f"expected one of {describe(_Parameters.EnvironmentDataTypes)}"
             )
 
     def _on_float_property(self, msg: IncomingMessage) -> None:
@@ -177,35 +168,36 @@ class SimulationSideChannels:
         # int32 seeds may be negative; their two's complement keeps distinct seeds distinct.
         entropy = seed & 0xFFFFFFFF if self._seed is None else [seed & 0xFFFFFFFF, self._seed]
         rng = np.random.default_rng(entropy)
-
-        def require(ok: bool, sampler: str, expected: str, got: object) -> None:
-            if not ok:
-                raise SideChannelError(
-                    f"environment parameter {key!r}: {sampler} sampler expects {expected}, "
-                    f"got {got}"
-                )
-
-        if sampler_type in (_Sampler.UNIFORM, _Sampler.GAUSSIAN):
-            pair = first, second = msg.read_float32(), msg.read_float32()
+        if sampler_type == _Sampler.MULTIRANGEUNIFORM:
+            name, got = "multi-range uniform", msg.read_float32_list()
+            lows, highs = got[0::2], got[1::2]
+            widths = [high - low for low, high in zip(lows, highs, strict=False)]
+            rules = {  # checked in order
+                "finite (min, max) pairs": len(got) % 2 == 0 and all(map(math.isfinite, got)),
+                "min <= max in each pair, a positive total width": min(widths, default=-1.0) >= 0
+                and sum(widths) > 0,
+            }
+            draw = partial(_multi_range, rng, lows, highs, list(itertools.accumulate(widths)))
+        elif sampler_type in (_Sampler.UNIFORM, _Sampler.GAUSSIAN):
+            got = first, second = msg.read_float32(), msg.read_float32()
             finite = math.isfinite(first) and math.isfinite(second)
             if sampler_type == _Sampler.UNIFORM:
-                require(finite and first <= second, "uniform", "finite min <= max", pair)
-                return partial(_uniform, rng, first, second)
-            require(finite and second >= 0, "gaussian", "a finite mean and st_dev >= 0", pair)
-            return partial(_gaussian, rng, first, second)
-        if sampler_type == _Sampler.MULTIRANGEUNIFORM:
-            flat, name = msg.read_float32_list(), "multi-range uniform"
-            pairs_ok = len(flat) % 2 == 0 and all(map(math.isfinite, flat))
-            require(pairs_ok, name, "finite (min, max) pairs", flat)
-            lows, highs = flat[0::2], flat[1::2]
-            widths = [high - low for low, high in zip(lows, highs, strict=True)]
-            widths_ok = min(widths, default=-1.0) >= 0 and sum(widths) > 0
-            require(widths_ok, name, "min <= max in each pair, a positive total width", flat)
-            return partial(_multi_range, rng, lows, highs, list(itertools.accumulate(widths)))
-        raise SideChannelError(
-            f"environment parameter {key!r}: unknown sampler type {sampler_type}, "
-            f"expected one of {_describe(_Sampler)}"
-        )
+                name, rules = "uniform", {"finite min <= max": finite and first <= second}
+                draw = partial(_uniform, rng, first, second)
+            else:
+                name, rules = "gaussian", {"a finite mean and st_dev >= 0": finite and second >= 0}
+                draw = partial(_gaussian, rng, first, second)
+        else:
+            raise SideChannelError(
+                f"environment parameter {key!r}: unknown sampler type {sampler_type}, "
+                f"expected one of {describe(_Sampler)}"
+            )
+        for expected, ok in rules.items():
+            if not ok:
+                raise SideChannelError(
+                    f"environment parameter {key!r}: {name} sampler expects {expected}, got {got}"
+                )
+        return draw
 
 
 def _uniform(rng: np.random.Generator, low: float, high: float) -> float:
@@ -220,13 +212,8 @@ def _gaussian(rng: np.random.Generator, mean: float, st_dev: float) -> float:
 def _multi_range(
     rng: np.random.Generator, lows: list[float], highs: list[float], ends: list[float]
 ) -> float:
-    """One draw mapped onto the intervals' widths laid end to end, so each interval is chosen
-    with probability proportional to its width."""
+    """One draw on the intervals laid end to end, so each is chosen in proportion to its width."""
     position = rng.random() * ends[-1]
     index = min(bisect.bisect_right(ends, position), len(ends) - 1)
     start = ends[index - 1] if index else 0.0
     return min(lows[index] + (position - start), highs[index])
-
-
-def _describe(codes: type[IntEnum]) -> str:
-    return ", ".join(f"{code.value} ({code.name})" for code in codes)

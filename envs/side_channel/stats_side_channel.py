@@ -10,7 +10,7 @@ from enum import Enum
 
 from zooport.errors import SideChannelError
 
-from .side_channel import IncomingMessage, SideChannel
+from .side_channel import IncomingMessage, SideChannel, describe
 
 __all__ = [
     "STATS_SIDE_CHANNEL_ID",
@@ -52,15 +52,13 @@ class StatsSideChannel(SideChannel):
         try:
             aggregation = StatsAggregationMethod(code)
         except ValueError:
-            valid = ", ".join(f"{m.value} ({m.name})" for m in StatsAggregationMethod)
             raise SideChannelError(
                 f"StatsSideChannel: statistic {key!r} has aggregation code {code}, "
-                f"expected one of {valid}"
+                f"expected one of {describe(StatsAggregationMethod)}"
             ) from None
         self.stats[key].append((value, aggregation))
 
     def get_and_reset_stats(self) -> EnvironmentStats:
         """The ``(value, aggregation)`` pairs received per key since the last call, in order."""
-        stats = dict(self.stats)
-        self.stats = defaultdict(list)
+        stats, self.stats = dict(self.stats), defaultdict(list)
         return stats
