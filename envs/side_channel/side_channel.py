@@ -133,10 +133,7 @@ class IncomingMessage:
 
     def __init__(self, buffer: bytes | bytearray | memoryview, offset: int = 0) -> None:
         self.buffer: bytes = check_bytes(buffer, "IncomingMessage buffer")
-        try:
-            start = operator.index(offset)
-        except TypeError:
-            raise wrong_type("IncomingMessage offset", "an int", offset) from None
+        start = check_int32(offset, "IncomingMessage offset")
         if not 0 <= start <= len(self.buffer):
             raise SideChannelError(
                 f"IncomingMessage offset: expected 0 <= offset <= {len(self.buffer)}, got {start}"
@@ -164,28 +161,23 @@ class IncomingMessage:
                 what = "read_float32_list default_value"
                 expected = "a sequence of floats or None"
                 raise wrong_type(what, expected, default_value, show=False) from None
-        count = self._count("float32 list", 4, "values")
-        values = list(struct.unpack_from(f"<{count}f", self.buffer, self.offset))
-        self.offset += count * 4
-        return values
+        raw = self._read_counted("float32 list", 4, "values")
+        return list(struct.unpack(f"<{len(raw) // 4}f", raw))
 
     def read_string(self, default_value: str = _NO_DEFAULT) -> str:
         """Read an int32 byte count and that many ASCII bytes (or ``default_value``)."""
         if self._exhausted(default_value):
             return default_value
         start = self.offset
-        length = self._count("string", 1, "bytes")
-        raw = self.buffer[self.offset : self.offset + length]
+        raw = self._read_counted("string", 1, "bytes")
         try:
-            value = raw.decode("ascii")
+            return raw.decode("ascii")
         except UnicodeDecodeError as exc:
             self.offset = start
             raise SideChannelError(
                 f"cannot read string at offset {start}: expected ASCII bytes, "
                 f"got byte 0x{raw[exc.start]:02x} at offset {start + 4 + exc.start}"
             ) from None
-        self.offset += length
-        return value
 
     def get_raw_bytes(self) -> bytearray:
         """A copy of the whole message, whatever the read offset."""
@@ -204,8 +196,8 @@ class IncomingMessage:
         self.offset += size
         return value
 
-    def _count(self, what: str, item_size: int, unit: str) -> int:
-        """An int32 count whose items all remain; on an error the offset stays at the count."""
+    def _read_counted(self, what: str, item_size: int, unit: str) -> bytes:
+        """An int32 count, then that many items' bytes; on an error the offset stays put."""
         start = self.offset
         count = self._read("<i", f"{what} length", _NO_DEFAULT)
         try:
@@ -217,7 +209,8 @@ class IncomingMessage:
         except SideChannelError:
             self.offset = start
             raise
-        return count
+        self.offset += count * item_size
+        return self.buffer[self.offset - count * item_size : self.offset]
 
     def _require(self, size: int, what: str) -> None:
         remaining = len(self.buffer) - self.offset
