@@ -190,10 +190,7 @@ class IncomingMessage:
     def _read(self, fmt: str, what: str, default_value: Any) -> Any:
         if self._exhausted(default_value):
             return default_value
-        size = struct.calcsize(fmt)
-        self._require(size, what)
-        (value,) = struct.unpack_from(fmt, self.buffer, self.offset)
-        self.offset += size
+        (value,) = struct.unpack(fmt, self._take(struct.calcsize(fmt), what))
         return value
 
     def _read_counted(self, what: str, item_size: int, unit: str) -> bytes:
@@ -205,20 +202,20 @@ class IncomingMessage:
                 raise SideChannelError(
                     f"cannot read {what} at offset {start}: expected a length >= 0, got {count}"
                 )
-            self._require(count * item_size, f"{what} of {count} {unit}")
+            return self._take(count * item_size, f"{what} of {count} {unit}")
         except SideChannelError:
             self.offset = start
             raise
-        self.offset += count * item_size
-        return self.buffer[self.offset - count * item_size : self.offset]
 
-    def _require(self, size: int, what: str) -> None:
+    def _take(self, size: int, what: str) -> bytes:
         remaining = len(self.buffer) - self.offset
         if size > remaining:
             raise SideChannelError(
                 f"cannot read {what} at offset {self.offset}: needs {size} bytes, "
                 f"{remaining} remain (message is {len(self.buffer)} bytes)"
             )
+        self.offset += size
+        return self.buffer[self.offset - size : self.offset]
 
 
 class OutgoingMessage:

@@ -16,16 +16,7 @@ import numpy as np
 from zooport.envs.arguments import check_seed
 from zooport.errors import SideChannelError
 
-from .engine_configuration_channel import (
-    ENGINE_CONFIGURATION_CHANNEL_ID,
-    ENGINE_SETTINGS,
-    EngineConfig,
-    EngineConfigurationChannel as _Engine,
-)
-from .environment_parameters_channel import (
-    ENVIRONMENT_PARAMETERS_CHANNEL_ID,
-    EnvironmentParametersChannel as _Parameters,
-)
+from . import engine_configuration_channel as engine, environment_parameters_channel as params
 from .float_properties_channel import FLOAT_PROPERTIES_CHANNEL_ID, FloatPropertiesChannel
 from .side_channel import (
     IncomingMessage,
@@ -41,7 +32,9 @@ from .stats_side_channel import STATS_SIDE_CHANNEL_ID, StatsAggregationMethod
 
 __all__ = ["SimulationSideChannels"]
 
-_Sampler = _Parameters.SamplerTypes
+_Config = engine.EngineConfigurationChannel.ConfigurationType
+_Data = params.EnvironmentParametersChannel.EnvironmentDataTypes
+_Sampler = params.EnvironmentParametersChannel.SamplerTypes
 
 
 class SimulationSideChannels:
@@ -59,7 +52,7 @@ class SimulationSideChannels:
         self._manager = SideChannelManager(user_channels)
         self._channels = self._manager._side_channels_dict
         self._seed = check_seed(seed, type(self).__name__)
-        self.engine_config: EngineConfig = EngineConfig.default_config()
+        self.engine_config = engine.EngineConfig.default_config()
         self.float_properties: dict[str, float] = {}
         # Messages for channels the simulation does not play, until the next exchange.
         self.unhandled_messages: list[tuple[uuid.UUID, bytes]] = []
@@ -70,8 +63,8 @@ class SimulationSideChannels:
             i for i, c in self._channels.items() if isinstance(c, FloatPropertiesChannel)
         }
         self._handlers: dict[uuid.UUID, Callable[[IncomingMessage], None]] = {
-            ENGINE_CONFIGURATION_CHANNEL_ID: self._on_engine_configuration,
-            ENVIRONMENT_PARAMETERS_CHANNEL_ID: self._on_environment_parameter,
+            engine.ENGINE_CONFIGURATION_CHANNEL_ID: self._on_engine_configuration,
+            params.ENVIRONMENT_PARAMETERS_CHANNEL_ID: self._on_environment_parameter,
             **dict.fromkeys(self._float_property_ids, self._on_float_property),
         }
 
@@ -136,27 +129,27 @@ class SimulationSideChannels:
 
     def _on_engine_configuration(self, msg: IncomingMessage) -> None:
         code = msg.read_int32()
-        if code not in ENGINE_SETTINGS:
+        if code not in engine.ENGINE_SETTINGS:
             raise SideChannelCommunicationError(
                 f"engine configuration message: unknown configuration type {code}, "
-                f"expected one of {describe(_Engine.ConfigurationType)}"
+                f"expected one of {describe(_Config)}"
             )
         # A time scale is kept as sent: Unity would also clamp it to >= 1 (<= 100 in the editor).
-        read = msg.read_float32 if code == _Engine.ConfigurationType.TIME_SCALE else msg.read_int32
-        values: dict[str, Any] = {name: read() for name in ENGINE_SETTINGS[code]}
+        read = msg.read_float32 if code == _Config.TIME_SCALE else msg.read_int32
+        values: dict[str, Any] = {name: read() for name in engine.ENGINE_SETTINGS[code]}
         self.engine_config = self.engine_config._replace(**values)
 
     def _on_environment_parameter(self, msg: IncomingMessage) -> None:
         key = msg.read_string()
         data_type = msg.read_int32()
-        if data_type == _Parameters.EnvironmentDataTypes.FLOAT:
+        if data_type == _Data.FLOAT:
             self._parameters[key] = msg.read_float32()
-        elif data_type == _Parameters.EnvironmentDataTypes.SAMPLER:
+        elif data_type == _Data.SAMPLER:
             self._parameters[key] = self._sampler(key, msg)
         else:
             raise SideChannelError(
                 f"environment parameter {key!r}: unknown data type {data_type}, "
-                f"expected one of {describe(_Parameters.EnvironmentDataTypes)}"
+                f"expected one of {describe(_Data)}"
             )
 
     def _on_float_property(self, msg: IncomingMessage) -> None:
@@ -177,13 +170,13 @@ class SimulationSideChannels:
                 "min <= max in each pair, a positive total width": min(widths, default=-1.0) >= 0
                 and sum(widths) > 0,
             }
-            draw = partial(_multi_range, rng, lows, highs, list(itertools.accumulate(widths)))
+            draw = partial(_uniform, rng, lows, highs, list(itertools.accumulate(widths)))
         elif sampler_type in (_Sampler.UNIFORM, _Sampler.GAUSSIAN):
             got = first, second = msg.read_float32(), msg.read_float32()
             finite = math.isfinite(first) and math.isfinite(second)
             if sampler_type == _Sampler.UNIFORM:
                 name, rules = "uniform", {"finite min <= max": finite and first <= second}
-                draw = partial(_uniform, rng, first, second)
+                draw = partial(_uniform, rng, [first], [second], [second - first])
             else:
                 name, rules = "gaussian", {"a finite mean and st_dev >= 0": finite and second >= 0}
                 draw = partial(_gaussian, rng, first, second)
@@ -200,19 +193,14 @@ class SimulationSideChannels:
         return draw
 
 
-def _uniform(rng: np.random.Generator, low: float, high: float) -> float:
-    """Uniform on [low, high), as Unity's sampler computes it."""
-    return low + rng.random() * (high - low)
-
-
 def _gaussian(rng: np.random.Generator, mean: float, st_dev: float) -> float:
     return float(rng.normal(mean, st_dev))
 
 
-def _multi_range(
+def _uniform(
     rng: np.random.Generator, lows: list[float], highs: list[float], ends: list[float]
 ) -> float:
-    """One draw on the intervals laid end to end, so each is chosen in proportion to its width."""
+    """Uniform on the intervals laid end to end (``ends``), as Unity's samplers compute it."""
     position = rng.random() * ends[-1]
     index = min(bisect.bisect_right(ends, position), len(ends) - 1)
     start = ends[index - 1] if index else 0.0
