@@ -68,8 +68,7 @@ class EngineConfigurationChannel(SendOnlySideChannel):
         target_frame_rate: int | None = None,
         capture_frame_rate: int | None = None,
     ) -> None:
-        """Queue one message per setting that is not ``None``; nothing when only one of
-        ``width`` and ``height`` is given or a value does not fit its wire type."""
+        """Queue one message per setting that is not ``None`` (nothing if any is wrong)."""
         if (width is None) != (height is None):
             raise SideChannelError(
                 f"set_configuration_parameters: expected width and height both set or both "

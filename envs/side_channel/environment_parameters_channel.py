@@ -73,8 +73,7 @@ class EnvironmentParametersChannel(SendOnlySideChannel):
     def set_multirangeuniform_sampler_parameters(
         self, key: str, intervals: Iterable[tuple[float, float]], seed: int
     ) -> None:
-        """Make ``key`` a seeded uniform sample of a union of ``(min, max)`` intervals (of
-        positive total width): an interval drawn with probability proportional to its width."""
+        """Make ``key`` a seeded uniform sample of a union of ``(min, max)`` intervals."""
         where = "set_multirangeuniform_sampler_parameters"
         flat = _flatten_intervals(intervals, where)
         self._send_sampler(where, key, seed, self.SamplerTypes.MULTIRANGEUNIFORM, "l", flat)

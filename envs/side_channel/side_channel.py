@@ -38,13 +38,11 @@ class SideChannelTypeError(SideChannelError, TypeError):
 
 
 class SideChannelCommunicationError(SideChannelError, UnityCommunicationException):
-    """A message on a channel that only sends, or an engine configuration the simulation
-    cannot read (ML-Agents raises ``UnityCommunicationException`` there)."""
+    """A message to a send-only channel, or an unreadable engine configuration (as ML-Agents)."""
 
 
 class SideChannelEnvironmentError(SideChannelError, UnityEnvironmentException):
-    """Truncated side-channel data, or two channels with one id (ML-Agents' manager raises
-    ``UnityEnvironmentException`` there)."""
+    """Truncated side-channel data, or two channels with one id (as ML-Agents' manager)."""
 
 
 def wrong_type(
@@ -108,8 +106,7 @@ def check_bytes(value: object, what: str) -> bytes:
 
 
 def key_message(where: str, key: str, layout: str, *values: Any) -> OutgoingMessage:
-    """The message of the built-in key-value channels: an ASCII ``key``, then ``values`` as
-    ``layout`` names them (``f`` a float32, ``i`` a checked int32, ``l`` a float32 list)."""
+    """An ASCII ``key``, then ``values`` laid out as float32 (f), int32 (i) or float32 list (l)."""
     encode_ascii(key, f"{where} key")
     msg = OutgoingMessage()
     msg.write_string(key)
@@ -124,12 +121,8 @@ def key_message(where: str, key: str, layout: str, *values: Any) -> OutgoingMess
 
 
 class IncomingMessage:
-    """The bytes of one side-channel message and a read offset into them.
-
-    As in ML-Agents, a read returns its ``default_value`` once the message is exhausted. Unlike
-    ML-Agents, a read with no default there, or one that finds only part of its value, raises
-    :class:`~zooport.errors.SideChannelError` and leaves the offset where it was.
-    """
+    """One side-channel message and a read offset. A read past the end returns its
+    ``default_value``; with none, or finding part of a value, it raises and the offset stays."""
 
     def __init__(self, buffer: bytes | bytearray | memoryview, offset: int = 0) -> None:
         self.buffer: bytes = check_bytes(buffer, "IncomingMessage buffer")
@@ -262,8 +255,7 @@ class OutgoingMessage:
         self._buffer += encoded
 
     def set_raw_bytes(self, buffer: bytes | bytearray | memoryview) -> None:
-        """Replace the message with a copy of ``buffer`` (warning, as ML-Agents does, if values
-        had been written)."""
+        """Replace the message with a copy of ``buffer`` (warning, as ML-Agents, if not empty)."""
         data = check_bytes(buffer, "set_raw_bytes")
         if self._buffer:
             warnings.warn(

@@ -56,8 +56,7 @@ def _append_frame(result: bytearray, channel_id: uuid.UUID, payload: bytes) -> N
 
 
 class SideChannelManager:
-    """Routes side-channel messages between channels (duck-typed, so ``mlagents_envs``' work
-    too) and the simulation; a message for an unregistered id is skipped with a warning."""
+    """Routes messages between the simulation and channels (duck-typed: ``mlagents_envs``' too)."""
 
     def __init__(self, side_channels: Iterable[SideChannel] | None = None) -> None:
         self._side_channels_dict = self._get_side_channels_dict(side_channels)

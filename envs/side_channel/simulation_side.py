@@ -7,7 +7,7 @@ import bisect
 import itertools
 import math
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import Any
 
@@ -38,13 +38,9 @@ _Sampler = params.EnvironmentParametersChannel.SamplerTypes
 
 
 class SimulationSideChannels:
-    """Plays the simulation's part of ML-Agents' built-in side channels.
-
-    Each :meth:`exchange` reads what the user's channels queued, as Unity would, then delivers
-    what the simulation queued since. ``seed``: ``None`` seeds each sampler from its message's
-    seed alone, as Unity does; an int >= 0 is mixed in, so simulations given the same messages
-    draw different, reproducible values.
-    """
+    """Plays the simulation's part of ML-Agents' built-in side channels. ``seed``: ``None``
+    seeds each sampler from its message's seed alone, as Unity does; an int >= 0 is mixed in,
+    so simulations given the same messages draw different, reproducible values."""
 
     def __init__(
         self, user_channels: Iterable[SideChannel] | None = None, seed: int | None = None
@@ -74,8 +70,7 @@ class SimulationSideChannels:
         return tuple(self._channels.values())
 
     def exchange(self) -> None:
-        """Apply what the user's channels queued (a malformed message for a built-in channel
-        raises after the ones before it), then deliver what the simulation queued."""
+        """Apply what the user's channels queued, as Unity would, then deliver what was queued."""
         self.unhandled_messages = []
         incoming = self._manager.generate_side_channel_messages()
         for channel_id, payload in _parse_frames(incoming) if incoming else ():  # most steps: none
@@ -109,8 +104,7 @@ class SimulationSideChannels:
         self.queue_message(STATS_SIDE_CHANNEL_ID, msg)
 
     def set_float_property(self, key: str, value: float) -> None:
-        """Set a float property here and send it to the user's ``FloatPropertiesChannel``, as
-        Unity's ``SetProperty`` does."""
+        """Set a float property and send it to the user's ``FloatPropertiesChannel``, as Unity."""
         msg = key_message("set_float_property", key, "f", value)
         for channel_id in self._float_property_ids:
             self.queue_message(channel_id, msg)
@@ -118,8 +112,7 @@ class SimulationSideChannels:
         self.float_properties[key] = float(np.float32(value))
 
     def queue_message(self, channel_id: uuid.UUID, msg: OutgoingMessage) -> None:
-        """Queue ``msg`` for the user's channel ``channel_id`` until the next exchange; one
-        for a channel the user did not register is dropped (the user chose not to listen)."""
+        """Queue ``msg`` for the user's channel ``channel_id`` (dropped if it is not registered)."""
         if not isinstance(channel_id, uuid.UUID):
             raise wrong_type("queue_message channel_id", "a uuid.UUID", channel_id, show=False)
         if not isinstance(msg, OutgoingMessage):
@@ -161,6 +154,7 @@ class SimulationSideChannels:
         # int32 seeds may be negative; their two's complement keeps distinct seeds distinct.
         entropy = seed & 0xFFFFFFFF if self._seed is None else [seed & 0xFFFFFFFF, self._seed]
         rng = np.random.default_rng(entropy)
+        got: Sequence[float]
         if sampler_type == _Sampler.MULTIRANGEUNIFORM:
             name, got = "multi-range uniform", msg.read_float32_list()
             lows, highs = got[0::2], got[1::2]

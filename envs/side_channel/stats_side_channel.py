@@ -1,5 +1,4 @@
-"""Statistics the simulation reports: each message a string key, a float32 value and an int32
-``StatsAggregationMethod`` code."""
+"""Statistics the simulation reports: a string key, a float32 value, an int32 aggregation."""
 
 from __future__ import annotations
 
