@@ -92,8 +92,7 @@ class SideChannelManager:
     def _get_side_channels_dict(
         side_channels: Iterable[SideChannel] | None,
     ) -> dict[uuid.UUID, SideChannel]:
-        if side_channels is None:
-            return {}
+        side_channels = () if side_channels is None else side_channels
         if isinstance(side_channels, (SideChannel, str, bytes)) or not isinstance(
             side_channels, Iterable
         ):
