@@ -12,7 +12,7 @@ import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from enum import Enum
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -30,6 +30,7 @@ __all__ = [
 
 _INT32 = (-(2**31), 2**31 - 1)
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
+_E = TypeVar("_E", bound=Enum)
 _NO_DEFAULT: Any = object()  # a read without default_value: an exhausted message is an error
 
 
@@ -52,8 +53,15 @@ def wrong_type(
     return SideChannelTypeError(f"{what}: expected {expected}, got {type(value).__name__}{shown}")
 
 
-def describe(codes: type[Enum]) -> str:
-    return ", ".join(f"{code.value} ({code.name})" for code in codes)
+def known_code(
+    what: str, codes: type[_E], code: int, error: type[Exception] = SideChannelError
+) -> _E:
+    """The member of ``codes`` whose value is ``code``, or ``error`` listing the valid codes."""
+    try:
+        return codes(code)
+    except ValueError:
+        valid = ", ".join(f"{c.value} ({c.name})" for c in codes)
+        raise error(f"{what} {code}, expected one of {valid}") from None
 
 
 def check_int32(value: Any, what: str) -> int:

@@ -23,8 +23,8 @@ from .side_channel import (
     OutgoingMessage,
     SideChannel,
     SideChannelCommunicationError,
-    describe,
     key_message,
+    known_code,
     wrong_type,
 )
 from .side_channel_manager import SideChannelManager, _append_frame, _parse_frames
@@ -121,12 +121,8 @@ class SimulationSideChannels:
             _append_frame(self._outgoing, channel_id, msg.buffer)
 
     def _on_engine_configuration(self, msg: IncomingMessage) -> None:
-        code = msg.read_int32()
-        if code not in engine.ENGINE_SETTINGS:
-            raise SideChannelCommunicationError(
-                f"engine configuration message: unknown configuration type {code}, "
-                f"expected one of {describe(_Config)}"
-            )
+        what = "engine configuration message: unknown configuration type"
+        code = known_code(what, _Config, msg.read_int32(), SideChannelCommunicationError)
         # A time scale is kept as sent: Unity would also clamp it to >= 1 (<= 100 in the editor).
         read = msg.read_float32 if code == _Config.TIME_SCALE else msg.read_int32
         values: dict[str, Any] = {name: read() for name in engine.ENGINE_SETTINGS[code]}
@@ -134,23 +130,20 @@ class SimulationSideChannels:
 
     def _on_environment_parameter(self, msg: IncomingMessage) -> None:
         key = msg.read_string()
-        data_type = msg.read_int32()
-        if data_type == _Data.FLOAT:
+        what = f"environment parameter {key!r}: unknown data type"
+        if known_code(what, _Data, msg.read_int32()) == _Data.FLOAT:
             self._parameters[key] = msg.read_float32()
-        elif data_type == _Data.SAMPLER:
-            self._parameters[key] = self._sampler(key, msg)
         else:
-            raise SideChannelError(
-                f"environment parameter {key!r}: unknown data type {data_type}, "
-                f"expected one of {describe(_Data)}"
-            )
+            self._parameters[key] = self._sampler(key, msg)
 
     def _on_float_property(self, msg: IncomingMessage) -> None:
         key = msg.read_string()
         self.float_properties[key] = msg.read_float32()
 
     def _sampler(self, key: str, msg: IncomingMessage) -> Callable[[], float]:
-        seed, sampler_type = msg.read_int32(), msg.read_int32()
+        seed = msg.read_int32()
+        what = f"environment parameter {key!r}: unknown sampler type"
+        sampler_type = known_code(what, _Sampler, msg.read_int32())
         # int32 seeds may be negative; their two's complement keeps distinct seeds distinct.
         entropy = seed & 0xFFFFFFFF if self._seed is None else [seed & 0xFFFFFFFF, self._seed]
         rng = np.random.default_rng(entropy)
@@ -165,7 +158,7 @@ class SimulationSideChannels:
                 and sum(widths) > 0,
             }
             draw = partial(_uniform, rng, lows, highs, list(itertools.accumulate(widths)))
-        elif sampler_type in (_Sampler.UNIFORM, _Sampler.GAUSSIAN):
+        else:
             got = first, second = msg.read_float32(), msg.read_float32()
             finite = math.isfinite(first) and math.isfinite(second)
             if sampler_type == _Sampler.UNIFORM:
@@ -174,11 +167,6 @@ class SimulationSideChannels:
             else:
                 name, rules = "gaussian", {"a finite mean and st_dev >= 0": finite and second >= 0}
                 draw = partial(_gaussian, rng, first, second)
-        else:
-            raise SideChannelError(
-                f"environment parameter {key!r}: unknown sampler type {sampler_type}, "
-                f"expected one of {describe(_Sampler)}"
-            )
         for expected, ok in rules.items():
             if not ok:
                 raise SideChannelError(

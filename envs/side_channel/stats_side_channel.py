@@ -7,9 +7,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from enum import Enum
 
-from zooport.errors import SideChannelError
-
-from .side_channel import IncomingMessage, SideChannel, describe
+from .side_channel import IncomingMessage, SideChannel, known_code
 
 __all__ = [
     "STATS_SIDE_CHANNEL_ID",
@@ -48,13 +46,8 @@ class StatsSideChannel(SideChannel):
         value = msg.read_float32()
         # A simulation too old to send the aggregation means AVERAGE, as in ML-Agents.
         code = msg.read_int32(default_value=StatsAggregationMethod.AVERAGE.value)
-        try:
-            aggregation = StatsAggregationMethod(code)
-        except ValueError:
-            raise SideChannelError(
-                f"StatsSideChannel: statistic {key!r} has aggregation code {code}, "
-                f"expected one of {describe(StatsAggregationMethod)}"
-            ) from None
+        what = f"StatsSideChannel: statistic {key!r} has aggregation code"
+        aggregation = known_code(what, StatsAggregationMethod, code)  # before the key exists
         self.stats[key].append((value, aggregation))
 
     def get_and_reset_stats(self) -> EnvironmentStats:
