@@ -14,6 +14,7 @@ __all__ = ["AgentSlots", "Index"]
 
 #: Slots to write: an index array, or a slice when they are the first slots in order.
 Index = slice | np.ndarray
+_BOOL = np.dtype(bool)  # an instance: numpy converts a type on every call
 
 
 class AgentSlots:
@@ -45,7 +46,7 @@ class AgentSlots:
     ) -> None:
         """The slots ``index`` (rows ``rows`` of ``terminal``) end their episodes: terminal
         rewards and flags, and with ``keep_obs`` their final observation as their last."""
-        interrupted = np.asarray(terminal.interrupted, dtype=bool)
+        interrupted = np.asarray(terminal.interrupted, dtype=_BOOL)
         if rows is None:
             reward[index] = terminal.reward
             group_reward[index] = terminal.group_reward

@@ -43,7 +43,7 @@ __all__ = ["SlotStep", "BehaviorSlots", "SlotAdapter", "RENDER_MODES"]
 RENDER_MODES = ("rgb_array",)
 _DEFAULT_LAYOUT = LayoutOptions()
 _EVERY = slice(None)  # every slot: a whole-array write
-_FLOAT32 = np.dtype(np.float32)
+_FLOAT32, _INT64, _INTP = np.dtype(np.float32), np.dtype(np.int64), np.dtype(np.intp)
 
 
 class SlotStep(NamedTuple):
@@ -62,7 +62,7 @@ class SlotStep(NamedTuple):
         rows, n = self.final_obs, self.final_slots.size
         if isinstance(rows, dict):
             return [{key: value[i] for key, value in rows.items()} for i in range(n)]
-        return [] if rows is None else rows
+        return [] if rows is None else rows  # index it: iterating an array costs more
 
 
 class BehaviorSlots(AgentSlots):
@@ -239,8 +239,8 @@ class BehaviorSlots(AgentSlots):
             # Known and strictly ascending (so unique), or the search below says what is not.
             found = [self._slot_of.get(i, -1) for i in agent_ids.tolist()]
             if -1 not in found and (len(found) < 2 or found == sorted(set(found))):
-                return np.array(found, dtype=np.intp), True
-        agent_ids = agent_ids.astype(np.int64, copy=False)
+                return np.array(found, dtype=_INTP), True
+        agent_ids = agent_ids.astype(_INT64, copy=False)
         if agent_ids.size == self.num_slots and agent_ids.tobytes() == self.ids.tobytes():
             return self._every, True
         slots = self.ids.searchsorted(agent_ids)
@@ -287,22 +287,21 @@ class BehaviorSlots(AgentSlots):
             terminal = None
         if every:
             if carrying:
-                reward = np.add(decision.reward, carry, dtype=np.float32)
+                reward = np.add(decision.reward, carry, dtype=_FLOAT32)
                 carry.fill(0.0)
                 self._carrying = False
             else:
-                reward = decision.reward.astype(np.float32)  # a fresh copy
-            group_reward = decision.group_reward.astype(np.float32)
+                reward = decision.reward.astype(_FLOAT32)  # a fresh copy
+            group_reward = decision.group_reward.astype(_FLOAT32)
         else:
-            reward = np.zeros(n, dtype=np.float32)
-            group_reward = np.zeros(n, dtype=np.float32)
+            reward = np.zeros(n, dtype=_FLOAT32)
+            group_reward = np.zeros(n, dtype=_FLOAT32)
             reward[slots] = decision.reward
             if carrying:
                 reward[slots] += carry[slots]
                 carry[slots] = 0.0
             group_reward[slots] = decision.group_reward
-        flags = np.zeros((2, n), dtype=bool)
-        terminated, truncated = flags[0], flags[1]
+        terminated, truncated = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
         final_slots, final_obs = _NO_SLOTS, None
         if terminal is not None:
             # A restarted slot's decision reward (0 for one not restarted) belongs to its

@@ -22,6 +22,7 @@ __all__ = [
     "checked_discrete",
 ]
 
+_FLOAT32 = np.dtype(np.float32)
 _NOT_A_NAME = re.compile(r"[^0-9A-Za-z_]+")
 
 
@@ -118,7 +119,7 @@ class ObservationLayout:
             obs = obs[rows]
         if self._visual[i] and self.uint8_visual:
             return np.rint(np.clip(obs, 0.0, 1.0) * 255.0).astype(np.uint8)
-        return np.array(obs, dtype=np.float32, copy=True)
+        return np.array(obs, dtype=_FLOAT32, copy=True)
 
     def checked(self, steps: Any, terminal: bool = False) -> Any:
         """A core batch (TerminalSteps with ``terminal``) whose observations and per-agent

@@ -17,6 +17,9 @@ from zooport.errors import EnvClosedError
 
 __all__ = ["BehaviorVectorEnv", "SAME_STEP", "RENDER_MODES"]
 
+# Instances: numpy converts a dtype given as a type on every call.
+_OBJECT, _INT64, _FLOAT32 = np.dtype(object), np.dtype(np.int64), np.dtype(np.float32)
+
 try:  # gymnasium >= 1.1
     from gymnasium.vector import AutoresetMode
 
@@ -139,17 +142,17 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
 
     def _add_final(self, info: dict[str, Any], out: SlotStep) -> None:
         done = out.final_slots
-        final_obs = np.empty(self.num_envs, dtype=object)  # None where the episode goes on
-        # Item by item: for the few slots that end in a step, cheaper than a second object
-        # array to scatter (one row per slot in ``done`` by construction).
-        for slot, obs in zip(done.tolist(), out.final_observations(), strict=False):
-            final_obs[slot] = obs
+        final_obs = np.empty(self.num_envs, dtype=_OBJECT)  # None where the episode goes on
+        # Item by item, indexed: for the few slots that end in a step, cheaper than a second
+        # object array to scatter or iterating the batch (one row per slot in ``done``).
+        observations = out.final_observations()
+        for i, slot in enumerate(done.tolist()):
+            final_obs[slot] = observations[i]
         n = self.num_envs
-        mask = np.zeros(n, dtype=bool)  # the slots that carry the final keys
-        mask[done] = True  # one row: a 2-D fancy write costs twice its three copies
-        group_id = np.zeros(n, dtype=np.int64)
+        mask = out.terminated | out.truncated  # the slots that carry the final keys
+        group_id = np.zeros(n, dtype=_INT64)
         group_id[done] = self._slots.group_id[done]
-        group_reward = np.zeros(n, dtype=np.float32)
+        group_reward = np.zeros(n, dtype=_FLOAT32)
         group_reward[done] = out.group_reward[done]
         info["final_obs"], info["_final_obs"], info["_final_info"] = final_obs, mask, mask.copy()
         info["final_info"] = {
