@@ -115,6 +115,7 @@ class BehaviorSlots(AgentSlots):
         self.ids, self.num_slots = ids, n
         # Shared between steps (hence read-only): the slots when every one reports in order.
         self._every = _read_only(np.arange(n, dtype=np.intp))
+        self._column = self._every.reshape(n, 1)  # row i: slot i alone
         self._slot_of = dict(zip(ids.tolist(), range(n), strict=True))
         self.obs = self.obs_layout.allocate(n)
         self.mask = np.ones((n, self.mask_size), dtype=np.int8)
@@ -239,7 +240,8 @@ class BehaviorSlots(AgentSlots):
             # Known and strictly ascending (so unique), or the search below says what is not.
             found = [self._slot_of.get(i, -1) for i in agent_ids.tolist()]
             if -1 not in found and (len(found) < 2 or found == sorted(set(found))):
-                return np.array(found, dtype=_INTP), True
+                # One slot: a row of the read-only column costs less than a new array.
+                return (self._column[found[0]] if len(found) == 1 else np.array(found, _INTP)), True
         agent_ids = agent_ids.astype(_INT64, copy=False)
         if agent_ids.size == self.num_slots and agent_ids.tobytes() == self.ids.tobytes():
             return self._every, True

@@ -210,6 +210,8 @@ class ObservationLayout:
     ) -> np.ndarray | dict[str, np.ndarray]:
         """A core batch (one array per spec, rows = agents) as fresh consumer arrays;
         ``rows`` selects and orders the agents."""
+        if self.plain and rows is None:
+            return np.array(obs[0], dtype=_FLOAT32)  # _part's copy, without its checks
         if self._kept is not None:
             obs = [obs[i] for i in self._kept]
         if self.keys is not None:
