@@ -43,6 +43,7 @@ __all__ = ["SlotStep", "BehaviorSlots", "SlotAdapter", "RENDER_MODES"]
 RENDER_MODES = ("rgb_array",)
 _DEFAULT_LAYOUT = LayoutOptions()
 _EVERY = slice(None)  # every slot: a whole-array write
+# dtype instances: numpy converts a type on every call.
 _FLOAT32, _INT64, _INTP = np.dtype(np.float32), np.dtype(np.int64), np.dtype(np.intp)
 
 
@@ -115,7 +116,7 @@ class BehaviorSlots(AgentSlots):
         self.ids, self.num_slots = ids, n
         # Shared between steps (hence read-only): the slots when every one reports in order.
         self._every = _read_only(np.arange(n, dtype=np.intp))
-        self._column = self._every.reshape(n, 1)  # row i: slot i alone
+        self._column = self._every.reshape(n, 1)  # row i: slot i alone, cheaper than an array
         self._slot_of = dict(zip(ids.tolist(), range(n), strict=True))
         self.obs = self.obs_layout.allocate(n)
         self.mask = np.ones((n, self.mask_size), dtype=np.int8)
@@ -181,8 +182,7 @@ class BehaviorSlots(AgentSlots):
             except ZooportError:
                 raise
             except (ValueError, TypeError, IndexError, KeyError) as error:
-                # What numpy raises for input it cannot read (ragged lists, objects) becomes
-                # the error every bad action gets; a try costs nothing when nothing is raised.
+                # What numpy raises for input it cannot read (ragged lists) is an ActionError.
                 raise ActionError(
                     f"{self.adapter}: behavior {self.name!r}: expected a batch of "
                     f"{self.num_slots} actions of {self.action_layout.space}, got "
@@ -236,11 +236,9 @@ class BehaviorSlots(AgentSlots):
         if agent_ids.dtype.kind not in "iu":
             check_agent_ids(self.name, *batch)  # raises: not integers
         if agent_ids.size <= 8 and agent_ids.size < self.num_slots:
-            # The few agents that end in a step: a dict lookup each costs less than a search.
-            # Known and strictly ascending (so unique), or the search below says what is not.
+            # The few that end in a step: dict lookups, cheaper than a search, if ascending.
             found = [self._slot_of.get(i, -1) for i in agent_ids.tolist()]
             if -1 not in found and (len(found) < 2 or found == sorted(set(found))):
-                # One slot: a row of the read-only column costs less than a new array.
                 return (self._column[found[0]] if len(found) == 1 else np.array(found, _INTP)), True
         agent_ids = agent_ids.astype(_INT64, copy=False)
         if agent_ids.size == self.num_slots and agent_ids.tobytes() == self.ids.tobytes():
@@ -271,8 +269,7 @@ class BehaviorSlots(AgentSlots):
         if not len(ids):
             slots = _NO_SLOTS
         elif ids.dtype is self._last_ids[0] and ids.tobytes() == self._last_ids[1]:
-            # The fast path (issue 23): the last step's deciders in the same order need no
-            # mapping, and their ids were checked then.
+            # The fast path (issue 23): the last step's deciders, in order, were mapped then.
             slots = self._decision_slots
         else:
             slots = self._locate(ids)[0]
@@ -306,8 +303,7 @@ class BehaviorSlots(AgentSlots):
         terminated, truncated = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
         final_slots, final_obs = _NO_SLOTS, None
         if terminal is not None:
-            # A restarted slot's decision reward (0 for one not restarted) belongs to its
-            # next episode; the ending one reports its terminal reward and carry.
+            # A restarted slot's decision reward is carried to its next episode.
             kept = reward[ended]
             if np.count_nonzero(kept):
                 carry[ended] = kept

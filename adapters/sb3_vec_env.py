@@ -133,10 +133,9 @@ class SB3VecEnv(SlotAdapter, VecEnv):
             done = out.final_slots
             if done.size:
                 cuts = out.truncated[done].tolist()
-                observations = out.final_observations()  # one row per slot in ``done``
+                rows = out.final_observations()  # indexed: iterating an array costs more
                 for i, slot in enumerate(done.tolist()):
-                    obs, cut = observations[i], cuts[i]  # indexed: iterating an array costs more
-                    infos[slot] = {"terminal_observation": obs, "TimeLimit.truncated": cut}
+                    infos[slot] = {"terminal_observation": rows[i], "TimeLimit.truncated": cuts[i]}
                 if slots.restart_if_all_over():
                     decided = slots.decided.copy()  # every slot starts its next episode
             self.decided = decided

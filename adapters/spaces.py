@@ -129,8 +129,7 @@ class ObservationLayout:
         if not n:
             return steps
         rows = (n,)
-        # The common case, arrays of the right shapes, in a few tuple comparisons; anything
-        # else (an error, or lists) takes the slow path, which says what is wrong.
+        # Arrays of the right shapes in a few comparisons; else the slow path says what is wrong.
         try:
             obs = steps.obs
             shapes = self._shapes

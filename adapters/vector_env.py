@@ -17,7 +17,6 @@ from zooport.errors import EnvClosedError
 
 __all__ = ["BehaviorVectorEnv", "SAME_STEP", "RENDER_MODES"]
 
-# Instances: numpy converts a dtype given as a type on every call.
 _OBJECT, _INT64, _FLOAT32 = np.dtype(object), np.dtype(np.int64), np.dtype(np.float32)
 
 try:  # gymnasium >= 1.1
@@ -143,8 +142,7 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
     def _add_final(self, info: dict[str, Any], out: SlotStep) -> None:
         done = out.final_slots
         final_obs = np.empty(self.num_envs, dtype=_OBJECT)  # None where the episode goes on
-        # Item by item, indexed: for the few slots that end in a step, cheaper than a second
-        # object array to scatter or iterating the batch (one row per slot in ``done``).
+        # Indexed item by item: for the few slots that end, cheaper than a scatter or iteration.
         observations = out.final_observations()
         for i, slot in enumerate(done.tolist()):
             final_obs[slot] = observations[i]
