@@ -3,7 +3,7 @@ reports, with SAME_STEP autoreset, and the members its front ends share."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -58,7 +58,7 @@ class SlotStep(NamedTuple):
     final_obs: Any
     group_reward: np.ndarray
 
-    def final_observations(self) -> Iterable[Any]:
+    def final_observations(self) -> Sequence[Any]:
         """The final observation of each slot in ``final_slots`` (an array batch's rows)."""
         rows, n = self.final_obs, self.final_slots.size
         if isinstance(rows, dict):
