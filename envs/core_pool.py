@@ -50,7 +50,8 @@ class CorePool(BaseEnv):
         mode: ``"sync"`` (every step steps every core) or ``"async"`` (a step returns once
             ``min_ready`` cores answered, default 1; the others' agents have no decision).
         local_core: step core 0 in this process (default: in sync mode only).
-        side_channels, core_side_channels: channels of every core; one list (or None) per core.
+        side_channels: channels of every core.
+        core_side_channels: one list of channels (or None) per core.
         timeout: seconds a worker may take to start or answer before it counts as hung.
         start_method: ``"spawn"`` or ``"forkserver"`` (a script needs the ``__main__`` guard).
         spin: seconds the pool and each worker spin before they block (0 <= spin < 1).
