@@ -145,13 +145,9 @@ test-rllib: $(RLLIB_STAMP)
 # their pins agree with one another but not with the main venv's (AgileRL pins pettingzoo<1.27
 # and tensordict==0.13.0; the main venv has pettingzoo 1.27 and torchrl 0.14's tensordict).
 CONSUMERS_VENV ?= .venv-consumers
-CONSUMERS_PY := $(CONSUMERS_VENV)/bin/python
 CONSUMERS_STAMP := $(CONSUMERS_VENV)/.zooport-installed
 
-$(CONSUMERS_STAMP): pyproject.toml tests/consumers/requirements.txt
-	$(call new_venv,$(CONSUMERS_VENV),$(PYTHON))
-	$(CONSUMERS_PY) -m pip install -r tests/consumers/requirements.txt -e .
-	touch $(CONSUMERS_STAMP)
+$(CONSUMERS_STAMP): tests/consumers/requirements.txt
 
 test-consumers: $(CONSUMERS_STAMP)
 	$(CONSUMERS_VENV)/bin/pytest -q tests/consumers --confcutdir=tests/consumers
@@ -159,13 +155,15 @@ test-consumers: $(CONSUMERS_STAMP)
 # ---- tests/benchmarl: BenchMARL 1.5.2 pins torchrl < 0.12 (tensordict 0.11); the main venv
 # has torchrl 0.14. Its own venv, which also proves zooport on torchrl 0.11.
 BENCHMARL_VENV ?= .venv-benchmarl
-BENCHMARL_PY := $(BENCHMARL_VENV)/bin/python
 BENCHMARL_STAMP := $(BENCHMARL_VENV)/.zooport-installed
 
-$(BENCHMARL_STAMP): pyproject.toml tests/benchmarl/requirements.txt
-	$(call new_venv,$(BENCHMARL_VENV),$(PYTHON))
-	$(BENCHMARL_PY) -m pip install -r tests/benchmarl/requirements.txt -e .
-	touch $(BENCHMARL_STAMP)
+$(BENCHMARL_STAMP): tests/benchmarl/requirements.txt
+
+# The consumers' venv and this one: one recipe, each stamp's requirements file its other input.
+$(CONSUMERS_STAMP) $(BENCHMARL_STAMP): pyproject.toml
+	$(call new_venv,$(@D),$(PYTHON))
+	$(@D)/bin/python -m pip install -r $(filter %requirements.txt,$^) -e .
+	touch $@
 
 test-benchmarl: $(BENCHMARL_STAMP)
 	$(BENCHMARL_VENV)/bin/pytest -q tests/benchmarl --confcutdir=tests/benchmarl
