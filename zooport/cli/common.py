@@ -1,6 +1,4 @@
-"""What the command-line programs share: tables, progress bars, GIFs, and :class:`Player`, the
-one loop that drives a core or an adapter with random allowed actions or a model's; it imports
-no other module of :mod:`zooport.cli`."""
+"""What the command-line programs share: tables, progress bars, GIFs and :class:`Player`."""
 
 from __future__ import annotations
 
@@ -28,12 +26,7 @@ class UsageError(ZooportError):
 
 
 def install_hint(extra: str) -> str:
-    """The pip line that installs zooport's ``extra`` (its packages: zooport is not on PyPI).
-
-    Example:
-        >>> install_hint("plots")
-        'pip install "matplotlib>=3.7" "pillow>=9"'
-    """
+    """The pip line that installs zooport's ``extra`` (its packages: zooport is not on PyPI)."""
     try:
         requires = importlib.metadata.requires("zooport") or []
     except importlib.metadata.PackageNotFoundError:
@@ -79,14 +72,7 @@ def check_output_path(
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A plain-text table: columns padded to their widest cell, two spaces apart.
-
-    Example:
-        >>> print(format_table(["env", "agents"], [["Basic", "1"], ["Tag", "5"]]))
-        env    agents
-        Basic  1
-        Tag    5
-    """
+    """A plain-text table: columns padded to their widest cell, two spaces apart."""
     table = [list(headers), *[list(r) for r in rows]]
     widths = [max(len(row[i]) for row in table) for i in range(len(headers))]
     return "\n".join(
@@ -165,16 +151,7 @@ def save_gif(
 
 def sample_action(space: Any, mask: np.ndarray | None, rng: np.random.Generator) -> Any:
     """A uniform random action of ``space`` that ``mask`` allows (1 = allowed, flattened over
-    the discrete branches; for a ``Dict(continuous, discrete)`` the discrete part's).
-
-    Example:
-        >>> from gymnasium import spaces
-        >>> rng = np.random.default_rng(0)
-        >>> sample_action(spaces.Discrete(3), np.array([0, 0, 1], np.int8), rng)
-        2
-        >>> sample_action(spaces.MultiDiscrete([2, 3]), np.array([1, 0, 0, 1, 0]), rng).tolist()
-        [0, 1]
-    """
+    the discrete branches; for a ``Dict(continuous, discrete)`` the discrete part's)."""
     from gymnasium import spaces
 
     if isinstance(space, spaces.Discrete):
@@ -355,14 +332,7 @@ class RolloutStats:
 
 
 def rollout(core: BaseEnvLike, steps: int, seed: int = 0) -> RolloutStats:
-    """``steps`` random steps of ``core``, with per-agent episode rewards.
-
-    Example:
-        >>> from zooport.envs.builtin.basic import Basic
-        >>> stats = rollout(Basic(n_agents=2, seed=0), 30, seed=0)
-        >>> stats.agents, stats.agent_steps, stats.episodes > 0
-        (2, 60, True)
-    """
+    """``steps`` random steps of ``core``, with per-agent episode rewards."""
     player = Player(core, "raw", seed)
     agents = sum(len(core.get_steps(name)[0]) for name in player.names)
     start = time.perf_counter()

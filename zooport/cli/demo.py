@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from zooport.cli.common import Player, cell, format_table, markdown_table, rollout, save_gif
-from zooport.envs.base_env import BaseEnv
+from zooport.cli.common import cell, format_table, markdown_table, rollout
+from zooport.cli.targets import Target, resolve_target
 
 
 def random_table(steps: int, seed: int) -> int:
@@ -71,11 +71,10 @@ class DemoRun:
     gif_every: int = 1
     gif_fps: float = 15
 
-    def show(self, seed: int) -> BaseEnv:
-        """A fresh core of the evaluation and the GIF."""
-        from zooport.cli.targets import resolve_target
-
-        return resolve_target(self.env, self.show_kwargs or self.kwargs).make(seed=seed)
+    @property
+    def shown(self) -> Target:
+        """The environment of the evaluation and the GIF."""
+        return resolve_target(self.env, self.show_kwargs or self.kwargs)
 
 
 #: The main job's runs; budgets measured on a 2-core machine.
@@ -170,34 +169,6 @@ def camera_cnn() -> type:
     return CameraCNN
 
 
-def record_policy(
-    model: Any,
-    core: BaseEnv,
-    path: str | os.PathLike[str],
-    *,
-    steps: int,
-    seed: int = 0,
-    every: int = 1,
-    fps: float = 15,
-    deterministic: bool = True,
-) -> int:
-    """A GIF of the policy acting for every agent of ``core`` (closed at the end), every
-    ``every``-th frame of ``steps``; returns the frames written."""
-    from zooport.adapters.vector_env import BehaviorVectorEnv
-
-    env = BehaviorVectorEnv(core, render_mode="rgb_array")
-    try:
-        player = Player(env, "vector", seed, model, deterministic)
-        frames = [env.render()]
-        for t in range(steps):
-            player.step()
-            if (t + 1) % every == 0:
-                frames.append(env.render())
-    finally:
-        env.close()
-    return save_gif(frames, path, fps=fps)
-
-
 def run_demo(
     out: str | os.PathLike[str],
     *,
@@ -210,7 +181,7 @@ def run_demo(
     a second only contends with the simulation."""
     import torch
 
-    from zooport.cli.targets import resolve_target
+    from zooport.cli.play import play
     from zooport.cli.training import evaluate_parallel, plot_curve, train
 
     torch.set_num_threads(1)
@@ -238,7 +209,7 @@ def run_demo(
         )  # fmt: skip
         if parallel:  # seeds far from the training copies' (seed .. seed + copies - 1)
             returns = evaluate_parallel(
-                result.model, run.show(seed + 1000), episodes=run.eval_episodes,
+                result.model, run.shown.make(seed=seed + 1000), episodes=run.eval_episodes,
                 seed=seed + 1000, deterministic=not run.sampled_eval,
             )  # fmt: skip
             result = dataclasses.replace(
@@ -246,11 +217,12 @@ def run_demo(
             )
         print(f"    {_stop_line(result, run.steps, run.hold)}", flush=True)
         gif = directory / f"{run.env}.gif"
-        frames = record_policy(
-            result.model, run.show(seed + 2), gif, steps=run.gif_steps, seed=seed + 2,
-            every=run.gif_every, fps=run.gif_fps, deterministic=not run.sampled_eval,
+        shown = play(
+            run.shown, api="vector", steps=run.gif_steps, seed=seed + 2, record=gif,
+            progress=False, model=result.model, deterministic=not run.sampled_eval,
+            every=run.gif_every, fps=run.gif_fps,
         )  # fmt: skip
-        results.append(DemoResult(run, agents, result, gif, frames))
+        results.append(DemoResult(run, agents, result, gif, shown.frames))
     plot_curve([r.result for r in results], directory / "learning_curves.png")
     summary = {"quick": quick, "runs": [_summary(r) for r in results]}
     (directory / "results.json").write_text(json.dumps(summary, indent=2) + "\n")

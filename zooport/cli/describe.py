@@ -168,12 +168,7 @@ def cmd_info(args: argparse.Namespace, out: Output) -> int:
 
 
 def plain_text(rst: str) -> str:
-    """reStructuredText's inline markup as plain text.
-
-    Example:
-        >>> plain_text("Two teams of ``team_size`` players; see :class:`~zooport.envs.Tag`.")
-        'Two teams of team_size players; see Tag.'
-    """
+    """reStructuredText's inline markup as plain text."""
     text = re.sub(r":[\w:.-]+:`~[^`]*?([^.`]+)`", r"\1", rst)  # :class:`~a.b.C` -> C
     text = re.sub(r":[\w:.-]+:`([^`]+)`", r"\1", text)  # :func:`a.b` -> a.b
     return re.sub(r"``?([^`]+)``?", r"\1", text)  # ``x`` and `x` -> x

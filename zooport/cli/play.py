@@ -1,6 +1,5 @@
 """``zooport play``: an environment driven through one adapter by a
-:class:`~zooport.cli.common.Player` (random allowed actions or a trained model's), with episode
-statistics and an optional GIF."""
+:class:`~zooport.cli.common.Player`, with episode statistics and an optional GIF."""
 
 from __future__ import annotations
 
@@ -10,8 +9,6 @@ import math
 import os
 import time
 from typing import Any
-
-import numpy as np
 
 from zooport.checks import one_line
 from zooport.cli.common import (
@@ -30,8 +27,7 @@ from zooport.errors import ZooportError
 _ADAPTERS = {"raw": "", "gym": "GymEnv", "vector": "BehaviorVectorEnv",
              "parallel": "PettingZooParallelEnv", "aec": "PettingZooAECEnv"}  # fmt: skip
 APIS = tuple(_ADAPTERS)
-#: The adapters a trained model can act through: they hand out the observations it was
-#: trained on (the raw core's are lists of arrays).
+#: The adapters a trained model can act through (the raw core's observations are lists).
 MODEL_APIS = APIS[1:]
 #: At most this many frames go into a ``record`` GIF (a longer run keeps every k-th frame).
 _MAX_FRAMES = 500
@@ -107,13 +103,10 @@ def _check_model_spaces(model: Any, env: Any, api: str, name: str) -> None:
             )
 
 
-def _frame_of(env: Any, api: str) -> np.ndarray | None:
-    if api == "raw":
-        from zooport.adapters.core_access import render_core
+def _frame_of(env: Any, api: str) -> Any:
+    from zooport.adapters.core_access import render_core
 
-        return render_core(env)
-    frame = env.render()
-    return None if frame is None else np.asarray(frame)
+    return render_core(env) if api == "raw" else env.render()
 
 
 def check_play_api(api: Any, *, with_model: bool) -> None:
@@ -137,21 +130,24 @@ def play(
     record: str | os.PathLike[str] | None = None,
     progress: bool = True,
     model: Any = None,
+    deterministic: bool = True,
+    every: int | None = None,
+    fps: float = 30,
 ) -> RolloutStats:
     """Drives ``target`` through the ``api`` adapter for ``steps`` steps with random actions
-    or ``model``'s; ``record`` writes a GIF."""
+    or ``model``'s; ``record`` writes a GIF of every ``every``-th frame (at most 500 frames)."""
     check_play_api(api, with_model=model is not None)
     if record is not None:
         require("PIL.Image", "plots", "--record")
         check_output_path(record, "--record", (".gif",))
     env = _build_adapter(target, api, behavior, record is not None, mask_in_info=model is not None)
-    frames: list[np.ndarray | None] = []
-    stride = max(1, math.ceil(steps / _MAX_FRAMES))
+    frames: list[Any] = []
+    every = every or max(1, math.ceil(steps / _MAX_FRAMES))
     agent_steps = 0
     try:
         if model is not None:
             _check_model_spaces(model, env, api, target.name)
-        player = Player(env, api, seed, model)
+        player = Player(env, api, seed, model, deterministic)
         if record is not None:
             frames.append(_frame_of(env, api))
             if frames[0] is None:
@@ -160,7 +156,7 @@ def play(
         with progress_bar(steps, f"{target.name} ({api})", progress) as update:
             for t in range(steps):
                 agent_steps += player.step()
-                if record is not None and (t + 1) % stride == 0:
+                if record is not None and (t + 1) % every == 0:
                     frames.append(_frame_of(env, api))
                 update(1)
         seconds = time.perf_counter() - began
@@ -168,7 +164,7 @@ def play(
         with contextlib.suppress(Exception):
             env.close()
     if record is not None:
-        save_gif(frames, record, fps=30)
+        save_gif(frames, record, fps=fps)
     policy = "random" if model is None else type(model).__name__
     return RolloutStats(
         target.name, api, steps, agent_steps, seconds, player.finished, len(frames), policy

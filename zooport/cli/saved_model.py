@@ -21,15 +21,7 @@ _FORMAT = 1
 
 @dataclass(frozen=True)
 class ModelInfo:
-    """What a saved model was trained on, so ``play`` and ``--resume`` can rebuild it.
-
-    Example:
-        >>> info = ModelInfo("Basic", {"n_agents": 2}, "vector", "Basic", "PPO", 0, 64, "0.1.0")
-        >>> ModelInfo.from_json(info.to_json(), "model.zip") == info
-        True
-        >>> info.options_for("Basic"), info.options_for("Tag", api="parallel")
-        (({'n_agents': 2}, 'vector', 'Basic'), ({}, 'parallel', None))
-    """
+    """What a saved model was trained on, so ``play`` and ``--resume`` can rebuild it."""
 
     env: str
     kwargs: dict[str, Any] = field(default_factory=dict)

@@ -1,7 +1,6 @@
-"""What the command line works on: a registry id, ``module:attr`` or ``path/to/file.py:attr``.
-As with uvicorn's ``module:attr``, the working directory comes first on the module search path;
-a file is imported by name from its directory, which joins the path so that worker processes
-and pickles find it too."""
+"""What the command line works on: a registry id, ``module:attr`` (the working directory first
+on the module search path, as uvicorn does) or ``path/to/file.py:attr`` (imported by name from
+its directory, which joins the path so that worker processes and pickles find it too)."""
 
 from __future__ import annotations
 
@@ -29,8 +28,7 @@ _FILE_ATTR = re.compile(r"^(?P<file>.+\.py):(?P<attr>[A-Za-z_][\w.]*)$")
 
 @dataclass
 class Target:
-    """An environment the CLI works on: its name as given, a factory and its registry entry
-    (None for a factory)."""
+    """An environment the CLI works on: its name as given, a factory and its registry entry."""
 
     name: str
     factory: Callable[..., Any]
@@ -65,8 +63,8 @@ class Target:
         **extra: Any,
     ) -> Any:
         """A fresh environment, or ``workers`` copies in a :class:`~zooport.envs.CorePool`
-        (copy ``i`` seeded ``seed + i``); ``seed`` and ``side_channels`` go where the factory
-        takes them. A failure the user can fix is a :class:`UsageError`."""
+        (copy ``i`` seeded ``seed + i``); ``seed`` and ``side_channels`` where the factory
+        takes them."""
         copies = workers or 1
         if seed is None or not accepts_keyword(self.factory, "seed"):
             seeds: list[dict[str, int]] = [{}] * copies
@@ -112,14 +110,7 @@ def parse_kwargs(text: str | None) -> dict[str, Any]:
 
 
 def resolve_target(spec: str, kwargs: Mapping[str, Any] | None = None) -> Target:
-    """A registry id, ``module:attr`` or ``path/to/file.py:attr`` as a :class:`Target`;
-    ``kwargs`` are checked against the factory's signature.
-
-    Example:
-        >>> target = resolve_target("Basic", {"n_agents": 2})
-        >>> target.make().n_agents, target.expected_reward
-        (2, 0.9)
-    """
+    """``spec`` as a :class:`Target`; ``kwargs`` are checked against the factory's signature."""
     from zooport.envs.registry import LocalRegistryEntry, default_registry
     from zooport.errors import RegistryError
 
@@ -165,9 +156,8 @@ def _load_factory(spec: str) -> Callable[..., Any]:
 
 
 def _import(module_name: str, directory: str, spec: str) -> Any:
-    """Imports ``module_name`` with ``directory`` first on the module search path, unless it
-    is on it by name ("" is not: it follows the working directory, which a worker process may
-    not share)."""
+    # "" on sys.path is not the directory: it follows the working directory, which a worker
+    # process may not share.
     if not any(_same_file(entry, directory) for entry in sys.path if entry):
         sys.path.insert(0, directory)
     try:

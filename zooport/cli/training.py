@@ -27,7 +27,7 @@ TRAIN_APIS = ("vector", "parallel")
 @dataclass
 class TrainResult:
     """What one ``train`` run measured. ``mean_episode_reward``: of the last ``window``
-    training episodes, or of the evaluation's; nan when none finished. ``shared``: behaviours
+    training episodes, or of the evaluation's (nan when none finished); ``shared``: behaviours
     trained under one policy (their episodes mix, so there is no target)."""
 
     env: str
@@ -58,11 +58,9 @@ class TrainResult:
 
 
 def _pettingzoo_route(venv: Any, masked: bool) -> Any:
-    """Sits on SuperSuit's SB3 wrapper: seeds (it forwards ``seed()`` to a vector env with
-    none), serves masks to sb3-contrib's ``env_method("action_masks")``, and marks a
-    truncated slot ``TimeLimit.truncated`` (SuperSuit folds truncation into ``done``), so PPO
-    bootstraps it: with ``termination_mode="any"`` one agent's end truncates all the others.
-    """
+    """Sits on SuperSuit's SB3 wrapper: seeds it, serves masks to sb3-contrib, and marks a
+    truncated slot ``TimeLimit.truncated`` (SuperSuit folds it into ``done``) so PPO bootstraps
+    it: with ``termination_mode="any"`` one agent's end truncates all the others."""
     from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 
     space = venv.action_space
