@@ -186,7 +186,6 @@ def _cmd_train(args: argparse.Namespace, out: Output) -> int:
         progress=_progress(args), eval_episodes=args.eval_episodes, resume=args.resume,
         workers=args.workers,
     )  # fmt: skip
-    verdict = {True: "reached", False: "below", None: "no target"}[result.solved]
     mean = result.mean_episode_reward
     out.table(
         ["env", "api", "algorithm", "steps", "seconds", "agent-steps/s", "mean episode reward",
@@ -194,7 +193,7 @@ def _cmd_train(args: argparse.Namespace, out: Output) -> int:
         [[result.env, result.api, result.algorithm, str(result.timesteps), f"{result.seconds:.1f}",
           f"{result.agent_steps_per_second:,.0f}",
           "none finished" if math.isnan(mean) else f"{mean:.3f}", cell(result.expected_reward),
-          verdict]],
+          result.verdict]],
     )  # fmt: skip
     if math.isnan(mean):
         out.line(f"no episode finished in {result.timesteps} agent-steps: train for more --steps")

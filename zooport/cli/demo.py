@@ -260,7 +260,7 @@ def format_results(results: Sequence[DemoResult]) -> str:
         f"{t.seconds:.1f}", f"{t.agent_steps_per_second:,.0f}",
         f"{t.mean_episode_reward:.3f} ({t.eval_episodes} ep.)",
         cell(t.expected_reward),
-        "reached" if r.passed else "below",
+        t.verdict,
     ] for r in results for t in [r.result]]  # fmt: skip
     return format_table(headers, rows)
 

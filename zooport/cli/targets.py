@@ -48,12 +48,10 @@ class Target:
     @property
     def gym_preset(self) -> dict[str, Any] | None:
         """A registry built-in's single-agent ``gym.make`` keywords."""
-        if self.entry is None:
-            return None
         from zooport.adapters.registration import BUILTIN_GYM_ENVS
 
-        presets = {b.registry_id: dict(b.kwargs) for b in BUILTIN_GYM_ENVS}
-        return presets.get(self.name)
+        presets = (dict(b.kwargs) for b in BUILTIN_GYM_ENVS if b.registry_id == self.name)
+        return None if self.entry is None else next(presets, None)
 
     def make(
         self,

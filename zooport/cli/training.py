@@ -53,6 +53,10 @@ class TrainResult:
         return self.mean_episode_reward >= self.expected_reward  # False for nan
 
     @property
+    def verdict(self) -> str:
+        return {True: "reached", False: "below", None: "no target"}[self.solved]
+
+    @property
     def agent_steps_per_second(self) -> float:
         return self.timesteps / self.seconds if self.seconds > 0 else float("inf")
 
@@ -97,14 +101,11 @@ def _pettingzoo_route(venv: Any, masked: bool) -> Any:
             self._take(infos)
             return obs, reward, terminated | truncated, infos
 
-        def action_masks(self) -> np.ndarray:
-            return self._masks.copy()
-
         has_attr = VecEnv.has_attr  # asks get_attr below, not the wrapped env
 
         def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
-            if attr_name == "action_masks" and masked:
-                return [self.action_masks] * self.num_envs
+            if attr_name == "action_masks" and masked:  # sb3-contrib's has_attr asks for it
+                return list(self._masks.copy())
             if attr_name == "render_mode":  # SuperSuit's vector env does not answer this
                 return [getattr(self.venv, "render_mode", None)] * self.num_envs
             return self.venv.get_attr(attr_name, indices)
