@@ -176,19 +176,12 @@ def _import_file(path: Path, spec: str) -> Any:
         raise UsageError(
             f"expected a file whose name is a Python module name in {spec!r}, got {path.name!r}"
         )
-    loaded = sys.modules.get(path.stem)
-    if loaded is not None and not _same_file(getattr(loaded, "__file__", None), path):
-        raise UsageError(
-            f"{spec}: a module named {path.stem!r} is already imported from "
-            f"{getattr(loaded, '__file__', None) or 'the interpreter'}; rename {path.name}"
-        )
     module = _import(path.stem, str(path.resolve().parent), spec)
     if not _same_file(getattr(module, "__file__", None), path):
-        # A module of that name earlier in the import system (a built-in, a frozen module).
+        # Imported before from elsewhere, or a built-in or frozen module of that name.
         raise UsageError(
-            f"{spec}: importing {path.stem!r} gave "
-            f"{getattr(module, '__file__', None) or 'a built-in'}, not {str(path.resolve())!r}; "
-            f"rename {path.name}"
+            f"{spec}: a module named {path.stem!r} is already imported from "
+            f"{getattr(module, '__file__', None) or 'the interpreter'}; rename {path.name}"
         )
     return module
 

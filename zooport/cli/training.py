@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from zooport.cli.common import Player, UsageError, require
-from zooport.cli.saved_model import load_model, read_model_info
+from zooport.cli.saved_model import ALGORITHMS, load_model, read_model_info
 from zooport.cli.targets import Target
 from zooport.envs.base_env import BaseEnvLike
 from zooport.envs.capabilities import reset_core
@@ -214,7 +214,6 @@ def train(
         raise UsageError("ppo_kwargs set up a new model; a resumed model keeps its own")
     require("stable_baselines3", "sb3", "train")
     saved = None if resume is None else (resume, read_model_info(resume, "--resume"))
-    from stable_baselines3 import PPO
     from stable_baselines3.common.callbacks import BaseCallback
 
     venv, masked, chosen = _training_env(target, api, behavior, seed, copies, workers)
@@ -250,11 +249,10 @@ def train(
             options = {"n_steps": n_steps, "batch_size": max(2, n_steps * venv.num_envs // 4),
                        "device": "cpu", **(ppo_kwargs or {})}  # fmt: skip
             dicts = type(venv.observation_space).__name__ == "Dict"
-            algorithm: Any = PPO
-            if masked:
-                algorithm = require("sb3_contrib", "sb3", "training with action masks").MaskablePPO
-            model = algorithm("MultiInputPolicy" if dicts else "MlpPolicy", venv, seed=seed,
-                              verbose=0, **options)  # fmt: skip
+            name = "MaskablePPO" if masked else "PPO"  # sb3 is there: only sb3_contrib may lack
+            module = require(ALGORITHMS[name], "sb3", "training with action masks")
+            model = getattr(module, name)("MultiInputPolicy" if dicts else "MlpPolicy", venv,
+                                          seed=seed, verbose=0, **options)  # fmt: skip
         else:
             model = load_model(*saved, env=venv, option="--resume")
             model.set_random_seed(seed)
