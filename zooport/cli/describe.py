@@ -72,20 +72,11 @@ def _side_channel_use(target: Target, core_type: type) -> list[list[str]]:
 
     if not issubclass(core_type, BatchedEnv):
         return [["-", "-", "not a BatchedEnv: only its own side_channels are known"]]
-    params: dict[str, None] = {}
+    params: dict[str, None] = {}  # the keys in the order seen
     stats: dict[str, None] = {}
     core = target.make(seed=0)
-    read, record = core.environment_parameter, core.record_stat
-
-    def environment_parameter(key: str, default: float) -> float:
-        params[key] = None
-        return read(key, default)
-
-    def record_stat(key: str, value: float, *rest: Any, **kw: Any) -> None:
-        stats[key] = None
-        record(key, value, *rest, **kw)
-
-    core.environment_parameter, core.record_stat = environment_parameter, record_stat
+    for method, seen in (("environment_parameter", params), ("record_stat", stats)):
+        setattr(core, method, _noting(getattr(core, method), seen))
     try:
         rollout(core, 300, seed=0)
     finally:
@@ -117,6 +108,14 @@ def _adapter_rows(target: Target, first: dict[str, tuple[Any, Any]]) -> list[lis
          f"hybrid actions in {hybrid}: SB3 has no hybrid policy" if hybrid
          else "--api vector or parallel"],
     ]  # fmt: skip
+
+
+def _noting(method: Any, seen: dict[str, None]) -> Any:
+    def noted(key: str, *args: Any, **kwargs: Any) -> Any:
+        seen[key] = None
+        return method(key, *args, **kwargs)
+
+    return noted
 
 
 def cmd_info(args: argparse.Namespace, out: Output) -> int:
@@ -178,9 +177,7 @@ def _max_steps(target: Target, core: BaseEnvLike) -> str:
     from zooport.envs.batched_env import BatchedEnv
 
     steps = getattr(target.entry, "max_episode_steps", None)
-    if steps:
-        return str(steps)
-    if isinstance(core, BatchedEnv):
+    if not steps and isinstance(core, BatchedEnv):
         # A BatchedEnv's own limit per behaviour (max_steps=, _add_behavior(max_steps=)).
         limits = {b: s.max_steps for b, s in core._behaviors.items()}
         if len(set(limits.values())) > 1:
