@@ -17,6 +17,7 @@ import pytest
 from zooport.cli import demo
 from zooport.cli.common import rollout
 from zooport.cli.demo import DemoResult, main
+from zooport.cli.play import play
 from zooport.cli.targets import resolve_target
 from zooport.cli.training import TrainResult, evaluate_parallel, train
 from zooport.envs.builtin.ball_balance import BallBalance
@@ -277,3 +278,34 @@ def test_demo_rejects_a_negative_seed_or_no_steps_before_it_starts(argv, capsys)
         main(argv)
     assert exit_.value.code == 2
     assert "--steps must be positive and --seed >= 0" in capsys.readouterr().err
+
+
+def test_train_evaluates_the_parallel_route_on_eval_target():
+    target = resolve_target("GridWorld", {"n_agents": 1, "max_steps": 5})
+    result = train(
+        target, api="parallel", steps=16, eval_episodes=6, progress=False, deterministic=False,
+        eval_target=resolve_target("GridWorld", {"n_agents": 4, "max_steps": 5}),
+        ppo_kwargs={"n_steps": 16, "batch_size": 16, "n_epochs": 1},
+    )  # fmt: skip
+    # Whole PettingZoo episodes of the 4-agent board: two of them give 8 returns (1 agent: 6).
+    assert result.eval_episodes == 8
+
+
+def test_play_records_a_models_gif_every_few_steps(tmp_path):
+    from PIL import Image
+
+    from zooport.adapters.vector_env import BehaviorVectorEnv
+
+    target, model = resolve_target("GridWorld", {"n_agents": 2}), _Stay()
+    env = BehaviorVectorEnv(target.make())
+    model.observation_space, model.action_space = (
+        env.single_observation_space,
+        env.single_action_space,
+    )
+    env.close()
+    stats = play(target, api="vector", steps=6, record=tmp_path / "a.gif", progress=False,
+                 model=model, every=3, fps=5)  # fmt: skip
+    assert (stats.frames, stats.policy) == (3, "_Stay")  # the first frame, then steps 3 and 6
+    with Image.open(tmp_path / "a.gif") as gif:
+        # fps=5: 200 ms a frame; Pillow merges the three identical frames of a model that stays.
+        assert (gif.n_frames, gif.info["duration"]) == (1, 600)

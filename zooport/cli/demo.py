@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from zooport.cli.common import cell, format_table, markdown_table, rollout
 from zooport.cli.targets import Target, resolve_target
 
@@ -182,7 +180,7 @@ def run_demo(
     import torch
 
     from zooport.cli.play import play
-    from zooport.cli.training import evaluate_parallel, plot_curve, train
+    from zooport.cli.training import plot_curve, train
 
     torch.set_num_threads(1)
     directory = Path(out)
@@ -200,21 +198,12 @@ def run_demo(
         if run.camera_cnn:
             ppo_kwargs["policy_kwargs"] = {"features_extractor_class": camera_cnn(),
                                            "net_arch": [64]}  # fmt: skip
-        parallel = run.api == "parallel"
         result = train(
             target, api=run.api, steps=run.steps, seed=seed, progress=progress,
-            eval_episodes=0 if parallel else run.eval_episodes, ppo_kwargs=ppo_kwargs,
-            copies=run.copies, hold=run.hold,
-            stop_reward=target.expected_reward if run.stop_at_expected else None,
+            eval_episodes=run.eval_episodes, ppo_kwargs=ppo_kwargs, copies=run.copies,
+            hold=run.hold, stop_reward=target.expected_reward if run.stop_at_expected else None,
+            eval_target=run.shown, deterministic=not run.sampled_eval,
         )  # fmt: skip
-        if parallel:  # seeds far from the training copies' (seed .. seed + copies - 1)
-            returns = evaluate_parallel(
-                result.model, run.shown.make(seed=seed + 1000), episodes=run.eval_episodes,
-                seed=seed + 1000, deterministic=not run.sampled_eval,
-            )  # fmt: skip
-            result = dataclasses.replace(
-                result, mean_episode_reward=float(np.mean(returns)), eval_episodes=len(returns)
-            )
         print(f"    {_stop_line(result, run.steps, run.hold)}", flush=True)
         gif = directory / f"{run.env}.gif"
         shown = play(

@@ -195,12 +195,15 @@ def train(
     hold: int = 1,
     workers: int | None = None,
     resume: str | os.PathLike[str] | None = None,
+    eval_target: Target | None = None,
+    deterministic: bool = True,
 ) -> TrainResult:
     """Trains SB3 PPO (MaskablePPO where there are action masks) on ``target`` for ``steps``
     agent-steps: ``api="vector"`` one behaviour's agents, ``"parallel"`` every agent through
     SuperSuit (``copies`` envs side by side). ``stop_reward``: stop once the mean of the last
     ``window`` episodes held it for ``hold`` rollouts. ``eval_episodes``: the mean is then
-    that of deterministic evaluation episodes. ``resume``: a saved model trains further."""
+    that of evaluation episodes (``deterministic`` actions; the parallel route's on a fresh
+    ``eval_target``, default ``target``). ``resume``: a saved model trains further."""
     if not isinstance(api, str) or api not in TRAIN_APIS:
         raise UsageError(f"--api must be one of {list(TRAIN_APIS)} for train, got {api!r}")
     if api == "parallel" and behavior is not None:
@@ -265,14 +268,15 @@ def train(
         seconds = time.perf_counter() - began
         mean = float(np.mean(episodes[-window:])) if episodes else float("nan")
         evaluated = 0
-        if eval_episodes > 0 and api == "parallel":
-            core = target.make(seed=seed + 1)
-            returns = evaluate_parallel(model, core, episodes=eval_episodes, seed=seed + 1)
+        if eval_episodes > 0 and api == "parallel":  # seeds apart from the training copies'
+            core = (eval_target or target).make(seed=seed + copies)
+            returns = evaluate_parallel(model, core, episodes=eval_episodes, seed=seed + copies,
+                                        deterministic=deterministic)  # fmt: skip
             mean, evaluated = float(np.mean(returns)), len(returns)
         elif eval_episodes > 0:
             package = "sb3_contrib.common.maskable" if masked else "stable_baselines3.common"
             rewards, _ = importlib.import_module(f"{package}.evaluation").evaluate_policy(
-                model, venv, eval_episodes, deterministic=True, return_episode_rewards=True
+                model, venv, eval_episodes, deterministic=deterministic, return_episode_rewards=True
             )
             mean, evaluated = float(np.mean(rewards)), eval_episodes
     finally:
