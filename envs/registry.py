@@ -42,6 +42,29 @@ REMOTE_KEYS = (
     "expected_reward", "description", "linux_url", "darwin_url", "win_url", "additional_args",
 )  # fmt: skip
 URL_KEYS = ("linux_url", "darwin_url", "win_url")
+#: What each field of an entry must be, when not None: (in words, types, further test).
+_FIELDS: dict[str, tuple[str, Any, Callable[[Any], bool] | None]] = {
+    "expected_reward": ("a number", (int, float), None),
+    "description": ("a str", str, None),
+    "max_episode_steps": ("a positive int", int, lambda v: v >= 1),
+    "kwargs": ("a mapping with str keys", Mapping, lambda v: all(isinstance(k, str) for k in v)),
+    "tmp_dir": ("a path or None", (str, os.PathLike), None),
+    **dict.fromkeys(URL_KEYS, ("a str or None", str, None)),
+    "additional_args": (
+        "a list of str",
+        (list, tuple),
+        lambda v: all(isinstance(a, str) for a in v),
+    ),
+    "entry_point": ("a 'module:attr' str", str, None),
+}
+
+
+def _check_fields(where: str, **values: Any) -> None:
+    for name, value in values.items():
+        what, types, test = _FIELDS[name]
+        bad = isinstance(value, bool) or not isinstance(value, types) or test and not test(value)
+        if value is not None and bad:
+            raise RegistryError(f"{where}: {name} must be {what}, got {value!r}")
 
 
 class BaseRegistryEntry(ABC):
@@ -56,13 +79,7 @@ class BaseRegistryEntry(ABC):
                 f"Expected a registry identifier to be a non-empty str, actually: {identifier!r}"
             )
         where = f"registry entry {identifier!r}"
-        reward = expected_reward
-        if reward is not None and (type(reward) is bool or not isinstance(reward, (int, float))):
-            raise RegistryError(f"{where}: expected_reward must be a number, got {reward!r}")
-        if description is not None and not isinstance(description, str):
-            raise RegistryError(
-                f"{where}: description must be a str, got {type(description).__name__}"
-            )
+        _check_fields(where, expected_reward=expected_reward, description=description)
         self._identifier = identifier
         self._expected_reward = None if expected_reward is None else float(expected_reward)
         self._description = description
@@ -120,14 +137,8 @@ class LocalRegistryEntry(BaseRegistryEntry):
                 f"got {type(entry_point).__name__}"
             )
         self._entry_point = entry_point
-        steps = max_episode_steps
-        if steps is not None and (type(steps) is bool or not isinstance(steps, int) or steps < 1):
-            raise RegistryError(f"{where}: max_episode_steps must be a positive int, got {steps!r}")
+        _check_fields(where, max_episode_steps=max_episode_steps, kwargs=kwargs)
         self._max_episode_steps = max_episode_steps
-        if kwargs is not None and not (
-            isinstance(kwargs, Mapping) and all(isinstance(k, str) for k in kwargs)
-        ):
-            raise RegistryError(f"{where}: kwargs must be a mapping with str keys, got {kwargs!r}")
         self._kwargs = dict(kwargs or {})
 
     @property
@@ -230,18 +241,11 @@ class RemoteRegistryEntry(BaseRegistryEntry):
         tmp_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         super().__init__(identifier, expected_reward, description)
-        where = f"registry entry {identifier!r}"
-        if tmp_dir is not None and not isinstance(tmp_dir, (str, os.PathLike)):
-            raise RegistryError(f"{where}: tmp_dir must be a path or None, got {tmp_dir!r}")
+        _check_fields(
+            f"registry entry {identifier!r}", tmp_dir=tmp_dir, linux_url=linux_url,
+            darwin_url=darwin_url, win_url=win_url, additional_args=additional_args,
+        )  # fmt: skip
         self._tmp_dir = None if tmp_dir is None else os.fspath(tmp_dir)
-        for key, url in zip(URL_KEYS, (linux_url, darwin_url, win_url), strict=True):
-            if url is not None and not isinstance(url, str):
-                raise RegistryError(f"{where}: {key} must be a str or None, got {url!r}")
-        args = additional_args
-        if args is not None and not (
-            isinstance(args, (list, tuple)) and all(isinstance(a, str) for a in args)
-        ):
-            raise RegistryError(f"{where}: additional_args must be a list of str, got {args!r}")
         self.linux_url, self.darwin_url, self.win_url = linux_url, darwin_url, win_url
         self._additional_args = None if additional_args is None else list(additional_args)
 
@@ -456,11 +460,9 @@ def _read_registry_file(path: str) -> list[BaseRegistryEntry]:
         unknown = [k for k in fields if k not in allowed]
         if unknown:
             raise RegistryError(f"{where}: unknown keys {unknown}; allowed: {list(allowed)}")
+        if is_local:
+            _check_fields(where, entry_point=fields["entry_point"])
         try:
-            if is_local and not isinstance(fields["entry_point"], str):
-                raise RegistryError(
-                    f"entry_point must be a 'module:attr' str, got {fields['entry_point']!r}"
-                )
             entries[identifier] = (
                 LocalRegistryEntry(identifier, **fields)
                 if is_local
