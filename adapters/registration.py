@@ -4,6 +4,7 @@ imports no adapter, env, Gymnasium or PettingZoo."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import numbers
@@ -193,11 +194,9 @@ def make_vector_env(
     from zooport.envs.arguments import check_int
     from zooport.envs.capabilities import keyword_parameters
     from zooport.envs.declaration import EnvDeclaration
-    from zooport.envs.pool_options import check_pool_options
 
     if isinstance(num_envs, bool) or not isinstance(num_envs, numbers.Integral) or num_envs < 1:
         raise ArgumentError(f"Expect num_envs to be a positive int, actually: {num_envs!r}")
-    check_pool_options(pool_options, workers)
     _, target = resolve_factory(env_id, factory)
     if agent_count_kwarg is None:
         declaration = getattr(target, "declaration", None) if env_id is not None else None
@@ -242,11 +241,8 @@ def make_adapter(registry_id: str, api: str, kwargs: Mapping[str, Any]) -> Any:
     """A registry environment through the ``api`` adapter (one of :data:`APIS`), ``kwargs``
     split by name (``"vector"`` with ``num_envs=`` is :func:`make_vector_env`; ``workers=K``:
     K cores in a CorePool, but not for ``"gym"``)."""
-    from zooport.envs.pool_options import check_pool_options
-
     kwargs = dict(kwargs)
     workers, pool_options = kwargs.pop("workers", None), kwargs.pop("pool_options", None)
-    check_pool_options(pool_options, workers)
     if workers is not None and api == "gym":
         raise ArgumentError(
             "workers= builds a CorePool of several cores, whose agents a single-agent "
@@ -271,10 +267,12 @@ def make_adapter(registry_id: str, api: str, kwargs: Mapping[str, Any]) -> Any:
 
 
 def _adapt(adapter: Callable[..., Any], core: Any, *args: Any, **kwargs: Any) -> Any:
+    """``adapter(core, ...)``, closing ``core`` when that fails (a failing close hides nothing)."""
     try:
         return adapter(core, *args, **kwargs)
     except BaseException:
-        core.close()
+        with contextlib.suppress(Exception):
+            core.close()
         raise
 
 

@@ -19,19 +19,10 @@ from zooport.envs.capabilities import is_seedable
 from zooport.errors import ArgumentError, ZooportError
 
 __all__ = [
-    "CHECKERS",
-    "CHECKS",
-    "EXPLAINED_WARNINGS",
-    "CheckerResult",
-    "CheckStatus",
-    "CheckResult",
-    "CheckReport",
-    "ConformanceError",
-    "SuiteReport",
-    "check_base_env",
-    "explain_warning",
+    "CHECKERS", "CHECKS", "EXPLAINED_WARNINGS", "CheckerResult", "CheckStatus", "CheckResult",
+    "CheckReport", "ConformanceError", "SuiteReport", "check_base_env", "explain_warning",
     "one_line",
-]
+]  # fmt: skip
 
 _ENV_CHECKS = ("reset", "behavior_specs", "step")
 _BEHAVIOR_CHECKS = (

@@ -22,16 +22,10 @@ if TYPE_CHECKING:
     from zooport.envs.base_env import BaseEnv
 
 __all__ = [
-    "BaseRegistryEntry",
-    "LocalRegistryEntry",
-    "RemoteRegistryEntry",
-    "ZooportEnvRegistry",
-    "UnityEnvRegistry",
-    "UnknownEnvironmentError",
-    "builtin_entries",
-    "default_registry",
+    "BaseRegistryEntry", "LocalRegistryEntry", "RemoteRegistryEntry", "ZooportEnvRegistry",
+    "UnityEnvRegistry", "UnknownEnvironmentError", "builtin_entries", "default_registry",
     "BASE_ENV_MEMBERS",
-]
+]  # fmt: skip
 
 ENTRY_POINT = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 #: What an object needs to be taken for a ``BaseEnv`` (ML-Agents 0.25 and later).

@@ -35,20 +35,10 @@ from zooport.envs.registry import BASE_ENV_MEMBERS
 from zooport.errors import ArgumentError
 
 __all__ = [
-    "CHECKERS",
-    "CheckerResult",
-    "CheckerTimeout",
-    "SuiteReport",
-    "SingleAgentPlan",
-    "run_checkers",
-    "single_agent_plan",
-    "one_line",
-    "accepts_keyword",
-    "agent_counts",
-    "explain_warning",
-    "EXPLAINED_WARNINGS",
-    "MAX_TIMEOUT",
-]
+    "CHECKERS", "CheckerResult", "CheckerTimeout", "SuiteReport", "SingleAgentPlan",
+    "run_checkers", "single_agent_plan", "one_line", "accepts_keyword", "agent_counts",
+    "explain_warning", "EXPLAINED_WARNINGS", "MAX_TIMEOUT",
+]  # fmt: skip
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 #: The longest ``timeout`` (seconds) ``signal.setitimer`` takes on every platform (a 32-bit
@@ -313,12 +303,13 @@ def _single_agent(suite: _Suite, checker: str) -> None:
 
 def _check_env(checker: str, suite: _Suite, kwargs: dict, behavior: str) -> None:
     from zooport.adapters.gym_env import GymEnv
+    from zooport.adapters.registration import _adapt
 
-    env = _adapt(suite.factory(**kwargs), GymEnv, behavior)
+    env = _adapt(GymEnv, suite.factory(**kwargs), behavior)
     try:
         if checker == "gym" and "rgb_array" in env.metadata.get("render_modes", []):
             env.close()  # Gymnasium's check renders: made again, rendering
-            env = _adapt(suite.factory(**kwargs), GymEnv, behavior, render_mode="rgb_array")
+            env = _adapt(GymEnv, suite.factory(**kwargs), behavior, render_mode="rgb_array")
         env.action_space.seed(suite.seed)
         if checker == "gym":
             from gymnasium.utils.env_checker import check_env
@@ -332,21 +323,13 @@ def _check_env(checker: str, suite: _Suite, kwargs: dict, behavior: str) -> None
         close_quietly(env)
 
 
-def _adapt(core: Any, adapter: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """``adapter(core, ...)``, closing ``core`` when that fails."""
-    try:
-        return adapter(core, *args, **kwargs)
-    except BaseException:
-        close_quietly(core)
-        raise
-
-
 def _pettingzoo(suite: _Suite, checker: str) -> None:
     """One of PettingZoo's tests on adapters with seeded action spaces, all closed after it."""
     from pettingzoo import test as pz
 
     from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
     from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+    from zooport.adapters.registration import _adapt
 
     made: list[Any] = []
 
@@ -354,7 +337,7 @@ def _pettingzoo(suite: _Suite, checker: str) -> None:
         # render_test makes a "human" env only to read metadata["render_modes"]; the adapters
         # render rgb_array only and reject "human" at construction.
         mode = None if render_mode == "human" else render_mode
-        env = _adapt(suite.factory(), kind, render_mode=mode, **options)
+        env = _adapt(kind, suite.factory(), render_mode=mode, **options)
         made.append(env)
         for space in {id(s): s for s in map(env.action_space, env.possible_agents)}.values():
             space.seed(suite.seed)  # one per behaviour: seeded once, so samples repeat
