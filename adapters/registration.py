@@ -276,35 +276,21 @@ def _adapt(adapter: Callable[..., Any], core: Any, *args: Any, **kwargs: Any) ->
         raise
 
 
-def build_core(
-    *,
-    env_id: str | None = None,
-    factory: str | Callable[..., Any] | None = None,
-    options: Mapping[str, Any],
-    adapter_options: Collection[str],
-) -> tuple[Any, dict[str, Any]]:
-    """Makes a core from a registry ``env_id`` or a ``factory`` (exactly one); returns it with
-    the ``options`` named in ``adapter_options``. Every other option goes to the core, which
-    must declare it as a parameter (unless it takes ``**kwargs``)."""
-    return build_pool(
-        env_id=env_id, factory=factory, options=options, adapter_options=adapter_options,
-        workers=None,
-    )  # fmt: skip
-
-
 def build_pool(
     *,
     env_id: str | None = None,
     factory: str | Callable[..., Any] | None = None,
     options: Mapping[str, Any],
     adapter_options: Collection[str],
-    workers: int | None,
+    workers: int | None = None,
     core_options: Sequence[Mapping[str, Any]] | None = None,
     pool_options: Mapping[str, Any] | None = None,
 ) -> tuple[Any, dict[str, Any]]:
-    """Like :func:`build_core`, but ``workers`` cores in a :class:`~zooport.envs.CorePool`
-    (``None``: :func:`build_core`'s one core); core ``i`` gets the options updated by
-    ``core_options[i]`` and ``seed + i``."""
+    """Makes a core from a registry ``env_id`` or a ``factory`` (exactly one), or ``workers``
+    cores in a :class:`~zooport.envs.CorePool` (core ``i`` with the options updated by
+    ``core_options[i]`` and ``seed + i``); returns it with the ``options`` named in
+    ``adapter_options``. Every other option goes to the core, which must declare it as a
+    parameter (unless it takes ``**kwargs``)."""
     from zooport.envs.arguments import check_int
     from zooport.envs.core_pool import CorePool, registry_core
     from zooport.envs.pool_options import check_pool_options
@@ -333,6 +319,10 @@ def build_pool(
         else:
             factories.append(functools.partial(target or make, **kwargs))
     return CorePool(factories, side_channels=side_channels, **pool_kwargs), adapter_kwargs
+
+
+#: One core: :func:`build_pool` without ``workers``.
+build_core = build_pool
 
 
 def split_options(

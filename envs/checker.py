@@ -143,6 +143,8 @@ class _Report:
     results: list[CheckResult]
     _columns: ClassVar[tuple[str, str, str, str]]
     _gaps: ClassVar[tuple[str, str, str]]
+    rows: Callable[[], list[tuple[str, str, str, str]]]
+    _title: Callable[[], str]
 
     @property
     def passed(self) -> bool:
@@ -152,12 +154,6 @@ class _Report:
     @property
     def failures(self) -> list[Any]:
         return [r for r in self.results if r.status is CheckStatus.FAILED]
-
-    def rows(self) -> list[tuple[str, str, str, str]]:
-        raise NotImplementedError
-
-    def _title(self) -> str:
-        raise NotImplementedError
 
     def format(self, *, show_warnings: bool = True) -> str:
         """The report as a plain-text table, then (``show_warnings``) each checker's warnings."""

@@ -110,33 +110,31 @@ def single_agent_plan(
     """Which behaviours ``GymEnv`` can serve, and with which factory keywords: those with one
     agent under ``preset`` (a built-in's Gymnasium registration; its ``behavior_name`` names
     the one to serve), as made, or under ``n_agents=1``."""
+    tries: list[tuple[Mapping[str, Any], Any]] = [({}, None)]
     if preset is not None:
-        kwargs = {k: v for k, v in preset.items() if k != "behavior_name"}
-        named = preset.get("behavior_name")
-        counts = agent_counts(factory, seed, **kwargs)
-        ones = [b for b, n in counts.items() if n == 1 and (named is None or b == named)]
-        if ones:
-            return SingleAgentPlan(kwargs, tuple(ones))
-    counts = agent_counts(factory, seed)
-    ones = [b for b, n in counts.items() if n == 1]
-    if ones:
-        return SingleAgentPlan({}, tuple(ones))
-    listing = ", ".join(f"{b}: {n}" for b, n in counts.items())
-    takes = "the factory takes no n_agents"
+        named = {k: v for k, v in preset.items() if k != "behavior_name"}
+        tries.insert(0, (named, preset.get("behavior_name")))
+    takes, one = "the factory takes no n_agents", {"n_agents": 1}
     if accepts_keyword(factory, "n_agents"):
+        tries.append((one, None))
+    for kwargs, named in tries:
         try:
-            ones = [b for b, n in agent_counts(factory, seed, n_agents=1).items() if n == 1]
+            counts = agent_counts(factory, seed, **kwargs)
         except TypeError as error:
-            if keyword_parameters(factory) is not None:
-                raise  # n_agents is a named parameter: its failure is real
+            if kwargs is not one or keyword_parameters(factory) is not None:
+                raise  # preset keywords, or n_agents as a named parameter: a real failure
             # A **kwargs factory (a BatchedEnv subclass passing them on) may refuse it.
             takes = (
                 f"the factory does not take n_agents=1 ({one_line(error)}); to serve one "
                 f"behaviour with GymEnv, give the factory keywords that leave it one agent "
                 f"(--kwargs JSON on the command line)"
             )
+            break
+        ones = tuple(b for b, n in counts.items() if n == 1 and named in (None, b))
         if ones:
-            return SingleAgentPlan({"n_agents": 1}, tuple(ones))
+            return SingleAgentPlan(kwargs, ones)
+        if not kwargs:
+            listing = ", ".join(f"{b}: {n}" for b, n in counts.items())
     return SingleAgentPlan({}, (), f"no behaviour has exactly one agent ({listing}) and {takes}")
 
 
