@@ -5,9 +5,9 @@ handed to ``mlagents_envs`` only on request. Nothing here touches the network.""
 from __future__ import annotations
 
 import difflib
-import importlib
 import inspect
 import os
+import pkgutil
 import re
 import sys
 from abc import ABC, abstractmethod
@@ -169,20 +169,17 @@ class LocalRegistryEntry(BaseRegistryEntry):
             module_name, _, attr_path = str(self._entry_point).partition(":")
             where = f"registry entry {self._identifier!r}"
             try:
-                target: Any = importlib.import_module(module_name)
+                target = pkgutil.resolve_name(str(self._entry_point))
             except ImportError as exc:
                 raise RegistryError(
                     f"{where}: cannot import module {module_name!r} of entry point "
                     f"{self._entry_point!r}: {exc}"
                 ) from exc
-            for attr in attr_path.split("."):
-                try:
-                    target = getattr(target, attr)
-                except AttributeError:
-                    raise RegistryError(
-                        f"{where}: {module_name!r} has no attribute {attr_path!r} "
-                        f"(entry point {self._entry_point!r})"
-                    ) from None
+            except AttributeError:
+                raise RegistryError(
+                    f"{where}: {module_name!r} has no attribute {attr_path!r} "
+                    f"(entry point {self._entry_point!r})"
+                ) from None
             if not callable(target):
                 raise RegistryError(
                     f"{where}: entry point {self._entry_point!r} is {a_type(target)}, not a "
