@@ -66,19 +66,15 @@ def serve_mlagents(
     wait: float | None = None,
     name: str = "zooport",
 ) -> int:
-    """Connects to ``mlagents-learn`` on ``localhost:port`` (:data:`EDITOR_PORT`, or
-    ``BASE_PORT + worker_id``) as its Unity environment and lets it drive ``core`` until it
-    closes the connection or sends QUIT, or SIGTERM arrives; returns the RESET and STEP
-    commands served. The core is neither reset first nor closed.
-
-    Agents go out as ``AgentInfoProto`` records (a camera channel first; a CorePool's cores
-    as training areas). A core that renumbers its agents on ``reset()`` is mapped back onto
-    the ids the trainer knows. ``side_channels`` are the :func:`relay_channels` the core was
-    built with (without them no statistics reach the trainer); ``timeout`` bounds each answer,
-    ``wait`` the wait for the trainer (None: forever); ``name`` is what the trainer logs.
-    A trainer that goes away or stops answering is a ZooportError; actions that do not fit
-    the action spec are an ActionError.
-    """
+    """Lets ``mlagents-learn`` on ``localhost:port`` (:data:`EDITOR_PORT`, or ``BASE_PORT +
+    worker_id``) drive ``core`` (neither reset first nor closed) as its Unity environment until
+    it closes the connection or sends QUIT, or SIGTERM arrives; returns the RESET and STEP
+    commands served. A CorePool's cores are training areas; a core that renumbers its agents
+    on ``reset()`` is mapped back onto the ids the trainer knows. ``side_channels``: the
+    :func:`relay_channels` the core was built with (else no statistics reach the trainer);
+    ``timeout`` bounds each answer, ``wait`` the wait for the trainer (None: forever). A
+    trainer that goes away or stops answering is a ZooportError; actions that do not fit the
+    action spec are an ActionError."""
     import grpc
 
     from zooport.adapters import _mlagents_wire_pb2

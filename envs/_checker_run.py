@@ -4,6 +4,8 @@ checked against its behaviour's spec (each failure kept, per check) and fingerpr
 from __future__ import annotations
 
 import hashlib
+import os
+import traceback
 from typing import Any, TypeGuard
 
 import numpy as np
@@ -13,8 +15,20 @@ from zooport.envs.capabilities import reset_core
 from zooport.errors import a_type
 
 
-def describe(error: BaseException) -> str:
-    return f"{type(error).__name__}: {error}"
+def one_line(error: BaseException) -> str:
+    """``"<Type>: <message>"`` on one line; a bare ``assert`` names its file, line and source.
+
+    Example:
+        >>> one_line(ValueError("expected 3,\\n got 4"))
+        'ValueError: expected 3, got 4'
+    """
+    message = " ".join(str(error).split())
+    frames = [] if message else traceback.extract_tb(error.__traceback__)
+    if frames:
+        source = f": {frames[-1].line}" if frames[-1].line else ""
+        message = f"at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}{source}"
+    text = f"{type(error).__name__}: {message}" if message else type(error).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
 
 
 def _shape_of(value: Any) -> str:
@@ -141,7 +155,7 @@ class Behavior:
         try:
             length = len(steps)
         except Exception as error:
-            length = f"len() raising {describe(error)}"
+            length = f"len() raising {one_line(error)}"
         if length != n:
             self.fail(check, f"{where}: expected len() == {n} (agents), got {length}")
         obs, specs = steps.obs, self.spec.observation_specs
@@ -241,7 +255,7 @@ class Run:
         try:
             reset_core(self.env, self.seed)
         except Exception as error:  # any failure of the env is reported
-            self.env_failures["reset"] = f"reset: reset() raised {describe(error)}"
+            self.env_failures["reset"] = f"reset: reset() raised {one_line(error)}"
             return False
         try:
             specs = self.env.behavior_specs
@@ -257,7 +271,7 @@ class Run:
             self.behaviors = {name: Behavior(name, specs[name]) for name in names}
         except Exception as error:
             self.env_failures["behavior_specs"] = (
-                f"behavior_specs: reading behavior_specs raised {describe(error)}"
+                f"behavior_specs: reading behavior_specs raised {one_line(error)}"
             )
             return False
         self._observe(0)
@@ -269,7 +283,7 @@ class Run:
                 self.env.step()
             except Exception as error:
                 self.env_failures["step"] = (
-                    f"step: step() {t} of {self.steps} raised {describe(error)}"
+                    f"step: step() {t} of {self.steps} raised {one_line(error)}"
                 )
                 return False
             self._observe(t)
@@ -284,7 +298,7 @@ class Run:
             try:
                 result = self.env.get_steps(state.name)
             except Exception as error:
-                state.fail("steps_format", f"step {t}: get_steps() raised {describe(error)}")
+                state.fail("steps_format", f"step {t}: get_steps() raised {one_line(error)}")
                 continue
             if not isinstance(result, tuple) or len(result) != 2:
                 state.fail(
@@ -299,7 +313,7 @@ class Run:
                     self._accept(state, t, *result)
             except Exception as error:  # a malformed batch the checks missed
                 state.fail(
-                    "steps_format", f"step {t}: could not read the batches: {describe(error)}"
+                    "steps_format", f"step {t}: could not read the batches: {one_line(error)}"
                 )
 
     def _accept(self, state: Behavior, t: int, decision: Any, terminal: Any) -> None:
@@ -338,5 +352,5 @@ class Run:
                 f"step {t}: expected {'set_action_for_agent' if by_agent else 'set_actions'} to "
                 f"accept a valid random action for {len(ids)} agents (continuous "
                 f"{action.continuous.shape}, discrete {action.discrete.tolist()}), it raised "
-                f"{describe(error)}",
+                f"{one_line(error)}",
             )

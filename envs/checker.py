@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import contextlib
 import enum
-import os
 import re
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from zooport.envs._checker_run import Behavior, Run, describe
+from zooport.envs._checker_run import Behavior, Run, one_line
 from zooport.envs.base_env import BaseEnv
 from zooport.envs.capabilities import is_seedable
 from zooport.errors import ArgumentError, ZooportError
@@ -224,22 +222,6 @@ class ConformanceError(ZooportError, AssertionError):
         self.report = report
 
 
-def one_line(error: BaseException) -> str:
-    """``"<Type>: <message>"`` on one line; a bare ``assert`` names its file, line and source.
-
-    Example:
-        >>> one_line(ValueError("expected 3,\\n got 4"))
-        'ValueError: expected 3, got 4'
-    """
-    message = " ".join(str(error).split())
-    frames = [] if message else traceback.extract_tb(error.__traceback__)
-    if frames:
-        source = f": {frames[-1].line}" if frames[-1].line else ""
-        message = f"at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}{source}"
-    text = f"{type(error).__name__}: {message}" if message else type(error).__name__
-    return text if len(text) <= 300 else text[:297] + "..."
-
-
 def close_quietly(env: Any) -> None:
     """Closes ``env`` (None is nothing to close): a broken env failing to close hides nothing."""
     with contextlib.suppress(Exception):
@@ -335,7 +317,7 @@ def _determinism(
         try:
             core = env if make_env is None else make_env()
         except Exception as error:
-            return None, CheckStatus.FAILED, f"determinism: make_env() raised {describe(error)}"
+            return None, CheckStatus.FAILED, f"determinism: make_env() raised {one_line(error)}"
         try:
             runs.append(Run(core, first.steps, first.seed))
         finally:

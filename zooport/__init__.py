@@ -46,12 +46,9 @@ _WAITING = {"gymnasium": "register_builtin_envs", "pettingzoo": "register_pettin
 
 
 class _RegisterAfterImport:
-    """Registers zooport's environments right after gymnasium's (pettingzoo's) module ran.
-
-    gym.make("zooport/X-v0") must work after `import zooport` whichever comes first; importing
-    gymnasium here would cost a third of a second, and Python has no post-import hook. So this
-    finder wraps the module's own loader's exec_module (not find_spec: torchrl and BenchMARL
-    call find_spec("gymnasium") long before, or instead of, importing it)."""
+    """Registers zooport's environments right after gymnasium's (pettingzoo's) module ran, by
+    wrapping its loader's exec_module (importing gymnasium here would cost a third of a second;
+    torchrl and BenchMARL call find_spec("gymnasium") long before, or instead of, importing it)."""
 
     def find_spec(
         self, name: str, path: Sequence[str] | None = None, target: ModuleType | None = None
