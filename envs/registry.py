@@ -336,14 +336,9 @@ class ZooportEnvRegistry(Mapping[str, BaseRegistryEntry]):
     def register_from_yaml(
         self, path: str | os.PathLike[str], *, overwrite: bool = False
     ) -> list[str]:
-        """Registers every environment a local YAML file lists, all checked first; returns
-        their identifiers, in file order.
-
-        Each item of ``environments:`` is ``- <id>: {fields}``: an ``entry_point`` with
-        :data:`LOCAL_KEYS` makes a :class:`LocalRegistryEntry`, ML-Agents' urls with
-        :data:`REMOTE_KEYS` a :class:`RemoteRegistryEntry`. Every problem is a
-        ``RegistryError`` naming the file and the item.
-        """
+        """Registers every environment a local YAML file lists (each item of ``environments:``
+        is ``- <id>: {fields}``, with an ``entry_point`` or ML-Agents' urls), all checked first;
+        returns their identifiers, in file order."""
         path_str = str(os.fspath(path))
         if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", path_str):
             raise RegistryError(
