@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from zooport.envs.builtin import BUILTINS
 from zooport.envs.capabilities import keyword_parameters
-from zooport.errors import ArgumentTypeError, RegistryError, a_type
+from zooport.errors import ArgumentTypeError, RegistryError, UnknownAgentError, a_type
 
 if TYPE_CHECKING:
     from zooport.envs.base_env import BaseEnv
@@ -300,9 +300,7 @@ def _platform_key() -> str:
 class UnknownEnvironmentError(RegistryError, KeyError):
     """An identifier the registry does not hold; also a ``KeyError``, as in ML-Agents."""
 
-    def __str__(self) -> str:
-        # KeyError's str() is the repr of its argument; keep the message readable.
-        return str(self.args[0]) if self.args else ""
+    __str__ = UnknownAgentError.__str__  # the message unquoted, not KeyError's repr
 
 
 class ZooportEnvRegistry(Mapping[str, BaseRegistryEntry]):
