@@ -24,8 +24,6 @@ from zooport.adapters.wrappers.base import (
 )
 from zooport.errors import ActionError, ArgumentError
 
-__all__ = ["ActionGrid", "DiscretizeActions", "GymDiscretizeActions", "VectorDiscretizeActions"]
-
 MODES = ("grid", "disc")
 _MAX_ACTIONS = 1 << 20
 

@@ -24,20 +24,6 @@ from zooport.errors import (
     ZooportError,
 )
 
-__all__ = [
-    "AgentSelector",
-    "Teams",
-    "behavior_of",
-    "ParallelWrapper",
-    "ObservationMapper",
-    "PartsDelivery",
-    "WrapperOrderError",
-    "check_once",
-    "expect",
-    "get_wrapper",
-    "has_wrapper",
-]
-
 AgentID = TypeVar("AgentID")
 ObsType = TypeVar("ObsType")
 ActionType = TypeVar("ActionType")
@@ -234,7 +220,6 @@ def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _passed(name: str, default: Any = ...) -> Any:
-    """A read-only property passing ``self.env.<name>`` through (``default`` where it has none)."""
     if default is ...:
         return property(lambda self: getattr(self.env, name))
     return property(lambda self: getattr(self.env, name, default))
@@ -243,10 +228,8 @@ def _passed(name: str, default: Any = ...) -> Any:
 class ParallelWrapper(
     ParallelEnv[AgentID, ObsType, ActionType], Generic[AgentID, ObsType, ActionType]
 ):
-    """A PettingZoo Parallel env wrapping another; every member passes through explicitly.
-
-    The layers of a chain share one :class:`~zooport.envs.step_guard.StepGuard`, entered by
-    the layer the user calls (re-entry and failed steps: see the wrappers guide)."""
+    """A PettingZoo Parallel env wrapping another; every member passes through explicitly, and
+    the layers share one ``StepGuard`` entered by the layer the user calls (see the guide)."""
 
     metadata = _passed("metadata")
     render_mode = _passed("render_mode", None)
@@ -331,29 +314,24 @@ class ParallelWrapper(
     @property
     def np_random(self) -> np.random.Generator:
         """This wrapper's generator, seeded by ``reset(seed=s)`` from ``s``, its class and depth."""
-        if self._np_random is None:
-            self._reseed(None)
-        assert self._np_random is not None  # _reseed made it
-        return self._np_random
+        return self._np_random or self._reseed(None)
 
-    def _reseed(self, seed: int | None) -> None:
+    def _reseed(self, seed: int | None) -> np.random.Generator:
         seed = check_seed(seed, f"{type(self).__name__}.reset")
         if seed is not None or self._np_random is None:
             sequence = np.random.SeedSequence(seed, spawn_key=self._seed_key)
             self._np_random = np.random.default_rng(sequence)
+        return self._np_random
 
 
 class ObservationMapper(ParallelWrapper[str, Any, ActionType]):
     """A wrapper that changes the observations (and infos) only, through :meth:`map_step`."""
 
-    def map_observations(self, observations: dict[str, Any]) -> dict[str, Any]:
-        raise NotImplementedError
-
     def map_step(
         self, observations: dict[str, Any], infos: dict[str, dict], actions: dict[str, Any]
     ) -> tuple[dict[str, Any], dict[str, dict]]:
         """New observations and infos after ``actions`` (``{}`` at reset)."""
-        return self.map_observations(observations), infos
+        raise NotImplementedError
 
     @override
     def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
@@ -367,14 +345,10 @@ class ObservationMapper(ParallelWrapper[str, Any, ActionType]):
         return observations, rewards, terminations, truncations, infos
 
 
-class PartsDelivery:
-    """A mixin adding named parts (messages, a state) to each agent's observation or info.
+class PartsDelivery(ObservationMapper):
+    """Adds named parts (messages, a state) to each agent's observation (a ``Dict`` of them and
+    ``{"observation": obs}``, or the observation's own keys) or info, as ``delivery`` says."""
 
-    ``delivery="observation"``: the observation becomes a ``Dict`` of the parts and
-    ``{"observation": obs}`` (or the observation's own keys where it is a ``Dict``);
-    ``"info"``: the parts go to the agent's info."""
-
-    env: ParallelEnv
     delivery: str
 
     def part_spaces(self, agent: str) -> Mapping[str, spaces.Space]:
@@ -386,15 +360,13 @@ class PartsDelivery:
         expect(ok, "delivery", "one of ['observation', 'info']", delivery)
         return str(delivery)
 
+    @override
     def observation_space(self, agent: str) -> spaces.Space:
-        """The wrapped env's space, with the parts where they are delivered so."""
         cache: dict[str, spaces.Space] = self.__dict__.setdefault("_delivered_spaces", {})
         if agent not in cache:
             space = self.env.observation_space(agent)
             if self.delivery == "observation":
-                own = (
-                    dict(space.spaces) if isinstance(space, spaces.Dict) else {"observation": space}
-                )
+                own = space.spaces if isinstance(space, spaces.Dict) else {"observation": space}
                 parts = self.part_spaces(agent)
                 clash = [k for k in parts if k in own]
                 if clash:

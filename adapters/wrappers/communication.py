@@ -17,7 +17,6 @@ from typing_extensions import override
 from zooport.adapters.wrappers.base import (
     AgentSelector,
     AgentSpec,
-    ObservationMapper,
     ParallelWrapper,
     PartsDelivery,
     ResetReturn,
@@ -34,18 +33,6 @@ from zooport.errors import (
     UnknownAgentError,
     ZooportError,
 )
-
-__all__ = [
-    "Message",
-    "MessageBus",
-    "MessageChannel",
-    "MessageFilter",
-    "RandomMessageDropout",
-    "RestrictedCommunicationRange",
-    "NoCommunication",
-    "ExtraCommunicationDelays",
-    "send_messages",
-]
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,7 +66,7 @@ def send_messages(env: Any, messages: Message | Iterable[Message]) -> None:
     layer.send_messages(messages)
 
 
-class MessageBus(PartsDelivery, ObservationMapper, CommunicationLayer):
+class MessageBus(PartsDelivery, CommunicationLayer):
     """Carries messages sent between steps into the next step's infos or observations
     (``delivery``; with ``"observation"`` a fixed-size encoding of ``content_space``)."""
 
@@ -94,10 +81,8 @@ class MessageBus(PartsDelivery, ObservationMapper, CommunicationLayer):
         super().__init__(env)
         check_once(self, env)
         self.delivery = self._checked_delivery(delivery)
-        if content_space is not None and not isinstance(content_space, spaces.Box):
-            raise ArgumentTypeError(
-                f"Expect content_space to be a Box or None, actually: {content_space}"
-            )
+        ok = content_space is None or isinstance(content_space, spaces.Box)
+        expect(ok, "content_space", "a Box or None", content_space, ArgumentTypeError)
         if delivery == "observation" and content_space is None:
             raise ArgumentError(
                 "MessageBus(delivery='observation') needs content_space= (a Box): observations "
@@ -220,9 +205,8 @@ class MessageChannel(CommunicationLayer):
         self._pass_in(self.transmit(list(messages)))
 
     def _pass_in(self, messages: list[Message]) -> None:
-        layer = get_wrapper(self.env, CommunicationLayer)
-        if messages and layer is not None:
-            layer.forward(messages)
+        if messages:
+            get_wrapper(self.env, CommunicationLayer).forward(messages)
 
     def transmit(self, messages: list[Message]) -> list[Message]:
         return messages
@@ -267,10 +251,8 @@ class RandomMessageDropout(MessageChannel):
 
     @override
     def transmit(self, messages: list[Message]) -> list[Message]:
-        if not messages:
-            return messages
         keep = self.np_random.random(len(messages)) >= self.p
-        return [m for m, k in zip(messages, keep.tolist(), strict=True) if k]
+        return [m for m, k in zip(messages, keep, strict=True) if k]
 
 
 class RestrictedCommunicationRange(MessageChannel):

@@ -24,8 +24,6 @@ from zooport.adapters.wrappers.base import (
 )
 from zooport.errors import ArgumentTypeError, EnvNotResetError, a_type
 
-__all__ = ["TerminationPolicy", "IndividualDone", "filler_action"]
-
 
 class _RuleWrapper(ParallelWrapper[str, Any, Any]):
     """The rule over each team's members (one team for the episode: ``teams`` None); a team

@@ -16,13 +16,6 @@ from typing_extensions import override
 from zooport.adapters.wrappers.base import ObservationMapper, PartsDelivery, check_once, expect
 from zooport.errors import ArgumentError, SpecError
 
-__all__ = [
-    "RescaleObservations",
-    "GymRescaleObservations",
-    "VectorRescaleObservations",
-    "CentralisedObservation",
-]
-
 
 class Rescaler:
     """Maps observations of ``space`` so bounded float features span ``[-1, 1]``: both bounds
@@ -100,8 +93,10 @@ class RescaleObservations(ObservationMapper):
         return self._rescaler(agent).space
 
     @override
-    def map_observations(self, observations: dict[str, Any]) -> dict[str, Any]:
-        return {a: self._rescaler(a)(o) for a, o in observations.items()}
+    def map_step(
+        self, observations: dict[str, Any], infos: dict[str, dict], actions: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, dict]]:
+        return {a: self._rescaler(a)(o) for a, o in observations.items()}, infos
 
 
 class GymRescaleObservations(gym.ObservationWrapper):
@@ -154,7 +149,7 @@ class VectorRescaleObservations(gym.vector.VectorWrapper):
 _CENTRAL_PARTS = ("state", "observations", "actions")
 
 
-class CentralisedObservation(PartsDelivery, ObservationMapper):
+class CentralisedObservation(PartsDelivery):
     """Adds centralised-critic inputs (``state``, ``others_observations``, ``others_actions``:
     float32 vectors) to each agent's observation or info; see the wrappers guide."""
 

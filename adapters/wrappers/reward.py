@@ -22,8 +22,6 @@ from zooport.adapters.wrappers.base import (
 )
 from zooport.errors import ArgumentError, ArgumentTypeError
 
-__all__ = ["StepData", "RewardShaping", "TeamReward"]
-
 REDUCTIONS: dict[str, Callable[[np.ndarray], Any]] = {
     "sum": np.sum,
     "mean": np.mean,

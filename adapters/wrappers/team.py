@@ -32,8 +32,6 @@ from zooport.errors import (
     ZooportError,
 )
 
-__all__ = ["RandomPolicy", "FoldAgents", "SingleAgentView"]
-
 _SEED_BOUND = 2**63 - 1
 
 

@@ -24,8 +24,6 @@ from zooport.adapters.wrappers.base import (
 from zooport.adapters.wrappers.observation import CentralisedObservation, RescaleObservations
 from zooport.errors import ArgumentError, ArgumentTypeError, SpecError
 
-__all__ = ["EntitySlots", "SharedVisibility"]
-
 
 @dataclass(frozen=True)
 class EntitySlots:
@@ -121,7 +119,9 @@ class SharedVisibility(ObservationMapper):
         return slots
 
     @override
-    def map_observations(self, observations: dict[str, Any]) -> dict[str, Any]:
+    def map_step(
+        self, observations: dict[str, Any], infos: dict[str, dict], actions: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, dict]]:
         out = dict(observations)
         for team, members in self.teams.group(list(observations)).items():
             members = [a for a in members if self._slots_of(a) is not None]
@@ -143,7 +143,7 @@ class SharedVisibility(ObservationMapper):
                 obs = np.array(observations[agent], copy=True)
                 obs[window] = row
                 out[agent] = obs
-        return out
+        return out, infos
 
 
 def _share(rows: np.ndarray, mask_feature: int) -> np.ndarray:
