@@ -16,12 +16,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from typing_extensions import override
 
-from zooport.adapters.wrappers.base import (
-    AgentSelector,
-    ParallelWrapper,
-    ResetReturn,
-    StepReturn,
-)
+from zooport.adapters.wrappers.base import AgentSelector, ParallelWrapper, ResetReturn, StepReturn
 from zooport.envs.arguments import check_seed
 from zooport.errors import (
     ActionError,

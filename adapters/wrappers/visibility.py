@@ -27,8 +27,8 @@ from zooport.errors import ArgumentError, ArgumentTypeError, SpecError
 
 @dataclass(frozen=True)
 class EntitySlots:
-    """``count`` rows of ``features`` from ``offset`` in a flat observation, row ``j`` entity ``j``
-    for every teammate; feature ``mask_feature`` is 1 where the agent sees it."""
+    """``count`` rows of ``features`` from ``offset`` in a flat observation (row ``j``: entity
+    ``j`` for every teammate); feature ``mask_feature`` is 1 where the agent sees it."""
 
     offset: int
     count: int
@@ -58,11 +58,7 @@ class SharedVisibility(ObservationMapper):
     sees it; ``slots`` or the env's ``entity_slots`` say where the rows are (see the guide)."""
 
     def __init__(
-        self,
-        env: ParallelEnv,
-        slots: SlotsSpec = None,
-        *,
-        teams: TeamSpec = None,
+        self, env: ParallelEnv, slots: SlotsSpec = None, *, teams: TeamSpec = None
     ) -> None:
         super().__init__(env)
         check_once(self, env)
@@ -85,20 +81,19 @@ class SharedVisibility(ObservationMapper):
         if agent in self._slots:
             return self._slots[agent]
         spec, slots = self._spec, None
+        unwrapped = self.env.unwrapped
+        declared = getattr(unwrapped, "entity_slots", None)
+        core_declared = getattr(getattr(unwrapped, "core", None), "entity_slots", None)
         if isinstance(spec, EntitySlots):
             slots = spec
         elif isinstance(spec, Mapping):
             slots = spec.get(agent, spec.get(self.teams(agent)))  # type: ignore[call-overload]  # agent or team keys
         elif callable(spec):
             slots = spec(agent)
-        else:
-            unwrapped = self.env.unwrapped
-            declared = getattr(unwrapped, "entity_slots", None)
-            core_declared = getattr(getattr(unwrapped, "core", None), "entity_slots", None)
-            if callable(declared):
-                slots = declared(agent)
-            elif callable(core_declared):
-                slots = core_declared(behavior_of(self.env, agent))
+        elif callable(declared):
+            slots = declared(agent)
+        elif callable(core_declared):
+            slots = core_declared(behavior_of(self.env, agent))
         if slots is not None:
             space = self.env.observation_space(agent)
             if not isinstance(slots, EntitySlots):
@@ -123,18 +118,16 @@ class SharedVisibility(ObservationMapper):
         self, observations: dict[str, Any], infos: dict[str, dict], actions: dict[str, Any]
     ) -> tuple[dict[str, Any], dict[str, dict]]:
         out = dict(observations)
-        for team, members in self.teams.group(list(observations)).items():
-            members = [a for a in members if self._slots_of(a) is not None]
-            if len(members) < 2:
+        for team, agents in self.teams.group(list(observations)).items():
+            layouts = {a: slots for a in agents if (slots := self._slots_of(a)) is not None}
+            if len(layouts) < 2:
                 continue
-            layout = self._slots_of(members[0])
-            if layout is None:  # kept above: every member has slots
-                continue
-            if any(self._slots_of(a) != layout for a in members[1:]):
+            if len(set(layouts.values())) > 1:
                 raise SpecError(
                     f"SharedVisibility: team {team!r} mixes entity slot layouts "
-                    f"{sorted({str(self._slots_of(a)) for a in members})}"
+                    f"{sorted({str(slots) for slots in layouts.values()})}"
                 )
+            members, layout = list(layouts), next(iter(layouts.values()))
             window = slice(layout.offset, layout.stop)
             shape = (len(members), layout.count, layout.features)
             rows = np.stack([observations[a][window] for a in members]).reshape(shape)
