@@ -48,9 +48,9 @@ class _RuleWrapper(ParallelWrapper[str, Any, Any]):
         self._teams = teams
         self._agents: list[str] = []
         self._finished: set[str] = set()
-        self._members: dict[Any, set[str]] = {}
+        self._members: dict[Any, set[str]] = {}  # team (None for the episode) -> its agents
         self._done_teams: set[Any] = set()
-        self._benched: set[str] = set()
+        self._benched: set[str] = set()  # finished here, live in the env
         self._over = self._whole_episode
 
     @property

@@ -34,9 +34,7 @@ class RandomPolicy:
     """Samples its own copy of the action space, respecting ``observation["action_mask"]``."""
 
     def __init__(self, action_space: spaces.Space | None = None) -> None:
-        self.action_space: spaces.Space | None = None
-        if action_space is not None:
-            self.bind("", action_space)
+        self.action_space = None if action_space is None else copy.deepcopy(action_space)
 
     def bind(self, agent: str, action_space: spaces.Space) -> None:
         self.action_space = copy.deepcopy(action_space)
@@ -102,8 +100,7 @@ class FoldAgents(ParallelWrapper[str, Any, Any]):
                 f"Expect agents to be a collection of agent names or a predicate, actually the "
                 f"str {agents!r}; for a behaviour or name prefix pass behavior={agents!r}"
             )
-        if isinstance(policy, str) and policy == "random":
-            policy = RandomPolicy()
+        policy = RandomPolicy() if isinstance(policy, str) and policy == "random" else policy
         if not callable(policy):
             wanted = "a callable observation -> action or 'random'"
             raise ArgumentTypeError(f"Expect policy to be {wanted}, actually: {policy!r}")
@@ -199,8 +196,7 @@ class SingleAgentView(gym.Env[Any, Any]):
                 f"SingleAgentView wraps a PettingZoo ParallelEnv, actually: {type(env).__name__}"
             )
         possible = list(env.possible_agents)
-        if agent is None:
-            agent = possible[0]
+        agent = possible[0] if agent is None else agent
         if agent not in possible:
             raise UnknownAgentError(
                 f"SingleAgentView: {agent!r} is not a possible agent; possible: {possible}"
@@ -235,18 +231,13 @@ class SingleAgentView(gym.Env[Any, Any]):
 
     @override
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
-        if self._over:
-            raise EnvNotResetError(
-                f"SingleAgentView({self.agent!r}): the episode is over; call reset()"
-            )
-        observations, rewards, terminations, truncations, infos = self.env.step(
-            {self.agent: action}
-        )
         agent = self.agent
-        terminated = bool(terminations.get(agent, False))
-        truncated = bool(truncations.get(agent, False))
+        if self._over:
+            raise EnvNotResetError(f"SingleAgentView({agent!r}): the episode is over; call reset()")
+        observations, rewards, terminations, truncations, infos = self.env.step({agent: action})
         if agent not in observations:
             raise ZooportError(f"SingleAgentView: the env gave no observation for {agent!r}")
+        terminated, truncated = bool(terminations.get(agent)), bool(truncations.get(agent))
         if not self.env.agents and not (terminated or truncated):
             truncated = True  # the env ended its episode around the agent
         self._over = terminated or truncated
