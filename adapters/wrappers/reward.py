@@ -118,28 +118,22 @@ class RewardShaping(ParallelWrapper[str, Any, Any]):
         for row, name in enumerate(names[1:], start=1):
             values[row] = _per_agent(name, self.components[name](data), shaped)
         coefficients = np.array([self._coefficient(name) for name in names])
-        own = coefficients @ values
-        shared = None if self.reduction == "none" else float(REDUCTIONS[self.reduction](own))
-        rewards = dict(rewards)
-        infos = dict(infos)
-        coefficient_info = dict(zip(names, coefficients.tolist(), strict=True))
+        own = (coefficients @ values).tolist()
+        shared = {}
+        if self.reduction != "none":
+            shared["shared_reward"] = float(REDUCTIONS[self.reduction](own))
+        rewards, infos = dict(rewards), dict(infos)
+        weights = dict(zip(names, coefficients.tolist(), strict=True))
         for column, agent in enumerate(shaped):
-            record = {
-                "components": dict(zip(names, values[:, column].tolist(), strict=True)),
-                "coefficients": coefficient_info,
-                "reward": float(own[column]),
-            }
-            if shared is not None:
-                record["shared_reward"] = shared
-            rewards[agent] = float(own[column]) if shared is None else shared
-            infos[agent] = {**infos.get(agent, {}), "reward_shaping": record}
+            components = dict(zip(names, values[:, column].tolist(), strict=True))
+            record = {"components": components, "coefficients": weights, "reward": own[column]}
+            rewards[agent] = shared.get("shared_reward", own[column])
+            infos[agent] = {**infos.get(agent, {}), "reward_shaping": {**record, **shared}}
         return observations, rewards, terminations, truncations, infos
 
     def _coefficient(self, name: str) -> float:
         value = self.coefficients[name]
-        if not callable(value):
-            return value
-        result = value(self.total_steps)
+        result = value(self.total_steps) if callable(value) else value
         if isinstance(result, bool) or not isinstance(result, (int, float, np.number)):
             raise ArgumentTypeError(
                 f"coefficient schedule {name!r} returned {result!r} at total_steps="
@@ -207,9 +201,6 @@ class TeamReward(ParallelWrapper[str, Any, Any]):
             team = float(self._reduce(np.asarray(values, dtype=np.float64)))
             for agent in members:
                 new_rewards[agent] = team
-                infos[agent] = {
-                    **infos.get(agent, {}),
-                    "team_reward": team,
-                    "individual_reward": rewards[agent],
-                }
+                own = {"team_reward": team, "individual_reward": rewards[agent]}
+                infos[agent] = {**infos.get(agent, {}), **own}
         return observations, new_rewards, terminations, truncations, infos
