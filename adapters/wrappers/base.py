@@ -81,12 +81,10 @@ TeamSpec = Mapping[str, Hashable] | Callable[[str], Hashable] | None
 
 def _known_behavior(env: Any, agent: str) -> str | None:
     key_of = getattr(getattr(env, "unwrapped", None), "agent_key", None)
-    if callable(key_of):
-        try:
-            return key_of(agent).behavior
-        except KeyError:  # UnknownAgentError: a name the adapter does not know
-            pass
-    return None
+    try:
+        return key_of(agent).behavior if callable(key_of) else None
+    except KeyError:  # UnknownAgentError: a name the adapter does not know
+        return None
 
 
 def behavior_of(env: Any, agent: str) -> str:
@@ -95,16 +93,13 @@ def behavior_of(env: Any, agent: str) -> str:
     >>> behavior_of(None, "adversary_0"), behavior_of(None, "solo")
     ('adversary', 'solo')
     """
-    behavior = _known_behavior(env, agent)
-    if behavior is not None:
-        return behavior
     head, sep, _ = agent.rpartition("_")
-    return head if sep and head else agent
+    return _known_behavior(env, agent) or (head if sep and head else agent)
 
 
 def _selected_by_name(env: Any, spec: str, agent: str) -> bool:
     known = _known_behavior(env, agent)
-    behavior = behavior_of(env, agent) if known is None else known
+    behavior = behavior_of(None, agent) if known is None else known
     if behavior == spec or agent.rpartition("_")[0] == spec:
         return True
     if known is not None and "?" in spec:  # "Soccer?team=0" is one team, not "Soccer?team=1"
@@ -123,16 +118,14 @@ class AgentSelector:
     def __init__(self, env: Any, spec: AgentSpec, what: str = "agents") -> None:
         self.spec = spec
         self._cache: dict[str, bool] = {}
-        self._test: Callable[[str], bool] | None
-        if spec is None:
-            self._test = None
-        elif isinstance(spec, str):  # a partial, not a lambda, so wrappers pickle
+        self._test: Callable[[str], bool] | None = None
+        if isinstance(spec, str):  # a partial, not a lambda, so wrappers pickle
             self._test = functools.partial(_selected_by_name, env, spec)
         elif callable(spec):
             self._test = spec
         elif isinstance(spec, Collection) and all(isinstance(a, str) for a in spec):
             self._test = frozenset(spec).__contains__
-        else:
+        elif spec is not None:
             raise ArgumentTypeError(
                 f"Expect {what} to be None, a behaviour name, a collection of agent names or "
                 f"a callable agent -> bool, actually: {spec!r}"
@@ -153,29 +146,26 @@ class Teams:
     """
 
     def __init__(self, env: Any, teams: TeamSpec = None) -> None:
-        if teams is not None and not isinstance(teams, Mapping) and not callable(teams):
-            raise ArgumentTypeError(
-                f"Expect teams to be None, a mapping agent -> team or a callable, actually: "
-                f"{teams!r}"
-            )
+        ok = teams is None or isinstance(teams, Mapping) or callable(teams)
+        wanted = "None, a mapping agent -> team or a callable"
+        expect(ok, "teams", wanted, teams, ArgumentTypeError)
         self.env = env
         self.teams = dict(teams) if isinstance(teams, Mapping) else teams
         self._cache: dict[str, Hashable] = {}
 
     def __call__(self, agent: str) -> Hashable:
         if agent not in self._cache:
-            team: Hashable
-            if self.teams is None:
-                team = behavior_of(self.env, agent)
-            elif isinstance(self.teams, dict):
-                if agent not in self.teams:
-                    raise UnknownAgentError(
-                        f"agent {agent!r} is in no team; teams given for {sorted(self.teams)}"
-                    )
-                team = self.teams[agent]
+            teams = self.teams
+            if teams is None:
+                self._cache[agent] = behavior_of(self.env, agent)
+            elif not isinstance(teams, dict):
+                self._cache[agent] = teams(agent)
+            elif agent in teams:
+                self._cache[agent] = teams[agent]
             else:
-                team = self.teams(agent)
-            self._cache[agent] = team
+                raise UnknownAgentError(
+                    f"agent {agent!r} is in no team; teams given for {sorted(teams)}"
+                )
         return self._cache[agent]
 
     def group(self, agents: Collection[str]) -> dict[Hashable, list[str]]:
