@@ -1,6 +1,5 @@
-"""Messages between agents (MATE's communication): :class:`MessageBus` delivers what was sent
-between two steps in the next step's infos or observations; channels over it filter, drop,
-limit by range, silence or delay them (outermost first)."""
+"""Messages between agents (MATE's communication): a :class:`MessageBus` delivers them in the
+next step; channels over it filter, drop, limit by range, silence or delay them."""
 
 from __future__ import annotations
 
@@ -54,8 +53,7 @@ class CommunicationLayer(ParallelWrapper[str, Any, Any]):
         self.forward(self.bus.route(messages))
 
     def forward(self, messages: list[Message]) -> None:
-        """Takes messages an outer layer already checked and routed."""
-        raise NotImplementedError
+        raise NotImplementedError  # takes messages an outer layer checked and routed
 
 
 def send_messages(env: Any, messages: Message | Iterable[Message]) -> None:
@@ -299,10 +297,7 @@ class NoCommunication(MessageChannel):
 
 
 class ExtraCommunicationDelays(MessageChannel):
-    """Holds each message ``delay`` extra steps: an int, or ``fn(message, rng) -> int``.
-
-    Messages due together leave in the order sent (the heap's ``sequence``: MATE's compares
-    messages and crashes there)."""
+    """Holds each message ``delay`` extra steps: an int, or ``fn(message, rng) -> int``."""
 
     def __init__(
         self, env: ParallelEnv, delay: int | Callable[[Message, np.random.Generator], int] = 1
@@ -313,7 +308,7 @@ class ExtraCommunicationDelays(MessageChannel):
         self.delay = delay
         self._heap: list[tuple[int, int, Message]] = []
         self._clock = 0
-        self._sequence = 0
+        self._sequence = 0  # messages due together leave in the order sent
 
     @property
     def pending(self) -> int:
@@ -332,7 +327,8 @@ class ExtraCommunicationDelays(MessageChannel):
             if delay == 0:
                 now.append(message)
             else:
-                heapq.heappush(self._heap, (self._clock + int(delay), self._sequence, message))
+                due = (self._clock + int(delay), self._sequence, message)
+                heapq.heappush(self._heap, due)  # MATE's heap compares messages and crashes
                 self._sequence += 1
         self._pass_in(now)
 

@@ -85,8 +85,7 @@ def _decompose(item: Any) -> tuple[Any, tuple, dict]:
 
 
 def _ours(item: Any) -> type | None:
-    """The zooport wrapper class ``item`` builds, else None."""
-    built = _decompose(item)[0]
+    built = _decompose(item)[0]  # the zooport wrapper class ``item`` builds, else None
     ours = isinstance(built, type) and issubclass(built, (ParallelWrapper, SingleAgentView))
     return built if ours else None
 
@@ -118,15 +117,12 @@ def apply_wrappers(env: Any, wrappers: Sequence[Any], *, api: str = "parallel") 
                 f"actually: {item!r}"
             )
         cls = _ours(item)
-        if cls is not None:
-            item = _form(cls, item, kind, api, where)
-        else:
-            if kind == "parallel" and api == "aec":
-                env, kind = parallel_to_aec(env), "aec"
+        if cls is None and kind == "parallel" and api == "aec":
+            env, kind = parallel_to_aec(env), "aec"
+        if cls is None:
             _check_foreign(item, kind, api, where)
-        env = item(env)
-        if isinstance(env, SingleAgentView):
-            kind = "gym"
+        env = item(env) if cls is None else _form(cls, item, kind, api, where)(env)
+        kind = "gym" if isinstance(env, SingleAgentView) else kind
     return parallel_to_aec(env) if kind == "parallel" and api == "aec" else env
 
 
