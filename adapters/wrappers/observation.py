@@ -23,7 +23,7 @@ class Rescaler:
     ``high`` ``x - high + 1``, none ``x``; ``space`` is the new space."""
 
     def __init__(self, space: spaces.Space) -> None:
-        self.source = self.space = space
+        self.space = space
         self.changes = False
         self._parts: Any = None
         if isinstance(space, spaces.Box) and np.issubdtype(space.dtype, np.floating):
@@ -176,13 +176,12 @@ class CentralisedObservation(PartsDelivery):
                     f"and a Box state_space; {env} has state_space={state_space!r}"
                 )
             self._layouts["state"] = _Layout({None: state_space})  # the same for every agent
-        observations = {a: _without_mask(env.observation_space(a)) for a in self.members}
-        for part, layout in (
-            ("observations", _Layout(observations)),
-            ("actions", _Layout({a: env.action_space(a) for a in self.members})),
-        ):
-            if part in self.include:
-                self._layouts[f"others_{part}"] = layout
+        if "observations" in self.include:
+            observed = {a: _without_mask(env.observation_space(a)) for a in self.members}
+            self._layouts["others_observations"] = _Layout(observed)
+        if "actions" in self.include:
+            acted = {a: env.action_space(a) for a in self.members}
+            self._layouts["others_actions"] = _Layout(acted)
         for agent in self.members:
             self.observation_space(agent)
 
@@ -193,10 +192,7 @@ class CentralisedObservation(PartsDelivery):
     def map_step(
         self, observations: dict[str, Any], infos: dict[str, dict], actions: dict[str, Any]
     ) -> tuple[dict[str, Any], dict[str, dict]]:
-        values: dict[str, dict[Any, Any]] = {
-            "others_observations": observations,
-            "others_actions": actions,
-        }
+        values: dict[str, Any] = {"others_observations": observations, "others_actions": actions}
         if "state" in self._layouts:
             values["state"] = {None: self.env.state()}
         central = {key: layout.joint(values[key]) for key, layout in self._layouts.items()}
@@ -214,20 +210,17 @@ def _without_mask(space: spaces.Space) -> spaces.Space:
 
 
 class _Layout:
-    """Where each member's flattened value sits in the joint vector; an agent that is no
-    member sees all of it."""
+    """Where each member's flattened value sits in the joint vector."""
 
     def __init__(self, parts: dict[Any, spaces.Space]) -> None:
         self.parts = parts
         self.index = {member: i for i, member in enumerate(parts)}
-        flat: list[spaces.Box] = []
-        for space in parts.values():
-            box = spaces.flatten_space(space)
+        flat = [spaces.flatten_space(space) for space in parts.values()]
+        for space, box in zip(parts.values(), flat, strict=True):
             if not isinstance(box, spaces.Box):  # a Sequence or Graph has no fixed size
                 raise SpecError(
                     f"CentralisedObservation: expected spaces that flatten to a Box, got {space}"
                 )
-            flat.append(box)
         self.stops = np.cumsum([0, *(int(np.prod(f.shape)) for f in flat)])
         self.low = np.concatenate([f.low.reshape(-1) for f in flat] or [np.zeros(0)])
         self.high = np.concatenate([f.high.reshape(-1) for f in flat] or [np.zeros(0)])
@@ -248,7 +241,7 @@ class _Layout:
         return joint
 
     def others(self, joint: np.ndarray, agent: str) -> np.ndarray:
-        index = self.index.get(agent)
+        index = self.index.get(agent)  # an agent that is no member sees all of it
         if index is None:
             return joint.copy()
         return np.concatenate([joint[: self.stops[index]], joint[self.stops[index + 1] :]])
