@@ -98,8 +98,7 @@ class ActionGrid:
 
 
 class DiscretizeActions(ParallelWrapper[str, Any, Any]):
-    """Gives the selected agents with Box actions (default: all) ``Discrete(levels ** d)``
-    actions; applied once."""
+    """Gives the selected agents with Box actions (default: all) ``Discrete(levels ** d)``."""
 
     def __init__(
         self, env: ParallelEnv, levels: int = 5, mode: str = "grid", *, agents: AgentSpec = None
@@ -121,9 +120,9 @@ class DiscretizeActions(ParallelWrapper[str, Any, Any]):
         if agent not in self._grids:
             space, grid = self.env.action_space(agent), None
             if self.select(agent) and isinstance(space, spaces.Box):
-                grid = self._by_space.get(id(space))
-                if grid is None:
-                    grid = self._by_space[id(space)] = ActionGrid(space, self.levels, self.mode)
+                if id(space) not in self._by_space:
+                    self._by_space[id(space)] = ActionGrid(space, self.levels, self.mode)
+                grid = self._by_space[id(space)]
             elif self.select(agent) and self._explicit:
                 raise ArgumentError(
                     f"DiscretizeActions: agent {agent!r} was selected but its action space "
