@@ -118,10 +118,11 @@ class RewardShaping(ParallelWrapper[str, Any, Any]):
         for row, name in enumerate(names[1:], start=1):
             values[row] = _per_agent(name, self.components[name](data), shaped)
         coefficients = np.array([self._coefficient(name) for name in names])
-        own = (coefficients @ values).tolist()
+        weighted = coefficients @ values
         shared = {}
         if self.reduction != "none":
-            shared["shared_reward"] = float(REDUCTIONS[self.reduction](own))
+            shared["shared_reward"] = float(REDUCTIONS[self.reduction](weighted))
+        own = weighted.tolist()
         rewards, infos = dict(rewards), dict(infos)
         weights = dict(zip(names, coefficients.tolist(), strict=True))
         for column, agent in enumerate(shaped):
@@ -201,6 +202,9 @@ class TeamReward(ParallelWrapper[str, Any, Any]):
             team = float(self._reduce(np.asarray(values, dtype=np.float64)))
             for agent in members:
                 new_rewards[agent] = team
-                own = {"team_reward": team, "individual_reward": rewards[agent]}
-                infos[agent] = {**infos.get(agent, {}), **own}
+                infos[agent] = {
+                    **infos.get(agent, {}),
+                    "team_reward": team,
+                    "individual_reward": rewards[agent],
+                }
         return observations, new_rewards, terminations, truncations, infos
