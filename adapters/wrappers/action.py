@@ -1,6 +1,5 @@
 """Discrete actions for Box actions (MATE's ``DiscreteCamera``/``DiscreteTarget``): action ``k``
-is point ``k``, row-major, of a grid of ``levels`` values per dimension (``"disc"``: the 2-D grid
-mapped onto the disc, ``p * max|p_i| / |p|``), scaled from ``[-1, 1]`` to the Box's bounds."""
+is point ``k`` of a grid, or of the grid mapped onto the disc, over the Box's bounds."""
 
 from __future__ import annotations
 

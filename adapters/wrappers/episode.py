@@ -1,6 +1,5 @@
-"""When a multi-agent episode ends: a :func:`~zooport.adapters.termination.finished_needed` rule
-over the agents that finished, for the episode (:class:`TerminationPolicy`) or per team
-(:class:`IndividualDone`); the agents still live then end as ``end_live_as`` says."""
+"""When a multi-agent episode ends, for the whole episode (:class:`TerminationPolicy`) or per
+team (:class:`IndividualDone`): a ``finished_needed`` rule over the agents that finished."""
 
 from __future__ import annotations
 
@@ -45,7 +44,7 @@ class _RuleWrapper(ParallelWrapper[str, Any, Any]):
         wanted = "one of ['truncated', 'terminated']"
         expect(end_live_as in ("truncated", "terminated"), "end_live_as", wanted, end_live_as)
         self.end_live_as = end_live_as
-        self._teams = teams
+        self.teams = teams
         self._agents: list[str] = []
         self._finished: set[str] = set()
         self._members: dict[Any, set[str]] = {}  # team (None for the episode) -> its agents
@@ -59,7 +58,7 @@ class _RuleWrapper(ParallelWrapper[str, Any, Any]):
 
     def _join(self, agents: Iterable[str]) -> None:
         for agent in agents:
-            team = None if self._teams is None else self._teams(agent)
+            team = None if self.teams is None else self.teams(agent)
             self._members.setdefault(team, set()).add(agent)
 
     @override
@@ -139,7 +138,6 @@ class IndividualDone(_RuleWrapper):
         end_live_as: str = "truncated",
     ) -> None:
         super().__init__(env, mode, end_live_as, Teams(env, teams))
-        self.teams = self._teams
 
 
 def filler_action(space: spaces.Space) -> Any:
