@@ -203,8 +203,9 @@ class MessageChannel(CommunicationLayer):
         self._pass_in(self.transmit(list(messages)))
 
     def _pass_in(self, messages: list[Message]) -> None:
-        if messages:
-            get_wrapper(self.env, CommunicationLayer).forward(messages)
+        layer = get_wrapper(self.env, CommunicationLayer)
+        if messages and layer is not None:
+            layer.forward(messages)
 
     def transmit(self, messages: list[Message]) -> list[Message]:
         return messages

@@ -215,12 +215,14 @@ class _Layout:
     def __init__(self, parts: dict[Any, spaces.Space]) -> None:
         self.parts = parts
         self.index = {member: i for i, member in enumerate(parts)}
-        flat = [spaces.flatten_space(space) for space in parts.values()]
-        for space, box in zip(parts.values(), flat, strict=True):
+        flat: list[spaces.Box] = []
+        for space in parts.values():
+            box = spaces.flatten_space(space)
             if not isinstance(box, spaces.Box):  # a Sequence or Graph has no fixed size
                 raise SpecError(
                     f"CentralisedObservation: expected spaces that flatten to a Box, got {space}"
                 )
+            flat.append(box)
         self.stops = np.cumsum([0, *(int(np.prod(f.shape)) for f in flat)])
         self.low = np.concatenate([f.low.reshape(-1) for f in flat] or [np.zeros(0)])
         self.high = np.concatenate([f.high.reshape(-1) for f in flat] or [np.zeros(0)])
