@@ -44,7 +44,6 @@ class BatchedEnv(BaseEnv):
 
     def __init__(
         self,
-        *,
         seed: int | None = None,
         side_channels: Sequence[SideChannel] | None = None,
         max_steps: int = 0,

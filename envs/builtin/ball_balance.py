@@ -77,10 +77,7 @@ class BallBalance(BatchedEnv):
         self.n_agents = n = check_int(n_agents, "n_agents", 1)
         given = {"mass": mass, "gravity": gravity, "scale": scale}
         self._defaults = {key: check_float(v, key, above=0) for key, v in given.items()}
-        super().__init__(
-            seed=seed, side_channels=side_channels, max_steps=max_steps,
-            reorder_agents=reorder_agents,
-        )  # fmt: skip
+        super().__init__(seed, side_channels, max_steps, reorder_agents)
         spec = BehaviorSpec(
             [ObservationSpec.vector(8, "ball_state")], ActionSpec.create_continuous(2)
         )

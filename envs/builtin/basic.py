@@ -63,10 +63,7 @@ class Basic(BatchedEnv):
         reorder_agents: bool = False,
     ) -> None:
         self.n_agents = check_int(n_agents, "n_agents", 1)
-        super().__init__(
-            seed=seed, side_channels=side_channels, max_steps=max_steps,
-            reorder_agents=reorder_agents,
-        )  # fmt: skip
+        super().__init__(seed, side_channels, max_steps, reorder_agents)
         spec = BehaviorSpec(
             [ObservationSpec.vector(_OBS_SIZE, "position")], ActionSpec.create_discrete((3,))
         )

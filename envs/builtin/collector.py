@@ -66,10 +66,7 @@ class Collector(BatchedEnv):
         min_items: int = 3,
         reach: float = 0.15,
     ) -> None:
-        super().__init__(
-            seed=seed, side_channels=side_channels, max_steps=max_steps,
-            reorder_agents=reorder_agents,
-        )  # fmt: skip
+        super().__init__(seed, side_channels, max_steps, reorder_agents)
         self.n_agents = check_int(n_agents, "n_agents", 1)
         self.n_items = check_int(n_items, "n_items", 1)
         self.min_items = check_int(min_items, "min_items", 1)

@@ -90,10 +90,7 @@ class GridWorld(BatchedEnv):
                 f"actually: {self.n_walls}"
             )
         self.pixels_per_cell = check_int(pixels_per_cell, "pixels_per_cell", 1)
-        super().__init__(
-            seed=seed, side_channels=side_channels, max_steps=max_steps,
-            reorder_agents=reorder_agents,
-        )  # fmt: skip
+        super().__init__(seed, side_channels, max_steps, reorder_agents)
         self.n_agents, self.grid_size = n, (rows, cols)
         p = self.pixels_per_cell
         camera = ObservationSpec.visual(rows * p, cols * p, 3, "camera")

@@ -88,10 +88,7 @@ class Soccer(BatchedEnv):
         individual_rewards: bool = True,
         shaping: float = 0.0,
     ) -> None:
-        super().__init__(
-            seed=seed, side_channels=side_channels, max_steps=max_steps,
-            reorder_agents=reorder_agents,
-        )  # fmt: skip
+        super().__init__(seed, side_channels, max_steps, reorder_agents)
         self.team_size = n = check_int(team_size, "team_size", 1)
         self.individual_rewards = check_bool(individual_rewards, "individual_rewards")
         self.shaping = check_float(shaping, "shaping")

@@ -86,10 +86,7 @@ class Tag(BatchedEnv):
         observed_opponents: int = 2,
         tag_radius: float = 0.1,
     ) -> None:
-        super().__init__(
-            seed=seed, side_channels=side_channels, max_steps=max_steps,
-            reorder_agents=reorder_agents,
-        )  # fmt: skip
+        super().__init__(seed, side_channels, max_steps, reorder_agents)
         n_runners = check_int(n_runners, "n_runners", 1)
         n_taggers = check_int(n_taggers, "n_taggers", 1)
         runner_period = check_int(runner_decision_period, "runner_decision_period", 1)
