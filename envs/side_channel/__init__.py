@@ -20,19 +20,8 @@ from .simulation_side import SimulationSideChannels
 from .stats_side_channel import StatsAggregationMethod, StatsSideChannel
 
 __all__ = [
-    "IncomingMessage",
-    "OutgoingMessage",
-    "SideChannel",
-    "SideChannelManager",
-    "EngineConfig",
-    "EngineConfigurationChannel",
-    "EnvironmentParametersChannel",
-    "FloatPropertiesChannel",
-    "StatsAggregationMethod",
-    "StatsSideChannel",
-    "RawBytesChannel",
-    "SimulationSideChannels",
-    "SideChannelTypeError",
-    "SideChannelCommunicationError",
-    "SideChannelEnvironmentError",
-]
+    "IncomingMessage", "OutgoingMessage", "SideChannel", "SideChannelManager", "EngineConfig",
+    "EngineConfigurationChannel", "EnvironmentParametersChannel", "FloatPropertiesChannel",
+    "StatsAggregationMethod", "StatsSideChannel", "RawBytesChannel", "SimulationSideChannels",
+    "SideChannelTypeError", "SideChannelCommunicationError", "SideChannelEnvironmentError",
+]  # fmt: skip

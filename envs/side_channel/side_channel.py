@@ -19,14 +19,9 @@ import numpy as np
 from zooport.errors import SideChannelError, UnityCommunicationException, UnityEnvironmentException
 
 __all__ = [
-    "SideChannel",
-    "SendOnlySideChannel",
-    "IncomingMessage",
-    "OutgoingMessage",
-    "SideChannelTypeError",
-    "SideChannelCommunicationError",
-    "SideChannelEnvironmentError",
-]
+    "SideChannel", "SendOnlySideChannel", "IncomingMessage", "OutgoingMessage",
+    "SideChannelTypeError", "SideChannelCommunicationError", "SideChannelEnvironmentError",
+]  # fmt: skip
 
 _INT32 = (-(2**31), 2**31 - 1)
 _FLOAT32_MAX = float(np.finfo(np.float32).max)

@@ -10,12 +10,9 @@ from enum import Enum
 from .side_channel import IncomingMessage, SideChannel, known_code
 
 __all__ = [
-    "STATS_SIDE_CHANNEL_ID",
-    "StatsAggregationMethod",
-    "StatList",
-    "EnvironmentStats",
+    "STATS_SIDE_CHANNEL_ID", "StatsAggregationMethod", "StatList", "EnvironmentStats",
     "StatsSideChannel",
-]
+]  # fmt: skip
 
 # uuid.uuid5(uuid.NAMESPACE_URL, "com.unity.ml-agents/StatsSideChannel"), as on both ends.
 STATS_SIDE_CHANNEL_ID = uuid.UUID("a1d8f7b7-cec8-50f9-b78b-d3e165a78520")
