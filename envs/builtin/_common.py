@@ -4,6 +4,8 @@ the top left; each drawing function draws a whole batch of shapes, clipped)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -20,16 +22,10 @@ def fill_rects(
     color: Color,
 ) -> None:  # fmt: skip
     """Fills rectangles ``[top, top + height) x [left, left + width)`` of ``image`` in place."""
-    top = np.atleast_1d(np.asarray(top, dtype=np.float64))
-    left = np.atleast_1d(np.asarray(left, dtype=np.float64))
-    height = np.broadcast_to(np.asarray(height, dtype=np.float64), top.shape)
-    width = np.broadcast_to(np.asarray(width, dtype=np.float64), top.shape)
-    rows = np.arange(image.shape[0])[None, :]
-    cols = np.arange(image.shape[1])[None, :]
-    in_rows = (rows >= top[:, None]) & (rows < (top + height)[:, None])  # (k, H)
-    in_cols = (cols >= left[:, None]) & (cols < (left + width)[:, None])  # (k, W)
-    mask = np.einsum("kh,kw->hw", in_rows, in_cols, dtype=np.int32) > 0
-    image[mask] = np.asarray(color, dtype=np.uint8)
+    for box in np.broadcast(top, left, np.add(top, height), np.add(left, width)):
+        # Pixel p lies in [a, b) exactly when ceil(a) <= p < ceil(b).
+        row0, col0, row1, col1 = (max(math.ceil(edge), 0) for edge in box)
+        image[row0:row1, col0:col1] = color
 
 
 def fill_circles(

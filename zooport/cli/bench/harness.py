@@ -67,17 +67,15 @@ class Budget:
 
 
 def _time(route: Route, steps: int, start: int, clock: Callable[[], float]) -> tuple[float, int]:
-    step = route.step
+    step, agents = route.step, 0
+    begin = clock()
     if route.counts_agents:
-        agents = 0
-        begin = clock()
         for i in range(start, start + steps):
             agents += step(i)
-        return clock() - begin, agents
-    begin = clock()
-    for i in range(start, start + steps):
-        step(i)
-    return clock() - begin, route.n * steps
+    else:
+        for i in range(start, start + steps):
+            step(i)
+    return clock() - begin, agents if route.counts_agents else route.n * steps
 
 
 def measure_case(
