@@ -136,9 +136,6 @@ class IncomingMessage:
             )
         self.offset: int = start  # the position of the next read
 
-    def __repr__(self) -> str:
-        return f"IncomingMessage(<{len(self.buffer)} bytes>, offset={self.offset})"
-
     def read_bool(self, default_value: bool = _NO_DEFAULT) -> bool:
         return self._read("<?", "bool", default_value)
 
@@ -220,9 +217,6 @@ class OutgoingMessage:
 
     def __init__(self) -> None:
         self._buffer = bytearray()
-
-    def __repr__(self) -> str:
-        return f"OutgoingMessage(<{len(self._buffer)} bytes>)"
 
     @property
     def buffer(self) -> bytes:

@@ -7,7 +7,7 @@ import bisect
 import itertools
 import math
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any
 
@@ -147,26 +147,27 @@ class SimulationSideChannels:
         # int32 seeds may be negative; their two's complement keeps distinct seeds distinct.
         entropy = seed & 0xFFFFFFFF if self._seed is None else [seed & 0xFFFFFFFF, self._seed]
         rng = np.random.default_rng(entropy)
-        got: Sequence[float]
-        if sampler_type == _Sampler.MULTIRANGEUNIFORM:
-            name, got = "multi-range uniform", msg.read_float32_list()
+        if sampler_type == _Sampler.GAUSSIAN:
+            got = mean, st_dev = msg.read_float32(), msg.read_float32()
+            ok = math.isfinite(mean) and math.isfinite(st_dev) and st_dev >= 0
+            name, rules = "gaussian", {"a finite mean and st_dev >= 0": ok}
+            draw = partial(_gaussian, rng, mean, st_dev)
+        else:  # uniform on one interval, or on several laid end to end
+            multi = sampler_type == _Sampler.MULTIRANGEUNIFORM
+            got = msg.read_float32_list() if multi else (msg.read_float32(), msg.read_float32())
             lows, highs = got[0::2], got[1::2]
             widths = [high - low for low, high in zip(lows, highs, strict=False)]
-            rules = {  # checked in order
-                "finite (min, max) pairs": len(got) % 2 == 0 and all(map(math.isfinite, got)),
-                "min <= max in each pair, a positive total width": min(widths, default=-1.0) >= 0
-                and sum(widths) > 0,
-            }
-            draw = partial(_uniform, rng, lows, highs, list(itertools.accumulate(widths)))
-        else:
-            got = first, second = msg.read_float32(), msg.read_float32()
-            finite = math.isfinite(first) and math.isfinite(second)
-            if sampler_type == _Sampler.UNIFORM:
-                name, rules = "uniform", {"finite min <= max": finite and first <= second}
-                draw = partial(_uniform, rng, [first], [second], [second - first])
+            finite = all(map(math.isfinite, got))
+            if multi:  # the rules are checked in order
+                positive = min(widths, default=-1.0) >= 0 and sum(widths) > 0
+                rules = {
+                    "finite (min, max) pairs": len(got) % 2 == 0 and finite,
+                    "min <= max in each pair, a positive total width": positive,
+                }
             else:
-                name, rules = "gaussian", {"a finite mean and st_dev >= 0": finite and second >= 0}
-                draw = partial(_gaussian, rng, first, second)
+                rules = {"finite min <= max": finite and widths[0] >= 0}
+            name = "multi-range uniform" if multi else "uniform"
+            draw = partial(_uniform, rng, lows, highs, list(itertools.accumulate(widths)))
         for expected, ok in rules.items():
             if not ok:
                 raise SideChannelError(
