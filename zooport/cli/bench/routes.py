@@ -94,9 +94,8 @@ def _adapter(cls: str, case: EnvCase, n: int, seed: int, pool: bool = False, **o
     """zooport's adapter ``cls`` over one core or (``pool``) a CorePool of the case's cores."""
     adapter = getattr(importlib.import_module("zooport.adapters"), cls)
     core, agents = (_pool if pool else _core)(case, n, seed)
-    if cls in ("BehaviorVectorEnv", "SB3VecEnv"):
-        return adapter(core, case.behavior, **options), agents
-    return adapter(core, **options), agents
+    behavior = [case.behavior] if cls in ("BehaviorVectorEnv", "SB3VecEnv") else []
+    return adapter(core, *behavior, **options), agents
 
 
 def _one_agent_gym(case: EnvCase, seed: int) -> Any:
@@ -111,9 +110,8 @@ def _peer(kind: str, case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
     m = case.workers * n if case.peers is None else min(case.workers * n, case.peers)
     factories = [partial(_one_agent_gym, case, seed + i) for i in range(m)]
     if kind in ("DummyVecEnv", "SubprocVecEnv"):
-        return getattr(importlib.import_module("stable_baselines3.common.vec_env"), kind)(
-            factories
-        ), m
+        vec_env = importlib.import_module("stable_baselines3.common.vec_env")
+        return getattr(vec_env, kind)(factories), m
     import gymnasium as gym
 
     from zooport.adapters.vector_env import SAME_STEP
