@@ -83,9 +83,7 @@ class BallBalance(BatchedEnv):
         )
         self._add_behavior(self.behavior_name, spec, n)
         # Tilt columns (about z, about x); ball position and velocity in the platform, (x, z).
-        self._tilt = np.zeros((n, 2), dtype=np.float64)
-        self._position = np.zeros((n, 2), dtype=np.float64)
-        self._velocity = np.zeros((n, 2), dtype=np.float64)
+        self._tilt, self._position, self._velocity = np.zeros((3, n, 2), dtype=np.float64)
         self._params = {key: np.full(n, value) for key, value in self._defaults.items()}
         self._episode_length = np.zeros(n, dtype=np.int64)
         self._episode_reward = np.zeros(n, dtype=np.float64)

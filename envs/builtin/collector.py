@@ -83,8 +83,7 @@ class Collector(BatchedEnv):
         spec = BehaviorSpec(obs, ActionSpec.create_hybrid(2, (2,)))
         self._add_behavior(self.behavior_name, spec, self.n_agents)
         #: Simulation state, one row per agent (exposed for inspection and tests).
-        self.pos = np.zeros((self.n_agents, 2), np.float32)
-        self.vel = np.zeros((self.n_agents, 2), np.float32)
+        self.pos, self.vel = np.zeros((2, self.n_agents, 2), np.float32)
         self.item_pos = np.zeros((self.n_agents, self.n_items, 2), np.float32)
         self.item_present = np.zeros((self.n_agents, self.n_items), bool)
 

@@ -97,10 +97,8 @@ class Soccer(BatchedEnv):
         for behavior, group in zip(_TEAMS, self.group_ids, strict=True):
             self._add_behavior(behavior, spec, n, group_id=group)
         #: Simulation state in team 0's frame: (team, slot, xy) for players, (xy,) for the ball.
-        self.player_pos = np.zeros((2, n, 2), np.float32)
-        self.player_vel = np.zeros((2, n, 2), np.float32)
-        self.ball_pos = np.zeros(2, np.float32)
-        self.ball_vel = np.zeros(2, np.float32)
+        self.player_pos, self.player_vel = np.zeros((2, 2, n, 2), np.float32)
+        self.ball_pos, self.ball_vel = np.zeros((2, 2), np.float32)
         # For each slot, the slots of its teammates.
         self._mates = np.array([np.delete(np.arange(n), i) for i in range(n)]).reshape(n, n - 1)
 

@@ -109,10 +109,8 @@ class Tag(BatchedEnv):
                 restart_finished=self.restart_tagged, group_id=group,
             )  # fmt: skip
         #: Simulation state, one row per slot (exposed for inspection and tests).
-        self.runner_pos = np.zeros((self.runner_capacity, 2), np.float32)
-        self.runner_vel = np.zeros((self.runner_capacity, 2), np.float32)
-        self.tagger_pos = np.zeros((n_taggers, 2), np.float32)
-        self.tagger_vel = np.zeros((n_taggers, 2), np.float32)
+        self.runner_pos, self.runner_vel = np.zeros((2, self.runner_capacity, 2), np.float32)
+        self.tagger_pos, self.tagger_vel = np.zeros((2, n_taggers, 2), np.float32)
         self._placed_taggers = np.zeros(n_taggers, bool)
         # Per behaviour: its positions, velocities, acceleration and its opponents' behaviour.
         self._bodies = {
