@@ -94,11 +94,18 @@ class BallBalance(BatchedEnv):
         self._episode_reward[:] = 0.0
 
     def _reset_agents(self, behavior: str, slots: np.ndarray) -> None:
-        for i in slots[self._episode_length[slots] > 0].tolist():
-            # One statistic per finished episode, as each Unity agent records its own.
-            self.record_stat("BallBalance/EpisodeLength", int(self._episode_length[i]))
-            self.record_stat("BallBalance/EpisodeReward", float(self._episode_reward[i]))
-            self.record_stat("BallBalance/Fell", float((np.abs(self._position[i]) > _EDGE).any()))
+        finished = slots[self._episode_length[slots] > 0]
+        fell = (np.abs(self._position[finished]) > _EDGE).any(axis=1)
+        # One statistic per finished episode, as each Unity agent records its own.
+        for length, reward, fall in zip(
+            self._episode_length[finished].tolist(),
+            self._episode_reward[finished].tolist(),
+            fell.tolist(),
+            strict=True,
+        ):
+            self.record_stat("BallBalance/EpisodeLength", length)
+            self.record_stat("BallBalance/EpisodeReward", reward)
+            self.record_stat("BallBalance/Fell", float(fall))
         self._episode_length[slots] = 0
         self._episode_reward[slots] = 0.0
         for key, default in self._defaults.items():
