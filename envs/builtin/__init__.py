@@ -9,13 +9,9 @@ __all__ = ["Basic", "BallBalance", "GridWorld", "Tag", "Collector", "Soccer", "B
 
 #: Class name (the registry identifier) -> the module that defines it, in registry order.
 BUILTINS = {
-    "Basic": "basic",
-    "BallBalance": "ball_balance",
-    "GridWorld": "grid_world",
-    "Tag": "tag",
-    "Collector": "collector",
-    "Soccer": "soccer",
-}
+    "Basic": "basic", "BallBalance": "ball_balance", "GridWorld": "grid_world", "Tag": "tag",
+    "Collector": "collector", "Soccer": "soccer",
+}  # fmt: skip
 
 
 # A lazy import table: a registry listing the built-ins imports none of them.
