@@ -33,13 +33,13 @@ def fill_circles(
     color: Color,
 ) -> None:  # fmt: skip
     """Fills discs in ``image`` in place: the pixels whose centres lie within them."""
-    cy = np.atleast_1d(np.asarray(center_row, dtype=np.float64))[:, None, None]
-    cx = np.atleast_1d(np.asarray(center_col, dtype=np.float64))[:, None, None]
-    r = np.broadcast_to(np.asarray(radius, dtype=np.float64), cy.shape[:1])[:, None, None]
-    rows = np.arange(image.shape[0])[None, :, None] + 0.5
-    cols = np.arange(image.shape[1])[None, None, :] + 0.5
-    mask = ((rows - cy) ** 2 + (cols - cx) ** 2 <= r**2).any(axis=0)
-    image[mask] = np.asarray(color, dtype=np.uint8)
+    for cy, cx, r in np.broadcast(center_row, center_col, radius):
+        # Only the pixels of the disc's bounding box, clipped to the image, are tested.
+        top, left = max(math.floor(cy - r), 0), max(math.floor(cx - r), 0)
+        rows = np.arange(top, min(math.ceil(cy + r), image.shape[0]))[:, None] + 0.5
+        cols = np.arange(left, min(math.ceil(cx + r), image.shape[1])) + 0.5
+        inside = (rows - cy) ** 2 + (cols - cx) ** 2 <= r**2
+        image[top : top + len(rows), left : left + len(cols)][inside] = color
 
 
 def fill_arena_discs(

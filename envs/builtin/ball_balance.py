@@ -171,11 +171,8 @@ class BallBalance(BatchedEnv):
         shade = 150 + 100 * np.clip(self._tilt / _MAX_TILT, -1, 1)
         platform = np.stack([shade[:, 0], np.full(n, 150.0), shade[:, 1]], axis=1)
         images[:, lo:hi, lo:hi] = platform.astype(np.uint8)[:, None, None, :]
-        rows = np.arange(size)[None, :, None] + 0.5
-        cols = np.arange(size)[None, None, :] + 0.5
-        ball_row = centre + self._position[:, 1, None, None] * pixels_per_unit
-        ball_col = centre + self._position[:, 0, None, None] * pixels_per_unit
-        radius = 0.5 * self._params["scale"][:, None, None] * pixels_per_unit
-        ball = (rows - ball_row) ** 2 + (cols - ball_col) ** 2 <= radius**2
-        images[ball] = (255, 140, 0)
+        balls = centre + self._position * pixels_per_unit  # (col, row) per ball
+        radii = 0.5 * self._params["scale"] * pixels_per_unit
+        for image, (col, row), radius in zip(images, balls, radii, strict=True):
+            _common.fill_circles(image, row, col, radius, (255, 140, 0))
         return _common.tile(images)
