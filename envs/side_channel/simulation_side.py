@@ -7,7 +7,7 @@ import bisect
 import itertools
 import math
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import Any
 
@@ -147,6 +147,7 @@ class SimulationSideChannels:
         # int32 seeds may be negative; their two's complement keeps distinct seeds distinct.
         entropy = seed & 0xFFFFFFFF if self._seed is None else [seed & 0xFFFFFFFF, self._seed]
         rng = np.random.default_rng(entropy)
+        got: Sequence[float]
         if sampler_type == _Sampler.GAUSSIAN:
             got = mean, st_dev = msg.read_float32(), msg.read_float32()
             ok = math.isfinite(mean) and math.isfinite(st_dev) and st_dev >= 0
@@ -181,7 +182,7 @@ def _gaussian(rng: np.random.Generator, mean: float, st_dev: float) -> float:
 
 
 def _uniform(
-    rng: np.random.Generator, lows: list[float], highs: list[float], ends: list[float]
+    rng: np.random.Generator, lows: Sequence[float], highs: Sequence[float], ends: list[float]
 ) -> float:
     """Uniform on the intervals laid end to end (``ends``), as Unity's samplers compute it."""
     position = rng.random() * ends[-1]

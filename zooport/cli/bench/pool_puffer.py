@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import pufferlib  # type: ignore[import-not-found, unused-ignore]  # optional, bench-pool only
+import pufferlib  # type: ignore[import-not-found, import-untyped, unused-ignore]  # optional, bench-pool only
 from gymnasium import spaces
 
 from zooport.envs.base_env import ActionTuple

@@ -168,7 +168,7 @@ def _pipes(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
 def _puffer(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
     """PufferLib's Multiprocessing of K native PufferEnvs over the case's (endless) core."""
     try:
-        from pufferlib import vector  # type: ignore[import-not-found, unused-ignore]
+        from pufferlib import vector  # type: ignore[import-not-found, import-untyped, unused-ignore]
 
         from zooport.cli.bench.pool_puffer import CorePufferEnv
     except ImportError as exc:
