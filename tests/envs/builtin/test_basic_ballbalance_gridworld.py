@@ -63,15 +63,17 @@ def _assert_same(a, b):
 # ----------------------------------------------------------------------------- specs
 
 
+def _only_observation(spec, shape, name):
+    """The spec's one observation, after checking its shape, name and type (DEFAULT)."""
+    (obs,) = spec.observation_specs
+    assert (obs.shape, obs.name, obs.observation_type) == (shape, name, ObservationType.DEFAULT)
+    return obs
+
+
 def test_basic_spec():
     env = Basic()
     spec = env.behavior_specs["Basic"]
-    (obs,) = spec.observation_specs
-    assert (obs.shape, obs.name, obs.observation_type) == (
-        (20,),
-        "position",
-        ObservationType.DEFAULT,
-    )
+    obs = _only_observation(spec, (20,), "position")
     assert obs.dimension_property == (DimensionProperty.NONE,)
     assert spec.action_spec == ActionSpec.create_discrete((3,))
     assert Basic.max_episode_steps == 100
@@ -90,12 +92,7 @@ def test_basic_spec():
 def test_ball_balance_spec():
     env = BallBalance()
     spec = env.behavior_specs["BallBalance"]
-    (obs,) = spec.observation_specs
-    assert (obs.shape, obs.name, obs.observation_type) == (
-        (8,),
-        "ball_state",
-        ObservationType.DEFAULT,
-    )
+    _only_observation(spec, (8,), "ball_state")
     assert spec.action_spec == ActionSpec.create_continuous(2)
     assert BallBalance.max_episode_steps == 200
     # The cap is 0.1 per step for 200 steps; random play earns about 2.
