@@ -32,9 +32,16 @@ def _step(env):
 
 
 @pytest.mark.parametrize("adapter", ADAPTERS)
-def test_repeated_decision_ids_are_an_error_naming_them(adapter):
-    env = adapter(Scene([{"B": rows([0, 1, 1])}]))
-    with pytest.raises(ObservationError, match=r"'B'.*DecisionSteps: \[1\]"):
+@pytest.mark.parametrize(
+    ("ids", "match"),
+    [
+        ([0, 1, 1], r"'B'.*DecisionSteps: \[1\]"),  # repeated ids, named
+        ([0.5, 1.5, 2.5], r"'B'.*integer.*float64"),  # float ids: an error, not truncated
+    ],
+)
+def test_bad_decision_ids_at_reset_are_an_error(adapter, ids, match):
+    env = adapter(Scene([{"B": rows(ids)}]))
+    with pytest.raises(ObservationError, match=match):
         env.reset()
 
 
@@ -56,13 +63,6 @@ def test_repeated_ids_later_in_the_episode_are_caught(adapter):
     env.reset()
     with pytest.raises(ObservationError, match=r"'B'.*\[1\]"):
         _step(env)
-
-
-@pytest.mark.parametrize("adapter", ADAPTERS)
-def test_float_ids_are_an_error_not_truncated(adapter):
-    env = adapter(Scene([{"B": rows([0.5, 1.5, 2.5])}]))
-    with pytest.raises(ObservationError, match=r"'B'.*integer.*float64"):
-        env.reset()
 
 
 @pytest.mark.parametrize("adapter", ADAPTERS)
