@@ -148,7 +148,7 @@ class CorePool(BaseEnv):
                 f"index), got {seed}"
             )
         if seed is not None and not self.seedable:
-            first = next(i for i in range(k) if not self._describe(i)["seedable"])
+            first = next(i for i in range(k) if not self._workers.descriptions[i]["seedable"])
             raise CorePoolError(
                 f"reset(seed={seed}): {self._workers.label(first)} cannot be seeded (it declares "
                 "no seedable = True reset(seed=...)); call reset() without a seed"
@@ -156,11 +156,10 @@ class CorePool(BaseEnv):
         self._run(shm.RESET, np.ones(k, bool), None if seed is None else seed + np.arange(k))
 
     def step(self) -> None:
-        """Steps every core (sync mode) or the idle ones until ``min_ready`` answered; before
-        the first ``reset()``, a pool with no behaviour yet (a Unity scene) is reset instead."""
+        """Steps every core (sync mode) or the idle ones until ``min_ready`` answered."""
         if not self._live or _PID[0] != self._owner:
             if not (self._was_reset or self.closed or len(self._workers.specs)):
-                self.reset()
+                self.reset()  # a pool with no behaviour yet (a Unity scene)
                 return
             self._check_ready()
         workers = self._workers  # async: the idle cores (a pool of one here runs alone)
@@ -272,7 +271,8 @@ class CorePool(BaseEnv):
     @property
     def metadata(self) -> dict[str, Any]:
         """Core 0's ``render_fps``; the pool renders ``rgb_array`` pictures."""
-        return {"render_modes": ["rgb_array"], "render_fps": self._describe(0)["render_fps"]}
+        fps = self._workers.descriptions[0]["render_fps"]
+        return {"render_modes": ["rgb_array"], "render_fps": fps}
 
     def render(self) -> np.ndarray | None:
         """Every core's ``rgb_array`` picture, side by side (core 0 leftmost), each padded at
@@ -291,16 +291,7 @@ class CorePool(BaseEnv):
     @property
     def global_state(self) -> Callable[[], np.ndarray]:
         """``global_state()`` where every core has one: their states flattened and concatenated
-        in core order (a pool with a core without one has no such attribute, like that core).
-
-        Example:
-            >>> from zooport.envs.builtin.tag import Tag
-            >>> pool = CorePool([functools.partial(Tag, n_runners=1, n_taggers=1)] * 2)
-            >>> pool.reset(seed=0)
-            >>> pool.global_state().shape, pool.global_state_shape  # 10 values per core
-            ((20,), (20,))
-            >>> pool.close()
-        """
+        in core order (a pool with a core without one has no such attribute, like that core)."""
         missing = [self._workers.label(i) for i, d in enumerate(self._descriptions)
                    if not d["global_state"]]  # fmt: skip
         if missing:
@@ -338,9 +329,6 @@ class CorePool(BaseEnv):
         types = [d["type"] for d in self._descriptions]
         state = " closed" if self.closed else ""
         return f"CorePool({self.num_cores} cores {types}, mode={self.mode!r}{state})"
-
-    def _describe(self, i: int) -> dict[str, Any]:
-        return self._workers.descriptions[i]
 
     def _declared(self, key: str) -> list[Any] | None:
         values = [d[key] if d["global_state"] else None for d in self._descriptions]

@@ -97,7 +97,7 @@ class Workers:
         self.names = tuple(self.specs)  # the behaviours, for a quick ``in``
 
     def agree(self, i: int, late: bool = True) -> None:
-        """Takes core ``i``'s specs: the pool's behaviours unless ``late`` (a Unity scene's)."""
+        # late: core i may bring new behaviours (a Unity scene's)
         theirs, merged = self.descriptions[i]["specs"], dict(self.specs)
         if not late and set(theirs) != set(merged):
             raise SpecError(
@@ -120,7 +120,6 @@ class Workers:
         return f"core {i} ({self.descriptions[i]['type']}, {where})"
 
     def run(self, command: int, start: np.ndarray | None = None, seeds: Any = None) -> list[Any]:
-        """Runs STEP or RESET on the cores ``start`` (None: all); returns their side bytes."""
         if self.alone is not None:
             return self.run_alone(command, None if seeds is None else int(seeds[0]))
         # A reset drops the results of the steps still running (async), not their messages.
@@ -158,7 +157,6 @@ class Workers:
         return [(0, runner.side_out())] if sides is not None else []
 
     def finish_running(self) -> list[Any]:
-        """Waits for the steps still running (async); their results stay to be handed out."""
         running = self.running.copy()
         if not running.any():
             return []
@@ -189,7 +187,6 @@ class Workers:
         return incoming
 
     def ask(self, command: int) -> tuple[dict[int, Any], list[Any]]:
-        """Every core's answer to RENDER or STATE, and what the steps still running sent."""
         incoming = self.finish_running()
         self.command(command, self.every)
         self.wait(self.every)
@@ -200,8 +197,6 @@ class Workers:
         return answers, incoming
 
     def command(self, command: int, which: Any, seeds: Any = None, sides: Any = None) -> None:
-        """Tells the cores ``which`` (a slice or an index array) to run ``command``; core 0 in
-        this process runs it here, while the workers run theirs."""
         words, late = self.words, []
         for i, data in (sides or {}).items():
             if not self.control.put(shm.SIDE_IN, i, data):
@@ -222,25 +217,22 @@ class Workers:
         finally:  # core 0 in this process does what a worker does, and answers as one
             if self.local is not None and (which is self.every or 0 in np.arange(self.k)[which]):
                 try:
-                    status, payload = self.local.serve(self.control, self._to_local)
+                    status, payload = self.local.serve(
+                        self.control, lambda _: self.to_local.popleft()[1]
+                    )
                 except Exception as exc:
                     status, payload = shm.FAILED, ("error", pool_worker.describe_exception(exc))
                 words[0, shm.STATUS], words[0, shm.DONE] = status, words[0, shm.SEQ]
                 if payload is not None:
                     self.inboxes[0].append(payload)
 
-    def _to_local(self, kind: str) -> Any:  # what the pool sent core 0 (the kind it expects)
-        return self.to_local.popleft()[1]
-
     def answered(self, which: Any) -> np.ndarray:
         return self.words[which, shm.DONE] == self.words[which, shm.SEQ]
 
-    def wait(self, which: Any, need: int | None = None) -> None:
-        """Waits until every core of ``which`` answered (async: ``need`` of them)."""
-        if need is not None or not self.answered(which).all():
-            self._wait_slowly(which, need)
+    def wait(self, which: Any, need: int | None = None) -> None:  # async: need of them
+        if need is None and self.answered(which).all():
+            return
 
-    def _wait_slowly(self, which: Any, need: int | None) -> None:
         def enough() -> bool:
             done = self.answered(which)
             return bool(done.all()) if need is None else int(done.sum()) >= need
@@ -273,7 +265,7 @@ class Workers:
         if self.timeout is not None and time.monotonic() - self.started[i] > self.timeout:
             self._stop(i)
             why = f"no answer to {self.doing} within the timeout of {self.timeout} s"
-            raise self._error(i, f": {why}; the worker was stopped")
+            raise CorePoolError(f"{self.label(i)}: {why}; the worker was stopped", i)
 
     def _drain(self, i: int) -> None:  # into the inbox, wake-ups dropped
         with contextlib.suppress(EOFError, OSError):  # it died: the sentinel says so
@@ -283,7 +275,6 @@ class Workers:
                     self.inboxes[i].append(message)
 
     def requests(self, which: Any) -> dict[int, Any]:
-        """``{core: needs}`` of the cores of ``which`` that need room; a failed one raises."""
         statuses, requests = self.words[which, shm.STATUS], {}
         for i in np.arange(self.k)[which][statuses != 0].tolist() if statuses.any() else ():
             if self.words[i, shm.STATUS] == shm.FAILED:
@@ -321,7 +312,6 @@ class Workers:
             unlink_quietly(self.rows[name].memory)  # every core has mapped it
 
     def receive(self, i: int) -> Any:
-        """Core ``i``'s next message, within the timeout; a death is a fault."""
         while True:
             try:
                 message = next_message(self.connections.get(i), self.inboxes[i], SLICE * 10)
@@ -343,11 +333,6 @@ class Workers:
             self.processes[i].join(SLICE)
             raise self._died(i) from None
 
-    def _error(self, i: int, why: str, cause: BaseException | None = None) -> CorePoolError:
-        error = CorePoolError(f"{self.label(i)}{why}", i)
-        error.__cause__ = cause
-        return error
-
     def _died(self, i: int) -> CorePoolError:
         process = self.processes[i]
         process.join(SLICE * 10)
@@ -359,15 +344,19 @@ class Workers:
             'lacks the `if __name__ == "__main__":` guard, which spawn and forkserver need (each '
             "worker imports that script again); the worker's stderr says more"
         )  # fmt: skip
-        return self._error(i, f": the worker process {how} during {self.doing}{hint}")
+        return CorePoolError(
+            f"{self.label(i)}: the worker process {how} during {self.doing}{hint}", i
+        )
 
     def _raised(self, i: int, info: dict[str, Any], during: str) -> CorePoolError:
         cause = None
         with contextlib.suppress(Exception):  # else the message and traceback carry it
             cause = pickle.loads(info["pickled"]) if info.get("pickled") else None
         traceback = f"--- the worker's traceback:\n{info['traceback'].rstrip()}"
-        return self._error(i, f" raised {info['type']} during {during}: {info['message']}\n"
-                              f"{traceback}", cause)  # fmt: skip
+        error = CorePoolError(f"{self.label(i)} raised {info['type']} during {during}: "
+                              f"{info['message']}\n{traceback}", i)  # fmt: skip
+        error.__cause__ = cause
+        return error
 
     def _stop(self, i: int) -> None:
         process = self.processes[i]
@@ -377,7 +366,7 @@ class Workers:
                 process.join(2.0)
 
     def close(self, broken: bool = False) -> CorePoolError | None:
-        """Closes every core and worker; returns the first error a core's ``close()`` raised."""
+        # Returns the first error a core's close() raised.
         live = [i for i, p in self.processes.items() if p.pid is not None and p.is_alive()]
         live = ([0] if self.local is not None else []) + ([] if broken else live)
         with contextlib.suppress(CorePoolError):  # a worker gone: stopped below

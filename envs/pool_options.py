@@ -1,6 +1,5 @@
-"""What a :class:`~zooport.envs.core_pool.CorePool` may be given: its options, the
-``pool_options`` of ``make``, ``make_vec`` and the CLI, and core factories a worker loads by
-reference (a worker is a fresh interpreter)."""
+"""What a :class:`~zooport.envs.core_pool.CorePool` may be given: its options, the ``pool_options``
+of ``make``, ``make_vec`` and the CLI, and core factories a worker loads by reference."""
 
 from __future__ import annotations
 
@@ -31,7 +30,6 @@ def check_options(
     k: int, mode: Any, min_ready: Any, local_core: Any, timeout: Any, start_method: Any,
     spin: Any, side_channel_bytes: Any,
 ) -> tuple[str, int, bool, float | None, float, int]:  # fmt: skip
-    """``(mode, min_ready, local_core, timeout, spin, side_channel_bytes)`` of ``k`` cores."""
     for name, value, valid in (("mode", mode, MODES), ("start_method", start_method,
                                                          START_METHODS)):  # fmt: skip
         if value not in valid:
@@ -54,7 +52,6 @@ def check_options(
 
 
 def check_factories(core_fns: Any) -> list[Callable[..., Any]]:
-    """``core_fns`` as a list: a non-empty sequence of callables (a core is not a factory)."""
     if isinstance(core_fns, (str, bytes)) or not isinstance(core_fns, Sequence):
         raise ArgumentTypeError(
             f"Expect core_fns to be a sequence of core factories, actually: "

@@ -1,6 +1,6 @@
-"""The shared memory of a :class:`~zooport.envs.core_pool.CorePool`: one control array (a row of
-int64 words per core, the pool's row, side-channel areas), and one segment per behaviour in which
-core ``i`` owns the rows ``[start[i], start[i] + rows[i])``."""
+"""The shared memory of a :class:`~zooport.envs.core_pool.CorePool`: one control array (int64
+words per core and side-channel areas), and one segment per behaviour in which core ``i`` owns
+the rows ``[start[i], start[i] + rows[i])``."""
 
 from __future__ import annotations
 
@@ -56,8 +56,7 @@ class Control:
         self.words = np.ndarray((k + 1, _WORDS), np.int64, self.memory.buf)
         self.side = np.ndarray((2, k, side_bytes), np.uint8, self.memory.buf, words)  # in, out
 
-    def put(self, word: int, index: int, data: bytes) -> bool:
-        """Writes ``data`` into core ``index``'s SIDE_IN or SIDE_OUT area; False: too big."""
+    def put(self, word: int, index: int, data: bytes) -> bool:  # False: too big for the area
         fits = len(data) <= self.side.shape[2]
         if fits and data:  # (no channel traffic, the common case, writes one word)
             self.side[word - SIDE_IN, index, : len(data)] = np.frombuffer(data, np.uint8)
@@ -89,7 +88,6 @@ class BehaviorLayout:
 
     @staticmethod
     def signature(*batches: Any) -> tuple[tuple[tuple[int, ...], str], ...]:
-        """``(row shape, dtype str)`` of each observation of the batches with rows (they agree)."""
         found = [tuple((a.shape[1:], a.dtype.str) for a in map(np.asarray, b.obs)) for b in batches]
         rows = [sig for sig, batch in zip(found, batches, strict=True) if len(batch)]
         if len(rows) > 1 and rows[0] != rows[1]:
@@ -100,7 +98,6 @@ class BehaviorLayout:
         return (rows or found)[0]
 
     def holds(self, index: int, batch: Any) -> bool:
-        """Whether core ``index``'s batch fits its range as it is (an empty one always does)."""
         if not len(batch):
             return True
         if len(batch) > self.rows[index] or len(batch.obs) != len(self.observations):
@@ -112,13 +109,11 @@ class BehaviorLayout:
         return True
 
     def grown(self, index: int, count: int, observations: Any) -> BehaviorLayout:
-        """This layout with room for twice ``count`` rows of core ``index``, never fewer."""
         rows = list(self.rows)
         rows[index] = max(rows[index], 2 * count, MIN_ROWS)
         return replace(self, rows=tuple(rows), observations=observations)
 
     def fields(self) -> list[tuple[str, tuple[int, ...], str, int]]:
-        """``(field, shape, dtype, offset)`` of each array, the count table first."""
         total, k = sum(self.rows), len(self.rows)
         fields: list[tuple[str, tuple[int, ...], str]] = [("counts", (k, 4), "<i8")]
         for kind in ("d", "t"):
@@ -163,7 +158,6 @@ class Rows:
         return np.flatnonzero(self.row_place < counts[self.row_core])
 
     def write(self, index: int, k: int, decision: Any, terminal: Any) -> None:
-        """Writes core ``index``'s DecisionSteps and TerminalSteps (pool ids) into its range."""
         name, start, masked = self.layout.name, int(self.start[index]), 0
         for kind, batch in (("d", decision), ("t", terminal)):
             end = start + len(batch)
@@ -209,12 +203,7 @@ class Rows:
 
 
 def pool_ids(name: str, ids: Any, k: int, index: int, out: np.ndarray | None = None) -> np.ndarray:
-    """Core ``index``'s agent ids as pool ids, ``id * k + index``, int32 (else a SpecError).
-
-    Example:
-        >>> pool_ids("B", np.array([0, 1, 5], np.int32), 3, 2).tolist()
-        [2, 5, 17]
-    """
+    """Core ``index``'s agent ids as pool ids, ``id * k + index``, int32 (else a SpecError)."""
     ids = np.asarray(ids)
     out = np.empty(ids.shape, np.int32) if out is None else out
     # Checked on the core's ids, so the arithmetic cannot overflow: at once when every id is
@@ -262,7 +251,6 @@ def gather(
 
 
 def scatter(rows: Rows, taken: np.ndarray, action: ActionTuple, ready: np.ndarray) -> None:
-    """Writes the validated actions of the decision rows ``taken``, one write per part."""
     if rows.layout.continuous:
         rows.continuous[taken] = action.continuous
     if rows.layout.discrete:

@@ -43,7 +43,6 @@ _yield = getattr(os, "sched_yield", lambda: time.sleep(0))
 
 
 def next_message(connection: Any, inbox: deque[Any], wait: float) -> Any:
-    """The next message of ``inbox`` or the pipe within ``wait`` s, wake-ups (None) skipped."""
     while inbox:
         message = inbox.popleft()
         if message is not None:
@@ -99,8 +98,7 @@ class PoolChannels:
         self._pending = [bytearray() for _ in range(k)]
 
     def take(self, indices: Iterable[int]) -> dict[int, bytes] | None:
-        """What the channels queued for the cores ``indices`` (the others keep theirs, for
-        their next command); None when the pool has no channels."""
+        """What the channels queued for the cores ``indices`` (None: the pool has no channels)."""
         if not self.any:
             return None
         shared = self._managers[0].generate_side_channel_messages()
@@ -126,7 +124,6 @@ class PoolChannels:
 
 
 def pickle_factory(factory: Callable[..., Any], index: int) -> bytes:
-    """``factory`` as bytes for a worker: pickle, else cloudpickle where installed."""
     try:
         return pickle.dumps(factory)
     except Exception as first:  # pickle raises PicklingError, AttributeError, TypeError...
@@ -143,7 +140,6 @@ def pickle_factory(factory: Callable[..., Any], index: int) -> bytes:
 
 
 def core_description(core: BaseEnv) -> dict[str, Any]:
-    """What the pool needs to know of ``core``, as plain data (sent over the pipe)."""
     specs = {
         name: spec if isinstance(spec, BehaviorSpec) else _convert_behavior(name, spec).spec
         for name, spec in core.behavior_specs.items()
@@ -167,7 +163,6 @@ def core_description(core: BaseEnv) -> dict[str, Any]:
 
 
 def describe_exception(exc: BaseException) -> dict[str, Any]:
-    """``exc`` as data: its type, message and traceback, and itself pickled when it can be."""
     try:
         pickled: bytes | None = pickle.dumps(exc)
         pickle.loads(pickled)  # type: ignore[arg-type]
@@ -201,7 +196,6 @@ class CoreRunner:
             )
 
     def run(self, command: int, seed: int | None, side: bytes) -> None:
-        """Steps the core with the actions the pool wrote into its rows, or resets it."""
         for channel_id, payload in manager._parse_frames(side) if side else ():
             self.relays[channel_id].message_queue.append(payload)
         if command != shm.STEP:
@@ -216,8 +210,7 @@ class CoreRunner:
         self.core.step()
 
     def hold(self) -> dict[str, Any] | None:
-        """Holds the core's steps; returns None, or what :meth:`room` says when they do not fit
-        (``{}``: the core has a behaviour it did not have, a Unity scene's)."""
+        """Holds the core's steps; None, or the room they need (``{}``: a new behaviour)."""
         self.held = steps = {name: self.core.get_steps(name) for name in self.core.behavior_specs}
         for name, (decision, terminal) in steps.items():
             check_agent_ids(name, decision, terminal)
@@ -227,7 +220,6 @@ class CoreRunner:
         return self.room()
 
     def room(self) -> dict[str, Any]:
-        """``{behaviour: (rows, observation signature)}`` of the held steps that do not fit."""
         needs = {}
         for name, (decision, terminal) in self.held.items():
             known = self.segments.get(name)
@@ -245,8 +237,6 @@ class CoreRunner:
                 rows.counts[self.index] = 0
 
     def side_out(self) -> bytes:  # what the core sent on its relays since the last call
-        if not self.relays:
-            return b""
         out = bytearray()
         for channel in self.relays.values():
             for payload in channel.received:
@@ -254,26 +244,21 @@ class CoreRunner:
             channel.received = []
         return bytes(out)
 
-    def answer(self, command: int) -> tuple[Any, ...]:
-        """The core's picture (``("frame", array or None, why not)``) or its global state."""
-        if command == shm.STATE:
-            return ("state", np.asarray(self.core.global_state()))  # type: ignore[attr-defined]  # asked only of cores with one
-        try:
-            frame = self.core.render()  # type: ignore[attr-defined]  # optional, beyond BaseEnv
-        except (NotImplementedError, AttributeError) as exc:
-            return ("frame", None, str(exc) or "it has no render()")
-        return ("frame", None if frame is None else np.asarray(frame), "")
-
     def serve(self, control: Control, message: Callable[[str], Any]) -> tuple[int, Any]:
-        """Runs the command of the core's row of ``control``; returns the status and what goes
-        on the pipe (None: nothing). ``message(kind)`` is the pool's next message to the core."""
+        """Runs the command of its row; returns the status and what goes on the pipe (or None)."""
         i, words = self.index, control.words
         command = int(words[i, shm.COMMAND])
         if command == shm.CLOSE:
             self.core.close()
             return shm.OK, None
-        if command in (shm.RENDER, shm.STATE):
-            return shm.OK, self.answer(command)
+        if command == shm.STATE:
+            return shm.OK, ("state", np.asarray(self.core.global_state()))  # type: ignore[attr-defined]  # asked only of cores with one
+        if command == shm.RENDER:
+            try:
+                frame = self.core.render()  # type: ignore[attr-defined]  # optional, beyond BaseEnv
+            except (NotImplementedError, AttributeError) as exc:
+                return shm.OK, ("frame", None, str(exc) or "it has no render()")
+            return shm.OK, ("frame", None if frame is None else np.asarray(frame), "")
         if command in (shm.ATTACH, shm.WRITE):  # new segments: every core maps and fills them
             for name, (memory, layout) in message("segments").items():
                 if name in self.segments:

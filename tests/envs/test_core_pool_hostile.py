@@ -265,7 +265,7 @@ def _pool_calls(k: int, steps: int = 20) -> int:
     factory = functools.partial(TrivialCore, n_agents=4, terminate=False)
     # A long spin: the workers stay awake between steps, as they do when steps come fast.
     pool = CorePool([factory] * k, local_core=False, spin=0.5, **fast())
-    wait = Workers._wait_slowly.__code__
+    wait = Workers.wait.__code__
     calls = inside = 0
 
     def count(frame, event, arg):
