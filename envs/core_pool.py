@@ -352,10 +352,7 @@ class CorePool(BaseEnv):
         except BaseException as exc:
             self._broke(exc)
             raise
-        if command == shm.STEP:
-            self._guard.exit()
-        else:
-            self._guard.reset_done()  # a reset makes the pool healthy again
+        self._guard.exit()
         self._steps.clear()
         self._taken.clear()
         self._was_reset = self._live = True

@@ -213,13 +213,11 @@ class Workers:
             for i in np.arange(self.k)[which][asleep != 0].tolist() if asleep.any() else ():
                 self._send(i, None)  # a wake-up
             for i, data in late:  # after the command: the worker reads, a large send cannot block
-                self._send(i, ("side", data))
+                self._send(i, data)
         finally:  # core 0 in this process does what a worker does, and answers as one
             if self.local is not None and (which is self.every or 0 in np.arange(self.k)[which]):
                 try:
-                    status, payload = self.local.serve(
-                        self.control, lambda _: self.to_local.popleft()[1]
-                    )
+                    status, payload = self.local.serve(self.control, self.to_local.popleft)
                 except Exception as exc:
                     status, payload = shm.FAILED, ("error", pool_worker.describe_exception(exc))
                 words[0, shm.STATUS], words[0, shm.DONE] = status, words[0, shm.SEQ]
@@ -302,7 +300,7 @@ class Workers:
             self.rows[name] = rows = Rows(layout)
             segments[name] = (rows.memory.name, layout)
         for i in range(self.k):
-            self._send(i, ("segments", segments))
+            self._send(i, segments)
         asked = np.isin(np.arange(self.k), list(requests))
         for command, which in ((shm.WRITE, asked), (shm.ATTACH, ~asked)):
             if which.any():

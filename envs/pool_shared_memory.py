@@ -88,14 +88,9 @@ class BehaviorLayout:
 
     @staticmethod
     def signature(*batches: Any) -> tuple[tuple[tuple[int, ...], str], ...]:
-        found = [tuple((a.shape[1:], a.dtype.str) for a in map(np.asarray, b.obs)) for b in batches]
-        rows = [sig for sig, batch in zip(found, batches, strict=True) if len(batch)]
-        if len(rows) > 1 and rows[0] != rows[1]:
-            raise SpecError(
-                f"the DecisionSteps observations (row shape, dtype) {list(rows[0])} differ from "
-                f"the TerminalSteps' {list(rows[1])}"
-            )
-        return (rows or found)[0]
+        # Of the first batch with rows: one that differs does not fit (the worker says so).
+        batch = next((b for b in batches if len(b)), batches[0])
+        return tuple((a.shape[1:], a.dtype.str) for a in map(np.asarray, batch.obs))
 
     def holds(self, index: int, batch: Any) -> bool:
         if not len(batch):

@@ -244,7 +244,7 @@ class CoreRunner:
             channel.received = []
         return bytes(out)
 
-    def serve(self, control: Control, message: Callable[[str], Any]) -> tuple[int, Any]:
+    def serve(self, control: Control, message: Callable[[], Any]) -> tuple[int, Any]:
         """Runs the command of its row; returns the status and what goes on the pipe (or None)."""
         i, words = self.index, control.words
         command = int(words[i, shm.COMMAND])
@@ -260,7 +260,7 @@ class CoreRunner:
                 return shm.OK, ("frame", None, str(exc) or "it has no render()")
             return shm.OK, ("frame", None if frame is None else np.asarray(frame), "")
         if command in (shm.ATTACH, shm.WRITE):  # new segments: every core maps and fills them
-            for name, (memory, layout) in message("segments").items():
+            for name, (memory, layout) in message().items():
                 if name in self.segments:
                     self.segments[name].close()
                 self.segments[name] = Rows(layout, memory)
@@ -276,7 +276,7 @@ class CoreRunner:
         else:
             side = control.get(shm.SIDE_IN, i)
             seed = int(words[i, shm.SEED]) if words[i, shm.HAS_SEED] else None
-            self.run(command, seed, message("side") if side is None else side)
+            self.run(command, seed, message() if side is None else side)
             needs = self.hold()
             if needs is not None:
                 return shm.NEEDS_ROOM, ("room", needs, self.description)
@@ -311,13 +311,11 @@ def run_worker(
     words, inbox, seen = control.words, deque[Any](), 0
     runner: CoreRunner | None = None
 
-    def message(kind: str) -> Any:
+    def message() -> Any:  # the pool's next message (None is a wake-up)
         found = None
         while found is None:
             found = next_message(connection, inbox, PARENT_CHECK)
-        if found[0] != kind:
-            raise CorePoolError(f"expected a {kind!r} message, got {found[0]!r}", i)
-        return found[1]
+        return found
 
     def answer(status: int, payload: Any = None) -> None:
         # In the array first, then on the pipe: the pool reads a payload once it sees the
