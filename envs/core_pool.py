@@ -1,6 +1,5 @@
-"""Many cores in worker processes as one BaseEnv, :class:`CorePool`: a step is one write to a
-shared control array, and the batches are the rows the cores wrote into shared memory, so the
-pool's own work per step does not grow with K. Agent ``a`` of core ``i`` is ``a * K + i``."""
+"""Many cores in worker processes as one BaseEnv: a step is one write to a shared control array,
+and the batches are the cores' rows in shared memory. Agent ``a`` of core ``i`` is ``a * K + i``."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""The cores of a :class:`~zooport.envs.core_pool.CorePool`, their control array and segments. A
-wait spins on the array, then blocks on the pipes and the process sentinels in short slices, so a
-death or a hang is a ``CorePoolError`` in bounded time."""
+"""The cores of a :class:`~zooport.envs.core_pool.CorePool`. A wait spins on the control array, then
+blocks on the pipes and sentinels in slices: a death or hang is a ``CorePoolError`` in time."""
 
 from __future__ import annotations
 
@@ -76,8 +75,8 @@ class Workers:
                 try:
                     self.local = CoreRunner(factories[0], channels.relay_ids[0], 0, k)
                 except Exception as exc:
-                    why = f"{type(exc).__name__}: {exc}"
-                    raise CorePoolError(f"core 0: its factory raised {why}", 0) from exc
+                    why = f"its factory raised {type(exc).__name__}: {exc}"
+                    raise CorePoolError(f"core 0: {why}", 0) from exc
                 self.descriptions[0] = self.local.description
             for i in self.processes:
                 kind, answer = self.receive(i)

@@ -1,6 +1,5 @@
-"""The shared memory of a :class:`~zooport.envs.core_pool.CorePool`: one control array (int64
-words per core and side-channel areas), and one segment per behaviour in which core ``i`` owns
-the rows ``[start[i], start[i] + rows[i])``."""
+"""The shared memory of a :class:`~zooport.envs.core_pool.CorePool`: one control array, and one
+segment per behaviour in which core ``i`` owns the rows ``[start[i], start[i] + rows[i])``."""
 
 from __future__ import annotations
 

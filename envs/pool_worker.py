@@ -1,6 +1,5 @@
-"""The cores' side of a :class:`~zooport.envs.core_pool.CorePool`: a runner per core that answers
-the commands of its row of the control array (in a worker process, or core 0 in the pool's), and
-the side channels, relayed to each core as raw bytes so that any channel works unchanged."""
+"""The cores' side of a :class:`~zooport.envs.core_pool.CorePool`: a runner per core (in a worker,
+or core 0 in the pool's process), and the side channels, relayed as raw bytes to each core."""
 
 from __future__ import annotations
 
@@ -342,8 +341,6 @@ def run_worker(
             answer(*runner.serve(control, message))
             if words[i, shm.COMMAND] == shm.CLOSE:
                 return
-    except SystemExit:
-        pass
     except Exception as exc:  # the pool reads it on the pipe, while building or on FAILED
         with contextlib.suppress(OSError):  # the pool's process is gone
             answer(shm.FAILED, ("error", describe_exception(exc)))
