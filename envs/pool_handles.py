@@ -189,11 +189,8 @@ class Workers:
         incoming = self.finish_running()
         self.command(command, self.every)
         self.wait(self.every)
-        answers = {}
-        for i in range(self.k):
-            self.requests([i])  # raises the core's error
-            answers[i] = self.receive(i)
-        return answers, incoming
+        self.requests(self.every)  # raises a core's error
+        return {i: self.receive(i) for i in range(self.k)}, incoming
 
     def command(self, command: int, which: Any, seeds: Any = None, sides: Any = None) -> None:
         words, late = self.words, []
@@ -245,12 +242,9 @@ class Workers:
             while not enough():
                 waiting = [i for i in indices if self.words[i, shm.DONE] != self.words[i, shm.SEQ]]
                 handles = [self.connections[i] for i in waiting]
-                for ready in mp_connection.wait(
-                    handles + [self.processes[i].sentinel for i in waiting], SLICE
-                ):
-                    if ready in handles:
-                        self._drain(waiting[handles.index(ready)])
+                mp_connection.wait(handles + [self.processes[i].sentinel for i in waiting], SLICE)
                 for i in waiting:
+                    self._drain(i)
                     if self.words[i, shm.DONE] != self.words[i, shm.SEQ]:
                         self._check(i)
         finally:

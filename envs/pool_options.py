@@ -90,13 +90,7 @@ def check_pool_options(pool_options: Any, workers: Any) -> dict[str, Any]:
 
 
 def registry_core(env_id: str, **kwargs: Any) -> BaseEnv:
-    """``default_registry[env_id].make(**kwargs)``: a factory with ``functools.partial``.
-
-    Example:
-        >>> core = registry_core("Basic", n_agents=2)
-        >>> type(core).__name__, core.n_agents
-        ('Basic', 2)
-    """
+    """``default_registry[env_id].make(**kwargs)``: a factory with ``functools.partial``."""
     from zooport.envs.registry import default_registry
 
     return default_registry.make(env_id, **kwargs)

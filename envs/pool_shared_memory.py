@@ -94,13 +94,7 @@ class BehaviorLayout:
     def holds(self, index: int, batch: Any) -> bool:
         if not len(batch):
             return True
-        if len(batch) > self.rows[index] or len(batch.obs) != len(self.observations):
-            return False
-        for obs, (shape, dtype) in zip(batch.obs, self.observations, strict=True):
-            obs = obs if type(obs) is np.ndarray else np.asarray(obs)
-            if obs.shape[1:] != shape or obs.dtype.str != dtype:
-                return False
-        return True
+        return len(batch) <= self.rows[index] and self.signature(batch) == self.observations
 
     def grown(self, index: int, count: int, observations: Any) -> BehaviorLayout:
         rows = list(self.rows)
