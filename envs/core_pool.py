@@ -344,12 +344,18 @@ class CorePool(BaseEnv):
                 )
         return np.concatenate(states)
 
-    def _run(self, command: int, start: np.ndarray | None, seeds: Any = None) -> None:
+    def _run(self, command: int, start: np.ndarray | None = None, seeds: Any = None) -> None:
         self._guard.enter(shm.COMMAND_NAMES[command])
         try:
             incoming = self._workers.run(command, start, seeds)
-        except BaseException as exc:
-            self._broke(exc)
+        except BaseException as exc:  # the cores' state is unknown now
+            self._guard.abort(exc)
+            self._steps.clear()
+            self._live, self._fault = False, exc
+            if not isinstance(exc, CorePoolError):
+                name = type(exc).__name__
+                self._fault = CorePoolError(f"{name} while the cores were running; state unknown")
+                self._fault.__cause__ = exc
             raise
         self._guard.exit()
         self._steps.clear()
@@ -360,13 +366,8 @@ class CorePool(BaseEnv):
 
     def _ask(self, command: int) -> dict[int, Any]:  # a running async step finishes first
         self._check_ready()
-        try:
-            answers, incoming = self._workers.ask(command)
-        except BaseException as exc:
-            self._broke(exc)
-            raise
-        self._channels.deliver(incoming)
-        return answers
+        self._run(command)
+        return self._workers.answers
 
     def _taken_rows(self, name: str, rows: Rows) -> np.ndarray:
         taken = self._taken.get(name)
@@ -383,15 +384,6 @@ class CorePool(BaseEnv):
 
     def _check_index(self, index: int) -> int:
         return check_int(index, "core index", 0, maximum=self.num_cores - 1, where="CorePool")
-
-    def _broke(self, exc: BaseException) -> None:  # the cores' state is unknown now
-        self._guard.abort(exc)
-        self._steps.clear()
-        self._live, self._fault = False, exc
-        if not isinstance(exc, CorePoolError):
-            name = type(exc).__name__
-            self._fault = CorePoolError(f"{name} while the cores were running; state unknown")
-            self._fault.__cause__ = exc
 
     def _check_open(self) -> None:
         if self.closed:

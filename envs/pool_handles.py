@@ -119,6 +119,8 @@ class Workers:
         return f"core {i} ({self.descriptions[i]['type']}, {where})"
 
     def run(self, command: int, start: np.ndarray | None = None, seeds: Any = None) -> list[Any]:
+        if command in (shm.RENDER, shm.STATE):
+            return self.ask(command)
         if self.alone is not None:
             return self.run_alone(command, None if seeds is None else int(seeds[0]))
         # A reset drops the results of the steps still running (async), not their messages.
@@ -185,12 +187,13 @@ class Workers:
             incoming.append((i, self.receive(i)[1] if data is None else data))  # None: too big
         return incoming
 
-    def ask(self, command: int) -> tuple[dict[int, Any], list[Any]]:
+    def ask(self, command: int) -> list[Any]:  # the cores' answers go to self.answers
         incoming = self.finish_running()
         self.command(command, self.every)
         self.wait(self.every)
         self.requests(self.every)  # raises a core's error
-        return {i: self.receive(i) for i in range(self.k)}, incoming
+        self.answers = {i: self.receive(i) for i in range(self.k)}
+        return incoming
 
     def command(self, command: int, which: Any, seeds: Any = None, sides: Any = None) -> None:
         words, late = self.words, []

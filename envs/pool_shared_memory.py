@@ -75,8 +75,7 @@ class Control:
 
 @dataclass(frozen=True)
 class BehaviorLayout:
-    """One behaviour's segment: rows per core, ``(row shape, dtype str)`` per observation, the
-    action sizes and the mask columns."""
+    """One behaviour's segment: rows per core, observations, action sizes and mask columns."""
 
     name: str
     rows: tuple[int, ...]

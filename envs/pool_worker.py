@@ -69,11 +69,9 @@ class PoolChannels:
     """The side channels of a pool of ``k`` cores, and what is queued for each core."""
 
     def __init__(
-        self,
-        side_channels: Sequence[SideChannel] | None,
-        core_side_channels: Sequence[Sequence[SideChannel] | None] | None,
-        k: int,
-    ) -> None:
+        self, side_channels: Sequence[SideChannel] | None,
+        core_side_channels: Sequence[Sequence[SideChannel] | None] | None, k: int,
+    ) -> None:  # fmt: skip
         as_dict = manager.SideChannelManager._get_side_channels_dict
         shared = as_dict(side_channels)
         if core_side_channels is not None and (
