@@ -163,25 +163,17 @@ class Rows:
         self.counts[index] = (len(decision), len(terminal), masked, 0)
 
     def _write_mask(self, start: int, end: int, mask: Any) -> int:
-        rows, column, width = self.d_mask[start:end], 0, self.layout.mask_width
         if mask is None:
-            rows[:] = False  # every action available
+            self.d_mask[start:end] = False  # every action available
             return 0
-        for branch in mask:
-            branch = np.asarray(branch)
-            size = branch.shape[1] if branch.ndim == 2 else -1
-            if branch.shape != (end - start, size) or column + size > width:
-                raise SpecError(
-                    f"behavior {self.layout.name!r}: an action mask branch of shape "
-                    f"{branch.shape} does not fit {end - start} agents and {width} mask columns"
-                )
-            rows[:, column : column + size] = branch
-            column += size
-        if column != width:
+        branches, n, width = [np.asarray(b) for b in mask], end - start, self.layout.mask_width
+        shapes = [b.shape for b in branches]
+        if any(len(s) != 2 or s[0] != n for s in shapes) or sum(s[1] for s in shapes) != width:
             raise SpecError(
-                f"behavior {self.layout.name!r}: the action mask has {column} columns, the "
-                f"branches need {width}"
+                f"behavior {self.layout.name!r}: action mask branches of shapes {shapes} do not "
+                f"fit {n} agents and {width} mask columns"
             )
+        self.d_mask[start:end] = np.concatenate(branches, axis=1)
         return 1
 
     def close(self) -> None:

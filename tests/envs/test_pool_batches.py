@@ -62,7 +62,9 @@ def test_each_core_writes_its_range_and_a_gather_takes_the_rows_in_core_order(ro
 
 
 def test_a_mask_that_does_not_fit_is_an_error(rows):
-    with pytest.raises(SpecError, match=r"mask branch of shape \(2, 2\) does not fit 1 agents"):
+    with pytest.raises(
+        SpecError, match=r"mask branches of shapes \[\(2, 2\)\] do not fit 1 agents"
+    ):
         rows.write(0, 3, _decision([0], mask=[np.zeros((2, 2), bool)]), _terminal([]))
 
 
