@@ -397,11 +397,7 @@ class CorePool(BaseEnv):
 
     def _check_ready(self, call: str | None = None, reset: bool = False) -> None:
         if call is not None and self._guard.running is not None:
-            raise errors.ReentrantCallError(
-                f"CorePool.{call}() was called while its {self._guard.running}() was running "
-                "(from another thread or a callback); the pool is not thread-safe: call it "
-                "from one place, one call at a time"
-            )
+            self._guard.enter(call)  # raises ReentrantCallError: a step is running
         self._check_open()
         if self._fault is not None:
             first_line = str(self._fault).split("\n", 1)[0]

@@ -17,7 +17,7 @@ import numpy as np
 
 from zooport.envs import pool_shared_memory as shm, pool_worker
 from zooport.envs.pool_shared_memory import BehaviorLayout, Control, Rows, unlink_quietly
-from zooport.envs.pool_worker import SLICE, CoreRunner, PoolChannels, _yield, next_message
+from zooport.envs.pool_worker import SLICE, CoreRunner, PoolChannels, _yield
 from zooport.envs.specs import BehaviorMapping
 from zooport.errors import CorePoolError, SpecError
 
@@ -305,17 +305,13 @@ class Workers:
         for name in grown:
             unlink_quietly(self.rows[name].memory)  # every core has mapped it
 
-    def receive(self, i: int) -> Any:
-        while True:
-            try:
-                message = next_message(self.connections.get(i), self.inboxes[i], SLICE * 10)
-            except (EOFError, OSError):
-                raise self._died(i) from None
-            if message is not None:
-                return message
+    def receive(self, i: int) -> Any:  # core i's next message; a death or a hang is a fault
+        while not self.inboxes[i]:
+            mp_connection.wait([self.connections[i]], SLICE * 10)
             self._drain(i)
-            if self.processes[i].is_alive() or not self.inboxes[i]:
+            if not self.inboxes[i]:
                 self._check(i)
+        return self.inboxes[i].popleft()
 
     def _send(self, i: int, message: Any) -> None:
         if i not in self.processes:  # core 0, in this process

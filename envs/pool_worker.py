@@ -31,7 +31,7 @@ from zooport.envs.steps import check_agent_ids
 from zooport.errors import ArgumentError, CorePoolError, SpecError
 
 __all__ = ["CoreRunner", "PoolChannels", "run_worker", "pickle_factory", "core_description",
-           "describe_exception", "next_message"]  # fmt: skip
+           "describe_exception"]  # fmt: skip
 
 #: How often a worker looks for the pool's process, and how long it then has to close (s).
 PARENT_CHECK, PARENT_GRACE = 0.25, 3.0
@@ -39,18 +39,6 @@ PARENT_CHECK, PARENT_GRACE = 0.25, 3.0
 SLICE = 0.005
 
 _yield = getattr(os, "sched_yield", lambda: time.sleep(0))
-
-
-def next_message(connection: Any, inbox: deque[Any], wait: float) -> Any:
-    while inbox:
-        message = inbox.popleft()
-        if message is not None:
-            return message
-    while connection.poll(wait):
-        message = connection.recv()
-        if message is not None:
-            return message
-    return None
 
 
 class RelayChannel(SideChannel):
@@ -308,10 +296,10 @@ def run_worker(
     words, inbox, seen = control.words, deque[Any](), 0
     runner: CoreRunner | None = None
 
-    def message() -> Any:  # the pool's next message (None is a wake-up)
+    def message() -> Any:  # the pool's next message, wake-ups (None) skipped
         found = None
-        while found is None:
-            found = next_message(connection, inbox, PARENT_CHECK)
+        while found is None:  # a dead pool: EOFError (the watchdog ends a hung one)
+            found = inbox.popleft() if inbox else connection.recv()
         return found
 
     def answer(status: int, payload: Any = None) -> None:
