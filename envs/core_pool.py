@@ -88,10 +88,9 @@ class CorePool(BaseEnv):
     ) -> None:
         factories = pool_options.check_factories(core_fns)
         k = self.num_cores = len(factories)
-        mode, min_ready, local, timeout, spin, side_bytes = pool_options.check_options(
+        self.mode, self.min_ready, local, timeout, spin, side_bytes = pool_options.check_options(
             k, mode, min_ready, local_core, timeout, start_method, spin, side_channel_bytes
         )
-        self.mode, self.min_ready = mode, min_ready
         self._channels = PoolChannels(side_channels, core_side_channels, k)
         # _live: reset, open and healthy (the one check a call makes on its fast path).
         self.closed = self._was_reset = self._live = False
@@ -102,7 +101,7 @@ class CorePool(BaseEnv):
         # A child of os.fork() shares the workers but not the pool's state: it is refused.
         self._owner = os.getpid()
         self._guard = StepGuard("CorePool")  # refuses a call made while a step runs
-        self._workers = Workers(factories, self._channels, local, mode, self.min_ready,
+        self._workers = Workers(factories, self._channels, local, self.mode, self.min_ready,
                                 start_method, spin, side_bytes, timeout)  # fmt: skip
         self._finalizer = weakref.finalize(self, _shutdown, self._workers, self._owner)
         self._descriptions = self._workers.descriptions.values()  # in core order

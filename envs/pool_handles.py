@@ -127,7 +127,7 @@ class Workers:
         incoming = self.finish_running() if command == shm.RESET else []
         which: Any = self.every if start is None else np.flatnonzero(start)  # None: fast path
         self.running[which] = True
-        sides = self.channels.take(np.arange(self.k)[which].tolist())
+        sides = self.channels.take(which)
         self.command(command, which, None if seeds is None else seeds[which], sides)
         if self.mode == "sync" or command == shm.RESET:
             self.wait(which)
@@ -143,7 +143,7 @@ class Workers:
         return incoming + self._incoming(answered)
 
     def run_alone(self, command: int, seed: int | None) -> list[Any]:  # K=1: its steps are ours
-        runner, sides = self.local, self.channels.take((0,))
+        runner, sides = self.local, self.channels.take([0])
         assert runner is not None  # noqa: S101  # internal invariant
         try:
             runner.run(command, seed, sides[0] if sides else b"")

@@ -82,10 +82,11 @@ class PoolChannels:
         ]
         self._pending = [bytearray() for _ in range(k)]
 
-    def take(self, indices: Iterable[int]) -> dict[int, bytes] | None:
-        """What the channels queued for the cores ``indices`` (None: the pool has no channels)."""
-        if not self.any:
+    def take(self, which: Any) -> dict[int, bytes] | None:
+        """What the channels queued for the cores ``which`` (None: the pool has no channels)."""
+        if not self.any:  # (before the indices are made: no channels is the common case)
             return None
+        indices = np.arange(len(self._pending))[which].tolist()
         shared = self._managers[0].generate_side_channel_messages()
         for pending, own in zip(self._pending, self._managers[1:], strict=True):
             pending += shared + own.generate_side_channel_messages()
