@@ -10,7 +10,7 @@ import numpy as np
 
 from zooport.envs.arguments import check_seed
 from zooport.envs.base_env import BaseEnv, BaseEnvLike, BehaviorSpec, DecisionSteps, TerminalSteps
-from zooport.envs.compat import as_base_env, is_legacy_env
+from zooport.envs.compat import as_base_env, is_legacy_env, side_channels_of
 from zooport.envs.step_guard import StepGuard
 from zooport.errors import ArgumentTypeError, SpecError, UnknownBehaviorError, ZooportError
 
@@ -70,15 +70,6 @@ def step_until_any(
         f"{type(core).__name__}: no agent of {list(behaviors)} requested a decision or "
         f"ended its episode in {MAX_IDLE_STEPS} steps"
     )
-
-
-def side_channels_of(core: BaseEnvLike) -> list[Any]:
-    """The side channels of ``core``: zooport's ``side_channels``, or a Unity build's."""
-    channels = getattr(core, "side_channels", None)
-    if channels is None:
-        manager = getattr(core, "_side_channel_manager", None)
-        channels = list(getattr(manager, "_side_channels_dict", {}).values())
-    return list(channels)
 
 
 def can_render(core: BaseEnvLike) -> bool:

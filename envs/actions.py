@@ -3,7 +3,6 @@ before any cast, so no value can wrap or truncate into a valid action."""
 
 from __future__ import annotations
 
-import functools
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -17,14 +16,6 @@ _FLOAT32 = np.dtype(np.float32)
 _INT32 = np.dtype(np.int32)
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 _INT32_MIN, _INT32_MAX = int(np.iinfo(np.int32).min), int(np.iinfo(np.int32).max)
-
-
-@functools.lru_cache(maxsize=64)
-def _number_kind(dtype: np.dtype) -> str:
-    """``"floating"``, ``"integer"`` or ``""`` (np.issubdtype is ~0.5 us a call)."""
-    if np.issubdtype(dtype, np.floating):
-        return "floating"
-    return "integer" if np.issubdtype(dtype, np.integer) else ""
 
 
 def _as_2d_array(values: Any, dtype: np.dtype, part: str, where: str) -> np.ndarray:
@@ -44,7 +35,7 @@ def _as_2d_array(values: Any, dtype: np.dtype, part: str, where: str) -> np.ndar
             f"{where}: expected {part} actions of rank 2 (n_agents, size), "
             f"got rank {array.ndim} with shape {array.shape}"
         )
-    kind = _number_kind(array.dtype)
+    kind = {"f": "floating", "i": "integer", "u": "integer"}.get(array.dtype.kind, "")
     if dtype is _FLOAT32:
         if not kind:
             raise ActionError(
@@ -122,28 +113,24 @@ class ActionTuple:
 
     def add_continuous(self, continuous: Any) -> None:
         """Sets the continuous part; it must be a 2-D numeric array."""
-        array = _as_2d_array(continuous, _FLOAT32, "continuous", "ActionTuple")
-        self._check_batch(array, self._discrete, "continuous")
-        self._continuous = array
-        if self._discrete is None:
-            self._discrete = np.zeros((array.shape[0], 0), dtype=np.int32)
+        self._add("continuous", continuous, _FLOAT32, "discrete", _INT32)
 
     def add_discrete(self, discrete: Any) -> None:
         """Sets the discrete part; it must be a 2-D integer array."""
-        array = _as_2d_array(discrete, _INT32, "discrete", "ActionTuple")
-        self._check_batch(array, self._continuous, "discrete")
-        self._discrete = array
-        if self._continuous is None:
-            self._continuous = np.zeros((array.shape[0], 0), dtype=np.float32)
+        self._add("discrete", discrete, _INT32, "continuous", _FLOAT32)
 
-    @staticmethod
-    def _check_batch(new: np.ndarray, other: np.ndarray | None, part: str) -> None:
+    def _add(self, part: str, values: Any, dtype: np.dtype, other: str, other_dtype: Any) -> None:
+        array = _as_2d_array(values, dtype, part, "ActionTuple")
+        present = getattr(self, f"_{other}")
         # The filler of the other part is (n, 0); only a real part may disagree.
-        if other is not None and other.shape[1] > 0 and other.shape[0] != new.shape[0]:
+        if present is None:
+            setattr(self, f"_{other}", np.zeros((array.shape[0], 0), dtype=other_dtype))
+        elif present.shape[1] > 0 and present.shape[0] != array.shape[0]:
             raise ActionError(
-                f"ActionTuple: the {part} part has {new.shape[0]} rows but the other part "
-                f"has {other.shape[0]}"
+                f"ActionTuple: the {part} part has {array.shape[0]} rows but the other part "
+                f"has {present.shape[0]}"
             )
+        setattr(self, f"_{part}", array)
 
     def __len__(self) -> int:
         return max(self.continuous.shape[0], self.discrete.shape[0])
@@ -190,16 +177,7 @@ class ActionSpec(NamedTuple):
 
     def random_action(self, n_agents: int, rng: np.random.Generator | None = None) -> ActionTuple:
         """Uniform random actions; pass ``rng`` (a ``numpy.random.Generator``) to seed them."""
-        uniform = np.random.uniform if rng is None else rng.uniform
-        integers = np.random.randint if rng is None else rng.integers
-        continuous = uniform(-1.0, 1.0, size=(n_agents, self.continuous_size))
-        columns = [integers(0, b, size=n_agents) for b in self.discrete_branches]
-        discrete = (
-            np.stack(columns, axis=1).astype(np.int32)
-            if columns
-            else np.zeros((n_agents, 0), dtype=np.int32)
-        )
-        return ActionTuple(continuous=continuous.astype(np.float32), discrete=discrete)
+        return random_actions(self, n_agents, np.random if rng is None else rng)
 
     def _validate_action(
         self, actions: ActionTuple, n_agents: int | None, name: str
@@ -308,11 +286,12 @@ def _check_branches(branches: tuple[int, ...]) -> tuple[int, ...]:
 def random_actions(
     action_spec: Any,
     n_agents: int,
-    rng: np.random.Generator,
+    rng: Any,
     action_mask: Any = None,
 ) -> ActionTuple:
     """Uniform random actions of any action spec that never pick an action ML-Agents' mask
-    (one bool array per branch, True = NOT available) forbids; a fully masked row gets 0."""
+    (one bool array per branch, True = NOT available) forbids; a fully masked row gets 0.
+    ``rng`` is a ``numpy.random.Generator`` or ``numpy.random`` itself (its global state)."""
     branches = tuple(int(b) for b in action_spec.discrete_branches)
     continuous = rng.uniform(-1.0, 1.0, size=(n_agents, int(action_spec.continuous_size)))
     discrete = np.zeros((n_agents, len(branches)), dtype=np.int32)

@@ -29,7 +29,7 @@ from zooport.envs.specs import (
 from zooport.envs.steps import DecisionSteps, TerminalSteps, decision_row
 from zooport.errors import ArgumentTypeError, SpecError, UnknownBehaviorError
 
-__all__ = ["LegacyBaseEnv", "LegacyApiWarning", "as_base_env", "is_legacy_env"]
+__all__ = ["LegacyBaseEnv", "LegacyApiWarning", "as_base_env", "is_legacy_env", "side_channels_of"]
 
 _REQUIRED = ("get_steps", "set_actions", "step", "reset", "close")
 
@@ -196,6 +196,15 @@ def _masks(mask: Any, branches: tuple[int, ...]) -> list[np.ndarray] | None:
     return [np.asarray(m, dtype=bool) for m in mask]
 
 
+def side_channels_of(env: Any) -> list[Any]:
+    """The side channels of ``env``: zooport's ``side_channels``, or a Unity build's."""
+    channels = getattr(env, "side_channels", None)
+    if channels is None:
+        manager = getattr(env, "_side_channel_manager", None)
+        channels = getattr(manager, "_side_channels_dict", {}).values()
+    return list(channels)
+
+
 def _check_env_like(obj: Any) -> None:
     if not hasattr(obj, "get_steps") and hasattr(obj, "get_step_result"):
         raise ArgumentTypeError(
@@ -273,9 +282,7 @@ class LegacyBaseEnv(BaseEnv):
             if known is None or not (known.legacy_spec is spec or known.legacy_spec == spec):
                 known = _convert_behavior(name, spec)
             behaviors[name] = known
-        if behaviors.keys() != self._behaviors.keys() or any(
-            b is not self._behaviors[n] for n, b in behaviors.items()
-        ):
+        if behaviors != self._behaviors:  # the same _Behavior objects unless a spec changed
             self._behaviors = behaviors
             self._mapping = BehaviorMapping({n: b.spec for n, b in behaviors.items()})
 
@@ -327,9 +334,10 @@ class LegacyBaseEnv(BaseEnv):
         self._steps[behavior_name] = (decision, terminal, *converted)
         return converted
 
-    def reset(self) -> None:
+    def reset(self, seed: int | None = None) -> None:
+        """Resets the wrapped env, passing ``seed`` on where it is not None (``seedable``)."""
         self._pending.clear()
-        self.legacy_env.reset()
+        self.legacy_env.reset() if seed is None else self.legacy_env.reset(seed=seed)
 
     def step(self) -> None:
         self._pending.clear()
@@ -368,11 +376,7 @@ class LegacyBaseEnv(BaseEnv):
     @property
     def side_channels(self) -> list[Any]:
         """The wrapped env's side channels (a Unity build's, from its side-channel manager)."""
-        channels = getattr(self.legacy_env, "side_channels", None)
-        if channels is None:
-            manager = getattr(self.legacy_env, "_side_channel_manager", None)
-            channels = getattr(manager, "_side_channels_dict", {}).values()
-        return list(channels)
+        return side_channels_of(self.legacy_env)
 
     @property
     def metadata(self) -> dict[str, Any]:
@@ -390,7 +394,3 @@ class LegacyBaseEnv(BaseEnv):
 
 class _SeedableLegacyBaseEnv(LegacyBaseEnv):  # over an env whose reset takes seed
     seedable: ClassVar[bool] = True
-
-    def reset(self, seed: int | None = None) -> None:
-        self._pending.clear()
-        self.legacy_env.reset() if seed is None else self.legacy_env.reset(seed=seed)
