@@ -21,23 +21,10 @@ from zooport.envs.specs import (
 from zooport.envs.steps import DecisionStep, DecisionSteps, TerminalStep, TerminalSteps
 
 __all__ = [
-    "AgentId",
-    "GroupId",
-    "BehaviorName",
-    "ActionTuple",
-    "ActionSpec",
-    "DimensionProperty",
-    "ObservationType",
-    "ObservationSpec",
-    "BehaviorSpec",
-    "DecisionStep",
-    "DecisionSteps",
-    "TerminalStep",
-    "TerminalSteps",
-    "BehaviorMapping",
-    "BaseEnv",
-    "BaseEnvLike",
-]
+    "AgentId", "GroupId", "BehaviorName", "ActionTuple", "ActionSpec", "DimensionProperty",
+    "ObservationType", "ObservationSpec", "BehaviorSpec", "DecisionStep", "DecisionSteps",
+    "TerminalStep", "TerminalSteps", "BehaviorMapping", "BaseEnv", "BaseEnvLike",
+]  # fmt: skip
 
 
 class BaseEnv(ABC):

@@ -10,14 +10,9 @@ from typing import Any
 from zooport.envs.base_env import BaseEnvLike
 
 __all__ = [
-    "signature_parameters",
-    "keyword_parameters",
-    "accepts_keyword",
-    "takes_positional",
-    "is_seedable",
-    "reset_core",
-    "has_action_masks",
-]
+    "signature_parameters", "keyword_parameters", "accepts_keyword", "takes_positional",
+    "is_seedable", "reset_core", "has_action_masks",
+]  # fmt: skip
 
 _KEYWORD_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 _POSITIONAL_KINDS = (

@@ -17,14 +17,8 @@ from zooport.errors import (
 )
 
 __all__ = [
-    "UnityException",
-    "UnityEnvironmentException",
-    "UnityCommunicationException",
-    "UnityCommunicatorStoppedException",
-    "UnityObservationException",
-    "UnityActionException",
-    "UnityTimeOutException",
-    "UnitySideChannelException",
-    "UnityWorkerInUseException",
+    "UnityException", "UnityEnvironmentException", "UnityCommunicationException",
+    "UnityCommunicatorStoppedException", "UnityObservationException", "UnityActionException",
+    "UnityTimeOutException", "UnitySideChannelException", "UnityWorkerInUseException",
     "UnityPolicyException",
-]
+]  # fmt: skip

@@ -10,15 +10,9 @@ from zooport.envs.actions import ActionSpec
 from zooport.envs.arguments import check_int
 
 __all__ = [
-    "AgentId",
-    "GroupId",
-    "BehaviorName",
-    "DimensionProperty",
-    "ObservationType",
-    "ObservationSpec",
-    "BehaviorSpec",
-    "BehaviorMapping",
-]
+    "AgentId", "GroupId", "BehaviorName", "DimensionProperty", "ObservationType",
+    "ObservationSpec", "BehaviorSpec", "BehaviorMapping",
+]  # fmt: skip
 
 AgentId = int
 GroupId = int

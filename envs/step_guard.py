@@ -25,8 +25,10 @@ class StepGuard:
         self.completed = 0
         self.layer: Any = None
 
-    def enter(self, call: str) -> None:
-        """Marks ``call`` (``"step"`` or ``"reset"``) running, or raises why it may not run."""
+    def enter(self, call: str, committed: bool = False) -> StepGuard:
+        """Marks ``call`` (``"step"`` or ``"reset"``) running, or raises why it may not run;
+        ``with guard.call("step"):`` guards a block (a ``with guard.resetting():`` reset is
+        committed from its first line)."""
         if self.running is not None:
             raise ReentrantCallError(
                 f"{self.owner}.{call}() was called while its {self.running}() was running "
@@ -39,7 +41,13 @@ class StepGuard:
                 "episode ends) is lost, so the env refuses to step until reset()"
             )
         self.running = call
-        self.committed = False
+        self.committed = committed
+        return self
+
+    call = enter
+
+    def resetting(self) -> StepGuard:
+        return self.enter("reset", committed=True)
 
     def exit(self) -> None:
         """The running step completed."""
@@ -51,16 +59,6 @@ class StepGuard:
         self.running = None
         self.failure = None
         self.completed += 1
-
-    def call(self, call: str) -> StepGuard:  # for a `with` block
-        self.enter(call)
-        return self
-
-    def resetting(self) -> StepGuard:
-        """A reset, committed from its first line: ``with guard.resetting(): ...``."""
-        self.enter("reset")
-        self.committed = True
-        return self
 
     def __enter__(self) -> StepGuard:
         return self

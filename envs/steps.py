@@ -11,13 +11,9 @@ from zooport.envs.specs import AgentId, BehaviorSpec
 from zooport.errors import ObservationError, UnknownAgentError, look_up
 
 __all__ = [
-    "DecisionStep",
-    "DecisionSteps",
-    "TerminalStep",
-    "TerminalSteps",
-    "check_agent_ids",
+    "DecisionStep", "DecisionSteps", "TerminalStep", "TerminalSteps", "check_agent_ids",
     "decision_row",
-]
+]  # fmt: skip
 
 
 def check_agent_ids(behavior: str, decision: Any, terminal: Any) -> None:
