@@ -108,10 +108,8 @@ class BehaviorState:
         return free
 
     def _clear(self, slots: slice | np.ndarray) -> None:
-        array: np.ndarray
-        for array in (self.pending_reward, self.pending_group, self.episode_steps):
-            array[slots] = 0
-        for array in (self.since_decision, self.continuous, self.discrete):
+        for array in (self.pending_reward, self.pending_group, self.episode_steps,
+                      self.since_decision, self.continuous, self.discrete):  # fmt: skip
             array[slots] = 0
 
     def default_actions(self) -> None:
