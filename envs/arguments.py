@@ -24,20 +24,17 @@ def check_seed(seed: Any, where: str = "reset") -> int | None:
     """``seed`` as a Python int >= 0 (as Gymnasium requires) or None; raises naming ``where``."""
     if seed is None:
         return None
-    if not isinstance(seed, bool):
-        try:
-            value = operator.index(seed)
-        except TypeError:
-            pass
-        else:
-            if value < 0:
-                raise ArgumentError(
-                    f"{where}: expected seed to be None or an int >= 0, got {value}"
-                )
-            return value
-    raise ArgumentTypeError(
-        f"{where}: expected seed to be None or an int >= 0, got {type(seed).__name__} {seed!r}"
-    )
+    try:
+        value = None if isinstance(seed, bool) else operator.index(seed)
+    except TypeError:  # a float, a str, an array of several values
+        value = None
+    if value is None:
+        raise ArgumentTypeError(
+            f"{where}: expected seed to be None or an int >= 0, got {type(seed).__name__} {seed!r}"
+        )
+    if value < 0:
+        raise ArgumentError(f"{where}: expected seed to be None or an int >= 0, got {value}")
+    return value
 
 
 def check_int(

@@ -88,16 +88,11 @@ class _StepsBase(Mapping):
     def __len__(self) -> int:
         return len(self.agent_id)
 
-    # Mapping's own __contains__/get catch only KeyError; an absent id is not an error here.
-    def __contains__(self, agent_id: object) -> bool:
+    def __contains__(self, agent_id: object) -> bool:  # without building a step
         try:
             return agent_id in self.agent_id_to_index
-        except TypeError:
+        except TypeError:  # an unhashable id is simply not there
             return False
-
-    def get(self, agent_id: AgentId, default: Any = None) -> Any:
-        """The step of ``agent_id``, or ``default`` when it is not in the batch."""
-        return self[agent_id] if agent_id in self else default
 
     def __iter__(self) -> Iterator[AgentId]:
         yield from self._id_list()
