@@ -196,16 +196,6 @@ class BehaviorState:
             due[done_slots] = True
         return due.nonzero()[0]
 
-    def terminal_steps(
-        self, slots: np.ndarray, interrupted: np.ndarray, obs: list[np.ndarray]
-    ) -> TerminalSteps:
-        """The TerminalSteps of ``slots`` (observed as ``obs``); their rewards are paid."""
-        reward, group_reward = self.pending_reward[slots], self.pending_group[slots]
-        self.pending_reward[slots] = 0
-        self.pending_group[slots] = 0
-        ids, group_id = self.ids[slots], self.group_id[slots]
-        return TerminalSteps(obs, reward, interrupted.copy(), ids, group_id, group_reward)
-
     def publish(
         self,
         slots: np.ndarray,

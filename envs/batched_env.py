@@ -198,9 +198,8 @@ class BatchedEnv(BaseEnv):
         guard = self._guard
         with guard.call("reset"):
             if seed is not None:
-                np_random = np.random.default_rng(seed)  # a bad seed raises, changing nothing
-                order_rng = np.random.default_rng(seed + 1)
-                self._seed, self.np_random, self._order_rng = seed, np_random, order_rng
+                self._seed, self.np_random = seed, np.random.default_rng(seed)
+                self._order_rng = np.random.default_rng(seed + 1)
             guard.committed = True
             self._channels.exchange()
             self._on_reset()
@@ -317,7 +316,12 @@ class BatchedEnv(BaseEnv):
         if self._reorder:
             order = self._order_rng.permutation(slots.size)
             slots, interrupted = slots[order], interrupted[order]
-        terminal = b.terminal_steps(slots, interrupted, self._observe(b.name, slots))
+        obs = self._observe(b.name, slots)
+        reward, group_reward = b.pending_reward[slots], b.pending_group[slots]
+        b.pending_reward[slots] = 0  # paid
+        b.pending_group[slots] = 0
+        ids, group_id = b.ids[slots], b.group_id[slots]
+        terminal = TerminalSteps(obs, reward, interrupted.copy(), ids, group_id, group_reward)
         return done_slots, terminal, spawned
 
     def _restart(self, b: BehaviorState, done_slots: np.ndarray) -> None:

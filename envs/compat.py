@@ -27,7 +27,7 @@ from zooport.envs.specs import (
     ObservationType,
 )
 from zooport.envs.steps import DecisionSteps, TerminalSteps, decision_row
-from zooport.errors import ArgumentTypeError, SpecError, UnknownBehaviorError
+from zooport.errors import ArgumentTypeError, SpecError, UnknownBehaviorError, look_up
 
 __all__ = ["LegacyBaseEnv", "LegacyApiWarning", "as_base_env", "is_legacy_env", "side_channels_of"]
 
@@ -289,13 +289,10 @@ class LegacyBaseEnv(BaseEnv):
     def _behavior(self, name: BehaviorName) -> _Behavior:
         if isinstance(name, str) and name not in self._behaviors:
             self._refresh_specs()
-        behavior = self._behaviors.get(name) if isinstance(name, str) else None
-        if behavior is None:
-            raise UnknownBehaviorError(
-                f"{type(self.legacy_env).__name__} has no behavior {name!r}; "
-                f"behaviors: {list(self._behaviors)}"
-            )
-        return behavior
+        return look_up(self._behaviors, name, UnknownBehaviorError, lambda: (
+            f"{type(self.legacy_env).__name__} has no behavior {name!r}; "
+            f"behaviors: {list(self._behaviors)}"
+        ))  # fmt: skip
 
     @property
     def behavior_specs(self) -> Mapping[BehaviorName, BehaviorSpec]:

@@ -84,12 +84,8 @@ class StepGuard:
         return {"owner": self.owner, "failure": self.failure, "completed": self.completed}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.owner = state["owner"]
-        self.failure = state["failure"]
-        self.completed = state["completed"]
-        self.running = None
-        self.committed = False
-        self.layer = None
+        StepGuard.__init__(self, state["owner"])
+        self.failure, self.completed = state["failure"], state["completed"]
 
     def __repr__(self) -> str:
         state = self.failure or (f"running {self.running}" if self.running else "healthy")
