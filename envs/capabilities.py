@@ -42,10 +42,9 @@ def keyword_parameters(target: Callable[..., Any] | None) -> set[str] | None:
 
 def accepts_keyword(target: Callable[..., Any], name: str) -> bool:
     """Whether ``target`` takes the keyword ``name`` (False when its signature is unknown)."""
-    if signature_parameters(target) is None:
-        return False
-    keywords = keyword_parameters(target)
-    return keywords is None or name in keywords
+    parameters = signature_parameters(target) or {}
+    kind = getattr(parameters.get(name), "kind", None)
+    return kind in _KEYWORD_KINDS or any(p.kind is p.VAR_KEYWORD for p in parameters.values())
 
 
 def takes_positional(function: Callable[..., Any]) -> bool:
