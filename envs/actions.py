@@ -113,24 +113,28 @@ class ActionTuple:
 
     def add_continuous(self, continuous: Any) -> None:
         """Sets the continuous part; it must be a 2-D numeric array."""
-        self._add("continuous", continuous, _FLOAT32, "discrete", _INT32)
+        array = _as_2d_array(continuous, _FLOAT32, "continuous", "ActionTuple")
+        self._check_batch(array, self._discrete, "continuous")
+        self._continuous = array
+        if self._discrete is None:
+            self._discrete = np.zeros((array.shape[0], 0), dtype=np.int32)
 
     def add_discrete(self, discrete: Any) -> None:
         """Sets the discrete part; it must be a 2-D integer array."""
-        self._add("discrete", discrete, _INT32, "continuous", _FLOAT32)
+        array = _as_2d_array(discrete, _INT32, "discrete", "ActionTuple")
+        self._check_batch(array, self._continuous, "discrete")
+        self._discrete = array
+        if self._continuous is None:
+            self._continuous = np.zeros((array.shape[0], 0), dtype=np.float32)
 
-    def _add(self, part: str, values: Any, dtype: np.dtype, other: str, other_dtype: Any) -> None:
-        array = _as_2d_array(values, dtype, part, "ActionTuple")
-        present = getattr(self, f"_{other}")
+    @staticmethod
+    def _check_batch(new: np.ndarray, other: np.ndarray | None, part: str) -> None:
         # The filler of the other part is (n, 0); only a real part may disagree.
-        if present is None:
-            setattr(self, f"_{other}", np.zeros((array.shape[0], 0), dtype=other_dtype))
-        elif present.shape[1] > 0 and present.shape[0] != array.shape[0]:
+        if other is not None and other.shape[1] > 0 and other.shape[0] != new.shape[0]:
             raise ActionError(
-                f"ActionTuple: the {part} part has {array.shape[0]} rows but the other part "
-                f"has {present.shape[0]}"
+                f"ActionTuple: the {part} part has {new.shape[0]} rows but the other part "
+                f"has {other.shape[0]}"
             )
-        setattr(self, f"_{part}", array)
 
     def __len__(self) -> int:
         return max(self.continuous.shape[0], self.discrete.shape[0])
