@@ -54,12 +54,6 @@ class StepGuard:
         self.running = None
         self.completed += 1
 
-    def reset_done(self) -> None:
-        """The running reset completed: the env is healthy again."""
-        self.running = None
-        self.failure = None
-        self.completed += 1
-
     def __enter__(self) -> StepGuard:
         return self
 
@@ -68,9 +62,9 @@ class StepGuard:
     ) -> None:
         if error is not None:
             self.abort(error)
-        elif self.running == "reset":
-            self.reset_done()
         else:
+            if self.running == "reset":
+                self.failure = None  # a completed reset makes the env healthy again
             self.exit()
 
     def abort(self, error: BaseException) -> None:
