@@ -13,14 +13,9 @@ from typing import Literal, NamedTuple
 from zooport.errors import ArgumentError, ArgumentTypeError, SpecError, UnknownAgentError, look_up
 
 __all__ = [
-    "AgentKey",
-    "AgentNames",
-    "AgentNameFn",
-    "AgentNaming",
-    "NAMING_SCHEMES",
-    "behavior_prefix",
+    "AgentKey", "AgentNames", "AgentNameFn", "AgentNaming", "NAMING_SCHEMES", "behavior_prefix",
     "default_prefixes",
-]
+]  # fmt: skip
 
 _NOT_ALNUM = re.compile(r"[^0-9a-z]+")
 # An int as str() writes it: "07", "+7" and "-0" are no agent ids in a name.
@@ -108,7 +103,6 @@ class AgentNames:
                 f"(behavior, agent_id) -> str, actually: {agent_name!r}"
             )
         self.behaviors = list(behaviors)
-        # "pettingzoo", "mlagents" or "callable"; the callable itself, or None.
         self.scheme = agent_name if isinstance(agent_name, str) else "callable"
         self.agent_name: AgentNameFn | None = None if isinstance(agent_name, str) else agent_name
         self.prefixes: dict[str, str] = (

@@ -1,8 +1,7 @@
 """The driver family's engine: every behaviour of a core as named PettingZoo agents. Each
-behaviour's agents sit in an :class:`AgentGroup` whose ``live`` flags are the one record of who
-is live; the driver gathers a dict of actions into one ``set_actions`` per behaviour, steps the
-core until a live agent reports, and ends the episode by the termination rule or ``max_cycles``:
-an agent's exit reads here (docs/guides/multi-agent.md)."""
+behaviour's :class:`AgentGroup` holds in ``live`` the one record of who is live; the driver
+steps the core until a live agent reports and ends the episode by the termination rule or
+``max_cycles``: an agent's exit reads here (docs/guides/multi-agent.md)."""
 
 from __future__ import annotations
 
@@ -39,8 +38,7 @@ class AgentGroup(AgentTable):
     order, then spawned ones): who is live, and what each step reports."""
 
     def start(self, decision: DecisionSteps, names: AgentNames) -> None:
-        """A new episode with the agents of ``decision`` (slots in ascending id order), named
-        by ``names``, as are the agents that join it."""
+        """A new episode with the agents of ``decision``, all named by ``names``."""
         self.namer = names
         decision = self.obs_layout.checked(decision)
         check_agent_ids(self.name, decision, ())
@@ -51,7 +49,6 @@ class AgentGroup(AgentTable):
         self._absorb_decision(decision, False, True)
 
     def begin_step(self) -> None:
-        """Clears the per-step outputs."""
         self._floats.fill(0)
         self._flags.fill(False)
         self.n_decided = 0
@@ -122,9 +119,8 @@ class AgentGroup(AgentTable):
         return True
 
     def end_episode(self) -> list[str]:
-        """Ends the episode: forgets the agents that joined in this step (they hold the last
-        slots: they could not join ``agents`` and leave them in the same step) and truncates
-        the live ones; returns the names of those."""
+        """Forgets the agents that joined in this step (the last slots: none can join and leave
+        ``agents`` in one step) and truncates the live ones; returns the names of those."""
         n = self.n - len(self.new_names)
         self.n_decided -= int(self.decided[n : self.n].sum())
         self.live[n : self.n] = False
@@ -157,7 +153,7 @@ class AgentGroup(AgentTable):
 
 
 class AgentsStep(NamedTuple):
-    """One step of every reporting agent, five dicts with the same keys in the same order."""
+    """One step of every reporting agent: five dicts with the same keys in the same order."""
 
     observations: dict[str, Any]
     rewards: dict[str, float]
@@ -191,12 +187,11 @@ class MultiAgentDriver:
         core, specs = adopt_core_with_specs(core, adapter)
         self.core, self.adapter, self.options = core, adapter, options
         self.names = AgentNames(list(specs), options.agent_name)
-        # The options that stay writable, checked by the front ends (DriverControls).
+        # Writable; the front ends' setters (DriverControls) check them.
         self.termination_mode: TerminationMode | str | float = options.termination_mode
         self.max_cycles: int | None = options.max_cycles
         self.stale_actions = options.stale_actions
-        # Masks left on auto: wherever there are discrete actions, unless the core says it
-        # has none (a BatchedEnv without ``_action_mask``).
+        # Masks on auto: wherever there are discrete actions, unless the core says it has none.
         masks = has_action_masks(core) if options.action_masks is None else options.action_masks
         self.groups = [
             AgentGroup(
@@ -211,19 +206,19 @@ class MultiAgentDriver:
         self.default_action = options.default_action
         set_default_actions(self.groups, options.default_action)
         self.possible_agents: list[str] = []
-        # The live agents in ``possible_agents`` order, rebuilt from the groups' ``live``
-        # flags' changes in the step they change (``agents`` is read on every step).
+        # The groups' ``live`` flags in ``possible_agents`` order, rebuilt in the step they
+        # change (``agents`` is read on every step).
         self._agents: list[str] = []
-        # Every agent of the episode, live or finished, by name -> its behaviour's group.
+        # Every agent of the episode, live or finished -> its behaviour's group.
         self.agent_groups: dict[str, AgentGroup] = {}
         self.cycles = self.ignored_actions = 0
-        # The agents whose episode ended in the last step, and those that joined in it.
+        # The agents that finished in the last step, and those that joined in it.
         self.finished: list[str] = []
         self.new_agents: list[str] = []
         self.episode_over = True
-        # True between a reset() and close(): the episode can be stepped (unless over).
+        # True between a reset() and close().
         self.ready = self._closed = False
-        # Each group's agent count at the first reset (None before it): the state's layout.
+        # Each group's agent count at the first reset: the state's layout.
         self.first_counts: list[int] | None = None
         self.guard = StepGuard(adapter)
 
@@ -242,8 +237,7 @@ class MultiAgentDriver:
         self.ignored_actions += len(agents)
 
     def group_of(self, agent: str) -> AgentGroup:
-        """The behaviour group of an agent of the episode (the core is reset once to find
-        the agents, before the first ``reset()``)."""
+        """The group of an agent of the episode (before the first ``reset()``, after one)."""
         try:
             return self.agent_groups[agent]
         except (KeyError, TypeError):
@@ -257,7 +251,7 @@ class MultiAgentDriver:
         )
 
     def is_live(self, agent: object) -> TypeGuard[str]:
-        """True when ``agent`` is live in the current episode (its group's flag says so)."""
+        """True when ``agent`` is live in the current episode."""
         g = self.agent_groups.get(agent)  # type: ignore[call-overload]  # any key may be asked
         return g is not None and self.ready and bool(g.live[g.slot_of[agent]])
 
@@ -274,7 +268,7 @@ class MultiAgentDriver:
 
     def reset(self, seed: int | None = None) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         """Resets the core (reseeded with ``seed`` where it can be) and starts an episode;
-        one that raises (a core hook, a side channel) leaves the driver needing another."""
+        one that raises leaves the driver needing another."""
         self.check_open()
         seed = check_seed(seed, f"{self.adapter}.reset")  # a bad seed raises, changing nothing
         with self.guard.resetting():
@@ -291,12 +285,8 @@ class MultiAgentDriver:
             self.ready = True
             if self.first_counts is None:
                 self.first_counts = [g.n for g in self.groups]
-            observations: dict[str, Any] = dict.fromkeys(self._agents)
-            infos = observations.copy()
-            for g in self.groups:
-                observations.update(zip(g.names, g.observations(slice(0, g.n)), strict=True))
-                infos.update(zip(g.names, g.infos(slice(0, g.n), g.n), strict=True))
-            return observations, infos
+            step = self._outputs(self._agents, False)
+            return step.observations, step.infos
 
     def _reset_core(self, seed: int | None) -> dict[str, DecisionSteps]:
         try:
@@ -325,13 +315,7 @@ class MultiAgentDriver:
         Bad actions raise before anything changes; an exception once the core is stepping
         loses the step's outputs (later steps raise ``EnvNotResetError`` until ``reset()``).
         """
-        if not self.ready:
-            self.check_open()
-            raise EnvNotResetError(f"{self.adapter}: call reset() before step()")
-        if self.episode_over:
-            raise EnvNotResetError(
-                f"{self.adapter}: the episode is over (no live agents); call reset()"
-            )
+        self.check_running()
         with self.guard.call("step"):
             return self._step(actions)
 
@@ -418,8 +402,14 @@ class MultiAgentDriver:
                 possible.extend(g.new_names)
                 self.agent_groups.update(dict.fromkeys(g.new_names, g))
         self.episode_over, self.finished, self.new_agents = over, finished, new
-        # The dicts follow ``agents``' order: copies of one dict with those keys, then updated.
-        keys = live + new if new else live
+        step = self._outputs(live + new if new else live, bool(finished))
+        if finished or new:
+            gone = set(finished)
+            self._agents = [a for a in live if a not in gone] + new
+        return step
+
+    def _outputs(self, keys: list[str], finished: bool) -> AgentsStep:
+        # The reporting agents' dicts in ``agents``' order: copies of one dict, then updated.
         template: dict[str, Any] = dict.fromkeys(keys)
         observations, rewards, infos = template.copy(), template.copy(), template.copy()
         if finished:
@@ -427,7 +417,7 @@ class MultiAgentDriver:
         else:
             terminations = dict.fromkeys(keys, False)
             truncations = terminations.copy()
-        for g in groups:
+        for g in self.groups:
             names, index = g.reporting()
             if not names:
                 continue
@@ -437,9 +427,6 @@ class MultiAgentDriver:
                 terminations.update(zip(names, g.terminated[index].tolist(), strict=True))
                 truncations.update(zip(names, g.truncated[index].tolist(), strict=True))
             infos.update(zip(names, g.infos(index, len(names)), strict=True))
-        if finished or new:
-            gone = set(finished)
-            self._agents = [a for a in live if a not in gone] + new
         return AgentsStep(observations, rewards, terminations, truncations, infos)
 
     def _late_behavior(self) -> SpecError:
@@ -496,3 +483,16 @@ class MultiAgentDriver:
         """Raises :class:`EnvClosedError` once the adapter was closed."""
         if self._closed:
             raise EnvClosedError(f"{self.adapter} was used after close()")
+
+    def check_running(self) -> None:
+        """Raises :class:`EnvNotResetError` unless an episode is under way, a
+        :class:`ReentrantCallError` while the core steps (a callback's step)."""
+        if self.guard.running:
+            self.guard.enter("step")  # raises
+        if not self.ready:
+            self.check_open()
+            raise EnvNotResetError(f"{self.adapter}: call reset() before step()")
+        if self.episode_over:
+            raise EnvNotResetError(
+                f"{self.adapter}: the episode is over (after {self.cycles} cycles); call reset()"
+            )

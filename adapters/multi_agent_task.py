@@ -76,20 +76,9 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
         agent_name: AgentNaming = None,
         stale_actions: str = "ignore",
     ) -> None:
-        options = DriverOptions(
-            uint8_visual=uint8_visual,
-            flatten_branched=flatten_branched,
-            allow_multiple_obs=allow_multiple_obs,
-            termination_mode=termination_mode,
-            max_cycles=max_cycles,
-            action_masks=action_masks,
-            mask_in_info=mask_in_info,
-            default_action=default_action,
-            agent_name=agent_name,
-            stale_actions=stale_actions,
-        )
-        self.options = options
-        self._start_driver(env, options)
+        given = locals()  # the parameters, which are the options' fields
+        self.options = DriverOptions(**{key: given[key] for key in DriverOptions.names()})
+        self._start_driver(env, self.options)
         self.env = self.core  # the seed's name for it
         self.name = type(self.core).__name__
         self._pending: dict[str, Any] = {}
@@ -176,9 +165,7 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
     def step(self, action: Any, agent_id: int | str) -> Transition | None:
         """Records a live agent's action (None: its ``default_action``); the cycle's last steps
         the core and returns its :class:`Transition` (a bad action raises then)."""
-        self._check_running()
-        if self._driver.guard.running:
-            self._driver.guard.enter("step")  # raises: an agent acting while the core steps
+        self._driver.check_running()
         agent = self.agent(agent_id)
         pending = self._pending
         if agent in pending:
@@ -206,7 +193,7 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
     ) -> dict[str, Transition]:
         """Completes the cycle with ``{agent_id: action}``; returns every reporting agent's
         :class:`Transition`, by name."""
-        self._check_running()
+        self._driver.check_running()
         if not isinstance(actions, Mapping):
             raise ActionError(
                 f"{type(self).__name__}: expected a dict of actions keyed by agent, got "
@@ -282,17 +269,6 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
         flags = np.asarray(terminations, dtype=bool).reshape(-1)
         n_agents = max(flags.size, len(self.possible_agents))
         return int(flags.sum()) >= finished_needed(self._driver.termination_mode, n_agents)
-
-    def _check_running(self) -> None:
-        driver = self._driver
-        driver.check_open()
-        if not driver.ready:
-            raise EnvNotResetError(f"{type(self).__name__}: call reset() before step()")
-        if driver.episode_over:
-            raise EnvNotResetError(
-                f"{type(self).__name__}: the episode is over (after {self.cycles} cycles); "
-                "call reset()"
-            )
 
     def render(self, mode: str = "rgb_array") -> np.ndarray | None:
         """The first 3-D observation of the latest transitions (as ai-traineree's task renders),

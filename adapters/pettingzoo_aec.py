@@ -50,7 +50,6 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         self.infos: dict[str, dict[str, Any]] = {}
         self.agent_selection: str | None = None
         self._observations: dict[str, Any] = {}
-        # The final observation of every agent that finished in the episode (observe()).
         self._final: dict[str, Any] = {}
         self._pending: dict[str, Any] = {}
         self._cycle: list[str] = []
@@ -80,11 +79,9 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         """The observation of any agent of the episode: a finished agent's final one, also
         after its ``step(None)``, as PettingZoo's own environments answer (TorchRL asks)."""
         try:
-            return _fresh(self._observations[agent])
-        except (KeyError, TypeError):
-            pass
-        try:
-            return _fresh(self._final[agent])
+            return _fresh(
+                self._observations[agent] if agent in self._observations else self._final[agent]
+            )
         except (KeyError, TypeError):
             self._driver.check_open()  # close() empties the observations
             raise UnknownAgentError(
@@ -110,22 +107,18 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
 
     @override
     def step(self, action: Any) -> None:
-        """Acts for ``agent_selection``; the core steps when the cycle's last agent has acted
-        (a finished agent's turn takes None; an action given instead: ``stale_actions``)."""
+        """Acts for ``agent_selection`` (None for a finished agent); the core steps when the
+        cycle's last agent has acted."""
         guard = self._driver.guard
-        if guard.running:
-            # A turn taken from a callback while the core steps (a hook, a side channel) is
-            # refused, not recorded for the next cycle.
+        if guard.running:  # a turn from a callback while the core steps: refused
             guard.enter("step")
         if self._rewards_stale:
-            # The rewards of the last core step are cleared by the next step(); the zeros of
-            # a cycle whose agents did not change are copied, not rebuilt (measured: it pays).
+            # The next step() clears the last core step's rewards (zeros copied: it pays).
             if self._zero_rewards is None:
                 self._zero_rewards = dict.fromkeys(self.rewards, 0.0)
             self.rewards = self._zero_rewards.copy()
             self._rewards_stale = False
-        if self._dead:
-            # A finished agent still to be removed is the one selected.
+        if self._dead:  # a finished agent still to be removed is the one selected
             assert self.agent_selection is not None
             self._remove_dead(self.agent_selection, action)
             return
@@ -154,9 +147,8 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
 
     @override
     def close(self) -> None:
-        """Closes the core; later ``step``, ``last`` and ``observe`` calls raise
-        :class:`~zooport.EnvClosedError`."""
-        self._clear()  # so that the checks on the per-turn paths cost nothing while open
+        """Closes the core; later ``step``, ``last`` and ``observe`` raise ``EnvClosedError``."""
+        self._clear()  # the per-turn paths check for closing only where they fail
         super().close()
 
     def _remove_dead(self, agent: str, action: Any) -> None:
@@ -202,8 +194,8 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
             self.agents.extend(driver.new_agents)
         if driver.new_agents or driver.finished:
             self._zero_rewards = None
-        # Every agent of the cycle acted in it (its cumulative reward restarted at 0) and new
-        # agents start at 0: the cumulative rewards are exactly this step's rewards.
+        # Every agent of the cycle acted in it and new ones start at 0: the cumulative rewards
+        # are this step's.
         self._cumulative_rewards = dict(step.rewards)
         self._rewards_stale = True
         self._cycle = driver.agents

@@ -1,6 +1,5 @@
-"""What the driver family's front ends share: the members over the driver every one exposes
-(:class:`DriverControls`, whose setters check the writable options), and the PettingZoo
-adapters' constructor, spaces, state, rendering and closing."""
+"""What the driver family's front ends share: the members over the driver (:class:`DriverControls`),
+and the PettingZoo adapters' constructor, spaces, state, rendering and closing."""
 
 from __future__ import annotations
 
@@ -32,40 +31,12 @@ if TYPE_CHECKING:
     from zooport.adapters.agent_names import AgentNaming
 
 __all__ = [
-    "STALE_ACTIONS",
-    "DriverControls",
-    "PettingZooCommon",
-    "checked_max_cycles",
-    "checked_stale_actions",
-    "flat_observations",
+    "STALE_ACTIONS", "DriverControls", "PettingZooCommon", "flat_observations",
     "seed_action_spaces",
-]
+]  # fmt: skip
 
 #: What ``stale_actions=`` accepts: ignore (and count) or refuse actions for finished agents.
 STALE_ACTIONS = ("ignore", "raise")
-
-
-def checked_max_cycles(value: Any) -> int | None:
-    """``max_cycles`` as None or a Python int >= 1 (a numpy integer too)."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ArgumentTypeError(
-            f"Expect max_cycles to be None or an int >= 1, actually: "
-            f"{type(value).__name__} {value!r}"
-        )
-    if value < 1:
-        raise ArgumentError(f"Expect max_cycles to be None or an int >= 1, actually: {value!r}")
-    return int(value)
-
-
-def checked_stale_actions(value: Any) -> str:
-    """``stale_actions`` as one of :data:`STALE_ACTIONS`."""
-    if not isinstance(value, str) or value not in STALE_ACTIONS:
-        raise ArgumentError(
-            f"Expect stale_actions to be one of {list(STALE_ACTIONS)}, actually: {value!r}"
-        )
-    return value
 
 
 class DriverControls(EngineMembers):
@@ -121,7 +92,18 @@ class DriverControls(EngineMembers):
 
     @max_cycles.setter
     def max_cycles(self, value: int | None) -> None:
-        self._driver.max_cycles = checked_max_cycles(value)
+        if value is not None:
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise ArgumentTypeError(
+                    f"Expect max_cycles to be None or an int >= 1, actually: "
+                    f"{type(value).__name__} {value!r}"
+                )
+            if value < 1:
+                raise ArgumentError(
+                    f"Expect max_cycles to be None or an int >= 1, actually: {value!r}"
+                )
+            value = int(value)
+        self._driver.max_cycles = value
 
     @property
     def cycles(self) -> int:
@@ -137,7 +119,11 @@ class DriverControls(EngineMembers):
 
     @stale_actions.setter
     def stale_actions(self, value: str) -> None:
-        self._driver.stale_actions = checked_stale_actions(value)
+        if not isinstance(value, str) or value not in STALE_ACTIONS:
+            raise ArgumentError(
+                f"Expect stale_actions to be one of {list(STALE_ACTIONS)}, actually: {value!r}"
+            )
+        self._driver.stale_actions = value
 
     @property
     def ignored_actions(self) -> int:
@@ -197,20 +183,8 @@ class PettingZooCommon(DriverControls):
             render_mode: None, ``"rgb_array"`` or ``"human"`` (a pygame window).
             name: ``metadata["name"]`` and ``str(env)``; None: ``zooport_<core class>``.
         """
-        options = PettingZooOptions(
-            uint8_visual=uint8_visual,
-            flatten_branched=flatten_branched,
-            allow_multiple_obs=allow_multiple_obs,
-            termination_mode=termination_mode,
-            max_cycles=max_cycles,
-            action_masks=action_masks,
-            mask_in_info=mask_in_info,
-            default_action=default_action,
-            agent_name=agent_name,
-            stale_actions=stale_actions,
-            render_mode=render_mode,
-            name=name,
-        )
+        given = locals()  # the parameters, which are the options' fields
+        options = PettingZooOptions(**{key: given[key] for key in PettingZooOptions.names()})
         core = adopt_core(core)
         modes = ["rgb_array", "human"] if can_render(core) else []
         check_render_mode(render_mode, modes, f"{type(self).__name__} over {type(core).__name__}")

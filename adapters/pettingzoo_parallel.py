@@ -39,16 +39,14 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-        """Resets the core (reseeded with ``seed``, None or an int >= 0) and returns
-        ``(observations, infos)``; ``options`` is None or a dict the core does not use."""
+        """Resets the core (reseeded with ``seed``) and returns ``(observations, infos)``."""
         result = self._driver.reset(self._reseed(seed, options))
         self._show()
         return result
 
     @override
     def step(self, actions: dict[str, Any]) -> AgentsStep:
-        """One action per live agent in; ``(obs, rewards, terminations, truncations, infos)``
-        out (an action for an agent that finished earlier in the episode: ``stale_actions``)."""
+        """One action per live agent in, the step's five dicts out."""
         result = self._driver.step(actions)
         self._show()
         return result
