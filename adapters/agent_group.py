@@ -1,7 +1,6 @@
-"""A behaviour's agents as a table of slots for the multi-agent driver: ids, names, each
-slot's last observation, mask and group id and one step's outputs, with the conversions between
-the table and the consumer (a dict of actions in; observations, infos and default actions out).
-Who is live in the episode, and what a step reports, is the engine's (multi_agent_driver)."""
+"""A behaviour's agents as a table of slots for the multi-agent driver, and the conversions
+between the table and the consumer: a dict of actions in; observations, infos and default
+actions out. Who is live, and what a step reports, is the driver's (multi_agent_driver)."""
 
 from __future__ import annotations
 
@@ -79,7 +78,7 @@ class AgentTable(AgentSlots):
         self.names: list[str] = []
         self.slot_of: dict[str, int] = {}
         self._sorted_ids = self._sorted_slots = np.zeros(0, np.int64)
-        # The last DecisionSteps' (dtype, id bytes), slots, write index and names.
+        # The last DecisionSteps' key, slots, write index and names (_decision_slots).
         self._last: tuple[Any, np.ndarray, Index, list[str]] | None = None
         self.dec_rows: np.ndarray | None = None
         self.dec_names: list[str] = []
@@ -129,8 +128,7 @@ class AgentTable(AgentSlots):
         return np.where(self._sorted_ids[pos] == ids, self._sorted_slots[pos], -1)
 
     def _decision_slots(self, agent_id: Any) -> tuple[Any, np.ndarray, Index, list[str]]:
-        # The ids' key, slots (new agents get the next ones), the index that writes them (a
-        # slice when they are the first slots in order) and names.
+        # The ids' (dtype, bytes), slots (new agents get the next ones), index and names.
         ids = np.asarray(agent_id, np.int64)
         slots = self.slots_of(ids)
         unknown = np.flatnonzero(slots < 0)
@@ -155,8 +153,8 @@ class AgentTable(AgentSlots):
         except (ActionError, ValueError, TypeError, KeyError, IndexError) as error:
             raise self.diagnose(names, values, error) from None
         if self.dec_rows is not None:
-            # The live agents' rows, zeros for the others; an empty part is not written (its
-            # fancy write costs callgrind ~10k instructions a step).
+            # The live agents' rows, zeros for the others; an empty part is not written (~10k
+            # callgrind instructions a step).
             full = self.spec.action_spec.empty_action(self.dec_count)
             if self.spec.action_spec.continuous_size:
                 full.continuous[self.dec_rows] = action.continuous
@@ -186,7 +184,7 @@ class AgentTable(AgentSlots):
 
     def problem(self, value: Any) -> str | None:
         """What is wrong with one agent's action, or None when the core would accept it."""
-        try:  # to_core checks every discrete value; the core checks the continuous ones
+        try:
             action = self.action_layout.to_core(self._stack([value]), 1)
         except (ActionError, ValueError, TypeError, KeyError, IndexError) as error:
             return str(error)
@@ -223,8 +221,8 @@ class AgentTable(AgentSlots):
     def infos(self, index: Index, n: int) -> Any:
         """Fresh per-agent info dicts of the slots ``index`` (``n`` of them)."""
         if n and not self.mask_in_info and self.n_decided == n:
-            # Every agent decided, one group id, every group reward +0.0: copies of one dict
-            # (bytes compared: well under a microsecond where numpy's == takes several).
+            # All decided, one group id, group rewards +0.0: copies of one dict (bytes compared:
+            # well under a microsecond where numpy's == takes several).
             ids = self.group_id[index]
             raw = ids.tobytes()
             rewards = self.group_reward[index].tobytes()
@@ -245,13 +243,12 @@ class AgentTable(AgentSlots):
 
 
 def _fresh_rows(array: np.ndarray, index: Index) -> np.ndarray:
-    # array[index] as a new array (a slice is a view, so it is copied).
     return array[index].copy() if isinstance(index, slice) else array[index]
 
 
 def set_default_actions(groups: Sequence[AgentTable], default: Any) -> None:
-    """Sets each group's default action (consumer layout) from ``default_action=``: None
-    gives none; ``"zero"`` the core's zero action; ``{behaviour: action}`` those, checked."""
+    """Sets each group's default action from ``default_action=`` (None, ``"zero"`` or
+    ``{behaviour: action}``)."""
     if default is None:
         return
     if isinstance(default, str) and default == "zero":

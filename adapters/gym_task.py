@@ -27,6 +27,11 @@ __all__ = ["GymTask", "TRANSFORM_ARGUMENTS"]
 
 #: What a ``state_transform``/``reward_transform`` may declare, by name.
 TRANSFORM_ARGUMENTS = ("state", "action", "reward", "terminated", "truncated", "done", "info")
+# The constructor's arguments that RecordConstructorArgs records (not the env, not make's).
+_RECORDED = (
+    "state_transform", "reward_transform", "observation_space", "can_render", "stack_frames",
+    "skip_start_frames", "noop_action", "video_episode_trigger", "video_folder",
+)  # fmt: skip
 
 
 def _transform(
@@ -40,7 +45,7 @@ def _transform(
             f"Expected {role} to be callable, actually: {type(function).__name__}"
         )
     found = signature_parameters(function)
-    if found is None:  # a state_transform whose signature cannot be read (max) gets the state
+    if found is None:  # a state_transform without a readable signature (max) gets the state
         if role != "state_transform":
             raise ArgumentTypeError(f"{role}: cannot read the signature of {function!r}")
         return functools.partial(_call, function, True, ())
@@ -206,6 +211,7 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs, task_api.T
         video_folder: str = "videos",
         **make_kwargs: Any,
     ) -> None:
+        given = locals()
         if isinstance(env, str):
             self.name = env
             env = _make(env, bool(can_render), make_kwargs)
@@ -230,31 +236,20 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs, task_api.T
             env = RecordVideo(
                 env, video_folder, lambda episode: episode % every == 0, name_prefix=self.name
             )
-        RecordConstructorArgs.__init__(
-            self,
-            _disable_deepcopy=True,
-            state_transform=state_transform,
-            reward_transform=reward_transform,
-            observation_space=observation_space,
-            can_render=can_render,
-            stack_frames=stack_frames,
-            skip_start_frames=skip_start_frames,
-            noop_action=noop_action,
-            video_episode_trigger=video_episode_trigger,
-            video_folder=video_folder,
-        )
+        recorded = {key: given[key] for key in _RECORDED}
+        RecordConstructorArgs.__init__(self, _disable_deepcopy=True, **recorded)
         gym.Wrapper.__init__(self, env)
-
         for name, value, minimum in (
             ("stack_frames", stack_frames, 1),
             ("skip_start_frames", skip_start_frames, 0),
         ):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, np.integer))
+                or value < minimum
+            ):
                 raise ArgumentError(f"Expect {name} to be an int >= {minimum}, actually: {value!r}")
-            if value < minimum:
-                raise ArgumentError(f"Expect {name} to be an int >= {minimum}, actually: {value}")
         self._can_render = bool(can_render) and env.render_mode is not None
-
         self._transform_state = _transform(state_transform, "state_transform", "state")
         self._transform_reward = _transform(reward_transform, "reward_transform", "reward")
         frame_space = env.observation_space
@@ -269,11 +264,9 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs, task_api.T
             sample_space.seed(0)
             sample = self._transform_state(_values(sample_space.sample(), {}))
             frame_space = _space_of(sample, "state_transform")
-
         self.stack_frames = int(stack_frames)
         self._frames = _Frames(frame_space, self.stack_frames) if self.stack_frames > 1 else None
         self.observation_space = self._frames.space if self._frames else frame_space
-
         self.skip_start_frames = int(skip_start_frames)
         if noop_action is None and self.skip_start_frames:
             noop_action = _default_noop(env.action_space)
