@@ -14,7 +14,6 @@ from zooport.errors import ArgumentError, ZooportError
 
 __all__ = ["check_render_mode", "visual_frame", "VectorHumanRendering", "HUMAN_VIA_MAKE", "Window"]
 
-
 #: Where ``render_mode="human"`` is served for the slot family (its constructors refuse it).
 HUMAN_VIA_MAKE = (
     "'human' shows the rgb_array pictures in a window: ask gym.make or gym.make_vec for it, "
@@ -90,8 +89,7 @@ class VectorHumanRendering(gym.vector.VectorWrapper):
     (Gymnasium's ``HumanRendering`` tiles one per env)."""
 
     def __init__(self, env: gym.vector.VectorEnv) -> None:
-        # Set before anything can raise: Gymnasium 1.0's VectorEnv.__del__ closes a wrapper
-        # whose __init__ failed.
+        # First: Gymnasium 1.0's VectorEnv.__del__ closes a wrapper whose __init__ failed.
         self._window = Window(env.metadata.get("render_fps", 30))
         super().__init__(env)
         if env.render_mode != "rgb_array":

@@ -14,13 +14,9 @@ from zooport.envs.arguments import check_seed
 from zooport.errors import SpecError
 
 __all__ = [
-    "DataSpace",
-    "TaskBase",
-    "action_size",
-    "agent_action_space",
-    "is_discrete",
+    "DataSpace", "TaskBase", "action_size", "agent_action_space", "is_discrete",
     "observation_size",
-]
+]  # fmt: skip
 
 _FLAT = (spaces.Box, spaces.MultiBinary, spaces.MultiDiscrete)
 
