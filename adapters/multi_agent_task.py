@@ -147,7 +147,6 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
         )
 
     def _agent_spaces(self) -> tuple[dict[str, spaces.Space], dict[str, spaces.Space]]:
-        # By behaviour: an agent sees its behaviour's spaces.
         observations = {g.name: g.observation_space for g in self._driver.groups}
         return observations, {g.name: g.action_space for g in self._driver.groups}
 
@@ -163,8 +162,8 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
         return list(observations.values())
 
     def step(self, action: Any, agent_id: int | str) -> Transition | None:
-        """Records a live agent's action (None: its ``default_action``); the cycle's last steps
-        the core and returns its :class:`Transition` (a bad action raises then)."""
+        """Records a live agent's action; the cycle's last steps the core, returning its
+        :class:`Transition`."""
         self._driver.check_running()
         agent = self.agent(agent_id)
         pending = self._pending
@@ -201,7 +200,7 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
             )
         pending = self._pending
         if not pending and type(actions) is dict and self._driver.all_live(actions.keys()):
-            # The common call: handed to the driver as it is (it never changes it).
+            # The common call, handed to the driver as it is (it never changes it).
             if self._driver.default_action is not None and any(
                 action is None for action in actions.values()
             ):

@@ -40,16 +40,15 @@ STALE_ACTIONS = ("ignore", "raise")
 
 
 class DriverControls(EngineMembers):
-    """The members every front end keeping a ``MultiAgentDriver`` in ``self._driver``
-    exposes alike."""
+    """The members every front end exposes over its ``MultiAgentDriver`` (``self._driver``)."""
 
     _driver: MultiAgentDriver
     core: BaseEnvLike
 
     def _start_driver(self, core: BaseEnvLike, options: DriverOptions) -> None:
-        # The driver, with the options that stay writable checked by their setters.
         self._driver = self._engine = MultiAgentDriver(core, options, adapter=type(self).__name__)
         self.core = self._driver.core  # an older-API core's wrapper, where it needed one
+        # The writable options, checked by their setters.
         self.termination_mode = options.termination_mode
         self.max_cycles = options.max_cycles
         self.stale_actions = options.stale_actions
@@ -113,8 +112,7 @@ class DriverControls(EngineMembers):
     @property
     def stale_actions(self) -> str:
         """What an action for an agent that finished earlier in the episode does; writable:
-        ``"ignore"`` (counted in :attr:`ignored_actions`, as PettingZoo's own environments drop
-        it) or ``"raise"`` (an :class:`~zooport.ActionError`)."""
+        ``"ignore"`` (counted in :attr:`ignored_actions`) or ``"raise"`` (an ``ActionError``)."""
         return self._driver.stale_actions
 
     @stale_actions.setter
@@ -202,8 +200,7 @@ class PettingZooCommon(DriverControls):
         self._clear()
 
     def _clear(self) -> None:
-        # Empties the front end's own episode state (the AEC adapter keeps some).
-        pass
+        """Empties the front end's own episode state (the AEC adapter keeps some)."""
 
     @property
     def np_random(self) -> np.random.Generator:

@@ -30,28 +30,16 @@ def _is_parallel(env: Any) -> bool:
     )
 
 
-def _transition(
-    obs: Any, reward: Any, terminated: Any, truncated: Any, info: Mapping[str, Any] | None
-) -> Transition:
-    terminated, truncated = bool(terminated), bool(truncated)
-    flagged = {**(info or {}), "terminated": terminated, "truncated": truncated}
-    return Transition(obs, float(reward), terminated or truncated, flagged)
-
-
 def _transitions(
     observations: Mapping[str, Any], rewards: Any, terminations: Any, truncations: Any, infos: Any
 ) -> dict[str, Transition]:
     # Each observed agent's transition from PettingZoo's per-agent dicts (a missing entry: 0).
-    return {
-        agent: _transition(
-            obs,
-            rewards.get(agent, 0.0),
-            terminations.get(agent, False),
-            truncations.get(agent, False),
-            infos.get(agent),
-        )
-        for agent, obs in observations.items()
-    }
+    out = {}
+    for agent, obs in observations.items():
+        ended, cut = bool(terminations.get(agent, False)), bool(truncations.get(agent, False))
+        info = {**(infos.get(agent) or {}), "terminated": ended, "truncated": cut}
+        out[agent] = Transition(obs, float(rewards.get(agent, 0.0)), ended or cut, info)
+    return out
 
 
 class PettingZooTask(task_api.TaskBase):
@@ -166,8 +154,8 @@ class PettingZooTask(task_api.TaskBase):
                     f"PettingZooTask: no data for agent {agent!r}; agents: {self.agents}"
                 ) from None
         if agent is None:
-            return _transition(*env.last())
-        if agent not in env.terminations:
+            agent = env.agent_selection  # env.last()'s agent and values
+        elif agent not in env.terminations:
             raise UnknownAgentError(
                 f"PettingZooTask: no agent {agent!r} in the env; agents: {self.agents}"
             )
