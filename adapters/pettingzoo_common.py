@@ -65,14 +65,12 @@ class DriverControls(EngineMembers):
     @property
     def observation_spaces(self) -> dict[str, spaces.Space]:
         """``observation_space(agent)`` for every possible agent."""
-        group_of = self._driver.group_of
-        return {a: group_of(a).observation_space for a in self.possible_agents}
+        return {a: self._driver.group_of(a).observation_space for a in self.possible_agents}
 
     @property
     def action_spaces(self) -> dict[str, spaces.Space]:
         """Each possible agent's action space (one object per behaviour)."""
-        group_of = self._driver.group_of
-        return {a: group_of(a).action_space for a in self.possible_agents}
+        return {a: self._driver.group_of(a).action_space for a in self.possible_agents}
 
     @property
     def termination_mode(self) -> TerminationMode | str | float:
@@ -255,16 +253,12 @@ class PettingZooCommon(DriverControls):
                     shape = np.shape(self._global_state()())
                 space = spaces.Box(-np.inf, np.inf, tuple(int(d) for d in shape), np.float32)
         else:
-            if driver.first_counts is None:
-                driver.discover()
+            driver.discover()
             # Boxes: every part of an observation space the layouts build is one.
             flat: list[Any] = [spaces.flatten_space(g.obs_layout.space) for g in driver.groups]
-            counts = driver.first_counts or []
-            space = spaces.Box(
-                np.concatenate([np.tile(b.low, c) for b, c in zip(flat, counts, strict=True)]),
-                np.concatenate([np.tile(b.high, c) for b, c in zip(flat, counts, strict=True)]),
-                dtype=np.float32,
-            )
+            pairs = list(zip(flat, driver.first_counts or [], strict=True))
+            low = np.concatenate([np.tile(b.low, c) for b, c in pairs])
+            space = spaces.Box(low, np.concatenate([np.tile(b.high, c) for b, c in pairs]))
         self._state_space = space
         return space
 
@@ -279,12 +273,8 @@ class PettingZooCommon(DriverControls):
         global_state = self._global_state()
         if global_state is not None:
             return np.array(global_state(), dtype=self.state_space.dtype, copy=True)
-        return np.concatenate(
-            [
-                flat_observations(g, count).reshape(-1)
-                for g, count in zip(driver.groups, driver.first_counts, strict=True)
-            ]
-        )
+        pairs = zip(driver.groups, driver.first_counts, strict=True)
+        return np.concatenate([flat_observations(g, count).reshape(-1) for g, count in pairs])
 
     def _global_state(self) -> Any:
         method = getattr(self.core, "global_state", None)
