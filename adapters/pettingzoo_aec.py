@@ -4,6 +4,7 @@ per cycle, when the last live agent has acted (native, not ``parallel_to_aec``).
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -40,19 +41,21 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         (15, ('runner_0', False), ('tagger_4', True))
     """
 
-    def _clear(self) -> None:
-        # No episode (before reset(), at its start, after close()): nothing selected.
-        self.agents: list[str] = []
-        self.rewards: dict[str, float] = {}
-        self._cumulative_rewards: dict[str, float] = {}
-        self.terminations: dict[str, bool] = {}
-        self.truncations: dict[str, bool] = {}
-        self.infos: dict[str, dict[str, Any]] = {}
-        self.agent_selection: str | None = None
-        self._observations: dict[str, Any] = {}
+    def _clear(
+        self, agents: Sequence[str] = (), observations: Any = None, infos: Any = None
+    ) -> None:
+        # The start of an episode with ``agents``; none: before reset() and after close().
+        self.agents = list(agents)
+        self.rewards = dict.fromkeys(agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(agents, 0.0)
+        self.terminations = dict.fromkeys(agents, False)
+        self.truncations = dict.fromkeys(agents, False)
+        self.infos: dict[str, dict[str, Any]] = infos or {}
+        self.agent_selection: str | None = agents[0] if agents else None
+        self._observations: dict[str, Any] = observations or {}
         self._final: dict[str, Any] = {}
         self._pending: dict[str, Any] = {}
-        self._cycle: list[str] = []
+        self._cycle = list(agents)
         self._turn = 0
         self._dead: deque[str] = deque()
         self._rewards_stale = False
@@ -62,16 +65,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Resets the core (reseeded with ``seed``) and selects the first agent."""
         observations, infos = self._driver.reset(self._reseed(seed, options))
-        self._clear()
-        agents = self.agents = self._driver.agents
-        self._observations = observations
-        self.infos = infos
-        self.rewards = dict.fromkeys(agents, 0.0)
-        self._cumulative_rewards = dict.fromkeys(agents, 0.0)
-        self.terminations = dict.fromkeys(agents, False)
-        self.truncations = dict.fromkeys(agents, False)
-        self._cycle = self._driver.agents
-        self.agent_selection = agents[0] if agents else None
+        self._clear(self._driver.agents, observations, infos)
         self._show()
 
     @override
