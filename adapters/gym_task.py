@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import inspect
@@ -109,17 +110,6 @@ def _discrete_action(action: Any) -> Any:
     return action
 
 
-def _make(env_id: str, can_render: bool, make_kwargs: dict[str, Any]) -> gym.Env:
-    # render_mode="rgb_array" where rendering is asked for and no mode is given, unless the env
-    # refuses it (as ai-traineree does).
-    if can_render and "render_mode" not in make_kwargs:
-        try:
-            return gym.make(env_id, render_mode="rgb_array", **make_kwargs)
-        except (ArgumentError, TypeError):
-            pass
-    return gym.make(env_id, **make_kwargs)
-
-
 def _default_noop(space: spaces.Space) -> Any:
     if isinstance(space, spaces.Dict):
         parts = {key: _default_noop(sub) for key, sub in space.spaces.items()}
@@ -214,7 +204,11 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs, task_api.T
         given = locals()
         if isinstance(env, str):
             self.name = env
-            env = _make(env, bool(can_render), make_kwargs)
+            made = None
+            if can_render and "render_mode" not in make_kwargs:  # unless the env refuses it
+                with contextlib.suppress(ArgumentError, TypeError):
+                    made = gym.make(env, render_mode="rgb_array", **make_kwargs)
+            env = made if made is not None else gym.make(env, **make_kwargs)
         elif make_kwargs:
             raise ArgumentTypeError(
                 f"GymTask: gym.make keywords {sorted(make_kwargs)} need an env id, "
