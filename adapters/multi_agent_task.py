@@ -199,25 +199,21 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
                 f"{type(actions).__name__}"
             )
         pending = self._pending
-        if not pending and type(actions) is dict and self._driver.all_live(actions.keys()):
-            # The common call, handed to the driver as it is (it never changes it).
-            if self._driver.default_action is not None and any(
-                action is None for action in actions.values()
-            ):
-                actions = {a: action for a, action in actions.items() if action is not None}
-            self._pending = actions
-            return self._run_cycle()
-        given: dict[str, Any] = {}
-        for agent_id, action in actions.items():
-            agent = agent_id if self._driver.is_live(agent_id) else self.agent(agent_id)
-            if agent in pending:
-                raise ActionError(
-                    f"{type(self).__name__}: agent {agent!r} has already acted in this cycle "
-                    "(with step()); leave it out of step_all()"
-                )
-            if action is not None or self._driver.default_action is None:
+        if pending or type(actions) is not dict or not self._driver.all_live(actions.keys()):
+            given: dict[str, Any] = {}
+            for agent_id, action in actions.items():
+                agent = agent_id if self._driver.is_live(agent_id) else self.agent(agent_id)
+                if agent in pending:
+                    raise ActionError(
+                        f"{type(self).__name__}: agent {agent!r} has already acted in this "
+                        "cycle (with step()); leave it out of step_all()"
+                    )
                 given[agent] = action
-        pending.update(given)
+            actions = pending | given
+        # The common call is handed to the driver as it is (it never changes it).
+        if self._driver.default_action is not None and any(a is None for a in actions.values()):
+            actions = {a: action for a, action in actions.items() if action is not None}
+        self._pending = actions
         return self._run_cycle()
 
     def _run_cycle(self) -> dict[str, Transition]:
