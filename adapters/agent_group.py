@@ -26,8 +26,7 @@ _VIEWS = ("reward", "group_reward", "terminated", "truncated", "decided")
 
 class AgentTable(AgentSlots):
     """One behaviour's agents in slots in order of appearance: id, name, ``live`` flag, last
-    observation, int8 mask (1 = allowed), group id, and one step's reward, group reward and
-    flags; ``dec_names`` are the live agents of the latest DecisionSteps (:meth:`gather`)."""
+    observation, int8 mask (1 = allowed), group id, and one step's rewards and flags."""
 
     def __init__(
         self,

@@ -1,8 +1,6 @@
 """PettingZoo agent names for a core's agents, and back: ``<word>_<agent_id>`` by default
-(``runner_3`` for agent 3 of ``Runner?team=0``; behaviours that share a word add their rank in
-the natural order of their full names: ``soccer_0_3``, ``soccer_1_5``), injective and valid
-for PettingZoo's ``api_test``; ML-Agents' ``<behaviour>?agent_id=<id>``; or a user's callable,
-checked as it names."""
+(``runner_3``; behaviours that share a word add their rank in the natural order of their full
+names: ``soccer_0_3``, ``soccer_1_5``), ML-Agents' ``<behaviour>?agent_id=<id>``, or a callable."""
 
 from __future__ import annotations
 
@@ -27,8 +25,8 @@ AgentNameFn = Callable[[str, int], str]
 AgentNaming = Literal["pettingzoo", "mlagents"] | AgentNameFn | None
 #: The scheme names ``agent_name=`` accepts.
 NAMING_SCHEMES = ("pettingzoo", "mlagents")
-# Each scheme names an agent ``<head><separator><agent_id>``, the head being the behaviour's
-# default prefix or (ML-Agents) its name; the description is an error message's.
+# Each scheme's ``<head><separator><agent_id>`` (head: the default prefix or the behaviour's
+# name), described for an error message.
 _SCHEMES = {
     "pettingzoo": ("_", "'<prefix>_<agent_id>' with a prefix in {}"),
     "mlagents": ("?agent_id=", "'<behavior>?agent_id=<agent_id>' with a behavior in {}"),

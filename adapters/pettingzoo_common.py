@@ -129,8 +129,7 @@ class DriverControls(EngineMembers):
 
 class PettingZooCommon(DriverControls):
     """Spaces, state, rendering, closing and options shared by both PettingZoo adapters; not
-    re-entrant (:class:`~zooport.errors.ReentrantCallError`), and after a step interrupted by
-    an exception ``step`` raises :class:`~zooport.errors.EnvNotResetError` until ``reset()``."""
+    re-entrant, and a step interrupted by an exception leaves the env needing ``reset()``."""
 
     core: BaseEnvLike
     render_mode: str | None
