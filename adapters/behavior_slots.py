@@ -26,6 +26,7 @@ from zooport.envs.base_env import (
     DecisionSteps,
     TerminalSteps,
 )
+from zooport.envs.batched_env import BatchedEnv
 from zooport.envs.capabilities import reset_core
 from zooport.envs.step_guard import StepGuard
 from zooport.envs.steps import check_agent_ids
@@ -45,6 +46,7 @@ _DEFAULT_LAYOUT = LayoutOptions()
 _EVERY = slice(None)  # every slot: a whole-array write
 # dtype instances: numpy converts a type on every call.
 _FLOAT32, _INT64, _INTP = np.dtype(np.float32), np.dtype(np.int64), np.dtype(np.intp)
+_GET_STEPS = BatchedEnv.get_steps
 
 
 class SlotStep(NamedTuple):
@@ -91,6 +93,8 @@ class BehaviorSlots(AgentSlots):
         self.num_slots = 0  # counted by reset(), which allocates the per-slot arrays
         self.steps = 0
         self.guard = StepGuard(adapter)
+        # A BatchedEnv builds the per-agent fields itself: only its hooks' output is checked.
+        self._rows_known = isinstance(core, BatchedEnv) and type(core).get_steps is _GET_STEPS
 
     def reset(self, seed: int | None = None) -> bool:
         """Resets the core and fixes the slots; returns True if the seed reached the core."""
@@ -263,8 +267,8 @@ class BehaviorSlots(AgentSlots):
         specs = self.core.behavior_specs
         if specs is not self._specs_seen:  # a zooport core's read-only mapping: unchanged
             self._check_behaviors(specs)
-        layout = self.obs_layout
-        decision = layout.checked(decision)
+        layout, known = self.obs_layout, self._rows_known
+        decision = layout.checked(decision, False, known)
         ids = decision.agent_id
         if not len(ids):
             slots = _NO_SLOTS
@@ -277,7 +281,7 @@ class BehaviorSlots(AgentSlots):
         every = slots is self._every
         carry, carrying = self.carry, self._carrying
         if terminal is not None and len(terminal.agent_id):
-            terminal = layout.checked(terminal, terminal=True)
+            terminal = layout.checked(terminal, True, known)
             ended, ascending = self._locate(terminal.agent_id, terminal=True)
             if carrying:
                 earned = carry[ended]  # the ending episodes' carry (a gathered copy)

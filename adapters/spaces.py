@@ -121,9 +121,10 @@ class ObservationLayout:
             return np.rint(np.clip(obs, 0.0, 1.0) * 255.0).astype(np.uint8)
         return np.array(obs, dtype=_FLOAT32, copy=True)
 
-    def checked(self, steps: Any, terminal: bool = False) -> Any:
+    def checked(self, steps: Any, terminal: bool = False, rows_known: bool = False) -> Any:
         """A core batch (TerminalSteps with ``terminal``) whose observations and per-agent
-        fields match the specs and the agent count, as arrays; else an ObservationError."""
+        fields match the specs and the agent count, as arrays; else an ObservationError.
+        ``rows_known``: a ``BatchedEnv`` built the per-agent fields; only its hooks' are checked."""
         agent_id = steps.agent_id
         n = len(agent_id)
         if not n:
@@ -134,10 +135,13 @@ class ObservationLayout:
             obs = steps.obs
             shapes = self._shapes
             if (
-                agent_id.shape == rows
-                and steps.reward.shape == rows
-                and steps.group_id.shape == rows
-                and steps.group_reward.shape == rows
+                (
+                    rows_known
+                    or agent_id.shape == rows
+                    and steps.reward.shape == rows
+                    and steps.group_id.shape == rows
+                    and steps.group_reward.shape == rows
+                )
                 and len(obs) == len(shapes)
                 and (
                     obs[0].shape == rows + shapes[0]
@@ -146,7 +150,7 @@ class ObservationLayout:
                 )
             ):
                 if terminal:
-                    if steps.interrupted.shape == rows:
+                    if rows_known or steps.interrupted.shape == rows:
                         return steps
                 else:
                     masks = steps.action_mask

@@ -76,7 +76,9 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
             "render_modes": list(RENDER_MODES),
             "render_fps": core_metadata.get("render_fps", 30),
         }
-        self._all_slots = np.ones((4, n), dtype=bool)  # one copy makes the four info masks
+        # Every slot has these keys every step: one read-only mask serves every info.
+        self._all_slots = np.ones(n, dtype=bool)
+        self._all_slots.flags.writeable = False
 
     @override
     def _restart(self, seed: int | None) -> tuple[Any, dict[str, Any]]:
@@ -124,19 +126,18 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
         self._close_core()
 
     def _info(self, decided: np.ndarray, group_reward: np.ndarray) -> dict[str, Any]:
-        slots = self._slots
-        every = self._all_slots.copy()
+        slots, every = self._slots, self._all_slots
         info = {
             "decided": decided,
-            "_decided": every[0],
+            "_decided": every,
             "group_id": slots.group_id.copy(),
-            "_group_id": every[1],
+            "_group_id": every,
             "group_reward": group_reward,
-            "_group_reward": every[2],
+            "_group_reward": every,
         }
         if self._has_mask:
             info["action_mask"] = slots.mask.copy()
-            info["_action_mask"] = every[3]
+            info["_action_mask"] = every
         return info
 
     def _add_final(self, info: dict[str, Any], out: SlotStep) -> None:
