@@ -149,14 +149,15 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
             final_obs[slot] = observations[i]
         n = self.num_envs
         mask = out.terminated | out.truncated  # the slots that carry the final keys
+        mask.setflags(write=False)  # read-only, so the four masks can be one array
         group_id = np.zeros(n, dtype=_INT64)
         group_id[done] = self._slots.group_id[done]
         group_reward = np.zeros(n, dtype=_FLOAT32)
         group_reward[done] = out.group_reward[done]
-        info["final_obs"], info["_final_obs"], info["_final_info"] = final_obs, mask, mask.copy()
+        info["final_obs"], info["_final_obs"], info["_final_info"] = final_obs, mask, mask
         info["final_info"] = {
             "group_id": group_id,
-            "_group_id": mask.copy(),
+            "_group_id": mask,
             "group_reward": group_reward,
-            "_group_reward": mask.copy(),
+            "_group_reward": mask,
         }
