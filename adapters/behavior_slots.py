@@ -162,6 +162,10 @@ class BehaviorSlots(AgentSlots):
             self._carrying = True
         return False
 
+    def all_decided(self) -> bool:
+        """Whether every slot has a decision (the fast path's check: no array is read)."""
+        return self._decision_slots is self._every
+
     def restart_if_all_over(self) -> bool:
         """Resets the core when no slot's agent is left; True when it did (SAME_STEP)."""
         if self._decision_slots is self._every:

@@ -139,7 +139,7 @@ class SB3VecEnv(SlotAdapter, VecEnv):
                 if slots.restart_if_all_over():
                     decided = slots.decided.copy()  # every slot starts its next episode
             self.decided = decided
-            if np.count_nonzero(decided) != decided.size:  # cheaper than .all()
+            if not slots.all_decided():
                 for slot in np.flatnonzero(~decided).tolist():
                     infos[slot]["decided"] = False
             obs = slots.obs_layout.copy(slots.obs)

@@ -11,6 +11,7 @@ from gymnasium.vector.utils import batch_space
 from zooport.adapters.gym_env import GymEnv
 from zooport.adapters.registration import make_vector_env, register_builtin_envs
 from zooport.adapters.vector_env import SAME_STEP, BehaviorVectorEnv
+from zooport.cli.bench.trivial_core import TrivialCore
 from zooport.envs import BatchedEnv, StepResult
 from zooport.envs.base_env import (
     ActionSpec,
@@ -20,7 +21,7 @@ from zooport.envs.base_env import (
 from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.envs.builtin.grid_world import GridWorld
 from zooport.envs.side_channel.float_properties_channel import FloatPropertiesChannel
-from zooport.errors import ArgumentTypeError, EnvClosedError, SpecError
+from zooport.errors import ArgumentTypeError, EnvClosedError, ObservationError, SpecError
 
 from tests.support.counters import Counters, by_agent
 from tests.support.specs import obs_spec
@@ -371,6 +372,31 @@ def test_returned_arrays_are_fresh():
     info["action_mask"][:] = 0
     obs2, *_, info2 = envs.step(np.zeros(3, int))
     assert (obs2 >= 0).all() and info2["action_mask"][:, 0].all()
+
+
+def test_info_masks_are_read_only_so_one_array_serves_every_key():
+    envs = BehaviorVectorEnv(TrivialCore(4, seed=0), "Trivial")
+    _, info = envs.reset(seed=0)
+    while True:
+        *_, terminated, truncated, info = envs.step(np.zeros((4, 2), np.float32))
+        for key in ("_decided", "_group_id", "_group_reward"):
+            assert info[key].all() and not info[key].flags.writeable
+        if (terminated | truncated).any():
+            break
+    final = [info["_final_obs"], info["_final_info"], *info["final_info"].values()]
+    np.testing.assert_array_equal(info["_final_obs"], terminated | truncated)
+    with pytest.raises(ValueError, match="read-only"):
+        info["_decided"][0] = False  # a write raises: it can never reach a later step's info
+    assert not any(mask.flags.writeable for mask in final[:2] + final[3::2])
+
+
+def test_a_batched_env_whose_observe_hook_breaks_the_spec_is_still_an_observation_error():
+    class Narrow(TrivialCore):
+        def _observe(self, behavior, slots):
+            return [self._state[slots][:, :3]]
+
+    with pytest.raises(ObservationError, match=r"has shape \(4, 3\), expected \(4, 4\)"):
+        BehaviorVectorEnv(Narrow(4, seed=0), "Trivial")
 
 
 def test_close_is_idempotent_and_closes_the_core_once():
