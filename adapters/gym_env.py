@@ -94,10 +94,8 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
                 "zooport.adapters.BehaviorVectorEnv (one slot per agent) or "
                 "zooport.adapters.PettingZooParallelEnv instead"
             )
-        self._obs_layout = slots.obs_layout
-        self._action_layout = slots.action_layout
-        self.observation_space: spaces.Space = self._obs_layout.space
-        self.action_space: spaces.Space = self._action_layout.space
+        self.observation_space: spaces.Space = slots.obs_layout.space
+        self.action_space: spaces.Space = slots.action_layout.space
         name = type(self).__name__
         self._where = f"{name}: behavior {slots.name!r}"  # error messages start with it
         seed = check_seed(options.action_space_seed, f"{name}(action_space_seed=...)")
@@ -110,7 +108,7 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
 
         core = slots.core
         self._core_renders = render_core(core) is not None
-        visual = any(len(spec.shape) == 3 for spec in self._obs_layout.specs)
+        visual = any(len(spec.shape) == 3 for spec in slots.obs_layout.specs)
         modes = ["rgb_array"] if self._core_renders or visual else []
         fps = getattr(core, "metadata", {}).get("render_fps", 30) if self._core_renders else 30
         # Per instance: the class attribute is shared and must not be mutated.
@@ -136,10 +134,7 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
         self._fresh = False
         self._needs_reset = False
         self._episode_over = False
-        info: dict[str, Any] = {"group_id": int(slots.group_id[0])}
-        if self._has_mask:
-            info["action_mask"] = slots.mask[0].copy()
-        return ObservationLayout.take(slots.obs, 0), info
+        return ObservationLayout.take(slots.obs, 0), self._info()
 
     @override
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
@@ -166,13 +161,14 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
                 obs = ObservationLayout.take(result.final_obs, 0)
             else:
                 obs = ObservationLayout.take(slots.obs, 0)
-            info: dict[str, Any] = {
-                "group_id": int(slots.group_id[0]),
-                "group_reward": float(result.group_reward[0]),
-            }
-            if self._has_mask:
-                info["action_mask"] = slots.mask[0].copy()
+            info = self._info(group_reward=float(result.group_reward[0]))
         return obs, float(result.reward[0]), terminated, truncated, info
+
+    def _info(self, **extra: Any) -> dict[str, Any]:
+        info: dict[str, Any] = {"group_id": int(self._slots.group_id[0]), **extra}
+        if self._has_mask:
+            info["action_mask"] = self._slots.mask[0].copy()
+        return info
 
     @override
     def render(self) -> np.ndarray | None:
@@ -201,7 +197,7 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
     @property
     def action_lookup(self) -> np.ndarray | None:
         """With ``flatten_branched``: row k is the branch tuple of action k; else None."""
-        lookup = self._action_layout.lookup
+        lookup = self._slots.action_layout.lookup
         return None if lookup is None else lookup.copy()
 
     def __repr__(self) -> str:
@@ -242,7 +238,7 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
 
     def _visual_frame(self) -> np.ndarray | None:
         """The first visual observation as a picture, or None without one."""
-        layout, obs = self._obs_layout, self._slots.obs
+        layout, obs = self._slots.obs_layout, self._slots.obs
         for i, spec in enumerate(layout.specs):
             if len(spec.shape) == 3:
                 return visual_frame(obs[layout.keys[i]][0] if layout.keys else obs[0])

@@ -31,6 +31,8 @@ __all__ = ["SB3VecEnv", "SlotIndexError"]
 
 #: What ``step_wait`` finds when no ``step_async`` came first (None is an action to check).
 _NO_ACTIONS: Any = object()
+#: The attributes get_attr reads from the VecEnv, not the core ("action_masks" with masks).
+_OWN_ATTRS = ("action_masks", "render_mode", "observation_space", "action_space")
 
 
 class SlotIndexError(ArgumentError, IndexError):
@@ -167,17 +169,9 @@ class SB3VecEnv(SlotAdapter, VecEnv):
         idx = self._indices(indices)
         if attr_name == "agent_id":
             return self._slots.ids[idx].tolist()
-        value: Any
-        if attr_name in ("render_mode", "observation_space", "action_space"):
-            value = {
-                "render_mode": self.render_mode,
-                "observation_space": self._slots.obs_layout.space,
-                "action_space": self._slots.action_layout.space,
-            }[attr_name]
-        elif attr_name == "action_masks" and self._has_mask:
-            value = self.action_masks
-        else:
-            value = getattr(self._slots.core, attr_name)  # AttributeError: has_attr is False
+        own = _OWN_ATTRS if self._has_mask else _OWN_ATTRS[1:]
+        # Else the core's: an AttributeError makes has_attr False.
+        value = getattr(self if attr_name in own else self._slots.core, attr_name)
         return [value] * len(idx)
 
     @override
