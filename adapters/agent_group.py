@@ -13,8 +13,8 @@ import numpy as np
 from gymnasium import spaces
 
 from zooport.adapters.agent_names import AgentNames
-from zooport.adapters.agent_slots import AgentSlots, Index
 from zooport.adapters.options import LayoutOptions
+from zooport.adapters.spaces import AgentSlots, Index
 from zooport.envs.base_env import ActionTuple, BehaviorSpec
 from zooport.errors import ActionError, ArgumentError, ArgumentTypeError, a_type
 

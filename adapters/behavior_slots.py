@@ -8,7 +8,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from zooport.adapters.agent_slots import AgentSlots
 from zooport.adapters.core_access import (
     EngineMembers,
     adopt_core_with_specs,
@@ -19,6 +18,7 @@ from zooport.adapters.core_access import (
 )
 from zooport.adapters.options import LayoutOptions, SlotOptions
 from zooport.adapters.rendering import check_render_mode
+from zooport.adapters.spaces import AgentSlots
 from zooport.envs.base_env import (
     ActionTuple,
     BaseEnvLike,

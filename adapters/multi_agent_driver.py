@@ -12,9 +12,9 @@ import numpy as np
 
 from zooport.adapters.agent_group import AgentTable, set_default_actions
 from zooport.adapters.agent_names import AgentNames
-from zooport.adapters.agent_slots import Index
 from zooport.adapters.core_access import MAX_IDLE_STEPS, adopt_core_with_specs, note_core_failure
 from zooport.adapters.options import DriverOptions
+from zooport.adapters.spaces import Index
 from zooport.adapters.termination import TerminationMode, finished_needed
 from zooport.envs.arguments import check_seed
 from zooport.envs.base_env import BaseEnvLike, DecisionSteps, TerminalSteps

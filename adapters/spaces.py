@@ -1,4 +1,6 @@
-"""Pure conversions between a behaviour's specs and Gymnasium spaces, batch by batch."""
+"""Pure conversions between a behaviour's specs and Gymnasium spaces, batch by batch, and
+:class:`AgentSlots`, the two step rules both adapter engines apply to slots: a terminal
+reward is never lost, and a slot without a decision keeps its observation."""
 
 from __future__ import annotations
 
@@ -17,12 +19,15 @@ from zooport.errors import ObservationError, SpecError
 __all__ = [
     "ObservationLayout",
     "ActionLayout",
+    "AgentSlots",
+    "Index",
     "layouts_of",
     "observation_key",
     "checked_discrete",
 ]
 
 _FLOAT32 = np.dtype(np.float32)
+_BOOL = np.dtype(bool)  # an instance: numpy converts a type on every call
 _NOT_A_NAME = re.compile(r"[^0-9A-Za-z_]+")
 
 
@@ -290,3 +295,66 @@ def layouts_of(
     )
     actions = ActionLayout(spec.action_spec, flatten_branched=options.flatten_branched, name=name)
     return observations, actions
+
+
+#: Slots to write: an index array, or a slice when they are the first slots in order.
+Index = slice | np.ndarray
+
+
+class AgentSlots:
+    """A behaviour's layouts (``obs_layout``, ``action_layout``) and per-slot ``obs``,
+    ``mask`` (``mask_size`` wide, 0: no masks kept) and ``group_id``, which the engine
+    allocates."""
+
+    obs: Any
+    mask: np.ndarray
+    group_id: np.ndarray
+    mask_size: int
+
+    def __init__(self, name: str, spec: BehaviorSpec, layout: Any) -> None:
+        self.name = name
+        self.spec = spec
+        self.obs_layout, self.action_layout = layouts_of(spec, layout, name)
+
+    def _end_episodes(
+        self,
+        index: Index,
+        terminal: TerminalSteps,
+        rows: np.ndarray | None,
+        reward: np.ndarray,
+        group_reward: np.ndarray,
+        terminated: np.ndarray,
+        truncated: np.ndarray,
+        *,
+        keep_obs: bool = True,
+    ) -> None:
+        """The slots ``index`` (rows ``rows`` of ``terminal``) end their episodes: terminal
+        rewards and flags, and with ``keep_obs`` their final observation as their last."""
+        interrupted = np.asarray(terminal.interrupted, dtype=_BOOL)
+        if rows is None:
+            reward[index] = terminal.reward
+            group_reward[index] = terminal.group_reward
+        else:
+            reward[index] = terminal.reward[rows]
+            group_reward[index] = terminal.group_reward[rows]
+            interrupted = interrupted[rows]
+        truncated[index] = interrupted
+        terminated[index] = ~interrupted
+        if keep_obs:
+            self.obs_layout.write(self.obs, index, terminal.obs, rows)
+
+    def _take_decisions(
+        self, index: Index, decision: DecisionSteps, rows: np.ndarray | None, count: int
+    ) -> None:
+        """The ``count`` slots ``index`` (rows ``rows`` of ``decision``) take their
+        observation, mask (1 = allowed) and group id; the others keep theirs."""
+        self.obs_layout.write(self.obs, index, decision.obs, rows)
+        if self.mask_size:
+            masks = decision.action_mask
+            if rows is not None and masks is not None:
+                masks = [np.asarray(m)[rows] for m in masks]
+            self.mask[index] = self.action_layout.allowed_mask(masks, count)
+        # mlagents_envs (0.28) hands group ids out as a list, not an array.
+        self.group_id[index] = (
+            decision.group_id if rows is None else np.asarray(decision.group_id)[rows]
+        )

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from zooport.adapters.agent_slots import AgentSlots
 from zooport.adapters.options import LayoutOptions
+from zooport.adapters.spaces import AgentSlots
 from zooport.envs.base_env import ActionSpec, BehaviorSpec, DecisionSteps, TerminalSteps
 
 from tests.support.specs import obs_spec

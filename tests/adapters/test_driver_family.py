@@ -29,7 +29,7 @@ FRONT_ENDS = {
     "multi_agent_task", "pettingzoo_task", "gym_task", "registration",
 }  # fmt: skip
 ENGINES = (
-    "agent_slots", "behavior_slots", "agent_group", "multi_agent_driver",
+    "behavior_slots", "agent_group", "multi_agent_driver",
     "pettingzoo_common", "options", "spaces", "action_layout",
     "core_access", "rendering",
 )  # fmt: skip
