@@ -21,7 +21,6 @@ __all__ = [
     "ActionLayout",
     "AgentSlots",
     "Index",
-    "layouts_of",
     "observation_key",
     "checked_discrete",
 ]
@@ -282,21 +281,6 @@ def _as_arrays(steps: Any, terminal: bool) -> DecisionSteps | TerminalSteps:
     return DecisionSteps(obs, reward, agent_id, masks, group_id, group_reward)
 
 
-def layouts_of(
-    spec: BehaviorSpec, options: Any, name: str
-) -> tuple[ObservationLayout, ActionLayout]:
-    """A behaviour's observation and action layouts, ``options`` being a
-    :class:`~zooport.adapters.options.LayoutOptions`."""
-    observations = ObservationLayout(
-        spec.observation_specs,
-        uint8_visual=options.uint8_visual,
-        allow_multiple_obs=options.allow_multiple_obs,
-        name=name,
-    )
-    actions = ActionLayout(spec.action_spec, flatten_branched=options.flatten_branched, name=name)
-    return observations, actions
-
-
 #: Slots to write: an index array, or a slice when they are the first slots in order.
 Index = slice | np.ndarray
 
@@ -314,7 +298,15 @@ class AgentSlots:
     def __init__(self, name: str, spec: BehaviorSpec, layout: Any) -> None:
         self.name = name
         self.spec = spec
-        self.obs_layout, self.action_layout = layouts_of(spec, layout, name)
+        self.obs_layout = ObservationLayout(
+            spec.observation_specs,
+            uint8_visual=layout.uint8_visual,
+            allow_multiple_obs=layout.allow_multiple_obs,
+            name=name,
+        )
+        self.action_layout = ActionLayout(
+            spec.action_spec, flatten_branched=layout.flatten_branched, name=name
+        )
 
     def _end_episodes(
         self,
