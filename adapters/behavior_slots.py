@@ -414,9 +414,6 @@ class SlotAdapter(EngineMembers):
         self._check_open()
         seed = checked_reset_arguments(seed, options, f"{type(self).__name__}.reset")
         super().reset(seed=seed)  # type: ignore[misc]  # the mixed-in Env's np_random
-        return self._guarded_reset(seed)
-
-    def _guarded_reset(self, seed: int | None) -> Any:
         with self._slots.guard.resetting():
             return self._restart(seed)
 

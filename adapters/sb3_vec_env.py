@@ -92,7 +92,8 @@ class SB3VecEnv(SlotAdapter, VecEnv):
                 check_reset_options(options, f"{type(self).__name__}.reset (from set_options)")
         finally:
             self._reset_options()
-        return self._guarded_reset(self._seeds[0] if self._seeds else None)
+        with self._slots.guard.resetting():
+            return self._restart(self._seeds[0] if self._seeds else None)
 
     @override
     def _restart(self, seed: int | None) -> VecEnvObs:
