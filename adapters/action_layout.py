@@ -121,11 +121,15 @@ class ActionLayout:
             if spec.continuous_size
             else None
         )
+        # What checked_discrete bounds each value by: one size for a Discrete (flattened
+        # or not), one per branch for a MultiDiscrete.
+        self._discrete_sizes: int | tuple[int, ...] = (
+            len(self._combinations) if self.flatten else
+            self.branches[0] if len(self.branches) == 1 else self.branches
+        )  # fmt: skip
         discrete: spaces.Space | None = None
-        if self.flatten:
-            discrete = spaces.Discrete(len(self._combinations))
-        elif len(self.branches) == 1:
-            discrete = spaces.Discrete(self.branches[0])
+        if isinstance(self._discrete_sizes, int):
+            discrete = spaces.Discrete(self._discrete_sizes)
         elif self.branches:
             discrete = spaces.MultiDiscrete(np.array(self.branches, dtype=np.int64))
         self.is_hybrid = continuous is not None and discrete is not None
@@ -140,12 +144,6 @@ class ActionLayout:
             raise SpecError(f"behavior {name!r}: an action spec with no actions has no space")
         self._discrete_space = discrete
         self._where = f"behavior {name!r}"  # built once: error messages start with it
-        # What checked_discrete bounds each value by: one size for a Discrete (flattened
-        # or not), one per branch for a MultiDiscrete.
-        self._discrete_sizes: int | tuple[int, ...] = (
-            len(self._combinations) if self.flatten else
-            self.branches[0] if len(self.branches) == 1 else self.branches
-        )  # fmt: skip
 
     def _discrete_to_core(self, actions: Any, n: int | None) -> np.ndarray:
         array = np.asarray(actions)
