@@ -243,3 +243,7 @@ class ActionLayout:
         return (~np.concatenate([np.asarray(m, dtype=bool) for m in core_mask], axis=1)).astype(
             np.int8
         )
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray | dict[str, np.ndarray]:
+        """``n`` uniform random consumer actions (for tests and random rollouts)."""
+        return self.from_core(self.spec.random_action(n, rng))
