@@ -96,9 +96,7 @@ class CorePool(BaseEnv):
         self.closed = self._was_reset = self._live = False
         self._fault: BaseException | None = None
         self._steps: dict[str, tuple[DecisionSteps, TerminalSteps]] = {}
-        self._taken: dict[str, np.ndarray] = {}
         self._state_space: Any = None
-        # A child of os.fork() shares the workers but not the pool's state: it is refused.
         self._owner = os.getpid()
         self._guard = StepGuard("CorePool")  # refuses a call made while a step runs
         self._workers = Workers(factories, self._channels, local, self.mode, self.min_ready,
@@ -177,7 +175,7 @@ class CorePool(BaseEnv):
             if rows is None:
                 steps = DecisionSteps.empty(spec), TerminalSteps.empty(spec)
             else:
-                steps = gather(rows, spec, self._taken_rows(behavior_name, rows), workers.ready)
+                steps = gather(rows, spec, self._taken_rows(rows), workers.ready)
             self._steps[behavior_name] = steps
         return steps
 
@@ -190,7 +188,7 @@ class CorePool(BaseEnv):
             workers.alone.set_actions(behavior_name, action)  # it validates as a pool would
             return
         spec, rows = self._spec(behavior_name), workers.rows.get(behavior_name)
-        taken = self._taken_rows(behavior_name, rows) if rows is not None else np.zeros(0, int)
+        taken = self._taken_rows(rows) if rows is not None else np.zeros(0, int)
         action = spec.action_spec._validate_action(action, len(taken), behavior_name)
         if rows is not None and len(taken):
             scatter(rows, taken, action, workers.ready)
@@ -216,8 +214,7 @@ class CorePool(BaseEnv):
         self._steps.clear()
         self._live = False
         # After a fault, what a core says while closing belongs to that fault (reported).
-        healthy = self._fault is None
-        if healthy:
+        if healthy := self._fault is None:
             self._fault = CorePoolError("close() was interrupted; call close() again")
         error = self._workers.close(not healthy)
         self.closed = True
@@ -358,7 +355,6 @@ class CorePool(BaseEnv):
             raise
         self._guard.exit()
         self._steps.clear()
-        self._taken.clear()
         self._was_reset = self._live = True
         if incoming:  # after the step is published: a channel that raises loses no result
             self._channels.deliver(incoming)
@@ -368,12 +364,8 @@ class CorePool(BaseEnv):
         self._run(command)
         return self._workers.answers
 
-    def _taken_rows(self, name: str, rows: Rows) -> np.ndarray:
-        taken = self._taken.get(name)
-        if taken is None:
-            counts = np.where(self._workers.ready, rows.counts[:, shm.N_DECISION], 0)
-            taken = self._taken[name] = rows.taken(counts)
-        return taken
+    def _taken_rows(self, rows: Rows) -> np.ndarray:  # the rows of this step's decisions
+        return rows.taken(np.where(self._workers.ready, rows.counts[:, shm.N_DECISION], 0))
 
     def _spec(self, name: BehaviorName) -> BehaviorSpec:
         specs = self._workers.specs

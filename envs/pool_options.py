@@ -76,8 +76,7 @@ def check_pool_options(pool_options: Any, workers: Any) -> dict[str, Any]:
             f"actually: {type(pool_options).__name__} {pool_options!r}"
         )
     options = dict(pool_options or {})
-    unknown = [key for key in options if key not in POOL_OPTIONS]
-    if unknown:
+    if unknown := [key for key in options if key not in POOL_OPTIONS]:
         raise ArgumentTypeError(
             f"Expect pool_options keys among {list(POOL_OPTIONS)}, actually: {unknown}"
         )

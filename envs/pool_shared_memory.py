@@ -140,9 +140,15 @@ class Rows:
         # Which core each row belongs to, and its place in that core's range.
         self.row_core = np.repeat(np.arange(len(layout.rows)), layout.rows)
         self.row_place = np.arange(sum(layout.rows)) - self.start[self.row_core]
+        self.last: tuple[bytes, np.ndarray] = (b"", self.row_place[:0])
 
     def taken(self, counts: np.ndarray) -> np.ndarray:  # each core's first counts[core] rows
-        return np.flatnonzero(self.row_place < counts[self.row_core])
+        if counts.tobytes() != self.last[0]:  # (kept: the counts rarely change between steps)
+            self.last = counts.tobytes(), np.flatnonzero(self.row_place < counts[self.row_core])
+        return self.last[1]
+
+    def pick(self, field: np.ndarray, taken: np.ndarray) -> np.ndarray:  # a fresh array of them
+        return field.copy() if len(taken) == len(self.row_core) else field[taken]  # all: a copy
 
     def write(self, index: int, k: int, decision: Any, terminal: Any) -> None:
         name, start, masked = self.layout.name, int(self.start[index]), 0
@@ -211,10 +217,11 @@ def gather(
         mask = None
         if (rows.counts[:, MASKED] * ready).any():  # a core without one: every action open
             branches = np.cumsum(spec.action_spec.discrete_branches)[:-1]
-            mask = np.split(rows.d_mask[taken], branches, axis=1)
+            mask = np.split(rows.pick(rows.d_mask, taken), branches, axis=1)
         decision = DecisionSteps(
-            [o[taken] for o in rows.d_obs], rows.d_reward[taken], rows.d_id[taken], mask,
-            rows.d_group[taken], rows.d_group_reward[taken],
+            [rows.pick(o, taken) for o in rows.d_obs], rows.pick(rows.d_reward, taken),
+            rows.pick(rows.d_id, taken), mask, rows.pick(rows.d_group, taken),
+            rows.pick(rows.d_group_reward, taken),
         )  # fmt: skip
     else:
         decision = DecisionSteps.empty(spec)
@@ -230,10 +237,11 @@ def gather(
 
 
 def scatter(rows: Rows, taken: np.ndarray, action: ActionTuple, ready: np.ndarray) -> None:
+    index = slice(None) if len(taken) == len(rows.row_core) else taken
     if rows.layout.continuous:
-        rows.continuous[taken] = action.continuous
+        rows.continuous[index] = action.continuous
     if rows.layout.discrete:
-        rows.discrete[taken] = action.discrete
+        rows.discrete[index] = action.discrete
     rows.counts[ready & (rows.counts[:, N_DECISION] > 0), ACTIONS_SET] = 1
 
 
