@@ -147,9 +147,6 @@ class Rows:
             self.last = counts.tobytes(), np.flatnonzero(self.row_place < counts[self.row_core])
         return self.last[1]
 
-    def pick(self, field: np.ndarray, taken: np.ndarray) -> np.ndarray:  # a fresh array of them
-        return field.copy() if len(taken) == len(self.row_core) else field[taken]  # all: a copy
-
     def write(self, index: int, k: int, decision: Any, terminal: Any) -> None:
         name, start, masked = self.layout.name, int(self.start[index]), 0
         for kind, batch in (("d", decision), ("t", terminal)):
@@ -217,11 +214,10 @@ def gather(
         mask = None
         if (rows.counts[:, MASKED] * ready).any():  # a core without one: every action open
             branches = np.cumsum(spec.action_spec.discrete_branches)[:-1]
-            mask = np.split(rows.pick(rows.d_mask, taken), branches, axis=1)
-        decision = DecisionSteps(
-            [rows.pick(o, taken) for o in rows.d_obs], rows.pick(rows.d_reward, taken),
-            rows.pick(rows.d_id, taken), mask, rows.pick(rows.d_group, taken),
-            rows.pick(rows.d_group_reward, taken),
+            mask = np.split(rows.d_mask.take(taken, 0), branches, axis=1)
+        decision = DecisionSteps(  # (take: several times faster than [taken] on 2-d arrays)
+            [o.take(taken, 0) for o in rows.d_obs], rows.d_reward[taken], rows.d_id[taken], mask,
+            rows.d_group[taken], rows.d_group_reward[taken],
         )  # fmt: skip
     else:
         decision = DecisionSteps.empty(spec)
@@ -230,18 +226,17 @@ def gather(
         return decision, TerminalSteps.empty(spec)
     t = rows.taken(ended)
     terminal = TerminalSteps(
-        [o[t] for o in rows.t_obs], rows.t_reward[t], rows.t_interrupted[t], rows.t_id[t],
+        [o.take(t, 0) for o in rows.t_obs], rows.t_reward[t], rows.t_interrupted[t], rows.t_id[t],
         rows.t_group[t], rows.t_group_reward[t],
     )  # fmt: skip
     return decision, terminal
 
 
 def scatter(rows: Rows, taken: np.ndarray, action: ActionTuple, ready: np.ndarray) -> None:
-    index = slice(None) if len(taken) == len(rows.row_core) else taken
     if rows.layout.continuous:
-        rows.continuous[index] = action.continuous
+        rows.continuous[taken] = action.continuous
     if rows.layout.discrete:
-        rows.discrete[index] = action.discrete
+        rows.discrete[taken] = action.discrete
     rows.counts[ready & (rows.counts[:, N_DECISION] > 0), ACTIONS_SET] = 1
 
 
