@@ -174,9 +174,8 @@ class CoreRunner:
         self.description = core_description(self.core)
         self.held: dict[str, tuple[Any, Any]] = {}
         self._set_actions: Callable[[str, np.ndarray, np.ndarray], None]
-        # A zooport core makes its own ids (get_steps not overridden), skips the pool's checks.
-        self.trusted = type(self.core).get_steps is BatchedEnv.get_steps
-        if self.trusted:
+        self.trusted = type(self.core).get_steps is BatchedEnv.get_steps  # its ids are its own
+        if isinstance(self.core, BatchedEnv):  # a zooport core skips the check the pool made
             self._set_actions = self.core._set_checked_actions
         else:
             self._set_actions = lambda name, continuous, discrete: self.core.set_actions(
