@@ -26,7 +26,7 @@ from zooport.envs.base_env import (
     DecisionSteps,
     TerminalSteps,
 )
-from zooport.envs.batched_env import BatchedEnv
+from zooport.envs.batched_env import builds_own_steps
 from zooport.envs.capabilities import reset_core
 from zooport.envs.step_guard import StepGuard
 from zooport.envs.steps import check_agent_ids
@@ -46,7 +46,6 @@ _DEFAULT_LAYOUT = LayoutOptions()
 _EVERY = slice(None)  # every slot: a whole-array write
 # dtype instances: numpy converts a type on every call.
 _FLOAT32, _INT64, _INTP = np.dtype(np.float32), np.dtype(np.int64), np.dtype(np.intp)
-_GET_STEPS = BatchedEnv.get_steps
 
 
 class SlotStep(NamedTuple):
@@ -93,8 +92,7 @@ class BehaviorSlots(AgentSlots):
         self.num_slots = 0  # counted by reset(), which allocates the per-slot arrays
         self.steps = 0
         self.guard = StepGuard(adapter)
-        # A BatchedEnv builds the per-agent fields itself: only its hooks' output is checked.
-        self._rows_known = isinstance(core, BatchedEnv) and type(core).get_steps is _GET_STEPS
+        self._rows_known = builds_own_steps(core)
 
     def reset(self, seed: int | None = None) -> bool:
         """Resets the core and fixes the slots; returns True if the seed reached the core."""

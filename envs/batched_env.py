@@ -28,7 +28,7 @@ from zooport.errors import (
     look_up,
 )
 
-__all__ = ["StepResult", "BatchedEnv"]
+__all__ = ["StepResult", "BatchedEnv", "builds_own_steps"]
 
 
 class BatchedEnv(BaseEnv):
@@ -363,3 +363,9 @@ class BatchedEnv(BaseEnv):
             # Actions set from a hook or a side channel in the middle of a step would change
             # the buffers the running step reads: refused as a re-entrant call.
             self._guard.enter(setting)
+
+
+def builds_own_steps(core: object) -> bool:
+    """Whether ``core`` is a BatchedEnv whose batches its own ``get_steps`` builds: agent ids
+    (int32, each once) and per-agent fields need no second check; its hooks' output still does."""
+    return isinstance(core, BatchedEnv) and type(core).get_steps is BatchedEnv.get_steps

@@ -21,7 +21,7 @@ import numpy as np
 
 from zooport.envs import pool_shared_memory as shm
 from zooport.envs.base_env import ActionTuple, BaseEnv, BehaviorSpec
-from zooport.envs.batched_env import BatchedEnv
+from zooport.envs.batched_env import BatchedEnv, builds_own_steps
 from zooport.envs.capabilities import has_action_masks
 from zooport.envs.compat import _convert_behavior, as_base_env
 from zooport.envs.pool_shared_memory import BehaviorLayout, Control, Rows
@@ -174,7 +174,7 @@ class CoreRunner:
         self.description = core_description(self.core)
         self.held: dict[str, tuple[Any, Any]] = {}
         self._set_actions: Callable[[str, np.ndarray, np.ndarray], None]
-        self.trusted = type(self.core).get_steps is BatchedEnv.get_steps  # its ids are its own
+        self.trusted = builds_own_steps(self.core)
         if isinstance(self.core, BatchedEnv):  # a zooport core skips the check the pool made
             self._set_actions = self.core._set_checked_actions
         else:
