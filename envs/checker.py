@@ -1,6 +1,5 @@
-"""``check_base_env`` steps any ML-Agents-style ``BaseEnv`` with random actions that respect its
-masks, checks every batch against its spec and that two runs with one seed agree (the run is in
-``_checker_run``); the results and reports it shares with :func:`zooport.checks.run_checkers`."""
+"""``check_base_env``, the conformance check of any ML-Agents-style ``BaseEnv`` (its run is in
+``_checker_run``), and the results and reports it shares with ``zooport.checks.run_checkers``."""
 
 from __future__ import annotations
 
@@ -88,9 +87,7 @@ class CheckStatus(str, enum.Enum):
 
 @dataclass(frozen=True)
 class CheckResult:
-    """One check of one behaviour, or of the whole environment (``behavior=None``); a checker
-    of ``run_checkers`` also keeps the distinct ``warnings`` it raised and ``details``, a
-    longer account (``check_base_env``'s table)."""
+    """One check of one behaviour or (``behavior=None``) of the environment, or one checker."""
 
     check: str
     behavior: str | None
@@ -258,12 +255,11 @@ def check_base_env(
 ) -> CheckReport:
     """Checks that ``env`` follows the ``BaseEnv`` contract, returning one result per check.
 
-    ``env`` is reset (with ``seed`` if seedable), stepped ``steps`` times with random actions
-    that respect its masks (``set_actions``, and ``set_action_for_agent`` on alternate steps)
-    and left open; each batch is checked against its spec (:data:`CHECKS`). ``determinism``
-    (``None``: when ``make_env`` is given or ``env`` is seedable): two runs with ``seed``, of two
-    ``make_env()`` instances or of ``env`` reset again, must agree. ``strict``: raise
-    :class:`ConformanceError` when a check fails.
+    ``env`` is reset with ``seed``, stepped ``steps`` times with random actions that respect its
+    masks (``set_action_for_agent`` on alternate steps) and left open; each batch is checked
+    against its spec (:data:`CHECKS`). ``check_determinism`` (``None``: when ``make_env`` is
+    given or ``env`` is seedable): two runs with ``seed``, of two ``make_env()`` instances or of
+    ``env`` reset again, must agree. ``strict``: raise :class:`ConformanceError` on a failure.
 
     Example:
         >>> from zooport.envs.builtin.basic import Basic

@@ -41,8 +41,7 @@ __all__ = [
 ]  # fmt: skip
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-#: The longest ``timeout`` (seconds) ``signal.setitimer`` takes on every platform (a 32-bit
-#: ``time_t``), about 68 years. Beyond it, ask for no limit (None; ``--timeout 0``).
+#: The longest ``timeout`` (seconds) ``signal.setitimer`` takes everywhere (a 32-bit ``time_t``).
 MAX_TIMEOUT = 2**31 - 1
 
 
@@ -69,8 +68,7 @@ def _time_limit(seconds: float | None) -> Iterator[None]:
     try:
         yield
     finally:
-        # A timeout may land on any line of this cleanup; it is then simply redone (every
-        # step is idempotent), and once disarmed the handler raises no more.
+        # A timeout landing in this cleanup redoes it (each step is idempotent) until disarmed.
         while True:
             try:
                 armed[0] = False
@@ -83,8 +81,7 @@ def _time_limit(seconds: float | None) -> Iterator[None]:
 
 @dataclass(frozen=True)
 class SingleAgentPlan:
-    """How ``GymEnv`` can serve a factory's environment: the ``behaviors`` with one agent
-    under the factory keywords ``kwargs``, or the ``reason`` why none has."""
+    """The ``behaviors`` with one agent under factory keywords ``kwargs``, or why none has."""
 
     kwargs: Mapping[str, Any]
     behaviors: tuple[str, ...]
@@ -150,7 +147,7 @@ class _Suite:
     warnings_as_errors: bool
     timeout: float | None
     results: list[CheckerResult] = field(default_factory=list)
-    plan: SingleAgentPlan | CheckerResult | None = None  # the plan, or its failed probe
+    plan: tuple[SingleAgentPlan | None, CheckerResult] | None = None  # and its probe's result
 
     def skip(self, checker: str, reason: str) -> None:
         self.results.append(CheckerResult(checker, CheckStatus.SKIPPED, reason))
@@ -158,8 +155,7 @@ class _Suite:
     def run(
         self, checker: str, check: Callable[[], Any], target: str | None = None
     ) -> CheckerResult:
-        """Runs ``check``: what it raises fails it, else it returns None (pass), a failure
-        reason, or ``(either, details)``."""
+        """Runs ``check``: it fails by raising or returning a reason, or ``(reason, details)``."""
         status, message, details = CheckStatus.PASSED, "", ""
         began = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
@@ -188,6 +184,13 @@ class _Suite:
         result = CheckerResult(checker, status, message, target, warned, seconds, details)
         self.results.append(result)
         return result
+
+    def probe(self, checker: str, read: Callable[[], Any]) -> tuple[Any, CheckerResult]:
+        """``read()`` run as a checker, unreported: its value (None if it raised), its result."""
+        values: list[Any] = [None]
+        result = self.run(checker, lambda: values.append(read()))
+        self.results.remove(result)
+        return values[-1], result
 
 
 def run_checkers(
@@ -232,8 +235,9 @@ def run_checkers(
         for checker in wanted:
             suite.skip(checker, "the factory did not make an environment (see construct)")
     else:
-        for checker in wanted:
-            _CHECKERS[checker](suite, checker)
+        kinds = {"base_env": _base_env, "gym": _single_agent, "sb3": _single_agent}
+        for checker in wanted:  # the rest are PettingZoo's tests
+            kinds.get(checker, _pettingzoo)(suite, checker)
     return SuiteReport(name, suite.results)
 
 
@@ -261,10 +265,9 @@ def _base_env(suite: _Suite, checker: str) -> None:
         finally:
             close_quietly(core)
         failures = report.failures
-        if not failures:
-            return None, report.format()
         more = f" (+{len(failures) - 1} more failed checks)" if len(failures) > 1 else ""
-        return " ".join(f"{failures[0].message}{more}".split()), report.format()
+        message = " ".join(f"{failures[0].message}{more}".split()) if failures else None
+        return message, report.format()
 
     suite.run(checker, check)
 
@@ -279,17 +282,12 @@ def _single_agent(suite: _Suite, checker: str) -> None:
             suite.skip(checker, f"stable-baselines3 is not installed ({hint})")
             return
     if suite.plan is None:  # one probe of the agent counts serves both checkers
-        plans: list[SingleAgentPlan] = []
-        make_plan = functools.partial(single_agent_plan, suite.factory, seed=suite.seed)
-        probe = suite.run(
-            "single_agent_probe", lambda: plans.append(make_plan(preset=suite.preset))
-        )
-        suite.results.remove(probe)  # only reported when it fails
-        suite.plan = probe if probe.status is CheckStatus.FAILED else plans[0]
-    plan = suite.plan
-    if isinstance(plan, CheckerResult):
-        message = f"counting agents failed: {plan.message}"
-        suite.results.append(CheckerResult(checker, plan.status, message, warnings=plan.warnings))
+        make = functools.partial(single_agent_plan, suite.factory, seed=suite.seed)
+        suite.plan = suite.probe("single_agent_probe", lambda: make(preset=suite.preset))
+    plan, probe = suite.plan
+    if plan is None or probe.status is CheckStatus.FAILED:
+        message = f"counting agents failed: {probe.message}"
+        suite.results.append(CheckerResult(checker, probe.status, message, warnings=probe.warnings))
         return
     if not plan.behaviors:
         suite.skip(checker, f"not single-agent: {plan.reason}")
@@ -363,29 +361,20 @@ def _pettingzoo(suite: _Suite, checker: str) -> None:
     }
     try:
         if checker == "render":  # only where the adapters render pictures
-            modes: list[Any] = []
 
-            def probe() -> None:
+            def read_modes() -> Any:
                 env = parallel()
-                modes.append(env.metadata.get("render_modes"))
                 close_quietly(env)  # before render_test: a core may allow one instance only
+                return env.metadata.get("render_modes")
 
-            if suite.run(checker, probe).status is CheckStatus.FAILED:
+            modes, probe = suite.probe(checker, read_modes)
+            if probe.status is CheckStatus.FAILED:
+                suite.results.append(probe)
                 return
-            suite.results.pop()  # the probe: only reported when it fails
-            if "rgb_array" not in (modes[0] or []):
+            if "rgb_array" not in (modes or []):
                 suite.skip(checker, "the environment does not render rgb_array pictures")
                 return
         suite.run(checker, tests[checker])
     finally:
         for env in made:  # one at a time: a later failure still closes the first
             close_quietly(env)
-
-
-#: How each checker runs, by its key in :data:`CHECKERS` (the rest are PettingZoo's tests).
-_CHECKERS: dict[str, Callable[[_Suite, str], None]] = {
-    **dict.fromkeys(CHECKERS, _pettingzoo),
-    "base_env": _base_env,
-    "gym": _single_agent,
-    "sb3": _single_agent,
-}
