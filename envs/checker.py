@@ -87,7 +87,8 @@ class CheckStatus(str, enum.Enum):
 
 @dataclass(frozen=True)
 class CheckResult:
-    """One check of one behaviour or (``behavior=None``) of the environment, or one checker."""
+    """One check of one behaviour or (``behavior=None``) of the environment, or one checker
+    of ``run_checkers`` with the ``warnings`` it raised and ``details`` (a longer account)."""
 
     check: str
     behavior: str | None
@@ -255,11 +256,11 @@ def check_base_env(
 ) -> CheckReport:
     """Checks that ``env`` follows the ``BaseEnv`` contract, returning one result per check.
 
-    ``env`` is reset with ``seed``, stepped ``steps`` times with random actions that respect its
-    masks (``set_action_for_agent`` on alternate steps) and left open; each batch is checked
-    against its spec (:data:`CHECKS`). ``check_determinism`` (``None``: when ``make_env`` is
-    given or ``env`` is seedable): two runs with ``seed``, of two ``make_env()`` instances or of
-    ``env`` reset again, must agree. ``strict``: raise :class:`ConformanceError` on a failure.
+    ``env`` is reset (with ``seed`` if seedable), stepped ``steps`` times with random actions
+    that respect its masks (``set_action_for_agent`` on alternate steps) and left open; each
+    batch is checked against its spec (:data:`CHECKS`). ``check_determinism`` (``None``: when
+    ``make_env`` is given or ``env`` is seedable): two runs with ``seed``, of two ``make_env()``
+    instances or of ``env`` reset again, must agree. ``strict``: raise ``ConformanceError``.
 
     Example:
         >>> from zooport.envs.builtin.basic import Basic
