@@ -255,25 +255,20 @@ class Run:
         try:
             reset_core(self.env, self.seed)
         except Exception as error:  # any failure of the env is reported
-            self.env_failures["reset"] = f"reset: reset() raised {one_line(error)}"
-            return False
+            return self._stop("reset", f"reset() raised {one_line(error)}")
         try:
             specs = self.env.behavior_specs
             names = list(specs)
             bad = [n for n in names if not isinstance(n, str)]
             if not names or bad:
-                problem = f"non-str names {bad!r}" if bad else "none"
-                self.env_failures["behavior_specs"] = (
-                    f"behavior_specs: expected a mapping of at least one behaviour name (str) "
-                    f"to BehaviorSpec, got {problem}"
+                return self._stop(
+                    "behavior_specs",
+                    f"expected a mapping of at least one behaviour name (str) to BehaviorSpec, "
+                    f"got {f'non-str names {bad!r}' if bad else 'none'}",
                 )
-                return False
             self.behaviors = {name: Behavior(name, specs[name]) for name in names}
         except Exception as error:
-            self.env_failures["behavior_specs"] = (
-                f"behavior_specs: reading behavior_specs raised {one_line(error)}"
-            )
-            return False
+            return self._stop("behavior_specs", f"reading behavior_specs raised {one_line(error)}")
         self._observe(0)
         for t in range(1, self.steps + 1):
             for state in self.behaviors.values():
@@ -282,12 +277,14 @@ class Run:
             try:
                 self.env.step()
             except Exception as error:
-                self.env_failures["step"] = (
-                    f"step: step() {t} of {self.steps} raised {one_line(error)}"
-                )
-                return False
+                return self._stop("step", f"step() {t} of {self.steps} raised {one_line(error)}")
             self._observe(t)
         return True
+
+    def _stop(self, check: str, detail: str) -> bool:
+        """Records the failure of the environment that stops the run."""
+        self.env_failures[check] = f"{check}: {detail}"
+        return False
 
     def _observe(self, t: int) -> None:
         for state in self.behaviors.values():
