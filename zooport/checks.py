@@ -41,7 +41,8 @@ __all__ = [
 ]  # fmt: skip
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-#: The longest ``timeout`` (seconds) ``signal.setitimer`` takes everywhere (a 32-bit ``time_t``).
+#: The longest ``timeout`` (seconds) ``signal.setitimer`` takes everywhere (a 32-bit ``time_t``),
+#: about 68 years; for no limit, pass None (``--timeout 0``).
 MAX_TIMEOUT = 2**31 - 1
 
 
@@ -364,8 +365,9 @@ def _pettingzoo(suite: _Suite, checker: str) -> None:
 
             def read_modes() -> Any:
                 env = parallel()
+                modes = env.metadata.get("render_modes")
                 close_quietly(env)  # before render_test: a core may allow one instance only
-                return env.metadata.get("render_modes")
+                return modes
 
             modes, probe = suite.probe(checker, read_modes)
             if probe.status is CheckStatus.FAILED:
