@@ -3,7 +3,6 @@ next step; channels over it filter, drop, limit by range, silence or delay them.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +20,7 @@ from zooport.adapters.wrappers.base import (
     ResetReturn,
     StepReturn,
     WrapperOrderError,
+    _chain,
     check_once,
     expect,
     get_wrapper,
@@ -50,10 +50,19 @@ class CommunicationLayer(ParallelWrapper[str, Any, Any]):
 
     def send_messages(self, messages: Message | Iterable[Message]) -> None:
         """Checks and routes messages (see :meth:`MessageBus.route`), then takes them."""
-        self.forward(self.bus.route(messages))
+        _pass_in(self, self.bus.route(messages))
 
-    def forward(self, messages: list[Message]) -> None:
-        raise NotImplementedError  # takes messages an outer layer checked and routed
+    def transmit(self, messages: list[Message]) -> list[Message]:
+        """The checked and routed ``messages`` this layer passes inwards now."""
+        return messages
+
+
+def _pass_in(env: Any, messages: list[Message]) -> None:
+    for layer in _chain(env):  # each communication layer, outermost first, down to the bus
+        if not messages:
+            return
+        if isinstance(layer, CommunicationLayer):
+            messages = layer.transmit(messages)
 
 
 def send_messages(env: Any, messages: Message | Iterable[Message]) -> None:
@@ -88,10 +97,8 @@ class MessageBus(PartsDelivery, CommunicationLayer):
             )
         self.bus = self
         self.content_space = content_space
-        self.senders = list(env.possible_agents)
-        self._sender_index = {a: i + 1 for i, a in enumerate(self.senders)}
-        if max_messages is None:
-            max_messages = max(1, len(self.senders))
+        self._sender_index = {a: i for i, a in enumerate(env.possible_agents, start=1)}
+        max_messages = max(1, len(self._sender_index)) if max_messages is None else max_messages
         ok = isinstance(max_messages, int) and not isinstance(max_messages, bool)
         expect(ok and max_messages >= 1, "max_messages", "an int >= 1", max_messages)
         self.max_messages = max_messages
@@ -102,7 +109,7 @@ class MessageBus(PartsDelivery, CommunicationLayer):
             self.message_space = spaces.Dict(
                 {
                     "content": spaces.Box(low, high, dtype=content_space.dtype),
-                    "sender": spaces.MultiDiscrete([len(self.senders) + 1] * max_messages),
+                    "sender": spaces.MultiDiscrete([len(self._sender_index) + 1] * max_messages),
                     "count": spaces.Discrete(max_messages + 1),
                 }
             )
@@ -132,7 +139,7 @@ class MessageBus(PartsDelivery, CommunicationLayer):
                 if sender not in self._sender_index:
                     raise SpecError(
                         f"the fixed-size encoding numbers senders by the possible agents at "
-                        f"construction {self.senders}; {sender!r} is not one of them"
+                        f"construction {list(self._sender_index)}; {sender!r} is not one of them"
                     )
                 content = np.array(content, dtype=space.dtype)
                 if content.shape != space.shape:
@@ -152,8 +159,9 @@ class MessageBus(PartsDelivery, CommunicationLayer):
         return routed
 
     @override
-    def forward(self, messages: list[Message]) -> None:
+    def transmit(self, messages: list[Message]) -> list[Message]:
         self._outbox.extend(messages)
+        return []
 
     def _encode(self, box: list[Message]) -> Any:
         if self.content_space is None or self.message_space is None:
@@ -197,18 +205,6 @@ class MessageChannel(CommunicationLayer):
                 "(earlier in the wrappers list; first = innermost), but there is none"
             )
         self.bus = bus
-
-    @override
-    def forward(self, messages: list[Message]) -> None:
-        self._pass_in(self.transmit(list(messages)))
-
-    def _pass_in(self, messages: list[Message]) -> None:
-        layer = get_wrapper(self.env, CommunicationLayer)
-        if messages and layer is not None:
-            layer.forward(messages)
-
-    def transmit(self, messages: list[Message]) -> list[Message]:
-        return messages
 
     @override
     def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
@@ -307,16 +303,15 @@ class ExtraCommunicationDelays(MessageChannel):
         ok = callable(delay) or _is_delay(delay)
         expect(ok, "delay", "an int >= 0 or a callable (message, rng) -> int", delay)
         self.delay = delay
-        self._heap: list[tuple[int, int, Message]] = []
+        self._due: dict[int, list[Message]] = {}  # by step; each list in the order sent
         self._clock = 0
-        self._sequence = 0  # messages due together leave in the order sent
 
     @property
     def pending(self) -> int:
-        return len(self._heap)
+        return sum(map(len, self._due.values()))
 
     @override
-    def forward(self, messages: list[Message]) -> None:
+    def transmit(self, messages: list[Message]) -> list[Message]:
         now = []
         for message in messages:
             delay = self.delay(message, self.np_random) if callable(self.delay) else self.delay
@@ -328,22 +323,17 @@ class ExtraCommunicationDelays(MessageChannel):
             if delay == 0:
                 now.append(message)
             else:
-                due = (self._clock + int(delay), self._sequence, message)
-                heapq.heappush(self._heap, due)  # MATE's heap compares messages and crashes
-                self._sequence += 1
-        self._pass_in(now)
+                self._due.setdefault(self._clock + int(delay), []).append(message)
+        return now
 
     @override
     def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
-        self._heap, self._clock = [], 0
+        self._due, self._clock = {}, 0
         return super().reset(seed=seed, options=options)
 
     @override
     def step(self, actions: dict[str, Any]) -> StepReturn:
-        due = []
-        while self._heap and self._heap[0][0] <= self._clock:
-            due.append(heapq.heappop(self._heap)[2])
-        self._pass_in(due)
+        _pass_in(self.env, self._due.pop(self._clock, []))  # every earlier step's are gone
         result = self.env.step(actions)
         self._clock += 1
         return result
