@@ -182,10 +182,11 @@ class VectorDiscretizeActions(gym.vector.VectorActionWrapper):
 
     @override
     def actions(self, actions: Any) -> np.ndarray:
+        n = int(self.grid.discrete.n)
         index = checked_discrete(
-            np.asarray(actions),
-            int(self.grid.discrete.n),
-            "VectorDiscretizeActions",
-            self.action_space,
+            np.asarray(actions), n, "VectorDiscretizeActions", self.action_space
         )
         return self.grid.points[index]
+
+
+DiscretizeActions.forms = {"gym": GymDiscretizeActions, "vector": VectorDiscretizeActions}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import zlib
 from collections.abc import Callable, Collection, Hashable, Iterator, Mapping
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 import numpy as np
 from gymnasium import spaces
@@ -27,7 +27,9 @@ from zooport.errors import (
 AgentID = TypeVar("AgentID")
 ObsType = TypeVar("ObsType")
 ActionType = TypeVar("ActionType")
-ResetReturn = tuple[dict[str, Any], dict[str, dict[str, Any]]]
+PerAgent = dict[str, Any]
+Infos = dict[str, dict[str, Any]]
+ResetReturn = tuple[PerAgent, Infos]
 StepReturn = tuple[dict, dict, dict, dict, dict]
 
 
@@ -99,7 +101,7 @@ def behavior_of(env: Any, agent: str) -> str:
 
 def _selected_by_name(env: Any, spec: str, agent: str) -> bool:
     known = _known_behavior(env, agent)
-    behavior = behavior_of(None, agent) if known is None else known
+    behavior = known or behavior_of(None, agent)
     if behavior == spec or agent.rpartition("_")[0] == spec:
         return True
     if known is not None and "?" in spec:  # "Soccer?team=0" is one team, not "Soccer?team=1"
@@ -177,10 +179,8 @@ class Teams:
 
 
 def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
-    """``method`` under the chain's guard, entered by the layer the user called; its call to
-    the layer it wraps, or to ``super()``'s method, passes through. An exception poisons the
-    chain when the env beneath it completed a call meanwhile (what it reported is lost)."""
-
+    """``method`` under the chain's guard, entered by the layer the user called (see the guide's
+    Guarding); its calls to the layer it wraps, or to ``super()``'s method, pass through."""
     call = method.__name__
 
     @functools.wraps(method)
@@ -226,6 +226,9 @@ class ParallelWrapper(
     agents = _passed("agents")
     possible_agents = _passed("possible_agents")
     state_space = _passed("state_space")
+    unwrapped = _passed("unwrapped")
+    #: Its forms that ``apply_wrappers`` puts over a ``gymnasium.Env`` and a ``VectorEnv``.
+    forms: ClassVar[dict[str, type]] = {}
 
     def __init__(self, env: ParallelEnv) -> None:
         if not isinstance(env, ParallelEnv):
@@ -238,12 +241,10 @@ class ParallelWrapper(
         self._np_random: np.random.Generator | None = None
         # Stacked wrappers of one class draw different streams from one seed.
         self._seed_key = (zlib.crc32(type(self).__qualname__.encode()), sum(1 for _ in _chain(env)))
-        self.step_guard: StepGuard
-        self._beneath: Any
+        self.step_guard: StepGuard = StepGuard(type(self).__name__)
+        self._beneath: Any = env
         if isinstance(env, ParallelWrapper):  # one guard for the chain, and the env beneath it
             self.step_guard, self._beneath = env.step_guard, env._beneath
-        else:
-            self.step_guard, self._beneath = StepGuard(type(self).__name__), env
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -291,11 +292,6 @@ class ParallelWrapper(
     def close(self) -> None:
         self.env.close()
 
-    @property
-    @override
-    def unwrapped(self) -> ParallelEnv:
-        return self.env.unwrapped
-
     def __str__(self) -> str:
         return f"{type(self).__name__}<{self.env}>"
 
@@ -317,9 +313,7 @@ class ParallelWrapper(
 class ObservationMapper(ParallelWrapper[str, Any, ActionType]):
     """A wrapper that changes the observations (and infos) only, through :meth:`map_step`."""
 
-    def map_step(
-        self, observations: dict[str, Any], infos: dict[str, dict], actions: dict[str, Any]
-    ) -> tuple[dict[str, Any], dict[str, dict]]:
+    def map_step(self, observations: PerAgent, infos: Infos, actions: PerAgent) -> ResetReturn:
         """New observations and infos after ``actions`` (``{}`` at reset)."""
         raise NotImplementedError
 
@@ -369,11 +363,8 @@ class PartsDelivery(ObservationMapper):
         return cache[agent]
 
     def _with_parts(
-        self,
-        observations: dict[str, Any],
-        infos: dict[str, dict[str, Any]],
-        parts: Mapping[str, Mapping[str, Any]],
-    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        self, observations: PerAgent, infos: Infos, parts: Mapping[str, PerAgent]
+    ) -> ResetReturn:
         """New observations and infos with each agent's ``parts[agent]`` delivered."""
         if self.delivery == "info":
             return observations, {

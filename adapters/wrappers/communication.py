@@ -15,8 +15,10 @@ from typing_extensions import override
 from zooport.adapters.wrappers.base import (
     AgentSelector,
     AgentSpec,
+    Infos,
     ParallelWrapper,
     PartsDelivery,
+    PerAgent,
     ResetReturn,
     StepReturn,
     WrapperOrderError,
@@ -176,9 +178,7 @@ class MessageBus(PartsDelivery, CommunicationLayer):
         return {"content": content, "sender": sender, "count": len(box)}
 
     @override
-    def map_step(
-        self, observations: dict[str, Any], infos: dict[str, dict], actions: dict[str, Any]
-    ) -> tuple[dict[str, Any], dict[str, dict]]:
+    def map_step(self, observations: PerAgent, infos: Infos, actions: PerAgent) -> ResetReturn:
         self.last_observations = observations
         inbox: dict[Any, list[Message]] = {a: [] for a in observations}
         for message in self._outbox:

@@ -12,22 +12,12 @@ from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec
 
 from zooport.adapters.registration import APIS
-from zooport.adapters.wrappers.action import (
-    DiscretizeActions,
-    GymDiscretizeActions,
-    VectorDiscretizeActions,
-)
 from zooport.adapters.wrappers.base import (
     ParallelWrapper,
     WrapperOrderError,
     expect,
     get_wrapper,
     has_wrapper,
-)
-from zooport.adapters.wrappers.observation import (
-    GymRescaleObservations,
-    RescaleObservations,
-    VectorRescaleObservations,
 )
 from zooport.adapters.wrappers.team import SingleAgentView
 from zooport.errors import ArgumentError, ArgumentTypeError
@@ -41,10 +31,6 @@ __all__ = [
     "has_wrapper",
 ]
 
-FORMS: dict[type, dict[str, type]] = {
-    DiscretizeActions: {"gym": GymDiscretizeActions, "vector": VectorDiscretizeActions},
-    RescaleObservations: {"gym": GymRescaleObservations, "vector": VectorRescaleObservations},
-}
 _KIND_NAMES = {
     "parallel": "a PettingZoo Parallel env",
     "aec": "a PettingZoo AEC env",
@@ -135,7 +121,7 @@ def _form(cls: type, item: Any, kind: str, api: str, where: str) -> Any:
         )
     if kind == "parallel":
         return item
-    forms = next((f for c, f in FORMS.items() if issubclass(cls, c)), {})
+    forms: dict[str, type] = getattr(cls, "forms", {})
     if kind in forms:
         _, args, kwargs = _decompose(item)
         return WrapperSpec(forms[kind], *args, **kwargs)

@@ -45,7 +45,6 @@ class _RuleWrapper(ParallelWrapper[str, Any, Any]):
         expect(end_live_as in ("truncated", "terminated"), "end_live_as", wanted, end_live_as)
         self.end_live_as = end_live_as
         self.teams = teams
-        self._agents: list[str] = []
         self._finished: set[str] = set()
         self._members: dict[Any, set[str]] = {}  # team (None for the episode) -> its agents
         self._done_teams: set[Any] = set()
@@ -54,7 +53,7 @@ class _RuleWrapper(ParallelWrapper[str, Any, Any]):
 
     @property
     def agents(self) -> list[str]:
-        return self._agents
+        return [] if self._over else [a for a in self.env.agents if a not in self._finished]
 
     def _join(self, agents: Iterable[str]) -> None:
         for agent in agents:
@@ -64,9 +63,9 @@ class _RuleWrapper(ParallelWrapper[str, Any, Any]):
     @override
     def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
         observations, infos = self.env.reset(seed=seed, options=options)
-        self._agents, self._finished, self._over = list(self.env.agents), set(), False
+        self._finished, self._over = set(), False
         self._members, self._done_teams, self._benched = {}, set(), set()
-        self._join(self._agents)
+        self._join(self.env.agents)
         return observations, infos
 
     @override
@@ -105,7 +104,6 @@ class _RuleWrapper(ParallelWrapper[str, Any, Any]):
                     terminations = {**terminations, **flags}
                 benched.update(cut)
                 self._over = self._whole_episode
-        self._agents = [] if self._over else [a for a in self.env.agents if a not in finished]
         return observations, rewards, terminations, truncations, infos
 
 

@@ -13,7 +13,15 @@ from gymnasium.vector.utils import batch_space
 from pettingzoo import ParallelEnv
 from typing_extensions import override
 
-from zooport.adapters.wrappers.base import ObservationMapper, PartsDelivery, check_once, expect
+from zooport.adapters.wrappers.base import (
+    Infos,
+    ObservationMapper,
+    PartsDelivery,
+    PerAgent,
+    ResetReturn,
+    check_once,
+    expect,
+)
 from zooport.errors import ArgumentError, SpecError
 
 
@@ -93,9 +101,7 @@ class RescaleObservations(ObservationMapper):
         return self._rescaler(agent).space
 
     @override
-    def map_step(
-        self, observations: dict[str, Any], infos: dict[str, dict], actions: dict[str, Any]
-    ) -> tuple[dict[str, Any], dict[str, dict]]:
+    def map_step(self, observations: PerAgent, infos: Infos, actions: PerAgent) -> ResetReturn:
         return {a: self._rescaler(a)(o) for a, o in observations.items()}, infos
 
 
@@ -146,6 +152,9 @@ class VectorRescaleObservations(gym.vector.VectorWrapper):
         return self.rescaler(observations), rewards, terminations, truncations, info
 
 
+RescaleObservations.forms = {"gym": GymRescaleObservations, "vector": VectorRescaleObservations}
+
+
 _CENTRAL_PARTS = ("state", "observations", "actions")
 
 
@@ -189,9 +198,7 @@ class CentralisedObservation(PartsDelivery):
         return {key: layout.others_space(agent) for key, layout in self._layouts.items()}
 
     @override
-    def map_step(
-        self, observations: dict[str, Any], infos: dict[str, dict], actions: dict[str, Any]
-    ) -> tuple[dict[str, Any], dict[str, dict]]:
+    def map_step(self, observations: PerAgent, infos: Infos, actions: PerAgent) -> ResetReturn:
         values: dict[str, Any] = {"others_observations": observations, "others_actions": actions}
         if "state" in self._layouts:
             values["state"] = {None: self.env.state()}

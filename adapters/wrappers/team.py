@@ -109,7 +109,6 @@ class FoldAgents(ParallelWrapper[str, Any, Any]):
         self._clones: dict[str, Callable[[Any], Any]] = {}
         self._folded_obs: dict[str, Any] = {}
         self.folded_rewards: dict[str, float] = {}
-        self._agents: list[str] = []
         possible = env.possible_agents
         if not any(self.folded(a) for a in possible) and self._require_folded:
             raise ArgumentError(
@@ -125,7 +124,7 @@ class FoldAgents(ParallelWrapper[str, Any, Any]):
 
     @property
     def agents(self) -> list[str]:
-        return self._agents
+        return [a for a in self.env.agents if not self.folded(a)]
 
     def _clone(self, agent: str, seed: bool = False) -> Callable[[Any], Any]:
         if agent not in self._clones:
@@ -148,7 +147,6 @@ class FoldAgents(ParallelWrapper[str, Any, Any]):
         for agent in sorted(set(self._clones) | set(self._folded_obs)):
             self._clone(agent, seed=True)
         self.folded_rewards = {}
-        self._agents = [a for a in self.env.agents if not self.folded(a)]
         return self._hide(observations), self._hide(infos)
 
     @override
@@ -157,7 +155,7 @@ class FoldAgents(ParallelWrapper[str, Any, Any]):
         if folded_given:
             raise ActionError(
                 f"FoldAgents: {folded_given} are played by the folded policy; pass actions "
-                f"for the exposed agents only ({self._agents})"
+                f"for the exposed agents only ({self.agents})"
             )
         live = set(self.env.agents)
         played = {a: self._clone(a)(o) for a, o in self._folded_obs.items() if a in live}
@@ -173,7 +171,6 @@ class FoldAgents(ParallelWrapper[str, Any, Any]):
             if folded(a) and not (terminations.get(a) or truncations.get(a))
         }
         self.folded_rewards = {a: r for a, r in rewards.items() if folded(a)}
-        self._agents = [a for a in self.env.agents if not folded(a)]
         return tuple(self._hide(d) for d in result)  # type: ignore[return-value]
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -12,7 +11,10 @@ from pettingzoo import ParallelEnv
 from typing_extensions import override
 
 from zooport.adapters.wrappers.base import (
+    Infos,
     ObservationMapper,
+    PerAgent,
+    ResetReturn,
     Teams,
     TeamSpec,
     WrapperOrderError,
@@ -114,9 +116,7 @@ class SharedVisibility(ObservationMapper):
         return slots
 
     @override
-    def map_step(
-        self, observations: dict[str, Any], infos: dict[str, dict], actions: dict[str, Any]
-    ) -> tuple[dict[str, Any], dict[str, dict]]:
+    def map_step(self, observations: PerAgent, infos: Infos, actions: PerAgent) -> ResetReturn:
         out = dict(observations)
         for team, agents in self.teams.group(list(observations)).items():
             layouts = {a: slots for a in agents if (slots := self._slots_of(a)) is not None}
