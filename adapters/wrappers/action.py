@@ -3,7 +3,7 @@ is point ``k`` of a grid, or of the grid mapped onto the disc, over the Box's bo
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -153,8 +153,6 @@ class DiscretizeActions(ParallelWrapper[str, Any, Any]):
 class GymDiscretizeActions(gym.ActionWrapper):
     """:class:`DiscretizeActions` for a single-agent ``gymnasium.Env`` with a Box action space."""
 
-    form_of: ClassVar[type] = DiscretizeActions
-
     def __init__(self, env: gym.Env, levels: int = 5, mode: str = "grid") -> None:
         super().__init__(env)
         self.grid = ActionGrid(env.action_space, levels, mode)
@@ -171,8 +169,6 @@ class GymDiscretizeActions(gym.ActionWrapper):
 
 class VectorDiscretizeActions(gym.vector.VectorActionWrapper):
     """:class:`DiscretizeActions` for a ``gymnasium.vector.VectorEnv`` with Box actions."""
-
-    form_of: ClassVar[type] = DiscretizeActions
 
     def __init__(self, env: gym.vector.VectorEnv, levels: int = 5, mode: str = "grid") -> None:
         super().__init__(env)

@@ -49,7 +49,7 @@ def _chain(env: Any) -> Iterator[Any]:
 def get_wrapper(env: Any, cls: type) -> Any | None:
     """The outermost layer of ``env`` that is a ``cls`` (or its gym/vector form), or None."""
     for layer in _chain(env):
-        if isinstance(layer, cls) or issubclass(getattr(type(layer), "form_of", type), cls):
+        if isinstance(layer, (cls, *getattr(cls, "forms", {}).values())):
             return layer
     return None
 

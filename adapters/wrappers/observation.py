@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -108,8 +108,6 @@ class RescaleObservations(ObservationMapper):
 class GymRescaleObservations(gym.ObservationWrapper):
     """:class:`RescaleObservations` for a single-agent ``gymnasium.Env``."""
 
-    form_of: ClassVar[type] = RescaleObservations
-
     def __init__(self, env: gym.Env) -> None:
         super().__init__(env)
         self.rescaler = Rescaler(env.observation_space)
@@ -123,8 +121,6 @@ class GymRescaleObservations(gym.ObservationWrapper):
 class VectorRescaleObservations(gym.vector.VectorWrapper):
     """:class:`RescaleObservations` for a ``gymnasium.vector.VectorEnv``; ``info["final_obs"]``
     too (a ``VectorObservationWrapper`` refuses same-step autoreset envs)."""
-
-    form_of: ClassVar[type] = RescaleObservations
 
     def __init__(self, env: gym.vector.VectorEnv) -> None:
         super().__init__(env)
