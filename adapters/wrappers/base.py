@@ -140,8 +140,7 @@ class AgentSelector:
 
 
 class Teams:
-    """Maps agents to teams: by behaviour (default, see :func:`behavior_of`), a mapping or a
-    callable.
+    """Maps agents to teams: by behaviour (default: :func:`behavior_of`), a mapping or a callable.
 
     >>> Teams(None).group(["hunter_0", "prey_0", "hunter_1"])
     {'hunter': ['hunter_0', 'hunter_1'], 'prey': ['prey_0']}

@@ -41,11 +41,9 @@ class Rescaler:
             parts: dict[Any, Rescaler] = {k: Rescaler(s) for k, s in items}
             if any(p.changes for p in parts.values()):
                 self.changes, self._parts = True, parts
-                self.space = (
-                    spaces.Dict({k: p.space for k, p in parts.items()})
-                    if isinstance(space, spaces.Dict)
-                    else spaces.Tuple([p.space for p in parts.values()])
-                )
+                new = {k: p.space for k, p in parts.items()}
+                is_dict = isinstance(space, spaces.Dict)
+                self.space = spaces.Dict(new) if is_dict else spaces.Tuple(list(new.values()))
 
     def _box(self, space: spaces.Box) -> None:
         low, high = space.low.astype(np.float64), space.high.astype(np.float64)
