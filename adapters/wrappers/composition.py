@@ -102,18 +102,25 @@ def apply_wrappers(env: Any, wrappers: Sequence[Any], *, api: str = "parallel") 
                 f"{where}: expect a wrapper class, a WrapperSpec or a callable env -> env, "
                 f"actually: {item!r}"
             )
-        cls = _ours(item)
-        if cls is None and kind == "parallel" and api == "aec":
+        if _ours(item) is None and kind == "parallel" and api == "aec":
             env, kind = parallel_to_aec(env), "aec"
-        if cls is None:
-            _check_foreign(item, kind, api, where)
-        env = item(env) if cls is None else _form(cls, item, kind, api, where)(env)
+        env = _placed(item, kind, api, where)(env)
         kind = "gym" if isinstance(env, SingleAgentView) else kind
     return parallel_to_aec(env) if kind == "parallel" and api == "aec" else env
 
 
-def _form(cls: type, item: Any, kind: str, api: str, where: str) -> Any:
-    """``item`` as it wraps an env of ``kind``, or why it cannot."""
+def _placed(item: Any, kind: str, api: str, where: str) -> Any:
+    """``item`` as it wraps an env of ``kind`` (a zooport wrapper: its form), or why it cannot."""
+    built, args, kwargs = _decompose(item)
+    cls = _ours(built)
+    if cls is None:  # a Gymnasium wrapper class must find the kind it wraps
+        for base, expected in ((gym.Wrapper, "gym"), (gym.vector.VectorWrapper, "vector")):
+            if isinstance(built, type) and issubclass(built, base) and kind != expected:
+                raise WrapperOrderError(
+                    f"{built.__name__} ({where}) wraps {_KIND_NAMES[expected]}, but there the env "
+                    f"is {_KIND_NAMES[kind]} (api={api!r})"
+                )
+        return item
     if issubclass(cls, SingleAgentView) and api != "parallel":
         raise WrapperOrderError(
             f"{cls.__name__} ({where}) turns a Parallel env into a single-agent gymnasium.Env, "
@@ -123,7 +130,6 @@ def _form(cls: type, item: Any, kind: str, api: str, where: str) -> Any:
         return item
     forms: dict[str, type] = getattr(cls, "forms", {})
     if kind in forms:
-        _, args, kwargs = _decompose(item)
         return WrapperSpec(forms[kind], *args, **kwargs)
     if api == "aec":
         raise WrapperOrderError(
@@ -137,14 +143,3 @@ def _form(cls: type, item: Any, kind: str, api: str, where: str) -> Any:
         f"{_KIND_NAMES[kind]} (api={api!r}) and {has}; use api='parallel'"
         + (" (and SingleAgentView last for a gymnasium.Env)" if kind == "gym" else "")
     )
-
-
-def _check_foreign(item: Any, kind: str, api: str, where: str) -> None:
-    """Refuses a Gymnasium wrapper class where the env is not of the kind it wraps."""
-    item = _decompose(item)[0]
-    for base, expected in ((gym.Wrapper, "gym"), (gym.vector.VectorWrapper, "vector")):
-        if isinstance(item, type) and issubclass(item, base) and kind != expected:
-            raise WrapperOrderError(
-                f"{item.__name__} ({where}) wraps {_KIND_NAMES[expected]}, but there the env is "
-                f"{_KIND_NAMES[kind]} (api={api!r})"
-            )

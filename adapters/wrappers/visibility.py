@@ -131,17 +131,11 @@ class SharedVisibility(ObservationMapper):
             window = slice(layout.offset, layout.stop)
             shape = (len(members), layout.count, layout.features)
             rows = np.stack([observations[a][window] for a in members]).reshape(shape)
-            shared = _share(rows, layout.mask_feature).reshape(len(members), -1)
-            for agent, row in zip(members, shared, strict=True):
+            seen = rows[:, :, layout.mask_feature] > 0.5  # each entity's row from its first viewer
+            first = rows[seen.argmax(axis=0), np.arange(layout.count)]
+            shared = np.where(seen.any(axis=0)[None, :, None], first[None], rows)
+            for agent, row in zip(members, shared.reshape(len(members), -1), strict=True):
                 obs = np.array(observations[agent], copy=True)
                 obs[window] = row
                 out[agent] = obs
         return out, infos
-
-
-def _share(rows: np.ndarray, mask_feature: int) -> np.ndarray:
-    """(members, count, features) rows -> each entity's row from its first viewer."""
-    seen = rows[:, :, mask_feature] > 0.5
-    first = seen.argmax(axis=0)
-    shared = rows[first, np.arange(rows.shape[1])]
-    return np.where(np.asarray(seen.any(axis=0))[None, :, None], shared[None], rows)
