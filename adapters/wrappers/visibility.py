@@ -133,7 +133,7 @@ class SharedVisibility(ObservationMapper):
             rows = np.stack([observations[a][window] for a in members]).reshape(shape)
             seen = rows[:, :, layout.mask_feature] > 0.5  # each entity's row from its first viewer
             first = rows[seen.argmax(axis=0), np.arange(layout.count)]
-            shared = np.where(seen.any(axis=0)[None, :, None], first[None], rows)
+            shared = np.where(np.asarray(seen.any(axis=0))[None, :, None], first[None], rows)
             for agent, row in zip(members, shared.reshape(len(members), -1), strict=True):
                 obs = np.array(observations[agent], copy=True)
                 obs[window] = row
