@@ -24,8 +24,6 @@ _MODULES = {
     "vector_env": ("BehaviorVectorEnv",),
 }
 __all__ = sorted(name for names in _MODULES.values() for name in names)
-
 __getattr__, __dir__ = lazy_attributes(
-    __name__,
-    {name: f"{__name__}.{module}" for module, names in _MODULES.items() for name in names},
+    __name__, {n: f".{m}" for m, names in _MODULES.items() for n in names}
 )

@@ -333,21 +333,13 @@ def split_options(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """(core keywords, adapter keywords) of ``options``; ``target`` is the core's constructor
     (None: an unknown signature that accepts every keyword)."""
-    from zooport.envs.capabilities import keyword_parameters
+    from zooport.envs.registry import check_keywords
 
     adapter = {k: v for k, v in options.items() if k in adapter_options}
     core = {k: v for k, v in options.items() if k not in adapter_options}
-    accepted = keyword_parameters(target)
-    unknown = [k for k in core if accepted is not None and k not in accepted]
-    if unknown:
-        # Python's own words first: callers such as TorchRL's GymEnv retry without a
-        # keyword when the error says "unexpected keyword argument '<name>'".
-        name = getattr(target, "__qualname__", type(target).__name__)
-        raise ArgumentTypeError(
-            f"{name}() got an unexpected keyword argument {unknown[0]!r} ({where}: "
-            f"unknown keyword arguments {unknown}; the core takes {sorted(accepted or ())} "
-            f"and the adapter takes {list(adapter_options)})"
-        )
+    check_keywords(
+        target, core, where, f"the core takes {{}} and the adapter takes {list(adapter_options)}"
+    )
     return core, adapter
 
 

@@ -53,6 +53,21 @@ _FIELDS: dict[str, tuple[str, Any, Callable[[Any], bool] | None]] = {
 }
 
 
+def check_keywords(
+    target: Callable[..., Any] | None, names: Iterable[str], where: str, takes: str = "it takes {}"
+) -> None:
+    """An ``ArgumentTypeError`` for ``names`` that ``target`` does not take (None: takes any), in
+    Python's own words first: TorchRL's GymEnv retries without the keyword such an error names."""
+    accepted = keyword_parameters(target)
+    unknown = [name for name in names if accepted is not None and name not in accepted]
+    if unknown:
+        raise ArgumentTypeError(
+            f"{getattr(target, '__qualname__', type(target).__name__)}() got an unexpected "
+            f"keyword argument {unknown[0]!r} ({where}: unknown keyword arguments {unknown}; "
+            f"{takes.format(sorted(accepted or ()))})"
+        )
+
+
 def _check_fields(where: str, **values: Any) -> None:
     for name, value in values.items():
         what, types, test = _FIELDS[name]
@@ -191,14 +206,7 @@ class LocalRegistryEntry(BaseRegistryEntry):
     def make(self, **kwargs: Any) -> BaseEnv:
         """Calls the entry point with the entry's default kwargs updated by ``kwargs``."""
         target = self.load()
-        accepted = keyword_parameters(target)
-        unknown = [k for k in kwargs if accepted is not None and k not in accepted]
-        if unknown:
-            raise ArgumentTypeError(
-                f"{getattr(target, '__qualname__', self._identifier)}() got an unexpected "
-                f"keyword argument {unknown[0]!r} (registry entry {self._identifier!r}: "
-                f"unknown keyword arguments {unknown}; it takes {sorted(accepted or ())})"
-            )
+        check_keywords(target, kwargs, f"registry entry {self._identifier!r}")
         env = target(**{**self._kwargs, **kwargs})
         missing = [m for m in BASE_ENV_MEMBERS if not hasattr(type(env), m)]
         if missing:
@@ -304,16 +312,7 @@ class UnknownEnvironmentError(RegistryError, KeyError):
 
 
 class ZooportEnvRegistry(Mapping[str, BaseRegistryEntry]):
-    """A mapping from identifier to :class:`BaseRegistryEntry`.
-
-    Example:
-        >>> registry = ZooportEnvRegistry()
-        >>> registry.register(LocalRegistryEntry("Counter", "collections:Counter"))
-        >>> registry["Countr"]  # doctest: +ELLIPSIS
-        Traceback (most recent call last):
-        ...
-        zooport.envs.registry.UnknownEnvironmentError: ... did you mean ['Counter']? ...
-    """
+    """A mapping from identifier to :class:`BaseRegistryEntry`."""
 
     def __init__(self, entries: Iterable[BaseRegistryEntry] = ()) -> None:
         self._entries: dict[str, BaseRegistryEntry] = {}

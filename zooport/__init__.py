@@ -9,24 +9,9 @@ import sys as _sys
 
 from zooport import errors as _errors
 from zooport._lazy import lazy_attributes as _lazy_attributes
+from zooport.errors import *  # noqa: F403  (every zooport error, as zooport.<Name>)
 
-# Every zooport error, as zooport.<Name> (explicit re-exports: `X as X`).
-from zooport.errors import (
-    ActionError as ActionError,
-    ArgumentError as ArgumentError,
-    ArgumentTypeError as ArgumentTypeError,
-    CorePoolError as CorePoolError,
-    EnvClosedError as EnvClosedError,
-    EnvNotResetError as EnvNotResetError,
-    ObservationError as ObservationError,
-    ReentrantCallError as ReentrantCallError,
-    RegistryError as RegistryError,
-    SideChannelError as SideChannelError,
-    SpecError as SpecError,
-    UnknownAgentError as UnknownAgentError,
-    UnknownBehaviorError as UnknownBehaviorError,
-    ZooportError as ZooportError,
-)
+# ruff: noqa: F405  (__path__ and the lazy names in __all__ are no star-imported names)
 
 # Run from a source checkout with a non-editable install, this directory shadows the
 # installed package; the sibling envs/ and adapters/ directories are then the subpackages.
@@ -55,14 +40,9 @@ class _RegisterAfterImport:
     ) -> ModuleSpec | None:
         if name not in _WAITING:
             return None
-        for finder in _sys.meta_path:
-            find = getattr(finder, "find_spec", None)
-            spec = find(name, path, target) if find and finder is not self else None
-            if spec is not None:
-                break
-        else:
-            return None
-        loader: _Any = spec.loader
+        finders = (f for f in _sys.meta_path if f is not self and hasattr(f, "find_spec"))
+        spec = next(filter(None, (f.find_spec(name, path, target) for f in finders)), None)
+        loader: _Any = getattr(spec, "loader", None)
         run = getattr(loader, "exec_module", None)
         if run is not None:
 
@@ -101,14 +81,8 @@ if _WAITING:
 
 # Gymnasium's wrappers package does the same: the adapters and wrappers (and with them
 # gymnasium and pettingzoo) load when a name that needs them is first used.
-__getattr__, __dir__ = _lazy_attributes(
-    __name__,
-    {
-        "WrapperSpec": "zooport.adapters.wrappers.composition",
-        "has_wrapper": "zooport.adapters.wrappers.composition",
-        "make": "zooport.make_env",
-    },
-)
-
+_WRAPPERS = ".adapters.wrappers.composition"
+_LAZY = {"WrapperSpec": _WRAPPERS, "has_wrapper": _WRAPPERS, "make": ".make_env"}
+__getattr__, __dir__ = _lazy_attributes(__name__, _LAZY)
 __all__ = ["WrapperSpec", "has_wrapper", "make", "__version__"]
 __all__ += _errors.__all__

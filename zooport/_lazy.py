@@ -18,13 +18,12 @@ def lazy_attributes(
     package: str, table: Mapping[str, str]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``(__getattr__, __dir__)`` for ``package``, whose names in ``table`` (name -> the
-    module that defines it) load on first use."""
+    module that defines it, ``".name"`` relative to ``package``) load on first use."""
 
     def __getattr__(name: str) -> Any:
-        module = table.get(name)
-        if module is None:
+        if name not in table:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
+        value = getattr(importlib.import_module(table[name], package), name)
         setattr(sys.modules[package], name, value)  # found directly from now on
         return value
 

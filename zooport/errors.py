@@ -140,14 +140,7 @@ class CorePoolError(ZooportError, UnityEnvironmentException, RuntimeError):
 def look_up(
     table: Mapping[Any, _Value], key: Any, error: type[ZooportError], message: Callable[[], str]
 ) -> _Value:
-    """``table[key]``, or where ``key`` is missing or unhashable ``error(message())``.
-
-    Example:
-        >>> look_up({"a": 1}, ["b"], UnknownAgentError, lambda: "no agent ['b']; agents: ['a']")
-        Traceback (most recent call last):
-        ...
-        zooport.errors.UnknownAgentError: no agent ['b']; agents: ['a']
-    """
+    """``table[key]``, or where ``key`` is missing or unhashable ``error(message())``."""
     try:
         return table[key]
     except (KeyError, TypeError):

@@ -44,13 +44,9 @@ def resolve_id(env_id: str) -> str:
         )
     if version not in (None, "0"):
         raise RegistryError(f"{env_id!r}: zooport's environments are version 0, not v{version}")
-    if name in default_registry:
-        return name
-    folded = {_fold(identifier): identifier for identifier in default_registry}
-    if _fold(name) in folded:
-        return folded[_fold(name)]
-    default_registry[name]  # raises UnknownEnvironmentError with close matches
-    return name  # pragma: no cover - the line above raised
+    if name not in default_registry:
+        name = {_fold(known): known for known in default_registry}.get(_fold(name), name)
+    return default_registry[name].identifier  # else UnknownEnvironmentError, with close matches
 
 
 def make(
@@ -77,12 +73,7 @@ def make(
         ...
         zooport.errors.ArgumentTypeError: Tag() got an unexpected keyword argument 'speed' ...
     """
-    from zooport.adapters.registration import make_adapter
+    from zooport.adapters.registration import _adapt, make_adapter
 
     adapter = adapter_api(wrappers, api)  # the wrappers are checked before the id
-    env = make_adapter(resolve_id(id), adapter, kwargs)
-    try:
-        return apply_wrappers(env, wrappers, api=api)
-    except BaseException:
-        env.close()
-        raise
+    return _adapt(apply_wrappers, make_adapter(resolve_id(id), adapter, kwargs), wrappers, api=api)
