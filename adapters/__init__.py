@@ -24,6 +24,4 @@ _MODULES = {
     "vector_env": ("BehaviorVectorEnv",),
 }
 __all__ = sorted(name for names in _MODULES.values() for name in names)
-__getattr__, __dir__ = lazy_attributes(
-    __name__, {n: f".{m}" for m, names in _MODULES.items() for n in names}
-)
+__getattr__, __dir__ = lazy_attributes(__name__, _MODULES)

@@ -78,22 +78,19 @@ def register_builtin_envs() -> list[str]:
     """Registers ``zooport/<Name>-v0`` for every built-in not yet registered; returns the ids."""
     import gymnasium as gym
 
-    ids = []
-    for name, cls in builtin_envs().items():
-        env_id = gym_id(name)
-        ids.append(env_id)
-        if env_id in gym.registry:
+    classes = builtin_envs()
+    for name, cls in classes.items():
+        if gym_id(name) in gym.registry:
             continue
         gym.register(
-            id=env_id,
+            id=gym_id(name),
             entry_point=GYM_ENTRY_POINT,
             vector_entry_point=VECTOR_ENTRY_POINT,
             reward_threshold=float(cls.expected_reward) if cls.declaration.gym_threshold else None,
-            nondeterministic=False,
             max_episode_steps=cls.max_episode_steps,
             kwargs={"env_id": name, **cls.declaration.gym_kwargs},
         )
-    return ids
+    return [gym_id(name) for name in classes]
 
 
 def register_pettingzoo_envs() -> list[str]:
@@ -152,10 +149,7 @@ def register_gymnasium(
 
 
 def make_gym_env(
-    env_id: str | None = None,
-    *,
-    factory: str | Callable[..., Any] | None = None,
-    **kwargs: Any,
+    env_id: str | None = None, *, factory: str | Callable[..., Any] | None = None, **kwargs: Any
 ) -> Any:
     """The ``gym.make`` entry point: a GymEnv over a registry (``env_id``) or ``factory`` core;
     ``kwargs`` named like GymEnv options go to the adapter, the others to the core."""
@@ -206,10 +200,9 @@ def make_vector_env(
             else "n_agents"
         )
     options = {**kwargs, agent_count_kwarg: int(num_envs)}
-    if max_episode_steps is not None and "max_steps" not in options:
-        accepted = keyword_parameters(target)
-        if accepted is None or "max_steps" in accepted:
-            options["max_steps"] = int(max_episode_steps)
+    accepted = keyword_parameters(target)
+    if max_episode_steps is not None and (accepted is None or "max_steps" in accepted):
+        options.setdefault("max_steps", int(max_episode_steps))
     human = options.get("render_mode") == "human"
     if human:
         # As gym.make serves "human" for a GymEnv: rgb_array frames, shown in a window.
@@ -241,9 +234,7 @@ def make_adapter(registry_id: str, api: str, kwargs: Mapping[str, Any]) -> Any:
     """A registry environment through the ``api`` adapter (one of :data:`APIS`), ``kwargs``
     split by name (``"vector"`` with ``num_envs=`` is :func:`make_vector_env`; ``workers=K``:
     K cores in a CorePool, but not for ``"gym"``)."""
-    kwargs = dict(kwargs)
-    workers, pool_options = kwargs.pop("workers", None), kwargs.pop("pool_options", None)
-    if workers is not None and api == "gym":
+    if api == "gym" and kwargs.get("workers") is not None:
         raise ArgumentError(
             "workers= builds a CorePool of several cores, whose agents a single-agent "
             "GymEnv cannot serve; use api='vector' or a PettingZoo api"
@@ -251,17 +242,15 @@ def make_adapter(registry_id: str, api: str, kwargs: Mapping[str, Any]) -> Any:
     if api not in _ADAPTERS:
         raise ArgumentError(f"Expect api to be one of {list(APIS)}, actually: {api!r}")
     if api == "vector" and "num_envs" in kwargs:
-        return make_vector_env(
-            env_id=registry_id, workers=workers, pool_options=pool_options, **kwargs
-        )
-    if api == "gym":
-        cls = builtin_envs().get(registry_id)
-        kwargs = {**(cls.declaration.gym_kwargs if cls is not None else {}), **kwargs}
-    module, name, options = _ADAPTERS[api]
+        return make_vector_env(env_id=registry_id, **kwargs)
+    cls = builtin_envs().get(registry_id) if api == "gym" else None
+    options = {**(cls.declaration.gym_kwargs if cls is not None else {}), **kwargs}
+    workers, pool_options = options.pop("workers", None), options.pop("pool_options", None)
+    module, name, adapter_options = _ADAPTERS[api]
     adapter = getattr(importlib.import_module(f"zooport.adapters.{module}"), name)
     core, adapter_kwargs = build_pool(
-        env_id=registry_id, options=kwargs, adapter_options=options.names(), workers=workers,
-        pool_options=pool_options,
+        env_id=registry_id, options=options, adapter_options=adapter_options.names(),
+        workers=workers, pool_options=pool_options,
     )  # fmt: skip
     return _adapt(adapter, core, **adapter_kwargs)
 
@@ -309,15 +298,11 @@ def build_pool(
     count = check_int(workers, "workers", 1)
     side_channels = core_kwargs.pop("side_channels", None)
     seed = core_kwargs.pop("seed", None)
+    make_one = functools.partial(registry_core, env_id) if env_id is not None else target or make
     factories = []
     for i, extra in enumerate(core_options if core_options is not None else [{}] * count):
-        kwargs = {**core_kwargs, **extra}
-        if seed is not None:
-            kwargs["seed"] = seed + i
-        if env_id is not None:
-            factories.append(functools.partial(registry_core, env_id, **kwargs))
-        else:
-            factories.append(functools.partial(target or make, **kwargs))
+        seeded = {} if seed is None else {"seed": seed + i}
+        factories.append(functools.partial(make_one, **{**core_kwargs, **extra, **seeded}))
     return CorePool(factories, side_channels=side_channels, **pool_kwargs), adapter_kwargs
 
 

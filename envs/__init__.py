@@ -34,6 +34,4 @@ _LAZY = {
 }  # fmt: skip
 __all__ = [name for name in base_env.__all__ if name != "BaseEnvLike"]
 __all__ += [name for names in _LAZY.values() for name in names]
-__getattr__, __dir__ = lazy_attributes(
-    __name__, {n: f".{m}" for m, names in _LAZY.items() for n in names}
-)
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY)

@@ -49,7 +49,6 @@ _FIELDS: dict[str, tuple[str, Any, Callable[[Any], bool] | None]] = {
         (list, tuple),
         lambda v: all(isinstance(a, str) for a in v),
     ),
-    "entry_point": ("a 'module:attr' str", str, None),
 }
 
 
@@ -87,8 +86,8 @@ class BaseRegistryEntry(ABC):
             raise RegistryError(
                 f"Expected a registry identifier to be a non-empty str, actually: {identifier!r}"
             )
-        where = f"registry entry {identifier!r}"
-        _check_fields(where, expected_reward=expected_reward, description=description)
+        self._where = f"registry entry {identifier!r}"  # how the messages name the entry
+        _check_fields(self._where, expected_reward=expected_reward, description=description)
         self._identifier = identifier
         self._expected_reward = None if expected_reward is None else float(expected_reward)
         self._description = description
@@ -130,23 +129,18 @@ class LocalRegistryEntry(BaseRegistryEntry):
         kwargs: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(identifier, expected_reward, description)
-        where = f"registry entry {identifier!r}"
-        if isinstance(entry_point, str):
-            if not ENTRY_POINT.match(entry_point):
-                raise RegistryError(
-                    f"{where}: expected entry_point of the form 'package.module:attr', "
-                    f"got {entry_point!r}"
-                )
-            self._target: Callable[..., Any] | None = None
-        elif callable(entry_point):
-            self._target = entry_point
-        else:
+        if not callable(entry_point) and not (
+            isinstance(entry_point, str) and ENTRY_POINT.match(entry_point)
+        ):
             raise RegistryError(
-                f"{where}: expected entry_point to be a callable or a 'module:attr' str, "
-                f"got {type(entry_point).__name__}"
+                f"{self._where}: entry_point must be a 'module:attr' str or a callable, "
+                f"got {entry_point!r}"
             )
         self._entry_point = entry_point
-        _check_fields(where, max_episode_steps=max_episode_steps, kwargs=kwargs)
+        self._target: Callable[..., Any] | None = (
+            None if isinstance(entry_point, str) else entry_point
+        )
+        _check_fields(self._where, max_episode_steps=max_episode_steps, kwargs=kwargs)
         self._max_episode_steps = max_episode_steps
         self._kwargs = dict(kwargs or {})
 
@@ -182,22 +176,21 @@ class LocalRegistryEntry(BaseRegistryEntry):
         """The entry point, imported on the first call (a ``RegistryError`` if it cannot be)."""
         if self._target is None:  # the entry point is a "module:attr" str, checked when built
             module_name, _, attr_path = str(self._entry_point).partition(":")
-            where = f"registry entry {self._identifier!r}"
             try:
                 target = pkgutil.resolve_name(str(self._entry_point))
             except ImportError as exc:
                 raise RegistryError(
-                    f"{where}: cannot import module {module_name!r} of entry point "
+                    f"{self._where}: cannot import module {module_name!r} of entry point "
                     f"{self._entry_point!r}: {exc}"
                 ) from exc
             except AttributeError:
                 raise RegistryError(
-                    f"{where}: {module_name!r} has no attribute {attr_path!r} "
+                    f"{self._where}: {module_name!r} has no attribute {attr_path!r} "
                     f"(entry point {self._entry_point!r})"
                 ) from None
             if not callable(target):
                 raise RegistryError(
-                    f"{where}: entry point {self._entry_point!r} is {a_type(target)}, not a "
+                    f"{self._where}: entry point {self._entry_point!r} is {a_type(target)}, not a "
                     "callable"
                 )
             self._target = target
@@ -206,12 +199,12 @@ class LocalRegistryEntry(BaseRegistryEntry):
     def make(self, **kwargs: Any) -> BaseEnv:
         """Calls the entry point with the entry's default kwargs updated by ``kwargs``."""
         target = self.load()
-        check_keywords(target, kwargs, f"registry entry {self._identifier!r}")
+        check_keywords(target, kwargs, self._where)
         env = target(**{**self._kwargs, **kwargs})
         missing = [m for m in BASE_ENV_MEMBERS if not hasattr(type(env), m)]
         if missing:
             raise RegistryError(
-                f"registry entry {self._identifier!r}: expected the entry point to return a "
+                f"{self._where}: expected the entry point to return a "
                 f"BaseEnv, got {a_type(env)} without {missing}"
             )
         return env
@@ -240,21 +233,15 @@ class RemoteRegistryEntry(BaseRegistryEntry):
         tmp_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         super().__init__(identifier, expected_reward, description)
-        _check_fields(
-            f"registry entry {identifier!r}", tmp_dir=tmp_dir, linux_url=linux_url,
-            darwin_url=darwin_url, win_url=win_url, additional_args=additional_args,
-        )  # fmt: skip
-        self._tmp_dir = None if tmp_dir is None else os.fspath(tmp_dir)
+        urls = {"linux_url": linux_url, "darwin_url": darwin_url, "win_url": win_url}
+        _check_fields(self._where, tmp_dir=tmp_dir, **urls, additional_args=additional_args)
+        self.tmp_dir = None if tmp_dir is None else os.fspath(tmp_dir)
         self.linux_url, self.darwin_url, self.win_url = linux_url, darwin_url, win_url
         self._additional_args = None if additional_args is None else list(additional_args)
 
     @property
     def additional_args(self) -> list[str] | None:
         return None if self._additional_args is None else list(self._additional_args)
-
-    @property
-    def tmp_dir(self) -> str | None:
-        return self._tmp_dir
 
     @property
     def url(self) -> str | None:
@@ -264,10 +251,9 @@ class RemoteRegistryEntry(BaseRegistryEntry):
     def make(self, *, allow_download: bool = False, **kwargs: Any) -> BaseEnv:
         """Has ``mlagents_envs`` download and launch the build (``kwargs`` go to its
         ``UnityEnvironment``), only with ``allow_download=True``."""
-        where = f"registry entry {self._identifier!r}"
         if allow_download is not True:
             raise RegistryError(
-                f"{where} is a remote Unity binary; zooport does not download it unless "
+                f"{self._where} is a remote Unity binary; zooport does not download it unless "
                 f"asked. Call make(allow_download=True) to have mlagents_envs download and "
                 f"launch it, or launch a local build with "
                 f"mlagents_envs.environment.UnityEnvironment(file_name=...)"
@@ -276,7 +262,7 @@ class RemoteRegistryEntry(BaseRegistryEntry):
         if url is None:
             available = [k for k in URL_KEYS if getattr(self, k) is not None]
             raise RegistryError(
-                f"{where} has no build for this platform ({sys.platform!r}: expected "
+                f"{self._where} has no build for this platform ({sys.platform!r}: expected "
                 f"{_platform_key()}_url); it has {available or 'no url at all'}"
             )
         try:
@@ -285,12 +271,12 @@ class RemoteRegistryEntry(BaseRegistryEntry):
             )
         except ImportError as exc:
             raise RegistryError(
-                f"{where}: launching a Unity binary needs mlagents_envs "
+                f"{self._where}: launching a Unity binary needs mlagents_envs "
                 f'(pip install "mlagents-envs==0.28.0" "protobuf==3.20.3" "numpy>=2", Python <= '
                 f"3.11), which could not be imported: {exc}"
             ) from exc
         # Only what was given: older mlagents_envs take neither keyword.
-        extra = {"additional_args": self.additional_args, "tmp_dir": self._tmp_dir}
+        extra = {"additional_args": self.additional_args, "tmp_dir": self.tmp_dir}
         entry = _MLAgentsRemoteEntry(
             self._identifier, self._expected_reward, self._description,
             self.linux_url, self.darwin_url, self.win_url,
@@ -336,22 +322,21 @@ class ZooportEnvRegistry(Mapping[str, BaseRegistryEntry]):
         """Registers every environment a local YAML file lists (each item of ``environments:``
         is ``- <id>: {fields}``, with an ``entry_point`` or ML-Agents' urls), all checked first;
         returns their identifiers, in file order."""
-        path_str = str(os.fspath(path))
-        if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", path_str):
+        path = str(os.fspath(path))
+        if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", path):
             raise RegistryError(
-                f"{path_str}: register_from_yaml reads local files only; download the "
+                f"{path}: register_from_yaml reads local files only; download the "
                 f"manifest yourself and pass its path"
             )
-        entries = _read_registry_file(path_str)
-        ids = [e.identifier for e in entries]
-        clash = [i for i in ids if i in self._entries]
+        entries = _read_registry_file(path)
+        clash = [i for i in entries if i in self._entries]
         if clash and not overwrite:
             raise RegistryError(
-                f"{path_str}: environments {clash} are already registered; pass "
+                f"{path}: environments {clash} are already registered; pass "
                 f"overwrite=True to replace them"
             )
-        self._entries.update(zip(ids, entries, strict=True))
-        return ids
+        self._entries.update(entries)
+        return list(entries)
 
     def unregister(self, identifier: str) -> BaseRegistryEntry:
         entry = self[identifier]
@@ -394,7 +379,7 @@ class UnityEnvRegistry(ZooportEnvRegistry):
         super().register(entry, overwrite=overwrite)
 
 
-def _read_registry_file(path: str) -> list[BaseRegistryEntry]:
+def _read_registry_file(path: str) -> dict[str, BaseRegistryEntry]:
     """The entries a registry file lists; every problem is a RegistryError naming ``path``."""
     import yaml
 
@@ -443,8 +428,6 @@ def _read_registry_file(path: str) -> list[BaseRegistryEntry]:
         unknown = [k for k in fields if k not in allowed]
         if unknown:
             raise RegistryError(f"{where}: unknown keys {unknown}; allowed: {list(allowed)}")
-        if is_local:
-            _check_fields(where, entry_point=fields["entry_point"])
         try:
             entries[identifier] = (
                 LocalRegistryEntry(identifier, **fields)
@@ -453,7 +436,7 @@ def _read_registry_file(path: str) -> list[BaseRegistryEntry]:
             )
         except RegistryError as exc:
             raise RegistryError(f"{where}: {exc}") from None
-    return list(entries.values())
+    return entries
 
 
 def builtin_entries() -> list[LocalRegistryEntry]:

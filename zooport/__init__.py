@@ -22,9 +22,6 @@ if _os.path.isfile(_os.path.join(_checkout, "envs", "base_env.py")) and _checkou
 __version__ = "0.1.0"
 
 if _errors.TYPE_CHECKING:  # False: importing typing would cost `import zooport` 13 ms
-    from collections.abc import Sequence
-    from importlib.machinery import ModuleSpec
-    from types import ModuleType
     from typing import Any as _Any
 
 _WAITING = {"gymnasium": "register_builtin_envs", "pettingzoo": "register_pettingzoo_envs"}
@@ -35,9 +32,7 @@ class _RegisterAfterImport:
     wrapping its loader's exec_module (importing gymnasium here would cost a third of a second;
     torchrl and BenchMARL call find_spec("gymnasium") long before, or instead of, importing it)."""
 
-    def find_spec(
-        self, name: str, path: Sequence[str] | None = None, target: ModuleType | None = None
-    ) -> ModuleSpec | None:
+    def find_spec(self, name: str, path: _Any = None, target: _Any = None) -> _Any:
         if name not in _WAITING:
             return None
         finders = (f for f in _sys.meta_path if f is not self and hasattr(f, "find_spec"))
@@ -46,7 +41,7 @@ class _RegisterAfterImport:
         run = getattr(loader, "exec_module", None)
         if run is not None:
 
-            def exec_module(module: ModuleType) -> None:
+            def exec_module(module: _Any) -> None:
                 del loader.exec_module  # the loader's own method from now on
                 run(module)
                 _register(name)
@@ -81,8 +76,7 @@ if _WAITING:
 
 # Gymnasium's wrappers package does the same: the adapters and wrappers (and with them
 # gymnasium and pettingzoo) load when a name that needs them is first used.
-_WRAPPERS = ".adapters.wrappers.composition"
-_LAZY = {"WrapperSpec": _WRAPPERS, "has_wrapper": _WRAPPERS, "make": ".make_env"}
+_LAZY = {"adapters.wrappers.composition": ("WrapperSpec", "has_wrapper"), "make_env": ("make",)}
 __getattr__, __dir__ = _lazy_attributes(__name__, _LAZY)
 __all__ = ["WrapperSpec", "has_wrapper", "make", "__version__"]
 __all__ += _errors.__all__

@@ -1,5 +1,5 @@
 """Public names that load on first use: a package's ``__getattr__`` and ``__dir__`` from a
-table name -> defining module, as Gymnasium's ``gymnasium/wrappers/__init__.py`` does."""
+table submodule -> its names, as Gymnasium's ``gymnasium/wrappers/__init__.py`` does."""
 
 from __future__ import annotations
 
@@ -8,22 +8,23 @@ import sys
 
 TYPE_CHECKING = False  # as in zooport.errors: typing would cost `import zooport` 13 ms
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
     from typing import Any
 
 __all__ = ["lazy_attributes"]
 
 
 def lazy_attributes(
-    package: str, table: Mapping[str, str]
+    package: str, modules: Mapping[str, Iterable[str]]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """``(__getattr__, __dir__)`` for ``package``, whose names in ``table`` (name -> the
-    module that defines it, ``".name"`` relative to ``package``) load on first use."""
+    """``(__getattr__, __dir__)`` for ``package``, whose ``modules`` (a submodule's name relative
+    to ``package`` -> the names it defines) load on first use."""
+    table = {name: f"{package}.{module}" for module, names in modules.items() for name in names}
 
     def __getattr__(name: str) -> Any:
         if name not in table:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(table[name], package), name)
+        value = getattr(importlib.import_module(table[name]), name)
         setattr(sys.modules[package], name, value)  # found directly from now on
         return value
 

@@ -21,12 +21,7 @@ def _fold(name: str) -> str:
 
 def resolve_id(env_id: str) -> str:
     """The ``default_registry`` id of ``env_id``: ``"Tag"``, Gymnasium's ``"zooport/Tag-v0"``
-    or PettingZoo's ``"zooport/tag-v0"``, matched ignoring case, ``_`` and ``-``.
-
-    Example:
-        >>> resolve_id("zooport/grid_world-v0"), resolve_id("Tag"), resolve_id("zooport/Basic-v0")
-        ('GridWorld', 'Tag', 'Basic')
-    """
+    or PettingZoo's ``"zooport/tag-v0"``, matched ignoring case, ``_`` and ``-``."""
     from zooport.envs.registry import default_registry
 
     if not isinstance(env_id, str):
@@ -59,20 +54,7 @@ def make(
     """A registry environment through the ``api`` adapter (``"parallel"``, ``"aec"``,
     ``"gym"`` or ``"vector"``) wrapped by ``wrappers`` (first = innermost); ``kwargs`` are
     adapter options and constructor arguments, split by name (``workers=K``: K cores in a
-    :class:`~zooport.envs.CorePool`, ``pool_options={...}`` its further arguments).
-
-    Example:
-        >>> from zooport.adapters.wrappers import MessageBus, TerminationPolicy, WrapperSpec
-        >>> env = make("zooport/Tag-v0", seed=0, n_runners=2, max_cycles=50,
-        ...            wrappers=[MessageBus, WrapperSpec(TerminationPolicy, "majority")])
-        >>> str(env), env.possible_agents
-        ('TerminationPolicy<MessageBus<zooport_tag>>',
-         ['runner_0', 'runner_1', 'tagger_2', 'tagger_3'])
-        >>> make("Tag", speed=2)
-        Traceback (most recent call last):
-        ...
-        zooport.errors.ArgumentTypeError: Tag() got an unexpected keyword argument 'speed' ...
-    """
+    :class:`~zooport.envs.CorePool`, ``pool_options={...}`` its further arguments)."""
     from zooport.adapters.registration import _adapt, make_adapter
 
     adapter = adapter_api(wrappers, api)  # the wrappers are checked before the id

@@ -15,6 +15,4 @@ BUILTINS = {
 
 
 # A lazy import table: a registry listing the built-ins imports none of them.
-__getattr__, __dir__ = lazy_attributes(
-    __name__, {name: f"{__name__}.{module}" for name, module in BUILTINS.items()}
-)
+__getattr__, __dir__ = lazy_attributes(__name__, {m: (n,) for n, m in BUILTINS.items()})

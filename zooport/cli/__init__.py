@@ -4,4 +4,4 @@ of its modules (``main`` loads :mod:`zooport.cli.app`)."""
 from zooport._lazy import lazy_attributes
 
 __all__ = ["main", "build_parser"]
-__getattr__, __dir__ = lazy_attributes(__name__, dict.fromkeys(__all__, "zooport.cli.app"))
+__getattr__, __dir__ = lazy_attributes(__name__, {"app": __all__})
