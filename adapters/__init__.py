@@ -1,13 +1,11 @@
-"""zooport.adapters: any BaseEnv as the API an RL library consumes (Gymnasium env, Gymnasium
-or SB3 vector env, PettingZoo Parallel/AEC env, task runners), one front-end module per API.
-Every public name loads on first use (as in ``gymnasium.wrappers``), so ``import
-zooport.adapters`` loads no adapter, and stable-baselines3 only with ``SB3VecEnv``."""
+"""zooport.adapters: any BaseEnv as the API an RL library consumes, one front-end module per API.
+Every public name loads on first use, from the module ``_MODULES`` names (as in
+``gymnasium.wrappers``), so ``import zooport.adapters`` loads no adapter."""
 
 from __future__ import annotations
 
 from zooport._lazy import lazy_attributes
 
-#: Each public name's module, loaded on first use.
 _MODULES = {
     "agent_names": ("AgentKey", "AgentNames"),
     "core_access": ("adopt_core",),

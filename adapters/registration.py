@@ -54,19 +54,17 @@ class BuiltinGymEnv(NamedTuple):
 
     @property
     def gym_id(self) -> str:
-        """``zooport/<registry_id>-v0``."""
         return gym_id(self.registry_id)
 
 
 def __getattr__(name: str) -> Any:
-    if name == "BUILTIN_GYM_ENVS":
-        value = tuple(
-            BuiltinGymEnv(n, dict(c.declaration.gym_kwargs), c.declaration.gym_threshold)
-            for n, c in builtin_envs().items()
-        )
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name != "BUILTIN_GYM_ENVS":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    envs = tuple(
+        BuiltinGymEnv(n, dict(c.declaration.gym_kwargs), c.declaration.gym_threshold)
+        for n, c in builtin_envs().items()
+    )
+    return globals().setdefault(name, envs)
 
 
 def gym_id(registry_id: str) -> str:
@@ -98,7 +96,6 @@ def register_pettingzoo_envs() -> list[str]:
     ``pettingzoo_name``; returns the ids (``[]`` before PettingZoo 1.27, which has no registry)."""
     try:
         pettingzoo = importlib.import_module("pettingzoo")
-        register = pettingzoo.register
         registries = {"aec": pettingzoo.aec_registry, "parallel": pettingzoo.parallel_registry}
     except (ImportError, AttributeError):
         return []
@@ -110,7 +107,7 @@ def register_pettingzoo_envs() -> list[str]:
         module = f"zooport.adapters.pettingzoo_envs.{cls.declaration.pettingzoo_name}"
         for kind, attr in (("aec", "env"), ("parallel", "parallel_env")):
             if env_id not in registries[kind]:
-                register(kind, env_id, entry_point=f"{module}:{attr}")
+                pettingzoo.register(kind, env_id, entry_point=f"{module}:{attr}")
         ids.append(env_id)
     return ids
 
@@ -179,7 +176,6 @@ def make_vector_env(
 ) -> Any:
     """The ``vector_entry_point``: ONE core with ``num_envs`` agents in the behaviour as a
     ``BehaviorVectorEnv`` (``workers=K``: K cores of a CorePool, core ``i`` seeded ``seed + i``).
-
     ``agent_count_kwarg`` is the core keyword that sets the agent count (default: the
     built-in's declared one, else ``n_agents``); ``max_episode_steps`` becomes the core's
     ``max_steps`` where it takes one; ``kwargs`` in :data:`VECTOR_OPTIONS` go to the adapter."""
@@ -192,13 +188,10 @@ def make_vector_env(
     if isinstance(num_envs, bool) or not isinstance(num_envs, numbers.Integral) or num_envs < 1:
         raise ArgumentError(f"Expect num_envs to be a positive int, actually: {num_envs!r}")
     _, target = resolve_factory(env_id, factory)
-    if agent_count_kwarg is None:
-        declaration = getattr(target, "declaration", None) if env_id is not None else None
-        agent_count_kwarg = (
-            declaration.agent_count_keyword(behavior_name)
-            if isinstance(declaration, EnvDeclaration)
-            else "n_agents"
-        )
+    declaration = getattr(target, "declaration", None) if env_id is not None else None
+    if agent_count_kwarg is None and isinstance(declaration, EnvDeclaration):
+        agent_count_kwarg = declaration.agent_count_keyword(behavior_name)
+    agent_count_kwarg = "n_agents" if agent_count_kwarg is None else agent_count_kwarg
     options = {**kwargs, agent_count_kwarg: int(num_envs)}
     accepted = keyword_parameters(target)
     if max_episode_steps is not None and (accepted is None or "max_steps" in accepted):
@@ -278,8 +271,7 @@ def build_pool(
     """Makes a core from a registry ``env_id`` or a ``factory`` (exactly one), or ``workers``
     cores in a :class:`~zooport.envs.CorePool` (core ``i`` with the options updated by
     ``core_options[i]`` and ``seed + i``); returns it with the ``options`` named in
-    ``adapter_options``. Every other option goes to the core, which must declare it as a
-    parameter (unless it takes ``**kwargs``)."""
+    ``adapter_options``, the others going to the core (:func:`split_options`)."""
     from zooport.envs.arguments import check_int
     from zooport.envs.core_pool import CorePool, registry_core
     from zooport.envs.pool_options import check_pool_options
@@ -358,15 +350,13 @@ def entry_points(registry_id: str, module: str) -> tuple[Callable[..., Any], Cal
     """PettingZoo's ``env`` and ``parallel_env`` for the module named ``module``."""
     name = module.rpartition(".")[2]
 
-    def env(**kwargs: Any) -> Any:
-        return make_adapter(registry_id, "aec", {"name": name, **kwargs})
+    def entry_point(api: str, attr: str, kind: str) -> Callable[..., Any]:
+        def function(**kwargs: Any) -> Any:
+            return make_adapter(registry_id, api, {"name": name, **kwargs})
 
-    def parallel_env(**kwargs: Any) -> Any:
-        return make_adapter(registry_id, "parallel", {"name": name, **kwargs})
-
-    for function, api in ((env, "AEC"), (parallel_env, "Parallel")):
         # The module's own functions: pickled by reference, as a module file's are.
-        function.__module__ = module
-        function.__qualname__ = function.__name__
-        function.__doc__ = f"A new {registry_id} as a PettingZoo {api} environment."
-    return env, parallel_env
+        function.__module__, function.__name__, function.__qualname__ = module, attr, attr
+        function.__doc__ = f"A new {registry_id} as a PettingZoo {kind} environment."
+        return function
+
+    return entry_point("aec", "env", "AEC"), entry_point("parallel", "parallel_env", "Parallel")

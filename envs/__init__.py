@@ -1,7 +1,6 @@
-"""zooport.envs: the batched BaseEnv API (ML-Agents' names and semantics), the ``BatchedEnv``
-authoring base, side channels, the registry, the built-ins, the checker and ``CorePool``.
-Importing it loads the API only (no gymnasium, pettingzoo or adapter); the other public names
-below load on first use, as Gymnasium's ``gymnasium.wrappers`` does."""
+"""zooport.envs: the batched BaseEnv API (ML-Agents' names and semantics), ``BatchedEnv``, side
+channels, the registry, the built-ins, the checker and ``CorePool``. Importing it loads the API
+only; the names in ``_LAZY`` load on first use, as in ``gymnasium.wrappers``."""
 
 from __future__ import annotations
 
@@ -24,7 +23,6 @@ if TYPE_CHECKING:
         default_registry,
     )
 
-#: The public names that load on first use, by the module that defines them.
 _LAZY = {
     "batched_env": ("BatchedEnv", "StepResult"),  # with the side channels
     "checker": ("CheckReport", "ConformanceError", "check_base_env"),

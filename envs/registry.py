@@ -4,6 +4,7 @@ handed to ``mlagents_envs`` only on request. Nothing here touches the network.""
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import inspect
 import os
@@ -30,12 +31,10 @@ __all__ = [
 ENTRY_POINT = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 #: What an object needs to be taken for a ``BaseEnv`` (ML-Agents 0.25 and later).
 BASE_ENV_MEMBERS = ("behavior_specs", "reset", "step", "get_steps", "set_actions", "close")
+URL_KEYS = ("linux_url", "darwin_url", "win_url")
 #: The fields of a local and of a remote entry in a registry file.
 LOCAL_KEYS = ("entry_point", "expected_reward", "description", "max_episode_steps", "kwargs")
-REMOTE_KEYS = (
-    "expected_reward", "description", "linux_url", "darwin_url", "win_url", "additional_args",
-)  # fmt: skip
-URL_KEYS = ("linux_url", "darwin_url", "win_url")
+REMOTE_KEYS = ("expected_reward", "description", *URL_KEYS, "additional_args")
 #: What each field of an entry must be, when not None: (in words, types, further test).
 _FIELDS: dict[str, tuple[str, Any, Callable[[Any], bool] | None]] = {
     "expected_reward": ("a number", (int, float), None),
@@ -216,10 +215,9 @@ class LocalRegistryEntry(BaseRegistryEntry):
 
 
 class RemoteRegistryEntry(BaseRegistryEntry):
-    """An ML-Agents Unity binary published as one zip per platform, with ML-Agents'
-    ``additional_args`` (always passed to the binary) and ``tmp_dir`` (where the build is
-    downloaded instead of ``mlagents_envs``' cache). zooport neither downloads nor launches
-    it: ``make(allow_download=True)`` hands the entry to ``mlagents_envs``, which does."""
+    """An ML-Agents Unity binary, one zip per platform, with ML-Agents' ``additional_args``
+    (always passed to the binary) and ``tmp_dir`` (where the build is downloaded). zooport never
+    downloads or launches it: ``make(allow_download=True)`` hands it to ``mlagents_envs``."""
 
     def __init__(
         self,
@@ -277,12 +275,11 @@ class RemoteRegistryEntry(BaseRegistryEntry):
             ) from exc
         # Only what was given: older mlagents_envs take neither keyword.
         extra = {"additional_args": self.additional_args, "tmp_dir": self.tmp_dir}
-        entry = _MLAgentsRemoteEntry(
+        return _MLAgentsRemoteEntry(
             self._identifier, self._expected_reward, self._description,
             self.linux_url, self.darwin_url, self.win_url,
             **{k: v for k, v in extra.items() if v is not None},
-        )  # fmt: skip
-        return entry.make(**kwargs)
+        ).make(**kwargs)  # fmt: skip
 
 
 def _platform_key() -> str:
@@ -350,10 +347,8 @@ class ZooportEnvRegistry(Mapping[str, BaseRegistryEntry]):
         return self[identifier].make(**kwargs)
 
     def __getitem__(self, identifier: str) -> BaseRegistryEntry:
-        try:
+        with contextlib.suppress(KeyError, TypeError):  # TypeError: unhashable
             return self._entries[identifier]
-        except (KeyError, TypeError):
-            pass
         known = list(self._entries)
         close = isinstance(identifier, str) and difflib.get_close_matches(identifier, known, n=3)
         hint = f"; did you mean {close}?" if close else ";"
@@ -372,8 +367,7 @@ class ZooportEnvRegistry(Mapping[str, BaseRegistryEntry]):
 
 
 class UnityEnvRegistry(ZooportEnvRegistry):
-    """ML-Agents' name for the registry (``mlagents_envs.registry.UnityEnvRegistry``); as
-    there, registering an identifier again replaces its entry."""
+    """ML-Agents' ``UnityEnvRegistry``: registering an identifier again replaces its entry."""
 
     def register(self, entry: BaseRegistryEntry, *, overwrite: bool = True) -> None:
         super().register(entry, overwrite=overwrite)

@@ -13,8 +13,7 @@ from zooport.errors import *  # noqa: F403  (every zooport error, as zooport.<Na
 
 # ruff: noqa: F405  (__path__ and the lazy names in __all__ are no star-imported names)
 
-# Run from a source checkout with a non-editable install, this directory shadows the
-# installed package; the sibling envs/ and adapters/ directories are then the subpackages.
+# In a source checkout (which shadows an installed zooport), envs/ and adapters/ are subpackages.
 _checkout = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
 if _os.path.isfile(_os.path.join(_checkout, "envs", "base_env.py")) and _checkout not in __path__:
     __path__.append(_checkout)
@@ -69,13 +68,11 @@ def _register(name: str) -> None:
         warnings.warn(f"zooport: registering with {name} failed: {error!r}", RuntimeWarning, 2)
 
 
+_sys.meta_path.insert(0, _RegisterAfterImport())  # _register takes it out when none waits
 for _name in [n for n in _WAITING if n in _sys.modules]:
     _register(_name)
-if _WAITING:
-    _sys.meta_path.insert(0, _RegisterAfterImport())
 
-# Gymnasium's wrappers package does the same: the adapters and wrappers (and with them
-# gymnasium and pettingzoo) load when a name that needs them is first used.
+# As in gymnasium.wrappers, the names below (with gymnasium and pettingzoo) load on first use.
 _LAZY = {"adapters.wrappers.composition": ("WrapperSpec", "has_wrapper"), "make_env": ("make",)}
 __getattr__, __dir__ = _lazy_attributes(__name__, _LAZY)
 __all__ = ["WrapperSpec", "has_wrapper", "make", "__version__"]

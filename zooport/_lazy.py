@@ -1,5 +1,5 @@
-"""Public names that load on first use: a package's ``__getattr__`` and ``__dir__`` from a
-table submodule -> its names, as Gymnasium's ``gymnasium/wrappers/__init__.py`` does."""
+"""Public names that load on first use: a package's ``__getattr__`` and ``__dir__`` from a table
+submodule (relative to the package) -> the names it defines, as ``gymnasium.wrappers`` does."""
 
 from __future__ import annotations
 
@@ -17,8 +17,7 @@ __all__ = ["lazy_attributes"]
 def lazy_attributes(
     package: str, modules: Mapping[str, Iterable[str]]
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """``(__getattr__, __dir__)`` for ``package``, whose ``modules`` (a submodule's name relative
-    to ``package`` -> the names it defines) load on first use."""
+    """``(__getattr__, __dir__)`` for ``package``, whose ``modules``' names load on first use."""
     table = {name: f"{package}.{module}" for module, names in modules.items() for name in names}
 
     def __getattr__(name: str) -> Any:

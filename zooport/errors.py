@@ -55,9 +55,8 @@ class UnityWorkerInUseException(UnityException):
     """The port of a worker id is still in use (built, as in ML-Agents, from the worker id)."""
 
     MESSAGE_TEMPLATE = (
-        "Couldn't start socket communication because worker number {} is still in use. "
-        "You may need to manually close a previously opened environment "
-        "or use a different worker number."
+        "Couldn't start socket communication because worker number {} is still in use. You may "
+        "need to manually close a previously opened environment or use a different worker number."
     )
 
     def __init__(self, worker_id: object) -> None:
