@@ -139,6 +139,18 @@ def test_a_failing_wrapper_closes_the_env():
     assert built[0].core.closed
 
 
+def test_a_failing_close_does_not_hide_the_wrapper_error(monkeypatch):
+    def broken_close(self):
+        raise OSError("close failed")
+
+    def bad_wrapper(env):
+        raise ValueError("the wrapper's own error")
+
+    monkeypatch.setattr(PettingZooParallelEnv, "close", broken_close)
+    with pytest.raises(ValueError, match="the wrapper's own error"):
+        make("Tag", wrappers=[bad_wrapper])
+
+
 def test_aec_native_and_after_zooport_wrappers():
     env = make("Tag", api="aec", seed=0, max_cycles=3)
     assert type(env) is PettingZooAECEnv
