@@ -336,9 +336,8 @@ class ZooportEnvRegistry(Mapping[str, BaseRegistryEntry]):
         return list(entries)
 
     def unregister(self, identifier: str) -> BaseRegistryEntry:
-        entry = self[identifier]
-        del self._entries[identifier]
-        return entry
+        self[identifier]  # an UnknownEnvironmentError where it is missing
+        return self._entries.pop(identifier)
 
     def clear(self) -> None:
         self._entries.clear()
