@@ -1,7 +1,7 @@
 """The names ``from zooport import *`` gives, and where ML-Agents' exception names live.
 
-``zooport/__init__.py`` re-exports zooport's errors as ``X as X`` (the form type checkers
-read as a deliberate re-export) and builds ``__all__`` from ``zooport.errors.__all__``;
+``zooport/__init__.py`` re-exports zooport's errors with ``from zooport.errors import *`` (type
+checkers read a star import as re-exporting ``errors.__all__``) and adds that list to ``__all__``;
 ``make typecheck`` checks this module, so a re-export a checker cannot see fails the lint.
 """
 
