@@ -19,7 +19,7 @@ from gymnasium.wrappers import RecordVideo
 from typing_extensions import override
 
 from zooport.adapters import task_api
-from zooport.envs.arguments import check_seed
+from zooport.envs.arguments import check_int, check_seed
 from zooport.envs.capabilities import signature_parameters
 from zooport.envs.step_guard import StepGuard
 from zooport.errors import ArgumentError, ArgumentTypeError, SpecError, article
@@ -28,11 +28,6 @@ __all__ = ["GymTask", "TRANSFORM_ARGUMENTS"]
 
 #: What a ``state_transform``/``reward_transform`` may declare, by name.
 TRANSFORM_ARGUMENTS = ("state", "action", "reward", "terminated", "truncated", "done", "info")
-# The constructor's arguments that RecordConstructorArgs records (not the env, not make's).
-_RECORDED = (
-    "state_transform", "reward_transform", "observation_space", "can_render", "stack_frames",
-    "skip_start_frames", "noop_action", "video_episode_trigger", "video_folder",
-)  # fmt: skip
 
 
 def _transform(
@@ -201,7 +196,10 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs, task_api.T
         video_folder: str = "videos",
         **make_kwargs: Any,
     ) -> None:
-        given = locals()
+        # What RecordConstructorArgs records: the arguments but the env and make's.
+        recorded = {k: v for k, v in locals().items() if k not in ("self", "env", "make_kwargs")}
+        self.stack_frames = check_int(stack_frames, "stack_frames", 1, where="GymTask")
+        self.skip_start_frames = check_int(skip_start_frames, "skip_start_frames", where="GymTask")
         if isinstance(env, str):
             self.name = env
             made = None
@@ -222,28 +220,13 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs, task_api.T
         else:
             self.name = env.spec.id if env.spec is not None else "custom"
         if video_episode_trigger is not None:
-            every = video_episode_trigger
-            if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 1:
-                raise ArgumentError(
-                    f"Expect video_episode_trigger to be None or an int >= 1, actually: {every!r}"
-                )
+            every = check_int(video_episode_trigger, "video_episode_trigger", 1, where="GymTask")
             env = RecordVideo(
                 env, video_folder, lambda episode: episode % every == 0, name_prefix=self.name
             )
-        recorded = {key: given[key] for key in _RECORDED}
         RecordConstructorArgs.__init__(self, _disable_deepcopy=True, **recorded)
         gym.Wrapper.__init__(self, env)
-        for name, value, minimum in (
-            ("stack_frames", stack_frames, 1),
-            ("skip_start_frames", skip_start_frames, 0),
-        ):
-            if (
-                isinstance(value, bool)
-                or not isinstance(value, (int, np.integer))
-                or value < minimum
-            ):
-                raise ArgumentError(f"Expect {name} to be an int >= {minimum}, actually: {value!r}")
-        self._can_render = bool(can_render) and env.render_mode is not None
+        self.can_render = bool(can_render) and env.render_mode is not None
         self._transform_state = _transform(state_transform, "state_transform", "state")
         self._transform_reward = _transform(reward_transform, "reward_transform", "reward")
         frame_space = env.observation_space
@@ -258,10 +241,8 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs, task_api.T
             sample_space.seed(0)
             sample = self._transform_state(_values(sample_space.sample(), {}))
             frame_space = _space_of(sample, "state_transform")
-        self.stack_frames = int(stack_frames)
         self._frames = _Frames(frame_space, self.stack_frames) if self.stack_frames > 1 else None
         self.observation_space = self._frames.space if self._frames else frame_space
-        self.skip_start_frames = int(skip_start_frames)
         if noop_action is None and self.skip_start_frames:
             noop_action = _default_noop(env.action_space)
             if noop_action is None:
@@ -276,7 +257,8 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs, task_api.T
         self.action_space = task_api.agent_action_space(env.action_space)
         self._skip_rng = np.random.default_rng()
         self._cast_action = isinstance(env.action_space, spaces.Discrete)
-        self._guard = StepGuard(type(self).__name__)
+        #: The task's re-entry and failure state.
+        self.step_guard = StepGuard(type(self).__name__)
 
     @override
     def reset(
@@ -284,12 +266,10 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs, task_api.T
     ) -> tuple[Any, dict[str, Any]]:
         """Resets the env (with the :meth:`seed` given since, by default), skips the start."""
         seed = check_seed(seed, "GymTask.reset")  # a bad seed raises, changing nothing
-        guard = self._guard
-        with guard.call("reset"):
+        with self.step_guard.resetting():
             seed = self._take_seed(seed)
             if seed is not None:
                 self._skip_rng = np.random.default_rng(seed)
-            guard.committed = True
             obs, info = self.env.reset(seed=seed, options=options)
             if self.skip_start_frames:
                 for _ in range(int(self._skip_rng.integers(0, self.skip_start_frames + 1))):
@@ -305,7 +285,7 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs, task_api.T
     @override
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         """Steps the env; returns the transformed (and stacked) observation and reward."""
-        guard = self._guard
+        guard = self.step_guard
         with guard.call("step"):
             if self._cast_action:
                 action = _discrete_action(action)
@@ -318,20 +298,10 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs, task_api.T
                 state = self._frames.add(state, fill=False)
         return state, new_reward, terminated, truncated, info
 
-    @property
-    def step_guard(self) -> StepGuard:
-        """The task's re-entry and failure state."""
-        return self._guard
-
     @override
     def render(self) -> Any:
         """The wrapped env's frame when ``can_render``, else None."""
-        return self.env.render() if self._can_render else None
-
-    @property
-    def can_render(self) -> bool:
-        """True when ``render()`` returns the wrapped env's frames."""
-        return self._can_render
+        return self.env.render() if self.can_render else None
 
     def _agent_spaces(self) -> tuple[dict[str, spaces.Space], dict[str, spaces.Space]]:
         return {self.name: self.observation_space}, {self.name: self.action_space}
