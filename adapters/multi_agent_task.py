@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from gymnasium import spaces
 
 from zooport.adapters import task_api
-from zooport.adapters.agent_names import AgentKey
+from zooport.adapters.agent_names import AgentKey, AgentNaming
 from zooport.adapters.core_access import render_core
 from zooport.adapters.options import DriverOptions, listing_options
 from zooport.adapters.pettingzoo_common import DriverControls
-from zooport.adapters.termination import finished_needed
+from zooport.adapters.termination import TerminationMode, finished_needed
 from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import (
     ActionError,
@@ -24,10 +24,6 @@ from zooport.errors import (
     SpecError,
     UnknownAgentError,
 )
-
-if TYPE_CHECKING:
-    from zooport.adapters.agent_names import AgentNaming
-    from zooport.adapters.termination import TerminationMode
 
 __all__ = ["Transition", "MultiAgentTask", "MultiAgentUnityTask"]
 
@@ -83,7 +79,6 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
         self.name = type(self.core).__name__
         self._pending: dict[str, Any] = {}
         self._last: dict[str, Transition] = {}
-        self._dones: dict[str, bool] = {}
 
     @property
     def num_agents(self) -> int:
@@ -103,9 +98,8 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
     def agent(self, agent_id: int | str) -> str:
         """The name of ``agent_id`` (a position in ``possible_agents``, or a name)."""
         if isinstance(agent_id, str):
-            if agent_id not in self._driver.agent_groups and not self._driver.possible_agents:
-                self._driver.discover()
-            if agent_id in self._driver.agent_groups:
+            # possible_agents, the names agent_groups holds, is discovered where not yet known.
+            if agent_id in self._driver.agent_groups or agent_id in self.possible_agents:
                 return agent_id
             raise UnknownAgentError(
                 f"{type(self).__name__}: no agent {agent_id!r} in the episode; "
@@ -130,8 +124,7 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
 
     def observation_space(self, agent_id: int | str) -> spaces.Space:
         """The observation space of the agent's behaviour (one object per behaviour)."""
-        name = agent_id if isinstance(agent_id, str) else self.agent(agent_id)
-        return self._driver.group_of(name).observation_space
+        return self._driver.group_of(self.agent(agent_id)).observation_space
 
     @property
     def action_space(self) -> spaces.Space:
@@ -154,7 +147,6 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
         """Resets the core; returns the agents' first observations, in ``possible_agents`` order."""
         observations, infos = self._driver.reset(self._take_seed(seed))
         self._pending = {}
-        self._dones = dict.fromkeys(self._driver.possible_agents, False)
         self._last = {
             agent: Transition(obs, 0.0, False, _flagged(infos[agent], False, False))
             for agent, obs in observations.items()
@@ -219,8 +211,6 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
     def _run_cycle(self) -> dict[str, Transition]:
         actions, self._pending = self._pending, {}
         observations, rewards, terminations, truncations, infos = self._driver.step(actions)
-        self._dones.update(dict.fromkeys(self._driver.new_agents, False))
-        self._dones.update(dict.fromkeys(self._driver.finished, True))
         # The five dicts of a step have the same keys in the same order.
         transitions = {
             agent: Transition(obs, reward, ended or cut, _flagged(info, ended, cut))
@@ -250,7 +240,8 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
     @property
     def dones(self) -> dict[str, bool]:
         """Every agent of the episode: True once it has finished."""
-        return dict(self._dones)
+        live = set(self._driver.agents)
+        return {agent: agent not in live for agent in self._driver.possible_agents}
 
     @property
     def game_over(self) -> bool:
