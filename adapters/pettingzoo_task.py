@@ -78,23 +78,14 @@ class PettingZooTask(task_api.TaskBase):
     @property
     def possible_agents(self) -> list[str]:
         """The env's ``possible_agents`` (its current ``agents`` if it declares none)."""
-        try:
-            return list(self.env.possible_agents)
-        except AttributeError:
-            return list(self.env.agents)
-
-    def _spaces(self) -> dict[str, spaces.Space]:
-        return {agent: self.env.observation_space(agent) for agent in self.possible_agents}
+        env = self.env
+        return list(env.possible_agents if hasattr(env, "possible_agents") else env.agents)
 
     @property
     def observation_spaces(self) -> dict[str, spaces.Space]:
         """Each agent's observation space (of a masked one, its ``"observation"``)."""
-        return {
-            agent: space["observation"]
-            if isinstance(space, spaces.Dict) and "observation" in space.spaces
-            else space
-            for agent, space in self._spaces().items()
-        }
+        space = self.env.observation_space
+        return {agent: task_api.policy_part(space(agent)) for agent in self.possible_agents}
 
     @property
     def action_spaces(self) -> dict[str, spaces.Space]:
@@ -107,7 +98,8 @@ class PettingZooTask(task_api.TaskBase):
     def action_mask_spaces(self) -> dict[str, spaces.Space] | None:
         """Each agent's ``obs["action_mask"]`` space, or None unless every agent has one."""
         masks = {}
-        for agent, space in self._spaces().items():
+        for agent in self.possible_agents:
+            space = self.env.observation_space(agent)
             if not (isinstance(space, spaces.Dict) and "action_mask" in space.spaces):
                 return None
             masks[agent] = space["action_mask"]
