@@ -1,5 +1,4 @@
-"""ai-traineree's ``PettingZooTask`` over any PettingZoo AEC or Parallel env: ``step`` returns the
-acting agent's transition, and ``reset()`` the observations."""
+"""ai-traineree's ``PettingZooTask`` over any PettingZoo AEC or Parallel env."""
 
 from __future__ import annotations
 
@@ -15,19 +14,6 @@ from zooport.envs.capabilities import takes_positional
 from zooport.errors import ArgumentError, ArgumentTypeError, UnknownAgentError, ZooportError
 
 __all__ = ["PettingZooTask"]
-
-
-def _is_parallel(env: Any) -> bool:
-    if isinstance(env, (ParallelEnv, AECEnv)):
-        return isinstance(env, ParallelEnv)
-    # Duck typing for envs that subclass neither: only an AEC env selects an agent.
-    if hasattr(env, "agent_selection") and callable(getattr(env, "last", None)):
-        return False
-    if callable(getattr(env, "step", None)) and hasattr(env, "agents"):
-        return True
-    raise ArgumentTypeError(
-        f"Expected a PettingZoo AECEnv or ParallelEnv, actually: {type(env).__name__}"
-    )
 
 
 def _transitions(
@@ -61,7 +47,17 @@ class PettingZooTask(task_api.TaskBase):
 
     def __init__(self, env: Any) -> None:
         self.env = env
-        self.is_parallel = _is_parallel(env)
+        if isinstance(env, (ParallelEnv, AECEnv)):
+            self.is_parallel = isinstance(env, ParallelEnv)
+        # Duck typing for envs that subclass neither: only an AEC env selects an agent.
+        elif hasattr(env, "agent_selection") and callable(getattr(env, "last", None)):
+            self.is_parallel = False
+        elif callable(getattr(env, "step", None)) and hasattr(env, "agents"):
+            self.is_parallel = True
+        else:
+            raise ArgumentTypeError(
+                f"Expected a PettingZoo AECEnv or ParallelEnv, actually: {type(env).__name__}"
+            )
         self.name = "CUSTOM"  # ai-traineree's name for every PettingZoo task
         self._last: dict[str, Transition] = {}
         self._dones: dict[str, bool] = {}
@@ -120,8 +116,7 @@ class PettingZooTask(task_api.TaskBase):
         return {agent: env.observe(agent) for agent in env.agents}
 
     def step(self, action: Any) -> Any:
-        """One AEC turn (the acting agent's :class:`Transition`), or one Parallel step with
-        ``{agent: action}`` (``{agent: Transition}``)."""
+        """One AEC turn (the acting agent's :class:`Transition`), or a Parallel step (a dict)."""
         env = self.env
         if self.is_parallel:
             transitions = _transitions(*env.step(action))
@@ -136,21 +131,16 @@ class PettingZooTask(task_api.TaskBase):
     def last(self, agent: str | None = None) -> Transition:
         """An agent's latest :class:`Transition` (AEC: ``None`` is ``env.agent_selection``)."""
         env = self.env
-        if self.is_parallel:
-            if agent is None:
-                raise ArgumentError("A Parallel env selects no agent: pass last(agent=...)")
-            try:
-                return self._last[agent]
-            except KeyError:
-                raise UnknownAgentError(
-                    f"PettingZooTask: no data for agent {agent!r}; agents: {self.agents}"
-                ) from None
         if agent is None:
+            if self.is_parallel:
+                raise ArgumentError("A Parallel env selects no agent: pass last(agent=...)")
             agent = env.agent_selection  # env.last()'s agent and values
-        elif agent not in env.terminations:
+        if agent not in (self._last if self.is_parallel else env.terminations):
             raise UnknownAgentError(
-                f"PettingZooTask: no agent {agent!r} in the env; agents: {self.agents}"
+                f"PettingZooTask: no data for agent {agent!r}; agents: {self.agents}"
             )
+        if self.is_parallel:
+            return self._last[agent]
         return self._aec_last(agent, getattr(env, "_cumulative_rewards", None) or env.rewards)
 
     def _aec_last(self, agent: str, rewards: Mapping[str, Any]) -> Transition:
