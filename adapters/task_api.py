@@ -1,5 +1,4 @@
-"""ai-traineree's task API over Gymnasium spaces: sizes of flat spaces (of PettingZoo's masked
-``{"observation", "action_mask"}``, its ``"observation"``), ``DataSpace`` and ``TaskBase``."""
+"""ai-traineree's task API over Gymnasium spaces: ``DataSpace``, flat-space sizes, ``TaskBase``."""
 
 from __future__ import annotations
 
@@ -53,12 +52,10 @@ class DataSpace:
         """The ``DataSpace`` of a flat Gymnasium space (a ``Discrete`` has shape ``(1,)``)."""
         space = policy_part(space)
         dtype = str(space.dtype)
-        if isinstance(space, spaces.Discrete):
-            start = int(space.start)
-            return DataSpace(dtype, (1,), start, start + int(space.n) - 1)
-        if isinstance(space, spaces.MultiDiscrete):
+        if isinstance(space, (spaces.Discrete, spaces.MultiDiscrete)):
             low = np.asarray(space.start)
-            return DataSpace(dtype, space.shape, _condensed(low), _condensed(low + space.nvec - 1))
+            high = low + (space.n if isinstance(space, spaces.Discrete) else space.nvec) - 1
+            return DataSpace(dtype, space.shape or (1,), _condensed(low), _condensed(high))
         if isinstance(space, spaces.MultiBinary):
             return DataSpace(dtype, space.shape, 0, 1)
         if isinstance(space, spaces.Box):
@@ -93,8 +90,7 @@ class _Discrete(spaces.Discrete):
 
 
 def agent_action_space(space: spaces.Space) -> spaces.Space:
-    """A ``Discrete`` or ``Box`` as an equal space with ai-traineree's ``to_feature()`` (and a
-    ``Discrete``'s inclusive ``low``/``high``); any other space as it is."""
+    """A ``Discrete`` or ``Box`` as an equal space with ``to_feature()``, ``low`` and ``high``."""
     if type(space) is spaces.Discrete:
         return _Discrete(int(space.n), start=int(space.start))
     if type(space) is spaces.Box:
@@ -133,8 +129,7 @@ def is_discrete(space: spaces.Space) -> bool:
 
 
 class TaskBase:
-    """What the three tasks share: ``seed()`` for the next ``reset()``, and ai-traineree's
-    ``obs_size``/``action_size`` over the spaces each agent sees (``_agent_spaces``)."""
+    """The tasks' ``seed()`` and ``obs_size``/``action_size`` (over ``_agent_spaces()``)."""
 
     _next_seed: int | None = None
 
@@ -171,12 +166,10 @@ class TaskBase:
 
     @property
     def obs_size(self) -> int:
-        """The number of values of one agent's observation (without an action mask), the same
-        for every agent (ai-traineree's ``obs_size[0]``)."""
+        """The number of values of each agent's observation, without a mask (``obs_size[0]``)."""
         return self._one_size("obs_size", self._agent_spaces()[0], observation_size)
 
     @property
     def action_size(self) -> int:
-        """``n`` of a ``Discrete`` action space, else the number of action values, the same for
-        every agent (ai-traineree's ``action_size.n``)."""
+        """Each agent's ``Discrete`` ``n``, else its number of action values (``action_size.n``)."""
         return self._one_size("action_size", self._agent_spaces()[1], action_size)
