@@ -1,5 +1,4 @@
-"""ai-traineree's ``MultiAgentUnityTask`` over any BaseEnv: the core steps once per cycle of every
-live agent, every termination mode fires, and ``step`` never resets the core."""
+"""ai-traineree's ``MultiAgentUnityTask`` over any BaseEnv, stepping it once per cycle of agents."""
 
 from __future__ import annotations
 
@@ -148,14 +147,13 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
         observations, infos = self._driver.reset(self._take_seed(seed))
         self._pending = {}
         self._last = {
-            agent: Transition(obs, 0.0, False, _flagged(infos[agent], False, False))
+            agent: _transition(obs, 0.0, False, False, infos[agent])
             for agent, obs in observations.items()
         }
         return list(observations.values())
 
     def step(self, action: Any, agent_id: int | str) -> Transition | None:
-        """Records a live agent's action; the cycle's last steps the core, returning its
-        :class:`Transition`."""
+        """Records an agent's action; the cycle's last steps the core and returns its transition."""
         self._driver.check_running()
         agent = self.agent(agent_id)
         pending = self._pending
@@ -182,8 +180,7 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
     def step_all(
         self, actions: Mapping[str, Any] | Mapping[int, Any] | Mapping[int | str, Any]
     ) -> dict[str, Transition]:
-        """Completes the cycle with ``{agent_id: action}``; returns every reporting agent's
-        :class:`Transition`, by name."""
+        """Completes the cycle with ``{agent_id: action}``: each reporting agent's transition."""
         self._driver.check_running()
         if not isinstance(actions, Mapping):
             raise ActionError(
@@ -210,19 +207,10 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
 
     def _run_cycle(self) -> dict[str, Transition]:
         actions, self._pending = self._pending, {}
-        observations, rewards, terminations, truncations, infos = self._driver.step(actions)
+        step = self._driver.step(actions)
         # The five dicts of a step have the same keys in the same order.
-        transitions = {
-            agent: Transition(obs, reward, ended or cut, _flagged(info, ended, cut))
-            for (agent, obs), reward, ended, cut, info in zip(
-                observations.items(),
-                rewards.values(),
-                terminations.values(),
-                truncations.values(),
-                infos.values(),
-                strict=True,
-            )
-        }
+        values = [d.values() for d in step]
+        transitions = dict(zip(step.observations, map(_transition, *values), strict=True))
         self._last.update(transitions)
         return transitions
 
@@ -230,12 +218,11 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
         """The agent's latest :class:`Transition`."""
         self._driver.check_open()
         agent = self.agent(agent_id)
-        try:
-            return self._last[agent]
-        except KeyError:
+        if agent not in self._last:
             raise EnvNotResetError(
                 f"{type(self).__name__}: no transition for {agent!r} yet; call reset()"
-            ) from None
+            )
+        return self._last[agent]
 
     @property
     def dones(self) -> dict[str, bool]:
@@ -257,8 +244,7 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
         return int(flags.sum()) >= finished_needed(self._driver.termination_mode, n_agents)
 
     def render(self, mode: str = "rgb_array") -> np.ndarray | None:
-        """The first 3-D observation of the latest transitions (as ai-traineree's task renders),
-        else the core's (H, W, 3) uint8 picture, else None with a warning."""
+        """The latest first 3-D observation, else the core's picture, else None with a warning."""
         if mode != "rgb_array":
             raise ArgumentError(f"Expect mode to be 'rgb_array', actually: {mode!r}")
         self._driver.check_open()
@@ -284,10 +270,13 @@ def _first_visual(obs: Any) -> np.ndarray | None:
     return obs if isinstance(obs, np.ndarray) and obs.ndim == 3 else None
 
 
-def _flagged(info: dict[str, Any], terminated: bool, truncated: bool) -> dict[str, Any]:
+def _transition(
+    obs: Any, reward: float, terminated: bool, truncated: bool, info: dict[str, Any]
+) -> Transition:
+    # The driver's info is the agent's own: flagged in place.
     info["terminated"] = terminated
     info["truncated"] = truncated
-    return info
+    return Transition(obs, reward, terminated or truncated, info)
 
 
 #: ai-traineree's name for the task.
