@@ -100,26 +100,22 @@ def agent_action_space(space: spaces.Space) -> spaces.Space:
 
 def observation_size(space: spaces.Space) -> int:
     """The number of values in one observation of ``space``, flattened (``Discrete``: 1)."""
-    space = policy_part(space)
-    if isinstance(space, _FLAT):
-        return int(np.prod(space.shape, dtype=np.int64))
-    if isinstance(space, spaces.Discrete):
-        return 1
-    raise SpecError(
-        f"obs_size is the size of a flat observation (Box, Discrete, MultiBinary, "
-        f"MultiDiscrete); this observation space is {space}: read observation_space instead"
-    )
+    return _size(policy_part(space), "obs_size", "observation", n_of_discrete=False)
 
 
 def action_size(space: spaces.Space) -> int:
     """``n`` for a ``Discrete`` space, else the number of action values (product of the shape)."""
+    return _size(space, "action_size", "action", n_of_discrete=True)
+
+
+def _size(space: spaces.Space, what: str, kind: str, n_of_discrete: bool) -> int:
     if isinstance(space, spaces.Discrete):
-        return int(space.n)
+        return int(space.n) if n_of_discrete else 1
     if isinstance(space, _FLAT):
         return int(np.prod(space.shape, dtype=np.int64))
     raise SpecError(
-        f"action_size is the size of a Discrete or flat action space (Box, MultiBinary, "
-        f"MultiDiscrete); this action space is {space}: read action_space instead"
+        f"{what} is the size of a flat {kind} space (Box, Discrete, MultiBinary, MultiDiscrete); "
+        f"this {kind} space is {space}: read {kind}_space instead"
     )
 
 
