@@ -162,14 +162,12 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs, task_api.T
         env: a Gymnasium id (made with ``gym.make(env, **make_kwargs)``) or an env.
         state_transform: returns the observation the agent sees.
         reward_transform: returns the reward the agent gets.
-        can_render: ``render()`` returns the env's frames (an id is made with
-            ``render_mode="rgb_array"`` unless the env refuses it).
+        can_render: ``render()`` returns the env's frames (an id is made for ``"rgb_array"``).
         stack_frames: the last ``n`` frames on a new first axis, oldest first.
         skip_start_frames: each reset takes a random ``[0, n]`` ``noop_action`` steps.
         observation_space: of ``state_transform``'s results (default: inferred, unbounded).
         noop_action: the action skipped steps take (default: the lowest action, or zeros).
-        video_episode_trigger: record every ``n``-th episode with ``RecordVideo``.
-        video_folder: where the videos go.
+        video_episode_trigger: record every ``n``-th episode in ``video_folder`` (``RecordVideo``).
         **make_kwargs: ``gym.make`` keywords, only when ``env`` is an id.
 
     Example:
@@ -229,14 +227,10 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs, task_api.T
         self.can_render = bool(can_render) and env.render_mode is not None
         self._transform_state = _transform(state_transform, "state_transform", "state")
         self._transform_reward = _transform(reward_transform, "reward_transform", "reward")
-        frame_space = env.observation_space
-        if observation_space is not None:
-            if state_transform is None:
-                raise ArgumentError(
-                    "GymTask: observation_space= describes state_transform's results"
-                )
-            frame_space = observation_space
-        elif state_transform is not None:
+        if observation_space is not None and state_transform is None:
+            raise ArgumentError("GymTask: observation_space= describes state_transform's results")
+        frame_space = env.observation_space if state_transform is None else observation_space
+        if frame_space is None:  # inferred from a sample of the transform's
             sample_space = copy.deepcopy(env.observation_space)
             sample_space.seed(0)
             sample = self._transform_state(_values(sample_space.sample(), {}))
@@ -271,12 +265,11 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs, task_api.T
             if seed is not None:
                 self._skip_rng = np.random.default_rng(seed)
             obs, info = self.env.reset(seed=seed, options=options)
-            if self.skip_start_frames:
-                for _ in range(int(self._skip_rng.integers(0, self.skip_start_frames + 1))):
-                    obs, _, terminated, truncated, info = self.env.step(self.noop_action)
-                    if terminated or truncated:
-                        obs, info = self.env.reset()
-                        break
+            for _ in range(int(self._skip_rng.integers(0, self.skip_start_frames + 1))):
+                obs, _, terminated, truncated, info = self.env.step(self.noop_action)
+                if terminated or truncated:
+                    obs, info = self.env.reset()
+                    break
             state = self._transform_state(_values(obs, info))
             if self._frames is not None:
                 state = self._frames.add(state, fill=True)

@@ -91,8 +91,7 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
     @property
     def waiting_for(self) -> list[str]:
         """The live agents that have not acted in the current cycle."""
-        pending = self._pending
-        return [a for a in self._driver.agents if a not in pending]
+        return [a for a in self._driver.agents if a not in self._pending]
 
     def agent(self, agent_id: int | str) -> str:
         """The name of ``agent_id`` (a position in ``possible_agents``, or a name)."""

@@ -60,7 +60,7 @@ class PettingZooTask(task_api.TaskBase):
             )
         self.name = "CUSTOM"  # ai-traineree's name for every PettingZoo task
         self._last: dict[str, Transition] = {}
-        self._dones: dict[str, bool] = {}
+        self._latest: dict[str, Transition] = {}  # of the last Parallel reset or step
 
     @property
     def agents(self) -> list[str]:
@@ -109,8 +109,7 @@ class PettingZooTask(task_api.TaskBase):
         seed = self._take_seed(seed)
         if self.is_parallel:
             observations, infos = env.reset(seed=seed, options=options)
-            self._last = _transitions(observations, {}, {}, {}, infos)
-            self._dones = dict.fromkeys(observations, False)
+            self._last = self._latest = _transitions(observations, {}, {}, {}, infos)
             return dict(observations)
         env.reset(seed=seed, options=options)
         return {agent: env.observe(agent) for agent in env.agents}
@@ -121,7 +120,7 @@ class PettingZooTask(task_api.TaskBase):
         if self.is_parallel:
             transitions = _transitions(*env.step(action))
             self._last.update(transitions)
-            self._dones = {agent: t.done for agent, t in transitions.items()}
+            self._latest = transitions
             return transitions
         agent = env.agent_selection
         was_done = env.terminations[agent] or env.truncations[agent]
@@ -161,7 +160,7 @@ class PettingZooTask(task_api.TaskBase):
     def dones(self) -> dict[str, bool]:
         """Each agent's ``terminated or truncated`` (Parallel: of the last step's agents)."""
         if self.is_parallel:
-            return dict(self._dones)
+            return {agent: t.done for agent, t in self._latest.items()}
         env = self.env
         return {agent: env.terminations[agent] or env.truncations[agent] for agent in env.agents}
 
@@ -173,12 +172,10 @@ class PettingZooTask(task_api.TaskBase):
     def render(self, mode: str | None = None) -> Any:
         """The env's ``render``, passed ``mode`` where it takes one (PettingZoo < 1.22)."""
         render = self.env.render
-        if mode is None:
-            return render()
-        if takes_positional(render):
+        if mode is not None and takes_positional(render):
             return render(mode)
         render_mode = getattr(self.env, "render_mode", None)
-        if mode != render_mode:
+        if mode not in (None, render_mode):
             raise ArgumentError(
                 f"Expect mode to be None or the env's render_mode {render_mode!r} (its "
                 f"render() takes no mode: PettingZoo >= 1.22 fixes it at construction), "
