@@ -135,20 +135,16 @@ class _Frames:
             raise ArgumentTypeError(
                 f"stack_frames supports Box and Dict-of-Box observation spaces, actually: {space}"
             )
-        self.keyed = isinstance(space, spaces.Dict)
         self.buffers = {k: np.zeros((n, *sub.shape), sub.dtype) for k, sub in parts.items()}
         self.space = batch_space(space, n)
 
     def add(self, frame: Any, fill: bool) -> Any:
         for key, array in self.buffers.items():
-            part = frame[key] if self.keyed else frame
-            if fill:
-                array[:] = part
-            else:
+            if not fill:  # the oldest frame leaves
                 array[:-1] = array[1:]
-                array[-1] = part
+            array[0 if fill else -1 :] = frame if key is None else frame[key]
         stacked = {key: array.copy() for key, array in self.buffers.items()}
-        return stacked if self.keyed else stacked[None]
+        return stacked[None] if None in stacked else stacked
 
 
 class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs, task_api.TaskBase):
@@ -278,12 +274,11 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs, task_api.T
     @override
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         """Steps the env; returns the transformed (and stacked) observation and reward."""
-        guard = self.step_guard
-        with guard.call("step"):
+        with self.step_guard.call("step"):
             if self._cast_action:
                 action = _discrete_action(action)
             obs, reward, terminated, truncated, info = self.env.step(action)
-            guard.committed = True  # the env stepped: an exception from here on loses data
+            self.step_guard.committed = True  # the env stepped: an exception now loses data
             values = _values(obs, info, (action, reward, terminated, truncated))
             new_reward = self._transform_reward(values)
             state = self._transform_state(values)

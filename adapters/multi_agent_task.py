@@ -247,10 +247,9 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
         if mode != "rgb_array":
             raise ArgumentError(f"Expect mode to be 'rgb_array', actually: {mode!r}")
         self._driver.check_open()
-        for transition in self._last.values():
-            visual = _first_visual(transition.obs)
-            if visual is not None:
-                return np.array(visual, copy=True)
+        visual = _first_visual([transition.obs for transition in self._last.values()])
+        if visual is not None:
+            return np.array(visual, copy=True)
         frame = render_core(self.core)
         if frame is None:
             warnings.warn(f"{type(self.core).__name__} cannot render", stacklevel=2)

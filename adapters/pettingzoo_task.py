@@ -31,10 +31,9 @@ def _transitions(
 class PettingZooTask(task_api.TaskBase):
     """A PettingZoo AEC or Parallel env for multi-agent runners.
 
-    On an AEC env ``step`` returns the acting agent's
-    :class:`~zooport.adapters.multi_agent_task.Transition` with the reward of its own turn
-    (later rewards reach it through :meth:`last`), None for a finished agent. On a Parallel env
-    ``step`` takes ``{agent: action}`` and returns a dict of transitions.
+    On an AEC env ``step`` returns the acting agent's transition with the reward of its own turn
+    (later rewards reach it through :meth:`last`), None for a finished agent; on a Parallel env
+    it takes ``{agent: action}`` and returns a dict of transitions.
 
     Example:
         >>> from zooport.adapters.pettingzoo_envs import ball_balance_v0
@@ -93,13 +92,10 @@ class PettingZooTask(task_api.TaskBase):
 
     def action_mask_spaces(self) -> dict[str, spaces.Space] | None:
         """Each agent's ``obs["action_mask"]`` space, or None unless every agent has one."""
-        masks = {}
-        for agent in self.possible_agents:
-            space = self.env.observation_space(agent)
-            if not (isinstance(space, spaces.Dict) and "action_mask" in space.spaces):
-                return None
-            masks[agent] = space["action_mask"]
-        return masks
+        observed = {agent: self.env.observation_space(agent) for agent in self.possible_agents}
+        if all(isinstance(s, spaces.Dict) and "action_mask" in s.spaces for s in observed.values()):
+            return {agent: space["action_mask"] for agent, space in observed.items()}
+        return None
 
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
