@@ -109,10 +109,9 @@ def _default_noop(space: spaces.Space) -> Any:
     if isinstance(space, spaces.Dict):
         parts = {key: _default_noop(sub) for key, sub in space.spaces.items()}
         return None if any(v is None for v in parts.values()) else parts
-    if isinstance(space, spaces.Discrete):
-        return int(space.start)
-    if isinstance(space, spaces.MultiDiscrete):
-        return np.asarray(space.start, dtype=space.dtype).copy()
+    if isinstance(space, (spaces.Discrete, spaces.MultiDiscrete)):  # the lowest action
+        low = np.array(space.start, dtype=space.dtype)
+        return low if low.ndim else int(low)
     if isinstance(space, spaces.Box):
         zero = np.zeros(space.shape, dtype=space.dtype)
         return zero if space.contains(zero) else None

@@ -176,9 +176,7 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
             return None
         return self._run_cycle()[agent]
 
-    def step_all(
-        self, actions: Mapping[str, Any] | Mapping[int, Any] | Mapping[int | str, Any]
-    ) -> dict[str, Transition]:
+    def step_all(self, actions: Mapping[Any, Any]) -> dict[str, Transition]:
         """Completes the cycle with ``{agent_id: action}``: each reporting agent's transition."""
         self._driver.check_running()
         if not isinstance(actions, Mapping):

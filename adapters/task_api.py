@@ -142,9 +142,7 @@ class TaskBase:
         """Seeds the next ``reset()`` (as ``reset(seed=...)`` does)."""
         self._next_seed = check_seed(seed, f"{type(self).__name__}.seed")
 
-    def _one_size(
-        self, what: str, by_agent: Mapping[str, spaces.Space], size: Callable[[spaces.Space], int]
-    ) -> int:
+    def _one_size(self, what: str, by_agent: Mapping[str, Any], size: Callable[..., int]) -> int:
         # The size every agent's space shares; a SpecError listing them where they differ.
         by_size: dict[int, list[str]] = {}
         for name, space in by_agent.items():
