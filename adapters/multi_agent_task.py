@@ -128,9 +128,8 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
     def action_space(self) -> spaces.Space:
         """The action space every behaviour shares (a ``SpecError`` where they differ)."""
         groups = self._driver.groups
-        first = groups[0].action_space
-        if all(group.action_space == first for group in groups):
-            return first
+        if all(group.action_space == groups[0].action_space for group in groups):
+            return groups[0].action_space
         listed = ", ".join(f"{group.action_space} for {group.name!r}" for group in groups)
         raise SpecError(
             f"{type(self).__name__}.action_space: its behaviours do not share one action "
@@ -172,9 +171,7 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
                 )
             action = self._driver.agent_groups[agent].default_action
         pending[agent] = action
-        if len(pending) < len(self._driver.agents):
-            return None
-        return self._run_cycle()[agent]
+        return None if len(pending) < len(self._driver.agents) else self._run_cycle()[agent]
 
     def step_all(self, actions: Mapping[Any, Any]) -> dict[str, Transition]:
         """Completes the cycle with ``{agent_id: action}``: each reporting agent's transition."""

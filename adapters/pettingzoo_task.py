@@ -114,9 +114,8 @@ class PettingZooTask(task_api.TaskBase):
         """One AEC turn (the acting agent's :class:`Transition`), or a Parallel step (a dict)."""
         env = self.env
         if self.is_parallel:
-            transitions = _transitions(*env.step(action))
+            self._latest = transitions = _transitions(*env.step(action))
             self._last.update(transitions)
-            self._latest = transitions
             return transitions
         agent = env.agent_selection
         was_done = env.terminations[agent] or env.truncations[agent]
