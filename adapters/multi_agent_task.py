@@ -221,8 +221,8 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
     @property
     def dones(self) -> dict[str, bool]:
         """Every agent of the episode: True once it has finished."""
-        live = set(self._driver.agents)
-        return {agent: agent not in live for agent in self._driver.possible_agents}
+        live = set(self._driver.agents)  # _last: the episode's agents, {} before a reset
+        return {agent: agent not in live for agent in self._last}
 
     @property
     def game_over(self) -> bool:

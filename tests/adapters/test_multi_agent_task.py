@@ -312,6 +312,7 @@ def test_action_masks_are_in_the_observation():
 def test_spawned_agents_join_and_act_from_the_next_cycle():
     core = Probe(runner_lengths=(0, 0), walker_lengths=(), spawn_at=1, seed=0)
     task = MultiAgentTask(core, termination_mode="all")
+    assert len(task.possible_agents) == 2 and task.dones == {}  # found, but no episode yet
     task.reset()
     task.step(0, 0)
     out = task.step(0, 1)

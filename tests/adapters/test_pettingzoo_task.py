@@ -21,7 +21,7 @@ from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
 from zooport.adapters.pettingzoo_envs import ball_balance_v0
 from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 from zooport.adapters.pettingzoo_task import PettingZooTask
-from zooport.errors import UnknownAgentError, ZooportError
+from zooport.errors import SpecError, UnknownAgentError, ZooportError
 
 from tests.support.pettingzoo_versions import STUCK_EXAMPLE_AEC_ENV, AgentSelector
 from tests.support.probes import MaskedProbe, Probe
@@ -218,6 +218,16 @@ def test_action_mask_spaces_and_the_observation_part():
     assert task.observation_spaces["runner_0"] == spaces.Box(-np.inf, np.inf, (3,), np.float32)
     obs = task.reset()
     assert obs["runner_1"]["action_mask"].tolist() == [1, 1, 0]
+
+
+def test_a_dict_observation_other_than_the_mask_convention_is_kept_whole():
+    # The rule obs_size and GymTask use: only {"observation", "action_mask"} is split.
+    env = Relay()
+    env._obs_space = spaces.Dict(observation=spaces.Box(0, 1, (3,)), turns=spaces.Discrete(9))
+    task = PettingZooTask(env)
+    assert task.observation_spaces == dict.fromkeys(env.possible_agents, env._obs_space)
+    with pytest.raises(SpecError, match=r"obs_size .*Dict.*read observation_space"):
+        _ = task.obs_size
 
 
 # ---------------------------------------------------------------------- Parallel
