@@ -139,7 +139,7 @@ class _Frames:
 
     def add(self, frame: Any, fill: bool) -> Any:
         for key, array in self.buffers.items():
-            if not fill:  # the oldest frame leaves
+            if not fill:  # the oldest frame leaves; a fill writes every row
                 array[:-1] = array[1:]
             array[0 if fill else -1 :] = frame if key is None else frame[key]
         stacked = {key: array.copy() for key, array in self.buffers.items()}
