@@ -72,30 +72,24 @@ def _route(apis: Sequence[str], api: str, steps: int, what: str, behavior: str) 
     ]  # fmt: skip
 
 
-def _progress(args: argparse.Namespace) -> bool:
-    """A progress bar unless ``--no-progress`` or stderr is not a terminal (pipes, CI logs)."""
-    return not args.no_progress and sys.stderr.isatty()
-
-
 def _resolve(
     args: argparse.Namespace, path: str | None, option: str, default_api: str
-) -> tuple[Target, ModelInfo, str, str | None]:
-    """ENV, its saved model's :class:`ModelInfo` (at ``path``), its api and behaviour: each
-    option as the command line gives it, else as the model was trained."""
+) -> tuple[Target, ModelInfo, str, str | None, bool]:
+    """ENV, the saved model's :class:`ModelInfo`, the api, the behaviour (each as given, else as
+    trained) and whether to show a progress bar (not in pipes and CI logs)."""
     info = ModelInfo(args.env, api=default_api) if path is None else read_model_info(path, option)
     given = None if args.kwargs is None else parse_kwargs(args.kwargs)
     kwargs, api, behavior = info.options_for(args.env, given, args.api, args.behavior)
-    return resolve_target(args.env, kwargs), info, api, behavior
+    progress = not args.no_progress and sys.stderr.isatty()
+    return resolve_target(args.env, kwargs), info, api, behavior, progress
 
 
 def _cmd_play(args: argparse.Namespace, out: Output) -> int:
-    target, info, api, behavior = _resolve(args, args.model, "--model", "raw")
+    target, info, api, behavior, progress = _resolve(args, args.model, "--model", "raw")
     check_play_api(api, with_model=args.model is not None)  # before the model loads
     model = None if args.model is None else load_model(args.model, info)
-    stats = play(
-        target, api=api, steps=args.steps, seed=args.seed, behavior=behavior, record=args.record,
-        progress=_progress(args), model=model,
-    )  # fmt: skip
+    stats = play(target, api=api, steps=args.steps, seed=args.seed, behavior=behavior,
+                 record=args.record, progress=progress, model=model)  # fmt: skip
     policy = f" ({stats.policy} from {args.model}, deterministic)" if args.model else ""
     out.line(
         f"{stats.env} via {stats.api}{policy}: {stats.steps} steps, {stats.agent_steps} "
@@ -151,22 +145,22 @@ def _cmd_bench(args: argparse.Namespace, out: Output) -> int:
     if args.json:
         check_output_path(args.json, "--json")
     argv = ["--quick"] if args.quick else []
-    argv += ["--json", args.json] if args.json else []
-    argv += ["--n", *map(str, args.n)] if args.n else []
+    for option in ("json", "n", "envs", "routes", "workers"):
+        value = getattr(args, option)
+        if value:
+            argv += [f"--{option}", *map(str, value if isinstance(value, list) else [value])]
     if args.workers is not None:
         from zooport.cli.bench import pool
 
         if args.envs or args.routes:
             raise UsageError("--envs and --routes belong to the adapter benchmark, not --workers")
-        return pool.main(["--workers", str(args.workers), *argv])
+        return pool.main(argv)
     from zooport.cli.bench import run
 
     for option, known in (("envs", run.ENVS), ("routes", run.ROUTE_NAMES)):
-        values = getattr(args, option)
-        bad = [c for c in values or () if c not in known]
+        bad = [c for c in getattr(args, option) or () if c not in known]
         if bad:
             raise UsageError(f"--{option} takes names among {sorted(known)}, got {bad}")
-        argv += [f"--{option}", *values] if values else []
     print(run.estimate(args.quick, args.n, args.envs, args.routes), file=sys.stderr, flush=True)
     return run.main(argv)
 
@@ -180,11 +174,10 @@ def _cmd_train(args: argparse.Namespace, out: Output) -> int:
         suffixes = [f".{kind}" for kind in FigureCanvasBase.get_supported_filetypes()]
         check_output_path(args.plot, "--plot", suffixes)
     save = None if args.save is None else save_path(args.save)
-    target, _, api, behavior = _resolve(args, args.resume, "--resume", "vector")
+    target, _, api, behavior, progress = _resolve(args, args.resume, "--resume", "vector")
     result = train(
-        target, api=api, steps=args.steps, seed=args.seed, behavior=behavior,
-        progress=_progress(args), eval_episodes=args.eval_episodes, resume=args.resume,
-        workers=args.workers,
+        target, api=api, steps=args.steps, seed=args.seed, behavior=behavior, progress=progress,
+        eval_episodes=args.eval_episodes, resume=args.resume, workers=args.workers,
     )  # fmt: skip
     mean = result.mean_episode_reward
     out.table(
@@ -209,11 +202,8 @@ def _cmd_train(args: argparse.Namespace, out: Output) -> int:
     if save is not None:
         from zooport import __version__
 
-        saved = ModelInfo(
-            env=target.name, kwargs=target.kwargs, api=result.api, behavior=result.behavior,
-            algorithm=result.algorithm, seed=args.seed, timesteps=result.timesteps,
-            zooport_version=__version__,
-        )  # fmt: skip
+        saved = ModelInfo(target.name, target.kwargs, result.api, result.behavior,
+                          result.algorithm, args.seed, result.timesteps, __version__)  # fmt: skip
         out.line(f"saved the model to {save_model(result.model, save, saved)}")
     return 0
 

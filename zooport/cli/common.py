@@ -1,4 +1,4 @@
-"""What the command-line programs share: tables, progress bars, GIFs and :class:`Player`."""
+"""What the command-line programs share: errors, tables and :class:`Player`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import importlib.metadata
 import os
 import sys
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,7 @@ import numpy as np
 from zooport.envs.actions import random_actions
 from zooport.envs.base_env import BaseEnvLike
 from zooport.envs.capabilities import accepts_keyword, reset_core
-from zooport.errors import ArgumentError, ZooportError
+from zooport.errors import ZooportError
 
 
 class UsageError(ZooportError):
@@ -121,34 +121,6 @@ class Output:
         self.console.print(table)
 
 
-@contextlib.contextmanager
-def progress_bar(
-    total: int, description: str, enabled: bool = True
-) -> Iterator[Callable[[int], Any]]:
-    """Yields ``update(n)``: a tqdm bar on stderr where tqdm is installed and ``enabled``."""
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        enabled = False
-    if not enabled:
-        yield lambda n: None
-        return
-    with tqdm(total=total, desc=description, file=sys.stderr, leave=False) as bar:
-        yield bar.update
-
-
-def save_gif(
-    frames: Sequence[np.ndarray | None], path: str | os.PathLike[str], fps: float = 30
-) -> int:
-    """Writes rgb_array ``frames`` (None skipped) as a looping GIF; returns how many it got."""
-    image = require("PIL.Image", "plots", "writing a GIF")
-    images = [image.fromarray(np.asarray(f, dtype=np.uint8)) for f in frames if f is not None]
-    if not images:
-        raise ArgumentError(f"Expect at least one frame to write to {path}, actually: none")
-    images[0].save(path, save_all=True, append_images=images[1:], duration=int(1000 / fps), loop=0)
-    return len(images)
-
-
 def sample_action(space: Any, mask: np.ndarray | None, rng: np.random.Generator) -> Any:
     """A uniform random action of ``space`` that ``mask`` allows (1 = allowed, flattened over
     the discrete branches; for a ``Dict(continuous, discrete)`` the discrete part's)."""
@@ -160,15 +132,14 @@ def sample_action(space: Any, mask: np.ndarray | None, rng: np.random.Generator)
             allowed = np.arange(int(space.n))
         return int(rng.choice(allowed)) + int(space.start)
     if isinstance(space, spaces.MultiDiscrete):
-        nvec = np.asarray(space.nvec).reshape(-1)
-        parts = (
-            [None] * nvec.size if mask is None else np.split(np.asarray(mask), np.cumsum(nvec)[:-1])
-        )
+        nvec, start = np.asarray(space.nvec).reshape(-1), np.asarray(space.start).reshape(-1)
+        cuts = np.cumsum(nvec)[:-1]
+        parts = [None] * nvec.size if mask is None else np.split(np.asarray(mask), cuts)
         values = [
-            sample_action(spaces.Discrete(n), p, rng) for n, p in zip(nvec, parts, strict=True)
+            sample_action(spaces.Discrete(n, start=s), p, rng)
+            for n, s, p in zip(nvec, start, parts, strict=True)
         ]
-        start = np.asarray(space.start).reshape(-1)
-        return (np.asarray(values) + start).reshape(space.shape).astype(space.dtype)
+        return np.asarray(values).reshape(space.shape).astype(space.dtype)
     if isinstance(space, spaces.Box):
         low = np.where(np.isfinite(space.low), space.low, -1.0)
         high = np.where(np.isfinite(space.high), space.high, 1.0)
@@ -181,8 +152,7 @@ def sample_action(space: Any, mask: np.ndarray | None, rng: np.random.Generator)
     return space.sample()
 
 
-def stack_observations(observations: Sequence[Any]) -> Any:
-    """Per-agent observations (or actions) as one batch; dicts as a dict of batches."""
+def _stack(observations: Sequence[Any]) -> Any:
     if isinstance(observations[0], Mapping):
         return {k: np.stack([o[k] for o in observations]) for k in observations[0]}
     return np.stack(observations)
@@ -195,10 +165,9 @@ def _mask_of(obs: Any, info: Any) -> np.ndarray | None:
 
 
 class Player:
-    """Drives ``env`` through the loop of its ``api`` (raw, gym, vector, parallel or aec) with
-    random allowed actions or ``model``'s (``predict`` on the batch of agents that act; a raw
-    core only acts randomly). ``step()`` returns how many agents acted; ``finished`` holds the
-    returns of the episodes that ended, each agent's in the order they ended."""
+    """Drives ``env`` through its ``api``'s loop (raw, gym, vector, parallel or aec) with random
+    allowed actions or ``model``'s; ``step()`` returns how many agents acted, ``finished`` the
+    returns of the episodes that ended, in the order they ended."""
 
     def __init__(
         self, env: Any, api: str, seed: int = 0, model: Any = None, deterministic: bool = True
@@ -232,7 +201,7 @@ class Player:
                 for i, space in enumerate(spaces)
             ]
         if isinstance(observations, list):
-            observations = stack_observations(observations)
+            observations = _stack(observations)
         if isinstance(masks, list):
             masks = None if any(m is None for m in masks) else np.stack(masks)
         options: dict[str, Any] = {"deterministic": self.deterministic}
@@ -268,9 +237,7 @@ class Player:
         n = self.env.num_envs
         spaces = [self.env.single_action_space] * n
         actions = self._act(spaces, self.obs, self.info.get("action_mask"))
-        self.obs, reward, terminated, truncated, self.info = self.env.step(
-            stack_observations(actions)
-        )
+        self.obs, reward, terminated, truncated, self.info = self.env.step(_stack(actions))
         ended = (terminated | truncated).tolist()
         for i, r in enumerate(reward.tolist()):
             self._book(i, r, ended[i])
@@ -305,8 +272,7 @@ class Player:
 
 @dataclass
 class RolloutStats:
-    """One run of random (or a model's) actions: ``steps`` are adapter steps (turns for
-    ``aec``), ``agent_steps`` the decisions acted on, ``agents`` those live at the start."""
+    """One run: ``steps`` adapter steps (turns for ``aec``), ``agent_steps`` decisions acted on."""
 
     env: str
     api: str

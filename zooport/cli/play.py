@@ -7,19 +7,15 @@ import contextlib
 import functools
 import math
 import os
+import sys
 import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy as np
+
 from zooport.checks import one_line
-from zooport.cli.common import (
-    Player,
-    RolloutStats,
-    UsageError,
-    check_output_path,
-    progress_bar,
-    require,
-    save_gif,
-)
+from zooport.cli.common import Player, RolloutStats, UsageError, check_output_path, require
 from zooport.cli.targets import Target
 from zooport.errors import ZooportError
 
@@ -29,10 +25,6 @@ _ADAPTERS = {"raw": "", "gym": "GymEnv", "vector": "BehaviorVectorEnv",
 APIS = tuple(_ADAPTERS)
 #: The adapters a trained model can act through (the raw core's observations are lists).
 MODEL_APIS = APIS[1:]
-#: At most this many frames go into a ``record`` GIF (a longer run keeps every k-th frame).
-_MAX_FRAMES = 500
-
-PlayStats = RolloutStats  # play()'s result type under its earlier name
 
 
 def _single_agent_core(target: Target, behavior: str | None) -> tuple[Any, str]:
@@ -48,14 +40,15 @@ def _single_agent_core(target: Target, behavior: str | None) -> tuple[Any, str]:
 
     try:
         plan = single_agent_plan(make, preset=preset)
-    except UsageError:
-        raise
     except (ZooportError, TypeError, ValueError) as exc:
+        if isinstance(exc, UsageError):
+            raise
         raise UsageError(f"making {target.name} failed: {one_line(exc)}") from None
-    choices = [b for b in plan.behaviors if behavior is None or b == behavior]
+    choices = [b for b in plan.behaviors if behavior in (None, b)]
     if not choices:
-        single = list(plan.behaviors)
-        why = plan.reason or f"behaviour {behavior!r} is not among the single-agent {single}"
+        why = plan.reason or (
+            f"behaviour {behavior!r} is not among the single-agent {list(plan.behaviors)}"
+        )
         raise UsageError(
             f"--api gym needs a single-agent behaviour: {why}; use --api vector or parallel"
         )
@@ -103,10 +96,17 @@ def _check_model_spaces(model: Any, env: Any, api: str, name: str) -> None:
             )
 
 
-def _frame_of(env: Any, api: str) -> Any:
-    from zooport.adapters.core_access import render_core
-
-    return render_core(env) if api == "raw" else env.render()
+@contextlib.contextmanager
+def _progress_bar(total: int, description: str, enabled: bool) -> Iterator[Callable[[int], Any]]:
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        enabled = False
+    if not enabled:
+        yield lambda n: None
+        return
+    with tqdm(total=total, desc=description, file=sys.stderr, leave=False) as bar:
+        yield bar.update
 
 
 def check_play_api(api: Any, *, with_model: bool) -> None:
@@ -136,35 +136,38 @@ def play(
 ) -> RolloutStats:
     """Drives ``target`` through the ``api`` adapter for ``steps`` steps with random actions
     or ``model``'s; ``record`` writes a GIF of every ``every``-th frame (at most 500 frames)."""
+    from zooport.adapters.core_access import render_core
+
     check_play_api(api, with_model=model is not None)
     if record is not None:
-        require("PIL.Image", "plots", "--record")
+        image = require("PIL.Image", "plots", "--record")
         check_output_path(record, "--record", (".gif",))
     env = _build_adapter(target, api, behavior, record is not None, mask_in_info=model is not None)
     frames: list[Any] = []
-    every = every or max(1, math.ceil(steps / _MAX_FRAMES))
+    every = every or max(1, math.ceil(steps / 500))
     agent_steps = 0
     try:
         if model is not None:
             _check_model_spaces(model, env, api, target.name)
         player = Player(env, api, seed, model, deterministic)
         if record is not None:
-            frames.append(_frame_of(env, api))
+            frames.append(render_core(env))
             if frames[0] is None:
                 raise UsageError(f"{target.name} does not render rgb_array frames; drop --record")
         began = time.perf_counter()
-        with progress_bar(steps, f"{target.name} ({api})", progress) as update:
+        with _progress_bar(steps, f"{target.name} ({api})", progress) as update:
             for t in range(steps):
                 agent_steps += player.step()
                 if record is not None and (t + 1) % every == 0:
-                    frames.append(_frame_of(env, api))
+                    frames.append(render_core(env))
                 update(1)
         seconds = time.perf_counter() - began
     finally:
         with contextlib.suppress(Exception):
             env.close()
-    if record is not None:
-        save_gif(frames, record, fps=fps)
+    if record is not None:  # a looping GIF of the frames rendered (the first one was)
+        gif = [image.fromarray(np.asarray(f, dtype=np.uint8)) for f in frames if f is not None]
+        gif[0].save(record, save_all=True, append_images=gif[1:], duration=int(1000 / fps), loop=0)
     policy = "random" if model is None else type(model).__name__
     return RolloutStats(
         target.name, api, steps, agent_steps, seconds, player.finished, len(frames), policy
