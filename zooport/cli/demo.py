@@ -5,7 +5,6 @@ to ``--out``; exit 1 if an evaluation misses its expected reward."""
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import functools
 import json
 import math
@@ -13,12 +12,12 @@ import os
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from zooport.cli.common import cell, format_table, markdown_table, rollout
-from zooport.cli.targets import Target, resolve_target
+from zooport.cli.targets import resolve_target
 
 
 def random_table(steps: int, seed: int) -> int:
@@ -47,9 +46,8 @@ def random_table(steps: int, seed: int) -> int:
 
 @dataclass(frozen=True)
 class DemoRun:
-    """One training run of the demo. ``sampled_eval``: the policy samples its actions in the
-    evaluation and GIF, as in training; ``show_kwargs``: the core they use (else ``kwargs``);
-    ``quick``: the fields ``--quick`` replaces (it also stops no run early)."""
+    """One training run. ``sampled_eval``: evaluate and record the sampling policy, as trained;
+    ``show_kwargs``: the core of both (else ``kwargs``); ``quick``: what ``--quick`` replaces."""
 
     env: str
     kwargs: Mapping[str, Any]
@@ -69,11 +67,6 @@ class DemoRun:
     gif_every: int = 1
     gif_fps: float = 15
 
-    @property
-    def shown(self) -> Target:
-        """The environment of the evaluation and the GIF."""
-        return resolve_target(self.env, self.show_kwargs or self.kwargs)
-
 
 #: The main job's runs; budgets measured on a 2-core machine.
 RUNS: tuple[DemoRun, ...] = (
@@ -82,9 +75,7 @@ RUNS: tuple[DemoRun, ...] = (
         kwargs={"n_agents": 12},
         api="vector",
         adapter="SB3VecEnv",
-        # The running mean of 100 episodes reaches 18 at about 45k agent-steps (10 s on one
-        # core); the budget is a safety margin, not the plan.
-        steps=200_000,
+        steps=200_000,  # a safety margin: the running mean reaches 18 at about 45k
         ppo_kwargs={"n_steps": 256, "batch_size": 512, "n_epochs": 10},
         eval_episodes=48,
         quick={"steps": 1536, "ppo_kwargs": {"n_steps": 64, "batch_size": 256, "n_epochs": 1}},
@@ -94,18 +85,14 @@ RUNS: tuple[DemoRun, ...] = (
     ),
     DemoRun(
         env="GridWorld",
-        # 16 single-agent PettingZoo envs side by side: SuperSuit needs every agent in every
-        # step, so an env's episode ends (termination_mode="any") when its first agent's does,
-        # truncating the others; with one agent per env every episode is whole.
+        # 16 one-agent envs side by side: with termination_mode="any" (SuperSuit needs every
+        # agent in every step) an env of several agents would cut short all but the first.
         kwargs={"n_agents": 1},
         copies=16,
         api="parallel",
         adapter="PettingZooParallelEnv x16 + SuperSuit",
-        # The sampled policy's running mean nears 0.75 from about 150k agent-steps; the
-        # deterministic one lags (an agent whose likeliest move is blocked repeats it: 0.37
-        # against 0.75 at 152k, 0.76 / 0.79 at 252k, seed 0). So training stops once the
-        # sampled policy held the target for 5 rollouts (seed 0: 264k) and that policy is
-        # evaluated; the budget (220 rollouts of 2,048) is a safety margin.
+        # The deterministic policy lags the sampled one (an agent whose likeliest move is
+        # blocked repeats it), so the sampled one is evaluated; seed 0 stops at 264k.
         steps=450_560,
         ppo_kwargs={"n_steps": 128, "batch_size": 256, "n_epochs": 4, "ent_coef": 0.0},
         eval_episodes=1600,
@@ -123,7 +110,7 @@ RUNS: tuple[DemoRun, ...] = (
 
 @dataclass
 class DemoResult:
-    """One run of the demo (``result.mean_episode_reward`` is the evaluation's)."""
+    """One run of the demo and its :class:`~zooport.cli.training.TrainResult`."""
 
     run: DemoRun
     agents: int
@@ -139,9 +126,7 @@ class DemoResult:
 @functools.cache
 def camera_cnn() -> type:
     """An SB3 features extractor for GridWorld's ``Dict(camera, goal)``: two 3x3 convolutions
-    over the camera (its declared TRANSLATIONAL_EQUIVARIANCE) and the goal as two channels
-    (SB3's ``NatureCNN`` needs 36x36 pixels; this reached 0.75 in about 230k agent-steps, the
-    default MLP in 650k). Built on the first call: importing this module needs no torch."""
+    over the camera and the goal as two channels (SB3's ``NatureCNN`` needs 36x36 pixels)."""
     import torch
     from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
     from torch import nn
@@ -175,20 +160,19 @@ def run_demo(
     progress: bool = True,
     runs: Sequence[DemoRun] = RUNS,
 ) -> list[DemoResult]:
-    """Trains, evaluates, plots and records every run into ``out``. torch gets one thread:
-    a second only contends with the simulation."""
+    """Trains, evaluates, plots and records every run into ``out``."""
     import torch
 
     from zooport.cli.play import play
     from zooport.cli.training import plot_curve, train
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(1)  # a second thread only contends with the simulation
     directory = Path(out)
     directory.mkdir(parents=True, exist_ok=True)
     results: list[DemoResult] = []
     for number, run in enumerate(runs, 1):
         if quick:
-            run = dataclasses.replace(run, eval_episodes=4, stop_at_expected=False,
+            run = replace(run, eval_episodes=4, stop_at_expected=False,
                                       gif_steps=min(run.gif_steps, 20), **run.quick)  # fmt: skip
         agents = int(run.kwargs.get("n_agents", 1)) * run.copies
         print(f"[{number}/{len(runs)}] {run.env}: training through {run.adapter}, {agents} "
@@ -198,20 +182,21 @@ def run_demo(
         if run.camera_cnn:
             ppo_kwargs["policy_kwargs"] = {"features_extractor_class": camera_cnn(),
                                            "net_arch": [64]}  # fmt: skip
+        shown = resolve_target(run.env, run.show_kwargs or run.kwargs)
         result = train(
             target, api=run.api, steps=run.steps, seed=seed, progress=progress,
             eval_episodes=run.eval_episodes, ppo_kwargs=ppo_kwargs, copies=run.copies,
             hold=run.hold, stop_reward=target.expected_reward if run.stop_at_expected else None,
-            eval_target=run.shown, deterministic=not run.sampled_eval,
+            eval_target=shown, deterministic=not run.sampled_eval,
         )  # fmt: skip
         print(f"    {_stop_line(result, run.steps, run.hold)}", flush=True)
         gif = directory / f"{run.env}.gif"
-        shown = play(
-            run.shown, api="vector", steps=run.gif_steps, seed=seed + 2, record=gif,
-            progress=False, model=result.model, deterministic=not run.sampled_eval,
-            every=run.gif_every, fps=run.gif_fps,
+        recorded = play(
+            shown, api="vector", steps=run.gif_steps, seed=seed + 2, record=gif, progress=False,
+            model=result.model, deterministic=not run.sampled_eval, every=run.gif_every,
+            fps=run.gif_fps,
         )  # fmt: skip
-        results.append(DemoResult(run, agents, result, gif, shown.frames))
+        results.append(DemoResult(run, agents, result, gif, recorded.frames))
     plot_curve([r.result for r in results], directory / "learning_curves.png")
     summary = {"quick": quick, "runs": [_summary(r) for r in results]}
     (directory / "results.json").write_text(json.dumps(summary, indent=2) + "\n")
@@ -240,20 +225,6 @@ def _summary(r: DemoResult) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def format_results(results: Sequence[DemoResult]) -> str:
-    """The demo's table: one row per run."""
-    headers = ["env", "adapter", "algorithm", "agents", "steps", "wall s", "agent-steps/s",
-               "mean episode reward (eval)", "expected", "verdict"]  # fmt: skip
-    rows = [[
-        r.run.env, r.run.adapter, t.algorithm, str(r.agents), f"{t.timesteps:,}",
-        f"{t.seconds:.1f}", f"{t.agent_steps_per_second:,.0f}",
-        f"{t.mean_episode_reward:.3f} ({t.eval_episodes} ep.)",
-        cell(t.expected_reward),
-        t.verdict,
-    ] for r in results for t in [r.result]]  # fmt: skip
-    return format_table(headers, rows)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m zooport.demo", description=__doc__.splitlines()[0]
@@ -274,9 +245,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     began = time.perf_counter()
     progress = not args.no_progress and sys.stderr.isatty()
     results = run_demo(args.out, quick=args.quick, seed=args.seed, progress=progress)
-    print()
-    print(format_results(results))
-    print()
+    headers = ["env", "adapter", "algorithm", "agents", "steps", "wall s", "agent-steps/s",
+               "mean episode reward (eval)", "expected", "verdict"]  # fmt: skip
+    rows = [[
+        r.run.env, r.run.adapter, t.algorithm, str(r.agents), f"{t.timesteps:,}",
+        f"{t.seconds:.1f}", f"{t.agent_steps_per_second:,.0f}",
+        f"{t.mean_episode_reward:.3f} ({t.eval_episodes} ep.)", cell(t.expected_reward), t.verdict,
+    ] for r in results for t in [r.result]]  # fmt: skip
+    print(f"\n{format_table(headers, rows)}\n")
     for r in results:
         print(f"{r.run.env}: {r.gif_frames} frames of the trained policy in {r.gif}")
     print(f"learning curves in {Path(args.out) / 'learning_curves.png'}")

@@ -26,9 +26,8 @@ TRAIN_APIS = ("vector", "parallel")
 
 @dataclass
 class TrainResult:
-    """What one ``train`` run measured. ``mean_episode_reward``: of the last ``window``
-    training episodes, or of the evaluation's (nan when none finished); ``shared``: behaviours
-    trained under one policy (their episodes mix, so there is no target)."""
+    """One ``train`` run: ``mean_episode_reward`` is the evaluation's, else the last ``window``
+    training episodes' (nan: none finished); ``shared`` behaviours mix under one policy."""
 
     env: str
     api: str
@@ -128,9 +127,7 @@ def _training_env(
     copies: int = 1,
     workers: int | None = None,
 ) -> tuple[Any, bool, tuple[str, ...]]:
-    """(an SB3 VecEnv in VecMonitor, whether it has action masks, the behaviours trained):
-    ``api="vector"`` one behaviour in an SB3VecEnv; ``"parallel"`` the Parallel adapter in
-    SuperSuit's vector env (``copies`` clones, clone ``i`` seeded ``s + i``)."""
+    """(an SB3 VecEnv in VecMonitor, whether it has action masks, the behaviours trained)."""
     from stable_baselines3.common.vec_env import VecMonitor
 
     core = target.make(seed=seed, workers=workers)
@@ -198,12 +195,11 @@ def train(
     eval_target: Target | None = None,
     deterministic: bool = True,
 ) -> TrainResult:
-    """Trains SB3 PPO (MaskablePPO where there are action masks) on ``target`` for ``steps``
-    agent-steps: ``api="vector"`` one behaviour's agents, ``"parallel"`` every agent through
-    SuperSuit (``copies`` envs side by side). ``stop_reward``: stop once the mean of the last
-    ``window`` episodes held it for ``hold`` rollouts. ``eval_episodes``: the mean is then
-    that of evaluation episodes (``deterministic`` actions; the parallel route's on a fresh
-    ``eval_target``, default ``target``). ``resume``: a saved model trains further."""
+    """Trains SB3 PPO (MaskablePPO with action masks) on ``target`` for ``steps`` agent-steps:
+    ``api="vector"`` one behaviour's agents, ``"parallel"`` every agent through SuperSuit
+    (``copies`` envs side by side). ``stop_reward``: stop once the mean of the last ``window``
+    episodes held it for ``hold`` rollouts; ``eval_episodes``: then evaluate (the parallel
+    route on ``eval_target``); ``resume``: a saved model trains further."""
     if not isinstance(api, str) or api not in TRAIN_APIS:
         raise UsageError(f"--api must be one of {list(TRAIN_APIS)} for train, got {api!r}")
     if api == "parallel" and behavior is not None:
@@ -294,9 +290,8 @@ def train(
 def evaluate_parallel(
     model: Any, core: BaseEnvLike, *, episodes: int, seed: int = 0, deterministic: bool = True
 ) -> list[float]:
-    """Every agent's return over whole episodes of ``core`` (closed at the end), one shared
-    policy acting for all, until at least ``episodes`` agent episodes finished; reset ``i``
-    seeded ``seed + i``. ``termination_mode="all"``: no return is cut short by another's."""
+    """Every agent's return over whole episodes of ``core`` (then closed) under one policy,
+    until ``episodes`` finished (reset ``i`` seeded ``seed + i``; none cut short by another)."""
     from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 
     env = PettingZooParallelEnv(core, termination_mode="all", mask_in_info=True, max_cycles=10_000)
