@@ -37,7 +37,6 @@ class Target:
 
     @property
     def expected_reward(self) -> float | None:
-        """The registry's expected reward, or the factory's ``expected_reward`` attribute."""
         if self.entry is not None:
             with contextlib.suppress(Exception):
                 return self.entry.expected_reward
@@ -47,36 +46,30 @@ class Target:
 
     @property
     def gym_preset(self) -> dict[str, Any] | None:
-        """A registry built-in's single-agent ``gym.make`` keywords."""
+        """A registry built-in's single-agent ``gym.make`` keywords, else None."""
         from zooport.adapters.registration import BUILTIN_GYM_ENVS
 
         presets = (dict(b.kwargs) for b in BUILTIN_GYM_ENVS if b.registry_id == self.name)
         return None if self.entry is None else next(presets, None)
 
     def make(
-        self,
-        seed: int | None = None,
-        workers: int | None = None,
-        side_channels: Any = None,
+        self, seed: int | None = None, workers: int | None = None, side_channels: Any = None,
         **extra: Any,
-    ) -> Any:
+    ) -> Any:  # fmt: skip
         """A fresh environment, or ``workers`` copies in a :class:`~zooport.envs.CorePool`
-        (copy ``i`` seeded ``seed + i``); ``seed`` and ``side_channels`` where the factory
-        takes them."""
-        copies = workers or 1
-        if seed is None or not accepts_keyword(self.factory, "seed"):
-            seeds: list[dict[str, int]] = [{}] * copies
-        else:
-            seeds = [{"seed": seed + i} for i in range(copies)]
+        (copy ``i`` seeded ``seed + i``); ``seed`` and ``side_channels`` where it takes them."""
+        seed = seed if seed is not None and accepts_keyword(self.factory, "seed") else None
         if workers is not None:
             from zooport.envs.core_pool import CorePool
 
+            seeds = [{} if seed is None else {"seed": seed + i} for i in range(workers)]
             factories = [functools.partial(self.factory, **extra, **s) for s in seeds]
             try:
                 return CorePool(factories, side_channels=side_channels)
             except ZooportError as exc:
                 raise UsageError(f"--workers {workers}: {exc}") from None
-        extra.update(seeds[0])
+        if seed is not None:
+            extra["seed"] = seed
         if side_channels is not None and accepts_keyword(self.factory, "side_channels"):
             extra["side_channels"] = side_channels
         try:
@@ -138,10 +131,23 @@ def _load_factory(spec: str) -> Callable[..., Any]:
             "expected a registry id, 'package.module:factory' or 'path/to/file.py:factory', "
             f"got {spec!r}"
         )
-    if "file" in match.groupdict():
-        module = _import_file(Path(match["file"]), spec)
-    else:
+    if "file" not in match.groupdict():
         module = _import(match["module"], os.getcwd(), spec)
+    else:  # imported by name from its directory, which must give this very file
+        path = Path(match["file"])
+        if not path.is_file():
+            raise UsageError(f"expected an existing Python file in {spec!r}, got {str(path)!r}")
+        if not path.stem.isidentifier():
+            raise UsageError(
+                f"expected a file whose name is a Python module name in {spec!r}, got {path.name!r}"
+            )
+        module = _import(path.stem, str(path.resolve().parent), spec)
+        if not _same_file(getattr(module, "__file__", None), path):
+            # Imported before from elsewhere, or a built-in or frozen module of that name.
+            raise UsageError(
+                f"{spec}: a module named {path.stem!r} is already imported from "
+                f"{getattr(module, '__file__', None) or 'the interpreter'}; rename {path.name}"
+            )
     obj: Any = module
     try:
         for part in match["attr"].split("."):
@@ -167,23 +173,6 @@ def _import(module_name: str, directory: str, spec: str) -> Any:
         ) from None
     except Exception as exc:  # the user's module raised while importing
         raise UsageError(f"importing {module_name!r} failed: {one_line(exc)}") from None
-
-
-def _import_file(path: Path, spec: str) -> Any:
-    if not path.is_file():
-        raise UsageError(f"expected an existing Python file in {spec!r}, got {str(path)!r}")
-    if not path.stem.isidentifier():
-        raise UsageError(
-            f"expected a file whose name is a Python module name in {spec!r}, got {path.name!r}"
-        )
-    module = _import(path.stem, str(path.resolve().parent), spec)
-    if not _same_file(getattr(module, "__file__", None), path):
-        # Imported before from elsewhere, or a built-in or frozen module of that name.
-        raise UsageError(
-            f"{spec}: a module named {path.stem!r} is already imported from "
-            f"{getattr(module, '__file__', None) or 'the interpreter'}; rename {path.name}"
-        )
-    return module
 
 
 def _same_file(a: str | os.PathLike[str] | None, b: str | os.PathLike[str]) -> bool:
