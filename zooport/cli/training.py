@@ -61,9 +61,8 @@ class TrainResult:
 
 
 def _pettingzoo_route(venv: Any, masked: bool) -> Any:
-    """Sits on SuperSuit's SB3 wrapper: seeds it, serves masks to sb3-contrib, and marks a
-    truncated slot ``TimeLimit.truncated`` (SuperSuit folds it into ``done``) so PPO bootstraps
-    it: with ``termination_mode="any"`` one agent's end truncates all the others."""
+    """SuperSuit's SB3 env, seeded, serving masks to sb3-contrib, and marking a truncated slot
+    ``TimeLimit.truncated`` (SuperSuit folds it into ``done``) so that PPO bootstraps it."""
     from stable_baselines3.common.vec_env import VecEnv, VecEnvWrapper
 
     space = venv.action_space
@@ -120,13 +119,9 @@ def _pettingzoo_route(venv: Any, masked: bool) -> Any:
 
 
 def _training_env(
-    target: Target,
-    api: str,
-    behavior: str | None,
-    seed: int,
-    copies: int = 1,
+    target: Target, api: str, behavior: str | None, seed: int, copies: int = 1,
     workers: int | None = None,
-) -> tuple[Any, bool, tuple[str, ...]]:
+) -> tuple[Any, bool, tuple[str, ...]]:  # fmt: skip
     """(an SB3 VecEnv in VecMonitor, whether it has action masks, the behaviours trained)."""
     from stable_baselines3.common.vec_env import VecMonitor
 
@@ -160,13 +155,10 @@ def _training_env(
             parallel = PettingZooParallelEnv(core, termination_mode="any", mask_in_info=masked)
             try:
                 vec = supersuit.pettingzoo_env_to_vec_env_v1(parallel)
-                venv = supersuit.concat_vec_envs_v1(
-                    vec, copies, num_cpus=0, base_class="stable_baselines3"
-                )
+                venv = supersuit.concat_vec_envs_v1(vec, copies, 0, "stable_baselines3")
             except AssertionError as exc:
-                raise UsageError(
-                    f"--api parallel: SuperSuit cannot vectorise this env: {exc}"
-                ) from None
+                message = f"--api parallel: SuperSuit cannot vectorise this env: {exc}"
+                raise UsageError(message) from None
             venv = _pettingzoo_route(venv, masked)
     except BaseException:
         with contextlib.suppress(Exception):
@@ -229,9 +221,7 @@ def train(
                 if info.get("episode") is not None:
                     episodes.append(float(info["episode"]["r"]))
                     ends.append(int(self.num_timesteps))
-            # Stops at the first step after the rollout that reached the target, so PPO has
-            # trained on that rollout.
-            return not self.reached
+            return not self.reached  # PPO has trained on the rollout that reached it
 
         def _on_rollout_end(self) -> None:
             if episodes:
