@@ -66,21 +66,17 @@ def cmd_list(args: argparse.Namespace, out: Output) -> int:
     return 0
 
 
-def _side_channel_use(target: Target, core_type: type) -> list[list[str]]:
-    """The side-channel keys a fresh BatchedEnv asks for and records in 300 random steps."""
+def _side_channel_use(core: BaseEnvLike) -> list[list[str]]:
+    """The side-channel keys a BatchedEnv asks for and records in 300 random steps."""
     from zooport.envs.batched_env import BatchedEnv
 
-    if not issubclass(core_type, BatchedEnv):
+    if not isinstance(core, BatchedEnv):
         return [["-", "-", "not a BatchedEnv: only its own side_channels are known"]]
     params: dict[str, None] = {}  # the keys in the order seen
     stats: dict[str, None] = {}
-    core = target.make(seed=0)
     for method, seen in (("environment_parameter", params), ("record_stat", stats)):
         setattr(core, method, _noting(getattr(core, method), seen))
-    try:
-        rollout(core, 300, seed=0)
-    finally:
-        core.close()
+    rollout(core, 300, seed=0)
     return [
         ["EngineConfigurationChannel", "reads", "engine settings, kept in env.engine_config"],
         ["EnvironmentParametersChannel", "reads",
@@ -130,6 +126,7 @@ def cmd_info(args: argparse.Namespace, out: Output) -> int:
         with contextlib.suppress(Exception):
             renders = render_core(core) is not None
         core_type, steps = type(core), _max_steps(target, core)
+        channels = _side_channel_use(core)  # after the first steps: it steps the core
     finally:
         core.close()
     # The class's own docstring: a subclass without one is not described by its base's.
@@ -156,8 +153,7 @@ def cmd_info(args: argparse.Namespace, out: Output) -> int:
     tables = (
         ("Behaviour specs", ["behaviour", "agents", "kind", "name / spec", "shape", "type",
                              "dimension props"], rows),
-        ("Side channels", ["side channel", "direction", "keys"],
-         _side_channel_use(target, core_type)),
+        ("Side channels", ["side channel", "direction", "keys"], channels),
         ("Adapters", ["api", "adapter", "applies", "note"], _adapter_rows(target, first)),
     )  # fmt: skip
     for title, headers, table in tables:
