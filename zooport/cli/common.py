@@ -194,19 +194,14 @@ class Player:
         if ended:
             self.finished.append(self.running.pop(agent))
 
-    def _act(self, spaces: list[Any], observations: Any, masks: Any) -> list[Any]:
+    def _act(self, spaces: list[Any], observations: Any, masks: Sequence[Any]) -> list[Any]:
         if self.model is None:
-            return [
-                sample_action(space, None if masks is None else masks[i], self.rng)
-                for i, space in enumerate(spaces)
-            ]
+            return [sample_action(s, m, self.rng) for s, m in zip(spaces, masks, strict=True)]
         if isinstance(observations, list):
             observations = _stack(observations)
-        if isinstance(masks, list):
-            masks = None if any(m is None for m in masks) else np.stack(masks)
         options: dict[str, Any] = {"deterministic": self.deterministic}
-        if self.masked and masks is not None:
-            options["action_masks"] = np.asarray(masks)
+        if self.masked and all(m is not None for m in masks):
+            options["action_masks"] = np.stack(masks)
         return list(self.model.predict(observations, **options)[0])
 
     def _step_raw(self) -> int:
@@ -235,8 +230,9 @@ class Player:
 
     def _step_vector(self) -> int:
         n = self.env.num_envs
-        spaces = [self.env.single_action_space] * n
-        actions = self._act(spaces, self.obs, self.info.get("action_mask"))
+        masks = self.info.get("action_mask")
+        masks = [None] * n if masks is None else list(masks)
+        actions = self._act([self.env.single_action_space] * n, self.obs, masks)
         self.obs, reward, terminated, truncated, self.info = self.env.step(_stack(actions))
         ended = (terminated | truncated).tolist()
         for i, r in enumerate(reward.tolist()):

@@ -62,20 +62,15 @@ class ModelInfo:
         return info
 
     def options_for(
-        self,
-        env: str,
-        kwargs: dict[str, Any] | None = None,
-        api: str | None = None,
+        self, env: str, kwargs: dict[str, Any] | None = None, api: str | None = None,
         behavior: str | None = None,
-    ) -> tuple[dict[str, Any], str, str | None]:
+    ) -> tuple[dict[str, Any], str, str | None]:  # fmt: skip
         """``(kwargs, api, behavior)`` for ``env``: each as given, else as trained (keyword
         arguments and behaviour only for the environment trained on)."""
         same = env == self.env
         if kwargs is None:
             kwargs = dict(self.kwargs) if same else {}
-        if behavior is None and same:
-            behavior = self.behavior
-        return kwargs, api or self.api, behavior
+        return kwargs, api or self.api, self.behavior if behavior is None and same else behavior
 
 
 def _zip(path: str | os.PathLike[str]) -> Path:
