@@ -91,7 +91,7 @@ def _cmd_play(args: argparse.Namespace, out: Output) -> int:
     stats = play(target, api=api, steps=args.steps, seed=args.seed, behavior=behavior,
                  record=args.record, progress=progress, model=model)  # fmt: skip
     policy = f" ({stats.policy} from {args.model}, deterministic)" if args.model else ""
-    out.line(
+    print(
         f"{stats.env} via {stats.api}{policy}: {stats.steps} steps, {stats.agent_steps} "
         f"agent-steps in {stats.seconds:.2f} s ({stats.agent_steps_per_second:,.0f} agent-steps/s)"
     )
@@ -102,12 +102,12 @@ def _cmd_play(args: argparse.Namespace, out: Output) -> int:
         if rewards
         else "no episode finished"
     )
-    out.line(
+    print(
         f"episodes finished: {stats.episodes}; {summary}; expected reward (trained): "
         f"{cell(target.expected_reward)}"
     )
     if args.record:
-        out.line(f"wrote {stats.frames} frames to {args.record}")
+        print(f"wrote {stats.frames} frames to {args.record}")
     return 0
 
 
@@ -128,15 +128,15 @@ def _cmd_check(args: argparse.Namespace, out: Output) -> int:
         timeout=args.timeout or None,
     )  # fmt: skip
     if out.console is None:
-        out.line(report.format(show_warnings=args.verbose))
+        print(report.format(show_warnings=args.verbose))
     else:
         out.table(["checker", "status", "warnings", "message"], report.rows(),
                   title=report.format(show_warnings=False).splitlines()[0])  # fmt: skip
         for line in report.warning_lines() if args.verbose else ():
-            out.line(line)
+            print(line)
     for result in report.results if args.verbose else ():
         if result.details:
-            out.line(f"\n{result.label}:\n{result.details}")
+            print(f"\n{result.label}:\n{result.details}")
     return 0 if report.passed else 1
 
 
@@ -189,22 +189,22 @@ def _cmd_train(args: argparse.Namespace, out: Output) -> int:
           result.verdict]],
     )  # fmt: skip
     if math.isnan(mean):
-        out.line(f"no episode finished in {result.timesteps} agent-steps: train for more --steps")
+        print(f"no episode finished in {result.timesteps} agent-steps: train for more --steps")
     if result.shared:
-        out.line(
+        print(
             f"{', '.join(result.shared)} trained under one shared policy, so the mean mixes "
             f"their episodes; {target.name}'s expected reward is one behaviour's against a "
             "random opponent, so it is no threshold here"
         )
     if args.plot:
         plot_curve(result, args.plot)
-        out.line(f"wrote the learning curve to {args.plot}")
+        print(f"wrote the learning curve to {args.plot}")
     if save is not None:
         from zooport import __version__
 
         saved = ModelInfo(target.name, target.kwargs, result.api, result.behavior,
                           result.algorithm, args.seed, result.timesteps, __version__)  # fmt: skip
-        out.line(f"saved the model to {save_model(result.model, save, saved)}")
+        print(f"saved the model to {save_model(result.model, save, saved)}")
     return 0
 
 
@@ -326,11 +326,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         return int(args.run(args, Output(args.plain)))
-    except UsageError as exc:
-        if debug:
-            raise
-        print(f"zooport: error: {exc}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print("zooport: interrupted", file=sys.stderr)
         return 130
@@ -344,5 +339,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if debug:
             raise
+        if isinstance(exc, UsageError):
+            print(f"zooport: error: {exc}", file=sys.stderr)
+            return 2
         print(f"zooport: {one_line(exc)} (run with --debug for the traceback)", file=sys.stderr)
         return 1

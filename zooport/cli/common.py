@@ -103,9 +103,6 @@ class Output:
 
                 self.console = Console()
 
-    def line(self, text: str = "") -> None:
-        print(text)
-
     def table(self, headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str = "") -> None:
         cells = [[str(c) for c in row] for row in rows]
         if self.console is None:

@@ -153,13 +153,9 @@ def camera_cnn() -> type:
 
 
 def run_demo(
-    out: str | os.PathLike[str],
-    *,
-    quick: bool = False,
-    seed: int = 0,
-    progress: bool = True,
+    out: str | os.PathLike[str], *, quick: bool = False, seed: int = 0, progress: bool = True,
     runs: Sequence[DemoRun] = RUNS,
-) -> list[DemoResult]:
+) -> list[DemoResult]:  # fmt: skip
     """Trains, evaluates, plots and records every run into ``out``."""
     import torch
 

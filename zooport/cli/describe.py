@@ -133,8 +133,8 @@ def cmd_info(args: argparse.Namespace, out: Output) -> int:
     entry = target.entry
     description = entry.description if entry is not None else core_type.__dict__.get("__doc__")
     summary = plain_text(description.strip().splitlines()[0]) if description else "(no docstring)"
-    out.line(f"{target.name}: {summary}")
-    out.line(
+    print(f"{target.name}: {summary}")
+    print(
         f"class {core_type.__module__}.{core_type.__qualname__}; expected reward "
         f"{cell(target.expected_reward)}; max episode steps {steps}; "
         f"renders rgb_array: {'yes' if renders else 'no'}"
@@ -157,7 +157,7 @@ def cmd_info(args: argparse.Namespace, out: Output) -> int:
         ("Adapters", ["api", "adapter", "applies", "note"], _adapter_rows(target, first)),
     )  # fmt: skip
     for title, headers, table in tables:
-        out.line()
+        print()
         out.table(headers, table, title=title)
     return 0
 

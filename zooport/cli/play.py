@@ -121,19 +121,11 @@ def check_play_api(api: Any, *, with_model: bool) -> None:
 
 
 def play(
-    target: Target,
-    *,
-    api: str = "raw",
-    steps: int = 1000,
-    seed: int = 0,
-    behavior: str | None = None,
-    record: str | os.PathLike[str] | None = None,
-    progress: bool = True,
-    model: Any = None,
-    deterministic: bool = True,
-    every: int | None = None,
-    fps: float = 30,
-) -> RolloutStats:
+    target: Target, *, api: str = "raw", steps: int = 1000, seed: int = 0,
+    behavior: str | None = None, record: str | os.PathLike[str] | None = None,
+    progress: bool = True, model: Any = None, deterministic: bool = True,
+    every: int | None = None, fps: float = 30,
+) -> RolloutStats:  # fmt: skip
     """Drives ``target`` through the ``api`` adapter for ``steps`` steps with random actions
     or ``model``'s; ``record`` writes a GIF of every ``every``-th frame (at most 500 frames)."""
     from zooport.adapters.core_access import render_core

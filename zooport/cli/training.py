@@ -169,24 +169,13 @@ def _training_env(
 
 
 def train(
-    target: Target,
-    *,
-    api: str = "vector",
-    steps: int = 100_000,
-    seed: int = 0,
-    behavior: str | None = None,
-    progress: bool = True,
-    window: int = 100,
-    eval_episodes: int = 0,
-    ppo_kwargs: Mapping[str, Any] | None = None,
-    copies: int = 1,
-    stop_reward: float | None = None,
-    hold: int = 1,
-    workers: int | None = None,
-    resume: str | os.PathLike[str] | None = None,
-    eval_target: Target | None = None,
+    target: Target, *, api: str = "vector", steps: int = 100_000, seed: int = 0,
+    behavior: str | None = None, progress: bool = True, window: int = 100,
+    eval_episodes: int = 0, ppo_kwargs: Mapping[str, Any] | None = None, copies: int = 1,
+    stop_reward: float | None = None, hold: int = 1, workers: int | None = None,
+    resume: str | os.PathLike[str] | None = None, eval_target: Target | None = None,
     deterministic: bool = True,
-) -> TrainResult:
+) -> TrainResult:  # fmt: skip
     """Trains SB3 PPO (MaskablePPO with action masks) on ``target`` for ``steps`` agent-steps:
     ``api="vector"`` one behaviour's agents, ``"parallel"`` every agent through SuperSuit
     (``copies`` envs side by side). ``stop_reward``: stop once the mean of the last ``window``
