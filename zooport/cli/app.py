@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from zooport.checks import MAX_TIMEOUT, one_line
+from zooport.checks import CHECKERS, MAX_TIMEOUT, one_line, run_checkers
 from zooport.cli.common import Output, UsageError, cell, check_output_path, require
 from zooport.cli.describe import cmd_info, cmd_list
 from zooport.cli.play import APIS, check_play_api, play
@@ -112,8 +112,6 @@ def _cmd_play(args: argparse.Namespace, out: Output) -> int:
 
 
 def _cmd_check(args: argparse.Namespace, out: Output) -> int:
-    from zooport.checks import CHECKERS, run_checkers
-
     unknown = [c for c in args.only or () if c not in CHECKERS]
     if unknown:
         raise UsageError(f"--only takes checker names among {list(CHECKERS)}, got {unknown}")

@@ -18,12 +18,11 @@ from typing import Any
 
 from zooport.cli.common import cell, format_table, markdown_table, rollout
 from zooport.cli.targets import resolve_target
+from zooport.envs.registry import default_registry
 
 
 def random_table(steps: int, seed: int) -> int:
     """Prints the random-rollout table of every registered environment (``--random``)."""
-    from zooport.envs.registry import default_registry
-
     rows = []
     for identifier in default_registry:
         entry = default_registry[identifier]

@@ -13,6 +13,7 @@ from zooport.cli.common import Output, cell, rollout
 from zooport.cli.targets import Target, parse_kwargs, resolve_target
 from zooport.envs.base_env import BaseEnvLike
 from zooport.envs.capabilities import reset_core
+from zooport.envs.registry import default_registry
 
 
 def _brief_action(spec: Any) -> str:
@@ -36,8 +37,6 @@ def _first_steps(core: BaseEnvLike) -> dict[str, tuple[Any, Any]]:
 
 def cmd_list(args: argparse.Namespace, out: Output) -> int:
     """``zooport list``: every registered environment, one row each."""
-    from zooport.envs.registry import default_registry
-
     rows = []
     for identifier in default_registry:
         entry = default_registry[identifier]

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from zooport.checks import one_line
+from zooport.checks import one_line, single_agent_plan
 from zooport.cli.common import Player, RolloutStats, UsageError, check_output_path, require
 from zooport.cli.targets import Target
 from zooport.errors import ZooportError
@@ -28,8 +28,6 @@ MODEL_APIS = APIS[1:]
 
 
 def _single_agent_core(target: Target, behavior: str | None) -> tuple[Any, str]:
-    from zooport.checks import single_agent_plan
-
     preset = target.gym_preset
     if behavior is not None and preset is not None and preset.get("behavior_name") != behavior:
         preset = None

@@ -19,8 +19,8 @@ from typing import Any
 from zooport.checks import one_line
 from zooport.cli.common import UsageError
 from zooport.envs.capabilities import accepts_keyword, keyword_parameters
-from zooport.envs.registry import BASE_ENV_MEMBERS
-from zooport.errors import ZooportError, a_type
+from zooport.envs.registry import BASE_ENV_MEMBERS, LocalRegistryEntry, default_registry
+from zooport.errors import RegistryError, ZooportError, a_type
 
 _MODULE_ATTR = re.compile(r"^(?P<module>[A-Za-z_][\w.]*):(?P<attr>[A-Za-z_][\w.]*)$")
 _FILE_ATTR = re.compile(r"^(?P<file>.+\.py):(?P<attr>[A-Za-z_][\w.]*)$")
@@ -102,9 +102,6 @@ def parse_kwargs(text: str | None) -> dict[str, Any]:
 
 def resolve_target(spec: str, kwargs: Mapping[str, Any] | None = None) -> Target:
     """``spec`` as a :class:`Target`; ``kwargs`` are checked against the factory's signature."""
-    from zooport.envs.registry import LocalRegistryEntry, default_registry
-    from zooport.errors import RegistryError
-
     kwargs, entry, defaults = dict(kwargs or {}), None, {}
     if ":" in spec:
         factory = _load_factory(spec)
