@@ -52,22 +52,19 @@ def check_output_path(
     path: str | os.PathLike[str], option: str, suffixes: Collection[str] | None = None
 ) -> Path:
     """``path`` checked, before the run, as a file it can write (ending in one of ``suffixes``)."""
-    file, given = Path(path), str(path)
-    if file.is_dir():
-        raise UsageError(f"{option}: expected a file name, got the directory {given!r}")
-    if suffixes is not None and file.suffix.lower() not in suffixes:
-        raise UsageError(
-            f"{option}: expected a file name ending in one of {sorted(suffixes)}, got {given!r}"
-        )
-    if not file.parent.is_dir():
-        raise UsageError(
-            f"{option}: expected a file in an existing directory, got {given!r} "
-            f"({str(file.parent)!r} does not exist)"
-        )
-    if not os.access(file.parent, os.W_OK | os.X_OK) or (
-        file.exists() and not os.access(file, os.W_OK)
-    ):
-        raise UsageError(f"{option}: expected a file that can be written, got {given!r}")
+    file, given = Path(path), repr(str(path))
+    writable = os.access(file.parent, os.W_OK | os.X_OK)
+    writable = writable and (not file.exists() or os.access(file, os.W_OK))
+    for wrong, expected in (
+        (file.is_dir(), f"a file name, got the directory {given}"),
+        (suffixes is not None and file.suffix.lower() not in suffixes,
+         f"a file name ending in one of {sorted(suffixes or ())}, got {given}"),
+        (not file.parent.is_dir(),
+         f"a file in an existing directory, got {given} ({str(file.parent)!r} does not exist)"),
+        (not writable, f"a file that can be written, got {given}"),
+    ):  # fmt: skip
+        if wrong:
+            raise UsageError(f"{option}: expected {expected}")
     return file
 
 
