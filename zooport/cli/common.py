@@ -152,16 +152,10 @@ def _stack(observations: Sequence[Any]) -> Any:
     return np.stack(observations)
 
 
-def _mask_of(obs: Any, info: Any) -> np.ndarray | None:
-    if isinstance(obs, dict) and "action_mask" in obs:
-        return obs["action_mask"]
-    return info.get("action_mask") if isinstance(info, dict) else None
-
-
 class Player:
-    """Drives ``env`` through its ``api``'s loop (raw, gym, vector, parallel or aec) with random
-    allowed actions or ``model``'s; ``step()`` returns how many agents acted, ``finished`` the
-    returns of the episodes that ended, in the order they ended."""
+    """Drives ``env`` through its ``api``'s loop (raw, gym, vector, parallel or aec, masks in
+    the infos) with random allowed actions or ``model``'s; ``step()`` returns how many agents
+    acted, ``finished`` the returns of the episodes that ended, in the order they ended."""
 
     def __init__(
         self, env: Any, api: str, seed: int = 0, model: Any = None, deterministic: bool = True
@@ -237,7 +231,7 @@ class Player:
         if not self.env.agents:
             self.reset()
         agents, obs = list(self.env.agents), self.obs
-        masks = [_mask_of(obs[a], self.info.get(a)) for a in agents]
+        masks = [self.info.get(a, {}).get("action_mask") for a in agents]
         spaces = [self.env.action_space(a) for a in agents]
         actions = self._act(spaces, [obs[a] for a in agents], masks)
         self.obs, rewards, terminated, truncated, self.info = self.env.step(
@@ -256,7 +250,9 @@ class Player:
         if terminated or truncated:
             self.env.step(None)
             return 0
-        self.env.step(self._act([self.env.action_space(agent)], [obs], [_mask_of(obs, info)])[0])
+        self.env.step(
+            self._act([self.env.action_space(agent)], [obs], [info.get("action_mask")])[0]
+        )
         return 1
 
 

@@ -53,9 +53,7 @@ def _single_agent_core(target: Target, behavior: str | None) -> tuple[Any, str]:
     return target.make(**plan.kwargs), choices[0]
 
 
-def _build_adapter(
-    target: Target, api: str, behavior: str | None, record: bool, mask_in_info: bool = False
-) -> Any:
+def _build_adapter(target: Target, api: str, behavior: str | None, record: bool) -> Any:
     from zooport import adapters
 
     if api == "raw":
@@ -64,7 +62,7 @@ def _build_adapter(
         _single_agent_core(target, behavior) if api == "gym" else (target.make(), behavior)
     )
     single = api in ("gym", "vector")
-    options = {"behavior_name": behavior} if single else {"mask_in_info": mask_in_info}
+    options = {"behavior_name": behavior} if single else {"mask_in_info": True}
     try:
         return getattr(adapters, _ADAPTERS[api])(
             core, render_mode="rgb_array" if record else None, **options
@@ -132,7 +130,7 @@ def play(
     if record is not None:
         image = require("PIL.Image", "plots", "--record")
         check_output_path(record, "--record", (".gif",))
-    env = _build_adapter(target, api, behavior, record is not None, mask_in_info=model is not None)
+    env = _build_adapter(target, api, behavior, record is not None)
     frames: list[Any] = []
     every = every or max(1, math.ceil(steps / 500))
     agent_steps = 0
