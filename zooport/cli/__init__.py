@@ -1,5 +1,4 @@
-"""The ``zooport`` command line and the programs it runs; importing this package imports none
-of its modules (``main`` loads :mod:`zooport.cli.app`)."""
+"""The ``zooport`` command line; importing this package loads none of its modules."""
 
 from zooport._lazy import lazy_attributes
 

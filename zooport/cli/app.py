@@ -75,8 +75,8 @@ def _route(apis: Sequence[str], api: str, steps: int, what: str, behavior: str) 
 def _resolve(
     args: argparse.Namespace, path: str | None, option: str, default_api: str
 ) -> tuple[Target, ModelInfo, str, str | None, bool]:
-    """ENV, the saved model's :class:`ModelInfo`, the api, the behaviour (each as given, else as
-    trained) and whether to show a progress bar (not in pipes and CI logs)."""
+    """ENV, its model's :class:`ModelInfo`, api and behaviour (as given, else as trained), and
+    whether to show a progress bar (not in pipes and CI logs)."""
     info = ModelInfo(args.env, api=default_api) if path is None else read_model_info(path, option)
     given = None if args.kwargs is None else parse_kwargs(args.kwargs)
     kwargs, api, behavior = info.options_for(args.env, given, args.api, args.behavior)

@@ -306,8 +306,7 @@ def plot_curve(results: TrainResult | Sequence[TrainResult], path: str | os.Path
         if r.eval_episodes:
             axes.plot([r.timesteps], [r.mean_episode_reward], "*", markersize=14, color="tab:green",
                       label=f"deterministic evaluation ({r.eval_episodes} episodes)")  # fmt: skip
-        axes.set_xlabel("agent-steps")
-        axes.set_ylabel("episode reward")
+        axes.set(xlabel="agent-steps", ylabel="episode reward")
         axes.set_title(f"{r.env} via {r.api} ({r.algorithm})")
         if axes.get_legend_handles_labels()[0]:
             axes.legend(loc="best")
