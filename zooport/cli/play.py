@@ -9,7 +9,6 @@ import math
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -92,19 +91,6 @@ def _check_model_spaces(model: Any, env: Any, api: str, name: str) -> None:
             )
 
 
-@contextlib.contextmanager
-def _progress_bar(total: int, description: str, enabled: bool) -> Iterator[Callable[[int], Any]]:
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        enabled = False
-    if not enabled:
-        yield lambda n: None
-        return
-    with tqdm(total=total, desc=description, file=sys.stderr, leave=False) as bar:
-        yield bar.update
-
-
 def check_play_api(api: Any, *, with_model: bool) -> None:
     """Raises :class:`UsageError` unless :func:`play` drives ``api`` (with a model or not)."""
     if not isinstance(api, str) or api not in APIS:
@@ -126,6 +112,10 @@ def play(
     or ``model``'s; ``record`` writes a GIF of every ``every``-th frame (at most 500 frames)."""
     from zooport.adapters.core_access import render_core
 
+    try:
+        from tqdm import tqdm
+    except ImportError:  # no progress bar
+        progress = False
     check_play_api(api, with_model=model is not None)
     if record is not None:
         image = require("PIL.Image", "plots", "--record")
@@ -143,12 +133,18 @@ def play(
             if frames[0] is None:
                 raise UsageError(f"{target.name} does not render rgb_array frames; drop --record")
         began = time.perf_counter()
-        with _progress_bar(steps, f"{target.name} ({api})", progress) as update:
+        description = f"{target.name} ({api})"
+        with (
+            tqdm(total=steps, desc=description, file=sys.stderr, leave=False)
+            if progress
+            else contextlib.nullcontext()
+        ) as bar:
             for t in range(steps):
                 agent_steps += player.step()
                 if record is not None and (t + 1) % every == 0:
                     frames.append(render_core(env))
-                update(1)
+                if bar is not None:
+                    bar.update(1)
         seconds = time.perf_counter() - began
     finally:
         with contextlib.suppress(Exception):
