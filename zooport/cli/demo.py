@@ -175,8 +175,17 @@ def run_demo(
         )  # fmt: skip
         results.append(DemoResult(run, agents, result, gif, recorded.frames))
     plot_curve([r.result for r in results], directory / "learning_curves.png")
-    summary = {"quick": quick, "runs": [_summary(r) for r in results]}
-    (directory / "results.json").write_text(json.dumps(summary, indent=2) + "\n")
+    runs = [{
+        "env": r.run.env, "adapter": r.run.adapter, "algorithm": t.algorithm,
+        "agents": r.agents, "steps": t.timesteps, "stopped_at": t.stopped_at,
+        "seconds": round(t.seconds, 2), "agent_steps_per_second": round(t.agent_steps_per_second),
+        "mean_episode_reward": None if math.isnan(mean) else round(mean, 4),
+        "eval_episodes": t.eval_episodes, "expected_reward": t.expected_reward,
+        "passed": r.passed, "gif": r.gif.name if r.gif else None, "gif_frames": r.gif_frames,
+    } for r in results for t, mean in [(r.result, r.result.mean_episode_reward)]]  # fmt: skip
+    (directory / "results.json").write_text(
+        json.dumps({"quick": quick, "runs": runs}, indent=2) + "\n"
+    )
     return results
 
 
@@ -188,18 +197,6 @@ def _stop_line(result: Any, budget: int, hold: int) -> str:
         f"training episodes held the expected reward ({result.expected_reward:g}) for "
         f"{hold} rollouts"
     )
-
-
-def _summary(r: DemoResult) -> dict[str, Any]:
-    t, mean = r.result, r.result.mean_episode_reward
-    return {
-        "env": r.run.env, "adapter": r.run.adapter, "algorithm": t.algorithm,
-        "agents": r.agents, "steps": t.timesteps, "stopped_at": t.stopped_at,
-        "seconds": round(t.seconds, 2), "agent_steps_per_second": round(t.agent_steps_per_second),
-        "mean_episode_reward": None if math.isnan(mean) else round(mean, 4),
-        "eval_episodes": t.eval_episodes, "expected_reward": t.expected_reward,
-        "passed": r.passed, "gif": r.gif.name if r.gif else None, "gif_frames": r.gif_frames,
-    }  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> int:
