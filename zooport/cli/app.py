@@ -166,11 +166,8 @@ def _cmd_bench(args: argparse.Namespace, out: Output) -> int:
 def _cmd_train(args: argparse.Namespace, out: Output) -> int:
     # Every output path and the model to resume are checked before the run starts.
     if args.plot:
-        require("matplotlib", "plots", "--plot")
-        from matplotlib.backend_bases import FigureCanvasBase
-
-        suffixes = [f".{kind}" for kind in FigureCanvasBase.get_supported_filetypes()]
-        check_output_path(args.plot, "--plot", suffixes)
+        canvas = require("matplotlib.backend_bases", "plots", "--plot").FigureCanvasBase
+        check_output_path(args.plot, "--plot", [f".{k}" for k in canvas.get_supported_filetypes()])
     save = None if args.save is None else save_path(args.save)
     target, _, api, behavior, progress = _resolve(args, args.resume, "--resume", "vector")
     result = train(
@@ -250,8 +247,7 @@ _COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace, Output], int], lis
              _cmd_play, [
         *_route(APIS, "the adapter (default raw; with --model its training route)", 1000,
                 "adapter steps", "the behaviour for --api gym/vector"),
-        _arg("--model", metavar="PATH",
-             help="a model saved by `zooport train --save` acts instead"),
+        _arg("--model", metavar="PATH", help="a model saved by `zooport train --save` acts"),
         _arg("--record", metavar="GIF", help="write an animated GIF of the frames"),
     ]),
     "check": ("run every applicable checker on ENV", _cmd_check, [
