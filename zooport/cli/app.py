@@ -18,6 +18,7 @@ from zooport.cli.play import APIS, check_play_api, play
 from zooport.cli.saved_model import ModelInfo, load_model, read_model_info, save_model, save_path
 from zooport.cli.targets import Target, parse_kwargs, resolve_target
 from zooport.cli.training import TRAIN_APIS, plot_curve, train
+from zooport.envs.capabilities import accepts_keyword
 
 __all__ = ["main", "build_parser"]
 
@@ -210,7 +211,6 @@ def _cmd_serve(args: argparse.Namespace, out: Output) -> int:
     if not args.timeout > 0:
         raise UsageError(f"--timeout takes seconds > 0, got {args.timeout}")
     from zooport.adapters import mlagents_serve as ms
-    from zooport.envs.capabilities import accepts_keyword
 
     port = args.mlagents_port or args.port or ms.EDITOR_PORT
     worker = (port - ms.BASE_PORT) % 65536 if args.mlagents_port else 0

@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from zooport.cli.common import cell, format_table, markdown_table, rollout
+from zooport.cli.play import play
 from zooport.cli.targets import resolve_target
+from zooport.cli.training import plot_curve, train
 from zooport.envs.registry import default_registry
 
 
@@ -140,9 +142,6 @@ def run_demo(
     """Trains, evaluates, plots and records every run into ``out``."""
     import torch
 
-    from zooport.cli.play import play
-    from zooport.cli.training import plot_curve, train
-
     torch.set_num_threads(1)  # a second thread only contends with the simulation
     directory = Path(out)
     directory.mkdir(parents=True, exist_ok=True)
@@ -150,7 +149,7 @@ def run_demo(
     for number, run in enumerate(runs, 1):
         if quick:
             run = replace(run, eval_episodes=4, stop_at_expected=False,
-                                      gif_steps=min(run.gif_steps, 20), **run.quick)  # fmt: skip
+                          gif_steps=min(run.gif_steps, 20), **run.quick)  # fmt: skip
         agents = int(run.kwargs.get("n_agents", 1)) * run.copies
         print(f"[{number}/{len(runs)}] {run.env}: training through {run.adapter}, {agents} "
               f"agents, up to {run.steps:,} agent-steps", flush=True)  # fmt: skip
@@ -175,7 +174,7 @@ def run_demo(
         )  # fmt: skip
         results.append(DemoResult(run, agents, result, gif, recorded.frames))
     plot_curve([r.result for r in results], directory / "learning_curves.png")
-    runs = [{
+    summaries = [{
         "env": r.run.env, "adapter": r.run.adapter, "algorithm": t.algorithm,
         "agents": r.agents, "steps": t.timesteps, "stopped_at": t.stopped_at,
         "seconds": round(t.seconds, 2), "agent_steps_per_second": round(t.agent_steps_per_second),
@@ -184,7 +183,7 @@ def run_demo(
         "passed": r.passed, "gif": r.gif.name if r.gif else None, "gif_frames": r.gif_frames,
     } for r in results for t, mean in [(r.result, r.result.mean_episode_reward)]]  # fmt: skip
     (directory / "results.json").write_text(
-        json.dumps({"quick": quick, "runs": runs}, indent=2) + "\n"
+        json.dumps({"quick": quick, "runs": summaries}, indent=2) + "\n"
     )
     return results
 
