@@ -97,12 +97,8 @@ def _cmd_play(args: argparse.Namespace, out: Output) -> int:
         f"agent-steps in {stats.seconds:.2f} s ({stats.agent_steps_per_second:,.0f} agent-steps/s)"
     )
     rewards = stats.episode_rewards
-    summary = (
-        f"mean episode reward {stats.mean_episode_reward:.3f} "
-        f"(min {min(rewards):.3f}, max {max(rewards):.3f})"
-        if rewards
-        else "no episode finished"
-    )
+    summary = (f"mean episode reward {stats.mean_episode_reward:.3f} (min {min(rewards):.3f}, "
+               f"max {max(rewards):.3f})" if rewards else "no episode finished")  # fmt: skip
     print(
         f"episodes finished: {stats.episodes}; {summary}; expected reward (trained): "
         f"{cell(target.expected_reward)}"

@@ -30,7 +30,6 @@ def _agents(n: int) -> str:
 
 
 def _first_steps(core: BaseEnvLike) -> dict[str, tuple[Any, Any]]:
-    """Resets ``core``: each behaviour's spec and first decision steps."""
     reset_core(core, 0)
     return {b: (spec, core.get_steps(b)[0]) for b, spec in core.behavior_specs.items()}
 
@@ -58,10 +57,8 @@ def cmd_list(args: argparse.Namespace, out: Output) -> int:
                       for s in specs),
             cell(entry.expected_reward), cell(getattr(entry, "max_episode_steps", None), ""),
         ])  # fmt: skip
-    out.table(
-        ["env", "behaviours x agents", "actions", "observations", "expected reward", "max steps"],
-        rows,
-    )
+    out.table(["env", "behaviours x agents", "actions", "observations", "expected reward",
+               "max steps"], rows)  # fmt: skip
     return 0
 
 

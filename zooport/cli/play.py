@@ -22,8 +22,6 @@ from zooport.errors import ZooportError
 _ADAPTERS = {"raw": "", "gym": "GymEnv", "vector": "BehaviorVectorEnv",
              "parallel": "PettingZooParallelEnv", "aec": "PettingZooAECEnv"}  # fmt: skip
 APIS = tuple(_ADAPTERS)
-#: The adapters a trained model can act through (the raw core's observations are lists).
-MODEL_APIS = APIS[1:]
 
 
 def _single_agent_core(target: Target, behavior: str | None) -> tuple[Any, str]:
@@ -95,10 +93,10 @@ def check_play_api(api: Any, *, with_model: bool) -> None:
     """Raises :class:`UsageError` unless :func:`play` drives ``api`` (with a model or not)."""
     if not isinstance(api, str) or api not in APIS:
         raise UsageError(f"--api must be one of {list(APIS)}, got {api!r}")
-    if with_model and api not in MODEL_APIS:
+    if with_model and api == "raw":
         raise UsageError(
-            f"--model acts through --api {', '.join(MODEL_APIS[:-1])} or {MODEL_APIS[-1]}, "
-            f"got --api {api}: the raw core's observations are not those a policy learns from"
+            f"--model acts through --api {', '.join(APIS[1:-1])} or {APIS[-1]}, got --api raw: "
+            "the raw core's observations are not those a policy learns from"
         )
 
 

@@ -257,12 +257,12 @@ def train(
     finally:
         with contextlib.suppress(Exception):
             venv.close()
-    trained = getattr(venv.venv, "behavior_name", None) if api == "vector" else None
     shared = chosen if api == "parallel" and len(chosen) > 1 else ()
     return TrainResult(
         target.name, api, type(model).__name__, int(model.num_timesteps), seconds, mean,
         None if shared else target.expected_reward, curve, episodes, ends, model, evaluated,
-        trained, int(model.num_timesteps) if recorder.reached else None, shared,
+        chosen[0] if api == "vector" else None,
+        int(model.num_timesteps) if recorder.reached else None, shared,
     )  # fmt: skip
 
 
