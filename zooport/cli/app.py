@@ -295,9 +295,7 @@ _COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace, Output], int], lis
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``zooport`` argument parser with every subcommand of :data:`_COMMANDS`."""
-    parser = _Parser(
-        prog="zooport", description="One batched multi-agent simulation, every RL library."
-    )
+    parser = _Parser("zooport", description="One batched multi-agent simulation, every RL library.")
     parser.add_argument("--plain", action="store_true", help="plain-text tables, never rich")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)

@@ -199,9 +199,7 @@ def _stop_line(result: Any, budget: int, hold: int) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m zooport.demo", description=__doc__.splitlines()[0]
-    )
+    parser = argparse.ArgumentParser("python -m zooport.demo", description=__doc__.splitlines()[0])
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="tiny budgets, no reward gate")
     mode.add_argument("--random", action="store_true", help="the random-rollout table only")

@@ -29,10 +29,8 @@ def _single_agent_core(target: Target, behavior: str | None) -> tuple[Any, str]:
     if behavior is not None and preset is not None and preset.get("behavior_name") != behavior:
         preset = None
 
-    @functools.wraps(target.factory)  # the plan reads the factory's signature through this
-    def make(**kwargs: Any) -> Any:
-        return target.make(**kwargs)  # a factory returning no BaseEnv is a UsageError
-
+    # The plan reads the factory's signature; Target.make makes a non-BaseEnv a UsageError.
+    make = functools.wraps(target.factory)(lambda **kwargs: target.make(**kwargs))
     try:
         plan = single_agent_plan(make, preset=preset)
     except (ZooportError, TypeError, ValueError) as exc:
