@@ -41,7 +41,6 @@ def _int_at_least(minimum: int, what: str) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(f"expected {what}, got {value}")
         return value
 
-    parse.__name__ = what  # argparse names the type in some messages
     return parse
 
 

@@ -103,9 +103,7 @@ class Output:
     def table(self, headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str = "") -> None:
         cells = [[str(c) for c in row] for row in rows]
         if self.console is None:
-            if title:
-                print(title)
-            print(format_table(headers, cells))
+            print((f"{title}\n" if title else "") + format_table(headers, cells))
             return
         from rich.table import Table
 
@@ -121,9 +119,7 @@ def sample_action(space: Any, mask: np.ndarray | None, rng: np.random.Generator)
     from gymnasium import spaces
 
     if isinstance(space, spaces.Discrete):
-        allowed = np.arange(int(space.n)) if mask is None else np.flatnonzero(mask)
-        if allowed.size == 0:
-            allowed = np.arange(int(space.n))
+        allowed = np.flatnonzero(mask) if mask is not None and np.any(mask) else np.arange(space.n)
         return int(rng.choice(allowed)) + int(space.start)
     if isinstance(space, spaces.MultiDiscrete):
         nvec, start = np.asarray(space.nvec).reshape(-1), np.asarray(space.start).reshape(-1)

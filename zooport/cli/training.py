@@ -125,6 +125,8 @@ def _training_env(
     """(an SB3 VecEnv in VecMonitor, whether it has action masks, the behaviours trained)."""
     from stable_baselines3.common.vec_env import VecMonitor
 
+    from zooport.adapters import PettingZooParallelEnv, SB3VecEnv
+
     core = target.make(seed=seed, workers=workers)
     try:
         reset_core(core, seed)
@@ -144,13 +146,9 @@ def _training_env(
                 )
         masked = any(core.get_steps(n)[0].action_mask is not None for n in chosen)
         if api == "vector":
-            from zooport.adapters.sb3_vec_env import SB3VecEnv
-
             venv: Any = SB3VecEnv(core, chosen[0])
         else:
             supersuit = require("supersuit", "train", "--api parallel")
-            from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-
             # "any": SuperSuit's vector env needs every agent in every step (_pettingzoo_route).
             parallel = PettingZooParallelEnv(core, termination_mode="any", mask_in_info=masked)
             try:
