@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import re
 from typing import Any
 
@@ -71,7 +72,7 @@ def _side_channel_use(core: BaseEnvLike) -> list[list[str]]:
     params: dict[str, None] = {}  # the keys in the order seen
     stats: dict[str, None] = {}
     for method, seen in (("environment_parameter", params), ("record_stat", stats)):
-        setattr(core, method, _noting(getattr(core, method), seen))
+        setattr(core, method, functools.partial(_noting, seen, getattr(core, method)))
     rollout(core, 300, seed=0)
     return [
         ["EngineConfigurationChannel", "reads", "engine settings, kept in env.engine_config"],
@@ -102,12 +103,9 @@ def _adapter_rows(target: Target, first: dict[str, tuple[Any, Any]]) -> list[lis
     ]  # fmt: skip
 
 
-def _noting(method: Any, seen: dict[str, None]) -> Any:
-    def noted(key: str, *args: Any, **kwargs: Any) -> Any:
-        seen[key] = None
-        return method(key, *args, **kwargs)
-
-    return noted
+def _noting(seen: dict[str, None], method: Any, key: str, *args: Any, **kwargs: Any) -> Any:
+    seen[key] = None
+    return method(key, *args, **kwargs)
 
 
 def cmd_info(args: argparse.Namespace, out: Output) -> int:
