@@ -161,7 +161,8 @@ def _cmd_bench(args: argparse.Namespace, out: Output) -> int:
 
 def _cmd_train(args: argparse.Namespace, out: Output) -> int:
     # Every output path and the model to resume are checked before the run starts.
-    if args.plot:
+    if args.plot:  # matplotlib first: a stale matplotlib.backend_bases may still be imported
+        require("matplotlib", "plots", "--plot")
         canvas = require("matplotlib.backend_bases", "plots", "--plot").FigureCanvasBase
         check_output_path(args.plot, "--plot", [f".{k}" for k in canvas.get_supported_filetypes()])
     save = None if args.save is None else save_path(args.save)

@@ -287,10 +287,11 @@ def evaluate_parallel(
 
 def plot_curve(results: TrainResult | Sequence[TrainResult], path: str | os.PathLike[str]) -> None:
     """Writes learning curves to ``path``, one panel per result."""
-    # matplotlib's Figure, not pyplot: no global backend or figure state
-    figure_type = require("matplotlib.figure", "plots", "--plot").Figure
+    require("matplotlib", "plots", "--plot")
+    from matplotlib.figure import Figure  # no pyplot: no global backend or figure state
+
     results = [results] if isinstance(results, TrainResult) else list(results)
-    figure = figure_type(figsize=(7 * len(results), 4), dpi=100)
+    figure = Figure(figsize=(7 * len(results), 4), dpi=100)
     for axes, r in zip(figure.subplots(1, len(results), squeeze=False)[0], results, strict=True):
         if r.episode_rewards:
             axes.scatter(r.episode_timesteps, r.episode_rewards, s=4, alpha=0.3,
