@@ -161,7 +161,7 @@ def _cmd_bench(args: argparse.Namespace, out: Output) -> int:
 
 def _cmd_train(args: argparse.Namespace, out: Output) -> int:
     # Every output path and the model to resume are checked before the run starts.
-    if args.plot:  # matplotlib first: a stale matplotlib.backend_bases may still be imported
+    if args.plot:  # matplotlib itself first: an imported submodule hides a blocked matplotlib
         require("matplotlib", "plots", "--plot")
         canvas = require("matplotlib.backend_bases", "plots", "--plot").FigureCanvasBase
         check_output_path(args.plot, "--plot", [f".{k}" for k in canvas.get_supported_filetypes()])

@@ -56,8 +56,7 @@ def _build_adapter(target: Target, api: str, behavior: str | None, record: bool)
     core, behavior = (
         _single_agent_core(target, behavior) if api == "gym" else (target.make(), behavior)
     )
-    single = api in ("gym", "vector")
-    options = {"behavior_name": behavior} if single else {"mask_in_info": True}
+    options = {"behavior_name": behavior} if api in ("gym", "vector") else {"mask_in_info": True}
     try:
         return getattr(adapters, _ADAPTERS[api])(
             core, render_mode="rgb_array" if record else None, **options
