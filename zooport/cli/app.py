@@ -243,7 +243,8 @@ _COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace, Output], int], lis
              _cmd_play, [
         *_route(APIS, "the adapter (default raw; with --model its training route)", 1000,
                 "adapter steps", "the behaviour for --api gym/vector"),
-        _arg("--model", metavar="PATH", help="a model saved by `zooport train --save` acts"),
+        _arg("--model", metavar="PATH",
+             help="a model saved by `zooport train --save` acts instead"),
         _arg("--record", metavar="GIF", help="write an animated GIF of the frames"),
     ]),
     "check": ("run every applicable checker on ENV", _cmd_check, [
