@@ -77,10 +77,25 @@ def serve_mlagents(
     action spec are an ActionError."""
     import grpc
 
+    from zooport import __version__
     from zooport.adapters import _mlagents_wire_pb2
 
     pb: Any = _mlagents_wire_pb2
-    session = _Session(core, side_channels, pb)
+    relays = {channel.channel_id: channel for channel in side_channels}
+    # A CorePool's K cores are K training areas: each core's groups get their own wire ids.
+    cores = core.num_cores if isinstance(core, CorePool) else 1
+    behaviors = [_Behavior(b, spec, pb, cores) for b, spec in core.behavior_specs.items()]
+    capabilities = dict.fromkeys(
+        ("baseRLCapabilities", "hybridActions", "trainingAnalytics",
+         "variableLengthObservation", "multiAgentGroups"), True,
+    )  # fmt: skip
+    handshake = pb.UnityMessageProto(
+        header={"status": 200},
+        unity_output={"rl_initialization_output": {
+            "name": name, "communication_version": COMMUNICATION_VERSION,
+            "package_version": f"zooport {__version__}", "capabilities": capabilities,
+        }},
+    ).SerializeToString()  # fmt: skip
     channel = grpc.insecure_channel(
         f"localhost:{port}",
         options=[
@@ -94,7 +109,7 @@ def serve_mlagents(
     )
     call = channel.unary_unary(
         _EXCHANGE,
-        request_serializer=None,  # the messages go out as bytes (see _Session.answer)
+        request_serializer=None,  # the messages go out as bytes (see _answer)
         response_deserializer=pb.UnityMessageProto.FromString,
     )
 
@@ -102,15 +117,11 @@ def serve_mlagents(
         try:  # a blocking call: grpc checks for signals (SIGTERM) while it waits
             return call(message, timeout=deadline, wait_for_ready=first)
         except grpc.RpcError as exc:
-            code = exc.code()
+            code, trainer = exc.code(), f"the trainer on localhost:{port}"
             if code == grpc.StatusCode.DEADLINE_EXCEEDED:
                 what = "did not listen" if first else "did not answer"
-                raise ZooportError(
-                    f"the trainer on localhost:{port} {what} within {deadline} s"
-                ) from None
-            raise ZooportError(
-                f"the trainer on localhost:{port} went away ({code.name}: {exc.details()})"
-            ) from None
+                raise ZooportError(f"{trainer} {what} within {deadline} s") from None
+            raise ZooportError(f"{trainer} went away ({code.name}: {exc.details()})") from None
 
     served = 0
     with channel:
@@ -118,15 +129,14 @@ def serve_mlagents(
         main = threading.current_thread() is threading.main_thread()
         previous = signal.signal(signal.SIGTERM, _stop) if main else None
         try:
-            exchange(session.handshake(name), wait, first=True)
+            exchange(handshake, wait, first=True)
             message = exchange(_STATUS_200, timeout)
             while message.header.status == 200:
                 rl_input = message.unity_input.rl_input
                 if rl_input.command == _QUIT:
                     break
-                answer = session.answer(rl_input)
                 served += 1
-                message = exchange(answer, timeout)
+                message = exchange(_answer(core, behaviors, relays, rl_input), timeout)
         except _Stop:
             pass
         finally:
@@ -139,74 +149,54 @@ def _stop(signum: int, frame: Any) -> None:
     raise _Stop
 
 
-class _Session:
-    def __init__(self, core: BaseEnvLike, side_channels: Sequence[RelayChannel], pb: Any) -> None:
-        self.core, self.pb = core, pb
-        self.relays = {channel.channel_id: channel for channel in side_channels}
-        # A CorePool's K cores are K training areas: each core's groups get their own wire ids.
-        cores = core.num_cores if isinstance(core, CorePool) else 1
-        self.behaviors = {
-            name: _Behavior(name, spec, pb, cores) for name, spec in core.behavior_specs.items()
-        }
-
-    def handshake(self, name: str) -> bytes:
-        from zooport import __version__
-
-        capabilities = dict.fromkeys(
-            ("baseRLCapabilities", "hybridActions", "trainingAnalytics",
-             "variableLengthObservation", "multiAgentGroups"), True,
-        )  # fmt: skip
-        return self.pb.UnityMessageProto(
-            header={"status": 200},
-            unity_output={"rl_initialization_output": {
-                "name": name, "communication_version": COMMUNICATION_VERSION,
-                "package_version": f"zooport {__version__}", "capabilities": capabilities,
-            }},
-        ).SerializeToString()  # fmt: skip
-
-    def answer(self, rl_input: Any) -> bytes:
-        """Runs one RESET or STEP command; returns the ``UnityMessageProto`` answering it."""
-        if rl_input.side_channel:
-            for channel_id, payload in _parse_frames(rl_input.side_channel):
-                relay = self.relays.get(channel_id)
-                if relay is not None:  # as Unity, ignore channels nobody registered
-                    relay.message_queue.append(payload)
-        core = self.core
-        if rl_input.command == _RESET:
-            core.reset()
-        else:
-            for behavior in self.behaviors.values():
-                behavior.set_actions(core, rl_input.agent_actions)
-            core.step()
-        infos, brains = bytearray(), self.pb.UnityRLInitializationOutputProto()
-        for behavior in self.behaviors.values():
-            decision, terminal = core.get_steps(behavior.name)
-            if len(decision) + len(terminal) == 0:
-                behavior.decision_ids = behavior.decision_ids[:0]
-                continue
-            agents = behavior.write(decision, terminal, rl_input.command == _RESET)
-            infos += _field(2, _field(1, behavior.name.encode()) + _field(2, agents))
-            if not behavior.announced:
-                behavior.announce(brains.brain_parameters.add())
-        sent = bytearray()
-        for relay in self.relays.values():
-            for payload in relay.received:
-                _append_frame(sent, relay.channel_id, payload)
-            relay.received = []
-        output = _field(1, bytes(infos + _field(3, bytes(sent))))
-        if brains.brain_parameters:
-            output += _field(2, brains.SerializeToString())
-        return _STATUS_200 + _field(2, output)
+def _answer(
+    core: BaseEnvLike, behaviors: list[_Behavior], relays: dict[Any, RelayChannel], rl_input: Any
+) -> bytes:
+    """Runs one RESET or STEP command; returns the ``UnityMessageProto`` answering it."""
+    if rl_input.side_channel:
+        for channel_id, payload in _parse_frames(rl_input.side_channel):
+            relay = relays.get(channel_id)
+            if relay is not None:  # as Unity, ignore channels nobody registered
+                relay.message_queue.append(payload)
+    if rl_input.command == _RESET:
+        core.reset()
+    else:
+        for behavior in behaviors:
+            behavior.set_actions(core, rl_input.agent_actions)
+        core.step()
+    infos, brains = bytearray(), bytearray()
+    for behavior in behaviors:
+        decision, terminal = core.get_steps(behavior.name)
+        if len(decision) + len(terminal) == 0:
+            behavior.decision_ids = behavior.decision_ids[:0]
+            continue
+        agents = behavior.write(decision, terminal, rl_input.command == _RESET)
+        infos += _field(2, _field(1, behavior.name.encode()) + _field(2, agents))
+        brains += behavior.brain  # the spec goes out once, with the behaviour's first agents
+        behavior.brain = b""
+    sent = bytearray()
+    for relay in relays.values():
+        for payload in relay.received:
+            _append_frame(sent, relay.channel_id, payload)
+        relay.received = []
+    output = _field(1, bytes(infos + _field(3, bytes(sent))))
+    if brains:
+        output += _field(2, bytes(brains))
+    return _STATUS_200 + _field(2, output)
 
 
 class _Behavior:
     """One behaviour's spec on the wire, and its agents between messages."""
 
-    def __init__(self, name: str, spec: BehaviorSpec, pb: Any, cores: int = 1) -> None:
-        self.name, self.spec, self.cores = name, spec, cores
-        self.announced = False
+    def __init__(self, name: str, spec: BehaviorSpec, pb: Any, cores: int) -> None:
+        self.name, self.cores = name, cores
         action = spec.action_spec
         self.continuous, self.branches = action.continuous_size, len(action.discrete_branches)
+        brain = pb.BrainParametersProto(brain_name=name, is_training=True, action_spec={
+            "num_continuous_actions": self.continuous, "num_discrete_actions": self.branches,
+            "discrete_branch_sizes": action.discrete_branches,
+        })  # fmt: skip
+        self.brain = _field(5, brain.SerializeToString())  # UnityRLInitializationOutputProto's
         self.observations = []  # per observation: its record's bytes up to the floats
         # A camera goes out channel first, (H, W, C) -> (C, H, W), as a Unity build sends it
         # (com.unity.ml-agents 3): the only visual layout mlagents-learn builds an encoder for.
@@ -229,14 +219,6 @@ class _Behavior:
         self.to_wire: dict[int, int] | None = None  # core id -> wire id; None: the same
         self.top = -1  # the highest wire id sent so far
         self._layouts: dict[tuple[bool, int], tuple[np.ndarray, dict[Any, slice]]] = {}
-
-    def announce(self, brain: Any) -> None:
-        action = self.spec.action_spec
-        brain.brain_name, brain.is_training = self.name, True
-        brain.action_spec.num_continuous_actions = action.continuous_size
-        brain.action_spec.num_discrete_actions = self.branches
-        brain.action_spec.discrete_branch_sizes.extend(action.discrete_branches)
-        self.announced = True
 
     def set_actions(self, core: BaseEnvLike, agent_actions: Any) -> None:
         n = len(self.decision_ids)
