@@ -1,8 +1,9 @@
-"""Every route the benchmarks compare, in one table (``_TABLE``): a builder ``(case, n, seed) ->
-(env, agents stepped)`` and a stepper that steps it with pre-sampled actions, so sampling is
-never timed (dict routes get ready-made dicts: building them is the policy's cost). A finished
-multi-agent episode is reset inside the timed step, as vector routes autoreset. The peers use
-plain ``GymEnv`` objects, their cheapest form, so ratios are conservative."""
+"""Every route the benchmarks compare, in one table (``_TABLE``): a stepper that builds its env
+(most with a builder ``(case, n, seed) -> (env, agents stepped)``) and steps it with pre-sampled
+actions, so sampling is never timed (dict routes get ready-made dicts: building them is the
+policy's cost). A finished multi-agent episode is reset inside the timed step, as vector routes
+autoreset. The peers use plain ``GymEnv`` objects, their cheapest form, so ratios are
+conservative."""
 
 from __future__ import annotations
 
@@ -74,10 +75,6 @@ def _actions(case: EnvCase, n: int, seed: int, *, raw: bool = False) -> list[Any
 
 def _core(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
     return case.make(n, seed), n
-
-
-def _cores(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
-    return [case.make(n, seed + i) for i in range(case.workers)], case.workers * n
 
 
 def _pool(case: EnvCase, n: int, seed: int, slow_last: bool = False, **options: Any) -> Any:
@@ -152,19 +149,6 @@ def _pipe_worker(connection: Any, make: Callable[[int, int], Any], n: int, seed:
     connection.close()
 
 
-def _pipes(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
-    context = multiprocessing.get_context("spawn")
-    workers = []
-    for i in range(case.workers):
-        parent, child = context.Pipe()
-        args = (child, case.make, n, seed + i)
-        process = context.Process(target=_pipe_worker, args=args, daemon=True)
-        process.start()
-        child.close()
-        workers.append((parent, process))
-    return workers, case.workers * n
-
-
 def _puffer(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
     """PufferLib's Multiprocessing of K native PufferEnvs over the case's (endless) core."""
     try:
@@ -189,11 +173,13 @@ def _puffer(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
     return vecenv, k * n
 
 
-# Steppers: (name, env, agents, case, seed) -> Route; step(i) steps with the i-th action batch.
+# Steppers: ([build,] name, case, n, seed) -> Route; step(i) steps with the i-th action batch.
+Build = Callable[[EnvCase, int, int], tuple[Any, int]]
 
 
-def _raw(name: str, env: Any, n: int, case: EnvCase, seed: int, counts: bool = False) -> Route:
+def _raw(build: Build, name: str, case: EnvCase, n: int, seed: int, counts: bool = False) -> Route:
     """A BaseEnv (a core or a pool) through its raw API; ``counts``: the agents that decided."""
+    env, n = build(case, n, seed)
     env.reset(seed=seed)
     behavior = case.behavior
     actions = _actions(case, n, seed, raw=True)
@@ -211,12 +197,13 @@ def _raw(name: str, env: Any, n: int, case: EnvCase, seed: int, counts: bool = F
     return Route(name, n, step, env.close, counts_agents=counts)
 
 
-def _each(name: str, cores: list[Any], n: int, case: EnvCase, seed: int) -> Route:
-    """The cores' raw APIs one after another in this process."""
+def _each(name: str, case: EnvCase, n: int, seed: int) -> Route:
+    """The case's cores' raw APIs one after another in this process."""
+    cores = [case.make(n, seed + i) for i in range(case.workers)]
     for i, core in enumerate(cores):
         core.reset(seed=seed + i)
     behavior = case.behavior
-    actions = _actions(case, n // len(cores), seed, raw=True)
+    actions = _actions(case, n, seed, raw=True)
 
     def step(i: int) -> None:
         for core in cores:
@@ -224,11 +211,20 @@ def _each(name: str, cores: list[Any], n: int, case: EnvCase, seed: int) -> Rout
             core.set_actions(behavior, actions[i % ACTION_BATCHES])
             core.step()
 
-    return Route(name, n, step, lambda: [core.close() for core in cores])
+    return Route(name, case.workers * n, step, lambda: [core.close() for core in cores])
 
 
-def _piped(name: str, workers: list[Any], n: int, case: EnvCase, seed: int) -> Route:
-    actions = _actions(case, n // len(workers), seed, raw=True)
+def _piped(name: str, case: EnvCase, n: int, seed: int) -> Route:
+    context = multiprocessing.get_context("spawn")
+    workers = []
+    for i in range(case.workers):
+        parent, child = context.Pipe()
+        args = (child, case.make, n, seed + i)
+        process = context.Process(target=_pipe_worker, args=args, daemon=True)
+        process.start()
+        child.close()
+        workers.append((parent, process))
+    actions = _actions(case, n, seed, raw=True)
 
     def step(i: int) -> None:
         for pipe, _ in workers:
@@ -243,10 +239,11 @@ def _piped(name: str, workers: list[Any], n: int, case: EnvCase, seed: int) -> R
             pipe.close()
 
     step(0)  # the workers have started
-    return Route(name, n, step, close)
+    return Route(name, case.workers * n, step, close)
 
 
-def _batched(name: str, envs: Any, n: int, case: EnvCase, seed: int) -> Route:
+def _batched(build: Build, name: str, case: EnvCase, n: int, seed: int) -> Route:
+    envs, n = build(case, n, seed)
     if hasattr(envs, "seed"):  # SB3's VecEnv API
         envs.seed(seed)
         envs.reset()
@@ -256,11 +253,12 @@ def _batched(name: str, envs: Any, n: int, case: EnvCase, seed: int) -> Route:
     return Route(name, n, lambda i: envs.step(actions[i % ACTION_BATCHES]), envs.close)
 
 
-def _dicts(method: str | None, name: str, env: Any, n: int, case: EnvCase, seed: int) -> Route:
+def _dicts(method: str | None, build: Build, name: str, case: EnvCase, n: int, seed: int) -> Route:
     """A PettingZoo-style env, reset when no agent is left, counting the agents that acted (a
     finished agent is out until every agent is). ``env.<method>`` takes a dict of the live
     agents' actions; without a method (AEC) a timed step is a cycle of ``len(env.agents)``
     turns, ``last()`` then ``step()`` (``agent_iter`` without the iterator)."""
+    env = build(case, n, seed)[0]
     env.reset(seed=seed)
     agents = list(env.possible_agents)
     actions = [dict(zip(agents, a, strict=True)) for a in _actions(case, len(agents), seed)]
@@ -282,10 +280,11 @@ def _dicts(method: str | None, name: str, env: Any, n: int, case: EnvCase, seed:
     return Route(name, len(agents), step, env.close, counts_agents=True)
 
 
-def _floor(name: str, core: Any, n: int, case: EnvCase, seed: int) -> Route:
+def _floor(name: str, case: EnvCase, n: int, seed: int) -> Route:
     """No adapter: the Python work PettingZoo's Parallel API asks of ANY adapter per step (N
     actions looked up and stacked, five dicts of N entries, fresh observation rows and info
     dicts), on the data of the core's first step."""
+    core = case.make(n, seed)
     core.reset(seed=seed)
     decision, _ = core.get_steps(case.behavior)
     observation = np.asarray(decision.obs[0], np.float32)
@@ -317,50 +316,43 @@ def _floor(name: str, core: Any, n: int, case: EnvCase, seed: int) -> Route:
 _AEC = partial(_dicts, None)
 _COUNTED = partial(_raw, counts=True)  # the agents that decided (a pool not in sync mode)
 
-#: Each route's builder and stepper (``benchmarks/README.md`` says what each steps).
-_TABLE: dict[str, tuple[Callable[..., tuple[Any, int]], Callable[..., Route]]] = {
-    "raw": (_core, _raw),  # the core's own get_steps/set_actions/step: the ceiling
-    "BehaviorVectorEnv": (partial(_adapter, "BehaviorVectorEnv"), _batched),
-    "SB3VecEnv": (partial(_adapter, "SB3VecEnv"), _batched),
-    "SyncVectorEnv": (partial(_peer, "SyncVectorEnv"), _batched),
-    "DummyVecEnv": (partial(_peer, "DummyVecEnv"), _batched),
-    "PettingZoo": (partial(_adapter, "PettingZooParallelEnv"), partial(_dicts, "step")),
-    "SuperSuit": (_supersuit, _batched),
-    "AEC": (partial(_adapter, "PettingZooAECEnv"), _AEC),
-    "parallel_to_aec": (_parallel_to_aec, _AEC),
+#: Each route's stepper (``benchmarks/README.md`` says what each steps).
+_TABLE: dict[str, Callable[..., Route]] = {
+    "raw": partial(_raw, _core),  # the core's own get_steps/set_actions/step: the ceiling
+    "BehaviorVectorEnv": partial(_batched, partial(_adapter, "BehaviorVectorEnv")),
+    "SB3VecEnv": partial(_batched, partial(_adapter, "SB3VecEnv")),
+    "SyncVectorEnv": partial(_batched, partial(_peer, "SyncVectorEnv")),
+    "DummyVecEnv": partial(_batched, partial(_peer, "DummyVecEnv")),
+    "PettingZoo": partial(_dicts, "step", partial(_adapter, "PettingZooParallelEnv")),
+    "SuperSuit": partial(_batched, _supersuit),
+    "AEC": partial(_AEC, partial(_adapter, "PettingZooAECEnv")),
+    "parallel_to_aec": partial(_AEC, _parallel_to_aec),
     # "all", as the PettingZoo routes: the episode lasts until every agent has finished.
-    "MultiAgentTask": (
-        partial(_adapter, "MultiAgentTask", termination_mode="all"),
-        partial(_dicts, "step_all"),
+    "MultiAgentTask": partial(
+        _dicts, "step_all", partial(_adapter, "MultiAgentTask", termination_mode="all")
     ),
-    "PettingZoo floor": (_core, _floor),
+    "PettingZoo floor": _floor,
     # The CorePool benchmark's (``zooport bench --workers K``): K cores each.
-    "1proc": (_cores, _each),
-    "CorePool": (_pool, _raw),
-    "CorePool (workers only)": (partial(_pool, local_core=False), _raw),
-    "vec(CorePool)": (partial(_adapter, "BehaviorVectorEnv", pool=True), _batched),
-    "AsyncVectorEnv": (partial(_peer, "AsyncVectorEnv"), _batched),
-    "SubprocVecEnv": (partial(_peer, "SubprocVecEnv"), _batched),
-    "ML-Agents-style": (_pipes, _piped),
-    "PufferLib": (_puffer, _batched),
-    "sync, one core 4x slower": (partial(_pool, slow_last=True, mode="sync"), _COUNTED),
-    "async, one core 4x slower": (
-        partial(_pool, slow_last=True, mode="async", min_ready=1),
-        _COUNTED,
+    "1proc": _each,
+    "CorePool": partial(_raw, _pool),
+    "CorePool (workers only)": partial(_raw, partial(_pool, local_core=False)),
+    "vec(CorePool)": partial(_batched, partial(_adapter, "BehaviorVectorEnv", pool=True)),
+    "AsyncVectorEnv": partial(_batched, partial(_peer, "AsyncVectorEnv")),
+    "SubprocVecEnv": partial(_batched, partial(_peer, "SubprocVecEnv")),
+    "ML-Agents-style": _piped,
+    "PufferLib": partial(_batched, _puffer),
+    "sync, one core 4x slower": partial(_COUNTED, partial(_pool, slow_last=True, mode="sync")),
+    "async, one core 4x slower": partial(
+        _COUNTED, partial(_pool, slow_last=True, mode="async", min_ready=1)
     ),
-    "Trivial": (_core, _raw),
-    "pool K=1 (in this process)": (partial(_pool, local_core=True), _raw),
-    "pool K=1 (in a worker)": (partial(_pool, local_core=False), _raw),
+    "Trivial": partial(_raw, _core),
+    "pool K=1 (in this process)": partial(_raw, partial(_pool, local_core=True)),
+    "pool K=1 (in a worker)": partial(_raw, partial(_pool, local_core=False)),
 }
-
-
-def _route(name: str, case: EnvCase, n: int, seed: int) -> Route:
-    build, stepper = _TABLE[name]
-    return stepper(name, *build(case, n, seed), case, seed)
-
-
 #: Every route by name: ``ROUTES[name](case, n, seed)`` builds it.
-ROUTES: dict[str, Callable[[EnvCase, int, int], Route]] = {n: partial(_route, n) for n in _TABLE}
+ROUTES: dict[str, Callable[[EnvCase, int, int], Route]] = {
+    name: partial(route, name) for name, route in _TABLE.items()
+}
 
 
 def route_builders(
