@@ -155,7 +155,6 @@ def _cmd_bench(args: argparse.Namespace, out: Output) -> int:
         bad = [c for c in getattr(args, option) or () if c not in known]
         if bad:
             raise UsageError(f"--{option} takes names among {sorted(known)}, got {bad}")
-    print(run.estimate(args.quick, args.n, args.envs, args.routes), file=sys.stderr, flush=True)
     return run.main(argv)
 
 

@@ -5,6 +5,7 @@ both reports are written with."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
 import importlib.metadata
 import json
@@ -140,13 +141,12 @@ def over(a: str, b: str, scale: float = 1.0) -> Callable[[dict[str, float]], flo
 
 class Column(NamedTuple):
     """A column computed from one row's ``{route: agent-steps/s}`` (None where a route is
-    missing), marked at the N that ``targets`` names (key None: every N) with its target, an
-    upper bound when ``at_most``. ``unit``: "x" (a ratio), ".2fx", "us" or "%"."""
+    missing), marked at the N that ``targets`` names (key None: every N) with its target.
+    ``unit``: "x" (a ratio), ".2fx", "%" or "us" (a cost: its target is an upper bound)."""
 
     column: str
     value: Callable[[dict[str, float]], float]
     targets: dict[int | None, float | None] = {}
-    at_most: bool = False
     unit: str = "x"
 
     def of(self, row: dict[str, float]) -> float | None:
@@ -166,7 +166,7 @@ class Column(NamedTuple):
         target = self.targets.get(n, self.targets.get(None))
         if target is None:
             return text
-        met = value <= target if self.at_most else value >= target
+        met = value <= target if self.unit == "us" else value >= target
         return f"{text} ({target:g} {'✓' if met else '✗'})"
 
 
@@ -187,23 +187,27 @@ def arguments(description: str) -> argparse.ArgumentParser:
 def finish(
     machine: dict[str, Any],
     path: str | None,
-    payload: dict[str, Any],
     began: float,
+    results: list[Measurement],
+    budget: Budget,
+    clock: str = "wall",
     prefix: str = "",
     where: str = "",
+    **payload: Any,
 ) -> None:
-    """Writes ``payload`` (with ``clock`` and ``budget``), the machine and the seconds since
-    ``began`` as JSON to ``path``; prints the closing line, the 1-min load average included."""
+    """Writes the run (machine, ``payload``, clock, budget, results, seconds since ``began``)
+    as JSON to ``path``; prints the closing line, the 1-min load average included."""
     start = machine["load_average_1min"]
     end = machine["load_average_1min_end"] = machine_info()["load_average_1min"]
-    payload["elapsed_seconds"] = elapsed = time.perf_counter() - began
+    elapsed = time.perf_counter() - began
     if path:
+        payload.update(clock=clock, budget=dataclasses.asdict(budget), elapsed_seconds=elapsed)
+        payload["results"] = [vars(m) for m in results]
         with open(path, "w", encoding="utf-8") as stream:
             json.dump({"machine": machine, **payload}, stream, indent=2)
     load = "" if start is None or end is None else f"; 1-min load {start:.1f} -> {end:.1f}"
-    runs, clock = payload["budget"]["runs"], payload["clock"]
     print(
-        f"\n{prefix}agent-steps/s ({clock} clock), median of {runs} interleaved runs; "
+        f"\n{prefix}agent-steps/s ({clock} clock), median of {budget.runs} interleaved runs; "
         f"{elapsed:.0f} s{where} on {machine['processor']}, {machine['cpus']} CPUs, "
         f"Python {machine['python']}{load}"
     )

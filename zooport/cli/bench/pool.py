@@ -4,7 +4,6 @@ the CorePool issue's targets (``benchmarks/README.md`` says what each column mea
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import sys
 import time
@@ -131,13 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         for m in measure_case(case.name, n, route_builders(case, n), budget, harness.log)
     ]
     print(report(results, k))
-    payload = {
-        "workers": k,
-        "clock": "wall",
-        "budget": dataclasses.asdict(budget),
-        "results": [vars(m) for m in results],
-    }
-    harness.finish(machine, args.json, payload, began, prefix=f"K={k}; ")
+    harness.finish(machine, args.json, began, results, budget, prefix=f"K={k}; ", workers=k)
     return 0
 
 

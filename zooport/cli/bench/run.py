@@ -4,11 +4,11 @@ costs with their targets, in two markdown tables (``benchmarks/README.md``)."""
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import sys
 import time
 from collections.abc import Collection, Sequence
+from typing import Any
 
 from zooport.cli.bench import harness
 from zooport.cli.bench.harness import Budget, Column, Measurement, measure_case, over, rate_text
@@ -34,8 +34,6 @@ ENVS = {
     "TrivialEndless": EnvCase("TrivialEndless", "Trivial", _ENDLESS, MULTI_AGENT_ROUTES, True),
 }
 
-#: Agent counts at which the targets apply.
-TARGET_NS = (64, 1024)
 #: The vector table's ratios, with their targets at N=64 and N=1024.
 RATIOS = (
     Column("vec/raw", over("BehaviorVectorEnv", "raw"), {64: 0.8, 1024: 0.9}),
@@ -51,14 +49,13 @@ DERIVED = (
         "Parallel +µs/agent-step",
         lambda r: 1e6 / r["PettingZoo"] - 1e6 / r["raw"],
         {64: 0.4, 1024: 0.4},
-        True,
         "us",
     ),
     # What PettingZoo's Parallel API costs any adapter per agent-step in Python (no core, no
     # bookkeeping; see routes.py): the floor under "Parallel +µs/agent-step" on this machine.
-    Column("floor µs/agent-step", lambda r: 1e6 / r["PettingZoo floor"], {}, True, "us"),
+    Column("floor µs/agent-step", lambda r: 1e6 / r["PettingZoo floor"], {}, "us"),
     # A whole AEC turn (last() + step(), the core step included, spread over the cycle).
-    Column("AEC µs/turn", lambda r: 1e6 / r["AEC"], {64: 1.5, 1024: 1.5}, True, "us"),
+    Column("AEC µs/turn", lambda r: 1e6 / r["AEC"], {64: 1.5, 1024: 1.5}, "us"),
     Column("AEC/parallel_to_aec", over("AEC", "parallel_to_aec"), {64: 5.0, 1024: 5.0}),
 )
 #: The ``--quick`` budget (seconds, for CI).
@@ -67,13 +64,14 @@ QUICK = Budget(warmup_steps=4, warmup_seconds=0.05, runs=3, seconds_per_run=0.01
 
 def _values(
     results: list[Measurement], columns: Sequence[Column], envs: Collection[str] | None = None
-) -> dict[tuple[str, int], dict[str, float | None]]:
-    """Per (env, N): each column's value; None where a route is missing or (``envs``) the
-    env is not one of them."""
-    return {
-        (env, n): {c.column: c.of(row) if envs is None or env in envs else None for c in columns}
+) -> list[dict[str, Any]]:
+    """Per (env, N): its env, N and each column's value; None where a route is missing or
+    (``envs``) the env is not one of them."""
+    return [
+        {"env": env, "n": n}
+        | {c.column: c.of(row) if envs is None or env in envs else None for c in columns}
         for (env, n), row in harness.rates(results).items()
-    }
+    ]
 
 
 def _table(
@@ -84,7 +82,8 @@ def _table(
 ) -> list[str]:
     """Markdown lines: the measured ``routes``, then the ``columns`` that have a value, for
     the (env, N) cases that measured one of its routes besides raw."""
-    table, values = harness.rates(results), _values(results, columns, envs)
+    table = harness.rates(results)
+    values = {(v["env"], v["n"]): v for v in _values(results, columns, envs)}
     shown = [r for r in routes if any(r in row for row in table.values())]
     counted = [r for r in shown if r != "raw"] or shown
     keys = [key for key, row in table.items() if any(r in row for r in counted)]
@@ -120,7 +119,7 @@ def markdown(
                 " The µs columns (lower is better) and AEC/parallel_to_aec are computed on "
                 f"{', '.join(every_agent_acts)}, where every agent acts every step."
             )
-    if any(m.n in TARGET_NS for m in results):
+    if any(m.n in (64, 1024) for m in results):
         notes.append(
             "At N=64 and N=1024 a ratio or cost is followed by its target and ✓ (met) or "
             "✗ (missed)."
@@ -129,63 +128,43 @@ def markdown(
     return "\n".join(lines + ["", *(f"- {note}" for note in notes)] if notes else lines)
 
 
-def _counts(quick: bool, counts: Sequence[int] | None) -> list[int]:
-    return list(counts or ([1, 16] if quick else [1, 64, 1024]))
-
-
-def estimate(
-    quick: bool,
-    counts: Sequence[int] | None = None,
-    envs: Sequence[str] | None = None,
-    routes: Sequence[str] | None = None,
-) -> str:
-    """How long a run will measure, said before it starts: a floor (building cores and the
-    slowest routes' least steps come on top)."""
-    names = tuple(routes or ROUTE_NAMES)
-    ns = _counts(quick, counts)
-    cases = sum(len(route_builders(ENVS[env], n, names=names)) for env in envs or ENVS for n in ns)
-    budget = QUICK if quick else Budget()
-    seconds = cases * (budget.warmup_seconds + budget.runs * budget.seconds_per_run)
-    return (
-        f"zooport bench: {cases} case{'' if cases == 1 else 's'} (env x agents x route), at "
-        f"least {seconds:.0f} s of measuring plus building each case's cores; the table "
-        "comes at the end"
-    )
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = harness.arguments(__doc__.split("\n\n")[0])
     parser.add_argument("--envs", nargs="+", choices=sorted(ENVS), help="default: all")
     parser.add_argument("--routes", nargs="+", choices=ROUTE_NAMES, help="default: all")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     args = parser.parse_args(argv)
-    clock = time.process_time if args.clock == "cpu" else time.perf_counter
     envs = [ENVS[name] for name in (args.envs or ENVS)]
     routes = tuple(args.routes or ROUTE_NAMES)
     budget = QUICK if args.quick else Budget()
+    counts = args.n or ([1, 16] if args.quick else [1, 64, 1024])
+    cases = [(env, n, route_builders(env, n, names=routes)) for env in envs for n in counts]
+    # How long the run will measure, said before it starts: a floor (building cores and the
+    # slowest routes' least steps come on top).
+    total = sum(len(builders) for *_, builders in cases)
+    seconds = total * (budget.warmup_seconds + budget.runs * budget.seconds_per_run)
+    harness.log(
+        f"zooport bench: {total} case{'' if total == 1 else 's'} (env x agents x route), at "
+        f"least {seconds:.0f} s of measuring plus building each case's cores; the table "
+        "comes at the end"
+    )
     machine, began = harness.machine_info(), time.perf_counter()
     harness.log(
         f"# zooport benchmark on {machine['processor']} ({machine['cpus']} CPUs), Python "
         f"{machine['python']}, numpy {machine['numpy']}, gymnasium {machine['gymnasium']}"
     )
-    results: list[Measurement] = []
-    for env in envs:
-        for n in _counts(args.quick, args.n):
-            builders = route_builders(env, n, names=routes)
-            results += measure_case(env.name, n, builders, budget, harness.log, clock)
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
+    results = [
+        m
+        for env, n, builders in cases
+        for m in measure_case(env.name, n, builders, budget, harness.log, clock)
+    ]
     endless = [env.name for env in envs if env.every_agent_acts]
     print(markdown(results, routes, endless))
     tables = {"ratios": _values(results, RATIOS), "multi_agent": _values(results, DERIVED, endless)}
-    payload = {
-        "clock": args.clock,
-        "budget": dataclasses.asdict(budget),
-        "results": [vars(m) for m in results],
-        **{
-            key: [{"env": e, "n": n, **row} for (e, n), row in t.items()]
-            for key, t in tables.items()
-        },
-    }
-    harness.finish(machine, args.json, payload, began, where=" in one process")
+    harness.finish(
+        machine, args.json, began, results, budget, args.clock, where=" in one process", **tables
+    )
     return 0
 
 
