@@ -287,22 +287,20 @@ class _Behavior:
         """One agent's record with the constant bytes in place, and where each value goes."""
         key = (done, mask_width)
         if key not in self._layouts:
-            pieces: list[Any] = [
-                b"\x3d", ("reward", 4), b"\x40\x01" if done else b"\x40\x00", b"\x48", ("flag", 1),
-                b"\x50", ("id", 10), b"\x70", ("group", 10), b"\x7d", ("group_reward", 4),
+            # (bytes before, value, its width): done (field 8) goes before max_step_reached's tag.
+            fields: list[tuple[bytes, Any, int]] = [
+                (b"\x3d", "reward", 4), (b"\x40" + bytes([done]) + b"\x48", "flag", 1),
+                (b"\x50", "id", 10), (b"\x70", "group", 10), (b"\x7d", "group_reward", 4),
             ]  # fmt: skip
             if mask_width:
-                pieces += [b"\x5a" + _varint(mask_width), ("mask", mask_width)]
-            for index, (head, size) in enumerate(self.observations):
-                pieces += [head, (index, size)]
-            body = sum(len(p) if isinstance(p, bytes) else p[1] for p in pieces)
+                fields.append((b"\x5a" + _varint(mask_width), "mask", mask_width))
+            fields += [(head, k, size) for k, (head, size) in enumerate(self.observations)]
+            body = sum(len(head) + size for head, _, size in fields)
             template, at = bytearray(b"\x0a" + _varint(body)), {}
-            for piece in pieces:
-                if isinstance(piece, bytes):
-                    template += piece
-                else:
-                    at[piece[0]] = slice(len(template), len(template) + piece[1])
-                    template += bytes(piece[1])
+            for head, value, size in fields:
+                template += head
+                at[value] = slice(len(template), len(template) + size)
+                template += bytes(size)
             self._layouts[key] = (np.frombuffer(bytes(template), np.uint8), at)
         return self._layouts[key]
 
@@ -318,12 +316,11 @@ class _Behavior:
     def _wire_ids(self, core_ids: np.ndarray) -> np.ndarray:
         """The wire ids of core ids: the same unless a RESET renumbered the core's agents."""
         if self.to_wire is not None:
-            to_wire = self.to_wire
             for agent in core_ids.tolist():
-                if agent not in to_wire:
+                if agent not in self.to_wire:
                     self.top += 1
-                    to_wire[agent] = self.top
-            core_ids = np.array([to_wire[a] for a in core_ids.tolist()], np.int64)
+                    self.to_wire[agent] = self.top
+            core_ids = np.array([self.to_wire[a] for a in core_ids.tolist()], np.int64)
         if core_ids.size:
             self.top = max(self.top, int(core_ids.max()))
         return core_ids

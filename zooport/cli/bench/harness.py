@@ -1,6 +1,5 @@
 """Timing in the style of PufferLib and EnvPool (pre-sampled actions, a warm-up that calibrates
-the run length, interleaved runs so that load hits every route alike, medians), and the pieces
-both reports are written with."""
+the run length, interleaved runs so that load hits every route alike, medians) for both reports."""
 
 from __future__ import annotations
 
@@ -87,8 +86,7 @@ def measure_case(
     log: Callable[[str], Any] = print,
     clock: Callable[[], float] = time.perf_counter,
 ) -> list[Measurement]:
-    """Measures every route of one (env, n) case; a route that cannot run here (its package
-    is not installed) carries the reason."""
+    """Measures every route of one (env, n) case; one that cannot run here carries why."""
     routes: list[tuple[Route, Measurement]] = []
     results: list[Measurement] = []
     for name, build in builders:

@@ -49,8 +49,7 @@ def report(results: list[Measurement], k: int) -> str:
         ("slow core", SLOW, [Column("async/sync", over(SLOW[1], SLOW[0]), unit=".2fx")]),
         ("puffer ", PUFFER, gains),
     ):
-        envs = dict.fromkeys(env for env, _ in by if env.startswith(prefix))
-        keys = [(env, n) for env in envs for n in sorted(n for e, n in by if e == env)]
+        keys = [(env, n) for env, n in by if env.startswith(prefix)]
         if not keys and prefix != "scaling":
             continue
         core = ["core"] if prefix == "puffer " else []  # the PufferLib table's cores differ
@@ -63,8 +62,7 @@ def report(results: list[Measurement], k: int) -> str:
         lines += [""] if lines else []
         lines += markdown_table([*core, "N per core", *routes, *(c.column for c in columns)], rows)
     notes = []
-    for env, n in sorted(by):
-        rates = by[env, n]
+    for (env, n), rates in by.items():
         if env != "scaling" or "1proc" not in rates or "CorePool" not in rates or k < 2:
             continue
         # One core's step, and what the pool adds per further core, from this run.

@@ -22,9 +22,8 @@ class CorePufferEnv(pufferlib.PufferEnv):
     ) -> None:
         self.core = make(n, seed)
         self.name, spec = next(iter(self.core.behavior_specs.items()))
-        shape = spec.observation_specs[0].shape
+        shape, size = spec.observation_specs[0].shape, spec.action_spec.continuous_size
         self.single_observation_space = spaces.Box(-np.inf, np.inf, shape, np.float32)
-        size = spec.action_spec.continuous_size
         self.single_action_space = spaces.Box(-1, 1, (size,), np.float32)
         self.num_agents = n
         super().__init__(buf)

@@ -1,9 +1,8 @@
-"""Every route the benchmarks compare, in one table (``_TABLE``): a stepper that builds its env
-(most with a builder ``(case, n, seed) -> (env, agents stepped)``) and steps it with pre-sampled
-actions, so sampling is never timed (dict routes get ready-made dicts: building them is the
-policy's cost). A finished multi-agent episode is reset inside the timed step, as vector routes
-autoreset. The peers use plain ``GymEnv`` objects, their cheapest form, so ratios are
-conservative."""
+"""Every route the benchmarks compare, in one table (``_TABLE``) of steppers that build their env
+(most with a shared builder) and step it with pre-sampled actions, so sampling is never timed
+(dict routes get ready-made dicts: building them is the policy's cost). A finished multi-agent
+episode is reset inside the timed step, as vector routes autoreset. The peers use plain
+``GymEnv`` objects, their cheapest form, so ratios are conservative."""
 
 from __future__ import annotations
 
@@ -16,9 +15,12 @@ from itertools import repeat
 from operator import itemgetter
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 
+from zooport.adapters.gym_env import GymEnv
 from zooport.adapters.spaces import ActionLayout
+from zooport.adapters.vector_env import SAME_STEP
 from zooport.cli.bench.harness import Route, RouteUnavailable
 from zooport.cli.bench.trivial_core import CostlyCore, TrivialCore
 from zooport.envs.base_env import ActionTuple
@@ -96,8 +98,6 @@ def _adapter(cls: str, case: EnvCase, n: int, seed: int, pool: bool = False, **o
 
 
 def _one_agent_gym(case: EnvCase, seed: int) -> Any:
-    from zooport.adapters.gym_env import GymEnv
-
     return GymEnv(case.make(1, seed), case.behavior)
 
 
@@ -109,10 +109,6 @@ def _peer(kind: str, case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
     if kind in ("DummyVecEnv", "SubprocVecEnv"):
         vec_env = importlib.import_module("stable_baselines3.common.vec_env")
         return getattr(vec_env, kind)(factories), m
-    import gymnasium as gym
-
-    from zooport.adapters.vector_env import SAME_STEP
-
     if kind == "AsyncVectorEnv":
         return gym.vector.AsyncVectorEnv(factories, shared_memory=True), m
     kwargs = {} if isinstance(SAME_STEP, str) else {"autoreset_mode": SAME_STEP}
@@ -122,9 +118,8 @@ def _peer(kind: str, case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
 def _supersuit(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
     import supersuit as ss
 
-    # SuperSuit needs a fixed agent set: the episode of every agent ends when one agent's
-    # does (termination_mode "any"), then SuperSuit resets the core. (black_death_v3 does not
-    # help: it ends its episode only when every agent is terminated AND truncated.)
+    # SuperSuit needs a fixed agent set: every agent's episode ends with the first one's
+    # ("any"). (black_death_v3 ends it only when every agent is terminated AND truncated.)
     env, _ = _adapter("PettingZooParallelEnv", case, n, seed, termination_mode="any")
     venv = ss.pettingzoo_env_to_vec_env_v1(env)
     return ss.concat_vec_envs_v1(venv, 1, num_cpus=0, base_class="gymnasium"), n
@@ -313,7 +308,6 @@ def _floor(name: str, case: EnvCase, n: int, seed: int) -> Route:
     return Route(name, len(agents), step)
 
 
-_AEC = partial(_dicts, None)
 _COUNTED = partial(_raw, counts=True)  # the agents that decided (a pool not in sync mode)
 
 #: Each route's stepper (``benchmarks/README.md`` says what each steps).
@@ -325,8 +319,8 @@ _TABLE: dict[str, Callable[..., Route]] = {
     "DummyVecEnv": partial(_batched, partial(_peer, "DummyVecEnv")),
     "PettingZoo": partial(_dicts, "step", partial(_adapter, "PettingZooParallelEnv")),
     "SuperSuit": partial(_batched, _supersuit),
-    "AEC": partial(_AEC, partial(_adapter, "PettingZooAECEnv")),
-    "parallel_to_aec": partial(_AEC, _parallel_to_aec),
+    "AEC": partial(_dicts, None, partial(_adapter, "PettingZooAECEnv")),
+    "parallel_to_aec": partial(_dicts, None, _parallel_to_aec),
     # "all", as the PettingZoo routes: the episode lasts until every agent has finished.
     "MultiAgentTask": partial(
         _dicts, "step_all", partial(_adapter, "MultiAgentTask", termination_mode="all")

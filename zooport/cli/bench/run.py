@@ -139,8 +139,6 @@ def main(argv: list[str] | None = None) -> int:
     budget = QUICK if args.quick else Budget()
     counts = args.n or ([1, 16] if args.quick else [1, 64, 1024])
     cases = [(env, n, route_builders(env, n, names=routes)) for env in envs for n in counts]
-    # How long the run will measure, said before it starts: a floor (building cores and the
-    # slowest routes' least steps come on top).
     total = sum(len(builders) for *_, builders in cases)
     seconds = total * (budget.warmup_seconds + budget.runs * budget.seconds_per_run)
     harness.log(
