@@ -35,12 +35,8 @@ BASE_PORT = 5005
 COMMUNICATION_VERSION = "1.5.0"
 _EXCHANGE = "/communicator_objects.UnityToExternalProto/Exchange"
 _STEP, _RESET, _QUIT = 0, 1, 2
-_CHANNEL_IDS = (
-    ENGINE_CONFIGURATION_CHANNEL_ID,
-    ENVIRONMENT_PARAMETERS_CHANNEL_ID,
-    STATS_SIDE_CHANNEL_ID,
-    FLOAT_PROPERTIES_CHANNEL_ID,
-)
+_CHANNEL_IDS = (ENGINE_CONFIGURATION_CHANNEL_ID, ENVIRONMENT_PARAMETERS_CHANNEL_ID,
+                STATS_SIDE_CHANNEL_ID, FLOAT_PROPERTIES_CHANNEL_ID)  # fmt: skip
 
 
 class _Stop(Exception):
@@ -82,7 +78,8 @@ def serve_mlagents(
 
     pb: Any = _mlagents_wire_pb2
     relays = {channel.channel_id: channel for channel in side_channels}
-    # A CorePool's K cores are K training areas: each core's groups get their own wire ids.
+    # A CorePool's K cores are K training areas: core i's group g > 0 goes out as group
+    # (g - 1) * K + i + 1, so each core's groups have their own wire ids (0: none).
     cores = core.num_cores if isinstance(core, CorePool) else 1
     behaviors = [_Behavior(b, spec, pb, cores) for b, spec in core.behavior_specs.items()]
     capabilities = dict.fromkeys(
@@ -235,10 +232,9 @@ class _Behavior:
                                    ("discrete_actions", self.branches, np.int32)):  # fmt: skip
             rows = list(map(operator.attrgetter(field), actions))
             if any(length != size for length in map(len, rows)):
-                given = sorted({len(row) for row in rows})
                 raise ActionError(
-                    f"mlagents-learn sent {field} of length {given} for behavior "
-                    f"{self.name!r}; expected {size} per agent"
+                    f"mlagents-learn sent {field} of length {sorted(set(map(len, rows)))} for "
+                    f"behavior {self.name!r}; expected {size} per agent"
                 )
             if size:
                 flat = np.fromiter(itertools.chain.from_iterable(rows), dtype, n * size)
@@ -250,7 +246,11 @@ class _Behavior:
         decision agent, encoded with arrays (ids as 10-byte varints: records of equal length)."""
         check_agent_ids(self.name, decision, terminal)
         if reset:
-            self._remap(np.asarray(decision.agent_id))
+            # The core's new decision agents take, in order, the wire ids of the agents whose
+            # episode was going on, so the trainer sees the same agents go on.
+            pairs = dict(zip(np.asarray(decision.agent_id).tolist(), self.live, strict=False))
+            if self.to_wire is not None or any(core != wire for core, wire in pairs.items()):
+                self.to_wire = pairs  # else the core kept its ids
             self.live = {}
         out = b""
         for steps, done in ((terminal, True), (decision, False)):
@@ -274,7 +274,11 @@ class _Behavior:
             records[:, at["reward"]] = _raw(steps.reward, "<f4", n)
             records[:, at["flag"]] = _raw(flags, "u1", n)
             records[:, at["id"]] = _varints(ids)
-            records[:, at["group"]] = _varints(self._wire_groups(steps))
+            groups = np.asarray(steps.group_id, np.int64)
+            if self.cores > 1:  # a Unity scene's group ids are unique across its areas
+                core = np.asarray(steps.agent_id, np.int64) % self.cores  # pool id a * K + i
+                groups = np.where(groups > 0, (groups - 1) * self.cores + core + 1, groups)
+            records[:, at["group"]] = _varints(groups)
             records[:, at["group_reward"]] = _raw(steps.group_reward, "<f4", n)
             if mask is not None and width:
                 records[:, at["mask"]] = _raw(np.concatenate(mask, axis=1), "u1", n)
@@ -304,15 +308,6 @@ class _Behavior:
             self._layouts[key] = (np.frombuffer(bytes(template), np.uint8), at)
         return self._layouts[key]
 
-    def _wire_groups(self, steps: Any) -> np.ndarray:
-        """Group ids on the wire: a Unity scene's group ids are unique across its areas, so
-        group ``g > 0`` of pool core ``i`` (of K) goes out as ``(g - 1) * K + i + 1`` (0: none)."""
-        groups = np.asarray(steps.group_id, np.int64)
-        if self.cores == 1:
-            return groups
-        index = np.asarray(steps.agent_id, np.int64) % self.cores  # pool id a * K + i
-        return np.where(groups > 0, (groups - 1) * self.cores + index + 1, groups)
-
     def _wire_ids(self, core_ids: np.ndarray) -> np.ndarray:
         """The wire ids of core ids: the same unless a RESET renumbered the core's agents."""
         if self.to_wire is not None:
@@ -324,14 +319,6 @@ class _Behavior:
         if core_ids.size:
             self.top = max(self.top, int(core_ids.max()))
         return core_ids
-
-    def _remap(self, fresh: np.ndarray) -> None:
-        """After a RESET: the core's new decision agents take, in order, the wire ids of the
-        agents whose episode was going on, so the trainer sees the same agents go on."""
-        pairs = dict(zip(fresh.tolist(), self.live, strict=False))
-        if self.to_wire is None and all(core == wire for core, wire in pairs.items()):
-            return  # the core kept its ids
-        self.to_wire = pairs
 
 
 _STATUS_200 = b"\x0a\x03\x08\xc8\x01"  # UnityMessageProto.header = {status: 200}

@@ -41,20 +41,17 @@ RATIOS = (
     Column("vec/Sync", over("BehaviorVectorEnv", "SyncVectorEnv"), {64: 30.0, 1024: 100.0}),
     Column("sb3/Dummy", over("SB3VecEnv", "DummyVecEnv"), {64: 25.0, 1024: 25.0}),
 )
-#: The multi-agent table's costs (µs, at most their targets) and ratio, computed only where
-#: every agent acts every step (elsewhere the multi-agent routes count only live agents).
+#: The multi-agent table's costs (µs, at most their targets; benchmarks/README.md says what
+#: each measures) and ratio, computed only where every agent acts every step (elsewhere the
+#: multi-agent routes count only live agents).
 DERIVED = (
-    # What the Parallel adapter adds to the core, per agent-step.
     Column(
         "Parallel +µs/agent-step",
         lambda r: 1e6 / r["PettingZoo"] - 1e6 / r["raw"],
         {64: 0.4, 1024: 0.4},
         "us",
     ),
-    # What PettingZoo's Parallel API costs any adapter per agent-step in Python (no core, no
-    # bookkeeping; see routes.py): the floor under "Parallel +µs/agent-step" on this machine.
     Column("floor µs/agent-step", lambda r: 1e6 / r["PettingZoo floor"], {}, "us"),
-    # A whole AEC turn (last() + step(), the core step included, spread over the cycle).
     Column("AEC µs/turn", lambda r: 1e6 / r["AEC"], {64: 1.5, 1024: 1.5}, "us"),
     Column("AEC/parallel_to_aec", over("AEC", "parallel_to_aec"), {64: 5.0, 1024: 5.0}),
 )
@@ -141,14 +138,11 @@ def main(argv: list[str] | None = None) -> int:
     cases = [(env, n, route_builders(env, n, names=routes)) for env in envs for n in counts]
     total = sum(len(builders) for *_, builders in cases)
     seconds = total * (budget.warmup_seconds + budget.runs * budget.seconds_per_run)
-    harness.log(
-        f"zooport bench: {total} case{'' if total == 1 else 's'} (env x agents x route), at "
-        f"least {seconds:.0f} s of measuring plus building each case's cores; the table "
-        "comes at the end"
-    )
     machine, began = harness.machine_info(), time.perf_counter()
     harness.log(
-        f"# zooport benchmark on {machine['processor']} ({machine['cpus']} CPUs), Python "
+        f"zooport bench: {total} case{'' if total == 1 else 's'} (env x agents x route), at "
+        f"least {seconds:.0f} s of measuring plus building each case's cores; the table comes "
+        f"at the end. On {machine['processor']} ({machine['cpus']} CPUs), Python "
         f"{machine['python']}, numpy {machine['numpy']}, gymnasium {machine['gymnasium']}"
     )
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
@@ -159,10 +153,10 @@ def main(argv: list[str] | None = None) -> int:
     ]
     endless = [env.name for env in envs if env.every_agent_acts]
     print(markdown(results, routes, endless))
-    tables = {"ratios": _values(results, RATIOS), "multi_agent": _values(results, DERIVED, endless)}
     harness.finish(
-        machine, args.json, began, results, budget, args.clock, where=" in one process", **tables
-    )
+        machine, args.json, began, results, budget, args.clock, where=" in one process",
+        ratios=_values(results, RATIOS), multi_agent=_values(results, DERIVED, endless),
+    )  # fmt: skip
     return 0
 
 
