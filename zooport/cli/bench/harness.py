@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import functools
 import gc
 import importlib.metadata
 import json
@@ -169,8 +168,9 @@ class Column(NamedTuple):
         return f"{text} ({target:g} {'✓' if met else '✗'})"
 
 
-#: Prints a progress line on stderr (the tables go to stdout).
-log = functools.partial(print, file=sys.stderr, flush=True)
+def log(line: str) -> None:
+    """A progress line on stderr (the tables go to stdout)."""
+    print(line, file=sys.stderr, flush=True)
 
 
 def arguments(description: str) -> argparse.ArgumentParser:
