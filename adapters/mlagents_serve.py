@@ -93,22 +93,14 @@ def serve_mlagents(
             "package_version": f"zooport {__version__}", "capabilities": capabilities,
         }},
     ).SerializeToString()  # fmt: skip
-    channel = grpc.insecure_channel(
-        f"localhost:{port}",
-        options=[
-            ("grpc.max_send_message_length", -1),
-            ("grpc.max_receive_message_length", -1),
-            # Waiting for the trainer: try every second (grpc backs off up to 2 minutes, and
-            # mlagents-learn gives up after its --timeout-wait, 60 s).
-            ("grpc.initial_reconnect_backoff_ms", 250),
-            ("grpc.max_reconnect_backoff_ms", 1000),
-        ],
-    )
-    call = channel.unary_unary(
-        _EXCHANGE,
-        request_serializer=None,  # the messages go out as bytes (see _answer)
-        response_deserializer=pb.UnityMessageProto.FromString,
-    )
+    # No message size limits. Waiting for the trainer: try every second (grpc backs off up to
+    # 2 minutes, and mlagents-learn gives up after its --timeout-wait, 60 s).
+    options = [("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1),
+               ("grpc.initial_reconnect_backoff_ms", 250),
+               ("grpc.max_reconnect_backoff_ms", 1000)]  # fmt: skip
+    channel = grpc.insecure_channel(f"localhost:{port}", options=options)
+    # No request serializer: the messages go out as bytes (see _answer).
+    call = channel.unary_unary(_EXCHANGE, response_deserializer=pb.UnityMessageProto.FromString)
 
     def exchange(message: Any, deadline: float | None, first: bool = False) -> Any:
         try:  # a blocking call: grpc checks for signals (SIGTERM) while it waits

@@ -24,6 +24,7 @@ from zooport.adapters.vector_env import SAME_STEP
 from zooport.cli.bench.harness import Route, RouteUnavailable
 from zooport.cli.bench.trivial_core import CostlyCore, TrivialCore
 from zooport.envs.base_env import ActionTuple
+from zooport.envs.core_pool import CorePool
 
 __all__ = [
     "ACTION_BATCHES", "MULTI_AGENT_ROUTES", "ROUTES", "ROUTE_NAMES", "VECTOR_ROUTES", "EnvCase",
@@ -80,8 +81,6 @@ def _core(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
 
 
 def _pool(case: EnvCase, n: int, seed: int, slow_last: bool = False, **options: Any) -> Any:
-    from zooport.envs.core_pool import CorePool
-
     costs: list[dict[str, float]] = [{}] * case.workers
     if slow_last:  # the last core costs 4x per agent: in sync mode every step waits for it
         costs = [{"us_per_agent": 7.0}] * (case.workers - 1) + [{"us_per_agent": 28.0}]

@@ -61,14 +61,9 @@ class CostlyCore(TrivialCore):
     action_gain: ClassVar[float] = 0.01
 
     def __init__(
-        self,
-        n_agents: int = 64,
-        seed: int | None = None,
-        *,
-        us_per_agent: float = 7.0,
-        **options: Any,
+        self, n_agents: int = 64, seed: int | None = None, *, us_per_agent: float = 7.0, **kw: Any
     ) -> None:
-        super().__init__(n_agents, seed, **options)
+        super().__init__(n_agents, seed, **kw)
         self.cost = us_per_agent * n_agents * 1e-6
 
     def _reset_agents(self, behavior: BehaviorName, slots: np.ndarray) -> None:
