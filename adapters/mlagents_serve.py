@@ -249,7 +249,14 @@ class _Behavior:
             n = len(steps)
             if not n:
                 continue
-            ids = self._wire_ids(np.asarray(steps.agent_id))
+            ids = np.asarray(steps.agent_id)
+            if self.to_wire is not None:  # a RESET renumbered the core's agents
+                for agent in ids.tolist():
+                    if agent not in self.to_wire:
+                        self.top += 1
+                        self.to_wire[agent] = self.top
+                ids = np.array([self.to_wire[a] for a in ids.tolist()], np.int64)
+            self.top = max(self.top, int(ids.max()))
             wire = ids.tolist()
             if done:
                 for agent in wire:
@@ -299,18 +306,6 @@ class _Behavior:
                 template += bytes(size)
             self._layouts[key] = (np.frombuffer(bytes(template), np.uint8), at)
         return self._layouts[key]
-
-    def _wire_ids(self, core_ids: np.ndarray) -> np.ndarray:
-        """The wire ids of core ids: the same unless a RESET renumbered the core's agents."""
-        if self.to_wire is not None:
-            for agent in core_ids.tolist():
-                if agent not in self.to_wire:
-                    self.top += 1
-                    self.to_wire[agent] = self.top
-            core_ids = np.array([self.to_wire[a] for a in core_ids.tolist()], np.int64)
-        if core_ids.size:
-            self.top = max(self.top, int(core_ids.max()))
-        return core_ids
 
 
 _STATUS_200 = b"\x0a\x03\x08\xc8\x01"  # UnityMessageProto.header = {status: 200}
