@@ -157,10 +157,9 @@ class Column(NamedTuple):
         """``value`` as text, with its target at ``n`` and whether it is met."""
         if value is None:
             return "-"
-        if self.unit == "x":
-            text = f"{value:.2f}x" if value < 10 else f"{value:.0f}x"
-        else:
-            text = {".2fx": "{:.2f}x", "us": "{:.2f}"}.get(self.unit, "{:.0%}").format(value)
+        ratio = "{:.2f}x" if value < 10 else "{:.0f}x"
+        units = {"x": ratio, ".2fx": "{:.2f}x", "us": "{:.2f}", "%": "{:.0%}"}
+        text = units[self.unit].format(value)
         target = self.targets.get(n, self.targets.get(None))
         if target is None:
             return text
