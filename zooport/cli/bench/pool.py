@@ -34,7 +34,6 @@ def report(results: list[Measurement], k: int) -> str:
         Column("vec/Async", over("vec(CorePool)", "AsyncVectorEnv"), {None: 20}),
         Column("vec/Subproc", over("vec(CorePool)", "SubprocVecEnv"), {None: 20}),
         Column("pool/ML-Agents", over("CorePool", "ML-Agents-style"), {None: ML_AGENTS_TARGET}),
-        # pool/ML-Agents of a pool that took one core's step (1proc's over K), adding nothing.
         Column("ML-Agents ceiling", over("1proc", "ML-Agents-style", k), unit=".2fx"),
     )
     gains = [

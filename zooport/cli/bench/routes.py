@@ -248,10 +248,8 @@ def _batched(build: Build, name: str, case: EnvCase, n: int, seed: int) -> Route
 
 
 def _dicts(method: str | None, build: Build, name: str, case: EnvCase, n: int, seed: int) -> Route:
-    """A PettingZoo-style env, reset when no agent is left, counting the agents that acted (a
-    finished agent is out until every agent is). ``env.<method>`` takes a dict of the live
-    agents' actions; without a method (AEC) a timed step is a cycle of ``len(env.agents)``
-    turns, ``last()`` then ``step()`` (``agent_iter`` without the iterator)."""
+    """A PettingZoo-style env, reset when no agent is left, counting the agents that acted:
+    ``env.<method>(actions)``, or (AEC) a cycle of ``len(env.agents)`` ``last()``/``step()``."""
     env = build(case, n, seed)[0]
     env.reset(seed=seed)
     agents = list(env.possible_agents)
@@ -275,9 +273,8 @@ def _dicts(method: str | None, build: Build, name: str, case: EnvCase, n: int, s
 
 
 def _floor(name: str, case: EnvCase, n: int, seed: int) -> Route:
-    """No adapter: the Python work PettingZoo's Parallel API asks of ANY adapter per step (N
-    actions looked up and stacked, five dicts of N entries, fresh observation rows and info
-    dicts), on the data of the core's first step."""
+    """No adapter: the Python work PettingZoo's Parallel API asks of ANY adapter per step
+    (``benchmarks/README.md``), on the data of the core's first step."""
     core = case.make(n, seed)
     core.reset(seed=seed)
     decision, _ = core.get_steps(case.behavior)
