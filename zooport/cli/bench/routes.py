@@ -46,8 +46,9 @@ ROUTE_NAMES = tuple(dict.fromkeys(VECTOR_ROUTES + MULTI_AGENT_ROUTES))
 class EnvCase:
     """An environment to benchmark: ``make(n_agents, seed)`` returns a fresh core whose
     ``behavior`` is stepped (picklable for the routes that use processes). ``every_agent_acts``:
-    no episode ever ends, so the multi-agent routes count all N agents, as raw does. The pool
-    routes run ``workers`` cores; the process peers at most ``peers`` one-agent envs."""
+    no episode ever ends, so the multi-agent routes count all N agents, as raw does, and their
+    per-agent-step costs compare with raw's. The pool routes run ``workers`` cores; the process
+    peers at most ``peers`` one-agent envs."""
 
     name: str
     behavior: str

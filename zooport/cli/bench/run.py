@@ -29,8 +29,6 @@ ENVS = {
         "BallBalance", "BallBalance", lambda n, s: BallBalance(n_agents=n, seed=s)
     ),
     "Trivial": EnvCase("Trivial", "Trivial", trivial),
-    # No episode ends: every agent acts every step, so the multi-agent routes count all N
-    # agents as raw does, and their per-agent-step costs are comparable to raw's.
     "TrivialEndless": EnvCase("TrivialEndless", "Trivial", _ENDLESS, MULTI_AGENT_ROUTES, True),
 }
 
