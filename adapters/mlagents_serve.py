@@ -15,12 +15,12 @@ import numpy as np
 
 from zooport.envs.base_env import ActionTuple, BaseEnvLike, BehaviorSpec
 from zooport.envs.core_pool import CorePool
-from zooport.envs.pool_worker import RelayChannel
 from zooport.envs.side_channel.engine_configuration_channel import ENGINE_CONFIGURATION_CHANNEL_ID
 from zooport.envs.side_channel.environment_parameters_channel import (
     ENVIRONMENT_PARAMETERS_CHANNEL_ID,
 )
 from zooport.envs.side_channel.float_properties_channel import FLOAT_PROPERTIES_CHANNEL_ID
+from zooport.envs.side_channel.raw_bytes_channel import RawBytesChannel as RelayChannel
 from zooport.envs.side_channel.side_channel_manager import _append_frame, _parse_frames
 from zooport.envs.side_channel.stats_side_channel import STATS_SIDE_CHANNEL_ID
 from zooport.envs.steps import check_agent_ids
@@ -165,9 +165,8 @@ def _answer(
         behavior.brain = b""
     sent = bytearray()
     for relay in relays.values():
-        for payload in relay.received:
+        for payload in relay.get_and_clear_received_messages():
             _append_frame(sent, relay.channel_id, payload)
-        relay.received = []
     output = _field(1, bytes(infos + _field(3, bytes(sent))))
     if brains:
         output += _field(2, bytes(brains))

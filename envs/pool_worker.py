@@ -12,7 +12,6 @@ import sys
 import threading
 import time
 import traceback
-import uuid
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -26,6 +25,7 @@ from zooport.envs.capabilities import has_action_masks
 from zooport.envs.compat import _convert_behavior, as_base_env
 from zooport.envs.pool_shared_memory import BehaviorLayout, Control, Rows
 from zooport.envs.side_channel import side_channel_manager as manager
+from zooport.envs.side_channel.raw_bytes_channel import RawBytesChannel
 from zooport.envs.side_channel.side_channel import IncomingMessage, SideChannel
 from zooport.envs.steps import check_agent_ids
 from zooport.errors import ArgumentError, CorePoolError, SpecError
@@ -39,18 +39,6 @@ PARENT_CHECK, PARENT_GRACE = 0.25, 3.0
 SLICE = 0.005
 
 _yield = getattr(os, "sched_yield", lambda: time.sleep(0))
-
-
-class RelayChannel(SideChannel):
-    """The core's end of one of the pool's channels: it keeps the raw payloads the core sent."""
-
-    def __init__(self, channel_id: uuid.UUID) -> None:
-        super().__init__(channel_id)
-        self.received: list[bytes] = []
-
-    def on_message_received(self, msg: IncomingMessage) -> None:
-        # Duck-typed: a Unity build hands over mlagents_envs' IncomingMessage.
-        self.received.append(bytes(msg.get_raw_bytes()))
 
 
 class PoolChannels:
@@ -166,7 +154,8 @@ class CoreRunner:
     """Runs the pool's commands on one core, in a worker or (core 0) in the pool's process."""
 
     def __init__(self, factory: Callable[..., Any], relay_ids: Any, index: int, k: int) -> None:
-        self.relays = {channel_id: RelayChannel(channel_id) for channel_id in relay_ids}
+        # The core's end of each of the pool's channels keeps the raw payloads the core sent.
+        self.relays = {channel_id: RawBytesChannel(channel_id) for channel_id in relay_ids}
         # A copy: UnityEnvironment appends its own analytics channel to the list it is given.
         core = factory(side_channels=list(self.relays.values())) if self.relays else factory()
         self.core: BaseEnv = as_base_env(core)
@@ -226,9 +215,8 @@ class CoreRunner:
     def side_out(self) -> bytes:  # what the core sent on its relays since the last call
         out = bytearray()
         for channel in self.relays.values():
-            for payload in channel.received:
+            for payload in channel.get_and_clear_received_messages():
                 manager._append_frame(out, channel.channel_id, payload)
-            channel.received = []
         return bytes(out)
 
     def serve(self, control: Control, message: Callable[[], Any]) -> tuple[int, Any]:
