@@ -114,9 +114,8 @@ class CorePool(BaseEnv):
         environment_class: str | type = "mlagents_envs.environment:UnityEnvironment",
         **options: Any,
     ) -> CorePool:  # fmt: skip
-        """A pool of ``instances`` copies of one Unity build: instance ``i`` gets ``worker_id +
-        i`` (its port ``base_port + worker_id + i``) and Unity's seed ``seed + i``; ``options``
-        are the pool's."""
+        """``instances`` copies of one Unity build: instance ``i`` gets ``worker_id + i`` (its
+        port ``base_port + worker_id + i``) and seed ``seed + i``; ``options`` are the pool's."""
         instances = check_int(instances, "instances", 1, where="CorePool.unity")
         worker_id = check_int(worker_id, "worker_id", 0, where="CorePool.unity")
         seed = check_int(seed, "seed", 0, where="CorePool.unity")
@@ -162,8 +161,7 @@ class CorePool(BaseEnv):
         self._run(shm.STEP, None if self.mode == "sync" else ~(workers.running | workers.fresh))
 
     def get_steps(self, behavior_name: BehaviorName) -> tuple[DecisionSteps, TerminalSteps]:
-        """This step's DecisionSteps and TerminalSteps of the behaviour over every core that
-        answered, core 0's rows first, with pool agent ids (see :meth:`core_of`)."""
+        """The behaviour's steps of every core that answered, core 0's rows first, pool ids."""
         if not self._live or self._guard.running is not None or _PID[0] != self._owner:
             self._check_ready("get_steps")
         steps = self._steps.get(behavior_name)
@@ -270,8 +268,7 @@ class CorePool(BaseEnv):
         return {"render_modes": ["rgb_array"], "render_fps": fps}
 
     def render(self) -> np.ndarray | None:
-        """Every core's ``rgb_array`` picture, side by side (core 0 leftmost), each padded at
-        the bottom to the tallest; None when no core has a picture."""
+        """The cores' ``rgb_array`` pictures side by side, padded to the tallest (or None)."""
         answers = self._ask(shm.RENDER)
         for i, (_, _, reason) in answers.items():
             if reason:
@@ -285,8 +282,7 @@ class CorePool(BaseEnv):
 
     @property
     def global_state(self) -> Callable[[], np.ndarray]:
-        """``global_state()`` where every core has one: their states flattened and concatenated
-        in core order (a pool with a core without one has no such attribute, like that core)."""
+        """Every core's ``global_state()``, flattened and concatenated in core order."""
         missing = [self._workers.label(i) for i, d in enumerate(self._descriptions)
                    if not d["global_state"]]  # fmt: skip
         if missing:

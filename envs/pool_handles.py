@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from zooport.envs import pool_shared_memory as shm, pool_worker
-from zooport.envs.pool_shared_memory import BehaviorLayout, Control, Rows, unlink_quietly
+from zooport.envs.pool_shared_memory import BehaviorLayout, Control, Rows
 from zooport.envs.pool_worker import SLICE, CoreRunner, PoolChannels, _yield
 from zooport.envs.specs import BehaviorMapping
 from zooport.errors import CorePoolError, SpecError
@@ -84,7 +84,7 @@ class Workers:
                     raise self._raised(i, answer, during="building its core")
                 self.descriptions[i] = answer
             self.doing = "step"
-            unlink_quietly(self.control.memory)  # every worker has mapped it
+            self.control.memory.unlink()  # every worker has mapped it
             self.specs = BehaviorMapping(dict(self.descriptions[0]["specs"]))
             for i in range(1, k):
                 self.agree(i, late=False)
@@ -291,7 +291,7 @@ class Workers:
         segments = {}
         for name, layout in grown.items():
             if name in self.rows:
-                unlink_quietly(self.rows[name].memory)  # the cores keep their mappings till then
+                self.rows[name].memory.unlink()  # the cores keep their mappings till then
                 self.rows[name].close()
             self.rows[name] = rows = Rows(layout)
             segments[name] = (rows.memory.name, layout)
@@ -303,7 +303,7 @@ class Workers:
                 self.command(command, np.flatnonzero(which))
         self.wait(self.every)
         for name in grown:
-            unlink_quietly(self.rows[name].memory)  # every core has mapped it
+            self.rows[name].memory.unlink()  # every core has mapped it
 
     def receive(self, i: int) -> Any:  # core i's next message; a death or a hang is a fault
         while not self.inboxes[i]:
@@ -383,11 +383,11 @@ class Workers:
             del self.processes[i]
             self.connections.pop(i).close()
         for rows in self.rows.values():
-            unlink_quietly(rows.memory)
+            rows.memory.unlink()
             rows.close()
         self.rows.clear()
         if not self.closed:
-            unlink_quietly(self.control.memory)
+            self.control.memory.unlink()
             self.control.close()
             self.closed = True
         return errors[0] if errors and not broken else None

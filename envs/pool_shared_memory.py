@@ -15,7 +15,7 @@ from zooport.envs.specs import AgentId, BehaviorSpec
 from zooport.envs.steps import DecisionSteps, TerminalSteps
 from zooport.errors import SpecError
 
-__all__ = ["MIN_ROWS", "Control", "BehaviorLayout", "Rows", "pool_ids", "unlink_quietly", "gather",
+__all__ = ["MIN_ROWS", "Control", "BehaviorLayout", "Rows", "pool_ids", "gather",
            "scatter", "scatter_one"]  # fmt: skip
 
 #: The fewest rows a core's range gets (a core may spawn agents after its first step).
@@ -40,10 +40,9 @@ class Block(shared_memory.SharedMemory):
         with contextlib.suppress(BufferError):  # a numpy view is alive: the mapping goes with it
             super().close()
 
-
-def unlink_quietly(memory: shared_memory.SharedMemory) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        memory.unlink()
+    def unlink(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            super().unlink()
 
 
 class Control:

@@ -11,7 +11,6 @@ from zooport.envs.pool_shared_memory import (
     BehaviorLayout,
     Rows,
     pool_ids,
-    unlink_quietly,
 )
 from zooport.errors import SpecError
 
@@ -40,7 +39,7 @@ def rows():
     layout = BehaviorLayout("B", (2, 3, 2), BehaviorLayout.signature(_decision([0])), 0, 2, 5)
     made = Rows(layout)
     yield made
-    unlink_quietly(made.memory)
+    made.memory.unlink()
     made.close()
 
 
@@ -84,7 +83,7 @@ def test_grown_ranges_never_shrink_and_move_the_later_cores_rows(rows):
         bigger.write(2, 3, _decision([4], index=2), _terminal([]))
         assert bigger.counts[2, 0] == 1 and bigger.d_id[82] == 14
     finally:
-        unlink_quietly(bigger.memory)
+        bigger.memory.unlink()
         bigger.close()
 
 
