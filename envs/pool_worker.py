@@ -137,11 +137,9 @@ def core_description(core: BaseEnv) -> dict[str, Any]:
 
 
 def describe_exception(exc: BaseException) -> dict[str, Any]:
-    try:
-        pickled: bytes | None = pickle.dumps(exc)
-        pickle.loads(pickled)  # type: ignore[arg-type]
-    except Exception:
-        pickled = None
+    pickled: bytes | None = None
+    with contextlib.suppress(Exception):  # the pool unpickles it where it can
+        pickled = pickle.dumps(exc)
     return {
         "type": f"{type(exc).__module__}.{type(exc).__qualname__}".removeprefix("builtins."),
         "message": str(exc),
