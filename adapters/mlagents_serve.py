@@ -165,8 +165,8 @@ def _answer(
         behavior.brain = b""
     sent = bytearray()
     for relay in relays.values():
-        for payload in relay.get_and_clear_received_messages():
-            _append_frame(sent, relay.channel_id, payload)
+        for message in relay.get_and_clear_received_messages():
+            _append_frame(sent, relay.channel_id, message)
     output = _field(1, bytes(infos + _field(3, bytes(sent))))
     if brains:
         output += _field(2, bytes(brains))

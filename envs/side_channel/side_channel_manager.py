@@ -51,7 +51,7 @@ def _parse_frames(data: bytes | bytearray | memoryview) -> list[tuple[uuid.UUID,
     return frames
 
 
-def _append_frame(result: bytearray, channel_id: uuid.UUID, payload: bytes) -> None:
+def _append_frame(result: bytearray, channel_id: uuid.UUID, payload: bytes | bytearray) -> None:
     result += channel_id.bytes_le + _LENGTH.pack(len(payload)) + payload
 
 
