@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import numpy as np
 
 from zooport.envs.specs import AgentId, BehaviorSpec
 from zooport.errors import ObservationError, UnknownAgentError, look_up
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = [
     "DecisionStep", "DecisionSteps", "TerminalStep", "TerminalSteps", "check_agent_ids",
@@ -65,6 +68,7 @@ class _StepsBase(Mapping):
 
     obs: list[np.ndarray]
     agent_id: np.ndarray
+    _step: ClassVar[type[DecisionStep] | type[TerminalStep]]  # one agent's row
     _agent_id_to_index: dict[AgentId, int] | None = None  # built on first use
 
     def _id_list(self) -> list[AgentId]:
@@ -79,11 +83,21 @@ class _StepsBase(Mapping):
             self._agent_id_to_index = dict(zip(ids, range(len(ids)), strict=True))
         return self._agent_id_to_index
 
-    def _index_of(self, agent_id: AgentId) -> int:
-        return look_up(self.agent_id_to_index, agent_id, UnknownAgentError, lambda: (
+    def __getitem__(self, agent_id: AgentId) -> Any:
+        i = look_up(self.agent_id_to_index, agent_id, UnknownAgentError, lambda: (
             f"agent_id {agent_id!r} is not present in the {type(self).__name__}; "
             f"present: {self._id_list()}"
         ))  # fmt: skip
+        row = []
+        for field in self._step._fields:
+            column = getattr(self, field)
+            if field == "agent_id":
+                row.append(agent_id)
+            elif field in ("obs", "action_mask"):  # one array per spec or branch; no mask: None
+                row.append(None if column is None else [c[i] for c in column])
+            else:
+                row.append(column[i])
+        return self._step(*row)
 
     def __len__(self) -> int:
         return len(self.agent_id)
@@ -97,6 +111,21 @@ class _StepsBase(Mapping):
     def __iter__(self) -> Iterator[AgentId]:
         yield from self._id_list()
 
+    @classmethod
+    def empty(cls, spec: BehaviorSpec) -> Self:
+        """An empty batch with the observation shapes of ``spec``."""
+        columns = {f: None if t is None else np.zeros(0, t) for f, t in _EMPTY_DTYPES.items()}
+        return cls(  # type: ignore[call-arg]
+            obs=[np.zeros((0, *s.shape), dtype=np.float32) for s in spec.observation_specs],
+            **{f: columns[f] for f in cls._step._fields[1:]},
+        )
+
+
+_EMPTY_DTYPES = {
+    "reward": np.float32, "agent_id": np.int32, "action_mask": None, "interrupted": bool,
+    "group_id": np.int32, "group_reward": np.float32,
+}  # fmt: skip
+
 
 class DecisionSteps(_StepsBase):
     """The batch of agents of one behaviour that request a decision.
@@ -105,6 +134,8 @@ class DecisionSteps(_StepsBase):
     ``agent_id`` and ``group_id`` (0: no group) int32, ``group_reward`` float32, and
     ``action_mask`` one (n_agents, branch_size) bool array per branch (True = NOT available).
     """
+
+    _step = DecisionStep
 
     def __init__(
         self,
@@ -122,27 +153,12 @@ class DecisionSteps(_StepsBase):
         self.group_id = group_id
         self.group_reward = group_reward
 
-    def __getitem__(self, agent_id: AgentId) -> DecisionStep:
-        i = self._index_of(agent_id)
-        mask = None if self.action_mask is None else [m[i] for m in self.action_mask]
-        return DecisionStep(
-            obs=[o[i] for o in self.obs],
-            reward=self.reward[i],
-            agent_id=agent_id,
-            action_mask=mask,
-            group_id=self.group_id[i],
-            group_reward=self.group_reward[i],
-        )
-
-    @staticmethod
-    def empty(spec: BehaviorSpec) -> DecisionSteps:
-        """An empty batch with the observation shapes of ``spec``."""
-        return DecisionSteps(**_empty_fields(spec), action_mask=None)
-
 
 class TerminalSteps(_StepsBase):
     """The batch of agents whose episode ended: :class:`DecisionSteps`' fields without
     ``action_mask``, plus ``interrupted`` (bool, True when truncated)."""
+
+    _step = TerminalStep
 
     def __init__(
         self,
@@ -159,32 +175,6 @@ class TerminalSteps(_StepsBase):
         self.agent_id = agent_id
         self.group_id = group_id
         self.group_reward = group_reward
-
-    def __getitem__(self, agent_id: AgentId) -> TerminalStep:
-        i = self._index_of(agent_id)
-        return TerminalStep(
-            obs=[o[i] for o in self.obs],
-            reward=self.reward[i],
-            interrupted=self.interrupted[i],
-            agent_id=agent_id,
-            group_id=self.group_id[i],
-            group_reward=self.group_reward[i],
-        )
-
-    @staticmethod
-    def empty(spec: BehaviorSpec) -> TerminalSteps:
-        """An empty batch with the observation shapes of ``spec``."""
-        return TerminalSteps(**_empty_fields(spec), interrupted=np.zeros(0, dtype=bool))
-
-
-def _empty_fields(spec: BehaviorSpec) -> dict[str, Any]:
-    return {
-        "obs": [np.zeros((0, *s.shape), dtype=np.float32) for s in spec.observation_specs],
-        "reward": np.zeros(0, dtype=np.float32),
-        "agent_id": np.zeros(0, dtype=np.int32),
-        "group_id": np.zeros(0, dtype=np.int32),
-        "group_reward": np.zeros(0, dtype=np.float32),
-    }
 
 
 def decision_row(behavior: str, decision: DecisionSteps, agent_id: Any) -> int:
