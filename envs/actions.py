@@ -70,6 +70,23 @@ def _as_2d_array(values: Any, dtype: np.dtype, part: str, where: str) -> np.ndar
     return array.astype(np.int32, copy=False)
 
 
+_NO_CONTINUOUS = np.zeros((0, 0), np.float32)
+_NO_DISCRETE = np.zeros((0, 0), np.int32)
+
+
+def _add_part(values: Any, other: np.ndarray, part: str) -> tuple[np.ndarray, np.ndarray]:
+    """``values`` as the ``part`` of an ActionTuple, and the other part, which must agree."""
+    array = _as_2d_array(values, _FLOAT32 if part == "continuous" else _INT32, part, "ActionTuple")
+    if not other.shape[1]:  # the other part is a filler: it takes this batch size
+        return array, np.zeros((array.shape[0], 0), other.dtype)
+    if other.shape[0] != array.shape[0]:
+        raise ActionError(
+            f"ActionTuple: the {part} part has {array.shape[0]} rows but the other part "
+            f"has {other.shape[0]}"
+        )
+    return array, other
+
+
 class ActionTuple:
     """A batch of actions: ``continuous`` (n, c) float32 and ``discrete`` (n, d) int32; a
     missing part is an empty ``(n, 0)`` array of the right dtype."""
@@ -77,8 +94,9 @@ class ActionTuple:
     __slots__ = ("_continuous", "_discrete")
 
     def __init__(self, continuous: Any = None, discrete: Any = None) -> None:
-        self._continuous: np.ndarray | None = None
-        self._discrete: np.ndarray | None = None
+        # A missing part is an empty filler; the part added sets its batch size.
+        self._continuous = _NO_CONTINUOUS
+        self._discrete = _NO_DISCRETE
         if continuous is not None:
             self.add_continuous(continuous)
         if discrete is not None:
@@ -95,15 +113,11 @@ class ActionTuple:
     @property
     def continuous(self) -> np.ndarray:
         """The continuous part, shape (n_agents, continuous_size), float32."""
-        if self._continuous is None:
-            return np.zeros((0, 0), dtype=np.float32)
         return self._continuous
 
     @property
     def discrete(self) -> np.ndarray:
         """The discrete part, shape (n_agents, n_branches), int32."""
-        if self._discrete is None:
-            return np.zeros((0, 0), dtype=np.int32)
         return self._discrete
 
     @property
@@ -113,28 +127,11 @@ class ActionTuple:
 
     def add_continuous(self, continuous: Any) -> None:
         """Sets the continuous part; it must be a 2-D numeric array."""
-        array = _as_2d_array(continuous, _FLOAT32, "continuous", "ActionTuple")
-        self._check_batch(array, self._discrete, "continuous")
-        self._continuous = array
-        if self._discrete is None:
-            self._discrete = np.zeros((array.shape[0], 0), dtype=np.int32)
+        self._continuous, self._discrete = _add_part(continuous, self._discrete, "continuous")
 
     def add_discrete(self, discrete: Any) -> None:
         """Sets the discrete part; it must be a 2-D integer array."""
-        array = _as_2d_array(discrete, _INT32, "discrete", "ActionTuple")
-        self._check_batch(array, self._continuous, "discrete")
-        self._discrete = array
-        if self._continuous is None:
-            self._continuous = np.zeros((array.shape[0], 0), dtype=np.float32)
-
-    @staticmethod
-    def _check_batch(new: np.ndarray, other: np.ndarray | None, part: str) -> None:
-        # The filler of the other part is (n, 0); only a real part may disagree.
-        if other is not None and other.shape[1] > 0 and other.shape[0] != new.shape[0]:
-            raise ActionError(
-                f"ActionTuple: the {part} part has {new.shape[0]} rows but the other part "
-                f"has {other.shape[0]}"
-            )
+        self._discrete, self._continuous = _add_part(discrete, self._continuous, "discrete")
 
     def __len__(self) -> int:
         return max(self.continuous.shape[0], self.discrete.shape[0])
