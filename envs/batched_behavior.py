@@ -141,16 +141,8 @@ class BehaviorState:
         stepped = active if spawned is None else active & ~spawned
         rows = True if everyone else stepped
         np.add(self.pending_reward, reward, out=self.pending_reward, where=rows)
-        group = result.group_reward
-        if group is not None:
-            if (
-                type(group) is np.ndarray
-                and group.dtype == np.float32
-                and group.shape == (capacity,)
-            ):
-                np.add(self.pending_group, group, out=self.pending_group, where=rows)
-            else:  # another dtype or shape: promoted, broadcast and rounded as it always was
-                self.pending_group += np.where(stepped, group, 0.0).astype(np.float32)
+        if result.group_reward is not None:  # any dtype or shape: broadcast, then rounded
+            self.pending_group += np.where(stepped, result.group_reward, 0.0).astype(np.float32)
         limited = self.max_steps > 0
         if everyone:
             self.since_decision += 1

@@ -195,12 +195,10 @@ class BatchedEnv(BaseEnv):
         seed = check_seed(seed, f"{type(self).__name__}.reset")
         if not self._behaviors:
             raise SpecError(f"{type(self).__name__} declared no behavior (_add_behavior)")
-        guard = self._guard
-        with guard.call("reset"):
+        with self._guard.resetting():
             if seed is not None:
                 self._seed, self.np_random = seed, np.random.default_rng(seed)
                 self._order_rng = np.random.default_rng(seed + 1)
-            guard.committed = True
             self._channels.exchange()
             self._on_reset()
             self._next_id = 0
@@ -219,9 +217,8 @@ class BatchedEnv(BaseEnv):
         """Advances every behaviour one step (after a hook raised, refused until ``reset()``)."""
         if self._closed or not self._was_reset:
             self._check_ready()
-        guard = self._guard
-        with guard.call("step"):
-            guard.committed = True  # step() takes no arguments: anything raised loses data
+        # step() takes no arguments: anything raised loses data, so it is committed at once.
+        with self._guard.enter("step", committed=True):
             self._channels.exchange()
             behaviors = self._behaviors
             for b in behaviors.values():
@@ -234,7 +231,7 @@ class BatchedEnv(BaseEnv):
             # Three phases over every behaviour, so no behaviour observes another's agents
             # half-updated: finish episodes (observing before any reset), restart and spawn,
             # then publish decisions.
-            finished = [self._finish(b, self._result(results, n)) for n, b in behaviors.items()]
+            finished = [self._finish(b, results) for b in behaviors.values()]
             for b, (done_slots, _, _) in zip(behaviors.values(), finished, strict=True):
                 self._restart(b, done_slots)
             # Agents spawned outside _step (from another hook) were not stepped.
@@ -300,15 +297,13 @@ class BatchedEnv(BaseEnv):
 
     # ----------------------------------------------------------------- internals
 
-    def _result(self, results: Mapping[str, StepResult], name: str) -> StepResult:
-        return look_up(results, name, SpecError, lambda: (
-            f"{type(self).__name__}._step returned no StepResult for behavior {name!r}; "
+    def _finish(
+        self, b: BehaviorState, results: Mapping[str, StepResult]
+    ) -> tuple[np.ndarray, TerminalSteps | None, np.ndarray | None]:
+        result = look_up(results, b.name, SpecError, lambda: (
+            f"{type(self).__name__}._step returned no StepResult for behavior {b.name!r}; "
             f"expected a dict with a StepResult for each of {list(self._behaviors)}"
         ))  # fmt: skip
-
-    def _finish(
-        self, b: BehaviorState, result: StepResult
-    ) -> tuple[np.ndarray, TerminalSteps | None, np.ndarray | None]:
         done_slots, interrupted, spawned = b.account(result, f"{type(self).__name__}._step")
         if not done_slots.size:
             return done_slots, None, spawned
