@@ -91,10 +91,8 @@ def check_float(
         return number
     if above is not None and below is not None:
         expected = f"{above} {'<=' if at_least else '<'} {name} < {below}"
-    elif above is not None:
-        expected = f"{name} to be finite and {'>=' if at_least else '>'} {above}"
-    elif below is not None:
-        expected = f"{name} to be finite and < {below}"
     else:
         expected = f"{name} to be finite"
+        expected += "" if above is None else f" and {'>=' if at_least else '>'} {above}"
+        expected += "" if below is None else f" and < {below}"
     raise ArgumentError(f"{prefix}Expect {expected}, actually: {value!r}")

@@ -15,11 +15,6 @@ __all__ = [
 ]  # fmt: skip
 
 _KEYWORD_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-_POSITIONAL_KINDS = (
-    inspect.Parameter.POSITIONAL_ONLY,
-    inspect.Parameter.POSITIONAL_OR_KEYWORD,
-    inspect.Parameter.VAR_POSITIONAL,
-)
 
 _warned_unseedable: set[type] = set()
 
@@ -50,7 +45,8 @@ def accepts_keyword(target: Callable[..., Any], name: str) -> bool:
 def takes_positional(function: Callable[..., Any]) -> bool:
     """True when ``function`` can be called with one positional argument."""
     parameters = signature_parameters(function)
-    return parameters is not None and any(p.kind in _POSITIONAL_KINDS for p in parameters.values())
+    # Kinds are ordered: positional-only, positional-or-keyword and *args come first.
+    return parameters is not None and any(p.kind < p.KEYWORD_ONLY for p in parameters.values())
 
 
 def is_seedable(core: BaseEnvLike) -> bool:
