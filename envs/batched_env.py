@@ -60,14 +60,10 @@ class BatchedEnv(BaseEnv):
         self._order_rng = np.random.default_rng(None if seed is None else seed + 1)
         self._channels = SimulationSideChannels(side_channels, seed=seed)
         self._next_id = 0
-        # Counts spawned agents; step() notices an author spawning outside _step by it.
-        self._spawn_count = 0
+        self._spawn_count = 0  # step() notices an author spawning outside _step by it
         self._was_reset = False
         self._closed = False
-        # Refuses a step/reset entered during another, and steps after an interrupted one.
-        self._guard = StepGuard(type(self).__name__)
-
-    # ----------------------------------------------------------------- authoring API
+        self._guard = StepGuard(where)
 
     def _add_behavior(
         self,
@@ -163,8 +159,6 @@ class BatchedEnv(BaseEnv):
             f"{type(self).__name__} must define {signature}, a hook of BatchedEnv"
         )
 
-    # ----------------------------------------------------------------- BaseEnv API
-
     @property
     def behavior_specs(self) -> Mapping[BehaviorName, BehaviorSpec]:
         self._check_open()
@@ -257,8 +251,7 @@ class BatchedEnv(BaseEnv):
 
     @staticmethod
     def _store_actions(b: BehaviorState, continuous: np.ndarray, discrete: np.ndarray) -> None:
-        # When every slot decided, in order, a plain copy replaces the scatter (which costs
-        # ~10 us for 1024 agents).
+        # Every slot decided, in order: a plain copy, not a scatter (~10 us for 1024 agents).
         slots = slice(None) if b.all_decide else b.decision_slots
         if b.continuous.shape[1]:
             b.continuous[slots] = continuous
@@ -294,8 +287,6 @@ class BatchedEnv(BaseEnv):
     @property
     def closed(self) -> bool:
         return self._closed
-
-    # ----------------------------------------------------------------- internals
 
     def _finish(
         self, b: BehaviorState, results: Mapping[str, StepResult]
