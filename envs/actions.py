@@ -232,19 +232,30 @@ class ActionSpec(NamedTuple):
     @staticmethod
     def create_continuous(continuous_size: int) -> ActionSpec:
         """A spec with ``continuous_size`` continuous actions and no discrete branches."""
-        return ActionSpec(_check_size(continuous_size, "continuous_size"), ())
+        return ActionSpec.create_hybrid(continuous_size, ())
 
     @staticmethod
     def create_discrete(discrete_branches: tuple[int, ...]) -> ActionSpec:
         """A spec with the given discrete branches and no continuous actions."""
-        return ActionSpec(0, _check_branches(discrete_branches))
+        return ActionSpec.create_hybrid(0, discrete_branches)
 
     @staticmethod
     def create_hybrid(continuous_size: int, discrete_branches: tuple[int, ...]) -> ActionSpec:
         """A spec with both continuous actions and discrete branches."""
-        return ActionSpec(
-            _check_size(continuous_size, "continuous_size"), _check_branches(discrete_branches)
-        )
+        branches = tuple(discrete_branches)
+        if not _is_int(continuous_size) or continuous_size < 0:
+            raise ArgumentError(
+                f"Expected continuous_size to be a non-negative int, actually: {continuous_size!r}"
+            )
+        if not all(_is_int(b) and b >= 1 for b in branches):
+            raise ArgumentError(
+                f"Expected every discrete branch size to be a positive int, actually: {branches}"
+            )
+        return ActionSpec(int(continuous_size), tuple(int(b) for b in branches))
+
+
+def _is_int(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, np.integer))
 
 
 _BRANCH_TOPS: dict[tuple[int, ...], np.uint32 | np.ndarray] = {}
@@ -266,22 +277,6 @@ def _out_of_range(discrete: np.ndarray, branches: tuple[int, ...]) -> bool:
             tops.setflags(write=False)
         _BRANCH_TOPS[branches] = tops
     return bool(np.count_nonzero(discrete.view(np.uint32) > tops))
-
-
-def _check_size(value: int, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise ArgumentError(f"Expected {what} to be a non-negative int, actually: {value!r}")
-    return int(value)
-
-
-def _check_branches(branches: tuple[int, ...]) -> tuple[int, ...]:
-    branches = tuple(branches)
-    for b in branches:
-        if isinstance(b, bool) or not isinstance(b, (int, np.integer)) or b < 1:
-            raise ArgumentError(
-                f"Expected every discrete branch size to be a positive int, actually: {branches}"
-            )
-    return tuple(int(b) for b in branches)
 
 
 def random_actions(
