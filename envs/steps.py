@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -63,7 +63,10 @@ class TerminalStep(NamedTuple):
     group_reward: float
 
 
-class _StepsBase(Mapping):
+_Row = TypeVar("_Row", bound=DecisionStep | TerminalStep)
+
+
+class _StepsBase(Mapping, Generic[_Row]):
     """Indexing by agent id, whether the fields are arrays or lists (as in ML-Agents' tests)."""
 
     obs: list[np.ndarray]
@@ -83,12 +86,12 @@ class _StepsBase(Mapping):
             self._agent_id_to_index = dict(zip(ids, range(len(ids)), strict=True))
         return self._agent_id_to_index
 
-    def __getitem__(self, agent_id: AgentId) -> Any:
+    def __getitem__(self, agent_id: AgentId) -> _Row:
         i = look_up(self.agent_id_to_index, agent_id, UnknownAgentError, lambda: (
             f"agent_id {agent_id!r} is not present in the {type(self).__name__}; "
             f"present: {self._id_list()}"
         ))  # fmt: skip
-        row = []
+        row: list[Any] = []
         for field in self._step._fields:
             column = getattr(self, field)
             if field == "agent_id":
@@ -97,7 +100,7 @@ class _StepsBase(Mapping):
                 row.append(None if column is None else [c[i] for c in column])
             else:
                 row.append(column[i])
-        return self._step(*row)
+        return self._step(*row)  # type: ignore[return-value]
 
     def __len__(self) -> int:
         return len(self.agent_id)
@@ -115,10 +118,8 @@ class _StepsBase(Mapping):
     def empty(cls, spec: BehaviorSpec) -> Self:
         """An empty batch with the observation shapes of ``spec``."""
         columns = {f: None if t is None else np.zeros(0, t) for f, t in _EMPTY_DTYPES.items()}
-        return cls(  # type: ignore[call-arg]
-            obs=[np.zeros((0, *s.shape), dtype=np.float32) for s in spec.observation_specs],
-            **{f: columns[f] for f in cls._step._fields[1:]},
-        )
+        obs = [np.zeros((0, *o.shape), dtype=np.float32) for o in spec.observation_specs]
+        return cls(obs=obs, **{f: columns[f] for f in cls._step._fields[1:]})  # type: ignore[call-arg]
 
 
 _EMPTY_DTYPES = {
@@ -127,7 +128,7 @@ _EMPTY_DTYPES = {
 }  # fmt: skip
 
 
-class DecisionSteps(_StepsBase):
+class DecisionSteps(_StepsBase[DecisionStep]):
     """The batch of agents of one behaviour that request a decision.
 
     ``obs`` holds one (n_agents, *shape) array per observation spec; ``reward`` is float32,
@@ -154,7 +155,7 @@ class DecisionSteps(_StepsBase):
         self.group_reward = group_reward
 
 
-class TerminalSteps(_StepsBase):
+class TerminalSteps(_StepsBase[TerminalStep]):
     """The batch of agents whose episode ended: :class:`DecisionSteps`' fields without
     ``action_mask``, plus ``interrupted`` (bool, True when truncated)."""
 
