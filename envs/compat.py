@@ -363,9 +363,7 @@ class LegacyBaseEnv(BaseEnv):
         action = action_spec._validate_action(action, 1, behavior_name)
         decision = self.get_steps(behavior_name)[0]
         index = decision_row(behavior_name, decision, agent_id)
-        pending = self._pending.get(behavior_name)
-        if pending is None:
-            pending = action_spec.empty_action(len(decision))
+        pending = self._pending.get(behavior_name) or action_spec.empty_action(len(decision))
         continuous, discrete = pending.continuous.copy(), pending.discrete.copy()
         continuous[index], discrete[index] = action.continuous[0], action.discrete[0]
         self.set_actions(behavior_name, ActionTuple(continuous, discrete))
