@@ -268,6 +268,9 @@ def test_action_tuple_fills_the_missing_part():
     action = ActionTuple(discrete=[[1, 0]])
     assert action.continuous.shape == (1, 0) and action.continuous.dtype == np.float32
     assert len(ActionTuple()) == 0
+    # A part set again resizes the filler: the missing part always has the batch's rows.
+    action.add_discrete(np.zeros((3, 2), np.int32))
+    assert action.continuous.shape == (3, 0) and len(action) == 3
 
 
 def test_action_tuple_accepts_whole_floats_as_discrete():
