@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -63,10 +63,7 @@ class TerminalStep(NamedTuple):
     group_reward: float
 
 
-_Row = TypeVar("_Row", bound=DecisionStep | TerminalStep)
-
-
-class _StepsBase(Mapping, Generic[_Row]):
+class _StepsBase(Mapping):
     """Indexing by agent id, whether the fields are arrays or lists (as in ML-Agents' tests)."""
 
     obs: list[np.ndarray]
@@ -86,7 +83,7 @@ class _StepsBase(Mapping, Generic[_Row]):
             self._agent_id_to_index = dict(zip(ids, range(len(ids)), strict=True))
         return self._agent_id_to_index
 
-    def __getitem__(self, agent_id: AgentId) -> _Row:
+    def __getitem__(self, agent_id: AgentId) -> Any:
         i = look_up(self.agent_id_to_index, agent_id, UnknownAgentError, lambda: (
             f"agent_id {agent_id!r} is not present in the {type(self).__name__}; "
             f"present: {self._id_list()}"
@@ -100,7 +97,7 @@ class _StepsBase(Mapping, Generic[_Row]):
                 row.append(None if column is None else [c[i] for c in column])
             else:
                 row.append(column[i])
-        return self._step(*row)  # type: ignore[return-value]
+        return self._step(*row)
 
     def __len__(self) -> int:
         return len(self.agent_id)
@@ -128,7 +125,7 @@ _EMPTY_DTYPES = {
 }  # fmt: skip
 
 
-class DecisionSteps(_StepsBase[DecisionStep]):
+class DecisionSteps(_StepsBase):
     """The batch of agents of one behaviour that request a decision.
 
     ``obs`` holds one (n_agents, *shape) array per observation spec; ``reward`` is float32,
@@ -137,6 +134,9 @@ class DecisionSteps(_StepsBase[DecisionStep]):
     """
 
     _step = DecisionStep
+    if TYPE_CHECKING:  # the one-agent type, for type checkers
+
+        def __getitem__(self, agent_id: AgentId) -> DecisionStep: ...
 
     def __init__(
         self,
@@ -155,11 +155,14 @@ class DecisionSteps(_StepsBase[DecisionStep]):
         self.group_reward = group_reward
 
 
-class TerminalSteps(_StepsBase[TerminalStep]):
+class TerminalSteps(_StepsBase):
     """The batch of agents whose episode ended: :class:`DecisionSteps`' fields without
     ``action_mask``, plus ``interrupted`` (bool, True when truncated)."""
 
     _step = TerminalStep
+    if TYPE_CHECKING:
+
+        def __getitem__(self, agent_id: AgentId) -> TerminalStep: ...
 
     def __init__(
         self,
