@@ -17,20 +17,16 @@ from zooport.envs.side_channel.side_channel import SideChannel
 
 __all__ = ["BallBalance"]
 
-_STEP_TIME = 0.1  # simulated seconds per step, in 5 physics substeps
 _SUBSTEPS = 5
-_DT = _STEP_TIME / _SUBSTEPS
+_DT = 0.1 / _SUBSTEPS  # a step is 0.1 simulated seconds, in 5 physics substeps
 _SUBSTEP_FRACTIONS = (np.arange(1, _SUBSTEPS + 1) / _SUBSTEPS)[:, None, None]
 _TILT_RATE = math.radians(4.0)  # tilt change per step at action +-1; the tilt stops at 0.5
 _MAX_TILT = 0.5
 _INITIAL_TILT = math.radians(10.0)  # an episode's tilts are uniform in +-10 degrees
 _INITIAL_SPREAD = 1.5  # and its ball is at rest within +-1.5
 _EDGE = 3.0  # the ball falls off when its centre leaves [-3, 3] on either platform axis
-_PLATFORM_HALF_THICKNESS = 0.5
 _DRAG = 0.2  # rolling resistance: a force -_DRAG * scale * velocity
 _ROLLING = 5.0 / 7.0  # a solid sphere rolling without slipping: 5/7 of a point mass's accel
-_REWARD_ALIVE = 0.1
-_REWARD_FALL = -1.0
 
 
 class BallBalance(BatchedEnv):
@@ -97,14 +93,9 @@ class BallBalance(BatchedEnv):
         finished = slots[self._episode_length[slots] > 0]
         fell = (np.abs(self._position[finished]) > _EDGE).any(axis=1)
         # One statistic per finished episode, as each Unity agent records its own.
-        for length, reward, fall in zip(
-            self._episode_length[finished].tolist(),
-            self._episode_reward[finished].tolist(),
-            fell.tolist(),
-            strict=True,
-        ):
-            self.record_stat("BallBalance/EpisodeLength", length)
-            self.record_stat("BallBalance/EpisodeReward", reward)
+        for slot, fall in zip(finished.tolist(), fell.tolist(), strict=True):
+            self.record_stat("BallBalance/EpisodeLength", int(self._episode_length[slot]))
+            self.record_stat("BallBalance/EpisodeReward", float(self._episode_reward[slot]))
             self.record_stat("BallBalance/Fell", float(fall))
         self._episode_length[slots] = 0
         self._episode_reward[slots] = 0.0
@@ -137,14 +128,14 @@ class BallBalance(BatchedEnv):
             position += velocity * _DT
         self._tilt = tilts[-1]
         fell = np.asarray((np.abs(position) > _EDGE).any(axis=1))
-        reward = np.where(fell, _REWARD_FALL, _REWARD_ALIVE)
+        reward = np.where(fell, -1.0, 0.1)
         self._episode_length += 1
         self._episode_reward += reward
         return {self.behavior_name: StepResult(reward.astype(np.float32), fell)}
 
     def _observe(self, behavior: str, slots: np.ndarray) -> list[np.ndarray]:
         tilt = self._tilt[slots]
-        height = _PLATFORM_HALF_THICKNESS + 0.5 * self._params["scale"][slots]
+        height = 0.5 + 0.5 * self._params["scale"][slots]  # the platform's and the ball's
         sin_z, cos_z = np.sin(tilt[:, 0]), np.cos(tilt[:, 0])
         sin_x, cos_x = np.sin(tilt[:, 1]), np.cos(tilt[:, 1])
         obs = np.empty((slots.size, 8), dtype=np.float32)

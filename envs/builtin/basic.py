@@ -89,12 +89,12 @@ class Basic(BatchedEnv):
         cell, n, width = 16, self.n_agents, _MAX_POSITION + 1
         image = _common.canvas(n * cell, width * cell, (40, 40, 40))
         rows = np.arange(n) * cell
-        # Cell separators make positions countable.
-        _common.fill_rects(image, np.zeros(width), np.arange(width) * cell, n * cell, 1, (0, 0, 0))
+        image[:, ::cell] = 0  # cell separators make positions countable
         for goal, side in zip(_GOALS.tolist(), (cell // 3, cell - 4), strict=True):
             offset = (cell - side) // 2
-            left = np.full(n, goal * cell + offset)
-            _common.fill_rects(image, rows + offset, left, side, side, (60, 200, 60))
+            _common.fill_rects(
+                image, rows + offset, goal * cell + offset, side, side, (60, 200, 60)
+            )
         _common.fill_circles(
             image, rows + cell / 2, (self._position + 0.5) * cell, cell * 0.35, (60, 120, 255)
         )
