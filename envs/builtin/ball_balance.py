@@ -59,17 +59,10 @@ class BallBalance(BatchedEnv):
     )
 
     def __init__(
-        self,
-        *,
-        n_agents: int = 12,
-        seed: int | None = None,
-        side_channels: Sequence[SideChannel] | None = None,
-        max_steps: int = max_episode_steps,
-        reorder_agents: bool = False,
-        mass: float = 1.0,
-        gravity: float = 9.81,
-        scale: float = 1.0,
-    ) -> None:
+        self, *, n_agents: int = 12, seed: int | None = None,
+        side_channels: Sequence[SideChannel] | None = None, max_steps: int = max_episode_steps,
+        reorder_agents: bool = False, mass: float = 1.0, gravity: float = 9.81, scale: float = 1.0,
+    ) -> None:  # fmt: skip
         self.n_agents = n = check_int(n_agents, "n_agents", 1)
         given = {"mass": mass, "gravity": gravity, "scale": scale}
         self._defaults = {key: check_float(v, key, above=0) for key, v in given.items()}

@@ -54,14 +54,10 @@ class Basic(BatchedEnv):
     declaration: ClassVar[EnvDeclaration] = EnvDeclaration(gym_kwargs={"n_agents": 1})
 
     def __init__(
-        self,
-        *,
-        n_agents: int = 1,
-        seed: int | None = None,
-        side_channels: Sequence[SideChannel] | None = None,
-        max_steps: int = max_episode_steps,
+        self, *, n_agents: int = 1, seed: int | None = None,
+        side_channels: Sequence[SideChannel] | None = None, max_steps: int = max_episode_steps,
         reorder_agents: bool = False,
-    ) -> None:
+    ) -> None:  # fmt: skip
         self.n_agents = check_int(n_agents, "n_agents", 1)
         super().__init__(seed, side_channels, max_steps, reorder_agents)
         spec = BehaviorSpec(
@@ -92,9 +88,8 @@ class Basic(BatchedEnv):
         image[:, ::cell] = 0  # cell separators make positions countable
         for goal, side in zip(_GOALS.tolist(), (cell // 3, cell - 4), strict=True):
             offset = (cell - side) // 2
-            _common.fill_rects(
-                image, rows + offset, goal * cell + offset, side, side, (60, 200, 60)
-            )
+            left = goal * cell + offset
+            _common.fill_rects(image, rows + offset, left, side, side, (60, 200, 60))
         _common.fill_circles(
             image, rows + cell / 2, (self._position + 0.5) * cell, cell * 0.35, (60, 120, 255)
         )

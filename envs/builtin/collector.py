@@ -55,17 +55,10 @@ class Collector(BatchedEnv):
     damping: ClassVar[float] = 0.6
 
     def __init__(
-        self,
-        *,
-        seed: int | None = None,
-        side_channels: Sequence[SideChannel] | None = None,
-        max_steps: int = max_episode_steps,
-        reorder_agents: bool = False,
-        n_agents: int = 4,
-        n_items: int = 6,
-        min_items: int = 3,
-        reach: float = 0.15,
-    ) -> None:
+        self, *, seed: int | None = None, side_channels: Sequence[SideChannel] | None = None,
+        max_steps: int = max_episode_steps, reorder_agents: bool = False, n_agents: int = 4,
+        n_items: int = 6, min_items: int = 3, reach: float = 0.15,
+    ) -> None:  # fmt: skip
         super().__init__(seed, side_channels, max_steps, reorder_agents)
         self.n_agents = check_int(n_agents, "n_agents", 1)
         self.n_items = check_int(n_items, "n_items", 1)

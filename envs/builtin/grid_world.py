@@ -60,17 +60,11 @@ class GridWorld(BatchedEnv):
     )
 
     def __init__(
-        self,
-        *,
-        n_agents: int = 4,
-        seed: int | None = None,
-        side_channels: Sequence[SideChannel] | None = None,
-        max_steps: int = max_episode_steps,
-        reorder_agents: bool = False,
-        grid_size: int | tuple[int, int] = 5,
-        n_walls: int = 0,
+        self, *, n_agents: int = 4, seed: int | None = None,
+        side_channels: Sequence[SideChannel] | None = None, max_steps: int = max_episode_steps,
+        reorder_agents: bool = False, grid_size: int | tuple[int, int] = 5, n_walls: int = 0,
         pixels_per_cell: int = 1,
-    ) -> None:
+    ) -> None:  # fmt: skip
         n = check_int(n_agents, "n_agents", 1)
         if isinstance(grid_size, (int, np.integer)) and not isinstance(grid_size, bool):
             grid_size = (grid_size, grid_size)

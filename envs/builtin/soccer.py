@@ -78,16 +78,10 @@ class Soccer(BatchedEnv):
     ball_friction: ClassVar[float] = 0.94
 
     def __init__(
-        self,
-        *,
-        seed: int | None = None,
-        side_channels: Sequence[SideChannel] | None = None,
-        max_steps: int = max_episode_steps,
-        reorder_agents: bool = False,
-        team_size: int = 2,
-        individual_rewards: bool = True,
-        shaping: float = 0.0,
-    ) -> None:
+        self, *, seed: int | None = None, side_channels: Sequence[SideChannel] | None = None,
+        max_steps: int = max_episode_steps, reorder_agents: bool = False, team_size: int = 2,
+        individual_rewards: bool = True, shaping: float = 0.0,
+    ) -> None:  # fmt: skip
         super().__init__(seed, side_channels, max_steps, reorder_agents)
         self.team_size = n = check_int(team_size, "team_size", 1)
         self.individual_rewards = check_bool(individual_rewards, "individual_rewards")

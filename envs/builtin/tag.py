@@ -70,22 +70,12 @@ class Tag(BatchedEnv):
     damping: ClassVar[float] = 0.5
 
     def __init__(
-        self,
-        *,
-        seed: int | None = None,
-        side_channels: Sequence[SideChannel] | None = None,
-        max_steps: int = max_episode_steps,
-        reorder_agents: bool = False,
-        n_runners: int = 3,
-        n_taggers: int = 2,
-        runner_decision_period: int = 1,
-        tagger_decision_period: int = 2,
-        spawn_every: int = 0,
-        max_spawned: int = 4,
-        restart_tagged: bool = True,
-        observed_opponents: int = 2,
-        tag_radius: float = 0.1,
-    ) -> None:
+        self, *, seed: int | None = None, side_channels: Sequence[SideChannel] | None = None,
+        max_steps: int = max_episode_steps, reorder_agents: bool = False, n_runners: int = 3,
+        n_taggers: int = 2, runner_decision_period: int = 1, tagger_decision_period: int = 2,
+        spawn_every: int = 0, max_spawned: int = 4, restart_tagged: bool = True,
+        observed_opponents: int = 2, tag_radius: float = 0.1,
+    ) -> None:  # fmt: skip
         super().__init__(seed, side_channels, max_steps, reorder_agents)
         n_runners = check_int(n_runners, "n_runners", 1)
         n_taggers = check_int(n_taggers, "n_taggers", 1)
