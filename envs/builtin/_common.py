@@ -60,15 +60,11 @@ def tile(
     n, h, w, _ = images.shape
     columns = max(1, min(int(np.ceil(np.sqrt(n))) if columns is None else columns, n))
     rows = -(-n // columns)
-    # Each grid cell is the image preceded by `pad` rows and columns of border; one reshape
-    # then lays all cells out, and the last border row and column are added around it.
-    cells = np.full((rows, pad + h, columns, pad + w, 3), pad_color, dtype=np.uint8)
-    grid = np.full((rows * columns, h, w, 3), pad_color, dtype=np.uint8)
-    grid[:n] = images
-    cells[:, pad:, :, pad:] = grid.reshape(rows, columns, h, w, 3).transpose(0, 2, 1, 3, 4)
-    body = cells.reshape(rows * (pad + h), columns * (pad + w), 3)
-    out = canvas(body.shape[0] + pad, body.shape[1] + pad, pad_color)
-    out[: body.shape[0], : body.shape[1]] = body
+    out = canvas(rows * (pad + h) + pad, columns * (pad + w) + pad, pad_color)
+    for i, image in enumerate(images):
+        row, col = divmod(i, columns)
+        top, left = pad + row * (pad + h), pad + col * (pad + w)
+        out[top : top + h, left : left + w] = image
     return out
 
 

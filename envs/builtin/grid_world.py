@@ -160,28 +160,23 @@ class GridWorld(BatchedEnv):
         goal = self._goals[index, self._target]
         lit = index[kinds[index, goal[:, 0], goal[:, 1]] != _AGENT]
         kinds[lit, goal[lit, 0], goal[lit, 1]] = 5 + self._target[lit]
-        stamps, fg, bg = _stamps(cell)
-        big = kinds.repeat(cell, axis=1).repeat(cell, axis=2)  # (n, R * cell, C * cell)
-        sub_r, sub_c = np.ogrid[: big.shape[1], : big.shape[2]]
-        shape = stamps[big, sub_r % cell, sub_c % cell]
-        images = np.where(shape[..., None], fg[big], bg[big])
-        return _common.tile(images)
+        n, rows, cols = kinds.shape
+        images = _stamps(cell)[kinds].transpose(0, 1, 3, 2, 4, 5)  # (n, R, cell, C, cell, 3)
+        return _common.tile(images.reshape(n, rows * cell, cols * cell, 3))
 
 
-def _stamps(cell: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per cell kind (empty, wall, plus, cross, agent, named plus, named cross): a shape
-    mask, its colour and the background colour."""
+def _stamps(cell: int) -> np.ndarray:
+    """(7, cell, cell, 3): the picture of a cell of each kind (empty, wall, plus, cross,
+    agent, named plus, named cross)."""
     r, c = np.mgrid[0:cell, 0:cell] + 0.5
     mid, arm = cell / 2, cell * 0.12
     inner = (r > cell * 0.15) & (r < cell * 0.85) & (c > cell * 0.15) & (c < cell * 0.85)
     plus = inner & ((np.abs(r - mid) < arm) | (np.abs(c - mid) < arm))
     cross = inner & ((np.abs(r - c) < arm * 1.4) | (np.abs(r + c - cell) < arm * 1.4))
     disc = (r - mid) ** 2 + (c - mid) ** 2 <= (cell * 0.38) ** 2
-    full = np.ones((cell, cell), dtype=bool)
-    none = np.zeros((cell, cell), dtype=bool)
-    stamps = np.stack([none, full, plus, cross, disc, plus, cross])
-    # The lit goals keep their colours; every background is a grey.
+    shapes = np.stack([np.zeros_like(disc), np.ones_like(disc), plus, cross, disc, plus, cross])
+    # Each shape in its colour (the lit goals keep theirs) on a grey background.
     fg = np.array([[0, 0, 0], [128, 128, 128], [0, 220, 0], [230, 0, 0], [40, 90, 255]], np.uint8)
-    fg = np.concatenate([fg, fg[2:4]])
-    bg = np.array([20, 128, 20, 20, 20, 235, 235], np.uint8)[:, None].repeat(3, axis=1)
-    return stamps, fg, bg
+    fg = np.concatenate([fg, fg[2:4]])[:, None, None]
+    bg = np.array([20, 128, 20, 20, 20, 235, 235], np.uint8)[:, None, None, None]
+    return np.where(shapes[..., None], fg, bg)

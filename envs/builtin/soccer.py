@@ -195,12 +195,11 @@ class Soccer(BatchedEnv):
         width = int(2 * scale) + 2 * margin
         height = int(2 * _HALF_WIDTH * scale) + 2 * margin
         image = _common.canvas(height, width, (40, 40, 40))
-        pitch_h = height - 2 * margin
-        _common.fill_rects(image, [margin], [margin], pitch_h, width - 2 * margin, (50, 140, 60))
+        image[margin:-margin, margin:-margin] = (50, 140, 60)
         mouth = 2 * _GOAL_HALF_WIDTH * scale
         top = height / 2 - mouth / 2
         _common.fill_rects(image, [top, top], [0, width - margin], mouth, margin, (230, 230, 230))
-        _common.fill_rects(image, [margin], [width / 2 - 1], pitch_h, 2, (200, 220, 200))
+        image[margin:-margin, width // 2 - 1 : width // 2 + 1] = (200, 220, 200)  # centre line
         discs = (
             (self.player_pos[0], _PLAYER_RADIUS, (40, 90, 220)),
             (self.player_pos[1], _PLAYER_RADIUS, (150, 60, 200)),
