@@ -149,8 +149,7 @@ class BallBalance(BatchedEnv):
         pixels_per_unit = size / (2 * (_EDGE + 0.5))
         centre = size / 2
         images = np.full((n, size, size, 3), 30, dtype=np.uint8)
-        lo = int(round(centre - _EDGE * pixels_per_unit))
-        hi = int(round(centre + _EDGE * pixels_per_unit))
+        lo, hi = round(centre - _EDGE * pixels_per_unit), round(centre + _EDGE * pixels_per_unit)
         # Tilt shows as colour: red for rotation about z, blue for rotation about x.
         shade = 150 + 100 * np.clip(self._tilt / _MAX_TILT, -1, 1)
         platform = np.stack([shade[:, 0], np.full(n, 150.0), shade[:, 1]], axis=1)

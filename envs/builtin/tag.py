@@ -78,7 +78,7 @@ class Tag(BatchedEnv):
     ) -> None:  # fmt: skip
         super().__init__(seed, side_channels, max_steps, reorder_agents)
         n_runners = check_int(n_runners, "n_runners", 1)
-        n_taggers = check_int(n_taggers, "n_taggers", 1)
+        self.n_taggers = n_taggers = check_int(n_taggers, "n_taggers", 1)
         runner_period = check_int(runner_decision_period, "runner_decision_period", 1)
         tagger_period = check_int(tagger_decision_period, "tagger_decision_period", 1)
         self.spawn_every = check_int(spawn_every, "spawn_every", 0)
@@ -86,7 +86,6 @@ class Tag(BatchedEnv):
         self.observed_opponents = check_int(observed_opponents, "observed_opponents", 1)
         self.restart_tagged = check_bool(restart_tagged, "restart_tagged")
         self.tag_radius = check_float(tag_radius, "tag_radius", above=0, below=2, kind="a float")
-        self.n_taggers = n_taggers
         self.runner_capacity = n_runners + (max_spawned if self.spawn_every else 0)
         obs = ObservationSpec.vector(4 + 3 * self.observed_opponents, "self_and_opponents")
         spec = BehaviorSpec([obs], ActionSpec.create_discrete((5,)))
@@ -116,12 +115,10 @@ class Tag(BatchedEnv):
 
     def global_state(self) -> np.ndarray:
         """All slots' (x, y, vx, vy, live), runner slots first; zeros for empty slots."""
-        live = np.concatenate([self.active_slots(_RUNNER), self.active_slots(_TAGGER)])
-        pos = np.concatenate([self.runner_pos, self.tagger_pos])
-        vel = np.concatenate([self.runner_vel, self.tagger_vel])
-        state = np.concatenate([pos, vel, live[:, None].astype(np.float32)], axis=1)
-        state[~live] = 0.0
-        return state.reshape(-1)
+        live = np.concatenate([self.active_slots(_RUNNER), self.active_slots(_TAGGER)])[:, None]
+        state = np.block([[self.runner_pos, self.runner_vel], [self.tagger_pos, self.tagger_vel]])
+        state = np.concatenate([state, live], axis=1)
+        return np.where(live, state, np.float32(0)).reshape(-1)
 
     def _on_reset(self) -> None:
         self._t = 0
@@ -163,12 +160,11 @@ class Tag(BatchedEnv):
         tagger_reward = (self.tag_reward * tags - self.time_penalty).astype(np.float32)
         group = np.full(self.n_taggers, self.tag_reward * np.float32(tags.sum()), np.float32)
         self._t += 1
-        spawned = np.zeros(0, dtype=np.intp)
+        left = (runners & ~tagged).any()
         if self.spawn_every and self._t % self.spawn_every == 0 and taggers.any():
-            spawned = self._spawn(_RUNNER, 1)
+            left |= self._spawn(_RUNNER, 1).size > 0
         # Without restarts, the taggers' episodes end when no runner is left.
-        no_runner = not self.restart_tagged and not ((runners & ~tagged).any() or spawned.size)
-        taggers_done = np.full(self.n_taggers, no_runner)
+        taggers_done = np.full(self.n_taggers, not (self.restart_tagged or left))
         return {
             _RUNNER: StepResult(runner_reward, tagged, np.zeros_like(runner_reward)),
             _TAGGER: StepResult(tagger_reward, taggers_done, group),
