@@ -115,8 +115,7 @@ class Soccer(BatchedEnv):
         self.player_vel[team, slots] = 0.0
         if team == 0:
             # Both teams always restart together: the ball is reset once, with team 0.
-            self.ball_pos[:] = 0.0
-            self.ball_vel[:] = 0.0
+            self.ball_pos[:], self.ball_vel[:] = 0.0, 0.0
 
     def _step(self, actions: dict[str, ActionTuple]) -> dict[str, StepResult]:
         potential = self._potential() if self.shaping else None
@@ -173,21 +172,14 @@ class Soccer(BatchedEnv):
         return None
 
     def _observe(self, behavior: str, slots: np.ndarray) -> list[np.ndarray]:
-        team = _TEAMS.index(behavior)
-        frame = _FRAME[team]
+        team, k = _TEAMS.index(behavior), slots.size
         own = self.player_pos[team, slots]  # (k, 2)
         mates = self.player_pos[team][self._mates[slots]] - own[:, None]  # (k, n - 1, 2)
         opponents = self.player_pos[1 - team][None] - own[:, None]  # (k, n, 2)
-        k = slots.size
-        parts = [
-            own,
-            self.player_vel[team, slots],
-            self.ball_pos - own,
-            np.broadcast_to(self.ball_vel, (k, 2)),
-            mates.reshape(k, -1),
-            opponents.reshape(k, -1),
-        ]
-        return [(np.concatenate(parts, axis=1) * frame).astype(np.float32)]
+        others = np.concatenate([mates, opponents], axis=1).reshape(k, -1)
+        ball = [self.ball_pos - own, np.broadcast_to(self.ball_vel, (k, 2))]
+        parts = [own, self.player_vel[team, slots], *ball, others]
+        return [(np.concatenate(parts, axis=1) * _FRAME[team]).astype(np.float32)]
 
     def _render(self) -> np.ndarray:
         """The pitch from above: team 0 blue (attacking right), team 1 purple, the ball white."""
