@@ -92,11 +92,9 @@ class GridWorld(BatchedEnv):
         spec = BehaviorSpec([camera, goal], ActionSpec.create_discrete((5,)))
         self._add_behavior(self.behavior_name, spec, n)
         # Boards are stored with their border: interior cell (r, c) is (r + 1, c + 1).
-        self._border = np.ones((rows + 2, cols + 2), dtype=bool)
-        self._border[1:-1, 1:-1] = False
+        self._border = np.pad(np.zeros((rows, cols), bool), 1, constant_values=True)
         self._walls = np.broadcast_to(self._border, (n, rows + 2, cols + 2)).copy()
-        odd_r, odd_c = np.meshgrid(np.arange(1, rows, 2), np.arange(1, cols, 2), indexing="ij")
-        self._pillar_cells = np.stack([odd_r.ravel(), odd_c.ravel()], axis=1) + 1
+        self._pillar_cells = np.argwhere(np.ones((rows // 2, cols // 2))) * 2 + 2  # odd r and c
         self._agent = np.ones((n, 2), dtype=np.int64)
         self._goals = np.ones((n, 2, 2), dtype=np.int64)  # (agent, plus/cross, row/col)
         self._target = np.zeros(n, dtype=np.int64)
