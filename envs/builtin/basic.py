@@ -76,9 +76,8 @@ class Basic(BatchedEnv):
         return {self.behavior_name: StepResult(reward.astype(np.float32), reward > 0)}
 
     def _observe(self, behavior: str, slots: np.ndarray) -> list[np.ndarray]:
-        one_hot = np.zeros((slots.size, _OBS_SIZE), dtype=np.float32)
-        one_hot[np.arange(slots.size), np.minimum(self._position[slots], _OBS_SIZE - 1)] = 1.0
-        return [one_hot]
+        position = np.minimum(self._position[slots], _OBS_SIZE - 1)
+        return [np.eye(_OBS_SIZE, dtype=np.float32)[position]]
 
     def _render(self) -> np.ndarray:
         """One row of 21 cells per agent: goals green (the large one bigger), agent blue."""

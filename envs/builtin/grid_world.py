@@ -141,9 +141,7 @@ class GridWorld(BatchedEnv):
         camera = _PALETTE[self._cell_kinds(slots, border=False)]
         if self.pixels_per_cell > 1:
             camera = camera.repeat(self.pixels_per_cell, 1).repeat(self.pixels_per_cell, 2)
-        goal = np.zeros((slots.size, 2), dtype=np.float32)
-        goal[np.arange(slots.size), self._target[slots]] = 1.0
-        return [camera, goal]
+        return [camera, np.eye(2, dtype=np.float32)[self._target[slots]]]
 
     def _action_mask(self, behavior: str, slots: np.ndarray) -> list[np.ndarray]:
         target = self._agent[slots, None, :] + _MOVES[None, :, :]  # (k, 5, 2)
