@@ -13,6 +13,4 @@ BUILTINS = {
     "Collector": "collector", "Soccer": "soccer",
 }  # fmt: skip
 
-
-# A lazy import table: a registry listing the built-ins imports none of them.
 __getattr__, __dir__ = lazy_attributes(__name__, {m: (n,) for n, m in BUILTINS.items()})

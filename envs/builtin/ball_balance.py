@@ -67,9 +67,8 @@ class BallBalance(BatchedEnv):
         given = {"mass": mass, "gravity": gravity, "scale": scale}
         self._defaults = {key: check_float(v, key, above=0) for key, v in given.items()}
         super().__init__(seed, side_channels, max_steps, reorder_agents)
-        spec = BehaviorSpec(
-            [ObservationSpec.vector(8, "ball_state")], ActionSpec.create_continuous(2)
-        )
+        obs = ObservationSpec.vector(8, "ball_state")
+        spec = BehaviorSpec([obs], ActionSpec.create_continuous(2))
         self._add_behavior(self.behavior_name, spec, n)
         # Tilt columns (about z, about x); ball position and velocity in the platform, (x, z).
         self._tilt, self._position, self._velocity = np.zeros((3, n, 2), dtype=np.float64)

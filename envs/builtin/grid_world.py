@@ -54,7 +54,6 @@ class GridWorld(BatchedEnv):
     #: A trained masked PPO policy's mean episode reward (optimum 0.97, random moves -0.23).
     expected_reward: ClassVar[float] = 0.75
     max_episode_steps: ClassVar[int] = 50
-    #: The single-agent id keeps the camera float32: SB3 would build a CNN for a uint8 5x5.
     declaration: ClassVar[EnvDeclaration] = EnvDeclaration(
         pettingzoo_name="grid_world_v0", gym_kwargs={"n_agents": 1}
     )
