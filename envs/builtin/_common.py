@@ -29,9 +29,8 @@ def fill_rects(
 
 
 def fill_circles(
-    image: np.ndarray, center_row: ArrayLike, center_col: ArrayLike, radius: ArrayLike,
-    color: Color,
-) -> None:  # fmt: skip
+    image: np.ndarray, center_row: ArrayLike, center_col: ArrayLike, radius: ArrayLike, color: Color
+) -> None:
     """Fills discs in ``image`` in place: the pixels whose centres lie within them."""
     for cy, cx, r in np.broadcast(center_row, center_col, radius):
         # Only the pixels of the disc's bounding box, clipped to the image, are tested.

@@ -31,14 +31,11 @@ class Collector(BatchedEnv):
         >>> from zooport.envs.base_env import ActionTuple
         >>> env = Collector(seed=0, n_agents=2)
         >>> env.reset()
+        >>> env.set_actions("Collector", ActionTuple(np.zeros((2, 2)), np.ones((2, 1), np.int32)))
+        >>> env.step()  # both grab, but no item is within reach
         >>> decision, _ = env.get_steps("Collector")
-        >>> [o.shape for o in decision.obs]
-        [(2, 4), (2, 6, 3)]
-        >>> action = ActionTuple(np.zeros((2, 2)), np.ones((2, 1), np.int32))
-        >>> env.set_actions("Collector", action)
-        >>> env.step()
-        >>> [round(r, 4) for r in env.get_steps("Collector")[0].reward.tolist()]  # no item near
-        [-0.005, -0.005]
+        >>> [o.shape for o in decision.obs], [round(r, 4) for r in decision.reward.tolist()]
+        ([(2, 4), (2, 6, 3)], [-0.005, -0.005])
     """
 
     behavior_name: ClassVar[str] = "Collector"

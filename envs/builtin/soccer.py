@@ -43,10 +43,6 @@ class Soccer(BatchedEnv):
     Example:
         >>> env = Soccer(seed=0)
         >>> env.reset()
-        >>> blue, _ = env.get_steps("Soccer?team=0")
-        >>> purple, _ = env.get_steps("Soccer?team=1")
-        >>> blue.agent_id.tolist(), purple.agent_id.tolist(), purple.group_id.tolist()
-        ([0, 1], [2, 3], [2, 2])
         >>> env.ball_pos[:] = [0.97, 0.0]  # the ball rolls into team 1's goal
         >>> env.ball_vel[:] = [0.05, 0.0]
         >>> env.step()
