@@ -1,8 +1,6 @@
 """The built-in numpy environments, imported on first use; together they exercise every
 feature of the BaseEnv API. The registry knows each by its class name (:data:`BUILTINS`)."""
 
-from __future__ import annotations
-
 from zooport._lazy import lazy_attributes
 
 __all__ = ["Basic", "BallBalance", "GridWorld", "Tag", "Collector", "Soccer", "BUILTINS"]

@@ -2,8 +2,6 @@
 drawing for their ``rgb_array`` renders (colours ``(r, g, b)``, pixels ``(row, col)`` from
 the top left; each drawing function draws a whole batch of shapes, clipped)."""
 
-from __future__ import annotations
-
 import math
 
 import numpy as np

@@ -1,7 +1,5 @@
 """A 3DBall-like task: tilt a platform to keep a ball on it."""
 
-from __future__ import annotations
-
 import math
 from collections.abc import Sequence
 from typing import ClassVar

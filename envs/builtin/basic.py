@@ -1,7 +1,5 @@
 """ML-Agents' Basic example: walk along a line to the better of two goals."""
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from typing import ClassVar
 

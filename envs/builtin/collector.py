@@ -1,7 +1,5 @@
 """Collector: agents with hybrid actions pick up a varying number of items."""
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from typing import ClassVar
 

@@ -1,7 +1,5 @@
 """ML-Agents' GridWorld: reach the goal the goal signal names, seen through a tiny camera."""
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from typing import ClassVar
 

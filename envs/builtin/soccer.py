@@ -1,7 +1,5 @@
 """Soccer: two teams of one behaviour play football on a small pitch (SoccerTwos' layout)."""
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from typing import ClassVar
 

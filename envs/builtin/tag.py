@@ -1,7 +1,5 @@
 """Tag: a team of taggers chases a team of runners on a square arena."""
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from typing import ClassVar
 
