@@ -77,7 +77,6 @@ class BallBalance(BatchedEnv):
     def _on_reset(self) -> None:
         # An episode cut short by reset() is not a finished episode: no statistics.
         self._episode_length[:] = 0
-        self._episode_reward[:] = 0.0
 
     def _reset_agents(self, behavior: str, slots: np.ndarray) -> None:
         finished = slots[self._episode_length[slots] > 0]

@@ -6,17 +6,12 @@ from typing import ClassVar
 import numpy as np
 
 from zooport.envs.arguments import check_int
-from zooport.envs.base_env import (
-    ActionSpec,
-    ActionTuple,
-    BehaviorSpec,
-    ObservationSpec,
-    ObservationType,
-)
+from zooport.envs.base_env import ActionSpec, ActionTuple, BehaviorSpec, ObservationSpec
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin import _common
 from zooport.envs.declaration import EnvDeclaration
 from zooport.envs.side_channel.side_channel import SideChannel
+from zooport.envs.specs import ObservationType
 from zooport.errors import ArgumentError, ArgumentTypeError, article
 
 __all__ = ["GridWorld"]
