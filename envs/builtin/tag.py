@@ -24,14 +24,13 @@ _TAGGER = "Tagger?team=1"
 class Tag(BatchedEnv):
     """Taggers chase runners on the arena [-1, 1] x [-1, 1], positions continuous.
 
-    Agents accelerate in one of four directions or stay (5 actions), damped. A runner
-    within ``tag_radius`` of a tagger is tagged: -1 and its episode terminates (else +0.01 a
-    step); the nearest tagger earns +1 (else -0.01 a step), and every tagger's group reward
-    is +1 per runner tagged. ``"Runner?team=0"`` (group 1) and ``"Tagger?team=1"`` (group 2)
-    observe their position and velocity, then the nearest live opponents' relative
-    positions with a present flag. ``restart_tagged`` restarts tagged runners in the same
-    step (else they leave); ``spawn_every=k`` adds a runner every k steps, up to
-    ``max_spawned`` more slots.
+    Agents accelerate in one of four directions or stay (5 actions), damped. A runner within
+    ``tag_radius`` of a tagger is tagged: -1 and its episode terminates (else +0.01 a step); the
+    nearest tagger earns +1 (else -0.01 a step), and every tagger's group reward is +1 per
+    runner tagged. ``"Runner?team=0"`` (group 1) and ``"Tagger?team=1"`` (group 2) observe their
+    position and velocity, then the nearest live opponents' relative positions with a present
+    flag. ``restart_tagged`` restarts tagged runners in the same step (else they leave);
+    ``spawn_every=k`` adds a runner every k steps, up to ``max_spawned`` more slots.
 
     Example:
         >>> env = Tag(seed=0)
