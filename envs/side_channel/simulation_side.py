@@ -49,7 +49,8 @@ class SimulationSideChannels:
         self._channels = self._manager._side_channels_dict
         self._seed = check_seed(seed, type(self).__name__)
         self.engine_config = engine.EngineConfig.default_config()
-        self.float_properties: dict[str, float] = {}
+        properties = FloatPropertiesChannel()  # reads the messages as the user's end does
+        self.float_properties: dict[str, float] = properties._float_properties
         # Messages for channels the simulation does not play, until the next exchange.
         self.unhandled_messages: list[tuple[uuid.UUID, bytes]] = []
         self._parameters: dict[str, float | Callable[[], float]] = {}
@@ -61,7 +62,7 @@ class SimulationSideChannels:
         self._handlers: dict[uuid.UUID, Callable[[IncomingMessage], None]] = {
             engine.ENGINE_CONFIGURATION_CHANNEL_ID: self._on_engine_configuration,
             params.ENVIRONMENT_PARAMETERS_CHANNEL_ID: self._on_environment_parameter,
-            **dict.fromkeys(self._float_property_ids, self._on_float_property),
+            **dict.fromkeys(self._float_property_ids, properties.on_message_received),
         }
 
     @property
@@ -87,7 +88,7 @@ class SimulationSideChannels:
         """Parameter ``key`` as Unity's ``GetWithDefault`` gives it: the value set, a fresh
         sample of the sampler set (restarted whenever it is sent again), or ``default``."""
         entry = self._parameters.get(key, default)
-        return entry() if callable(entry) else entry
+        return float(entry()) if callable(entry) else entry
 
     def record_stat(
         self,
@@ -136,10 +137,6 @@ class SimulationSideChannels:
         else:
             self._parameters[key] = self._sampler(key, msg)
 
-    def _on_float_property(self, msg: IncomingMessage) -> None:
-        key = msg.read_string()
-        self.float_properties[key] = msg.read_float32()
-
     def _sampler(self, key: str, msg: IncomingMessage) -> Callable[[], float]:
         seed = msg.read_int32()
         what = f"environment parameter {key!r}: unknown sampler type"
@@ -147,38 +144,31 @@ class SimulationSideChannels:
         # int32 seeds may be negative; their two's complement keeps distinct seeds distinct.
         entropy = seed & 0xFFFFFFFF if self._seed is None else [seed & 0xFFFFFFFF, self._seed]
         rng = np.random.default_rng(entropy)
-        got: Sequence[float]
+        multi = sampler_type == _Sampler.MULTIRANGEUNIFORM
+        got = msg.read_float32_list() if multi else (msg.read_float32(), msg.read_float32())
+        lows, highs = got[0::2], got[1::2]  # a gaussian's mean and st_dev
+        widths = [high - low for low, high in zip(lows, highs, strict=False)]
+        finite = all(map(math.isfinite, got))
+        rules: dict[str, bool]  # checked in order
         if sampler_type == _Sampler.GAUSSIAN:
-            got = mean, st_dev = msg.read_float32(), msg.read_float32()
-            ok = math.isfinite(mean) and math.isfinite(st_dev) and st_dev >= 0
-            name, rules = "gaussian", {"a finite mean and st_dev >= 0": ok}
-            draw = partial(_gaussian, rng, mean, st_dev)
-        else:  # uniform on one interval, or on several laid end to end
-            multi = sampler_type == _Sampler.MULTIRANGEUNIFORM
-            got = msg.read_float32_list() if multi else (msg.read_float32(), msg.read_float32())
-            lows, highs = got[0::2], got[1::2]
-            widths = [high - low for low, high in zip(lows, highs, strict=False)]
-            finite = all(map(math.isfinite, got))
-            if multi:  # the rules are checked in order
-                positive = min(widths, default=-1.0) >= 0 and sum(widths) > 0
-                rules = {
-                    "finite (min, max) pairs": len(got) % 2 == 0 and finite,
-                    "min <= max in each pair, a positive total width": positive,
-                }
-            else:
-                rules = {"finite min <= max": finite and widths[0] >= 0}
-            name = "multi-range uniform" if multi else "uniform"
-            draw = partial(_uniform, rng, lows, highs, list(itertools.accumulate(widths)))
+            name, rules = "gaussian", {"a finite mean and st_dev >= 0": finite and got[1] >= 0}
+        elif multi:
+            positive = min(widths, default=-1.0) >= 0 and sum(widths) > 0
+            name = "multi-range uniform"
+            rules = {
+                "finite (min, max) pairs": len(got) % 2 == 0 and finite,
+                "min <= max in each pair, a positive total width": positive,
+            }
+        else:
+            name, rules = "uniform", {"finite min <= max": finite and widths[0] >= 0}
         for expected, ok in rules.items():
             if not ok:
                 raise SideChannelError(
                     f"environment parameter {key!r}: {name} sampler expects {expected}, got {got}"
                 )
-        return draw
-
-
-def _gaussian(rng: np.random.Generator, mean: float, st_dev: float) -> float:
-    return float(rng.normal(mean, st_dev))
+        if sampler_type == _Sampler.GAUSSIAN:
+            return partial(rng.normal, *got)
+        return partial(_uniform, rng, lows, highs, list(itertools.accumulate(widths)))
 
 
 def _uniform(
