@@ -1,5 +1,4 @@
-"""Side channels: ML-Agents' ``mlagents_envs.side_channel`` names, channel ids and wire format,
-byte for byte, so one channel talks to a Unity build or to an in-process zooport environment."""
+"""ML-Agents' ``mlagents_envs.side_channel``: its names, channel ids and wire format, exactly."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The engine's resolution, quality, time scale and frame rates: one message per setting, an
-int32 ``ConfigurationType`` code then the value (float32 time scale, int32 otherwise)."""
+"""The engine's resolution, quality, time scale and frame rates: a code, then the values."""
 
 from __future__ import annotations
 

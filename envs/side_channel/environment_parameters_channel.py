@@ -1,6 +1,4 @@
-"""Environment parameters: each message a string key, an int32 ``EnvironmentDataTypes`` code,
-then a float32 value, or an int32 seed, an int32 ``SamplerTypes`` code and the sampler's
-float32 arguments (min and max, mean and deviation, or a list of flattened intervals)."""
+"""Environment parameters: a string key, then a float32 value or a seeded sampler's arguments."""
 
 from __future__ import annotations
 
@@ -25,8 +23,7 @@ ENVIRONMENT_PARAMETERS_CHANNEL_ID = uuid.UUID("534c891e-810f-11ea-a9d0-822485860
 
 
 class EnvironmentParametersChannel(SendOnlySideChannel):
-    """Sends environment parameters, which the simulation reads at its next reset: a fixed
-    float, or a seeded sampler it draws a fresh value from at each read."""
+    """Sends parameters the simulation reads at reset: a float, or a seeded sampler to draw."""
 
     class EnvironmentDataTypes(IntEnum):
         FLOAT = 0

@@ -12,8 +12,7 @@ FLOAT_PROPERTIES_CHANNEL_ID = uuid.UUID("60ccf7d0-4f7e-11ea-b238-784f4387d1f7")
 
 
 class FloatPropertiesChannel(SideChannel):
-    """A dictionary of float properties kept in step with the simulation (``channel_id``:
-    ``None`` for ML-Agents' default)."""
+    """Float properties kept in step with the simulation (``channel_id`` None: ML-Agents')."""
 
     def __init__(self, channel_id: uuid.UUID | None = None) -> None:
         super().__init__(FLOAT_PROPERTIES_CHANNEL_ID if channel_id is None else channel_id)

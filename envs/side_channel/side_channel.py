@@ -1,5 +1,4 @@
-"""The side-channel base class and its messages, in ML-Agents' little-endian wire format. Every
-value is checked before it is packed, so a failed write changes nothing."""
+"""The side-channel base class and its messages, in ML-Agents' wire format, checked first."""
 
 from __future__ import annotations
 
@@ -124,8 +123,7 @@ def key_message(where: str, key: str, layout: str, *values: Any) -> OutgoingMess
 
 
 class IncomingMessage:
-    """One side-channel message and a read offset. A read past the end returns its
-    ``default_value``; with none, or finding part of a value, it raises and the offset stays."""
+    """A received message and a read offset; a read at the end returns its ``default_value``."""
 
     def __init__(self, buffer: bytes | bytearray | memoryview, offset: int = 0) -> None:
         self.buffer: bytes = check_bytes(buffer, "IncomingMessage buffer")
@@ -212,8 +210,7 @@ class IncomingMessage:
 
 
 class OutgoingMessage:
-    """Builds one side-channel message in ML-Agents' layout: int32 ints, float32 floats (NaN
-    and infinities too), ASCII strings; anything else raises before a byte is written."""
+    """One message: int32 ints, float32 floats, ASCII strings; others raise, writing nothing."""
 
     def __init__(self) -> None:
         self._buffer = bytearray()
@@ -264,8 +261,7 @@ class OutgoingMessage:
 
 
 class SideChannel(ABC):
-    """A message stream to and from the simulation, addressed by a UUID. As in ML-Agents, a
-    ``SideChannelManager`` sends the queue at the next reset or step."""
+    """A message stream to and from the simulation, addressed by a UUID."""
 
     def __init__(self, channel_id: uuid.UUID) -> None:
         if not isinstance(channel_id, uuid.UUID):

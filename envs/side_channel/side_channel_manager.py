@@ -1,5 +1,4 @@
-"""Framing side-channel messages as ML-Agents does: concatenated frames of a 16-byte channel id
-(``uuid.UUID.bytes_le``, C#'s ``Guid.ToByteArray`` order), an int32 length and the payload."""
+"""ML-Agents' side-channel frames: a 16-byte ``UUID.bytes_le`` id, an int32 length, the payload."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The simulation's end of ML-Agents' built-in side channels, for in-process environments:
-the user's channels are driven through exactly the bytes they would exchange with Unity."""
+"""The simulation's end of ML-Agents' built-in side channels, for in-process environments."""
 
 from __future__ import annotations
 
