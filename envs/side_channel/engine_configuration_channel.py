@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import struct
 import uuid
 from enum import IntEnum
 from typing import NamedTuple
@@ -9,7 +10,6 @@ from typing import NamedTuple
 from zooport.errors import SideChannelError
 
 from .side_channel import (
-    OutgoingMessage,
     SendOnlySideChannel,
     check_float32,
     check_int32,
@@ -80,17 +80,11 @@ class EngineConfigurationChannel(SendOnlySideChannel):
         for code, names in ENGINE_SETTINGS.items():
             if values[names[0]] is None:
                 continue
-            msg = OutgoingMessage()
-            msg.write_int32(code)
-            for name in names:
-                where = f"set_configuration_parameters {name}"
-                if code == self.ConfigurationType.TIME_SCALE:
-                    msg.write_float32(check_float32(values[name], where))
-                else:
-                    msg.write_int32(check_int32(values[name], where))
-            messages.append(msg)
-        for msg in messages:
-            self.queue_message_to_send(msg)
+            as_float = code == self.ConfigurationType.TIME_SCALE
+            check, kind = (check_float32, "f") if as_float else (check_int32, "i")
+            checked = [check(values[n], f"set_configuration_parameters {n}") for n in names]
+            messages.append(struct.pack(f"<i{len(names)}{kind}", code, *checked))
+        self.message_queue += messages
 
     def set_configuration(self, config: EngineConfig) -> None:
         """Queue the settings of ``config``."""
