@@ -50,7 +50,6 @@ def wrong_type(
 def known_code(
     what: str, codes: type[_E], code: int, error: type[Exception] = SideChannelError
 ) -> _E:
-    """The member of ``codes`` whose value is ``code``, or ``error`` listing the valid codes."""
     try:
         return codes(code)
     except ValueError:
@@ -59,7 +58,6 @@ def known_code(
 
 
 def check_int32(value: Any, what: str) -> int:
-    """``value`` as an ``int`` if it is an integer (not a bool) that fits an int32."""
     if isinstance(value, (bool, np.bool_)):  # an int subclass, and almost always a mistake
         raise wrong_type(what, "an int", value)
     try:
@@ -74,7 +72,6 @@ def check_int32(value: Any, what: str) -> int:
 
 
 def check_float32(value: object, what: str, *, finite: bool = False) -> float:
-    """``value`` as a ``float`` if a float32 holds it (NaN and inf too, unless ``finite``)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise wrong_type(what, "a real number", value)
     number = float(value)
@@ -146,12 +143,10 @@ class IncomingMessage:
     def read_float32_list(self, default_value: Sequence[float] | None = _NO_DEFAULT) -> list[float]:
         """Read an int32 count and that many float32 values (or a copy of ``default_value``)."""
         if self._exhausted(default_value):
-            try:
-                return [] if default_value is None else list(default_value)
-            except TypeError:
-                what = "read_float32_list default_value"
-                expected = "a sequence of floats or None"
-                raise wrong_type(what, expected, default_value, show=False) from None
+            if not isinstance(default_value, Iterable | None):
+                what, expected = "read_float32_list default_value", "a sequence of floats or None"
+                raise wrong_type(what, expected, default_value, show=False)
+            return [] if default_value is None else list(default_value)
         raw = self._read_counted("float32 list", 4, "values")
         return list(struct.unpack(f"<{len(raw) // 4}f", raw))
 
