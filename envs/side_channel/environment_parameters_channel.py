@@ -72,7 +72,30 @@ class EnvironmentParametersChannel(SendOnlySideChannel):
     ) -> None:
         """Make ``key`` a seeded uniform sample of a union of ``(min, max)`` intervals."""
         where = "set_multirangeuniform_sampler_parameters"
-        flat = _flatten_intervals(intervals, where)
+        if isinstance(intervals, (str, bytes)) or not isinstance(intervals, Iterable):
+            expected = "an iterable of (min, max) pairs"
+            raise wrong_type(f"{where} intervals", expected, intervals, show=False)
+        flat: list[float] = []
+        for index, interval in enumerate(intervals):
+            try:
+                low, high = interval
+            except (TypeError, ValueError):
+                raise SideChannelTypeError(
+                    f"{where} intervals[{index}]: expected a (min, max) pair, got {interval!r}"
+                ) from None
+            low = check_float32(low, f"{where} intervals[{index}] min", finite=True)
+            high = check_float32(high, f"{where} intervals[{index}] max", finite=True)
+            if low > high:
+                raise SideChannelError(
+                    f"{where} intervals[{index}]: expected min <= max, got ({low!r}, {high!r})"
+                )
+            flat += (low, high)
+        total_width = sum(high - low for low, high in zip(flat[0::2], flat[1::2], strict=True))
+        if not total_width > 0:
+            raise SideChannelError(
+                f"{where} intervals: expected at least one interval and a positive total width, "
+                f"got {len(flat) // 2} intervals of total width {total_width!r}"
+            )
         self._send_sampler(where, key, seed, self.SamplerTypes.MULTIRANGEUNIFORM, "l", flat)
 
     def _send_sampler(
@@ -81,31 +104,3 @@ class EnvironmentParametersChannel(SendOnlySideChannel):
         seed = check_int32(seed, f"{where} seed")
         header = (self.EnvironmentDataTypes.SAMPLER, seed, sampler)
         self.queue_message_to_send(key_message(where, key, "iii" + layout, *header, *values))
-
-
-def _flatten_intervals(intervals: object, where: str) -> list[float]:
-    if isinstance(intervals, (str, bytes)) or not isinstance(intervals, Iterable):
-        expected = "an iterable of (min, max) pairs"
-        raise wrong_type(f"{where} intervals", expected, intervals, show=False)
-    flat: list[float] = []
-    for index, interval in enumerate(intervals):
-        try:
-            low, high = interval
-        except (TypeError, ValueError):
-            raise SideChannelTypeError(
-                f"{where} intervals[{index}]: expected a (min, max) pair, got {interval!r}"
-            ) from None
-        low = check_float32(low, f"{where} intervals[{index}] min", finite=True)
-        high = check_float32(high, f"{where} intervals[{index}] max", finite=True)
-        if low > high:
-            raise SideChannelError(
-                f"{where} intervals[{index}]: expected min <= max, got ({low!r}, {high!r})"
-            )
-        flat += (low, high)
-    total_width = sum(high - low for low, high in zip(flat[0::2], flat[1::2], strict=True))
-    if not total_width > 0:
-        raise SideChannelError(
-            f"{where} intervals: expected at least one interval and a positive total width, "
-            f"got {len(flat) // 2} intervals of total width {total_width!r}"
-        )
-    return flat
