@@ -37,9 +37,8 @@ _Sampler = params.EnvironmentParametersChannel.SamplerTypes
 
 
 class SimulationSideChannels:
-    """Plays the simulation's part of ML-Agents' built-in side channels. ``seed``: ``None``
-    seeds each sampler from its message's seed alone, as Unity does; an int >= 0 is mixed in,
-    so simulations given the same messages draw different, reproducible values."""
+    """The simulation's part of the built-in channels. ``seed`` (None: as Unity, the message's
+    seed alone) is mixed into each sampler's seed, so that simulations draw different values."""
 
     def __init__(
         self, user_channels: Iterable[SideChannel] | None = None, seed: int | None = None
@@ -133,10 +132,7 @@ class SimulationSideChannels:
         what = f"environment parameter {key!r}: unknown data type"
         if known_code(what, _Data, msg.read_int32()) == _Data.FLOAT:
             self._parameters[key] = msg.read_float32()
-        else:
-            self._parameters[key] = self._sampler(key, msg)
-
-    def _sampler(self, key: str, msg: IncomingMessage) -> Callable[[], float]:
+            return
         seed = msg.read_int32()
         what = f"environment parameter {key!r}: unknown sampler type"
         sampler_type = known_code(what, _Sampler, msg.read_int32())
@@ -166,8 +162,10 @@ class SimulationSideChannels:
                     f"environment parameter {key!r}: {name} sampler expects {expected}, got {got}"
                 )
         if sampler_type == _Sampler.GAUSSIAN:
-            return partial(rng.normal, *got)
-        return partial(_uniform, rng, lows, highs, list(itertools.accumulate(widths)))
+            self._parameters[key] = partial(rng.normal, *got)
+        else:
+            ends = list(itertools.accumulate(widths))
+            self._parameters[key] = partial(_uniform, rng, lows, highs, ends)
 
 
 def _uniform(
