@@ -91,10 +91,9 @@ class SideChannelManager:
     def _get_side_channels_dict(
         side_channels: Iterable[SideChannel] | None,
     ) -> dict[uuid.UUID, SideChannel]:
-        side_channels = () if side_channels is None else side_channels
-        if isinstance(side_channels, (SideChannel, str, bytes)) or not isinstance(
-            side_channels, Iterable
-        ):
+        if side_channels is None:
+            return {}
+        if isinstance(side_channels, (str, bytes)) or not isinstance(side_channels, Iterable):
             expected = "a list of side channels or None"
             raise wrong_type("side_channels", expected, side_channels, show=False)
         channels: dict[uuid.UUID, SideChannel] = {}
