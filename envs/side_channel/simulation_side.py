@@ -37,8 +37,8 @@ _Sampler = params.EnvironmentParametersChannel.SamplerTypes
 
 
 class SimulationSideChannels:
-    """The simulation's part of the built-in channels. ``seed`` (None: as Unity, the message's
-    seed alone) is mixed into each sampler's seed, so that simulations draw different values."""
+    """The simulation's part of the built-in channels. ``seed``: None seeds each sampler from its
+    message alone, as Unity; an int >= 0 is mixed in (different, reproducible draws)."""
 
     def __init__(
         self, user_channels: Iterable[SideChannel] | None = None, seed: int | None = None
