@@ -20,8 +20,8 @@ from zooport.errors import ActionError, ArgumentError, ArgumentTypeError, a_type
 
 __all__ = ["AgentTable", "set_default_actions"]
 
-# One step's outputs are views of two buffers, so that a step starts with two fills.
-_VIEWS = ("reward", "group_reward", "terminated", "truncated", "decided")
+# The per-slot arrays (the observations aside), grown together.
+_ARRAYS = "ids group_id mask live reward group_reward terminated truncated decided".split()
 
 
 class AgentTable(AgentSlots):
@@ -52,17 +52,6 @@ class AgentTable(AgentSlots):
         self.namer = AgentNames([name])
         self._allocate(0)
 
-    def __getstate__(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k not in _VIEWS}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._views()
-
-    def _views(self) -> None:
-        self.reward, self.group_reward = self._floats.T
-        self.terminated, self.truncated, self.decided = self._flags.T
-
     def _allocate(self, capacity: int) -> None:
         self.capacity = capacity
         self.n = self.n_decided = self.dec_count = 0
@@ -70,9 +59,8 @@ class AgentTable(AgentSlots):
         self.group_id = np.zeros(capacity, np.int64)
         self.mask = np.ones((capacity, self.mask_size), np.int8)
         self.live = np.zeros(capacity, bool)
-        self._floats = np.zeros((capacity, 2), np.float32)
-        self._flags = np.zeros((capacity, 3), bool)
-        self._views()
+        self.reward, self.group_reward = np.zeros((2, capacity), np.float32)
+        self.terminated, self.truncated, self.decided = np.zeros((3, capacity), bool)
         self.obs = self.obs_layout.allocate(capacity)
         self.names: list[str] = []
         self.slot_of: dict[str, int] = {}
@@ -96,13 +84,12 @@ class AgentTable(AgentSlots):
             out[: self.capacity] = array
             return out
 
-        for attr in ("ids", "group_id", "mask", "live", "_floats", "_flags"):
+        for attr in _ARRAYS:
             setattr(self, attr, bigger(getattr(self, attr), int(attr == "mask")))
         if isinstance(self.obs, dict):
             self.obs = {k: bigger(v) for k, v in self.obs.items()}
         else:
             self.obs = bigger(self.obs)
-        self._views()
         self.capacity = capacity
 
     def _add(self, ids: np.ndarray) -> None:

@@ -1,7 +1,6 @@
 """The driver family's engine: every behaviour of a core as named PettingZoo agents. Each
-behaviour's :class:`AgentGroup` holds in ``live`` the one record of who is live; the driver
-steps the core until a live agent reports and ends the episode by the termination rule or
-``max_cycles``: an agent's exit reads here (docs/guides/multi-agent.md)."""
+behaviour's :class:`AgentGroup` holds in ``live`` the one record of who is live; an agent's
+exit reads here (docs/guides/multi-agent.md)."""
 
 from __future__ import annotations
 
@@ -38,7 +37,7 @@ class AgentGroup(AgentTable):
     order, then spawned ones): who is live, and what each step reports."""
 
     def start(self, decision: DecisionSteps, names: AgentNames) -> None:
-        """A new episode with the agents of ``decision``, all named by ``names``."""
+        """A new episode with the agents of ``decision``, named by ``names``."""
         self.namer = names
         decision = self.obs_layout.checked(decision)
         check_agent_ids(self.name, decision, ())
@@ -49,8 +48,8 @@ class AgentGroup(AgentTable):
         self._absorb_decision(decision, False, True)
 
     def begin_step(self) -> None:
-        self._floats.fill(0)
-        self._flags.fill(False)
+        self.reward[:] = self.group_reward[:] = 0
+        self.terminated[:] = self.truncated[:] = self.decided[:] = False
         self.n_decided = 0
         self.new_names, self.finished_names = [], []
 
@@ -186,7 +185,7 @@ class MultiAgentDriver:
         core, specs = adopt_core_with_specs(core, adapter)
         self.core, self.adapter, self.options = core, adapter, options
         self.names = AgentNames(list(specs), options.agent_name)
-        # Writable; the front ends' setters (DriverControls) check them.
+        # Writable: the front ends' setters check them.
         self.termination_mode: TerminationMode | str | float = options.termination_mode
         self.max_cycles: int | None = options.max_cycles
         self.stale_actions = options.stale_actions
@@ -215,10 +214,8 @@ class MultiAgentDriver:
         self.finished: list[str] = []
         self.new_agents: list[str] = []
         self.episode_over = True
-        # True between a reset() and close().
-        self.ready = self._closed = False
-        # Each group's agent count at the first reset: the state's layout.
-        self.first_counts: list[int] | None = None
+        self.ready = self._closed = False  # ready: between a reset() and close()
+        self.first_counts: list[int] | None = None  # at the first reset: the state's layout
         self.guard = StepGuard(adapter)
 
     @property
@@ -237,17 +234,14 @@ class MultiAgentDriver:
 
     def group_of(self, agent: str) -> AgentGroup:
         """The group of an agent of the episode (before the first ``reset()``, after one)."""
+        self.discover()
         try:
             return self.agent_groups[agent]
         except (KeyError, TypeError):
-            pass
-        if self.first_counts is None:
-            self.discover()
-            return self.group_of(agent)
-        raise UnknownAgentError(
-            f"{self.adapter}: expected an agent of the episode, got {agent!r}; possible "
-            f"agents: {self.possible_agents}"
-        )
+            raise UnknownAgentError(
+                f"{self.adapter}: expected an agent of the episode, got {agent!r}; possible "
+                f"agents: {self.possible_agents}"
+            ) from None
 
     def is_live(self, agent: object) -> TypeGuard[str]:
         """True when ``agent`` is live in the current episode."""

@@ -30,36 +30,7 @@ from zooport.errors import ArgumentError, ArgumentTypeError, EnvNotResetError, Z
 if TYPE_CHECKING:
     from zooport.adapters.agent_names import AgentNaming
 
-__all__ = [
-    "STALE_ACTIONS", "DriverControls", "PettingZooCommon", "checked_max_cycles",
-    "checked_stale_actions", "flat_observations", "seed_action_spaces",
-]  # fmt: skip
-
-#: What ``stale_actions=`` accepts: ignore (and count) or refuse actions for finished agents.
-STALE_ACTIONS = ("ignore", "raise")
-
-
-def checked_max_cycles(value: Any) -> int | None:
-    """``max_cycles`` as None or a Python int >= 1 (a numpy integer too)."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ArgumentTypeError(
-            f"Expect max_cycles to be None or an int >= 1, actually: "
-            f"{type(value).__name__} {value!r}"
-        )
-    if value < 1:
-        raise ArgumentError(f"Expect max_cycles to be None or an int >= 1, actually: {value!r}")
-    return int(value)
-
-
-def checked_stale_actions(value: Any) -> str:
-    """``stale_actions`` as one of :data:`STALE_ACTIONS`."""
-    if not isinstance(value, str) or value not in STALE_ACTIONS:
-        raise ArgumentError(
-            f"Expect stale_actions to be one of {list(STALE_ACTIONS)}, actually: {value!r}"
-        )
-    return value
+__all__ = ["DriverControls", "PettingZooCommon", "flat_observations", "seed_action_spaces"]
 
 
 class DriverControls(EngineMembers):
@@ -112,7 +83,14 @@ class DriverControls(EngineMembers):
 
     @max_cycles.setter
     def max_cycles(self, value: int | None) -> None:
-        self._driver.max_cycles = checked_max_cycles(value)
+        expected = "Expect max_cycles to be None or an int >= 1, actually:"
+        if value is not None:
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise ArgumentTypeError(f"{expected} {type(value).__name__} {value!r}")
+            if value < 1:
+                raise ArgumentError(f"{expected} {value!r}")
+            value = int(value)
+        self._driver.max_cycles = value
 
     @property
     def cycles(self) -> int:
@@ -127,7 +105,11 @@ class DriverControls(EngineMembers):
 
     @stale_actions.setter
     def stale_actions(self, value: str) -> None:
-        self._driver.stale_actions = checked_stale_actions(value)
+        if not isinstance(value, str) or value not in ("ignore", "raise"):
+            raise ArgumentError(
+                f"Expect stale_actions to be one of ['ignore', 'raise'], actually: {value!r}"
+            )
+        self._driver.stale_actions = value
 
     @property
     def ignored_actions(self) -> int:
