@@ -79,16 +79,7 @@ class AgentKey(NamedTuple):
 
 
 class AgentNames:
-    """Names a core's agents by the scheme ``agent_name`` (module docstring) and maps names
-    back; injective by construction or by check.
-
-    Example:
-        >>> names = AgentNames(["Soccer?team=0", "Soccer?team=1"])
-        >>> names.name("Soccer?team=1", 2), names.lookup("soccer_1_2")
-        ('soccer_1_2', AgentKey(behavior='Soccer?team=1', agent_id=2))
-        >>> AgentNames(["Soccer?team=0", "Soccer?team=1"], "mlagents").name("Soccer?team=1", 2)
-        'Soccer?team=1?agent_id=2'
-    """
+    """Names a core's agents by the scheme ``agent_name`` and maps names back (injective)."""
 
     def __init__(self, behaviors: Sequence[str], agent_name: AgentNaming = None) -> None:
         if agent_name is None:
@@ -144,8 +135,7 @@ class AgentNames:
         return names
 
     def lookup(self, name: str) -> AgentKey:
-        """The (behaviour, agent id) of an agent name; an :class:`UnknownAgentError` for a
-        name these names do not produce (for a callable: not since the last :meth:`forget`)."""
+        """The (behaviour, agent id) of an agent name (for a callable: since :meth:`forget`)."""
         if self.agent_name is not None:
             return look_up(self._issued, name, UnknownAgentError, lambda: (
                 f"no agent is named {name!r} (names issued: {sorted(self._issued)[:20]})"

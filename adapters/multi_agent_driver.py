@@ -33,8 +33,7 @@ __all__ = ["AgentGroup", "AgentsStep", "MultiAgentDriver"]
 
 
 class AgentGroup(AgentTable):
-    """One behaviour's agents in the current episode (slots: those at reset in ascending id
-    order, then spawned ones): who is live, and what each step reports."""
+    """One behaviour's agents in the current episode: who is live, and what each step reports."""
 
     def start(self, decision: DecisionSteps, names: AgentNames) -> None:
         """A new episode with the agents of ``decision``, named by ``names``."""
@@ -56,8 +55,7 @@ class AgentGroup(AgentTable):
     def absorb(
         self, decision: DecisionSteps, terminal: TerminalSteps, everyone: bool = False
     ) -> bool:
-        """Takes one core step's batches (``everyone``: nobody had finished); True when a live
-        agent reported."""
+        """Takes one core step's batches; True when a live agent reported."""
         agent_id = decision.agent_id
         # Most steps repeat the last step's ids: checked, slots and names known (TrivialEndless
         # N=64: ~27 us of ~99 a Parallel step, ~30 of ~158 an AEC cycle; itemgetter reused: ~6).
@@ -117,8 +115,8 @@ class AgentGroup(AgentTable):
         return True
 
     def end_episode(self) -> list[str]:
-        """Forgets the agents that joined in this step (the last slots: none can join and leave
-        ``agents`` in one step) and truncates the live ones; returns the names of those."""
+        """Forgets the agents that joined in this step (the last slots) and truncates the live
+        ones; returns the names of those."""
         n = self.n - len(self.new_names)
         self.n_decided -= int(self.decided[n : self.n].sum())
         self.live[n : self.n] = False
@@ -136,8 +134,7 @@ class AgentGroup(AgentTable):
         return names
 
     def reporting(self) -> tuple[list[str], Index]:
-        """The names and slots that report this step: the agents live at its start (those
-        that finished in it too), then those that joined; a slice when that is every slot."""
+        """The names and slots of the agents live at the step's start, then those that joined."""
         n = self.n
         if self.n_decided == n:  # every slot decided: all live, all report
             return self.names, slice(0, n)
@@ -161,19 +158,8 @@ class AgentsStep(NamedTuple):
 
 
 class MultiAgentDriver:
-    """Drives every behaviour of ``core`` as PettingZoo agents with the ``options``;
-    ``adapter`` names the front end in error messages.
-
-    Example:
-        >>> from zooport.envs.builtin.tag import Tag
-        >>> driver = MultiAgentDriver(Tag(seed=0))
-        >>> obs, infos = driver.reset(seed=0)
-        >>> driver.agents
-        ['runner_0', 'runner_1', 'runner_2', 'tagger_3', 'tagger_4']
-        >>> step = driver.step(dict.fromkeys(driver.agents, 0))
-        >>> step.infos["runner_0"]["decided"], step.infos["tagger_3"]["decided"]
-        (True, False)
-    """
+    """Drives every behaviour of ``core`` as PettingZoo agents (``adapter``: the front end's
+    name for error messages)."""
 
     def __init__(
         self,
@@ -260,8 +246,7 @@ class MultiAgentDriver:
             self._agents = []
 
     def reset(self, seed: int | None = None) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-        """Resets the core (reseeded with ``seed`` where it can be) and starts an episode;
-        one that raises leaves the driver needing another."""
+        """Resets the core (reseeded with ``seed`` where it can be) and starts an episode."""
         self.check_open()
         seed = check_seed(seed, f"{self.adapter}.reset")  # a bad seed raises, changing nothing
         with self.guard.resetting():
@@ -303,67 +288,60 @@ class MultiAgentDriver:
         return decisions
 
     def step(self, actions: Mapping[str, Any]) -> AgentsStep:
-        """Applies one action per live agent and steps the core until a live agent reports (bad
-        actions raise first; an exception once the core steps leaves the driver needing reset)."""
+        """Applies one action per live agent and steps the core until a live agent reports."""
         self.check_running()
         with self.guard.call("step"):
-            return self._step(actions)
-
-    def _step(self, actions: Mapping[str, Any]) -> AgentsStep:
-        live = self._agents
-        stale = 0
-        # When every live agent decides, a dict of the right size whose lookups all succeed
-        # (in gather) has exactly the live agents as keys: no set comparison is needed.
-        deciding = sum(len(g.dec_names) for g in self.groups)
-        if (
-            type(actions) is not dict
-            or len(actions) != len(live)
-            or (deciding != len(live) and actions.keys() != set(live))
-        ):
-            actions, stale = self._complete(actions)
-        core, groups = self.core, self.groups
-        for g in groups:
-            if g.dec_names:
-                try:
-                    batch = g.gather(actions)
-                except KeyError:
-                    # A live agent without an action, so the dict names one that is not live.
-                    actions, stale = self._complete(actions)
-                    batch = g.gather(actions)
-                try:
-                    core.set_actions(g.name, batch)
-                except ActionError as error:
-                    values = [actions[n] for n in g.dec_names]
-                    raise g.diagnose(g.dec_names, values, error) from None
-        # Every action was accepted; from here on an exception loses the step's outputs.
-        self.guard.committed = True
-        everyone = len(live) == len(self.possible_agents)  # nobody has finished
-        for g in groups:
-            g.begin_step()
-        for _ in range(MAX_IDLE_STEPS):
-            try:
-                core.step()
-            except Exception as error:
-                note_core_failure(
-                    error, f"{self.adapter}.step(), cycle {self.cycles + 1} of the episode"
-                )
-                raise
-            if len(core.behavior_specs) != len(groups):
-                raise self._late_behavior()
-            reported = False
+            live = self._agents
+            stale = 0
+            # When every live agent decides, a dict of the right size whose lookups all succeed
+            # (in gather) has exactly the live agents as keys: no set comparison is needed.
+            deciding = sum(len(g.dec_names) for g in self.groups)
+            if (
+                type(actions) is not dict
+                or len(actions) != len(live)
+                or (deciding != len(live) and actions.keys() != set(live))
+            ):
+                actions, stale = self._complete(actions)
+            core, groups = self.core, self.groups
             for g in groups:
-                if g.absorb(*core.get_steps(g.name), everyone):
-                    reported = True
-            if reported:
-                break
-        else:
-            raise ZooportError(
-                f"{self.adapter}: none of the live agents {self.agents[:10]} requested a "
-                f"decision or ended its episode in {MAX_IDLE_STEPS} core steps"
-            )
-        self.cycles += 1
-        self.ignored_actions += stale
-        return self._finish_step()
+                if g.dec_names:
+                    try:
+                        batch = g.gather(actions)
+                    except KeyError:
+                        # A live agent without an action, so the dict names one that is not live.
+                        actions, stale = self._complete(actions)
+                        batch = g.gather(actions)
+                    try:
+                        core.set_actions(g.name, batch)
+                    except ActionError as error:
+                        values = [actions[n] for n in g.dec_names]
+                        raise g.diagnose(g.dec_names, values, error) from None
+            # Every action was accepted; from here on an exception loses the step's outputs.
+            self.guard.committed = True
+            everyone = len(live) == len(self.possible_agents)  # nobody has finished
+            for g in groups:
+                g.begin_step()
+            for _ in range(MAX_IDLE_STEPS):
+                try:
+                    core.step()
+                except Exception as error:
+                    note_core_failure(
+                        error, f"{self.adapter}.step(), cycle {self.cycles + 1} of the episode"
+                    )
+                    raise
+                if len(core.behavior_specs) != len(groups):
+                    raise self._late_behavior()
+                # Every group absorbs its batches (a list, not any()'s short cut).
+                if any([g.absorb(*core.get_steps(g.name), everyone) for g in groups]):
+                    break
+            else:
+                raise ZooportError(
+                    f"{self.adapter}: none of the live agents {self.agents[:10]} requested a "
+                    f"decision or ended its episode in {MAX_IDLE_STEPS} core steps"
+                )
+            self.cycles += 1
+            self.ignored_actions += stale
+            return self._finish_step()
 
     def _finish_step(self) -> AgentsStep:
         groups, live, possible = self.groups, self._agents, self.possible_agents
@@ -436,8 +414,7 @@ class MultiAgentDriver:
                 f"{type(actions).__name__}"
             )
         extra = [a for a in actions if not self.is_live(a)]
-        # Every agent of the episode, live or finished, is in agent_groups.
-        unknown = [a for a in extra if a not in self.agent_groups]
+        unknown = [a for a in extra if a not in self.agent_groups]  # finished ones are in it
         if unknown:
             raise ActionError(
                 f"{self.adapter}: actions for agents that are not in the episode {unknown}; "
@@ -446,14 +423,10 @@ class MultiAgentDriver:
         if extra and self.stale_actions == "raise":
             self.ignore_stale(extra)  # raises
         filled = {a: action for a, action in actions.items() if self.is_live(a)}
-        without = []
         for agent in self._agents:
-            if agent not in filled:
-                default = self.agent_groups[agent].default_action
-                if default is None:
-                    without.append(agent)
-                else:
-                    filled[agent] = default
+            if agent not in filled and self.agent_groups[agent].default_action is not None:
+                filled[agent] = self.agent_groups[agent].default_action
+        without = [a for a in self._agents if a not in filled]
         if without:
             raise ActionError(
                 f"{self.adapter}: no action for live agents {without}; every live agent "
@@ -475,8 +448,7 @@ class MultiAgentDriver:
             raise EnvClosedError(f"{self.adapter} was used after close()")
 
     def check_running(self) -> None:
-        """Raises :class:`EnvNotResetError` unless an episode is under way, a
-        :class:`ReentrantCallError` while the core steps (a callback's step)."""
+        """Raises unless an episode is under way and the core is not stepping."""
         if self.guard.running:
             self.guard.enter("step")  # raises
         if not self.ready:

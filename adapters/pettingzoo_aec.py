@@ -3,7 +3,6 @@ per cycle, when the last live agent has acted (native, not ``parallel_to_aec``).
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,12 +20,8 @@ __all__ = ["PettingZooAECEnv", "UnityAECEnv"]
 
 @listing_options
 class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
-    """Any BaseEnv as a PettingZoo ``AECEnv``, with the Parallel adapter's names, spaces,
-    options (:class:`~zooport.adapters.pettingzoo_common.PettingZooCommon`) and episode: a
-    cycle visits the agents live at its start, and the core steps when its last agent has
-    acted. ``rewards`` holds the last core step's until the next ``step()``. Agents that
-    finished are selected first and leave ``agents`` with ``step(None)``; spawned agents act
-    from the next cycle. ``max_cycles`` counts core steps.
+    """Any BaseEnv as a PettingZoo ``AECEnv`` (docs/guides/multi-agent.md), with the Parallel
+    adapter's names, spaces, options and episode; the core steps when a cycle's last agent acted.
 
     Example:
         >>> from zooport.envs.builtin.tag import Tag
@@ -52,12 +47,12 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         self.truncations = dict.fromkeys(agents, False)
         self.infos: dict[str, dict[str, Any]] = infos or {}
         self.agent_selection: str | None = agents[0] if agents else None
+        # Every agent of the episode's last observation (a finished one's final one).
         self._observations: dict[str, Any] = observations or {}
-        self._final: dict[str, Any] = {}
         self._pending: dict[str, Any] = {}
         self._cycle = list(agents)
         self._turn = 0
-        self._dead: deque[str] = deque()
+        self._dead: list[str] = []  # finished agents still to be removed, selected first
         self._rewards_stale = False
         self._zero_rewards: dict[str, float] | None = None
 
@@ -73,9 +68,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         """The observation of any agent of the episode: a finished agent's final one, also
         after its ``step(None)``, as PettingZoo's own environments answer (TorchRL asks)."""
         try:
-            return _fresh(
-                self._observations[agent] if agent in self._observations else self._final[agent]
-            )
+            return _fresh(self._observations[agent])
         except (KeyError, TypeError):
             self._driver.check_open()  # close() empties the observations
             raise UnknownAgentError(
@@ -112,7 +105,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
                 self._zero_rewards = dict.fromkeys(self.rewards, 0.0)
             self.rewards = self._zero_rewards.copy()
             self._rewards_stale = False
-        if self._dead:  # a finished agent still to be removed is the one selected
+        if self._dead:
             assert self.agent_selection is not None
             self._remove_dead(self.agent_selection, action)
             return
@@ -154,17 +147,15 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
                     "(stale_actions='raise')"
                 )
             self._driver.ignore_stale([agent])
-        self._dead.popleft()
+        del self._dead[0]
         self._zero_rewards = None
         for table in (self.rewards, self.terminations, self.truncations, self.infos):
             del table[agent]
         del self._cumulative_rewards[agent]
-        self._observations.pop(agent, None)
         self.agents.remove(agent)
         self._select_first()
 
     def _select_first(self) -> None:
-        # A finished agent still to be removed is selected first, then the cycle's first.
         if self._dead:
             self.agent_selection = self._dead[0]
         elif self._cycle:
@@ -181,9 +172,8 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
             raise
         finally:
             self._pending = {}
-        self._observations, self.rewards, self.terminations, self.truncations, self.infos = step
-        for agent in driver.finished:
-            self._final[agent] = step.observations[agent]
+        self._observations.update(step.observations)
+        _, self.rewards, self.terminations, self.truncations, self.infos = step
         if driver.new_agents:
             self.agents.extend(driver.new_agents)
         if driver.new_agents or driver.finished:
@@ -194,7 +184,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         self._rewards_stale = True
         self._cycle = driver.agents
         self._turn = 0
-        self._dead = deque(driver.finished)
+        self._dead = list(driver.finished)
         self._select_first()
         self._show()
 

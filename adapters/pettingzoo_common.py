@@ -1,5 +1,5 @@
-"""What the driver family's front ends share: the members over the driver (:class:`DriverControls`),
-and the PettingZoo adapters' constructor, spaces, state, rendering and closing."""
+"""What the driver family's front ends share: the members over the driver, and the PettingZoo
+adapters' constructor, spaces, state, rendering and closing."""
 
 from __future__ import annotations
 
@@ -42,19 +42,15 @@ class DriverControls(EngineMembers):
     def _start_driver(self, core: BaseEnvLike, options: DriverOptions) -> None:
         self._driver = self._engine = MultiAgentDriver(core, options, adapter=type(self).__name__)
         self.core = self._driver.core  # an older-API core's wrapper, where it needed one
-        # The writable options, checked by their setters.
         self.termination_mode = options.termination_mode
         self.max_cycles = options.max_cycles
         self.stale_actions = options.stale_actions
 
     @property
     def possible_agents(self) -> list[str]:
-        """The agents present at the last ``reset()``, then those spawned since (appended);
-        asked before the first ``reset()``, the core is reset once to find them."""
-        driver = self._driver
-        if not driver.possible_agents:
-            driver.discover()
-        return driver.possible_agents
+        """The agents present at the last ``reset()``, then those spawned since (appended)."""
+        self._driver.discover()  # before the first reset(): reset the core once to find them
+        return self._driver.possible_agents
 
     @property
     def observation_spaces(self) -> dict[str, spaces.Space]:
@@ -99,8 +95,7 @@ class DriverControls(EngineMembers):
 
     @property
     def stale_actions(self) -> str:
-        """What an action for an agent that finished earlier in the episode does; writable:
-        ``"ignore"`` (counted in :attr:`ignored_actions`) or ``"raise"`` (an ``ActionError``)."""
+        """``"ignore"`` (counted) or ``"raise"``: an action for a finished agent; writable."""
         return self._driver.stale_actions
 
     @stale_actions.setter
@@ -118,8 +113,7 @@ class DriverControls(EngineMembers):
 
 
 class PettingZooCommon(DriverControls):
-    """Spaces, state, rendering, closing and options shared by both PettingZoo adapters; not
-    re-entrant, and a step interrupted by an exception leaves the env needing ``reset()``."""
+    """Spaces, state, rendering, closing and options shared by both PettingZoo adapters."""
 
     core: BaseEnvLike
     render_mode: str | None
@@ -187,12 +181,11 @@ class PettingZooCommon(DriverControls):
         self._clear()
 
     def _clear(self) -> None:
-        """Empties the front end's own episode state (the AEC adapter keeps some)."""
+        """Empties the AEC adapter's own episode state."""
 
     @property
     def np_random(self) -> np.random.Generator:
-        """A generator for wrappers that draw randomness from the env (SuperSuit's
-        ``frame_skip_v0``), reseeded by ``reset(seed=...)``; the core never reads it."""
+        """A generator for wrappers (SuperSuit's ``frame_skip_v0``), reseeded by ``reset()``."""
         if self._np_random is None:
             self._np_random = np.random.default_rng()
         return self._np_random
@@ -204,11 +197,11 @@ class PettingZooCommon(DriverControls):
         return seed
 
     def observation_space(self, agent: str) -> spaces.Space:
-        """The observation space of ``agent``'s behaviour (the same object for all of them)."""
+        """The observation space of ``agent``'s behaviour (one object per behaviour)."""
         return self._driver.group_of(agent).observation_space
 
     def action_space(self, agent: str) -> spaces.Space:
-        """The action space of ``agent``'s behaviour (the same object for all of them)."""
+        """The action space of ``agent``'s behaviour (one object per behaviour)."""
         return self._driver.group_of(agent).action_space
 
     def behavior_spaces(self) -> dict[str, tuple[spaces.Space, spaces.Space]]:
@@ -216,14 +209,7 @@ class PettingZooCommon(DriverControls):
         return {g.name: (g.observation_space, g.action_space) for g in self._driver.groups}
 
     def agent_key(self, agent: str) -> AgentKey:
-        """The (behaviour, agent id) an agent name stands for.
-
-        Example:
-            >>> from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-            >>> from zooport.envs.builtin.tag import Tag
-            >>> PettingZooParallelEnv(Tag(seed=0)).agent_key("tagger_4")
-            AgentKey(behavior='Tagger?team=1', agent_id=4)
-        """
+        """The (behaviour, agent id) an agent name stands for."""
         return self._driver.names.lookup(agent)
 
     @property
@@ -274,8 +260,7 @@ class PettingZooCommon(DriverControls):
             self._window.show(render_core(self.core), type(self).__name__)
 
     def render(self) -> np.ndarray | None:
-        """The core's rgb_array picture (``render_mode="rgb_array"``); None for ``"human"``
-        (shown at every reset and step) and, with a warning, for None."""
+        """The core's rgb_array picture; None for ``"human"`` and, with a warning, for None."""
         if self.render_mode == "human":
             self._driver.check_open()
             return None
@@ -300,13 +285,11 @@ class PettingZooCommon(DriverControls):
 
 
 def seed_action_spaces(driver: MultiAgentDriver, seed: int | None) -> None:
-    """Seeds behaviour i's action space with ``seed + i``, as ML-Agents' PettingZoo wrappers
-    use their ``seed=`` (they give every behaviour the same seed)."""
+    """Seeds behaviour i's action space with ``seed + i``: ML-Agents' wrappers' ``seed=``."""
     seed = check_seed(seed, f"{driver.adapter}(seed=...)")
-    if seed is None:
-        return
-    for i, group in enumerate(driver.groups):
-        group.action_space.seed(seed + i)
+    if seed is not None:
+        for i, group in enumerate(driver.groups):
+            group.action_space.seed(seed + i)
 
 
 def flat_observations(group: AgentTable, count: int) -> np.ndarray:
