@@ -23,23 +23,17 @@ _AGENT_ID = re.compile(r"0|-?[1-9][0-9]*")
 AgentNameFn = Callable[[str, int], str]
 #: What ``agent_name=`` takes: a scheme name, a callable, or None (the default scheme).
 AgentNaming = Literal["pettingzoo", "mlagents"] | AgentNameFn | None
-#: The scheme names ``agent_name=`` accepts.
-NAMING_SCHEMES = ("pettingzoo", "mlagents")
-# Each scheme's ``<head><separator><agent_id>`` (head: the default prefix or the behaviour's
-# name), described for an error message.
+# Each scheme's ``<head><separator><agent_id>`` (head: the prefix or behaviour), described.
 _SCHEMES = {
     "pettingzoo": ("_", "'<prefix>_<agent_id>' with a prefix in {}"),
     "mlagents": ("?agent_id=", "'<behavior>?agent_id=<agent_id>' with a behavior in {}"),
 }
+#: The scheme names ``agent_name=`` accepts.
+NAMING_SCHEMES = tuple(_SCHEMES)
 
 
 def behavior_prefix(behavior: str) -> str:
-    """A behaviour's name without query string, lower case, letters and digits only.
-
-    Example:
-        >>> behavior_prefix("Runner?team=0"), behavior_prefix("3DBall"), behavior_prefix("?x")
-        ('runner', '3dball', 'agent')
-    """
+    """A behaviour's name without query string, lower case, letters and digits only."""
     return _NOT_ALNUM.sub("", behavior.split("?", 1)[0].lower()) or "agent"
 
 
@@ -54,12 +48,7 @@ def _natural(text: str) -> list[tuple[int, int | str]]:
 
 
 def default_prefixes(behaviors: Iterable[str]) -> dict[str, str]:
-    """The default agent-name prefix of each behaviour (module docstring).
-
-    Example:
-        >>> list(default_prefixes(["Ball", "Soccer?team=1", "Soccer?team=0"]).values())
-        ['ball', 'soccer_1', 'soccer_0']
-    """
+    """The default agent-name prefix of each behaviour (module docstring)."""
     behaviors = list(dict.fromkeys(behaviors))
     by_word: dict[str, list[str]] = {}
     for behavior in behaviors:

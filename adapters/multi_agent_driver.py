@@ -1,25 +1,20 @@
-"""The driver family's engine: every behaviour of a core as named PettingZoo agents. Each
-behaviour's :class:`AgentGroup` holds in ``live`` the one record of who is live; an agent's
-exit reads here (docs/guides/multi-agent.md)."""
+"""The driver family's engine: every behaviour of a core as named PettingZoo agents, each
+behaviour's in an :class:`AgentGroup` whose ``live`` flags are the one record of who is live."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from typing import Any, NamedTuple, TypeGuard
 
-import numpy as np
-
-from zooport.adapters.agent_group import AgentTable, set_default_actions
+from zooport.adapters.agent_group import AgentGroup, set_default_actions
 from zooport.adapters.agent_names import AgentNames
 from zooport.adapters.core_access import MAX_IDLE_STEPS, adopt_core_with_specs, note_core_failure
 from zooport.adapters.options import DriverOptions
-from zooport.adapters.spaces import Index
 from zooport.adapters.termination import TerminationMode, finished_needed
 from zooport.envs.arguments import check_seed
-from zooport.envs.base_env import BaseEnvLike, DecisionSteps, TerminalSteps
+from zooport.envs.base_env import BaseEnvLike
 from zooport.envs.capabilities import has_action_masks, reset_core
 from zooport.envs.step_guard import StepGuard
-from zooport.envs.steps import check_agent_ids
 from zooport.errors import (
     ActionError,
     EnvClosedError,
@@ -30,121 +25,6 @@ from zooport.errors import (
 )
 
 __all__ = ["AgentGroup", "AgentsStep", "MultiAgentDriver"]
-
-
-class AgentGroup(AgentTable):
-    """One behaviour's agents in the current episode: who is live, and what each step reports."""
-
-    def start(self, decision: DecisionSteps, names: AgentNames) -> None:
-        """A new episode with the agents of ``decision``, named by ``names``."""
-        self.namer = names
-        decision = self.obs_layout.checked(decision)
-        check_agent_ids(self.name, decision, ())
-        ids = np.asarray(decision.agent_id, np.int64)
-        self._allocate(max(ids.size, 1))
-        self._add(np.sort(ids))
-        self.begin_step()
-        self._absorb_decision(decision, False, True)
-
-    def begin_step(self) -> None:
-        self.reward[:] = self.group_reward[:] = 0
-        self.terminated[:] = self.truncated[:] = self.decided[:] = False
-        self.n_decided = 0
-        self.new_names, self.finished_names = [], []
-
-    def absorb(
-        self, decision: DecisionSteps, terminal: TerminalSteps, everyone: bool = False
-    ) -> bool:
-        """Takes one core step's batches; True when a live agent reported."""
-        agent_id = decision.agent_id
-        # Most steps repeat the last step's ids: checked, slots and names known (TrivialEndless
-        # N=64: ~27 us of ~99 a Parallel step, ~30 of ~158 an AEC cycle; itemgetter reused: ~6).
-        same = (
-            self._last is not None
-            and type(agent_id) is np.ndarray
-            and self._last[0] == (agent_id.dtype, agent_id.tobytes())
-        )
-        if len(terminal) or not same:
-            check_agent_ids(self.name, decision, terminal)
-        reported = False
-        if len(terminal):
-            terminal = self.obs_layout.checked(terminal, terminal=True)
-            slots = self.slots_of(np.asarray(terminal.agent_id, np.int64))
-            hit = slots >= 0
-            hit[hit] = self.live[slots[hit]]
-            rows = np.flatnonzero(hit)
-            if rows.size:
-                s = slots[rows]
-                self._end_episodes(
-                    s, terminal, rows, self.reward, self.group_reward, self.terminated,
-                    self.truncated,
-                )  # fmt: skip
-                self.live[s] = False
-                self.finished_names.extend(self.names[i] for i in s.tolist())
-                reported = True
-        decision = self.obs_layout.checked(decision)
-        return self._absorb_decision(decision, same, everyone and not reported) or reported
-
-    def _absorb_decision(self, decision: DecisionSteps, same: bool, everyone: bool) -> bool:
-        self.dec_count = len(decision)
-        if not self.dec_count:
-            self.dec_names = []
-            return False
-        last = self._last
-        if not same or last is None:
-            last = self._last = self._decision_slots(decision.agent_id)
-        _, slots, index, names = last
-        rows: np.ndarray | None = None
-        if everyone or self.live[index].all():
-            s = index
-        else:
-            rows = np.flatnonzero(self.live[slots])
-            s = slots[rows]
-            names = [self.names[i] for i in s.tolist()]
-        self.dec_rows, self.dec_names = rows, names
-        if not names:
-            return False
-        self._take_decisions(s, decision, rows, len(names))
-        reward, group_reward = decision.reward, decision.group_reward
-        if rows is not None:
-            reward, group_reward = reward[rows], group_reward[rows]
-        self.reward[s] = reward
-        self.group_reward[s] = group_reward
-        self.decided[s] = True
-        self.n_decided += len(names)
-        return True
-
-    def end_episode(self) -> list[str]:
-        """Forgets the agents that joined in this step (the last slots) and truncates the live
-        ones; returns the names of those."""
-        n = self.n - len(self.new_names)
-        self.n_decided -= int(self.decided[n : self.n].sum())
-        self.live[n : self.n] = False
-        for name in self.new_names:
-            del self.slot_of[name]
-        del self.names[n:]
-        self.n, self.new_names = n, []
-        self._last = None  # its slots may be the dropped ones
-        self._index_ids()
-        live = np.flatnonzero(self.live[:n])
-        self.truncated[live] = True
-        self.live[live] = False
-        names = [self.names[i] for i in live.tolist()]
-        self.finished_names.extend(names)
-        return names
-
-    def reporting(self) -> tuple[list[str], Index]:
-        """The names and slots of the agents live at the step's start, then those that joined."""
-        n = self.n
-        if self.n_decided == n:  # every slot decided: all live, all report
-            return self.names, slice(0, n)
-        report = self.live[:n]
-        if self.finished_names:
-            report = report | self.terminated[:n] | self.truncated[:n]
-        if report.all():
-            return self.names, slice(0, n)
-        index = np.flatnonzero(report)
-        return [self.names[i] for i in index.tolist()], index
 
 
 class AgentsStep(NamedTuple):
@@ -158,8 +38,7 @@ class AgentsStep(NamedTuple):
 
 
 class MultiAgentDriver:
-    """Drives every behaviour of ``core`` as PettingZoo agents (``adapter``: the front end's
-    name for error messages)."""
+    """Drives every behaviour of ``core`` as PettingZoo agents, for the front end ``adapter``."""
 
     def __init__(
         self,
@@ -190,8 +69,7 @@ class MultiAgentDriver:
         self.default_action = options.default_action
         set_default_actions(self.groups, options.default_action)
         self.possible_agents: list[str] = []
-        # The groups' ``live`` flags in ``possible_agents`` order, rebuilt in the step they
-        # change (``agents`` is read on every step).
+        # The groups' ``live`` flags in ``possible_agents`` order, rebuilt when they change.
         self._agents: list[str] = []
         # Every agent of the episode, live or finished -> its behaviour's group.
         self.agent_groups: dict[str, AgentGroup] = {}
@@ -250,15 +128,31 @@ class MultiAgentDriver:
         self.check_open()
         seed = check_seed(seed, f"{self.adapter}.reset")  # a bad seed raises, changing nothing
         with self.guard.resetting():
-            steps = self._reset_core(seed)
+            try:
+                reset_core(self.core, seed, warn=True)
+                self.names.forget()
+                for idle in range(MAX_IDLE_STEPS + 1):
+                    steps = {g.name: self.core.get_steps(g.name)[0] for g in self.groups}
+                    if any(len(d) for d in steps.values()):
+                        break
+                    if idle == MAX_IDLE_STEPS:
+                        raise ZooportError(
+                            f"{self.adapter}: no agent requested a decision in {MAX_IDLE_STEPS} "
+                            "steps after reset"
+                        )
+                    self.core.step()
+                if len(self.core.behavior_specs) != len(self.groups):
+                    raise self._late_behavior()
+            except Exception as error:
+                note_core_failure(error, f"{self.adapter}.reset()")
+                raise
             self.possible_agents, self.agent_groups = [], {}
             for g in self.groups:
                 g.start(steps[g.name], self.names)
                 self.possible_agents.extend(g.names)
                 self.agent_groups.update(dict.fromkeys(g.names, g))
             self._agents = list(self.possible_agents)
-            self.cycles = 0
-            self.finished, self.new_agents = [], []
+            self.cycles, self.finished, self.new_agents = 0, [], []
             self.episode_over = not self._agents
             self.ready = True
             if self.first_counts is None:
@@ -266,33 +160,11 @@ class MultiAgentDriver:
             step = self._outputs(self._agents, False)
             return step.observations, step.infos
 
-    def _reset_core(self, seed: int | None) -> dict[str, DecisionSteps]:
-        try:
-            reset_core(self.core, seed, warn=True)
-            self.names.forget()
-            for idle in range(MAX_IDLE_STEPS + 1):
-                decisions = {g.name: self.core.get_steps(g.name)[0] for g in self.groups}
-                if any(len(d) for d in decisions.values()):
-                    break
-                if idle == MAX_IDLE_STEPS:
-                    raise ZooportError(
-                        f"{self.adapter}: no agent requested a decision in {MAX_IDLE_STEPS} "
-                        "steps after reset"
-                    )
-                self.core.step()
-            if len(self.core.behavior_specs) != len(self.groups):
-                raise self._late_behavior()
-        except Exception as error:
-            note_core_failure(error, f"{self.adapter}.reset()")
-            raise
-        return decisions
-
     def step(self, actions: Mapping[str, Any]) -> AgentsStep:
         """Applies one action per live agent and steps the core until a live agent reports."""
         self.check_running()
         with self.guard.call("step"):
-            live = self._agents
-            stale = 0
+            live, stale = self._agents, 0
             # When every live agent decides, a dict of the right size whose lookups all succeed
             # (in gather) has exactly the live agents as keys: no set comparison is needed.
             deciding = sum(len(g.dec_names) for g in self.groups)
@@ -345,13 +217,9 @@ class MultiAgentDriver:
 
     def _finish_step(self) -> AgentsStep:
         groups, live, possible = self.groups, self._agents, self.possible_agents
-        finished: list[str] = []
-        new: list[str] = []
-        for g in groups:
-            finished += g.finished_names
-            new += g.new_names
-        # Agents leave only by finishing: those of the episode that are not live have. While
-        # none has, no mode can end the episode (each asks for at least one).
+        finished = [a for g in groups for a in g.finished_names]
+        new = [a for g in groups for a in g.new_names]
+        # Agents leave only by finishing; while none has, no mode ends the episode.
         n_finished = len(possible) - len(live) + len(finished)
         over = (
             len(live) + len(new) == len(finished)
@@ -438,8 +306,7 @@ class MultiAgentDriver:
     def close(self) -> None:
         """Closes the core once; later calls do nothing."""
         if not self._closed:
-            self._closed = True
-            self.ready = False
+            self._closed, self.ready = True, False
             self.core.close()
 
     def check_open(self) -> None:

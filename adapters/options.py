@@ -1,5 +1,4 @@
-"""The adapters' options as frozen dataclasses: front ends take them as keyword parameters and
-hand one to their engine; the entry points split their keywords by these names."""
+"""The adapters' options as frozen dataclasses, which the front ends hand to their engines."""
 
 from __future__ import annotations
 
@@ -77,8 +76,7 @@ class PettingZooOptions(DriverOptions):
 
 
 def listing_options(cls: _Class) -> _Class:
-    """``cls`` whose constructor, given arguments it does not take, raises an
-    ``ArgumentTypeError`` listing its options."""
+    """``cls`` whose constructor raises an ``ArgumentTypeError`` listing its options."""
     init = cls.__init__  # type: ignore[misc]  # the class's own constructor
     signature = inspect.signature(init)
     lead, *options = list(signature.parameters)[1:]

@@ -1,5 +1,4 @@
-"""A batched core as a PettingZoo ``AECEnv``: agents act in turn and the core steps once
-per cycle, when the last live agent has acted (native, not ``parallel_to_aec``)."""
+"""A batched core as a PettingZoo ``AECEnv`` (native, not ``parallel_to_aec``)."""
 
 from __future__ import annotations
 
@@ -20,8 +19,7 @@ __all__ = ["PettingZooAECEnv", "UnityAECEnv"]
 
 @listing_options
 class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
-    """Any BaseEnv as a PettingZoo ``AECEnv`` (docs/guides/multi-agent.md), with the Parallel
-    adapter's names, spaces, options and episode; the core steps when a cycle's last agent acted.
+    """Agents act in turn; the core steps once a cycle, when the last live agent has acted.
 
     Example:
         >>> from zooport.envs.builtin.tag import Tag
@@ -54,7 +52,6 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         self._turn = 0
         self._dead: list[str] = []  # finished agents still to be removed, selected first
         self._rewards_stale = False
-        self._zero_rewards: dict[str, float] | None = None
 
     @override
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
@@ -65,8 +62,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
 
     @override
     def observe(self, agent: str) -> Any:
-        """The observation of any agent of the episode: a finished agent's final one, also
-        after its ``step(None)``, as PettingZoo's own environments answer (TorchRL asks)."""
+        """The observation of any agent of the episode (a finished one's last: TorchRL asks)."""
         try:
             return _fresh(self._observations[agent])
         except (KeyError, TypeError):
@@ -78,8 +74,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
 
     @override
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        """``(observation, cumulative reward, terminated, truncated, info)`` of the selected
-        agent (None for the observation with ``observe=False``)."""
+        """``(observation, cumulative reward, terminated, truncated, info)`` of the selection."""
         agent = self.agent_selection
         if agent is None:
             self._driver.check_open()  # close() deselects
@@ -94,23 +89,17 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
 
     @override
     def step(self, action: Any) -> None:
-        """Acts for ``agent_selection`` (None for a finished agent); the core steps when the
-        cycle's last agent has acted."""
+        """Acts for ``agent_selection`` (None for a finished agent)."""
         guard = self._driver.guard
         if guard.running:  # a turn from a callback while the core steps: refused
             guard.enter("step")
-        if self._rewards_stale:
-            # The next step() clears the last core step's rewards (zeros copied: it pays).
-            if self._zero_rewards is None:
-                self._zero_rewards = dict.fromkeys(self.rewards, 0.0)
-            self.rewards = self._zero_rewards.copy()
+        if self._rewards_stale:  # the first step() after the core's clears its rewards
+            self.rewards = dict.fromkeys(self.rewards, 0.0)
             self._rewards_stale = False
-        if self._dead:
-            assert self.agent_selection is not None
-            self._remove_dead(self.agent_selection, action)
+        if self._dead:  # the selected agent finished
+            self._remove_dead(action)
             return
-        cycle = self._cycle
-        turn = self._turn
+        cycle, turn = self._cycle, self._turn
         if turn >= len(cycle):
             self._driver.check_open()  # close() empties the cycle
             raise EnvNotResetError(
@@ -125,8 +114,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
                 "None is only for terminated or truncated agents (or pass default_action=)"
             )
         self._cumulative_rewards[agent] = 0.0
-        turn += 1
-        self._turn = turn
+        self._turn = turn = turn + 1
         if turn < len(cycle):
             self.agent_selection = cycle[turn]
         else:
@@ -138,7 +126,8 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         self._clear()  # the per-turn paths check for closing only where they fail
         super().close()
 
-    def _remove_dead(self, agent: str, action: Any) -> None:
+    def _remove_dead(self, action: Any) -> None:
+        agent = self._dead[0]
         if action is not None:
             if self._driver.stale_actions == "raise":
                 raise ActionError(
@@ -148,7 +137,6 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
                 )
             self._driver.ignore_stale([agent])
         del self._dead[0]
-        self._zero_rewards = None
         for table in (self.rewards, self.terminations, self.truncations, self.infos):
             del table[agent]
         del self._cumulative_rewards[agent]
@@ -174,12 +162,8 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
             self._pending = {}
         self._observations.update(step.observations)
         _, self.rewards, self.terminations, self.truncations, self.infos = step
-        if driver.new_agents:
-            self.agents.extend(driver.new_agents)
-        if driver.new_agents or driver.finished:
-            self._zero_rewards = None
-        # Every agent of the cycle acted in it and new ones start at 0: the cumulative rewards
-        # are this step's.
+        self.agents.extend(driver.new_agents)
+        # Every agent of the cycle acted in it, new ones start at 0: the step's are cumulative.
         self._cumulative_rewards = dict(step.rewards)
         self._rewards_stale = True
         self._cycle = driver.agents
@@ -190,8 +174,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
 
 
 class UnityAECEnv(PettingZooAECEnv):
-    """ML-Agents' ``UnityAECEnv(env, seed=None)``: :class:`PettingZooAECEnv` with ML-Agents'
-    constructor (see :class:`~zooport.adapters.pettingzoo_parallel.UnityParallelEnv`)."""
+    """ML-Agents' ``UnityAECEnv(env, seed=None)``, seeded as ``UnityParallelEnv`` is."""
 
     def __init__(self, env: BaseEnvLike, seed: int | None = None, **options: Any) -> None:
         super().__init__(env, **options)

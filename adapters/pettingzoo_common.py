@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
-from zooport.adapters.agent_group import AgentTable
-from zooport.adapters.agent_names import AgentKey
+from zooport.adapters.agent_group import AgentGroup
+from zooport.adapters.agent_names import AgentKey, AgentNaming
 from zooport.adapters.core_access import (
     EngineMembers,
     adopt_core,
@@ -26,9 +26,6 @@ from zooport.adapters.termination import TerminationMode, finished_needed
 from zooport.envs.arguments import check_seed
 from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import ArgumentError, ArgumentTypeError, EnvNotResetError, ZooportError
-
-if TYPE_CHECKING:
-    from zooport.adapters.agent_names import AgentNaming
 
 __all__ = ["DriverControls", "PettingZooCommon", "flat_observations", "seed_action_spaces"]
 
@@ -115,11 +112,6 @@ class DriverControls(EngineMembers):
 class PettingZooCommon(DriverControls):
     """Spaces, state, rendering, closing and options shared by both PettingZoo adapters."""
 
-    core: BaseEnvLike
-    render_mode: str | None
-    metadata: dict[str, Any]
-    _driver: MultiAgentDriver
-
     _np_random: np.random.Generator | None = None
     _state_space: spaces.Box | None = None
 
@@ -148,17 +140,13 @@ class PettingZooCommon(DriverControls):
             uint8_visual: visual observations as uint8 0..255 instead of float32 0..1.
             flatten_branched: several discrete branches as one ``Discrete``.
             allow_multiple_obs: observations always as a ``Dict`` keyed by observation name.
-            termination_mode: ``"any"``, ``"majority"``, ``"all"`` or a fraction in (0, 1]
-                of the episode's agents whose finishing ends it.
+            termination_mode: ``"any"``, ``"majority"``, ``"all"`` or a fraction in (0, 1].
             max_cycles: core steps after which live agents are truncated; None: no limit.
             action_masks: masks for discrete actions; None: unless the core has none.
             mask_in_info: the mask in ``info["action_mask"]``, not in the observation.
-            default_action: a live agent's action when it is given none: None raises,
-                ``"zero"`` or ``{behaviour: action}``.
-            agent_name: None or ``"pettingzoo"``, ``"mlagents"``, or a callable
-                ``(behaviour, agent_id) -> str``.
-            stale_actions: ``"ignore"`` (counted) or ``"raise"``: an action for an agent
-                that finished earlier in the episode.
+            default_action: for a live agent given none: None (raise), ``"zero"``, a dict.
+            agent_name: None, ``"pettingzoo"``, ``"mlagents"`` or ``(behaviour, id) -> str``.
+            stale_actions: ``"ignore"`` (counted) or ``"raise"``: actions for finished agents.
             render_mode: None, ``"rgb_array"`` or ``"human"`` (a pygame window).
             name: ``metadata["name"]`` and ``str(env)``; None: ``zooport_<core class>``.
         """
@@ -167,8 +155,7 @@ class PettingZooCommon(DriverControls):
         core = adopt_core(core)
         modes = ["rgb_array", "human"] if can_render(core) else []
         check_render_mode(render_mode, modes, f"{type(self).__name__} over {type(core).__name__}")
-        self.options = options
-        self.render_mode = render_mode
+        self.options, self.render_mode = options, render_mode
         fps = (getattr(core, "metadata", None) or {}).get("render_fps", 30)
         self.metadata = {
             "name": name or f"zooport_{type(core).__name__.lower()}",
@@ -214,8 +201,7 @@ class PettingZooCommon(DriverControls):
 
     @property
     def state_space(self) -> spaces.Box:
-        """The space of :meth:`state`: the core's ``global_state_space`` (or a float32 Box of
-        ``global_state_shape``), else the observation spaces' bounds, concatenated."""
+        """The space of :meth:`state` (the core's, else the observation spaces' bounds)."""
         if self._state_space is not None:
             return self._state_space
         driver = self._driver
@@ -238,9 +224,8 @@ class PettingZooCommon(DriverControls):
         return space
 
     def state(self) -> np.ndarray:
-        """The core's ``global_state()`` where it has one; otherwise the flattened
-        observations (without masks) of the agents present at the first reset, in
-        ``possible_agents`` order, zeros for an agent not live (spawned agents are left out)."""
+        """The core's ``global_state()``, else the flat observations of the first reset's agents
+        (zeros for one not live)."""
         driver = self._driver
         driver.check_open()
         if driver.first_counts is None:
@@ -261,9 +246,6 @@ class PettingZooCommon(DriverControls):
 
     def render(self) -> np.ndarray | None:
         """The core's rgb_array picture; None for ``"human"`` and, with a warning, for None."""
-        if self.render_mode == "human":
-            self._driver.check_open()
-            return None
         if self.render_mode is None:
             warnings.warn(
                 f"{type(self).__name__}.render() was called with render_mode=None; pass "
@@ -272,6 +254,8 @@ class PettingZooCommon(DriverControls):
             )
             return None
         self._driver.check_open()
+        if self.render_mode == "human":
+            return None
         frame = render_core(self.core)
         if frame is None:
             raise ZooportError(f"{type(self.core).__name__} returned no picture from render()")
@@ -292,10 +276,9 @@ def seed_action_spaces(driver: MultiAgentDriver, seed: int | None) -> None:
             group.action_space.seed(seed + i)
 
 
-def flat_observations(group: AgentTable, count: int) -> np.ndarray:
+def flat_observations(group: AgentGroup, count: int) -> np.ndarray:
     """The first ``count`` slots' observations flattened, zeros for agents not live."""
-    obs = group.obs
-    parts = list(obs.values()) if isinstance(obs, dict) else [obs]
+    parts = list(group.obs.values()) if isinstance(group.obs, dict) else [group.obs]
     m = min(count, group.n)
     out = np.zeros((count, sum(int(np.prod(p.shape[1:])) for p in parts)), np.float32)
     if m:

@@ -1,5 +1,4 @@
-"""A batched core as a PettingZoo ``ParallelEnv``: every behaviour's agents step at once, over
-the :class:`~zooport.adapters.multi_agent_driver.MultiAgentDriver`."""
+"""A batched core as a PettingZoo ``ParallelEnv``: every behaviour's agents step at once."""
 
 from __future__ import annotations
 
@@ -18,8 +17,7 @@ __all__ = ["PettingZooParallelEnv", "UnityParallelEnv"]
 
 @listing_options
 class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
-    """Any BaseEnv as a PettingZoo ``ParallelEnv``; the options are
-    :class:`~zooport.adapters.pettingzoo_common.PettingZooCommon`'s.
+    """Any BaseEnv as a PettingZoo ``ParallelEnv`` (options: ``PettingZooCommon``'s).
 
     Example:
         >>> from zooport.envs.builtin.tag import Tag

@@ -23,8 +23,7 @@ class TerminationMode(str, enum.Enum):
 
 
 def finished_needed(mode: TerminationMode | str | float, n_agents: int) -> int:
-    """How many of ``n_agents`` must have finished for ``mode`` to end the episode; an
-    ``ArgumentError`` (``ArgumentTypeError`` for another type) lists the valid modes."""
+    """How many of ``n_agents`` must have finished for ``mode`` to end the episode."""
     needed = None
     if isinstance(mode, str):
         needed = {"any": 1, "majority": n_agents // 2 + 1, "all": n_agents}.get(

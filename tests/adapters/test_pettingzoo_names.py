@@ -15,6 +15,7 @@ from zooport.errors import SpecError, UnknownAgentError
     [
         ("Runner?team=0", "runner"),
         ("BallBalance", "ballbalance"),
+        ("3DBall", "3dball"),
         ("My Agent-2?team=1&x=y", "myagent2"),
         ("?team=0", "agent"),
         ("__", "agent"),
