@@ -137,8 +137,12 @@ class AgentGroup(AgentSlots):
         self._absorb_decision(decision, False, True)
 
     def begin_step(self) -> None:
-        self.reward[:] = self.group_reward[:] = 0
-        self.terminated[:] = self.truncated[:] = self.decided[:] = False
+        if self.finished_names:  # flags are set only in steps where agents finish
+            self.terminated.fill(False)
+            self.truncated.fill(False)
+        self.reward.fill(0)
+        self.group_reward.fill(0)
+        self.decided.fill(False)
         self.n_decided = 0
         self.new_names, self.finished_names = [], []
 

@@ -83,9 +83,7 @@ class AgentNames:
         self.behaviors = list(behaviors)
         self.scheme = agent_name if isinstance(agent_name, str) else "callable"
         self.agent_name: AgentNameFn | None = None if isinstance(agent_name, str) else agent_name
-        self.prefixes: dict[str, str] = (
-            default_prefixes(self.behaviors) if self.scheme == "pettingzoo" else {}
-        )
+        self.prefixes = default_prefixes(self.behaviors) if self.scheme == "pettingzoo" else {}
         self._sep, pattern = _SCHEMES.get(self.scheme, ("", "{}"))
         heads = self.prefixes or {b: b for b in self.behaviors}
         self._heads = {b: head + self._sep for b, head in heads.items()}

@@ -166,8 +166,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         # Every agent of the cycle acted in it, new ones start at 0: the step's are cumulative.
         self._cumulative_rewards = dict(step.rewards)
         self._rewards_stale = True
-        self._cycle = driver.agents
-        self._turn = 0
+        self._cycle, self._turn = driver.agents, 0
         self._dead = list(driver.finished)
         self._select_first()
         self._show()

@@ -26,9 +26,8 @@ def finished_needed(mode: TerminationMode | str | float, n_agents: int) -> int:
     """How many of ``n_agents`` must have finished for ``mode`` to end the episode."""
     needed = None
     if isinstance(mode, str):
-        needed = {"any": 1, "majority": n_agents // 2 + 1, "all": n_agents}.get(
-            mode.strip().lower()
-        )
+        named = {"any": 1, "majority": n_agents // 2 + 1, "all": n_agents}
+        needed = named.get(mode.strip().lower())
     elif isinstance(mode, (float, np.floating)) and math.isfinite(mode) and 0.0 < mode <= 1.0:
         # A tiny tolerance so that 0.3 * 10 asks for 3 agents, not 4.
         needed = max(1, math.ceil(float(mode) * n_agents - 1e-9))

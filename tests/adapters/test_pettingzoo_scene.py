@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import zooport.adapters.multi_agent_driver as multi_agent_driver
+import zooport.adapters.agent_group as agent_group
 from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
 from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 from zooport.envs.builtin import BallBalance, GridWorld
@@ -99,9 +99,9 @@ def test_a_behaviour_that_appears_at_reset_is_an_error_naming_it(adapter):
 
 def test_ids_are_checked_only_when_they_change(monkeypatch):
     calls = []
-    check = multi_agent_driver.check_agent_ids
+    check = agent_group.check_agent_ids
     monkeypatch.setattr(
-        multi_agent_driver, "check_agent_ids", lambda *args: calls.append(args) or check(*args)
+        agent_group, "check_agent_ids", lambda *args: calls.append(args) or check(*args)
     )
     env = PettingZooParallelEnv(BallBalance(n_agents=4, seed=0))
     env.reset(seed=0)
