@@ -1,6 +1,5 @@
-"""PettingZoo agent names for a core's agents, and back: ``<word>_<agent_id>`` by default
-(``runner_3``; behaviours that share a word add their rank in the natural order of their full
-names: ``soccer_0_3``, ``soccer_1_5``), ML-Agents' ``<behaviour>?agent_id=<id>``, or a callable."""
+"""Agent names and back: ``<word>_<agent_id>`` by default (behaviours that share a word add their
+rank in natural order: ``soccer_0_3``), ML-Agents' ``<behaviour>?agent_id=<id>``, or a callable."""
 
 from __future__ import annotations
 

@@ -120,8 +120,7 @@ class MultiAgentDriver:
         """Resets the core once to learn ``possible_agents`` and the state layout."""
         if self.first_counts is None:
             self.reset()
-            self.ready = False
-            self._agents = []
+            self.ready, self._agents = False, []
 
     def reset(self, seed: int | None = None) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         """Resets the core (reseeded with ``seed`` where it can be) and starts an episode."""
@@ -153,8 +152,7 @@ class MultiAgentDriver:
                 self.agent_groups.update(dict.fromkeys(g.names, g))
             self._agents = list(self.possible_agents)
             self.cycles, self.finished, self.new_agents = 0, [], []
-            self.episode_over = not self._agents
-            self.ready = True
+            self.episode_over, self.ready = not self._agents, True
             if self.first_counts is None:
                 self.first_counts = [g.n for g in self.groups]
             step = self._outputs(self._agents, False)
@@ -203,8 +201,11 @@ class MultiAgentDriver:
                     raise
                 if len(core.behavior_specs) != len(groups):
                     raise self._late_behavior()
-                # Every group absorbs its batches (a list, not any()'s short cut).
-                if any([g.absorb(*core.get_steps(g.name), everyone) for g in groups]):
+                reported = False
+                for g in groups:
+                    if g.absorb(*core.get_steps(g.name), everyone):
+                        reported = True
+                if reported:
                     break
             else:
                 raise ZooportError(
@@ -217,8 +218,11 @@ class MultiAgentDriver:
 
     def _finish_step(self) -> AgentsStep:
         groups, live, possible = self.groups, self._agents, self.possible_agents
-        finished = [a for g in groups for a in g.finished_names]
-        new = [a for g in groups for a in g.new_names]
+        finished: list[str] = []
+        new: list[str] = []
+        for g in groups:  # a loop, not comprehensions: each is a call in Python 3.11
+            finished += g.finished_names
+            new += g.new_names
         # Agents leave only by finishing; while none has, no mode ends the episode.
         n_finished = len(possible) - len(live) + len(finished)
         over = (

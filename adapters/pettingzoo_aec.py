@@ -48,8 +48,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         # Every agent of the episode's last observation (a finished one's final one).
         self._observations: dict[str, Any] = observations or {}
         self._pending: dict[str, Any] = {}
-        self._cycle = list(agents)
-        self._turn = 0
+        self._cycle, self._turn = list(agents), 0
         self._dead: list[str] = []  # finished agents still to be removed, selected first
         self._rewards_stale = False
 

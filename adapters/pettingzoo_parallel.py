@@ -51,8 +51,7 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
 
 
 class UnityParallelEnv(PettingZooParallelEnv):
-    """ML-Agents' ``UnityParallelEnv(env, seed=None)``: ``seed`` seeds the action spaces, not
-    the core (``reset(seed=...)`` does that); other keywords are the parent's."""
+    """ML-Agents' ``UnityParallelEnv(env, seed=None)``: ``seed`` seeds the action spaces only."""
 
     def __init__(self, env: BaseEnvLike, seed: int | None = None, **options: Any) -> None:
         super().__init__(env, **options)
