@@ -1,5 +1,4 @@
-"""A behaviour's agents for the multi-agent driver: who is live, what a step reports, and the
-conversions: a dict of actions in; observations, infos and default actions out."""
+"""A behaviour's agents for the multi-agent driver: who is live, what a step reports, actions."""
 
 from __future__ import annotations
 

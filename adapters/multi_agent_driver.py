@@ -1,5 +1,4 @@
-"""The driver family's engine: every behaviour of a core as named PettingZoo agents, each
-behaviour's in an :class:`AgentGroup` whose ``live`` flags are the one record of who is live."""
+"""The driver family's engine: every behaviour of a core as named PettingZoo agents."""
 
 from __future__ import annotations
 

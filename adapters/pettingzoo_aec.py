@@ -45,12 +45,13 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         self.truncations = dict.fromkeys(agents, False)
         self.infos: dict[str, dict[str, Any]] = infos or {}
         self.agent_selection: str | None = agents[0] if agents else None
-        # Every agent of the episode's last observation (a finished one's final one).
         self._observations: dict[str, Any] = observations or {}
+        self._final: dict[str, Any] = {}  # the last observations of agents that finished
         self._pending: dict[str, Any] = {}
         self._cycle, self._turn = list(agents), 0
         self._dead: list[str] = []  # finished agents still to be removed, selected first
         self._rewards_stale = False
+        self._zero_rewards: dict[str, float] | None = None
 
     @override
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
@@ -63,7 +64,8 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
     def observe(self, agent: str) -> Any:
         """The observation of any agent of the episode (a finished one's last: TorchRL asks)."""
         try:
-            return _fresh(self._observations[agent])
+            seen = self._observations if agent in self._observations else self._final
+            return _fresh(seen[agent])
         except (KeyError, TypeError):
             self._driver.check_open()  # close() empties the observations
             raise UnknownAgentError(
@@ -93,7 +95,9 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         if guard.running:  # a turn from a callback while the core steps: refused
             guard.enter("step")
         if self._rewards_stale:  # the first step() after the core's clears its rewards
-            self.rewards = dict.fromkeys(self.rewards, 0.0)
+            if self._zero_rewards is None:  # copied: cheaper than dict.fromkeys every cycle
+                self._zero_rewards = dict.fromkeys(self.rewards, 0.0)
+            self.rewards = self._zero_rewards.copy()
             self._rewards_stale = False
         if self._dead:  # the selected agent finished
             self._remove_dead(action)
@@ -136,6 +140,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
                 )
             self._driver.ignore_stale([agent])
         del self._dead[0]
+        self._zero_rewards = None
         for table in (self.rewards, self.terminations, self.truncations, self.infos):
             del table[agent]
         del self._cumulative_rewards[agent]
@@ -159,9 +164,12 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
             raise
         finally:
             self._pending = {}
-        self._observations.update(step.observations)
-        _, self.rewards, self.terminations, self.truncations, self.infos = step
+        self._observations, self.rewards, self.terminations, self.truncations, self.infos = step
+        for agent in driver.finished:
+            self._final[agent] = step.observations[agent]
         self.agents.extend(driver.new_agents)
+        if driver.new_agents or driver.finished:
+            self._zero_rewards = None
         # Every agent of the cycle acted in it, new ones start at 0: the step's are cumulative.
         self._cumulative_rewards = dict(step.rewards)
         self._rewards_stale = True

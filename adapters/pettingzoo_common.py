@@ -1,5 +1,4 @@
-"""What the driver family's front ends share: the members over the driver, and the PettingZoo
-adapters' constructor, spaces, state, rendering and closing."""
+"""What the driver family's front ends share, and what the two PettingZoo adapters share."""
 
 from __future__ import annotations
 
@@ -132,8 +131,7 @@ class PettingZooCommon(DriverControls):
         render_mode: str | None = None,
         name: str | None = None,
     ) -> None:
-        """Serves every behaviour of ``core`` (any BaseEnv, which the adapter owns and
-        closes) as PettingZoo agents.
+        """Serves every behaviour of ``core`` (a BaseEnv the adapter owns) as PettingZoo agents.
 
         Args:
             core: a core with no behaviours yet (a Unity scene) is stepped once first.
@@ -215,7 +213,6 @@ class PettingZooCommon(DriverControls):
                 space = spaces.Box(-np.inf, np.inf, tuple(int(d) for d in shape), np.float32)
         else:
             driver.discover()
-            # Boxes: every part of an observation space the layouts build is one.
             flat: list[Any] = [spaces.flatten_space(g.obs_layout.space) for g in driver.groups]
             pairs = list(zip(flat, driver.first_counts or [], strict=True))
             low = np.concatenate([np.tile(b.low, c) for b, c in pairs])

@@ -1,6 +1,5 @@
-"""When a multi-agent episode ends, given how many of its ``n`` agents have finished (ended at
-least once, restarted or not): ``any`` 1, ``majority`` ``n // 2 + 1``, ``all`` ``n``, a
-fraction ``f`` in (0, 1] ``ceil(f * n)`` (at least 1); an episode without agents is over."""
+"""When an episode ends, by how many of its ``n`` agents finished (ended at least once): ``any`` 1,
+``majority`` ``n // 2 + 1``, ``all`` ``n``, a fraction ``f`` in (0, 1] ``ceil(f * n)`` (>= 1)."""
 
 from __future__ import annotations
 
