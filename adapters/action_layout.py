@@ -116,33 +116,26 @@ class ActionLayout:
             combinations = itertools.product(*(range(b) for b in self.branches))
             self._combinations = np.array(list(combinations), dtype=np.int32)
         self.lookup = self._combinations if self.flatten else None
-        continuous = (
-            spaces.Box(-1.0, 1.0, (spec.continuous_size,), np.float32)
-            if spec.continuous_size
-            else None
-        )
+        #: The length of one agent's consumer mask (0 without discrete branches).
+        self.mask_size = len(self._combinations) if self.flatten else sum(self.branches)
         # What checked_discrete bounds each value by: one size for a Discrete (flattened
         # or not), one per branch for a MultiDiscrete.
         self._discrete_sizes: int | tuple[int, ...] = (
             len(self._combinations) if self.flatten else
             self.branches[0] if len(self.branches) == 1 else self.branches
         )  # fmt: skip
-        discrete: spaces.Space | None = None
+        parts: dict[str, spaces.Space] = {}
+        if spec.continuous_size:
+            parts["continuous"] = spaces.Box(-1.0, 1.0, (spec.continuous_size,), np.float32)
         if isinstance(self._discrete_sizes, int):
-            discrete = spaces.Discrete(self._discrete_sizes)
+            parts["discrete"] = spaces.Discrete(self._discrete_sizes)
         elif self.branches:
-            discrete = spaces.MultiDiscrete(np.array(self.branches, dtype=np.int64))
-        self.is_hybrid = continuous is not None and discrete is not None
-        self.space: spaces.Space
-        if continuous is not None and discrete is not None:
-            self.space = spaces.Dict({"continuous": continuous, "discrete": discrete})
-        elif continuous is not None:
-            self.space = continuous
-        elif discrete is not None:
-            self.space = discrete
-        else:
+            parts["discrete"] = spaces.MultiDiscrete(np.array(self.branches, dtype=np.int64))
+        if not parts:
             raise SpecError(f"behavior {name!r}: an action spec with no actions has no space")
-        self._discrete_space = discrete
+        self.is_hybrid = len(parts) == 2
+        self.space: spaces.Space = spaces.Dict(parts) if self.is_hybrid else [*parts.values()][0]
+        self._discrete_space = parts.get("discrete")
         self._where = f"behavior {name!r}"  # built once: error messages start with it
 
     def _discrete_to_core(self, actions: Any, n: int | None) -> np.ndarray:
@@ -202,29 +195,15 @@ class ActionLayout:
 
     def from_core(self, action: ActionTuple) -> np.ndarray | dict[str, np.ndarray]:
         """A core :class:`ActionTuple` as a batch of consumer actions (inverse of to_core)."""
-        discrete: np.ndarray | None = None
-        if self.branches:
-            d = np.asarray(action.discrete, dtype=np.int64)
-            if self.flatten:
-                strides = np.cumprod((1,) + self.branches[:0:-1])[::-1]
-                discrete = d @ strides
-            elif len(self.branches) == 1:
-                discrete = d[:, 0]
-            else:
-                discrete = d
-        continuous = np.asarray(action.continuous, dtype=np.float32)
-        if discrete is None:
-            return continuous.copy()
-        if self.is_hybrid:
-            return {"continuous": continuous.copy(), "discrete": discrete}
-        return discrete
-
-    @property
-    def mask_size(self) -> int:
-        """The length of one agent's consumer mask (0 without discrete branches)."""
+        continuous = np.array(action.continuous, dtype=np.float32)
+        if not self.branches:
+            return continuous
+        discrete = np.array(action.discrete, dtype=np.int64)
         if self.flatten:
-            return len(self._combinations)
-        return int(sum(self.branches))
+            discrete = discrete @ np.cumprod((1,) + self.branches[:0:-1])[::-1]
+        elif len(self.branches) == 1:
+            discrete = discrete[:, 0]
+        return {"continuous": continuous, "discrete": discrete} if self.is_hybrid else discrete
 
     def allowed_mask(self, core_mask: Sequence[np.ndarray] | None, n: int) -> np.ndarray:
         """The core's masks (True = NOT available) as int8 (n, mask_size), 1 = allowed."""
