@@ -132,15 +132,14 @@ def check_reset_options(options: Any, where: str) -> None:
     if options is None:
         return
     if not isinstance(options, Mapping):
-        raise ArgumentTypeError(
-            f"{where}: expected options to be None or a dict with str keys, got "
-            f"{type(options).__name__} {options!r}"
-        )
-    bad = [key for key in options if not isinstance(key, str)]
-    if bad:
-        raise ArgumentTypeError(
-            f"{where}: expected options to be None or a dict with str keys, got keys {bad!r}"
-        )
+        got = f"{type(options).__name__} {options!r}"
+    elif bad := [key for key in options if not isinstance(key, str)]:
+        got = f"keys {bad!r}"
+    else:
+        return
+    raise ArgumentTypeError(
+        f"{where}: expected options to be None or a dict with str keys, got {got}"
+    )
 
 
 class EngineMembers:

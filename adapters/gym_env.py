@@ -101,9 +101,8 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
         seed = check_seed(options.action_space_seed, f"{name}(action_space_seed=...)")
         if seed is not None:
             self.action_space.seed(seed)
-        # The constructor's reset started an episode; the first reset() hands it out.
-        self._fresh = True  # the core's episode started and nobody has seen it yet
-        self._needs_reset = True
+        # The constructor's reset started an episode that the first reset() hands out.
+        self._fresh = True
         self._episode_over = False
 
         core = slots.core
@@ -121,18 +120,15 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
     @override
     def _restart(self, seed: int | None) -> tuple[Any, dict[str, Any]]:
         slots = self._slots
-        if seed is not None or slots.guard.failure is not None:
-            slots.reset(seed)  # after a failed step or reset, always the whole core
-        elif self._fresh:
-            pass  # the constructor's reset: an unseen episode start
-        elif self._episode_over:
-            # The core ended the episode; a restarted agent needs no core reset.
-            if not slots.refill():
-                slots.reset()
-        else:
-            slots.reset()
+        # After a failed step or reset, always the whole core; else the constructor's unseen
+        # episode, or an agent the core restarted after its episode ended, needs no reset.
+        if (
+            seed is not None
+            or slots.guard.failure is not None
+            or not (self._fresh or self._episode_over and slots.refill())
+        ):
+            slots.reset(seed)
         self._fresh = False
-        self._needs_reset = False
         self._episode_over = False
         return ObservationLayout.take(slots.obs, 0), self._info()
 
@@ -140,7 +136,7 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         """Advances the core until the agent decides again (or its episode ends)."""
         self._check_open()
-        if self._needs_reset:
+        if self._fresh:
             raise EnvNotResetError(f"{type(self).__name__}: call reset() before step()")
         if self._episode_over:
             raise EnvNotResetError(
@@ -184,7 +180,11 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
             frame = render_core(self.core)
             if frame is not None:
                 return np.array(frame, dtype=np.uint8, copy=True)
-        return self._visual_frame()
+        layout, obs = self._slots.obs_layout, self._slots.obs
+        for i, spec in enumerate(layout.specs):  # else the first visual observation
+            if len(spec.shape) == 3:
+                return visual_frame(obs[layout.keys[i]][0] if layout.keys else obs[0])
+        return None
 
     @override
     def close(self) -> None:
@@ -235,14 +235,6 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
                 f"{expected} for {space}, got shape {array.shape}"
             )
         return array.reshape((1, *expected))
-
-    def _visual_frame(self) -> np.ndarray | None:
-        """The first visual observation as a picture, or None without one."""
-        layout, obs = self._slots.obs_layout, self._slots.obs
-        for i, spec in enumerate(layout.specs):
-            if len(spec.shape) == 3:
-                return visual_frame(obs[layout.keys[i]][0] if layout.keys else obs[0])
-        return None
 
 
 @listing_options

@@ -166,8 +166,7 @@ class SB3VecEnv(SlotAdapter, VecEnv):
     @override
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
         """The attribute for each index: per slot where it is one, else the core's."""
-        _check_name(attr_name, "get_attr")
-        idx = self._indices(indices)
+        idx = self._indices(indices, "get_attr", attr_name)
         if attr_name == "agent_id":
             return self._slots.ids[idx].tolist()
         own = _OWN_ATTRS if self._has_mask else _OWN_ATTRS[1:]
@@ -178,8 +177,7 @@ class SB3VecEnv(SlotAdapter, VecEnv):
     @override
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
         """Sets the core's attribute; every environment shares it, so ``indices`` must be all."""
-        _check_name(attr_name, "set_attr")
-        idx = self._indices(indices)
+        idx = self._indices(indices, "set_attr", attr_name)
         if sorted(set(idx)) != list(range(self.num_envs)):
             raise ArgumentError(
                 f"{type(self).__name__}: every environment is the same core, so set_attr "
@@ -196,8 +194,7 @@ class SB3VecEnv(SlotAdapter, VecEnv):
         **method_kwargs: Any,
     ) -> list[Any]:
         """Calls the core's method once, result repeated per index (masks are per slot)."""
-        _check_name(method_name, "env_method")
-        idx = self._indices(indices)
+        idx = self._indices(indices, "env_method", method_name)
         if method_name == "action_masks":
             return list(self.action_masks()[idx])
         result = getattr(self._slots.core, method_name)(*method_args, **method_kwargs)
@@ -223,7 +220,14 @@ class SB3VecEnv(SlotAdapter, VecEnv):
             return None
         return render_core(self._slots.core)
 
-    def _indices(self, indices: VecEnvIndices) -> list[int]:
+    def _indices(self, indices: VecEnvIndices, call: str = "", name: Any = "") -> list[int]:
+        """``indices`` as a list; ``name``: an attribute or method name, which must be a str
+        (``getattr`` would raise a bare TypeError)."""
+        if not isinstance(name, str):
+            raise ArgumentTypeError(
+                f"SB3VecEnv.{call}: expected an attribute name (str), got {type(name).__name__} "
+                f"{name!r}"
+            )
         if indices is None:
             return list(range(self.num_envs))
         idx = (
@@ -238,12 +242,3 @@ class SB3VecEnv(SlotAdapter, VecEnv):
                 f"got {bad}"
             )
         return [int(i) for i in idx]
-
-
-def _check_name(name: Any, call: str) -> None:
-    """An attribute or method name must be a str (``getattr`` would raise a bare TypeError)."""
-    if not isinstance(name, str):
-        raise ArgumentTypeError(
-            f"SB3VecEnv.{call}: expected an attribute name (str), got {type(name).__name__} "
-            f"{name!r}"
-        )

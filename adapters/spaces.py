@@ -1,6 +1,6 @@
-"""Pure conversions between a behaviour's specs and Gymnasium spaces, batch by batch, and
-:class:`AgentSlots`, the two step rules both adapter engines apply to slots: a terminal
-reward is never lost, and a slot without a decision keeps its observation."""
+"""A behaviour's specs as Gymnasium spaces, batch by batch, and :class:`AgentSlots`, the step
+rules both adapter engines share: a terminal reward is never lost, and a slot without a
+decision keeps its observation."""
 
 from __future__ import annotations
 
@@ -40,16 +40,6 @@ def observation_key(spec: ObservationSpec, index: int) -> str:
     """
     name = _NOT_A_NAME.sub("_", spec.name or "").strip("_")
     return name or f"obs_{index}"
-
-
-def _unique_keys(specs: Sequence[ObservationSpec], indices: Sequence[int]) -> list[str]:
-    keys: list[str] = []
-    for i, spec in zip(indices, specs, strict=True):
-        key = observation_key(spec, i)
-        if key in keys:
-            key = f"{key}_{i}"
-        keys.append(key)
-    return keys
 
 
 class ObservationLayout:
@@ -97,7 +87,10 @@ class ObservationLayout:
         parts = [self._space(s, v) for s, v in zip(self.specs, self._visual, strict=True)]
         self.keys: list[str] | None = None
         if allow_multiple_obs or (len(parts) > 1 and any(len(s.shape) != 1 for s in self.specs)):
-            self.keys = _unique_keys(self.specs, kept)
+            self.keys = []
+            for i, spec in zip(kept, self.specs, strict=True):
+                key = observation_key(spec, i)
+                self.keys.append(f"{key}_{i}" if key in self.keys else key)
             # Gymnasium's Dict sorts its keys; conversions follow the space's order.
             self.space: spaces.Space = spaces.Dict(dict(zip(self.keys, parts, strict=True)))
             self._order = [self.keys.index(k) for k in self.space.spaces]
@@ -114,9 +107,8 @@ class ObservationLayout:
         shape = tuple(int(d) for d in spec.shape)
         if visual and self.uint8_visual:
             return spaces.Box(0, 255, shape, np.uint8)
-        if visual:
-            return spaces.Box(0.0, 1.0, shape, np.float32)
-        return spaces.Box(-np.inf, np.inf, shape, np.float32)
+        low, high = (0.0, 1.0) if visual else (-np.inf, np.inf)
+        return spaces.Box(low, high, shape, np.float32)
 
     def _part(self, obs: np.ndarray, i: int, rows: np.ndarray | None) -> np.ndarray:
         if rows is not None:
@@ -190,16 +182,11 @@ class ObservationLayout:
                     f"{what} has shape {given}, expected {(n, *shape)} ({n} agents x the spec's "
                     f"{shape})"
                 )
-        fields = ["agent_id", "reward", "group_id", "group_reward"]
-        fields.append("interrupted" if terminal else "action_mask")
-        given = {}
-        for field in fields:
-            value = getattr(steps, field)
-            if field == "action_mask":
-                for j, m in enumerate(() if value is None else value):
-                    given[f"action_mask[{j}]"] = np.shape(m)
-            else:
-                given[field] = np.shape(value)
+        fields = ["agent_id", "reward", "group_id", "group_reward"] + ["interrupted"] * terminal
+        given = {field: np.shape(getattr(steps, field)) for field in fields}
+        masks = None if terminal else steps.action_mask
+        for j, m in enumerate(() if masks is None else masks):
+            given[f"action_mask[{j}]"] = np.shape(m)
         wrong = {
             f: shape for f, shape in given.items()
             if shape[:1] != (n,) or (len(shape) != 1 and not f.startswith("action_mask"))
