@@ -65,8 +65,9 @@ def checked_discrete(
     if array.size == 0:
         return array.astype(np.int64)
     given = array.reshape(-1)[:1].tolist()[0]
+    space_text = "" if space is None else f" for {space}"
     raise ActionError(
-        f"{where}: expected integer discrete actions{_for(space)}, got dtype {array.dtype} "
+        f"{where}: expected integer discrete actions{space_text}, got dtype {array.dtype} "
         f"(first value {given!r})"
     )
 
@@ -83,14 +84,11 @@ def _raise_discrete(
     row = f" at row {index[0]}" if index else ""
     branch = f" in branch {index[-1]}" if array.ndim == 2 and limits.size > 1 else ""
     limit = int(limits[index[-1]] if array.ndim == 2 else limits.reshape(-1)[0])
+    space_text = "" if space is None else f" for {space}"
     raise ActionError(
-        f"{where}: expected integer discrete actions in [0, {limit - 1}]{_for(space)}, got "
+        f"{where}: expected integer discrete actions in [0, {limit - 1}]{space_text}, got "
         f"{array[index].item()!r}{branch}{row}"
     )
-
-
-def _for(space: Any) -> str:
-    return "" if space is None else f" for {space}"
 
 
 class ActionLayout:

@@ -1,5 +1,4 @@
-"""Render modes and frames for every adapter: the core's ``rgb_array`` picture, which
-``"human"`` shows in a pygame :class:`Window`."""
+"""Render modes and frames for every adapter: ``"human"`` shows the core's ``rgb_array`` picture."""
 
 from __future__ import annotations
 
@@ -24,8 +23,8 @@ HUMAN_VIA_MAKE = (
 def check_render_mode(
     render_mode: Any, modes: Sequence[str], where: str, *, human: str = ""
 ) -> None:
-    """Raises an ``ArgumentError`` for a ``render_mode`` not None or in ``modes`` (``human``:
-    where ``"human"`` is served instead)."""
+    """An ``ArgumentError`` for a ``render_mode`` not None or in ``modes`` (``human``: where
+    ``"human"`` is served instead)."""
     if render_mode is None or (isinstance(render_mode, str) and render_mode in modes):
         return
     hint = f"; {human}" if human and isinstance(render_mode, str) and render_mode == "human" else ""
@@ -51,7 +50,6 @@ class Window:
     def __init__(self, fps: float) -> None:
         self.fps = fps
         self._screen: Any = None
-        self._clock: Any = None
 
     def show(self, frame: Any, where: str) -> None:
         """Shows ``frame`` ((H, W, 3) uint8); ``where`` names the env in the error for None."""

@@ -17,13 +17,9 @@ from zooport.envs.base_env import BehaviorSpec, DecisionSteps, ObservationSpec, 
 from zooport.errors import ObservationError, SpecError
 
 __all__ = [
-    "ObservationLayout",
-    "ActionLayout",
-    "AgentSlots",
-    "Index",
-    "observation_key",
+    "ObservationLayout", "ActionLayout", "AgentSlots", "Index", "observation_key",
     "checked_discrete",
-]
+]  # fmt: skip
 
 _FLOAT32 = np.dtype(np.float32)
 _BOOL = np.dtype(bool)  # an instance: numpy converts a type on every call
@@ -72,7 +68,6 @@ class ObservationLayout:
         self.name = name
         self.all_specs = list(specs)
         self._shapes = [tuple(int(d) for d in s.shape) for s in self.all_specs]
-        self._spec_names = [s.name for s in self.all_specs]
         kept = [i for i, shape in enumerate(self._shapes) if math.prod(shape) > 0]
         if not kept:
             raise SpecError(
@@ -162,11 +157,12 @@ class ObservationLayout:
         if len(obs) != len(shapes):
             raise ObservationError(
                 f"behavior {self.name!r}: {type(steps).__name__} has {len(obs)} observations, "
-                f"expected {len(shapes)} (one per observation spec: {self._spec_names})"
+                f"expected {len(shapes)} (one per observation spec: "
+                f"{[s.name for s in self.all_specs]})"
             )
         for i, (o, shape) in enumerate(zip(obs, shapes, strict=True)):
             what = f"behavior {self.name!r}: {type(steps).__name__} observation {i} "
-            what += f"({self._spec_names[i]!r})"
+            what += f"({self.all_specs[i].name!r})"
             try:
                 given = np.shape(o)
             except ValueError:  # numpy cannot make one array of it (ragged lists)
