@@ -217,9 +217,8 @@ class ActionLayout:
             for j, mask in enumerate(core_mask):
                 allowed &= ~np.asarray(mask, dtype=np.bool_)[:, self._combinations[:, j]]
             return allowed.astype(np.int8)
-        return (~np.concatenate([np.asarray(m, dtype=bool) for m in core_mask], axis=1)).astype(
-            np.int8
-        )
+        masked = np.concatenate([np.asarray(m, dtype=bool) for m in core_mask], axis=1)
+        return (~masked).astype(np.int8)
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray | dict[str, np.ndarray]:
         """``n`` uniform random consumer actions (for tests and random rollouts)."""

@@ -75,9 +75,7 @@ def step_until_any(
 def can_render(core: BaseEnvLike) -> bool:
     """Whether ``core`` draws pictures: its ``can_render`` flag, else a ``render`` method."""
     flag = getattr(core, "can_render", None)
-    if isinstance(flag, bool):
-        return flag
-    return callable(getattr(core, "render", None))
+    return flag if isinstance(flag, bool) else callable(getattr(core, "render", None))
 
 
 def render_core(core: BaseEnvLike) -> np.ndarray | None:

@@ -144,7 +144,7 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
                 "reset() before step()"
             )
         slots = self._slots
-        batch = self._batch(action)
+        batch = self._batch(action, self.action_space)
         guard = slots.guard
         with guard.call("step"):
             slots.set_actions(batch)  # a bad action raises here and changes nothing
@@ -203,9 +203,8 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
     def __repr__(self) -> str:
         return f"<{type(self).__name__}<{type(self.core).__name__}, {self.behavior_name!r}>>"
 
-    def _batch(self, action: Any) -> Any:
+    def _batch(self, action: Any, space: spaces.Space) -> Any:
         """One consumer action as a batch of one (the layout checks dtypes and ranges)."""
-        space = self.action_space
         if isinstance(space, spaces.Dict):
             if not isinstance(action, Mapping) or set(action) != set(space.spaces):
                 got = sorted(action) if isinstance(action, Mapping) else type(action).__name__
@@ -213,10 +212,7 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
                     f"{self._where} expects a dict action with keys "
                     f"{sorted(space.spaces)}, got {got}"
                 )
-            return {key: self._batch_part(action[key], sub) for key, sub in space.spaces.items()}
-        return self._batch_part(action, space)
-
-    def _batch_part(self, action: Any, space: spaces.Space) -> np.ndarray:
+            return {key: self._batch(action[key], sub) for key, sub in space.spaces.items()}
         try:
             array = np.asarray(action)
         except (ValueError, TypeError) as error:  # ragged lists and the like
