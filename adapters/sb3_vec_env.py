@@ -216,9 +216,7 @@ class SB3VecEnv(SlotAdapter, VecEnv):
     def render(self, mode: str | None = None) -> np.ndarray | None:
         """The core's rgb_array picture (not tiled: it already shows every agent)."""
         self._check_open()
-        if (mode or self.render_mode) != "rgb_array" or self.render_mode != "rgb_array":
-            return None
-        return render_core(self._slots.core)
+        return self.get_images()[0] if (mode or "rgb_array") == "rgb_array" else None
 
     def _indices(self, indices: VecEnvIndices, call: str = "", name: Any = "") -> list[int]:
         """``indices`` as a list; ``name``: an attribute or method name, which must be a str

@@ -24,6 +24,8 @@ __all__ = [
 _FLOAT32 = np.dtype(np.float32)
 _BOOL = np.dtype(bool)  # an instance: numpy converts a type on every call
 _NOT_A_NAME = re.compile(r"[^0-9A-Za-z_]+")
+#: The per-agent fields of a core batch (besides obs, masks, interrupted) and their dtypes.
+_FIELD_TYPES = {"agent_id": None, "reward": _FLOAT32, "group_id": None, "group_reward": _FLOAT32}
 
 
 def observation_key(spec: ObservationSpec, index: int) -> str:
@@ -178,7 +180,7 @@ class ObservationLayout:
                     f"{what} has shape {given}, expected {(n, *shape)} ({n} agents x the spec's "
                     f"{shape})"
                 )
-        fields = ["agent_id", "reward", "group_id", "group_reward"] + ["interrupted"] * terminal
+        fields = [*_FIELD_TYPES, "interrupted"] if terminal else [*_FIELD_TYPES]
         given = {field: np.shape(getattr(steps, field)) for field in fields}
         masks = None if terminal else steps.action_mask
         for j, m in enumerate(() if masks is None else masks):
@@ -193,7 +195,16 @@ class ObservationLayout:
                 + ", ".join(f"{f} of shape {shape}" for f, shape in wrong.items())
                 + f"; expected ({n},) for each"
             )
-        return _as_arrays(steps, terminal)
+        # Right shapes: lists (as in ML-Agents' tests) become arrays of the core's dtypes.
+        arrays: dict[str, Any] = {
+            f: np.asarray(getattr(steps, f), dtype=t) for f, t in _FIELD_TYPES.items()
+        }
+        arrays["obs"] = [o if type(o) is np.ndarray else np.asarray(o, _FLOAT32) for o in obs]
+        if terminal:
+            return TerminalSteps(interrupted=np.asarray(steps.interrupted, dtype=bool), **arrays)
+        masks = steps.action_mask
+        masks = None if masks is None else [np.asarray(m, dtype=bool) for m in masks]
+        return DecisionSteps(action_mask=masks, **arrays)
 
     def convert(
         self, obs: Sequence[np.ndarray], rows: np.ndarray | None = None
@@ -248,20 +259,6 @@ class ObservationLayout:
         if isinstance(buffer, dict):
             return {k: v[i].copy() for k, v in buffer.items()}
         return buffer[i].copy()
-
-
-def _as_arrays(steps: Any, terminal: bool) -> DecisionSteps | TerminalSteps:
-    obs = [np.asarray(o, dtype=np.float32) if type(o) is not np.ndarray else o for o in steps.obs]
-    reward = np.asarray(steps.reward, dtype=np.float32)
-    agent_id, group_id = np.asarray(steps.agent_id), np.asarray(steps.group_id)
-    group_reward = np.asarray(steps.group_reward, dtype=np.float32)
-    if terminal:
-        interrupted = np.asarray(steps.interrupted, dtype=bool)
-        return TerminalSteps(obs, reward, interrupted, agent_id, group_id, group_reward)
-    masks = steps.action_mask
-    if masks is not None:
-        masks = [np.asarray(m, dtype=bool) for m in masks]
-    return DecisionSteps(obs, reward, agent_id, masks, group_id, group_reward)
 
 
 #: Slots to write: an index array, or a slice when they are the first slots in order.
