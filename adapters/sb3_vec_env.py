@@ -74,12 +74,7 @@ class SB3VecEnv(SlotAdapter, VecEnv):
         self._actions: Any = _NO_ACTIONS
         #: True where the slot has a new decision after the last step (decision periods).
         self.decided = slots.decided.copy()
-        VecEnv.__init__(
-            self,
-            num_envs=slots.num_slots,
-            observation_space=slots.obs_layout.space,
-            action_space=slots.action_layout.space,
-        )
+        VecEnv.__init__(self, slots.num_slots, slots.obs_layout.space, slots.action_layout.space)
 
     @override
     def reset(self) -> VecEnvObs:  # type: ignore[override]  # SB3's reset takes no seed
@@ -228,11 +223,7 @@ class SB3VecEnv(SlotAdapter, VecEnv):
             )
         if indices is None:
             return list(range(self.num_envs))
-        idx = (
-            [indices]
-            if isinstance(indices, (int, np.integer))
-            else list(indices if isinstance(indices, Iterable) else [indices])
-        )
+        idx = list(indices) if isinstance(indices, Iterable) else [indices]
         bad = [i for i in idx if not isinstance(i, (int, np.integer)) or not 0 <= i < self.num_envs]
         if bad:
             raise SlotIndexError(
