@@ -34,16 +34,7 @@ def checked_discrete(
     array: np.ndarray, sizes: int | tuple[int, ...], where: str, space: Any = None
 ) -> np.ndarray:
     """``array`` as integer discrete actions below ``sizes``, every value checked BEFORE any
-    cast (an :class:`ActionError` names the range and the value).
-
-    Example:
-        >>> checked_discrete(np.array([2, 0], np.int64), 3, "demo").tolist()
-        [2, 0]
-        >>> checked_discrete(np.array([2**32 + 1]), 3, "demo")  # int32 would make it 1
-        Traceback (most recent call last):
-        ...
-        zooport.errors.ActionError: demo: expected ... in [0, 2], got 4294967297 at row 0
-    """
+    cast (an :class:`ActionError` names the range and the value)."""
     if type(sizes) is not int and not isinstance(sizes, tuple):
         sizes = int(sizes)  # a Discrete's n is a numpy integer (the cache needs one type)
     kind = array.dtype.kind
@@ -93,15 +84,7 @@ def _raise_discrete(
 
 class ActionLayout:
     """How a behaviour's ``ActionSpec`` becomes one Gymnasium space, batch by batch
-    (``flatten_branched``: ``lookup[k]`` is the branch tuple of ``Discrete`` index ``k``).
-
-    Example:
-        >>> layout = ActionLayout(ActionSpec.create_discrete((2, 2, 3)), flatten_branched=True)
-        >>> layout.space, layout.lookup[11].tolist()
-        (Discrete(12), [1, 1, 2])
-        >>> layout.to_core(np.array([11, 0])).discrete.tolist()
-        [[1, 1, 2], [0, 0, 0]]
-    """
+    (``flatten_branched``: ``lookup[k]`` is the branch tuple of ``Discrete`` index ``k``)."""
 
     def __init__(self, spec: ActionSpec, *, flatten_branched: bool = False, name: str = "") -> None:
         self.spec = spec

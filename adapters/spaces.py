@@ -29,31 +29,14 @@ _FIELD_TYPES = {"agent_id": None, "reward": _FLOAT32, "group_id": None, "group_r
 
 
 def observation_key(spec: ObservationSpec, index: int) -> str:
-    """The Dict key of an observation: its spec name made identifier-safe, or ``obs_<i>``.
-
-    Example:
-        >>> from zooport.envs.base_env import ObservationSpec, ObservationType
-        >>> observation_key(ObservationSpec((3,), (), ObservationType.DEFAULT, "Ray Sensor"), 0)
-        'Ray_Sensor'
-    """
+    """The Dict key of an observation: its spec name made identifier-safe, or ``obs_<i>``."""
     name = _NOT_A_NAME.sub("_", spec.name or "").strip("_")
     return name or f"obs_{index}"
 
 
 class ObservationLayout:
     """How a behaviour's observation specs become one Gymnasium space, batch by batch
-    (zero-size observations are left out of ``specs``); ``name`` is for error messages.
-
-    Example:
-        >>> from zooport.envs.base_env import ObservationSpec, ObservationType
-        >>> vec = ObservationSpec((2,), (), ObservationType.DEFAULT, "position")
-        >>> goal = ObservationSpec((3,), (), ObservationType.GOAL_SIGNAL, "goal")
-        >>> layout = ObservationLayout([vec, goal])
-        >>> layout.space
-        Box(-inf, inf, (5,), float32)
-        >>> layout.convert([np.ones((1, 2)), np.zeros((1, 3))]).tolist()
-        [[1.0, 1.0, 0.0, 0.0, 0.0]]
-    """
+    (zero-size observations are left out of ``specs``); ``name`` is for error messages."""
 
     def __init__(
         self,

@@ -230,6 +230,8 @@ def test_discretize_actions_forms_check_before_casting():
 def test_checked_discrete_bounds_every_branch_and_keeps_integer_arrays():
     batch = np.array([[2, 3], [0, 0]], np.int64)
     assert checked_discrete(batch, (3, 4), "w") is batch  # no copy, no cast
+    with pytest.raises(ActionError, match=r"in \[0, 2\], got 4294967297 at row 0"):
+        checked_discrete(np.array([2**32 + 1]), 3, "demo")  # int32 would make it 1
     with pytest.raises(ActionError, match=r"in \[0, 2\], got 3 in branch 0 at row 1"):
         checked_discrete(np.array([[2, 3], [3, 0]]), (3, 4), "w")
     # A signed value viewed as unsigned: -1 in int8 is 255, above every valid int8 value.

@@ -62,6 +62,7 @@ def test_duplicate_and_missing_names_get_stable_distinct_keys():
     layout = ObservationLayout(specs, allow_multiple_obs=True)
     assert sorted(layout.space.spaces) == ["obs_2", "x", "x_1"]
     assert observation_key(specs[2], 2) == "obs_2"
+    assert observation_key(obs_spec((3,), "Ray Sensor"), 0) == "Ray_Sensor"
 
 
 def test_uint8_visual_rounds_instead_of_truncating():
@@ -137,6 +138,7 @@ def test_flattened_lookup_matches_the_issue_example():
     assert layout.lookup.shape == (12, 3)
     assert layout.lookup[11].tolist() == [1, 1, 2]
     assert layout.lookup[0].tolist() == [0, 0, 0]
+    assert layout.to_core(np.array([11, 0])).discrete.tolist() == [[1, 1, 2], [0, 0, 0]]
     # Every combination exactly once.
     assert len({tuple(r) for r in layout.lookup.tolist()}) == 12
 
