@@ -47,13 +47,8 @@ def behavior_name_of(specs: Mapping[str, Any], behavior_name: str | None, adapte
 def note_core_failure(error: BaseException, where: str) -> None:
     """Notes ``where`` (the adapter call) on a core's non-zooport ``error``, which propagates
     unchanged (``except UnityTimeOutException`` keeps working)."""
-    if isinstance(error, ZooportError):
-        return
-    note = f"zooport: raised by the core ({where})"
-    add_note = getattr(error, "add_note", None)
-    if add_note is not None:
-        add_note(note)
-    else:  # Python 3.10: no add_note, the same attribute by hand
+    if not isinstance(error, ZooportError):  # what add_note does, on Python 3.10 too
+        note = f"zooport: raised by the core ({where})"
         error.__notes__ = [*getattr(error, "__notes__", ()), note]  # type: ignore[attr-defined]  # 3.11+ in the stubs
 
 

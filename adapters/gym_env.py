@@ -152,11 +152,8 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
             result = slots.advance()
             terminated = bool(result.terminated[0])
             truncated = bool(result.truncated[0])
-            if terminated or truncated:
-                self._episode_over = True
-                obs = ObservationLayout.take(result.final_obs, 0)
-            else:
-                obs = ObservationLayout.take(slots.obs, 0)
+            self._episode_over = terminated or truncated
+            obs = ObservationLayout.take(result.final_obs if self._episode_over else slots.obs, 0)
             info = self._info(group_reward=float(result.group_reward[0]))
         return obs, float(result.reward[0]), terminated, truncated, info
 

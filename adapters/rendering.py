@@ -23,8 +23,7 @@ HUMAN_VIA_MAKE = (
 def check_render_mode(
     render_mode: Any, modes: Sequence[str], where: str, *, human: str = ""
 ) -> None:
-    """An ``ArgumentError`` for a ``render_mode`` not None or in ``modes`` (``human``: where
-    ``"human"`` is served instead)."""
+    """An ``ArgumentError`` unless ``render_mode`` is None or in ``modes`` (``human``: a hint)."""
     if render_mode is None or (isinstance(render_mode, str) and render_mode in modes):
         return
     hint = f"; {human}" if human and isinstance(render_mode, str) and render_mode == "human" else ""
@@ -44,8 +43,7 @@ def visual_frame(observation: np.ndarray) -> np.ndarray:
 
 
 class Window:
-    """A pygame window showing rgb_array frames at ``fps`` (without pygame: Gymnasium's
-    ``DependencyNotInstalled``)."""
+    """A pygame window showing rgb_array frames at ``fps`` (no pygame: DependencyNotInstalled)."""
 
     def __init__(self, fps: float) -> None:
         self.fps = fps

@@ -36,8 +36,7 @@ _OWN_ATTRS = ("action_masks", "render_mode", "observation_space", "action_space"
 
 
 class SlotIndexError(ArgumentError, IndexError):
-    """Environment indices the VecEnv does not have; also an ``IndexError``, as SB3's own
-    ``DummyVecEnv`` raises for them."""
+    """Indices the VecEnv does not have; an ``IndexError`` too, as SB3's ``DummyVecEnv`` raises."""
 
 
 @listing_options
@@ -214,8 +213,7 @@ class SB3VecEnv(SlotAdapter, VecEnv):
         return self.get_images()[0] if (mode or "rgb_array") == "rgb_array" else None
 
     def _indices(self, indices: VecEnvIndices, call: str = "", name: Any = "") -> list[int]:
-        """``indices`` as a list; ``name``: an attribute or method name, which must be a str
-        (``getattr`` would raise a bare TypeError)."""
+        """``indices`` as a list; ``name`` (an attribute's or method's) must be a str."""
         if not isinstance(name, str):
             raise ArgumentTypeError(
                 f"SB3VecEnv.{call}: expected an attribute name (str), got {type(name).__name__} "

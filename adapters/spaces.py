@@ -192,8 +192,7 @@ class ObservationLayout:
     def convert(
         self, obs: Sequence[np.ndarray], rows: np.ndarray | None = None
     ) -> np.ndarray | dict[str, np.ndarray]:
-        """A core batch (one array per spec, rows = agents) as fresh consumer arrays;
-        ``rows`` selects and orders the agents."""
+        """A core batch as fresh consumer arrays; ``rows`` selects and orders the agents."""
         if self.plain and rows is None:
             return np.array(obs[0], dtype=_FLOAT32)  # _part's copy, without its checks
         if self._kept is not None:
