@@ -122,8 +122,7 @@ class ActionLayout:
     def _discrete_to_core(self, actions: Any, n: int | None) -> np.ndarray:
         array = np.asarray(actions)
         single = isinstance(self._discrete_space, spaces.Discrete)
-        expected_ndim = 1 if single else 2
-        if array.ndim != expected_ndim or (n is not None and array.shape[0] != n):
+        if array.ndim != (1 if single else 2) or (n is not None and array.shape[0] != n):
             rows = "n" if n is None else n
             want = f"({rows},)" if single else f"({rows}, {len(self.branches)})"
             raise ActionError(
@@ -133,9 +132,7 @@ class ActionLayout:
         array = checked_discrete(array, self._discrete_sizes, self._where, self._discrete_space)
         if self.flatten:
             return self._combinations[array]
-        if single:
-            return array.reshape(-1, 1).astype(np.int32, copy=False)
-        return array.astype(np.int32, copy=False)
+        return (array.reshape(-1, 1) if single else array).astype(np.int32, copy=False)
 
     def _continuous_to_core(self, actions: Any, n: int | None) -> np.ndarray:
         array = np.asarray(actions)

@@ -1,5 +1,4 @@
-"""How adapters reach any core by duck typing: specs, stepping until someone decides, side
-channels, rendering and the reset-argument rule."""
+"""How adapters reach any core by duck typing: specs, stepping, rendering, reset arguments."""
 
 from __future__ import annotations
 

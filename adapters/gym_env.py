@@ -1,5 +1,4 @@
-"""A Gymnasium environment over the one agent of one behaviour of any BaseEnv (ML-Agents'
-``UnityToGymWrapper`` successor): the slot family's engine with one slot."""
+"""A Gymnasium env over the one agent of one behaviour of any BaseEnv (``UnityToGymWrapper``)."""
 
 from __future__ import annotations
 
@@ -150,8 +149,7 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
             slots.set_actions(batch)  # a bad action raises here and changes nothing
             guard.committed = True
             result = slots.advance()
-            terminated = bool(result.terminated[0])
-            truncated = bool(result.truncated[0])
+            terminated, truncated = bool(result.terminated[0]), bool(result.truncated[0])
             self._episode_over = terminated or truncated
             obs = ObservationLayout.take(result.final_obs if self._episode_over else slots.obs, 0)
             info = self._info(group_reward=float(result.group_reward[0]))

@@ -81,8 +81,7 @@ class Window:
 
 
 class VectorHumanRendering(gym.vector.VectorWrapper):
-    """Shows a vector env's ONE ``rgb_array`` picture in a :class:`Window` after reset and step
-    (Gymnasium's ``HumanRendering`` tiles one per env)."""
+    """Shows a vector env's ONE ``rgb_array`` picture (not tiled) after each reset and step."""
 
     def __init__(self, env: gym.vector.VectorEnv) -> None:
         # First: Gymnasium 1.0's VectorEnv.__del__ closes a wrapper whose __init__ failed.

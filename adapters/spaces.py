@@ -1,6 +1,5 @@
 """A behaviour's specs as Gymnasium spaces, batch by batch, and :class:`AgentSlots`, the step
-rules both adapter engines share: a terminal reward is never lost, and a slot without a
-decision keeps its observation."""
+rules both engines share: no terminal reward is lost; a slot without a decision keeps its obs."""
 
 from __future__ import annotations
 
@@ -248,9 +247,8 @@ Index = slice | np.ndarray
 
 
 class AgentSlots:
-    """A behaviour's layouts (``obs_layout``, ``action_layout``) and per-slot ``obs``,
-    ``mask`` (``mask_size`` wide, 0: no masks kept) and ``group_id``, which the engine
-    allocates."""
+    """A behaviour's layouts (``obs_layout``, ``action_layout``) and the per-slot ``obs``, ``mask``
+    (``mask_size`` wide, 0: no masks kept) and ``group_id`` that the engine allocates."""
 
     obs: Any
     mask: np.ndarray
