@@ -86,7 +86,7 @@ class BehaviorSlots(AgentSlots):
         self.adapter = adapter
         self.behaviors = tuple(specs)
         self._specs_seen: Any = specs if isinstance(specs, BehaviorMapping) else None
-        self.mask_size = self.action_layout.mask_size  # a property: read once
+        self.mask_size = self.action_layout.mask_size
         # One float observation and no mask: a decision is two whole-array writes.
         self._plain_obs = self.obs_layout.plain and not self.mask_size
         self.num_slots = 0  # counted by reset(), which allocates the per-slot arrays
