@@ -162,10 +162,16 @@ class SimulationSideChannels:
                     f"environment parameter {key!r}: {name} sampler expects {expected}, got {got}"
                 )
         if sampler_type == _Sampler.GAUSSIAN:
-            self._parameters[key] = partial(rng.normal, *got)
+            self._parameters[key] = partial(_gaussian, rng, *got)
         else:
             ends = list(itertools.accumulate(widths))
             self._parameters[key] = partial(_uniform, rng, lows, highs, ends)
+
+
+def _gaussian(rng: np.random.Generator, mean: float, st_dev: float) -> float:
+    # Not partial(rng.normal): copy.deepcopy keeps a bound method of an older numpy's
+    # Generator as it is, so a copy's sampler would draw from the original's generator.
+    return float(rng.normal(mean, st_dev))
 
 
 def _uniform(
