@@ -1,5 +1,4 @@
-"""The ``zooport`` command line: :data:`_COMMANDS` gives each subcommand its help, handler and
-arguments; a mistake the user can fix prints one line and exits 2."""
+"""The ``zooport`` command line; a mistake the user can fix prints one line and exits 2."""
 
 from __future__ import annotations
 
@@ -11,6 +10,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from zooport import __version__
 from zooport.checks import CHECKERS, MAX_TIMEOUT, one_line, run_checkers
 from zooport.cli.common import Output, UsageError, cell, check_output_path, require
 from zooport.cli.describe import cmd_info, cmd_list
@@ -24,8 +24,6 @@ __all__ = ["main", "build_parser"]
 
 
 class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are a :class:`UsageError` (one line, exit 2)."""
-
     def error(self, message: str) -> None:  # type: ignore[override]  # raises, never exits
         command = self.prog.partition(" ")[2]
         raise UsageError(f"{command}: {message}" if command else message)
@@ -63,7 +61,6 @@ _SEED = _arg("--seed", type=_seed, default=0)
 
 
 def _route(apis: Sequence[str], api: str, steps: int, what: str, behavior: str) -> list[_Argument]:
-    """What play and train take: ENV, ``--kwargs``, ``--seed``, the adapter and its steps."""
     return [
         *_ENV, _SEED, _arg("--api", choices=apis, help=api),
         _arg("--steps", type=_positive, default=steps, help=f"{what} ({steps})"),
@@ -75,8 +72,7 @@ def _route(apis: Sequence[str], api: str, steps: int, what: str, behavior: str) 
 def _resolve(
     args: argparse.Namespace, path: str | None, option: str, default_api: str
 ) -> tuple[Target, ModelInfo, str, str | None, bool]:
-    """ENV, its model's :class:`ModelInfo`, api and behaviour (as given, else as trained), and
-    whether to show a progress bar (not in pipes and CI logs)."""
+    # api and behaviour as given, else as the model trained; no progress bar in pipes and logs
     info = ModelInfo(args.env, api=default_api) if path is None else read_model_info(path, option)
     given = None if args.kwargs is None else parse_kwargs(args.kwargs)
     kwargs, api, behavior = info.options_for(args.env, given, args.api, args.behavior)
@@ -91,14 +87,12 @@ def _cmd_play(args: argparse.Namespace, out: Output) -> int:
     stats = play(target, api=api, steps=args.steps, seed=args.seed, behavior=behavior,
                  record=args.record, progress=progress, model=model)  # fmt: skip
     policy = f" ({stats.policy} from {args.model}, deterministic)" if args.model else ""
-    print(
-        f"{stats.env} via {stats.api}{policy}: {stats.steps} steps, {stats.agent_steps} "
-        f"agent-steps in {stats.seconds:.2f} s ({stats.agent_steps_per_second:,.0f} agent-steps/s)"
-    )
     rewards = stats.episode_rewards
     summary = (f"mean episode reward {stats.mean_episode_reward:.3f} (min {min(rewards):.3f}, "
                f"max {max(rewards):.3f})" if rewards else "no episode finished")  # fmt: skip
     print(
+        f"{stats.env} via {stats.api}{policy}: {stats.steps} steps, {stats.agent_steps} agent-steps"
+        f" in {stats.seconds:.2f} s ({stats.agent_steps_per_second:,.0f} agent-steps/s)\n"
         f"episodes finished: {stats.episodes}; {summary}; expected reward (trained): "
         f"{cell(target.expected_reward)}"
     )
@@ -135,7 +129,6 @@ def _cmd_check(args: argparse.Namespace, out: Output) -> int:
 
 
 def _cmd_bench(args: argparse.Namespace, out: Output) -> int:
-    """Checks the options, then runs the benchmark's own ``main`` with them."""
     if args.json:
         check_output_path(args.json, "--json")
     argv = ["--quick"] if args.quick else []
@@ -191,8 +184,6 @@ def _cmd_train(args: argparse.Namespace, out: Output) -> int:
         plot_curve(result, args.plot)
         print(f"wrote the learning curve to {args.plot}")
     if save is not None:
-        from zooport import __version__
-
         saved = ModelInfo(target.name, target.kwargs, result.api, result.behavior,
                           result.algorithm, args.seed, result.timesteps, __version__)  # fmt: skip
         print(f"saved the model to {save_model(result.model, save, saved)}")
@@ -200,8 +191,7 @@ def _cmd_train(args: argparse.Namespace, out: Output) -> int:
 
 
 def _cmd_serve(args: argparse.Namespace, out: Output) -> int:
-    """Worker ``w`` (``--mlagents-port 5005 + w``) seeds its cores ``seed + w * K + i``; a port
-    below 5005 wraps around (``w = (port - 5005) mod 65536``), so every port is its own worker."""
+    # Worker w (--mlagents-port 5005 + w, wrapping mod 65536) seeds its cores seed + w * K + i.
     require("grpc", "mlagents", "zooport serve")
     if not args.timeout > 0:
         raise UsageError(f"--timeout takes seconds > 0, got {args.timeout}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import importlib
 import importlib.metadata
 import os
 import sys
@@ -114,8 +113,8 @@ class Output:
 
 
 def sample_action(space: Any, mask: np.ndarray | None, rng: np.random.Generator) -> Any:
-    """A uniform random action of ``space`` that ``mask`` allows (1 = allowed, flattened over
-    the discrete branches; for a ``Dict(continuous, discrete)`` the discrete part's)."""
+    """A uniform random action of ``space`` that ``mask`` (1 = allowed, flat over the branches)
+    allows; for a ``Dict(continuous, discrete)`` the mask is the discrete part's."""
     from gymnasium import spaces
 
     if isinstance(space, spaces.Discrete):
@@ -149,9 +148,7 @@ def _stack(observations: Sequence[Any]) -> Any:
 
 
 class Player:
-    """Drives ``env`` through its ``api``'s loop (raw, gym, vector, parallel or aec, masks in
-    the infos) with random allowed actions or ``model``'s; ``step()`` returns how many agents
-    acted, ``finished`` the returns of the episodes that ended, in the order they ended."""
+    """Drives ``env`` through its ``api``'s loop with random allowed actions or ``model``'s."""
 
     def __init__(
         self, env: Any, api: str, seed: int = 0, model: Any = None, deterministic: bool = True
@@ -160,8 +157,8 @@ class Player:
         self.rng = np.random.default_rng(seed)
         self.masked = model is not None and accepts_keyword(model.predict, "action_masks")
         self.running: dict[Any, float] = {}
-        self.finished: list[float] = []
-        self.step: Callable[[], int] = getattr(self, f"_step_{api}")
+        self.finished: list[float] = []  # the returns of the episodes that ended, in order
+        self.step: Callable[[], int] = getattr(self, f"_step_{api}")  # -> the agents that acted
         self.reset(seed)
 
     def reset(self, seed: int | None = None) -> None:
@@ -173,10 +170,11 @@ class Player:
         else:
             self.obs, self.info = self.env.reset(seed=seed)
 
-    def _book(self, agent: Any, reward: float, ended: bool) -> None:
-        self.running[agent] = self.running.get(agent, 0.0) + float(reward)
-        if ended:
-            self.finished.append(self.running.pop(agent))
+    def _book(self, agents: Iterable[Any], rewards: Iterable[float], ended: Iterable[bool]) -> None:
+        for agent, reward, end in zip(agents, rewards, ended, strict=True):
+            self.running[agent] = self.running.get(agent, 0.0) + float(reward)
+            if end:
+                self.finished.append(self.running.pop(agent))
 
     def _act(self, spaces: list[Any], observations: Any, masks: Sequence[Any]) -> list[Any]:
         if self.model is None:
@@ -193,10 +191,8 @@ class Player:
         for name in self.names:
             decision, terminal = self.env.get_steps(name)
             for steps, ended in ((terminal, True), (decision, False)):
-                for agent, reward in zip(
-                    steps.agent_id.tolist(), steps.reward.tolist(), strict=True
-                ):
-                    self._book((name, agent), reward, ended)
+                agents = [(name, agent) for agent in steps.agent_id.tolist()]
+                self._book(agents, steps.reward.tolist(), [ended] * len(agents))
             spec = self.env.behavior_specs[name].action_spec
             actions = random_actions(spec, len(decision), self.rng, decision.action_mask)
             self.env.set_actions(name, actions)
@@ -207,7 +203,7 @@ class Player:
     def _step_gym(self) -> int:
         action = self._act([self.env.action_space], [self.obs], [self.info.get("action_mask")])
         self.obs, reward, terminated, truncated, self.info = self.env.step(action[0])
-        self._book(0, reward, terminated or truncated)
+        self._book([0], [reward], [terminated or truncated])
         if terminated or truncated:
             self.obs, self.info = self.env.reset()
         return 1
@@ -218,9 +214,7 @@ class Player:
         masks = [None] * n if masks is None else list(masks)
         actions = self._act([self.env.single_action_space] * n, self.obs, masks)
         self.obs, reward, terminated, truncated, self.info = self.env.step(_stack(actions))
-        ended = (terminated | truncated).tolist()
-        for i, r in enumerate(reward.tolist()):
-            self._book(i, r, ended[i])
+        self._book(range(n), reward.tolist(), (terminated | truncated).tolist())
         return int(np.sum(self.info.get("decided", np.ones(n, bool))))
 
     def _step_parallel(self) -> int:
@@ -233,8 +227,7 @@ class Player:
         self.obs, rewards, terminated, truncated, self.info = self.env.step(
             dict(zip(agents, actions, strict=True))
         )
-        for agent, reward in rewards.items():
-            self._book(agent, reward, terminated[agent] or truncated[agent])
+        self._book(rewards, rewards.values(), [terminated[a] or truncated[a] for a in rewards])
         return len(agents)
 
     def _step_aec(self) -> int:
@@ -242,7 +235,7 @@ class Player:
             self.env.reset()
         agent = self.env.agent_selection
         obs, reward, terminated, truncated, info = self.env.last()
-        self._book(agent, reward, terminated or truncated)
+        self._book([agent], [reward], [terminated or truncated])
         if terminated or truncated:
             self.env.step(None)
             return 0

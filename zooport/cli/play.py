@@ -1,5 +1,4 @@
-"""``zooport play``: an environment driven through one adapter by a
-:class:`~zooport.cli.common.Player`, with episode statistics and an optional GIF."""
+"""``zooport play``: random or a model's actions through one adapter, with statistics and a GIF."""
 
 from __future__ import annotations
 
@@ -9,14 +8,14 @@ import math
 import os
 import sys
 import time
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
-from zooport.checks import one_line, single_agent_plan
+from zooport.checks import single_agent_plan
 from zooport.cli.common import Player, RolloutStats, UsageError, check_output_path, require
-from zooport.cli.targets import Target
-from zooport.errors import ZooportError
+from zooport.cli.targets import Target, as_usage
 
 #: The adapters :func:`play` drives, by ``--api`` name: their classes in zooport.adapters.
 _ADAPTERS = {"raw": "", "gym": "GymEnv", "vector": "BehaviorVectorEnv",
@@ -31,12 +30,8 @@ def _single_agent_core(target: Target, behavior: str | None) -> tuple[Any, str]:
 
     # The plan reads the factory's signature; Target.make makes a non-BaseEnv a UsageError.
     make = functools.wraps(target.factory)(lambda **kwargs: target.make(**kwargs))
-    try:
+    with as_usage(f"making {target.name} failed"):
         plan = single_agent_plan(make, preset=preset)
-    except (ZooportError, TypeError, ValueError) as exc:
-        if isinstance(exc, UsageError):
-            raise
-        raise UsageError(f"making {target.name} failed: {one_line(exc)}") from None
     choices = [b for b in plan.behaviors if behavior in (None, b)]
     if not choices:
         why = plan.reason or (
@@ -58,16 +53,12 @@ def _build_adapter(target: Target, api: str, behavior: str | None, record: bool)
     )
     options = {"behavior_name": behavior} if api in ("gym", "vector") else {"mask_in_info": True}
     try:
-        return getattr(adapters, _ADAPTERS[api])(
-            core, render_mode="rgb_array" if record else None, **options
-        )
-    except BaseException as exc:
+        with as_usage(f"--api {api} on {target.name}"):
+            adapter = getattr(adapters, _ADAPTERS[api])
+            return adapter(core, render_mode="rgb_array" if record else None, **options)
+    except BaseException:
         core.close()
-        if isinstance(exc, UsageError) or not isinstance(
-            exc, (ZooportError, ValueError, TypeError)
-        ):
-            raise
-        raise UsageError(f"--api {api} on {target.name}: {one_line(exc)}") from None
+        raise
 
 
 def _check_model_spaces(model: Any, env: Any, api: str, name: str) -> None:
@@ -127,19 +118,14 @@ def play(
             frames.append(render_core(env))
             if frames[0] is None:
                 raise UsageError(f"{target.name} does not render rgb_array frames; drop --record")
+        ticks: Iterable[int] = range(1, steps + 1)
+        if progress:
+            ticks = tqdm(ticks, desc=f"{target.name} ({api})", file=sys.stderr, leave=False)
         began = time.perf_counter()
-        description = f"{target.name} ({api})"
-        with (
-            tqdm(total=steps, desc=description, file=sys.stderr, leave=False)
-            if progress
-            else contextlib.nullcontext()
-        ) as bar:
-            for t in range(steps):
-                agent_steps += player.step()
-                if record is not None and (t + 1) % every == 0:
-                    frames.append(render_core(env))
-                if bar is not None:
-                    bar.update(1)
+        for t in ticks:
+            agent_steps += player.step()
+            if record is not None and t % every == 0:
+                frames.append(render_core(env))
         seconds = time.perf_counter() - began
     finally:
         with contextlib.suppress(Exception):

@@ -11,7 +11,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,17 @@ from zooport.errors import RegistryError, ZooportError, a_type
 
 _MODULE_ATTR = re.compile(r"^(?P<module>[A-Za-z_][\w.]*):(?P<attr>[A-Za-z_][\w.]*)$")
 _FILE_ATTR = re.compile(r"^(?P<file>.+\.py):(?P<attr>[A-Za-z_][\w.]*)$")
+
+
+@contextlib.contextmanager
+def as_usage(prefix: str) -> Iterator[None]:
+    """Raises a ZooportError, TypeError or ValueError inside as a :class:`UsageError`."""
+    try:
+        yield
+    except UsageError:
+        raise
+    except (ZooportError, TypeError, ValueError) as exc:
+        raise UsageError(f"{prefix}: {one_line(exc)}") from None
 
 
 @dataclass
@@ -56,8 +67,7 @@ class Target:
         self, seed: int | None = None, workers: int | None = None, side_channels: Any = None,
         **extra: Any,
     ) -> Any:  # fmt: skip
-        """A fresh environment, or ``workers`` copies in a :class:`~zooport.envs.CorePool`
-        (copy ``i`` seeded ``seed + i``); ``seed`` and ``side_channels`` where it takes them."""
+        """A fresh environment, or ``workers`` copies in a CorePool (copy ``i``: ``seed + i``)."""
         seed = seed if seed is not None and accepts_keyword(self.factory, "seed") else None
         if workers is not None:
             from zooport.envs.core_pool import CorePool
@@ -72,10 +82,8 @@ class Target:
             extra["seed"] = seed
         if side_channels is not None and accepts_keyword(self.factory, "side_channels"):
             extra["side_channels"] = side_channels
-        try:
+        with as_usage(f"making {self.name} failed"):
             env = self.factory(**extra)
-        except (ZooportError, TypeError, ValueError) as exc:
-            raise UsageError(f"making {self.name} failed: {one_line(exc)}") from None
         missing = [member for member in BASE_ENV_MEMBERS if not hasattr(env, member)]
         if missing:
             raise UsageError(
@@ -145,10 +153,8 @@ def _load_factory(spec: str) -> Callable[..., Any]:
                 f"{spec}: a module named {path.stem!r} is already imported from "
                 f"{getattr(module, '__file__', None) or 'the interpreter'}; rename {path.name}"
             )
-    obj: Any = module
     try:
-        for part in match["attr"].split("."):
-            obj = getattr(obj, part)
+        obj = functools.reduce(getattr, match["attr"].split("."), module)
     except AttributeError:
         raise UsageError(f"module {module.__name__!r} has no attribute {match['attr']!r}") from None
     if not callable(obj):

@@ -26,8 +26,8 @@ TRAIN_APIS = ("vector", "parallel")
 
 @dataclass
 class TrainResult:
-    """One ``train`` run: ``mean_episode_reward`` is the evaluation's, else the last ``window``
-    training episodes' (nan: none finished); ``shared`` behaviours mix under one policy."""
+    """One ``train`` run; ``mean_episode_reward`` is the evaluation's, else the last ``window``
+    training episodes' (nan: none finished)."""
 
     env: str
     api: str
@@ -122,7 +122,6 @@ def _training_env(
     target: Target, api: str, behavior: str | None, seed: int, copies: int = 1,
     workers: int | None = None,
 ) -> tuple[Any, bool, tuple[str, ...]]:  # fmt: skip
-    """(an SB3 VecEnv in VecMonitor, whether it has action masks, the behaviours trained)."""
     from stable_baselines3.common.vec_env import VecMonitor
 
     from zooport.adapters import PettingZooParallelEnv, SB3VecEnv
@@ -174,11 +173,9 @@ def train(
     resume: str | os.PathLike[str] | None = None, eval_target: Target | None = None,
     deterministic: bool = True,
 ) -> TrainResult:  # fmt: skip
-    """Trains SB3 PPO (MaskablePPO with action masks) on ``target`` for ``steps`` agent-steps:
-    ``api="vector"`` one behaviour's agents, ``"parallel"`` every agent through SuperSuit
-    (``copies`` envs side by side). ``stop_reward``: stop once the mean of the last ``window``
-    episodes held it for ``hold`` rollouts; ``eval_episodes``: then evaluate (the parallel
-    route on ``eval_target``); ``resume``: a saved model trains further."""
+    """Trains SB3 PPO (MaskablePPO with action masks) on one behaviour (``api="vector"``) or on
+    every agent through SuperSuit (``"parallel"``, ``copies`` envs side by side), stopping once
+    the mean of the last ``window`` episodes held ``stop_reward`` for ``hold`` rollouts."""
     if not isinstance(api, str) or api not in TRAIN_APIS:
         raise UsageError(f"--api must be one of {list(TRAIN_APIS)} for train, got {api!r}")
     if api == "parallel" and behavior is not None:
@@ -240,25 +237,24 @@ def train(
         )  # fmt: skip
         seconds = time.perf_counter() - began
         mean = float(np.mean(episodes[-window:])) if episodes else float("nan")
-        evaluated = 0
+        returns: list[float] = []
         if eval_episodes > 0 and api == "parallel":  # seeds apart from the training copies'
             core = (eval_target or target).make(seed=seed + copies)
             returns = evaluate_parallel(model, core, episodes=eval_episodes, seed=seed + copies,
                                         deterministic=deterministic)  # fmt: skip
-            mean, evaluated = float(np.mean(returns)), len(returns)
         elif eval_episodes > 0:
             package = "sb3_contrib.common.maskable" if masked else "stable_baselines3.common"
-            rewards, _ = importlib.import_module(f"{package}.evaluation").evaluate_policy(
+            returns, _ = importlib.import_module(f"{package}.evaluation").evaluate_policy(
                 model, venv, eval_episodes, deterministic=deterministic, return_episode_rewards=True
             )
-            mean, evaluated = float(np.mean(rewards)), eval_episodes
+        mean = float(np.mean(returns)) if returns else mean
     finally:
         with contextlib.suppress(Exception):
             venv.close()
     shared = chosen if api == "parallel" and len(chosen) > 1 else ()
     return TrainResult(
         target.name, api, type(model).__name__, int(model.num_timesteps), seconds, mean,
-        None if shared else target.expected_reward, curve, episodes, ends, model, evaluated,
+        None if shared else target.expected_reward, curve, episodes, ends, model, len(returns),
         chosen[0] if api == "vector" else None,
         int(model.num_timesteps) if recorder.reached else None, shared,
     )  # fmt: skip
@@ -267,8 +263,8 @@ def train(
 def evaluate_parallel(
     model: Any, core: BaseEnvLike, *, episodes: int, seed: int = 0, deterministic: bool = True
 ) -> list[float]:
-    """Every agent's return over whole episodes of ``core`` (then closed) under one policy,
-    until ``episodes`` finished (reset ``i`` seeded ``seed + i``; none cut short by another)."""
+    """Every agent's return over whole episodes of ``core`` (then closed), reset ``i`` seeded
+    ``seed + i``, until ``episodes`` finished."""
     from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 
     env = PettingZooParallelEnv(core, termination_mode="all", mask_in_info=True, max_cycles=10_000)
