@@ -1,6 +1,5 @@
 """``make demo`` (``python -m zooport.demo``): train two built-ins through two adapters on CPU.
-Each is evaluated and leaves a GIF; a table, ``learning_curves.png`` and ``results.json`` go
-to ``--out``; exit 1 if an evaluation misses its expected reward."""
+A table, ``learning_curves.png``, GIFs and ``results.json``; exit 1 if a run misses its reward."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""``zooport list`` and ``zooport info``: what an environment is, found by making, resetting
-and (for its side channels) running it."""
+"""``zooport list`` and ``zooport info``: what an environment is, found by making and running it."""
 
 from __future__ import annotations
 
@@ -64,7 +63,7 @@ def cmd_list(args: argparse.Namespace, out: Output) -> int:
 
 
 def _side_channel_use(core: BaseEnvLike) -> list[list[str]]:
-    """The side-channel keys a BatchedEnv asks for and records in 300 random steps."""
+    # The side-channel keys a BatchedEnv asks for and records in 300 random steps.
     from zooport.envs.batched_env import BatchedEnv
 
     if not isinstance(core, BatchedEnv):

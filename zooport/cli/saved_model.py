@@ -65,8 +65,7 @@ class ModelInfo:
         self, env: str, kwargs: dict[str, Any] | None = None, api: str | None = None,
         behavior: str | None = None,
     ) -> tuple[dict[str, Any], str, str | None]:  # fmt: skip
-        """``(kwargs, api, behavior)`` for ``env``: each as given, else as trained (keyword
-        arguments and behaviour only for the environment trained on)."""
+        """``(kwargs, api, behavior)`` for ``env``: as given, else as trained on this ``env``."""
         same = env == self.env
         if kwargs is None:
             kwargs = dict(self.kwargs) if same else {}
