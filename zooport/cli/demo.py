@@ -234,7 +234,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"below the expected reward: {', '.join(missed)}", file=sys.stderr)
         return 1
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
