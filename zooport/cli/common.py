@@ -223,10 +223,8 @@ class Player:
         agents, obs = list(self.env.agents), self.obs
         masks = [self.info.get(a, {}).get("action_mask") for a in agents]
         spaces = [self.env.action_space(a) for a in agents]
-        actions = self._act(spaces, [obs[a] for a in agents], masks)
-        self.obs, rewards, terminated, truncated, self.info = self.env.step(
-            dict(zip(agents, actions, strict=True))
-        )
+        actions = dict(zip(agents, self._act(spaces, [obs[a] for a in agents], masks), strict=True))
+        self.obs, rewards, terminated, truncated, self.info = self.env.step(actions)
         self._book(rewards, rewards.values(), [terminated[a] or truncated[a] for a in rewards])
         return len(agents)
 
@@ -239,9 +237,8 @@ class Player:
         if terminated or truncated:
             self.env.step(None)
             return 0
-        self.env.step(
-            self._act([self.env.action_space(agent)], [obs], [info.get("action_mask")])[0]
-        )
+        action = self._act([self.env.action_space(agent)], [obs], [info.get("action_mask")])
+        self.env.step(action[0])
         return 1
 
 
