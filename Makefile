@@ -7,6 +7,8 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 STAMP := $(VENV)/.zooport-installed
 DEMO_STAMP := $(VENV)/.zooport-demo-installed
+# Every SB3 model makes a log folder: one folder for every run here, not thousands in /tmp.
+export SB3_LOGDIR ?= $(CURDIR)/build/sb3-logs
 
 # $(call new_venv,VENV,PYTHON): the first steps of every venv's recipe: VENV made by PYTHON
 # unless it exists, pip upgraded, then torch's CPU wheel (the one on this machine), so that
