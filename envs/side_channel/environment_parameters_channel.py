@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from enum import IntEnum
 
 from zooport.errors import SideChannelError
@@ -17,7 +18,7 @@ from .side_channel import (
     wrong_type,
 )
 
-__all__ = ["ENVIRONMENT_PARAMETERS_CHANNEL_ID", "EnvironmentParametersChannel"]
+__all__ = ["ENVIRONMENT_PARAMETERS_CHANNEL_ID", "EnvironmentParametersChannel", "check_sampler"]
 
 ENVIRONMENT_PARAMETERS_CHANNEL_ID = uuid.UUID("534c891e-810f-11ea-a9d0-822485860400")
 
@@ -49,12 +50,7 @@ class EnvironmentParametersChannel(SendOnlySideChannel):
         where = "set_uniform_sampler_parameters"
         low = check_float32(min_value, f"{where} min_value", finite=True)
         high = check_float32(max_value, f"{where} max_value", finite=True)
-        if low > high:
-            raise SideChannelError(
-                f"{where}: expected min_value <= max_value, got min_value={low!r}, "
-                f"max_value={high!r}"
-            )
-        self._send_sampler(where, key, seed, self.SamplerTypes.UNIFORM, "ff", low, high)
+        self._send_sampler(where, key, seed, self.SamplerTypes.UNIFORM, [low, high])
 
     def set_gaussian_sampler_parameters(
         self, key: str, mean: float, st_dev: float, seed: int
@@ -63,9 +59,7 @@ class EnvironmentParametersChannel(SendOnlySideChannel):
         where = "set_gaussian_sampler_parameters"
         centre = check_float32(mean, f"{where} mean", finite=True)
         spread = check_float32(st_dev, f"{where} st_dev", finite=True)
-        if spread < 0:
-            raise SideChannelError(f"{where}: expected st_dev >= 0, got {spread!r}")
-        self._send_sampler(where, key, seed, self.SamplerTypes.GAUSSIAN, "ff", centre, spread)
+        self._send_sampler(where, key, seed, self.SamplerTypes.GAUSSIAN, [centre, spread])
 
     def set_multirangeuniform_sampler_parameters(
         self, key: str, intervals: Iterable[tuple[float, float]], seed: int
@@ -90,17 +84,37 @@ class EnvironmentParametersChannel(SendOnlySideChannel):
                     f"{where} intervals[{index}]: expected min <= max, got ({low!r}, {high!r})"
                 )
             flat += (low, high)
-        total_width = sum(high - low for low, high in zip(flat[0::2], flat[1::2], strict=True))
-        if not total_width > 0:
-            raise SideChannelError(
-                f"{where} intervals: expected at least one interval and a positive total width, "
-                f"got {len(flat) // 2} intervals of total width {total_width!r}"
-            )
-        self._send_sampler(where, key, seed, self.SamplerTypes.MULTIRANGEUNIFORM, "l", flat)
+        self._send_sampler(where, key, seed, self.SamplerTypes.MULTIRANGEUNIFORM, flat)
 
     def _send_sampler(
-        self, where: str, key: str, seed: int, sampler: int, layout: str, *values: object
+        self, where: str, key: str, seed: int, sampler: int, values: list[float]
     ) -> None:
+        check_sampler(where, sampler, values)
         seed = check_int32(seed, f"{where} seed")
         header = (self.EnvironmentDataTypes.SAMPLER, seed, sampler)
-        self.queue_message_to_send(key_message(where, key, "iii" + layout, *header, *values))
+        multi = sampler == self.SamplerTypes.MULTIRANGEUNIFORM
+        layout, values = ("iiil", [values]) if multi else ("iiiff", values)
+        self.queue_message_to_send(key_message(where, key, layout, *header, *values))
+
+
+def check_sampler(where: str, sampler: int, values: Sequence[float]) -> None:
+    """Raise unless ``values`` (a gaussian's mean and st_dev, else ``(min, max)`` pairs laid
+    flat) make a sampler; both ends check, as a message may come from another sender."""
+    finite = all(map(math.isfinite, values))
+    widths = [high - low for low, high in zip(values[0::2], values[1::2], strict=False)]
+    rules: dict[str, bool]  # checked in order
+    if sampler == EnvironmentParametersChannel.SamplerTypes.GAUSSIAN:
+        name, rules = "gaussian", {"a finite mean and st_dev >= 0": finite and values[1] >= 0}
+    elif sampler == EnvironmentParametersChannel.SamplerTypes.UNIFORM:
+        name, rules = "uniform", {"finite min_value <= max_value": finite and widths[0] >= 0}
+    else:
+        name = "multi-range uniform"
+        rules = {
+            "finite (min, max) pairs": finite and len(values) % 2 == 0,
+            "min <= max in each interval": min(widths, default=0.0) >= 0,
+            "at least one interval and a positive total width": sum(widths) > 0,
+        }
+    for expected, ok in rules.items():
+        if not ok:
+            got = f"{len(widths)} intervals {values}" if sampler == 2 else values
+            raise SideChannelError(f"{where}: {name} sampler expects {expected}, got {got}")

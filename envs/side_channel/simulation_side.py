@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import bisect
 import itertools
-import math
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
@@ -13,7 +12,6 @@ from typing import Any
 import numpy as np
 
 from zooport.envs.arguments import check_seed
-from zooport.errors import SideChannelError
 
 from . import engine_configuration_channel as engine, environment_parameters_channel as params
 from .float_properties_channel import FLOAT_PROPERTIES_CHANNEL_ID, FloatPropertiesChannel
@@ -140,31 +138,13 @@ class SimulationSideChannels:
         entropy = seed & 0xFFFFFFFF if self._seed is None else [seed & 0xFFFFFFFF, self._seed]
         rng = np.random.default_rng(entropy)
         multi = sampler_type == _Sampler.MULTIRANGEUNIFORM
-        got = msg.read_float32_list() if multi else (msg.read_float32(), msg.read_float32())
-        lows, highs = got[0::2], got[1::2]  # a gaussian's mean and st_dev
-        widths = [high - low for low, high in zip(lows, highs, strict=False)]
-        finite = all(map(math.isfinite, got))
-        rules: dict[str, bool]  # checked in order
-        if sampler_type == _Sampler.GAUSSIAN:
-            name, rules = "gaussian", {"a finite mean and st_dev >= 0": finite and got[1] >= 0}
-        elif multi:
-            positive = min(widths, default=-1.0) >= 0 and sum(widths) > 0
-            name = "multi-range uniform"
-            rules = {
-                "finite (min, max) pairs": len(got) % 2 == 0 and finite,
-                "min <= max in each pair, a positive total width": positive,
-            }
-        else:
-            name, rules = "uniform", {"finite min <= max": finite and widths[0] >= 0}
-        for expected, ok in rules.items():
-            if not ok:
-                raise SideChannelError(
-                    f"environment parameter {key!r}: {name} sampler expects {expected}, got {got}"
-                )
+        got = msg.read_float32_list() if multi else [msg.read_float32(), msg.read_float32()]
+        params.check_sampler(f"environment parameter {key!r}", sampler_type, got)
         if sampler_type == _Sampler.GAUSSIAN:
             self._parameters[key] = partial(_gaussian, rng, *got)
         else:
-            ends = list(itertools.accumulate(widths))
+            lows, highs = got[0::2], got[1::2]
+            ends = list(itertools.accumulate(h - lo for lo, h in zip(lows, highs, strict=True)))
             self._parameters[key] = partial(_uniform, rng, lows, highs, ends)
 
 
