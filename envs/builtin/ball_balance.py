@@ -36,16 +36,6 @@ class BallBalance(BatchedEnv):
     the tilt rates. ``EnvironmentParametersChannel`` keys ``"gravity"``, ``"mass"`` and
     ``"scale"`` are read as each episode starts (the keywords are the defaults); finished
     episodes record ``"BallBalance/EpisodeLength"``, ``".../EpisodeReward"`` and ``".../Fell"``.
-
-    Example:
-        >>> env = BallBalance(n_agents=3, seed=0)
-        >>> env.reset()
-        >>> decision, _ = env.get_steps("BallBalance")
-        >>> decision.obs[0].shape, decision.agent_id.tolist()
-        ((3, 8), [0, 1, 2])
-        >>> env.step()  # no actions set: every agent takes the zero action
-        >>> env.get_steps("BallBalance")[0].reward.tolist()
-        [0.10000000149011612, 0.10000000149011612, 0.10000000149011612]
     """
 
     behavior_name: ClassVar[str] = "BallBalance"

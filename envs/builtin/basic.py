@@ -31,18 +31,6 @@ class Basic(BatchedEnv):
     Each agent walks positions ``[0, 20]`` from 10: reaching 7 earns +0.1 and 17 +1.0 and
     ends the episode; each step costs 0.01. Observation ``"position"``, a (20,) one-hot;
     one discrete branch of 3 actions: 0 stay, 1 left, 2 right.
-
-    Example:
-        >>> import numpy as np
-        >>> from zooport.envs.base_env import ActionTuple
-        >>> env = Basic()
-        >>> env.reset()
-        >>> for _ in range(7):
-        ...     env.set_actions("Basic", ActionTuple(discrete=np.array([[2]])))
-        ...     env.step()
-        >>> decision, terminal = env.get_steps("Basic")
-        >>> round(float(terminal.reward[0]), 2), int(decision.obs[0][0].argmax())
-        (0.99, 10)
     """
 
     behavior_name: ClassVar[str] = "Basic"

@@ -23,17 +23,6 @@ class Collector(BatchedEnv):
     Reward +1 per item, -0.005 a step. Hybrid actions: acceleration along x and y, and 0 move
     or 1 grab (the nearest item within ``reach``). Observations ``"self"`` (position,
     velocity) and ``"items"``, variable size: the remaining items, nearest first.
-
-    Example:
-        >>> import numpy as np
-        >>> from zooport.envs.base_env import ActionTuple
-        >>> env = Collector(seed=0, n_agents=2)
-        >>> env.reset()
-        >>> env.set_actions("Collector", ActionTuple(np.zeros((2, 2)), np.ones((2, 1), np.int32)))
-        >>> env.step()  # both grab, but no item is within reach
-        >>> decision, _ = env.get_steps("Collector")
-        >>> [o.shape for o in decision.obs], [round(r, 4) for r in decision.reward.tolist()]
-        ([(2, 4), (2, 6, 3)], [-0.005, -0.005])
     """
 
     behavior_name: ClassVar[str] = "Collector"

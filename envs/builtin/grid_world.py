@@ -32,15 +32,6 @@ class GridWorld(BatchedEnv):
     goal ends the episode with +1, the other with -1. Observations ``"camera"``, (rows * p,
     cols * p, 3) float32 (p = ``pixels_per_cell``), and ``"goal"``, a GOAL_SIGNAL one-hot
     (0 plus, 1 cross); actions 0 stay, 1 up, 2 down, 3 left, 4 right, masked into walls.
-
-    Example:
-        >>> env = GridWorld(n_agents=2, seed=0)
-        >>> env.reset()
-        >>> decision, _ = env.get_steps("GridWorld")
-        >>> [o.shape for o in decision.obs], decision.action_mask[0].shape
-        ([(2, 5, 5, 3), (2, 2)], (2, 5))
-        >>> bool(decision.action_mask[0][:, 0].any())  # "stay" is always available
-        False
     """
 
     behavior_name: ClassVar[str] = "GridWorld"

@@ -37,18 +37,6 @@ class Soccer(BatchedEnv):
     scorers and -1 to the others (also each own reward if ``individual_rewards``), and all
     restart at a new kickoff with the same ids. ``shaping=c`` adds ``c * (phi' - phi)`` to
     own rewards, ``phi`` being the ball's x in the team's frame minus the distance to it.
-
-    Example:
-        >>> env = Soccer(seed=0)
-        >>> env.reset()
-        >>> env.ball_pos[:] = [0.97, 0.0]  # the ball rolls into team 1's goal
-        >>> env.ball_vel[:] = [0.05, 0.0]
-        >>> env.step()
-        >>> decision, terminal = env.get_steps("Soccer?team=1")
-        >>> terminal.agent_id.tolist(), terminal.group_reward.tolist(), terminal.reward.tolist()
-        ([2, 3], [-1.0, -1.0], [-1.0, -1.0])
-        >>> decision.agent_id.tolist(), env.ball_pos.tolist()  # restarted at a new kickoff
-        ([2, 3], [0.0, 0.0])
     """
 
     behavior_names: ClassVar[tuple[str, str]] = _TEAMS

@@ -31,17 +31,6 @@ class Tag(BatchedEnv):
     position and velocity, then the nearest live opponents' relative positions with a present
     flag. ``restart_tagged`` restarts tagged runners in the same step (else they leave);
     ``spawn_every=k`` adds a runner every k steps, up to ``max_spawned`` more slots.
-
-    Example:
-        >>> env = Tag(seed=0)
-        >>> env.reset()
-        >>> runners, _ = env.get_steps("Runner?team=0")
-        >>> runners.obs[0].shape, runners.group_id.tolist()
-        ((3, 10), [1, 1, 1])
-        >>> env.step()
-        >>> taggers, _ = env.get_steps("Tagger?team=1")
-        >>> len(taggers)  # taggers decide every second step
-        0
     """
 
     runner_behavior: ClassVar[str] = _RUNNER
