@@ -9,12 +9,7 @@ from typing import NamedTuple
 
 from zooport.errors import SideChannelError
 
-from .side_channel import (
-    SendOnlySideChannel,
-    check_float32,
-    check_int32,
-    wrong_type,
-)
+from .side_channel import SendOnlySideChannel, check_float32, check_int32, wrong_type
 
 __all__ = ["ENGINE_CONFIGURATION_CHANNEL_ID", "EngineConfig", "EngineConfigurationChannel"]
 
