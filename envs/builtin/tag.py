@@ -117,17 +117,13 @@ class Tag(BatchedEnv):
             others &= self._placed_taggers
         else:
             self._placed_taggers[slots] = True
-        pos[slots] = self._place(slots.size, self._bodies[opponent][0][others])
+        # Of a few random spots per agent, the farthest from the opponents placed (any if none).
+        shape = (slots.size, _PLACEMENT_CANDIDATES, 2)
+        spots = self.np_random.uniform(-0.9, 0.9, size=shape).astype(np.float32)
+        away = spots[:, :, None] - self._bodies[opponent][0][others][None, None]
+        gap = np.linalg.norm(away, axis=-1).min(axis=-1, initial=np.inf)
+        pos[slots] = spots[np.arange(slots.size), gap.argmax(axis=1)]
         vel[slots] = 0.0
-
-    def _place(self, n: int, others: np.ndarray) -> np.ndarray:
-        """``n`` spots: of a few random candidates each, the farthest from ``others``."""
-        shape = (n, _PLACEMENT_CANDIDATES, 2)
-        candidates = self.np_random.uniform(-0.9, 0.9, size=shape).astype(np.float32)
-        if others.shape[0] == 0:
-            return candidates[:, 0]
-        gap = np.linalg.norm(candidates[:, :, None] - others[None, None], axis=-1).min(axis=-1)
-        return candidates[np.arange(n), gap.argmax(axis=1)]
 
     def _step(self, actions: dict[str, ActionTuple]) -> dict[str, StepResult]:
         runners, taggers = self.active_slots(_RUNNER), self.active_slots(_TAGGER)

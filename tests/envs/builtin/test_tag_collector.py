@@ -205,18 +205,22 @@ def test_tag_radius_is_the_tagging_distance(gap, tagged):
 
 
 def test_tag_places_new_agents_far_from_opponents():
-    env = Tag(seed=0)
+    env = Tag(seed=0, n_runners=50)
+    env.reset()
     others = np.array([[0.0, 0.0], [0.5, -0.5]], np.float32)
+    env.tagger_pos[:] = others
     env.np_random = np.random.default_rng(5)
-    spots = env._place(50, others)
+    env._reset_agents(RUNNER, np.arange(50))
     candidates = np.random.default_rng(5).uniform(-0.9, 0.9, (50, 8, 2)).astype(np.float32)
     # Each spot is the candidate farthest from its nearest opponent.
     clearance = np.linalg.norm(candidates[:, :, None] - others, axis=-1).min(axis=-1)
     best = candidates[np.arange(50), clearance.argmax(axis=1)]
-    np.testing.assert_array_equal(spots, best)
+    np.testing.assert_array_equal(env.runner_pos, best)
     assert not np.array_equal(best, candidates[:, 0])
+    env._placed_taggers[:] = False  # no tagger placed yet in this episode: any spot
     env.np_random = np.random.default_rng(5)
-    np.testing.assert_array_equal(env._place(50, others[:0]), candidates[:, 0])
+    env._reset_agents(RUNNER, np.arange(50))
+    np.testing.assert_array_equal(env.runner_pos, candidates[:, 0])
 
 
 def test_tag_slow_runner_sums_rewards_into_its_terminal_step():
