@@ -10,11 +10,6 @@ from numpy.typing import ArrayLike
 Color = tuple[int, int, int]
 
 
-def canvas(height: int, width: int, color: Color = (0, 0, 0)) -> np.ndarray:
-    """A new (height, width, 3) uint8 image filled with ``color``."""
-    return np.full((height, width, 3), color, dtype=np.uint8)
-
-
 def fill_rects(
     image: np.ndarray, top: ArrayLike, left: ArrayLike, height: ArrayLike, width: ArrayLike,
     color: Color,
@@ -57,7 +52,7 @@ def tile(
     n, h, w, _ = images.shape
     columns = max(1, min(int(np.ceil(np.sqrt(n))) if columns is None else columns, n))
     rows = -(-n // columns)
-    out = canvas(rows * (pad + h) + pad, columns * (pad + w) + pad, pad_color)
+    out = np.full((rows * (pad + h) + pad, columns * (pad + w) + pad, 3), pad_color, np.uint8)
     for i, image in enumerate(images):
         row, col = divmod(i, columns)
         top, left = pad + row * (pad + h), pad + col * (pad + w)

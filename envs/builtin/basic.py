@@ -68,7 +68,7 @@ class Basic(BatchedEnv):
     def _render(self) -> np.ndarray:
         """One row of 21 cells per agent: goals green (the large one bigger), agent blue."""
         cell, n, width = 16, self.n_agents, _MAX_POSITION + 1
-        image = _common.canvas(n * cell, width * cell, (40, 40, 40))
+        image = np.full((n * cell, width * cell, 3), 40, np.uint8)
         rows = np.arange(n) * cell
         image[:, ::cell] = 0  # cell separators make positions countable
         for goal, side in zip(_GOALS.tolist(), (cell // 3, cell - 4), strict=True):

@@ -99,7 +99,7 @@ class Collector(BatchedEnv):
         """One panel per agent, side by side: the agent blue, remaining items orange."""
         panel, n = 64, self.n_agents
         # Panels stacked vertically in one image so that each kind of disc is one call.
-        image = _common.canvas(n * panel, panel, (235, 235, 235))
+        image = np.full((n * panel, panel, 3), 235, np.uint8)
         offset = np.arange(n, dtype=np.float64) * panel
         agent, item = np.nonzero(self.item_present)
         items = self.item_pos[agent, item]

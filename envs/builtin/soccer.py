@@ -168,7 +168,7 @@ class Soccer(BatchedEnv):
         scale, margin = 80, 6
         width = int(2 * scale) + 2 * margin
         height = int(2 * _HALF_WIDTH * scale) + 2 * margin
-        image = _common.canvas(height, width, (40, 40, 40))
+        image = np.full((height, width, 3), 40, np.uint8)
         image[margin:-margin, margin:-margin] = (50, 140, 60)
         mouth = 2 * _GOAL_HALF_WIDTH * scale
         top = height / 2 - mouth / 2

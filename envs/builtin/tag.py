@@ -164,7 +164,7 @@ class Tag(BatchedEnv):
     def _render(self) -> np.ndarray:
         """The arena seen from above: runners blue, taggers red (discs touch at a tag)."""
         size = 128
-        image = _common.canvas(size, size, (235, 235, 235))
+        image = np.full((size, size, 3), 235, np.uint8)
         radius = max(self.tag_radius / 2, 1.5 / size * 2) * size / 2
         runners, taggers = self.active_slots(_RUNNER), self.active_slots(_TAGGER)
         _common.fill_arena_discs(image, self.runner_pos[runners], size, radius, (40, 90, 220))

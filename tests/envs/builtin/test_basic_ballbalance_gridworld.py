@@ -622,8 +622,7 @@ def test_grid_world_random_run_invariants(n_walls):
 
 
 def test_render_helpers():
-    image = _common.canvas(5, 5, (1, 2, 3))
-    assert image.shape == (5, 5, 3) and (image == [1, 2, 3]).all()
+    image = np.full((5, 5, 3), (1, 2, 3), np.uint8)
     _common.fill_circles(image, [2.5], [2.5], 1.0, (9, 9, 9))
     assert (image[..., 0] == 9).sum() == 5  # the centre pixel and its four neighbours
     _common.fill_rects(image, [-1, 4], [-1, 3], 2, [2, 9], (7, 7, 7))  # clipped, not an error
