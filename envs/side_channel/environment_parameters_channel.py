@@ -92,9 +92,11 @@ class EnvironmentParametersChannel(SendOnlySideChannel):
         check_sampler(where, sampler, values)
         seed = check_int32(seed, f"{where} seed")
         header = (self.EnvironmentDataTypes.SAMPLER, seed, sampler)
-        multi = sampler == self.SamplerTypes.MULTIRANGEUNIFORM
-        layout, values = ("iiil", [values]) if multi else ("iiiff", values)
-        self.queue_message_to_send(key_message(where, key, layout, *header, *values))
+        if sampler == self.SamplerTypes.MULTIRANGEUNIFORM:  # a counted list, not two floats
+            msg = key_message(where, key, "iiil", *header, values)
+        else:
+            msg = key_message(where, key, "iiiff", *header, *values)
+        self.queue_message_to_send(msg)
 
 
 def check_sampler(where: str, sampler: int, values: Sequence[float]) -> None:
