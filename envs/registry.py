@@ -29,10 +29,8 @@ __all__ = [
 ]  # fmt: skip
 
 ENTRY_POINT = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
-#: What an object needs to be taken for a ``BaseEnv`` (ML-Agents 0.25 and later).
 BASE_ENV_MEMBERS = ("behavior_specs", "reset", "step", "get_steps", "set_actions", "close")
 URL_KEYS = ("linux_url", "darwin_url", "win_url")
-#: The fields of a local and of a remote entry in a registry file.
 LOCAL_KEYS = ("entry_point", "expected_reward", "description", "max_episode_steps", "kwargs")
 REMOTE_KEYS = ("expected_reward", "description", *URL_KEYS, "additional_args")
 #: What each field of an entry must be, when not None: (in words, types, further test).
@@ -54,8 +52,8 @@ _FIELDS: dict[str, tuple[str, Any, Callable[[Any], bool] | None]] = {
 def check_keywords(
     target: Callable[..., Any] | None, names: Iterable[str], where: str, takes: str = "it takes {}"
 ) -> None:
-    """An ``ArgumentTypeError`` for ``names`` that ``target`` does not take (None: takes any), in
-    Python's own words first: TorchRL's GymEnv retries without the keyword such an error names."""
+    """Refuses ``names`` that ``target`` does not take (None: takes any), in Python's words
+    first: TorchRL's GymEnv retries without the keyword such an error names."""
     accepted = keyword_parameters(target)
     unknown = [name for name in names if accepted is not None and name not in accepted]
     if unknown:
@@ -75,8 +73,7 @@ def _check_fields(where: str, **values: Any) -> None:
 
 
 class BaseRegistryEntry(ABC):
-    """One environment of a registry: its unique ``identifier``, the mean episode reward at
-    which its task counts as solved (``expected_reward``) and a ``description``."""
+    """One environment of a registry; ``expected_reward``: the mean episode reward of solved."""
 
     def __init__(
         self, identifier: str, expected_reward: float | None, description: str | None
@@ -112,11 +109,9 @@ class BaseRegistryEntry(ABC):
 
 
 class LocalRegistryEntry(BaseRegistryEntry):
-    """An environment made in this process by a callable (usually a ``BaseEnv`` class), or by
-    the ``"package.module:attr"`` naming it (imported on first use). Left ``None``,
-    ``expected_reward`` and ``max_episode_steps`` (where adapters cut episodes; ``make`` does
-    not pass it on) are the entry point's attributes, and ``description`` its own docstring;
-    ``kwargs`` are defaults of ``make``, whose own keywords win."""
+    """An environment made in this process by a callable or its ``"module:attr"`` (imported on
+    first use); fields left None are the entry point's attributes (``description``: its own
+    docstring); ``kwargs`` are defaults of ``make``."""
 
     def __init__(
         self,
@@ -215,9 +210,8 @@ class LocalRegistryEntry(BaseRegistryEntry):
 
 
 class RemoteRegistryEntry(BaseRegistryEntry):
-    """An ML-Agents Unity binary, one zip per platform, with ML-Agents' ``additional_args``
-    (always passed to the binary) and ``tmp_dir`` (where the build is downloaded). zooport never
-    downloads or launches it: ``make(allow_download=True)`` hands it to ``mlagents_envs``."""
+    """An ML-Agents Unity binary, one zip per platform; zooport never downloads or launches it:
+    ``make(allow_download=True)`` hands it to ``mlagents_envs``."""
 
     def __init__(
         self,
@@ -247,8 +241,7 @@ class RemoteRegistryEntry(BaseRegistryEntry):
         return getattr(self, f"{_platform_key()}_url", None)
 
     def make(self, *, allow_download: bool = False, **kwargs: Any) -> BaseEnv:
-        """Has ``mlagents_envs`` download and launch the build (``kwargs`` go to its
-        ``UnityEnvironment``), only with ``allow_download=True``."""
+        """Has ``mlagents_envs`` download and launch the build, only with ``allow_download``."""
         if allow_download is not True:
             raise RegistryError(
                 f"{self._where} is a remote Unity binary; zooport does not download it unless "
@@ -283,9 +276,8 @@ class RemoteRegistryEntry(BaseRegistryEntry):
 
 
 def _platform_key() -> str:
-    if sys.platform.startswith("linux"):
-        return "linux"
-    return {"darwin": "darwin", "win32": "win", "cygwin": "win"}.get(sys.platform, sys.platform)
+    key = "linux" if sys.platform.startswith("linux") else sys.platform
+    return {"win32": "win", "cygwin": "win"}.get(key, key)
 
 
 class UnknownEnvironmentError(RegistryError, KeyError):
@@ -316,9 +308,8 @@ class ZooportEnvRegistry(Mapping[str, BaseRegistryEntry]):
     def register_from_yaml(
         self, path: str | os.PathLike[str], *, overwrite: bool = False
     ) -> list[str]:
-        """Registers every environment a local YAML file lists (each item of ``environments:``
-        is ``- <id>: {fields}``, with an ``entry_point`` or ML-Agents' urls), all checked first;
-        returns their identifiers, in file order."""
+        """Registers every environment a local YAML file lists (``environments: [{<id>: fields}]``),
+        all checked first; returns their identifiers."""
         path = str(os.fspath(path))
         if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", path):
             raise RegistryError(
@@ -373,7 +364,6 @@ class UnityEnvRegistry(ZooportEnvRegistry):
 
 
 def _read_registry_file(path: str) -> dict[str, BaseRegistryEntry]:
-    """The entries a registry file lists; every problem is a RegistryError naming ``path``."""
     import yaml
 
     try:
@@ -433,12 +423,11 @@ def _read_registry_file(path: str) -> dict[str, BaseRegistryEntry]:
 
 
 def builtin_entries() -> list[LocalRegistryEntry]:
-    """Fresh entries for the built-in environments (nothing is imported)."""
+    """Fresh entries for the built-in environments (importing none)."""
     return [
         LocalRegistryEntry(name, f"zooport.envs.builtin.{module}:{name}")
         for name, module in BUILTINS.items()
     ]
 
 
-#: The registry the built-in environments are registered in.
 default_registry = ZooportEnvRegistry(builtin_entries())
