@@ -1,5 +1,5 @@
 """``check_base_env``, the conformance check of any ML-Agents-style ``BaseEnv`` (its run is in
-``_checker_run``), and the results and reports it shares with ``zooport.checks.run_checkers``."""
+``_checker_run``), and the result and report types ``zooport.checks.run_checkers`` shares."""
 
 from __future__ import annotations
 
@@ -26,11 +26,9 @@ _BEHAVIOR_CHECKS = (
     "behavior_spec", "steps_format", "agent_ids", "action_masks", "empty_batches",
     "random_actions",
 )  # fmt: skip
-#: Every check, in report order.
 CHECKS: tuple[str, ...] = (*_ENV_CHECKS, *_BEHAVIOR_CHECKS, "determinism")
 
-#: Every checker of :func:`~zooport.checks.run_checkers`, by short name, in report order, with
-#: the label printed in reports.
+#: Every checker of :func:`~zooport.checks.run_checkers` in report order, with its label.
 CHECKERS: dict[str, str] = {
     "base_env": "zooport check_base_env",
     "gym": "gymnasium check_env",
@@ -45,8 +43,8 @@ CHECKERS: dict[str, str] = {
 }
 _LABELS = {**CHECKERS, "construct": "construct (the factory)"}
 
-#: Warnings that ML-Agents' specs cause by design: (message regex, reason). They are
-#: reported with the reason and do not fail a checker under ``warnings_as_errors``.
+#: Warnings ML-Agents' specs cause by design: (message regex, reason); reported with the reason,
+#: they do not fail a checker under ``warnings_as_errors``.
 EXPLAINED_WARNINGS: tuple[tuple[str, str], ...] = (
     (
         r"(WARN: )?(A Box observation space|Agent's|Environment's) (minimum|maximum) "
@@ -87,8 +85,8 @@ class CheckStatus(str, enum.Enum):
 
 @dataclass(frozen=True)
 class CheckResult:
-    """One check of one behaviour or (``behavior=None``) of the environment, or one checker
-    of ``run_checkers`` with the ``warnings`` it raised and ``details`` (a longer account)."""
+    """One check of one behaviour (None: of the environment), or one checker of ``run_checkers``
+    with the ``warnings`` it raised and ``details`` (a longer account)."""
 
     check: str
     behavior: str | None
@@ -100,17 +98,14 @@ class CheckResult:
 
     @property
     def checker(self) -> str:
-        """``check``, in ``run_checkers``' words: a key of :data:`CHECKERS`."""
         return self.check
 
     @property
     def target(self) -> str | None:
-        """``behavior``, in ``run_checkers``' words."""
         return self.behavior
 
     @property
     def label(self) -> str:
-        """The check as a report names it, with the behaviour checked."""
         name = _LABELS.get(self.check, self.check)
         return name if self.behavior is None else f"{name} [{self.behavior}]"
 
@@ -152,7 +147,7 @@ class _Report:
         return [r for r in self.results if r.status is CheckStatus.FAILED]
 
     def format(self, *, show_warnings: bool = True) -> str:
-        """The report as a plain-text table, then (``show_warnings``) each checker's warnings."""
+        """The report as a plain-text table, then (``show_warnings``) the warnings."""
         rows = [self._columns, *self.rows()]
         widths = [max(len(row[i]) for row in rows) for i in range(3)]
         lines = [self._title()]
@@ -162,8 +157,7 @@ class _Report:
         return "\n".join(lines + self.warning_lines() if show_warnings else lines)
 
     def warning_lines(self) -> list[str]:
-        """``"warnings:"`` then one line per checker and warning (with the expected ones'
-        reason); empty when no checker warned."""
+        """``"warnings:"`` then one line per warning (with why where expected), or nothing."""
         lines = []
         for result in self.results:
             for message in result.warnings:
@@ -186,7 +180,6 @@ class CheckReport(_Report):
     _gaps = ("  ", "  ", "  ")
 
     def rows(self) -> list[tuple[str, str, str, str]]:
-        """``(check, behaviour or '-', status, message)`` per result, for a table."""
         return [(r.check, r.behavior or "-", r.status.value, r.message) for r in self.results]
 
     def _title(self) -> str:
@@ -203,7 +196,6 @@ class SuiteReport(_Report):
     _gaps = (" ", "  ", "  ")
 
     def rows(self) -> list[tuple[str, str, str, str]]:
-        """``(label, status, number of warnings, message)`` per result, for a table."""
         return [(r.label, r.status.value, str(len(r.warnings)), r.message) for r in self.results]
 
     def _title(self) -> str:
@@ -221,14 +213,13 @@ class ConformanceError(ZooportError, AssertionError):
 
 
 def close_quietly(env: Any) -> None:
-    """Closes ``env`` (None is nothing to close): a broken env failing to close hides nothing."""
+    """Closes ``env`` (if not None); a broken env failing to close hides nothing."""
     with contextlib.suppress(Exception):
         if env is not None:
             env.close()
 
 
 def _verdict(state: Behavior, check: str, steps: int) -> tuple[CheckStatus, str]:
-    """One behaviour check's outcome from what the run saw."""
     if check in state.failures:
         first, *more = state.failures[check]
         return CheckStatus.FAILED, first + (f" (and {len(more)} more)" if more else "")
@@ -254,13 +245,9 @@ def check_base_env(
     make_env: Callable[[], BaseEnv] | None = None,
     strict: bool = True,
 ) -> CheckReport:
-    """Checks that ``env`` follows the ``BaseEnv`` contract, returning one result per check.
-
-    ``env`` is reset (with ``seed`` if seedable), stepped ``steps`` times with random actions
-    that respect its masks (``set_action_for_agent`` on alternate steps) and left open; each
-    batch is checked against its spec (:data:`CHECKS`). ``check_determinism`` (``None``: when
-    ``make_env`` is given or ``env`` is seedable): two runs with ``seed``, of two ``make_env()``
-    instances or of ``env`` reset again, must agree. ``strict``: raise ``ConformanceError``.
+    """Checks that ``env`` follows the ``BaseEnv`` contract (:data:`CHECKS`): reset with
+    ``seed``, ``steps`` random masked actions, each batch against its spec; determinism (None:
+    with ``make_env`` or a seedable ``env``): two such runs agree. ``strict``: raise failures.
 
     Example:
         >>> from zooport.envs.builtin.basic import Basic
@@ -303,7 +290,6 @@ def check_base_env(
 def _determinism(
     env: Any, first: Run, requested: bool | None, make_env: Callable[[], BaseEnv] | None
 ) -> tuple[str | None, CheckStatus, str]:
-    """``(behavior, status, message)`` of the determinism check."""
     if not (requested if requested is not None else make_env is not None or is_seedable(env)):
         reason = "disabled" if requested is False else "env is not seedable and no make_env given"
         return None, CheckStatus.SKIPPED, reason
