@@ -131,8 +131,8 @@ class Behavior:
             )
         return True
 
-    def check_steps(self, t: int, steps: Any, kind: str) -> bool:
-        """Checks one batch's fields; False when it is too malformed to use further."""
+    def check_steps(self, t: int, steps: Any, kind: str) -> list[tuple[str, Any]] | None:
+        """Checks one batch: its arrays by name, or None when too malformed to use further."""
         where = f"step {t}, {kind}"
         last = "action_mask" if kind == "DecisionSteps" else "interrupted"
         attrs = ["obs", "reward", "agent_id", "group_id", "group_reward", last]
@@ -145,7 +145,7 @@ class Behavior:
                 if missing
                 else f"{where}.agent_id: expected a 1-D int array, got {_shape_of(ids)}",
             )
-            return False
+            return None
         n = ids.shape[0]
         check = "empty_batches" if n == 0 else "steps_format"
         self.empty_seen += n == 0
@@ -181,9 +181,14 @@ class Behavior:
         for name, array, shape, dtype in fields:
             note = " (n_agents, *spec.shape)" if name.startswith("obs") else ""
             ok = self.check_field(check, f"{where}.{name}", array, shape, dtype, note) and ok
-        if kind == "DecisionSteps":
-            ok = self.check_masks(f"{where}.action_mask", steps.action_mask, ids) and ok
-        return bool(ok)
+        masks = steps.action_mask if kind == "DecisionSteps" else None
+        ok = self.check_masks(f"{where}.action_mask", masks, ids) and ok
+        if not ok:
+            return None
+        named = [("agent_id", ids), *((name, array) for name, array, _, _ in fields)]
+        named += [(f"action_mask[{b}]", mask) for b, mask in enumerate(masks or ())]
+        prefix = kind.removesuffix("Steps").lower()
+        return [(f"{prefix}.{name}", array) for name, array in named]
 
     def check_list(self, check: str, label: str, value: Any, n: int, what: str) -> bool:
         """``value`` is a list of ``n`` arrays, one per ``what``."""
@@ -305,28 +310,18 @@ class Run:
                 )
                 continue
             try:
-                ok = state.check_steps(t, result[0], "DecisionSteps")
-                if state.check_steps(t, result[1], "TerminalSteps") and ok:
-                    self._accept(state, t, *result)
+                arrays = state.check_steps(t, result[0], "DecisionSteps")
+                terminal = state.check_steps(t, result[1], "TerminalSteps")
+                if arrays is not None and terminal is not None:
+                    state.check_ids(t, *result)
+                    self.trace += [
+                        (t, state.name, x, _fingerprint(a)) for x, a in arrays + terminal
+                    ]
+                    state.decision, state.broken = result[0], False
             except Exception as error:  # a malformed batch the checks missed
                 state.fail(
                     "steps_format", f"step {t}: could not read the batches: {one_line(error)}"
                 )
-
-    def _accept(self, state: Behavior, t: int, decision: Any, terminal: Any) -> None:
-        """Checks the ids of two well-formed batches, fingerprints them and acts on them next."""
-        state.check_ids(t, decision, terminal)
-        for kind, steps in (("decision", decision), ("terminal", terminal)):
-            arrays = [(f"obs[{i}]", array) for i, array in enumerate(steps.obs)]
-            last = "interrupted" if kind == "terminal" else "action_mask"
-            for name in ("reward", "agent_id", "group_id", "group_reward", last):
-                value = getattr(steps, name)
-                if name == "action_mask" and value is not None:
-                    arrays += [(f"action_mask[{b}]", mask) for b, mask in enumerate(value)]
-                else:
-                    arrays.append((name, value))
-            self.trace += [(t, state.name, f"{kind}.{x}", _fingerprint(a)) for x, a in arrays]
-        state.decision, state.broken = decision, False
 
     def _act(self, state: Behavior, t: int) -> None:
         ids = state.decision.agent_id

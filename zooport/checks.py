@@ -1,6 +1,6 @@
 """``run_checkers``, what ``zooport check`` runs: ``check_base_env`` and every upstream checker
-that applies (Gymnasium's and SB3's ``check_env`` on ``GymEnv``, PettingZoo's tests) on
-environments made by one factory, each in its own ``try``, warnings recorder and time limit."""
+that applies on environments from one factory, each in its own ``try``, warnings recorder and
+time limit."""
 
 from __future__ import annotations
 
@@ -41,8 +41,7 @@ __all__ = [
 ]  # fmt: skip
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-#: The longest ``timeout`` (seconds) ``signal.setitimer`` takes everywhere (a 32-bit ``time_t``),
-#: about 68 years; for no limit, pass None (``--timeout 0``).
+#: The longest ``timeout`` (s) ``signal.setitimer`` takes everywhere (a 32-bit ``time_t``).
 MAX_TIMEOUT = 2**31 - 1
 
 
@@ -52,8 +51,8 @@ class CheckerTimeout(BaseException):
 
 @contextlib.contextmanager
 def _time_limit(seconds: float | None) -> Iterator[None]:
-    """Raises :class:`CheckerTimeout` in the block after ``seconds``, again every 0.1 s (a bare
-    ``except`` does not stop it); no limit without ``setitimer`` or off the main thread."""
+    # CheckerTimeout after ``seconds``, again every 0.1 s (a bare ``except`` does not stop it);
+    # no limit without setitimer or off the main thread.
     main = threading.current_thread() is threading.main_thread()
     if seconds is None or not hasattr(signal, "setitimer") or not main:
         yield
@@ -105,9 +104,8 @@ def single_agent_plan(
     seed: int = 0,
     preset: Mapping[str, Any] | None = None,
 ) -> SingleAgentPlan:
-    """Which behaviours ``GymEnv`` can serve, and with which factory keywords: those with one
-    agent under ``preset`` (a built-in's Gymnasium registration; its ``behavior_name`` names
-    the one to serve), as made, or under ``n_agents=1``."""
+    """The behaviours ``GymEnv`` can serve: those with one agent under ``preset`` (a built-in's
+    Gymnasium keywords, ``behavior_name`` the one to serve), as made, or with ``n_agents=1``."""
     tries: list[tuple[Mapping[str, Any], Any]] = [({}, None)]
     if preset is not None:
         named = {k: v for k, v in preset.items() if k != "behavior_name"}
@@ -138,8 +136,6 @@ def single_agent_plan(
 
 @dataclass
 class _Suite:
-    """One ``run_checkers`` call: its arguments, and its results as each checker adds them."""
-
     factory: Callable[..., Any]
     seed: int
     steps: int
@@ -187,7 +183,7 @@ class _Suite:
         return result
 
     def probe(self, checker: str, read: Callable[[], Any]) -> tuple[Any, CheckerResult]:
-        """``read()`` run as a checker, unreported: its value (None if it raised), its result."""
+        """``read()`` run as an unreported checker: its value (None if it raised), its result."""
         values: list[Any] = [None]
         result = self.run(checker, lambda: values.append(read()))
         self.results.remove(result)
@@ -206,12 +202,9 @@ def run_checkers(
     warnings_as_errors: bool = False,
     timeout: float | None = None,
 ) -> SuiteReport:
-    """Runs every applicable checker (``only``: those keys of :data:`CHECKERS`) on fresh
-    environments from ``factory`` (keywords only make it single-agent: ``n_agents=1`` or
-    ``single_agent``). Nothing escapes: a factory that fails is the ``construct`` failure; a
-    checker that crashes or outlasts ``timeout`` seconds (POSIX, main thread) fails; what it
-    prints is swallowed. ``warnings_as_errors``: a warning not in :data:`EXPLAINED_WARNINGS`
-    fails its checker. ``steps``: of ``check_base_env``; ``cycles``: of PettingZoo's tests.
+    """Runs every applicable checker (``only``: those keys of :data:`CHECKERS`) on fresh envs
+    from ``factory``; a checker that raises, or outlasts ``timeout`` seconds, fails, and with
+    ``warnings_as_errors`` so does one whose warning is not in :data:`EXPLAINED_WARNINGS`.
 
     Example:
         >>> from zooport.envs.builtin.basic import Basic
@@ -274,7 +267,6 @@ def _base_env(suite: _Suite, checker: str) -> None:
 
 
 def _single_agent(suite: _Suite, checker: str) -> None:
-    """Gymnasium's or SB3's ``check_env`` on ``GymEnv`` over each single-agent behaviour."""
     if checker == "sb3":
         try:
             import stable_baselines3.common.env_checker  # noqa: F401
@@ -321,7 +313,6 @@ def _check_env(checker: str, suite: _Suite, kwargs: dict, behavior: str) -> None
 
 
 def _pettingzoo(suite: _Suite, checker: str) -> None:
-    """One of PettingZoo's tests on adapters with seeded action spaces, all closed after it."""
     from pettingzoo import test as pz
 
     from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
