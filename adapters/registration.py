@@ -1,6 +1,6 @@
-"""zooport's environments registered with Gymnasium and PettingZoo, their entry points, and
-the core (or CorePool) builders that split the adapter's keywords off by name. Importing it
-imports no adapter, env, Gymnasium or PettingZoo."""
+"""zooport's environments registered with Gymnasium and PettingZoo, their entry points, and the
+core (or CorePool) builders that split the adapter's keywords off by name; importing it imports
+no adapter, env, Gymnasium or PettingZoo."""
 
 from __future__ import annotations
 
@@ -26,9 +26,7 @@ __all__ = [
 
 GYM_ENTRY_POINT = "zooport.adapters.registration:make_gym_env"
 VECTOR_ENTRY_POINT = "zooport.adapters.registration:make_vector_env"
-#: make_vector_env's keywords for BehaviorVectorEnv (behavior_name it takes itself).
 VECTOR_OPTIONS = tuple(name for name in SlotOptions.names() if name != "behavior_name")
-#: make_adapter's adapter per ``api``: its module, its class and its options.
 _ADAPTERS: dict[str, tuple[str, str, type[LayoutOptions]]] = {
     "parallel": ("pettingzoo_parallel", "PettingZooParallelEnv", PettingZooOptions),
     "aec": ("pettingzoo_aec", "PettingZooAECEnv", PettingZooOptions),
@@ -46,7 +44,7 @@ def builtin_envs() -> dict[str, DeclaredEnvClass]:
 
 
 class BuiltinGymEnv(NamedTuple):
-    """A built-in's Gymnasium registration (``BUILTIN_GYM_ENVS``, read on first use)."""
+    """A built-in's Gymnasium registration (in ``BUILTIN_GYM_ENVS``, read on first use)."""
 
     registry_id: str
     kwargs: Mapping[str, Any]
@@ -93,7 +91,7 @@ def register_builtin_envs() -> list[str]:
 
 def register_pettingzoo_envs() -> list[str]:
     """Registers ``zooport/<name>-v0`` (AEC and Parallel) for each built-in with a
-    ``pettingzoo_name``; returns the ids (``[]`` before PettingZoo 1.27, which has no registry)."""
+    ``pettingzoo_name``; returns the ids (none before PettingZoo 1.27: it has no registry)."""
     try:
         pettingzoo = importlib.import_module("pettingzoo")
         registries = {"aec": pettingzoo.aec_registry, "parallel": pettingzoo.parallel_registry}
@@ -121,9 +119,8 @@ def register_gymnasium(
     reward_threshold: float | None = None,
     **kwargs: Any,
 ) -> None:
-    """Registers a ``BaseEnv`` factory (a callable or a ``"module:attr"`` string) with
-    Gymnasium: ``gym.make(env_id)`` gives a GymEnv; ``kwargs`` are default ``gym.make``
-    keywords, GymEnv options or parameters of ``factory`` (else an ``ArgumentTypeError``)."""
+    """Registers a ``BaseEnv`` factory (or its ``"module:attr"``) with Gymnasium as a GymEnv;
+    ``kwargs`` are default GymEnv options or parameters of ``factory``."""
     import gymnasium as gym
 
     defaults = dict(kwargs)
@@ -148,8 +145,7 @@ def register_gymnasium(
 def make_gym_env(
     env_id: str | None = None, *, factory: str | Callable[..., Any] | None = None, **kwargs: Any
 ) -> Any:
-    """The ``gym.make`` entry point: a GymEnv over a registry (``env_id``) or ``factory`` core;
-    ``kwargs`` named like GymEnv options go to the adapter, the others to the core."""
+    """The ``gym.make`` entry point: a GymEnv over a registry (``env_id``) or ``factory`` core."""
     from zooport.adapters.gym_env import GymEnv
 
     core, adapter_kwargs = build_core(
@@ -175,10 +171,8 @@ def make_vector_env(
     **kwargs: Any,
 ) -> Any:
     """The ``vector_entry_point``: ONE core with ``num_envs`` agents in the behaviour as a
-    ``BehaviorVectorEnv`` (``workers=K``: K cores of a CorePool, core ``i`` seeded ``seed + i``).
-    ``agent_count_kwarg`` is the core keyword that sets the agent count (default: the
-    built-in's declared one, else ``n_agents``); ``max_episode_steps`` becomes the core's
-    ``max_steps`` where it takes one; ``kwargs`` in :data:`VECTOR_OPTIONS` go to the adapter."""
+    ``BehaviorVectorEnv`` (``workers=K``: K cores of a CorePool); ``agent_count_kwarg`` is the
+    core keyword that sets the agent count (default: the declared one, else ``n_agents``)."""
     from zooport.adapters.rendering import VectorHumanRendering
     from zooport.adapters.vector_env import BehaviorVectorEnv
     from zooport.envs.arguments import check_int
@@ -225,8 +219,7 @@ def make_vector_env(
 
 def make_adapter(registry_id: str, api: str, kwargs: Mapping[str, Any]) -> Any:
     """A registry environment through the ``api`` adapter (one of :data:`APIS`), ``kwargs``
-    split by name (``"vector"`` with ``num_envs=`` is :func:`make_vector_env`; ``workers=K``:
-    K cores in a CorePool, but not for ``"gym"``)."""
+    split by name (``"vector"`` with ``num_envs=`` is :func:`make_vector_env`)."""
     if api == "gym" and kwargs.get("workers") is not None:
         raise ArgumentError(
             "workers= builds a CorePool of several cores, whose agents a single-agent "
@@ -268,10 +261,9 @@ def build_pool(
     core_options: Sequence[Mapping[str, Any]] | None = None,
     pool_options: Mapping[str, Any] | None = None,
 ) -> tuple[Any, dict[str, Any]]:
-    """Makes a core from a registry ``env_id`` or a ``factory`` (exactly one), or ``workers``
-    cores in a :class:`~zooport.envs.CorePool` (core ``i`` with the options updated by
-    ``core_options[i]`` and ``seed + i``); returns it with the ``options`` named in
-    ``adapter_options``, the others going to the core (:func:`split_options`)."""
+    """A core from a registry ``env_id`` or a ``factory`` (exactly one), or ``workers`` cores in
+    a CorePool (core ``i`` with ``core_options[i]`` and ``seed + i``), and the ``options`` in
+    ``adapter_options``; the others go to the core."""
     from zooport.envs.arguments import check_int
     from zooport.envs.core_pool import CorePool, registry_core
     from zooport.envs.pool_options import check_pool_options
@@ -298,7 +290,6 @@ def build_pool(
     return CorePool(factories, side_channels=side_channels, **pool_kwargs), adapter_kwargs
 
 
-#: One core: :func:`build_pool` without ``workers``.
 build_core = build_pool
 
 
@@ -308,8 +299,7 @@ def split_options(
     adapter_options: Collection[str],
     where: str,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(core keywords, adapter keywords) of ``options``; ``target`` is the core's constructor
-    (None: an unknown signature that accepts every keyword)."""
+    """(core keywords, adapter keywords) of ``options``; ``target``: the core's constructor."""
     from zooport.envs.registry import check_keywords
 
     adapter = {k: v for k, v in options.items() if k in adapter_options}
