@@ -1,6 +1,5 @@
-"""zooport.adapters: any BaseEnv as the API an RL library consumes, one front-end module per API.
-Every public name loads on first use, from the module ``_MODULES`` names (as in
-``gymnasium.wrappers``), so ``import zooport.adapters`` loads no adapter."""
+"""zooport.adapters: any BaseEnv as the API an RL library consumes, one front-end module per API;
+every public name loads on first use."""
 
 from __future__ import annotations
 

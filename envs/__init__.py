@@ -1,6 +1,5 @@
 """zooport.envs: the batched BaseEnv API (ML-Agents' names and semantics), ``BatchedEnv``, side
-channels, the registry, the built-ins, the checker and ``CorePool``. Importing it loads the API
-only; the names in ``_LAZY`` load on first use, as in ``gymnasium.wrappers``."""
+channels, the registry, the built-ins, the checker and ``CorePool``; only the API loads at once."""
 
 from __future__ import annotations
 

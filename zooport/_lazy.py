@@ -1,5 +1,4 @@
-"""Public names that load on first use: a package's ``__getattr__`` and ``__dir__`` from a table
-submodule (relative to the package) -> the names it defines, as ``gymnasium.wrappers`` does."""
+"""A package's public names that load on first use, as in ``gymnasium.wrappers``."""
 
 from __future__ import annotations
 

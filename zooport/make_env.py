@@ -20,8 +20,7 @@ def _fold(name: str) -> str:
 
 
 def resolve_id(env_id: str) -> str:
-    """The ``default_registry`` id of ``env_id``: ``"Tag"``, Gymnasium's ``"zooport/Tag-v0"``
-    or PettingZoo's ``"zooport/tag-v0"``, matched ignoring case, ``_`` and ``-``."""
+    """The ``default_registry`` id of ``"Tag"``, ``"zooport/Tag-v0"`` or ``"zooport/tag-v0"``."""
     from zooport.envs.registry import default_registry
 
     if not isinstance(env_id, str):
@@ -51,10 +50,9 @@ def make(
     wrappers: Sequence[Any] = (),
     **kwargs: Any,
 ) -> Any:
-    """A registry environment through the ``api`` adapter (``"parallel"``, ``"aec"``,
-    ``"gym"`` or ``"vector"``) wrapped by ``wrappers`` (first = innermost); ``kwargs`` are
-    adapter options and constructor arguments, split by name (``workers=K``: K cores in a
-    :class:`~zooport.envs.CorePool`, ``pool_options={...}`` its further arguments)."""
+    """A registry environment through the ``api`` adapter (``"parallel"``, ``"aec"``, ``"gym"``
+    or ``"vector"``) wrapped by ``wrappers`` (first = innermost); ``kwargs`` are adapter options
+    and constructor arguments, split by name."""
     from zooport.adapters.registration import _adapt, make_adapter
 
     adapter = adapter_api(wrappers, api)  # the wrappers are checked before the id
