@@ -149,8 +149,7 @@ class Behavior:
         n = ids.shape[0]
         check = "empty_batches" if n == 0 else "steps_format"
         self.empty_seen += n == 0
-        ok = self.check_field(check, f"{where}.agent_id", ids, (n,), int)
-        ok = ok and np.issubdtype(ids.dtype, np.integer)
+        ok = np.issubdtype(ids.dtype, np.integer)  # else check_ids cannot use them
         length: int | str
         try:
             length = len(steps)
@@ -167,7 +166,8 @@ class Behavior:
         ):
             # mlagents_envs (0.28) itself hands group ids out as a list of ints: accepted.
             group = np.asarray(group, dtype=np.int64).reshape(len(group))
-        fields: list[tuple[str, Any, tuple, Any]] = [
+        fields: list[tuple[str, Any, tuple, Any]] = [("agent_id", ids, (n,), int)]
+        fields += [
             (f"obs[{i}]", array, (n, *spec.shape), np.float32)
             for i, (array, spec) in enumerate(zip(obs, specs, strict=False))
         ]
@@ -185,7 +185,7 @@ class Behavior:
         ok = self.check_masks(f"{where}.action_mask", masks, ids) and ok
         if not ok:
             return None
-        named = [("agent_id", ids), *((name, array) for name, array, _, _ in fields)]
+        named = [(name, array) for name, array, _, _ in fields]
         named += [(f"action_mask[{b}]", mask) for b, mask in enumerate(masks or ())]
         prefix = kind.removesuffix("Steps").lower()
         return [(f"{prefix}.{name}", array) for name, array in named]
