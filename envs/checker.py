@@ -8,6 +8,7 @@ import enum
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, ClassVar
 
 from zooport.envs._checker_run import Behavior, Run, one_line
@@ -96,13 +97,8 @@ class CheckResult:
     seconds: float = 0.0
     details: str = ""
 
-    @property
-    def checker(self) -> str:
-        return self.check
-
-    @property
-    def target(self) -> str | None:
-        return self.behavior
+    checker = property(attrgetter("check"))  # the names of run_checkers' results
+    target = property(attrgetter("behavior"))
 
     @property
     def label(self) -> str:
