@@ -16,12 +16,7 @@ from zooport.errors import a_type
 
 
 def one_line(error: BaseException) -> str:
-    """``"<Type>: <message>"`` on one line; a bare ``assert`` names its file, line and source.
-
-    Example:
-        >>> one_line(ValueError("expected 3,\\n got 4"))
-        'ValueError: expected 3, got 4'
-    """
+    """``"<Type>: <message>"`` on one line; a bare ``assert`` names its file, line and source."""
     message = " ".join(str(error).split())
     frames = [] if message else traceback.extract_tb(error.__traceback__)
     if frames:

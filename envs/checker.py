@@ -243,14 +243,7 @@ def check_base_env(
 ) -> CheckReport:
     """Checks that ``env`` follows the ``BaseEnv`` contract (:data:`CHECKS`): reset with
     ``seed``, ``steps`` random masked actions, each batch against its spec; determinism (None:
-    with ``make_env`` or a seedable ``env``): two such runs agree. ``strict``: raise failures.
-
-    Example:
-        >>> from zooport.envs.builtin.basic import Basic
-        >>> report = check_base_env(Basic(), steps=20)
-        >>> report.passed, len(report.results)
-        (True, 10)
-    """
+    with ``make_env`` or a seedable ``env``): two such runs agree. ``strict``: raise failures."""
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
         raise ArgumentError(f"Expect steps to be a non-negative int, actually: {steps!r}")
     run = Run(env, steps, seed)

@@ -205,6 +205,7 @@ def test_builtin_with_gym_preset_and_render_test():
 def test_only_selects_checkers_in_report_order_and_rejects_unknown_names():
     report = run_checkers(Basic, only=["state", "base_env"], **FAST)
     assert [r.checker for r in report.results] == ["construct", "base_env", "state"]
+    assert report.passed and {r.status for r in report.results} == {PASS}
     with pytest.raises(ValueError, match=r"Expected checker names among .* \['nope'\]"):
         run_checkers(Basic, only=["nope"])
 
@@ -354,6 +355,7 @@ def test_single_agent_plan():
 
 def test_one_line_joins_lines_and_locates_a_bare_assert(envs):
     assert one_line(RuntimeError("a\n  b")) == "RuntimeError: a b"
+    assert one_line(ValueError("expected 3,\n got 4")) == "ValueError: expected 3, got 4"
     # A bare assert (as in PettingZoo's tests) has no message: say where it failed.
     with pytest.raises(AssertionError) as caught:
         envs.bare_assert()

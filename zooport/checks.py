@@ -204,15 +204,7 @@ def run_checkers(
 ) -> SuiteReport:
     """Runs every applicable checker (``only``: those keys of :data:`CHECKERS`) on fresh envs
     from ``factory``; a checker that raises, or outlasts ``timeout`` seconds, fails, and with
-    ``warnings_as_errors`` so does one whose warning is not in :data:`EXPLAINED_WARNINGS`.
-
-    Example:
-        >>> from zooport.envs.builtin.basic import Basic
-        >>> report = run_checkers(Basic, name="Basic", only=["base_env", "state"], steps=20,
-        ...                       cycles=5)
-        >>> [(r.checker, r.status.value) for r in report.results]
-        [('construct', 'pass'), ('base_env', 'pass'), ('state', 'pass')]
-    """
+    ``warnings_as_errors`` so does one whose warning is not in :data:`EXPLAINED_WARNINGS`."""
     selected = list(CHECKERS) if only is None else list(only)
     unknown = [c for c in selected if c not in CHECKERS]
     if unknown:

@@ -567,4 +567,6 @@ def test_builtin_envs_pass(identifier):
     finally:
         env.close()
     assert report.passed
+    behaviors = {r.behavior for r in report.results} - {None}
+    assert len(report.results) == 4 + 6 * len(behaviors) and len(CHECKS) == 10
     assert report.results[-1].status is CheckStatus.PASSED  # seedable: determinism ran
