@@ -218,8 +218,7 @@ def make_vector_env(
 
 
 def make_adapter(registry_id: str, api: str, kwargs: Mapping[str, Any]) -> Any:
-    """A registry environment through the ``api`` adapter (one of :data:`APIS`), ``kwargs``
-    split by name (``"vector"`` with ``num_envs=`` is :func:`make_vector_env`)."""
+    """A registry environment through the ``api`` adapter, ``kwargs`` split by name."""
     if api == "gym" and kwargs.get("workers") is not None:
         raise ArgumentError(
             "workers= builds a CorePool of several cores, whose agents a single-agent "
@@ -261,9 +260,8 @@ def build_pool(
     core_options: Sequence[Mapping[str, Any]] | None = None,
     pool_options: Mapping[str, Any] | None = None,
 ) -> tuple[Any, dict[str, Any]]:
-    """A core from a registry ``env_id`` or a ``factory`` (exactly one), or ``workers`` cores in
-    a CorePool (core ``i`` with ``core_options[i]`` and ``seed + i``), and the ``options`` in
-    ``adapter_options``; the others go to the core."""
+    """A core of ``env_id`` or ``factory``, or ``workers`` cores in a CorePool (core ``i`` with
+    ``core_options[i]`` and ``seed + i``), and the ``options`` named in ``adapter_options``."""
     from zooport.envs.arguments import check_int
     from zooport.envs.core_pool import CorePool, registry_core
     from zooport.envs.pool_options import check_pool_options

@@ -308,8 +308,7 @@ class ZooportEnvRegistry(Mapping[str, BaseRegistryEntry]):
     def register_from_yaml(
         self, path: str | os.PathLike[str], *, overwrite: bool = False
     ) -> list[str]:
-        """Registers every environment a local YAML file lists (``environments: [{<id>: fields}]``),
-        all checked first; returns their identifiers."""
+        """Registers every environment a local YAML file lists; returns their identifiers."""
         path = str(os.fspath(path))
         if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", path):
             raise RegistryError(
