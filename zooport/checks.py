@@ -330,13 +330,12 @@ def _pettingzoo(suite: _Suite, checker: str) -> None:
     # PettingZoo < 1.24.2 (pyproject allows 1.24.0) has no num_cycles in parallel_seed_test;
     # it then runs its own fixed number of cycles.
     takes_cycles = "num_cycles" in inspect.signature(pz.parallel_seed_test).parameters
+    seed_cycles = cycles if takes_cycles else {}
     tests: dict[str, Callable[[], Any]] = {
         "parallel_api": lambda: pz.parallel_api_test(parallel(), **cycles),
         "aec_api": lambda: pz.api_test(aec(), **cycles),
         "seed": lambda: pz.seed_test(aec, **cycles),
-        "parallel_seed": lambda: pz.parallel_seed_test(
-            parallel, **(cycles if takes_cycles else {})
-        ),
+        "parallel_seed": lambda: pz.parallel_seed_test(parallel, **seed_cycles),
         "max_cycles": lambda: pz.max_cycles_test(
             types.SimpleNamespace(env=aec, parallel_env=parallel)
         ),
