@@ -10,7 +10,7 @@ import sys
 import warnings
 from collections.abc import Callable, Mapping
 from types import SimpleNamespace
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -26,11 +26,12 @@ from zooport.envs.specs import (
     ObservationSpec,
     ObservationType,
 )
-from zooport.envs.steps import DecisionSteps, TerminalSteps, decision_row
+from zooport.envs.steps import COLUMN_DTYPES, DecisionSteps, TerminalSteps, decision_row
 from zooport.errors import ArgumentTypeError, SpecError, UnknownBehaviorError, look_up
 
 __all__ = ["LegacyBaseEnv", "LegacyApiWarning", "as_base_env", "is_legacy_env", "side_channels_of"]
 
+S = TypeVar("S", DecisionSteps, TerminalSteps)
 _REQUIRED = ("get_steps", "set_actions", "step", "reset", "close")
 
 
@@ -100,7 +101,7 @@ _NEWER_FIELDS: dict[str, tuple[Callable[[Any], Any], str]] = {
 def _read(old: Any, field: str, invented: set[str] | None = None) -> Any:
     """``old.<field>``, or the table's stand-in when ``old`` is of an older generation."""
     value = getattr(old, field, None)
-    if value is None:
+    if value is None and field in _NEWER_FIELDS:
         older, note = _NEWER_FIELDS[field]
         value = older(old)
         if note and invented is not None:
@@ -182,18 +183,27 @@ def _steps_have_groups(legacy_spec: Any) -> bool | None:
     return None if parameters is None else "group_id" in parameters
 
 
-def _column(steps: Any, field: str, dtype: type) -> np.ndarray:
-    value = _read(steps, field)
-    return np.zeros(len(steps.agent_id), dtype) if value is None else np.asarray(value, dtype)
-
-
-def _masks(mask: Any, branches: tuple[int, ...]) -> list[np.ndarray] | None:
-    if mask is None or not branches:
-        return None
-    if isinstance(mask, np.ndarray) and mask.ndim == 2:
-        # One concatenated (n, sum(branches)) matrix: split it per branch, as ML-Agents does.
-        return np.split(mask.astype(bool, copy=False), np.cumsum(branches)[:-1], axis=1)
-    return [np.asarray(m, dtype=bool) for m in mask]
+def _convert_steps(kind: type[S], steps: Any, branches: tuple[int, ...]) -> S:
+    """``steps`` of any generation as ``kind``, each column in the current API's dtype."""
+    columns: list[Any] = []
+    for field in kind._step._fields:  # the order of kind's constructor
+        value = _read(steps, field)
+        if field == "obs":
+            columns.append(list(value))
+        elif field != "action_mask":
+            dtype = COLUMN_DTYPES[field]
+            columns.append(
+                np.zeros(len(steps.agent_id), dtype) if value is None else np.asarray(value, dtype)
+            )
+        elif value is None or not branches:
+            columns.append(None)
+        elif isinstance(value, np.ndarray) and value.ndim == 2:
+            # One concatenated (n, sum(branches)) matrix: split it per branch, as ML-Agents does.
+            split = np.cumsum(branches)[:-1]
+            columns.append(np.split(value.astype(bool, copy=False), split, axis=1))
+        else:
+            columns.append([np.asarray(m, dtype=bool) for m in value])
+    return kind(*columns)
 
 
 def side_channels_of(env: Any) -> list[Any]:
@@ -311,22 +321,8 @@ class LegacyBaseEnv(BaseEnv):
         if cached is not None and cached[0] is decision and cached[1] is terminal:
             return cached[2], cached[3]
         converted = (
-            DecisionSteps(
-                list(decision.obs),
-                np.asarray(decision.reward, np.float32),
-                np.asarray(decision.agent_id, np.int32),
-                _masks(decision.action_mask, branches),
-                _column(decision, "group_id", np.int32),
-                _column(decision, "group_reward", np.float32),
-            ),
-            TerminalSteps(
-                list(terminal.obs),
-                np.asarray(terminal.reward, np.float32),
-                _column(terminal, "interrupted", bool),
-                np.asarray(terminal.agent_id, np.int32),
-                _column(terminal, "group_id", np.int32),
-                _column(terminal, "group_reward", np.float32),
-            ),
+            _convert_steps(DecisionSteps, decision, branches),
+            _convert_steps(TerminalSteps, terminal, branches),
         )
         self._steps[behavior_name] = (decision, terminal, *converted)
         return converted

@@ -114,12 +114,13 @@ class _StepsBase(Mapping):
     @classmethod
     def empty(cls, spec: BehaviorSpec) -> Self:
         """An empty batch with the observation shapes of ``spec``."""
-        columns = {f: None if t is None else np.zeros(0, t) for f, t in _EMPTY_DTYPES.items()}
+        columns = {f: None if t is None else np.zeros(0, t) for f, t in COLUMN_DTYPES.items()}
         obs = [np.zeros((0, *o.shape), dtype=np.float32) for o in spec.observation_specs]
         return cls(obs=obs, **{f: columns[f] for f in cls._step._fields[1:]})  # type: ignore[call-arg]
 
 
-_EMPTY_DTYPES = {
+#: Each per-agent column's dtype (None: action_mask, a list of arrays or None).
+COLUMN_DTYPES = {
     "reward": np.float32, "agent_id": np.int32, "action_mask": None, "interrupted": bool,
     "group_id": np.int32, "group_reward": np.float32,
 }  # fmt: skip
