@@ -28,11 +28,8 @@ __all__ = [
 
 
 class BaseEnv(ABC):
-    """A batched environment with one or more behaviours, each with many agents.
-
-    The loop: ``reset()``, then ``get_steps(name)`` and ``set_actions(name, actions)`` (one row
-    per agent in the DecisionSteps) for each behaviour, then ``step()``.
-    """
+    """A batched environment of behaviours with many agents each: ``reset()``, then per behaviour
+    ``get_steps(name)`` and ``set_actions(name, actions)`` (a row per deciding agent), ``step()``."""
 
     @abstractmethod
     def step(self) -> None:

@@ -11,9 +11,8 @@ __all__ = ["StepGuard"]
 
 
 class StepGuard:
-    """The ``running`` call (``"step"``, ``"reset"`` or None) of the env ``owner`` and its
-    ``failure`` (why steps are refused); ``completed`` counts calls; ``layer``: of wrappers
-    sharing one guard, the one running."""
+    """The ``running`` call (``"step"``, ``"reset"`` or None) of the env ``owner``, its ``failure``
+    (why steps are refused), ``completed`` calls and, of wrappers sharing it, the ``layer`` running."""
 
     __slots__ = ("owner", "running", "committed", "failure", "completed", "layer")
 
@@ -26,9 +25,7 @@ class StepGuard:
         self.layer: Any = None
 
     def enter(self, call: str, committed: bool = False) -> StepGuard:
-        """Marks ``call`` (``"step"`` or ``"reset"``) running, or raises why it may not run;
-        ``with guard.call("step"):`` guards a block (a ``with guard.resetting():`` reset is
-        committed from its first line)."""
+        """Marks ``call`` (``"step"`` or ``"reset"``) running, or raises why it may not run."""
         if self.running is not None:
             raise ReentrantCallError(
                 f"{self.owner}.{call}() was called while its {self.running}() was running "
@@ -46,7 +43,7 @@ class StepGuard:
 
     call = enter
 
-    def resetting(self) -> StepGuard:
+    def resetting(self) -> StepGuard:  # a reset is committed from its first line
         return self.enter("reset", committed=True)
 
     def exit(self) -> None:

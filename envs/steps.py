@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -20,9 +20,8 @@ __all__ = [
 
 
 def check_agent_ids(behavior: str, decision: Any, terminal: Any) -> None:
-    """Refuse a scene's steps whose agent ids are not integers or repeat within one batch:
-    a repeated id would merge two agents' rewards, a float id be truncated into another's
-    (ML-Agents passes both through). Group ids of any integer width are kept as given."""
+    """Refuses agent ids that are not integers or repeat within a batch (ML-Agents passes
+    both through: a repeated id would merge two agents' rewards, a float id be truncated)."""
     for kind, steps in (("DecisionSteps", decision), ("TerminalSteps", terminal)):
         ids = np.asarray(getattr(steps, "agent_id", steps))
         if ids.size == 0:
@@ -63,12 +62,15 @@ class TerminalStep(NamedTuple):
     group_reward: float
 
 
-class _StepsBase(Mapping):
+Step = TypeVar("Step", DecisionStep, TerminalStep)
+
+
+class _StepsBase(Mapping[AgentId, Step], Generic[Step]):
     """Indexing by agent id, whether the fields are arrays or lists (as in ML-Agents' tests)."""
 
     obs: list[np.ndarray]
     agent_id: np.ndarray
-    _step: ClassVar[type[DecisionStep] | type[TerminalStep]]  # one agent's row
+    _step: ClassVar[type[Any]]  # one agent's row: Step
     _agent_id_to_index: dict[AgentId, int] | None = None  # built on first use
 
     def _id_list(self) -> list[AgentId]:
@@ -83,7 +85,7 @@ class _StepsBase(Mapping):
             self._agent_id_to_index = dict(zip(ids, range(len(ids)), strict=True))
         return self._agent_id_to_index
 
-    def __getitem__(self, agent_id: AgentId) -> Any:
+    def __getitem__(self, agent_id: AgentId) -> Step:
         i = look_up(self.agent_id_to_index, agent_id, UnknownAgentError, lambda: (
             f"agent_id {agent_id!r} is not present in the {type(self).__name__}; "
             f"present: {self._id_list()}"
@@ -126,18 +128,12 @@ COLUMN_DTYPES = {
 }  # fmt: skip
 
 
-class DecisionSteps(_StepsBase):
-    """The batch of agents of one behaviour that request a decision.
-
-    ``obs`` holds one (n_agents, *shape) array per observation spec; ``reward`` is float32,
-    ``agent_id`` and ``group_id`` (0: no group) int32, ``group_reward`` float32, and
-    ``action_mask`` one (n_agents, branch_size) bool array per branch (True = NOT available).
-    """
+class DecisionSteps(_StepsBase[DecisionStep]):
+    """The agents of one behaviour that request a decision: ``obs`` holds one (n_agents, *shape)
+    array per observation spec, ``action_mask`` one (n_agents, branch_size) bool array per
+    branch (True = NOT available); ``group_id`` 0 is no group."""
 
     _step = DecisionStep
-    if TYPE_CHECKING:  # the one-agent type, for type checkers
-
-        def __getitem__(self, agent_id: AgentId) -> DecisionStep: ...
 
     def __init__(
         self,
@@ -156,14 +152,11 @@ class DecisionSteps(_StepsBase):
         self.group_reward = group_reward
 
 
-class TerminalSteps(_StepsBase):
+class TerminalSteps(_StepsBase[TerminalStep]):
     """The batch of agents whose episode ended: :class:`DecisionSteps`' fields without
     ``action_mask``, plus ``interrupted`` (bool, True when truncated)."""
 
     _step = TerminalStep
-    if TYPE_CHECKING:
-
-        def __getitem__(self, agent_id: AgentId) -> TerminalStep: ...
 
     def __init__(
         self,
