@@ -19,7 +19,6 @@ _INT32_MIN, _INT32_MAX = int(np.iinfo(np.int32).min), int(np.iinfo(np.int32).max
 
 
 def _as_2d_array(values: Any, dtype: np.dtype, part: str, where: str) -> np.ndarray:
-    """Converts ``values`` to a 2-D array of ``dtype`` without silently changing a value."""
     if type(values) is np.ndarray and values.ndim == 2 and values.dtype is dtype:
         # The common case (a policy's float32 or int32 batch) needs no conversion or check.
         return values
@@ -88,13 +87,12 @@ def _add_part(values: Any, other: np.ndarray, part: str) -> tuple[np.ndarray, np
 
 
 class ActionTuple:
-    """A batch of actions: ``continuous`` (n, c) float32 and ``discrete`` (n, d) int32; a
-    missing part is an empty ``(n, 0)`` array of the right dtype."""
+    """A batch of actions: ``continuous`` (n, c) float32 and ``discrete`` (n, d) int32."""
 
     __slots__ = ("_continuous", "_discrete")
 
     def __init__(self, continuous: Any = None, discrete: Any = None) -> None:
-        # A missing part is an empty filler; the part added sets its batch size.
+        # A missing part is an empty (n, 0) filler; the part added sets its batch size n.
         self._continuous = _NO_CONTINUOUS
         self._discrete = _NO_DISCRETE
         if continuous is not None:
@@ -103,8 +101,7 @@ class ActionTuple:
             self.add_discrete(discrete)
 
     @classmethod
-    def _trusted(cls, continuous: np.ndarray, discrete: np.ndarray) -> ActionTuple:
-        """Wraps (n, c) float32 and (n, d) int32 arrays a core owns, without any check."""
+    def _trusted(cls, continuous: np.ndarray, discrete: np.ndarray) -> ActionTuple:  # unchecked
         action = cls.__new__(cls)
         action._continuous = continuous
         action._discrete = discrete
@@ -183,7 +180,7 @@ class ActionSpec(NamedTuple):
     def _validate_action(
         self, actions: ActionTuple, n_agents: int | None, name: str
     ) -> ActionTuple:
-        """Checks shapes, finiteness and branch ranges; ``n_agents=None`` takes any batch size."""
+        # n_agents=None takes any batch size.
         if not isinstance(actions, ActionTuple):
             raise ActionError(
                 f"behavior {name!r}: expected an ActionTuple, got {type(actions).__name__}"
@@ -262,7 +259,6 @@ _BRANCH_TOPS: dict[tuple[int, ...], np.uint32 | np.ndarray] = {}
 
 
 def _out_of_range(discrete: np.ndarray, branches: tuple[int, ...]) -> bool:
-    """True if a value of the (n, len(branches)) ``discrete`` is outside its branch."""
     # Viewed as uint32, a negative int32 is >= 2**31, above every branch's top, so one
     # comparison checks both bounds; a scalar top (equal branches) avoids a broadcast.
     if discrete.dtype is not _INT32:
@@ -285,16 +281,15 @@ def random_actions(
     rng: Any,
     action_mask: Any = None,
 ) -> ActionTuple:
-    """Uniform random actions of any action spec that never pick an action ML-Agents' mask
-    (one bool array per branch, True = NOT available) forbids; a fully masked row gets 0.
-    ``rng`` is a ``numpy.random.Generator`` or ``numpy.random`` itself (its global state)."""
+    """Uniform random actions of any action spec, never one ML-Agents' ``action_mask`` (a bool
+    array per branch, True = NOT available) forbids; ``rng``: a Generator or ``numpy.random``."""
     branches = tuple(int(b) for b in action_spec.discrete_branches)
     continuous = rng.uniform(-1.0, 1.0, size=(n_agents, int(action_spec.continuous_size)))
     discrete = np.zeros((n_agents, len(branches)), dtype=np.int32)
     for b, size in enumerate(branches):
         scores = rng.random((n_agents, size))
         if action_mask is not None:
-            # A masked action can never win: allowed scores are in [0, 1), masked ones -1.
+            # Allowed scores are in [0, 1), masked ones -1 (a fully masked row picks 0).
             scores = np.where(np.asarray(action_mask[b], dtype=bool), -1.0, scores)
         discrete[:, b] = np.argmax(scores, axis=1)
     return ActionTuple._trusted(continuous.astype(np.float32), discrete)

@@ -19,11 +19,8 @@ _NO_FLAGS.flags.writeable = False
 
 
 class StepResult(NamedTuple):
-    """One behaviour's outcome of a simulation step, (capacity,) arrays over its slots.
-
-    ``terminated`` ends an episode (not a time limit); ``interrupted`` cuts it short
-    (truncated, like ``max_steps``); ``terminated`` wins where both are set.
-    """
+    """One behaviour's outcome of a step, (capacity,) arrays over its slots: ``terminated`` ends
+    an episode, ``interrupted`` truncates it (as ``max_steps`` does); ``terminated`` wins."""
 
     reward: np.ndarray
     terminated: np.ndarray
@@ -120,8 +117,8 @@ class BehaviorState:
     def account(
         self, result: StepResult, where: str
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """Accumulates a step's rewards; returns (done slots, their interrupted flags, the
-        spawned mask or None)."""
+        """Accumulates a step's rewards; returns the done slots, their interrupted flags and
+        the spawned mask (or None)."""
         capacity = self.capacity
         active = self.active
         reward = np.asarray(result.reward, dtype=np.float32)
@@ -142,15 +139,12 @@ class BehaviorState:
         np.add(self.pending_reward, reward, out=self.pending_reward, where=rows)
         if result.group_reward is not None:  # any dtype or shape: broadcast, then rounded
             self.pending_group += np.where(stepped, result.group_reward, 0.0).astype(np.float32)
+        counted = 1 if everyone else stepped
+        self.since_decision += counted
         limited = self.max_steps > 0
-        if everyone:
-            self.since_decision += 1
-            if limited:  # episode_steps serves only the max_steps limit
-                self.episode_steps += 1
-        else:
-            np.add(self.since_decision, stepped, out=self.since_decision)
-            if limited:
-                np.add(self.episode_steps, stepped, out=self.episode_steps)
+        if limited:  # episode_steps serves only the max_steps limit
+            self.episode_steps += counted
+        if not everyone:
             terminated = terminated & stepped
         limit = self.episode_steps >= self.max_steps if limited else None
         if result.interrupted is not None:

@@ -48,8 +48,8 @@ class ObservationSpec(NamedTuple):
         cls, size: int, name: str, *, observation_type: ObservationType = ObservationType.DEFAULT
     ) -> ObservationSpec:
         """A vector observation of ``size`` floats (a ``VectorSensor``'s spec)."""
-        size = check_int(size, "size", 0, where=f"ObservationSpec.vector({name!r})")
-        return cls((size,), (DimensionProperty.NONE,), observation_type, name)
+        shape = _shape(f"ObservationSpec.vector({name!r})", size=(size, 0))
+        return cls(shape, (DimensionProperty.NONE,), observation_type, name)
 
     @classmethod
     def visual(
@@ -63,10 +63,7 @@ class ObservationSpec(NamedTuple):
     ) -> ObservationSpec:
         """An (height, width, channels) image, equivariant along its two spatial dimensions."""
         where = f"ObservationSpec.visual({name!r})"
-        shape = tuple(
-            check_int(value, label, 1, where=where)
-            for value, label in ((height, "height"), (width, "width"), (channels, "channels"))
-        )
+        shape = _shape(where, height=(height, 1), width=(width, 1), channels=(channels, 1))
         equivariant = DimensionProperty.TRANSLATIONAL_EQUIVARIANCE
         return cls(
             shape, (equivariant, equivariant, DimensionProperty.NONE), observation_type, name
@@ -82,14 +79,15 @@ class ObservationSpec(NamedTuple):
         observation_type: ObservationType = ObservationType.DEFAULT,
     ) -> ObservationSpec:
         """Up to ``count`` entities of ``features`` floats each (a ``BufferSensor``'s spec)."""
-        where = f"ObservationSpec.entities({name!r})"
-        shape = (
-            check_int(count, "count", 1, where=where),
-            check_int(features, "features", 1, where=where),
+        shape = _shape(
+            f"ObservationSpec.entities({name!r})", count=(count, 1), features=(features, 1)
         )
-        return cls(
-            shape, (DimensionProperty.VARIABLE_SIZE, DimensionProperty.NONE), observation_type, name
-        )
+        variable = DimensionProperty.VARIABLE_SIZE
+        return cls(shape, (variable, DimensionProperty.NONE), observation_type, name)
+
+
+def _shape(where: str, **sizes: tuple[int, int]) -> tuple[int, ...]:
+    return tuple(check_int(size, label, low, where=where) for label, (size, low) in sizes.items())
 
 
 class BehaviorSpec(NamedTuple):
