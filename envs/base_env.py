@@ -28,8 +28,8 @@ __all__ = [
 
 
 class BaseEnv(ABC):
-    """A batched environment of behaviours with many agents each: ``reset()``, then per behaviour
-    ``get_steps(name)`` and ``set_actions(name, actions)`` (a row per deciding agent), ``step()``."""
+    """A batched environment of behaviours with many agents each: ``reset()``, then for each
+    behaviour ``get_steps(name)`` and ``set_actions(name, actions)``, then ``step()``."""
 
     @abstractmethod
     def step(self) -> None:

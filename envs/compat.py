@@ -1,8 +1,6 @@
-"""Older generations of ML-Agents' ``BaseEnv`` API (``mlagents_envs`` 0.16 to 0.24), presented
-as the current one by duck typing: nothing here imports ``mlagents_envs``. Every difference
-between the generations is one row of the conversion table below; what had to be invented
-rather than renamed is listed in :attr:`LegacyBaseEnv.unmapped`.
-"""
+"""Older generations of ML-Agents' ``BaseEnv`` API (``mlagents_envs`` 0.16 to 0.24) as the current
+one, by duck typing and one conversion table; :attr:`LegacyBaseEnv.unmapped` lists what was
+invented rather than renamed."""
 
 from __future__ import annotations
 
@@ -140,7 +138,6 @@ def _action_sender(spec: Any, action_spec: ActionSpec) -> Callable[[ActionTuple]
 
 
 def _convert_behavior(name: str, old: Any) -> _Behavior:
-    """A behaviour's spec in the current API, how to send its actions and what was invented."""
     invented: set[str] = set()
     try:
         observations = []
@@ -184,7 +181,6 @@ def _steps_have_groups(legacy_spec: Any) -> bool | None:
 
 
 def _convert_steps(kind: type[S], steps: Any, branches: tuple[int, ...]) -> S:
-    """``steps`` of any generation as ``kind``, each column in the current API's dtype."""
     columns: list[Any] = []
     for field in kind._step._fields:  # the order of kind's constructor
         value = _read(steps, field)
@@ -235,8 +231,7 @@ def _check_env_like(obj: Any) -> None:
 
 
 def is_legacy_env(obj: Any) -> bool:
-    """True when ``obj`` uses an older ``BaseEnv`` API (decided by its behaviour specs; an
-    env with none yet is taken as current)."""
+    """True when ``obj``'s behaviour specs have an older ``BaseEnv`` API (no spec yet: current)."""
     if isinstance(obj, BaseEnv):
         return False
     _check_env_like(obj)
@@ -251,9 +246,8 @@ def is_legacy_env(obj: Any) -> bool:
 
 
 def as_base_env(obj: Any, *, warn: bool = False) -> BaseEnv:
-    """``obj`` if it has the current API, else a :class:`LegacyBaseEnv` over it; ``warn=True``
-    issues a :class:`LegacyApiWarning` listing what had to be invented. Not BaseEnv-like (or
-    the pre-0.16 API): ``ArgumentTypeError``; an unreadable spec: ``SpecError``."""
+    """``obj``, or a :class:`LegacyBaseEnv` over it if its API is older (``warn=True``: with a
+    :class:`LegacyApiWarning`); not BaseEnv-like: ``ArgumentTypeError``; bad spec: ``SpecError``."""
     if not is_legacy_env(obj):
         return obj
     wrapper_type = _SeedableLegacyBaseEnv if getattr(obj, "seedable", False) else LegacyBaseEnv
@@ -269,10 +263,8 @@ def as_base_env(obj: Any, *, warn: bool = False) -> BaseEnv:
 
 
 class LegacyBaseEnv(BaseEnv):
-    """The current ``BaseEnv`` API over ``legacy_env``, written against an older one (made by
-    :func:`as_base_env`); actions are validated as zooport validates them."""
+    """The current ``BaseEnv`` API over ``legacy_env``, written against an older one."""
 
-    #: Adapters reseed cores that declare this; see :class:`_SeedableLegacyBaseEnv`.
     seedable: ClassVar[bool] = False
 
     def __init__(self, env: Any) -> None:

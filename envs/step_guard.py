@@ -11,8 +11,8 @@ __all__ = ["StepGuard"]
 
 
 class StepGuard:
-    """The ``running`` call (``"step"``, ``"reset"`` or None) of the env ``owner``, its ``failure``
-    (why steps are refused), ``completed`` calls and, of wrappers sharing it, the ``layer`` running."""
+    """The ``running`` call (``"step"``, ``"reset"`` or None) of the env ``owner``, its
+    ``failure`` (why steps are refused), ``completed`` calls and the wrapper ``layer`` running."""
 
     __slots__ = ("owner", "running", "committed", "failure", "completed", "layer")
 
