@@ -190,15 +190,20 @@ class BehaviorState:
         terminal: TerminalSteps | None,
     ) -> None:
         """Makes ``slots`` this step's decisions (``in_order``: every slot, in order)."""
-        columns = (self.pending_reward, self.ids, self.group_id, self.pending_group)
-        # Every slot decides, in order: copies and fills are several times cheaper than
-        # gathers and scatters at large N.
-        rows = slice(None) if in_order else slots
-        reward, agent_id, group_id, group_reward = (
-            [c.copy() for c in columns] if in_order else [c[slots] for c in columns]
-        )
-        for paid in (self.pending_reward, self.pending_group, self.since_decision):
-            paid[rows] = 0
+        if in_order:
+            # Every slot decides, in order: copies and fills are several times cheaper than
+            # gathers and scatters at large N.
+            reward, agent_id = self.pending_reward.copy(), self.ids.copy()
+            group_id, group_reward = self.group_id.copy(), self.pending_group.copy()
+            self.pending_reward.fill(0)
+            self.pending_group.fill(0)
+            self.since_decision.fill(0)
+        else:
+            reward, agent_id = self.pending_reward[slots], self.ids[slots]
+            group_id, group_reward = self.group_id[slots], self.pending_group[slots]
+            self.pending_reward[slots] = 0
+            self.pending_group[slots] = 0
+            self.since_decision[slots] = 0
         decision = DecisionSteps(obs, reward, agent_id, action_mask, group_id, group_reward)
         self.decision_slots = slots
         self.all_decide = in_order

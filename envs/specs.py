@@ -48,7 +48,7 @@ class ObservationSpec(NamedTuple):
         cls, size: int, name: str, *, observation_type: ObservationType = ObservationType.DEFAULT
     ) -> ObservationSpec:
         """A vector observation of ``size`` floats (a ``VectorSensor``'s spec)."""
-        shape = _shape(f"ObservationSpec.vector({name!r})", size=(size, 0))
+        shape = _sizes(f"ObservationSpec.vector({name!r})", size=(size, 0))
         return cls(shape, (DimensionProperty.NONE,), observation_type, name)
 
     @classmethod
@@ -63,7 +63,7 @@ class ObservationSpec(NamedTuple):
     ) -> ObservationSpec:
         """An (height, width, channels) image, equivariant along its two spatial dimensions."""
         where = f"ObservationSpec.visual({name!r})"
-        shape = _shape(where, height=(height, 1), width=(width, 1), channels=(channels, 1))
+        shape = _sizes(where, height=(height, 1), width=(width, 1), channels=(channels, 1))
         equivariant = DimensionProperty.TRANSLATIONAL_EQUIVARIANCE
         return cls(
             shape, (equivariant, equivariant, DimensionProperty.NONE), observation_type, name
@@ -79,14 +79,14 @@ class ObservationSpec(NamedTuple):
         observation_type: ObservationType = ObservationType.DEFAULT,
     ) -> ObservationSpec:
         """Up to ``count`` entities of ``features`` floats each (a ``BufferSensor``'s spec)."""
-        shape = _shape(
+        shape = _sizes(
             f"ObservationSpec.entities({name!r})", count=(count, 1), features=(features, 1)
         )
         variable = DimensionProperty.VARIABLE_SIZE
         return cls(shape, (variable, DimensionProperty.NONE), observation_type, name)
 
 
-def _shape(where: str, **sizes: tuple[int, int]) -> tuple[int, ...]:
+def _sizes(where: str, **sizes: tuple[int, int]) -> tuple[int, ...]:
     return tuple(check_int(size, label, low, where=where) for label, (size, low) in sizes.items())
 
 

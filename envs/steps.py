@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -62,10 +62,10 @@ class TerminalStep(NamedTuple):
     group_reward: float
 
 
-Step = TypeVar("Step", DecisionStep, TerminalStep)
+Step = TypeVar("Step", bound="DecisionStep | TerminalStep")
 
 
-class _StepsBase(Mapping[AgentId, Step], Generic[Step]):
+class _StepsBase(Mapping[AgentId, Step]):
     """Indexing by agent id, whether the fields are arrays or lists (as in ML-Agents' tests)."""
 
     obs: list[np.ndarray]
