@@ -117,10 +117,10 @@ class _Behavior(NamedTuple):
 def _action_sender(spec: Any, action_spec: ActionSpec) -> Callable[[ActionTuple], Any]:
     """How actions reach the wrapped env: one ndarray until 0.23, then its own ActionTuple."""
     old_action_spec = getattr(spec, "action_spec", None)
-    if old_action_spec is None:
-        make = getattr(spec, "create_empty_action", None)
-    else:
-        make = getattr(old_action_spec, "empty_action", None)
+    # 0.22 and later: action_spec.empty_action; before: the spec's create_empty_action.
+    make = getattr(old_action_spec, "empty_action", None) or getattr(
+        spec, "create_empty_action", None
+    )
     template = None if make is None else make(0)
     if old_action_spec is not None and not isinstance(template, np.ndarray):
         factory = ActionTuple if template is None else type(template)
