@@ -177,9 +177,7 @@ class TerminalSteps(_StepsBase[TerminalStep]):
 
 def decision_row(behavior: str, decision: DecisionSteps, agent_id: Any) -> int:
     """The row of ``agent_id`` in ``decision``; an agent not in it is an UnknownAgentError."""
-    if agent_id not in decision:  # an unhashable id is simply not there
-        raise UnknownAgentError(
-            f"behavior {behavior!r}: agent {agent_id!r} did not request a decision at the "
-            f"last step; agents that did: {decision.agent_id.tolist()}"
-        )
-    return decision.agent_id_to_index[agent_id]
+    return look_up(decision.agent_id_to_index, agent_id, UnknownAgentError, lambda: (
+        f"behavior {behavior!r}: agent {agent_id!r} did not request a decision at the last "
+        f"step; agents that did: {decision.agent_id.tolist()}"
+    ))  # fmt: skip
