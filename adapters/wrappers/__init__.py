@@ -28,16 +28,22 @@ from zooport.adapters.wrappers.composition import (
     get_wrapper,
     has_wrapper,
 )
-from zooport.adapters.wrappers.episode import IndividualDone, TerminationPolicy
 from zooport.adapters.wrappers.observation import (
     CentralisedObservation,
+    EntitySlots,
     GymRescaleObservations,
     RescaleObservations,
+    SharedVisibility,
     VectorRescaleObservations,
 )
-from zooport.adapters.wrappers.reward import RewardShaping, StepData, TeamReward
+from zooport.adapters.wrappers.reward import (
+    IndividualDone,
+    RewardShaping,
+    StepData,
+    TeamReward,
+    TerminationPolicy,
+)
 from zooport.adapters.wrappers.team import FoldAgents, RandomPolicy, SingleAgentView
-from zooport.adapters.wrappers.visibility import EntitySlots, SharedVisibility
 
 __all__ = [
     "ParallelWrapper",

@@ -21,7 +21,7 @@ from gymnasium.utils.env_checker import data_equivalence
 from pettingzoo import ParallelEnv
 
 from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-from zooport.adapters.wrappers.visibility import EntitySlots
+from zooport.adapters.wrappers.observation import EntitySlots
 from zooport.envs.base_env import (
     ActionSpec,
     BehaviorSpec,

@@ -8,7 +8,7 @@ import pytest
 from gymnasium import spaces
 
 from zooport.adapters.wrappers import IndividualDone, RewardShaping, StepData, TeamReward
-from zooport.adapters.wrappers.episode import filler_action
+from zooport.adapters.wrappers.reward import filler_action
 from zooport.errors import ArgumentError
 
 from tests.support.wrappers import Scripted, check_contract, mini, tag
