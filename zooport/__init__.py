@@ -73,7 +73,7 @@ for _name in [n for n in _WAITING if n in _sys.modules]:
     _register(_name)
 
 # As in gymnasium.wrappers, the names below (with gymnasium and pettingzoo) load on first use.
-_LAZY = {"adapters.wrappers.composition": ("WrapperSpec", "has_wrapper"), "make_env": ("make",)}
+_LAZY = {"adapters.wrappers": ("WrapperSpec", "has_wrapper"), "make_env": ("make",)}
 __getattr__, __dir__ = _lazy_attributes(__name__, _LAZY)
 __all__ = ["WrapperSpec", "has_wrapper", "make", "__version__"]
 __all__ += _errors.__all__

@@ -7,7 +7,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from zooport.adapters.wrappers.composition import adapter_api, apply_wrappers
+from zooport.adapters.wrappers import adapter_api, apply_wrappers
 from zooport.errors import RegistryError
 
 __all__ = ["make", "resolve_id"]

@@ -53,11 +53,11 @@ from zooport.adapters.wrappers import (
     TeamReward,
     TerminationPolicy,
     WrapperSpec,
+    get_wrapper,
     send_messages,
 )
 from zooport.adapters.wrappers.action import GymDiscretizeActions, VectorDiscretizeActions
 from zooport.adapters.wrappers.communication import CommunicationLayer
-from zooport.adapters.wrappers.composition import get_wrapper
 from zooport.adapters.wrappers.observation import (
     GymRescaleObservations,
     VectorRescaleObservations,

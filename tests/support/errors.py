@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from zooport import errors
 from zooport.adapters.sb3_vec_env import SlotIndexError
-from zooport.adapters.wrappers.composition import WrapperOrderError
+from zooport.adapters.wrappers import WrapperOrderError
 from zooport.cli.common import UsageError
 from zooport.envs.checker import ConformanceError
 from zooport.envs.registry import UnknownEnvironmentError

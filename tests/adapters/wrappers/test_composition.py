@@ -27,8 +27,6 @@ from zooport.adapters.wrappers import (
     SingleAgentView,
     TeamReward,
     TerminationPolicy,
-)
-from zooport.adapters.wrappers.composition import (
     WrapperOrderError,
     WrapperSpec,
     apply_wrappers,
