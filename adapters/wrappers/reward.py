@@ -35,11 +35,6 @@ REDUCTIONS: dict[str, Callable[[np.ndarray], Any]] = {
 _ENV_REWARD = "env_reward"
 
 
-def _reduction(value: str, allowed: tuple[str, ...]) -> str:
-    expect(value in allowed, "reduction", f"one of {list(allowed)}", value)
-    return value
-
-
 class StepData(NamedTuple):
     """One step as a reward component sees it (``agents``: the shaped agents that reported, in
     the order of a returned array; ``episode_step`` from 1; ``total_steps`` since built)."""
@@ -94,7 +89,9 @@ class RewardShaping(ParallelWrapper[str, Any, Any]):
             wanted = "a float or a schedule total_steps -> float"
             expect(ok, f"coefficient {name!r}", wanted, value, ArgumentTypeError)
             self.coefficients[name] = value if callable(value) else float(value)
-        self.reduction = _reduction(reduction, ("none", *REDUCTIONS))
+        allowed = ["none", *REDUCTIONS]
+        expect(reduction in allowed, "reduction", f"one of {allowed}", reduction)
+        self.reduction = reduction
         self.select = AgentSelector(env, agents)
         self._episode_step = 0
         self.total_steps = 0
@@ -179,8 +176,8 @@ class TeamReward(ParallelWrapper[str, Any, Any]):
     ) -> None:
         super().__init__(env)
         check_once(self, env)
-        self.reduction = _reduction(reduction, tuple(REDUCTIONS))
-        self._reduce = REDUCTIONS[self.reduction]
+        expect(reduction in REDUCTIONS, "reduction", f"one of {list(REDUCTIONS)}", reduction)
+        self.reduction, self._reduce = reduction, REDUCTIONS[reduction]
         self.teams = Teams(env, teams)
         ok = isinstance(source, str) and bool(source)
         expect(ok, "source", "'reward' or an info key", source, ArgumentTypeError)
@@ -191,18 +188,15 @@ class TeamReward(ParallelWrapper[str, Any, Any]):
         observations, rewards, terminations, truncations, infos = self.env.step(actions)
         new_rewards: dict[str, float] = {}
         infos = dict(infos)
+        source = self.source
         for members in self.teams.group(rewards).values():
-            if self.source == "reward":
-                values = [rewards[a] for a in members]
-            else:
-                try:
-                    values = [infos[a][self.source] for a in members]
-                except KeyError:
-                    raise ArgumentError(
-                        f"TeamReward(source={self.source!r}): expected every agent's info to "
-                        f"have that key; the info of an agent of {members} has no "
-                        f"{self.source!r} key"
-                    ) from None
+            try:
+                values = [rewards[a] if source == "reward" else infos[a][source] for a in members]
+            except KeyError:
+                raise ArgumentError(
+                    f"TeamReward(source={source!r}): expected every agent's info to have that "
+                    f"key; the info of an agent of {members} has no {source!r} key"
+                ) from None
             team = float(self._reduce(np.asarray(values, dtype=np.float64)))
             for agent in members:
                 new_rewards[agent] = team
@@ -217,8 +211,6 @@ class TeamReward(ParallelWrapper[str, Any, Any]):
 class _RuleWrapper(ParallelWrapper[str, Any, Any]):
     """The rule over each team's members (one team for the episode: ``teams`` None); a team
     whose rule fires has its live members flagged ``end_live_as``."""
-
-    _whole_episode = False
 
     def __init__(
         self,
@@ -239,7 +231,7 @@ class _RuleWrapper(ParallelWrapper[str, Any, Any]):
         self._members: dict[Any, set[str]] = {}  # team (None for the episode) -> its agents
         self._done_teams: set[Any] = set()
         self._benched: set[str] = set()  # finished here, live in the env
-        self._over = self._whole_episode
+        self._over = teams is None  # TerminationPolicy: no episode before a reset
 
     @property
     def agents(self) -> list[str]:
@@ -274,7 +266,7 @@ class _RuleWrapper(ParallelWrapper[str, Any, Any]):
             result = tuple({a: v for a, v in d.items() if a not in benched} for d in result)
         observations, rewards, terminations, truncations, infos = result
         self._join(self.env.agents)
-        if self._whole_episode:  # an agent that joined and finished in this step took part
+        if self.teams is None:  # an agent that joined and finished in this step took part
             self._join(terminations)
         finished = self._finished
         finished.update(a for a in terminations if terminations[a])
@@ -293,15 +285,13 @@ class _RuleWrapper(ParallelWrapper[str, Any, Any]):
                 else:
                     terminations = {**terminations, **flags}
                 benched.update(cut)
-                self._over = self._whole_episode
+                self._over = self.teams is None
         return observations, rewards, terminations, truncations, infos
 
 
 class TerminationPolicy(_RuleWrapper):
     """Ends the episode when ``mode`` (``"any"``, ``"majority"``, ``"all"`` or a fraction) of
     the agents that took part finished; the live ones are flagged ``end_live_as``."""
-
-    _whole_episode = True
 
     def __init__(
         self,
