@@ -28,11 +28,7 @@ _MAX_ACTIONS = 1 << 20
 
 
 def unit_grid(levels: int, dims: int, mode: str = "grid") -> np.ndarray:
-    """The ``(levels ** dims, dims)`` points of the unit square grid or of the unit disc.
-
-    >>> np.round(unit_grid(3, 2, "disc")[:2], 3).tolist()  # a corner goes onto the circle
-    [[-0.707, -0.707], [-1.0, 0.0]]
-    """
+    """The ``(levels ** dims, dims)`` points of the unit square grid or of the unit disc."""
     line = np.linspace(-1.0, 1.0, levels)
     grid = np.stack(np.meshgrid(*([line] * dims), indexing="ij"), axis=-1).reshape(-1, dims)
     if mode == "disc":

@@ -90,11 +90,7 @@ def _known_behavior(env: Any, agent: str) -> str | None:
 
 
 def behavior_of(env: Any, agent: str) -> str:
-    """``agent``'s zooport behaviour name, else its name before the last ``_``.
-
-    >>> behavior_of(None, "adversary_0"), behavior_of(None, "solo")
-    ('adversary', 'solo')
-    """
+    """``agent``'s zooport behaviour name, else its name before the last ``_``."""
     head, sep, _ = agent.rpartition("_")
     return _known_behavior(env, agent) or (head if sep and head else agent)
 
@@ -110,12 +106,7 @@ def _selected_by_name(env: Any, spec: str, agent: str) -> bool:
 
 
 class AgentSelector:
-    """Decides, once per agent, whether a wrapper acts on it (``spec``: see the wrappers guide).
-
-    >>> select = AgentSelector(None, "hunter")
-    >>> select("hunter_0"), select("prey_1"), AgentSelector(None, ["prey_1"])("prey_1")
-    (True, False, True)
-    """
+    """Decides, once per agent, whether a wrapper acts on it (``spec``: see the wrappers guide)."""
 
     def __init__(self, env: Any, spec: AgentSpec, what: str = "agents") -> None:
         self.spec = spec
@@ -140,11 +131,7 @@ class AgentSelector:
 
 
 class Teams:
-    """Maps agents to teams: by behaviour (default: :func:`behavior_of`), a mapping or a callable.
-
-    >>> Teams(None).group(["hunter_0", "prey_0", "hunter_1"])
-    {'hunter': ['hunter_0', 'hunter_1'], 'prey': ['prey_0']}
-    """
+    """Maps agents to teams: by behaviour (default: :func:`behavior_of`), a mapping or callable."""
 
     def __init__(self, env: Any, teams: TeamSpec = None) -> None:
         ok = teams is None or isinstance(teams, Mapping) or callable(teams)

@@ -25,6 +25,8 @@ from tests.support.wrappers import ball_balance, check_contract, mini, tag
 
 
 def test_unit_grid_by_hand():
+    corners = np.round(unit_grid(3, 2, "disc")[:2], 3).tolist()  # a corner goes onto the circle
+    assert corners == [[-0.707, -0.707], [-1.0, 0.0]]
     assert unit_grid(2, 2).tolist() == [[-1, -1], [-1, 1], [1, -1], [1, 1]]
     assert unit_grid(3, 1).tolist() == [[-1.0], [0.0], [1.0]]
     disc = unit_grid(5, 2, "disc")

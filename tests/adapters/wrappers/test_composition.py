@@ -14,6 +14,7 @@ from pettingzoo.utils.conversions import parallel_to_aec
 from zooport.adapters.gym_env import GymEnv
 from zooport.adapters.vector_env import BehaviorVectorEnv
 from zooport.adapters.wrappers import (
+    AgentSelector,
     CentralisedObservation,
     DiscretizeActions,
     FoldAgents,
@@ -26,6 +27,7 @@ from zooport.adapters.wrappers import (
     SharedVisibility,
     SingleAgentView,
     TeamReward,
+    Teams,
     TerminationPolicy,
     WrapperOrderError,
     WrapperSpec,
@@ -33,6 +35,7 @@ from zooport.adapters.wrappers import (
     get_wrapper,
     has_wrapper,
 )
+from zooport.adapters.wrappers.base import behavior_of
 from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.errors import ReentrantCallError
 
@@ -88,6 +91,20 @@ def test_state_space_is_absent_where_the_env_has_none():
     inner = mini()
     del inner.state_space
     assert not hasattr(ParallelWrapper(inner), "state_space")
+
+
+def test_behavior_of_selectors_and_teams_without_an_env():
+    assert (behavior_of(None, "adversary_0"), behavior_of(None, "solo")) == ("adversary", "solo")
+    select = AgentSelector(None, "hunter")
+    assert (select("hunter_0"), select("prey_1"), AgentSelector(None, ["prey_1"])("prey_1")) == (
+        True,
+        False,
+        True,
+    )
+    assert Teams(None).group(["hunter_0", "prey_0", "hunter_1"]) == {
+        "hunter": ["hunter_0", "hunter_1"],
+        "prey": ["prey_0"],
+    }
 
 
 # ---------------------------------------------------------------------- WrapperSpec
