@@ -10,7 +10,6 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector.utils import batch_space
 from pettingzoo import ParallelEnv
-from typing_extensions import override
 
 from zooport.adapters.spaces import checked_discrete
 from zooport.adapters.wrappers.base import (
@@ -126,7 +125,6 @@ class DiscretizeActions(ParallelWrapper[str, Any, Any]):
             self._grids[agent] = grid
         return self._grids[agent]
 
-    @override
     def action_space(self, agent: str) -> spaces.Space:
         grid = self._grid(agent)
         return self.env.action_space(agent) if grid is None else grid.discrete
@@ -141,7 +139,6 @@ class DiscretizeActions(ParallelWrapper[str, Any, Any]):
         grid = self._grid(agent)
         return action if grid is None else grid.nearest(action)
 
-    @override
     def step(self, actions: dict[str, Any]) -> StepReturn:
         return self.env.step({a: self.action(a, act) for a, act in actions.items()})
 
@@ -154,7 +151,6 @@ class GymDiscretizeActions(gym.ActionWrapper):
         self.grid = ActionGrid(env.action_space, levels, mode)
         self.action_space = self.grid.discrete
 
-    @override
     def action(self, action: Any) -> np.ndarray:
         return self.grid.action(action, "GymDiscretizeActions")
 
@@ -172,7 +168,6 @@ class VectorDiscretizeActions(gym.vector.VectorActionWrapper):
         self.single_action_space = self.grid.discrete
         self.action_space = batch_space(self.grid.discrete, env.num_envs)
 
-    @override
     def actions(self, actions: Any) -> np.ndarray:
         n = int(self.grid.discrete.n)
         index = checked_discrete(

@@ -6,12 +6,11 @@ from __future__ import annotations
 import functools
 import zlib
 from collections.abc import Callable, Collection, Hashable, Iterator, Mapping
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
-from typing_extensions import override
 
 from zooport.adapters.agent_names import behavior_prefix
 from zooport.envs.arguments import check_seed
@@ -201,9 +200,7 @@ def _passed(name: str, default: Any = ...) -> Any:
     return property(lambda self: getattr(self.env, name, default))
 
 
-class ParallelWrapper(
-    ParallelEnv[AgentID, ObsType, ActionType], Generic[AgentID, ObsType, ActionType]
-):
+class ParallelWrapper(ParallelEnv[AgentID, ObsType, ActionType]):
     """A PettingZoo Parallel env wrapping another; every member passes through explicitly, and
     the layers share one ``StepGuard`` entered by the layer the user calls (see the guide)."""
 
@@ -238,11 +235,9 @@ class ParallelWrapper(
             if call in cls.__dict__:
                 setattr(cls, call, _guarded(cls.__dict__[call]))
 
-    @override
     def observation_space(self, agent: AgentID) -> spaces.Space:
         return self.env.observation_space(agent)
 
-    @override
     def action_space(self, agent: AgentID) -> spaces.Space:
         return self.env.action_space(agent)
 
@@ -254,27 +249,22 @@ class ParallelWrapper(
     def action_spaces(self) -> dict[AgentID, spaces.Space]:
         return {a: self.action_space(a) for a in self.possible_agents}
 
-    @override
     @_guarded
     def reset(
         self, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[AgentID, ObsType], dict[AgentID, dict[str, Any]]]:
         return self.env.reset(seed=seed, options=options)
 
-    @override
     @_guarded
     def step(self, actions: dict[AgentID, ActionType]) -> StepReturn:
         return self.env.step(actions)
 
-    @override
     def state(self) -> np.ndarray:
         return self.env.state()
 
-    @override
     def render(self) -> Any:
         return self.env.render()
 
-    @override
     def close(self) -> None:
         self.env.close()
 
@@ -303,12 +293,10 @@ class ObservationMapper(ParallelWrapper[str, Any, ActionType]):
         """New observations and infos after ``actions`` (``{}`` at reset)."""
         raise NotImplementedError
 
-    @override
     def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
         observations, infos = self.env.reset(seed=seed, options=options)
         return self.map_step(observations, infos, {})
 
-    @override
     def step(self, actions: dict[str, Any]) -> StepReturn:
         observations, rewards, terminations, truncations, infos = self.env.step(actions)
         observations, infos = self.map_step(observations, infos, actions)
@@ -330,7 +318,6 @@ class PartsDelivery(ObservationMapper):
         expect(ok, "delivery", "one of ['observation', 'info']", delivery)
         return str(delivery)
 
-    @override
     def observation_space(self, agent: str) -> spaces.Space:
         cache: dict[str, spaces.Space] = self.__dict__.setdefault("_delivered_spaces", {})
         if agent not in cache:

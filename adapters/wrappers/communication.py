@@ -10,7 +10,6 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
-from typing_extensions import override
 
 from zooport.adapters.wrappers.base import (
     AgentSelector,
@@ -160,7 +159,6 @@ class MessageBus(PartsDelivery, CommunicationLayer):
                 routed.append(Message(sender, message.recipient, content))
         return routed
 
-    @override
     def transmit(self, messages: list[Message]) -> list[Message]:
         self._outbox.extend(messages)
         return []
@@ -177,7 +175,6 @@ class MessageBus(PartsDelivery, CommunicationLayer):
             sender[i] = self._sender_index[message.sender]
         return {"content": content, "sender": sender, "count": len(box)}
 
-    @override
     def map_step(self, observations: PerAgent, infos: Infos, actions: PerAgent) -> ResetReturn:
         self.last_observations = observations
         inbox: dict[Any, list[Message]] = {a: [] for a in observations}
@@ -187,7 +184,6 @@ class MessageBus(PartsDelivery, CommunicationLayer):
         parts = {agent: {"messages": self._encode(box)} for agent, box in inbox.items()}
         return self._with_parts(observations, infos, parts)
 
-    @override
     def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
         self._outbox = []  # messages not delivered before a reset are dropped
         return super().reset(seed=seed, options=options)
@@ -206,7 +202,6 @@ class MessageChannel(CommunicationLayer):
             )
         self.bus = bus
 
-    @override
     def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
         self._reseed(seed)
         return self.env.reset(seed=seed, options=options)
@@ -220,7 +215,6 @@ class MessageFilter(MessageChannel):
         expect(callable(fn), "fn", "a callable message -> bool | Message", fn, ArgumentTypeError)
         self.fn = fn
 
-    @override
     def transmit(self, messages: list[Message]) -> list[Message]:
         kept = []
         for message in messages:
@@ -244,7 +238,6 @@ class RandomMessageDropout(MessageChannel):
         expect(ok, "p", "a probability in [0, 1]", p)
         self.p = float(p)
 
-    @override
     def transmit(self, messages: list[Message]) -> list[Message]:
         keep = self.np_random.random(len(messages)) >= self.p
         return [m for m, k in zip(messages, keep, strict=True) if k]
@@ -263,7 +256,6 @@ class RestrictedCommunicationRange(MessageChannel):
         self.r = float(r)
         self.position_fn = position_fn
 
-    @override
     def transmit(self, messages: list[Message]) -> list[Message]:
         seen = self.bus.last_observations
         where = {
@@ -287,7 +279,6 @@ class NoCommunication(MessageChannel):
         super().__init__(env)
         self.group = AgentSelector(env, group, "group")
 
-    @override
     def transmit(self, messages: list[Message]) -> list[Message]:
         group = self.group  # a routed message's recipient is a name, not None
         return [m for m in messages if not (group(m.sender) or group(str(m.recipient)))]
@@ -310,7 +301,6 @@ class ExtraCommunicationDelays(MessageChannel):
     def pending(self) -> int:
         return sum(map(len, self._due.values()))
 
-    @override
     def transmit(self, messages: list[Message]) -> list[Message]:
         now = []
         for message in messages:
@@ -326,12 +316,10 @@ class ExtraCommunicationDelays(MessageChannel):
                 self._due.setdefault(self._clock + int(delay), []).append(message)
         return now
 
-    @override
     def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
         self._due, self._clock = {}, 0
         return super().reset(seed=seed, options=options)
 
-    @override
     def step(self, actions: dict[str, Any]) -> StepReturn:
         _pass_in(self.env, self._due.pop(self._clock, []))  # every earlier step's are gone
         result = self.env.step(actions)

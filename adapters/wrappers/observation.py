@@ -12,7 +12,6 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.vector.utils import batch_space
 from pettingzoo import ParallelEnv
-from typing_extensions import override
 
 from zooport.adapters.wrappers.base import (
     Infos,
@@ -100,11 +99,9 @@ class RescaleObservations(ObservationMapper):
             self._of[agent] = self._by_space.setdefault(id(space), Rescaler(space))
         return self._of[agent]
 
-    @override
     def observation_space(self, agent: str) -> spaces.Space:
         return self._rescaler(agent).space
 
-    @override
     def map_step(self, observations: PerAgent, infos: Infos, actions: PerAgent) -> ResetReturn:
         return {a: self._rescaler(a)(o) for a, o in observations.items()}, infos
 
@@ -117,7 +114,6 @@ class GymRescaleObservations(gym.ObservationWrapper):
         self.rescaler = Rescaler(env.observation_space)
         self.observation_space = self.rescaler.space
 
-    @override
     def observation(self, observation: Any) -> Any:
         return self.rescaler(observation)
 
@@ -132,7 +128,6 @@ class VectorRescaleObservations(gym.vector.VectorWrapper):
         self.single_observation_space = self.rescaler.space
         self.observation_space = batch_space(self.rescaler.space, env.num_envs)
 
-    @override
     def reset(
         self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
@@ -140,7 +135,6 @@ class VectorRescaleObservations(gym.vector.VectorWrapper):
         observations, info = self.env.reset(seed=seed, options=options)  # type: ignore[arg-type]
         return self.rescaler(observations), info
 
-    @override
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
         observations, rewards, terminations, truncations, info = self.env.step(actions)
         final = info.get("final_obs")
@@ -197,7 +191,6 @@ class CentralisedObservation(PartsDelivery):
     def part_spaces(self, agent: str) -> dict[str, spaces.Box]:
         return {key: layout.others_space(agent) for key, layout in self._layouts.items()}
 
-    @override
     def map_step(self, observations: PerAgent, infos: Infos, actions: PerAgent) -> ResetReturn:
         values: dict[str, Any] = {"others_observations": observations, "others_actions": actions}
         if "state" in self._layouts:
@@ -344,7 +337,6 @@ class SharedVisibility(ObservationMapper):
         self._slots[agent] = slots
         return slots
 
-    @override
     def map_step(self, observations: PerAgent, infos: Infos, actions: PerAgent) -> ResetReturn:
         out = dict(observations)
         for team, agents in self.teams.group(list(observations)).items():

@@ -10,7 +10,6 @@ from typing import Any, NamedTuple
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
-from typing_extensions import override
 
 from zooport.adapters.termination import TerminationMode, finished_needed
 from zooport.adapters.wrappers.base import (
@@ -96,12 +95,10 @@ class RewardShaping(ParallelWrapper[str, Any, Any]):
         self._episode_step = 0
         self.total_steps = 0
 
-    @override
     def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
         self._episode_step = 0
         return self.env.reset(seed=seed, options=options)
 
-    @override
     def step(self, actions: dict[str, Any]) -> StepReturn:
         observations, rewards, terminations, truncations, infos = self.env.step(actions)
         self._episode_step += 1
@@ -183,7 +180,6 @@ class TeamReward(ParallelWrapper[str, Any, Any]):
         expect(ok, "source", "'reward' or an info key", source, ArgumentTypeError)
         self.source = source
 
-    @override
     def step(self, actions: dict[str, Any]) -> StepReturn:
         observations, rewards, terminations, truncations, infos = self.env.step(actions)
         new_rewards: dict[str, float] = {}
@@ -242,7 +238,6 @@ class _RuleWrapper(ParallelWrapper[str, Any, Any]):
             team = None if self.teams is None else self.teams(agent)
             self._members.setdefault(team, set()).add(agent)
 
-    @override
     def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
         observations, infos = self.env.reset(seed=seed, options=options)
         self._finished, self._over = set(), False
@@ -250,7 +245,6 @@ class _RuleWrapper(ParallelWrapper[str, Any, Any]):
         self._join(self.env.agents)
         return observations, infos
 
-    @override
     def step(self, actions: dict[str, Any]) -> StepReturn:
         if self._over:
             raise EnvNotResetError(

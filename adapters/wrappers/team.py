@@ -14,7 +14,6 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
-from typing_extensions import override
 
 from zooport.adapters.wrappers.base import AgentSelector, ParallelWrapper, ResetReturn, StepReturn
 from zooport.envs.arguments import check_seed
@@ -139,7 +138,6 @@ class FoldAgents(ParallelWrapper[str, Any, Any]):
     def _hide(self, values: dict[str, Any]) -> dict[str, Any]:
         return {a: v for a, v in values.items() if not self.folded(a)}
 
-    @override
     def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
         observations, infos = self.env.reset(seed=seed, options=options)
         self._reseed(seed)
@@ -149,7 +147,6 @@ class FoldAgents(ParallelWrapper[str, Any, Any]):
         self.folded_rewards = {}
         return self._hide(observations), self._hide(infos)
 
-    @override
     def step(self, actions: dict[str, Any]) -> StepReturn:
         folded_given = [a for a in actions if self.folded(a)]
         if folded_given:
@@ -211,7 +208,6 @@ class SingleAgentView(gym.Env[Any, Any]):
         self.render_mode = getattr(env, "render_mode", None)
         self._over = True
 
-    @override
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
@@ -226,7 +222,6 @@ class SingleAgentView(gym.Env[Any, Any]):
         self._over = False
         return observations[self.agent], infos.get(self.agent, {})
 
-    @override
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         agent = self.agent
         if self._over:
@@ -240,11 +235,9 @@ class SingleAgentView(gym.Env[Any, Any]):
         self._over = terminated or truncated
         return observations[agent], float(rewards[agent]), terminated, truncated, infos[agent]
 
-    @override
     def render(self) -> Any:
         return self.env.render()
 
-    @override
     def close(self) -> None:
         self.env.close()
 
