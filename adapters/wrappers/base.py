@@ -250,9 +250,7 @@ class ParallelWrapper(ParallelEnv[AgentID, ObsType, ActionType]):
         return {a: self.action_space(a) for a in self.possible_agents}
 
     @_guarded
-    def reset(
-        self, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[dict[AgentID, ObsType], dict[AgentID, dict[str, Any]]]:
+    def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
         return self.env.reset(seed=seed, options=options)
 
     @_guarded

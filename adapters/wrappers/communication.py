@@ -60,9 +60,7 @@ class CommunicationLayer(ParallelWrapper[str, Any, Any]):
 
 def _pass_in(env: Any, messages: list[Message]) -> None:
     for layer in _chain(env):  # each communication layer, outermost first, down to the bus
-        if not messages:
-            return
-        if isinstance(layer, CommunicationLayer):
+        if messages and isinstance(layer, CommunicationLayer):
             messages = layer.transmit(messages)
 
 
@@ -216,17 +214,14 @@ class MessageFilter(MessageChannel):
         self.fn = fn
 
     def transmit(self, messages: list[Message]) -> list[Message]:
-        kept = []
-        for message in messages:
-            verdict = self.fn(message)
+        verdicts = [(message, self.fn(message)) for message in messages]
+        for message, verdict in verdicts:
             if verdict is not True and verdict is not False and not isinstance(verdict, Message):
                 raise ArgumentTypeError(
                     f"MessageFilter: fn({message!r}) returned {verdict!r}; expected True, False "
                     "or a Message"
                 )
-            if verdict is not False:
-                kept.append(message if verdict is True else verdict)
-        return kept
+        return [message if v is True else v for message, v in verdicts if v is not False]
 
 
 class RandomMessageDropout(MessageChannel):

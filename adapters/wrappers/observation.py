@@ -90,8 +90,6 @@ class RescaleObservations(ObservationMapper):
         check_once(self, env)
         self._by_space: dict[int, Rescaler] = {}  # a rescaler holds its space: ids stay unique
         self._of: dict[str, Rescaler] = {}
-        for agent in env.possible_agents:
-            self._rescaler(agent)
 
     def _rescaler(self, agent: str) -> Rescaler:
         if agent not in self._of:
@@ -128,11 +126,8 @@ class VectorRescaleObservations(gym.vector.VectorWrapper):
         self.single_observation_space = self.rescaler.space
         self.observation_space = batch_space(self.rescaler.space, env.num_envs)
 
-    def reset(
-        self, *, seed: int | list[int] | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
-        # VectorEnv.reset is typed int | None; Gymnasium's vector envs and zooport's take a list.
-        observations, info = self.env.reset(seed=seed, options=options)  # type: ignore[arg-type]
+    def reset(self, *, seed: Any = None, options: dict | None = None) -> tuple[Any, dict]:
+        observations, info = self.env.reset(seed=seed, options=options)  # seed: an int or a list
         return self.rescaler(observations), info
 
     def step(self, actions: Any) -> tuple[Any, Any, Any, Any, dict[str, Any]]:
@@ -215,17 +210,14 @@ class _Layout:
     def __init__(self, parts: dict[Any, spaces.Space]) -> None:
         self.parts = parts
         self.index = {member: i for i, member in enumerate(parts)}
-        flat: list[spaces.Box] = []
         for space in parts.values():
-            box = spaces.flatten_space(space)
-            if not isinstance(box, spaces.Box):  # a Sequence or Graph has no fixed size
+            if not isinstance(spaces.flatten_space(space), spaces.Box):  # a Sequence, a Graph
                 raise SpecError(
                     f"CentralisedObservation: expected spaces that flatten to a Box, got {space}"
                 )
-            flat.append(box)
-        self.stops = np.cumsum([0, *(int(np.prod(f.shape)) for f in flat)])
-        self.low = np.concatenate([f.low.reshape(-1) for f in flat] or [np.zeros(0)])
-        self.high = np.concatenate([f.high.reshape(-1) for f in flat] or [np.zeros(0)])
+        self.stops = np.cumsum([0, *map(spaces.flatdim, parts.values())])
+        joint: Any = spaces.flatten_space(spaces.Tuple(parts.values()))  # a Box, as each is
+        self.low, self.high = joint.low, joint.high
 
     def others_space(self, agent: str) -> spaces.Box:
         low, high = (self.others(b, agent).astype(np.float32) for b in (self.low, self.high))

@@ -26,8 +26,6 @@ from zooport.errors import (
     ZooportError,
 )
 
-_SEED_BOUND = 2**63 - 1
-
 
 class RandomPolicy:
     """Samples its own copy of the action space, respecting ``observation["action_mask"]``."""
@@ -132,7 +130,7 @@ class FoldAgents(ParallelWrapper[str, Any, Any]):
                 clone.bind(agent, self.env.action_space(agent))  # type: ignore[attr-defined]
         clone = self._clones[agent]
         if seed and callable(getattr(clone, "reset", None)):
-            clone.reset(int(self.np_random.integers(_SEED_BOUND)))  # type: ignore[attr-defined]
+            clone.reset(int(self.np_random.integers(2**63 - 1)))  # type: ignore[attr-defined]
         return clone
 
     def _hide(self, values: dict[str, Any]) -> dict[str, Any]:
