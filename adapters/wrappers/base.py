@@ -58,9 +58,7 @@ def has_wrapper(env: Any, cls: type) -> bool:
     return get_wrapper(env, cls) is not None
 
 
-def expect(
-    ok: Any, name: str, wanted: str, value: Any, error: type[ZooportError] = ArgumentError
-) -> None:
+def expect(ok: Any, name: str, wanted: str, value: Any, error: Any = ArgumentError) -> None:
     """Raises ``error`` saying ``name`` should be ``wanted`` and is ``value``, unless ``ok``."""
     if not ok:
         raise error(f"Expect {name} to be {wanted}, actually: {value!r}")
@@ -333,9 +331,7 @@ class PartsDelivery(ObservationMapper):
             cache[agent] = space
         return cache[agent]
 
-    def _with_parts(
-        self, observations: PerAgent, infos: Infos, parts: Mapping[str, PerAgent]
-    ) -> ResetReturn:
+    def _with_parts(self, observations: PerAgent, infos: Infos, parts: dict) -> ResetReturn:
         """New observations and infos with each agent's ``parts[agent]`` delivered."""
         if self.delivery == "info":
             return observations, {

@@ -279,12 +279,14 @@ class NoCommunication(MessageChannel):
         return [m for m in messages if not (group(m.sender) or group(str(m.recipient)))]
 
 
+#: A delay: an int >= 0, or a callable (message, rng) -> int.
+Delay = int | Callable[[Message, np.random.Generator], int]
+
+
 class ExtraCommunicationDelays(MessageChannel):
     """Holds each message ``delay`` extra steps: an int, or ``fn(message, rng) -> int``."""
 
-    def __init__(
-        self, env: ParallelEnv, delay: int | Callable[[Message, np.random.Generator], int] = 1
-    ) -> None:
+    def __init__(self, env: ParallelEnv, delay: Delay = 1) -> None:
         super().__init__(env)
         ok = callable(delay) or _is_delay(delay)
         expect(ok, "delay", "an int >= 0 or a callable (message, rng) -> int", delay)

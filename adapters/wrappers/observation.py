@@ -144,7 +144,7 @@ class VectorRescaleObservations(gym.vector.VectorWrapper):
 RescaleObservations.forms = {"gym": GymRescaleObservations, "vector": VectorRescaleObservations}
 
 
-_CENTRAL_PARTS = ("state", "observations", "actions")
+_PARTS = ("state", "observations", "actions")
 
 
 class CentralisedObservation(PartsDelivery):
@@ -152,17 +152,13 @@ class CentralisedObservation(PartsDelivery):
     float32 vectors) to each agent's observation or info; see the wrappers guide."""
 
     def __init__(
-        self,
-        env: ParallelEnv,
-        include: Sequence[str] = _CENTRAL_PARTS,
-        *,
-        delivery: str = "observation",
+        self, env: ParallelEnv, include: Sequence[str] = _PARTS, *, delivery: str = "observation"
     ) -> None:
         super().__init__(env)
         check_once(self, env)
-        ok = not isinstance(include, str) and set(include) <= set(_CENTRAL_PARTS) and include
-        expect(ok, "include", f"a non-empty subset of {list(_CENTRAL_PARTS)}", include)
-        self.include = tuple(p for p in _CENTRAL_PARTS if p in include)
+        ok = not isinstance(include, str) and set(include) <= set(_PARTS) and include
+        expect(ok, "include", f"a non-empty subset of {list(_PARTS)}", include)
+        self.include = tuple(p for p in _PARTS if p in include)
         self.delivery = self._checked_delivery(delivery)
         self.members = list(env.possible_agents)
         self._layouts: dict[str, _Layout] = {}
@@ -266,16 +262,14 @@ class EntitySlots:
         return self.offset + self.count * self.features
 
 
-SlotsSpec = EntitySlots | Mapping[str, EntitySlots] | Callable[[str], EntitySlots | None] | None
+Slots = EntitySlots | Mapping[str, EntitySlots] | Callable[[str], EntitySlots | None] | None
 
 
 class SharedVisibility(ObservationMapper):
     """Each entity row some teammate sees becomes, for every teammate, that of the first who
     sees it; ``slots`` or the env's ``entity_slots`` say where the rows are (see the guide)."""
 
-    def __init__(
-        self, env: ParallelEnv, slots: SlotsSpec = None, *, teams: TeamSpec = None
-    ) -> None:
+    def __init__(self, env: ParallelEnv, slots: Slots = None, *, teams: TeamSpec = None) -> None:
         super().__init__(env)
         check_once(self, env)
         for changed in (RescaleObservations, CentralisedObservation):

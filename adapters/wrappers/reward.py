@@ -32,6 +32,8 @@ REDUCTIONS: dict[str, Callable[[np.ndarray], Any]] = {
     "min": np.min,
 }
 _ENV_REWARD = "env_reward"
+#: A termination rule: ``"any"``, ``"majority"``, ``"all"`` (or a TerminationMode) or a fraction.
+Mode = TerminationMode | str | float
 
 
 class StepData(NamedTuple):
@@ -108,7 +110,7 @@ class RewardShaping(ParallelWrapper[str, Any, Any]):
             return observations, rewards, terminations, truncations, infos
         data = StepData(
             observations, rewards, terminations, truncations, infos, actions, shaped,
-            self._episode_step, self.total_steps, self.env,
+            self._episode_step, self.total_steps, self.env
         )  # fmt: skip
         names = list(self.coefficients)
         values = np.empty((len(names), len(shaped)), dtype=np.float64)
@@ -209,11 +211,7 @@ class _RuleWrapper(ParallelWrapper[str, Any, Any]):
     whose rule fires has its live members flagged ``end_live_as``."""
 
     def __init__(
-        self,
-        env: ParallelEnv,
-        mode: TerminationMode | str | float,
-        end_live_as: str,
-        teams: Teams | None = None,
+        self, env: ParallelEnv, mode: Mode, end_live_as: str, teams: Teams | None = None
     ) -> None:
         super().__init__(env)
         check_once(self, env)
@@ -288,11 +286,7 @@ class TerminationPolicy(_RuleWrapper):
     the agents that took part finished; the live ones are flagged ``end_live_as``."""
 
     def __init__(
-        self,
-        env: ParallelEnv,
-        mode: TerminationMode | str | float = "all",
-        *,
-        end_live_as: str = "truncated",
+        self, env: ParallelEnv, mode: Mode = "all", *, end_live_as: str = "truncated"
     ) -> None:
         super().__init__(env, mode, end_live_as)
 
@@ -304,7 +298,7 @@ class IndividualDone(_RuleWrapper):
     def __init__(
         self,
         env: ParallelEnv,
-        mode: TerminationMode | str | float = "any",
+        mode: Mode = "any",
         *,
         teams: TeamSpec = None,
         end_live_as: str = "truncated",

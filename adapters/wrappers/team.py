@@ -26,6 +26,9 @@ from zooport.errors import (
     ZooportError,
 )
 
+#: A policy: a callable observation -> action, or ``"random"`` (a :class:`RandomPolicy`).
+Policy = Callable[[Any], Any] | str
+
 
 class RandomPolicy:
     """Samples its own copy of the action space, respecting ``observation["action_mask"]``."""
@@ -66,7 +69,7 @@ class FoldAgents(ParallelWrapper[str, Any, Any]):
     def __init__(
         self,
         env: ParallelEnv,
-        policy: Callable[[Any], Any] | str,
+        policy: Policy,
         agents: Collection[str] | Callable[[str], bool] | None = None,
         *,
         behavior: str | None = None,
@@ -178,10 +181,7 @@ class SingleAgentView(gym.Env[Any, Any]):
     is the agent's; the others play ``policy`` through the inner :class:`FoldAgents` (``env``)."""
 
     def __init__(
-        self,
-        env: ParallelEnv,
-        agent: str | None = None,
-        policy: Callable[[Any], Any] | str = "random",
+        self, env: ParallelEnv, agent: str | None = None, policy: Policy = "random"
     ) -> None:
         if not isinstance(env, ParallelEnv):
             raise ArgumentTypeError(
@@ -206,9 +206,7 @@ class SingleAgentView(gym.Env[Any, Any]):
         self.render_mode = getattr(env, "render_mode", None)
         self._over = True
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[Any, dict[str, Any]]:
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
         seed = check_seed(seed, "SingleAgentView.reset")
         super().reset(seed=seed)
         observations, infos = self.env.reset(seed=seed, options=options)
