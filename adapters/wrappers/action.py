@@ -63,9 +63,7 @@ class ActionGrid:
                 f"levels={levels} over {dims} dimensions makes {levels**dims} actions; the "
                 f"limit is {_MAX_ACTIONS}"
             )
-        self.space = space
-        self.levels = int(levels)
-        self.mode = mode
+        self.space, self.levels, self.mode = space, int(levels), mode
         self.unit = unit_grid(self.levels, dims, mode)
         self._low = space.low.astype(np.float64)
         self._span = space.high.astype(np.float64) - self._low

@@ -303,16 +303,16 @@ class PartsDelivery(ObservationMapper):
     """Adds named parts (messages, a state) to each agent's observation (a ``Dict`` of them and
     ``{"observation": obs}``, or the observation's own keys) or info, as ``delivery`` says."""
 
-    delivery: str
-
     def part_spaces(self, agent: str) -> Mapping[str, spaces.Space]:
         """The spaces of the parts ``agent`` receives, by key."""
         raise NotImplementedError
 
-    def _checked_delivery(self, delivery: Any) -> str:
-        ok = delivery in ("observation", "info")
-        expect(ok, "delivery", "one of ['observation', 'info']", delivery)
-        return str(delivery)
+    def __init__(self, env: ParallelEnv, delivery: str) -> None:
+        super().__init__(env)
+        check_once(self, env)
+        wanted = "one of ['observation', 'info']"
+        expect(delivery in ("observation", "info"), "delivery", wanted, delivery)
+        self.delivery = delivery
 
     def observation_space(self, agent: str) -> spaces.Space:
         cache: dict[str, spaces.Space] = self.__dict__.setdefault("_delivered_spaces", {})

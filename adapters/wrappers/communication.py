@@ -22,7 +22,6 @@ from zooport.adapters.wrappers.base import (
     StepReturn,
     WrapperOrderError,
     _chain,
-    check_once,
     expect,
     get_wrapper,
 )
@@ -84,9 +83,7 @@ class MessageBus(PartsDelivery, CommunicationLayer):
         content_space: spaces.Box | None = None,
         max_messages: int | None = None,
     ) -> None:
-        super().__init__(env)
-        check_once(self, env)
-        self.delivery = self._checked_delivery(delivery)
+        super().__init__(env, delivery)
         ok = content_space is None or isinstance(content_space, spaces.Box)
         expect(ok, "content_space", "a Box or None", content_space, ArgumentTypeError)
         if delivery == "observation" and content_space is None:

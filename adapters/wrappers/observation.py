@@ -154,12 +154,10 @@ class CentralisedObservation(PartsDelivery):
     def __init__(
         self, env: ParallelEnv, include: Sequence[str] = _PARTS, *, delivery: str = "observation"
     ) -> None:
-        super().__init__(env)
-        check_once(self, env)
+        super().__init__(env, delivery)
         ok = not isinstance(include, str) and set(include) <= set(_PARTS) and include
         expect(ok, "include", f"a non-empty subset of {list(_PARTS)}", include)
         self.include = tuple(p for p in _PARTS if p in include)
-        self.delivery = self._checked_delivery(delivery)
         self.members = list(env.possible_agents)
         self._layouts: dict[str, _Layout] = {}
         if "state" in self.include:

@@ -271,11 +271,10 @@ class _RuleWrapper(ParallelWrapper[str, Any, Any]):
                 self._done_teams.add(team)
                 cut = [a for a in members if a in terminations and a not in finished]
                 finished.update(cut)
-                flags = dict.fromkeys(cut, True)
                 if self.end_live_as == "truncated":
-                    truncations = {**truncations, **flags}
+                    truncations = {**truncations, **dict.fromkeys(cut, True)}
                 else:
-                    terminations = {**terminations, **flags}
+                    terminations = {**terminations, **dict.fromkeys(cut, True)}
                 benched.update(cut)
                 self._over = self.teams is None
         return observations, rewards, terminations, truncations, infos

@@ -15,7 +15,12 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from zooport.adapters.wrappers.base import AgentSelector, ParallelWrapper, ResetReturn, StepReturn
+from zooport.adapters.wrappers.base import (
+    AgentSelector,
+    ParallelWrapper,
+    ResetReturn,
+    StepReturn,
+)
 from zooport.envs.arguments import check_seed
 from zooport.errors import (
     ActionError,
