@@ -66,8 +66,8 @@ class ActionGrid:
         self.space, self.levels, self.mode = space, int(levels), mode
         self.unit = unit_grid(self.levels, dims, mode)
         self._low = space.low.astype(np.float64)
-        self._span = space.high.astype(np.float64) - self._low
-        points = self._low + (self.unit + 1.0) / 2.0 * self._span
+        self._half = np.where(space.high > space.low, space.high - self._low, 1.0) / 2.0
+        points = self._low + (self.unit + 1.0) * self._half
         self.points = np.clip(points, space.low, space.high).astype(space.dtype)
         self.discrete = spaces.Discrete(len(self.points))
 
@@ -83,9 +83,7 @@ class ActionGrid:
 
     def nearest(self, action: Any) -> int:
         """The index of the grid point nearest ``action`` (in ``[-1, 1]`` units)."""
-        unit = (np.asarray(action, dtype=np.float64) - self._low) / np.where(
-            self._span > 0, self._span, 1.0
-        ) * 2.0 - 1.0
+        unit = (np.asarray(action, dtype=np.float64) - self._low) / self._half - 1.0
         return int(np.argmin(np.linalg.norm(self.unit - unit, axis=-1)))
 
 
@@ -110,17 +108,15 @@ class DiscretizeActions(ParallelWrapper[str, Any, Any]):
 
     def _grid(self, agent: str) -> ActionGrid | None:
         if agent not in self._grids:
-            space, grid = self.env.action_space(agent), None
-            if self.select(agent) and isinstance(space, spaces.Box):
-                if id(space) not in self._by_space:
-                    self._by_space[id(space)] = ActionGrid(space, self.levels, self.mode)
-                grid = self._by_space[id(space)]
-            elif self.select(agent) and self._explicit:
+            space, selected = self.env.action_space(agent), self.select(agent)
+            if selected and self._explicit and not isinstance(space, spaces.Box):
                 raise ArgumentError(
                     f"DiscretizeActions: agent {agent!r} was selected but its action space "
                     f"is {space}, not a Box"
                 )
-            self._grids[agent] = grid
+            if selected and isinstance(space, spaces.Box) and id(space) not in self._by_space:
+                self._by_space[id(space)] = ActionGrid(space, self.levels, self.mode)
+            self._grids[agent] = self._by_space.get(id(space)) if selected else None
         return self._grids[agent]
 
     def action_space(self, agent: str) -> spaces.Space:
