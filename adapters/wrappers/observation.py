@@ -158,22 +158,21 @@ class CentralisedObservation(PartsDelivery):
         ok = not isinstance(include, str) and set(include) <= set(_PARTS) and include
         expect(ok, "include", f"a non-empty subset of {list(_PARTS)}", include)
         self.include = tuple(p for p in _PARTS if p in include)
-        self.members = list(env.possible_agents)
-        self._layouts: dict[str, _Layout] = {}
-        if "state" in self.include:
-            state_space = getattr(env, "state_space", None)
-            if not isinstance(state_space, spaces.Box):
-                raise ArgumentError(
-                    f"CentralisedObservation(include=['state', ...]) needs an env with state() "
-                    f"and a Box state_space; {env} has state_space={state_space!r}"
-                )
-            self._layouts["state"] = _Layout({None: state_space})  # the same for every agent
-        if "observations" in self.include:
-            observed = {a: _without_mask(env.observation_space(a)) for a in self.members}
-            self._layouts["others_observations"] = _Layout(observed)
-        if "actions" in self.include:
-            acted = {a: env.action_space(a) for a in self.members}
-            self._layouts["others_actions"] = _Layout(acted)
+        members = self.members = list(env.possible_agents)
+        state_space = getattr(env, "state_space", None)
+        if "state" in self.include and not isinstance(state_space, spaces.Box):
+            raise ArgumentError(
+                f"CentralisedObservation(include=['state', ...]) needs an env with state() "
+                f"and a Box state_space; {env} has state_space={state_space!r}"
+            )
+        sources: dict[str, dict[Any, Any]] = {
+            "state": {None: state_space},  # the same for every agent
+            "others_observations": {a: _without_mask(env.observation_space(a)) for a in members},
+            "others_actions": {a: env.action_space(a) for a in members},
+        }
+        self._layouts = {
+            key: _Layout(parts) for key, parts in sources.items() if key.endswith(self.include)
+        }
         for agent in self.members:
             self.observation_space(agent)
 
@@ -223,8 +222,7 @@ class _Layout:
             value = values.get(member)
             if value is None:
                 continue
-            if isinstance(value, dict) and "action_mask" in value:
-                value = {k: v for k, v in value.items() if k != "action_mask"}
+            # flatten reads the space's keys only: an observation's action_mask is left out
             joint[self.stops[i] : self.stops[i + 1]] = np.asarray(spaces.flatten(space, value))
         return joint
 
