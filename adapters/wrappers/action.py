@@ -3,6 +3,7 @@ is point ``k`` of a grid, or of the grid mapped onto the disc, over the Box's bo
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import gymnasium as gym
@@ -137,16 +138,13 @@ class DiscretizeActions(ParallelWrapper[str, Any, Any]):
         return self.env.step({a: self.action(a, act) for a, act in actions.items()})
 
 
-class GymDiscretizeActions(gym.ActionWrapper):
+class GymDiscretizeActions(gym.wrappers.TransformAction):
     """:class:`DiscretizeActions` for a single-agent ``gymnasium.Env`` with a Box action space."""
 
     def __init__(self, env: gym.Env, levels: int = 5, mode: str = "grid") -> None:
-        super().__init__(env)
         self.grid = ActionGrid(env.action_space, levels, mode)
-        self.action_space = self.grid.discrete
-
-    def action(self, action: Any) -> np.ndarray:
-        return self.grid.action(action, "GymDiscretizeActions")
+        action = functools.partial(self.grid.action, where="GymDiscretizeActions")
+        super().__init__(env, action, self.grid.discrete)
 
     def reverse_action(self, action: Any) -> int:
         """The index of the grid point nearest a Box action."""

@@ -104,16 +104,12 @@ class RescaleObservations(ObservationMapper):
         return {a: self._rescaler(a)(o) for a, o in observations.items()}, infos
 
 
-class GymRescaleObservations(gym.ObservationWrapper):
+class GymRescaleObservations(gym.wrappers.TransformObservation):
     """:class:`RescaleObservations` for a single-agent ``gymnasium.Env``."""
 
     def __init__(self, env: gym.Env) -> None:
-        super().__init__(env)
         self.rescaler = Rescaler(env.observation_space)
-        self.observation_space = self.rescaler.space
-
-    def observation(self, observation: Any) -> Any:
-        return self.rescaler(observation)
+        super().__init__(env, self.rescaler, self.rescaler.space)
 
 
 class VectorRescaleObservations(gym.vector.VectorWrapper):
