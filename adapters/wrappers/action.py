@@ -161,11 +161,8 @@ class VectorDiscretizeActions(gym.vector.VectorActionWrapper):
         self.action_space = batch_space(self.grid.discrete, env.num_envs)
 
     def actions(self, actions: Any) -> np.ndarray:
-        n = int(self.grid.discrete.n)
-        index = checked_discrete(
-            np.asarray(actions), n, "VectorDiscretizeActions", self.action_space
-        )
-        return self.grid.points[index]
+        n, where = int(self.grid.discrete.n), "VectorDiscretizeActions"
+        return self.grid.points[checked_discrete(np.asarray(actions), n, where, self.action_space)]
 
 
 DiscretizeActions.forms = {"gym": GymDiscretizeActions, "vector": VectorDiscretizeActions}

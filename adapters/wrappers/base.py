@@ -136,21 +136,16 @@ class Teams:
         expect(ok, "teams", wanted, teams, ArgumentTypeError)
         self.env = env
         self.teams = dict(teams) if isinstance(teams, Mapping) else teams
-        self._cache: dict[str, Hashable] = {}
+        self._cache: dict[str, Hashable] = dict(teams) if isinstance(teams, Mapping) else {}
 
     def __call__(self, agent: str) -> Hashable:
         if agent not in self._cache:
-            teams = self.teams
-            if teams is None:
-                self._cache[agent] = behavior_of(self.env, agent)
-            elif not isinstance(teams, dict):
-                self._cache[agent] = teams(agent)
-            elif agent in teams:
-                self._cache[agent] = teams[agent]
-            else:
+            if isinstance(self.teams, dict):
                 raise UnknownAgentError(
-                    f"agent {agent!r} is in no team; teams given for {sorted(teams)}"
+                    f"agent {agent!r} is in no team; teams given for {sorted(self.teams)}"
                 )
+            team = behavior_of(self.env, agent) if self.teams is None else self.teams(agent)
+            self._cache[agent] = team
         return self._cache[agent]
 
     def group(self, agents: Collection[str]) -> dict[Hashable, list[str]]:

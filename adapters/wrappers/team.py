@@ -164,16 +164,13 @@ class FoldAgents(ParallelWrapper[str, Any, Any]):
         played = {a: self._clone(a)(o) for a, o in self._folded_obs.items() if a in live}
         result = self.env.step({**actions, **played})
         observations, rewards, terminations, truncations, _ = result
-        folded = self.folded
-        for agent in observations:  # one spawned since: seed its clone now
-            if folded(agent) and agent not in self._clones:
+        self._folded_obs = {}
+        for agent, obs in observations.items():
+            if self.folded(agent) and agent not in self._clones:  # spawned since: seed a clone
                 self._clone(agent, seed=True)
-        self._folded_obs = {
-            a: o
-            for a, o in observations.items()
-            if folded(a) and not (terminations.get(a) or truncations.get(a))
-        }
-        self.folded_rewards = {a: r for a, r in rewards.items() if folded(a)}
+            if self.folded(agent) and not (terminations.get(agent) or truncations.get(agent)):
+                self._folded_obs[agent] = obs
+        self.folded_rewards = {a: r for a, r in rewards.items() if self.folded(a)}
         return tuple(self._hide(d) for d in result)  # type: ignore[return-value]
 
 
