@@ -117,10 +117,9 @@ class WrapperSpec:
         return self.wrapper(env, *self.args, **self.kwargs)
 
     def __repr__(self) -> str:
-        parts = [getattr(self.wrapper, "__name__", repr(self.wrapper))]
-        parts += [repr(a) for a in self.args]
-        parts += [f"{k}={v!r}" for k, v in self.kwargs.items()]
-        return f"WrapperSpec({', '.join(parts)})"
+        name = getattr(self.wrapper, "__name__", repr(self.wrapper))
+        keywords = [f"{k}={v!r}" for k, v in self.kwargs.items()]
+        return f"WrapperSpec({', '.join([name, *map(repr, self.args), *keywords])})"
 
 
 def _decompose(item: Any) -> tuple[Any, tuple, dict]:

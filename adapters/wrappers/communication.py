@@ -250,18 +250,13 @@ class RestrictedCommunicationRange(MessageChannel):
 
     def transmit(self, messages: list[Message]) -> list[Message]:
         seen = self.bus.last_observations
-        where = {
+        where: dict[Any, Any] = {
             a: np.asarray(self.position_fn(a, seen[a]), np.float64)
             for a in {m.sender for m in messages} | {m.recipient for m in messages}
             if a in seen and seen[a] is not None
         }
-        return [
-            m
-            for m in messages
-            if m.sender in where
-            and m.recipient in where
-            and np.linalg.norm(where[m.sender] - where[m.recipient]) <= self.r
-        ]
+        placed = [m for m in messages if m.sender in where and m.recipient in where]
+        return [m for m in placed if np.linalg.norm(where[m.sender] - where[m.recipient]) <= self.r]
 
 
 class NoCommunication(MessageChannel):

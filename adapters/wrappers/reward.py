@@ -5,6 +5,7 @@ episode (:class:`TerminationPolicy`) or a team's part of it (:class:`IndividualD
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from numbers import Real
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -85,8 +86,7 @@ class RewardShaping(ParallelWrapper[str, Any, Any]):
         self.coefficients: dict[str, float | Callable[[int], float]] = {}
         for name in names:
             value = coefficients.get(name, 1.0)
-            ok = callable(value) or isinstance(value, (int, float, np.integer, np.floating))
-            ok = ok and not isinstance(value, bool)
+            ok = callable(value) or (isinstance(value, Real) and not isinstance(value, bool))
             wanted = "a float or a schedule total_steps -> float"
             expect(ok, f"coefficient {name!r}", wanted, value, ArgumentTypeError)
             self.coefficients[name] = value if callable(value) else float(value)
