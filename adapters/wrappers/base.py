@@ -187,10 +187,8 @@ def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
     return guarded
 
 
-def _passed(name: str, default: Any = ...) -> Any:
-    if default is ...:
-        return property(lambda self: getattr(self.env, name))
-    return property(lambda self: getattr(self.env, name, default))
+def _passed(name: str) -> Any:
+    return property(lambda self: getattr(self.env, name))
 
 
 class ParallelWrapper(ParallelEnv[AgentID, ObsType, ActionType]):
@@ -198,7 +196,7 @@ class ParallelWrapper(ParallelEnv[AgentID, ObsType, ActionType]):
     the layers share one ``StepGuard`` entered by the layer the user calls (see the guide)."""
 
     metadata = _passed("metadata")
-    render_mode = _passed("render_mode", None)
+    render_mode = property(lambda self: getattr(self.env, "render_mode", None))
     agents = _passed("agents")
     possible_agents = _passed("possible_agents")
     state_space = _passed("state_space")

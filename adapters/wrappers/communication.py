@@ -91,8 +91,7 @@ class MessageBus(PartsDelivery, CommunicationLayer):
                 "MessageBus(delivery='observation') needs content_space= (a Box): observations "
                 "hold a fixed-size encoding"
             )
-        self.bus = self
-        self.content_space = content_space
+        self.bus, self.content_space = self, content_space
         self._sender_index = {a: i for i, a in enumerate(env.possible_agents, start=1)}
         max_messages = max(1, len(self._sender_index)) if max_messages is None else max_messages
         ok = isinstance(max_messages, int) and not isinstance(max_messages, bool)
