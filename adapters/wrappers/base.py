@@ -3,6 +3,7 @@ finding a layer in a chain, and which agents and teams a wrapper acts on."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import zlib
 from collections.abc import Callable, Collection, Hashable, Iterator, Mapping
@@ -163,26 +164,22 @@ def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(method)
     def guarded(self: Any, *args: Any, **kwargs: Any) -> Any:
-        guard = self.step_guard
-        running = guard.layer
-        if running is not None and (
+        guard, running = self.step_guard, self.step_guard.layer
+        nested = running is not None and (
             running.env is self or (running is self and getattr(type(self), call) is not guarded)
-        ):
-            guard.layer = self
-            try:
-                return method(self, *args, **kwargs)
-            finally:
-                guard.layer = running
+        )
         beneath = getattr(self._beneath, "step_guard", None)
         before = -1 if beneath is None else beneath.completed
-        guard.owner = type(self).__name__
-        with guard.call(call):
+        if not nested:
+            guard.owner = type(self).__name__
+        with contextlib.nullcontext() if nested else guard.call(call):
             guard.layer = self
             try:
                 return method(self, *args, **kwargs)
             finally:
-                guard.layer = None
-                guard.committed = beneath is None or beneath.completed != before
+                guard.layer = running  # None for the layer that entered the guard
+                if not nested:
+                    guard.committed = beneath is None or beneath.completed != before
 
     return guarded
 
