@@ -26,12 +26,7 @@ from zooport.adapters.wrappers.base import (
 )
 from zooport.errors import ArgumentError, ArgumentTypeError, EnvNotResetError, a_type
 
-REDUCTIONS: dict[str, Callable[[np.ndarray], Any]] = {
-    "sum": np.sum,
-    "mean": np.mean,
-    "max": np.max,
-    "min": np.min,
-}
+REDUCTIONS = {name: getattr(np, name) for name in ("sum", "mean", "max", "min")}
 _ENV_REWARD = "env_reward"
 #: A termination rule: ``"any"``, ``"majority"``, ``"all"`` (or a TerminationMode) or a fraction.
 Mode = TerminationMode | str | float
