@@ -13,13 +13,10 @@ from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec
 
 from zooport.adapters.registration import APIS
-from zooport.adapters.wrappers.action import (
-    ActionGrid,
-    DiscretizeActions,
-    GymDiscretizeActions,
-    VectorDiscretizeActions,
-)
-from zooport.adapters.wrappers.base import (
+from zooport.errors import ArgumentError, ArgumentTypeError
+
+from .action import ActionGrid, DiscretizeActions, GymDiscretizeActions, VectorDiscretizeActions
+from .base import (
     AgentSelector,
     ParallelWrapper,
     Teams,
@@ -28,7 +25,7 @@ from zooport.adapters.wrappers.base import (
     get_wrapper,
     has_wrapper,
 )
-from zooport.adapters.wrappers.communication import (
+from .communication import (
     ExtraCommunicationDelays,
     Message,
     MessageBus,
@@ -39,7 +36,7 @@ from zooport.adapters.wrappers.communication import (
     RestrictedCommunicationRange,
     send_messages,
 )
-from zooport.adapters.wrappers.observation import (
+from .observation import (
     CentralisedObservation,
     EntitySlots,
     GymRescaleObservations,
@@ -47,15 +44,8 @@ from zooport.adapters.wrappers.observation import (
     SharedVisibility,
     VectorRescaleObservations,
 )
-from zooport.adapters.wrappers.reward import (
-    IndividualDone,
-    RewardShaping,
-    StepData,
-    TeamReward,
-    TerminationPolicy,
-)
-from zooport.adapters.wrappers.team import FoldAgents, RandomPolicy, SingleAgentView
-from zooport.errors import ArgumentError, ArgumentTypeError
+from .reward import IndividualDone, RewardShaping, StepData, TeamReward, TerminationPolicy
+from .team import FoldAgents, RandomPolicy, SingleAgentView
 
 __all__ = [
     "ParallelWrapper",

@@ -13,15 +13,9 @@ from gymnasium.vector.utils import batch_space
 from pettingzoo import ParallelEnv
 
 from zooport.adapters.spaces import checked_discrete
-from zooport.adapters.wrappers.base import (
-    AgentSelector,
-    AgentSpec,
-    ParallelWrapper,
-    StepReturn,
-    check_once,
-    expect,
-)
 from zooport.errors import ActionError, ArgumentError
+
+from .base import AgentSelector, AgentSpec, ParallelWrapper, StepReturn, check_once, expect
 
 MODES = ("grid", "disc")
 _MAX_ACTIONS = 1 << 20

@@ -11,7 +11,15 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from zooport.adapters.wrappers.base import (
+from zooport.errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    SpecError,
+    UnknownAgentError,
+    ZooportError,
+)
+
+from .base import (
     AgentSelector,
     AgentSpec,
     Infos,
@@ -24,13 +32,6 @@ from zooport.adapters.wrappers.base import (
     _chain,
     expect,
     get_wrapper,
-)
-from zooport.errors import (
-    ArgumentError,
-    ArgumentTypeError,
-    SpecError,
-    UnknownAgentError,
-    ZooportError,
 )
 
 

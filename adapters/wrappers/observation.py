@@ -13,7 +13,9 @@ from gymnasium import spaces
 from gymnasium.vector.utils import batch_space
 from pettingzoo import ParallelEnv
 
-from zooport.adapters.wrappers.base import (
+from zooport.errors import ArgumentError, ArgumentTypeError, SpecError
+
+from .base import (
     Infos,
     ObservationMapper,
     PartsDelivery,
@@ -27,7 +29,6 @@ from zooport.adapters.wrappers.base import (
     expect,
     get_wrapper,
 )
-from zooport.errors import ArgumentError, ArgumentTypeError, SpecError
 
 
 class Rescaler:

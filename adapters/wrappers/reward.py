@@ -13,7 +13,9 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from zooport.adapters.termination import TerminationMode, finished_needed
-from zooport.adapters.wrappers.base import (
+from zooport.errors import ArgumentError, ArgumentTypeError, EnvNotResetError, a_type
+
+from .base import (
     AgentSelector,
     AgentSpec,
     ParallelWrapper,
@@ -24,7 +26,6 @@ from zooport.adapters.wrappers.base import (
     check_once,
     expect,
 )
-from zooport.errors import ArgumentError, ArgumentTypeError, EnvNotResetError, a_type
 
 REDUCTIONS = {name: getattr(np, name) for name in ("sum", "mean", "max", "min")}
 _ENV_REWARD = "env_reward"

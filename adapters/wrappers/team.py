@@ -15,12 +15,6 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from zooport.adapters.wrappers.base import (
-    AgentSelector,
-    ParallelWrapper,
-    ResetReturn,
-    StepReturn,
-)
 from zooport.envs.arguments import check_seed
 from zooport.errors import (
     ActionError,
@@ -30,6 +24,8 @@ from zooport.errors import (
     UnknownAgentError,
     ZooportError,
 )
+
+from .base import AgentSelector, ParallelWrapper, ResetReturn, StepReturn
 
 #: A policy: a callable observation -> action, or ``"random"`` (a :class:`RandomPolicy`).
 Policy = Callable[[Any], Any] | str
