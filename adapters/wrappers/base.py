@@ -184,20 +184,16 @@ def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
     return guarded
 
 
-def _passed(name: str) -> Any:
-    return property(lambda self: getattr(self.env, name))
-
-
 class ParallelWrapper(ParallelEnv[AgentID, ObsType, ActionType]):
     """A PettingZoo Parallel env wrapping another; every member passes through explicitly, and
     the layers share one ``StepGuard`` entered by the layer the user calls (see the guide)."""
 
-    metadata = _passed("metadata")
+    metadata = property(lambda self: self.env.metadata)
     render_mode = property(lambda self: getattr(self.env, "render_mode", None))
-    agents = _passed("agents")
-    possible_agents = _passed("possible_agents")
-    state_space = _passed("state_space")
-    unwrapped = _passed("unwrapped")
+    agents = property(lambda self: self.env.agents)
+    possible_agents = property(lambda self: self.env.possible_agents)
+    state_space = property(lambda self: self.env.state_space)
+    unwrapped = property(lambda self: self.env.unwrapped)
     #: Its forms that ``apply_wrappers`` puts over a ``gymnasium.Env`` and a ``VectorEnv``.
     forms: ClassVar[dict[str, type]] = {}
 
