@@ -90,8 +90,7 @@ class RewardShaping(ParallelWrapper[str, Any, Any]):
         expect(reduction in allowed, "reduction", f"one of {allowed}", reduction)
         self.reduction = reduction
         self.select = AgentSelector(env, agents)
-        self._episode_step = 0
-        self.total_steps = 0
+        self._episode_step = self.total_steps = 0
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
         self._episode_step = 0
@@ -212,11 +211,9 @@ class _RuleWrapper(ParallelWrapper[str, Any, Any]):
         super().__init__(env)
         check_once(self, env)
         finished_needed(mode, 1)  # a bad mode raises here
-        self.rule = mode
         wanted = "one of ['truncated', 'terminated']"
         expect(end_live_as in ("truncated", "terminated"), "end_live_as", wanted, end_live_as)
-        self.end_live_as = end_live_as
-        self.teams = teams
+        self.rule, self.end_live_as, self.teams = mode, end_live_as, teams
         self._finished: set[str] = set()
         self._members: dict[Any, set[str]] = {}  # team (None for the episode) -> its agents
         self._done_teams: set[Any] = set()
