@@ -35,7 +35,7 @@ class RandomPolicy:
     """Samples its own copy of the action space, respecting ``observation["action_mask"]``."""
 
     def __init__(self, action_space: spaces.Space | None = None) -> None:
-        self.action_space = None if action_space is None else copy.deepcopy(action_space)
+        self.action_space = copy.deepcopy(action_space)
 
     def bind(self, agent: str, action_space: spaces.Space) -> None:
         self.action_space = copy.deepcopy(action_space)
@@ -49,14 +49,11 @@ class RandomPolicy:
         if space is None:
             raise ZooportError("RandomPolicy has no action space: pass one or bind() it")
         mask = observation.get("action_mask") if isinstance(observation, dict) else None
-        if mask is None:
-            return space.sample()
-        mask = np.asarray(mask, dtype=np.int8)
-        if isinstance(space, spaces.Discrete):
-            return int(space.sample(mask=mask))
-        if isinstance(space, spaces.MultiDiscrete):
+        if mask is not None and isinstance(space, spaces.Discrete):
+            return int(space.sample(mask=np.asarray(mask, dtype=np.int8)))
+        if mask is not None and isinstance(space, spaces.MultiDiscrete):
             splits = np.cumsum(space.nvec.reshape(-1))[:-1]
-            return space.sample(mask=tuple(np.split(mask, splits)))
+            return space.sample(mask=tuple(np.split(np.asarray(mask, dtype=np.int8), splits)))
         return space.sample()
 
 
