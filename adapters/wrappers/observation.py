@@ -285,18 +285,17 @@ class SharedVisibility(ObservationMapper):
             return self._slots[agent]
         spec, slots = self._spec, None
         unwrapped = self.env.unwrapped
-        declared = getattr(unwrapped, "entity_slots", None)
-        core_declared = getattr(getattr(unwrapped, "core", None), "entity_slots", None)
+        core: Any = getattr(unwrapped, "core", None)
         if isinstance(spec, EntitySlots):
             slots = spec
         elif isinstance(spec, Mapping):
             slots = spec.get(agent, spec.get(self.teams(agent)))  # type: ignore[call-overload]  # agent or team keys
         elif callable(spec):
             slots = spec(agent)
-        elif callable(declared):
-            slots = declared(agent)
-        elif callable(core_declared):
-            slots = core_declared(behavior_of(self.env, agent))
+        elif callable(getattr(unwrapped, "entity_slots", None)):
+            slots = unwrapped.entity_slots(agent)
+        elif callable(getattr(core, "entity_slots", None)):
+            slots = core.entity_slots(behavior_of(self.env, agent))
         if slots is not None:
             space = self.env.observation_space(agent)
             if not isinstance(slots, EntitySlots):
