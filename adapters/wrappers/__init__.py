@@ -1,6 +1,5 @@
 """Wrappers for any PettingZoo Parallel env (zooport's or not), and ``apply_wrappers``, which
-``zooport.make(id, api=..., wrappers=[...])`` uses (first = innermost; a zooport wrapper over a
-``gymnasium.Env`` or ``VectorEnv`` takes its form for that kind); see the wrappers guide."""
+``zooport.make(id, api=..., wrappers=[...])`` uses; see the wrappers guide."""
 
 from __future__ import annotations
 
@@ -113,7 +112,6 @@ class WrapperSpec:
 
 
 def _decompose(item: Any) -> tuple[Any, tuple, dict]:
-    """(what ``item`` builds, args, kwargs), through WrapperSpecs and partials."""
     if isinstance(item, WrapperSpec):
         built, args, kwargs = _decompose(item.wrapper)
         return built, args + item.args, {**kwargs, **item.kwargs}
@@ -163,7 +161,7 @@ def apply_wrappers(env: Any, wrappers: Sequence[Any], *, api: str = "parallel") 
 
 
 def _placed(item: Any, kind: str, api: str, where: str) -> Any:
-    """``item`` as it wraps an env of ``kind`` (a zooport wrapper: its form), or why it cannot."""
+    # ``item`` as it wraps an env of ``kind`` (a zooport wrapper: its form for that kind)
     built, args, kwargs = _decompose(item)
     cls = _ours(built)
     if cls is None:  # a Gymnasium wrapper class must find the kind it wraps

@@ -158,8 +158,7 @@ class Teams:
 
 
 def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
-    """``method`` under the chain's guard, entered by the layer the user called (see the guide's
-    Guarding); its calls to the layer it wraps, or to ``super()``'s method, pass through."""
+    # The layer the user calls enters the guard; its calls inward, or to super(), pass through.
     call = method.__name__
 
     @functools.wraps(method)

@@ -32,9 +32,8 @@ from .base import (
 
 
 class Rescaler:
-    """Maps observations of ``space`` so bounded float features span ``[-1, 1]``: both bounds
-    ``2 (x - low) / (high - low) - 1`` (0 where equal), only ``low`` ``x - low - 1``, only
-    ``high`` ``x - high + 1``, none ``x``; ``space`` is the new space."""
+    """Maps observations of ``space`` so bounded float features span ``[-1, 1]`` (formulas: the
+    wrappers guide); ``space`` is the new space."""
 
     def __init__(self, space: spaces.Space) -> None:
         self.space = space

@@ -1,6 +1,5 @@
 """Rewards and episode ends over agents and teams: reward shaping, team rewards (MATE's
-``AuxiliaryCameraRewards``/``RepeatedReward``), and a ``finished_needed`` rule that ends the
-episode (:class:`TerminationPolicy`) or a team's part of it (:class:`IndividualDone`)."""
+``AuxiliaryCameraRewards``/``RepeatedReward``), and when the episode or a team's part ends."""
 
 from __future__ import annotations
 
@@ -202,8 +201,7 @@ class TeamReward(ParallelWrapper[str, Any, Any]):
 
 
 class _RuleWrapper(ParallelWrapper[str, Any, Any]):
-    """The rule over each team's members (one team for the episode: ``teams`` None); a team
-    whose rule fires has its live members flagged ``end_live_as``."""
+    # The rule over each team's members (``teams`` None: one team, the whole episode).
 
     def __init__(
         self, env: ParallelEnv, mode: Mode, end_live_as: str, teams: Teams | None = None
