@@ -319,10 +319,8 @@ class PartsDelivery(ObservationMapper):
     def _with_parts(self, observations: PerAgent, infos: Infos, parts: dict) -> ResetReturn:
         """New observations and infos with each agent's ``parts[agent]`` delivered."""
         if self.delivery == "info":
-            return observations, {
-                **infos,
-                **{a: {**infos.get(a, {}), **p} for a, p in parts.items()},
-            }
+            delivered = {a: {**infos.get(a, {}), **p} for a, p in parts.items()}
+            return observations, {**infos, **delivered}
         return {
             a: {**o, **parts[a]} if isinstance(o, dict) else {"observation": o, **parts[a]}
             for a, o in observations.items()

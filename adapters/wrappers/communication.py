@@ -102,12 +102,11 @@ class MessageBus(PartsDelivery, CommunicationLayer):
         if content_space is not None:
             rows = (max_messages, *content_space.shape)
             low, high = (np.broadcast_to(b, rows) for b in (content_space.low, content_space.high))
+            content = spaces.Box(low, high, dtype=content_space.dtype)
+            senders = spaces.MultiDiscrete([len(self._sender_index) + 1] * max_messages)
+            count = spaces.Discrete(max_messages + 1)
             self.message_space = spaces.Dict(
-                {
-                    "content": spaces.Box(low, high, dtype=content_space.dtype),
-                    "sender": spaces.MultiDiscrete([len(self._sender_index) + 1] * max_messages),
-                    "count": spaces.Discrete(max_messages + 1),
-                }
+                {"content": content, "sender": senders, "count": count}
             )
         self._outbox: list[Message] = []
         self.last_observations: dict[str, Any] = {}

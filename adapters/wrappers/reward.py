@@ -192,11 +192,8 @@ class TeamReward(ParallelWrapper[str, Any, Any]):
             team = float(self._reduce(np.asarray(values, dtype=np.float64)))
             for agent in members:
                 new_rewards[agent] = team
-                infos[agent] = {
-                    **infos.get(agent, {}),
-                    "team_reward": team,
-                    "individual_reward": rewards[agent],
-                }
+                own = {"team_reward": team, "individual_reward": rewards[agent]}
+                infos[agent] = {**infos.get(agent, {}), **own}
         return observations, new_rewards, terminations, truncations, infos
 
 
