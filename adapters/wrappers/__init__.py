@@ -128,8 +128,7 @@ def _ours(item: Any) -> type | None:
 
 
 def adapter_api(wrappers: Sequence[Any], api: str) -> str:
-    """The API of the adapter ``wrappers`` start from: ``"parallel"`` for ``api="aec"`` when the
-    list holds zooport wrappers (the Parallel adapter is converted after them), else ``api``."""
+    """The adapter's API: ``api``, but ``"parallel"`` for ``api="aec"`` with zooport wrappers."""
     if not isinstance(api, str) or api not in APIS:
         raise ArgumentError(f"Expect api to be one of {list(APIS)}, actually: {api!r}")
     ok = isinstance(wrappers, Sequence) and not isinstance(wrappers, (str, bytes))

@@ -184,8 +184,7 @@ def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
 
 
 class ParallelWrapper(ParallelEnv[AgentID, ObsType, ActionType]):
-    """A PettingZoo Parallel env wrapping another; every member passes through explicitly, and
-    the layers share one ``StepGuard`` entered by the layer the user calls (see the guide)."""
+    """A PettingZoo Parallel env wrapping another, every member passed through explicitly."""
 
     metadata = property(lambda self: self.env.metadata)
     render_mode = property(lambda self: getattr(self.env, "render_mode", None))
@@ -285,8 +284,7 @@ class ObservationMapper(ParallelWrapper[str, Any, ActionType]):
 
 
 class PartsDelivery(ObservationMapper):
-    """Adds named parts (messages, a state) to each agent's observation (a ``Dict`` of them and
-    ``{"observation": obs}``, or the observation's own keys) or info, as ``delivery`` says."""
+    """Adds named parts (messages, a state) to each agent's observation or info (``delivery``)."""
 
     def part_spaces(self, agent: str) -> Mapping[str, spaces.Space]:
         """The spaces of the parts ``agent`` receives, by key."""

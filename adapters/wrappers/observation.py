@@ -113,8 +113,7 @@ class GymRescaleObservations(gym.wrappers.TransformObservation):
 
 
 class VectorRescaleObservations(gym.vector.VectorWrapper):
-    """:class:`RescaleObservations` for a ``gymnasium.vector.VectorEnv``; ``info["final_obs"]``
-    too (a ``VectorObservationWrapper`` refuses same-step autoreset envs)."""
+    """:class:`RescaleObservations` for a ``VectorEnv``, its ``info["final_obs"]`` included."""
 
     def __init__(self, env: gym.vector.VectorEnv) -> None:
         super().__init__(env)

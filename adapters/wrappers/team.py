@@ -61,7 +61,6 @@ class FoldAgents(ParallelWrapper[str, Any, Any]):
     """Plays ``agents`` (names or a predicate) or those of ``behavior`` with ``policy`` (a
     callable or ``"random"``) and exposes only the others; their rewards: ``folded_rewards``."""
 
-    #: False lets the selection fold nobody (SingleAgentView over a single-agent env).
     _require_folded: ClassVar[bool] = True
 
     def __init__(
