@@ -290,15 +290,19 @@ class ExtraCommunicationDelays(MessageChannel):
         return sum(map(len, self._due.values()))
 
     def transmit(self, messages: list[Message]) -> list[Message]:
-        for message in messages:  # delay 0: passed on when the next step starts
+        now = []
+        for message in messages:
             delay = self.delay(message, self.np_random) if callable(self.delay) else self.delay
             if not _is_delay(delay):
                 raise ArgumentError(
                     f"ExtraCommunicationDelays: delay({message!r}) returned {delay!r}; "
                     "expected an int >= 0"
                 )
-            self._due.setdefault(self._clock + int(delay), []).append(message)
-        return []
+            if delay == 0:
+                now.append(message)
+            else:
+                self._due.setdefault(self._clock + int(delay), []).append(message)
+        return now
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
         self._due, self._clock = {}, 0
