@@ -193,6 +193,7 @@ test-floor: $(FLOOR_STAMP)
 
 # adapters/_mlagents_wire_pb2.py from adapters/_mlagents_wire.proto (ML-Agents' wire format),
 # in a throwaway venv: grpcio-tools 1.85.1 bundles protoc 7.35.1 (the mlagents extra's floor).
+# The module checked in keeps of protoc's output the DESCRIPTOR line and the builder call.
 proto:
 	test -x build/proto-venv/bin/python || $(PYTHON) -m venv build/proto-venv
 	build/proto-venv/bin/python -m pip install -q grpcio-tools==1.85.1
