@@ -34,7 +34,7 @@ EDITOR_PORT = 5004
 BASE_PORT = 5005
 COMMUNICATION_VERSION = "1.5.0"
 _EXCHANGE = "/communicator_objects.UnityToExternalProto/Exchange"
-_STEP, _RESET, _QUIT = 0, 1, 2
+_RESET, _QUIT = 1, 2
 _CHANNEL_IDS = (ENGINE_CONFIGURATION_CHANNEL_ID, ENVIRONMENT_PARAMETERS_CHANNEL_ID,
                 STATS_SIDE_CHANNEL_ID, FLOAT_PROPERTIES_CHANNEL_ID)  # fmt: skip
 
@@ -82,17 +82,13 @@ def serve_mlagents(
     # (g - 1) * K + i + 1, so each core's groups have their own wire ids (0: none).
     cores = core.num_cores if isinstance(core, CorePool) else 1
     behaviors = [_Behavior(b, spec, pb, cores) for b, spec in core.behavior_specs.items()]
-    capabilities = dict.fromkeys(
-        ("baseRLCapabilities", "hybridActions", "trainingAnalytics",
-         "variableLengthObservation", "multiAgentGroups"), True,
-    )  # fmt: skip
-    handshake = pb.UnityMessageProto(
-        header={"status": 200},
-        unity_output={"rl_initialization_output": {
-            "name": name, "communication_version": COMMUNICATION_VERSION,
-            "package_version": f"zooport {__version__}", "capabilities": capabilities,
-        }},
-    ).SerializeToString()  # fmt: skip
+    # UnityRLInitializationOutputProto: name, communication_version, package_version, and
+    # capabilities (fields 1, 4-7 true: base RL, hybrid actions, training analytics,
+    # variable-length observations, multi-agent groups).
+    init = _field(1, name.encode()) + _field(2, COMMUNICATION_VERSION.encode())
+    init += _field(7, f"zooport {__version__}".encode())
+    init += _field(8, b"\x08\x01\x20\x01\x28\x01\x30\x01\x38\x01")
+    handshake = _STATUS_200 + _field(2, _field(2, init))
     # No message size limits. Waiting for the trainer: try every second (grpc backs off up to
     # 2 minutes, and mlagents-learn gives up after its --timeout-wait, 60 s).
     options = [("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1),
@@ -185,12 +181,11 @@ class _Behavior:
             "discrete_branch_sizes": action.discrete_branches,
         })  # fmt: skip
         self.brain = _field(5, brain.SerializeToString())  # UnityRLInitializationOutputProto's
-        self.observations = []  # per observation: its record's bytes up to the floats
-        # A camera goes out channel first, (H, W, C) -> (C, H, W), as a Unity build sends it
-        # (com.unity.ml-agents 3): the only visual layout mlagents-learn builds an encoder for.
-        self.channel_first = [len(o.shape) == 3 for o in spec.observation_specs]
-        for o, image in zip(spec.observation_specs, self.channel_first, strict=True):
-            size = 4 * int(np.prod(o.shape))
+        self.observations = []  # per observation: its bytes up to the floats, their size, a camera?
+        for o in spec.observation_specs:
+            # A camera goes out channel first, (H, W, C) -> (C, H, W), as a Unity build sends
+            # it (com.unity.ml-agents 3): the only visual layout mlagents-learn has encoders for.
+            image, size = len(o.shape) == 3, 4 * int(np.prod(o.shape))
             order = (2, 0, 1) if image else range(len(o.shape))
             proto = pb.ObservationProto(
                 shape=[o.shape[i] for i in order],
@@ -201,7 +196,7 @@ class _Behavior:
             # Then float_data (field 4): a FloatData whose packed floats (field 1) follow.
             floats = b"\x0a" + _varint(size)
             head = proto.SerializeToString() + b"\x22" + _varint(len(floats) + size) + floats
-            self.observations.append((b"\x6a" + _varint(len(head) + size) + head, size))
+            self.observations.append((b"\x6a" + _varint(len(head) + size) + head, size, image))
         self.decision_ids = np.zeros(0, np.int64)  # wire ids of the last decision agents
         self.live: dict[int, None] = {}  # wire ids of agents in an episode, in order seen
         self.to_wire: dict[int, int] | None = None  # core id -> wire id; None: the same
@@ -280,7 +275,7 @@ class _Behavior:
             records[:, at["group_reward"]] = _raw(steps.group_reward, "<f4", n)
             if mask is not None and width:
                 records[:, at["mask"]] = _raw(np.concatenate(mask, axis=1), "u1", n)
-            for k, (o, image) in enumerate(zip(steps.obs, self.channel_first, strict=True)):
+            for k, ((*_, image), o) in enumerate(zip(self.observations, steps.obs, strict=True)):
                 records[:, at[k]] = _raw(np.moveaxis(np.asarray(o), 3, 1) if image else o, "<f4", n)
             out += records.tobytes()
         return out
@@ -296,7 +291,7 @@ class _Behavior:
             ]  # fmt: skip
             if mask_width:
                 fields.append((b"\x5a" + _varint(mask_width), "mask", mask_width))
-            fields += [(head, k, size) for k, (head, size) in enumerate(self.observations)]
+            fields += [(head, k, size) for k, (head, size, _) in enumerate(self.observations)]
             body = sum(len(head) + size for head, _, size in fields)
             template, at = bytearray(b"\x0a" + _varint(body)), {}
             for head, value, size in fields:

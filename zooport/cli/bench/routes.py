@@ -44,10 +44,9 @@ ROUTE_NAMES = tuple(dict.fromkeys(VECTOR_ROUTES + MULTI_AGENT_ROUTES))
 
 @dataclass(frozen=True)
 class EnvCase:
-    """An environment to benchmark: ``make(n_agents, seed)`` returns a fresh core whose
-    ``behavior`` is stepped (picklable for the routes that use processes). ``every_agent_acts``:
-    no episode ever ends, so the multi-agent routes count all N agents, as raw does, and their
-    per-agent-step costs compare with raw's. The pool routes run ``workers`` cores; the process
+    """An environment to benchmark: ``make(n_agents, seed)`` (picklable) returns a fresh core
+    whose ``behavior`` is stepped. ``every_agent_acts``: no episode ends, so the multi-agent
+    routes count all N agents, as raw does. The pool routes run ``workers`` cores; the process
     peers at most ``peers`` one-agent envs."""
 
     name: str
@@ -69,9 +68,8 @@ def _actions(case: EnvCase, n: int, seed: int, *, raw: bool = False) -> list[Any
     spec = core.behavior_specs[case.behavior].action_spec
     core.close()
     rng = np.random.default_rng(seed)
-    if raw:
-        return [spec.random_action(n, rng) for _ in range(ACTION_BATCHES)]
-    return [ActionLayout(spec).sample(rng, n) for _ in range(ACTION_BATCHES)]
+    sample = partial(spec.random_action, n) if raw else partial(ActionLayout(spec).sample, n=n)
+    return [sample(rng) for _ in range(ACTION_BATCHES)]
 
 
 # Builders. An ImportError is the route's package missing: the harness skips the route.
