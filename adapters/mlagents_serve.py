@@ -201,7 +201,6 @@ class _Behavior:
         self.live: dict[int, None] = {}  # wire ids of agents in an episode, in order seen
         self.to_wire: dict[int, int] | None = None  # core id -> wire id; None: the same
         self.top = -1  # the highest wire id sent so far
-        self._layouts: dict[tuple[bool, int], tuple[np.ndarray, dict[Any, slice]]] = {}
 
     def set_actions(self, core: BaseEnvLike, agent_actions: Any) -> None:
         n = len(self.decision_ids)
@@ -260,46 +259,35 @@ class _Behavior:
                 self.decision_ids = ids
                 self.live.update(dict.fromkeys(wire))
                 flags, mask = np.zeros(n, bool), steps.action_mask
-            width = 0 if mask is None else sum(m.shape[1] for m in mask)
-            template, at = self._layout(done, width)
-            records = np.empty((n, template.size), np.uint8)
-            records[:] = template
-            records[:, at["reward"]] = _raw(steps.reward, "<f4", n)
-            records[:, at["flag"]] = _raw(flags, "u1", n)
-            records[:, at["id"]] = _varints(ids)
             groups = np.asarray(steps.group_id, np.int64)
             if self.cores > 1:  # a Unity scene's group ids are unique across its areas
                 core = np.asarray(steps.agent_id, np.int64) % self.cores  # pool id a * K + i
                 groups = np.where(groups > 0, (groups - 1) * self.cores + core + 1, groups)
-            records[:, at["group"]] = _varints(groups)
-            records[:, at["group_reward"]] = _raw(steps.group_reward, "<f4", n)
-            if mask is not None and width:
-                records[:, at["mask"]] = _raw(np.concatenate(mask, axis=1), "u1", n)
-            for k, ((*_, image), o) in enumerate(zip(self.observations, steps.obs, strict=True)):
-                records[:, at[k]] = _raw(np.moveaxis(np.asarray(o), 3, 1) if image else o, "<f4", n)
+            # (bytes before, value): done (field 8) goes before max_step_reached's tag.
+            fields = [
+                (b"\x3d", _raw(steps.reward, "<f4", n)),
+                (b"\x40" + bytes([done]) + b"\x48", _raw(flags, "u1", n)),
+                (b"\x50", _varints(ids)),
+                (b"\x70", _varints(groups)),
+                (b"\x7d", _raw(steps.group_reward, "<f4", n)),
+            ]
+            if mask is not None and sum(m.shape[1] for m in mask):
+                masks = _raw(np.concatenate(mask, axis=1), "u1", n)
+                fields.append((b"\x5a" + _varint(masks.shape[1]), masks))
+            for (head, size, image), o in zip(self.observations, steps.obs, strict=True):
+                o = np.moveaxis(np.asarray(o), 3, 1) if image else o
+                fields.append((head, _raw(o, "<f4", n).reshape(n, size)))
+            # Each record: its length, then each value after its tag (broadcast to every row).
+            body = sum(len(head) + value.shape[1] for head, value in fields)
+            pieces = [np.frombuffer(b"\x0a" + _varint(body), np.uint8)]
+            for head, value in fields:
+                pieces += [np.frombuffer(head, np.uint8), value]
+            records, at = np.empty((n, sum(p.shape[-1] for p in pieces)), np.uint8), 0
+            for piece in pieces:
+                records[:, at : at + piece.shape[-1]] = piece
+                at += piece.shape[-1]
             out += records.tobytes()
         return out
-
-    def _layout(self, done: bool, mask_width: int) -> tuple[np.ndarray, dict[Any, slice]]:
-        """One agent's record with the constant bytes in place, and where each value goes."""
-        key = (done, mask_width)
-        if key not in self._layouts:
-            # (bytes before, value, its width): done (field 8) goes before max_step_reached's tag.
-            fields: list[tuple[bytes, Any, int]] = [
-                (b"\x3d", "reward", 4), (b"\x40" + bytes([done]) + b"\x48", "flag", 1),
-                (b"\x50", "id", 10), (b"\x70", "group", 10), (b"\x7d", "group_reward", 4),
-            ]  # fmt: skip
-            if mask_width:
-                fields.append((b"\x5a" + _varint(mask_width), "mask", mask_width))
-            fields += [(head, k, size) for k, (head, size, _) in enumerate(self.observations)]
-            body = sum(len(head) + size for head, _, size in fields)
-            template, at = bytearray(b"\x0a" + _varint(body)), {}
-            for head, value, size in fields:
-                template += head
-                at[value] = slice(len(template), len(template) + size)
-                template += bytes(size)
-            self._layouts[key] = (np.frombuffer(bytes(template), np.uint8), at)
-        return self._layouts[key]
 
 
 _STATUS_200 = b"\x0a\x03\x08\xc8\x01"  # UnityMessageProto.header = {status: 200}
