@@ -30,14 +30,13 @@ class RouteUnavailable(Exception):
 
 @dataclass
 class Route:
-    """A prepared way to step ``n`` agents: ``step(i)`` steps with the i-th pre-sampled
-    action batch and, with ``counts_agents``, returns how many agents it stepped."""
+    """A prepared way to step ``n`` agents: ``step(i)`` steps with the i-th action batch."""
 
     name: str
     n: int
     step: Callable[[int], Any]
     close: Callable[[], Any] = lambda: None
-    counts_agents: bool = False
+    counts_agents: bool = False  # step(i) returns how many agents it stepped
 
 
 @dataclass
@@ -55,8 +54,7 @@ class Measurement:
 
 @dataclass(frozen=True)
 class Budget:
-    """How long to measure: a warm-up (capped in time) calibrates the steps of each of the
-    ``runs`` timed runs to ``seconds_per_run``; the median run is reported."""
+    """How long to measure: a warm-up calibrates each of ``runs`` runs to ``seconds_per_run``."""
 
     warmup_steps: int = 20
     warmup_seconds: float = 0.5
@@ -192,8 +190,7 @@ def finish(
     where: str = "",
     **payload: Any,
 ) -> None:
-    """Writes the run (machine, ``payload``, clock, budget, results, seconds since ``began``)
-    as JSON to ``path``; prints the closing line, the 1-min load average included."""
+    """Writes the run as JSON to ``path`` (if given); prints the closing line."""
     start = machine["load_average_1min"]
     end = machine["load_average_1min_end"] = machine_info()["load_average_1min"]
     elapsed = time.perf_counter() - began

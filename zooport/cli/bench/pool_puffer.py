@@ -14,8 +14,7 @@ from zooport.envs.base_env import ActionTuple
 
 
 class CorePufferEnv(pufferlib.PufferEnv):
-    """``make(n, seed)``'s core (one behaviour, one vector observation, continuous actions,
-    no episode end) as a native PufferEnv of ``n`` agents."""
+    """``make(n, seed)``'s endless one-behaviour, one-observation core as a native PufferEnv."""
 
     def __init__(
         self, make: Callable[[int, int], Any], n: int = 64, seed: int = 0, buf: Any = None

@@ -45,9 +45,8 @@ ROUTE_NAMES = tuple(dict.fromkeys(VECTOR_ROUTES + MULTI_AGENT_ROUTES))
 @dataclass(frozen=True)
 class EnvCase:
     """An environment to benchmark: ``make(n_agents, seed)`` (picklable) returns a fresh core
-    whose ``behavior`` is stepped. ``every_agent_acts``: no episode ends, so the multi-agent
-    routes count all N agents, as raw does. The pool routes run ``workers`` cores; the process
-    peers at most ``peers`` one-agent envs."""
+    whose ``behavior`` is stepped; ``every_agent_acts``: no episode ends. The pool routes run
+    ``workers`` cores, the process peers at most ``peers`` one-agent envs."""
 
     name: str
     behavior: str
@@ -88,7 +87,6 @@ def _pool(case: EnvCase, n: int, seed: int, slow_last: bool = False, **options: 
 
 
 def _adapter(cls: str, case: EnvCase, n: int, seed: int, pool: bool = False, **options: Any) -> Any:
-    """zooport's adapter ``cls`` over one core or (``pool``) a CorePool of the case's cores."""
     adapter = getattr(importlib.import_module("zooport.adapters"), cls)
     core, agents = (_pool if pool else _core)(case, n, seed)
     behavior = [case.behavior] if cls in ("BehaviorVectorEnv", "SB3VecEnv") else []
@@ -143,7 +141,6 @@ def _pipe_worker(connection: Any, make: Callable[[int, int], Any], n: int, seed:
 
 
 def _puffer(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
-    """PufferLib's Multiprocessing of K native PufferEnvs over the case's (endless) core."""
     try:
         from pufferlib import vector  # type: ignore[import-not-found, import-untyped, unused-ignore]
 
@@ -191,7 +188,6 @@ def _raw(build: Build, name: str, case: EnvCase, n: int, seed: int, counts: bool
 
 
 def _each(name: str, case: EnvCase, n: int, seed: int) -> Route:
-    """The case's cores' raw APIs one after another in this process."""
     cores = [case.make(n, seed + i) for i in range(case.workers)]
     for i, core in enumerate(cores):
         core.reset(seed=seed + i)

@@ -60,8 +60,7 @@ QUICK = Budget(warmup_steps=4, warmup_seconds=0.05, runs=3, seconds_per_run=0.01
 def _values(
     results: list[Measurement], columns: Sequence[Column], envs: Collection[str] | None = None
 ) -> list[dict[str, Any]]:
-    """Per (env, N): its env, N and each column's value; None where a route is missing or
-    (``envs``) the env is not one of them."""
+    """Per (env, N): its env, N and each column's value (None outside ``envs``)."""
     return [
         {"env": env, "n": n}
         | {c.column: c.of(row) if envs is None or env in envs else None for c in columns}
@@ -75,8 +74,7 @@ def _table(
     columns: Sequence[Column],
     envs: Collection[str] | None = None,
 ) -> list[str]:
-    """Markdown lines: the measured ``routes``, then the ``columns`` that have a value, for
-    the (env, N) cases that measured one of its routes besides raw."""
+    """Markdown lines: the measured ``routes``, then the ``columns`` that have a value."""
     table = harness.rates(results)
     values = {(v["env"], v["n"]): v for v in _values(results, columns, envs)}
     shown = [r for r in routes if any(r in row for row in table.values())]
@@ -94,8 +92,7 @@ def _table(
 def markdown(
     results: list[Measurement], routes: Sequence[str], every_agent_acts: Collection[str] = ()
 ) -> str:
-    """The vector table, then the multi-agent table (each where it has routes), ratios and
-    costs marked at N=64 and N=1024 with their targets."""
+    """The vector table, then the multi-agent table (each where it has routes), and notes."""
     measured = {m.route for m in results if m.agent_steps_per_s} - {"raw"}
     vector = [r for r in routes if r in VECTOR_ROUTES]
     multi = [r for r in routes if r in MULTI_AGENT_ROUTES]
