@@ -10,25 +10,18 @@ import time
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from zooport.cli.bench import harness
+from zooport.cli.bench import harness, routes
 from zooport.cli.bench.harness import Budget, Column, Measurement, measure_case, over, rate_text
-from zooport.cli.bench.routes import (
-    MULTI_AGENT_ROUTES,
-    ROUTE_NAMES,
-    VECTOR_ROUTES,
-    EnvCase,
-    route_builders,
-    trivial,
-)
+from zooport.cli.bench.routes import MULTI_AGENT_ROUTES, ROUTE_NAMES, VECTOR_ROUTES, EnvCase
 from zooport.cli.common import markdown_table
 from zooport.envs.builtin.ball_balance import BallBalance
 
-_ENDLESS = functools.partial(trivial, terminate=False)
+_ENDLESS = functools.partial(routes.trivial, terminate=False)
 ENVS = {
     "BallBalance": EnvCase(
         "BallBalance", "BallBalance", lambda n, s: BallBalance(n_agents=n, seed=s)
     ),
-    "Trivial": EnvCase("Trivial", "Trivial", trivial),
+    "Trivial": EnvCase("Trivial", "Trivial", routes.trivial),
     "TrivialEndless": EnvCase("TrivialEndless", "Trivial", _ENDLESS, MULTI_AGENT_ROUTES, True),
 }
 
@@ -127,10 +120,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     args = parser.parse_args(argv)
     envs = [ENVS[name] for name in (args.envs or ENVS)]
-    routes = tuple(args.routes or ROUTE_NAMES)
+    names = tuple(args.routes or ROUTE_NAMES)
     budget = QUICK if args.quick else Budget()
     counts = args.n or ([1, 16] if args.quick else [1, 64, 1024])
-    cases = [(env, n, route_builders(env, n, names=routes)) for env in envs for n in counts]
+    cases = [(env, n, routes.route_builders(env, n, names=names)) for env in envs for n in counts]
     total = sum(len(builders) for *_, builders in cases)
     seconds = total * (budget.warmup_seconds + budget.runs * budget.seconds_per_run)
     machine, began = harness.machine_info(), time.perf_counter()
@@ -147,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         for m in measure_case(env.name, n, builders, budget, harness.log, clock)
     ]
     endless = [env.name for env in envs if env.every_agent_acts]
-    print(markdown(results, routes, endless))
+    print(markdown(results, names, endless))
     harness.finish(
         machine, args.json, began, results, budget, args.clock, where=" in one process",
         ratios=_values(results, RATIOS), multi_agent=_values(results, DERIVED, endless),
