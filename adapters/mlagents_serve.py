@@ -140,9 +140,8 @@ def _answer(
     """Runs one RESET or STEP command; returns the ``UnityMessageProto`` answering it."""
     if rl_input.side_channel:
         for channel_id, payload in _parse_frames(rl_input.side_channel):
-            relay = relays.get(channel_id)
-            if relay is not None:  # as Unity, ignore channels nobody registered
-                relay.message_queue.append(payload)
+            if channel_id in relays:  # as Unity, ignore channels nobody registered
+                relays[channel_id].message_queue.append(payload)
     if rl_input.command == _RESET:
         core.reset()
     else:
@@ -263,26 +262,23 @@ class _Behavior:
             if self.cores > 1:  # a Unity scene's group ids are unique across its areas
                 core = np.asarray(steps.agent_id, np.int64) % self.cores  # pool id a * K + i
                 groups = np.where(groups > 0, (groups - 1) * self.cores + core + 1, groups)
-            # (bytes before, value): done (field 8) goes before max_step_reached's tag.
-            fields = [
-                (b"\x3d", _raw(steps.reward, "<f4", n)),
-                (b"\x40" + bytes([done]) + b"\x48", _raw(flags, "u1", n)),
-                (b"\x50", _varints(ids)),
-                (b"\x70", _varints(groups)),
-                (b"\x7d", _raw(steps.group_reward, "<f4", n)),
-            ]
+            # A record: its length, then each value after its tag (done, field 8, goes before
+            # max_step_reached's tag); the tags are the same bytes in every row.
+            pieces: list[Any] = [
+                b"\x3d", _raw(steps.reward, "<f4", n), b"\x40" + bytes([done]) + b"\x48",
+                _raw(flags, "u1", n), b"\x50", _varints(ids), b"\x70", _varints(groups),
+                b"\x7d", _raw(steps.group_reward, "<f4", n),
+            ]  # fmt: skip
             if mask is not None and sum(m.shape[1] for m in mask):
                 masks = _raw(np.concatenate(mask, axis=1), "u1", n)
-                fields.append((b"\x5a" + _varint(masks.shape[1]), masks))
+                pieces += [b"\x5a" + _varint(masks.shape[1]), masks]
             for (head, size, image), o in zip(self.observations, steps.obs, strict=True):
                 o = np.moveaxis(np.asarray(o), 3, 1) if image else o
-                fields.append((head, _raw(o, "<f4", n).reshape(n, size)))
-            # Each record: its length, then each value after its tag (broadcast to every row).
-            body = sum(len(head) + value.shape[1] for head, value in fields)
-            pieces = [np.frombuffer(b"\x0a" + _varint(body), np.uint8)]
-            for head, value in fields:
-                pieces += [np.frombuffer(head, np.uint8), value]
-            records, at = np.empty((n, sum(p.shape[-1] for p in pieces)), np.uint8), 0
+                pieces += [head, _raw(o, "<f4", n).reshape(n, size)]
+            pieces = [np.frombuffer(p, np.uint8) if isinstance(p, bytes) else p for p in pieces]
+            body = sum(p.shape[-1] for p in pieces)
+            pieces.insert(0, np.frombuffer(b"\x0a" + _varint(body), np.uint8))
+            records, at = np.empty((n, body + pieces[0].size), np.uint8), 0
             for piece in pieces:
                 records[:, at : at + piece.shape[-1]] = piece
                 at += piece.shape[-1]

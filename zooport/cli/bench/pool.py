@@ -105,11 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     if k < 1:
         parser.error(f"--workers takes a positive int, got {k}")
     counts = args.n or ([4] if args.quick else [64, 1024])
-    budget = (
-        Budget(warmup_steps=3, warmup_seconds=0.05, runs=3, seconds_per_run=0.02, min_steps=2)
-        if args.quick
-        else Budget(warmup_steps=20, warmup_seconds=1.0, runs=5, seconds_per_run=0.5)
-    )
+    quick = Budget(warmup_steps=3, warmup_seconds=0.05, runs=3, seconds_per_run=0.02, min_steps=2)
+    budget = quick if args.quick else Budget(warmup_seconds=1.0, seconds_per_run=0.5)
     peers = 2 if args.quick else args.peer_envs
     cases = [(EnvCase("scaling", "Costly", costly, COLUMNS, workers=k, peers=peers), counts)]
     for cost in PUFFER_COSTS:
