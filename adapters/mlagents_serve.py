@@ -44,12 +44,7 @@ class _Stop(Exception):
 
 
 def relay_channels() -> list[RelayChannel]:
-    """The side channels to build a served core with: a relay per channel the trainer uses.
-
-    Example:
-        >>> [str(c.channel_id)[:8] for c in relay_channels()]
-        ['e951342c', '534c891e', 'a1d8f7b7', '60ccf7d0']
-    """
+    """The side channels to build a served core with: a relay per channel the trainer uses."""
     return [RelayChannel(channel_id) for channel_id in _CHANNEL_IDS]
 
 
@@ -78,9 +73,7 @@ def serve_mlagents(
 
     pb: Any = _mlagents_wire_pb2
     relays = {channel.channel_id: channel for channel in side_channels}
-    # A CorePool's K cores are K training areas: core i's group g > 0 goes out as group
-    # (g - 1) * K + i + 1, so each core's groups have their own wire ids (0: none).
-    cores = core.num_cores if isinstance(core, CorePool) else 1
+    cores = core.num_cores if isinstance(core, CorePool) else 1  # K training areas
     behaviors = [_Behavior(b, spec, pb, cores) for b, spec in core.behavior_specs.items()]
     # UnityRLInitializationOutputProto: name, communication_version, package_version, and
     # capabilities (fields 1, 4-7 true: base RL, hybrid actions, training analytics,
@@ -259,7 +252,8 @@ class _Behavior:
                 self.live.update(dict.fromkeys(wire))
                 flags, mask = np.zeros(n, bool), steps.action_mask
             groups = np.asarray(steps.group_id, np.int64)
-            if self.cores > 1:  # a Unity scene's group ids are unique across its areas
+            if self.cores > 1:  # group g > 0 of core i goes out as (g - 1) * K + i + 1, as a
+                # Unity scene's group ids are unique across its areas (0: none)
                 core = np.asarray(steps.agent_id, np.int64) % self.cores  # pool id a * K + i
                 groups = np.where(groups > 0, (groups - 1) * self.cores + core + 1, groups)
             # A record: its length, then each value after its tag (done, field 8, goes before
