@@ -10,7 +10,7 @@ import time
 
 from zooport.cli.bench import harness
 from zooport.cli.bench.harness import Budget, Column, Measurement, measure_case, over, rate_text
-from zooport.cli.bench.routes import EnvCase, costly, route_builders, trivial
+from zooport.cli.bench.routes import EnvCase, costly, endless, route_builders
 from zooport.cli.common import markdown_table
 
 #: The scaling table's routes.
@@ -114,7 +114,6 @@ def main(argv: list[str] | None = None) -> int:
         cases.append((EnvCase(f"puffer {cost:g} us", "Costly", make, PUFFER, workers=k), counts))
     if k >= 2:
         cases.append((EnvCase("slow core", "Costly", costly, SLOW, workers=k), counts[:1]))
-    endless = functools.partial(trivial, terminate=False)
     cases.append((EnvCase("overhead", "Trivial", endless, ("Trivial", *OVERHEAD)), [64]))
     machine, began = harness.machine_info(), time.perf_counter()
     results = [

@@ -28,7 +28,7 @@ from zooport.envs.core_pool import CorePool
 
 __all__ = [
     "ACTION_BATCHES", "MULTI_AGENT_ROUTES", "ROUTES", "ROUTE_NAMES", "VECTOR_ROUTES", "EnvCase",
-    "costly", "route_builders", "trivial",
+    "costly", "endless", "route_builders", "trivial",
 ]  # fmt: skip
 
 #: Pre-sampled action batches per route (cycled through).
@@ -57,8 +57,8 @@ class EnvCase:
     peers: int | None = None
 
 
-#: ``EnvCase.make`` s that pickle: ``(n_agents, seed, **options)``.
-trivial, costly = TrivialCore, CostlyCore
+#: ``EnvCase.make`` s that pickle: ``(n_agents, seed, **options)``; ``endless``: no episode ends.
+trivial, costly, endless = TrivialCore, CostlyCore, partial(TrivialCore, terminate=False)
 
 
 def _actions(case: EnvCase, n: int, seed: int, *, raw: bool = False) -> list[Any]:

@@ -4,7 +4,6 @@ costs with their targets, in two markdown tables (``benchmarks/README.md``)."""
 
 from __future__ import annotations
 
-import functools
 import sys
 import time
 from collections.abc import Collection, Sequence
@@ -16,13 +15,13 @@ from zooport.cli.bench.routes import MULTI_AGENT_ROUTES, ROUTE_NAMES, VECTOR_ROU
 from zooport.cli.common import markdown_table
 from zooport.envs.builtin.ball_balance import BallBalance
 
-_ENDLESS = functools.partial(routes.trivial, terminate=False)
 ENVS = {
-    "BallBalance": EnvCase(
-        "BallBalance", "BallBalance", lambda n, s: BallBalance(n_agents=n, seed=s)
-    ),
-    "Trivial": EnvCase("Trivial", "Trivial", routes.trivial),
-    "TrivialEndless": EnvCase("TrivialEndless", "Trivial", _ENDLESS, MULTI_AGENT_ROUTES, True),
+    case.name: case
+    for case in (
+        EnvCase("BallBalance", "BallBalance", lambda n, s: BallBalance(n_agents=n, seed=s)),
+        EnvCase("Trivial", "Trivial", routes.trivial),
+        EnvCase("TrivialEndless", "Trivial", routes.endless, MULTI_AGENT_ROUTES, True),
+    )
 }
 
 #: The vector table's ratios, with their targets at N=64 and N=1024.
