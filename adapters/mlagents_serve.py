@@ -193,6 +193,9 @@ class _Behavior:
         self.live: dict[int, None] = {}  # wire ids of agents in an episode, in order seen
         self.to_wire: dict[int, int] | None = None  # core id -> wire id; None: the same
         self.top = -1  # the highest wire id sent so far
+        # Per record layout: its bytes with the tags in place, and where each value goes (a
+        # fast path: building them each step costs about 4% of an answered step at N=64).
+        self.layouts: dict[tuple[bool, int], tuple[np.ndarray, list[slice]]] = {}
 
     def set_actions(self, core: BaseEnvLike, agent_actions: Any) -> None:
         n = len(self.decision_ids)
@@ -263,19 +266,27 @@ class _Behavior:
                 _raw(flags, "u1", n), b"\x50", _varints(ids), b"\x70", _varints(groups),
                 b"\x7d", _raw(steps.group_reward, "<f4", n),
             ]  # fmt: skip
-            if mask is not None and sum(m.shape[1] for m in mask):
-                masks = _raw(np.concatenate(mask, axis=1), "u1", n)
-                pieces += [b"\x5a" + _varint(masks.shape[1]), masks]
+            width = 0 if mask is None else sum(m.shape[1] for m in mask)
+            if width:
+                pieces += [b"\x5a" + _varint(width), _raw(np.concatenate(mask, axis=1), "u1", n)]
             for (head, size, image), o in zip(self.observations, steps.obs, strict=True):
                 o = np.moveaxis(np.asarray(o), 3, 1) if image else o
                 pieces += [head, _raw(o, "<f4", n).reshape(n, size)]
-            pieces = [np.frombuffer(p, np.uint8) if isinstance(p, bytes) else p for p in pieces]
-            body = sum(p.shape[-1] for p in pieces)
-            pieces.insert(0, np.frombuffer(b"\x0a" + _varint(body), np.uint8))
-            records, at = np.empty((n, body + pieces[0].size), np.uint8), 0
-            for piece in pieces:
-                records[:, at : at + piece.shape[-1]] = piece
-                at += piece.shape[-1]
+            values = pieces[1::2]
+            if (done, width) not in self.layouts:
+                heads = pieces[::2]
+                body = sum(map(len, heads)) + sum(value.shape[1] for value in values)
+                row, slots = bytearray(b"\x0a" + _varint(body)), []
+                for head, value in zip(heads, values, strict=True):
+                    row += head
+                    slots.append(slice(len(row), len(row) + value.shape[1]))
+                    row += bytes(value.shape[1])
+                self.layouts[done, width] = (np.frombuffer(bytes(row), np.uint8), slots)
+            template, slots = self.layouts[done, width]
+            records = np.empty((n, template.size), np.uint8)
+            records[:] = template
+            for at, value in zip(slots, values, strict=True):
+                records[:, at] = value
             out += records.tobytes()
         return out
 
