@@ -267,7 +267,7 @@ class _Behavior:
                 b"\x7d", _raw(steps.group_reward, "<f4", n),
             ]  # fmt: skip
             width = 0 if mask is None else sum(m.shape[1] for m in mask)
-            if width:
+            if mask is not None and width:
                 pieces += [b"\x5a" + _varint(width), _raw(np.concatenate(mask, axis=1), "u1", n)]
             for (head, size, image), o in zip(self.observations, steps.obs, strict=True):
                 o = np.moveaxis(np.asarray(o), 3, 1) if image else o
