@@ -193,11 +193,17 @@ test-floor: $(FLOOR_STAMP)
 
 # adapters/_mlagents_wire_pb2.py from adapters/_mlagents_wire.proto (ML-Agents' wire format),
 # in a throwaway venv: grpcio-tools 1.85.1 bundles protoc 7.35.1 (the mlagents extra's floor).
-# The module checked in keeps of protoc's output the DESCRIPTOR line and the builder call.
+# Of protoc's output the module keeps the DESCRIPTOR line (the rest of protoc's file serves only
+# CopyToProto and a runtime-version check); its header and builder call stay as checked in.
 proto:
 	test -x build/proto-venv/bin/python || $(PYTHON) -m venv build/proto-venv
 	build/proto-venv/bin/python -m pip install -q grpcio-tools==1.85.1
-	cd adapters && ../build/proto-venv/bin/python -m grpc_tools.protoc -I. --python_out=. _mlagents_wire.proto
+	mkdir -p build/proto-out
+	cd adapters && ../build/proto-venv/bin/python -m grpc_tools.protoc -I. --python_out=../build/proto-out _mlagents_wire.proto
+	{ sed '/^DESCRIPTOR = /,$$d' adapters/_mlagents_wire_pb2.py; \
+	  grep '^DESCRIPTOR = ' build/proto-out/_mlagents_wire_pb2.py | sed 's/_descriptor_pool\./descriptor_pool./'; \
+	  echo; tail -n 1 adapters/_mlagents_wire_pb2.py; } > build/proto-out/module.py
+	mv build/proto-out/module.py adapters/_mlagents_wire_pb2.py
 
 clean:
 	rm -rf $(VENV) $(MLAGENTS_VENV) $(MLAGENTS_LEARN_VENV) $(RLLIB_VENV) $(CONSUMERS_VENV) $(BENCHMARL_VENV) $(FLOOR_VENV) \
