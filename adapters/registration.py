@@ -263,8 +263,7 @@ def build_pool(
     """A core of ``env_id`` or ``factory``, or ``workers`` cores in a CorePool (core ``i`` with
     ``core_options[i]`` and ``seed + i``), and the ``options`` named in ``adapter_options``."""
     from zooport.envs.arguments import check_int
-    from zooport.envs.core_pool import CorePool, registry_core
-    from zooport.envs.pool_options import check_pool_options
+    from zooport.envs.core_pool import CorePool, check_pool_options, registry_core
 
     pool_kwargs = check_pool_options(pool_options, workers)
     if (env_id is None) == (factory is None):

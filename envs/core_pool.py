@@ -5,29 +5,35 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import multiprocessing
 import os
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from zooport import errors
-from zooport.envs import pool_options, pool_shared_memory as shm
+from zooport.envs import pool_shared_memory as shm
 from zooport.envs.actions import ActionTuple
-from zooport.envs.arguments import check_int, check_seed
+from zooport.envs.arguments import check_bool, check_float, check_int, check_seed
 from zooport.envs.base_env import BaseEnv
 from zooport.envs.pool_handles import Workers
-from zooport.envs.pool_options import registry_core, unity_instance
 from zooport.envs.pool_shared_memory import Rows, gather, scatter, scatter_one
-from zooport.envs.pool_worker import PoolChannels
+from zooport.envs.pool_worker import PoolChannels, registry_core, unity_instance
 from zooport.envs.side_channel.side_channel import SideChannel
 from zooport.envs.specs import AgentId, BehaviorMapping, BehaviorName, BehaviorSpec
 from zooport.envs.step_guard import StepGuard
 from zooport.envs.steps import DecisionSteps, TerminalSteps, decision_row
-from zooport.errors import CorePoolError
+from zooport.errors import ArgumentError, ArgumentTypeError, CorePoolError
 
-__all__ = ["CorePool", "registry_core", "unity_instance"]
+__all__ = ["CorePool", "POOL_OPTIONS", "check_pool_options", "registry_core", "unity_instance"]
+
+#: The ``CorePool`` keywords a ``pool_options={...}`` may hold (``make``, ``make_vec``, the CLI).
+POOL_OPTIONS = (
+    "mode", "min_ready", "local_core", "core_side_channels", "timeout", "start_method", "spin",
+    "side_channel_bytes",
+)  # fmt: skip
 
 #: This process's id, kept current across os.fork() (a pool compares it on every call).
 _PID = [os.getpid()]
@@ -38,6 +44,26 @@ def _shutdown(workers: Workers, owner: int) -> None:  # a pool that was not clos
     if _PID[0] == owner:  # in a fork of the pool's process, the workers are its parent's
         with contextlib.suppress(Exception):  # nobody is left to tell: the pool is gone
             workers.close()
+
+
+def check_pool_options(pool_options: Any, workers: Any) -> dict[str, Any]:
+    """``pool_options`` as CorePool keywords: a mapping of :data:`POOL_OPTIONS`, with workers."""
+    if pool_options is not None and not isinstance(pool_options, Mapping):
+        raise ArgumentTypeError(
+            f"Expect pool_options to be a mapping of CorePool arguments {list(POOL_OPTIONS)}, "
+            f"actually: {type(pool_options).__name__} {pool_options!r}"
+        )
+    options = dict(pool_options or {})
+    if unknown := [key for key in options if key not in POOL_OPTIONS]:
+        raise ArgumentTypeError(
+            f"Expect pool_options keys among {list(POOL_OPTIONS)}, actually: {unknown}"
+        )
+    if workers is None and options:
+        raise ArgumentError(
+            f"pool_options={options!r} are CorePool arguments, and no pool is built without "
+            "workers=K: pass workers too, or leave pool_options out"
+        )
+    return options
 
 
 class CorePool(BaseEnv):
@@ -86,11 +112,44 @@ class CorePool(BaseEnv):
         spin: float = 0.001,
         side_channel_bytes: int = 1 << 16,
     ) -> None:
-        factories = pool_options.check_factories(core_fns)
-        k = self.num_cores = len(factories)
-        self.mode, self.min_ready, local, timeout, spin, side_bytes = pool_options.check_options(
-            k, mode, min_ready, local_core, timeout, start_method, spin, side_channel_bytes
-        )
+        if isinstance(core_fns, (str, bytes)) or not isinstance(core_fns, Sequence):
+            raise ArgumentTypeError(
+                f"Expect core_fns to be a sequence of core factories, actually: "
+                f"{type(core_fns).__name__}"
+            )
+        if not core_fns:
+            raise ArgumentError("Expect core_fns to hold at least one core factory, actually: []")
+        for i, factory in enumerate(core_fns):
+            if isinstance(factory, BaseEnv) or not callable(factory):
+                raise ArgumentTypeError(
+                    f"Expect core_fns[{i}] to be a callable that builds a core (a class, a "
+                    f"function, functools.partial), actually: {type(factory).__name__}"
+                )
+        k = self.num_cores = len(core_fns)
+        # spawn and forkserver start a fresh interpreter; fork would copy our threads and locks.
+        for name, value, valid in (
+            ("mode", mode, ("sync", "async")),
+            ("start_method", start_method, ("spawn", "forkserver")),
+        ):
+            if value not in valid:
+                raise ArgumentError(
+                    f"Expect {name} to be one of {list(valid)}, actually: {value!r}"
+                )
+        if start_method not in multiprocessing.get_all_start_methods():
+            raise ArgumentError(f"start_method {start_method!r} is not available on this platform")
+        sync, seconds = mode == "sync", "a number of seconds"
+        if min_ready is not None and check_int(min_ready, "min_ready", 1, maximum=k) != k and sync:
+            raise ArgumentError(
+                f"Expect min_ready to be None or {k} (every core) in sync mode, actually: "
+                f"{min_ready}; pass mode='async' to return before every core has answered"
+            )
+        self.mode, self.min_ready = mode, int(min_ready or (k if sync else 1))
+        local = sync if local_core is None else check_bool(local_core, "local_core")
+        if timeout is not None:
+            timeout = check_float(timeout, "timeout", above=0, kind=seconds)
+        # Spinning longer than a second would hold a CPU for nothing.
+        spin = check_float(spin, "spin", above=0, below=1.0, at_least=True, kind=seconds)
+        side_bytes = check_int(side_channel_bytes, "side_channel_bytes", 0)
         self._channels = PoolChannels(side_channels, core_side_channels, k)
         # _live: reset, open and healthy (the one check a call makes on its fast path).
         self.closed = self._was_reset = self._live = False
@@ -99,7 +158,7 @@ class CorePool(BaseEnv):
         self._state_space: Any = None
         self._owner = os.getpid()
         self._guard = StepGuard("CorePool")  # refuses a call made while a step runs
-        self._workers = Workers(factories, self._channels, local, self.mode, self.min_ready,
+        self._workers = Workers(list(core_fns), self._channels, local, self.mode, self.min_ready,
                                 start_method, spin, side_bytes, timeout)  # fmt: skip
         self._finalizer = weakref.finalize(self, _shutdown, self._workers, self._owner)
         self._descriptions = self._workers.descriptions.values()  # in core order

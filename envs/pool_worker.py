@@ -4,6 +4,7 @@ or core 0 in the pool's process), and the side channels, relayed as raw bytes to
 from __future__ import annotations
 
 import contextlib
+import importlib
 import math
 import os
 import pickle
@@ -13,13 +14,13 @@ import threading
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from zooport.envs import pool_shared_memory as shm
-from zooport.envs.base_env import ActionTuple, BaseEnv, BehaviorSpec
+from zooport.envs.base_env import ActionTuple, BaseEnv, BaseEnvLike, BehaviorSpec
 from zooport.envs.batched_env import BatchedEnv, builds_own_steps
 from zooport.envs.capabilities import has_action_masks
 from zooport.envs.compat import _convert_behavior, as_base_env
@@ -31,7 +32,7 @@ from zooport.envs.steps import check_agent_ids
 from zooport.errors import ArgumentError, CorePoolError, SpecError
 
 __all__ = ["CoreRunner", "PoolChannels", "run_worker", "pickle_factory", "core_description",
-           "describe_exception"]  # fmt: skip
+           "describe_exception", "registry_core", "unity_instance"]  # fmt: skip
 
 #: How often a worker looks for the pool's process, and how long it then has to close (s).
 PARENT_CHECK, PARENT_GRACE = 0.25, 3.0
@@ -95,6 +96,25 @@ class PoolChannels:
                         error = error or exc
         if error is not None:
             raise error
+
+
+def registry_core(env_id: str, **kwargs: Any) -> BaseEnv:
+    """``default_registry[env_id].make(**kwargs)``: a factory with ``functools.partial``."""
+    from zooport.envs.registry import default_registry
+
+    return default_registry.make(env_id, **kwargs)
+
+
+def unity_instance(
+    environment_class: str | type, kwargs: Mapping[str, Any], side_channels: Any = None
+) -> BaseEnvLike:
+    """``environment_class(**kwargs, side_channels=...)``; a ``"module:attr"`` class is imported
+    here, in the worker, so the pool's process need not import mlagents_envs."""
+    if isinstance(environment_class, str):
+        module, _, attr = environment_class.partition(":")
+        environment_class = getattr(importlib.import_module(module), attr)
+    extra = {} if side_channels is None else {"side_channels": side_channels}
+    return environment_class(**kwargs, **extra)  # type: ignore[operator]  # a class or a "module:attr" one
 
 
 def pickle_factory(factory: Callable[..., Any], index: int) -> bytes:

@@ -17,8 +17,7 @@ import pytest
 
 from zooport.envs.base_env import ActionTuple
 from zooport.envs.builtin.ball_balance import BallBalance
-from zooport.envs.core_pool import CorePool
-from zooport.envs.pool_options import POOL_OPTIONS, check_pool_options
+from zooport.envs.core_pool import POOL_OPTIONS, CorePool, check_pool_options
 from zooport.errors import (
     ArgumentError,
     ArgumentTypeError,
