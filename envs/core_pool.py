@@ -19,7 +19,7 @@ from zooport.envs.actions import ActionTuple
 from zooport.envs.arguments import check_bool, check_float, check_int, check_seed
 from zooport.envs.base_env import BaseEnv
 from zooport.envs.pool_handles import Workers
-from zooport.envs.pool_shared_memory import Rows, gather, scatter, scatter_one
+from zooport.envs.pool_shared_memory import gather
 from zooport.envs.pool_worker import PoolChannels, registry_core, unity_instance
 from zooport.envs.side_channel.side_channel import SideChannel
 from zooport.envs.specs import AgentId, BehaviorMapping, BehaviorName, BehaviorSpec
@@ -67,35 +67,9 @@ def check_pool_options(pool_options: Any, workers: Any) -> dict[str, Any]:
 
 
 class CorePool(BaseEnv):
-    """K cores in worker processes as one ``BaseEnv``.
+    """K cores, each built by a picklable factory in a worker process, as one ``BaseEnv``.
 
-    Args:
-        core_fns: one picklable zero-argument factory per core, returning a BaseEnv (called
-            with ``side_channels=[...]`` when the pool has channels for that core).
-        mode: ``"sync"`` (every step steps every core) or ``"async"`` (a step returns once
-            ``min_ready`` cores answered, default 1; the others' agents have no decision).
-        local_core: step core 0 in this process (default: in sync mode only).
-        side_channels: channels of every core.
-        core_side_channels: one list of channels (or None) per core.
-        timeout: seconds a worker may take to start or answer before it counts as hung.
-        start_method: ``"spawn"`` or ``"forkserver"`` (a script needs the ``__main__`` guard).
-        spin: seconds the pool and each worker spin before they block (0 <= spin < 1).
-        side_channel_bytes: each core's side-channel areas; larger messages use the pipe.
-
-    Example:
-        >>> from zooport.envs.builtin.ball_balance import BallBalance
-        >>> pool = CorePool([functools.partial(BallBalance, n_agents=2) for _ in range(2)])
-        >>> pool.reset(seed=0)  # core 0 gets seed 0, core 1 seed 1
-        >>> decision, terminal = pool.get_steps("BallBalance")
-        >>> decision.agent_id.tolist()  # core 0's agents 0 and 1, then core 1's
-        [0, 2, 1, 3]
-        >>> pool.core_of(3)  # (core index, that core's own id)
-        (1, 1)
-        >>> pool.set_actions("BallBalance", ActionTuple(np.zeros((4, 2), np.float32)))
-        >>> pool.step()
-        >>> pool.get_steps("BallBalance")[0].reward.tolist()
-        [0.10000000149011612, 0.10000000149011612, 0.10000000149011612, 0.10000000149011612]
-        >>> pool.close()
+    Its arguments and what each does are in the guide, docs/guides/core-pool.md.
     """
 
     def __init__(
@@ -232,7 +206,7 @@ class CorePool(BaseEnv):
             if rows is None:
                 steps = DecisionSteps.empty(spec), TerminalSteps.empty(spec)
             else:
-                steps = gather(rows, spec, self._taken_rows(rows), workers.ready)
+                steps = gather(rows, spec, workers.ready)
             self._steps[behavior_name] = steps
         return steps
 
@@ -245,10 +219,14 @@ class CorePool(BaseEnv):
             workers.alone.set_actions(behavior_name, action)  # it validates as a pool would
             return
         spec, rows = self._spec(behavior_name), workers.rows.get(behavior_name)
-        taken = self._taken_rows(rows) if rows is not None else np.zeros(0, int)
+        taken = rows.decided(workers.ready) if rows is not None else np.zeros(0, int)
         action = spec.action_spec._validate_action(action, len(taken), behavior_name)
         if rows is not None and len(taken):
-            scatter(rows, taken, action, workers.ready)
+            if rows.layout.continuous:
+                rows.continuous[taken] = action.continuous
+            if rows.layout.discrete:
+                rows.discrete[taken] = action.discrete
+            rows.counts[workers.ready & (rows.counts[:, shm.N_DECISION] > 0), shm.ACTIONS_SET] = 1
 
     def set_action_for_agent(
         self, behavior_name: BehaviorName, agent_id: AgentId, action: ActionTuple
@@ -256,12 +234,19 @@ class CorePool(BaseEnv):
         """Sets one agent's action (a batch of one); the others that decided take zeros."""
         self._check_ready("set_action_for_agent")
         action = self._spec(behavior_name).action_spec._validate_action(action, 1, behavior_name)
-        decision = self.get_steps(behavior_name)[0]
-        decision_row(behavior_name, decision, agent_id)  # an agent not in it raises
-        if self._workers.alone is not None:
-            self._workers.alone.set_action_for_agent(behavior_name, agent_id, action)
+        row = decision_row(behavior_name, self.get_steps(behavior_name)[0], agent_id)
+        workers = self._workers
+        if workers.alone is not None:
+            workers.alone.set_action_for_agent(behavior_name, agent_id, action)
             return
-        scatter_one(self._workers.rows[behavior_name], self.core_of(agent_id)[0], agent_id, action)
+        rows, core = workers.rows[behavior_name], self.core_of(agent_id)[0]
+        if not rows.counts[core, shm.ACTIONS_SET]:  # the core's others take zeros
+            start = rows.start[core]
+            end = start + rows.counts[core, shm.N_DECISION]
+            rows.continuous[start:end] = rows.discrete[start:end] = 0
+            rows.counts[core, shm.ACTIONS_SET] = 1
+        row = rows.decided(workers.ready)[row]
+        rows.continuous[row], rows.discrete[row] = action.continuous[0], action.discrete[0]
 
     def close(self) -> None:
         """Closes every core and stops every worker; an interrupted close can be called again."""
@@ -418,9 +403,6 @@ class CorePool(BaseEnv):
         self._check_ready()
         self._run(command)
         return self._workers.answers
-
-    def _taken_rows(self, rows: Rows) -> np.ndarray:  # the rows of this step's decisions
-        return rows.taken(np.where(self._workers.ready, rows.counts[:, shm.N_DECISION], 0))
 
     def _spec(self, name: BehaviorName) -> BehaviorSpec:
         specs = self._workers.specs

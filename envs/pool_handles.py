@@ -37,7 +37,7 @@ class Workers:
     ) -> None:  # fmt: skip
         k = self.k = len(factories)
         self.channels, self.mode, self.min_ready = channels, mode, min_ready
-        self.spin, self.timeout, self.doing, self.in_process = spin, timeout, "start", local
+        self.spin, self.timeout, self.doing = spin, timeout, "start"
         self.every = slice(0, k)  # every core: a slice, so a command is a view
         self.control = Control(k, side_bytes)
         self.words = self.control.words
@@ -79,10 +79,10 @@ class Workers:
                     raise CorePoolError(f"core 0: {why}", 0) from exc
                 self.descriptions[0] = self.local.description
             for i in self.processes:
-                kind, answer = self.receive(i)
-                if kind == "error":
+                answer = self.receive(i)
+                if answer[0] == "error":
                     raise self._raised(i, answer, during="building its core")
-                self.descriptions[i] = answer
+                self.descriptions[i] = answer[1]
             self.doing = "step"
             self.control.memory.unlink()  # every worker has mapped it
             self.specs = BehaviorMapping(dict(self.descriptions[0]["specs"]))
@@ -114,8 +114,8 @@ class Workers:
         self.names = tuple(self.specs)
 
     def label(self, i: int) -> str:
-        pid = getattr(self.processes.get(i), "pid", None)
-        where = "in this process" if i == 0 and self.in_process else f"worker pid {pid}"
+        process = self.processes.get(i)
+        where = "in this process" if process is None else f"worker pid {process.pid}"
         return f"core {i} ({self.descriptions[i]['type']}, {where})"
 
     def run(self, command: int, start: np.ndarray | None = None, seeds: Any = None) -> list[Any]:
@@ -218,7 +218,7 @@ class Workers:
                 try:
                     status, payload = self.local.serve(self.control, self.to_local.popleft)
                 except Exception as exc:
-                    status, payload = shm.FAILED, ("error", pool_worker.describe_exception(exc))
+                    status, payload = shm.FAILED, pool_worker.describe_exception(exc)
                 words[0, shm.STATUS], words[0, shm.DONE] = status, words[0, shm.SEQ]
                 if payload is not None:
                     self.inboxes[0].append(payload)
@@ -272,7 +272,7 @@ class Workers:
         statuses, requests = self.words[which, shm.STATUS], {}
         for i in np.arange(self.k)[which][statuses != 0].tolist() if statuses.any() else ():
             if self.words[i, shm.STATUS] == shm.FAILED:
-                raise self._raised(i, self.receive(i)[1], during=self.doing)
+                raise self._raised(i, self.receive(i), during=self.doing)
             _, requests[i], self.descriptions[i] = self.receive(i)
         return requests
 
@@ -297,10 +297,7 @@ class Workers:
             segments[name] = (rows.memory.name, layout)
         for i in range(self.k):
             self._send(i, segments)
-        asked = np.isin(np.arange(self.k), list(requests))
-        for command, which in ((shm.WRITE, asked), (shm.ATTACH, ~asked)):
-            if which.any():
-                self.command(command, np.flatnonzero(which))
+        self.command(shm.ATTACH, self.every)
         self.wait(self.every)
         for name in grown:
             self.rows[name].memory.unlink()  # every core has mapped it
@@ -338,14 +335,11 @@ class Workers:
             f"{self.label(i)}: the worker process {how} during {self.doing}{hint}", i
         )
 
-    def _raised(self, i: int, info: dict[str, Any], during: str) -> CorePoolError:
-        cause = None
+    def _raised(self, i: int, info: Any, during: str) -> CorePoolError:
+        _, kind, text, pickled = info  # from pool_worker.describe_exception
+        error = CorePoolError(f"{self.label(i)} raised {kind} during {during}: {text}", i)
         with contextlib.suppress(Exception):  # else the message and traceback carry it
-            cause = pickle.loads(info["pickled"]) if info.get("pickled") else None
-        traceback = f"--- the worker's traceback:\n{info['traceback'].rstrip()}"
-        error = CorePoolError(f"{self.label(i)} raised {info['type']} during {during}: "
-                              f"{info['message']}\n{traceback}", i)  # fmt: skip
-        error.__cause__ = cause
+            error.__cause__ = pickle.loads(pickled)
         return error
 
     def _stop(self, i: int) -> None:
@@ -371,7 +365,7 @@ class Workers:
                 if time.monotonic() > deadline:
                     break
             self._drain(i)
-        errors = [self._raised(i, m[1], "close") for i in live for m in self.inboxes[i]
+        errors = [self._raised(i, m, "close") for i in live for m in self.inboxes[i]
                   if m[0] == "error"]  # fmt: skip
         if self.local is not None:
             self.local.release()

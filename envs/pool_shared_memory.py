@@ -10,25 +10,23 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from zooport.envs.actions import ActionTuple
-from zooport.envs.specs import AgentId, BehaviorSpec
+from zooport.envs.specs import BehaviorSpec
 from zooport.envs.steps import DecisionSteps, TerminalSteps
 from zooport.errors import SpecError
 
-__all__ = ["MIN_ROWS", "Control", "BehaviorLayout", "Rows", "pool_ids", "gather",
-           "scatter", "scatter_one"]  # fmt: skip
+__all__ = ["MIN_ROWS", "Control", "BehaviorLayout", "Rows", "pool_ids", "gather"]
 
 #: The fewest rows a core's range gets (a core may spawn agents after its first step).
 MIN_ROWS = 16
 # A core's words: the pool writes SEQ (commands sent), COMMAND, SEED, HAS_SEED and SIDE_IN; the
 # worker writes DONE (commands answered), STATUS, SIDE_OUT and SLEEPING (it blocks on its pipe).
 SEQ, COMMAND, SEED, HAS_SEED, DONE, STATUS, SIDE_IN, SIDE_OUT, SLEEPING = range(9)
-# Commands (ATTACH: map the segments on the pipe; WRITE: that, then write the held steps), and
-# statuses (NEEDS_ROOM: the rows need room, the request is on the pipe; FAILED: so is the error).
-STEP, RESET, RENDER, CLOSE, STATE, WRITE, ATTACH = range(1, 8)
+# Commands (ATTACH: map the segments on the pipe, write the held steps there), and statuses
+# (NEEDS_ROOM: the rows need room, the request is on the pipe; FAILED: so is the error).
+STEP, RESET, RENDER, CLOSE, STATE, ATTACH = range(1, 7)
 OK, NEEDS_ROOM, FAILED = 0, 1, 2
 COMMAND_NAMES = {STEP: "step", RESET: "reset", RENDER: "render", CLOSE: "close",
-                 STATE: "global_state", WRITE: "step", ATTACH: "step"}  # fmt: skip
+                 STATE: "global_state", ATTACH: "step"}  # fmt: skip
 WAITING = 0  # in the pool's row (the last): it blocks on the pipes, so answer there too
 N_DECISION, N_TERMINAL, MASKED, ACTIONS_SET = range(4)  # a segment's count table
 _WORDS = 16
@@ -146,6 +144,9 @@ class Rows:
             self.last = counts.tobytes(), np.flatnonzero(self.row_place < counts[self.row_core])
         return self.last[1]
 
+    def decided(self, ready: np.ndarray) -> np.ndarray:  # the rows of the cores' decisions
+        return self.taken(np.where(ready, self.counts[:, N_DECISION], 0))
+
     def write(self, index: int, k: int, decision: Any, terminal: Any) -> None:
         name, start, masked = self.layout.name, int(self.start[index]), 0
         for kind, batch in (("d", decision), ("t", terminal)):
@@ -206,9 +207,10 @@ def pool_ids(name: str, ids: Any, k: int, index: int, out: np.ndarray | None = N
 
 
 def gather(
-    rows: Rows, spec: BehaviorSpec, taken: np.ndarray, ready: np.ndarray
+    rows: Rows, spec: BehaviorSpec, ready: np.ndarray
 ) -> tuple[DecisionSteps, TerminalSteps]:
-    """The DecisionSteps of the rows ``taken`` and the TerminalSteps of the cores ``ready``."""
+    """The DecisionSteps and the TerminalSteps of the cores ``ready``, in core order."""
+    taken = rows.decided(ready)
     if len(taken):
         mask = None
         if (rows.counts[:, MASKED] * ready).any():  # a core without one: every action open
@@ -229,22 +231,3 @@ def gather(
         rows.t_group[t], rows.t_group_reward[t],
     )  # fmt: skip
     return decision, terminal
-
-
-def scatter(rows: Rows, taken: np.ndarray, action: ActionTuple, ready: np.ndarray) -> None:
-    if rows.layout.continuous:
-        rows.continuous[taken] = action.continuous
-    if rows.layout.discrete:
-        rows.discrete[taken] = action.discrete
-    rows.counts[ready & (rows.counts[:, N_DECISION] > 0), ACTIONS_SET] = 1
-
-
-def scatter_one(rows: Rows, index: int, agent_id: AgentId, action: ActionTuple) -> None:
-    """Writes one agent's validated action; its core's others take zeros unless set already."""
-    start = int(rows.start[index])
-    end = start + int(rows.counts[index, N_DECISION])
-    if not rows.counts[index, ACTIONS_SET]:
-        rows.continuous[start:end] = rows.discrete[start:end] = 0
-        rows.counts[index, ACTIONS_SET] = 1
-    row = start + int(np.flatnonzero(rows.d_id[start:end] == agent_id)[0])
-    rows.continuous[row], rows.discrete[row] = action.continuous[0], action.discrete[0]

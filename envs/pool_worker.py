@@ -156,16 +156,14 @@ def core_description(core: BaseEnv) -> dict[str, Any]:
     }
 
 
-def describe_exception(exc: BaseException) -> dict[str, Any]:
-    pickled: bytes | None = None
+def describe_exception(exc: BaseException) -> tuple[str, str, str, bytes | None]:
+    """``("error", type, message and traceback, the exception pickled or None)``."""
+    pickled = None
     with contextlib.suppress(Exception):  # the pool unpickles it where it can
         pickled = pickle.dumps(exc)
-    return {
-        "type": f"{type(exc).__module__}.{type(exc).__qualname__}".removeprefix("builtins."),
-        "message": str(exc),
-        "traceback": "".join(traceback.format_exception(exc)),
-        "pickled": pickled,
-    }
+    kind = f"{type(exc).__module__}.{type(exc).__qualname__}".removeprefix("builtins.")
+    trace = "".join(traceback.format_exception(exc)).rstrip()
+    return "error", kind, f"{exc}\n--- the worker's traceback:\n{trace}", pickled
 
 
 class CoreRunner:
@@ -180,6 +178,7 @@ class CoreRunner:
         self.index, self.k, self.segments = index, k, dict[str, Rows]()
         self.description = core_description(self.core)
         self.held: dict[str, tuple[Any, Any]] = {}
+        self.owes_side: Any = None  # the room it asked for, until the new segments came
         self._set_actions: Callable[[str, np.ndarray, np.ndarray], None]
         self.trusted = builds_own_steps(self.core)
         if isinstance(self.core, BatchedEnv):  # a zooport core skips the check the pool made
@@ -252,7 +251,7 @@ class CoreRunner:
             except (NotImplementedError, AttributeError) as exc:
                 return shm.OK, ("frame", None, str(exc) or "it has no render()")
             return shm.OK, ("frame", None if frame is None else np.asarray(frame), "")
-        if command in (shm.ATTACH, shm.WRITE):  # new segments: every core maps and fills them
+        if command == shm.ATTACH:  # new segments: every core maps and fills them
             for name, (memory, layout) in message().items():
                 if name in self.segments:
                     self.segments[name].close()
@@ -264,16 +263,17 @@ class CoreRunner:
                     "every core of a pool must agree"
                 )
             self.write()
-            if command == shm.ATTACH:
+            if not self.owes_side:
                 return shm.OK, None  # its side-channel bytes, if any, stay where they are
         else:
             side = control.get(shm.SIDE_IN, i)
             seed = int(words[i, shm.SEED]) if words[i, shm.HAS_SEED] else None
             self.run(command, seed, message() if side is None else side)
-            needs = self.hold()
-            if needs is not None:
+            needs = self.owes_side = self.hold()
+            if needs is not None:  # its side-channel bytes follow the segments
                 return shm.NEEDS_ROOM, ("room", needs, self.description)
             self.write()
+        self.owes_side = None
         side = self.side_out()
         return shm.OK, None if control.put(shm.SIDE_OUT, i, side) else ("side", side)
 
@@ -337,7 +337,7 @@ def run_worker(
                 return
     except Exception as exc:  # the pool reads it on the pipe, while building or on FAILED
         with contextlib.suppress(OSError):  # the pool's process is gone
-            answer(shm.FAILED, ("error", describe_exception(exc)))
+            answer(shm.FAILED, describe_exception(exc))
     finally:
         if runner is not None:
             if int(words[i, shm.COMMAND]) != shm.CLOSE:
