@@ -350,28 +350,23 @@ class Workers:
                 process.join(2.0)
 
     def close(self, broken: bool = False) -> CorePoolError | None:
-        # Returns the first error a core's close() raised.
+        # Returns the first error a core's close() raised, or a worker's death or hang, unless
+        # the pool is broken (its fault was reported): then the workers are only stopped.
         live = [i for i, p in self.processes.items() if p.pid is not None and p.is_alive()]
         live = ([0] if self.local is not None else []) + ([] if broken else live)
-        with contextlib.suppress(CorePoolError):  # a worker gone: stopped below
+        self.timeout, error = min(CLOSE_GRACE, self.timeout or CLOSE_GRACE), None
+        try:
             self.command(shm.CLOSE, live)
-        deadline = time.monotonic() + min(CLOSE_GRACE, self.timeout or CLOSE_GRACE)
-        # Reading while waiting: a worker whose close raised sends the error, and would
-        # block on a message larger than the pipe's buffer if nobody read it.
-        for i in live:
-            while i in self.processes and self.processes[i].is_alive():
-                self._drain(i)
-                self.processes[i].join(SLICE)
-                if time.monotonic() > deadline:
-                    break
-            self._drain(i)
-        errors = [self._raised(i, m, "close") for i in live for m in self.inboxes[i]
-                  if m[0] == "error"]  # fmt: skip
+            self.wait(live)
+            self.requests(live)
+        except CorePoolError as exc:  # the others are stopped below
+            error = exc
         if self.local is not None:
             self.local.release()
             self.local = None
         for i in list(self.processes):  # one at a time: an interrupted close goes on here
             if self.processes[i].pid is not None:
+                self.processes[i].join(1.0 if i in live else 0)  # it answered: it is exiting
                 self._stop(i)
                 self.processes[i].close()
             del self.processes[i]
@@ -384,4 +379,4 @@ class Workers:
             self.control.memory.unlink()
             self.control.close()
             self.closed = True
-        return errors[0] if errors and not broken else None
+        return None if broken else error
