@@ -382,11 +382,11 @@ class CorePool(BaseEnv):
 
     def _run(self, command: int, start: np.ndarray | None = None, seeds: Any = None) -> None:
         self._guard.enter(shm.COMMAND_NAMES[command])
+        self._steps.clear()
         try:
             incoming = self._workers.run(command, start, seeds)
         except BaseException as exc:  # the cores' state is unknown now
             self._guard.abort(exc)
-            self._steps.clear()
             self._live, self._fault = False, exc
             if not isinstance(exc, CorePoolError):
                 name = type(exc).__name__
@@ -394,7 +394,6 @@ class CorePool(BaseEnv):
                 self._fault.__cause__ = exc
             raise
         self._guard.exit()
-        self._steps.clear()
         self._was_reset = self._live = True
         if incoming:  # after the step is published: a channel that raises loses no result
             self._channels.deliver(incoming)

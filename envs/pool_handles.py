@@ -201,9 +201,7 @@ class Workers:
             if not self.control.put(shm.SIDE_IN, i, data):
                 late.append((i, data))
         words[which, shm.COMMAND] = command
-        words[which, shm.HAS_SEED] = seeds is not None
-        if seeds is not None:
-            words[which, shm.SEED] = seeds
+        words[which, shm.SEED] = -1 if seeds is None else seeds  # seeds are >= 0
         words[which, shm.SEQ] += 1
         self.started[which] = time.monotonic()
         self.doing = shm.COMMAND_NAMES[command]
@@ -227,22 +225,20 @@ class Workers:
         return self.words[which, shm.DONE] == self.words[which, shm.SEQ]
 
     def wait(self, which: Any, need: int | None = None) -> None:  # async: need of them
-        if need is None and self.answered(which).all():
+        done = self.answered(which)
+        if need is None:
+            need = done.size
+        if done.sum() >= need:
             return
-
-        def enough() -> bool:
-            done = self.answered(which)
-            return bool(done.all()) if need is None else int(done.sum()) >= need
-
         deadline = time.perf_counter() + self.spin
         while time.perf_counter() < deadline:
-            if enough():
+            if self.answered(which).sum() >= need:
                 return
             _yield()
         indices = [i for i in np.arange(self.k)[which].tolist() if i in self.processes]
         self.words[-1, shm.WAITING] = 1
         try:
-            while not enough():
+            while self.answered(which).sum() < need:
                 waiting = [i for i in indices if self.words[i, shm.DONE] != self.words[i, shm.SEQ]]
                 handles = [self.connections[i] for i in waiting]
                 mp_connection.wait(handles + [self.processes[i].sentinel for i in waiting], SLICE)
@@ -290,8 +286,7 @@ class Workers:
                 grown[name] = layout.grown(i, count, observations if count else layout.observations)
         segments = {}
         for name, layout in grown.items():
-            if name in self.rows:
-                self.rows[name].memory.unlink()  # the cores keep their mappings till then
+            if name in self.rows:  # (unlinked once every core had mapped it)
                 self.rows[name].close()
             self.rows[name] = rows = Rows(layout)
             segments[name] = (rows.memory.name, layout)
@@ -317,7 +312,6 @@ class Workers:
         try:
             self.connections[i].send(message)
         except OSError:  # BrokenPipeError: the worker is gone
-            self.processes[i].join(SLICE)
             raise self._died(i) from None
 
     def _died(self, i: int) -> CorePoolError:

@@ -18,9 +18,9 @@ __all__ = ["MIN_ROWS", "Control", "BehaviorLayout", "Rows", "pool_ids", "gather"
 
 #: The fewest rows a core's range gets (a core may spawn agents after its first step).
 MIN_ROWS = 16
-# A core's words: the pool writes SEQ (commands sent), COMMAND, SEED, HAS_SEED and SIDE_IN; the
+# A core's words: the pool writes SEQ (commands sent), COMMAND, SEED (-1: none) and SIDE_IN; the
 # worker writes DONE (commands answered), STATUS, SIDE_OUT and SLEEPING (it blocks on its pipe).
-SEQ, COMMAND, SEED, HAS_SEED, DONE, STATUS, SIDE_IN, SIDE_OUT, SLEEPING = range(9)
+SEQ, COMMAND, SEED, DONE, STATUS, SIDE_IN, SIDE_OUT, SLEEPING = range(8)
 # Commands (ATTACH: map the segments on the pipe, write the held steps there), and statuses
 # (NEEDS_ROOM: the rows need room, the request is on the pipe; FAILED: so is the error).
 STEP, RESET, RENDER, CLOSE, STATE, ATTACH = range(1, 7)

@@ -263,11 +263,11 @@ class CoreRunner:
                     "every core of a pool must agree"
                 )
             self.write()
-            if not self.owes_side:
+            if self.owes_side is None:
                 return shm.OK, None  # its side-channel bytes, if any, stay where they are
         else:
             side = control.get(shm.SIDE_IN, i)
-            seed = int(words[i, shm.SEED]) if words[i, shm.HAS_SEED] else None
+            seed = int(words[i, shm.SEED]) if words[i, shm.SEED] >= 0 else None
             self.run(command, seed, message() if side is None else side)
             needs = self.owes_side = self.hold()
             if needs is not None:  # its side-channel bytes follow the segments
