@@ -301,7 +301,7 @@ def run_worker(
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # closes the core
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
     control = Control(k, side_bytes, control_name)
-    words, inbox, seen = control.words, deque[Any](), 0
+    words, inbox, seen, command = control.words, deque[Any](), 0, 0
     runner: CoreRunner | None = None
 
     def message() -> Any:  # the pool's next message, wake-ups (None) skipped
@@ -331,16 +331,17 @@ def run_worker(
                     if connection.poll(SLICE):
                         inbox.append(connection.recv())
                 words[i, shm.SLEEPING] = 0
-            seen = int(words[i, shm.SEQ])
+            # Read before answering: once answered, the word may hold the pool's next command.
+            seen, command = int(words[i, shm.SEQ]), int(words[i, shm.COMMAND])
             answer(*runner.serve(control, message))
-            if words[i, shm.COMMAND] == shm.CLOSE:
+            if command == shm.CLOSE:
                 return
     except Exception as exc:  # the pool reads it on the pipe, while building or on FAILED
         with contextlib.suppress(OSError):  # the pool's process is gone
             answer(shm.FAILED, describe_exception(exc))
     finally:
         if runner is not None:
-            if int(words[i, shm.COMMAND]) != shm.CLOSE:
+            if command != shm.CLOSE:
                 with contextlib.suppress(Exception):  # the pool was told why, or is gone
                     runner.core.close()
             runner.release()

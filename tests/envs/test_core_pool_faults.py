@@ -27,6 +27,7 @@ from zooport.errors import CorePoolError, EnvClosedError
 
 from tests.support.pool_cores import (
     PATIENCE,
+    ClosingCore,
     FaultyCore,
     LedgerCore,
     alive,
@@ -173,6 +174,19 @@ def test_close_reports_a_core_whose_close_raised_after_closing_every_other():
     pool.close()  # already closed: nothing more to report
     with pytest.raises(EnvClosedError):
         pool.step()
+
+
+def test_close_right_after_a_step_closes_every_core(tmp_path):
+    # A worker that read the pool's next command (close) as the one it had just answered
+    # exited without closing its core.
+    log = tmp_path / "closed"
+    factory = functools.partial(ClosingCore, log=str(log), n_agents=3, end_probability=0.0)
+    for local in (True, False) * 15:
+        pool = CorePool([factory] * 2, local_core=local, **fast())
+        pool.reset(seed=0)
+        pool.step()
+        pool.close()
+    assert log.read_text().count("closed") == 60
 
 
 def test_garbage_collection_stops_the_workers():

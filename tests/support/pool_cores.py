@@ -242,6 +242,19 @@ class GatedCore(LedgerCore):
         return super()._step(actions)
 
 
+class ClosingCore(LedgerCore):
+    """A LedgerCore that appends a line to the file ``log`` when it is closed."""
+
+    def __init__(self, *, log: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.log = log
+
+    def close(self) -> None:
+        with open(self.log, "a") as file:
+            file.write("closed\n")
+        super().close()
+
+
 class OldGenerationLedger:
     """A LedgerCore behind mlagents_envs 0.16's API: ``observation_shapes``, ``ActionType``,
     ndarray actions, no group ids, ``TerminalSteps.max_step``, no seeding."""
