@@ -53,7 +53,6 @@ class Workers:
         # out by the last step (whose rows get_steps gathers).
         self.running, self.fresh, self.ready = (np.zeros(k, bool) for _ in range(3))
         self.local: CoreRunner | None = None
-        self.alone: Any = None
         self.closed = False
         self.core_specs: Any = None  # the lone core's specs at its last step
         context: Any = multiprocessing.get_context(start_method)
@@ -311,8 +310,9 @@ class Workers:
             return
         try:
             self.connections[i].send(message)
-        except OSError:  # BrokenPipeError: the worker is gone
-            raise self._died(i) from None
+        except OSError:  # BrokenPipeError: the worker is gone (answered close, or a wait says so)
+            if message is not None:
+                raise self._died(i) from None
 
     def _died(self, i: int) -> CorePoolError:
         process = self.processes[i]
