@@ -8,8 +8,7 @@ from typing import Any, NamedTuple, TypeGuard
 from zooport.adapters.agent_group import AgentGroup, set_default_actions
 from zooport.adapters.agent_names import AgentNames
 from zooport.adapters.core_access import MAX_IDLE_STEPS, adopt_core_with_specs, note_core_failure
-from zooport.adapters.options import DriverOptions
-from zooport.adapters.termination import TerminationMode, finished_needed
+from zooport.adapters.options import DriverOptions, TerminationMode, finished_needed
 from zooport.envs.arguments import check_seed
 from zooport.envs.base_env import BaseEnvLike
 from zooport.envs.capabilities import has_action_masks, reset_core

@@ -12,9 +12,13 @@ from gymnasium import spaces
 from zooport.adapters import task_api
 from zooport.adapters.agent_names import AgentKey, AgentNaming
 from zooport.adapters.core_access import render_core
-from zooport.adapters.options import DriverOptions, listing_options
+from zooport.adapters.options import (
+    DriverOptions,
+    TerminationMode,
+    finished_needed,
+    listing_options,
+)
 from zooport.adapters.pettingzoo_common import DriverControls
-from zooport.adapters.termination import TerminationMode, finished_needed
 from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import (
     ActionError,

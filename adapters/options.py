@@ -1,25 +1,58 @@
-"""The adapters' options as frozen dataclasses, which the front ends hand to their engines."""
+"""The adapters' options as frozen dataclasses, which the front ends hand to their engines, and
+the rule of ``termination_mode=``: an episode ends once enough of its ``n`` agents finished (ended
+at least once): ``any`` 1, ``majority`` ``n // 2 + 1``, ``all`` ``n``, a fraction ``f`` in (0, 1]
+``ceil(f * n)`` (>= 1)."""
 
 from __future__ import annotations
 
 import dataclasses
+import enum
 import functools
 import inspect
+import math
+import numbers
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from zooport.errors import ArgumentTypeError
+from zooport.errors import ArgumentError, ArgumentTypeError
 
 if TYPE_CHECKING:
     from zooport.adapters.agent_names import AgentNaming
-    from zooport.adapters.termination import TerminationMode
 
 __all__ = [
     "LayoutOptions", "SlotOptions", "GymOptions", "DriverOptions", "PettingZooOptions",
-    "listing_options",
+    "TerminationMode", "finished_needed", "listing_options",
 ]  # fmt: skip
 
 _Class = TypeVar("_Class", bound=type)
+
+
+class TerminationMode(str, enum.Enum):
+    """The named values of ``termination_mode=`` (the strings themselves work as well)."""
+
+    ANY = "any"
+    MAJORITY = "majority"
+    ALL = "all"
+
+
+def finished_needed(mode: TerminationMode | str | float, n_agents: int) -> int:
+    """How many of ``n_agents`` must have finished for ``mode`` to end the episode."""
+    needed = None
+    # A float or numpy float (numbers.Real but not Integral): not an int, not a bool.
+    fraction = isinstance(mode, numbers.Real) and not isinstance(mode, numbers.Integral)
+    if isinstance(mode, str):
+        named = {"any": 1, "majority": n_agents // 2 + 1, "all": n_agents}
+        needed = named.get(mode.strip().lower())
+    elif fraction and math.isfinite(mode) and 0.0 < mode <= 1.0:  # type: ignore[arg-type]
+        # A tiny tolerance so that 0.3 * 10 asks for 3 agents, not 4.
+        needed = max(1, math.ceil(float(mode) * n_agents - 1e-9))
+    if needed is None:
+        error = ArgumentError if isinstance(mode, str) or fraction else ArgumentTypeError
+        raise error(
+            "Expect termination_mode to be one of 'any', 'majority', 'all' (or a "
+            f"TerminationMode), or a fraction in (0, 1], actually: {mode!r}"
+        )
+    return needed if n_agents > 0 else 0
 
 
 @dataclasses.dataclass(frozen=True)

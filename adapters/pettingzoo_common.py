@@ -19,9 +19,13 @@ from zooport.adapters.core_access import (
     render_core,
 )
 from zooport.adapters.multi_agent_driver import MultiAgentDriver
-from zooport.adapters.options import DriverOptions, PettingZooOptions
+from zooport.adapters.options import (
+    DriverOptions,
+    PettingZooOptions,
+    TerminationMode,
+    finished_needed,
+)
 from zooport.adapters.rendering import Window, check_render_mode
-from zooport.adapters.termination import TerminationMode, finished_needed
 from zooport.envs.arguments import check_seed
 from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import ArgumentError, ArgumentTypeError, EnvNotResetError, ZooportError

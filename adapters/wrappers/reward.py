@@ -11,7 +11,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
-from zooport.adapters.termination import TerminationMode, finished_needed
+from zooport.adapters.options import TerminationMode, finished_needed
 from zooport.errors import ArgumentError, ArgumentTypeError, EnvNotResetError, a_type
 
 from .base import (

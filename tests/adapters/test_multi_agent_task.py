@@ -13,7 +13,7 @@ import pytest
 from gymnasium import spaces
 
 from zooport.adapters.multi_agent_task import MultiAgentTask, MultiAgentUnityTask, Transition
-from zooport.adapters.termination import TerminationMode
+from zooport.adapters.options import TerminationMode
 from zooport.envs import BatchedEnv
 from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.envs.builtin.grid_world import GridWorld

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from zooport.adapters.agent_names import AgentKey, AgentNames, behavior_prefix
-from zooport.adapters.termination import TerminationMode, finished_needed
+from zooport.adapters.options import TerminationMode, finished_needed
 from zooport.errors import SpecError, UnknownAgentError
 
 
