@@ -164,14 +164,6 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs, task_api.T
         noop_action: the action skipped steps take (default: the lowest action, or zeros).
         video_episode_trigger: record every ``n``-th episode in ``video_folder`` (``RecordVideo``).
         **make_kwargs: ``gym.make`` keywords, only when ``env`` is an id.
-
-    Example:
-        >>> task = GymTask("CartPole-v1", stack_frames=3,
-        ...                reward_transform=lambda *, reward, done: reward - done)
-        >>> obs, _ = task.reset(seed=0)
-        >>> obs, reward, terminated, truncated, _ = task.step(0)
-        >>> obs.shape, reward, task.obs_size, task.action_size
-        ((3, 4), 1.0, 12, 2)
     """
 
     def __init__(

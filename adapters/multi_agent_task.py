@@ -48,16 +48,6 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
     core steps once and that agent's :class:`Transition` is returned, the others' in
     :meth:`last`. ``step_all(actions)`` is the whole cycle in one call; an int ``agent_id`` is a
     position in ``possible_agents``. The options are the PettingZoo adapters'.
-
-    Example:
-        >>> from zooport.envs.builtin.tag import Tag
-        >>> task = MultiAgentTask(Tag(seed=0), termination_mode="majority")
-        >>> states = task.reset(seed=0)
-        >>> [task.step(0, agent_id) for agent_id in range(4)]  # the core has not moved
-        [None, None, None, None]
-        >>> obs, reward, done, info = task.step(0, 4)  # the cycle is complete: one core step
-        >>> task.cycles, reward, done
-        (1, 0.0, False)
     """
 
     def __init__(

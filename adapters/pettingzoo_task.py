@@ -34,14 +34,6 @@ class PettingZooTask(task_api.TaskBase):
     On an AEC env ``step`` returns the acting agent's transition with the reward of its own turn
     (later rewards reach it through :meth:`last`), None for a finished agent; on a Parallel env
     it takes ``{agent: action}`` and returns a dict of transitions.
-
-    Example:
-        >>> from zooport.adapters.pettingzoo_envs import ball_balance_v0
-        >>> task = PettingZooTask(ball_balance_v0.env(seed=0, n_agents=2))
-        >>> states = task.reset(seed=0)
-        >>> import numpy as np
-        >>> task.step(np.zeros(2, np.float32)).reward  # agent 0 acted; the core waits for 1
-        0.0
     """
 
     def __init__(self, env: Any) -> None:

@@ -276,3 +276,13 @@ def test_video_options_wrap_the_env_in_record_video_as_ai_traineree_does(tmp_pat
     for bad in (0, 1.5, True):
         with pytest.raises(ValueError, match="video_episode_trigger"):
             GymTask("CartPole-v1", video_episode_trigger=bad)
+
+
+def test_the_class_example_stack_and_reward_transform():
+    """The example the class docstring carried: three stacked frames, a reward by name."""
+    task = GymTask(
+        "CartPole-v1", stack_frames=3, reward_transform=lambda *, reward, done: reward - done
+    )
+    task.reset(seed=0)
+    obs, reward, terminated, truncated, _ = task.step(0)
+    assert (obs.shape, reward, task.obs_size, task.action_size) == ((3, 4), 1.0, 12, 2)

@@ -442,3 +442,12 @@ def test_a_core_without_pictures_renders_none_with_a_warning():
     task.reset()
     with pytest.warns(UserWarning, match="Unpictured cannot render"):
         assert task.render() is None
+
+
+def test_the_class_example_cycle():
+    """The example the class docstring carried: the core steps once the cycle is complete."""
+    task = MultiAgentTask(Tag(seed=0), termination_mode="majority")
+    task.reset(seed=0)
+    assert [task.step(0, agent_id) for agent_id in range(4)] == [None] * 4
+    obs, reward, done, info = task.step(0, 4)
+    assert (task.cycles, reward, done) == (1, 0.0, False)

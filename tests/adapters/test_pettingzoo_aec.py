@@ -207,3 +207,15 @@ def test_mlagents_defect_continuous_actions_are_not_sent_as_ints():
     np.testing.assert_array_equal(
         core.applied[WALKER][-1], np.array([[0.7, -0.3], [0.25, 1.0]], np.float32)
     )
+
+
+def test_the_class_example_turns():
+    """The example the class docstring carried: agents in turn, truncated at max_cycles."""
+    env = PettingZooAECEnv(Tag(seed=0), max_cycles=2)
+    env.reset(seed=1)
+    turns = []
+    for agent in env.agent_iter():
+        obs, reward, terminated, truncated, info = env.last()
+        turns.append((agent, truncated))
+        env.step(None if terminated or truncated else 0)
+    assert (len(turns), turns[0], turns[-1]) == (15, ("runner_0", False), ("tagger_4", True))

@@ -616,3 +616,12 @@ def test_tag_spawning_into_a_freed_slot_in_the_last_step_keeps_pettingzoos_contr
     runners = core.get_steps(RUNNER)[0].agent_id.tolist()
     assert env.cycles == 20 and 6 in runners and "runner_6" not in env.possible_agents
     assert finished == set(env.possible_agents)
+
+
+def test_the_class_example_step():
+    """The example the class docstring carried: one step, a runner's reward, a tagger waits."""
+    env = PettingZooParallelEnv(Tag(seed=0), termination_mode="any")
+    env.reset(seed=1)
+    _, rewards, _, _, infos = env.step(dict.fromkeys(env.agents, 0))
+    assert round(rewards["runner_0"], 2) == 0.01
+    assert rewards["tagger_3"] == 0.0 and infos["tagger_3"]["decided"] is False

@@ -334,3 +334,10 @@ def test_aec_last_gives_python_bools_whatever_flags_the_env_keeps():
     for transition in (task.last(), task.last("relay_0")):
         flags = (transition.done, transition.info["terminated"], transition.info["truncated"])
         assert flags == (True, True, False) and all(type(flag) is bool for flag in flags)
+
+
+def test_the_class_example_aec_turn():
+    """The example the class docstring carried: agent 0 acted, the core waits for agent 1."""
+    task = PettingZooTask(ball_balance_v0.env(seed=0, n_agents=2))
+    task.reset(seed=0)
+    assert task.step(np.zeros(2, np.float32)).reward == 0.0
