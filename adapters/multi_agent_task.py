@@ -89,25 +89,17 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
 
     def agent(self, agent_id: int | str) -> str:
         """The name of ``agent_id`` (a position in ``possible_agents``, or a name)."""
+        agents = self.possible_agents  # discovered where not yet known
         if isinstance(agent_id, str):
-            # possible_agents, the names agent_groups holds, is discovered where not yet known.
-            if agent_id in self._driver.agent_groups or agent_id in self.possible_agents:
+            if agent_id in self._driver.agent_groups:  # every agent of the episode
                 return agent_id
-            raise UnknownAgentError(
-                f"{type(self).__name__}: no agent {agent_id!r} in the episode; "
-                f"agents: {self._driver.possible_agents}"
-            )
-        if isinstance(agent_id, (int, np.integer)) and not isinstance(agent_id, bool):
-            agents = self.possible_agents
+        elif isinstance(agent_id, (int, np.integer)) and not isinstance(agent_id, bool):
             if 0 <= agent_id < len(agents):
                 return agents[agent_id]
-            raise UnknownAgentError(
-                f"{type(self).__name__}: expected an agent position in [0, {len(agents) - 1}], "
-                f"got {agent_id}; agents: {agents}"
-            )
         raise UnknownAgentError(
-            f"{type(self).__name__}: expected an agent name (str) or a position in "
-            f"possible_agents (int), got {agent_id!r}"
+            f"{type(self).__name__}: no agent {agent_id!r} in the episode: expected an agent "
+            f"name (str) or a position in [0, {len(agents) - 1}], got {agent_id!r}; "
+            f"agents: {agents}"
         )
 
     def agent_key(self, agent_id: int | str) -> AgentKey:
