@@ -108,7 +108,6 @@ class DriverControls(EngineMembers):
 class PettingZooCommon(DriverControls):
     """Spaces, state, rendering, closing and options shared by both PettingZoo adapters."""
 
-    _np_random: np.random.Generator | None = None
     _state_space: spaces.Box | None = None
 
     def __init__(
@@ -159,23 +158,18 @@ class PettingZooCommon(DriverControls):
             "is_parallelizable": True,
         }
         self._window = Window(fps) if render_mode == "human" else None
+        # For wrappers (SuperSuit's frame_skip_v0), reseeded by a seeded reset().
+        self.np_random = np.random.default_rng()
         self._start_driver(core, options)
         self._clear()
 
     def _clear(self) -> None:  # the AEC adapter's own episode state
         pass
 
-    @property
-    def np_random(self) -> np.random.Generator:
-        """A generator for wrappers (SuperSuit's ``frame_skip_v0``), reseeded by ``reset()``."""
-        if self._np_random is None:
-            self._np_random = np.random.default_rng()
-        return self._np_random
-
     def _reseed(self, seed: Any, options: Any) -> int | None:
         seed = checked_reset_arguments(seed, options, f"{type(self).__name__}.reset")
         if seed is not None:
-            self._np_random = np.random.default_rng(seed)
+            self.np_random = np.random.default_rng(seed)
         return seed
 
     def observation_space(self, agent: str) -> spaces.Space:
