@@ -26,9 +26,9 @@ from zooport.adapters.options import (
     finished_needed,
 )
 from zooport.adapters.rendering import Window, check_render_mode
-from zooport.envs.arguments import check_int, check_seed
+from zooport.envs.arguments import check_seed
 from zooport.envs.base_env import BaseEnvLike
-from zooport.errors import ArgumentError, EnvNotResetError, ZooportError
+from zooport.errors import ArgumentError, ArgumentTypeError, EnvNotResetError, ZooportError
 
 __all__ = ["DriverControls", "PettingZooCommon", "flat_observations", "seed_action_spaces"]
 
@@ -79,7 +79,14 @@ class DriverControls(EngineMembers):
 
     @max_cycles.setter
     def max_cycles(self, value: int | None) -> None:
-        self._driver.max_cycles = None if value is None else check_int(value, "max_cycles", 1)
+        expected = "Expect max_cycles to be None or an int >= 1, actually:"
+        if value is not None:
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise ArgumentTypeError(f"{expected} {type(value).__name__} {value!r}")
+            if value < 1:
+                raise ArgumentError(f"{expected} {value!r}")
+            value = int(value)
+        self._driver.max_cycles = value
 
     @property
     def cycles(self) -> int:
