@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -66,6 +67,8 @@ class AgentGroup(AgentSlots):
         self._last: tuple[Any, np.ndarray, Index, list[str]] | None = None
         self.dec_rows: np.ndarray | None = None
         self.dec_names: list[str] = []
+        self._getter: Any = None
+        self._getter_names: list[str] | None = None
         self.new_names: list[str] = []
         self.finished_names: list[str] = []
 
@@ -237,7 +240,11 @@ class AgentGroup(AgentSlots):
     def gather(self, actions: Mapping[str, Any]) -> ActionTuple:
         """The core batch for the latest DecisionSteps from a dict of consumer actions."""
         names = self.dec_names
-        values = [actions[name] for name in names]
+        if self._getter_names is not names:
+            self._getter, self._getter_names = itemgetter(*names), names
+        values = self._getter(actions)
+        if len(names) == 1:
+            values = (values,)
         try:
             action = self.action_layout.to_core(self._stack(values), len(names))
         except (ActionError, ValueError, TypeError, KeyError, IndexError) as error:
