@@ -38,6 +38,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         self._cycle, self._turn = list(agents), 0
         self._dead: list[str] = []  # finished agents still to be removed, selected first
         self._rewards_stale = False
+        self._zero_rewards: dict[str, float] | None = None
 
     @override
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
@@ -81,7 +82,9 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         if guard.running:  # a turn from a callback while the core steps: refused
             guard.enter("step")
         if self._rewards_stale:  # the first step() after the core's clears its rewards
-            self.rewards = dict.fromkeys(self.rewards, 0.0)
+            if self._zero_rewards is None:  # copied: cheaper than dict.fromkeys every cycle
+                self._zero_rewards = dict.fromkeys(self.rewards, 0.0)
+            self.rewards = self._zero_rewards.copy()
             self._rewards_stale = False
         if self._dead:  # the selected agent finished
             self._remove_dead(action)
@@ -124,6 +127,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
                 )
             self._driver.ignore_stale([agent])
         del self._dead[0]
+        self._zero_rewards = None
         for table in (self.rewards, self.terminations, self.truncations, self.infos):
             del table[agent]
         del self._cumulative_rewards[agent]
@@ -151,6 +155,8 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         for agent in driver.finished:
             self._final[agent] = step.observations[agent]
         self.agents.extend(driver.new_agents)
+        if driver.new_agents or driver.finished:
+            self._zero_rewards = None
         # Every agent of the cycle acted in it, new ones start at 0: the step's are cumulative.
         self._cumulative_rewards = dict(step.rewards)
         self._rewards_stale = True
