@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from typing import Any, NamedTuple, TypeGuard
 
 from zooport.adapters.agent_group import AgentGroup, set_default_actions
@@ -109,10 +109,6 @@ class MultiAgentDriver:
         """True when ``agent`` is live in the current episode."""
         g = self.agent_groups.get(agent)  # type: ignore[call-overload]  # any key may be asked
         return g is not None and self.ready and bool(g.live[g.slot_of[agent]])
-
-    def all_live(self, agents: Collection[Any]) -> bool:
-        """True when every one of ``agents`` (names, a dict's keys) is live."""
-        return set(agents).issubset(self._agents)
 
     def discover(self) -> None:
         """Resets the core once to learn ``possible_agents`` and the state layout."""

@@ -168,7 +168,7 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
                 f"{type(actions).__name__}"
             )
         pending = self._pending
-        if pending or type(actions) is not dict or not self._driver.all_live(actions.keys()):
+        if pending or type(actions) is not dict or not set(actions).issubset(self._driver.agents):
             given: dict[str, Any] = {}
             for agent_id, action in actions.items():
                 agent = agent_id if self._driver.is_live(agent_id) else self.agent(agent_id)

@@ -39,11 +39,12 @@ def finished_needed(mode: TerminationMode | str | float, n_agents: int) -> int:
     """How many of ``n_agents`` must have finished for ``mode`` to end the episode."""
     needed = None
     # A float or numpy float (numbers.Real but not Integral): not an int, not a bool.
-    fraction = isinstance(mode, numbers.Real) and not isinstance(mode, numbers.Integral)
+    real = not isinstance(mode, str) and isinstance(mode, numbers.Real)
+    fraction = real and not isinstance(mode, numbers.Integral)
     if isinstance(mode, str):
         named = {"any": 1, "majority": n_agents // 2 + 1, "all": n_agents}
         needed = named.get(mode.strip().lower())
-    elif fraction and math.isfinite(mode) and 0.0 < mode <= 1.0:  # type: ignore[arg-type]
+    elif fraction and math.isfinite(mode) and 0.0 < mode <= 1.0:
         # A tiny tolerance so that 0.3 * 10 asks for 3 agents, not 4.
         needed = max(1, math.ceil(float(mode) * n_agents - 1e-9))
     if needed is None:
