@@ -89,13 +89,14 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
 
     def agent(self, agent_id: int | str) -> str:
         """The name of ``agent_id`` (a position in ``possible_agents``, or a name)."""
-        agents = self.possible_agents  # discovered where not yet known
         if isinstance(agent_id, str):
-            if agent_id in self._driver.agent_groups:  # every agent of the episode
+            # possible_agents, the names agent_groups holds, is discovered where not yet known.
+            if agent_id in self._driver.agent_groups or agent_id in self.possible_agents:
                 return agent_id
         elif isinstance(agent_id, (int, np.integer)) and not isinstance(agent_id, bool):
-            if 0 <= agent_id < len(agents):
-                return agents[agent_id]
+            if 0 <= agent_id < len(self.possible_agents):
+                return self.possible_agents[agent_id]
+        agents = self.possible_agents
         raise UnknownAgentError(
             f"{type(self).__name__}: no agent {agent_id!r} in the episode: expected an agent "
             f"name (str) or a position in [0, {len(agents) - 1}], got {agent_id!r}; "
