@@ -30,7 +30,7 @@ FRONT_ENDS = {
 }  # fmt: skip
 ENGINES = (
     "behavior_slots", "agent_group", "multi_agent_driver",
-    "pettingzoo_common", "options", "spaces", "action_layout",
+    "pettingzoo_common", "options", "spaces",
     "core_access", "rendering",
 )  # fmt: skip
 

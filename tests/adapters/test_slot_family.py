@@ -140,3 +140,34 @@ def test_unity_to_gym_wrapper_takes_mlagents_positional_options():
     assert tagged.render().shape[-1] == 3
     with pytest.raises(ArgumentTypeError, match=r"UnityToGymWrapper\(\): too many positional"):
         UnityToGymWrapper(Basic(), False, False, False, None, "Basic")
+
+
+def test_first_steps_of_each_front_end():
+    """The examples the front ends' docstrings carried, as asserts."""
+    from zooport.adapters.gym_env import GymEnv as Gym
+
+    env = Gym(Basic())
+    assert str((env.observation_space, env.action_space)) == (
+        "(Box(-inf, inf, (20,), float32), Discrete(3))"
+    )
+    obs, info = env.reset(seed=0)
+    assert int(obs.argmax()) == 10 and info["action_mask"].tolist() == [1, 1, 1]
+    obs, reward, terminated, truncated, info = env.step(2)
+    assert (int(obs.argmax()), round(reward, 2), terminated, truncated) == (11, -0.01, False, False)
+    env.close()
+
+    envs = BehaviorVectorEnv(BallBalance(n_agents=4, seed=0))
+    assert envs.num_envs == 4 and envs.observation_space.shape == (4, 8)
+    assert str(envs.single_action_space) == "Box(-1.0, 1.0, (2,), float32)"
+    envs.reset(seed=0)
+    obs, reward, terminated, truncated, info = envs.step(np.zeros((4, 2)))
+    assert all(0.1 <= r < 0.2 for r in reward.tolist()) and info["decided"].tolist() == [True] * 4
+    envs.close()
+
+    venv = SB3VecEnv(BallBalance(n_agents=3, seed=0))
+    assert venv.num_envs == 3 and venv.observation_space.shape == (8,)
+    assert venv.seed(0) == [0, 1, 2]
+    venv.reset()
+    obs, reward, done, infos = venv.step(np.zeros((3, 2), np.float32))
+    assert obs.shape == (3, 8) and done.tolist() == [False] * 3 and infos == [{}, {}, {}]
+    venv.close()
