@@ -9,12 +9,12 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from zooport.adapters.core_access import (
+    MAX_IDLE_STEPS,
     EngineMembers,
     adopt_core_with_specs,
     behavior_name_of,
     checked_reset_arguments,
     note_core_failure,
-    step_until_any,
 )
 from zooport.adapters.options import LayoutOptions, SlotOptions
 from zooport.adapters.rendering import check_render_mode
@@ -100,7 +100,7 @@ class BehaviorSlots(AgentSlots):
             seeded = reset_core(self.core, seed, warn=True)
             decision, terminal = self.core.get_steps(self.name)
             if not len(decision):
-                decision, terminal = step_until_any(self.core, [self.name])[self.name]
+                decision, terminal = self._step_until_any()
         except Exception as error:
             note_core_failure(error, f"{self.adapter}.reset()")
             raise
@@ -139,8 +139,8 @@ class BehaviorSlots(AgentSlots):
         return seeded
 
     def refill(self, limit: int = 1000) -> bool:
-        """Steps the core until every slot whose episode ended decides again; False when
-        they are not back within ``limit`` steps or the core says they won't be."""
+        """Steps the core until every slot whose episode ended decides again (False: not
+        within ``limit`` steps)."""
         restarts = getattr(self.core, "restarts_finished", None)
         if callable(restarts) and not restarts(self.name):
             return False
@@ -216,14 +216,24 @@ class BehaviorSlots(AgentSlots):
             core.step()
             decision, terminal = core.get_steps(self.name)
             if not (len(terminal.agent_id) or len(decision.agent_id)):
-                decision, terminal = step_until_any(core, [self.name])[self.name]
+                decision, terminal = self._step_until_any()
         except Exception as error:
             note_core_failure(error, f"{self.adapter}.step(), step {self.steps} after reset")
             raise
         return self._take(decision, terminal)
 
+    def _step_until_any(self) -> tuple[DecisionSteps, TerminalSteps]:
+        for _ in range(MAX_IDLE_STEPS):
+            self.core.step()
+            decision, terminal = self.core.get_steps(self.name)
+            if len(decision) or len(terminal):
+                return decision, terminal
+        raise ZooportError(
+            f"{type(self.core).__name__}: no agent of {[self.name]} requested a decision or "
+            f"ended its episode in {MAX_IDLE_STEPS} steps"
+        )
+
     def _check_behaviors(self, specs: Any) -> None:
-        """A behaviour that appears after the adapter was built is an error, never ignored."""
         new = [name for name in specs if name not in self.behaviors]
         if new:
             raise SpecError(
@@ -235,8 +245,7 @@ class BehaviorSlots(AgentSlots):
         self._specs_seen = specs if isinstance(specs, BehaviorMapping) else None
 
     def _locate(self, agent_ids: Any, terminal: bool = False) -> tuple[np.ndarray, bool]:
-        """The slot of each agent id (``self._every`` for every slot in order) and whether
-        they ascend; unknown, repeated or float ids are errors."""
+        """The slot of each agent id and whether they ascend; unknown ids are errors."""
         agent_ids = np.asarray(agent_ids)
         batch = ((), agent_ids) if terminal else (agent_ids, ())
         if agent_ids.dtype.kind not in "iu":
@@ -265,7 +274,7 @@ class BehaviorSlots(AgentSlots):
 
     def _take(self, decision: DecisionSteps, terminal: TerminalSteps | None) -> SlotStep:
         """Checks one step's batches and writes them into the slots (no ``terminal`` at
-        reset); a slot reports what it earned since it last reported."""
+        reset)."""
         specs = self.core.behavior_specs
         if specs is not self._specs_seen:  # a zooport core's read-only mapping: unchanged
             self._check_behaviors(specs)
@@ -395,7 +404,7 @@ class SlotAdapter(EngineMembers):
         raise NotImplementedError  # a vector front end's constructor, once slots are counted
 
     def _open_slots(self, env: BaseEnvLike, options: SlotOptions) -> BehaviorSlots:
-        """The engine over ``env``, its slots counted (the core is reset once to count them)."""
+        # The core is reset once to count the slots.
         self.options = options
         self._slots = self._engine = slots = BehaviorSlots(
             env, options.behavior_name, layout=options, adapter=type(self).__name__
@@ -465,8 +474,8 @@ class SlotAdapter(EngineMembers):
         if self._closed:
             raise EnvClosedError(f"{type(self).__name__} was used after close()")
 
-    def _close_core(self) -> None:
-        """Closes the core once; later calls do nothing."""
+    def close(self, **kwargs: Any) -> None:
+        """Closes the core (once; later calls do nothing)."""
         slots = getattr(self, "_slots", None)  # gymnasium 1.0 closes half-built envs
         if not self._closed and slots is not None:
             self._closed = True

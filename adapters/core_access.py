@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from zooport.envs.arguments import check_seed
-from zooport.envs.base_env import BaseEnv, BaseEnvLike, BehaviorSpec, DecisionSteps, TerminalSteps
+from zooport.envs.base_env import BaseEnv, BaseEnvLike, BehaviorSpec
 from zooport.envs.compat import as_base_env, is_legacy_env, side_channels_of
 from zooport.envs.step_guard import StepGuard
 from zooport.errors import ArgumentTypeError, SpecError, UnknownBehaviorError, ZooportError
 
 __all__ = [
     "EngineMembers", "adopt_core", "adopt_core_with_specs", "behavior_name_of", "can_render",
-    "check_reset_options", "checked_reset_arguments", "note_core_failure", "render_core",
-    "side_channels_of", "step_until_any",
+    "checked_reset_arguments", "note_core_failure", "render_core", "side_channels_of",
 ]  # fmt: skip
 
 MAX_IDLE_STEPS = 100_000
@@ -49,21 +48,6 @@ def note_core_failure(error: BaseException, where: str) -> None:
     if not isinstance(error, ZooportError):  # what add_note does, on Python 3.10 too
         note = f"zooport: raised by the core ({where})"
         error.__notes__ = [*getattr(error, "__notes__", ()), note]  # type: ignore[attr-defined]  # 3.11+ in the stubs
-
-
-def step_until_any(
-    core: BaseEnvLike, behaviors: Sequence[str]
-) -> dict[str, tuple[DecisionSteps, TerminalSteps]]:
-    """Steps ``core`` until one of ``behaviors`` has a decision or a terminal step."""
-    for _ in range(MAX_IDLE_STEPS):
-        core.step()
-        steps = {name: core.get_steps(name) for name in behaviors}
-        if any(len(d) or len(t) for d, t in steps.values()):
-            return steps
-    raise ZooportError(
-        f"{type(core).__name__}: no agent of {list(behaviors)} requested a decision or "
-        f"ended its episode in {MAX_IDLE_STEPS} steps"
-    )
 
 
 def can_render(core: BaseEnvLike) -> bool:
@@ -112,23 +96,17 @@ def adopt_core_with_specs(
 
 
 def checked_reset_arguments(seed: Any, options: Any, where: str) -> int | None:
-    """``reset(seed=..., options=...)`` checked; the seed as an int."""
+    """``reset(seed=..., options=...)`` checked; the seed as an int. ``options`` is None or a
+    mapping with str keys, unused by a BaseEnv (PettingZoo's checkers send ``{"options": 1}``)."""
     seed = check_seed(seed, where)
-    check_reset_options(options, where)
-    return seed
-
-
-def check_reset_options(options: Any, where: str) -> None:
-    """``reset(options=...)``: None or a mapping with str keys, unused by a BaseEnv (PettingZoo's
-    checkers send ``{"options": 1}``)."""
     if options is None:
-        return
+        return seed
     if not isinstance(options, Mapping):
         got = f"{type(options).__name__} {options!r}"
     elif bad := [key for key in options if not isinstance(key, str)]:
         got = f"keys {bad!r}"
     else:
-        return
+        return seed
     raise ArgumentTypeError(
         f"{where}: expected options to be None or a dict with str keys, got {got}"
     )

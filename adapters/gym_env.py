@@ -168,11 +168,6 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
                 return visual_frame(obs[layout.keys[i]][0] if layout.keys else obs[0])
         return None
 
-    @override
-    def close(self) -> None:
-        """Closes the core (once; later calls do nothing)."""
-        self._close_core()
-
     def _slot_masks(self) -> np.ndarray:
         return self._slots.mask[0].copy()
 

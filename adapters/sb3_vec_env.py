@@ -22,7 +22,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without SB3 inst
 from typing_extensions import override
 
 from zooport.adapters.behavior_slots import BehaviorSlots, SlotAdapter
-from zooport.adapters.core_access import check_reset_options, render_core
+from zooport.adapters.core_access import checked_reset_arguments, render_core
 from zooport.adapters.options import listing_options
 from zooport.envs.arguments import check_seed
 from zooport.errors import ActionError, ArgumentError, ArgumentTypeError, EnvClosedError
@@ -45,7 +45,10 @@ class SB3VecEnv(SlotAdapter, VecEnv):
     :class:`~zooport.adapters.vector_env.BehaviorVectorEnv`'s slots and autoreset. Every slot
     is the same core: ``get_attr``/``env_method`` read or call the core once per call (masks,
     spaces, ``render_mode`` and ``agent_id`` are per slot); ``set_attr`` must cover every
-    index. ``seed(s)`` stores ``s`` for the next ``reset()``.
+    index. ``seed(s)`` stores ``s`` for the next ``reset()``; ``set_options()`` takes dicts
+    with str keys, which the core does not use. ``done`` is terminated or truncated; a
+    finished slot's info holds ``terminal_observation`` and ``TimeLimit.truncated``, a slot
+    without a new decision ``decided=False``; other infos are empty.
 
     Args:
         env: any ``BaseEnv``; one with no behaviours yet (a Unity scene) is stepped once.
@@ -64,13 +67,13 @@ class SB3VecEnv(SlotAdapter, VecEnv):
 
     @override
     def reset(self) -> VecEnvObs:  # type: ignore[override]  # SB3's reset takes no seed
-        """Resets the core (reseeded by the last ``seed()``) and returns the first obs;
-        ``set_options()`` gives dicts with str keys, which the core does not use."""
+        """Resets the core (reseeded by the last ``seed()``) and returns the first obs."""
         self._check_open()
         given = self._options
         try:
             for options in given if isinstance(given, (list, tuple)) else [given]:
-                check_reset_options(options, f"{type(self).__name__}.reset (from set_options)")
+                where = f"{type(self).__name__}.reset (from set_options)"
+                checked_reset_arguments(None, options, where)
         finally:
             self._reset_options()
         with self._slots.guard.resetting():
@@ -93,9 +96,7 @@ class SB3VecEnv(SlotAdapter, VecEnv):
 
     @override
     def step_wait(self) -> VecEnvStepReturn:
-        """Steps the core until a slot reports: ``done = terminated or truncated``, a
-        finished slot's info holds ``terminal_observation`` and ``TimeLimit.truncated``, a
-        slot without a new decision ``decided=False``; other infos are empty."""
+        """Steps the core until a slot reports; returns ``(obs, reward, done, infos)``."""
         if self._closed:
             raise EnvClosedError(f"{type(self).__name__} was used after close()")
         if self._actions is _NO_ACTIONS:
@@ -135,14 +136,10 @@ class SB3VecEnv(SlotAdapter, VecEnv):
 
     @override
     def seed(self, seed: int | None = None) -> Sequence[int | None]:
-        """Stores ``seed`` (None or an int >= 0) for the next ``reset()``, which seeds the
-        core with it; returns SB3's per-environment list ``[seed, seed + 1, ...]``."""
+        """Stores ``seed`` (None or an int >= 0) for the next ``reset()``."""
         return super().seed(check_seed(seed, f"{type(self).__name__}.seed"))
 
-    @override
-    def close(self) -> None:
-        """Closes the core; later calls do nothing."""
-        self._close_core()
+    close = SlotAdapter.close  # VecEnv's abstract close, defined here
 
     @override
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
@@ -200,7 +197,6 @@ class SB3VecEnv(SlotAdapter, VecEnv):
         return self.get_images()[0] if (mode or "rgb_array") == "rgb_array" else None
 
     def _indices(self, indices: VecEnvIndices, call: str = "", name: Any = "") -> list[int]:
-        """``indices`` as a list; ``name`` (an attribute's or method's) must be a str."""
         if not isinstance(name, str):
             raise ArgumentTypeError(
                 f"SB3VecEnv.{call}: expected an attribute name (str), got {type(name).__name__} "

@@ -109,11 +109,6 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
             return None
         return render_core(self._slots.core)
 
-    @override
-    def close_extras(self, **kwargs: Any) -> None:
-        """Closes the core (``close()`` calls this once)."""
-        self._close_core()
-
     def _info(self, decided: np.ndarray, group_reward: np.ndarray) -> dict[str, Any]:
         slots, every = self._slots, self._all_slots
         info = {
