@@ -53,10 +53,6 @@ class ObservationLayout:
         allow_multiple_obs: bool = False,
         name: str = "",
     ) -> None:
-        if not specs:
-            raise SpecError(
-                f"behavior {name!r}: a behaviour without observations cannot be given a space"
-            )
         self.name = name
         self.all_specs = list(specs)
         self._shapes = [tuple(int(d) for d in s.shape) for s in self.all_specs]
@@ -345,10 +341,10 @@ class ActionLayout:
             parts["discrete"] = spaces.MultiDiscrete(np.array(self.branches, dtype=np.int64))
         if not parts:
             raise SpecError(f"behavior {name!r}: an action spec with no actions has no space")
+        self._where = f"behavior {name!r}"  # built once: error messages start with it
         self.is_hybrid = len(parts) == 2
         self.space: spaces.Space = spaces.Dict(parts) if self.is_hybrid else [*parts.values()][0]
         self._discrete_space = parts.get("discrete")
-        self._where = f"behavior {name!r}"  # built once: error messages start with it
 
     def _discrete_to_core(self, actions: Any, n: int | None) -> np.ndarray:
         array = np.asarray(actions)
