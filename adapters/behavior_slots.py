@@ -403,6 +403,30 @@ class SlotAdapter(EngineMembers):
     def _build(self, slots: BehaviorSlots) -> None:
         raise NotImplementedError  # a vector front end's constructor, once slots are counted
 
+    def _step(self, actions: Any) -> tuple[SlotStep, Any, np.ndarray | None]:
+        """A vector front end's guarded step: the outcome (SAME_STEP: the core restarts when no
+        slot's agent is left), a fresh obs batch, and the ended slots' group ids."""
+        if self._closed:
+            raise EnvClosedError(f"{type(self).__name__} was used after close()")
+        slots = self._slots
+        guard = slots.guard
+        guard.enter("step")  # the guard's steps spelled out: a `with` costs three calls
+        try:
+            slots.set_actions(actions)  # a bad action raises here and changes nothing
+            guard.committed = True
+            out = slots.advance()
+            ended_groups = None
+            if out.final_slots.size:
+                ended_groups = slots.group_id[out.final_slots]  # before a restart replaces them
+                if slots.restart_if_all_over():
+                    out = out._replace(decided=slots.decided.copy())
+            obs = slots.obs_layout.copy(slots.obs)
+        except BaseException as error:
+            guard.abort(error)
+            raise
+        guard.exit()
+        return out, obs, ended_groups
+
     def _open_slots(self, env: BaseEnvLike, options: SlotOptions) -> BehaviorSlots:
         # The core is reset once to count the slots.
         self.options = options

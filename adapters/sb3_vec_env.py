@@ -25,7 +25,7 @@ from zooport.adapters.behavior_slots import BehaviorSlots, SlotAdapter
 from zooport.adapters.core_access import checked_reset_arguments, render_core
 from zooport.adapters.options import listing_options
 from zooport.envs.arguments import check_seed
-from zooport.errors import ActionError, ArgumentError, ArgumentTypeError, EnvClosedError
+from zooport.errors import ActionError, ArgumentError, ArgumentTypeError
 
 __all__ = ["SB3VecEnv", "SlotIndexError"]
 
@@ -97,41 +97,25 @@ class SB3VecEnv(SlotAdapter, VecEnv):
     @override
     def step_wait(self) -> VecEnvStepReturn:
         """Steps the core until a slot reports; returns ``(obs, reward, done, infos)``."""
-        if self._closed:
-            raise EnvClosedError(f"{type(self).__name__} was used after close()")
-        if self._actions is _NO_ACTIONS:
+        if self._actions is _NO_ACTIONS and not self._closed:
             raise ActionError(
                 f"{type(self).__name__}.step_wait(): expected actions from step_async() first, "
                 "got none"
             )
-        slots = self._slots
-        guard = slots.guard
-        guard.enter("step")  # the guard's steps spelled out: a `with` costs three calls
-        try:
-            slots.set_actions(self._actions)  # a bad action raises here and changes nothing
-            guard.committed = True
-            self._actions = _NO_ACTIONS
-            out = slots.advance()
-            # Distinct dicts, as DummyVecEnv gives: a consumer may write into any of them.
-            infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
-            decided = out.decided
-            done = out.final_slots
-            if done.size:
-                cuts = out.truncated[done].tolist()
-                rows = out.final_observations()  # indexed: iterating an array costs more
-                for i, slot in enumerate(done.tolist()):
-                    infos[slot] = {"terminal_observation": rows[i], "TimeLimit.truncated": cuts[i]}
-                if slots.restart_if_all_over():
-                    decided = slots.decided.copy()  # every slot starts its next episode
-            self.decided = decided
-            if not slots.all_decided():
-                for slot in np.flatnonzero(~decided).tolist():
-                    infos[slot]["decided"] = False
-            obs = slots.obs_layout.copy(slots.obs)
-        except BaseException as error:
-            guard.abort(error)
-            raise
-        guard.exit()
+        out, obs, _ = self._step(self._actions)
+        self._actions = _NO_ACTIONS
+        # Distinct dicts, as DummyVecEnv gives: a consumer may write into any of them.
+        infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        done = out.final_slots
+        if done.size:
+            cuts = out.truncated[done].tolist()
+            rows = out.final_observations()  # indexed: iterating an array costs more
+            for i, slot in enumerate(done.tolist()):
+                infos[slot] = {"terminal_observation": rows[i], "TimeLimit.truncated": cuts[i]}
+        self.decided = out.decided
+        if not self._slots.all_decided():
+            for slot in np.flatnonzero(~out.decided).tolist():
+                infos[slot]["decided"] = False
         return obs, out.reward, out.terminated | out.truncated, infos
 
     @override

@@ -13,7 +13,6 @@ from zooport.adapters.behavior_slots import RENDER_MODES, BehaviorSlots, SlotAda
 from zooport.adapters.core_access import render_core
 from zooport.adapters.options import listing_options
 from zooport.adapters.rendering import HUMAN_VIA_MAKE
-from zooport.errors import EnvClosedError
 
 __all__ = ["BehaviorVectorEnv", "SAME_STEP", "RENDER_MODES"]
 
@@ -80,25 +79,10 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Sends the decided slots' actions and steps the core until a slot reports; returns
         fresh batched ``(obs, reward, terminated, truncated, info)``."""
-        if self._closed:
-            raise EnvClosedError(f"{type(self).__name__} was used after close()")
-        slots = self._slots
-        guard = slots.guard
-        guard.enter("step")  # the guard's steps spelled out: a `with` costs three calls
-        try:
-            slots.set_actions(actions)  # a bad action raises here and changes nothing
-            guard.committed = True
-            out = slots.advance()
-            info = self._info(out.decided, out.group_reward)
-            if out.final_slots.size:
-                self._add_final(info, out)
-                if slots.restart_if_all_over():
-                    info.update(self._info(slots.decided.copy(), out.group_reward))
-            obs = slots.obs_layout.copy(slots.obs)
-        except BaseException as error:
-            guard.abort(error)
-            raise
-        guard.exit()
+        out, obs, ended_groups = self._step(actions)
+        info = self._info(out.decided, out.group_reward)
+        if ended_groups is not None:
+            self._add_final(info, out, ended_groups)
         return obs, out.reward, out.terminated, out.truncated, info
 
     @override
@@ -124,7 +108,7 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
             info["_action_mask"] = every
         return info
 
-    def _add_final(self, info: dict[str, Any], out: SlotStep) -> None:
+    def _add_final(self, info: dict[str, Any], out: SlotStep, ended_groups: np.ndarray) -> None:
         done = out.final_slots
         final_obs = np.empty(self.num_envs, dtype=_OBJECT)  # None where the episode goes on
         # Indexed item by item: for the few slots that end, cheaper than a scatter or iteration.
@@ -135,7 +119,7 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
         mask = out.terminated | out.truncated  # the slots that carry the final keys
         mask.setflags(write=False)  # read-only, so the four masks can be one array
         group_id = np.zeros(n, dtype=_INT64)
-        group_id[done] = self._slots.group_id[done]
+        group_id[done] = ended_groups
         group_reward = np.zeros(n, dtype=_FLOAT32)
         group_reward[done] = out.group_reward[done]
         info["final_obs"], info["_final_obs"], info["_final_info"] = final_obs, mask, mask
