@@ -373,7 +373,8 @@ class SlotAdapter(EngineMembers):
 
     _slots: BehaviorSlots
     _engine: BehaviorSlots
-    _closed: bool = False
+    closed: bool = False  #: True once ``close()`` was called
+    _rows: Any = slice(None)  # the slots action_masks() returns (GymEnv: its one agent's row)
     _human = ""  # where render_mode="human" is served instead, for the error message
     options: SlotOptions
 
@@ -406,7 +407,7 @@ class SlotAdapter(EngineMembers):
     def _step(self, actions: Any) -> tuple[SlotStep, Any, np.ndarray | None]:
         """A vector front end's guarded step: the outcome (SAME_STEP: the core restarts when no
         slot's agent is left), a fresh obs batch, and the ended slots' group ids."""
-        if self._closed:
+        if self.closed:
             raise EnvClosedError(f"{type(self).__name__} was used after close()")
         slots = self._slots
         guard = slots.guard
@@ -466,15 +467,6 @@ class SlotAdapter(EngineMembers):
         """The agent id each slot holds (ascending), as a fresh array."""
         return self._slots.ids.copy()
 
-    @property
-    def closed(self) -> bool:
-        """True once ``close()`` was called."""
-        return self._closed
-
-    @closed.setter
-    def closed(self, value: bool) -> None:
-        self._closed = bool(value)  # Gymnasium's VectorEnv.close() records it so
-
     def action_masks(self) -> np.ndarray:
         """The current action masks, int8, 1 = allowed (sb3-contrib's ``MaskablePPO``)."""
         self._check_open()
@@ -483,10 +475,7 @@ class SlotAdapter(EngineMembers):
                 f"{type(self).__name__}: behavior {self._slots.name!r} has no discrete "
                 "actions, so no action mask"
             )
-        return self._slot_masks()
-
-    def _slot_masks(self) -> np.ndarray:
-        return self._slots.mask.copy()
+        return self._slots.mask[self._rows].copy()
 
     def __repr__(self) -> str:
         return (
@@ -495,14 +484,14 @@ class SlotAdapter(EngineMembers):
         )
 
     def _check_open(self) -> None:
-        if self._closed:
+        if self.closed:
             raise EnvClosedError(f"{type(self).__name__} was used after close()")
 
     def close(self, **kwargs: Any) -> None:
         """Closes the core (once; later calls do nothing)."""
         slots = getattr(self, "_slots", None)  # gymnasium 1.0 closes half-built envs
-        if not self._closed and slots is not None:
-            self._closed = True
+        if not self.closed and slots is not None:
+            self.closed = True
             slots.core.close()
 
 

@@ -52,6 +52,7 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
 
     metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 30}
     options: GymOptions
+    _rows = 0
 
     def __init__(
         self,
@@ -167,9 +168,6 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
             if len(spec.shape) == 3:
                 return visual_frame(obs[layout.keys[i]][0] if layout.keys else obs[0])
         return None
-
-    def _slot_masks(self) -> np.ndarray:
-        return self._slots.mask[0].copy()
 
     @property
     def action_lookup(self) -> np.ndarray | None:

@@ -97,7 +97,7 @@ class SB3VecEnv(SlotAdapter, VecEnv):
     @override
     def step_wait(self) -> VecEnvStepReturn:
         """Steps the core until a slot reports; returns ``(obs, reward, done, infos)``."""
-        if self._actions is _NO_ACTIONS and not self._closed:
+        if self._actions is _NO_ACTIONS and not self.closed:
             raise ActionError(
                 f"{type(self).__name__}.step_wait(): expected actions from step_async() first, "
                 "got none"
