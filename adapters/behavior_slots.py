@@ -3,7 +3,7 @@ reports, with SAME_STEP autoreset, and the members its front ends share."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -377,6 +377,8 @@ class SlotAdapter(EngineMembers):
     _rows: Any = slice(None)  # the slots action_masks() returns (GymEnv: its one agent's row)
     _human = ""  # where render_mode="human" is served instead, for the error message
     options: SlotOptions
+    _build: Callable[[BehaviorSlots], None]  # a vector front end's constructor, slots counted
+    _restart: Callable[[int | None], Any]  # the front end's reset of the engine
 
     def __init__(
         self,
@@ -400,9 +402,6 @@ class SlotAdapter(EngineMembers):
         slots = self._open_slots(env, options)
         self.render_mode = render_mode
         self._build(slots)
-
-    def _build(self, slots: BehaviorSlots) -> None:
-        raise NotImplementedError  # a vector front end's constructor, once slots are counted
 
     def _step(self, actions: Any) -> tuple[SlotStep, Any, np.ndarray | None]:
         """A vector front end's guarded step: the outcome (SAME_STEP: the core restarts when no
@@ -448,9 +447,6 @@ class SlotAdapter(EngineMembers):
         super().reset(seed=seed)  # type: ignore[misc]  # the mixed-in Env's np_random
         with self._slots.guard.resetting():
             return self._restart(seed)
-
-    def _restart(self, seed: int | None) -> Any:
-        raise NotImplementedError  # the front end's reset of the engine and what it returns
 
     @property
     def core(self) -> Any:
