@@ -403,9 +403,9 @@ class SlotAdapter(EngineMembers):
         self.render_mode = render_mode
         self._build(slots)
 
-    def _step(self, actions: Any) -> tuple[SlotStep, Any, np.ndarray | None]:
+    def _step(self, actions: Any) -> tuple[SlotStep, Any, np.ndarray]:
         """A vector front end's guarded step: the outcome (SAME_STEP: the core restarts when no
-        slot's agent is left), a fresh obs batch, and the ended slots' group ids."""
+        slot's agent is left), a fresh obs batch, and the group ids before any restart."""
         if self.closed:
             raise EnvClosedError(f"{type(self).__name__} was used after close()")
         slots = self._slots
@@ -415,17 +415,15 @@ class SlotAdapter(EngineMembers):
             slots.set_actions(actions)  # a bad action raises here and changes nothing
             guard.committed = True
             out = slots.advance()
-            ended_groups = None
-            if out.final_slots.size:
-                ended_groups = slots.group_id[out.final_slots]  # before a restart replaces them
-                if slots.restart_if_all_over():
-                    out = out._replace(decided=slots.decided.copy())
+            groups = slots.group_id  # reset() allocates anew: these stay the ended slots'
+            if out.final_slots.size and slots.restart_if_all_over():
+                out = out._replace(decided=slots.decided.copy())
             obs = slots.obs_layout.copy(slots.obs)
         except BaseException as error:
             guard.abort(error)
             raise
         guard.exit()
-        return out, obs, ended_groups
+        return out, obs, groups
 
     def _open_slots(self, env: BaseEnvLike, options: SlotOptions) -> BehaviorSlots:
         # The core is reset once to count the slots.

@@ -79,10 +79,10 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Sends the decided slots' actions and steps the core until a slot reports; returns
         fresh batched ``(obs, reward, terminated, truncated, info)``."""
-        out, obs, ended_groups = self._step(actions)
+        out, obs, groups = self._step(actions)
         info = self._info(out.decided, out.group_reward)
-        if ended_groups is not None:
-            self._add_final(info, out, ended_groups)
+        if out.final_slots.size:
+            self._add_final(info, out, groups)
         return obs, out.reward, out.terminated, out.truncated, info
 
     @override
@@ -108,7 +108,7 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
             info["_action_mask"] = every
         return info
 
-    def _add_final(self, info: dict[str, Any], out: SlotStep, ended_groups: np.ndarray) -> None:
+    def _add_final(self, info: dict[str, Any], out: SlotStep, groups: np.ndarray) -> None:
         done = out.final_slots
         final_obs = np.empty(self.num_envs, dtype=_OBJECT)  # None where the episode goes on
         # Indexed item by item: for the few slots that end, cheaper than a scatter or iteration.
@@ -119,7 +119,7 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
         mask = out.terminated | out.truncated  # the slots that carry the final keys
         mask.setflags(write=False)  # read-only, so the four masks can be one array
         group_id = np.zeros(n, dtype=_INT64)
-        group_id[done] = ended_groups
+        group_id[done] = groups[done]
         group_reward = np.zeros(n, dtype=_FLOAT32)
         group_reward[done] = out.group_reward[done]
         info["final_obs"], info["_final_obs"], info["_final_info"] = final_obs, mask, mask
