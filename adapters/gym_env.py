@@ -48,6 +48,19 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
         SpecError: the behaviour has more than one agent, or no space fits its specs.
         ObservationError: the core's observations disagree with the spec (never broadcast).
         UnknownBehaviorError: ``behavior_name`` is not one of the core's behaviours.
+
+    Example:
+        >>> from zooport.envs.builtin.basic import Basic
+        >>> env = GymEnv(Basic())
+        >>> env.observation_space, env.action_space
+        (Box(-inf, inf, (20,), float32), Discrete(3))
+        >>> obs, info = env.reset(seed=0)
+        >>> int(obs.argmax()), info["action_mask"].tolist()
+        (10, [1, 1, 1])
+        >>> obs, reward, terminated, truncated, info = env.step(2)
+        >>> int(obs.argmax()), round(reward, 2), terminated, truncated
+        (11, -0.01, False, False)
+        >>> env.close()
     """
 
     metadata: dict[str, Any] = {"render_modes": ["rgb_array"], "render_fps": 30}

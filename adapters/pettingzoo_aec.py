@@ -19,7 +19,20 @@ __all__ = ["PettingZooAECEnv", "UnityAECEnv"]
 
 @listing_options
 class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
-    """Agents act in turn; the core steps once a cycle, when the last live agent has acted."""
+    """Agents act in turn; the core steps once a cycle, when the last live agent has acted.
+
+    Example:
+        >>> from zooport.envs.builtin.tag import Tag
+        >>> env = PettingZooAECEnv(Tag(seed=0), max_cycles=2)
+        >>> env.reset(seed=1)
+        >>> turns = []
+        >>> for agent in env.agent_iter():
+        ...     obs, reward, terminated, truncated, info = env.last()
+        ...     turns.append((agent, truncated))
+        ...     env.step(None if terminated or truncated else 0)
+        >>> len(turns), turns[0], turns[-1]
+        (15, ('runner_0', False), ('tagger_4', True))
+    """
 
     def _clear(
         self, agents: Sequence[str] = (), observations: Any = None, infos: Any = None

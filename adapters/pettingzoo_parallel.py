@@ -17,7 +17,16 @@ __all__ = ["PettingZooParallelEnv", "UnityParallelEnv"]
 
 @listing_options
 class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
-    """Any BaseEnv as a PettingZoo ``ParallelEnv`` (options: ``PettingZooCommon``'s)."""
+    """Any BaseEnv as a PettingZoo ``ParallelEnv`` (options: ``PettingZooCommon``'s).
+
+    Example:
+        >>> from zooport.envs.builtin.tag import Tag
+        >>> env = PettingZooParallelEnv(Tag(seed=0), termination_mode="any")
+        >>> obs, infos = env.reset(seed=1)
+        >>> obs, rewards, terminations, truncations, infos = env.step(dict.fromkeys(env.agents, 0))
+        >>> round(rewards["runner_0"], 2), rewards["tagger_3"], infos["tagger_3"]["decided"]
+        (0.01, 0.0, False)
+    """
 
     @property
     def agents(self) -> list[str]:

@@ -57,6 +57,19 @@ class SB3VecEnv(SlotAdapter, VecEnv):
         flatten_branched: several discrete branches as one ``Discrete``, not ``MultiDiscrete``.
         allow_multiple_obs: observations always as a ``Dict`` keyed by observation name.
         render_mode: None or ``"rgb_array"`` (the core's one picture of all agents).
+
+    Example:
+        >>> from zooport.envs.builtin.ball_balance import BallBalance
+        >>> venv = SB3VecEnv(BallBalance(n_agents=3, seed=0))
+        >>> venv.num_envs, venv.observation_space.shape
+        (3, (8,))
+        >>> venv.seed(0)
+        [0, 1, 2]
+        >>> obs = venv.reset()
+        >>> obs, reward, done, infos = venv.step(np.zeros((3, 2), np.float32))
+        >>> obs.shape, done.tolist(), infos
+        ((3, 8), [False, False, False], [{}, {}, {}])
+        >>> venv.close()
     """
 
     def _build(self, slots: BehaviorSlots) -> None:

@@ -46,6 +46,17 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
         allow_multiple_obs: observations always as a ``Dict`` keyed by observation name.
         render_mode: None or ``"rgb_array"`` (the core's one picture of all agents);
             ``gym.make_vec`` serves ``"human"``.
+
+    Example:
+        >>> from zooport.envs.builtin.ball_balance import BallBalance
+        >>> envs = BehaviorVectorEnv(BallBalance(n_agents=4, seed=0))
+        >>> envs.num_envs, envs.single_action_space, envs.observation_space.shape
+        (4, Box(-1.0, 1.0, (2,), float32), (4, 8))
+        >>> obs, info = envs.reset(seed=0)
+        >>> obs, reward, terminated, truncated, info = envs.step(np.zeros((4, 2)))
+        >>> reward.tolist(), info["decided"].tolist()
+        ([0.1..., 0.1..., 0.1..., 0.1...], [True, True, True, True])
+        >>> envs.close()
     """
 
     _human = HUMAN_VIA_MAKE
