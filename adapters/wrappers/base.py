@@ -59,7 +59,9 @@ def has_wrapper(env: Any, cls: type) -> bool:
     return get_wrapper(env, cls) is not None
 
 
-def expect(ok: Any, name: str, wanted: str, value: Any, error: Any = ArgumentError) -> None:
+def expect(
+    ok: Any, name: str, wanted: str, value: Any, error: type[ZooportError] = ArgumentError
+) -> None:
     """Raises ``error`` saying ``name`` should be ``wanted`` and is ``value``, unless ``ok``."""
     if not ok:
         raise error(f"Expect {name} to be {wanted}, actually: {value!r}")
