@@ -9,7 +9,7 @@ import functools
 import importlib
 import numbers
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from zooport.adapters.options import GymOptions, LayoutOptions, PettingZooOptions, SlotOptions
 from zooport.errors import ArgumentError, ArgumentTypeError, SpecError
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from zooport.envs.declaration import DeclaredEnvClass
 
 __all__ = [
-    "BuiltinGymEnv", "APIS", "builtin_envs", "gym_id", "register_builtin_envs",
+    "APIS", "builtin_envs", "gym_id", "register_builtin_envs",
     "register_pettingzoo_envs", "entry_points", "register_gymnasium", "make_gym_env",
     "make_vector_env", "make_adapter", "build_core", "build_pool", "split_options",
     "resolve_factory", "describe_factory",
@@ -41,28 +41,6 @@ def builtin_envs() -> dict[str, DeclaredEnvClass]:
     from zooport.envs import builtin
 
     return {name: getattr(builtin, name) for name in builtin.BUILTINS}
-
-
-class BuiltinGymEnv(NamedTuple):
-    """A built-in's Gymnasium registration (in ``BUILTIN_GYM_ENVS``, read on first use)."""
-
-    registry_id: str
-    kwargs: Mapping[str, Any]
-    threshold_from_registry: bool
-
-    @property
-    def gym_id(self) -> str:
-        return gym_id(self.registry_id)
-
-
-def __getattr__(name: str) -> Any:
-    if name != "BUILTIN_GYM_ENVS":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    envs = tuple(
-        BuiltinGymEnv(n, dict(c.declaration.gym_kwargs), c.declaration.gym_threshold)
-        for n, c in builtin_envs().items()
-    )
-    return globals().setdefault(name, envs)
 
 
 def gym_id(registry_id: str) -> str:
@@ -218,14 +196,13 @@ def make_vector_env(
 
 
 def make_adapter(registry_id: str, api: str, kwargs: Mapping[str, Any]) -> Any:
-    """A registry environment through the ``api`` adapter, ``kwargs`` split by name."""
+    """A registry environment through the ``api`` adapter (checked by ``zooport.make``),
+    ``kwargs`` split by name."""
     if api == "gym" and kwargs.get("workers") is not None:
         raise ArgumentError(
             "workers= builds a CorePool of several cores, whose agents a single-agent "
             "GymEnv cannot serve; use api='vector' or a PettingZoo api"
         )
-    if api not in _ADAPTERS:
-        raise ArgumentError(f"Expect api to be one of {list(APIS)}, actually: {api!r}")
     if api == "vector" and "num_envs" in kwargs:
         return make_vector_env(env_id=registry_id, **kwargs)
     cls = builtin_envs().get(registry_id) if api == "gym" else None

@@ -79,9 +79,7 @@ class BaseRegistryEntry(ABC):
         self, identifier: str, expected_reward: float | None, description: str | None
     ) -> None:
         if not isinstance(identifier, str) or not identifier.strip():
-            raise RegistryError(
-                f"Expected a registry identifier to be a non-empty str, actually: {identifier!r}"
-            )
+            raise RegistryError(f"expected a non-empty str identifier, got {identifier!r}")
         self._where = f"registry entry {identifier!r}"  # how the messages name the entry
         _check_fields(self._where, expected_reward=expected_reward, description=description)
         self._identifier = identifier
@@ -392,8 +390,6 @@ def _read_registry_file(path: str) -> dict[str, BaseRegistryEntry]:
                 f"({{<id>: {{entry_point: ...}}}}), got {item!r}"
             )
         ((identifier, fields),) = item.items()
-        if not isinstance(identifier, str) or not identifier.strip():
-            raise RegistryError(f"{where}: expected a non-empty str identifier, got {identifier!r}")
         where = f"{where} ({identifier!r})"
         if identifier in entries:
             raise RegistryError(f"{where}: the identifier appears twice in the file")

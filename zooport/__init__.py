@@ -4,11 +4,11 @@ each is imported; it imports neither itself and never touches the network."""
 
 from __future__ import annotations
 
+import importlib as _importlib
 import os as _os
 import sys as _sys
 
 from zooport import errors as _errors
-from zooport._lazy import lazy_attributes as _lazy_attributes
 from zooport.errors import *  # noqa: F403  (every zooport error, as zooport.<Name>)
 
 # ruff: noqa: F405  (__path__ and the lazy names in __all__ are no star-imported names)
@@ -21,7 +21,29 @@ if _os.path.isfile(_os.path.join(_checkout, "envs", "base_env.py")) and _checkou
 __version__ = "0.1.0"
 
 if _errors.TYPE_CHECKING:  # False: importing typing would cost `import zooport` 13 ms
+    from collections.abc import Callable as _Callable, Iterable as _Iterable, Mapping as _Mapping
     from typing import Any as _Any
+
+
+def _lazy_attributes(
+    package: str, modules: _Mapping[str, _Iterable[str]]
+) -> tuple[_Callable[[str], _Any], _Callable[[], list[str]]]:
+    """``(__getattr__, __dir__)`` for ``package``, whose ``modules``' names load on first use,
+    as in ``gymnasium.wrappers``."""
+    table = {name: f"{package}.{module}" for module, names in modules.items() for name in names}
+
+    def __getattr__(name: str) -> _Any:
+        if name not in table:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(_importlib.import_module(table[name]), name)
+        setattr(_sys.modules[package], name, value)  # found directly from now on
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*vars(_sys.modules[package]), *table})
+
+    return __getattr__, __dir__
+
 
 _WAITING = {"gymnasium": "register_builtin_envs", "pettingzoo": "register_pettingzoo_envs"}
 

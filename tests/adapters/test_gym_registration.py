@@ -16,10 +16,10 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
 from zooport.adapters.gym_env import GymEnv
 from zooport.adapters.registration import (
-    BUILTIN_GYM_ENVS,
     GYM_ENTRY_POINT,
     VECTOR_ENTRY_POINT,
     build_core,
+    builtin_envs,
     build_pool,
     make_vector_env,
     register_builtin_envs,
@@ -70,16 +70,16 @@ def test_register_builtin_envs_is_idempotent_and_silent():
     assert all(i in gym.registry for i in IDS)
 
 
-@pytest.mark.parametrize("builtin", BUILTIN_GYM_ENVS, ids=lambda b: b.registry_id)
-def test_specs_come_from_the_registry(builtin):
-    spec = gym.spec(builtin.gym_id)
-    entry = default_registry[builtin.registry_id]
+@pytest.mark.parametrize("name", list(builtin_envs()))
+def test_specs_come_from_the_registry(name):
+    spec = gym.spec(f"zooport/{name}-v0")
+    entry = default_registry[name]
     assert spec.entry_point == GYM_ENTRY_POINT
     assert spec.vector_entry_point == VECTOR_ENTRY_POINT
     assert spec.max_episode_steps == entry.load().max_episode_steps
-    expected = entry.expected_reward if builtin.threshold_from_registry else None
+    expected = entry.expected_reward if entry.load().declaration.gym_threshold else None
     assert spec.reward_threshold == expected
-    assert spec.kwargs["env_id"] == builtin.registry_id
+    assert spec.kwargs["env_id"] == name
     assert not spec.nondeterministic
 
 

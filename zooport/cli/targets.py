@@ -58,10 +58,10 @@ class Target:
     @property
     def gym_preset(self) -> dict[str, Any] | None:
         """A registry built-in's single-agent ``gym.make`` keywords, else None."""
-        from zooport.adapters.registration import BUILTIN_GYM_ENVS
+        from zooport.adapters.registration import builtin_envs
 
-        presets = (dict(b.kwargs) for b in BUILTIN_GYM_ENVS if b.registry_id == self.name)
-        return None if self.entry is None else next(presets, None)
+        cls = builtin_envs().get(self.name)
+        return None if self.entry is None or cls is None else dict(cls.declaration.gym_kwargs)
 
     def make(
         self, seed: int | None = None, workers: int | None = None, side_channels: Any = None,
