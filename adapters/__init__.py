@@ -3,7 +3,7 @@ every public name loads on first use."""
 
 from __future__ import annotations
 
-from zooport import _lazy_attributes as lazy_attributes
+from zooport._lazy import lazy_attributes
 
 _MODULES = {
     "agent_names": ("AgentKey", "AgentNames"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from zooport import _lazy_attributes as lazy_attributes
+from zooport._lazy import lazy_attributes
 from zooport.envs import base_env
 from zooport.envs.base_env import *  # noqa: F403  (the API, in base_env.__all__)
 

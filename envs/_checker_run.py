@@ -37,7 +37,6 @@ def _is_int(value: Any) -> TypeGuard[int | np.integer]:
 
 
 def _spec_problems(spec: Any) -> list[str]:
-    """What is wrong with a BehaviorSpec; empty when it is usable."""
     obs_specs = getattr(spec, "observation_specs", None)
     action_spec = getattr(spec, "action_spec", None)
     if not isinstance(obs_specs, (list, tuple)) or action_spec is None:
@@ -111,7 +110,6 @@ class Behavior:
     def check_field(
         self, check: str, label: str, array: Any, shape: tuple, dtype: Any, note: str = ""
     ) -> bool:
-        """One array of a batch: shape, then dtype, then finite; False for a wrong shape."""
         if not isinstance(array, np.ndarray) or array.shape != shape:
             self.fail(check, f"{label}: expected shape {shape}{note}, got {_shape_of(array)}")
             return False
@@ -186,7 +184,6 @@ class Behavior:
         return [(f"{prefix}.{name}", array) for name, array in named]
 
     def check_list(self, check: str, label: str, value: Any, n: int, what: str) -> bool:
-        """``value`` is a list of ``n`` arrays, one per ``what``."""
         if isinstance(value, (list, tuple)) and len(value) == n:
             return True
         got = f"{len(value)} arrays" if isinstance(value, (list, tuple)) else _shape_of(value)
@@ -282,7 +279,6 @@ class Run:
         return True
 
     def _stop(self, check: str, detail: str) -> bool:
-        """Records the failure of the environment that stops the run."""
         self.env_failures[check] = f"{check}: {detail}"
         return False
 

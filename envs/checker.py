@@ -209,7 +209,6 @@ class ConformanceError(ZooportError, AssertionError):
 
 
 def close_quietly(env: Any) -> None:
-    """Closes ``env`` (if not None); a broken env failing to close hides nothing."""
     with contextlib.suppress(Exception):
         if env is not None:
             env.close()

@@ -13,6 +13,7 @@ import re
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
 from zooport.envs.builtin import BUILTINS
@@ -86,17 +87,9 @@ class BaseRegistryEntry(ABC):
         self._expected_reward = None if expected_reward is None else float(expected_reward)
         self._description = description
 
-    @property
-    def identifier(self) -> str:
-        return self._identifier
-
-    @property
-    def expected_reward(self) -> float | None:
-        return self._expected_reward
-
-    @property
-    def description(self) -> str | None:
-        return self._description
+    identifier = property(attrgetter("_identifier"))
+    expected_reward = property(attrgetter("_expected_reward"))
+    description = property(attrgetter("_description"))
 
     @abstractmethod
     def make(self, **kwargs: Any) -> BaseEnv:
@@ -136,9 +129,7 @@ class LocalRegistryEntry(BaseRegistryEntry):
         self._max_episode_steps = max_episode_steps
         self._kwargs = dict(kwargs or {})
 
-    @property
-    def entry_point(self) -> str | Callable[..., BaseEnv]:
-        return self._entry_point
+    entry_point = property(attrgetter("_entry_point"))
 
     @property
     def kwargs(self) -> dict[str, Any]:  # a copy
@@ -313,7 +304,60 @@ class ZooportEnvRegistry(Mapping[str, BaseRegistryEntry]):
                 f"{path}: register_from_yaml reads local files only; download the "
                 f"manifest yourself and pass its path"
             )
-        entries = _read_registry_file(path)
+        import yaml
+
+        try:
+            with open(path, encoding="utf-8") as stream:
+                data = yaml.safe_load(stream)
+        except OSError as exc:
+            raise RegistryError(f"{path}: cannot read the registry file: {exc}") from exc
+        except yaml.YAMLError as exc:
+            raise RegistryError(f"{path}: not valid YAML: {exc}") from exc
+        if not isinstance(data, dict) or "environments" not in data:
+            got = type(data).__name__ if not isinstance(data, dict) else f"keys {list(data)}"
+            raise RegistryError(
+                f"{path}: expected a mapping with a top-level 'environments:' list, got {got}"
+            )
+        if extra := [k for k in data if k != "environments"]:
+            raise RegistryError(
+                f"{path}: unknown top-level keys {extra}; expected only 'environments'"
+            )
+        if not isinstance(items := data["environments"], list):
+            got = type(items).__name__
+            raise RegistryError(f"{path}: 'environments' must be a list, got {got}")
+        entries: dict[str, BaseRegistryEntry] = {}
+        for index, item in enumerate(items):
+            where = f"{path}: environments[{index}]"
+            if not isinstance(item, dict) or len(item) != 1:
+                raise RegistryError(
+                    f"{where}: expected a mapping with exactly one key, the identifier "
+                    f"({{<id>: {{entry_point: ...}}}}), got {item!r}"
+                )
+            ((identifier, fields),) = item.items()
+            where = f"{where} ({identifier!r})"
+            if identifier in entries:
+                raise RegistryError(f"{where}: the identifier appears twice in the file")
+            fields = {} if fields is None else fields
+            if not isinstance(fields, dict):
+                raise RegistryError(f"{where}: expected a mapping of fields, got {fields!r}")
+            is_local = "entry_point" in fields
+            if is_local == any(k in fields for k in URL_KEYS):
+                raise RegistryError(
+                    f"{where}: expected either an 'entry_point' (a Python environment) or "
+                    f"{list(URL_KEYS)} (an ML-Agents binary), got keys {list(fields)}"
+                )
+            allowed = LOCAL_KEYS if is_local else REMOTE_KEYS
+            unknown = [k for k in fields if k not in allowed]
+            if unknown:
+                raise RegistryError(f"{where}: unknown keys {unknown}; allowed: {list(allowed)}")
+            try:
+                entries[identifier] = (
+                    LocalRegistryEntry(identifier, **fields)
+                    if is_local
+                    else RemoteRegistryEntry(identifier, **{k: fields.get(k) for k in REMOTE_KEYS})
+                )
+            except RegistryError as exc:
+                raise RegistryError(f"{where}: {exc}") from None
         clash = [i for i in entries if i in self._entries]
         if clash and not overwrite:
             raise RegistryError(
@@ -358,63 +402,6 @@ class UnityEnvRegistry(ZooportEnvRegistry):
 
     def register(self, entry: BaseRegistryEntry, *, overwrite: bool = True) -> None:
         super().register(entry, overwrite=overwrite)
-
-
-def _read_registry_file(path: str) -> dict[str, BaseRegistryEntry]:
-    import yaml
-
-    try:
-        with open(path, encoding="utf-8") as stream:
-            data = yaml.safe_load(stream)
-    except OSError as exc:
-        raise RegistryError(f"{path}: cannot read the registry file: {exc}") from exc
-    except yaml.YAMLError as exc:
-        raise RegistryError(f"{path}: not valid YAML: {exc}") from exc
-    if not isinstance(data, dict) or "environments" not in data:
-        got = type(data).__name__ if not isinstance(data, dict) else f"keys {list(data)}"
-        raise RegistryError(
-            f"{path}: expected a mapping with a top-level 'environments:' list, got {got}"
-        )
-    extra = [k for k in data if k != "environments"]
-    if extra:
-        raise RegistryError(f"{path}: unknown top-level keys {extra}; expected only 'environments'")
-    items = data["environments"]
-    if not isinstance(items, list):
-        raise RegistryError(f"{path}: 'environments' must be a list, got {type(items).__name__}")
-    entries: dict[str, BaseRegistryEntry] = {}
-    for index, item in enumerate(items):
-        where = f"{path}: environments[{index}]"
-        if not isinstance(item, dict) or len(item) != 1:
-            raise RegistryError(
-                f"{where}: expected a mapping with exactly one key, the identifier "
-                f"({{<id>: {{entry_point: ...}}}}), got {item!r}"
-            )
-        ((identifier, fields),) = item.items()
-        where = f"{where} ({identifier!r})"
-        if identifier in entries:
-            raise RegistryError(f"{where}: the identifier appears twice in the file")
-        fields = {} if fields is None else fields
-        if not isinstance(fields, dict):
-            raise RegistryError(f"{where}: expected a mapping of fields, got {fields!r}")
-        is_local = "entry_point" in fields
-        if is_local == any(k in fields for k in URL_KEYS):
-            raise RegistryError(
-                f"{where}: expected either an 'entry_point' (a Python environment) or "
-                f"{list(URL_KEYS)} (an ML-Agents binary), got keys {list(fields)}"
-            )
-        allowed = LOCAL_KEYS if is_local else REMOTE_KEYS
-        unknown = [k for k in fields if k not in allowed]
-        if unknown:
-            raise RegistryError(f"{where}: unknown keys {unknown}; allowed: {list(allowed)}")
-        try:
-            entries[identifier] = (
-                LocalRegistryEntry(identifier, **fields)
-                if is_local
-                else RemoteRegistryEntry(identifier, **{k: fields.get(k) for k in REMOTE_KEYS})
-            )
-        except RegistryError as exc:
-            raise RegistryError(f"{where}: {exc}") from None
-    return entries
 
 
 def builtin_entries() -> list[LocalRegistryEntry]:

@@ -10,6 +10,7 @@ import pytest
 from gymnasium.utils.env_checker import data_equivalence
 from pettingzoo.utils.conversions import parallel_to_aec_wrapper
 
+from zooport import make, resolve_id
 from zooport.adapters.gym_env import GymEnv
 from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
 from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
@@ -34,7 +35,6 @@ from zooport.adapters.wrappers import (
 )
 from zooport.envs.builtin.tag import Tag
 from zooport.errors import RegistryError
-from zooport.make_env import make, resolve_id
 
 from tests.support.checkers import check_gym, run_parallel_api_test
 from tests.support.wrappers import random_actions, rollout

@@ -1,14 +1,14 @@
-"""zooport: one batched multi-agent simulation, every RL library. Importing it registers the
-built-ins with Gymnasium (``zooport/<Name>-v0``) and PettingZoo (``zooport/<name>-v0``) once
-each is imported; it imports neither itself and never touches the network."""
+"""zooport: one batched multi-agent simulation, every RL library, and ``zooport.make``. Importing
+it registers the built-ins with Gymnasium (``zooport/<Name>-v0``) and PettingZoo
+(``zooport/<name>-v0``) once each is imported; it imports neither itself nor the network."""
 
 from __future__ import annotations
 
-import importlib as _importlib
 import os as _os
 import sys as _sys
 
 from zooport import errors as _errors
+from zooport._lazy import lazy_attributes as _lazy_attributes
 from zooport.errors import *  # noqa: F403  (every zooport error, as zooport.<Name>)
 
 # ruff: noqa: F405  (__path__ and the lazy names in __all__ are no star-imported names)
@@ -21,29 +21,8 @@ if _os.path.isfile(_os.path.join(_checkout, "envs", "base_env.py")) and _checkou
 __version__ = "0.1.0"
 
 if _errors.TYPE_CHECKING:  # False: importing typing would cost `import zooport` 13 ms
-    from collections.abc import Callable as _Callable, Iterable as _Iterable, Mapping as _Mapping
+    from collections.abc import Sequence as _Sequence
     from typing import Any as _Any
-
-
-def _lazy_attributes(
-    package: str, modules: _Mapping[str, _Iterable[str]]
-) -> tuple[_Callable[[str], _Any], _Callable[[], list[str]]]:
-    """``(__getattr__, __dir__)`` for ``package``, whose ``modules``' names load on first use,
-    as in ``gymnasium.wrappers``."""
-    table = {name: f"{package}.{module}" for module, names in modules.items() for name in names}
-
-    def __getattr__(name: str) -> _Any:
-        if name not in table:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(_importlib.import_module(table[name]), name)
-        setattr(_sys.modules[package], name, value)  # found directly from now on
-        return value
-
-    def __dir__() -> list[str]:
-        return sorted({*vars(_sys.modules[package]), *table})
-
-    return __getattr__, __dir__
-
 
 _WAITING = {"gymnasium": "register_builtin_envs", "pettingzoo": "register_pettingzoo_envs"}
 
@@ -94,8 +73,55 @@ _sys.meta_path.insert(0, _RegisterAfterImport())  # _register takes it out when 
 for _name in [n for n in _WAITING if n in _sys.modules]:
     _register(_name)
 
+
+def resolve_id(env_id: str) -> str:
+    """The ``default_registry`` id of ``"Tag"``, ``"zooport/Tag-v0"`` or ``"zooport/tag-v0"``."""
+    import re
+
+    from zooport.envs.registry import default_registry
+
+    if not isinstance(env_id, str):
+        raise RegistryError(f"Expect an environment id str, actually: {env_id!r}")
+    match = re.match(
+        r"^(?:(?P<namespace>[^/]+)/)?(?P<name>[^/]+?)(?:-v(?P<version>\d+))?$", env_id.strip()
+    )
+    if match is None:
+        raise RegistryError(
+            f"{env_id!r} is not an environment id; expected 'Name' or 'zooport/Name-v0'"
+        )
+    namespace, name, version = match["namespace"], match["name"], match["version"]
+    if namespace not in (None, "zooport"):
+        raise RegistryError(
+            f"{env_id!r}: zooport.make builds zooport environments ('Name' or "
+            f"'zooport/Name-v0'), not namespace {namespace!r}"
+        )
+    if version not in (None, "0"):
+        raise RegistryError(f"{env_id!r}: zooport's environments are version 0, not v{version}")
+    if name not in default_registry:  # "tag" or "ball_balance" for "BallBalance"
+        folded = {re.sub(r"[^0-9a-z]", "", known.lower()): known for known in default_registry}
+        name = folded.get(re.sub(r"[^0-9a-z]", "", name.lower()), name)
+    return default_registry[name].identifier  # else UnknownEnvironmentError, with close matches
+
+
+def make(
+    id: str,  # noqa: A002 - the name Gymnasium, PettingZoo and MATE use
+    *,
+    api: str = "parallel",
+    wrappers: _Sequence[_Any] = (),
+    **kwargs: _Any,
+) -> _Any:
+    """A registry environment through the ``api`` adapter (``"parallel"``, ``"aec"``, ``"gym"``
+    or ``"vector"``) wrapped by ``wrappers`` (first = innermost); ``kwargs`` are adapter options
+    and constructor arguments, split by name."""
+    from zooport.adapters.registration import _adapt, make_adapter
+    from zooport.adapters.wrappers import adapter_api, apply_wrappers
+
+    adapter = adapter_api(wrappers, api)  # the wrappers are checked before the id
+    return _adapt(apply_wrappers, make_adapter(resolve_id(id), adapter, kwargs), wrappers, api=api)
+
+
 # As in gymnasium.wrappers, the names below (with gymnasium and pettingzoo) load on first use.
-_LAZY = {"adapters.wrappers": ("WrapperSpec", "has_wrapper"), "make_env": ("make",)}
+_LAZY = {"adapters.wrappers": ("WrapperSpec", "has_wrapper")}
 __getattr__, __dir__ = _lazy_attributes(__name__, _LAZY)
 __all__ = ["WrapperSpec", "has_wrapper", "make", "__version__"]
 __all__ += _errors.__all__

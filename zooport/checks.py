@@ -49,6 +49,10 @@ class CheckerTimeout(BaseException):
     """A checker ran out of time (not an ``Exception``, which a checker could swallow)."""
 
 
+class _Skipped(Exception):  # a checker that finds it does not apply: its reason
+    pass
+
+
 @contextlib.contextmanager
 def _time_limit(seconds: float | None) -> Iterator[None]:
     # CheckerTimeout after ``seconds``, again every 0.1 s (a bare ``except`` does not stop it);
@@ -163,6 +167,8 @@ class _Suite:
             except CheckerTimeout:
                 status = CheckStatus.FAILED
                 message = f"did not finish within the time limit of {self.timeout:g} s"
+            except _Skipped as skip:
+                status, message = CheckStatus.SKIPPED, str(skip)
             except Exception as exc:  # a checker crashing is that checker's failure
                 status, message = CheckStatus.FAILED, one_line(exc)
             else:
@@ -181,13 +187,6 @@ class _Suite:
         result = CheckerResult(checker, status, message, target, warned, seconds, details)
         self.results.append(result)
         return result
-
-    def probe(self, checker: str, read: Callable[[], Any]) -> tuple[Any, CheckerResult]:
-        """``read()`` run as an unreported checker: its value (None if it raised), its result."""
-        values: list[Any] = [None]
-        result = self.run(checker, lambda: values.append(read()))
-        self.results.remove(result)
-        return values[-1], result
 
 
 def run_checkers(
@@ -266,9 +265,12 @@ def _single_agent(suite: _Suite, checker: str) -> None:
             hint = 'pip install "stable-baselines3>=2.3"'
             suite.skip(checker, f"stable-baselines3 is not installed ({hint})")
             return
-    if suite.plan is None:  # one probe of the agent counts serves both checkers
+    if suite.plan is None:  # one probe of the agent counts, unreported, serves both checkers
+        plans: list[Any] = [None]
         make = functools.partial(single_agent_plan, suite.factory, seed=suite.seed)
-        suite.plan = suite.probe("single_agent_probe", lambda: make(preset=suite.preset))
+        probe = suite.run("single_agent_probe", lambda: plans.append(make(preset=suite.preset)))
+        suite.results.remove(probe)
+        suite.plan = plans[-1], probe
     plan, probe = suite.plan
     if plan is None or probe.status is CheckStatus.FAILED:
         message = f"counting agents failed: {probe.message}"
@@ -323,6 +325,14 @@ def _pettingzoo(suite: _Suite, checker: str) -> None:
             space.seed(suite.seed)  # one per behaviour: seeded once, so samples repeat
         return env
 
+    def render() -> None:  # only where the adapters render pictures
+        env = parallel()
+        modes = env.metadata.get("render_modes") or []
+        close_quietly(env)  # before render_test: a core may allow one instance only
+        if "rgb_array" not in modes:
+            raise _Skipped("the environment does not render rgb_array pictures")
+        pz.render_test(aec)
+
     aec = functools.partial(make, PettingZooAECEnv)
     parallel = functools.partial(make, PettingZooParallelEnv)
 
@@ -339,25 +349,10 @@ def _pettingzoo(suite: _Suite, checker: str) -> None:
         "max_cycles": lambda: pz.max_cycles_test(
             types.SimpleNamespace(env=aec, parallel_env=parallel)
         ),
-        "render": lambda: pz.render_test(aec),
+        "render": render,
         "state": lambda: pz.state_test(aec(), parallel()),
     }
     try:
-        if checker == "render":  # only where the adapters render pictures
-
-            def read_modes() -> Any:
-                env = parallel()
-                modes = env.metadata.get("render_modes")
-                close_quietly(env)  # before render_test: a core may allow one instance only
-                return modes
-
-            modes, probe = suite.probe(checker, read_modes)
-            if probe.status is CheckStatus.FAILED:
-                suite.results.append(probe)
-                return
-            if "rgb_array" not in (modes or []):
-                suite.skip(checker, "the environment does not render rgb_array pictures")
-                return
         suite.run(checker, tests[checker])
     finally:
         for env in made:  # one at a time: a later failure still closes the first

@@ -1,7 +1,7 @@
 """The built-in numpy environments, imported on first use; together they exercise every
 feature of the BaseEnv API. The registry knows each by its class name (:data:`BUILTINS`)."""
 
-from zooport import _lazy_attributes as lazy_attributes
+from zooport._lazy import lazy_attributes
 
 __all__ = ["Basic", "BallBalance", "GridWorld", "Tag", "Collector", "Soccer", "BUILTINS"]
 
