@@ -129,7 +129,6 @@ class CheckerResult(CheckResult):
 class _Report:
     results: list[CheckResult]
     _columns: ClassVar[tuple[str, str, str, str]]
-    _gaps: ClassVar[tuple[str, str, str]]
     rows: Callable[[], list[tuple[str, str, str, str]]]
     _title: Callable[[], str]
 
@@ -144,11 +143,11 @@ class _Report:
 
     def format(self, *, show_warnings: bool = True) -> str:
         """The report as a plain-text table, then (``show_warnings``) the warnings."""
-        rows = [self._columns, *self.rows()]
+        rows, gaps = [self._columns, *self.rows()], (" ", "  ", "  ")
         widths = [max(len(row[i]) for row in rows) for i in range(3)]
         lines = [self._title()]
         for row in rows:
-            cells = [c.ljust(w) + g for c, w, g in zip(row, widths, self._gaps, strict=False)]
+            cells = [c.ljust(w) + g for c, w, g in zip(row, widths, gaps, strict=False)]
             lines.append(("".join(cells) + row[3]).rstrip())
         return "\n".join(lines + self.warning_lines() if show_warnings else lines)
 
@@ -173,7 +172,6 @@ class CheckReport(_Report):
     env_name: str
     results: list[CheckResult] = field(default_factory=list)
     _columns = ("check", "behavior", "status", "message")
-    _gaps = ("  ", "  ", "  ")
 
     def rows(self) -> list[tuple[str, str, str, str]]:
         return [(r.check, r.behavior or "-", r.status.value, r.message) for r in self.results]
@@ -189,7 +187,6 @@ class SuiteReport(_Report):
     name: str
     results: list[CheckerResult] = field(default_factory=list)  # type: ignore[assignment]
     _columns = ("checker", "status", "warnings", "message")
-    _gaps = (" ", "  ", "  ")
 
     def rows(self) -> list[tuple[str, str, str, str]]:
         return [(r.label, r.status.value, str(len(r.warnings)), r.message) for r in self.results]
