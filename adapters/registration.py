@@ -196,13 +196,14 @@ def make_vector_env(
 
 
 def make_adapter(registry_id: str, api: str, kwargs: Mapping[str, Any]) -> Any:
-    """A registry environment through the ``api`` adapter (checked by ``zooport.make``),
-    ``kwargs`` split by name."""
+    """A registry environment through the ``api`` adapter, ``kwargs`` split by name."""
     if api == "gym" and kwargs.get("workers") is not None:
         raise ArgumentError(
             "workers= builds a CorePool of several cores, whose agents a single-agent "
             "GymEnv cannot serve; use api='vector' or a PettingZoo api"
         )
+    if api not in _ADAPTERS:
+        raise ArgumentError(f"Expect api to be one of {list(APIS)}, actually: {api!r}")
     if api == "vector" and "num_envs" in kwargs:
         return make_vector_env(env_id=registry_id, **kwargs)
     cls = builtin_envs().get(registry_id) if api == "gym" else None
