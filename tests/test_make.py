@@ -14,6 +14,7 @@ from zooport import make, resolve_id
 from zooport.adapters.gym_env import GymEnv
 from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
 from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+from zooport.adapters.registration import make_adapter
 from zooport.adapters.vector_env import BehaviorVectorEnv
 from zooport.adapters.wrappers import (
     CentralisedObservation,
@@ -87,6 +88,8 @@ def test_unknown_keywords_list_the_valid_ones():
         make("Basic", api="gym", max_cycles=3)
     with pytest.raises(ValueError, match="Expect api to be one of"):
         make("Tag", api="rllib")
+    with pytest.raises(ValueError, match="Expect api to be one of"):
+        make_adapter("Tag", "rllib", {})
 
 
 def test_wrappers_apply_in_order_first_innermost_in_every_item_form():
