@@ -7,8 +7,8 @@ from gymnasium import spaces
 
 from zooport.cli.common import format_table, install_hint, rollout, sample_action
 from zooport.cli.describe import plain_text
-from zooport.cli.saved_model import ModelInfo
 from zooport.cli.targets import resolve_target
+from zooport.cli.training import ModelInfo
 from zooport.envs.builtin.basic import Basic
 
 

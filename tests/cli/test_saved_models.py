@@ -15,9 +15,8 @@ import pytest
 
 from zooport.cli.common import UsageError
 from zooport.cli.play import play
-from zooport.cli.saved_model import ModelInfo, load_model, read_model_info, save_model
 from zooport.cli.targets import resolve_target
-from zooport.cli.training import train
+from zooport.cli.training import ModelInfo, load_model, read_model_info, save_model, train
 
 
 @pytest.fixture(scope="module")

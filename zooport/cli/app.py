@@ -12,12 +12,12 @@ from typing import Any
 
 from zooport import __version__
 from zooport.checks import CHECKERS, MAX_TIMEOUT, one_line, run_checkers
+from zooport.cli import training
 from zooport.cli.common import Output, UsageError, cell, check_output_path, require
 from zooport.cli.describe import cmd_info, cmd_list
 from zooport.cli.play import APIS, check_play_api, play
-from zooport.cli.saved_model import ModelInfo, load_model, read_model_info, save_model, save_path
 from zooport.cli.targets import Target, parse_kwargs, resolve_target
-from zooport.cli.training import TRAIN_APIS, plot_curve, train
+from zooport.cli.training import ModelInfo, load_model, read_model_info, save_model, save_path
 from zooport.envs.capabilities import accepts_keyword
 
 __all__ = ["main", "build_parser"]
@@ -159,7 +159,7 @@ def _cmd_train(args: argparse.Namespace, out: Output) -> int:
         check_output_path(args.plot, "--plot", [f".{k}" for k in canvas.get_supported_filetypes()])
     save = None if args.save is None else save_path(args.save)
     target, _, api, behavior, progress = _resolve(args, args.resume, "--resume", "vector")
-    result = train(
+    result = training.train(
         target, api=api, steps=args.steps, seed=args.seed, behavior=behavior, progress=progress,
         eval_episodes=args.eval_episodes, resume=args.resume, workers=args.workers,
     )  # fmt: skip
@@ -181,7 +181,7 @@ def _cmd_train(args: argparse.Namespace, out: Output) -> int:
             "random opponent, so it is no threshold here"
         )
     if args.plot:
-        plot_curve(result, args.plot)
+        training.plot_curve(result, args.plot)
         print(f"wrote the learning curve to {args.plot}")
     if save is not None:
         saved = ModelInfo(target.name, target.kwargs, result.api, result.behavior,
@@ -256,7 +256,7 @@ _COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace, Output], int], lis
              help="instead: the CorePool benchmark with K cores"),
     ]),
     "train": ("SB3 PPO (MaskablePPO with masks) on ENV", _cmd_train, [
-        *_route(TRAIN_APIS, "the route (default vector; with --resume its own)", 100_000,
+        *_route(training.TRAIN_APIS, "the route (default vector; with --resume its own)", 100_000,
                 "agent-steps", "the behaviour to train (--api vector)"),
         _arg("--plot", metavar="PNG", help="write the learning curve (matplotlib)"),
         _arg("--save", metavar="PATH",

@@ -136,9 +136,8 @@ def over(a: str, b: str, scale: float = 1.0) -> Callable[[dict[str, float]], flo
 
 
 class Column(NamedTuple):
-    """A column computed from one row's ``{route: agent-steps/s}`` (None where a route is
-    missing), marked at the N that ``targets`` names (key None: every N) with its target.
-    ``unit``: "x" (a ratio), ".2fx", "%" or "us" (a cost: its target is an upper bound)."""
+    """A column computed from one row's ``{route: agent-steps/s}``, with its target at the N that
+    ``targets`` names (None: every N); ``unit``: "x", ".2fx", "%" or "us" (a cost, at most)."""
 
     column: str
     value: Callable[[dict[str, float]], float]

@@ -1,8 +1,5 @@
-"""Every route the benchmarks compare, in one table (``_TABLE``) of steppers that build their env
-(most with a shared builder) and step it with pre-sampled actions, so sampling is never timed
-(dict routes get ready-made dicts: building them is the policy's cost). A finished multi-agent
-episode is reset inside the timed step, as vector routes autoreset. The peers use plain
-``GymEnv`` objects, their cheapest form, so ratios are conservative."""
+"""Every route the benchmarks compare, in one table of steppers that step their env with
+pre-sampled actions (``benchmarks/README.md`` says what each steps and why)."""
 
 from __future__ import annotations
 
@@ -44,17 +41,15 @@ ROUTE_NAMES = tuple(dict.fromkeys(VECTOR_ROUTES + MULTI_AGENT_ROUTES))
 
 @dataclass(frozen=True)
 class EnvCase:
-    """An environment to benchmark: ``make(n_agents, seed)`` (picklable) returns a fresh core
-    whose ``behavior`` is stepped; ``every_agent_acts``: no episode ends. The pool routes run
-    ``workers`` cores, the process peers at most ``peers`` one-agent envs."""
+    """An environment to benchmark: ``make(n_agents, seed)`` (picklable) returns a fresh core."""
 
     name: str
     behavior: str
     make: Callable[[int, int], Any]
     routes: tuple[str, ...] = ROUTE_NAMES
-    every_agent_acts: bool = False
-    workers: int = 1
-    peers: int | None = None
+    every_agent_acts: bool = False  # no episode ends
+    workers: int = 1  # the pool routes' cores
+    peers: int | None = None  # the process peers' one-agent envs, at most
 
 
 #: ``EnvCase.make`` s that pickle: ``(n_agents, seed, **options)``; ``endless``: no episode ends.
@@ -62,7 +57,6 @@ trivial, costly, endless = TrivialCore, CostlyCore, partial(TrivialCore, termina
 
 
 def _actions(case: EnvCase, n: int, seed: int, *, raw: bool = False) -> list[Any]:
-    """Batches of ``n`` actions: ``ActionTuple`` s (``raw``) or the consumers' arrays."""
     core = case.make(1, seed)
     spec = core.behavior_specs[case.behavior].action_spec
     core.close()
@@ -98,8 +92,6 @@ def _one_agent_gym(case: EnvCase, seed: int) -> Any:
 
 
 def _peer(kind: str, case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
-    """A peer's vector env of one-agent ``GymEnv`` s: as many as the agents, or the case's
-    ``peers`` for the process vectorisers (with fewer CPUs, more processes cannot help)."""
     m = case.workers * n if case.peers is None else min(case.workers * n, case.peers)
     factories = [partial(_one_agent_gym, case, seed + i) for i in range(m)]
     if kind in ("DummyVecEnv", "SubprocVecEnv"):
@@ -128,7 +120,6 @@ def _parallel_to_aec(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
 
 
 def _pipe_worker(connection: Any, make: Callable[[int, int], Any], n: int, seed: int) -> None:
-    """ML-Agents-style: a core in its own process, everything pickled over a pipe."""
     core = make(n, seed)
     core.reset(seed=seed)
     name = next(iter(core.behavior_specs))
@@ -168,7 +159,6 @@ Build = Callable[[EnvCase, int, int], tuple[Any, int]]
 
 
 def _raw(build: Build, name: str, case: EnvCase, n: int, seed: int, counts: bool = False) -> Route:
-    """A BaseEnv (a core or a pool) through its raw API; ``counts``: the agents that decided."""
     env, n = build(case, n, seed)
     env.reset(seed=seed)
     behavior = case.behavior
@@ -243,8 +233,7 @@ def _batched(build: Build, name: str, case: EnvCase, n: int, seed: int) -> Route
 
 
 def _dicts(method: str | None, build: Build, name: str, case: EnvCase, n: int, seed: int) -> Route:
-    """A PettingZoo-style env, reset when no agent is left, counting the agents that acted:
-    ``env.<method>(actions)``, or (AEC) a cycle of ``len(env.agents)`` ``last()``/``step()``."""
+    # ``env.<method>(actions)``, or (AEC, no method) one cycle of turns; counts who acted.
     env = build(case, n, seed)[0]
     env.reset(seed=seed)
     agents = list(env.possible_agents)
@@ -268,8 +257,7 @@ def _dicts(method: str | None, build: Build, name: str, case: EnvCase, n: int, s
 
 
 def _floor(name: str, case: EnvCase, n: int, seed: int) -> Route:
-    """No adapter: the Python work PettingZoo's Parallel API asks of ANY adapter per step
-    (``benchmarks/README.md``), on the data of the core's first step."""
+    # No adapter: the Python work PettingZoo's Parallel API asks of any adapter per step.
     core = case.make(n, seed)
     core.reset(seed=seed)
     decision, _ = core.get_steps(case.behavior)
