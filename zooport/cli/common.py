@@ -113,8 +113,7 @@ class Output:
 
 
 def sample_action(space: Any, mask: np.ndarray | None, rng: np.random.Generator) -> Any:
-    """A uniform random action of ``space`` that ``mask`` (1 = allowed, flat over the branches)
-    allows; for a ``Dict(continuous, discrete)`` the mask is the discrete part's."""
+    """A uniform random action of ``space`` that ``mask`` (flat over the branches) allows."""
     from gymnasium import spaces
 
     if isinstance(space, spaces.Discrete):

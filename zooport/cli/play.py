@@ -94,8 +94,7 @@ def play(
     progress: bool = True, model: Any = None, deterministic: bool = True,
     every: int | None = None, fps: float = 30,
 ) -> RolloutStats:  # fmt: skip
-    """Drives ``target`` through the ``api`` adapter for ``steps`` steps with random actions
-    or ``model``'s; ``record`` writes a GIF of every ``every``-th frame (at most 500 frames)."""
+    """Drives ``target`` through ``api`` with random or ``model``'s actions; ``record``: a GIF."""
     from zooport.adapters.core_access import render_core
 
     try:

@@ -143,8 +143,7 @@ def load_model(
 
 @dataclass
 class TrainResult:
-    """One ``train`` run; ``mean_episode_reward`` is the evaluation's, else the last ``window``
-    training episodes' (nan: none finished)."""
+    """One ``train`` run; its mean episode reward is the evaluation's, else training's (or nan)."""
 
     env: str
     api: str
@@ -290,9 +289,8 @@ def train(
     resume: str | os.PathLike[str] | None = None, eval_target: Target | None = None,
     deterministic: bool = True,
 ) -> TrainResult:  # fmt: skip
-    """Trains SB3 PPO (MaskablePPO with action masks) on one behaviour (``api="vector"``) or on
-    every agent through SuperSuit (``"parallel"``, ``copies`` envs side by side), stopping once
-    the mean of the last ``window`` episodes held ``stop_reward`` for ``hold`` rollouts."""
+    """Trains SB3 PPO (MaskablePPO with masks) through ``api``, stopping once the mean of the
+    last ``window`` episodes held ``stop_reward`` for ``hold`` rollouts."""
     if not isinstance(api, str) or api not in TRAIN_APIS:
         raise UsageError(f"--api must be one of {list(TRAIN_APIS)} for train, got {api!r}")
     if api == "parallel" and behavior is not None:
@@ -380,8 +378,7 @@ def train(
 def evaluate_parallel(
     model: Any, core: BaseEnvLike, *, episodes: int, seed: int = 0, deterministic: bool = True
 ) -> list[float]:
-    """Every agent's return over whole episodes of ``core`` (then closed), reset ``i`` seeded
-    ``seed + i``, until ``episodes`` finished."""
+    """Every agent's return over whole episodes of ``core`` (then closed) until ``episodes``."""
     from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
 
     env = PettingZooParallelEnv(core, termination_mode="all", mask_in_info=True, max_cycles=10_000)

@@ -52,7 +52,6 @@ QUICK = Budget(warmup_steps=4, warmup_seconds=0.05, runs=3, seconds_per_run=0.01
 def _values(
     results: list[Measurement], columns: Sequence[Column], envs: Collection[str] | None = None
 ) -> list[dict[str, Any]]:
-    """Per (env, N): its env, N and each column's value (None outside ``envs``)."""
     return [
         {"env": env, "n": n}
         | {c.column: c.of(row) if envs is None or env in envs else None for c in columns}
@@ -66,7 +65,6 @@ def _table(
     columns: Sequence[Column],
     envs: Collection[str] | None = None,
 ) -> list[str]:
-    """Markdown lines: the measured ``routes``, then the ``columns`` that have a value."""
     table = harness.rates(results)
     values = {(v["env"], v["n"]): v for v in _values(results, columns, envs)}
     shown = [r for r in routes if any(r in row for row in table.values())]

@@ -27,7 +27,6 @@ class TrivialCore(BatchedEnv):
     def __init__(
         self, n_agents: int = 1, seed: int | None = None, *, terminate: bool = True, **options: Any
     ) -> None:
-        """``options``: BatchedEnv's (``max_steps``, ``side_channels``)."""
         super().__init__(seed=seed, **options)
         self.terminate = terminate
         observation = ObservationSpec.vector(self.state_size, "state")
