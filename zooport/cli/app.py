@@ -131,24 +131,20 @@ def _cmd_check(args: argparse.Namespace, out: Output) -> int:
 def _cmd_bench(args: argparse.Namespace, out: Output) -> int:
     if args.json:
         check_output_path(args.json, "--json")
+    from zooport.cli.bench import pool, run
+
+    if args.workers is not None and (args.envs or args.routes):
+        raise UsageError("--envs and --routes belong to the adapter benchmark, not --workers")
+    for option, known in (("envs", run.ENVS), ("routes", run.ROUTE_NAMES)):
+        bad = [c for c in getattr(args, option) or () if c not in known]
+        if bad:
+            raise UsageError(f"--{option} takes names among {sorted(known)}, got {bad}")
     argv = ["--quick"] if args.quick else []
     for option in ("json", "n", "envs", "routes", "workers"):
         value = getattr(args, option)
         if value:
             argv += [f"--{option}", *map(str, value if isinstance(value, list) else [value])]
-    if args.workers is not None:
-        from zooport.cli.bench import pool
-
-        if args.envs or args.routes:
-            raise UsageError("--envs and --routes belong to the adapter benchmark, not --workers")
-        return pool.main(argv)
-    from zooport.cli.bench import run
-
-    for option, known in (("envs", run.ENVS), ("routes", run.ROUTE_NAMES)):
-        bad = [c for c in getattr(args, option) or () if c not in known]
-        if bad:
-            raise UsageError(f"--{option} takes names among {sorted(known)}, got {bad}")
-    return run.main(argv)
+    return (run if args.workers is None else pool).main(argv)
 
 
 def _cmd_train(args: argparse.Namespace, out: Output) -> int:

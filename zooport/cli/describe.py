@@ -12,6 +12,7 @@ from zooport.checks import one_line, single_agent_plan
 from zooport.cli.common import Output, cell, rollout
 from zooport.cli.targets import Target, parse_kwargs, resolve_target
 from zooport.envs.base_env import BaseEnvLike
+from zooport.envs.batched_env import BatchedEnv
 from zooport.envs.capabilities import reset_core
 from zooport.envs.registry import default_registry
 
@@ -64,8 +65,6 @@ def cmd_list(args: argparse.Namespace, out: Output) -> int:
 
 def _side_channel_use(core: BaseEnvLike) -> list[list[str]]:
     # The side-channel keys a BatchedEnv asks for and records in 300 random steps.
-    from zooport.envs.batched_env import BatchedEnv
-
     if not isinstance(core, BatchedEnv):
         return [["-", "-", "not a BatchedEnv: only its own side_channels are known"]]
     params: dict[str, None] = {}  # the keys in the order seen
@@ -118,7 +117,14 @@ def cmd_info(args: argparse.Namespace, out: Output) -> int:
         renders = False
         with contextlib.suppress(Exception):
             renders = render_core(core) is not None
-        core_type, steps = type(core), _max_steps(target, core)
+        steps: Any = getattr(target.entry, "max_episode_steps", None)
+        if not steps and isinstance(core, BatchedEnv):
+            # A BatchedEnv's own limit per behaviour (max_steps=, _add_behavior(max_steps=)).
+            limits = {b: s.max_steps for b, s in core._behaviors.items()}
+            steps = next(iter(limits.values()), 0)
+            if len(set(limits.values())) > 1:
+                steps = ", ".join(f"{b}: {n or '-'}" for b, n in limits.items())
+        core_type, steps = type(core), steps or getattr(type(core), "max_episode_steps", None)
         channels = _side_channel_use(core)  # after the first steps: it steps the core
     finally:
         core.close()
@@ -129,7 +135,7 @@ def cmd_info(args: argparse.Namespace, out: Output) -> int:
     print(f"{target.name}: {summary}")
     print(
         f"class {core_type.__module__}.{core_type.__qualname__}; expected reward "
-        f"{cell(target.expected_reward)}; max episode steps {steps}; "
+        f"{cell(target.expected_reward)}; max episode steps {steps or '-'}; "
         f"renders rgb_array: {'yes' if renders else 'no'}"
     )
     rows = []
@@ -160,17 +166,3 @@ def plain_text(rst: str) -> str:
     text = re.sub(r":[\w:.-]+:`~[^`]*?([^.`]+)`", r"\1", rst)  # :class:`~a.b.C` -> C
     text = re.sub(r":[\w:.-]+:`([^`]+)`", r"\1", text)  # :func:`a.b` -> a.b
     return re.sub(r"``?([^`]+)``?", r"\1", text)  # ``x`` and `x` -> x
-
-
-def _max_steps(target: Target, core: BaseEnvLike) -> str:
-    from zooport.envs.batched_env import BatchedEnv
-
-    steps = getattr(target.entry, "max_episode_steps", None)
-    if not steps and isinstance(core, BatchedEnv):
-        # A BatchedEnv's own limit per behaviour (max_steps=, _add_behavior(max_steps=)).
-        limits = {b: s.max_steps for b, s in core._behaviors.items()}
-        if len(set(limits.values())) > 1:
-            return ", ".join(f"{b}: {n or '-'}" for b, n in limits.items())
-        steps = next(iter(limits.values()), 0)
-    steps = steps or getattr(type(core), "max_episode_steps", None)
-    return str(steps) if steps else "-"

@@ -23,34 +23,30 @@ _ADAPTERS = {"raw": "", "gym": "GymEnv", "vector": "BehaviorVectorEnv",
 APIS = tuple(_ADAPTERS)
 
 
-def _single_agent_core(target: Target, behavior: str | None) -> tuple[Any, str]:
-    preset = target.gym_preset
-    if behavior is not None and preset is not None and preset.get("behavior_name") != behavior:
-        preset = None
-
-    # The plan reads the factory's signature; Target.make makes a non-BaseEnv a UsageError.
-    make = functools.wraps(target.factory)(lambda **kwargs: target.make(**kwargs))
-    with as_usage(f"making {target.name} failed"):
-        plan = single_agent_plan(make, preset=preset)
-    choices = [b for b in plan.behaviors if behavior in (None, b)]
-    if not choices:
-        why = plan.reason or (
-            f"behaviour {behavior!r} is not among the single-agent {list(plan.behaviors)}"
-        )
-        raise UsageError(
-            f"--api gym needs a single-agent behaviour: {why}; use --api vector or parallel"
-        )
-    return target.make(**plan.kwargs), choices[0]
-
-
 def _build_adapter(target: Target, api: str, behavior: str | None, record: bool) -> Any:
     from zooport import adapters
 
     if api == "raw":
         return target.make()
-    core, behavior = (
-        _single_agent_core(target, behavior) if api == "gym" else (target.make(), behavior)
-    )
+    kwargs: dict[str, Any] = {}
+    if api == "gym":  # a single-agent behaviour, through the built-in's preset if it names it
+        preset = target.gym_preset
+        if behavior is not None and preset is not None and preset.get("behavior_name") != behavior:
+            preset = None
+        # The plan reads the factory's signature; Target.make makes a non-BaseEnv a UsageError.
+        make = functools.wraps(target.factory)(lambda **kwargs: target.make(**kwargs))
+        with as_usage(f"making {target.name} failed"):
+            plan = single_agent_plan(make, preset=preset)
+        choices = [b for b in plan.behaviors if behavior in (None, b)]
+        if not choices:
+            why = plan.reason or (
+                f"behaviour {behavior!r} is not among the single-agent {list(plan.behaviors)}"
+            )
+            raise UsageError(
+                f"--api gym needs a single-agent behaviour: {why}; use --api vector or parallel"
+            )
+        kwargs, behavior = plan.kwargs, choices[0]
+    core = target.make(**kwargs)
     options = {"behavior_name": behavior} if api in ("gym", "vector") else {"mask_in_info": True}
     try:
         with as_usage(f"--api {api} on {target.name}"):
