@@ -8,7 +8,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -28,7 +28,7 @@ def _build_adapter(target: Target, api: str, behavior: str | None, record: bool)
 
     if api == "raw":
         return target.make()
-    kwargs: dict[str, Any] = {}
+    kwargs: Mapping[str, Any] = {}
     if api == "gym":  # a single-agent behaviour, through the built-in's preset if it names it
         preset = target.gym_preset
         if behavior is not None and preset is not None and preset.get("behavior_name") != behavior:

@@ -32,7 +32,6 @@ class RouteUnavailable(Exception):
 class Route:
     """A prepared way to step ``n`` agents: ``step(i)`` steps with the i-th action batch."""
 
-    name: str
     n: int
     step: Callable[[int], Any]
     close: Callable[[], Any] = lambda: None

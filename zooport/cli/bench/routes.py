@@ -154,11 +154,11 @@ def _puffer(case: EnvCase, n: int, seed: int) -> tuple[Any, int]:
     return vecenv, k * n
 
 
-# Steppers: ([build,] name, case, n, seed) -> Route; step(i) steps with the i-th action batch.
+# Steppers: ([build,] case, n, seed) -> Route; step(i) steps with the i-th action batch.
 Build = Callable[[EnvCase, int, int], tuple[Any, int]]
 
 
-def _raw(build: Build, name: str, case: EnvCase, n: int, seed: int, counts: bool = False) -> Route:
+def _raw(build: Build, case: EnvCase, n: int, seed: int, counts: bool = False) -> Route:
     env, n = build(case, n, seed)
     env.reset(seed=seed)
     behavior = case.behavior
@@ -174,10 +174,10 @@ def _raw(build: Build, name: str, case: EnvCase, n: int, seed: int, counts: bool
         env.step()
         return k
 
-    return Route(name, n, step, env.close, counts_agents=counts)
+    return Route(n, step, env.close, counts_agents=counts)
 
 
-def _each(name: str, case: EnvCase, n: int, seed: int) -> Route:
+def _each(case: EnvCase, n: int, seed: int) -> Route:
     cores = [case.make(n, seed + i) for i in range(case.workers)]
     for i, core in enumerate(cores):
         core.reset(seed=seed + i)
@@ -190,10 +190,10 @@ def _each(name: str, case: EnvCase, n: int, seed: int) -> Route:
             core.set_actions(behavior, actions[i % ACTION_BATCHES])
             core.step()
 
-    return Route(name, case.workers * n, step, lambda: [core.close() for core in cores])
+    return Route(case.workers * n, step, lambda: [core.close() for core in cores])
 
 
-def _piped(name: str, case: EnvCase, n: int, seed: int) -> Route:
+def _piped(case: EnvCase, n: int, seed: int) -> Route:
     context = multiprocessing.get_context("spawn")
     workers = []
     for i in range(case.workers):
@@ -218,10 +218,10 @@ def _piped(name: str, case: EnvCase, n: int, seed: int) -> Route:
             pipe.close()
 
     step(0)  # the workers have started
-    return Route(name, case.workers * n, step, close)
+    return Route(case.workers * n, step, close)
 
 
-def _batched(build: Build, name: str, case: EnvCase, n: int, seed: int) -> Route:
+def _batched(build: Build, case: EnvCase, n: int, seed: int) -> Route:
     envs, n = build(case, n, seed)
     if hasattr(envs, "seed"):  # SB3's VecEnv API
         envs.seed(seed)
@@ -229,10 +229,10 @@ def _batched(build: Build, name: str, case: EnvCase, n: int, seed: int) -> Route
     else:
         envs.reset(seed=seed)
     actions = _actions(case, n, seed)
-    return Route(name, n, lambda i: envs.step(actions[i % ACTION_BATCHES]), envs.close)
+    return Route(n, lambda i: envs.step(actions[i % ACTION_BATCHES]), envs.close)
 
 
-def _dicts(method: str | None, build: Build, name: str, case: EnvCase, n: int, seed: int) -> Route:
+def _dicts(method: str | None, build: Build, case: EnvCase, n: int, seed: int) -> Route:
     # ``env.<method>(actions)``, or (AEC, no method) one cycle of turns; counts who acted.
     env = build(case, n, seed)[0]
     env.reset(seed=seed)
@@ -253,10 +253,10 @@ def _dicts(method: str | None, build: Build, name: str, case: EnvCase, n: int, s
             env.step(None if terminated or truncated else chosen[env.agent_selection])
         return turns
 
-    return Route(name, len(agents), step, env.close, counts_agents=True)
+    return Route(len(agents), step, env.close, counts_agents=True)
 
 
-def _floor(name: str, case: EnvCase, n: int, seed: int) -> Route:
+def _floor(case: EnvCase, n: int, seed: int) -> Route:
     # No adapter: the Python work PettingZoo's Parallel API asks of any adapter per step.
     core = case.make(n, seed)
     core.reset(seed=seed)
@@ -284,13 +284,14 @@ def _floor(name: str, case: EnvCase, n: int, seed: int) -> Route:
             dict(zip(agents, map(dict.copy, repeat(info, len(agents))), strict=True)),
         )
 
-    return Route(name, len(agents), step)
+    return Route(len(agents), step)
 
 
 _COUNTED = partial(_raw, counts=True)  # the agents that decided (a pool not in sync mode)
 
-#: Each route's stepper (``benchmarks/README.md`` says what each steps).
-_TABLE: dict[str, Callable[..., Route]] = {
+#: Every route by name, ``ROUTES[name](case, n, seed)`` builds it (``benchmarks/README.md``
+#: says what each steps).
+ROUTES: dict[str, Callable[[EnvCase, int, int], Route]] = {
     "raw": partial(_raw, _core),  # the core's own get_steps/set_actions/step: the ceiling
     "BehaviorVectorEnv": partial(_batched, partial(_adapter, "BehaviorVectorEnv")),
     "SB3VecEnv": partial(_batched, partial(_adapter, "SB3VecEnv")),
@@ -321,10 +322,6 @@ _TABLE: dict[str, Callable[..., Route]] = {
     "Trivial": partial(_raw, _core),
     "pool K=1 (in this process)": partial(_raw, partial(_pool, local_core=True)),
     "pool K=1 (in a worker)": partial(_raw, partial(_pool, local_core=False)),
-}
-#: Every route by name: ``ROUTES[name](case, n, seed)`` builds it.
-ROUTES: dict[str, Callable[[EnvCase, int, int], Route]] = {
-    name: partial(route, name) for name, route in _TABLE.items()
 }
 
 
