@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from gymnasium import spaces
 
+from zooport.cli.app import plain_text
 from zooport.cli.common import format_table, install_hint, rollout, sample_action
-from zooport.cli.describe import plain_text
 from zooport.cli.targets import resolve_target
 from zooport.cli.training import ModelInfo
 from zooport.envs.builtin.basic import Basic
