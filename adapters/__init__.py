@@ -9,15 +9,14 @@ _MODULES = {
     "agent_names": ("AgentKey", "AgentNames"),
     "core_access": ("adopt_core",),
     "gym_env": ("GymEnv", "UnityToGymWrapper"),
-    "gym_task": ("GymTask",),
     "mlagents_serve": ("relay_channels", "serve_mlagents"),
-    "multi_agent_task": ("MultiAgentTask", "MultiAgentUnityTask", "Transition"),
+    "multi_agent_task": ("MultiAgentTask", "MultiAgentUnityTask", "PettingZooTask", "Transition"),
     "options": ("TerminationMode",),
     "pettingzoo_aec": ("PettingZooAECEnv", "UnityAECEnv"),
     "pettingzoo_parallel": ("PettingZooParallelEnv", "UnityParallelEnv"),
-    "pettingzoo_task": ("PettingZooTask",),
     "registration": ("register_builtin_envs", "register_gymnasium"),
     "sb3_vec_env": ("SB3VecEnv",),
+    "task_api": ("GymTask",),
     "vector_env": ("BehaviorVectorEnv",),
 }
 __all__ = sorted(name for names in _MODULES.values() for name in names)

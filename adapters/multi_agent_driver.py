@@ -1,20 +1,30 @@
-"""The driver family's engine: every behaviour of a core as named PettingZoo agents."""
+"""The driver family's engine (every behaviour of a core as named PettingZoo agents), and the
+members its front ends expose over it."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import Any, NamedTuple, TypeGuard
 
+from gymnasium import spaces
+
 from zooport.adapters.agent_group import AgentGroup, set_default_actions
 from zooport.adapters.agent_names import AgentNames
-from zooport.adapters.core_access import MAX_IDLE_STEPS, adopt_core_with_specs, note_core_failure
+from zooport.adapters.core_access import (
+    MAX_IDLE_STEPS,
+    EngineMembers,
+    adopt_core_with_specs,
+    note_core_failure,
+)
 from zooport.adapters.options import DriverOptions, TerminationMode, finished_needed
-from zooport.envs.arguments import check_seed
+from zooport.envs.arguments import check_int, check_seed
 from zooport.envs.base_env import BaseEnvLike
 from zooport.envs.capabilities import has_action_masks, reset_core
 from zooport.envs.step_guard import StepGuard
 from zooport.errors import (
     ActionError,
+    ArgumentError,
     EnvClosedError,
     EnvNotResetError,
     SpecError,
@@ -22,7 +32,7 @@ from zooport.errors import (
     ZooportError,
 )
 
-__all__ = ["AgentGroup", "AgentsStep", "MultiAgentDriver"]
+__all__ = ["AgentGroup", "AgentsStep", "DriverControls", "MultiAgentDriver", "seed_action_spaces"]
 
 
 class AgentsStep(NamedTuple):
@@ -323,3 +333,85 @@ class MultiAgentDriver:
             raise EnvNotResetError(
                 f"{self.adapter}: the episode is over (after {self.cycles} cycles); call reset()"
             )
+
+
+class DriverControls(EngineMembers):
+    """The members every front end exposes over its ``MultiAgentDriver`` (``self._driver``)."""
+
+    _driver: MultiAgentDriver
+    core: BaseEnvLike
+
+    def _start_driver(self, core: BaseEnvLike, options: DriverOptions) -> None:
+        self._driver = self._engine = MultiAgentDriver(core, options, adapter=type(self).__name__)
+        self.core = self._driver.core  # an older-API core's wrapper, where it needed one
+        self.termination_mode = options.termination_mode
+        self.max_cycles = options.max_cycles
+        self.stale_actions = options.stale_actions
+
+    @property
+    def possible_agents(self) -> list[str]:
+        """The agents present at the last ``reset()``, then those spawned since (appended)."""
+        self._driver.discover()  # before the first reset(): reset the core once to find them
+        return self._driver.possible_agents
+
+    @property
+    def observation_spaces(self) -> dict[str, spaces.Space]:
+        """``observation_space(agent)`` for every possible agent."""
+        return {a: self._driver.group_of(a).observation_space for a in self.possible_agents}
+
+    @property
+    def action_spaces(self) -> dict[str, spaces.Space]:
+        """Each possible agent's action space (one object per behaviour)."""
+        return {a: self._driver.group_of(a).action_space for a in self.possible_agents}
+
+    @property
+    def termination_mode(self) -> TerminationMode | str | float:
+        """The mode that ends an episode once enough of its agents have finished; writable."""
+        return self._driver.termination_mode
+
+    @termination_mode.setter
+    def termination_mode(self, value: TerminationMode | str | float) -> None:
+        finished_needed(value, 1)  # a bad mode raises here, not in a step
+        self._driver.termination_mode = value
+
+    @property
+    def max_cycles(self) -> int | None:
+        """Cycles after which every live agent is truncated (None = no limit); writable."""
+        return self._driver.max_cycles
+
+    @max_cycles.setter
+    def max_cycles(self, value: int | None) -> None:
+        if value is not None:
+            value = check_int(value, "max_cycles", 1, maximum=sys.maxsize)
+        self._driver.max_cycles = value
+
+    @property
+    def cycles(self) -> int:
+        """Completed cycles (core steps asked for) in the current episode."""
+        return self._driver.cycles
+
+    @property
+    def stale_actions(self) -> str:
+        """``"ignore"`` (counted) or ``"raise"``: an action for a finished agent; writable."""
+        return self._driver.stale_actions
+
+    @stale_actions.setter
+    def stale_actions(self, value: str) -> None:
+        if not isinstance(value, str) or value not in ("ignore", "raise"):
+            raise ArgumentError(
+                f"Expect stale_actions to be one of ['ignore', 'raise'], actually: {value!r}"
+            )
+        self._driver.stale_actions = value
+
+    @property
+    def ignored_actions(self) -> int:
+        """How many actions for finished agents were ignored since construction."""
+        return self._driver.ignored_actions
+
+
+def seed_action_spaces(driver: MultiAgentDriver, seed: int | None) -> None:
+    """Seeds behaviour i's action space with ``seed + i``: ML-Agents' wrappers' ``seed=``."""
+    seed = check_seed(seed, f"{driver.adapter}(seed=...)")
+    if seed is not None:
+        for i, group in enumerate(driver.groups):
+            group.action_space.seed(seed + i)

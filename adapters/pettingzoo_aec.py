@@ -9,8 +9,9 @@ import numpy as np
 from pettingzoo import AECEnv
 from typing_extensions import override
 
+from zooport.adapters.multi_agent_driver import seed_action_spaces
 from zooport.adapters.options import listing_options
-from zooport.adapters.pettingzoo_common import PettingZooCommon, seed_action_spaces
+from zooport.adapters.pettingzoo_parallel import PettingZooCommon
 from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import ActionError, EnvNotResetError, UnknownAgentError
 

@@ -26,13 +26,12 @@ from gymnasium.utils.env_checker import data_equivalence
 
 import zooport
 from zooport.adapters.gym_env import GymEnv
-from zooport.adapters.gym_task import GymTask
-from zooport.adapters.multi_agent_task import MultiAgentTask
+from zooport.adapters.multi_agent_task import MultiAgentTask, PettingZooTask
 from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
 from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-from zooport.adapters.pettingzoo_task import PettingZooTask
 from zooport.adapters.sb3_vec_env import SB3VecEnv
 from zooport.adapters.spaces import checked_discrete
+from zooport.adapters.task_api import GymTask
 from zooport.adapters.vector_env import BehaviorVectorEnv
 from zooport.adapters.wrappers import DiscretizeActions
 from zooport.adapters.wrappers.action import GymDiscretizeActions, VectorDiscretizeActions

@@ -19,7 +19,7 @@ from gymnasium import spaces
 from zooport.adapters.agent_names import AgentNames
 from zooport.adapters.multi_agent_driver import AgentGroup
 from zooport.adapters.options import LayoutOptions
-from zooport.adapters.pettingzoo_common import flat_observations
+from zooport.adapters.pettingzoo_parallel import flat_observations
 from zooport.envs.base_env import ActionSpec, BehaviorSpec, DecisionSteps, TerminalSteps
 from zooport.errors import ActionError
 

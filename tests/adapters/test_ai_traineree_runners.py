@@ -15,12 +15,10 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-from zooport.adapters.gym_task import GymTask
-from zooport.adapters.multi_agent_task import MultiAgentTask
+from zooport.adapters.multi_agent_task import MultiAgentTask, PettingZooTask
 from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
 from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-from zooport.adapters.pettingzoo_task import PettingZooTask
-from zooport.adapters.task_api import DataSpace
+from zooport.adapters.task_api import DataSpace, GymTask
 from zooport.envs.builtin.tag import Tag
 
 

@@ -26,11 +26,10 @@ from tests.support.paths import REPO
 ADAPTERS = REPO / "adapters"
 FRONT_ENDS = {
     "gym_env", "vector_env", "sb3_vec_env", "pettingzoo_parallel", "pettingzoo_aec",
-    "multi_agent_task", "pettingzoo_task", "gym_task", "registration",
+    "multi_agent_task", "task_api", "registration",
 }  # fmt: skip
 ENGINES = (
-    "behavior_slots", "agent_group", "multi_agent_driver",
-    "pettingzoo_common", "options", "spaces",
+    "behavior_slots", "agent_group", "multi_agent_driver", "options", "spaces",
     "core_access", "rendering",
 )  # fmt: skip
 

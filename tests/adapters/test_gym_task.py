@@ -10,8 +10,8 @@ import pytest
 from gymnasium import spaces
 
 from zooport.adapters.gym_env import GymEnv
-from zooport.adapters.gym_task import GymTask
 from zooport.adapters.registration import register_builtin_envs
+from zooport.adapters.task_api import GymTask
 from zooport.envs.batched_env import BatchedEnv
 from zooport.envs.builtin.basic import Basic
 
@@ -266,7 +266,7 @@ def test_video_options_wrap_the_env_in_record_video_as_ai_traineree_does(tmp_pat
             super().__init__(env)
             made.append((video_folder, [episode_trigger(e) for e in range(7)], name_prefix))
 
-    monkeypatch.setattr("zooport.adapters.gym_task.RecordVideo", Recorder)
+    monkeypatch.setattr("zooport.adapters.task_api.RecordVideo", Recorder)
     task = GymTask("CartPole-v1", video_episode_trigger=3, video_folder=str(tmp_path))
     assert isinstance(task.env, Recorder) and task.env.render_mode == "rgb_array"
     expected = [e % 3 == 0 for e in range(7)]

@@ -16,11 +16,10 @@ from pettingzoo import AECEnv
 from pettingzoo.test import api_test
 from pettingzoo.test.example_envs import generated_agents_env_v0, generated_agents_parallel_v0
 
-from zooport.adapters.multi_agent_task import Transition
+from zooport.adapters.multi_agent_task import PettingZooTask, Transition
 from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
 from zooport.adapters.pettingzoo_envs import ball_balance_v0
 from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-from zooport.adapters.pettingzoo_task import PettingZooTask
 from zooport.errors import SpecError, UnknownAgentError, ZooportError
 
 from tests.support.pettingzoo_versions import STUCK_EXAMPLE_AEC_ENV, AgentSelector

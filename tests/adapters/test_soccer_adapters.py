@@ -12,11 +12,10 @@ import numpy as np
 import pytest
 
 import zooport
-from zooport.adapters.multi_agent_task import MultiAgentTask
+from zooport.adapters.multi_agent_task import MultiAgentTask, PettingZooTask
 from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
 from zooport.adapters.pettingzoo_envs import soccer_v0
 from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-from zooport.adapters.pettingzoo_task import PettingZooTask
 from zooport.adapters.wrappers import FoldAgents, TeamReward
 from zooport.envs.builtin.soccer import Soccer
 

@@ -15,11 +15,10 @@ import numpy as np
 import pytest
 
 import zooport
-from zooport.adapters.multi_agent_task import MultiAgentTask
+from zooport.adapters.multi_agent_task import MultiAgentTask, PettingZooTask
 from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
 from zooport.adapters.pettingzoo_envs import tag_v0
 from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-from zooport.adapters.pettingzoo_task import PettingZooTask
 from zooport.errors import ActionError
 
 from tests.support.probes import RUNNER, Probe

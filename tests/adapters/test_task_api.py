@@ -15,11 +15,9 @@ import pytest
 from gymnasium import spaces
 
 from zooport.adapters.gym_env import GymEnv
-from zooport.adapters.gym_task import GymTask
-from zooport.adapters.multi_agent_task import MultiAgentTask
+from zooport.adapters.multi_agent_task import MultiAgentTask, PettingZooTask
 from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
-from zooport.adapters.pettingzoo_task import PettingZooTask
-from zooport.adapters.task_api import DataSpace, agent_action_space, observation_size
+from zooport.adapters.task_api import DataSpace, GymTask, agent_action_space, observation_size
 from zooport.envs.builtin.ball_balance import BallBalance
 from zooport.envs.builtin.basic import Basic
 from zooport.envs.builtin.tag import Tag
