@@ -10,7 +10,7 @@ from typing import Any, NamedTuple, TypeGuard
 from gymnasium import spaces
 
 from zooport.adapters.agent_group import AgentGroup, set_default_actions
-from zooport.adapters.agent_names import AgentNames
+from zooport.adapters.agent_names import AgentKey, AgentNames
 from zooport.adapters.core_access import (
     MAX_IDLE_STEPS,
     EngineMembers,
@@ -128,8 +128,7 @@ class MultiAgentDriver:
 
     def reset(self, seed: int | None = None) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         """Resets the core (reseeded with ``seed`` where it can be) and starts an episode."""
-        self.check_open()
-        seed = check_seed(seed, f"{self.adapter}.reset")  # a bad seed raises, changing nothing
+        self.check_open()  # the front ends check the seed
         with self.guard.resetting():
             try:
                 reset_core(self.core, seed, warn=True)
@@ -353,6 +352,21 @@ class DriverControls(EngineMembers):
         """The agents present at the last ``reset()``, then those spawned since (appended)."""
         self._driver.discover()  # before the first reset(): reset the core once to find them
         return self._driver.possible_agents
+
+    def _agent(self, agent: Any) -> Any:
+        return agent
+
+    def observation_space(self, agent: Any) -> spaces.Space:
+        """The observation space of ``agent``'s behaviour (one object per behaviour)."""
+        return self._driver.group_of(self._agent(agent)).observation_space
+
+    def agent_key(self, agent: Any) -> AgentKey:
+        """The (behaviour, agent id) an agent stands for."""
+        return self._driver.names.lookup(self._agent(agent))
+
+    def behavior_spaces(self) -> dict[str, tuple[spaces.Space, spaces.Space]]:
+        """Each behaviour's (observation space, action space), by behaviour name."""
+        return {g.name: (g.observation_space, g.action_space) for g in self._driver.groups}
 
     @property
     def observation_spaces(self) -> dict[str, spaces.Space]:

@@ -12,7 +12,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
 
 from zooport.adapters import task_api
-from zooport.adapters.agent_names import AgentKey, AgentNaming
+from zooport.adapters.agent_names import AgentNaming
 from zooport.adapters.core_access import render_core
 from zooport.adapters.multi_agent_driver import DriverControls
 from zooport.adapters.options import (
@@ -108,13 +108,7 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
             f"agents: {agents}"
         )
 
-    def agent_key(self, agent_id: int | str) -> AgentKey:
-        """The (behaviour, core agent id) an agent stands for."""
-        return self._driver.names.lookup(self.agent(agent_id))
-
-    def observation_space(self, agent_id: int | str) -> spaces.Space:
-        """The observation space of the agent's behaviour (one object per behaviour)."""
-        return self._driver.group_of(self.agent(agent_id)).observation_space
+    _agent = agent  # observation_space() and agent_key() take a position too
 
     @property
     def action_space(self) -> spaces.Space:

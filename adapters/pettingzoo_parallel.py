@@ -13,7 +13,7 @@ from pettingzoo import ParallelEnv
 from typing_extensions import override
 
 from zooport.adapters.agent_group import AgentGroup
-from zooport.adapters.agent_names import AgentKey, AgentNaming
+from zooport.adapters.agent_names import AgentNaming
 from zooport.adapters.core_access import (
     adopt_core,
     can_render,
@@ -100,21 +100,9 @@ class PettingZooCommon(DriverControls):
             self.np_random = np.random.default_rng(seed)
         return seed
 
-    def observation_space(self, agent: str) -> spaces.Space:
-        """The observation space of ``agent``'s behaviour (one object per behaviour)."""
-        return self._driver.group_of(agent).observation_space
-
     def action_space(self, agent: str) -> spaces.Space:
         """The action space of ``agent``'s behaviour (one object per behaviour)."""
         return self._driver.group_of(agent).action_space
-
-    def behavior_spaces(self) -> dict[str, tuple[spaces.Space, spaces.Space]]:
-        """Each behaviour's (observation space, action space), by behaviour name."""
-        return {g.name: (g.observation_space, g.action_space) for g in self._driver.groups}
-
-    def agent_key(self, agent: str) -> AgentKey:
-        """The (behaviour, agent id) an agent name stands for."""
-        return self._driver.names.lookup(agent)
 
     @property
     def state_space(self) -> spaces.Box:

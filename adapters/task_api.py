@@ -146,7 +146,8 @@ class TaskBase:
         raise NotImplementedError
 
     def _take_seed(self, seed: int | None) -> int | None:
-        # reset()'s seed, else the one seed() gave since.
+        # reset()'s seed (a bad one raises, changing nothing), else the one seed() gave since.
+        seed = check_seed(seed, f"{type(self).__name__}.reset")
         if seed is None:
             seed, self._next_seed = self._next_seed, None
         return seed
@@ -402,9 +403,8 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs, TaskBase):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         """Resets the env (with the :meth:`seed` given since, by default), skips the start."""
-        seed = check_seed(seed, "GymTask.reset")  # a bad seed raises, changing nothing
+        seed = self._take_seed(seed)
         with self.step_guard.resetting():
-            seed = self._take_seed(seed)
             if seed is not None:
                 self._skip_rng = np.random.default_rng(seed)
             obs, info = self.env.reset(seed=seed, options=options)
