@@ -72,27 +72,23 @@ class AgentGroup(AgentSlots):
         self.new_names: list[str] = []
         self.finished_names: list[str] = []
 
-    def _grow(self, needed: int) -> None:
-        if needed <= self.capacity:
-            return
-        capacity = max(needed, 2 * self.capacity, 8)
-
-        def bigger(array: np.ndarray, fill: int = 0) -> np.ndarray:
-            out = np.full((capacity, *array.shape[1:]), fill, array.dtype)
-            out[: self.capacity] = array
-            return out
-
-        for attr in _ARRAYS:
-            setattr(self, attr, bigger(getattr(self, attr), int(attr == "mask")))
-        if isinstance(self.obs, dict):
-            self.obs = {k: bigger(v) for k, v in self.obs.items()}
-        else:
-            self.obs = bigger(self.obs)
-        self.capacity = capacity
-
     def _add(self, ids: np.ndarray) -> None:
         start, self.n = self.n, self.n + ids.size
-        self._grow(self.n)
+        if self.n > self.capacity:  # every per-slot array grows together
+            capacity = max(self.n, 2 * self.capacity, 8)
+
+            def bigger(array: np.ndarray, fill: int = 0) -> np.ndarray:
+                out = np.full((capacity, *array.shape[1:]), fill, array.dtype)
+                out[: self.capacity] = array
+                return out
+
+            for attr in _ARRAYS:
+                setattr(self, attr, bigger(getattr(self, attr), int(attr == "mask")))
+            if isinstance(self.obs, dict):
+                self.obs = {k: bigger(v) for k, v in self.obs.items()}
+            else:
+                self.obs = bigger(self.obs)
+            self.capacity = capacity
         self.ids[start : self.n] = ids
         self.live[start : self.n] = True
         added = self.namer.names(self.name, ids.tolist())

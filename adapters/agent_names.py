@@ -36,11 +36,6 @@ def behavior_prefix(behavior: str) -> str:
     return _NOT_ALNUM.sub("", behavior.split("?", 1)[0].lower()) or "agent"
 
 
-def _word(behavior: str) -> str:
-    # Letters only: PettingZoo's api_test wants names that start "<letters>_<digits>".
-    return "".join(c for c in behavior_prefix(behavior) if not c.isdigit()) or "agent"
-
-
 def _natural(text: str) -> list[tuple[int, int | str]]:
     # "team=2" before "team=10": numbers compare as numbers.
     return [(1, int(p)) if p.isdecimal() else (0, p) for p in re.split(r"(\d+)", text)]
@@ -51,7 +46,9 @@ def default_prefixes(behaviors: Iterable[str]) -> dict[str, str]:
     behaviors = list(dict.fromkeys(behaviors))
     by_word: dict[str, list[str]] = {}
     for behavior in behaviors:
-        by_word.setdefault(_word(behavior), []).append(behavior)
+        # Letters only: PettingZoo's api_test wants names that start "<letters>_<digits>".
+        word = "".join(c for c in behavior_prefix(behavior) if not c.isdigit()) or "agent"
+        by_word.setdefault(word, []).append(behavior)
     prefixes: dict[str, str] = {}
     for word, members in by_word.items():
         for rank, behavior in enumerate(sorted(members, key=_natural)):

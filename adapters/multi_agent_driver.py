@@ -100,7 +100,8 @@ class MultiAgentDriver:
         if self.stale_actions == "raise":
             raise ActionError(
                 f"{self.adapter}: actions for agents that finished earlier in the episode "
-                f"{agents} (stale_actions='raise'); live agents: {self.agents}"
+                f"{agents} (stale_actions='raise': the only valid action is None); live agents: "
+                f"{self.agents}"
             )
         self.ignored_actions += len(agents)
 

@@ -100,8 +100,17 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
                 self._zero_rewards = dict.fromkeys(self.rewards, 0.0)
             self.rewards = self._zero_rewards.copy()
             self._rewards_stale = False
-        if self._dead:  # the selected agent finished
-            self._remove_dead(action)
+        if self._dead:  # the selected agent finished: it leaves
+            agent = self._dead[0]
+            if action is not None:
+                self._driver.ignore_stale([agent])  # or raises, the agent still selected
+            del self._dead[0]
+            self._zero_rewards = None
+            for table in (self.rewards, self.terminations, self.truncations, self.infos):
+                del table[agent]
+            del self._cumulative_rewards[agent]
+            self.agents.remove(agent)
+            self._select_first()
             return
         cycle, turn = self._cycle, self._turn
         if turn >= len(cycle):
@@ -129,24 +138,6 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         """Closes the core; later ``step``, ``last`` and ``observe`` raise ``EnvClosedError``."""
         self._clear()  # the per-turn paths check for closing only where they fail
         super().close()
-
-    def _remove_dead(self, action: Any) -> None:
-        agent = self._dead[0]
-        if action is not None:
-            if self._driver.stale_actions == "raise":
-                raise ActionError(
-                    f"{type(self).__name__}: agent {agent!r} has finished; when an agent is "
-                    f"dead, the only valid action is None, got {action!r} "
-                    "(stale_actions='raise')"
-                )
-            self._driver.ignore_stale([agent])
-        del self._dead[0]
-        self._zero_rewards = None
-        for table in (self.rewards, self.terminations, self.truncations, self.infos):
-            del table[agent]
-        del self._cumulative_rewards[agent]
-        self.agents.remove(agent)
-        self._select_first()
 
     def _select_first(self) -> None:
         if self._dead:
