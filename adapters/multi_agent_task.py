@@ -266,16 +266,12 @@ def _transitions(
     observations: Mapping[str, Any], rewards: Any, terminations: Any, truncations: Any, infos: Any
 ) -> dict[str, Transition]:
     # Each observed agent's transition from PettingZoo's per-agent dicts (a missing entry: 0).
-    return {
-        agent: _transition(
-            obs,
-            float(rewards.get(agent, 0.0)),
-            bool(terminations.get(agent, False)),
-            bool(truncations.get(agent, False)),
-            {**(infos.get(agent) or {})},
-        )
-        for agent, obs in observations.items()
-    }
+    out = {}
+    for agent, obs in observations.items():
+        ended, cut = bool(terminations.get(agent, False)), bool(truncations.get(agent, False))
+        info = {**(infos.get(agent) or {}), "terminated": ended, "truncated": cut}
+        out[agent] = Transition(obs, float(rewards.get(agent, 0.0)), ended or cut, info)
+    return out
 
 
 class PettingZooTask(task_api.TaskBase):
