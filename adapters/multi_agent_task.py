@@ -108,7 +108,8 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
             f"agents: {agents}"
         )
 
-    _agent = agent  # observation_space() and agent_key() take a position too
+    def _agent(self, agent: Any) -> str:  # observation_space() and agent_key() take a position
+        return self.agent(agent)
 
     @property
     def action_space(self) -> spaces.Space:
