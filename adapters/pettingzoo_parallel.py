@@ -21,11 +21,7 @@ from zooport.adapters.core_access import (
     render_core,
 )
 from zooport.adapters.multi_agent_driver import AgentsStep, DriverControls, seed_action_spaces
-from zooport.adapters.options import (
-    PettingZooOptions,
-    TerminationMode,
-    listing_options,
-)
+from zooport.adapters.options import PettingZooOptions, TerminationMode, listing_options
 from zooport.adapters.rendering import Window, check_render_mode
 from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import EnvNotResetError, ZooportError
