@@ -74,7 +74,6 @@ class MultiAgentDriver:
             )
             for behavior, spec in specs.items()
         ]
-        self.default_action = options.default_action
         set_default_actions(self.groups, options.default_action)
         self.possible_agents: list[str] = []
         # The groups' ``live`` flags in ``possible_agents`` order, rebuilt when they change.

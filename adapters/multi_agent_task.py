@@ -151,7 +151,7 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
             self._driver.ignore_stale([agent])  # it finished earlier in the episode
             return None
         if action is None:
-            if self._driver.default_action is None:
+            if self.options.default_action is None:
                 raise ActionError(
                     f"{type(self).__name__}: no action (None) for agent {agent!r}; pass "
                     "default_action= to the task to allow it"
@@ -181,7 +181,7 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
                 given[agent] = action
             actions = pending | given
         # The common call is handed to the driver as it is (it never changes it).
-        if self._driver.default_action is not None and any(a is None for a in actions.values()):
+        if self.options.default_action is not None and any(a is None for a in actions.values()):
             actions = {a: action for a, action in actions.items() if action is not None}
         self._pending = actions
         return self._run_cycle()

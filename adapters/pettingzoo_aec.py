@@ -121,7 +121,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         agent = cycle[turn]
         if action is not None:
             self._pending[agent] = action
-        elif self._driver.default_action is None:
+        elif self.options.default_action is None:
             raise ActionError(
                 f"{type(self).__name__}: agent {agent!r} is live and needs an action; "
                 "None is only for terminated or truncated agents (or pass default_action=)"
