@@ -3,10 +3,10 @@ members its front ends expose over it."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
 from typing import Any, NamedTuple, TypeGuard
 
+import numpy as np
 from gymnasium import spaces
 
 from zooport.adapters.agent_group import AgentGroup, set_default_actions
@@ -18,13 +18,14 @@ from zooport.adapters.core_access import (
     note_core_failure,
 )
 from zooport.adapters.options import DriverOptions, TerminationMode, finished_needed
-from zooport.envs.arguments import check_int, check_seed
+from zooport.envs.arguments import check_seed
 from zooport.envs.base_env import BaseEnvLike
 from zooport.envs.capabilities import has_action_masks, reset_core
 from zooport.envs.step_guard import StepGuard
 from zooport.errors import (
     ActionError,
     ArgumentError,
+    ArgumentTypeError,
     EnvClosedError,
     EnvNotResetError,
     SpecError,
@@ -395,8 +396,13 @@ class DriverControls(EngineMembers):
 
     @max_cycles.setter
     def max_cycles(self, value: int | None) -> None:
+        expected = "Expect max_cycles to be None or an int >= 1, actually:"
         if value is not None:
-            value = check_int(value, "max_cycles", 1, maximum=sys.maxsize)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise ArgumentTypeError(f"{expected} {type(value).__name__} {value!r}")
+            if value < 1:
+                raise ArgumentError(f"{expected} {value!r}")
+            value = int(value)
         self._driver.max_cycles = value
 
     @property
