@@ -47,19 +47,15 @@ class EnvironmentParametersChannel(SendOnlySideChannel):
         self, key: str, min_value: float, max_value: float, seed: int
     ) -> None:
         """Make ``key`` a seeded uniform sample of ``[min_value, max_value)``."""
-        where = "set_uniform_sampler_parameters"
-        low = check_float32(min_value, f"{where} min_value", finite=True)
-        high = check_float32(max_value, f"{where} max_value", finite=True)
-        self._send_sampler(where, key, seed, self.SamplerTypes.UNIFORM, [low, high])
+        values = {"min_value": min_value, "max_value": max_value}
+        self._send_sampler(key, seed, self.SamplerTypes.UNIFORM, values)
 
     def set_gaussian_sampler_parameters(
         self, key: str, mean: float, st_dev: float, seed: int
     ) -> None:
         """Make ``key`` a seeded sample of a normal distribution."""
-        where = "set_gaussian_sampler_parameters"
-        centre = check_float32(mean, f"{where} mean", finite=True)
-        spread = check_float32(st_dev, f"{where} st_dev", finite=True)
-        self._send_sampler(where, key, seed, self.SamplerTypes.GAUSSIAN, [centre, spread])
+        values = {"mean": mean, "st_dev": st_dev}
+        self._send_sampler(key, seed, self.SamplerTypes.GAUSSIAN, values)
 
     def set_multirangeuniform_sampler_parameters(
         self, key: str, intervals: Iterable[tuple[float, float]], seed: int
@@ -69,29 +65,23 @@ class EnvironmentParametersChannel(SendOnlySideChannel):
         if isinstance(intervals, (str, bytes)) or not isinstance(intervals, Iterable):
             expected = "an iterable of (min, max) pairs"
             raise wrong_type(f"{where} intervals", expected, intervals, show=False)
-        flat: list[float] = []
+        values: dict[str, object] = {}
         for index, interval in enumerate(intervals):
             try:
-                low, high = interval
+                values[f"intervals[{index}] min"], values[f"intervals[{index}] max"] = interval
             except (TypeError, ValueError):
                 raise SideChannelTypeError(
                     f"{where} intervals[{index}]: expected a (min, max) pair, got {interval!r}"
                 ) from None
-            low = check_float32(low, f"{where} intervals[{index}] min", finite=True)
-            high = check_float32(high, f"{where} intervals[{index}] max", finite=True)
-            if low > high:
-                raise SideChannelError(
-                    f"{where} intervals[{index}]: expected min <= max, got ({low!r}, {high!r})"
-                )
-            flat += (low, high)
-        self._send_sampler(where, key, seed, self.SamplerTypes.MULTIRANGEUNIFORM, flat)
+        self._send_sampler(key, seed, self.SamplerTypes.MULTIRANGEUNIFORM, values)
 
     def _send_sampler(
-        self, where: str, key: str, seed: int, sampler: int, values: list[float]
+        self, key: str, seed: int, sampler: SamplerTypes, named: dict[str, object]
     ) -> None:
+        where = f"set_{sampler.name.lower()}_sampler_parameters"  # the public method's name
+        values = [check_float32(v, f"{where} {name}", finite=True) for name, v in named.items()]
         check_sampler(where, sampler, values)
-        seed = check_int32(seed, f"{where} seed")
-        header = (self.EnvironmentDataTypes.SAMPLER, seed, sampler)
+        header = (self.EnvironmentDataTypes.SAMPLER, check_int32(seed, f"{where} seed"), sampler)
         if sampler == self.SamplerTypes.MULTIRANGEUNIFORM:  # a counted list, not two floats
             msg = key_message(where, key, "iiil", *header, values)
         else:
@@ -110,10 +100,15 @@ def check_sampler(where: str, sampler: int, values: Sequence[float]) -> None:
     elif sampler == EnvironmentParametersChannel.SamplerTypes.UNIFORM:
         name, rules = "uniform", {"finite min_value <= max_value": finite and widths[0] >= 0}
     else:
+        for index, width in enumerate(widths):
+            if width < 0:
+                pair = tuple(values[2 * index : 2 * index + 2])
+                raise SideChannelError(
+                    f"{where} intervals[{index}]: expected min <= max, got {pair}"
+                )
         name = "multi-range uniform"
         rules = {
             "finite (min, max) pairs": finite and len(values) % 2 == 0,
-            "min <= max in each interval": min(widths, default=0.0) >= 0,
             "at least one interval and a positive total width": sum(widths) > 0,
         }
     for expected, ok in rules.items():
