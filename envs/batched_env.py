@@ -14,7 +14,7 @@ from zooport.envs.base_env import BaseEnv
 from zooport.envs.batched_behavior import BehaviorState, StepResult
 from zooport.envs.side_channel.engine_configuration_channel import EngineConfig
 from zooport.envs.side_channel.side_channel import SideChannel
-from zooport.envs.side_channel.simulation_side import SimulationSideChannels
+from zooport.envs.side_channel.side_channel_manager import SimulationSideChannels
 from zooport.envs.side_channel.stats_side_channel import StatsAggregationMethod
 from zooport.envs.specs import AgentId, BehaviorMapping, BehaviorName, BehaviorSpec
 from zooport.envs.step_guard import StepGuard

@@ -14,8 +14,7 @@ from .side_channel import (
     SideChannelEnvironmentError,
     SideChannelTypeError,
 )
-from .side_channel_manager import SideChannelManager
-from .simulation_side import SimulationSideChannels
+from .side_channel_manager import SideChannelManager, SimulationSideChannels
 from .stats_side_channel import StatsAggregationMethod, StatsSideChannel
 
 __all__ = [

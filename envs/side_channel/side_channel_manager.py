@@ -1,21 +1,37 @@
-"""ML-Agents' side-channel frames: a 16-byte ``UUID.bytes_le`` id, an int32 length, the payload."""
+"""ML-Agents' side-channel frames (a 16-byte ``UUID.bytes_le`` id, an int32 length, the payload),
+the user's end (``SideChannelManager``) and the simulation's end of the built-in channels."""
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import struct
 import uuid
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
+from typing import Any
 
+import numpy as np
+
+from zooport.envs.arguments import check_seed
+
+from . import engine_configuration_channel as engine, environment_parameters_channel as params
+from .float_properties_channel import FLOAT_PROPERTIES_CHANNEL_ID, FloatPropertiesChannel
 from .side_channel import (
     IncomingMessage,
+    OutgoingMessage,
     SideChannel,
+    SideChannelCommunicationError,
     SideChannelEnvironmentError,
     check_bytes,
+    key_message,
+    known_code,
     wrong_type,
 )
+from .stats_side_channel import STATS_SIDE_CHANNEL_ID, StatsAggregationMethod
 
-__all__ = ["SideChannelManager"]
+__all__ = ["SideChannelManager", "SimulationSideChannels"]
 
 _LENGTH = struct.Struct("<i")
 _HEADER_SIZE = 16 + _LENGTH.size
@@ -117,3 +133,138 @@ class SideChannelManager:
                 )
             channels[channel_id] = channel
         return channels
+
+
+_Config = engine.EngineConfigurationChannel.ConfigurationType
+_Data = params.EnvironmentParametersChannel.EnvironmentDataTypes
+_Sampler = params.EnvironmentParametersChannel.SamplerTypes
+
+
+class SimulationSideChannels:
+    """The simulation's part of the built-in channels. ``seed``: None seeds each sampler from its
+    message alone, as Unity; an int >= 0 is mixed in (different, reproducible draws)."""
+
+    def __init__(
+        self, user_channels: Iterable[SideChannel] | None = None, seed: int | None = None
+    ) -> None:
+        self._manager = SideChannelManager(user_channels)
+        self._channels = self._manager._side_channels_dict
+        self._seed = check_seed(seed, type(self).__name__)
+        self.engine_config = engine.EngineConfig.default_config()
+        properties = FloatPropertiesChannel()  # reads the messages as the user's end does
+        self.float_properties: dict[str, float] = properties._float_properties
+        # Messages for channels the simulation does not play, until the next exchange.
+        self.unhandled_messages: list[tuple[uuid.UUID, bytes]] = []
+        self._parameters: dict[str, float | Callable[[], float]] = {}
+        self._outgoing = bytearray()
+        # A FloatPropertiesChannel may use its own id; the simulation then answers on it too.
+        self._float_property_ids = {FLOAT_PROPERTIES_CHANNEL_ID} | {
+            i for i, c in self._channels.items() if isinstance(c, FloatPropertiesChannel)
+        }
+        self._handlers: dict[uuid.UUID, Callable[[IncomingMessage], None]] = {
+            engine.ENGINE_CONFIGURATION_CHANNEL_ID: self._on_engine_configuration,
+            params.ENVIRONMENT_PARAMETERS_CHANNEL_ID: self._on_environment_parameter,
+            **dict.fromkeys(self._float_property_ids, properties.on_message_received),
+        }
+
+    @property
+    def side_channels(self) -> tuple[SideChannel, ...]:
+        """The user's side channels, in the order given."""
+        return tuple(self._channels.values())
+
+    def exchange(self) -> None:
+        """Apply what the user's channels queued, as Unity would, then deliver what was queued."""
+        self.unhandled_messages = []
+        incoming = self._manager.generate_side_channel_messages()
+        for channel_id, payload in _parse_frames(incoming) if incoming else ():  # most steps: none
+            handler = self._handlers.get(channel_id)
+            if handler is None:
+                self.unhandled_messages.append((channel_id, payload))
+            else:
+                handler(IncomingMessage(payload))
+        if self._outgoing:
+            outgoing, self._outgoing = self._outgoing, bytearray()
+            self._manager.process_side_channel_message(outgoing)
+
+    def get_parameter(self, key: str, default: float) -> float:
+        """Parameter ``key`` as Unity's ``GetWithDefault`` gives it: the value set, a fresh
+        sample of the sampler set (restarted whenever it is sent again), or ``default``."""
+        entry = self._parameters.get(key, default)
+        return float(entry()) if callable(entry) else entry
+
+    def record_stat(
+        self,
+        key: str,
+        value: float,
+        aggregation: StatsAggregationMethod = StatsAggregationMethod.AVERAGE,
+    ) -> None:
+        """Queue a statistic for the user's ``StatsSideChannel`` (dropped if there is none)."""
+        if not isinstance(aggregation, StatsAggregationMethod):
+            names = ", ".join(m.name for m in StatsAggregationMethod)
+            expected = f"a StatsAggregationMethod ({names})"
+            raise wrong_type("record_stat aggregation", expected, aggregation)
+        msg = key_message("record_stat", key, "fi", value, aggregation.value)
+        self.queue_message(STATS_SIDE_CHANNEL_ID, msg)
+
+    def set_float_property(self, key: str, value: float) -> None:
+        """Set a float property and send it to the user's ``FloatPropertiesChannel``, as Unity."""
+        msg = key_message("set_float_property", key, "f", value)
+        for channel_id in self._float_property_ids:
+            self.queue_message(channel_id, msg)
+        # Stored as the float32 the user's end reads, so both ends agree.
+        self.float_properties[key] = float(np.float32(value))
+
+    def queue_message(self, channel_id: uuid.UUID, msg: OutgoingMessage) -> None:
+        """Queue ``msg`` for the user's channel ``channel_id`` (dropped if it is not registered)."""
+        if not isinstance(channel_id, uuid.UUID):
+            raise wrong_type("queue_message channel_id", "a uuid.UUID", channel_id, show=False)
+        if not isinstance(msg, OutgoingMessage):
+            raise wrong_type("queue_message msg", "an OutgoingMessage", msg, show=False)
+        if channel_id in self._channels:
+            _append_frame(self._outgoing, channel_id, msg.buffer)
+
+    def _on_engine_configuration(self, msg: IncomingMessage) -> None:
+        what = "engine configuration message: unknown configuration type"
+        code = known_code(what, _Config, msg.read_int32(), SideChannelCommunicationError)
+        # A time scale is kept as sent: Unity would also clamp it to >= 1 (<= 100 in the editor).
+        read = msg.read_float32 if code == _Config.TIME_SCALE else msg.read_int32
+        values: dict[str, Any] = {name: read() for name in engine.ENGINE_SETTINGS[code]}
+        self.engine_config = self.engine_config._replace(**values)
+
+    def _on_environment_parameter(self, msg: IncomingMessage) -> None:
+        key = msg.read_string()
+        what = f"environment parameter {key!r}: unknown data type"
+        if known_code(what, _Data, msg.read_int32()) == _Data.FLOAT:
+            self._parameters[key] = msg.read_float32()
+            return
+        seed = msg.read_int32()
+        what = f"environment parameter {key!r}: unknown sampler type"
+        sampler_type = known_code(what, _Sampler, msg.read_int32())
+        # int32 seeds may be negative; their two's complement keeps distinct seeds distinct.
+        entropy = seed & 0xFFFFFFFF if self._seed is None else [seed & 0xFFFFFFFF, self._seed]
+        rng = np.random.default_rng(entropy)
+        multi = sampler_type == _Sampler.MULTIRANGEUNIFORM
+        got = msg.read_float32_list() if multi else [msg.read_float32(), msg.read_float32()]
+        params.check_sampler(f"environment parameter {key!r}", sampler_type, got)
+        if sampler_type == _Sampler.GAUSSIAN:
+            self._parameters[key] = partial(_gaussian, rng, *got)
+        else:
+            lows, highs = got[0::2], got[1::2]
+            ends = list(itertools.accumulate(h - lo for lo, h in zip(lows, highs, strict=True)))
+            self._parameters[key] = partial(_uniform, rng, lows, highs, ends)
+
+
+def _gaussian(rng: np.random.Generator, mean: float, st_dev: float) -> float:
+    # Not partial(rng.normal): copy.deepcopy keeps a bound method of an older numpy's
+    # Generator as it is, so a copy's sampler would draw from the original's generator.
+    return float(rng.normal(mean, st_dev))
+
+
+def _uniform(
+    rng: np.random.Generator, lows: Sequence[float], highs: Sequence[float], ends: list[float]
+) -> float:
+    """Uniform on the intervals laid end to end (``ends``), as Unity's samplers compute it."""
+    position = rng.random() * ends[-1]
+    index = min(bisect.bisect_right(ends, position), len(ends) - 1)
+    start = ends[index - 1] if index else 0.0
+    return min(lows[index] + (position - start), highs[index])
