@@ -1,13 +1,16 @@
-"""Array code the built-ins share: damped motion in a box, nearest-first entities, and the
-drawing for their ``rgb_array`` renders (colours ``(r, g, b)``, pixels ``(row, col)`` from
-the top left; each drawing function draws a whole batch of shapes, clipped)."""
+"""Array code the built-ins share: motion, nearest-first entities, and batched, clipped drawing
+for their renders (colours ``(r, g, b)``, pixels ``(row, col)`` from the top left)."""
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from zooport.envs.side_channel.side_channel import SideChannel
+
 Color = tuple[int, int, int]
+SideChannels = Sequence[SideChannel] | None  # every built-in's side_channels parameter
 
 
 def fill_rects(
@@ -38,8 +41,7 @@ def fill_arena_discs(
     image: np.ndarray, xy: np.ndarray, size: int, radius: float, color: Color,
     top: np.ndarray | float = 0.0,
 ) -> None:  # fmt: skip
-    """Fills discs at points ``xy`` of the arena [-1, 1]^2 drawn as a ``size``-pixel square
-    from row ``top``: x maps to columns, y to rows with y = 1 at the top."""
+    """Fills discs at points ``xy`` of the arena [-1, 1]^2 drawn ``size`` pixels wide at ``top``."""
     rows = top + (1.0 - xy[:, 1]) * size / 2
     fill_circles(image, rows, (xy[:, 0] + 1.0) * size / 2, radius, color)
 
@@ -47,8 +49,7 @@ def fill_arena_discs(
 def tile(
     images: np.ndarray, columns: int | None = None, pad: int = 2, pad_color: Color = (64, 64, 64)
 ) -> np.ndarray:
-    """Lays out an (n, H, W, 3) batch on a grid (``columns`` default ``ceil(sqrt(n))``),
-    row by row, bordered by ``pad`` pixels of ``pad_color``."""
+    """Lays out an (n, H, W, 3) batch row by row on ``columns`` (``ceil(sqrt(n))``), padded."""
     n, h, w, _ = images.shape
     columns = max(1, min(int(np.ceil(np.sqrt(n))) if columns is None else columns, n))
     rows = -(-n // columns)
@@ -71,8 +72,7 @@ def damped_move(
 
 
 def nearest_first(rel: np.ndarray, present: np.ndarray, k: int) -> np.ndarray:
-    """(n, k, 3): per row the ``k`` nearest present entities of the (n, m, 2) ``rel``,
-    nearest first, as (dx, dy, 1); then rows of zeros."""
+    """(n, k, 3): per row the ``k`` nearest present entities of ``rel`` as (dx, dy, 1), then 0s."""
     n, m = present.shape
     if m < k:  # fewer entities than observed: pad with absent ones
         present = np.concatenate([present, np.zeros((n, k - m), bool)], axis=1)

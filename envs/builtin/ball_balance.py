@@ -1,7 +1,6 @@
 """A 3DBall-like task: tilt a platform to keep a ball on it."""
 
 import math
-from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
@@ -11,7 +10,6 @@ from zooport.envs.base_env import ActionSpec, ActionTuple, BehaviorSpec, Observa
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin import _common
 from zooport.envs.declaration import EnvDeclaration
-from zooport.envs.side_channel.side_channel import SideChannel
 
 __all__ = ["BallBalance"]
 
@@ -48,7 +46,7 @@ class BallBalance(BatchedEnv):
 
     def __init__(
         self, *, n_agents: int = 12, seed: int | None = None,
-        side_channels: Sequence[SideChannel] | None = None, max_steps: int = max_episode_steps,
+        side_channels: _common.SideChannels = None, max_steps: int = max_episode_steps,
         reorder_agents: bool = False, mass: float = 1.0, gravity: float = 9.81, scale: float = 1.0,
     ) -> None:  # fmt: skip
         self.n_agents = n = check_int(n_agents, "n_agents", 1)
@@ -130,7 +128,6 @@ class BallBalance(BatchedEnv):
         return [obs]
 
     def _render(self) -> np.ndarray:
-        """A top view of every platform (shaded by tilt) and its ball, tiled on a grid."""
         size, n = 64, self.n_agents
         pixels_per_unit = size / (2 * (_EDGE + 0.5))
         centre = size / 2

@@ -1,6 +1,5 @@
 """ML-Agents' Basic example: walk along a line to the better of two goals."""
 
-from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
@@ -10,7 +9,6 @@ from zooport.envs.base_env import ActionSpec, ActionTuple, BehaviorSpec, Observa
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin import _common
 from zooport.envs.declaration import EnvDeclaration
-from zooport.envs.side_channel.side_channel import SideChannel
 
 __all__ = ["Basic"]
 
@@ -19,8 +17,7 @@ _START = 10
 _OBS_SIZE = 20  # ML-Agents' BasicSensor: a one-hot over 20 (positions beyond a goal: never)
 _MOVES = np.array([0, -1, 1], dtype=np.int64)
 _GOALS = np.array([7, 17])
-#: Per position: the step's reward, -0.01 plus 0.1 at the small goal and 1.0 at the large
-#: (only a goal pays, and it ends the episode).
+#: Per position: the step's reward, -0.01 plus 0.1 at the small goal and 1.0 at the large.
 _REWARD = np.full(_MAX_POSITION + 1, -0.01)
 _REWARD[_GOALS] += (0.1, 1.0)
 
@@ -41,7 +38,7 @@ class Basic(BatchedEnv):
 
     def __init__(
         self, *, n_agents: int = 1, seed: int | None = None,
-        side_channels: Sequence[SideChannel] | None = None, max_steps: int = max_episode_steps,
+        side_channels: _common.SideChannels = None, max_steps: int = max_episode_steps,
         reorder_agents: bool = False,
     ) -> None:  # fmt: skip
         self.n_agents = check_int(n_agents, "n_agents", 1)
@@ -66,7 +63,6 @@ class Basic(BatchedEnv):
         return [np.eye(_OBS_SIZE, dtype=np.float32)[position]]
 
     def _render(self) -> np.ndarray:
-        """One row of 21 cells per agent: goals green (the large one bigger), agent blue."""
         cell, n, width = 16, self.n_agents, _MAX_POSITION + 1
         image = np.full((n * cell, width * cell, 3), 40, np.uint8)
         rows = np.arange(n) * cell

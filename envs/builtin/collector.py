@@ -1,6 +1,5 @@
 """Collector: agents with hybrid actions pick up a varying number of items."""
 
-from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
@@ -10,7 +9,6 @@ from zooport.envs.base_env import ActionSpec, ActionTuple, BehaviorSpec, Observa
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin import _common
 from zooport.envs.declaration import EnvDeclaration
-from zooport.envs.side_channel.side_channel import SideChannel
 from zooport.errors import ArgumentError
 
 __all__ = ["Collector"]
@@ -39,7 +37,7 @@ class Collector(BatchedEnv):
     damping: ClassVar[float] = 0.6
 
     def __init__(
-        self, *, seed: int | None = None, side_channels: Sequence[SideChannel] | None = None,
+        self, *, seed: int | None = None, side_channels: _common.SideChannels = None,
         max_steps: int = max_episode_steps, reorder_agents: bool = False, n_agents: int = 4,
         n_items: int = 6, min_items: int = 3, reach: float = 0.15,
     ) -> None:  # fmt: skip
@@ -96,7 +94,6 @@ class Collector(BatchedEnv):
         return [np.concatenate([pos, self.vel[slots]], axis=1), items.astype(np.float32)]
 
     def _render(self) -> np.ndarray:
-        """One panel per agent, side by side: the agent blue, remaining items orange."""
         panel, n = 64, self.n_agents
         # Panels stacked vertically in one image so that each kind of disc is one call.
         image = np.full((n * panel, panel, 3), 235, np.uint8)

@@ -1,6 +1,5 @@
 """ML-Agents' GridWorld: reach the goal the goal signal names, seen through a tiny camera."""
 
-from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
@@ -10,7 +9,6 @@ from zooport.envs.base_env import ActionSpec, ActionTuple, BehaviorSpec, Observa
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin import _common
 from zooport.envs.declaration import EnvDeclaration
-from zooport.envs.side_channel.side_channel import SideChannel
 from zooport.envs.specs import ObservationType
 from zooport.errors import ArgumentError, ArgumentTypeError, article
 
@@ -44,7 +42,7 @@ class GridWorld(BatchedEnv):
 
     def __init__(
         self, *, n_agents: int = 4, seed: int | None = None,
-        side_channels: Sequence[SideChannel] | None = None, max_steps: int = max_episode_steps,
+        side_channels: _common.SideChannels = None, max_steps: int = max_episode_steps,
         reorder_agents: bool = False, grid_size: int | tuple[int, int] = 5, n_walls: int = 0,
         pixels_per_cell: int = 1,
     ) -> None:  # fmt: skip
@@ -112,7 +110,6 @@ class GridWorld(BatchedEnv):
         return {self.behavior_name: StepResult(reward.astype(np.float32), right | wrong)}
 
     def _cell_kinds(self, slots: np.ndarray, border: bool) -> np.ndarray:
-        """(k, rows, cols) cell kinds of the boards in ``slots`` (with the border if asked)."""
         index = np.arange(slots.size)
         kinds = np.where(self._walls[slots], _WALL, _EMPTY)
         goals, agent = self._goals[slots], self._agent[slots]
@@ -131,7 +128,6 @@ class GridWorld(BatchedEnv):
         return [self._walls[slots[:, None], target[..., 0], target[..., 1]]]
 
     def _render(self) -> np.ndarray:
-        """Every board with its border, 12 pixels per cell, tiled; the named goal lit."""
         cell = 12
         kinds = self._cell_kinds(np.arange(self.n_agents), border=True)
         # The named goal keeps its shape on a lit cell (kinds 5 and 6), unless the agent is on it.
@@ -145,8 +141,7 @@ class GridWorld(BatchedEnv):
 
 
 def _stamps(cell: int) -> np.ndarray:
-    """(7, cell, cell, 3): the picture of a cell of each kind (empty, wall, plus, cross,
-    agent, named plus, named cross)."""
+    """(7, cell, cell, 3): each cell kind's picture, then the named plus and cross."""
     r, c = np.mgrid[0:cell, 0:cell] + 0.5
     mid, arm = cell / 2, cell * 0.12
     inner = (r > cell * 0.15) & (r < cell * 0.85) & (c > cell * 0.15) & (c < cell * 0.85)

@@ -1,6 +1,5 @@
 """Soccer: two teams of one behaviour play football on a small pitch (SoccerTwos' layout)."""
 
-from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
@@ -10,7 +9,6 @@ from zooport.envs.base_env import ActionSpec, ActionTuple, BehaviorSpec, Observa
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin import _common
 from zooport.envs.declaration import EnvDeclaration
-from zooport.envs.side_channel.side_channel import SideChannel
 
 __all__ = ["Soccer"]
 
@@ -60,7 +58,7 @@ class Soccer(BatchedEnv):
     ball_friction: ClassVar[float] = 0.94
 
     def __init__(
-        self, *, seed: int | None = None, side_channels: Sequence[SideChannel] | None = None,
+        self, *, seed: int | None = None, side_channels: _common.SideChannels = None,
         max_steps: int = max_episode_steps, reorder_agents: bool = False, team_size: int = 2,
         individual_rewards: bool = True, shaping: float = 0.0,
     ) -> None:  # fmt: skip
@@ -164,7 +162,6 @@ class Soccer(BatchedEnv):
         return [(np.concatenate(parts, axis=1) * _FRAME[team]).astype(np.float32)]
 
     def _render(self) -> np.ndarray:
-        """The pitch from above: team 0 blue (attacking right), team 1 purple, the ball white."""
         scale, margin = 80, 6
         width = int(2 * scale) + 2 * margin
         height = int(2 * _HALF_WIDTH * scale) + 2 * margin

@@ -1,6 +1,5 @@
 """Tag: a team of taggers chases a team of runners on a square arena."""
 
-from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
@@ -10,7 +9,6 @@ from zooport.envs.base_env import ActionSpec, ActionTuple, BehaviorSpec, Observa
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin import _common
 from zooport.envs.declaration import EnvDeclaration
-from zooport.envs.side_channel.side_channel import SideChannel
 
 __all__ = ["Tag"]
 
@@ -56,7 +54,7 @@ class Tag(BatchedEnv):
     damping: ClassVar[float] = 0.5
 
     def __init__(
-        self, *, seed: int | None = None, side_channels: Sequence[SideChannel] | None = None,
+        self, *, seed: int | None = None, side_channels: _common.SideChannels = None,
         max_steps: int = max_episode_steps, reorder_agents: bool = False, n_runners: int = 3,
         n_taggers: int = 2, runner_decision_period: int = 1, tagger_decision_period: int = 2,
         spawn_every: int = 0, max_spawned: int = 4, restart_tagged: bool = True,
@@ -162,7 +160,6 @@ class Tag(BatchedEnv):
         return [np.concatenate([pos, vel, seen], axis=1).astype(np.float32)]
 
     def _render(self) -> np.ndarray:
-        """The arena seen from above: runners blue, taggers red (discs touch at a tag)."""
         size = 128
         image = np.full((size, size, 3), 235, np.uint8)
         radius = max(self.tag_radius / 2, 1.5 / size * 2) * size / 2
