@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from enum import IntEnum
 
 from zooport.errors import SideChannelError
@@ -76,7 +76,7 @@ class EnvironmentParametersChannel(SendOnlySideChannel):
         self._send_sampler(key, seed, self.SamplerTypes.MULTIRANGEUNIFORM, values)
 
     def _send_sampler(
-        self, key: str, seed: int, sampler: SamplerTypes, named: dict[str, object]
+        self, key: str, seed: int, sampler: SamplerTypes, named: Mapping[str, object]
     ) -> None:
         where = f"set_{sampler.name.lower()}_sampler_parameters"  # the public method's name
         values = [check_float32(v, f"{where} {name}", finite=True) for name, v in named.items()]
