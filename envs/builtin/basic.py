@@ -43,9 +43,8 @@ class Basic(BatchedEnv):
     ) -> None:  # fmt: skip
         self.n_agents = check_int(n_agents, "n_agents", 1)
         super().__init__(seed, side_channels, max_steps, reorder_agents)
-        spec = BehaviorSpec(
-            [ObservationSpec.vector(_OBS_SIZE, "position")], ActionSpec.create_discrete((3,))
-        )
+        obs = ObservationSpec.vector(_OBS_SIZE, "position")
+        spec = BehaviorSpec([obs], ActionSpec.create_discrete((3,)))
         self._add_behavior(self.behavior_name, spec, self.n_agents)
         self._position = np.full(self.n_agents, _START, dtype=np.int64)
 

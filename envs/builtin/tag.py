@@ -129,8 +129,7 @@ class Tag(BatchedEnv):
             pos, vel, accel, _ = self._bodies[behavior]
             push = accel * _DIRECTIONS[actions[behavior].discrete[:, 0]]
             new_pos, new_vel = _common.damped_move(pos, vel, push, self.damping, 1.0)
-            pos[:] = np.where(live[:, None], new_pos, pos)
-            vel[:] = np.where(live[:, None], new_vel, vel)
+            pos[live], vel[live] = new_pos[live], new_vel[live]
         gap = np.linalg.norm(self.runner_pos[:, None] - self.tagger_pos[None], axis=-1)
         gap = np.where(runners[:, None] & taggers[None], gap, np.inf)
         nearest = gap.argmin(axis=1)

@@ -109,13 +109,9 @@ def key_message(where: str, key: str, layout: str, *values: Any) -> OutgoingMess
     encode_ascii(key, f"{where} key")
     msg = OutgoingMessage()
     msg.write_string(key)
+    writers = {"f": msg.write_float32, "i": msg.write_int32, "l": msg.write_float32_list}
     for kind, value in zip(layout, values, strict=True):
-        if kind == "f":
-            msg.write_float32(check_float32(value, f"{where} value"))
-        elif kind == "i":
-            msg.write_int32(value)
-        else:
-            msg.write_float32_list(value)
+        writers[kind](check_float32(value, f"{where} value") if kind == "f" else value)
     return msg
 
 

@@ -120,10 +120,7 @@ class SideChannelManager:
                 or not callable(getattr(channel, "on_message_received", None))
                 or not isinstance(getattr(channel, "message_queue", None), list)
             ):
-                expected = (
-                    "a SideChannel (a uuid.UUID channel_id, a message_queue list and an "
-                    "on_message_received method)"
-                )
+                expected = "a SideChannel (UUID channel_id, message_queue, on_message_received)"
                 raise wrong_type(f"side_channels[{index}]", expected, channel, show=False)
             if channel_id in channels:
                 raise SideChannelEnvironmentError(
