@@ -8,7 +8,7 @@ import itertools
 import struct
 import uuid
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any
 
@@ -230,37 +230,28 @@ class SimulationSideChannels:
 
     def _on_environment_parameter(self, msg: IncomingMessage) -> None:
         key = msg.read_string()
-        what = f"environment parameter {key!r}: unknown data type"
-        if known_code(what, _Data, msg.read_int32()) == _Data.FLOAT:
+        where = f"environment parameter {key!r}"
+        if known_code(f"{where}: unknown data type", _Data, msg.read_int32()) == _Data.FLOAT:
             self._parameters[key] = msg.read_float32()
             return
         seed = msg.read_int32()
-        what = f"environment parameter {key!r}: unknown sampler type"
-        sampler_type = known_code(what, _Sampler, msg.read_int32())
+        sampler = known_code(f"{where}: unknown sampler type", _Sampler, msg.read_int32())
+        multi = sampler == _Sampler.MULTIRANGEUNIFORM
+        values = msg.read_float32_list() if multi else [msg.read_float32(), msg.read_float32()]
+        params.check_sampler(where, sampler, values)
         # int32 seeds may be negative; their two's complement keeps distinct seeds distinct.
         entropy = seed & 0xFFFFFFFF if self._seed is None else [seed & 0xFFFFFFFF, self._seed]
-        rng = np.random.default_rng(entropy)
-        multi = sampler_type == _Sampler.MULTIRANGEUNIFORM
-        got = msg.read_float32_list() if multi else [msg.read_float32(), msg.read_float32()]
-        params.check_sampler(f"environment parameter {key!r}", sampler_type, got)
-        if sampler_type == _Sampler.GAUSSIAN:
-            self._parameters[key] = partial(_gaussian, rng, *got)
-        else:
-            lows, highs = got[0::2], got[1::2]
-            ends = list(itertools.accumulate(h - lo for lo, h in zip(lows, highs, strict=True)))
-            self._parameters[key] = partial(_uniform, rng, lows, highs, ends)
+        # Not partial(rng.normal): copy.deepcopy keeps a bound method of an older numpy's
+        # Generator as it is, so a copy's sampler would draw from the original's generator.
+        self._parameters[key] = partial(_sample, np.random.default_rng(entropy), sampler, values)
 
 
-def _gaussian(rng: np.random.Generator, mean: float, st_dev: float) -> float:
-    # Not partial(rng.normal): copy.deepcopy keeps a bound method of an older numpy's
-    # Generator as it is, so a copy's sampler would draw from the original's generator.
-    return float(rng.normal(mean, st_dev))
-
-
-def _uniform(
-    rng: np.random.Generator, lows: Sequence[float], highs: Sequence[float], ends: list[float]
-) -> float:
-    """Uniform on the intervals laid end to end (``ends``), as Unity's samplers compute it."""
+def _sample(rng: np.random.Generator, sampler: int, values: list[float]) -> float:
+    """One draw as Unity's samplers make it; a uniform one lays its intervals end to end."""
+    if sampler == _Sampler.GAUSSIAN:
+        return float(rng.normal(*values))
+    lows, highs = values[0::2], values[1::2]
+    ends = list(itertools.accumulate(h - lo for lo, h in zip(lows, highs, strict=True)))
     position = rng.random() * ends[-1]
     index = min(bisect.bisect_right(ends, position), len(ends) - 1)
     start = ends[index - 1] if index else 0.0
