@@ -172,32 +172,30 @@ class IncomingMessage:
     def _read(self, fmt: str, what: str, default_value: Any) -> Any:
         if self._exhausted(default_value):
             return default_value
-        (value,) = struct.unpack(fmt, self._take(struct.calcsize(fmt), what))
+        size = struct.calcsize(fmt)
+        (value,) = struct.unpack(fmt, self._take(size, what, self.offset))
+        self.offset += size
         return value
 
     def _read_counted(self, what: str, item_size: int, unit: str) -> bytes:
-        """An int32 count, then that many items' bytes; on an error the offset stays put."""
-        start = self.offset
-        count = self._read("<i", f"{what} length", _NO_DEFAULT)
-        try:
-            if count < 0:
-                raise SideChannelError(
-                    f"cannot read {what} at offset {start}: expected a length >= 0, got {count}"
-                )
-            return self._take(count * item_size, f"{what} of {count} {unit}")
-        except SideChannelError:
-            self.offset = start
-            raise
+        """An int32 count, then that many items' bytes; the offset moves only if both are read."""
+        (count,) = struct.unpack("<i", self._take(4, f"{what} length", self.offset))
+        if count < 0:
+            raise SideChannelError(
+                f"cannot read {what} at offset {self.offset}: expected a length >= 0, got {count}"
+            )
+        raw = self._take(count * item_size, f"{what} of {count} {unit}", self.offset + 4)
+        self.offset += 4 + len(raw)
+        return raw
 
-    def _take(self, size: int, what: str) -> bytes:
-        remaining = len(self.buffer) - self.offset
+    def _take(self, size: int, what: str, at: int) -> bytes:
+        remaining = len(self.buffer) - at
         if size > remaining:
             raise SideChannelError(
-                f"cannot read {what} at offset {self.offset}: needs {size} bytes, "
+                f"cannot read {what} at offset {at}: needs {size} bytes, "
                 f"{remaining} remain (message is {len(self.buffer)} bytes)"
             )
-        self.offset += size
-        return self.buffer[self.offset - size : self.offset]
+        return self.buffer[at : at + size]
 
 
 class OutgoingMessage:
