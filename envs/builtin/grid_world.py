@@ -93,19 +93,17 @@ class GridWorld(BatchedEnv):
         keys[self._walls[slots, 1:-1, 1:-1].reshape(k, -1)] = 2.0  # walls last
         chosen = np.argsort(keys, axis=1)[:, :3]
         positions = np.stack([chosen // cols, chosen % cols], axis=2) + 1  # (k, 3, 2)
-        self._agent[slots] = positions[:, 0]
-        self._goals[slots] = positions[:, 1:]
+        self._agent[slots], self._goals[slots] = positions[:, 0], positions[:, 1:]
         self._target[slots] = self.np_random.integers(0, 2, k)
 
     def _step(self, actions: dict[str, ActionTuple]) -> dict[str, StepResult]:
-        n = self.n_agents
+        index = np.arange(self.n_agents)
         target = self._agent + _MOVES[actions[self.behavior_name].discrete[:, 0]]
         # The border is a wall, so a blocked move is exactly a move into a wall cell.
-        blocked = self._walls[np.arange(n), target[:, 0], target[:, 1]]
+        blocked = self._walls[index, target[:, 0], target[:, 1]]
         self._agent = np.where(blocked[:, None], self._agent, target)
         on_goal = (self._agent[:, None, :] == self._goals).all(axis=2)  # (n, 2)
-        right = on_goal[np.arange(n), self._target]
-        wrong = on_goal[np.arange(n), 1 - self._target]
+        right, wrong = on_goal[index, self._target], on_goal[index, 1 - self._target]
         reward = np.where(right, 1.0, np.where(wrong, -1.0, -0.01))
         return {self.behavior_name: StepResult(reward.astype(np.float32), right | wrong)}
 
@@ -128,10 +126,9 @@ class GridWorld(BatchedEnv):
         return [self._walls[slots[:, None], target[..., 0], target[..., 1]]]
 
     def _render(self) -> np.ndarray:
-        cell = 12
-        kinds = self._cell_kinds(np.arange(self.n_agents), border=True)
+        cell, index = 12, np.arange(self.n_agents)
+        kinds = self._cell_kinds(index, border=True)
         # The named goal keeps its shape on a lit cell (kinds 5 and 6), unless the agent is on it.
-        index = np.arange(self.n_agents)
         goal = self._goals[index, self._target]
         lit = index[kinds[index, goal[:, 0], goal[:, 1]] != _AGENT]
         kinds[lit, goal[lit, 0], goal[lit, 1]] = 5 + self._target[lit]
