@@ -228,14 +228,12 @@ class OutgoingMessage:
         values = [
             check_float32(v, f"write_float32_list item {i}") for i, v in enumerate(float_list)
         ]
-        count = check_int32(len(values), "write_float32_list length")
-        self._buffer += struct.pack(f"<i{count}f", count, *values)
+        self._buffer += struct.pack(f"<i{len(values)}f", len(values), *values)
 
     def write_string(self, s: str) -> None:
         """Append an int32 byte count, then the string's ASCII bytes."""
         encoded = encode_ascii(s, "write_string")
-        self._buffer += struct.pack("<i", check_int32(len(encoded), "write_string length"))
-        self._buffer += encoded
+        self._buffer += struct.pack("<i", len(encoded)) + encoded
 
     def set_raw_bytes(self, buffer: bytes | bytearray | memoryview) -> None:
         """Replace the message with a copy of ``buffer`` (warning, as ML-Agents, if not empty)."""
