@@ -91,9 +91,7 @@ class BallBalance(BatchedEnv):
         tilts = np.clip(turned, -_MAX_TILT, _MAX_TILT)
         sin, cos = np.sin(tilts), np.cos(tilts)
         # Gravity's component in the platform plane, R^T (0, -g, 0) for R = Rz Rx: (-sz, cz sx).
-        accel = np.empty_like(tilts)
-        accel[..., 0] = -sin[..., 0]
-        accel[..., 1] = cos[..., 0] * sin[..., 1]
+        accel = np.stack([-sin[..., 0], cos[..., 0] * sin[..., 1]], axis=-1)
         accel *= (_ROLLING * self._params["gravity"])[:, None]
         keep = 1.0 - (_DRAG * self._params["scale"] / self._params["mass"])[:, None] * _DT
         position, velocity = self._position, self._velocity
@@ -111,8 +109,7 @@ class BallBalance(BatchedEnv):
     def _observe(self, behavior: str, slots: np.ndarray) -> list[np.ndarray]:
         tilt = self._tilt[slots]
         height = 0.5 + 0.5 * self._params["scale"][slots]  # the platform's and the ball's
-        sin_z, cos_z = np.sin(tilt[:, 0]), np.cos(tilt[:, 0])
-        sin_x, cos_x = np.sin(tilt[:, 1]), np.cos(tilt[:, 1])
+        (sin_z, sin_x), (cos_z, cos_x) = np.sin(tilt).T, np.cos(tilt).T
         obs = np.empty((slots.size, 8), dtype=np.float32)
         obs[:, :2] = tilt
         # R (x, y, z) for R = Rz Rx (platform to world), of the position and the velocity.
