@@ -41,9 +41,9 @@ def fill_arena_discs(
     image: np.ndarray, xy: np.ndarray, size: int, radius: float, color: Color,
     top: np.ndarray | float = 0.0,
 ) -> None:  # fmt: skip
-    """Fills discs at points ``xy`` of the arena [-1, 1]^2 drawn ``size`` pixels wide at ``top``."""
+    """Fills discs at arena points ``xy`` (the arena [-1, 1]^2 is ``size`` pixels wide)."""
     rows = top + (1.0 - xy[:, 1]) * size / 2
-    fill_circles(image, rows, (xy[:, 0] + 1.0) * size / 2, radius, color)
+    fill_circles(image, rows, (xy[:, 0] + 1.0) * size / 2, radius * size / 2, color)
 
 
 def tile(

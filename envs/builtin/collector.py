@@ -100,8 +100,6 @@ class Collector(BatchedEnv):
         offset = np.arange(n, dtype=np.float64) * panel
         agent, item = np.nonzero(self.item_present)
         items = self.item_pos[agent, item]
-        _common.fill_arena_discs(
-            image, items, panel, 0.06 * panel / 2, (230, 170, 20), offset[agent]
-        )
-        _common.fill_arena_discs(image, self.pos, panel, 0.09 * panel / 2, (40, 90, 220), offset)
+        _common.fill_arena_discs(image, items, panel, 0.06, (230, 170, 20), offset[agent])
+        _common.fill_arena_discs(image, self.pos, panel, 0.09, (40, 90, 220), offset)
         return _common.tile(image.reshape(n, panel, panel, 3), columns=n)

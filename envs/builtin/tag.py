@@ -161,7 +161,7 @@ class Tag(BatchedEnv):
     def _render(self) -> np.ndarray:
         size = 128
         image = np.full((size, size, 3), 235, np.uint8)
-        radius = max(self.tag_radius / 2, 1.5 / size * 2) * size / 2
+        radius = max(self.tag_radius / 2, 1.5 / size * 2)
         runners, taggers = self.active_slots(_RUNNER), self.active_slots(_TAGGER)
         _common.fill_arena_discs(image, self.runner_pos[runners], size, radius, (40, 90, 220))
         _common.fill_arena_discs(image, self.tagger_pos[taggers], size, radius, (220, 50, 40))
