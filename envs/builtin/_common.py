@@ -1,5 +1,4 @@
-"""Array code the built-ins share: motion, nearest-first entities, and batched, clipped drawing
-for their renders (colours ``(r, g, b)``, pixels ``(row, col)`` from the top left)."""
+"""What the built-ins share: motion, nearest entities, clipped drawing ((row, col) from the top)."""
 
 import math
 from collections.abc import Sequence

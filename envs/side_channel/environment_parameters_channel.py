@@ -90,8 +90,7 @@ class EnvironmentParametersChannel(SendOnlySideChannel):
 
 
 def check_sampler(where: str, sampler: int, values: Sequence[float]) -> None:
-    """Raise unless ``values`` (a gaussian's mean and st_dev, else ``(min, max)`` pairs laid
-    flat) make a sampler; both ends check, as a message may come from another sender."""
+    """Raise unless ``values`` make a sampler (both ends check: a message may come from others)."""
     finite = all(map(math.isfinite, values))
     widths = [high - low for low, high in zip(values[0::2], values[1::2], strict=False)]
     rules: dict[str, bool]  # checked in order

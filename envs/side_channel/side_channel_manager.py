@@ -1,5 +1,4 @@
-"""ML-Agents' side-channel frames (a 16-byte ``UUID.bytes_le`` id, an int32 length, the payload),
-the user's end (``SideChannelManager``) and the simulation's end of the built-in channels."""
+"""ML-Agents' side-channel frames (``UUID.bytes_le``, int32 length, payload) and both their ends."""
 
 from __future__ import annotations
 
@@ -184,8 +183,7 @@ class SimulationSideChannels:
             self._manager.process_side_channel_message(outgoing)
 
     def get_parameter(self, key: str, default: float) -> float:
-        """Parameter ``key`` as Unity's ``GetWithDefault`` gives it: the value set, a fresh
-        sample of the sampler set (restarted whenever it is sent again), or ``default``."""
+        """Parameter ``key`` as Unity's ``GetWithDefault``: its value, a new sample, or default."""
         entry = self._parameters.get(key, default)
         return float(entry()) if callable(entry) else entry
 
