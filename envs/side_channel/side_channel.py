@@ -9,7 +9,7 @@ import struct
 import uuid
 import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from enum import Enum
 from typing import Any, TypeVar
 
@@ -109,6 +109,7 @@ def key_message(where: str, key: str, layout: str, *values: Any) -> OutgoingMess
     encode_ascii(key, f"{where} key")
     msg = OutgoingMessage()
     msg.write_string(key)
+    writers: dict[str, Callable[[Any], None]]
     writers = {"f": msg.write_float32, "i": msg.write_int32, "l": msg.write_float32_list}
     for kind, value in zip(layout, values, strict=True):
         writers[kind](check_float32(value, f"{where} value") if kind == "f" else value)

@@ -247,7 +247,7 @@ class SimulationSideChannels:
 def _sample(rng: np.random.Generator, sampler: int, values: list[float]) -> float:
     """One draw as Unity's samplers make it; a uniform one lays its intervals end to end."""
     if sampler == _Sampler.GAUSSIAN:
-        return float(rng.normal(*values))
+        return float(rng.normal(values[0], values[1]))
     lows, highs = values[0::2], values[1::2]
     ends = list(itertools.accumulate(h - lo for lo, h in zip(lows, highs, strict=True)))
     position = rng.random() * ends[-1]
