@@ -99,11 +99,10 @@ def check_sampler(where: str, sampler: int, values: Sequence[float]) -> None:
     elif sampler == EnvironmentParametersChannel.SamplerTypes.UNIFORM:
         name, rules = "uniform", {"finite min_value <= max_value": finite and widths[0] >= 0}
     else:
-        for index, width in enumerate(widths):
-            if width < 0:
-                pair = tuple(values[2 * index : 2 * index + 2])
+        for index, (low, high) in enumerate(zip(values[0::2], values[1::2], strict=False)):
+            if low > high:
                 raise SideChannelError(
-                    f"{where} intervals[{index}]: expected min <= max, got {pair}"
+                    f"{where} intervals[{index}]: expected min <= max, got {(low, high)}"
                 )
         name = "multi-range uniform"
         rules = {
