@@ -76,8 +76,7 @@ class BallBalance(BatchedEnv):
         self._episode[:, slots] = 0.0
         for key, default in self._defaults.items():
             # A sampler draws a fresh value per read: one read per agent, as in Unity.
-            values = [self.environment_parameter(key, default) for _ in range(slots.size)]
-            self._params[key][slots] = values
+            self._params[key][slots] = [self.environment_parameter(key, default) for _ in slots]
         k = slots.size
         self._tilt[slots] = self.np_random.uniform(-_INITIAL_TILT, _INITIAL_TILT, (k, 2))
         self._position[slots] = self.np_random.uniform(-_INITIAL_SPREAD, _INITIAL_SPREAD, (k, 2))
