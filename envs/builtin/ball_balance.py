@@ -90,7 +90,9 @@ class BallBalance(BatchedEnv):
         tilts = np.clip(turned, -_MAX_TILT, _MAX_TILT)
         sin, cos = np.sin(tilts), np.cos(tilts)
         # Gravity's component in the platform plane, R^T (0, -g, 0) for R = Rz Rx: (-sz, cz sx).
-        accel = np.stack([-sin[..., 0], cos[..., 0] * sin[..., 1]], axis=-1)
+        accel = np.empty_like(tilts)
+        accel[..., 0] = -sin[..., 0]
+        accel[..., 1] = cos[..., 0] * sin[..., 1]
         accel *= (_ROLLING * self._params["gravity"])[:, None]
         keep = 1.0 - (_DRAG * self._params["scale"] / self._params["mass"])[:, None] * _DT
         position, velocity = self._position, self._velocity
