@@ -59,24 +59,27 @@ class BallBalance(BatchedEnv):
         # Tilt columns (about z, about x); ball position and velocity in the platform, (x, z).
         self._tilt, self._position, self._velocity = np.zeros((3, n, 2), dtype=np.float64)
         self._params = {key: np.full(n, value) for key, value in self._defaults.items()}
-        self._episode = np.zeros((2, n))  # each agent's episode length and reward so far
+        self._episode_length = np.zeros(n, dtype=np.int64)
+        self._episode_reward = np.zeros(n, dtype=np.float64)
 
     def _on_reset(self) -> None:
         # An episode cut short by reset() is not a finished episode: no statistics.
-        self._episode[0] = 0
+        self._episode_length[:] = 0
 
     def _reset_agents(self, behavior: str, slots: np.ndarray) -> None:
-        finished = slots[self._episode[0, slots] > 0]
+        finished = slots[self._episode_length[slots] > 0]
         fell = (np.abs(self._position[finished]) > _EDGE).any(axis=1)
         # One statistic per finished episode, as each Unity agent records its own.
         for slot, fall in zip(finished.tolist(), fell.tolist(), strict=True):
-            self.record_stat("BallBalance/EpisodeLength", int(self._episode[0, slot]))
-            self.record_stat("BallBalance/EpisodeReward", float(self._episode[1, slot]))
+            self.record_stat("BallBalance/EpisodeLength", int(self._episode_length[slot]))
+            self.record_stat("BallBalance/EpisodeReward", float(self._episode_reward[slot]))
             self.record_stat("BallBalance/Fell", float(fall))
-        self._episode[:, slots] = 0.0
+        self._episode_length[slots] = 0
+        self._episode_reward[slots] = 0.0
         for key, default in self._defaults.items():
             # A sampler draws a fresh value per read: one read per agent, as in Unity.
-            self._params[key][slots] = [self.environment_parameter(key, default) for _ in slots]
+            values = [self.environment_parameter(key, default) for _ in range(slots.size)]
+            self._params[key][slots] = values
         k = slots.size
         self._tilt[slots] = self.np_random.uniform(-_INITIAL_TILT, _INITIAL_TILT, (k, 2))
         self._position[slots] = self.np_random.uniform(-_INITIAL_SPREAD, _INITIAL_SPREAD, (k, 2))
@@ -103,14 +106,15 @@ class BallBalance(BatchedEnv):
         self._tilt = tilts[-1]
         fell = np.asarray((np.abs(position) > _EDGE).any(axis=1))
         reward = np.where(fell, -1.0, 0.1)
-        self._episode[0] += 1
-        self._episode[1] += reward
+        self._episode_length += 1
+        self._episode_reward += reward
         return {self.behavior_name: StepResult(reward.astype(np.float32), fell)}
 
     def _observe(self, behavior: str, slots: np.ndarray) -> list[np.ndarray]:
         tilt = self._tilt[slots]
         height = 0.5 + 0.5 * self._params["scale"][slots]  # the platform's and the ball's
-        (sin_z, sin_x), (cos_z, cos_x) = np.sin(tilt).T, np.cos(tilt).T
+        sin_z, cos_z = np.sin(tilt[:, 0]), np.cos(tilt[:, 0])
+        sin_x, cos_x = np.sin(tilt[:, 1]), np.cos(tilt[:, 1])
         obs = np.empty((slots.size, 8), dtype=np.float32)
         obs[:, :2] = tilt
         # R (x, y, z) for R = Rz Rx (platform to world), of the position and the velocity.
