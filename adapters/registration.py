@@ -21,7 +21,6 @@ __all__ = [
     "APIS", "builtin_envs", "gym_id", "register_builtin_envs",
     "register_pettingzoo_envs", "entry_points", "register_gymnasium", "make_gym_env",
     "make_vector_env", "make_adapter", "build_core", "build_pool", "split_options",
-    "resolve_factory", "describe_factory",
 ]  # fmt: skip
 
 GYM_ENTRY_POINT = "zooport.adapters.registration:make_gym_env"
@@ -104,8 +103,7 @@ def register_gymnasium(
     defaults = dict(kwargs)
     if behavior_name is not None:
         defaults["behavior_name"] = behavior_name
-    _, target = resolve_factory(None, factory)
-    split_options(target, defaults, GymOptions.names(), describe_factory(factory))
+    split_options(None, factory, defaults, GymOptions.names())  # refused now, not at make
     entry_point: str | Callable[..., Any] = GYM_ENTRY_POINT
     if isinstance(factory, str):
         defaults["factory"] = factory
@@ -159,7 +157,7 @@ def make_vector_env(
 
     if isinstance(num_envs, bool) or not isinstance(num_envs, numbers.Integral) or num_envs < 1:
         raise ArgumentError(f"Expect num_envs to be a positive int, actually: {num_envs!r}")
-    _, target = resolve_factory(env_id, factory)
+    _, target, _, _ = split_options(env_id, factory, {}, ())
     declaration = getattr(target, "declaration", None) if env_id is not None else None
     if agent_count_kwarg is None and isinstance(declaration, EnvDeclaration):
         agent_count_kwarg = declaration.agent_count_keyword(behavior_name)
@@ -244,14 +242,9 @@ def build_pool(
     from zooport.envs.core_pool import CorePool, check_pool_options, registry_core
 
     pool_kwargs = check_pool_options(pool_options, workers)
-    if (env_id is None) == (factory is None):
-        raise ArgumentTypeError(
-            "Expected exactly one of env_id= (a registry identifier) and factory=, actually: "
-            f"env_id={env_id!r}, factory={factory!r}"
-        )
-    make, target = resolve_factory(env_id, factory)
-    where = f"registry entry {env_id!r}" if env_id is not None else describe_factory(factory)
-    core_kwargs, adapter_kwargs = split_options(target, options, adapter_options, where)
+    make, target, core_kwargs, adapter_kwargs = split_options(
+        env_id, factory, options, adapter_options
+    )
     if workers is None:
         return make(**core_kwargs), adapter_kwargs
     count = check_int(workers, "workers", 1)
@@ -269,46 +262,40 @@ build_core = build_pool
 
 
 def split_options(
-    target: Callable[..., Any] | None,
+    env_id: str | None,
+    factory: str | Callable[..., Any] | None,
     options: Mapping[str, Any],
     adapter_options: Collection[str],
-    where: str,
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(core keywords, adapter keywords) of ``options``; ``target``: the core's constructor."""
-    from zooport.envs.registry import check_keywords
+) -> tuple[Callable[..., Any], Callable[..., Any] | None, dict[str, Any], dict[str, Any]]:
+    """(the callable that makes the core of ``env_id`` or ``factory``, the constructor whose
+    signature lists its keywords, the core keywords and the adapter keywords of ``options``)."""
+    from zooport.envs.registry import LocalRegistryEntry, check_keywords, default_registry
 
+    if env_id is not None and factory is not None:
+        raise ArgumentTypeError(
+            "Expected exactly one of env_id= (a registry identifier) and factory=, actually: "
+            f"env_id={env_id!r}, factory={factory!r}"
+        )
+    where = f"registry entry {env_id!r}" if env_id is not None else f"factory {factory!r}"
+    entry = default_registry[env_id] if env_id is not None else None
+    if isinstance(factory, str):
+        entry = LocalRegistryEntry(factory, factory)
+    if entry is not None:
+        make, target = entry.make, entry.load() if isinstance(entry, LocalRegistryEntry) else None
+    elif callable(factory):
+        make = target = factory
+        where = f"factory {getattr(factory, '__qualname__', type(factory).__name__)}"
+    else:
+        raise ArgumentTypeError(
+            f"Expected factory to be a callable returning a BaseEnv or a 'module:attr' str, "
+            f"actually: {type(factory).__name__}"
+        )
     adapter = {k: v for k, v in options.items() if k in adapter_options}
     core = {k: v for k, v in options.items() if k not in adapter_options}
     check_keywords(
         target, core, where, f"the core takes {{}} and the adapter takes {list(adapter_options)}"
     )
-    return core, adapter
-
-
-def resolve_factory(
-    env_id: str | None, factory: str | Callable[..., Any] | None
-) -> tuple[Callable[..., Any], Callable[..., Any] | None]:
-    """(the callable that makes the core, the callable whose signature lists its options)."""
-    from zooport.envs.registry import LocalRegistryEntry, default_registry
-
-    if env_id is not None:
-        entry = default_registry[env_id]
-        return entry.make, entry.load() if isinstance(entry, LocalRegistryEntry) else None
-    if isinstance(factory, str):
-        entry = LocalRegistryEntry(factory, factory)
-        return entry.make, entry.load()
-    if not callable(factory):
-        raise ArgumentTypeError(
-            f"Expected factory to be a callable returning a BaseEnv or a 'module:attr' str, "
-            f"actually: {type(factory).__name__}"
-        )
-    return factory, factory
-
-
-def describe_factory(factory: Any) -> str:
-    if isinstance(factory, str):
-        return f"factory {factory!r}"
-    return f"factory {getattr(factory, '__qualname__', type(factory).__name__)}"
+    return make, target, core, adapter
 
 
 def entry_points(registry_id: str, module: str) -> tuple[Callable[..., Any], Callable[..., Any]]:
