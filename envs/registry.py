@@ -205,11 +205,11 @@ class RemoteRegistryEntry(BaseRegistryEntry):
     def __init__(
         self,
         identifier: str,
-        expected_reward: float | None,
-        description: str | None,
-        linux_url: str | None,
-        darwin_url: str | None,
-        win_url: str | None,
+        expected_reward: float | None = None,
+        description: str | None = None,
+        linux_url: str | None = None,
+        darwin_url: str | None = None,
+        win_url: str | None = None,
         additional_args: list[str] | None = None,
         tmp_dir: str | os.PathLike[str] | None = None,
     ) -> None:
@@ -313,14 +313,13 @@ class ZooportEnvRegistry(Mapping[str, BaseRegistryEntry]):
             raise RegistryError(f"{path}: cannot read the registry file: {exc}") from exc
         except yaml.YAMLError as exc:
             raise RegistryError(f"{path}: not valid YAML: {exc}") from exc
-        if not isinstance(data, dict) or "environments" not in data:
-            got = type(data).__name__ if not isinstance(data, dict) else f"keys {list(data)}"
+        keys = list(data) if isinstance(data, dict) else None
+        if keys != ["environments"]:
+            extra = [k for k in keys or () if k != "environments"]
+            got = type(data).__name__ if keys is None else f"keys {keys}"
+            got += f"; unknown top-level keys {extra}" if extra else ""
             raise RegistryError(
                 f"{path}: expected a mapping with a top-level 'environments:' list, got {got}"
-            )
-        if extra := [k for k in data if k != "environments"]:
-            raise RegistryError(
-                f"{path}: unknown top-level keys {extra}; expected only 'environments'"
             )
         if not isinstance(items := data["environments"], list):
             got = type(items).__name__
@@ -351,11 +350,8 @@ class ZooportEnvRegistry(Mapping[str, BaseRegistryEntry]):
             if unknown:
                 raise RegistryError(f"{where}: unknown keys {unknown}; allowed: {list(allowed)}")
             try:
-                entries[identifier] = (
-                    LocalRegistryEntry(identifier, **fields)
-                    if is_local
-                    else RemoteRegistryEntry(identifier, **{k: fields.get(k) for k in REMOTE_KEYS})
-                )
+                kind = LocalRegistryEntry if is_local else RemoteRegistryEntry
+                entries[identifier] = kind(identifier, **fields)
             except RegistryError as exc:
                 raise RegistryError(f"{where}: {exc}") from None
         clash = [i for i in entries if i in self._entries]
