@@ -12,9 +12,10 @@ from operator import attrgetter
 from typing import Any, ClassVar
 
 from zooport.envs._checker_run import Behavior, Run, one_line
+from zooport.envs.arguments import check_int
 from zooport.envs.base_env import BaseEnv
 from zooport.envs.capabilities import is_seedable
-from zooport.errors import ArgumentError, ZooportError
+from zooport.errors import ZooportError
 
 __all__ = [
     "CHECKERS", "CHECKS", "EXPLAINED_WARNINGS", "CheckerResult", "CheckStatus", "CheckResult",
@@ -126,11 +127,13 @@ class CheckerResult(CheckResult):
         super().__init__(checker, target, status, message, warnings, seconds, details)
 
 
-class _Report:
-    results: list[CheckResult]
-    _columns: ClassVar[tuple[str, str, str, str]]
-    rows: Callable[[], list[tuple[str, str, str, str]]]
-    _title: Callable[[], str]
+@dataclass
+class CheckReport:
+    """Every :class:`CheckResult` of one ``check_base_env`` run."""
+
+    env_name: str
+    results: list[CheckResult] = field(default_factory=list)
+    _columns: ClassVar[tuple[str, ...]] = ("check", "behavior", "status", "message")
 
     @property
     def passed(self) -> bool:
@@ -140,6 +143,12 @@ class _Report:
     @property
     def failures(self) -> list[Any]:
         return [r for r in self.results if r.status is CheckStatus.FAILED]
+
+    def rows(self) -> list[tuple[str, ...]]:
+        return [(r.check, r.behavior or "-", r.status.value, r.message) for r in self.results]
+
+    def _title(self) -> str:
+        return f"{self.env_name}: {'PASSED' if self.passed else 'FAILED'}"
 
     def format(self, *, show_warnings: bool = True) -> str:
         """The report as a plain-text table, then (``show_warnings``) the warnings."""
@@ -165,30 +174,14 @@ class _Report:
         return self.format()
 
 
-@dataclass
-class CheckReport(_Report):
-    """Every :class:`CheckResult` of one ``check_base_env`` run."""
+class SuiteReport(CheckReport):
+    """Every :class:`CheckerResult` of one :func:`~zooport.checks.run_checkers` run (its
+    ``name`` first)."""
 
-    env_name: str
-    results: list[CheckResult] = field(default_factory=list)
-    _columns = ("check", "behavior", "status", "message")
-
-    def rows(self) -> list[tuple[str, str, str, str]]:
-        return [(r.check, r.behavior or "-", r.status.value, r.message) for r in self.results]
-
-    def _title(self) -> str:
-        return f"{self.env_name}: {'PASSED' if self.passed else 'FAILED'}"
-
-
-@dataclass
-class SuiteReport(_Report):
-    """Every :class:`CheckerResult` of one :func:`~zooport.checks.run_checkers` run."""
-
-    name: str
-    results: list[CheckerResult] = field(default_factory=list)  # type: ignore[assignment]
     _columns = ("checker", "status", "warnings", "message")
+    name = property(attrgetter("env_name"))
 
-    def rows(self) -> list[tuple[str, str, str, str]]:
+    def rows(self) -> list[tuple[str, ...]]:
         return [(r.label, r.status.value, str(len(r.warnings)), r.message) for r in self.results]
 
     def _title(self) -> str:
@@ -240,9 +233,7 @@ def check_base_env(
     """Checks that ``env`` follows the ``BaseEnv`` contract (:data:`CHECKS`): reset with
     ``seed``, ``steps`` random masked actions, each batch against its spec; determinism (None:
     with ``make_env`` or a seedable ``env``): two such runs agree. ``strict``: raise failures."""
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
-        raise ArgumentError(f"Expect steps to be a non-negative int, actually: {steps!r}")
-    run = Run(env, steps, seed)
+    run = Run(env, check_int(steps, "steps"), seed)
     report = CheckReport(type(env).__name__)
     behaviors = f"{len(run.behaviors)} behavior(s): {list(run.behaviors)}"
     notes = {"behavior_specs": behaviors, "step": f"{steps} step(s)"}
