@@ -24,6 +24,7 @@ from zooport.envs.checker import (
     CHECKERS,
     EXPLAINED_WARNINGS,
     CheckerResult,
+    CheckResult,
     CheckStatus,
     SuiteReport,
     check_base_env,
@@ -147,7 +148,7 @@ class _Suite:
     preset: Mapping[str, Any] | None
     warnings_as_errors: bool
     timeout: float | None
-    results: list[CheckerResult] = field(default_factory=list)
+    results: list[CheckResult] = field(default_factory=list)
     plan: tuple[SingleAgentPlan | None, CheckerResult] | None = None  # and its probe's result
 
     def skip(self, checker: str, reason: str) -> None:
