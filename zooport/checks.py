@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import inspect
 import io
 import re
 import signal
@@ -340,8 +339,7 @@ def _pettingzoo(suite: _Suite, checker: str) -> None:
     cycles = {"num_cycles": suite.cycles}
     # PettingZoo < 1.24.2 (pyproject allows 1.24.0) has no num_cycles in parallel_seed_test;
     # it then runs its own fixed number of cycles.
-    takes_cycles = "num_cycles" in inspect.signature(pz.parallel_seed_test).parameters
-    seed_cycles = cycles if takes_cycles else {}
+    seed_cycles = cycles if accepts_keyword(pz.parallel_seed_test, "num_cycles") else {}
     tests: dict[str, Callable[[], Any]] = {
         "parallel_api": lambda: pz.parallel_api_test(parallel(), **cycles),
         "aec_api": lambda: pz.api_test(aec(), **cycles),
