@@ -108,10 +108,33 @@ class RewardShaping(ParallelWrapper[str, Any, Any]):
         )  # fmt: skip
         names = list(self.coefficients)
         values = np.empty((len(names), len(shaped)), dtype=np.float64)
-        values[0] = [rewards[a] for a in shaped]
-        for row, name in enumerate(names[1:], start=1):
-            values[row] = _per_agent(name, self.components[name](data), shaped)
-        coefficients = np.array([self._coefficient(name) for name in names])
+        coefficients = np.empty(len(names), dtype=np.float64)
+        for row, name in enumerate(names):
+            value = self.components[name](data) if row else [rewards[a] for a in shaped]
+            if isinstance(value, Mapping):
+                missing = [a for a in shaped if a not in value]
+                if missing:
+                    raise ArgumentError(
+                        f"reward component {name!r} returned no value for agents {missing}; it "
+                        f"must cover every shaped agent that reported ({shaped})"
+                    )
+                value = [value[a] for a in shaped]
+            array = np.asarray(value, dtype=np.float64)
+            if array.ndim != 0 and array.shape != (len(shaped),):
+                raise ArgumentError(
+                    f"reward component {name!r} returned shape {array.shape}; expected a scalar, "
+                    f"a mapping agent -> float, or shape ({len(shaped)},) (one value per "
+                    "data.agents)"
+                )
+            values[row] = array
+            weight = self.coefficients[name]
+            weight = weight(self.total_steps) if callable(weight) else weight
+            if isinstance(weight, bool) or not isinstance(weight, (int, float, np.number)):
+                raise ArgumentTypeError(
+                    f"coefficient schedule {name!r} returned {weight!r} at total_steps="
+                    f"{self.total_steps}; expected a float"
+                )
+            coefficients[row] = weight
         weighted = coefficients @ values
         shared = {}
         if self.reduction != "none":
@@ -125,34 +148,6 @@ class RewardShaping(ParallelWrapper[str, Any, Any]):
             rewards[agent] = shared.get("shared_reward", own[column])
             infos[agent] = {**infos.get(agent, {}), "reward_shaping": {**record, **shared}}
         return observations, rewards, terminations, truncations, infos
-
-    def _coefficient(self, name: str) -> float:
-        value = self.coefficients[name]
-        result = value(self.total_steps) if callable(value) else value
-        if isinstance(result, bool) or not isinstance(result, (int, float, np.number)):
-            raise ArgumentTypeError(
-                f"coefficient schedule {name!r} returned {result!r} at total_steps="
-                f"{self.total_steps}; expected a float"
-            )
-        return float(result)
-
-
-def _per_agent(name: str, value: Any, agents: list[str]) -> Any:
-    if isinstance(value, Mapping):
-        missing = [a for a in agents if a not in value]
-        if missing:
-            raise ArgumentError(
-                f"reward component {name!r} returned no value for agents {missing}; it must "
-                f"cover every shaped agent that reported ({agents})"
-            )
-        return [value[a] for a in agents]
-    array = np.asarray(value, dtype=np.float64)
-    if array.ndim == 0 or array.shape == (len(agents),):
-        return array
-    raise ArgumentError(
-        f"reward component {name!r} returned shape {array.shape}; expected a scalar, a "
-        f"mapping agent -> float, or shape ({len(agents)},) (one value per data.agents)"
-    )
 
 
 class TeamReward(ParallelWrapper[str, Any, Any]):
@@ -197,23 +192,26 @@ class TeamReward(ParallelWrapper[str, Any, Any]):
         return observations, new_rewards, terminations, truncations, infos
 
 
-class _RuleWrapper(ParallelWrapper[str, Any, Any]):
-    # The rule over each team's members (``teams`` None: one team, the whole episode).
+class TerminationPolicy(ParallelWrapper[str, Any, Any]):
+    """Ends the episode when ``mode`` (``"any"``, ``"majority"``, ``"all"`` or a fraction) of
+    the agents that took part finished; the live ones are flagged ``end_live_as``."""
+
+    teams: Teams | None = None  # IndividualDone's: the rule over each team, not the episode
 
     def __init__(
-        self, env: ParallelEnv, mode: Mode, end_live_as: str, teams: Teams | None = None
+        self, env: ParallelEnv, mode: Mode = "all", *, end_live_as: str = "truncated"
     ) -> None:
         super().__init__(env)
         check_once(self, env)
         finished_needed(mode, 1)  # a bad mode raises here
         wanted = "one of ['truncated', 'terminated']"
         expect(end_live_as in ("truncated", "terminated"), "end_live_as", wanted, end_live_as)
-        self.rule, self.end_live_as, self.teams = mode, end_live_as, teams
+        self.rule, self.end_live_as = mode, end_live_as
         self._finished: set[str] = set()
         self._members: dict[Any, set[str]] = {}  # team (None for the episode) -> its agents
         self._done_teams: set[Any] = set()
         self._benched: set[str] = set()  # finished here, live in the env
-        self._over = teams is None  # TerminationPolicy: no episode before a reset
+        self._over = True  # no episode before a reset
 
     @property
     def agents(self) -> list[str]:
@@ -268,17 +266,7 @@ class _RuleWrapper(ParallelWrapper[str, Any, Any]):
         return observations, rewards, terminations, truncations, infos
 
 
-class TerminationPolicy(_RuleWrapper):
-    """Ends the episode when ``mode`` (``"any"``, ``"majority"``, ``"all"`` or a fraction) of
-    the agents that took part finished; the live ones are flagged ``end_live_as``."""
-
-    def __init__(
-        self, env: ParallelEnv, mode: Mode = "all", *, end_live_as: str = "truncated"
-    ) -> None:
-        super().__init__(env, mode, end_live_as)
-
-
-class IndividualDone(_RuleWrapper):
+class IndividualDone(TerminationPolicy):
     """A team's done as per-agent flags: once ``mode`` fires over a team's members, its live
     ones finish (played on with :func:`filler_action` where the env holds them live)."""
 
@@ -290,7 +278,8 @@ class IndividualDone(_RuleWrapper):
         teams: TeamSpec = None,
         end_live_as: str = "truncated",
     ) -> None:
-        super().__init__(env, mode, end_live_as, Teams(env, teams))
+        super().__init__(env, mode, end_live_as=end_live_as)
+        self.teams, self._over = Teams(env, teams), False
 
 
 def filler_action(space: spaces.Space) -> Any:
