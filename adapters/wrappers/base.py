@@ -7,11 +7,12 @@ import contextlib
 import functools
 import zlib
 from collections.abc import Callable, Collection, Hashable, Iterator, Mapping
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
+from pettingzoo.utils.env import ActionType, AgentID, ObsType
 
 from zooport.adapters.agent_names import behavior_prefix
 from zooport.envs.arguments import check_seed
@@ -24,9 +25,6 @@ from zooport.errors import (
     ZooportError,
 )
 
-AgentID = TypeVar("AgentID")
-ObsType = TypeVar("ObsType")
-ActionType = TypeVar("ActionType")
 PerAgent = dict[str, Any]
 Infos = dict[str, dict[str, Any]]
 ResetReturn = tuple[PerAgent, Infos]
@@ -96,11 +94,10 @@ def behavior_of(env: Any, agent: str) -> str:
 
 
 def _selected_by_name(env: Any, spec: str, agent: str) -> bool:
-    known = _known_behavior(env, agent)
-    behavior = known or behavior_of(None, agent)
+    behavior = behavior_of(env, agent)
     if behavior == spec or agent.rpartition("_")[0] == spec:
         return True
-    if known is not None and "?" in spec:  # "Soccer?team=0" is one team, not "Soccer?team=1"
+    if "?" in spec and _known_behavior(env, agent):  # "Soccer?team=0": not "Soccer?team=1"
         return False
     return behavior_prefix(behavior) == behavior_prefix(spec)
 
@@ -272,8 +269,7 @@ class ObservationMapper(ParallelWrapper[str, Any, ActionType]):
     """A wrapper that changes the observations (and infos) only, through :meth:`map_step`."""
 
     def map_step(self, observations: PerAgent, infos: Infos, actions: PerAgent) -> ResetReturn:
-        """New observations and infos after ``actions`` (``{}`` at reset)."""
-        raise NotImplementedError
+        raise NotImplementedError  # new observations and infos after ``actions`` ({} at reset)
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
         observations, infos = self.env.reset(seed=seed, options=options)
@@ -289,8 +285,7 @@ class PartsDelivery(ObservationMapper):
     """Adds named parts (messages, a state) to each agent's observation or info (``delivery``)."""
 
     def part_spaces(self, agent: str) -> Mapping[str, spaces.Space]:
-        """The spaces of the parts ``agent`` receives, by key."""
-        raise NotImplementedError
+        raise NotImplementedError  # the spaces of the parts ``agent`` receives, by key
 
     def __init__(self, env: ParallelEnv, delivery: str) -> None:
         super().__init__(env)
@@ -317,7 +312,6 @@ class PartsDelivery(ObservationMapper):
         return cache[agent]
 
     def _with_parts(self, observations: PerAgent, infos: Infos, parts: dict) -> ResetReturn:
-        """New observations and infos with each agent's ``parts[agent]`` delivered."""
         if self.delivery == "info":
             delivered = {a: {**infos.get(a, {}), **p} for a, p in parts.items()}
             return observations, {**infos, **delivered}

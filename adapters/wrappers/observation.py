@@ -36,12 +36,9 @@ class Rescaler:
     wrappers guide); ``space`` is the new space."""
 
     def __init__(self, space: spaces.Space) -> None:
-        self.space = space
-        self.changes = False
+        self.space, self.changes = space, False
         self._parts: Any = None
-        if isinstance(space, spaces.Box) and np.issubdtype(space.dtype, np.floating):
-            self._box(space)
-        elif isinstance(space, (spaces.Dict, spaces.Tuple)):
+        if isinstance(space, (spaces.Dict, spaces.Tuple)):
             items = space.spaces.items() if isinstance(space, spaces.Dict) else enumerate(space)
             parts: dict[Any, Rescaler] = {k: Rescaler(s) for k, s in items}
             if any(p.changes for p in parts.values()):
@@ -49,8 +46,8 @@ class Rescaler:
                 new = {k: p.space for k, p in parts.items()}
                 is_dict = isinstance(space, spaces.Dict)
                 self.space = spaces.Dict(new) if is_dict else spaces.Tuple(list(new.values()))
-
-    def _box(self, space: spaces.Box) -> None:
+        if not isinstance(space, spaces.Box) or not np.issubdtype(space.dtype, np.floating):
+            return
         low, high = space.low.astype(np.float64), space.high.astype(np.float64)
         has_low, has_high = np.isfinite(low), np.isfinite(high)
         if not (has_low | has_high).any():
