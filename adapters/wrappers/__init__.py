@@ -12,7 +12,7 @@ from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec
 
 from zooport.adapters.registration import APIS
-from zooport.errors import ArgumentError, ArgumentTypeError
+from zooport.errors import ArgumentTypeError
 
 from .action import ActionGrid, DiscretizeActions, GymDiscretizeActions, VectorDiscretizeActions
 from .base import (
@@ -129,8 +129,7 @@ def _ours(item: Any) -> type | None:
 
 def adapter_api(wrappers: Sequence[Any], api: str) -> str:
     """The adapter's API: ``api``, but ``"parallel"`` for ``api="aec"`` with zooport wrappers."""
-    if not isinstance(api, str) or api not in APIS:
-        raise ArgumentError(f"Expect api to be one of {list(APIS)}, actually: {api!r}")
+    expect(isinstance(api, str) and api in APIS, "api", f"one of {list(APIS)}", api)
     ok = isinstance(wrappers, Sequence) and not isinstance(wrappers, (str, bytes))
     wanted = "a list of wrapper classes, WrapperSpecs or callables"
     expect(ok, "wrappers", wanted, wrappers, ArgumentTypeError)

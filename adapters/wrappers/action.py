@@ -39,11 +39,8 @@ class ActionGrid:
         expect(mode in MODES, "mode", f"one of {list(MODES)}", mode)
         ok = isinstance(levels, (int, np.integer)) and not isinstance(levels, bool)
         expect(ok and levels >= 2, "levels", "an int >= 2", levels)
-        if mode == "disc" and (levels < 3 or levels % 2 == 0):
-            raise ArgumentError(
-                f"Expect levels to be odd and >= 3 for mode='disc' (the centre must be a "
-                f"point), actually: {levels}"
-            )
+        wanted = "odd and >= 3 for mode='disc' (the centre must be a point)"
+        expect(mode != "disc" or (levels >= 3 and levels % 2 == 1), "levels", wanted, int(levels))
         if not isinstance(space, spaces.Box) or len(space.shape) != 1:
             raise ArgumentError(
                 f"Expect a rank-1 Box action space to discretize, actually: {space}"

@@ -115,11 +115,9 @@ class AgentSelector:
             self._test = spec
         elif isinstance(spec, Collection) and all(isinstance(a, str) for a in spec):
             self._test = frozenset(spec).__contains__
-        elif spec is not None:
-            raise ArgumentTypeError(
-                f"Expect {what} to be None, a behaviour name, a collection of agent names or "
-                f"a callable agent -> bool, actually: {spec!r}"
-            )
+        else:
+            wanted = "None, a behaviour name, a collection of agent names or a callable"
+            expect(spec is None, what, f"{wanted} agent -> bool", spec, ArgumentTypeError)
 
     def __call__(self, agent: str) -> bool:
         if agent not in self._cache:
