@@ -1,5 +1,4 @@
-"""Wrappers for any PettingZoo Parallel env (zooport's or not), and ``apply_wrappers``, which
-``zooport.make(id, api=..., wrappers=[...])`` uses; see the wrappers guide."""
+"""Wrappers for any PettingZoo Parallel env, and ``apply_wrappers`` (see the wrappers guide)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Discrete actions for Box actions (MATE's ``DiscreteCamera``/``DiscreteTarget``): action ``k``
-is point ``k`` of a grid, or of the grid mapped onto the disc, over the Box's bounds."""
+"""Discrete actions over Box actions (MATE's ``DiscreteCamera``): points of a grid or disc."""
 
 from __future__ import annotations
 

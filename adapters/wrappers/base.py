@@ -1,5 +1,4 @@
-"""The base of zooport's PettingZoo Parallel wrappers (explicit pass-through, no ``__getattr__``),
-finding a layer in a chain, and which agents and teams a wrapper acts on."""
+"""The base of zooport's Parallel wrappers, finding a layer, and choosing agents and teams."""
 
 from __future__ import annotations
 

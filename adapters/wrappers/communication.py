@@ -1,5 +1,4 @@
-"""Messages between agents (MATE's communication): a :class:`MessageBus` delivers them in the
-next step; channels over it filter, drop, limit by range, silence or delay them."""
+"""Messages between agents (MATE's communication): a bus and channels over it."""
 
 from __future__ import annotations
 
@@ -73,8 +72,7 @@ def send_messages(env: Any, messages: Message | Iterable[Message]) -> None:
 
 
 class MessageBus(PartsDelivery, CommunicationLayer):
-    """Carries messages sent between steps into the next step's infos or observations
-    (``delivery``; with ``"observation"`` a fixed-size encoding of ``content_space``)."""
+    """Delivers messages sent between steps in the next step's infos or observations."""
 
     def __init__(
         self,
@@ -234,8 +232,7 @@ class RandomMessageDropout(MessageChannel):
 
 
 class RestrictedCommunicationRange(MessageChannel):
-    """Drops messages between agents farther apart than ``r``, placed by ``position_fn(agent,
-    observation)`` on the bus's last observations (no observation: dropped)."""
+    """Drops messages between agents farther apart than ``r`` (by ``position_fn``)."""
 
     def __init__(self, env: ParallelEnv, r: float, position_fn: Callable[[str, Any], Any]) -> None:
         super().__init__(env)

@@ -1,5 +1,4 @@
-"""Observation wrappers: rescaling float ``Box`` parts to ``[-1, 1]`` (inside ``Dict`` and
-``Tuple`` too), centralised-critic inputs and shared visibility (MATE's ``SharedFieldOfView``)."""
+"""Observation wrappers: rescaling, centralised-critic inputs and shared visibility."""
 
 from __future__ import annotations
 
@@ -32,8 +31,7 @@ from .base import (
 
 
 class Rescaler:
-    """Maps observations of ``space`` so bounded float features span ``[-1, 1]`` (formulas: the
-    wrappers guide); ``space`` is the new space."""
+    """Maps observations so bounded float features span ``[-1, 1]``; ``space``: the new space."""
 
     def __init__(self, space: spaces.Space) -> None:
         self.space, self.changes = space, False
@@ -140,8 +138,7 @@ _PARTS = ("state", "observations", "actions")
 
 
 class CentralisedObservation(PartsDelivery):
-    """Adds centralised-critic inputs (``state``, ``others_observations``, ``others_actions``:
-    float32 vectors) to each agent's observation or info; see the wrappers guide."""
+    """Adds the state and the others' observations and actions, for centralised critics."""
 
     def __init__(
         self, env: ParallelEnv, include: Sequence[str] = _PARTS, *, delivery: str = "observation"
@@ -227,8 +224,7 @@ class _Layout:
 
 @dataclass(frozen=True)
 class EntitySlots:
-    """``count`` rows of ``features`` from ``offset`` in a flat observation (row ``j``: entity
-    ``j`` for every teammate); feature ``mask_feature`` is 1 where the agent sees it."""
+    """``count`` rows of ``features`` from ``offset``; ``mask_feature`` is 1 where seen."""
 
     offset: int
     count: int
@@ -254,8 +250,7 @@ Slots = EntitySlots | Mapping[str, EntitySlots] | Callable[[str], EntitySlots | 
 
 
 class SharedVisibility(ObservationMapper):
-    """Each entity row some teammate sees becomes, for every teammate, that of the first who
-    sees it; ``slots`` or the env's ``entity_slots`` say where the rows are (see the guide)."""
+    """Teammates share the entity rows any of them sees (MATE's ``SharedFieldOfView``)."""
 
     def __init__(self, env: ParallelEnv, slots: Slots = None, *, teams: TeamSpec = None) -> None:
         super().__init__(env)

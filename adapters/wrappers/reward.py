@@ -1,5 +1,4 @@
-"""Rewards and episode ends over agents and teams: reward shaping, team rewards (MATE's
-``AuxiliaryCameraRewards``/``RepeatedReward``), and when the episode or a team's part ends."""
+"""Rewards and episode ends over agents and teams: shaping, team rewards, end rules."""
 
 from __future__ import annotations
 
@@ -33,8 +32,7 @@ Mode = TerminationMode | str | float
 
 
 class StepData(NamedTuple):
-    """One step as a reward component sees it (``agents``: the shaped agents that reported, in
-    the order of a returned array; ``episode_step`` from 1; ``total_steps`` since built)."""
+    """One step as a reward component sees it (``agents``: the shaped agents that reported)."""
 
     observations: dict[str, Any]
     rewards: dict[str, float]
@@ -49,8 +47,7 @@ class StepData(NamedTuple):
 
 
 class RewardShaping(ParallelWrapper[str, Any, Any]):
-    """Rewards as a weighted sum of named components (always ``"env_reward"``), optionally
-    reduced over the shaped agents, all recorded in ``info["reward_shaping"]``."""
+    """Rewards as a weighted sum of named components, recorded in ``info["reward_shaping"]``."""
 
     def __init__(
         self,
@@ -151,8 +148,7 @@ class RewardShaping(ParallelWrapper[str, Any, Any]):
 
 
 class TeamReward(ParallelWrapper[str, Any, Any]):
-    """Every agent gets its team's ``reduction`` of its reporting members' rewards (or of
-    ``info[source]``), also in ``info["team_reward"]``; its own is ``info["individual_reward"]``."""
+    """Every agent gets its team's ``reduction`` of its reporting members' rewards."""
 
     def __init__(
         self,
@@ -193,8 +189,7 @@ class TeamReward(ParallelWrapper[str, Any, Any]):
 
 
 class TerminationPolicy(ParallelWrapper[str, Any, Any]):
-    """Ends the episode when ``mode`` (``"any"``, ``"majority"``, ``"all"`` or a fraction) of
-    the agents that took part finished; the live ones are flagged ``end_live_as``."""
+    """Ends the episode when ``mode`` of the agents that took part finished."""
 
     teams: Teams | None = None  # IndividualDone's: the rule over each team, not the episode
 
@@ -267,8 +262,7 @@ class TerminationPolicy(ParallelWrapper[str, Any, Any]):
 
 
 class IndividualDone(TerminationPolicy):
-    """A team's done as per-agent flags: once ``mode`` fires over a team's members, its live
-    ones finish (played on with :func:`filler_action` where the env holds them live)."""
+    """A team's done as per-agent flags: once ``mode`` fires over a team, its live ones finish."""
 
     def __init__(
         self,

@@ -1,5 +1,4 @@
-"""Folding agents into the env: some play a policy, the rest are exposed, as a Parallel env or
-one agent as a ``gymnasium.Env``."""
+"""Folding agents into the env: some play a policy, the others are exposed."""
 
 from __future__ import annotations
 
@@ -58,8 +57,7 @@ class RandomPolicy:
 
 
 class FoldAgents(ParallelWrapper[str, Any, Any]):
-    """Plays ``agents`` (names or a predicate) or those of ``behavior`` with ``policy`` (a
-    callable or ``"random"``) and exposes only the others; their rewards: ``folded_rewards``."""
+    """Plays the chosen agents with ``policy`` and exposes only the others."""
 
     _require_folded: ClassVar[bool] = True
 
@@ -170,8 +168,7 @@ class _FoldOthers(FoldAgents):
 
 
 class SingleAgentView(gym.Env[Any, Any]):
-    """One ``agent`` (default: the first) of a Parallel env as a ``gymnasium.Env`` whose episode
-    is the agent's; the others play ``policy`` through the inner :class:`FoldAgents` (``env``)."""
+    """One ``agent`` of a Parallel env as a ``gymnasium.Env``, the others folded."""
 
     def __init__(
         self, env: ParallelEnv, agent: str | None = None, policy: Policy = "random"
