@@ -94,8 +94,6 @@ _KIND_NAMES = {
 class WrapperSpec:
     """A wrapper and its arguments: ``WrapperSpec(cls, *args)(env)`` is ``cls(env, *args)``."""
 
-    __slots__ = ("wrapper", "args", "kwargs")
-
     def __init__(self, wrapper: Callable[..., Any], /, *args: Any, **kwargs: Any) -> None:
         wanted = "a wrapper class or a callable env -> env"
         expect(callable(wrapper), "WrapperSpec's wrapper", wanted, wrapper, ArgumentTypeError)

@@ -186,9 +186,7 @@ def _without_mask(space: spaces.Space) -> spaces.Space:
     return space
 
 
-class _Layout:
-    """Where each member's flattened value sits in the joint vector."""
-
+class _Layout:  # where each member's flattened value sits in the joint vector
     def __init__(self, parts: dict[Any, spaces.Space]) -> None:
         self.parts = parts
         self.index = {member: i for i, member in enumerate(parts)}
