@@ -6,12 +6,11 @@ import contextlib
 import functools
 import zlib
 from collections.abc import Callable, Collection, Hashable, Iterator, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv, ParallelEnv
-from pettingzoo.utils.env import ActionType, AgentID, ObsType
 
 from zooport.adapters.agent_names import behavior_prefix
 from zooport.envs.arguments import check_seed
@@ -24,6 +23,9 @@ from zooport.errors import (
     ZooportError,
 )
 
+AgentID = TypeVar("AgentID")
+ObsType = TypeVar("ObsType")
+ActionType = TypeVar("ActionType")
 PerAgent = dict[str, Any]
 Infos = dict[str, dict[str, Any]]
 ResetReturn = tuple[PerAgent, Infos]

@@ -186,12 +186,13 @@ class MessageChannel(CommunicationLayer):
 
     def __init__(self, env: ParallelEnv) -> None:
         super().__init__(env)
-        self.bus = get_wrapper(env, MessageBus)
-        if self.bus is None:
+        bus = get_wrapper(env, MessageBus)
+        if bus is None:
             raise WrapperOrderError(
                 f"{type(self).__name__} (wrapping {env}) requires a MessageBus beneath it "
                 "(earlier in the wrappers list; first = innermost), but there is none"
             )
+        self.bus = bus
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
         self._reseed(seed)
