@@ -231,6 +231,7 @@ class ParallelWrapper(ParallelEnv[AgentID, ObsType, ActionType]):
 
     @_guarded
     def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
+        self._reseed(seed)
         return self.env.reset(seed=seed, options=options)
 
     @_guarded

@@ -194,10 +194,6 @@ class MessageChannel(CommunicationLayer):
             )
         self.bus = bus
 
-    def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
-        self._reseed(seed)
-        return self.env.reset(seed=seed, options=options)
-
 
 class MessageFilter(MessageChannel):
     """Keeps, drops or replaces each message: ``fn(message)`` gives True, False or a Message."""
