@@ -229,14 +229,21 @@ class ParallelWrapper(ParallelEnv[AgentID, ObsType, ActionType]):
     def action_spaces(self) -> dict[AgentID, spaces.Space]:
         return {a: self.action_space(a) for a in self.possible_agents}
 
+    def map_step(self, observations: PerAgent, infos: Infos, actions: PerAgent) -> ResetReturn:
+        """The observations and infos after ``actions`` (``{}`` at reset), changed by a subclass."""
+        return observations, infos
+
     @_guarded
     def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
         self._reseed(seed)
-        return self.env.reset(seed=seed, options=options)
+        observations, infos = self.env.reset(seed=seed, options=options)
+        return self.map_step(observations, infos, {})
 
     @_guarded
     def step(self, actions: dict[AgentID, ActionType]) -> StepReturn:
-        return self.env.step(actions)
+        observations, rewards, terminations, truncations, infos = self.env.step(actions)
+        observations, infos = self.map_step(observations, infos, actions)
+        return observations, rewards, terminations, truncations, infos
 
     def state(self) -> np.ndarray:
         return self.env.state()
@@ -265,23 +272,7 @@ class ParallelWrapper(ParallelEnv[AgentID, ObsType, ActionType]):
         return self._np_random
 
 
-class ObservationMapper(ParallelWrapper[str, Any, ActionType]):
-    """A wrapper that changes the observations (and infos) only, through :meth:`map_step`."""
-
-    def map_step(self, observations: PerAgent, infos: Infos, actions: PerAgent) -> ResetReturn:
-        raise NotImplementedError  # new observations and infos after ``actions`` ({} at reset)
-
-    def reset(self, seed: int | None = None, options: dict | None = None) -> ResetReturn:
-        observations, infos = self.env.reset(seed=seed, options=options)
-        return self.map_step(observations, infos, {})
-
-    def step(self, actions: dict[str, Any]) -> StepReturn:
-        observations, rewards, terminations, truncations, infos = self.env.step(actions)
-        observations, infos = self.map_step(observations, infos, actions)
-        return observations, rewards, terminations, truncations, infos
-
-
-class PartsDelivery(ObservationMapper):
+class PartsDelivery(ParallelWrapper[str, Any, Any]):
     """Adds named parts (messages, a state) to each agent's observation or info (``delivery``)."""
 
     def part_spaces(self, agent: str) -> Mapping[str, spaces.Space]:

@@ -16,7 +16,7 @@ from zooport.errors import ArgumentError, ArgumentTypeError, SpecError
 
 from .base import (
     Infos,
-    ObservationMapper,
+    ParallelWrapper,
     PartsDelivery,
     PerAgent,
     ResetReturn,
@@ -77,7 +77,7 @@ class Rescaler:
         return tuple(p(o) for p, o in zip(self._parts.values(), observation, strict=True))
 
 
-class RescaleObservations(ObservationMapper):
+class RescaleObservations(ParallelWrapper[str, Any, Any]):
     """Observations rescaled by :class:`Rescaler` (not clipped), per agent; applied once."""
 
     def __init__(self, env: ParallelEnv) -> None:
@@ -247,7 +247,7 @@ class EntitySlots:
 Slots = EntitySlots | Mapping[str, EntitySlots] | Callable[[str], EntitySlots | None] | None
 
 
-class SharedVisibility(ObservationMapper):
+class SharedVisibility(ParallelWrapper[str, Any, Any]):
     """Teammates share the entity rows any of them sees (MATE's ``SharedFieldOfView``)."""
 
     def __init__(self, env: ParallelEnv, slots: Slots = None, *, teams: TeamSpec = None) -> None:
