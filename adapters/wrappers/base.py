@@ -229,7 +229,7 @@ class ParallelWrapper(ParallelEnv[AgentID, ObsType, ActionType]):
     def action_spaces(self) -> dict[AgentID, spaces.Space]:
         return {a: self.action_space(a) for a in self.possible_agents}
 
-    def map_step(self, observations: PerAgent, infos: Infos, actions: PerAgent) -> ResetReturn:
+    def map_step(self, observations: PerAgent, infos: Infos, actions: dict) -> ResetReturn:
         """The observations and infos after ``actions`` (``{}`` at reset), changed by a subclass."""
         return observations, infos
 
