@@ -241,6 +241,13 @@ def test_each_wrapper_draws_from_its_own_generator():
     assert first[0] != first[1]  # stacked copies draw different streams
     env.reset()  # no seed: the generator goes on
     assert outer.np_random.random(3).tolist() != first[0]
+    plain = [TeamReward(mini()), ParallelWrapper(mini())]  # no reset of their own: seeded too
+    for wrapper in plain:
+        wrapper.reset(seed=4)
+    draws = [w.np_random.random(3).tolist() for w in plain]
+    for wrapper in plain:
+        wrapper.reset(seed=4)
+    assert [w.np_random.random(3).tolist() for w in plain] == draws
 
 
 def test_a_chain_has_one_guard_entered_once_where_the_user_calls():
