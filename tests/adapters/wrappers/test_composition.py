@@ -70,6 +70,24 @@ def test_base_wrapper_passes_every_member_through(factory):
     check_contract(lambda: ParallelWrapper(factory()))
 
 
+def test_a_subclass_changes_observations_and_infos_through_map_step():
+    class Tagged(ParallelWrapper):
+        def map_step(self, observations, infos, actions):
+            return {a: -o for a, o in observations.items()}, {
+                a: {"acted": a in actions} for a in infos
+            }
+
+    raw, env = mini(), Tagged(mini())
+    (raw_obs, _), (obs, infos) = raw.reset(seed=2), env.reset(seed=2)
+    assert all(np.array_equal(obs[a], -raw_obs[a]) for a in raw_obs)
+    assert not any(info["acted"] for info in infos.values())  # {} at reset
+    actions = {a: 0 for a in raw.agents}
+    raw_obs, raw_rewards, *_ = raw.step(actions)
+    obs, rewards, _, _, infos = env.step(actions)
+    assert all(np.array_equal(obs[a], -raw_obs[a]) for a in raw_obs) and rewards == raw_rewards
+    assert all(info["acted"] for info in infos.values())
+
+
 def test_render_and_close_pass_through_the_chain():
     env = apply_wrappers(tag(render_mode="rgb_array"), [TeamReward, ParallelWrapper])
     env.reset(seed=0)
