@@ -104,7 +104,6 @@ class BehaviorSlots(AgentSlots):
         except Exception as error:
             note_core_failure(error, f"{self.adapter}.reset()")
             raise
-        self._check_behaviors(self.core.behavior_specs)
         decision = self.obs_layout.checked(decision)
         check_agent_ids(self.name, decision, terminal)
         self.steps = 0
@@ -139,8 +138,7 @@ class BehaviorSlots(AgentSlots):
         return seeded
 
     def refill(self, limit: int = 1000) -> bool:
-        """Steps the core until every slot whose episode ended decides again (False: not
-        within ``limit`` steps)."""
+        """Steps the core until every slot whose episode ended decides again (False: it did not)."""
         restarts = getattr(self.core, "restarts_finished", None)
         if callable(restarts) and not restarts(self.name):
             return False
@@ -163,15 +161,6 @@ class BehaviorSlots(AgentSlots):
     def all_decided(self) -> bool:
         """Whether every slot has a decision (the fast path's check: no array is read)."""
         return self._decision_slots is self._every
-
-    def restart_if_all_over(self) -> bool:
-        """Resets the core when no slot's agent is left; True when it did (SAME_STEP)."""
-        if self._decision_slots is self._every:
-            return False  # every slot decided: none is over
-        if np.count_nonzero(self.episode_over) == self.num_slots:
-            self.reset()
-            return True
-        return False
 
     def set_actions(self, actions: Any) -> None:
         """Sends the actions of the slots that have a decision to the core (one call)."""
@@ -273,8 +262,7 @@ class BehaviorSlots(AgentSlots):
         return _read_only(slots), ascending
 
     def _take(self, decision: DecisionSteps, terminal: TerminalSteps | None) -> SlotStep:
-        """Checks one step's batches and writes them into the slots (no ``terminal`` at
-        reset)."""
+        """Checks one step's batches and writes them into the slots (no terminal at reset)."""
         specs = self.core.behavior_specs
         if specs is not self._specs_seen:  # a zooport core's read-only mapping: unchanged
             self._check_behaviors(specs)
@@ -368,8 +356,7 @@ class BehaviorSlots(AgentSlots):
 
 
 class SlotAdapter(EngineMembers):
-    """The members the slot family's front ends share (a mixin); a front end implements
-    ``_restart`` and ``_build`` (or its own constructor)."""
+    """The members the slot family's front ends share (a mixin over the front end's base)."""
 
     _slots: BehaviorSlots
     _engine: BehaviorSlots
@@ -404,10 +391,8 @@ class SlotAdapter(EngineMembers):
         self._build(slots)
 
     def _step(self, actions: Any) -> tuple[SlotStep, Any, np.ndarray]:
-        """A vector front end's guarded step: the outcome (SAME_STEP: the core restarts when no
-        slot's agent is left), a fresh obs batch, and the group ids before any restart."""
-        if self.closed:
-            raise EnvClosedError(f"{type(self).__name__} was used after close()")
+        """A vector front end's step: the outcome, fresh obs, and the group ids before a restart."""
+        self._check_open()
         slots = self._slots
         guard = slots.guard
         guard.enter("step")  # the guard's steps spelled out: a `with` costs three calls
@@ -416,7 +401,8 @@ class SlotAdapter(EngineMembers):
             guard.committed = True
             out = slots.advance()
             groups = slots.group_id  # reset() allocates anew: these stay the ended slots'
-            if out.final_slots.size and slots.restart_if_all_over():
+            if out.final_slots.size and np.count_nonzero(slots.episode_over) == slots.num_slots:
+                slots.reset()
                 out = out._replace(decided=slots.decided.copy())
             obs = slots.obs_layout.copy(slots.obs)
         except BaseException as error:
@@ -438,8 +424,7 @@ class SlotAdapter(EngineMembers):
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
-        """Starts an episode; returns ``(observation, info)``. ``seed`` reseeds the core;
-        ``options`` is None or a dict with str keys, unused by the core."""
+        """Starts an episode; ``seed`` reseeds the core, ``options`` is unused by the core."""
         self._check_open()
         seed = checked_reset_arguments(seed, options, f"{type(self).__name__}.reset")
         super().reset(seed=seed)  # type: ignore[misc]  # the mixed-in Env's np_random

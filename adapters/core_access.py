@@ -43,8 +43,7 @@ def behavior_name_of(specs: Mapping[str, Any], behavior_name: str | None, adapte
 
 
 def note_core_failure(error: BaseException, where: str) -> None:
-    """Notes ``where`` (the adapter call) on a core's non-zooport ``error``, which propagates
-    unchanged (``except UnityTimeOutException`` keeps working)."""
+    """Notes ``where`` on a core's non-zooport ``error``, which propagates unchanged."""
     if not isinstance(error, ZooportError):  # what add_note does, on Python 3.10 too
         note = f"zooport: raised by the core ({where})"
         error.__notes__ = [*getattr(error, "__notes__", ()), note]  # type: ignore[attr-defined]  # 3.11+ in the stubs
@@ -75,8 +74,7 @@ adopt_core = as_base_env
 def adopt_core_with_specs(
     env: BaseEnvLike, adapter: str
 ) -> tuple[BaseEnvLike, Mapping[str, BehaviorSpec]]:
-    """:func:`adopt_core` and its specs. A core with none yet (a Unity scene before its first
-    decision) is stepped once, as ML-Agents' wrappers do, and adopted again if then older."""
+    """:func:`adopt_core` and its specs; a core with none yet is stepped once, as in ML-Agents."""
     core = adopt_core(env)
     if not len(core.behavior_specs):
         try:

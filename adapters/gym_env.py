@@ -193,14 +193,10 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
 
     def _batch(self, action: Any, space: spaces.Space) -> Any:
         """One consumer action as a batch of one (the layout checks dtypes and ranges)."""
-        if isinstance(space, spaces.Dict):
-            if not isinstance(action, Mapping) or set(action) != set(space.spaces):
-                got = sorted(action) if isinstance(action, Mapping) else type(action).__name__
-                raise ActionError(
-                    f"{self._where} expects a dict action with keys "
-                    f"{sorted(space.spaces)}, got {got}"
-                )
-            return {key: self._batch(action[key], sub) for key, sub in space.spaces.items()}
+        if isinstance(space, spaces.Dict):  # hybrid actions; else the engine names the keys
+            if isinstance(action, Mapping) and set(action) == set(space.spaces):
+                return {key: self._batch(action[key], sub) for key, sub in space.spaces.items()}
+            return action
         try:
             array = np.asarray(action)
         except (ValueError, TypeError) as error:  # ragged lists and the like

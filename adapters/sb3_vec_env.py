@@ -42,13 +42,9 @@ class SlotIndexError(ArgumentError, IndexError):
 @listing_options
 class SB3VecEnv(SlotAdapter, VecEnv):
     """The N agents of one behaviour of a batched core as an SB3 ``VecEnv`` of N envs, with
-    :class:`~zooport.adapters.vector_env.BehaviorVectorEnv`'s slots and autoreset. Every slot
-    is the same core: ``get_attr``/``env_method`` read or call the core once per call (masks,
-    spaces, ``render_mode`` and ``agent_id`` are per slot); ``set_attr`` must cover every
-    index. ``seed(s)`` stores ``s`` for the next ``reset()``; ``set_options()`` takes dicts
-    with str keys, which the core does not use. ``done`` is terminated or truncated; a
-    finished slot's info holds ``terminal_observation`` and ``TimeLimit.truncated``, a slot
-    without a new decision ``decided=False``; other infos are empty.
+    :class:`~zooport.adapters.vector_env.BehaviorVectorEnv`'s slots and autoreset. A finished
+    slot's info holds ``terminal_observation`` and ``TimeLimit.truncated``, a slot without a
+    new decision ``decided=False``; other infos are empty.
 
     Args:
         env: any ``BaseEnv``; one with no behaviours yet (a Unity scene) is stepped once.
@@ -82,10 +78,9 @@ class SB3VecEnv(SlotAdapter, VecEnv):
     def reset(self) -> VecEnvObs:  # type: ignore[override]  # SB3's reset takes no seed
         """Resets the core (reseeded by the last ``seed()``) and returns the first obs."""
         self._check_open()
-        given = self._options
+        given, where = self._options, f"{type(self).__name__}.reset (from set_options)"
         try:
             for options in given if isinstance(given, (list, tuple)) else [given]:
-                where = f"{type(self).__name__}.reset (from set_options)"
                 checked_reset_arguments(None, options, where)
         finally:
             self._reset_options()

@@ -318,20 +318,18 @@ class ActionLayout:
         self.name = name
         self.branches = tuple(int(b) for b in spec.discrete_branches)
         self.flatten = flatten_branched and len(self.branches) > 1
-        # Row k: the branch tuple of flattened action k (no rows unless flattened).
-        self._combinations = np.zeros((0, len(self.branches)), np.int32)
+        # Row k: the branch tuple of flattened action k.
+        self.lookup: np.ndarray | None = None
         if self.flatten:
             combinations = itertools.product(*(range(b) for b in self.branches))
-            self._combinations = np.array(list(combinations), dtype=np.int32)
-        self.lookup = self._combinations if self.flatten else None
+            self.lookup = np.array(list(combinations), dtype=np.int32)
         #: The length of one agent's consumer mask (0 without discrete branches).
-        self.mask_size = len(self._combinations) if self.flatten else sum(self.branches)
+        self.mask_size = len(self.lookup) if self.lookup is not None else sum(self.branches)
         # What checked_discrete bounds each value by: one size for a Discrete (flattened
         # or not), one per branch for a MultiDiscrete.
         self._discrete_sizes: int | tuple[int, ...] = (
-            len(self._combinations) if self.flatten else
-            self.branches[0] if len(self.branches) == 1 else self.branches
-        )  # fmt: skip
+            self.mask_size if self.flatten or len(self.branches) == 1 else self.branches
+        )
         parts: dict[str, spaces.Space] = {}
         if spec.continuous_size:
             parts["continuous"] = spaces.Box(-1.0, 1.0, (spec.continuous_size,), np.float32)
@@ -357,8 +355,8 @@ class ActionLayout:
                 f"{self._discrete_space}, got shape {array.shape}"
             )
         array = checked_discrete(array, self._discrete_sizes, self._where, self._discrete_space)
-        if self.flatten:
-            return self._combinations[array]
+        if self.lookup is not None:
+            return self.lookup[array]
         return (array.reshape(-1, 1) if single else array).astype(np.int32, copy=False)
 
     def _continuous_to_core(self, actions: Any, n: int | None) -> np.ndarray:
@@ -419,10 +417,10 @@ class ActionLayout:
                 f"behavior {self.name!r}: expected one mask per discrete branch "
                 f"({len(self.branches)}), got {len(core_mask)}"
             )
-        if self.flatten:
-            allowed = np.ones((n, len(self._combinations)), dtype=np.bool_)
+        if self.lookup is not None:
+            allowed = np.ones((n, self.mask_size), dtype=np.bool_)
             for j, mask in enumerate(core_mask):
-                allowed &= ~np.asarray(mask, dtype=np.bool_)[:, self._combinations[:, j]]
+                allowed &= ~np.asarray(mask, dtype=np.bool_)[:, self.lookup[:, j]]
             return allowed.astype(np.int8)
         masked = np.concatenate([np.asarray(m, dtype=bool) for m in core_mask], axis=1)
         return (~masked).astype(np.int8)

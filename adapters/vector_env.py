@@ -29,14 +29,10 @@ except ImportError:  # gymnasium 1.0 has no AutoresetMode; its wrappers assume n
 
 @listing_options
 class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
-    """The N agents of one behaviour of a batched core as N Gymnasium vector slots.
-
-    Slot i holds the agent with the i-th smallest id at reset. Autoreset is SAME_STEP: a
-    slot whose episode ended reports its terminal reward, with its final observation in
-    ``info["final_obs"]``. A slot without a decision keeps its observation, gets reward 0 and
-    ``decided`` False; its action is ignored. Info keys (each with its ``_key`` mask):
-    ``decided``, ``action_mask`` (int8, 1 = allowed), ``group_id``, ``group_reward``, and for
-    the slots that ended ``final_obs`` and ``final_info``.
+    """The N agents of one behaviour of a batched core as N Gymnasium vector slots, with
+    SAME_STEP autoreset. Info keys (each with its ``_key`` mask): ``decided``, ``action_mask``
+    (int8, 1 = allowed), ``group_id``, ``group_reward``, and for the slots that ended
+    ``final_obs`` and ``final_info`` (the guide "Gymnasium and Stable-Baselines3" has the rules).
 
     Args:
         env: any ``BaseEnv``; one with no behaviours yet (a Unity scene) is stepped once.
@@ -76,8 +72,10 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
             "render_fps": core_metadata.get("render_fps", 30),
         }
         # Every slot has these keys every step: one read-only mask serves every info.
-        self._all_slots = np.ones(n, dtype=bool)
-        self._all_slots.flags.writeable = False
+        every = np.ones(n, dtype=bool)
+        every.flags.writeable = False
+        keys = ("decided", "group_id", "group_reward", "action_mask")[: 3 + self._has_mask]
+        self._every_mask = {f"_{key}": every for key in keys}
 
     @override
     def _restart(self, seed: int | None) -> tuple[Any, dict[str, Any]]:
@@ -105,18 +103,11 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
         return render_core(self._slots.core)
 
     def _info(self, decided: np.ndarray, group_reward: np.ndarray) -> dict[str, Any]:
-        slots, every = self._slots, self._all_slots
-        info = {
-            "decided": decided,
-            "_decided": every,
-            "group_id": slots.group_id.copy(),
-            "_group_id": every,
-            "group_reward": group_reward,
-            "_group_reward": every,
-        }
+        slots = self._slots
+        info = {"decided": decided, "group_id": slots.group_id.copy(), "group_reward": group_reward}
         if self._has_mask:
             info["action_mask"] = slots.mask.copy()
-            info["_action_mask"] = every
+        info.update(self._every_mask)
         return info
 
     def _add_final(self, info: dict[str, Any], out: SlotStep, groups: np.ndarray) -> None:
