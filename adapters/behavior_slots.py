@@ -295,6 +295,15 @@ class BehaviorSlots(AgentSlots):
             else:
                 reward = decision.reward.astype(_FLOAT32)  # a fresh copy
             group_reward = decision.group_reward.astype(_FLOAT32)
+            # Every slot decides: no ending slot keeps its final observation (keep_obs below).
+            if self._decision_slots is not slots:
+                self.decided.fill(True)
+                self.episode_over.fill(False)
+            if self._plain_obs:
+                self.obs[:] = decision.obs[0]  # one float observation: the write, inlined
+                self.group_id[:] = decision.group_id
+            else:
+                self._take_decisions(_EVERY, decision, None, n)
         else:
             reward = np.zeros(n, dtype=_FLOAT32)
             group_reward = np.zeros(n, dtype=_FLOAT32)
@@ -331,16 +340,7 @@ class BehaviorSlots(AgentSlots):
             final_obs = layout.convert(terminal.obs, order)
             if not every:
                 self.episode_over[ended] = True
-        if every:
-            if self._decision_slots is not slots:
-                self.decided.fill(True)
-                self.episode_over.fill(False)
-            if self._plain_obs:
-                self.obs[:] = decision.obs[0]  # one float observation: the write, inlined
-                self.group_id[:] = decision.group_id
-            else:
-                self._take_decisions(_EVERY, decision, None, n)
-        else:
+        if not every:
             self.decided[:] = False
             self.decided[slots] = True
             self.episode_over[slots] = False

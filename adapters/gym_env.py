@@ -26,10 +26,8 @@ __all__ = ["GymEnv", "UnityToGymWrapper"]
 class GymEnv(SlotAdapter, gym.Env[Any, Any]):
     """A ``gymnasium.Env`` over the one agent of one behaviour of a ``BaseEnv``.
 
-    The agent's terminal step ends the episode (``interrupted`` is ``truncated``); a step
-    without a decision advances the core until there is one, rewards summed. ``info`` holds
-    ``group_id``, ``group_reward`` and, for discrete actions, ``action_mask`` (int8, 1 =
-    allowed). ``reset()`` does not reset a core that restarted the agent.
+    ``interrupted`` is ``truncated``; ``info`` holds ``group_id``, ``group_reward`` and, for
+    discrete actions, ``action_mask``. ``reset()`` does not reset a core that restarted the agent.
 
     Args:
         env: any ``BaseEnv`` (an older ML-Agents API is adapted), reset once here to count
@@ -107,8 +105,8 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
 
         core = slots.core
         self._core_renders = render_core(core) is not None
-        visual = any(len(spec.shape) == 3 for spec in slots.obs_layout.specs)
-        modes = ["rgb_array"] if self._core_renders or visual else []
+        self._visual = [i for i, s in enumerate(slots.obs_layout.specs) if len(s.shape) == 3]
+        modes = ["rgb_array"] if self._core_renders or self._visual else []
         fps = getattr(core, "metadata", {}).get("render_fps", 30) if self._core_renders else 30
         # Per instance: the class attribute is shared and must not be mutated.
         self.metadata = {"render_modes": modes, "render_fps": fps}
@@ -176,11 +174,10 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
             frame = render_core(self.core)
             if frame is not None:
                 return np.array(frame, dtype=np.uint8, copy=True)
-        layout, obs = self._slots.obs_layout, self._slots.obs
-        for i, spec in enumerate(layout.specs):  # else the first visual observation
-            if len(spec.shape) == 3:
-                return visual_frame(obs[layout.keys[i]][0] if layout.keys else obs[0])
-        return None
+        if not self._visual:
+            return None
+        keys, obs = self._slots.obs_layout.keys, self._slots.obs  # the first visual observation
+        return visual_frame(obs[keys[self._visual[0]]][0] if keys else obs[0])
 
     @property
     def action_lookup(self) -> np.ndarray | None:

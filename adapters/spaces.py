@@ -187,7 +187,6 @@ class ObservationLayout:
         arrays["obs"] = [o if type(o) is np.ndarray else np.asarray(o, _FLOAT32) for o in obs]
         if terminal:
             return TerminalSteps(interrupted=np.asarray(steps.interrupted, dtype=bool), **arrays)
-        masks = steps.action_mask
         masks = None if masks is None else [np.asarray(m, dtype=bool) for m in masks]
         return DecisionSteps(action_mask=masks, **arrays)
 
