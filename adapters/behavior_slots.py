@@ -222,17 +222,6 @@ class BehaviorSlots(AgentSlots):
             f"ended its episode in {MAX_IDLE_STEPS} steps"
         )
 
-    def _check_behaviors(self, specs: Any) -> None:
-        new = [name for name in specs if name not in self.behaviors]
-        if new:
-            raise SpecError(
-                f"{self.adapter}: the core gained behavior(s) {new} after reset; this adapter "
-                f"serves behavior {self.name!r} (of {list(self.behaviors)}, the core's behaviors "
-                "when it was built), and a later behavior's agents would get no actions; build "
-                "the adapter once the scene has all its behaviors"
-            )
-        self._specs_seen = specs if isinstance(specs, BehaviorMapping) else None
-
     def _locate(self, agent_ids: Any, terminal: bool = False) -> tuple[np.ndarray, bool]:
         """The slot of each agent id and whether they ascend; unknown ids are errors."""
         agent_ids = np.asarray(agent_ids)
@@ -265,7 +254,15 @@ class BehaviorSlots(AgentSlots):
         """Checks one step's batches and writes them into the slots (no terminal at reset)."""
         specs = self.core.behavior_specs
         if specs is not self._specs_seen:  # a zooport core's read-only mapping: unchanged
-            self._check_behaviors(specs)
+            new = [name for name in specs if name not in self.behaviors]
+            if new:
+                raise SpecError(
+                    f"{self.adapter}: the core gained behavior(s) {new} after reset; this "
+                    f"adapter serves behavior {self.name!r} (of {list(self.behaviors)}, the core's "
+                    "behaviors when it was built), and a later behavior's agents would get no "
+                    "actions; build the adapter once the scene has all its behaviors"
+                )
+            self._specs_seen = specs if isinstance(specs, BehaviorMapping) else None
         layout, known = self.obs_layout, self._rows_known
         decision = layout.checked(decision, False, known)
         ids = decision.agent_id

@@ -9,7 +9,7 @@ import numpy as np
 from gymnasium.vector.utils import batch_space
 from typing_extensions import override
 
-from zooport.adapters.behavior_slots import RENDER_MODES, BehaviorSlots, SlotAdapter, SlotStep
+from zooport.adapters.behavior_slots import RENDER_MODES, BehaviorSlots, SlotAdapter
 from zooport.adapters.core_access import render_core
 from zooport.adapters.options import listing_options
 from zooport.adapters.rendering import HUMAN_VIA_MAKE
@@ -90,8 +90,26 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
         fresh batched ``(obs, reward, terminated, truncated, info)``."""
         out, obs, groups = self._step(actions)
         info = self._info(out.decided, out.group_reward)
-        if out.final_slots.size:
-            self._add_final(info, out, groups)
+        done, n = out.final_slots, self.num_envs
+        if done.size:
+            final_obs = np.empty(n, dtype=_OBJECT)  # None where the episode goes on
+            # Indexed item by item: for the few slots that end, cheaper than a scatter.
+            observations = out.final_observations()
+            for i, slot in enumerate(done.tolist()):
+                final_obs[slot] = observations[i]
+            mask = out.terminated | out.truncated  # the slots that carry the final keys
+            mask.setflags(write=False)  # read-only, so the four masks can be one array
+            group_id = np.zeros(n, dtype=_INT64)
+            group_id[done] = groups[done]
+            group_reward = np.zeros(n, dtype=_FLOAT32)
+            group_reward[done] = out.group_reward[done]
+            info["final_obs"], info["_final_obs"], info["_final_info"] = final_obs, mask, mask
+            info["final_info"] = {
+                "group_id": group_id,
+                "_group_id": mask,
+                "group_reward": group_reward,
+                "_group_reward": mask,
+            }
         return obs, out.reward, out.terminated, out.truncated, info
 
     @override
@@ -109,25 +127,3 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
             info["action_mask"] = slots.mask.copy()
         info.update(self._every_mask)
         return info
-
-    def _add_final(self, info: dict[str, Any], out: SlotStep, groups: np.ndarray) -> None:
-        done = out.final_slots
-        final_obs = np.empty(self.num_envs, dtype=_OBJECT)  # None where the episode goes on
-        # Indexed item by item: for the few slots that end, cheaper than a scatter or iteration.
-        observations = out.final_observations()
-        for i, slot in enumerate(done.tolist()):
-            final_obs[slot] = observations[i]
-        n = self.num_envs
-        mask = out.terminated | out.truncated  # the slots that carry the final keys
-        mask.setflags(write=False)  # read-only, so the four masks can be one array
-        group_id = np.zeros(n, dtype=_INT64)
-        group_id[done] = groups[done]
-        group_reward = np.zeros(n, dtype=_FLOAT32)
-        group_reward[done] = out.group_reward[done]
-        info["final_obs"], info["_final_obs"], info["_final_info"] = final_obs, mask, mask
-        info["final_info"] = {
-            "group_id": group_id,
-            "_group_id": mask,
-            "group_reward": group_reward,
-            "_group_reward": mask,
-        }
