@@ -110,14 +110,11 @@ class ObservationLayout:
         rows = (n,)
         # Arrays of the right shapes in a few comparisons; else the slow path says what is wrong.
         try:
-            obs = steps.obs
-            shapes = self._shapes
+            obs, shapes = steps.obs, self._shapes
             if (
                 (
                     rows_known
-                    or agent_id.shape == rows
-                    and steps.reward.shape == rows
-                    and steps.group_id.shape == rows
+                    or agent_id.shape == steps.reward.shape == steps.group_id.shape == rows
                     and steps.group_reward.shape == rows
                 )
                 and len(obs) == len(shapes)
@@ -139,8 +136,7 @@ class ObservationLayout:
         return self._checked_slowly(steps, terminal, n)
 
     def _checked_slowly(self, steps: Any, terminal: bool, n: int) -> Any:
-        obs = steps.obs
-        shapes = self._shapes
+        obs, shapes = steps.obs, self._shapes
         if len(obs) != len(shapes):
             raise ObservationError(
                 f"behavior {self.name!r}: {type(steps).__name__} has {len(obs)} observations, "
