@@ -12,7 +12,6 @@ from zooport.adapters.core_access import (
     MAX_IDLE_STEPS,
     EngineMembers,
     adopt_core_with_specs,
-    behavior_name_of,
     checked_reset_arguments,
     note_core_failure,
 )
@@ -32,8 +31,10 @@ from zooport.envs.step_guard import StepGuard
 from zooport.envs.steps import check_agent_ids
 from zooport.errors import (
     ActionError,
+    ArgumentTypeError,
     EnvClosedError,
     SpecError,
+    UnknownBehaviorError,
     ZooportError,
     a_type,
 )
@@ -80,8 +81,23 @@ class BehaviorSlots(AgentSlots):
         adapter: str = "adapter",
     ) -> None:
         core, specs = adopt_core_with_specs(core, adapter)
-        name = behavior_name_of(specs, behavior_name, adapter)
-        super().__init__(name, specs[name], layout)
+        names = list(specs)
+        if behavior_name is not None and not isinstance(behavior_name, str):
+            raise ArgumentTypeError(
+                f"{adapter}: expected behavior_name to be None or one of {names}, got "
+                f"{type(behavior_name).__name__} {behavior_name!r}"
+            )
+        if behavior_name is None:
+            if len(names) != 1:
+                raise UnknownBehaviorError(
+                    f"{adapter}: the core has behaviors {names}; pass behavior_name= to choose one"
+                )
+            behavior_name = names[0]
+        elif behavior_name not in names:
+            raise UnknownBehaviorError(
+                f"{adapter}: the core has no behavior {behavior_name!r}; behaviors: {names}"
+            )
+        super().__init__(behavior_name, specs[behavior_name], layout)
         self.core = core
         self.adapter = adapter
         self.behaviors = tuple(specs)

@@ -11,35 +11,14 @@ from zooport.envs.arguments import check_seed
 from zooport.envs.base_env import BaseEnv, BaseEnvLike, BehaviorSpec
 from zooport.envs.compat import as_base_env, is_legacy_env, side_channels_of
 from zooport.envs.step_guard import StepGuard
-from zooport.errors import ArgumentTypeError, SpecError, UnknownBehaviorError, ZooportError
+from zooport.errors import ArgumentTypeError, SpecError, ZooportError
 
 __all__ = [
-    "EngineMembers", "adopt_core", "adopt_core_with_specs", "behavior_name_of", "can_render",
+    "EngineMembers", "adopt_core", "adopt_core_with_specs", "can_render",
     "checked_reset_arguments", "note_core_failure", "render_core", "side_channels_of",
 ]  # fmt: skip
 
 MAX_IDLE_STEPS = 100_000
-
-
-def behavior_name_of(specs: Mapping[str, Any], behavior_name: str | None, adapter: str) -> str:
-    """The behaviour an adapter serves: the given one, or the core's only one."""
-    names = list(specs)
-    if behavior_name is not None and not isinstance(behavior_name, str):
-        raise ArgumentTypeError(
-            f"{adapter}: expected behavior_name to be None or one of {names}, got "
-            f"{type(behavior_name).__name__} {behavior_name!r}"
-        )
-    if behavior_name is None:
-        if len(names) != 1:
-            raise UnknownBehaviorError(
-                f"{adapter}: the core has behaviors {names}; pass behavior_name= to choose one"
-            )
-        return names[0]
-    if behavior_name not in names:
-        raise UnknownBehaviorError(
-            f"{adapter}: the core has no behavior {behavior_name!r}; behaviors: {names}"
-        )
-    return behavior_name
 
 
 def note_core_failure(error: BaseException, where: str) -> None:
