@@ -376,8 +376,8 @@ class ActionLayout:
             if not isinstance(actions, dict) or set(actions) != {"continuous", "discrete"}:
                 got = sorted(actions) if isinstance(actions, dict) else type(actions).__name__
                 raise ActionError(
-                    f"behavior {self.name!r}: expected hybrid actions as a dict with keys "
-                    f"['continuous', 'discrete'], got {got}"
+                    f"behavior {self.name!r}: expected a dict action for hybrid actions (a dict "
+                    f"with keys ['continuous', 'discrete']), got {got}"
                 )
             continuous = self._continuous_to_core(actions["continuous"], n)
             discrete = self._discrete_to_core(actions["discrete"], continuous.shape[0])
