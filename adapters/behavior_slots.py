@@ -1,5 +1,4 @@
-"""The slot family's engine: one behaviour's agents as N fixed slots, stepped until some slot
-reports, with SAME_STEP autoreset, and the members its front ends share."""
+"""The slot family's engine (one behaviour's agents as N fixed slots) and its front ends' base."""
 
 from __future__ import annotations
 

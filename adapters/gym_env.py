@@ -100,8 +100,7 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
         if seed is not None:
             self.action_space.seed(seed)
         # The constructor's reset started an episode that the first reset() hands out.
-        self._fresh = True
-        self._episode_over = False
+        self._fresh, self._episode_over = True, False
 
         core = slots.core
         self._core_renders = render_core(core) is not None
@@ -126,8 +125,7 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
             or not (self._fresh or self._episode_over and slots.refill())
         ):
             slots.reset(seed)
-        self._fresh = False
-        self._episode_over = False
+        self._fresh, self._episode_over = False, False
         return ObservationLayout.take(slots.obs, 0), self._info()
 
     @override

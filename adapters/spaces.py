@@ -1,5 +1,4 @@
-"""A behaviour's specs as Gymnasium spaces, batch by batch, and :class:`AgentSlots`, the step
-rules both engines share: no terminal reward is lost; a slot without a decision keeps its obs."""
+"""A behaviour's specs as Gymnasium spaces, and the step rules both engines share."""
 
 from __future__ import annotations
 
@@ -430,8 +429,8 @@ Index = slice | np.ndarray
 
 
 class AgentSlots:
-    """A behaviour's layouts (``obs_layout``, ``action_layout``) and the per-slot ``obs``, ``mask``
-    (``mask_size`` wide, 0: no masks kept) and ``group_id`` that the engine allocates."""
+    """A behaviour's layouts and the per-slot ``obs``, ``mask`` and ``group_id`` an engine allocates;
+    the rules: no terminal reward is lost, a slot without a decision keeps its observation."""
 
     obs: Any
     mask: np.ndarray
