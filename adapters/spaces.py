@@ -429,7 +429,7 @@ Index = slice | np.ndarray
 
 
 class AgentSlots:
-    """A behaviour's layouts and the per-slot ``obs``, ``mask`` and ``group_id`` an engine allocates;
+    """A behaviour's layouts and the per-slot ``obs``, ``mask``, ``group_id`` an engine allocates;
     the rules: no terminal reward is lost, a slot without a decision keeps its observation."""
 
     obs: Any
