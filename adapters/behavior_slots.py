@@ -334,15 +334,9 @@ class BehaviorSlots(AgentSlots):
                 self._carrying = True
             # The last observation of a slot not restarted is its final one.
             self._end_episodes(
-                ended,
-                terminal,
-                None,
-                reward,
-                group_reward,
-                terminated,
-                truncated,
+                ended, terminal, None, reward, group_reward, terminated, truncated,
                 keep_obs=not every,
-            )
+            )  # fmt: skip
             if carrying:
                 reward[ended] += earned
             final_slots, order = ended, None

@@ -17,7 +17,7 @@ from zooport.adapters.rendering import HUMAN_VIA_MAKE, check_render_mode, visual
 from zooport.adapters.spaces import ObservationLayout
 from zooport.envs.arguments import check_seed
 from zooport.envs.base_env import BaseEnvLike
-from zooport.errors import ActionError, EnvNotResetError, SpecError, a_type
+from zooport.errors import ActionError, EnvNotResetError, SpecError
 
 __all__ = ["GymEnv", "UnityToGymWrapper"]
 
@@ -194,11 +194,8 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
             return action
         try:
             array = np.asarray(action)
-        except (ValueError, TypeError) as error:  # ragged lists and the like
-            raise ActionError(
-                f"{self._where} expects an action of {space}, got "
-                f"{a_type(action)} numpy cannot read ({error})"
-            ) from None
+        except (ValueError, TypeError):  # ragged lists and the like: the engine says so
+            return [action]
         expected = space.shape or ()  # every action space here (Box, Discrete...) has one
         # A Discrete action may also come as a one-element vector (shape (1,)), as some
         # consumers send it; [[1]] is a mistake.
