@@ -398,7 +398,8 @@ class SlotAdapter(EngineMembers):
 
     def _step(self, actions: Any) -> tuple[SlotStep, Any, np.ndarray]:
         """A vector front end's step: the outcome, fresh obs, and the group ids before a restart."""
-        self._check_open()
+        if self.closed:
+            raise EnvClosedError(f"{type(self).__name__} was used after close()")
         slots = self._slots
         guard = slots.guard
         guard.enter("step")  # the guard's steps spelled out: a `with` costs three calls
@@ -407,9 +408,10 @@ class SlotAdapter(EngineMembers):
             guard.committed = True
             out = slots.advance()
             groups = slots.group_id  # reset() allocates anew: these stay the ended slots'
-            if out.final_slots.size and np.count_nonzero(slots.episode_over) == slots.num_slots:
-                slots.reset()
-                out = out._replace(decided=slots.decided.copy())
+            if out.final_slots.size and slots._decision_slots is not slots._every:
+                if np.count_nonzero(slots.episode_over) == slots.num_slots:  # SAME_STEP restart
+                    slots.reset()
+                    out = out._replace(decided=slots.decided.copy())
             obs = slots.obs_layout.copy(slots.obs)
         except BaseException as error:
             guard.abort(error)

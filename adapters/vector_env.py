@@ -122,8 +122,12 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
 
     def _info(self, decided: np.ndarray, group_reward: np.ndarray) -> dict[str, Any]:
         slots = self._slots
-        info = {"decided": decided, "group_id": slots.group_id.copy(), "group_reward": group_reward}
+        info = {
+            "decided": decided,
+            "group_id": slots.group_id.copy(),
+            "group_reward": group_reward,
+            **self._every_mask,
+        }
         if self._has_mask:
             info["action_mask"] = slots.mask.copy()
-        info.update(self._every_mask)
         return info
