@@ -426,7 +426,6 @@ class SlotAdapter(EngineMembers):
             env, options.behavior_name, layout=options, adapter=type(self).__name__
         )
         slots.reset()
-        self._has_mask = slots.action_layout.mask_size > 0
         return slots
 
     def reset(
@@ -457,7 +456,7 @@ class SlotAdapter(EngineMembers):
     def action_masks(self) -> np.ndarray:
         """The current action masks, int8, 1 = allowed (sb3-contrib's ``MaskablePPO``)."""
         self._check_open()
-        if not self._has_mask:
+        if not self._slots.mask_size:
             raise SpecError(
                 f"{type(self).__name__}: behavior {self._slots.name!r} has no discrete "
                 "actions, so no action mask"

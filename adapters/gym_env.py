@@ -154,7 +154,7 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
 
     def _info(self, **extra: Any) -> dict[str, Any]:
         info: dict[str, Any] = {"group_id": int(self._slots.group_id[0]), **extra}
-        if self._has_mask:
+        if self._slots.mask_size:
             info["action_mask"] = self._slots.mask[0].copy()
         return info
 

@@ -139,7 +139,7 @@ class SB3VecEnv(SlotAdapter, VecEnv):
         idx = self._indices(indices, "get_attr", attr_name)
         if attr_name == "agent_id":
             return self._slots.ids[idx].tolist()
-        own = _OWN_ATTRS if self._has_mask else _OWN_ATTRS[1:]
+        own = _OWN_ATTRS if self._slots.mask_size else _OWN_ATTRS[1:]
         # Else the core's: an AttributeError makes has_attr False.
         value = getattr(self if attr_name in own else self._slots.core, attr_name)
         return [value] * len(idx)

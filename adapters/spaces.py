@@ -225,18 +225,13 @@ class ObservationLayout:
             buffer[slots] = self.convert(obs, rows)
 
     @staticmethod
-    def copy(buffer: np.ndarray | dict[str, np.ndarray]) -> np.ndarray | dict[str, np.ndarray]:
-        """A fresh copy of a batch (so callers never hold an adapter's buffer)."""
+    def copy(buffer: np.ndarray | dict[str, Any], row: int | None = None) -> Any:
+        """A fresh copy of a batch, or of its row ``row`` (callers never hold a buffer)."""
         if isinstance(buffer, dict):
-            return {k: v.copy() for k, v in buffer.items()}
-        return buffer.copy()
+            return {k: (v if row is None else v[row]).copy() for k, v in buffer.items()}
+        return buffer.copy() if row is None else buffer[row].copy()
 
-    @staticmethod
-    def take(buffer: np.ndarray | dict[str, np.ndarray], i: int) -> np.ndarray | dict[str, Any]:
-        """Row ``i`` of a batch, as fresh arrays."""
-        if isinstance(buffer, dict):
-            return {k: v[i].copy() for k, v in buffer.items()}
-        return buffer[i].copy()
+    take = copy  # row ``i`` of a batch: ``take(buffer, i)``
 
 
 @functools.lru_cache(maxsize=256)

@@ -74,7 +74,7 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
         # Every slot has these keys every step: one read-only mask serves every info.
         every = np.ones(n, dtype=bool)
         every.flags.writeable = False
-        keys = ("decided", "group_id", "group_reward", "action_mask")[: 3 + self._has_mask]
+        keys = ("decided", "group_id", "group_reward", "action_mask")[: 3 + bool(slots.mask_size)]
         self._every_mask = {f"_{key}": every for key in keys}
 
     @override
@@ -128,6 +128,6 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
             "group_reward": group_reward,
             **self._every_mask,
         }
-        if self._has_mask:
+        if slots.mask_size:
             info["action_mask"] = slots.mask.copy()
         return info
