@@ -391,7 +391,6 @@ class SlotAdapter(EngineMembers):
             render_mode=render_mode,
         )
         check_render_mode(render_mode, RENDER_MODES, type(self).__name__, human=self._human)
-        # The slot count is the agent count, known only once the core has been reset.
         slots = self._open_slots(env, options)
         self.render_mode = render_mode
         self._build(slots)
@@ -420,7 +419,7 @@ class SlotAdapter(EngineMembers):
         return out, obs, groups
 
     def _open_slots(self, env: BaseEnvLike, options: SlotOptions) -> BehaviorSlots:
-        # The core is reset once to count the slots.
+        # The slot count is the agent count, known only once the core has been reset.
         self.options = options
         self._slots = self._engine = slots = BehaviorSlots(
             env, options.behavior_name, layout=options, adapter=type(self).__name__

@@ -9,7 +9,7 @@ import numpy as np
 
 from zooport.envs.arguments import check_seed
 from zooport.envs.base_env import BaseEnv, BaseEnvLike, BehaviorSpec
-from zooport.envs.compat import as_base_env, is_legacy_env, side_channels_of
+from zooport.envs.compat import as_base_env as adopt_core, is_legacy_env, side_channels_of
 from zooport.envs.step_guard import StepGuard
 from zooport.errors import ArgumentTypeError, SpecError, ZooportError
 
@@ -44,10 +44,6 @@ def render_core(core: BaseEnvLike) -> np.ndarray | None:
     except NotImplementedError:
         return None
     return None if frame is None else np.asarray(frame)
-
-
-#: ``env`` itself where it has the current API, else presented through it (older ML-Agents).
-adopt_core = as_base_env
 
 
 def adopt_core_with_specs(
