@@ -95,7 +95,6 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
         self.observation_space: spaces.Space = slots.obs_layout.space
         self.action_space: spaces.Space = slots.action_layout.space
         name = type(self).__name__
-        self._where = f"{name}: behavior {slots.name!r}"  # error messages start with it
         seed = check_seed(options.action_space_seed, f"{name}(action_space_seed=...)")
         if seed is not None:
             self.action_space.seed(seed)
@@ -203,8 +202,8 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
             isinstance(space, spaces.Discrete) and array.shape == (1,)
         ):
             raise ActionError(
-                f"{self._where} expects an action of shape "
-                f"{expected} for {space}, got shape {array.shape}"
+                f"{type(self).__name__}: behavior {self.behavior_name!r} expects an action of "
+                f"shape {expected} for {space}, got shape {array.shape}"
             )
         return array.reshape((1, *expected))
 

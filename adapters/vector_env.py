@@ -86,8 +86,7 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
 
     @override
     def step(self, actions: Any) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        """Sends the decided slots' actions and steps the core until a slot reports; returns
-        fresh batched ``(obs, reward, terminated, truncated, info)``."""
+        """Sends the decided slots' actions and steps the core until a slot reports."""
         out, obs, groups = self._step(actions)
         info = self._info(out.decided, out.group_reward)
         done, n = out.final_slots, self.num_envs
