@@ -103,10 +103,6 @@ class DemoResult:
     gif: Path | None = None
     gif_frames: int = 0
 
-    @property
-    def passed(self) -> bool:
-        return self.result.solved is True
-
 
 @functools.cache
 def camera_cnn() -> type:
@@ -164,7 +160,14 @@ def run_demo(
             hold=run.hold, stop_reward=target.expected_reward if run.stop_at_expected else None,
             eval_target=shown, deterministic=not run.sampled_eval,
         )  # fmt: skip
-        print(f"    {_stop_line(result, run.steps, run.hold)}", flush=True)
+        stop = f"trained the whole budget: {result.timesteps:,} agent-steps"
+        if result.stopped_at is not None:
+            stop = (
+                f"stopped at agent-step {result.stopped_at:,} of {run.steps:,}: the mean of the "
+                f"last 100 training episodes held the expected reward "
+                f"({result.expected_reward:g}) for {run.hold} rollouts"
+            )
+        print(f"    {stop}", flush=True)
         gif = directory / f"{run.env}.gif"
         recorded = play(
             shown, api="vector", steps=run.gif_steps, seed=seed + 2, record=gif, progress=False,
@@ -179,22 +182,13 @@ def run_demo(
         "seconds": round(t.seconds, 2), "agent_steps_per_second": round(t.agent_steps_per_second),
         "mean_episode_reward": None if math.isnan(mean) else round(mean, 4),
         "eval_episodes": t.eval_episodes, "expected_reward": t.expected_reward,
-        "passed": r.passed, "gif": r.gif.name if r.gif else None, "gif_frames": r.gif_frames,
+        "passed": t.solved is True, "gif": r.gif.name if r.gif else None,
+        "gif_frames": r.gif_frames,
     } for r in results for t, mean in [(r.result, r.result.mean_episode_reward)]]  # fmt: skip
     (directory / "results.json").write_text(
         json.dumps({"quick": quick, "runs": summaries}, indent=2) + "\n"
     )
     return results
-
-
-def _stop_line(result: Any, budget: int, hold: int) -> str:
-    if result.stopped_at is None:
-        return f"trained the whole budget: {result.timesteps:,} agent-steps"
-    return (
-        f"stopped at agent-step {result.stopped_at:,} of {budget:,}: the mean of the last 100 "
-        f"training episodes held the expected reward ({result.expected_reward:g}) for "
-        f"{hold} rollouts"
-    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -227,7 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{r.run.env}: {r.gif_frames} frames of the trained policy in {r.gif}")
     print(f"learning curves in {Path(args.out) / 'learning_curves.png'}")
     print(f"demo finished in {time.perf_counter() - began:.0f} s")
-    missed = [r.run.env for r in results if not r.passed]
+    missed = [r.run.env for r in results if not r.result.solved]
     if args.quick:
         print("--quick: tiny budgets, so the rewards are not checked")
     elif missed:
