@@ -119,44 +119,6 @@ def _cmd_list(args: argparse.Namespace, out: Output) -> int:
     return 0
 
 
-def _side_channel_use(core: BaseEnvLike) -> list[list[str]]:
-    # The side-channel keys a BatchedEnv asks for and records in 300 random steps.
-    if not isinstance(core, BatchedEnv):
-        return [["-", "-", "not a BatchedEnv: only its own side_channels are known"]]
-    params: dict[str, None] = {}  # the keys in the order seen
-    stats: dict[str, None] = {}
-    for method, seen in (("environment_parameter", params), ("record_stat", stats)):
-        setattr(core, method, functools.partial(_noting, seen, getattr(core, method)))
-    rollout(core, 300, seed=0)
-    return [
-        ["EngineConfigurationChannel", "reads", "engine settings, kept in env.engine_config"],
-        ["EnvironmentParametersChannel", "reads",
-         ", ".join(params) or "no parameter seen in a 300-step random run"],
-        ["FloatPropertiesChannel", "reads/sends", "properties either end sets"],
-        ["StatsSideChannel", "sends", ", ".join(stats) or "no statistic seen in a 300-step run"],
-    ]  # fmt: skip
-
-
-def _adapter_rows(target: Target, first: dict[str, tuple[Any, Any]]) -> list[list[str]]:
-    counts = {b: len(decisions) for b, (_, decisions) in first.items()}
-    plan = single_agent_plan(target.factory, preset=target.gym_preset)
-    how = ", ".join(f"{k}={v!r}" for k, v in plan.kwargs.items())
-    gym = ["yes", ", ".join(plan.behaviors) + (f" with {how}" if how else "")]
-    several = "; pick a behaviour (--behavior)" if len(first) > 1 else ""
-    hybrid = [b for b, (s, _) in first.items() if s.action_spec.continuous_size
-              and s.action_spec.discrete_size]  # fmt: skip
-    return [
-        ["raw", "BaseEnv", "yes", ", ".join(f"{b}: {_agents(n)}" for b, n in counts.items())],
-        ["gym", "GymEnv", *(gym if plan.behaviors else ["no", plan.reason])],
-        ["vector", "BehaviorVectorEnv, SB3VecEnv", "yes", f"one slot per agent{several}"],
-        ["parallel", "PettingZooParallelEnv", "yes", _agents(sum(counts.values()))],
-        ["aec", "PettingZooAECEnv", "yes", "agents act in turn, the core steps once a cycle"],
-        ["train", "SB3 PPO / MaskablePPO", "no" if hybrid else "yes",
-         f"hybrid actions in {hybrid}: SB3 has no hybrid policy" if hybrid
-         else "--api vector or parallel"],
-    ]  # fmt: skip
-
-
 def _noting(seen: dict[str, None], method: Any, key: str, *args: Any, **kwargs: Any) -> Any:
     seen[key] = None
     return method(key, *args, **kwargs)
@@ -180,7 +142,24 @@ def _cmd_info(args: argparse.Namespace, out: Output) -> int:
             if len(set(limits.values())) > 1:
                 steps = ", ".join(f"{b}: {n or '-'}" for b, n in limits.items())
         core_type, steps = type(core), steps or getattr(type(core), "max_episode_steps", None)
-        channels = _side_channel_use(core)  # after the first steps: it steps the core
+        # The side-channel keys a BatchedEnv asks for and records in 300 random steps (after
+        # the first steps: this steps the core).
+        channels = [["-", "-", "not a BatchedEnv: only its own side_channels are known"]]
+        if isinstance(core, BatchedEnv):
+            params: dict[str, None] = {}  # the keys in the order seen
+            stats: dict[str, None] = {}
+            for method, seen in (("environment_parameter", params), ("record_stat", stats)):
+                setattr(core, method, functools.partial(_noting, seen, getattr(core, method)))
+            rollout(core, 300, seed=0)
+            channels = [
+                ["EngineConfigurationChannel", "reads",
+                 "engine settings, kept in env.engine_config"],
+                ["EnvironmentParametersChannel", "reads",
+                 ", ".join(params) or "no parameter seen in a 300-step random run"],
+                ["FloatPropertiesChannel", "reads/sends", "properties either end sets"],
+                ["StatsSideChannel", "sends",
+                 ", ".join(stats) or "no statistic seen in a 300-step run"],
+            ]  # fmt: skip
     finally:
         core.close()
     # The class's own docstring: a subclass without one is not described by its base's.
@@ -204,11 +183,28 @@ def _cmd_info(args: argparse.Namespace, out: Output) -> int:
             )
             rows.append(["", "", "observation", obs.name, str(tuple(obs.shape)),
                          obs.observation_type.name, props])  # fmt: skip
+    counts = {b: len(decisions) for b, (_, decisions) in first.items()}
+    plan = single_agent_plan(target.factory, preset=target.gym_preset)
+    how = ", ".join(f"{k}={v!r}" for k, v in plan.kwargs.items())
+    gym = ["yes", ", ".join(plan.behaviors) + (f" with {how}" if how else "")]
+    several = "; pick a behaviour (--behavior)" if len(first) > 1 else ""
+    hybrid = [b for b, (s, _) in first.items() if s.action_spec.continuous_size
+              and s.action_spec.discrete_size]  # fmt: skip
+    adapters = [
+        ["raw", "BaseEnv", "yes", ", ".join(f"{b}: {_agents(n)}" for b, n in counts.items())],
+        ["gym", "GymEnv", *(gym if plan.behaviors else ["no", plan.reason])],
+        ["vector", "BehaviorVectorEnv, SB3VecEnv", "yes", f"one slot per agent{several}"],
+        ["parallel", "PettingZooParallelEnv", "yes", _agents(sum(counts.values()))],
+        ["aec", "PettingZooAECEnv", "yes", "agents act in turn, the core steps once a cycle"],
+        ["train", "SB3 PPO / MaskablePPO", "no" if hybrid else "yes",
+         f"hybrid actions in {hybrid}: SB3 has no hybrid policy" if hybrid
+         else "--api vector or parallel"],
+    ]  # fmt: skip
     tables = (
         ("Behaviour specs", ["behaviour", "agents", "kind", "name / spec", "shape", "type",
                              "dimension props"], rows),
         ("Side channels", ["side channel", "direction", "keys"], channels),
-        ("Adapters", ["api", "adapter", "applies", "note"], _adapter_rows(target, first)),
+        ("Adapters", ["api", "adapter", "applies", "note"], adapters),
     )  # fmt: skip
     for title, headers, table in tables:
         print()

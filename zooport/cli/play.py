@@ -57,22 +57,6 @@ def _build_adapter(target: Target, api: str, behavior: str | None, record: bool)
         raise
 
 
-def _check_model_spaces(model: Any, env: Any, api: str, name: str) -> None:
-    if api == "gym":
-        spaces = [("the agent", env.observation_space, env.action_space)]
-    elif api == "vector":
-        spaces = [("each slot", env.single_observation_space, env.single_action_space)]
-    else:
-        spaces = [(a, env.observation_space(a), env.action_space(a)) for a in env.possible_agents]
-    for who, observation_space, action_space in spaces:
-        if observation_space != model.observation_space or action_space != model.action_space:
-            raise UsageError(
-                f"--model: expected {name} through --api {api} to give the model's "
-                f"observations {model.observation_space} and actions {model.action_space}, "
-                f"got {observation_space} and {action_space} for {who}"
-            )
-
-
 def check_play_api(api: Any, *, with_model: bool) -> None:
     """Raises :class:`UsageError` unless :func:`play` drives ``api`` (with a model or not)."""
     if not isinstance(api, str) or api not in APIS:
@@ -106,8 +90,21 @@ def play(
     every = every or max(1, math.ceil(steps / 500))
     agent_steps = 0
     try:
-        if model is not None:
-            _check_model_spaces(model, env, api, target.name)
+        if api == "gym":
+            spaces = [("the agent", env.observation_space, env.action_space)]
+        elif api == "vector":
+            spaces = [("each slot", env.single_observation_space, env.single_action_space)]
+        elif model is not None:  # the raw core has no spaces (and no model)
+            spaces = [
+                (a, env.observation_space(a), env.action_space(a)) for a in env.possible_agents
+            ]
+        for who, observation_space, action_space in spaces if model is not None else ():
+            if observation_space != model.observation_space or action_space != model.action_space:
+                raise UsageError(
+                    f"--model: expected {target.name} through --api {api} to give the model's "
+                    f"observations {model.observation_space} and actions {model.action_space}, "
+                    f"got {observation_space} and {action_space} for {who}"
+                )
         player = Player(env, api, seed, model, deterministic)
         if record is not None:
             frames.append(render_core(env))
