@@ -22,28 +22,6 @@ from zooport.cli.training import plot_curve, train
 from zooport.envs.registry import default_registry
 
 
-def random_table(steps: int, seed: int) -> int:
-    """Prints the random-rollout table of every registered environment (``--random``)."""
-    rows = []
-    for identifier in default_registry:
-        entry = default_registry[identifier]
-        core = entry.make(seed=seed)
-        try:
-            stats = rollout(core, steps, seed)
-            behaviours = ", ".join(core.behavior_specs)
-        finally:
-            core.close()
-        rows.append([
-            identifier, behaviours, str(stats.agents), str(stats.steps),
-            f"{stats.agent_steps_per_second:,.0f}", str(stats.episodes),
-            f"{stats.mean_episode_reward:.3f}", str(entry.expected_reward),
-        ])  # fmt: skip
-    headers = ["environment", "behaviours", "agents", "steps", "agent-steps/s", "episodes",
-               "mean episode reward (random)", "expected reward (trained)"]  # fmt: skip
-    print("\n".join(markdown_table(headers, rows)))
-    return 0
-
-
 @dataclass(frozen=True)
 class DemoRun:
     """One training run. ``sampled_eval``: evaluate and record the sampling policy, as trained;
@@ -203,8 +181,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.steps < 1 or args.seed < 0:
         parser.error(f"--steps must be positive and --seed >= 0, got {args.steps}, {args.seed}")
-    if args.random:
-        return random_table(args.steps, args.seed)
+    if args.random:  # the random-rollout table of every registered environment
+        rows = []
+        for identifier in default_registry:
+            entry = default_registry[identifier]
+            core = entry.make(seed=args.seed)
+            try:
+                stats = rollout(core, args.steps, args.seed)
+                behaviours = ", ".join(core.behavior_specs)
+            finally:
+                core.close()
+            rows.append([
+                identifier, behaviours, str(stats.agents), str(stats.steps),
+                f"{stats.agent_steps_per_second:,.0f}", str(stats.episodes),
+                f"{stats.mean_episode_reward:.3f}", str(entry.expected_reward),
+            ])  # fmt: skip
+        headers = ["environment", "behaviours", "agents", "steps", "agent-steps/s", "episodes",
+                   "mean episode reward (random)", "expected reward (trained)"]  # fmt: skip
+        print("\n".join(markdown_table(headers, rows)))
+        return 0
 
     began = time.perf_counter()
     progress = not args.no_progress and sys.stderr.isatty()
