@@ -289,12 +289,8 @@ def _cmd_bench(args: argparse.Namespace, out: Output) -> int:
         bad = [c for c in getattr(args, option) or () if c not in known]
         if bad:
             raise UsageError(f"--{option} takes names among {sorted(known)}, got {bad}")
-    argv = ["--quick"] if args.quick else []
-    for option in ("json", "n", "envs", "routes", "workers"):
-        value = getattr(args, option)
-        if value:
-            argv += [f"--{option}", *map(str, value if isinstance(value, list) else [value])]
-    return (run if args.workers is None else pool).main(argv)
+    # Checked here, the same options are the benchmark's own: it takes them as given.
+    return (run if args.workers is None else pool).main(args.argv[args.argv.index("bench") + 1 :])
 
 
 def _cmd_train(args: argparse.Namespace, out: Output) -> int:
@@ -449,6 +445,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = "--debug" in argv
     try:
         args = build_parser().parse_args(argv)
+        args.argv = argv
         return int(args.run(args, Output(args.plain)))
     except KeyboardInterrupt:
         print("zooport: interrupted", file=sys.stderr)
