@@ -1,6 +1,5 @@
-"""What the command line works on: a registry id, ``module:attr`` (the working directory first
-on the module search path, as uvicorn does) or ``path/to/file.py:attr`` (imported by name from
-its directory, which joins the path so that worker processes and pickles find it too)."""
+"""What the command line works on: a registry id, ``module:attr`` (the working directory first on
+``sys.path``, as uvicorn does) or ``path/to/file.py:attr`` (its directory joins ``sys.path``)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""``zooport bench --workers K`` (``make bench-pool``): CorePool's K cores in parallel against
-one process, the process vectorisers, ML-Agents-style pipes and PufferLib, on CostlyCore, with
-the CorePool issue's targets (``benchmarks/README.md`` says what each column measures)."""
+"""``zooport bench --workers K`` (``make bench-pool``): CorePool's K cores against one process, the
+process vectorisers, ML-Agents-style pipes and PufferLib (``benchmarks/README.md``)."""
 
 from __future__ import annotations
 

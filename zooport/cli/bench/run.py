@@ -1,6 +1,5 @@
-"""``zooport bench`` (``make bench``): the adapters' routes on BallBalance and the trivial
-cores for N in {1, 64, 1024}, in one process, as agent-steps/s, ratios and per-agent-step
-costs with their targets, in two markdown tables (``benchmarks/README.md``)."""
+"""``zooport bench`` (``make bench``): the adapters' routes on BallBalance and the trivial cores,
+in one process, as agent-steps/s, ratios and costs against targets (``benchmarks/README.md``)."""
 
 from __future__ import annotations
 
