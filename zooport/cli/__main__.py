@@ -1,5 +1,3 @@
-"""``python -m zooport.cli``: the ``zooport`` command line."""
+"""``python -m zooport.cli``: ``python -m zooport``, which runs the ``zooport`` command line."""
 
-from zooport.cli.app import main
-
-raise SystemExit(main())
+import zooport.__main__  # noqa: F401
