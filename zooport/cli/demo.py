@@ -138,14 +138,7 @@ def run_demo(
             hold=run.hold, stop_reward=target.expected_reward if run.stop_at_expected else None,
             eval_target=shown, deterministic=not run.sampled_eval,
         )  # fmt: skip
-        stop = f"trained the whole budget: {result.timesteps:,} agent-steps"
-        if result.stopped_at is not None:
-            stop = (
-                f"stopped at agent-step {result.stopped_at:,} of {run.steps:,}: the mean of the "
-                f"last 100 training episodes held the expected reward "
-                f"({result.expected_reward:g}) for {run.hold} rollouts"
-            )
-        print(f"    {stop}", flush=True)
+        print(f"    {_stop_line(result, run.steps, run.hold)}", flush=True)
         gif = directory / f"{run.env}.gif"
         recorded = play(
             shown, api="vector", steps=run.gif_steps, seed=seed + 2, record=gif, progress=False,
@@ -167,6 +160,16 @@ def run_demo(
         json.dumps({"quick": quick, "runs": summaries}, indent=2) + "\n"
     )
     return results
+
+
+def _stop_line(result: Any, budget: int, hold: int) -> str:
+    if result.stopped_at is None:
+        return f"trained the whole budget: {result.timesteps:,} agent-steps"
+    return (
+        f"stopped at agent-step {result.stopped_at:,} of {budget:,}: the mean of the last 100 "
+        f"training episodes held the expected reward ({result.expected_reward:g}) for "
+        f"{hold} rollouts"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
