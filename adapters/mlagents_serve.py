@@ -15,13 +15,13 @@ import numpy as np
 
 from zooport.envs.base_env import ActionTuple, BaseEnvLike, BehaviorSpec
 from zooport.envs.core_pool import CorePool
+from zooport.envs.pool_worker import relay_in, relay_out
 from zooport.envs.side_channel.engine_configuration_channel import ENGINE_CONFIGURATION_CHANNEL_ID
 from zooport.envs.side_channel.environment_parameters_channel import (
     ENVIRONMENT_PARAMETERS_CHANNEL_ID,
 )
 from zooport.envs.side_channel.float_properties_channel import FLOAT_PROPERTIES_CHANNEL_ID
 from zooport.envs.side_channel.raw_bytes_channel import RawBytesChannel as RelayChannel
-from zooport.envs.side_channel.side_channel_manager import _append_frame, _parse_frames
 from zooport.envs.side_channel.stats_side_channel import STATS_SIDE_CHANNEL_ID
 from zooport.envs.steps import check_agent_ids
 from zooport.errors import ActionError, ZooportError
@@ -131,10 +131,7 @@ def _answer(
     core: BaseEnvLike, behaviors: list[_Behavior], relays: dict[Any, RelayChannel], rl_input: Any
 ) -> bytes:
     """Runs one RESET or STEP command; returns the ``UnityMessageProto`` answering it."""
-    if rl_input.side_channel:
-        for channel_id, payload in _parse_frames(rl_input.side_channel):
-            if channel_id in relays:  # as Unity, ignore channels nobody registered
-                relays[channel_id].message_queue.append(payload)
+    relay_in(relays, rl_input.side_channel)
     if rl_input.command == _RESET:
         core.reset()
     else:
@@ -151,11 +148,7 @@ def _answer(
         infos += _field(2, _field(1, behavior.name.encode()) + _field(2, agents))
         brains += behavior.brain  # the spec goes out once, with the behaviour's first agents
         behavior.brain = b""
-    sent = bytearray()
-    for relay in relays.values():
-        for message in relay.get_and_clear_received_messages():
-            _append_frame(sent, relay.channel_id, message)
-    output = _field(1, bytes(infos + _field(3, bytes(sent))))
+    output = _field(1, bytes(infos + _field(3, relay_out(relays))))
     if brains:
         output += _field(2, bytes(brains))
     return _STATUS_200 + _field(2, output)
@@ -222,8 +215,7 @@ class _Behavior:
         core.set_actions(self.name, ActionTuple(**parts))
 
     def write(self, decision: Any, terminal: Any, reset: bool) -> bytes:
-        """A ``ListAgentInfoProto``'s bytes: an ``AgentInfoProto`` per terminal agent, then per
-        decision agent, encoded with arrays (ids as 10-byte varints: records of equal length)."""
+        """A ``ListAgentInfoProto``'s bytes: a record per terminal, then per decision agent."""
         check_agent_ids(self.name, decision, terminal)
         if reset:
             # The core's new decision agents take, in order, the wire ids of the agents whose
@@ -302,13 +294,11 @@ def _varint(value: int) -> bytes:
     return bytes(out) + bytes([value])
 
 
-def _field(number: int, payload: bytes) -> bytes:
-    """A length-delimited field (a message, string or bytes) of a protobuf message."""
+def _field(number: int, payload: bytes) -> bytes:  # a message, string or bytes field
     return _varint(number << 3 | 2) + _varint(len(payload)) + payload
 
 
-def _raw(values: Any, dtype: str, n: int) -> np.ndarray:
-    """Each agent's values as little-endian bytes, one row per agent."""
+def _raw(values: Any, dtype: str, n: int) -> np.ndarray:  # one row of bytes per agent
     return np.ascontiguousarray(np.asarray(values).reshape(n, -1), dtype).view(np.uint8)
 
 

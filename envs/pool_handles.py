@@ -154,7 +154,7 @@ class Workers:
             self.descriptions[0] = runner.description = pool_worker.core_description(runner.core)
             self.agree(0)
         self.core_specs = specs
-        return [(0, runner.side_out())] if sides is not None else []
+        return [(0, pool_worker.relay_out(runner.relays))] if sides is not None else []
 
     def finish_running(self) -> list[Any]:
         running = self.running.copy()

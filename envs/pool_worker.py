@@ -42,6 +42,20 @@ SLICE = 0.005
 _yield = getattr(os, "sched_yield", lambda: time.sleep(0))
 
 
+def relay_in(relays: Mapping[Any, RawBytesChannel], data: bytes) -> None:
+    for channel_id, payload in manager._parse_frames(data) if data else ():
+        if channel_id in relays:  # as Unity, ignore channels nobody registered
+            relays[channel_id].message_queue.append(payload)
+
+
+def relay_out(relays: Mapping[Any, RawBytesChannel]) -> bytes:  # what the core sent, framed
+    out = bytearray()
+    for channel in relays.values():
+        for payload in channel.get_and_clear_received_messages():
+            manager._append_frame(out, channel.channel_id, payload)
+    return bytes(out)
+
+
 class PoolChannels:
     """The side channels of a pool of ``k`` cores, and what is queued for each core."""
 
@@ -189,8 +203,7 @@ class CoreRunner:
             )
 
     def run(self, command: int, seed: int | None, side: bytes) -> None:
-        for channel_id, payload in manager._parse_frames(side) if side else ():
-            self.relays[channel_id].message_queue.append(payload)
+        relay_in(self.relays, side)
         if command != shm.STEP:
             self.core.reset() if seed is None else self.core.reset(seed=seed)  # type: ignore[call-arg]  # seedable
             return
@@ -228,13 +241,6 @@ class CoreRunner:
                 rows.write(self.index, self.k, *self.held[name])
             else:
                 rows.counts[self.index] = 0
-
-    def side_out(self) -> bytes:  # what the core sent on its relays since the last call
-        out = bytearray()
-        for channel in self.relays.values():
-            for payload in channel.get_and_clear_received_messages():
-                manager._append_frame(out, channel.channel_id, payload)
-        return bytes(out)
 
     def serve(self, control: Control, message: Callable[[], Any]) -> tuple[int, Any]:
         """Runs the command of its row; returns the status and what goes on the pipe (or None)."""
@@ -274,7 +280,7 @@ class CoreRunner:
                 return shm.NEEDS_ROOM, ("room", needs, self.description)
             self.write()
         self.owes_side = None
-        side = self.side_out()
+        side = relay_out(self.relays)
         return shm.OK, None if control.put(shm.SIDE_OUT, i, side) else ("side", side)
 
     def release(self) -> None:
