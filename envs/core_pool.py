@@ -67,10 +67,7 @@ def check_pool_options(pool_options: Any, workers: Any) -> dict[str, Any]:
 
 
 class CorePool(BaseEnv):
-    """K cores, each built by a picklable factory in a worker process, as one ``BaseEnv``.
-
-    Its arguments and what each does are in the guide, docs/guides/core-pool.md.
-    """
+    """K cores, each built by a picklable factory in a worker process, as one ``BaseEnv``."""
 
     def __init__(
         self,

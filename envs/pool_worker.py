@@ -122,8 +122,7 @@ def registry_core(env_id: str, **kwargs: Any) -> BaseEnv:
 def unity_instance(
     environment_class: str | type, kwargs: Mapping[str, Any], side_channels: Any = None
 ) -> BaseEnvLike:
-    """``environment_class(**kwargs, side_channels=...)``; a ``"module:attr"`` class is imported
-    here, in the worker, so the pool's process need not import mlagents_envs."""
+    """``environment_class(**kwargs, side_channels=...)``, a ``"module:attr"`` one imported here."""
     if isinstance(environment_class, str):
         module, _, attr = environment_class.partition(":")
         environment_class = getattr(importlib.import_module(module), attr)
