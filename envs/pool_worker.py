@@ -43,7 +43,7 @@ _yield = getattr(os, "sched_yield", lambda: time.sleep(0))
 
 
 def relay_in(relays: Mapping[Any, RawBytesChannel], data: bytes) -> None:
-    for channel_id, payload in manager._parse_frames(data) if data else ():
+    for channel_id, payload in manager._parse_frames(data):
         if channel_id in relays:  # as Unity, ignore channels nobody registered
             relays[channel_id].message_queue.append(payload)
 
@@ -202,7 +202,8 @@ class CoreRunner:
             )
 
     def run(self, command: int, seed: int | None, side: bytes) -> None:
-        relay_in(self.relays, side)
+        if side:  # (no call when there is no channel traffic, the common case)
+            relay_in(self.relays, side)
         if command != shm.STEP:
             self.core.reset() if seed is None else self.core.reset(seed=seed)  # type: ignore[call-arg]  # seedable
             return
