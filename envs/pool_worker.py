@@ -43,7 +43,7 @@ _yield = getattr(os, "sched_yield", lambda: time.sleep(0))
 
 
 def relay_in(relays: Mapping[Any, RawBytesChannel], data: bytes) -> None:
-    for channel_id, payload in manager._parse_frames(data):
+    for channel_id, payload in manager._parse_frames(data) if data else ():
         if channel_id in relays:  # as Unity, ignore channels nobody registered
             relays[channel_id].message_queue.append(payload)
 
