@@ -75,9 +75,8 @@ def serve_mlagents(
     relays = {channel.channel_id: channel for channel in side_channels}
     cores = core.num_cores if isinstance(core, CorePool) else 1  # K training areas
     behaviors = [_Behavior(b, spec, pb, cores) for b, spec in core.behavior_specs.items()]
-    # UnityRLInitializationOutputProto: name, communication_version, package_version, and
-    # capabilities (fields 1, 4-7 true: base RL, hybrid actions, training analytics,
-    # variable-length observations, multi-agent groups).
+    # UnityRLInitializationOutputProto: name, versions, capabilities (fields 1, 4-7 true: base RL,
+    # hybrid actions, training analytics, variable-length observations, multi-agent groups).
     init = _field(1, name.encode()) + _field(2, COMMUNICATION_VERSION.encode())
     init += _field(7, f"zooport {__version__}".encode())
     init += _field(8, b"\x08\x01\x20\x01\x28\x01\x30\x01\x38\x01")
