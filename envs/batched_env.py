@@ -103,7 +103,13 @@ class BatchedEnv(BaseEnv):
     def _spawn(self, behavior: BehaviorName, count: int) -> np.ndarray:
         """Activates up to ``count`` free slots with fresh agent ids (from ``_step``); returns
         the slots, which are reset with ``_reset_agents`` after the step and then decide."""
-        free = self._behavior(behavior).spawn(count, self._next_id)
+        b = self._behavior(behavior)
+        free = np.flatnonzero(~b.active)[:count]
+        b.active[free] = True
+        b.spawned[free] = True
+        b.any_spawned |= free.size > 0
+        b.ids[free] = np.arange(self._next_id, self._next_id + free.size, dtype=np.int32)
+        b.clear(free)
         self._next_id += free.size
         self._spawn_count += free.size
         return free
@@ -291,13 +297,56 @@ class BatchedEnv(BaseEnv):
     def _finish(
         self, b: BehaviorState, results: Mapping[str, StepResult]
     ) -> tuple[np.ndarray, TerminalSteps | None, np.ndarray | None]:
+        """Accumulates a step's rewards; returns the done slots, their TerminalSteps (None:
+        none is done) and the spawned mask (None: no slot was spawned)."""
+        where = f"{type(self).__name__}._step"
         result = look_up(results, b.name, SpecError, lambda: (
-            f"{type(self).__name__}._step returned no StepResult for behavior {b.name!r}; "
+            f"{where} returned no StepResult for behavior {b.name!r}; "
             f"expected a dict with a StepResult for each of {list(self._behaviors)}"
         ))  # fmt: skip
-        done_slots, interrupted, spawned = b.account(result, f"{type(self).__name__}._step")
+        capacity, active = b.capacity, b.active
+        reward = np.asarray(result.reward, dtype=np.float32)
+        terminated = np.asarray(result.terminated, dtype=bool)
+        if reward.shape != (capacity,) or terminated.shape != (capacity,):
+            raise SpecError(
+                f"{where} for behavior {b.name!r}: expected reward and terminated of "
+                f"shape ({capacity},), got {reward.shape} and {terminated.shape}"
+            )
+        # A slot spawned during this _step starts its episode after it: its reward and flags
+        # from this step are ignored.
+        spawned = b.spawned & active if b.any_spawned else None
+        # Every slot stepped (no empty or spawned slot) is the common case: whole-array
+        # updates then, masked in-place ones otherwise (boolean fancy indexing is slower).
+        everyone = spawned is None and np.count_nonzero(active) == capacity
+        stepped = active if spawned is None else active & ~spawned
+        rows = True if everyone else stepped
+        np.add(b.pending_reward, reward, out=b.pending_reward, where=rows)
+        if result.group_reward is not None:  # any dtype or shape: broadcast, then rounded
+            b.pending_group += np.where(stepped, result.group_reward, 0.0).astype(np.float32)
+        counted = 1 if everyone else stepped
+        b.since_decision += counted
+        limited = b.max_steps > 0
+        if limited:  # episode_steps serves only the max_steps limit
+            b.episode_steps += counted
+        if not everyone:
+            terminated = terminated & stepped
+        limit = b.episode_steps >= b.max_steps if limited else None
+        if result.interrupted is not None:
+            flag = np.asarray(result.interrupted, dtype=bool)
+            limit = flag if limit is None else limit | flag
+        if limit is None:
+            # No time limit and no interruption from the author: nothing is truncated.
+            cut = None
+            done_slots = terminated.nonzero()[0]
+        else:
+            cut = ~terminated & limit
+            if not everyone:
+                cut &= stepped
+            done_slots = (terminated | cut).nonzero()[0]
         if not done_slots.size:
             return done_slots, None, spawned
+        b.episode_steps[done_slots] = 0
+        interrupted = np.zeros(done_slots.size, bool) if cut is None else cut[done_slots]
         slots = done_slots  # restarted in slot order, whatever order TerminalSteps shows
         if self._reorder:
             order = self._order_rng.permutation(slots.size)
@@ -307,7 +356,7 @@ class BatchedEnv(BaseEnv):
         b.pending_reward[slots] = 0  # paid
         b.pending_group[slots] = 0
         ids, group_id = b.ids[slots], b.group_id[slots]
-        terminal = TerminalSteps(obs, reward, interrupted.copy(), ids, group_id, group_reward)
+        terminal = TerminalSteps(obs, reward, interrupted, ids, group_id, group_reward)
         return done_slots, terminal, spawned
 
     def _restart(self, b: BehaviorState, done_slots: np.ndarray) -> None:
@@ -328,7 +377,32 @@ class BatchedEnv(BaseEnv):
         if self._reorder and slots.size:
             slots = slots[self._order_rng.permutation(slots.size)]
         obs = self._observe(b.name, slots)
-        b.publish(slots, in_order, obs, self._action_mask(b.name, slots), terminal)
+        mask = self._action_mask(b.name, slots)
+        if in_order:
+            # Every slot decides, in order: copies and fills are several times cheaper than
+            # gathers and scatters at large N.
+            reward, agent_id = b.pending_reward.copy(), b.ids.copy()
+            group_id, group_reward = b.group_id.copy(), b.pending_group.copy()
+            b.pending_reward.fill(0)
+            b.pending_group.fill(0)
+            b.since_decision.fill(0)
+        else:
+            reward, agent_id = b.pending_reward[slots], b.ids[slots]
+            group_id, group_reward = b.group_id[slots], b.pending_group[slots]
+            b.pending_reward[slots] = 0
+            b.pending_group[slots] = 0
+            b.since_decision[slots] = 0
+        b.decision_slots = slots
+        b.all_decide = in_order
+        if terminal is None:
+            # A fresh object every step (its arrays, all of size 0, are shared): a consumer
+            # that changes one step's TerminalSteps never changes another step's.
+            e = b.empty_terminal
+            terminal = TerminalSteps(
+                list(e.obs), e.reward, e.interrupted, e.agent_id, e.group_id, e.group_reward
+            )
+        decision = DecisionSteps(obs, reward, agent_id, mask, group_id, group_reward)
+        b.steps = (decision, terminal)
 
     def _behavior(self, name: BehaviorName) -> BehaviorState:
         return look_up(self._behaviors, name, UnknownBehaviorError, lambda: (
