@@ -10,7 +10,7 @@ from typing import Any, TypeGuard
 
 import numpy as np
 
-from zooport.envs.actions import ActionTuple, random_actions
+from zooport.envs.base_env import ActionTuple, random_actions
 from zooport.envs.capabilities import reset_core
 from zooport.errors import a_type
 

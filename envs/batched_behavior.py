@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from zooport.envs.specs import BehaviorName, BehaviorSpec
+from zooport.envs.base_env import BehaviorName, BehaviorSpec
 from zooport.envs.steps import DecisionSteps, TerminalSteps
 
 __all__ = ["StepResult", "BehaviorState"]

@@ -8,15 +8,20 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from zooport.envs.actions import ActionTuple
 from zooport.envs.arguments import check_bool, check_int, check_seed
-from zooport.envs.base_env import BaseEnv
+from zooport.envs.base_env import (
+    ActionTuple,
+    AgentId,
+    BaseEnv,
+    BehaviorMapping,
+    BehaviorName,
+    BehaviorSpec,
+)
 from zooport.envs.batched_behavior import BehaviorState, StepResult
 from zooport.envs.side_channel.engine_configuration_channel import EngineConfig
 from zooport.envs.side_channel.side_channel import SideChannel
 from zooport.envs.side_channel.side_channel_manager import SimulationSideChannels
 from zooport.envs.side_channel.stats_side_channel import StatsAggregationMethod
-from zooport.envs.specs import AgentId, BehaviorMapping, BehaviorName, BehaviorSpec
 from zooport.envs.step_guard import StepGuard
 from zooport.envs.steps import DecisionSteps, TerminalSteps, decision_row
 from zooport.errors import (

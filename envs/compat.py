@@ -12,11 +12,11 @@ from typing import Any, ClassVar, NamedTuple, TypeVar
 
 import numpy as np
 
-from zooport.envs.actions import ActionSpec, ActionTuple
-from zooport.envs.base_env import BaseEnv
-from zooport.envs.capabilities import signature_parameters
-from zooport.envs.specs import (
+from zooport.envs.base_env import (
+    ActionSpec,
+    ActionTuple,
     AgentId,
+    BaseEnv,
     BehaviorMapping,
     BehaviorName,
     BehaviorSpec,
@@ -24,6 +24,7 @@ from zooport.envs.specs import (
     ObservationSpec,
     ObservationType,
 )
+from zooport.envs.capabilities import signature_parameters
 from zooport.envs.steps import COLUMN_DTYPES, DecisionSteps, TerminalSteps, decision_row
 from zooport.errors import ArgumentTypeError, SpecError, UnknownBehaviorError, look_up
 

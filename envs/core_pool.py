@@ -15,14 +15,19 @@ import numpy as np
 
 from zooport import errors
 from zooport.envs import pool_shared_memory as shm
-from zooport.envs.actions import ActionTuple
 from zooport.envs.arguments import check_bool, check_float, check_int, check_seed
-from zooport.envs.base_env import BaseEnv
+from zooport.envs.base_env import (
+    ActionTuple,
+    AgentId,
+    BaseEnv,
+    BehaviorMapping,
+    BehaviorName,
+    BehaviorSpec,
+)
 from zooport.envs.pool_handles import Workers
 from zooport.envs.pool_shared_memory import gather
 from zooport.envs.pool_worker import PoolChannels, registry_core, unity_instance
 from zooport.envs.side_channel.side_channel import SideChannel
-from zooport.envs.specs import AgentId, BehaviorMapping, BehaviorName, BehaviorSpec
 from zooport.envs.step_guard import StepGuard
 from zooport.envs.steps import DecisionSteps, TerminalSteps, decision_row
 from zooport.errors import ArgumentError, ArgumentTypeError, CorePoolError

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from zooport.envs import pool_shared_memory as shm, pool_worker
+from zooport.envs.base_env import BehaviorMapping
 from zooport.envs.pool_shared_memory import BehaviorLayout, Control, Rows
 from zooport.envs.pool_worker import SLICE, CoreRunner, PoolChannels, _yield
-from zooport.envs.specs import BehaviorMapping
 from zooport.errors import CorePoolError, SpecError
 
 __all__ = ["Workers"]

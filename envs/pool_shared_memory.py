@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from zooport.envs.specs import BehaviorSpec
+from zooport.envs.base_env import BehaviorSpec
 from zooport.envs.steps import DecisionSteps, TerminalSteps
 from zooport.errors import SpecError
 

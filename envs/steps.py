@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar
 
 import numpy as np
 
-from zooport.envs.specs import AgentId, BehaviorSpec
 from zooport.errors import ObservationError, UnknownAgentError, look_up
 
 if TYPE_CHECKING:
     from typing_extensions import Self
+
+    from zooport.envs.base_env import AgentId, BehaviorSpec
 
 __all__ = [
     "DecisionStep", "DecisionSteps", "TerminalStep", "TerminalSteps", "check_agent_ids",
@@ -65,7 +66,7 @@ class TerminalStep(NamedTuple):
 Step = TypeVar("Step", bound="DecisionStep | TerminalStep")
 
 
-class _StepsBase(Mapping[AgentId, Step]):
+class _StepsBase(Mapping[int, Step]):  # int: AgentId
     """Indexing by agent id, whether the fields are arrays or lists (as in ML-Agents' tests)."""
 
     obs: list[np.ndarray]

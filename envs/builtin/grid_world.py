@@ -5,11 +5,16 @@ from typing import ClassVar
 import numpy as np
 
 from zooport.envs.arguments import check_int
-from zooport.envs.base_env import ActionSpec, ActionTuple, BehaviorSpec, ObservationSpec
+from zooport.envs.base_env import (
+    ActionSpec,
+    ActionTuple,
+    BehaviorSpec,
+    ObservationSpec,
+    ObservationType,
+)
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.builtin import _common
 from zooport.envs.declaration import EnvDeclaration
-from zooport.envs.specs import ObservationType
 from zooport.errors import ArgumentError, ArgumentTypeError, article
 
 __all__ = ["GridWorld"]

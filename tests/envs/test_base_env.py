@@ -13,7 +13,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from zooport import ActionError, ObservationError, UnknownAgentError
-from zooport.envs.actions import _out_of_range, random_actions
 from zooport.envs.base_env import (
     ActionSpec,
     ActionTuple,
@@ -24,6 +23,8 @@ from zooport.envs.base_env import (
     DecisionSteps,
     TerminalStep,
     TerminalSteps,
+    _out_of_range,
+    random_actions,
 )
 from zooport.envs.batched_env import BatchedEnv, StepResult
 from zooport.envs.steps import check_agent_ids

@@ -14,8 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from zooport.envs.actions import random_actions
-from zooport.envs.base_env import BaseEnvLike
+from zooport.envs.base_env import BaseEnvLike, random_actions
 from zooport.envs.capabilities import accepts_keyword, reset_core
 from zooport.errors import ZooportError
 

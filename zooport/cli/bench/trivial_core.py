@@ -8,9 +8,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from zooport.envs.base_env import ActionSpec, ActionTuple, BehaviorName, BehaviorSpec
+from zooport.envs.base_env import (
+    ActionSpec,
+    ActionTuple,
+    BehaviorName,
+    BehaviorSpec,
+    ObservationSpec,
+)
 from zooport.envs.batched_env import BatchedEnv, StepResult
-from zooport.envs.specs import ObservationSpec
 
 __all__ = ["CostlyCore", "TrivialCore"]
 
