@@ -15,7 +15,7 @@ from zooport.adapters.options import GymOptions, LayoutOptions, PettingZooOption
 from zooport.errors import ArgumentError, ArgumentTypeError, SpecError
 
 if TYPE_CHECKING:
-    from zooport.envs.declaration import DeclaredEnvClass
+    from zooport.envs.batched_env import DeclaredEnvClass
 
 __all__ = [
     "APIS", "builtin_envs", "gym_id", "register_builtin_envs",
@@ -152,8 +152,8 @@ def make_vector_env(
     from zooport.adapters.rendering import VectorHumanRendering
     from zooport.adapters.vector_env import BehaviorVectorEnv
     from zooport.envs.arguments import check_int
+    from zooport.envs.batched_env import EnvDeclaration
     from zooport.envs.capabilities import keyword_parameters
-    from zooport.envs.declaration import EnvDeclaration
 
     if isinstance(num_envs, bool) or not isinstance(num_envs, numbers.Integral) or num_envs < 1:
         raise ArgumentError(f"Expect num_envs to be a positive int, actually: {num_envs!r}")

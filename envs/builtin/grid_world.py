@@ -12,9 +12,8 @@ from zooport.envs.base_env import (
     ObservationSpec,
     ObservationType,
 )
-from zooport.envs.batched_env import BatchedEnv, StepResult
+from zooport.envs.batched_env import BatchedEnv, EnvDeclaration, StepResult
 from zooport.envs.builtin import _common
-from zooport.envs.declaration import EnvDeclaration
 from zooport.errors import ArgumentError, ArgumentTypeError, article
 
 __all__ = ["GridWorld"]

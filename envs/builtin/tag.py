@@ -6,9 +6,8 @@ import numpy as np
 
 from zooport.envs.arguments import check_bool, check_float, check_int
 from zooport.envs.base_env import ActionSpec, ActionTuple, BehaviorSpec, ObservationSpec
-from zooport.envs.batched_env import BatchedEnv, StepResult
+from zooport.envs.batched_env import BatchedEnv, EnvDeclaration, StepResult
 from zooport.envs.builtin import _common
-from zooport.envs.declaration import EnvDeclaration
 
 __all__ = ["Tag"]
 

@@ -20,8 +20,8 @@ from zooport.adapters.registration import (
     register_builtin_envs,
     register_pettingzoo_envs,
 )
+from zooport.envs.batched_env import EnvDeclaration
 from zooport.envs.builtin import BUILTINS
-from zooport.envs.declaration import EnvDeclaration
 from zooport.envs.registry import default_registry
 from zooport.errors import ArgumentError
 
