@@ -241,7 +241,16 @@ class BatchedEnv(BaseEnv):
             # then publish decisions.
             finished = [self._finish(b, results) for b in behaviors.values()]
             for b, (done_slots, _, _) in zip(behaviors.values(), finished, strict=True):
-                self._restart(b, done_slots)
+                if done_slots.size and b.restart:
+                    self._reset_agents(b.name, done_slots)
+                elif done_slots.size:
+                    b.active[done_slots] = False
+                if b.any_spawned:
+                    spawned = b.spawned & b.active
+                    if spawned.any():
+                        self._reset_agents(b.name, np.flatnonzero(spawned))
+                        b.spawned[:] = False
+                        b.any_spawned = False
             # Agents spawned outside _step (from another hook) were not stepped.
             late_spawn = self._spawn_count != spawn_count
             for b, (done, terminal, spawned) in zip(behaviors.values(), finished, strict=True):
@@ -253,7 +262,7 @@ class BatchedEnv(BaseEnv):
             self._check_ready("set_actions")
         b = self._behavior(behavior_name)
         action = b.spec.action_spec._validate_action(action, b.decision_slots.size, b.name)
-        self._store_actions(b, action.continuous, action.discrete)
+        self._set_checked_actions(b.name, action.continuous, action.discrete)
 
     def _set_checked_actions(
         self, behavior_name: BehaviorName, continuous: np.ndarray, discrete: np.ndarray
@@ -261,10 +270,7 @@ class BatchedEnv(BaseEnv):
         """``set_actions`` for rows a CorePool already validated (saves ~5 us a pool step)."""
         if self._closed or not self._was_reset or self._guard.running:
             self._check_ready("set_actions")
-        self._store_actions(self._behavior(behavior_name), continuous, discrete)
-
-    @staticmethod
-    def _store_actions(b: BehaviorState, continuous: np.ndarray, discrete: np.ndarray) -> None:
+        b = self._behavior(behavior_name)
         # Every slot decided, in order: a plain copy, not a scatter (~10 us for 1024 agents).
         slots = slice(None) if b.all_decide else b.decision_slots
         if b.continuous.shape[1]:
@@ -366,19 +372,6 @@ class BatchedEnv(BaseEnv):
         ids, group_id = b.ids[slots], b.group_id[slots]
         terminal = TerminalSteps(obs, reward, interrupted, ids, group_id, group_reward)
         return done_slots, terminal, spawned
-
-    def _restart(self, b: BehaviorState, done_slots: np.ndarray) -> None:
-        if done_slots.size:
-            if b.restart:
-                self._reset_agents(b.name, done_slots)
-            else:
-                b.active[done_slots] = False
-        if b.any_spawned:
-            spawned = b.spawned & b.active
-            if spawned.any():
-                self._reset_agents(b.name, np.flatnonzero(spawned))
-                b.spawned[:] = False
-                b.any_spawned = False
 
     def _publish(self, b: BehaviorState, slots: np.ndarray, terminal: TerminalSteps | None) -> None:
         in_order = slots.size == b.capacity and not self._reorder
