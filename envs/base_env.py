@@ -43,13 +43,12 @@ def _as_2d_array(values: Any, dtype: np.dtype, part: str, where: str) -> np.ndar
             f"{where}: expected {part} actions of rank 2 (n_agents, size), "
             f"got rank {array.ndim} with shape {array.shape}"
         )
-    kind = {"f": "floating", "i": "integer", "u": "integer"}.get(array.dtype.kind, "")
+    kind = array.dtype.kind
+    if kind not in "fiu" and (dtype is _FLOAT32 or array.size):  # an empty batch takes any dtype
+        expected = "numeric" if dtype is _FLOAT32 else "integer"
+        raise ActionError(f"{where}: expected {expected} {part} actions, got dtype {array.dtype}")
     if dtype is _FLOAT32:
-        if not kind:
-            raise ActionError(
-                f"{where}: expected numeric continuous actions, got dtype {array.dtype}"
-            )
-        if kind == "floating" and array.dtype.itemsize > 4 and array.size:
+        if kind == "f" and array.dtype.itemsize > 4 and array.size:
             # A float64 beyond float32's range would become inf (with a RuntimeWarning).
             finite = array[np.isfinite(array)]
             if finite.size and np.max(np.abs(finite)) > _FLOAT32_MAX:
@@ -60,10 +59,8 @@ def _as_2d_array(values: Any, dtype: np.dtype, part: str, where: str) -> np.ndar
         return array.astype(np.float32, copy=False)
     if not array.size:
         return array.astype(np.int32)
-    if not kind:
-        raise ActionError(f"{where}: expected integer discrete actions, got dtype {array.dtype}")
     # A float that is a whole number is accepted; 1.5 would be silently truncated.
-    if kind == "floating" and not (np.all(np.isfinite(array)) and np.all(array == np.round(array))):
+    if kind == "f" and not (np.all(np.isfinite(array)) and np.all(array == np.round(array))):
         raise ActionError(
             f"{where}: expected integer discrete actions, got non-integral values "
             f"of dtype {array.dtype}"
@@ -186,16 +183,12 @@ class ActionSpec(NamedTuple):
         """Uniform random actions; pass ``rng`` (a ``numpy.random.Generator``) to seed them."""
         return random_actions(self, n_agents, np.random if rng is None else rng)
 
-    def _validate_action(
-        self, actions: ActionTuple, n_agents: int | None, name: str
-    ) -> ActionTuple:
-        # n_agents=None takes any batch size.
+    def _validate_action(self, actions: ActionTuple, n: int, name: str) -> ActionTuple:
         if not isinstance(actions, ActionTuple):
             raise ActionError(
                 f"behavior {name!r}: expected an ActionTuple, got {type(actions).__name__}"
             )
         continuous_size, discrete_size = self.continuous_size, len(self.discrete_branches)
-        n = len(actions) if n_agents is None else n_agents
         continuous, discrete = actions.continuous, actions.discrete
         for part, array, size, columns in (
             ("continuous", continuous, continuous_size, "continuous_size"),

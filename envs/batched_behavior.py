@@ -26,13 +26,6 @@ class StepResult(NamedTuple):
 class BehaviorState:
     """One behaviour's bookkeeping; every array is indexed by slot (0 .. capacity - 1)."""
 
-    __slots__ = (
-        "name", "spec", "capacity", "initial", "period", "max_steps", "restart",
-        "ids", "active", "group_id", "continuous", "discrete", "pending_reward",
-        "pending_group", "episode_steps", "since_decision", "spawned", "any_spawned",
-        "decision_slots", "all_decide", "actions_set", "steps", "empty_terminal",
-    )  # fmt: skip
-
     def __init__(
         self,
         name: BehaviorName,

@@ -212,7 +212,11 @@ def side_channels_of(env: Any) -> list[Any]:
     return list(channels)
 
 
-def _check_env_like(obj: Any) -> None:
+def is_legacy_env(obj: Any) -> bool:
+    """True when ``obj``'s behaviour specs have an older ``BaseEnv`` API (no spec yet: current);
+    an object that is not BaseEnv-like is an ``ArgumentTypeError``."""
+    if isinstance(obj, BaseEnv):
+        return False
     if not hasattr(obj, "get_steps") and hasattr(obj, "get_step_result"):
         raise ArgumentTypeError(
             f"{type(obj).__name__} has the mlagents_envs <= 0.15 API (get_agent_groups / "
@@ -229,13 +233,6 @@ def _check_env_like(obj: Any) -> None:
             f"expected a BaseEnv-like object with behavior_specs (or get_behavior_names and "
             f"get_behavior_spec) and {list(_REQUIRED)}; {type(obj).__name__} lacks {missing}"
         )
-
-
-def is_legacy_env(obj: Any) -> bool:
-    """True when ``obj``'s behaviour specs have an older ``BaseEnv`` API (no spec yet: current)."""
-    if isinstance(obj, BaseEnv):
-        return False
-    _check_env_like(obj)
     if not hasattr(obj, "behavior_specs"):
         return True  # only mlagents_envs 0.16 had get_behavior_names/get_behavior_spec
     return any(
@@ -269,7 +266,7 @@ class LegacyBaseEnv(BaseEnv):
     seedable: ClassVar[bool] = False
 
     def __init__(self, env: Any) -> None:
-        _check_env_like(env)
+        is_legacy_env(env)  # refuses what is not BaseEnv-like
         self.legacy_env = env
         self._behaviors: dict[BehaviorName, _Behavior] = {}
         self._mapping = BehaviorMapping({})

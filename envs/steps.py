@@ -75,8 +75,7 @@ class _StepsBase(Mapping[int, Step]):  # int: AgentId
     _agent_id_to_index: dict[AgentId, int] | None = None  # built on first use
 
     def _id_list(self) -> list[AgentId]:
-        ids = self.agent_id
-        return ids.tolist() if type(ids) is np.ndarray else np.asarray(ids).tolist()
+        return np.asarray(self.agent_id).tolist()
 
     @property
     def agent_id_to_index(self) -> dict[AgentId, int]:
