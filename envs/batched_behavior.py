@@ -3,6 +3,7 @@ step updates them as whole-array numpy."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import NamedTuple
 
 import numpy as np
@@ -23,33 +24,26 @@ class StepResult(NamedTuple):
     interrupted: np.ndarray | None = None
 
 
+@dataclasses.dataclass(eq=False)
 class BehaviorState:
     """One behaviour's bookkeeping; every array is indexed by slot (0 .. capacity - 1)."""
 
-    def __init__(
-        self,
-        name: BehaviorName,
-        spec: BehaviorSpec,
-        n_agents: int,
-        capacity: int,
-        *,
-        period: int,
-        max_steps: int,
-        restart: bool,
-        group_id: int | np.ndarray | None = None,
-    ) -> None:
-        self.name = name
-        self.spec = spec
-        self.capacity = capacity
-        self.initial = n_agents
-        self.period = period
-        self.max_steps = max_steps
-        self.restart = restart
+    name: BehaviorName
+    spec: BehaviorSpec
+    initial: int  # the agents live after a reset
+    capacity: int
+    period: int  # the decision period
+    max_steps: int
+    restart: bool
+    group: dataclasses.InitVar[int | np.ndarray | None]
+
+    def __post_init__(self, group: int | np.ndarray | None) -> None:
+        capacity, spec = self.capacity, self.spec
         self.ids = np.full(capacity, -1, dtype=np.int32)
         self.active = np.zeros(capacity, dtype=bool)
         self.group_id = np.zeros(capacity, dtype=np.int32)
-        if group_id is not None:
-            self.group_id[:] = group_id
+        if group is not None:
+            self.group_id[:] = group
         self.continuous = np.zeros((capacity, spec.action_spec.continuous_size), np.float32)
         self.discrete = np.zeros((capacity, spec.action_spec.discrete_size), np.int32)
         self.pending_reward = np.zeros(capacity, dtype=np.float32)

@@ -103,9 +103,8 @@ class BatchedEnv(BaseEnv):
         decision_period = check_int(decision_period, "decision_period", 1, where=where)
         limit = self._max_steps if max_steps is None else check_int(max_steps, "max_steps", 0)
         self._behaviors[name] = BehaviorState(
-            name, spec, n_agents, capacity, period=decision_period, max_steps=limit,
-            restart=restart_finished, group_id=group_id,
-        )  # fmt: skip
+            name, spec, n_agents, capacity, decision_period, limit, restart_finished, group_id
+        )
         self._specs = BehaviorMapping({b.name: b.spec for b in self._behaviors.values()})
 
     def _spawn(self, behavior: BehaviorName, count: int) -> np.ndarray:
