@@ -1,6 +1,5 @@
 """The batched multi-agent environment API in ML-Agents' names and semantics: code written
-against ``mlagents_envs.base_env`` works by changing the import to ``zooport.envs.base_env``.
-Every action check runs before any cast, so no value can wrap or truncate into a valid action."""
+against ``mlagents_envs.base_env`` works by changing the import to ``zooport.envs.base_env``."""
 
 from __future__ import annotations
 
@@ -28,6 +27,7 @@ _INT32_MIN, _INT32_MAX = int(np.iinfo(np.int32).min), int(np.iinfo(np.int32).max
 
 
 def _as_2d_array(values: Any, dtype: np.dtype, part: str, where: str) -> np.ndarray:
+    # Every check runs before any cast, so no value can wrap or truncate into a valid action.
     if type(values) is np.ndarray and values.ndim == 2 and values.dtype is dtype:
         # The common case (a policy's float32 or int32 batch) needs no conversion or check.
         return values

@@ -76,7 +76,6 @@ class BehaviorState:
         return first_id + self.initial
 
     def clear(self, slots: slice | np.ndarray) -> None:
-        """Zeroes what the slots have pending: rewards, step counts and actions."""
         for array in (self.pending_reward, self.pending_group, self.episode_steps,
                       self.since_decision, self.continuous, self.discrete):  # fmt: skip
             array[slots] = 0

@@ -235,9 +235,8 @@ class BatchedEnv(BaseEnv):
                 {n: ActionTuple._trusted(b.continuous, b.discrete) for n, b in behaviors.items()}
             )
             spawn_count = self._spawn_count
-            # Three phases over every behaviour, so no behaviour observes another's agents
-            # half-updated: finish episodes (observing before any reset), restart and spawn,
-            # then publish decisions.
+            # Three phases over every behaviour, so none observes another's agents half-updated:
+            # finish episodes (observing before any reset), restart and spawn, publish decisions.
             finished = [self._finish(b, results) for b in behaviors.values()]
             for b, (done_slots, _, _) in zip(behaviors.values(), finished, strict=True):
                 if done_slots.size and b.restart:
@@ -310,8 +309,7 @@ class BatchedEnv(BaseEnv):
     def _finish(
         self, b: BehaviorState, results: Mapping[str, StepResult]
     ) -> tuple[np.ndarray, TerminalSteps | None, np.ndarray | None]:
-        """Accumulates a step's rewards; returns the done slots, their TerminalSteps (None:
-        none is done) and the spawned mask (None: no slot was spawned)."""
+        """Accounts a step; returns the done slots, their TerminalSteps and the spawned mask."""
         where = f"{type(self).__name__}._step"
         result = look_up(results, b.name, SpecError, lambda: (
             f"{where} returned no StepResult for behavior {b.name!r}; "

@@ -1,6 +1,5 @@
 """Older generations of ML-Agents' ``BaseEnv`` API (``mlagents_envs`` 0.16 to 0.24) as the current
-one, by duck typing and one conversion table; :attr:`LegacyBaseEnv.unmapped` lists what was
-invented rather than renamed."""
+one, by duck typing and one conversion table (:attr:`LegacyBaseEnv.unmapped`: what was invented)."""
 
 from __future__ import annotations
 
