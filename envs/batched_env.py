@@ -244,9 +244,9 @@ class BatchedEnv(BaseEnv):
                 elif done_slots.size:
                     b.active[done_slots] = False
                 if b.any_spawned:
-                    spawned = b.spawned & b.active
-                    if spawned.any():
-                        self._reset_agents(b.name, np.flatnonzero(spawned))
+                    arrived = b.spawned & b.active
+                    if arrived.any():
+                        self._reset_agents(b.name, np.flatnonzero(arrived))
                         b.spawned[:] = False
                         b.any_spawned = False
             # Agents spawned outside _step (from another hook) were not stepped.
@@ -475,7 +475,3 @@ class DeclaredEnvClass(Protocol):
     declaration: EnvDeclaration
     expected_reward: float
     max_episode_steps: int
-    __module__: str
-    __qualname__: str
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
