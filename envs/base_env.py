@@ -24,6 +24,9 @@ _FLOAT32 = np.dtype(np.float32)
 _INT32 = np.dtype(np.int32)
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 _INT32_MIN, _INT32_MAX = int(np.iinfo(np.int32).min), int(np.iinfo(np.int32).max)
+_NO_CONTINUOUS = np.zeros((0, 0), np.float32)
+_NO_DISCRETE = np.zeros((0, 0), np.int32)
+_BRANCH_TOPS: dict[tuple[int, ...], np.uint32 | np.ndarray] = {}  # see _out_of_range
 
 
 def _as_2d_array(values: Any, dtype: np.dtype, part: str, where: str) -> np.ndarray:
@@ -73,10 +76,6 @@ def _as_2d_array(values: Any, dtype: np.dtype, part: str, where: str) -> np.ndar
             bad = low if low < _INT32_MIN else high
             raise ActionError(f"{where}: expected discrete actions within int32 range, got {bad}")
     return array.astype(np.int32, copy=False)
-
-
-_NO_CONTINUOUS = np.zeros((0, 0), np.float32)
-_NO_DISCRETE = np.zeros((0, 0), np.int32)
 
 
 def _add_part(values: Any, other: np.ndarray, part: str) -> tuple[np.ndarray, np.ndarray]:
@@ -255,9 +254,6 @@ class ActionSpec(NamedTuple):
 
 def _is_int(value: Any) -> bool:
     return not isinstance(value, bool) and isinstance(value, (int, np.integer))
-
-
-_BRANCH_TOPS: dict[tuple[int, ...], np.uint32 | np.ndarray] = {}
 
 
 def _out_of_range(discrete: np.ndarray, branches: tuple[int, ...]) -> bool:
