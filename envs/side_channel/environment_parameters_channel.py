@@ -91,25 +91,24 @@ class EnvironmentParametersChannel(SendOnlySideChannel):
 
 def check_sampler(where: str, sampler: int, values: Sequence[float]) -> None:
     """Raise unless ``values`` make a sampler (both ends check: a message may come from others)."""
+    pairs = list(zip(values[0::2], values[1::2], strict=False))
+    multi = sampler == EnvironmentParametersChannel.SamplerTypes.MULTIRANGEUNIFORM
+    for index, (low, high) in enumerate(pairs if multi else []):
+        if low > high:
+            raise SideChannelError(
+                f"{where} intervals[{index}]: expected min <= max, got {(low, high)}"
+            )
     finite = all(map(math.isfinite, values))
-    widths = [high - low for low, high in zip(values[0::2], values[1::2], strict=False)]
-    rules: dict[str, bool]  # checked in order
+    width = sum(high - low for low, high in pairs)
+    name = "multi-range uniform" if multi else "uniform"
     if sampler == EnvironmentParametersChannel.SamplerTypes.GAUSSIAN:
-        name, rules = "gaussian", {"a finite mean and st_dev >= 0": finite and values[1] >= 0}
-    elif sampler == EnvironmentParametersChannel.SamplerTypes.UNIFORM:
-        name, rules = "uniform", {"finite min_value <= max_value": finite and widths[0] >= 0}
+        name, expected, ok = "gaussian", "a finite mean and st_dev >= 0", finite and values[1] >= 0
+    elif not multi:
+        expected, ok = "finite min_value <= max_value", finite and width >= 0
+    elif not (finite and len(values) % 2 == 0):
+        expected, ok = "finite (min, max) pairs", False
     else:
-        for index, (low, high) in enumerate(zip(values[0::2], values[1::2], strict=False)):
-            if low > high:
-                raise SideChannelError(
-                    f"{where} intervals[{index}]: expected min <= max, got {(low, high)}"
-                )
-        name = "multi-range uniform"
-        rules = {
-            "finite (min, max) pairs": finite and len(values) % 2 == 0,
-            "at least one interval and a positive total width": sum(widths) > 0,
-        }
-    for expected, ok in rules.items():
-        if not ok:
-            got = f"{len(widths)} intervals {values}" if sampler == 2 else values
-            raise SideChannelError(f"{where}: {name} sampler expects {expected}, got {got}")
+        expected, ok = "at least one interval and a positive total width", width > 0
+    if not ok:
+        got = f"{len(pairs)} intervals {values}" if multi else values
+        raise SideChannelError(f"{where}: {name} sampler expects {expected}, got {got}")
