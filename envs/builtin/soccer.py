@@ -107,16 +107,14 @@ class Soccer(BatchedEnv):
         )
         scorer = self._move_ball()
         n = self.team_size
+        # (team, slot): +goal_reward to the scorers, -goal_reward to the others, 0 without goal.
+        outcome = [0.0] * 2 if scorer is None else [1.0 if t == scorer else -1.0 for t in (0, 1)]
+        group = np.repeat(np.float32(self.goal_reward) * np.float32(outcome), n).reshape(2, n)
+        reward = group.copy() if self.individual_rewards else np.zeros_like(group)
+        if potential is not None:
+            reward += self.shaping * (self._potential() - potential)
         over = np.full(n, scorer is not None)
-        results = {}
-        for team, behavior in enumerate(_TEAMS):
-            outcome = 0.0 if scorer is None else self.goal_reward * (1 if team == scorer else -1)
-            group = np.full(n, outcome, np.float32)
-            reward = group.copy() if self.individual_rewards else np.zeros(n, np.float32)
-            if potential is not None:
-                reward += self.shaping * (self._potential()[team] - potential[team])
-            results[behavior] = StepResult(reward, over.copy(), group)
-        return results
+        return {b: StepResult(reward[t], over.copy(), group[t]) for t, b in enumerate(_TEAMS)}
 
     def _potential(self) -> np.ndarray:
         """(team, slot): the ball's x in the team's frame minus the player's distance to it."""

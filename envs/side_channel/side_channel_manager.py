@@ -98,8 +98,7 @@ class SideChannelManager:
         for channel_id, channel in self._side_channels_dict.items():
             for payload in channel.message_queue:
                 _append_frame(result, channel_id, payload)
-            if channel.message_queue:
-                channel.message_queue = []
+            channel.message_queue = []
         return result
 
     @staticmethod
