@@ -83,7 +83,7 @@ class Tag(BatchedEnv):
         #: Simulation state, one row per slot (exposed for inspection and tests).
         self.runner_pos, self.runner_vel = np.zeros((2, self.runner_capacity, 2), np.float32)
         self.tagger_pos, self.tagger_vel = np.zeros((2, n_taggers, 2), np.float32)
-        self._placed_taggers = np.zeros(n_taggers, bool)
+        self._taggers_placed = False  # in this episode
         # Per behaviour: its positions, velocities, acceleration and its opponents' behaviour.
         self._bodies = {
             _RUNNER: (self.runner_pos, self.runner_vel, self.runner_accel, _TAGGER),
@@ -105,15 +105,14 @@ class Tag(BatchedEnv):
 
     def _on_reset(self) -> None:
         self._t = 0
-        self._placed_taggers[:] = False
+        self._taggers_placed = False
 
     def _reset_agents(self, behavior: str, slots: np.ndarray) -> None:
         pos, vel, _, opponent = self._bodies[behavior]
         others = self.active_slots(opponent)
         if behavior == _RUNNER:  # taggers not yet placed in this episode stand anywhere
-            others &= self._placed_taggers
-        else:
-            self._placed_taggers[slots] = True
+            others &= self._taggers_placed
+        self._taggers_placed |= behavior == _TAGGER
         # Of a few random spots per agent, the farthest from the opponents placed (any if none).
         shape = (slots.size, _PLACEMENT_CANDIDATES, 2)
         spots = self.np_random.uniform(-0.9, 0.9, size=shape).astype(np.float32)

@@ -217,7 +217,7 @@ def test_tag_places_new_agents_far_from_opponents():
     best = candidates[np.arange(50), clearance.argmax(axis=1)]
     np.testing.assert_array_equal(env.runner_pos, best)
     assert not np.array_equal(best, candidates[:, 0])
-    env._placed_taggers[:] = False  # no tagger placed yet in this episode: any spot
+    env._taggers_placed = False  # no tagger placed yet in this episode: any spot
     env.np_random = np.random.default_rng(5)
     env._reset_agents(RUNNER, np.arange(50))
     np.testing.assert_array_equal(env.runner_pos, candidates[:, 0])
