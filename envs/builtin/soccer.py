@@ -109,7 +109,7 @@ class Soccer(BatchedEnv):
         n = self.team_size
         # (team, slot): +goal_reward to the scorers, -goal_reward to the others, 0 without goal.
         outcome = [0.0] * 2 if scorer is None else [1.0 if t == scorer else -1.0 for t in (0, 1)]
-        group = np.repeat(np.float32(self.goal_reward) * np.float32(outcome), n).reshape(2, n)
+        group = np.repeat(self.goal_reward * np.array(outcome, np.float32), n).reshape(2, n)
         reward = group.copy() if self.individual_rewards else np.zeros_like(group)
         if potential is not None:
             reward += self.shaping * (self._potential() - potential)
