@@ -1,6 +1,5 @@
 """zooport's environments registered with Gymnasium and PettingZoo, their entry points, and the
-core (or CorePool) builders that split the adapter's keywords off by name; importing it imports
-no adapter, env, Gymnasium or PettingZoo."""
+core (or CorePool) builders; importing it imports no adapter, env, Gymnasium or PettingZoo."""
 
 from __future__ import annotations
 
@@ -67,8 +66,7 @@ def register_builtin_envs() -> list[str]:
 
 
 def register_pettingzoo_envs() -> list[str]:
-    """Registers ``zooport/<name>-v0`` (AEC and Parallel) for each built-in with a
-    ``pettingzoo_name``; returns the ids (none before PettingZoo 1.27: it has no registry)."""
+    """Registers each built-in's PettingZoo id (AEC and Parallel; PettingZoo >= 1.27); the ids."""
     try:
         pettingzoo = importlib.import_module("pettingzoo")
         registries = {"aec": pettingzoo.aec_registry, "parallel": pettingzoo.parallel_registry}
@@ -96,8 +94,7 @@ def register_gymnasium(
     reward_threshold: float | None = None,
     **kwargs: Any,
 ) -> None:
-    """Registers a ``BaseEnv`` factory (or its ``"module:attr"``) with Gymnasium as a GymEnv;
-    ``kwargs`` are default GymEnv options or parameters of ``factory``."""
+    """Registers a ``BaseEnv`` factory (or ``"module:attr"``) with Gymnasium as a GymEnv."""
     import gymnasium as gym
 
     defaults = dict(kwargs)
@@ -146,9 +143,8 @@ def make_vector_env(
     pool_options: Mapping[str, Any] | None = None,
     **kwargs: Any,
 ) -> Any:
-    """The ``vector_entry_point``: ONE core with ``num_envs`` agents in the behaviour as a
-    ``BehaviorVectorEnv`` (``workers=K``: K cores of a CorePool); ``agent_count_kwarg`` is the
-    core keyword that sets the agent count (default: the declared one, else ``n_agents``)."""
+    """The ``vector_entry_point``: ONE core (``workers=K``: a CorePool of K) with ``num_envs``
+    agents, set by ``agent_count_kwarg`` (default: the declared one, else ``n_agents``)."""
     from zooport.adapters.rendering import VectorHumanRendering
     from zooport.adapters.vector_env import BehaviorVectorEnv
     from zooport.envs.arguments import check_int
@@ -236,8 +232,7 @@ def build_pool(
     core_options: Sequence[Mapping[str, Any]] | None = None,
     pool_options: Mapping[str, Any] | None = None,
 ) -> tuple[Any, dict[str, Any]]:
-    """A core of ``env_id`` or ``factory``, or ``workers`` cores in a CorePool (core ``i`` with
-    ``core_options[i]`` and ``seed + i``), and the ``options`` named in ``adapter_options``."""
+    """A core, or a CorePool of ``workers`` (core ``i``: ``core_options[i]``, ``seed + i``)."""
     from zooport.envs.arguments import check_int
     from zooport.envs.core_pool import CorePool, check_pool_options, registry_core
 
@@ -267,8 +262,7 @@ def split_options(
     options: Mapping[str, Any],
     adapter_options: Collection[str],
 ) -> tuple[Callable[..., Any], Callable[..., Any] | None, dict[str, Any], dict[str, Any]]:
-    """(the callable that makes the core of ``env_id`` or ``factory``, the constructor whose
-    signature lists its keywords, the core keywords and the adapter keywords of ``options``)."""
+    """(core maker, its constructor, core keywords, adapter keywords) of ``options``."""
     from zooport.envs.registry import LocalRegistryEntry, check_keywords, default_registry
 
     if env_id is not None and factory is not None:

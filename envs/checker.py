@@ -87,8 +87,7 @@ class CheckStatus(str, enum.Enum):
 
 @dataclass(frozen=True)
 class CheckResult:
-    """One check of one behaviour (None: of the environment), or one checker of ``run_checkers``
-    with the ``warnings`` it raised and ``details`` (a longer account)."""
+    """One check of one behaviour (None: of the environment), or one checker of ``run_checkers``."""
 
     check: str
     behavior: str | None
@@ -175,8 +174,7 @@ class CheckReport:
 
 
 class SuiteReport(CheckReport):
-    """Every :class:`CheckerResult` of one :func:`~zooport.checks.run_checkers` run (its
-    ``name`` first)."""
+    """Every :class:`CheckerResult` of one :func:`~zooport.checks.run_checkers` run."""
 
     _columns = ("checker", "status", "warnings", "message")
     name = property(attrgetter("env_name"))
@@ -230,9 +228,8 @@ def check_base_env(
     make_env: Callable[[], BaseEnv] | None = None,
     strict: bool = True,
 ) -> CheckReport:
-    """Checks that ``env`` follows the ``BaseEnv`` contract (:data:`CHECKS`): reset with
-    ``seed``, ``steps`` random masked actions, each batch against its spec; determinism (None:
-    with ``make_env`` or a seedable ``env``): two such runs agree. ``strict``: raise failures."""
+    """Checks ``env`` against the ``BaseEnv`` contract (:data:`CHECKS`) over ``steps`` random
+    steps; determinism (None: with ``make_env`` or if seedable); ``strict``: raise failures."""
     run = Run(env, check_int(steps, "steps"), seed)
     report = CheckReport(type(env).__name__)
     behaviors = f"{len(run.behaviors)} behavior(s): {list(run.behaviors)}"

@@ -1,6 +1,5 @@
-"""An offline registry in the shape of ML-Agents' ``mlagents_envs.registry``: ``default_registry``
-holds the built-ins, imported when used; local YAML files add more, and a remote Unity binary is
-handed to ``mlagents_envs`` only on request. Nothing here touches the network."""
+"""An offline registry in the shape of ML-Agents' ``mlagents_envs.registry``: the built-ins, local
+YAML files, and remote Unity binaries handed to ``mlagents_envs`` on request, never downloaded."""
 
 from __future__ import annotations
 
@@ -53,8 +52,7 @@ _FIELDS: dict[str, tuple[str, Any, Callable[[Any], bool] | None]] = {
 def check_keywords(
     target: Callable[..., Any] | None, names: Iterable[str], where: str, takes: str = "it takes {}"
 ) -> None:
-    """Refuses ``names`` that ``target`` does not take (None: takes any), in Python's words
-    first: TorchRL's GymEnv retries without the keyword such an error names."""
+    """Refuses ``names`` that ``target`` does not take (None: any), in Python's words (TorchRL)."""
     accepted = keyword_parameters(target)
     unknown = [name for name in names if accepted is not None and name not in accepted]
     if unknown:
@@ -100,9 +98,8 @@ class BaseRegistryEntry(ABC):
 
 
 class LocalRegistryEntry(BaseRegistryEntry):
-    """An environment made in this process by a callable or its ``"module:attr"`` (imported on
-    first use); fields left None are the entry point's attributes (``description``: its own
-    docstring); ``kwargs`` are defaults of ``make``."""
+    """An environment made in this process by a callable or its ``"module:attr"``; fields left
+    None are the entry point's (``description``: its docstring); ``kwargs``: ``make``'s defaults."""
 
     def __init__(
         self,
@@ -199,8 +196,7 @@ class LocalRegistryEntry(BaseRegistryEntry):
 
 
 class RemoteRegistryEntry(BaseRegistryEntry):
-    """An ML-Agents Unity binary, one zip per platform; zooport never downloads or launches it:
-    ``make(allow_download=True)`` hands it to ``mlagents_envs``."""
+    """An ML-Agents Unity binary; ``make(allow_download=True)`` hands it to ``mlagents_envs``."""
 
     def __init__(
         self,

@@ -1,6 +1,5 @@
-"""zooport: one batched multi-agent simulation, every RL library, and ``zooport.make``. Importing
-it registers the built-ins with Gymnasium (``zooport/<Name>-v0``) and PettingZoo
-(``zooport/<name>-v0``) once each is imported; it imports neither itself nor the network."""
+"""zooport: one batched multi-agent simulation, every RL library. Importing it registers the
+built-ins with Gymnasium and PettingZoo once each is imported (it imports neither itself)."""
 
 from __future__ import annotations
 
@@ -110,9 +109,8 @@ def make(
     wrappers: _Sequence[_Any] = (),
     **kwargs: _Any,
 ) -> _Any:
-    """A registry environment through the ``api`` adapter (``"parallel"``, ``"aec"``, ``"gym"``
-    or ``"vector"``) wrapped by ``wrappers`` (first = innermost); ``kwargs`` are adapter options
-    and constructor arguments, split by name."""
+    """A registry environment through the ``api`` adapter, wrapped by ``wrappers`` (first =
+    innermost); ``kwargs`` are adapter options and constructor arguments, split by name."""
     from zooport.adapters.registration import _adapt, make_adapter
     from zooport.adapters.wrappers import adapter_api, apply_wrappers
 

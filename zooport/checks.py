@@ -1,6 +1,5 @@
 """``run_checkers``, what ``zooport check`` runs: ``check_base_env`` and every upstream checker
-that applies on environments from one factory, each in its own ``try``, warnings recorder and
-time limit."""
+that applies, each in its own ``try``, warnings recorder and time limit."""
 
 from __future__ import annotations
 
@@ -108,8 +107,8 @@ def single_agent_plan(
     seed: int = 0,
     preset: Mapping[str, Any] | None = None,
 ) -> SingleAgentPlan:
-    """The behaviours ``GymEnv`` can serve: those with one agent under ``preset`` (a built-in's
-    Gymnasium keywords, ``behavior_name`` the one to serve), as made, or with ``n_agents=1``."""
+    """The behaviours with one agent, under ``preset`` (Gymnasium keywords), as made, or with
+    ``n_agents=1``: those ``GymEnv`` can serve."""
     tries: list[tuple[Mapping[str, Any], Any]] = [({}, None)]
     if preset is not None:
         named = {k: v for k, v in preset.items() if k != "behavior_name"}
@@ -201,9 +200,8 @@ def run_checkers(
     warnings_as_errors: bool = False,
     timeout: float | None = None,
 ) -> SuiteReport:
-    """Runs every applicable checker (``only``: those keys of :data:`CHECKERS`) on fresh envs
-    from ``factory``; a checker that raises, or outlasts ``timeout`` seconds, fails, and with
-    ``warnings_as_errors`` so does one whose warning is not in :data:`EXPLAINED_WARNINGS`."""
+    """Runs every applicable checker (``only``: those of :data:`CHECKERS`) on envs from
+    ``factory``; one that raises, outlasts ``timeout`` or (``warnings_as_errors``) warns fails."""
     selected = list(CHECKERS) if only is None else list(only)
     unknown = [c for c in selected if c not in CHECKERS]
     if unknown:
