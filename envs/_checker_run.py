@@ -175,6 +175,13 @@ class Behavior:
         ok = self.check_masks(f"{where}.action_mask", masks, ids) and ok
         if not ok:
             return None
+        unique, counts = np.unique(ids, return_counts=True)
+        if unique.size != n:
+            self.fail(
+                "agent_ids",
+                f"{where}.agent_id: expected unique ids, got {unique[counts > 1].tolist()} more "
+                f"than once in {ids.tolist()}",
+            )
         named = [(name, array) for name, array, _, _ in fields]
         named += [(f"action_mask[{b}]", mask) for b, mask in enumerate(masks or ())]
         prefix = kind.removesuffix("Steps").lower()
@@ -213,24 +220,6 @@ class Behavior:
                     f"action masked for agent ids {ids[full[:5]].tolist()}",
                 )
         return True
-
-    def check_ids(self, t: int, decision: Any, terminal: Any) -> None:
-        for kind, steps in (("DecisionSteps", decision), ("TerminalSteps", terminal)):
-            unique, counts = np.unique(steps.agent_id, return_counts=True)
-            if unique.size != steps.agent_id.size:
-                self.fail(
-                    "agent_ids",
-                    f"step {t}, {kind}.agent_id: expected unique ids, got "
-                    f"{unique[counts > 1].tolist()} more than once in {steps.agent_id.tolist()}",
-                )
-        unseen = [i for i in terminal.agent_id.tolist() if i not in self.seen]
-        if unseen:
-            self.fail(
-                "agent_ids",
-                f"step {t}, TerminalSteps.agent_id: expected ids that requested a decision "
-                f"before, got never-seen ids {unseen}",
-            )
-        self.seen.update(decision.agent_id.tolist())
 
 
 class Run:
@@ -301,7 +290,14 @@ class Run:
                 arrays = state.check_steps(t, result[0], "DecisionSteps")
                 terminal = state.check_steps(t, result[1], "TerminalSteps")
                 if arrays is not None and terminal is not None:
-                    state.check_ids(t, *result)
+                    unseen = [i for i in result[1].agent_id.tolist() if i not in state.seen]
+                    if unseen:
+                        state.fail(
+                            "agent_ids",
+                            f"step {t}, TerminalSteps.agent_id: expected ids that requested a "
+                            f"decision before, got never-seen ids {unseen}",
+                        )
+                    state.seen.update(result[0].agent_id.tolist())
                     self.trace += [
                         (t, state.name, x, _fingerprint(a)) for x, a in arrays + terminal
                     ]
