@@ -45,8 +45,7 @@ CHECKERS: dict[str, str] = {
 }
 _LABELS = {**CHECKERS, "construct": "construct (the factory)"}
 
-#: Warnings ML-Agents' specs cause by design: (message regex, reason); reported with the reason,
-#: they do not fail a checker under ``warnings_as_errors``.
+#: Warnings ML-Agents' specs cause by design (regex, reason): no failure as warnings_as_errors.
 EXPLAINED_WARNINGS: tuple[tuple[str, str], ...] = (
     (
         r"(WARN: )?(A Box observation space|Agent's|Environment's) (minimum|maximum) "

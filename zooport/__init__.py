@@ -27,9 +27,8 @@ _WAITING = {"gymnasium": "register_builtin_envs", "pettingzoo": "register_pettin
 
 
 class _RegisterAfterImport:
-    # Registers zooport's environments right after gymnasium's (pettingzoo's) module ran, by
-    # wrapping its loader's exec_module: importing gymnasium here would cost a third of a second,
-    # and torchrl calls find_spec("gymnasium") long before, or instead of, importing it.
+    # Registers zooport's envs once gymnasium (pettingzoo) has run, by wrapping its loader: its
+    # import costs 0.3 s, and torchrl calls find_spec("gymnasium") long before importing it.
 
     def find_spec(self, name: str, path: _Any = None, target: _Any = None) -> _Any:
         if name not in _WAITING:

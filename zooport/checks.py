@@ -54,8 +54,7 @@ class _Skipped(Exception):  # a checker that finds it does not apply: its reason
 
 @contextlib.contextmanager
 def _time_limit(seconds: float | None) -> Iterator[None]:
-    # CheckerTimeout after ``seconds``, again every 0.1 s (a bare ``except`` does not stop it);
-    # no limit without setitimer or off the main thread.
+    # CheckerTimeout after ``seconds``, then every 0.1 s (past a bare ``except``); main thread only.
     main = threading.current_thread() is threading.main_thread()
     if seconds is None or not hasattr(signal, "setitimer") or not main:
         yield
@@ -314,8 +313,7 @@ def _pettingzoo(suite: _Suite, checker: str) -> None:
     made: list[Any] = []
 
     def make(kind: type, render_mode: str | None = None, **options: Any) -> Any:
-        # render_test makes a "human" env only to read metadata["render_modes"]; the adapters
-        # render rgb_array only and reject "human" at construction.
+        # render_test makes a "human" env only to read its render_modes; the adapters refuse it.
         mode = None if render_mode == "human" else render_mode
         env = _adapt(kind, suite.factory(), render_mode=mode, **options)
         made.append(env)
@@ -335,8 +333,7 @@ def _pettingzoo(suite: _Suite, checker: str) -> None:
     parallel = functools.partial(make, PettingZooParallelEnv)
 
     cycles = {"num_cycles": suite.cycles}
-    # PettingZoo < 1.24.2 (pyproject allows 1.24.0) has no num_cycles in parallel_seed_test;
-    # it then runs its own fixed number of cycles.
+    # PettingZoo < 1.24.2 (pyproject allows 1.24.0) has no num_cycles in parallel_seed_test.
     seed_cycles = cycles if accepts_keyword(pz.parallel_seed_test, "num_cycles") else {}
     tests: dict[str, Callable[[], Any]] = {
         "parallel_api": lambda: pz.parallel_api_test(parallel(), **cycles),

@@ -1,6 +1,5 @@
-"""zooport's exceptions and ML-Agents' (as :mod:`zooport.envs.exception`). Each ZooportError
-also derives from the built-in exception a Python user would try first and from the ML-Agents
-one that corresponds, so code written against ``mlagents_envs`` catches it by the same name."""
+"""zooport's exceptions and ML-Agents' (as :mod:`zooport.envs.exception`). Each ZooportError is
+also the built-in and the ML-Agents exception that a user would catch for it."""
 
 from __future__ import annotations
 
