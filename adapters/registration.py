@@ -163,8 +163,7 @@ def make_vector_env(
     if max_episode_steps is not None and (accepted is None or "max_steps" in accepted):
         options.setdefault("max_steps", int(max_episode_steps))
     human = options.get("render_mode") == "human"
-    if human:
-        # As gym.make serves "human" for a GymEnv: rgb_array frames, shown in a window.
+    if human:  # as gym.make serves "human" to a GymEnv: rgb_array frames in a window
         options["render_mode"] = "rgb_array"
     shares = None
     if workers is not None:

@@ -199,11 +199,8 @@ class Behavior:
         if masks is None or (not branches and isinstance(masks, (list, tuple)) and not masks):
             return True
         if not branches:
-            got = _shape_of(masks)
-            self.fail(
-                "action_masks",
-                f"{where}: the spec has no discrete branches, expected None, got {got}",
-            )
+            got = f"expected None, got {_shape_of(masks)}"
+            self.fail("action_masks", f"{where}: the spec has no discrete branches, {got}")
             return False
         self.masks_seen = True
         if not self.check_list("action_masks", where, masks, len(branches), f"branch {branches}"):

@@ -197,8 +197,7 @@ class ConformanceError(ZooportError, AssertionError):
 
 def close_quietly(env: Any) -> None:
     with contextlib.suppress(Exception):
-        if env is not None:
-            env.close()
+        env.close()
 
 
 def _verdict(state: Behavior, check: str, steps: int) -> tuple[CheckStatus, str]:

@@ -119,9 +119,7 @@ class LocalRegistryEntry(BaseRegistryEntry):
                 f"got {entry_point!r}"
             )
         self._entry_point = entry_point
-        self._target: Callable[..., Any] | None = (
-            None if isinstance(entry_point, str) else entry_point
-        )
+        self._target = None if isinstance(entry_point, str) else entry_point
         _check_fields(self._where, max_episode_steps=max_episode_steps, kwargs=kwargs)
         self._max_episode_steps = max_episode_steps
         self._kwargs = dict(kwargs or {})
@@ -234,8 +232,7 @@ class RemoteRegistryEntry(BaseRegistryEntry):
                 f"launch it, or launch a local build with "
                 f"mlagents_envs.environment.UnityEnvironment(file_name=...)"
             )
-        url = self.url
-        if url is None:
+        if self.url is None:
             available = [k for k in URL_KEYS if getattr(self, k) is not None]
             raise RegistryError(
                 f"{self._where} has no build for this platform ({sys.platform!r}: expected "

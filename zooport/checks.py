@@ -229,12 +229,8 @@ def _construct(factory: Callable[..., Any]) -> str | None:
         missing = [m for m in BASE_ENV_MEMBERS if not hasattr(core, m)]
     finally:
         close_quietly(core)
-    if missing:
-        return (
-            f"expected the factory to return a BaseEnv, got an object of type "
-            f"{type(core).__name__} without {missing}"
-        )
-    return None
+    got = f"got an object of type {type(core).__name__} without {missing}"
+    return f"expected the factory to return a BaseEnv, {got}" if missing else None
 
 
 def _base_env(suite: _Suite, checker: str) -> None:
