@@ -135,23 +135,36 @@ def _load_factory(spec: str) -> Callable[..., Any]:
             "expected a registry id, 'package.module:factory' or 'path/to/file.py:factory', "
             f"got {spec!r}"
         )
-    if "file" not in match.groupdict():
-        module = _import(match["module"], os.getcwd(), spec)
+    path = Path(match["file"]) if "file" in match.groupdict() else None
+    if path is None:
+        name, directory = match["module"], os.getcwd()
+    elif not path.is_file():
+        raise UsageError(f"expected an existing Python file in {spec!r}, got {str(path)!r}")
+    elif not path.stem.isidentifier():
+        raise UsageError(
+            f"expected a file whose name is a Python module name in {spec!r}, got {path.name!r}"
+        )
     else:  # imported by name from its directory, which must give this very file
-        path = Path(match["file"])
-        if not path.is_file():
-            raise UsageError(f"expected an existing Python file in {spec!r}, got {str(path)!r}")
-        if not path.stem.isidentifier():
-            raise UsageError(
-                f"expected a file whose name is a Python module name in {spec!r}, got {path.name!r}"
-            )
-        module = _import(path.stem, str(path.resolve().parent), spec)
-        if not _same_file(getattr(module, "__file__", None), path):
-            # Imported before from elsewhere, or a built-in or frozen module of that name.
-            raise UsageError(
-                f"{spec}: a module named {path.stem!r} is already imported from "
-                f"{getattr(module, '__file__', None) or 'the interpreter'}; rename {path.name}"
-            )
+        name, directory = path.stem, str(path.resolve().parent)
+    # "" on sys.path is not the directory: it follows the working directory, which a worker
+    # process may not share.
+    if not any(_same_file(entry, directory) for entry in sys.path if entry):
+        sys.path.insert(0, directory)
+    try:
+        module = importlib.import_module(name)
+    except ImportError as exc:
+        raise UsageError(
+            f"cannot import {name!r} (from {spec!r}, looked in the working directory "
+            f"{os.getcwd()!r} first): {exc}"
+        ) from None
+    except Exception as exc:  # the user's module raised while importing
+        raise UsageError(f"importing {name!r} failed: {one_line(exc)}") from None
+    if path is not None and not _same_file(getattr(module, "__file__", None), path):
+        # Imported before from elsewhere, or a built-in or frozen module of that name.
+        raise UsageError(
+            f"{spec}: a module named {path.stem!r} is already imported from "
+            f"{getattr(module, '__file__', None) or 'the interpreter'}; rename {path.name}"
+        )
     try:
         obj = functools.reduce(getattr, match["attr"].split("."), module)
     except AttributeError:
@@ -159,22 +172,6 @@ def _load_factory(spec: str) -> Callable[..., Any]:
     if not callable(obj):
         raise UsageError(f"{spec} is {a_type(obj)}, not a callable returning a BaseEnv")
     return obj
-
-
-def _import(module_name: str, directory: str, spec: str) -> Any:
-    # "" on sys.path is not the directory: it follows the working directory, which a worker
-    # process may not share.
-    if not any(_same_file(entry, directory) for entry in sys.path if entry):
-        sys.path.insert(0, directory)
-    try:
-        return importlib.import_module(module_name)
-    except ImportError as exc:
-        raise UsageError(
-            f"cannot import {module_name!r} (from {spec!r}, looked in the working directory "
-            f"{os.getcwd()!r} first): {exc}"
-        ) from None
-    except Exception as exc:  # the user's module raised while importing
-        raise UsageError(f"importing {module_name!r} failed: {one_line(exc)}") from None
 
 
 def _same_file(a: str | os.PathLike[str] | None, b: str | os.PathLike[str]) -> bool:
