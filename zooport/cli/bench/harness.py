@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import gc
 import importlib.metadata
 import json
@@ -163,9 +164,8 @@ class Column(NamedTuple):
         return f"{text} ({target:g} {'✓' if met else '✗'})"
 
 
-def log(line: str) -> None:
-    """A progress line on stderr (the tables go to stdout)."""
-    print(line, file=sys.stderr, flush=True)
+#: Prints a progress line on stderr (the tables go to stdout).
+log = functools.partial(print, file=sys.stderr, flush=True)
 
 
 def arguments(description: str) -> argparse.ArgumentParser:
