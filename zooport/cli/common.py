@@ -25,10 +25,9 @@ class UsageError(ZooportError):
 
 def install_hint(extra: str) -> str:
     """The pip line that installs zooport's ``extra`` (its packages: zooport is not on PyPI)."""
-    try:
+    requires: list[str] = []
+    with contextlib.suppress(importlib.metadata.PackageNotFoundError):
         requires = importlib.metadata.requires("zooport") or []
-    except importlib.metadata.PackageNotFoundError:
-        requires = []
     packages = [r.split(";")[0].strip() for r in requires if f'extra == "{extra}"' in r]
     if not packages:  # zooport imported from a checkout it was never installed from
         return f'pip install -e ".[{extra}]" (in the zooport checkout)'

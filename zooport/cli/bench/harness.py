@@ -4,6 +4,7 @@ the run length, interleaved runs so that load hits every route alike, medians) f
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import functools
 import gc
@@ -219,10 +220,9 @@ def machine_info() -> dict[str, Any]:
         "cpus": os.cpu_count(),
     }
     for package in ("numpy", "gymnasium", "stable_baselines3"):
-        try:
+        info[package] = None
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
             info[package] = importlib.metadata.version(package)
-        except importlib.metadata.PackageNotFoundError:
-            info[package] = None
     info["load_average_1min"] = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     return info
 
