@@ -264,7 +264,7 @@ def split_options(
     """(core maker, its constructor, core keywords, adapter keywords) of ``options``."""
     from zooport.envs.registry import LocalRegistryEntry, check_keywords, default_registry
 
-    if env_id is not None and factory is not None:
+    if (env_id is None) == (factory is None):
         raise ArgumentTypeError(
             "Expected exactly one of env_id= (a registry identifier) and factory=, actually: "
             f"env_id={env_id!r}, factory={factory!r}"
