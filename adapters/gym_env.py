@@ -14,7 +14,6 @@ from zooport.adapters.behavior_slots import SlotAdapter
 from zooport.adapters.core_access import render_core
 from zooport.adapters.options import GymOptions, listing_options
 from zooport.adapters.rendering import HUMAN_VIA_MAKE, check_render_mode, visual_frame
-from zooport.adapters.spaces import ObservationLayout
 from zooport.envs.arguments import check_seed
 from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import ActionError, EnvNotResetError, SpecError
@@ -41,11 +40,6 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
             ``"human"`` is served by ``gym.make``, which shows those frames in a window.
         action_space_seed: seeds ``action_space`` (for ``action_space.sample()``), as
             ML-Agents' wrapper does; the core is seeded by ``reset(seed=...)``.
-
-    Raises:
-        SpecError: the behaviour has more than one agent, or no space fits its specs.
-        ObservationError: the core's observations disagree with the spec (never broadcast).
-        UnknownBehaviorError: ``behavior_name`` is not one of the core's behaviours.
 
     Example:
         >>> from zooport.envs.builtin.basic import Basic
@@ -125,7 +119,7 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
         ):
             slots.reset(seed)
         self._fresh, self._episode_over = False, False
-        return ObservationLayout.take(slots.obs, 0), self._info()
+        return slots.obs_layout.copy(slots.obs, 0), self._info()
 
     @override
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
@@ -147,7 +141,7 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
             result = slots.advance()
             terminated, truncated = bool(result.terminated[0]), bool(result.truncated[0])
             self._episode_over = terminated or truncated
-            obs = ObservationLayout.take(result.final_obs if self._episode_over else slots.obs, 0)
+            obs = slots.obs_layout.copy(result.final_obs if self._episode_over else slots.obs, 0)
             info = self._info(group_reward=float(result.group_reward[0]))
         return obs, float(result.reward[0]), terminated, truncated, info
 
