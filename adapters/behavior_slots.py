@@ -238,7 +238,6 @@ class BehaviorSlots(AgentSlots):
         )
 
     def _locate(self, agent_ids: Any, terminal: bool = False) -> tuple[np.ndarray, bool]:
-        """The slot of each agent id and whether they ascend; unknown ids are errors."""
         agent_ids = np.asarray(agent_ids)
         batch = ((), agent_ids) if terminal else (agent_ids, ())
         if agent_ids.dtype.kind not in "iu":
@@ -266,7 +265,6 @@ class BehaviorSlots(AgentSlots):
         return _read_only(slots), ascending
 
     def _take(self, decision: DecisionSteps, terminal: TerminalSteps | None) -> SlotStep:
-        """Checks one step's batches and writes them into the slots (no terminal at reset)."""
         specs = self.core.behavior_specs
         if specs is not self._specs_seen:  # a zooport core's read-only mapping: unchanged
             new = [name for name in specs if name not in self.behaviors]
@@ -396,9 +394,8 @@ class SlotAdapter(EngineMembers):
         self._build(slots)
 
     def _step(self, actions: Any) -> tuple[SlotStep, Any, np.ndarray]:
-        """A vector front end's step: the outcome, fresh obs, and the group ids before a restart."""
-        if self.closed:
-            raise EnvClosedError(f"{type(self).__name__} was used after close()")
+        # A vector front end's step: the outcome, fresh obs, and the group ids before a restart.
+        self._check_open()
         slots = self._slots
         guard = slots.guard
         guard.enter("step")  # the guard's steps spelled out: a `with` costs three calls

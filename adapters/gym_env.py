@@ -180,7 +180,7 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
         return f"<{type(self).__name__}<{type(self.core).__name__}, {self.behavior_name!r}>>"
 
     def _batch(self, action: Any, space: spaces.Space) -> Any:
-        """One consumer action as a batch of one (the layout checks dtypes and ranges)."""
+        # One consumer action as a batch of one (the layout checks dtypes and ranges).
         if isinstance(space, spaces.Dict):  # hybrid actions; else the engine names the keys
             if isinstance(action, Mapping) and set(action) == set(space.spaces):
                 return {key: self._batch(action[key], sub) for key, sub in space.spaces.items()}
