@@ -173,10 +173,6 @@ class BehaviorSlots(AgentSlots):
             self._carrying = True
         return False
 
-    def all_decided(self) -> bool:
-        """Whether every slot has a decision (the fast path's check: no array is read)."""
-        return self._decision_slots is self._every
-
     def set_actions(self, actions: Any) -> None:
         """Sends the actions of the slots that have a decision to the core (one call)."""
         if (

@@ -121,7 +121,7 @@ class SB3VecEnv(SlotAdapter, VecEnv):
             for i, slot in enumerate(done.tolist()):
                 infos[slot] = {"terminal_observation": rows[i], "TimeLimit.truncated": cuts[i]}
         self.decided = out.decided
-        if not self._slots.all_decided():
+        if self._slots._decision_slots is not self._slots._every:  # no array read when all decide
             for slot in np.flatnonzero(~out.decided).tolist():
                 infos[slot]["decided"] = False
         return obs, out.reward, out.terminated | out.truncated, infos

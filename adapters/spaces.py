@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.vector.utils import create_empty_array
 
 from zooport.envs.base_env import (
     ActionSpec,
@@ -201,11 +202,7 @@ class ObservationLayout:
 
     def allocate(self, n: int) -> np.ndarray | dict[str, np.ndarray]:
         """A zero batch of ``n`` observations in the consumer layout."""
-        if isinstance(self.space, spaces.Dict):
-            return {
-                k: np.zeros((n, *(s.shape or ())), s.dtype) for k, s in self.space.spaces.items()
-            }
-        return np.zeros((n, *(self.space.shape or ())), self.space.dtype)
+        return create_empty_array(self.space, n)  # type: ignore[return-value]  # Box or Dict
 
     def write(
         self,
