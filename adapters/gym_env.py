@@ -125,13 +125,9 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         """Advances the core until the agent decides again (or its episode ends)."""
         self._check_open()
-        if self._fresh:
-            raise EnvNotResetError(f"{type(self).__name__}: call reset() before step()")
-        if self._episode_over:
-            raise EnvNotResetError(
-                f"{type(self).__name__}: the episode ended (terminated or truncated); call "
-                "reset() before step()"
-            )
+        if self._fresh or self._episode_over:
+            ended = "the episode ended (terminated or truncated); " if self._episode_over else ""
+            raise EnvNotResetError(f"{type(self).__name__}: {ended}call reset() before step()")
         slots = self._slots
         batch = self._batch(action, self.action_space)
         guard = slots.guard

@@ -18,13 +18,10 @@ __all__ = ["BehaviorVectorEnv", "SAME_STEP", "RENDER_MODES"]
 
 _OBJECT, _ZERO = np.dtype(object), np.float32(0)
 
-try:  # gymnasium >= 1.1
-    from gymnasium.vector import AutoresetMode
-
-    #: The value declared in ``metadata["autoreset_mode"]`` (a string on gymnasium 1.0).
-    SAME_STEP: Any = AutoresetMode.SAME_STEP
-except ImportError:  # gymnasium 1.0 has no AutoresetMode; its wrappers assume next-step
-    SAME_STEP = "SameStep"
+# gymnasium 1.0 has no AutoresetMode (its wrappers assume next-step): a string there.
+_MODES = getattr(gym.vector, "AutoresetMode", None)
+#: The value declared in ``metadata["autoreset_mode"]``.
+SAME_STEP: Any = "SameStep" if _MODES is None else _MODES.SAME_STEP
 
 
 @listing_options
