@@ -72,11 +72,9 @@ def checked_reset_arguments(seed: Any, options: Any, where: str) -> int | None:
     """``reset(seed=..., options=...)`` checked; the seed as an int. ``options`` is None or a
     mapping with str keys, unused by a BaseEnv (PettingZoo's checkers send ``{"options": 1}``)."""
     seed = check_seed(seed, where)
-    if options is None:
-        return seed
-    if not isinstance(options, Mapping):
+    if options is not None and not isinstance(options, Mapping):
         got = f"{type(options).__name__} {options!r}"
-    elif bad := [key for key in options if not isinstance(key, str)]:
+    elif bad := [key for key in options or () if not isinstance(key, str)]:
         got = f"keys {bad!r}"
     else:
         return seed

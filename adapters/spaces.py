@@ -411,6 +411,10 @@ class ActionLayout:
         masked = np.concatenate([np.asarray(m, dtype=bool) for m in core_mask], axis=1)
         return (~masked).astype(np.int8)
 
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray | dict[str, np.ndarray]:
+        """``n`` uniform random consumer actions (for tests and random rollouts)."""
+        return self.from_core(self.spec.random_action(n, rng))
+
 
 #: Slots to write: an index array, or a slice when they are the first slots in order.
 Index = slice | np.ndarray

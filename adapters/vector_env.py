@@ -108,9 +108,7 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
     def render(self) -> np.ndarray | None:  # type: ignore[override]  # one picture, not a tuple
         """The core's rgb_array picture of all its agents, or None without ``render_mode``."""
         self._check_open()
-        if self.render_mode is None:
-            return None
-        return render_core(self._slots.core)
+        return None if self.render_mode is None else render_core(self._slots.core)
 
     def _info(self, decided: np.ndarray, group_reward: np.ndarray) -> dict[str, Any]:
         slots = self._slots
