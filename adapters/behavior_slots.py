@@ -68,8 +68,7 @@ class SlotStep(NamedTuple):
 
 
 class BehaviorSlots(AgentSlots):
-    """A behaviour's agents as N slots (slot i holds the i-th smallest agent id at reset);
-    ``adapter`` names the adapter in messages."""
+    """A behaviour's agents as N slots (slot i holds the i-th smallest agent id at reset)."""
 
     def __init__(
         self,
@@ -391,7 +390,8 @@ class SlotAdapter(EngineMembers):
 
     def _step(self, actions: Any) -> tuple[SlotStep, Any, np.ndarray]:
         # A vector front end's step: the outcome, fresh obs, and the group ids before a restart.
-        self._check_open()
+        if self.closed:
+            raise EnvClosedError(f"{type(self).__name__} was used after close()")
         slots = self._slots
         guard = slots.guard
         guard.enter("step")  # the guard's steps spelled out: a `with` costs three calls

@@ -69,8 +69,7 @@ def adopt_core_with_specs(
 
 
 def checked_reset_arguments(seed: Any, options: Any, where: str) -> int | None:
-    """``reset(seed=..., options=...)`` checked; the seed as an int. ``options`` is None or a
-    mapping with str keys, unused by a BaseEnv (PettingZoo's checkers send ``{"options": 1}``)."""
+    """``reset(seed=..., options=...)`` checked (options: None or a str-keyed mapping); the seed."""
     seed = check_seed(seed, where)
     if options is not None and not isinstance(options, Mapping):
         got = f"{type(options).__name__} {options!r}"

@@ -42,8 +42,7 @@ def observation_key(spec: ObservationSpec, index: int) -> str:
 
 
 class ObservationLayout:
-    """How a behaviour's observation specs become one Gymnasium space, batch by batch
-    (zero-size observations are left out of ``specs``); ``name`` is for error messages."""
+    """How a behaviour's observation specs (less the zero-size ones) become one Gymnasium space."""
 
     def __init__(
         self,
@@ -101,8 +100,7 @@ class ObservationLayout:
         return np.array(obs, dtype=_FLOAT32, copy=True)
 
     def checked(self, steps: Any, terminal: bool = False, rows_known: bool = False) -> Any:
-        """A core batch whose observations and per-agent fields match the specs, as arrays;
-        ``rows_known``: a ``BatchedEnv`` built the per-agent fields (only obs are checked)."""
+        """A core batch checked against the specs, as arrays (``rows_known``: only obs checked)."""
         agent_id = steps.agent_id
         n = len(agent_id)
         if not n:
@@ -296,8 +294,7 @@ def _raise_discrete(
 
 
 class ActionLayout:
-    """How a behaviour's ``ActionSpec`` becomes one Gymnasium space, batch by batch
-    (``flatten_branched``: ``lookup[k]`` is the branch tuple of ``Discrete`` index ``k``)."""
+    """How a behaviour's ``ActionSpec`` becomes one Gymnasium space, batch by batch."""
 
     def __init__(self, spec: ActionSpec, *, flatten_branched: bool = False, name: str = "") -> None:
         self.spec = spec
