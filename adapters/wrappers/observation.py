@@ -286,10 +286,8 @@ class SharedVisibility(ParallelWrapper[str, Any, Any]):
             slots = core.entity_slots(behavior_of(self.env, agent))
         if slots is not None:
             space = self.env.observation_space(agent)
-            if not isinstance(slots, EntitySlots):
-                raise ArgumentTypeError(
-                    f"entity slots of {agent!r} must be EntitySlots, got {slots!r}"
-                )
+            ok = isinstance(slots, EntitySlots)
+            expect(ok, f"entity slots of {agent!r}", "EntitySlots", slots, ArgumentTypeError)
             if not isinstance(space, spaces.Box) or len(space.shape) != 1:
                 raise SpecError(
                     f"SharedVisibility: agent {agent!r} has entity slots but its observation "
