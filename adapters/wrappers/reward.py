@@ -242,8 +242,7 @@ class TerminationPolicy(ParallelWrapper[str, Any, Any]):
         if self.teams is None:  # an agent that joined and finished in this step took part
             self._join(terminations)
         finished = self._finished
-        finished.update(a for a in terminations if terminations[a])
-        finished.update(a for a in truncations if truncations[a])
+        finished.update(a for ended in (terminations, truncations) for a in ended if ended[a])
         for team, members in self._members.items():
             n_finished = len(members & finished)
             if team in self._done_teams or not n_finished:
