@@ -40,8 +40,10 @@ class ActionGrid:
         expect(ok and levels >= 2, "levels", "an int >= 2", levels)
         wanted = "odd and >= 3 for mode='disc' (the centre must be a point)"
         expect(mode != "disc" or (levels >= 3 and levels % 2 == 1), "levels", wanted, int(levels))
-        ok = isinstance(space, spaces.Box) and len(space.shape) == 1
-        expect(ok, "the action space to discretize", "a rank-1 Box", space)
+        if not isinstance(space, spaces.Box) or len(space.shape) != 1:
+            raise ArgumentError(
+                f"Expect a rank-1 Box action space to discretize, actually: {space}"
+            )
         if not (np.all(np.isfinite(space.low)) and np.all(np.isfinite(space.high))):
             raise ArgumentError(f"Expect a Box with finite bounds to discretize, actually: {space}")
         dims = space.shape[0]
