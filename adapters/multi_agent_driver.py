@@ -18,7 +18,6 @@ from zooport.adapters.core_access import (
     note_core_failure,
 )
 from zooport.adapters.options import DriverOptions, TerminationMode, finished_needed
-from zooport.envs.arguments import check_seed
 from zooport.envs.base_env import BaseEnvLike
 from zooport.envs.capabilities import has_action_masks, reset_core
 from zooport.envs.step_guard import StepGuard
@@ -33,7 +32,7 @@ from zooport.errors import (
     ZooportError,
 )
 
-__all__ = ["AgentGroup", "AgentsStep", "DriverControls", "MultiAgentDriver", "seed_action_spaces"]
+__all__ = ["AgentGroup", "AgentsStep", "DriverControls", "MultiAgentDriver"]
 
 
 class AgentsStep(NamedTuple):
@@ -427,11 +426,3 @@ class DriverControls(EngineMembers):
     def ignored_actions(self) -> int:
         """How many actions for finished agents were ignored since construction."""
         return self._driver.ignored_actions
-
-
-def seed_action_spaces(driver: MultiAgentDriver, seed: int | None) -> None:
-    """Seeds behaviour i's action space with ``seed + i``: ML-Agents' wrappers' ``seed=``."""
-    seed = check_seed(seed, f"{driver.adapter}(seed=...)")
-    if seed is not None:
-        for i, group in enumerate(driver.groups):
-            group.action_space.seed(seed + i)

@@ -9,10 +9,8 @@ import numpy as np
 from pettingzoo import AECEnv
 from typing_extensions import override
 
-from zooport.adapters.multi_agent_driver import seed_action_spaces
 from zooport.adapters.options import listing_options
-from zooport.adapters.pettingzoo_parallel import PettingZooCommon
-from zooport.envs.base_env import BaseEnvLike
+from zooport.adapters.pettingzoo_parallel import PettingZooCommon, UnitySeed
 from zooport.errors import ActionError, EnvNotResetError, UnknownAgentError
 
 __all__ = ["PettingZooAECEnv", "UnityAECEnv"]
@@ -177,12 +175,8 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         self._show()
 
 
-class UnityAECEnv(PettingZooAECEnv):
+class UnityAECEnv(UnitySeed, PettingZooAECEnv):
     """ML-Agents' ``UnityAECEnv(env, seed=None)``, seeded as ``UnityParallelEnv`` is."""
-
-    def __init__(self, env: BaseEnvLike, seed: int | None = None, **options: Any) -> None:
-        super().__init__(env, **options)
-        seed_action_spaces(self._driver, seed)
 
 
 def _fresh(observation: Any) -> Any:

@@ -20,9 +20,10 @@ from zooport.adapters.core_access import (
     checked_reset_arguments,
     render_core,
 )
-from zooport.adapters.multi_agent_driver import AgentsStep, DriverControls, seed_action_spaces
+from zooport.adapters.multi_agent_driver import AgentsStep, DriverControls
 from zooport.adapters.options import PettingZooOptions, TerminationMode, listing_options
 from zooport.adapters.rendering import Window, check_render_mode
+from zooport.envs.arguments import check_seed
 from zooport.envs.base_env import BaseEnvLike
 from zooport.errors import EnvNotResetError, ZooportError
 
@@ -203,12 +204,19 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
         return result
 
 
-class UnityParallelEnv(PettingZooParallelEnv):
-    """ML-Agents' ``UnityParallelEnv(env, seed=None)``: ``seed`` seeds the action spaces only."""
+class UnitySeed(PettingZooCommon):
+    """ML-Agents' ``(env, seed=None)``: behaviour i's action space is seeded with ``seed + i``."""
 
     def __init__(self, env: BaseEnvLike, seed: int | None = None, **options: Any) -> None:
+        seed = check_seed(seed, f"{type(self).__name__}(seed=...)")
         super().__init__(env, **options)
-        seed_action_spaces(self._driver, seed)
+        if seed is not None:
+            for i, group in enumerate(self._driver.groups):
+                group.action_space.seed(seed + i)
+
+
+class UnityParallelEnv(UnitySeed, PettingZooParallelEnv):
+    """ML-Agents' ``UnityParallelEnv(env, seed=None)``: ``seed`` seeds the action spaces only."""
 
 
 def flat_observations(group: AgentGroup, count: int) -> np.ndarray:
