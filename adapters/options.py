@@ -1,7 +1,5 @@
 """The adapters' options as frozen dataclasses, which the front ends hand to their engines, and
-the rule of ``termination_mode=``: an episode ends once enough of its ``n`` agents finished (ended
-at least once): ``any`` 1, ``majority`` ``n // 2 + 1``, ``all`` ``n``, a fraction ``f`` in (0, 1]
-``ceil(f * n)`` (>= 1)."""
+the rule of ``termination_mode=``."""
 
 from __future__ import annotations
 
@@ -36,11 +34,11 @@ class TerminationMode(str, enum.Enum):
 
 
 def finished_needed(mode: TerminationMode | str | float, n_agents: int) -> int:
-    """How many of ``n_agents`` must have finished for ``mode`` to end the episode."""
+    """How many of ``n_agents`` must have finished (ended at least once) to end the episode:
+    ``any`` 1, ``majority`` ``n // 2 + 1``, ``all`` ``n``, a fraction ``f`` ``ceil(f * n)``."""
     needed = None
     # A float or numpy float (numbers.Real but not Integral): not an int, not a bool.
-    real = not isinstance(mode, str) and isinstance(mode, numbers.Real)
-    fraction = real and not isinstance(mode, numbers.Integral)
+    fraction = isinstance(mode, numbers.Real) and not isinstance(mode, numbers.Integral)
     if isinstance(mode, str):
         named = {"any": 1, "majority": n_agents // 2 + 1, "all": n_agents}
         needed = named.get(mode.strip().lower())

@@ -106,14 +106,14 @@ class PettingZooCommon(DriverControls):
         """The space of :meth:`state` (the core's, else the observation spaces' bounds)."""
         if self._state_space is not None:
             return self._state_space
-        driver = self._driver
-        if self._global_state() is not None:
+        driver, global_state = self._driver, getattr(self.core, "global_state", None)
+        if callable(global_state):
             space = getattr(self.core, "global_state_space", None)
             if not isinstance(space, spaces.Box):
                 shape = getattr(self.core, "global_state_shape", None)
                 if shape is None:
                     driver.discover()
-                    shape = np.shape(self._global_state()())
+                    shape = np.shape(global_state())
                 space = spaces.Box(-np.inf, np.inf, tuple(int(d) for d in shape), np.float32)
         else:
             driver.discover()
@@ -131,15 +131,11 @@ class PettingZooCommon(DriverControls):
         driver.check_open()
         if driver.first_counts is None:
             raise EnvNotResetError(f"{type(self).__name__}: call reset() before state()")
-        global_state = self._global_state()
-        if global_state is not None:
+        global_state = getattr(self.core, "global_state", None)
+        if callable(global_state):
             return np.array(global_state(), dtype=self.state_space.dtype, copy=True)
         pairs = zip(driver.groups, driver.first_counts, strict=True)
         return np.concatenate([flat_observations(g, count).reshape(-1) for g, count in pairs])
-
-    def _global_state(self) -> Any:
-        method = getattr(self.core, "global_state", None)
-        return method if callable(method) else None
 
     def _show(self) -> None:
         if self._window is not None:
