@@ -165,7 +165,7 @@ class MultiAgentDriver:
         """Applies one action per live agent and steps the core until a live agent reports."""
         self.check_running()
         with self.guard.call("step"):
-            live, stale = self._agents, 0
+            live, possible, stale = self._agents, self.possible_agents, 0
             # When every live agent decides, a dict of the right size whose lookups all succeed
             # (in gather) has exactly the live agents as keys: no set comparison is needed.
             deciding = sum(len(g.dec_names) for g in self.groups)
@@ -191,7 +191,7 @@ class MultiAgentDriver:
                         raise g.diagnose(g.dec_names, values, error) from None
             # Every action was accepted; from here on an exception loses the step's outputs.
             self.guard.committed = True
-            everyone = len(live) == len(self.possible_agents)  # nobody has finished
+            everyone = len(live) == len(possible)  # nobody has finished
             for g in groups:
                 g.begin_step()
             for _ in range(MAX_IDLE_STEPS):
@@ -217,39 +217,36 @@ class MultiAgentDriver:
                 )
             self.cycles += 1
             self.ignored_actions += stale
-            return self._finish_step()
-
-    def _finish_step(self) -> AgentsStep:
-        groups, live, possible = self.groups, self._agents, self.possible_agents
-        finished: list[str] = []
-        new: list[str] = []
-        for g in groups:  # a loop, not comprehensions: each is a call in Python 3.11
-            finished += g.finished_names
-            new += g.new_names
-        # Agents leave only by finishing; while none has, no mode ends the episode.
-        n_finished = len(possible) - len(live) + len(finished)
-        over = (
-            len(live) + len(new) == len(finished)
-            or (
-                n_finished > 0
-                and n_finished >= finished_needed(self.termination_mode, len(possible) + len(new))
+            finished: list[str] = []
+            new: list[str] = []
+            for g in groups:  # a loop, not comprehensions: each is a call in Python 3.11
+                finished += g.finished_names
+                new += g.new_names
+            # Agents leave only by finishing; while none has, no mode ends the episode.
+            n_finished = len(possible) - len(live) + len(finished)
+            over = (
+                len(live) + len(new) == len(finished)
+                or (
+                    n_finished > 0
+                    and n_finished
+                    >= finished_needed(self.termination_mode, len(possible) + len(new))
+                )
+                or (self.max_cycles is not None and self.cycles >= self.max_cycles)
             )
-            or (self.max_cycles is not None and self.cycles >= self.max_cycles)
-        )
-        if over:
-            new = []
-            for g in groups:
-                finished += g.end_episode()
-        elif new:
-            for g in groups:
-                possible.extend(g.new_names)
-                self.agent_groups.update(dict.fromkeys(g.new_names, g))
-        self.episode_over, self.finished, self.new_agents = over, finished, new
-        step = self._outputs(live + new if new else live, bool(finished))
-        if finished or new:
-            gone = set(finished)
-            self._agents = [a for a in live if a not in gone] + new
-        return step
+            if over:
+                new = []
+                for g in groups:
+                    finished += g.end_episode()
+            elif new:
+                for g in groups:
+                    possible.extend(g.new_names)
+                    self.agent_groups.update(dict.fromkeys(g.new_names, g))
+            self.episode_over, self.finished, self.new_agents = over, finished, new
+            step = self._outputs(live + new if new else live, bool(finished))
+            if finished or new:
+                gone = set(finished)
+                self._agents = [a for a in live if a not in gone] + new
+            return step
 
     def _outputs(self, keys: list[str], finished: bool) -> AgentsStep:
         # The reporting agents' dicts in ``agents``' order: copies of one dict, then updated.

@@ -134,22 +134,7 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         self._turn = turn = turn + 1
         if turn < len(cycle):
             self.agent_selection = cycle[turn]
-        else:
-            self._step_core()
-
-    @override
-    def close(self) -> None:
-        """Closes the core; later ``step``, ``last`` and ``observe`` raise ``EnvClosedError``."""
-        self._clear()  # the per-turn paths check for closing only where they fail
-        super().close()
-
-    def _select_first(self) -> None:
-        if self._dead:
-            self.agent_selection = self._dead[0]
-        elif self._cycle:
-            self.agent_selection = self._cycle[0]
-
-    def _step_core(self) -> None:
+            return
         driver = self._driver
         try:
             step = driver.step(self._pending)
@@ -173,6 +158,18 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         self._dead = list(driver.finished)
         self._select_first()
         self._show()
+
+    @override
+    def close(self) -> None:
+        """Closes the core; later ``step``, ``last`` and ``observe`` raise ``EnvClosedError``."""
+        self._clear()  # the per-turn paths check for closing only where they fail
+        super().close()
+
+    def _select_first(self) -> None:
+        if self._dead:
+            self.agent_selection = self._dead[0]
+        elif self._cycle:
+            self.agent_selection = self._cycle[0]
 
 
 class UnityAECEnv(UnitySeed, PettingZooAECEnv):
