@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
-import functools
 import gc
 import importlib.metadata
 import json
@@ -166,7 +165,9 @@ class Column(NamedTuple):
 
 
 #: Prints a progress line on stderr (the tables go to stdout).
-log = functools.partial(print, file=sys.stderr, flush=True)
+def log(line: str) -> None:
+    """A progress line on stderr (the tables go to stdout), read when called (capture swaps it)."""
+    print(line, file=sys.stderr, flush=True)
 
 
 def arguments(description: str) -> argparse.ArgumentParser:
