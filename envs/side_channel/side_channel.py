@@ -109,10 +109,8 @@ def key_message(where: str, key: str, layout: str, *values: Any) -> OutgoingMess
     encode_ascii(key, f"{where} key")
     msg = OutgoingMessage()
     msg.write_string(key)
-    writers: dict[str, Callable[[Any], None]]
-    writers = {"f": msg.write_float32, "i": msg.write_int32, "l": msg.write_float32_list}
     for kind, value in zip(layout, values, strict=True):
-        writers[kind](check_float32(value, f"{where} value") if kind == "f" else value)
+        _WRITERS[kind](msg, check_float32(value, f"{where} value") if kind == "f" else value)
     return msg
 
 
@@ -246,6 +244,14 @@ class OutgoingMessage:
                 stacklevel=2,
             )
         self._buffer = bytearray(data)
+
+
+#: key_message's writer per layout letter (one table, not one per call).
+_WRITERS: dict[str, Callable[[OutgoingMessage, Any], None]] = {
+    "f": OutgoingMessage.write_float32,
+    "i": OutgoingMessage.write_int32,
+    "l": OutgoingMessage.write_float32_list,
+}
 
 
 class SideChannel(ABC):
