@@ -161,11 +161,10 @@ def _guarded(method: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(method)
     def guarded(self: Any, *args: Any, **kwargs: Any) -> Any:
-        guard, running = self.step_guard, self.step_guard.layer
+        guard, running, beneath = self.step_guard, self.step_guard.layer, self._beneath
         nested = running is not None and (
             running.env is self or (running is self and getattr(type(self), call) is not guarded)
         )
-        beneath = getattr(self._beneath, "step_guard", None)
         before = -1 if beneath is None else beneath.completed
         if not nested:
             guard.owner = type(self).__name__
@@ -190,6 +189,8 @@ class ParallelWrapper(ParallelEnv[AgentID, ObsType, ActionType]):
     possible_agents = property(lambda self: self.env.possible_agents)
     state_space = property(lambda self: self.env.state_space)
     unwrapped = property(lambda self: self.env.unwrapped)
+    observation_spaces = property(lambda s: {a: s.observation_space(a) for a in s.possible_agents})
+    action_spaces = property(lambda s: {a: s.action_space(a) for a in s.possible_agents})
     #: Its forms that ``apply_wrappers`` puts over a ``gymnasium.Env`` and a ``VectorEnv``.
     forms: ClassVar[dict[str, type]] = {}
 
@@ -205,8 +206,8 @@ class ParallelWrapper(ParallelEnv[AgentID, ObsType, ActionType]):
         # Stacked wrappers of one class draw different streams from one seed.
         self._seed_key = (zlib.crc32(type(self).__qualname__.encode()), sum(1 for _ in _chain(env)))
         self.step_guard: StepGuard = StepGuard(type(self).__name__)
-        self._beneath: Any = env
-        if isinstance(env, ParallelWrapper):  # one guard for the chain, and the env beneath it
+        self._beneath: StepGuard | None = getattr(env, "step_guard", None)
+        if isinstance(env, ParallelWrapper):  # one guard for the chain, and the one beneath it
             self.step_guard, self._beneath = env.step_guard, env._beneath
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -220,14 +221,6 @@ class ParallelWrapper(ParallelEnv[AgentID, ObsType, ActionType]):
 
     def action_space(self, agent: AgentID) -> spaces.Space:
         return self.env.action_space(agent)
-
-    @property
-    def observation_spaces(self) -> dict[AgentID, spaces.Space]:
-        return {a: self.observation_space(a) for a in self.possible_agents}
-
-    @property
-    def action_spaces(self) -> dict[AgentID, spaces.Space]:
-        return {a: self.action_space(a) for a in self.possible_agents}
 
     def map_step(self, observations: PerAgent, infos: Infos, actions: dict) -> ResetReturn:
         """The observations and infos after ``actions`` (``{}`` at reset), changed by a subclass."""

@@ -24,7 +24,7 @@ from zooport.errors import (
     ZooportError,
 )
 
-from .base import AgentSelector, ParallelWrapper, ResetReturn, StepReturn
+from .base import AgentSelector, ParallelWrapper, ResetReturn, StepReturn, expect
 
 #: A policy: a callable observation -> action, or ``"random"`` (a :class:`RandomPolicy`).
 Policy = Callable[[Any], Any] | str
@@ -96,9 +96,8 @@ class FoldAgents(ParallelWrapper[str, Any, Any]):
                 f"str {agents!r}; for a behaviour or name prefix pass behavior={agents!r}"
             )
         policy = RandomPolicy() if isinstance(policy, str) and policy == "random" else policy
-        if not callable(policy):
-            wanted = "a callable observation -> action or 'random'"
-            raise ArgumentTypeError(f"Expect policy to be {wanted}, actually: {policy!r}")
+        wanted = "a callable observation -> action or 'random'"
+        expect(callable(policy), "policy", wanted, policy, ArgumentTypeError)
         self.policy = policy
         self.folded = AgentSelector(env, agents if behavior is None else behavior, "agents")
         self._clones: dict[str, Callable[[Any], Any]] = {}
