@@ -87,7 +87,6 @@ class DiscretizeActions(ParallelWrapper[str, Any, Any]):
         super().__init__(env)
         check_once(self, env)
         self.levels, self.mode = levels, mode
-        self._explicit = agents is not None
         self.select = AgentSelector(env, agents)
         self._by_space: dict[int, ActionGrid] = {}  # a grid holds its space: ids stay unique
         self._grids: dict[str, ActionGrid | None] = {}
@@ -100,7 +99,7 @@ class DiscretizeActions(ParallelWrapper[str, Any, Any]):
     def _grid(self, agent: str) -> ActionGrid | None:
         if agent not in self._grids:
             space, selected = self.env.action_space(agent), self.select(agent)
-            if selected and self._explicit and not isinstance(space, spaces.Box):
+            if selected and self.select.spec is not None and not isinstance(space, spaces.Box):
                 raise ArgumentError(
                     f"DiscretizeActions: agent {agent!r} was selected but its action space "
                     f"is {space}, not a Box"
