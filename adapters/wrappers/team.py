@@ -24,7 +24,7 @@ from zooport.errors import (
     ZooportError,
 )
 
-from .base import AgentSelector, ParallelWrapper, ResetReturn, StepReturn, expect
+from .base import AgentSelector, ParallelWrapper, ResetReturn, StepReturn
 
 #: A policy: a callable observation -> action, or ``"random"`` (a :class:`RandomPolicy`).
 Policy = Callable[[Any], Any] | str
@@ -96,8 +96,9 @@ class FoldAgents(ParallelWrapper[str, Any, Any]):
                 f"str {agents!r}; for a behaviour or name prefix pass behavior={agents!r}"
             )
         policy = RandomPolicy() if isinstance(policy, str) and policy == "random" else policy
-        wanted = "a callable observation -> action or 'random'"
-        expect(callable(policy), "policy", wanted, policy, ArgumentTypeError)
+        if not callable(policy):
+            wanted = "a callable observation -> action or 'random'"
+            raise ArgumentTypeError(f"Expect policy to be {wanted}, actually: {policy!r}")
         self.policy = policy
         self.folded = AgentSelector(env, agents if behavior is None else behavior, "agents")
         self._clones: dict[str, Callable[[Any], Any]] = {}
