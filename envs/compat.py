@@ -7,7 +7,7 @@ import sys
 import warnings
 from collections.abc import Callable, Mapping
 from types import SimpleNamespace
-from typing import Any, ClassVar, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -247,8 +247,7 @@ def as_base_env(obj: Any, *, warn: bool = False) -> BaseEnv:
     :class:`LegacyApiWarning`); not BaseEnv-like: ``ArgumentTypeError``; bad spec: ``SpecError``."""
     if not is_legacy_env(obj):
         return obj
-    wrapper_type = _SeedableLegacyBaseEnv if getattr(obj, "seedable", False) else LegacyBaseEnv
-    env = wrapper_type(obj)
+    env = LegacyBaseEnv(obj)
     if warn and env.unmapped:
         warnings.warn(
             f"{type(obj).__name__} has an older ML-Agents API; what zooport had to invent: "
@@ -262,11 +261,10 @@ def as_base_env(obj: Any, *, warn: bool = False) -> BaseEnv:
 class LegacyBaseEnv(BaseEnv):
     """The current ``BaseEnv`` API over ``legacy_env``, written against an older one."""
 
-    seedable: ClassVar[bool] = False
-
     def __init__(self, env: Any) -> None:
         is_legacy_env(env)  # refuses what is not BaseEnv-like
         self.legacy_env = env
+        self.seedable = bool(getattr(env, "seedable", False))  # as the wrapped env
         self._behaviors: dict[BehaviorName, _Behavior] = {}
         self._mapping = BehaviorMapping({})
         self._steps: dict[BehaviorName, tuple[Any, Any, DecisionSteps, TerminalSteps]] = {}
@@ -370,7 +368,3 @@ class LegacyBaseEnv(BaseEnv):
 
     def __repr__(self) -> str:
         return f"LegacyBaseEnv({self.legacy_env!r})"
-
-
-class _SeedableLegacyBaseEnv(LegacyBaseEnv):  # over an env whose reset takes seed
-    seedable: ClassVar[bool] = True

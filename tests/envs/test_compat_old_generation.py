@@ -320,7 +320,7 @@ def test_close_seed_and_side_channels_are_forwarded():
 
     old = Seedable()
     env = as_base_env(old)
-    assert type(env).seedable is True
+    assert env.seedable is True
     env.reset(seed=5)
     assert old.seed == 5
 
