@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar
 
@@ -128,51 +129,33 @@ COLUMN_DTYPES = {
 }  # fmt: skip
 
 
+@dataclasses.dataclass(repr=False, eq=False)
 class DecisionSteps(_StepsBase[DecisionStep]):
     """The agents of one behaviour that request a decision: ``obs`` holds one (n_agents, *shape)
     array per observation spec, ``action_mask`` one (n_agents, branch_size) bool array per
     branch (True = NOT available); ``group_id`` 0 is no group."""
 
     _step = DecisionStep
-
-    def __init__(
-        self,
-        obs: list[np.ndarray],
-        reward: np.ndarray,
-        agent_id: np.ndarray,
-        action_mask: list[np.ndarray] | None,
-        group_id: np.ndarray,
-        group_reward: np.ndarray,
-    ) -> None:
-        self.obs = obs
-        self.reward = reward
-        self.agent_id = agent_id
-        self.action_mask = action_mask
-        self.group_id = group_id
-        self.group_reward = group_reward
+    obs: list[np.ndarray]
+    reward: np.ndarray
+    agent_id: np.ndarray
+    action_mask: list[np.ndarray] | None
+    group_id: np.ndarray
+    group_reward: np.ndarray
 
 
+@dataclasses.dataclass(repr=False, eq=False)
 class TerminalSteps(_StepsBase[TerminalStep]):
     """The batch of agents whose episode ended: :class:`DecisionSteps`' fields without
     ``action_mask``, plus ``interrupted`` (bool, True when truncated)."""
 
     _step = TerminalStep
-
-    def __init__(
-        self,
-        obs: list[np.ndarray],
-        reward: np.ndarray,
-        interrupted: np.ndarray,
-        agent_id: np.ndarray,
-        group_id: np.ndarray,
-        group_reward: np.ndarray,
-    ) -> None:
-        self.obs = obs
-        self.reward = reward
-        self.interrupted = interrupted
-        self.agent_id = agent_id
-        self.group_id = group_id
-        self.group_reward = group_reward
+    obs: list[np.ndarray]
+    reward: np.ndarray
+    interrupted: np.ndarray
+    agent_id: np.ndarray
+    group_id: np.ndarray
+    group_reward: np.ndarray
 
 
 def decision_row(behavior: str, decision: DecisionSteps, agent_id: Any) -> int:
