@@ -156,7 +156,7 @@ def make_vector_env(
     _, target, _, _ = split_options(env_id, factory, {}, ())
     declaration = getattr(target, "declaration", None) if env_id is not None else None
     if agent_count_kwarg is None and isinstance(declaration, EnvDeclaration):
-        agent_count_kwarg = declaration.agent_count_keyword(behavior_name)
+        agent_count_kwarg = declaration.agent_counts.get(behavior_name or "")
     agent_count_kwarg = "n_agents" if agent_count_kwarg is None else agent_count_kwarg
     options = {**kwargs, agent_count_kwarg: int(num_envs)}
     accepted = keyword_parameters(target)

@@ -464,10 +464,6 @@ class EnvDeclaration:
         base, _, version = self.pettingzoo_name.rpartition("_v")
         return f"zooport/{base}-v{version}"
 
-    def agent_count_keyword(self, behavior: str | None) -> str:
-        """The constructor keyword that sets ``behavior``'s agent count (``n_agents``)."""
-        return self.agent_counts.get(behavior or "", "n_agents")
-
 
 class DeclaredEnvClass(Protocol):
     """A built-in environment's class as the registration code reads it (a static type)."""
