@@ -83,13 +83,11 @@ class Tag(BatchedEnv):
         #: Simulation state, one row per slot (exposed for inspection and tests).
         self.runner_pos, self.runner_vel = np.zeros((2, self.runner_capacity, 2), np.float32)
         self.tagger_pos, self.tagger_vel = np.zeros((2, n_taggers, 2), np.float32)
-        self._taggers_placed = False  # in this episode
         # Per behaviour: its positions, velocities, acceleration and its opponents' behaviour.
         self._bodies = {
             _RUNNER: (self.runner_pos, self.runner_vel, self.runner_accel, _TAGGER),
             _TAGGER: (self.tagger_pos, self.tagger_vel, self.tagger_accel, _RUNNER),
         }
-        self._t = 0
 
     @property
     def global_state_shape(self) -> tuple[int]:
@@ -105,7 +103,7 @@ class Tag(BatchedEnv):
 
     def _on_reset(self) -> None:
         self._t = 0
-        self._taggers_placed = False
+        self._taggers_placed = False  # in this episode
 
     def _reset_agents(self, behavior: str, slots: np.ndarray) -> None:
         pos, vel, _, opponent = self._bodies[behavior]
