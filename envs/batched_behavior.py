@@ -41,9 +41,7 @@ class BehaviorState:
         capacity, spec = self.capacity, self.spec
         self.ids = np.full(capacity, -1, dtype=np.int32)
         self.active = np.zeros(capacity, dtype=bool)
-        self.group_id = np.zeros(capacity, dtype=np.int32)
-        if group is not None:
-            self.group_id[:] = group
+        self.group_id = np.full(capacity, 0 if group is None else group, dtype=np.int32)
         self.continuous = np.zeros((capacity, spec.action_spec.continuous_size), np.float32)
         self.discrete = np.zeros((capacity, spec.action_spec.discrete_size), np.int32)
         self.pending_reward = np.zeros(capacity, dtype=np.float32)
