@@ -92,7 +92,6 @@ _NEWER_FIELDS: dict[str, tuple[Callable[[Any], Any], str]] = {
     # DecisionSteps/TerminalSteps: 0.16 says max_step for interrupted; no groups until 0.25.
     "interrupted": (lambda steps: getattr(steps, "max_step", None), ""),
     "group_id": (lambda steps: None, "group_id and group_reward (zeros where the steps have none)"),
-    "group_reward": (lambda steps: None, ""),
 }
 
 
@@ -172,8 +171,7 @@ def _convert_behavior(name: str, old: Any) -> _Behavior:
 
 def _steps_have_groups(legacy_spec: Any) -> bool | None:
     """Whether the DecisionSteps beside the spec's class take ``group_id`` (None: unknown)."""
-    module = sys.modules.get(type(legacy_spec).__module__)
-    steps_class = getattr(module, "DecisionSteps", None)
+    steps_class = getattr(sys.modules.get(type(legacy_spec).__module__), "DecisionSteps", None)
     if steps_class is None or steps_class is DecisionSteps:
         return None
     parameters = signature_parameters(steps_class)
