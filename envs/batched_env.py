@@ -399,8 +399,7 @@ class BatchedEnv(BaseEnv):
             terminal = TerminalSteps(
                 list(e.obs), e.reward, e.interrupted, e.agent_id, e.group_id, e.group_reward
             )
-        decision = DecisionSteps(obs, reward, agent_id, mask, group_id, group_reward)
-        b.steps = (decision, terminal)
+        b.steps = (DecisionSteps(obs, reward, agent_id, mask, group_id, group_reward), terminal)
 
     def _behavior(self, name: BehaviorName) -> BehaviorState:
         return look_up(self._behaviors, name, UnknownBehaviorError, lambda: (
