@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any, ClassVar
@@ -195,9 +195,14 @@ class ConformanceError(ZooportError, AssertionError):
         self.report = report
 
 
-def close_quietly(env: Any) -> None:
-    with contextlib.suppress(Exception):
-        env.close()
+@contextlib.contextmanager
+def closing(env: Any) -> Iterator[Any]:
+    """``env``, closed when the block ends; a ``close()`` that raises is ignored."""
+    try:
+        yield env
+    finally:
+        with contextlib.suppress(Exception):
+            env.close()
 
 
 def _verdict(state: Behavior, check: str, steps: int) -> tuple[CheckStatus, str]:
@@ -269,14 +274,11 @@ def _determinism(
     runs = [first] if make_env is None else []
     while len(runs) < 2:
         try:
-            core = env if make_env is None else make_env()
+            core = contextlib.nullcontext(env) if make_env is None else closing(make_env())
         except Exception as error:
             return None, CheckStatus.FAILED, f"determinism: make_env() raised {one_line(error)}"
-        try:
-            runs.append(Run(core, first.steps, first.seed))
-        finally:
-            if core is not env:
-                close_quietly(core)
+        with core as made:
+            runs.append(Run(made, first.steps, first.seed))
         if not runs[-1].completed:  # only an env failure stops a run
             failed = f"run {len(runs)} did not complete: {[*runs[-1].env_failures.values()]}"
             return None, CheckStatus.FAILED, f"determinism: {failed}"

@@ -26,7 +26,7 @@ from zooport.envs.checker import (
     CheckStatus,
     SuiteReport,
     check_base_env,
-    close_quietly,
+    closing,
     explain_warning,
     one_line,
 )
@@ -92,12 +92,9 @@ class SingleAgentPlan:
 
 def agent_counts(factory: Callable[..., Any], seed: int = 0, **kwargs: Any) -> dict[str, int]:
     """The number of agents with a decision after a reset, per behaviour."""
-    core = factory(**kwargs)
-    try:
+    with closing(factory(**kwargs)) as core:
         reset_core(core, seed)
         return {name: len(core.get_steps(name)[0]) for name in core.behavior_specs}
-    finally:
-        close_quietly(core)
 
 
 def single_agent_plan(
@@ -224,24 +221,18 @@ def run_checkers(
 
 
 def _construct(factory: Callable[..., Any]) -> str | None:
-    core = factory()
-    try:
+    with closing(factory()) as core:
         missing = [m for m in BASE_ENV_MEMBERS if not hasattr(core, m)]
-    finally:
-        close_quietly(core)
     got = f"got an object of type {type(core).__name__} without {missing}"
     return f"expected the factory to return a BaseEnv, {got}" if missing else None
 
 
 def _base_env(suite: _Suite, checker: str) -> None:
     def check() -> tuple[str | None, str]:
-        core = suite.factory()
-        try:
+        with closing(suite.factory()) as core:
             report = check_base_env(
                 core, steps=suite.steps, seed=suite.seed, make_env=suite.factory, strict=False
             )
-        finally:
-            close_quietly(core)
         failures = report.failures
         more = f" (+{len(failures) - 1} more failed checks)" if len(failures) > 1 else ""
         message = " ".join(f"{failures[0].message}{more}".split()) if failures else None
@@ -282,10 +273,10 @@ def _check_env(checker: str, suite: _Suite, kwargs: dict, behavior: str) -> None
     from zooport.adapters.registration import _adapt
 
     env = _adapt(GymEnv, suite.factory(**kwargs), behavior)
-    try:
-        if checker == "gym" and "rgb_array" in env.metadata.get("render_modes", []):
-            env.close()  # Gymnasium's check renders: made again, rendering
-            env = _adapt(GymEnv, suite.factory(**kwargs), behavior, render_mode="rgb_array")
+    if checker == "gym" and "rgb_array" in env.metadata.get("render_modes", []):
+        env.close()  # Gymnasium's check renders: made again, rendering
+        env = _adapt(GymEnv, suite.factory(**kwargs), behavior, render_mode="rgb_array")
+    with closing(env):
         env.action_space.seed(suite.seed)
         if checker == "gym":
             from gymnasium.utils.env_checker import check_env
@@ -295,32 +286,28 @@ def _check_env(checker: str, suite: _Suite, kwargs: dict, behavior: str) -> None
             from stable_baselines3.common.env_checker import check_env as sb3_check
 
             sb3_check(env, warn=True)
-    finally:
-        close_quietly(env)
 
 
 def _pettingzoo(suite: _Suite, checker: str) -> None:
     from pettingzoo import test as pz
 
-    from zooport.adapters.pettingzoo_aec import PettingZooAECEnv
-    from zooport.adapters.pettingzoo_parallel import PettingZooParallelEnv
+    from zooport.adapters import PettingZooAECEnv, PettingZooParallelEnv
     from zooport.adapters.registration import _adapt
 
-    made: list[Any] = []
+    made = contextlib.ExitStack()  # every env made, closed when the checker ends
 
     def make(kind: type, render_mode: str | None = None, **options: Any) -> Any:
         # render_test makes a "human" env only to read its render_modes; the adapters refuse it.
         mode = None if render_mode == "human" else render_mode
         env = _adapt(kind, suite.factory(), render_mode=mode, **options)
-        made.append(env)
+        made.enter_context(closing(env))
         for space in {id(s): s for s in map(env.action_space, env.possible_agents)}.values():
             space.seed(suite.seed)  # one per behaviour: seeded once, so samples repeat
         return env
 
     def render() -> None:  # only where the adapters render pictures
-        env = parallel()
-        modes = env.metadata.get("render_modes") or []
-        close_quietly(env)  # before render_test: a core may allow one instance only
+        with closing(parallel()) as env:  # before render_test: a core may allow one instance only
+            modes = env.metadata.get("render_modes") or []
         if "rgb_array" not in modes:
             raise _Skipped("the environment does not render rgb_array pictures")
         pz.render_test(aec)
@@ -342,8 +329,5 @@ def _pettingzoo(suite: _Suite, checker: str) -> None:
         "render": render,
         "state": lambda: pz.state_test(aec(), parallel()),
     }
-    try:
+    with made:
         suite.run(checker, tests[checker])
-    finally:
-        for env in made:  # one at a time: a later failure still closes the first
-            close_quietly(env)
