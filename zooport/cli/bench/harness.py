@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 
 __all__ = [
     "Route", "RouteUnavailable", "Measurement", "Budget", "Column", "measure_case", "over", "rates",
-    "machine_info", "rate_text", "log", "arguments", "finish",
+    "machine_info", "rate_text", "log", "arguments", "run",
 ]  # fmt: skip
 
 
@@ -164,7 +164,6 @@ class Column(NamedTuple):
         return f"{text} ({target:g} {'✓' if met else '✗'})"
 
 
-#: Prints a progress line on stderr (the tables go to stdout).
 def log(line: str) -> None:
     """A progress line on stderr (the tables go to stdout), read when called (capture swaps it)."""
     print(line, file=sys.stderr, flush=True)
@@ -179,25 +178,41 @@ def arguments(description: str) -> argparse.ArgumentParser:
     return parser
 
 
-def finish(
-    machine: dict[str, Any],
-    path: str | None,
-    began: float,
-    results: list[Measurement],
+def run(
+    args: argparse.Namespace,
     budget: Budget,
+    cases: Sequence[tuple[str, int, Sequence[tuple[str, Callable[[], Route]]]]],
+    report: Callable[[list[Measurement]], tuple[str, dict[str, Any]]],
+    announce: str = "",
     clock: str = "wall",
     prefix: str = "",
     where: str = "",
-    **payload: Any,
-) -> None:
-    """Writes the run as JSON to ``path`` (if given); prints the closing line."""
+) -> int:
+    """Measures each ``(env, n, builders)`` case, prints ``report``'s tables and the closing line,
+    and writes the run, with ``report``'s values first, as JSON to ``--json`` (if given)."""
+    machine, began = machine_info(), time.perf_counter()
+    if announce:
+        total = sum(len(builders) for *_, builders in cases)
+        seconds = total * (budget.warmup_seconds + budget.runs * budget.seconds_per_run)
+        log(
+            f"{announce}: {total} case{'' if total == 1 else 's'} (env x agents x route), at "
+            f"least {seconds:.0f} s of measuring plus building each case's cores; the table "
+            f"comes at the end. On {machine['processor']} ({machine['cpus']} CPUs), Python "
+            f"{machine['python']}, numpy {machine['numpy']}, gymnasium {machine['gymnasium']}"
+        )
+    timer = time.process_time if clock == "cpu" else time.perf_counter
+    results = [
+        m for env, n, builders in cases for m in measure_case(env, n, builders, budget, log, timer)
+    ]
+    text, payload = report(results)
+    print(text)
     start = machine["load_average_1min"]
     end = machine["load_average_1min_end"] = machine_info()["load_average_1min"]
     elapsed = time.perf_counter() - began
-    if path:
+    if args.json:
         payload.update(clock=clock, budget=dataclasses.asdict(budget), elapsed_seconds=elapsed)
         payload["results"] = [vars(m) for m in results]
-        with open(path, "w", encoding="utf-8") as stream:
+        with open(args.json, "w", encoding="utf-8") as stream:
             json.dump({"machine": machine, **payload}, stream, indent=2)
     load = "" if start is None or end is None else f"; 1-min load {start:.1f} -> {end:.1f}"
     print(
@@ -205,6 +220,7 @@ def finish(
         f"{elapsed:.0f} s{where} on {machine['processor']}, {machine['cpus']} CPUs, "
         f"Python {machine['python']}{load}"
     )
+    return 0
 
 
 def machine_info() -> dict[str, Any]:

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import functools
 import sys
-import time
 
 from zooport.cli.bench import harness
-from zooport.cli.bench.harness import Budget, Column, Measurement, measure_case, over, rate_text
+from zooport.cli.bench.harness import Budget, Column, Measurement, over, rate_text
 from zooport.cli.bench.routes import EnvCase, costly, endless, route_builders
 from zooport.cli.common import markdown_table
 
@@ -114,16 +113,10 @@ def main(argv: list[str] | None = None) -> int:
     if k >= 2:
         cases.append((EnvCase("slow core", "Costly", costly, SLOW, workers=k), counts[:1]))
     cases.append((EnvCase("overhead", "Trivial", endless, ("Trivial", *OVERHEAD)), [64]))
-    machine, began = harness.machine_info(), time.perf_counter()
-    results = [
-        m
-        for case, ns in cases
-        for n in ns
-        for m in measure_case(case.name, n, route_builders(case, n), budget, harness.log)
-    ]
-    print(report(results, k))
-    harness.finish(machine, args.json, began, results, budget, prefix=f"K={k}; ", workers=k)
-    return 0
+    built = [(case.name, n, route_builders(case, n)) for case, ns in cases for n in ns]
+    return harness.run(
+        args, budget, built, lambda r: (report(r, k), {"workers": k}), prefix=f"K={k}; "
+    )
 
 
 if __name__ == "__main__":

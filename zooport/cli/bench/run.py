@@ -4,12 +4,11 @@ in one process, as agent-steps/s, ratios and costs against targets (``benchmarks
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Collection, Sequence
 from typing import Any
 
 from zooport.cli.bench import harness, routes
-from zooport.cli.bench.harness import Budget, Column, Measurement, measure_case, over, rate_text
+from zooport.cli.bench.harness import Budget, Column, Measurement, over, rate_text
 from zooport.cli.bench.routes import MULTI_AGENT_ROUTES, ROUTE_NAMES, VECTOR_ROUTES, EnvCase
 from zooport.cli.common import markdown_table
 from zooport.envs.builtin.ball_balance import BallBalance
@@ -117,31 +116,20 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     envs = [ENVS[name] for name in (args.envs or ENVS)]
     names = tuple(args.routes or ROUTE_NAMES)
-    budget = QUICK if args.quick else Budget()
     counts = args.n or ([1, 16] if args.quick else [1, 64, 1024])
-    cases = [(env, n, routes.route_builders(env, n, names=names)) for env in envs for n in counts]
-    total = sum(len(builders) for *_, builders in cases)
-    seconds = total * (budget.warmup_seconds + budget.runs * budget.seconds_per_run)
-    machine, began = harness.machine_info(), time.perf_counter()
-    harness.log(
-        f"zooport bench: {total} case{'' if total == 1 else 's'} (env x agents x route), at "
-        f"least {seconds:.0f} s of measuring plus building each case's cores; the table comes "
-        f"at the end. On {machine['processor']} ({machine['cpus']} CPUs), Python "
-        f"{machine['python']}, numpy {machine['numpy']}, gymnasium {machine['gymnasium']}"
-    )
-    clock = time.process_time if args.clock == "cpu" else time.perf_counter
-    results = [
-        m
-        for env, n, builders in cases
-        for m in measure_case(env.name, n, builders, budget, harness.log, clock)
+    cases = [
+        (env.name, n, routes.route_builders(env, n, names=names)) for env in envs for n in counts
     ]
     endless = [env.name for env in envs if env.every_agent_acts]
-    print(markdown(results, names, endless))
-    harness.finish(
-        machine, args.json, began, results, budget, args.clock, where=" in one process",
-        ratios=_values(results, RATIOS), multi_agent=_values(results, DERIVED, endless),
-    )  # fmt: skip
-    return 0
+
+    def report(results: list[Measurement]) -> tuple[str, dict[str, Any]]:
+        ratios, multi_agent = _values(results, RATIOS), _values(results, DERIVED, endless)
+        return markdown(results, names, endless), {"ratios": ratios, "multi_agent": multi_agent}
+
+    budget = QUICK if args.quick else Budget()
+    return harness.run(
+        args, budget, cases, report, "zooport bench", args.clock, where=" in one process"
+    )
 
 
 if __name__ == "__main__":
