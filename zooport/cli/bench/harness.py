@@ -170,7 +170,6 @@ def log(line: str) -> None:
 
 
 def arguments(description: str) -> argparse.ArgumentParser:
-    """The options both benchmarks take: ``--quick``, ``--json`` and ``--n``."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--quick", action="store_true", help="seconds, for CI")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")

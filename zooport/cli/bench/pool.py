@@ -11,8 +11,7 @@ from zooport.cli.bench.harness import Budget, Column, Measurement, over, rate_te
 from zooport.cli.bench.routes import EnvCase, costly, endless, route_builders
 from zooport.cli.common import markdown_table
 
-#: The scaling table's routes.
-COLUMNS = ("1proc", "CorePool", "CorePool (workers only)", "vec(CorePool)", "AsyncVectorEnv",
+SCALING = ("1proc", "CorePool", "CorePool (workers only)", "vec(CorePool)", "AsyncVectorEnv",
            "SubprocVecEnv", "ML-Agents-style")  # fmt: skip
 SLOW = ("sync, one core 4x slower", "async, one core 4x slower")
 OVERHEAD = ("pool K=1 (in this process)", "pool K=1 (in a worker)")
@@ -42,7 +41,7 @@ def report(results: list[Measurement], k: int) -> str:
     ]
     lines: list[str] = []
     for prefix, routes, columns in (
-        ("scaling", COLUMNS, scaling),
+        ("scaling", SCALING, scaling),
         ("slow core", SLOW, [Column("async/sync", over(SLOW[1], SLOW[0]), unit=".2fx")]),
         ("puffer ", PUFFER, gains),
     ):
@@ -106,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     quick = Budget(warmup_steps=3, warmup_seconds=0.05, runs=3, seconds_per_run=0.02, min_steps=2)
     budget = quick if args.quick else Budget(warmup_seconds=1.0, seconds_per_run=0.5)
     peers = 2 if args.quick else args.peer_envs
-    cases = [(EnvCase("scaling", "Costly", costly, COLUMNS, workers=k, peers=peers), counts)]
+    cases = [(EnvCase("scaling", "Costly", costly, SCALING, workers=k, peers=peers), counts)]
     for cost in PUFFER_COSTS:
         make = functools.partial(costly, us_per_agent=cost, terminate=False)
         cases.append((EnvCase(f"puffer {cost:g} us", "Costly", make, PUFFER, workers=k), counts))

@@ -289,8 +289,6 @@ def _floor(case: EnvCase, n: int, seed: int) -> Route:
 
 _COUNTED = partial(_raw, counts=True)  # the agents that decided (a pool not in sync mode)
 
-#: Every route by name, ``ROUTES[name](case, n, seed)`` builds it (``benchmarks/README.md``
-#: says what each steps).
 ROUTES: dict[str, Callable[[EnvCase, int, int], Route]] = {
     "raw": partial(_raw, _core),  # the core's own get_steps/set_actions/step: the ceiling
     "BehaviorVectorEnv": partial(_batched, partial(_adapter, "BehaviorVectorEnv")),

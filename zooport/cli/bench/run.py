@@ -43,7 +43,6 @@ DERIVED = (
     Column("AEC µs/turn", lambda r: 1e6 / r["AEC"], {64: 1.5, 1024: 1.5}, "us"),
     Column("AEC/parallel_to_aec", over("AEC", "parallel_to_aec"), {64: 5.0, 1024: 5.0}),
 )
-#: The ``--quick`` budget (seconds, for CI).
 QUICK = Budget(warmup_steps=4, warmup_seconds=0.05, runs=3, seconds_per_run=0.01, min_steps=2)
 
 
