@@ -187,8 +187,9 @@ def run(
     prefix: str = "",
     where: str = "",
 ) -> int:
-    """Measures each ``(env, n, builders)`` case, prints ``report``'s tables and the closing line,
-    and writes the run, with ``report``'s values first, as JSON to ``--json`` (if given)."""
+    """Measures each ``(env, n, builders)`` case (first logging what that takes if ``announce``
+    names the command), prints ``report``'s text and the closing line, and writes the run, with
+    ``report``'s values first, as JSON to ``--json`` (if given)."""
     machine, began = machine_info(), time.perf_counter()
     if announce:
         total = sum(len(builders) for *_, builders in cases)
