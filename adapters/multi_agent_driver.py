@@ -3,10 +3,11 @@ members its front ends expose over it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Mapping
+from operator import attrgetter
 from typing import Any, NamedTuple, TypeGuard
 
-import numpy as np
 from gymnasium import spaces
 
 from zooport.adapters.agent_group import AgentGroup, set_default_actions
@@ -18,13 +19,13 @@ from zooport.adapters.core_access import (
     note_core_failure,
 )
 from zooport.adapters.options import DriverOptions, TerminationMode, finished_needed
+from zooport.envs.arguments import check_int
 from zooport.envs.base_env import BaseEnvLike
 from zooport.envs.capabilities import has_action_masks, reset_core
 from zooport.envs.step_guard import StepGuard
 from zooport.errors import (
     ActionError,
     ArgumentError,
-    ArgumentTypeError,
     EnvClosedError,
     EnvNotResetError,
     SpecError,
@@ -94,13 +95,13 @@ class MultiAgentDriver:
         """The live agents, in ``possible_agents`` order."""
         return list(self._agents)
 
-    def ignore_stale(self, agents: list[str]) -> None:
-        """Counts the actions of finished ``agents`` as ignored (or refuses them)."""
+    def ignore_stale(self, agents: list[str], got: str = "") -> None:
+        """Counts the actions of finished ``agents`` as ignored (or refuses them, with ``got``)."""
         if self.stale_actions == "raise":
             raise ActionError(
                 f"{self.adapter}: actions for agents that finished earlier in the episode "
-                f"{agents} (stale_actions='raise': the only valid action is None); live agents: "
-                f"{self.agents}"
+                f"{agents} (stale_actions='raise': the only valid action is None){got}; live "
+                f"agents: {self.agents}"
             )
         self.ignored_actions += len(agents)
 
@@ -331,6 +332,31 @@ class MultiAgentDriver:
             )
 
 
+def _forward(name: str, doc: str, check: Callable[[Any], Any] | None = None) -> Any:
+    """A front end's property reading its driver's ``name``, written through ``check`` if given."""
+
+    def write(self: DriverControls, value: Any) -> None:
+        setattr(self._driver, name, check(value))  # type: ignore[misc]  # only set with a check
+
+    return property(attrgetter(f"_driver.{name}"), write if check else None, doc=doc)
+
+
+def _checked_max_cycles(value: Any) -> int | None:
+    try:
+        return None if value is None else check_int(value, "max_cycles", 1, maximum=sys.maxsize)
+    except ArgumentError as error:  # check_int's type or range error, saying None is allowed too
+        got = f"{type(value).__name__} {value!r}" if isinstance(error, TypeError) else repr(value)
+        raise type(error)(f"Expect max_cycles to be None or an int >= 1, actually: {got}") from None
+
+
+def _checked_stale_actions(value: Any) -> str:
+    if not isinstance(value, str) or value not in ("ignore", "raise"):
+        raise ArgumentError(
+            f"Expect stale_actions to be one of ['ignore', 'raise'], actually: {value!r}"
+        )
+    return value
+
+
 class DriverControls(EngineMembers):
     """The members every front end exposes over its ``MultiAgentDriver`` (``self._driver``)."""
 
@@ -375,51 +401,22 @@ class DriverControls(EngineMembers):
         """Each possible agent's action space (one object per behaviour)."""
         return {a: self._driver.group_of(a).action_space for a in self.possible_agents}
 
-    @property
-    def termination_mode(self) -> TerminationMode | str | float:
-        """The mode that ends an episode once enough of its agents have finished; writable."""
-        return self._driver.termination_mode
-
-    @termination_mode.setter
-    def termination_mode(self, value: TerminationMode | str | float) -> None:
-        finished_needed(value, 1)  # a bad mode raises here, not in a step
-        self._driver.termination_mode = value
-
-    @property
-    def max_cycles(self) -> int | None:
-        """Cycles after which every live agent is truncated (None = no limit); writable."""
-        return self._driver.max_cycles
-
-    @max_cycles.setter
-    def max_cycles(self, value: int | None) -> None:
-        expected = "Expect max_cycles to be None or an int >= 1, actually:"
-        if value is not None:
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-                raise ArgumentTypeError(f"{expected} {type(value).__name__} {value!r}")
-            if value < 1:
-                raise ArgumentError(f"{expected} {value!r}")
-            value = int(value)
-        self._driver.max_cycles = value
-
-    @property
-    def cycles(self) -> int:
-        """Completed cycles (core steps asked for) in the current episode."""
-        return self._driver.cycles
-
-    @property
-    def stale_actions(self) -> str:
-        """``"ignore"`` (counted) or ``"raise"``: an action for a finished agent; writable."""
-        return self._driver.stale_actions
-
-    @stale_actions.setter
-    def stale_actions(self, value: str) -> None:
-        if not isinstance(value, str) or value not in ("ignore", "raise"):
-            raise ArgumentError(
-                f"Expect stale_actions to be one of ['ignore', 'raise'], actually: {value!r}"
-            )
-        self._driver.stale_actions = value
-
-    @property
-    def ignored_actions(self) -> int:
-        """How many actions for finished agents were ignored since construction."""
-        return self._driver.ignored_actions
+    termination_mode = _forward(
+        "termination_mode",
+        "The mode that ends an episode once enough of its agents have finished; writable.",
+        lambda value: finished_needed(value, 1) and value,  # a bad mode raises here, not in a step
+    )
+    max_cycles = _forward(
+        "max_cycles",
+        "Cycles after which every live agent is truncated (None = no limit); writable.",
+        _checked_max_cycles,
+    )
+    cycles = _forward("cycles", "Completed cycles (core steps asked for) in the current episode.")
+    stale_actions = _forward(
+        "stale_actions",
+        '``"ignore"`` (counted) or ``"raise"``: an action for a finished agent; writable.',
+        _checked_stale_actions,
+    )
+    ignored_actions = _forward(
+        "ignored_actions", "How many actions for finished agents were ignored since construction."
+    )

@@ -131,10 +131,7 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
         """Resets the core; returns the agents' first observations, in ``possible_agents`` order."""
         observations, infos = self._driver.reset(self._take_seed(seed))
         self._pending = {}
-        self._last = {
-            agent: _transition(obs, 0.0, False, False, infos[agent])
-            for agent, obs in observations.items()
-        }
+        self._last = _transitions(observations, {}, {}, {}, infos)
         return list(observations.values())
 
     def step(self, action: Any, agent_id: int | str) -> Transition | None:

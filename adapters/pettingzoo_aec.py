@@ -100,14 +100,8 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
             self._rewards_stale = False
         if self._dead:  # the selected agent finished: it leaves
             agent = self._dead[0]
-            if action is not None:
-                if self._driver.stale_actions == "raise":  # the agent stays selected
-                    raise ActionError(
-                        f"{type(self).__name__}: agent {agent!r} has finished; when an agent is "
-                        f"dead, the only valid action is None, got {action!r} "
-                        "(stale_actions='raise')"
-                    )
-                self._driver.ignore_stale([agent])
+            if action is not None:  # refused before anything changes: the agent stays selected
+                self._driver.ignore_stale([agent], f"; {agent!r} has finished, got {action!r}")
             del self._dead[0]
             self._zero_rewards = None
             for table in (self.rewards, self.terminations, self.truncations, self.infos):
