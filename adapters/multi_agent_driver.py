@@ -31,6 +31,7 @@ from zooport.errors import (
     SpecError,
     UnknownAgentError,
     ZooportError,
+    look_up,
 )
 
 __all__ = ["AgentGroup", "AgentsStep", "DriverControls", "MultiAgentDriver"]
@@ -350,11 +351,8 @@ def _checked_max_cycles(value: Any) -> int | None:
 
 
 def _checked_stale_actions(value: Any) -> str:
-    if not isinstance(value, str) or value not in ("ignore", "raise"):
-        raise ArgumentError(
-            f"Expect stale_actions to be one of ['ignore', 'raise'], actually: {value!r}"
-        )
-    return value
+    message = f"Expect stale_actions to be one of ['ignore', 'raise'], actually: {value!r}"
+    return look_up({"ignore": "ignore", "raise": "raise"}, value, ArgumentError, lambda: message)
 
 
 class DriverControls(EngineMembers):

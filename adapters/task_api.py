@@ -250,18 +250,6 @@ def _space_of(value: Any, role: str) -> spaces.Space:
     )
 
 
-def _discrete_action(action: Any) -> Any:
-    # ai-traineree's int(action) on a Discrete task, for a float or a one-element array (a
-    # tensor); what int() cannot cast (NaN, an infinity) goes on for the env to judge.
-    if isinstance(action, float) or (
-        hasattr(action, "__array__") and not isinstance(action, np.integer)
-    ):
-        array = np.asarray(action)
-        if array.size == 1 and array.dtype.kind in "biuf" and np.isfinite(array).all():
-            return int(array.reshape(()))
-    return action
-
-
 def _default_noop(space: spaces.Space) -> Any:
     if isinstance(space, spaces.Dict):
         parts = {key: _default_noop(sub) for key, sub in space.spaces.items()}
@@ -422,8 +410,15 @@ class GymTask(gym.Wrapper[Any, Any, Any, Any], RecordConstructorArgs, TaskBase):
     def step(self, action: Any) -> tuple[Any, SupportsFloat, bool, bool, dict[str, Any]]:
         """Steps the env; returns the transformed (and stacked) observation and reward."""
         with self.step_guard.call("step"):
-            if self._cast_action:
-                action = _discrete_action(action)
+            # ai-traineree's int(action) on a Discrete task, for a float or a one-element array
+            # (a tensor); what int() cannot cast (NaN, an infinity) goes on for the env to judge.
+            if self._cast_action and (
+                isinstance(action, float)
+                or (hasattr(action, "__array__") and not isinstance(action, np.integer))
+            ):
+                array = np.asarray(action)
+                if array.size == 1 and array.dtype.kind in "biuf" and np.isfinite(array).all():
+                    action = int(array.reshape(()))
             obs, reward, terminated, truncated, info = self.env.step(action)
             self.step_guard.committed = True  # the env stepped: an exception now loses data
             values = _values(obs, info, (action, reward, terminated, truncated))
