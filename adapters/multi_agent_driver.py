@@ -399,6 +399,7 @@ class DriverControls(EngineMembers):
         """Each possible agent's action space (one object per behaviour)."""
         return {a: self._driver.group_of(a).action_space for a in self.possible_agents}
 
+    agents = _forward("agents", "The live agents, in ``possible_agents`` order.")
     termination_mode = _forward(
         "termination_mode",
         "The mode that ends an episode once enough of its agents have finished; writable.",

@@ -83,11 +83,6 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
         return len(self.possible_agents)
 
     @property
-    def agents(self) -> list[str]:
-        """The live agents, in ``possible_agents`` order."""
-        return self._driver.agents
-
-    @property
     def waiting_for(self) -> list[str]:
         """The live agents that have not acted in the current cycle."""
         return [a for a in self._driver.agents if a not in self._pending]

@@ -33,6 +33,8 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         (15, ('runner_0', False), ('tagger_4', True))
     """
 
+    agents: list[str] = []  # its own, not the driver's: a finished agent leaves at its None turn
+
     def _clear(
         self, agents: Sequence[str] = (), observations: Any = None, infos: Any = None
     ) -> None:

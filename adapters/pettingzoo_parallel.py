@@ -3,6 +3,7 @@ both PettingZoo adapters share."""
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -32,8 +33,6 @@ __all__ = ["PettingZooCommon", "PettingZooParallelEnv", "UnityParallelEnv", "fla
 
 class PettingZooCommon(DriverControls):
     """Spaces, state, rendering, closing and options shared by both PettingZoo adapters."""
-
-    _state_space: spaces.Box | None = None
 
     def __init__(
         self,
@@ -101,11 +100,9 @@ class PettingZooCommon(DriverControls):
         """The action space of ``agent``'s behaviour (one object per behaviour)."""
         return self._driver.group_of(agent).action_space
 
-    @property
+    @functools.cached_property
     def state_space(self) -> spaces.Box:
         """The space of :meth:`state` (the core's, else the observation spaces' bounds)."""
-        if self._state_space is not None:
-            return self._state_space
         driver, global_state = self._driver, getattr(self.core, "global_state", None)
         if callable(global_state):
             space = getattr(self.core, "global_state_space", None)
@@ -121,7 +118,6 @@ class PettingZooCommon(DriverControls):
             pairs = list(zip(flat, driver.first_counts or [], strict=True))
             low = np.concatenate([np.tile(b.low, c) for b, c in pairs])
             space = spaces.Box(low, np.concatenate([np.tile(b.high, c) for b, c in pairs]))
-        self._state_space = space
         return space
 
     def state(self) -> np.ndarray:
@@ -177,11 +173,6 @@ class PettingZooParallelEnv(PettingZooCommon, ParallelEnv[str, Any, Any]):
         >>> round(rewards["runner_0"], 2), rewards["tagger_3"], infos["tagger_3"]["decided"]
         (0.01, 0.0, False)
     """
-
-    @property
-    def agents(self) -> list[str]:
-        """The live agents, in ``possible_agents`` order."""
-        return self._driver.agents
 
     @override
     def reset(
