@@ -60,10 +60,11 @@ class MultiAgentDriver:
         core, specs = adopt_core_with_specs(core, adapter)
         self.core, self.adapter, self.options = core, adapter, options
         self.names = AgentNames(list(specs), options.agent_name)
-        # Writable: the front ends' setters check them.
+        # Writable: the front ends' setters check them too.
+        finished_needed(options.termination_mode, 1)  # a bad mode raises now, not in a step
         self.termination_mode: TerminationMode | str | float = options.termination_mode
-        self.max_cycles: int | None = options.max_cycles
-        self.stale_actions = options.stale_actions
+        self.max_cycles = _checked_max_cycles(options.max_cycles)
+        self.stale_actions = _checked_stale_actions(options.stale_actions)
         # Masks on auto: wherever there are discrete actions, unless the core says it has none.
         masks = has_action_masks(core) if options.action_masks is None else options.action_masks
         self.groups = [
@@ -364,9 +365,6 @@ class DriverControls(EngineMembers):
     def _start_driver(self, core: BaseEnvLike, options: DriverOptions) -> None:
         self._driver = self._engine = MultiAgentDriver(core, options, adapter=type(self).__name__)
         self.core = self._driver.core  # an older-API core's wrapper, where it needed one
-        self.termination_mode = options.termination_mode
-        self.max_cycles = options.max_cycles
-        self.stale_actions = options.stale_actions
 
     @property
     def possible_agents(self) -> list[str]:
