@@ -31,6 +31,7 @@ from zooport.errors import (
     SpecError,
     UnknownAgentError,
     ZooportError,
+    look_up,
 )
 
 __all__ = ["Transition", "MultiAgentTask", "MultiAgentUnityTask", "PettingZooTask"]
@@ -191,11 +192,8 @@ class MultiAgentTask(DriverControls, task_api.TaskBase):
         """The agent's latest :class:`Transition`."""
         self._driver.check_open()
         agent = self.agent(agent_id)
-        if agent not in self._last:
-            raise EnvNotResetError(
-                f"{type(self).__name__}: no transition for {agent!r} yet; call reset()"
-            )
-        return self._last[agent]
+        message = f"{type(self).__name__}: no transition for {agent!r} yet; call reset()"
+        return look_up(self._last, agent, EnvNotResetError, lambda: message)
 
     @property
     def dones(self) -> dict[str, bool]:
