@@ -52,7 +52,6 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         self._cycle, self._turn = list(agents), 0
         self._dead: list[str] = []  # finished agents still to be removed, selected first
         self._rewards_stale = False
-        self._zero_rewards: dict[str, float] | None = None
 
     @override
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
@@ -96,16 +95,13 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         if guard.running:  # a turn from a callback while the core steps: refused
             guard.enter("step")
         if self._rewards_stale:  # the first step() after the core's clears its rewards
-            if self._zero_rewards is None:  # copied: cheaper than dict.fromkeys every cycle
-                self._zero_rewards = dict.fromkeys(self.rewards, 0.0)
-            self.rewards = self._zero_rewards.copy()
+            self.rewards = dict.fromkeys(self.rewards, 0.0)
             self._rewards_stale = False
         if self._dead:  # the selected agent finished: it leaves
             agent = self._dead[0]
             if action is not None:  # refused before anything changes: the agent stays selected
                 self._driver.ignore_stale([agent], f"; {agent!r} has finished, got {action!r}")
             del self._dead[0]
-            self._zero_rewards = None
             for table in (self.rewards, self.terminations, self.truncations, self.infos):
                 del table[agent]
             del self._cumulative_rewards[agent]
@@ -145,8 +141,6 @@ class PettingZooAECEnv(PettingZooCommon, AECEnv[str, Any, Any]):
         for agent in driver.finished:
             self._final[agent] = step.observations[agent]
         self.agents.extend(driver.new_agents)
-        if driver.new_agents or driver.finished:
-            self._zero_rewards = None
         # Every agent of the cycle acted in it, new ones start at 0: the step's are cumulative.
         self._cumulative_rewards = dict(step.rewards)
         self._rewards_stale = True
