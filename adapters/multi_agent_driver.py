@@ -334,13 +334,13 @@ class MultiAgentDriver:
             )
 
 
-def _forward(name: str, doc: str, check: Callable[[Any], Any] | None = None) -> Any:
+def _forward(name: str, check: Callable[[Any], Any] | None = None) -> Any:
     """A front end's property reading its driver's ``name``, written through ``check`` if given."""
 
     def write(self: DriverControls, value: Any) -> None:
         setattr(self._driver, name, check(value))  # type: ignore[misc]  # only set with a check
 
-    return property(attrgetter(f"_driver.{name}"), write if check else None, doc=doc)
+    return property(attrgetter(f"_driver.{name}"), write if check else None)
 
 
 def _checked_max_cycles(value: Any) -> int | None:
@@ -397,23 +397,16 @@ class DriverControls(EngineMembers):
         """Each possible agent's action space (one object per behaviour)."""
         return {a: self._driver.group_of(a).action_space for a in self.possible_agents}
 
-    agents = _forward("agents", "The live agents, in ``possible_agents`` order.")
-    termination_mode = _forward(
-        "termination_mode",
-        "The mode that ends an episode once enough of its agents have finished; writable.",
-        lambda value: finished_needed(value, 1) and value,  # a bad mode raises here, not in a step
-    )
-    max_cycles = _forward(
-        "max_cycles",
-        "Cycles after which every live agent is truncated (None = no limit); writable.",
-        _checked_max_cycles,
-    )
-    cycles = _forward("cycles", "Completed cycles (core steps asked for) in the current episode.")
-    stale_actions = _forward(
-        "stale_actions",
-        '``"ignore"`` (counted) or ``"raise"``: an action for a finished agent; writable.',
-        _checked_stale_actions,
-    )
-    ignored_actions = _forward(
-        "ignored_actions", "How many actions for finished agents were ignored since construction."
-    )
+    agents = _forward("agents")
+    """The live agents, in ``possible_agents`` order."""
+    termination_mode = _forward("termination_mode", lambda mode: finished_needed(mode, 1) and mode)
+    """The mode that ends an episode once enough of its agents have finished; writable (a bad
+    mode raises when set, not in a step)."""
+    max_cycles = _forward("max_cycles", _checked_max_cycles)
+    """Cycles after which every live agent is truncated (None = no limit); writable."""
+    cycles = _forward("cycles")
+    """Completed cycles (core steps asked for) in the current episode."""
+    stale_actions = _forward("stale_actions", _checked_stale_actions)
+    """``"ignore"`` (counted) or ``"raise"``: an action for a finished agent; writable."""
+    ignored_actions = _forward("ignored_actions")
+    """How many actions for finished agents were ignored since construction."""
