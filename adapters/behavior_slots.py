@@ -104,14 +104,13 @@ class BehaviorSlots(AgentSlots):
         # One float observation and no mask: a decision is two whole-array writes.
         self._plain_obs = self.obs_layout.plain and not self.mask_size
         self.num_slots = 0  # counted by reset(), which allocates the per-slot arrays
-        self.steps = 0
         self.guard = StepGuard(adapter)
         self._rows_known = builds_own_steps(core)
 
-    def reset(self, seed: int | None = None) -> bool:
-        """Resets the core and fixes the slots; returns True if the seed reached the core."""
+    def reset(self, seed: int | None = None) -> None:
+        """Resets the core (reseeded with ``seed``) and fixes the slots."""
         try:
-            seeded = reset_core(self.core, seed, warn=True)
+            reset_core(self.core, seed, warn=True)
             decision, terminal = self.core.get_steps(self.name)
             if not len(decision):
                 decision, terminal = self._step_until_any()
@@ -149,7 +148,6 @@ class BehaviorSlots(AgentSlots):
         # The last decision's ids (dtype, bytes): the same ones skip the mapping (issue 23).
         self._last_ids: tuple[Any, bytes] = (None, b"")
         self._take(decision, None)
-        return seeded
 
     def refill(self, limit: int = 1000) -> bool:
         """Steps the core until every slot whose episode ended decides again (False: it did not)."""
