@@ -84,18 +84,14 @@ class SB3VecEnv(SlotAdapter, VecEnv):
                 checked_reset_arguments(None, options, where)
         finally:
             self._reset_options()
-        with self._slots.guard.resetting():
-            return self._restart(self._seeds[0] if self._seeds else None)
-
-    @override
-    def _restart(self, seed: int | None) -> VecEnvObs:
         slots = self._slots
-        slots.reset(seed)
-        self._reset_seeds()
-        self._actions = _NO_ACTIONS
-        self.decided = slots.decided.copy()
-        self.reset_infos = [{} for _ in range(self.num_envs)]
-        return slots.obs_layout.copy(slots.obs)
+        with slots.guard.resetting():
+            slots.reset(self._seeds[0] if self._seeds else None)
+            self._reset_seeds()
+            self._actions = _NO_ACTIONS
+            self.decided = slots.decided.copy()
+            self.reset_infos = [{} for _ in range(self.num_envs)]
+            return slots.obs_layout.copy(slots.obs)
 
     @override
     def step_async(self, actions: np.ndarray) -> None:

@@ -69,8 +69,7 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
             "render_fps": core_metadata.get("render_fps", 30),
         }
         # Every slot has these keys every step: one read-only mask serves every info.
-        every = np.ones(n, dtype=bool)
-        every.flags.writeable = False
+        every = np.broadcast_to(True, n)
         keys = ("decided", "group_id", "group_reward", "action_mask")[: 3 + bool(slots.mask_size)]
         self._every_mask = {f"_{key}": every for key in keys}
 
