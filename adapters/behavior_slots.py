@@ -356,7 +356,6 @@ class SlotAdapter(EngineMembers):
     """The members the slot family's front ends share (a mixin over the front end's base)."""
 
     _slots: BehaviorSlots
-    _engine: BehaviorSlots
     closed: bool = False  #: True once ``close()`` was called
     _rows: Any = slice(None)  # the slots action_masks() returns (GymEnv: its one agent's row)
     _human = ""  # where render_mode="human" is served instead, for the error message

@@ -63,8 +63,7 @@ class Window:
         # pygame's surfaces are indexed (x, y): the picture's (row, column) transposed.
         surface = pygame.surfarray.make_surface(np.asarray(frame, np.uint8).transpose(1, 0, 2))
         if self._screen is None:
-            pygame.init()
-            pygame.display.init()
+            pygame.init()  # the display too
             self._screen = pygame.display.set_mode(surface.get_size())
             self._clock = pygame.time.Clock()
         self._screen.blit(surface, (0, 0))

@@ -60,13 +60,12 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
         self.single_action_space = slots.action_layout.space
         self.observation_space = batch_space(self.single_observation_space, n)
         self.action_space = batch_space(self.single_action_space, n)
-        core_metadata = getattr(slots.core, "metadata", None) or {}
         # Also an attribute, as Sync/AsyncVectorEnv have it (TorchRL's GymWrapper reads it).
         self.autoreset_mode = SAME_STEP
         self.metadata = {
             "autoreset_mode": SAME_STEP,
             "render_modes": list(RENDER_MODES),
-            "render_fps": core_metadata.get("render_fps", 30),
+            "render_fps": (getattr(slots.core, "metadata", None) or {}).get("render_fps", 30),
         }
         # Every slot has these keys every step: one read-only mask serves every info.
         every = np.broadcast_to(True, n)
