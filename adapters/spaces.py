@@ -141,9 +141,8 @@ class ObservationLayout:
                 f"expected {len(shapes)} (one per observation spec: "
                 f"{[s.name for s in self.all_specs]})"
             )
-        for i, (o, shape) in enumerate(zip(obs, shapes, strict=True)):
-            what = f"behavior {self.name!r}: {type(steps).__name__} observation {i} "
-            what += f"({self.all_specs[i].name!r})"
+        for i, (o, shape, spec) in enumerate(zip(obs, shapes, self.all_specs, strict=True)):
+            what = f"behavior {self.name!r}: {type(steps).__name__} observation {i} ({spec.name!r})"
             try:
                 given = np.shape(o)
             except ValueError:  # numpy cannot make one array of it (ragged lists)
