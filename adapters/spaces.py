@@ -451,10 +451,14 @@ class AgentSlots:
         keep_obs: bool = True,
     ) -> None:
         """The slots ``index`` (rows ``rows`` of ``terminal``) end their episodes."""
-        taken = slice(None) if rows is None else rows
-        reward[index] = terminal.reward[taken]
-        group_reward[index] = terminal.group_reward[taken]
-        interrupted = np.asarray(terminal.interrupted, dtype=_BOOL)[taken]
+        interrupted = np.asarray(terminal.interrupted, dtype=_BOOL)
+        if rows is None:
+            reward[index] = terminal.reward
+            group_reward[index] = terminal.group_reward
+        else:
+            reward[index] = terminal.reward[rows]
+            group_reward[index] = terminal.group_reward[rows]
+            interrupted = interrupted[rows]
         truncated[index] = interrupted
         terminated[index] = ~interrupted
         if keep_obs:

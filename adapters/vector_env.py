@@ -16,7 +16,7 @@ from zooport.adapters.rendering import HUMAN_VIA_MAKE
 
 __all__ = ["BehaviorVectorEnv", "SAME_STEP", "RENDER_MODES"]
 
-_OBJECT = np.dtype(object)
+_OBJECT, _INT64, _FLOAT32 = np.dtype(object), np.dtype(np.int64), np.dtype(np.float32)
 
 # gymnasium 1.0 has no AutoresetMode (its wrappers assume next-step): a string there.
 _MODES = getattr(gym.vector, "AutoresetMode", None)
@@ -93,11 +93,15 @@ class BehaviorVectorEnv(SlotAdapter, gym.vector.VectorEnv):
                 final_obs[slot] = observations[i]
             mask = out.terminated | out.truncated  # the slots that carry the final keys
             mask.setflags(write=False)  # read-only, so the four masks can be one array
+            group_id = np.zeros(n, dtype=_INT64)
+            group_id[done] = groups[done]
+            group_reward = np.zeros(n, dtype=_FLOAT32)
+            group_reward[done] = out.group_reward[done]
             info["final_obs"], info["_final_obs"], info["_final_info"] = final_obs, mask, mask
             info["final_info"] = {
-                "group_id": np.where(mask, groups, 0),  # int64 and float32, as the arrays are
+                "group_id": group_id,
                 "_group_id": mask,
-                "group_reward": np.where(mask, out.group_reward, 0),
+                "group_reward": group_reward,
                 "_group_reward": mask,
             }
         return obs, out.reward, out.terminated, out.truncated, info
