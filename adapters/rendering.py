@@ -109,7 +109,6 @@ class VectorHumanRendering(gym.vector.VectorWrapper):
 
     def render(self) -> None:
         """None: the picture is shown at every ``reset`` and ``step``."""
-        return None
 
     def close(self, **kwargs: Any) -> None:
         self._window.close()

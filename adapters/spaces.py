@@ -106,9 +106,9 @@ class ObservationLayout:
         if not n:
             return steps
         rows = (n,)
+        obs, shapes = steps.obs, self._shapes
         # Arrays of the right shapes in a few comparisons; else the slow path says what is wrong.
         try:
-            obs, shapes = steps.obs, self._shapes
             if (
                 (
                     rows_known
@@ -131,10 +131,6 @@ class ObservationLayout:
                         return steps
         except AttributeError:
             pass
-        return self._checked_slowly(steps, terminal, n)
-
-    def _checked_slowly(self, steps: Any, terminal: bool, n: int) -> Any:
-        obs, shapes = steps.obs, self._shapes
         if len(obs) != len(shapes):
             raise ObservationError(
                 f"behavior {self.name!r}: {type(steps).__name__} has {len(obs)} observations, "
