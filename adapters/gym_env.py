@@ -186,8 +186,7 @@ class GymEnv(SlotAdapter, gym.Env[Any, Any]):
         except (ValueError, TypeError):  # ragged lists and the like: the engine says so
             return [action]
         expected = space.shape or ()  # every action space here (Box, Discrete...) has one
-        # A Discrete action may also come as a one-element vector (shape (1,)), as some
-        # consumers send it; [[1]] is a mistake.
+        # A Discrete action may also come as shape (1,), as some consumers send it; not (1, 1).
         if array.shape != expected and not (
             isinstance(space, spaces.Discrete) and array.shape == (1,)
         ):

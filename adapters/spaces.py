@@ -226,7 +226,6 @@ class ObservationLayout:
 
 @functools.lru_cache(maxsize=256)
 def _largest(sizes: int | tuple[int, ...], dtype: np.dtype) -> Any:
-    # Unsigned: a negative value viewed so is always above the largest valid one.
     top = 1 if dtype.kind == "b" else int(np.iinfo(dtype).max)
     unsigned = np.dtype(f"u{dtype.itemsize}")
     largest = [min(s - 1, top) for s in ((sizes,) if isinstance(sizes, int) else sizes)]
@@ -245,8 +244,7 @@ def checked_discrete(
         sizes = int(sizes)  # a Discrete's n is a numpy integer (the cache needs one type)
     kind = array.dtype.kind
     if kind in "iub":
-        # Viewed as unsigned, a negative value is larger than any valid one: one comparison
-        # checks both bounds.
+        # Viewed as unsigned, a negative value is above any valid one: one comparison for both.
         unsigned = array if kind == "u" else array.view(f"u{array.dtype.itemsize}")
         if np.count_nonzero(unsigned > _largest(sizes, array.dtype)):
             _raise_discrete(array, sizes, where, space)
