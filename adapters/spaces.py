@@ -297,8 +297,7 @@ class ActionLayout:
         # Row k: the branch tuple of flattened action k.
         self.lookup: np.ndarray | None = None
         if self.flatten:
-            combinations = itertools.product(*(range(b) for b in self.branches))
-            self.lookup = np.array(list(combinations), dtype=np.int32)
+            self.lookup = np.array(list(itertools.product(*map(range, self.branches))), np.int32)
         #: The length of one agent's consumer mask (0 without discrete branches).
         self.mask_size = len(self.lookup) if self.lookup is not None else sum(self.branches)
         # What checked_discrete bounds each value by: one size for a Discrete (flattened
