@@ -381,9 +381,8 @@ class SlotAdapter(EngineMembers):
             render_mode=render_mode,
         )
         check_render_mode(render_mode, RENDER_MODES, type(self).__name__, human=self._human)
-        slots = self._open_slots(env, options)
         self.render_mode = render_mode
-        self._build(slots)
+        self._build(self._open_slots(env, options))
 
     def _step(self, actions: Any) -> tuple[SlotStep, Any, np.ndarray]:
         # A vector front end's step: the outcome, fresh obs, and the group ids before a restart.
