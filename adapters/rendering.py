@@ -33,11 +33,11 @@ def check_render_mode(
 
 
 def visual_frame(observation: np.ndarray) -> np.ndarray:
-    """An (H, W, 3) uint8 picture of one visual observation (float 0..1 or uint8)."""
+    """An (H, W, 3) uint8 copy (never a view) of one visual observation (float 0..1 or uint8)."""
     if observation.dtype != np.uint8:
         observation = np.rint(np.clip(observation, 0.0, 1.0) * 255.0).astype(np.uint8)
     if observation.shape[-1] >= 3:
-        return np.ascontiguousarray(observation[..., :3])
+        return np.array(observation[..., :3])
     return np.repeat(observation[..., :1], 3, axis=-1)
 
 

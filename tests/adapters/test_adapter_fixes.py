@@ -98,3 +98,7 @@ def test_visual_frame_scales_a_float_picture_and_repeats_one_channel():
     frame = visual_frame(np.full((2, 2, 1), 0.5, np.float32))
     assert frame.dtype == np.uint8 and frame.shape == (2, 2, 3)
     assert frame[0, 0].tolist() == [128, 128, 128]
+    picture = np.zeros((2, 2, 3), np.uint8)  # already a frame: still a copy, not a view
+    frame = visual_frame(picture)
+    picture[:] = 7
+    assert frame.sum() == 0
