@@ -87,7 +87,7 @@ def serve_mlagents(
                ("grpc.initial_reconnect_backoff_ms", 250),
                ("grpc.max_reconnect_backoff_ms", 1000)]  # fmt: skip
     channel = grpc.insecure_channel(f"localhost:{port}", options=options)
-    # No request serializer: the messages go out as bytes (see _answer).
+    # No request serializer: the messages go out as bytes, built by hand.
     call = channel.unary_unary(_EXCHANGE, response_deserializer=pb.UnityMessageProto.FromString)
 
     def exchange(message: Any, deadline: float | None, first: bool = False) -> Any:
@@ -113,7 +113,27 @@ def serve_mlagents(
                 if rl_input.command == _QUIT:
                     break
                 served += 1
-                message = exchange(_answer(core, behaviors, relays, rl_input), timeout)
+                relay_in(relays, rl_input.side_channel)
+                if rl_input.command == _RESET:
+                    core.reset()
+                else:
+                    for behavior in behaviors:
+                        behavior.set_actions(core, rl_input.agent_actions)
+                    core.step()
+                infos, brains = bytearray(), bytearray()
+                for behavior in behaviors:
+                    decision, terminal = core.get_steps(behavior.name)
+                    if len(decision) + len(terminal) == 0:
+                        behavior.decision_ids = behavior.decision_ids[:0]
+                        continue
+                    agents = behavior.write(decision, terminal, rl_input.command == _RESET)
+                    infos += _field(2, _field(1, behavior.name.encode()) + _field(2, agents))
+                    brains += behavior.brain  # the spec goes out with the first agents only
+                    behavior.brain = b""
+                output = _field(1, bytes(infos + _field(3, relay_out(relays))))
+                if brains:
+                    output += _field(2, bytes(brains))
+                message = exchange(_STATUS_200 + _field(2, output), timeout)
         except _Stop:
             pass
         finally:
@@ -124,33 +144,6 @@ def serve_mlagents(
 
 def _stop(signum: int, frame: Any) -> None:
     raise _Stop
-
-
-def _answer(
-    core: BaseEnvLike, behaviors: list[_Behavior], relays: dict[Any, RelayChannel], rl_input: Any
-) -> bytes:
-    """Runs one RESET or STEP command; returns the ``UnityMessageProto`` answering it."""
-    relay_in(relays, rl_input.side_channel)
-    if rl_input.command == _RESET:
-        core.reset()
-    else:
-        for behavior in behaviors:
-            behavior.set_actions(core, rl_input.agent_actions)
-        core.step()
-    infos, brains = bytearray(), bytearray()
-    for behavior in behaviors:
-        decision, terminal = core.get_steps(behavior.name)
-        if len(decision) + len(terminal) == 0:
-            behavior.decision_ids = behavior.decision_ids[:0]
-            continue
-        agents = behavior.write(decision, terminal, rl_input.command == _RESET)
-        infos += _field(2, _field(1, behavior.name.encode()) + _field(2, agents))
-        brains += behavior.brain  # the spec goes out once, with the behaviour's first agents
-        behavior.brain = b""
-    output = _field(1, bytes(infos + _field(3, relay_out(relays))))
-    if brains:
-        output += _field(2, bytes(brains))
-    return _STATUS_200 + _field(2, output)
 
 
 class _Behavior:
@@ -230,20 +223,17 @@ class _Behavior:
                 continue
             ids = np.asarray(steps.agent_id)
             if self.to_wire is not None:  # a RESET renumbered the core's agents
-                for agent in ids.tolist():
-                    if agent not in self.to_wire:
-                        self.top += 1
-                        self.to_wire[agent] = self.top
+                for agent in ids.tolist():  # a new agent takes the next wire id
+                    self.top = max(self.top, self.to_wire.setdefault(agent, self.top + 1))
                 ids = np.array([self.to_wire[a] for a in ids.tolist()], np.int64)
             self.top = max(self.top, int(ids.max()))
-            wire = ids.tolist()
             if done:
-                for agent in wire:
+                for agent in ids.tolist():
                     self.live.pop(agent, None)
                 flags, mask = np.asarray(steps.interrupted), None
             else:
                 self.decision_ids = ids
-                self.live.update(dict.fromkeys(wire))
+                self.live.update(dict.fromkeys(ids.tolist()))
                 flags, mask = np.zeros(n, bool), steps.action_mask
             groups = np.asarray(steps.group_id, np.int64)
             if self.cores > 1:  # group g > 0 of core i goes out as (g - 1) * K + i + 1, as a
