@@ -70,13 +70,10 @@ class StepGuard:
             self.failure = f"{self.running} raised {type(error).__name__}: {error}"
         self.running = None
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __reduce__(self) -> tuple[Any, ...]:
         # A copy taken from inside a running call (a callback) must not stay "running".
-        return {"owner": self.owner, "failure": self.failure, "completed": self.completed}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        StepGuard.__init__(self, state["owner"])
-        self.failure, self.completed = state["failure"], state["completed"]
+        slots = {"failure": self.failure, "completed": self.completed}
+        return StepGuard, (self.owner,), (None, slots)
 
     def __repr__(self) -> str:
         state = self.failure or (f"running {self.running}" if self.running else "healthy")
