@@ -65,8 +65,7 @@ class BehaviorState:
     def start_episode(self, first_id: int) -> int:
         """Makes the first ``n_agents`` slots live with ids from ``first_id``; returns the next."""
         self.active[:] = np.arange(self.capacity) < self.initial
-        self.ids[:] = -1
-        self.ids[: self.initial] = np.arange(first_id, first_id + self.initial)
+        self.ids[:] = np.where(self.active, first_id + np.arange(self.capacity), -1)
         self.clear(slice(None))
         self.spawned[:] = False
         self.any_spawned = False
