@@ -57,10 +57,7 @@ class BehaviorState:
         self.actions_set = False
         self.empty_terminal = TerminalSteps.empty(spec)
         # Empty until the first reset publishes (BatchedEnv refuses get_steps before it).
-        self.steps: tuple[DecisionSteps, TerminalSteps] = (
-            DecisionSteps.empty(spec),
-            self.empty_terminal,
-        )
+        self.steps = (DecisionSteps.empty(spec), self.empty_terminal)
 
     def start_episode(self, first_id: int) -> int:
         """Makes the first ``n_agents`` slots live with ids from ``first_id``; returns the next."""
