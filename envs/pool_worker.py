@@ -24,7 +24,6 @@ from zooport.envs.base_env import ActionTuple, BaseEnv, BaseEnvLike, BehaviorSpe
 from zooport.envs.batched_env import BatchedEnv, builds_own_steps
 from zooport.envs.capabilities import has_action_masks
 from zooport.envs.compat import _convert_behavior, as_base_env
-from zooport.envs.pool_shared_memory import BehaviorLayout, Control, Rows
 from zooport.envs.side_channel import side_channel_manager as manager
 from zooport.envs.side_channel.raw_bytes_channel import RawBytesChannel
 from zooport.envs.side_channel.side_channel import IncomingMessage, SideChannel
@@ -188,17 +187,16 @@ class CoreRunner:
         # A copy: UnityEnvironment appends its own analytics channel to the list it is given.
         core = factory(side_channels=list(self.relays.values())) if self.relays else factory()
         self.core: BaseEnv = as_base_env(core)
-        self.index, self.k, self.segments = index, k, dict[str, Rows]()
+        self.index, self.k, self.segments = index, k, dict[str, shm.Rows]()
         self.description = core_description(self.core)
         self.held: dict[str, tuple[Any, Any]] = {}
-        self.owes_side: Any = None  # the room it asked for, until the new segments came
-        self._set_actions: Callable[[str, np.ndarray, np.ndarray], None]
+        self.owes_side = False  # it asked for room: its side-channel bytes wait for the segments
         self.trusted = builds_own_steps(self.core)
         if isinstance(self.core, BatchedEnv):  # a zooport core skips the check the pool made
             self._set_actions = self.core._set_checked_actions
         else:
-            self._set_actions = lambda name, continuous, discrete: self.core.set_actions(
-                name, ActionTuple._trusted(continuous, discrete)
+            self._set_actions = lambda behavior_name, continuous, discrete: self.core.set_actions(
+                behavior_name, ActionTuple._trusted(continuous, discrete)
             )
 
     def run(self, command: int, seed: int | None, side: bytes) -> None:
@@ -215,16 +213,6 @@ class CoreRunner:
                 self._set_actions(name, rows.continuous[start:end], rows.discrete[start:end])
         self.core.step()
 
-    def hold(self) -> dict[str, Any] | None:
-        """Holds the core's steps; None, or the room they need (``{}``: a new behaviour)."""
-        self.held = steps = {name: self.core.get_steps(name) for name in self.core.behavior_specs}
-        for name, (decision, terminal) in () if self.trusted else steps.items():
-            check_agent_ids(name, decision, terminal)
-        if tuple(steps) == tuple(self.description["specs"]):
-            return self.room() or None
-        self.description = core_description(self.core)
-        return self.room()
-
     def room(self) -> dict[str, Any]:
         needs = {}
         for name, (decision, terminal) in self.held.items():
@@ -232,7 +220,7 @@ class CoreRunner:
             if known is None or not (known.layout.holds(self.index, decision)
                                      and known.layout.holds(self.index, terminal)):  # fmt: skip
                 count = max(len(decision), len(terminal))
-                needs[name] = (count, BehaviorLayout.signature(decision, terminal))
+                needs[name] = (count, shm.BehaviorLayout.signature(decision, terminal))
         return needs
 
     def write(self) -> None:
@@ -242,7 +230,7 @@ class CoreRunner:
             else:
                 rows.counts[self.index] = 0
 
-    def serve(self, control: Control, message: Callable[[], Any]) -> tuple[int, Any]:
+    def serve(self, control: shm.Control, message: Callable[[], Any]) -> tuple[int, Any]:
         """Runs the command of its row; returns the status and what goes on the pipe (or None)."""
         i, words = self.index, control.words
         command = int(words[i, shm.COMMAND])
@@ -261,7 +249,7 @@ class CoreRunner:
             for name, (memory, layout) in message().items():
                 if name in self.segments:
                     self.segments[name].close()
-                self.segments[name] = Rows(layout, memory)
+                self.segments[name] = shm.Rows(layout, memory)
             for name, (count, observations) in self.room().items():
                 raise SpecError(
                     f"behavior {name!r}: core {i}'s {count} rows of observations "
@@ -269,17 +257,22 @@ class CoreRunner:
                     "every core of a pool must agree"
                 )
             self.write()
-            if self.owes_side is None:
+            if not self.owes_side:
                 return shm.OK, None  # its side-channel bytes, if any, stay where they are
         else:
             side = control.get(shm.SIDE_IN, i)
             seed = int(words[i, shm.SEED]) if words[i, shm.SEED] >= 0 else None
             self.run(command, seed, message() if side is None else side)
-            needs = self.owes_side = self.hold()
-            if needs is not None:  # its side-channel bytes follow the segments
+            self.held = steps = {n: self.core.get_steps(n) for n in self.core.behavior_specs}
+            for name, (decision, terminal) in () if self.trusted else steps.items():
+                check_agent_ids(name, decision, terminal)
+            if new := tuple(steps) != tuple(self.description["specs"]):  # the pool must hear of it
+                self.description = core_description(self.core)
+            if (needs := self.room()) or new:  # its side-channel bytes follow the segments
+                self.owes_side = True
                 return shm.NEEDS_ROOM, ("room", needs, self.description)
             self.write()
-        self.owes_side = None
+        self.owes_side = False
         side = relay_out(self.relays)
         return shm.OK, None if control.put(shm.SIDE_OUT, i, side) else ("side", side)
 
@@ -306,7 +299,7 @@ def run_worker(
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # closes the core
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
-    control = Control(k, side_bytes, control_name)
+    control = shm.Control(k, side_bytes, control_name)
     words, inbox, seen, command = control.words, deque[Any](), 0, 0
     runner: CoreRunner | None = None
 
