@@ -17,7 +17,6 @@ import numpy as np
 
 from zooport.envs import pool_shared_memory as shm, pool_worker
 from zooport.envs.base_env import BehaviorMapping
-from zooport.envs.pool_shared_memory import BehaviorLayout, Control, Rows
 from zooport.envs.pool_worker import SLICE, CoreRunner, PoolChannels, _yield
 from zooport.errors import CorePoolError, SpecError
 
@@ -39,16 +38,15 @@ class Workers:
         self.channels, self.mode, self.min_ready = channels, mode, min_ready
         self.spin, self.timeout, self.doing = spin, timeout, "start"
         self.every = slice(0, k)  # every core: a slice, so a command is a view
-        self.control = Control(k, side_bytes)
+        self.control = shm.Control(k, side_bytes)
         self.words = self.control.words
-        # By core index: the worker processes, their pipes, what each core sent, what it is.
         self.processes: dict[int, Any] = {}
         self.connections: dict[int, Any] = {}
         self.inboxes = {i: deque[Any]() for i in range(k)}
         self.descriptions: dict[int, dict[str, Any]] = {i: {"type": "?"} for i in range(k)}
         self.to_local = deque[Any]()  # what the pool sent core 0 in this process
         self.started = np.zeros(k)
-        self.rows: dict[str, Rows] = {}
+        self.rows: dict[str, shm.Rows] = {}
         # Cores whose step was started and not handed out; answered, not handed out; handed
         # out by the last step (whose rows get_steps gathers).
         self.running, self.fresh, self.ready = (np.zeros(k, bool) for _ in range(3))
@@ -118,8 +116,13 @@ class Workers:
         return f"core {i} ({self.descriptions[i]['type']}, {where})"
 
     def run(self, command: int, start: np.ndarray | None = None, seeds: Any = None) -> list[Any]:
-        if command in (shm.RENDER, shm.STATE):
-            return self.ask(command)
+        if command in (shm.RENDER, shm.STATE):  # the cores' answers go to self.answers
+            incoming = self.finish_running()
+            self.command(command, self.every)
+            self.wait(self.every)
+            self.requests(self.every)  # raises a core's error
+            self.answers = {i: self.receive(i) for i in range(self.k)}
+            return incoming
         if self.alone is not None:
             return self.run_alone(command, None if seeds is None else int(seeds[0]))
         # A reset drops the results of the steps still running (async), not their messages.
@@ -166,32 +169,45 @@ class Workers:
         self.fresh |= running
         return self._incoming(running)
 
-    def _settle(self, answered: np.ndarray) -> None:
+    def _settle(self, answered: np.ndarray) -> None:  # the cores that asked for room get it
         requests = self.requests(np.flatnonzero(answered))
-        while requests:
-            others = self.running & ~answered
-            if others.any():  # growing replaces segments that they may be writing: finish them
-                self.wait(np.flatnonzero(others))
-                answered |= others
-                requests.update(self.requests(np.flatnonzero(others)))
-            for i in requests:
-                self.agree(i)
-            self._grow(requests)
-            requests = self.requests(self.every)
+        if not requests:
+            return
+        others = self.running & ~answered
+        if others.any():  # growing replaces segments that they may be writing: finish them
+            self.wait(np.flatnonzero(others))
+            answered |= others
+            requests.update(self.requests(np.flatnonzero(others)))
+        grown: dict[str, shm.BehaviorLayout] = {}
+        for i, needs in requests.items():
+            self.agree(i)
+            for name, (count, observations) in needs.items():
+                layout = grown.get(name) or getattr(self.rows.get(name), "layout", None)
+                if layout is None:
+                    action = self.specs[name].action_spec
+                    layout = shm.BehaviorLayout(name, (shm.MIN_ROWS,) * self.k, observations,
+                                                action.continuous_size, action.discrete_size,
+                                                int(sum(action.discrete_branches)))  # fmt: skip
+                grown[name] = layout.grown(i, count, observations if count else layout.observations)
+        segments = {}
+        for name, layout in grown.items():
+            if name in self.rows:  # (unlinked once every core had mapped it)
+                self.rows[name].close()
+            self.rows[name] = rows = shm.Rows(layout)
+            segments[name] = (rows.memory.name, layout)
+        for i in range(self.k):
+            self._send(i, segments)
+        self.command(shm.ATTACH, self.every)
+        self.wait(self.every)
+        for name in grown:
+            self.rows[name].memory.unlink()  # every core has mapped it
+        self.requests(self.every)  # raises a core's error (an ATTACH asks for no room)
 
     def _incoming(self, ready: np.ndarray) -> list[Any]:
         incoming = []
         for i in np.flatnonzero(ready).tolist() if self.channels.any else ():
             data = self.control.get(shm.SIDE_OUT, i)
             incoming.append((i, self.receive(i)[1] if data is None else data))  # None: too big
-        return incoming
-
-    def ask(self, command: int) -> list[Any]:  # the cores' answers go to self.answers
-        incoming = self.finish_running()
-        self.command(command, self.every)
-        self.wait(self.every)
-        self.requests(self.every)  # raises a core's error
-        self.answers = {i: self.receive(i) for i in range(self.k)}
         return incoming
 
     def command(self, command: int, which: Any, seeds: Any = None, sides: Any = None) -> None:
@@ -225,8 +241,7 @@ class Workers:
 
     def wait(self, which: Any, need: int | None = None) -> None:  # async: need of them
         done = self.answered(which)
-        if need is None:
-            need = done.size
+        need = done.size if need is None else need
         if done.sum() >= need:
             return
         deadline = time.perf_counter() + self.spin
@@ -270,31 +285,6 @@ class Workers:
                 raise self._raised(i, self.receive(i), during=self.doing)
             _, requests[i], self.descriptions[i] = self.receive(i)
         return requests
-
-    def _grow(self, requests: dict[int, dict[str, Any]]) -> None:
-        grown: dict[str, BehaviorLayout] = {}
-        for i, needs in requests.items():
-            for name, (count, observations) in needs.items():
-                layout = grown.get(name) or getattr(self.rows.get(name), "layout", None)
-                if layout is None:
-                    action = self.specs[name].action_spec
-                    branches = action.discrete_branches
-                    layout = BehaviorLayout(name, (shm.MIN_ROWS,) * self.k, observations,
-                                            action.continuous_size, len(branches),
-                                            int(sum(branches)))  # fmt: skip
-                grown[name] = layout.grown(i, count, observations if count else layout.observations)
-        segments = {}
-        for name, layout in grown.items():
-            if name in self.rows:  # (unlinked once every core had mapped it)
-                self.rows[name].close()
-            self.rows[name] = rows = Rows(layout)
-            segments[name] = (rows.memory.name, layout)
-        for i in range(self.k):
-            self._send(i, segments)
-        self.command(shm.ATTACH, self.every)
-        self.wait(self.every)
-        for name in grown:
-            self.rows[name].memory.unlink()  # every core has mapped it
 
     def receive(self, i: int) -> Any:  # core i's next message; a death or a hang is a fault
         while not self.inboxes[i]:
