@@ -161,23 +161,20 @@ class Rows:
             self.views[f"{kind}_group_reward"][start:end] = batch.group_reward
             if kind == "t":
                 self.t_interrupted[start:end] = batch.interrupted
-            elif self.layout.mask_width:
-                masked = self._write_mask(start, end, decision.action_mask)
+            elif self.layout.mask_width and batch.action_mask is None:
+                self.d_mask[start:end] = False  # every action available
+            elif width := self.layout.mask_width:
+                branches = [np.asarray(b) for b in batch.action_mask]
+                shapes = [b.shape for b in branches]
+                fits = all(len(s) == 2 and s[0] == len(batch) for s in shapes)
+                if not fits or sum(s[1] for s in shapes) != width:
+                    raise SpecError(
+                        f"behavior {name!r}: action mask branches of shapes {shapes} do not fit "
+                        f"{len(batch)} agents and {width} mask columns"
+                    )
+                self.d_mask[start:end] = np.concatenate(branches, axis=1)
+                masked = 1
         self.counts[index] = (len(decision), len(terminal), masked, 0)
-
-    def _write_mask(self, start: int, end: int, mask: Any) -> int:
-        if mask is None:
-            self.d_mask[start:end] = False  # every action available
-            return 0
-        branches, n, width = [np.asarray(b) for b in mask], end - start, self.layout.mask_width
-        shapes = [b.shape for b in branches]
-        if any(len(s) != 2 or s[0] != n for s in shapes) or sum(s[1] for s in shapes) != width:
-            raise SpecError(
-                f"behavior {self.layout.name!r}: action mask branches of shapes {shapes} do not "
-                f"fit {n} agents and {width} mask columns"
-            )
-        self.d_mask[start:end] = np.concatenate(branches, axis=1)
-        return 1
 
     def close(self) -> None:
         self.__dict__ = {"memory": self.memory, "layout": self.layout}
