@@ -243,9 +243,8 @@ class CorePool(BaseEnv):
             return
         rows, core = workers.rows[behavior_name], self.core_of(agent_id)[0]
         if not rows.counts[core, shm.ACTIONS_SET]:  # the core's others take zeros
-            start = rows.start[core]
-            end = start + rows.counts[core, shm.N_DECISION]
-            rows.continuous[start:end] = rows.discrete[start:end] = 0
+            own = slice(rows.start[core], rows.start[core] + rows.counts[core, shm.N_DECISION])
+            rows.continuous[own] = rows.discrete[own] = 0
             rows.counts[core, shm.ACTIONS_SET] = 1
         row = rows.decided(workers.ready)[row]
         rows.continuous[row], rows.discrete[row] = action.continuous[0], action.discrete[0]
@@ -255,7 +254,6 @@ class CorePool(BaseEnv):
         if self.closed:
             return
         self._check_open()
-        self._steps.clear()
         self._live = False
         # After a fault, what a core says while closing belongs to that fault (reported).
         if healthy := self._fault is None:
@@ -329,9 +327,8 @@ class CorePool(BaseEnv):
     @property
     def global_state(self) -> Callable[[], np.ndarray]:
         """Every core's ``global_state()``, flattened and concatenated in core order."""
-        missing = [self._workers.label(i) for i, d in enumerate(self._descriptions)
-                   if not d["global_state"]]  # fmt: skip
-        if missing:
+        if missing := [self._workers.label(i) for i, d in enumerate(self._descriptions)
+                       if not d["global_state"]]:  # fmt: skip
             raise AttributeError(
                 f"CorePool has no global_state: {', '.join(missing)} has no global_state()"
             )
@@ -347,8 +344,7 @@ class CorePool(BaseEnv):
     def global_state_space(self) -> Any:
         """A ``gymnasium.spaces.Box`` of :attr:`global_state`, where every core declares one."""
         if self._state_space is None:
-            bounds = self._declared("global_state_bounds")
-            if bounds is None:
+            if (bounds := self._declared("global_state_bounds")) is None:
                 raise AttributeError("CorePool has no global_state_space: a core declares none")
             from gymnasium import spaces
 
@@ -372,8 +368,7 @@ class CorePool(BaseEnv):
         return None if any(v is None for v in values) else values
 
     def _global_state(self) -> np.ndarray:
-        answers = self._ask(shm.STATE)
-        states = [np.ravel(answers[i][1]) for i in range(self.num_cores)]
+        states = [np.ravel(state) for _, state in self._ask(shm.STATE).values()]  # in core order
         for i, (state, d) in enumerate(zip(states, self._descriptions, strict=True)):
             if d["global_state_size"] not in (None, state.size):
                 raise errors.SpecError(
