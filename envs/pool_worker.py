@@ -88,11 +88,10 @@ class PoolChannels:
         """What the channels queued for the cores ``which`` (None: the pool has no channels)."""
         if not self.any:  # (before the indices are made: no channels is the common case)
             return None
-        indices = np.arange(len(self._pending))[which].tolist()
         shared = self._managers[0].generate_side_channel_messages()
         for pending, own in zip(self._pending, self._managers[1:], strict=True):
             pending += shared + own.generate_side_channel_messages()
-        taken = {i: bytes(self._pending[i]) for i in indices}
+        taken = {i: bytes(self._pending[i]) for i in np.arange(len(self._pending))[which].tolist()}
         for i in taken:
             self._pending[i].clear()
         return taken
