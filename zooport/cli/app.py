@@ -56,7 +56,6 @@ def _arg(*names: str, **options: Any) -> _Argument:
     return names, options
 
 
-#: ENV and ``--kwargs``: what every subcommand on one environment takes.
 _ENV = [
     _arg("env", metavar="ENV",
          help="a registry id, package.module:factory or path/to/file.py:factory"),
@@ -426,7 +425,6 @@ _COMMANDS: dict[str, tuple[str, Callable[[argparse.Namespace, Output], int], lis
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The ``zooport`` argument parser with every subcommand of :data:`_COMMANDS`."""
     parser = _Parser("zooport", description="One batched multi-agent simulation, every RL library.")
     parser.add_argument("--plain", action="store_true", help="plain-text tables, never rich")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
@@ -440,7 +438,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Runs the ``zooport`` command line; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     try:

@@ -66,7 +66,6 @@ def check_output_path(
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A plain-text table: columns padded to their widest cell, two spaces apart."""
     table = [list(headers), *[list(r) for r in rows]]
     widths = [max(len(row[i]) for row in table) for i in range(len(headers))]
     return "\n".join(
@@ -76,12 +75,10 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def cell(value: float | None, spec: str = "g") -> str:
-    """A table cell: ``value`` formatted by ``spec``, "-" for None."""
     return "-" if value is None else format(value, spec)
 
 
 def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
-    """A markdown table's lines: the header, its rule, then ``rows``."""
     lines = ["| " + " | ".join(cells) + " |" for cells in (headers, *rows)]
     return [lines[0], "|" + "---|" * len(headers), *lines[1:]]
 

@@ -112,7 +112,6 @@ def run_demo(
     out: str | os.PathLike[str], *, quick: bool = False, seed: int = 0, progress: bool = True,
     runs: Sequence[DemoRun] = RUNS,
 ) -> list[DemoResult]:  # fmt: skip
-    """Trains, evaluates, plots and records every run into ``out``."""
     import torch
 
     torch.set_num_threads(1)  # a second thread only contends with the simulation

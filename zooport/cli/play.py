@@ -17,7 +17,6 @@ from zooport.checks import single_agent_plan
 from zooport.cli.common import Player, RolloutStats, UsageError, check_output_path, require
 from zooport.cli.targets import Target, as_usage
 
-#: The adapters :func:`play` drives, by ``--api`` name: their classes in zooport.adapters.
 _ADAPTERS = {"raw": "", "gym": "GymEnv", "vector": "BehaviorVectorEnv",
              "parallel": "PettingZooParallelEnv", "aec": "PettingZooAECEnv"}  # fmt: skip
 APIS = tuple(_ADAPTERS)
@@ -58,7 +57,6 @@ def _build_adapter(target: Target, api: str, behavior: str | None, record: bool)
 
 
 def check_play_api(api: Any, *, with_model: bool) -> None:
-    """Raises :class:`UsageError` unless :func:`play` drives ``api`` (with a model or not)."""
     if not isinstance(api, str) or api not in APIS:
         raise UsageError(f"--api must be one of {list(APIS)}, got {api!r}")
     if with_model and api == "raw":

@@ -27,7 +27,6 @@ _FILE_ATTR = re.compile(r"^(?P<file>.+\.py):(?P<attr>[A-Za-z_][\w.]*)$")
 
 @contextlib.contextmanager
 def as_usage(prefix: str) -> Iterator[None]:
-    """Raises a ZooportError, TypeError or ValueError inside as a :class:`UsageError`."""
     try:
         yield
     except UsageError:
@@ -93,7 +92,6 @@ class Target:
 
 
 def parse_kwargs(text: str | None) -> dict[str, Any]:
-    """``--kwargs``: a JSON object, as a dict."""
     if text is None:
         return {}
     try:

@@ -23,7 +23,6 @@ from zooport.cli.targets import Target
 from zooport.envs.base_env import BaseEnvLike
 from zooport.envs.capabilities import reset_core
 
-#: The routes :func:`train` trains through, by ``--api`` name.
 TRAIN_APIS = ("vector", "parallel")
 #: The zip member that holds the :class:`ModelInfo`, as JSON.
 INFO_MEMBER = "zooport.json"
@@ -96,7 +95,6 @@ def save_path(path: str | os.PathLike[str]) -> Path:
 
 
 def save_model(model: Any, path: str | os.PathLike[str], info: ModelInfo) -> Path:
-    """Writes ``model`` with SB3's ``save``, and ``info`` into the same zip."""
     file = save_path(path)
     document = info.to_json()  # found unserialisable before anything is written
     model.save(file)
@@ -396,7 +394,6 @@ def evaluate_parallel(
 
 
 def plot_curve(results: TrainResult | Sequence[TrainResult], path: str | os.PathLike[str]) -> None:
-    """Writes learning curves to ``path``, one panel per result."""
     require("matplotlib", "plots", "--plot")
     from matplotlib.figure import Figure  # no pyplot: no global backend or figure state
 
