@@ -4,7 +4,6 @@ model: SB3's own zip (``PPO.load`` and rl-zoo3 read it unchanged) plus :data:`IN
 from __future__ import annotations
 
 import contextlib
-import importlib
 import importlib.util
 import json
 import math
